@@ -1,0 +1,342 @@
+/* takt core: context, nodes, topics, publishers, subscriptions, timers, services, clients,
+ * callback attributes and chains. Pure data structures and rules; the context's mutex makes
+ * every call here thread-safe unless it says otherwise. No call allocates after the entities
+ * are created: publish, take, dispatch and request/response use only memory taken at init. */
+#ifndef TAKT_CORE_H
+#define TAKT_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "takt/err.h"
+#include "takt/port.h"
+#include "takt/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TAKT_NAME_MAX 64 /* bytes including the terminating NUL */
+
+typedef struct takt_context takt_context_t;
+typedef struct takt_node takt_node_t;
+typedef struct takt_topic takt_topic_t;
+typedef struct takt_publisher takt_publisher_t;
+typedef struct takt_subscription takt_subscription_t;
+typedef struct takt_timer takt_timer_t;
+typedef struct takt_service takt_service_t;
+typedef struct takt_client takt_client_t;
+typedef struct takt_request takt_request_t;
+typedef struct takt_chain takt_chain_t;
+typedef struct takt_callback takt_callback_t;
+
+/* ---- context ------------------------------------------------------------------------------- */
+
+/** Capacities are fixed at init; every entity comes from a pool of this size. */
+typedef struct takt_context_config {
+  uint32_t max_nodes;
+  uint32_t max_topics;
+  uint32_t max_publishers;
+  uint32_t max_subscriptions;
+  uint32_t max_timers;
+  uint32_t max_services;
+  uint32_t max_clients;
+  uint32_t max_chains;
+  uint32_t max_executors;
+  size_t arena_bytes;        /* message slots, queues, request buffers, executor tables */
+  void *arena;               /* caller-provided storage for the arena, or NULL to malloc it */
+  takt_clock_t *clock;       /* NULL: the monotonic clock; a FAKE clock for deterministic tests */
+} takt_context_config_t;
+
+/** Defaults suitable for a small robot (see docs/architecture.md for the numbers). */
+#define TAKT_CONTEXT_CONFIG_DEFAULT                                                                \
+  {.max_nodes = 32, .max_topics = 64, .max_publishers = 128, .max_subscriptions = 128,             \
+   .max_timers = 64, .max_services = 16, .max_clients = 16, .max_chains = 16,                      \
+   .max_executors = 4, .arena_bytes = 1u << 20, .arena = NULL, .clock = NULL}
+
+/* Upper bounds that make a configuration absurd rather than large. */
+#define TAKT_MAX_ENTITIES_PER_POOL (1u << 20)
+#define TAKT_MAX_ARENA_BYTES ((size_t)1 << 34)
+
+/** Pool usage, for tests and for sizing a configuration. */
+typedef struct takt_pool_usage {
+  uint32_t nodes, topics, publishers, subscriptions, timers, services, clients, chains, executors;
+  size_t arena_used;     /* bytes in use now */
+  size_t arena_peak;     /* high-water mark */
+  size_t arena_capacity; /* bytes available */
+} takt_pool_usage_t;
+
+/**
+ * Create a context and take all its memory. Returns TAKT_EINVAL for a zero or absurd capacity,
+ * TAKT_ENOMEM if the arena cannot be allocated or is too small for the pools.
+ * Not thread-safe with respect to the same context (init once).
+ */
+takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t **out);
+/** Destroy the context and everything in it. Executors must be stopped first. */
+void takt_context_destroy(takt_context_t *ctx);
+void takt_context_usage(takt_context_t *ctx, takt_pool_usage_t *out);
+/** The clock this context runs on (its own FAKE clock or NULL for monotonic). */
+takt_clock_t *takt_context_clock(takt_context_t *ctx);
+int64_t takt_context_now(takt_context_t *ctx);
+
+/** True if name is valid: 1..63 bytes of [A-Za-z0-9_/], not starting with a digit, no "//",
+ * not ending with '/'. */
+bool takt_name_valid(const char *name);
+
+/* ---- type support -------------------------------------------------------------------------- */
+
+/** A message type as generated from a ROS .msg file; the core moves opaque bytes of `size`. */
+typedef struct takt_type_support {
+  const char *name;        /* "std_msgs/Float64" */
+  const char *hash;        /* ROS 1 md5sum or ROS 2 type hash, may be NULL */
+  uint32_t size;           /* bytes of the in-memory representation; > 0 */
+  /** Serialize msg into buf (cap bytes); return bytes written or a negative takt_err_t. */
+  int32_t (*serialize)(const void *msg, uint8_t *buf, uint32_t cap);
+  /** Deserialize len bytes into msg; return TAKT_OK or a negative takt_err_t. */
+  takt_err_t (*deserialize)(void *msg, const uint8_t *buf, uint32_t len);
+} takt_type_support_t;
+
+/* ---- messages ------------------------------------------------------------------------------ */
+
+typedef struct takt_msg_header {
+  int64_t t_info;  /* origin time of the information (sensor observation) */
+  int64_t t_data;  /* when this message was published */
+  uint32_t seq;    /* per-topic publication sequence number, starting at 1 */
+  uint32_t source; /* publisher id within the context */
+} takt_msg_header_t;
+
+/** What a subscription callback or take receives: a view valid until the callback returns. */
+typedef struct takt_message {
+  takt_msg_header_t header;
+  const void *data;
+  uint32_t size;
+} takt_message_t;
+
+/* ---- callbacks, attributes, chains --------------------------------------------------------- */
+
+/** Scheduling attributes of a callback. Larger priority = more urgent (as SCHED_FIFO). */
+typedef struct takt_callback_attr {
+  int32_t priority;     /* 0..TAKT_PRIORITY_MAX */
+  int64_t deadline_ns;  /* relative deadline; 0 = none (later executors use it) */
+  uint32_t group;       /* callback group id; 0 = the node's default group */
+} takt_callback_attr_t;
+
+#define TAKT_PRIORITY_MAX 1000000
+#define TAKT_CALLBACK_ATTR_DEFAULT {.priority = 0, .deadline_ns = 0, .group = 0}
+
+typedef enum {
+  TAKT_CB_TIMER = 0,
+  TAKT_CB_SUBSCRIPTION = 1,
+  TAKT_CB_SERVICE = 2,
+  TAKT_CB_CLIENT = 3
+} takt_callback_kind_t;
+
+takt_callback_kind_t takt_callback_kind(const takt_callback_t *cb);
+const char *takt_callback_name(const takt_callback_t *cb);
+takt_node_t *takt_callback_node(const takt_callback_t *cb);
+takt_err_t takt_callback_set_attr(takt_callback_t *cb, const takt_callback_attr_t *attr);
+void takt_callback_get_attr(const takt_callback_t *cb, takt_callback_attr_t *out);
+/** Times this callback has run, and times a release found it still pending (overruns). */
+uint64_t takt_callback_runs(const takt_callback_t *cb);
+
+/**
+ * Declare a chain: callbacks in order (first = the trigger, usually a timer; last = the sink)
+ * with an end-to-end deadline (0 = none). A callback belongs to at most one chain.
+ * Latency is measured when the sink finishes: now - t_info of the message that released it.
+ */
+takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callback_t *const *cbs,
+                             uint32_t n, int64_t deadline_ns, takt_chain_t **out);
+takt_err_t takt_chain_destroy(takt_chain_t *chain);
+const char *takt_chain_name(const takt_chain_t *chain);
+/**
+ * PoDS priorities: chains[0] is the most important. The callback at position p (0-based) of the
+ * chain of rank r gets base + (n_chains - 1 - r) * stride + p + 1, where stride is the longest
+ * chain's length: chain rank major, position in chain minor. base must leave room below
+ * TAKT_PRIORITY_MAX.
+ */
+takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_chains,
+                                        int32_t base);
+typedef struct takt_chain_stats {
+  takt_stats_summary_t latency; /* ns */
+  uint64_t deadline_misses;
+  int64_t deadline_ns;
+} takt_chain_stats_t;
+/** Snapshot of the chain's latency statistics (thread-safe). */
+void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out);
+void takt_chain_reset_stats(takt_chain_t *chain);
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t **out);
+/** Destroy a node and every publisher, subscription, timer, service and client it owns.
+ * TAKT_EBUSY while the node is attached to an executor. */
+takt_err_t takt_node_destroy(takt_node_t *node);
+const char *takt_node_name(const takt_node_t *node);
+takt_context_t *takt_node_context(const takt_node_t *node);
+
+/* ---- topics -------------------------------------------------------------------------------- */
+
+/**
+ * Create a topic holding `slots` message slots of type->size bytes, ordered by t_info.
+ * Publishing reuses the slot with the oldest t_info that no callback is reading.
+ */
+takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
+                             const takt_type_support_t *type, uint32_t slots, takt_topic_t **out);
+/** TAKT_EBUSY while publishers or subscriptions use the topic. */
+takt_err_t takt_topic_destroy(takt_topic_t *topic);
+takt_err_t takt_topic_find(takt_context_t *ctx, const char *name, takt_topic_t **out);
+const char *takt_topic_name(const takt_topic_t *topic);
+const takt_type_support_t *takt_topic_type(const takt_topic_t *topic);
+
+/* ---- publishers ---------------------------------------------------------------------------- */
+
+takt_err_t takt_publisher_create(takt_node_t *node, takt_topic_t *topic, takt_publisher_t **out);
+takt_err_t takt_publisher_destroy(takt_publisher_t *pub);
+
+/**
+ * Publish one message (a copy of size bytes, which must equal the type's size: TAKT_ESIZE
+ * otherwise). t_info is inherited from the running callback's job (its releasing message, or
+ * its timer's release time); outside a callback it is now. O(slots + subscriptions).
+ * TAKT_EBUSY if every slot is being read. Thread-safe.
+ */
+takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size);
+/** As takt_publish with an explicit origin time. A t_info older than every slot the topic
+ * holds while all slots are in use returns TAKT_EBUSY. */
+takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info);
+
+/* ---- subscriptions ------------------------------------------------------------------------- */
+
+/**
+ * Subscription callback: msg is valid until it returns (zero copy from the topic's slot).
+ */
+typedef void (*takt_subscription_cb)(takt_subscription_t *sub, const takt_message_t *msg,
+                                     void *user);
+
+/** Full-queue policy: KEEP_LAST drops the oldest queued message and counts it. */
+typedef enum { TAKT_QUEUE_KEEP_LAST = 0 } takt_queue_policy_t;
+
+typedef struct takt_subscription_options {
+  uint32_t depth;              /* bounded queue of unread messages, >= 1 */
+  takt_callback_attr_t attr;
+} takt_subscription_options_t;
+
+#define TAKT_SUBSCRIPTION_OPTIONS_DEFAULT {.depth = 8, .attr = TAKT_CALLBACK_ATTR_DEFAULT}
+
+/** Create a subscription; cb may be NULL for a subscription that is only read with take. */
+takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, const char *name,
+                                    takt_subscription_cb cb, void *user,
+                                    const takt_subscription_options_t *opts,
+                                    takt_subscription_t **out);
+takt_err_t takt_subscription_destroy(takt_subscription_t *sub);
+takt_callback_t *takt_subscription_callback(takt_subscription_t *sub);
+/** Copy the oldest unread message into data (size = type size). TAKT_EAGAIN if none. O(1). */
+takt_err_t takt_take_next(takt_subscription_t *sub, void *data, uint32_t size,
+                          takt_msg_header_t *header);
+/** Copy the newest unread message and discard older unread ones. TAKT_EAGAIN if none. */
+takt_err_t takt_take_latest(takt_subscription_t *sub, void *data, uint32_t size,
+                            takt_msg_header_t *header);
+/** Unread messages queued now. */
+uint32_t takt_subscription_pending(takt_subscription_t *sub);
+/** Messages lost: dropped by the full-queue policy or overwritten before being read. */
+uint64_t takt_subscription_dropped(takt_subscription_t *sub);
+
+/* ---- timers -------------------------------------------------------------------------------- */
+
+typedef struct takt_timer_event {
+  int64_t release;    /* the release time: start + phase + k * period */
+  int64_t now;        /* when the callback started */
+  uint64_t k;         /* release index */
+  uint64_t missed;    /* releases skipped since the previous run (overrun policy) */
+} takt_timer_event_t;
+
+typedef void (*takt_timer_cb)(takt_timer_t *timer, const takt_timer_event_t *ev, void *user);
+
+/**
+ * Drift-free periodic timer: release k happens at start + phase + k*period, where start is the
+ * time the timer is first armed by an executor (or takt_timer_start). If a release finds the
+ * previous one still pending, it is not queued twice: it is counted as missed (no catch-up burst).
+ */
+takt_err_t takt_timer_create(takt_node_t *node, const char *name, int64_t period_ns,
+                             int64_t phase_ns, takt_timer_cb cb, void *user,
+                             const takt_callback_attr_t *attr, takt_timer_t **out);
+takt_err_t takt_timer_destroy(takt_timer_t *timer);
+takt_callback_t *takt_timer_callback(takt_timer_t *timer);
+/** Fix the timer's start time (first release at start + phase). Executors call it on attach. */
+void takt_timer_start(takt_timer_t *timer, int64_t start_ns);
+uint64_t takt_timer_missed(const takt_timer_t *timer);
+
+/* ---- services and clients ------------------------------------------------------------------ */
+
+/** Service callback: fill *response (the response type's size). Return TAKT_OK to answer. */
+typedef takt_err_t (*takt_service_cb)(takt_service_t *srv, const takt_message_t *request,
+                                      void *response, void *user);
+
+typedef struct takt_service_options {
+  uint32_t depth; /* queued requests; a full queue makes the call fail with TAKT_EFULL */
+  takt_callback_attr_t attr;
+} takt_service_options_t;
+
+#define TAKT_SERVICE_OPTIONS_DEFAULT {.depth = 8, .attr = TAKT_CALLBACK_ATTR_DEFAULT}
+
+takt_err_t takt_service_create(takt_node_t *node, const char *name,
+                               const takt_type_support_t *request_type,
+                               const takt_type_support_t *response_type, takt_service_cb cb,
+                               void *user, const takt_service_options_t *opts,
+                               takt_service_t **out);
+takt_err_t takt_service_destroy(takt_service_t *srv);
+takt_callback_t *takt_service_callback(takt_service_t *srv);
+
+typedef enum {
+  TAKT_FUTURE_PENDING = 0, /* queued at the service or being served */
+  TAKT_FUTURE_READY = 1,   /* the response can be taken */
+  TAKT_FUTURE_FAILED = 2,  /* the service declined to answer */
+  TAKT_FUTURE_INVALID = 3  /* taken, canceled, or never issued */
+} takt_future_status_t;
+
+/** A handle on one outstanding request; stale handles are detected (generation count). */
+typedef struct takt_future {
+  takt_client_t *client;
+  uint32_t index;
+  uint32_t generation;
+} takt_future_t;
+
+/** Optional client callback run by the executor when a response arrives. */
+typedef void (*takt_client_cb)(takt_client_t *client, takt_future_t future, void *user);
+
+typedef struct takt_client_options {
+  uint32_t max_pending; /* outstanding requests of this client; request and response buffers
+                           are taken at creation */
+  takt_callback_attr_t attr;
+} takt_client_options_t;
+
+#define TAKT_CLIENT_OPTIONS_DEFAULT {.max_pending = 4, .attr = TAKT_CALLBACK_ATTR_DEFAULT}
+
+/** A client bound to the service called `service_name`; TAKT_ENOENT if it does not exist,
+ * TAKT_ETYPE if the types differ. */
+takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
+                              const takt_type_support_t *request_type,
+                              const takt_type_support_t *response_type, takt_client_cb cb,
+                              void *user, const takt_client_options_t *opts, takt_client_t **out);
+takt_err_t takt_client_destroy(takt_client_t *client);
+takt_callback_t *takt_client_callback(takt_client_t *client);
+
+/**
+ * Send a request (a copy) and get a future for its response. TAKT_EFULL if the client has
+ * max_pending requests outstanding or the service queue is full; nothing is queued then.
+ */
+takt_err_t takt_client_call(takt_client_t *client, const void *request, uint32_t size,
+                            takt_future_t *future);
+/** Fire and forget: the service runs, its response is discarded. */
+takt_err_t takt_client_send(takt_client_t *client, const void *request, uint32_t size);
+takt_future_status_t takt_future_status(const takt_future_t *future);
+/** Copy the response out and release the request. TAKT_EAGAIN while pending. */
+takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size);
+/** Abandon the request: its slot is freed now or, if being served, when the service finishes;
+ * a late response is discarded. */
+takt_err_t takt_future_cancel(takt_future_t *future);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,82 @@
+/* takt executors: one interface, several scheduling policies. */
+#ifndef TAKT_EXEC_H
+#define TAKT_EXEC_H
+
+#include "takt/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct takt_executor takt_executor_t;
+
+typedef enum {
+  /** PoDS TIDE: TimerList + ReadyList, one callback per round, by priority. */
+  TAKT_EXEC_TIDE = 0,
+  /** rclc's executor: wait set refreshed once per round, timers and one message collected,
+   * all ready callbacks run in registration order. The baseline. */
+  TAKT_EXEC_BATCH = 1
+} takt_executor_kind_t;
+
+/** rclc trigger conditions, evaluated over the round's wait set (batch only). */
+typedef enum {
+  TAKT_TRIGGER_ANY = 0,    /* any callback ready */
+  TAKT_TRIGGER_ALL = 1,    /* every callback of the executor ready */
+  TAKT_TRIGGER_ONE = 2,    /* trigger_one ready */
+  TAKT_TRIGGER_ALWAYS = 3, /* run whether or not anything is ready */
+  TAKT_TRIGGER_USER = 4    /* trigger_fn decides */
+} takt_trigger_kind_t;
+
+/** User trigger: ready[i] for the executor's i-th callback in registration order. */
+typedef bool (*takt_trigger_fn)(const bool *ready, uint32_t n, void *user);
+
+typedef struct takt_executor_options {
+  uint32_t max_callbacks; /* 0: the context's timers + subscriptions + services + clients */
+  takt_trigger_kind_t trigger;
+  takt_callback_t *trigger_one;
+  takt_trigger_fn trigger_fn;
+  void *trigger_user;
+} takt_executor_options_t;
+
+#define TAKT_EXECUTOR_OPTIONS_DEFAULT                                                              \
+  {.max_callbacks = 0, .trigger = TAKT_TRIGGER_ANY, .trigger_one = NULL, .trigger_fn = NULL,      \
+   .trigger_user = NULL}
+
+/** Counters of an executor (read with the context lock; thread-safe). */
+typedef struct takt_executor_stats {
+  uint64_t rounds;     /* collection phases */
+  uint64_t executed;   /* callbacks run */
+  uint64_t idle_waits; /* times the executor waited for work */
+} takt_executor_stats_t;
+
+/** Create an executor; its tables come from the context arena. TAKT_EFULL past max_executors. */
+takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
+                                const takt_executor_options_t *opts, takt_executor_t **out);
+/** Detach every node and free the executor. TAKT_EBUSY while it spins. */
+takt_err_t takt_executor_destroy(takt_executor_t *exec);
+/** Attach a node: its callbacks (present and future) are scheduled by this executor.
+ * TAKT_EBUSY if the node is attached elsewhere, TAKT_EFULL past max_callbacks. */
+takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node);
+takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node);
+
+/** Run until takt_executor_stop. On a FAKE clock returns when nothing can ever happen. */
+takt_err_t takt_executor_spin(takt_executor_t *exec);
+/** Run until the clock reaches abs_ns (or stop). */
+takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns);
+/** Run rounds until one finds nothing ready now; never waits. */
+takt_err_t takt_executor_spin_some(takt_executor_t *exec);
+/** One round: collect, then run what the policy runs (TIDE: at most one callback). Sets *ran to
+ * the number of callbacks run (may be NULL). Never waits. */
+takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
+/** Ask a spinning executor to return. Thread-safe. */
+void takt_executor_stop(takt_executor_t *exec);
+void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
+
+const char *takt_executor_kind_name(takt_executor_kind_t kind);
+/** Parse "tide" / "batch". TAKT_EINVAL otherwise. */
+takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,125 @@
+/* takt port contract: time, threads, locks and events. Every platform implements this header;
+ * only src/port/<os>/ includes operating-system headers. */
+#ifndef TAKT_PORT_H
+#define TAKT_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "takt/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- time ---------------------------------------------------------------------------------- */
+
+#define TAKT_NS_PER_US INT64_C(1000)
+#define TAKT_NS_PER_MS INT64_C(1000000)
+#define TAKT_NS_PER_S INT64_C(1000000000)
+#define TAKT_TIME_INFINITE INT64_MAX
+
+/** Monotonic time in nanoseconds since an arbitrary origin. Thread-safe, interrupt-safe. */
+int64_t takt_time_now(void);
+
+/** Sleep until the absolute monotonic time abs_ns (no drift). Returns early never. */
+void takt_sleep_until(int64_t abs_ns);
+
+/**
+ * A clock an executor reads and waits on. kind MONOTONIC reads takt_time_now(); kind FAKE is a
+ * deterministic simulated clock for tests: waiting on it until t advances it to t at once.
+ * A fake clock must be driven from one thread.
+ */
+typedef enum { TAKT_CLOCK_MONOTONIC = 0, TAKT_CLOCK_FAKE = 1 } takt_clock_kind_t;
+
+typedef struct takt_clock {
+  takt_clock_kind_t kind;
+  int64_t fake_now; /* FAKE only */
+} takt_clock_t;
+
+/** Initialise a fake clock at start_ns. */
+void takt_clock_init_fake(takt_clock_t *clock, int64_t start_ns);
+/** Now on this clock; clock NULL means the monotonic clock. */
+int64_t takt_clock_now(const takt_clock_t *clock);
+/** Advance a fake clock by delta_ns (no-op on a monotonic clock). Models execution time. */
+void takt_clock_advance(takt_clock_t *clock, int64_t delta_ns);
+
+/* ---- mutex (priority inheritance) ---------------------------------------------------------- */
+
+typedef struct takt_mutex {
+  union {
+    unsigned char bytes[48];
+    uint64_t align;
+  } opaque;
+} takt_mutex_t;
+
+/** Initialise a mutex with priority inheritance where the OS offers it. */
+takt_err_t takt_mutex_init(takt_mutex_t *m);
+void takt_mutex_fini(takt_mutex_t *m);
+void takt_mutex_lock(takt_mutex_t *m);
+/** Returns TAKT_OK if taken, TAKT_EBUSY if held elsewhere. */
+takt_err_t takt_mutex_trylock(takt_mutex_t *m);
+void takt_mutex_unlock(takt_mutex_t *m);
+
+/* ---- event: a wake-up flag waited on under a mutex ----------------------------------------- */
+
+typedef struct takt_event {
+  union {
+    unsigned char bytes[56];
+    uint64_t align;
+  } opaque;
+  bool signalled;
+} takt_event_t;
+
+takt_err_t takt_event_init(takt_event_t *ev);
+void takt_event_fini(takt_event_t *ev);
+/** Set the event and wake one waiter. Caller holds the mutex the waiter uses. */
+void takt_event_signal_locked(takt_event_t *ev);
+/**
+ * Wait, with m held, until the event is signalled or clock reaches abs_ns; clears the event.
+ * On a FAKE clock an unsignalled wait advances the clock to abs_ns (if later) and times out;
+ * a wait for TAKT_TIME_INFINITE on a FAKE clock times out at once.
+ * Returns TAKT_OK when signalled, TAKT_ETIMEDOUT otherwise.
+ */
+takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
+                                  int64_t abs_ns);
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+typedef enum { TAKT_SCHED_OTHER = 0, TAKT_SCHED_FIFO = 1 } takt_sched_policy_t;
+
+typedef struct takt_thread_attr {
+  const char *name;           /* shown by top -H; truncated to 15 characters */
+  takt_sched_policy_t policy; /* FIFO falls back to OTHER with one warning if not permitted */
+  int32_t priority;           /* SCHED_FIFO 1..99; ignored for OTHER */
+  int32_t cpu;                /* pin to this CPU, or -1 for any */
+} takt_thread_attr_t;
+
+typedef struct takt_thread {
+  union {
+    unsigned char bytes[16];
+    uint64_t align;
+  } opaque;
+} takt_thread_t;
+
+typedef void (*takt_thread_fn)(void *arg);
+
+/** Start a thread. Returns TAKT_EOS if the OS cannot create it. */
+takt_err_t takt_thread_create(takt_thread_t *t, const takt_thread_attr_t *attr, takt_thread_fn fn,
+                              void *arg);
+takt_err_t takt_thread_join(takt_thread_t *t);
+/** Change the calling thread's policy and priority (same fallback as create). */
+takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priority);
+/** True if this process may use SCHED_FIFO (probed once). */
+bool takt_port_rt_permitted(void);
+
+/** Storage class of per-thread data (empty on single-threaded ports). */
+#ifndef TAKT_THREAD_LOCAL
+#define TAKT_THREAD_LOCAL _Thread_local
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,378 @@
+/* Context (pools, arena, lock), nodes, names, callback attributes and chains. */
+#include <stdlib.h>
+
+#include "core_impl.h"
+
+TAKT_THREAD_LOCAL takt__job_t *takt__current_job = NULL;
+
+bool takt_name_valid(const char *name) {
+  if (name == NULL || name[0] == '\0') return false;
+  if (name[0] >= '0' && name[0] <= '9') return false;
+  size_t len = 0;
+  for (const char *p = name; *p != '\0'; p++, len++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '/';
+    if (!ok) return false;
+    if (c == '/' && p[1] == '/') return false;
+    if (len + 1 >= TAKT_NAME_MAX) return false;
+  }
+  return name[len - 1] != '/' || len == 1;
+}
+
+static bool cap_ok(uint32_t n) { return n > 0 && n <= TAKT_MAX_ENTITIES_PER_POOL; }
+
+takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t **out) {
+  if (cfg == NULL || out == NULL) return TAKT_EINVAL;
+  *out = NULL;
+  if (!cap_ok(cfg->max_nodes) || !cap_ok(cfg->max_topics) || !cap_ok(cfg->max_publishers) ||
+      !cap_ok(cfg->max_subscriptions) || !cap_ok(cfg->max_timers) || !cap_ok(cfg->max_services) ||
+      !cap_ok(cfg->max_clients) || !cap_ok(cfg->max_chains) || !cap_ok(cfg->max_executors))
+    return TAKT_EINVAL;
+  if (cfg->arena_bytes < 4096 || cfg->arena_bytes > TAKT_MAX_ARENA_BYTES) return TAKT_EINVAL;
+
+  void *mem = cfg->arena;
+  bool owned = false;
+  if (mem == NULL) {
+    mem = malloc(cfg->arena_bytes);
+    if (mem == NULL) return TAKT_ENOMEM;
+    owned = true;
+  }
+  takt__arena_t arena;
+  takt__arena_init(&arena, mem, cfg->arena_bytes);
+  takt_context_t *ctx = takt__arena_alloc(&arena, sizeof *ctx);
+  if (ctx == NULL) goto nomem;
+  ctx->arena = arena;
+  ctx->arena_mem = mem;
+  ctx->arena_owned = owned;
+  ctx->clock = cfg->clock;
+  ctx->max_executors = cfg->max_executors;
+  takt__arena_t *a = &ctx->arena;
+  if (takt__pool_init(&ctx->nodes, a, sizeof(takt_node_t), cfg->max_nodes) < 0 ||
+      takt__pool_init(&ctx->topics, a, sizeof(takt_topic_t), cfg->max_topics) < 0 ||
+      takt__pool_init(&ctx->publishers, a, sizeof(takt_publisher_t), cfg->max_publishers) < 0 ||
+      takt__pool_init(&ctx->subscriptions, a, sizeof(takt_subscription_t),
+                      cfg->max_subscriptions) < 0 ||
+      takt__pool_init(&ctx->timers, a, sizeof(takt_timer_t), cfg->max_timers) < 0 ||
+      takt__pool_init(&ctx->services, a, sizeof(takt_service_t), cfg->max_services) < 0 ||
+      takt__pool_init(&ctx->clients, a, sizeof(takt_client_t), cfg->max_clients) < 0 ||
+      takt__pool_init(&ctx->chains, a, sizeof(takt_chain_t), cfg->max_chains) < 0)
+    goto nomem;
+  if (takt_mutex_init(&ctx->lock) < 0) goto nomem;
+  takt__list_init(&ctx->node_list);
+  takt__list_init(&ctx->topic_list);
+  takt__list_init(&ctx->service_list);
+  takt__list_init(&ctx->chain_list);
+  *out = ctx;
+  return TAKT_OK;
+nomem:
+  if (owned) free(mem);
+  return TAKT_ENOMEM;
+}
+
+void takt_context_destroy(takt_context_t *ctx) {
+  if (ctx == NULL) return;
+  takt_mutex_fini(&ctx->lock);
+  if (ctx->arena_owned) free(ctx->arena_mem);
+}
+
+void takt_context_usage(takt_context_t *ctx, takt_pool_usage_t *out) {
+  takt__lock(ctx);
+  out->nodes = ctx->nodes.used;
+  out->topics = ctx->topics.used;
+  out->publishers = ctx->publishers.used;
+  out->subscriptions = ctx->subscriptions.used;
+  out->timers = ctx->timers.used;
+  out->services = ctx->services.used;
+  out->clients = ctx->clients.used;
+  out->chains = ctx->chains.used;
+  out->executors = ctx->executors_used;
+  out->arena_used = ctx->arena.used;
+  out->arena_peak = ctx->arena.peak;
+  out->arena_capacity = ctx->arena.capacity;
+  takt__unlock(ctx);
+}
+
+takt_clock_t *takt_context_clock(takt_context_t *ctx) { return ctx->clock; }
+int64_t takt_context_now(takt_context_t *ctx) { return takt_clock_now(ctx->clock); }
+
+void takt__lock(takt_context_t *ctx) { takt_mutex_lock(&ctx->lock); }
+void takt__unlock(takt_context_t *ctx) { takt_mutex_unlock(&ctx->lock); }
+
+void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes) {
+  return takt__arena_alloc(&ctx->arena, bytes);
+}
+void takt__arena_free_locked(takt_context_t *ctx, void *p) { takt__arena_free(&ctx->arena, p); }
+
+void *takt__executor_alloc_locked(takt_context_t *ctx, size_t bytes) {
+  if (ctx->executors_used >= ctx->max_executors) return NULL;
+  void *p = takt__arena_alloc(&ctx->arena, bytes);
+  if (p != NULL) ctx->executors_used++;
+  return p;
+}
+
+void takt__executor_free_locked(takt_context_t *ctx, void *p) {
+  if (p == NULL) return;
+  takt__arena_free(&ctx->arena, p);
+  ctx->executors_used--;
+}
+
+/* ---- nodes ---- */
+
+takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t **out) {
+  if (ctx == NULL || out == NULL) return TAKT_EINVAL;
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->node_list) {
+    if (strcmp(TAKT__CONTAINER(it, takt_node_t, ctx_link)->name, name) == 0) {
+      takt__unlock(ctx);
+      return TAKT_EEXIST;
+    }
+  }
+  takt_node_t *n = takt__pool_alloc(&ctx->nodes);
+  if (n == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  strcpy(n->name, name);
+  n->ctx = ctx;
+  takt__list_init(&n->callbacks);
+  takt__list_init(&n->publishers);
+  takt__list_push_back(&ctx->node_list, &n->ctx_link);
+  takt__unlock(ctx);
+  *out = n;
+  return TAKT_OK;
+}
+
+takt_err_t takt_node_destroy(takt_node_t *node) {
+  if (node == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = node->ctx;
+  takt__lock(ctx);
+  bool attached = node->dispatcher != NULL;
+  bool served = false;
+  TAKT__LIST_FOREACH(it, &node->callbacks) {
+    takt_callback_t *cb = TAKT__CONTAINER(it, takt_callback_t, node_link);
+    if (cb->kind == TAKT_CB_SERVICE) {
+      takt_service_t *s = (takt_service_t *)(void *)cb;
+      /* clients of this node's own services go away with it */
+      uint32_t own = 0;
+      TAKT__LIST_FOREACH(jt, &node->callbacks) {
+        takt_callback_t *c2 = TAKT__CONTAINER(jt, takt_callback_t, node_link);
+        if (c2->kind == TAKT_CB_CLIENT && ((takt_client_t *)(void *)c2)->service == s) own++;
+      }
+      if (s->n_clients > own) served = true;
+    }
+  }
+  takt__unlock(ctx);
+  if (attached || served) return TAKT_EBUSY;
+  /* Clients first (they reference services), then the rest. */
+  for (int pass = 0; pass < 2; pass++) {
+    takt__lock(ctx);
+    takt_callback_t *victim = NULL;
+    do {
+      victim = NULL;
+      TAKT__LIST_FOREACH(it, &node->callbacks) {
+        takt_callback_t *cb = TAKT__CONTAINER(it, takt_callback_t, node_link);
+        if (pass == 1 || cb->kind == TAKT_CB_CLIENT) {
+          victim = cb;
+          break;
+        }
+      }
+      if (victim != NULL) {
+        takt__unlock(ctx);
+        switch (victim->kind) {
+        case TAKT_CB_TIMER: takt_timer_destroy((takt_timer_t *)(void *)victim); break;
+        case TAKT_CB_SUBSCRIPTION:
+          takt_subscription_destroy((takt_subscription_t *)(void *)victim);
+          break;
+        case TAKT_CB_SERVICE: takt_service_destroy((takt_service_t *)(void *)victim); break;
+        case TAKT_CB_CLIENT: takt_client_destroy((takt_client_t *)(void *)victim); break;
+        }
+        takt__lock(ctx);
+      }
+    } while (victim != NULL);
+    takt__unlock(ctx);
+  }
+  takt__lock(ctx);
+  while (!takt__list_empty(&node->publishers)) {
+    takt_publisher_t *p = TAKT__CONTAINER(node->publishers.next, takt_publisher_t, node_link);
+    takt__list_remove(&p->node_link);
+    p->topic->n_publishers--;
+    takt__pool_free(&ctx->publishers, p);
+  }
+  takt__list_remove(&node->ctx_link);
+  takt__pool_free(&ctx->nodes, node);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+const char *takt_node_name(const takt_node_t *node) { return node->name; }
+takt_context_t *takt_node_context(const takt_node_t *node) { return node->ctx; }
+
+/* ---- callbacks ---- */
+
+takt_callback_kind_t takt_callback_kind(const takt_callback_t *cb) { return cb->kind; }
+const char *takt_callback_name(const takt_callback_t *cb) { return cb->name; }
+takt_node_t *takt_callback_node(const takt_callback_t *cb) { return cb->node; }
+uint64_t takt_callback_runs(const takt_callback_t *cb) { return cb->runs; }
+
+static bool attr_valid(const takt_callback_attr_t *attr) {
+  return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0;
+}
+
+takt_err_t takt_callback_set_attr(takt_callback_t *cb, const takt_callback_attr_t *attr) {
+  if (cb == NULL || attr == NULL || !attr_valid(attr)) return TAKT_EINVAL;
+  takt_context_t *ctx = cb->node->ctx;
+  takt__lock(ctx);
+  /* The executor keys its heaps by priority: only change it while the node is detached. */
+  bool attached = cb->node->dispatcher != NULL;
+  if (!attached) cb->attr = *attr;
+  takt__unlock(ctx);
+  return attached ? TAKT_ESTATE : TAKT_OK;
+}
+
+void takt_callback_get_attr(const takt_callback_t *cb, takt_callback_attr_t *out) {
+  *out = cb->attr;
+}
+
+/* Called by entity constructors with the lock held. */
+takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node,
+                                          takt_callback_kind_t kind, const char *name,
+                                          const takt_callback_attr_t *attr) {
+  takt_callback_attr_t def = TAKT_CALLBACK_ATTR_DEFAULT;
+  if (attr == NULL) attr = &def;
+  if (!attr_valid(attr)) return TAKT_EINVAL;
+  cb->kind = kind;
+  cb->attr = *attr;
+  cb->node = node;
+  cb->name = name;
+  cb->reg_order = node->ctx->reg_seq++;
+  cb->heap_pos = -1;
+  cb->timer_pos = -1;
+  takt__list_push_back(&node->callbacks, &cb->node_link);
+  if (node->dispatcher != NULL) node->dispatcher->added_locked(node->dispatcher, cb);
+  return TAKT_OK;
+}
+
+void takt__callback_unregister_locked(takt_callback_t *cb) {
+  takt_node_t *node = cb->node;
+  if (node->dispatcher != NULL) node->dispatcher->removed_locked(node->dispatcher, cb);
+  takt__list_remove(&cb->node_link);
+  if (cb->chain != NULL) {
+    takt_chain_t *ch = cb->chain;
+    for (uint32_t i = 0; i < ch->n; i++)
+      if (ch->cbs[i] == cb) ch->cbs[i] = NULL;
+    cb->chain = NULL;
+  }
+}
+
+/* ---- chains ---- */
+
+takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callback_t *const *cbs,
+                             uint32_t n, int64_t deadline_ns, takt_chain_t **out) {
+  if (ctx == NULL || out == NULL || cbs == NULL || n == 0 || n > TAKT_CHAIN_MAX_LEN ||
+      deadline_ns < 0)
+    return TAKT_EINVAL;
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt__lock(ctx);
+  takt_err_t rc = TAKT_OK;
+  TAKT__LIST_FOREACH(it, &ctx->chain_list) {
+    if (strcmp(TAKT__CONTAINER(it, takt_chain_t, ctx_link)->name, name) == 0) rc = TAKT_EEXIST;
+  }
+  for (uint32_t i = 0; i < n && rc == TAKT_OK; i++) {
+    if (cbs[i] == NULL || cbs[i]->node->ctx != ctx) rc = TAKT_EINVAL;
+    else if (cbs[i]->chain != NULL) rc = TAKT_EBUSY;
+    for (uint32_t j = 0; j < i && rc == TAKT_OK; j++)
+      if (cbs[j] == cbs[i]) rc = TAKT_EINVAL;
+  }
+  takt_chain_t *ch = NULL;
+  if (rc == TAKT_OK) {
+    ch = takt__pool_alloc(&ctx->chains);
+    if (ch == NULL) rc = TAKT_EFULL;
+  }
+  if (rc != TAKT_OK) {
+    takt__unlock(ctx);
+    return rc;
+  }
+  strcpy(ch->name, name);
+  ch->ctx = ctx;
+  ch->n = n;
+  ch->deadline = deadline_ns;
+  takt_stats_reset(&ch->stats);
+  for (uint32_t i = 0; i < n; i++) {
+    ch->cbs[i] = cbs[i];
+    cbs[i]->chain = ch;
+    cbs[i]->chain_pos = i;
+  }
+  takt__list_push_back(&ctx->chain_list, &ch->ctx_link);
+  takt__unlock(ctx);
+  *out = ch;
+  return TAKT_OK;
+}
+
+takt_err_t takt_chain_destroy(takt_chain_t *chain) {
+  if (chain == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = chain->ctx;
+  takt__lock(ctx);
+  for (uint32_t i = 0; i < chain->n; i++)
+    if (chain->cbs[i] != NULL) chain->cbs[i]->chain = NULL;
+  takt__list_remove(&chain->ctx_link);
+  takt__pool_free(&ctx->chains, chain);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+const char *takt_chain_name(const takt_chain_t *chain) { return chain->name; }
+
+takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_chains,
+                                        int32_t base) {
+  if (chains == NULL || n_chains == 0 || base < 0) return TAKT_EINVAL;
+  uint32_t stride = 0;
+  for (uint32_t r = 0; r < n_chains; r++) {
+    if (chains[r] == NULL) return TAKT_EINVAL;
+    if (chains[r]->n > stride) stride = chains[r]->n;
+  }
+  int64_t top = (int64_t)base + (int64_t)n_chains * stride;
+  if (top > TAKT_PRIORITY_MAX) return TAKT_EINVAL;
+  takt_context_t *ctx = chains[0]->ctx;
+  takt__lock(ctx);
+  for (uint32_t r = 0; r < n_chains; r++) {
+    takt_chain_t *ch = chains[r];
+    for (uint32_t p = 0; p < ch->n; p++) {
+      if (ch->cbs[p] == NULL || ch->cbs[p]->node->dispatcher != NULL) {
+        takt__unlock(ctx);
+        return TAKT_ESTATE;
+      }
+    }
+  }
+  for (uint32_t r = 0; r < n_chains; r++) {
+    takt_chain_t *ch = chains[r];
+    for (uint32_t p = 0; p < ch->n; p++)
+      ch->cbs[p]->attr.priority = base + (int32_t)((n_chains - 1 - r) * stride + p + 1);
+  }
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
+  takt__lock(chain->ctx);
+  takt_stats_summarize(&chain->stats, &out->latency);
+  out->deadline_misses = chain->misses;
+  out->deadline_ns = chain->deadline;
+  takt__unlock(chain->ctx);
+}
+
+void takt_chain_reset_stats(takt_chain_t *chain) {
+  takt__lock(chain->ctx);
+  takt_stats_reset(&chain->stats);
+  chain->misses = 0;
+  takt__unlock(chain->ctx);
+}
+
+void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t now) {
+  takt_chain_t *ch = cb->chain;
+  if (ch == NULL || cb->chain_pos + 1 != ch->n) return;
+  int64_t latency = now - t_info;
+  takt_stats_add(&ch->stats, latency);
+  if (ch->deadline > 0 && latency > ch->deadline) ch->misses++;
+}

@@ -1,0 +1,288 @@
+/* Private definitions of the core: entity layouts, pools, arena, intrusive lists, and the
+ * hooks an executor implements. Only src/core and the layers above include this. */
+#ifndef TAKT_CORE_IMPL_H
+#define TAKT_CORE_IMPL_H
+
+#include <string.h>
+
+#include "takt/core.h"
+
+#ifdef TAKT_DEBUG
+#include <assert.h>
+#define TAKT_ASSERT(x) assert(x)
+#else
+#define TAKT_ASSERT(x) ((void)0)
+#endif
+
+#define TAKT_CHAIN_MAX_LEN 16
+
+/* ---- intrusive doubly linked list ---- */
+typedef struct takt__link {
+  struct takt__link *next, *prev;
+} takt__link_t;
+
+static inline void takt__list_init(takt__link_t *head) { head->next = head->prev = head; }
+static inline bool takt__list_empty(const takt__link_t *head) { return head->next == head; }
+static inline void takt__list_push_back(takt__link_t *head, takt__link_t *n) {
+  n->prev = head->prev;
+  n->next = head;
+  head->prev->next = n;
+  head->prev = n;
+}
+static inline void takt__list_remove(takt__link_t *n) {
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+  n->next = n->prev = n;
+}
+#define TAKT__CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#define TAKT__LIST_FOREACH(it, head) for (takt__link_t *it = (head)->next; it != (head); it = it->next)
+#define TAKT__LIST_FOREACH_SAFE(it, nx, head)                                                      \
+  for (takt__link_t *it = (head)->next, *nx = it->next; it != (head); it = nx, nx = it->next)
+
+/* ---- arena: first-fit blocks with boundary tags; used at init only ---- */
+typedef struct takt__arena {
+  uint8_t *base;
+  size_t capacity;
+  size_t used;
+  size_t peak;
+} takt__arena_t;
+
+void takt__arena_init(takt__arena_t *a, void *mem, size_t capacity);
+/** Zeroed block of at least n bytes, 16-aligned, or NULL. O(blocks). */
+void *takt__arena_alloc(takt__arena_t *a, size_t n);
+void takt__arena_free(takt__arena_t *a, void *p);
+
+/* ---- typed pools ---- */
+typedef struct takt__pool {
+  uint8_t *mem;
+  size_t obj_size;
+  uint32_t capacity;
+  uint32_t used;
+  void *free_list;
+} takt__pool_t;
+
+takt_err_t takt__pool_init(takt__pool_t *p, takt__arena_t *a, size_t obj_size, uint32_t capacity);
+void *takt__pool_alloc(takt__pool_t *p); /* zeroed, or NULL when exhausted */
+void takt__pool_free(takt__pool_t *p, void *obj);
+
+/* ---- executor hooks ---- */
+typedef struct takt__dispatcher takt__dispatcher_t;
+struct takt__dispatcher {
+  /** A callback of an attached node has new work (message, request, response). Lock held. */
+  void (*arrival_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
+  /** A callback was created on / is being removed from an attached node. Lock held. */
+  void (*added_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
+  void (*removed_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
+};
+
+/* ---- the job a thread is running (for t_info inheritance) ---- */
+typedef struct takt__job {
+  takt_callback_t *cb;
+  int64_t t_info;
+  int64_t release;
+  int64_t abs_deadline;
+} takt__job_t;
+
+extern TAKT_THREAD_LOCAL takt__job_t *takt__current_job;
+
+/* ---- entities ---- */
+struct takt_callback {
+  takt_callback_kind_t kind;
+  takt_callback_attr_t attr;
+  takt_node_t *node;
+  const char *name;
+  uint32_t reg_order;     /* context-wide registration order */
+  takt__link_t node_link; /* in node->callbacks */
+  /* executor bookkeeping, owned by the dispatcher of the node */
+  int32_t heap_pos;  /* position in the executor's arrival or ready heap, -1 if none */
+  int32_t timer_pos; /* position in the executor's timer heap, -1 if none */
+  uint32_t exec_state;
+  uint64_t exec_seq;  /* FIFO order among equal priorities */
+  int64_t job_t_info; /* t_info of a pending timer job */
+  int64_t job_release;
+  uint64_t runs;
+  takt_chain_t *chain;
+  uint32_t chain_pos;
+};
+
+struct takt_node {
+  char name[TAKT_NAME_MAX];
+  takt_context_t *ctx;
+  takt__link_t ctx_link;
+  takt__link_t callbacks; /* registration order */
+  takt__link_t publishers;
+  takt__dispatcher_t *dispatcher;
+};
+
+typedef struct takt__slot {
+  takt_msg_header_t hdr;
+  uint32_t pins; /* callbacks reading the slot now */
+} takt__slot_t;
+
+struct takt_topic {
+  char name[TAKT_NAME_MAX];
+  takt_context_t *ctx;
+  const takt_type_support_t *type;
+  uint32_t nslots;
+  uint32_t used;       /* slots holding a message */
+  uint8_t *storage;    /* nslots * type->size */
+  takt__slot_t *slots;
+  uint32_t *order;     /* indices of used slots, ascending t_info */
+  uint32_t next_seq;
+  uint32_t n_publishers;
+  takt__link_t subscriptions;
+  takt__link_t ctx_link;
+};
+
+struct takt_publisher {
+  takt_node_t *node;
+  takt_topic_t *topic;
+  uint32_t id;
+  takt__link_t node_link;
+};
+
+typedef struct takt__entry {
+  uint32_t slot;
+  uint32_t seq;
+  uint64_t arrival;
+} takt__entry_t;
+
+struct takt_subscription {
+  takt_callback_t cb; /* first: a takt_callback_t* is a takt_subscription_t* for this kind */
+  char name[TAKT_NAME_MAX];
+  takt_topic_t *topic;
+  takt_subscription_cb fn;
+  void *user;
+  takt__entry_t *queue;
+  uint32_t depth, head, count;
+  uint64_t dropped;
+  takt__link_t topic_link;
+};
+
+struct takt_timer {
+  takt_callback_t cb;
+  char name[TAKT_NAME_MAX];
+  takt_timer_cb fn;
+  void *user;
+  int64_t period, phase, start;
+  bool started;
+  uint64_t k;           /* index of the next release */
+  int64_t next_release;
+  uint64_t missed, missed_since_run;
+  uint64_t pending_k;
+};
+
+enum {
+  TAKT__REQ_FREE = 0,
+  TAKT__REQ_QUEUED,
+  TAKT__REQ_SERVING,
+  TAKT__REQ_READY,
+  TAKT__REQ_FAILED
+};
+
+struct takt_request {
+  takt_client_t *client;
+  uint32_t index;
+  uint32_t generation;
+  uint32_t state;
+  bool forget;
+  bool canceled;
+  uint64_t arrival;
+  takt_msg_header_t hdr;
+  uint8_t *req_buf;
+  uint8_t *resp_buf;
+};
+
+struct takt_service {
+  takt_callback_t cb;
+  char name[TAKT_NAME_MAX];
+  takt_context_t *ctx;
+  const takt_type_support_t *req_type, *resp_type;
+  takt_service_cb fn;
+  void *user;
+  takt_request_t **queue;
+  uint32_t depth, head, count;
+  uint32_t n_clients;
+  takt__link_t ctx_link;
+};
+
+struct takt_client {
+  takt_callback_t cb;
+  char name[TAKT_NAME_MAX];
+  takt_service_t *service;
+  takt_client_cb fn;
+  void *user;
+  takt_request_t *requests;
+  uint32_t max_pending;
+  uint32_t *ready; /* ring of request indices whose response awaits the client callback */
+  uint32_t ready_head, ready_count;
+  uint64_t *ready_arrival;
+};
+
+struct takt_chain {
+  char name[TAKT_NAME_MAX];
+  takt_context_t *ctx;
+  takt_callback_t *cbs[TAKT_CHAIN_MAX_LEN];
+  uint32_t n;
+  int64_t deadline;
+  takt_stats_t stats;
+  uint64_t misses;
+  takt__link_t ctx_link;
+};
+
+struct takt_context {
+  takt_mutex_t lock;
+  takt_clock_t *clock;
+  void *arena_mem;
+  bool arena_owned;
+  takt__arena_t arena;
+  takt__pool_t nodes, topics, publishers, subscriptions, timers, services, clients, chains;
+  uint32_t max_executors, executors_used;
+  takt__link_t node_list, topic_list, service_list, chain_list;
+  uint64_t arrival_seq;
+  uint32_t reg_seq;
+  uint32_t publisher_ids;
+};
+
+/* ---- internal operations for executors (lock held unless said) ---- */
+void takt__lock(takt_context_t *ctx);
+void takt__unlock(takt_context_t *ctx);
+/** Reserve / release one executor slot and its memory from the arena. */
+void *takt__executor_alloc_locked(takt_context_t *ctx, size_t bytes);
+void takt__executor_free_locked(takt_context_t *ctx, void *p);
+void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes);
+void takt__arena_free_locked(takt_context_t *ctx, void *p);
+
+takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node,
+                                          takt_callback_kind_t kind, const char *name,
+                                          const takt_callback_attr_t *attr);
+void takt__callback_unregister_locked(takt_callback_t *cb);
+/** Notify the node's executor that cb has new work. */
+static inline void takt__notify_locked(takt_callback_t *cb) {
+  takt__dispatcher_t *d = cb->node->dispatcher;
+  if (d != NULL) d->arrival_locked(d, cb);
+}
+
+/** Has the callback work queued (message, request, response)? Timers: never here. */
+bool takt__callback_has_work_locked(takt_callback_t *cb);
+/** Arrival sequence number of the callback's oldest queued work, UINT64_MAX if none. */
+uint64_t takt__callback_oldest_arrival_locked(takt_callback_t *cb);
+/**
+ * Run one unit of work of a non-timer callback: takes the lock-held message/request/response,
+ * drops the lock around the user function, and retakes it. Returns false if nothing was
+ * queued (e.g. its message was overwritten). Sets takt__current_job for the duration.
+ */
+bool takt__callback_execute_locked(takt_callback_t *cb);
+/** Run a timer's pending release (its job_release); lock dropped around the user function. */
+void takt__timer_execute_locked(takt_timer_t *t, int64_t now);
+/** Record a finished job of cb for chain statistics (sink of a chain). */
+void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t now);
+
+/**
+ * Timer release bookkeeping: if the timer's next release is <= now, mark release pending and
+ * advance next_release to the first release after now (skipped ones counted as missed).
+ * Returns true if a release is due. was_pending: a release was already pending (overrun).
+ */
+bool takt__timer_release_locked(takt_timer_t *t, int64_t now, bool was_pending);
+
+#endif

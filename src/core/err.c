@@ -1,0 +1,25 @@
+/* Error code descriptions. */
+#include "takt/err.h"
+
+const char *takt_strerror(takt_err_t err) {
+  switch (err) {
+  case TAKT_OK: return "ok";
+  case TAKT_EINVAL: return "invalid argument";
+  case TAKT_ENAME: return "invalid name";
+  case TAKT_EFULL: return "pool or queue full";
+  case TAKT_ENOMEM: return "arena too small";
+  case TAKT_ESIZE: return "message size does not match its type";
+  case TAKT_EEXIST: return "name already exists";
+  case TAKT_ENOENT: return "no such entity";
+  case TAKT_EAGAIN: return "nothing available now";
+  case TAKT_EBUSY: return "resource busy";
+  case TAKT_ETIMEDOUT: return "timed out";
+  case TAKT_ECANCELED: return "canceled";
+  case TAKT_ESTATE: return "not allowed in this state";
+  case TAKT_ETYPE: return "type mismatch";
+  case TAKT_EPERM: return "operation not permitted";
+  case TAKT_EOS: return "operating-system error";
+  case TAKT_ELATE: return "information older than everything the topic holds";
+  default: return "unknown error";
+  }
+}

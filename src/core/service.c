@@ -1,0 +1,386 @@
+/* Services and clients: request -> response through a bounded service queue, futures with
+ * generation counts so a stale or canceled handle is detected. */
+#include <stdio.h>
+
+#include "core_impl.h"
+
+static takt_err_t types_ok(const takt_type_support_t *a, const takt_type_support_t *b) {
+  return (a != NULL && b != NULL && a->size > 0 && b->size > 0) ? TAKT_OK : TAKT_EINVAL;
+}
+
+takt_err_t takt_service_create(takt_node_t *node, const char *name,
+                               const takt_type_support_t *request_type,
+                               const takt_type_support_t *response_type, takt_service_cb cb,
+                               void *user, const takt_service_options_t *opts,
+                               takt_service_t **out) {
+  takt_service_options_t def = TAKT_SERVICE_OPTIONS_DEFAULT;
+  if (opts == NULL) opts = &def;
+  if (node == NULL || out == NULL || cb == NULL || opts->depth == 0 || opts->depth > 65536)
+    return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(types_ok(request_type, response_type));
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt_context_t *ctx = node->ctx;
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->service_list) {
+    if (strcmp(TAKT__CONTAINER(it, takt_service_t, ctx_link)->name, name) == 0) {
+      takt__unlock(ctx);
+      return TAKT_EEXIST;
+    }
+  }
+  takt_service_t *s = takt__pool_alloc(&ctx->services);
+  if (s == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  s->queue = takt__arena_alloc(&ctx->arena, (size_t)opts->depth * sizeof(takt_request_t *));
+  if (s->queue == NULL) {
+    takt__pool_free(&ctx->services, s);
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
+  strcpy(s->name, name);
+  s->ctx = ctx;
+  s->req_type = request_type;
+  s->resp_type = response_type;
+  s->fn = cb;
+  s->user = user;
+  s->depth = opts->depth;
+  takt_err_t rc = takt__callback_register_locked(&s->cb, node, TAKT_CB_SERVICE, s->name,
+                                                 &opts->attr);
+  if (rc < 0) {
+    takt__arena_free(&ctx->arena, s->queue);
+    takt__pool_free(&ctx->services, s);
+    takt__unlock(ctx);
+    return rc;
+  }
+  takt__list_push_back(&ctx->service_list, &s->ctx_link);
+  takt__unlock(ctx);
+  *out = s;
+  return TAKT_OK;
+}
+
+takt_err_t takt_service_destroy(takt_service_t *srv) {
+  if (srv == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = srv->ctx;
+  takt__lock(ctx);
+  if (srv->n_clients > 0) {
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
+  }
+  takt__callback_unregister_locked(&srv->cb);
+  takt__list_remove(&srv->ctx_link);
+  takt__arena_free(&ctx->arena, srv->queue);
+  takt__pool_free(&ctx->services, srv);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_callback_t *takt_service_callback(takt_service_t *srv) { return &srv->cb; }
+
+takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
+                              const takt_type_support_t *request_type,
+                              const takt_type_support_t *response_type, takt_client_cb cb,
+                              void *user, const takt_client_options_t *opts, takt_client_t **out) {
+  takt_client_options_t def = TAKT_CLIENT_OPTIONS_DEFAULT;
+  if (opts == NULL) opts = &def;
+  if (node == NULL || out == NULL || opts->max_pending == 0 || opts->max_pending > 65536)
+    return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(types_ok(request_type, response_type));
+  if (!takt_name_valid(service_name)) return TAKT_ENAME;
+  takt_context_t *ctx = node->ctx;
+  takt__lock(ctx);
+  takt_service_t *srv = NULL;
+  TAKT__LIST_FOREACH(it, &ctx->service_list) {
+    takt_service_t *s = TAKT__CONTAINER(it, takt_service_t, ctx_link);
+    if (strcmp(s->name, service_name) == 0) srv = s;
+  }
+  takt_err_t rc = TAKT_OK;
+  if (srv == NULL) rc = TAKT_ENOENT;
+  else if (srv->req_type->size != request_type->size ||
+           srv->resp_type->size != response_type->size ||
+           strcmp(srv->req_type->name, request_type->name) != 0 ||
+           strcmp(srv->resp_type->name, response_type->name) != 0)
+    rc = TAKT_ETYPE;
+  takt_client_t *c = NULL;
+  if (rc == TAKT_OK && (c = takt__pool_alloc(&ctx->clients)) == NULL) rc = TAKT_EFULL;
+  if (rc < 0) {
+    takt__unlock(ctx);
+    return rc;
+  }
+  uint32_t n = opts->max_pending;
+  c->requests = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(takt_request_t));
+  uint8_t *bufs = takt__arena_alloc(
+      &ctx->arena, (size_t)n * ((size_t)request_type->size + response_type->size));
+  c->ready = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint32_t));
+  c->ready_arrival = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint64_t));
+  if (c->requests == NULL || bufs == NULL || c->ready == NULL || c->ready_arrival == NULL) {
+    takt__arena_free(&ctx->arena, c->requests);
+    takt__arena_free(&ctx->arena, bufs);
+    takt__arena_free(&ctx->arena, c->ready);
+    takt__arena_free(&ctx->arena, c->ready_arrival);
+    takt__pool_free(&ctx->clients, c);
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    takt_request_t *r = &c->requests[i];
+    r->client = c;
+    r->index = i;
+    r->generation = 1;
+    r->req_buf = bufs + (size_t)i * ((size_t)request_type->size + response_type->size);
+    r->resp_buf = r->req_buf + request_type->size;
+  }
+  snprintf(c->name, sizeof c->name, "%s", service_name);
+  c->service = srv;
+  c->fn = cb;
+  c->user = user;
+  c->max_pending = n;
+  rc = takt__callback_register_locked(&c->cb, node, TAKT_CB_CLIENT, c->name, &opts->attr);
+  if (rc < 0) {
+    takt__arena_free(&ctx->arena, c->requests);
+    takt__arena_free(&ctx->arena, bufs);
+    takt__arena_free(&ctx->arena, c->ready);
+    takt__arena_free(&ctx->arena, c->ready_arrival);
+    takt__pool_free(&ctx->clients, c);
+    takt__unlock(ctx);
+    return rc;
+  }
+  srv->n_clients++;
+  takt__unlock(ctx);
+  *out = c;
+  return TAKT_OK;
+}
+
+takt_err_t takt_client_destroy(takt_client_t *client) {
+  if (client == NULL) return TAKT_EINVAL;
+  takt_service_t *srv = client->service;
+  takt_context_t *ctx = srv->ctx;
+  takt__lock(ctx);
+  for (uint32_t i = 0; i < client->max_pending; i++) {
+    if (client->requests[i].state == TAKT__REQ_SERVING) {
+      takt__unlock(ctx);
+      return TAKT_EBUSY; /* its service is running a request of ours right now */
+    }
+  }
+  /* Remove our queued requests from the service queue, keeping the others in order. */
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < srv->count; i++) {
+    takt_request_t *r = srv->queue[(srv->head + i) % srv->depth];
+    if (r->client != client) srv->queue[(srv->head + kept++) % srv->depth] = r;
+  }
+  srv->count = kept;
+  takt__callback_unregister_locked(&client->cb);
+  srv->n_clients--;
+  takt__arena_free(&ctx->arena, client->requests[0].req_buf);
+  takt__arena_free(&ctx->arena, client->requests);
+  takt__arena_free(&ctx->arena, client->ready);
+  takt__arena_free(&ctx->arena, client->ready_arrival);
+  takt__pool_free(&ctx->clients, client);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_callback_t *takt_client_callback(takt_client_t *client) { return &client->cb; }
+
+static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, bool forget,
+                         takt_future_t *future) {
+  if (c == NULL || request == NULL || (!forget && future == NULL)) return TAKT_EINVAL;
+  takt_service_t *srv = c->service;
+  if (size != srv->req_type->size) return TAKT_ESIZE;
+  takt_context_t *ctx = srv->ctx;
+  takt__lock(ctx);
+  if (srv->count == srv->depth) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  takt_request_t *r = NULL;
+  for (uint32_t i = 0; i < c->max_pending && r == NULL; i++)
+    if (c->requests[i].state == TAKT__REQ_FREE) r = &c->requests[i];
+  if (r == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  takt__job_t *job = takt__current_job;
+  int64_t now = takt_clock_now(ctx->clock);
+  memcpy(r->req_buf, request, size);
+  r->state = TAKT__REQ_QUEUED;
+  r->forget = forget;
+  r->canceled = false;
+  r->arrival = ++ctx->arrival_seq;
+  r->hdr.t_info = job != NULL ? job->t_info : now;
+  r->hdr.t_data = now;
+  r->hdr.seq = r->generation;
+  r->hdr.source = r->index;
+  srv->queue[(srv->head + srv->count) % srv->depth] = r;
+  srv->count++;
+  if (future != NULL) {
+    future->client = c;
+    future->index = r->index;
+    future->generation = r->generation;
+  }
+  takt__notify_locked(&srv->cb);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_client_call(takt_client_t *client, const void *request, uint32_t size,
+                            takt_future_t *future) {
+  return submit(client, request, size, false, future);
+}
+
+takt_err_t takt_client_send(takt_client_t *client, const void *request, uint32_t size) {
+  return submit(client, request, size, true, NULL);
+}
+
+static void release_locked(takt_request_t *r) {
+  r->state = TAKT__REQ_FREE;
+  r->generation++;
+  if (r->generation == 0) r->generation = 1;
+}
+
+/* Resolve a future to its request, or NULL if stale. Lock held. */
+static takt_request_t *resolve_locked(const takt_future_t *f) {
+  if (f == NULL || f->client == NULL || f->index >= f->client->max_pending) return NULL;
+  takt_request_t *r = &f->client->requests[f->index];
+  if (r->generation != f->generation || r->state == TAKT__REQ_FREE || r->canceled) return NULL;
+  return r;
+}
+
+takt_future_status_t takt_future_status(const takt_future_t *future) {
+  if (future == NULL || future->client == NULL) return TAKT_FUTURE_INVALID;
+  takt_context_t *ctx = future->client->service->ctx;
+  takt__lock(ctx);
+  takt_request_t *r = resolve_locked(future);
+  takt_future_status_t st = TAKT_FUTURE_INVALID;
+  if (r != NULL) {
+    if (r->state == TAKT__REQ_READY) st = TAKT_FUTURE_READY;
+    else if (r->state == TAKT__REQ_FAILED) st = TAKT_FUTURE_FAILED;
+    else st = TAKT_FUTURE_PENDING;
+  }
+  takt__unlock(ctx);
+  return st;
+}
+
+takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size) {
+  if (future == NULL || future->client == NULL || response == NULL) return TAKT_EINVAL;
+  takt_client_t *c = future->client;
+  if (size != c->service->resp_type->size) return TAKT_ESIZE;
+  takt_context_t *ctx = c->service->ctx;
+  takt__lock(ctx);
+  takt_request_t *r = resolve_locked(future);
+  takt_err_t rc;
+  if (r == NULL) rc = TAKT_ESTATE;
+  else if (r->state == TAKT__REQ_FAILED) {
+    release_locked(r);
+    rc = TAKT_ECANCELED;
+  } else if (r->state != TAKT__REQ_READY) rc = TAKT_EAGAIN;
+  else {
+    memcpy(response, r->resp_buf, size);
+    release_locked(r);
+    rc = TAKT_OK;
+  }
+  takt__unlock(ctx);
+  return rc;
+}
+
+takt_err_t takt_future_cancel(takt_future_t *future) {
+  if (future == NULL || future->client == NULL) return TAKT_EINVAL;
+  takt_client_t *c = future->client;
+  takt_service_t *srv = c->service;
+  takt_context_t *ctx = srv->ctx;
+  takt__lock(ctx);
+  takt_request_t *r = resolve_locked(future);
+  if (r == NULL) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  if (r->state == TAKT__REQ_SERVING) {
+    r->canceled = true; /* freed when the service finishes; its answer is discarded */
+  } else {
+    if (r->state == TAKT__REQ_QUEUED) {
+      uint32_t kept = 0;
+      for (uint32_t i = 0; i < srv->count; i++) {
+        takt_request_t *q = srv->queue[(srv->head + i) % srv->depth];
+        if (q != r) srv->queue[(srv->head + kept++) % srv->depth] = q;
+      }
+      srv->count = kept;
+    }
+    /* READY or FAILED: may sit in the client's callback ring; the ring skips stale entries */
+    release_locked(r);
+  }
+  future->client = NULL;
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+/* ---- executor paths ---- */
+
+bool takt__service_execute_locked(takt_service_t *s);
+bool takt__service_execute_locked(takt_service_t *s) {
+  if (s->count == 0) return false;
+  takt_request_t *r = s->queue[s->head];
+  s->head = (s->head + 1) % s->depth;
+  s->count--;
+  r->state = TAKT__REQ_SERVING;
+  takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size};
+  takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
+                     .abs_deadline = 0};
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = &job;
+  takt_context_t *ctx = s->ctx;
+  takt__unlock(ctx);
+  takt_err_t rc = s->fn(s, &req, r->resp_buf, s->user);
+  takt__lock(ctx);
+  takt__current_job = saved;
+  s->cb.runs++;
+  takt_client_t *c = r->client;
+  if (r->canceled || r->forget) {
+    release_locked(r);
+  } else {
+    r->state = rc == TAKT_OK ? TAKT__REQ_READY : TAKT__REQ_FAILED;
+    if (c->fn != NULL) {
+      uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
+      c->ready[at] = r->index;
+      c->ready_arrival[at] = ++ctx->arrival_seq;
+      c->ready_count++; /* at most max_pending: one entry per outstanding request */
+      takt__notify_locked(&c->cb);
+    }
+  }
+  takt__chain_job_done_locked(&s->cb, job.t_info, takt_clock_now(ctx->clock));
+  return true;
+}
+
+bool takt__client_execute_locked(takt_client_t *c);
+bool takt__client_execute_locked(takt_client_t *c) {
+  while (c->ready_count > 0) {
+    uint32_t idx = c->ready[c->ready_head];
+    c->ready_head = (c->ready_head + 1) % c->max_pending;
+    c->ready_count--;
+    takt_request_t *r = &c->requests[idx];
+    if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* canceled */
+    takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
+    takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
+                       .abs_deadline = 0};
+    takt__job_t *saved = takt__current_job;
+    takt__current_job = &job;
+    takt_context_t *ctx = c->service->ctx;
+    takt__unlock(ctx);
+    c->fn(c, f, c->user);
+    takt__lock(ctx);
+    takt__current_job = saved;
+    c->cb.runs++;
+    takt__chain_job_done_locked(&c->cb, job.t_info, takt_clock_now(ctx->clock));
+    return true;
+  }
+  return false;
+}
+
+uint64_t takt__service_oldest_arrival_locked(takt_service_t *s);
+uint64_t takt__service_oldest_arrival_locked(takt_service_t *s) {
+  return s->count == 0 ? UINT64_MAX : s->queue[s->head]->arrival;
+}
+
+uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);
+uint64_t takt__client_oldest_arrival_locked(takt_client_t *c) {
+  return c->ready_count == 0 ? UINT64_MAX : c->ready_arrival[c->ready_head];
+}

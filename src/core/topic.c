@@ -1,0 +1,366 @@
+/* Topics (message slots ordered by origin time), publishers, subscriptions and taking. */
+#include "core_impl.h"
+
+takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
+                             const takt_type_support_t *type, uint32_t slots, takt_topic_t **out) {
+  if (ctx == NULL || out == NULL || type == NULL || type->size == 0 || slots == 0 ||
+      slots > 65536 || type->size > (1u << 30))
+    return TAKT_EINVAL;
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    if (strcmp(TAKT__CONTAINER(it, takt_topic_t, ctx_link)->name, name) == 0) {
+      takt__unlock(ctx);
+      return TAKT_EEXIST;
+    }
+  }
+  takt_topic_t *t = takt__pool_alloc(&ctx->topics);
+  if (t == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  t->storage = takt__arena_alloc(&ctx->arena, (size_t)slots * type->size);
+  t->slots = takt__arena_alloc(&ctx->arena, (size_t)slots * sizeof(takt__slot_t));
+  t->order = takt__arena_alloc(&ctx->arena, (size_t)slots * sizeof(uint32_t));
+  if (t->storage == NULL || t->slots == NULL || t->order == NULL) {
+    takt__arena_free(&ctx->arena, t->storage);
+    takt__arena_free(&ctx->arena, t->slots);
+    takt__arena_free(&ctx->arena, t->order);
+    takt__pool_free(&ctx->topics, t);
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
+  strcpy(t->name, name);
+  t->ctx = ctx;
+  t->type = type;
+  t->nslots = slots;
+  takt__list_init(&t->subscriptions);
+  takt__list_push_back(&ctx->topic_list, &t->ctx_link);
+  takt__unlock(ctx);
+  *out = t;
+  return TAKT_OK;
+}
+
+takt_err_t takt_topic_destroy(takt_topic_t *topic) {
+  if (topic == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = topic->ctx;
+  takt__lock(ctx);
+  if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions)) {
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
+  }
+  takt__list_remove(&topic->ctx_link);
+  takt__arena_free(&ctx->arena, topic->storage);
+  takt__arena_free(&ctx->arena, topic->slots);
+  takt__arena_free(&ctx->arena, topic->order);
+  takt__pool_free(&ctx->topics, topic);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_topic_find(takt_context_t *ctx, const char *name, takt_topic_t **out) {
+  if (ctx == NULL || name == NULL || out == NULL) return TAKT_EINVAL;
+  takt_err_t rc = TAKT_ENOENT;
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
+    if (strcmp(t->name, name) == 0) {
+      *out = t;
+      rc = TAKT_OK;
+      break;
+    }
+  }
+  takt__unlock(ctx);
+  return rc;
+}
+
+const char *takt_topic_name(const takt_topic_t *topic) { return topic->name; }
+const takt_type_support_t *takt_topic_type(const takt_topic_t *topic) { return topic->type; }
+
+/* ---- publishers ---- */
+
+takt_err_t takt_publisher_create(takt_node_t *node, takt_topic_t *topic, takt_publisher_t **out) {
+  if (node == NULL || topic == NULL || out == NULL || node->ctx != topic->ctx) return TAKT_EINVAL;
+  takt_context_t *ctx = node->ctx;
+  takt__lock(ctx);
+  takt_publisher_t *p = takt__pool_alloc(&ctx->publishers);
+  if (p == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  p->node = node;
+  p->topic = topic;
+  p->id = ++ctx->publisher_ids;
+  topic->n_publishers++;
+  takt__list_push_back(&node->publishers, &p->node_link);
+  takt__unlock(ctx);
+  *out = p;
+  return TAKT_OK;
+}
+
+takt_err_t takt_publisher_destroy(takt_publisher_t *pub) {
+  if (pub == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = pub->node->ctx;
+  takt__lock(ctx);
+  pub->topic->n_publishers--;
+  takt__list_remove(&pub->node_link);
+  takt__pool_free(&ctx->publishers, pub);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+static void *slot_data(takt_topic_t *t, uint32_t slot) {
+  return t->storage + (size_t)slot * t->type->size;
+}
+
+/* Choose the slot for a new message and remove it from the order; lock held. */
+static takt_err_t claim_slot_locked(takt_topic_t *t, int64_t t_info, uint32_t *slot) {
+  if (t->used < t->nslots) {
+    *slot = t->used++;
+    return TAKT_OK;
+  }
+  if (t_info < t->slots[t->order[0]].hdr.t_info) return TAKT_ELATE;
+  for (uint32_t i = 0; i < t->used; i++) {
+    uint32_t s = t->order[i];
+    if (t->slots[s].pins == 0) {
+      memmove(&t->order[i], &t->order[i + 1], (size_t)(t->used - i - 1) * sizeof(uint32_t));
+      t->used--;
+      *slot = s;
+      t->used++; /* re-inserted below */
+      return TAKT_OK;
+    }
+  }
+  return TAKT_EBUSY;
+}
+
+static void insert_ordered_locked(takt_topic_t *t, uint32_t slot) {
+  /* order holds used-1 entries now; insert keeping ascending t_info, FIFO among equals. */
+  uint32_t n = t->used - 1;
+  int64_t ti = t->slots[slot].hdr.t_info;
+  uint32_t i = n;
+  while (i > 0 && t->slots[t->order[i - 1]].hdr.t_info > ti) {
+    t->order[i] = t->order[i - 1];
+    i--;
+  }
+  t->order[i] = slot;
+}
+
+static void enqueue_locked(takt_subscription_t *s, uint32_t slot, uint32_t seq, uint64_t arrival) {
+  if (s->count == s->depth) { /* KEEP_LAST: drop the oldest */
+    s->head = (s->head + 1) % s->depth;
+    s->count--;
+    s->dropped++;
+  }
+  takt__entry_t *e = &s->queue[(s->head + s->count) % s->depth];
+  e->slot = slot;
+  e->seq = seq;
+  e->arrival = arrival;
+  s->count++;
+}
+
+takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
+  if (pub == NULL || data == NULL) return TAKT_EINVAL;
+  takt_topic_t *t = pub->topic;
+  if (size != t->type->size) return TAKT_ESIZE;
+  takt_context_t *ctx = t->ctx;
+  int64_t now = takt_clock_now(ctx->clock);
+  takt__lock(ctx);
+  uint32_t slot;
+  takt_err_t rc = claim_slot_locked(t, t_info, &slot);
+  if (rc < 0) {
+    takt__unlock(ctx);
+    return rc;
+  }
+  takt__slot_t *sl = &t->slots[slot];
+  sl->hdr.t_info = t_info;
+  sl->hdr.t_data = now;
+  sl->hdr.seq = ++t->next_seq;
+  sl->hdr.source = pub->id;
+  memcpy(slot_data(t, slot), data, size);
+  insert_ordered_locked(t, slot);
+  TAKT__LIST_FOREACH(it, &t->subscriptions) {
+    takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
+    enqueue_locked(s, slot, sl->hdr.seq, ++ctx->arrival_seq);
+    takt__notify_locked(&s->cb);
+  }
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size) {
+  if (pub == NULL) return TAKT_EINVAL;
+  takt__job_t *job = takt__current_job;
+  int64_t t_info = job != NULL ? job->t_info : takt_clock_now(pub->topic->ctx->clock);
+  return takt_publish_at(pub, data, size, t_info);
+}
+
+/* ---- subscriptions ---- */
+
+takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, const char *name,
+                                    takt_subscription_cb cb, void *user,
+                                    const takt_subscription_options_t *opts,
+                                    takt_subscription_t **out) {
+  takt_subscription_options_t def = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  if (opts == NULL) opts = &def;
+  if (node == NULL || topic == NULL || out == NULL || node->ctx != topic->ctx || opts->depth == 0 ||
+      opts->depth > 65536)
+    return TAKT_EINVAL;
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt_context_t *ctx = node->ctx;
+  takt__lock(ctx);
+  takt_subscription_t *s = takt__pool_alloc(&ctx->subscriptions);
+  if (s == NULL) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  s->queue = takt__arena_alloc(&ctx->arena, (size_t)opts->depth * sizeof(takt__entry_t));
+  if (s->queue == NULL) {
+    takt__pool_free(&ctx->subscriptions, s);
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
+  strcpy(s->name, name);
+  s->topic = topic;
+  s->fn = cb;
+  s->user = user;
+  s->depth = opts->depth;
+  takt_err_t rc = takt__callback_register_locked(&s->cb, node, TAKT_CB_SUBSCRIPTION, s->name,
+                                                 &opts->attr);
+  if (rc < 0) {
+    takt__arena_free(&ctx->arena, s->queue);
+    takt__pool_free(&ctx->subscriptions, s);
+    takt__unlock(ctx);
+    return rc;
+  }
+  takt__list_push_back(&topic->subscriptions, &s->topic_link);
+  takt__unlock(ctx);
+  *out = s;
+  return TAKT_OK;
+}
+
+takt_err_t takt_subscription_destroy(takt_subscription_t *sub) {
+  if (sub == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = sub->topic->ctx;
+  takt__lock(ctx);
+  takt__callback_unregister_locked(&sub->cb);
+  takt__list_remove(&sub->topic_link);
+  takt__arena_free(&ctx->arena, sub->queue);
+  takt__pool_free(&ctx->subscriptions, sub);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_callback_t *takt_subscription_callback(takt_subscription_t *sub) { return &sub->cb; }
+
+/* Drop queued entries whose slot was overwritten; return the head entry or NULL. */
+static takt__entry_t *head_valid_locked(takt_subscription_t *s) {
+  takt_topic_t *t = s->topic;
+  while (s->count > 0) {
+    takt__entry_t *e = &s->queue[s->head];
+    if (t->slots[e->slot].hdr.seq == e->seq) return e;
+    s->head = (s->head + 1) % s->depth;
+    s->count--;
+    s->dropped++;
+  }
+  return NULL;
+}
+
+static void pop_locked(takt_subscription_t *s) {
+  s->head = (s->head + 1) % s->depth;
+  s->count--;
+}
+
+static takt_err_t take_locked(takt_subscription_t *s, bool latest, void *data,
+                              takt_msg_header_t *header) {
+  takt_topic_t *t = s->topic;
+  takt__entry_t *e = head_valid_locked(s);
+  if (e == NULL) return TAKT_EAGAIN;
+  if (latest) {
+    /* newest valid entry: scan from the tail */
+    takt__entry_t *best = NULL;
+    for (uint32_t i = s->count; i-- > 0;) {
+      takt__entry_t *c = &s->queue[(s->head + i) % s->depth];
+      if (t->slots[c->slot].hdr.seq == c->seq) {
+        best = c;
+        break;
+      }
+    }
+    e = best;
+  }
+  memcpy(data, slot_data(t, e->slot), t->type->size);
+  if (header != NULL) *header = t->slots[e->slot].hdr;
+  if (latest) {
+    s->head = 0;
+    s->count = 0;
+  } else {
+    pop_locked(s);
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_take_next(takt_subscription_t *sub, void *data, uint32_t size,
+                          takt_msg_header_t *header) {
+  if (sub == NULL || data == NULL) return TAKT_EINVAL;
+  if (size != sub->topic->type->size) return TAKT_ESIZE;
+  takt__lock(sub->topic->ctx);
+  takt_err_t rc = take_locked(sub, false, data, header);
+  takt__unlock(sub->topic->ctx);
+  return rc;
+}
+
+takt_err_t takt_take_latest(takt_subscription_t *sub, void *data, uint32_t size,
+                            takt_msg_header_t *header) {
+  if (sub == NULL || data == NULL) return TAKT_EINVAL;
+  if (size != sub->topic->type->size) return TAKT_ESIZE;
+  takt__lock(sub->topic->ctx);
+  takt_err_t rc = take_locked(sub, true, data, header);
+  takt__unlock(sub->topic->ctx);
+  return rc;
+}
+
+uint32_t takt_subscription_pending(takt_subscription_t *sub) {
+  takt__lock(sub->topic->ctx);
+  (void)head_valid_locked(sub);
+  uint32_t n = sub->count;
+  takt__unlock(sub->topic->ctx);
+  return n;
+}
+
+uint64_t takt_subscription_dropped(takt_subscription_t *sub) {
+  takt__lock(sub->topic->ctx);
+  uint64_t n = sub->dropped;
+  takt__unlock(sub->topic->ctx);
+  return n;
+}
+
+/* Executor path: run the subscription's callback on its oldest message, zero copy. */
+bool takt__subscription_execute_locked(takt_subscription_t *s);
+bool takt__subscription_execute_locked(takt_subscription_t *s) {
+  takt_topic_t *t = s->topic;
+  takt__entry_t *e = head_valid_locked(s);
+  if (e == NULL) return false;
+  uint32_t slot = e->slot;
+  pop_locked(s);
+  takt__slot_t *sl = &t->slots[slot];
+  sl->pins++;
+  takt_message_t msg = {.header = sl->hdr, .data = slot_data(t, slot), .size = t->type->size};
+  takt__job_t job = {.cb = &s->cb, .t_info = sl->hdr.t_info, .release = sl->hdr.t_data,
+                     .abs_deadline = 0};
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = &job;
+  takt_context_t *ctx = t->ctx;
+  takt__unlock(ctx);
+  if (s->fn != NULL) s->fn(s, &msg, s->user);
+  takt__lock(ctx);
+  takt__current_job = saved;
+  sl->pins--;
+  s->cb.runs++;
+  takt__chain_job_done_locked(&s->cb, job.t_info, takt_clock_now(ctx->clock));
+  return true;
+}
+
+uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s);
+uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
+  takt__entry_t *e = head_valid_locked(s);
+  return e == NULL ? UINT64_MAX : e->arrival;
+}

@@ -1,0 +1,41 @@
+/* Private layout shared by the executors. */
+#ifndef TAKT_EXEC_IMPL_H
+#define TAKT_EXEC_IMPL_H
+
+#include "takt/exec.h"
+#include "cbheap.h"
+
+/* cb->exec_state bits */
+#define TAKT__ST_ARRIVED 1u /* in the arrival heap (TIDE) */
+#define TAKT__ST_READY 2u   /* in the ReadyList (TIDE) / in the wait set (batch) */
+#define TAKT__ST_TIMER_PENDING 4u /* a timer release collected but not yet run */
+
+struct takt_executor {
+  takt__dispatcher_t d; /* first: the core calls back through it */
+  takt_context_t *ctx;
+  takt_executor_kind_t kind;
+  takt_executor_options_t opts;
+  takt_event_t wake;
+  bool stop_requested;
+  bool spinning;
+  bool started; /* timers armed */
+  int64_t t0;
+  uint64_t seq;
+  takt_executor_stats_t stats;
+  /* all callbacks of attached nodes, ascending registration order */
+  takt_callback_t **cbs;
+  uint32_t ncbs, cap;
+  bool *ready_flags; /* batch: the wait set, indexed like cbs */
+  takt__cbheap_t timers;  /* TimerList: by next release */
+  takt__cbheap_t arrived; /* pending arrivals: by priority */
+  takt__cbheap_t ready;   /* ReadyList: by priority, FIFO among equals */
+};
+
+/** One round of the executor's policy, lock held; returns callbacks run. */
+uint32_t takt__tide_round_locked(takt_executor_t *e);
+uint32_t takt__batch_round_locked(takt_executor_t *e);
+void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
+/** Earliest time a timer of the executor is due (TAKT_TIME_INFINITE if none). */
+int64_t takt__exec_next_timer_locked(takt_executor_t *e);
+
+#endif

@@ -1,0 +1,304 @@
+/* The executor interface: node attachment, callback tables, spinning and waiting. The policies
+ * live in tide.c and batch.c. */
+#include "exec_impl.h"
+
+const char *takt_executor_kind_name(takt_executor_kind_t kind) {
+  switch (kind) {
+  case TAKT_EXEC_TIDE: return "tide";
+  case TAKT_EXEC_BATCH: return "batch";
+  }
+  return "unknown";
+}
+
+takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out) {
+  if (name == NULL || out == NULL) return TAKT_EINVAL;
+  if (strcmp(name, "tide") == 0) *out = TAKT_EXEC_TIDE;
+  else if (strcmp(name, "batch") == 0) *out = TAKT_EXEC_BATCH;
+  else return TAKT_EINVAL;
+  return TAKT_OK;
+}
+
+static bool timer_less(const takt_callback_t *a, const takt_callback_t *b) {
+  const takt_timer_t *ta = (const takt_timer_t *)(const void *)a;
+  const takt_timer_t *tb = (const takt_timer_t *)(const void *)b;
+  if (ta->next_release != tb->next_release) return ta->next_release < tb->next_release;
+  return a->reg_order < b->reg_order;
+}
+
+static bool prio_less(const takt_callback_t *a, const takt_callback_t *b) {
+  if (a->attr.priority != b->attr.priority) return a->attr.priority > b->attr.priority;
+  return a->exec_seq < b->exec_seq;
+}
+
+static void arm_timer_locked(takt_executor_t *e, takt_callback_t *cb, int64_t start) {
+  takt_timer_t *t = (takt_timer_t *)(void *)cb;
+  if (!t->started) takt_timer_start(t, start);
+  takt__cbheap_push(&e->timers, cb);
+}
+
+static void on_arrival(takt__dispatcher_t *d, takt_callback_t *cb) {
+  takt_executor_t *e = (takt_executor_t *)(void *)d;
+  if (e->kind == TAKT_EXEC_TIDE) takt__tide_arrival_locked(e, cb);
+  takt_event_signal_locked(&e->wake);
+}
+
+static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
+  if (e->ncbs >= e->cap) return TAKT_EFULL;
+  uint32_t i = e->ncbs;
+  while (i > 0 && e->cbs[i - 1]->reg_order > cb->reg_order) {
+    e->cbs[i] = e->cbs[i - 1];
+    e->ready_flags[i] = e->ready_flags[i - 1];
+    i--;
+  }
+  e->cbs[i] = cb;
+  e->ready_flags[i] = false;
+  e->ncbs++;
+  cb->exec_state = 0;
+  cb->heap_pos = -1;
+  cb->timer_pos = -1;
+  if (cb->kind == TAKT_CB_TIMER) {
+    if (e->started) arm_timer_locked(e, cb, takt_clock_now(e->ctx->clock));
+  } else if (takt__callback_has_work_locked(cb)) {
+    on_arrival(&e->d, cb);
+  }
+  return TAKT_OK;
+}
+
+static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
+  takt__cbheap_remove(&e->timers, cb);
+  takt__cbheap_remove(&e->arrived, cb);
+  takt__cbheap_remove(&e->ready, cb);
+  cb->heap_pos = -1;
+  cb->timer_pos = -1;
+  cb->exec_state = 0;
+  for (uint32_t i = 0; i < e->ncbs; i++) {
+    if (e->cbs[i] != cb) continue;
+    for (uint32_t j = i + 1; j < e->ncbs; j++) {
+      e->cbs[j - 1] = e->cbs[j];
+      e->ready_flags[j - 1] = e->ready_flags[j];
+    }
+    e->ncbs--;
+    break;
+  }
+}
+
+static void on_added(takt__dispatcher_t *d, takt_callback_t *cb) {
+  /* A full table is reported by takt_executor_add_node; a callback created later on an attached
+   * node past capacity is left unscheduled (documented: size max_callbacks for the system). */
+  (void)insert_cb_locked((takt_executor_t *)(void *)d, cb);
+}
+
+static void on_removed(takt__dispatcher_t *d, takt_callback_t *cb) {
+  remove_cb_locked((takt_executor_t *)(void *)d, cb);
+}
+
+takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
+                                const takt_executor_options_t *opts, takt_executor_t **out) {
+  takt_executor_options_t def = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  if (opts == NULL) opts = &def;
+  if (ctx == NULL || out == NULL || (kind != TAKT_EXEC_TIDE && kind != TAKT_EXEC_BATCH))
+    return TAKT_EINVAL;
+  if (opts->trigger > TAKT_TRIGGER_USER || (opts->trigger == TAKT_TRIGGER_ONE && !opts->trigger_one) ||
+      (opts->trigger == TAKT_TRIGGER_USER && opts->trigger_fn == NULL))
+    return TAKT_EINVAL;
+  takt__lock(ctx);
+  uint32_t cap = opts->max_callbacks;
+  if (cap == 0)
+    cap = ctx->timers.capacity + ctx->subscriptions.capacity + ctx->services.capacity +
+          ctx->clients.capacity;
+  size_t bytes = sizeof(takt_executor_t) + (size_t)cap * (4 * sizeof(takt_callback_t *) + 1);
+  takt_executor_t *e = takt__executor_alloc_locked(ctx, bytes);
+  if (e == NULL) {
+    bool full = ctx->executors_used >= ctx->max_executors;
+    takt__unlock(ctx);
+    return full ? TAKT_EFULL : TAKT_ENOMEM;
+  }
+  takt_callback_t **tables = (takt_callback_t **)(void *)(e + 1);
+  e->ctx = ctx;
+  e->kind = kind;
+  e->opts = *opts;
+  e->opts.max_callbacks = cap;
+  e->cap = cap;
+  e->cbs = tables;
+  takt__cbheap_init(&e->timers, tables + cap, cap, timer_less, true);
+  takt__cbheap_init(&e->arrived, tables + 2 * (size_t)cap, cap, prio_less, false);
+  takt__cbheap_init(&e->ready, tables + 3 * (size_t)cap, cap, prio_less, false);
+  e->ready_flags = (bool *)(void *)(tables + 4 * (size_t)cap);
+  e->d.arrival_locked = on_arrival;
+  e->d.added_locked = on_added;
+  e->d.removed_locked = on_removed;
+  if (takt_event_init(&e->wake) < 0) {
+    takt__executor_free_locked(ctx, e);
+    takt__unlock(ctx);
+    return TAKT_EOS;
+  }
+  takt__unlock(ctx);
+  *out = e;
+  return TAKT_OK;
+}
+
+takt_err_t takt_executor_destroy(takt_executor_t *exec) {
+  if (exec == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = exec->ctx;
+  takt__lock(ctx);
+  if (exec->spinning) {
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
+  }
+  TAKT__LIST_FOREACH(it, &ctx->node_list) {
+    takt_node_t *n = TAKT__CONTAINER(it, takt_node_t, ctx_link);
+    if (n->dispatcher == &exec->d) n->dispatcher = NULL;
+  }
+  for (uint32_t i = 0; i < exec->ncbs; i++) {
+    exec->cbs[i]->heap_pos = -1;
+    exec->cbs[i]->timer_pos = -1;
+    exec->cbs[i]->exec_state = 0;
+  }
+  takt_event_fini(&exec->wake);
+  takt__executor_free_locked(ctx, exec);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node) {
+  if (exec == NULL || node == NULL || node->ctx != exec->ctx) return TAKT_EINVAL;
+  takt_context_t *ctx = exec->ctx;
+  takt__lock(ctx);
+  if (node->dispatcher != NULL) {
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
+  }
+  uint32_t n = 0;
+  TAKT__LIST_FOREACH(it, &node->callbacks) n++;
+  if (exec->ncbs + n > exec->cap) {
+    takt__unlock(ctx);
+    return TAKT_EFULL;
+  }
+  node->dispatcher = &exec->d;
+  TAKT__LIST_FOREACH(it, &node->callbacks) {
+    (void)insert_cb_locked(exec, TAKT__CONTAINER(it, takt_callback_t, node_link));
+  }
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node) {
+  if (exec == NULL || node == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = exec->ctx;
+  takt__lock(ctx);
+  if (node->dispatcher != &exec->d) {
+    takt__unlock(ctx);
+    return TAKT_ENOENT;
+  }
+  TAKT__LIST_FOREACH(it, &node->callbacks) {
+    remove_cb_locked(exec, TAKT__CONTAINER(it, takt_callback_t, node_link));
+  }
+  node->dispatcher = NULL;
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+static void start_locked(takt_executor_t *e) {
+  if (e->started) return;
+  e->started = true;
+  e->t0 = takt_clock_now(e->ctx->clock);
+  for (uint32_t i = 0; i < e->ncbs; i++)
+    if (e->cbs[i]->kind == TAKT_CB_TIMER) arm_timer_locked(e, e->cbs[i], e->t0);
+}
+
+int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
+  if (e->kind == TAKT_EXEC_TIDE) {
+    takt_callback_t *top = takt__cbheap_top(&e->timers);
+    return top == NULL ? TAKT_TIME_INFINITE : ((takt_timer_t *)(void *)top)->next_release;
+  }
+  /* batch: rcl computes the wait timeout by scanning every timer */
+  int64_t next = TAKT_TIME_INFINITE;
+  for (uint32_t i = 0; i < e->ncbs; i++) {
+    takt_callback_t *cb = e->cbs[i];
+    if (cb->kind != TAKT_CB_TIMER) continue;
+    int64_t t = ((takt_timer_t *)(void *)cb)->next_release;
+    if (t < next) next = t;
+  }
+  return next;
+}
+
+static uint32_t round_locked(takt_executor_t *e) {
+  e->stats.rounds++;
+  uint32_t ran = e->kind == TAKT_EXEC_TIDE ? takt__tide_round_locked(e) : takt__batch_round_locked(e);
+  e->stats.executed += ran;
+  return ran;
+}
+
+static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
+  takt_context_t *ctx = e->ctx;
+  if (e->spinning) return TAKT_EBUSY;
+  e->spinning = true;
+  start_locked(e);
+  takt_err_t rc = TAKT_OK;
+  while (!e->stop_requested) {
+    if (takt_clock_now(ctx->clock) >= until) break;
+    if (round_locked(e) > 0) continue;
+    if (!wait) break;
+    int64_t wake = takt__exec_next_timer_locked(e);
+    if (wake > until) wake = until;
+    e->stats.idle_waits++;
+    if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
+        wake == TAKT_TIME_INFINITE)
+      break; /* FAKE clock with nothing that can ever happen */
+  }
+  e->stop_requested = false;
+  e->spinning = false;
+  return rc;
+}
+
+takt_err_t takt_executor_spin(takt_executor_t *exec) {
+  return takt_executor_spin_until(exec, TAKT_TIME_INFINITE);
+}
+
+takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns) {
+  if (exec == NULL) return TAKT_EINVAL;
+  takt__lock(exec->ctx);
+  takt_err_t rc = spin_locked(exec, abs_ns, true);
+  takt__unlock(exec->ctx);
+  return rc;
+}
+
+takt_err_t takt_executor_spin_some(takt_executor_t *exec) {
+  if (exec == NULL) return TAKT_EINVAL;
+  takt__lock(exec->ctx);
+  takt_err_t rc = spin_locked(exec, TAKT_TIME_INFINITE, false);
+  takt__unlock(exec->ctx);
+  return rc;
+}
+
+takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
+  if (exec == NULL) return TAKT_EINVAL;
+  takt__lock(exec->ctx);
+  if (exec->spinning) {
+    takt__unlock(exec->ctx);
+    return TAKT_EBUSY;
+  }
+  exec->spinning = true;
+  start_locked(exec);
+  uint32_t n = round_locked(exec);
+  exec->spinning = false;
+  takt__unlock(exec->ctx);
+  if (ran != NULL) *ran = n;
+  return TAKT_OK;
+}
+
+void takt_executor_stop(takt_executor_t *exec) {
+  if (exec == NULL) return;
+  takt__lock(exec->ctx);
+  if (exec->spinning) {
+    exec->stop_requested = true;
+    takt_event_signal_locked(&exec->wake);
+  }
+  takt__unlock(exec->ctx);
+}
+
+void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out) {
+  takt__lock(exec->ctx);
+  *out = exec->stats;
+  takt__unlock(exec->ctx);
+}

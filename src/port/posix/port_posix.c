@@ -1,0 +1,228 @@
+/* POSIX port: monotonic clock, absolute sleeps, PI mutexes, events, named real-time threads. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "takt/port.h"
+
+_Static_assert(sizeof(pthread_mutex_t) <= 48, "takt_mutex_t too small");
+_Static_assert(sizeof(pthread_cond_t) <= 56, "takt_event_t too small");
+_Static_assert(sizeof(pthread_t) <= 16, "takt_thread_t too small");
+
+#define MUTEX(m) ((pthread_mutex_t *)(void *)(m)->opaque.bytes)
+#define COND(e) ((pthread_cond_t *)(void *)(e)->opaque.bytes)
+
+/* ---- time ---- */
+
+int64_t takt_time_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * TAKT_NS_PER_S + (int64_t)ts.tv_nsec;
+}
+
+static struct timespec to_timespec(int64_t abs_ns) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(abs_ns / TAKT_NS_PER_S);
+  ts.tv_nsec = (long)(abs_ns % TAKT_NS_PER_S);
+  return ts;
+}
+
+void takt_sleep_until(int64_t abs_ns) {
+  struct timespec ts = to_timespec(abs_ns);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+void takt_clock_init_fake(takt_clock_t *clock, int64_t start_ns) {
+  clock->kind = TAKT_CLOCK_FAKE;
+  clock->fake_now = start_ns;
+}
+
+int64_t takt_clock_now(const takt_clock_t *clock) {
+  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE) return clock->fake_now;
+  return takt_time_now();
+}
+
+void takt_clock_advance(takt_clock_t *clock, int64_t delta_ns) {
+  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE && delta_ns > 0) clock->fake_now += delta_ns;
+}
+
+/* ---- mutex ---- */
+
+takt_err_t takt_mutex_init(takt_mutex_t *m) {
+  pthread_mutexattr_t a;
+  if (pthread_mutexattr_init(&a) != 0) return TAKT_EOS;
+  (void)pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+  int rc = pthread_mutex_init(MUTEX(m), &a);
+  pthread_mutexattr_destroy(&a);
+  return rc == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+void takt_mutex_fini(takt_mutex_t *m) { pthread_mutex_destroy(MUTEX(m)); }
+void takt_mutex_lock(takt_mutex_t *m) { pthread_mutex_lock(MUTEX(m)); }
+void takt_mutex_unlock(takt_mutex_t *m) { pthread_mutex_unlock(MUTEX(m)); }
+takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
+  return pthread_mutex_trylock(MUTEX(m)) == 0 ? TAKT_OK : TAKT_EBUSY;
+}
+
+/* ---- event ---- */
+
+takt_err_t takt_event_init(takt_event_t *ev) {
+  pthread_condattr_t a;
+  if (pthread_condattr_init(&a) != 0) return TAKT_EOS;
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(COND(ev), &a);
+  pthread_condattr_destroy(&a);
+  ev->signalled = false;
+  return rc == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+void takt_event_fini(takt_event_t *ev) { pthread_cond_destroy(COND(ev)); }
+
+void takt_event_signal_locked(takt_event_t *ev) {
+  ev->signalled = true;
+  pthread_cond_signal(COND(ev));
+}
+
+takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
+                                  int64_t abs_ns) {
+  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE) {
+    if (ev->signalled) {
+      ev->signalled = false;
+      return TAKT_OK;
+    }
+    if (abs_ns != TAKT_TIME_INFINITE && abs_ns > clock->fake_now) clock->fake_now = abs_ns;
+    return TAKT_ETIMEDOUT;
+  }
+  while (!ev->signalled) {
+    if (abs_ns == TAKT_TIME_INFINITE) {
+      pthread_cond_wait(COND(ev), MUTEX(m));
+    } else {
+      struct timespec ts = to_timespec(abs_ns);
+      int rc = pthread_cond_timedwait(COND(ev), MUTEX(m), &ts);
+      if (rc == ETIMEDOUT && !ev->signalled) return TAKT_ETIMEDOUT;
+    }
+  }
+  ev->signalled = false;
+  return TAKT_OK;
+}
+
+/* ---- threads ---- */
+
+static atomic_int rt_probe = 0; /* 0 unknown, 1 permitted, 2 refused */
+static atomic_flag rt_warned = ATOMIC_FLAG_INIT;
+
+static void warn_no_rt(void) {
+  if (!atomic_flag_test_and_set(&rt_warned))
+    fprintf(stderr, "takt: warning: SCHED_FIFO not permitted (needs root or CAP_SYS_NICE); "
+                    "running with SCHED_OTHER\n");
+}
+
+static void *noop_thread(void *arg) { return arg; }
+
+static int create_with(pthread_t *t, takt_sched_policy_t policy, int32_t prio, int32_t cpu,
+                       void *(*fn)(void *), void *arg) {
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  if (policy == TAKT_SCHED_FIFO) {
+    struct sched_param sp = {.sched_priority = prio};
+    pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+    pthread_attr_setschedparam(&a, &sp);
+  }
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((size_t)cpu, &set);
+    pthread_attr_setaffinity_np(&a, sizeof set, &set);
+  }
+  int rc = pthread_create(t, &a, fn, arg);
+  pthread_attr_destroy(&a);
+  return rc;
+}
+
+bool takt_port_rt_permitted(void) {
+  int state = atomic_load(&rt_probe);
+  if (state == 0) {
+    pthread_t t;
+    if (create_with(&t, TAKT_SCHED_FIFO, 1, -1, noop_thread, NULL) == 0) {
+      pthread_join(t, NULL);
+      state = 1;
+    } else {
+      state = 2;
+    }
+    atomic_store(&rt_probe, state);
+  }
+  return state == 1;
+}
+
+typedef struct {
+  takt_thread_fn fn;
+  void *arg;
+  char name[16];
+} thread_start_t;
+
+static void *thread_trampoline(void *p) {
+  thread_start_t start = *(thread_start_t *)p;
+  free(p);
+  if (start.name[0] != '\0') pthread_setname_np(pthread_self(), start.name);
+  start.fn(start.arg);
+  return NULL;
+}
+
+takt_err_t takt_thread_create(takt_thread_t *t, const takt_thread_attr_t *attr, takt_thread_fn fn,
+                              void *arg) {
+  if (t == NULL || fn == NULL) return TAKT_EINVAL;
+  takt_thread_attr_t def = {.name = NULL, .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+  if (attr == NULL) attr = &def;
+  if (attr->policy == TAKT_SCHED_FIFO && (attr->priority < 1 || attr->priority > 99))
+    return TAKT_EINVAL;
+  /* Thread creation is an init-time operation: the start block is allocated here. */
+  thread_start_t *start = malloc(sizeof *start);
+  if (start == NULL) return TAKT_ENOMEM;
+  start->fn = fn;
+  start->arg = arg;
+  start->name[0] = '\0';
+  if (attr->name != NULL) {
+    strncpy(start->name, attr->name, sizeof start->name - 1);
+    start->name[sizeof start->name - 1] = '\0';
+  }
+  pthread_t *pt = (pthread_t *)(void *)t->opaque.bytes;
+  takt_sched_policy_t policy = attr->policy;
+  if (policy == TAKT_SCHED_FIFO && !takt_port_rt_permitted()) {
+    warn_no_rt();
+    policy = TAKT_SCHED_OTHER;
+  }
+  int rc = create_with(pt, policy, attr->priority, attr->cpu, thread_trampoline, start);
+  if (rc == EPERM && policy == TAKT_SCHED_FIFO) {
+    warn_no_rt();
+    rc = create_with(pt, TAKT_SCHED_OTHER, 0, attr->cpu, thread_trampoline, start);
+  }
+  if (rc != 0) {
+    free(start);
+    return rc == EPERM ? TAKT_EPERM : TAKT_EOS;
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_thread_join(takt_thread_t *t) {
+  if (t == NULL) return TAKT_EINVAL;
+  return pthread_join(*(pthread_t *)(void *)t->opaque.bytes, NULL) == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priority) {
+  struct sched_param sp = {.sched_priority = policy == TAKT_SCHED_FIFO ? priority : 0};
+  if (policy == TAKT_SCHED_FIFO && (priority < 1 || priority > 99)) return TAKT_EINVAL;
+  int rc = pthread_setschedparam(pthread_self(), policy == TAKT_SCHED_FIFO ? SCHED_FIFO : SCHED_OTHER,
+                                 &sp);
+  if (rc == EPERM) {
+    warn_no_rt();
+    return TAKT_EPERM;
+  }
+  return rc == 0 ? TAKT_OK : TAKT_EOS;
+}

@@ -1,0 +1,322 @@
+// Core rules: capacities, names, pools, topics ordered by origin time, subscription queues.
+#include "common.hpp"
+
+using namespace takt_test;
+
+namespace {
+
+TEST(Context, ZeroOrAbsurdCapacitiesAreRejected) {
+  takt_context_t *ctx = nullptr;
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  EXPECT_EQ(takt_context_create(nullptr, &ctx), TAKT_EINVAL);
+  cfg.max_nodes = 0;
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
+  cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_topics = 0xFFFFFFFFu;
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
+  cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.arena_bytes = 16;
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
+  cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_subscriptions = 100000;  // pools do not fit the 1 MiB arena
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_ENOMEM);
+  EXPECT_EQ(ctx, nullptr);
+}
+
+TEST(Context, CallerProvidedArena) {
+  alignas(16) static unsigned char storage[256 * 1024];
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.arena = storage;
+  cfg.arena_bytes = sizeof storage;
+  takt_context_t *ctx = nullptr;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_pool_usage_t u;
+  takt_context_usage(ctx, &u);
+  EXPECT_LE(u.arena_capacity, sizeof storage);
+  EXPECT_GT(u.arena_used, 0u);
+  takt_context_destroy(ctx);
+}
+
+TEST(Names, Validity) {
+  EXPECT_TRUE(takt_name_valid("scan"));
+  EXPECT_TRUE(takt_name_valid("/robot/scan_1"));
+  EXPECT_TRUE(takt_name_valid("/"));
+  EXPECT_FALSE(takt_name_valid(nullptr));
+  EXPECT_FALSE(takt_name_valid(""));
+  EXPECT_FALSE(takt_name_valid("1scan"));
+  EXPECT_FALSE(takt_name_valid("a//b"));
+  EXPECT_FALSE(takt_name_valid("scan/"));
+  EXPECT_FALSE(takt_name_valid("has space"));
+  EXPECT_FALSE(takt_name_valid("dash-ed"));
+  EXPECT_FALSE(takt_name_valid(std::string(80, 'a').c_str()));
+  EXPECT_TRUE(takt_name_valid(std::string(63, 'a').c_str()));
+  EXPECT_FALSE(takt_name_valid(std::string(64, 'a').c_str()));
+}
+
+TEST(Errors, EveryCodeHasADescription) {
+  for (takt_err_t e = TAKT_OK; e >= TAKT_ELATE; e--)
+    EXPECT_STRNE(takt_strerror(e), "unknown error") << e;
+  EXPECT_STREQ(takt_strerror(-999), "unknown error");
+}
+
+class Core : public ContextTest {};
+
+TEST_F(Core, InvalidNamesAndDuplicatesGetCodes) {
+  takt_node_t *n = nullptr, *n2 = nullptr;
+  EXPECT_EQ(takt_node_create(ctx, "bad name", &n), TAKT_ENAME);
+  ASSERT_EQ(takt_node_create(ctx, "good", &n), TAKT_OK);
+  EXPECT_EQ(takt_node_create(ctx, "good", &n2), TAKT_EEXIST);
+  takt_topic_t *t = nullptr;
+  EXPECT_EQ(takt_topic_create(ctx, "9t", blob8_type(), 2, &t), TAKT_ENAME);
+  EXPECT_EQ(takt_topic_create(ctx, "t", blob8_type(), 0, &t), TAKT_EINVAL);
+  EXPECT_EQ(takt_topic_create(ctx, "t", nullptr, 2, &t), TAKT_EINVAL);
+  takt_timer_t *tm = nullptr;
+  EXPECT_EQ(takt_timer_create(n, "tick", 0, 0, nullptr, nullptr, nullptr, &tm), TAKT_EINVAL);
+  takt_callback_attr_t bad = {-1, 0, 0};
+  EXPECT_EQ(takt_timer_create(n, "tick", 10, 0, nullptr, nullptr, &bad, &tm), TAKT_EINVAL);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+TEST_F(Core, FullPoolsReportFullAndRecover) {
+  std::vector<takt_node_t *> nodes;
+  takt_context_config_t def = TAKT_CONTEXT_CONFIG_DEFAULT;
+  for (uint32_t i = 0; i < def.max_nodes; i++) {
+    takt_node_t *n;
+    ASSERT_EQ(takt_node_create(ctx, ("n" + std::to_string(i)).c_str(), &n), TAKT_OK);
+    nodes.push_back(n);
+  }
+  takt_node_t *extra = nullptr;
+  EXPECT_EQ(takt_node_create(ctx, "extra", &extra), TAKT_EFULL);
+  EXPECT_EQ(extra, nullptr);
+  ASSERT_EQ(takt_node_destroy(nodes.back()), TAKT_OK);
+  nodes.pop_back();
+  EXPECT_EQ(takt_node_create(ctx, "extra", &extra), TAKT_OK);
+  nodes.push_back(extra);
+  for (auto *n : nodes) EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+class Topic : public ContextTest {
+ protected:
+  takt_node_t *node = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_subscription_t *sub = nullptr;
+
+  void make(uint32_t slots, uint32_t depth) {
+    ASSERT_EQ(takt_node_create(ctx, "n", &node), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), slots, &topic), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.depth = depth;
+    ASSERT_EQ(takt_subscription_create(node, topic, "s", nullptr, nullptr, &o, &sub), TAKT_OK);
+  }
+  void TearDown() override {
+    if (node) {
+      EXPECT_EQ(takt_topic_destroy(topic), TAKT_EBUSY);  // still used
+      EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+      EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+    }
+    expect_empty();
+    ContextTest::TearDown();
+  }
+  uint64_t take(takt_err_t expect = TAKT_OK, takt_msg_header_t *h = nullptr) {
+    Blob8 b{0};
+    EXPECT_EQ(takt_take_next(sub, &b, sizeof b, h), expect);
+    return b.value;
+  }
+};
+
+TEST_F(Topic, PublishAndTakeInOrderWithHeaders) {
+  make(4, 4);
+  for (uint64_t i = 1; i <= 3; i++) {
+    Blob8 b{i};
+    ASSERT_EQ(takt_publish_at(pub, &b, sizeof b, static_cast<int64_t>(i) * 100), TAKT_OK);
+  }
+  EXPECT_EQ(takt_subscription_pending(sub), 3u);
+  takt_msg_header_t h;
+  EXPECT_EQ(take(TAKT_OK, &h), 1u);
+  EXPECT_EQ(h.t_info, 100);
+  EXPECT_EQ(h.seq, 1u);
+  EXPECT_EQ(h.t_data, takt_clock_now(&clock));
+  EXPECT_EQ(take(), 2u);
+  EXPECT_EQ(take(), 3u);
+  take(TAKT_EAGAIN);
+}
+
+TEST_F(Topic, WrongSizeIsRejectedAndNothingIsQueued) {
+  make(4, 4);
+  uint32_t small = 7;
+  EXPECT_EQ(takt_publish(pub, &small, sizeof small), TAKT_ESIZE);
+  EXPECT_EQ(takt_subscription_pending(sub), 0u);
+  Blob8 b{1};
+  uint32_t x;
+  ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  EXPECT_EQ(takt_take_next(sub, &x, sizeof x, nullptr), TAKT_ESIZE);
+  EXPECT_EQ(takt_subscription_pending(sub), 1u);  // still there
+  EXPECT_EQ(takt_publish(nullptr, &b, sizeof b), TAKT_EINVAL);
+  EXPECT_EQ(takt_publish(pub, nullptr, sizeof b), TAKT_EINVAL);
+}
+
+TEST_F(Topic, FullQueueKeepsTheLatestAndCountsDrops) {
+  make(8, 2);
+  for (uint64_t i = 1; i <= 5; i++) {
+    Blob8 b{i};
+    ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  }
+  EXPECT_EQ(takt_subscription_dropped(sub), 3u);
+  EXPECT_EQ(take(), 4u);
+  EXPECT_EQ(take(), 5u);
+}
+
+TEST_F(Topic, OverwrittenSlotsCountAsDropped) {
+  make(2, 8);  // queue deeper than the topic holds
+  for (uint64_t i = 1; i <= 4; i++) {
+    Blob8 b{i};
+    ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  }
+  EXPECT_EQ(takt_subscription_pending(sub), 2u);
+  EXPECT_EQ(takt_subscription_dropped(sub), 2u);
+  EXPECT_EQ(take(), 3u);
+  EXPECT_EQ(take(), 4u);
+}
+
+TEST_F(Topic, TakeLatestDiscardsOlder) {
+  make(4, 4);
+  for (uint64_t i = 1; i <= 3; i++) {
+    Blob8 b{i};
+    ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  }
+  Blob8 out{0};
+  ASSERT_EQ(takt_take_latest(sub, &out, sizeof out, nullptr), TAKT_OK);
+  EXPECT_EQ(out.value, 3u);
+  EXPECT_EQ(takt_take_latest(sub, &out, sizeof out, nullptr), TAKT_EAGAIN);
+}
+
+TEST_F(Topic, SlotsAreReusedOldestOriginTimeFirst) {
+  make(3, 1);
+  // t_info out of order: 300, 100, 200 -> topic order 100, 200, 300
+  int64_t ti[3] = {300, 100, 200};
+  for (int i = 0; i < 3; i++) {
+    Blob8 b{static_cast<uint64_t>(ti[i])};
+    ASSERT_EQ(takt_publish_at(pub, &b, sizeof b, ti[i]), TAKT_OK);
+  }
+  // a fourth message replaces the slot with t_info 100, not the first published (300)
+  Blob8 b{400};
+  ASSERT_EQ(takt_publish_at(pub, &b, sizeof b, 400), TAKT_OK);
+  // information older than everything a full topic holds is refused
+  Blob8 old{50};
+  EXPECT_EQ(takt_publish_at(pub, &old, sizeof old, 50), TAKT_ELATE);
+  // held now: 200, 300, 400; 150 is older than all of them and refused as well
+  EXPECT_EQ(takt_publish_at(pub, &old, sizeof old, 150), TAKT_ELATE);
+  Blob8 mid{250};
+  ASSERT_EQ(takt_publish_at(pub, &mid, sizeof mid, 250), TAKT_OK);  // evicts 200
+  EXPECT_EQ(take(), 250u);  // depth 1: the newest queued
+}
+
+struct PinProbe {
+  takt_publisher_t *pub;
+  std::vector<takt_err_t> rcs;
+};
+
+void republish_while_reading(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *p = static_cast<PinProbe *>(user);
+  // The slot being read is pinned: the only slot of a 1-slot topic cannot be reused.
+  Blob8 b{99};
+  p->rcs.push_back(takt_publish_at(p->pub, &b, sizeof b, msg->header.t_info + 1));
+}
+
+class Pinning : public ContextTest {};
+
+TEST_F(Pinning, ASlotBeingReadIsNeverOverwritten) {
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_subscription_t *s;
+  PinProbe probe{};
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 1, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &probe.pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "s", republish_while_reading, &probe, nullptr, &s),
+            TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 b{1};
+  ASSERT_EQ(takt_publish(probe.pub, &b, sizeof b), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  ASSERT_EQ(probe.rcs.size(), 1u);
+  EXPECT_EQ(probe.rcs[0], TAKT_EBUSY);
+  // once the callback returned, the slot is free again
+  ASSERT_EQ(takt_publish(probe.pub, &b, sizeof b), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  expect_empty();
+}
+
+TEST_F(Core, ChainsRejectBadInput) {
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_timer_t *a, *b;
+  ASSERT_EQ(takt_timer_create(n, "a", 10, 0, nullptr, nullptr, nullptr, &a), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(n, "b", 10, 0, nullptr, nullptr, nullptr, &b), TAKT_OK);
+  takt_callback_t *cbs[2] = {takt_timer_callback(a), takt_timer_callback(b)};
+  takt_callback_t *dup[2] = {cbs[0], cbs[0]};
+  takt_chain_t *ch = nullptr, *ch2 = nullptr;
+  EXPECT_EQ(takt_chain_create(ctx, "c", cbs, 0, 0, &ch), TAKT_EINVAL);
+  EXPECT_EQ(takt_chain_create(ctx, "c", dup, 2, 0, &ch), TAKT_EINVAL);
+  EXPECT_EQ(takt_chain_create(ctx, "c c", cbs, 2, 0, &ch), TAKT_ENAME);
+  EXPECT_EQ(takt_chain_create(ctx, "c", cbs, 2, -5, &ch), TAKT_EINVAL);
+  ASSERT_EQ(takt_chain_create(ctx, "c", cbs, 2, 0, &ch), TAKT_OK);
+  EXPECT_EQ(takt_chain_create(ctx, "d", cbs, 1, 0, &ch2), TAKT_EBUSY);  // already in a chain
+  EXPECT_EQ(takt_chain_assign_priorities(&ch, 1, TAKT_PRIORITY_MAX), TAKT_EINVAL);
+  ASSERT_EQ(takt_chain_assign_priorities(&ch, 1, 10), TAKT_OK);
+  takt_callback_attr_t attr;
+  takt_callback_get_attr(cbs[1], &attr);
+  EXPECT_EQ(attr.priority, 12);
+  EXPECT_EQ(takt_chain_destroy(ch), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+TEST_F(Core, AttributesAreFixedWhileAttached) {
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_timer_t *a;
+  ASSERT_EQ(takt_timer_create(n, "a", 10, 0, nullptr, nullptr, nullptr, &a), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  takt_callback_attr_t attr = {5, 0, 0};
+  EXPECT_EQ(takt_callback_set_attr(takt_timer_callback(a), &attr), TAKT_ESTATE);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_EBUSY);
+  takt_executor_t *e2;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, nullptr, &e2), TAKT_OK);
+  EXPECT_EQ(takt_executor_add_node(e2, n), TAKT_EBUSY);
+  EXPECT_EQ(takt_executor_remove_node(e2, n), TAKT_ENOENT);
+  EXPECT_EQ(takt_executor_remove_node(e, n), TAKT_OK);
+  EXPECT_EQ(takt_callback_set_attr(takt_timer_callback(a), &attr), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e2), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+TEST_F(Core, ExecutorPoolIsBounded) {
+  takt_context_config_t def = TAKT_CONTEXT_CONFIG_DEFAULT;
+  std::vector<takt_executor_t *> ex;
+  for (uint32_t i = 0; i < def.max_executors; i++) {
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+    ex.push_back(e);
+  }
+  takt_executor_t *extra;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &extra), TAKT_EFULL);
+  for (auto *e : ex) EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  expect_empty();
+}
+
+}  // namespace

@@ -1,0 +1,372 @@
+// Deterministic scheduling tests on the fake clock: the two priority inversions PoDS describes
+// (§3.1 Figure 3, §3.2.2 Figure 4), reproduced under `batch` and removed by `tide`, plus the
+// rules of timers, triggers and ReadyList ordering. Exact execution orders are asserted.
+#include <vector>
+
+#include "common.hpp"
+
+using namespace takt_test;
+
+namespace {
+
+constexpr int64_t kMs = TAKT_NS_PER_MS;
+
+struct Cb {
+  int id = 0;
+  std::vector<int> *log = nullptr;
+  takt_publisher_t *out = nullptr;
+  takt_clock_t *clock = nullptr;
+  int64_t exec_ns = 0;
+  std::vector<int64_t> t_info_seen;
+  std::vector<int64_t> releases;
+};
+
+void run_body(Cb *c, int64_t t_info) {
+  c->log->push_back(c->id);
+  c->t_info_seen.push_back(t_info);
+  takt_clock_advance(c->clock, c->exec_ns);
+  if (c->out != nullptr) {
+    Blob8 b{static_cast<uint64_t>(c->id)};
+    ASSERT_EQ(takt_publish(c->out, &b, sizeof b), TAKT_OK);
+  }
+}
+
+void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
+  auto *c = static_cast<Cb *>(user);
+  c->releases.push_back(ev->release);
+  run_body(c, ev->release);
+}
+
+void on_msg(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  run_body(static_cast<Cb *>(user), msg->header.t_info);
+}
+
+// Three chains (timer -> subscription -> subscription), registered chain by chain, as in
+// PoDS Figure 3: cb1..cb3 is chain 0 (most important) ... cb7..cb9 is chain 2.
+class ThreeChains : public ContextTest {
+ protected:
+  Cb cbs[10];
+  std::vector<int> log;
+  takt_node_t *node = nullptr;
+  takt_topic_t *topics[3][2] = {};
+  takt_publisher_t *pubs[3][2] = {};
+  takt_timer_t *timers[3] = {};
+  takt_subscription_t *subs[3][2] = {};
+  takt_chain_t *chains[3] = {};
+  takt_executor_t *exec = nullptr;
+  takt_publisher_t *ext[3] = {};  // outside publishers to each chain's last topic
+
+  void build(takt_executor_kind_t kind, int64_t timer_phase, int64_t exec_ns) {
+    ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+    for (int c = 0; c < 3; c++) {
+      for (int k = 0; k < 2; k++) {
+        std::string name = "chain" + std::to_string(c) + "_t" + std::to_string(k);
+        ASSERT_EQ(takt_topic_create(ctx, name.c_str(), blob8_type(), 4, &topics[c][k]), TAKT_OK);
+        ASSERT_EQ(takt_publisher_create(node, topics[c][k], &pubs[c][k]), TAKT_OK);
+      }
+      ASSERT_EQ(takt_publisher_create(node, topics[c][1], &ext[c]), TAKT_OK);
+    }
+    for (int c = 0; c < 3; c++) {
+      for (int p = 0; p < 3; p++) {
+        Cb &cb = cbs[c * 3 + p + 1];
+        cb.id = c * 3 + p + 1;
+        cb.log = &log;
+        cb.clock = &clock;
+        cb.exec_ns = exec_ns;
+        cb.out = p < 2 ? pubs[c][p] : nullptr;
+      }
+      std::string tn = "sensor" + std::to_string(c);
+      ASSERT_EQ(takt_timer_create(node, tn.c_str(), 100 * kMs, timer_phase, on_timer,
+                                  &cbs[c * 3 + 1], nullptr, &timers[c]),
+                TAKT_OK);
+      for (int k = 0; k < 2; k++) {
+        std::string sn = "stage" + std::to_string(c) + "_" + std::to_string(k);
+        ASSERT_EQ(takt_subscription_create(node, topics[c][k], sn.c_str(), on_msg,
+                                           &cbs[c * 3 + 2 + k], nullptr, &subs[c][k]),
+                  TAKT_OK);
+      }
+      takt_callback_t *members[3] = {takt_timer_callback(timers[c]),
+                                     takt_subscription_callback(subs[c][0]),
+                                     takt_subscription_callback(subs[c][1])};
+      std::string chn = "chain" + std::to_string(c);
+      ASSERT_EQ(takt_chain_create(ctx, chn.c_str(), members, 3, 5 * kMs, &chains[c]), TAKT_OK);
+    }
+    ASSERT_EQ(takt_chain_assign_priorities(chains, 3, 0), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  }
+
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    for (auto *ch : chains)
+      if (ch != nullptr) EXPECT_EQ(takt_chain_destroy(ch), TAKT_OK);
+    if (node != nullptr) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    for (auto &tc : topics)
+      for (auto *t : tc)
+        if (t != nullptr) EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+    expect_empty();
+    ContextTest::TearDown();
+  }
+};
+
+TEST_F(ThreeChains, PodsPrioritiesAreChainRankMajorPositionMinor) {
+  build(TAKT_EXEC_TIDE, 0, kMs);
+  int32_t expected[10] = {0, 7, 8, 9, 4, 5, 6, 1, 2, 3};
+  takt_callback_t *all[10] = {nullptr};
+  for (int c = 0; c < 3; c++) {
+    all[c * 3 + 1] = takt_timer_callback(timers[c]);
+    all[c * 3 + 2] = takt_subscription_callback(subs[c][0]);
+    all[c * 3 + 3] = takt_subscription_callback(subs[c][1]);
+  }
+  for (int i = 1; i <= 9; i++) {
+    takt_callback_attr_t a;
+    takt_callback_get_attr(all[i], &a);
+    EXPECT_EQ(a.priority, expected[i]) << "cb" << i;
+  }
+}
+
+// (a) Figure 3: three chains released together.
+TEST_F(ThreeChains, BatchDelaysTheTopChainBehindLowerPriorityTimers) {
+  build(TAKT_EXEC_BATCH, 0, kMs);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 50 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 4, 7, 2, 5, 8, 3, 6, 9}));
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chains[0], &st);
+  EXPECT_EQ(st.latency.count, 1u);
+  EXPECT_EQ(st.latency.max, 7 * kMs);  // cb3 finishes after six other callbacks
+  EXPECT_EQ(st.deadline_misses, 1u);   // deadline 5 ms
+}
+
+TEST_F(ThreeChains, TideRunsTheTopChainFirst) {
+  build(TAKT_EXEC_TIDE, 0, kMs);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 50 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chains[0], &st);
+  EXPECT_EQ(st.latency.count, 1u);
+  EXPECT_EQ(st.latency.max, 3 * kMs);  // its own three callbacks only
+  EXPECT_EQ(st.deadline_misses, 0u);
+  takt_chain_get_stats(chains[2], &st);
+  EXPECT_EQ(st.latency.max, 9 * kMs);
+}
+
+// (b) Figure 4: three messages waiting, arrived lowest priority first.
+TEST_F(ThreeChains, BatchProcessesWaitingMessagesInArrivalOrder) {
+  build(TAKT_EXEC_BATCH, 60 * kMs, kMs);
+  for (int c = 2; c >= 0; c--) {
+    Blob8 b{0};
+    ASSERT_EQ(takt_publish(ext[c], &b, sizeof b), TAKT_OK);
+  }
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{9, 6, 3}));
+}
+
+TEST_F(ThreeChains, TideProcessesWaitingMessagesByPriority) {
+  build(TAKT_EXEC_TIDE, 60 * kMs, kMs);
+  for (int c = 2; c >= 0; c--) {
+    Blob8 b{0};
+    ASSERT_EQ(takt_publish(ext[c], &b, sizeof b), TAKT_OK);
+  }
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{3, 6, 9}));
+}
+
+TEST_F(ThreeChains, TideRunsExactlyOneCallbackPerRound) {
+  build(TAKT_EXEC_TIDE, 0, kMs);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  EXPECT_EQ(log, (std::vector<int>{1}));
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  EXPECT_EQ(log, (std::vector<int>{1, 2}));
+}
+
+TEST_F(ThreeChains, BatchRunsTheWholeReadySetInOneRound) {
+  build(TAKT_EXEC_BATCH, 0, kMs);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 3u);
+  EXPECT_EQ(log, (std::vector<int>{1, 4, 7}));
+}
+
+TEST_F(ThreeChains, PublicationsInheritTheReleasingJobsOriginTime) {
+  build(TAKT_EXEC_TIDE, 0, kMs);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 250 * kMs), TAKT_OK);
+  // three periods: releases at t0, t0+100, t0+200; every stage sees the timer's release time
+  ASSERT_EQ(cbs[1].releases.size(), 3u);
+  for (size_t k = 0; k < 3; k++) {
+    int64_t rel = t0 + static_cast<int64_t>(k) * 100 * kMs;
+    EXPECT_EQ(cbs[1].releases[k], rel);
+    EXPECT_EQ(cbs[2].t_info_seen[k], rel);
+    EXPECT_EQ(cbs[3].t_info_seen[k], rel);
+  }
+}
+
+// ---- timers ----
+
+class Timers : public ContextTest {};
+
+TEST_F(Timers, ReleasesAreDriftFreeAndOverrunsDoNotBurst) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH}) {
+    std::vector<int> log;
+    Cb c;
+    c.id = 1;
+    c.log = &log;
+    c.clock = &clock;
+    c.exec_ns = 3 * kMs;  // execution time
+    takt_node_t *n;
+    takt_timer_t *t;
+    takt_executor_t *e;
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    ASSERT_EQ(takt_timer_create(n, "tick", 10 * kMs, 2 * kMs, on_timer, &c, nullptr, &t), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+    int64_t t0 = takt_clock_now(&clock);
+    ASSERT_EQ(takt_executor_spin_until(e, t0 + 45 * kMs), TAKT_OK);
+    ASSERT_EQ(c.releases.size(), 5u);  // 2, 12, 22, 32, 42 ms: no drift from the 3 ms runs
+    for (size_t k = 0; k < 5; k++)
+      EXPECT_EQ(c.releases[k], t0 + 2 * kMs + static_cast<int64_t>(k) * 10 * kMs);
+    EXPECT_EQ(takt_timer_missed(t), 0u);
+
+    // one run that takes 25 ms: releases 52 and 62 are missed, then 72 runs (no burst)
+    c.releases.clear();
+    c.exec_ns = 25 * kMs;
+    ASSERT_EQ(takt_executor_spin_until(e, t0 + 53 * kMs), TAKT_OK);  // runs release 52 to 78
+    c.exec_ns = kMs;
+    ASSERT_EQ(takt_executor_spin_until(e, t0 + 95 * kMs), TAKT_OK);
+    ASSERT_GE(c.releases.size(), 2u);
+    EXPECT_EQ(c.releases[0], t0 + 52 * kMs);
+    EXPECT_EQ(c.releases[1], t0 + 72 * kMs);  // 62 was missed: counted, not run late
+    EXPECT_EQ(takt_timer_missed(t), 1u);
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  }
+  expect_empty();
+}
+
+TEST_F(Timers, TideFifoAmongEqualPriorities) {
+  std::vector<int> log;
+  Cb c[4];
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_timer_t *t[4];
+  for (int i = 0; i < 4; i++) {
+    c[i].id = i;
+    c[i].log = &log;
+    c[i].clock = &clock;
+    std::string name = "t" + std::to_string(i);
+    ASSERT_EQ(takt_timer_create(n, name.c_str(), 10 * kMs, 0, on_timer, &c[i], nullptr, &t[i]),
+              TAKT_OK);
+  }
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+// ---- batch trigger conditions ----
+
+struct TriggerFixture : public ContextTest {
+  std::vector<int> log;
+  Cb c[2];
+  takt_node_t *n = nullptr;
+  takt_timer_t *fast = nullptr, *slow = nullptr;
+
+  void make() {
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    for (int i = 0; i < 2; i++) {
+      c[i].id = i;
+      c[i].log = &log;
+      c[i].clock = &clock;
+    }
+    ASSERT_EQ(takt_timer_create(n, "fast", 10 * kMs, 0, on_timer, &c[0], nullptr, &fast), TAKT_OK);
+    ASSERT_EQ(takt_timer_create(n, "slow", 20 * kMs, 5 * kMs, on_timer, &c[1], nullptr, &slow),
+              TAKT_OK);
+  }
+  std::vector<int> run(const takt_executor_options_t &o) {
+    takt_executor_t *e;
+    EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_OK);
+    EXPECT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+    int64_t t0 = takt_clock_now(&clock);
+    EXPECT_EQ(takt_executor_spin_until(e, t0 + 30 * kMs), TAKT_OK);
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+    expect_empty();
+    return log;
+  }
+};
+
+TEST_F(TriggerFixture, AnyRunsWhateverIsReady) {
+  make();
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  // fast at 0, 10, 20; slow at 5, 25
+  EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 0, 1}));
+}
+
+TEST_F(TriggerFixture, AllWaitsUntilEveryHandleIsReady) {
+  make();
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.trigger = TAKT_TRIGGER_ALL;
+  // fast pending from 0, slow ready at 5: both run at 5; fast's release 10 then waits for slow
+  // at 25, so its release 20 finds it still pending and is counted as missed
+  EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(takt_timer_missed(fast), 1u);
+}
+
+TEST_F(TriggerFixture, OneRunsOnlyWhenTheNamedHandleIsReady) {
+  make();
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.trigger = TAKT_TRIGGER_ONE;
+  o.trigger_one = takt_timer_callback(slow);
+  EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 1}));
+}
+
+bool only_when_first_ready(const bool *ready, uint32_t n, void *user) {
+  (*static_cast<int *>(user))++;
+  return n == 2 && ready[0] && !ready[1];
+}
+
+TEST_F(TriggerFixture, UserFunctionSeesTheWaitSet) {
+  make();
+  int calls = 0;
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.trigger = TAKT_TRIGGER_USER;
+  o.trigger_fn = only_when_first_ready;
+  o.trigger_user = &calls;
+  // 0: fast alone -> runs. 5: slow alone -> no. 10: fast+slow -> no (slow pending) ... never again
+  EXPECT_EQ(run(o), (std::vector<int>{0}));
+  EXPECT_GT(calls, 2);
+}
+
+TEST_F(TriggerFixture, BadTriggerOptionsAreRejected) {
+  make();
+  takt_executor_t *e = nullptr;
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.trigger = TAKT_TRIGGER_ONE;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_EINVAL);
+  o.trigger = TAKT_TRIGGER_USER;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_EINVAL);
+  EXPECT_EQ(takt_executor_create(ctx, static_cast<takt_executor_kind_t>(7), nullptr, &e),
+            TAKT_EINVAL);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+TEST(ExecutorKind, ParseAndName) {
+  takt_executor_kind_t k;
+  EXPECT_EQ(takt_executor_kind_parse("tide", &k), TAKT_OK);
+  EXPECT_EQ(k, TAKT_EXEC_TIDE);
+  EXPECT_EQ(takt_executor_kind_parse("batch", &k), TAKT_OK);
+  EXPECT_STREQ(takt_executor_kind_name(k), "batch");
+  EXPECT_EQ(takt_executor_kind_parse("fifo", &k), TAKT_EINVAL);
+}
+
+}  // namespace
