@@ -1,0 +1,59 @@
+# The two commands a new user needs: `make run` (the demo) and `make test` (everything CI checks).
+# Both install what is missing first (tools/deps.sh).
+.PHONY: all deps build run test test-release test-asan test-tsan test-python bench-smoke format clean
+
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+VENV    := .venv
+CMAKE   := cmake -G Ninja -S .
+export TAKT_BUILD_DIR := $(CURDIR)/$(BUILD)/release
+
+all: build
+
+deps:
+	@tools/deps.sh
+
+build: deps
+	@$(CMAKE) -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD)/release -j $(JOBS)
+
+run: build
+	@$(VENV)/bin/takt demo --out $(BUILD)/demo
+
+test: test-release test-asan test-tsan test-python bench-smoke
+	@echo "make test: all suites passed (release, asan+ubsan, tsan, python, bench smoke)"
+
+test-release: build
+	@echo "== tests: Release"
+	@ctest --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@echo "== tests: Debug + AddressSanitizer + UndefinedBehaviorSanitizer"
+	@$(CMAKE) -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTAKT_DEBUG=ON \
+	  -DTAKT_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(BUILD)/asan -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	@echo "== tests: ThreadSanitizer"
+	@$(CMAKE) -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTAKT_SANITIZE=thread \
+	  -DTAKT_BUILD_TOOLS=OFF >/dev/null
+	@cmake --build $(BUILD)/tsan -j $(JOBS)
+	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
+
+test-python: build
+	@echo "== tests: Python (CLI, system files, runner)"
+	@$(VENV)/bin/python -m pytest -q python/tests
+
+bench-smoke: build
+	@echo "== benchmarks: smoke mode"
+	@$(VENV)/bin/takt bench tide_overhead --quick --out $(BUILD)/bench-smoke >/dev/null
+	@test -s $(BUILD)/bench-smoke/tide_overhead.json && test -s $(BUILD)/bench-smoke/tide_overhead.md
+	@echo "tide_overhead smoke: ok"
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,3 @@
+from takt.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Bad system descriptions: each gets one line naming file:line and what is wrong, exit != 0."""
+
+import re
+
+import pytest
+
+GOOD = """
+name: tiny
+nodes:
+  - name: a
+    timers:
+      - {name: tick, period_ms: 10, work_us: 5, publish: t1}
+    subscriptions:
+      - {name: sink, topic: t1, work_us: 5}
+chains:
+  - {name: c, deadline_ms: 5, callbacks: [tick, sink]}
+"""
+
+CASES = [
+    # (yaml text, expected line, fragment of the message)
+    ("nodes: [\n  {name: a\n", 3, "YAML"),
+    ("name: x\nnodes:\n  - name: a\n    timers:\n      - {name: t, perod_ms: 10}\n", 5, "unknown key 'perod_ms'"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: fast}\n", 4, "period_ms must be a number"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t}\n", 4, "needs 'period_ms'"),
+    ("name: x\n", 1, "needs 'nodes'"),
+    ("nodes:\n  - name: 9lives\n", 2, "not a valid name"),
+    ("executor: fifo\nnodes:\n  - name: a\n", 1, "executor must be 'tide' or 'batch'"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: -1}\n", 4, "out of range"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 1}\n      - {name: t, period_ms: 2}\n",
+     5, "defined twice"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 1}\n"
+     "chains:\n  - {name: c, callbacks: [t, nope]}\n", 6, "no callback named 'nope'"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 1, publish: x}\n"
+     "    subscriptions:\n      - {name: s, topic: y}\n"
+     "chains:\n  - {name: c, callbacks: [t, s]}\n", 8, "does not subscribe"),
+    ("nodes: 3\n", 1, "must be a list"),
+    ("- just\n- a list\n", 1, "must be a mapping"),
+    ("", 1, "empty file"),
+]
+
+
+@pytest.mark.parametrize("text,line,fragment", CASES)
+def test_bad_file_is_named_with_line(takt, write, text, line, fragment):
+    path = write("bad.yaml", text)
+    proc = takt("check", path)
+    assert proc.returncode != 0
+    msg = proc.stderr.strip()
+    assert len(msg.splitlines()) == 1, msg
+    m = re.match(r"^(.*bad\.yaml):(\d+)(:\d+)?: (.*)$", msg)
+    assert m, msg
+    assert int(m.group(2)) == line, msg
+    assert fragment in m.group(4), msg
+
+
+def test_good_file_checks(takt, write):
+    proc = takt("check", write("good.yaml", GOOD), check=True)
+    assert "2 callbacks, 1 chains" in proc.stdout
+
+
+def test_missing_file(takt):
+    proc = takt("run", "nowhere.yaml")
+    assert proc.returncode == 2
+    assert "nowhere.yaml: no such file" in proc.stderr
+
+
+def test_unknown_benchmark(takt):
+    proc = takt("bench", "nope")
+    assert proc.returncode == 2
+    assert "unknown benchmark 'nope'" in proc.stderr
+
+
+def test_bad_cli_arguments(takt, write):
+    proc = takt("run", write("good.yaml", GOOD), "--executor", "fifo")
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr

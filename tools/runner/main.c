@@ -1,0 +1,378 @@
+/* takt-run: build a system from its YAML description, run it on one executor, show per-chain
+ * latency live and write a JSON result. The `takt run` command calls this program. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "system.h"
+#include "takt/takt.h"
+
+typedef struct run_cb {
+  const sys_callback_t *desc;
+  takt_callback_t *cb;
+  takt_publisher_t *pubs[SYS_MAX_PUBLISH];
+  uint32_t pub_size[SYS_MAX_PUBLISH];
+  uint8_t *payload;
+  uint64_t runs;
+  uint64_t work_iters;
+  takt_timer_t *timer;
+  takt_subscription_t *sub;
+} run_cb_t;
+
+static sys_system_t g_sys;
+static run_cb_t g_cbs[SYS_MAX_CALLBACKS];
+static takt_type_support_t g_types[SYS_MAX_TOPICS];
+static char g_type_names[SYS_MAX_TOPICS][32];
+static takt_topic_t *g_topics[SYS_MAX_TOPICS];
+static takt_node_t *g_nodes[SYS_MAX_NODES];
+static takt_chain_t *g_chains[SYS_MAX_CHAINS];
+static atomic_ulong g_publish_errors;
+static atomic_int g_done;
+static double g_iters_per_ns;
+static volatile uint64_t g_sink;
+
+/* ---- synthetic work: a calibrated loop, so preemption stretches it like real computation ---- */
+
+static void spin_iters(uint64_t n) {
+  uint64_t acc = g_sink;
+  for (uint64_t i = 0; i < n; i++) acc = acc * 6364136223846793005ull + i;
+  g_sink = acc;
+}
+
+static void calibrate(void) {
+  const uint64_t n = 200000;
+  int64_t best = INT64_MAX;
+  for (int r = 0; r < 7; r++) {
+    int64_t t0 = takt_time_now();
+    spin_iters(n);
+    int64_t dt = takt_time_now() - t0;
+    if (dt > 0 && dt < best) best = dt;
+  }
+  g_iters_per_ns = (double)n / (double)best;
+}
+
+static void do_work(run_cb_t *rc) {
+  spin_iters(rc->work_iters);
+  rc->runs++;
+  rc->payload[0] = (uint8_t)rc->runs; /* the payload's content is not what this measures */
+  for (uint32_t i = 0; i < rc->desc->n_publish; i++)
+    if (takt_publish(rc->pubs[i], rc->payload, rc->pub_size[i]) != TAKT_OK)
+      atomic_fetch_add(&g_publish_errors, 1);
+}
+
+static void on_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  do_work(user);
+}
+
+static void on_message(takt_subscription_t *s, const takt_message_t *msg, void *user) {
+  (void)s;
+  (void)msg;
+  do_work(user);
+}
+
+/* ---- building ---- */
+
+/* Print "takt run: what: reason" and return 1 (an exit status). */
+static int die(const char *what, takt_err_t rc) {
+  fprintf(stderr, "takt run: %s: %s\n", what, takt_strerror(rc));
+  return 1;
+}
+
+static int build(takt_context_t *ctx) {
+  uint32_t max_payload = 0;
+  for (uint32_t i = 0; i < g_sys.n_topics; i++) {
+    sys_topic_t *t = &g_sys.topics[i];
+    snprintf(g_type_names[i], sizeof g_type_names[i], "takt/Bytes%u", t->size);
+    g_types[i] = (takt_type_support_t){g_type_names[i], NULL, t->size, NULL, NULL};
+    takt_err_t rc = takt_topic_create(ctx, t->name, &g_types[i], t->slots, &g_topics[i]);
+    if (rc < 0) return -die(t->name, rc);
+    if (t->size > max_payload) max_payload = t->size;
+  }
+  for (uint32_t i = 0; i < g_sys.n_nodes; i++) {
+    takt_err_t rc = takt_node_create(ctx, g_sys.node_names[i], &g_nodes[i]);
+    if (rc < 0) return -die(g_sys.node_names[i], rc);
+  }
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+    const sys_callback_t *d = &g_sys.callbacks[i];
+    run_cb_t *rc = &g_cbs[i];
+    rc->desc = d;
+    rc->work_iters = (uint64_t)((double)d->work_ns * g_iters_per_ns);
+    rc->payload = calloc(1, max_payload);
+    if (rc->payload == NULL) return -die("payload", TAKT_ENOMEM);
+    takt_node_t *node = NULL;
+    for (uint32_t n = 0; n < g_sys.n_nodes; n++)
+      if (strcmp(g_sys.node_names[n], d->node) == 0) node = g_nodes[n];
+    for (uint32_t p = 0; p < d->n_publish; p++) {
+      int ti = sys_find_topic(&g_sys, d->publish[p]);
+      rc->pub_size[p] = g_sys.topics[ti].size;
+      takt_err_t e = takt_publisher_create(node, g_topics[ti], &rc->pubs[p]);
+      if (e < 0) return -die(d->name, e);
+    }
+    takt_callback_attr_t attr = {.priority = d->priority, .deadline_ns = d->deadline_ns, .group = 0};
+    takt_err_t e;
+    if (d->kind == SYS_TIMER) {
+      e = takt_timer_create(node, d->name, d->period_ns, d->phase_ns, on_timer, rc, &attr,
+                            &rc->timer);
+      if (e == TAKT_OK) rc->cb = takt_timer_callback(rc->timer);
+    } else {
+      takt_subscription_options_t o = {.depth = d->depth, .attr = attr};
+      e = takt_subscription_create(node, g_topics[sys_find_topic(&g_sys, d->topic)], d->name,
+                                   on_message, rc, &o, &rc->sub);
+      if (e == TAKT_OK) rc->cb = takt_subscription_callback(rc->sub);
+    }
+    if (e < 0) return -die(d->name, e);
+  }
+  for (uint32_t i = 0; i < g_sys.n_chains; i++) {
+    sys_chain_t *c = &g_sys.chains[i];
+    takt_callback_t *members[SYS_MAX_CHAIN_LEN];
+    for (uint32_t j = 0; j < c->n; j++) members[j] = g_cbs[sys_find_callback(&g_sys, c->callbacks[j])].cb;
+    takt_err_t e = takt_chain_create(ctx, c->name, members, c->n, c->deadline_ns, &g_chains[i]);
+    if (e < 0) return -die(c->name, e);
+  }
+  if (g_sys.pods_priorities && g_sys.n_chains > 0) {
+    /* chains in file order = rank; callbacks outside chains keep their (default 0) priority,
+     * so chains start above the largest explicit priority of an unchained callback */
+    int32_t base = 0;
+    for (uint32_t i = 0; i < g_sys.n_callbacks; i++)
+      if (g_cbs[i].desc->has_priority && g_cbs[i].desc->priority > base)
+        base = g_cbs[i].desc->priority;
+    takt_err_t e = takt_chain_assign_priorities(g_chains, g_sys.n_chains, base);
+    if (e < 0) return -die("assigning PoDS priorities", e);
+  }
+  return 0;
+}
+
+/* ---- reporting ---- */
+
+static void fmt_ns(char *buf, size_t n, int64_t ns) {
+  if (ns >= 10 * TAKT_NS_PER_MS) snprintf(buf, n, "%.1fms", (double)ns / 1e6);
+  else if (ns >= TAKT_NS_PER_MS) snprintf(buf, n, "%.2fms", (double)ns / 1e6);
+  else snprintf(buf, n, "%.0fus", (double)ns / 1e3);
+}
+
+static int print_table(FILE *out, double t, double total, const char *exec_name, bool tty) {
+  const char *eol = tty ? "\033[K\n" : "\n"; /* clear the rest of a redrawn line */
+  int lines = 0;
+  fprintf(out, "takt run %s  executor=%s  %5.1fs / %.1fs%s", g_sys.name, exec_name, t, total, eol);
+  fprintf(out, "%-16s %9s %8s %9s %9s %9s %8s%s", "chain", "deadline", "count", "p50", "p99",
+          "max", "misses", eol);
+  lines += 2;
+  for (uint32_t i = 0; i < g_sys.n_chains; i++) {
+    takt_chain_stats_t st;
+    takt_chain_get_stats(g_chains[i], &st);
+    char dl[16] = "-", p50[16] = "-", p99[16] = "-", mx[16] = "-";
+    if (st.deadline_ns > 0) fmt_ns(dl, sizeof dl, st.deadline_ns);
+    if (st.latency.count > 0) {
+      fmt_ns(p50, sizeof p50, st.latency.p50);
+      fmt_ns(p99, sizeof p99, st.latency.p99);
+      fmt_ns(mx, sizeof mx, st.latency.max);
+    }
+    fprintf(out, "%-16s %9s %8llu %9s %9s %9s %8llu%s", takt_chain_name(g_chains[i]), dl, (unsigned long long)st.latency.count, p50, p99, mx,
+            (unsigned long long)st.deadline_misses, eol);
+    lines++;
+  }
+  fflush(out);
+  return lines;
+}
+
+static int write_json(const char *path, const char *exec_name, double duration, bool rt,
+                      takt_executor_t *exec) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    fprintf(stderr, "takt run: cannot write %s\n", path);
+    return -1;
+  }
+  takt_executor_stats_t es;
+  takt_executor_get_stats(exec, &es);
+  fprintf(f, "{\n  \"system\": \"%s\",\n  \"executor\": \"%s\",\n  \"duration_s\": %.3f,\n",
+          g_sys.name, exec_name, duration);
+  fprintf(f, "  \"sched_fifo\": %s,\n  \"publish_errors\": %lu,\n", rt ? "true" : "false",
+          (unsigned long)atomic_load(&g_publish_errors));
+  fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu},\n",
+          (unsigned long long)es.rounds, (unsigned long long)es.executed,
+          (unsigned long long)es.idle_waits);
+  fprintf(f, "  \"chains\": [\n");
+  for (uint32_t i = 0; i < g_sys.n_chains; i++) {
+    takt_chain_stats_t st;
+    takt_chain_get_stats(g_chains[i], &st);
+    const takt_stats_summary_t *l = &st.latency;
+    fprintf(f,
+            "    {\"name\": \"%s\", \"rank\": %u, \"deadline_ns\": %lld, \"count\": %llu, "
+            "\"min_ns\": %lld, \"mean_ns\": %.1f, \"std_ns\": %.1f, \"p50_ns\": %lld, "
+            "\"p90_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld, \"max_ns\": %lld, "
+            "\"deadline_misses\": %llu}%s\n",
+            takt_chain_name(g_chains[i]), i, (long long)st.deadline_ns,
+            (unsigned long long)l->count, (long long)l->min, l->mean, l->std, (long long)l->p50,
+            (long long)l->p90, (long long)l->p99, (long long)l->p999, (long long)l->max,
+            (unsigned long long)st.deadline_misses, i + 1 < g_sys.n_chains ? "," : "");
+  }
+  fprintf(f, "  ],\n  \"callbacks\": [\n");
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+    run_cb_t *rc = &g_cbs[i];
+    takt_callback_attr_t a;
+    takt_callback_get_attr(rc->cb, &a);
+    fprintf(f,
+            "    {\"name\": \"%s\", \"node\": \"%s\", \"kind\": \"%s\", \"priority\": %d, "
+            "\"runs\": %llu, \"timer_missed\": %llu, \"dropped\": %llu}%s\n",
+            rc->desc->name, rc->desc->node, rc->desc->kind == SYS_TIMER ? "timer" : "subscription",
+            a.priority, (unsigned long long)takt_callback_runs(rc->cb),
+            (unsigned long long)(rc->timer ? takt_timer_missed(rc->timer) : 0),
+            (unsigned long long)(rc->sub ? takt_subscription_dropped(rc->sub) : 0),
+            i + 1 < g_sys.n_callbacks ? "," : "");
+  }
+  fprintf(f, "  ]\n}\n");
+  fclose(f);
+  return 0;
+}
+
+typedef struct spin_arg {
+  takt_executor_t *exec;
+  int64_t end;
+} spin_arg_t;
+
+static void spin_thread(void *p) {
+  spin_arg_t *a = p;
+  takt_executor_spin_until(a->exec, a->end);
+  atomic_store(&g_done, 1);
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: takt-run FILE [--executor tide|batch] [--duration S] [--json PATH]\n"
+          "                [--rt-priority N] [--cpu N] [--quiet] [--check]\n"
+          "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
+          "  --check          load and validate FILE, print a summary, run nothing\n");
+}
+
+int main(int argc, char **argv) {
+  const char *file = NULL, *json = NULL, *exec_override = NULL;
+  double duration = -1;
+  int rt_prio = 80, cpu = -1;
+  bool quiet = false, check = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_val = i + 1 < argc;
+    if (strcmp(a, "--executor") == 0 && has_val) exec_override = argv[++i];
+    else if (strcmp(a, "--duration") == 0 && has_val) {
+      char *end;
+      duration = strtod(argv[++i], &end);
+      if (*end != '\0' || duration <= 0 || duration > 86400) {
+        fprintf(stderr, "takt run: --duration must be a number of seconds in (0, 86400]\n");
+        return 2;
+      }
+    } else if (strcmp(a, "--json") == 0 && has_val) json = argv[++i];
+    else if (strcmp(a, "--rt-priority") == 0 && has_val) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 0 || v > 99) {
+        fprintf(stderr, "takt run: --rt-priority must be 0..99\n");
+        return 2;
+      }
+      rt_prio = (int)v;
+    } else if (strcmp(a, "--cpu") == 0 && has_val) cpu = atoi(argv[++i]);
+    else if (strcmp(a, "--quiet") == 0) quiet = true;
+    else if (strcmp(a, "--check") == 0) check = true;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (a[0] == '-' || file != NULL) {
+      fprintf(stderr, "takt run: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else file = a;
+  }
+  if (file == NULL) {
+    usage(stderr);
+    return 2;
+  }
+  char err[512];
+  if (sys_load(file, &g_sys, err, sizeof err) < 0) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  const char *exec_name = exec_override ? exec_override : g_sys.executor;
+  takt_executor_kind_t kind;
+  if (takt_executor_kind_parse(exec_name, &kind) < 0) {
+    fprintf(stderr, "takt run: unknown executor '%s' (tide or batch)\n", exec_name);
+    return 2;
+  }
+  if (duration < 0) duration = g_sys.duration_s;
+  if (check) {
+    printf("%s: system '%s': %u nodes, %u topics, %u callbacks, %u chains, executor %s\n", file,
+           g_sys.name, g_sys.n_nodes, g_sys.n_topics, g_sys.n_callbacks, g_sys.n_chains, exec_name);
+    return 0;
+  }
+
+  calibrate();
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_topics = SYS_MAX_TOPICS;
+  cfg.max_nodes = SYS_MAX_NODES;
+  cfg.max_timers = SYS_MAX_CALLBACKS;
+  cfg.max_subscriptions = SYS_MAX_CALLBACKS;
+  cfg.max_publishers = SYS_MAX_CALLBACKS * SYS_MAX_PUBLISH;
+  cfg.max_chains = SYS_MAX_CHAINS;
+  size_t bytes = 1u << 20;
+  for (uint32_t i = 0; i < g_sys.n_topics; i++)
+    bytes += (size_t)g_sys.topics[i].size * g_sys.topics[i].slots + 64 * g_sys.topics[i].slots;
+  cfg.arena_bytes = bytes;
+  takt_context_t *ctx;
+  takt_err_t rc = takt_context_create(&cfg, &ctx);
+  if (rc < 0) return die("creating the context", rc);
+  if (build(ctx) < 0) return 1;
+  takt_executor_t *exec;
+  if ((rc = takt_executor_create(ctx, kind, NULL, &exec)) < 0) return die("executor", rc);
+  for (uint32_t i = 0; i < g_sys.n_nodes; i++)
+    if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die("add node", rc);
+
+  bool rt = rt_prio > 0 && takt_port_rt_permitted();
+  takt_thread_attr_t ta = {.name = "takt-exec",
+                           .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
+                           .priority = rt_prio > 0 ? rt_prio : 0,
+                           .cpu = cpu};
+  int64_t start = takt_time_now();
+  spin_arg_t arg = {exec, start + (int64_t)(duration * 1e9)};
+  takt_thread_t th;
+  if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) return die("thread", rc);
+
+  bool tty = isatty(STDOUT_FILENO) != 0;
+  int drawn = 0;
+  for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&g_done); tick += TAKT_NS_PER_S) {
+    while (!atomic_load(&g_done) && takt_time_now() < tick) {
+      int64_t step = takt_time_now() + 50 * TAKT_NS_PER_MS;
+      takt_sleep_until(step < tick ? step : tick);
+    }
+    if (quiet || atomic_load(&g_done)) continue;
+    if (tty && drawn > 0) printf("\033[%dA", drawn);
+    double t = (double)(takt_time_now() - start) / 1e9;
+    if (tty) drawn = print_table(stdout, t, duration, exec_name, tty);
+    else {
+      printf("t=%.0fs", t);
+      for (uint32_t i = 0; i < g_sys.n_chains; i++) {
+        takt_chain_stats_t st;
+        takt_chain_get_stats(g_chains[i], &st);
+        printf("  %s p99=%.2fms misses=%llu", takt_chain_name(g_chains[i]),
+               (double)st.latency.p99 / 1e6, (unsigned long long)st.deadline_misses);
+      }
+      printf("\n");
+      fflush(stdout);
+    }
+  }
+  takt_thread_join(&th);
+  if (!quiet) {
+    if (tty && drawn > 0) printf("\033[%dA", drawn);
+    print_table(stdout, duration, duration, exec_name, tty);
+  }
+  if (atomic_load(&g_publish_errors) > 0)
+    fprintf(stderr, "takt run: %lu publications failed (topic slots all in use or late data)\n",
+            (unsigned long)atomic_load(&g_publish_errors));
+  int out = 0;
+  if (json != NULL && write_json(json, exec_name, duration, rt, exec) < 0) out = 1;
+  takt_executor_destroy(exec);
+  takt_context_destroy(ctx);
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) free(g_cbs[i].payload);
+  return out;
+}

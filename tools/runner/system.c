@@ -1,0 +1,445 @@
+/* YAML system description loader (see system.h). */
+#include "system.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "takt/core.h"
+
+typedef struct parser {
+  const char *file;
+  yaml_document_t *doc;
+  char *err;
+  size_t errlen;
+} parser_t;
+
+__attribute__((format(printf, 4, 5))) static int fail_at(parser_t *p, int line, int col,
+                                                         const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (col > 0) snprintf(p->err, p->errlen, "%s:%d:%d: %s", p->file, line, col, msg);
+  else snprintf(p->err, p->errlen, "%s:%d: %s", p->file, line, msg);
+  return -1;
+}
+
+#define NODE_LINE(n) ((int)(n)->start_mark.line + 1)
+#define NODE_COL(n) ((int)(n)->start_mark.column + 1)
+#define FAIL(p, n, ...) fail_at((p), NODE_LINE(n), NODE_COL(n), __VA_ARGS__)
+
+static const char *kind_name(yaml_node_t *n) {
+  switch (n->type) {
+  case YAML_SCALAR_NODE: return "a scalar";
+  case YAML_SEQUENCE_NODE: return "a list";
+  case YAML_MAPPING_NODE: return "a mapping";
+  default: return "nothing";
+  }
+}
+
+static int want(parser_t *p, yaml_node_t *n, yaml_node_type_t type, const char *what) {
+  if (n->type == type) return 0;
+  const char *expect = type == YAML_SCALAR_NODE ? "a value" : type == YAML_SEQUENCE_NODE ? "a list" : "a mapping";
+  return FAIL(p, n, "%s must be %s, not %s", what, expect, kind_name(n));
+}
+
+static const char *scalar(yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+static int get_name(parser_t *p, yaml_node_t *n, const char *what, char *out) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  const char *s = scalar(n);
+  if (!takt_name_valid(s))
+    return FAIL(p, n, "%s '%s' is not a valid name (letters, digits, '_' and '/', not starting "
+                      "with a digit, at most %d characters)", what, s, TAKT_NAME_MAX - 1);
+  snprintf(out, SYS_NAME, "%s", s);
+  return 0;
+}
+
+static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, double hi,
+                      double *out) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  const char *s = scalar(n);
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (s[0] == '\0' || end == NULL || *end != '\0' || errno != 0 || !isfinite(v))
+    return FAIL(p, n, "%s must be a number, not '%s'", what, s);
+  if (v < lo || v > hi) return FAIL(p, n, "%s = %s is out of range [%g, %g]", what, s, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int get_ms_ns(parser_t *p, yaml_node_t *n, const char *what, double lo_ms, int64_t *out) {
+  double v;
+  if (get_number(p, n, what, lo_ms, 3.6e6, &v) < 0) return -1;
+  *out = (int64_t)llround(v * 1e6);
+  return 0;
+}
+
+typedef struct {
+  yaml_node_pair_t *pair;
+  yaml_node_pair_t *end;
+} pairs_t;
+
+/* Check every key of a mapping is one of `allowed` (NULL-terminated). */
+static int check_keys(parser_t *p, yaml_node_t *map, const char *what, const char *const *allowed) {
+  for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = yaml_document_get_node(p->doc, pr->key);
+    if (k->type != YAML_SCALAR_NODE) return FAIL(p, k, "keys of %s must be plain words", what);
+    bool ok = false;
+    for (const char *const *a = allowed; *a != NULL; a++)
+      if (strcmp(scalar(k), *a) == 0) ok = true;
+    if (!ok) {
+      char list[256] = "";
+      for (const char *const *a = allowed; *a != NULL; a++) {
+        strncat(list, *a, sizeof list - strlen(list) - 1);
+        if (a[1] != NULL) strncat(list, ", ", sizeof list - strlen(list) - 1);
+      }
+      return FAIL(p, k, "unknown key '%s' in %s (expected one of: %s)", scalar(k), what, list);
+    }
+    for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pr; q++) {
+      yaml_node_t *k2 = yaml_document_get_node(p->doc, q->key);
+      if (k2->type == YAML_SCALAR_NODE && strcmp(scalar(k2), scalar(k)) == 0)
+        return FAIL(p, k, "key '%s' appears twice in %s", scalar(k), what);
+    }
+  }
+  return 0;
+}
+
+static yaml_node_t *lookup(parser_t *p, yaml_node_t *map, const char *key) {
+  for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+    yaml_node_t *k = yaml_document_get_node(p->doc, pr->key);
+    if (k->type == YAML_SCALAR_NODE && strcmp(scalar(k), key) == 0)
+      return yaml_document_get_node(p->doc, pr->value);
+  }
+  return NULL;
+}
+
+static int require(parser_t *p, yaml_node_t *map, const char *key, const char *what,
+                   yaml_node_t **out) {
+  *out = lookup(p, map, key);
+  if (*out == NULL) return FAIL(p, map, "%s needs '%s'", what, key);
+  return 0;
+}
+
+#define FOR_ITEMS(p, seq, it)                                                                      \
+  for (yaml_node_item_t *it##_i = (seq)->data.sequence.items.start;                                \
+       it##_i < (seq)->data.sequence.items.top; it##_i++)                                          \
+    for (yaml_node_t *it = yaml_document_get_node((p)->doc, *it##_i); it != NULL; it = NULL)
+
+int sys_find_topic(const sys_system_t *sys, const char *name) {
+  for (uint32_t i = 0; i < sys->n_topics; i++)
+    if (strcmp(sys->topics[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+int sys_find_callback(const sys_system_t *sys, const char *name) {
+  for (uint32_t i = 0; i < sys->n_callbacks; i++)
+    if (strcmp(sys->callbacks[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+static int parse_topics(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+  static const char *const keys[] = {"name", "size", "slots", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'topics'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a topic") < 0 || check_keys(p, it, "a topic", keys) < 0)
+      return -1;
+    if (sys->n_topics == SYS_MAX_TOPICS) return FAIL(p, it, "more than %d topics", SYS_MAX_TOPICS);
+    sys_topic_t *t = &sys->topics[sys->n_topics];
+    memset(t, 0, sizeof *t);
+    t->line = NODE_LINE(it);
+    t->size = 64;
+    t->slots = 4;
+    yaml_node_t *n;
+    if (require(p, it, "name", "a topic", &n) < 0 || get_name(p, n, "topic name", t->name) < 0)
+      return -1;
+    if (sys_find_topic(sys, t->name) >= 0) return FAIL(p, n, "topic '%s' declared twice", t->name);
+    double v;
+    if ((n = lookup(p, it, "size")) != NULL) {
+      if (get_number(p, n, "size", 1, 1 << 24, &v) < 0) return -1;
+      t->size = (uint32_t)v;
+    }
+    if ((n = lookup(p, it, "slots")) != NULL) {
+      if (get_number(p, n, "slots", 1, 1024, &v) < 0) return -1;
+      t->slots = (uint32_t)v;
+    }
+    sys->n_topics++;
+  }
+  return 0;
+}
+
+static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, const char *node,
+                          sys_system_t *sys) {
+  static const char *const timer_keys[] = {"name",     "period_ms",   "phase_ms", "work_us",
+                                           "priority", "deadline_ms", "publish",  NULL};
+  static const char *const sub_keys[] = {"name",     "topic",       "depth",   "work_us",
+                                         "priority", "deadline_ms", "publish", NULL};
+  const char *what = kind == SYS_TIMER ? "a timer" : "a subscription";
+  if (want(p, it, YAML_MAPPING_NODE, what) < 0 ||
+      check_keys(p, it, what, kind == SYS_TIMER ? timer_keys : sub_keys) < 0)
+    return -1;
+  if (sys->n_callbacks == SYS_MAX_CALLBACKS)
+    return FAIL(p, it, "more than %d callbacks", SYS_MAX_CALLBACKS);
+  sys_callback_t *cb = &sys->callbacks[sys->n_callbacks];
+  memset(cb, 0, sizeof *cb);
+  cb->kind = kind;
+  cb->line = NODE_LINE(it);
+  cb->depth = 8;
+  snprintf(cb->node, sizeof cb->node, "%s", node);
+  yaml_node_t *n;
+  double v;
+  if (require(p, it, "name", what, &n) < 0 || get_name(p, n, "callback name", cb->name) < 0)
+    return -1;
+  if (sys_find_callback(sys, cb->name) >= 0)
+    return FAIL(p, n, "callback '%s' defined twice (callback names are unique in a system)",
+                cb->name);
+  if (kind == SYS_TIMER) {
+    if (require(p, it, "period_ms", "a timer", &n) < 0 ||
+        get_ms_ns(p, n, "period_ms", 0.001, &cb->period_ns) < 0)
+      return -1;
+    if ((n = lookup(p, it, "phase_ms")) != NULL && get_ms_ns(p, n, "phase_ms", 0, &cb->phase_ns) < 0)
+      return -1;
+  } else {
+    if (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0)
+      return -1;
+    if ((n = lookup(p, it, "depth")) != NULL) {
+      if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
+      cb->depth = (uint32_t)v;
+    }
+  }
+  if ((n = lookup(p, it, "work_us")) != NULL) {
+    if (get_number(p, n, "work_us", 0, 1e7, &v) < 0) return -1;
+    cb->work_ns = (int64_t)llround(v * 1e3);
+  }
+  if ((n = lookup(p, it, "priority")) != NULL) {
+    if (get_number(p, n, "priority", 0, TAKT_PRIORITY_MAX, &v) < 0) return -1;
+    cb->priority = (int32_t)v;
+    cb->has_priority = true;
+  }
+  if ((n = lookup(p, it, "deadline_ms")) != NULL &&
+      get_ms_ns(p, n, "deadline_ms", 0, &cb->deadline_ns) < 0)
+    return -1;
+  if ((n = lookup(p, it, "publish")) != NULL) {
+    if (n->type == YAML_SCALAR_NODE) {
+      if (get_name(p, n, "published topic", cb->publish[0]) < 0) return -1;
+      cb->n_publish = 1;
+    } else {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'publish'") < 0) return -1;
+      FOR_ITEMS(p, n, t) {
+        if (cb->n_publish == SYS_MAX_PUBLISH)
+          return FAIL(p, t, "a callback publishes to at most %d topics", SYS_MAX_PUBLISH);
+        if (get_name(p, t, "published topic", cb->publish[cb->n_publish]) < 0) return -1;
+        cb->n_publish++;
+      }
+    }
+  }
+  sys->n_callbacks++;
+  return 0;
+}
+
+static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+  static const char *const keys[] = {"name", "timers", "subscriptions", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'nodes'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a node") < 0 || check_keys(p, it, "a node", keys) < 0)
+      return -1;
+    if (sys->n_nodes == SYS_MAX_NODES) return FAIL(p, it, "more than %d nodes", SYS_MAX_NODES);
+    yaml_node_t *n;
+    char *name = sys->node_names[sys->n_nodes];
+    if (require(p, it, "name", "a node", &n) < 0 || get_name(p, n, "node name", name) < 0)
+      return -1;
+    for (uint32_t i = 0; i < sys->n_nodes; i++)
+      if (strcmp(sys->node_names[i], name) == 0) return FAIL(p, n, "node '%s' defined twice", name);
+    sys->n_nodes++;
+    if ((n = lookup(p, it, "timers")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'timers'") < 0) return -1;
+      FOR_ITEMS(p, n, t) if (parse_callback(p, t, SYS_TIMER, name, sys) < 0) return -1;
+    }
+    if ((n = lookup(p, it, "subscriptions")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'subscriptions'") < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_SUBSCRIPTION, name, sys) < 0) return -1;
+    }
+  }
+  return 0;
+}
+
+static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+  static const char *const keys[] = {"name", "deadline_ms", "callbacks", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'chains'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a chain") < 0 || check_keys(p, it, "a chain", keys) < 0)
+      return -1;
+    if (sys->n_chains == SYS_MAX_CHAINS) return FAIL(p, it, "more than %d chains", SYS_MAX_CHAINS);
+    sys_chain_t *ch = &sys->chains[sys->n_chains];
+    memset(ch, 0, sizeof *ch);
+    ch->line = NODE_LINE(it);
+    yaml_node_t *n;
+    if (require(p, it, "name", "a chain", &n) < 0 || get_name(p, n, "chain name", ch->name) < 0)
+      return -1;
+    for (uint32_t i = 0; i < sys->n_chains; i++)
+      if (strcmp(sys->chains[i].name, ch->name) == 0)
+        return FAIL(p, n, "chain '%s' defined twice", ch->name);
+    if ((n = lookup(p, it, "deadline_ms")) != NULL &&
+        get_ms_ns(p, n, "deadline_ms", 0, &ch->deadline_ns) < 0)
+      return -1;
+    if (require(p, it, "callbacks", "a chain", &n) < 0 ||
+        want(p, n, YAML_SEQUENCE_NODE, "'callbacks'") < 0)
+      return -1;
+    FOR_ITEMS(p, n, c) {
+      if (ch->n == SYS_MAX_CHAIN_LEN)
+        return FAIL(p, c, "a chain has at most %d callbacks", SYS_MAX_CHAIN_LEN);
+      if (get_name(p, c, "chain member", ch->callbacks[ch->n]) < 0) return -1;
+      int idx = sys_find_callback(sys, ch->callbacks[ch->n]);
+      if (idx < 0) return FAIL(p, c, "chain '%s': no callback named '%s'", ch->name, scalar(c));
+      for (uint32_t k = 0; k < sys->n_chains; k++)
+        for (uint32_t j = 0; j < sys->chains[k].n; j++)
+          if (strcmp(sys->chains[k].callbacks[j], scalar(c)) == 0)
+            return FAIL(p, c, "callback '%s' is already in chain '%s'", scalar(c),
+                        sys->chains[k].name);
+      for (uint32_t j = 0; j < ch->n; j++)
+        if (strcmp(ch->callbacks[j], scalar(c)) == 0)
+          return FAIL(p, c, "callback '%s' appears twice in chain '%s'", scalar(c), ch->name);
+      if (ch->n > 0) { /* consecutive members must be connected by a topic */
+        const sys_callback_t *prev = &sys->callbacks[sys_find_callback(sys, ch->callbacks[ch->n - 1])];
+        const sys_callback_t *cur = &sys->callbacks[idx];
+        bool linked = false;
+        for (uint32_t j = 0; j < prev->n_publish; j++)
+          if (cur->kind == SYS_SUBSCRIPTION && strcmp(prev->publish[j], cur->topic) == 0)
+            linked = true;
+        if (!linked)
+          return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes",
+                      ch->name, cur->name, prev->name);
+      }
+      ch->n++;
+    }
+    if (ch->n == 0) return FAIL(p, n, "chain '%s' has no callbacks", ch->name);
+    sys->n_chains++;
+  }
+  return 0;
+}
+
+static int add_implicit_topic(parser_t *p, sys_system_t *sys, const char *name, int line) {
+  if (sys_find_topic(sys, name) >= 0) return 0;
+  if (sys->n_topics == SYS_MAX_TOPICS) return fail_at(p, line, 0, "more than %d topics", SYS_MAX_TOPICS);
+  sys_topic_t *t = &sys->topics[sys->n_topics++];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->size = 64;
+  t->slots = 4;
+  t->line = line;
+  return 0;
+}
+
+static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
+  static const char *const keys[] = {"name",   "executor", "duration_s", "priorities",
+                                     "topics", "nodes",    "chains",     NULL};
+  if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
+      check_keys(p, root, "the system description", keys) < 0)
+    return -1;
+  yaml_node_t *n;
+  snprintf(sys->name, sizeof sys->name, "system");
+  snprintf(sys->executor, sizeof sys->executor, "tide");
+  sys->duration_s = 10;
+  sys->pods_priorities = true;
+  if ((n = lookup(p, root, "name")) != NULL && get_name(p, n, "system name", sys->name) < 0)
+    return -1;
+  if ((n = lookup(p, root, "executor")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'executor'") < 0) return -1;
+    if (strcmp(scalar(n), "tide") != 0 && strcmp(scalar(n), "batch") != 0)
+      return FAIL(p, n, "executor must be 'tide' or 'batch', not '%s'", scalar(n));
+    snprintf(sys->executor, sizeof sys->executor, "%s", scalar(n));
+  }
+  if ((n = lookup(p, root, "duration_s")) != NULL &&
+      get_number(p, n, "duration_s", 0.001, 86400, &sys->duration_s) < 0)
+    return -1;
+  if ((n = lookup(p, root, "priorities")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'priorities'") < 0) return -1;
+    if (strcmp(scalar(n), "pods") == 0) sys->pods_priorities = true;
+    else if (strcmp(scalar(n), "explicit") == 0) sys->pods_priorities = false;
+    else return FAIL(p, n, "priorities must be 'pods' or 'explicit', not '%s'", scalar(n));
+  }
+  if ((n = lookup(p, root, "topics")) != NULL && parse_topics(p, n, sys) < 0) return -1;
+  if (require(p, root, "nodes", "the system description", &n) < 0 || parse_nodes(p, n, sys) < 0)
+    return -1;
+  for (uint32_t i = 0; i < sys->n_callbacks; i++) {
+    sys_callback_t *cb = &sys->callbacks[i];
+    if (cb->kind == SYS_SUBSCRIPTION && add_implicit_topic(p, sys, cb->topic, cb->line) < 0)
+      return -1;
+    for (uint32_t j = 0; j < cb->n_publish; j++)
+      if (add_implicit_topic(p, sys, cb->publish[j], cb->line) < 0) return -1;
+  }
+  if ((n = lookup(p, root, "chains")) != NULL && parse_chains(p, n, sys) < 0) return -1;
+  if (sys->n_callbacks == 0) return FAIL(p, root, "the system has no timers or subscriptions");
+  return 0;
+}
+
+int sys_parse(const char *name, const unsigned char *data, size_t len, sys_system_t *sys,
+              char *err, size_t errlen) {
+  memset(sys, 0, sizeof *sys);
+  parser_t p = {.file = name, .doc = NULL, .err = err, .errlen = errlen};
+  yaml_parser_t yp;
+  yaml_document_t doc;
+  if (!yaml_parser_initialize(&yp)) {
+    snprintf(err, errlen, "%s: cannot initialise the YAML parser", name);
+    return -1;
+  }
+  yaml_parser_set_input_string(&yp, data, len);
+  if (!yaml_parser_load(&yp, &doc)) {
+    const yaml_mark_t *m = yp.problem_mark.line || yp.problem_mark.column ? &yp.problem_mark
+                                                                          : &yp.context_mark;
+    fail_at(&p, (int)m->line + 1, (int)m->column + 1, "YAML: %s%s%s",
+            yp.problem ? yp.problem : "malformed document", yp.context ? " " : "",
+            yp.context ? yp.context : "");
+    yaml_parser_delete(&yp);
+    return -1;
+  }
+  p.doc = &doc;
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  int rc;
+  if (root == NULL) rc = fail_at(&p, 1, 0, "empty file: a system description needs 'nodes'");
+  else rc = parse_root(&p, root, sys);
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&yp);
+  return rc;
+}
+
+int sys_load(const char *path, sys_system_t *sys, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, len = 0;
+  unsigned char *buf = malloc(cap);
+  for (;;) {
+    if (buf == NULL) break;
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (len < cap) break;
+    if (cap >= (1u << 24)) {
+      free(buf);
+      fclose(f);
+      snprintf(err, errlen, "%s: file larger than 16 MiB", path);
+      return -1;
+    }
+    cap *= 2;
+    unsigned char *nb = realloc(buf, cap);
+    if (nb == NULL) free(buf);
+    buf = nb;
+  }
+  fclose(f);
+  if (buf == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  int rc = sys_parse(path, buf, len, sys, err, errlen);
+  free(buf);
+  return rc;
+}

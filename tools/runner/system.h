@@ -1,0 +1,75 @@
+/* The YAML system description: nodes, timers, subscriptions, topics, chains, executor.
+ * Parsed with libyaml into plain structs; errors name file:line:column and what is wrong. */
+#ifndef TAKT_TOOLS_SYSTEM_H
+#define TAKT_TOOLS_SYSTEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYS_NAME 64
+#define SYS_MAX_TOPICS 64
+#define SYS_MAX_NODES 32
+#define SYS_MAX_CALLBACKS 128
+#define SYS_MAX_CHAINS 16
+#define SYS_MAX_CHAIN_LEN 16
+#define SYS_MAX_PUBLISH 8
+
+typedef enum { SYS_TIMER = 0, SYS_SUBSCRIPTION = 1 } sys_cb_kind_t;
+
+typedef struct sys_topic {
+  char name[SYS_NAME];
+  uint32_t size;  /* payload bytes */
+  uint32_t slots; /* message slots */
+  int line;
+} sys_topic_t;
+
+typedef struct sys_callback {
+  char name[SYS_NAME];
+  char node[SYS_NAME];
+  sys_cb_kind_t kind;
+  int64_t period_ns, phase_ns;  /* timers */
+  char topic[SYS_NAME];         /* subscriptions */
+  uint32_t depth;
+  int64_t work_ns;              /* synthetic busy work per run */
+  int32_t priority;
+  bool has_priority;
+  int64_t deadline_ns;
+  char publish[SYS_MAX_PUBLISH][SYS_NAME];
+  uint32_t n_publish;
+  int line;
+} sys_callback_t;
+
+typedef struct sys_chain {
+  char name[SYS_NAME];
+  int64_t deadline_ns;
+  char callbacks[SYS_MAX_CHAIN_LEN][SYS_NAME];
+  uint32_t n;
+  int line;
+} sys_chain_t;
+
+typedef struct sys_system {
+  char name[SYS_NAME];
+  char executor[16];      /* "tide" or "batch" */
+  double duration_s;
+  bool pods_priorities;   /* priorities: pods (default) or explicit */
+  char node_names[SYS_MAX_NODES][SYS_NAME];
+  uint32_t n_nodes;
+  sys_topic_t topics[SYS_MAX_TOPICS];
+  uint32_t n_topics;
+  sys_callback_t callbacks[SYS_MAX_CALLBACKS];
+  uint32_t n_callbacks;
+  sys_chain_t chains[SYS_MAX_CHAINS];
+  uint32_t n_chains;
+} sys_system_t;
+
+/** Load and check path. On error returns -1 and writes "path:line:col: what is wrong" to err. */
+int sys_load(const char *path, sys_system_t *sys, char *err, size_t errlen);
+/** Parse from memory (name is used in messages). Same contract as sys_load. */
+int sys_parse(const char *name, const unsigned char *data, size_t len, sys_system_t *sys,
+              char *err, size_t errlen);
+
+int sys_find_topic(const sys_system_t *sys, const char *name);
+int sys_find_callback(const sys_system_t *sys, const char *name);
+
+#endif
