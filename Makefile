@@ -1,6 +1,6 @@
 # The two commands a new user needs: `make run` (the demo) and `make test` (everything CI checks).
 # Both install what is missing first (tools/deps.sh).
-.PHONY: all deps build run test test-release test-asan test-tsan test-python bench-smoke format clean
+.PHONY: all deps build run test test-release test-asan test-tsan test-python bench-smoke fuzz format clean
 
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -34,6 +34,9 @@ test-asan: deps
 	@cmake --build $(BUILD)/asan -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
+	@echo "== tests: Python suites against the sanitized runner"
+	@ASAN_OPTIONS=detect_leaks=1 TAKT_BUILD_DIR=$(CURDIR)/$(BUILD)/asan \
+	  $(VENV)/bin/python -m pytest -q python/tests
 
 test-tsan: deps
 	@echo "== tests: ThreadSanitizer"
@@ -51,6 +54,18 @@ bench-smoke: build
 	@$(VENV)/bin/takt bench tide_overhead --quick --out $(BUILD)/bench-smoke >/dev/null
 	@test -s $(BUILD)/bench-smoke/tide_overhead.json && test -s $(BUILD)/bench-smoke/tide_overhead.md
 	@echo "tide_overhead smoke: ok"
+
+# Coverage-guided fuzzing with clang's libFuzzer (not part of `make test`, which runs the
+# deterministic mutation smoke instead). FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@command -v clang >/dev/null && [ -n "$$(find /usr/lib/llvm-* -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null)" ] || \
+	  (echo "fuzz: installing clang and libclang-rt-14-dev"; apt-get install -y -qq clang libclang-rt-14-dev >/dev/null)
+	@CC=clang CXX=clang++ $(CMAKE) -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DTAKT_LIBFUZZER=ON \
+	  -DTAKT_SANITIZE=address,undefined -DTAKT_BUILD_TESTS=ON >/dev/null
+	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_system_file
+	@mkdir -p $(BUILD)/fuzz/corpus-system && cp tests/fuzz/corpus/system/*.yaml $(BUILD)/fuzz/corpus-system/
+	@$(BUILD)/fuzz/tests/fuzz_system_file -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-system
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
