@@ -116,11 +116,12 @@ def _plot(rows: List[dict], path: Path):
         return None
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
     for ax, op in zip(axes, ("empty_round", "timer_dispatch", "message_dispatch")):
-        for ex, style in (("tide", "o-"), ("batch", "s--")):
+        for ex, style, color in (("tide", "o-", "C0"), ("batch", "s--", "C3")):
             pts = sorted((r["entities"], r["p50_ns"], r["p99_ns"]) for r in rows
                          if r["op"] == op and r["executor"] == ex)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{ex} p50")
-            ax.plot([p[0] for p in pts], [p[2] for p in pts], style, alpha=0.35, label=f"{ex} p99")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=f"{ex} p50")
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], style, color=color, alpha=0.35,
+                    label=f"{ex} p99")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(op)
