@@ -42,3 +42,25 @@ def test_bench_quick_writes_json_and_markdown(takt, tmp_path):
         assert key in data["headline"]
     md = (tmp_path / "tide_overhead.md").read_text()
     assert "| entities | executor |" in md
+
+
+def test_without_sched_fifo_permission_warns_once_and_runs(tmp_path):
+    """SCHED_FIFO refused: one warning, SCHED_OTHER, the run completes."""
+    import os
+    import resource
+    import shutil
+    import subprocess
+
+    exe = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release")) / "tools" / "takt-run"
+    cmd = [str(exe), str(REPO / "examples" / "robot.yaml"), "--duration", "0.3", "--quiet",
+           "--json", str(tmp_path / "r.json")]
+    if os.getuid() == 0 or resource.getrlimit(resource.RLIMIT_RTPRIO)[0] > 0:
+        # take the permission away: no CAP_SYS_NICE in the bounding set, RLIMIT_RTPRIO 0
+        assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop CAP_SYS_NICE"
+        cmd = ["prlimit", "--rtprio=0", "setpriv", "--bounding-set=-sys_nice"] + cmd
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("SCHED_FIFO not permitted") == 1, proc.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["sched_fifo"] is False
+    assert all(c["count"] > 0 for c in result["chains"])
