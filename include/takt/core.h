@@ -111,7 +111,17 @@ typedef struct takt_message {
   takt_msg_header_t header;
   const void *data;
   uint32_t size;
+  float usefulness; /* 1 unless the consumer's real-time class computes it (takt/timing.h) */
 } takt_message_t;
+
+/** Real-time class of a consumer (µRT §2.2). The core enforces one rule of it: a message that a
+ * HARD consumer has not read yet is never overwritten. Validation is in takt/timing.h. */
+typedef enum {
+  TAKT_RT_NONE = 0, /* no constraints; usefulness 1 */
+  TAKT_RT_SOFT = 1, /* usefulness from a user function of latency */
+  TAKT_RT_FIRM = 2, /* usefulness 1 or 0 from the constraints, computed on fetch */
+  TAKT_RT_HARD = 3  /* violations detected at the critical instant; recovery or panic */
+} takt_rt_class_t;
 
 /* ---- callbacks, attributes, chains --------------------------------------------------------- */
 
@@ -174,6 +184,48 @@ takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t *
 takt_err_t takt_node_destroy(takt_node_t *node);
 const char *takt_node_name(const takt_node_t *node);
 takt_context_t *takt_node_context(const takt_node_t *node);
+
+/* ---- lifecycle (µRT §2.5): startup -> operation -> shutdown ----------------------------------- */
+
+typedef enum {
+  TAKT_PHASE_STARTUP = 0,   /* entities are being created; nodes' startup callbacks run */
+  TAKT_PHASE_OPERATION = 1, /* all nodes released together */
+  TAKT_PHASE_SHUTDOWN = 2
+} takt_phase_t;
+
+typedef enum {
+  TAKT_SHUTDOWN_REQUESTED = 0, /* takt_context_shutdown by the application */
+  TAKT_SHUTDOWN_PANIC = 1,     /* an unrecovered hard real-time violation */
+  TAKT_SHUTDOWN_STARTUP_FAILED = 2
+} takt_shutdown_reason_t;
+
+typedef struct takt_node_lifecycle {
+  /** Startup phase; a negative return aborts takt_context_start. May be NULL. */
+  takt_err_t (*startup)(takt_node_t *node, void *user);
+  /** Shutdown phase with the reason and a one-line detail. May be NULL. */
+  void (*shutdown)(takt_node_t *node, takt_shutdown_reason_t reason, const char *detail,
+                   void *user);
+  void *user;
+} takt_node_lifecycle_t;
+
+/** Set a node's phase callbacks (before takt_context_start). */
+takt_err_t takt_node_set_lifecycle(takt_node_t *node, const takt_node_lifecycle_t *lc);
+/**
+ * Run every node's startup callback (registration order), then release all nodes into operation
+ * at one instant: executors arm their timers at that start time. If a startup fails, the nodes
+ * already started are shut down (reverse order) and its error is returned. TAKT_ESTATE if not in
+ * the startup phase.
+ */
+takt_err_t takt_context_start(takt_context_t *ctx);
+/** Stop every executor of the context and run the shutdown callbacks in reverse registration
+ * order, once. Thread-safe; later calls return TAKT_ESTATE. */
+takt_err_t takt_context_shutdown(takt_context_t *ctx, takt_shutdown_reason_t reason,
+                                 const char *detail);
+takt_phase_t takt_context_phase(takt_context_t *ctx);
+/** The instant the context entered operation (0 before). */
+int64_t takt_context_start_time(takt_context_t *ctx);
+/** True after a panic; copies the reason into buf (may be NULL). */
+bool takt_context_panicked(takt_context_t *ctx, char *buf, size_t len);
 
 /* ---- topics -------------------------------------------------------------------------------- */
 

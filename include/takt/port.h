@@ -85,6 +85,21 @@ void takt_event_signal_locked(takt_event_t *ev);
 takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
                                   int64_t abs_ns);
 
+/* ---- condition variable (for waits on a predicate; spurious wake-ups possible) ----------- */
+
+typedef struct takt_cond {
+  union {
+    unsigned char bytes[56];
+    uint64_t align;
+  } opaque;
+} takt_cond_t;
+
+takt_err_t takt_cond_init(takt_cond_t *c);
+void takt_cond_fini(takt_cond_t *c);
+void takt_cond_broadcast(takt_cond_t *c);
+/** Wait with m held until woken or abs_ns (monotonic) passes: TAKT_OK or TAKT_ETIMEDOUT. */
+takt_err_t takt_cond_wait_until(takt_cond_t *c, takt_mutex_t *m, int64_t abs_ns);
+
 /* ---- threads ------------------------------------------------------------------------------- */
 
 typedef enum { TAKT_SCHED_OTHER = 0, TAKT_SCHED_FIFO = 1 } takt_sched_policy_t;

@@ -7,6 +7,8 @@
 #include "takt/exec.h"
 #include "takt/port.h"
 #include "takt/stats.h"
+#include "takt/sync.h"
+#include "takt/timing.h"
 
 #define TAKT_VERSION_MAJOR 0
 #define TAKT_VERSION_MINOR 1

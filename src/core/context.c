@@ -1,4 +1,5 @@
 /* Context (pools, arena, lock), nodes, names, callback attributes and chains. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core_impl.h"
@@ -63,6 +64,8 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
   takt__list_init(&ctx->topic_list);
   takt__list_init(&ctx->service_list);
   takt__list_init(&ctx->chain_list);
+  takt__list_init(&ctx->dispatchers);
+  ctx->phase = TAKT_PHASE_STARTUP;
   *out = ctx;
   return TAKT_OK;
 nomem:
@@ -208,6 +211,124 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
 
 const char *takt_node_name(const takt_node_t *node) { return node->name; }
 takt_context_t *takt_node_context(const takt_node_t *node) { return node->ctx; }
+
+/* ---- lifecycle ---- */
+
+takt_err_t takt_node_set_lifecycle(takt_node_t *node, const takt_node_lifecycle_t *lc) {
+  if (node == NULL || lc == NULL) return TAKT_EINVAL;
+  takt__lock(node->ctx);
+  takt_err_t rc = node->ctx->phase == TAKT_PHASE_STARTUP ? TAKT_OK : TAKT_ESTATE;
+  if (rc == TAKT_OK) node->lifecycle = *lc;
+  takt__unlock(node->ctx);
+  return rc;
+}
+
+/* Shut down the started nodes in reverse registration order, lock not held. */
+static void shutdown_nodes(takt_context_t *ctx, takt_shutdown_reason_t reason, const char *detail) {
+  for (;;) {
+    takt__lock(ctx);
+    takt_node_t *victim = NULL;
+    for (takt__link_t *it = ctx->node_list.prev; it != &ctx->node_list; it = it->prev) {
+      takt_node_t *n = TAKT__CONTAINER(it, takt_node_t, ctx_link);
+      if (n->started) {
+        victim = n;
+        break;
+      }
+    }
+    if (victim != NULL) victim->started = false;
+    takt__unlock(ctx);
+    if (victim == NULL) return;
+    if (victim->lifecycle.shutdown != NULL)
+      victim->lifecycle.shutdown(victim, reason, detail, victim->lifecycle.user);
+  }
+}
+
+takt_err_t takt_context_start(takt_context_t *ctx) {
+  if (ctx == NULL) return TAKT_EINVAL;
+  takt__lock(ctx);
+  if (ctx->phase != TAKT_PHASE_STARTUP) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  takt__unlock(ctx);
+  /* startup callbacks run without the lock: they create entities */
+  for (;;) {
+    takt__lock(ctx);
+    takt_node_t *next = NULL;
+    TAKT__LIST_FOREACH(it, &ctx->node_list) {
+      takt_node_t *n = TAKT__CONTAINER(it, takt_node_t, ctx_link);
+      if (!n->started) {
+        next = n;
+        break;
+      }
+    }
+    if (next != NULL) next->started = true;
+    takt__unlock(ctx);
+    if (next == NULL) break;
+    if (next->lifecycle.startup != NULL) {
+      takt_err_t rc = next->lifecycle.startup(next, next->lifecycle.user);
+      if (rc < 0) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "startup of node '%s' failed: %s", next->name,
+                 takt_strerror(rc));
+        next->started = false; /* its own shutdown does not run: it never started */
+        takt__lock(ctx);
+        ctx->phase = TAKT_PHASE_SHUTDOWN;
+        snprintf(ctx->shutdown_detail, sizeof ctx->shutdown_detail, "%s", detail);
+        takt__unlock(ctx);
+        shutdown_nodes(ctx, TAKT_SHUTDOWN_STARTUP_FAILED, detail);
+        return rc;
+      }
+    }
+  }
+  takt__lock(ctx);
+  ctx->phase = TAKT_PHASE_OPERATION;
+  ctx->start_time = takt_clock_now(ctx->clock); /* every executor arms its timers here */
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+takt_err_t takt_context_shutdown(takt_context_t *ctx, takt_shutdown_reason_t reason,
+                                 const char *detail) {
+  if (ctx == NULL) return TAKT_EINVAL;
+  takt__lock(ctx);
+  if (ctx->phase == TAKT_PHASE_SHUTDOWN) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  ctx->phase = TAKT_PHASE_SHUTDOWN;
+  ctx->panicked = reason == TAKT_SHUTDOWN_PANIC;
+  snprintf(ctx->shutdown_detail, sizeof ctx->shutdown_detail, "%s", detail ? detail : "");
+  TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
+    takt__dispatcher_t *d = TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
+    d->stop_locked(d);
+  }
+  takt__unlock(ctx);
+  shutdown_nodes(ctx, reason, detail ? detail : "");
+  return TAKT_OK;
+}
+
+takt_phase_t takt_context_phase(takt_context_t *ctx) {
+  takt__lock(ctx);
+  takt_phase_t p = ctx->phase;
+  takt__unlock(ctx);
+  return p;
+}
+
+int64_t takt_context_start_time(takt_context_t *ctx) {
+  takt__lock(ctx);
+  int64_t t = ctx->start_time;
+  takt__unlock(ctx);
+  return t;
+}
+
+bool takt_context_panicked(takt_context_t *ctx, char *buf, size_t len) {
+  takt__lock(ctx);
+  bool p = ctx->panicked;
+  if (p && buf != NULL && len > 0) snprintf(buf, len, "%s", ctx->shutdown_detail);
+  takt__unlock(ctx);
+  return p;
+}
 
 /* ---- callbacks ---- */
 

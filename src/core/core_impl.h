@@ -73,7 +73,36 @@ struct takt__dispatcher {
   /** A callback was created on / is being removed from an attached node. Lock held. */
   void (*added_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
   void (*removed_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
+  /** The context shuts down: stop spinning. Lock held. */
+  void (*stop_locked)(takt__dispatcher_t *d);
+  takt__link_t ctx_link; /* in ctx->dispatchers */
 };
+
+/* ---- timing hooks: the timing layer validates; the core calls it at the right moments ---- */
+typedef struct takt__timing_hooks {
+  /** A message with header h was queued for sub (after enqueue). */
+  void (*queued)(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                 int64_t now);
+  /** A message was published on t; newest: it holds the newest information of the topic. */
+  void (*published)(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h, bool newest,
+                    int64_t now);
+  /** sub fetched the message h; next is the oldest message still queued for it (or NULL).
+   * Writes the usefulness of h for the consumer. */
+  void (*fetched)(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                  const takt_msg_header_t *next, int64_t now, float *usefulness);
+  void (*subscription_removed)(takt_context_t *ctx, takt_subscription_t *sub);
+  void (*topic_removed)(takt_context_t *ctx, takt_topic_t *t);
+  /** RPC: a request of client was submitted / retrieved by its requester / abandoned. */
+  void (*request_submitted)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r, int64_t now);
+  void (*request_retrieved)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r, int64_t now,
+                            float *usefulness);
+  void (*request_dropped)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r);
+  void (*client_removed)(takt_context_t *ctx, takt_client_t *c);
+  /** Earliest pending validation deadline (TAKT_TIME_INFINITE if none). */
+  int64_t (*next_deadline)(takt_context_t *ctx);
+  /** Handle due deadlines and pending violations; may drop and retake the lock. */
+  void (*dispatch_locked)(takt_context_t *ctx, int64_t now);
+} takt__timing_hooks_t;
 
 /* ---- the job a thread is running (for t_info inheritance) ---- */
 typedef struct takt__job {
@@ -112,11 +141,14 @@ struct takt_node {
   takt__link_t callbacks; /* registration order */
   takt__link_t publishers;
   takt__dispatcher_t *dispatcher;
+  takt_node_lifecycle_t lifecycle;
+  bool started;
 };
 
 typedef struct takt__slot {
   takt_msg_header_t hdr;
-  uint32_t pins; /* callbacks reading the slot now */
+  uint16_t pins;        /* callbacks reading the slot now */
+  uint16_t hard_unread; /* HARD subscriptions that have not fetched it: never overwritten */
 } takt__slot_t;
 
 struct takt_topic {
@@ -130,6 +162,8 @@ struct takt_topic {
   uint32_t *order;     /* indices of used slots, ascending t_info */
   uint32_t next_seq;
   uint32_t n_publishers;
+  uint32_t n_hard;     /* HARD subscriptions */
+  void *timing;        /* the timing layer's state (rate validation), or NULL */
   takt__link_t subscriptions;
   takt__link_t ctx_link;
 };
@@ -156,6 +190,8 @@ struct takt_subscription {
   takt__entry_t *queue;
   uint32_t depth, head, count;
   uint64_t dropped;
+  takt_rt_class_t rt_class;
+  void *timing; /* the timing layer's per-consumer state, or NULL */
   takt__link_t topic_link;
 };
 
@@ -188,6 +224,9 @@ struct takt_request {
   bool forget;
   bool canceled;
   uint64_t arrival;
+  int64_t t_submit;     /* also checked when the service answers (µRT's re-acquire rule) */
+  int64_t queue_key;    /* HARD: absolute deadline used to order the service queue */
+  int32_t heap_pos;     /* position in the service's hard-request heap, -1 if none */
   takt_msg_header_t hdr;
   uint8_t *req_buf;
   uint8_t *resp_buf;
@@ -200,8 +239,13 @@ struct takt_service {
   const takt_type_support_t *req_type, *resp_type;
   takt_service_cb fn;
   void *user;
-  takt_request_t **queue;
-  uint32_t depth, head, count;
+  /* The request queue (µRT §2.7): HARD requests by deadline (a heap), then FIRM/SOFT first come
+   * first served, then NONE first come first served. depth bounds all three together. */
+  uint32_t depth, count;
+  takt_request_t **hard;
+  uint32_t n_hard;
+  takt_request_t **fifo[2]; /* [0] FIRM and SOFT, [1] NONE: rings of depth entries */
+  uint32_t fifo_head[2], fifo_count[2];
   uint32_t n_clients;
   takt__link_t ctx_link;
 };
@@ -217,6 +261,8 @@ struct takt_client {
   uint32_t *ready; /* ring of request indices whose response awaits the client callback */
   uint32_t ready_head, ready_count;
   uint64_t *ready_arrival;
+  takt_rt_class_t rt_class;
+  void *timing; /* the timing layer's per-client state, or NULL */
 };
 
 struct takt_chain {
@@ -242,7 +288,23 @@ struct takt_context {
   uint64_t arrival_seq;
   uint32_t reg_seq;
   uint32_t publisher_ids;
+  takt__link_t dispatchers;
+  takt_phase_t phase;
+  int64_t start_time;
+  bool panicked;
+  char shutdown_detail[192];
+  const takt__timing_hooks_t *timing;
+  void *timing_state;
 };
+
+/** Earliest validation deadline of the context (TAKT_TIME_INFINITE without timing). */
+static inline int64_t takt__timing_next_locked(takt_context_t *ctx) {
+  return ctx->timing != NULL ? ctx->timing->next_deadline(ctx) : TAKT_TIME_INFINITE;
+}
+/** Run due validation work; may drop and retake the lock. */
+static inline void takt__timing_dispatch_locked(takt_context_t *ctx, int64_t now) {
+  if (ctx->timing != NULL) ctx->timing->dispatch_locked(ctx, now);
+}
 
 /* ---- internal operations for executors (lock held unless said) ---- */
 void takt__lock(takt_context_t *ctx);

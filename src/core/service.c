@@ -4,6 +4,116 @@
 
 #include "core_impl.h"
 
+/* ---- the service's request queue ---- */
+
+static bool req_before(const takt_request_t *a, const takt_request_t *b) {
+  if (a->queue_key != b->queue_key) return a->queue_key < b->queue_key;
+  return a->arrival < b->arrival;
+}
+
+static void hard_place(takt_service_t *s, uint32_t i, takt_request_t *r) {
+  s->hard[i] = r;
+  r->heap_pos = (int32_t)i;
+}
+
+static void hard_sift_up(takt_service_t *s, uint32_t i) {
+  takt_request_t *r = s->hard[i];
+  while (i > 0 && req_before(r, s->hard[(i - 1) / 2])) {
+    hard_place(s, i, s->hard[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  hard_place(s, i, r);
+}
+
+static void hard_sift_down(takt_service_t *s, uint32_t i) {
+  takt_request_t *r = s->hard[i];
+  for (;;) {
+    uint32_t l = 2 * i + 1, best = i;
+    takt_request_t *b = r;
+    if (l < s->n_hard && req_before(s->hard[l], b)) b = s->hard[best = l];
+    if (l + 1 < s->n_hard && req_before(s->hard[l + 1], b)) b = s->hard[best = l + 1];
+    if (best == i) break;
+    hard_place(s, i, b);
+    i = best;
+  }
+  hard_place(s, i, r);
+}
+
+static void hard_remove(takt_service_t *s, takt_request_t *r) {
+  uint32_t i = (uint32_t)r->heap_pos;
+  r->heap_pos = -1;
+  s->n_hard--;
+  if (i == s->n_hard) return;
+  takt_request_t *moved = s->hard[s->n_hard];
+  hard_place(s, i, moved);
+  hard_sift_up(s, i);
+  hard_sift_down(s, (uint32_t)moved->heap_pos);
+}
+
+static int fifo_of(const takt_client_t *c) { return c->rt_class == TAKT_RT_NONE ? 1 : 0; }
+
+/* O(log q) for HARD requests, O(1) otherwise. The caller checked count < depth. */
+static void queue_push(takt_service_t *s, takt_request_t *r) {
+  if (r->client->rt_class == TAKT_RT_HARD) {
+    s->hard[s->n_hard++] = r;
+    hard_sift_up(s, s->n_hard - 1);
+  } else {
+    int f = fifo_of(r->client);
+    s->fifo[f][(s->fifo_head[f] + s->fifo_count[f]) % s->depth] = r;
+    s->fifo_count[f]++;
+  }
+  s->count++;
+}
+
+static takt_request_t *queue_peek(const takt_service_t *s) {
+  if (s->n_hard > 0) return s->hard[0];
+  for (int f = 0; f < 2; f++)
+    if (s->fifo_count[f] > 0) return s->fifo[f][s->fifo_head[f]];
+  return NULL;
+}
+
+static takt_request_t *queue_pop(takt_service_t *s) {
+  takt_request_t *r = queue_peek(s);
+  if (r == NULL) return NULL;
+  if (r->heap_pos >= 0) hard_remove(s, r);
+  else {
+    int f = fifo_of(r->client);
+    s->fifo_head[f] = (s->fifo_head[f] + 1) % s->depth;
+    s->fifo_count[f]--;
+  }
+  s->count--;
+  return r;
+}
+
+/* Remove every queued request for which drop(r, arg) holds. O(q). */
+static void queue_remove_if(takt_service_t *s, bool (*drop)(const takt_request_t *, const void *),
+                            const void *arg) {
+  uint32_t kept_hard = 0;
+  for (uint32_t i = 0; i < s->n_hard; i++) {
+    takt_request_t *r = s->hard[i];
+    if (drop(r, arg)) {
+      r->heap_pos = -1;
+      s->count--;
+    } else {
+      hard_place(s, kept_hard++, r);
+    }
+  }
+  s->n_hard = kept_hard;
+  for (uint32_t i = kept_hard / 2; i-- > 0;) hard_sift_down(s, i); /* heapify */
+  for (int f = 0; f < 2; f++) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < s->fifo_count[f]; i++) {
+      takt_request_t *r = s->fifo[f][(s->fifo_head[f] + i) % s->depth];
+      if (drop(r, arg)) s->count--;
+      else s->fifo[f][(s->fifo_head[f] + kept++) % s->depth] = r;
+    }
+    s->fifo_count[f] = kept;
+  }
+}
+
+static bool is_request(const takt_request_t *r, const void *arg) { return r == arg; }
+static bool of_client(const takt_request_t *r, const void *arg) { return r->client == arg; }
+
 static takt_err_t types_ok(const takt_type_support_t *a, const takt_type_support_t *b) {
   return (a != NULL && b != NULL && a->size > 0 && b->size > 0) ? TAKT_OK : TAKT_EINVAL;
 }
@@ -32,8 +142,8 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
     takt__unlock(ctx);
     return TAKT_EFULL;
   }
-  s->queue = takt__arena_alloc(&ctx->arena, (size_t)opts->depth * sizeof(takt_request_t *));
-  if (s->queue == NULL) {
+  s->hard = takt__arena_alloc(&ctx->arena, 3 * (size_t)opts->depth * sizeof(takt_request_t *));
+  if (s->hard == NULL) {
     takt__pool_free(&ctx->services, s);
     takt__unlock(ctx);
     return TAKT_ENOMEM;
@@ -45,10 +155,12 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
   s->fn = cb;
   s->user = user;
   s->depth = opts->depth;
+  s->fifo[0] = s->hard + opts->depth;
+  s->fifo[1] = s->hard + 2 * (size_t)opts->depth;
   takt_err_t rc = takt__callback_register_locked(&s->cb, node, TAKT_CB_SERVICE, s->name,
                                                  &opts->attr);
   if (rc < 0) {
-    takt__arena_free(&ctx->arena, s->queue);
+    takt__arena_free(&ctx->arena, s->hard);
     takt__pool_free(&ctx->services, s);
     takt__unlock(ctx);
     return rc;
@@ -69,7 +181,7 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
   }
   takt__callback_unregister_locked(&srv->cb);
   takt__list_remove(&srv->ctx_link);
-  takt__arena_free(&ctx->arena, srv->queue);
+  takt__arena_free(&ctx->arena, srv->hard);
   takt__pool_free(&ctx->services, srv);
   takt__unlock(ctx);
   return TAKT_OK;
@@ -127,6 +239,7 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
     r->client = c;
     r->index = i;
     r->generation = 1;
+    r->heap_pos = -1;
     r->req_buf = bufs + (size_t)i * ((size_t)request_type->size + response_type->size);
     r->resp_buf = r->req_buf + request_type->size;
   }
@@ -163,12 +276,8 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
     }
   }
   /* Remove our queued requests from the service queue, keeping the others in order. */
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < srv->count; i++) {
-    takt_request_t *r = srv->queue[(srv->head + i) % srv->depth];
-    if (r->client != client) srv->queue[(srv->head + kept++) % srv->depth] = r;
-  }
-  srv->count = kept;
+  queue_remove_if(srv, of_client, client);
+  if (ctx->timing != NULL && client->timing != NULL) ctx->timing->client_removed(ctx, client);
   takt__callback_unregister_locked(&client->cb);
   srv->n_clients--;
   takt__arena_free(&ctx->arena, client->requests[0].req_buf);
@@ -207,12 +316,15 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   r->forget = forget;
   r->canceled = false;
   r->arrival = ++ctx->arrival_seq;
+  r->t_submit = now;
+  r->queue_key = TAKT_TIME_INFINITE;
   r->hdr.t_info = job != NULL ? job->t_info : now;
   r->hdr.t_data = now;
   r->hdr.seq = r->generation;
   r->hdr.source = r->index;
-  srv->queue[(srv->head + srv->count) % srv->depth] = r;
-  srv->count++;
+  /* the timing layer sets queue_key (the HARD deadline) and arms validation */
+  if (ctx->timing != NULL && c->timing != NULL) ctx->timing->request_submitted(ctx, c, r, now);
+  queue_push(srv, r);
   if (future != NULL) {
     future->client = c;
     future->index = r->index;
@@ -233,6 +345,9 @@ takt_err_t takt_client_send(takt_client_t *client, const void *request, uint32_t
 }
 
 static void release_locked(takt_request_t *r) {
+  takt_context_t *ctx = r->client->service->ctx;
+  if (ctx->timing != NULL && r->client->timing != NULL)
+    ctx->timing->request_dropped(ctx, r->client, r);
   r->state = TAKT__REQ_FREE;
   r->generation++;
   if (r->generation == 0) r->generation = 1;
@@ -262,7 +377,8 @@ takt_future_status_t takt_future_status(const takt_future_t *future) {
 }
 
 takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size) {
-  if (future == NULL || future->client == NULL || response == NULL) return TAKT_EINVAL;
+  if (future == NULL || response == NULL) return TAKT_EINVAL;
+  if (future->client == NULL) return TAKT_ESTATE; /* canceled, or never issued */
   takt_client_t *c = future->client;
   if (size != c->service->resp_type->size) return TAKT_ESIZE;
   takt_context_t *ctx = c->service->ctx;
@@ -276,6 +392,10 @@ takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size
   } else if (r->state != TAKT__REQ_READY) rc = TAKT_EAGAIN;
   else {
     memcpy(response, r->resp_buf, size);
+    if (ctx->timing != NULL && c->timing != NULL) {
+      float u = 1.0f;
+      ctx->timing->request_retrieved(ctx, c, r, takt_clock_now(ctx->clock), &u);
+    }
     release_locked(r);
     rc = TAKT_OK;
   }
@@ -284,7 +404,8 @@ takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size
 }
 
 takt_err_t takt_future_cancel(takt_future_t *future) {
-  if (future == NULL || future->client == NULL) return TAKT_EINVAL;
+  if (future == NULL) return TAKT_EINVAL;
+  if (future->client == NULL) return TAKT_ESTATE; /* already canceled, or never issued */
   takt_client_t *c = future->client;
   takt_service_t *srv = c->service;
   takt_context_t *ctx = srv->ctx;
@@ -295,15 +416,16 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
     return TAKT_ESTATE;
   }
   if (r->state == TAKT__REQ_SERVING) {
+    if (ctx->timing != NULL && c->timing != NULL) ctx->timing->request_dropped(ctx, c, r);
     r->canceled = true; /* freed when the service finishes; its answer is discarded */
   } else {
     if (r->state == TAKT__REQ_QUEUED) {
-      uint32_t kept = 0;
-      for (uint32_t i = 0; i < srv->count; i++) {
-        takt_request_t *q = srv->queue[(srv->head + i) % srv->depth];
-        if (q != r) srv->queue[(srv->head + kept++) % srv->depth] = q;
+      if (r->heap_pos >= 0) {
+        hard_remove(srv, r);
+        srv->count--;
+      } else {
+        queue_remove_if(srv, is_request, r);
       }
-      srv->count = kept;
     }
     /* READY or FAILED: may sit in the client's callback ring; the ring skips stale entries */
     release_locked(r);
@@ -317,12 +439,13 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
 
 bool takt__service_execute_locked(takt_service_t *s);
 bool takt__service_execute_locked(takt_service_t *s) {
-  if (s->count == 0) return false;
-  takt_request_t *r = s->queue[s->head];
-  s->head = (s->head + 1) % s->depth;
-  s->count--;
+  takt_request_t *r = queue_pop(s);
+  if (r == NULL) return false;
   r->state = TAKT__REQ_SERVING;
-  takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size};
+  int64_t dispatched_submit = r->t_submit; /* µRT: compared again when answering */
+  uint32_t dispatched_gen = r->generation;
+  takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size,
+                        .usefulness = 1.0f};
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
                      .abs_deadline = 0};
   takt__job_t *saved = takt__current_job;
@@ -334,7 +457,10 @@ bool takt__service_execute_locked(takt_service_t *s) {
   takt__current_job = saved;
   s->cb.runs++;
   takt_client_t *c = r->client;
-  if (r->canceled || r->forget) {
+  if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
+    /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
+     * that is not the one dispatched */
+  } else if (r->canceled || r->forget) {
     release_locked(r);
   } else {
     r->state = rc == TAKT_OK ? TAKT__REQ_READY : TAKT__REQ_FAILED;
@@ -377,7 +503,8 @@ bool takt__client_execute_locked(takt_client_t *c) {
 
 uint64_t takt__service_oldest_arrival_locked(takt_service_t *s);
 uint64_t takt__service_oldest_arrival_locked(takt_service_t *s) {
-  return s->count == 0 ? UINT64_MAX : s->queue[s->head]->arrival;
+  takt_request_t *r = queue_peek(s);
+  return r == NULL ? UINT64_MAX : r->arrival;
 }
 
 uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);

@@ -49,6 +49,7 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
+  if (ctx->timing != NULL) ctx->timing->topic_removed(ctx, topic);
   takt__list_remove(&topic->ctx_link);
   takt__arena_free(&ctx->arena, topic->storage);
   takt__arena_free(&ctx->arena, topic->slots);
@@ -122,7 +123,7 @@ static takt_err_t claim_slot_locked(takt_topic_t *t, int64_t t_info, uint32_t *s
   if (t_info < t->slots[t->order[0]].hdr.t_info) return TAKT_ELATE;
   for (uint32_t i = 0; i < t->used; i++) {
     uint32_t s = t->order[i];
-    if (t->slots[s].pins == 0) {
+    if (t->slots[s].pins == 0 && t->slots[s].hard_unread == 0) {
       memmove(&t->order[i], &t->order[i + 1], (size_t)(t->used - i - 1) * sizeof(uint32_t));
       t->used--;
       *slot = s;
@@ -145,8 +146,13 @@ static void insert_ordered_locked(takt_topic_t *t, uint32_t slot) {
   t->order[i] = slot;
 }
 
+static void release_entry_locked(takt_subscription_t *s, const takt__entry_t *e) {
+  if (s->rt_class == TAKT_RT_HARD) s->topic->slots[e->slot].hard_unread--;
+}
+
 static void enqueue_locked(takt_subscription_t *s, uint32_t slot, uint32_t seq, uint64_t arrival) {
-  if (s->count == s->depth) { /* KEEP_LAST: drop the oldest */
+  if (s->count == s->depth) { /* KEEP_LAST: drop the oldest (never for HARD: checked before) */
+    release_entry_locked(s, &s->queue[s->head]);
     s->head = (s->head + 1) % s->depth;
     s->count--;
     s->dropped++;
@@ -156,6 +162,17 @@ static void enqueue_locked(takt_subscription_t *s, uint32_t slot, uint32_t seq, 
   e->seq = seq;
   e->arrival = arrival;
   s->count++;
+  if (s->rt_class == TAKT_RT_HARD) s->topic->slots[slot].hard_unread++;
+}
+
+/* A HARD subscription whose queue is full would lose a message: refuse the publication. */
+static bool hard_queue_full_locked(takt_topic_t *t) {
+  if (t->n_hard == 0) return false;
+  TAKT__LIST_FOREACH(it, &t->subscriptions) {
+    takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
+    if (s->rt_class == TAKT_RT_HARD && s->count == s->depth) return true;
+  }
+  return false;
 }
 
 takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
@@ -166,7 +183,7 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   int64_t now = takt_clock_now(ctx->clock);
   takt__lock(ctx);
   uint32_t slot;
-  takt_err_t rc = claim_slot_locked(t, t_info, &slot);
+  takt_err_t rc = hard_queue_full_locked(t) ? TAKT_EBUSY : claim_slot_locked(t, t_info, &slot);
   if (rc < 0) {
     takt__unlock(ctx);
     return rc;
@@ -178,9 +195,12 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   sl->hdr.source = pub->id;
   memcpy(slot_data(t, slot), data, size);
   insert_ordered_locked(t, slot);
+  const takt__timing_hooks_t *tm = ctx->timing;
+  if (tm != NULL) tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, ++ctx->arrival_seq);
+    if (tm != NULL && s->timing != NULL) tm->queued(ctx, s, &sl->hdr, now);
     takt__notify_locked(&s->cb);
   }
   takt__unlock(ctx);
@@ -243,6 +263,10 @@ takt_err_t takt_subscription_destroy(takt_subscription_t *sub) {
   takt_context_t *ctx = sub->topic->ctx;
   takt__lock(ctx);
   takt__callback_unregister_locked(&sub->cb);
+  for (uint32_t i = 0; i < sub->count; i++)
+    release_entry_locked(sub, &sub->queue[(sub->head + i) % sub->depth]);
+  if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard--;
+  if (ctx->timing != NULL && sub->timing != NULL) ctx->timing->subscription_removed(ctx, sub);
   takt__list_remove(&sub->topic_link);
   takt__arena_free(&ctx->arena, sub->queue);
   takt__pool_free(&ctx->subscriptions, sub);
@@ -266,12 +290,25 @@ static takt__entry_t *head_valid_locked(takt_subscription_t *s) {
 }
 
 static void pop_locked(takt_subscription_t *s) {
+  release_entry_locked(s, &s->queue[s->head]);
   s->head = (s->head + 1) % s->depth;
   s->count--;
 }
 
+/* After a fetch: tell the timing layer, which computes the usefulness and re-arms deadlines. */
+static float fetched_locked(takt_subscription_t *s, const takt_msg_header_t *h) {
+  float u = 1.0f;
+  takt_context_t *ctx = s->topic->ctx;
+  if (ctx->timing != NULL && s->timing != NULL) {
+    takt__entry_t *n = head_valid_locked(s);
+    ctx->timing->fetched(ctx, s, h, n != NULL ? &s->topic->slots[n->slot].hdr : NULL,
+                         takt_clock_now(ctx->clock), &u);
+  }
+  return u;
+}
+
 static takt_err_t take_locked(takt_subscription_t *s, bool latest, void *data,
-                              takt_msg_header_t *header) {
+                              takt_msg_header_t *header, float *usefulness) {
   takt_topic_t *t = s->topic;
   takt__entry_t *e = head_valid_locked(s);
   if (e == NULL) return TAKT_EAGAIN;
@@ -288,13 +325,15 @@ static takt_err_t take_locked(takt_subscription_t *s, bool latest, void *data,
     e = best;
   }
   memcpy(data, slot_data(t, e->slot), t->type->size);
-  if (header != NULL) *header = t->slots[e->slot].hdr;
+  takt_msg_header_t h = t->slots[e->slot].hdr;
+  if (header != NULL) *header = h;
   if (latest) {
-    s->head = 0;
-    s->count = 0;
+    while (s->count > 0) pop_locked(s);
   } else {
     pop_locked(s);
   }
+  float u = fetched_locked(s, &h);
+  if (usefulness != NULL) *usefulness = u;
   return TAKT_OK;
 }
 
@@ -303,7 +342,7 @@ takt_err_t takt_take_next(takt_subscription_t *sub, void *data, uint32_t size,
   if (sub == NULL || data == NULL) return TAKT_EINVAL;
   if (size != sub->topic->type->size) return TAKT_ESIZE;
   takt__lock(sub->topic->ctx);
-  takt_err_t rc = take_locked(sub, false, data, header);
+  takt_err_t rc = take_locked(sub, false, data, header, NULL);
   takt__unlock(sub->topic->ctx);
   return rc;
 }
@@ -313,7 +352,7 @@ takt_err_t takt_take_latest(takt_subscription_t *sub, void *data, uint32_t size,
   if (sub == NULL || data == NULL) return TAKT_EINVAL;
   if (size != sub->topic->type->size) return TAKT_ESIZE;
   takt__lock(sub->topic->ctx);
-  takt_err_t rc = take_locked(sub, true, data, header);
+  takt_err_t rc = take_locked(sub, true, data, header, NULL);
   takt__unlock(sub->topic->ctx);
   return rc;
 }
@@ -340,10 +379,12 @@ bool takt__subscription_execute_locked(takt_subscription_t *s) {
   takt__entry_t *e = head_valid_locked(s);
   if (e == NULL) return false;
   uint32_t slot = e->slot;
-  pop_locked(s);
   takt__slot_t *sl = &t->slots[slot];
-  sl->pins++;
-  takt_message_t msg = {.header = sl->hdr, .data = slot_data(t, slot), .size = t->type->size};
+  sl->pins++; /* pinned before the HARD mark is released: the slot stays until we return */
+  pop_locked(s);
+  takt_message_t msg = {.header = sl->hdr, .data = slot_data(t, slot), .size = t->type->size,
+                        .usefulness = 1.0f};
+  msg.usefulness = fetched_locked(s, &sl->hdr);
   takt__job_t job = {.cb = &s->cb, .t_info = sl->hdr.t_info, .release = sl->hdr.t_data,
                      .abs_deadline = 0};
   takt__job_t *saved = takt__current_job;

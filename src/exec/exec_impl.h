@@ -19,6 +19,7 @@ struct takt_executor {
   bool stop_requested;
   bool spinning;
   bool started; /* timers armed */
+  bool shutdown; /* the context shut down: never spin again */
   int64_t t0;
   uint64_t seq;
   takt_executor_stats_t stats;

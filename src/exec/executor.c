@@ -92,6 +92,15 @@ static void on_removed(takt__dispatcher_t *d, takt_callback_t *cb) {
   remove_cb_locked((takt_executor_t *)(void *)d, cb);
 }
 
+static void on_stop(takt__dispatcher_t *d) {
+  takt_executor_t *e = (takt_executor_t *)(void *)d;
+  e->shutdown = true; /* sticky: a later spin returns at once */
+  if (e->spinning) {
+    e->stop_requested = true;
+    takt_event_signal_locked(&e->wake);
+  }
+}
+
 takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
                                 const takt_executor_options_t *opts, takt_executor_t **out) {
   takt_executor_options_t def = TAKT_EXECUTOR_OPTIONS_DEFAULT;
@@ -127,11 +136,14 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   e->d.arrival_locked = on_arrival;
   e->d.added_locked = on_added;
   e->d.removed_locked = on_removed;
+  e->d.stop_locked = on_stop;
+  e->shutdown = ctx->phase == TAKT_PHASE_SHUTDOWN;
   if (takt_event_init(&e->wake) < 0) {
     takt__executor_free_locked(ctx, e);
     takt__unlock(ctx);
     return TAKT_EOS;
   }
+  takt__list_push_back(&ctx->dispatchers, &e->d.ctx_link);
   takt__unlock(ctx);
   *out = e;
   return TAKT_OK;
@@ -155,6 +167,7 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec) {
     exec->cbs[i]->exec_state = 0;
   }
   takt_event_fini(&exec->wake);
+  takt__list_remove(&exec->d.ctx_link);
   takt__executor_free_locked(ctx, exec);
   takt__unlock(ctx);
   return TAKT_OK;
@@ -201,7 +214,8 @@ takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node) {
 static void start_locked(takt_executor_t *e) {
   if (e->started) return;
   e->started = true;
-  e->t0 = takt_clock_now(e->ctx->clock);
+  /* after takt_context_start all executors share its start instant */
+  e->t0 = e->ctx->start_time > 0 ? e->ctx->start_time : takt_clock_now(e->ctx->clock);
   for (uint32_t i = 0; i < e->ncbs; i++)
     if (e->cbs[i]->kind == TAKT_CB_TIMER) arm_timer_locked(e, e->cbs[i], e->t0);
 }
@@ -224,6 +238,8 @@ int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
 
 static uint32_t round_locked(takt_executor_t *e) {
   e->stats.rounds++;
+  /* validation first: a violated hard constraint is handled before any callback runs */
+  takt__timing_dispatch_locked(e->ctx, takt_clock_now(e->ctx->clock));
   uint32_t ran = e->kind == TAKT_EXEC_TIDE ? takt__tide_round_locked(e) : takt__batch_round_locked(e);
   e->stats.executed += ran;
   return ran;
@@ -235,11 +251,13 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   e->spinning = true;
   start_locked(e);
   takt_err_t rc = TAKT_OK;
-  while (!e->stop_requested) {
+  while (!e->stop_requested && !e->shutdown) {
     if (takt_clock_now(ctx->clock) >= until) break;
     if (round_locked(e) > 0) continue;
-    if (!wait) break;
+    if (!wait || e->stop_requested || e->shutdown) break;
     int64_t wake = takt__exec_next_timer_locked(e);
+    int64_t deadline = takt__timing_next_locked(ctx);
+    if (deadline < wake) wake = deadline;
     if (wake > until) wake = until;
     e->stats.idle_waits++;
     if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&

@@ -116,6 +116,21 @@ TEST_P(NoAllocation, PublishTakeDispatchAndServeAllocateNothingAfterInit) {
             TAKT_OK);
   ASSERT_EQ(takt_client_create(n, "echo", &kPayload, &kPayload, nullptr, nullptr, nullptr, &cli),
             TAKT_OK);
+  // validation on the hot path too: a HARD and a FIRM consumer, a HARD client
+  takt_constraints_t hard = TAKT_CONSTRAINTS_NONE;
+  hard.rt_class = TAKT_RT_HARD;
+  hard.latency_ns = 50 * TAKT_NS_PER_MS;
+  hard.jitter_ns = 50 * TAKT_NS_PER_MS;
+  hard.rate_ns = 50 * TAKT_NS_PER_MS;
+  ASSERT_EQ(takt_subscription_set_constraints(s1, &hard), TAKT_OK);
+  takt_constraints_t firm = TAKT_CONSTRAINTS_NONE;
+  firm.rt_class = TAKT_RT_FIRM;
+  firm.latency_ns = 10 * TAKT_NS_PER_US;  // violated on purpose: reporting must not allocate
+  ASSERT_EQ(takt_subscription_set_constraints(poll, &firm), TAKT_OK);
+  takt_constraints_t hard_rpc = TAKT_CONSTRAINTS_NONE;
+  hard_rpc.rt_class = TAKT_RT_HARD;
+  hard_rpc.latency_ns = 50 * TAKT_NS_PER_MS;
+  ASSERT_EQ(takt_client_set_constraints(cli, &hard_rpc), TAKT_OK);
   takt_callback_t *members[3] = {takt_timer_callback(t), takt_subscription_callback(s1),
                                  takt_subscription_callback(s2)};
   takt_chain_t *chain;
@@ -150,6 +165,11 @@ TEST_P(NoAllocation, PublishTakeDispatchAndServeAllocateNothingAfterInit) {
   takt_chain_stats_t st;
   takt_chain_get_stats(chain, &st);
   EXPECT_GE(st.latency.count, 150u);
+  EXPECT_GT(takt_timing_violations(ctx), 0u);  // the firm consumer's, reported without allocating
+  takt_timing_stats_t ts;
+  ASSERT_EQ(takt_subscription_timing_stats(s1, &ts), TAKT_OK);
+  EXPECT_EQ(ts.violations_total, 0u);
+  EXPECT_GE(ts.received, 150u);
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);

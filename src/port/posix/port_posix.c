@@ -113,6 +113,29 @@ takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_
   return TAKT_OK;
 }
 
+/* ---- condition variable ---- */
+
+takt_err_t takt_cond_init(takt_cond_t *c) {
+  pthread_condattr_t a;
+  if (pthread_condattr_init(&a) != 0) return TAKT_EOS;
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(COND(c), &a);
+  pthread_condattr_destroy(&a);
+  return rc == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+void takt_cond_fini(takt_cond_t *c) { pthread_cond_destroy(COND(c)); }
+void takt_cond_broadcast(takt_cond_t *c) { pthread_cond_broadcast(COND(c)); }
+
+takt_err_t takt_cond_wait_until(takt_cond_t *c, takt_mutex_t *m, int64_t abs_ns) {
+  if (abs_ns == TAKT_TIME_INFINITE) {
+    pthread_cond_wait(COND(c), MUTEX(m));
+    return TAKT_OK;
+  }
+  struct timespec ts = to_timespec(abs_ns);
+  return pthread_cond_timedwait(COND(c), MUTEX(m), &ts) == ETIMEDOUT ? TAKT_ETIMEDOUT : TAKT_OK;
+}
+
 /* ---- threads ---- */
 
 static atomic_int rt_probe = 0; /* 0 unknown, 1 permitted, 2 refused */

@@ -1,0 +1,868 @@
+/* Runtime validation of timing constraints (see takt/timing.h): per-consumer state, one deadline
+ * heap per context, the core's timing hooks, violation handling, the validator thread. */
+#include <stdio.h>
+
+#include "../core/core_impl.h"
+#include "takt/timing.h"
+
+#define PENDING_MAX 32 /* violations found inside a core call, handled on the next dispatch */
+
+typedef enum { DL_SUBSCRIPTION = 0, DL_TOPIC_RATE = 1, DL_REQUEST = 2 } dl_kind_t;
+
+typedef struct deadline {
+  int64_t at;
+  int32_t pos; /* in the heap, -1 when not armed */
+  uint8_t kind;
+  void *owner; /* consumer_t (subscription), topic_timing_t, or request_deadline_t */
+} deadline_t;
+
+typedef struct consumer {
+  takt_constraints_t c;
+  const char *name;
+  const char *channel;
+  /* the deadline of the oldest pending message (subscriptions) */
+  deadline_t dl;
+  takt_violation_kind_t dl_violation; /* what firing dl means */
+  int64_t dl_t_info;
+  uint32_t dl_seq;
+  uint32_t reported_seq; /* a message already reported (on commit or at its deadline) */
+  bool reported_valid;
+  /* observed latencies, for jitter */
+  bool has_obs;
+  int64_t lat_min, lat_max;
+  /* rate on fetch (FIRM/SOFT) */
+  bool has_last;
+  int64_t last_t_info;
+  /* statistics */
+  uint64_t received, violations[TAKT_VIOLATION_KINDS], late_on_commit;
+  double usefulness_sum;
+  takt_stats_t *hist; /* NULL without histograms */
+  int64_t lat_sum_min, lat_sum_max;
+  double lat_mean, lat_m2;
+  /* requests: one deadline per request slot (clients) */
+  struct request_deadline *req;
+  uint32_t n_req;
+} consumer_t;
+
+typedef struct request_deadline {
+  deadline_t dl;
+  consumer_t *con;
+  takt_request_t *r;
+} request_deadline_t;
+
+typedef struct topic_timing {
+  deadline_t dl;
+  takt_topic_t *topic;
+  int64_t eps;                    /* epsilon' */
+  takt_subscription_t *eps_owner; /* the HARD subscription that defines it */
+  uint64_t published, rate_violations;
+} topic_timing_t;
+
+typedef struct timing {
+  takt_timing_config_t cfg;
+  deadline_t **heap;
+  uint32_t n, cap, reserved;
+  takt_violation_t pending[PENDING_MAX];
+  void *pending_owner[PENDING_MAX]; /* consumer_t for recovery */
+  uint32_t pending_head, pending_count;
+  uint64_t pending_overflow;
+  uint64_t total;
+  takt_violation_observer_fn observer;
+  void *observer_user;
+  /* validator thread */
+  takt_event_t wake;
+  takt_thread_t thread;
+  bool validator_running, validator_stop;
+} timing_t;
+
+static const takt__timing_hooks_t hooks;
+
+/* ---- the deadline heap ---- */
+
+static void heap_place(timing_t *tm, uint32_t i, deadline_t *d) {
+  tm->heap[i] = d;
+  d->pos = (int32_t)i;
+}
+
+static void heap_up(timing_t *tm, uint32_t i) {
+  deadline_t *d = tm->heap[i];
+  while (i > 0 && d->at < tm->heap[(i - 1) / 2]->at) {
+    heap_place(tm, i, tm->heap[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  heap_place(tm, i, d);
+}
+
+static void heap_down(timing_t *tm, uint32_t i) {
+  deadline_t *d = tm->heap[i];
+  for (;;) {
+    uint32_t l = 2 * i + 1, best = i;
+    deadline_t *b = d;
+    if (l < tm->n && tm->heap[l]->at < b->at) b = tm->heap[best = l];
+    if (l + 1 < tm->n && tm->heap[l + 1]->at < b->at) b = tm->heap[best = l + 1];
+    if (best == i) break;
+    heap_place(tm, i, b);
+    i = best;
+  }
+  heap_place(tm, i, d);
+}
+
+static void disarm(timing_t *tm, deadline_t *d) {
+  if (d->pos < 0) return;
+  uint32_t i = (uint32_t)d->pos;
+  d->pos = -1;
+  tm->n--;
+  if (i == tm->n) return;
+  deadline_t *moved = tm->heap[tm->n];
+  heap_place(tm, i, moved);
+  heap_up(tm, i);
+  heap_down(tm, (uint32_t)moved->pos);
+}
+
+static void arm(timing_t *tm, deadline_t *d, int64_t at) {
+  bool new_head = tm->n == 0 || at < tm->heap[0]->at;
+  if (d->pos >= 0) {
+    d->at = at;
+    heap_up(tm, (uint32_t)d->pos);
+    heap_down(tm, (uint32_t)d->pos);
+  } else {
+    TAKT_ASSERT(tm->n < tm->cap); /* reservations keep one slot per deadline */
+    d->at = at;
+    tm->heap[tm->n] = d;
+    heap_up(tm, tm->n++);
+  }
+  if (new_head && tm->validator_running) takt_event_signal_locked(&tm->wake);
+}
+
+/* ---- enabling ---- */
+
+static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
+
+takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *cfg) {
+  takt_timing_config_t def = TAKT_TIMING_CONFIG_DEFAULT;
+  if (ctx == NULL) return TAKT_EINVAL;
+  if (cfg == NULL) cfg = &def;
+  takt__lock(ctx);
+  if (ctx->timing_state != NULL) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  uint32_t cap = cfg->max_deadlines;
+  if (cap == 0)
+    cap = ctx->subscriptions.capacity + ctx->topics.capacity + 8 * ctx->clients.capacity;
+  timing_t *tm = takt__arena_alloc(&ctx->arena, sizeof *tm);
+  deadline_t **heap = takt__arena_alloc(&ctx->arena, (size_t)cap * sizeof(deadline_t *));
+  if (tm == NULL || heap == NULL || takt_event_init(&tm->wake) < 0) {
+    takt__arena_free(&ctx->arena, tm);
+    takt__arena_free(&ctx->arena, heap);
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
+  tm->cfg = *cfg;
+  tm->heap = heap;
+  tm->cap = cap;
+  ctx->timing_state = tm;
+  ctx->timing = &hooks;
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+static takt_err_t ensure_enabled(takt_context_t *ctx) {
+  if (ctx->timing_state != NULL) return TAKT_OK;
+  takt_err_t rc = takt_timing_enable(ctx, NULL);
+  return rc == TAKT_ESTATE ? TAKT_OK : rc;
+}
+
+static takt_err_t check_constraints(const takt_constraints_t *c, bool is_request) {
+  if (c == NULL || c->rt_class > TAKT_RT_HARD || c->latency_ns < 0 || c->jitter_ns < 0 ||
+      c->rate_ns < 0)
+    return TAKT_EINVAL;
+  if (c->rt_class == TAKT_RT_SOFT && c->usefulness == NULL) return TAKT_EINVAL;
+  if (is_request && c->rate_ns != 0) return TAKT_EINVAL;
+  return TAKT_OK;
+}
+
+static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_constraints_t *c) {
+  consumer_t *con = takt__arena_alloc(&ctx->arena, sizeof *con);
+  if (con == NULL) return NULL;
+  con->c = *c;
+  con->dl.pos = -1;
+  con->dl.kind = DL_SUBSCRIPTION;
+  con->dl.owner = con;
+  if (tm->cfg.histograms) {
+    con->hist = takt__arena_alloc(&ctx->arena, sizeof *con->hist);
+    if (con->hist == NULL) {
+      takt__arena_free(&ctx->arena, con);
+      return NULL;
+    }
+    takt_stats_reset(con->hist);
+  }
+  con->lat_sum_min = INT64_MAX;
+  con->lat_sum_max = INT64_MIN;
+  return con;
+}
+
+static void consumer_free(takt_context_t *ctx, consumer_t *con) {
+  if (con == NULL) return;
+  takt__arena_free(&ctx->arena, con->hist);
+  takt__arena_free(&ctx->arena, con->req);
+  takt__arena_free(&ctx->arena, con);
+}
+
+/* epsilon' of a topic: the smallest rate constraint among its HARD subscriptions. */
+static takt_err_t topic_refresh_locked(takt_context_t *ctx, timing_t *tm, takt_topic_t *t) {
+  int64_t eps = 0;
+  takt_subscription_t *owner = NULL;
+  TAKT__LIST_FOREACH(it, &t->subscriptions) {
+    takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
+    consumer_t *con = s->timing;
+    if (con == NULL || s->rt_class != TAKT_RT_HARD || con->c.rate_ns == 0) continue;
+    if (eps == 0 || con->c.rate_ns < eps) {
+      eps = con->c.rate_ns;
+      owner = s;
+    }
+  }
+  topic_timing_t *tt = t->timing;
+  if (tt == NULL && eps > 0) {
+    if (tm->reserved >= tm->cap) return TAKT_EFULL;
+    tt = takt__arena_alloc(&ctx->arena, sizeof *tt);
+    if (tt == NULL) return TAKT_ENOMEM;
+    tt->dl.pos = -1;
+    tt->dl.kind = DL_TOPIC_RATE;
+    tt->dl.owner = tt;
+    tt->topic = t;
+    tm->reserved++;
+    t->timing = tt;
+  }
+  if (tt != NULL) {
+    tt->eps = eps;
+    tt->eps_owner = owner;
+    if (eps == 0) disarm(tm, &tt->dl);
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const takt_constraints_t *c) {
+  if (sub == NULL) return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(check_constraints(c, false));
+  takt_context_t *ctx = sub->topic->ctx;
+  TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
+  takt__lock(ctx);
+  timing_t *tm = state(ctx);
+  takt_err_t rc = TAKT_OK;
+  if (sub->count > 0) rc = TAKT_ESTATE;
+  else if (sub->timing == NULL && tm->reserved >= tm->cap) rc = TAKT_EFULL;
+  consumer_t *con = NULL;
+  if (rc == TAKT_OK) {
+    con = consumer_new(ctx, tm, c);
+    if (con == NULL) rc = TAKT_ENOMEM;
+  }
+  if (rc < 0) {
+    takt__unlock(ctx);
+    return rc;
+  }
+  con->name = sub->name;
+  con->channel = sub->topic->name;
+  consumer_t *old = sub->timing;
+  if (old != NULL) disarm(tm, &old->dl);
+  else tm->reserved++;
+  consumer_free(ctx, old);
+  if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard--;
+  sub->rt_class = c->rt_class;
+  if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard++;
+  sub->timing = con;
+  rc = topic_refresh_locked(ctx, tm, sub->topic);
+  takt__unlock(ctx);
+  return rc;
+}
+
+takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constraints_t *c) {
+  if (client == NULL) return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(check_constraints(c, true));
+  takt_context_t *ctx = client->service->ctx;
+  TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
+  takt__lock(ctx);
+  timing_t *tm = state(ctx);
+  takt_err_t rc = TAKT_OK;
+  for (uint32_t i = 0; i < client->max_pending; i++)
+    if (client->requests[i].state != TAKT__REQ_FREE) rc = TAKT_ESTATE;
+  uint32_t extra = client->timing == NULL ? client->max_pending : 0;
+  if (rc == TAKT_OK && tm->reserved + extra > tm->cap) rc = TAKT_EFULL;
+  consumer_t *con = NULL;
+  if (rc == TAKT_OK) {
+    con = consumer_new(ctx, tm, c);
+    if (con == NULL) rc = TAKT_ENOMEM;
+  }
+  if (rc == TAKT_OK) {
+    con->req = takt__arena_alloc(&ctx->arena, client->max_pending * sizeof(request_deadline_t));
+    if (con->req == NULL) {
+      consumer_free(ctx, con);
+      rc = TAKT_ENOMEM;
+    }
+  }
+  if (rc < 0) {
+    takt__unlock(ctx);
+    return rc;
+  }
+  con->n_req = client->max_pending;
+  for (uint32_t i = 0; i < con->n_req; i++) {
+    con->req[i].dl.pos = -1;
+    con->req[i].dl.kind = DL_REQUEST;
+    con->req[i].dl.owner = &con->req[i];
+    con->req[i].con = con;
+    con->req[i].r = &client->requests[i];
+  }
+  con->name = client->name;
+  con->channel = client->service->name;
+  tm->reserved += extra;
+  consumer_free(ctx, client->timing);
+  client->timing = con;
+  client->rt_class = c->rt_class;
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+/* ---- violations ---- */
+
+static void push_violation(timing_t *tm, const takt_violation_t *v, consumer_t *con) {
+  if (tm->pending_count == PENDING_MAX) {
+    tm->pending_overflow++; /* counted in the consumer's stats already */
+    return;
+  }
+  uint32_t at = (tm->pending_head + tm->pending_count) % PENDING_MAX;
+  tm->pending[at] = *v;
+  tm->pending_owner[at] = con;
+  tm->pending_count++;
+  if (tm->validator_running) takt_event_signal_locked(&tm->wake);
+}
+
+static void count(timing_t *tm, consumer_t *con, takt_violation_kind_t kind, bool on_commit) {
+  tm->total++;
+  if (con != NULL) {
+    con->violations[kind]++;
+    if (on_commit) con->late_on_commit++;
+  }
+}
+
+static takt_violation_t make(const consumer_t *con, takt_violation_kind_t kind, int64_t critical,
+                             int64_t now, int64_t t_info, int64_t value, int64_t limit,
+                             bool on_commit) {
+  takt_violation_t v = {.kind = kind, .rt_class = con->c.rt_class, .consumer = con->name,
+                        .channel = con->channel, .critical_time = critical, .detected_at = now,
+                        .t_info = t_info, .value = value, .limit = limit, .on_commit = on_commit};
+  return v;
+}
+
+/* The critical instant of a datum with origin t_info for consumer con, and what violating it
+ * means; TAKT_TIME_INFINITE if no latency or jitter constraint can be violated. */
+static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation_kind_t *kind) {
+  int64_t crit = TAKT_TIME_INFINITE;
+  if (con->c.latency_ns > 0) {
+    crit = t_info + con->c.latency_ns;
+    *kind = TAKT_VIOLATION_LATENCY;
+  }
+  if (con->c.jitter_ns > 0 && con->has_obs) {
+    int64_t j = t_info + con->lat_min + con->c.jitter_ns;
+    if (j < crit) {
+      crit = j;
+      *kind = TAKT_VIOLATION_JITTER_MAX;
+    }
+  }
+  return crit;
+}
+
+static int64_t limit_of(const consumer_t *con, takt_violation_kind_t kind) {
+  return kind == TAKT_VIOLATION_LATENCY ? con->c.latency_ns
+         : kind == TAKT_VIOLATION_RATE  ? con->c.rate_ns
+                                        : con->c.jitter_ns;
+}
+
+/* Arm the HARD deadline for the message h (the oldest pending one), or report it at once if it
+ * was already late when published. */
+static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header_t *h, int64_t now) {
+  takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+  int64_t crit = critical_of(con, h->t_info, &kind);
+  if (crit == TAKT_TIME_INFINITE) return;
+  if (con->reported_valid && con->reported_seq == h->seq) return; /* reported on commit */
+  con->dl_violation = kind;
+  con->dl_t_info = h->t_info;
+  con->dl_seq = h->seq;
+  arm(tm, &con->dl, crit);
+  (void)now;
+}
+
+/* ---- core hooks: publish-subscribe ---- */
+
+static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                     int64_t now) {
+  timing_t *tm = state(ctx);
+  consumer_t *con = sub->timing;
+  if (sub->rt_class != TAKT_RT_HARD) return;
+  takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+  int64_t crit = critical_of(con, h->t_info, &kind);
+  if (crit != TAKT_TIME_INFINITE && crit <= h->t_data) {
+    /* late when committed: report at once (µRT Eq. 12) */
+    takt_violation_t v = make(con, kind, crit, now, h->t_info, h->t_data - h->t_info,
+                              limit_of(con, kind), true);
+    if (kind == TAKT_VIOLATION_JITTER_MAX) v.value = h->t_data - h->t_info - con->lat_min;
+    count(tm, con, kind, true);
+    push_violation(tm, &v, con);
+    con->reported_seq = h->seq;
+    con->reported_valid = true;
+    return;
+  }
+  if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h, now);
+}
+
+static void h_published(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
+                        bool newest, int64_t now) {
+  topic_timing_t *tt = t->timing;
+  if (tt == NULL) return;
+  tt->published++;
+  if (tt->eps == 0 || !newest) return;
+  timing_t *tm = state(ctx);
+  int64_t crit = h->t_info + tt->eps;
+  if (crit <= h->t_data) {
+    /* the information is older than epsilon' already (µRT Eq. 13) */
+    consumer_t *con = tt->eps_owner->timing;
+    takt_violation_t v = make(con, TAKT_VIOLATION_RATE, crit, now, h->t_info,
+                              h->t_data - h->t_info, tt->eps, true);
+    tt->rate_violations++;
+    count(tm, con, TAKT_VIOLATION_RATE, true);
+    push_violation(tm, &v, con);
+    disarm(tm, &tt->dl);
+    return;
+  }
+  arm(tm, &tt->dl, crit);
+}
+
+static void observe_latency(consumer_t *con, int64_t latency) {
+  con->received++;
+  if (con->hist != NULL) takt_stats_add(con->hist, latency);
+  if (latency < con->lat_sum_min) con->lat_sum_min = latency;
+  if (latency > con->lat_sum_max) con->lat_sum_max = latency;
+  double d = (double)latency - con->lat_mean;
+  con->lat_mean += d / (double)con->received;
+  con->lat_m2 += d * ((double)latency - con->lat_mean);
+}
+
+/* Validate one fetched datum for consumer con; returns its usefulness. Violations of HARD
+ * consumers not yet reported at their deadline are reported now. */
+static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint32_t seq,
+                            int64_t now, bool rate_on_fetch) {
+  int64_t latency = now - t_info;
+  bool hard = con->c.rt_class == TAKT_RT_HARD;
+  bool already = con->reported_valid && con->reported_seq == seq;
+  float l = 1.0f, s = 1.0f, r = 1.0f;
+  takt_violation_kind_t kinds[3];
+  int64_t values[3], crits[3];
+  int n = 0;
+  if (con->c.latency_ns > 0 && latency > con->c.latency_ns) {
+    l = 0.0f;
+    kinds[n] = TAKT_VIOLATION_LATENCY;
+    values[n] = latency;
+    crits[n++] = t_info + con->c.latency_ns;
+  }
+  if (con->c.jitter_ns > 0 && con->has_obs) {
+    if (latency > con->lat_min + con->c.jitter_ns) {
+      s = 0.0f;
+      kinds[n] = TAKT_VIOLATION_JITTER_MAX;
+      values[n] = latency - con->lat_min;
+      crits[n++] = t_info + con->lat_min + con->c.jitter_ns;
+    } else if (latency < con->lat_max - con->c.jitter_ns) {
+      s = 0.0f; /* fetched too early: only checkable now (µRT Eq. 8) */
+      kinds[n] = TAKT_VIOLATION_JITTER_MIN;
+      values[n] = con->lat_max - latency;
+      crits[n++] = now;
+    }
+  }
+  if (rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
+      t_info - con->last_t_info > con->c.rate_ns) {
+    r = 0.0f;
+    kinds[n] = TAKT_VIOLATION_RATE;
+    values[n] = t_info - con->last_t_info;
+    crits[n++] = con->last_t_info + con->c.rate_ns;
+  }
+  if (con->c.jitter_ns > 0) {
+    if (!con->has_obs || latency < con->lat_min) con->lat_min = latency;
+    if (!con->has_obs || latency > con->lat_max) con->lat_max = latency;
+    con->has_obs = true;
+  }
+  if (t_info > con->last_t_info || !con->has_last) con->last_t_info = t_info;
+  con->has_last = true;
+  observe_latency(con, latency);
+  for (int i = 0; i < n; i++) {
+    /* a HARD datum already reported at its deadline or on commit is not reported twice for the
+     * kind that fired; the minimum-jitter check is new information */
+    if (hard && already && kinds[i] != TAKT_VIOLATION_JITTER_MIN) continue;
+    takt_violation_t v = make(con, kinds[i], crits[i], now, t_info, values[i],
+                              limit_of(con, kinds[i]), false);
+    count(tm, con, kinds[i], false);
+    push_violation(tm, &v, con);
+  }
+  float u;
+  switch (con->c.rt_class) {
+  case TAKT_RT_SOFT: {
+    u = con->c.usefulness(latency, con->c.usefulness_user);
+    if (!(u >= 0.0f)) u = 0.0f; /* also NaN */
+    if (u > 1.0f) u = 1.0f;
+    break;
+  }
+  case TAKT_RT_FIRM:
+  case TAKT_RT_HARD: u = l * s * r; break;
+  default: u = 1.0f; break;
+  }
+  con->usefulness_sum += (double)u;
+  return u;
+}
+
+static void h_fetched(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                      const takt_msg_header_t *next, int64_t now, float *usefulness) {
+  timing_t *tm = state(ctx);
+  consumer_t *con = sub->timing;
+  bool hard = sub->rt_class == TAKT_RT_HARD;
+  if (hard && con->dl.pos >= 0 && con->dl_seq == h->seq) disarm(tm, &con->dl);
+  *usefulness = validate_fetch(tm, con, h->t_info, h->seq, now, !hard);
+  if (hard) {
+    if (con->dl.pos >= 0 && (next == NULL || con->dl_seq != next->seq)) disarm(tm, &con->dl);
+    if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next, now);
+  }
+}
+
+static void h_subscription_removed(takt_context_t *ctx, takt_subscription_t *sub) {
+  timing_t *tm = state(ctx);
+  consumer_t *con = sub->timing;
+  disarm(tm, &con->dl);
+  tm->reserved--;
+  sub->timing = NULL;
+  /* remove it from epsilon' as if it were not HARD */
+  takt_rt_class_t cls = sub->rt_class;
+  sub->rt_class = TAKT_RT_NONE;
+  (void)topic_refresh_locked(ctx, tm, sub->topic);
+  sub->rt_class = cls;
+  consumer_free(ctx, con);
+}
+
+static void h_topic_removed(takt_context_t *ctx, takt_topic_t *t) {
+  topic_timing_t *tt = t->timing;
+  if (tt == NULL) return;
+  timing_t *tm = state(ctx);
+  disarm(tm, &tt->dl);
+  tm->reserved--;
+  takt__arena_free(&ctx->arena, tt);
+  t->timing = NULL;
+}
+
+/* ---- core hooks: RPC ---- */
+
+static void h_request_submitted(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+                                int64_t now) {
+  consumer_t *con = c->timing;
+  if (c->rt_class != TAKT_RT_HARD) return;
+  takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+  int64_t crit = critical_of(con, now, &kind);
+  if (con->c.latency_ns > 0) r->queue_key = now + con->c.latency_ns;
+  if (crit == TAKT_TIME_INFINITE) return;
+  request_deadline_t *rd = &con->req[r->index];
+  arm(state(ctx), &rd->dl, crit);
+}
+
+static void h_request_retrieved(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+                                int64_t now, float *usefulness) {
+  timing_t *tm = state(ctx);
+  consumer_t *con = c->timing;
+  request_deadline_t *rd = &con->req[r->index];
+  bool fired = false;
+  if (rd->dl.pos >= 0) disarm(tm, &rd->dl);
+  else fired = c->rt_class == TAKT_RT_HARD && critical_of(con, r->t_submit, &(takt_violation_kind_t){0}) <= now;
+  /* a HARD request whose deadline already fired is not reported twice: mark it reported */
+  con->reported_valid = fired;
+  con->reported_seq = r->generation;
+  *usefulness = validate_fetch(tm, con, r->t_submit, r->generation, now, false);
+  con->reported_valid = false;
+}
+
+static void h_request_dropped(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {
+  consumer_t *con = c->timing;
+  disarm(state(ctx), &con->req[r->index].dl);
+}
+
+static void h_client_removed(takt_context_t *ctx, takt_client_t *c) {
+  timing_t *tm = state(ctx);
+  consumer_t *con = c->timing;
+  for (uint32_t i = 0; i < con->n_req; i++) disarm(tm, &con->req[i].dl);
+  tm->reserved -= con->n_req;
+  c->timing = NULL;
+  consumer_free(ctx, con);
+}
+
+/* ---- dispatch ---- */
+
+static int64_t h_next_deadline(takt_context_t *ctx) {
+  timing_t *tm = state(ctx);
+  if (tm->pending_count > 0) return INT64_MIN;
+  return tm->n > 0 ? tm->heap[0]->at : TAKT_TIME_INFINITE;
+}
+
+/* Turn the head deadline (due) into a violation; lock held. */
+static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
+  deadline_t *d = tm->heap[0];
+  disarm(tm, d);
+  consumer_t *con = NULL;
+  switch ((dl_kind_t)d->kind) {
+  case DL_SUBSCRIPTION:
+    con = d->owner;
+    *v = make(con, con->dl_violation, d->at, now, con->dl_t_info, now - con->dl_t_info,
+              limit_of(con, con->dl_violation), false);
+    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) v->value = now - con->dl_t_info - con->lat_min;
+    con->reported_seq = con->dl_seq;
+    con->reported_valid = true;
+    count(tm, con, con->dl_violation, false);
+    break;
+  case DL_TOPIC_RATE: {
+    topic_timing_t *tt = d->owner;
+    con = tt->eps_owner->timing;
+    int64_t since = d->at - tt->eps;
+    *v = make(con, TAKT_VIOLATION_RATE, d->at, now, since, now - since, tt->eps, false);
+    tt->rate_violations++;
+    count(tm, con, TAKT_VIOLATION_RATE, false);
+    break;
+  }
+  case DL_REQUEST: {
+    request_deadline_t *rd = d->owner;
+    con = rd->con;
+    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+    (void)critical_of(con, rd->r->t_submit, &kind);
+    *v = make(con, kind, d->at, now, rd->r->t_submit, now - rd->r->t_submit, limit_of(con, kind),
+              false);
+    count(tm, con, kind, false);
+    break;
+  }
+  }
+  return con;
+}
+
+static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
+  timing_t *tm = state(ctx);
+  for (;;) {
+    takt_violation_t v;
+    consumer_t *con;
+    if (tm->pending_count > 0) {
+      v = tm->pending[tm->pending_head];
+      con = tm->pending_owner[tm->pending_head];
+      tm->pending_head = (tm->pending_head + 1) % PENDING_MAX;
+      tm->pending_count--;
+    } else if (tm->n > 0 && tm->heap[0]->at <= now) {
+      con = fire_head(tm, now, &v);
+    } else {
+      return;
+    }
+    v.detected_at = now;
+    takt_violation_observer_fn obs = tm->observer;
+    void *obs_user = tm->observer_user;
+    takt_recovery_fn rec = con != NULL ? con->c.recovery : NULL;
+    void *rec_user = con != NULL ? con->c.recovery_user : NULL;
+    bool panic_now = false;
+    /* handlers run without the lock: they may publish, take or shut the system down */
+    takt__unlock(ctx);
+    if (obs != NULL) obs(&v, obs_user);
+    if (v.rt_class == TAKT_RT_HARD) {
+      bool recovered = rec != NULL && rec(&v, rec_user);
+      if (!recovered) panic_now = true;
+    }
+    if (panic_now) {
+      char detail[192], what[160];
+      takt_violation_format(&v, what, sizeof what);
+      snprintf(detail, sizeof detail, "hard real-time violation: %s", what);
+      (void)takt_context_shutdown(ctx, TAKT_SHUTDOWN_PANIC, detail);
+    }
+    takt__lock(ctx);
+  }
+}
+
+static const takt__timing_hooks_t hooks = {
+    .queued = h_queued,
+    .published = h_published,
+    .fetched = h_fetched,
+    .subscription_removed = h_subscription_removed,
+    .topic_removed = h_topic_removed,
+    .request_submitted = h_request_submitted,
+    .request_retrieved = h_request_retrieved,
+    .request_dropped = h_request_dropped,
+    .client_removed = h_client_removed,
+    .next_deadline = h_next_deadline,
+    .dispatch_locked = h_dispatch_locked,
+};
+
+void takt_timing_dispatch(takt_context_t *ctx) {
+  if (ctx == NULL || ctx->timing_state == NULL) return;
+  takt__lock(ctx);
+  h_dispatch_locked(ctx, takt_clock_now(ctx->clock));
+  takt__unlock(ctx);
+}
+
+int64_t takt_timing_next_deadline(takt_context_t *ctx) {
+  if (ctx == NULL || ctx->timing_state == NULL) return TAKT_TIME_INFINITE;
+  takt__lock(ctx);
+  int64_t t = h_next_deadline(ctx);
+  takt__unlock(ctx);
+  return t;
+}
+
+uint64_t takt_timing_violations(takt_context_t *ctx) {
+  if (ctx == NULL || ctx->timing_state == NULL) return 0;
+  takt__lock(ctx);
+  uint64_t n = state(ctx)->total;
+  takt__unlock(ctx);
+  return n;
+}
+
+takt_err_t takt_timing_set_observer(takt_context_t *ctx, takt_violation_observer_fn fn, void *user) {
+  if (ctx == NULL) return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
+  takt__lock(ctx);
+  state(ctx)->observer = fn;
+  state(ctx)->observer_user = user;
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+/* ---- statistics ---- */
+
+static void fill_stats(const consumer_t *con, takt_timing_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  out->received = con->received;
+  for (int k = 0; k < TAKT_VIOLATION_KINDS; k++) {
+    out->violations[k] = con->violations[k];
+    out->violations_total += con->violations[k];
+  }
+  out->late_on_commit = con->late_on_commit;
+  if (con->hist != NULL) {
+    takt_stats_summarize(con->hist, &out->latency);
+  } else if (con->received > 0) {
+    out->latency.count = con->received;
+    out->latency.min = con->lat_sum_min;
+    out->latency.max = con->lat_sum_max;
+    out->latency.mean = con->lat_mean;
+  }
+  out->usefulness_mean = con->received ? con->usefulness_sum / (double)con->received : 0.0;
+}
+
+takt_err_t takt_subscription_timing_stats(takt_subscription_t *sub, takt_timing_stats_t *out) {
+  if (sub == NULL || out == NULL) return TAKT_EINVAL;
+  takt__lock(sub->topic->ctx);
+  takt_err_t rc = sub->timing == NULL ? TAKT_ESTATE : TAKT_OK;
+  if (rc == TAKT_OK) fill_stats(sub->timing, out);
+  takt__unlock(sub->topic->ctx);
+  return rc;
+}
+
+takt_err_t takt_client_timing_stats(takt_client_t *client, takt_timing_stats_t *out) {
+  if (client == NULL || out == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = client->service->ctx;
+  takt__lock(ctx);
+  takt_err_t rc = client->timing == NULL ? TAKT_ESTATE : TAKT_OK;
+  if (rc == TAKT_OK) fill_stats(client->timing, out);
+  takt__unlock(ctx);
+  return rc;
+}
+
+takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_t *out) {
+  if (topic == NULL || out == NULL) return TAKT_EINVAL;
+  takt__lock(topic->ctx);
+  memset(out, 0, sizeof *out);
+  topic_timing_t *tt = topic->timing;
+  if (tt != NULL) {
+    out->published = tt->published;
+    out->rate_violations = tt->rate_violations;
+    out->rate_ns = tt->eps;
+  }
+  takt__unlock(topic->ctx);
+  return TAKT_OK;
+}
+
+/* ---- validator thread ---- */
+
+static void validator_main(void *arg) {
+  takt_context_t *ctx = arg;
+  timing_t *tm = state(ctx);
+  takt__lock(ctx);
+  while (!tm->validator_stop) {
+    h_dispatch_locked(ctx, takt_clock_now(ctx->clock));
+    int64_t next = h_next_deadline(ctx);
+    if (next == INT64_MIN) continue;
+    (void)takt_event_wait_locked(&tm->wake, &ctx->lock, NULL, next);
+  }
+  takt__unlock(ctx);
+}
+
+takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *attr) {
+  if (ctx == NULL) return TAKT_EINVAL;
+  if (ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE) return TAKT_ESTATE;
+  TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
+  takt_thread_attr_t def = {.name = "takt-validate", .policy = TAKT_SCHED_FIFO, .priority = 99,
+                            .cpu = -1};
+  if (attr == NULL) attr = &def;
+  takt__lock(ctx);
+  timing_t *tm = state(ctx);
+  if (tm->validator_running) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  tm->validator_running = true;
+  tm->validator_stop = false;
+  takt__unlock(ctx);
+  takt_err_t rc = takt_thread_create(&tm->thread, attr, validator_main, ctx);
+  if (rc < 0) {
+    takt__lock(ctx);
+    tm->validator_running = false;
+    takt__unlock(ctx);
+  }
+  return rc;
+}
+
+takt_err_t takt_validator_stop(takt_context_t *ctx) {
+  if (ctx == NULL || ctx->timing_state == NULL) return TAKT_EINVAL;
+  timing_t *tm = state(ctx);
+  takt__lock(ctx);
+  if (!tm->validator_running) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  tm->validator_stop = true;
+  takt_event_signal_locked(&tm->wake);
+  takt__unlock(ctx);
+  takt_err_t rc = takt_thread_join(&tm->thread);
+  takt__lock(ctx);
+  tm->validator_running = false;
+  takt__unlock(ctx);
+  return rc;
+}
+
+/* ---- names ---- */
+
+const char *takt_violation_kind_name(takt_violation_kind_t kind) {
+  switch (kind) {
+  case TAKT_VIOLATION_LATENCY: return "latency";
+  case TAKT_VIOLATION_JITTER_MAX: return "jitter (late)";
+  case TAKT_VIOLATION_JITTER_MIN: return "jitter (early)";
+  case TAKT_VIOLATION_RATE: return "rate";
+  default: return "unknown";
+  }
+}
+
+const char *takt_rt_class_name(takt_rt_class_t c) {
+  switch (c) {
+  case TAKT_RT_NONE: return "none";
+  case TAKT_RT_SOFT: return "soft";
+  case TAKT_RT_FIRM: return "firm";
+  case TAKT_RT_HARD: return "hard";
+  }
+  return "unknown";
+}
+
+void takt_violation_format(const takt_violation_t *v, char *buf, size_t len) {
+  snprintf(buf, len, "%s of '%s' on '%s': %.3f ms > %.3f ms%s", takt_violation_kind_name(v->kind),
+           v->consumer ? v->consumer : "?", v->channel ? v->channel : "?", (double)v->value / 1e6,
+           (double)v->limit / 1e6, v->on_commit ? " (late when published)" : "");
+}

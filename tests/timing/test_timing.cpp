@@ -1,0 +1,508 @@
+// µRT's validation rules on the fake clock: latency, jitter and rate constraints, real-time
+// classes, detection at the critical instant, the edge cases µRT names, prioritized RPC.
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "takt/timing.h"
+
+using namespace takt_test;
+
+namespace {
+
+constexpr int64_t kMs = TAKT_NS_PER_MS;
+
+struct Recorder {
+  std::vector<takt_violation_t> seen;
+  std::vector<std::string> text;
+  bool recover = true;
+};
+
+bool record_and_recover(const takt_violation_t *v, void *user) {
+  auto *r = static_cast<Recorder *>(user);
+  r->seen.push_back(*v);
+  char buf[160];
+  takt_violation_format(v, buf, sizeof buf);
+  r->text.push_back(buf);
+  return r->recover;
+}
+
+void observe(const takt_violation_t *v, void *user) {
+  static_cast<Recorder *>(user)->seen.push_back(*v);
+}
+
+// A producer node with an executor (nothing else), and a consumer node that is NOT attached to
+// any executor: its messages stay pending until the test takes them, so deadlines can pass.
+class Timing : public ContextTest {
+ protected:
+  takt_node_t *prod = nullptr, *cons = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_subscription_t *sub = nullptr;
+  takt_executor_t *exec = nullptr;
+  Recorder rec;
+
+  void make(const takt_constraints_t &c, uint32_t slots = 4, uint32_t depth = 4) {
+    ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+    takt_context_usage(ctx, &baseline);
+    ASSERT_EQ(takt_node_create(ctx, "prod", &prod), TAKT_OK);
+    ASSERT_EQ(takt_node_create(ctx, "cons", &cons), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "scan", blob8_type(), slots, &topic), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(prod, topic, &pub), TAKT_OK);
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.depth = depth;
+    ASSERT_EQ(takt_subscription_create(cons, topic, "brake", nullptr, nullptr, &o, &sub), TAKT_OK);
+    takt_constraints_t cc = c;
+    if (cc.rt_class == TAKT_RT_HARD && cc.recovery == nullptr) {
+      cc.recovery = record_and_recover;
+      cc.recovery_user = &rec;
+    }
+    ASSERT_EQ(takt_subscription_set_constraints(sub, &cc), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, prod), TAKT_OK);
+  }
+  void TearDown() override {
+    if (exec) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (cons) EXPECT_EQ(takt_node_destroy(cons), TAKT_OK);
+    if (prod) EXPECT_EQ(takt_node_destroy(prod), TAKT_OK);
+    if (topic) EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+    expect_empty();  // consumer and topic validation state freed with their entities
+    ContextTest::TearDown();
+  }
+  int64_t now() { return takt_clock_now(&clock); }
+  takt_err_t publish(uint64_t v, int64_t t_info) {
+    Blob8 b{v};
+    return takt_publish_at(pub, &b, sizeof b, t_info);
+  }
+  uint64_t take(takt_err_t expect = TAKT_OK) {
+    Blob8 b{0};
+    EXPECT_EQ(takt_take_next(sub, &b, sizeof b, nullptr), expect);
+    return b.value;
+  }
+  void spin_for(int64_t d) { ASSERT_EQ(takt_executor_spin_until(exec, now() + d), TAKT_OK); }
+};
+
+takt_constraints_t hard(int64_t tau, int64_t delta = 0, int64_t eps = 0) {
+  takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+  c.rt_class = TAKT_RT_HARD;
+  c.latency_ns = tau;
+  c.jitter_ns = delta;
+  c.rate_ns = eps;
+  return c;
+}
+
+TEST_F(Timing, HardLatencyIsDetectedAtTheCriticalInstant) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 5 * kMs);
+  spin_for(20 * kMs);  // the executor sleeps until the critical instant, not a tick
+  ASSERT_EQ(rec.seen.size(), 1u);
+  const takt_violation_t &v = rec.seen[0];
+  EXPECT_EQ(v.kind, TAKT_VIOLATION_LATENCY);
+  EXPECT_EQ(v.rt_class, TAKT_RT_HARD);
+  EXPECT_EQ(v.critical_time, t0 + 5 * kMs);
+  EXPECT_EQ(v.detected_at, t0 + 5 * kMs);
+  EXPECT_EQ(v.limit, 5 * kMs);
+  EXPECT_FALSE(v.on_commit);
+  EXPECT_STREQ(v.consumer, "brake");
+  EXPECT_STREQ(v.channel, "scan");
+  EXPECT_EQ(rec.text[0], "latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+  // fetched late afterwards: not reported a second time, usefulness 0
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(rec.seen.size(), 1u);
+  takt_timing_stats_t st;
+  ASSERT_EQ(takt_subscription_timing_stats(sub, &st), TAKT_OK);
+  EXPECT_EQ(st.received, 1u);
+  EXPECT_EQ(st.violations[TAKT_VIOLATION_LATENCY], 1u);
+  EXPECT_EQ(st.latency.max, 20 * kMs);
+  EXPECT_DOUBLE_EQ(st.usefulness_mean, 0.0);
+}
+
+TEST_F(Timing, FetchedInTimeDisarmsAndArmsTheNextMessage) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 + 3 * kMs), TAKT_OK);
+  takt_clock_advance(&clock, 2 * kMs);
+  EXPECT_EQ(take(), 1u);
+  // the deadline now belongs to message 2: t_info + tau
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 8 * kMs);
+  takt_clock_advance(&clock, 1 * kMs);
+  EXPECT_EQ(take(), 2u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+  spin_for(20 * kMs);
+  EXPECT_TRUE(rec.seen.empty());
+}
+
+TEST_F(Timing, DataLateOnArrivalIsReportedAtOnce) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0 - 8 * kMs), TAKT_OK);  // observed 8 ms ago, tau 5 ms
+  EXPECT_EQ(takt_timing_next_deadline(ctx), INT64_MIN);  // pending: handle immediately
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_TRUE(rec.seen[0].on_commit);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 - 3 * kMs);
+  EXPECT_EQ(rec.seen[0].detected_at, t0);
+  EXPECT_EQ(rec.seen[0].value, 8 * kMs);
+  EXPECT_EQ(take(), 1u);  // and it is delivered all the same, without a second report
+  spin_for(10 * kMs);
+  EXPECT_EQ(rec.seen.size(), 1u);
+  takt_timing_stats_t st;
+  ASSERT_EQ(takt_subscription_timing_stats(sub, &st), TAKT_OK);
+  EXPECT_EQ(st.late_on_commit, 1u);
+}
+
+TEST_F(Timing, RateViolationIsFlaggedAlthoughFutureDataWouldBeValid) {
+  make(hard(0, 0, 10 * kMs));  // epsilon 10 ms
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(take(), 1u);
+  // information observed at t0+8 is only published at t0+12: the rate deadline t0+10 passes
+  // first (µRT Eq. 14), although the datum itself is within epsilon of the previous one
+  spin_for(12 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 10 * kMs);
+  EXPECT_EQ(rec.seen[0].detected_at, t0 + 10 * kMs);
+  ASSERT_EQ(publish(2, t0 + 8 * kMs), TAKT_OK);
+  EXPECT_EQ(take(), 2u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 18 * kMs);  // re-armed on the publish
+  takt_topic_timing_stats_t ts;
+  ASSERT_EQ(takt_topic_timing_stats(topic, &ts), TAKT_OK);
+  EXPECT_EQ(ts.rate_violations, 1u);
+  EXPECT_EQ(ts.published, 2u);
+  EXPECT_EQ(ts.rate_ns, 10 * kMs);
+}
+
+TEST_F(Timing, RateViolationOnCommitWhenInformationIsAlreadyOlderThanEpsilon) {
+  make(hard(0, 0, 10 * kMs));
+  ASSERT_EQ(publish(1, now() - 11 * kMs), TAKT_OK);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_TRUE(rec.seen[0].on_commit);
+}
+
+TEST_F(Timing, FullTopicWithAPendingHardConsumerRefusesAndLosesNothing) {
+  make(hard(100 * kMs), /*slots=*/2, /*depth=*/8);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 + 1), TAKT_OK);
+  EXPECT_EQ(publish(3, t0 + 2), TAKT_EBUSY);  // both slots unread by the hard consumer
+  EXPECT_EQ(take(), 1u);
+  ASSERT_EQ(publish(3, t0 + 2), TAKT_OK);  // the fetched slot is reused
+  EXPECT_EQ(take(), 2u);
+  EXPECT_EQ(take(), 3u);
+  EXPECT_EQ(takt_subscription_dropped(sub), 0u);
+}
+
+TEST_F(Timing, FullHardQueueRefusesInsteadOfDropping) {
+  make(hard(100 * kMs), /*slots=*/8, /*depth=*/1);
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  EXPECT_EQ(publish(2, now()), TAKT_EBUSY);
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(takt_subscription_dropped(sub), 0u);
+}
+
+TEST_F(Timing, JitterMaximumHasADeadlineAtSmallestLatencyPlusDelta) {
+  make(hard(0, 2 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  takt_clock_advance(&clock, 1 * kMs);
+  EXPECT_EQ(take(), 1u);  // first latency 1 ms: smallest = largest = 1 ms
+  ASSERT_EQ(publish(2, now()), TAKT_OK);
+  int64_t t1 = now();
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t1 + 1 * kMs + 2 * kMs);
+  spin_for(10 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_JITTER_MAX);
+  EXPECT_EQ(rec.seen[0].detected_at, t1 + 3 * kMs);
+  EXPECT_EQ(rec.seen[0].value, 2 * kMs);
+}
+
+TEST_F(Timing, JitterMinimumIsCheckedOnFetch) {
+  takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+  c.rt_class = TAKT_RT_FIRM;
+  c.jitter_ns = 2 * kMs;
+  make(c);
+  ASSERT_EQ(takt_timing_set_observer(ctx, observe, &rec), TAKT_OK);
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  takt_clock_advance(&clock, 5 * kMs);
+  EXPECT_EQ(take(), 1u);  // latency 5
+  ASSERT_EQ(publish(2, now()), TAKT_OK);
+  takt_clock_advance(&clock, 1 * kMs);
+  EXPECT_EQ(take(), 2u);  // latency 1 < 5 - 2: too early
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_JITTER_MIN);
+  EXPECT_EQ(rec.seen[0].rt_class, TAKT_RT_FIRM);
+  EXPECT_EQ(rec.seen[0].value, 4 * kMs);
+}
+
+// FIRM and SOFT usefulness through an executor: the callback sees it in the message.
+struct UsefulnessLog {
+  std::vector<float> u;
+  takt_clock_t *clock;
+  int64_t work;
+};
+void record_u(takt_subscription_t *, const takt_message_t *m, void *user) {
+  static_cast<UsefulnessLog *>(user)->u.push_back(m->usefulness);
+}
+float linear_20ms(int64_t latency, void *) {
+  return 1.0f - static_cast<float>(latency) / static_cast<float>(20 * kMs);
+}
+
+TEST_F(ContextTest, FirmAndSoftUsefulnessOnFetch) {
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_publisher_t *p;
+  takt_subscription_t *firm, *soft, *none;
+  UsefulnessLog lf{{}, &clock, 0}, ls{{}, &clock, 0}, ln{{}, &clock, 0};
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 8, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "firm", record_u, &lf, nullptr, &firm), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "soft", record_u, &ls, nullptr, &soft), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "none", record_u, &ln, nullptr, &none), TAKT_OK);
+  takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+  c.rt_class = TAKT_RT_FIRM;
+  c.latency_ns = 5 * kMs;
+  ASSERT_EQ(takt_subscription_set_constraints(firm, &c), TAKT_OK);
+  c.rt_class = TAKT_RT_SOFT;
+  c.latency_ns = 0;
+  c.usefulness = linear_20ms;
+  ASSERT_EQ(takt_subscription_set_constraints(soft, &c), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 b{0};
+  ASSERT_EQ(takt_publish_at(p, &b, sizeof b, takt_clock_now(&clock) - 3 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  ASSERT_EQ(takt_publish_at(p, &b, sizeof b, takt_clock_now(&clock) - 10 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_EQ(lf.u, (std::vector<float>{1.0f, 0.0f}));
+  ASSERT_EQ(ls.u.size(), 2u);
+  EXPECT_FLOAT_EQ(ls.u[0], 0.85f);
+  EXPECT_FLOAT_EQ(ls.u[1], 0.5f);
+  EXPECT_EQ(ln.u, (std::vector<float>{1.0f, 1.0f}));
+  takt_timing_stats_t st;
+  ASSERT_EQ(takt_subscription_timing_stats(firm, &st), TAKT_OK);
+  EXPECT_EQ(st.violations_total, 1u);  // firm: counted, no recovery, no panic
+  EXPECT_EQ(takt_context_phase(ctx), TAKT_PHASE_STARTUP);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+}
+
+// ---- panic: every node told the reason, shut down in order ----
+
+struct ShutdownLog {
+  std::vector<std::string> order;
+  std::vector<takt_shutdown_reason_t> reasons;
+  std::string detail;
+};
+void on_shutdown(takt_node_t *n, takt_shutdown_reason_t r, const char *detail, void *user) {
+  auto *l = static_cast<ShutdownLog *>(user);
+  l->order.push_back(takt_node_name(n));
+  l->reasons.push_back(r);
+  l->detail = detail;
+}
+
+TEST_F(Timing, UnrecoveredHardViolationPanicsAndShutsEveryNodeDownInOrder) {
+  rec.recover = false;
+  make(hard(5 * kMs));
+  ShutdownLog log;
+  takt_node_lifecycle_t lc = {nullptr, on_shutdown, &log};
+  ASSERT_EQ(takt_node_set_lifecycle(prod, &lc), TAKT_OK);
+  ASSERT_EQ(takt_node_set_lifecycle(cons, &lc), TAKT_OK);
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_OK);
+  EXPECT_EQ(now(), t0 + 5 * kMs);  // the spin ended at the panic, not at its end time
+  EXPECT_EQ(takt_context_phase(ctx), TAKT_PHASE_SHUTDOWN);
+  char why[200];
+  ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
+  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+  EXPECT_EQ(log.order, (std::vector<std::string>{"cons", "prod"}));  // reverse registration
+  EXPECT_EQ(log.reasons[0], TAKT_SHUTDOWN_PANIC);
+  EXPECT_EQ(log.detail, why);
+  // an executor of a context that shut down does not spin again
+  ASSERT_EQ(takt_executor_spin_until(exec, now() + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(now(), t0 + 5 * kMs);
+}
+
+// ---- bad input ----
+
+TEST_F(Timing, BadConstraintsAreRejected) {
+  make(TAKT_CONSTRAINTS_NONE);
+  takt_constraints_t c = hard(-1);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = hard(0, -1);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = hard(0, 0, -5);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = TAKT_CONSTRAINTS_NONE;
+  c.rt_class = TAKT_RT_SOFT;  // without a usefulness function
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c.rt_class = static_cast<takt_rt_class_t>(9);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  EXPECT_EQ(takt_subscription_set_constraints(nullptr, &c), TAKT_EINVAL);
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  c = hard(kMs);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_ESTATE);  // messages queued
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+}
+
+// ---- RPC: prioritized request queue, per-request deadlines, late answers discarded ----
+
+struct Served {
+  std::vector<uint64_t> order;
+  takt_clock_t *clock = nullptr;
+  int64_t work = 0;
+};
+takt_err_t serve(takt_service_t *, const takt_message_t *req, void *resp, void *user) {
+  auto *s = static_cast<Served *>(user);
+  uint64_t v = static_cast<const Blob8 *>(req->data)->value;
+  s->order.push_back(v);
+  takt_clock_advance(s->clock, s->work);
+  static_cast<Blob8 *>(resp)->value = v;
+  return TAKT_OK;
+}
+
+class Rpc : public ContextTest {
+ protected:
+  takt_node_t *srv_node = nullptr, *cli_node = nullptr;
+  takt_service_t *srv = nullptr;
+  takt_executor_t *exec = nullptr;
+  Served served;
+  Recorder rec;
+  std::vector<takt_client_t *> clients;
+
+  void make() {
+    // the validation state lives as long as the context: count it in the baseline
+    ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+    takt_context_usage(ctx, &baseline);
+    served.clock = &clock;
+    ASSERT_EQ(takt_node_create(ctx, "server", &srv_node), TAKT_OK);
+    ASSERT_EQ(takt_node_create(ctx, "callers", &cli_node), TAKT_OK);
+    takt_service_options_t so = TAKT_SERVICE_OPTIONS_DEFAULT;
+    so.depth = 8;
+    ASSERT_EQ(takt_service_create(srv_node, "plan", blob8_type(), blob8_type(), serve, &served,
+                                  &so, &srv),
+              TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, srv_node), TAKT_OK);
+  }
+  takt_client_t *client(takt_rt_class_t cls, int64_t tau) {
+    takt_client_t *c = nullptr;
+    takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+    EXPECT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr,
+                                 &co, &c),
+              TAKT_OK);
+    takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+    k.rt_class = cls;
+    k.latency_ns = tau;
+    k.recovery = record_and_recover;
+    k.recovery_user = &rec;
+    EXPECT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
+    clients.push_back(c);
+    return c;
+  }
+  void TearDown() override {
+    if (exec) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (cli_node) EXPECT_EQ(takt_node_destroy(cli_node), TAKT_OK);
+    if (srv_node) EXPECT_EQ(takt_node_destroy(srv_node), TAKT_OK);
+    expect_empty();
+    ContextTest::TearDown();
+  }
+};
+
+TEST_F(Rpc, QueueServesHardByDeadlineThenFirmSoftFcfsThenNone) {
+  make();
+  takt_client_t *none = client(TAKT_RT_NONE, 0);
+  takt_client_t *firm = client(TAKT_RT_FIRM, 50 * kMs);
+  takt_client_t *hard_late = client(TAKT_RT_HARD, 40 * kMs);
+  takt_client_t *hard_soon = client(TAKT_RT_HARD, 20 * kMs);
+  takt_future_t f[6];
+  Blob8 b{1};
+  ASSERT_EQ(takt_client_call(none, &b, sizeof b, &f[0]), TAKT_OK);
+  b.value = 2;
+  ASSERT_EQ(takt_client_call(firm, &b, sizeof b, &f[1]), TAKT_OK);
+  b.value = 3;
+  ASSERT_EQ(takt_client_call(hard_late, &b, sizeof b, &f[2]), TAKT_OK);
+  b.value = 4;
+  ASSERT_EQ(takt_client_call(hard_soon, &b, sizeof b, &f[3]), TAKT_OK);
+  b.value = 5;
+  ASSERT_EQ(takt_client_call(none, &b, sizeof b, &f[4]), TAKT_OK);
+  b.value = 6;
+  ASSERT_EQ(takt_client_call(firm, &b, sizeof b, &f[5]), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(served.order, (std::vector<uint64_t>{4, 3, 2, 6, 1, 5}));
+  Blob8 out;
+  for (auto &fu : f) EXPECT_EQ(takt_future_take(&fu, &out, sizeof out), TAKT_OK);
+  EXPECT_TRUE(rec.seen.empty());
+}
+
+TEST_F(Rpc, HardRequestNotRetrievedInTimeIsDetectedAtItsDeadline) {
+  make();
+  takt_client_t *c = client(TAKT_RT_HARD, 10 * kMs);
+  int64_t t0 = takt_clock_now(&clock);
+  Blob8 b{7};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 30 * kMs), TAKT_OK);  // served, not retrieved
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_LATENCY);
+  EXPECT_EQ(rec.seen[0].detected_at, t0 + 10 * kMs);
+  EXPECT_STREQ(rec.seen[0].channel, "plan");
+  Blob8 out;
+  EXPECT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_OK);
+  EXPECT_EQ(rec.seen.size(), 1u);  // not reported twice on retrieval
+  takt_timing_stats_t st;
+  ASSERT_EQ(takt_client_timing_stats(c, &st), TAKT_OK);
+  EXPECT_EQ(st.received, 1u);
+  EXPECT_EQ(st.latency.max, 30 * kMs);
+}
+
+TEST_F(Rpc, CanceledRequestAnsweredLateIsDiscardedAndRaisesNothing) {
+  make();
+  served.work = 15 * kMs;
+  takt_client_t *c = client(TAKT_RT_HARD, 10 * kMs);
+  Blob8 b{9};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f), TAKT_OK);
+  takt_future_t g = f;
+  ASSERT_EQ(takt_future_cancel(&g), TAKT_OK);  // abandoned before the service ran
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 40 * kMs), TAKT_OK);
+  EXPECT_TRUE(served.order.empty());
+  EXPECT_TRUE(rec.seen.empty());  // its deadline was disarmed with the cancel
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f), TAKT_OK);
+  Blob8 out;
+  EXPECT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_EAGAIN);  // not ours yet: the service's
+  EXPECT_EQ(takt_future_take(&g, &out, sizeof out), TAKT_ESTATE);  // an abandoned handle
+  EXPECT_EQ(takt_future_cancel(&g), TAKT_ESTATE);                  // canceled twice
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  ASSERT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_OK);
+  EXPECT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_ESTATE);  // released twice
+}
+
+TEST_F(Rpc, ClientConstraintsRejectRateAndOutstandingRequests) {
+  make();
+  takt_client_t *c = client(TAKT_RT_FIRM, 0);
+  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+  k.rate_ns = kMs;
+  EXPECT_EQ(takt_client_set_constraints(c, &k), TAKT_EINVAL);
+  Blob8 b{1};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f), TAKT_OK);
+  k.rate_ns = 0;
+  EXPECT_EQ(takt_client_set_constraints(c, &k), TAKT_ESTATE);
+  ASSERT_EQ(takt_future_cancel(&f), TAKT_OK);
+}
+
+}  // namespace
