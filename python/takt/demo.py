@@ -39,6 +39,15 @@ def run(duration: float, out: Path) -> int:
         print(f"{b['name']:<10} {_ms(b['deadline_ns']):>8} | {_ms(b['p50_ns']):>9} {_ms(b['p99_ns']):>7} "
               f"{_ms(b['max_ns']):>7} {b['deadline_misses']:>5} | {_ms(t['p50_ns']):>9} "
               f"{_ms(t['p99_ns']):>7} {_ms(t['max_ns']):>7} {t['deadline_misses']:>5} | {ratio:>8.1f}x")
+    print("\nTiming validation at the actuators (violations detected while running):")
+    print(f"{'consumer':<10} {'class':<5} | {'batch viol.':>11} {'useful':>7} | {'tide viol.':>10} {'useful':>7}")
+    for cb_b, cb_t in zip(results["batch"]["callbacks"], results["tide"]["callbacks"]):
+        if "class" not in cb_b:
+            continue
+        vb = sum(cb_b["violations"].values())
+        vt = sum(cb_t["violations"].values())
+        print(f"{cb_b['name']:<10} {cb_b['class']:<5} | {vb:>11} {cb_b['usefulness_mean']:>7.2f} | "
+              f"{vt:>10} {cb_t['usefulness_mean']:>7.2f}")
     top_b, top_t = results["batch"]["chains"][0], results["tide"]["chains"][0]
     print(f"\nThe highest-priority chain '{top_t['name']}': p99 {_ms(top_b['p99_ns'])} ms under batch, "
           f"{_ms(top_t['p99_ns'])} ms under tide; deadline misses {top_b['deadline_misses']} -> "

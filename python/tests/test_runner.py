@@ -64,3 +64,39 @@ def test_without_sched_fifo_permission_warns_once_and_runs(tmp_path):
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["sched_fifo"] is False
     assert all(c["count"] > 0 for c in result["chains"])
+
+
+HARD_TOO_TIGHT = """
+name: tight
+duration_s: 5
+nodes:
+  - name: n
+    timers:
+      - {name: sample, period_ms: 10, work_us: 2000, publish: raw}
+    subscriptions:
+      - {name: act, topic: raw, work_us: 10, class: hard, latency_ms: 0.5}
+chains:
+  - {name: c, callbacks: [sample, act]}
+"""
+
+
+def test_hard_violation_panics_and_exits_non_zero(takt, write, tmp_path):
+    proc = takt("run", write("tight.yaml", HARD_TOO_TIGHT), "--quiet", "--rt-priority", "0",
+                "--out", tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert "PANIC: hard real-time violation: latency of 'act' on 'raw'" in proc.stderr
+    result = json.loads((tmp_path / "run_tight_file.json").read_text())
+    assert result["panic"].startswith("hard real-time violation")
+    assert result["duration_s"] < 4.0  # stopped at the panic, not at the end
+
+
+def test_firm_violations_are_counted_and_the_run_goes_on(takt, write, tmp_path):
+    text = HARD_TOO_TIGHT.replace("class: hard", "class: firm").replace("duration_s: 5", "duration_s: 0.5")
+    takt("run", write("firm.yaml", text), "--quiet", "--rt-priority", "0", "--out", tmp_path, check=True)
+    result = json.loads((tmp_path / "run_firm_file.json").read_text())
+    act = next(c for c in result["callbacks"] if c["name"] == "act")
+    assert result["panic"] is None
+    assert act["class"] == "firm"
+    assert act["received"] > 0
+    assert act["violations"]["latency"] == act["received"]  # every datum is 2 ms old: all late
+    assert act["usefulness_mean"] == 0.0

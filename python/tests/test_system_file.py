@@ -36,6 +36,16 @@ CASES = [
     ("nodes: 3\n", 1, "must be a list"),
     ("- just\n- a list\n", 1, "must be a mapping"),
     ("", 1, "empty file"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: soft}\n", 4,
+     "soft subscription needs usefulness_zero_ms"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: hard, latency_ms: -2}\n",
+     4, "latency_ms = -2 is out of range"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: urgent}\n", 4,
+     "class must be one of none, soft, firm, hard"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, jitter_ms: 2}\n", 4,
+     "constraints need a class"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: hard, on_violation: ignore}\n",
+     4, "on_violation must be 'panic' or 'continue'"),
 ]
 
 

@@ -645,6 +645,11 @@ static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
 static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
   timing_t *tm = state(ctx);
   for (;;) {
+    if (ctx->panicked) { /* the system is down: later violations are consequences, not news */
+      tm->pending_count = 0;
+      while (tm->n > 0) disarm(tm, tm->heap[0]);
+      return;
+    }
     takt_violation_t v;
     consumer_t *con;
     if (tm->pending_count > 0) {

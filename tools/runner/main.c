@@ -29,6 +29,14 @@ static takt_topic_t *g_topics[SYS_MAX_TOPICS];
 static takt_node_t *g_nodes[SYS_MAX_NODES];
 static takt_chain_t *g_chains[SYS_MAX_CHAINS];
 static atomic_ulong g_publish_errors;
+static atomic_ulong g_violations[SYS_MAX_CALLBACKS];
+static takt_context_t *g_ctx;
+/* the last violations, shown in the live table (written by whichever thread validates) */
+#define RECENT 4
+static takt_mutex_t g_recent_lock;
+static char g_recent[RECENT][260];
+static unsigned g_recent_n;
+static bool g_tty;
 static atomic_int g_done;
 static double g_iters_per_ns;
 static volatile uint64_t g_sink;
@@ -72,6 +80,41 @@ static void on_message(takt_subscription_t *s, const takt_message_t *msg, void *
   (void)s;
   (void)msg;
   do_work(user);
+}
+
+/* ---- validation ---- */
+
+static float linear_usefulness(int64_t latency, void *user) {
+  const sys_callback_t *d = user;
+  return 1.0f - (float)((double)latency / (double)d->usefulness_zero_ns);
+}
+
+static bool recover_by_counting(const takt_violation_t *v, void *user) {
+  (void)v;
+  (void)user;
+  return true; /* on_violation: continue */
+}
+
+static void on_violation(const takt_violation_t *v, void *user) {
+  (void)user;
+  unsigned long nth = 0;
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++)
+    if (strcmp(g_sys.callbacks[i].name, v->consumer) == 0)
+      nth = atomic_fetch_add(&g_violations[i], 1) + 1;
+  char what[160], line[260];
+  takt_violation_format(v, what, sizeof what);
+  int64_t t = v->detected_at - takt_context_start_time(g_ctx);
+  snprintf(line, sizeof line, "%8.3fs %s: %s (detected %.0f us after the critical instant)",
+           (double)t / 1e9, takt_rt_class_name(v->rt_class), what,
+           (double)(v->detected_at - v->critical_time) / 1e3);
+  takt_mutex_lock(&g_recent_lock);
+  snprintf(g_recent[g_recent_n % RECENT], sizeof g_recent[0], "%s", line);
+  g_recent_n++;
+  takt_mutex_unlock(&g_recent_lock);
+  if (!g_tty && nth <= 3) { /* a log, not a flood: the table counts the rest */
+    printf("violation %s%s\n", line, nth == 3 ? " [further ones of this consumer counted only]" : "");
+    fflush(stdout);
+  }
 }
 
 /* ---- building ---- */
@@ -123,6 +166,19 @@ static int build(takt_context_t *ctx) {
       e = takt_subscription_create(node, g_topics[sys_find_topic(&g_sys, d->topic)], d->name,
                                    on_message, rc, &o, &rc->sub);
       if (e == TAKT_OK) rc->cb = takt_subscription_callback(rc->sub);
+      if (e == TAKT_OK && d->rt_class != TAKT_RT_NONE) {
+        takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+        c.rt_class = (takt_rt_class_t)d->rt_class;
+        c.latency_ns = d->latency_ns;
+        c.jitter_ns = d->jitter_ns;
+        c.rate_ns = d->rate_ns;
+        if (c.rt_class == TAKT_RT_SOFT) {
+          c.usefulness = linear_usefulness;
+          c.usefulness_user = (void *)d;
+        }
+        if (c.rt_class == TAKT_RT_HARD && d->recover) c.recovery = recover_by_counting;
+        e = takt_subscription_set_constraints(rc->sub, &c);
+      }
     }
     if (e < 0) return -die(d->name, e);
   }
@@ -175,12 +231,46 @@ static int print_table(FILE *out, double t, double total, const char *exec_name,
             (unsigned long long)st.deadline_misses, eol);
     lines++;
   }
+  bool any = false;
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+    const sys_callback_t *d = &g_sys.callbacks[i];
+    if (d->rt_class == TAKT_RT_NONE) continue;
+    if (!any) {
+      fprintf(out, "%-16s %6s %8s %9s %9s %10s %8s%s", "constrained", "class", "received", "p99",
+              "max", "violations", "useful", eol);
+      lines++;
+      any = true;
+    }
+    takt_timing_stats_t ts;
+    takt_subscription_timing_stats(g_cbs[i].sub, &ts);
+    char p99[16] = "-", mx[16] = "-";
+    if (ts.latency.count > 0) {
+      fmt_ns(p99, sizeof p99, ts.latency.p99);
+      fmt_ns(mx, sizeof mx, ts.latency.max);
+    }
+    fprintf(out, "%-16s %6s %8llu %9s %9s %10llu %7.0f%%%s", d->name,
+            takt_rt_class_name((takt_rt_class_t)d->rt_class), (unsigned long long)ts.received, p99,
+            mx, (unsigned long long)ts.violations_total, ts.usefulness_mean * 100.0, eol);
+    lines++;
+  }
+  if (any && tty) {
+    takt_mutex_lock(&g_recent_lock);
+    unsigned n = g_recent_n < RECENT ? g_recent_n : RECENT;
+    fprintf(out, "last violations:%s", eol);
+    lines++;
+    for (unsigned k = 0; k < RECENT; k++) {
+      if (k < n) fprintf(out, "  %s%s", g_recent[(g_recent_n - n + k) % RECENT], eol);
+      else fprintf(out, "%s", eol);
+      lines++;
+    }
+    takt_mutex_unlock(&g_recent_lock);
+  }
   fflush(out);
   return lines;
 }
 
 static int write_json(const char *path, const char *exec_name, double duration, bool rt,
-                      takt_executor_t *exec) {
+                      takt_executor_t *exec, const char *panic) {
   FILE *f = fopen(path, "w");
   if (f == NULL) {
     fprintf(stderr, "takt run: cannot write %s\n", path);
@@ -192,6 +282,18 @@ static int write_json(const char *path, const char *exec_name, double duration, 
           g_sys.name, exec_name, duration);
   fprintf(f, "  \"sched_fifo\": %s,\n  \"publish_errors\": %lu,\n", rt ? "true" : "false",
           (unsigned long)atomic_load(&g_publish_errors));
+  fprintf(f, "  \"panic\": ");
+  if (panic != NULL) {
+    fputc('"', f);
+    for (const char *c = panic; *c; c++) {
+      if (*c == '"' || *c == '\\') fputc('\\', f);
+      fputc(*c, f);
+    }
+    fprintf(f, "\",\n");
+  } else {
+    fprintf(f, "null,\n");
+  }
+  fprintf(f, "  \"violations_total\": %llu,\n", (unsigned long long)takt_timing_violations(g_ctx));
   fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu},\n",
           (unsigned long long)es.rounds, (unsigned long long)es.executed,
           (unsigned long long)es.idle_waits);
@@ -217,12 +319,27 @@ static int write_json(const char *path, const char *exec_name, double duration, 
     takt_callback_get_attr(rc->cb, &a);
     fprintf(f,
             "    {\"name\": \"%s\", \"node\": \"%s\", \"kind\": \"%s\", \"priority\": %d, "
-            "\"runs\": %llu, \"timer_missed\": %llu, \"dropped\": %llu}%s\n",
+            "\"runs\": %llu, \"timer_missed\": %llu, \"dropped\": %llu",
             rc->desc->name, rc->desc->node, rc->desc->kind == SYS_TIMER ? "timer" : "subscription",
             a.priority, (unsigned long long)takt_callback_runs(rc->cb),
             (unsigned long long)(rc->timer ? takt_timer_missed(rc->timer) : 0),
-            (unsigned long long)(rc->sub ? takt_subscription_dropped(rc->sub) : 0),
-            i + 1 < g_sys.n_callbacks ? "," : "");
+            (unsigned long long)(rc->sub ? takt_subscription_dropped(rc->sub) : 0));
+    takt_timing_stats_t ts;
+    if (rc->sub != NULL && rc->desc->rt_class != TAKT_RT_NONE &&
+        takt_subscription_timing_stats(rc->sub, &ts) == TAKT_OK) {
+      fprintf(f,
+              ", \"class\": \"%s\", \"received\": %llu, \"violations\": {\"latency\": %llu, "
+              "\"jitter_max\": %llu, \"jitter_min\": %llu, \"rate\": %llu}, \"late_on_commit\": "
+              "%llu, \"latency_p50_ns\": %lld, \"latency_p99_ns\": %lld, \"latency_max_ns\": %lld, "
+              "\"usefulness_mean\": %.4f",
+              takt_rt_class_name((takt_rt_class_t)rc->desc->rt_class),
+              (unsigned long long)ts.received, (unsigned long long)ts.violations[0],
+              (unsigned long long)ts.violations[1], (unsigned long long)ts.violations[2],
+              (unsigned long long)ts.violations[3], (unsigned long long)ts.late_on_commit,
+              (long long)ts.latency.p50, (long long)ts.latency.p99, (long long)ts.latency.max,
+              ts.usefulness_mean);
+    }
+    fprintf(f, "}%s\n", i + 1 < g_sys.n_callbacks ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
   fclose(f);
@@ -322,13 +439,30 @@ int main(int argc, char **argv) {
   takt_context_t *ctx;
   takt_err_t rc = takt_context_create(&cfg, &ctx);
   if (rc < 0) return die("creating the context", rc);
+  g_ctx = ctx;
+  g_tty = isatty(STDOUT_FILENO) != 0;
+  takt_mutex_init(&g_recent_lock);
+  if ((rc = takt_timing_set_observer(ctx, on_violation, NULL)) < 0) return die("validation", rc);
   if (build(ctx) < 0) return 1;
+  bool any_hard = false;
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++)
+    if (g_sys.callbacks[i].rt_class == TAKT_RT_HARD) any_hard = true;
   takt_executor_t *exec;
   if ((rc = takt_executor_create(ctx, kind, NULL, &exec)) < 0) return die("executor", rc);
   for (uint32_t i = 0; i < g_sys.n_nodes; i++)
     if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die("add node", rc);
 
   bool rt = rt_prio > 0 && takt_port_rt_permitted();
+  if (any_hard) {
+    /* hard violations are detected at the critical instant by their own thread, above the
+     * executor (one priority higher, or SCHED_FIFO 99) */
+    takt_thread_attr_t va = {.name = "takt-validate",
+                             .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
+                             .priority = rt_prio > 0 ? (rt_prio < 99 ? rt_prio + 1 : 99) : 0,
+                             .cpu = -1};
+    if ((rc = takt_validator_start(ctx, &va)) < 0) return die("validator thread", rc);
+  }
+  if ((rc = takt_context_start(ctx)) < 0) return die("starting the nodes", rc);
   takt_thread_attr_t ta = {.name = "takt-exec",
                            .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                            .priority = rt_prio > 0 ? rt_prio : 0,
@@ -338,7 +472,7 @@ int main(int argc, char **argv) {
   takt_thread_t th;
   if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) return die("thread", rc);
 
-  bool tty = isatty(STDOUT_FILENO) != 0;
+  bool tty = g_tty;
   int drawn = 0;
   for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&g_done); tick += TAKT_NS_PER_S) {
     while (!atomic_load(&g_done) && takt_time_now() < tick) {
@@ -362,15 +496,27 @@ int main(int argc, char **argv) {
     }
   }
   takt_thread_join(&th);
+  if (any_hard) takt_validator_stop(ctx);
+  char panic[200];
+  bool panicked = takt_context_panicked(ctx, panic, sizeof panic);
   if (!quiet) {
     if (tty && drawn > 0) printf("\033[%dA", drawn);
-    print_table(stdout, duration, duration, exec_name, tty);
+    double ran = (double)(takt_time_now() - start) / 1e9;
+    print_table(stdout, ran < duration ? ran : duration, duration, exec_name, tty);
   }
   if (atomic_load(&g_publish_errors) > 0)
     fprintf(stderr, "takt run: %lu publications failed (topic slots all in use or late data)\n",
             (unsigned long)atomic_load(&g_publish_errors));
   int out = 0;
-  if (json != NULL && write_json(json, exec_name, duration, rt, exec) < 0) out = 1;
+  if (panicked) {
+    fprintf(stderr, "takt run: PANIC: %s\n", panic);
+    out = 3;
+  }
+  if (json != NULL && write_json(json, exec_name, (double)(takt_time_now() - start) / 1e9 < duration
+                                                     ? (double)(takt_time_now() - start) / 1e9
+                                                     : duration,
+                                 rt, exec, panicked ? panic : NULL) < 0)
+    out = 1;
   takt_executor_destroy(exec);
   takt_context_destroy(ctx);
   for (uint32_t i = 0; i < g_sys.n_callbacks; i++) free(g_cbs[i].payload);

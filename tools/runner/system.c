@@ -175,12 +175,50 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
   return 0;
 }
 
+static int parse_constraints(parser_t *p, yaml_node_t *it, sys_callback_t *cb) {
+  static const char *const classes[] = {"none", "soft", "firm", "hard"};
+  yaml_node_t *n;
+  if ((n = lookup(p, it, "class")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'class'") < 0) return -1;
+    int found = -1;
+    for (int i = 0; i < 4; i++)
+      if (strcmp(scalar(n), classes[i]) == 0) found = i;
+    if (found < 0)
+      return FAIL(p, n, "class must be one of none, soft, firm, hard, not '%s'", scalar(n));
+    cb->rt_class = found;
+  }
+  if ((n = lookup(p, it, "latency_ms")) != NULL && get_ms_ns(p, n, "latency_ms", 0, &cb->latency_ns) < 0)
+    return -1;
+  if ((n = lookup(p, it, "jitter_ms")) != NULL && get_ms_ns(p, n, "jitter_ms", 0, &cb->jitter_ns) < 0)
+    return -1;
+  if ((n = lookup(p, it, "rate_ms")) != NULL && get_ms_ns(p, n, "rate_ms", 0, &cb->rate_ns) < 0)
+    return -1;
+  if ((n = lookup(p, it, "usefulness_zero_ms")) != NULL &&
+      get_ms_ns(p, n, "usefulness_zero_ms", 0.001, &cb->usefulness_zero_ns) < 0)
+    return -1;
+  if ((n = lookup(p, it, "on_violation")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'on_violation'") < 0) return -1;
+    if (strcmp(scalar(n), "panic") == 0) cb->recover = false;
+    else if (strcmp(scalar(n), "continue") == 0) cb->recover = true;
+    else return FAIL(p, n, "on_violation must be 'panic' or 'continue', not '%s'", scalar(n));
+  }
+  if (cb->rt_class == 1 && cb->usefulness_zero_ns == 0)
+    return FAIL(p, it, "a soft subscription needs usefulness_zero_ms (its usefulness falls "
+                       "linearly to 0 at that latency)");
+  bool constrained = cb->latency_ns || cb->jitter_ns || cb->rate_ns;
+  if (constrained && cb->rt_class == 0)
+    return FAIL(p, it, "constraints need a class (firm, hard or soft); class none has none");
+  return 0;
+}
+
 static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, const char *node,
                           sys_system_t *sys) {
   static const char *const timer_keys[] = {"name",     "period_ms",   "phase_ms", "work_us",
                                            "priority", "deadline_ms", "publish",  NULL};
-  static const char *const sub_keys[] = {"name",     "topic",       "depth",   "work_us",
-                                         "priority", "deadline_ms", "publish", NULL};
+  static const char *const sub_keys[] = {
+      "name",     "topic",      "depth",   "work_us",   "priority",           "deadline_ms",
+      "publish",  "class",      "latency_ms", "jitter_ms", "rate_ms", "usefulness_zero_ms",
+      "on_violation", NULL};
   const char *what = kind == SYS_TIMER ? "a timer" : "a subscription";
   if (want(p, it, YAML_MAPPING_NODE, what) < 0 ||
       check_keys(p, it, what, kind == SYS_TIMER ? timer_keys : sub_keys) < 0)
@@ -226,6 +264,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   if ((n = lookup(p, it, "deadline_ms")) != NULL &&
       get_ms_ns(p, n, "deadline_ms", 0, &cb->deadline_ns) < 0)
     return -1;
+  if (kind == SYS_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
   if ((n = lookup(p, it, "publish")) != NULL) {
     if (n->type == YAML_SCALAR_NODE) {
       if (get_name(p, n, "published topic", cb->publish[0]) < 0) return -1;

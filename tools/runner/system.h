@@ -35,6 +35,11 @@ typedef struct sys_callback {
   int32_t priority;
   bool has_priority;
   int64_t deadline_ns;
+  /* timing constraints of a subscription (µRT): class and tau / delta / epsilon, 0 = off */
+  int rt_class;               /* takt_rt_class_t */
+  int64_t latency_ns, jitter_ns, rate_ns;
+  int64_t usefulness_zero_ns; /* SOFT: usefulness falls linearly from 1 to 0 at this latency */
+  bool recover;               /* HARD: on_violation: continue (count it) instead of panic */
   char publish[SYS_MAX_PUBLISH][SYS_NAME];
   uint32_t n_publish;
   int line;
