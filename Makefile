@@ -51,9 +51,12 @@ test-python: build
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"
-	@$(VENV)/bin/takt bench tide_overhead --quick --out $(BUILD)/bench-smoke >/dev/null
-	@test -s $(BUILD)/bench-smoke/tide_overhead.json && test -s $(BUILD)/bench-smoke/tide_overhead.md
-	@echo "tide_overhead smoke: ok"
+	@for b in tide_overhead urt detection; do \
+	  $(VENV)/bin/takt bench $$b --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
+	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
+	  echo "$$b smoke: ok"; \
+	done
+	@$(VENV)/bin/takt sizes >/dev/null && echo "sizes: ok"
 
 # Coverage-guided fuzzing with clang's libFuzzer (not part of `make test`, which runs the
 # deterministic mutation smoke instead). FUZZ_SECONDS per target.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(cmake ninja-build gcc g++ make libyaml-dev libgtest-dev python3 python3-venv util-linux)
+PKGS=(cmake ninja-build gcc g++ make libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

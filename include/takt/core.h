@@ -17,7 +17,9 @@
 extern "C" {
 #endif
 
-#define TAKT_NAME_MAX 64 /* bytes including the terminating NUL */
+#ifndef TAKT_NAME_MAX
+#define TAKT_NAME_MAX 64 /* bytes including the NUL; a microcontroller build may set it lower */
+#endif
 
 typedef struct takt_context takt_context_t;
 typedef struct takt_node takt_node_t;

@@ -129,6 +129,16 @@ takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priori
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);
 
+/**
+ * Prepare the process for real-time work as real-time Linux guides advise (and cyclictest does):
+ * lock all memory (no page faults later) and ask the CPUs to stay out of deep idle states
+ * (/dev/cpu_dma_latency = 0, held until the process exits). Returns a bit set of what worked:
+ * 1 memory locked, 2 idle states limited.
+ */
+uint32_t takt_port_realtime_setup(void);
+#define TAKT_RT_SETUP_MLOCK 1u
+#define TAKT_RT_SETUP_DMA_LATENCY 2u
+
 /** Storage class of per-thread data (empty on single-threaded ports). */
 #ifndef TAKT_THREAD_LOCAL
 #define TAKT_THREAD_LOCAL _Thread_local

@@ -54,6 +54,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_demo.add_argument("--duration", type=float, default=8.0, help="seconds per executor (default 8)")
     p_demo.add_argument("--out", type=Path, default=Path("results"))
 
+    p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2")
+    p_sizes.add_argument("--json", action="store_true")
+
     p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(bench.NAMES))
     p_bench.add_argument("name", help="benchmark name")
     p_bench.add_argument("--quick", action="store_true", help="short smoke mode (CI)")
@@ -72,6 +75,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return rc
         if args.command == "check":
             return subprocess.call([str(native.program("tools/takt-run")), str(args.file), "--check"])
+        if args.command == "sizes":
+            exe = native.program("tools/takt-sizes")
+            return subprocess.call([str(exe)] + (["-j"] if args.json else []))
         if args.command == "demo":
             return demo.run(args.duration, args.out)
         if args.command == "bench":

@@ -871,3 +871,12 @@ void takt_violation_format(const takt_violation_t *v, char *buf, size_t len) {
            v->consumer ? v->consumer : "?", v->channel ? v->channel : "?", (double)v->value / 1e6,
            (double)v->limit / 1e6, v->on_commit ? " (late when published)" : "");
 }
+
+/* Sizes of the validation state, for `takt sizes` (not part of the public API). */
+void takt__timing_sizes(size_t *consumer, size_t *topic, size_t *request, size_t *histogram);
+void takt__timing_sizes(size_t *consumer, size_t *topic, size_t *request, size_t *histogram) {
+  *consumer = sizeof(consumer_t);
+  *topic = sizeof(topic_timing_t);
+  *request = sizeof(request_deadline_t) + sizeof(deadline_t *); /* + its heap slot */
+  *histogram = sizeof(takt_stats_t);
+}

@@ -453,6 +453,7 @@ int main(int argc, char **argv) {
     if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die("add node", rc);
 
   bool rt = rt_prio > 0 && takt_port_rt_permitted();
+  if (rt) (void)takt_port_realtime_setup(); /* mlockall, shallow CPU idle states */
   if (any_hard) {
     /* hard violations are detected at the critical instant by their own thread, above the
      * executor (one priority higher, or SCHED_FIFO 99) */

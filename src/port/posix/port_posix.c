@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "takt/port.h"
@@ -251,4 +254,20 @@ takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priori
     return TAKT_EPERM;
   }
   return rc == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+uint32_t takt_port_realtime_setup(void) {
+  static int dma_fd = -1; /* kept open: the request lasts while the file is open */
+  uint32_t done = 0;
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) done |= TAKT_RT_SETUP_MLOCK;
+  if (dma_fd < 0) {
+    int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      int32_t zero = 0;
+      if (write(fd, &zero, sizeof zero) == (ssize_t)sizeof zero) dma_fd = fd;
+      else close(fd);
+    }
+  }
+  if (dma_fd >= 0) done |= TAKT_RT_SETUP_DMA_LATENCY;
+  return done;
 }
