@@ -145,7 +145,7 @@ def _fit_line(xs: List[float], ys: List[float]):
     a = my - b * mx
     ss_tot = sum((y - my) ** 2 for y in ys)
     ss_res = sum((y - (a + b * x)) ** 2 for x, y in zip(xs, ys))
-    r2 = 1.0 - ss_res / ss_tot if ss_tot else 1.0
+    r2 = 1.0 - ss_res / ss_tot if ss_tot else float("nan")  # no variation: a line says nothing
     return a, b, r2
 
 
@@ -188,11 +188,11 @@ def urt(quick: bool, out: Path) -> int:
         a, b, r2 = _fit_line(xs, ys)
         exp = _exponent(xs, ys)
         fits.append((sweep, title, unit, paper, a, b, r2, exp, pts))
-        headline[f"{sweep}_r2"] = round(r2, 4)
+        headline[f"{sweep}_r2"] = round(r2, 4) if r2 == r2 else None
         headline[f"{sweep}_exponent"] = round(exp, 3)
         headline[f"{sweep}_ns_per_{unit}"] = round(b, 2)
-    headline["hard_subscribers_linear"] = bool(headline["hard_subscribers_r2"] >= 0.98)
-    headline["hard_requests_linear"] = bool(headline["hard_requests_r2"] >= 0.98)
+    headline["hard_subscribers_linear"] = bool((headline["hard_subscribers_r2"] or 0) >= 0.98)
+    headline["hard_requests_linear"] = bool((headline["hard_requests_r2"] or 0) >= 0.98)
     result = {"benchmark": "urt", "command": "takt bench urt" + (" --quick" if quick else ""),
               "machine": machine(), "quick": quick, "reps": raw["reps"], "failures": raw["failures"],
               "headline": headline, "rows": rows}
@@ -209,8 +209,9 @@ def urt(quick: bool, out: Path) -> int:
           "| sweep | fit: ns per unit | intercept ns | R² | growth exponent | µRT |",
           "|---|---:|---:|---:|---:|---|"]
     for sweep, title, unit, paper, a, b, r2, exp, pts in fits:
+        r2s = f"{r2:.4f}" if r2 == r2 else "flat (no variation)"
         md.append(f"| {title} | {b:.1f} per {unit[:-1] if unit.endswith('s') else unit} | {a:.0f} | "
-                  f"{r2:.4f} | {exp:.2f} | {paper} |")
+                  f"{r2s} | {exp:.2f} | {paper} |")
     md += ["", f"HARD subscribers fit a line (R² ≥ 0.98): **{headline['hard_subscribers_linear']}**; "
            f"HARD requests: **{headline['hard_requests_linear']}**.", "", "## Points (p50 / max, ns)", ""]
     for sweep, title, unit, paper, a, b, r2, exp, pts in fits:
@@ -235,7 +236,8 @@ def _plot_urt(fits, path: Path):
     for ax, (sweep, title, unit, paper, a, b, r2, exp, pts) in zip(axes.flat, fits):
         xs = [p[0] for p in pts]
         ax.plot(xs, [p[1] / 1e3 for p in pts], "o-", color="C0", label="p50")
-        ax.plot(xs, [(a + b * x) / 1e3 for x in xs], "--", color="C2", label=f"fit R²={r2:.3f}")
+        ax.plot(xs, [(a + b * x) / 1e3 for x in xs], "--", color="C2",
+                label=f"fit R²={r2:.3f}" if r2 == r2 else "flat")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(unit)
         ax.set_ylabel("µs")
