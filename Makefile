@@ -1,6 +1,6 @@
 # The two commands a new user needs: `make run` (the demo) and `make test` (everything CI checks).
 # Both install what is missing first (tools/deps.sh).
-.PHONY: all deps build run test test-release test-asan test-tsan test-python bench-smoke fuzz format clean
+.PHONY: all deps build run test test-release test-asan test-tsan test-python test-configs bench-smoke fuzz format clean
 
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -20,8 +20,8 @@ build: deps
 run: build
 	@$(VENV)/bin/takt demo --out $(BUILD)/demo
 
-test: test-release test-asan test-tsan test-python bench-smoke
-	@echo "make test: all suites passed (release, asan+ubsan, tsan, python, bench smoke)"
+test: test-release test-asan test-tsan test-python test-configs bench-smoke
+	@echo "make test: all suites passed (release, asan+ubsan, tsan, python, minimal and partial configurations, bench smoke)"
 
 test-release: build
 	@echo "== tests: Release"
@@ -48,6 +48,22 @@ test-tsan: deps
 test-python: build
 	@echo "== tests: Python (CLI, system files, runner)"
 	@$(VENV)/bin/python -m pytest -q python/tests
+
+# Compile-time configurations (include/takt/features.h): the minimal one (timers and executors
+# only) and one without some validation kinds and profiling; each runs the tests that apply.
+MINIMAL := -DTAKT_WITH_PUBSUB=OFF -DTAKT_WITH_RPC=OFF -DTAKT_WITH_SYNC=OFF -DTAKT_WITH_TIMING=OFF \
+           -DTAKT_WITH_PROFILING=OFF
+PARTIAL := -DTAKT_WITH_TIMING_JITTER=OFF -DTAKT_WITH_TIMING_RATE=OFF -DTAKT_WITH_RPC_JITTER=OFF \
+           -DTAKT_WITH_PROFILING=OFF
+test-configs: deps
+	@echo "== tests: minimal configuration (ASan+UBSan)"
+	@$(CMAKE) -B $(BUILD)/minimal -DCMAKE_BUILD_TYPE=Debug -DTAKT_SANITIZE=address,undefined $(MINIMAL) >/dev/null
+	@cmake --build $(BUILD)/minimal -j $(JOBS)
+	@ctest --test-dir $(BUILD)/minimal --output-on-failure -j $(JOBS)
+	@echo "== tests: partial configuration (ASan+UBSan)"
+	@$(CMAKE) -B $(BUILD)/partial -DCMAKE_BUILD_TYPE=Debug -DTAKT_SANITIZE=address,undefined $(PARTIAL) >/dev/null
+	@cmake --build $(BUILD)/partial -j $(JOBS)
+	@ctest --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS)
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"

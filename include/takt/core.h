@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "takt/err.h"
+#include "takt/features.h"
 #include "takt/port.h"
 #include "takt/stats.h"
 
@@ -229,6 +230,7 @@ int64_t takt_context_start_time(takt_context_t *ctx);
 /** True after a panic; copies the reason into buf (may be NULL). */
 bool takt_context_panicked(takt_context_t *ctx, char *buf, size_t len);
 
+#if TAKT_WITH_PUBSUB
 /* ---- topics -------------------------------------------------------------------------------- */
 
 /**
@@ -295,6 +297,8 @@ uint32_t takt_subscription_pending(takt_subscription_t *sub);
 /** Messages lost: dropped by the full-queue policy or overwritten before being read. */
 uint64_t takt_subscription_dropped(takt_subscription_t *sub);
 
+#endif /* TAKT_WITH_PUBSUB */
+
 /* ---- timers -------------------------------------------------------------------------------- */
 
 typedef struct takt_timer_event {
@@ -320,6 +324,7 @@ takt_callback_t *takt_timer_callback(takt_timer_t *timer);
 void takt_timer_start(takt_timer_t *timer, int64_t start_ns);
 uint64_t takt_timer_missed(const takt_timer_t *timer);
 
+#if TAKT_WITH_RPC
 /* ---- services and clients ------------------------------------------------------------------ */
 
 /** Service callback: fill *response (the response type's size). Return TAKT_OK to answer. */
@@ -389,6 +394,8 @@ takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size
 /** Abandon the request: its slot is freed now or, if being served, when the service finishes;
  * a late response is discarded. */
 takt_err_t takt_future_cancel(takt_future_t *future);
+
+#endif /* TAKT_WITH_RPC */
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@ typedef int32_t takt_err_t;
 #define TAKT_EPERM (-14)    /* the OS refused (e.g. no permission for SCHED_FIFO) */
 #define TAKT_EOS (-15)      /* another operating-system error */
 #define TAKT_ELATE (-16)    /* information older than everything a full topic holds */
+#define TAKT_ENOTSUP (-17)  /* the feature is compiled out (takt/features.h) */
 
 /** A constant, human-readable description of an error code ("unknown error" otherwise). */
 const char *takt_strerror(takt_err_t err);

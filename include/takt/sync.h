@@ -2,7 +2,10 @@
 #ifndef TAKT_SYNC_H
 #define TAKT_SYNC_H
 
+#include "takt/features.h"
 #include "takt/port.h"
+
+#if TAKT_WITH_SYNC
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,4 +40,5 @@ takt_err_t takt_syncgroup_sync(takt_syncgroup_t *g, int64_t abs_ns);
 #ifdef __cplusplus
 }
 #endif
+#endif /* TAKT_WITH_SYNC */
 #endif

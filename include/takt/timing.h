@@ -18,6 +18,8 @@
 
 #include "takt/core.h"
 
+#if TAKT_WITH_TIMING
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,7 +78,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
 
 /**
  * Constrain a subscription. Negative values, an unknown class or a SOFT class without a
- * usefulness function are TAKT_EINVAL; TAKT_ESTATE while messages are queued for it.
+ * usefulness function are TAKT_EINVAL; a kind compiled out is TAKT_ENOTSUP; TAKT_ESTATE while messages are queued for it.
  * A HARD subscription's unread messages are never overwritten: publishing then fails with
  * TAKT_EBUSY and nothing is lost.
  */
@@ -130,4 +132,5 @@ void takt_violation_format(const takt_violation_t *v, char *buf, size_t len);
 #ifdef __cplusplus
 }
 #endif
+#endif /* TAKT_WITH_TIMING */
 #endif

@@ -7,6 +7,25 @@ bool takt__client_execute_locked(takt_client_t *c);
 uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s);
 uint64_t takt__service_oldest_arrival_locked(takt_service_t *s);
 uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);
+#if !TAKT_WITH_PUBSUB
+bool takt__subscription_execute_locked(takt_subscription_t *s) { return s == NULL; }
+uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
+  (void)s;
+  return UINT64_MAX;
+}
+#endif
+#if !TAKT_WITH_RPC
+bool takt__service_execute_locked(takt_service_t *s) { return s == NULL; }
+bool takt__client_execute_locked(takt_client_t *c) { return c == NULL; }
+uint64_t takt__service_oldest_arrival_locked(takt_service_t *s) {
+  (void)s;
+  return UINT64_MAX;
+}
+uint64_t takt__client_oldest_arrival_locked(takt_client_t *c) {
+  (void)c;
+  return UINT64_MAX;
+}
+#endif
 
 uint64_t takt__callback_oldest_arrival_locked(takt_callback_t *cb) {
   switch (cb->kind) {

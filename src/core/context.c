@@ -49,14 +49,21 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
   ctx->clock = cfg->clock;
   ctx->max_executors = cfg->max_executors;
   takt__arena_t *a = &ctx->arena;
-  if (takt__pool_init(&ctx->nodes, a, sizeof(takt_node_t), cfg->max_nodes) < 0 ||
-      takt__pool_init(&ctx->topics, a, sizeof(takt_topic_t), cfg->max_topics) < 0 ||
+  /* a compiled-out subsystem's pools take no memory */
+#if TAKT_WITH_PUBSUB
+  if (takt__pool_init(&ctx->topics, a, sizeof(takt_topic_t), cfg->max_topics) < 0 ||
       takt__pool_init(&ctx->publishers, a, sizeof(takt_publisher_t), cfg->max_publishers) < 0 ||
       takt__pool_init(&ctx->subscriptions, a, sizeof(takt_subscription_t),
-                      cfg->max_subscriptions) < 0 ||
+                      cfg->max_subscriptions) < 0)
+    goto nomem;
+#endif
+#if TAKT_WITH_RPC
+  if (takt__pool_init(&ctx->services, a, sizeof(takt_service_t), cfg->max_services) < 0 ||
+      takt__pool_init(&ctx->clients, a, sizeof(takt_client_t), cfg->max_clients) < 0)
+    goto nomem;
+#endif
+  if (takt__pool_init(&ctx->nodes, a, sizeof(takt_node_t), cfg->max_nodes) < 0 ||
       takt__pool_init(&ctx->timers, a, sizeof(takt_timer_t), cfg->max_timers) < 0 ||
-      takt__pool_init(&ctx->services, a, sizeof(takt_service_t), cfg->max_services) < 0 ||
-      takt__pool_init(&ctx->clients, a, sizeof(takt_client_t), cfg->max_clients) < 0 ||
       takt__pool_init(&ctx->chains, a, sizeof(takt_chain_t), cfg->max_chains) < 0)
     goto nomem;
   if (takt_mutex_init(&ctx->lock) < 0) goto nomem;
@@ -153,6 +160,7 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
   takt__lock(ctx);
   bool attached = node->dispatcher != NULL;
   bool served = false;
+#if TAKT_WITH_RPC
   TAKT__LIST_FOREACH(it, &node->callbacks) {
     takt_callback_t *cb = TAKT__CONTAINER(it, takt_callback_t, node_link);
     if (cb->kind == TAKT_CB_SERVICE) {
@@ -166,6 +174,7 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
       if (s->n_clients > own) served = true;
     }
   }
+#endif
   takt__unlock(ctx);
   if (attached || served) return TAKT_EBUSY;
   /* Clients first (they reference services), then the rest. */
@@ -185,11 +194,16 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
         takt__unlock(ctx);
         switch (victim->kind) {
         case TAKT_CB_TIMER: takt_timer_destroy((takt_timer_t *)(void *)victim); break;
+#if TAKT_WITH_PUBSUB
         case TAKT_CB_SUBSCRIPTION:
           takt_subscription_destroy((takt_subscription_t *)(void *)victim);
           break;
+#endif
+#if TAKT_WITH_RPC
         case TAKT_CB_SERVICE: takt_service_destroy((takt_service_t *)(void *)victim); break;
         case TAKT_CB_CLIENT: takt_client_destroy((takt_client_t *)(void *)victim); break;
+#endif
+        default: break;
         }
         takt__lock(ctx);
       }
@@ -197,12 +211,14 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
     takt__unlock(ctx);
   }
   takt__lock(ctx);
+#if TAKT_WITH_PUBSUB
   while (!takt__list_empty(&node->publishers)) {
     takt_publisher_t *p = TAKT__CONTAINER(node->publishers.next, takt_publisher_t, node_link);
     takt__list_remove(&p->node_link);
     p->topic->n_publishers--;
     takt__pool_free(&ctx->publishers, p);
   }
+#endif
   takt__list_remove(&node->ctx_link);
   takt__pool_free(&ctx->nodes, node);
   takt__unlock(ctx);
@@ -419,7 +435,9 @@ takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callbac
   ch->ctx = ctx;
   ch->n = n;
   ch->deadline = deadline_ns;
+#if TAKT_WITH_PROFILING
   takt_stats_reset(&ch->stats);
+#endif
   for (uint32_t i = 0; i < n; i++) {
     ch->cbs[i] = cbs[i];
     cbs[i]->chain = ch;
@@ -477,7 +495,11 @@ takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_
 
 void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
   takt__lock(chain->ctx);
+#if TAKT_WITH_PROFILING
   takt_stats_summarize(&chain->stats, &out->latency);
+#else
+  memset(&out->latency, 0, sizeof out->latency);
+#endif
   out->deadline_misses = chain->misses;
   out->deadline_ns = chain->deadline;
   takt__unlock(chain->ctx);
@@ -485,7 +507,9 @@ void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
 
 void takt_chain_reset_stats(takt_chain_t *chain) {
   takt__lock(chain->ctx);
+#if TAKT_WITH_PROFILING
   takt_stats_reset(&chain->stats);
+#endif
   chain->misses = 0;
   takt__unlock(chain->ctx);
 }
@@ -494,6 +518,8 @@ void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t no
   takt_chain_t *ch = cb->chain;
   if (ch == NULL || cb->chain_pos + 1 != ch->n) return;
   int64_t latency = now - t_info;
+#if TAKT_WITH_PROFILING
   takt_stats_add(&ch->stats, latency);
+#endif
   if (ch->deadline > 0 && latency > ch->deadline) ch->misses++;
 }

@@ -145,6 +145,7 @@ struct takt_node {
   bool started;
 };
 
+#if TAKT_WITH_PUBSUB
 typedef struct takt__slot {
   takt_msg_header_t hdr;
   uint16_t pins;        /* callbacks reading the slot now */
@@ -195,6 +196,8 @@ struct takt_subscription {
   takt__link_t topic_link;
 };
 
+#endif /* TAKT_WITH_PUBSUB */
+
 struct takt_timer {
   takt_callback_t cb;
   char name[TAKT_NAME_MAX];
@@ -208,6 +211,7 @@ struct takt_timer {
   uint64_t pending_k;
 };
 
+#if TAKT_WITH_RPC
 enum {
   TAKT__REQ_FREE = 0,
   TAKT__REQ_QUEUED,
@@ -265,13 +269,17 @@ struct takt_client {
   void *timing; /* the timing layer's per-client state, or NULL */
 };
 
+#endif /* TAKT_WITH_RPC */
+
 struct takt_chain {
   char name[TAKT_NAME_MAX];
   takt_context_t *ctx;
   takt_callback_t *cbs[TAKT_CHAIN_MAX_LEN];
   uint32_t n;
   int64_t deadline;
+#if TAKT_WITH_PROFILING
   takt_stats_t stats;
+#endif
   uint64_t misses;
   takt__link_t ctx_link;
 };

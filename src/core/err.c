@@ -20,6 +20,7 @@ const char *takt_strerror(takt_err_t err) {
   case TAKT_EPERM: return "operation not permitted";
   case TAKT_EOS: return "operating-system error";
   case TAKT_ELATE: return "information older than everything the topic holds";
+  case TAKT_ENOTSUP: return "feature compiled out";
   default: return "unknown error";
   }
 }

@@ -4,6 +4,8 @@
 
 #include "core_impl.h"
 
+#if TAKT_WITH_RPC
+
 /* ---- the service's request queue ---- */
 
 static bool req_before(const takt_request_t *a, const takt_request_t *b) {
@@ -511,3 +513,5 @@ uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);
 uint64_t takt__client_oldest_arrival_locked(takt_client_t *c) {
   return c->ready_count == 0 ? UINT64_MAX : c->ready_arrival[c->ready_head];
 }
+
+#endif /* TAKT_WITH_RPC */

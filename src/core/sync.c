@@ -1,5 +1,8 @@
 /* Sync groups: a reusable barrier with a non-blocking arrival and a timed wait. */
+#include "takt/features.h"
 #include "takt/sync.h"
+
+#if TAKT_WITH_SYNC
 
 takt_err_t takt_syncgroup_init(takt_syncgroup_t *g) {
   if (g == NULL) return TAKT_EINVAL;
@@ -83,3 +86,5 @@ takt_err_t takt_syncgroup_sync(takt_syncgroup_t *g, int64_t abs_ns) {
   if (rc == TAKT_EAGAIN) return takt_syncgroup_wait(g, ticket, abs_ns);
   return rc;
 }
+
+#endif /* TAKT_WITH_SYNC */

@@ -1,6 +1,8 @@
 /* Topics (message slots ordered by origin time), publishers, subscriptions and taking. */
 #include "core_impl.h"
 
+#if TAKT_WITH_PUBSUB
+
 takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
                              const takt_type_support_t *type, uint32_t slots, takt_topic_t **out) {
   if (ctx == NULL || out == NULL || type == NULL || type->size == 0 || slots == 0 ||
@@ -405,3 +407,5 @@ uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
   takt__entry_t *e = head_valid_locked(s);
   return e == NULL ? UINT64_MAX : e->arrival;
 }
+
+#endif /* TAKT_WITH_PUBSUB */

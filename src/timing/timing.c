@@ -5,6 +5,8 @@
 #include "../core/core_impl.h"
 #include "takt/timing.h"
 
+#if TAKT_WITH_TIMING
+
 #define PENDING_MAX 32 /* violations found inside a core call, handled on the next dispatch */
 
 typedef enum { DL_SUBSCRIPTION = 0, DL_TOPIC_RATE = 1, DL_REQUEST = 2 } dl_kind_t;
@@ -179,6 +181,12 @@ static takt_err_t check_constraints(const takt_constraints_t *c, bool is_request
     return TAKT_EINVAL;
   if (c->rt_class == TAKT_RT_SOFT && c->usefulness == NULL) return TAKT_EINVAL;
   if (is_request && c->rate_ns != 0) return TAKT_EINVAL;
+  /* kinds of validation compiled out (takt/features.h) */
+  bool lat = is_request ? TAKT_WITH_RPC_LATENCY : TAKT_WITH_TIMING_LATENCY;
+  bool jit = is_request ? TAKT_WITH_RPC_JITTER : TAKT_WITH_TIMING_JITTER;
+  if ((c->latency_ns > 0 && !lat) || (c->jitter_ns > 0 && !jit) ||
+      (c->rate_ns > 0 && !TAKT_WITH_TIMING_RATE))
+    return TAKT_ENOTSUP;
   return TAKT_OK;
 }
 
@@ -189,7 +197,7 @@ static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_co
   con->dl.pos = -1;
   con->dl.kind = DL_SUBSCRIPTION;
   con->dl.owner = con;
-  if (tm->cfg.histograms) {
+  if (tm->cfg.histograms && TAKT_WITH_PROFILING) {
     con->hist = takt__arena_alloc(&ctx->arena, sizeof *con->hist);
     if (con->hist == NULL) {
       takt__arena_free(&ctx->arena, con);
@@ -880,3 +888,5 @@ void takt__timing_sizes(size_t *consumer, size_t *topic, size_t *request, size_t
   *request = sizeof(request_deadline_t) + sizeof(deadline_t *); /* + its heap slot */
   *histogram = sizeof(takt_stats_t);
 }
+
+#endif /* TAKT_WITH_TIMING */

@@ -13,12 +13,16 @@ struct Counter {
   std::atomic<int> n{0};
 };
 
+#if TAKT_WITH_PUBSUB
 void count_msg(takt_subscription_t *, const takt_message_t *, void *user) {
   static_cast<Counter *>(user)->n++;
 }
 
+#endif
+
 class Threaded : public ::testing::TestWithParam<takt_executor_kind_t> {};
 
+#if TAKT_WITH_PUBSUB
 TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
@@ -68,6 +72,8 @@ TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
   takt_context_destroy(ctx);
 }
+
+#endif  // TAKT_WITH_PUBSUB
 
 TEST_P(Threaded, TimersFireOnTheRealClock) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;

@@ -25,10 +25,12 @@ void run_body(Cb *c, int64_t t_info) {
   c->log->push_back(c->id);
   c->t_info_seen.push_back(t_info);
   takt_clock_advance(c->clock, c->exec_ns);
+#if TAKT_WITH_PUBSUB
   if (c->out != nullptr) {
     Blob8 b{static_cast<uint64_t>(c->id)};
     ASSERT_EQ(takt_publish(c->out, &b, sizeof b), TAKT_OK);
   }
+#endif
 }
 
 void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
@@ -37,6 +39,7 @@ void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
   run_body(c, ev->release);
 }
 
+#if TAKT_WITH_PUBSUB
 void on_msg(takt_subscription_t *, const takt_message_t *msg, void *user) {
   run_body(static_cast<Cb *>(user), msg->header.t_info);
 }
@@ -133,8 +136,8 @@ TEST_F(ThreeChains, BatchDelaysTheTopChainBehindLowerPriorityTimers) {
   EXPECT_EQ(log, (std::vector<int>{1, 4, 7, 2, 5, 8, 3, 6, 9}));
   takt_chain_stats_t st;
   takt_chain_get_stats(chains[0], &st);
-  EXPECT_EQ(st.latency.count, 1u);
-  EXPECT_EQ(st.latency.max, 7 * kMs);  // cb3 finishes after six other callbacks
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.count, 1u);
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.max, 7 * kMs);  // cb3 finishes after six other callbacks
   EXPECT_EQ(st.deadline_misses, 1u);   // deadline 5 ms
 }
 
@@ -145,11 +148,11 @@ TEST_F(ThreeChains, TideRunsTheTopChainFirst) {
   EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
   takt_chain_stats_t st;
   takt_chain_get_stats(chains[0], &st);
-  EXPECT_EQ(st.latency.count, 1u);
-  EXPECT_EQ(st.latency.max, 3 * kMs);  // its own three callbacks only
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.count, 1u);
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.max, 3 * kMs);  // its own three callbacks only
   EXPECT_EQ(st.deadline_misses, 0u);
   takt_chain_get_stats(chains[2], &st);
-  EXPECT_EQ(st.latency.max, 9 * kMs);
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.max, 9 * kMs);
 }
 
 // (b) Figure 4: three messages waiting, arrived lowest priority first.
@@ -205,6 +208,8 @@ TEST_F(ThreeChains, PublicationsInheritTheReleasingJobsOriginTime) {
     EXPECT_EQ(cbs[3].t_info_seen[k], rel);
   }
 }
+
+#endif  // TAKT_WITH_PUBSUB
 
 // ---- timers ----
 

@@ -110,6 +110,7 @@ TEST_F(Lifecycle, AllNodesAreReleasedIntoOperationTogether) {
   EXPECT_EQ(takt_executor_destroy(e2), TAKT_OK);
 }
 
+#if TAKT_WITH_SYNC
 TEST(SyncGroup, EveryThreadWaitsForTheLast) {
   takt_syncgroup_t g;
   ASSERT_EQ(takt_syncgroup_init(&g), TAKT_OK);
@@ -156,5 +157,7 @@ TEST(SyncGroup, WaitTimesOutAndLeavingReleases) {
   EXPECT_EQ(takt_syncgroup_arrive(&g, &ticket), TAKT_ESTATE);  // nobody joined
   takt_syncgroup_fini(&g);
 }
+
+#endif  // TAKT_WITH_SYNC
 
 }  // namespace

@@ -1,0 +1,60 @@
+/* Feature flags (µRT §2.3.4): subsystems and validation kinds can be compiled out to save code,
+ * memory and time. Each is 0 or 1 and defaults to 1. With CMake they come from the TAKT_WITH_*
+ * options through the generated takt/config.h; a build without CMake defines them directly.
+ *
+ *   TAKT_WITH_PUBSUB          topics, publishers, subscriptions
+ *   TAKT_WITH_RPC             services, clients, requests
+ *   TAKT_WITH_SYNC            sync groups
+ *   TAKT_WITH_TIMING          constraint validation (takt/timing.h)
+ *   TAKT_WITH_TIMING_LATENCY  publish-subscribe: latency constraints
+ *   TAKT_WITH_TIMING_JITTER   publish-subscribe: jitter constraints
+ *   TAKT_WITH_TIMING_RATE     publish-subscribe: rate constraints
+ *   TAKT_WITH_RPC_LATENCY     RPC: latency constraints
+ *   TAKT_WITH_RPC_JITTER      RPC: jitter constraints
+ *   TAKT_WITH_PROFILING       latency statistics of chains and histograms of consumers
+ * A constraint of a compiled-out kind is refused with TAKT_ENOTSUP. */
+#ifndef TAKT_FEATURES_H
+#define TAKT_FEATURES_H
+
+#if defined(__has_include)
+#if __has_include("takt/config.h")
+#include "takt/config.h"
+#endif
+#endif
+
+#ifndef TAKT_WITH_PUBSUB
+#define TAKT_WITH_PUBSUB 1
+#endif
+#ifndef TAKT_WITH_RPC
+#define TAKT_WITH_RPC 1
+#endif
+#ifndef TAKT_WITH_SYNC
+#define TAKT_WITH_SYNC 1
+#endif
+#ifndef TAKT_WITH_TIMING
+#define TAKT_WITH_TIMING 1
+#endif
+#ifndef TAKT_WITH_TIMING_LATENCY
+#define TAKT_WITH_TIMING_LATENCY 1
+#endif
+#ifndef TAKT_WITH_TIMING_JITTER
+#define TAKT_WITH_TIMING_JITTER 1
+#endif
+#ifndef TAKT_WITH_TIMING_RATE
+#define TAKT_WITH_TIMING_RATE 1
+#endif
+#ifndef TAKT_WITH_RPC_LATENCY
+#define TAKT_WITH_RPC_LATENCY 1
+#endif
+#ifndef TAKT_WITH_RPC_JITTER
+#define TAKT_WITH_RPC_JITTER 1
+#endif
+#ifndef TAKT_WITH_PROFILING
+#define TAKT_WITH_PROFILING 1
+#endif
+
+#if TAKT_WITH_TIMING && !(TAKT_WITH_PUBSUB && TAKT_WITH_RPC)
+#error "TAKT_WITH_TIMING validates publish-subscribe and RPC: it needs both compiled in"
+#endif
+
+#endif
