@@ -100,10 +100,17 @@ typedef struct takt_timing_stats {
 takt_err_t takt_subscription_timing_stats(takt_subscription_t *sub, takt_timing_stats_t *out);
 takt_err_t takt_client_timing_stats(takt_client_t *client, takt_timing_stats_t *out);
 
+/** A topic's view: its rate validation, and its constrained subscriptions added up (latency
+ * percentiles are per consumer: takt_subscription_timing_stats). */
 typedef struct takt_topic_timing_stats {
-  uint64_t published;
+  uint64_t published;       /* counted while the topic has HARD rate validation */
   uint64_t rate_violations;
   int64_t rate_ns; /* epsilon' = smallest rate constraint of its HARD subscriptions, 0 = none */
+  uint32_t consumers;       /* constrained subscriptions */
+  uint64_t received;
+  uint64_t violations[TAKT_VIOLATION_KINDS];
+  int64_t latency_min, latency_max; /* ns, over all its consumers' fetches */
+  double latency_mean;
 } takt_topic_timing_stats_t;
 takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_t *out);
 

@@ -790,6 +790,19 @@ takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_
     out->rate_violations = tt->rate_violations;
     out->rate_ns = tt->eps;
   }
+  double weighted = 0;
+  TAKT__LIST_FOREACH(it, &topic->subscriptions) {
+    consumer_t *con = TAKT__CONTAINER(it, takt_subscription_t, topic_link)->timing;
+    if (con == NULL) continue;
+    out->consumers++;
+    for (int k = 0; k < TAKT_VIOLATION_KINDS; k++) out->violations[k] += con->violations[k];
+    if (con->received == 0) continue;
+    if (out->received == 0 || con->lat_sum_min < out->latency_min) out->latency_min = con->lat_sum_min;
+    if (out->received == 0 || con->lat_sum_max > out->latency_max) out->latency_max = con->lat_sum_max;
+    out->received += con->received;
+    weighted += con->lat_mean * (double)con->received;
+  }
+  if (out->received > 0) out->latency_mean = weighted / (double)out->received;
   takt__unlock(topic->ctx);
   return TAKT_OK;
 }

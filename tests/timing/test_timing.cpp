@@ -175,6 +175,11 @@ TEST_F(Timing, RateViolationIsFlaggedAlthoughFutureDataWouldBeValid) {
   EXPECT_EQ(ts.rate_violations, 1u);
   EXPECT_EQ(ts.published, 2u);
   EXPECT_EQ(ts.rate_ns, 10 * kMs);
+  EXPECT_EQ(ts.consumers, 1u);
+  EXPECT_EQ(ts.received, 2u);
+  EXPECT_EQ(ts.violations[TAKT_VIOLATION_RATE], 1u);
+  EXPECT_EQ(ts.latency_min, 0);
+  EXPECT_EQ(ts.latency_max, 4 * kMs);  // message 2: observed t0+8, fetched t0+12
 }
 
 TEST_F(Timing, RateViolationOnCommitWhenInformationIsAlreadyOlderThanEpsilon) {
@@ -489,6 +494,63 @@ TEST_F(Rpc, CanceledRequestAnsweredLateIsDiscardedAndRaisesNothing) {
   ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
   ASSERT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_OK);
   EXPECT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_ESTATE);  // released twice
+}
+
+struct CancelInService {
+  takt_future_t *victim;
+};
+takt_err_t cancel_then_answer_late(takt_service_t *, const takt_message_t *, void *resp,
+                                   void *user) {
+  auto *c = static_cast<CancelInService *>(user);
+  EXPECT_EQ(takt_future_cancel(c->victim), TAKT_OK);  // the requester gives up meanwhile
+  static_cast<Blob8 *>(resp)->value = 99;
+  return TAKT_OK;
+}
+
+TEST_F(ContextTest, HardRequestCanceledWhileServedIsAnsweredLateAndDiscarded) {
+  takt_node_t *n;
+  takt_service_t *srv;
+  takt_client_t *cli;
+  CancelInService cis{nullptr};
+  Recorder rec;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_service_create(n, "svc", blob8_type(), blob8_type(), cancel_then_answer_late, &cis,
+                                nullptr, &srv),
+            TAKT_OK);
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 1;
+  ASSERT_EQ(takt_client_create(n, "svc", blob8_type(), blob8_type(), nullptr, nullptr, &co, &cli),
+            TAKT_OK);
+  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+  k.rt_class = TAKT_RT_HARD;
+  k.latency_ns = 5 * kMs;
+  k.recovery = record_and_recover;
+  k.recovery_user = &rec;
+  ASSERT_EQ(takt_client_set_constraints(cli, &k), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 b{1}, out{0};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(cli, &b, sizeof b, &f), TAKT_OK);
+  takt_future_t copy = f;
+  cis.victim = &copy;
+  ASSERT_EQ(takt_executor_spin_until(e, takt_clock_now(&clock) + 20 * kMs), TAKT_OK);
+  EXPECT_TRUE(rec.seen.empty());  // abandoned: its deadline was disarmed, the answer dropped
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_INVALID);
+  EXPECT_EQ(takt_future_take(&f, &out, sizeof out), TAKT_ESTATE);
+  // acting on a request one does not own: a forged handle is refused, nothing else touched
+  takt_future_t forged = {cli, 7, 1};
+  EXPECT_EQ(takt_future_take(&forged, &out, sizeof out), TAKT_ESTATE);
+  EXPECT_EQ(takt_future_cancel(&forged), TAKT_ESTATE);
+  ASSERT_EQ(takt_client_call(cli, &b, sizeof b, &f), TAKT_OK);  // the slot came back
+  takt_future_t stale = f;
+  stale.generation += 1;
+  EXPECT_EQ(takt_future_status(&stale), TAKT_FUTURE_INVALID);
+  EXPECT_EQ(takt_future_cancel(&stale), TAKT_ESTATE);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_PENDING);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
 TEST_F(Rpc, ClientConstraintsRejectRateAndOutstandingRequests) {
