@@ -28,6 +28,7 @@ typedef int32_t takt_err_t;
 #define TAKT_EOS (-15)      /* another operating-system error */
 #define TAKT_ELATE (-16)    /* information older than everything a full topic holds */
 #define TAKT_ENOTSUP (-17)  /* the feature is compiled out (takt/features.h) */
+#define TAKT_EMALFORMED (-18) /* serialized bytes are truncated, have trailing bytes, or a bad header */
 
 /** A constant, human-readable description of an error code ("unknown error" otherwise). */
 const char *takt_strerror(takt_err_t err);

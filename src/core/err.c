@@ -21,6 +21,7 @@ const char *takt_strerror(takt_err_t err) {
   case TAKT_EOS: return "operating-system error";
   case TAKT_ELATE: return "information older than everything the topic holds";
   case TAKT_ENOTSUP: return "feature compiled out";
+  case TAKT_EMALFORMED: return "malformed serialized message";
   default: return "unknown error";
   }
 }

@@ -1,0 +1,3 @@
+from takt.msggen.generate import main
+
+raise SystemExit(main())

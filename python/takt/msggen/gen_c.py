@@ -1,0 +1,420 @@
+"""C code generation: a struct per message with fixed-capacity storage for variable-size fields,
+ROS 1 and CDR (XCDR1, little endian, with encapsulation) encoders and decoders, a type support
+descriptor for the core, the ROS 1 identity (md5sum, full definition) and the ROS 2 DDS name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import ros1
+from .spec import PRIMITIVES, Field, MsgSpec, Registry
+
+DEFAULT_STRING = 255
+DEFAULT_ARRAY = 64
+C_KEYWORDS = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "bool", "class", "delete", "new", "operator", "private", "protected",
+    "public", "template", "this", "throw", "try", "catch", "namespace", "using", "virtual", "friend",
+    "size", "data",
+}
+
+
+def cname(spec_or_full: object) -> str:
+    full = spec_or_full if isinstance(spec_or_full, str) else spec_or_full.full_name
+    pkg, name = full.split("/")
+    return f"{pkg}__{name}"
+
+
+def fname(f: Field) -> str:
+    return f.name + "_" if f.name in C_KEYWORDS else f.name
+
+
+def c_literal(text: str) -> str:
+    out = []
+    for ch in text.encode("utf-8"):
+        c = chr(ch)
+        if c == "\\":
+            out.append("\\\\")
+        elif c == '"':
+            out.append('\\"')
+        elif c == "\n":
+            out.append("\\n")
+        elif 32 <= ch < 127:
+            out.append(c)
+        else:
+            out.append(f"\\{ch:03o}")
+    return '"' + "".join(out) + '"'
+
+
+class Bounds:
+    """Capacities of variable-size fields: `pkg/Type.field = N` and `pkg/Type.field/string = N`."""
+
+    def __init__(self) -> None:
+        self.caps: Dict[str, int] = {}
+
+    def load(self, path: Path) -> None:
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            self.add(line, f"{path}:{i}")
+
+    def add(self, item: str, where: str = "--bound") -> None:
+        key, _, val = item.partition("=")
+        key, val = key.strip(), val.strip()
+        if not key or not val.isdigit() or int(val) <= 0 or "." not in key:
+            raise ValueError(f"{where}: expected 'pkg/Type.field = N' with N > 0, got '{item}'")
+        self.caps[key] = int(val)
+
+    def string_cap(self, spec: MsgSpec, f: Field, in_array: bool) -> int:
+        if f.string_bound is not None:
+            return f.string_bound
+        key = f"{spec.full_name}.{f.name}" + ("/string" if in_array else "")
+        return self.caps.get(key, DEFAULT_STRING)
+
+    def array_cap(self, spec: MsgSpec, f: Field) -> int:
+        if f.length is not None:  # bounded T[<=N]
+            return f.length
+        return self.caps.get(f"{spec.full_name}.{f.name}", DEFAULT_ARRAY)
+
+
+class CGen:
+    def __init__(self, reg: Registry, bounds: Bounds):
+        self.reg = reg
+        self.bounds = bounds
+        self.md5_cache: Dict[str, str] = {}
+
+    # ---- types ----
+    def elem_ctype(self, spec: MsgSpec, f: Field) -> str:
+        if f.base in PRIMITIVES:
+            return PRIMITIVES[f.base][0]
+        if f.base == "time":
+            return "takt_ros_time_t"
+        if f.base == "duration":
+            return "takt_ros_duration_t"
+        if f.base == "string":
+            return f"{cname(spec)}__{f.name}__string_t"
+        return cname(f.base)
+
+    def typedefs(self, spec: MsgSpec) -> List[str]:
+        out = []
+        for f in spec.fields:
+            if f.base == "string":
+                cap = self.bounds.string_cap(spec, f, f.array is not None)
+                out.append(f"/** {f.name}: at most {cap} characters (plus a terminating NUL). */\n"
+                           f"typedef struct {{\n  uint32_t size;\n  char data[{cap + 1}];\n}} "
+                           f"{cname(spec)}__{f.name}__string_t;")
+            if f.array == "var":
+                cap = self.bounds.array_cap(spec, f)
+                out.append(f"/** {f.name}: at most {cap} elements. */\n"
+                           f"typedef struct {{\n  uint32_t size;\n  {self.elem_ctype(spec, f)} data[{cap}];\n}} "
+                           f"{cname(spec)}__{f.name}__seq_t;")
+        return out
+
+    def member(self, spec: MsgSpec, f: Field) -> str:
+        if f.array == "var":
+            return f"  {cname(spec)}__{f.name}__seq_t {fname(f)};"
+        if f.array == "fixed":
+            return f"  {self.elem_ctype(spec, f)} {fname(f)}[{f.length}];"
+        return f"  {self.elem_ctype(spec, f)} {fname(f)};"
+
+    # ---- encoders ----
+    def min_size(self, base: str, enc: str) -> int:
+        """Smallest encoding of one element (for bounding counts read from the wire)."""
+        if base in PRIMITIVES:
+            return PRIMITIVES[base][1]
+        if base in ("time", "duration"):
+            return 8
+        if base == "string":
+            return 4
+        total = 0
+        for f in self.reg.msgs[base].fields:
+            n = f.length if f.array == "fixed" else 1
+            if f.array == "var":
+                total += 4
+            else:
+                total += n * self.min_size(f.base, enc)
+        return total if enc == "ros1" else max(total, 1)
+
+    def write_elem(self, spec: MsgSpec, f: Field, expr: str, enc: str, ind: str) -> List[str]:
+        b = f.base
+        if b in PRIMITIVES:
+            size = PRIMITIVES[b][1]
+            al = [f"{ind}takt_w_align(w, {size});"] if enc == "cdr" and size > 1 else []
+            if b == "bool":
+                return al + [f"{ind}takt_w_u8(w, {expr} ? 1 : 0);"]
+            return al + [f"{ind}takt_w_put(w, &{expr}, {size});"]
+        if b in ("time", "duration"):
+            al = [f"{ind}takt_w_align(w, 4);"] if enc == "cdr" else []
+            return al + [f"{ind}takt_w_put(w, &{expr}, 8);"]
+        if b == "string":
+            if enc == "cdr":
+                return [f"{ind}takt_w_align(w, 4);", f"{ind}takt_w_u32(w, {expr}.size + 1);",
+                        f"{ind}takt_w_put(w, {expr}.data, {expr}.size);", f"{ind}takt_w_u8(w, 0);"]
+            return [f"{ind}takt_w_u32(w, {expr}.size);", f"{ind}takt_w_put(w, {expr}.data, {expr}.size);"]
+        return [f"{ind}{cname(b)}__{enc}_write(&{expr}, w);"]
+
+    def bulk(self, f: Field) -> bool:
+        """Arrays whose wire form is their memory (primitives but bool, time, duration)."""
+        return (f.base in PRIMITIVES and f.base != "bool") or f.base in ("time", "duration")
+
+    def write_field(self, spec: MsgSpec, f: Field, enc: str) -> List[str]:
+        m = f"m->{fname(f)}"
+        ind = "  "
+        if f.array is None:
+            return self.write_elem(spec, f, m, enc, ind)
+        lines = []
+        if f.array == "var":
+            if enc == "cdr":
+                lines.append(f"{ind}takt_w_align(w, 4);")
+            lines.append(f"{ind}takt_w_u32(w, {m}.size);")
+            count, data = f"{m}.size", f"{m}.data"
+        else:
+            count, data = str(f.length), m
+        if self.bulk(f):
+            esize = PRIMITIVES[f.base][1] if f.base in PRIMITIVES else 8
+            ealign = esize if f.base in PRIMITIVES else 4
+            if enc == "cdr" and ealign > 1:
+                lines.append(f"{ind}if ({count} > 0) takt_w_align(w, {ealign});")
+            lines.append(f"{ind}takt_w_put(w, {data}, (uint32_t)({count} * {esize}u));")
+            return lines
+        lines.append(f"{ind}for (uint32_t i = 0; i < {count}; i++) {{")
+        lines += self.write_elem(spec, f, f"{data}[i]", enc, ind + "  ")
+        lines.append(f"{ind}}}")
+        return lines
+
+    def read_elem(self, spec: MsgSpec, f: Field, expr: str, enc: str, ind: str) -> List[str]:
+        b = f.base
+        if b in PRIMITIVES:
+            size = PRIMITIVES[b][1]
+            al = [f"{ind}takt_r_align(r, {size});"] if enc == "cdr" and size > 1 else []
+            if b == "bool":
+                return al + [f"{ind}{expr} = takt_r_u8(r) != 0;"]
+            return al + [f"{ind}takt_r_get(r, &{expr}, {size});"]
+        if b in ("time", "duration"):
+            al = [f"{ind}takt_r_align(r, 4);"] if enc == "cdr" else []
+            return al + [f"{ind}takt_r_get(r, &{expr}, 8);"]
+        if b == "string":
+            cap = self.bounds.string_cap(spec, f, f.array is not None)
+            if enc == "cdr":
+                return [f"{ind}takt_r_align(r, 4);",
+                        f"{ind}{{ uint32_t n = takt_r_u32(r);",
+                        f"{ind}  if (!r->err && n == 0) r->err = TAKT_EMALFORMED;",
+                        f"{ind}  n = takt_r_count(r, n > 0 ? n - 1 : 0, {cap}, 1);",
+                        f"{ind}  takt_r_get(r, {expr}.data, n);",
+                        f"{ind}  if (!r->err && takt_r_u8(r) != 0 && !r->err) r->err = TAKT_EMALFORMED;",
+                        f"{ind}  {expr}.size = r->err ? 0 : n; {expr}.data[{expr}.size] = 0; }}"]
+            return [f"{ind}{{ uint32_t n = takt_r_count(r, takt_r_u32(r), {cap}, 1);",
+                    f"{ind}  takt_r_get(r, {expr}.data, n);",
+                    f"{ind}  {expr}.size = r->err ? 0 : n; {expr}.data[{expr}.size] = 0; }}"]
+        return [f"{ind}{cname(b)}__{enc}_read(&{expr}, r);"]
+
+    def read_field(self, spec: MsgSpec, f: Field, enc: str) -> List[str]:
+        m = f"m->{fname(f)}"
+        ind = "  "
+        if f.array is None:
+            return self.read_elem(spec, f, m, enc, ind)
+        lines = []
+        if f.array == "var":
+            cap = self.bounds.array_cap(spec, f)
+            if enc == "cdr":
+                lines.append(f"{ind}takt_r_align(r, 4);")
+            lines.append(f"{ind}{m}.size = takt_r_count(r, takt_r_u32(r), {cap}, "
+                         f"{self.min_size(f.base, enc)});")
+            count, data = f"{m}.size", f"{m}.data"
+        else:
+            count, data = str(f.length), m
+        if self.bulk(f):
+            esize = PRIMITIVES[f.base][1] if f.base in PRIMITIVES else 8
+            ealign = esize if f.base in PRIMITIVES else 4
+            if enc == "cdr" and ealign > 1:
+                lines.append(f"{ind}if ({count} > 0) takt_r_align(r, {ealign});")
+            lines.append(f"{ind}takt_r_get(r, {data}, (uint32_t)({count} * {esize}u));")
+            return lines
+        lines.append(f"{ind}for (uint32_t i = 0; i < {count} && !r->err; i++) {{")
+        lines += self.read_elem(spec, f, f"{data}[i]", enc, ind + "  ")
+        lines.append(f"{ind}}}")
+        return lines
+
+    def rand_elem(self, spec: MsgSpec, f: Field, expr: str, ind: str) -> List[str]:
+        b = f.base
+        if b == "bool":
+            return [f"{ind}{expr} = (takt_rand_u64(rng) & 1) != 0;"]
+        if b in ("float32", "float64"):
+            t = PRIMITIVES[b][0]
+            return [f"{ind}{expr} = ({t})((double)(int64_t)(takt_rand_u64(rng) % 2000001) / 64.0 - 15625.0);"]
+        if b in PRIMITIVES:
+            return [f"{ind}{expr} = ({PRIMITIVES[b][0]})takt_rand_u64(rng);"]
+        if b == "time":
+            return [f"{ind}{expr}.sec = (uint32_t)takt_rand_u64(rng);",
+                    f"{ind}{expr}.nsec = (uint32_t)(takt_rand_u64(rng) % 1000000000u);"]
+        if b == "duration":
+            return [f"{ind}{expr}.sec = (int32_t)takt_rand_u64(rng);",
+                    f"{ind}{expr}.nsec = (int32_t)(takt_rand_u64(rng) % 1000000000u);"]
+        if b == "string":
+            cap = self.bounds.string_cap(spec, f, f.array is not None)
+            lim = min(cap, 12)
+            return [f"{ind}{expr}.size = (uint32_t)(takt_rand_u64(rng) % {lim + 1}u);",
+                    f"{ind}for (uint32_t k = 0; k < {expr}.size; k++) "
+                    f"{expr}.data[k] = (char)(32 + takt_rand_u64(rng) % 95);",
+                    f"{ind}{expr}.data[{expr}.size] = 0;"]
+        return [f"{ind}{cname(b)}__randomize(&{expr}, rng);"]
+
+    def rand_field(self, spec: MsgSpec, f: Field) -> List[str]:
+        m = f"m->{fname(f)}"
+        ind = "  "
+        if f.array is None:
+            return self.rand_elem(spec, f, m, ind)
+        lines = []
+        if f.array == "var":
+            cap = self.bounds.array_cap(spec, f)
+            lim = min(cap, 32 if f.base in ("uint8", "int8", "char", "byte") else 5)
+            lines.append(f"{ind}{m}.size = (uint32_t)(takt_rand_u64(rng) % {lim + 1}u);")
+            count, data = f"{m}.size", f"{m}.data"
+        else:
+            count, data = str(f.length), m
+        lines.append(f"{ind}for (uint32_t i = 0; i < {count}; i++) {{")
+        lines += self.rand_elem(spec, f, f"{data}[i]", ind + "  ")
+        lines.append(f"{ind}}}")
+        return lines
+
+    # ---- files ----
+    def constant(self, spec: MsgSpec, c) -> str:
+        n = f"{cname(spec)}__{c.name}"
+        if c.type == "string":
+            return f"#define {n} {c_literal(str(c.value))}"
+        if c.type == "bool":
+            return f"#define {n} ((bool){1 if c.value else 0})"
+        if c.type in ("float32", "float64"):
+            return f"#define {n} (({PRIMITIVES[c.type][0]}){repr(float(c.value))})"
+        t = PRIMITIVES[c.type][0]
+        suffix = "ULL" if t.startswith("uint") else "LL"
+        return f"#define {n} (({t}){c.value}{suffix})"
+
+    def header(self, spec: MsgSpec, cpp: str) -> str:
+        n = cname(spec)
+        guard = f"TAKT_MSG_{n.upper()}_H"
+        deps = sorted(set(spec.deps()))
+        md5 = ros1.md5(self.reg, spec, self.md5_cache)
+        lines = [f"/* {spec.full_name}: generated by `takt msggen` from {Path(spec.path).name}. Do not edit. */",
+                 f"#ifndef {guard}", f"#define {guard}", "", "#include <stdbool.h>", "#include <stdint.h>", "",
+                 '#include "takt/core.h"', '#include "takt/wire.h"']
+        lines += [f'#include "{d.split("/")[0]}/{d.split("/")[1]}.h"' for d in deps]
+        lines += ["", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+        lines += [self.constant(spec, c) for c in spec.constants]
+        lines += [""] + self.typedefs(spec) + [""]
+        lines.append(f"typedef struct {n} {{")
+        if spec.fields:
+            lines += [self.member(spec, f) for f in spec.fields]
+        else:
+            lines.append("  uint8_t structure_needs_at_least_one_member; /* as ROS 2 does */")
+        lines += [f"}} {n};", ""]
+        lines += [f'#define {n}__NAME "{spec.full_name}"', f'#define {n}__MD5 "{md5}"',
+                  f'#define {n}__DDS_NAME "{ros1.dds_type_name(spec)}"',
+                  f"/** The full ROS 1 definition (TCPROS message_definition). */",
+                  f"extern const char {n}__DEFINITION[];",
+                  f"/** Type support for the core: ROS 1 encoding. */",
+                  f"extern const takt_type_support_t {n}__type;",
+                  f"/** Type support with the CDR encoding (ROS 2 over DDS). */",
+                  f"extern const takt_type_support_t {n}__type_cdr;", "",
+                  f"void {n}__init({n} *m);",
+                  f"/** ROS 1: bytes needed; bytes written or a negative takt_err_t (TAKT_ESIZE: cap too small). */",
+                  f"int32_t {n}__ros1_size(const {n} *m);",
+                  f"int32_t {n}__ros1_serialize(const {n} *m, uint8_t *buf, uint32_t cap);",
+                  f"/** ROS 1: TAKT_OK, TAKT_EMALFORMED (truncated or trailing bytes) or TAKT_ESIZE (a string or",
+                  f" * array longer than its capacity). Never reads or writes out of bounds. */",
+                  f"takt_err_t {n}__ros1_deserialize({n} *m, const uint8_t *buf, uint32_t len);",
+                  f"/** CDR (XCDR1 little endian) with its 4-byte encapsulation header; same contracts. */",
+                  f"int32_t {n}__cdr_size(const {n} *m);",
+                  f"int32_t {n}__cdr_serialize(const {n} *m, uint8_t *buf, uint32_t cap);",
+                  f"takt_err_t {n}__cdr_deserialize({n} *m, const uint8_t *buf, uint32_t len);",
+                  f"/* cursor forms, used when the type is nested */",
+                  f"void {n}__ros1_write(const {n} *m, takt_wcur_t *w);",
+                  f"void {n}__ros1_read({n} *m, takt_rcur_t *r);",
+                  f"void {n}__cdr_write(const {n} *m, takt_wcur_t *w);",
+                  f"void {n}__cdr_read({n} *m, takt_rcur_t *r);",
+                  f"/** Fill with random values (tests; small sizes). */",
+                  f"void {n}__randomize({n} *m, uint64_t *rng);", "",
+                  "#ifdef __cplusplus", "}", "#endif", ""]
+        if cpp:
+            lines += ["#ifdef __cplusplus", cpp, "#endif", ""]
+        lines += [f"#endif", ""]
+        return "\n".join(lines)
+
+    def source(self, spec: MsgSpec) -> str:
+        n = cname(spec)
+        full = ros1.full_text(self.reg, spec)
+        md5 = ros1.md5(self.reg, spec, self.md5_cache)
+        L = [f"/* {spec.full_name}: generated by `takt msggen`. Do not edit. */",
+             f'#include "{spec.package}/{spec.short_name}.h"', "",
+             f"const char {n}__DEFINITION[] = {c_literal(full)};", "",
+             f"void {n}__init({n} *m) {{ memset(m, 0, sizeof *m); }}", ""]
+        for enc in ("ros1", "cdr"):
+            L.append(f"void {n}__{enc}_write(const {n} *m, takt_wcur_t *w) {{")
+            if not spec.fields:
+                L.append("  (void)m;")
+                if enc == "cdr":
+                    L.append("  takt_w_u8(w, 0);")
+                else:
+                    L.append("  (void)w;")
+            for f in spec.fields:
+                L += self.write_field(spec, f, enc)
+            L += ["}", ""]
+            L.append(f"void {n}__{enc}_read({n} *m, takt_rcur_t *r) {{")
+            if not spec.fields:
+                L.append("  (void)m;")
+                if enc == "cdr":
+                    L.append("  (void)takt_r_u8(r);")
+                else:
+                    L.append("  (void)r;")
+            for f in spec.fields:
+                L += self.read_field(spec, f, enc)
+            L += ["}", ""]
+        L += [f"int32_t {n}__ros1_size(const {n} *m) {{",
+              "  takt_wcur_t w = {NULL, 0, 0, 0, TAKT_OK};",
+              f"  {n}__ros1_write(m, &w);", "  return (int32_t)w.pos;", "}", "",
+              f"int32_t {n}__ros1_serialize(const {n} *m, uint8_t *buf, uint32_t cap) {{",
+              "  if (m == NULL || buf == NULL) return TAKT_EINVAL;",
+              "  takt_wcur_t w = {buf, cap, 0, 0, TAKT_OK};",
+              f"  {n}__ros1_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
+              f"takt_err_t {n}__ros1_deserialize({n} *m, const uint8_t *buf, uint32_t len) {{",
+              "  if (m == NULL || (buf == NULL && len > 0)) return TAKT_EINVAL;",
+              "  takt_rcur_t r = {buf, len, 0, 0, TAKT_OK};",
+              f"  {n}__ros1_read(m, &r);",
+              "  if (!r.err && r.pos != len) r.err = TAKT_EMALFORMED; /* trailing bytes */",
+              "  return r.err;", "}", "",
+              f"int32_t {n}__cdr_size(const {n} *m) {{",
+              "  takt_wcur_t w = {NULL, 0, 4, 4, TAKT_OK};",
+              f"  {n}__cdr_write(m, &w);", "  return (int32_t)w.pos;", "}", "",
+              f"int32_t {n}__cdr_serialize(const {n} *m, uint8_t *buf, uint32_t cap) {{",
+              "  static const uint8_t encapsulation[4] = {0x00, 0x01, 0x00, 0x00}; /* CDR_LE */",
+              "  if (m == NULL || buf == NULL) return TAKT_EINVAL;",
+              "  takt_wcur_t w = {buf, cap, 0, 4, TAKT_OK};",
+              "  takt_w_put(&w, encapsulation, 4);",
+              f"  {n}__cdr_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
+              f"takt_err_t {n}__cdr_deserialize({n} *m, const uint8_t *buf, uint32_t len) {{",
+              "  if (m == NULL || (buf == NULL && len > 0)) return TAKT_EINVAL;",
+              "  if (len < 4 || buf[0] != 0x00 || buf[1] != 0x01) return TAKT_EMALFORMED; /* CDR_LE only */",
+              "  takt_rcur_t r = {buf, len, 4, 4, TAKT_OK};",
+              f"  {n}__cdr_read(m, &r);",
+              "  if (!r.err && len - r.pos > 3) r.err = TAKT_EMALFORMED; /* more than end padding */",
+              "  return r.err;", "}", "",
+              f"void {n}__randomize({n} *m, uint64_t *rng) {{"]
+        if not spec.fields:
+            L += ["  (void)rng;", "  m->structure_needs_at_least_one_member = 0;"]
+        for f in spec.fields:
+            L += self.rand_field(spec, f)
+        L += ["}", ""]
+        for enc, suffix in (("ros1", ""), ("cdr", "_cdr")):
+            L += [f"static int32_t {n}__ts_ser{suffix}(const void *m, uint8_t *b, uint32_t c) {{",
+                  f"  return {n}__{enc}_serialize((const {n} *)m, b, c);", "}",
+                  f"static takt_err_t {n}__ts_de{suffix}(void *m, const uint8_t *b, uint32_t l) {{",
+                  f"  return {n}__{enc}_deserialize(({n} *)m, b, l);", "}",
+                  f"const takt_type_support_t {n}__type{suffix} = {{{n}__NAME, "
+                  f"{n}__{'MD5' if enc == 'ros1' else 'DDS_NAME'}, (uint32_t)sizeof({n}), "
+                  f"{n}__ts_ser{suffix}, {n}__ts_de{suffix}}};", ""]
+        _ = md5
+        return "\n".join(L)

@@ -1,0 +1,50 @@
+"""C++ wrappers that read like roscpp messages (`std_msgs::String msg; msg.data = "hi";`): for each
+C struct a C++ struct with the same layout, whose strings and arrays are bounded containers
+(takt/msg.hpp), convertible to and from the C struct at no cost."""
+
+from __future__ import annotations
+
+from .gen_c import CGen, cname, fname
+from .spec import PRIMITIVES, Field, MsgSpec
+
+
+def _cpp_elem(gen: CGen, spec: MsgSpec, f: Field) -> str:
+    if f.base in PRIMITIVES:
+        return "bool" if f.base == "bool" else PRIMITIVES[f.base][0]
+    if f.base == "time":
+        return "takt::Time"
+    if f.base == "duration":
+        return "takt::Duration"
+    if f.base == "string":
+        return f"takt::String<{gen.bounds.string_cap(spec, f, f.array is not None)}>"
+    pkg, name = f.base.split("/")
+    return f"::{pkg}::{name}"
+
+
+def cpp_block(gen: CGen, spec: MsgSpec) -> str:
+    n = cname(spec)
+    lines = ['#include "takt/msg.hpp"', "", f"namespace {spec.package} {{",
+             f"struct {spec.short_name} {{"]
+    for c in spec.constants:
+        ctype = "const char *" if c.type == "string" else ("bool" if c.type == "bool" else PRIMITIVES[c.type][0])
+        lines.append(f"  static constexpr {ctype} {c.name} = {n}__{c.name};")
+    for f in spec.fields:
+        e = _cpp_elem(gen, spec, f)
+        if f.array == "var":
+            lines.append(f"  takt::Vector<{e}, {gen.bounds.array_cap(spec, f)}> {fname(f)};")
+        elif f.array == "fixed":
+            lines.append(f"  takt::Array<{e}, {f.length}> {fname(f)};")
+        else:
+            lines.append(f"  {e} {fname(f)}{{}};")
+    if not spec.fields:
+        lines.append("  uint8_t structure_needs_at_least_one_member = 0;")
+    lines += [f"  typedef {n} CType;",
+              f"  static const char *datatype() {{ return {n}__NAME; }}",
+              f"  static const char *md5sum() {{ return {n}__MD5; }}",
+              f"  static const char *definition() {{ return {n}__DEFINITION; }}",
+              f"  static const takt_type_support_t *type_support() {{ return &{n}__type; }}",
+              f"  CType &c() {{ return *reinterpret_cast<CType *>(this); }}",
+              f"  const CType &c() const {{ return *reinterpret_cast<const CType *>(this); }}",
+              "};", f"static_assert(sizeof({spec.short_name}) == sizeof({n}), \"layout of {spec.full_name}\");",
+              f"}}  // namespace {spec.package}"]
+    return "\n".join(lines)

@@ -1,0 +1,49 @@
+"""ROS 1 identity of a message: md5sum, full definition text, as genmsg computes them."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Dict
+
+from .spec import MsgSpec, Registry, SrvSpec
+
+
+def md5_text(reg: Registry, spec: MsgSpec, cache: Dict[str, str]) -> str:
+    lines = [f"{c.type} {c.name}={c.val_text}" for c in spec.constants]
+    for f in spec.fields:
+        if f.is_builtin:
+            lines.append(f"{f.type_text} {f.name}")
+        else:
+            lines.append(f"{md5(reg, reg.msgs[f.base], cache)} {f.name}")
+    return "\n".join(lines).strip()
+
+
+def md5(reg: Registry, spec: MsgSpec, cache: Dict[str, str]) -> str:
+    if spec.full_name not in cache:
+        cache[spec.full_name] = hashlib.md5(md5_text(reg, spec, cache).encode()).hexdigest()
+    return cache[spec.full_name]
+
+
+def srv_md5(reg: Registry, srv: SrvSpec, cache: Dict[str, str]) -> str:
+    h = hashlib.md5()
+    h.update(md5_text(reg, srv.request, cache).encode())
+    h.update(md5_text(reg, srv.response, cache).encode())
+    return h.hexdigest()
+
+
+def full_text(reg: Registry, spec: MsgSpec) -> str:
+    """The message_definition a TCPROS connection header carries."""
+    sep = "=" * 80 + "\n"
+    out = [spec.text, "\n"]
+    seen = []
+    for d in reg.all_depends(spec.full_name):
+        if d in seen:
+            continue
+        seen.append(d)
+        out += [sep, f"MSG: {d}\n", reg.msgs[d].text, "\n"]
+    return "".join(out)[:-1]
+
+
+def dds_type_name(spec: MsgSpec) -> str:
+    """The DDS type name ROS 2 gives the type: pkg::msg::dds_::Type_ (srv halves: pkg::srv::...)."""
+    return f"{spec.package}::{spec.kind}::dds_::{spec.short_name}_"
