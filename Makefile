@@ -67,7 +67,7 @@ test-configs: deps
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"
-	@for b in tide_overhead urt detection; do \
+	@for b in tide_overhead urt detection serialize; do \
 	  $(VENV)/bin/takt bench $$b --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
 	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
 	  echo "$$b smoke: ok"; \
@@ -82,9 +82,11 @@ fuzz: deps
 	  (echo "fuzz: installing clang and libclang-rt-14-dev"; apt-get install -y -qq clang libclang-rt-14-dev >/dev/null)
 	@CC=clang CXX=clang++ $(CMAKE) -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DTAKT_LIBFUZZER=ON \
 	  -DTAKT_SANITIZE=address,undefined -DTAKT_BUILD_TESTS=ON >/dev/null
-	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_system_file
+	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_system_file fuzz_msg_ros1 fuzz_msg_cdr
 	@mkdir -p $(BUILD)/fuzz/corpus-system && cp tests/fuzz/corpus/system/*.yaml $(BUILD)/fuzz/corpus-system/
 	@$(BUILD)/fuzz/tests/fuzz_system_file -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-system
+	@for enc in ros1 cdr; do mkdir -p $(BUILD)/fuzz/corpus-$$enc && cp tests/fuzz/corpus/msg_$$enc/*.bin $(BUILD)/fuzz/corpus-$$enc/ && \
+	  $(BUILD)/fuzz/msgs/fuzz_msg_$$enc -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(BUILD)/fuzz/corpus-$$enc || exit 1; done
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(cmake ninja-build gcc g++ make libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests)
+PKGS=(cmake ninja-build gcc g++ make libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests
+      ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
+      python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

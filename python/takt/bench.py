@@ -13,7 +13,7 @@ from typing import Callable, Dict, List
 
 from takt import native
 
-NAMES = ["tide_overhead", "urt", "detection"]
+NAMES = ["tide_overhead", "urt", "detection", "serialize"]
 
 
 def machine() -> Dict[str, object]:
@@ -325,8 +325,43 @@ def detection(quick: bool, out: Path) -> int:
     return 0
 
 
+def serialize(quick: bool, out: Path) -> int:
+    raw = _run_native(native.program("msgs/takt-bench-serialize"), ["--quick"] if quick else [])
+    rows = raw["rows"]
+    by = {(r["message"], r["op"]): r for r in rows}
+    messages = list(dict.fromkeys(r["message"] for r in rows))
+    headline: Dict[str, object] = {}
+    m = machine()
+    md = ["# serialize: generated message codecs beside memcpy", "",
+          f"Command: `takt bench serialize{' --quick' if quick else ''}` on {m['cpus']} CPUs ({m['cpu_model']}, "
+          f"kernel {m['kernel']}), one thread, no other load. Each repetition runs every operation once, "
+          "interleaved; `memcpy` copies the same number of bytes as the ROS 1 encoding (the floor). "
+          "Throughput = encoded bytes / p50 time.", "",
+          "| message | bytes | operation | p50 ns | p99 ns | MB/s at p50 | p50 / memcpy |",
+          "|---|---:|---|---:|---:|---:|---:|"]
+    for msg in messages:
+        floor = by[(msg, "memcpy")]["p50_ns"]
+        key = msg.split()[0].split("/")[1]
+        for op in ("ros1_serialize", "ros1_deserialize", "cdr_serialize", "cdr_deserialize", "memcpy"):
+            r = by[(msg, op)]
+            mbs = r["bytes"] / max(r["p50_ns"], 1) * 1e3
+            ratio = r["p50_ns"] / max(floor, 1)
+            md.append(f"| {msg} | {r['bytes']} | {op} | {r['p50_ns']} | {r['p99_ns']} | {mbs:.0f} | {ratio:.2f} |")
+            if op != "memcpy":
+                headline[f"{key}_{op}_over_memcpy"] = round(ratio, 2)
+            headline[f"{key}_{op}_mb_s"] = round(mbs)
+    md.append("")
+    result = {"benchmark": "serialize", "command": "takt bench serialize" + (" --quick" if quick else ""),
+              "machine": m, "quick": quick, "failures": raw["failures"], "headline": headline, "rows": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "serialize.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "serialize.md").write_text("\n".join(md))
+    print("\n".join(md))
+    return 0 if raw["failures"] == 0 else 1
+
+
 RUNNERS: Dict[str, Callable[[bool, Path], int]] = {"tide_overhead": tide_overhead, "urt": urt,
-                                                   "detection": detection}
+                                                   "detection": detection, "serialize": serialize}
 
 
 def run(name: str, quick: bool, out: Path) -> int:

@@ -41,6 +41,10 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["msggen"]:  # its own option parser (see takt/msggen/generate.py)
+        from takt.msggen.generate import main as msggen_main
+        return msggen_main(argv[1:])
     parser = argparse.ArgumentParser(prog="takt", description="takt real-time robotics middleware")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -53,6 +57,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_demo = sub.add_parser("demo", help="the robot demo: batch (rclc) vs tide, side by side")
     p_demo.add_argument("--duration", type=float, default=8.0, help="seconds per executor (default 8)")
     p_demo.add_argument("--out", type=Path, default=Path("results"))
+
+    sub.add_parser("msggen", help="generate C/C++ message types from ROS .msg/.srv files (see --help)")
 
     p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2")
     p_sizes.add_argument("--json", action="store_true")

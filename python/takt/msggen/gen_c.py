@@ -18,7 +18,6 @@ C_KEYWORDS = {
     "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
     "volatile", "while", "bool", "class", "delete", "new", "operator", "private", "protected",
     "public", "template", "this", "throw", "try", "catch", "namespace", "using", "virtual", "friend",
-    "size", "data",
 }
 
 

@@ -180,7 +180,7 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
         clean = _strip_comment(orig)
         if not clean:
             continue
-        if "=" in clean:
+        if "=" in clean.replace("<=", ""):  # a constant (a bounded type's '<=' is not one)
             parts = clean.split(None, 1)
             ctype = parts[0]
             if ctype not in CONSTANT_TYPES:
