@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# the native build under test: the release build, or the one TAKT_BUILD_DIR names (sanitizers)
+BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import BUILD, REPO
 
 
 def msggen(*args, cwd):
@@ -87,7 +87,7 @@ def test_every_feature_generates_and_compiles(tmp_path):
     srcs = [str(p) for p in (out / "src").rglob("*.c")]
     exe = tmp_path / "a.out"
     cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-I", str(out / "include"), "-I",
-                         str(REPO / "include"), "-I", str(REPO / "build" / "release" / "include"), str(src), *srcs,
+                         str(REPO / "include"), "-I", str(BUILD / "include"), str(src), *srcs,
                          "-o", str(exe)], capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True)

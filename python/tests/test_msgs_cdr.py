@@ -17,10 +17,10 @@ from pycdr2 import types as T  # noqa: E402
 
 from takt.msggen.spec import PRIMITIVES, Registry  # noqa: E402
 
-from conftest import REPO  # noqa: E402
+from conftest import BUILD, REPO  # noqa: E402
 
 PKGS = ["std_msgs", "geometry_msgs", "sensor_msgs"]
-TOOL = REPO / "build" / "release" / "msgs" / "takt-msgtool"
+TOOL = BUILD / "msgs" / "takt-msgtool"
 COUNT = 25
 
 SCALARS = {"bool": bool, "int8": T.int8, "byte": T.int8, "uint8": T.uint8, "char": T.uint8,

@@ -5,10 +5,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import REPO
+from conftest import BUILD, REPO
 
 SYSTEM_PY = "/usr/bin/python3"
-TOOL = REPO / "build" / "release" / "msgs" / "takt-msgtool"
+TOOL = BUILD / "msgs" / "takt-msgtool"
 HERE = Path(__file__).parent / "crosscheck"
 
 

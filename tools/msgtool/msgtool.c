@@ -14,6 +14,9 @@
 
 static int read_exact(void *p, size_t n) { return fread(p, 1, n, stdin) == n ? 0 : -1; }
 
+static int run(char **argv, int argc, const takt_msg_entry_t *e, bool cdr, void *msg, uint8_t *in,
+               uint8_t *out);
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "list") == 0) {
     for (uint32_t i = 0; i < takt_msgs_count; i++)
@@ -30,9 +33,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   bool cdr = strcmp(argv[2], "cdr") == 0;
+  static uint8_t in[MAX_BYTES], out[MAX_BYTES];
   void *msg = calloc(1, e->size);
-  uint8_t *in = malloc(MAX_BYTES), *out = malloc(MAX_BYTES);
-  if (msg == NULL || in == NULL || out == NULL) return 1;
+  if (msg == NULL) return 1;
+  int rc = run(argv, argc, e, cdr, msg, in, out);
+  free(msg);
+  return rc;
+}
+
+static int run(char **argv, int argc, const takt_msg_entry_t *e, bool cdr, void *msg, uint8_t *in,
+               uint8_t *out) {
   if (strcmp(argv[1], "random") == 0 && argc == 6) {
     long count = atol(argv[4]);
     uint64_t rng = strtoull(argv[5], NULL, 10) | 1;
