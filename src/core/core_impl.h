@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "takt/core.h"
+#include "heap.h"
 
 #ifdef TAKT_DEBUG
 #include <assert.h>
@@ -246,8 +247,7 @@ struct takt_service {
   /* The request queue (µRT §2.7): HARD requests by deadline (a heap), then FIRM/SOFT first come
    * first served, then NONE first come first served. depth bounds all three together. */
   uint32_t depth, count;
-  takt_request_t **hard;
-  uint32_t n_hard;
+  takt__heap_t hard; /* by queue_key, then arrival; position: request->heap_pos */
   takt_request_t **fifo[2]; /* [0] FIRM and SOFT, [1] NONE: rings of depth entries */
   uint32_t fifo_head[2], fifo_count[2];
   uint32_t n_clients;

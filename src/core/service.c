@@ -8,48 +8,10 @@
 
 /* ---- the service's request queue ---- */
 
-static bool req_before(const takt_request_t *a, const takt_request_t *b) {
+static bool req_before(const void *x, const void *y) {
+  const takt_request_t *a = x, *b = y;
   if (a->queue_key != b->queue_key) return a->queue_key < b->queue_key;
   return a->arrival < b->arrival;
-}
-
-static void hard_place(takt_service_t *s, uint32_t i, takt_request_t *r) {
-  s->hard[i] = r;
-  r->heap_pos = (int32_t)i;
-}
-
-static void hard_sift_up(takt_service_t *s, uint32_t i) {
-  takt_request_t *r = s->hard[i];
-  while (i > 0 && req_before(r, s->hard[(i - 1) / 2])) {
-    hard_place(s, i, s->hard[(i - 1) / 2]);
-    i = (i - 1) / 2;
-  }
-  hard_place(s, i, r);
-}
-
-static void hard_sift_down(takt_service_t *s, uint32_t i) {
-  takt_request_t *r = s->hard[i];
-  for (;;) {
-    uint32_t l = 2 * i + 1, best = i;
-    takt_request_t *b = r;
-    if (l < s->n_hard && req_before(s->hard[l], b)) b = s->hard[best = l];
-    if (l + 1 < s->n_hard && req_before(s->hard[l + 1], b)) b = s->hard[best = l + 1];
-    if (best == i) break;
-    hard_place(s, i, b);
-    i = best;
-  }
-  hard_place(s, i, r);
-}
-
-static void hard_remove(takt_service_t *s, takt_request_t *r) {
-  uint32_t i = (uint32_t)r->heap_pos;
-  r->heap_pos = -1;
-  s->n_hard--;
-  if (i == s->n_hard) return;
-  takt_request_t *moved = s->hard[s->n_hard];
-  hard_place(s, i, moved);
-  hard_sift_up(s, i);
-  hard_sift_down(s, (uint32_t)moved->heap_pos);
 }
 
 static int fifo_of(const takt_client_t *c) { return c->rt_class == TAKT_RT_NONE ? 1 : 0; }
@@ -57,8 +19,7 @@ static int fifo_of(const takt_client_t *c) { return c->rt_class == TAKT_RT_NONE 
 /* O(log q) for HARD requests, O(1) otherwise. The caller checked count < depth. */
 static void queue_push(takt_service_t *s, takt_request_t *r) {
   if (r->client->rt_class == TAKT_RT_HARD) {
-    s->hard[s->n_hard++] = r;
-    hard_sift_up(s, s->n_hard - 1);
+    takt__heap_push(&s->hard, r);
   } else {
     int f = fifo_of(r->client);
     s->fifo[f][(s->fifo_head[f] + s->fifo_count[f]) % s->depth] = r;
@@ -68,7 +29,7 @@ static void queue_push(takt_service_t *s, takt_request_t *r) {
 }
 
 static takt_request_t *queue_peek(const takt_service_t *s) {
-  if (s->n_hard > 0) return s->hard[0];
+  if (s->hard.n > 0) return takt__heap_top(&s->hard);
   for (int f = 0; f < 2; f++)
     if (s->fifo_count[f] > 0) return s->fifo[f][s->fifo_head[f]];
   return NULL;
@@ -77,7 +38,7 @@ static takt_request_t *queue_peek(const takt_service_t *s) {
 static takt_request_t *queue_pop(takt_service_t *s) {
   takt_request_t *r = queue_peek(s);
   if (r == NULL) return NULL;
-  if (r->heap_pos >= 0) hard_remove(s, r);
+  if (r->heap_pos >= 0) takt__heap_remove(&s->hard, r);
   else {
     int f = fifo_of(r->client);
     s->fifo_head[f] = (s->fifo_head[f] + 1) % s->depth;
@@ -87,21 +48,23 @@ static takt_request_t *queue_pop(takt_service_t *s) {
   return r;
 }
 
+typedef struct {
+  bool (*drop)(const takt_request_t *, const void *);
+  const void *arg;
+} dropper_t;
+
+static bool keep_request(void *r, const void *d) {
+  const dropper_t *dr = d;
+  return !dr->drop(r, dr->arg);
+}
+
 /* Remove every queued request for which drop(r, arg) holds. O(q). */
 static void queue_remove_if(takt_service_t *s, bool (*drop)(const takt_request_t *, const void *),
                             const void *arg) {
-  uint32_t kept_hard = 0;
-  for (uint32_t i = 0; i < s->n_hard; i++) {
-    takt_request_t *r = s->hard[i];
-    if (drop(r, arg)) {
-      r->heap_pos = -1;
-      s->count--;
-    } else {
-      hard_place(s, kept_hard++, r);
-    }
-  }
-  s->n_hard = kept_hard;
-  for (uint32_t i = kept_hard / 2; i-- > 0;) hard_sift_down(s, i); /* heapify */
+  dropper_t d = {drop, arg};
+  uint32_t before = s->hard.n;
+  takt__heap_filter(&s->hard, keep_request, &d);
+  s->count -= before - s->hard.n;
   for (int f = 0; f < 2; f++) {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < s->fifo_count[f]; i++) {
@@ -144,8 +107,8 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
     takt__unlock(ctx);
     return TAKT_EFULL;
   }
-  s->hard = takt__arena_alloc(&ctx->arena, 3 * (size_t)opts->depth * sizeof(takt_request_t *));
-  if (s->hard == NULL) {
+  void **storage = takt__arena_alloc(&ctx->arena, 3 * (size_t)opts->depth * sizeof(void *));
+  if (storage == NULL) {
     takt__pool_free(&ctx->services, s);
     takt__unlock(ctx);
     return TAKT_ENOMEM;
@@ -157,12 +120,13 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
   s->fn = cb;
   s->user = user;
   s->depth = opts->depth;
-  s->fifo[0] = s->hard + opts->depth;
-  s->fifo[1] = s->hard + 2 * (size_t)opts->depth;
+  takt__heap_init(&s->hard, storage, opts->depth, req_before, offsetof(takt_request_t, heap_pos));
+  s->fifo[0] = (takt_request_t **)(storage + opts->depth);
+  s->fifo[1] = (takt_request_t **)(storage + 2 * (size_t)opts->depth);
   takt_err_t rc = takt__callback_register_locked(&s->cb, node, TAKT_CB_SERVICE, s->name,
                                                  &opts->attr);
   if (rc < 0) {
-    takt__arena_free(&ctx->arena, s->hard);
+    takt__arena_free(&ctx->arena, storage);
     takt__pool_free(&ctx->services, s);
     takt__unlock(ctx);
     return rc;
@@ -183,7 +147,7 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
   }
   takt__callback_unregister_locked(&srv->cb);
   takt__list_remove(&srv->ctx_link);
-  takt__arena_free(&ctx->arena, srv->hard);
+  takt__arena_free(&ctx->arena, srv->hard.a);
   takt__pool_free(&ctx->services, srv);
   takt__unlock(ctx);
   return TAKT_OK;
@@ -423,7 +387,7 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
   } else {
     if (r->state == TAKT__REQ_QUEUED) {
       if (r->heap_pos >= 0) {
-        hard_remove(srv, r);
+        takt__heap_remove(&srv->hard, r);
         srv->count--;
       } else {
         queue_remove_if(srv, is_request, r);

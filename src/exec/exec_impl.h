@@ -3,7 +3,8 @@
 #define TAKT_EXEC_IMPL_H
 
 #include "takt/exec.h"
-#include "cbheap.h"
+#include "../core/core_impl.h"
+#include "../core/heap.h"
 
 /* cb->exec_state bits */
 #define TAKT__ST_ARRIVED 1u /* in the arrival heap (TIDE) */
@@ -27,9 +28,9 @@ struct takt_executor {
   takt_callback_t **cbs;
   uint32_t ncbs, cap;
   bool *ready_flags; /* batch: the wait set, indexed like cbs */
-  takt__cbheap_t timers;  /* TimerList: by next release */
-  takt__cbheap_t arrived; /* pending arrivals: by priority */
-  takt__cbheap_t ready;   /* ReadyList: by priority, FIFO among equals */
+  takt__heap_t timers;  /* TimerList: by next release (position: cb->timer_pos) */
+  takt__heap_t arrived; /* pending arrivals: by priority (position: cb->heap_pos) */
+  takt__heap_t ready;   /* ReadyList: by priority, FIFO among equals (cb->heap_pos) */
 };
 
 /** One round of the executor's policy, lock held; returns callbacks run. */

@@ -18,14 +18,14 @@ takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out)
   return TAKT_OK;
 }
 
-static bool timer_less(const takt_callback_t *a, const takt_callback_t *b) {
-  const takt_timer_t *ta = (const takt_timer_t *)(const void *)a;
-  const takt_timer_t *tb = (const takt_timer_t *)(const void *)b;
+static bool timer_less(const void *x, const void *y) {
+  const takt_timer_t *ta = x, *tb = y;
   if (ta->next_release != tb->next_release) return ta->next_release < tb->next_release;
-  return a->reg_order < b->reg_order;
+  return ta->cb.reg_order < tb->cb.reg_order;
 }
 
-static bool prio_less(const takt_callback_t *a, const takt_callback_t *b) {
+static bool prio_less(const void *x, const void *y) {
+  const takt_callback_t *a = x, *b = y;
   if (a->attr.priority != b->attr.priority) return a->attr.priority > b->attr.priority;
   return a->exec_seq < b->exec_seq;
 }
@@ -33,7 +33,7 @@ static bool prio_less(const takt_callback_t *a, const takt_callback_t *b) {
 static void arm_timer_locked(takt_executor_t *e, takt_callback_t *cb, int64_t start) {
   takt_timer_t *t = (takt_timer_t *)(void *)cb;
   if (!t->started) takt_timer_start(t, start);
-  takt__cbheap_push(&e->timers, cb);
+  takt__heap_push(&e->timers, cb);
 }
 
 static void on_arrival(takt__dispatcher_t *d, takt_callback_t *cb) {
@@ -65,9 +65,9 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
 }
 
 static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
-  takt__cbheap_remove(&e->timers, cb);
-  takt__cbheap_remove(&e->arrived, cb);
-  takt__cbheap_remove(&e->ready, cb);
+  takt__heap_remove(&e->timers, cb);
+  takt__heap_remove(&e->arrived, cb);
+  takt__heap_remove(&e->ready, cb);
   cb->heap_pos = -1;
   cb->timer_pos = -1;
   cb->exec_state = 0;
@@ -129,9 +129,10 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   e->opts.max_callbacks = cap;
   e->cap = cap;
   e->cbs = tables;
-  takt__cbheap_init(&e->timers, tables + cap, cap, timer_less, true);
-  takt__cbheap_init(&e->arrived, tables + 2 * (size_t)cap, cap, prio_less, false);
-  takt__cbheap_init(&e->ready, tables + 3 * (size_t)cap, cap, prio_less, false);
+  void **heaps = (void **)(void *)(tables + cap);
+  takt__heap_init(&e->timers, heaps, cap, timer_less, offsetof(takt_callback_t, timer_pos));
+  takt__heap_init(&e->arrived, heaps + cap, cap, prio_less, offsetof(takt_callback_t, heap_pos));
+  takt__heap_init(&e->ready, heaps + 2 * (size_t)cap, cap, prio_less, offsetof(takt_callback_t, heap_pos));
   e->ready_flags = (bool *)(void *)(tables + 4 * (size_t)cap);
   e->d.arrival_locked = on_arrival;
   e->d.added_locked = on_added;
@@ -222,7 +223,7 @@ static void start_locked(takt_executor_t *e) {
 
 int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
   if (e->kind == TAKT_EXEC_TIDE) {
-    takt_callback_t *top = takt__cbheap_top(&e->timers);
+    takt_callback_t *top = (takt_callback_t *)takt__heap_top(&e->timers);
     return top == NULL ? TAKT_TIME_INFINITE : ((takt_timer_t *)(void *)top)->next_release;
   }
   /* batch: rcl computes the wait timeout by scanning every timer */

@@ -7,13 +7,13 @@ void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb) {
   if (cb->exec_state & (TAKT__ST_ARRIVED | TAKT__ST_READY)) return;
   cb->exec_state |= TAKT__ST_ARRIVED;
   cb->exec_seq = ++e->seq;
-  takt__cbheap_push(&e->arrived, cb);
+  takt__heap_push(&e->arrived, cb);
 }
 
 static void make_ready(takt_executor_t *e, takt_callback_t *cb) {
   cb->exec_state |= TAKT__ST_READY;
   cb->exec_seq = ++e->seq;
-  takt__cbheap_push(&e->ready, cb);
+  takt__heap_push(&e->ready, cb);
 }
 
 uint32_t takt__tide_round_locked(takt_executor_t *e) {
@@ -21,21 +21,21 @@ uint32_t takt__tide_round_locked(takt_executor_t *e) {
   int64_t now = takt_clock_now(ctx->clock);
 
   /* Collection: expired timers (only the head of the TimerList is examined). */
-  for (takt_callback_t *top; (top = takt__cbheap_top(&e->timers)) != NULL;) {
+  for (takt_callback_t *top; (top = (takt_callback_t *)takt__heap_top(&e->timers)) != NULL;) {
     takt_timer_t *t = (takt_timer_t *)(void *)top;
     if (t->next_release > now) break;
     bool pending = (top->exec_state & TAKT__ST_READY) != 0;
     if (takt__timer_release_locked(t, now, pending)) make_ready(e, top);
-    takt__cbheap_update(&e->timers, top);
+    takt__heap_update(&e->timers, top);
   }
   /* Collection: the highest-priority pending arrival. */
-  takt_callback_t *arr = takt__cbheap_pop(&e->arrived);
+  takt_callback_t *arr = (takt_callback_t *)takt__heap_pop(&e->arrived);
   if (arr != NULL) {
     arr->exec_state &= ~TAKT__ST_ARRIVED;
     make_ready(e, arr);
   }
   /* Execution: the head of the ReadyList, one callback. */
-  takt_callback_t *cb = takt__cbheap_pop(&e->ready);
+  takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
   if (cb == NULL) return 0;
   cb->exec_state &= ~TAKT__ST_READY;
   if (cb->kind == TAKT_CB_TIMER) {

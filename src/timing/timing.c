@@ -62,8 +62,8 @@ typedef struct topic_timing {
 
 typedef struct timing {
   takt_timing_config_t cfg;
-  deadline_t **heap;
-  uint32_t n, cap, reserved;
+  takt__heap_t heap; /* armed deadlines by critical instant; position: deadline->pos */
+  uint32_t reserved; /* deadlines that may be armed at once (capacity accounting) */
   takt_violation_t pending[PENDING_MAX];
   void *pending_owner[PENDING_MAX]; /* consumer_t for recovery */
   uint32_t pending_head, pending_count;
@@ -81,57 +81,21 @@ static const takt__timing_hooks_t hooks;
 
 /* ---- the deadline heap ---- */
 
-static void heap_place(timing_t *tm, uint32_t i, deadline_t *d) {
-  tm->heap[i] = d;
-  d->pos = (int32_t)i;
+static bool earlier(const void *x, const void *y) {
+  return ((const deadline_t *)x)->at < ((const deadline_t *)y)->at;
 }
 
-static void heap_up(timing_t *tm, uint32_t i) {
-  deadline_t *d = tm->heap[i];
-  while (i > 0 && d->at < tm->heap[(i - 1) / 2]->at) {
-    heap_place(tm, i, tm->heap[(i - 1) / 2]);
-    i = (i - 1) / 2;
-  }
-  heap_place(tm, i, d);
-}
-
-static void heap_down(timing_t *tm, uint32_t i) {
-  deadline_t *d = tm->heap[i];
-  for (;;) {
-    uint32_t l = 2 * i + 1, best = i;
-    deadline_t *b = d;
-    if (l < tm->n && tm->heap[l]->at < b->at) b = tm->heap[best = l];
-    if (l + 1 < tm->n && tm->heap[l + 1]->at < b->at) b = tm->heap[best = l + 1];
-    if (best == i) break;
-    heap_place(tm, i, b);
-    i = best;
-  }
-  heap_place(tm, i, d);
-}
-
-static void disarm(timing_t *tm, deadline_t *d) {
-  if (d->pos < 0) return;
-  uint32_t i = (uint32_t)d->pos;
-  d->pos = -1;
-  tm->n--;
-  if (i == tm->n) return;
-  deadline_t *moved = tm->heap[tm->n];
-  heap_place(tm, i, moved);
-  heap_up(tm, i);
-  heap_down(tm, (uint32_t)moved->pos);
-}
+static void disarm(timing_t *tm, deadline_t *d) { takt__heap_remove(&tm->heap, d); }
 
 static void arm(timing_t *tm, deadline_t *d, int64_t at) {
-  bool new_head = tm->n == 0 || at < tm->heap[0]->at;
+  deadline_t *head = takt__heap_top(&tm->heap);
+  bool new_head = head == NULL || at < head->at;
+  d->at = at;
   if (d->pos >= 0) {
-    d->at = at;
-    heap_up(tm, (uint32_t)d->pos);
-    heap_down(tm, (uint32_t)d->pos);
+    takt__heap_update(&tm->heap, d);
   } else {
-    TAKT_ASSERT(tm->n < tm->cap); /* reservations keep one slot per deadline */
-    d->at = at;
-    tm->heap[tm->n] = d;
-    heap_up(tm, tm->n++);
+    TAKT_ASSERT(tm->heap.n < tm->heap.cap); /* reservations keep one slot per deadline */
+    takt__heap_push(&tm->heap, d);
   }
   if (new_head && tm->validator_running) takt_event_signal_locked(&tm->wake);
 }
@@ -153,7 +117,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
   if (cap == 0)
     cap = ctx->subscriptions.capacity + ctx->topics.capacity + 8 * ctx->clients.capacity;
   timing_t *tm = takt__arena_alloc(&ctx->arena, sizeof *tm);
-  deadline_t **heap = takt__arena_alloc(&ctx->arena, (size_t)cap * sizeof(deadline_t *));
+  void **heap = takt__arena_alloc(&ctx->arena, (size_t)cap * sizeof(void *));
   if (tm == NULL || heap == NULL || takt_event_init(&tm->wake) < 0) {
     takt__arena_free(&ctx->arena, tm);
     takt__arena_free(&ctx->arena, heap);
@@ -161,8 +125,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
     return TAKT_ENOMEM;
   }
   tm->cfg = *cfg;
-  tm->heap = heap;
-  tm->cap = cap;
+  takt__heap_init(&tm->heap, heap, cap, earlier, offsetof(deadline_t, pos));
   ctx->timing_state = tm;
   ctx->timing = &hooks;
   takt__unlock(ctx);
@@ -232,7 +195,7 @@ static takt_err_t topic_refresh_locked(takt_context_t *ctx, timing_t *tm, takt_t
   }
   topic_timing_t *tt = t->timing;
   if (tt == NULL && eps > 0) {
-    if (tm->reserved >= tm->cap) return TAKT_EFULL;
+    if (tm->reserved >= tm->heap.cap) return TAKT_EFULL;
     tt = takt__arena_alloc(&ctx->arena, sizeof *tt);
     if (tt == NULL) return TAKT_ENOMEM;
     tt->dl.pos = -1;
@@ -259,7 +222,7 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   timing_t *tm = state(ctx);
   takt_err_t rc = TAKT_OK;
   if (sub->count > 0) rc = TAKT_ESTATE;
-  else if (sub->timing == NULL && tm->reserved >= tm->cap) rc = TAKT_EFULL;
+  else if (sub->timing == NULL && tm->reserved >= tm->heap.cap) rc = TAKT_EFULL;
   consumer_t *con = NULL;
   if (rc == TAKT_OK) {
     con = consumer_new(ctx, tm, c);
@@ -295,7 +258,7 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   for (uint32_t i = 0; i < client->max_pending; i++)
     if (client->requests[i].state != TAKT__REQ_FREE) rc = TAKT_ESTATE;
   uint32_t extra = client->timing == NULL ? client->max_pending : 0;
-  if (rc == TAKT_OK && tm->reserved + extra > tm->cap) rc = TAKT_EFULL;
+  if (rc == TAKT_OK && tm->reserved + extra > tm->heap.cap) rc = TAKT_EFULL;
   consumer_t *con = NULL;
   if (rc == TAKT_OK) {
     con = consumer_new(ctx, tm, c);
@@ -609,13 +572,13 @@ static void h_client_removed(takt_context_t *ctx, takt_client_t *c) {
 static int64_t h_next_deadline(takt_context_t *ctx) {
   timing_t *tm = state(ctx);
   if (tm->pending_count > 0) return INT64_MIN;
-  return tm->n > 0 ? tm->heap[0]->at : TAKT_TIME_INFINITE;
+  deadline_t *head = takt__heap_top(&tm->heap);
+  return head != NULL ? head->at : TAKT_TIME_INFINITE;
 }
 
 /* Turn the head deadline (due) into a violation; lock held. */
 static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
-  deadline_t *d = tm->heap[0];
-  disarm(tm, d);
+  deadline_t *d = takt__heap_pop(&tm->heap);
   consumer_t *con = NULL;
   switch ((dl_kind_t)d->kind) {
   case DL_SUBSCRIPTION:
@@ -655,7 +618,8 @@ static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
   for (;;) {
     if (ctx->panicked) { /* the system is down: later violations are consequences, not news */
       tm->pending_count = 0;
-      while (tm->n > 0) disarm(tm, tm->heap[0]);
+      while (takt__heap_pop(&tm->heap) != NULL) {
+      }
       return;
     }
     takt_violation_t v;
@@ -665,7 +629,7 @@ static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
       con = tm->pending_owner[tm->pending_head];
       tm->pending_head = (tm->pending_head + 1) % PENDING_MAX;
       tm->pending_count--;
-    } else if (tm->n > 0 && tm->heap[0]->at <= now) {
+    } else if (tm->heap.n > 0 && ((deadline_t *)takt__heap_top(&tm->heap))->at <= now) {
       con = fire_head(tm, now, &v);
     } else {
       return;
