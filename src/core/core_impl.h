@@ -348,6 +348,23 @@ void takt__timer_execute_locked(takt_timer_t *t, int64_t now);
 /** Record a finished job of cb for chain statistics (sink of a chain). */
 void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t now);
 
+/** Enter a job: it becomes the thread's current job (publications inherit its t_info) and the
+ * lock is dropped for the user function. Returns the job to restore. */
+static inline takt__job_t *takt__job_begin_locked(takt_context_t *ctx, takt__job_t *job) {
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = job;
+  takt__unlock(ctx);
+  return saved;
+}
+
+/** Leave it: retake the lock, restore the previous job, count the run, record chain latency. */
+static inline void takt__job_end_locked(takt_context_t *ctx, takt__job_t *job, takt__job_t *saved) {
+  takt__lock(ctx);
+  takt__current_job = saved;
+  job->cb->runs++;
+  takt__chain_job_done_locked(job->cb, job->t_info, takt_clock_now(ctx->clock));
+}
+
 /**
  * Timer release bookkeeping: if the timer's next release is <= now, mark release pending and
  * advance next_release to the first release after now (skipped ones counted as missed).

@@ -414,14 +414,10 @@ bool takt__service_execute_locked(takt_service_t *s) {
                         .usefulness = 1.0f};
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
                      .abs_deadline = 0};
-  takt__job_t *saved = takt__current_job;
-  takt__current_job = &job;
   takt_context_t *ctx = s->ctx;
-  takt__unlock(ctx);
+  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   takt_err_t rc = s->fn(s, &req, r->resp_buf, s->user);
-  takt__lock(ctx);
-  takt__current_job = saved;
-  s->cb.runs++;
+  takt__job_end_locked(ctx, &job, saved);
   takt_client_t *c = r->client;
   if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
     /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
@@ -438,7 +434,6 @@ bool takt__service_execute_locked(takt_service_t *s) {
       takt__notify_locked(&c->cb);
     }
   }
-  takt__chain_job_done_locked(&s->cb, job.t_info, takt_clock_now(ctx->clock));
   return true;
 }
 
@@ -453,15 +448,10 @@ bool takt__client_execute_locked(takt_client_t *c) {
     takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
     takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
                        .abs_deadline = 0};
-    takt__job_t *saved = takt__current_job;
-    takt__current_job = &job;
     takt_context_t *ctx = c->service->ctx;
-    takt__unlock(ctx);
+    takt__job_t *saved = takt__job_begin_locked(ctx, &job);
     c->fn(c, f, c->user);
-    takt__lock(ctx);
-    takt__current_job = saved;
-    c->cb.runs++;
-    takt__chain_job_done_locked(&c->cb, job.t_info, takt_clock_now(ctx->clock));
+    takt__job_end_locked(ctx, &job, saved);
     return true;
   }
   return false;

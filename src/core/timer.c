@@ -80,12 +80,7 @@ void takt__timer_execute_locked(takt_timer_t *t, int64_t now) {
                      .abs_deadline = t->cb.attr.deadline_ns > 0
                                          ? t->cb.job_release + t->cb.attr.deadline_ns
                                          : 0};
-  takt__job_t *saved = takt__current_job;
-  takt__current_job = &job;
-  takt__unlock(ctx);
+  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   if (t->fn != NULL) t->fn(t, &ev, t->user);
-  takt__lock(ctx);
-  takt__current_job = saved;
-  t->cb.runs++;
-  takt__chain_job_done_locked(&t->cb, job.t_info, takt_clock_now(ctx->clock));
+  takt__job_end_locked(ctx, &job, saved);
 }

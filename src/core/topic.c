@@ -389,16 +389,11 @@ bool takt__subscription_execute_locked(takt_subscription_t *s) {
   msg.usefulness = fetched_locked(s, &sl->hdr);
   takt__job_t job = {.cb = &s->cb, .t_info = sl->hdr.t_info, .release = sl->hdr.t_data,
                      .abs_deadline = 0};
-  takt__job_t *saved = takt__current_job;
-  takt__current_job = &job;
   takt_context_t *ctx = t->ctx;
-  takt__unlock(ctx);
+  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   if (s->fn != NULL) s->fn(s, &msg, s->user);
-  takt__lock(ctx);
-  takt__current_job = saved;
+  takt__job_end_locked(ctx, &job, saved);
   sl->pins--;
-  s->cb.runs++;
-  takt__chain_job_done_locked(&s->cb, job.t_info, takt_clock_now(ctx->clock));
   return true;
 }
 
