@@ -1,0 +1,97 @@
+/* takt serial framing (docs/protocol.md): flag-delimited, byte-stuffed frames with a small fixed
+ * header that can be parsed alone and a CRC-32 over header and payload. The deframer resynchronises
+ * at the next flag after garbage or a torn frame, and counts what it drops. No allocation. */
+#ifndef TAKT_FRAME_H
+#define TAKT_FRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "takt/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TAKT_FRAME_FLAG 0x7E
+#define TAKT_FRAME_ESC 0x7D
+#define TAKT_FRAME_VERSION 1
+#define TAKT_FRAME_HEADER_SIZE 18
+#define TAKT_FRAME_CRC_SIZE 4
+#define TAKT_FRAME_MAX_PAYLOAD 65535u
+/** Unstuffed size of a frame with n payload bytes (header + payload + CRC). */
+#define TAKT_FRAME_SIZE(n) (TAKT_FRAME_HEADER_SIZE + (n) + TAKT_FRAME_CRC_SIZE)
+/** Worst-case bytes on the line for n payload bytes: every byte stuffed, two flags. */
+#define TAKT_FRAME_WIRE_MAX(n) (2u * TAKT_FRAME_SIZE(n) + 2u)
+
+typedef enum {
+  TAKT_FRAME_DATA = 0,      /* a message or request for an entity */
+  TAKT_FRAME_HEARTBEAT = 1, /* reliable stream: the sender's first and last sequence numbers */
+  TAKT_FRAME_ACKNACK = 2,   /* reliable stream: the receiver's base and missing bitmap */
+  TAKT_FRAME_KINDS = 3
+} takt_frame_kind_t;
+
+#define TAKT_FRAME_RELIABLE 0x01 /* flags: the frame belongs to a reliable stream */
+
+typedef struct takt_frame_header {
+  uint8_t kind;     /* takt_frame_kind_t */
+  uint8_t stream;   /* stream id: 0 best effort, others by configuration */
+  uint8_t priority; /* priority of the callback the frame feeds (larger = more urgent) */
+  uint8_t flags;
+  uint16_t seq;     /* sequence number within the stream */
+  uint16_t entity;  /* topic or service id on this link */
+  uint16_t length;  /* payload bytes */
+  int64_t t_info;   /* origin time of the information, ns */
+} takt_frame_header_t;
+
+/** CRC-32 (IEEE 802.3, reflected 0xEDB88320, initial and final XOR 0xFFFFFFFF). */
+uint32_t takt_crc32(uint32_t crc, const uint8_t *data, uint32_t n);
+
+/**
+ * Encode one frame (flag, stuffed header + payload + CRC, flag) into out. Returns the number of
+ * bytes written, or TAKT_EINVAL (length above TAKT_FRAME_MAX_PAYLOAD or not h->length),
+ * TAKT_ESIZE (out too small: TAKT_FRAME_WIRE_MAX(n) always suffices).
+ */
+int32_t takt_frame_encode(const takt_frame_header_t *h, const uint8_t *payload, uint8_t *out,
+                          uint32_t cap);
+
+/** Parse the header of an unstuffed frame alone (no CRC check): TAKT_OK, or TAKT_EMALFORMED for a
+ * wrong version, an unknown kind, or a length that does not match len. */
+takt_err_t takt_frame_parse_header(const uint8_t *frame, uint32_t len, takt_frame_header_t *h);
+/** True if the CRC of an unstuffed frame matches its header and payload. O(len). */
+bool takt_frame_crc_ok(const uint8_t *frame, uint32_t len);
+/** The payload of an unstuffed frame. */
+static inline const uint8_t *takt_frame_payload(const uint8_t *frame) {
+  return frame + TAKT_FRAME_HEADER_SIZE;
+}
+
+typedef struct takt_deframer_stats {
+  uint64_t frames;        /* delivered: header parsed, length consistent */
+  uint64_t bad_header;    /* between two flags, but not a frame (garbage, torn, bad length) */
+  uint64_t too_long;      /* longer than the buffer: dropped until the next flag */
+  uint64_t garbage_bytes; /* bytes dropped in all of the above */
+} takt_deframer_stats_t;
+
+/** Called for each candidate frame with its unstuffed bytes (header + payload + CRC) and parsed
+ * header; the CRC is not checked yet (see takt_frame_crc_ok). The bytes are valid during the call. */
+typedef void (*takt_deframer_fn)(void *user, const uint8_t *frame, uint32_t len,
+                                 const takt_frame_header_t *h);
+
+typedef struct takt_deframer {
+  uint8_t *buf;
+  uint32_t cap, len;
+  bool in_frame, escaped, overflow;
+  takt_deframer_stats_t stats;
+} takt_deframer_t;
+
+/** buf (cap bytes) holds one unstuffed frame: TAKT_FRAME_SIZE(largest payload) is enough. */
+void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap);
+/** Feed received bytes; on_frame runs for every complete frame. O(n). Interrupt-safe with
+ * respect to other deframers (no shared state). */
+void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, takt_deframer_fn on_frame,
+                        void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,162 @@
+// Framing: encode/decode round trips, stuffing, CRC failures, garbage, torn and overlong frames.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "takt/frame.h"
+
+namespace {
+
+struct Sink {
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<takt_frame_header_t> headers;
+};
+
+void collect(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
+  auto *s = static_cast<Sink *>(user);
+  s->frames.emplace_back(f, f + len);
+  s->headers.push_back(*h);
+}
+
+std::vector<uint8_t> encode(const takt_frame_header_t &h, const std::vector<uint8_t> &payload) {
+  std::vector<uint8_t> out(TAKT_FRAME_WIRE_MAX(payload.size()));
+  int32_t n = takt_frame_encode(&h, payload.data(), out.data(), static_cast<uint32_t>(out.size()));
+  EXPECT_GT(n, 0);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+takt_frame_header_t header(uint16_t len, uint16_t seq = 1) {
+  takt_frame_header_t h{};
+  h.kind = TAKT_FRAME_DATA;
+  h.stream = 1;
+  h.priority = 7;
+  h.flags = TAKT_FRAME_RELIABLE;
+  h.seq = seq;
+  h.entity = 42;
+  h.length = len;
+  h.t_info = -123456789012345;
+  return h;
+}
+
+TEST(Crc32, KnownVector) {
+  const uint8_t s[] = "123456789";
+  EXPECT_EQ(takt_crc32(0, s, 9), 0xCBF43926u);
+}
+
+TEST(Frame, RoundTripWithFlagAndEscapeBytesInThePayload) {
+  std::vector<uint8_t> payload = {0x7E, 0x7D, 0x00, 0x7E, 0x5E, 0x7D, 0x5D, 0xFF};
+  auto wire = encode(header(static_cast<uint16_t>(payload.size())), payload);
+  // no flag inside the frame: only the delimiters
+  for (size_t i = 1; i + 1 < wire.size(); i++) EXPECT_NE(wire[i], TAKT_FRAME_FLAG);
+  uint8_t buf[TAKT_FRAME_SIZE(64)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  takt_deframer_feed(&d, wire.data(), static_cast<uint32_t>(wire.size()), collect, &s);
+  ASSERT_EQ(s.frames.size(), 1u);
+  EXPECT_TRUE(takt_frame_crc_ok(s.frames[0].data(), static_cast<uint32_t>(s.frames[0].size())));
+  const takt_frame_header_t &h = s.headers[0];
+  EXPECT_EQ(h.kind, TAKT_FRAME_DATA);
+  EXPECT_EQ(h.priority, 7);
+  EXPECT_EQ(h.seq, 1);
+  EXPECT_EQ(h.entity, 42);
+  EXPECT_EQ(h.t_info, -123456789012345);
+  EXPECT_EQ(std::vector<uint8_t>(s.frames[0].begin() + TAKT_FRAME_HEADER_SIZE,
+                                 s.frames[0].end() - TAKT_FRAME_CRC_SIZE),
+            payload);
+}
+
+TEST(Frame, ByteByByteAndBackToBackFramesWithGarbageBetween) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> stream = {0x01, 0x02, 0x03};  // garbage before the first flag
+  std::vector<std::vector<uint8_t>> sent;
+  for (int i = 0; i < 50; i++) {
+    std::vector<uint8_t> p(rng() % 300);
+    for (auto &b : p) b = static_cast<uint8_t>(rng());
+    sent.push_back(p);
+    auto w = encode(header(static_cast<uint16_t>(p.size()), static_cast<uint16_t>(i)), p);
+    stream.insert(stream.end(), w.begin(), w.end());
+    if (i % 7 == 0) stream.insert(stream.end(), {0x11, 0x22, 0x33, 0x44});  // garbage
+  }
+  uint8_t buf[TAKT_FRAME_SIZE(300)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  for (uint8_t b : stream) takt_deframer_feed(&d, &b, 1, collect, &s);
+  ASSERT_EQ(s.frames.size(), sent.size());
+  for (size_t i = 0; i < sent.size(); i++) {
+    EXPECT_EQ(s.headers[i].seq, i);
+    EXPECT_TRUE(takt_frame_crc_ok(s.frames[i].data(), static_cast<uint32_t>(s.frames[i].size())));
+  }
+  EXPECT_EQ(d.stats.frames, 50u);
+  EXPECT_GT(d.stats.bad_header, 0u);      // the garbage between frames
+  // counted: the leading bytes and 7 of the 8 runs; the last run waits for a closing flag
+  EXPECT_EQ(d.stats.garbage_bytes, 3u + 7 * 4u);
+}
+
+TEST(Frame, CorruptedPayloadFailsTheCrcOnly) {
+  std::vector<uint8_t> payload(100, 0x55);
+  auto wire = encode(header(100), payload);
+  wire[40] ^= 0x01;  // inside the payload
+  uint8_t buf[TAKT_FRAME_SIZE(100)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  takt_deframer_feed(&d, wire.data(), static_cast<uint32_t>(wire.size()), collect, &s);
+  ASSERT_EQ(s.frames.size(), 1u);  // the header alone still parses (priority-aware reception)
+  EXPECT_FALSE(takt_frame_crc_ok(s.frames[0].data(), static_cast<uint32_t>(s.frames[0].size())));
+}
+
+TEST(Frame, TornFrameIsDroppedAndTheNextOneArrives) {
+  std::vector<uint8_t> p(50, 0x01);
+  auto a = encode(header(50, 1), p), b = encode(header(50, 2), p);
+  std::vector<uint8_t> stream(a.begin(), a.begin() + 20);  // torn: its end never comes
+  stream.insert(stream.end(), b.begin(), b.end());
+  uint8_t buf[TAKT_FRAME_SIZE(64)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
+  ASSERT_EQ(s.frames.size(), 1u);
+  EXPECT_EQ(s.headers[0].seq, 2);
+  EXPECT_EQ(d.stats.bad_header, 1u);
+}
+
+TEST(Frame, OverlongFrameIsDroppedUntilTheNextFlag) {
+  std::vector<uint8_t> big(200, 0x01), small(10, 0x02);
+  auto a = encode(header(200, 1), big), b = encode(header(10, 2), small);
+  std::vector<uint8_t> stream(a);
+  stream.insert(stream.end(), b.begin(), b.end());
+  uint8_t buf[TAKT_FRAME_SIZE(64)];  // too small for the first
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
+  ASSERT_EQ(s.frames.size(), 1u);
+  EXPECT_EQ(s.headers[0].seq, 2);
+  EXPECT_EQ(d.stats.too_long, 1u);
+}
+
+TEST(Frame, HeaderChecksAndEncoderLimits) {
+  uint8_t f[TAKT_FRAME_SIZE(4)] = {0};
+  takt_frame_header_t h;
+  EXPECT_EQ(takt_frame_parse_header(f, 3, &h), TAKT_EMALFORMED);              // too short
+  EXPECT_EQ(takt_frame_parse_header(f, sizeof f, &h), TAKT_EMALFORMED);       // version 0
+  f[0] = (TAKT_FRAME_VERSION << 4) | 9;
+  EXPECT_EQ(takt_frame_parse_header(f, sizeof f, &h), TAKT_EMALFORMED);       // unknown kind
+  f[0] = TAKT_FRAME_VERSION << 4;
+  f[8] = 5;  // says 5 payload bytes, has 4
+  EXPECT_EQ(takt_frame_parse_header(f, sizeof f, &h), TAKT_EMALFORMED);
+  f[8] = 4;
+  EXPECT_EQ(takt_frame_parse_header(f, sizeof f, &h), TAKT_OK);
+  takt_frame_header_t bad = header(4);
+  uint8_t out[8];
+  uint8_t p[4] = {1, 2, 3, 4};
+  EXPECT_EQ(takt_frame_encode(&bad, p, out, sizeof out), TAKT_ESIZE);
+  bad.kind = 7;
+  EXPECT_EQ(takt_frame_encode(&bad, p, out, sizeof out), TAKT_EINVAL);
+}
+
+}  // namespace
