@@ -1,0 +1,255 @@
+// Links: frames across a socketpair, UDP on loopback, a pty, and the emulator (rate, faults).
+// Asserts what arrives, never how fast (timing belongs to benchmarks), except that the emulator's
+// line never delivers before the line rate allows (a lower bound: sleeps never end early).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "takt/frame.h"
+#include "takt/link.h"
+#include "takt/port.h"
+#include "takt/port_io.h"
+
+namespace {
+
+// A receiver: deframes what arrives; waits for N frames with a generous deadline.
+struct Receiver {
+  std::mutex m;
+  std::condition_variable cv;
+  takt_deframer_t d{};
+  uint8_t buf[TAKT_FRAME_SIZE(2048)];
+  std::vector<std::vector<uint8_t>> payloads;
+  int crc_failures = 0;
+  std::atomic<int> sent{0};
+
+  Receiver() { takt_deframer_init(&d, buf, sizeof buf); }
+  static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
+    auto *r = static_cast<Receiver *>(user);
+    if (!takt_frame_crc_ok(f, len)) {
+      r->crc_failures++;
+      return;
+    }
+    r->payloads.emplace_back(takt_frame_payload(f), takt_frame_payload(f) + h->length);
+  }
+  static void on_receive(void *user, const uint8_t *p, uint32_t n) {
+    auto *r = static_cast<Receiver *>(user);
+    std::lock_guard<std::mutex> g(r->m);
+    takt_deframer_feed(&r->d, p, n, on_frame, r);
+    r->cv.notify_all();
+  }
+  static void on_sent(void *user) {
+    auto *r = static_cast<Receiver *>(user);
+    std::lock_guard<std::mutex> g(r->m);
+    r->sent++;
+    r->cv.notify_all();
+  }
+  takt_link_handlers_t handlers() { return {on_receive, on_sent, this}; }
+  bool wait_frames(size_t n, int seconds = 10) {
+    std::unique_lock<std::mutex> g(m);
+    return cv.wait_for(g, std::chrono::seconds(seconds), [&] { return payloads.size() >= n; });
+  }
+  bool wait_sent(int n, int seconds = 10) {
+    std::unique_lock<std::mutex> g(m);
+    return cv.wait_for(g, std::chrono::seconds(seconds), [&] { return sent.load() >= n; });
+  }
+};
+
+std::vector<uint8_t> frame_of(uint16_t seq, const std::vector<uint8_t> &payload) {
+  takt_frame_header_t h{};
+  h.kind = TAKT_FRAME_DATA;
+  h.seq = seq;
+  h.length = static_cast<uint16_t>(payload.size());
+  std::vector<uint8_t> out(TAKT_FRAME_WIRE_MAX(payload.size()));
+  int32_t n = takt_frame_encode(&h, payload.data(), out.data(), static_cast<uint32_t>(out.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::vector<uint8_t> payload_of(int i, size_t n) {
+  std::vector<uint8_t> p(n);
+  for (size_t k = 0; k < n; k++) p[k] = static_cast<uint8_t>(i * 31 + k);  // includes 0x7E/0x7D
+  return p;
+}
+
+// Send count frames from one link, each after the previous one left.
+void send_all(takt_link_t *from, Receiver &sender_side, int count, size_t size) {
+  for (int i = 0; i < count; i++) {
+    auto f = frame_of(static_cast<uint16_t>(i), payload_of(i, size));
+    ASSERT_EQ(takt_link_send(from, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    ASSERT_TRUE(sender_side.wait_sent(i + 1));
+  }
+}
+
+void expect_in_order(Receiver &r, int count, size_t size) {
+  ASSERT_TRUE(r.wait_frames(static_cast<size_t>(count)));
+  std::lock_guard<std::mutex> g(r.m);
+  ASSERT_EQ(r.payloads.size(), static_cast<size_t>(count));
+  for (int i = 0; i < count; i++) EXPECT_EQ(r.payloads[static_cast<size_t>(i)], payload_of(i, size)) << i;
+  EXPECT_EQ(r.crc_failures, 0);
+}
+
+TEST(Link, PairCarriesFramesBothWays) {
+  Receiver ra, rb;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_pair(&ha, &hb, &a, &b), TAKT_OK);
+  send_all(a, ra, 50, 300);
+  send_all(b, rb, 20, 1000);
+  expect_in_order(rb, 50, 300);
+  expect_in_order(ra, 20, 1000);
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.sent_frames, 50u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(Link, SendWhileBusyIsRefusedNotQueued) {
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.baud = 9600;  // 1 kB/s: the first frame keeps the line busy
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto f = frame_of(1, payload_of(1, 100));
+  ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+  EXPECT_TRUE(takt_link_busy(a));
+  EXPECT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_EBUSY);
+  ASSERT_TRUE(ra.wait_sent(1));
+  EXPECT_FALSE(takt_link_busy(a));
+  ASSERT_TRUE(rb.wait_frames(1));
+  {
+    std::lock_guard<std::mutex> g(rb.m);
+    ASSERT_EQ(rb.payloads.size(), 1u);  // the refused send was not queued behind the first
+    EXPECT_EQ(rb.payloads[0], payload_of(1, 100));
+  }
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(Link, UdpOnLoopback) {
+  // two free ports
+  takt_io_t p1, p2;
+  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p1), TAKT_OK);
+  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p2), TAKT_OK);
+  unsigned pa = takt_io_local_port(p1), pb = takt_io_local_port(p2);
+  takt_io_close(&p1);
+  takt_io_close(&p2);
+  char sa[96], sb[96];
+  snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
+  snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  Receiver ra, rb;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_open(sa, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);
+  send_all(a, ra, 30, 1200);
+  expect_in_order(rb, 30, 1200);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(Link, PtyAndSerialSide) {
+  Receiver ra, rb;
+  takt_link_t *master, *slave;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_open("pty", &ha, &master), TAKT_OK);
+  std::string spec = std::string("serial:") + takt_link_name(master) + ":115200";
+  ASSERT_EQ(takt_link_open(spec.c_str(), &hb, &slave), TAKT_OK);
+  send_all(master, ra, 20, 200);
+  expect_in_order(rb, 20, 200);
+  send_all(slave, rb, 20, 200);
+  expect_in_order(ra, 20, 200);
+  takt_link_close(slave);
+  takt_link_close(master);
+}
+
+TEST(Link, BadSpecificationsAreRefused) {
+  takt_link_t *l = nullptr;
+  EXPECT_EQ(takt_link_open("tcp:1.2.3.4", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("udp:127.0.0.1:70000:127.0.0.1:1", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("serial:/dev/does-not-exist:115200", nullptr, &l), TAKT_ENOENT);
+  EXPECT_EQ(takt_link_open("serial:/dev/null:12345", nullptr, &l), TAKT_EINVAL);  // unknown baud
+  EXPECT_EQ(l, nullptr);
+  takt_link_emulation_t emu{};
+  emu.p_drop = 2.0;
+  EXPECT_EQ(takt_link_emulator_pair(&emu, nullptr, nullptr, &l, &l), TAKT_EINVAL);
+}
+
+TEST(LinkEmulator, LineRateIsNeverExceeded) {
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.baud = 115200;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto f = frame_of(0, payload_of(0, 500));
+  int64_t t0 = takt_time_now();
+  for (int i = 0; i < 5; i++) {
+    ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    ASSERT_TRUE(ra.wait_sent(i + 1));
+  }
+  int64_t elapsed = takt_time_now() - t0;
+  int64_t floor = 5 * static_cast<int64_t>(f.size()) * 10 * TAKT_NS_PER_S / 115200;
+  EXPECT_GE(elapsed, floor);  // 10 bit times per byte, as 8N1 at 115200 baud
+  ASSERT_TRUE(rb.wait_frames(5));
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(LinkEmulator, SeededFaultsAreInjectedAndCounted) {
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.p_drop = 0.2;
+  emu.p_duplicate = 0.2;
+  emu.p_corrupt_byte = 0.002;
+  emu.seed = 99;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  const int kFrames = 300;
+  send_all(a, ra, kFrames, 200);
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_GT(st.dropped, 20u);
+  EXPECT_GT(st.duplicated, 20u);
+  EXPECT_GT(st.corrupted_bytes, 20u);
+  // the emulator delivers synchronously within the sender's transmission: all is in by on_sent
+  std::lock_guard<std::mutex> g(rb.m);
+  uint64_t delivered = kFrames - st.dropped + st.duplicated;
+  // a flipped byte damages at most two frames (it may turn into, or out of, a flag)
+  EXPECT_LE(rb.payloads.size(), delivered);
+  EXPECT_GE(rb.payloads.size() + 2 * st.corrupted_bytes, delivered);
+  EXPECT_GT(static_cast<uint64_t>(rb.crc_failures) + rb.d.stats.bad_header, 0u);  // detected
+  // what arrived intact is what was sent
+  for (auto &p : rb.payloads) EXPECT_EQ(p.size(), 200u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(LinkEmulator, FailFirstTransmissionLosesOnlyTheFirstCopy) {
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.p_fail_first = 1.0;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto f = frame_of(3, payload_of(3, 40));
+  for (int i = 0; i < 2; i++) {  // the same frame twice: a retransmission
+    ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    ASSERT_TRUE(ra.wait_sent(i + 1));
+  }
+  ASSERT_TRUE(rb.wait_frames(1));
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.failed_first, 1u);
+  std::lock_guard<std::mutex> g(rb.m);
+  EXPECT_EQ(rb.payloads.size(), 1u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+}  // namespace
