@@ -47,6 +47,16 @@ static double uniform(takt_link_t *l) {
   return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
+/* Sleep until abs on the real clock unless the link is closed meanwhile (returns false then). */
+static bool line_wait(takt_link_t *l, int64_t abs) {
+  takt_mutex_lock(&l->lock);
+  while (!l->stop && takt_time_now() < abs)
+    (void)takt_event_wait_locked(&l->tx_ev, &l->lock, NULL, abs);
+  bool ok = !l->stop;
+  takt_mutex_unlock(&l->lock);
+  return ok;
+}
+
 static uint32_t fnv1a(const uint8_t *p, uint32_t n) {
   uint32_t h = 2166136261u;
   for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
@@ -114,8 +124,8 @@ static void emulate(takt_link_t *l, uint8_t *p, uint32_t n, int64_t start) {
         p[i] ^= (uint8_t)(1u << (uint32_t)(uniform(l) * 8.0));
         corrupted++;
       }
-  takt_sleep_until(end); /* the bytes are on the line until then */
-  if (e->latency_ns > 0) takt_sleep_until(end + e->latency_ns);
+  if (!line_wait(l, end)) return; /* the bytes are on the line until then */
+  if (e->latency_ns > 0 && !line_wait(l, end + e->latency_ns)) return;
   takt_mutex_lock(&l->lock);
   l->stats.dropped += drop ? 1u : 0u;
   l->stats.failed_first += fail_first && !drop ? 1u : 0u;

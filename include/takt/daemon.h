@@ -1,0 +1,78 @@
+/* The communication daemon (PoDS §5.2, §5.3): sends frames without ever waiting for the line and
+ * in callback-priority order, and keeps received data frames ordered by the priority of the
+ * callback they feed, parsing only their headers until the executor takes one.
+ *
+ * Mode TAKT_DAEMON_PODS is that design. Mode TAKT_DAEMON_MICROROS reproduces micro-ROS's
+ * behaviour for comparison: the sender waits until its frame has left the line, and received
+ * frames are taken first in, first out.
+ *
+ * Memory: tx_nodes buffer nodes and rx_frames receive slots, taken at creation. Full-queue
+ * policies: a send with no free buffer node fails with TAKT_EFULL (nothing queued, nothing lost);
+ * a data frame arriving when every receive slot is taken is dropped and counted (rx_overflow).
+ * Reliable streams (HEARTBEAT/ACKNACK, retransmission) are not implemented yet. */
+#ifndef TAKT_DAEMON_H
+#define TAKT_DAEMON_H
+
+#include "takt/frame.h"
+#include "takt/link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct takt_daemon takt_daemon_t;
+
+typedef enum { TAKT_DAEMON_PODS = 0, TAKT_DAEMON_MICROROS = 1 } takt_daemon_mode_t;
+
+typedef struct takt_daemon_config {
+  takt_daemon_mode_t mode;
+  uint32_t tx_nodes;     /* frames queued for transmission at most */
+  uint32_t max_payload;  /* payload bytes per frame at most */
+  uint32_t rx_frames;    /* received data frames waiting for the executor at most */
+  /** A data frame arrived (receive context): wake whoever takes frames. May be NULL. */
+  void (*on_data)(void *user);
+  void *user;
+} takt_daemon_config_t;
+
+#define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
+  {.mode = TAKT_DAEMON_PODS, .tx_nodes = 16, .max_payload = 1024, .rx_frames = 16, .on_data = NULL, \
+   .user = NULL}
+
+typedef struct takt_daemon_stats {
+  uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */
+  uint64_t rx_frames, rx_crc_errors, rx_overflow; /* data frames accepted, failed, dropped */
+  uint64_t rx_garbage_bytes;                    /* dropped by the deframer */
+} takt_daemon_stats_t;
+
+/** Create a daemon; then open a link with takt_daemon_link_handlers() and attach it. */
+takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out);
+/** The handlers the daemon's link must be opened with. */
+takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
+/** Start using link (opened with the daemon's handlers). */
+takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
+/** Detach and free (close the link first). */
+void takt_daemon_destroy(takt_daemon_t *d);
+
+/**
+ * Queue one data frame (header fields kind DATA, priority, entity, t_info; length = n) and return.
+ * PODS: never waits for the line; frames leave in priority order (FIFO among equals).
+ * MICROROS: returns when the frame has left the line.
+ * TAKT_EFULL without a free buffer node, TAKT_ESIZE above max_payload. Thread-safe.
+ */
+takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
+                            uint32_t n);
+/**
+ * Take the next received data frame: PODS the highest priority (FIFO among equals), MICROROS the
+ * oldest. Its CRC is verified now and its payload copied to payload (cap bytes); frames that fail
+ * are dropped, counted, and the next is taken. TAKT_EAGAIN if none, TAKT_ESIZE if cap is too small
+ * (the frame stays). Thread-safe.
+ */
+takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap);
+/** Data frames waiting, and the priority of the one takt_daemon_take would return (-1: none). */
+uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority);
+void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
