@@ -6,10 +6,20 @@
  * behaviour for comparison: the sender waits until its frame has left the line, and received
  * frames are taken first in, first out.
  *
- * Memory: tx_nodes buffer nodes and rx_frames receive slots, taken at creation. Full-queue
- * policies: a send with no free buffer node fails with TAKT_EFULL (nothing queued, nothing lost);
- * a data frame arriving when every receive slot is taken is dropped and counted (rx_overflow).
- * Reliable streams (HEARTBEAT/ACKNACK, retransmission) are not implemented yet. */
+ * Reliable frames (flags TAKT_FRAME_RELIABLE) form one stream per direction: after each one has
+ * left, a HEARTBEAT tells the receiver the range sent; the receiver answers with an ACKNACK (the
+ * next sequence number it expects and a bitmap of the missing ones after it); the sender frees
+ * what was received and puts only what is missing back into the execution queue, by priority. A
+ * frame not acknowledged within retransmit_timeout is sent again. The receive context handles
+ * HEARTBEAT and ACKNACK at once and never hands them to the executor; reliable data is verified on
+ * arrival (it must be acknowledged) and released to the executor in sequence order, exactly once.
+ *
+ * Memory: tx_nodes buffer nodes and rx_frames receive slots, taken at creation. Full policies: a
+ * send with no free buffer node first reclaims the oldest pending reliable node if it has waited
+ * longer than abandon_after (counted, as PoDS reclaims expired pending nodes), else fails with
+ * TAKT_EFULL (nothing queued, nothing lost); a reliable send beyond the window fails with
+ * TAKT_EBUSY (PODS) or waits (MICROROS); a data frame arriving when every receive slot is taken is
+ * dropped and counted (rx_overflow) — a reliable one is then sent again. */
 #ifndef TAKT_DAEMON_H
 #define TAKT_DAEMON_H
 
@@ -29,19 +39,25 @@ typedef struct takt_daemon_config {
   uint32_t tx_nodes;     /* frames queued for transmission at most */
   uint32_t max_payload;  /* payload bytes per frame at most */
   uint32_t rx_frames;    /* received data frames waiting for the executor at most */
+  uint32_t window;       /* reliable frames sent and not yet acknowledged at most (1..32) */
+  int64_t retransmit_timeout_ns; /* a reliable frame unacknowledged that long is sent again */
+  int64_t abandon_after_ns;      /* a full pool may reclaim a pending node this old (0: never) */
   /** A data frame arrived (receive context): wake whoever takes frames. May be NULL. */
   void (*on_data)(void *user);
   void *user;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
-  {.mode = TAKT_DAEMON_PODS, .tx_nodes = 16, .max_payload = 1024, .rx_frames = 16, .on_data = NULL, \
-   .user = NULL}
+  {.mode = TAKT_DAEMON_PODS, .tx_nodes = 16, .max_payload = 1024, .rx_frames = 16, .window = 16,   \
+   .retransmit_timeout_ns = 200 * 1000000LL, .abandon_after_ns = 0, .on_data = NULL, .user = NULL}
 
 typedef struct takt_daemon_stats {
   uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */
   uint64_t rx_frames, rx_crc_errors, rx_overflow; /* data frames accepted, failed, dropped */
   uint64_t rx_garbage_bytes;                    /* dropped by the deframer */
+  uint64_t retransmissions, timeouts, abandoned; /* reliable sender */
+  uint64_t heartbeats, acknacks;                /* control frames sent */
+  uint64_t rx_duplicates, rx_out_of_order;      /* reliable receiver */
 } takt_daemon_stats_t;
 
 /** Create a daemon; then open a link with takt_daemon_link_handlers() and attach it. */
@@ -54,9 +70,11 @@ takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
 void takt_daemon_destroy(takt_daemon_t *d);
 
 /**
- * Queue one data frame (header fields kind DATA, priority, entity, t_info; length = n) and return.
+ * Queue one data frame (header fields priority, entity, t_info, flags; kind and length are set)
+ * and return. A reliable frame (flags & TAKT_FRAME_RELIABLE) gets the stream's next sequence
+ * number.
  * PODS: never waits for the line; frames leave in priority order (FIFO among equals).
- * MICROROS: returns when the frame has left the line.
+ * MICROROS: returns when the frame has left the line, and a reliable one when it is acknowledged.
  * TAKT_EFULL without a free buffer node, TAKT_ESIZE above max_payload. Thread-safe.
  */
 takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,

@@ -45,6 +45,7 @@ typedef struct takt_link_emulation {
   uint32_t baud;           /* line rate, 10 bit times per byte (8N1); 0: instantaneous */
   int64_t latency_ns;      /* added after the last byte left */
   double p_corrupt_byte;   /* each byte flipped with this probability */
+  double p_corrupt_frame;  /* one byte of a frame flipped with this probability */
   double p_drop;           /* a whole frame lost */
   double p_duplicate;      /* a frame delivered twice */
   double p_fail_first;     /* the first transmission of a frame (by content) lost */

@@ -118,6 +118,11 @@ static void emulate(takt_link_t *l, uint8_t *p, uint32_t n, int64_t start) {
   }
   bool dup = e->p_duplicate > 0 && uniform(l) < e->p_duplicate;
   uint64_t corrupted = 0;
+  if (e->p_corrupt_frame > 0 && n > 0 && uniform(l) < e->p_corrupt_frame) {
+    uint32_t at = (uint32_t)(uniform(l) * (double)n);
+    p[at < n ? at : n - 1] ^= (uint8_t)(1u << (uint32_t)(uniform(l) * 8.0));
+    corrupted++;
+  }
   if (e->p_corrupt_byte > 0)
     for (uint32_t i = 0; i < n; i++)
       if (uniform(l) < e->p_corrupt_byte) {
@@ -262,7 +267,8 @@ takt_err_t takt_link_pair(const takt_link_handlers_t *ha, const takt_link_handle
 
 takt_err_t takt_link_emulator_pair(const takt_link_emulation_t *cfg, const takt_link_handlers_t *ha,
                                    const takt_link_handlers_t *hb, takt_link_t **a, takt_link_t **b) {
-  if (cfg == NULL || a == NULL || b == NULL || cfg->latency_ns < 0 || cfg->p_corrupt_byte < 0 ||
+  if (cfg == NULL || a == NULL || b == NULL || cfg->latency_ns < 0 || cfg->p_corrupt_frame < 0 ||
+      cfg->p_corrupt_frame > 1 || cfg->p_corrupt_byte < 0 ||
       cfg->p_corrupt_byte > 1 || cfg->p_drop < 0 || cfg->p_drop > 1 || cfg->p_duplicate < 0 ||
       cfg->p_duplicate > 1 || cfg->p_fail_first < 0 || cfg->p_fail_first > 1)
     return TAKT_EINVAL;

@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "takt/daemon.h"
@@ -178,6 +183,105 @@ TEST(Daemon, FullPoolsRefuseAndCount) {
   EXPECT_EQ(st.tx_full, 1u);
   uint8_t big[5000] = {0};
   EXPECT_EQ(takt_daemon_send(p.tx, &(const takt_frame_header_t &)hdr(1, 1), big, sizeof big), TAKT_ESIZE);
+}
+
+}  // namespace
+
+namespace {
+
+// Nothing lost: 100,000 reliable messages through an emulated line that corrupts 10 % and drops
+// 5 % of frames (data and control alike) arrive exactly once, in order, intact.
+struct Consumer {
+  std::mutex m;
+  std::condition_variable cv;
+  bool ready = false;
+  static void on_data(void *user) {
+    auto *c = static_cast<Consumer *>(user);
+    std::lock_guard<std::mutex> g(c->m);
+    c->ready = true;
+    c->cv.notify_all();
+  }
+};
+
+TEST(DaemonReliable, NothingLostUnderCorruptionAndDrops) {
+  const uint32_t kMessages = 100000;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.tx_nodes = 32;
+  c.rx_frames = 64;
+  c.window = 16;
+  c.max_payload = 64;
+  c.retransmit_timeout_ns = 5 * TAKT_NS_PER_MS;
+  takt_daemon_t *tx, *rx;
+  Consumer consumer;
+  ASSERT_EQ(takt_daemon_create(&c, &tx), TAKT_OK);
+  c.on_data = Consumer::on_data;
+  c.user = &consumer;
+  ASSERT_EQ(takt_daemon_create(&c, &rx), TAKT_OK);
+  takt_link_emulation_t emu{};
+  emu.p_corrupt_frame = 0.10;
+  emu.p_drop = 0.05;
+  emu.seed = 2026;
+  takt_link_t *la, *lb;
+  takt_link_handlers_t ha = takt_daemon_link_handlers(tx), hb = takt_daemon_link_handlers(rx);
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &la, &lb), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(tx, la), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(rx, lb), TAKT_OK);
+
+  std::atomic<uint32_t> received{0};
+  std::atomic<uint32_t> errors{0};
+  std::thread reader([&] {
+    uint8_t buf[64];
+    takt_frame_header_t h;
+    int64_t give_up = takt_time_now() + 120 * TAKT_NS_PER_S;
+    while (received.load() < kMessages && takt_time_now() < give_up) {
+      {
+        std::unique_lock<std::mutex> g(consumer.m);
+        consumer.cv.wait_for(g, std::chrono::milliseconds(50), [&] { return consumer.ready; });
+        consumer.ready = false;
+      }
+      while (takt_daemon_take(rx, &h, buf, sizeof buf) == TAKT_OK) {
+        uint32_t i = received.load();
+        uint32_t got;
+        memcpy(&got, buf, 4);
+        bool intact = h.length == 24 && got == i;
+        for (uint32_t k = 4; k < 24 && intact; k++) intact = buf[k] == static_cast<uint8_t>(i + k);
+        if (!intact) errors++;
+        received++;
+      }
+    }
+  });
+  uint8_t payload[24];
+  takt_frame_header_t h{};
+  h.flags = TAKT_FRAME_RELIABLE;
+  h.priority = 5;
+  for (uint32_t i = 0; i < kMessages; i++) {
+    memcpy(payload, &i, 4);
+    for (uint32_t k = 4; k < 24; k++) payload[k] = static_cast<uint8_t>(i + k);
+    takt_err_t rc;
+    while ((rc = takt_daemon_send(tx, &h, payload, sizeof payload)) == TAKT_EBUSY || rc == TAKT_EFULL)
+      takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_US);  // window or pool full: later
+    ASSERT_EQ(rc, TAKT_OK);
+  }
+  reader.join();
+  EXPECT_EQ(received.load(), kMessages);
+  EXPECT_EQ(errors.load(), 0u);  // in order and intact: message i carries i
+  takt_daemon_stats_t ts, rs;
+  takt_daemon_get_stats(tx, &ts);
+  takt_daemon_get_stats(rx, &rs);
+  // exactly once: nothing valid is left to take (duplicates never reached the executor; frames
+  // whose corruption hit the reliable flag were filed as best effort and fail their CRC on take)
+  uint8_t rest[64];
+  takt_frame_header_t rh;
+  EXPECT_EQ(takt_daemon_take(rx, &rh, rest, sizeof rest), TAKT_EAGAIN);
+  takt_daemon_get_stats(rx, &rs);
+  EXPECT_GT(rs.rx_duplicates, 0u);
+  EXPECT_GT(ts.retransmissions + ts.timeouts, 0u);
+  EXPECT_GT(rs.rx_crc_errors, 0u);
+  EXPECT_EQ(ts.abandoned, 0u);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(tx);
+  takt_daemon_destroy(rx);
 }
 
 }  // namespace
