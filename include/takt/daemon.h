@@ -62,6 +62,8 @@ typedef struct takt_daemon_stats {
 
 /** Create a daemon; then open a link with takt_daemon_link_handlers() and attach it. */
 takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out);
+/** Replace the data-arrival notification (e.g. by a bridge that consumes the frames). */
+void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user);
 /** The handlers the daemon's link must be opened with. */
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
 /** Start using link (opened with the daemon's handlers). */

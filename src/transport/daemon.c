@@ -295,8 +295,10 @@ static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
   d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
   bool arrived = d->stats.rx_frames != before;
+  void (*notify)(void *) = d->cfg.on_data;
+  void *notify_user = d->cfg.user;
   takt_mutex_unlock(&d->lock);
-  if (arrived && d->cfg.on_data != NULL) d->cfg.on_data(d->cfg.user);
+  if (arrived && notify != NULL) notify(notify_user);
 }
 
 takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out) {
@@ -358,6 +360,13 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
   }
   *out = d;
   return TAKT_OK;
+}
+
+void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user) {
+  takt_mutex_lock(&d->lock);
+  d->cfg.on_data = on_data;
+  d->cfg.user = user;
+  takt_mutex_unlock(&d->lock);
 }
 
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {

@@ -1,0 +1,122 @@
+// Bridges: a chain timer -> (link) -> relay on the other side -> (link) -> sink, two contexts
+// joined by the link emulator, each with its own executor thread. The origin time crosses the
+// link, so the sink's chain latency includes both transmissions.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "takt/bridge.h"
+#include "takt/takt.h"
+
+namespace {
+
+struct Sample {
+  uint64_t k;
+  uint8_t pad[92];  // a 100-byte message, as in the PoDS experiments
+};
+const takt_type_support_t kSample = {"test/Sample", nullptr, sizeof(Sample), nullptr, nullptr};
+
+struct Side {
+  takt_context_t *ctx = nullptr;
+  takt_daemon_t *daemon = nullptr;
+  takt_bridge_t *bridge = nullptr;
+  takt_executor_t *exec = nullptr;
+  takt_node_t *node = nullptr;
+};
+
+takt_publisher_t *g_request_pub, *g_reply_pub;
+std::atomic<int> g_sink_runs{0};
+
+void sense(takt_timer_t *, const takt_timer_event_t *ev, void *) {
+  Sample s{};
+  s.k = ev->k;
+  takt_publish(g_request_pub, &s, sizeof s);
+}
+void relay(takt_subscription_t *, const takt_message_t *m, void *) {
+  takt_publish(g_reply_pub, m->data, m->size);  // t_info inherited from the frame
+}
+void sink(takt_subscription_t *, const takt_message_t *, void *) { g_sink_runs++; }
+
+void make_side(Side &s, const char *bridge_name) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  ASSERT_EQ(takt_context_create(&cfg, &s.ctx), TAKT_OK);
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  ASSERT_EQ(takt_daemon_create(&dc, &s.daemon), TAKT_OK);
+  ASSERT_EQ(takt_bridge_create(s.ctx, s.daemon, bridge_name, &s.bridge), TAKT_OK);
+  ASSERT_EQ(takt_node_create(s.ctx, "app", &s.node), TAKT_OK);
+  ASSERT_EQ(takt_executor_create(s.ctx, TAKT_EXEC_TIDE, nullptr, &s.exec), TAKT_OK);
+}
+
+TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
+  Side micro, agent;
+  make_side(micro, "micro_bridge");
+  make_side(agent, "agent_bridge");
+  takt_topic_t *m_req, *m_rep, *a_req, *a_rep;
+  ASSERT_EQ(takt_topic_create(micro.ctx, "request", &kSample, 4, &m_req), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(micro.ctx, "reply", &kSample, 4, &m_rep), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(agent.ctx, "request", &kSample, 4, &a_req), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(agent.ctx, "reply", &kSample, 4, &a_rep), TAKT_OK);
+  // micro: timer -> request (exported), reply (imported) -> sink
+  takt_timer_t *timer;
+  takt_subscription_t *s_sink, *s_relay;
+  ASSERT_EQ(takt_publisher_create(micro.node, m_req, &g_request_pub), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(micro.node, "sense", 20 * TAKT_NS_PER_MS, 0, sense, nullptr, nullptr, &timer),
+            TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(micro.node, m_rep, "sink", sink, nullptr, nullptr, &s_sink), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(micro.bridge, m_req, 1, 10, false), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(micro.bridge, m_rep, 2), TAKT_OK);
+  EXPECT_EQ(takt_bridge_export(micro.bridge, m_rep, 1, 10, false), TAKT_EEXIST);
+  // agent: request (imported) -> relay -> reply (exported)
+  ASSERT_EQ(takt_publisher_create(agent.node, a_rep, &g_reply_pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(agent.node, a_req, "relay", relay, nullptr, nullptr, &s_relay), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(agent.bridge, a_req, 1), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(agent.bridge, a_rep, 2, 20, false), TAKT_OK);
+  takt_callback_t *members[2] = {takt_timer_callback(timer), takt_subscription_callback(s_sink)};
+  takt_chain_t *chain;
+  ASSERT_EQ(takt_chain_create(micro.ctx, "round_trip", members, 2, 0, &chain), TAKT_OK);
+  // the link: a 115200-baud serial line in software
+  takt_link_emulation_t emu{};
+  emu.baud = 115200;
+  takt_link_t *lm, *la;
+  takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
+  for (Side *s : {&micro, &agent}) {
+    ASSERT_EQ(takt_executor_add_node(s->exec, s->node), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(s->exec, takt_bridge_node(s->bridge)), TAKT_OK);
+    ASSERT_EQ(takt_bridge_start(s->bridge), TAKT_OK);
+  }
+  int64_t end = takt_time_now() + 400 * TAKT_NS_PER_MS;
+  std::thread ta([&] { takt_executor_spin_until(agent.exec, end + 100 * TAKT_NS_PER_MS); });
+  std::thread tm([&] { takt_executor_spin_until(micro.exec, end); });
+  tm.join();
+  ta.join();
+
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chain, &st);
+  EXPECT_GE(st.latency.count, 5u);
+  EXPECT_EQ(static_cast<int>(st.latency.count), g_sink_runs.load());
+  // two frames of 100 + 22 bytes at 10 bit times per byte: the origin time crossed the link twice
+  int64_t two_frames = 2 * (100 + 22) * 10 * TAKT_NS_PER_S / 115200;
+  EXPECT_GE(st.latency.min, two_frames);
+  takt_bridge_stats_t bm, ba;
+  takt_bridge_get_stats(micro.bridge, &bm);
+  takt_bridge_get_stats(agent.bridge, &ba);
+  EXPECT_GE(bm.forwarded, st.latency.count);
+  EXPECT_GE(ba.imported, st.latency.count);
+  EXPECT_EQ(ba.unknown_entity, 0u);
+  EXPECT_EQ(bm.forward_refused, 0u);
+
+  takt_link_close(lm);
+  takt_link_close(la);
+  for (Side *s : {&micro, &agent}) {
+    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
+    takt_bridge_destroy(s->bridge);
+    takt_daemon_destroy(s->daemon);
+    takt_context_destroy(s->ctx);
+  }
+}
+
+}  // namespace
