@@ -49,6 +49,8 @@ typedef struct takt_link_emulation {
   double p_drop;           /* a whole frame lost */
   double p_duplicate;      /* a frame delivered twice */
   double p_fail_first;     /* the first transmission of a frame (by content) lost */
+  bool fail_first_data_only; /* ...only takt DATA frames (docs/protocol.md), not HEARTBEAT or
+                                ACKNACK, as PoDS's reliability experiment does */
   uint64_t seed;           /* the fault generator's seed: same seed, same faults */
 } takt_link_emulation_t;
 

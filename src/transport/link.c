@@ -114,7 +114,10 @@ static void emulate(takt_link_t *l, uint8_t *p, uint32_t n, int64_t start) {
   bool fail_first = false;
   if (!seen) {
     l->seen[l->seen_n++ % SEEN_MAX] = h;
-    fail_first = e->p_fail_first > 0 && uniform(l) < e->p_fail_first;
+    /* a takt frame starts with a flag, then version << 4 | kind (never escaped) */
+    bool data = n >= 2 && p[0] == 0x7E && (p[1] & 0x0Fu) == 0;
+    fail_first = e->p_fail_first > 0 && (data || !e->fail_first_data_only) &&
+                 uniform(l) < e->p_fail_first;
   }
   bool dup = e->p_duplicate > 0 && uniform(l) < e->p_duplicate;
   uint64_t corrupted = 0;
