@@ -11,6 +11,8 @@
 #include "takt/core.h"
 #include "takt/daemon.h"
 
+#if TAKT_WITH_PUBSUB
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,4 +46,5 @@ void takt_bridge_destroy(takt_bridge_t *b);
 #ifdef __cplusplus
 }
 #endif
+#endif /* TAKT_WITH_PUBSUB */
 #endif

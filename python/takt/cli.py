@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_system(file: Path, executor: Optional[str], duration: Optional[float], out: Path,
-               rt_priority: int = 80, cpu: int = -1, quiet: bool = False) -> tuple[int, Optional[Path]]:
+               rt_priority: int = 80, cpu: int = -1, quiet: bool = False,
+               links: Optional[List[str]] = None) -> tuple[int, Optional[Path]]:
     """Run takt-run on file; return (exit status, path of the JSON result or None)."""
     exe = native.program("tools/takt-run")
     out.mkdir(parents=True, exist_ok=True)
@@ -36,7 +38,14 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd += ["--duration", str(duration)]
     if quiet:
         cmd.append("--quiet")
-    rc = subprocess.call(cmd)
+    for link in links or []:
+        cmd += ["--link", link]
+    child = subprocess.Popen(cmd)
+    try:
+        rc = child.wait()
+    except KeyboardInterrupt:  # Ctrl-C (or SIGINT to this process): let the run stop in order
+        child.send_signal(signal.SIGINT)
+        rc = child.wait()
     return rc, (json_path if rc == 0 and json_path.exists() else None)
 
 
@@ -50,6 +59,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     p_run = sub.add_parser("run", help="run a system description and show per-chain latency live")
     _run_args(p_run)
+
+    p_agent = sub.add_parser("agent", help="serve links as a host agent: run FILE until stopped (Ctrl-C)")
+    p_agent.add_argument("file", type=Path, help="system description with its links and the callbacks it hosts")
+    p_agent.add_argument("--link", action="append", default=[], metavar="NAME=SPEC",
+                         help="replace a link's spec (udp:..., serial:PATH:BAUD, pty)")
+    p_agent.add_argument("--duration", type=float, default=86400.0, help="seconds (default: a day)")
+    p_agent.add_argument("--out", type=Path, default=Path("results"))
+    p_agent.add_argument("--rt-priority", type=int, default=70)
 
     p_check = sub.add_parser("check", help="validate a system description without running it")
     p_check.add_argument("file", type=Path)
@@ -76,6 +93,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return 2
             rc, path = run_system(args.file, args.executor, args.duration, args.out,
                                   args.rt_priority, args.cpu, args.quiet)
+            if path is not None:
+                print(f"result: {path}")
+            return rc
+        if args.command == "agent":
+            if not args.file.is_file():
+                print(f"takt agent: {args.file}: no such file", file=sys.stderr)
+                return 2
+            rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True,
+                                  args.link)
             if path is not None:
                 print(f"result: {path}")
             return rc

@@ -7,6 +7,8 @@
 
 #include "takt/port.h"
 
+#if TAKT_WITH_PUBSUB
+
 #define BRIDGE_MAX 64
 
 typedef struct route {
@@ -206,3 +208,5 @@ void takt_bridge_destroy(takt_bridge_t *b) {
   free(b->msg);
   free(b);
 }
+
+#endif /* TAKT_WITH_PUBSUB */

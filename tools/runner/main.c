@@ -1,5 +1,6 @@
 /* takt-run: build a system from its YAML description, run it on one executor, show per-chain
  * latency live and write a JSON result. The `takt run` command calls this program. */
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "system.h"
+#include "takt/bridge.h"
 #include "takt/takt.h"
 
 typedef struct run_cb {
@@ -28,6 +30,9 @@ static char g_type_names[SYS_MAX_TOPICS][32];
 static takt_topic_t *g_topics[SYS_MAX_TOPICS];
 static takt_node_t *g_nodes[SYS_MAX_NODES];
 static takt_chain_t *g_chains[SYS_MAX_CHAINS];
+static takt_daemon_t *g_daemons[SYS_MAX_LINKS];
+static takt_bridge_t *g_bridges[SYS_MAX_LINKS];
+static takt_link_t *g_links[SYS_MAX_LINKS];
 static atomic_ulong g_publish_errors;
 static atomic_ulong g_violations[SYS_MAX_CALLBACKS];
 static takt_context_t *g_ctx;
@@ -38,6 +43,12 @@ static char g_recent[RECENT][260];
 static unsigned g_recent_n;
 static bool g_tty;
 static atomic_int g_done;
+static volatile sig_atomic_t g_interrupted; /* Ctrl-C: stop at the next report tick */
+
+static void on_sigint(int sig) {
+  (void)sig;
+  g_interrupted = 1;
+}
 static double g_iters_per_ns;
 static volatile uint64_t g_sink;
 
@@ -202,6 +213,54 @@ static int build(takt_context_t *ctx) {
   return 0;
 }
 
+/* Links: a daemon, a bridge node and a link each (after the topics exist). */
+static int build_links(takt_context_t *ctx, takt_executor_t *exec) {
+  for (uint32_t i = 0; i < g_sys.n_links; i++) {
+    sys_link_t *l = &g_sys.links[i];
+    char what[256];
+    snprintf(what, sizeof what, "link '%s' (%s)", l->name, l->spec);
+    takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+    dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
+    uint32_t largest = 0;
+    for (uint32_t t = 0; t < g_sys.n_topics; t++)
+      if (g_sys.topics[t].size > largest) largest = g_sys.topics[t].size;
+    dc.max_payload = largest > dc.max_payload ? largest : dc.max_payload;
+    if (dc.max_payload > TAKT_FRAME_MAX_PAYLOAD) return -die("a bridged topic is larger than a frame", TAKT_ESIZE);
+    takt_err_t rc = takt_daemon_create(&dc, &g_daemons[i]);
+    if (rc < 0) return -die(what, rc);
+    char node[SYS_NAME];
+    snprintf(node, sizeof node, "bridge_%.48s", l->name);
+    if ((rc = takt_bridge_create(ctx, g_daemons[i], node, &g_bridges[i])) < 0) return -die(what, rc);
+    for (uint32_t r = 0; r < l->n_exports; r++) {
+      sys_route_t *e = &l->exports[r];
+      rc = takt_bridge_export(g_bridges[i], g_topics[sys_find_topic(&g_sys, e->topic)], e->entity,
+                              e->priority, e->reliable);
+      if (rc < 0) return -die(e->topic, rc);
+    }
+    for (uint32_t r = 0; r < l->n_imports; r++) {
+      sys_route_t *m = &l->imports[r];
+      rc = takt_bridge_import(g_bridges[i], g_topics[sys_find_topic(&g_sys, m->topic)], m->entity);
+      if (rc < 0) return -die(m->topic, rc);
+    }
+    takt_link_handlers_t h = takt_daemon_link_handlers(g_daemons[i]);
+    if ((rc = takt_link_open(l->spec, &h, &g_links[i])) < 0) return -die(what, rc);
+    if (strcmp(l->spec, "pty") == 0)
+      fprintf(stderr, "takt run: link '%s' is the pseudo-terminal %s\n", l->name, takt_link_name(g_links[i]));
+    takt_daemon_attach(g_daemons[i], g_links[i]);
+    if ((rc = takt_executor_add_node(exec, takt_bridge_node(g_bridges[i]))) < 0) return -die(what, rc);
+    if ((rc = takt_bridge_start(g_bridges[i])) < 0) return -die(what, rc);
+  }
+  return 0;
+}
+
+static void close_links(void) {
+  for (uint32_t i = 0; i < g_sys.n_links; i++) {
+    if (g_links[i]) takt_link_close(g_links[i]);
+    if (g_bridges[i]) takt_bridge_destroy(g_bridges[i]);
+    if (g_daemons[i]) takt_daemon_destroy(g_daemons[i]);
+  }
+}
+
 /* ---- reporting ---- */
 
 static void fmt_ns(char *buf, size_t n, int64_t ns) {
@@ -297,6 +356,24 @@ static int write_json(const char *path, const char *exec_name, double duration, 
   fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu},\n",
           (unsigned long long)es.rounds, (unsigned long long)es.executed,
           (unsigned long long)es.idle_waits);
+  fprintf(f, "  \"links\": [");
+  for (uint32_t i = 0; i < g_sys.n_links; i++) {
+    takt_daemon_stats_t ds;
+    takt_bridge_stats_t bs;
+    takt_daemon_get_stats(g_daemons[i], &ds);
+    takt_bridge_get_stats(g_bridges[i], &bs);
+    fprintf(f,
+            "%s\n    {\"name\": \"%s\", \"spec\": \"%s\", \"mode\": \"%s\", \"tx_frames\": %llu, "
+            "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
+            "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu}",
+            i ? "," : "", g_sys.links[i].name, g_sys.links[i].spec,
+            g_sys.links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
+            (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
+            (unsigned long long)ds.rx_crc_errors,
+            (unsigned long long)(ds.retransmissions + ds.timeouts), (unsigned long long)bs.forwarded,
+            (unsigned long long)bs.imported, (unsigned long long)bs.forward_refused);
+  }
+  fprintf(f, "%s],\n", g_sys.n_links ? "\n  " : "");
   fprintf(f, "  \"chains\": [\n");
   for (uint32_t i = 0; i < g_sys.n_chains; i++) {
     takt_chain_stats_t st;
@@ -360,7 +437,8 @@ static void spin_thread(void *p) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: takt-run FILE [--executor tide|batch] [--duration S] [--json PATH]\n"
-          "                [--rt-priority N] [--cpu N] [--quiet] [--check]\n"
+          "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--quiet] [--check]\n"
+          "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
           "  --check          load and validate FILE, print a summary, run nothing\n");
 }
@@ -370,6 +448,8 @@ int main(int argc, char **argv) {
   double duration = -1;
   int rt_prio = 80, cpu = -1;
   bool quiet = false, check = false;
+  const char *link_overrides[SYS_MAX_LINKS];
+  int n_link_overrides = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
@@ -391,7 +471,13 @@ int main(int argc, char **argv) {
       }
       rt_prio = (int)v;
     } else if (strcmp(a, "--cpu") == 0 && has_val) cpu = atoi(argv[++i]);
-    else if (strcmp(a, "--quiet") == 0) quiet = true;
+    else if (strcmp(a, "--link") == 0 && has_val) {
+      if (n_link_overrides == SYS_MAX_LINKS) {
+        fprintf(stderr, "takt run: at most %d --link options\n", SYS_MAX_LINKS);
+        return 2;
+      }
+      link_overrides[n_link_overrides++] = argv[++i];
+    } else if (strcmp(a, "--quiet") == 0) quiet = true;
     else if (strcmp(a, "--check") == 0) check = true;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
@@ -410,6 +496,21 @@ int main(int argc, char **argv) {
   if (sys_load(file, &g_sys, err, sizeof err) < 0) {
     fprintf(stderr, "%s\n", err);
     return 1;
+  }
+  for (int k = 0; k < n_link_overrides; k++) { /* NAME=SPEC replaces a link's spec */
+    const char *eq = strchr(link_overrides[k], '=');
+    bool found = false;
+    for (uint32_t i = 0; eq != NULL && i < g_sys.n_links; i++) {
+      if (strncmp(g_sys.links[i].name, link_overrides[k], (size_t)(eq - link_overrides[k])) == 0 &&
+          g_sys.links[i].name[eq - link_overrides[k]] == '\0') {
+        snprintf(g_sys.links[i].spec, sizeof g_sys.links[i].spec, "%s", eq + 1);
+        found = true;
+      }
+    }
+    if (!found) {
+      fprintf(stderr, "takt run: --link %s: expected NAME=SPEC with a link NAME of %s\n", link_overrides[k], file);
+      return 2;
+    }
   }
   const char *exec_name = exec_override ? exec_override : g_sys.executor;
   takt_executor_kind_t kind;
@@ -451,6 +552,10 @@ int main(int argc, char **argv) {
   if ((rc = takt_executor_create(ctx, kind, NULL, &exec)) < 0) return die("executor", rc);
   for (uint32_t i = 0; i < g_sys.n_nodes; i++)
     if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die("add node", rc);
+  if (build_links(ctx, exec) < 0) {
+    close_links();
+    return 1;
+  }
 
   bool rt = rt_prio > 0 && takt_port_rt_permitted();
   if (rt) (void)takt_port_realtime_setup(); /* mlockall, shallow CPU idle states */
@@ -475,10 +580,16 @@ int main(int argc, char **argv) {
 
   bool tty = g_tty;
   int drawn = 0;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
   for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&g_done); tick += TAKT_NS_PER_S) {
     while (!atomic_load(&g_done) && takt_time_now() < tick) {
       int64_t step = takt_time_now() + 50 * TAKT_NS_PER_MS;
       takt_sleep_until(step < tick ? step : tick);
+      if (g_interrupted) takt_executor_stop(exec); /* ends the spin: an orderly stop */
     }
     if (quiet || atomic_load(&g_done)) continue;
     if (tty && drawn > 0) printf("\033[%dA", drawn);
@@ -518,6 +629,7 @@ int main(int argc, char **argv) {
                                                      : duration,
                                  rt, exec, panicked ? panic : NULL) < 0)
     out = 1;
+  close_links();
   takt_executor_destroy(exec);
   takt_context_destroy(ctx);
   for (uint32_t i = 0; i < g_sys.n_callbacks; i++) free(g_cbs[i].payload);

@@ -349,17 +349,96 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
         const sys_callback_t *prev = &sys->callbacks[sys_find_callback(sys, ch->callbacks[ch->n - 1])];
         const sys_callback_t *cur = &sys->callbacks[idx];
         bool linked = false;
-        for (uint32_t j = 0; j < prev->n_publish; j++)
-          if (cur->kind == SYS_SUBSCRIPTION && strcmp(prev->publish[j], cur->topic) == 0)
-            linked = true;
+        for (uint32_t j = 0; j < prev->n_publish; j++) {
+          if (cur->kind != SYS_SUBSCRIPTION) continue;
+          if (strcmp(prev->publish[j], cur->topic) == 0) linked = true;
+          /* or through a link: prev's topic is exported, cur's imported (a remote stage between) */
+          for (uint32_t a = 0; a < sys->n_links; a++)
+            for (uint32_t e = 0; e < sys->links[a].n_exports; e++)
+              if (strcmp(sys->links[a].exports[e].topic, prev->publish[j]) == 0)
+                for (uint32_t b = 0; b < sys->n_links; b++)
+                  for (uint32_t k = 0; k < sys->links[b].n_imports; k++)
+                    if (strcmp(sys->links[b].imports[k].topic, cur->topic) == 0) linked = true;
+        }
         if (!linked)
-          return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes",
-                      ch->name, cur->name, prev->name);
+          return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
+                            "(directly or through a link)", ch->name, cur->name, prev->name);
       }
       ch->n++;
     }
     if (ch->n == 0) return FAIL(p, n, "chain '%s' has no callbacks", ch->name);
     sys->n_chains++;
+  }
+  return 0;
+}
+
+static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_t *l) {
+  static const char *const export_keys[] = {"topic", "entity", "priority", "reliable", NULL};
+  static const char *const import_keys[] = {"topic", "entity", NULL};
+  const char *what = is_export ? "an export" : "an import";
+  if (want(p, seq, YAML_SEQUENCE_NODE, is_export ? "'export'" : "'import'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 ||
+        check_keys(p, it, what, is_export ? export_keys : import_keys) < 0)
+      return -1;
+    uint32_t *count = is_export ? &l->n_exports : &l->n_imports;
+    if (*count == SYS_MAX_ROUTES) return FAIL(p, it, "more than %d routes", SYS_MAX_ROUTES);
+    sys_route_t *r = is_export ? &l->exports[*count] : &l->imports[*count];
+    memset(r, 0, sizeof *r);
+    r->line = NODE_LINE(it);
+    yaml_node_t *n;
+    double v;
+    if (require(p, it, "topic", what, &n) < 0 || get_name(p, n, "topic", r->topic) < 0) return -1;
+    if (require(p, it, "entity", what, &n) < 0 || get_number(p, n, "entity", 0, 65535, &v) < 0)
+      return -1;
+    r->entity = (uint16_t)v;
+    for (uint32_t i = 0; i < *count; i++) {
+      sys_route_t *o = is_export ? &l->exports[i] : &l->imports[i];
+      if (o->entity == r->entity)
+        return FAIL(p, n, "entity %u is used twice in the %ss of link '%s'", r->entity,
+                    is_export ? "export" : "import", l->name);
+    }
+    if (is_export && (n = lookup(p, it, "priority")) != NULL) {
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if (is_export && (n = lookup(p, it, "reliable")) != NULL) {
+      if (want(p, n, YAML_SCALAR_NODE, "'reliable'") < 0) return -1;
+      if (strcmp(scalar(n), "true") == 0) r->reliable = true;
+      else if (strcmp(scalar(n), "false") != 0)
+        return FAIL(p, n, "reliable must be true or false, not '%s'", scalar(n));
+    }
+    (*count)++;
+  }
+  return 0;
+}
+
+static int parse_links(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+  static const char *const keys[] = {"name", "spec", "mode", "export", "import", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
+      return -1;
+    if (sys->n_links == SYS_MAX_LINKS) return FAIL(p, it, "more than %d links", SYS_MAX_LINKS);
+    sys_link_t *l = &sys->links[sys->n_links];
+    memset(l, 0, sizeof *l);
+    l->line = NODE_LINE(it);
+    yaml_node_t *n;
+    if (require(p, it, "name", "a link", &n) < 0 || get_name(p, n, "link name", l->name) < 0) return -1;
+    for (uint32_t i = 0; i < sys->n_links; i++)
+      if (strcmp(sys->links[i].name, l->name) == 0) return FAIL(p, n, "link '%s' defined twice", l->name);
+    if (require(p, it, "spec", "a link", &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'spec'") < 0) return -1;
+    if (strlen(scalar(n)) >= sizeof l->spec) return FAIL(p, n, "spec is too long");
+    snprintf(l->spec, sizeof l->spec, "%s", scalar(n));
+    if ((n = lookup(p, it, "mode")) != NULL) {
+      if (want(p, n, YAML_SCALAR_NODE, "'mode'") < 0) return -1;
+      if (strcmp(scalar(n), "microros") == 0) l->microros = true;
+      else if (strcmp(scalar(n), "pods") != 0)
+        return FAIL(p, n, "mode must be 'pods' or 'microros', not '%s'", scalar(n));
+    }
+    if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
+    if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;
+    sys->n_links++;
   }
   return 0;
 }
@@ -377,8 +456,8 @@ static int add_implicit_topic(parser_t *p, sys_system_t *sys, const char *name, 
 }
 
 static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
-  static const char *const keys[] = {"name",   "executor", "duration_s", "priorities",
-                                     "topics", "nodes",    "chains",     NULL};
+  static const char *const keys[] = {"name",  "executor", "duration_s", "priorities", "topics",
+                                     "nodes", "chains",   "links",      NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -413,6 +492,16 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
       return -1;
     for (uint32_t j = 0; j < cb->n_publish; j++)
       if (add_implicit_topic(p, sys, cb->publish[j], cb->line) < 0) return -1;
+  }
+  if ((n = lookup(p, root, "links")) != NULL) {
+    if (parse_links(p, n, sys) < 0) return -1;
+    for (uint32_t i = 0; i < sys->n_links; i++) {
+      sys_link_t *l = &sys->links[i];
+      for (uint32_t j = 0; j < l->n_exports; j++)
+        if (add_implicit_topic(p, sys, l->exports[j].topic, l->exports[j].line) < 0) return -1;
+      for (uint32_t j = 0; j < l->n_imports; j++)
+        if (add_implicit_topic(p, sys, l->imports[j].topic, l->imports[j].line) < 0) return -1;
+    }
   }
   if ((n = lookup(p, root, "chains")) != NULL && parse_chains(p, n, sys) < 0) return -1;
   if (sys->n_callbacks == 0) return FAIL(p, root, "the system has no timers or subscriptions");

@@ -14,6 +14,8 @@
 #define SYS_MAX_CHAINS 16
 #define SYS_MAX_CHAIN_LEN 16
 #define SYS_MAX_PUBLISH 8
+#define SYS_MAX_LINKS 4
+#define SYS_MAX_ROUTES 32
 
 typedef enum { SYS_TIMER = 0, SYS_SUBSCRIPTION = 1 } sys_cb_kind_t;
 
@@ -53,6 +55,24 @@ typedef struct sys_chain {
   int line;
 } sys_chain_t;
 
+typedef struct sys_route {
+  char topic[SYS_NAME];
+  uint16_t entity;
+  uint8_t priority; /* exports: priority of the remote callback it feeds */
+  bool reliable;
+  int line;
+} sys_route_t;
+
+/** A link to another takt process (or a microcontroller) and the topics it carries. */
+typedef struct sys_link {
+  char name[SYS_NAME];
+  char spec[128];   /* takt_link_open specification: udp:..., serial:..., pty */
+  bool microros;    /* daemon mode: micro-ROS-like instead of PoDS */
+  sys_route_t exports[SYS_MAX_ROUTES], imports[SYS_MAX_ROUTES];
+  uint32_t n_exports, n_imports;
+  int line;
+} sys_link_t;
+
 typedef struct sys_system {
   char name[SYS_NAME];
   char executor[16];      /* "tide" or "batch" */
@@ -66,6 +86,8 @@ typedef struct sys_system {
   uint32_t n_callbacks;
   sys_chain_t chains[SYS_MAX_CHAINS];
   uint32_t n_chains;
+  sys_link_t links[SYS_MAX_LINKS];
+  uint32_t n_links;
 } sys_system_t;
 
 /** Load and check path. On error returns -1 and writes "path:line:col: what is wrong" to err. */
