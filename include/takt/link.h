@@ -2,7 +2,10 @@
  * socketpairs) and an in-process link emulator with a line rate, latency and seeded faults.
  * Sending is asynchronous: takt_link_send copies one frame and returns at once; a transmit thread
  * writes it and calls on_sent (the transmit-complete context). A receive thread calls on_receive
- * with the bytes as they arrive (the interrupt-like receive context). Memory is taken at open. */
+ * with the bytes as they arrive (the interrupt-like receive context). Both threads run at
+ * SCHED_FIFO 90, above executors (takt run: 80), as interrupts run above tasks on a
+ * microcontroller; without permission for SCHED_FIFO they fall back to SCHED_OTHER with one
+ * warning. Memory is taken at open. */
 #ifndef TAKT_LINK_H
 #define TAKT_LINK_H
 

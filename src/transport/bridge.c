@@ -177,7 +177,7 @@ takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 takt_err_t takt_bridge_start(takt_bridge_t *b) {
   if (b == NULL) return TAKT_EINVAL;
   if (b->running) return TAKT_ESTATE;
-  takt_thread_attr_t a = {.name = "takt-bridge-in", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+  takt_thread_attr_t a = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
   b->running = true;
   takt_err_t rc = takt_thread_create(&b->thread, &a, input_main, b);
   if (rc < 0) b->running = false;

@@ -351,7 +351,7 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
                   offsetof(rx_slot_t, pos));
   d->hb_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->hb_wire};
   d->ack_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->ack_wire};
-  takt_thread_attr_t ta = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+  takt_thread_attr_t ta = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO, .priority = 89, .cpu = -1};
   d->timer_running = true;
   if (takt_thread_create(&d->timer, &ta, timer_main, d) < 0) {
     d->timer_running = false;

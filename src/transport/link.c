@@ -185,8 +185,8 @@ static void rx_main(void *arg) {
 }
 
 static takt_err_t start(takt_link_t *l) {
-  takt_thread_attr_t tx = {.name = "takt-link-tx", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
-  takt_thread_attr_t rx = {.name = "takt-link-rx", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+  takt_thread_attr_t tx = {.name = "takt-link-tx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
+  takt_thread_attr_t rx = {.name = "takt-link-rx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
   TAKT_RETURN_IF_ERR(takt_thread_create(&l->tx_thread, &tx, tx_main, l));
   if (!l->emulated) {
     takt_err_t rc = takt_io_wake_open(&l->wake);
