@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tools/common/busywork.h"
 #include "takt/bridge.h"
 #include "takt/takt.h"
 
@@ -21,25 +22,6 @@
 
 static uint32_t g_payload;
 static uint64_t g_work_iters;
-static double g_iters_per_ns;
-static volatile uint64_t g_sink;
-
-static void spin_iters(uint64_t n) {
-  uint64_t acc = g_sink;
-  for (uint64_t i = 0; i < n; i++) acc = acc * 6364136223846793005ull + i;
-  g_sink = acc;
-}
-
-static void calibrate(void) {
-  int64_t best = INT64_MAX;
-  for (int r = 0; r < 7; r++) {
-    int64_t t0 = takt_time_now();
-    spin_iters(200000);
-    int64_t dt = takt_time_now() - t0;
-    if (dt > 0 && dt < best) best = dt;
-  }
-  g_iters_per_ns = 200000.0 / (double)best;
-}
 
 typedef struct chain_io {
   takt_publisher_t *request; /* micro: timer -> request */
@@ -53,7 +35,7 @@ static void sense(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
   (void)t;
   (void)ev;
   chain_io_t *io = user;
-  spin_iters(g_work_iters);
+  takt_busywork_spin(g_work_iters);
   takt_publish(io->request, g_buf, g_payload);
 }
 
@@ -68,7 +50,7 @@ static void sink(takt_subscription_t *s, const takt_message_t *m, void *user) {
   (void)s;
   (void)m;
   (void)user;
-  spin_iters(g_work_iters);
+  takt_busywork_spin(g_work_iters);
 }
 
 typedef struct side {
@@ -100,8 +82,7 @@ int main(int argc, char **argv) {
   double success = atof(argv[8]) / 100.0;
   uint64_t seed = strtoull(argv[9], NULL, 10);
   if (chains < 1 || chains > MAX_CHAINS || g_payload < 1 || g_payload > 2048 || samples < 1) return 2;
-  calibrate();
-  g_work_iters = (uint64_t)(work_ms * 1e6 * g_iters_per_ns);
+  g_work_iters = (uint64_t)(work_ms * 1e6 * takt_busywork_calibrate());
   takt_type_support_t req_t = {"pods/Request", NULL, g_payload, NULL, NULL};
   takt_type_support_t rep_t = {"pods/Reply", NULL, REPLY_BYTES, NULL, NULL};
   side_t micro = {0}, agent = {0};

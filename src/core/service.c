@@ -77,6 +77,15 @@ static void queue_remove_if(takt_service_t *s, bool (*drop)(const takt_request_t
 }
 
 static bool is_request(const takt_request_t *r, const void *arg) { return r == arg; }
+
+/* Free a client's arena blocks and its pool entry (bufs: its request/response buffers). */
+static void free_client_locked(takt_context_t *ctx, takt_client_t *c, uint8_t *bufs) {
+  takt__arena_free(&ctx->arena, c->requests);
+  takt__arena_free(&ctx->arena, bufs);
+  takt__arena_free(&ctx->arena, c->ready);
+  takt__arena_free(&ctx->arena, c->ready_arrival);
+  takt__pool_free(&ctx->clients, c);
+}
 static bool of_client(const takt_request_t *r, const void *arg) { return r->client == arg; }
 
 static takt_err_t types_ok(const takt_type_support_t *a, const takt_type_support_t *b) {
@@ -192,11 +201,7 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
   c->ready = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint32_t));
   c->ready_arrival = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint64_t));
   if (c->requests == NULL || bufs == NULL || c->ready == NULL || c->ready_arrival == NULL) {
-    takt__arena_free(&ctx->arena, c->requests);
-    takt__arena_free(&ctx->arena, bufs);
-    takt__arena_free(&ctx->arena, c->ready);
-    takt__arena_free(&ctx->arena, c->ready_arrival);
-    takt__pool_free(&ctx->clients, c);
+    free_client_locked(ctx, c, bufs);
     takt__unlock(ctx);
     return TAKT_ENOMEM;
   }
@@ -216,11 +221,7 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
   c->max_pending = n;
   rc = takt__callback_register_locked(&c->cb, node, TAKT_CB_CLIENT, c->name, &opts->attr);
   if (rc < 0) {
-    takt__arena_free(&ctx->arena, c->requests);
-    takt__arena_free(&ctx->arena, bufs);
-    takt__arena_free(&ctx->arena, c->ready);
-    takt__arena_free(&ctx->arena, c->ready_arrival);
-    takt__pool_free(&ctx->clients, c);
+    free_client_locked(ctx, c, bufs);
     takt__unlock(ctx);
     return rc;
   }
@@ -246,11 +247,7 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
   if (ctx->timing != NULL && client->timing != NULL) ctx->timing->client_removed(ctx, client);
   takt__callback_unregister_locked(&client->cb);
   srv->n_clients--;
-  takt__arena_free(&ctx->arena, client->requests[0].req_buf);
-  takt__arena_free(&ctx->arena, client->requests);
-  takt__arena_free(&ctx->arena, client->ready);
-  takt__arena_free(&ctx->arena, client->ready_arrival);
-  takt__pool_free(&ctx->clients, client);
+  free_client_locked(ctx, client, client->requests[0].req_buf);
   takt__unlock(ctx);
   return TAKT_OK;
 }

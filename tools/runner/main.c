@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/busywork.h"
 #include "system.h"
 #include "takt/bridge.h"
 #include "takt/takt.h"
@@ -50,30 +51,9 @@ static void on_sigint(int sig) {
   g_interrupted = 1;
 }
 static double g_iters_per_ns;
-static volatile uint64_t g_sink;
-
-/* ---- synthetic work: a calibrated loop, so preemption stretches it like real computation ---- */
-
-static void spin_iters(uint64_t n) {
-  uint64_t acc = g_sink;
-  for (uint64_t i = 0; i < n; i++) acc = acc * 6364136223846793005ull + i;
-  g_sink = acc;
-}
-
-static void calibrate(void) {
-  const uint64_t n = 200000;
-  int64_t best = INT64_MAX;
-  for (int r = 0; r < 7; r++) {
-    int64_t t0 = takt_time_now();
-    spin_iters(n);
-    int64_t dt = takt_time_now() - t0;
-    if (dt > 0 && dt < best) best = dt;
-  }
-  g_iters_per_ns = (double)n / (double)best;
-}
 
 static void do_work(run_cb_t *rc) {
-  spin_iters(rc->work_iters);
+  takt_busywork_spin(rc->work_iters);
   rc->runs++;
   rc->payload[0] = (uint8_t)rc->runs; /* the payload's content is not what this measures */
   for (uint32_t i = 0; i < rc->desc->n_publish; i++)
@@ -525,7 +505,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  calibrate();
+  g_iters_per_ns = takt_busywork_calibrate();
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   cfg.max_topics = SYS_MAX_TOPICS;
   cfg.max_nodes = SYS_MAX_NODES;
