@@ -22,6 +22,7 @@ typedef struct takt_bridge takt_bridge_t;
 typedef struct takt_bridge_stats {
   uint64_t forwarded, forward_refused; /* exported messages sent; refused by the daemon (full) */
   uint64_t imported, unknown_entity, decode_errors, publish_errors;
+  uint64_t requests_forwarded, requests_served, answers_returned, requests_refused;
 } takt_bridge_stats_t;
 
 /** A bridge over daemon d with a node named node_name; attach takt_bridge_node() to an executor. */
@@ -37,6 +38,20 @@ takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
                               bool reliable);
 /** Publish frames of entity into topic. */
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity);
+/**
+ * Services across the link. import: a local service `name` (on the bridge node) whose requests
+ * are answered by the remote side's service, exported there under the same entity; requests and
+ * answers travel as frames (entity; answers with entity | 0x8000), the local request is answered
+ * later (takt_service_defer), so nothing waits for the line. export: requests arriving for
+ * entity are passed to the local service `name` through a client of the bridge node, and its
+ * answers sent back. priority: of the frames (the remote callback they feed).
+ */
+takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
+                                      const takt_type_support_t *req, const takt_type_support_t *resp,
+                                      uint16_t entity, uint8_t priority);
+takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
+                                      const takt_type_support_t *req, const takt_type_support_t *resp,
+                                      uint16_t entity, uint8_t priority);
 /** Start taking frames (the input thread). */
 takt_err_t takt_bridge_start(takt_bridge_t *b);
 void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out);

@@ -344,6 +344,20 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
                                void *user, const takt_service_options_t *opts,
                                takt_service_t **out);
 takt_err_t takt_service_destroy(takt_service_t *srv);
+
+/** A request its service answers later (bridges forward it to another process). */
+typedef struct takt_deferred {
+  takt_request_t *request;
+  uint32_t generation;
+  int64_t t_submit;
+} takt_deferred_t;
+
+/** Inside a service callback: the answer comes later, through takt_service_respond; the
+ * callback's return value is then ignored. TAKT_ESTATE outside a service callback. */
+takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out);
+/** Answer a deferred request from any thread (ok false: the request fails). TAKT_ESTATE if it was
+ * answered already or abandoned by its requester (the answer is discarded, the slot freed). */
+takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32_t size, bool ok);
 takt_callback_t *takt_service_callback(takt_service_t *srv);
 
 typedef enum {

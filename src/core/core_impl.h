@@ -228,6 +228,7 @@ struct takt_request {
   uint32_t state;
   bool forget;
   bool canceled;
+  bool deferred; /* the service answers later (takt_service_defer) */
   uint64_t arrival;
   int64_t t_submit;     /* also checked when the service answers (µRT's re-acquire rule) */
   int64_t queue_key;    /* HARD: absolute deadline used to order the service queue */
@@ -248,6 +249,7 @@ struct takt_service {
    * first served, then NONE first come first served. depth bounds all three together. */
   uint32_t depth, count;
   takt__heap_t hard; /* by queue_key, then arrival; position: request->heap_pos */
+  takt_request_t *serving; /* the request its callback runs for now (takt_service_defer) */
   takt_request_t **fifo[2]; /* [0] FIRM and SOFT, [1] NONE: rings of depth entries */
   uint32_t fifo_head[2], fifo_count[2];
   uint32_t n_clients;

@@ -400,6 +400,23 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
 
 /* ---- executor paths ---- */
 
+/* A request's answer is in (or it failed): hand it to its requester, or free it. Lock held. */
+static void complete_locked(takt_context_t *ctx, takt_request_t *r, bool ok) {
+  takt_client_t *c = r->client;
+  if (r->canceled || r->forget) {
+    release_locked(r);
+    return;
+  }
+  r->state = ok ? TAKT__REQ_READY : TAKT__REQ_FAILED;
+  if (c->fn != NULL) {
+    uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
+    c->ready[at] = r->index;
+    c->ready_arrival[at] = ++ctx->arrival_seq;
+    c->ready_count++; /* at most max_pending: one entry per outstanding request */
+    takt__notify_locked(&c->cb);
+  }
+}
+
 bool takt__service_execute_locked(takt_service_t *s);
 bool takt__service_execute_locked(takt_service_t *s) {
   takt_request_t *r = queue_pop(s);
@@ -412,26 +429,54 @@ bool takt__service_execute_locked(takt_service_t *s) {
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
                      .abs_deadline = 0};
   takt_context_t *ctx = s->ctx;
+  r->deferred = false;
+  s->serving = r;
   takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   takt_err_t rc = s->fn(s, &req, r->resp_buf, s->user);
   takt__job_end_locked(ctx, &job, saved);
-  takt_client_t *c = r->client;
+  s->serving = NULL;
   if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
     /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
      * that is not the one dispatched */
-  } else if (r->canceled || r->forget) {
-    release_locked(r);
-  } else {
-    r->state = rc == TAKT_OK ? TAKT__REQ_READY : TAKT__REQ_FAILED;
-    if (c->fn != NULL) {
-      uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
-      c->ready[at] = r->index;
-      c->ready_arrival[at] = ++ctx->arrival_seq;
-      c->ready_count++; /* at most max_pending: one entry per outstanding request */
-      takt__notify_locked(&c->cb);
-    }
+  } else if (!r->deferred) {
+    complete_locked(ctx, r, rc == TAKT_OK);
   }
   return true;
+}
+
+takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out) {
+  if (srv == NULL || out == NULL) return TAKT_EINVAL;
+  takt__lock(srv->ctx);
+  takt_request_t *r = srv->serving;
+  if (r != NULL) {
+    r->deferred = true;
+    out->request = r;
+    out->generation = r->generation;
+    out->t_submit = r->t_submit;
+  }
+  takt__unlock(srv->ctx);
+  return r != NULL ? TAKT_OK : TAKT_ESTATE;
+}
+
+takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32_t size, bool ok) {
+  if (d == NULL || d->request == NULL || (ok && response == NULL)) return TAKT_EINVAL;
+  takt_request_t *r = d->request;
+  takt_context_t *ctx = r->client->service->ctx;
+  if (ok && size != r->client->service->resp_type->size) return TAKT_ESIZE;
+  takt__lock(ctx);
+  takt_err_t rc = TAKT_OK;
+  if (r->generation != d->generation || r->t_submit != d->t_submit || r->state != TAKT__REQ_SERVING ||
+      !r->deferred) {
+    rc = TAKT_ESTATE; /* answered already, or not this request any more */
+  } else {
+    if (ok && !r->canceled) memcpy(r->resp_buf, response, size);
+    if (r->canceled) rc = TAKT_ESTATE; /* abandoned meanwhile: discard, free the slot */
+    r->deferred = false;
+    complete_locked(ctx, r, ok);
+  }
+  d->request = NULL;
+  takt__unlock(ctx);
+  return rc;
 }
 
 bool takt__client_execute_locked(takt_client_t *c);

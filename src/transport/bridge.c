@@ -10,6 +10,8 @@
 #if TAKT_WITH_PUBSUB
 
 #define BRIDGE_MAX 64
+#define CALLS_MAX 16          /* requests of one bridged service in flight at once */
+#define ANSWER_BIT 0x8000u    /* an answer frame's entity */
 
 typedef struct route {
   struct takt_bridge *b;
@@ -21,11 +23,25 @@ typedef struct route {
   takt_publisher_t *pub;    /* import */
 } route_t;
 
+typedef struct call_route {
+  struct takt_bridge *b;
+  uint16_t entity;
+  uint8_t priority;
+  bool used;
+  const takt_type_support_t *req, *resp;
+  takt_service_t *proxy;            /* import: the local stand-in */
+  takt_deferred_t pending[CALLS_MAX];
+  bool busy[CALLS_MAX];
+  takt_client_t *client;            /* export: calls the local service */
+  uint32_t corr[CALLS_MAX];         /* export: correlation of the request in client slot i */
+} call_route_t;
+
 struct takt_bridge {
   takt_context_t *ctx;
   takt_daemon_t *daemon;
   takt_node_t *node;
   route_t exports[BRIDGE_MAX], imports[BRIDGE_MAX];
+  call_route_t calls[BRIDGE_MAX];
   uint8_t *buf, *msg; /* serialized and in-memory scratch (input thread) */
   uint8_t *out;       /* serialization scratch (the executor's thread) */
   uint32_t buf_cap;
@@ -70,6 +86,109 @@ static route_t *find(route_t *routes, uint16_t entity) {
   return NULL;
 }
 
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static call_route_t *find_call(takt_bridge_t *b, uint16_t entity) {
+  for (int i = 0; i < BRIDGE_MAX; i++)
+    if (b->calls[i].used && b->calls[i].entity == entity) return &b->calls[i];
+  return NULL;
+}
+
+/* import: the local stand-in sends the request and answers when the remote answer comes back */
+static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp, void *user) {
+  (void)s;
+  (void)resp;
+  call_route_t *cr = user;
+  takt_bridge_t *b = cr->b;
+  takt_mutex_lock(&b->lock);
+  int slot = -1;
+  for (int i = 0; i < CALLS_MAX && slot < 0; i++)
+    if (!cr->busy[i]) slot = i;
+  if (slot >= 0) cr->busy[slot] = true;
+  takt_mutex_unlock(&b->lock);
+  if (slot < 0 || takt_service_defer(cr->proxy, &cr->pending[slot]) < 0) {
+    takt_mutex_lock(&b->lock);
+    if (slot >= 0) cr->busy[slot] = false;
+    b->stats.requests_refused++;
+    takt_mutex_unlock(&b->lock);
+    return TAKT_EFULL; /* the request fails now: too many in flight */
+  }
+  uint8_t *frame = b->out; /* the executor's scratch */
+  put32(frame, (uint32_t)slot);
+  memcpy(frame + 4, req->data, req->size);
+  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .priority = cr->priority, .entity = cr->entity,
+                           .t_info = req->header.t_info};
+  takt_err_t rc = takt_daemon_send(b->daemon, &h, frame, 4 + req->size);
+  takt_mutex_lock(&b->lock);
+  if (rc == TAKT_OK) b->stats.requests_forwarded++;
+  else b->stats.requests_refused++;
+  takt_mutex_unlock(&b->lock);
+  if (rc < 0) {
+    takt_service_respond(&cr->pending[slot], NULL, 0, false);
+    takt_mutex_lock(&b->lock);
+    cr->busy[slot] = false;
+    takt_mutex_unlock(&b->lock);
+  }
+  return TAKT_OK;
+}
+
+/* export: the local service answered: send the answer back (run by the executor) */
+static void answered(takt_client_t *c, takt_future_t f, void *user) {
+  (void)c;
+  call_route_t *cr = user;
+  takt_bridge_t *b = cr->b;
+  uint8_t *frame = b->out;
+  takt_mutex_lock(&b->lock); /* written by the input thread under the lock, before we can run */
+  uint32_t corr = cr->corr[f.index];
+  takt_mutex_unlock(&b->lock);
+  takt_err_t rc = takt_future_take(&f, frame + 5, cr->resp->size);
+  put32(frame, corr);
+  frame[4] = rc == TAKT_OK ? 1 : 0;
+  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .priority = cr->priority,
+                           .entity = (uint16_t)(cr->entity | ANSWER_BIT), .t_info = takt_time_now()};
+  takt_err_t sent = takt_daemon_send(b->daemon, &h, frame, 5 + (rc == TAKT_OK ? cr->resp->size : 0));
+  takt_mutex_lock(&b->lock);
+  if (sent == TAKT_OK) b->stats.answers_returned++;
+  takt_mutex_unlock(&b->lock);
+}
+
+/* A frame for a bridged service (input thread). Returns false if entity is not one. */
+static bool service_frame(takt_bridge_t *b, const takt_frame_header_t *h, const uint8_t *p) {
+  bool answer = (h->entity & ANSWER_BIT) != 0;
+  call_route_t *cr = find_call(b, (uint16_t)(h->entity & ~ANSWER_BIT));
+  if (cr == NULL || h->length < (answer ? 5u : 4u)) return false;
+  uint32_t corr = get32(p);
+  if (answer && cr->proxy != NULL && corr < CALLS_MAX) { /* an answer to one of our requests */
+    bool ok = p[4] == 1 && h->length == 5 + cr->resp->size;
+    takt_service_respond(&cr->pending[corr], ok ? p + 5 : NULL, cr->resp->size, ok);
+    takt_mutex_lock(&b->lock);
+    cr->busy[corr] = false;
+    takt_mutex_unlock(&b->lock);
+    return true;
+  }
+  if (!answer && cr->client != NULL && h->length == 4 + cr->req->size) { /* a request to serve */
+    takt_future_t f;
+    /* the lock is held across the call: the answer cannot be sent before its correlation is
+     * recorded (lock order: bridge, then context) */
+    takt_mutex_lock(&b->lock);
+    takt_err_t rc = takt_client_call(cr->client, p + 4, cr->req->size, &f);
+    if (rc == TAKT_OK) {
+      cr->corr[f.index] = corr;
+      b->stats.requests_served++;
+    } else {
+      b->stats.requests_refused++;
+    }
+    takt_mutex_unlock(&b->lock);
+    return true;
+  }
+  return false;
+}
+
 static void input_main(void *arg) {
   takt_bridge_t *b = arg;
   takt_mutex_lock(&b->lock);
@@ -77,6 +196,7 @@ static void input_main(void *arg) {
     takt_mutex_unlock(&b->lock);
     takt_frame_header_t h;
     while (takt_daemon_take(b->daemon, &h, b->buf, b->buf_cap) == TAKT_OK) {
+      if (service_frame(b, &h, b->buf)) continue;
       route_t *r = find(b->imports, h.entity);
       takt_err_t rc = TAKT_OK;
       bool unknown = r == NULL;
@@ -171,6 +291,47 @@ takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
   *r = (route_t){.b = b, .topic = topic, .entity = entity, .used = true};
   takt_err_t rc = takt_publisher_create(b->node, topic, &r->pub);
   if (rc < 0) r->used = false;
+  return rc;
+}
+
+static call_route_t *new_call(takt_bridge_t *b, uint16_t entity) {
+  if (find_call(b, entity) != NULL) return NULL;
+  for (int i = 0; i < BRIDGE_MAX; i++)
+    if (!b->calls[i].used) return &b->calls[i];
+  return NULL;
+}
+
+takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
+                                      const takt_type_support_t *req, const takt_type_support_t *resp,
+                                      uint16_t entity, uint8_t priority) {
+  if (b == NULL || req == NULL || resp == NULL || entity & ANSWER_BIT ||
+      4u + req->size > TAKT_FRAME_MAX_PAYLOAD || 5u + resp->size > TAKT_FRAME_MAX_PAYLOAD)
+    return TAKT_EINVAL;
+  call_route_t *cr = new_call(b, entity);
+  if (cr == NULL) return find_call(b, entity) ? TAKT_EEXIST : TAKT_EFULL;
+  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req, .resp = resp};
+  takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
+  o.depth = CALLS_MAX;
+  o.attr.priority = priority;
+  takt_err_t rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
+  if (rc < 0) cr->used = false;
+  return rc;
+}
+
+takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
+                                      const takt_type_support_t *req, const takt_type_support_t *resp,
+                                      uint16_t entity, uint8_t priority) {
+  if (b == NULL || req == NULL || resp == NULL || entity & ANSWER_BIT ||
+      4u + req->size > TAKT_FRAME_MAX_PAYLOAD || 5u + resp->size > TAKT_FRAME_MAX_PAYLOAD)
+    return TAKT_EINVAL;
+  call_route_t *cr = new_call(b, entity);
+  if (cr == NULL) return find_call(b, entity) ? TAKT_EEXIST : TAKT_EFULL;
+  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req, .resp = resp};
+  takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
+  o.max_pending = CALLS_MAX;
+  o.attr.priority = priority;
+  takt_err_t rc = takt_client_create(b->node, name, req, resp, answered, cr, &o, &cr->client);
+  if (rc < 0) cr->used = false;
   return rc;
 }
 

@@ -187,3 +187,57 @@ TEST_F(ContextTest, ClientNeedsAMatchingService) {
 }
 
 }  // namespace
+
+namespace {
+
+struct Later {
+  takt_service_t *srv = nullptr;
+  takt_deferred_t d{};
+  bool deferred = false;
+};
+
+takt_err_t defer_it(takt_service_t *, const takt_message_t *, void *, void *user) {
+  auto *l = static_cast<Later *>(user);
+  l->deferred = takt_service_defer(l->srv, &l->d) == TAKT_OK;
+  return TAKT_EINVAL;  // ignored: the answer comes later
+}
+
+TEST_F(ContextTest, DeferredAnswersComeLaterAndAbandonedOnesAreDiscarded) {
+  takt_node_t *n;
+  Later later;
+  takt_client_t *c;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_service_create(n, "slow", blob8_type(), blob8_type(), defer_it, &later, nullptr, &later.srv),
+            TAKT_OK);
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 1;
+  ASSERT_EQ(takt_client_create(n, "slow", blob8_type(), blob8_type(), nullptr, nullptr, &co, &c), TAKT_OK);
+  takt_deferred_t outside;
+  EXPECT_EQ(takt_service_defer(later.srv, &outside), TAKT_ESTATE);  // not inside its callback
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 req{3}, resp{0};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(c, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  ASSERT_TRUE(later.deferred);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_PENDING);  // the callback's return was ignored
+  Blob8 answer{42};
+  ASSERT_EQ(takt_service_respond(&later.d, &answer, sizeof answer, true), TAKT_OK);
+  ASSERT_EQ(takt_future_take(&f, &resp, sizeof resp), TAKT_OK);
+  EXPECT_EQ(resp.value, 42u);
+  EXPECT_EQ(takt_service_respond(&later.d, &answer, sizeof answer, true), TAKT_EINVAL);  // used up
+  // abandoned while deferred: the late answer is discarded and the slot comes back
+  ASSERT_EQ(takt_client_call(c, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  ASSERT_EQ(takt_future_cancel(&f), TAKT_OK);
+  EXPECT_EQ(takt_service_respond(&later.d, &answer, sizeof answer, true), TAKT_ESTATE);
+  ASSERT_EQ(takt_client_call(c, &req, sizeof req, &f), TAKT_OK);  // max_pending 1: it was freed
+  ASSERT_EQ(takt_future_cancel(&f), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  expect_empty();
+}
+
+}  // namespace

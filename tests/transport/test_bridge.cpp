@@ -131,3 +131,73 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
 }
 
 }  // namespace
+
+namespace {
+
+struct U64 {
+  uint64_t v;
+};
+const takt_type_support_t kU64 = {"test/U64", nullptr, sizeof(U64), nullptr, nullptr};
+
+takt_err_t doubler(takt_service_t *, const takt_message_t *req, void *resp, void *) {
+  static_cast<U64 *>(resp)->v = 2 * static_cast<const U64 *>(req->data)->v;
+  return TAKT_OK;
+}
+
+TEST(Bridge, ServiceCalledAcrossTheLink) {
+  Side micro, agent;
+  make_side(micro, "micro_bridge");
+  make_side(agent, "agent_bridge");
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(agent.node, "double", &kU64, &kU64, doubler, nullptr, nullptr, &srv), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export_service(agent.bridge, "double", &kU64, &kU64, 10, 5), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import_service(micro.bridge, "double", &kU64, &kU64, 10, 5), TAKT_OK);
+  EXPECT_EQ(takt_bridge_import_service(micro.bridge, "other", &kU64, &kU64, 10, 5), TAKT_EEXIST);
+  takt_client_t *cli;  // an ordinary client of the micro side: the service looks local
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 8;
+  ASSERT_EQ(takt_client_create(micro.node, "double", &kU64, &kU64, nullptr, nullptr, &co, &cli), TAKT_OK);
+  takt_link_emulation_t emu{};
+  takt_link_t *lm, *la;
+  takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
+  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
+  for (Side *s : {&micro, &agent}) {
+    ASSERT_EQ(takt_executor_add_node(s->exec, s->node), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(s->exec, takt_bridge_node(s->bridge)), TAKT_OK);
+    ASSERT_EQ(takt_bridge_start(s->bridge), TAKT_OK);
+  }
+  takt_future_t f[5];
+  for (uint64_t i = 0; i < 5; i++) {
+    U64 req{i + 1};
+    ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
+  }
+  int64_t end = takt_time_now() + 300 * TAKT_NS_PER_MS;
+  std::thread ta([&] { takt_executor_spin_until(agent.exec, end); });
+  std::thread tm([&] { takt_executor_spin_until(micro.exec, end); });
+  tm.join();
+  ta.join();
+  for (uint64_t i = 0; i < 5; i++) {
+    U64 resp{0};
+    ASSERT_EQ(takt_future_take(&f[i], &resp, sizeof resp), TAKT_OK) << i;
+    EXPECT_EQ(resp.v, 2 * (i + 1));
+  }
+  takt_bridge_stats_t bm, ba;
+  takt_bridge_get_stats(micro.bridge, &bm);
+  takt_bridge_get_stats(agent.bridge, &ba);
+  EXPECT_EQ(bm.requests_forwarded, 5u);
+  EXPECT_EQ(ba.requests_served, 5u);
+  EXPECT_EQ(ba.answers_returned, 5u);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+  takt_link_close(lm);
+  takt_link_close(la);
+  for (Side *s : {&micro, &agent}) {
+    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
+    takt_bridge_destroy(s->bridge);
+    takt_daemon_destroy(s->daemon);
+    takt_context_destroy(s->ctx);
+  }
+}
+
+}  // namespace
