@@ -301,15 +301,26 @@ static call_route_t *new_call(takt_bridge_t *b, uint16_t entity) {
   return NULL;
 }
 
-takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
-                                      const takt_type_support_t *req, const takt_type_support_t *resp,
-                                      uint16_t entity, uint8_t priority) {
+/* Claim a route for a bridged service (both directions check the same things). */
+static takt_err_t add_call(takt_bridge_t *b, const takt_type_support_t *req,
+                           const takt_type_support_t *resp, uint16_t entity, uint8_t priority,
+                           call_route_t **out) {
   if (b == NULL || req == NULL || resp == NULL || entity & ANSWER_BIT ||
       4u + req->size > TAKT_FRAME_MAX_PAYLOAD || 5u + resp->size > TAKT_FRAME_MAX_PAYLOAD)
     return TAKT_EINVAL;
   call_route_t *cr = new_call(b, entity);
   if (cr == NULL) return find_call(b, entity) ? TAKT_EEXIST : TAKT_EFULL;
-  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req, .resp = resp};
+  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req,
+                       .resp = resp};
+  *out = cr;
+  return TAKT_OK;
+}
+
+takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
+                                      const takt_type_support_t *req, const takt_type_support_t *resp,
+                                      uint16_t entity, uint8_t priority) {
+  call_route_t *cr;
+  TAKT_RETURN_IF_ERR(add_call(b, req, resp, entity, priority, &cr));
   takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
   o.depth = CALLS_MAX;
   o.attr.priority = priority;
@@ -321,12 +332,8 @@ takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
 takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
                                       uint16_t entity, uint8_t priority) {
-  if (b == NULL || req == NULL || resp == NULL || entity & ANSWER_BIT ||
-      4u + req->size > TAKT_FRAME_MAX_PAYLOAD || 5u + resp->size > TAKT_FRAME_MAX_PAYLOAD)
-    return TAKT_EINVAL;
-  call_route_t *cr = new_call(b, entity);
-  if (cr == NULL) return find_call(b, entity) ? TAKT_EEXIST : TAKT_EFULL;
-  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req, .resp = resp};
+  call_route_t *cr;
+  TAKT_RETURN_IF_ERR(add_call(b, req, resp, entity, priority, &cr));
   takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
   o.max_pending = CALLS_MAX;
   o.attr.priority = priority;
