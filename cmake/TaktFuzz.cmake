@@ -1,0 +1,15 @@
+# takt_fuzz_target(NAME SOURCE src.c LIBS lib... SEEDS glob ITERATIONS n)
+# With TAKT_LIBFUZZER (clang) the target links libFuzzer (`make fuzz`); otherwise it links the
+# deterministic mutation driver and ctest runs ITERATIONS mutants of the SEEDS as NAME_smoke.
+function(takt_fuzz_target name)
+  cmake_parse_arguments(F "" "SOURCE;SEEDS;ITERATIONS" "LIBS" ${ARGN})
+  if(TAKT_LIBFUZZER)
+    add_executable(${name} ${F_SOURCE})
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  else()
+    add_executable(${name} ${F_SOURCE} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_driver.c)
+    file(GLOB seeds ${F_SEEDS})
+    add_test(NAME ${name}_smoke COMMAND ${name} ${F_ITERATIONS} ${seeds})
+  endif()
+  target_link_libraries(${name} PRIVATE ${F_LIBS})
+endfunction()
