@@ -47,6 +47,7 @@ typedef struct takt_context_config {
   uint32_t max_clients;
   uint32_t max_chains;
   uint32_t max_executors;
+  uint32_t max_groups;       /* callback groups (takt_group_create); 0 allowed */
   size_t arena_bytes;        /* message slots, queues, request buffers, executor tables */
   void *arena;               /* caller-provided storage for the arena, or NULL to malloc it */
   takt_clock_t *clock;       /* NULL: the monotonic clock; a FAKE clock for deterministic tests */
@@ -56,7 +57,7 @@ typedef struct takt_context_config {
 #define TAKT_CONTEXT_CONFIG_DEFAULT                                                                \
   {.max_nodes = 32, .max_topics = 64, .max_publishers = 128, .max_subscriptions = 128,             \
    .max_timers = 64, .max_services = 16, .max_clients = 16, .max_chains = 16,                      \
-   .max_executors = 4, .arena_bytes = 1u << 20, .arena = NULL, .clock = NULL}
+   .max_executors = 4, .max_groups = 16, .arena_bytes = 1u << 20, .arena = NULL, .clock = NULL}
 
 /* Upper bounds that make a configuration absurd rather than large. */
 #define TAKT_MAX_ENTITIES_PER_POOL (1u << 20)
@@ -131,12 +132,36 @@ typedef enum {
 /** Scheduling attributes of a callback. Larger priority = more urgent (as SCHED_FIFO). */
 typedef struct takt_callback_attr {
   int32_t priority;     /* 0..TAKT_PRIORITY_MAX */
-  int64_t deadline_ns;  /* relative deadline; 0 = none (later executors use it) */
-  uint32_t group;       /* callback group id; 0 = the node's default group */
+  int64_t deadline_ns;  /* relative deadline; 0 = none (EDF timers: the period) */
+  uint32_t group;       /* callback group id (takt_group_create); 0 = the node's default group,
+                         * mutually exclusive as in rclcpp */
+  uint64_t cpus;        /* preempt: CPUs its worker may run on (bit i = CPU i); 0 = the
+                         * executor's set */
 } takt_callback_attr_t;
 
 #define TAKT_PRIORITY_MAX 1000000
-#define TAKT_CALLBACK_ATTR_DEFAULT {.priority = 0, .deadline_ns = 0, .group = 0}
+#define TAKT_CALLBACK_ATTR_DEFAULT {.priority = 0, .deadline_ns = 0, .group = 0, .cpus = 0}
+
+/** Callback groups (rclcpp's): a mutually exclusive group never runs two of its callbacks at
+ * once (under preempt: a priority-inheritance mutex, so a low-priority holder is boosted); a
+ * reentrant group lets its callbacks run in parallel, even with themselves. */
+typedef enum { TAKT_GROUP_MUTUALLY_EXCLUSIVE = 0, TAKT_GROUP_REENTRANT = 1 } takt_group_kind_t;
+
+/**
+ * Create a callback group of the context; *id goes in takt_callback_attr_t.group. All callbacks
+ * of a group must be scheduled by one executor: attaching a node whose callback's group is
+ * served by another executor fails with TAKT_EBUSY. TAKT_EFULL past max_groups, TAKT_EEXIST for
+ * a name in use, TAKT_ENAME for an invalid name.
+ */
+takt_err_t takt_group_create(takt_context_t *ctx, const char *name, takt_group_kind_t kind,
+                             uint32_t *id);
+/** Find a group by name: TAKT_ENOENT if none. */
+takt_err_t takt_group_find(takt_context_t *ctx, const char *name, uint32_t *id);
+
+/** Absolute deadline of the job the calling thread runs (a timer's release + its deadline, or
+ * the deadline a message inherited from the job that published it); TAKT_TIME_INFINITE outside
+ * a job or for a job without a deadline. */
+int64_t takt_job_deadline(void);
 
 typedef enum {
   TAKT_CB_TIMER = 0,

@@ -15,8 +15,22 @@ typedef enum {
   TAKT_EXEC_TIDE = 0,
   /** rclc's executor: wait set refreshed once per round, timers and one message collected,
    * all ready callbacks run in registration order. The baseline. */
-  TAKT_EXEC_BATCH = 1
+  TAKT_EXEC_BATCH = 1,
+  /** ROS^RT: no executor thread. A publish, a message from a link or a timer release hands the
+   * job straight to an idle worker thread that runs it at the job's OS priority (FP) or at the
+   * SCHED_FIFO level of its absolute deadline's rank (EDF). Timers on a top-priority thread. */
+  TAKT_EXEC_PREEMPT = 2,
+  /** rclcpp's executors: wait set refreshed only when its snapshot is used up, timers before
+   * subscriptions before services before clients, registration order; threads > 1 reproduces the
+   * multi-threaded executor (one lock around the shared wait set). The baseline of ROS^RT. */
+  TAKT_EXEC_WAITSET = 3
 } takt_executor_kind_t;
+
+/** Scheduling policy of the preempt executor. */
+typedef enum {
+  TAKT_SCHED_FP = 0,  /* a callback's priority is its worker's SCHED_FIFO priority */
+  TAKT_SCHED_EDF = 1  /* earliest absolute deadline first, enforced through SCHED_FIFO levels */
+} takt_sched_kind_t;
 
 /** rclc trigger conditions, evaluated over the round's wait set (batch only). */
 typedef enum {
@@ -36,17 +50,37 @@ typedef struct takt_executor_options {
   takt_callback_t *trigger_one;
   takt_trigger_fn trigger_fn;
   void *trigger_user;
+  /* preempt: worker threads (created at init; 0 = 2 per CPU, at least 4). waitset: threads that
+   * spin (1 = the single-threaded executor, 0 = one per CPU). */
+  uint32_t threads;
+  takt_sched_kind_t sched; /* preempt */
+  /* preempt: the SCHED_FIFO range jobs use. FP: a callback priority must lie in [prio_min,
+   * prio_max] (0 means prio_min). EDF: the levels deadlines are ranked onto. */
+  int32_t prio_min, prio_max;
+  int32_t timer_priority; /* preempt: the timer thread's SCHED_FIFO priority */
+  uint64_t cpus;          /* preempt, waitset: CPUs the threads may use (bit i = CPU i); 0 = all */
 } takt_executor_options_t;
+
+#define TAKT_PREEMPT_PRIO_MIN 1
+#define TAKT_PREEMPT_PRIO_MAX 80
+#define TAKT_PREEMPT_TIMER_PRIORITY 98
 
 #define TAKT_EXECUTOR_OPTIONS_DEFAULT                                                              \
   {.max_callbacks = 0, .trigger = TAKT_TRIGGER_ANY, .trigger_one = NULL, .trigger_fn = NULL,      \
-   .trigger_user = NULL}
+   .trigger_user = NULL, .threads = 0, .sched = TAKT_SCHED_FP,                                     \
+   .prio_min = TAKT_PREEMPT_PRIO_MIN, .prio_max = TAKT_PREEMPT_PRIO_MAX,                           \
+   .timer_priority = TAKT_PREEMPT_TIMER_PRIORITY, .cpus = 0}
 
 /** Counters of an executor (read with the context lock; thread-safe). */
 typedef struct takt_executor_stats {
   uint64_t rounds;     /* collection phases */
   uint64_t executed;   /* callbacks run */
   uint64_t idle_waits; /* times the executor waited for work */
+  /* preempt */
+  uint64_t dispatched;     /* jobs handed to an idle worker at release */
+  uint64_t queued;         /* jobs that found no idle worker and waited for one (pool policy) */
+  uint64_t timer_overruns; /* timer releases skipped: the previous job had not finished */
+  uint64_t renumbered;     /* EDF: times the deadline ranks were spread out again */
 } takt_executor_stats_t;
 
 /** Create an executor; its tables come from the context arena. TAKT_EFULL past max_executors. */
@@ -73,7 +107,7 @@ void takt_executor_stop(takt_executor_t *exec);
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind);
-/** Parse "tide" / "batch". TAKT_EINVAL otherwise. */
+/** Parse "tide" / "batch" / "preempt" / "waitset". TAKT_EINVAL otherwise. */
 takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out);
 
 #ifdef __cplusplus

@@ -126,6 +126,17 @@ takt_err_t takt_thread_create(takt_thread_t *t, const takt_thread_attr_t *attr, 
 takt_err_t takt_thread_join(takt_thread_t *t);
 /** Change the calling thread's policy and priority (same fallback as create). */
 takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priority);
+/** Change another thread's policy and priority (e.g. a worker before it is handed a job).
+ * Without permission for SCHED_FIFO: SCHED_OTHER with a nice level that keeps the order of the
+ * priorities where it can (one warning), and TAKT_EPERM. */
+takt_err_t takt_thread_set_sched(takt_thread_t *t, takt_sched_policy_t policy, int32_t priority);
+/** Restrict a thread to the CPUs of mask (bit i = CPU i); 0 = all CPUs. */
+takt_err_t takt_thread_set_affinity(takt_thread_t *t, uint64_t mask);
+/** The calling thread. */
+void takt_thread_self(takt_thread_t *out);
+/** The number of CPUs this process may run on. */
+uint32_t takt_port_cpu_count(void);
+
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);
 

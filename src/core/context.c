@@ -31,6 +31,7 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
       !cap_ok(cfg->max_clients) || !cap_ok(cfg->max_chains) || !cap_ok(cfg->max_executors))
     return TAKT_EINVAL;
   if (cfg->arena_bytes < 4096 || cfg->arena_bytes > TAKT_MAX_ARENA_BYTES) return TAKT_EINVAL;
+  if (cfg->max_groups > 1024) return TAKT_EINVAL;
 
   void *mem = cfg->arena;
   bool owned = false;
@@ -66,6 +67,11 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
       takt__pool_init(&ctx->timers, a, sizeof(takt_timer_t), cfg->max_timers) < 0 ||
       takt__pool_init(&ctx->chains, a, sizeof(takt_chain_t), cfg->max_chains) < 0)
     goto nomem;
+  if (cfg->max_groups > 0) {
+    ctx->groups = takt__arena_alloc(a, (size_t)cfg->max_groups * sizeof(takt__group_t));
+    if (ctx->groups == NULL) goto nomem;
+  }
+  ctx->max_groups = cfg->max_groups;
   if (takt_mutex_init(&ctx->lock) < 0) goto nomem;
   takt__list_init(&ctx->node_list);
   takt__list_init(&ctx->topic_list);
@@ -82,6 +88,7 @@ nomem:
 
 void takt_context_destroy(takt_context_t *ctx) {
   if (ctx == NULL) return;
+  for (uint32_t i = 0; i < ctx->n_groups; i++) takt_mutex_fini(&ctx->groups[i].lock);
   takt_mutex_fini(&ctx->lock);
   if (ctx->arena_owned) free(ctx->arena_mem);
 }
@@ -144,7 +151,14 @@ takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t *
     takt__unlock(ctx);
     return TAKT_EFULL;
   }
+  if (takt_mutex_init(&n->group.lock) < 0) {
+    takt__pool_free(&ctx->nodes, n);
+    takt__unlock(ctx);
+    return TAKT_EOS;
+  }
   strcpy(n->name, name);
+  strcpy(n->group.name, name);
+  n->group.kind = TAKT_GROUP_MUTUALLY_EXCLUSIVE;
   n->ctx = ctx;
   takt__list_init(&n->callbacks);
   takt__list_init(&n->publishers);
@@ -220,6 +234,7 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
   }
 #endif
   takt__list_remove(&node->ctx_link);
+  takt_mutex_fini(&node->group.lock);
   takt__pool_free(&ctx->nodes, node);
   takt__unlock(ctx);
   return TAKT_OK;
@@ -353,13 +368,80 @@ const char *takt_callback_name(const takt_callback_t *cb) { return cb->name; }
 takt_node_t *takt_callback_node(const takt_callback_t *cb) { return cb->node; }
 uint64_t takt_callback_runs(const takt_callback_t *cb) { return cb->runs; }
 
-static bool attr_valid(const takt_callback_attr_t *attr) {
-  return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0;
+static bool attr_valid(takt_context_t *ctx, const takt_callback_attr_t *attr) {
+  return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0 &&
+         attr->group <= ctx->n_groups;
+}
+
+/* ---- callback groups ---- */
+
+takt_err_t takt_group_create(takt_context_t *ctx, const char *name, takt_group_kind_t kind,
+                             uint32_t *id) {
+  if (ctx == NULL || id == NULL ||
+      (kind != TAKT_GROUP_MUTUALLY_EXCLUSIVE && kind != TAKT_GROUP_REENTRANT))
+    return TAKT_EINVAL;
+  if (!takt_name_valid(name)) return TAKT_ENAME;
+  takt__lock(ctx);
+  takt_err_t rc = TAKT_OK;
+  for (uint32_t i = 0; i < ctx->n_groups; i++)
+    if (strcmp(ctx->groups[i].name, name) == 0) rc = TAKT_EEXIST;
+  if (rc == TAKT_OK && ctx->n_groups >= ctx->max_groups) rc = TAKT_EFULL;
+  if (rc == TAKT_OK) {
+    takt__group_t *g = &ctx->groups[ctx->n_groups];
+    memset(g, 0, sizeof *g);
+    if (takt_mutex_init(&g->lock) < 0) {
+      rc = TAKT_EOS;
+    } else {
+      strcpy(g->name, name);
+      g->kind = kind;
+      *id = ++ctx->n_groups;
+    }
+  }
+  takt__unlock(ctx);
+  return rc;
+}
+
+takt_err_t takt_group_find(takt_context_t *ctx, const char *name, uint32_t *id) {
+  if (ctx == NULL || name == NULL || id == NULL) return TAKT_EINVAL;
+  takt__lock(ctx);
+  takt_err_t rc = TAKT_ENOENT;
+  for (uint32_t i = 0; i < ctx->n_groups && rc != TAKT_OK; i++) {
+    if (strcmp(ctx->groups[i].name, name) == 0) {
+      *id = i + 1;
+      rc = TAKT_OK;
+    }
+  }
+  takt__unlock(ctx);
+  return rc;
+}
+
+takt_err_t takt__group_claim_check_locked(takt__dispatcher_t *d, takt_callback_t *cb) {
+  takt__group_t *g = takt__callback_group(cb);
+  if (g->owner != NULL && g->owner != d) return TAKT_EBUSY;
+  if (d->check_attr_locked != NULL) return d->check_attr_locked(d, &cb->attr);
+  return TAKT_OK;
+}
+
+void takt__group_attach_locked(takt__dispatcher_t *d, takt_callback_t *cb) {
+  takt__group_t *g = takt__callback_group(cb);
+  g->owner = d;
+  g->attached++;
+}
+
+void takt__group_detach_locked(takt_callback_t *cb) {
+  takt__group_t *g = takt__callback_group(cb);
+  if (g->attached > 0 && --g->attached == 0) g->owner = NULL;
+}
+
+int64_t takt_job_deadline(void) {
+  takt__job_t *job = takt__current_job;
+  return job != NULL && job->abs_deadline > 0 ? job->abs_deadline : TAKT_TIME_INFINITE;
 }
 
 takt_err_t takt_callback_set_attr(takt_callback_t *cb, const takt_callback_attr_t *attr) {
-  if (cb == NULL || attr == NULL || !attr_valid(attr)) return TAKT_EINVAL;
+  if (cb == NULL || attr == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = cb->node->ctx;
+  if (!attr_valid(ctx, attr)) return TAKT_EINVAL;
   takt__lock(ctx);
   /* The executor keys its heaps by priority: only change it while the node is detached. */
   bool attached = cb->node->dispatcher != NULL;
@@ -378,7 +460,7 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
                                           const takt_callback_attr_t *attr) {
   takt_callback_attr_t def = TAKT_CALLBACK_ATTR_DEFAULT;
   if (attr == NULL) attr = &def;
-  if (!attr_valid(attr)) return TAKT_EINVAL;
+  if (!attr_valid(node->ctx, attr)) return TAKT_EINVAL;
   cb->kind = kind;
   cb->attr = *attr;
   cb->node = node;
@@ -386,6 +468,13 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
   cb->reg_order = node->ctx->reg_seq++;
   cb->heap_pos = -1;
   cb->timer_pos = -1;
+  cb->job_deadline = TAKT_TIME_INFINITE;
+  cb->next_deadline = TAKT_TIME_INFINITE;
+  if (node->dispatcher != NULL) {
+    /* the attached node's executor must accept the group and the attributes */
+    takt_err_t rc = takt__group_claim_check_locked(node->dispatcher, cb);
+    if (rc < 0) return rc;
+  }
   takt__list_push_back(&node->callbacks, &cb->node_link);
   if (node->dispatcher != NULL) node->dispatcher->added_locked(node->dispatcher, cb);
   return TAKT_OK;

@@ -76,6 +76,9 @@ struct takt__dispatcher {
   void (*removed_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
   /** The context shuts down: stop spinning. Lock held. */
   void (*stop_locked)(takt__dispatcher_t *d);
+  /** May attr be used by a callback this executor schedules? TAKT_OK or an error (e.g. a
+   * priority outside the executor's range). May be NULL. Lock held. */
+  takt_err_t (*check_attr_locked)(takt__dispatcher_t *d, const takt_callback_attr_t *attr);
   takt__link_t ctx_link; /* in ctx->dispatchers */
 };
 
@@ -133,7 +136,20 @@ struct takt_callback {
   uint64_t runs;
   takt_chain_t *chain;
   uint32_t chain_pos;
+  uint32_t inflight;     /* jobs of it on workers now (preempt, waitset multi-threaded) */
+  int64_t job_deadline;  /* absolute deadline of the job starting now (TAKT_TIME_INFINITE: none) */
+  int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
 };
+
+/* A callback group. The node's default group (id 0) lives in the node. */
+typedef struct takt__group {
+  char name[TAKT_NAME_MAX];
+  takt_group_kind_t kind;
+  takt_mutex_t lock;           /* held by a running job of a mutually exclusive group */
+  uint32_t running;            /* jobs of the group running now (waitset) */
+  takt__dispatcher_t *owner;   /* the executor that schedules its callbacks, or NULL */
+  uint32_t attached;           /* callbacks of it attached to owner */
+} takt__group_t;
 
 struct takt_node {
   char name[TAKT_NAME_MAX];
@@ -144,6 +160,7 @@ struct takt_node {
   takt__dispatcher_t *dispatcher;
   takt_node_lifecycle_t lifecycle;
   bool started;
+  takt__group_t group; /* the default group: mutually exclusive */
 };
 
 #if TAKT_WITH_PUBSUB
@@ -294,6 +311,8 @@ struct takt_context {
   takt__arena_t arena;
   takt__pool_t nodes, topics, publishers, subscriptions, timers, services, clients, chains;
   uint32_t max_executors, executors_used;
+  takt__group_t *groups; /* groups[i] has id i + 1 */
+  uint32_t max_groups, n_groups;
   takt__link_t node_list, topic_list, service_list, chain_list;
   uint64_t arrival_seq;
   uint32_t reg_seq;
@@ -329,6 +348,17 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
                                           takt_callback_kind_t kind, const char *name,
                                           const takt_callback_attr_t *attr);
 void takt__callback_unregister_locked(takt_callback_t *cb);
+/** The group of a callback (its node's default group for id 0). */
+static inline takt__group_t *takt__callback_group(takt_callback_t *cb) {
+  uint32_t g = cb->attr.group;
+  return g == 0 ? &cb->node->group : &cb->node->ctx->groups[g - 1];
+}
+/** Can the executor d take cb's group? TAKT_EBUSY if another executor serves it. */
+takt_err_t takt__group_claim_check_locked(takt__dispatcher_t *d, takt_callback_t *cb);
+/** Bind / unbind cb's group to the executor that now schedules cb. */
+void takt__group_attach_locked(takt__dispatcher_t *d, takt_callback_t *cb);
+void takt__group_detach_locked(takt_callback_t *cb);
+
 /** Notify the node's executor that cb has new work. */
 static inline void takt__notify_locked(takt_callback_t *cb) {
   takt__dispatcher_t *d = cb->node->dispatcher;
@@ -349,6 +379,11 @@ bool takt__callback_execute_locked(takt_callback_t *cb);
 void takt__timer_execute_locked(takt_timer_t *t, int64_t now);
 /** Record a finished job of cb for chain statistics (sink of a chain). */
 void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t now);
+
+/** The absolute deadline the executor gave cb's next job, 0 for none (takt__job_t's). */
+static inline int64_t takt__job_deadline_of(const takt_callback_t *cb) {
+  return cb->job_deadline == TAKT_TIME_INFINITE ? 0 : cb->job_deadline;
+}
 
 /** Enter a job: it becomes the thread's current job (publications inherit its t_info) and the
  * lock is dropped for the user function. Returns the job to restore. */

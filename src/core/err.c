@@ -22,6 +22,7 @@ const char *takt_strerror(takt_err_t err) {
   case TAKT_ELATE: return "information older than everything the topic holds";
   case TAKT_ENOTSUP: return "feature compiled out";
   case TAKT_EMALFORMED: return "malformed serialized message";
+  case TAKT_ERANGE: return "priority outside the executor's range";
   default: return "unknown error";
   }
 }

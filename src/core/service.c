@@ -427,7 +427,7 @@ bool takt__service_execute_locked(takt_service_t *s) {
   takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size,
                         .usefulness = 1.0f};
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                     .abs_deadline = 0};
+                     .abs_deadline = takt__job_deadline_of(&s->cb)};
   takt_context_t *ctx = s->ctx;
   r->deferred = false;
   s->serving = r;
@@ -489,7 +489,7 @@ bool takt__client_execute_locked(takt_client_t *c) {
     if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* canceled */
     takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
     takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                       .abs_deadline = 0};
+                       .abs_deadline = takt__job_deadline_of(&c->cb)};
     takt_context_t *ctx = c->service->ctx;
     takt__job_t *saved = takt__job_begin_locked(ctx, &job);
     c->fn(c, f, c->user);

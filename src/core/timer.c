@@ -77,9 +77,11 @@ void takt__timer_execute_locked(takt_timer_t *t, int64_t now) {
                            .missed = t->missed_since_run};
   t->missed_since_run = 0;
   takt__job_t job = {.cb = &t->cb, .t_info = t->cb.job_t_info, .release = t->cb.job_release,
-                     .abs_deadline = t->cb.attr.deadline_ns > 0
-                                         ? t->cb.job_release + t->cb.attr.deadline_ns
-                                         : 0};
+                     .abs_deadline = t->cb.job_deadline != TAKT_TIME_INFINITE
+                                         ? t->cb.job_deadline
+                                         : t->cb.attr.deadline_ns > 0
+                                               ? t->cb.job_release + t->cb.attr.deadline_ns
+                                               : 0};
   takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   if (t->fn != NULL) t->fn(t, &ev, t->user);
   takt__job_end_locked(ctx, &job, saved);

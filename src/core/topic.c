@@ -388,7 +388,7 @@ bool takt__subscription_execute_locked(takt_subscription_t *s) {
                         .usefulness = 1.0f};
   msg.usefulness = fetched_locked(s, &sl->hdr);
   takt__job_t job = {.cb = &s->cb, .t_info = sl->hdr.t_info, .release = sl->hdr.t_data,
-                     .abs_deadline = 0};
+                     .abs_deadline = takt__job_deadline_of(&s->cb)};
   takt_context_t *ctx = t->ctx;
   takt__job_t *saved = takt__job_begin_locked(ctx, &job);
   if (s->fn != NULL) s->fn(s, &msg, s->user);

@@ -10,6 +10,10 @@
 #define TAKT__ST_ARRIVED 1u /* in the arrival heap (TIDE) */
 #define TAKT__ST_READY 2u   /* in the ReadyList (TIDE) / in the wait set (batch) */
 #define TAKT__ST_TIMER_PENDING 4u /* a timer release collected but not yet run */
+#define TAKT__ST_AGAIN 8u   /* preempt: work arrived while its (non-reentrant) job ran */
+
+typedef struct takt__preempt takt__preempt_t;
+typedef struct takt__waitset takt__waitset_t;
 
 struct takt_executor {
   takt__dispatcher_t d; /* first: the core calls back through it */
@@ -30,8 +34,30 @@ struct takt_executor {
   bool *ready_flags; /* batch: the wait set, indexed like cbs */
   takt__heap_t timers;  /* TimerList: by next release (position: cb->timer_pos) */
   takt__heap_t arrived; /* pending arrivals: by priority (position: cb->heap_pos) */
-  takt__heap_t ready;   /* ReadyList: by priority, FIFO among equals (cb->heap_pos) */
+  takt__heap_t ready;   /* ReadyList: by priority, FIFO among equals (cb->heap_pos); preempt:
+                         * jobs waiting for a worker, by priority (FP) or deadline (EDF) */
+  takt__preempt_t *pre;  /* preempt only */
+  takt__waitset_t *ws;   /* waitset only */
 };
+
+/* preempt.c */
+takt_err_t takt__preempt_init_locked(takt_executor_t *e);
+/** Stop and join the worker and timer threads. Lock NOT held. */
+void takt__preempt_fini(takt_executor_t *e);
+void takt__preempt_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
+void takt__preempt_timer_added_locked(takt_executor_t *e);
+void takt__preempt_removed_locked(takt_executor_t *e, takt_callback_t *cb);
+takt_err_t takt__preempt_check_attr(takt_executor_t *e, const takt_callback_attr_t *attr);
+/** Spin: dispatch until stop/until (wait) or until nothing is due now (!wait); returns after the
+ * jobs in flight finished. *ran: jobs run meanwhile. */
+void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
+bool takt__preempt_heap_less(const void *a, const void *b); /* FP */
+bool takt__preempt_edf_less(const void *a, const void *b);
+
+/* waitset.c */
+takt_err_t takt__waitset_init_locked(takt_executor_t *e);
+void takt__waitset_fini(takt_executor_t *e);
+void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
 
 /** One round of the executor's policy, lock held; returns callbacks run. */
 uint32_t takt__tide_round_locked(takt_executor_t *e);

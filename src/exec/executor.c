@@ -6,6 +6,8 @@ const char *takt_executor_kind_name(takt_executor_kind_t kind) {
   switch (kind) {
   case TAKT_EXEC_TIDE: return "tide";
   case TAKT_EXEC_BATCH: return "batch";
+  case TAKT_EXEC_PREEMPT: return "preempt";
+  case TAKT_EXEC_WAITSET: return "waitset";
   }
   return "unknown";
 }
@@ -14,6 +16,8 @@ takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out)
   if (name == NULL || out == NULL) return TAKT_EINVAL;
   if (strcmp(name, "tide") == 0) *out = TAKT_EXEC_TIDE;
   else if (strcmp(name, "batch") == 0) *out = TAKT_EXEC_BATCH;
+  else if (strcmp(name, "preempt") == 0) *out = TAKT_EXEC_PREEMPT;
+  else if (strcmp(name, "waitset") == 0) *out = TAKT_EXEC_WAITSET;
   else return TAKT_EINVAL;
   return TAKT_OK;
 }
@@ -38,8 +42,17 @@ static void arm_timer_locked(takt_executor_t *e, takt_callback_t *cb, int64_t st
 
 static void on_arrival(takt__dispatcher_t *d, takt_callback_t *cb) {
   takt_executor_t *e = (takt_executor_t *)(void *)d;
+  if (e->kind == TAKT_EXEC_PREEMPT) {
+    takt__preempt_arrival_locked(e, cb); /* no executor thread to wake */
+    return;
+  }
   if (e->kind == TAKT_EXEC_TIDE) takt__tide_arrival_locked(e, cb);
   takt_event_signal_locked(&e->wake);
+}
+
+static takt_err_t on_check_attr(takt__dispatcher_t *d, const takt_callback_attr_t *attr) {
+  takt_executor_t *e = (takt_executor_t *)(void *)d;
+  return e->kind == TAKT_EXEC_PREEMPT ? takt__preempt_check_attr(e, attr) : TAKT_OK;
 }
 
 static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
@@ -56,8 +69,12 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   cb->exec_state = 0;
   cb->heap_pos = -1;
   cb->timer_pos = -1;
+  takt__group_attach_locked(&e->d, cb);
   if (cb->kind == TAKT_CB_TIMER) {
-    if (e->started) arm_timer_locked(e, cb, takt_clock_now(e->ctx->clock));
+    if (e->started) {
+      arm_timer_locked(e, cb, takt_clock_now(e->ctx->clock));
+      if (e->kind == TAKT_EXEC_PREEMPT) takt__preempt_timer_added_locked(e);
+    }
   } else if (takt__callback_has_work_locked(cb)) {
     on_arrival(&e->d, cb);
   }
@@ -71,8 +88,10 @@ static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   cb->heap_pos = -1;
   cb->timer_pos = -1;
   cb->exec_state = 0;
+  if (e->kind == TAKT_EXEC_PREEMPT) takt__preempt_removed_locked(e, cb);
   for (uint32_t i = 0; i < e->ncbs; i++) {
     if (e->cbs[i] != cb) continue;
+    takt__group_detach_locked(cb);
     for (uint32_t j = i + 1; j < e->ncbs; j++) {
       e->cbs[j - 1] = e->cbs[j];
       e->ready_flags[j - 1] = e->ready_flags[j];
@@ -105,8 +124,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
                                 const takt_executor_options_t *opts, takt_executor_t **out) {
   takt_executor_options_t def = TAKT_EXECUTOR_OPTIONS_DEFAULT;
   if (opts == NULL) opts = &def;
-  if (ctx == NULL || out == NULL || (kind != TAKT_EXEC_TIDE && kind != TAKT_EXEC_BATCH))
-    return TAKT_EINVAL;
+  if (ctx == NULL || out == NULL || (unsigned)kind > TAKT_EXEC_WAITSET) return TAKT_EINVAL;
   if (opts->trigger > TAKT_TRIGGER_USER || (opts->trigger == TAKT_TRIGGER_ONE && !opts->trigger_one) ||
       (opts->trigger == TAKT_TRIGGER_USER && opts->trigger_fn == NULL))
     return TAKT_EINVAL;
@@ -138,14 +156,22 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   e->d.added_locked = on_added;
   e->d.removed_locked = on_removed;
   e->d.stop_locked = on_stop;
+  e->d.check_attr_locked = on_check_attr;
   e->shutdown = ctx->phase == TAKT_PHASE_SHUTDOWN;
   if (takt_event_init(&e->wake) < 0) {
     takt__executor_free_locked(ctx, e);
     takt__unlock(ctx);
     return TAKT_EOS;
   }
+  takt_err_t rc = TAKT_OK;
+  if (kind == TAKT_EXEC_PREEMPT) rc = takt__preempt_init_locked(e);
+  else if (kind == TAKT_EXEC_WAITSET) rc = takt__waitset_init_locked(e);
   takt__list_push_back(&ctx->dispatchers, &e->d.ctx_link);
   takt__unlock(ctx);
+  if (rc < 0) {
+    (void)takt_executor_destroy(e); /* joins the threads that did start */
+    return rc;
+  }
   *out = e;
   return TAKT_OK;
 }
@@ -158,6 +184,10 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
+  takt__unlock(ctx);
+  if (exec->kind == TAKT_EXEC_PREEMPT) takt__preempt_fini(exec);
+  if (exec->kind == TAKT_EXEC_WAITSET) takt__waitset_fini(exec);
+  takt__lock(ctx);
   TAKT__LIST_FOREACH(it, &ctx->node_list) {
     takt_node_t *n = TAKT__CONTAINER(it, takt_node_t, ctx_link);
     if (n->dispatcher == &exec->d) n->dispatcher = NULL;
@@ -166,6 +196,7 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec) {
     exec->cbs[i]->heap_pos = -1;
     exec->cbs[i]->timer_pos = -1;
     exec->cbs[i]->exec_state = 0;
+    takt__group_detach_locked(exec->cbs[i]);
   }
   takt_event_fini(&exec->wake);
   takt__list_remove(&exec->d.ctx_link);
@@ -183,7 +214,16 @@ takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node) {
     return TAKT_EBUSY;
   }
   uint32_t n = 0;
-  TAKT__LIST_FOREACH(it, &node->callbacks) n++;
+  TAKT__LIST_FOREACH(it, &node->callbacks) {
+    /* every callback's group must be free of other executors, its attributes acceptable */
+    takt_err_t rc =
+        takt__group_claim_check_locked(&exec->d, TAKT__CONTAINER(it, takt_callback_t, node_link));
+    if (rc < 0) {
+      takt__unlock(ctx);
+      return rc;
+    }
+    n++;
+  }
   if (exec->ncbs + n > exec->cap) {
     takt__unlock(ctx);
     return TAKT_EFULL;
@@ -222,7 +262,7 @@ static void start_locked(takt_executor_t *e) {
 }
 
 int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
-  if (e->kind == TAKT_EXEC_TIDE) {
+  if (e->kind == TAKT_EXEC_TIDE || e->kind == TAKT_EXEC_PREEMPT) {
     takt_callback_t *top = (takt_callback_t *)takt__heap_top(&e->timers);
     return top == NULL ? TAKT_TIME_INFINITE : ((takt_timer_t *)(void *)top)->next_release;
   }
@@ -252,6 +292,15 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   e->spinning = true;
   start_locked(e);
   takt_err_t rc = TAKT_OK;
+  if (e->kind == TAKT_EXEC_PREEMPT || e->kind == TAKT_EXEC_WAITSET) {
+    if (!e->stop_requested && !e->shutdown) {
+      if (e->kind == TAKT_EXEC_PREEMPT) takt__preempt_spin_locked(e, until, wait, NULL);
+      else takt__waitset_spin_locked(e, until, wait, NULL);
+    }
+    e->stop_requested = false;
+    e->spinning = false;
+    return rc;
+  }
   while (!e->stop_requested && !e->shutdown) {
     if (takt_clock_now(ctx->clock) >= until) break;
     if (round_locked(e) > 0) continue;
@@ -299,7 +348,10 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
   }
   exec->spinning = true;
   start_locked(exec);
-  uint32_t n = round_locked(exec);
+  uint32_t n = 0;
+  if (exec->kind == TAKT_EXEC_PREEMPT) takt__preempt_spin_locked(exec, TAKT_TIME_INFINITE, false, &n);
+  else if (exec->kind == TAKT_EXEC_WAITSET) takt__waitset_spin_locked(exec, TAKT_TIME_INFINITE, false, &n);
+  else n = round_locked(exec);
   exec->spinning = false;
   takt__unlock(exec->ctx);
   if (ran != NULL) *ran = n;

@@ -104,7 +104,8 @@ TEST_P(Threaded, TimersFireOnTheRealClock) {
   takt_context_destroy(ctx);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Threaded, ::testing::Values(TAKT_EXEC_TIDE, TAKT_EXEC_BATCH),
+INSTANTIATE_TEST_SUITE_P(Kinds, Threaded, ::testing::Values(TAKT_EXEC_TIDE, TAKT_EXEC_BATCH,
+                                                           TAKT_EXEC_PREEMPT, TAKT_EXEC_WAITSET),
                          [](const auto &info) {
                            return std::string(takt_executor_kind_name(info.param));
                          });

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -150,6 +151,8 @@ static void warn_no_rt(void) {
                     "running with SCHED_OTHER\n");
 }
 
+static void renice_self(int32_t priority);
+
 static void *noop_thread(void *arg) { return arg; }
 
 static int create_with(pthread_t *t, takt_sched_policy_t policy, int32_t prio, int32_t cpu,
@@ -251,9 +254,65 @@ takt_err_t takt_thread_set_self_sched(takt_sched_policy_t policy, int32_t priori
                                  &sp);
   if (rc == EPERM) {
     warn_no_rt();
+    if (policy == TAKT_SCHED_FIFO) renice_self(priority);
     return TAKT_EPERM;
   }
   return rc == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+/* Without SCHED_FIFO a thread keeps SCHED_OTHER and takes a nice level that follows the
+ * priority (99 -> -10 ... 1 -> +9), so more urgent work still gets a larger share. Lowering a nice
+ * level needs RLIMIT_NICE room; where the OS refuses, the thread keeps its level. On Linux
+ * setpriority(PRIO_PROCESS, 0) acts on the calling thread. */
+static void renice_self(int32_t priority) {
+  int nice = 9 - (int)((priority - 1) * 19 / 98);
+  (void)setpriority(PRIO_PROCESS, 0, nice);
+}
+
+takt_err_t takt_thread_set_sched(takt_thread_t *t, takt_sched_policy_t policy, int32_t priority) {
+  if (t == NULL) return TAKT_EINVAL;
+  if (policy == TAKT_SCHED_FIFO && (priority < 1 || priority > 99)) return TAKT_EINVAL;
+  pthread_t pt = *(pthread_t *)(void *)t->opaque.bytes;
+  if (policy == TAKT_SCHED_FIFO && atomic_load(&rt_probe) != 2) {
+    struct sched_param sp = {.sched_priority = priority};
+    int rc = pthread_setschedparam(pt, SCHED_FIFO, &sp);
+    if (rc == 0) return TAKT_OK;
+    if (rc != EPERM) return TAKT_EOS;
+    atomic_store(&rt_probe, 2);
+    warn_no_rt();
+  }
+  if (policy == TAKT_SCHED_FIFO) return TAKT_EPERM; /* the thread renices itself */
+  struct sched_param sp = {.sched_priority = 0};
+  return pthread_setschedparam(pt, SCHED_OTHER, &sp) == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+takt_err_t takt_thread_set_affinity(takt_thread_t *t, uint64_t mask) {
+  if (t == NULL) return TAKT_EINVAL;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (mask == 0) {
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return TAKT_EOS;
+    /* all CPUs the machine has, not only the caller's */
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++) CPU_SET((size_t)i, &set);
+  } else {
+    for (unsigned i = 0; i < 64; i++)
+      if (mask & ((uint64_t)1 << i)) CPU_SET(i, &set);
+  }
+  pthread_t pt = *(pthread_t *)(void *)t->opaque.bytes;
+  return pthread_setaffinity_np(pt, sizeof set, &set) == 0 ? TAKT_OK : TAKT_EINVAL;
+}
+
+void takt_thread_self(takt_thread_t *out) {
+  memset(out, 0, sizeof *out);
+  *(pthread_t *)(void *)out->opaque.bytes = pthread_self();
+}
+
+uint32_t takt_port_cpu_count(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  int n = CPU_COUNT(&set);
+  return n > 0 ? (uint32_t)n : 1u;
 }
 
 uint32_t takt_port_realtime_setup(void) {
