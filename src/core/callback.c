@@ -38,6 +38,20 @@ uint64_t takt__callback_oldest_arrival_locked(takt_callback_t *cb) {
   return UINT64_MAX;
 }
 
+uint32_t takt__callback_queued_locked(takt_callback_t *cb) {
+  switch (cb->kind) {
+#if TAKT_WITH_PUBSUB
+  case TAKT_CB_SUBSCRIPTION: return ((takt_subscription_t *)(void *)cb)->count;
+#endif
+#if TAKT_WITH_RPC
+  case TAKT_CB_SERVICE: return ((takt_service_t *)(void *)cb)->count;
+  case TAKT_CB_CLIENT: return ((takt_client_t *)(void *)cb)->ready_count;
+#endif
+  default: break;
+  }
+  return 0;
+}
+
 bool takt__callback_has_work_locked(takt_callback_t *cb) {
   return takt__callback_oldest_arrival_locked(cb) != UINT64_MAX;
 }

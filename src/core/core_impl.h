@@ -367,6 +367,9 @@ static inline void takt__notify_locked(takt_callback_t *cb) {
 
 /** Has the callback work queued (message, request, response)? Timers: never here. */
 bool takt__callback_has_work_locked(takt_callback_t *cb);
+/** Units of work queued for the callback (messages, requests, responses), an upper bound: some
+ * may have been overwritten since. */
+uint32_t takt__callback_queued_locked(takt_callback_t *cb);
 /** Arrival sequence number of the callback's oldest queued work, UINT64_MAX if none. */
 uint64_t takt__callback_oldest_arrival_locked(takt_callback_t *cb);
 /**

@@ -250,11 +250,15 @@ static void release_waiting(takt_executor_t *e) {
     takt_callback_t *cb = e->cbs[i];
     if (cb->kind == TAKT_CB_TIMER || (cb->exec_state & TAKT__ST_READY) || cb->inflight > 0)
       continue;
-    if (takt__callback_has_work_locked(cb)) {
-      cb->exec_state &= ~TAKT__ST_AGAIN;
-      int64_t d = cb->next_deadline;
-      if (d == TAKT_TIME_INFINITE && cb->attr.deadline_ns > 0)
-        d = takt_clock_now(e->ctx->clock) + cb->attr.deadline_ns;
+    if (!takt__callback_has_work_locked(cb)) continue;
+    cb->exec_state &= ~TAKT__ST_AGAIN;
+    int64_t d = cb->next_deadline;
+    if (d == TAKT_TIME_INFINITE && cb->attr.deadline_ns > 0)
+      d = takt_clock_now(e->ctx->clock) + cb->attr.deadline_ns;
+    /* a reentrant callback gets a job per queued item, while workers are idle */
+    uint32_t jobs = is_reentrant(cb) ? takt__callback_queued_locked(cb) : 1;
+    for (uint32_t k = 0; k < jobs && !(cb->exec_state & TAKT__ST_READY); k++) {
+      cb->next_deadline = d;
       release(e, cb, d);
     }
   }

@@ -1,0 +1,533 @@
+// The preempt executor's scheduling guarantees (ROS^RT): preemption, EDF order with inherited
+// deadlines, mutually exclusive and reentrant groups, priority inheritance; and the waitset
+// executor's rclcpp order. Orders are asserted, never durations. The tests that depend on the OS
+// enforcing priorities pin every worker to CPU 0 and need SCHED_FIFO (root or CAP_SYS_NICE);
+// without it they are skipped with that reason.
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+
+using namespace takt_test;
+
+namespace {
+
+#define NEED_RT()                                                                                  \
+  do {                                                                                             \
+    if (!takt_port_rt_permitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";      \
+  } while (0)
+
+// Records of the order in which callbacks ran (a mutex: workers run in parallel).
+struct Log {
+  std::mutex m;
+  std::vector<std::string> order;
+  void add(const std::string &s) {
+    std::lock_guard<std::mutex> g(m);
+    order.push_back(s);
+  }
+  std::vector<std::string> get() {
+    std::lock_guard<std::mutex> g(m);
+    return order;
+  }
+};
+
+takt_executor_options_t preempt_opts(takt_sched_kind_t sched, uint64_t cpus) {
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.sched = sched;
+  o.threads = 4;
+  o.cpus = cpus;
+  return o;
+}
+
+// A node with one subscription on its own topic, with the given attributes.
+struct Sub {
+  takt_node_t *node = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_subscription_t *sub = nullptr;
+};
+
+void publish_to(const Sub &s, uint64_t v = 0) {
+  Blob8 b{v};
+  ASSERT_EQ(takt_publish(s.pub, &b, sizeof b), TAKT_OK);
+}
+
+class Preempt : public ::testing::Test {
+ protected:
+  takt_clock_t clock{};
+  takt_context_t *ctx = nullptr;
+  takt_executor_t *exec = nullptr;
+  std::deque<Sub> subs; // stable addresses: tests keep references
+
+  void SetUp() override {
+    takt_clock_init_fake(&clock, 1000 * TAKT_NS_PER_MS);
+    takt_context_config_t cfg = small_config(&clock);
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  }
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    for (auto &s : subs) {
+      EXPECT_EQ(takt_node_destroy(s.node), TAKT_OK);
+      EXPECT_EQ(takt_topic_destroy(s.topic), TAKT_OK);
+    }
+    takt_context_destroy(ctx);
+  }
+
+  Sub &add_sub(const std::string &name, takt_subscription_cb fn, void *user, int32_t prio,
+               uint32_t group = 0, int64_t deadline = 0) {
+    Sub s;
+    EXPECT_EQ(takt_node_create(ctx, (name + "_node").c_str(), &s.node), TAKT_OK);
+    EXPECT_EQ(takt_topic_create(ctx, name.c_str(), blob8_type(), 8, &s.topic), TAKT_OK);
+    EXPECT_EQ(takt_publisher_create(s.node, s.topic, &s.pub), TAKT_OK);
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.depth = 8;
+    so.attr.priority = prio;
+    so.attr.group = group;
+    so.attr.deadline_ns = deadline;
+    EXPECT_EQ(takt_subscription_create(s.node, s.topic, name.c_str(), fn, user, &so, &s.sub),
+              TAKT_OK);
+    subs.push_back(s);
+    return subs.back();
+  }
+
+  void publish(const Sub &s, uint64_t v = 0) { publish_to(s, v); }
+};
+
+// The high-priority job runs to completion inside the low one's publish: on one CPU that is only
+// possible by preemption. With the priorities swapped it waits until the low one has finished.
+struct PreemptCase {
+  Preempt *t;
+  const Sub *high;
+  std::atomic<bool> high_done{false};
+  std::atomic<int> seen_after_publish{-1};
+};
+
+TEST_F(Preempt, HigherPriorityJobPreemptsARunningLowerOneOnOneCpu) {
+  NEED_RT();
+  for (int swap = 0; swap < 2; swap++) {
+    PreemptCase pc;
+    pc.t = this;
+    auto high_fn = [](takt_subscription_t *, const takt_message_t *, void *u) {
+      static_cast<PreemptCase *>(u)->high_done = true;
+    };
+    auto low_fn = [](takt_subscription_t *, const takt_message_t *, void *u) {
+      auto *c = static_cast<PreemptCase *>(u);
+      publish_to(*c->high);
+      c->seen_after_publish = c->high_done.load() ? 1 : 0;
+    };
+    std::string sfx = std::to_string(swap);
+    Sub &h = add_sub("high" + sfx, high_fn, &pc, swap == 0 ? 30 : 5);
+    pc.high = &h;
+    Sub &l = add_sub("low" + sfx, low_fn, &pc, 10);
+    takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 1);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, h.node), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, l.node), TAKT_OK);
+    publish(l);
+    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+    EXPECT_TRUE(pc.high_done.load());
+    EXPECT_EQ(pc.seen_after_publish.load(), swap == 0 ? 1 : 0) << (swap == 0 ? "30 over 10" : "5 under 10");
+    ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    exec = nullptr;
+  }
+}
+
+// EDF: two timers released at the same instant run earliest deadline first, and the message a
+// job publishes carries that job's absolute deadline to the subscriber (a 100 ms relative
+// deadline of its own would otherwise put it after the 50 ms timer).
+struct EdfCase {
+  Log log;
+  takt_publisher_t *to_x = nullptr;
+  int64_t b_deadline = 0, x_deadline = 0;
+};
+
+TEST_F(Preempt, EdfRunsTheEarlierDeadlineFirstAndChainsInheritDeadlines) {
+  NEED_RT();
+  EdfCase ec;
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "timers", &n), TAKT_OK);
+  uint32_t reentrant;
+  ASSERT_EQ(takt_group_create(ctx, "parallel", TAKT_GROUP_REENTRANT, &reentrant), TAKT_OK);
+  takt_callback_attr_t a_attr = TAKT_CALLBACK_ATTR_DEFAULT;
+  a_attr.deadline_ns = 50 * TAKT_NS_PER_MS;
+  a_attr.group = reentrant;
+  takt_callback_attr_t b_attr = a_attr;
+  b_attr.deadline_ns = 5 * TAKT_NS_PER_MS;
+  takt_timer_t *ta, *tb;
+  ASSERT_EQ(takt_timer_create(
+                n, "a", 100 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  static_cast<EdfCase *>(u)->log.add("A");
+                },
+                &ec, &a_attr, &ta),
+            TAKT_OK);
+  ASSERT_EQ(takt_timer_create(
+                n, "b", 100 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *c = static_cast<EdfCase *>(u);
+                  c->log.add("B");
+                  c->b_deadline = takt_job_deadline();
+                  Blob8 v{1};
+                  EXPECT_EQ(takt_publish(c->to_x, &v, sizeof v), TAKT_OK);
+                },
+                &ec, &b_attr, &tb),
+            TAKT_OK);
+  Sub &x = add_sub(
+      "x",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        auto *c = static_cast<EdfCase *>(u);
+        c->log.add("X");
+        c->x_deadline = takt_job_deadline();
+      },
+      &ec, 0, 0, 100 * TAKT_NS_PER_MS);
+  ASSERT_EQ(takt_publisher_create(n, x.topic, &ec.to_x), TAKT_OK);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_EDF, 1);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, x.node), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 50 * TAKT_NS_PER_MS), TAKT_OK);
+  EXPECT_EQ(ec.log.get(), (std::vector<std::string>{"B", "X", "A"}));
+  EXPECT_EQ(ec.b_deadline, t0 + 5 * TAKT_NS_PER_MS);
+  EXPECT_EQ(ec.x_deadline, ec.b_deadline);
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
+// Priority inheritance: L (10) and H (30) share a mutually exclusive group; M (20) does not.
+// L publishes to H and M. H preempts L and blocks on the group; L, boosted to 30, finishes before
+// M can run, then H runs, then M. Without inheritance M would run before L finished, and H last.
+struct PiCase {
+  Preempt *t;
+  Log log;
+  const Sub *h = nullptr, *m = nullptr;
+};
+
+TEST_F(Preempt, PriorityInheritanceBoundsTheBlockingOfAHighPriorityJob) {
+  NEED_RT();
+  PiCase pc;
+  pc.t = this;
+  uint32_t g;
+  ASSERT_EQ(takt_group_create(ctx, "shared", TAKT_GROUP_MUTUALLY_EXCLUSIVE, &g), TAKT_OK);
+  Sub &h = add_sub(
+      "h", [](takt_subscription_t *, const takt_message_t *, void *u) {
+        static_cast<PiCase *>(u)->log.add("H");
+      },
+      &pc, 30, g);
+  Sub &m = add_sub(
+      "m", [](takt_subscription_t *, const takt_message_t *, void *u) {
+        static_cast<PiCase *>(u)->log.add("M");
+      },
+      &pc, 20);
+  pc.h = &h;
+  pc.m = &m;
+  Sub &l = add_sub(
+      "l",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        auto *c = static_cast<PiCase *>(u);
+        publish_to(*c->h);
+        publish_to(*c->m);
+        c->log.add("L");
+      },
+      &pc, 10, g);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 1);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  for (auto &s : subs) ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  publish(l);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(pc.log.get(), (std::vector<std::string>{"L", "H", "M"}));
+}
+
+// A mutually exclusive group never runs two of its callbacks at once, on any number of CPUs.
+struct Overlap {
+  std::atomic<int> inside{0}, max_inside{0}, runs{0};
+  int64_t hold_ns = 0;
+  std::atomic<int> target{0};
+};
+
+void overlap_cb(takt_subscription_t *, const takt_message_t *, void *u) {
+  auto *o = static_cast<Overlap *>(u);
+  int now = ++o->inside;
+  int prev = o->max_inside.load();
+  while (now > prev && !o->max_inside.compare_exchange_weak(prev, now)) {
+  }
+  // stay inside until another instance entered (reentrant) or the hold ends (exclusive)
+  int64_t end = takt_time_now() + o->hold_ns;
+  while (takt_time_now() < end && o->max_inside.load() < o->target.load()) std::this_thread::yield();
+  o->inside--;
+  o->runs++;
+}
+
+TEST_F(Preempt, MutuallyExclusiveGroupNeverOverlapsAndReentrantCallbacksDo) {
+  uint32_t excl, reent;
+  ASSERT_EQ(takt_group_create(ctx, "excl", TAKT_GROUP_MUTUALLY_EXCLUSIVE, &excl), TAKT_OK);
+  ASSERT_EQ(takt_group_create(ctx, "reent", TAKT_GROUP_REENTRANT, &reent), TAKT_OK);
+  Overlap ex, re;
+  ex.hold_ns = 200 * 1000; /* 200 us each: parallel workers would overlap */
+  ex.target = 1000;        /* never reached: always the full hold */
+  re.hold_ns = 5 * TAKT_NS_PER_S; /* until a second instance is inside (bounded) */
+  re.target = 2;
+  std::vector<Sub *> ex_subs;
+  for (int i = 0; i < 3; i++)
+    ex_subs.push_back(&add_sub("ex" + std::to_string(i), overlap_cb, &ex, 0, excl));
+  Sub &r = add_sub("re", overlap_cb, &re, 0, reent);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  for (auto &s : subs) ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  for (int k = 0; k < 5; k++)
+    for (auto *s : ex_subs) publish(*s, k);
+  publish(r, 1);
+  publish(r, 2);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(ex.runs.load(), 15);
+  EXPECT_EQ(ex.max_inside.load(), 1);
+  EXPECT_EQ(re.runs.load(), 2);
+  EXPECT_EQ(re.max_inside.load(), 2) << "the reentrant callback never ran beside itself";
+}
+
+// A timer whose job overran several periods is released once more, not once per missed period.
+TEST_F(Preempt, AnOverrunningTimerIsNotReleasedInABurst) {
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "slow", &n), TAKT_OK);
+  struct S {
+    takt_clock_t *clock;
+    int runs = 0;
+  } st{&clock};
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                n, "tick", 10 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *s = static_cast<S *>(u);
+                  if (s->runs++ == 0) takt_clock_advance(s->clock, 35 * TAKT_NS_PER_MS);
+                },
+                &st, nullptr, &t),
+            TAKT_OK);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 95 * TAKT_NS_PER_MS), TAKT_OK);
+  // releases 0 (runs until 35), then 30 (10 and 20 missed), 40, ..., 90
+  EXPECT_EQ(st.runs, 8);
+  EXPECT_EQ(takt_timer_missed(t), 2u);
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
+// The worker that finished last takes the next job (LIFO idle stack: warm cache).
+TEST_F(Preempt, TheMostRecentlyIdleWorkerTakesTheNextJob) {
+  std::vector<pthread_t> who;
+  std::mutex m;
+  Sub &s = add_sub(
+      "lifo",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        static_cast<std::vector<pthread_t> *>(u)->push_back(pthread_self());
+      },
+      &who, 0);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  for (int i = 0; i < 3; i++) {
+    publish(s, i);
+    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  }
+  ASSERT_EQ(who.size(), 3u);
+  EXPECT_TRUE(pthread_equal(who[0], who[1]) && pthread_equal(who[1], who[2]));
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_EQ(st.dispatched, 3u);
+  EXPECT_EQ(st.queued, 0u);
+}
+
+// A full pool: jobs wait for a worker, most urgent first; none is lost.
+TEST_F(Preempt, WhenEveryWorkerIsBusyJobsWaitInPriorityOrder) {
+  NEED_RT();
+  Log log;
+  struct Ctx {
+    Log *log;
+    Preempt *t;
+    std::vector<Sub *> others;
+  } c{&log, this, {}};
+  auto rec = [](takt_subscription_t *s, const takt_message_t *, void *u) {
+    static_cast<Ctx *>(u)->log->add(takt_callback_name(takt_subscription_callback(s)));
+  };
+  for (int p : {11, 13, 12}) c.others.push_back(&add_sub("p" + std::to_string(p), rec, &c, p));
+  Sub &first = add_sub(
+      "first",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        auto *cc = static_cast<Ctx *>(u);
+        for (auto *s : cc->others) publish_to(*s);
+        cc->log->add("first");
+      },
+      &c, 20);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 1);
+  o.threads = 1;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  for (auto &s : subs) ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  publish(first);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(log.get(), (std::vector<std::string>{"first", "p13", "p12", "p11"}));
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_EQ(st.queued, 3u);
+}
+
+TEST_F(Preempt, BadInputIsRefusedWithAClearError) {
+  auto nop = [](takt_subscription_t *, const takt_message_t *, void *) {};
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  o.prio_min = 50;
+  o.prio_max = 40;
+  takt_executor_t *bad = nullptr;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &bad), TAKT_EINVAL);
+  o = preempt_opts(TAKT_SCHED_FP, 0);
+  o.timer_priority = 120;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &bad), TAKT_EINVAL);
+
+  // a priority outside [prio_min, prio_max]: refused at attach, and at creation when attached
+  o = preempt_opts(TAKT_SCHED_FP, 0);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  Sub &hot = add_sub("hot", nop, nullptr, 95);
+  EXPECT_EQ(takt_executor_add_node(exec, hot.node), TAKT_ERANGE);
+  EXPECT_STREQ(takt_strerror(TAKT_ERANGE), "priority outside the executor's range");
+  Sub &ok = add_sub("ok", nop, nullptr, 40);
+  ASSERT_EQ(takt_executor_add_node(exec, ok.node), TAKT_OK);
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr.priority = 81;
+  takt_subscription_t *late;
+  EXPECT_EQ(takt_subscription_create(ok.node, ok.topic, "late", nop, nullptr, &so, &late),
+            TAKT_ERANGE);
+  // a negative deadline, an unknown group
+  so.attr.priority = 10;
+  so.attr.deadline_ns = -1;
+  EXPECT_EQ(takt_subscription_create(ok.node, ok.topic, "late", nop, nullptr, &so, &late),
+            TAKT_EINVAL);
+  so.attr.deadline_ns = 0;
+  so.attr.group = 7;
+  EXPECT_EQ(takt_subscription_create(ok.node, ok.topic, "late", nop, nullptr, &so, &late),
+            TAKT_EINVAL);
+
+  // one group, two executors
+  uint32_t g;
+  ASSERT_EQ(takt_group_create(ctx, "one", TAKT_GROUP_MUTUALLY_EXCLUSIVE, &g), TAKT_OK);
+  EXPECT_EQ(takt_group_create(ctx, "one", TAKT_GROUP_REENTRANT, &g), TAKT_EEXIST);
+  EXPECT_EQ(takt_group_create(ctx, "bad name", TAKT_GROUP_REENTRANT, &g), TAKT_ENAME);
+  uint32_t found = 0;
+  ASSERT_EQ(takt_group_find(ctx, "one", &found), TAKT_OK);
+  Sub &a = add_sub("in_a", nop, nullptr, 10, found);
+  Sub &b = add_sub("in_b", nop, nullptr, 10, found);
+  ASSERT_EQ(takt_executor_add_node(exec, a.node), TAKT_OK);
+  takt_executor_t *other;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &other), TAKT_OK);
+  EXPECT_EQ(takt_executor_add_node(other, b.node), TAKT_EBUSY);
+  // once the first executor lets go of the group, the other may take it
+  ASSERT_EQ(takt_executor_remove_node(exec, a.node), TAKT_OK);
+  EXPECT_EQ(takt_executor_add_node(other, b.node), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(other), TAKT_OK);
+}
+
+// ---- waitset: rclcpp's order ----
+
+// Polling points (ROS^RT Fig. 2): t1 (timer) publishes to t2 and t4; t2 publishes to t3. Both
+// t3 and t4 are ready after t2, but the snapshot holding t4 is not refreshed until it is used
+// up, so t4 runs before t3 although t3 was registered first.
+struct Fig2 {
+  Log log;
+  takt_publisher_t *to_t2 = nullptr, *to_t4 = nullptr, *to_t3 = nullptr;
+};
+
+TEST_F(Preempt, WaitsetRefreshesOnlyWhenItsSnapshotIsUsedUp) {
+  Fig2 f;
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "fig2", &n), TAKT_OK);
+  takt_topic_t *a, *b;
+  ASSERT_EQ(takt_topic_create(ctx, "a", blob8_type(), 4, &a), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "b", blob8_type(), 4, &b), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, a, &f.to_t2), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, b, &f.to_t3), TAKT_OK);
+  takt_timer_t *t1;
+  ASSERT_EQ(takt_timer_create(
+                n, "t1", 100 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *ff = static_cast<Fig2 *>(u);
+                  ff->log.add("t1");
+                  Blob8 v{1};
+                  EXPECT_EQ(takt_publish(ff->to_t2, &v, sizeof v), TAKT_OK); /* to t2 and t4 */
+                },
+                &f, nullptr, &t1),
+            TAKT_OK);
+  auto rec2 = [](takt_subscription_t *, const takt_message_t *, void *u) {
+    auto *ff = static_cast<Fig2 *>(u);
+    ff->log.add("t2");
+    Blob8 v{2};
+    EXPECT_EQ(takt_publish(ff->to_t3, &v, sizeof v), TAKT_OK);
+  };
+  auto rec3 = [](takt_subscription_t *, const takt_message_t *, void *u) {
+    static_cast<Fig2 *>(u)->log.add("t3");
+  };
+  auto rec4 = [](takt_subscription_t *, const takt_message_t *, void *u) {
+    static_cast<Fig2 *>(u)->log.add("t4");
+  };
+  takt_subscription_t *s2, *s3, *s4;
+  ASSERT_EQ(takt_subscription_create(n, a, "t2", rec2, &f, nullptr, &s2), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, b, "t3", rec3, &f, nullptr, &s3), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, a, "t4", rec4, &f, nullptr, &s4), TAKT_OK);
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.threads = 1;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 50 * TAKT_NS_PER_MS), TAKT_OK);
+  EXPECT_EQ(f.log.get(), (std::vector<std::string>{"t1", "t2", "t4", "t3"}));
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(a), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(b), TAKT_OK);
+}
+
+// Timers come before subscriptions in a snapshot, whatever the registration order.
+TEST_F(Preempt, WaitsetTakesTimersBeforeSubscriptions) {
+  Log log;
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "order", &n), TAKT_OK);
+  takt_topic_t *tp;
+  takt_publisher_t *p;
+  ASSERT_EQ(takt_topic_create(ctx, "in", blob8_type(), 4, &tp), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, tp, &p), TAKT_OK);
+  takt_subscription_t *s;
+  ASSERT_EQ(takt_subscription_create(
+                n, tp, "sub",
+                [](takt_subscription_t *, const takt_message_t *, void *u) {
+                  static_cast<Log *>(u)->add("sub");
+                },
+                &log, nullptr, &s),
+            TAKT_OK);
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                n, "tim", 100 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  static_cast<Log *>(u)->add("timer");
+                },
+                &log, nullptr, &t),
+            TAKT_OK);
+  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  o.threads = 1;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  Blob8 v{1};
+  ASSERT_EQ(takt_publish(p, &v, sizeof v), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(log.get(), (std::vector<std::string>{"timer", "sub"}));
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tp), TAKT_OK);
+}
+
+}  // namespace
