@@ -14,7 +14,7 @@ from takt import bench, native, demo
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="system description (YAML)")
-    p.add_argument("--executor", choices=["tide", "batch"], help="override the file's executor")
+    p.add_argument("--executor", choices=["tide", "batch", "preempt", "waitset"], help="override the file's executor")
     p.add_argument("--duration", type=float, help="seconds to run (default: the file's duration_s)")
     p.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
     p.add_argument("--rt-priority", type=int, default=80,

@@ -31,6 +31,31 @@ def test_executor_override(takt, tmp_path):
     assert result["executor_stats"]["executed"] > 0
 
 
+def test_graph_runs_on_preempt_and_waitset(takt, tmp_path):
+    # fusion (both lidars), a filter chain, a cyclic planner and background load
+    for executor in ("preempt", "waitset"):
+        takt("run", REPO / "examples" / "sensor_fusion.yaml", "--executor", executor,
+             "--duration", "0.6", "--quiet", "--rt-priority", "0", "--out", tmp_path, check=True)
+        result = json.loads((tmp_path / f"run_sensor_fusion_{executor}.json").read_text())
+        assert result["executor"] == executor
+        hot = result["chains"][0]
+        assert hot["name"] == "hot_path" and hot["count"] > 0
+        runs = {c["name"]: c["runs"] for c in result["callbacks"]}
+        # the fusion ran once per pair of lidar scans, the planner on its own period
+        assert runs["fuse"] > 0 and runs["fuse"] <= runs["front_lidar"]
+        assert runs["planner"] > 0 and runs["collision_check"] == runs["to_map_frame"]
+
+
+def test_preempt_priority_out_of_range_is_named(takt, write, tmp_path):
+    path = write("hot.yaml", "executor: preempt\npriorities: explicit\nnodes:\n  - name: a\n"
+                             "    timers:\n      - {name: tick, period_ms: 10, priority: 95}\n")
+    proc = takt("run", path, "--duration", "0.1", "--quiet", "--rt-priority", "0",
+                "--out", tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("takt run: callback 'tick': priority 95 is outside the "
+                                   "preempt executor's SCHED_FIFO range 1..80")
+
+
 def test_bench_quick_writes_json_and_markdown(takt, tmp_path):
     takt("bench", "tide_overhead", "--quick", "--out", tmp_path, check=True)
     data = json.loads((tmp_path / "tide_overhead.json").read_text())

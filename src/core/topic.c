@@ -203,7 +203,7 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, ++ctx->arrival_seq);
     if (tm != NULL && s->timing != NULL) tm->queued(ctx, s, &sl->hdr, now);
-    takt__notify_locked(&s->cb);
+    if (s->fn != NULL) takt__notify_locked(&s->cb);
   }
   takt__unlock(ctx);
   return TAKT_OK;
@@ -399,6 +399,7 @@ bool takt__subscription_execute_locked(takt_subscription_t *s) {
 
 uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s);
 uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
+  if (s->fn == NULL) return UINT64_MAX; /* read with take only: never work for an executor */
   takt__entry_t *e = head_valid_locked(s);
   return e == NULL ? UINT64_MAX : e->arrival;
 }

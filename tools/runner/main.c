@@ -22,6 +22,14 @@ typedef struct run_cb {
   uint64_t work_iters;
   takt_timer_t *timer;
   takt_subscription_t *sub;
+  /* fusions: one subscription per input; the callback runs when all have a new message */
+  takt_subscription_t *in_subs[SYS_MAX_INPUTS];
+  struct fusion_input {
+    struct run_cb *rc;
+    uint32_t bit;
+  } in_ctx[SYS_MAX_INPUTS];
+  atomic_uint arrived;
+  uint8_t *scratch; /* cyclic timers: where the latest input is taken to */
 } run_cb_t;
 
 static sys_system_t g_sys;
@@ -73,6 +81,31 @@ static void on_message(takt_subscription_t *s, const takt_message_t *msg, void *
   do_work(user);
 }
 
+/* A fusion runs in the job of the input that completes the set, and starts a new set. */
+static void on_fusion_input(takt_subscription_t *s, const takt_message_t *msg, void *user) {
+  (void)s;
+  (void)msg;
+  struct fusion_input *in = user;
+  run_cb_t *rc = in->rc;
+  uint32_t all = (1u << rc->desc->n_inputs) - 1u;
+  uint32_t seen = atomic_fetch_or(&rc->arrived, in->bit) | in->bit;
+  if (seen != all) return;
+  atomic_store(&rc->arrived, 0u);
+  do_work(rc);
+}
+
+/* A cyclic timer consumes the newest message of each input (if any) at every release. */
+static void on_cyclic(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  run_cb_t *rc = user;
+  for (uint32_t i = 0; i < rc->desc->n_inputs; i++) {
+    int ti = sys_find_topic(&g_sys, rc->desc->inputs[i]);
+    (void)takt_take_latest(rc->in_subs[i], rc->scratch, g_sys.topics[ti].size, NULL);
+  }
+  do_work(rc);
+}
+
 /* ---- validation ---- */
 
 static float linear_usefulness(int64_t latency, void *user) {
@@ -118,6 +151,14 @@ static int die(const char *what, takt_err_t rc) {
 
 static int build(takt_context_t *ctx) {
   uint32_t max_payload = 0;
+  for (uint32_t i = 0; i < g_sys.n_groups; i++) {
+    uint32_t id;
+    takt_err_t rc = takt_group_create(ctx, g_sys.groups[i].name,
+                                      g_sys.groups[i].reentrant ? TAKT_GROUP_REENTRANT
+                                                                : TAKT_GROUP_MUTUALLY_EXCLUSIVE,
+                                      &id);
+    if (rc < 0) return -die(g_sys.groups[i].name, rc);
+  }
   for (uint32_t i = 0; i < g_sys.n_topics; i++) {
     sys_topic_t *t = &g_sys.topics[i];
     snprintf(g_type_names[i], sizeof g_type_names[i], "takt/Bytes%u", t->size);
@@ -146,9 +187,37 @@ static int build(takt_context_t *ctx) {
       takt_err_t e = takt_publisher_create(node, g_topics[ti], &rc->pubs[p]);
       if (e < 0) return -die(d->name, e);
     }
-    takt_callback_attr_t attr = {.priority = d->priority, .deadline_ns = d->deadline_ns, .group = 0};
+    takt_callback_attr_t attr = {.priority = d->priority, .deadline_ns = d->deadline_ns,
+                                 .group = 0, .cpus = d->cpus};
+    if (d->group[0] != '\0') {
+      takt_err_t ge = takt_group_find(ctx, d->group, &attr.group);
+      if (ge < 0) return -die(d->group, ge);
+    }
     takt_err_t e;
-    if (d->kind == SYS_TIMER) {
+    if (d->kind == SYS_FUSION || d->kind == SYS_CYCLIC) {
+      rc->scratch = calloc(1, max_payload);
+      if (rc->scratch == NULL) return -die("payload", TAKT_ENOMEM);
+      for (uint32_t k = 0; k < d->n_inputs; k++) {
+        char in_name[TAKT_NAME_MAX];
+        snprintf(in_name, sizeof in_name, "%s_in%u", d->name, k);
+        rc->in_ctx[k].rc = rc;
+        rc->in_ctx[k].bit = 1u << k;
+        takt_subscription_options_t o = {.depth = d->kind == SYS_CYCLIC ? 1 : d->depth,
+                                         .attr = attr};
+        e = takt_subscription_create(node, g_topics[sys_find_topic(&g_sys, d->inputs[k])], in_name,
+                                     d->kind == SYS_FUSION ? on_fusion_input : NULL,
+                                     &rc->in_ctx[k], &o, &rc->in_subs[k]);
+        if (e < 0) return -die(d->name, e);
+      }
+    }
+    if (d->kind == SYS_FUSION) {
+      e = TAKT_OK;
+      rc->cb = takt_subscription_callback(rc->in_subs[0]);
+    } else if (d->kind == SYS_CYCLIC) {
+      e = takt_timer_create(node, d->name, d->period_ns, d->phase_ns, on_cyclic, rc, &attr,
+                            &rc->timer);
+      if (e == TAKT_OK) rc->cb = takt_timer_callback(rc->timer);
+    } else if (d->kind == SYS_TIMER) {
       e = takt_timer_create(node, d->name, d->period_ns, d->phase_ns, on_timer, rc, &attr,
                             &rc->timer);
       if (e == TAKT_OK) rc->cb = takt_timer_callback(rc->timer);
@@ -176,7 +245,17 @@ static int build(takt_context_t *ctx) {
   for (uint32_t i = 0; i < g_sys.n_chains; i++) {
     sys_chain_t *c = &g_sys.chains[i];
     takt_callback_t *members[SYS_MAX_CHAIN_LEN];
-    for (uint32_t j = 0; j < c->n; j++) members[j] = g_cbs[sys_find_callback(&g_sys, c->callbacks[j])].cb;
+    for (uint32_t j = 0; j < c->n; j++) {
+      run_cb_t *m = &g_cbs[sys_find_callback(&g_sys, c->callbacks[j])];
+      members[j] = m->cb;
+      if (m->desc->kind == SYS_FUSION && j > 0) { /* the input the previous member feeds */
+        const sys_callback_t *prev = &g_sys.callbacks[sys_find_callback(&g_sys, c->callbacks[j - 1])];
+        uint32_t in = 0;
+        for (uint32_t k = 0; k < prev->n_publish; k++)
+          if (sys_consumes(m->desc, prev->publish[k], &in)) break;
+        members[j] = takt_subscription_callback(m->in_subs[in]);
+      }
+    }
     takt_err_t e = takt_chain_create(ctx, c->name, members, c->n, c->deadline_ns, &g_chains[i]);
     if (e < 0) return -die(c->name, e);
   }
@@ -416,7 +495,7 @@ static void spin_thread(void *p) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: takt-run FILE [--executor tide|batch] [--duration S] [--json PATH]\n"
+          "usage: takt-run FILE [--executor tide|batch|preempt|waitset] [--duration S] [--json PATH]\n"
           "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--quiet] [--check]\n"
           "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
@@ -495,7 +574,8 @@ int main(int argc, char **argv) {
   const char *exec_name = exec_override ? exec_override : g_sys.executor;
   takt_executor_kind_t kind;
   if (takt_executor_kind_parse(exec_name, &kind) < 0) {
-    fprintf(stderr, "takt run: unknown executor '%s' (tide or batch)\n", exec_name);
+    fprintf(stderr, "takt run: unknown executor '%s' (tide, batch, preempt or waitset)\n",
+            exec_name);
     return 2;
   }
   if (duration < 0) duration = g_sys.duration_s;
@@ -510,7 +590,8 @@ int main(int argc, char **argv) {
   cfg.max_topics = SYS_MAX_TOPICS;
   cfg.max_nodes = SYS_MAX_NODES;
   cfg.max_timers = SYS_MAX_CALLBACKS;
-  cfg.max_subscriptions = SYS_MAX_CALLBACKS;
+  cfg.max_subscriptions = SYS_MAX_CALLBACKS * SYS_MAX_INPUTS;
+  cfg.max_groups = SYS_MAX_GROUPS;
   cfg.max_publishers = SYS_MAX_CALLBACKS * SYS_MAX_PUBLISH;
   cfg.max_chains = SYS_MAX_CHAINS;
   size_t bytes = 1u << 20;
@@ -528,10 +609,28 @@ int main(int argc, char **argv) {
   bool any_hard = false;
   for (uint32_t i = 0; i < g_sys.n_callbacks; i++)
     if (g_sys.callbacks[i].rt_class == TAKT_RT_HARD) any_hard = true;
+  takt_executor_options_t eo = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  eo.sched = g_sys.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
+  eo.threads = g_sys.threads;
+  eo.cpus = g_sys.cpus;
+  if (kind == TAKT_EXEC_PREEMPT && !g_sys.edf) {
+    /* FP: a callback's priority is its SCHED_FIFO priority; say which one does not fit */
+    for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+      takt_callback_attr_t a;
+      takt_callback_get_attr(g_cbs[i].cb, &a);
+      if (a.priority != 0 && (a.priority < eo.prio_min || a.priority > eo.prio_max)) {
+        fprintf(stderr,
+                "takt run: callback '%s': priority %d is outside the preempt executor's "
+                "SCHED_FIFO range %d..%d\n",
+                g_cbs[i].desc->name, (int)a.priority, (int)eo.prio_min, (int)eo.prio_max);
+        return 1;
+      }
+    }
+  }
   takt_executor_t *exec;
-  if ((rc = takt_executor_create(ctx, kind, NULL, &exec)) < 0) return die("executor", rc);
+  if ((rc = takt_executor_create(ctx, kind, &eo, &exec)) < 0) return die("executor", rc);
   for (uint32_t i = 0; i < g_sys.n_nodes; i++)
-    if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die("add node", rc);
+    if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die(g_sys.node_names[i], rc);
   if (build_links(ctx, exec) < 0) {
     close_links();
     return 1;
@@ -612,6 +711,9 @@ int main(int argc, char **argv) {
   close_links();
   takt_executor_destroy(exec);
   takt_context_destroy(ctx);
-  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) free(g_cbs[i].payload);
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+    free(g_cbs[i].payload);
+    free(g_cbs[i].scratch);
+  }
   return out;
 }

@@ -63,6 +63,7 @@ static int get_name(parser_t *p, yaml_node_t *n, const char *what, char *out) {
 
 static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, double hi,
                       double *out) {
+  *out = 0;
   if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
   const char *s = scalar(n);
   char *end = NULL;
@@ -76,7 +77,7 @@ static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, 
 }
 
 static int get_ms_ns(parser_t *p, yaml_node_t *n, const char *what, double lo_ms, int64_t *out) {
-  double v;
+  double v = 0;
   if (get_number(p, n, what, lo_ms, 3.6e6, &v) < 0) return -1;
   *out = (int64_t)llround(v * 1e6);
   return 0;
@@ -137,6 +138,66 @@ int sys_find_topic(const sys_system_t *sys, const char *name) {
   for (uint32_t i = 0; i < sys->n_topics; i++)
     if (strcmp(sys->topics[i].name, name) == 0) return (int)i;
   return -1;
+}
+
+int sys_find_group(const sys_system_t *sys, const char *name) {
+  for (uint32_t i = 0; i < sys->n_groups; i++)
+    if (strcmp(sys->groups[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+bool sys_consumes(const sys_callback_t *cb, const char *topic, uint32_t *input) {
+  if (cb->kind == SYS_SUBSCRIPTION && strcmp(cb->topic, topic) == 0) {
+    if (input != NULL) *input = 0;
+    return true;
+  }
+  if (cb->kind != SYS_FUSION) return false;
+  for (uint32_t i = 0; i < cb->n_inputs; i++) {
+    if (strcmp(cb->inputs[i], topic) == 0) {
+      if (input != NULL) *input = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A CPU list: [0, 1] -> bit mask. */
+static int get_cpus(parser_t *p, yaml_node_t *n, uint64_t *out) {
+  if (want(p, n, YAML_SEQUENCE_NODE, "'cpus'") < 0) return -1;
+  uint64_t mask = 0;
+  FOR_ITEMS(p, n, c) {
+    double v;
+    if (get_number(p, c, "a CPU number", 0, 63, &v) < 0) return -1;
+    if (v != (double)(int)v) return FAIL(p, c, "a CPU number must be a whole number");
+    mask |= (uint64_t)1 << (int)v;
+  }
+  if (mask == 0) return FAIL(p, n, "'cpus' lists no CPU (leave it out for all CPUs)");
+  *out = mask;
+  return 0;
+}
+
+static int parse_groups(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+  static const char *const keys[] = {"name", "kind", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'groups'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a group") < 0 || check_keys(p, it, "a group", keys) < 0)
+      return -1;
+    if (sys->n_groups == SYS_MAX_GROUPS) return FAIL(p, it, "more than %d groups", SYS_MAX_GROUPS);
+    sys_group_t *g = &sys->groups[sys->n_groups];
+    memset(g, 0, sizeof *g);
+    g->line = NODE_LINE(it);
+    yaml_node_t *n;
+    if (require(p, it, "name", "a group", &n) < 0 || get_name(p, n, "group name", g->name) < 0)
+      return -1;
+    if (sys_find_group(sys, g->name) >= 0) return FAIL(p, n, "group '%s' declared twice", g->name);
+    if (require(p, it, "kind", "a group", &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'kind'") < 0)
+      return -1;
+    if (strcmp(scalar(n), "reentrant") == 0) g->reentrant = true;
+    else if (strcmp(scalar(n), "exclusive") != 0)
+      return FAIL(p, n, "a group's kind must be 'exclusive' or 'reentrant', not '%s'", scalar(n));
+    sys->n_groups++;
+  }
+  return 0;
 }
 
 int sys_find_callback(const sys_system_t *sys, const char *name) {
@@ -213,15 +274,23 @@ static int parse_constraints(parser_t *p, yaml_node_t *it, sys_callback_t *cb) {
 
 static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, const char *node,
                           sys_system_t *sys) {
-  static const char *const timer_keys[] = {"name",     "period_ms",   "phase_ms", "work_us",
-                                           "priority", "deadline_ms", "publish",  NULL};
+  static const char *const timer_keys[] = {"name",    "period_ms", "phase_ms", "work_us",
+                                           "priority", "deadline_ms", "publish", "group",
+                                           "cpus",    NULL};
   static const char *const sub_keys[] = {
       "name",     "topic",      "depth",   "work_us",   "priority",           "deadline_ms",
       "publish",  "class",      "latency_ms", "jitter_ms", "rate_ms", "usefulness_zero_ms",
-      "on_violation", NULL};
-  const char *what = kind == SYS_TIMER ? "a timer" : "a subscription";
-  if (want(p, it, YAML_MAPPING_NODE, what) < 0 ||
-      check_keys(p, it, what, kind == SYS_TIMER ? timer_keys : sub_keys) < 0)
+      "on_violation", "group", "cpus", NULL};
+  static const char *const fusion_keys[] = {"name",        "inputs",  "depth", "work_us",
+                                            "priority",    "deadline_ms", "publish", "group",
+                                            "cpus",        NULL};
+  static const char *const cyclic_keys[] = {"name",     "period_ms",   "phase_ms", "inputs",
+                                            "work_us",  "priority",    "deadline_ms", "publish",
+                                            "group",    "cpus",        NULL};
+  static const char *const *const key_sets[] = {timer_keys, sub_keys, fusion_keys, cyclic_keys};
+  static const char *const whats[] = {"a timer", "a subscription", "a fusion", "a cyclic timer"};
+  const char *what = whats[kind];
+  if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, key_sets[kind]) < 0)
     return -1;
   if (sys->n_callbacks == SYS_MAX_CALLBACKS)
     return FAIL(p, it, "more than %d callbacks", SYS_MAX_CALLBACKS);
@@ -238,14 +307,33 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   if (sys_find_callback(sys, cb->name) >= 0)
     return FAIL(p, n, "callback '%s' defined twice (callback names are unique in a system)",
                 cb->name);
-  if (kind == SYS_TIMER) {
+  if ((kind == SYS_FUSION || kind == SYS_CYCLIC) && strlen(cb->name) + 4 >= TAKT_NAME_MAX)
+    return FAIL(p, n, "%s name '%s' is too long (its inputs are named NAME_in<i>)", what, cb->name);
+  if (kind == SYS_FUSION || kind == SYS_CYCLIC) {
+    yaml_node_t *in;
+    if (require(p, it, "inputs", what, &in) < 0 || want(p, in, YAML_SEQUENCE_NODE, "'inputs'") < 0)
+      return -1;
+    FOR_ITEMS(p, in, t) {
+      if (cb->n_inputs == SYS_MAX_INPUTS)
+        return FAIL(p, t, "%s has at most %d inputs", what, SYS_MAX_INPUTS);
+      if (get_name(p, t, "input topic", cb->inputs[cb->n_inputs]) < 0) return -1;
+      for (uint32_t j = 0; j < cb->n_inputs; j++)
+        if (strcmp(cb->inputs[j], cb->inputs[cb->n_inputs]) == 0)
+          return FAIL(p, t, "input topic '%s' listed twice", scalar(t));
+      cb->n_inputs++;
+    }
+    if (cb->n_inputs < (kind == SYS_FUSION ? 2u : 1u))
+      return FAIL(p, in, "%s needs at least %s", what, kind == SYS_FUSION ? "two inputs" : "one input");
+  }
+  if (kind == SYS_TIMER || kind == SYS_CYCLIC) {
     if (require(p, it, "period_ms", "a timer", &n) < 0 ||
         get_ms_ns(p, n, "period_ms", 0.001, &cb->period_ns) < 0)
       return -1;
     if ((n = lookup(p, it, "phase_ms")) != NULL && get_ms_ns(p, n, "phase_ms", 0, &cb->phase_ns) < 0)
       return -1;
   } else {
-    if (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0)
+    if (kind == SYS_SUBSCRIPTION &&
+        (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0))
       return -1;
     if ((n = lookup(p, it, "depth")) != NULL) {
       if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
@@ -261,9 +349,17 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
     cb->priority = (int32_t)v;
     cb->has_priority = true;
   }
-  if ((n = lookup(p, it, "deadline_ms")) != NULL &&
-      get_ms_ns(p, n, "deadline_ms", 0, &cb->deadline_ns) < 0)
-    return -1;
+  if ((n = lookup(p, it, "deadline_ms")) != NULL) {
+    if (get_ms_ns(p, n, "deadline_ms", 0, &cb->deadline_ns) < 0) return -1;
+    if (cb->deadline_ns <= 0)
+      return FAIL(p, n, "deadline_ms must be greater than 0 (leave it out for no deadline)");
+  }
+  if ((n = lookup(p, it, "group")) != NULL) {
+    if (get_name(p, n, "group", cb->group) < 0) return -1;
+    if (sys_find_group(sys, cb->group) < 0)
+      return FAIL(p, n, "no group named '%s' (declare it under 'groups')", cb->group);
+  }
+  if ((n = lookup(p, it, "cpus")) != NULL && get_cpus(p, n, &cb->cpus) < 0) return -1;
   if (kind == SYS_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
   if ((n = lookup(p, it, "publish")) != NULL) {
     if (n->type == YAML_SCALAR_NODE) {
@@ -284,7 +380,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
 }
 
 static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
-  static const char *const keys[] = {"name", "timers", "subscriptions", NULL};
+  static const char *const keys[] = {"name", "timers", "subscriptions", "fusions", "cyclic", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'nodes'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a node") < 0 || check_keys(p, it, "a node", keys) < 0)
@@ -304,6 +400,14 @@ static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
     if ((n = lookup(p, it, "subscriptions")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'subscriptions'") < 0) return -1;
       FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_SUBSCRIPTION, name, sys) < 0) return -1;
+    }
+    if ((n = lookup(p, it, "fusions")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'fusions'") < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_FUSION, name, sys) < 0) return -1;
+    }
+    if ((n = lookup(p, it, "cyclic")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'cyclic'") < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_CYCLIC, name, sys) < 0) return -1;
     }
   }
   return 0;
@@ -350,15 +454,15 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
         const sys_callback_t *cur = &sys->callbacks[idx];
         bool linked = false;
         for (uint32_t j = 0; j < prev->n_publish; j++) {
-          if (cur->kind != SYS_SUBSCRIPTION) continue;
-          if (strcmp(prev->publish[j], cur->topic) == 0) linked = true;
+          if (cur->kind != SYS_SUBSCRIPTION && cur->kind != SYS_FUSION) continue;
+          if (sys_consumes(cur, prev->publish[j], NULL)) linked = true;
           /* or through a link: prev's topic is exported, cur's imported (a remote stage between) */
           for (uint32_t a = 0; a < sys->n_links; a++)
             for (uint32_t e = 0; e < sys->links[a].n_exports; e++)
               if (strcmp(sys->links[a].exports[e].topic, prev->publish[j]) == 0)
                 for (uint32_t b = 0; b < sys->n_links; b++)
                   for (uint32_t k = 0; k < sys->links[b].n_imports; k++)
-                    if (strcmp(sys->links[b].imports[k].topic, cur->topic) == 0) linked = true;
+                    if (sys_consumes(cur, sys->links[b].imports[k].topic, NULL)) linked = true;
         }
         if (!linked)
           return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
@@ -456,8 +560,9 @@ static int add_implicit_topic(parser_t *p, sys_system_t *sys, const char *name, 
 }
 
 static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
-  static const char *const keys[] = {"name",  "executor", "duration_s", "priorities", "topics",
-                                     "nodes", "chains",   "links",      NULL};
+  static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
+                                     "nodes",   "chains",   "links",      "scheduling", "threads",
+                                     "cpus",    "groups",   NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -470,10 +575,25 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
     return -1;
   if ((n = lookup(p, root, "executor")) != NULL) {
     if (want(p, n, YAML_SCALAR_NODE, "'executor'") < 0) return -1;
-    if (strcmp(scalar(n), "tide") != 0 && strcmp(scalar(n), "batch") != 0)
-      return FAIL(p, n, "executor must be 'tide' or 'batch', not '%s'", scalar(n));
+    if (strcmp(scalar(n), "tide") != 0 && strcmp(scalar(n), "batch") != 0 &&
+        strcmp(scalar(n), "preempt") != 0 && strcmp(scalar(n), "waitset") != 0)
+      return FAIL(p, n, "executor must be 'tide', 'batch', 'preempt' or 'waitset', not '%s'",
+                  scalar(n));
     snprintf(sys->executor, sizeof sys->executor, "%s", scalar(n));
   }
+  if ((n = lookup(p, root, "scheduling")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'scheduling'") < 0) return -1;
+    if (strcmp(scalar(n), "edf") == 0) sys->edf = true;
+    else if (strcmp(scalar(n), "fp") != 0)
+      return FAIL(p, n, "scheduling must be 'fp' or 'edf', not '%s'", scalar(n));
+  }
+  if ((n = lookup(p, root, "threads")) != NULL) {
+    double v;
+    if (get_number(p, n, "threads", 1, 256, &v) < 0) return -1;
+    sys->threads = (uint32_t)v;
+  }
+  if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
+  if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "duration_s")) != NULL &&
       get_number(p, n, "duration_s", 0.001, 86400, &sys->duration_s) < 0)
     return -1;
@@ -490,6 +610,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
     sys_callback_t *cb = &sys->callbacks[i];
     if (cb->kind == SYS_SUBSCRIPTION && add_implicit_topic(p, sys, cb->topic, cb->line) < 0)
       return -1;
+    for (uint32_t j = 0; j < cb->n_inputs; j++)
+      if (add_implicit_topic(p, sys, cb->inputs[j], cb->line) < 0) return -1;
     for (uint32_t j = 0; j < cb->n_publish; j++)
       if (add_implicit_topic(p, sys, cb->publish[j], cb->line) < 0) return -1;
   }

@@ -16,8 +16,18 @@
 #define SYS_MAX_PUBLISH 8
 #define SYS_MAX_LINKS 4
 #define SYS_MAX_ROUTES 32
+#define SYS_MAX_INPUTS 8
+#define SYS_MAX_GROUPS 16
 
-typedef enum { SYS_TIMER = 0, SYS_SUBSCRIPTION = 1 } sys_cb_kind_t;
+/* SYS_FUSION: runs when every input has a new message (one subscription per input);
+ * SYS_CYCLIC: a timer that takes the latest message of each input. */
+typedef enum { SYS_TIMER = 0, SYS_SUBSCRIPTION = 1, SYS_FUSION = 2, SYS_CYCLIC = 3 } sys_cb_kind_t;
+
+typedef struct sys_group {
+  char name[SYS_NAME];
+  bool reentrant;
+  int line;
+} sys_group_t;
 
 typedef struct sys_topic {
   char name[SYS_NAME];
@@ -32,7 +42,11 @@ typedef struct sys_callback {
   sys_cb_kind_t kind;
   int64_t period_ns, phase_ns;  /* timers */
   char topic[SYS_NAME];         /* subscriptions */
+  char inputs[SYS_MAX_INPUTS][SYS_NAME]; /* fusions and cyclic timers */
+  uint32_t n_inputs;
   uint32_t depth;
+  char group[SYS_NAME];         /* callback group ("" = the node's default group) */
+  uint64_t cpus;                /* preempt: CPUs its jobs may use (0 = the executor's) */
   int64_t work_ns;              /* synthetic busy work per run */
   int32_t priority;
   bool has_priority;
@@ -75,7 +89,12 @@ typedef struct sys_link {
 
 typedef struct sys_system {
   char name[SYS_NAME];
-  char executor[16];      /* "tide" or "batch" */
+  char executor[16];      /* "tide", "batch", "preempt" or "waitset" */
+  bool edf;               /* scheduling: edf (preempt) */
+  uint32_t threads;       /* preempt workers / waitset threads (0 = the executor's default) */
+  uint64_t cpus;          /* CPUs of the executor's threads (0 = all) */
+  sys_group_t groups[SYS_MAX_GROUPS];
+  uint32_t n_groups;
   double duration_s;
   bool pods_priorities;   /* priorities: pods (default) or explicit */
   char node_names[SYS_MAX_NODES][SYS_NAME];
@@ -98,5 +117,9 @@ int sys_parse(const char *name, const unsigned char *data, size_t len, sys_syste
 
 int sys_find_topic(const sys_system_t *sys, const char *name);
 int sys_find_callback(const sys_system_t *sys, const char *name);
+int sys_find_group(const sys_system_t *sys, const char *name);
+/** Does cb take messages of topic (a subscription's topic, a fusion's input)? Sets *input to the
+ * input index (0 for a subscription). */
+bool sys_consumes(const sys_callback_t *cb, const char *topic, uint32_t *input);
 
 #endif
