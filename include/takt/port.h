@@ -85,6 +85,19 @@ void takt_event_signal_locked(takt_event_t *ev);
 takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
                                   int64_t abs_ns);
 
+/* ---- wake-up: a binary semaphore one thread waits on, without any mutex --------------------- */
+
+/** Posted any number of times before a wait, it wakes that wait once. On Linux a futex. */
+typedef struct takt_wakeup {
+  uint32_t word; /* 0 idle, 1 posted; accessed atomically by the port */
+} takt_wakeup_t;
+
+void takt_wakeup_init(takt_wakeup_t *w);
+void takt_wakeup_post(takt_wakeup_t *w);
+/** Wait until posted (consuming the post) or abs_ns (monotonic) passes: TAKT_OK or
+ * TAKT_ETIMEDOUT. */
+takt_err_t takt_wakeup_wait(takt_wakeup_t *w, int64_t abs_ns);
+
 /* ---- condition variable (for waits on a predicate; spurious wake-ups possible) ----------- */
 
 typedef struct takt_cond {

@@ -113,8 +113,25 @@ void takt_context_usage(takt_context_t *ctx, takt_pool_usage_t *out) {
 takt_clock_t *takt_context_clock(takt_context_t *ctx) { return ctx->clock; }
 int64_t takt_context_now(takt_context_t *ctx) { return takt_clock_now(ctx->clock); }
 
+#define DEFERRED_WAKES 32
+static TAKT_THREAD_LOCAL takt_wakeup_t *g_deferred[DEFERRED_WAKES];
+static TAKT_THREAD_LOCAL uint32_t g_n_deferred;
+
+void takt__wake_after_unlock(takt_wakeup_t *w) {
+  if (g_n_deferred < DEFERRED_WAKES) g_deferred[g_n_deferred++] = w;
+  else takt_wakeup_post(w); /* correct either way: only later is better */
+}
+
+void takt__flush_wakes(void) {
+  for (uint32_t i = 0; i < g_n_deferred; i++) takt_wakeup_post(g_deferred[i]);
+  g_n_deferred = 0;
+}
+
 void takt__lock(takt_context_t *ctx) { takt_mutex_lock(&ctx->lock); }
-void takt__unlock(takt_context_t *ctx) { takt_mutex_unlock(&ctx->lock); }
+void takt__unlock(takt_context_t *ctx) {
+  takt_mutex_unlock(&ctx->lock);
+  if (g_n_deferred > 0) takt__flush_wakes();
+}
 
 void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes) {
   return takt__arena_alloc(&ctx->arena, bytes);

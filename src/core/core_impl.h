@@ -337,7 +337,13 @@ static inline void takt__timing_dispatch_locked(takt_context_t *ctx, int64_t now
 
 /* ---- internal operations for executors (lock held unless said) ---- */
 void takt__lock(takt_context_t *ctx);
+/** Unlock, then post the wake-ups deferred while it was held (takt__wake_after_unlock). */
 void takt__unlock(takt_context_t *ctx);
+/** Post w once this thread lets go of the context lock, so the woken thread does not wake
+ * into a held lock. Lock held. A thread that waits on a condition with the lock (and so lets
+ * go of it without takt__unlock) calls takt__flush_wakes first. */
+void takt__wake_after_unlock(takt_wakeup_t *w);
+void takt__flush_wakes(void);
 /** Reserve / release one executor slot and its memory from the arena. */
 void *takt__executor_alloc_locked(takt_context_t *ctx, size_t bytes);
 void takt__executor_free_locked(takt_context_t *ctx, void *p);

@@ -310,6 +310,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
     if (deadline < wake) wake = deadline;
     if (wake > until) wake = until;
     e->stats.idle_waits++;
+    takt__flush_wakes();
     if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
         wake == TAKT_TIME_INFINITE)
       break; /* FAKE clock with nothing that can ever happen */

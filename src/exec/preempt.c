@@ -30,7 +30,7 @@
 
 typedef struct takt__worker {
   takt_thread_t thread;
-  takt_event_t ev;
+  takt_wakeup_t wake;
   takt_executor_t *e;
   uint32_t index;
   takt_callback_t *cb; /* the job it was handed; NULL when idle */
@@ -197,7 +197,7 @@ static void release(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
   takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
   assign(e, w, cb, deadline);
   e->stats.dispatched++;
-  takt_event_signal_locked(&w->ev);
+  takt__wake_after_unlock(&w->wake);
 }
 
 static int64_t message_deadline(takt_executor_t *e, takt_callback_t *cb) {
@@ -281,7 +281,9 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
   if (!e->pre->rt) (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, w->level); /* nice level */
   takt__group_t *g = takt__callback_group(cb);
   bool exclusive = g->kind == TAKT_GROUP_MUTUALLY_EXCLUSIVE;
-  if (exclusive) { /* never with the context lock held: the holder needs it to finish */
+  /* Uncontended: taken without letting go of the context lock (a trylock cannot deadlock).
+   * Contended: wait for it without the context lock, which its holder needs to finish. */
+  if (exclusive && takt_mutex_trylock(&g->lock) != TAKT_OK) {
     takt__unlock(ctx);
     takt_mutex_lock(&g->lock);
     takt__lock(ctx);
@@ -295,11 +297,7 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
     (void)takt__callback_execute_locked(cb);
   }
   cb->job_deadline = TAKT_TIME_INFINITE;
-  if (exclusive) {
-    takt__unlock(ctx);
-    takt_mutex_unlock(&g->lock);
-    takt__lock(ctx);
-  }
+  if (exclusive) takt_mutex_unlock(&g->lock); /* never blocks */
 }
 
 /* The job of w ended: account, re-release its callback if work is left, take the next. */
@@ -343,7 +341,11 @@ static void worker_main(void *arg) {
   takt_context_t *ctx = e->ctx;
   takt__lock(ctx);
   for (;;) {
-    while (w->cb == NULL && !w->quit) (void)takt_event_wait_locked(&w->ev, &ctx->lock, NULL, TAKT_TIME_INFINITE);
+    while (w->cb == NULL && !w->quit) { /* the releasing thread posts after it unlocks */
+      takt__unlock(ctx);
+      (void)takt_wakeup_wait(&w->wake, TAKT_TIME_INFINITE);
+      takt__lock(ctx);
+    }
     if (w->cb == NULL) break;
     while (w->cb != NULL) { /* a finished job may hand this worker the next one at once */
       run_job(e, w);
@@ -360,6 +362,7 @@ static void timer_main(void *arg) {
   takt__lock(ctx);
   while (!pre->timer_quit) {
     if (!pre->running) {
+      takt__flush_wakes();
       (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, NULL, TAKT_TIME_INFINITE);
       continue;
     }
@@ -369,6 +372,7 @@ static void timer_main(void *arg) {
     int64_t wake = takt__exec_next_timer_locked(e);
     int64_t dl = takt__timing_next_locked(ctx);
     if (dl < wake) wake = dl;
+    takt__flush_wakes();
     (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, ctx->clock, wake);
   }
   takt__unlock(ctx);
@@ -414,7 +418,7 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
     takt__worker_t *w = &pre->workers[i];
     w->e = e;
     w->index = i;
-    if (takt_event_init(&w->ev) < 0) return TAKT_EOS;
+    takt_wakeup_init(&w->wake);
     char name[16];
     snprintf(name, sizeof name, "takt-w%u", i);
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = o->prio_min,
@@ -447,14 +451,13 @@ void takt__preempt_fini(takt_executor_t *e) {
   takt__lock(ctx);
   for (uint32_t i = 0; i < pre->n; i++) {
     pre->workers[i].quit = true;
-    takt_event_signal_locked(&pre->workers[i].ev);
+    takt_wakeup_post(&pre->workers[i].wake);
   }
   pre->timer_quit = true;
   if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
   takt__unlock(ctx);
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
-    takt_event_fini(&pre->workers[i].ev);
   }
   if (pre->has_timer_thread) (void)takt_thread_join(&pre->timer_thread);
   takt_event_fini(&pre->timer_ev);
@@ -469,6 +472,7 @@ void takt__preempt_fini(takt_executor_t *e) {
 
 static void wait_quiet(takt_executor_t *e) {
   takt__preempt_t *pre = e->pre;
+  takt__flush_wakes();
   while (pre->busy > 0)
     (void)takt_event_wait_locked(&pre->quiet, &e->ctx->lock, NULL, TAKT_TIME_INFINITE);
 }
@@ -512,6 +516,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
     takt_event_signal_locked(&pre->timer_ev);
     while (!should_stop(e) && takt_clock_now(ctx->clock) < until) {
       e->stats.idle_waits++;
+      takt__flush_wakes();
       (void)takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, until);
     }
   }

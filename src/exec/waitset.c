@@ -122,6 +122,7 @@ static void run_loop(takt_executor_t *e, int64_t until) {
       if (dl < wake) wake = dl;
       if (wake > until) wake = until;
       e->stats.idle_waits++;
+      takt__flush_wakes();
       if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
           wake == TAKT_TIME_INFINITE)
         break; /* FAKE clock with nothing that can ever happen */
@@ -155,6 +156,7 @@ static void helper_main(void *arg) {
   uint64_t seen = 0;
   takt__lock(ctx);
   for (;;) {
+    takt__flush_wakes();
     while (ws->generation == seen && !ws->quit)
       (void)takt_cond_wait_until(&ws->go, &ctx->lock, TAKT_TIME_INFINITE);
     if (ws->quit) break;
@@ -236,6 +238,7 @@ void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       }
       while (ws->helpers_running > 0) {
         takt_event_signal_locked(&e->wake); /* the one waiting for work holds the wait lock */
+        takt__flush_wakes();
         (void)takt_event_wait_locked(&ws->parked, &ctx->lock, NULL, TAKT_TIME_INFINITE);
       }
       if (forced) e->stop_requested = false;

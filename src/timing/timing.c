@@ -781,6 +781,7 @@ static void validator_main(void *arg) {
     h_dispatch_locked(ctx, takt_clock_now(ctx->clock));
     int64_t next = h_next_deadline(ctx);
     if (next == INT64_MIN) continue;
+    takt__flush_wakes();
     (void)takt_event_wait_locked(&tm->wake, &ctx->lock, NULL, next);
   }
   takt__unlock(ctx);

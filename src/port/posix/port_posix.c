@@ -8,7 +8,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <time.h>
@@ -115,6 +117,32 @@ takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_
   }
   ev->signalled = false;
   return TAKT_OK;
+}
+
+/* ---- wake-up (futex) ---- */
+
+void takt_wakeup_init(takt_wakeup_t *w) { atomic_store((_Atomic uint32_t *)&w->word, 0u); }
+
+void takt_wakeup_post(takt_wakeup_t *w) {
+  if (atomic_exchange((_Atomic uint32_t *)&w->word, 1u) == 0u)
+    (void)syscall(SYS_futex, &w->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+takt_err_t takt_wakeup_wait(takt_wakeup_t *w, int64_t abs_ns) {
+  _Atomic uint32_t *word = (_Atomic uint32_t *)&w->word;
+  for (;;) {
+    if (atomic_exchange(word, 0u) == 1u) return TAKT_OK;
+    struct timespec ts, *tp = NULL;
+    if (abs_ns != TAKT_TIME_INFINITE) {
+      /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time */
+      if (takt_time_now() >= abs_ns) return TAKT_ETIMEDOUT;
+      ts = to_timespec(abs_ns);
+      tp = &ts;
+    }
+    long rc = syscall(SYS_futex, &w->word, FUTEX_WAIT_BITSET_PRIVATE, 0, tp, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
+    if (rc < 0 && errno == ETIMEDOUT) return atomic_exchange(word, 0u) == 1u ? TAKT_OK : TAKT_ETIMEDOUT;
+  }
 }
 
 /* ---- condition variable ---- */
