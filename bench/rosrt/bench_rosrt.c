@@ -351,7 +351,7 @@ static int timer(int64_t period, long count, int n) {
   if (strcmp(g_exec_name, "raw") == 0) {
     takt_thread_t th[64];
     raw_arg_t args[64];
-    int64_t start = takt_time_now() + 10 * TAKT_NS_PER_MS;
+    int64_t start = takt_time_now() + 100 * TAKT_NS_PER_MS; /* after every thread exists */
     for (int i = 0; i < n; i++) {
       args[i] = (raw_arg_t){&g_jit[i], start, count};
       takt_thread_attr_t a = {.name = "raw-timer", .policy = TAKT_SCHED_FIFO, .priority = CB_PRIO,

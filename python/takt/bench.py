@@ -13,7 +13,7 @@ from typing import Callable, Dict, List
 
 from takt import native
 
-NAMES = ["tide_overhead", "urt", "detection", "serialize", "pods"]
+NAMES = ["tide_overhead", "urt", "detection", "serialize", "pods", "rosrt"]
 
 
 def machine() -> Dict[str, object]:
@@ -426,8 +426,11 @@ def pods(quick: bool, out: Path) -> int:
     return 0
 
 
+from takt.bench_rosrt import rosrt  # noqa: E402
+
 RUNNERS: Dict[str, Callable[[bool, Path], int]] = {"tide_overhead": tide_overhead, "urt": urt,
-                                                   "detection": detection, "serialize": serialize, "pods": pods}
+                                                   "detection": detection, "serialize": serialize, "pods": pods,
+                                                   "rosrt": rosrt}
 
 
 def run(name: str, quick: bool, out: Path) -> int:
