@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -69,8 +71,9 @@ def test_bench_quick_writes_json_and_markdown(takt, tmp_path):
     assert "| entities | executor |" in md
 
 
-def test_without_sched_fifo_permission_warns_once_and_runs(tmp_path):
-    """SCHED_FIFO refused: one warning, SCHED_OTHER, the run completes."""
+@pytest.mark.parametrize("executor", ["tide", "preempt"])
+def test_without_sched_fifo_permission_warns_once_and_runs(tmp_path, executor):
+    """SCHED_FIFO refused: one warning, SCHED_OTHER (preempt: nice levels), the run completes."""
     import os
     import resource
     import shutil
@@ -78,7 +81,7 @@ def test_without_sched_fifo_permission_warns_once_and_runs(tmp_path):
 
     exe = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release")) / "tools" / "takt-run"
     cmd = [str(exe), str(REPO / "examples" / "robot.yaml"), "--duration", "0.3", "--quiet",
-           "--json", str(tmp_path / "r.json")]
+           "--executor", executor, "--json", str(tmp_path / "r.json")]
     if os.getuid() == 0 or resource.getrlimit(resource.RLIMIT_RTPRIO)[0] > 0:
         # take the permission away: no CAP_SYS_NICE in the bounding set, RLIMIT_RTPRIO 0
         assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop CAP_SYS_NICE"
