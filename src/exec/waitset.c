@@ -184,7 +184,10 @@ takt_err_t takt__waitset_init_locked(takt_executor_t *e) {
   for (uint32_t i = 0; i + 1 < n; i++) {
     char name[16];
     snprintf(name, sizeof name, "takt-ws%u", i + 1);
-    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+    /* the helpers run as the spinning thread should: SCHED_FIFO prio_max */
+    int32_t prio = e->opts.prio_max > 0 && e->opts.prio_max <= 99 ? e->opts.prio_max
+                                                                   : TAKT_PREEMPT_PRIO_MAX;
+    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = prio, .cpu = -1};
     if (takt_thread_create(&ws->helpers[i], &ta, helper_main, e) < 0) return TAKT_EOS;
     ws->n_helpers = i + 1;
     if (e->opts.cpus != 0) (void)takt_thread_set_affinity(&ws->helpers[i], e->opts.cpus);
