@@ -7,11 +7,14 @@
  *   variant baseline: batch (rclc) executors, daemons in micro-ROS mode (blocking transmit,
  *                     blocking reliable publish, FIFO reception)
  * usage: takt-bench-pods VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE SUCCESS_PCT SEED
- * prints one JSON object. Both sides run in this process, each with its own executor thread. */
+ * prints one JSON object. The two sides are two processes (this one and a child), each with its
+ * own executor thread, joined by an emulated line (emu:...) carried by UDP on loopback. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../tools/common/busywork.h"
 #include "takt/bridge.h"
@@ -85,103 +88,123 @@ int main(int argc, char **argv) {
   g_work_iters = (uint64_t)(work_ms * 1e6 * takt_busywork_calibrate());
   takt_type_support_t req_t = {"pods/Request", NULL, g_payload, NULL, NULL};
   takt_type_support_t rep_t = {"pods/Reply", NULL, REPLY_BYTES, NULL, NULL};
-  side_t micro = {0}, agent = {0};
-  side_t *sides[2] = {&micro, &agent};
-  for (int i = 0; i < 2; i++) {
-    side_t *s = sides[i];
-    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-    takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
-    dc.mode = takt_variant ? TAKT_DAEMON_PODS : TAKT_DAEMON_MICROROS;
-    dc.retransmit_timeout_ns = 40 * TAKT_NS_PER_MS;
-    if (takt_context_create(&cfg, &s->ctx) < 0 || takt_daemon_create(&dc, &s->daemon) < 0 ||
-        takt_bridge_create(s->ctx, s->daemon, i == 0 ? "micro_bridge" : "agent_bridge", &s->bridge) < 0 ||
-        takt_node_create(s->ctx, i == 0 ? "micro" : "agent", &s->node) < 0 ||
-        takt_executor_create(s->ctx, takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH, NULL, &s->exec) < 0)
-      return 1;
-  }
+  /* Two processes: this one is the microcontroller (timers and sinks), a child is the agent
+   * (relays). Each sends through its end of an emulated 115200-baud line carried by UDP on
+   * loopback; the emulator fails first transmissions of data frames on both sides. */
+  int base_port = 30000 + (int)(getpid() % 10000) * 2;
+  int ready[2], stop[2];
+  if (pipe(ready) < 0 || pipe(stop) < 0) return 1;
+  pid_t child = fork(); /* before any thread exists */
+  if (child < 0) return 1;
+  bool is_micro = child != 0;
+  char spec[256];
+  snprintf(spec, sizeof spec, "emu:baud=115200,fail_first=%.3f,seed=%llu/udp:127.0.0.1:%d:127.0.0.1:%d",
+           reliable ? 1.0 - success : 0.0, (unsigned long long)(seed * 2 + (is_micro ? 0 : 1)),
+           base_port + (is_micro ? 0 : 1), base_port + (is_micro ? 1 : 0));
+  side_t me = {0};
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.mode = takt_variant ? TAKT_DAEMON_PODS : TAKT_DAEMON_MICROROS;
+  dc.retransmit_timeout_ns = 40 * TAKT_NS_PER_MS;
+  if (takt_context_create(&cfg, &me.ctx) < 0 || takt_daemon_create(&dc, &me.daemon) < 0 ||
+      takt_bridge_create(me.ctx, me.daemon, is_micro ? "micro_bridge" : "agent_bridge", &me.bridge) < 0 ||
+      takt_node_create(me.ctx, is_micro ? "micro" : "agent", &me.node) < 0 ||
+      takt_executor_create(me.ctx, takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH, NULL, &me.exec) < 0)
+    return 1;
   takt_chain_t *top = NULL, *all[MAX_CHAINS];
   for (int c = 0; c < chains; c++) {
     char name[32];
-    takt_topic_t *mreq, *mrep, *areq, *arep;
+    takt_topic_t *req, *rep;
     snprintf(name, sizeof name, "req%d", c);
-    takt_topic_create(micro.ctx, name, &req_t, 4, &mreq);
-    takt_topic_create(agent.ctx, name, &req_t, 4, &areq);
+    takt_topic_create(me.ctx, name, &req_t, 4, &req);
     snprintf(name, sizeof name, "rep%d", c);
-    takt_topic_create(micro.ctx, name, &rep_t, 4, &mrep);
-    takt_topic_create(agent.ctx, name, &rep_t, 4, &arep);
-    takt_publisher_create(micro.node, mreq, &g_io[c].request);
-    takt_publisher_create(agent.node, arep, &g_io[c].reply);
-    takt_timer_t *t;
-    takt_subscription_t *rs, *ss;
-    snprintf(name, sizeof name, "sense%d", c);
-    takt_timer_create(micro.node, name, (int64_t)(period_ms * 1e6), 0, sense, &g_io[c], NULL, &t);
-    snprintf(name, sizeof name, "relay%d", c);
-    takt_subscription_create(agent.node, areq, name, relay, &g_io[c], NULL, &rs);
-    snprintf(name, sizeof name, "sink%d", c);
-    takt_subscription_create(micro.node, mrep, name, sink, &g_io[c], NULL, &ss);
+    takt_topic_create(me.ctx, name, &rep_t, 4, &rep);
     /* PoDS priorities: chain rank major (chain 0 most important), position in chain minor */
     int32_t base = (chains - 1 - c) * 3;
     takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
-    a.priority = base + 1;
-    takt_callback_set_attr(takt_timer_callback(t), &a);
-    a.priority = base + 2;
-    takt_callback_set_attr(takt_subscription_callback(rs), &a);
-    a.priority = base + 3;
-    takt_callback_set_attr(takt_subscription_callback(ss), &a);
-    takt_bridge_export(micro.bridge, mreq, (uint16_t)(2 * c), (uint8_t)(base + 2), reliable);
-    takt_bridge_import(agent.bridge, areq, (uint16_t)(2 * c));
-    takt_bridge_export(agent.bridge, arep, (uint16_t)(2 * c + 1), (uint8_t)(base + 3), reliable);
-    takt_bridge_import(micro.bridge, mrep, (uint16_t)(2 * c + 1));
-    takt_callback_t *members[2] = {takt_timer_callback(t), takt_subscription_callback(ss)};
-    snprintf(name, sizeof name, "chain%d", c);
-    takt_chain_create(micro.ctx, name, members, 2, 0, &all[c]);
-    if (c == 0) top = all[c];
+    if (is_micro) {
+      takt_publisher_create(me.node, req, &g_io[c].request);
+      takt_timer_t *t;
+      takt_subscription_t *ss;
+      snprintf(name, sizeof name, "sense%d", c);
+      a.priority = base + 1;
+      takt_timer_create(me.node, name, (int64_t)(period_ms * 1e6), 0, sense, &g_io[c], &a, &t);
+      snprintf(name, sizeof name, "sink%d", c);
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = base + 3;
+      takt_subscription_create(me.node, rep, name, sink, &g_io[c], &so, &ss);
+      takt_bridge_export(me.bridge, req, (uint16_t)(2 * c), (uint8_t)(base + 2), reliable);
+      takt_bridge_import(me.bridge, rep, (uint16_t)(2 * c + 1));
+      takt_callback_t *members[2] = {takt_timer_callback(t), takt_subscription_callback(ss)};
+      snprintf(name, sizeof name, "chain%d", c);
+      takt_chain_create(me.ctx, name, members, 2, 0, &all[c]);
+      if (c == 0) top = all[c];
+    } else {
+      takt_publisher_create(me.node, rep, &g_io[c].reply);
+      takt_subscription_t *rs;
+      snprintf(name, sizeof name, "relay%d", c);
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = base + 2;
+      takt_subscription_create(me.node, req, name, relay, &g_io[c], &so, &rs);
+      takt_bridge_import(me.bridge, req, (uint16_t)(2 * c));
+      takt_bridge_export(me.bridge, rep, (uint16_t)(2 * c + 1), (uint8_t)(base + 3), reliable);
+    }
   }
-  takt_link_emulation_t emu = {.baud = 115200, .latency_ns = 0, .p_corrupt_byte = 0,
-                               .p_corrupt_frame = 0, .p_drop = 0, .p_duplicate = 0,
-                               .p_fail_first = reliable ? 1.0 - success : 0.0,
-                               /* PoDS fails the first transmission of data, not of acknowledgements */
-                               .fail_first_data_only = true, .seed = seed};
-  takt_link_t *lm, *la;
-  takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
-  if (takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la) < 0) return 1;
-  takt_daemon_attach(micro.daemon, lm);
-  takt_daemon_attach(agent.daemon, la);
-  for (int i = 0; i < 2; i++) {
-    takt_executor_add_node(sides[i]->exec, sides[i]->node);
-    takt_executor_add_node(sides[i]->exec, takt_bridge_node(sides[i]->bridge));
-    takt_bridge_start(sides[i]->bridge);
+  takt_link_t *link;
+  takt_link_handlers_t h = takt_daemon_link_handlers(me.daemon);
+  if (takt_link_open(spec, &h, &link) < 0) {
+    fprintf(stderr, "takt-bench-pods: cannot open %s\n", spec);
+    return 1;
   }
-  takt_context_start(micro.ctx);
-  int64_t t0 = takt_context_start_time(micro.ctx);
-  micro.until = t0 + (int64_t)((samples + 0.6) * period_ms * 1e6);
-  agent.until = micro.until + 200 * TAKT_NS_PER_MS;
-  takt_thread_attr_t attr = {.name = "pods-agent", .policy = TAKT_SCHED_FIFO, .priority = 70, .cpu = -1};
-  takt_thread_t th_agent, th_micro;
-  takt_thread_create(&th_agent, &attr, spin, &agent);
-  attr.name = "pods-micro";
-  attr.priority = 80;
-  takt_thread_create(&th_micro, &attr, spin, &micro);
-  takt_thread_join(&th_micro);
-  takt_thread_join(&th_agent);
+  takt_daemon_attach(me.daemon, link);
+  takt_executor_add_node(me.exec, me.node);
+  takt_executor_add_node(me.exec, takt_bridge_node(me.bridge));
+  takt_bridge_start(me.bridge);
+  takt_thread_attr_t attr = {.name = is_micro ? "pods-micro" : "pods-agent",
+                             .policy = TAKT_SCHED_FIFO, .priority = is_micro ? 80 : 70, .cpu = -1};
+  takt_thread_t th;
+  if (!is_micro) { /* the agent serves until the microcontroller says stop */
+    me.until = TAKT_TIME_INFINITE;
+    takt_thread_create(&th, &attr, spin, &me);
+    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS); /* its spin has begun */
+    if (write(ready[1], "r", 1) != 1) return 1;
+    char c;
+    (void)!read(stop[0], &c, 1);
+    takt_executor_stop(me.exec);
+    takt_thread_join(&th);
+    takt_link_close(link);
+    takt_executor_destroy(me.exec);
+    takt_bridge_destroy(me.bridge);
+    takt_daemon_destroy(me.daemon);
+    takt_context_destroy(me.ctx);
+    _exit(0);
+  }
+  char c;
+  if (read(ready[0], &c, 1) != 1) return 1;
+  takt_context_start(me.ctx);
+  int64_t t0 = takt_context_start_time(me.ctx);
+  me.until = t0 + (int64_t)((samples + 0.6) * period_ms * 1e6);
+  takt_thread_create(&th, &attr, spin, &me);
+  takt_thread_join(&th);
+  if (write(stop[1], "s", 1) != 1) return 1;
+  int status = 0;
+  (void)waitpid(child, &status, 0);
   takt_chain_stats_t st;
   takt_chain_get_stats(top, &st);
   takt_daemon_stats_t ds;
-  takt_daemon_get_stats(micro.daemon, &ds);
+  takt_daemon_get_stats(me.daemon, &ds);
   printf("{\"variant\": \"%s\", \"chains\": %d, \"payload\": %u, \"work_ms\": %.1f, \"period_ms\": %.1f, "
          "\"reliable\": %s, \"success_pct\": %.0f, \"count\": %llu, \"min_ns\": %lld, \"mean_ns\": %.0f, "
-         "\"std_ns\": %.0f, \"p50_ns\": %lld, \"max_ns\": %lld, \"retransmissions\": %llu}\n",
+         "\"std_ns\": %.0f, \"p50_ns\": %lld, \"max_ns\": %lld, \"retransmissions\": %llu, "
+         "\"processes\": 2}\n",
          takt_variant ? "takt" : "baseline", chains, g_payload, work_ms, period_ms,
          reliable ? "true" : "false", success * 100.0, (unsigned long long)st.latency.count,
          (long long)st.latency.min, st.latency.mean, st.latency.std, (long long)st.latency.p50,
          (long long)st.latency.max, (unsigned long long)(ds.retransmissions + ds.timeouts));
-  takt_link_close(lm);
-  takt_link_close(la);
-  for (int i = 0; i < 2; i++) {
-    takt_executor_destroy(sides[i]->exec);
-    takt_bridge_destroy(sides[i]->bridge);
-    takt_daemon_destroy(sides[i]->daemon);
-    takt_context_destroy(sides[i]->ctx);
-  }
+  takt_link_close(link);
+  takt_executor_destroy(me.exec);
+  takt_bridge_destroy(me.bridge);
+  takt_daemon_destroy(me.daemon);
+  takt_context_destroy(me.ctx);
   return st.latency.count > 0 ? 0 : 1;
 }

@@ -36,6 +36,11 @@ typedef struct takt_link_handlers {
  *   udp:BIND_HOST:BIND_PORT:PEER_HOST:PEER_PORT   one frame per datagram (BIND_PORT 0: any)
  *   serial:PATH[:BAUD]                             a tty in raw 8N1 (e.g. serial:/dev/ttyUSB0:115200)
  *   pty                                            a new pseudo-terminal; takt_link_name is its slave
+ *   emu:OPTIONS/SPEC                               SPEC with this side's transmissions passed
+ *       through the link emulator (below), e.g. emu:baud=115200,fail_first=0.2,seed=7/udp:...
+ *       OPTIONS: baud, latency_us, corrupt_byte, corrupt_frame, drop, duplicate, fail_first,
+ *       fail_first_all (1: control frames too), seed. Two processes, each opening its end with
+ *       emu:, share an emulated line in both directions.
  * A malformed specification is TAKT_EINVAL; a device that cannot be opened TAKT_ENOENT/TAKT_EOS.
  */
 takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_link_t **out);

@@ -244,8 +244,20 @@ static uint32_t release_timers(takt_executor_t *e, int64_t now) {
   return n;
 }
 
-/* Release the work that waited for the spin to start. */
+/* Release the work that waited for the spin to start: jobs left queued by the last spin first,
+ * then callbacks whose work arrived while no spin was running. */
 static void release_waiting(takt_executor_t *e) {
+  takt__preempt_t *pre = e->pre;
+  while (pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
+    takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
+    cb->exec_state &= ~TAKT__ST_READY;
+    int64_t d = cb->next_deadline;
+    cb->next_deadline = TAKT_TIME_INFINITE;
+    takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+    assign(e, w, cb, d);
+    e->stats.dispatched++;
+    takt__wake_after_unlock(&w->wake);
+  }
   for (uint32_t i = 0; i < e->ncbs; i++) {
     takt_callback_t *cb = e->cbs[i];
     if (cb->kind == TAKT_CB_TIMER || (cb->exec_state & TAKT__ST_READY) || cb->inflight > 0)

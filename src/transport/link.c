@@ -18,6 +18,7 @@ struct takt_link {
   char name[96];
   takt_io_t io, wake;
   bool emulated;
+  bool over_io; /* emulated transmission onto a real link (spec "emu:OPTIONS/SPEC") */
   takt_link_emulation_t emu;
   struct takt_link *peer; /* emulator: who receives what we transmit */
   uint64_t rng;
@@ -139,6 +140,13 @@ static void emulate(takt_link_t *l, uint8_t *p, uint32_t n, int64_t start) {
   l->stats.failed_first += fail_first && !drop ? 1u : 0u;
   l->stats.duplicated += dup && !drop && !fail_first ? 1u : 0u;
   l->stats.corrupted_bytes += corrupted;
+  if (l->over_io) { /* the far side is another process: the faulty line ends in the socket */
+    takt_mutex_unlock(&l->lock);
+    if (drop || fail_first) return;
+    (void)takt_io_write(l->io, p, n);
+    if (dup) (void)takt_io_write(l->io, p, n);
+    return;
+  }
   takt_link_t *peer = drop || fail_first ? NULL : l->peer;
   l->delivering = peer != NULL; /* the peer's close waits for us */
   takt_mutex_unlock(&l->lock);
@@ -188,7 +196,7 @@ static takt_err_t start(takt_link_t *l) {
   takt_thread_attr_t tx = {.name = "takt-link-tx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
   takt_thread_attr_t rx = {.name = "takt-link-rx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
   TAKT_RETURN_IF_ERR(takt_thread_create(&l->tx_thread, &tx, tx_main, l));
-  if (!l->emulated) {
+  if (!l->emulated || l->over_io) {
     takt_err_t rc = takt_io_wake_open(&l->wake);
     if (rc == TAKT_OK) rc = takt_thread_create(&l->rx_thread, &rx, rx_main, l);
     if (rc < 0) {
@@ -212,12 +220,61 @@ static takt_err_t open_io(takt_link_t *l) {
   return rc;
 }
 
+static bool emulation_valid(const takt_link_emulation_t *cfg) {
+  return cfg->latency_ns >= 0 && cfg->p_corrupt_frame >= 0 && cfg->p_corrupt_frame <= 1 &&
+         cfg->p_corrupt_byte >= 0 && cfg->p_corrupt_byte <= 1 && cfg->p_drop >= 0 &&
+         cfg->p_drop <= 1 && cfg->p_duplicate >= 0 && cfg->p_duplicate <= 1 &&
+         cfg->p_fail_first >= 0 && cfg->p_fail_first <= 1;
+}
+
+/* "baud=115200,latency_us=50,drop=0.05,...": the emulation options of an emu: spec. */
+static bool parse_emulation(const char *opts, size_t len, takt_link_emulation_t *e) {
+  memset(e, 0, sizeof *e);
+  e->fail_first_data_only = true;
+  char buf[256];
+  if (len >= sizeof buf) return false;
+  memcpy(buf, opts, len);
+  buf[len] = '\0';
+  for (char *tok = buf, *next; tok != NULL; tok = next) {
+    next = strchr(tok, ',');
+    if (next != NULL) *next++ = '\0';
+    char *eq = strchr(tok, '=');
+    if (eq == NULL) return false;
+    *eq = '\0';
+    char *end = NULL;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || v < 0) return false;
+    if (strcmp(tok, "baud") == 0 && v <= 100e6) e->baud = (uint32_t)v;
+    else if (strcmp(tok, "latency_us") == 0 && v <= 60e6) e->latency_ns = (int64_t)(v * 1e3);
+    else if (strcmp(tok, "corrupt_byte") == 0) e->p_corrupt_byte = v;
+    else if (strcmp(tok, "corrupt_frame") == 0) e->p_corrupt_frame = v;
+    else if (strcmp(tok, "drop") == 0) e->p_drop = v;
+    else if (strcmp(tok, "duplicate") == 0) e->p_duplicate = v;
+    else if (strcmp(tok, "fail_first") == 0) e->p_fail_first = v;
+    else if (strcmp(tok, "fail_first_all") == 0) e->fail_first_data_only = v == 0;
+    else if (strcmp(tok, "seed") == 0) e->seed = (uint64_t)v;
+    else return false;
+  }
+  return emulation_valid(e);
+}
+
 takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_link_t **out) {
   if (spec == NULL || out == NULL) return TAKT_EINVAL;
   takt_link_t *l = alloc_link(h);
   if (l == NULL) return TAKT_ENOMEM;
   snprintf(l->name, sizeof l->name, "%s", spec);
   takt_err_t rc = TAKT_EINVAL;
+  if (strncmp(spec, "emu:", 4) == 0) { /* emu:OPTIONS/SPEC: this side's transmissions emulated */
+    const char *slash = strchr(spec + 4, '/');
+    if (slash == NULL || !parse_emulation(spec + 4, (size_t)(slash - spec - 4), &l->emu) ||
+        strncmp(slash + 1, "emu:", 4) == 0) {
+      free_link(l);
+      return TAKT_EINVAL;
+    }
+    l->emulated = l->over_io = true;
+    l->rng = l->emu.seed * 2 + 1;
+    spec = slash + 1;
+  }
   char bind_host[64], peer_host[64], path[80];
   unsigned bind_port, peer_port, baud = 0;
   if (sscanf(spec, "udp:%63[^:]:%u:%63[^:]:%u", bind_host, &bind_port, peer_host, &peer_port) == 4 &&
@@ -270,11 +327,7 @@ takt_err_t takt_link_pair(const takt_link_handlers_t *ha, const takt_link_handle
 
 takt_err_t takt_link_emulator_pair(const takt_link_emulation_t *cfg, const takt_link_handlers_t *ha,
                                    const takt_link_handlers_t *hb, takt_link_t **a, takt_link_t **b) {
-  if (cfg == NULL || a == NULL || b == NULL || cfg->latency_ns < 0 || cfg->p_corrupt_frame < 0 ||
-      cfg->p_corrupt_frame > 1 || cfg->p_corrupt_byte < 0 ||
-      cfg->p_corrupt_byte > 1 || cfg->p_drop < 0 || cfg->p_drop > 1 || cfg->p_duplicate < 0 ||
-      cfg->p_duplicate > 1 || cfg->p_fail_first < 0 || cfg->p_fail_first > 1)
-    return TAKT_EINVAL;
+  if (cfg == NULL || a == NULL || b == NULL || !emulation_valid(cfg)) return TAKT_EINVAL;
   takt_link_t *la = alloc_link(ha), *lb = alloc_link(hb);
   if (la == NULL || lb == NULL) {
     if (la) free_link(la);

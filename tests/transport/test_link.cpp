@@ -152,6 +152,53 @@ TEST(Link, UdpOnLoopback) {
   takt_link_close(b);
 }
 
+// Two free UDP ports on loopback.
+void free_ports(unsigned *pa, unsigned *pb) {
+  takt_io_t p1, p2;
+  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p1), TAKT_OK);
+  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p2), TAKT_OK);
+  *pa = takt_io_local_port(p1);
+  *pb = takt_io_local_port(p2);
+  takt_io_close(&p1);
+  takt_io_close(&p2);
+}
+
+// emu:OPTIONS/SPEC: each side emulates its own transmissions onto a real link (two processes
+// share an emulated line this way). A line rate, and faults on one direction only.
+TEST(Link, EmulationOverUdp) {
+  unsigned pa = 0, pb = 0;
+  free_ports(&pa, &pb);
+  char sa[160], sb[160];
+  snprintf(sa, sizeof sa, "emu:baud=1000000,seed=3/udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
+  snprintf(sb, sizeof sb, "emu:drop=1/udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  Receiver ra, rb;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_open(sa, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);
+  int64_t t0 = takt_time_now();
+  send_all(a, ra, 20, 500);
+  expect_in_order(rb, 20, 500);
+  // 20 frames of > 500 bytes at 10 bit times per byte and 1 Mbaud: at least 100 ms on the line
+  EXPECT_GE(takt_time_now() - t0, 20 * 500 * 10 * 1000LL);
+  send_all(b, rb, 5, 50);  // every frame dropped by b's side of the line
+  takt_link_stats_t st;
+  takt_link_get_stats(b, &st);
+  EXPECT_EQ(st.dropped, 5u);
+  {
+    std::lock_guard<std::mutex> g(ra.m);
+    EXPECT_TRUE(ra.payloads.empty());
+  }
+  takt_link_close(a);
+  takt_link_close(b);
+  takt_link_t *l = nullptr;
+  EXPECT_EQ(takt_link_open("emu:baud=115200/emu:baud=1/pty", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("emu:drop=1.5/pty", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("emu:speed=9600/pty", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("emu:baud=115200", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(l, nullptr);
+}
+
 TEST(Link, PtyAndSerialSide) {
   Receiver ra, rb;
   takt_link_t *master, *slave;
