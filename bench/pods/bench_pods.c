@@ -159,7 +159,9 @@ int main(int argc, char **argv) {
   takt_daemon_attach(me.daemon, link);
   takt_executor_add_node(me.exec, me.node);
   takt_executor_add_node(me.exec, takt_bridge_node(me.bridge));
-  takt_bridge_start(me.bridge);
+  /* the executor's collection phase takes received frames: by priority (tide), or one per
+   * round first come first served (batch, as rclc with micro-ROS) */
+  if (takt_bridge_serve(me.bridge, me.exec) < 0) return 1;
   takt_thread_attr_t attr = {.name = is_micro ? "pods-micro" : "pods-agent",
                              .policy = TAKT_SCHED_FIFO, .priority = is_micro ? 80 : 70, .cpu = -1};
   takt_thread_t th;

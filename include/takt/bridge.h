@@ -10,6 +10,7 @@
 
 #include "takt/core.h"
 #include "takt/daemon.h"
+#include "takt/exec.h"
 
 #if TAKT_WITH_PUBSUB
 
@@ -52,8 +53,17 @@ takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
 takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
                                       uint16_t entity, uint8_t priority);
-/** Start taking frames (the input thread). */
+/** Start taking frames on the bridge's input thread (SCHED_FIFO 90): every frame is taken, in
+ * the daemon's order, as soon as it arrives. For executors without a collection phase
+ * (preempt, waitset). */
 takt_err_t takt_bridge_start(takt_bridge_t *b);
+/**
+ * Or let exec take the frames in its collection phase (PoDS §5.2; tide and batch): the receive
+ * context only parses headers and files data frames by priority; tide takes a frame when it is
+ * more urgent than every pending callback, and only then verifies and copies its payload; batch
+ * takes one per round, first come first served. Either this or takt_bridge_start, once.
+ */
+takt_err_t takt_bridge_serve(takt_bridge_t *b, takt_executor_t *exec);
 void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out);
 /** Stop the input thread and free the bridge (its node is destroyed; detach it first). */
 void takt_bridge_destroy(takt_bridge_t *b);

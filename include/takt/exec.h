@@ -106,6 +106,30 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
 void takt_executor_stop(takt_executor_t *exec);
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
 
+/**
+ * A source of work that lives outside the context's topics until it is taken: a link's received
+ * frames (PoDS §5.2). In each collection phase, tide compares the priority of the source's most
+ * urgent item with that of the best pending arrival and, if the item is more urgent (or nothing
+ * is pending), has the source deliver it (its payload verified and copied only then, published
+ * into a topic, where it becomes an arrival); batch delivers at most one item per round, oldest
+ * first (rclc). preempt and waitset take no sources (a bridge's input thread serves them).
+ */
+typedef struct takt_executor_source {
+  /** Priority of the item deliver() would deliver, -1 if none. Any thread, no lock held. */
+  int32_t (*peek)(void *user);
+  /** Deliver that item (publish it). Called without the context lock. */
+  void (*deliver)(void *user);
+  void *user;
+} takt_executor_source_t;
+
+#define TAKT_EXECUTOR_MAX_SOURCES 4
+
+/** Add a source (tide and batch; TAKT_ENOTSUP otherwise, TAKT_EFULL past
+ * TAKT_EXECUTOR_MAX_SOURCES). Not while the executor spins (TAKT_EBUSY). */
+takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_source_t *src);
+/** A source has new items: wake the executor if it waits. Thread-safe; takes the context lock. */
+void takt_executor_wake(takt_executor_t *exec);
+
 const char *takt_executor_kind_name(takt_executor_kind_t kind);
 /** Parse "tide" / "batch" / "preempt" / "waitset". TAKT_EINVAL otherwise. */
 takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out);

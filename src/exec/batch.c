@@ -25,6 +25,9 @@ uint32_t takt__batch_round_locked(takt_executor_t *e) {
   uint64_t oldest = UINT64_MAX;
   uint32_t oldest_i = UINT32_MAX;
 
+  /* rclc / micro-ROS: one received frame per round, first in first out, whatever its priority */
+  if (e->n_sources > 0) (void)takt__exec_collect_source_locked(e, -1, true);
+
   /* Refresh the wait set: every handle is examined, in registration order. */
   for (uint32_t i = 0; i < e->ncbs; i++) {
     takt_callback_t *cb = e->cbs[i];

@@ -36,6 +36,8 @@ struct takt_executor {
   takt__heap_t arrived; /* pending arrivals: by priority (position: cb->heap_pos) */
   takt__heap_t ready;   /* ReadyList: by priority, FIFO among equals (cb->heap_pos); preempt:
                          * jobs waiting for a worker, by priority (FP) or deadline (EDF) */
+  takt_executor_source_t sources[TAKT_EXECUTOR_MAX_SOURCES];
+  uint32_t n_sources;
   takt__preempt_t *pre;  /* preempt only */
   takt__waitset_t *ws;   /* waitset only */
 };
@@ -63,6 +65,10 @@ void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
 uint32_t takt__tide_round_locked(takt_executor_t *e);
 uint32_t takt__batch_round_locked(takt_executor_t *e);
 void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
+/** Collection from the sources: tide delivers the most urgent item if it beats min_priority
+ * (the best pending arrival; -1: none); batch (fifo) delivers one item if any. Lock held; dropped
+ * around the delivery. Returns true if an item was delivered. */
+bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo);
 /** Earliest time a timer of the executor is due (TAKT_TIME_INFINITE if none). */
 int64_t takt__exec_next_timer_locked(takt_executor_t *e);
 

@@ -304,6 +304,10 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   while (!e->stop_requested && !e->shutdown) {
     if (takt_clock_now(ctx->clock) >= until) break;
     if (round_locked(e) > 0) continue;
+    bool source_items = false; /* items a round left (e.g. one per round under batch) */
+    for (uint32_t i = 0; i < e->n_sources && !source_items; i++)
+      source_items = e->sources[i].peek(e->sources[i].user) >= 0;
+    if (source_items && !e->stop_requested && !e->shutdown) continue;
     if (!wait || e->stop_requested || e->shutdown) break;
     int64_t wake = takt__exec_next_timer_locked(e);
     int64_t deadline = takt__timing_next_locked(ctx);
@@ -367,6 +371,45 @@ void takt_executor_stop(takt_executor_t *exec) {
     takt_event_signal_locked(&exec->wake);
   }
   takt__unlock(exec->ctx);
+}
+
+takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_source_t *src) {
+  if (exec == NULL || src == NULL || src->peek == NULL || src->deliver == NULL) return TAKT_EINVAL;
+  if (exec->kind != TAKT_EXEC_TIDE && exec->kind != TAKT_EXEC_BATCH) return TAKT_ENOTSUP;
+  takt__lock(exec->ctx);
+  takt_err_t rc = TAKT_OK;
+  if (exec->spinning) rc = TAKT_EBUSY;
+  else if (exec->n_sources >= TAKT_EXECUTOR_MAX_SOURCES) rc = TAKT_EFULL;
+  else exec->sources[exec->n_sources++] = *src;
+  takt__unlock(exec->ctx);
+  return rc;
+}
+
+void takt_executor_wake(takt_executor_t *exec) {
+  if (exec == NULL) return;
+  takt__lock(exec->ctx);
+  takt_event_signal_locked(&exec->wake);
+  takt__unlock(exec->ctx);
+}
+
+bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo) {
+  int32_t best = fifo ? -1 : min_priority;
+  int32_t which = -1;
+  for (uint32_t i = 0; i < e->n_sources; i++) {
+    int32_t p = e->sources[i].peek(e->sources[i].user);
+    if (p < 0) continue;
+    if (fifo || p > best) {
+      best = p;
+      which = (int32_t)i;
+      if (fifo) break;
+    }
+  }
+  if (which < 0) return false;
+  takt_executor_source_t src = e->sources[which];
+  takt__unlock(e->ctx);
+  src.deliver(src.user); /* verifies, copies and publishes: an arrival */
+  takt__lock(e->ctx);
+  return true;
 }
 
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out) {

@@ -28,6 +28,12 @@ uint32_t takt__tide_round_locked(takt_executor_t *e) {
     if (takt__timer_release_locked(t, now, pending)) make_ready(e, top);
     takt__heap_update(&e->timers, top);
   }
+  /* Collection: a received frame more urgent than every pending arrival is taken from its
+   * source now (PoDS §5.2: verified and copied only when chosen); it becomes an arrival. */
+  if (e->n_sources > 0) {
+    takt_callback_t *best = (takt_callback_t *)takt__heap_top(&e->arrived);
+    (void)takt__exec_collect_source_locked(e, best != NULL ? best->attr.priority : -1, false);
+  }
   /* Collection: the highest-priority pending arrival. */
   takt_callback_t *arr = (takt_callback_t *)takt__heap_pop(&e->arrived);
   if (arr != NULL) {

@@ -1,5 +1,6 @@
 /* Bridge nodes (see takt/bridge.h). */
 #include "takt/bridge.h"
+#include "takt/exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct takt_bridge {
   takt_mutex_t lock;
   takt_event_t data_ev;
   bool running, stop;
+  takt_executor_t *exec; /* takt_bridge_serve: the executor whose collection takes the frames */
   takt_thread_t thread;
   takt_bridge_stats_t stats;
 };
@@ -75,6 +77,10 @@ static void forward(takt_subscription_t *sub, const takt_message_t *m, void *use
 
 static void on_data(void *user) {
   takt_bridge_t *b = user;
+  if (b->exec != NULL) { /* the executor takes the frame in its next collection phase */
+    takt_executor_wake(b->exec);
+    return;
+  }
   takt_mutex_lock(&b->lock);
   takt_event_signal_locked(&b->data_ev);
   takt_mutex_unlock(&b->lock);
@@ -189,14 +195,13 @@ static bool service_frame(takt_bridge_t *b, const takt_frame_header_t *h, const 
   return false;
 }
 
-static void input_main(void *arg) {
-  takt_bridge_t *b = arg;
-  takt_mutex_lock(&b->lock);
-  while (!b->stop) {
-    takt_mutex_unlock(&b->lock);
-    takt_frame_header_t h;
-    while (takt_daemon_take(b->daemon, &h, b->buf, b->buf_cap) == TAKT_OK) {
-      if (service_frame(b, &h, b->buf)) continue;
+/* Take the next received frame from the daemon (CRC verified, payload copied now) and deliver
+ * it: publish it into its topic, or pass it to a bridged service. False if there was none. */
+static bool take_one(takt_bridge_t *b) {
+  takt_frame_header_t h;
+  if (takt_daemon_take(b->daemon, &h, b->buf, b->buf_cap) != TAKT_OK) return false;
+  {
+      if (service_frame(b, &h, b->buf)) return true;
       route_t *r = find(b->imports, h.entity);
       takt_err_t rc = TAKT_OK;
       bool unknown = r == NULL;
@@ -217,6 +222,16 @@ static void input_main(void *arg) {
       else if (rc == TAKT_EMALFORMED || rc == TAKT_ESIZE) b->stats.decode_errors++;
       else b->stats.publish_errors++;
       takt_mutex_unlock(&b->lock);
+  }
+  return true;
+}
+
+static void input_main(void *arg) {
+  takt_bridge_t *b = arg;
+  takt_mutex_lock(&b->lock);
+  while (!b->stop) {
+    takt_mutex_unlock(&b->lock);
+    while (take_one(b)) {
     }
     takt_mutex_lock(&b->lock);
     if (!b->stop) (void)takt_event_wait_locked(&b->data_ev, &b->lock, NULL, TAKT_TIME_INFINITE);
@@ -342,9 +357,26 @@ takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
   return rc;
 }
 
+static int32_t source_peek(void *user) {
+  takt_bridge_t *b = user;
+  int32_t prio = -1;
+  return takt_daemon_pending(b->daemon, &prio) > 0 ? (prio < 0 ? 0 : prio) : -1;
+}
+
+static void source_deliver(void *user) { (void)take_one(user); }
+
+takt_err_t takt_bridge_serve(takt_bridge_t *b, takt_executor_t *exec) {
+  if (b == NULL || exec == NULL) return TAKT_EINVAL;
+  if (b->running || b->exec != NULL) return TAKT_ESTATE;
+  takt_executor_source_t src = {.peek = source_peek, .deliver = source_deliver, .user = b};
+  takt_err_t rc = takt_executor_add_source(exec, &src);
+  if (rc == TAKT_OK) b->exec = exec;
+  return rc;
+}
+
 takt_err_t takt_bridge_start(takt_bridge_t *b) {
   if (b == NULL) return TAKT_EINVAL;
-  if (b->running) return TAKT_ESTATE;
+  if (b->running || b->exec != NULL) return TAKT_ESTATE;
   takt_thread_attr_t a = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
   b->running = true;
   takt_err_t rc = takt_thread_create(&b->thread, &a, input_main, b);

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "takt/bridge.h"
 #include "takt/takt.h"
@@ -198,6 +200,101 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
     takt_daemon_destroy(s->daemon);
     takt_context_destroy(s->ctx);
   }
+}
+
+
+
+// PoDS §5.2: received frames wait in the daemon until the executor's collection phase takes them.
+// tide takes the most urgent one first (and copies its payload only then); batch with a
+// micro-ROS-mode daemon takes one per round in arrival order.
+struct Order {
+  std::mutex m;
+  std::vector<int> got;
+};
+
+void log_prio(takt_subscription_t *, const takt_message_t *m, void *u) {
+  auto *o = static_cast<Order *>(u);
+  std::lock_guard<std::mutex> g(o->m);
+  o->got.push_back(static_cast<int>(static_cast<const Sample *>(m->data)->k));
+}
+
+std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t mode) {
+  Side tx, rx;
+  Order order;
+  for (Side *s : {&tx, &rx}) {
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    EXPECT_EQ(takt_context_create(&cfg, &s->ctx), TAKT_OK);
+    takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+    dc.mode = mode;
+    EXPECT_EQ(takt_daemon_create(&dc, &s->daemon), TAKT_OK);
+    EXPECT_EQ(takt_bridge_create(s->ctx, s->daemon, "bridge", &s->bridge), TAKT_OK);
+    EXPECT_EQ(takt_node_create(s->ctx, "app", &s->node), TAKT_OK);
+    EXPECT_EQ(takt_executor_create(s->ctx, s == &rx ? kind : TAKT_EXEC_TIDE, nullptr, &s->exec), TAKT_OK);
+  }
+  // three topics of priorities 1, 5, 9 on both sides; the receiver's callbacks log the value
+  takt_publisher_t *pubs[3];
+  for (int i = 0; i < 3; i++) {
+    int prio = 1 + 4 * i;
+    char name[16];
+    snprintf(name, sizeof name, "p%d", prio);
+    takt_topic_t *tt, *rt;
+    EXPECT_EQ(takt_topic_create(tx.ctx, name, &kSample, 8, &tt), TAKT_OK);
+    EXPECT_EQ(takt_topic_create(rx.ctx, name, &kSample, 8, &rt), TAKT_OK);
+    EXPECT_EQ(takt_publisher_create(tx.node, tt, &pubs[i]), TAKT_OK);
+    EXPECT_EQ(takt_bridge_export(tx.bridge, tt, static_cast<uint16_t>(i), static_cast<uint8_t>(prio), false),
+              TAKT_OK);
+    EXPECT_EQ(takt_bridge_import(rx.bridge, rt, static_cast<uint16_t>(i)), TAKT_OK);
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.attr.priority = prio;
+    takt_subscription_t *s;
+    EXPECT_EQ(takt_subscription_create(rx.node, rt, name, log_prio, &order, &so, &s), TAKT_OK);
+  }
+  takt_link_t *la, *lb;
+  takt_link_handlers_t ha = takt_daemon_link_handlers(tx.daemon), hb = takt_daemon_link_handlers(rx.daemon);
+  EXPECT_EQ(takt_link_pair(&ha, &hb, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_daemon_attach(tx.daemon, la), TAKT_OK);
+  EXPECT_EQ(takt_daemon_attach(rx.daemon, lb), TAKT_OK);
+  for (Side *s : {&tx, &rx}) {
+    EXPECT_EQ(takt_executor_add_node(s->exec, s->node), TAKT_OK);
+    EXPECT_EQ(takt_executor_add_node(s->exec, takt_bridge_node(s->bridge)), TAKT_OK);
+  }
+  EXPECT_EQ(takt_bridge_start(tx.bridge), TAKT_OK);
+  EXPECT_EQ(takt_bridge_serve(rx.bridge, rx.exec), TAKT_OK);
+  EXPECT_EQ(takt_bridge_start(rx.bridge), TAKT_ESTATE);  // one way of taking frames
+  // send 1, 5, 9, 1, 5 (the value carried is the priority); the receiver does not run yet
+  const int sent[5] = {1, 5, 9, 1, 5};
+  for (int v : sent) {
+    Sample smp{};
+    smp.k = static_cast<uint64_t>(v);
+    EXPECT_EQ(takt_publish(pubs[(v - 1) / 4], &smp, sizeof smp), TAKT_OK);
+    EXPECT_EQ(takt_executor_spin_some(tx.exec), TAKT_OK);  // the export callback sends it
+  }
+  int64_t deadline = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (takt_daemon_pending(rx.daemon, nullptr) < 5 && takt_time_now() < deadline)
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  EXPECT_EQ(takt_daemon_pending(rx.daemon, nullptr), 5u) << "frames did not all arrive";
+  EXPECT_EQ(takt_executor_spin_some(rx.exec), TAKT_OK);
+  takt_bridge_stats_t st;
+  takt_bridge_get_stats(rx.bridge, &st);
+  EXPECT_EQ(st.imported, 5u);
+  takt_link_close(la);
+  takt_link_close(lb);
+  for (Side *s : {&tx, &rx}) {
+    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
+    takt_bridge_destroy(s->bridge);
+    takt_daemon_destroy(s->daemon);
+    takt_context_destroy(s->ctx);
+  }
+  std::lock_guard<std::mutex> g(order.m);
+  return order.got;
+}
+
+TEST(Bridge, TideCollectsReceivedFramesByPriority) {
+  EXPECT_EQ(collect_in_order(TAKT_EXEC_TIDE, TAKT_DAEMON_PODS), (std::vector<int>{9, 5, 5, 1, 1}));
+}
+
+TEST(Bridge, BatchWithMicroRosModeCollectsOneFramePerRoundInArrivalOrder) {
+  EXPECT_EQ(collect_in_order(TAKT_EXEC_BATCH, TAKT_DAEMON_MICROROS), (std::vector<int>{1, 5, 9, 1, 5}));
 }
 
 }  // namespace

@@ -307,7 +307,11 @@ static int build_links(takt_context_t *ctx, takt_executor_t *exec) {
       fprintf(stderr, "takt run: link '%s' is the pseudo-terminal %s\n", l->name, takt_link_name(g_links[i]));
     takt_daemon_attach(g_daemons[i], g_links[i]);
     if ((rc = takt_executor_add_node(exec, takt_bridge_node(g_bridges[i]))) < 0) return -die(what, rc);
-    if ((rc = takt_bridge_start(g_bridges[i])) < 0) return -die(what, rc);
+    /* tide and batch take received frames in their collection phase (PoDS §5.2); the others
+     * have none: the bridge's input thread takes them as they come */
+    rc = takt_bridge_serve(g_bridges[i], exec);
+    if (rc == TAKT_ENOTSUP) rc = takt_bridge_start(g_bridges[i]);
+    if (rc < 0) return -die(what, rc);
   }
   return 0;
 }
