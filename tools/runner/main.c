@@ -198,7 +198,7 @@ static int build(takt_context_t *ctx) {
       rc->scratch = calloc(1, max_payload);
       if (rc->scratch == NULL) return -die("payload", TAKT_ENOMEM);
       for (uint32_t k = 0; k < d->n_inputs; k++) {
-        char in_name[TAKT_NAME_MAX];
+        char in_name[TAKT_NAME_MAX + 16]; /* the parser keeps NAME_in<i> within TAKT_NAME_MAX */
         snprintf(in_name, sizeof in_name, "%s_in%u", d->name, k);
         rc->in_ctx[k].rc = rc;
         rc->in_ctx[k].bit = 1u << k;
