@@ -43,6 +43,12 @@ def test_chains_cross_two_processes(tmp_path):
         assert chain["count"] > 0, chain  # every chain went out, through the agent, and back
     agent_result = json.loads(next((tmp_path / "agent").glob("run_*.json")).read_text())
     assert agent_result["links"][0]["imported"] >= link["forwarded"] - 3  # what was sent arrived
+    # the micro side's client called the agent's service across the link and got answers
+    client = next(c for c in r["callbacks"] if c["name"] == "ask_plan")
+    assert client["kind"] == "client" and client["service"] == "plan"
+    assert client["answers"] > 0, client
+    served = next(c for c in agent_result["callbacks"] if c["name"] == "plan")
+    assert served["kind"] == "service" and served["runs"] >= client["answers"]
 
 
 def test_link_errors_are_named(tmp_path):

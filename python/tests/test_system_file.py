@@ -41,6 +41,19 @@ CASES = [
      "a cyclic timer needs 'inputs'"),
     ("nodes:\n  - name: a\n    fusions:\n      - {name: f, inputs: [x, x]}\n", 4,
      "listed twice"),
+    ("nodes:\n  - name: a\n    clients:\n      - {name: c, service: nowhere, period_ms: 10}\n", 4,
+     "client 'c': no service named 'nowhere'"),
+    ("nodes:\n  - name: a\n    services:\n      - {name: s, request_size: 8}\n"
+     "    clients:\n      - {name: c, service: s, period_ms: 10, request_size: 9}\n", 6,
+     "sizes 9/64 differ from service 's' (8/64)"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 10}\n"
+     "links:\n  - name: l\n    spec: pty\n    services:\n      - {name: t, entity: 1, direction: export}\n",
+     9, "exported service 't' is not a service of this system"),
+    ("nodes:\n  - name: a\n    services:\n      - {name: s}\n"
+     "links:\n  - name: l\n    spec: pty\n    services:\n      - {name: s, entity: 1, direction: up}\n",
+     9, "direction must be 'import'"),
+    ("nodes:\n  - name: a\n    services:\n      - {name: s}\n    clients:\n      - {name: c, service: s, period_ms: 5}\n"
+     "chains:\n  - {name: k, callbacks: [c]}\n", 8, "client 'c' cannot be a chain member"),
     ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: -1}\n", 4, "out of range"),
     ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 1}\n      - {name: t, period_ms: 2}\n",
      5, "defined twice"),

@@ -29,7 +29,10 @@ typedef struct run_cb {
     uint32_t bit;
   } in_ctx[SYS_MAX_INPUTS];
   atomic_uint arrived;
-  uint8_t *scratch; /* cyclic timers: where the latest input is taken to */
+  uint8_t *scratch; /* cyclic timers: where the latest input is taken to; clients: the answer */
+  takt_service_t *srv;
+  takt_client_t *client;
+  atomic_ulong answers, refused; /* clients: answers consumed, calls the service refused */
 } run_cb_t;
 
 static sys_system_t g_sys;
@@ -106,6 +109,54 @@ static void on_cyclic(takt_timer_t *t, const takt_timer_event_t *ev, void *user)
   do_work(rc);
 }
 
+/* A service does its work (and publishes), then answers. */
+static takt_err_t on_service(takt_service_t *srv, const takt_message_t *req, void *resp, void *user) {
+  (void)srv;
+  (void)req;
+  run_cb_t *rc = user;
+  do_work(rc);
+  memset(resp, 0, rc->desc->response_size);
+  ((uint8_t *)resp)[0] = (uint8_t)rc->runs;
+  return TAKT_OK;
+}
+
+/* A client's timer calls its service without waiting; the answer comes to on_answer. */
+static void on_client_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  run_cb_t *rc = user;
+  takt_future_t f;
+  if (takt_client_call(rc->client, rc->payload, rc->desc->request_size, &f) != TAKT_OK)
+    atomic_fetch_add(&rc->refused, 1);
+}
+
+static void on_answer(takt_client_t *c, takt_future_t f, void *user) {
+  (void)c;
+  run_cb_t *rc = user;
+  if (takt_future_take(&f, rc->scratch, rc->desc->response_size) != TAKT_OK) {
+    atomic_fetch_add(&rc->refused, 1); /* the service declined (or its link lost it) */
+    return;
+  }
+  atomic_fetch_add(&rc->answers, 1);
+  do_work(rc);
+}
+
+/* Byte-blob type supports of the sizes services use ("takt/Bytes<size>"), made on demand. */
+#define MAX_SVC_TYPES 64
+static takt_type_support_t g_svc_types[MAX_SVC_TYPES];
+static char g_svc_type_names[MAX_SVC_TYPES][32];
+static uint32_t g_n_svc_types;
+
+static const takt_type_support_t *bytes_type(uint32_t size) {
+  for (uint32_t i = 0; i < g_n_svc_types; i++)
+    if (g_svc_types[i].size == size) return &g_svc_types[i];
+  if (g_n_svc_types == MAX_SVC_TYPES) return NULL;
+  uint32_t i = g_n_svc_types++;
+  snprintf(g_svc_type_names[i], sizeof g_svc_type_names[i], "takt/Bytes%u", size);
+  g_svc_types[i] = (takt_type_support_t){g_svc_type_names[i], NULL, size, NULL, NULL};
+  return &g_svc_types[i];
+}
+
 /* ---- validation ---- */
 
 static float linear_usefulness(int64_t latency, void *user) {
@@ -176,7 +227,7 @@ static int build(takt_context_t *ctx) {
     run_cb_t *rc = &g_cbs[i];
     rc->desc = d;
     rc->work_iters = (uint64_t)((double)d->work_ns * g_iters_per_ns);
-    rc->payload = calloc(1, max_payload);
+    rc->payload = calloc(1, max_payload > d->request_size ? max_payload : d->request_size);
     if (rc->payload == NULL) return -die("payload", TAKT_ENOMEM);
     takt_node_t *node = NULL;
     for (uint32_t n = 0; n < g_sys.n_nodes; n++)
@@ -210,7 +261,15 @@ static int build(takt_context_t *ctx) {
         if (e < 0) return -die(d->name, e);
       }
     }
-    if (d->kind == SYS_FUSION) {
+    if (d->kind == SYS_CLIENT) { /* created with build_clients, once imported services exist */
+      continue;
+    } else if (d->kind == SYS_SERVICE) {
+      const takt_type_support_t *rq = bytes_type(d->request_size), *rs = bytes_type(d->response_size);
+      if (rq == NULL || rs == NULL) return -die(d->name, TAKT_EFULL);
+      takt_service_options_t so = {.depth = d->depth, .attr = attr};
+      e = takt_service_create(node, d->name, rq, rs, on_service, rc, &so, &rc->srv);
+      if (e == TAKT_OK) rc->cb = takt_service_callback(rc->srv);
+    } else if (d->kind == SYS_FUSION) {
       e = TAKT_OK;
       rc->cb = takt_subscription_callback(rc->in_subs[0]);
     } else if (d->kind == SYS_CYCLIC) {
@@ -272,6 +331,38 @@ static int build(takt_context_t *ctx) {
   return 0;
 }
 
+/* Clients: after the links, which create the stand-ins of imported services. Their nodes are
+ * attached already; clients are never chain members (the parser says so). */
+static int build_clients(void) {
+  for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
+    const sys_callback_t *d = &g_sys.callbacks[i];
+    if (d->kind != SYS_CLIENT) continue;
+    run_cb_t *rc = &g_cbs[i];
+    takt_node_t *node = NULL;
+    for (uint32_t n = 0; n < g_sys.n_nodes; n++)
+      if (strcmp(g_sys.node_names[n], d->node) == 0) node = g_nodes[n];
+    takt_callback_attr_t attr = {.priority = d->priority, .deadline_ns = d->deadline_ns,
+                                 .group = 0, .cpus = d->cpus};
+    if (d->group[0] != '\0') (void)takt_group_find(g_ctx, d->group, &attr.group);
+    const takt_type_support_t *rq = bytes_type(d->request_size), *rs = bytes_type(d->response_size);
+    rc->scratch = calloc(1, d->response_size);
+    if (rq == NULL || rs == NULL || rc->scratch == NULL) return -die(d->name, TAKT_ENOMEM);
+    takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+    co.attr = attr;
+    takt_err_t e = takt_client_create(node, d->service, rq, rs, on_answer, rc, &co, &rc->client);
+    if (e < 0) {
+      char what[160];
+      snprintf(what, sizeof what, "client '%s' of service '%s'", d->name, d->service);
+      return -die(what, e);
+    }
+    e = takt_timer_create(node, d->name, d->period_ns, d->phase_ns, on_client_timer, rc, &attr,
+                          &rc->timer);
+    if (e < 0) return -die(d->name, e);
+    rc->cb = takt_timer_callback(rc->timer);
+  }
+  return 0;
+}
+
 /* Links: a daemon, a bridge node and a link each (after the topics exist). */
 static int build_links(takt_context_t *ctx, takt_executor_t *exec) {
   for (uint32_t i = 0; i < g_sys.n_links; i++) {
@@ -300,6 +391,18 @@ static int build_links(takt_context_t *ctx, takt_executor_t *exec) {
       sys_route_t *m = &l->imports[r];
       rc = takt_bridge_import(g_bridges[i], g_topics[sys_find_topic(&g_sys, m->topic)], m->entity);
       if (rc < 0) return -die(m->topic, rc);
+    }
+    for (uint32_t k = 0; k < l->n_services; k++) {
+      const struct sys_service_route *sr = &l->services[k];
+      const takt_type_support_t *rq = bytes_type(sr->request_size), *rs = bytes_type(sr->response_size);
+      if (rq == NULL || rs == NULL) return -die(what, TAKT_EFULL);
+      rc = sr->import ? takt_bridge_import_service(g_bridges[i], sr->name, rq, rs, sr->entity, sr->priority)
+                      : takt_bridge_export_service(g_bridges[i], sr->name, rq, rs, sr->entity, sr->priority);
+      if (rc < 0) {
+        char svc[320];
+        snprintf(svc, sizeof svc, "%s: service '%s'", what, sr->name);
+        return -die(svc, rc);
+      }
     }
     takt_link_handlers_t h = takt_daemon_link_handlers(g_daemons[i]);
     if ((rc = takt_link_open(l->spec, &h, &g_links[i])) < 0) return -die(what, rc);
@@ -452,6 +555,8 @@ static int write_json(const char *path, const char *exec_name, double duration, 
             (long long)l->p90, (long long)l->p99, (long long)l->p999, (long long)l->max,
             (unsigned long long)st.deadline_misses, i + 1 < g_sys.n_chains ? "," : "");
   }
+  static const char *const kind_names[] = {"timer",  "subscription", "fusion",
+                                           "cyclic", "service",      "client"};
   fprintf(f, "  ],\n  \"callbacks\": [\n");
   for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
     run_cb_t *rc = &g_cbs[i];
@@ -460,10 +565,13 @@ static int write_json(const char *path, const char *exec_name, double duration, 
     fprintf(f,
             "    {\"name\": \"%s\", \"node\": \"%s\", \"kind\": \"%s\", \"priority\": %d, "
             "\"runs\": %llu, \"timer_missed\": %llu, \"dropped\": %llu",
-            rc->desc->name, rc->desc->node, rc->desc->kind == SYS_TIMER ? "timer" : "subscription",
+            rc->desc->name, rc->desc->node, kind_names[rc->desc->kind],
             a.priority, (unsigned long long)takt_callback_runs(rc->cb),
             (unsigned long long)(rc->timer ? takt_timer_missed(rc->timer) : 0),
             (unsigned long long)(rc->sub ? takt_subscription_dropped(rc->sub) : 0));
+    if (rc->desc->kind == SYS_CLIENT)
+      fprintf(f, ", \"service\": \"%s\", \"answers\": %lu, \"refused\": %lu", rc->desc->service,
+              (unsigned long)atomic_load(&rc->answers), (unsigned long)atomic_load(&rc->refused));
     takt_timing_stats_t ts;
     if (rc->sub != NULL && rc->desc->rt_class != TAKT_RT_NONE &&
         takt_subscription_timing_stats(rc->sub, &ts) == TAKT_OK) {
@@ -596,6 +704,8 @@ int main(int argc, char **argv) {
   cfg.max_timers = SYS_MAX_CALLBACKS;
   cfg.max_subscriptions = SYS_MAX_CALLBACKS * SYS_MAX_INPUTS;
   cfg.max_groups = SYS_MAX_GROUPS;
+  cfg.max_services = SYS_MAX_CALLBACKS + SYS_MAX_LINKS * SYS_MAX_ROUTES;
+  cfg.max_clients = SYS_MAX_CALLBACKS + SYS_MAX_LINKS * SYS_MAX_ROUTES;
   cfg.max_publishers = SYS_MAX_CALLBACKS * SYS_MAX_PUBLISH;
   cfg.max_chains = SYS_MAX_CHAINS;
   size_t bytes = 1u << 20;
@@ -620,8 +730,8 @@ int main(int argc, char **argv) {
   if (kind == TAKT_EXEC_PREEMPT && !g_sys.edf) {
     /* FP: a callback's priority is its SCHED_FIFO priority; say which one does not fit */
     for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
-      takt_callback_attr_t a;
-      takt_callback_get_attr(g_cbs[i].cb, &a);
+      takt_callback_attr_t a = {.priority = g_cbs[i].desc->priority};
+      if (g_cbs[i].cb != NULL) takt_callback_get_attr(g_cbs[i].cb, &a); /* PoDS may have set it */
       if (a.priority != 0 && (a.priority < eo.prio_min || a.priority > eo.prio_max)) {
         fprintf(stderr,
                 "takt run: callback '%s': priority %d is outside the preempt executor's "
@@ -635,7 +745,7 @@ int main(int argc, char **argv) {
   if ((rc = takt_executor_create(ctx, kind, &eo, &exec)) < 0) return die("executor", rc);
   for (uint32_t i = 0; i < g_sys.n_nodes; i++)
     if ((rc = takt_executor_add_node(exec, g_nodes[i])) < 0) return die(g_sys.node_names[i], rc);
-  if (build_links(ctx, exec) < 0) {
+  if (build_links(ctx, exec) < 0 || build_clients() < 0) {
     close_links();
     return 1;
   }

@@ -287,8 +287,17 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   static const char *const cyclic_keys[] = {"name",     "period_ms",   "phase_ms", "inputs",
                                             "work_us",  "priority",    "deadline_ms", "publish",
                                             "group",    "cpus",        NULL};
-  static const char *const *const key_sets[] = {timer_keys, sub_keys, fusion_keys, cyclic_keys};
-  static const char *const whats[] = {"a timer", "a subscription", "a fusion", "a cyclic timer"};
+  static const char *const service_keys[] = {"name",     "request_size", "response_size", "depth",
+                                             "work_us",  "priority",     "deadline_ms",   "publish",
+                                             "group",    "cpus",         NULL};
+  static const char *const client_keys[] = {"name",     "service",  "period_ms", "phase_ms",
+                                            "request_size", "response_size", "work_us",
+                                            "priority", "deadline_ms", "publish", "group", "cpus",
+                                            NULL};
+  static const char *const *const key_sets[] = {timer_keys, sub_keys, fusion_keys, cyclic_keys,
+                                                service_keys, client_keys};
+  static const char *const whats[] = {"a timer", "a subscription", "a fusion", "a cyclic timer",
+                                      "a service", "a client"};
   const char *what = whats[kind];
   if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, key_sets[kind]) < 0)
     return -1;
@@ -325,13 +334,32 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
     if (cb->n_inputs < (kind == SYS_FUSION ? 2u : 1u))
       return FAIL(p, in, "%s needs at least %s", what, kind == SYS_FUSION ? "two inputs" : "one input");
   }
-  if (kind == SYS_TIMER || kind == SYS_CYCLIC) {
+  if (kind == SYS_SERVICE || kind == SYS_CLIENT) {
+    /* a client without sizes takes its service's */
+    cb->request_size = cb->response_size = kind == SYS_SERVICE ? 64 : 0;
+    if ((n = lookup(p, it, "request_size")) != NULL) {
+      if (get_number(p, n, "request_size", 1, 65536, &v) < 0) return -1;
+      cb->request_size = (uint32_t)v;
+    }
+    if ((n = lookup(p, it, "response_size")) != NULL) {
+      if (get_number(p, n, "response_size", 1, 65536, &v) < 0) return -1;
+      cb->response_size = (uint32_t)v;
+    }
+  }
+  if (kind == SYS_CLIENT &&
+      (require(p, it, "service", what, &n) < 0 || get_name(p, n, "service", cb->service) < 0))
+    return -1;
+  if (kind == SYS_SERVICE && (n = lookup(p, it, "depth")) != NULL) {
+    if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
+    cb->depth = (uint32_t)v;
+  }
+  if (kind == SYS_TIMER || kind == SYS_CYCLIC || kind == SYS_CLIENT) {
     if (require(p, it, "period_ms", "a timer", &n) < 0 ||
         get_ms_ns(p, n, "period_ms", 0.001, &cb->period_ns) < 0)
       return -1;
     if ((n = lookup(p, it, "phase_ms")) != NULL && get_ms_ns(p, n, "phase_ms", 0, &cb->phase_ns) < 0)
       return -1;
-  } else {
+  } else if (kind != SYS_SERVICE) {
     if (kind == SYS_SUBSCRIPTION &&
         (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0))
       return -1;
@@ -380,7 +408,8 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
 }
 
 static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
-  static const char *const keys[] = {"name", "timers", "subscriptions", "fusions", "cyclic", NULL};
+  static const char *const keys[] = {"name",    "timers",   "subscriptions", "fusions",
+                                     "cyclic",  "services", "clients",       NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'nodes'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a node") < 0 || check_keys(p, it, "a node", keys) < 0)
@@ -408,6 +437,14 @@ static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
     if ((n = lookup(p, it, "cyclic")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'cyclic'") < 0) return -1;
       FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_CYCLIC, name, sys) < 0) return -1;
+    }
+    if ((n = lookup(p, it, "services")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'services'") < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_SERVICE, name, sys) < 0) return -1;
+    }
+    if ((n = lookup(p, it, "clients")) != NULL) {
+      if (want(p, n, YAML_SEQUENCE_NODE, "'clients'") < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_CLIENT, name, sys) < 0) return -1;
     }
   }
   return 0;
@@ -441,6 +478,8 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
       if (get_name(p, c, "chain member", ch->callbacks[ch->n]) < 0) return -1;
       int idx = sys_find_callback(sys, ch->callbacks[ch->n]);
       if (idx < 0) return FAIL(p, c, "chain '%s': no callback named '%s'", ch->name, scalar(c));
+      if (sys->callbacks[idx].kind == SYS_CLIENT)
+        return FAIL(p, c, "chain '%s': client '%s' cannot be a chain member", ch->name, scalar(c));
       for (uint32_t k = 0; k < sys->n_chains; k++)
         for (uint32_t j = 0; j < sys->chains[k].n; j++)
           if (strcmp(sys->chains[k].callbacks[j], scalar(c)) == 0)
@@ -517,8 +556,73 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_
   return 0;
 }
 
+/* links[].services: {name, entity, priority, direction: import | export, request_size,
+ * response_size}. An exported service must be a service of this system. */
+static int parse_service_routes(parser_t *p, yaml_node_t *seq, sys_system_t *sys, sys_link_t *l) {
+  static const char *const keys[] = {"name",      "entity",       "priority", "direction",
+                                     "request_size", "response_size", NULL};
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'services'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, "a bridged service") < 0 ||
+        check_keys(p, it, "a bridged service", keys) < 0)
+      return -1;
+    if (l->n_services == SYS_MAX_ROUTES) return FAIL(p, it, "more than %d services", SYS_MAX_ROUTES);
+    struct sys_service_route *r = &l->services[l->n_services];
+    memset(r, 0, sizeof *r);
+    r->line = NODE_LINE(it);
+    r->request_size = r->response_size = 64;
+    yaml_node_t *n;
+    double v;
+    if (require(p, it, "name", "a bridged service", &n) < 0 || get_name(p, n, "service", r->name) < 0)
+      return -1;
+    if (require(p, it, "entity", "a bridged service", &n) < 0 ||
+        get_number(p, n, "entity", 0, 32767, &v) < 0)
+      return -1;
+    r->entity = (uint16_t)v;
+    for (uint32_t i = 0; i < l->n_services; i++)
+      if (l->services[i].entity == r->entity || strcmp(l->services[i].name, r->name) == 0)
+        return FAIL(p, n, "service '%s' or entity %u is bridged twice on link '%s'", r->name,
+                    r->entity, l->name);
+    if ((n = lookup(p, it, "priority")) != NULL) {
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if (require(p, it, "direction", "a bridged service", &n) < 0 ||
+        want(p, n, YAML_SCALAR_NODE, "'direction'") < 0)
+      return -1;
+    if (strcmp(scalar(n), "import") == 0) r->import = true;
+    else if (strcmp(scalar(n), "export") != 0)
+      return FAIL(p, n, "direction must be 'import' (served on the other side) or 'export' (a "
+                        "service of this system), not '%s'", scalar(n));
+    int local = sys_find_callback(sys, r->name);
+    bool is_service = local >= 0 && sys->callbacks[local].kind == SYS_SERVICE;
+    if (!r->import && !is_service)
+      return FAIL(p, it, "exported service '%s' is not a service of this system", r->name);
+    if (r->import && local >= 0)
+      return FAIL(p, it, "imported service '%s' has the name of a callback of this system", r->name);
+    if (is_service) {
+      r->request_size = sys->callbacks[local].request_size;
+      r->response_size = sys->callbacks[local].response_size;
+    }
+    if ((n = lookup(p, it, "request_size")) != NULL) {
+      if (!r->import) return FAIL(p, n, "request_size belongs to an imported service (an exported "
+                                        "one has its service's)");
+      if (get_number(p, n, "request_size", 1, 65536, &v) < 0) return -1;
+      r->request_size = (uint32_t)v;
+    }
+    if ((n = lookup(p, it, "response_size")) != NULL) {
+      if (!r->import) return FAIL(p, n, "response_size belongs to an imported service (an "
+                                        "exported one has its service's)");
+      if (get_number(p, n, "response_size", 1, 65536, &v) < 0) return -1;
+      r->response_size = (uint32_t)v;
+    }
+    l->n_services++;
+  }
+  return 0;
+}
+
 static int parse_links(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
-  static const char *const keys[] = {"name", "spec", "mode", "export", "import", NULL};
+  static const char *const keys[] = {"name", "spec", "mode", "export", "import", "services", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -542,6 +646,7 @@ static int parse_links(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
     }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;
+    if ((n = lookup(p, it, "services")) != NULL && parse_service_routes(p, n, sys, l) < 0) return -1;
     sys->n_links++;
   }
   return 0;
@@ -624,6 +729,34 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
       for (uint32_t j = 0; j < l->n_imports; j++)
         if (add_implicit_topic(p, sys, l->imports[j].topic, l->imports[j].line) < 0) return -1;
     }
+  }
+  /* a client calls a service of this system or one imported over a link, of its sizes */
+  for (uint32_t i = 0; i < sys->n_callbacks; i++) {
+    sys_callback_t *cb = &sys->callbacks[i];
+    if (cb->kind != SYS_CLIENT) continue;
+    int s = sys_find_callback(sys, cb->service);
+    uint32_t req = 0, resp = 0;
+    bool found = false;
+    if (s >= 0 && sys->callbacks[s].kind == SYS_SERVICE) {
+      found = true;
+      req = sys->callbacks[s].request_size;
+      resp = sys->callbacks[s].response_size;
+    }
+    for (uint32_t a = 0; a < sys->n_links && !found; a++)
+      for (uint32_t k = 0; k < sys->links[a].n_services; k++)
+        if (sys->links[a].services[k].import && strcmp(sys->links[a].services[k].name, cb->service) == 0) {
+          found = true;
+          req = sys->links[a].services[k].request_size;
+          resp = sys->links[a].services[k].response_size;
+        }
+    if (!found)
+      return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "
+                                     "by a link)", cb->name, cb->service);
+    if (cb->request_size == 0) cb->request_size = req;
+    if (cb->response_size == 0) cb->response_size = resp;
+    if (req != cb->request_size || resp != cb->response_size)
+      return fail_at(p, cb->line, 0, "client '%s': sizes %u/%u differ from service '%s' (%u/%u)",
+                     cb->name, cb->request_size, cb->response_size, cb->service, req, resp);
   }
   if ((n = lookup(p, root, "chains")) != NULL && parse_chains(p, n, sys) < 0) return -1;
   if (sys->n_callbacks == 0) return FAIL(p, root, "the system has no timers or subscriptions");

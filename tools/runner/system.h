@@ -21,7 +21,16 @@
 
 /* SYS_FUSION: runs when every input has a new message (one subscription per input);
  * SYS_CYCLIC: a timer that takes the latest message of each input. */
-typedef enum { SYS_TIMER = 0, SYS_SUBSCRIPTION = 1, SYS_FUSION = 2, SYS_CYCLIC = 3 } sys_cb_kind_t;
+/* SYS_SERVICE: answers requests; SYS_CLIENT: a timer that calls a service each period, and the
+ * callback that consumes the answer. */
+typedef enum {
+  SYS_TIMER = 0,
+  SYS_SUBSCRIPTION = 1,
+  SYS_FUSION = 2,
+  SYS_CYCLIC = 3,
+  SYS_SERVICE = 4,
+  SYS_CLIENT = 5
+} sys_cb_kind_t;
 
 typedef struct sys_group {
   char name[SYS_NAME];
@@ -43,6 +52,8 @@ typedef struct sys_callback {
   int64_t period_ns, phase_ns;  /* timers */
   char topic[SYS_NAME];         /* subscriptions */
   char inputs[SYS_MAX_INPUTS][SYS_NAME]; /* fusions and cyclic timers */
+  char service[SYS_NAME];       /* clients: the service they call */
+  uint32_t request_size, response_size; /* services and clients */
   uint32_t n_inputs;
   uint32_t depth;
   char group[SYS_NAME];         /* callback group ("" = the node's default group) */
@@ -84,6 +95,15 @@ typedef struct sys_link {
   bool microros;    /* daemon mode: micro-ROS-like instead of PoDS */
   sys_route_t exports[SYS_MAX_ROUTES], imports[SYS_MAX_ROUTES];
   uint32_t n_exports, n_imports;
+  struct sys_service_route {
+    char name[SYS_NAME];
+    uint16_t entity;
+    uint8_t priority;  /* of the frames: the remote callback they feed */
+    bool import;       /* import: served on the other side; export: a local service */
+    uint32_t request_size, response_size;
+    int line;
+  } services[SYS_MAX_ROUTES];
+  uint32_t n_services;
   int line;
 } sys_link_t;
 
