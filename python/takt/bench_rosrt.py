@@ -185,7 +185,9 @@ def _plot(result: Dict[str, object], path: Path) -> None:
 def rosrt(quick: bool, out: Path) -> int:
     exe = native.program("bench/takt-bench-rosrt")
     result: Dict[str, object] = {"benchmark": "rosrt", "command": "takt bench rosrt" + (" --quick" if quick else ""),
-                                 "machine": machine(), "quick": quick}
+                                 "machine": machine(), "quick": quick,
+                                 # EDF backend: sched_ext would be offered only where it can be tested
+                                 "sched_ext": Path("/sys/kernel/sched_ext").exists()}
     result["overhead"] = _overhead(exe, quick)
     result["timers"] = _timers(exe, quick)
     result["dispatch"] = _dispatch(exe, quick)
@@ -229,7 +231,8 @@ def rosrt(quick: bool, out: Path) -> int:
           "the executor threads), publishers at 50, the preempt timer thread at 98. Executors interleaved in each "
           "block; waitset reproduces rclcpp (single-threaded, and multi-threaded with one thread per CPU), the "
           "baseline. ROS^RT's own figures, for scale: p99 47 µs vs 61/55 µs (multi/single-threaded), 10 "
-          "subscriptions 69 µs vs 174/104 µs, two processes over DDS on a 16-core machine.", "",
+          "subscriptions 69 µs vs 174/104 µs, two processes over DDS on a 16-core machine. EDF runs on SCHED_FIFO "
+          f"levels; sched_ext on this kernel: {'present' if result['sched_ext'] else 'absent'}.", "",
           "## publish -> callback start", "",
           f"{result['overhead']['blocks']} blocks x {result['overhead']['count_per_block']} publications every "
           f"{result['overhead']['period_us']} µs. two processes: the publisher is a child process whose bridge "
