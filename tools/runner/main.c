@@ -399,7 +399,7 @@ static int build_links(takt_context_t *ctx, takt_executor_t *exec) {
       rc = sr->import ? takt_bridge_import_service(g_bridges[i], sr->name, rq, rs, sr->entity, sr->priority)
                       : takt_bridge_export_service(g_bridges[i], sr->name, rq, rs, sr->entity, sr->priority);
       if (rc < 0) {
-        char svc[320];
+        char svc[400];
         snprintf(svc, sizeof svc, "%s: service '%s'", what, sr->name);
         return -die(svc, rc);
       }
