@@ -81,6 +81,8 @@ typedef struct takt_executor_stats {
   uint64_t queued;         /* jobs that found no idle worker and waited for one (pool policy) */
   uint64_t timer_overruns; /* timer releases skipped: the previous job had not finished */
   uint64_t renumbered;     /* EDF: times the deadline ranks were spread out again */
+  uint64_t late_releases;  /* timer releases found overdue because no worker was free to wait
+                            * for them (every worker busy, or a job ran past its estimate) */
 } takt_executor_stats_t;
 
 /** Create an executor; its tables come from the context arena. TAKT_EFULL past max_executors. */

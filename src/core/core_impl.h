@@ -139,6 +139,7 @@ struct takt_callback {
   uint32_t inflight;     /* jobs of it on workers now (preempt, waitset multi-threaded) */
   int64_t job_deadline;  /* absolute deadline of the job starting now (TAKT_TIME_INFINITE: none) */
   int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
+  int64_t last_run_ns;   /* preempt: how long its last job took (monotonic clock) */
 };
 
 /* A callback group. The node's default group (id 0) lives in the node. */

@@ -16,11 +16,15 @@
  * is queued at most once); the next worker to finish takes the most urgent one. No thread is
  * ever created after init.
  *
- * Timers: a thread at timer_priority sleeps until the earliest absolute release (no drift). A
+ * Timers (leader/followers): one idle worker, the leader, sleeps at timer_priority until the
+ * earliest absolute release (no drift); at the release it hands the lead to another idle worker,
+ * takes the first released job itself at that job's priority and dispatches the others. So a timer
+ * callback is one wake-up away from its release, as a thread sleeping for that timer would be. A
  * timer whose previous job has not finished is not released again (no catch-up burst); the
- * skipped release is counted (timer overruns, and the timer's missed count). On a FAKE clock no
- * timer thread exists: the spinning thread advances the clock release by release, each time
- * after every job released so far has finished, which makes the order of work reproducible.
+ * skipped release is counted (timer overruns, and the timer's missed count). With every worker
+ * busy there is no leader until one finishes (releases wait for it). On a FAKE clock there is no
+ * leader: the spinning thread advances the clock release by release, each time after every job
+ * released so far has finished, which makes the order of work reproducible.
  *
  * Everything here runs with the context lock held, except the user functions and the wait for
  * a mutually exclusive group's mutex. */
@@ -51,11 +55,8 @@ struct takt__preempt {
   takt__worker_t **active; /* EDF: jobs on workers, ascending (deadline, seq) */
   uint32_t n_active;
   uint32_t busy;           /* workers holding a job */
-  takt_thread_t timer_thread;
-  bool has_timer_thread;
-  takt_event_t timer_ev;
+  int32_t leader;     /* the worker waiting for the next timer release, -1: none */
   takt_event_t quiet; /* the spinning thread waits for the jobs to finish */
-  bool timer_quit;
   bool running; /* releasing jobs: between the start and the end of a spin */
   bool rt;      /* SCHED_FIFO permitted */
   bool fake;    /* FAKE clock */
@@ -184,11 +185,18 @@ static void enqueue(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
   takt__heap_push(&e->ready, cb);
 }
 
-/* A job of cb with the given deadline is released now. */
-static void release(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
+/* A job of cb with the given deadline is released now. self: the leader releasing timers, which
+ * keeps the first job for itself (no wake-up on the way to a timer callback). */
+static void release_to(takt_executor_t *e, takt_callback_t *cb, int64_t deadline,
+                       takt__worker_t *self) {
   takt__preempt_t *pre = e->pre;
   if (cb->next_deadline < deadline) deadline = cb->next_deadline;
   cb->next_deadline = TAKT_TIME_INFINITE;
+  if (self != NULL && self->cb == NULL) {
+    assign(e, self, cb, deadline);
+    e->stats.dispatched++;
+    return;
+  }
   if (pre->n_idle == 0) {
     enqueue(e, cb, deadline);
     e->stats.queued++;
@@ -198,6 +206,10 @@ static void release(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
   assign(e, w, cb, deadline);
   e->stats.dispatched++;
   takt__wake_after_unlock(&w->wake);
+}
+
+static void release(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
+  release_to(e, cb, deadline, NULL);
 }
 
 static int64_t message_deadline(takt_executor_t *e, takt_callback_t *cb) {
@@ -227,14 +239,14 @@ void takt__preempt_arrival_locked(takt_executor_t *e, takt_callback_t *cb) {
   release(e, cb, d);
 }
 
-static uint32_t release_timers(takt_executor_t *e, int64_t now) {
+static uint32_t release_timers(takt_executor_t *e, int64_t now, takt__worker_t *self) {
   uint32_t n = 0;
   for (takt_callback_t *top; (top = (takt_callback_t *)takt__heap_top(&e->timers)) != NULL;) {
     takt_timer_t *t = (takt_timer_t *)(void *)top;
     if (t->next_release > now) break;
     bool busy = (top->exec_state & TAKT__ST_READY) || (top->inflight > 0 && !is_reentrant(top));
     if (takt__timer_release_locked(t, now, busy)) {
-      release(e, top, timer_deadline(t));
+      release_to(e, top, timer_deadline(t), self);
       n++;
     } else if (busy) {
       e->stats.timer_overruns++;
@@ -276,9 +288,23 @@ static void release_waiting(takt_executor_t *e) {
   }
 }
 
-void takt__preempt_timer_added_locked(takt_executor_t *e) {
-  if (e->pre->has_timer_thread) takt_event_signal_locked(&e->pre->timer_ev);
+/* Make an idle worker the leader: it waits for the next timer release (leader/followers). */
+static void promote_leader(takt_executor_t *e) {
+  takt__preempt_t *pre = e->pre;
+  if (pre->fake || pre->leader >= 0 || pre->n_idle == 0) return;
+  takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+  pre->leader = (int32_t)w->index;
+  takt__wake_after_unlock(&w->wake);
 }
+
+/* The timers changed (one added, the spin started or ended): the leader looks again. */
+static void poke_leader(takt_executor_t *e) {
+  takt__preempt_t *pre = e->pre;
+  if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake);
+  else promote_leader(e);
+}
+
+void takt__preempt_timer_added_locked(takt_executor_t *e) { poke_leader(e); }
 
 void takt__preempt_removed_locked(takt_executor_t *e, takt_callback_t *cb) {
   (void)e;
@@ -301,6 +327,7 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
     takt__lock(ctx);
   }
   cb->job_deadline = w->deadline;
+  int64_t started = takt_time_now();
   if (cb->kind == TAKT_CB_TIMER) {
     cb->job_release = w->release;
     cb->job_t_info = w->t_info;
@@ -309,6 +336,7 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
     (void)takt__callback_execute_locked(cb);
   }
   cb->job_deadline = TAKT_TIME_INFINITE;
+  cb->last_run_ns = takt_time_now() - started;
   if (exclusive) takt_mutex_unlock(&g->lock); /* never blocks */
 }
 
@@ -343,8 +371,70 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
     assign(e, w, next, d);
     return;
   }
-  pre->idle[pre->n_idle++] = w->index;
+  if (pre->running && !pre->fake && pre->leader < 0) {
+    pre->leader = (int32_t)w->index; /* nobody waits for the next release: this worker will */
+    if (takt__exec_next_timer_locked(e) < takt_clock_now(e->ctx->clock)) e->stats.late_releases++;
+  } else {
+    pre->idle[pre->n_idle++] = w->index;
+  }
   if (pre->busy == 0) takt_event_signal_locked(&pre->quiet);
+}
+
+/* The leader: sleeps (at timer_priority) until the earliest timer release or validation
+ * deadline, releases what is due keeping the first job for itself, and hands the lead to an
+ * idle worker before it runs that job. One wake-up between a release and its callback, as a
+ * thread sleeping for one timer would have. Lock held; returns with it held. */
+static void lead(takt_executor_t *e, takt__worker_t *w) {
+  takt__preempt_t *pre = e->pre;
+  takt_context_t *ctx = e->ctx;
+  int64_t wake = TAKT_TIME_INFINITE;
+  if (pre->running) {
+    wake = takt__exec_next_timer_locked(e);
+    int64_t dl = takt__timing_next_locked(ctx);
+    if (dl < wake) wake = dl;
+  }
+  int64_t now = takt_clock_now(ctx->clock);
+  if (!pre->running || wake > now) {
+    /* Sleep at the priority the first job it releases runs at (FP: the most urgent timer due
+     * then), so the release needs no priority change; under EDF, or when validation deadlines
+     * are due, at timer_priority. */
+    int32_t level = e->opts.timer_priority;
+    takt_callback_t *top = (takt_callback_t *)takt__heap_top(&e->timers);
+    if (pre->running && e->opts.sched == TAKT_SCHED_FP && top != NULL &&
+        ((takt_timer_t *)(void *)top)->next_release == wake && takt__timing_next_locked(ctx) > wake) {
+      level = fp_level(e, top);
+      for (uint32_t i = 0; i < e->timers.n; i++) { /* others due at the same instant */
+        takt_callback_t *c = (takt_callback_t *)e->timers.a[i];
+        if (((takt_timer_t *)(void *)c)->next_release == wake && fp_level(e, c) > level)
+          level = fp_level(e, c);
+      }
+    }
+    if (w->level != level) {
+      w->level = level;
+      apply_level(pre, w);
+    }
+    takt__unlock(ctx);
+    (void)takt_wakeup_wait(&w->wake, wake);
+    takt__lock(ctx);
+    return;
+  }
+  takt__timing_dispatch_locked(ctx, now);
+  if (pre->leader != (int32_t)w->index) return; /* the lock was let go: still the leader? */
+  now = takt_clock_now(ctx->clock);
+  release_timers(e, now, w);
+  if (w->cb != NULL) { /* it runs a job now: who waits for the next release? */
+    pre->leader = -1;
+    /* Waking another worker now costs the job a wake-up system call before its callback starts
+     * (the jitter of every timer). So the lead passes at once only if the next release may come
+     * before this job ends (twice its last duration, plus 50 us); otherwise this worker leads
+     * again when it finishes. A job that overruns that estimate delays later timer releases by
+     * the overrun (counted: late_leads). */
+    int64_t next = takt__exec_next_timer_locked(e);
+    int64_t dl = takt__timing_next_locked(ctx);
+    if (dl < next) next = dl;
+    int64_t margin = 2 * w->cb->last_run_ns + 50 * 1000;
+    if (next != TAKT_TIME_INFINITE && next - now <= margin) promote_leader(e);
+  }
 }
 
 static void worker_main(void *arg) {
@@ -353,39 +443,18 @@ static void worker_main(void *arg) {
   takt_context_t *ctx = e->ctx;
   takt__lock(ctx);
   for (;;) {
-    while (w->cb == NULL && !w->quit) { /* the releasing thread posts after it unlocks */
+    if (w->cb != NULL) { /* a finished job may hand this worker the next one at once */
+      run_job(e, w);
+      finish_job(e, w);
+    } else if (w->quit) {
+      break;
+    } else if (e->pre->leader == (int32_t)w->index) {
+      lead(e, w);
+    } else { /* idle: the releasing thread posts after it unlocks */
       takt__unlock(ctx);
       (void)takt_wakeup_wait(&w->wake, TAKT_TIME_INFINITE);
       takt__lock(ctx);
     }
-    if (w->cb == NULL) break;
-    while (w->cb != NULL) { /* a finished job may hand this worker the next one at once */
-      run_job(e, w);
-      finish_job(e, w);
-    }
-  }
-  takt__unlock(ctx);
-}
-
-static void timer_main(void *arg) {
-  takt_executor_t *e = arg;
-  takt__preempt_t *pre = e->pre;
-  takt_context_t *ctx = e->ctx;
-  takt__lock(ctx);
-  while (!pre->timer_quit) {
-    if (!pre->running) {
-      takt__flush_wakes();
-      (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, NULL, TAKT_TIME_INFINITE);
-      continue;
-    }
-    int64_t now = takt_clock_now(ctx->clock);
-    takt__timing_dispatch_locked(ctx, now);
-    release_timers(e, now);
-    int64_t wake = takt__exec_next_timer_locked(e);
-    int64_t dl = takt__timing_next_locked(ctx);
-    if (dl < wake) wake = dl;
-    takt__flush_wakes();
-    (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, ctx->clock, wake);
   }
   takt__unlock(ctx);
 }
@@ -418,7 +487,8 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   pre->rt = takt_port_rt_permitted();
   pre->fake = ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE;
   e->pre = pre;
-  if (takt_event_init(&pre->timer_ev) < 0 || takt_event_init(&pre->quiet) < 0) return TAKT_EOS;
+  pre->leader = -1;
+  if (takt_event_init(&pre->quiet) < 0) return TAKT_EOS;
   if (o->sched == TAKT_SCHED_EDF)
     takt__heap_init(&e->ready, e->ready.a, e->ready.cap, takt__preempt_edf_less,
                     offsetof(takt_callback_t, heap_pos));
@@ -446,13 +516,6 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
     if (o->cpus != 0 && takt_thread_set_affinity(&w->thread, o->cpus) == TAKT_OK) w->cpus = o->cpus;
     pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
   }
-  if (!pre->fake) {
-    takt_thread_attr_t ta = {.name = "takt-timer", .policy = TAKT_SCHED_FIFO,
-                             .priority = o->timer_priority, .cpu = -1};
-    if (takt_thread_create(&pre->timer_thread, &ta, timer_main, e) < 0) return TAKT_EOS;
-    pre->has_timer_thread = true;
-    if (o->cpus != 0) (void)takt_thread_set_affinity(&pre->timer_thread, o->cpus);
-  }
   return TAKT_OK;
 }
 
@@ -465,14 +528,10 @@ void takt__preempt_fini(takt_executor_t *e) {
     pre->workers[i].quit = true;
     takt_wakeup_post(&pre->workers[i].wake);
   }
-  pre->timer_quit = true;
-  if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
   takt__unlock(ctx);
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
   }
-  if (pre->has_timer_thread) (void)takt_thread_join(&pre->timer_thread);
-  takt_event_fini(&pre->timer_ev);
   takt_event_fini(&pre->quiet);
   takt__lock(ctx);
   takt__arena_free_locked(ctx, pre);
@@ -503,7 +562,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
     for (;;) {
       int64_t now = takt_clock_now(ctx->clock);
       takt__timing_dispatch_locked(ctx, now);
-      release_timers(e, now);
+      release_timers(e, now, NULL);
       wait_quiet(e);
       if (should_stop(e) || takt__exec_next_timer_locked(e) > takt_clock_now(ctx->clock)) break;
     }
@@ -522,10 +581,10 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       if (next > now) ctx->clock->fake_now = next;
       e->stats.idle_waits++;
       takt__timing_dispatch_locked(ctx, takt_clock_now(ctx->clock));
-      release_timers(e, takt_clock_now(ctx->clock));
+      release_timers(e, takt_clock_now(ctx->clock), NULL);
     }
   } else {
-    takt_event_signal_locked(&pre->timer_ev);
+    poke_leader(e); /* a worker leads: it waits for the next timer release */
     while (!should_stop(e) && takt_clock_now(ctx->clock) < until) {
       e->stats.idle_waits++;
       takt__flush_wakes();
@@ -533,6 +592,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
     }
   }
   pre->running = false; /* queued jobs stay queued for the next spin */
+  if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake); /* to rest */
   wait_quiet(e);
   if (ran != NULL) *ran = (uint32_t)(pre->ran - ran0);
 }
