@@ -11,8 +11,8 @@
  *       release-to-start of a job on an idle preempt worker, interleaved with a raw futex wake-up
  *       between two threads (the floor).
  *
- * EXEC: preempt | tide | waitset1 (rclcpp single-threaded) | waitset (multi-threaded, one thread
- * per CPU). Callbacks run at SCHED_FIFO 60 (preempt: the callback priority; the others: the
+ * EXEC: preempt | preempt-leader (timers released by a waiting worker) | tide | waitset1 (rclcpp
+ * single-threaded) | waitset (multi-threaded, one thread per CPU). Callbacks run at SCHED_FIFO 60 (preempt: the callback priority; the others: the
  * executor threads), publishers at 50. Prints JSON with the samples in ns. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,9 +84,10 @@ static void spin_main(void *arg) { (void)takt_executor_spin(arg); }
 static takt_executor_t *make_exec(takt_context_t *ctx, uint32_t workers) {
   takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
   takt_executor_kind_t kind = TAKT_EXEC_TIDE;
-  if (strcmp(g_exec_name, "preempt") == 0) {
+  if (strcmp(g_exec_name, "preempt") == 0 || strcmp(g_exec_name, "preempt-leader") == 0) {
     kind = TAKT_EXEC_PREEMPT;
     o.threads = workers;
+    if (strcmp(g_exec_name, "preempt-leader") == 0) o.timers = TAKT_TIMERS_LEADER;
   } else if (strcmp(g_exec_name, "waitset1") == 0) {
     kind = TAKT_EXEC_WAITSET;
     o.threads = 1;

@@ -18,13 +18,24 @@ typedef enum {
   TAKT_EXEC_BATCH = 1,
   /** ROS^RT: no executor thread. A publish, a message from a link or a timer release hands the
    * job straight to an idle worker thread that runs it at the job's OS priority (FP) or at the
-   * SCHED_FIFO level of its absolute deadline's rank (EDF). Timers on a top-priority thread. */
+   * SCHED_FIFO level of its absolute deadline's rank (EDF). Timers on a dedicated top-priority
+   * thread, or (TAKT_TIMERS_LEADER) released by a waiting worker that runs the first job. */
   TAKT_EXEC_PREEMPT = 2,
   /** rclcpp's executors: wait set refreshed only when its snapshot is used up, timers before
    * subscriptions before services before clients, registration order; threads > 1 reproduces the
    * multi-threaded executor (one lock around the shared wait set). The baseline of ROS^RT. */
   TAKT_EXEC_WAITSET = 3
 } takt_executor_kind_t;
+
+/** How the preempt executor releases timer jobs. */
+typedef enum {
+  /** A dedicated thread at timer_priority sleeps until the next release and hands each job to
+   * an idle worker (two wake-ups between a release and its callback). */
+  TAKT_TIMERS_THREAD = 0,
+  /** Leader/followers: an idle worker sleeps until the next release and runs the first job
+   * itself (one wake-up); see docs/executors.md for when the lead passes. */
+  TAKT_TIMERS_LEADER = 1
+} takt_timer_mode_t;
 
 /** Scheduling policy of the preempt executor. */
 typedef enum {
@@ -57,8 +68,10 @@ typedef struct takt_executor_options {
   /* preempt: the SCHED_FIFO range jobs use. FP: a callback priority must lie in [prio_min,
    * prio_max] (0 means prio_min). EDF: the levels deadlines are ranked onto. */
   int32_t prio_min, prio_max;
-  int32_t timer_priority; /* preempt: the timer thread's SCHED_FIFO priority */
+  int32_t timer_priority; /* preempt: the timer thread's SCHED_FIFO priority (leader mode: of the
+                           * waiting worker when EDF or validation deadlines need it) */
   uint64_t cpus;          /* preempt, waitset: CPUs the threads may use (bit i = CPU i); 0 = all */
+  takt_timer_mode_t timers; /* preempt */
 } takt_executor_options_t;
 
 #define TAKT_PREEMPT_PRIO_MIN 1
@@ -69,7 +82,7 @@ typedef struct takt_executor_options {
   {.max_callbacks = 0, .trigger = TAKT_TRIGGER_ANY, .trigger_one = NULL, .trigger_fn = NULL,      \
    .trigger_user = NULL, .threads = 0, .sched = TAKT_SCHED_FP,                                     \
    .prio_min = TAKT_PREEMPT_PRIO_MIN, .prio_max = TAKT_PREEMPT_PRIO_MAX,                           \
-   .timer_priority = TAKT_PREEMPT_TIMER_PRIORITY, .cpus = 0}
+   .timer_priority = TAKT_PREEMPT_TIMER_PRIORITY, .cpus = 0, .timers = TAKT_TIMERS_THREAD}
 
 /** Counters of an executor (read with the context lock; thread-safe). */
 typedef struct takt_executor_stats {

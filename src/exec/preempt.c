@@ -16,7 +16,9 @@
  * is queued at most once); the next worker to finish takes the most urgent one. No thread is
  * ever created after init.
  *
- * Timers (leader/followers): one idle worker, the leader, sleeps at timer_priority until the
+ * Timers, TAKT_TIMERS_THREAD (default): a thread at timer_priority sleeps until the earliest
+ * absolute release and hands the due jobs to idle workers.
+ * Timers, TAKT_TIMERS_LEADER (leader/followers): one idle worker, the leader, sleeps until the
  * earliest absolute release (no drift); at the release it hands the lead to another idle worker,
  * takes the first released job itself at that job's priority and dispatches the others. So a timer
  * callback is one wake-up away from its release, as a thread sleeping for that timer would be. A
@@ -55,7 +57,12 @@ struct takt__preempt {
   takt__worker_t **active; /* EDF: jobs on workers, ascending (deadline, seq) */
   uint32_t n_active;
   uint32_t busy;           /* workers holding a job */
-  int32_t leader;     /* the worker waiting for the next timer release, -1: none */
+  int32_t leader;     /* leader mode: the worker waiting for the next timer release, -1: none */
+  bool thread_mode;   /* TAKT_TIMERS_THREAD: the timer thread releases timers */
+  takt_thread_t timer_thread;
+  bool has_timer_thread;
+  takt_event_t timer_ev;
+  bool timer_quit;
   takt_event_t quiet; /* the spinning thread waits for the jobs to finish */
   bool running; /* releasing jobs: between the start and the end of a spin */
   bool rt;      /* SCHED_FIFO permitted */
@@ -291,7 +298,7 @@ static void release_waiting(takt_executor_t *e) {
 /* Make an idle worker the leader: it waits for the next timer release (leader/followers). */
 static void promote_leader(takt_executor_t *e) {
   takt__preempt_t *pre = e->pre;
-  if (pre->fake || pre->leader >= 0 || pre->n_idle == 0) return;
+  if (pre->fake || pre->thread_mode || pre->leader >= 0 || pre->n_idle == 0) return;
   takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
   pre->leader = (int32_t)w->index;
   takt__wake_after_unlock(&w->wake);
@@ -300,6 +307,10 @@ static void promote_leader(takt_executor_t *e) {
 /* The timers changed (one added, the spin started or ended): the leader looks again. */
 static void poke_leader(takt_executor_t *e) {
   takt__preempt_t *pre = e->pre;
+  if (pre->has_timer_thread) {
+    takt_event_signal_locked(&pre->timer_ev);
+    return;
+  }
   if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake);
   else promote_leader(e);
 }
@@ -371,7 +382,7 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
     assign(e, w, next, d);
     return;
   }
-  if (pre->running && !pre->fake && pre->leader < 0) {
+  if (pre->running && !pre->fake && !pre->thread_mode && pre->leader < 0) {
     pre->leader = (int32_t)w->index; /* nobody waits for the next release: this worker will */
     if (takt__exec_next_timer_locked(e) < takt_clock_now(e->ctx->clock)) e->stats.late_releases++;
   } else {
@@ -459,6 +470,31 @@ static void worker_main(void *arg) {
   takt__unlock(ctx);
 }
 
+/* TAKT_TIMERS_THREAD: sleeps until the earliest release (or validation deadline) and releases the
+ * due timers to idle workers. */
+static void timer_main(void *arg) {
+  takt_executor_t *e = arg;
+  takt__preempt_t *pre = e->pre;
+  takt_context_t *ctx = e->ctx;
+  takt__lock(ctx);
+  while (!pre->timer_quit) {
+    if (!pre->running) {
+      takt__flush_wakes();
+      (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, NULL, TAKT_TIME_INFINITE);
+      continue;
+    }
+    int64_t now = takt_clock_now(ctx->clock);
+    takt__timing_dispatch_locked(ctx, now);
+    release_timers(e, takt_clock_now(ctx->clock), NULL);
+    int64_t wake = takt__exec_next_timer_locked(e);
+    int64_t dl = takt__timing_next_locked(ctx);
+    if (dl < wake) wake = dl;
+    takt__flush_wakes();
+    (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, ctx->clock, wake);
+  }
+  takt__unlock(ctx);
+}
+
 takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   takt_context_t *ctx = e->ctx;
   takt_executor_options_t *o = &e->opts;
@@ -468,7 +504,8 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   }
   if (o->timer_priority == 0) o->timer_priority = TAKT_PREEMPT_TIMER_PRIORITY;
   if (o->prio_min < 1 || o->prio_max > 99 || o->prio_min > o->prio_max || o->timer_priority < 1 ||
-      o->timer_priority > 99 || (o->sched != TAKT_SCHED_FP && o->sched != TAKT_SCHED_EDF))
+      o->timer_priority > 99 || (o->sched != TAKT_SCHED_FP && o->sched != TAKT_SCHED_EDF) ||
+      (o->timers != TAKT_TIMERS_THREAD && o->timers != TAKT_TIMERS_LEADER))
     return TAKT_EINVAL;
   uint32_t n = o->threads;
   if (n == 0) {
@@ -488,7 +525,8 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   pre->fake = ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE;
   e->pre = pre;
   pre->leader = -1;
-  if (takt_event_init(&pre->quiet) < 0) return TAKT_EOS;
+  pre->thread_mode = o->timers == TAKT_TIMERS_THREAD;
+  if (takt_event_init(&pre->quiet) < 0 || takt_event_init(&pre->timer_ev) < 0) return TAKT_EOS;
   if (o->sched == TAKT_SCHED_EDF)
     takt__heap_init(&e->ready, e->ready.a, e->ready.cap, takt__preempt_edf_less,
                     offsetof(takt_callback_t, heap_pos));
@@ -516,6 +554,13 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
     if (o->cpus != 0 && takt_thread_set_affinity(&w->thread, o->cpus) == TAKT_OK) w->cpus = o->cpus;
     pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
   }
+  if (pre->thread_mode && !pre->fake) {
+    takt_thread_attr_t ta = {.name = "takt-timer", .policy = TAKT_SCHED_FIFO,
+                             .priority = o->timer_priority, .cpu = -1};
+    if (takt_thread_create(&pre->timer_thread, &ta, timer_main, e) < 0) return TAKT_EOS;
+    pre->has_timer_thread = true;
+    if (o->cpus != 0) (void)takt_thread_set_affinity(&pre->timer_thread, o->cpus);
+  }
   return TAKT_OK;
 }
 
@@ -528,10 +573,14 @@ void takt__preempt_fini(takt_executor_t *e) {
     pre->workers[i].quit = true;
     takt_wakeup_post(&pre->workers[i].wake);
   }
+  pre->timer_quit = true;
+  if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
   takt__unlock(ctx);
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
   }
+  if (pre->has_timer_thread) (void)takt_thread_join(&pre->timer_thread);
+  takt_event_fini(&pre->timer_ev);
   takt_event_fini(&pre->quiet);
   takt__lock(ctx);
   takt__arena_free_locked(ctx, pre);
@@ -584,7 +633,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       release_timers(e, takt_clock_now(ctx->clock), NULL);
     }
   } else {
-    poke_leader(e); /* a worker leads: it waits for the next timer release */
+    poke_leader(e); /* the timer thread, or a worker leading, waits for the next release */
     while (!should_stop(e) && takt_clock_now(ctx->clock) < until) {
       e->stats.idle_waits++;
       takt__flush_wakes();
@@ -593,6 +642,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
   }
   pre->running = false; /* queued jobs stay queued for the next spin */
   if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake); /* to rest */
+  if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
   wait_quiet(e);
   if (ran != NULL) *ran = (uint32_t)(pre->ran - ran0);
 }

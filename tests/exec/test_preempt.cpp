@@ -321,6 +321,51 @@ TEST_F(Preempt, AnOverrunningTimerIsNotReleasedInABurst) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+// Both ways of releasing timers on the real clock: every release either ran or was counted.
+TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
+  for (takt_timer_mode_t mode : {TAKT_TIMERS_THREAD, TAKT_TIMERS_LEADER}) {
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    takt_context_t *ctx;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    std::atomic<int> fired[2] = {{0}, {0}};
+    takt_node_t *n[2];
+    takt_timer_t *t[2];
+    for (int i = 0; i < 2; i++) {
+      ASSERT_EQ(takt_node_create(ctx, i ? "b" : "a", &n[i]), TAKT_OK);
+      ASSERT_EQ(takt_timer_create(
+                    n[i], "tick", (2 + i) * TAKT_NS_PER_MS, 0,
+                    [](takt_timer_t *, const takt_timer_event_t *ev, void *u) {
+                      EXPECT_GE(ev->now, ev->release);
+                      (*static_cast<std::atomic<int> *>(u))++;
+                    },
+                    &fired[i], nullptr, &t[i]),
+                TAKT_OK);
+    }
+    takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+    o.timers = mode;
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
+    for (auto *node : n) ASSERT_EQ(takt_executor_add_node(e, node), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 30 * TAKT_NS_PER_MS), TAKT_OK);
+    for (int i = 0; i < 2; i++) {
+      EXPECT_GE(fired[i].load(), 1) << "mode " << mode;
+      EXPECT_EQ(static_cast<uint64_t>(fired[i].load()), takt_callback_runs(takt_timer_callback(t[i])));
+      EXPECT_LE(static_cast<uint64_t>(fired[i].load()) + takt_timer_missed(t[i]), 16u);
+    }
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    for (auto *node : n) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    takt_context_destroy(ctx);
+  }
+  takt_executor_options_t bad = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  bad.timers = static_cast<takt_timer_mode_t>(7);
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_executor_t *e = nullptr;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &bad, &e), TAKT_EINVAL);
+  takt_context_destroy(ctx);
+}
+
 // The worker that finished last takes the next job (LIFO idle stack: warm cache).
 TEST_F(Preempt, TheMostRecentlyIdleWorkerTakesTheNextJob) {
   std::vector<pthread_t> who;
