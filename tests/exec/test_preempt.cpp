@@ -3,6 +3,7 @@
 // executor's rclcpp order. Orders are asserted, never durations. The tests that depend on the OS
 // enforcing priorities pin every worker to CPU 0 and need SCHED_FIFO (root or CAP_SYS_NICE);
 // without it they are skipped with that reason.
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -195,6 +196,57 @@ TEST_F(Preempt, EdfRunsTheEarlierDeadlineFirstAndChainsInheritDeadlines) {
   EXPECT_EQ(ec.log.get(), (std::vector<std::string>{"B", "X", "A"}));
   EXPECT_EQ(ec.b_deadline, t0 + 5 * TAKT_NS_PER_MS);
   EXPECT_EQ(ec.x_deadline, ec.b_deadline);
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
+// EDF with more active jobs than SCHED_FIFO levels: five timers released together, deadlines
+// 10..50 ms, on three levels. The ranks are spread again as jobs arrive (registered latest deadline
+// first, every insertion lands between adjacent levels); the two earliest deadlines keep levels of
+// their own and run first, in order; the three latest share the lowest level.
+struct Ranks {
+  Log log;
+};
+
+TEST_F(Preempt, EdfWithMoreJobsThanLevelsKeepsTheEarliestDeadlinesFirst) {
+  NEED_RT();
+  Ranks rk;
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "many", &n), TAKT_OK);
+  uint32_t reentrant;
+  ASSERT_EQ(takt_group_create(ctx, "all", TAKT_GROUP_REENTRANT, &reentrant), TAKT_OK);
+  static const char *const names[5] = {"d50", "d40", "d30", "d20", "d10"};
+  for (int i = 0; i < 5; i++) {
+    takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+    a.deadline_ns = (50 - 10 * i) * TAKT_NS_PER_MS;
+    a.group = reentrant;
+    takt_timer_t *t;
+    ASSERT_EQ(takt_timer_create(
+                  n, names[i], 100 * TAKT_NS_PER_MS, 0,
+                  [](takt_timer_t *tm, const takt_timer_event_t *, void *u) {
+                    static_cast<Ranks *>(u)->log.add(takt_callback_name(takt_timer_callback(tm)));
+                  },
+                  &rk, &a, &t),
+              TAKT_OK);
+  }
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_EDF, 1);
+  o.threads = 6;
+  o.prio_min = 10;
+  o.prio_max = 12;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 50 * TAKT_NS_PER_MS), TAKT_OK);
+  auto order = rk.log.get();
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0], "d10");
+  EXPECT_EQ(order[1], "d20");
+  std::vector<std::string> rest(order.begin() + 2, order.end());
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (std::vector<std::string>{"d30", "d40", "d50"}));
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_GE(st.renumbered, 1u);
   ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
   exec = nullptr;
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
