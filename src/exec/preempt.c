@@ -19,14 +19,16 @@
  * Timers, TAKT_TIMERS_THREAD (default): a thread at timer_priority sleeps until the earliest
  * absolute release and hands the due jobs to idle workers.
  * Timers, TAKT_TIMERS_LEADER (leader/followers): one idle worker, the leader, sleeps until the
- * earliest absolute release (no drift); at the release it hands the lead to another idle worker,
- * takes the first released job itself at that job's priority and dispatches the others. So a timer
- * callback is one wake-up away from its release, as a thread sleeping for that timer would be. A
- * timer whose previous job has not finished is not released again (no catch-up burst); the
- * skipped release is counted (timer overruns, and the timer's missed count). With every worker
- * busy there is no leader until one finishes (releases wait for it). On a FAKE clock there is no
- * leader: the spinning thread advances the clock release by release, each time after every job
- * released so far has finished, which makes the order of work reproducible.
+ * earliest absolute release (no drift) at the priority of the job it will run; at the release it
+ * takes the first released job itself and dispatches the others, and passes the lead on at once
+ * only if the next release may come before its job ends (else it leads again when it finishes).
+ * So a timer callback is one wake-up away from its release, as a thread sleeping for that timer
+ * would be. With every worker busy there is no leader until one finishes (releases wait for it;
+ * counted as late_releases).
+ * Either way, a timer whose previous job has not finished is not released again (no catch-up
+ * burst); the skipped release is counted (timer overruns, and the timer's missed count). On a
+ * FAKE clock there is neither: the spinning thread advances the clock release by release, each
+ * time after every job released so far has finished, which makes the order of work reproducible.
  *
  * Everything here runs with the context lock held, except the user functions and the wait for
  * a mutually exclusive group's mutex. */
@@ -391,10 +393,10 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
   if (pre->busy == 0) takt_event_signal_locked(&pre->quiet);
 }
 
-/* The leader: sleeps (at timer_priority) until the earliest timer release or validation
- * deadline, releases what is due keeping the first job for itself, and hands the lead to an
- * idle worker before it runs that job. One wake-up between a release and its callback, as a
- * thread sleeping for one timer would have. Lock held; returns with it held. */
+/* The leader (TAKT_TIMERS_LEADER): sleeps until the earliest timer release or validation
+ * deadline, releases what is due keeping the first job for itself, and passes the lead on when
+ * the next release may come before that job ends. One wake-up between a release and its
+ * callback, as a thread sleeping for one timer would have. Lock held; returns with it held. */
 static void lead(takt_executor_t *e, takt__worker_t *w) {
   takt__preempt_t *pre = e->pre;
   takt_context_t *ctx = e->ctx;
@@ -439,7 +441,7 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
      * (the jitter of every timer). So the lead passes at once only if the next release may come
      * before this job ends (twice its last duration, plus 50 us); otherwise this worker leads
      * again when it finishes. A job that overruns that estimate delays later timer releases by
-     * the overrun (counted: late_leads). */
+     * the overrun (counted: late_releases). */
     int64_t next = takt__exec_next_timer_locked(e);
     int64_t dl = takt__timing_next_locked(ctx);
     if (dl < next) next = dl;
