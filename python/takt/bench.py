@@ -257,13 +257,13 @@ def _percentiles(v: List[float]) -> Dict[str, float]:
             "p999": pick(0.999), "max": v[-1]}
 
 
-def _cyclictest(count: int, prio: int) -> List[float]:
-    """cyclictest at SCHED_FIFO prio, 1 ms interval: wake-up latencies in ns (µs resolution)."""
+def _cyclictest(count: int, prio: int, interval_us: int = 1000) -> List[float]:
+    """cyclictest at SCHED_FIFO prio and an interval: wake-up latencies in ns (µs resolution)."""
     import shutil
     exe = shutil.which("cyclictest")
     if exe is None:
         return []
-    proc = subprocess.run([exe, "-m", "-q", "-p", str(prio), "-i", "1000", "-l", str(count), "-h", "20000"],
+    proc = subprocess.run([exe, "-m", "-q", "-p", str(prio), "-i", str(interval_us), "-l", str(count), "-h", "20000"],
                           capture_output=True, text=True)
     samples: List[float] = []
     for line in proc.stdout.splitlines():

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from takt import native
-from takt.bench import _run_native, machine
+from takt.bench import _cyclictest, _percentiles, _run_native, machine
 
 EXECS = ["preempt", "tide", "waitset1", "waitset"]
 EXEC_LABEL = {"preempt": "preempt", "preempt-leader": "preempt, leader timers", "tide": "tide",
@@ -33,28 +33,13 @@ CB_PRIO = 60  # the benchmark program's callback priority (bench_rosrt.c)
 
 
 def _dist(v: List[float]) -> Dict[str, float]:
-    v = sorted(v)
-    n = len(v)
-    if n == 0:
+    """takt.bench's percentiles, with p1 and the mean that ROS^RT's jitter table reports."""
+    if not v:
         return {"count": 0}
-    pick = lambda q: v[min(n - 1, int(q * (n - 1) + 0.5))]
-    return {"count": n, "min": v[0], "p1": pick(0.01), "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99),
-            "p999": pick(0.999), "max": v[-1], "mean": statistics.fmean(v)}
-
-
-def _cyclictest(period_us: int, count: int, prio: int) -> List[float]:
-    """cyclictest wake-up latencies (ns, µs resolution) at this period and priority."""
-    exe = shutil.which("cyclictest")
-    if exe is None:
-        return []
-    proc = subprocess.run([exe, "-m", "-q", "-p", str(prio), "-i", str(period_us), "-l", str(count),
-                           "-h", "20000"], capture_output=True, text=True)
-    out: List[float] = []
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-            out += [float(parts[0]) * 1000.0] * int(parts[1])
-    return out
+    d = _percentiles(v)
+    s = sorted(v)
+    d.update({"p1": s[min(len(s) - 1, int(0.01 * (len(s) - 1) + 0.5))], "mean": statistics.fmean(v)})
+    return d
 
 
 def _us(d: Dict[str, float], k: str) -> str:
@@ -92,7 +77,7 @@ def _timers(exe: Path, quick: bool) -> Dict[str, object]:
             r = _run_native(exe, ["timer", ex, str(period), str(count), "1"])
             rows.append({"period_us": period, "executor": ex, "timers": 1, **_dist(r["jitter_ns"])})
         rows.append({"period_us": period, "executor": "cyclictest", "timers": 1,
-                     **_dist(_cyclictest(period, count, CB_PRIO))})
+                     **_dist(_cyclictest(count, CB_PRIO, period))})
     many = 30 if quick else 300
     for ex in ("raw", "preempt", "preempt-leader", "waitset"):
         r = _run_native(exe, ["timer", ex, "10000", str(many), "10"])

@@ -71,5 +71,8 @@ void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo);
 /** Earliest time a timer of the executor is due (TAKT_TIME_INFINITE if none). */
 int64_t takt__exec_next_timer_locked(takt_executor_t *e);
+/** When the executor must look again: its earliest timer release or the context's earliest
+ * validation deadline (TAKT_TIME_INFINITE if neither). */
+int64_t takt__exec_next_wake_locked(takt_executor_t *e);
 
 #endif

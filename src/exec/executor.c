@@ -277,6 +277,12 @@ int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
   return next;
 }
 
+int64_t takt__exec_next_wake_locked(takt_executor_t *e) {
+  int64_t wake = takt__exec_next_timer_locked(e);
+  int64_t deadline = takt__timing_next_locked(e->ctx);
+  return deadline < wake ? deadline : wake;
+}
+
 static uint32_t round_locked(takt_executor_t *e) {
   e->stats.rounds++;
   /* validation first: a violated hard constraint is handled before any callback runs */
@@ -309,9 +315,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
       source_items = e->sources[i].peek(e->sources[i].user) >= 0;
     if (source_items && !e->stop_requested && !e->shutdown) continue;
     if (!wait || e->stop_requested || e->shutdown) break;
-    int64_t wake = takt__exec_next_timer_locked(e);
-    int64_t deadline = takt__timing_next_locked(ctx);
-    if (deadline < wake) wake = deadline;
+    int64_t wake = takt__exec_next_wake_locked(e);
     if (wake > until) wake = until;
     e->stats.idle_waits++;
     takt__flush_wakes();

@@ -265,17 +265,24 @@ static uint32_t release_timers(takt_executor_t *e, int64_t now, takt__worker_t *
   return n;
 }
 
+/* Give the most urgent queued job (if any) to worker w. Returns false if none was queued. */
+static bool assign_queued(takt_executor_t *e, takt__worker_t *w) {
+  takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
+  if (cb == NULL) return false;
+  cb->exec_state &= ~TAKT__ST_READY;
+  int64_t d = cb->next_deadline;
+  cb->next_deadline = TAKT_TIME_INFINITE;
+  assign(e, w, cb, d);
+  return true;
+}
+
 /* Release the work that waited for the spin to start: jobs left queued by the last spin first,
  * then callbacks whose work arrived while no spin was running. */
 static void release_waiting(takt_executor_t *e) {
   takt__preempt_t *pre = e->pre;
   while (pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
-    takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
-    cb->exec_state &= ~TAKT__ST_READY;
-    int64_t d = cb->next_deadline;
-    cb->next_deadline = TAKT_TIME_INFINITE;
     takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
-    assign(e, w, cb, d);
+    (void)assign_queued(e, w);
     e->stats.dispatched++;
     takt__wake_after_unlock(&w->wake);
   }
@@ -340,7 +347,8 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
     takt__lock(ctx);
   }
   cb->job_deadline = w->deadline;
-  int64_t started = takt_time_now();
+  /* leader mode estimates whether the lead must pass on from the job's last duration */
+  int64_t started = e->pre->thread_mode ? 0 : takt_time_now();
   if (cb->kind == TAKT_CB_TIMER) {
     cb->job_release = w->release;
     cb->job_t_info = w->t_info;
@@ -349,7 +357,7 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
     (void)takt__callback_execute_locked(cb);
   }
   cb->job_deadline = TAKT_TIME_INFINITE;
-  cb->last_run_ns = takt_time_now() - started;
+  if (!e->pre->thread_mode) cb->last_run_ns = takt_time_now() - started;
   if (exclusive) takt_mutex_unlock(&g->lock); /* never blocks */
 }
 
@@ -376,14 +384,7 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
       cb->exec_state |= TAKT__ST_AGAIN;
     }
   }
-  takt_callback_t *next = pre->running ? (takt_callback_t *)takt__heap_pop(&e->ready) : NULL;
-  if (next != NULL) {
-    next->exec_state &= ~TAKT__ST_READY;
-    int64_t d = next->next_deadline;
-    next->next_deadline = TAKT_TIME_INFINITE;
-    assign(e, w, next, d);
-    return;
-  }
+  if (pre->running && assign_queued(e, w)) return;
   if (pre->running && !pre->fake && !pre->thread_mode && pre->leader < 0) {
     pre->leader = (int32_t)w->index; /* nobody waits for the next release: this worker will */
     if (takt__exec_next_timer_locked(e) < takt_clock_now(e->ctx->clock)) e->stats.late_releases++;
@@ -401,11 +402,7 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
   takt__preempt_t *pre = e->pre;
   takt_context_t *ctx = e->ctx;
   int64_t wake = TAKT_TIME_INFINITE;
-  if (pre->running) {
-    wake = takt__exec_next_timer_locked(e);
-    int64_t dl = takt__timing_next_locked(ctx);
-    if (dl < wake) wake = dl;
-  }
+  if (pre->running) wake = takt__exec_next_wake_locked(e);
   int64_t now = takt_clock_now(ctx->clock);
   if (!pre->running || wake > now) {
     /* Sleep at the priority the first job it releases runs at (FP: the most urgent timer due
@@ -442,9 +439,7 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
      * before this job ends (twice its last duration, plus 50 us); otherwise this worker leads
      * again when it finishes. A job that overruns that estimate delays later timer releases by
      * the overrun (counted: late_releases). */
-    int64_t next = takt__exec_next_timer_locked(e);
-    int64_t dl = takt__timing_next_locked(ctx);
-    if (dl < next) next = dl;
+    int64_t next = takt__exec_next_wake_locked(e);
     int64_t margin = 2 * w->cb->last_run_ns + 50 * 1000;
     if (next != TAKT_TIME_INFINITE && next - now <= margin) promote_leader(e);
   }
@@ -488,9 +483,7 @@ static void timer_main(void *arg) {
     int64_t now = takt_clock_now(ctx->clock);
     takt__timing_dispatch_locked(ctx, now);
     release_timers(e, takt_clock_now(ctx->clock), NULL);
-    int64_t wake = takt__exec_next_timer_locked(e);
-    int64_t dl = takt__timing_next_locked(ctx);
-    if (dl < wake) wake = dl;
+    int64_t wake = takt__exec_next_wake_locked(e);
     takt__flush_wakes();
     (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, ctx->clock, wake);
   }
@@ -622,9 +615,7 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       wait_quiet(e);
       if (should_stop(e)) break;
       int64_t now = takt_clock_now(ctx->clock);
-      int64_t next = takt__exec_next_timer_locked(e);
-      int64_t dl = takt__timing_next_locked(ctx);
-      if (dl < next) next = dl;
+      int64_t next = takt__exec_next_wake_locked(e);
       if (next > until) {
         if (until != TAKT_TIME_INFINITE && until > now) ctx->clock->fake_now = until;
         break;

@@ -117,17 +117,13 @@ static void run_loop(takt_executor_t *e, int64_t until) {
         i = next_ready(e);
         if (i >= 0) break;
       }
-      int64_t wake = takt__exec_next_timer_locked(e);
-      int64_t dl = takt__timing_next_locked(ctx);
-      if (dl < wake) wake = dl;
+      int64_t wake = takt__exec_next_wake_locked(e);
       if (wake > until) wake = until;
       e->stats.idle_waits++;
       takt__flush_wakes();
       if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
           wake == TAKT_TIME_INFINITE)
         break; /* FAKE clock with nothing that can ever happen */
-      if (wake == TAKT_TIME_INFINITE && ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE)
-        break;
     }
     takt_callback_t *cb = i >= 0 ? e->cbs[i] : NULL;
     if (cb != NULL) {

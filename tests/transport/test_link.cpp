@@ -130,14 +130,20 @@ TEST(Link, SendWhileBusyIsRefusedNotQueued) {
   takt_link_close(b);
 }
 
-TEST(Link, UdpOnLoopback) {
-  // two free ports
+// Two free UDP ports on loopback.
+void free_ports(unsigned *pa, unsigned *pb) {
   takt_io_t p1, p2;
   ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p1), TAKT_OK);
   ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p2), TAKT_OK);
-  unsigned pa = takt_io_local_port(p1), pb = takt_io_local_port(p2);
+  *pa = takt_io_local_port(p1);
+  *pb = takt_io_local_port(p2);
   takt_io_close(&p1);
   takt_io_close(&p2);
+}
+
+TEST(Link, UdpOnLoopback) {
+  unsigned pa = 0, pb = 0;
+  free_ports(&pa, &pb);
   char sa[96], sb[96];
   snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
   snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
@@ -150,17 +156,6 @@ TEST(Link, UdpOnLoopback) {
   expect_in_order(rb, 30, 1200);
   takt_link_close(a);
   takt_link_close(b);
-}
-
-// Two free UDP ports on loopback.
-void free_ports(unsigned *pa, unsigned *pb) {
-  takt_io_t p1, p2;
-  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p1), TAKT_OK);
-  ASSERT_EQ(takt_io_udp_open("127.0.0.1", 0, "127.0.0.1", 9, &p2), TAKT_OK);
-  *pa = takt_io_local_port(p1);
-  *pb = takt_io_local_port(p2);
-  takt_io_close(&p1);
-  takt_io_close(&p2);
 }
 
 // emu:OPTIONS/SPEC: each side emulates its own transmissions onto a real link (two processes
