@@ -74,5 +74,8 @@ int64_t takt__exec_next_timer_locked(takt_executor_t *e);
 /** When the executor must look again: its earliest timer release or the context's earliest
  * validation deadline (TAKT_TIME_INFINITE if neither). */
 int64_t takt__exec_next_wake_locked(takt_executor_t *e);
+/** Wait on the executor's event until signalled or wake (counted as an idle wait). False when
+ * nothing can ever happen: a FAKE clock asked to wait for ever. */
+bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake);
 
 #endif

@@ -283,6 +283,13 @@ int64_t takt__exec_next_wake_locked(takt_executor_t *e) {
   return deadline < wake ? deadline : wake;
 }
 
+bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake) {
+  e->stats.idle_waits++;
+  takt__flush_wakes();
+  return takt_event_wait_locked(&e->wake, &e->ctx->lock, e->ctx->clock, wake) != TAKT_ETIMEDOUT ||
+         wake != TAKT_TIME_INFINITE;
+}
+
 static uint32_t round_locked(takt_executor_t *e) {
   e->stats.rounds++;
   /* validation first: a violated hard constraint is handled before any callback runs */
@@ -317,11 +324,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
     if (!wait || e->stop_requested || e->shutdown) break;
     int64_t wake = takt__exec_next_wake_locked(e);
     if (wake > until) wake = until;
-    e->stats.idle_waits++;
-    takt__flush_wakes();
-    if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
-        wake == TAKT_TIME_INFINITE)
-      break; /* FAKE clock with nothing that can ever happen */
+    if (!takt__exec_idle_wait_locked(e, wake)) break; /* FAKE clock, nothing can ever happen */
   }
   e->stop_requested = false;
   e->spinning = false;

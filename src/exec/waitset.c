@@ -119,11 +119,7 @@ static void run_loop(takt_executor_t *e, int64_t until) {
       }
       int64_t wake = takt__exec_next_wake_locked(e);
       if (wake > until) wake = until;
-      e->stats.idle_waits++;
-      takt__flush_wakes();
-      if (takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, wake) == TAKT_ETIMEDOUT &&
-          wake == TAKT_TIME_INFINITE)
-        break; /* FAKE clock with nothing that can ever happen */
+      if (!takt__exec_idle_wait_locked(e, wake)) break; /* FAKE clock, nothing can happen */
     }
     takt_callback_t *cb = i >= 0 ? e->cbs[i] : NULL;
     if (cb != NULL) {
