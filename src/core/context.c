@@ -138,6 +138,21 @@ void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes) {
 }
 void takt__arena_free_locked(takt_context_t *ctx, void *p) { takt__arena_free(&ctx->arena, p); }
 
+void *takt__context_alloc(takt_context_t *ctx, size_t bytes) {
+  if (ctx == NULL || bytes == 0) return NULL;
+  takt__lock(ctx);
+  void *p = takt__arena_alloc(&ctx->arena, bytes);
+  takt__unlock(ctx);
+  return p;
+}
+
+void takt__context_free(takt_context_t *ctx, void *p) {
+  if (ctx == NULL || p == NULL) return;
+  takt__lock(ctx);
+  takt__arena_free(&ctx->arena, p);
+  takt__unlock(ctx);
+}
+
 void *takt__executor_alloc_locked(takt_context_t *ctx, size_t bytes) {
   if (ctx->executors_used >= ctx->max_executors) return NULL;
   void *p = takt__arena_alloc(&ctx->arena, bytes);

@@ -7,6 +7,8 @@
 
 #include "takt/core.h"
 #include "heap.h"
+#include "lock.h"
+#include "mem.h"
 
 #ifdef TAKT_DEBUG
 #include <assert.h>
@@ -39,32 +41,6 @@ static inline void takt__list_remove(takt__link_t *n) {
 #define TAKT__LIST_FOREACH(it, head) for (takt__link_t *it = (head)->next; it != (head); it = it->next)
 #define TAKT__LIST_FOREACH_SAFE(it, nx, head)                                                      \
   for (takt__link_t *it = (head)->next, *nx = it->next; it != (head); it = nx, nx = it->next)
-
-/* ---- arena: first-fit blocks with boundary tags; used at init only ---- */
-typedef struct takt__arena {
-  uint8_t *base;
-  size_t capacity;
-  size_t used;
-  size_t peak;
-} takt__arena_t;
-
-void takt__arena_init(takt__arena_t *a, void *mem, size_t capacity);
-/** Zeroed block of at least n bytes, 16-aligned, or NULL. O(blocks). */
-void *takt__arena_alloc(takt__arena_t *a, size_t n);
-void takt__arena_free(takt__arena_t *a, void *p);
-
-/* ---- typed pools ---- */
-typedef struct takt__pool {
-  uint8_t *mem;
-  size_t obj_size;
-  uint32_t capacity;
-  uint32_t used;
-  void *free_list;
-} takt__pool_t;
-
-takt_err_t takt__pool_init(takt__pool_t *p, takt__arena_t *a, size_t obj_size, uint32_t capacity);
-void *takt__pool_alloc(takt__pool_t *p); /* zeroed, or NULL when exhausted */
-void takt__pool_free(takt__pool_t *p, void *obj);
 
 /* ---- executor hooks ---- */
 typedef struct takt__dispatcher takt__dispatcher_t;

@@ -1,0 +1,127 @@
+/* Leveled locks, the Debug lock-order check and the work deferred until a thread holds no lock. */
+#include "lock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HELD_MAX 16
+#define DEFERRED_MAX 64
+
+typedef struct deferred {
+  takt__deferred_fn fn; /* NULL: a wake-up of w */
+  void *arg;
+  int64_t a, b;
+} deferred_t;
+
+static TAKT_THREAD_LOCAL uint32_t t_depth;
+static TAKT_THREAD_LOCAL deferred_t t_deferred[DEFERRED_MAX];
+static TAKT_THREAD_LOCAL uint32_t t_n_deferred;
+#ifdef TAKT_DEBUG
+static TAKT_THREAD_LOCAL const takt__lock_t *t_held[HELD_MAX];
+
+static void order_check(const takt__lock_t *l) {
+  for (uint32_t i = 0; i < t_depth && i < HELD_MAX; i++) {
+    const takt__lock_t *h = t_held[i];
+    if (h->level >= l->level) {
+      fprintf(stderr,
+              "takt: lock order violation: taking \"%s\" (level %u) while holding \"%s\" "
+              "(level %u)\n",
+              l->name, (unsigned)l->level, h->name, (unsigned)h->level);
+      abort();
+    }
+  }
+}
+
+static void held_push(const takt__lock_t *l) {
+  if (t_depth < HELD_MAX) t_held[t_depth] = l;
+}
+
+static void held_pop(const takt__lock_t *l) {
+  /* usually the last one taken; locks may be let go in any order */
+  uint32_t n = t_depth < HELD_MAX ? t_depth : HELD_MAX;
+  for (uint32_t i = n; i-- > 0;) {
+    if (t_held[i] == l) {
+      for (uint32_t j = i; j + 1 < n; j++) t_held[j] = t_held[j + 1];
+      return;
+    }
+  }
+  fprintf(stderr, "takt: letting go of \"%s\", which this thread does not hold\n", l->name);
+  abort();
+}
+#else
+#define order_check(l) ((void)(l))
+#define held_push(l) ((void)(l))
+#define held_pop(l) ((void)(l))
+#endif
+
+takt_err_t takt__lock_init(takt__lock_t *l, uint32_t level, const char *name) {
+  l->level = level;
+  l->name = name != NULL ? name : "?";
+  return takt_mutex_init(&l->m);
+}
+
+void takt__lock_fini(takt__lock_t *l) { takt_mutex_fini(&l->m); }
+
+void takt__lock_take(takt__lock_t *l) {
+  order_check(l);
+  takt_mutex_lock(&l->m);
+  held_push(l);
+  t_depth++;
+}
+
+takt_err_t takt__lock_try(takt__lock_t *l) {
+  order_check(l);
+  if (takt_mutex_trylock(&l->m) != TAKT_OK) return TAKT_EBUSY;
+  held_push(l);
+  t_depth++;
+  return TAKT_OK;
+}
+
+void takt__lock_give(takt__lock_t *l) {
+  held_pop(l);
+  t_depth--;
+  takt_mutex_unlock(&l->m);
+  if (t_depth == 0 && t_n_deferred > 0) takt__run_deferred();
+}
+
+takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns) {
+#ifdef TAKT_DEBUG
+  if (t_depth != 1) {
+    fprintf(stderr, "takt: waiting on \"%s\" while holding %u other lock(s)\n", l->name,
+            (unsigned)(t_depth - 1));
+    abort();
+  }
+#endif
+  if (t_n_deferred > 0) takt__run_deferred(); /* wake-ups only: cheap, and must not wait */
+  return takt_event_wait_locked(ev, &l->m, clock, abs_ns);
+}
+
+uint32_t takt__locks_held(void) { return t_depth; }
+
+static void run_one(const deferred_t *d) {
+  if (d->fn == NULL) takt_wakeup_post((takt_wakeup_t *)d->arg);
+  else d->fn(d->arg, d->a, d->b);
+}
+
+static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
+  deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b};
+  if (t_depth == 0) {
+    run_one(&d);
+  } else if (t_n_deferred < DEFERRED_MAX) {
+    t_deferred[t_n_deferred++] = d;
+  } else {
+    run_one(&d); /* more than DEFERRED_MAX under one hold: correct, only earlier than asked */
+  }
+}
+
+void takt__defer_wake(takt_wakeup_t *w) { defer(NULL, w, 0, 0); }
+
+void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
+  defer(fn, arg, a, b);
+}
+
+void takt__run_deferred(void) {
+  /* a deferred call that defers more appends to the list: this loop runs those too */
+  for (uint32_t i = 0; i < t_n_deferred; i++) run_one(&t_deferred[i]);
+  t_n_deferred = 0;
+}

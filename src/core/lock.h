@@ -1,0 +1,58 @@
+/* takt's locks: a priority-inheritance mutex with a level and a name. Locks are taken in
+ * ascending level order; a Debug build (TAKT_DEBUG) keeps the locks each thread holds and aborts,
+ * naming both locks, when a thread takes a lock at or below a level it already holds. Every build
+ * counts how many takt locks the thread holds, so work that must not run under a lock (a
+ * wake-up, a scheduler call) can be deferred until the last one is let go.
+ * The levels and what each lock guards are listed in docs/architecture.md ("Locks"). */
+#ifndef TAKT_CORE_LOCK_H
+#define TAKT_CORE_LOCK_H
+
+#include <stdint.h>
+
+#include "takt/port.h"
+
+/* Lock levels: a thread holding a lock of level L may only take locks of a level above L. */
+enum {
+  TAKT__LEVEL_BRIDGE = 10,   /* a bridge's routes and pending requests (transport) */
+  TAKT__LEVEL_CONTEXT = 20,  /* entity lists, pools, arena: create / destroy / attach */
+  TAKT__LEVEL_GROUP = 30,    /* a mutually exclusive callback group, held while its job runs */
+  TAKT__LEVEL_EXECUTOR = 40, /* an executor's ready structures and per-callback records */
+  TAKT__LEVEL_TOPIC = 50,    /* a topic's slots and its subscriptions' queues */
+  TAKT__LEVEL_SERVICE = 50,  /* a service's request queue and its clients' response rings */
+  TAKT__LEVEL_TIMING = 60,   /* the context's validation deadlines and per-consumer state */
+  TAKT__LEVEL_STATS = 70,    /* chain statistics */
+  TAKT__LEVEL_DAEMON = 80,   /* a communication daemon's queues (transport) */
+  TAKT__LEVEL_LINK = 90      /* a link's transmit side (transport) */
+};
+
+typedef struct takt__lock {
+  takt_mutex_t m;
+  uint32_t level;
+  const char *name; /* for the order check's message; must outlive the lock */
+} takt__lock_t;
+
+takt_err_t takt__lock_init(takt__lock_t *l, uint32_t level, const char *name);
+void takt__lock_fini(takt__lock_t *l);
+/** Take l. Debug builds abort if this thread holds a lock of level >= l->level. */
+void takt__lock_take(takt__lock_t *l);
+/** TAKT_OK if taken, TAKT_EBUSY if held elsewhere (order checked as for take). */
+takt_err_t takt__lock_try(takt__lock_t *l);
+/** Let go of l; when it was the last takt lock of this thread, post the deferred wake-ups and
+ * run the deferred calls (takt__defer_wake, takt__defer_call). */
+void takt__lock_give(takt__lock_t *l);
+/** Wait on ev with l held (l is let go while waiting and held again on return). The thread's
+ * deferred work is done first, so a woken thread never waits on a lock this one holds. */
+takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns);
+/** Number of takt locks the calling thread holds. */
+uint32_t takt__locks_held(void);
+
+/** Post w once this thread holds no takt lock (at once if it holds none). */
+void takt__defer_wake(takt_wakeup_t *w);
+/** Call fn(arg, a, b) once this thread holds no takt lock (at once if it holds none): for
+ * system calls (thread priority, affinity) decided under a lock. */
+typedef void (*takt__deferred_fn)(void *arg, int64_t a, int64_t b);
+void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
+/** Do the deferred work now (the caller holds no takt lock). */
+void takt__run_deferred(void);
+
+#endif
