@@ -82,22 +82,24 @@ static const char *g_exec_name;
 static void spin_main(void *arg) { (void)takt_executor_spin(arg); }
 
 static takt_executor_t *make_exec(takt_context_t *ctx, uint32_t workers) {
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
   takt_executor_kind_t kind = TAKT_EXEC_TIDE;
-  if (strcmp(g_exec_name, "preempt") == 0 || strcmp(g_exec_name, "preempt-leader") == 0) {
+  if (strcmp(g_exec_name, "preempt") == 0 || strcmp(g_exec_name, "preempt-leader") == 0)
     kind = TAKT_EXEC_PREEMPT;
-    o.threads = workers;
-    if (strcmp(g_exec_name, "preempt-leader") == 0) o.timers = TAKT_TIMERS_LEADER;
-  } else if (strcmp(g_exec_name, "waitset1") == 0) {
+  else if (strcmp(g_exec_name, "waitset1") == 0 || strcmp(g_exec_name, "waitset") == 0)
     kind = TAKT_EXEC_WAITSET;
-    o.threads = 1;
-  } else if (strcmp(g_exec_name, "waitset") == 0) {
-    kind = TAKT_EXEC_WAITSET;
-    o.threads = workers;
-    o.prio_max = CB_PRIO; /* its helper threads run at the callbacks' priority */
-  } else if (strcmp(g_exec_name, "tide") != 0) {
+  else if (strcmp(g_exec_name, "tide") != 0) {
     fprintf(stderr, "takt-bench-rosrt: unknown executor '%s'\n", g_exec_name);
     exit(2);
+  }
+  takt_executor_options_t o = takt_executor_options_default(kind);
+  if (kind == TAKT_EXEC_PREEMPT) {
+    o.preempt.threads = workers;
+    if (strcmp(g_exec_name, "preempt-leader") == 0) o.preempt.timers = TAKT_TIMERS_LEADER;
+  } else if (strcmp(g_exec_name, "waitset1") == 0) {
+    o.waitset.threads = 1;
+  } else if (kind == TAKT_EXEC_WAITSET) {
+    o.waitset.threads = workers;
+    o.waitset.priority = CB_PRIO; /* its helper threads run at the callbacks' priority */
   }
   takt_executor_t *e;
   CHECK("executor", takt_executor_create(ctx, kind, &o, &e));
@@ -197,9 +199,8 @@ static int publisher_process(int go_fd, const char *spec, long count, int64_t pe
   side_t s;
   open_side(ctx, &s, "bridge_pub", spec);
   CHECK("export", takt_bridge_export(s.b, t, 1, CB_PRIO, false));
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
   takt_executor_t *e;
-  CHECK("executor", takt_executor_create(ctx, TAKT_EXEC_TIDE, &o, &e));
+  CHECK("executor", takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &e));
   CHECK("add", takt_executor_add_node(e, takt_bridge_node(s.b)));
   CHECK("bridge start", takt_bridge_start(s.b));
   g_spin[0].exec = e;

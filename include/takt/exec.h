@@ -55,36 +55,58 @@ typedef enum {
 /** User trigger: ready[i] for the executor's i-th callback in registration order. */
 typedef bool (*takt_trigger_fn)(const bool *ready, uint32_t n, void *user);
 
-typedef struct takt_executor_options {
-  uint32_t max_callbacks; /* 0: the context's timers + subscriptions + services + clients */
+/** batch (rclc): the trigger condition of a round. */
+typedef struct takt_batch_options {
   takt_trigger_kind_t trigger;
   takt_callback_t *trigger_one;
   takt_trigger_fn trigger_fn;
   void *trigger_user;
-  /* preempt: worker threads (created at init; 0 = 2 per CPU, at least 4). waitset: threads that
-   * spin (1 = the single-threaded executor, 0 = one per CPU). */
-  uint32_t threads;
-  takt_sched_kind_t sched; /* preempt */
-  /* preempt: the SCHED_FIFO range jobs use. FP: a callback priority must lie in [prio_min,
-   * prio_max] (0 means prio_min). EDF: the levels deadlines are ranked onto. */
+} takt_batch_options_t;
+
+/** preempt (ROS^RT). */
+typedef struct takt_preempt_options {
+  uint32_t threads;        /* worker threads, created at init (0 = 2 per CPU, at least 4) */
+  takt_sched_kind_t sched; /* FP or EDF */
+  /* The SCHED_FIFO range jobs use. FP: a callback priority must lie in [prio_min, prio_max]
+   * (0 means prio_min). EDF: the levels deadlines are ranked onto. */
   int32_t prio_min, prio_max;
-  int32_t timer_priority; /* preempt: the timer thread's SCHED_FIFO priority (leader mode: of the
-                           * waiting worker when EDF or validation deadlines need it) */
-  uint64_t cpus;          /* preempt, waitset: CPUs the threads may use (bit i = CPU i); 0 = all */
-  takt_timer_mode_t timers; /* preempt */
+  int32_t timer_priority;  /* the timer thread's SCHED_FIFO priority (leader mode: of the waiting
+                            * worker when EDF or validation deadlines need it) */
+  uint64_t cpus;           /* CPUs the threads may use (bit i = CPU i); 0 = all */
+  takt_timer_mode_t timers;
+} takt_preempt_options_t;
+
+/** waitset (rclcpp). */
+typedef struct takt_waitset_options {
+  uint32_t threads;  /* threads that spin (1 = the single-threaded executor, 0 = one per CPU) */
+  int32_t priority;  /* SCHED_FIFO priority of the helper threads (0 = TAKT_PREEMPT_PRIO_MAX) */
+  uint64_t cpus;     /* CPUs the threads may use (bit i = CPU i); 0 = all */
+} takt_waitset_options_t;
+
+/**
+ * Options of one executor kind: `kind` names the member of the union that applies and must be
+ * the kind passed to takt_executor_create (TAKT_EKIND otherwise). Start from
+ * takt_executor_options_default(kind). tide has no options of its own.
+ */
+typedef struct takt_executor_options {
+  takt_executor_kind_t kind;
+  uint32_t max_callbacks; /* 0: the context's timers + subscriptions + services + clients */
+  union {
+    takt_batch_options_t batch;
+    takt_preempt_options_t preempt;
+    takt_waitset_options_t waitset;
+  };
 } takt_executor_options_t;
 
 #define TAKT_PREEMPT_PRIO_MIN 1
 #define TAKT_PREEMPT_PRIO_MAX 80
 #define TAKT_PREEMPT_TIMER_PRIORITY 98
 
-#define TAKT_EXECUTOR_OPTIONS_DEFAULT                                                              \
-  {.max_callbacks = 0, .trigger = TAKT_TRIGGER_ANY, .trigger_one = NULL, .trigger_fn = NULL,      \
-   .trigger_user = NULL, .threads = 0, .sched = TAKT_SCHED_FP,                                     \
-   .prio_min = TAKT_PREEMPT_PRIO_MIN, .prio_max = TAKT_PREEMPT_PRIO_MAX,                           \
-   .timer_priority = TAKT_PREEMPT_TIMER_PRIORITY, .cpus = 0, .timers = TAKT_TIMERS_THREAD}
+/** The documented defaults of kind: batch triggers on ANY; preempt FP, 2 workers per CPU (at
+ * least 4), SCHED_FIFO 1..80, timer thread at 98; waitset one thread per CPU at 80. */
+takt_executor_options_t takt_executor_options_default(takt_executor_kind_t kind);
 
-/** Counters of an executor (read with the context lock; thread-safe). */
+/** Counters of an executor (read under the executor's lock; thread-safe). */
 typedef struct takt_executor_stats {
   uint64_t rounds;     /* collection phases */
   uint64_t executed;   /* callbacks run */
@@ -98,7 +120,9 @@ typedef struct takt_executor_stats {
                             * for them (every worker busy, or a job ran past its estimate) */
 } takt_executor_stats_t;
 
-/** Create an executor; its tables come from the context arena. TAKT_EFULL past max_executors. */
+/** Create an executor; its tables come from the context arena. opts NULL: the kind's defaults.
+ * TAKT_EKIND if opts are another kind's, TAKT_EINVAL for a bad option, TAKT_EFULL past
+ * max_executors. */
 takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
                                 const takt_executor_options_t *opts, takt_executor_t **out);
 /** Detach every node and free the executor. TAKT_EBUSY while it spins. */
@@ -132,7 +156,7 @@ void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
 typedef struct takt_executor_source {
   /** Priority of the item deliver() would deliver, -1 if none. Any thread, no lock held. */
   int32_t (*peek)(void *user);
-  /** Deliver that item (publish it). Called without the context lock. */
+  /** Deliver that item (publish it). Called without any takt lock. */
   void (*deliver)(void *user);
   void *user;
 } takt_executor_source_t;
@@ -142,7 +166,8 @@ typedef struct takt_executor_source {
 /** Add a source (tide and batch; TAKT_ENOTSUP otherwise, TAKT_EFULL past
  * TAKT_EXECUTOR_MAX_SOURCES). Not while the executor spins (TAKT_EBUSY). */
 takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_source_t *src);
-/** A source has new items: wake the executor if it waits. Thread-safe; takes the context lock. */
+/** A source has new items: wake the executor if it waits. Thread-safe; takes the executor's
+ * lock. */
 void takt_executor_wake(takt_executor_t *exec);
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind);

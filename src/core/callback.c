@@ -1,68 +1,82 @@
 /* Kind-independent access an executor uses to find and run a callback's queued work. */
-#include "core_impl.h"
+#include "callbacks.h"
 
-bool takt__subscription_execute_locked(takt_subscription_t *s);
-bool takt__service_execute_locked(takt_service_t *s);
-bool takt__client_execute_locked(takt_client_t *c);
-uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s);
-uint64_t takt__service_oldest_arrival_locked(takt_service_t *s);
-uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);
-#if !TAKT_WITH_PUBSUB
-bool takt__subscription_execute_locked(takt_subscription_t *s) { return s == NULL; }
-uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
-  (void)s;
-  return UINT64_MAX;
-}
-#endif
-#if !TAKT_WITH_RPC
-bool takt__service_execute_locked(takt_service_t *s) { return s == NULL; }
-bool takt__client_execute_locked(takt_client_t *c) { return c == NULL; }
-uint64_t takt__service_oldest_arrival_locked(takt_service_t *s) {
-  (void)s;
-  return UINT64_MAX;
-}
-uint64_t takt__client_oldest_arrival_locked(takt_client_t *c) {
-  (void)c;
-  return UINT64_MAX;
-}
-#endif
-
-uint64_t takt__callback_oldest_arrival_locked(takt_callback_t *cb) {
+uint64_t takt__callback_oldest_arrival(takt_callback_t *cb) {
   switch (cb->kind) {
+#if TAKT_WITH_PUBSUB
   case TAKT_CB_SUBSCRIPTION:
-    return takt__subscription_oldest_arrival_locked((takt_subscription_t *)(void *)cb);
-  case TAKT_CB_SERVICE: return takt__service_oldest_arrival_locked((takt_service_t *)(void *)cb);
-  case TAKT_CB_CLIENT: return takt__client_oldest_arrival_locked((takt_client_t *)(void *)cb);
-  case TAKT_CB_TIMER: break;
+    return takt__subscription_oldest_arrival((takt_subscription_t *)(void *)cb);
+#endif
+#if TAKT_WITH_RPC
+  case TAKT_CB_SERVICE: return takt__service_oldest_arrival((takt_service_t *)(void *)cb);
+  case TAKT_CB_CLIENT: return takt__client_oldest_arrival((takt_client_t *)(void *)cb);
+#endif
+  default: break;
   }
   return UINT64_MAX;
 }
 
-uint32_t takt__callback_queued_locked(takt_callback_t *cb) {
+uint32_t takt__callback_queued(takt_callback_t *cb) {
   switch (cb->kind) {
 #if TAKT_WITH_PUBSUB
-  case TAKT_CB_SUBSCRIPTION: return ((takt_subscription_t *)(void *)cb)->count;
+  case TAKT_CB_SUBSCRIPTION: return takt__subscription_queued((takt_subscription_t *)(void *)cb);
 #endif
 #if TAKT_WITH_RPC
-  case TAKT_CB_SERVICE: return ((takt_service_t *)(void *)cb)->count;
-  case TAKT_CB_CLIENT: return ((takt_client_t *)(void *)cb)->ready_count;
+  case TAKT_CB_SERVICE: return takt__service_queued((takt_service_t *)(void *)cb);
+  case TAKT_CB_CLIENT: return takt__client_queued((takt_client_t *)(void *)cb);
 #endif
   default: break;
   }
   return 0;
 }
 
-bool takt__callback_has_work_locked(takt_callback_t *cb) {
-  return takt__callback_oldest_arrival_locked(cb) != UINT64_MAX;
+bool takt__callback_has_work(takt_callback_t *cb) {
+  return takt__callback_oldest_arrival(cb) != UINT64_MAX;
 }
 
-bool takt__callback_execute_locked(takt_callback_t *cb) {
+bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run) {
   switch (cb->kind) {
-  case TAKT_CB_SUBSCRIPTION:
-    return takt__subscription_execute_locked((takt_subscription_t *)(void *)cb);
-  case TAKT_CB_SERVICE: return takt__service_execute_locked((takt_service_t *)(void *)cb);
-  case TAKT_CB_CLIENT: return takt__client_execute_locked((takt_client_t *)(void *)cb);
-  case TAKT_CB_TIMER: break;
+#if TAKT_WITH_PUBSUB
+  case TAKT_CB_SUBSCRIPTION: return takt__subscription_execute((takt_subscription_t *)(void *)cb, run);
+#endif
+#if TAKT_WITH_RPC
+  case TAKT_CB_SERVICE: return takt__service_execute((takt_service_t *)(void *)cb, run);
+  case TAKT_CB_CLIENT: return takt__client_execute((takt_client_t *)(void *)cb, run);
+#endif
+  default: break;
   }
+  if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock); /* under held: never contended */
   return false;
+}
+
+takt__job_t *takt__job_begin(takt__job_t *job, const takt__run_t *run) {
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = job;
+  if (run->held != NULL) takt__lock_give(run->held);
+  return saved;
+}
+
+void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run) {
+  if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock);
+  if (run->held != NULL) takt__lock_take(run->held);
+  takt__current_job = saved;
+  atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
+  takt__chain_job_done(job->cb, job->t_info, takt_clock_now(job->cb->node->ctx->clock));
+}
+
+void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic uint32_t *waiting,
+                          takt_wakeup_t *quiet) {
+  while (atomic_load(notifiers) != 0) {
+    atomic_store(waiting, 1u);
+    if (atomic_load(notifiers) == 0) break; /* the last one left before it could see us */
+    takt__lock_give(l);
+    /* a notification walk takes microseconds; the timeout only guards a lost post */
+    (void)takt_wakeup_wait(quiet, takt_time_now() + TAKT_NS_PER_MS);
+    takt__lock_take(l);
+  }
+  atomic_store(waiting, 0u);
+}
+
+void takt__notify_done(_Atomic uint32_t *notifiers, _Atomic uint32_t *waiting, takt_wakeup_t *quiet) {
+  if (atomic_fetch_sub(notifiers, 1u) == 1u && atomic_load(waiting) != 0u) takt__defer_wake(quiet);
 }

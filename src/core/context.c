@@ -2,7 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core_impl.h"
+#include "callbacks.h"
+#include "timing_hooks.h"
 
 TAKT_THREAD_LOCAL takt__job_t *takt__current_job = NULL;
 
@@ -72,13 +73,17 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
     if (ctx->groups == NULL) goto nomem;
   }
   ctx->max_groups = cfg->max_groups;
-  if (takt_mutex_init(&ctx->lock) < 0) goto nomem;
+  if (takt__lock_init(&ctx->lock, TAKT__LEVEL_CONTEXT, "context") < 0) goto nomem;
+  if (takt__lock_init(&ctx->stats_lock, TAKT__LEVEL_STATS, "statistics") < 0) {
+    takt__lock_fini(&ctx->lock);
+    goto nomem;
+  }
   takt__list_init(&ctx->node_list);
   takt__list_init(&ctx->topic_list);
   takt__list_init(&ctx->service_list);
   takt__list_init(&ctx->chain_list);
   takt__list_init(&ctx->dispatchers);
-  ctx->phase = TAKT_PHASE_STARTUP;
+  atomic_store(&ctx->phase, TAKT_PHASE_STARTUP);
   *out = ctx;
   return TAKT_OK;
 nomem:
@@ -89,7 +94,8 @@ nomem:
 void takt_context_destroy(takt_context_t *ctx) {
   if (ctx == NULL) return;
   for (uint32_t i = 0; i < ctx->n_groups; i++) takt_mutex_fini(&ctx->groups[i].lock);
-  takt_mutex_fini(&ctx->lock);
+  takt__lock_fini(&ctx->stats_lock);
+  takt__lock_fini(&ctx->lock);
   if (ctx->arena_owned) free(ctx->arena_mem);
 }
 
@@ -113,24 +119,22 @@ void takt_context_usage(takt_context_t *ctx, takt_pool_usage_t *out) {
 takt_clock_t *takt_context_clock(takt_context_t *ctx) { return ctx->clock; }
 int64_t takt_context_now(takt_context_t *ctx) { return takt_clock_now(ctx->clock); }
 
-#define DEFERRED_WAKES 32
-static TAKT_THREAD_LOCAL takt_wakeup_t *g_deferred[DEFERRED_WAKES];
-static TAKT_THREAD_LOCAL uint32_t g_n_deferred;
+void takt__lock(takt_context_t *ctx) { takt__lock_take(&ctx->lock); }
+void takt__unlock(takt_context_t *ctx) { takt__lock_give(&ctx->lock); }
 
-void takt__wake_after_unlock(takt_wakeup_t *w) {
-  if (g_n_deferred < DEFERRED_WAKES) g_deferred[g_n_deferred++] = w;
-  else takt_wakeup_post(w); /* correct either way: only later is better */
-}
-
-void takt__flush_wakes(void) {
-  for (uint32_t i = 0; i < g_n_deferred; i++) takt_wakeup_post(g_deferred[i]);
-  g_n_deferred = 0;
-}
-
-void takt__lock(takt_context_t *ctx) { takt_mutex_lock(&ctx->lock); }
-void takt__unlock(takt_context_t *ctx) {
-  takt_mutex_unlock(&ctx->lock);
-  if (g_n_deferred > 0) takt__flush_wakes();
+void takt__ctx_quiesce_arrivals(takt_context_t *ctx) {
+#if TAKT_WITH_PUBSUB
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
+    takt__lock_take(&t->lock);
+    takt__quiesce_locked(&t->lock, &t->notifiers, &t->quiesce_waiting, &t->quiet);
+    takt__lock_give(&t->lock);
+  }
+  takt__unlock(ctx);
+#else
+  (void)ctx;
+#endif
 }
 
 void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes) {
@@ -204,7 +208,7 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
   if (node == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = node->ctx;
   takt__lock(ctx);
-  bool attached = node->dispatcher != NULL;
+  bool attached = atomic_load(&node->dispatcher) != NULL;
   bool served = false;
 #if TAKT_WITH_RPC
   TAKT__LIST_FOREACH(it, &node->callbacks) {
@@ -336,7 +340,7 @@ takt_err_t takt_context_start(takt_context_t *ctx) {
                  takt_strerror(rc));
         next->started = false; /* its own shutdown does not run: it never started */
         takt__lock(ctx);
-        ctx->phase = TAKT_PHASE_SHUTDOWN;
+        atomic_store(&ctx->phase, TAKT_PHASE_SHUTDOWN);
         snprintf(ctx->shutdown_detail, sizeof ctx->shutdown_detail, "%s", detail);
         takt__unlock(ctx);
         shutdown_nodes(ctx, TAKT_SHUTDOWN_STARTUP_FAILED, detail);
@@ -345,7 +349,7 @@ takt_err_t takt_context_start(takt_context_t *ctx) {
     }
   }
   takt__lock(ctx);
-  ctx->phase = TAKT_PHASE_OPERATION;
+  atomic_store(&ctx->phase, TAKT_PHASE_OPERATION);
   ctx->start_time = takt_clock_now(ctx->clock); /* every executor arms its timers here */
   takt__unlock(ctx);
   return TAKT_OK;
@@ -359,8 +363,8 @@ takt_err_t takt_context_shutdown(takt_context_t *ctx, takt_shutdown_reason_t rea
     takt__unlock(ctx);
     return TAKT_ESTATE;
   }
-  ctx->phase = TAKT_PHASE_SHUTDOWN;
-  ctx->panicked = reason == TAKT_SHUTDOWN_PANIC;
+  atomic_store(&ctx->phase, TAKT_PHASE_SHUTDOWN);
+  atomic_store(&ctx->panicked, reason == TAKT_SHUTDOWN_PANIC);
   snprintf(ctx->shutdown_detail, sizeof ctx->shutdown_detail, "%s", detail ? detail : "");
   TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
     takt__dispatcher_t *d = TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
@@ -372,10 +376,7 @@ takt_err_t takt_context_shutdown(takt_context_t *ctx, takt_shutdown_reason_t rea
 }
 
 takt_phase_t takt_context_phase(takt_context_t *ctx) {
-  takt__lock(ctx);
-  takt_phase_t p = ctx->phase;
-  takt__unlock(ctx);
-  return p;
+  return (takt_phase_t)atomic_load(&ctx->phase);
 }
 
 int64_t takt_context_start_time(takt_context_t *ctx) {
@@ -398,7 +399,9 @@ bool takt_context_panicked(takt_context_t *ctx, char *buf, size_t len) {
 takt_callback_kind_t takt_callback_kind(const takt_callback_t *cb) { return cb->kind; }
 const char *takt_callback_name(const takt_callback_t *cb) { return cb->name; }
 takt_node_t *takt_callback_node(const takt_callback_t *cb) { return cb->node; }
-uint64_t takt_callback_runs(const takt_callback_t *cb) { return cb->runs; }
+uint64_t takt_callback_runs(const takt_callback_t *cb) {
+  return atomic_load_explicit(&((takt_callback_t *)(uintptr_t)cb)->runs, memory_order_relaxed);
+}
 
 static bool attr_valid(takt_context_t *ctx, const takt_callback_attr_t *attr) {
   return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0 &&
@@ -476,7 +479,7 @@ takt_err_t takt_callback_set_attr(takt_callback_t *cb, const takt_callback_attr_
   if (!attr_valid(ctx, attr)) return TAKT_EINVAL;
   takt__lock(ctx);
   /* The executor keys its heaps by priority: only change it while the node is detached. */
-  bool attached = cb->node->dispatcher != NULL;
+  bool attached = atomic_load(&cb->node->dispatcher) != NULL;
   if (!attached) cb->attr = *attr;
   takt__unlock(ctx);
   return attached ? TAKT_ESTATE : TAKT_OK;
@@ -498,30 +501,33 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
   cb->node = node;
   cb->name = name;
   cb->reg_order = node->ctx->reg_seq++;
-  cb->heap_pos = -1;
-  cb->timer_pos = -1;
-  cb->job_deadline = TAKT_TIME_INFINITE;
-  cb->next_deadline = TAKT_TIME_INFINITE;
-  if (node->dispatcher != NULL) {
+  cb->exec_rec = NULL;
+  atomic_store_explicit(&cb->runs, 0, memory_order_relaxed);
+  takt__dispatcher_t *d = atomic_load(&node->dispatcher);
+  if (d != NULL) {
     /* the attached node's executor must accept the group and the attributes */
-    takt_err_t rc = takt__group_claim_check_locked(node->dispatcher, cb);
+    takt_err_t rc = takt__group_claim_check_locked(d, cb);
     if (rc < 0) return rc;
   }
   takt__list_push_back(&node->callbacks, &cb->node_link);
-  if (node->dispatcher != NULL) node->dispatcher->added_locked(node->dispatcher, cb);
+  if (d != NULL) d->added_locked(d, cb);
   return TAKT_OK;
 }
 
 void takt__callback_unregister_locked(takt_callback_t *cb) {
   takt_node_t *node = cb->node;
-  if (node->dispatcher != NULL) node->dispatcher->removed_locked(node->dispatcher, cb);
+  takt__dispatcher_t *d = atomic_load(&node->dispatcher);
+  if (d != NULL) d->removed_locked(d, cb);
   takt__list_remove(&cb->node_link);
+  takt_context_t *ctx = node->ctx;
+  takt__lock_take(&ctx->stats_lock);
   if (cb->chain != NULL) {
     takt_chain_t *ch = cb->chain;
     for (uint32_t i = 0; i < ch->n; i++)
       if (ch->cbs[i] == cb) ch->cbs[i] = NULL;
     cb->chain = NULL;
   }
+  takt__lock_give(&ctx->stats_lock);
 }
 
 /* ---- chains ---- */
@@ -559,11 +565,13 @@ takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callbac
 #if TAKT_WITH_PROFILING
   takt_stats_reset(&ch->stats);
 #endif
+  takt__lock_take(&ctx->stats_lock);
   for (uint32_t i = 0; i < n; i++) {
     ch->cbs[i] = cbs[i];
     cbs[i]->chain = ch;
     cbs[i]->chain_pos = i;
   }
+  takt__lock_give(&ctx->stats_lock);
   takt__list_push_back(&ctx->chain_list, &ch->ctx_link);
   takt__unlock(ctx);
   *out = ch;
@@ -574,8 +582,10 @@ takt_err_t takt_chain_destroy(takt_chain_t *chain) {
   if (chain == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = chain->ctx;
   takt__lock(ctx);
+  takt__lock_take(&ctx->stats_lock);
   for (uint32_t i = 0; i < chain->n; i++)
     if (chain->cbs[i] != NULL) chain->cbs[i]->chain = NULL;
+  takt__lock_give(&ctx->stats_lock);
   takt__list_remove(&chain->ctx_link);
   takt__pool_free(&ctx->chains, chain);
   takt__unlock(ctx);
@@ -599,7 +609,7 @@ takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_
   for (uint32_t r = 0; r < n_chains; r++) {
     takt_chain_t *ch = chains[r];
     for (uint32_t p = 0; p < ch->n; p++) {
-      if (ch->cbs[p] == NULL || ch->cbs[p]->node->dispatcher != NULL) {
+      if (ch->cbs[p] == NULL || atomic_load(&ch->cbs[p]->node->dispatcher) != NULL) {
         takt__unlock(ctx);
         return TAKT_ESTATE;
       }
@@ -615,7 +625,7 @@ takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_
 }
 
 void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
-  takt__lock(chain->ctx);
+  takt__lock_take(&chain->ctx->stats_lock);
 #if TAKT_WITH_PROFILING
   takt_stats_summarize(&chain->stats, &out->latency);
 #else
@@ -623,24 +633,28 @@ void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
 #endif
   out->deadline_misses = chain->misses;
   out->deadline_ns = chain->deadline;
-  takt__unlock(chain->ctx);
+  takt__lock_give(&chain->ctx->stats_lock);
 }
 
 void takt_chain_reset_stats(takt_chain_t *chain) {
-  takt__lock(chain->ctx);
+  takt__lock_take(&chain->ctx->stats_lock);
 #if TAKT_WITH_PROFILING
   takt_stats_reset(&chain->stats);
 #endif
   chain->misses = 0;
-  takt__unlock(chain->ctx);
+  takt__lock_give(&chain->ctx->stats_lock);
 }
 
-void takt__chain_job_done_locked(takt_callback_t *cb, int64_t t_info, int64_t now) {
+void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
+  takt_context_t *ctx = cb->node->ctx;
+  takt__lock_take(&ctx->stats_lock);
   takt_chain_t *ch = cb->chain;
-  if (ch == NULL || cb->chain_pos + 1 != ch->n) return;
-  int64_t latency = now - t_info;
+  if (ch != NULL && cb->chain_pos + 1 == ch->n) {
+    int64_t latency = now - t_info;
 #if TAKT_WITH_PROFILING
-  takt_stats_add(&ch->stats, latency);
+    takt_stats_add(&ch->stats, latency);
 #endif
-  if (ch->deadline > 0 && latency > ch->deadline) ch->misses++;
+    if (ch->deadline > 0 && latency > ch->deadline) ch->misses++;
+  }
+  takt__lock_give(&ctx->stats_lock);
 }

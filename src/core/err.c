@@ -23,6 +23,7 @@ const char *takt_strerror(takt_err_t err) {
   case TAKT_ENOTSUP: return "feature compiled out";
   case TAKT_EMALFORMED: return "malformed serialized message";
   case TAKT_ERANGE: return "priority outside the executor's range";
+  case TAKT_EKIND: return "options of another executor kind";
   default: return "unknown error";
   }
 }

@@ -85,13 +85,6 @@ void takt__lock_give(takt__lock_t *l) {
 }
 
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns) {
-#ifdef TAKT_DEBUG
-  if (t_depth != 1) {
-    fprintf(stderr, "takt: waiting on \"%s\" while holding %u other lock(s)\n", l->name,
-            (unsigned)(t_depth - 1));
-    abort();
-  }
-#endif
   if (t_n_deferred > 0) takt__run_deferred(); /* wake-ups only: cheap, and must not wait */
   return takt_event_wait_locked(ev, &l->m, clock, abs_ns);
 }

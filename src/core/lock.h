@@ -15,7 +15,7 @@
 enum {
   TAKT__LEVEL_BRIDGE = 10,   /* a bridge's routes and pending requests (transport) */
   TAKT__LEVEL_CONTEXT = 20,  /* entity lists, pools, arena: create / destroy / attach */
-  TAKT__LEVEL_GROUP = 30,    /* a mutually exclusive callback group, held while its job runs */
+  TAKT__LEVEL_WAITSET = 35,  /* the waitset executor's wait lock (rclcpp's wait_mutex_) */
   TAKT__LEVEL_EXECUTOR = 40, /* an executor's ready structures and per-callback records */
   TAKT__LEVEL_TOPIC = 50,    /* a topic's slots and its subscriptions' queues */
   TAKT__LEVEL_SERVICE = 50,  /* a service's request queue and its clients' response rings */

@@ -1,6 +1,9 @@
 /* The context's memory: one arena (first-fit blocks with boundary tags, used at init only) and
  * typed fixed-size pools carved from it. */
-#include "core_impl.h"
+#include <string.h>
+
+#include "mem.h"
+#include "list.h"
 
 /* Block layout: [size_t size | size_t prev_size | payload]. size and prev_size include the
  * header; the low bit of size marks the block in use. */

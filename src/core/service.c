@@ -1,8 +1,11 @@
 /* Services and clients: request -> response through a bounded service queue, futures with
- * generation counts so a stale or canceled handle is detected. */
+ * generation counts so a stale or canceled handle is detected. A service's lock guards its
+ * queue, the request slots of its clients and their response rings; executors are notified
+ * after it is let go. */
 #include <stdio.h>
 
-#include "core_impl.h"
+#include "callbacks.h"
+#include "timing_hooks.h"
 
 #if TAKT_WITH_RPC
 
@@ -123,6 +126,12 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
     return TAKT_ENOMEM;
   }
   strcpy(s->name, name);
+  if (takt__lock_init(&s->lock, TAKT__LEVEL_SERVICE, s->name) < 0) {
+    takt__arena_free(&ctx->arena, storage);
+    takt__pool_free(&ctx->services, s);
+    takt__unlock(ctx);
+    return TAKT_EOS;
+  }
   s->ctx = ctx;
   s->req_type = request_type;
   s->resp_type = response_type;
@@ -135,6 +144,7 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
   takt_err_t rc = takt__callback_register_locked(&s->cb, node, TAKT_CB_SERVICE, s->name,
                                                  &opts->attr);
   if (rc < 0) {
+    takt__lock_fini(&s->lock);
     takt__arena_free(&ctx->arena, storage);
     takt__pool_free(&ctx->services, s);
     takt__unlock(ctx);
@@ -156,6 +166,7 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
   }
   takt__callback_unregister_locked(&srv->cb);
   takt__list_remove(&srv->ctx_link);
+  takt__lock_fini(&srv->lock);
   takt__arena_free(&ctx->arena, srv->hard.a);
   takt__pool_free(&ctx->services, srv);
   takt__unlock(ctx);
@@ -236,8 +247,10 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
   takt_service_t *srv = client->service;
   takt_context_t *ctx = srv->ctx;
   takt__lock(ctx);
+  takt__lock_take(&srv->lock);
   for (uint32_t i = 0; i < client->max_pending; i++) {
     if (client->requests[i].state == TAKT__REQ_SERVING) {
+      takt__lock_give(&srv->lock);
       takt__unlock(ctx);
       return TAKT_EBUSY; /* its service is running a request of ours right now */
     }
@@ -245,6 +258,7 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
   /* Remove our queued requests from the service queue, keeping the others in order. */
   queue_remove_if(srv, of_client, client);
   if (ctx->timing != NULL && client->timing != NULL) ctx->timing->client_removed(ctx, client);
+  takt__lock_give(&srv->lock);
   takt__callback_unregister_locked(&client->cb);
   srv->n_clients--;
   free_client_locked(ctx, client, client->requests[0].req_buf);
@@ -260,16 +274,16 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   takt_service_t *srv = c->service;
   if (size != srv->req_type->size) return TAKT_ESIZE;
   takt_context_t *ctx = srv->ctx;
-  takt__lock(ctx);
+  takt__lock_take(&srv->lock);
   if (srv->count == srv->depth) {
-    takt__unlock(ctx);
+    takt__lock_give(&srv->lock);
     return TAKT_EFULL;
   }
   takt_request_t *r = NULL;
   for (uint32_t i = 0; i < c->max_pending && r == NULL; i++)
     if (c->requests[i].state == TAKT__REQ_FREE) r = &c->requests[i];
   if (r == NULL) {
-    takt__unlock(ctx);
+    takt__lock_give(&srv->lock);
     return TAKT_EFULL;
   }
   takt__job_t *job = takt__current_job;
@@ -278,7 +292,7 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   r->state = TAKT__REQ_QUEUED;
   r->forget = forget;
   r->canceled = false;
-  r->arrival = ++ctx->arrival_seq;
+  r->arrival = takt__next_arrival(ctx);
   r->t_submit = now;
   r->queue_key = TAKT_TIME_INFINITE;
   r->hdr.t_info = job != NULL ? job->t_info : now;
@@ -293,8 +307,8 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
     future->index = r->index;
     future->generation = r->generation;
   }
-  takt__notify_locked(&srv->cb);
-  takt__unlock(ctx);
+  takt__lock_give(&srv->lock);
+  takt__notify(&srv->cb); /* the client exists, so the service does: no quiescence needed */
   return TAKT_OK;
 }
 
@@ -326,8 +340,8 @@ static takt_request_t *resolve_locked(const takt_future_t *f) {
 
 takt_future_status_t takt_future_status(const takt_future_t *future) {
   if (future == NULL || future->client == NULL) return TAKT_FUTURE_INVALID;
-  takt_context_t *ctx = future->client->service->ctx;
-  takt__lock(ctx);
+  takt_service_t *srv = future->client->service;
+  takt__lock_take(&srv->lock);
   takt_request_t *r = resolve_locked(future);
   takt_future_status_t st = TAKT_FUTURE_INVALID;
   if (r != NULL) {
@@ -335,7 +349,7 @@ takt_future_status_t takt_future_status(const takt_future_t *future) {
     else if (r->state == TAKT__REQ_FAILED) st = TAKT_FUTURE_FAILED;
     else st = TAKT_FUTURE_PENDING;
   }
-  takt__unlock(ctx);
+  takt__lock_give(&srv->lock);
   return st;
 }
 
@@ -345,7 +359,7 @@ takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size
   takt_client_t *c = future->client;
   if (size != c->service->resp_type->size) return TAKT_ESIZE;
   takt_context_t *ctx = c->service->ctx;
-  takt__lock(ctx);
+  takt__lock_take(&c->service->lock);
   takt_request_t *r = resolve_locked(future);
   takt_err_t rc;
   if (r == NULL) rc = TAKT_ESTATE;
@@ -362,7 +376,7 @@ takt_err_t takt_future_take(takt_future_t *future, void *response, uint32_t size
     release_locked(r);
     rc = TAKT_OK;
   }
-  takt__unlock(ctx);
+  takt__lock_give(&c->service->lock);
   return rc;
 }
 
@@ -372,10 +386,10 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
   takt_client_t *c = future->client;
   takt_service_t *srv = c->service;
   takt_context_t *ctx = srv->ctx;
-  takt__lock(ctx);
+  takt__lock_take(&srv->lock);
   takt_request_t *r = resolve_locked(future);
   if (r == NULL) {
-    takt__unlock(ctx);
+    takt__lock_give(&srv->lock);
     return TAKT_ESTATE;
   }
   if (r->state == TAKT__REQ_SERVING) {
@@ -394,59 +408,73 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
     release_locked(r);
   }
   future->client = NULL;
-  takt__unlock(ctx);
+  takt__lock_give(&srv->lock);
   return TAKT_OK;
 }
 
 /* ---- executor paths ---- */
 
-/* A request's answer is in (or it failed): hand it to its requester, or free it. Lock held. */
-static void complete_locked(takt_context_t *ctx, takt_request_t *r, bool ok) {
+/* A request's answer is in (or it failed): hand it to its requester, or free it. Service lock
+ * held. Returns the client callback to notify once the lock is let go, or NULL. */
+static takt_callback_t *complete_locked(takt_context_t *ctx, takt_request_t *r, bool ok) {
   takt_client_t *c = r->client;
   if (r->canceled || r->forget) {
     release_locked(r);
-    return;
+    return NULL;
   }
   r->state = ok ? TAKT__REQ_READY : TAKT__REQ_FAILED;
-  if (c->fn != NULL) {
-    uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
-    c->ready[at] = r->index;
-    c->ready_arrival[at] = ++ctx->arrival_seq;
-    c->ready_count++; /* at most max_pending: one entry per outstanding request */
-    takt__notify_locked(&c->cb);
-  }
+  if (c->fn == NULL) return NULL;
+  uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
+  c->ready[at] = r->index;
+  c->ready_arrival[at] = takt__next_arrival(ctx);
+  c->ready_count++; /* at most max_pending: one entry per outstanding request */
+  return &c->cb;
 }
 
-bool takt__service_execute_locked(takt_service_t *s);
-bool takt__service_execute_locked(takt_service_t *s) {
+static void notify_if(takt_callback_t *cb) {
+  if (cb != NULL) takt__notify(cb);
+}
+
+bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
+  takt__lock_take(&s->lock);
   takt_request_t *r = queue_pop(s);
-  if (r == NULL) return false;
+  if (r == NULL) {
+    takt__lock_give(&s->lock);
+    if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock);
+    return false;
+  }
   r->state = TAKT__REQ_SERVING;
   int64_t dispatched_submit = r->t_submit; /* µRT: compared again when answering */
   uint32_t dispatched_gen = r->generation;
   takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size,
                         .usefulness = 1.0f};
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                     .abs_deadline = takt__job_deadline_of(&s->cb)};
+                     .abs_deadline = takt__run_deadline(run)};
   takt_context_t *ctx = s->ctx;
   r->deferred = false;
   s->serving = r;
-  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
+  takt__lock_give(&s->lock);
+  takt__job_t *saved = takt__job_begin(&job, run);
   takt_err_t rc = s->fn(s, &req, r->resp_buf, s->user);
-  takt__job_end_locked(ctx, &job, saved);
+  takt__lock_take(&s->lock);
   s->serving = NULL;
+  takt_callback_t *notify = NULL;
   if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
     /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
      * that is not the one dispatched */
   } else if (!r->deferred) {
-    complete_locked(ctx, r, rc == TAKT_OK);
+    notify = complete_locked(ctx, r, rc == TAKT_OK);
   }
+  takt__lock_give(&s->lock);
+  /* still inside the job, holding no executor lock: the answer's client is released by it */
+  notify_if(notify);
+  takt__job_end(&job, saved, run);
   return true;
 }
 
 takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out) {
   if (srv == NULL || out == NULL) return TAKT_EINVAL;
-  takt__lock(srv->ctx);
+  takt__lock_take(&srv->lock);
   takt_request_t *r = srv->serving;
   if (r != NULL) {
     r->deferred = true;
@@ -454,17 +482,18 @@ takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out) {
     out->generation = r->generation;
     out->t_submit = r->t_submit;
   }
-  takt__unlock(srv->ctx);
+  takt__lock_give(&srv->lock);
   return r != NULL ? TAKT_OK : TAKT_ESTATE;
 }
 
 takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32_t size, bool ok) {
   if (d == NULL || d->request == NULL || (ok && response == NULL)) return TAKT_EINVAL;
   takt_request_t *r = d->request;
-  takt_context_t *ctx = r->client->service->ctx;
-  if (ok && size != r->client->service->resp_type->size) return TAKT_ESIZE;
-  takt__lock(ctx);
+  takt_service_t *srv = r->client->service;
+  if (ok && size != srv->resp_type->size) return TAKT_ESIZE;
+  takt__lock_take(&srv->lock);
   takt_err_t rc = TAKT_OK;
+  takt_callback_t *notify = NULL;
   if (r->generation != d->generation || r->t_submit != d->t_submit || r->state != TAKT__REQ_SERVING ||
       !r->deferred) {
     rc = TAKT_ESTATE; /* answered already, or not this request any more */
@@ -472,15 +501,17 @@ takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32
     if (ok && !r->canceled) memcpy(r->resp_buf, response, size);
     if (r->canceled) rc = TAKT_ESTATE; /* abandoned meanwhile: discard, free the slot */
     r->deferred = false;
-    complete_locked(ctx, r, ok);
+    notify = complete_locked(srv->ctx, r, ok);
   }
   d->request = NULL;
-  takt__unlock(ctx);
+  takt__lock_give(&srv->lock);
+  notify_if(notify);
   return rc;
 }
 
-bool takt__client_execute_locked(takt_client_t *c);
-bool takt__client_execute_locked(takt_client_t *c) {
+bool takt__client_execute(takt_client_t *c, const takt__run_t *run) {
+  takt_service_t *srv = c->service;
+  takt__lock_take(&srv->lock);
   while (c->ready_count > 0) {
     uint32_t idx = c->ready[c->ready_head];
     c->ready_head = (c->ready_head + 1) % c->max_pending;
@@ -489,25 +520,45 @@ bool takt__client_execute_locked(takt_client_t *c) {
     if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* canceled */
     takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
     takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                       .abs_deadline = takt__job_deadline_of(&c->cb)};
-    takt_context_t *ctx = c->service->ctx;
-    takt__job_t *saved = takt__job_begin_locked(ctx, &job);
+                       .abs_deadline = takt__run_deadline(run)};
+    takt__lock_give(&srv->lock);
+    takt__job_t *saved = takt__job_begin(&job, run);
     c->fn(c, f, c->user);
-    takt__job_end_locked(ctx, &job, saved);
+    takt__job_end(&job, saved, run);
     return true;
   }
+  takt__lock_give(&srv->lock);
+  if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock);
   return false;
 }
 
-uint64_t takt__service_oldest_arrival_locked(takt_service_t *s);
-uint64_t takt__service_oldest_arrival_locked(takt_service_t *s) {
+uint64_t takt__service_oldest_arrival(takt_service_t *s) {
+  takt__lock_take(&s->lock);
   takt_request_t *r = queue_peek(s);
-  return r == NULL ? UINT64_MAX : r->arrival;
+  uint64_t a = r == NULL ? UINT64_MAX : r->arrival;
+  takt__lock_give(&s->lock);
+  return a;
 }
 
-uint64_t takt__client_oldest_arrival_locked(takt_client_t *c);
-uint64_t takt__client_oldest_arrival_locked(takt_client_t *c) {
-  return c->ready_count == 0 ? UINT64_MAX : c->ready_arrival[c->ready_head];
+uint64_t takt__client_oldest_arrival(takt_client_t *c) {
+  takt__lock_take(&c->service->lock);
+  uint64_t a = c->ready_count == 0 ? UINT64_MAX : c->ready_arrival[c->ready_head];
+  takt__lock_give(&c->service->lock);
+  return a;
+}
+
+uint32_t takt__service_queued(takt_service_t *s) {
+  takt__lock_take(&s->lock);
+  uint32_t n = s->count;
+  takt__lock_give(&s->lock);
+  return n;
+}
+
+uint32_t takt__client_queued(takt_client_t *c) {
+  takt__lock_take(&c->service->lock);
+  uint32_t n = c->ready_count;
+  takt__lock_give(&c->service->lock);
+  return n;
 }
 
 #endif /* TAKT_WITH_RPC */

@@ -1,5 +1,5 @@
 /* Drift-free periodic timers: release k at start + phase + k * period. */
-#include "core_impl.h"
+#include "callbacks.h"
 
 takt_err_t takt_timer_create(takt_node_t *node, const char *name, int64_t period_ns,
                              int64_t phase_ns, takt_timer_cb cb, void *user,
@@ -50,7 +50,7 @@ void takt_timer_start(takt_timer_t *timer, int64_t start_ns) {
 
 uint64_t takt_timer_missed(const takt_timer_t *timer) { return timer->missed; }
 
-bool takt__timer_release_locked(takt_timer_t *t, int64_t now, bool was_pending) {
+bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t *release) {
   if (!t->started || t->next_release > now) return false;
   /* kd: the latest release at or before now */
   uint64_t kd = (uint64_t)((now - t->start - t->phase) / t->period);
@@ -60,8 +60,7 @@ bool takt__timer_release_locked(takt_timer_t *t, int64_t now, bool was_pending) 
     t->missed += due - 1;
     t->missed_since_run += due - 1;
     t->pending_k = kd;
-    t->cb.job_release = t->start + t->phase + (int64_t)kd * t->period;
-    t->cb.job_t_info = t->cb.job_release;
+    *release = t->start + t->phase + (int64_t)kd * t->period;
   } else {
     t->missed += due;
     t->missed_since_run += due;
@@ -71,18 +70,14 @@ bool takt__timer_release_locked(takt_timer_t *t, int64_t now, bool was_pending) 
   return queue;
 }
 
-void takt__timer_execute_locked(takt_timer_t *t, int64_t now) {
-  takt_context_t *ctx = t->cb.node->ctx;
-  takt_timer_event_t ev = {.release = t->cb.job_release, .now = now, .k = t->pending_k,
+void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t now, const takt__run_t *run) {
+  takt_timer_event_t ev = {.release = release, .now = now, .k = t->pending_k,
                            .missed = t->missed_since_run};
   t->missed_since_run = 0;
-  takt__job_t job = {.cb = &t->cb, .t_info = t->cb.job_t_info, .release = t->cb.job_release,
-                     .abs_deadline = t->cb.job_deadline != TAKT_TIME_INFINITE
-                                         ? t->cb.job_deadline
-                                         : t->cb.attr.deadline_ns > 0
-                                               ? t->cb.job_release + t->cb.attr.deadline_ns
-                                               : 0};
-  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
+  int64_t deadline = takt__run_deadline(run);
+  if (deadline == 0 && t->cb.attr.deadline_ns > 0) deadline = release + t->cb.attr.deadline_ns;
+  takt__job_t job = {.cb = &t->cb, .t_info = release, .release = release, .abs_deadline = deadline};
+  takt__job_t *saved = takt__job_begin(&job, run);
   if (t->fn != NULL) t->fn(t, &ev, t->user);
-  takt__job_end_locked(ctx, &job, saved);
+  takt__job_end(&job, saved, run);
 }

@@ -1,5 +1,10 @@
-/* Topics (message slots ordered by origin time), publishers, subscriptions and taking. */
-#include "core_impl.h"
+/* Topics (message slots ordered by origin time), publishers, subscriptions and taking.
+ * A topic's lock guards its slots and its subscriptions' queues: publish and take on different
+ * topics never wait for each other. A publication notifies the executors after letting go of it
+ * (executors rank below topics in the lock order), walking the subscription list under a
+ * notification count that list changes wait out (takt__quiesce_locked). */
+#include "callbacks.h"
+#include "timing_hooks.h"
 
 #if TAKT_WITH_PUBSUB
 
@@ -33,9 +38,18 @@ takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
     return TAKT_ENOMEM;
   }
   strcpy(t->name, name);
+  if (takt__lock_init(&t->lock, TAKT__LEVEL_TOPIC, t->name) < 0) {
+    takt__arena_free(&ctx->arena, t->storage);
+    takt__arena_free(&ctx->arena, t->slots);
+    takt__arena_free(&ctx->arena, t->order);
+    takt__pool_free(&ctx->topics, t);
+    takt__unlock(ctx);
+    return TAKT_EOS;
+  }
   t->ctx = ctx;
   t->type = type;
   t->nslots = slots;
+  takt_wakeup_init(&t->quiet);
   takt__list_init(&t->subscriptions);
   takt__list_push_back(&ctx->topic_list, &t->ctx_link);
   takt__unlock(ctx);
@@ -53,6 +67,7 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   }
   if (ctx->timing != NULL) ctx->timing->topic_removed(ctx, topic);
   takt__list_remove(&topic->ctx_link);
+  takt__lock_fini(&topic->lock);
   takt__arena_free(&ctx->arena, topic->storage);
   takt__arena_free(&ctx->arena, topic->slots);
   takt__arena_free(&ctx->arena, topic->order);
@@ -183,11 +198,11 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   if (size != t->type->size) return TAKT_ESIZE;
   takt_context_t *ctx = t->ctx;
   int64_t now = takt_clock_now(ctx->clock);
-  takt__lock(ctx);
+  takt__lock_take(&t->lock);
   uint32_t slot;
   takt_err_t rc = hard_queue_full_locked(t) ? TAKT_EBUSY : claim_slot_locked(t, t_info, &slot);
   if (rc < 0) {
-    takt__unlock(ctx);
+    takt__lock_give(&t->lock);
     return rc;
   }
   takt__slot_t *sl = &t->slots[slot];
@@ -199,13 +214,23 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
   if (tm != NULL) tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
+  bool notify = false;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
-    enqueue_locked(s, slot, sl->hdr.seq, ++ctx->arrival_seq);
+    enqueue_locked(s, slot, sl->hdr.seq, takt__next_arrival(ctx));
     if (tm != NULL && s->timing != NULL) tm->queued(ctx, s, &sl->hdr, now);
-    if (s->fn != NULL) takt__notify_locked(&s->cb);
+    notify = notify || s->fn != NULL;
   }
-  takt__unlock(ctx);
+  if (notify) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
+  takt__lock_give(&t->lock);
+  if (notify) {
+    /* the list stays as it is until notify_done: changes wait for notifiers == 0 */
+    TAKT__LIST_FOREACH(it, &t->subscriptions) {
+      takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
+      if (s->fn != NULL) takt__notify(&s->cb);
+    }
+    takt__notify_done(&t->notifiers, &t->quiesce_waiting, &t->quiet);
+  }
   return TAKT_OK;
 }
 
@@ -254,7 +279,10 @@ takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, cons
     takt__unlock(ctx);
     return rc;
   }
+  takt__lock_take(&topic->lock);
+  takt__quiesce_locked(&topic->lock, &topic->notifiers, &topic->quiesce_waiting, &topic->quiet);
   takt__list_push_back(&topic->subscriptions, &s->topic_link);
+  takt__lock_give(&topic->lock);
   takt__unlock(ctx);
   *out = s;
   return TAKT_OK;
@@ -265,11 +293,15 @@ takt_err_t takt_subscription_destroy(takt_subscription_t *sub) {
   takt_context_t *ctx = sub->topic->ctx;
   takt__lock(ctx);
   takt__callback_unregister_locked(&sub->cb);
+  takt_topic_t *t = sub->topic;
+  takt__lock_take(&t->lock);
+  takt__quiesce_locked(&t->lock, &t->notifiers, &t->quiesce_waiting, &t->quiet);
   for (uint32_t i = 0; i < sub->count; i++)
     release_entry_locked(sub, &sub->queue[(sub->head + i) % sub->depth]);
-  if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard--;
+  if (sub->rt_class == TAKT_RT_HARD) t->n_hard--;
   if (ctx->timing != NULL && sub->timing != NULL) ctx->timing->subscription_removed(ctx, sub);
   takt__list_remove(&sub->topic_link);
+  takt__lock_give(&t->lock);
   takt__arena_free(&ctx->arena, sub->queue);
   takt__pool_free(&ctx->subscriptions, sub);
   takt__unlock(ctx);
@@ -343,9 +375,9 @@ takt_err_t takt_take_next(takt_subscription_t *sub, void *data, uint32_t size,
                           takt_msg_header_t *header) {
   if (sub == NULL || data == NULL) return TAKT_EINVAL;
   if (size != sub->topic->type->size) return TAKT_ESIZE;
-  takt__lock(sub->topic->ctx);
+  takt__lock_take(&sub->topic->lock);
   takt_err_t rc = take_locked(sub, false, data, header, NULL);
-  takt__unlock(sub->topic->ctx);
+  takt__lock_give(&sub->topic->lock);
   return rc;
 }
 
@@ -353,33 +385,38 @@ takt_err_t takt_take_latest(takt_subscription_t *sub, void *data, uint32_t size,
                             takt_msg_header_t *header) {
   if (sub == NULL || data == NULL) return TAKT_EINVAL;
   if (size != sub->topic->type->size) return TAKT_ESIZE;
-  takt__lock(sub->topic->ctx);
+  takt__lock_take(&sub->topic->lock);
   takt_err_t rc = take_locked(sub, true, data, header, NULL);
-  takt__unlock(sub->topic->ctx);
+  takt__lock_give(&sub->topic->lock);
   return rc;
 }
 
 uint32_t takt_subscription_pending(takt_subscription_t *sub) {
-  takt__lock(sub->topic->ctx);
+  takt__lock_take(&sub->topic->lock);
   (void)head_valid_locked(sub);
   uint32_t n = sub->count;
-  takt__unlock(sub->topic->ctx);
+  takt__lock_give(&sub->topic->lock);
   return n;
 }
 
 uint64_t takt_subscription_dropped(takt_subscription_t *sub) {
-  takt__lock(sub->topic->ctx);
+  takt__lock_take(&sub->topic->lock);
   uint64_t n = sub->dropped;
-  takt__unlock(sub->topic->ctx);
+  takt__lock_give(&sub->topic->lock);
   return n;
 }
 
-/* Executor path: run the subscription's callback on its oldest message, zero copy. */
-bool takt__subscription_execute_locked(takt_subscription_t *s);
-bool takt__subscription_execute_locked(takt_subscription_t *s) {
+/* Executor path: run the subscription's callback on its oldest message, zero copy: the slot is
+ * pinned (never overwritten) while the user function reads it without any lock. */
+bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) {
   takt_topic_t *t = s->topic;
+  takt__lock_take(&t->lock);
   takt__entry_t *e = head_valid_locked(s);
-  if (e == NULL) return false;
+  if (e == NULL) {
+    takt__lock_give(&t->lock);
+    if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock); /* a trylock holder: no waiter */
+    return false;
+  }
   uint32_t slot = e->slot;
   takt__slot_t *sl = &t->slots[slot];
   sl->pins++; /* pinned before the HARD mark is released: the slot stays until we return */
@@ -387,21 +424,32 @@ bool takt__subscription_execute_locked(takt_subscription_t *s) {
   takt_message_t msg = {.header = sl->hdr, .data = slot_data(t, slot), .size = t->type->size,
                         .usefulness = 1.0f};
   msg.usefulness = fetched_locked(s, &sl->hdr);
-  takt__job_t job = {.cb = &s->cb, .t_info = sl->hdr.t_info, .release = sl->hdr.t_data,
-                     .abs_deadline = takt__job_deadline_of(&s->cb)};
-  takt_context_t *ctx = t->ctx;
-  takt__job_t *saved = takt__job_begin_locked(ctx, &job);
+  takt__lock_give(&t->lock);
+  takt__job_t job = {.cb = &s->cb, .t_info = msg.header.t_info, .release = msg.header.t_data,
+                     .abs_deadline = takt__run_deadline(run)};
+  takt__job_t *saved = takt__job_begin(&job, run);
   if (s->fn != NULL) s->fn(s, &msg, s->user);
-  takt__job_end_locked(ctx, &job, saved);
+  takt__job_end(&job, saved, run);
+  takt__lock_take(&t->lock);
   sl->pins--;
+  takt__lock_give(&t->lock);
   return true;
 }
 
-uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s);
-uint64_t takt__subscription_oldest_arrival_locked(takt_subscription_t *s) {
+uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s) {
   if (s->fn == NULL) return UINT64_MAX; /* read with take only: never work for an executor */
+  takt__lock_take(&s->topic->lock);
   takt__entry_t *e = head_valid_locked(s);
-  return e == NULL ? UINT64_MAX : e->arrival;
+  uint64_t a = e == NULL ? UINT64_MAX : e->arrival;
+  takt__lock_give(&s->topic->lock);
+  return a;
+}
+
+uint32_t takt__subscription_queued(takt_subscription_t *s) {
+  takt__lock_take(&s->topic->lock);
+  uint32_t n = s->count;
+  takt__lock_give(&s->topic->lock);
+  return n;
 }
 
 #endif /* TAKT_WITH_PUBSUB */

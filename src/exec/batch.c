@@ -1,26 +1,36 @@
 /* The rclc executor's semantics (PoDS §2.2), kept as the baseline: each round clears the wait
  * set, checks every timer in registration order, takes at most one incoming message (the oldest
  * arrival, FIFO), evaluates the trigger condition, then runs every ready callback in
- * registration order. A round costs O(n) in the number of callbacks, as in rclc. */
+ * registration order. A round costs O(n) in the number of callbacks, as in rclc.
+ * The smallest executor kind: options, a round, and the registration below (see
+ * docs/executors.md, "Writing an executor"). */
 #include "exec_impl.h"
 
+static takt_err_t batch_configure(takt_executor_options_t *o) {
+  takt_batch_options_t *b = &o->batch;
+  if (b->trigger > TAKT_TRIGGER_USER || (b->trigger == TAKT_TRIGGER_ONE && !b->trigger_one) ||
+      (b->trigger == TAKT_TRIGGER_USER && b->trigger_fn == NULL))
+    return TAKT_EINVAL;
+  return TAKT_OK;
+}
+
 static bool trigger_ok(takt_executor_t *e, uint32_t n_ready) {
-  switch (e->opts.trigger) {
+  const takt_batch_options_t *b = &e->opts.batch;
+  switch (b->trigger) {
   case TAKT_TRIGGER_ANY: return n_ready > 0;
-  case TAKT_TRIGGER_ALL: return e->ncbs > 0 && n_ready == e->ncbs;
+  case TAKT_TRIGGER_ALL: return e->nrecs > 0 && n_ready == e->nrecs;
   case TAKT_TRIGGER_ALWAYS: return true;
   case TAKT_TRIGGER_ONE:
-    for (uint32_t i = 0; i < e->ncbs; i++)
-      if (e->cbs[i] == e->opts.trigger_one) return e->ready_flags[i];
+    for (uint32_t i = 0; i < e->nrecs; i++)
+      if (e->recs[i]->cb == b->trigger_one) return e->ready_flags[i];
     return false;
-  case TAKT_TRIGGER_USER: return e->opts.trigger_fn(e->ready_flags, e->ncbs, e->opts.trigger_user);
+  case TAKT_TRIGGER_USER: return b->trigger_fn(e->ready_flags, e->nrecs, b->trigger_user);
   }
   return false;
 }
 
-uint32_t takt__batch_round_locked(takt_executor_t *e) {
-  takt_context_t *ctx = e->ctx;
-  int64_t now = takt_clock_now(ctx->clock);
+static uint32_t batch_round_locked(takt_executor_t *e) {
+  int64_t now = takt_clock_now(e->ctx->clock);
   uint32_t n_ready = 0;
   uint64_t oldest = UINT64_MAX;
   uint32_t oldest_i = UINT32_MAX;
@@ -29,19 +39,19 @@ uint32_t takt__batch_round_locked(takt_executor_t *e) {
   if (e->n_sources > 0) (void)takt__exec_collect_source_locked(e, -1, true);
 
   /* Refresh the wait set: every handle is examined, in registration order. */
-  for (uint32_t i = 0; i < e->ncbs; i++) {
-    takt_callback_t *cb = e->cbs[i];
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    takt__exec_rec_t *r = e->recs[i];
     e->ready_flags[i] = false;
-    if (cb->kind == TAKT_CB_TIMER) {
-      takt_timer_t *t = (takt_timer_t *)(void *)cb;
-      bool pending = (cb->exec_state & TAKT__ST_TIMER_PENDING) != 0;
-      if (takt__timer_release_locked(t, now, pending)) cb->exec_state |= TAKT__ST_TIMER_PENDING;
-      if (cb->exec_state & TAKT__ST_TIMER_PENDING) {
+    if (r->cb->kind == TAKT_CB_TIMER) {
+      bool pending = (r->state & TAKT__ST_TIMER_PENDING) != 0;
+      if (takt__timer_release(takt__rec_timer(r), now, pending, &r->job_release))
+        r->state |= TAKT__ST_TIMER_PENDING;
+      if (r->state & TAKT__ST_TIMER_PENDING) {
         e->ready_flags[i] = true;
         n_ready++;
       }
     } else {
-      uint64_t a = takt__callback_oldest_arrival_locked(cb);
+      uint64_t a = takt__callback_oldest_arrival(r->cb);
       if (a < oldest) {
         oldest = a;
         oldest_i = i;
@@ -58,17 +68,25 @@ uint32_t takt__batch_round_locked(takt_executor_t *e) {
   /* Execute the ready set in registration order. The set is fixed for the round: work that
    * arrives while it runs waits for the next refresh. A callback removed meanwhile is skipped. */
   uint32_t ran = 0;
-  for (uint32_t i = 0; i < e->ncbs; i++) {
+  for (uint32_t i = 0; i < e->nrecs; i++) {
     if (!e->ready_flags[i]) continue;
     e->ready_flags[i] = false;
-    takt_callback_t *cb = e->cbs[i];
-    if (cb->kind == TAKT_CB_TIMER) {
-      cb->exec_state &= ~TAKT__ST_TIMER_PENDING;
-      takt__timer_execute_locked((takt_timer_t *)(void *)cb, takt_clock_now(ctx->clock));
+    takt__exec_rec_t *r = e->recs[i];
+    if (r->cb->kind == TAKT_CB_TIMER) {
+      r->state &= ~TAKT__ST_TIMER_PENDING;
+      takt__exec_run_timer_locked(e, r, takt_clock_now(e->ctx->clock));
       ran++;
-    } else if (takt__callback_execute_locked(cb)) {
+    } else if (takt__exec_run_locked(e, r)) {
       ran++;
     }
   }
   return ran;
 }
+
+const takt__exec_ops_t takt__exec_batch = {
+    .kind = TAKT_EXEC_BATCH,
+    .name = "batch",
+    .configure = batch_configure,
+    .round_locked = batch_round_locked,
+    .has_sources = true,
+};

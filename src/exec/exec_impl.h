@@ -1,72 +1,106 @@
-/* Private layout shared by the executors. */
+/* The executor plug-in interface. executor.c owns what every executor shares: the table of
+ * attached callbacks (one record per callback, owned by the executor), the TimerList and ready
+ * heaps, spinning, stopping and sources. A kind is an operations table (takt__exec_ops_t) in its
+ * own file, registered by one line in kinds.h.
+ *
+ * Locking: the executor's lock (TAKT__LEVEL_EXECUTOR) guards everything in takt_executor_t, its
+ * records, and the release state of its timers. It ranks above the context lock and below topic,
+ * service and timing locks, so an executor may ask a callback's topic whether work is queued
+ * while it holds its own lock; it lets go of it around user functions (the `held` argument of
+ * takt__callback_execute) and never holds it while it blocks for a group's job lock. */
 #ifndef TAKT_EXEC_IMPL_H
 #define TAKT_EXEC_IMPL_H
 
+#include "../core/exec_hooks.h"
+#include "../core/timing_hooks.h"
 #include "takt/exec.h"
-#include "../core/core_impl.h"
-#include "../core/heap.h"
 
-/* cb->exec_state bits */
-#define TAKT__ST_ARRIVED 1u /* in the arrival heap (TIDE) */
-#define TAKT__ST_READY 2u   /* in the ReadyList (TIDE) / in the wait set (batch) */
+/* rec->state bits */
+#define TAKT__ST_ARRIVED 1u       /* in the arrival heap (TIDE) */
+#define TAKT__ST_READY 2u         /* in the ReadyList (TIDE) / in the wait set (batch) / queued */
 #define TAKT__ST_TIMER_PENDING 4u /* a timer release collected but not yet run */
-#define TAKT__ST_AGAIN 8u   /* preempt: work arrived while its (non-reentrant) job ran */
+#define TAKT__ST_AGAIN 8u         /* preempt: work arrived while its (non-reentrant) job ran */
 
-typedef struct takt__preempt takt__preempt_t;
-typedef struct takt__waitset takt__waitset_t;
+/** The executor's record of one callback it schedules (cb->exec_rec points here). [exec] */
+typedef struct takt__exec_rec {
+  takt_callback_t *cb;
+  takt_executor_t *e;
+  int32_t heap_pos;      /* in the arrival or ready heap, -1 if none */
+  int32_t timer_pos;     /* in the TimerList, -1 if none */
+  uint32_t state;        /* TAKT__ST_* */
+  uint64_t seq;          /* FIFO order among equal keys */
+  int64_t job_release;   /* timers: the release of the pending job */
+  uint32_t inflight;     /* jobs of it running now (preempt, waitset multi-threaded) */
+  int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
+  int64_t last_run_ns;   /* preempt leader mode: how long its last job took */
+  struct takt__exec_rec *next_free;
+} takt__exec_rec_t;
+
+static inline takt_timer_t *takt__rec_timer(const takt__exec_rec_t *r) {
+  return (takt_timer_t *)(void *)r->cb;
+}
+
+typedef struct takt__exec_ops {
+  takt_executor_kind_t kind;
+  const char *name;
+  /** Check the kind's options and fill in its defaults (opts->kind is the kind). May be NULL. */
+  takt_err_t (*configure)(takt_executor_options_t *opts);
+  /** Start the kind's state and threads. Context lock held, executor lock not. May be NULL. */
+  takt_err_t (*init)(takt_executor_t *e);
+  /** Stop and join its threads, free its state. No lock held. May be NULL. */
+  void (*fini)(takt_executor_t *e);
+  /** Work arrived for r. Executor lock held. NULL: the executor's event is signalled. */
+  void (*arrival_locked)(takt_executor_t *e, takt__exec_rec_t *r);
+  /** A timer was armed while the executor runs. Executor lock held. May be NULL. */
+  void (*timer_added_locked)(takt_executor_t *e);
+  /** r leaves the executor. Executor lock held. May be NULL. */
+  void (*removed_locked)(takt_executor_t *e, takt__exec_rec_t *r);
+  /** May attr be scheduled by this executor? May be NULL. */
+  takt_err_t (*check_attr)(takt_executor_t *e, const takt_callback_attr_t *attr);
+  /** Either spin: dispatch until stop/until (wait) or until nothing is due (!wait), returning
+   * after the jobs in flight finished; *ran: jobs run (may be NULL). Executor lock held. */
+  void (*spin_locked)(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
+  /** Or round: one collection and execution phase; returns callbacks run. Executor lock held. */
+  uint32_t (*round_locked)(takt_executor_t *e);
+  bool timer_heap;   /* timers kept in the TimerList (else found by scanning every callback) */
+  bool has_sources;  /* takes executor sources (takt_executor_add_source) */
+} takt__exec_ops_t;
 
 struct takt_executor {
   takt__dispatcher_t d; /* first: the core calls back through it */
-  takt_context_t *ctx;
-  takt_executor_kind_t kind;
-  takt_executor_options_t opts;
-  takt_event_t wake;
-  bool stop_requested;
-  bool spinning;
-  bool started; /* timers armed */
-  bool shutdown; /* the context shut down: never spin again */
-  int64_t t0;
-  uint64_t seq;
-  takt_executor_stats_t stats;
-  /* all callbacks of attached nodes, ascending registration order */
-  takt_callback_t **cbs;
-  uint32_t ncbs, cap;
-  bool *ready_flags; /* batch: the wait set, indexed like cbs */
-  takt__heap_t timers;  /* TimerList: by next release (position: cb->timer_pos) */
-  takt__heap_t arrived; /* pending arrivals: by priority (position: cb->heap_pos) */
-  takt__heap_t ready;   /* ReadyList: by priority, FIFO among equals (cb->heap_pos); preempt:
-                         * jobs waiting for a worker, by priority (FP) or deadline (EDF) */
-  takt_executor_source_t sources[TAKT_EXECUTOR_MAX_SOURCES];
-  uint32_t n_sources;
-  takt__preempt_t *pre;  /* preempt only */
-  takt__waitset_t *ws;   /* waitset only */
+  takt_context_t *ctx;  /* [const] */
+  const takt__exec_ops_t *ops; /* [const] */
+  takt_executor_options_t opts; /* [const] after init */
+  takt__lock_t lock;
+  takt_event_t wake;    /* [exec] */
+  bool stop_requested;  /* [exec] */
+  bool spinning;        /* [exec] */
+  bool started;         /* [exec] timers armed */
+  bool shutdown;        /* [exec] the context shut down: never spin again */
+  int64_t t0;           /* [exec] */
+  uint64_t seq;         /* [exec] */
+  takt_executor_stats_t stats; /* [exec] */
+  /* [exec] records of the attached callbacks, ascending registration order */
+  takt__exec_rec_t **recs;
+  uint32_t nrecs, cap;
+  takt__exec_rec_t *rec_pool, *rec_free;
+  bool *ready_flags;     /* [exec] batch / waitset: the wait set, indexed like recs */
+  takt__heap_t timers;   /* [exec] TimerList: by next release (position: rec->timer_pos) */
+  takt__heap_t arrived;  /* [exec] pending arrivals: by priority (position: rec->heap_pos) */
+  takt__heap_t ready;    /* [exec] ReadyList by priority, FIFO among equals (rec->heap_pos);
+                          * preempt: jobs waiting for a worker, by priority (FP) or deadline */
+  takt_executor_source_t sources[TAKT_EXECUTOR_MAX_SOURCES]; /* [exec] */
+  uint32_t n_sources;    /* [exec] */
+  void *impl;            /* the kind's own state */
 };
 
-/* preempt.c */
-takt_err_t takt__preempt_init_locked(takt_executor_t *e);
-/** Stop and join the worker and timer threads. Lock NOT held. */
-void takt__preempt_fini(takt_executor_t *e);
-void takt__preempt_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
-void takt__preempt_timer_added_locked(takt_executor_t *e);
-void takt__preempt_removed_locked(takt_executor_t *e, takt_callback_t *cb);
-takt_err_t takt__preempt_check_attr(takt_executor_t *e, const takt_callback_attr_t *attr);
-/** Spin: dispatch until stop/until (wait) or until nothing is due now (!wait); returns after the
- * jobs in flight finished. *ran: jobs run meanwhile. */
-void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
-bool takt__preempt_heap_less(const void *a, const void *b); /* FP */
-bool takt__preempt_edf_less(const void *a, const void *b);
-
-/* waitset.c */
-takt_err_t takt__waitset_init_locked(takt_executor_t *e);
-void takt__waitset_fini(takt_executor_t *e);
-void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
-
-/** One round of the executor's policy, lock held; returns callbacks run. */
-uint32_t takt__tide_round_locked(takt_executor_t *e);
-uint32_t takt__batch_round_locked(takt_executor_t *e);
-void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb);
+/* ---- shared by the kinds (executor.c) ---- */
+void takt__exec_lock(takt_executor_t *e);
+void takt__exec_unlock(takt_executor_t *e);
+/** Priority order, FIFO among equals (rec->seq). */
+bool takt__exec_prio_less(const void *a, const void *b);
 /** Collection from the sources: tide delivers the most urgent item if it beats min_priority
- * (the best pending arrival; -1: none); batch (fifo) delivers one item if any. Lock held; dropped
+ * (the best pending arrival; -1: none); batch (fifo) delivers one item if any. Lock held; let go
  * around the delivery. Returns true if an item was delivered. */
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo);
 /** Earliest time a timer of the executor is due (TAKT_TIME_INFINITE if none). */
@@ -77,5 +111,25 @@ int64_t takt__exec_next_wake_locked(takt_executor_t *e);
 /** Wait on the executor's event until signalled or wake (counted as an idle wait). False when
  * nothing can ever happen: a FAKE clock asked to wait for ever. */
 bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake);
+/** Run validation work that is due, letting go of the executor's lock around the handlers. */
+static inline void takt__exec_validate_locked(takt_executor_t *e, int64_t now) {
+  takt__timing_dispatch(e->ctx, now, &e->lock);
+}
+/** Run r's queued work (non-timer) as a job with no deadline; lock let go around it. */
+static inline bool takt__exec_run_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
+  return takt__callback_execute(r->cb, &run);
+}
+/** Run r's pending timer job. */
+static inline void takt__exec_run_timer_locked(takt_executor_t *e, takt__exec_rec_t *r,
+                                               int64_t now) {
+  takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
+  takt__timer_execute(takt__rec_timer(r), r->job_release, now, &run);
+}
+
+/* ---- the kinds (kinds.h lists them) ---- */
+#define TAKT__EXEC_KIND(name) extern const takt__exec_ops_t takt__exec_##name;
+#include "kinds.h"
+#undef TAKT__EXEC_KIND
 
 #endif

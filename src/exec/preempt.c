@@ -30,8 +30,9 @@
  * FAKE clock there is neither: the spinning thread advances the clock release by release, each
  * time after every job released so far has finished, which makes the order of work reproducible.
  *
- * Everything here runs with the context lock held, except the user functions and the wait for
- * a mutually exclusive group's mutex. */
+ * Everything here runs with the executor's lock held, except the user functions and the wait
+ * for a mutually exclusive group's job lock. Thread priority and affinity changes decided under
+ * it are made after it is let go (takt__defer_call), as are the wake-ups of workers. */
 #include <stdio.h>
 
 #include "exec_impl.h"
@@ -41,22 +42,30 @@ typedef struct takt__worker {
   takt_wakeup_t wake;
   takt_executor_t *e;
   uint32_t index;
-  takt_callback_t *cb; /* the job it was handed; NULL when idle */
-  int64_t deadline;    /* the job's absolute deadline (TAKT_TIME_INFINITE: none) */
-  int64_t release, t_info;
-  uint64_t seq;        /* EDF: FIFO among equal deadlines */
-  int32_t level;       /* SCHED_FIFO priority the job runs at */
-  int32_t applied;     /* priority last given to the thread (0: none yet) */
-  uint64_t cpus;       /* affinity the thread has */
-  bool quit;
+  takt__exec_rec_t *rec; /* [exec] the job it was handed; NULL when idle */
+  int64_t deadline;      /* [exec] the job's absolute deadline (TAKT_TIME_INFINITE: none) */
+  int64_t release;       /* [exec] */
+  uint64_t seq;          /* [exec] EDF: FIFO among equal deadlines */
+  int32_t level;         /* [exec] SCHED_FIFO priority the job runs at */
+  int32_t requested;     /* [exec] level last asked of the thread (0: none yet) */
+  uint64_t cpus;         /* [exec] affinity last asked of the thread */
+  bool quit;             /* [exec] */
+  /* What the thread should have, applied after the executor's lock is let go; sched_lock orders
+   * the system calls of several threads asking for the same worker. */
+  takt_mutex_t sched_lock;
+  _Atomic int32_t want_level;
+  _Atomic uint64_t want_cpus;
+  int32_t applied;       /* [sched_lock] */
+  uint64_t applied_cpus; /* [sched_lock] */
 } takt__worker_t;
 
-struct takt__preempt {
+typedef struct takt__preempt {
   takt__worker_t *workers;
   uint32_t n;
   uint32_t *idle; /* LIFO stack of worker indices */
   uint32_t n_idle;
   takt__worker_t **active; /* EDF: jobs on workers, ascending (deadline, seq) */
+  bool sched_ready;        /* worker sched_locks initialised */
   uint32_t n_active;
   uint32_t busy;           /* workers holding a job */
   int32_t leader;     /* leader mode: the worker waiting for the next timer release, -1: none */
@@ -70,44 +79,66 @@ struct takt__preempt {
   bool rt;      /* SCHED_FIFO permitted */
   bool fake;    /* FAKE clock */
   uint64_t ran; /* jobs finished */
-};
+} takt__preempt_t;
 
-static bool is_reentrant(takt_callback_t *cb) {
-  return takt__callback_group(cb)->kind == TAKT_GROUP_REENTRANT;
-}
+static takt__preempt_t *pre_of(takt_executor_t *e) { return e->impl; }
+static const takt_preempt_options_t *opt(takt_executor_t *e) { return &e->opts.preempt; }
 
-bool takt__preempt_heap_less(const void *x, const void *y) {
-  const takt_callback_t *a = x, *b = y;
-  if (a->attr.priority != b->attr.priority) return a->attr.priority > b->attr.priority;
-  return a->exec_seq < b->exec_seq;
+static bool is_reentrant(takt__exec_rec_t *r) {
+  return takt__callback_group(r->cb)->kind == TAKT_GROUP_REENTRANT;
 }
 
 /* While a callback waits in the queue its job's deadline is next_deadline. */
-bool takt__preempt_edf_less(const void *x, const void *y) {
-  const takt_callback_t *a = x, *b = y;
+static bool edf_less(const void *x, const void *y) {
+  const takt__exec_rec_t *a = x, *b = y;
   if (a->next_deadline != b->next_deadline) return a->next_deadline < b->next_deadline;
-  return a->exec_seq < b->exec_seq;
+  return a->seq < b->seq;
 }
 
-takt_err_t takt__preempt_check_attr(takt_executor_t *e, const takt_callback_attr_t *attr) {
-  if (e->opts.sched == TAKT_SCHED_FP && attr->priority != 0 &&
-      (attr->priority < e->opts.prio_min || attr->priority > e->opts.prio_max))
+static takt_err_t preempt_check_attr(takt_executor_t *e, const takt_callback_attr_t *attr) {
+  if (opt(e)->sched == TAKT_SCHED_FP && attr->priority != 0 &&
+      (attr->priority < opt(e)->prio_min || attr->priority > opt(e)->prio_max))
     return TAKT_ERANGE;
   return TAKT_OK;
 }
 
-static int32_t fp_level(takt_executor_t *e, takt_callback_t *cb) {
-  int32_t p = cb->attr.priority;
-  if (p < e->opts.prio_min) return e->opts.prio_min;
-  if (p > e->opts.prio_max) return e->opts.prio_max; /* checked at attach; kept safe */
+static int32_t fp_level(takt_executor_t *e, takt__exec_rec_t *r) {
+  int32_t p = r->cb->attr.priority;
+  if (p < opt(e)->prio_min) return opt(e)->prio_min;
+  if (p > opt(e)->prio_max) return opt(e)->prio_max; /* checked at attach; kept safe */
   return p;
 }
 
+/* Deferred until the executor's lock is let go: give the thread what it should have now. */
+static void apply_sched(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt__worker_t *w = arg;
+  takt_mutex_lock(&w->sched_lock);
+  int32_t level = atomic_load(&w->want_level);
+  if (level != w->applied) {
+    w->applied = level;
+    (void)takt_thread_set_sched(&w->thread, TAKT_SCHED_FIFO, level);
+  }
+  uint64_t cpus = atomic_load(&w->want_cpus);
+  if (cpus != w->applied_cpus && takt_thread_set_affinity(&w->thread, cpus) == TAKT_OK)
+    w->applied_cpus = cpus;
+  takt_mutex_unlock(&w->sched_lock);
+}
+
 static void apply_level(takt__preempt_t *pre, takt__worker_t *w) {
-  if (w->applied == w->level) return;
-  w->applied = w->level;
+  if (w->requested == w->level) return;
+  w->requested = w->level;
+  atomic_store(&w->want_level, w->level);
   /* without permission the worker renices itself when it starts the job */
-  if (pre->rt) (void)takt_thread_set_sched(&w->thread, TAKT_SCHED_FIFO, w->level);
+  if (pre->rt) takt__defer_call(apply_sched, w, 0, 0);
+}
+
+static void apply_cpus(takt__worker_t *w, uint64_t cpus) {
+  if (w->cpus == cpus) return;
+  w->cpus = cpus;
+  atomic_store(&w->want_cpus, cpus);
+  takt__defer_call(apply_sched, w, 0, 0);
 }
 
 /* ---- EDF: deadline ranks onto SCHED_FIFO levels ---- */
@@ -118,8 +149,8 @@ static bool edf_before(const takt__worker_t *a, const takt__worker_t *b) {
 }
 
 static void edf_spread(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
-  int32_t lo = e->opts.prio_min, hi = e->opts.prio_max;
+  takt__preempt_t *pre = pre_of(e);
+  int32_t lo = opt(e)->prio_min, hi = opt(e)->prio_max;
   uint32_t k = pre->n_active;
   int64_t span = (int64_t)hi - lo + 1;
   for (uint32_t j = 0; j < k; j++) {
@@ -133,7 +164,7 @@ static void edf_spread(takt_executor_t *e) {
 }
 
 static void edf_insert(takt_executor_t *e, takt__worker_t *w) {
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   uint32_t i = pre->n_active;
   while (i > 0 && edf_before(w, pre->active[i - 1])) {
     pre->active[i] = pre->active[i - 1];
@@ -141,8 +172,8 @@ static void edf_insert(takt_executor_t *e, takt__worker_t *w) {
   }
   pre->active[i] = w;
   pre->n_active++;
-  int32_t upper = i > 0 ? pre->active[i - 1]->level : e->opts.prio_max + 1;
-  int32_t lower = i + 1 < pre->n_active ? pre->active[i + 1]->level : e->opts.prio_min - 1;
+  int32_t upper = i > 0 ? pre->active[i - 1]->level : opt(e)->prio_max + 1;
+  int32_t lower = i + 1 < pre->n_active ? pre->active[i + 1]->level : opt(e)->prio_min - 1;
   if (upper - lower >= 2) {
     w->level = lower + (upper - lower) / 2;
     apply_level(pre, w);
@@ -162,100 +193,99 @@ static void edf_remove(takt__preempt_t *pre, takt__worker_t *w) {
 
 /* ---- releasing jobs ---- */
 
-static int64_t timer_deadline(takt_timer_t *t) {
-  int64_t rel = t->cb.attr.deadline_ns > 0 ? t->cb.attr.deadline_ns : t->period;
-  return t->cb.job_release + rel;
+static int64_t timer_deadline(takt__exec_rec_t *r) {
+  takt_timer_t *t = takt__rec_timer(r);
+  int64_t rel = r->cb->attr.deadline_ns > 0 ? r->cb->attr.deadline_ns : t->period;
+  return r->job_release + rel;
 }
 
-/* Hand cb's job to worker w (idle, or the worker that just finished). */
-static void assign(takt_executor_t *e, takt__worker_t *w, takt_callback_t *cb, int64_t deadline) {
-  takt__preempt_t *pre = e->pre;
-  w->cb = cb;
+/* Hand r's job to worker w (idle, or the worker that just finished). */
+static void assign(takt_executor_t *e, takt__worker_t *w, takt__exec_rec_t *r, int64_t deadline) {
+  takt__preempt_t *pre = pre_of(e);
+  w->rec = r;
   w->deadline = deadline;
-  w->release = cb->job_release;
-  w->t_info = cb->job_t_info;
+  w->release = r->job_release;
   w->seq = ++e->seq;
-  cb->inflight++;
+  r->inflight++;
   pre->busy++;
-  uint64_t cpus = cb->attr.cpus != 0 ? cb->attr.cpus : e->opts.cpus;
-  if (cpus != w->cpus && takt_thread_set_affinity(&w->thread, cpus) == TAKT_OK) w->cpus = cpus;
-  if (e->opts.sched == TAKT_SCHED_EDF) {
+  apply_cpus(w, r->cb->attr.cpus != 0 ? r->cb->attr.cpus : opt(e)->cpus);
+  if (opt(e)->sched == TAKT_SCHED_EDF) {
     edf_insert(e, w);
   } else {
-    w->level = fp_level(e, cb);
+    w->level = fp_level(e, r);
     apply_level(pre, w);
   }
 }
 
-static void enqueue(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
-  cb->next_deadline = deadline;
-  cb->exec_seq = ++e->seq;
-  cb->exec_state |= TAKT__ST_READY;
-  takt__heap_push(&e->ready, cb);
+static void enqueue(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
+  r->next_deadline = deadline;
+  r->seq = ++e->seq;
+  r->state |= TAKT__ST_READY;
+  takt__heap_push(&e->ready, r);
 }
 
-/* A job of cb with the given deadline is released now. self: the leader releasing timers, which
+/* A job of r with the given deadline is released now. self: the leader releasing timers, which
  * keeps the first job for itself (no wake-up on the way to a timer callback). */
-static void release_to(takt_executor_t *e, takt_callback_t *cb, int64_t deadline,
+static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline,
                        takt__worker_t *self) {
-  takt__preempt_t *pre = e->pre;
-  if (cb->next_deadline < deadline) deadline = cb->next_deadline;
-  cb->next_deadline = TAKT_TIME_INFINITE;
-  if (self != NULL && self->cb == NULL) {
-    assign(e, self, cb, deadline);
+  takt__preempt_t *pre = pre_of(e);
+  if (r->next_deadline < deadline) deadline = r->next_deadline;
+  r->next_deadline = TAKT_TIME_INFINITE;
+  if (self != NULL && self->rec == NULL) {
+    assign(e, self, r, deadline);
     e->stats.dispatched++;
     return;
   }
   if (pre->n_idle == 0) {
-    enqueue(e, cb, deadline);
+    enqueue(e, r, deadline);
     e->stats.queued++;
     return;
   }
   takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
-  assign(e, w, cb, deadline);
+  assign(e, w, r, deadline);
   e->stats.dispatched++;
-  takt__wake_after_unlock(&w->wake);
+  takt__defer_wake(&w->wake);
 }
 
-static void release(takt_executor_t *e, takt_callback_t *cb, int64_t deadline) {
-  release_to(e, cb, deadline, NULL);
+static void release(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
+  release_to(e, r, deadline, NULL);
 }
 
-static int64_t message_deadline(takt_executor_t *e, takt_callback_t *cb) {
+static int64_t message_deadline(takt_executor_t *e, takt__exec_rec_t *r) {
   /* a job released by a message inherits the releasing job's absolute deadline */
   takt__job_t *job = takt__current_job;
   if (job != NULL && job->abs_deadline > 0) return job->abs_deadline;
-  if (cb->attr.deadline_ns > 0) return takt_clock_now(e->ctx->clock) + cb->attr.deadline_ns;
+  if (r->cb->attr.deadline_ns > 0) return takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
   return TAKT_TIME_INFINITE;
 }
 
-void takt__preempt_arrival_locked(takt_executor_t *e, takt_callback_t *cb) {
-  takt__preempt_t *pre = e->pre;
-  int64_t d = message_deadline(e, cb);
-  if (cb->exec_state & TAKT__ST_READY) { /* queued already: it keeps the earlier deadline */
-    if (d < cb->next_deadline) {
-      cb->next_deadline = d;
-      takt__heap_update(&e->ready, cb);
+static void preempt_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  takt__preempt_t *pre = pre_of(e);
+  int64_t d = message_deadline(e, r);
+  if (r->state & TAKT__ST_READY) { /* queued already: it keeps the earlier deadline */
+    if (d < r->next_deadline) {
+      r->next_deadline = d;
+      takt__heap_update(&e->ready, r);
     }
     return;
   }
-  if (!pre->running || (cb->inflight > 0 && !is_reentrant(cb))) {
+  if (!pre->running || (r->inflight > 0 && !is_reentrant(r))) {
     /* released when the spin starts, or when its running job ends */
-    if (d < cb->next_deadline) cb->next_deadline = d;
-    cb->exec_state |= TAKT__ST_AGAIN;
+    if (d < r->next_deadline) r->next_deadline = d;
+    r->state |= TAKT__ST_AGAIN;
     return;
   }
-  release(e, cb, d);
+  release(e, r, d);
 }
 
 static uint32_t release_timers(takt_executor_t *e, int64_t now, takt__worker_t *self) {
   uint32_t n = 0;
-  for (takt_callback_t *top; (top = (takt_callback_t *)takt__heap_top(&e->timers)) != NULL;) {
-    takt_timer_t *t = (takt_timer_t *)(void *)top;
+  for (takt__exec_rec_t *top; (top = takt__heap_top(&e->timers)) != NULL;) {
+    takt_timer_t *t = takt__rec_timer(top);
     if (t->next_release > now) break;
-    bool busy = (top->exec_state & TAKT__ST_READY) || (top->inflight > 0 && !is_reentrant(top));
-    if (takt__timer_release_locked(t, now, busy)) {
-      release_to(e, top, timer_deadline(t), self);
+    bool busy = (top->state & TAKT__ST_READY) || (top->inflight > 0 && !is_reentrant(top));
+    if (takt__timer_release(t, now, busy, &top->job_release)) {
+      release_to(e, top, timer_deadline(top), self);
       n++;
     } else if (busy) {
       e->stats.timer_overruns++;
@@ -267,121 +297,124 @@ static uint32_t release_timers(takt_executor_t *e, int64_t now, takt__worker_t *
 
 /* Give the most urgent queued job (if any) to worker w. Returns false if none was queued. */
 static bool assign_queued(takt_executor_t *e, takt__worker_t *w) {
-  takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
-  if (cb == NULL) return false;
-  cb->exec_state &= ~TAKT__ST_READY;
-  int64_t d = cb->next_deadline;
-  cb->next_deadline = TAKT_TIME_INFINITE;
-  assign(e, w, cb, d);
+  takt__exec_rec_t *r = takt__heap_pop(&e->ready);
+  if (r == NULL) return false;
+  r->state &= ~TAKT__ST_READY;
+  int64_t d = r->next_deadline;
+  r->next_deadline = TAKT_TIME_INFINITE;
+  assign(e, w, r, d);
   return true;
 }
 
 /* Release the work that waited for the spin to start: jobs left queued by the last spin first,
  * then callbacks whose work arrived while no spin was running. */
 static void release_waiting(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   while (pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
     takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
     (void)assign_queued(e, w);
     e->stats.dispatched++;
-    takt__wake_after_unlock(&w->wake);
+    takt__defer_wake(&w->wake);
   }
-  for (uint32_t i = 0; i < e->ncbs; i++) {
-    takt_callback_t *cb = e->cbs[i];
-    if (cb->kind == TAKT_CB_TIMER || (cb->exec_state & TAKT__ST_READY) || cb->inflight > 0)
-      continue;
-    if (!takt__callback_has_work_locked(cb)) continue;
-    cb->exec_state &= ~TAKT__ST_AGAIN;
-    int64_t d = cb->next_deadline;
-    if (d == TAKT_TIME_INFINITE && cb->attr.deadline_ns > 0)
-      d = takt_clock_now(e->ctx->clock) + cb->attr.deadline_ns;
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    takt__exec_rec_t *r = e->recs[i];
+    if (r->cb->kind == TAKT_CB_TIMER || (r->state & TAKT__ST_READY) || r->inflight > 0) continue;
+    if (!takt__callback_has_work(r->cb)) continue;
+    r->state &= ~TAKT__ST_AGAIN;
+    int64_t d = r->next_deadline;
+    if (d == TAKT_TIME_INFINITE && r->cb->attr.deadline_ns > 0)
+      d = takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
     /* a reentrant callback gets a job per queued item, while workers are idle */
-    uint32_t jobs = is_reentrant(cb) ? takt__callback_queued_locked(cb) : 1;
-    for (uint32_t k = 0; k < jobs && !(cb->exec_state & TAKT__ST_READY); k++) {
-      cb->next_deadline = d;
-      release(e, cb, d);
+    uint32_t jobs = is_reentrant(r) ? takt__callback_queued(r->cb) : 1;
+    for (uint32_t k = 0; k < jobs && !(r->state & TAKT__ST_READY); k++) {
+      r->next_deadline = d;
+      release(e, r, d);
     }
   }
 }
 
 /* Make an idle worker the leader: it waits for the next timer release (leader/followers). */
 static void promote_leader(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   if (pre->fake || pre->thread_mode || pre->leader >= 0 || pre->n_idle == 0) return;
   takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
   pre->leader = (int32_t)w->index;
-  takt__wake_after_unlock(&w->wake);
+  takt__defer_wake(&w->wake);
 }
 
 /* The timers changed (one added, the spin started or ended): the leader looks again. */
 static void poke_leader(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   if (pre->has_timer_thread) {
     takt_event_signal_locked(&pre->timer_ev);
     return;
   }
-  if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake);
+  if (pre->leader >= 0) takt__defer_wake(&pre->workers[pre->leader].wake);
   else promote_leader(e);
 }
 
-void takt__preempt_timer_added_locked(takt_executor_t *e) { poke_leader(e); }
+static void preempt_timer_added_locked(takt_executor_t *e) { poke_leader(e); }
 
-void takt__preempt_removed_locked(takt_executor_t *e, takt_callback_t *cb) {
+static void preempt_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   (void)e;
-  cb->next_deadline = TAKT_TIME_INFINITE;
+  r->next_deadline = TAKT_TIME_INFINITE;
 }
 
 /* ---- workers ---- */
 
+static void renice_self(void *arg, int64_t level, int64_t unused) {
+  (void)arg;
+  (void)unused;
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, (int32_t)level); /* a nice level */
+}
+
 static void run_job(takt_executor_t *e, takt__worker_t *w) {
   takt_context_t *ctx = e->ctx;
-  takt_callback_t *cb = w->cb;
-  if (!e->pre->rt) (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, w->level); /* nice level */
+  takt__exec_rec_t *r = w->rec;
+  takt_callback_t *cb = r->cb;
+  if (!pre_of(e)->rt) takt__defer_call(renice_self, NULL, w->level, 0);
   takt__group_t *g = takt__callback_group(cb);
   bool exclusive = g->kind == TAKT_GROUP_MUTUALLY_EXCLUSIVE;
-  /* Uncontended: taken without letting go of the context lock (a trylock cannot deadlock).
-   * Contended: wait for it without the context lock, which its holder needs to finish. */
+  /* Uncontended: taken without letting go of the executor's lock (a trylock cannot deadlock).
+   * Contended: wait for it without the lock, which its holder needs to finish. */
   if (exclusive && takt_mutex_trylock(&g->lock) != TAKT_OK) {
-    takt__unlock(ctx);
+    takt__exec_unlock(e);
     takt_mutex_lock(&g->lock);
-    takt__lock(ctx);
+    takt__exec_lock(e);
   }
-  cb->job_deadline = w->deadline;
   /* leader mode estimates whether the lead must pass on from the job's last duration */
-  int64_t started = e->pre->thread_mode ? 0 : takt_time_now();
+  int64_t started = pre_of(e)->thread_mode ? 0 : takt_time_now();
+  takt__run_t run = {.abs_deadline = w->deadline, .held = &e->lock,
+                     .job_lock = exclusive ? &g->lock : NULL};
   if (cb->kind == TAKT_CB_TIMER) {
-    cb->job_release = w->release;
-    cb->job_t_info = w->t_info;
-    takt__timer_execute_locked((takt_timer_t *)(void *)cb, takt_clock_now(ctx->clock));
+    takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
   } else {
-    (void)takt__callback_execute_locked(cb);
+    (void)takt__callback_execute(cb, &run);
   }
-  cb->job_deadline = TAKT_TIME_INFINITE;
-  if (!e->pre->thread_mode) cb->last_run_ns = takt_time_now() - started;
-  if (exclusive) takt_mutex_unlock(&g->lock); /* never blocks */
+  if (!pre_of(e)->thread_mode) r->last_run_ns = takt_time_now() - started;
 }
 
 /* The job of w ended: account, re-release its callback if work is left, take the next. */
 static void finish_job(takt_executor_t *e, takt__worker_t *w) {
-  takt__preempt_t *pre = e->pre;
-  takt_callback_t *cb = w->cb;
-  w->cb = NULL;
-  cb->inflight--;
+  takt__preempt_t *pre = pre_of(e);
+  takt__exec_rec_t *r = w->rec;
+  w->rec = NULL;
+  r->inflight--;
   pre->busy--;
   pre->ran++;
   e->stats.executed++;
-  if (e->opts.sched == TAKT_SCHED_EDF) edf_remove(pre, w);
-  if (cb->kind != TAKT_CB_TIMER && !(cb->exec_state & TAKT__ST_READY) &&
-      (cb->inflight == 0 || is_reentrant(cb)) && takt__callback_has_work_locked(cb)) {
-    cb->exec_state &= ~TAKT__ST_AGAIN;
-    int64_t d = cb->next_deadline;
-    if (d == TAKT_TIME_INFINITE && cb->attr.deadline_ns > 0)
-      d = takt_clock_now(e->ctx->clock) + cb->attr.deadline_ns;
+  if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
+  if (r->e == e && r->cb->kind != TAKT_CB_TIMER && !(r->state & TAKT__ST_READY) &&
+      (r->inflight == 0 || is_reentrant(r)) && takt__callback_has_work(r->cb)) {
+    r->state &= ~TAKT__ST_AGAIN;
+    int64_t d = r->next_deadline;
+    if (d == TAKT_TIME_INFINITE && r->cb->attr.deadline_ns > 0)
+      d = takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
     if (pre->running) {
-      enqueue(e, cb, d); /* competes with the other waiting jobs for this worker */
+      enqueue(e, r, d); /* competes with the other waiting jobs for this worker */
     } else {
-      cb->next_deadline = d;
-      cb->exec_state |= TAKT__ST_AGAIN;
+      r->next_deadline = d;
+      r->state |= TAKT__ST_AGAIN;
     }
   }
   if (pre->running && assign_queued(e, w)) return;
@@ -399,7 +432,7 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
  * the next release may come before that job ends. One wake-up between a release and its
  * callback, as a thread sleeping for one timer would have. Lock held; returns with it held. */
 static void lead(takt_executor_t *e, takt__worker_t *w) {
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   takt_context_t *ctx = e->ctx;
   int64_t wake = TAKT_TIME_INFINITE;
   if (pre->running) wake = takt__exec_next_wake_locked(e);
@@ -408,14 +441,14 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
     /* Sleep at the priority the first job it releases runs at (FP: the most urgent timer due
      * then), so the release needs no priority change; under EDF, or when validation deadlines
      * are due, at timer_priority. */
-    int32_t level = e->opts.timer_priority;
-    takt_callback_t *top = (takt_callback_t *)takt__heap_top(&e->timers);
-    if (pre->running && e->opts.sched == TAKT_SCHED_FP && top != NULL &&
-        ((takt_timer_t *)(void *)top)->next_release == wake && takt__timing_next_locked(ctx) > wake) {
+    int32_t level = opt(e)->timer_priority;
+    takt__exec_rec_t *top = takt__heap_top(&e->timers);
+    if (pre->running && opt(e)->sched == TAKT_SCHED_FP && top != NULL &&
+        takt__rec_timer(top)->next_release == wake && takt__timing_next(ctx) > wake) {
       level = fp_level(e, top);
       for (uint32_t i = 0; i < e->timers.n; i++) { /* others due at the same instant */
-        takt_callback_t *c = (takt_callback_t *)e->timers.a[i];
-        if (((takt_timer_t *)(void *)c)->next_release == wake && fp_level(e, c) > level)
+        takt__exec_rec_t *c = e->timers.a[i];
+        if (takt__rec_timer(c)->next_release == wake && fp_level(e, c) > level)
           level = fp_level(e, c);
       }
     }
@@ -423,16 +456,16 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
       w->level = level;
       apply_level(pre, w);
     }
-    takt__unlock(ctx);
+    takt__exec_unlock(e);
     (void)takt_wakeup_wait(&w->wake, wake);
-    takt__lock(ctx);
+    takt__exec_lock(e);
     return;
   }
-  takt__timing_dispatch_locked(ctx, now);
+  takt__exec_validate_locked(e, now);
   if (pre->leader != (int32_t)w->index) return; /* the lock was let go: still the leader? */
   now = takt_clock_now(ctx->clock);
   release_timers(e, now, w);
-  if (w->cb != NULL) { /* it runs a job now: who waits for the next release? */
+  if (w->rec != NULL) { /* it runs a job now: who waits for the next release? */
     pre->leader = -1;
     /* Waking another worker now costs the job a wake-up system call before its callback starts
      * (the jitter of every timer). So the lead passes at once only if the next release may come
@@ -440,7 +473,7 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
      * again when it finishes. A job that overruns that estimate delays later timer releases by
      * the overrun (counted: late_releases). */
     int64_t next = takt__exec_next_wake_locked(e);
-    int64_t margin = 2 * w->cb->last_run_ns + 50 * 1000;
+    int64_t margin = 2 * w->rec->last_run_ns + 50 * 1000;
     if (next != TAKT_TIME_INFINITE && next - now <= margin) promote_leader(e);
   }
 }
@@ -448,67 +481,66 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
 static void worker_main(void *arg) {
   takt__worker_t *w = arg;
   takt_executor_t *e = w->e;
-  takt_context_t *ctx = e->ctx;
-  takt__lock(ctx);
+  takt__exec_lock(e);
   for (;;) {
-    if (w->cb != NULL) { /* a finished job may hand this worker the next one at once */
+    if (w->rec != NULL) { /* a finished job may hand this worker the next one at once */
       run_job(e, w);
       finish_job(e, w);
     } else if (w->quit) {
       break;
-    } else if (e->pre->leader == (int32_t)w->index) {
+    } else if (pre_of(e)->leader == (int32_t)w->index) {
       lead(e, w);
-    } else { /* idle: the releasing thread posts after it unlocks */
-      takt__unlock(ctx);
+    } else { /* idle: the releasing thread posts after it lets go of the lock */
+      takt__exec_unlock(e);
       (void)takt_wakeup_wait(&w->wake, TAKT_TIME_INFINITE);
-      takt__lock(ctx);
+      takt__exec_lock(e);
     }
   }
-  takt__unlock(ctx);
+  takt__exec_unlock(e);
 }
 
 /* TAKT_TIMERS_THREAD: sleeps until the earliest release (or validation deadline) and releases the
  * due timers to idle workers. */
 static void timer_main(void *arg) {
   takt_executor_t *e = arg;
-  takt__preempt_t *pre = e->pre;
+  takt__preempt_t *pre = pre_of(e);
   takt_context_t *ctx = e->ctx;
-  takt__lock(ctx);
+  takt__exec_lock(e);
   while (!pre->timer_quit) {
     if (!pre->running) {
-      takt__flush_wakes();
-      (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, NULL, TAKT_TIME_INFINITE);
+      (void)takt__lock_wait(&e->lock, &pre->timer_ev, NULL, TAKT_TIME_INFINITE);
       continue;
     }
-    int64_t now = takt_clock_now(ctx->clock);
-    takt__timing_dispatch_locked(ctx, now);
+    takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
     release_timers(e, takt_clock_now(ctx->clock), NULL);
     int64_t wake = takt__exec_next_wake_locked(e);
-    takt__flush_wakes();
-    (void)takt_event_wait_locked(&pre->timer_ev, &ctx->lock, ctx->clock, wake);
+    (void)takt__lock_wait(&e->lock, &pre->timer_ev, ctx->clock, wake);
   }
-  takt__unlock(ctx);
+  takt__exec_unlock(e);
 }
 
-takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
-  takt_context_t *ctx = e->ctx;
-  takt_executor_options_t *o = &e->opts;
+static takt_err_t preempt_configure(takt_executor_options_t *opts) {
+  takt_preempt_options_t *o = &opts->preempt;
   if (o->prio_min == 0 && o->prio_max == 0) {
     o->prio_min = TAKT_PREEMPT_PRIO_MIN;
     o->prio_max = TAKT_PREEMPT_PRIO_MAX;
   }
   if (o->timer_priority == 0) o->timer_priority = TAKT_PREEMPT_TIMER_PRIORITY;
+  if (o->threads == 0) {
+    o->threads = 2 * takt_port_cpu_count();
+    if (o->threads < 4) o->threads = 4;
+  }
   if (o->prio_min < 1 || o->prio_max > 99 || o->prio_min > o->prio_max || o->timer_priority < 1 ||
       o->timer_priority > 99 || (o->sched != TAKT_SCHED_FP && o->sched != TAKT_SCHED_EDF) ||
-      (o->timers != TAKT_TIMERS_THREAD && o->timers != TAKT_TIMERS_LEADER))
+      (o->timers != TAKT_TIMERS_THREAD && o->timers != TAKT_TIMERS_LEADER) || o->threads > 1024)
     return TAKT_EINVAL;
+  return TAKT_OK;
+}
+
+static takt_err_t preempt_init(takt_executor_t *e) {
+  takt_context_t *ctx = e->ctx;
+  const takt_preempt_options_t *o = opt(e);
   uint32_t n = o->threads;
-  if (n == 0) {
-    n = 2 * takt_port_cpu_count();
-    if (n < 4) n = 4;
-  }
-  if (n > 1024) return TAKT_EINVAL;
-  o->threads = n;
   size_t bytes = sizeof(takt__preempt_t) + n * (sizeof(takt__worker_t) + sizeof(uint32_t) +
                                                 sizeof(takt__worker_t *));
   takt__preempt_t *pre = takt__arena_alloc_locked(ctx, bytes);
@@ -518,23 +550,27 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   pre->idle = (uint32_t *)(void *)(pre->active + n);
   pre->rt = takt_port_rt_permitted();
   pre->fake = ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE;
-  e->pre = pre;
+  e->impl = pre;
   pre->leader = -1;
   pre->thread_mode = o->timers == TAKT_TIMERS_THREAD;
   if (takt_event_init(&pre->quiet) < 0 || takt_event_init(&pre->timer_ev) < 0) return TAKT_EOS;
   if (o->sched == TAKT_SCHED_EDF)
-    takt__heap_init(&e->ready, e->ready.a, e->ready.cap, takt__preempt_edf_less,
-                    offsetof(takt_callback_t, heap_pos));
-  else
-    takt__heap_init(&e->ready, e->ready.a, e->ready.cap, takt__preempt_heap_less,
-                    offsetof(takt_callback_t, heap_pos));
-  /* Threads start at init; they take the lock we hold only once we return. */
+    takt__heap_init(&e->ready, e->ready.a, e->ready.cap, edf_less,
+                    offsetof(takt__exec_rec_t, heap_pos));
+  for (uint32_t i = 0; i < n; i++) {
+    if (takt_mutex_init(&pre->workers[i].sched_lock) < 0) return TAKT_EOS;
+  }
+  pre->sched_ready = true;
+  /* Threads start at init; they wait for the executor's lock, taken only after init. */
   for (uint32_t i = 0; i < n; i++) {
     takt__worker_t *w = &pre->workers[i];
     w->e = e;
     w->index = i;
     takt_wakeup_init(&w->wake);
-    char name[16];
+    w->requested = pre->rt ? o->prio_min : 0;
+    w->applied = w->requested;
+    atomic_store(&w->want_level, w->requested);
+    char name[24];
     snprintf(name, sizeof name, "takt-w%u", i);
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = o->prio_min,
                              .cpu = -1};
@@ -544,9 +580,11 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
       return TAKT_EOS;
     }
     pre->n = i + 1;
-    w->applied = pre->rt ? o->prio_min : 0;
-    w->cpus = 0;
-    if (o->cpus != 0 && takt_thread_set_affinity(&w->thread, o->cpus) == TAKT_OK) w->cpus = o->cpus;
+    if (o->cpus != 0 && takt_thread_set_affinity(&w->thread, o->cpus) == TAKT_OK) {
+      w->cpus = o->cpus;
+      w->applied_cpus = o->cpus;
+      atomic_store(&w->want_cpus, o->cpus);
+    }
     pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
   }
   if (pre->thread_mode && !pre->fake) {
@@ -559,43 +597,42 @@ takt_err_t takt__preempt_init_locked(takt_executor_t *e) {
   return TAKT_OK;
 }
 
-void takt__preempt_fini(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
+static void preempt_fini(takt_executor_t *e) {
+  takt__preempt_t *pre = pre_of(e);
   if (pre == NULL) return;
-  takt_context_t *ctx = e->ctx;
-  takt__lock(ctx);
+  takt__exec_lock(e);
   for (uint32_t i = 0; i < pre->n; i++) {
     pre->workers[i].quit = true;
-    takt_wakeup_post(&pre->workers[i].wake);
+    takt__defer_wake(&pre->workers[i].wake);
   }
   pre->timer_quit = true;
   if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
-  takt__unlock(ctx);
+  takt__exec_unlock(e);
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
   }
   if (pre->has_timer_thread) (void)takt_thread_join(&pre->timer_thread);
   takt_event_fini(&pre->timer_ev);
   takt_event_fini(&pre->quiet);
-  takt__lock(ctx);
-  takt__arena_free_locked(ctx, pre);
-  e->pre = NULL;
-  takt__unlock(ctx);
+  if (pre->sched_ready)
+    for (uint32_t i = 0; i < e->opts.preempt.threads; i++) takt_mutex_fini(&pre->workers[i].sched_lock);
+  takt__lock(e->ctx);
+  takt__arena_free_locked(e->ctx, pre);
+  e->impl = NULL;
+  takt__unlock(e->ctx);
 }
 
 /* ---- spinning ---- */
 
 static void wait_quiet(takt_executor_t *e) {
-  takt__preempt_t *pre = e->pre;
-  takt__flush_wakes();
-  while (pre->busy > 0)
-    (void)takt_event_wait_locked(&pre->quiet, &e->ctx->lock, NULL, TAKT_TIME_INFINITE);
+  takt__preempt_t *pre = pre_of(e);
+  while (pre->busy > 0) (void)takt__lock_wait(&e->lock, &pre->quiet, NULL, TAKT_TIME_INFINITE);
 }
 
 static bool should_stop(takt_executor_t *e) { return e->stop_requested || e->shutdown; }
 
-void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
-  takt__preempt_t *pre = e->pre;
+static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
+  takt__preempt_t *pre = pre_of(e);
   takt_context_t *ctx = e->ctx;
   uint64_t ran0 = pre->ran;
   pre->running = true;
@@ -604,9 +641,8 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
   if (!wait) {
     /* what is due now, and the work it causes; then return */
     for (;;) {
-      int64_t now = takt_clock_now(ctx->clock);
-      takt__timing_dispatch_locked(ctx, now);
-      release_timers(e, now, NULL);
+      takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
+      release_timers(e, takt_clock_now(ctx->clock), NULL);
       wait_quiet(e);
       if (should_stop(e) || takt__exec_next_timer_locked(e) > takt_clock_now(ctx->clock)) break;
     }
@@ -622,20 +658,33 @@ void takt__preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       }
       if (next > now) ctx->clock->fake_now = next;
       e->stats.idle_waits++;
-      takt__timing_dispatch_locked(ctx, takt_clock_now(ctx->clock));
+      takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
       release_timers(e, takt_clock_now(ctx->clock), NULL);
     }
   } else {
     poke_leader(e); /* the timer thread, or a worker leading, waits for the next release */
     while (!should_stop(e) && takt_clock_now(ctx->clock) < until) {
       e->stats.idle_waits++;
-      takt__flush_wakes();
-      (void)takt_event_wait_locked(&e->wake, &ctx->lock, ctx->clock, until);
+      (void)takt__lock_wait(&e->lock, &e->wake, ctx->clock, until);
     }
   }
   pre->running = false; /* queued jobs stay queued for the next spin */
-  if (pre->leader >= 0) takt__wake_after_unlock(&pre->workers[pre->leader].wake); /* to rest */
+  if (pre->leader >= 0) takt__defer_wake(&pre->workers[pre->leader].wake); /* to rest */
   if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
   wait_quiet(e);
   if (ran != NULL) *ran = (uint32_t)(pre->ran - ran0);
 }
+
+const takt__exec_ops_t takt__exec_preempt = {
+    .kind = TAKT_EXEC_PREEMPT,
+    .name = "preempt",
+    .configure = preempt_configure,
+    .init = preempt_init,
+    .fini = preempt_fini,
+    .arrival_locked = preempt_arrival_locked,
+    .timer_added_locked = preempt_timer_added_locked,
+    .removed_locked = preempt_removed_locked,
+    .check_attr = preempt_check_attr,
+    .spin_locked = preempt_spin_locked,
+    .timer_heap = true,
+};

@@ -3,55 +3,70 @@
  * ReadyList, then runs exactly one callback: its head. Every step is O(log n). */
 #include "exec_impl.h"
 
-void takt__tide_arrival_locked(takt_executor_t *e, takt_callback_t *cb) {
-  if (cb->exec_state & (TAKT__ST_ARRIVED | TAKT__ST_READY)) return;
-  cb->exec_state |= TAKT__ST_ARRIVED;
-  cb->exec_seq = ++e->seq;
-  takt__heap_push(&e->arrived, cb);
+static void tide_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  if (!(r->state & (TAKT__ST_ARRIVED | TAKT__ST_READY))) {
+    r->state |= TAKT__ST_ARRIVED;
+    r->seq = ++e->seq;
+    takt__heap_push(&e->arrived, r);
+  }
+  takt_event_signal_locked(&e->wake);
 }
 
-static void make_ready(takt_executor_t *e, takt_callback_t *cb) {
-  cb->exec_state |= TAKT__ST_READY;
-  cb->exec_seq = ++e->seq;
-  takt__heap_push(&e->ready, cb);
+static void make_ready(takt_executor_t *e, takt__exec_rec_t *r) {
+  r->state |= TAKT__ST_READY;
+  r->seq = ++e->seq;
+  takt__heap_push(&e->ready, r);
 }
 
-uint32_t takt__tide_round_locked(takt_executor_t *e) {
+static uint32_t tide_round_locked(takt_executor_t *e) {
   takt_context_t *ctx = e->ctx;
   int64_t now = takt_clock_now(ctx->clock);
 
   /* Collection: expired timers (only the head of the TimerList is examined). */
-  for (takt_callback_t *top; (top = (takt_callback_t *)takt__heap_top(&e->timers)) != NULL;) {
-    takt_timer_t *t = (takt_timer_t *)(void *)top;
+  for (takt__exec_rec_t *top; (top = takt__heap_top(&e->timers)) != NULL;) {
+    takt_timer_t *t = takt__rec_timer(top);
     if (t->next_release > now) break;
-    bool pending = (top->exec_state & TAKT__ST_READY) != 0;
-    if (takt__timer_release_locked(t, now, pending)) make_ready(e, top);
+    bool pending = (top->state & TAKT__ST_READY) != 0;
+    if (takt__timer_release(t, now, pending, &top->job_release)) make_ready(e, top);
     takt__heap_update(&e->timers, top);
   }
   /* Collection: a received frame more urgent than every pending arrival is taken from its
    * source now (PoDS §5.2: verified and copied only when chosen); it becomes an arrival. */
   if (e->n_sources > 0) {
-    takt_callback_t *best = (takt_callback_t *)takt__heap_top(&e->arrived);
-    (void)takt__exec_collect_source_locked(e, best != NULL ? best->attr.priority : -1, false);
+    takt__exec_rec_t *best = takt__heap_top(&e->arrived);
+    (void)takt__exec_collect_source_locked(e, best != NULL ? best->cb->attr.priority : -1, false);
   }
   /* Collection: the highest-priority pending arrival. */
-  takt_callback_t *arr = (takt_callback_t *)takt__heap_pop(&e->arrived);
+  takt__exec_rec_t *arr = takt__heap_pop(&e->arrived);
   if (arr != NULL) {
-    arr->exec_state &= ~TAKT__ST_ARRIVED;
+    arr->state &= ~TAKT__ST_ARRIVED;
     make_ready(e, arr);
   }
   /* Execution: the head of the ReadyList, one callback. */
-  takt_callback_t *cb = (takt_callback_t *)takt__heap_pop(&e->ready);
-  if (cb == NULL) return 0;
-  cb->exec_state &= ~TAKT__ST_READY;
-  if (cb->kind == TAKT_CB_TIMER) {
-    takt__timer_execute_locked((takt_timer_t *)(void *)cb, now);
+  takt__exec_rec_t *r = takt__heap_pop(&e->ready);
+  if (r == NULL) return 0;
+  r->state &= ~TAKT__ST_READY;
+  if (r->cb->kind == TAKT_CB_TIMER) {
+    takt__exec_run_timer_locked(e, r, now);
     return 1;
   }
-  bool ran = takt__callback_execute_locked(cb);
-  /* More queued work (or work that arrived while it ran): back to the arrivals. */
-  if ((cb->exec_state & (TAKT__ST_ARRIVED | TAKT__ST_READY)) == 0 &&
-      takt__callback_has_work_locked(cb))
-    takt__tide_arrival_locked(e, cb);
+  bool ran = takt__exec_run_locked(e, r);
+  /* More queued work (or work that arrived while it ran): back to the arrivals. The record may
+   * have left the executor while its job ran (its callback destroyed). */
+  if (r->e == e && (r->state & (TAKT__ST_ARRIVED | TAKT__ST_READY)) == 0 &&
+      takt__callback_has_work(r->cb)) {
+    r->state |= TAKT__ST_ARRIVED;
+    r->seq = ++e->seq;
+    takt__heap_push(&e->arrived, r);
+  }
   return ran ? 1u : 0u;
 }
+
+const takt__exec_ops_t takt__exec_tide = {
+    .kind = TAKT_EXEC_TIDE,
+    .name = "tide",
+    .arrival_locked = tide_arrival_locked,
+    .round_locked = tide_round_locked,
+    .timer_heap = true,
+    .has_sources = true,
+};

@@ -15,8 +15,8 @@
 
 #include "exec_impl.h"
 
-struct takt__waitset {
-  takt_mutex_t wait_lock; /* rclcpp's wait_mutex_: taken before the context lock */
+typedef struct takt__waitset {
+  takt__lock_t wait_lock; /* rclcpp's wait_mutex_: taken before the executor's lock */
   takt_thread_t *helpers;
   uint32_t n_helpers;
   takt_cond_t go;         /* helpers wait here for a spin */
@@ -26,10 +26,20 @@ struct takt__waitset {
   int64_t until;
   bool quit;
   uint64_t ran;
-};
+} takt__waitset_t;
 
-static bool takeable(takt_callback_t *cb) {
-  takt__group_t *g = takt__callback_group(cb);
+static takt__waitset_t *ws_of(takt_executor_t *e) { return e->impl; }
+
+static takt_err_t waitset_configure(takt_executor_options_t *o) {
+  takt_waitset_options_t *w = &o->waitset;
+  if (w->threads == 0) w->threads = takt_port_cpu_count();
+  if (w->priority == 0) w->priority = TAKT_PREEMPT_PRIO_MAX;
+  if (w->threads > 256 || w->priority < 1 || w->priority > 99) return TAKT_EINVAL;
+  return TAKT_OK;
+}
+
+static bool takeable(takt__exec_rec_t *r) {
+  takt__group_t *g = takt__callback_group(r->cb);
   return g->kind == TAKT_GROUP_REENTRANT || g->running == 0;
 }
 
@@ -37,18 +47,18 @@ static bool takeable(takt_callback_t *cb) {
 static uint32_t refresh(takt_executor_t *e, int64_t now) {
   uint32_t n = 0;
   e->stats.rounds++;
-  takt__timing_dispatch_locked(e->ctx, now);
-  for (uint32_t i = 0; i < e->ncbs; i++) {
-    takt_callback_t *cb = e->cbs[i];
+  takt__exec_validate_locked(e, now);
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    takt__exec_rec_t *r = e->recs[i];
     e->ready_flags[i] = false;
-    if (!takeable(cb)) continue;
-    if (cb->kind == TAKT_CB_TIMER) {
-      takt_timer_t *t = (takt_timer_t *)(void *)cb;
-      bool pending = (cb->exec_state & TAKT__ST_TIMER_PENDING) != 0 || cb->inflight > 0;
-      if (takt__timer_release_locked(t, now, pending)) cb->exec_state |= TAKT__ST_TIMER_PENDING;
-      e->ready_flags[i] = (cb->exec_state & TAKT__ST_TIMER_PENDING) != 0;
+    if (!takeable(r)) continue;
+    if (r->cb->kind == TAKT_CB_TIMER) {
+      bool pending = (r->state & TAKT__ST_TIMER_PENDING) != 0 || r->inflight > 0;
+      if (takt__timer_release(takt__rec_timer(r), now, pending, &r->job_release))
+        r->state |= TAKT__ST_TIMER_PENDING;
+      e->ready_flags[i] = (r->state & TAKT__ST_TIMER_PENDING) != 0;
     } else {
-      e->ready_flags[i] = takt__callback_has_work_locked(cb);
+      e->ready_flags[i] = takt__callback_has_work(r->cb);
     }
     if (e->ready_flags[i]) n++;
   }
@@ -56,165 +66,151 @@ static uint32_t refresh(takt_executor_t *e, int64_t now) {
 }
 
 /* The next executable of the snapshot: timers, subscriptions, services, clients. */
-static int32_t next_ready(takt_executor_t *e) {
+static takt__exec_rec_t *next_ready(takt_executor_t *e) {
   static const takt_callback_kind_t order[4] = {TAKT_CB_TIMER, TAKT_CB_SUBSCRIPTION,
                                                 TAKT_CB_SERVICE, TAKT_CB_CLIENT};
   for (int k = 0; k < 4; k++) {
-    for (uint32_t i = 0; i < e->ncbs; i++) {
-      takt_callback_t *cb = e->cbs[i];
-      if (!e->ready_flags[i] || cb->kind != order[k]) continue;
-      if (!takeable(cb)) continue; /* its group got busy since the refresh */
+    for (uint32_t i = 0; i < e->nrecs; i++) {
+      takt__exec_rec_t *r = e->recs[i];
+      if (!e->ready_flags[i] || r->cb->kind != order[k]) continue;
+      if (!takeable(r)) continue; /* its group got busy since the refresh */
       e->ready_flags[i] = false;
-      return (int32_t)i;
+      return r;
     }
   }
-  return -1;
+  return NULL;
 }
 
 /* Taken from the snapshot: its group counts as running from now on. */
-static void claim(takt_callback_t *cb) {
-  takt__callback_group(cb)->running++;
-  cb->inflight++;
+static void claim(takt__exec_rec_t *r) {
+  takt__callback_group(r->cb)->running++;
+  r->inflight++;
 }
 
 /* Run a claimed callback. */
-static void execute(takt_executor_t *e, takt_callback_t *cb) {
-  takt_context_t *ctx = e->ctx;
-  takt__group_t *g = takt__callback_group(cb);
-  if (cb->kind == TAKT_CB_TIMER) {
-    cb->exec_state &= ~TAKT__ST_TIMER_PENDING;
-    takt__timer_execute_locked((takt_timer_t *)(void *)cb, takt_clock_now(ctx->clock));
+static void execute(takt_executor_t *e, takt__exec_rec_t *r) {
+  takt__group_t *g = takt__callback_group(r->cb);
+  if (r->cb->kind == TAKT_CB_TIMER) {
+    r->state &= ~TAKT__ST_TIMER_PENDING;
+    takt__exec_run_timer_locked(e, r, takt_clock_now(e->ctx->clock));
     e->stats.executed++;
-  } else if (takt__callback_execute_locked(cb)) {
+  } else if (takt__exec_run_locked(e, r)) {
     e->stats.executed++;
   }
-  cb->inflight--;
+  r->inflight--;
   g->running--;
-  e->ws->ran++;
+  ws_of(e)->ran++;
   /* a thread may be waiting with this group left out of its snapshot */
-  if (e->opts.threads > 1) takt_event_signal_locked(&e->wake);
+  if (e->opts.waitset.threads > 1) takt_event_signal_locked(&e->wake);
 }
 
-static bool stopping(takt_executor_t *e) { return e->stop_requested || e->shutdown || e->ws->quit; }
+static bool stopping(takt_executor_t *e) {
+  return e->stop_requested || e->shutdown || ws_of(e)->quit;
+}
 
 /* One thread's loop (rclcpp MultiThreadedExecutor::run / SingleThreadedExecutor::spin). Called
- * and returns with the context lock held. */
+ * and returns with the executor's lock held. */
 static void run_loop(takt_executor_t *e, int64_t until) {
   takt_context_t *ctx = e->ctx;
-  takt__waitset_t *ws = e->ws;
-  bool multi = e->opts.threads > 1;
+  takt__waitset_t *ws = ws_of(e);
+  bool multi = e->opts.waitset.threads > 1;
   while (!stopping(e) && takt_clock_now(ctx->clock) < until) {
-    if (multi) { /* lock order: wait lock, then the context lock */
-      takt__unlock(ctx);
-      takt_mutex_lock(&ws->wait_lock);
-      takt__lock(ctx);
+    if (multi) { /* lock order: wait lock, then the executor's lock */
+      takt__exec_unlock(e);
+      takt__lock_take(&ws->wait_lock);
+      takt__exec_lock(e);
     }
-    int32_t i = next_ready(e);
-    while (i < 0 && !stopping(e)) {
+    takt__exec_rec_t *r = next_ready(e);
+    while (r == NULL && !stopping(e)) {
       int64_t now = takt_clock_now(ctx->clock);
       if (now >= until) break;
       if (refresh(e, now) > 0) {
-        i = next_ready(e);
-        if (i >= 0) break;
+        r = next_ready(e);
+        if (r != NULL) break;
       }
       int64_t wake = takt__exec_next_wake_locked(e);
       if (wake > until) wake = until;
       if (!takt__exec_idle_wait_locked(e, wake)) break; /* FAKE clock, nothing can happen */
     }
-    takt_callback_t *cb = i >= 0 ? e->cbs[i] : NULL;
-    if (cb != NULL) {
-      claim(cb); /* before the wait lock is released */
-      if (multi) {
-        takt__unlock(ctx);
-        takt_mutex_unlock(&ws->wait_lock);
-        takt__lock(ctx);
-      }
-      execute(e, cb);
-    } else {
-      if (multi) {
-        takt__unlock(ctx);
-        takt_mutex_unlock(&ws->wait_lock);
-        takt__lock(ctx);
-      }
-      if (ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE) break;
+    if (r != NULL) claim(r); /* before the wait lock is released */
+    if (multi) {
+      takt__exec_unlock(e);
+      takt__lock_give(&ws->wait_lock);
+      takt__exec_lock(e);
     }
+    if (r != NULL) execute(e, r);
+    else if (ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE) break;
   }
 }
 
 static void helper_main(void *arg) {
   takt_executor_t *e = arg;
-  takt__waitset_t *ws = e->ws;
-  takt_context_t *ctx = e->ctx;
+  takt__waitset_t *ws = ws_of(e);
   uint64_t seen = 0;
-  takt__lock(ctx);
+  takt__exec_lock(e);
   for (;;) {
-    takt__flush_wakes();
+    takt__run_deferred();
     while (ws->generation == seen && !ws->quit)
-      (void)takt_cond_wait_until(&ws->go, &ctx->lock, TAKT_TIME_INFINITE);
+      (void)takt_cond_wait_until(&ws->go, &e->lock.m, TAKT_TIME_INFINITE);
     if (ws->quit) break;
     seen = ws->generation;
     run_loop(e, ws->until);
     if (--ws->helpers_running == 0) takt_event_signal_locked(&ws->parked);
   }
-  takt__unlock(ctx);
+  takt__exec_unlock(e);
 }
 
-takt_err_t takt__waitset_init_locked(takt_executor_t *e) {
-  takt_context_t *ctx = e->ctx;
-  uint32_t n = e->opts.threads;
-  if (n == 0) n = takt_port_cpu_count();
-  if (n > 256) return TAKT_EINVAL;
-  e->opts.threads = n;
+static takt_err_t waitset_init(takt_executor_t *e) {
+  uint32_t n = e->opts.waitset.threads;
   size_t bytes = sizeof(takt__waitset_t) + (n - 1) * sizeof(takt_thread_t);
-  takt__waitset_t *ws = takt__arena_alloc_locked(ctx, bytes);
+  takt__waitset_t *ws = takt__arena_alloc_locked(e->ctx, bytes);
   if (ws == NULL) return TAKT_ENOMEM;
   ws->helpers = (takt_thread_t *)(void *)(ws + 1);
-  e->ws = ws;
-  if (takt_mutex_init(&ws->wait_lock) < 0 || takt_cond_init(&ws->go) < 0 ||
-      takt_event_init(&ws->parked) < 0)
+  e->impl = ws;
+  if (takt__lock_init(&ws->wait_lock, TAKT__LEVEL_WAITSET, "waitset wait") < 0 ||
+      takt_cond_init(&ws->go) < 0 || takt_event_init(&ws->parked) < 0)
     return TAKT_EOS;
   for (uint32_t i = 0; i + 1 < n; i++) {
-    char name[16];
+    char name[24];
     snprintf(name, sizeof name, "takt-ws%u", i + 1);
-    /* the helpers run as the spinning thread should: SCHED_FIFO prio_max */
-    int32_t prio = e->opts.prio_max > 0 && e->opts.prio_max <= 99 ? e->opts.prio_max
-                                                                   : TAKT_PREEMPT_PRIO_MAX;
-    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = prio, .cpu = -1};
+    /* the helpers run as the spinning thread should */
+    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
+                             .priority = e->opts.waitset.priority, .cpu = -1};
     if (takt_thread_create(&ws->helpers[i], &ta, helper_main, e) < 0) return TAKT_EOS;
     ws->n_helpers = i + 1;
-    if (e->opts.cpus != 0) (void)takt_thread_set_affinity(&ws->helpers[i], e->opts.cpus);
+    if (e->opts.waitset.cpus != 0)
+      (void)takt_thread_set_affinity(&ws->helpers[i], e->opts.waitset.cpus);
   }
   return TAKT_OK;
 }
 
-void takt__waitset_fini(takt_executor_t *e) {
-  takt__waitset_t *ws = e->ws;
+static void waitset_fini(takt_executor_t *e) {
+  takt__waitset_t *ws = ws_of(e);
   if (ws == NULL) return;
-  takt_context_t *ctx = e->ctx;
-  takt__lock(ctx);
+  takt__exec_lock(e);
   ws->quit = true;
   takt_cond_broadcast(&ws->go);
-  takt__unlock(ctx);
+  takt__exec_unlock(e);
   for (uint32_t i = 0; i < ws->n_helpers; i++) (void)takt_thread_join(&ws->helpers[i]);
-  takt_mutex_fini(&ws->wait_lock);
+  takt__lock_fini(&ws->wait_lock);
   takt_cond_fini(&ws->go);
   takt_event_fini(&ws->parked);
-  takt__lock(ctx);
-  takt__arena_free_locked(ctx, ws);
-  e->ws = NULL;
-  takt__unlock(ctx);
+  takt__lock(e->ctx);
+  takt__arena_free_locked(e->ctx, ws);
+  e->impl = NULL;
+  takt__unlock(e->ctx);
 }
 
-void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
-  takt__waitset_t *ws = e->ws;
+static void waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
+  takt__waitset_t *ws = ws_of(e);
   takt_context_t *ctx = e->ctx;
   uint64_t ran0 = ws->ran;
   if (!wait) {
     /* spin_some: one refresh, then everything of that snapshot */
     refresh(e, takt_clock_now(ctx->clock));
-    for (int32_t i; !stopping(e) && (i = next_ready(e)) >= 0;) {
-      claim(e->cbs[i]);
-      execute(e, e->cbs[i]);
+    for (takt__exec_rec_t *r; !stopping(e) && (r = next_ready(e)) != NULL;) {
+      claim(r);
+      execute(e, r);
     }
   } else {
     if (ws->n_helpers > 0) {
@@ -233,11 +229,19 @@ void takt__waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, uin
       }
       while (ws->helpers_running > 0) {
         takt_event_signal_locked(&e->wake); /* the one waiting for work holds the wait lock */
-        takt__flush_wakes();
-        (void)takt_event_wait_locked(&ws->parked, &ctx->lock, NULL, TAKT_TIME_INFINITE);
+        (void)takt__lock_wait(&e->lock, &ws->parked, NULL, TAKT_TIME_INFINITE);
       }
       if (forced) e->stop_requested = false;
     }
   }
   if (ran != NULL) *ran = (uint32_t)(ws->ran - ran0);
 }
+
+const takt__exec_ops_t takt__exec_waitset = {
+    .kind = TAKT_EXEC_WAITSET,
+    .name = "waitset",
+    .configure = waitset_configure,
+    .init = waitset_init,
+    .fini = waitset_fini,
+    .spin_locked = waitset_spin_locked,
+};

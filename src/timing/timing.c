@@ -2,7 +2,9 @@
  * heap per context, the core's timing hooks, violation handling, the validator thread. */
 #include <stdio.h>
 
-#include "../core/core_impl.h"
+#include "../core/callbacks.h"
+#include "../core/timing_hooks.h"
+#include "timing_impl.h"
 #include "takt/timing.h"
 
 #if TAKT_WITH_TIMING
@@ -61,6 +63,7 @@ typedef struct topic_timing {
 } topic_timing_t;
 
 typedef struct timing {
+  takt__lock_t lock; /* guards everything below and every consumer_t / topic_timing_t */
   takt_timing_config_t cfg;
   takt__heap_t heap; /* armed deadlines by critical instant; position: deadline->pos */
   uint32_t reserved; /* deadlines that may be armed at once (capacity accounting) */
@@ -103,6 +106,8 @@ static void arm(timing_t *tm, deadline_t *d, int64_t at) {
 /* ---- enabling ---- */
 
 static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
+static void tm_take(takt_context_t *ctx) { takt__lock_take(&state(ctx)->lock); }
+static void tm_give(takt_context_t *ctx) { takt__lock_give(&state(ctx)->lock); }
 
 takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *cfg) {
   takt_timing_config_t def = TAKT_TIMING_CONFIG_DEFAULT;
@@ -118,7 +123,8 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
     cap = ctx->subscriptions.capacity + ctx->topics.capacity + 8 * ctx->clients.capacity;
   timing_t *tm = takt__arena_alloc(&ctx->arena, sizeof *tm);
   void **heap = takt__arena_alloc(&ctx->arena, (size_t)cap * sizeof(void *));
-  if (tm == NULL || heap == NULL || takt_event_init(&tm->wake) < 0) {
+  if (tm == NULL || heap == NULL || takt_event_init(&tm->wake) < 0 ||
+      takt__lock_init(&tm->lock, TAKT__LEVEL_TIMING, "timing") < 0) {
     takt__arena_free(&ctx->arena, tm);
     takt__arena_free(&ctx->arena, heap);
     takt__unlock(ctx);
@@ -219,6 +225,8 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   takt_context_t *ctx = sub->topic->ctx;
   TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
   takt__lock(ctx);
+  takt__lock_take(&sub->topic->lock);
+  tm_take(ctx);
   timing_t *tm = state(ctx);
   takt_err_t rc = TAKT_OK;
   if (sub->count > 0) rc = TAKT_ESTATE;
@@ -229,6 +237,8 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
     if (con == NULL) rc = TAKT_ENOMEM;
   }
   if (rc < 0) {
+    tm_give(ctx);
+    takt__lock_give(&sub->topic->lock);
     takt__unlock(ctx);
     return rc;
   }
@@ -243,6 +253,8 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard++;
   sub->timing = con;
   rc = topic_refresh_locked(ctx, tm, sub->topic);
+  tm_give(ctx);
+  takt__lock_give(&sub->topic->lock);
   takt__unlock(ctx);
   return rc;
 }
@@ -253,6 +265,8 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   takt_context_t *ctx = client->service->ctx;
   TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
   takt__lock(ctx);
+  takt__lock_take(&client->service->lock);
+  tm_take(ctx);
   timing_t *tm = state(ctx);
   takt_err_t rc = TAKT_OK;
   for (uint32_t i = 0; i < client->max_pending; i++)
@@ -272,6 +286,8 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
     }
   }
   if (rc < 0) {
+    tm_give(ctx);
+    takt__lock_give(&client->service->lock);
     takt__unlock(ctx);
     return rc;
   }
@@ -289,6 +305,8 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   consumer_free(ctx, client->timing);
   client->timing = con;
   client->rt_class = c->rt_class;
+  tm_give(ctx);
+  takt__lock_give(&client->service->lock);
   takt__unlock(ctx);
   return TAKT_OK;
 }
@@ -364,7 +382,7 @@ static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header
 
 /* ---- core hooks: publish-subscribe ---- */
 
-static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
                      int64_t now) {
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
@@ -385,7 +403,7 @@ static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_m
   if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h, now);
 }
 
-static void h_published(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
+static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                         bool newest, int64_t now) {
   topic_timing_t *tt = t->timing;
   if (tt == NULL) return;
@@ -487,7 +505,7 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
   return u;
 }
 
-static void h_fetched(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+static void fetched_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
                       const takt_msg_header_t *next, int64_t now, float *usefulness) {
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
@@ -500,7 +518,7 @@ static void h_fetched(takt_context_t *ctx, takt_subscription_t *sub, const takt_
   }
 }
 
-static void h_subscription_removed(takt_context_t *ctx, takt_subscription_t *sub) {
+static void subscription_removed_tl(takt_context_t *ctx, takt_subscription_t *sub) {
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
   disarm(tm, &con->dl);
@@ -514,7 +532,7 @@ static void h_subscription_removed(takt_context_t *ctx, takt_subscription_t *sub
   consumer_free(ctx, con);
 }
 
-static void h_topic_removed(takt_context_t *ctx, takt_topic_t *t) {
+static void topic_removed_tl(takt_context_t *ctx, takt_topic_t *t) {
   topic_timing_t *tt = t->timing;
   if (tt == NULL) return;
   timing_t *tm = state(ctx);
@@ -526,7 +544,7 @@ static void h_topic_removed(takt_context_t *ctx, takt_topic_t *t) {
 
 /* ---- core hooks: RPC ---- */
 
-static void h_request_submitted(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+static void request_submitted_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
                                 int64_t now) {
   consumer_t *con = c->timing;
   if (c->rt_class != TAKT_RT_HARD) return;
@@ -538,7 +556,7 @@ static void h_request_submitted(takt_context_t *ctx, takt_client_t *c, takt_requ
   arm(state(ctx), &rd->dl, crit);
 }
 
-static void h_request_retrieved(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+static void request_retrieved_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
                                 int64_t now, float *usefulness) {
   timing_t *tm = state(ctx);
   consumer_t *con = c->timing;
@@ -553,12 +571,12 @@ static void h_request_retrieved(takt_context_t *ctx, takt_client_t *c, takt_requ
   con->reported_valid = false;
 }
 
-static void h_request_dropped(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {
+static void request_dropped_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {
   consumer_t *con = c->timing;
   disarm(state(ctx), &con->req[r->index].dl);
 }
 
-static void h_client_removed(takt_context_t *ctx, takt_client_t *c) {
+static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
   timing_t *tm = state(ctx);
   consumer_t *con = c->timing;
   for (uint32_t i = 0; i < con->n_req; i++) disarm(tm, &con->req[i].dl);
@@ -613,14 +631,15 @@ static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
   return con;
 }
 
-static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
+static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
   timing_t *tm = state(ctx);
+  tm_take(ctx);
   for (;;) {
-    if (ctx->panicked) { /* the system is down: later violations are consequences, not news */
+    if (atomic_load(&ctx->panicked)) { /* the system is down: later violations are consequences */
       tm->pending_count = 0;
       while (takt__heap_pop(&tm->heap) != NULL) {
       }
-      return;
+      break;
     }
     takt_violation_t v;
     consumer_t *con;
@@ -632,7 +651,7 @@ static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
     } else if (tm->heap.n > 0 && ((deadline_t *)takt__heap_top(&tm->heap))->at <= now) {
       con = fire_head(tm, now, &v);
     } else {
-      return;
+      break;
     }
     v.detected_at = now;
     takt_violation_observer_fn obs = tm->observer;
@@ -640,8 +659,9 @@ static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
     takt_recovery_fn rec = con != NULL ? con->c.recovery : NULL;
     void *rec_user = con != NULL ? con->c.recovery_user : NULL;
     bool panic_now = false;
-    /* handlers run without the lock: they may publish, take or shut the system down */
-    takt__unlock(ctx);
+    /* handlers run without any lock: they may publish, take or shut the system down */
+    tm_give(ctx);
+    if (held != NULL) takt__lock_give(held);
     if (obs != NULL) obs(&v, obs_user);
     if (v.rt_class == TAKT_RT_HARD) {
       bool recovered = rec != NULL && rec(&v, rec_user);
@@ -653,8 +673,68 @@ static void h_dispatch_locked(takt_context_t *ctx, int64_t now) {
       snprintf(detail, sizeof detail, "hard real-time violation: %s", what);
       (void)takt_context_shutdown(ctx, TAKT_SHUTDOWN_PANIC, detail);
     }
-    takt__lock(ctx);
+    if (held != NULL) takt__lock_take(held);
+    tm_take(ctx);
   }
+  tm_give(ctx);
+}
+
+static int64_t h_next(takt_context_t *ctx) {
+  tm_take(ctx);
+  int64_t t = h_next_deadline(ctx);
+  tm_give(ctx);
+  return t;
+}
+
+static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                     int64_t now) {
+  tm_take(ctx);
+  queued_tl(ctx, sub, h, now);
+  tm_give(ctx);
+}
+static void h_published(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
+                        bool newest, int64_t now) {
+  tm_take(ctx);
+  published_tl(ctx, t, h, newest, now);
+  tm_give(ctx);
+}
+static void h_fetched(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                      const takt_msg_header_t *next, int64_t now, float *usefulness) {
+  tm_take(ctx);
+  fetched_tl(ctx, sub, h, next, now, usefulness);
+  tm_give(ctx);
+}
+static void h_subscription_removed(takt_context_t *ctx, takt_subscription_t *sub) {
+  tm_take(ctx);
+  subscription_removed_tl(ctx, sub);
+  tm_give(ctx);
+}
+static void h_topic_removed(takt_context_t *ctx, takt_topic_t *t) {
+  tm_take(ctx);
+  topic_removed_tl(ctx, t);
+  tm_give(ctx);
+}
+static void h_request_submitted(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+                                int64_t now) {
+  tm_take(ctx);
+  request_submitted_tl(ctx, c, r, now);
+  tm_give(ctx);
+}
+static void h_request_retrieved(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
+                                int64_t now, float *usefulness) {
+  tm_take(ctx);
+  request_retrieved_tl(ctx, c, r, now, usefulness);
+  tm_give(ctx);
+}
+static void h_request_dropped(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {
+  tm_take(ctx);
+  request_dropped_tl(ctx, c, r);
+  tm_give(ctx);
+}
+static void h_client_removed(takt_context_t *ctx, takt_client_t *c) {
+  tm_take(ctx);
+  client_removed_tl(ctx, c);
+  tm_give(ctx);
 }
 
 static const takt__timing_hooks_t hooks = {
@@ -667,40 +747,35 @@ static const takt__timing_hooks_t hooks = {
     .request_retrieved = h_request_retrieved,
     .request_dropped = h_request_dropped,
     .client_removed = h_client_removed,
-    .next_deadline = h_next_deadline,
-    .dispatch_locked = h_dispatch_locked,
+    .next_deadline = h_next,
+    .dispatch = h_dispatch,
 };
 
 void takt_timing_dispatch(takt_context_t *ctx) {
   if (ctx == NULL || ctx->timing_state == NULL) return;
-  takt__lock(ctx);
-  h_dispatch_locked(ctx, takt_clock_now(ctx->clock));
-  takt__unlock(ctx);
+  h_dispatch(ctx, takt_clock_now(ctx->clock), NULL);
 }
 
 int64_t takt_timing_next_deadline(takt_context_t *ctx) {
   if (ctx == NULL || ctx->timing_state == NULL) return TAKT_TIME_INFINITE;
-  takt__lock(ctx);
-  int64_t t = h_next_deadline(ctx);
-  takt__unlock(ctx);
-  return t;
+  return h_next(ctx);
 }
 
 uint64_t takt_timing_violations(takt_context_t *ctx) {
   if (ctx == NULL || ctx->timing_state == NULL) return 0;
-  takt__lock(ctx);
+  tm_take(ctx);
   uint64_t n = state(ctx)->total;
-  takt__unlock(ctx);
+  tm_give(ctx);
   return n;
 }
 
 takt_err_t takt_timing_set_observer(takt_context_t *ctx, takt_violation_observer_fn fn, void *user) {
   if (ctx == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(ensure_enabled(ctx));
-  takt__lock(ctx);
+  tm_take(ctx);
   state(ctx)->observer = fn;
   state(ctx)->observer_user = user;
-  takt__unlock(ctx);
+  tm_give(ctx);
   return TAKT_OK;
 }
 
@@ -727,27 +802,38 @@ static void fill_stats(const consumer_t *con, takt_timing_stats_t *out) {
 
 takt_err_t takt_subscription_timing_stats(takt_subscription_t *sub, takt_timing_stats_t *out) {
   if (sub == NULL || out == NULL) return TAKT_EINVAL;
-  takt__lock(sub->topic->ctx);
+  takt_context_t *ctx = sub->topic->ctx;
+  takt__lock_take(&sub->topic->lock);
   takt_err_t rc = sub->timing == NULL ? TAKT_ESTATE : TAKT_OK;
-  if (rc == TAKT_OK) fill_stats(sub->timing, out);
-  takt__unlock(sub->topic->ctx);
+  if (rc == TAKT_OK) {
+    tm_take(ctx);
+    fill_stats(sub->timing, out);
+    tm_give(ctx);
+  }
+  takt__lock_give(&sub->topic->lock);
   return rc;
 }
 
 takt_err_t takt_client_timing_stats(takt_client_t *client, takt_timing_stats_t *out) {
   if (client == NULL || out == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = client->service->ctx;
-  takt__lock(ctx);
+  takt__lock_take(&client->service->lock);
   takt_err_t rc = client->timing == NULL ? TAKT_ESTATE : TAKT_OK;
-  if (rc == TAKT_OK) fill_stats(client->timing, out);
-  takt__unlock(ctx);
+  if (rc == TAKT_OK) {
+    tm_take(ctx);
+    fill_stats(client->timing, out);
+    tm_give(ctx);
+  }
+  takt__lock_give(&client->service->lock);
   return rc;
 }
 
 takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_t *out) {
   if (topic == NULL || out == NULL) return TAKT_EINVAL;
-  takt__lock(topic->ctx);
   memset(out, 0, sizeof *out);
+  if (topic->ctx->timing_state == NULL) return TAKT_OK;
+  takt__lock_take(&topic->lock);
+  tm_take(topic->ctx);
   topic_timing_t *tt = topic->timing;
   if (tt != NULL) {
     out->published = tt->published;
@@ -767,7 +853,8 @@ takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_
     weighted += con->lat_mean * (double)con->received;
   }
   if (out->received > 0) out->latency_mean = weighted / (double)out->received;
-  takt__unlock(topic->ctx);
+  tm_give(topic->ctx);
+  takt__lock_give(&topic->lock);
   return TAKT_OK;
 }
 
@@ -776,15 +863,17 @@ takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_
 static void validator_main(void *arg) {
   takt_context_t *ctx = arg;
   timing_t *tm = state(ctx);
-  takt__lock(ctx);
+  tm_take(ctx);
   while (!tm->validator_stop) {
-    h_dispatch_locked(ctx, takt_clock_now(ctx->clock));
+    tm_give(ctx);
+    h_dispatch(ctx, takt_clock_now(ctx->clock), NULL);
+    tm_take(ctx);
+    if (tm->validator_stop) break;
     int64_t next = h_next_deadline(ctx);
     if (next == INT64_MIN) continue;
-    takt__flush_wakes();
-    (void)takt_event_wait_locked(&tm->wake, &ctx->lock, NULL, next);
+    (void)takt__lock_wait(&tm->lock, &tm->wake, NULL, next);
   }
-  takt__unlock(ctx);
+  tm_give(ctx);
 }
 
 takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *attr) {
@@ -794,20 +883,20 @@ takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *a
   takt_thread_attr_t def = {.name = "takt-validate", .policy = TAKT_SCHED_FIFO, .priority = 99,
                             .cpu = -1};
   if (attr == NULL) attr = &def;
-  takt__lock(ctx);
+  tm_take(ctx);
   timing_t *tm = state(ctx);
   if (tm->validator_running) {
-    takt__unlock(ctx);
+    tm_give(ctx);
     return TAKT_ESTATE;
   }
   tm->validator_running = true;
   tm->validator_stop = false;
-  takt__unlock(ctx);
+  tm_give(ctx);
   takt_err_t rc = takt_thread_create(&tm->thread, attr, validator_main, ctx);
   if (rc < 0) {
-    takt__lock(ctx);
+    tm_take(ctx);
     tm->validator_running = false;
-    takt__unlock(ctx);
+    tm_give(ctx);
   }
   return rc;
 }
@@ -815,18 +904,18 @@ takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *a
 takt_err_t takt_validator_stop(takt_context_t *ctx) {
   if (ctx == NULL || ctx->timing_state == NULL) return TAKT_EINVAL;
   timing_t *tm = state(ctx);
-  takt__lock(ctx);
+  tm_take(ctx);
   if (!tm->validator_running) {
-    takt__unlock(ctx);
+    tm_give(ctx);
     return TAKT_ESTATE;
   }
   tm->validator_stop = true;
   takt_event_signal_locked(&tm->wake);
-  takt__unlock(ctx);
+  tm_give(ctx);
   takt_err_t rc = takt_thread_join(&tm->thread);
-  takt__lock(ctx);
+  tm_take(ctx);
   tm->validator_running = false;
-  takt__unlock(ctx);
+  tm_give(ctx);
   return rc;
 }
 
@@ -859,7 +948,7 @@ void takt_violation_format(const takt_violation_t *v, char *buf, size_t len) {
 }
 
 /* Sizes of the validation state, for `takt sizes` (not part of the public API). */
-void takt__timing_sizes(size_t *consumer, size_t *topic, size_t *request, size_t *histogram);
+
 void takt__timing_sizes(size_t *consumer, size_t *topic, size_t *request, size_t *histogram) {
   *consumer = sizeof(consumer_t);
   *topic = sizeof(topic_timing_t);

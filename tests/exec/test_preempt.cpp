@@ -38,10 +38,10 @@ struct Log {
 };
 
 takt_executor_options_t preempt_opts(takt_sched_kind_t sched, uint64_t cpus) {
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.sched = sched;
-  o.threads = 4;
-  o.cpus = cpus;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  o.preempt.sched = sched;
+  o.preempt.threads = 4;
+  o.preempt.cpus = cpus;
   return o;
 }
 
@@ -231,9 +231,9 @@ TEST_F(Preempt, EdfWithMoreJobsThanLevelsKeepsTheEarliestDeadlinesFirst) {
               TAKT_OK);
   }
   takt_executor_options_t o = preempt_opts(TAKT_SCHED_EDF, 1);
-  o.threads = 6;
-  o.prio_min = 10;
-  o.prio_max = 12;
+  o.preempt.threads = 6;
+  o.preempt.prio_min = 10;
+  o.preempt.prio_max = 12;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
   ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 50 * TAKT_NS_PER_MS), TAKT_OK);
@@ -393,8 +393,8 @@ TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
                     &fired[i], nullptr, &t[i]),
                 TAKT_OK);
     }
-    takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-    o.timers = mode;
+    takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+    o.preempt.timers = mode;
     takt_executor_t *e;
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
     for (auto *node : n) ASSERT_EQ(takt_executor_add_node(e, node), TAKT_OK);
@@ -408,8 +408,8 @@ TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
     for (auto *node : n) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
     takt_context_destroy(ctx);
   }
-  takt_executor_options_t bad = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  bad.timers = static_cast<takt_timer_mode_t>(7);
+  takt_executor_options_t bad = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  bad.preempt.timers = static_cast<takt_timer_mode_t>(7);
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
@@ -465,7 +465,7 @@ TEST_F(Preempt, WhenEveryWorkerIsBusyJobsWaitInPriorityOrder) {
       },
       &c, 20);
   takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 1);
-  o.threads = 1;
+  o.preempt.threads = 1;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
   for (auto &s : subs) ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
   publish(first);
@@ -479,12 +479,12 @@ TEST_F(Preempt, WhenEveryWorkerIsBusyJobsWaitInPriorityOrder) {
 TEST_F(Preempt, BadInputIsRefusedWithAClearError) {
   auto nop = [](takt_subscription_t *, const takt_message_t *, void *) {};
   takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
-  o.prio_min = 50;
-  o.prio_max = 40;
+  o.preempt.prio_min = 50;
+  o.preempt.prio_max = 40;
   takt_executor_t *bad = nullptr;
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &bad), TAKT_EINVAL);
   o = preempt_opts(TAKT_SCHED_FP, 0);
-  o.timer_priority = 120;
+  o.preempt.timer_priority = 120;
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &bad), TAKT_EINVAL);
 
   // a priority outside [prio_min, prio_max]: refused at attach, and at creation when attached
@@ -575,8 +575,8 @@ TEST_F(Preempt, WaitsetRefreshesOnlyWhenItsSnapshotIsUsedUp) {
   ASSERT_EQ(takt_subscription_create(n, a, "t2", rec2, &f, nullptr, &s2), TAKT_OK);
   ASSERT_EQ(takt_subscription_create(n, b, "t3", rec3, &f, nullptr, &s3), TAKT_OK);
   ASSERT_EQ(takt_subscription_create(n, a, "t4", rec4, &f, nullptr, &s4), TAKT_OK);
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.threads = 1;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_WAITSET);
+  o.waitset.threads = 1;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &exec), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
   ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 50 * TAKT_NS_PER_MS), TAKT_OK);
@@ -613,8 +613,8 @@ TEST_F(Preempt, WaitsetTakesTimersBeforeSubscriptions) {
                 },
                 &log, nullptr, &t),
             TAKT_OK);
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.threads = 1;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_WAITSET);
+  o.waitset.threads = 1;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &exec), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
   Blob8 v{1};

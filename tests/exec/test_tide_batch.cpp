@@ -311,15 +311,15 @@ struct TriggerFixture : public ContextTest {
 
 TEST_F(TriggerFixture, AnyRunsWhateverIsReady) {
   make();
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
   // fast at 0, 10, 20; slow at 5, 25
   EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 0, 1}));
 }
 
 TEST_F(TriggerFixture, AllWaitsUntilEveryHandleIsReady) {
   make();
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.trigger = TAKT_TRIGGER_ALL;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
+  o.batch.trigger = TAKT_TRIGGER_ALL;
   // fast pending from 0, slow ready at 5: both run at 5; fast's release 10 then waits for slow
   // at 25, so its release 20 finds it still pending and is counted as missed
   EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 1}));
@@ -328,9 +328,9 @@ TEST_F(TriggerFixture, AllWaitsUntilEveryHandleIsReady) {
 
 TEST_F(TriggerFixture, OneRunsOnlyWhenTheNamedHandleIsReady) {
   make();
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.trigger = TAKT_TRIGGER_ONE;
-  o.trigger_one = takt_timer_callback(slow);
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
+  o.batch.trigger = TAKT_TRIGGER_ONE;
+  o.batch.trigger_one = takt_timer_callback(slow);
   EXPECT_EQ(run(o), (std::vector<int>{0, 1, 0, 1}));
 }
 
@@ -342,10 +342,10 @@ bool only_when_first_ready(const bool *ready, uint32_t n, void *user) {
 TEST_F(TriggerFixture, UserFunctionSeesTheWaitSet) {
   make();
   int calls = 0;
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.trigger = TAKT_TRIGGER_USER;
-  o.trigger_fn = only_when_first_ready;
-  o.trigger_user = &calls;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
+  o.batch.trigger = TAKT_TRIGGER_USER;
+  o.batch.trigger_fn = only_when_first_ready;
+  o.batch.trigger_user = &calls;
   // 0: fast alone -> runs. 5: slow alone -> no. 10: fast+slow -> no (slow pending) ... never again
   EXPECT_EQ(run(o), (std::vector<int>{0}));
   EXPECT_GT(calls, 2);
@@ -354,13 +354,18 @@ TEST_F(TriggerFixture, UserFunctionSeesTheWaitSet) {
 TEST_F(TriggerFixture, BadTriggerOptionsAreRejected) {
   make();
   takt_executor_t *e = nullptr;
-  takt_executor_options_t o = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  o.trigger = TAKT_TRIGGER_ONE;
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
+  o.batch.trigger = TAKT_TRIGGER_ONE;
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_EINVAL);
-  o.trigger = TAKT_TRIGGER_USER;
+  o.batch.trigger = TAKT_TRIGGER_USER;
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_EINVAL);
   EXPECT_EQ(takt_executor_create(ctx, static_cast<takt_executor_kind_t>(7), nullptr, &e),
             TAKT_EINVAL);
+  // options of another kind: refused with their own code, nothing created
+  takt_executor_options_t pre = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &pre, &e), TAKT_EKIND);
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, &pre, &e), TAKT_EKIND);
+  EXPECT_STREQ(takt_strerror(TAKT_EKIND), "options of another executor kind");
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   expect_empty();
 }

@@ -723,20 +723,26 @@ int main(int argc, char **argv) {
   bool any_hard = false;
   for (uint32_t i = 0; i < g_sys.n_callbacks; i++)
     if (g_sys.callbacks[i].rt_class == TAKT_RT_HARD) any_hard = true;
-  takt_executor_options_t eo = TAKT_EXECUTOR_OPTIONS_DEFAULT;
-  eo.sched = g_sys.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
-  eo.threads = g_sys.threads;
-  eo.cpus = g_sys.cpus;
+  takt_executor_options_t eo = takt_executor_options_default(kind);
+  if (kind == TAKT_EXEC_PREEMPT) {
+    eo.preempt.sched = g_sys.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
+    if (g_sys.threads > 0) eo.preempt.threads = g_sys.threads;
+    eo.preempt.cpus = g_sys.cpus;
+  } else if (kind == TAKT_EXEC_WAITSET) {
+    if (g_sys.threads > 0) eo.waitset.threads = g_sys.threads;
+    eo.waitset.cpus = g_sys.cpus;
+  }
   if (kind == TAKT_EXEC_PREEMPT && !g_sys.edf) {
     /* FP: a callback's priority is its SCHED_FIFO priority; say which one does not fit */
     for (uint32_t i = 0; i < g_sys.n_callbacks; i++) {
       takt_callback_attr_t a = {.priority = g_cbs[i].desc->priority};
       if (g_cbs[i].cb != NULL) takt_callback_get_attr(g_cbs[i].cb, &a); /* PoDS may have set it */
-      if (a.priority != 0 && (a.priority < eo.prio_min || a.priority > eo.prio_max)) {
+      if (a.priority != 0 && (a.priority < eo.preempt.prio_min || a.priority > eo.preempt.prio_max)) {
         fprintf(stderr,
                 "takt run: callback '%s': priority %d is outside the preempt executor's "
                 "SCHED_FIFO range %d..%d\n",
-                g_cbs[i].desc->name, (int)a.priority, (int)eo.prio_min, (int)eo.prio_max);
+                g_cbs[i].desc->name, (int)a.priority, (int)eo.preempt.prio_min,
+                (int)eo.preempt.prio_max);
         return 1;
       }
     }

@@ -1,0 +1,50 @@
+/* Inside the core: registering callbacks on nodes, notifying executors, and each kind's work
+ * (subscriptions in topic.c, services and clients in service.c) behind callback.c's dispatch. */
+#ifndef TAKT_CORE_CALLBACKS_H
+#define TAKT_CORE_CALLBACKS_H
+
+#include "exec_hooks.h"
+
+/** Register cb on node (context lock held): checks the attributes, tells an attached executor. */
+takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node,
+                                          takt_callback_kind_t kind, const char *name,
+                                          const takt_callback_attr_t *attr);
+void takt__callback_unregister_locked(takt_callback_t *cb);
+
+/** Tell cb's executor (if any) that cb has work. No lock of level >= TAKT__LEVEL_EXECUTOR held. */
+static inline void takt__notify(takt_callback_t *cb) {
+  takt__dispatcher_t *d = atomic_load_explicit(&cb->node->dispatcher, memory_order_acquire);
+  if (d != NULL) d->arrival(d, cb);
+}
+
+/** Record a finished job of cb for chain statistics (sink of a chain). Takes the stats lock. */
+void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now);
+
+/** The next number in the context's arrival order. */
+static inline uint64_t takt__next_arrival(takt_context_t *ctx) {
+  return atomic_fetch_add_explicit(&ctx->arrival_seq, 1, memory_order_relaxed) + 1;
+}
+
+/* ---- quiescence of notifications: a list an arrival walks without its lock ---- */
+/** Wait, holding l, until *notifiers is zero (l is let go while waiting). */
+void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic uint32_t *waiting,
+                          takt_wakeup_t *quiet);
+/** A notification walk ends: wake a writer waiting for quiescence. */
+void takt__notify_done(_Atomic uint32_t *notifiers, _Atomic uint32_t *waiting, takt_wakeup_t *quiet);
+
+#if TAKT_WITH_PUBSUB
+bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);
+uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
+uint32_t takt__subscription_queued(takt_subscription_t *s);
+#endif
+#if TAKT_WITH_RPC
+bool takt__service_execute(takt_service_t *s, const takt__run_t *run);
+bool takt__client_execute(takt_client_t *c, const takt__run_t *run);
+/* Each returns false when nothing was queued, and lets go of run->job_lock either way. */
+uint64_t takt__service_oldest_arrival(takt_service_t *s);
+uint64_t takt__client_oldest_arrival(takt_client_t *c);
+uint32_t takt__service_queued(takt_service_t *s);
+uint32_t takt__client_queued(takt_client_t *c);
+#endif
+
+#endif

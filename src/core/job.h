@@ -1,0 +1,17 @@
+/* The job a thread is running: its callback, origin time and absolute deadline. Publications
+ * of the job inherit its t_info, messages it releases inherit its deadline (EDF along chains). */
+#ifndef TAKT_CORE_JOB_H
+#define TAKT_CORE_JOB_H
+
+#include "takt/core.h"
+
+typedef struct takt__job {
+  takt_callback_t *cb;
+  int64_t t_info;
+  int64_t release;
+  int64_t abs_deadline; /* 0: none */
+} takt__job_t;
+
+extern TAKT_THREAD_LOCAL takt__job_t *takt__current_job;
+
+#endif

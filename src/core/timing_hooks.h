@@ -1,0 +1,49 @@
+/* The timing hook interface: the core calls the timing layer (src/timing) at the moments a
+ * constraint can be checked. The timing layer has its own lock (level TAKT__LEVEL_TIMING), taken
+ * inside these hooks: the core may call them holding a topic or service lock. */
+#ifndef TAKT_CORE_TIMING_HOOKS_H
+#define TAKT_CORE_TIMING_HOOKS_H
+
+#include "entities.h"
+
+typedef struct takt__timing_hooks {
+  /** A message with header h was queued for sub (after enqueue). Topic lock held. */
+  void (*queued)(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                 int64_t now);
+  /** A message was published on t; newest: it holds the newest information of the topic.
+   * Topic lock held. */
+  void (*published)(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h, bool newest,
+                    int64_t now);
+  /** sub fetched the message h; next is the oldest message still queued for it (or NULL).
+   * Writes the usefulness of h for the consumer. Topic lock held. */
+  void (*fetched)(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
+                  const takt_msg_header_t *next, int64_t now, float *usefulness);
+  /** Context and topic locks held. */
+  void (*subscription_removed)(takt_context_t *ctx, takt_subscription_t *sub);
+  /** Context lock held. */
+  void (*topic_removed)(takt_context_t *ctx, takt_topic_t *t);
+  /** RPC: a request of client was submitted / retrieved by its requester / abandoned. Service
+   * lock held. */
+  void (*request_submitted)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r, int64_t now);
+  void (*request_retrieved)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r, int64_t now,
+                            float *usefulness);
+  void (*request_dropped)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r);
+  /** Context and service locks held. */
+  void (*client_removed)(takt_context_t *ctx, takt_client_t *c);
+  /** Earliest pending validation deadline (TAKT_TIME_INFINITE if none). Any lock below timing. */
+  int64_t (*next_deadline)(takt_context_t *ctx);
+  /** Handle due deadlines and pending violations. held: the one lock the caller holds (or NULL);
+   * it is let go around the violation handlers, which may publish or shut the system down. */
+  void (*dispatch)(takt_context_t *ctx, int64_t now, takt__lock_t *held);
+} takt__timing_hooks_t;
+
+/** Earliest validation deadline of the context (TAKT_TIME_INFINITE without timing). */
+static inline int64_t takt__timing_next(takt_context_t *ctx) {
+  return ctx->timing != NULL ? ctx->timing->next_deadline(ctx) : TAKT_TIME_INFINITE;
+}
+/** Run due validation work; held (may be NULL) is let go around handlers. */
+static inline void takt__timing_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
+  if (ctx->timing != NULL) ctx->timing->dispatch(ctx, now, held);
+}
+
+#endif
