@@ -54,8 +54,9 @@ def test_preempt_priority_out_of_range_is_named(takt, write, tmp_path):
     proc = takt("run", path, "--duration", "0.1", "--quiet", "--rt-priority", "0",
                 "--out", tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == ("takt run: callback 'tick': priority 95 is outside the "
-                                   "preempt executor's SCHED_FIFO range 1..80")
+    # the executor refuses the priority; the message names the callback and its line
+    assert proc.stderr.strip() == (f"takt run: {path}:6: callback 'tick': priority 95 is outside "
+                                   "the preempt executor's SCHED_FIFO range 1..80")
 
 
 def test_bench_quick_writes_json_and_markdown(takt, tmp_path):

@@ -1,5 +1,6 @@
-/* YAML system description loader (see system.h). */
-#include "system.h"
+/* The YAML system description parser (takt/system.h): libyaml's document tree walked into a
+ * takt_system_desc_t, every value checked, every error one line naming file:line:column. */
+#include "takt/system.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-
-#include "takt/core.h"
 
 typedef struct parser {
   const char *file;
@@ -57,7 +56,7 @@ static int get_name(parser_t *p, yaml_node_t *n, const char *what, char *out) {
   if (!takt_name_valid(s))
     return FAIL(p, n, "%s '%s' is not a valid name (letters, digits, '_' and '/', not starting "
                       "with a digit, at most %d characters)", what, s, TAKT_NAME_MAX - 1);
-  snprintf(out, SYS_NAME, "%s", s);
+  snprintf(out, TAKT_SYSTEM_NAME, "%s", s);
   return 0;
 }
 
@@ -134,24 +133,30 @@ static int require(parser_t *p, yaml_node_t *map, const char *key, const char *w
        it##_i < (seq)->data.sequence.items.top; it##_i++)                                          \
     for (yaml_node_t *it = yaml_document_get_node((p)->doc, *it##_i); it != NULL; it = NULL)
 
-int sys_find_topic(const sys_system_t *sys, const char *name) {
+int takt_system_desc_find_topic(const takt_system_desc_t *sys, const char *name) {
   for (uint32_t i = 0; i < sys->n_topics; i++)
     if (strcmp(sys->topics[i].name, name) == 0) return (int)i;
   return -1;
 }
 
-int sys_find_group(const sys_system_t *sys, const char *name) {
+int takt_system_desc_find_node(const takt_system_desc_t *sys, const char *name) {
+  for (uint32_t i = 0; i < sys->n_nodes; i++)
+    if (strcmp(sys->node_names[i], name) == 0) return (int)i;
+  return -1;
+}
+
+int takt_system_desc_find_group(const takt_system_desc_t *sys, const char *name) {
   for (uint32_t i = 0; i < sys->n_groups; i++)
     if (strcmp(sys->groups[i].name, name) == 0) return (int)i;
   return -1;
 }
 
-bool sys_consumes(const sys_callback_t *cb, const char *topic, uint32_t *input) {
-  if (cb->kind == SYS_SUBSCRIPTION && strcmp(cb->topic, topic) == 0) {
+bool takt_system_callback_consumes(const takt_system_callback_t *cb, const char *topic, uint32_t *input) {
+  if (cb->kind == TAKT_SYSTEM_SUBSCRIPTION && strcmp(cb->topic, topic) == 0) {
     if (input != NULL) *input = 0;
     return true;
   }
-  if (cb->kind != SYS_FUSION) return false;
+  if (cb->kind != TAKT_SYSTEM_FUSION) return false;
   for (uint32_t i = 0; i < cb->n_inputs; i++) {
     if (strcmp(cb->inputs[i], topic) == 0) {
       if (input != NULL) *input = i;
@@ -176,20 +181,20 @@ static int get_cpus(parser_t *p, yaml_node_t *n, uint64_t *out) {
   return 0;
 }
 
-static int parse_groups(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+static int parse_groups(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "kind", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'groups'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a group") < 0 || check_keys(p, it, "a group", keys) < 0)
       return -1;
-    if (sys->n_groups == SYS_MAX_GROUPS) return FAIL(p, it, "more than %d groups", SYS_MAX_GROUPS);
-    sys_group_t *g = &sys->groups[sys->n_groups];
+    if (sys->n_groups == TAKT_SYSTEM_MAX_GROUPS) return FAIL(p, it, "more than %d groups", TAKT_SYSTEM_MAX_GROUPS);
+    takt_system_group_t *g = &sys->groups[sys->n_groups];
     memset(g, 0, sizeof *g);
     g->line = NODE_LINE(it);
     yaml_node_t *n;
     if (require(p, it, "name", "a group", &n) < 0 || get_name(p, n, "group name", g->name) < 0)
       return -1;
-    if (sys_find_group(sys, g->name) >= 0) return FAIL(p, n, "group '%s' declared twice", g->name);
+    if (takt_system_desc_find_group(sys, g->name) >= 0) return FAIL(p, n, "group '%s' declared twice", g->name);
     if (require(p, it, "kind", "a group", &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'kind'") < 0)
       return -1;
     if (strcmp(scalar(n), "reentrant") == 0) g->reentrant = true;
@@ -200,20 +205,20 @@ static int parse_groups(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
   return 0;
 }
 
-int sys_find_callback(const sys_system_t *sys, const char *name) {
+int takt_system_desc_find_callback(const takt_system_desc_t *sys, const char *name) {
   for (uint32_t i = 0; i < sys->n_callbacks; i++)
     if (strcmp(sys->callbacks[i].name, name) == 0) return (int)i;
   return -1;
 }
 
-static int parse_topics(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+static int parse_topics(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "size", "slots", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'topics'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a topic") < 0 || check_keys(p, it, "a topic", keys) < 0)
       return -1;
-    if (sys->n_topics == SYS_MAX_TOPICS) return FAIL(p, it, "more than %d topics", SYS_MAX_TOPICS);
-    sys_topic_t *t = &sys->topics[sys->n_topics];
+    if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return FAIL(p, it, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
+    takt_system_topic_t *t = &sys->topics[sys->n_topics];
     memset(t, 0, sizeof *t);
     t->line = NODE_LINE(it);
     t->size = 64;
@@ -221,7 +226,7 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
     yaml_node_t *n;
     if (require(p, it, "name", "a topic", &n) < 0 || get_name(p, n, "topic name", t->name) < 0)
       return -1;
-    if (sys_find_topic(sys, t->name) >= 0) return FAIL(p, n, "topic '%s' declared twice", t->name);
+    if (takt_system_desc_find_topic(sys, t->name) >= 0) return FAIL(p, n, "topic '%s' declared twice", t->name);
     double v;
     if ((n = lookup(p, it, "size")) != NULL) {
       if (get_number(p, n, "size", 1, 1 << 24, &v) < 0) return -1;
@@ -236,7 +241,7 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
   return 0;
 }
 
-static int parse_constraints(parser_t *p, yaml_node_t *it, sys_callback_t *cb) {
+static int parse_constraints(parser_t *p, yaml_node_t *it, takt_system_callback_t *cb) {
   static const char *const classes[] = {"none", "soft", "firm", "hard"};
   yaml_node_t *n;
   if ((n = lookup(p, it, "class")) != NULL) {
@@ -272,8 +277,8 @@ static int parse_constraints(parser_t *p, yaml_node_t *it, sys_callback_t *cb) {
   return 0;
 }
 
-static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, const char *node,
-                          sys_system_t *sys) {
+static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t kind, const char *node,
+                          takt_system_desc_t *sys) {
   static const char *const timer_keys[] = {"name",    "period_ms", "phase_ms", "work_us",
                                            "priority", "deadline_ms", "publish", "group",
                                            "cpus",    NULL};
@@ -301,9 +306,9 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   const char *what = whats[kind];
   if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, key_sets[kind]) < 0)
     return -1;
-  if (sys->n_callbacks == SYS_MAX_CALLBACKS)
-    return FAIL(p, it, "more than %d callbacks", SYS_MAX_CALLBACKS);
-  sys_callback_t *cb = &sys->callbacks[sys->n_callbacks];
+  if (sys->n_callbacks == TAKT_SYSTEM_MAX_CALLBACKS)
+    return FAIL(p, it, "more than %d callbacks", TAKT_SYSTEM_MAX_CALLBACKS);
+  takt_system_callback_t *cb = &sys->callbacks[sys->n_callbacks];
   memset(cb, 0, sizeof *cb);
   cb->kind = kind;
   cb->line = NODE_LINE(it);
@@ -313,30 +318,30 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   double v;
   if (require(p, it, "name", what, &n) < 0 || get_name(p, n, "callback name", cb->name) < 0)
     return -1;
-  if (sys_find_callback(sys, cb->name) >= 0)
+  if (takt_system_desc_find_callback(sys, cb->name) >= 0)
     return FAIL(p, n, "callback '%s' defined twice (callback names are unique in a system)",
                 cb->name);
-  if ((kind == SYS_FUSION || kind == SYS_CYCLIC) && strlen(cb->name) + 4 >= TAKT_NAME_MAX)
+  if ((kind == TAKT_SYSTEM_FUSION || kind == TAKT_SYSTEM_CYCLIC) && strlen(cb->name) + 4 >= TAKT_NAME_MAX)
     return FAIL(p, n, "%s name '%s' is too long (its inputs are named NAME_in<i>)", what, cb->name);
-  if (kind == SYS_FUSION || kind == SYS_CYCLIC) {
+  if (kind == TAKT_SYSTEM_FUSION || kind == TAKT_SYSTEM_CYCLIC) {
     yaml_node_t *in;
     if (require(p, it, "inputs", what, &in) < 0 || want(p, in, YAML_SEQUENCE_NODE, "'inputs'") < 0)
       return -1;
     FOR_ITEMS(p, in, t) {
-      if (cb->n_inputs == SYS_MAX_INPUTS)
-        return FAIL(p, t, "%s has at most %d inputs", what, SYS_MAX_INPUTS);
+      if (cb->n_inputs == TAKT_SYSTEM_MAX_INPUTS)
+        return FAIL(p, t, "%s has at most %d inputs", what, TAKT_SYSTEM_MAX_INPUTS);
       if (get_name(p, t, "input topic", cb->inputs[cb->n_inputs]) < 0) return -1;
       for (uint32_t j = 0; j < cb->n_inputs; j++)
         if (strcmp(cb->inputs[j], cb->inputs[cb->n_inputs]) == 0)
           return FAIL(p, t, "input topic '%s' listed twice", scalar(t));
       cb->n_inputs++;
     }
-    if (cb->n_inputs < (kind == SYS_FUSION ? 2u : 1u))
-      return FAIL(p, in, "%s needs at least %s", what, kind == SYS_FUSION ? "two inputs" : "one input");
+    if (cb->n_inputs < (kind == TAKT_SYSTEM_FUSION ? 2u : 1u))
+      return FAIL(p, in, "%s needs at least %s", what, kind == TAKT_SYSTEM_FUSION ? "two inputs" : "one input");
   }
-  if (kind == SYS_SERVICE || kind == SYS_CLIENT) {
+  if (kind == TAKT_SYSTEM_SERVICE || kind == TAKT_SYSTEM_CLIENT) {
     /* a client without sizes takes its service's */
-    cb->request_size = cb->response_size = kind == SYS_SERVICE ? 64 : 0;
+    cb->request_size = cb->response_size = kind == TAKT_SYSTEM_SERVICE ? 64 : 0;
     if ((n = lookup(p, it, "request_size")) != NULL) {
       if (get_number(p, n, "request_size", 1, 65536, &v) < 0) return -1;
       cb->request_size = (uint32_t)v;
@@ -346,21 +351,21 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
       cb->response_size = (uint32_t)v;
     }
   }
-  if (kind == SYS_CLIENT &&
+  if (kind == TAKT_SYSTEM_CLIENT &&
       (require(p, it, "service", what, &n) < 0 || get_name(p, n, "service", cb->service) < 0))
     return -1;
-  if (kind == SYS_SERVICE && (n = lookup(p, it, "depth")) != NULL) {
+  if (kind == TAKT_SYSTEM_SERVICE && (n = lookup(p, it, "depth")) != NULL) {
     if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
     cb->depth = (uint32_t)v;
   }
-  if (kind == SYS_TIMER || kind == SYS_CYCLIC || kind == SYS_CLIENT) {
+  if (kind == TAKT_SYSTEM_TIMER || kind == TAKT_SYSTEM_CYCLIC || kind == TAKT_SYSTEM_CLIENT) {
     if (require(p, it, "period_ms", "a timer", &n) < 0 ||
         get_ms_ns(p, n, "period_ms", 0.001, &cb->period_ns) < 0)
       return -1;
     if ((n = lookup(p, it, "phase_ms")) != NULL && get_ms_ns(p, n, "phase_ms", 0, &cb->phase_ns) < 0)
       return -1;
-  } else if (kind != SYS_SERVICE) {
-    if (kind == SYS_SUBSCRIPTION &&
+  } else if (kind != TAKT_SYSTEM_SERVICE) {
+    if (kind == TAKT_SYSTEM_SUBSCRIPTION &&
         (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0))
       return -1;
     if ((n = lookup(p, it, "depth")) != NULL) {
@@ -384,11 +389,11 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   }
   if ((n = lookup(p, it, "group")) != NULL) {
     if (get_name(p, n, "group", cb->group) < 0) return -1;
-    if (sys_find_group(sys, cb->group) < 0)
+    if (takt_system_desc_find_group(sys, cb->group) < 0)
       return FAIL(p, n, "no group named '%s' (declare it under 'groups')", cb->group);
   }
   if ((n = lookup(p, it, "cpus")) != NULL && get_cpus(p, n, &cb->cpus) < 0) return -1;
-  if (kind == SYS_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
+  if (kind == TAKT_SYSTEM_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
   if ((n = lookup(p, it, "publish")) != NULL) {
     if (n->type == YAML_SCALAR_NODE) {
       if (get_name(p, n, "published topic", cb->publish[0]) < 0) return -1;
@@ -396,8 +401,8 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
     } else {
       if (want(p, n, YAML_SEQUENCE_NODE, "'publish'") < 0) return -1;
       FOR_ITEMS(p, n, t) {
-        if (cb->n_publish == SYS_MAX_PUBLISH)
-          return FAIL(p, t, "a callback publishes to at most %d topics", SYS_MAX_PUBLISH);
+        if (cb->n_publish == TAKT_SYSTEM_MAX_PUBLISH)
+          return FAIL(p, t, "a callback publishes to at most %d topics", TAKT_SYSTEM_MAX_PUBLISH);
         if (get_name(p, t, "published topic", cb->publish[cb->n_publish]) < 0) return -1;
         cb->n_publish++;
       }
@@ -407,16 +412,17 @@ static int parse_callback(parser_t *p, yaml_node_t *it, sys_cb_kind_t kind, cons
   return 0;
 }
 
-static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+static int parse_nodes(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "timers",   "subscriptions", "fusions",
                                      "cyclic",  "services", "clients",       NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'nodes'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a node") < 0 || check_keys(p, it, "a node", keys) < 0)
       return -1;
-    if (sys->n_nodes == SYS_MAX_NODES) return FAIL(p, it, "more than %d nodes", SYS_MAX_NODES);
+    if (sys->n_nodes == TAKT_SYSTEM_MAX_NODES) return FAIL(p, it, "more than %d nodes", TAKT_SYSTEM_MAX_NODES);
     yaml_node_t *n;
     char *name = sys->node_names[sys->n_nodes];
+    sys->node_lines[sys->n_nodes] = NODE_LINE(it);
     if (require(p, it, "name", "a node", &n) < 0 || get_name(p, n, "node name", name) < 0)
       return -1;
     for (uint32_t i = 0; i < sys->n_nodes; i++)
@@ -424,40 +430,40 @@ static int parse_nodes(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
     sys->n_nodes++;
     if ((n = lookup(p, it, "timers")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'timers'") < 0) return -1;
-      FOR_ITEMS(p, n, t) if (parse_callback(p, t, SYS_TIMER, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, t) if (parse_callback(p, t, TAKT_SYSTEM_TIMER, name, sys) < 0) return -1;
     }
     if ((n = lookup(p, it, "subscriptions")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'subscriptions'") < 0) return -1;
-      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_SUBSCRIPTION, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, TAKT_SYSTEM_SUBSCRIPTION, name, sys) < 0) return -1;
     }
     if ((n = lookup(p, it, "fusions")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'fusions'") < 0) return -1;
-      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_FUSION, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, TAKT_SYSTEM_FUSION, name, sys) < 0) return -1;
     }
     if ((n = lookup(p, it, "cyclic")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'cyclic'") < 0) return -1;
-      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_CYCLIC, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, TAKT_SYSTEM_CYCLIC, name, sys) < 0) return -1;
     }
     if ((n = lookup(p, it, "services")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'services'") < 0) return -1;
-      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_SERVICE, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, TAKT_SYSTEM_SERVICE, name, sys) < 0) return -1;
     }
     if ((n = lookup(p, it, "clients")) != NULL) {
       if (want(p, n, YAML_SEQUENCE_NODE, "'clients'") < 0) return -1;
-      FOR_ITEMS(p, n, s) if (parse_callback(p, s, SYS_CLIENT, name, sys) < 0) return -1;
+      FOR_ITEMS(p, n, s) if (parse_callback(p, s, TAKT_SYSTEM_CLIENT, name, sys) < 0) return -1;
     }
   }
   return 0;
 }
 
-static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "deadline_ms", "callbacks", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'chains'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a chain") < 0 || check_keys(p, it, "a chain", keys) < 0)
       return -1;
-    if (sys->n_chains == SYS_MAX_CHAINS) return FAIL(p, it, "more than %d chains", SYS_MAX_CHAINS);
-    sys_chain_t *ch = &sys->chains[sys->n_chains];
+    if (sys->n_chains == TAKT_SYSTEM_MAX_CHAINS) return FAIL(p, it, "more than %d chains", TAKT_SYSTEM_MAX_CHAINS);
+    takt_system_chain_t *ch = &sys->chains[sys->n_chains];
     memset(ch, 0, sizeof *ch);
     ch->line = NODE_LINE(it);
     yaml_node_t *n;
@@ -473,12 +479,12 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
         want(p, n, YAML_SEQUENCE_NODE, "'callbacks'") < 0)
       return -1;
     FOR_ITEMS(p, n, c) {
-      if (ch->n == SYS_MAX_CHAIN_LEN)
-        return FAIL(p, c, "a chain has at most %d callbacks", SYS_MAX_CHAIN_LEN);
+      if (ch->n == TAKT_SYSTEM_MAX_CHAIN_LEN)
+        return FAIL(p, c, "a chain has at most %d callbacks", TAKT_SYSTEM_MAX_CHAIN_LEN);
       if (get_name(p, c, "chain member", ch->callbacks[ch->n]) < 0) return -1;
-      int idx = sys_find_callback(sys, ch->callbacks[ch->n]);
+      int idx = takt_system_desc_find_callback(sys, ch->callbacks[ch->n]);
       if (idx < 0) return FAIL(p, c, "chain '%s': no callback named '%s'", ch->name, scalar(c));
-      if (sys->callbacks[idx].kind == SYS_CLIENT)
+      if (sys->callbacks[idx].kind == TAKT_SYSTEM_CLIENT)
         return FAIL(p, c, "chain '%s': client '%s' cannot be a chain member", ch->name, scalar(c));
       for (uint32_t k = 0; k < sys->n_chains; k++)
         for (uint32_t j = 0; j < sys->chains[k].n; j++)
@@ -489,19 +495,19 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
         if (strcmp(ch->callbacks[j], scalar(c)) == 0)
           return FAIL(p, c, "callback '%s' appears twice in chain '%s'", scalar(c), ch->name);
       if (ch->n > 0) { /* consecutive members must be connected by a topic */
-        const sys_callback_t *prev = &sys->callbacks[sys_find_callback(sys, ch->callbacks[ch->n - 1])];
-        const sys_callback_t *cur = &sys->callbacks[idx];
+        const takt_system_callback_t *prev = &sys->callbacks[takt_system_desc_find_callback(sys, ch->callbacks[ch->n - 1])];
+        const takt_system_callback_t *cur = &sys->callbacks[idx];
         bool linked = false;
         for (uint32_t j = 0; j < prev->n_publish; j++) {
-          if (cur->kind != SYS_SUBSCRIPTION && cur->kind != SYS_FUSION) continue;
-          if (sys_consumes(cur, prev->publish[j], NULL)) linked = true;
+          if (cur->kind != TAKT_SYSTEM_SUBSCRIPTION && cur->kind != TAKT_SYSTEM_FUSION) continue;
+          if (takt_system_callback_consumes(cur, prev->publish[j], NULL)) linked = true;
           /* or through a link: prev's topic is exported, cur's imported (a remote stage between) */
           for (uint32_t a = 0; a < sys->n_links; a++)
             for (uint32_t e = 0; e < sys->links[a].n_exports; e++)
               if (strcmp(sys->links[a].exports[e].topic, prev->publish[j]) == 0)
                 for (uint32_t b = 0; b < sys->n_links; b++)
                   for (uint32_t k = 0; k < sys->links[b].n_imports; k++)
-                    if (sys_consumes(cur, sys->links[b].imports[k].topic, NULL)) linked = true;
+                    if (takt_system_callback_consumes(cur, sys->links[b].imports[k].topic, NULL)) linked = true;
         }
         if (!linked)
           return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
@@ -515,7 +521,7 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
   return 0;
 }
 
-static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_t *l) {
+static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_system_link_t *l) {
   static const char *const export_keys[] = {"topic", "entity", "priority", "reliable", NULL};
   static const char *const import_keys[] = {"topic", "entity", NULL};
   const char *what = is_export ? "an export" : "an import";
@@ -525,8 +531,8 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_
         check_keys(p, it, what, is_export ? export_keys : import_keys) < 0)
       return -1;
     uint32_t *count = is_export ? &l->n_exports : &l->n_imports;
-    if (*count == SYS_MAX_ROUTES) return FAIL(p, it, "more than %d routes", SYS_MAX_ROUTES);
-    sys_route_t *r = is_export ? &l->exports[*count] : &l->imports[*count];
+    if (*count == TAKT_SYSTEM_MAX_ROUTES) return FAIL(p, it, "more than %d routes", TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_route_t *r = is_export ? &l->exports[*count] : &l->imports[*count];
     memset(r, 0, sizeof *r);
     r->line = NODE_LINE(it);
     yaml_node_t *n;
@@ -536,7 +542,7 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_
       return -1;
     r->entity = (uint16_t)v;
     for (uint32_t i = 0; i < *count; i++) {
-      sys_route_t *o = is_export ? &l->exports[i] : &l->imports[i];
+      takt_system_route_t *o = is_export ? &l->exports[i] : &l->imports[i];
       if (o->entity == r->entity)
         return FAIL(p, n, "entity %u is used twice in the %ss of link '%s'", r->entity,
                     is_export ? "export" : "import", l->name);
@@ -558,7 +564,7 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, sys_link_
 
 /* links[].services: {name, entity, priority, direction: import | export, request_size,
  * response_size}. An exported service must be a service of this system. */
-static int parse_service_routes(parser_t *p, yaml_node_t *seq, sys_system_t *sys, sys_link_t *l) {
+static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys, takt_system_link_t *l) {
   static const char *const keys[] = {"name",      "entity",       "priority", "direction",
                                      "request_size", "response_size", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'services'") < 0) return -1;
@@ -566,8 +572,8 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, sys_system_t *sys
     if (want(p, it, YAML_MAPPING_NODE, "a bridged service") < 0 ||
         check_keys(p, it, "a bridged service", keys) < 0)
       return -1;
-    if (l->n_services == SYS_MAX_ROUTES) return FAIL(p, it, "more than %d services", SYS_MAX_ROUTES);
-    struct sys_service_route *r = &l->services[l->n_services];
+    if (l->n_services == TAKT_SYSTEM_MAX_ROUTES) return FAIL(p, it, "more than %d services", TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_service_route_t *r = &l->services[l->n_services];
     memset(r, 0, sizeof *r);
     r->line = NODE_LINE(it);
     r->request_size = r->response_size = 64;
@@ -594,8 +600,8 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, sys_system_t *sys
     else if (strcmp(scalar(n), "export") != 0)
       return FAIL(p, n, "direction must be 'import' (served on the other side) or 'export' (a "
                         "service of this system), not '%s'", scalar(n));
-    int local = sys_find_callback(sys, r->name);
-    bool is_service = local >= 0 && sys->callbacks[local].kind == SYS_SERVICE;
+    int local = takt_system_desc_find_callback(sys, r->name);
+    bool is_service = local >= 0 && sys->callbacks[local].kind == TAKT_SYSTEM_SERVICE;
     if (!r->import && !is_service)
       return FAIL(p, it, "exported service '%s' is not a service of this system", r->name);
     if (r->import && local >= 0)
@@ -621,14 +627,14 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, sys_system_t *sys
   return 0;
 }
 
-static int parse_links(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
+static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "spec", "mode", "export", "import", "services", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
       return -1;
-    if (sys->n_links == SYS_MAX_LINKS) return FAIL(p, it, "more than %d links", SYS_MAX_LINKS);
-    sys_link_t *l = &sys->links[sys->n_links];
+    if (sys->n_links == TAKT_SYSTEM_MAX_LINKS) return FAIL(p, it, "more than %d links", TAKT_SYSTEM_MAX_LINKS);
+    takt_system_link_t *l = &sys->links[sys->n_links];
     memset(l, 0, sizeof *l);
     l->line = NODE_LINE(it);
     yaml_node_t *n;
@@ -652,10 +658,10 @@ static int parse_links(parser_t *p, yaml_node_t *seq, sys_system_t *sys) {
   return 0;
 }
 
-static int add_implicit_topic(parser_t *p, sys_system_t *sys, const char *name, int line) {
-  if (sys_find_topic(sys, name) >= 0) return 0;
-  if (sys->n_topics == SYS_MAX_TOPICS) return fail_at(p, line, 0, "more than %d topics", SYS_MAX_TOPICS);
-  sys_topic_t *t = &sys->topics[sys->n_topics++];
+static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *name, int line) {
+  if (takt_system_desc_find_topic(sys, name) >= 0) return 0;
+  if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return fail_at(p, line, 0, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
+  takt_system_topic_t *t = &sys->topics[sys->n_topics++];
   memset(t, 0, sizeof *t);
   snprintf(t->name, sizeof t->name, "%s", name);
   t->size = 64;
@@ -664,7 +670,7 @@ static int add_implicit_topic(parser_t *p, sys_system_t *sys, const char *name, 
   return 0;
 }
 
-static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
+static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   NULL};
@@ -712,8 +718,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
   if (require(p, root, "nodes", "the system description", &n) < 0 || parse_nodes(p, n, sys) < 0)
     return -1;
   for (uint32_t i = 0; i < sys->n_callbacks; i++) {
-    sys_callback_t *cb = &sys->callbacks[i];
-    if (cb->kind == SYS_SUBSCRIPTION && add_implicit_topic(p, sys, cb->topic, cb->line) < 0)
+    takt_system_callback_t *cb = &sys->callbacks[i];
+    if (cb->kind == TAKT_SYSTEM_SUBSCRIPTION && add_implicit_topic(p, sys, cb->topic, cb->line) < 0)
       return -1;
     for (uint32_t j = 0; j < cb->n_inputs; j++)
       if (add_implicit_topic(p, sys, cb->inputs[j], cb->line) < 0) return -1;
@@ -723,7 +729,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
   if ((n = lookup(p, root, "links")) != NULL) {
     if (parse_links(p, n, sys) < 0) return -1;
     for (uint32_t i = 0; i < sys->n_links; i++) {
-      sys_link_t *l = &sys->links[i];
+      takt_system_link_t *l = &sys->links[i];
       for (uint32_t j = 0; j < l->n_exports; j++)
         if (add_implicit_topic(p, sys, l->exports[j].topic, l->exports[j].line) < 0) return -1;
       for (uint32_t j = 0; j < l->n_imports; j++)
@@ -732,12 +738,12 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
   }
   /* a client calls a service of this system or one imported over a link, of its sizes */
   for (uint32_t i = 0; i < sys->n_callbacks; i++) {
-    sys_callback_t *cb = &sys->callbacks[i];
-    if (cb->kind != SYS_CLIENT) continue;
-    int s = sys_find_callback(sys, cb->service);
+    takt_system_callback_t *cb = &sys->callbacks[i];
+    if (cb->kind != TAKT_SYSTEM_CLIENT) continue;
+    int s = takt_system_desc_find_callback(sys, cb->service);
     uint32_t req = 0, resp = 0;
     bool found = false;
-    if (s >= 0 && sys->callbacks[s].kind == SYS_SERVICE) {
+    if (s >= 0 && sys->callbacks[s].kind == TAKT_SYSTEM_SERVICE) {
       found = true;
       req = sys->callbacks[s].request_size;
       resp = sys->callbacks[s].response_size;
@@ -763,15 +769,16 @@ static int parse_root(parser_t *p, yaml_node_t *root, sys_system_t *sys) {
   return 0;
 }
 
-int sys_parse(const char *name, const unsigned char *data, size_t len, sys_system_t *sys,
-              char *err, size_t errlen) {
+takt_err_t takt_system_parse(const char *source, const unsigned char *data, size_t len,
+                             takt_system_desc_t *sys, char *err, size_t errlen) {
   memset(sys, 0, sizeof *sys);
-  parser_t p = {.file = name, .doc = NULL, .err = err, .errlen = errlen};
+  snprintf(sys->source, sizeof sys->source, "%s", source);
+  parser_t p = {.file = source, .doc = NULL, .err = err, .errlen = errlen};
   yaml_parser_t yp;
   yaml_document_t doc;
   if (!yaml_parser_initialize(&yp)) {
-    snprintf(err, errlen, "%s: cannot initialise the YAML parser", name);
-    return -1;
+    snprintf(err, errlen, "%s: cannot initialise the YAML parser", source);
+    return TAKT_ENOMEM;
   }
   yaml_parser_set_input_string(&yp, data, len);
   if (!yaml_parser_load(&yp, &doc)) {
@@ -781,7 +788,7 @@ int sys_parse(const char *name, const unsigned char *data, size_t len, sys_syste
             yp.problem ? yp.problem : "malformed document", yp.context ? " " : "",
             yp.context ? yp.context : "");
     yaml_parser_delete(&yp);
-    return -1;
+    return TAKT_EINVAL;
   }
   p.doc = &doc;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -790,14 +797,15 @@ int sys_parse(const char *name, const unsigned char *data, size_t len, sys_syste
   else rc = parse_root(&p, root, sys);
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);
-  return rc;
+  return rc < 0 ? TAKT_EINVAL : TAKT_OK;
 }
 
-int sys_load(const char *path, sys_system_t *sys, char *err, size_t errlen) {
+takt_err_t takt_system_load(const char *path, takt_system_desc_t *sys, char *err,
+                            size_t errlen) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
     snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    return -1;
+    return TAKT_ENOENT;
   }
   size_t cap = 1 << 16, len = 0;
   unsigned char *buf = malloc(cap);
@@ -810,7 +818,7 @@ int sys_load(const char *path, sys_system_t *sys, char *err, size_t errlen) {
       free(buf);
       fclose(f);
       snprintf(err, errlen, "%s: file larger than 16 MiB", path);
-      return -1;
+      return TAKT_ESIZE;
     }
     cap *= 2;
     unsigned char *nb = realloc(buf, cap);
@@ -820,9 +828,9 @@ int sys_load(const char *path, sys_system_t *sys, char *err, size_t errlen) {
   fclose(f);
   if (buf == NULL) {
     snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
+    return TAKT_ENOMEM;
   }
-  int rc = sys_parse(path, buf, len, sys, err, errlen);
+  takt_err_t rc = takt_system_parse(path, buf, len, sys, err, errlen);
   free(buf);
   return rc;
 }

@@ -1,0 +1,264 @@
+/* takt system descriptions: a whole application (nodes, timers, subscriptions, fusions, cyclic
+ * timers, services, clients, topics, groups, chains, executor, links) described in YAML, parsed
+ * into plain structs, and built into takt entities on a context. The runner (takt-run) and later
+ * backends use it; what a callback's job does beyond its kind (synthetic work, what it publishes)
+ * and what is done with violations are the caller's, through takt_system_hooks_t.
+ *
+ * Errors are one line naming the file, the line and the item: "robot.yaml:12:7: period_ms must
+ * be a number, not 'fast'" (parser), "robot.yaml:6: callback 'tick': priority 95 is outside the
+ * preempt executor's SCHED_FIFO range 1..80" (builder). */
+#ifndef TAKT_SYSTEM_H
+#define TAKT_SYSTEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "takt/bridge.h"
+#include "takt/core.h"
+#include "takt/daemon.h"
+#include "takt/exec.h"
+#include "takt/link.h"
+#include "takt/timing.h"
+
+#if TAKT_WITH_PUBSUB && TAKT_WITH_RPC && TAKT_WITH_TIMING
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the description ----------------------------------------------------------------------- */
+
+#define TAKT_SYSTEM_NAME 64
+#define TAKT_SYSTEM_SOURCE 256 /* bytes of the source name kept for messages */
+#define TAKT_SYSTEM_MAX_TOPICS 64
+#define TAKT_SYSTEM_MAX_NODES 32
+#define TAKT_SYSTEM_MAX_CALLBACKS 128
+#define TAKT_SYSTEM_MAX_CHAINS 16
+#define TAKT_SYSTEM_MAX_CHAIN_LEN 16
+#define TAKT_SYSTEM_MAX_PUBLISH 8
+#define TAKT_SYSTEM_MAX_LINKS 4
+#define TAKT_SYSTEM_MAX_ROUTES 32
+#define TAKT_SYSTEM_MAX_INPUTS 8
+#define TAKT_SYSTEM_MAX_GROUPS 16
+
+/* FUSION: runs when every input has a new message (one subscription per input);
+ * CYCLIC: a timer that takes the latest message of each input.
+ * SERVICE: answers requests; CLIENT: a timer that calls a service each period, and the
+ * callback that consumes the answer. */
+typedef enum {
+  TAKT_SYSTEM_TIMER = 0,
+  TAKT_SYSTEM_SUBSCRIPTION = 1,
+  TAKT_SYSTEM_FUSION = 2,
+  TAKT_SYSTEM_CYCLIC = 3,
+  TAKT_SYSTEM_SERVICE = 4,
+  TAKT_SYSTEM_CLIENT = 5
+} takt_system_cb_kind_t;
+
+/* `line` fields: the line of the item in the source (1-based; 0 for an item not read from one). */
+
+typedef struct takt_system_group {
+  char name[TAKT_SYSTEM_NAME];
+  bool reentrant;
+  int line;
+} takt_system_group_t;
+
+typedef struct takt_system_topic {
+  char name[TAKT_SYSTEM_NAME];
+  uint32_t size;  /* payload bytes */
+  uint32_t slots; /* message slots */
+  int line;
+} takt_system_topic_t;
+
+typedef struct takt_system_callback {
+  char name[TAKT_SYSTEM_NAME];
+  char node[TAKT_SYSTEM_NAME];
+  takt_system_cb_kind_t kind;
+  int64_t period_ns, phase_ns;                              /* timers */
+  char topic[TAKT_SYSTEM_NAME];                             /* subscriptions */
+  char inputs[TAKT_SYSTEM_MAX_INPUTS][TAKT_SYSTEM_NAME];    /* fusions and cyclic timers */
+  char service[TAKT_SYSTEM_NAME];                           /* clients: the service they call */
+  uint32_t request_size, response_size;                     /* services and clients */
+  uint32_t n_inputs;
+  uint32_t depth;
+  char group[TAKT_SYSTEM_NAME]; /* callback group ("" = the node's default group) */
+  uint64_t cpus;                /* preempt: CPUs its jobs may use (0 = the executor's) */
+  int64_t work_ns;              /* synthetic busy work per run (the caller's hook does it) */
+  int32_t priority;
+  bool has_priority;
+  int64_t deadline_ns;
+  /* timing constraints of a subscription (µRT): class and tau / delta / epsilon, 0 = off */
+  int rt_class; /* takt_rt_class_t */
+  int64_t latency_ns, jitter_ns, rate_ns;
+  int64_t usefulness_zero_ns; /* SOFT: usefulness falls linearly from 1 to 0 at this latency */
+  bool recover;               /* HARD: on_violation: continue (count it) instead of panic */
+  char publish[TAKT_SYSTEM_MAX_PUBLISH][TAKT_SYSTEM_NAME];
+  uint32_t n_publish;
+  int line;
+} takt_system_callback_t;
+
+typedef struct takt_system_chain {
+  char name[TAKT_SYSTEM_NAME];
+  int64_t deadline_ns;
+  char callbacks[TAKT_SYSTEM_MAX_CHAIN_LEN][TAKT_SYSTEM_NAME];
+  uint32_t n;
+  int line;
+} takt_system_chain_t;
+
+typedef struct takt_system_route {
+  char topic[TAKT_SYSTEM_NAME];
+  uint16_t entity;
+  uint8_t priority; /* exports: priority of the remote callback it feeds */
+  bool reliable;
+  int line;
+} takt_system_route_t;
+
+typedef struct takt_system_service_route {
+  char name[TAKT_SYSTEM_NAME];
+  uint16_t entity;
+  uint8_t priority; /* of the frames: the remote callback they feed */
+  bool import;      /* import: served on the other side; export: a local service */
+  uint32_t request_size, response_size;
+  int line;
+} takt_system_service_route_t;
+
+/** A link to another takt process (or a microcontroller) and the topics it carries. */
+typedef struct takt_system_link {
+  char name[TAKT_SYSTEM_NAME];
+  char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
+  bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
+  takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_exports, n_imports;
+  takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_services;
+  int line;
+} takt_system_link_t;
+
+/** A whole system. Plain data: a caller may fill or edit one (the parser checks what it reads;
+ * the builder checks every name it looks up). */
+typedef struct takt_system_desc {
+  char source[TAKT_SYSTEM_SOURCE]; /* where it was read from (the file), named in messages */
+  char name[TAKT_SYSTEM_NAME];
+  char executor[16];    /* "tide", "batch", "preempt" or "waitset" */
+  bool edf;             /* scheduling: edf (preempt) */
+  uint32_t threads;     /* preempt workers / waitset threads (0 = the executor's default) */
+  uint64_t cpus;        /* CPUs of the executor's threads (0 = all) */
+  takt_system_group_t groups[TAKT_SYSTEM_MAX_GROUPS];
+  uint32_t n_groups;
+  double duration_s;
+  bool pods_priorities; /* priorities: pods (default) or explicit */
+  char node_names[TAKT_SYSTEM_MAX_NODES][TAKT_SYSTEM_NAME];
+  int node_lines[TAKT_SYSTEM_MAX_NODES];
+  uint32_t n_nodes;
+  takt_system_topic_t topics[TAKT_SYSTEM_MAX_TOPICS];
+  uint32_t n_topics;
+  takt_system_callback_t callbacks[TAKT_SYSTEM_MAX_CALLBACKS];
+  uint32_t n_callbacks;
+  takt_system_chain_t chains[TAKT_SYSTEM_MAX_CHAINS];
+  uint32_t n_chains;
+  takt_system_link_t links[TAKT_SYSTEM_MAX_LINKS];
+  uint32_t n_links;
+} takt_system_desc_t;
+
+/**
+ * Parse a YAML system description from memory; `source` names it in messages (and is kept in
+ * desc->source). On bad input returns TAKT_EINVAL and writes "source:line[:col]: what is wrong"
+ * to err (errlen bytes). Never crashes on any bytes (fuzzed). Allocates while parsing (libyaml);
+ * not for a real-time path. Thread-safe (no shared state).
+ */
+takt_err_t takt_system_parse(const char *source, const unsigned char *data, size_t len,
+                             takt_system_desc_t *desc, char *err, size_t errlen);
+/** Read and parse the file at path (at most 16 MiB). As takt_system_parse; TAKT_ENOENT if the
+ * file cannot be opened, TAKT_ESIZE if it is too large, TAKT_ENOMEM. */
+takt_err_t takt_system_load(const char *path, takt_system_desc_t *desc, char *err, size_t errlen);
+
+/** Index of the topic, callback or group of that name in desc, -1 if none. O(n). */
+int takt_system_desc_find_topic(const takt_system_desc_t *desc, const char *name);
+int takt_system_desc_find_callback(const takt_system_desc_t *desc, const char *name);
+int takt_system_desc_find_group(const takt_system_desc_t *desc, const char *name);
+int takt_system_desc_find_node(const takt_system_desc_t *desc, const char *name);
+/** Does cb take messages of topic (a subscription's topic, a fusion's input)? Sets *input (may be
+ * NULL) to the input index (0 for a subscription). */
+bool takt_system_callback_consumes(const takt_system_callback_t *cb, const char *topic,
+                                   uint32_t *input);
+
+/** Capacities of a context that can hold the system (with its links' bridges) — the maxima of
+ * the description's limits, so that any description fits — and an arena for its topics' slots.
+ * Leaves cfg->clock and cfg->arena as they are. */
+void takt_system_context_config(const takt_system_desc_t *desc, takt_context_config_t *cfg);
+
+/* ---- the built system ---------------------------------------------------------------------- */
+
+typedef struct takt_system takt_system_t;
+
+/** One job of a callback of the system, after what its kind does: a fusion's inputs have all
+ * arrived (the job of the input that completed the set), a cyclic timer has taken the newest
+ * message of each input, a client has taken its service's answer. */
+typedef struct takt_system_job {
+  uint32_t index;            /* the callback: index in the description's callbacks */
+  const takt_message_t *msg; /* subscription / fusion input / service request; NULL for timers */
+  void *response;            /* services: the answer to fill (response_size bytes, zeroed) */
+} takt_system_job_t;
+
+/** What the caller adds to the system's callbacks. Each may be NULL. Called on executor, worker
+ * or validator threads; must not block. */
+typedef struct takt_system_hooks {
+  /** A job's work: synthetic load, publishing (takt_system_publisher), filling a response. */
+  void (*job)(takt_system_t *sys, const takt_system_job_t *job, void *user);
+  /** A timing violation (the context's observer while the system exists): index of the
+   * consumer's callback in the description, -1 if it is none of them (a bridge's). */
+  void (*violation)(takt_system_t *sys, int32_t index, const takt_violation_t *v, void *user);
+  void *user;
+} takt_system_hooks_t;
+
+/**
+ * Build desc on ctx (in its startup phase): groups, topics (byte-blob types of their sizes),
+ * nodes, publishers, subscriptions, fusions, cyclic timers, timers, services with their
+ * constraints, chains, PoDS priorities (priorities: pods), the executor desc->executor names
+ * (options from desc: scheduling, threads, cpus) with every node attached, links (daemon, bridge
+ * node, link opened, frames served by the executor or the bridge's input thread), then clients.
+ * desc is copied. Whatever the executor or core refuses (TAKT_ERANGE for a preempt FP priority
+ * outside its SCHED_FIFO range, a full pool, an unknown name) returns that error, writes one line
+ * "source:line: item: what is wrong" to err and leaves nothing built (*out stays NULL).
+ * Allocates (init time only). Not thread-safe with respect to ctx.
+ */
+takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc,
+                             const takt_system_hooks_t *hooks, takt_system_t **out, char *err,
+                             size_t errlen);
+/**
+ * Tear everything down in order: links closed, bridges and daemons destroyed, the executor
+ * destroyed, clients, chains, nodes (with their publishers, subscriptions, timers and services)
+ * and topics destroyed, the violation observer removed. The executor must not be spinning.
+ * Callback groups stay in the context (the core cannot destroy them); a later build reuses them
+ * by name. NULL is a no-op.
+ */
+void takt_system_destroy(takt_system_t *sys);
+
+/* Accessors (O(1); an index out of range gives NULL, or 0). Indices are the description's. */
+const takt_system_desc_t *takt_system_desc(const takt_system_t *sys);
+takt_context_t *takt_system_context(const takt_system_t *sys);
+takt_executor_t *takt_system_executor(const takt_system_t *sys);
+takt_topic_t *takt_system_topic(const takt_system_t *sys, uint32_t index);
+takt_node_t *takt_system_node(const takt_system_t *sys, uint32_t index);
+/** The callback whose attributes and runs represent it (a fusion: its first input's). */
+takt_callback_t *takt_system_callback(const takt_system_t *sys, uint32_t index);
+/** Its timer (timers, cyclic timers, clients), else NULL. */
+takt_timer_t *takt_system_timer(const takt_system_t *sys, uint32_t index);
+/** Its subscription (subscriptions), else NULL. */
+takt_subscription_t *takt_system_subscription(const takt_system_t *sys, uint32_t index);
+/** The publisher of its k-th published topic (desc callbacks[index].publish[k]), else NULL. */
+takt_publisher_t *takt_system_publisher(const takt_system_t *sys, uint32_t index, uint32_t k);
+/** Clients: answers taken, and calls refused or declined (the service's queue full, the service
+ * failed, or its link lost the request). Thread-safe. */
+void takt_system_client_counts(const takt_system_t *sys, uint32_t index, uint64_t *answers,
+                               uint64_t *refused);
+takt_chain_t *takt_system_chain(const takt_system_t *sys, uint32_t index);
+takt_bridge_t *takt_system_bridge(const takt_system_t *sys, uint32_t index);
+takt_daemon_t *takt_system_daemon(const takt_system_t *sys, uint32_t index);
+takt_link_t *takt_system_link(const takt_system_t *sys, uint32_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TAKT_WITH_PUBSUB && TAKT_WITH_RPC && TAKT_WITH_TIMING */
+#endif

@@ -1,0 +1,752 @@
+/* The system builder (takt/system.h): every takt entity of a description created in order on a
+ * context, kept in one takt_system_t, torn down in reverse. The behaviour of each callback kind
+ * (a fusion waits for all its inputs, a cyclic timer takes the newest inputs, a service answers,
+ * a client calls and takes the answer) is here; the work of a job is the caller's hook. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "takt/system.h"
+
+#define MAX_TOPICS TAKT_SYSTEM_MAX_TOPICS
+#define MAX_NODES TAKT_SYSTEM_MAX_NODES
+#define MAX_CALLBACKS TAKT_SYSTEM_MAX_CALLBACKS
+#define MAX_CHAINS TAKT_SYSTEM_MAX_CHAINS
+#define MAX_LINKS TAKT_SYSTEM_MAX_LINKS
+#define MAX_PUBLISH TAKT_SYSTEM_MAX_PUBLISH
+#define MAX_INPUTS TAKT_SYSTEM_MAX_INPUTS
+#define SVC_TYPES 64 /* byte-blob types of the distinct request and response sizes */
+#define TYPE_NAME 32
+
+typedef struct sys_cb sys_cb_t;
+
+typedef struct fusion_input {
+  sys_cb_t *c;
+  uint32_t bit;
+} fusion_input_t;
+
+/* What one callback of the description became. */
+struct sys_cb {
+  takt_system_t *sys;
+  uint32_t index;
+  const takt_system_callback_t *desc; /* in sys->desc */
+  takt_callback_t *cb;
+  takt_publisher_t *pubs[MAX_PUBLISH];
+  takt_timer_t *timer;
+  takt_subscription_t *sub;
+  /* fusions and cyclic timers: one subscription per input */
+  takt_subscription_t *in_subs[MAX_INPUTS];
+  uint32_t in_size[MAX_INPUTS];
+  fusion_input_t in_ctx[MAX_INPUTS];
+  atomic_uint arrived; /* fusions: a bit per input that has a new message */
+  uint8_t *scratch;    /* cyclic timers: where inputs are taken to; clients: the answer */
+  uint8_t *request;    /* clients: the request they send */
+  takt_service_t *srv;
+  takt_client_t *client;
+  atomic_ulong answers, refused; /* clients */
+};
+
+struct takt_system {
+  takt_context_t *ctx;
+  takt_system_desc_t desc;
+  takt_system_hooks_t hooks;
+  bool observing; /* the context's violation observer is ours */
+  char *err;      /* the caller's message buffer, while building */
+  size_t errlen;
+  takt_executor_kind_t kind;
+  takt_executor_options_t eo;
+  takt_type_support_t types[MAX_TOPICS];
+  char type_names[MAX_TOPICS][TYPE_NAME];
+  takt_type_support_t svc_types[SVC_TYPES];
+  char svc_type_names[SVC_TYPES][TYPE_NAME];
+  uint32_t n_svc_types;
+  uint32_t max_payload; /* largest topic */
+  takt_topic_t *topics[MAX_TOPICS];
+  takt_node_t *nodes[MAX_NODES];
+  sys_cb_t cbs[MAX_CALLBACKS];
+  takt_chain_t *chains[MAX_CHAINS];
+  takt_executor_t *exec;
+  takt_daemon_t *daemons[MAX_LINKS];
+  takt_bridge_t *bridges[MAX_LINKS];
+  takt_link_t *links[MAX_LINKS];
+};
+
+/* ---- messages ---- */
+
+/* "source:line: what is wrong" into the caller's buffer (the parts known); returns rc. */
+__attribute__((format(printf, 4, 5))) static takt_err_t fail(takt_system_t *s, int line,
+                                                             takt_err_t rc, const char *fmt, ...) {
+  if (s->err == NULL || s->errlen == 0) return rc;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *src = s->desc.source;
+  if (src[0] != '\0' && line > 0) snprintf(s->err, s->errlen, "%s:%d: %s", src, line, msg);
+  else if (src[0] != '\0') snprintf(s->err, s->errlen, "%s: %s", src, msg);
+  else if (line > 0) snprintf(s->err, s->errlen, "line %d: %s", line, msg);
+  else snprintf(s->err, s->errlen, "%s", msg);
+  return rc;
+}
+
+/* A callback the executor refused (creating it on an attached node, or attaching its node). */
+static takt_err_t callback_refused(takt_system_t *s, const takt_system_callback_t *d,
+                                   int32_t priority, takt_err_t rc) {
+  if (rc == TAKT_ERANGE)
+    return fail(s, d->line, rc,
+                "callback '%s': priority %d is outside the %s executor's SCHED_FIFO range %d..%d",
+                d->name, (int)priority, takt_executor_kind_name(s->kind),
+                (int)s->eo.preempt.prio_min, (int)s->eo.preempt.prio_max);
+  return fail(s, d->line, rc, "callback '%s': %s", d->name, takt_strerror(rc));
+}
+
+/* ---- what the callbacks do ---- */
+
+static void run_job(sys_cb_t *c, const takt_message_t *msg, void *response) {
+  takt_system_t *s = c->sys;
+  if (s->hooks.job == NULL) return;
+  takt_system_job_t job = {.index = c->index, .msg = msg, .response = response};
+  s->hooks.job(s, &job, s->hooks.user);
+}
+
+static void on_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  run_job(user, NULL, NULL);
+}
+
+static void on_message(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
+  (void)sub;
+  run_job(user, msg, NULL);
+}
+
+/* A fusion runs in the job of the input that completes the set, and starts a new set. */
+static void on_fusion_input(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
+  (void)sub;
+  fusion_input_t *in = user;
+  sys_cb_t *c = in->c;
+  uint32_t all = (1u << c->desc->n_inputs) - 1u;
+  uint32_t seen = atomic_fetch_or(&c->arrived, in->bit) | in->bit;
+  if (seen != all) return;
+  atomic_store(&c->arrived, 0u);
+  run_job(c, msg, NULL);
+}
+
+/* A cyclic timer consumes the newest message of each input (if any) at every release. */
+static void on_cyclic(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  sys_cb_t *c = user;
+  for (uint32_t i = 0; i < c->desc->n_inputs; i++)
+    (void)takt_take_latest(c->in_subs[i], c->scratch, c->in_size[i], NULL);
+  run_job(c, NULL, NULL);
+}
+
+/* A service's job fills the (zeroed) answer. */
+static takt_err_t on_service(takt_service_t *srv, const takt_message_t *req, void *resp,
+                             void *user) {
+  (void)srv;
+  sys_cb_t *c = user;
+  memset(resp, 0, c->desc->response_size);
+  run_job(c, req, resp);
+  return TAKT_OK;
+}
+
+/* A client's timer calls its service without waiting; the answer comes to on_answer. */
+static void on_client_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  sys_cb_t *c = user;
+  takt_future_t f;
+  if (takt_client_call(c->client, c->request, c->desc->request_size, &f) != TAKT_OK)
+    atomic_fetch_add(&c->refused, 1);
+}
+
+static void on_answer(takt_client_t *client, takt_future_t f, void *user) {
+  (void)client;
+  sys_cb_t *c = user;
+  if (takt_future_take(&f, c->scratch, c->desc->response_size) != TAKT_OK) {
+    atomic_fetch_add(&c->refused, 1); /* the service declined (or its link lost it) */
+    return;
+  }
+  atomic_fetch_add(&c->answers, 1);
+  run_job(c, NULL, NULL);
+}
+
+static float linear_usefulness(int64_t latency, void *user) {
+  const takt_system_callback_t *d = user;
+  return 1.0f - (float)((double)latency / (double)d->usefulness_zero_ns);
+}
+
+static bool recover_by_counting(const takt_violation_t *v, void *user) {
+  (void)v;
+  (void)user;
+  return true; /* on_violation: continue */
+}
+
+static void on_violation(const takt_violation_t *v, void *user) {
+  takt_system_t *s = user;
+  int32_t index = takt_system_desc_find_callback(&s->desc, v->consumer);
+  s->hooks.violation(s, index, v, s->hooks.user);
+}
+
+/* Byte-blob type supports of the sizes services use ("takt/Bytes<size>"), made on demand. */
+static const takt_type_support_t *bytes_type(takt_system_t *s, uint32_t size) {
+  for (uint32_t i = 0; i < s->n_svc_types; i++)
+    if (s->svc_types[i].size == size) return &s->svc_types[i];
+  if (s->n_svc_types == SVC_TYPES) return NULL;
+  uint32_t i = s->n_svc_types++;
+  snprintf(s->svc_type_names[i], sizeof s->svc_type_names[i], "takt/Bytes%u", size);
+  s->svc_types[i] = (takt_type_support_t){s->svc_type_names[i], NULL, size, NULL, NULL};
+  return &s->svc_types[i];
+}
+
+/* ---- building, step by step ---- */
+
+/* The description's counts fit its arrays (a caller may have filled it by hand). */
+static takt_err_t check_limits(takt_system_t *s) {
+  const takt_system_desc_t *d = &s->desc;
+  if (d->n_topics > MAX_TOPICS || d->n_nodes > MAX_NODES || d->n_callbacks > MAX_CALLBACKS ||
+      d->n_chains > MAX_CHAINS || d->n_links > MAX_LINKS || d->n_groups > TAKT_SYSTEM_MAX_GROUPS)
+    return fail(s, 0, TAKT_EINVAL, "more topics, nodes, callbacks, chains, links or groups than "
+                                   "takt/system.h allows");
+  for (uint32_t i = 0; i < d->n_callbacks; i++) {
+    const takt_system_callback_t *c = &d->callbacks[i];
+    if (c->n_publish > MAX_PUBLISH || c->n_inputs > MAX_INPUTS || (uint32_t)c->kind > 5u)
+      return fail(s, c->line, TAKT_EINVAL, "callback '%s': bad kind, publish or input count",
+                  c->name);
+    if ((c->kind == TAKT_SYSTEM_FUSION || c->kind == TAKT_SYSTEM_CYCLIC) && c->n_inputs == 0)
+      return fail(s, c->line, TAKT_EINVAL, "callback '%s' has no inputs", c->name);
+  }
+  for (uint32_t i = 0; i < d->n_chains; i++)
+    if (d->chains[i].n == 0 || d->chains[i].n > TAKT_SYSTEM_MAX_CHAIN_LEN)
+      return fail(s, d->chains[i].line, TAKT_EINVAL, "chain '%s' has %u callbacks (1..%d)",
+                  d->chains[i].name, d->chains[i].n, TAKT_SYSTEM_MAX_CHAIN_LEN);
+  for (uint32_t i = 0; i < d->n_links; i++) {
+    const takt_system_link_t *l = &d->links[i];
+    if (l->n_exports > TAKT_SYSTEM_MAX_ROUTES || l->n_imports > TAKT_SYSTEM_MAX_ROUTES ||
+        l->n_services > TAKT_SYSTEM_MAX_ROUTES)
+      return fail(s, l->line, TAKT_EINVAL, "link '%s': more than %d routes", l->name,
+                  TAKT_SYSTEM_MAX_ROUTES);
+  }
+  return TAKT_OK;
+}
+
+static takt_err_t observe(takt_system_t *s) {
+  if (s->hooks.violation == NULL) return TAKT_OK;
+  takt_err_t rc = takt_timing_set_observer(s->ctx, on_violation, s);
+  if (rc < 0) return fail(s, 0, rc, "violation observer: %s", takt_strerror(rc));
+  s->observing = true;
+  return TAKT_OK;
+}
+
+/* Groups are context-wide and outlive a system (the core has no group destroy): one of the same
+ * name, left by an earlier build, is reused. */
+static takt_err_t build_groups(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_groups; i++) {
+    const takt_system_group_t *g = &s->desc.groups[i];
+    uint32_t id;
+    takt_err_t rc = takt_group_create(
+        s->ctx, g->name, g->reentrant ? TAKT_GROUP_REENTRANT : TAKT_GROUP_MUTUALLY_EXCLUSIVE, &id);
+    if (rc == TAKT_EEXIST) rc = takt_group_find(s->ctx, g->name, &id);
+    if (rc < 0) return fail(s, g->line, rc, "group '%s': %s", g->name, takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+static takt_err_t build_topics(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_topics; i++) {
+    const takt_system_topic_t *t = &s->desc.topics[i];
+    snprintf(s->type_names[i], sizeof s->type_names[i], "takt/Bytes%u", t->size);
+    s->types[i] = (takt_type_support_t){s->type_names[i], NULL, t->size, NULL, NULL};
+    takt_err_t rc = takt_topic_create(s->ctx, t->name, &s->types[i], t->slots, &s->topics[i]);
+    if (rc < 0) return fail(s, t->line, rc, "topic '%s': %s", t->name, takt_strerror(rc));
+    if (t->size > s->max_payload) s->max_payload = t->size;
+  }
+  return TAKT_OK;
+}
+
+static takt_err_t build_nodes(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_nodes; i++) {
+    takt_err_t rc = takt_node_create(s->ctx, s->desc.node_names[i], &s->nodes[i]);
+    if (rc < 0)
+      return fail(s, s->desc.node_lines[i], rc, "node '%s': %s", s->desc.node_names[i],
+                  takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+/* The node and the attributes of callback d. */
+static takt_err_t node_and_attr(takt_system_t *s, const takt_system_callback_t *d,
+                                takt_node_t **node, takt_callback_attr_t *attr) {
+  int n = takt_system_desc_find_node(&s->desc, d->node);
+  if (n < 0)
+    return fail(s, d->line, TAKT_ENOENT, "callback '%s': no node named '%s'", d->name, d->node);
+  *node = s->nodes[n];
+  *attr = (takt_callback_attr_t){
+      .priority = d->priority, .deadline_ns = d->deadline_ns, .group = 0, .cpus = d->cpus};
+  if (d->group[0] != '\0') {
+    takt_err_t rc = takt_group_find(s->ctx, d->group, &attr->group);
+    if (rc < 0)
+      return fail(s, d->line, rc, "callback '%s': group '%s': %s", d->name, d->group,
+                  takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+/* The topic named `name`, which callback d uses. */
+static takt_err_t topic_of(takt_system_t *s, const takt_system_callback_t *d, const char *name,
+                           int *out) {
+  *out = takt_system_desc_find_topic(&s->desc, name);
+  if (*out < 0)
+    return fail(s, d->line, TAKT_ENOENT, "callback '%s': no topic named '%s'", d->name, name);
+  return TAKT_OK;
+}
+
+static takt_err_t set_constraints(takt_system_t *s, sys_cb_t *c) {
+  const takt_system_callback_t *d = c->desc;
+  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+  k.rt_class = (takt_rt_class_t)d->rt_class;
+  k.latency_ns = d->latency_ns;
+  k.jitter_ns = d->jitter_ns;
+  k.rate_ns = d->rate_ns;
+  if (k.rt_class == TAKT_RT_SOFT) {
+    if (d->usefulness_zero_ns <= 0)
+      return fail(s, d->line, TAKT_EINVAL, "callback '%s': a soft subscription needs "
+                                           "usefulness_zero_ns > 0", d->name);
+    k.usefulness = linear_usefulness;
+    k.usefulness_user = (void *)d;
+  }
+  if (k.rt_class == TAKT_RT_HARD && d->recover) k.recovery = recover_by_counting;
+  takt_err_t rc = takt_subscription_set_constraints(c->sub, &k);
+  if (rc < 0) return fail(s, d->line, rc, "callback '%s': constraints: %s", d->name,
+                          takt_strerror(rc));
+  return TAKT_OK;
+}
+
+/* Every callback with its publishers; clients only their publishers (they need the services
+ * links import: build_clients). */
+static takt_err_t build_callbacks(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_callbacks; i++) {
+    sys_cb_t *c = &s->cbs[i];
+    const takt_system_callback_t *d = c->desc;
+    takt_node_t *node;
+    takt_callback_attr_t attr;
+    int ti;
+    takt_err_t rc = node_and_attr(s, d, &node, &attr);
+    for (uint32_t p = 0; p < d->n_publish && rc == TAKT_OK; p++) {
+      if ((rc = topic_of(s, d, d->publish[p], &ti)) < 0) break;
+      rc = takt_publisher_create(node, s->topics[ti], &c->pubs[p]);
+      if (rc < 0) rc = fail(s, d->line, rc, "callback '%s': publisher of '%s': %s", d->name,
+                            d->publish[p], takt_strerror(rc));
+    }
+    if (rc < 0) return rc;
+    if (d->kind == TAKT_SYSTEM_CLIENT) continue;
+    if (d->kind == TAKT_SYSTEM_FUSION || d->kind == TAKT_SYSTEM_CYCLIC) {
+      uint32_t largest = 0;
+      for (uint32_t k = 0; k < d->n_inputs; k++) {
+        TAKT_RETURN_IF_ERR(topic_of(s, d, d->inputs[k], &ti));
+        char in_name[TAKT_NAME_MAX + 16]; /* the parser keeps NAME_in<i> within TAKT_NAME_MAX */
+        snprintf(in_name, sizeof in_name, "%s_in%u", d->name, k);
+        c->in_ctx[k] = (fusion_input_t){.c = c, .bit = 1u << k};
+        c->in_size[k] = s->desc.topics[ti].size;
+        if (c->in_size[k] > largest) largest = c->in_size[k];
+        takt_subscription_options_t o = {
+            .depth = d->kind == TAKT_SYSTEM_CYCLIC ? 1 : d->depth, .attr = attr};
+        rc = takt_subscription_create(node, s->topics[ti], in_name,
+                                      d->kind == TAKT_SYSTEM_FUSION ? on_fusion_input : NULL,
+                                      &c->in_ctx[k], &o, &c->in_subs[k]);
+        if (rc < 0) return fail(s, d->line, rc, "callback '%s': input '%s': %s", d->name,
+                                d->inputs[k], takt_strerror(rc));
+      }
+      if (d->kind == TAKT_SYSTEM_CYCLIC && (c->scratch = calloc(1, largest)) == NULL)
+        return fail(s, d->line, TAKT_ENOMEM, "callback '%s': out of memory", d->name);
+    }
+    switch (d->kind) {
+    case TAKT_SYSTEM_SERVICE: {
+      const takt_type_support_t *rq = bytes_type(s, d->request_size);
+      const takt_type_support_t *rs = bytes_type(s, d->response_size);
+      if (rq == NULL || rs == NULL)
+        return fail(s, d->line, TAKT_EFULL, "callback '%s': more than %d service sizes", d->name,
+                    SVC_TYPES);
+      takt_service_options_t so = {.depth = d->depth, .attr = attr};
+      rc = takt_service_create(node, d->name, rq, rs, on_service, c, &so, &c->srv);
+      if (rc == TAKT_OK) c->cb = takt_service_callback(c->srv);
+      break;
+    }
+    case TAKT_SYSTEM_FUSION: c->cb = takt_subscription_callback(c->in_subs[0]); break;
+    case TAKT_SYSTEM_CYCLIC:
+    case TAKT_SYSTEM_TIMER:
+      rc = takt_timer_create(node, d->name, d->period_ns, d->phase_ns,
+                             d->kind == TAKT_SYSTEM_CYCLIC ? on_cyclic : on_timer, c, &attr,
+                             &c->timer);
+      if (rc == TAKT_OK) c->cb = takt_timer_callback(c->timer);
+      break;
+    case TAKT_SYSTEM_SUBSCRIPTION: {
+      TAKT_RETURN_IF_ERR(topic_of(s, d, d->topic, &ti));
+      takt_subscription_options_t o = {.depth = d->depth, .attr = attr};
+      rc = takt_subscription_create(node, s->topics[ti], d->name, on_message, c, &o, &c->sub);
+      if (rc == TAKT_OK) c->cb = takt_subscription_callback(c->sub);
+      if (rc == TAKT_OK && d->rt_class != TAKT_RT_NONE) TAKT_RETURN_IF_ERR(set_constraints(s, c));
+      break;
+    }
+    case TAKT_SYSTEM_CLIENT: break;
+    }
+    if (rc < 0) return fail(s, d->line, rc, "callback '%s': %s", d->name, takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+static takt_err_t build_chains(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_chains; i++) {
+    const takt_system_chain_t *ch = &s->desc.chains[i];
+    takt_callback_t *members[TAKT_SYSTEM_MAX_CHAIN_LEN];
+    for (uint32_t j = 0; j < ch->n; j++) {
+      int m = takt_system_desc_find_callback(&s->desc, ch->callbacks[j]);
+      if (m < 0)
+        return fail(s, ch->line, TAKT_ENOENT, "chain '%s': no callback named '%s'", ch->name,
+                    ch->callbacks[j]);
+      const sys_cb_t *c = &s->cbs[m];
+      if (c->desc->kind == TAKT_SYSTEM_CLIENT)
+        return fail(s, ch->line, TAKT_EINVAL, "chain '%s': client '%s' cannot be a chain member",
+                    ch->name, ch->callbacks[j]);
+      members[j] = c->cb;
+      if (c->desc->kind == TAKT_SYSTEM_FUSION && j > 0) { /* the input the previous member feeds */
+        const takt_system_callback_t *prev =
+            &s->desc.callbacks[takt_system_desc_find_callback(&s->desc, ch->callbacks[j - 1])];
+        uint32_t in = 0;
+        for (uint32_t k = 0; k < prev->n_publish; k++)
+          if (takt_system_callback_consumes(c->desc, prev->publish[k], &in)) break;
+        members[j] = takt_subscription_callback(c->in_subs[in]);
+      }
+    }
+    takt_err_t rc =
+        takt_chain_create(s->ctx, ch->name, members, ch->n, ch->deadline_ns, &s->chains[i]);
+    if (rc < 0) return fail(s, ch->line, rc, "chain '%s': %s", ch->name, takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+/* PoDS: chains in file order = rank; callbacks outside chains keep their (default 0) priority,
+ * so chains start above the largest explicit priority of a callback. */
+static takt_err_t assign_priorities(takt_system_t *s) {
+  if (!s->desc.pods_priorities || s->desc.n_chains == 0) return TAKT_OK;
+  int32_t base = 0;
+  for (uint32_t i = 0; i < s->desc.n_callbacks; i++)
+    if (s->desc.callbacks[i].has_priority && s->desc.callbacks[i].priority > base)
+      base = s->desc.callbacks[i].priority;
+  takt_err_t rc = takt_chain_assign_priorities(s->chains, s->desc.n_chains, base);
+  if (rc < 0)
+    return fail(s, s->desc.chains[0].line, rc, "assigning PoDS priorities: %s",
+                takt_strerror(rc));
+  return TAKT_OK;
+}
+
+static void probe_noop(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  (void)user;
+}
+
+/* The executor refused node ni (why: TAKT_ERANGE, TAKT_EBUSY): ask it about each callback of the
+ * node in turn — a timer with that callback's attributes on a probe node it serves — so that the
+ * message names the callback while the rule stays the executor's. */
+static takt_err_t attach_refused(takt_system_t *s, uint32_t ni, takt_err_t why) {
+  const char *name = s->desc.node_names[ni];
+  takt_node_t *probe = NULL;
+  takt_err_t rc = takt_node_create(s->ctx, "takt_system_probe", &probe);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(s->exec, probe);
+  for (uint32_t i = 0; i < s->desc.n_callbacks && rc == TAKT_OK; i++) {
+    const sys_cb_t *c = &s->cbs[i];
+    if (c->cb == NULL || strcmp(c->desc->node, name) != 0) continue;
+    takt_callback_t *own[1 + MAX_INPUTS] = {c->cb};
+    uint32_t n = 1;
+    for (uint32_t k = 0; k < c->desc->n_inputs; k++)
+      if (c->in_subs[k] != NULL) own[n++] = takt_subscription_callback(c->in_subs[k]);
+    for (uint32_t k = 0; k < n; k++) {
+      takt_callback_attr_t a;
+      takt_callback_get_attr(own[k], &a); /* PoDS may have set the priority */
+      takt_timer_t *t;
+      takt_err_t e = takt_timer_create(probe, "probe", TAKT_NS_PER_S, 0, probe_noop, NULL, &a, &t);
+      if (e == TAKT_OK) {
+        (void)takt_timer_destroy(t);
+      } else if (e == why) {
+        if (probe != NULL) (void)takt_executor_remove_node(s->exec, probe);
+        (void)takt_node_destroy(probe);
+        return callback_refused(s, c->desc, a.priority, why);
+      }
+    }
+  }
+  if (probe != NULL) {
+    (void)takt_executor_remove_node(s->exec, probe);
+    (void)takt_node_destroy(probe);
+  }
+  return fail(s, s->desc.node_lines[ni], why, "node '%s': %s", name, takt_strerror(why));
+}
+
+static takt_err_t build_executor(takt_system_t *s) {
+  if (takt_executor_kind_parse(s->desc.executor, &s->kind) < 0)
+    return fail(s, 0, TAKT_EINVAL, "executor '%s' is not tide, batch, preempt or waitset",
+                s->desc.executor);
+  takt_executor_options_t eo = takt_executor_options_default(s->kind);
+  if (s->kind == TAKT_EXEC_PREEMPT) {
+    eo.preempt.sched = s->desc.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
+    if (s->desc.threads > 0) eo.preempt.threads = s->desc.threads;
+    eo.preempt.cpus = s->desc.cpus;
+  } else if (s->kind == TAKT_EXEC_WAITSET) {
+    if (s->desc.threads > 0) eo.waitset.threads = s->desc.threads;
+    eo.waitset.cpus = s->desc.cpus;
+  }
+  s->eo = eo;
+  takt_err_t rc = takt_executor_create(s->ctx, s->kind, &s->eo, &s->exec);
+  if (rc < 0)
+    return fail(s, 0, rc, "executor '%s': %s", s->desc.executor, takt_strerror(rc));
+  /* the executor accepts each callback's attributes, or says which it refuses */
+  for (uint32_t i = 0; i < s->desc.n_nodes; i++) {
+    rc = takt_executor_add_node(s->exec, s->nodes[i]);
+    if (rc == TAKT_ERANGE || rc == TAKT_EBUSY) return attach_refused(s, i, rc);
+    if (rc < 0)
+      return fail(s, s->desc.node_lines[i], rc, "node '%s': %s", s->desc.node_names[i],
+                  takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+/* Links: a daemon, a bridge node and a link each (after the topics exist). */
+static takt_err_t build_links(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_links; i++) {
+    const takt_system_link_t *l = &s->desc.links[i];
+    char what[256];
+    snprintf(what, sizeof what, "link '%s' (%s)", l->name, l->spec);
+    takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+    dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
+    if (s->max_payload > dc.max_payload) dc.max_payload = s->max_payload;
+    if (dc.max_payload > TAKT_FRAME_MAX_PAYLOAD)
+      return fail(s, l->line, TAKT_ESIZE, "%s: a topic of %u bytes is larger than a frame (%u)",
+                  what, dc.max_payload, (unsigned)TAKT_FRAME_MAX_PAYLOAD);
+    takt_err_t rc = takt_daemon_create(&dc, &s->daemons[i]);
+    if (rc < 0) return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
+    char node[TAKT_SYSTEM_NAME];
+    snprintf(node, sizeof node, "bridge_%.48s", l->name);
+    rc = takt_bridge_create(s->ctx, s->daemons[i], node, &s->bridges[i]);
+    if (rc < 0) return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
+    for (uint32_t r = 0; r < l->n_exports + l->n_imports; r++) {
+      bool is_export = r < l->n_exports;
+      const takt_system_route_t *e = is_export ? &l->exports[r] : &l->imports[r - l->n_exports];
+      int ti = takt_system_desc_find_topic(&s->desc, e->topic);
+      if (ti < 0)
+        return fail(s, e->line, TAKT_ENOENT, "%s: no topic named '%s'", what, e->topic);
+      rc = is_export ? takt_bridge_export(s->bridges[i], s->topics[ti], e->entity, e->priority,
+                                          e->reliable)
+                     : takt_bridge_import(s->bridges[i], s->topics[ti], e->entity);
+      if (rc < 0)
+        return fail(s, e->line, rc, "%s: %s of topic '%s': %s", what,
+                    is_export ? "export" : "import", e->topic, takt_strerror(rc));
+    }
+    for (uint32_t k = 0; k < l->n_services; k++) {
+      const takt_system_service_route_t *sr = &l->services[k];
+      const takt_type_support_t *rq = bytes_type(s, sr->request_size);
+      const takt_type_support_t *rs = bytes_type(s, sr->response_size);
+      if (rq == NULL || rs == NULL) rc = TAKT_EFULL;
+      else if (sr->import)
+        rc = takt_bridge_import_service(s->bridges[i], sr->name, rq, rs, sr->entity, sr->priority);
+      else
+        rc = takt_bridge_export_service(s->bridges[i], sr->name, rq, rs, sr->entity, sr->priority);
+      if (rc < 0)
+        return fail(s, sr->line, rc, "%s: service '%s': %s", what, sr->name, takt_strerror(rc));
+    }
+    takt_link_handlers_t h = takt_daemon_link_handlers(s->daemons[i]);
+    if ((rc = takt_link_open(l->spec, &h, &s->links[i])) < 0 ||
+        (rc = takt_daemon_attach(s->daemons[i], s->links[i])) < 0 ||
+        (rc = takt_executor_add_node(s->exec, takt_bridge_node(s->bridges[i]))) < 0)
+      return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
+    /* tide and batch take received frames in their collection phase (PoDS §5.2); the others
+     * have none: the bridge's input thread takes them as they come */
+    rc = takt_bridge_serve(s->bridges[i], s->exec);
+    if (rc == TAKT_ENOTSUP) rc = takt_bridge_start(s->bridges[i]);
+    if (rc < 0) return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
+  }
+  return TAKT_OK;
+}
+
+/* Clients: after the links, which create the stand-ins of imported services. Their nodes are
+ * attached already, so the executor checks each one as it is created. */
+static takt_err_t build_clients(takt_system_t *s) {
+  for (uint32_t i = 0; i < s->desc.n_callbacks; i++) {
+    sys_cb_t *c = &s->cbs[i];
+    const takt_system_callback_t *d = c->desc;
+    if (d->kind != TAKT_SYSTEM_CLIENT) continue;
+    takt_node_t *node;
+    takt_callback_attr_t attr;
+    TAKT_RETURN_IF_ERR(node_and_attr(s, d, &node, &attr));
+    const takt_type_support_t *rq = bytes_type(s, d->request_size);
+    const takt_type_support_t *rs = bytes_type(s, d->response_size);
+    c->scratch = calloc(1, d->response_size > 0 ? d->response_size : 1);
+    c->request = calloc(1, d->request_size > 0 ? d->request_size : 1);
+    if (rq == NULL || rs == NULL || c->scratch == NULL || c->request == NULL)
+      return fail(s, d->line, TAKT_ENOMEM, "client '%s': out of memory or service sizes",
+                  d->name);
+    takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+    co.attr = attr;
+    takt_err_t rc = takt_client_create(node, d->service, rq, rs, on_answer, c, &co, &c->client);
+    if (rc == TAKT_ERANGE) return callback_refused(s, d, attr.priority, rc);
+    if (rc < 0)
+      return fail(s, d->line, rc, "client '%s' of service '%s': %s", d->name, d->service,
+                  takt_strerror(rc));
+    rc = takt_timer_create(node, d->name, d->period_ns, d->phase_ns, on_client_timer, c, &attr,
+                           &c->timer);
+    if (rc < 0) return callback_refused(s, d, attr.priority, rc);
+    c->cb = takt_timer_callback(c->timer);
+  }
+  return TAKT_OK;
+}
+
+/* ---- the object ---- */
+
+takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc,
+                             const takt_system_hooks_t *hooks, takt_system_t **out, char *err,
+                             size_t errlen) {
+  if (err != NULL && errlen > 0) err[0] = '\0';
+  if (out != NULL) *out = NULL;
+  if (ctx == NULL || desc == NULL || out == NULL) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "takt_system_build: invalid argument");
+    return TAKT_EINVAL;
+  }
+  takt_system_t *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: out of memory", desc->source);
+    return TAKT_ENOMEM;
+  }
+  s->ctx = ctx;
+  s->desc = *desc;
+  s->desc.source[sizeof s->desc.source - 1] = '\0';
+  if (hooks != NULL) s->hooks = *hooks;
+  s->err = err;
+  s->errlen = errlen;
+  for (uint32_t i = 0; i < MAX_CALLBACKS; i++) {
+    s->cbs[i].sys = s;
+    s->cbs[i].index = i;
+    s->cbs[i].desc = &s->desc.callbacks[i];
+    atomic_init(&s->cbs[i].arrived, 0u);
+    atomic_init(&s->cbs[i].answers, 0ul);
+    atomic_init(&s->cbs[i].refused, 0ul);
+  }
+  static takt_err_t (*const steps[])(takt_system_t *) = {
+      check_limits,      observe,          build_groups,   build_topics,
+      build_nodes,       build_callbacks,  build_chains,   assign_priorities,
+      build_executor,    build_links,      build_clients};
+  takt_err_t rc = TAKT_OK;
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0] && rc == TAKT_OK; i++) rc = steps[i](s);
+  s->err = NULL;
+  s->errlen = 0;
+  if (rc < 0) {
+    takt_system_destroy(s);
+    return rc;
+  }
+  *out = s;
+  return TAKT_OK;
+}
+
+void takt_system_destroy(takt_system_t *s) {
+  if (s == NULL) return;
+  /* links first: nothing arrives any more; the bridges' nodes leave the executor, then go */
+  for (uint32_t i = 0; i < MAX_LINKS; i++)
+    if (s->links[i] != NULL) takt_link_close(s->links[i]);
+  for (uint32_t i = 0; i < MAX_LINKS; i++) {
+    if (s->bridges[i] == NULL) continue;
+    if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->bridges[i]));
+    takt_bridge_destroy(s->bridges[i]);
+  }
+  for (uint32_t i = 0; i < MAX_LINKS; i++)
+    if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
+  if (s->exec != NULL) (void)takt_executor_destroy(s->exec);
+  /* clients before nodes: a node whose services still have clients cannot go */
+  for (uint32_t i = 0; i < MAX_CALLBACKS; i++)
+    if (s->cbs[i].client != NULL) (void)takt_client_destroy(s->cbs[i].client);
+  for (uint32_t i = 0; i < MAX_CHAINS; i++)
+    if (s->chains[i] != NULL) (void)takt_chain_destroy(s->chains[i]);
+  for (uint32_t i = 0; i < MAX_NODES; i++)
+    if (s->nodes[i] != NULL) (void)takt_node_destroy(s->nodes[i]);
+  for (uint32_t i = 0; i < MAX_TOPICS; i++)
+    if (s->topics[i] != NULL) (void)takt_topic_destroy(s->topics[i]);
+  if (s->observing) (void)takt_timing_set_observer(s->ctx, NULL, NULL);
+  for (uint32_t i = 0; i < MAX_CALLBACKS; i++) {
+    free(s->cbs[i].scratch);
+    free(s->cbs[i].request);
+  }
+  free(s);
+}
+
+void takt_system_context_config(const takt_system_desc_t *desc, takt_context_config_t *cfg) {
+  const uint32_t routes = MAX_LINKS * TAKT_SYSTEM_MAX_ROUTES;
+  cfg->max_topics = MAX_TOPICS;
+  cfg->max_nodes = MAX_NODES + MAX_LINKS + 1; /* bridges' nodes; a probe (attach_refused) */
+  cfg->max_timers = MAX_CALLBACKS + 1;
+  cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes;
+  cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes;
+  cfg->max_groups = TAKT_SYSTEM_MAX_GROUPS;
+  cfg->max_services = MAX_CALLBACKS + routes;
+  cfg->max_clients = MAX_CALLBACKS + routes;
+  cfg->max_chains = MAX_CHAINS;
+  size_t bytes = 1u << 20;
+  uint32_t n = desc->n_topics < MAX_TOPICS ? desc->n_topics : MAX_TOPICS;
+  for (uint32_t i = 0; i < n; i++)
+    bytes += (size_t)desc->topics[i].size * desc->topics[i].slots + 64u * desc->topics[i].slots;
+  cfg->arena_bytes = bytes;
+}
+
+/* ---- accessors ---- */
+
+const takt_system_desc_t *takt_system_desc(const takt_system_t *s) { return &s->desc; }
+takt_context_t *takt_system_context(const takt_system_t *s) { return s->ctx; }
+takt_executor_t *takt_system_executor(const takt_system_t *s) { return s->exec; }
+
+takt_topic_t *takt_system_topic(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_topics ? s->topics[index] : NULL;
+}
+
+takt_node_t *takt_system_node(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_nodes ? s->nodes[index] : NULL;
+}
+
+takt_callback_t *takt_system_callback(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_callbacks ? s->cbs[index].cb : NULL;
+}
+
+takt_timer_t *takt_system_timer(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_callbacks ? s->cbs[index].timer : NULL;
+}
+
+takt_subscription_t *takt_system_subscription(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_callbacks ? s->cbs[index].sub : NULL;
+}
+
+takt_publisher_t *takt_system_publisher(const takt_system_t *s, uint32_t index, uint32_t k) {
+  return index < s->desc.n_callbacks && k < MAX_PUBLISH ? s->cbs[index].pubs[k] : NULL;
+}
+
+void takt_system_client_counts(const takt_system_t *s, uint32_t index, uint64_t *answers,
+                               uint64_t *refused) {
+  bool ok = index < s->desc.n_callbacks;
+  if (answers != NULL) *answers = ok ? atomic_load(&s->cbs[index].answers) : 0;
+  if (refused != NULL) *refused = ok ? atomic_load(&s->cbs[index].refused) : 0;
+}
+
+takt_chain_t *takt_system_chain(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_chains ? s->chains[index] : NULL;
+}
+
+takt_bridge_t *takt_system_bridge(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_links ? s->bridges[index] : NULL;
+}
+
+takt_daemon_t *takt_system_daemon(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_links ? s->daemons[index] : NULL;
+}
+
+takt_link_t *takt_system_link(const takt_system_t *s, uint32_t index) {
+  return index < s->desc.n_links ? s->links[index] : NULL;
+}

@@ -1,0 +1,267 @@
+// The system layer: a description parsed from memory, built on a fake-clock context, run, and
+// torn down to empty pools; errors name the source line and the item.
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "common.hpp"
+#include "takt/system.h"
+
+namespace {
+
+constexpr int64_t kMs = TAKT_NS_PER_MS;
+
+// line numbers are the test's: see the comments
+const char kMini[] =
+    "name: mini\n"                                                         // 1
+    "executor: tide\n"                                                     // 2
+    "groups:\n"                                                            // 3
+    "  - {name: g, kind: reentrant}\n"                                     // 4
+    "topics:\n"                                                            // 5
+    "  - {name: scan, size: 16, slots: 4}\n"                               // 6
+    "nodes:\n"                                                             // 7
+    "  - name: sensors\n"                                                  // 8
+    "    timers:\n"                                                        // 9
+    "      - {name: sample, period_ms: 10, publish: scan}\n"               // 10
+    "      - {name: odometry, period_ms: 10, phase_ms: 1, publish: odom}\n" // 11
+    "  - name: compute\n"                                                  // 12
+    "    subscriptions:\n"                                                 // 13
+    "      - {name: filter, topic: scan, publish: cloud, group: g,\n"      // 14
+    "         class: firm, latency_ms: 50}\n"                              // 15
+    "    fusions:\n"                                                       // 16
+    "      - {name: fuse, inputs: [cloud, odom], publish: map}\n"          // 17
+    "    cyclic:\n"                                                        // 18
+    "      - {name: plan, period_ms: 20, inputs: [map]}\n"                 // 19
+    "    services:\n"                                                      // 20
+    "      - {name: lookup, request_size: 8, response_size: 16}\n"         // 21
+    "    clients:\n"                                                       // 22
+    "      - {name: ask, service: lookup, period_ms: 20}\n"                // 23
+    "chains:\n"                                                            // 24
+    "  - {name: perception, deadline_ms: 30, callbacks: [sample, filter, fuse]}\n";
+
+// The caller's part: count jobs, publish a zeroed payload of each topic's size.
+struct Runs {
+  std::atomic<uint64_t> jobs[TAKT_SYSTEM_MAX_CALLBACKS] = {};
+  std::atomic<uint64_t> publish_errors{0};
+  std::atomic<uint64_t> responses{0};
+};
+
+void on_job(takt_system_t *sys, const takt_system_job_t *job, void *user) {
+  auto *r = static_cast<Runs *>(user);
+  r->jobs[job->index]++;
+  const takt_system_desc_t *d = takt_system_desc(sys);
+  const takt_system_callback_t *cb = &d->callbacks[job->index];
+  uint8_t payload[64] = {};
+  for (uint32_t k = 0; k < cb->n_publish; k++) {
+    int t = takt_system_desc_find_topic(d, cb->publish[k]);
+    if (takt_publish(takt_system_publisher(sys, job->index, k), payload, d->topics[t].size) !=
+        TAKT_OK)
+      r->publish_errors++;
+  }
+  if (job->response != nullptr) {
+    static_cast<uint8_t *>(job->response)[0] = 42;
+    r->responses++;
+  }
+}
+
+void on_violation(takt_system_t *, int32_t, const takt_violation_t *, void *) {}
+
+class SystemTest : public ::testing::Test {
+ protected:
+  takt_clock_t clock{};
+  takt_context_t *ctx = nullptr;
+  std::unique_ptr<takt_system_desc_t> desc{new takt_system_desc_t()};
+  takt_pool_usage_t baseline{};
+  Runs runs;
+  char err[512] = "";
+
+  void parse(const char *text) {
+    ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text),
+                                strlen(text), desc.get(), err, sizeof err),
+              TAKT_OK)
+        << err;
+  }
+
+  void make_context() {
+    takt_clock_init_fake(&clock, 1000 * kMs);
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    takt_system_context_config(desc.get(), &cfg);
+    cfg.clock = &clock;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    // validation takes its state from the arena once, for the context's lifetime
+    ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+    takt_context_usage(ctx, &baseline);
+  }
+
+  takt_err_t build(takt_system_t **sys) {
+    takt_system_hooks_t hooks = {on_job, on_violation, &runs};
+    return takt_system_build(ctx, desc.get(), &hooks, sys, err, sizeof err);
+  }
+
+  void expect_empty() {
+    takt_pool_usage_t u;
+    takt_context_usage(ctx, &u);
+    EXPECT_EQ(u.nodes, 0u);
+    EXPECT_EQ(u.topics, 0u);
+    EXPECT_EQ(u.publishers, 0u);
+    EXPECT_EQ(u.subscriptions, 0u);
+    EXPECT_EQ(u.timers, 0u);
+    EXPECT_EQ(u.services, 0u);
+    EXPECT_EQ(u.clients, 0u);
+    EXPECT_EQ(u.chains, 0u);
+    EXPECT_EQ(u.executors, 0u);
+    EXPECT_EQ(u.arena_used, baseline.arena_used);
+  }
+
+  void TearDown() override {
+    if (ctx != nullptr) takt_context_destroy(ctx);
+  }
+};
+
+TEST_F(SystemTest, ParsesFromMemory) {
+  parse(kMini);
+  EXPECT_STREQ(desc->source, "mem.yaml");
+  EXPECT_STREQ(desc->name, "mini");
+  EXPECT_EQ(desc->n_nodes, 2u);
+  EXPECT_EQ(desc->node_lines[1], 12);
+  EXPECT_EQ(desc->n_callbacks, 7u);
+  EXPECT_EQ(desc->n_topics, 4u);  // scan declared; odom, cloud, map implied
+  int filter = takt_system_desc_find_callback(desc.get(), "filter");
+  ASSERT_GE(filter, 0);
+  EXPECT_EQ(desc->callbacks[filter].line, 14);
+  EXPECT_EQ(desc->callbacks[filter].kind, TAKT_SYSTEM_SUBSCRIPTION);
+  EXPECT_EQ(desc->callbacks[filter].rt_class, TAKT_RT_FIRM);
+  uint32_t input = 9;
+  int fuse = takt_system_desc_find_callback(desc.get(), "fuse");
+  EXPECT_TRUE(takt_system_callback_consumes(&desc->callbacks[fuse], "odom", &input));
+  EXPECT_EQ(input, 1u);
+  int ask = takt_system_desc_find_callback(desc.get(), "ask");
+  EXPECT_EQ(desc->callbacks[ask].request_size, 8u);  // the service's sizes
+  EXPECT_EQ(desc->callbacks[ask].response_size, 16u);
+}
+
+TEST_F(SystemTest, BadYamlNamesLineAndColumn) {
+  const char text[] = "nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: fast}\n";
+  EXPECT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text),
+                              strlen(text), desc.get(), err, sizeof err),
+            TAKT_EINVAL);
+  EXPECT_EQ(std::string(err).rfind("mem.yaml:4:", 0), 0u) << err;
+  EXPECT_NE(std::string(err).find("period_ms must be a number"), std::string::npos) << err;
+}
+
+TEST_F(SystemTest, BuildsEveryEntityRunsAndTearsDownToEmptyPools) {
+  parse(kMini);
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  ASSERT_NE(sys, nullptr);
+
+  takt_pool_usage_t u;
+  takt_context_usage(ctx, &u);
+  EXPECT_EQ(u.topics, 4u);
+  EXPECT_EQ(u.nodes, 2u);
+  EXPECT_EQ(u.timers, 4u);         // sample, odometry, plan, ask
+  EXPECT_EQ(u.subscriptions, 4u);  // filter, fuse's two inputs, plan's input
+  EXPECT_EQ(u.publishers, 4u);
+  EXPECT_EQ(u.services, 1u);
+  EXPECT_EQ(u.clients, 1u);
+  EXPECT_EQ(u.chains, 1u);
+  EXPECT_EQ(u.executors, 1u);
+
+  for (uint32_t i = 0; i < desc->n_topics; i++) {
+    takt_topic_t *t = nullptr;
+    ASSERT_EQ(takt_topic_find(ctx, desc->topics[i].name, &t), TAKT_OK);
+    EXPECT_EQ(t, takt_system_topic(sys, i));
+    EXPECT_EQ(takt_topic_type(t)->size, desc->topics[i].size);
+  }
+  EXPECT_STREQ(takt_node_name(takt_system_node(sys, 1)), "compute");
+  for (uint32_t i = 0; i < desc->n_callbacks; i++)
+    EXPECT_NE(takt_system_callback(sys, i), nullptr) << desc->callbacks[i].name;
+  int sample = takt_system_desc_find_callback(desc.get(), "sample");
+  int filter = takt_system_desc_find_callback(desc.get(), "filter");
+  int fuse = takt_system_desc_find_callback(desc.get(), "fuse");
+  int plan = takt_system_desc_find_callback(desc.get(), "plan");
+  int lookup = takt_system_desc_find_callback(desc.get(), "lookup");
+  int ask = takt_system_desc_find_callback(desc.get(), "ask");
+  EXPECT_NE(takt_system_timer(sys, sample), nullptr);
+  EXPECT_NE(takt_system_subscription(sys, filter), nullptr);
+  EXPECT_EQ(takt_system_subscription(sys, fuse), nullptr);  // a fusion has one per input
+  EXPECT_EQ(takt_callback_kind(takt_system_callback(sys, lookup)), TAKT_CB_SERVICE);
+  EXPECT_STREQ(takt_chain_name(takt_system_chain(sys, 0)), "perception");
+  EXPECT_EQ(takt_system_chain(sys, 1), nullptr);
+  EXPECT_NE(takt_system_executor(sys), nullptr);
+  EXPECT_EQ(takt_system_context(sys), ctx);
+  EXPECT_EQ(takt_system_bridge(sys, 0), nullptr);
+  // PoDS: one chain of three, positions 1..3
+  takt_callback_attr_t a;
+  takt_callback_get_attr(takt_system_callback(sys, sample), &a);
+  EXPECT_EQ(a.priority, 1);
+  takt_callback_get_attr(takt_system_callback(sys, fuse), &a);
+  EXPECT_EQ(a.priority, 3);
+  takt_callback_get_attr(takt_system_callback(sys, filter), &a);
+  uint32_t g = 0;
+  ASSERT_EQ(takt_group_find(ctx, "g", &g), TAKT_OK);
+  EXPECT_EQ(a.group, g);
+
+  // 100 ms of fake time
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(takt_system_executor(sys), t0 + 100 * kMs), TAKT_OK);
+  EXPECT_GE(runs.jobs[sample].load(), 9u);
+  EXPECT_EQ(runs.jobs[filter].load(), takt_callback_runs(takt_system_callback(sys, filter)));
+  EXPECT_GT(runs.jobs[fuse].load(), 0u);
+  EXPECT_LE(runs.jobs[fuse].load(), runs.jobs[sample].load());
+  EXPECT_GT(runs.jobs[plan].load(), 0u);
+  EXPECT_GT(runs.responses.load(), 0u);
+  uint64_t answers = 0, refused = 0;
+  takt_system_client_counts(sys, ask, &answers, &refused);
+  EXPECT_GT(answers, 0u);
+  EXPECT_EQ(refused, 0u);
+  EXPECT_EQ(runs.jobs[ask].load(), answers);  // a client's job is its answer
+  EXPECT_EQ(runs.publish_errors.load(), 0u);
+  takt_chain_stats_t st;
+  takt_chain_get_stats(takt_system_chain(sys, 0), &st);
+  if (TAKT_WITH_PROFILING) EXPECT_GT(st.latency.count, 0u);
+
+  takt_system_destroy(sys);
+  expect_empty();
+}
+
+TEST_F(SystemTest, UnknownTopicInASubscriptionNamesTheLine) {
+  parse(kMini);
+  int filter = takt_system_desc_find_callback(desc.get(), "filter");
+  snprintf(desc->callbacks[filter].topic, sizeof desc->callbacks[filter].topic, "nowhere");
+  make_context();
+  takt_system_t *sys = nullptr;
+  EXPECT_EQ(build(&sys), TAKT_ENOENT);
+  EXPECT_EQ(sys, nullptr);
+  EXPECT_STREQ(err, "mem.yaml:14: callback 'filter': no topic named 'nowhere'");
+  expect_empty();  // nothing built stays behind
+}
+
+TEST_F(SystemTest, PreemptPriorityOutsideItsRangeNamesTheCallback) {
+  parse("executor: preempt\npriorities: explicit\nnodes:\n  - name: a\n    timers:\n"
+        "      - {name: ok, period_ms: 10, priority: 5}\n"
+        "      - {name: tick, period_ms: 10, priority: 95}\n");
+  make_context();
+  takt_system_t *sys = nullptr;
+  EXPECT_EQ(build(&sys), TAKT_ERANGE);
+  EXPECT_EQ(sys, nullptr);
+  EXPECT_STREQ(err, "mem.yaml:7: callback 'tick': priority 95 is outside the preempt executor's "
+                    "SCHED_FIFO range 1..80");
+  expect_empty();
+}
+
+TEST_F(SystemTest, RebuildOnTheSameContextReusesGroups) {
+  parse(kMini);
+  make_context();
+  for (int round = 0; round < 2; round++) {
+    takt_system_t *sys = nullptr;
+    ASSERT_EQ(build(&sys), TAKT_OK) << err;
+    takt_system_destroy(sys);
+    expect_empty();
+  }
+}
+
+}  // namespace
