@@ -91,6 +91,14 @@ takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *cloc
 
 uint32_t takt__locks_held(void) { return t_depth; }
 
+bool takt__lock_order_checked(void) {
+#ifdef TAKT_DEBUG
+  return true;
+#else
+  return false;
+#endif
+}
+
 static void run_one(const deferred_t *d) {
   if (d->fn == NULL) takt_wakeup_post((takt_wakeup_t *)d->arg);
   else d->fn(d->arg, d->a, d->b);

@@ -7,6 +7,7 @@
 #ifndef TAKT_CORE_LOCK_H
 #define TAKT_CORE_LOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "takt/port.h"
@@ -43,6 +44,8 @@ void takt__lock_give(takt__lock_t *l);
 /** Wait on ev with l held (l is let go while waiting and held again on return). The thread's
  * deferred work is done first, so a woken thread never waits on a lock this one holds. */
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns);
+/** True when the lock-order check is compiled in (TAKT_DEBUG builds). */
+bool takt__lock_order_checked(void);
 /** Number of takt locks the calling thread holds. */
 uint32_t takt__locks_held(void);
 
