@@ -184,3 +184,46 @@ def stress_ng(args: List[str], timeout_s: int, temp_dir: Optional[Path] = None) 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+BUILD_PROCESSES = ("cc1", "cc1plus", "clang", "clang-14", "clang++", "ld", "ld.gold", "ld.lld", "collect2", "as",
+                   "ninja", "ctest", "pytest", "rustc", "cargo")
+
+
+def neighbours() -> Dict[str, object]:
+    """What else runs on this machine now: the load average and the number of compiler, linker and
+    test-runner processes (other builds on a shared machine; this process's own children are none
+    of these)."""
+    try:
+        load = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        load = []
+    builds = 0
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() in BUILD_PROCESSES:
+                builds += 1
+        except OSError:
+            continue
+    return {"loadavg": load, "build_processes": builds}
+
+
+def neighbours_summary(samples: List[Dict[str, object]]) -> Dict[str, object]:
+    """samples of neighbours() -> how often other builds ran and the load average's range."""
+    busy = [s for s in samples if s["build_processes"]]
+    loads = [s["loadavg"][0] for s in samples if s["loadavg"]]
+    return {"samples": len(samples), "with_builds": len(busy),
+            "max_build_processes": max((s["build_processes"] for s in samples), default=0),
+            "loadavg_1min_min": min(loads, default=None), "loadavg_1min_max": max(loads, default=None)}
+
+
+def git_commit(root: Path) -> Dict[str, object]:
+    """The commit the source tree is at and whether it has local changes (empty if not a checkout)."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip() != ""
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {"commit": head, "dirty": dirty}
