@@ -12,7 +12,8 @@
  *
  * Every BATCH messages a thread reads the clock and records the batch's duration, so the
  * distribution shows the pauses (a lock held by the other thread, the hypervisor) and the count
- * gives the rate. Prints JSON: per thread its CPU, messages, elapsed ns, errors and batch_ns. */
+ * gives the rate. Prints JSON: per thread its CPU, messages, elapsed ns, how late it started
+ * (late_ns), errors and batch_ns. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,16 +34,20 @@ typedef struct {
   _Alignas(128) int cpu;
   bool use_takt;
   uint32_t size;
-  int64_t start, end; /* the common window */
+  int64_t duration;
   takt_publisher_t *pub;
   takt_subscription_t *sub;
   uint8_t *out, *in, *slot; /* message to send, message taken, memcpy's stand-in for the slot */
+  int64_t start;            /* the common start instant */
   int64_t first, last;      /* this thread's own first and last clock reads */
   long messages, errors, batches;
   int64_t *batch_ns;
 } worker_t;
 
 static const char *g_prog = "takt-bench-scale";
+/* The common start instant, published once every thread exists (0 until then): a thread created
+ * late (its creator preempted by another process) cannot start after the others have finished. */
+static _Atomic int64_t g_start;
 
 static void die(const char *what, takt_err_t rc) {
   fprintf(stderr, "%s: %s: %s\n", g_prog, what, takt_strerror(rc));
@@ -81,10 +86,13 @@ static void worker_main(void *arg) {
   worker_t *w = arg;
   long batches = 0, errors = 0; /* counted in registers, stored once at the end */
   uint64_t seq = 0;
-  takt_sleep_until(w->start);
-  int64_t t0 = takt_time_now();
+  int64_t start;
+  while ((start = atomic_load(&g_start)) == 0) takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  takt_sleep_until(start);
+  int64_t t0 = takt_time_now(), end = start + w->duration;
+  w->start = start;
   w->first = t0;
-  while (t0 < w->end && batches < MAX_BATCHES) {
+  while (t0 < end && batches < MAX_BATCHES) {
     for (int i = 0; i < BATCH; i++)
       errors += w->use_takt ? one_takt(w, ++seq) : one_memcpy(w, ++seq);
     int64_t t1 = takt_time_now();
@@ -133,18 +141,17 @@ static int throughput(bool use_takt, int n, uint32_t size, int64_t duration, int
     CHECK("subscription",
           takt_subscription_create(node, topic, "take", NULL, NULL, &so, &w[i].sub));
   }
-  /* one start instant for all, after every thread exists; no thread waits on another */
-  int64_t start = takt_time_now() + 50 * TAKT_NS_PER_MS;
   takt_thread_t th[MAX_THREADS];
   for (int i = 0; i < n; i++) {
-    w[i].start = start;
-    w[i].end = start + duration;
+    w[i].duration = duration;
     takt_thread_attr_t a = {.name = "bench-scale",
                             .policy = prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                             .priority = prio,
                             .cpu = i};
     CHECK("thread", takt_thread_create(&th[i], &a, worker_main, &w[i]));
   }
+  /* one start instant for all, after every thread exists; no thread waits on another after it */
+  atomic_store(&g_start, takt_time_now() + 20 * TAKT_NS_PER_MS);
   for (int i = 0; i < n; i++) (void)takt_thread_join(&th[i]);
 
   printf("{\"mode\": \"throughput\", \"op\": \"%s\", \"threads\": %d, \"size\": %u, "
@@ -153,10 +160,10 @@ static int throughput(bool use_takt, int n, uint32_t size, int64_t duration, int
          use_takt ? "takt" : "memcpy", n, size, (long long)duration, BATCH, prio,
          prio > 0 && takt_port_rt_permitted() ? "true" : "false");
   for (int i = 0; i < n; i++) {
-    printf("%s{\"cpu\": %d, \"messages\": %ld, \"elapsed_ns\": %lld, \"errors\": %ld, "
-           "\"batch_ns\": [",
+    printf("%s{\"cpu\": %d, \"messages\": %ld, \"elapsed_ns\": %lld, \"late_ns\": %lld, "
+           "\"errors\": %ld, \"batch_ns\": [",
            i ? ", " : "", w[i].cpu, w[i].messages, (long long)(w[i].last - w[i].first),
-           w[i].errors);
+           (long long)(w[i].first - w[i].start), w[i].errors);
     for (long k = 0; k < w[i].batches; k++)
       printf("%s%lld", k ? "," : "", (long long)w[i].batch_ns[k]);
     printf("]}");
