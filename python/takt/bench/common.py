@@ -12,6 +12,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -186,35 +187,75 @@ def stress_ng(args: List[str], timeout_s: int, temp_dir: Optional[Path] = None) 
             proc.wait()
 
 
-BUILD_PROCESSES = ("cc1", "cc1plus", "clang", "clang-14", "clang++", "ld", "ld.gold", "ld.lld", "collect2", "as",
-                   "ninja", "ctest", "pytest", "rustc", "cargo")
+class Neighbours:
+    """What other processes do on this machine while a benchmark runs (other builds and tests on
+    a shared machine): sample() between runs records the CPU time each process outside this
+    process's own tree used since the previous sample, and the load average. A process that both
+    started and ended between two samples is not seen."""
 
+    def __init__(self) -> None:
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._prev = self._cpu_times()
+        self._t_prev = time.monotonic()
+        self.samples: List[Dict[str, object]] = []
 
-def neighbours() -> Dict[str, object]:
-    """What else runs on this machine now: the load average and the number of compiler, linker and
-    test-runner processes (other builds on a shared machine; this process's own children are none
-    of these)."""
-    try:
-        load = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
-        load = []
-    builds = 0
-    for comm in Path("/proc").glob("[0-9]*/comm"):
+    def _cpu_times(self) -> Dict[Tuple[int, int], Tuple[str, float]]:
+        """(pid, start time) -> (name, CPU seconds) of every process not in this process's tree
+        (kernel workers rename themselves: a process is known by its pid and start time)."""
+        stats: Dict[Tuple[int, int], Tuple[str, int, float]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1:text.rindex(")")]
+            fields = text[text.rindex(")") + 2:].split()
+            # fields[1] = ppid, [11] utime, [12] stime, [19] start time (man 5 proc, from field 3)
+            key = (int(stat.parent.name), int(fields[19]))
+            stats[key] = (name, int(fields[1]), (int(fields[11]) + int(fields[12])) / self._tick)
+        own = {os.getpid()}
+        grew = True
+        while grew:  # this process's descendants
+            more = {key[0] for key, (_, ppid, _) in stats.items() if ppid in own} - own
+            own |= more
+            grew = bool(more)
+        return {key: (name, cpu) for key, (name, _, cpu) in stats.items() if key[0] not in own}
+
+    def sample(self) -> None:
+        now_times, now = self._cpu_times(), time.monotonic()
+        used: Dict[str, float] = {}
+        for key, (name, cpu) in now_times.items():
+            prev = self._prev.get(key)
+            d = cpu - prev[1] if prev is not None else cpu  # new: it started since the last sample
+            if d > 0:
+                used[name] = used.get(name, 0.0) + d
         try:
-            if comm.read_text().strip() in BUILD_PROCESSES:
-                builds += 1
+            load = float(Path("/proc/loadavg").read_text().split()[0])
         except OSError:
-            continue
-    return {"loadavg": load, "build_processes": builds}
+            load = float("nan")
+        self.samples.append({"interval_s": now - self._t_prev, "cpu_s": used, "loadavg_1min": load})
+        self._prev, self._t_prev = now_times, now
 
-
-def neighbours_summary(samples: List[Dict[str, object]]) -> Dict[str, object]:
-    """samples of neighbours() -> how often other builds ran and the load average's range."""
-    busy = [s for s in samples if s["build_processes"]]
-    loads = [s["loadavg"][0] for s in samples if s["loadavg"]]
-    return {"samples": len(samples), "with_builds": len(busy),
-            "max_build_processes": max((s["build_processes"] for s in samples), default=0),
-            "loadavg_1min_min": min(loads, default=None), "loadavg_1min_max": max(loads, default=None)}
+    def summary(self) -> Dict[str, object]:
+        """The share of the machine's CPU time other processes used, how many intervals they used
+        more than a tenth of it in, the busiest of them, and the load average's range."""
+        cpus = os.cpu_count() or 1
+        wall = sum(s["interval_s"] for s in self.samples)
+        by_name: Dict[str, float] = {}
+        busy = 0
+        for s in self.samples:
+            total = sum(s["cpu_s"].values())
+            if s["interval_s"] > 0 and total / (s["interval_s"] * cpus) > 0.1:
+                busy += 1
+            for name, cpu in s["cpu_s"].items():
+                by_name[name] = by_name.get(name, 0.0) + cpu
+        other = sum(by_name.values())
+        loads = [s["loadavg_1min"] for s in self.samples if s["loadavg_1min"] == s["loadavg_1min"]]
+        top = sorted(by_name.items(), key=lambda kv: -kv[1])[:6]
+        return {"samples": len(self.samples), "wall_s": round(wall, 1), "other_cpu_s": round(other, 1),
+                "other_share": round(other / (wall * cpus), 3) if wall > 0 else None,
+                "intervals_over_10pct": busy, "busiest": {k: round(v, 1) for k, v in top},
+                "loadavg_1min_min": min(loads, default=None), "loadavg_1min_max": max(loads, default=None)}
 
 
 def git_commit(root: Path) -> Dict[str, object]:

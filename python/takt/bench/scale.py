@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from takt import native
-from takt.bench.common import command, distribution, git_commit, machine, machine_line, neighbours, \
-    neighbours_summary, percentiles, run_native, stress_ng, stress_ng_path, write_json, write_markdown
+from takt.bench.common import Neighbours, command, distribution, git_commit, machine, machine_line, percentiles, \
+    run_native, stress_ng, stress_ng_path, write_json, write_markdown
 from takt.bench.rosrt import CB_PRIO, PUB_PRIO, SCENARIOS, TIMER_PLAN, TIMER_PLAN_QUICK, overhead_samples, \
     timer_jitter
 
@@ -48,7 +48,8 @@ GOALS: List[Tuple[str, str, float, str]] = [
     ("two_threads_over_one_4KB", "ge", 1.6, "4 KB messages/s, 2 threads / 1 thread"),
     ("fanout10_p99_preempt_over_waitset", "le", 0.35, "10-subscription fan-out p99, preempt / waitset"),
 ]
-GOALS += [(f"timer_{p}us_p99_jitter_preempt_over_raw", "le", 1.3, f"{p} µs timer, p99 of the absolute jitter, preempt / raw")
+GOALS += [(f"timer_{p}us_p99_jitter_preempt_over_raw", "le", 1.3,
+           f"{p} µs timer, p99 of the absolute jitter, preempt / raw")
           for p, _ in TIMER_PLAN]
 GOALS += [(f"io_load_{s}_p99_preempt_over_waitset", "le", 0.5, f"{SCENARIO_LABEL[s]} under I/O load, p99 "
            "preempt / waitset") for s in SCENARIOS]
@@ -64,7 +65,7 @@ def _ratio(a: float, b: float) -> Optional[float]:
 
 # ---- throughput ------------------------------------------------------------------------------
 
-def _throughput(exe: Path, quick: bool, load: List[dict]) -> Dict[str, object]:
+def _throughput(exe: Path, quick: bool, load: Neighbours) -> Dict[str, object]:
     duration_ms, blocks = (30, 1) if quick else (250, 8)
     cells = []  # (op, threads, size, priority); priority 0 = SCHED_OTHER
     for size in SIZES:
@@ -78,7 +79,7 @@ def _throughput(exe: Path, quick: bool, load: List[dict]) -> Dict[str, object]:
             op, threads, size, prio = cell
             for _ in range(RETRIES):
                 r = run_native(exe, ["throughput", op, str(threads), str(size), str(duration_ms), str(prio)])
-                load.append(neighbours())
+                load.sample()
                 if _whole_window(r):
                     break
                 discarded[cell] += 1
@@ -121,7 +122,7 @@ def _scaling(rows: List[dict], op: str, size: int, prio: int = THROUGHPUT_PRIO) 
 
 # ---- publish -> callback: fan-out and I/O load -------------------------------------------------
 
-def _overhead(exe: Path, quick: bool, tmp: Path, load: List[dict]) -> Dict[str, object]:
+def _overhead(exe: Path, quick: bool, tmp: Path, load: Neighbours) -> Dict[str, object]:
     count, period_us, blocks, ramp_s, settle_s = (40, 2000, 1, 0.5, 0.0) if quick else (500, 2000, 3, 1.0, 2.0)
     per_run_s = count * period_us / 1e6 + 0.3
     timeout_s = int(math.ceil(ramp_s + len(SCENARIOS) * len(EXECS) * per_run_s * 2 + 10))
@@ -143,12 +144,13 @@ def _overhead(exe: Path, quick: bool, tmp: Path, load: List[dict]) -> Dict[str, 
                         # the load must have been there for the whole run
                         alive = proc is not None and proc.poll() is None
                         stress_alive[key] = stress_alive.get(key, True) and (alive or not loaded)
-                        load.append(neighbours())
+                        load.sample()
             if loaded and settle_s:
                 time.sleep(settle_s)  # its dirty pages written back before the next unloaded runs
     rows = []
     for (loaded, scen, ex), v in samples.items():
-        rows.append({"stress": loaded, "stress_present_throughout": stress_alive[(loaded, scen, ex)] if loaded else None,
+        rows.append({"stress": loaded,
+                     "stress_present_throughout": stress_alive[(loaded, scen, ex)] if loaded else None,
                      "scenario": scen, "executor": ex, "expected": expected[(loaded, scen, ex)], "received": len(v),
                      **distribution(v)})
     return {"count_per_run": count, "period_us": period_us, "blocks": blocks, "stress_timeout_s": timeout_s,
@@ -161,7 +163,7 @@ def _ov(rows: List[dict], loaded: bool, scen: str, ex: str) -> dict:
 
 # ---- timers ----------------------------------------------------------------------------------
 
-def _timers(exe: Path, quick: bool, load: List[dict]) -> Dict[str, object]:
+def _timers(exe: Path, quick: bool, load: Neighbours) -> Dict[str, object]:
     # every period of rosrt's sweep, at least 1000 samples per cell in the full run
     plan = TIMER_PLAN_QUICK if quick else [(p, max(n, 1000)) for p, n in TIMER_PLAN]
     blocks = 1 if quick else 4
@@ -172,7 +174,7 @@ def _timers(exe: Path, quick: bool, load: List[dict]) -> Dict[str, object]:
         for b in range(blocks):
             for ex in (("preempt", "raw") if b % 2 == 0 else ("raw", "preempt")):
                 jit[ex] += timer_jitter(exe, ex, period, per_block)
-                load.append(neighbours())
+                load.sample()
         for ex, v in jit.items():
             signed = distribution(v)
             rows.append({"period_us": period, "executor": ex, "abs": percentiles([abs(x) for x in v]),
@@ -236,7 +238,8 @@ def _before_after(head: Dict[str, object], quick: bool) -> List[str]:
           "", "| | goal | before | now | met now |", "|---|---|---:|---:|---|"]
     for key, op, bound, what in GOALS:
         now = head.get(key)
-        md.append(f"| {what} (`{key}`) | {'≥' if op == 'ge' else '≤'} {bound} | {_fmt(bh.get(key))} | {_fmt(now)} | "
+        md.append(f"| {what} (`{key}`) | {'≥' if op == 'ge' else '≤'} {bound} | {_fmt(bh.get(key))} | "
+                  f"{_fmt(now)} | "
                   f"{_yes(_met(op, now, bound))} |")
     return md + [""]
 
@@ -255,13 +258,17 @@ def _markdown(result: Dict[str, object]) -> List[str]:
     nb = result["neighbours"]
     src = result.get("source", {})
     tp, ov, tm = result["throughput"], result["overhead"], result["timers"]
-    others = (f"**Other builds were running on this machine** during {nb['with_builds']} of {nb['samples']} samples "
-              f"taken between runs (up to {nb['max_build_processes']} compiler/linker/test processes; 1-min load "
-              f"average {nb['loadavg_1min_min']}-{nb['loadavg_1min_max']}): expect noise, worst in the p99s and "
-              "in the throughput of the 2-thread cells, which need both CPUs."
-              if nb["with_builds"] else
-              f"No other build was seen running in {nb['samples']} samples taken between runs (1-min load average "
-              f"{nb['loadavg_1min_min']}-{nb['loadavg_1min_max']}).")
+    busiest = ", ".join(f"{k} {v:.1f} s" for k, v in list(nb["busiest"].items())[:4])
+    loads = f"1-min load average {nb['loadavg_1min_min']}-{nb['loadavg_1min_max']}"
+    share = nb["other_share"] or 0.0
+    others = (f"**Other processes were running on this machine**: besides this benchmark and the stress-ng it "
+              "starts (kernel workers included, some of them doing stress-ng's I/O) they used "
+              f"{share:.0%} of its CPU time over the run, more than a tenth of it in {nb['intervals_over_10pct']} of "
+              f"{nb['samples']} intervals between runs (busiest: {busiest}; {loads}). Expect noise, worst in the "
+              "p99s and in the 2-thread throughput cells, which need both CPUs."
+              if share >= 0.02 or nb["intervals_over_10pct"] else
+              f"The machine was otherwise quiet: other processes used {share:.0%} of its CPU time over the run "
+              f"({loads}).")
     md = ["# scale: data-path scaling, fan-out, timers and outside load", "",
           f"Command: `{result['command']}` on {machine_line(m)}, commit "
           f"{src.get('commit', '?')[:12]}{' with local changes' if src.get('dirty') else ''}; took "
@@ -279,7 +286,8 @@ def _markdown(result: Dict[str, object]) -> List[str]:
            f"the message back from its own subscription (`takt_publish` then `takt_take_next`; no executor, no "
            f"callback; one node, topic (4 slots) and subscription (depth 1) per thread, all in one context) for "
            f"{tp['duration_ms']} ms per run, all threads starting at one instant. memcpy: the same two copies "
-           f"(into a slot, out of it) without takt, the floor. {_n(tp['blocks'], 'block')}, every cell once per block in "
+           f"(into a slot, out of it) without takt, the floor. {_n(tp['blocks'], 'block')}, every cell once per "
+           "block in "
            f"alternating order. Threads at SCHED_FIFO {THROUGHPUT_PRIO}, and again at SCHED_OTHER for takt. The "
            f"per-message time is a batch of {tp['batch']} messages' duration / {tp['batch']}: its tail shows the "
            "waits. messages/s: sum over the threads of messages / own elapsed time. A run in which a thread "
@@ -317,7 +325,8 @@ def _markdown(result: Dict[str, object]) -> List[str]:
            f"(started for the loaded half of each block with `--timeout {ov['stress_timeout_s']}s` and files in a "
            "temporary directory on the root disk, stopped after it), executor order alternating by block. "
            "Fan-out: every callback of the 10 is a sample.", "",
-           "| stress-ng | scenario | executor | received | min µs | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | "
+           "| stress-ng | scenario | executor | received | min µs | p50 µs | p90 µs | p99 µs | p99.9 µs | "
+           "max µs | "
            "p99 preempt / waitset |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for loaded in (False, True):
@@ -358,7 +367,7 @@ def run(quick: bool, out: Path) -> int:
     started = time.monotonic()
     scale_exe = native.program(PROGRAM)
     rosrt_exe = native.program(ROSRT)
-    load: List[dict] = [neighbours()]
+    load = Neighbours()
     result: Dict[str, object] = {"benchmark": NAME, "command": command(NAME, quick), "machine": machine(),
                                  "quick": quick, "source": git_commit(native.repo_root()),
                                  "stress_ng": " ".join(["stress-ng"] + STRESS_ARGS) if stress_ng_path() else None}
@@ -366,8 +375,8 @@ def run(quick: bool, out: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="takt-scale-") as tmp:
         result["overhead"] = _overhead(rosrt_exe, quick, Path(tmp), load)
     result["timers"] = _timers(rosrt_exe, quick, load)
-    load.append(neighbours())
-    result["neighbours"] = neighbours_summary(load)
+    load.sample()
+    result["neighbours"] = load.summary()
     result["elapsed_s"] = round(time.monotonic() - started, 1)
     result["headline"] = _headline(result)
     result["goals"] = {key: {"bound": f"{'>=' if op == 'ge' else '<='} {bound}", "value": result["headline"].get(key),
