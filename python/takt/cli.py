@@ -1,15 +1,21 @@
-"""The `takt` command: run, check, demo, bench."""
+"""The `takt` command: parses the arguments and hands them to the subcommand's module
+(takt.commands.*; benchmarks in takt.bench)."""
 
 from __future__ import annotations
 
 import argparse
-import signal
-import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, Dict, List, Optional
 
-from takt import bench, native, demo
+from takt import native
+from takt.bench import registry
+from takt.commands import bench, demo, sizes, system
+
+COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
+    "bench": bench.run,
+}
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
@@ -23,39 +29,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no live table")
 
 
-def run_system(file: Path, executor: Optional[str], duration: Optional[float], out: Path,
-               rt_priority: int = 80, cpu: int = -1, quiet: bool = False,
-               links: Optional[List[str]] = None) -> tuple[int, Optional[Path]]:
-    """Run takt-run on file; return (exit status, path of the JSON result or None)."""
-    exe = native.program("tools/takt-run")
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / f"run_{file.stem}_{executor or 'file'}.json"
-    cmd: List[str] = [str(exe), str(file), "--json", str(json_path),
-                      "--rt-priority", str(rt_priority), "--cpu", str(cpu)]
-    if executor:
-        cmd += ["--executor", executor]
-    if duration is not None:
-        cmd += ["--duration", str(duration)]
-    if quiet:
-        cmd.append("--quiet")
-    for link in links or []:
-        cmd += ["--link", link]
-    child = subprocess.Popen(cmd)
-    try:
-        rc = child.wait()
-    except KeyboardInterrupt:  # Ctrl-C (or SIGINT to this process): let the run stop in order
-        child.send_signal(signal.SIGINT)
-        rc = child.wait()
-    return rc, (json_path if rc == 0 and json_path.exists() else None)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["msggen"]:  # its own option parser (see takt/msggen/generate.py)
-        from takt.msggen.generate import main as msggen_main
-        return msggen_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="takt", description="takt real-time robotics middleware")
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand except msggen (which parses its own)."""
+    p = argparse.ArgumentParser(prog="takt", description="takt real-time robotics middleware")
+    sub = p.add_subparsers(dest="command", required=True)
 
     p_run = sub.add_parser("run", help="run a system description and show per-chain latency live")
     _run_args(p_run)
@@ -80,48 +57,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2")
     p_sizes.add_argument("--json", action="store_true")
 
-    p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(bench.NAMES))
+    p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(registry.NAMES))
     p_bench.add_argument("name", help="benchmark name")
     p_bench.add_argument("--quick", action="store_true", help="short smoke mode (CI)")
     p_bench.add_argument("--out", type=Path, default=Path("results"), help="output directory")
+    return p
 
-    args = parser.parse_args(argv)
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["msggen"]:  # its own option parser (see takt/msggen/generate.py)
+        from takt.msggen.generate import main as msggen_main
+        return msggen_main(argv[1:])
+    args = parser().parse_args(argv)
+    command = COMMANDS.get(args.command)
+    if command is None:
+        return 2
     try:
-        if args.command == "run":
-            if not args.file.is_file():
-                print(f"takt run: {args.file}: no such file", file=sys.stderr)
-                return 2
-            rc, path = run_system(args.file, args.executor, args.duration, args.out,
-                                  args.rt_priority, args.cpu, args.quiet)
-            if path is not None:
-                print(f"result: {path}")
-            return rc
-        if args.command == "agent":
-            if not args.file.is_file():
-                print(f"takt agent: {args.file}: no such file", file=sys.stderr)
-                return 2
-            rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True,
-                                  args.link)
-            if path is not None:
-                print(f"result: {path}")
-            return rc
-        if args.command == "check":
-            return subprocess.call([str(native.program("tools/takt-run")), str(args.file), "--check"])
-        if args.command == "sizes":
-            exe = native.program("tools/takt-sizes")
-            return subprocess.call([str(exe)] + (["-j"] if args.json else []))
-        if args.command == "demo":
-            return demo.run(args.duration, args.out)
-        if args.command == "bench":
-            if args.name not in bench.NAMES:
-                print(f"takt bench: unknown benchmark '{args.name}' (known: {', '.join(bench.NAMES)})",
-                      file=sys.stderr)
-                return 2
-            return bench.run(args.name, args.quick, args.out)
+        return command(args)
     except native.NativeMissing as e:
         print(f"takt: {e}", file=sys.stderr)
         return 2
-    return 2
 
 
 if __name__ == "__main__":

@@ -14,36 +14,42 @@ Four parts, each interleaved executor by executor in one invocation:
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
-import statistics
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Tuple
 
 from takt import native
-from takt.bench import _cyclictest, _percentiles, _run_native, machine
+from takt.bench.common import command, cyclictest, distribution, machine, pyplot, run_native, stress_ng, \
+    stress_ng_path, us, write_json, write_markdown
 
+NAME = "rosrt"
+PROGRAM = "bench/takt-bench-rosrt"
 EXECS = ["preempt", "tide", "waitset1", "waitset"]
 EXEC_LABEL = {"preempt": "preempt", "preempt-leader": "preempt, leader timers", "tide": "tide",
               "waitset1": "waitset single-threaded",
               "waitset": "waitset multi-threaded", "raw": "raw clock_nanosleep thread"}
 CB_PRIO = 60  # the benchmark program's callback priority (bench_rosrt.c)
+PUB_PRIO = 50  # and its publishers'
+SCENARIOS = ["single", "dummy100", "fanout10"]
+# (period µs, samples) of the timer sweep: about 1-6 s per executor and period in the full run
+TIMER_PLAN = [(100, 5000), (500, 2000), (1000, 2000), (10000, 500), (50000, 100), (100000, 60)]
+TIMER_PLAN_QUICK = [(100, 200), (500, 100), (1000, 100), (10000, 10), (50000, 3), (100000, 2)]
 
 
-def _dist(v: List[float]) -> Dict[str, float]:
-    """takt.bench's percentiles, with p1 and the mean that ROS^RT's jitter table reports."""
-    if not v:
-        return {"count": 0}
-    d = _percentiles(v)
-    s = sorted(v)
-    d.update({"p1": s[min(len(s) - 1, int(0.01 * (len(s) - 1) + 0.5))], "mean": statistics.fmean(v)})
-    return d
+def overhead_samples(exe: Path, executor: str, scenario: str, count: int, period_us: int,
+                     transport: str = "local") -> Tuple[List[float], int]:
+    """One run of the program's publish -> callback scenario: (latencies in ns, samples expected)."""
+    r = run_native(exe, ["overhead", executor, scenario, str(count), str(period_us), transport])
+    return r["samples_ns"], r["expected"]
 
 
-def _us(d: Dict[str, float], k: str) -> str:
-    return f"{d[k] / 1e3:.1f}" if d.get("count") else "n/a"
+def timer_jitter(exe: Path, executor: str, period_us: int, count: int, timers: int = 1) -> List[float]:
+    """One run of the program's timer scenario: start-to-start minus the period, in ns
+    (executor "raw": a clock_nanosleep thread per timer)."""
+    return run_native(exe, ["timer", executor, str(period_us), str(count), str(timers)])["jitter_ns"]
 
 
 def _overhead(exe: Path, quick: bool) -> Dict[str, object]:
@@ -52,42 +58,39 @@ def _overhead(exe: Path, quick: bool) -> Dict[str, object]:
     expected: Dict[str, int] = {}
     for _ in range(blocks):
         for transport in ("local", "udp"):
-            for scen in ("single", "dummy100", "fanout10"):
+            for scen in SCENARIOS:
                 for ex in EXECS:  # interleaved: every executor once per block and scenario
-                    r = _run_native(exe, ["overhead", ex, scen, str(count), str(period_us), transport])
+                    got, want = overhead_samples(exe, ex, scen, count, period_us, transport)
                     key = f"{transport}/{scen}/{ex}"
-                    samples.setdefault(key, []).extend(r["samples_ns"])
-                    expected[key] = expected.get(key, 0) + r["expected"]
+                    samples.setdefault(key, []).extend(got)
+                    expected[key] = expected.get(key, 0) + want
     rows = []
     for key, v in samples.items():
         transport, scen, ex = key.split("/")
         rows.append({"transport": transport, "scenario": scen, "executor": ex, "expected": expected[key],
-                     "received": len(v), **_dist(v)})
+                     "received": len(v), **distribution(v)})
     return {"count_per_block": count, "period_us": period_us, "blocks": blocks, "rows": rows}
 
 
 def _timers(exe: Path, quick: bool) -> Dict[str, object]:
-    # (period µs, samples): about 1-6 s per executor and period in the full run
-    plan = [(100, 5000), (500, 2000), (1000, 2000), (10000, 500), (50000, 100), (100000, 60)]
-    if quick:
-        plan = [(100, 200), (500, 100), (1000, 100), (10000, 10), (50000, 3), (100000, 2)]
+    plan = TIMER_PLAN_QUICK if quick else TIMER_PLAN
     rows = []
     for period, count in plan:
         for ex in ["raw", "preempt", "preempt-leader", "tide", "waitset1", "waitset"]:
-            r = _run_native(exe, ["timer", ex, str(period), str(count), "1"])
-            rows.append({"period_us": period, "executor": ex, "timers": 1, **_dist(r["jitter_ns"])})
+            rows.append({"period_us": period, "executor": ex, "timers": 1,
+                         **distribution(timer_jitter(exe, ex, period, count))})
         rows.append({"period_us": period, "executor": "cyclictest", "timers": 1,
-                     **_dist(_cyclictest(count, CB_PRIO, period))})
+                     **distribution(cyclictest(count, CB_PRIO, period))})
     many = 30 if quick else 300
     for ex in ("raw", "preempt", "preempt-leader", "waitset"):
-        r = _run_native(exe, ["timer", ex, "10000", str(many), "10"])
-        rows.append({"period_us": 10000, "executor": ex, "timers": 10, **_dist(r["jitter_ns"])})
+        rows.append({"period_us": 10000, "executor": ex, "timers": 10,
+                     **distribution(timer_jitter(exe, ex, 10000, many, 10))})
     return {"rows": rows}
 
 
 def _dispatch(exe: Path, quick: bool) -> Dict[str, object]:
-    r = _run_native(exe, ["dispatch", "100" if quick else "3000"])
-    return {"preempt": _dist(r["preempt_ns"]), "futex": _dist(r["futex_ns"])}
+    r = run_native(exe, ["dispatch", "100" if quick else "3000"])
+    return {"preempt": distribution(r["preempt_ns"]), "futex": distribution(r["futex_ns"])}
 
 
 GRAPH_VARIANTS = [
@@ -104,7 +107,7 @@ def _graph(quick: bool) -> Dict[str, object]:
     src = native.repo_root() / "examples" / "sensor_fusion.yaml"
     text = src.read_text()
     duration = 1.0 if quick else 15.0
-    stress = shutil.which("stress-ng")
+    stress = stress_ng_path()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for load in (False, True):
@@ -115,18 +118,10 @@ def _graph(quick: bool) -> Dict[str, object]:
                 path = Path(tmp) / "graph.yaml"
                 path.write_text(body)
                 out = Path(tmp) / "graph.json"
-                loader = None
-                if load and stress:
-                    # stress-ng at SCHED_OTHER: lower than every SCHED_FIFO thread of the graph
-                    loader = subprocess.Popen([stress, "--cpu", "0", "--timeout", f"{int(duration) + 2}s", "--quiet"],
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                try:
+                # stress-ng at SCHED_OTHER: lower than every SCHED_FIFO thread of the graph
+                with stress_ng(["--cpu", "0"], int(duration) + 2) if load else contextlib.nullcontext():
                     proc = subprocess.run([str(runner), str(path), "--executor", ex, "--duration", str(duration),
                                            "--quiet", "--json", str(out)], capture_output=True, text=True)
-                finally:
-                    if loader is not None:
-                        loader.terminate()
-                        loader.wait()
                 if proc.returncode != 0:
                     raise RuntimeError(f"takt-run {name}: {proc.stderr.strip()}")
                 res = json.loads(out.read_text())
@@ -139,16 +134,13 @@ def _graph(quick: bool) -> Dict[str, object]:
 
 
 def _plot(result: Dict[str, object], path: Path) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     rows = result["overhead"]["rows"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=False)
     for ax, transport in zip(axes, ("local", "udp")):
-        scens = ["single", "dummy100", "fanout10"]
+        scens = SCENARIOS
         width = 0.2
         for i, ex in enumerate(EXECS):
             p50 = [next(r["p50"] for r in rows if r["transport"] == transport and r["scenario"] == s
@@ -168,9 +160,9 @@ def _plot(result: Dict[str, object], path: Path) -> None:
     plt.close(fig)
 
 
-def rosrt(quick: bool, out: Path) -> int:
-    exe = native.program("bench/takt-bench-rosrt")
-    result: Dict[str, object] = {"benchmark": "rosrt", "command": "takt bench rosrt" + (" --quick" if quick else ""),
+def run(quick: bool, out: Path) -> int:
+    exe = native.program(PROGRAM)
+    result: Dict[str, object] = {"benchmark": NAME, "command": command(NAME, quick),
                                  "machine": machine(), "quick": quick,
                                  # EDF backend: sched_ext would be offered only where it can be tested
                                  "sched_ext": Path("/sys/kernel/sched_ext").exists()}
@@ -183,7 +175,7 @@ def rosrt(quick: bool, out: Path) -> int:
     get = lambda t, s, e: next(r for r in ov if r["transport"] == t and r["scenario"] == s and r["executor"] == e)
     head: Dict[str, object] = {}
     for t in ("local", "udp"):
-        for s in ("single", "dummy100", "fanout10"):
+        for s in SCENARIOS:
             pre = get(t, s, "preempt")
             for base in ("waitset1", "waitset"):
                 head[f"{t}_{s}_p99_preempt_over_{base}"] = round(pre["p99"] / max(get(t, s, base)["p99"], 1.0), 2)
@@ -207,8 +199,7 @@ def rosrt(quick: bool, out: Path) -> int:
                     r["p99_ns"] / max(base["p99_ns"], 1), 2)
     result["headline"] = head
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "rosrt.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_json(out, NAME, result)
     _plot(result, out / "rosrt.png")
     m = result["machine"]
     md = ["# rosrt: ROS^RT's experiments on takt", "",
@@ -228,13 +219,13 @@ def rosrt(quick: bool, out: Path) -> int:
           "| transport | scenario | executor | received | min µs | p50 µs | p90 µs | p99 µs | max µs | p99 / waitset-multi |",
           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for t in ("local", "udp"):
-        for s in ("single", "dummy100", "fanout10"):
+        for s in SCENARIOS:
             base = get(t, s, "waitset")
             for ex in EXECS:
                 r = get(t, s, ex)
                 md.append(f"| {'one process' if t == 'local' else 'two processes (UDP)'} | {s} | {EXEC_LABEL[ex]} | "
-                          f"{r['received']}/{r['expected']} | {_us(r, 'min')} | {_us(r, 'p50')} | {_us(r, 'p90')} | "
-                          f"{_us(r, 'p99')} | {_us(r, 'max')} | {r['p99'] / max(base['p99'], 1.0):.2f} |")
+                          f"{r['received']}/{r['expected']} | {us(r, 'min')} | {us(r, 'p50')} | {us(r, 'p90')} | "
+                          f"{us(r, 'p99')} | {us(r, 'max')} | {r['p99'] / max(base['p99'], 1.0):.2f} |")
     md += ["", "## timer jitter (start-to-start minus the period)", "",
            "Like ROS^RT's Table III: p1, mean, p99 of the jitter. raw: a SCHED_FIFO thread sleeping until absolute "
            "times (the floor for jitter); cyclictest: wake-up latency at the same period and priority (the OS floor "
@@ -253,7 +244,7 @@ def rosrt(quick: bool, out: Path) -> int:
            "| | samples | min µs | p50 µs | p99 µs | max µs |", "|---|---:|---:|---:|---:|---:|"]
     for name, dd in (("preempt: publish -> callback on an idle worker", d["preempt"]),
                      ("raw futex wake-up between two threads (floor)", d["futex"])):
-        md.append(f"| {name} | {dd['count']} | {_us(dd, 'min')} | {_us(dd, 'p50')} | {_us(dd, 'p99')} | {_us(dd, 'max')} |")
+        md.append(f"| {name} | {dd['count']} | {us(dd, 'min')} | {us(dd, 'p50')} | {us(dd, 'p99')} | {us(dd, 'max')} |")
     md += ["", f"preempt / floor at p50: {head['dispatch_p50_preempt_over_futex']}x "
            f"({head['dispatch_p50_above_futex_us']} µs above).", "",
            "## sensor-fusion graph: hot-path latency", "",
@@ -272,6 +263,5 @@ def rosrt(quick: bool, out: Path) -> int:
                       f"{r['p90_ns'] / 1e6:.2f} | {r['p99_ns'] / 1e6:.2f} | {r['max_ns'] / 1e6:.2f} | "
                       f"{r['p99_ns'] / max(base['p99_ns'], 1) if base else float('nan'):.2f} |")
     md += ["", "![overhead](rosrt.png)", ""]
-    (out / "rosrt.md").write_text("\n".join(md))
-    print("\n".join(md))
+    write_markdown(out, NAME, md)
     return 0

@@ -1,13 +1,15 @@
-"""`make run`: the robot example under the rclc-like `batch` executor and under `tide`, one after
+"""`takt demo` (`make run`): the robot example under the rclc-like `batch` executor and under `tide`, one after
 the other on the same machine, then the highest-priority chain's latency side by side."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Dict
 
 from takt import native
+from takt.commands.system import run_system
 
 
 def _ms(ns: float) -> str:
@@ -15,8 +17,6 @@ def _ms(ns: float) -> str:
 
 
 def run(duration: float, out: Path) -> int:
-    from takt.cli import run_system  # late import: cli imports this module
-
     example = native.repo_root() / "examples" / "robot.yaml"
     results: Dict[str, dict] = {}
     for executor in ("batch", "tide"):
@@ -56,3 +56,8 @@ def run(duration: float, out: Path) -> int:
           "tide runs one callback per round, highest priority first.")
     print(f"JSON results: {out}/")
     return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    """`takt demo`: the parsed arguments' duration and output directory."""
+    return run(args.duration, args.out)

@@ -1,0 +1,19 @@
+"""The benchmarks `takt bench NAME` knows, by name. Each module has NAME and
+run(quick: bool, out: Path) -> int (0 on success), and writes out/NAME.json and out/NAME.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Dict, List
+
+from takt.bench import detection, pods, rosrt, scale, serialize, tide_overhead, urt
+
+BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, detection, serialize, pods, rosrt,
+                                                          scale)}
+NAMES: List[str] = list(BENCHMARKS)
+
+
+def run(name: str, quick: bool, out: Path) -> int:
+    """Run the benchmark called name (one of NAMES)."""
+    return BENCHMARKS[name].run(quick, out)

@@ -1,0 +1,15 @@
+"""`takt bench NAME`: look the benchmark up in the registry and run it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from takt.bench import registry
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.name not in registry.NAMES:
+        print(f"takt bench: unknown benchmark '{args.name}' (known: {', '.join(registry.NAMES)})", file=sys.stderr)
+        return 2
+    return registry.run(args.name, args.quick, args.out)

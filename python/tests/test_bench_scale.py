@@ -1,0 +1,77 @@
+"""takt bench scale's report from a made-up result: every goal is listed with its value and
+whether it is met, and every Markdown table row has as many cells as its header."""
+
+from __future__ import annotations
+
+from takt.bench import common, scale
+from takt.bench.rosrt import SCENARIOS, TIMER_PLAN
+
+
+def _tp_row(op, threads, size, prio, rate):
+    return {"op": op, "threads": threads, "size": size, "priority": prio, "sched_fifo": bool(prio), "runs": 2,
+            "runs_discarded": 0, "max_start_late_us": 20.0, "messages": 1000, "errors": 0, "msgs_per_s": rate,
+            "msgs_per_s_per_run": [rate * 0.9, rate * 1.1], "ns_per_msg": common.percentiles([100.0, 200.0])}
+
+
+def _result():
+    tp = []
+    for size in scale.SIZES:
+        for prio in (scale.THROUGHPUT_PRIO, 0):
+            tp += [_tp_row("takt", 1, size, prio, 1e6), _tp_row("takt", 2, size, prio, 1.8e6)]
+        tp += [_tp_row("memcpy", 1, size, scale.THROUGHPUT_PRIO, 1e7),
+               _tp_row("memcpy", 2, size, scale.THROUGHPUT_PRIO, 2e7)]
+    ov = []
+    for loaded in (False, True):
+        for scen in SCENARIOS:
+            for ex, lat in (("preempt", 10e3), ("waitset", 40e3)):
+                ov.append({"stress": loaded, "stress_present_throughout": True if loaded else None,
+                           "scenario": scen, "executor": ex, "expected": 3, "received": 3, "over_1ms": 0,
+                           **common.distribution([lat, lat, lat * 2])})
+    tm = []
+    for period, _ in TIMER_PLAN:
+        for ex, j in (("preempt", 12e3), ("raw", 10e3)):
+            tm.append({"period_us": period, "executor": ex, "abs": common.percentiles([j, j / 2]),
+                       "signed_p1": -j, "signed_mean": 0.0, "signed_p99": j})
+    watch = common.Neighbours()
+    watch.sample()
+    return {"benchmark": "scale", "command": "takt bench scale", "machine": common.machine(), "quick": True,
+            "source": {"commit": "0" * 40, "dirty": False}, "elapsed_s": 1.0, "neighbours": watch.summary(),
+            "throughput": {"duration_ms": 10, "blocks": 2, "batch": 64, "rows": tp},
+            "overhead": {"count_per_run": 3, "period_us": 2000, "blocks": 1, "stress_timeout_s": 20, "rows": ov},
+            "timers": {"blocks": 1, "rows": tm}}
+
+
+def test_headline_has_every_goal_and_the_report_says_which_are_met():
+    result = _result()
+    head = scale._headline(result)
+    assert head["two_threads_over_one_64B"] == 1.8 and head["two_threads_over_one_4KB"] == 1.8
+    assert head["fanout10_p99_preempt_over_waitset"] == 0.25
+    for key, op, bound, _ in scale.GOALS:
+        assert head[key] is not None, key
+    assert head["timer_1000us_p99_jitter_preempt_over_raw"] == 1.2
+    result["headline"] = head
+    md = scale._markdown(result)
+    goals = [line for line in md if line.startswith("| ") and ("| ≥" in line or "| ≤" in line)]
+    assert len(goals) == len(scale.GOALS)
+    assert all(line.endswith("| **yes** |") for line in goals), goals
+
+
+def test_every_table_row_has_as_many_cells_as_its_header():
+    result = _result()
+    result["headline"] = scale._headline(result)
+    header_cells = None
+    for line in scale._markdown(result):
+        if not line.startswith("|"):
+            header_cells = None
+            continue
+        cells = line.replace("\\|", "").count("|") - 1
+        if header_cells is None:
+            header_cells = cells
+        assert cells == header_cells, line
+
+
+def test_neighbours_counts_other_processes_cpu_time():
+    watch = common.Neighbours()
+    watch.sample()
+    s = watch.summary()
+    assert s["samples"] == 1 and s["wall_s"] >= 0 and s["other_cpu_s"] >= 0
