@@ -12,49 +12,51 @@ namespace {
 
 struct LockOrder : ::testing::Test {
   void SetUp() override {
-    if (!takt__lock_order_checked()) GTEST_SKIP() << "the lock-order check is compiled in Debug (TAKT_DEBUG) builds only";
+    if (!takt__lock_order_checked())
+      GTEST_SKIP() << "the lock-order check is compiled in Debug (TAKT_DEBUG) builds only";
     GTEST_FLAG_SET(death_test_style, "threadsafe");
   }
 };
 
+void wrong_order() {
+  takt__lock_t topic, context;
+  takt__lock_init(&topic, TAKT__LEVEL_TOPIC, "/scan");
+  takt__lock_init(&context, TAKT__LEVEL_CONTEXT, "context");
+  takt__lock_take(&topic);
+  takt__lock_take(&context); // wrong order: the context ranks below topics
+}
+
+void same_level() {
+  takt__lock_t a, b;
+  takt__lock_init(&a, TAKT__LEVEL_TOPIC, "/a");
+  takt__lock_init(&b, TAKT__LEVEL_TOPIC, "/b");
+  takt__lock_take(&a);
+  takt__lock_take(&b);
+}
+
+void node_under_topic_lock() {
+  // a real path: the context lock (node creation) asked for while a topic's lock is held
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  takt_context_create(&cfg, &ctx);
+  takt__lock_t topic;
+  takt__lock_init(&topic, TAKT__LEVEL_TOPIC, "/cmd_vel");
+  takt__lock_take(&topic);
+  takt_node_t *n;
+  takt_node_create(ctx, "late", &n);
+}
+
 TEST_F(LockOrder, TakingALowerLevelAbortsWithBothNames) {
-  EXPECT_DEATH(
-      {
-        takt__lock_t topic, context;
-        takt__lock_init(&topic, TAKT__LEVEL_TOPIC, "/scan");
-        takt__lock_init(&context, TAKT__LEVEL_CONTEXT, "context");
-        takt__lock_take(&topic);
-        takt__lock_take(&context); // wrong order: context ranks below topics
-      },
-      "lock order violation: taking \"context\" \\(level 20\\) while holding \"/scan\" \\(level 50\\)");
+  EXPECT_DEATH(wrong_order(), "lock order violation: taking \"context\" \\(level 20\\) while "
+                              "holding \"/scan\" \\(level 50\\)");
 }
 
 TEST_F(LockOrder, TwoLocksOfTheSameLevelAbort) {
-  EXPECT_DEATH(
-      {
-        takt__lock_t a, b;
-        takt__lock_init(&a, TAKT__LEVEL_TOPIC, "/a");
-        takt__lock_init(&b, TAKT__LEVEL_TOPIC, "/b");
-        takt__lock_take(&a);
-        takt__lock_take(&b);
-      },
-      "taking \"/b\" \\(level 50\\) while holding \"/a\" \\(level 50\\)");
+  EXPECT_DEATH(same_level(), "taking \"/b\" \\(level 50\\) while holding \"/a\" \\(level 50\\)");
 }
 
 TEST_F(LockOrder, AnEntityCallUnderATopicLockIsCaught) {
-  // a real path: the context lock (node creation) asked for while a topic's lock is held
-  EXPECT_DEATH(
-      {
-        takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-        takt_context_t *ctx;
-        takt_context_create(&cfg, &ctx);
-        takt__lock_t topic;
-        takt__lock_init(&topic, TAKT__LEVEL_TOPIC, "/cmd_vel");
-        takt__lock_take(&topic);
-        takt_node_t *n;
-        takt_node_create(ctx, "late", &n);
-      },
-      "taking \"context\" .* while holding \"/cmd_vel\"");
+  EXPECT_DEATH(node_under_topic_lock(), "taking \"context\" .* while holding \"/cmd_vel\"");
 }
 
 TEST(Lock, RightOrderAndDeferredWork) {
