@@ -20,9 +20,14 @@ static inline void takt__notify(takt_callback_t *cb) {
 /** Record a finished job of cb for chain statistics (sink of a chain). Takes the stats lock. */
 void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now);
 
-/** The next number in the context's arrival order. */
-static inline uint64_t takt__next_arrival(takt_context_t *ctx) {
-  return atomic_fetch_add_explicit(&ctx->arrival_seq, 1, memory_order_relaxed) + 1;
+/** The stamp that orders work queued at now across topics and services (batch's oldest
+ * arrival first, FIFO among a service's requests). On the monotonic clock, the time itself: no
+ * counter that every publication on every CPU would write. On a FAKE clock, where many arrivals
+ * share one instant, the context's counter keeps their order exact. */
+static inline uint64_t takt__arrival_stamp(takt_context_t *ctx, int64_t now) {
+  if (ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE)
+    return atomic_fetch_add_explicit(&ctx->arrival_seq, 1, memory_order_relaxed) + 1;
+  return (uint64_t)now;
 }
 
 /* ---- quiescence of notifications: a list an arrival walks without its lock ---- */

@@ -53,14 +53,16 @@ takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t 
   takt__arena_t *a = &ctx->arena;
   /* a compiled-out subsystem's pools take no memory */
 #if TAKT_WITH_PUBSUB
-  if (takt__pool_init(&ctx->topics, a, sizeof(takt_topic_t), cfg->max_topics) < 0 ||
+  if (takt__pool_init_aligned(&ctx->topics, a, sizeof(takt_topic_t), cfg->max_topics,
+                              TAKT__CACHE_LINE) < 0 ||
       takt__pool_init(&ctx->publishers, a, sizeof(takt_publisher_t), cfg->max_publishers) < 0 ||
-      takt__pool_init(&ctx->subscriptions, a, sizeof(takt_subscription_t),
-                      cfg->max_subscriptions) < 0)
+      takt__pool_init_aligned(&ctx->subscriptions, a, sizeof(takt_subscription_t),
+                              cfg->max_subscriptions, TAKT__CACHE_LINE) < 0)
     goto nomem;
 #endif
 #if TAKT_WITH_RPC
-  if (takt__pool_init(&ctx->services, a, sizeof(takt_service_t), cfg->max_services) < 0 ||
+  if (takt__pool_init_aligned(&ctx->services, a, sizeof(takt_service_t), cfg->max_services,
+                              TAKT__CACHE_LINE) < 0 ||
       takt__pool_init(&ctx->clients, a, sizeof(takt_client_t), cfg->max_clients) < 0)
     goto nomem;
 #endif

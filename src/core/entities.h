@@ -222,7 +222,7 @@ struct takt_context {
   takt__group_t *groups;   /* [ctx] groups[i] has id i + 1 */
   uint32_t max_groups, n_groups; /* [ctx] */
   takt__link_t node_list, topic_list, service_list, chain_list; /* [ctx] */
-  _Atomic uint64_t arrival_seq; /* [atomic] orders arrivals across topics and services */
+  _Atomic uint64_t arrival_seq; /* [atomic] orders arrivals on a FAKE clock (takt__arrival_stamp) */
   uint32_t reg_seq;        /* [ctx] */
   uint32_t publisher_ids;  /* [ctx] */
   takt__link_t dispatchers; /* [ctx] */

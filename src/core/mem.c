@@ -79,12 +79,19 @@ void takt__arena_free(takt__arena_t *a, void *p) {
 }
 
 takt_err_t takt__pool_init(takt__pool_t *p, takt__arena_t *a, size_t obj_size, uint32_t capacity) {
-  p->obj_size = (obj_size + ALIGN - 1) & ~(ALIGN - 1);
+  return takt__pool_init_aligned(p, a, obj_size, capacity, ALIGN);
+}
+
+takt_err_t takt__pool_init_aligned(takt__pool_t *p, takt__arena_t *a, size_t obj_size,
+                                   uint32_t capacity, size_t align) {
+  if (align < ALIGN || (align & (align - 1)) != 0) return TAKT_EINVAL;
+  p->obj_size = (obj_size + align - 1) & ~(align - 1);
   p->capacity = capacity;
   p->used = 0;
   p->free_list = NULL;
-  p->mem = takt__arena_alloc(a, p->obj_size * capacity);
-  if (p->mem == NULL) return TAKT_ENOMEM;
+  uint8_t *raw = takt__arena_alloc(a, p->obj_size * capacity + align - ALIGN);
+  if (raw == NULL) return TAKT_ENOMEM;
+  p->mem = (uint8_t *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
   for (uint32_t i = capacity; i-- > 0;) {
     void **obj = (void **)(void *)(p->mem + (size_t)i * p->obj_size);
     *obj = p->free_list;

@@ -23,6 +23,8 @@ void *takt__arena_alloc(takt__arena_t *a, size_t n);
 void takt__arena_free(takt__arena_t *a, void *p);
 
 /* ---- typed pools ---- */
+#define TAKT__CACHE_LINE 64
+
 typedef struct takt__pool {
   uint8_t *mem;
   size_t obj_size;
@@ -32,6 +34,10 @@ typedef struct takt__pool {
 } takt__pool_t;
 
 takt_err_t takt__pool_init(takt__pool_t *p, takt__arena_t *a, size_t obj_size, uint32_t capacity);
+/** A pool whose entries start on multiples of align (a power of two >= 16): entities that two
+ * CPUs write at once (topics, subscriptions) get cache lines of their own. */
+takt_err_t takt__pool_init_aligned(takt__pool_t *p, takt__arena_t *a, size_t obj_size,
+                                   uint32_t capacity, size_t align);
 void *takt__pool_alloc(takt__pool_t *p); /* zeroed, or NULL when exhausted */
 void takt__pool_free(takt__pool_t *p, void *obj);
 

@@ -292,7 +292,7 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   r->state = TAKT__REQ_QUEUED;
   r->forget = forget;
   r->canceled = false;
-  r->arrival = takt__next_arrival(ctx);
+  r->arrival = takt__arrival_stamp(ctx, now);
   r->t_submit = now;
   r->queue_key = TAKT_TIME_INFINITE;
   r->hdr.t_info = job != NULL ? job->t_info : now;
@@ -426,7 +426,7 @@ static takt_callback_t *complete_locked(takt_context_t *ctx, takt_request_t *r, 
   if (c->fn == NULL) return NULL;
   uint32_t at = (c->ready_head + c->ready_count) % c->max_pending;
   c->ready[at] = r->index;
-  c->ready_arrival[at] = takt__next_arrival(ctx);
+  c->ready_arrival[at] = takt__arrival_stamp(ctx, takt_clock_now(ctx->clock));
   c->ready_count++; /* at most max_pending: one entry per outstanding request */
   return &c->cb;
 }

@@ -217,7 +217,7 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   bool notify = false;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
-    enqueue_locked(s, slot, sl->hdr.seq, takt__next_arrival(ctx));
+    enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
     if (tm != NULL && s->timing != NULL) tm->queued(ctx, s, &sl->hdr, now);
     notify = notify || s->fn != NULL;
   }
