@@ -76,6 +76,11 @@ takt_err_t takt_event_init(takt_event_t *ev);
 void takt_event_fini(takt_event_t *ev);
 /** Set the event and wake one waiter. Caller holds the mutex the waiter uses. */
 void takt_event_signal_locked(takt_event_t *ev);
+/** The two halves of takt_event_signal_locked: set the event (caller holds the waiter's mutex),
+ * then, after letting go of the mutex, wake one waiter (no mutex needed). So the system call of
+ * the wake-up is never made under a lock. */
+void takt_event_set_locked(takt_event_t *ev);
+void takt_event_wake(takt_event_t *ev);
 /**
  * Wait, with m held, until the event is signalled or clock reaches abs_ns; clears the event.
  * On a FAKE clock an unsignalled wait advances the clock to abs_ns (if later) and times out;

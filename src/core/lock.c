@@ -11,6 +11,7 @@ typedef struct deferred {
   takt__deferred_fn fn; /* NULL: a wake-up of w */
   void *arg;
   int64_t a, b;
+  bool wake; /* a wake-up: runs after every other deferred call of the same hold */
 } deferred_t;
 
 static TAKT_THREAD_LOCAL uint32_t t_depth;
@@ -104,8 +105,8 @@ static void run_one(const deferred_t *d) {
   else d->fn(d->arg, d->a, d->b);
 }
 
-static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
-  deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b};
+static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
+  deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b, .wake = wake};
   if (t_depth == 0) {
     run_one(&d);
   } else if (t_n_deferred < DEFERRED_MAX) {
@@ -115,14 +116,30 @@ static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
   }
 }
 
-void takt__defer_wake(takt_wakeup_t *w) { defer(NULL, w, 0, 0); }
+void takt__defer_wake(takt_wakeup_t *w) { defer(NULL, w, 0, 0, true); }
+
+static void event_wake(void *ev, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_event_wake(ev);
+}
+
+void takt__event_signal(takt_event_t *ev) {
+  takt_event_set_locked(ev);
+  defer(event_wake, ev, 0, 0, true);
+}
 
 void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
-  defer(fn, arg, a, b);
+  defer(fn, arg, a, b, false);
 }
 
 void takt__run_deferred(void) {
-  /* a deferred call that defers more appends to the list: this loop runs those too */
-  for (uint32_t i = 0; i < t_n_deferred; i++) run_one(&t_deferred[i]);
+  /* Calls first (thread priorities and affinities decided under the lock), then wake-ups: a
+   * woken thread already runs at the priority its job was given. A deferred call that defers
+   * more appends to the list (it holds no lock, so only when called from takt__lock_wait). */
+  for (uint32_t i = 0; i < t_n_deferred; i++)
+    if (!t_deferred[i].wake) run_one(&t_deferred[i]);
+  for (uint32_t i = 0; i < t_n_deferred; i++)
+    if (t_deferred[i].wake) run_one(&t_deferred[i]);
   t_n_deferred = 0;
 }

@@ -49,6 +49,8 @@ bool takt__lock_order_checked(void);
 /** Number of takt locks the calling thread holds. */
 uint32_t takt__locks_held(void);
 
+/** Set ev (its waiters' lock held) and wake one waiter once this thread holds no takt lock. */
+void takt__event_signal(takt_event_t *ev);
 /** Post w once this thread holds no takt lock (at once if it holds none). */
 void takt__defer_wake(takt_wakeup_t *w);
 /** Call fn(arg, a, b) once this thread holds no takt lock (at once if it holds none): for

@@ -45,8 +45,10 @@ typedef struct takt__exec_ops {
   const char *name;
   /** Check the kind's options and fill in its defaults (opts->kind is the kind). May be NULL. */
   takt_err_t (*configure)(takt_executor_options_t *opts);
-  /** Start the kind's state and threads. Context lock held, executor lock not. May be NULL. */
+  /** Set up the kind's state (memory from the arena). Context lock held. May be NULL. */
   takt_err_t (*init)(takt_executor_t *e);
+  /** Start the kind's threads. No lock held (thread creation is a system call). May be NULL. */
+  takt_err_t (*start)(takt_executor_t *e);
   /** Stop and join its threads, free its state. No lock held. May be NULL. */
   void (*fini)(takt_executor_t *e);
   /** Work arrived for r. Executor lock held. NULL: the executor's event is signalled. */

@@ -72,7 +72,7 @@ static void arm_timer_locked(takt_executor_t *e, takt__exec_rec_t *r, int64_t st
 
 static void arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   if (e->ops->arrival_locked != NULL) e->ops->arrival_locked(e, r);
-  else takt_event_signal_locked(&e->wake);
+  else takt__event_signal(&e->wake);
 }
 
 /* The core's arrival hook: no lock of level >= executor held by the caller. */
@@ -168,7 +168,7 @@ static void on_stop(takt__dispatcher_t *d) {
   e->shutdown = true; /* sticky: a later spin returns at once */
   if (e->spinning) {
     e->stop_requested = true;
-    takt_event_signal_locked(&e->wake);
+    takt__event_signal(&e->wake);
   }
   takt__exec_unlock(e);
 }
@@ -232,6 +232,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   takt_err_t rc = ops->init != NULL ? ops->init(e) : TAKT_OK;
   takt__list_push_back(&ctx->dispatchers, &e->d.ctx_link);
   takt__unlock(ctx);
+  if (rc == TAKT_OK && ops->start != NULL) rc = ops->start(e);
   if (rc < 0) {
     (void)takt_executor_destroy(e); /* joins the threads that did start */
     return rc;
@@ -441,7 +442,7 @@ void takt_executor_stop(takt_executor_t *exec) {
   takt__exec_lock(exec);
   if (exec->spinning) {
     exec->stop_requested = true;
-    takt_event_signal_locked(&exec->wake);
+    takt__event_signal(&exec->wake);
   }
   takt__exec_unlock(exec);
 }
@@ -461,7 +462,7 @@ takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_s
 void takt_executor_wake(takt_executor_t *exec) {
   if (exec == NULL) return;
   takt__exec_lock(exec);
-  takt_event_signal_locked(&exec->wake);
+  takt__event_signal(&exec->wake);
   takt__exec_unlock(exec);
 }
 

@@ -346,7 +346,7 @@ static void promote_leader(takt_executor_t *e) {
 static void poke_leader(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
   if (pre->has_timer_thread) {
-    takt_event_signal_locked(&pre->timer_ev);
+    takt__event_signal(&pre->timer_ev);
     return;
   }
   if (pre->leader >= 0) takt__defer_wake(&pre->workers[pre->leader].wake);
@@ -424,7 +424,7 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w) {
   } else {
     pre->idle[pre->n_idle++] = w->index;
   }
-  if (pre->busy == 0) takt_event_signal_locked(&pre->quiet);
+  if (pre->busy == 0) takt__event_signal(&pre->quiet);
 }
 
 /* The leader (TAKT_TIMERS_LEADER): sleeps until the earliest timer release or validation
@@ -561,7 +561,15 @@ static takt_err_t preempt_init(takt_executor_t *e) {
     if (takt_mutex_init(&pre->workers[i].sched_lock) < 0) return TAKT_EOS;
   }
   pre->sched_ready = true;
-  /* Threads start at init; they wait for the executor's lock, taken only after init. */
+  return TAKT_OK;
+}
+
+static takt_err_t preempt_start(takt_executor_t *e) {
+  takt__preempt_t *pre = pre_of(e);
+  const takt_preempt_options_t *o = opt(e);
+  uint32_t n = o->threads;
+  /* everything a worker reads is set before the first one starts: no lock needed here, and no
+   * thread is created under one */
   for (uint32_t i = 0; i < n; i++) {
     takt__worker_t *w = &pre->workers[i];
     w->e = e;
@@ -570,22 +578,20 @@ static takt_err_t preempt_init(takt_executor_t *e) {
     w->requested = pre->rt ? o->prio_min : 0;
     w->applied = w->requested;
     atomic_store(&w->want_level, w->requested);
+    w->cpus = o->cpus;
+    w->applied_cpus = o->cpus;
+    atomic_store(&w->want_cpus, o->cpus);
+    pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    takt__worker_t *w = &pre->workers[i];
     char name[24];
     snprintf(name, sizeof name, "takt-w%u", i);
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = o->prio_min,
                              .cpu = -1};
-    if (takt_thread_create(&w->thread, &ta, worker_main, w) < 0) {
-      w->quit = true;
-      pre->n = i;
-      return TAKT_EOS;
-    }
+    if (takt_thread_create(&w->thread, &ta, worker_main, w) < 0) return TAKT_EOS;
     pre->n = i + 1;
-    if (o->cpus != 0 && takt_thread_set_affinity(&w->thread, o->cpus) == TAKT_OK) {
-      w->cpus = o->cpus;
-      w->applied_cpus = o->cpus;
-      atomic_store(&w->want_cpus, o->cpus);
-    }
-    pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
+    if (o->cpus != 0) (void)takt_thread_set_affinity(&w->thread, o->cpus);
   }
   if (pre->thread_mode && !pre->fake) {
     takt_thread_attr_t ta = {.name = "takt-timer", .policy = TAKT_SCHED_FIFO,
@@ -606,7 +612,7 @@ static void preempt_fini(takt_executor_t *e) {
     takt__defer_wake(&pre->workers[i].wake);
   }
   pre->timer_quit = true;
-  if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
+  if (pre->has_timer_thread) takt__event_signal(&pre->timer_ev);
   takt__exec_unlock(e);
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
@@ -670,7 +676,7 @@ static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
   }
   pre->running = false; /* queued jobs stay queued for the next spin */
   if (pre->leader >= 0) takt__defer_wake(&pre->workers[pre->leader].wake); /* to rest */
-  if (pre->has_timer_thread) takt_event_signal_locked(&pre->timer_ev);
+  if (pre->has_timer_thread) takt__event_signal(&pre->timer_ev);
   wait_quiet(e);
   if (ran != NULL) *ran = (uint32_t)(pre->ran - ran0);
 }
@@ -680,6 +686,7 @@ const takt__exec_ops_t takt__exec_preempt = {
     .name = "preempt",
     .configure = preempt_configure,
     .init = preempt_init,
+    .start = preempt_start,
     .fini = preempt_fini,
     .arrival_locked = preempt_arrival_locked,
     .timer_added_locked = preempt_timer_added_locked,

@@ -9,7 +9,7 @@ static void tide_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
     r->seq = ++e->seq;
     takt__heap_push(&e->arrived, r);
   }
-  takt_event_signal_locked(&e->wake);
+  takt__event_signal(&e->wake);
 }
 
 static void make_ready(takt_executor_t *e, takt__exec_rec_t *r) {

@@ -101,7 +101,7 @@ static void execute(takt_executor_t *e, takt__exec_rec_t *r) {
   g->running--;
   ws_of(e)->ran++;
   /* a thread may be waiting with this group left out of its snapshot */
-  if (e->opts.waitset.threads > 1) takt_event_signal_locked(&e->wake);
+  if (e->opts.waitset.threads > 1) takt__event_signal(&e->wake);
 }
 
 static bool stopping(takt_executor_t *e) {
@@ -155,7 +155,7 @@ static void helper_main(void *arg) {
     if (ws->quit) break;
     seen = ws->generation;
     run_loop(e, ws->until);
-    if (--ws->helpers_running == 0) takt_event_signal_locked(&ws->parked);
+    if (--ws->helpers_running == 0) takt__event_signal(&ws->parked);
   }
   takt__exec_unlock(e);
 }
@@ -170,6 +170,13 @@ static takt_err_t waitset_init(takt_executor_t *e) {
   if (takt__lock_init(&ws->wait_lock, TAKT__LEVEL_WAITSET, "waitset wait") < 0 ||
       takt_cond_init(&ws->go) < 0 || takt_event_init(&ws->parked) < 0)
     return TAKT_EOS;
+  return TAKT_OK;
+}
+
+/* The helper threads, created without any lock held; they wait for a spin. */
+static takt_err_t waitset_start(takt_executor_t *e) {
+  takt__waitset_t *ws = ws_of(e);
+  uint32_t n = e->opts.waitset.threads;
   for (uint32_t i = 0; i + 1 < n; i++) {
     char name[24];
     snprintf(name, sizeof name, "takt-ws%u", i + 1);
@@ -228,7 +235,7 @@ static void waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
         forced = true;
       }
       while (ws->helpers_running > 0) {
-        takt_event_signal_locked(&e->wake); /* the one waiting for work holds the wait lock */
+        takt__event_signal(&e->wake); /* the one waiting for work holds the wait lock */
         (void)takt__lock_wait(&e->lock, &ws->parked, NULL, TAKT_TIME_INFINITE);
       }
       if (forced) e->stop_requested = false;
@@ -242,6 +249,7 @@ const takt__exec_ops_t takt__exec_waitset = {
     .name = "waitset",
     .configure = waitset_configure,
     .init = waitset_init,
+    .start = waitset_start,
     .fini = waitset_fini,
     .spin_locked = waitset_spin_locked,
 };

@@ -100,7 +100,7 @@ static void arm(timing_t *tm, deadline_t *d, int64_t at) {
     TAKT_ASSERT(tm->heap.n < tm->heap.cap); /* reservations keep one slot per deadline */
     takt__heap_push(&tm->heap, d);
   }
-  if (new_head && tm->validator_running) takt_event_signal_locked(&tm->wake);
+  if (new_head && tm->validator_running) takt__event_signal(&tm->wake);
 }
 
 /* ---- enabling ---- */
@@ -322,7 +322,7 @@ static void push_violation(timing_t *tm, const takt_violation_t *v, consumer_t *
   tm->pending[at] = *v;
   tm->pending_owner[at] = con;
   tm->pending_count++;
-  if (tm->validator_running) takt_event_signal_locked(&tm->wake);
+  if (tm->validator_running) takt__event_signal(&tm->wake);
 }
 
 static void count(timing_t *tm, consumer_t *con, takt_violation_kind_t kind, bool on_commit) {
@@ -910,7 +910,7 @@ takt_err_t takt_validator_stop(takt_context_t *ctx) {
     return TAKT_ESTATE;
   }
   tm->validator_stop = true;
-  takt_event_signal_locked(&tm->wake);
+  takt__event_signal(&tm->wake);
   tm_give(ctx);
   takt_err_t rc = takt_thread_join(&tm->thread);
   tm_take(ctx);

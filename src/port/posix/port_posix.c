@@ -96,6 +96,10 @@ void takt_event_signal_locked(takt_event_t *ev) {
   pthread_cond_signal(COND(ev));
 }
 
+void takt_event_set_locked(takt_event_t *ev) { ev->signalled = true; }
+
+void takt_event_wake(takt_event_t *ev) { pthread_cond_signal(COND(ev)); }
+
 takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
                                   int64_t abs_ns) {
   if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE) {
