@@ -11,7 +11,7 @@
 
 #include "takt/err.h"
 #include "takt/features.h"
-#include "takt/port.h"
+#include "takt/clock.h"
 #include "takt/stats.h"
 
 #ifdef __cplusplus

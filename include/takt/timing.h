@@ -17,6 +17,7 @@
 #define TAKT_TIMING_H
 
 #include "takt/core.h"
+#include "takt/port.h"
 
 #if TAKT_WITH_TIMING
 
