@@ -91,7 +91,7 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
   emu.baud = 115200;
   takt_link_t *lm, *la;
   takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(micro.ctx, nullptr, &emu, &hm, &ha, &lm, &la), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
   for (Side *s : {&micro, &agent}) {
@@ -164,7 +164,7 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
   takt_link_emulation_t emu{};
   takt_link_t *lm, *la;
   takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(micro.ctx, nullptr, &emu, &hm, &ha, &lm, &la), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
   for (Side *s : {&micro, &agent}) {
@@ -253,7 +253,7 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   }
   takt_link_t *la, *lb;
   takt_link_handlers_t ha = takt_daemon_link_handlers(tx.daemon), hb = takt_daemon_link_handlers(rx.daemon);
-  EXPECT_EQ(takt_link_pair(&ha, &hb, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_link_pair_in(tx.ctx, nullptr, &ha, &hb, &la, &lb), TAKT_OK);
   EXPECT_EQ(takt_daemon_attach(tx.daemon, la), TAKT_OK);
   EXPECT_EQ(takt_daemon_attach(rx.daemon, lb), TAKT_OK);
   for (Side *s : {&tx, &rx}) {
