@@ -27,4 +27,10 @@ static inline size_t takt__carve(size_t *end, size_t bytes) {
   return at;
 }
 
+#if TAKT_WITH_PUBSUB
+#include "takt/bridge_backend.h"
+/** The communication daemon's backend class, built into the registry (backends.c). */
+extern const takt_bridge_backend_class_t takt__backend_daemon_class;
+#endif
+
 #endif
