@@ -16,7 +16,8 @@
  *
  * Memory: one block of the context's arena, taken at creation and sized from the configuration:
  * tx_nodes buffer nodes of TAKT_FRAME_WIRE_MAX(max_payload) bytes and rx_frames + 1 receive slots
- * of TAKT_FRAME_SIZE(max_payload) bytes, with their queues. Full policies: a send with no free
+ * of TAKT_FRAME_SIZE(max_payload) bytes (never less than a HEARTBEAT's or ACKNACK's 12-byte
+ * payload), with their queues. Full policies: a send with no free
  * buffer node first reclaims the oldest pending reliable node if it has waited longer than
  * abandon_after (counted, as PoDS reclaims expired pending nodes), else fails with TAKT_EFULL
  * (nothing queued, nothing lost); a reliable send beyond the window fails with TAKT_EBUSY (PODS)
@@ -123,7 +124,7 @@ void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void
 /** The handlers the daemon's link must be opened with (tests may call them directly). */
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
 /** Start using link (opened with the daemon's handlers). TAKT_ESIZE if the link's max_frame is
- * below TAKT_FRAME_WIRE_MAX(max_payload). */
+ * below TAKT_FRAME_WIRE_MAX(max_payload) (or a control frame's, if that is larger). */
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
 /** Detach and give the memory back (close the link first). */
 void takt_daemon_destroy(takt_daemon_t *d);

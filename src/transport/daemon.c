@@ -11,6 +11,8 @@
 #include "takt/port.h"
 #include "transport_impl.h"
 
+#define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
+
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
   int32_t pend_pos; /* in the pending queue (reliable, sent, not acknowledged) */
@@ -45,7 +47,7 @@ struct takt_daemon {
   bool own_ctx; /* ctx was made for this daemon (takt_daemon_create) */
   takt_clock_t *clock;
   takt_daemon_config_t cfg;
-  uint32_t wire_cap; /* TAKT_FRAME_WIRE_MAX(max_payload): a buffer node */
+  uint32_t wire_cap; /* TAKT_FRAME_WIRE_MAX(max_payload, at least a control frame's): a node */
   bool timer_running;
   takt_thread_t timer;
   takt_wakeup_t timer_wake; /* the timer thread waits on it: an earlier deadline, or stop */
@@ -70,7 +72,8 @@ struct takt_daemon {
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
-  uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(12)], ack_wire[TAKT_FRAME_WIRE_MAX(12)];
+  uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
+  uint8_t ack_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
   /* reliable receiver */
   uint32_t expected;
   uint32_t last_announced; /* the sender's last rseq from its latest HEARTBEAT */
@@ -126,14 +129,14 @@ static uint32_t get_u32(const uint8_t *p) {
 /* (Re)encode a control frame and queue it if it is not queued or on the line already. */
 static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind_t kind, uint32_t a,
                                  uint32_t b, uint32_t c) {
-  uint8_t payload[12];
+  uint8_t payload[CONTROL_PAYLOAD];
   put_u32(payload, a);
   put_u32(payload + 4, b);
   put_u32(payload + 8, c);
   takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
-                           .seq = 0, .entity = 0, .length = 12, .t_info = 0};
+                           .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD, .t_info = 0};
   if (d->current == n) return; /* on the line: the next one will carry newer news */
-  n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(12));
+  n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD));
   if (n->pos < 0) takt__heap_push(&d->exec_queue, n);
   start_next_locked(d);
 }
@@ -296,7 +299,7 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       d->stats.rx_crc_errors++;
       return;
     }
-    if (h->kind != TAKT_FRAME_DATA && h->length != 12) {
+    if (h->kind != TAKT_FRAME_DATA && h->length != CONTROL_PAYLOAD) {
       d->stats.rx_malformed++; /* a control frame carries three u32 */
       return;
     }
@@ -382,9 +385,15 @@ typedef struct layout {
   size_t nodes, slots, heaps, tx, rx, total;
 } layout_t;
 
+/* Payload bytes a buffer holds: max_payload, and never less than a control frame's, which the
+ * deframer must take in and the link must carry. */
+static uint32_t buffer_payload(const takt_daemon_config_t *cfg) {
+  return cfg->max_payload > CONTROL_PAYLOAD ? cfg->max_payload : CONTROL_PAYLOAD;
+}
+
 /* One arena block: the daemon, its buffer nodes and receive slots, their heaps, the frames. */
 static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
-  uint64_t wire = TAKT_FRAME_WIRE_MAX(cfg->max_payload), frame = TAKT_FRAME_SIZE(cfg->max_payload);
+  uint64_t wire = TAKT_FRAME_WIRE_MAX(buffer_payload(cfg)), frame = TAKT_FRAME_SIZE(buffer_payload(cfg));
   uint64_t tx = wire * cfg->tx_nodes, rx = frame * (cfg->rx_frames + 1u);
   if (tx + rx > SIZE_MAX / 2) return false;
   size_t end = sizeof(takt_daemon_t);
@@ -425,8 +434,8 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
   if (d->clock != NULL && d->clock->kind == TAKT_CLOCK_FAKE) d->cfg.polled = true;
   d->on_data = cfg->on_data;
   d->on_data_user = cfg->user;
-  d->wire_cap = TAKT_FRAME_WIRE_MAX(cfg->max_payload);
-  uint32_t frame = TAKT_FRAME_SIZE(cfg->max_payload);
+  d->wire_cap = TAKT_FRAME_WIRE_MAX(buffer_payload(cfg));
+  uint32_t frame = TAKT_FRAME_SIZE(buffer_payload(cfg));
   d->nodes = (tx_node_t *)(void *)(mem + lay.nodes);
   d->slots = (rx_slot_t *)(void *)(mem + lay.slots);
   for (uint32_t i = 0; i < cfg->tx_nodes; i++) {

@@ -364,10 +364,10 @@ struct Line {
   std::vector<Seen> log;
   std::function<bool(const Seen &)> drop = [](const Seen &) { return false; };
 
-  Line() { open(); }
-  void open() {
+  explicit Line(uint32_t max_payload = 64) { open(max_payload); }
+  void open(uint32_t max_payload) {
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
-    c.max_payload = 64;
+    c.max_payload = max_payload;
     c.retransmit_timeout_ns = kTimeout;
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);  // polled: the clock is FAKE
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
@@ -488,6 +488,37 @@ TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
   takt_daemon_get_stats(line.a, &sa);
   EXPECT_EQ(sa.timeouts, 1u);
   EXPECT_EQ(sa.retransmissions, 0u);
+}
+
+// A max_payload smaller than a control frame's still carries the reliable stream: buffers and
+// the link's frames are sized for HEARTBEAT and ACKNACK too.
+TEST(DaemonFakeClock, ATinyMaxPayloadStillCarriesTheControlFrames) {
+  Line line(4);
+  const uint32_t value = 9;
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  uint8_t five[5] = {0};
+  EXPECT_EQ(takt_daemon_send(line.a, &h, five, 5), TAKT_ESIZE);
+  line.run_until(10 * kTimeout);
+  const std::vector<Seen> expected = {
+      {1 * kLine, 'b', TAKT_FRAME_DATA, 0, value, false},
+      {2 * kLine, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},
+      {3 * kLine, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_t *d;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.max_payload = 4;
+  ASSERT_EQ(takt_daemon_create_in(line.tc.ctx, &c, &d), TAKT_OK);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(4);  // holds the data, not a HEARTBEAT
+  takt_link_emulation_t emu{};
+  takt_link_t *la, *lb;
+  ASSERT_EQ(takt_link_emulator_pair_in(line.tc.ctx, &lc, &emu, nullptr, nullptr, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_daemon_attach(d, la), TAKT_ESIZE);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(d);
 }
 
 // ---- capacities ----
