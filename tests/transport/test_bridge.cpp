@@ -647,7 +647,7 @@ TEST(BridgeCapacities, ConfigurationsAndBackendsOutOfRange) {
 }
 
 TEST(BridgeCapacities, AnArenaTooSmallIsENOMEM) {
-  TestContext tc(true, 320 * 1024);
+  TestContext tc(true, TestContext::small_arena());  // about 96 KiB free
   FakeBackend fake;
   fake.max_payload = 16 * 1024;  // a 16-deep receive queue of 16 KiB, and the scratch buffers
   takt_bridge_t *b = nullptr;

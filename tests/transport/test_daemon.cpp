@@ -544,7 +544,7 @@ TEST(DaemonCapacities, ConfigurationsOutOfRangeAreRefused) {
 }
 
 TEST(DaemonCapacities, AnArenaTooSmallIsENOMEM) {
-  TestContext tc(false, 320 * 1024);  // the default pools leave less than 100 KiB
+  TestContext tc(false, TestContext::small_arena());  // about 96 KiB free
   takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
   c.tx_nodes = 64;
   c.max_payload = 4096;  // 64 nodes of 8 KiB

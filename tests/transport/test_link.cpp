@@ -373,7 +373,7 @@ TEST(LinkCapacities, ConfigurationsOutOfRangeAreRefused) {
 }
 
 TEST(LinkCapacities, AnArenaTooSmallIsENOMEM) {
-  TestContext tc(false, 320 * 1024);  // the default pools take most of it
+  TestContext tc(false, TestContext::small_arena());  // about 96 KiB free
   takt_pool_usage_t u;
   takt_context_usage(tc.ctx, &u);
   const size_t free_bytes = u.arena_capacity - u.arena_used;

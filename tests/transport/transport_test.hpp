@@ -7,9 +7,23 @@
 
 namespace takt_test {
 
+// Arena bytes the default context's own pools take in this build (they differ between the
+// compile-time configurations).
+inline size_t default_pools_bytes() {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.arena_bytes = 16u << 20;
+  takt_context_t *ctx = nullptr;
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_pool_usage_t u;
+  takt_context_usage(ctx, &u);
+  takt_context_destroy(ctx);
+  return u.arena_used;
+}
+
 class TestContext {
  public:
   // fake: a FAKE clock starting at 0 (daemons then run polled); arena: bytes of the arena
+  // (small_arena(): about 96 KiB free beside the default pools)
   explicit TestContext(bool fake = false, size_t arena = 4u << 20) {
     takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
     cfg.arena_bytes = arena;
@@ -33,6 +47,7 @@ class TestContext {
     EXPECT_EQ(u.clients, 0u);
     takt_context_destroy(ctx);
   }
+  static size_t small_arena() { return default_pools_bytes() + 96u * 1024; }
   TestContext(const TestContext &) = delete;
   TestContext &operator=(const TestContext &) = delete;
 
