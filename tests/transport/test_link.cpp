@@ -469,6 +469,11 @@ TEST(LinkThreads, PolicyAndPriorityComeFromTheConfiguration) {
   cfg.rx_thread = {"tl-rx-fifo", TAKT_SCHED_FIFO, 37, 0};
   takt_link_t *a, *b;
   ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_OK);
+  // each thread names itself when it starts: wait for both names
+  int64_t give_up = takt_time_now() + 5 * TAKT_NS_PER_S;
+  while ((thread_sched("tl-tx-other").first < 0 || thread_sched("tl-rx-fifo").first < 0) &&
+         takt_time_now() < give_up)
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
   EXPECT_EQ(thread_sched("tl-tx-other").first, SCHED_OTHER);
   auto rx = thread_sched("tl-rx-fifo");
   if (takt_port_rt_permitted()) {
