@@ -387,6 +387,32 @@ takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_
   return rc;
 }
 
+/* Two links of one configuration, not started; nothing is left of either on failure. */
+static takt_err_t new_two(takt_context_t *ctx, const takt_link_config_t *cfg,
+                          const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
+                          takt_link_t **la, takt_link_t **lb) {
+  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, ha, la));
+  takt_err_t rc = link_new(ctx, cfg, hb, lb);
+  if (rc < 0) link_free(*la);
+  return rc;
+}
+
+/* Start both links of a pair; nothing is left of either on failure. */
+static takt_err_t start_two(takt_link_t *la, takt_link_t *lb) {
+  takt_err_t rc = start(la); /* frees la if it fails */
+  if (rc < 0) {
+    link_free(lb);
+    return rc;
+  }
+  if ((rc = start(lb)) < 0) { /* lb is gone: la must not deliver to it */
+    takt__lock_take(&la->lock);
+    la->peer = NULL;
+    takt__lock_give(&la->lock);
+    takt_link_close(la);
+  }
+  return rc;
+}
+
 takt_err_t takt_link_pair_in(takt_context_t *ctx, const takt_link_config_t *cfg,
                              const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
                              takt_link_t **a, takt_link_t **b) {
@@ -394,28 +420,16 @@ takt_err_t takt_link_pair_in(takt_context_t *ctx, const takt_link_config_t *cfg,
   if (cfg == NULL) cfg = &def;
   if (a == NULL || b == NULL || cfg->polled) return TAKT_EINVAL;
   takt_link_t *la, *lb;
-  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, ha, &la));
-  takt_err_t rc = link_new(ctx, cfg, hb, &lb);
-  if (rc < 0) {
-    link_free(la);
-    return rc;
-  }
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
   snprintf(la->name, sizeof la->name, "pair:a");
   snprintf(lb->name, sizeof lb->name, "pair:b");
-  rc = takt_io_socketpair(false, &la->io, &lb->io);
+  takt_err_t rc = takt_io_socketpair(false, &la->io, &lb->io);
   if (rc < 0) {
     link_free(la);
     link_free(lb);
     return rc;
   }
-  if ((rc = start(la)) < 0) {
-    link_free(lb);
-    return rc;
-  }
-  if ((rc = start(lb)) < 0) {
-    takt_link_close(la);
-    return rc;
-  }
+  TAKT_RETURN_IF_ERR(start_two(la, lb));
   *a = la;
   *b = lb;
   return TAKT_OK;
@@ -429,12 +443,7 @@ takt_err_t takt_link_emulator_pair_in(takt_context_t *ctx, const takt_link_confi
   if (cfg == NULL) cfg = &def;
   if (emu == NULL || a == NULL || b == NULL || !emulation_valid(emu)) return TAKT_EINVAL;
   takt_link_t *la, *lb;
-  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, ha, &la));
-  takt_err_t rc = link_new(ctx, cfg, hb, &lb);
-  if (rc < 0) {
-    link_free(la);
-    return rc;
-  }
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
   la->emulated = lb->emulated = true;
   la->emu = lb->emu = *emu;
   la->rng = emu->seed * 2 + 1;
@@ -443,16 +452,7 @@ takt_err_t takt_link_emulator_pair_in(takt_context_t *ctx, const takt_link_confi
   lb->peer = la;
   snprintf(la->name, sizeof la->name, "emulator:a@%u", emu->baud);
   snprintf(lb->name, sizeof lb->name, "emulator:b@%u", emu->baud);
-  if ((rc = start(la)) < 0) {
-    lb->peer = NULL;
-    link_free(lb);
-    return rc;
-  }
-  if ((rc = start(lb)) < 0) {
-    la->peer = NULL;
-    takt_link_close(la);
-    return rc;
-  }
+  TAKT_RETURN_IF_ERR(start_two(la, lb));
   *a = la;
   *b = lb;
   return TAKT_OK;
