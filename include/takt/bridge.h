@@ -1,13 +1,26 @@
-/* Bridge nodes (µRT §2.8): topics of a context carried over a link by a communication daemon,
- * so two takt processes — or a microcontroller and a host — share them. An exported topic is
- * forwarded by a subscription of the bridge node (run by the executor the node is attached to;
- * the daemon never makes it wait for the line); an imported one is published locally, with the
- * origin time t_info the frame carries, by the bridge's input thread, which takes frames from the
- * daemon in priority order. Payloads travel as the type's serialize/deserialize hooks give them,
- * or as the raw message bytes for types without hooks. */
+/* Bridge nodes (µRT §2.8): topics and services of a context carried to something outside it —
+ * another takt process or a microcontroller through the communication daemon, and later ROS 1,
+ * DDS or shared memory — through a backend (takt/bridge_backend.h). The bridge core routes
+ * topics and services to entities, keeps priorities and origin times, and serializes: payloads
+ * travel as the type's serialize/deserialize hooks give them, or as the raw message bytes for
+ * types without hooks, for topics, requests and answers alike.
+ *
+ * An exported topic is forwarded by a subscription of the bridge node (run by the executor the
+ * node is attached to; the backend never makes it wait for the line); an imported one is
+ * published locally, with the origin time t_info the message carries, by the bridge's receive
+ * side: its receive thread (takt_bridge_start, at the configured policy and priority), an
+ * executor's collection phase (takt_bridge_serve), or the owner's calls to takt_bridge_poll.
+ *
+ * Memory: one block of the context's arena, sized at creation from takt_bridge_config_t; routes
+ * beyond the configured counts are TAKT_EFULL, types beyond the configured sizes TAKT_ESIZE.
+ * Time: the context's clock. Locks: the bridge's lock (level BRIDGE, below every core lock: held
+ * while publishing received messages and calling services) is taken only by the receive side and
+ * by configuration calls, never by the bridge node's callbacks, which may run under a callback
+ * group's lock; its receive queue has a leaf lock (level DAEMON). */
 #ifndef TAKT_BRIDGE_H
 #define TAKT_BRIDGE_H
 
+#include "takt/bridge_backend.h"
 #include "takt/core.h"
 #include "takt/daemon.h"
 #include "takt/exec.h"
@@ -21,31 +34,92 @@ extern "C" {
 typedef struct takt_bridge takt_bridge_t;
 
 typedef struct takt_bridge_stats {
-  uint64_t forwarded, forward_refused; /* exported messages sent; refused by the daemon (full) */
+  uint64_t forwarded, forward_refused; /* exported messages sent; refused by the backend (full) */
   uint64_t imported, unknown_entity, decode_errors, publish_errors;
   uint64_t requests_forwarded, requests_served, answers_returned, requests_refused;
+  uint64_t answers_received; /* answers to this side's requests handed to their requesters */
+  uint64_t answers_dropped;  /* answers for no request in flight (late, duplicated, unknown) */
+  uint64_t encode_errors;    /* a serialize hook failed (or the result was too large) */
+  uint64_t rx_queue_full;    /* push backends: messages refused by the full receive queue */
 } takt_bridge_stats_t;
 
-/** A bridge over daemon d with a node named node_name; attach takt_bridge_node() to an executor. */
+/* Defaults of the configuration (each may be overridden before this header is included). */
+#ifndef TAKT_BRIDGE_MAX_TOPICS_DEFAULT
+#define TAKT_BRIDGE_MAX_TOPICS_DEFAULT 64u
+#endif
+#ifndef TAKT_BRIDGE_MAX_SERVICES_DEFAULT
+#define TAKT_BRIDGE_MAX_SERVICES_DEFAULT 32u
+#endif
+#ifndef TAKT_BRIDGE_MAX_CALLS_DEFAULT
+#define TAKT_BRIDGE_MAX_CALLS_DEFAULT 16u
+#endif
+#ifndef TAKT_BRIDGE_MAX_MESSAGE_DEFAULT
+#define TAKT_BRIDGE_MAX_MESSAGE_DEFAULT 1024u
+#endif
+#ifndef TAKT_BRIDGE_RX_QUEUE_DEFAULT
+#define TAKT_BRIDGE_RX_QUEUE_DEFAULT 16u
+#endif
+/** The receive thread's SCHED_FIFO priority: with the links', above every executor. */
+#ifndef TAKT_BRIDGE_THREAD_PRIORITY
+#define TAKT_BRIDGE_THREAD_PRIORITY 90
+#endif
+/** Upper bound of every count in the configuration (a larger one is TAKT_EINVAL). */
+#define TAKT_BRIDGE_MAX_COUNT 4096u
+
+typedef struct takt_bridge_config {
+  uint32_t max_topics;   /* topic routes, exported and imported together */
+  uint32_t max_services; /* service routes, imported and exported together */
+  uint32_t max_calls;    /* requests of one bridged service in flight at once */
+  uint32_t max_message;  /* bytes of the largest message, request or response in memory (the
+                            types' size; serialized sizes are bounded by the backend) */
+  uint32_t rx_queue;     /* push backends: received messages waiting at most */
+  takt_thread_attr_t thread; /* the receive thread (name NULL: "takt-bridge-in") */
+} takt_bridge_config_t;
+
+#define TAKT_BRIDGE_CONFIG_DEFAULT                                                                 \
+  {.max_topics = TAKT_BRIDGE_MAX_TOPICS_DEFAULT, .max_services = TAKT_BRIDGE_MAX_SERVICES_DEFAULT, \
+   .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,     \
+   .rx_queue = TAKT_BRIDGE_RX_QUEUE_DEFAULT,                                                       \
+   .thread = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO,                                 \
+              .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1}}
+
+/**
+ * A bridge in ctx with a node named node_name over backend; attach takt_bridge_node() to an
+ * executor. On success the bridge owns the backend (destroyed with it); on failure the caller
+ * still does. cfg NULL: TAKT_BRIDGE_CONFIG_DEFAULT. TAKT_EINVAL for a configuration out of range
+ * or an incomplete operations table, TAKT_ENOMEM if the arena cannot hold it, errors of node
+ * creation. Creation time only.
+ */
+takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
+                                 const takt_bridge_config_t *cfg, takt_bridge_backend_t backend,
+                                 takt_bridge_t **out);
+/** A bridge over daemon d (which stays the caller's: destroy it after the bridge), with the
+ * default configuration and max_message at least d's max_payload. */
 takt_err_t takt_bridge_create(takt_context_t *ctx, takt_daemon_t *d, const char *node_name,
                               takt_bridge_t **out);
 takt_node_t *takt_bridge_node(takt_bridge_t *b);
 /**
- * Forward every message of topic as entity (a number both sides agree on). priority: the
- * priority of the remote callback it feeds (it orders transmission and remote reception).
- * reliable: through the daemon's reliable stream. TAKT_EEXIST if the entity is taken.
+ * Forward every message of topic as entity (< 0x8000, a number both sides agree on). priority:
+ * the priority of the remote callback it feeds (it orders transmission and remote reception).
+ * reliable: through the backend's reliable stream. TAKT_EEXIST if the entity is taken,
+ * TAKT_EFULL past max_topics, TAKT_ESIZE for a type without hooks larger than the backend's
+ * max_payload.
  */
 takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity, uint8_t priority,
                               bool reliable);
-/** Publish frames of entity into topic. */
+/** Publish messages of entity into topic. TAKT_ESIZE for a type larger than max_message (with
+ * hooks) or than the backend's max_payload (without). */
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity);
 /**
- * Services across the link. import: a local service `name` (on the bridge node) whose requests
- * are answered by the remote side's service, exported there under the same entity; requests and
- * answers travel as frames (entity; answers with entity | 0x8000), the local request is answered
- * later (takt_service_defer), so nothing waits for the line. export: requests arriving for
- * entity are passed to the local service `name` through a client of the bridge node, and its
- * answers sent back. priority: of the frames (the remote callback they feed).
+ * Services across the backend. import: a local service `name` (on the bridge node) whose requests
+ * are answered by the remote side's service, exported there under the same entity; a request
+ * travels as u32 correlation + the serialized request, its answer (entity | 0x8000) as u32
+ * correlation + u8 ok + the serialized response. The local request is answered later
+ * (takt_service_defer), so nothing waits for the line; at most max_calls are in flight.
+ * export: requests arriving for entity are passed to the local service `name` through a client
+ * of the bridge node, and its answers sent back (a request it cannot take is answered with ok
+ * 0 at once). priority: of the frames (the remote callback they feed). TAKT_ESIZE for a request
+ * or response type larger than max_message, or without hooks too large for the backend.
  */
 takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
@@ -53,19 +127,25 @@ takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
 takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
                                       uint16_t entity, uint8_t priority);
-/** Start taking frames on the bridge's input thread (SCHED_FIFO 90): every frame is taken, in
- * the daemon's order, as soon as it arrives. For executors without a collection phase
- * (preempt, waitset). */
+/** Take received messages on the bridge's receive thread (configured policy and priority): each
+ * is taken, in the backend's order, as soon as it arrives. */
 takt_err_t takt_bridge_start(takt_bridge_t *b);
 /**
- * Or let exec take the frames in its collection phase (PoDS §5.2; tide and batch): the receive
- * context only parses headers and files data frames by priority; tide takes a frame when it is
- * more urgent than every pending callback, and only then verifies and copies its payload; batch
- * takes one per round, first come first served. Either this or takt_bridge_start, once.
+ * Or let exec take them in its collection phase (PoDS §5.2) through an executor source
+ * (takt_executor_add_source): the executor decides when, by the priority the backend reports
+ * (the daemon: from the header alone; the payload is verified and copied only when taken).
+ * Executors without sources refuse (TAKT_ENOTSUP): use takt_bridge_start then. Either this or
+ * takt_bridge_start, once (TAKT_ESTATE otherwise).
  */
 takt_err_t takt_bridge_serve(takt_bridge_t *b, takt_executor_t *exec);
+/** Or take them from the calling thread: deliver every message received by now, most urgent
+ * first, and set *delivered (may be NULL). For owners without either (tests on a FAKE clock, a
+ * single loop). Holding no takt lock. */
+takt_err_t takt_bridge_poll(takt_bridge_t *b, uint32_t *delivered);
 void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out);
-/** Stop the input thread and free the bridge (its node is destroyed; detach it first). */
+/** Stop the backend and the receive thread and free the bridge and its backend (its node is
+ * destroyed: detach it first, destroy a serving executor first, and the clients of its imported
+ * services). */
 void takt_bridge_destroy(takt_bridge_t *b);
 
 #ifdef __cplusplus

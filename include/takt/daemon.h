@@ -14,12 +14,24 @@
  * HEARTBEAT and ACKNACK at once and never hands them to the executor; reliable data is verified on
  * arrival (it must be acknowledged) and released to the executor in sequence order, exactly once.
  *
- * Memory: tx_nodes buffer nodes and rx_frames receive slots, taken at creation. Full policies: a
- * send with no free buffer node first reclaims the oldest pending reliable node if it has waited
- * longer than abandon_after (counted, as PoDS reclaims expired pending nodes), else fails with
- * TAKT_EFULL (nothing queued, nothing lost); a reliable send beyond the window fails with
- * TAKT_EBUSY (PODS) or waits (MICROROS); a data frame arriving when every receive slot is taken is
- * dropped and counted (rx_overflow) — a reliable one is then sent again. */
+ * Memory: one block of the context's arena, taken at creation and sized from the configuration:
+ * tx_nodes buffer nodes of TAKT_FRAME_WIRE_MAX(max_payload) bytes and rx_frames + 1 receive slots
+ * of TAKT_FRAME_SIZE(max_payload) bytes (never less than a HEARTBEAT's or ACKNACK's 12-byte
+ * payload), with their queues. Full policies: a send with no free
+ * buffer node first reclaims the oldest pending reliable node if it has waited longer than
+ * abandon_after (counted, as PoDS reclaims expired pending nodes), else fails with TAKT_EFULL
+ * (nothing queued, nothing lost); a reliable send beyond the window fails with TAKT_EBUSY (PODS)
+ * or waits (MICROROS); a data frame arriving when every receive slot is taken is dropped and
+ * counted (rx_overflow) — a reliable one is then sent again.
+ *
+ * Time: the context's clock. Retransmission timeouts are due at a frame's start on the line +
+ * retransmit_timeout; a timer thread (configured policy and priority) handles them as they fall
+ * due, or, polled (always so on a FAKE clock), the owner calls takt_daemon_poll at the time it
+ * returned — the same function the thread runs.
+ *
+ * Locks: one per daemon, level DAEMON (src/core/lock.h), a leaf apart from its link's lock: it
+ * is never held while calling into the core or a handler (on_data runs after it is let go), and
+ * every wake-up made under it is posted once it is let go. */
 #ifndef TAKT_DAEMON_H
 #define TAKT_DAEMON_H
 
@@ -34,22 +46,55 @@ typedef struct takt_daemon takt_daemon_t;
 
 typedef enum { TAKT_DAEMON_PODS = 0, TAKT_DAEMON_MICROROS = 1 } takt_daemon_mode_t;
 
+/* Defaults of the configuration (each may be overridden before this header is included). */
+#ifndef TAKT_DAEMON_TX_NODES_DEFAULT
+#define TAKT_DAEMON_TX_NODES_DEFAULT 16u
+#endif
+#ifndef TAKT_DAEMON_MAX_PAYLOAD_DEFAULT
+#define TAKT_DAEMON_MAX_PAYLOAD_DEFAULT 1024u
+#endif
+#ifndef TAKT_DAEMON_RX_FRAMES_DEFAULT
+#define TAKT_DAEMON_RX_FRAMES_DEFAULT 16u
+#endif
+#ifndef TAKT_DAEMON_WINDOW_DEFAULT
+#define TAKT_DAEMON_WINDOW_DEFAULT 16u
+#endif
+#ifndef TAKT_DAEMON_RETRANSMIT_TIMEOUT_DEFAULT
+#define TAKT_DAEMON_RETRANSMIT_TIMEOUT_DEFAULT (200 * 1000000LL)
+#endif
+/** The timer thread's SCHED_FIFO priority: just below the links' (90), above every executor. */
+#ifndef TAKT_DAEMON_TIMER_PRIORITY
+#define TAKT_DAEMON_TIMER_PRIORITY 89
+#endif
+/** Upper bound of tx_nodes and rx_frames (a larger value is TAKT_EINVAL). */
+#define TAKT_DAEMON_MAX_QUEUE 4096u
+
 typedef struct takt_daemon_config {
   takt_daemon_mode_t mode;
-  uint32_t tx_nodes;     /* frames queued for transmission at most */
-  uint32_t max_payload;  /* payload bytes per frame at most */
+  uint32_t tx_nodes;     /* frames queued for transmission at most (1..TAKT_DAEMON_MAX_QUEUE) */
+  uint32_t max_payload;  /* payload bytes per frame at most (1..TAKT_FRAME_MAX_PAYLOAD) */
   uint32_t rx_frames;    /* received data frames waiting for the executor at most */
   uint32_t window;       /* reliable frames sent and not yet acknowledged at most (1..32) */
   int64_t retransmit_timeout_ns; /* a reliable frame unacknowledged that long is sent again */
   int64_t abandon_after_ns;      /* a full pool may reclaim a pending node this old (0: never) */
-  /** A data frame arrived (receive context): wake whoever takes frames. May be NULL. */
+  /** A data frame arrived (receive context, no lock held): wake whoever takes frames. May be
+   * NULL. */
   void (*on_data)(void *user);
   void *user;
+  takt_thread_attr_t timer_thread; /* the retransmission timer (name NULL: "takt-daemon-rt") */
+  /** No timer thread: the owner calls takt_daemon_poll (always so on a FAKE clock). */
+  bool polled;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
-  {.mode = TAKT_DAEMON_PODS, .tx_nodes = 16, .max_payload = 1024, .rx_frames = 16, .window = 16,   \
-   .retransmit_timeout_ns = 200 * 1000000LL, .abandon_after_ns = 0, .on_data = NULL, .user = NULL}
+  {.mode = TAKT_DAEMON_PODS, .tx_nodes = TAKT_DAEMON_TX_NODES_DEFAULT,                             \
+   .max_payload = TAKT_DAEMON_MAX_PAYLOAD_DEFAULT, .rx_frames = TAKT_DAEMON_RX_FRAMES_DEFAULT,     \
+   .window = TAKT_DAEMON_WINDOW_DEFAULT,                                                           \
+   .retransmit_timeout_ns = TAKT_DAEMON_RETRANSMIT_TIMEOUT_DEFAULT, .abandon_after_ns = 0,         \
+   .on_data = NULL, .user = NULL,                                                                  \
+   .timer_thread = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO,                           \
+                    .priority = TAKT_DAEMON_TIMER_PRIORITY, .cpu = -1},                            \
+   .polled = false}
 
 typedef struct takt_daemon_stats {
   uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */
@@ -58,18 +103,39 @@ typedef struct takt_daemon_stats {
   uint64_t retransmissions, timeouts, abandoned; /* reliable sender */
   uint64_t heartbeats, acknacks;                /* control frames sent */
   uint64_t rx_duplicates, rx_out_of_order;      /* reliable receiver */
+  uint64_t rx_malformed;                        /* control frames of the wrong length */
 } takt_daemon_stats_t;
 
-/** Create a daemon; then open a link with takt_daemon_link_handlers() and attach it. */
+/**
+ * Create a daemon in ctx (its memory from the context's arena, its time from the context's
+ * clock); then open a link with takt_daemon_link_handlers() and attach it. TAKT_EINVAL for a
+ * configuration out of range, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if the timer
+ * thread cannot start. Creation time only (takes the context lock).
+ */
+takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t *cfg,
+                                 takt_daemon_t **out);
+/** Without a context (kept for existing callers): the daemon gets one of its own, sized for it,
+ * on the monotonic clock, destroyed with the daemon. */
 takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out);
-/** Replace the data-arrival notification (e.g. by a bridge that consumes the frames). */
+/** Replace the data-arrival notification (e.g. by a bridge that consumes the frames). When it
+ * returns, the previous notification is not running and will not run again. Not from the
+ * notification itself. */
 void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user);
-/** The handlers the daemon's link must be opened with. */
+/** The handlers the daemon's link must be opened with (tests may call them directly). */
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
-/** Start using link (opened with the daemon's handlers). */
+/** Start using link (opened with the daemon's handlers). TAKT_ESIZE if the link's max_frame is
+ * below TAKT_FRAME_WIRE_MAX(max_payload) (or a control frame's, if that is larger). */
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
-/** Detach and free (close the link first). */
+/** Detach and give the memory back (close the link first). */
 void takt_daemon_destroy(takt_daemon_t *d);
+/**
+ * Do what is due at the clock's now (retransmission timeouts) and return when the next thing is
+ * due (TAKT_TIME_INFINITE: nothing). The timer thread runs this; a polled daemon's owner calls
+ * it. Thread-safe; call holding no takt lock.
+ */
+int64_t takt_daemon_poll(takt_daemon_t *d);
+/** The configured max_payload. */
+uint32_t takt_daemon_max_payload(const takt_daemon_t *d);
 
 /**
  * Queue one data frame (header fields priority, entity, t_info, flags; kind and length are set)

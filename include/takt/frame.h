@@ -58,6 +58,14 @@ int32_t takt_frame_encode(const takt_frame_header_t *h, const uint8_t *payload, 
 /** Parse the header of an unstuffed frame alone (no CRC check): TAKT_OK, or TAKT_EMALFORMED for a
  * wrong version, an unknown kind, or a length that does not match len. */
 takt_err_t takt_frame_parse_header(const uint8_t *frame, uint32_t len, takt_frame_header_t *h);
+/**
+ * The header of the first frame in bytes as they travel on the line (a flag, then the stuffed
+ * frame): unstuffs only the header, checks neither length nor CRC. For whoever handles encoded
+ * frames without deframing them (the link emulator's per-kind faults, test taps). TAKT_OK, or
+ * TAKT_EMALFORMED if wire does not start with a flag and a whole header of a known version and
+ * kind. O(TAKT_FRAME_HEADER_SIZE).
+ */
+takt_err_t takt_frame_peek_header(const uint8_t *wire, uint32_t n, takt_frame_header_t *h);
 /** True if the CRC of an unstuffed frame matches its header and payload. O(len). */
 bool takt_frame_crc_ok(const uint8_t *frame, uint32_t len);
 /** The payload of an unstuffed frame. */

@@ -1,412 +1,715 @@
-/* Bridge nodes (see takt/bridge.h). */
+/* The bridge core (see takt/bridge.h, takt/bridge_backend.h): routes between topics or services
+ * and entities, serialization with the type supports, the receive side (a thread, an executor
+ * source, or the owner's polls) and, for backends that push, a bounded receive queue ordered by
+ * priority. What lies beyond is the backend's; nothing here knows which one it is. */
 #include "takt/bridge.h"
-#include "takt/exec.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "../core/heap.h"
 #include "takt/port.h"
+#include "takt/wire.h"
+#include "transport_impl.h"
 
 #if TAKT_WITH_PUBSUB
 
-#define BRIDGE_MAX 64
-#define CALLS_MAX 16          /* requests of one bridged service in flight at once */
-#define ANSWER_BIT 0x8000u    /* an answer frame's entity */
-
 typedef struct route {
+  /* set when the route is added, read-only afterwards */
   struct takt_bridge *b;
-  takt_topic_t *topic;
+  const takt_type_support_t *type;
   uint16_t entity;
   uint8_t priority;
-  bool reliable, used;
-  takt_subscription_t *sub; /* export */
-  takt_publisher_t *pub;    /* import */
+  bool reliable, exported;
+  takt_publisher_t *pub; /* import */
 } route_t;
 
+/* A request of an imported service: claimed by the stand-in (a bridge node callback), in flight
+ * once it has left, answered by the receive side. The state word hands pending[i] over. */
+enum { CALL_FREE = 0, CALL_CLAIMED = 1, CALL_SENT = 2, CALL_ANSWERING = 3 };
+
+/* An exported service's request and its answer meet in the word of the bridge client's slot:
+ * the receive side records the request's correlation (MAPPED | corr) after the call, the
+ * client's callback marks an answer (ANSWERED); whichever comes second sends the answer. */
+#define LINK_MAPPED 0x80000000u
+#define LINK_ANSWERED 0x40000000u
+#define LINK_CORR_MAX 0x3FFFFFFFu
+
 typedef struct call_route {
+  /* set when the route is added, read-only afterwards */
   struct takt_bridge *b;
+  const takt_type_support_t *req, *resp;
   uint16_t entity;
   uint8_t priority;
-  bool used;
-  const takt_type_support_t *req, *resp;
-  takt_service_t *proxy;            /* import: the local stand-in */
-  takt_deferred_t pending[CALLS_MAX];
-  bool busy[CALLS_MAX];
-  takt_client_t *client;            /* export: calls the local service */
-  uint32_t corr[CALLS_MAX];         /* export: correlation of the request in client slot i */
+  takt_service_t *proxy;   /* import: the local stand-in */
+  takt_client_t *client;   /* export: calls the local service */
+  takt_deferred_t *pending; /* import: [max_calls], see CALL_* */
+  _Atomic uint32_t *word;  /* [max_calls]: import CALL_* states; export LINK_* words */
 } call_route_t;
 
+/* A message a push backend handed over, waiting in the receive queue. */
+typedef struct rx_item {
+  int32_t pos;
+  uint64_t seq; /* arrival order: FIFO among equal priorities */
+  takt_bridge_msg_t m;
+  uint32_t len;
+  uint8_t *bytes;
+  struct rx_item *next_free;
+} rx_item_t;
+
+/* Counters, updated from callbacks and the receive side alike without a lock. */
+typedef struct counters {
+  _Atomic uint64_t forwarded, forward_refused, imported, unknown_entity, decode_errors,
+      publish_errors, requests_forwarded, requests_served, answers_returned, requests_refused,
+      answers_received, answers_dropped, encode_errors, rx_queue_full;
+} counters_t;
+
+enum { WAKE_NONE = 0, WAKE_THREAD = 1, WAKE_EXECUTOR = 2 };
+
 struct takt_bridge {
+  /* set at creation, read-only afterwards */
   takt_context_t *ctx;
-  takt_daemon_t *daemon;
+  takt_bridge_config_t cfg;
+  takt_bridge_backend_t be;
+  uint32_t max_payload; /* the backend's */
   takt_node_t *node;
-  route_t exports[BRIDGE_MAX], imports[BRIDGE_MAX];
-  call_route_t calls[BRIDGE_MAX];
-  uint8_t *buf, *msg; /* serialized and in-memory scratch (input thread) */
-  uint8_t *out;       /* serialization scratch (the executor's thread) */
-  uint32_t buf_cap;
-  takt_mutex_t lock;
-  takt_event_t data_ev;
-  bool running, stop;
-  takt_executor_t *exec; /* takt_bridge_serve: the executor whose collection takes the frames */
+  route_t *routes;      /* [max_topics], entries below n_routes */
+  call_route_t *calls;  /* [max_services], entries below n_calls */
+  /* the bridge node's callbacks' scratch: they run one at a time, being in the node's default
+   * callback group, which is mutually exclusive */
+  uint8_t *cb_out, *cb_msg;
+  takt_wakeup_t rx_wake; /* the receive thread waits on it */
   takt_thread_t thread;
-  takt_bridge_stats_t stats;
+  _Atomic int waker;        /* WAKE_*: who takt_bridge_notify wakes */
+  takt_executor_t *exec;    /* takt_bridge_serve's, written before waker says so */
+  counters_t stats;
+
+  takt__lock_t lock;       /* level BRIDGE: configuration and the receive side */
+  uint32_t n_routes, n_calls;
+  uint8_t *in_frame, *in_msg; /* the receive side's scratch */
+  bool running, stop;      /* the receive thread */
+
+  takt__lock_t q_lock;     /* level DAEMON, a leaf: the receive queue of a push backend */
+  rx_item_t *q_free;
+  takt__heap_t q;
+  uint64_t q_seq;
 };
 
+#define COUNT(b, field) atomic_fetch_add_explicit(&(b)->stats.field, 1, memory_order_relaxed)
+
+static takt_err_t send_msg(takt_bridge_t *b, uint16_t entity, uint8_t priority, bool reliable,
+                           int64_t t_info, const uint8_t *bytes, uint32_t len) {
+  takt_bridge_msg_t m = {.entity = entity, .priority = priority, .reliable = reliable, .t_info = t_info};
+  return b->be.ops->send(b->be.self, &m, bytes, len);
+}
+
+/* A message as it travels: its type's serialize hook, or its raw bytes. */
+static int32_t encode(const takt_type_support_t *ts, const void *msg, uint8_t *buf, uint32_t cap) {
+  if (ts->serialize != NULL) return ts->serialize(msg, buf, cap);
+  if (ts->size > cap) return TAKT_ESIZE;
+  memcpy(buf, msg, ts->size);
+  return (int32_t)ts->size;
+}
+
+static takt_err_t decode(const takt_type_support_t *ts, const uint8_t *bytes, uint32_t len, void *msg) {
+  if (ts->deserialize != NULL) return ts->deserialize(msg, bytes, len);
+  if (len != ts->size) return TAKT_ESIZE;
+  memcpy(msg, bytes, len);
+  return TAKT_OK;
+}
+
+/* ---- topics ---- */
+
+/* export: a bridge node callback (executor thread) */
 static void forward(takt_subscription_t *sub, const takt_message_t *m, void *user) {
   (void)sub;
   route_t *r = user;
   takt_bridge_t *b = r->b;
-  const takt_type_support_t *ts = takt_topic_type(r->topic);
   const uint8_t *bytes = m->data;
   int32_t n = (int32_t)m->size;
-  if (ts->serialize != NULL) {
-    n = ts->serialize(m->data, b->out, b->buf_cap);
-    bytes = b->out;
+  if (r->type->serialize != NULL) {
+    n = r->type->serialize(m->data, b->cb_out, b->max_payload);
+    bytes = b->cb_out;
   }
-  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .stream = 0, .priority = r->priority,
-                           .flags = r->reliable ? TAKT_FRAME_RELIABLE : 0, .seq = 0,
-                           .entity = r->entity, .length = 0, .t_info = m->header.t_info};
-  takt_err_t rc = n < 0 ? n : takt_daemon_send(b->daemon, &h, bytes, (uint32_t)n);
-  takt_mutex_lock(&b->lock);
-  if (rc == TAKT_OK) b->stats.forwarded++;
-  else b->stats.forward_refused++;
-  takt_mutex_unlock(&b->lock);
-}
-
-static void on_data(void *user) {
-  takt_bridge_t *b = user;
-  if (b->exec != NULL) { /* the executor takes the frame in its next collection phase */
-    takt_executor_wake(b->exec);
+  if (n < 0) {
+    COUNT(b, encode_errors);
     return;
   }
-  takt_mutex_lock(&b->lock);
-  takt_event_signal_locked(&b->data_ev);
-  takt_mutex_unlock(&b->lock);
+  takt_err_t rc = send_msg(b, r->entity, r->priority, r->reliable, m->header.t_info, bytes, (uint32_t)n);
+  if (rc == TAKT_OK) COUNT(b, forwarded);
+  else COUNT(b, forward_refused);
 }
 
-static route_t *find(route_t *routes, uint16_t entity) {
-  for (int i = 0; i < BRIDGE_MAX; i++)
-    if (routes[i].used && routes[i].entity == entity) return &routes[i];
-  return NULL;
+/* import: receive side, bridge lock held */
+static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t *m,
+                           const uint8_t *bytes, uint32_t len) {
+  const void *data = bytes; /* raw bytes are published from the receive buffer */
+  takt_err_t rc = len == r->type->size ? TAKT_OK : TAKT_ESIZE;
+  if (r->type->deserialize != NULL) {
+    rc = r->type->deserialize(b->in_msg, bytes, len);
+    data = b->in_msg;
+  }
+  if (rc == TAKT_OK) rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
+  if (rc == TAKT_OK) COUNT(b, imported);
+  else if (rc == TAKT_EMALFORMED || rc == TAKT_ESIZE) COUNT(b, decode_errors);
+  else COUNT(b, publish_errors);
 }
 
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint32_t get32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
+/* ---- services ---- */
+
+#if TAKT_WITH_RPC
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  takt_wcur_t w = {p, 4, 0, 0, TAKT_OK};
+  takt_w_u32(&w, v);
 }
 
-static call_route_t *find_call(takt_bridge_t *b, uint16_t entity) {
-  for (int i = 0; i < BRIDGE_MAX; i++)
-    if (b->calls[i].used && b->calls[i].entity == entity) return &b->calls[i];
-  return NULL;
+static uint32_t get_u32(const uint8_t *p) {
+  takt_rcur_t r = {p, 4, 0, 0, TAKT_OK};
+  return takt_r_u32(&r);
 }
 
-/* import: the local stand-in sends the request and answers when the remote answer comes back */
+/* import: the local stand-in sends the request and answers when the remote answer comes back
+ * (a bridge node callback) */
 static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp, void *user) {
   (void)s;
   (void)resp;
   call_route_t *cr = user;
   takt_bridge_t *b = cr->b;
-  takt_mutex_lock(&b->lock);
-  int slot = -1;
-  for (int i = 0; i < CALLS_MAX && slot < 0; i++)
-    if (!cr->busy[i]) slot = i;
-  if (slot >= 0) cr->busy[slot] = true;
-  takt_mutex_unlock(&b->lock);
-  if (slot < 0 || takt_service_defer(cr->proxy, &cr->pending[slot]) < 0) {
-    takt_mutex_lock(&b->lock);
-    if (slot >= 0) cr->busy[slot] = false;
-    b->stats.requests_refused++;
-    takt_mutex_unlock(&b->lock);
+  uint32_t slot = b->cfg.max_calls;
+  for (uint32_t i = 0; i < b->cfg.max_calls && slot == b->cfg.max_calls; i++) {
+    uint32_t want = CALL_FREE;
+    if (atomic_compare_exchange_strong(&cr->word[i], &want, CALL_CLAIMED)) slot = i;
+  }
+  if (slot == b->cfg.max_calls) {
+    COUNT(b, requests_refused);
     return TAKT_EFULL; /* the request fails now: too many in flight */
   }
-  uint8_t *frame = b->out; /* the executor's scratch */
-  put32(frame, (uint32_t)slot);
-  memcpy(frame + 4, req->data, req->size);
-  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .priority = cr->priority, .entity = cr->entity,
-                           .t_info = req->header.t_info};
-  takt_err_t rc = takt_daemon_send(b->daemon, &h, frame, 4 + req->size);
-  takt_mutex_lock(&b->lock);
-  if (rc == TAKT_OK) b->stats.requests_forwarded++;
-  else b->stats.requests_refused++;
-  takt_mutex_unlock(&b->lock);
+  takt_err_t rc = takt_service_defer(cr->proxy, &cr->pending[slot]);
   if (rc < 0) {
-    takt_service_respond(&cr->pending[slot], NULL, 0, false);
-    takt_mutex_lock(&b->lock);
-    cr->busy[slot] = false;
-    takt_mutex_unlock(&b->lock);
+    atomic_store(&cr->word[slot], CALL_FREE);
+    COUNT(b, requests_refused);
+    return rc;
+  }
+  put_u32(b->cb_out, slot); /* the correlation: the slot the answer comes back to */
+  int32_t n = encode(cr->req, req->data, b->cb_out + 4, b->max_payload - 4);
+  atomic_store(&cr->word[slot], CALL_SENT); /* pending[slot] is the receive side's from now on */
+  rc = n < 0 ? n : send_msg(b, cr->entity, cr->priority, false, req->header.t_info, b->cb_out,
+                            4u + (uint32_t)n);
+  if (rc == TAKT_OK) {
+    COUNT(b, requests_forwarded);
+    return TAKT_OK;
+  }
+  if (n < 0) COUNT(b, encode_errors);
+  COUNT(b, requests_refused);
+  uint32_t sent = CALL_SENT; /* no answer can come: fail the request now */
+  if (atomic_compare_exchange_strong(&cr->word[slot], &sent, CALL_ANSWERING)) {
+    (void)takt_service_respond(&cr->pending[slot], NULL, 0, false);
+    atomic_store(&cr->word[slot], CALL_FREE);
   }
   return TAKT_OK;
 }
 
-/* export: the local service answered: send the answer back (run by the executor) */
+/* import: an answer to one of our requests (receive side, bridge lock held) */
+static void on_answer_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *p, uint32_t len) {
+  uint32_t corr = len >= 5 ? get_u32(p) : UINT32_MAX;
+  uint32_t sent = CALL_SENT;
+  if (corr >= b->cfg.max_calls ||
+      !atomic_compare_exchange_strong(&cr->word[corr], &sent, CALL_ANSWERING)) {
+    COUNT(b, answers_dropped); /* no such request in flight */
+    return;
+  }
+  bool ok = p[4] == 1;
+  if (ok && decode(cr->resp, p + 5, len - 5, b->in_msg) < 0) {
+    COUNT(b, decode_errors);
+    ok = false;
+  }
+  (void)takt_service_respond(&cr->pending[corr], ok ? b->in_msg : NULL, ok ? cr->resp->size : 0, ok);
+  atomic_store(&cr->word[corr], CALL_FREE);
+  COUNT(b, answers_received);
+}
+
+/* export: send the answer of the local service (or a failure when f is NULL) to corr, with the
+ * scratch of the calling side */
+static void answer(takt_bridge_t *b, call_route_t *cr, takt_future_t *f, uint32_t corr,
+                   uint8_t *msg, uint8_t *out) {
+  bool ok = f != NULL && takt_future_take(f, msg, cr->resp->size) == TAKT_OK;
+  int32_t n = 0;
+  if (ok && (n = encode(cr->resp, msg, out + 5, b->max_payload - 5)) < 0) {
+    COUNT(b, encode_errors);
+    ok = false;
+    n = 0;
+  }
+  put_u32(out, corr);
+  out[4] = ok ? 1 : 0;
+  takt_err_t rc = send_msg(b, (uint16_t)(cr->entity | TAKT_BRIDGE_ANSWER_BIT), cr->priority, false,
+                           takt_context_now(b->ctx), out, 5u + (uint32_t)n);
+  if (rc == TAKT_OK && ok) COUNT(b, answers_returned);
+}
+
+/* export: the local service answered (a bridge node callback) */
 static void answered(takt_client_t *c, takt_future_t f, void *user) {
   (void)c;
   call_route_t *cr = user;
-  takt_bridge_t *b = cr->b;
-  uint8_t *frame = b->out;
-  takt_mutex_lock(&b->lock); /* written by the input thread under the lock, before we can run */
-  uint32_t corr = cr->corr[f.index];
-  takt_mutex_unlock(&b->lock);
-  takt_err_t rc = takt_future_take(&f, frame + 5, cr->resp->size);
-  put32(frame, corr);
-  frame[4] = rc == TAKT_OK ? 1 : 0;
-  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .priority = cr->priority,
-                           .entity = (uint16_t)(cr->entity | ANSWER_BIT), .t_info = takt_time_now()};
-  takt_err_t sent = takt_daemon_send(b->daemon, &h, frame, 5 + (rc == TAKT_OK ? cr->resp->size : 0));
-  takt_mutex_lock(&b->lock);
-  if (sent == TAKT_OK) b->stats.answers_returned++;
-  takt_mutex_unlock(&b->lock);
+  uint32_t word = 0;
+  if (atomic_compare_exchange_strong(&cr->word[f.index], &word, LINK_ANSWERED))
+    return; /* before its correlation was recorded: the receive side sends it */
+  atomic_store(&cr->word[f.index], 0);
+  answer(cr->b, cr, &f, word & LINK_CORR_MAX, cr->b->cb_msg, cr->b->cb_out);
 }
 
-/* A frame for a bridged service (input thread). Returns false if entity is not one. */
-static bool service_frame(takt_bridge_t *b, const takt_frame_header_t *h, const uint8_t *p) {
-  bool answer = (h->entity & ANSWER_BIT) != 0;
-  call_route_t *cr = find_call(b, (uint16_t)(h->entity & ~ANSWER_BIT));
-  if (cr == NULL || h->length < (answer ? 5u : 4u)) return false;
-  uint32_t corr = get32(p);
-  if (answer && cr->proxy != NULL && corr < CALLS_MAX) { /* an answer to one of our requests */
-    bool ok = p[4] == 1 && h->length == 5 + cr->resp->size;
-    takt_service_respond(&cr->pending[corr], ok ? p + 5 : NULL, cr->resp->size, ok);
-    takt_mutex_lock(&b->lock);
-    cr->busy[corr] = false;
-    takt_mutex_unlock(&b->lock);
-    return true;
+/* export: a request to serve (receive side, bridge lock held) */
+static void on_request_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *p, uint32_t len) {
+  uint32_t corr = len >= 4 ? get_u32(p) : UINT32_MAX;
+  if (corr > LINK_CORR_MAX || decode(cr->req, p + 4, len - 4, b->in_msg) < 0) {
+    COUNT(b, decode_errors);
+    if (corr <= LINK_CORR_MAX) answer(b, cr, NULL, corr, b->in_msg, b->in_frame);
+    return;
   }
-  if (!answer && cr->client != NULL && h->length == 4 + cr->req->size) { /* a request to serve */
-    takt_future_t f;
-    /* the lock is held across the call: the answer cannot be sent before its correlation is
-     * recorded (lock order: bridge, then context) */
-    takt_mutex_lock(&b->lock);
-    takt_err_t rc = takt_client_call(cr->client, p + 4, cr->req->size, &f);
-    if (rc == TAKT_OK) {
-      cr->corr[f.index] = corr;
-      b->stats.requests_served++;
-    } else {
-      b->stats.requests_refused++;
-    }
-    takt_mutex_unlock(&b->lock);
-    return true;
+  takt_future_t f;
+  if (takt_client_call(cr->client, b->in_msg, cr->req->size, &f) < 0) {
+    COUNT(b, requests_refused);
+    answer(b, cr, NULL, corr, b->in_msg, b->in_frame); /* the requester learns at once */
+    return;
   }
-  return false;
+  COUNT(b, requests_served);
+  uint32_t word = 0;
+  if (!atomic_compare_exchange_strong(&cr->word[f.index], &word, LINK_MAPPED | corr)) {
+    atomic_store(&cr->word[f.index], 0); /* the answer came first: it is ours to send */
+    answer(b, cr, &f, corr, b->in_msg, b->in_frame);
+  }
 }
 
-/* Take the next received frame from the daemon (CRC verified, payload copied now) and deliver
- * it: publish it into its topic, or pass it to a bridged service. False if there was none. */
-static bool take_one(takt_bridge_t *b) {
-  takt_frame_header_t h;
-  if (takt_daemon_take(b->daemon, &h, b->buf, b->buf_cap) != TAKT_OK) return false;
-  {
-      if (service_frame(b, &h, b->buf)) return true;
-      route_t *r = find(b->imports, h.entity);
-      takt_err_t rc = TAKT_OK;
-      bool unknown = r == NULL;
-      if (r != NULL) {
-        const takt_type_support_t *ts = takt_topic_type(r->topic);
-        const void *data = b->buf;
-        if (ts->deserialize != NULL) {
-          rc = ts->deserialize(b->msg, b->buf, h.length);
-          data = b->msg;
-        } else if (h.length != ts->size) {
-          rc = TAKT_ESIZE;
-        }
-        if (rc == TAKT_OK) rc = takt_publish_at(r->pub, data, ts->size, h.t_info);
-      }
-      takt_mutex_lock(&b->lock);
-      if (unknown) b->stats.unknown_entity++;
-      else if (rc == TAKT_OK) b->stats.imported++;
-      else if (rc == TAKT_EMALFORMED || rc == TAKT_ESIZE) b->stats.decode_errors++;
-      else b->stats.publish_errors++;
-      takt_mutex_unlock(&b->lock);
+#endif /* TAKT_WITH_RPC */
+
+/* ---- the receive side ---- */
+
+static route_t *find_route_locked(takt_bridge_t *b, uint16_t entity) {
+  for (uint32_t i = 0; i < b->n_routes; i++)
+    if (b->routes[i].entity == entity) return &b->routes[i];
+  return NULL;
+}
+
+static call_route_t *find_call_locked(takt_bridge_t *b, uint16_t entity) {
+  for (uint32_t i = 0; i < b->n_calls; i++)
+    if (b->calls[i].entity == entity) return &b->calls[i];
+  return NULL;
+}
+
+static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *p,
+                            uint32_t len) {
+#if TAKT_WITH_RPC
+  bool is_answer = (m->entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
+  call_route_t *cr = find_call_locked(b, (uint16_t)(m->entity & ~TAKT_BRIDGE_ANSWER_BIT));
+  if (cr != NULL && is_answer && cr->proxy != NULL) {
+    on_answer_locked(b, cr, p, len);
+    return;
   }
-  return true;
+  if (cr != NULL && !is_answer && cr->client != NULL) {
+    on_request_locked(b, cr, p, len);
+    return;
+  }
+#endif
+  route_t *r = find_route_locked(b, m->entity);
+  if (r != NULL && !r->exported) publish_locked(b, r, m, p, len);
+  else COUNT(b, unknown_entity);
+}
+
+static bool rx_before(const void *x, const void *y) {
+  const rx_item_t *a = x, *c = y;
+  if (a->m.priority != c->m.priority) return a->m.priority > c->m.priority;
+  return a->seq < c->seq;
+}
+
+static int32_t rx_peek(takt_bridge_t *b) {
+  if (b->be.ops->peek != NULL) return b->be.ops->peek(b->be.self);
+  takt__lock_take(&b->q_lock);
+  rx_item_t *it = takt__heap_top(&b->q);
+  int32_t prio = it != NULL ? it->m.priority : -1;
+  takt__lock_give(&b->q_lock);
+  return prio;
+}
+
+/* The next received message into buf (max_payload bytes). Bridge lock held. */
+static takt_err_t rx_take_locked(takt_bridge_t *b, takt_bridge_msg_t *m, uint8_t *buf, uint32_t *len) {
+  if (b->be.ops->take != NULL) return b->be.ops->take(b->be.self, m, buf, b->max_payload, len);
+  takt__lock_take(&b->q_lock);
+  rx_item_t *it = takt__heap_pop(&b->q);
+  takt__lock_give(&b->q_lock);
+  if (it == NULL) return TAKT_EAGAIN;
+  *m = it->m; /* the item is ours until it is back on the free list */
+  *len = it->len;
+  memcpy(buf, it->bytes, it->len);
+  takt__lock_take(&b->q_lock);
+  it->next_free = b->q_free;
+  b->q_free = it;
+  takt__lock_give(&b->q_lock);
+  return TAKT_OK;
+}
+
+/* Take one received message and deliver it. False when there was none (or the bridge stops). */
+static bool process_one(takt_bridge_t *b) {
+  takt__lock_take(&b->lock);
+  takt_bridge_msg_t m;
+  uint32_t len = 0;
+  bool got = !b->stop && rx_take_locked(b, &m, b->in_frame, &len) == TAKT_OK;
+  if (got) dispatch_locked(b, &m, b->in_frame, len);
+  takt__lock_give(&b->lock);
+  return got;
+}
+
+void takt_bridge_notify(takt_bridge_t *b) {
+  int w = atomic_load_explicit(&b->waker, memory_order_acquire);
+  if (w == WAKE_EXECUTOR) takt_executor_wake(b->exec);
+  else if (w == WAKE_THREAD) takt__defer_wake(&b->rx_wake);
+}
+
+takt_err_t takt_bridge_deliver(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                               uint32_t len) {
+  if (b == NULL || m == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
+  if (b->be.ops->take != NULL) return TAKT_ESTATE; /* the backend keeps its own */
+  if (len > b->max_payload) return TAKT_ESIZE;
+  takt__lock_take(&b->q_lock);
+  rx_item_t *it = b->q_free;
+  if (it != NULL) b->q_free = it->next_free;
+  takt__lock_give(&b->q_lock);
+  if (it == NULL) {
+    COUNT(b, rx_queue_full); /* full: the arriving message is refused, the queued ones stay */
+    return TAKT_EFULL;
+  }
+  it->m = *m;
+  it->len = len;
+  if (len > 0) memcpy(it->bytes, bytes, len); /* the item is ours until it is queued */
+  takt__lock_take(&b->q_lock);
+  it->seq = ++b->q_seq;
+  takt__heap_push(&b->q, it);
+  takt__lock_give(&b->q_lock);
+  takt_bridge_notify(b);
+  return TAKT_OK;
 }
 
 static void input_main(void *arg) {
   takt_bridge_t *b = arg;
-  takt_mutex_lock(&b->lock);
-  while (!b->stop) {
-    takt_mutex_unlock(&b->lock);
-    while (take_one(b)) {
+  for (;;) {
+    while (process_one(b)) {
     }
-    takt_mutex_lock(&b->lock);
-    if (!b->stop) (void)takt_event_wait_locked(&b->data_ev, &b->lock, NULL, TAKT_TIME_INFINITE);
+    takt__lock_take(&b->lock);
+    bool stop = b->stop;
+    takt__lock_give(&b->lock);
+    if (stop) return;
+    (void)takt_wakeup_wait(&b->rx_wake, TAKT_TIME_INFINITE);
   }
-  takt_mutex_unlock(&b->lock);
 }
 
-takt_err_t takt_bridge_create(takt_context_t *ctx, takt_daemon_t *d, const char *node_name,
-                              takt_bridge_t **out) {
-  if (ctx == NULL || d == NULL || out == NULL) return TAKT_EINVAL;
-  takt_bridge_t *b = calloc(1, sizeof *b);
-  if (b == NULL) return TAKT_ENOMEM;
-  b->buf_cap = TAKT_FRAME_MAX_PAYLOAD;
-  b->buf = malloc(b->buf_cap);
-  b->out = malloc(b->buf_cap);
-  if (b->buf == NULL || b->out == NULL || takt_mutex_init(&b->lock) < 0 ||
-      takt_event_init(&b->data_ev) < 0) {
-    free(b->buf);
-    free(b->out);
-    free(b);
-    return TAKT_ENOMEM;
+/* ---- creation ---- */
+
+typedef struct layout {
+  size_t routes, calls, pending, words, in_frame, in_msg, cb_out, cb_msg, items, heap, bytes, total;
+} layout_t;
+
+static bool config_valid(const takt_bridge_config_t *c) {
+  return c->max_topics <= TAKT_BRIDGE_MAX_COUNT && c->max_services <= TAKT_BRIDGE_MAX_COUNT &&
+         c->max_calls >= 1 && c->max_calls <= TAKT_BRIDGE_MAX_COUNT && c->max_message >= 1 &&
+         c->max_message <= (1u << 30) && c->rx_queue >= 1 && c->rx_queue <= TAKT_BRIDGE_MAX_COUNT &&
+         takt__thread_attr_valid(&c->thread);
+}
+
+/* One arena block: the bridge, its routes, the services' request slots, the scratch buffers and,
+ * for a push backend, the receive queue. */
+static void layout_of(const takt_bridge_config_t *c, uint32_t max_payload, bool push, layout_t *l) {
+  size_t end = sizeof(takt_bridge_t), calls = (size_t)c->max_services * c->max_calls;
+  l->routes = takt__carve(&end, c->max_topics * sizeof(route_t));
+  l->calls = takt__carve(&end, c->max_services * sizeof(call_route_t));
+  l->pending = takt__carve(&end, calls * sizeof(takt_deferred_t));
+  l->words = takt__carve(&end, calls * sizeof(_Atomic uint32_t));
+  l->in_frame = takt__carve(&end, max_payload);
+  l->in_msg = takt__carve(&end, c->max_message);
+  l->cb_out = takt__carve(&end, max_payload);
+  l->cb_msg = takt__carve(&end, c->max_message);
+  uint32_t q = push ? c->rx_queue : 0;
+  l->items = takt__carve(&end, q * sizeof(rx_item_t));
+  l->heap = takt__carve(&end, q * sizeof(void *));
+  l->bytes = takt__carve(&end, (size_t)q * max_payload);
+  l->total = end;
+}
+
+takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
+                                 const takt_bridge_config_t *cfg, takt_bridge_backend_t backend,
+                                 takt_bridge_t **out) {
+  takt_bridge_config_t def = TAKT_BRIDGE_CONFIG_DEFAULT;
+  if (cfg == NULL) cfg = &def;
+  const takt_bridge_backend_ops_t *ops = backend.ops;
+  if (ctx == NULL || out == NULL || !config_valid(cfg) || ops == NULL || ops->send == NULL ||
+      ops->start == NULL || ops->stop == NULL || ops->destroy == NULL || ops->max_payload == NULL ||
+      (ops->peek == NULL) != (ops->take == NULL))
+    return TAKT_EINVAL;
+  uint32_t max_payload = ops->max_payload(backend.self);
+  if (max_payload == 0 || max_payload > (1u << 30)) return TAKT_EINVAL;
+  bool push = ops->take == NULL;
+  layout_t lay;
+  layout_of(cfg, max_payload, push, &lay);
+  uint8_t *mem = takt__context_alloc(ctx, lay.total);
+  if (mem == NULL) return TAKT_ENOMEM;
+  takt_bridge_t *b = (takt_bridge_t *)(void *)mem; /* zeroed by the arena */
+  if (takt__lock_init(&b->lock, TAKT__LEVEL_BRIDGE, "bridge") < 0) {
+    takt__context_free(ctx, mem);
+    return TAKT_EOS;
+  }
+  if (takt__lock_init(&b->q_lock, TAKT__LEVEL_DAEMON, "bridge queue") < 0) {
+    takt__lock_fini(&b->lock);
+    takt__context_free(ctx, mem);
+    return TAKT_EOS;
   }
   takt_err_t rc = takt_node_create(ctx, node_name, &b->node);
   if (rc < 0) {
-    free(b->buf);
-    free(b->out);
-    free(b);
+    takt__lock_fini(&b->q_lock);
+    takt__lock_fini(&b->lock);
+    takt__context_free(ctx, mem);
     return rc;
   }
   b->ctx = ctx;
-  b->daemon = d;
-  takt_daemon_set_on_data(d, on_data, b);
+  b->cfg = *cfg;
+  if (b->cfg.thread.name == NULL) b->cfg.thread.name = "takt-bridge-in";
+  b->be = backend;
+  b->max_payload = max_payload;
+  b->routes = (route_t *)(void *)(mem + lay.routes);
+  b->calls = (call_route_t *)(void *)(mem + lay.calls);
+  for (uint32_t i = 0; i < cfg->max_services; i++) {
+    b->calls[i].pending = (takt_deferred_t *)(void *)(mem + lay.pending) + (size_t)i * cfg->max_calls;
+    b->calls[i].word = (_Atomic uint32_t *)(void *)(mem + lay.words) + (size_t)i * cfg->max_calls;
+  }
+  b->in_frame = mem + lay.in_frame;
+  b->in_msg = mem + lay.in_msg;
+  b->cb_out = mem + lay.cb_out;
+  b->cb_msg = mem + lay.cb_msg;
+  if (push) {
+    rx_item_t *items = (rx_item_t *)(void *)(mem + lay.items);
+    for (uint32_t i = 0; i < cfg->rx_queue; i++) {
+      items[i].pos = -1;
+      items[i].bytes = mem + lay.bytes + (size_t)i * max_payload;
+      items[i].next_free = i + 1 < cfg->rx_queue ? &items[i + 1] : NULL;
+    }
+    b->q_free = &items[0];
+    takt__heap_init(&b->q, (void **)(void *)(mem + lay.heap), cfg->rx_queue, rx_before,
+                    offsetof(rx_item_t, pos));
+  }
+  takt_wakeup_init(&b->rx_wake);
+  atomic_init(&b->waker, WAKE_NONE);
+  if ((rc = ops->start(backend.self, b)) < 0) {
+    (void)takt_node_destroy(b->node);
+    takt__lock_fini(&b->q_lock);
+    takt__lock_fini(&b->lock);
+    takt__context_free(ctx, mem);
+    return rc;
+  }
   *out = b;
   return TAKT_OK;
 }
 
+takt_err_t takt_bridge_create(takt_context_t *ctx, takt_daemon_t *d, const char *node_name,
+                              takt_bridge_t **out) {
+  takt_bridge_backend_t be;
+  TAKT_RETURN_IF_ERR(takt_bridge_backend_daemon(ctx, d, &be));
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  if (takt_daemon_max_payload(d) > cfg.max_message) cfg.max_message = takt_daemon_max_payload(d);
+  takt_err_t rc = takt_bridge_create_on(ctx, node_name, &cfg, be, out);
+  if (rc < 0) be.ops->destroy(be.self);
+  return rc;
+}
+
 takt_node_t *takt_bridge_node(takt_bridge_t *b) { return b->node; }
 
-static route_t *free_route(route_t *routes) {
-  for (int i = 0; i < BRIDGE_MAX; i++)
-    if (!routes[i].used) return &routes[i];
-  return NULL;
+/* An entity free in both route tables? Bridge lock held. */
+static takt_err_t claim_entity_locked(takt_bridge_t *b, uint16_t entity) {
+  if (entity & TAKT_BRIDGE_ANSWER_BIT) return TAKT_EINVAL;
+  if (find_route_locked(b, entity) != NULL || find_call_locked(b, entity) != NULL) return TAKT_EEXIST;
+  return TAKT_OK;
+}
+
+static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity, uint8_t priority,
+                            bool reliable, bool exported) {
+  if (b == NULL || topic == NULL) return TAKT_EINVAL;
+  const takt_type_support_t *ts = takt_topic_type(topic);
+  bool hooks = exported ? ts->serialize != NULL : ts->deserialize != NULL;
+  if (hooks ? !exported && ts->size > b->cfg.max_message : ts->size > b->max_payload)
+    return TAKT_ESIZE;
+  takt__lock_take(&b->lock);
+  takt_err_t rc = claim_entity_locked(b, entity);
+  if (rc == TAKT_OK && b->n_routes == b->cfg.max_topics) rc = TAKT_EFULL;
+  route_t *r = rc == TAKT_OK ? &b->routes[b->n_routes] : NULL;
+  if (r != NULL) {
+    *r = (route_t){.b = b, .type = ts, .entity = entity, .priority = priority,
+                   .reliable = reliable, .exported = exported};
+    if (exported) {
+      /* the forwarding callback runs at the priority of the frame it makes */
+      char name[32];
+      snprintf(name, sizeof name, "export_%u", entity);
+      takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      o.attr.priority = priority;
+      takt_subscription_t *sub;
+      rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &sub);
+    } else {
+      rc = takt_publisher_create(b->node, topic, &r->pub);
+    }
+    if (rc == TAKT_OK) b->n_routes++; /* the route becomes visible to the receive side */
+  }
+  takt__lock_give(&b->lock);
+  return rc;
 }
 
 takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity, uint8_t priority,
                               bool reliable) {
-  if (b == NULL || topic == NULL) return TAKT_EINVAL;
-  if (find(b->exports, entity) != NULL) return TAKT_EEXIST;
-  route_t *r = free_route(b->exports);
-  if (r == NULL) return TAKT_EFULL;
-  char name[32];
-  snprintf(name, sizeof name, "export_%u", entity);
-  *r = (route_t){.b = b, .topic = topic, .entity = entity, .priority = priority, .reliable = reliable,
-                 .used = true};
-  /* the forwarding callback runs at the priority of the frame it makes */
-  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  o.attr.priority = priority;
-  takt_err_t rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &r->sub);
-  if (rc < 0) r->used = false;
-  return rc;
+  return add_route(b, topic, entity, priority, reliable, true);
 }
 
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity) {
-  if (b == NULL || topic == NULL) return TAKT_EINVAL;
-  if (find(b->imports, entity) != NULL) return TAKT_EEXIST;
-  route_t *r = free_route(b->imports);
-  if (r == NULL) return TAKT_EFULL;
-  if (b->msg == NULL) {
-    b->msg = malloc(1u << 24); /* the largest deserialized message it will hold */
-    if (b->msg == NULL) return TAKT_ENOMEM;
+  return add_route(b, topic, entity, 0, false, false);
+}
+
+#if TAKT_WITH_RPC
+/* Claim a route for a bridged service (both directions check the same things). */
+static takt_err_t add_call(takt_bridge_t *b, const char *name, const takt_type_support_t *req,
+                           const takt_type_support_t *resp, uint16_t entity, uint8_t priority,
+                           bool import) {
+  if (b == NULL || req == NULL || resp == NULL) return TAKT_EINVAL;
+  if (req->size > b->cfg.max_message || resp->size > b->cfg.max_message ||
+      b->max_payload < 5 || (req->serialize == NULL && 4u + req->size > b->max_payload) ||
+      (resp->serialize == NULL && 5u + resp->size > b->max_payload))
+    return TAKT_ESIZE;
+  takt__lock_take(&b->lock);
+  takt_err_t rc = claim_entity_locked(b, entity);
+  if (rc == TAKT_OK && b->n_calls == b->cfg.max_services) rc = TAKT_EFULL;
+  call_route_t *cr = rc == TAKT_OK ? &b->calls[b->n_calls] : NULL;
+  if (cr != NULL) {
+    cr->b = b;
+    cr->req = req;
+    cr->resp = resp;
+    cr->entity = entity;
+    cr->priority = priority;
+    cr->proxy = NULL;
+    cr->client = NULL;
+    for (uint32_t i = 0; i < b->cfg.max_calls; i++) atomic_init(&cr->word[i], 0);
+    if (import) {
+      takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
+      o.depth = b->cfg.max_calls;
+      o.attr.priority = priority;
+      rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
+    } else {
+      takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
+      o.max_pending = b->cfg.max_calls;
+      o.attr.priority = priority;
+      rc = takt_client_create(b->node, name, req, resp, answered, cr, &o, &cr->client);
+    }
+    if (rc == TAKT_OK) b->n_calls++;
   }
-  *r = (route_t){.b = b, .topic = topic, .entity = entity, .used = true};
-  takt_err_t rc = takt_publisher_create(b->node, topic, &r->pub);
-  if (rc < 0) r->used = false;
+  takt__lock_give(&b->lock);
   return rc;
 }
-
-static call_route_t *new_call(takt_bridge_t *b, uint16_t entity) {
-  if (find_call(b, entity) != NULL) return NULL;
-  for (int i = 0; i < BRIDGE_MAX; i++)
-    if (!b->calls[i].used) return &b->calls[i];
-  return NULL;
-}
-
-/* Claim a route for a bridged service (both directions check the same things). */
-static takt_err_t add_call(takt_bridge_t *b, const takt_type_support_t *req,
-                           const takt_type_support_t *resp, uint16_t entity, uint8_t priority,
-                           call_route_t **out) {
-  if (b == NULL || req == NULL || resp == NULL || entity & ANSWER_BIT ||
-      4u + req->size > TAKT_FRAME_MAX_PAYLOAD || 5u + resp->size > TAKT_FRAME_MAX_PAYLOAD)
-    return TAKT_EINVAL;
-  call_route_t *cr = new_call(b, entity);
-  if (cr == NULL) return find_call(b, entity) ? TAKT_EEXIST : TAKT_EFULL;
-  *cr = (call_route_t){.b = b, .entity = entity, .priority = priority, .used = true, .req = req,
-                       .resp = resp};
-  *out = cr;
-  return TAKT_OK;
-}
+#endif
 
 takt_err_t takt_bridge_import_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
                                       uint16_t entity, uint8_t priority) {
-  call_route_t *cr;
-  TAKT_RETURN_IF_ERR(add_call(b, req, resp, entity, priority, &cr));
-  takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
-  o.depth = CALLS_MAX;
-  o.attr.priority = priority;
-  takt_err_t rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
-  if (rc < 0) cr->used = false;
-  return rc;
+#if TAKT_WITH_RPC
+  return add_call(b, name, req, resp, entity, priority, true);
+#else
+  (void)b, (void)name, (void)req, (void)resp, (void)entity, (void)priority;
+  return TAKT_ENOTSUP;
+#endif
 }
 
 takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
                                       const takt_type_support_t *req, const takt_type_support_t *resp,
                                       uint16_t entity, uint8_t priority) {
-  call_route_t *cr;
-  TAKT_RETURN_IF_ERR(add_call(b, req, resp, entity, priority, &cr));
-  takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
-  o.max_pending = CALLS_MAX;
-  o.attr.priority = priority;
-  takt_err_t rc = takt_client_create(b->node, name, req, resp, answered, cr, &o, &cr->client);
-  if (rc < 0) cr->used = false;
-  return rc;
+#if TAKT_WITH_RPC
+  return add_call(b, name, req, resp, entity, priority, false);
+#else
+  (void)b, (void)name, (void)req, (void)resp, (void)entity, (void)priority;
+  return TAKT_ENOTSUP;
+#endif
 }
 
-static int32_t source_peek(void *user) {
-  takt_bridge_t *b = user;
-  int32_t prio = -1;
-  return takt_daemon_pending(b->daemon, &prio) > 0 ? (prio < 0 ? 0 : prio) : -1;
-}
+/* ---- who takes received messages ---- */
 
-static void source_deliver(void *user) { (void)take_one(user); }
+static int32_t source_peek(void *user) { return rx_peek(user); }
+
+static void source_deliver(void *user) { (void)process_one(user); }
 
 takt_err_t takt_bridge_serve(takt_bridge_t *b, takt_executor_t *exec) {
   if (b == NULL || exec == NULL) return TAKT_EINVAL;
-  if (b->running || b->exec != NULL) return TAKT_ESTATE;
-  takt_executor_source_t src = {.peek = source_peek, .deliver = source_deliver, .user = b};
-  takt_err_t rc = takt_executor_add_source(exec, &src);
-  if (rc == TAKT_OK) b->exec = exec;
+  takt__lock_take(&b->lock);
+  takt_err_t rc = TAKT_ESTATE;
+  if (!b->running && b->exec == NULL) {
+    takt_executor_source_t src = {.peek = source_peek, .deliver = source_deliver, .user = b};
+    rc = takt_executor_add_source(exec, &src);
+    if (rc == TAKT_OK) {
+      b->exec = exec;
+      atomic_store_explicit(&b->waker, WAKE_EXECUTOR, memory_order_release);
+    }
+  }
+  takt__lock_give(&b->lock);
   return rc;
 }
 
 takt_err_t takt_bridge_start(takt_bridge_t *b) {
   if (b == NULL) return TAKT_EINVAL;
-  if (b->running || b->exec != NULL) return TAKT_ESTATE;
-  takt_thread_attr_t a = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
-  b->running = true;
-  takt_err_t rc = takt_thread_create(&b->thread, &a, input_main, b);
-  if (rc < 0) b->running = false;
-  return rc;
+  takt__lock_take(&b->lock);
+  bool busy = b->running || b->exec != NULL;
+  if (!busy) b->running = true;
+  takt__lock_give(&b->lock);
+  if (busy) return TAKT_ESTATE;
+  takt_err_t rc = takt_thread_create(&b->thread, &b->cfg.thread, input_main, b);
+  if (rc < 0) {
+    takt__lock_take(&b->lock);
+    b->running = false;
+    takt__lock_give(&b->lock);
+    return rc;
+  }
+  atomic_store_explicit(&b->waker, WAKE_THREAD, memory_order_release);
+  takt_wakeup_post(&b->rx_wake); /* whatever arrived before */
+  return TAKT_OK;
+}
+
+takt_err_t takt_bridge_poll(takt_bridge_t *b, uint32_t *delivered) {
+  if (b == NULL) return TAKT_EINVAL;
+  uint32_t n = 0;
+  while (process_one(b)) n++;
+  if (delivered != NULL) *delivered = n;
+  return TAKT_OK;
 }
 
 void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out) {
-  takt_mutex_lock(&b->lock);
-  *out = b->stats;
-  takt_mutex_unlock(&b->lock);
+  const counters_t *c = &b->stats;
+  *out = (takt_bridge_stats_t){
+      .forwarded = atomic_load(&c->forwarded), .forward_refused = atomic_load(&c->forward_refused),
+      .imported = atomic_load(&c->imported), .unknown_entity = atomic_load(&c->unknown_entity),
+      .decode_errors = atomic_load(&c->decode_errors), .publish_errors = atomic_load(&c->publish_errors),
+      .requests_forwarded = atomic_load(&c->requests_forwarded),
+      .requests_served = atomic_load(&c->requests_served),
+      .answers_returned = atomic_load(&c->answers_returned),
+      .requests_refused = atomic_load(&c->requests_refused),
+      .answers_received = atomic_load(&c->answers_received),
+      .answers_dropped = atomic_load(&c->answers_dropped),
+      .encode_errors = atomic_load(&c->encode_errors), .rx_queue_full = atomic_load(&c->rx_queue_full)};
 }
 
 void takt_bridge_destroy(takt_bridge_t *b) {
   if (b == NULL) return;
-  if (b->running) {
-    takt_mutex_lock(&b->lock);
-    b->stop = true;
-    takt_event_signal_locked(&b->data_ev);
-    takt_mutex_unlock(&b->lock);
+  b->be.ops->stop(b->be.self); /* no more notifications or deliveries */
+  takt__lock_take(&b->lock);
+  b->stop = true;
+  bool running = b->running;
+  takt__lock_give(&b->lock);
+  if (running) {
+    takt_wakeup_post(&b->rx_wake);
     takt_thread_join(&b->thread);
   }
-  takt_daemon_set_on_data(b->daemon, NULL, NULL);
   (void)takt_node_destroy(b->node);
-  takt_event_fini(&b->data_ev);
-  takt_mutex_fini(&b->lock);
-  free(b->buf);
-  free(b->out);
-  free(b->msg);
-  free(b);
+  b->be.ops->destroy(b->be.self);
+  takt__lock_fini(&b->q_lock);
+  takt__lock_fini(&b->lock);
+  takt__context_free(b->ctx, b);
 }
 
 #endif /* TAKT_WITH_PUBSUB */

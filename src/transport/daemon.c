@@ -1,14 +1,17 @@
 /* Communication daemon (see takt/daemon.h). Transmission: a pool of buffer nodes, an execution
  * queue ordered by callback priority, one node on the line at a time; the link's
  * transmit-complete handler starts the next. Reception: the link's receive handler deframes,
- * parses headers only, and files data frames in a table ordered by priority. */
+ * parses headers only, and files data frames in a table ordered by priority. All of it lives in
+ * one block of the context's arena. */
 #include "takt/daemon.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "../core/heap.h"
 #include "takt/port.h"
+#include "transport_impl.h"
+
+#define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
 
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
@@ -17,7 +20,7 @@ typedef struct tx_node {
   bool reliable, control;
   uint64_t order;   /* FIFO among equal priorities */
   uint32_t rseq;    /* reliable sequence number (32-bit; 16 on the wire) */
-  int64_t sent_at;
+  int64_t sent_at;  /* when it last went on the line (context clock) */
   uint32_t len;
   uint8_t *wire;
   struct tx_node *next_free;
@@ -32,13 +35,36 @@ typedef struct rx_slot {
   struct rx_slot *next_free;
 } rx_slot_t;
 
+/* A MICROROS sender waiting for its frame to leave (or to be acknowledged): posted once. */
+typedef struct sender_wait {
+  takt_wakeup_t w;
+  struct sender_wait *next;
+} sender_wait_t;
+
 struct takt_daemon {
+  /* set at creation, read-only afterwards */
+  takt_context_t *ctx;
+  bool own_ctx; /* ctx was made for this daemon (takt_daemon_create) */
+  takt_clock_t *clock;
   takt_daemon_config_t cfg;
-  takt_mutex_t lock;
-  takt_cond_t sent_cv; /* MICROROS: a sender waits for its frame to leave */
+  uint32_t wire_cap; /* TAKT_FRAME_WIRE_MAX(max_payload, at least a control frame's): a node */
+  bool timer_running;
+  takt_thread_t timer;
+  takt_wakeup_t timer_wake; /* the timer thread waits on it: an earlier deadline, or stop */
+  tx_node_t *nodes;
+  rx_slot_t *slots;
+
+  takt__lock_t lock; /* level DAEMON: guards everything below */
   takt_link_t *link;
+  bool stop;
+  /* notification of arrivals, called with the lock let go */
+  void (*on_data)(void *user);
+  void *on_data_user;
+  uint32_t in_notify;         /* notifications running now */
+  takt_wakeup_t *notify_idle; /* takt_daemon_set_on_data waiting for in_notify to reach 0 */
+  sender_wait_t *senders;     /* MICROROS senders waiting for progress */
   /* transmission */
-  tx_node_t *nodes, *free_nodes, *current;
+  tx_node_t *free_nodes, *current;
   takt__heap_t exec_queue;
   uint64_t tx_seq, tx_done_seq;
   /* reliable sender */
@@ -46,22 +72,21 @@ struct takt_daemon {
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
-  uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(12)], ack_wire[TAKT_FRAME_WIRE_MAX(12)];
-  takt_thread_t timer;
-  takt_event_t timer_ev;
-  bool timer_running, stop;
+  uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
+  uint8_t ack_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
   /* reliable receiver */
   uint32_t expected;
   uint32_t last_announced; /* the sender's last rseq from its latest HEARTBEAT */
   struct rx_slot *reorder[32];
   /* reception */
   takt_deframer_t deframer;
-  uint8_t *deframe_buf;
-  rx_slot_t *slots, *free_slots;
+  rx_slot_t *free_slots;
   takt__heap_t rx_table;
   uint64_t rx_seq;
   takt_daemon_stats_t stats;
 };
+
+static int64_t now_of(const takt_daemon_t *d) { return takt_clock_now(d->clock); }
 
 static bool tx_before(const void *x, const void *y) {
   const tx_node_t *a = x, *b = y;
@@ -90,7 +115,7 @@ static void start_next_locked(takt_daemon_t *d) {
   tx_node_t *n = takt__heap_pop(&d->exec_queue);
   if (n == NULL) return;
   d->current = n;
-  n->sent_at = takt_time_now();
+  n->sent_at = now_of(d);
   (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
 }
 
@@ -104,22 +129,49 @@ static uint32_t get_u32(const uint8_t *p) {
 /* (Re)encode a control frame and queue it if it is not queued or on the line already. */
 static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind_t kind, uint32_t a,
                                  uint32_t b, uint32_t c) {
-  uint8_t payload[12];
+  uint8_t payload[CONTROL_PAYLOAD];
   put_u32(payload, a);
   put_u32(payload + 4, b);
   put_u32(payload + 8, c);
   takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
-                           .seq = 0, .entity = 0, .length = 12, .t_info = 0};
+                           .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD, .t_info = 0};
   if (d->current == n) return; /* on the line: the next one will carry newer news */
-  n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(12));
+  n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD));
   if (n->pos < 0) takt__heap_push(&d->exec_queue, n);
   start_next_locked(d);
+}
+
+/* Wake every MICROROS sender waiting for progress; each re-checks what it waits for. */
+static void wake_senders_locked(takt_daemon_t *d) {
+  for (sender_wait_t *s = d->senders, *next; s != NULL; s = next) {
+    next = s->next; /* s may be gone once posted */
+    takt__defer_wake(&s->w);
+  }
+  d->senders = NULL;
+}
+
+/* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. */
+static void wait_progress_locked(takt_daemon_t *d) {
+  sender_wait_t me;
+  takt_wakeup_init(&me.w);
+  me.next = d->senders;
+  d->senders = &me;
+  takt__lock_give(&d->lock);
+  (void)takt_wakeup_wait(&me.w, TAKT_TIME_INFINITE);
+  takt__lock_take(&d->lock);
 }
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
   n->next_free = d->free_nodes;
   d->free_nodes = n;
-  takt_cond_broadcast(&d->sent_cv);
+  wake_senders_locked(d);
+}
+
+/* A reliable frame has left: it waits for its acknowledgement; the timer learns of its deadline
+ * if it is the earliest. */
+static void pend_locked(takt_daemon_t *d, tx_node_t *n) {
+  takt__heap_push(&d->pending, n);
+  if (d->timer_running && takt__heap_top(&d->pending) == n) takt__defer_wake(&d->timer_wake);
 }
 
 static void heartbeat_locked(takt_daemon_t *d) {
@@ -130,7 +182,7 @@ static void heartbeat_locked(takt_daemon_t *d) {
 
 static void on_sent(void *user) {
   takt_daemon_t *d = user;
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   tx_node_t *n = d->current;
   if (n != NULL) {
     d->current = NULL;
@@ -140,25 +192,25 @@ static void on_sent(void *user) {
       d->stats.tx_frames++;
       d->tx_done_seq = n->order > d->tx_done_seq ? n->order : d->tx_done_seq;
       if (n->reliable && (int32_t)(n->rseq - d->acked) >= 0) {
-        takt__heap_push(&d->pending, n); /* until acknowledged; then a heartbeat */
+        pend_locked(d, n); /* until acknowledged; then a heartbeat */
         heartbeat_locked(d);
-        if (d->timer_running) takt_event_signal_locked(&d->timer_ev);
-      } else if (!n->reliable) {
-        free_node_locked(d, n);
       } else {
-        free_node_locked(d, n); /* acknowledged while it was on the line */
+        free_node_locked(d, n); /* best effort, or acknowledged while it was on the line */
       }
-      takt_cond_broadcast(&d->sent_cv);
+      wake_senders_locked(d);
     }
   }
   start_next_locked(d);
-  takt_mutex_unlock(&d->lock);
+  takt__lock_give(&d->lock);
 }
 
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
-  if ((int32_t)(base - d->acked) > 0) d->acked = base;
+  if ((int32_t)(base - d->acked) > 0) {
+    d->acked = base;
+    wake_senders_locked(d);
+  }
   /* free what is acknowledged: below base, or in [base, upto) and not marked missing; put what is
    * missing back in the execution queue, by its priority. Decided on a snapshot: removing from a
    * heap reorders it. */
@@ -182,24 +234,39 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
   start_next_locked(d);
 }
 
-static void timer_main(void *arg) {
-  takt_daemon_t *d = arg;
-  takt_mutex_lock(&d->lock);
-  while (!d->stop) {
+/* Send again every reliable frame unacknowledged for retransmit_timeout; return when the next
+ * one falls due. */
+static int64_t due_locked(takt_daemon_t *d, int64_t now) {
+  for (;;) {
     tx_node_t *oldest = takt__heap_top(&d->pending);
-    int64_t now = takt_time_now();
-    if (oldest != NULL && oldest->sent_at + d->cfg.retransmit_timeout_ns <= now) {
-      takt__heap_pop(&d->pending); /* unacknowledged too long: send it again */
-      oldest->order = ++d->tx_seq;
-      takt__heap_push(&d->exec_queue, oldest);
-      d->stats.timeouts++;
-      start_next_locked(d);
-      continue;
-    }
-    int64_t wake = oldest != NULL ? oldest->sent_at + d->cfg.retransmit_timeout_ns : TAKT_TIME_INFINITE;
-    (void)takt_event_wait_locked(&d->timer_ev, &d->lock, NULL, wake);
+    if (oldest == NULL) return TAKT_TIME_INFINITE;
+    int64_t due = oldest->sent_at + d->cfg.retransmit_timeout_ns;
+    if (due > now) return due;
+    takt__heap_pop(&d->pending); /* unacknowledged too long: send it again */
+    oldest->order = ++d->tx_seq;
+    takt__heap_push(&d->exec_queue, oldest);
+    d->stats.timeouts++;
+    start_next_locked(d);
   }
-  takt_mutex_unlock(&d->lock);
+}
+
+int64_t takt_daemon_poll(takt_daemon_t *d) {
+  takt__lock_take(&d->lock);
+  int64_t next = due_locked(d, now_of(d));
+  takt__lock_give(&d->lock);
+  return next;
+}
+
+static void timer_main(void *arg) {
+  takt_daemon_t *d = arg; /* on the monotonic clock: a FAKE one never has a timer thread */
+  takt__lock_take(&d->lock);
+  while (!d->stop) {
+    int64_t next = due_locked(d, now_of(d));
+    takt__lock_give(&d->lock);
+    (void)takt_wakeup_wait(&d->timer_wake, next);
+    takt__lock_take(&d->lock);
+  }
+  takt__lock_give(&d->lock);
 }
 
 /* ---- reliable receiver ---- */
@@ -230,6 +297,10 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     /* control frames act now, reliable data must be acknowledged: verify them on arrival */
     if (!takt_frame_crc_ok(f, len)) {
       d->stats.rx_crc_errors++;
+      return;
+    }
+    if (h->kind != TAKT_FRAME_DATA && h->length != CONTROL_PAYLOAD) {
+      d->stats.rx_malformed++; /* a control frame carries three u32 */
       return;
     }
     if (h->kind == TAKT_FRAME_HEARTBEAT) {
@@ -290,58 +361,98 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
 
 static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   takt_daemon_t *d = user;
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   uint64_t before = d->stats.rx_frames;
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
   d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
-  bool arrived = d->stats.rx_frames != before;
-  void (*notify)(void *) = d->cfg.on_data;
-  void *notify_user = d->cfg.user;
-  takt_mutex_unlock(&d->lock);
-  if (arrived && notify != NULL) notify(notify_user);
+  void (*notify)(void *) = d->stats.rx_frames != before ? d->on_data : NULL;
+  void *notify_user = d->on_data_user;
+  if (notify != NULL) d->in_notify++;
+  takt__lock_give(&d->lock);
+  if (notify == NULL) return;
+  notify(notify_user); /* no lock held: it may wake an executor (the context lock) */
+  takt__lock_take(&d->lock);
+  if (--d->in_notify == 0 && d->notify_idle != NULL) {
+    takt__defer_wake(d->notify_idle);
+    d->notify_idle = NULL;
+  }
+  takt__lock_give(&d->lock);
 }
 
-takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out) {
-  if (cfg == NULL || out == NULL || cfg->tx_nodes == 0 || cfg->rx_frames == 0 ||
-      cfg->window == 0 || cfg->window > 32 || cfg->retransmit_timeout_ns <= 0 ||
-      cfg->abandon_after_ns < 0 || cfg->max_payload == 0 || cfg->max_payload > TAKT_FRAME_MAX_PAYLOAD ||
-      TAKT_FRAME_WIRE_MAX(cfg->max_payload) > TAKT_LINK_MAX_SEND || cfg->mode > TAKT_DAEMON_MICROROS)
-    return TAKT_EINVAL;
-  takt_daemon_t *d = calloc(1, sizeof *d);
-  if (d == NULL) return TAKT_ENOMEM;
-  d->cfg = *cfg;
-  size_t wire = TAKT_FRAME_WIRE_MAX(cfg->max_payload), frame = TAKT_FRAME_SIZE(cfg->max_payload);
-  d->nodes = calloc(cfg->tx_nodes, sizeof *d->nodes);
-  d->slots = calloc(cfg->rx_frames, sizeof *d->slots);
-  uint8_t *tx_mem = malloc(wire * cfg->tx_nodes);
-  uint8_t *rx_mem = malloc(frame * (cfg->rx_frames + 1u));
-  void **heaps = calloc(3 * (size_t)cfg->tx_nodes + 2 + cfg->rx_frames, sizeof(void *));
-  if (d->nodes == NULL || d->slots == NULL || tx_mem == NULL || rx_mem == NULL || heaps == NULL ||
-      takt_mutex_init(&d->lock) < 0 || takt_cond_init(&d->sent_cv) < 0 ||
-      takt_event_init(&d->timer_ev) < 0) {
-    free(d->nodes);
-    free(d->slots);
-    free(tx_mem);
-    free(rx_mem);
-    free(heaps);
-    free(d);
-    return TAKT_ENOMEM;
+/* ---- creation ---- */
+
+typedef struct layout {
+  size_t nodes, slots, heaps, tx, rx, total;
+} layout_t;
+
+/* Payload bytes a buffer holds: max_payload, and never less than a control frame's, which the
+ * deframer must take in and the link must carry. */
+static uint32_t buffer_payload(const takt_daemon_config_t *cfg) {
+  return cfg->max_payload > CONTROL_PAYLOAD ? cfg->max_payload : CONTROL_PAYLOAD;
+}
+
+/* One arena block: the daemon, its buffer nodes and receive slots, their heaps, the frames. */
+static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
+  uint64_t wire = TAKT_FRAME_WIRE_MAX(buffer_payload(cfg)), frame = TAKT_FRAME_SIZE(buffer_payload(cfg));
+  uint64_t tx = wire * cfg->tx_nodes, rx = frame * (cfg->rx_frames + 1u);
+  if (tx + rx > SIZE_MAX / 2) return false;
+  size_t end = sizeof(takt_daemon_t);
+  lay->nodes = takt__carve(&end, cfg->tx_nodes * sizeof(tx_node_t));
+  lay->slots = takt__carve(&end, cfg->rx_frames * sizeof(rx_slot_t));
+  lay->heaps = takt__carve(&end, (3u * cfg->tx_nodes + 2u + cfg->rx_frames) * sizeof(void *));
+  lay->tx = takt__carve(&end, (size_t)tx);
+  lay->rx = takt__carve(&end, (size_t)rx);
+  lay->total = end;
+  return true;
+}
+
+static bool config_valid(const takt_daemon_config_t *cfg) {
+  return cfg->tx_nodes >= 1 && cfg->tx_nodes <= TAKT_DAEMON_MAX_QUEUE && cfg->rx_frames >= 1 &&
+         cfg->rx_frames <= TAKT_DAEMON_MAX_QUEUE && cfg->window >= 1 && cfg->window <= 32 &&
+         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 && cfg->max_payload >= 1 &&
+         cfg->max_payload <= TAKT_FRAME_MAX_PAYLOAD && cfg->mode <= TAKT_DAEMON_MICROROS &&
+         (cfg->polled || takt__thread_attr_valid(&cfg->timer_thread));
+}
+
+takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t *cfg,
+                                 takt_daemon_t **out) {
+  if (ctx == NULL || cfg == NULL || out == NULL || !config_valid(cfg)) return TAKT_EINVAL;
+  layout_t lay;
+  if (!layout_of(cfg, &lay)) return TAKT_ENOMEM;
+  uint8_t *mem = takt__context_alloc(ctx, lay.total);
+  if (mem == NULL) return TAKT_ENOMEM;
+  takt_daemon_t *d = (takt_daemon_t *)(void *)mem; /* zeroed by the arena */
+  if (takt__lock_init(&d->lock, TAKT__LEVEL_DAEMON, "daemon") < 0) {
+    takt__context_free(ctx, mem);
+    return TAKT_EOS;
   }
+  d->ctx = ctx;
+  d->clock = takt_context_clock(ctx);
+  d->cfg = *cfg;
+  if (d->cfg.timer_thread.name == NULL) d->cfg.timer_thread.name = "takt-daemon-rt";
+  /* a thread cannot wait on a FAKE clock without racing the test that drives it */
+  if (d->clock != NULL && d->clock->kind == TAKT_CLOCK_FAKE) d->cfg.polled = true;
+  d->on_data = cfg->on_data;
+  d->on_data_user = cfg->user;
+  d->wire_cap = TAKT_FRAME_WIRE_MAX(buffer_payload(cfg));
+  uint32_t frame = TAKT_FRAME_SIZE(buffer_payload(cfg));
+  d->nodes = (tx_node_t *)(void *)(mem + lay.nodes);
+  d->slots = (rx_slot_t *)(void *)(mem + lay.slots);
   for (uint32_t i = 0; i < cfg->tx_nodes; i++) {
-    d->nodes[i].wire = tx_mem + i * wire;
+    d->nodes[i].wire = mem + lay.tx + (size_t)i * d->wire_cap;
     d->nodes[i].pos = -1;
+    d->nodes[i].pend_pos = -1;
     d->nodes[i].next_free = i + 1 < cfg->tx_nodes ? &d->nodes[i + 1] : NULL;
   }
   d->free_nodes = &d->nodes[0];
   for (uint32_t i = 0; i < cfg->rx_frames; i++) {
-    d->slots[i].frame = rx_mem + (i + 1) * frame;
+    d->slots[i].frame = mem + lay.rx + (size_t)(i + 1) * frame;
     d->slots[i].pos = -1;
     d->slots[i].next_free = i + 1 < cfg->rx_frames ? &d->slots[i + 1] : NULL;
   }
   d->free_slots = &d->slots[0];
-  d->deframe_buf = rx_mem;
-  takt_deframer_init(&d->deframer, rx_mem, (uint32_t)frame);
-  for (uint32_t i = 0; i < cfg->tx_nodes; i++) d->nodes[i].pend_pos = -1;
+  takt_deframer_init(&d->deframer, mem + lay.rx, frame);
+  void **heaps = (void **)(void *)(mem + lay.heaps);
   d->scratch = (tx_node_t **)(heaps + 2 * (size_t)cfg->tx_nodes + 2 + cfg->rx_frames);
   takt__heap_init(&d->exec_queue, heaps, cfg->tx_nodes + 2, tx_before, offsetof(tx_node_t, pos));
   takt__heap_init(&d->pending, heaps + cfg->tx_nodes + 2, cfg->tx_nodes, sent_before,
@@ -351,22 +462,44 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
                   offsetof(rx_slot_t, pos));
   d->hb_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->hb_wire};
   d->ack_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->ack_wire};
-  takt_thread_attr_t ta = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO, .priority = 89, .cpu = -1};
-  d->timer_running = true;
-  if (takt_thread_create(&d->timer, &ta, timer_main, d) < 0) {
-    d->timer_running = false;
-    takt_daemon_destroy(d);
-    return TAKT_EOS;
+  takt_wakeup_init(&d->timer_wake);
+  if (!d->cfg.polled) {
+    d->timer_running = true;
+    if (takt_thread_create(&d->timer, &d->cfg.timer_thread, timer_main, d) < 0) {
+      d->timer_running = false;
+      takt_daemon_destroy(d);
+      return TAKT_EOS;
+    }
   }
   *out = d;
   return TAKT_OK;
 }
 
+takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **out) {
+  if (cfg == NULL || out == NULL || !config_valid(cfg)) return TAKT_EINVAL;
+  layout_t lay;
+  if (!layout_of(cfg, &lay)) return TAKT_ENOMEM;
+  takt_context_t *ctx;
+  TAKT_RETURN_IF_ERR(takt__transport_own_context(lay.total, &ctx));
+  takt_err_t rc = takt_daemon_create_in(ctx, cfg, out);
+  if (rc < 0) takt_context_destroy(ctx);
+  else (*out)->own_ctx = true;
+  return rc;
+}
+
 void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user) {
-  takt_mutex_lock(&d->lock);
-  d->cfg.on_data = on_data;
-  d->cfg.user = user;
-  takt_mutex_unlock(&d->lock);
+  takt__lock_take(&d->lock);
+  d->on_data = on_data;
+  d->on_data_user = user;
+  while (d->in_notify > 0) { /* the previous one may be running: wait until it returns */
+    takt_wakeup_t idle;
+    takt_wakeup_init(&idle);
+    d->notify_idle = &idle;
+    takt__lock_give(&d->lock);
+    (void)takt_wakeup_wait(&idle, TAKT_TIME_INFINITE);
+    takt__lock_take(&d->lock);
+  }
+  takt__lock_give(&d->lock);
 }
 
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
@@ -376,32 +509,31 @@ takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
 
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link) {
   if (d == NULL || link == NULL) return TAKT_EINVAL;
-  takt_mutex_lock(&d->lock);
+  if (takt_link_max_frame(link) < d->wire_cap) return TAKT_ESIZE;
+  takt__lock_take(&d->lock);
   d->link = link;
   start_next_locked(d);
-  takt_mutex_unlock(&d->lock);
+  takt__lock_give(&d->lock);
   return TAKT_OK;
 }
 
 void takt_daemon_destroy(takt_daemon_t *d) {
   if (d == NULL) return;
   if (d->timer_running) {
-    takt_mutex_lock(&d->lock);
+    takt__lock_take(&d->lock);
     d->stop = true;
-    takt_event_signal_locked(&d->timer_ev);
-    takt_mutex_unlock(&d->lock);
+    takt__lock_give(&d->lock);
+    takt_wakeup_post(&d->timer_wake);
     takt_thread_join(&d->timer);
   }
-  takt_event_fini(&d->timer_ev);
-  free(d->nodes[0].wire);
-  free(d->deframe_buf);
-  free(d->exec_queue.a);
-  free(d->nodes);
-  free(d->slots);
-  takt_cond_fini(&d->sent_cv);
-  takt_mutex_fini(&d->lock);
-  free(d);
+  takt__lock_fini(&d->lock);
+  takt_context_t *ctx = d->ctx;
+  bool own = d->own_ctx;
+  takt__context_free(ctx, d);
+  if (own) takt_context_destroy(ctx);
 }
+
+uint32_t takt_daemon_max_payload(const takt_daemon_t *d) { return d->cfg.max_payload; }
 
 takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
                             uint32_t n) {
@@ -412,19 +544,19 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   fh.length = (uint16_t)n;
   bool reliable = (fh.flags & TAKT_FRAME_RELIABLE) != 0;
   bool blocking = d->cfg.mode == TAKT_DAEMON_MICROROS;
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   while (reliable && d->next_rseq - d->acked >= d->cfg.window) {
     if (!blocking) {
-      takt_mutex_unlock(&d->lock);
+      takt__lock_give(&d->lock);
       return TAKT_EBUSY; /* the window is full: try again after acknowledgements */
     }
-    takt_cond_wait_until(&d->sent_cv, &d->lock, TAKT_TIME_INFINITE);
+    wait_progress_locked(d);
   }
   tx_node_t *node = d->free_nodes;
   if (node == NULL && d->cfg.abandon_after_ns > 0) {
     /* PoDS: an expired pending node is reclaimed when the pool runs dry */
     tx_node_t *oldest = takt__heap_top(&d->pending);
-    if (oldest != NULL && oldest->sent_at + d->cfg.abandon_after_ns <= takt_time_now()) {
+    if (oldest != NULL && oldest->sent_at + d->cfg.abandon_after_ns <= now_of(d)) {
       takt__heap_pop(&d->pending);
       if (oldest->rseq == d->acked) d->acked++; /* given up: the receiver's gap stays a gap */
       d->stats.abandoned++;
@@ -437,7 +569,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   }
   if (node == NULL) {
     d->stats.tx_full++;
-    takt_mutex_unlock(&d->lock);
+    takt__lock_give(&d->lock);
     return TAKT_EFULL;
   }
   node->reliable = reliable;
@@ -447,7 +579,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
     fh.seq = (uint16_t)node->rseq;
     fh.stream = 1;
   }
-  int32_t len = takt_frame_encode(&fh, payload, node->wire, TAKT_FRAME_WIRE_MAX(d->cfg.max_payload));
+  int32_t len = takt_frame_encode(&fh, payload, node->wire, d->wire_cap);
   node->len = (uint32_t)len; /* cannot fail: the node holds the worst case */
   node->priority = fh.priority;
   node->order = ++d->tx_seq;
@@ -458,21 +590,20 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   if (blocking) {
     /* micro-ROS: the sender waits until its frame has left the line, and until it is
      * acknowledged if it is reliable */
-    while (d->tx_done_seq < mine) takt_cond_wait_until(&d->sent_cv, &d->lock, TAKT_TIME_INFINITE);
-    while (reliable && (int32_t)(my_rseq - d->acked) >= 0)
-      takt_cond_wait_until(&d->sent_cv, &d->lock, TAKT_TIME_INFINITE);
+    while (d->tx_done_seq < mine) wait_progress_locked(d);
+    while (reliable && (int32_t)(my_rseq - d->acked) >= 0) wait_progress_locked(d);
   }
-  takt_mutex_unlock(&d->lock);
+  takt__lock_give(&d->lock);
   return TAKT_OK;
 }
 
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap) {
   if (d == NULL || h == NULL || (payload == NULL && cap > 0)) return TAKT_EINVAL;
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   for (;;) {
     rx_slot_t *s = takt__heap_top(&d->rx_table);
     if (s == NULL) {
-      takt_mutex_unlock(&d->lock);
+      takt__lock_give(&d->lock);
       return TAKT_EAGAIN;
     }
     takt_frame_header_t fh;
@@ -484,29 +615,29 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
       continue;
     }
     if (fh.length > cap) {
-      takt_mutex_unlock(&d->lock);
+      takt__lock_give(&d->lock);
       return TAKT_ESIZE;
     }
     takt__heap_pop(&d->rx_table);
     memcpy(payload, takt_frame_payload(s->frame), fh.length);
     *h = fh;
     release_slot_locked(d, s);
-    takt_mutex_unlock(&d->lock);
+    takt__lock_give(&d->lock);
     return TAKT_OK;
   }
 }
 
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority) {
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   rx_slot_t *s = takt__heap_top(&d->rx_table);
   uint32_t n = d->rx_table.n;
   if (next_priority != NULL) *next_priority = s != NULL ? s->priority : -1;
-  takt_mutex_unlock(&d->lock);
+  takt__lock_give(&d->lock);
   return n;
 }
 
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
-  takt_mutex_lock(&d->lock);
+  takt__lock_take(&d->lock);
   *out = d->stats;
-  takt_mutex_unlock(&d->lock);
+  takt__lock_give(&d->lock);
 }

@@ -117,22 +117,43 @@ int32_t takt_frame_encode(const takt_frame_header_t *h, const uint8_t *payload, 
   return s.full ? TAKT_ESIZE : (int32_t)s.pos;
 }
 
+/* The header fields of 18 unstuffed bytes; false for a wrong version or an unknown kind. */
+static bool get_header(const uint8_t *p, takt_frame_header_t *h) {
+  if ((p[0] >> 4) != TAKT_FRAME_VERSION || (p[0] & 0x0Fu) >= TAKT_FRAME_KINDS) return false;
+  h->kind = p[0] & 0x0Fu;
+  h->stream = p[1];
+  h->priority = p[2];
+  h->flags = p[3];
+  h->seq = get16(p + 4);
+  h->entity = get16(p + 6);
+  h->length = get16(p + 8);
+  uint64_t t = 0;
+  for (int i = 0; i < 8; i++) t |= (uint64_t)p[10 + i] << (8 * i);
+  h->t_info = (int64_t)t;
+  return true;
+}
+
 takt_err_t takt_frame_parse_header(const uint8_t *frame, uint32_t len, takt_frame_header_t *h) {
   if (frame == NULL || h == NULL) return TAKT_EINVAL;
-  if (len < TAKT_FRAME_SIZE(0)) return TAKT_EMALFORMED;
-  if ((frame[0] >> 4) != TAKT_FRAME_VERSION || (frame[0] & 0x0Fu) >= TAKT_FRAME_KINDS)
-    return TAKT_EMALFORMED;
-  h->kind = frame[0] & 0x0Fu;
-  h->stream = frame[1];
-  h->priority = frame[2];
-  h->flags = frame[3];
-  h->seq = get16(frame + 4);
-  h->entity = get16(frame + 6);
-  h->length = get16(frame + 8);
-  uint64_t t = 0;
-  for (int i = 0; i < 8; i++) t |= (uint64_t)frame[10 + i] << (8 * i);
-  h->t_info = (int64_t)t;
+  if (len < TAKT_FRAME_SIZE(0) || !get_header(frame, h)) return TAKT_EMALFORMED;
   return len == TAKT_FRAME_SIZE((uint32_t)h->length) ? TAKT_OK : TAKT_EMALFORMED;
+}
+
+takt_err_t takt_frame_peek_header(const uint8_t *wire, uint32_t n, takt_frame_header_t *h) {
+  if (wire == NULL || h == NULL) return TAKT_EINVAL;
+  if (n == 0 || wire[0] != TAKT_FRAME_FLAG) return TAKT_EMALFORMED;
+  uint8_t hdr[TAKT_FRAME_HEADER_SIZE];
+  uint32_t got = 0;
+  for (uint32_t i = 1; i < n && got < sizeof hdr; i++) {
+    uint8_t b = wire[i];
+    if (b == TAKT_FRAME_FLAG) return TAKT_EMALFORMED; /* the frame ended inside its header */
+    if (b == TAKT_FRAME_ESC) {
+      if (++i == n) break;
+      b = (uint8_t)(wire[i] ^ 0x20u);
+    }
+    hdr[got++] = b;
+  }
+  return got == sizeof hdr && get_header(hdr, h) ? TAKT_OK : TAKT_EMALFORMED;
 }
 
 bool takt_frame_crc_ok(const uint8_t *frame, uint32_t len) {

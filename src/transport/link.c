@@ -1,6 +1,7 @@
 /* Links (see takt/link.h): a receive thread and a transmit thread per link over a port I/O
- * object, or, for the emulator, a transmit thread that imposes the line rate and faults and hands
- * the bytes to the peer's receive handler. */
+ * object, or, for the emulator, a transmit thread (or the owner's takt_link_poll) that imposes the
+ * line rate and faults and hands the bytes to the peer's receive handler. Each link's memory is
+ * one block of its context's arena. */
 #include "takt/link.h"
 
 #include <stdio.h>
@@ -9,32 +10,42 @@
 
 #include "takt/port.h"
 #include "takt/port_io.h"
+#include "transport_impl.h"
 
-#define RX_CHUNK 4096
 #define SEEN_MAX 256 /* frames remembered by "fail the first transmission" */
 
 struct takt_link {
+  /* set at open, read-only afterwards */
+  takt_context_t *ctx;
+  bool own_ctx; /* ctx was made for this link (takt_link_open) */
+  takt_link_config_t cfg;
   takt_link_handlers_t h;
   char name[96];
   takt_io_t io, wake;
   bool emulated;
   bool over_io; /* emulated transmission onto a real link (spec "emu:OPTIONS/SPEC") */
   takt_link_emulation_t emu;
-  struct takt_link *peer; /* emulator: who receives what we transmit */
+  takt_clock_t *clock; /* the line's: the context's when polled, else NULL (monotonic) */
+  bool tx_running, rx_running;
+  takt_thread_t tx_thread, rx_thread;
+  uint8_t *tx_buf; /* the frame in flight: written by takt_link_send while !tx_busy (under
+                    * lock), then the transmit thread's (or poller's) until tx_busy clears */
+  uint8_t *rx_buf; /* the receive thread's */
+  /* the emulator's fault generator: the transmit thread's (polled: the poller's) */
   uint64_t rng;
   uint32_t seen[SEEN_MAX];
   uint32_t seen_n;
-  /* transmission: one frame in flight */
-  takt_mutex_t lock;
-  takt_event_t tx_ev;
-  uint8_t *tx_buf, *tx_work;
-  uint32_t tx_len;
-  bool tx_pending, tx_busy, stop;
-  takt_thread_t tx_thread, rx_thread;
-  bool rx_running;
-  bool delivering;     /* emulator: handing bytes to the peer right now */
-  takt_cond_t idle;    /* signalled when delivering ends */
-  takt_link_stats_t stats;
+  takt_wakeup_t tx_wake; /* the transmit thread waits on it: a frame, or stop */
+
+  takt__lock_t lock;            /* level LINK: a leaf, never held while calling out */
+  struct takt_link *peer;       /* lock: emulator, who receives what we transmit */
+  uint32_t tx_len;              /* lock */
+  int64_t tx_due;               /* lock: polled, when the frame in flight has left the line */
+  bool tx_pending, tx_busy;     /* lock: a frame waits for the transmit thread; not yet sent */
+  bool stop;                    /* lock */
+  bool delivering;              /* lock: handing bytes to the peer right now */
+  takt_wakeup_t *close_waiter;  /* lock: the peer's close, waiting for delivering to end */
+  takt_link_stats_t stats;      /* lock */
 };
 
 /* ---- helpers ---- */
@@ -48,177 +59,236 @@ static double uniform(takt_link_t *l) {
   return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
-/* Sleep until abs on the real clock unless the link is closed meanwhile (returns false then). */
-static bool line_wait(takt_link_t *l, int64_t abs) {
-  takt_mutex_lock(&l->lock);
-  while (!l->stop && takt_time_now() < abs)
-    (void)takt_event_wait_locked(&l->tx_ev, &l->lock, NULL, abs);
-  bool ok = !l->stop;
-  takt_mutex_unlock(&l->lock);
-  return ok;
-}
-
 static uint32_t fnv1a(const uint8_t *p, uint32_t n) {
   uint32_t h = 2166136261u;
   for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
   return h;
 }
 
-static takt_link_t *alloc_link(const takt_link_handlers_t *h) {
-  takt_link_t *l = calloc(1, sizeof *l);
-  if (l == NULL) return NULL;
-  l->tx_buf = malloc(TAKT_LINK_MAX_SEND);
-  l->tx_work = malloc(TAKT_LINK_MAX_SEND);
-  if (l->tx_buf == NULL || l->tx_work == NULL || takt_mutex_init(&l->lock) < 0 ||
-      takt_event_init(&l->tx_ev) < 0 || takt_cond_init(&l->idle) < 0) {
-    free(l->tx_buf);
-    free(l->tx_work);
-    free(l);
-    return NULL;
+/* Time n bytes take on the emulated line, 10 bit times per byte, plus its latency. */
+static int64_t line_time(const takt_link_t *l, uint32_t n) {
+  int64_t t = l->emu.latency_ns;
+  if (l->emu.baud > 0) t += (int64_t)n * 10 * TAKT_NS_PER_S / (int64_t)l->emu.baud;
+  return t;
+}
+
+/* Sleep until abs unless the link is closed meanwhile (returns false then). A link with threads
+ * runs on the monotonic clock (l->clock NULL), the one takt_wakeup_wait waits on. */
+static bool line_wait(takt_link_t *l, int64_t abs) {
+  takt__lock_take(&l->lock);
+  while (!l->stop && takt_clock_now(l->clock) < abs) {
+    takt__lock_give(&l->lock);
+    (void)takt_wakeup_wait(&l->tx_wake, abs);
+    takt__lock_take(&l->lock);
   }
+  bool ok = !l->stop;
+  takt__lock_give(&l->lock);
+  return ok;
+}
+
+static size_t link_bytes(const takt_link_config_t *cfg, size_t *tx_at, size_t *rx_at) {
+  size_t end = sizeof(takt_link_t);
+  *tx_at = takt__carve(&end, cfg->max_frame);
+  *rx_at = takt__carve(&end, cfg->polled ? 0 : cfg->rx_chunk);
+  return end;
+}
+
+static bool config_valid(const takt_link_config_t *cfg) {
+  return cfg->max_frame >= 1 && cfg->max_frame <= TAKT_LINK_MAX_SEND && cfg->rx_chunk >= 1 &&
+         cfg->rx_chunk <= TAKT_LINK_MAX_SEND && takt__thread_attr_valid(&cfg->tx_thread) &&
+         takt__thread_attr_valid(&cfg->rx_thread);
+}
+
+static takt_err_t link_new(takt_context_t *ctx, const takt_link_config_t *cfg,
+                           const takt_link_handlers_t *h, takt_link_t **out) {
+  if (ctx == NULL || !config_valid(cfg)) return TAKT_EINVAL;
+  size_t tx_at, rx_at;
+  uint8_t *mem = takt__context_alloc(ctx, link_bytes(cfg, &tx_at, &rx_at));
+  if (mem == NULL) return TAKT_ENOMEM;
+  takt_link_t *l = (takt_link_t *)(void *)mem; /* zeroed by the arena */
+  if (takt__lock_init(&l->lock, TAKT__LEVEL_LINK, "link") < 0) {
+    takt__context_free(ctx, mem);
+    return TAKT_EOS;
+  }
+  l->ctx = ctx;
+  l->cfg = *cfg;
+  if (l->cfg.tx_thread.name == NULL) l->cfg.tx_thread.name = "takt-link-tx";
+  if (l->cfg.rx_thread.name == NULL) l->cfg.rx_thread.name = "takt-link-rx";
+  l->clock = cfg->polled ? takt_context_clock(ctx) : NULL;
+  l->tx_buf = mem + tx_at;
+  l->rx_buf = cfg->polled ? NULL : mem + rx_at;
   if (h != NULL) l->h = *h;
   l->io = TAKT_IO_CLOSED;
   l->wake = TAKT_IO_CLOSED;
-  return l;
+  takt_wakeup_init(&l->tx_wake);
+  *out = l;
+  return TAKT_OK;
 }
 
-static void free_link(takt_link_t *l) {
+static void link_free(takt_link_t *l) {
   takt_io_close(&l->io);
   takt_io_close(&l->wake);
-  takt_event_fini(&l->tx_ev);
-  takt_cond_fini(&l->idle);
-  takt_mutex_fini(&l->lock);
-  free(l->tx_buf);
-  free(l->tx_work);
-  free(l);
+  takt__lock_fini(&l->lock);
+  takt_context_t *ctx = l->ctx;
+  bool own = l->own_ctx;
+  takt__context_free(ctx, l);
+  if (own) takt_context_destroy(ctx);
 }
 
-/* ---- threads ---- */
+/* ---- the line ---- */
 
 static void deliver(takt_link_t *to, const uint8_t *p, uint32_t n) {
-  takt_mutex_lock(&to->lock);
+  takt__lock_take(&to->lock);
   to->stats.received_bytes += n;
-  takt_mutex_unlock(&to->lock);
+  takt__lock_give(&to->lock);
   if (to->h.on_receive != NULL) to->h.on_receive(to->h.user, p, n);
 }
 
-/* The emulated line: rate, faults, latency; then the bytes reach the peer. */
-static void emulate(takt_link_t *l, uint8_t *p, uint32_t n, int64_t start) {
-  takt_link_emulation_t *e = &l->emu;
-  int64_t end = start;
-  if (e->baud > 0) end += (int64_t)n * 10 * TAKT_NS_PER_S / (int64_t)e->baud;
-  bool drop = e->p_drop > 0 && uniform(l) < e->p_drop;
+typedef struct faults {
+  bool drop, fail_first, dup;
+  uint64_t corrupted;
+} faults_t;
+
+/* The emulator's dice for one frame; corruption is applied to p in place. */
+static faults_t inject(takt_link_t *l, uint8_t *p, uint32_t n) {
+  const takt_link_emulation_t *e = &l->emu;
+  faults_t f = {0};
+  f.drop = e->p_drop > 0 && uniform(l) < e->p_drop;
   uint32_t h = fnv1a(p, n);
   bool seen = false;
   for (uint32_t i = 0; i < l->seen_n && i < SEEN_MAX; i++)
     if (l->seen[i] == h) seen = true;
-  bool fail_first = false;
   if (!seen) {
     l->seen[l->seen_n++ % SEEN_MAX] = h;
-    /* a takt frame starts with a flag, then version << 4 | kind (never escaped) */
-    bool data = n >= 2 && p[0] == 0x7E && (p[1] & 0x0Fu) == 0;
-    fail_first = e->p_fail_first > 0 && (data || !e->fail_first_data_only) &&
-                 uniform(l) < e->p_fail_first;
+    takt_frame_header_t fh;
+    bool data = takt_frame_peek_header(p, n, &fh) == TAKT_OK && fh.kind == TAKT_FRAME_DATA;
+    f.fail_first = e->p_fail_first > 0 && (data || !e->fail_first_data_only) &&
+                   uniform(l) < e->p_fail_first;
   }
-  bool dup = e->p_duplicate > 0 && uniform(l) < e->p_duplicate;
-  uint64_t corrupted = 0;
+  f.dup = e->p_duplicate > 0 && uniform(l) < e->p_duplicate;
   if (e->p_corrupt_frame > 0 && n > 0 && uniform(l) < e->p_corrupt_frame) {
     uint32_t at = (uint32_t)(uniform(l) * (double)n);
     p[at < n ? at : n - 1] ^= (uint8_t)(1u << (uint32_t)(uniform(l) * 8.0));
-    corrupted++;
+    f.corrupted++;
   }
   if (e->p_corrupt_byte > 0)
     for (uint32_t i = 0; i < n; i++)
       if (uniform(l) < e->p_corrupt_byte) {
         p[i] ^= (uint8_t)(1u << (uint32_t)(uniform(l) * 8.0));
-        corrupted++;
+        f.corrupted++;
       }
-  if (!line_wait(l, end)) return; /* the bytes are on the line until then */
-  if (e->latency_ns > 0 && !line_wait(l, end + e->latency_ns)) return;
-  takt_mutex_lock(&l->lock);
-  l->stats.dropped += drop ? 1u : 0u;
-  l->stats.failed_first += fail_first && !drop ? 1u : 0u;
-  l->stats.duplicated += dup && !drop && !fail_first ? 1u : 0u;
-  l->stats.corrupted_bytes += corrupted;
-  if (l->over_io) { /* the far side is another process: the faulty line ends in the socket */
-    takt_mutex_unlock(&l->lock);
-    if (drop || fail_first) return;
+  return f;
+}
+
+/* The frame has crossed the emulated line: count the faults, then the bytes reach the peer (or
+ * the socket, when the far side is another process). */
+static void hand_over(takt_link_t *l, const uint8_t *p, uint32_t n, faults_t f) {
+  bool lost = f.drop || f.fail_first;
+  takt__lock_take(&l->lock);
+  l->stats.dropped += f.drop ? 1u : 0u;
+  l->stats.failed_first += f.fail_first && !f.drop ? 1u : 0u;
+  l->stats.duplicated += f.dup && !lost ? 1u : 0u;
+  l->stats.corrupted_bytes += f.corrupted;
+  takt_link_t *peer = lost || l->over_io ? NULL : l->peer;
+  l->delivering = peer != NULL; /* the peer's close waits for us */
+  takt__lock_give(&l->lock);
+  if (l->over_io) {
+    if (lost) return;
     (void)takt_io_write(l->io, p, n);
-    if (dup) (void)takt_io_write(l->io, p, n);
+    if (f.dup) (void)takt_io_write(l->io, p, n);
     return;
   }
-  takt_link_t *peer = drop || fail_first ? NULL : l->peer;
-  l->delivering = peer != NULL; /* the peer's close waits for us */
-  takt_mutex_unlock(&l->lock);
   if (peer == NULL) return;
   deliver(peer, p, n);
-  if (dup) deliver(peer, p, n);
-  takt_mutex_lock(&l->lock);
+  if (f.dup) deliver(peer, p, n);
+  takt__lock_take(&l->lock);
   l->delivering = false;
-  takt_cond_broadcast(&l->idle);
-  takt_mutex_unlock(&l->lock);
+  if (l->close_waiter != NULL) takt__defer_wake(l->close_waiter);
+  l->close_waiter = NULL;
+  takt__lock_give(&l->lock);
 }
+
+/* The frame has left: the link is free again. */
+static void finish_send(takt_link_t *l, uint32_t n) {
+  takt__lock_take(&l->lock);
+  l->tx_busy = false;
+  l->stats.sent_frames++;
+  l->stats.sent_bytes += n;
+  takt__lock_give(&l->lock);
+  if (l->h.on_sent != NULL) l->h.on_sent(l->h.user);
+}
+
+/* ---- threads ---- */
 
 static void tx_main(void *arg) {
   takt_link_t *l = arg;
-  takt_mutex_lock(&l->lock);
   for (;;) {
-    while (!l->tx_pending && !l->stop) takt_event_wait_locked(&l->tx_ev, &l->lock, NULL, TAKT_TIME_INFINITE);
-    if (l->stop) break;
+    takt__lock_take(&l->lock);
+    while (!l->tx_pending && !l->stop) {
+      takt__lock_give(&l->lock);
+      (void)takt_wakeup_wait(&l->tx_wake, TAKT_TIME_INFINITE);
+      takt__lock_take(&l->lock);
+    }
+    bool stop = l->stop;
     uint32_t n = l->tx_len;
-    memcpy(l->tx_work, l->tx_buf, n);
     l->tx_pending = false;
-    takt_mutex_unlock(&l->lock);
-    if (l->emulated) emulate(l, l->tx_work, n, takt_time_now());
-    else (void)takt_io_write(l->io, l->tx_work, n);
-    takt_mutex_lock(&l->lock);
-    l->tx_busy = false;
-    l->stats.sent_frames++;
-    l->stats.sent_bytes += n;
-    takt_mutex_unlock(&l->lock);
-    if (l->h.on_sent != NULL) l->h.on_sent(l->h.user);
-    takt_mutex_lock(&l->lock);
+    takt__lock_give(&l->lock);
+    if (stop) return;
+    if (l->emulated) {
+      int64_t end = takt_clock_now(l->clock) + line_time(l, n);
+      faults_t f = inject(l, l->tx_buf, n);
+      if (!line_wait(l, end)) return; /* the bytes are on the line until then */
+      hand_over(l, l->tx_buf, n, f);
+    } else {
+      (void)takt_io_write(l->io, l->tx_buf, n);
+    }
+    finish_send(l, n);
   }
-  takt_mutex_unlock(&l->lock);
 }
 
 static void rx_main(void *arg) {
   takt_link_t *l = arg;
-  uint8_t buf[RX_CHUNK];
   for (;;) {
-    int32_t n = takt_io_read(l->io, l->wake, buf, sizeof buf, TAKT_TIME_INFINITE);
+    int32_t n = takt_io_read(l->io, l->wake, l->rx_buf, l->cfg.rx_chunk, TAKT_TIME_INFINITE);
     if (n <= 0) break; /* woken to stop, or the peer closed */
-    deliver(l, buf, (uint32_t)n);
+    deliver(l, l->rx_buf, (uint32_t)n);
   }
 }
 
-static takt_err_t start(takt_link_t *l) {
-  takt_thread_attr_t tx = {.name = "takt-link-tx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
-  takt_thread_attr_t rx = {.name = "takt-link-rx", .policy = TAKT_SCHED_FIFO, .priority = 90, .cpu = -1};
-  TAKT_RETURN_IF_ERR(takt_thread_create(&l->tx_thread, &tx, tx_main, l));
-  if (!l->emulated || l->over_io) {
-    takt_err_t rc = takt_io_wake_open(&l->wake);
-    if (rc == TAKT_OK) rc = takt_thread_create(&l->rx_thread, &rx, rx_main, l);
-    if (rc < 0) {
-      takt_mutex_lock(&l->lock);
-      l->stop = true;
-      takt_event_signal_locked(&l->tx_ev);
-      takt_mutex_unlock(&l->lock);
-      takt_thread_join(&l->tx_thread);
-      return rc;
-    }
-    l->rx_running = true;
+static void stop_threads(takt_link_t *l) {
+  takt__lock_take(&l->lock);
+  l->stop = true;
+  takt__lock_give(&l->lock);
+  if (l->tx_running) {
+    takt_wakeup_post(&l->tx_wake);
+    takt_thread_join(&l->tx_thread);
+    l->tx_running = false;
   }
-  return TAKT_OK;
+  if (l->rx_running) {
+    takt_io_wake_signal(l->wake);
+    takt_thread_join(&l->rx_thread);
+    l->rx_running = false;
+  }
+}
+
+/* Start the threads (none for a polled link). On failure the link is freed. */
+static takt_err_t start(takt_link_t *l) {
+  if (l->cfg.polled) return TAKT_OK;
+  takt_err_t rc = takt_thread_create(&l->tx_thread, &l->cfg.tx_thread, tx_main, l);
+  l->tx_running = rc == TAKT_OK;
+  if (rc == TAKT_OK && (!l->emulated || l->over_io)) {
+    rc = takt_io_wake_open(&l->wake);
+    if (rc == TAKT_OK) rc = takt_thread_create(&l->rx_thread, &l->cfg.rx_thread, rx_main, l);
+    l->rx_running = rc == TAKT_OK;
+  }
+  if (rc < 0) {
+    stop_threads(l);
+    link_free(l);
+  }
+  return rc;
 }
 
 /* ---- opening ---- */
-
-static takt_err_t open_io(takt_link_t *l) {
-  takt_err_t rc = start(l);
-  if (rc < 0) free_link(l);
-  return rc;
-}
 
 static bool emulation_valid(const takt_link_emulation_t *cfg) {
   return cfg->latency_ns >= 0 && cfg->p_corrupt_frame >= 0 && cfg->p_corrupt_frame <= 1 &&
@@ -258,93 +328,131 @@ static bool parse_emulation(const char *opts, size_t len, takt_link_emulation_t 
   return emulation_valid(e);
 }
 
-takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_link_t **out) {
-  if (spec == NULL || out == NULL) return TAKT_EINVAL;
-  takt_link_t *l = alloc_link(h);
-  if (l == NULL) return TAKT_ENOMEM;
-  snprintf(l->name, sizeof l->name, "%s", spec);
-  takt_err_t rc = TAKT_EINVAL;
-  if (strncmp(spec, "emu:", 4) == 0) { /* emu:OPTIONS/SPEC: this side's transmissions emulated */
-    const char *slash = strchr(spec + 4, '/');
-    if (slash == NULL || !parse_emulation(spec + 4, (size_t)(slash - spec - 4), &l->emu) ||
-        strncmp(slash + 1, "emu:", 4) == 0) {
-      free_link(l);
-      return TAKT_EINVAL;
-    }
-    l->emulated = l->over_io = true;
-    l->rng = l->emu.seed * 2 + 1;
-    spec = slash + 1;
-  }
+/* Open the port I/O object of spec (no emu: prefix) into l->io. */
+static takt_err_t open_io(takt_link_t *l, const char *spec) {
   char bind_host[64], peer_host[64], path[80];
   unsigned bind_port, peer_port, baud = 0;
   if (sscanf(spec, "udp:%63[^:]:%u:%63[^:]:%u", bind_host, &bind_port, peer_host, &peer_port) == 4 &&
-      bind_port <= 65535 && peer_port <= 65535 && peer_port > 0) {
-    rc = takt_io_udp_open(bind_host, (uint16_t)bind_port, peer_host, (uint16_t)peer_port, &l->io);
-  } else if (strncmp(spec, "serial:", 7) == 0) {
+      bind_port <= 65535 && peer_port <= 65535 && peer_port > 0)
+    return takt_io_udp_open(bind_host, (uint16_t)bind_port, peer_host, (uint16_t)peer_port, &l->io);
+  if (strncmp(spec, "serial:", 7) == 0) {
     int k = sscanf(spec + 7, "%79[^:]:%u", path, &baud);
-    if (k >= 1) rc = takt_io_serial_open(path, k == 2 ? baud : 0, &l->io);
-  } else if (strcmp(spec, "pty") == 0) {
-    rc = takt_io_pty_open(&l->io, l->name, sizeof l->name);
+    return k >= 1 ? takt_io_serial_open(path, k == 2 ? baud : 0, &l->io) : TAKT_EINVAL;
   }
+  if (strcmp(spec, "pty") == 0) return takt_io_pty_open(&l->io, l->name, sizeof l->name);
+  return TAKT_EINVAL;
+}
+
+takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_link_config_t *cfg,
+                             const takt_link_handlers_t *h, takt_link_t **out) {
+  takt_link_config_t def = TAKT_LINK_CONFIG_DEFAULT;
+  if (cfg == NULL) cfg = &def;
+  if (spec == NULL || out == NULL || cfg->polled) return TAKT_EINVAL;
+  takt_link_emulation_t emu;
+  bool emulated = strncmp(spec, "emu:", 4) == 0;
+  if (emulated) { /* emu:OPTIONS/SPEC: this side's transmissions emulated */
+    const char *slash = strchr(spec + 4, '/');
+    if (slash == NULL || !parse_emulation(spec + 4, (size_t)(slash - spec - 4), &emu) ||
+        strncmp(slash + 1, "emu:", 4) == 0)
+      return TAKT_EINVAL;
+  }
+  takt_link_t *l;
+  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, h, &l));
+  snprintf(l->name, sizeof l->name, "%s", spec);
+  if (emulated) {
+    l->emulated = l->over_io = true;
+    l->emu = emu;
+    l->rng = emu.seed * 2 + 1;
+    spec = strchr(spec + 4, '/') + 1;
+  }
+  takt_err_t rc = open_io(l, spec);
   if (rc < 0) {
-    free_link(l);
+    link_free(l);
     return rc;
   }
-  TAKT_RETURN_IF_ERR(open_io(l));
+  TAKT_RETURN_IF_ERR(start(l));
   *out = l;
   return TAKT_OK;
 }
 
-takt_err_t takt_link_pair(const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
-                          takt_link_t **a, takt_link_t **b) {
-  if (a == NULL || b == NULL) return TAKT_EINVAL;
-  takt_link_t *la = alloc_link(ha), *lb = alloc_link(hb);
-  if (la == NULL || lb == NULL) {
-    if (la) free_link(la);
-    if (lb) free_link(lb);
-    return TAKT_ENOMEM;
+takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_link_t **out) {
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.max_frame = TAKT_LINK_MAX_SEND;
+  size_t tx_at, rx_at;
+  takt_context_t *ctx;
+  TAKT_RETURN_IF_ERR(takt__transport_own_context(link_bytes(&cfg, &tx_at, &rx_at), &ctx));
+  takt_err_t rc = takt_link_open_in(ctx, spec, &cfg, h, out);
+  if (rc < 0) takt_context_destroy(ctx);
+  else (*out)->own_ctx = true;
+  return rc;
+}
+
+/* Two links of one configuration, not started; nothing is left of either on failure. */
+static takt_err_t new_two(takt_context_t *ctx, const takt_link_config_t *cfg,
+                          const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
+                          takt_link_t **la, takt_link_t **lb) {
+  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, ha, la));
+  takt_err_t rc = link_new(ctx, cfg, hb, lb);
+  if (rc < 0) link_free(*la);
+  return rc;
+}
+
+/* Start both links of a pair; nothing is left of either on failure. */
+static takt_err_t start_two(takt_link_t *la, takt_link_t *lb) {
+  takt_err_t rc = start(la); /* frees la if it fails */
+  if (rc < 0) {
+    link_free(lb);
+    return rc;
   }
+  if ((rc = start(lb)) < 0) { /* lb is gone: la must not deliver to it */
+    takt__lock_take(&la->lock);
+    la->peer = NULL;
+    takt__lock_give(&la->lock);
+    takt_link_close(la);
+  }
+  return rc;
+}
+
+takt_err_t takt_link_pair_in(takt_context_t *ctx, const takt_link_config_t *cfg,
+                             const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
+                             takt_link_t **a, takt_link_t **b) {
+  takt_link_config_t def = TAKT_LINK_CONFIG_DEFAULT;
+  if (cfg == NULL) cfg = &def;
+  if (a == NULL || b == NULL || cfg->polled) return TAKT_EINVAL;
+  takt_link_t *la, *lb;
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
   snprintf(la->name, sizeof la->name, "pair:a");
   snprintf(lb->name, sizeof lb->name, "pair:b");
   takt_err_t rc = takt_io_socketpair(false, &la->io, &lb->io);
   if (rc < 0) {
-    free_link(la);
-    free_link(lb);
+    link_free(la);
+    link_free(lb);
     return rc;
   }
-  if ((rc = open_io(la)) < 0) {
-    free_link(lb);
-    return rc;
-  }
-  if ((rc = open_io(lb)) < 0) {
-    takt_link_close(la);
-    return rc;
-  }
+  TAKT_RETURN_IF_ERR(start_two(la, lb));
   *a = la;
   *b = lb;
   return TAKT_OK;
 }
 
-takt_err_t takt_link_emulator_pair(const takt_link_emulation_t *cfg, const takt_link_handlers_t *ha,
-                                   const takt_link_handlers_t *hb, takt_link_t **a, takt_link_t **b) {
-  if (cfg == NULL || a == NULL || b == NULL || !emulation_valid(cfg)) return TAKT_EINVAL;
-  takt_link_t *la = alloc_link(ha), *lb = alloc_link(hb);
-  if (la == NULL || lb == NULL) {
-    if (la) free_link(la);
-    if (lb) free_link(lb);
-    return TAKT_ENOMEM;
-  }
+takt_err_t takt_link_emulator_pair_in(takt_context_t *ctx, const takt_link_config_t *cfg,
+                                      const takt_link_emulation_t *emu,
+                                      const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
+                                      takt_link_t **a, takt_link_t **b) {
+  takt_link_config_t def = TAKT_LINK_CONFIG_DEFAULT;
+  if (cfg == NULL) cfg = &def;
+  if (emu == NULL || a == NULL || b == NULL || !emulation_valid(emu)) return TAKT_EINVAL;
+  takt_link_t *la, *lb;
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
   la->emulated = lb->emulated = true;
-  la->emu = lb->emu = *cfg;
-  la->rng = cfg->seed * 2 + 1;
-  lb->rng = cfg->seed * 2 + 3;
+  la->emu = lb->emu = *emu;
+  la->rng = emu->seed * 2 + 1;
+  lb->rng = emu->seed * 2 + 3;
   la->peer = lb;
   lb->peer = la;
-  snprintf(la->name, sizeof la->name, "emulator:a@%u", cfg->baud);
-  snprintf(lb->name, sizeof lb->name, "emulator:b@%u", cfg->baud);
-  takt_err_t rc = start(la);
-  if (rc == TAKT_OK && (rc = start(lb)) < 0) takt_link_close(la);
-  if (rc < 0) return rc;
+  snprintf(la->name, sizeof la->name, "emulator:a@%u", emu->baud);
+  snprintf(lb->name, sizeof lb->name, "emulator:b@%u", emu->baud);
+  TAKT_RETURN_IF_ERR(start_two(la, lb));
   *a = la;
   *b = lb;
   return TAKT_OK;
@@ -354,56 +462,78 @@ takt_err_t takt_link_emulator_pair(const takt_link_emulation_t *cfg, const takt_
 
 takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   if (l == NULL || (data == NULL && n > 0)) return TAKT_EINVAL;
-  if (n > TAKT_LINK_MAX_SEND) return TAKT_ESIZE;
-  takt_mutex_lock(&l->lock);
+  if (n > l->cfg.max_frame) return TAKT_ESIZE;
+  takt__lock_take(&l->lock);
   if (l->tx_busy || l->stop) {
-    takt_mutex_unlock(&l->lock);
+    takt__lock_give(&l->lock);
     return TAKT_EBUSY;
   }
   memcpy(l->tx_buf, data, n);
   l->tx_len = n;
-  l->tx_pending = true;
   l->tx_busy = true;
-  takt_event_signal_locked(&l->tx_ev);
-  takt_mutex_unlock(&l->lock);
+  if (l->cfg.polled) {
+    l->tx_due = takt_clock_now(l->clock) + (l->emulated ? line_time(l, n) : 0);
+  } else {
+    l->tx_pending = true;
+    takt__defer_wake(&l->tx_wake); /* posted once the caller holds no lock */
+  }
+  takt__lock_give(&l->lock);
   return TAKT_OK;
 }
 
+int64_t takt_link_poll(takt_link_t *l) {
+  if (l == NULL || !l->cfg.polled) return TAKT_TIME_INFINITE;
+  int64_t now = takt_clock_now(l->clock);
+  takt__lock_take(&l->lock);
+  bool due = l->tx_busy && l->tx_due <= now;
+  uint32_t n = l->tx_len;
+  takt__lock_give(&l->lock);
+  if (due) {
+    hand_over(l, l->tx_buf, n, inject(l, l->tx_buf, n));
+    finish_send(l, n); /* on_sent may start the next frame */
+  }
+  takt__lock_take(&l->lock);
+  int64_t next = l->tx_busy ? l->tx_due : TAKT_TIME_INFINITE;
+  takt__lock_give(&l->lock);
+  return next;
+}
+
 bool takt_link_busy(takt_link_t *l) {
-  takt_mutex_lock(&l->lock);
+  takt__lock_take(&l->lock);
   bool b = l->tx_busy;
-  takt_mutex_unlock(&l->lock);
+  takt__lock_give(&l->lock);
   return b;
 }
+
+uint32_t takt_link_max_frame(const takt_link_t *l) { return l->cfg.max_frame; }
 
 const char *takt_link_name(const takt_link_t *l) { return l->name; }
 
 void takt_link_get_stats(takt_link_t *l, takt_link_stats_t *out) {
-  takt_mutex_lock(&l->lock);
+  takt__lock_take(&l->lock);
   *out = l->stats;
-  takt_mutex_unlock(&l->lock);
+  takt__lock_give(&l->lock);
 }
 
 void takt_link_close(takt_link_t *l) {
   if (l == NULL) return;
-  takt_mutex_lock(&l->lock);
-  l->stop = true;
-  takt_event_signal_locked(&l->tx_ev);
-  takt_mutex_unlock(&l->lock);
-  takt_thread_join(&l->tx_thread);
-  if (l->rx_running) {
-    takt_io_wake_signal(l->wake);
-    takt_thread_join(&l->rx_thread);
-  }
+  stop_threads(l);
+  takt__lock_take(&l->lock);
   takt_link_t *peer = l->peer;
+  l->peer = NULL;
+  takt__lock_give(&l->lock);
   if (peer != NULL) { /* the peer stops delivering to us, and finishes what it is delivering */
-    takt_mutex_lock(&peer->lock);
+    takt__lock_take(&peer->lock);
     peer->peer = NULL;
-    while (peer->delivering) takt_cond_wait_until(&peer->idle, &peer->lock, TAKT_TIME_INFINITE);
-    takt_mutex_unlock(&peer->lock);
-    takt_mutex_lock(&l->lock);
-    l->peer = NULL;
-    takt_mutex_unlock(&l->lock);
+    while (peer->delivering) {
+      takt_wakeup_t idle;
+      takt_wakeup_init(&idle);
+      peer->close_waiter = &idle; /* posted once, by the delivery that ends */
+      takt__lock_give(&peer->lock);
+      (void)takt_wakeup_wait(&idle, TAKT_TIME_INFINITE);
+      takt__lock_take(&peer->lock);
+    }
+    takt__lock_give(&peer->lock);
   }
-  free_link(l);
+  link_free(l);
 }

@@ -398,11 +398,16 @@ TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
     takt_executor_t *e;
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
     for (auto *node : n) ASSERT_EQ(takt_executor_add_node(e, node), TAKT_OK);
-    ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 30 * TAKT_NS_PER_MS), TAKT_OK);
+    int64_t begin = takt_time_now();
+    ASSERT_EQ(takt_executor_spin_until(e, begin + 30 * TAKT_NS_PER_MS), TAKT_OK);
+    // the spin ends when this (SCHED_OTHER) thread wakes, late on a loaded machine: the releases
+    // counted are those of the time that actually passed, never more
+    int64_t elapsed = takt_time_now() - begin;
     for (int i = 0; i < 2; i++) {
       EXPECT_GE(fired[i].load(), 1) << "mode " << mode;
       EXPECT_EQ(static_cast<uint64_t>(fired[i].load()), takt_callback_runs(takt_timer_callback(t[i])));
-      EXPECT_LE(static_cast<uint64_t>(fired[i].load()) + takt_timer_missed(t[i]), 16u);
+      uint64_t releases = static_cast<uint64_t>(elapsed / ((2 + i) * TAKT_NS_PER_MS)) + 1;
+      EXPECT_LE(static_cast<uint64_t>(fired[i].load()) + takt_timer_missed(t[i]), releases);
     }
     EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
     for (auto *node : n) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);

@@ -9,14 +9,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* One context and daemon for the whole run (no timer thread: nothing is sent that needs one). */
 static takt_daemon_t *daemon_once(void) {
+  static takt_context_t *ctx;
   static takt_daemon_t *d;
   if (d == NULL) {
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
     c.rx_frames = 8;
     c.max_payload = 256;
     c.window = 8;
-    if (takt_daemon_create(&c, &d) < 0) __builtin_trap();
+    c.polled = true;
+    if (takt_context_create(&cc, &ctx) < 0 || takt_daemon_create_in(ctx, &c, &d) < 0)
+      __builtin_trap();
   }
   return d;
 }

@@ -1,6 +1,7 @@
-/* Fuzz target: the deframer and header parser on arbitrary byte streams. Every delivered frame
+/* Fuzz target: the deframer and header parsers on arbitrary byte streams. Every delivered frame
  * must have a header that parses and a consistent length; re-encoding a frame whose CRC holds
- * must give back the same bytes when deframed again. */
+ * must give back the same bytes when deframed again, and the same header when peeked at on the
+ * line (takt_frame_peek_header, which also reads the raw input). */
 #include <stdint.h>
 #include <string.h>
 
@@ -32,6 +33,12 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   ctx_t c2 = {0};
   takt_deframer_feed(&d2, wire, (uint32_t)n, count_frame, &c2);
   if (c2.frames != 1 || memcmp(buf2, f, len) != 0) __builtin_trap();
+  takt_frame_header_t peeked;
+  if (takt_frame_peek_header(wire, (uint32_t)n, &peeked) != TAKT_OK || peeked.kind != h->kind ||
+      peeked.stream != h->stream || peeked.priority != h->priority || peeked.flags != h->flags ||
+      peeked.seq != h->seq || peeked.entity != h->entity || peeked.length != h->length ||
+      peeked.t_info != h->t_info)
+    __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -40,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   takt_deframer_init(&d, buf, sizeof buf);
   ctx_t c = {0};
   takt_deframer_feed(&d, data, (uint32_t)size, on_frame, &c);
+  takt_frame_header_t peeked;
+  (void)takt_frame_peek_header(data, (uint32_t)size, &peeked); /* any bytes: never out of bounds */
   if (d.stats.frames != (uint64_t)c.frames) __builtin_trap();
   return 0;
 }

@@ -1,17 +1,24 @@
 // Bridges: a chain timer -> (link) -> relay on the other side -> (link) -> sink, two contexts
 // joined by the link emulator, each with its own executor thread. The origin time crosses the
-// link, so the sink's chain latency includes both transmissions.
+// link, so the sink's chain latency includes both transmissions. Then the bridge core over a
+// backend written here (what it sends, what it is handed, its limits, services serialized), on
+// a FAKE clock. Every context's arena returns to where it started when the test is done.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "takt/bridge.h"
 #include "takt/takt.h"
+#include "takt/wire.h"
+#include "transport_test.hpp"
 
 namespace {
+
+using takt_test::TestContext;
 
 struct Sample {
   uint64_t k;
@@ -25,6 +32,34 @@ struct Side {
   takt_bridge_t *bridge = nullptr;
   takt_executor_t *exec = nullptr;
   takt_node_t *node = nullptr;
+  std::vector<takt_topic_t *> topics;
+  size_t baseline = 0;
+
+  void open_context() {
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    takt_pool_usage_t u;
+    takt_context_usage(ctx, &u);
+    baseline = u.arena_used;
+  }
+  takt_topic_t *topic(const char *name, const takt_type_support_t *t, uint32_t slots = 4) {
+    takt_topic_t *tp = nullptr;
+    EXPECT_EQ(takt_topic_create(ctx, name, t, slots, &tp), TAKT_OK);
+    topics.push_back(tp);
+    return tp;
+  }
+  // After the links are closed: everything goes, and the arena is back where it started.
+  void close() {
+    EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    takt_bridge_destroy(bridge);
+    takt_daemon_destroy(daemon);
+    EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    for (takt_topic_t *t : topics) EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+    takt_pool_usage_t u;
+    takt_context_usage(ctx, &u);
+    EXPECT_EQ(u.arena_used, baseline);
+    takt_context_destroy(ctx);
+  }
 };
 
 takt_publisher_t *g_request_pub, *g_reply_pub;
@@ -47,11 +82,12 @@ void sink(takt_subscription_t *, const takt_message_t *m, void *) {
   g_sink_runs++;
 }
 
-void make_side(Side &s, const char *bridge_name) {
-  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-  ASSERT_EQ(takt_context_create(&cfg, &s.ctx), TAKT_OK);
+// legacy: the daemon without a context (as takt run creates it), the bridge over it
+void make_side(Side &s, const char *bridge_name, bool legacy = true) {
+  s.open_context();
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
-  ASSERT_EQ(takt_daemon_create(&dc, &s.daemon), TAKT_OK);
+  if (legacy) ASSERT_EQ(takt_daemon_create(&dc, &s.daemon), TAKT_OK);
+  else ASSERT_EQ(takt_daemon_create_in(s.ctx, &dc, &s.daemon), TAKT_OK);
   ASSERT_EQ(takt_bridge_create(s.ctx, s.daemon, bridge_name, &s.bridge), TAKT_OK);
   ASSERT_EQ(takt_node_create(s.ctx, "app", &s.node), TAKT_OK);
   ASSERT_EQ(takt_executor_create(s.ctx, TAKT_EXEC_TIDE, nullptr, &s.exec), TAKT_OK);
@@ -63,11 +99,8 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
   Side micro, agent;
   make_side(micro, "micro_bridge");
   make_side(agent, "agent_bridge");
-  takt_topic_t *m_req, *m_rep, *a_req, *a_rep;
-  ASSERT_EQ(takt_topic_create(micro.ctx, "request", &kSample, 4, &m_req), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(micro.ctx, "reply", &kSample, 4, &m_rep), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(agent.ctx, "request", &kSample, 4, &a_req), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(agent.ctx, "reply", &kSample, 4, &a_rep), TAKT_OK);
+  takt_topic_t *m_req = micro.topic("request", &kSample), *m_rep = micro.topic("reply", &kSample);
+  takt_topic_t *a_req = agent.topic("request", &kSample), *a_rep = agent.topic("reply", &kSample);
   // micro: timer -> request (exported), reply (imported) -> sink
   takt_timer_t *timer;
   takt_subscription_t *s_sink, *s_relay;
@@ -91,7 +124,7 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
   emu.baud = 115200;
   takt_link_t *lm, *la;
   takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(micro.ctx, nullptr, &emu, &hm, &ha, &lm, &la), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
   for (Side *s : {&micro, &agent}) {
@@ -126,45 +159,74 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
 
   takt_link_close(lm);
   takt_link_close(la);
-  for (Side *s : {&micro, &agent}) {
-    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
-    takt_bridge_destroy(s->bridge);
-    takt_daemon_destroy(s->daemon);
-    takt_context_destroy(s->ctx);
-  }
+  EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+  for (Side *s : {&micro, &agent}) s->close();
 }
 
 }  // namespace
 
 namespace {
 
-struct U64 {
-  uint64_t v;
+// A type whose serialized form is not its C struct: 'R', the flag, the value big-endian (10
+// bytes), where the struct has 16 with padding. A 32-bit MCU and a 64-bit host agree on these.
+struct Reading {
+  uint8_t flag;
+  uint64_t value;
 };
-const takt_type_support_t kU64 = {"test/U64", nullptr, sizeof(U64), nullptr, nullptr};
 
-takt_err_t doubler(takt_service_t *, const takt_message_t *req, void *resp, void *) {
-  static_cast<U64 *>(resp)->v = 2 * static_cast<const U64 *>(req->data)->v;
+int32_t reading_serialize(const void *msg, uint8_t *buf, uint32_t cap) {
+  const auto *r = static_cast<const Reading *>(msg);
+  if (cap < 10) return TAKT_ESIZE;
+  buf[0] = 'R';
+  buf[1] = r->flag;
+  for (int i = 0; i < 8; i++) buf[2 + i] = static_cast<uint8_t>(r->value >> (56 - 8 * i));
+  return 10;
+}
+
+takt_err_t reading_deserialize(void *msg, const uint8_t *buf, uint32_t len) {
+  if (len != 10 || buf[0] != 'R') return TAKT_EMALFORMED;
+  auto *r = static_cast<Reading *>(msg);
+  *r = Reading{};
+  r->flag = buf[1];
+  for (int i = 0; i < 8; i++) r->value = (r->value << 8) | buf[2 + i];
   return TAKT_OK;
 }
 
+const takt_type_support_t kReading = {"test/Reading", nullptr, sizeof(Reading), reading_serialize,
+                                      reading_deserialize};
+
+std::vector<uint8_t> serialized(const Reading &r) {
+  std::vector<uint8_t> out(10);
+  EXPECT_EQ(reading_serialize(&r, out.data(), 10), 10);
+  return out;
+}
+
+takt_err_t doubler(takt_service_t *, const takt_message_t *req, void *resp, void *) {
+  const auto *in = static_cast<const Reading *>(req->data);
+  *static_cast<Reading *>(resp) = Reading{static_cast<uint8_t>(in->flag + 1), 2 * in->value};
+  return TAKT_OK;
+}
+
+// Two daemons in their contexts, over the emulator; requests and answers serialized both ways.
 TEST(Bridge, ServiceCalledAcrossTheLink) {
   Side micro, agent;
-  make_side(micro, "micro_bridge");
-  make_side(agent, "agent_bridge");
+  make_side(micro, "micro_bridge", false);
+  make_side(agent, "agent_bridge", false);
   takt_service_t *srv;
-  ASSERT_EQ(takt_service_create(agent.node, "double", &kU64, &kU64, doubler, nullptr, nullptr, &srv), TAKT_OK);
-  ASSERT_EQ(takt_bridge_export_service(agent.bridge, "double", &kU64, &kU64, 10, 5), TAKT_OK);
-  ASSERT_EQ(takt_bridge_import_service(micro.bridge, "double", &kU64, &kU64, 10, 5), TAKT_OK);
-  EXPECT_EQ(takt_bridge_import_service(micro.bridge, "other", &kU64, &kU64, 10, 5), TAKT_EEXIST);
+  ASSERT_EQ(takt_service_create(agent.node, "double", &kReading, &kReading, doubler, nullptr, nullptr, &srv),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_export_service(agent.bridge, "double", &kReading, &kReading, 10, 5), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import_service(micro.bridge, "double", &kReading, &kReading, 10, 5), TAKT_OK);
+  EXPECT_EQ(takt_bridge_import_service(micro.bridge, "other", &kReading, &kReading, 10, 5), TAKT_EEXIST);
   takt_client_t *cli;  // an ordinary client of the micro side: the service looks local
   takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
   co.max_pending = 8;
-  ASSERT_EQ(takt_client_create(micro.node, "double", &kU64, &kU64, nullptr, nullptr, &co, &cli), TAKT_OK);
+  ASSERT_EQ(takt_client_create(micro.node, "double", &kReading, &kReading, nullptr, nullptr, &co, &cli),
+            TAKT_OK);
   takt_link_emulation_t emu{};
   takt_link_t *lm, *la;
   takt_link_handlers_t hm = takt_daemon_link_handlers(micro.daemon), ha = takt_daemon_link_handlers(agent.daemon);
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &hm, &ha, &lm, &la), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(agent.ctx, nullptr, &emu, &hm, &ha, &lm, &la), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(micro.daemon, lm), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(agent.daemon, la), TAKT_OK);
   for (Side *s : {&micro, &agent}) {
@@ -174,7 +236,7 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
   }
   takt_future_t f[5];
   for (uint64_t i = 0; i < 5; i++) {
-    U64 req{i + 1};
+    Reading req{static_cast<uint8_t>(i), 1000 + i};
     ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
   }
   int64_t end = takt_time_now() + 300 * TAKT_NS_PER_MS;
@@ -183,28 +245,24 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
   tm.join();
   ta.join();
   for (uint64_t i = 0; i < 5; i++) {
-    U64 resp{0};
+    Reading resp{};
     ASSERT_EQ(takt_future_take(&f[i], &resp, sizeof resp), TAKT_OK) << i;
-    EXPECT_EQ(resp.v, 2 * (i + 1));
+    EXPECT_EQ(resp.flag, i + 1);
+    EXPECT_EQ(resp.value, 2 * (1000 + i));
   }
   takt_bridge_stats_t bm, ba;
   takt_bridge_get_stats(micro.bridge, &bm);
   takt_bridge_get_stats(agent.bridge, &ba);
   EXPECT_EQ(bm.requests_forwarded, 5u);
+  EXPECT_EQ(bm.answers_received, 5u);
   EXPECT_EQ(ba.requests_served, 5u);
   EXPECT_EQ(ba.answers_returned, 5u);
-  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+  EXPECT_EQ(ba.decode_errors + bm.decode_errors, 0u);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);  // before the stand-in service it calls
   takt_link_close(lm);
   takt_link_close(la);
-  for (Side *s : {&micro, &agent}) {
-    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
-    takt_bridge_destroy(s->bridge);
-    takt_daemon_destroy(s->daemon);
-    takt_context_destroy(s->ctx);
-  }
+  for (Side *s : {&micro, &agent}) s->close();
 }
-
-
 
 // PoDS §5.2: received frames wait in the daemon until the executor's collection phase takes them.
 // tide takes the most urgent one first (and copies its payload only then); batch with a
@@ -224,11 +282,10 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   Side tx, rx;
   Order order;
   for (Side *s : {&tx, &rx}) {
-    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-    EXPECT_EQ(takt_context_create(&cfg, &s->ctx), TAKT_OK);
+    s->open_context();
     takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
     dc.mode = mode;
-    EXPECT_EQ(takt_daemon_create(&dc, &s->daemon), TAKT_OK);
+    EXPECT_EQ(takt_daemon_create_in(s->ctx, &dc, &s->daemon), TAKT_OK);
     EXPECT_EQ(takt_bridge_create(s->ctx, s->daemon, "bridge", &s->bridge), TAKT_OK);
     EXPECT_EQ(takt_node_create(s->ctx, "app", &s->node), TAKT_OK);
     EXPECT_EQ(takt_executor_create(s->ctx, s == &rx ? kind : TAKT_EXEC_TIDE, nullptr, &s->exec), TAKT_OK);
@@ -239,9 +296,7 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
     int prio = 1 + 4 * i;
     char name[16];
     snprintf(name, sizeof name, "p%d", prio);
-    takt_topic_t *tt, *rt;
-    EXPECT_EQ(takt_topic_create(tx.ctx, name, &kSample, 8, &tt), TAKT_OK);
-    EXPECT_EQ(takt_topic_create(rx.ctx, name, &kSample, 8, &rt), TAKT_OK);
+    takt_topic_t *tt = tx.topic(name, &kSample, 8), *rt = rx.topic(name, &kSample, 8);
     EXPECT_EQ(takt_publisher_create(tx.node, tt, &pubs[i]), TAKT_OK);
     EXPECT_EQ(takt_bridge_export(tx.bridge, tt, static_cast<uint16_t>(i), static_cast<uint8_t>(prio), false),
               TAKT_OK);
@@ -253,7 +308,7 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   }
   takt_link_t *la, *lb;
   takt_link_handlers_t ha = takt_daemon_link_handlers(tx.daemon), hb = takt_daemon_link_handlers(rx.daemon);
-  EXPECT_EQ(takt_link_pair(&ha, &hb, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_link_pair_in(tx.ctx, nullptr, &ha, &hb, &la, &lb), TAKT_OK);
   EXPECT_EQ(takt_daemon_attach(tx.daemon, la), TAKT_OK);
   EXPECT_EQ(takt_daemon_attach(rx.daemon, lb), TAKT_OK);
   for (Side *s : {&tx, &rx}) {
@@ -281,12 +336,7 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   EXPECT_EQ(st.imported, 5u);
   takt_link_close(la);
   takt_link_close(lb);
-  for (Side *s : {&tx, &rx}) {
-    EXPECT_EQ(takt_executor_destroy(s->exec), TAKT_OK);
-    takt_bridge_destroy(s->bridge);
-    takt_daemon_destroy(s->daemon);
-    takt_context_destroy(s->ctx);
-  }
+  for (Side *s : {&tx, &rx}) s->close();
   std::lock_guard<std::mutex> g(order.m);
   return order.got;
 }
@@ -297,6 +347,352 @@ TEST(Bridge, TideCollectsReceivedFramesByPriority) {
 
 TEST(Bridge, BatchWithMicroRosModeCollectsOneFramePerRoundInArrivalOrder) {
   EXPECT_EQ(collect_in_order(TAKT_EXEC_BATCH, TAKT_DAEMON_MICROROS), (std::vector<int>{1, 5, 9, 1, 5}));
+}
+
+}  // namespace
+
+namespace {
+
+// ---- the bridge core over a backend written here, on a FAKE clock ----
+
+// A push backend that records what the bridge sends and hands over what the test gives it.
+struct FakeBackend {
+  struct Sent {
+    takt_bridge_msg_t m;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Sent> sent;
+  takt_bridge_t *bridge = nullptr;
+  uint32_t max_payload = 256;
+  takt_err_t refuse = TAKT_OK;  // what send returns (the backend's full policy)
+  bool destroyed = false;
+
+  static takt_err_t send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
+    auto *f = static_cast<FakeBackend *>(self);
+    if (f->refuse != TAKT_OK) return f->refuse;
+    f->sent.push_back({*m, std::vector<uint8_t>(bytes, bytes + len)});
+    return TAKT_OK;
+  }
+  static takt_err_t start(void *self, takt_bridge_t *b) {
+    static_cast<FakeBackend *>(self)->bridge = b;
+    return TAKT_OK;
+  }
+  static void stop(void *self) { static_cast<FakeBackend *>(self)->bridge = nullptr; }
+  static void destroy(void *self) { static_cast<FakeBackend *>(self)->destroyed = true; }
+  static uint32_t payload(void *self) { return static_cast<FakeBackend *>(self)->max_payload; }
+  static const takt_bridge_backend_ops_t ops;
+
+  takt_bridge_backend_t backend() { return {&ops, this}; }
+  takt_err_t hand_over(uint16_t entity, uint8_t priority, int64_t t_info, const std::vector<uint8_t> &b) {
+    takt_bridge_msg_t m{entity, priority, false, t_info};
+    return takt_bridge_deliver(bridge, &m, b.data(), static_cast<uint32_t>(b.size()));
+  }
+};
+const takt_bridge_backend_ops_t FakeBackend::ops = {"fake", send, nullptr, nullptr, start, stop,
+                                                    destroy, payload};
+
+struct U64 {
+  uint64_t v;
+};
+const takt_type_support_t kU64 = {"test/U64", nullptr, sizeof(U64), nullptr, nullptr};
+
+std::vector<uint8_t> bytes_of(const void *p, size_t n) {
+  const auto *b = static_cast<const uint8_t *>(p);
+  return std::vector<uint8_t>(b, b + n);
+}
+
+std::vector<uint8_t> u32_le(uint32_t v) {
+  return {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
+          static_cast<uint8_t>(v >> 24)};
+}
+
+std::vector<uint8_t> cat(std::vector<uint8_t> a, const std::vector<uint8_t> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A bridge over a FakeBackend in a FAKE-clock context, its node and an application node on a
+// tide executor that the test spins.
+struct Bench {
+  TestContext tc{true};
+  FakeBackend fake;
+  takt_bridge_t *b = nullptr;
+  takt_node_t *app = nullptr;
+  takt_executor_t *exec = nullptr;
+  std::vector<takt_topic_t *> topics;
+
+  explicit Bench(const takt_bridge_config_t *cfg = nullptr) { open(cfg); }
+  void open(const takt_bridge_config_t *cfg) {
+    ASSERT_EQ(takt_bridge_create_on(tc.ctx, "bridge", cfg, fake.backend(), &b), TAKT_OK);
+    ASSERT_EQ(takt_node_create(tc.ctx, "app", &app), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(tc.ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  }
+  takt_topic_t *topic(const char *name, const takt_type_support_t *t) {
+    takt_topic_t *tp = nullptr;
+    EXPECT_EQ(takt_topic_create(tc.ctx, name, t, 4, &tp), TAKT_OK);
+    topics.push_back(tp);
+    return tp;
+  }
+  void attach() {
+    ASSERT_EQ(takt_executor_add_node(exec, app), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(b)), TAKT_OK);
+  }
+  takt_bridge_stats_t stats() {
+    takt_bridge_stats_t st;
+    takt_bridge_get_stats(b, &st);
+    return st;
+  }
+  ~Bench() {
+    EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    takt_bridge_destroy(b);  // first: its clients call the application's services
+    EXPECT_TRUE(fake.destroyed);  // the bridge owned its backend
+    EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
+    for (takt_topic_t *t : topics) EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  }
+};
+
+TEST(BridgeBackend, TopicsCrossAsTheBackendCarriesThem) {
+  Bench k;
+  takt_topic_t *out = k.topic("out", &kU64), *in = k.topic("in", &kReading);
+  takt_publisher_t *pub;
+  takt_subscription_t *sub;
+  ASSERT_EQ(takt_publisher_create(k.app, out, &pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(k.app, in, "in", nullptr, nullptr, nullptr, &sub), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, out, 3, 7, true), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(k.b, in, 4), TAKT_OK);
+  k.attach();
+  // out: the raw bytes of a type without hooks, with the route's entity, priority, reliability
+  // and the message's origin time
+  U64 v{0x1122334455667788u};
+  ASSERT_EQ(takt_publish_at(pub, &v, sizeof v, 12345), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 1u);
+  EXPECT_EQ(k.fake.sent[0].m.entity, 3);
+  EXPECT_EQ(k.fake.sent[0].m.priority, 7);
+  EXPECT_TRUE(k.fake.sent[0].m.reliable);
+  EXPECT_EQ(k.fake.sent[0].m.t_info, 12345);
+  EXPECT_EQ(k.fake.sent[0].bytes, bytes_of(&v, sizeof v));
+  // in: deserialized with the type's hook and published with the origin time it came with
+  Reading r{1, 99};
+  ASSERT_EQ(k.fake.hand_over(4, 2, 777, serialized(r)), TAKT_OK);
+  ASSERT_EQ(k.fake.hand_over(9, 2, 778, serialized(r)), TAKT_OK);  // nobody's entity
+  ASSERT_EQ(k.fake.hand_over(4, 2, 779, {'R', 1}), TAKT_OK);       // truncated
+  uint32_t n = 0;
+  ASSERT_EQ(takt_bridge_poll(k.b, &n), TAKT_OK);
+  EXPECT_EQ(n, 3u);
+  Reading got{};
+  takt_msg_header_t hdr;
+  ASSERT_EQ(takt_take_next(sub, &got, sizeof got, &hdr), TAKT_OK);
+  EXPECT_EQ(got.flag, 1);
+  EXPECT_EQ(got.value, 99u);
+  EXPECT_EQ(hdr.t_info, 777);
+  EXPECT_EQ(takt_take_next(sub, &got, sizeof got, &hdr), TAKT_EAGAIN);
+  takt_bridge_stats_t st = k.stats();
+  EXPECT_EQ(st.forwarded, 1u);
+  EXPECT_EQ(st.imported, 1u);
+  EXPECT_EQ(st.unknown_entity, 1u);
+  EXPECT_EQ(st.decode_errors, 1u);
+  // the backend's full policy: refused, counted, nothing else happens
+  k.fake.refuse = TAKT_EFULL;
+  ASSERT_EQ(takt_publish(pub, &v, sizeof v), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(k.stats().forward_refused, 1u);
+}
+
+TEST(BridgeBackend, AFullReceiveQueueRefusesTheArrivingMessageAndKeepsTheRest) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.rx_queue = 2;
+  Bench k(&cfg);
+  takt_topic_t *in = k.topic("in", &kU64);
+  takt_subscription_t *sub;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_subscription_create(k.app, in, "in", nullptr, nullptr, &so, &sub), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(k.b, in, 1), TAKT_OK);
+  U64 low{1}, high{9}, third{5};
+  ASSERT_EQ(k.fake.hand_over(1, 1, 10, bytes_of(&low, 8)), TAKT_OK);
+  ASSERT_EQ(k.fake.hand_over(1, 9, 11, bytes_of(&high, 8)), TAKT_OK);
+  EXPECT_EQ(k.fake.hand_over(1, 5, 12, bytes_of(&third, 8)), TAKT_EFULL);
+  EXPECT_EQ(k.stats().rx_queue_full, 1u);
+  std::vector<uint8_t> big(k.fake.max_payload + 1);
+  EXPECT_EQ(k.fake.hand_over(1, 1, 13, big), TAKT_ESIZE);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  U64 got{};
+  takt_msg_header_t hdr;
+  ASSERT_EQ(takt_take_next(sub, &got, sizeof got, &hdr), TAKT_OK);
+  EXPECT_EQ(got.v, 9u);  // the more urgent first
+  ASSERT_EQ(takt_take_next(sub, &got, sizeof got, &hdr), TAKT_OK);
+  EXPECT_EQ(got.v, 1u);
+  EXPECT_EQ(takt_take_next(sub, &got, sizeof got, &hdr), TAKT_EAGAIN);
+  EXPECT_EQ(k.fake.hand_over(1, 5, 14, bytes_of(&third, 8)), TAKT_OK);  // room again
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+}
+
+// Requests and answers cross serialized by the type supports: the bytes the backend is given
+// are u32 correlation + serialize(request), not the C struct.
+TEST(BridgeServices, RequestsAndAnswersTravelSerialized) {
+  Bench k;
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(k.app, "double", &kReading, &kReading, doubler, nullptr, nullptr, &srv),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_import_service(k.b, "remote", &kReading, &kReading, 20, 3), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export_service(k.b, "double", &kReading, &kReading, 21, 4), TAKT_OK);
+  takt_client_t *cli;
+  ASSERT_EQ(takt_client_create(k.app, "remote", &kReading, &kReading, nullptr, nullptr, nullptr, &cli),
+            TAKT_OK);
+  k.attach();
+
+  // import: the stand-in sends the request...
+  const Reading req{7, 0x0102030405060708u};
+  takt_future_t f;
+  k.tc.advance_to(5000);
+  ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 1u);
+  const FakeBackend::Sent &rq = k.fake.sent[0];
+  EXPECT_EQ(rq.m.entity, 20);
+  EXPECT_EQ(rq.m.priority, 3);
+  EXPECT_EQ(rq.bytes, cat(u32_le(0), {'R', 7, 1, 2, 3, 4, 5, 6, 7, 8}));  // slot 0, then 10 bytes
+  EXPECT_NE(rq.bytes.size(), 4 + sizeof(Reading));
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_PENDING);
+  // ...and its answer, serialized too, completes the local request
+  const Reading resp{8, 42};
+  std::vector<uint8_t> answer = cat(u32_le(0), cat({1}, serialized(resp)));
+  ASSERT_EQ(k.fake.hand_over(20 | TAKT_BRIDGE_ANSWER_BIT, 3, 0, answer), TAKT_OK);
+  ASSERT_EQ(k.fake.hand_over(20 | TAKT_BRIDGE_ANSWER_BIT, 3, 0, answer), TAKT_OK);  // again: stale
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  Reading got{};
+  ASSERT_EQ(takt_future_take(&f, &got, sizeof got), TAKT_OK);
+  EXPECT_EQ(got.flag, 8);
+  EXPECT_EQ(got.value, 42u);
+  EXPECT_EQ(k.stats().answers_received, 1u);
+  EXPECT_EQ(k.stats().answers_dropped, 1u);
+
+  // export: a request from the far side reaches the local service; the answer goes back with
+  // the request's correlation, ok 1 and the serialized response, at the context's time
+  k.fake.sent.clear();
+  k.tc.advance_to(9000);
+  ASSERT_EQ(k.fake.hand_over(21, 4, 0, cat(u32_le(0xABCD), serialized(Reading{2, 50}))), TAKT_OK);
+  ASSERT_EQ(k.fake.hand_over(21, 4, 0, cat(u32_le(0xABCE), {'X'})), TAKT_OK);  // malformed
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 1u);  // the malformed one is refused at once
+  EXPECT_EQ(k.fake.sent[0].m.entity, 21 | TAKT_BRIDGE_ANSWER_BIT);
+  EXPECT_EQ(k.fake.sent[0].bytes, cat(u32_le(0xABCE), {0}));
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);  // the service, then the bridge's client
+  ASSERT_EQ(k.fake.sent.size(), 2u);
+  EXPECT_EQ(k.fake.sent[1].m.entity, 21 | TAKT_BRIDGE_ANSWER_BIT);
+  EXPECT_EQ(k.fake.sent[1].m.priority, 4);
+  EXPECT_EQ(k.fake.sent[1].m.t_info, 9000);
+  EXPECT_EQ(k.fake.sent[1].bytes, cat(u32_le(0xABCD), cat({1}, serialized(Reading{3, 100}))));
+  takt_bridge_stats_t st = k.stats();
+  EXPECT_EQ(st.requests_forwarded, 1u);
+  EXPECT_EQ(st.requests_served, 1u);
+  EXPECT_EQ(st.answers_returned, 1u);
+  EXPECT_EQ(st.decode_errors, 1u);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+}
+
+// ---- capacities: beyond the configuration, an error; nothing is taken ----
+
+TEST(BridgeCapacities, RoutesAndTypesBeyondTheConfiguration) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.max_topics = 2;
+  cfg.max_services = 1;
+  cfg.max_message = 12;  // a Reading (16 bytes in memory) does not fit
+  Bench k(&cfg);
+  takt_topic_t *a = k.topic("a", &kU64), *b = k.topic("b", &kU64), *c = k.topic("c", &kU64);
+  takt_topic_t *r = k.topic("r", &kReading);
+  EXPECT_EQ(takt_bridge_import(k.b, r, 1), TAKT_ESIZE);            // deserialized into max_message
+  EXPECT_EQ(takt_bridge_export(k.b, r, 1, 0, false), TAKT_OK);     // serialized: the backend's bound
+  EXPECT_EQ(takt_bridge_export(k.b, a, 1, 0, false), TAKT_EEXIST);
+  EXPECT_EQ(takt_bridge_export(k.b, a, 0x8001, 0, false), TAKT_EINVAL);  // the answer bit
+  EXPECT_EQ(takt_bridge_import(k.b, a, 2), TAKT_OK);
+  EXPECT_EQ(takt_bridge_import(k.b, b, 3), TAKT_EFULL);            // max_topics
+  EXPECT_EQ(takt_bridge_import_service(k.b, "s", &kReading, &kU64, 5, 0), TAKT_ESIZE);
+  EXPECT_EQ(takt_bridge_import_service(k.b, "s", &kU64, &kU64, 2, 0), TAKT_EEXIST);  // a topic's
+  EXPECT_EQ(takt_bridge_import_service(k.b, "s", &kU64, &kU64, 5, 0), TAKT_OK);
+  EXPECT_EQ(takt_bridge_import_service(k.b, "t", &kU64, &kU64, 6, 0), TAKT_EFULL);
+  (void)c;
+  // a type without hooks larger than the backend's payload
+  static const takt_type_support_t kBig = {"test/Big", nullptr, 300, nullptr, nullptr};
+  takt_topic_t *big = k.topic("big", &kBig);
+  takt_bridge_config_t roomy = TAKT_BRIDGE_CONFIG_DEFAULT;
+  FakeBackend fake;  // max_payload 256
+  takt_bridge_t *b2;
+  ASSERT_EQ(takt_bridge_create_on(k.tc.ctx, "bridge2", &roomy, fake.backend(), &b2), TAKT_OK);
+  EXPECT_EQ(takt_bridge_export(b2, big, 1, 0, false), TAKT_ESIZE);
+  EXPECT_EQ(takt_bridge_import(b2, big, 2), TAKT_ESIZE);
+  takt_bridge_destroy(b2);
+}
+
+TEST(BridgeCapacities, ConfigurationsAndBackendsOutOfRange) {
+  TestContext tc(true);
+  FakeBackend fake;
+  takt_bridge_t *b = nullptr;
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.max_calls = 0;
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "b", &cfg, fake.backend(), &b), TAKT_EINVAL);
+  cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.thread.priority = 0;
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "b", &cfg, fake.backend(), &b), TAKT_EINVAL);
+  takt_bridge_backend_ops_t half = FakeBackend::ops;  // peek without take
+  half.peek = [](void *) { return -1; };
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "b", nullptr, {&half, &fake}, &b), TAKT_EINVAL);
+  takt_bridge_backend_ops_t no_send = FakeBackend::ops;
+  no_send.send = nullptr;
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "b", nullptr, {&no_send, &fake}, &b), TAKT_EINVAL);
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "bad name!", nullptr, fake.backend(), &b), TAKT_ENAME);
+  EXPECT_EQ(b, nullptr);
+  EXPECT_FALSE(fake.destroyed);  // on failure the backend stays the caller's
+  EXPECT_EQ(tc.used(), tc.baseline);
+}
+
+TEST(BridgeCapacities, AnArenaTooSmallIsENOMEM) {
+  TestContext tc(true, TestContext::small_arena());  // about 96 KiB free
+  FakeBackend fake;
+  fake.max_payload = 16 * 1024;  // a 16-deep receive queue of 16 KiB, and the scratch buffers
+  takt_bridge_t *b = nullptr;
+  EXPECT_EQ(takt_bridge_create_on(tc.ctx, "b", nullptr, fake.backend(), &b), TAKT_ENOMEM);
+  EXPECT_EQ(tc.used(), tc.baseline);
+  fake.max_payload = 256;
+  ASSERT_EQ(takt_bridge_create_on(tc.ctx, "b", nullptr, fake.backend(), &b), TAKT_OK);
+  takt_bridge_destroy(b);
+}
+
+// ---- backends by name; receiving does not depend on the executor's kind ----
+
+takt_err_t open_fake(takt_context_t *, const char *spec, takt_bridge_backend_t *out) {
+  static FakeBackend fake;
+  fake.max_payload = static_cast<uint32_t>(atoi(spec));
+  *out = fake.backend();
+  return TAKT_OK;
+}
+
+TEST(BridgeBackend, BackendsOpenByName) {
+  TestContext tc;
+  static const takt_bridge_backend_class_t fake_class = {"fake", open_fake};
+  takt_err_t rc = takt_bridge_backend_register(&fake_class);
+  EXPECT_TRUE(rc == TAKT_OK || rc == TAKT_EEXIST);  // EEXIST when the test is repeated
+  EXPECT_EQ(takt_bridge_backend_register(&fake_class), TAKT_EEXIST);
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_bridge_backend_open(tc.ctx, "fake:99", &be), TAKT_OK);
+  EXPECT_EQ(be.ops->max_payload(be.self), 99u);
+  EXPECT_EQ(takt_bridge_backend_daemon_of(be), nullptr);
+  EXPECT_EQ(takt_bridge_backend_open(tc.ctx, "carrier-pigeon:x", &be), TAKT_ENOENT);
+  EXPECT_EQ(takt_bridge_backend_open(tc.ctx, "daemon:tcp:nowhere", &be), TAKT_EINVAL);
+  EXPECT_EQ(tc.used(), tc.baseline);
+  // the daemon's class: a daemon and a link of the context, both owned by the backend
+  ASSERT_EQ(takt_bridge_backend_open(tc.ctx, "daemon:udp:127.0.0.1:0:127.0.0.1:9", &be), TAKT_OK);
+  ASSERT_NE(takt_bridge_backend_daemon_of(be), nullptr);
+  EXPECT_EQ(be.ops->max_payload(be.self), TAKT_DAEMON_MAX_PAYLOAD_DEFAULT);
+  takt_bridge_t *b;
+  ASSERT_EQ(takt_bridge_create_on(tc.ctx, "bridge", nullptr, be, &b), TAKT_OK);
+  takt_executor_t *preempt;
+  ASSERT_EQ(takt_executor_create(tc.ctx, TAKT_EXEC_PREEMPT, nullptr, &preempt), TAKT_OK);
+  EXPECT_EQ(takt_bridge_serve(b, preempt), TAKT_ENOTSUP);  // no collection phase: the executor says so
+  EXPECT_EQ(takt_bridge_start(b), TAKT_OK);                // and the receive thread takes over
+  EXPECT_EQ(takt_bridge_start(b), TAKT_ESTATE);
+  takt_bridge_destroy(b);
+  EXPECT_EQ(takt_executor_destroy(preempt), TAKT_OK);
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
+#include <functional>
+#include <ostream>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -13,10 +16,14 @@
 
 #include "takt/daemon.h"
 #include "takt/port.h"
+#include "transport_test.hpp"
 
 namespace {
 
+using takt_test::TestContext;
+
 struct Pair {
+  TestContext tc;  // destroyed last: checks the arena is back where it started
   takt_daemon_t *tx = nullptr, *rx = nullptr;
   takt_link_t *la = nullptr, *lb = nullptr;
   std::atomic<int> arrived{0};
@@ -30,17 +37,19 @@ struct Pair {
     c.tx_nodes = tx_nodes;
     c.rx_frames = rx_frames;
     c.max_payload = 4096;
-    ASSERT_EQ(takt_daemon_create(&c, &tx), TAKT_OK);
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &tx), TAKT_OK);
     c.on_data = on_data;
     c.user = this;
     if (rx_mode >= 0) c.mode = static_cast<takt_daemon_mode_t>(rx_mode);
-    ASSERT_EQ(takt_daemon_create(&c, &rx), TAKT_OK);
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &rx), TAKT_OK);
     takt_link_emulation_t emu{};
     emu.baud = baud;
     emu.p_corrupt_byte = p_corrupt;
     emu.seed = 5;
     takt_link_handlers_t ha = takt_daemon_link_handlers(tx), hb = takt_daemon_link_handlers(rx);
-    ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &la, &lb), TAKT_OK);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.max_frame = TAKT_FRAME_WIRE_MAX(4096);
+    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
     ASSERT_EQ(takt_daemon_attach(tx, la), TAKT_OK);
     ASSERT_EQ(takt_daemon_attach(rx, lb), TAKT_OK);
   }
@@ -211,19 +220,20 @@ TEST(DaemonReliable, NothingLostUnderCorruptionAndDrops) {
   c.window = 16;
   c.max_payload = 64;
   c.retransmit_timeout_ns = 5 * TAKT_NS_PER_MS;
+  TestContext tc;
   takt_daemon_t *tx, *rx;
   Consumer consumer;
-  ASSERT_EQ(takt_daemon_create(&c, &tx), TAKT_OK);
+  ASSERT_EQ(takt_daemon_create(&c, &tx), TAKT_OK);  // without a context: one of its own
   c.on_data = Consumer::on_data;
   c.user = &consumer;
-  ASSERT_EQ(takt_daemon_create(&c, &rx), TAKT_OK);
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &rx), TAKT_OK);
   takt_link_emulation_t emu{};
   emu.p_corrupt_frame = 0.10;
   emu.p_drop = 0.05;
   emu.seed = 2026;
   takt_link_t *la, *lb;
   takt_link_handlers_t ha = takt_daemon_link_handlers(tx), hb = takt_daemon_link_handlers(rx);
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &la, &lb), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &hb, &la, &lb), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(tx, la), TAKT_OK);
   ASSERT_EQ(takt_daemon_attach(rx, lb), TAKT_OK);
 
@@ -282,6 +292,308 @@ TEST(DaemonReliable, NothingLostUnderCorruptionAndDrops) {
   takt_link_close(lb);
   takt_daemon_destroy(tx);
   takt_daemon_destroy(rx);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- the reliable stream on a FAKE clock: exact times, exact frame sequences ----
+//
+// Two daemons (a sends, b receives) over a polled emulator pair: no thread anywhere, every frame
+// takes exactly kLine on the line (latency only), and the test moves the clock to the next thing
+// due. A tap between each link and its daemon logs every frame as it arrives (time, direction,
+// kind, fields) and may drop it.
+
+constexpr int64_t kLine = TAKT_NS_PER_MS;
+constexpr int64_t kTimeout = 50 * TAKT_NS_PER_MS;
+
+struct Seen {
+  int64_t t;      // arrival (the frame started on the line kLine earlier)
+  char to;        // 'b': a -> b, 'a': b -> a
+  uint8_t kind;   // takt_frame_kind_t
+  uint32_t x, y;  // DATA: seq, payload's first u32; HEARTBEAT: first, last; ACKNACK: base, missing
+  bool dropped;
+  bool operator==(const Seen &o) const {
+    return t == o.t && to == o.to && kind == o.kind && x == o.x && y == o.y && dropped == o.dropped;
+  }
+};
+
+std::ostream &operator<<(std::ostream &os, const Seen &e) {
+  static const char *kinds[] = {"DATA", "HEARTBEAT", "ACKNACK"};
+  return os << "{t=" << e.t / 1000 << "us to " << e.to << " " << kinds[e.kind % 3] << " " << e.x << ","
+            << e.y << (e.dropped ? " dropped}" : "}");
+}
+
+uint32_t u32_at(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+struct Line;
+
+struct TapSide {
+  Line *line;
+  char name;  // the side this tap delivers to
+  takt_daemon_t *d = nullptr;
+  takt_deframer_t deframer{};
+  uint8_t buf[TAKT_FRAME_SIZE(64)];
+  Seen last{};
+  static void on_frame(void *u, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
+    auto *t = static_cast<TapSide *>(u);
+    const uint8_t *p = takt_frame_payload(f);
+    (void)len;
+    t->last = {0, t->name, h->kind, 0, 0, false};
+    if (h->kind == TAKT_FRAME_DATA) t->last.x = h->seq, t->last.y = h->length >= 4 ? u32_at(p) : 0;
+    if (h->kind == TAKT_FRAME_HEARTBEAT) t->last.x = u32_at(p), t->last.y = u32_at(p + 4);
+    if (h->kind == TAKT_FRAME_ACKNACK) t->last.x = u32_at(p), t->last.y = u32_at(p + 4);
+  }
+  static void on_receive(void *u, const uint8_t *data, uint32_t n);
+  static void on_sent(void *u) {
+    auto *t = static_cast<TapSide *>(u);
+    takt_daemon_link_handlers(t->d).on_sent(t->d);
+  }
+};
+
+struct Line {
+  TestContext tc{true};
+  takt_daemon_t *a = nullptr, *b = nullptr;
+  takt_link_t *la = nullptr, *lb = nullptr;
+  TapSide to_a{this, 'a'}, to_b{this, 'b'};  // to_a: the tap of a's link, receiving from b
+  std::vector<Seen> log;
+  std::function<bool(const Seen &)> drop = [](const Seen &) { return false; };
+
+  explicit Line(uint32_t max_payload = 64) { open(max_payload); }
+  void open(uint32_t max_payload) {
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.max_payload = max_payload;
+    c.retransmit_timeout_ns = kTimeout;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);  // polled: the clock is FAKE
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
+    to_a.d = a;
+    to_b.d = b;
+    takt_deframer_init(&to_a.deframer, to_a.buf, sizeof to_a.buf);
+    takt_deframer_init(&to_b.deframer, to_b.buf, sizeof to_b.buf);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.polled = true;
+    takt_link_emulation_t emu{};
+    emu.latency_ns = kLine;
+    takt_link_handlers_t ha = {TapSide::on_receive, TapSide::on_sent, &to_a};
+    takt_link_handlers_t hb = {TapSide::on_receive, TapSide::on_sent, &to_b};
+    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+  }
+  ~Line() {
+    takt_link_close(la);
+    takt_link_close(lb);
+    takt_daemon_destroy(a);
+    takt_daemon_destroy(b);
+  }
+
+  // Everything due now, until nothing more is; then the time the next thing is due. A poll may
+  // make something due that was polled before it in the same pass: passes repeat until two agree.
+  int64_t settle() {
+    for (int64_t prev = -1;;) {
+      int64_t next = std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a),
+                               takt_daemon_poll(b)});
+      if (next > tc.now() && next == prev) return next;
+      prev = next;
+    }
+  }
+  // Move the clock from one due time to the next until nothing is due before end.
+  void run_until(int64_t end) {
+    for (int64_t next = settle(); next <= end; next = settle()) tc.advance_to(next);
+  }
+};
+
+void TapSide::on_receive(void *u, const uint8_t *data, uint32_t n) {
+  auto *t = static_cast<TapSide *>(u);
+  takt_deframer_feed(&t->deframer, data, n, on_frame, t);  // one whole frame per call
+  t->last.t = t->line->tc.now();
+  t->last.dropped = t->line->drop(t->last);
+  t->line->log.push_back(t->last);
+  if (!t->last.dropped) takt_daemon_link_handlers(t->d).on_receive(t->d, data, n);
+}
+
+takt_frame_header_t reliable_hdr() {
+  takt_frame_header_t h{};
+  h.flags = TAKT_FRAME_RELIABLE;
+  h.priority = 5;
+  h.entity = 7;
+  return h;
+}
+
+// The first copy of DATA 0 is lost: its HEARTBEAT makes b answer with an ACKNACK naming 0
+// missing, and a sends 0 again at once, well before the timeout.
+TEST(DaemonFakeClock, ALostFrameIsResentOnTheAcknackAtExactTimes) {
+  Line line;
+  int data_copies = 0;
+  line.drop = [&](const Seen &e) { return e.kind == TAKT_FRAME_DATA && data_copies++ == 0; };
+  const uint32_t value = 0xC0FFEE;
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  line.run_until(10 * kTimeout);
+  const int64_t L = kLine;
+  const std::vector<Seen> expected = {
+      {1 * L, 'b', TAKT_FRAME_DATA, 0, value, true},   // sent at 0, lost
+      {2 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false}, // sent at 1 L, when DATA 0 had left
+      {3 * L, 'a', TAKT_FRAME_ACKNACK, 0, 1, false},   // base 0, bit 0: 0 is missing
+      {4 * L, 'b', TAKT_FRAME_DATA, 0, value, false},  // the retransmission, sent at 3 L
+      {5 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},
+      {6 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},   // base 1: everything received
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_stats_t sa, sb;
+
+  takt_daemon_get_stats(line.a, &sa);
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sa.retransmissions, 1u);
+  EXPECT_EQ(sa.timeouts, 0u);
+  EXPECT_EQ(sb.rx_frames, 1u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // acknowledged: no timeout pending
+  takt_frame_header_t got;
+  uint32_t out = 0;
+  ASSERT_EQ(takt_daemon_take(line.b, &got, reinterpret_cast<uint8_t *>(&out), sizeof out), TAKT_OK);
+  EXPECT_EQ(out, value);
+  EXPECT_EQ(got.entity, 7);
+  EXPECT_EQ(takt_daemon_take(line.b, &got, reinterpret_cast<uint8_t *>(&out), sizeof out), TAKT_EAGAIN);
+}
+
+// DATA 0 and its HEARTBEAT are both lost: nobody answers, and a sends DATA 0 again exactly
+// retransmit_timeout after it first went on the line.
+TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
+  Line line;
+  int copies = 0;
+  line.drop = [&](const Seen &e) { return e.to == 'b' && copies++ < 2; };
+  line.tc.advance_to(7 * TAKT_NS_PER_MS);
+  const int64_t t0 = line.tc.now();
+  const uint32_t value = 42;
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  line.run_until(t0 + 2 * kLine);  // DATA 0 and its HEARTBEAT have come and gone
+  EXPECT_EQ(takt_daemon_poll(line.a), t0 + kTimeout);  // the timeout: from DATA 0's start
+  line.run_until(t0 + 10 * kTimeout);
+  const int64_t L = kLine, T = t0 + kTimeout;
+  const std::vector<Seen> expected = {
+      {t0 + 1 * L, 'b', TAKT_FRAME_DATA, 0, value, true},
+      {t0 + 2 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, true},
+      {T + 1 * L, 'b', TAKT_FRAME_DATA, 0, value, false},  // sent again at exactly t0 + timeout
+      {T + 2 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},
+      {T + 3 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_stats_t sa;
+  takt_daemon_get_stats(line.a, &sa);
+  EXPECT_EQ(sa.timeouts, 1u);
+  EXPECT_EQ(sa.retransmissions, 0u);
+}
+
+// A max_payload smaller than a control frame's still carries the reliable stream: buffers and
+// the link's frames are sized for HEARTBEAT and ACKNACK too.
+TEST(DaemonFakeClock, ATinyMaxPayloadStillCarriesTheControlFrames) {
+  Line line(4);
+  const uint32_t value = 9;
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  uint8_t five[5] = {0};
+  EXPECT_EQ(takt_daemon_send(line.a, &h, five, 5), TAKT_ESIZE);
+  line.run_until(10 * kTimeout);
+  const std::vector<Seen> expected = {
+      {1 * kLine, 'b', TAKT_FRAME_DATA, 0, value, false},
+      {2 * kLine, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},
+      {3 * kLine, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_t *d;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.max_payload = 4;
+  ASSERT_EQ(takt_daemon_create_in(line.tc.ctx, &c, &d), TAKT_OK);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(4);  // holds the data, not a HEARTBEAT
+  takt_link_emulation_t emu{};
+  takt_link_t *la, *lb;
+  ASSERT_EQ(takt_link_emulator_pair_in(line.tc.ctx, &lc, &emu, nullptr, nullptr, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_daemon_attach(d, la), TAKT_ESIZE);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(d);
+}
+
+// ---- capacities ----
+
+TEST(DaemonCapacities, ConfigurationsOutOfRangeAreRefused) {
+  TestContext tc;
+  takt_daemon_t *d = nullptr;
+  auto refused = [&](void (*edit)(takt_daemon_config_t *)) {
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    edit(&c);
+    return takt_daemon_create_in(tc.ctx, &c, &d) == TAKT_EINVAL;
+  };
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->tx_nodes = 0; }));
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->rx_frames = TAKT_DAEMON_MAX_QUEUE + 1; }));
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->window = 33; }));
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->max_payload = TAKT_FRAME_MAX_PAYLOAD + 1; }));
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->retransmit_timeout_ns = 0; }));
+  EXPECT_TRUE(refused([](takt_daemon_config_t *c) { c->timer_thread.priority = 100; }));
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  EXPECT_EQ(takt_daemon_create_in(nullptr, &c, &d), TAKT_EINVAL);
+  EXPECT_EQ(d, nullptr);
+  EXPECT_EQ(tc.used(), tc.baseline);
+}
+
+TEST(DaemonCapacities, AnArenaTooSmallIsENOMEM) {
+  TestContext tc(false, TestContext::small_arena());  // about 96 KiB free
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.tx_nodes = 64;
+  c.max_payload = 4096;  // 64 nodes of 8 KiB
+  takt_daemon_t *d = nullptr;
+  EXPECT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_ENOMEM);
+  EXPECT_EQ(d, nullptr);
+  EXPECT_EQ(tc.used(), tc.baseline);
+  c = TAKT_DAEMON_CONFIG_DEFAULT;  // the default fits
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_OK);
+  EXPECT_GT(tc.used(), tc.baseline);
+  takt_daemon_destroy(d);
+}
+
+TEST(DaemonCapacities, ALinkWithFramesTooSmallForMaxPayloadIsRefused) {
+  TestContext tc;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.max_payload = 1000;
+  takt_daemon_t *d;
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_OK);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(1000) - 1;
+  takt_link_emulation_t emu{};
+  takt_link_t *la, *lb;
+  takt_link_handlers_t h = takt_daemon_link_handlers(d);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &h, nullptr, &la, &lb), TAKT_OK);
+  EXPECT_EQ(takt_daemon_attach(d, la), TAKT_ESIZE);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(d);
+}
+
+// A control frame whose length is not three u32 is refused, not read past its end.
+TEST(DaemonCapacities, AShortControlFrameIsCountedNotRead) {
+  TestContext tc(true);
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  takt_daemon_t *d;
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_OK);
+  takt_frame_header_t h{};
+  h.kind = TAKT_FRAME_ACKNACK;
+  h.length = 4;
+  uint8_t payload[4] = {1, 0, 0, 0}, wire[TAKT_FRAME_WIRE_MAX(4)];
+  int32_t n = takt_frame_encode(&h, payload, wire, sizeof wire);
+  ASSERT_GT(n, 0);
+  takt_link_handlers_t lh = takt_daemon_link_handlers(d);
+  lh.on_receive(lh.user, wire, static_cast<uint32_t>(n));
+  takt_daemon_stats_t st;
+  takt_daemon_get_stats(d, &st);
+  EXPECT_EQ(st.rx_malformed, 1u);
+  takt_daemon_destroy(d);
 }
 
 }  // namespace

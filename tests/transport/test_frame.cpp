@@ -159,4 +159,42 @@ TEST(Frame, HeaderChecksAndEncoderLimits) {
   EXPECT_EQ(takt_frame_encode(&bad, p, out, sizeof out), TAKT_EINVAL);
 }
 
+// Peeking at the header of a frame as it is on the line (stuffed), without deframing it: what
+// the link emulator and test taps use instead of parsing frames themselves.
+TEST(Frame, PeekHeaderOnTheLine) {
+  takt_frame_header_t h{};
+  h.kind = TAKT_FRAME_HEARTBEAT;
+  h.stream = 0x7E;  // every one of these needs stuffing
+  h.priority = 0x7D;
+  h.seq = 0x7E7D;
+  h.entity = 0x7D7E;
+  h.length = 3;
+  h.t_info = 0x7E7D7E7D7E7D7E7DLL;
+  const uint8_t p[3] = {0x7E, 1, 2};
+  uint8_t wire[TAKT_FRAME_WIRE_MAX(3)];
+  int32_t n = takt_frame_encode(&h, p, wire, sizeof wire);
+  ASSERT_GT(n, static_cast<int32_t>(TAKT_FRAME_SIZE(3) + 2));  // stuffed
+  takt_frame_header_t got{};
+  ASSERT_EQ(takt_frame_peek_header(wire, static_cast<uint32_t>(n), &got), TAKT_OK);
+  EXPECT_EQ(got.kind, TAKT_FRAME_HEARTBEAT);
+  EXPECT_EQ(got.stream, 0x7E);
+  EXPECT_EQ(got.priority, 0x7D);
+  EXPECT_EQ(got.seq, 0x7E7D);
+  EXPECT_EQ(got.entity, 0x7D7E);
+  EXPECT_EQ(got.length, 3);
+  EXPECT_EQ(got.t_info, h.t_info);
+  // only the header is needed: the bytes of it suffice; one fewer does not
+  uint32_t header_end = 0;
+  for (uint32_t i = 1, got_bytes = 0; i < static_cast<uint32_t>(n) && got_bytes < TAKT_FRAME_HEADER_SIZE; i++)
+    if (wire[i] != TAKT_FRAME_ESC) got_bytes++, header_end = i + 1;
+  EXPECT_EQ(takt_frame_peek_header(wire, header_end, &got), TAKT_OK);
+  EXPECT_EQ(takt_frame_peek_header(wire, header_end - 1, &got), TAKT_EMALFORMED);
+  const uint8_t no_flag[4] = {0x11, 0, 0, 0}, early_flag[3] = {0x7E, 0x10, 0x7E};
+  EXPECT_EQ(takt_frame_peek_header(no_flag, 4, &got), TAKT_EMALFORMED);
+  EXPECT_EQ(takt_frame_peek_header(early_flag, 3, &got), TAKT_EMALFORMED);
+  EXPECT_EQ(takt_frame_peek_header(wire, 0, &got), TAKT_EMALFORMED);
+  wire[1] = (TAKT_FRAME_VERSION << 4) | 9;  // an unknown kind
+  EXPECT_EQ(takt_frame_peek_header(wire, static_cast<uint32_t>(n), &got), TAKT_EMALFORMED);
+}
+
 }  // namespace

@@ -1,19 +1,35 @@
 // Links: frames across a socketpair, UDP on loopback, a pty, and the emulator (rate, faults).
 // Asserts what arrives, never how fast (timing belongs to benchmarks), except that the emulator's
-// line never delivers before the line rate allows (a lower bound: sleeps never end early).
+// line never delivers before the line rate allows (a lower bound: sleeps never end early) and
+// that a polled emulator on a FAKE clock delivers at the exact time the line rate gives. Every
+// test's context arena returns to where it started once its links are closed.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "takt/frame.h"
 #include "takt/link.h"
 #include "takt/port.h"
 #include "takt/port_io.h"
+#include "transport_test.hpp"
 
 namespace {
+
+using takt_test::TestContext;
+
+// Room for the largest frames these tests send.
+takt_link_config_t big_frames() {
+  takt_link_config_t c = TAKT_LINK_CONFIG_DEFAULT;
+  c.max_frame = TAKT_FRAME_WIRE_MAX(2048);
+  return c;
+}
 
 // A receiver: deframes what arrives; waits for N frames with a generous deadline.
 struct Receiver {
@@ -92,10 +108,12 @@ void expect_in_order(Receiver &r, int count, size_t size) {
 }
 
 TEST(Link, PairCarriesFramesBothWays) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_pair(&ha, &hb, &a, &b), TAKT_OK);
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, &ha, &hb, &a, &b), TAKT_OK);
   send_all(a, ra, 50, 300);
   send_all(b, rb, 20, 1000);
   expect_in_order(rb, 50, 300);
@@ -108,12 +126,13 @@ TEST(Link, PairCarriesFramesBothWays) {
 }
 
 TEST(Link, SendWhileBusyIsRefusedNotQueued) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_emulation_t emu{};
   emu.baud = 9600;  // 1 kB/s: the first frame keeps the line busy
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &hb, &a, &b), TAKT_OK);
   auto f = frame_of(1, payload_of(1, 100));
   ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
   EXPECT_TRUE(takt_link_busy(a));
@@ -147,11 +166,13 @@ TEST(Link, UdpOnLoopback) {
   char sa[96], sb[96];
   snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
   snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_open(sa, &ha, &a), TAKT_OK);
-  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, &cfg, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);  // without a context: one of its own
   send_all(a, ra, 30, 1200);
   expect_in_order(rb, 30, 1200);
   takt_link_close(a);
@@ -166,11 +187,12 @@ TEST(Link, EmulationOverUdp) {
   char sa[160], sb[160];
   snprintf(sa, sizeof sa, "emu:baud=1000000,seed=3/udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
   snprintf(sb, sizeof sb, "emu:drop=1/udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_open(sa, &ha, &a), TAKT_OK);
-  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, nullptr, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sb, nullptr, &hb, &b), TAKT_OK);
   int64_t t0 = takt_time_now();
   send_all(a, ra, 20, 500);
   expect_in_order(rb, 20, 500);
@@ -187,20 +209,21 @@ TEST(Link, EmulationOverUdp) {
   takt_link_close(a);
   takt_link_close(b);
   takt_link_t *l = nullptr;
-  EXPECT_EQ(takt_link_open("emu:baud=115200/emu:baud=1/pty", nullptr, &l), TAKT_EINVAL);
-  EXPECT_EQ(takt_link_open("emu:drop=1.5/pty", nullptr, &l), TAKT_EINVAL);
-  EXPECT_EQ(takt_link_open("emu:speed=9600/pty", nullptr, &l), TAKT_EINVAL);
-  EXPECT_EQ(takt_link_open("emu:baud=115200", nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "emu:baud=115200/emu:baud=1/pty", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "emu:drop=1.5/pty", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "emu:speed=9600/pty", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "emu:baud=115200", nullptr, nullptr, &l), TAKT_EINVAL);
   EXPECT_EQ(l, nullptr);
 }
 
 TEST(Link, PtyAndSerialSide) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_t *master, *slave;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_open("pty", &ha, &master), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", nullptr, &ha, &master), TAKT_OK);
   std::string spec = std::string("serial:") + takt_link_name(master) + ":115200";
-  ASSERT_EQ(takt_link_open(spec.c_str(), &hb, &slave), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, spec.c_str(), nullptr, &hb, &slave), TAKT_OK);
   send_all(master, ra, 20, 200);
   expect_in_order(rb, 20, 200);
   send_all(slave, rb, 20, 200);
@@ -210,24 +233,27 @@ TEST(Link, PtyAndSerialSide) {
 }
 
 TEST(Link, BadSpecificationsAreRefused) {
+  TestContext tc;
   takt_link_t *l = nullptr;
-  EXPECT_EQ(takt_link_open("tcp:1.2.3.4", nullptr, &l), TAKT_EINVAL);
-  EXPECT_EQ(takt_link_open("udp:127.0.0.1:70000:127.0.0.1:1", nullptr, &l), TAKT_EINVAL);
-  EXPECT_EQ(takt_link_open("serial:/dev/does-not-exist:115200", nullptr, &l), TAKT_ENOENT);
-  EXPECT_EQ(takt_link_open("serial:/dev/null:12345", nullptr, &l), TAKT_EINVAL);  // unknown baud
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "tcp:1.2.3.4", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "udp:127.0.0.1:70000:127.0.0.1:1", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "serial:/dev/does-not-exist:115200", nullptr, nullptr, &l), TAKT_ENOENT);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "serial:/dev/null:12345", nullptr, nullptr, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open("tcp:1.2.3.4", nullptr, &l), TAKT_EINVAL);  // without a context too
   EXPECT_EQ(l, nullptr);
   takt_link_emulation_t emu{};
   emu.p_drop = 2.0;
-  EXPECT_EQ(takt_link_emulator_pair(&emu, nullptr, nullptr, &l, &l), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, nullptr, nullptr, &l, &l), TAKT_EINVAL);
 }
 
 TEST(LinkEmulator, LineRateIsNeverExceeded) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_emulation_t emu{};
   emu.baud = 115200;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &hb, &a, &b), TAKT_OK);
   auto f = frame_of(0, payload_of(0, 500));
   int64_t t0 = takt_time_now();
   for (int i = 0; i < 5; i++) {
@@ -243,6 +269,7 @@ TEST(LinkEmulator, LineRateIsNeverExceeded) {
 }
 
 TEST(LinkEmulator, SeededFaultsAreInjectedAndCounted) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_emulation_t emu{};
   emu.p_drop = 0.2;
@@ -251,7 +278,7 @@ TEST(LinkEmulator, SeededFaultsAreInjectedAndCounted) {
   emu.seed = 99;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &hb, &a, &b), TAKT_OK);
   const int kFrames = 300;
   send_all(a, ra, kFrames, 200);
   takt_link_stats_t st;
@@ -273,12 +300,13 @@ TEST(LinkEmulator, SeededFaultsAreInjectedAndCounted) {
 }
 
 TEST(LinkEmulator, FailFirstTransmissionLosesOnlyTheFirstCopy) {
+  TestContext tc;
   Receiver ra, rb;
   takt_link_emulation_t emu{};
   emu.p_fail_first = 1.0;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair(&emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &hb, &a, &b), TAKT_OK);
   auto f = frame_of(3, payload_of(3, 40));
   for (int i = 0; i < 2; i++) {  // the same frame twice: a retransmission
     ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
@@ -292,6 +320,170 @@ TEST(LinkEmulator, FailFirstTransmissionLosesOnlyTheFirstCopy) {
   EXPECT_EQ(rb.payloads.size(), 1u);
   takt_link_close(a);
   takt_link_close(b);
+}
+
+// ---- capacities: what is beyond the configuration gets an error, and nothing is taken ----
+
+TEST(LinkCapacities, AFrameLargerThanMaxFrameIsRefused) {
+  TestContext tc;
+  Receiver ra, rb;
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.max_frame = 64;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, &ha, &hb, &a, &b), TAKT_OK);
+  EXPECT_EQ(takt_link_max_frame(a), 64u);
+  std::vector<uint8_t> bytes(65, 0x11);
+  EXPECT_EQ(takt_link_send(a, bytes.data(), 65), TAKT_ESIZE);
+  EXPECT_FALSE(takt_link_busy(a));  // nothing was taken
+  auto f = frame_of(1, payload_of(1, 20));
+  ASSERT_LE(f.size(), 64u);
+  ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+  ASSERT_TRUE(rb.wait_frames(1));
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+TEST(LinkCapacities, ConfigurationsOutOfRangeAreRefused) {
+  TestContext tc;
+  takt_link_t *a = nullptr, *b = nullptr;
+  takt_link_emulation_t emu{};
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.max_frame = 0;
+  EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_EINVAL);
+  cfg.max_frame = TAKT_LINK_MAX_SEND + 1;
+  EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_EINVAL);
+  cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.rx_chunk = 0;
+  EXPECT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_EINVAL);
+  cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.tx_thread.priority = 0;  // SCHED_FIFO needs 1..99
+  EXPECT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_EINVAL);
+  cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.rx_thread.cpu = 64;
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &a), TAKT_EINVAL);
+  cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;  // only an emulator can run without threads
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &a), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_EINVAL);
+  EXPECT_EQ(takt_link_open_in(nullptr, "pty", nullptr, nullptr, &a), TAKT_EINVAL);
+  EXPECT_EQ(a, nullptr);
+  EXPECT_EQ(b, nullptr);
+  EXPECT_EQ(tc.used(), tc.baseline);
+}
+
+TEST(LinkCapacities, AnArenaTooSmallIsENOMEM) {
+  TestContext tc(false, TestContext::small_arena());  // about 96 KiB free
+  takt_pool_usage_t u;
+  takt_context_usage(tc.ctx, &u);
+  const size_t free_bytes = u.arena_capacity - u.arena_used;
+  ASSERT_GT(free_bytes, 40u * 1024);
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.max_frame = TAKT_LINK_MAX_SEND;  // 256 KiB of transmit buffer: more than is free
+  takt_link_t *a = nullptr, *b = nullptr;
+  takt_link_emulation_t emu{};
+  EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_ENOMEM);
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &a), TAKT_ENOMEM);
+  EXPECT_EQ(tc.used(), tc.baseline);  // the first link of the pair was given back
+  cfg.max_frame = static_cast<uint32_t>(free_bytes / 3);  // two fit, a third does not
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_OK);
+  takt_link_t *c = nullptr;
+  EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &c), TAKT_ENOMEM);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+// ---- a polled emulator on a FAKE clock: no threads, exact times ----
+
+struct Tap {  // what reached one side, and when (the context's FAKE clock)
+  TestContext *tc;
+  std::vector<std::pair<int64_t, uint32_t>> received;  // (time, bytes)
+  int sent = 0;
+  static void on_receive(void *u, const uint8_t *, uint32_t n) {
+    auto *t = static_cast<Tap *>(u);
+    t->received.emplace_back(t->tc->now(), n);
+  }
+  static void on_sent(void *u) { static_cast<Tap *>(u)->sent++; }
+  takt_link_handlers_t handlers() { return {on_receive, on_sent, this}; }
+};
+
+TEST(LinkPolled, FramesArriveAtTheTimeTheLineRateGives) {
+  TestContext tc(true);
+  Tap ta{&tc}, tb{&tc};
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  takt_link_emulation_t emu{};
+  emu.baud = 115200;
+  emu.latency_ns = 50 * TAKT_NS_PER_US;
+  takt_link_t *a, *b;
+  auto ha = ta.handlers(), hb = tb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  std::vector<uint8_t> bytes(288, 0x55);  // 288 bytes: 25 ms at 115200 baud, 10 bit times each
+  tc.advance_to(1000);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);  // idle
+  ASSERT_EQ(takt_link_send(a, bytes.data(), 288), TAKT_OK);
+  EXPECT_EQ(takt_link_send(a, bytes.data(), 288), TAKT_EBUSY);
+  const int64_t due = 1000 + 25 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US;
+  EXPECT_EQ(takt_link_poll(a), due);
+  tc.advance_to(due - 1);
+  EXPECT_EQ(takt_link_poll(a), due);  // not yet: the last byte is still on the line
+  EXPECT_TRUE(tb.received.empty());
+  tc.advance_to(due);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  ASSERT_EQ(tb.received.size(), 1u);
+  EXPECT_EQ(tb.received[0], std::make_pair(due, 288u));  // whole, at exactly that time
+  EXPECT_EQ(ta.sent, 1);
+  EXPECT_FALSE(takt_link_busy(a));
+  EXPECT_TRUE(ta.received.empty());  // the other direction carried nothing
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+// ---- threads: policy, priority, CPU and name from the configuration ----
+
+// The kernel's view of the thread of this process named name: (policy, priority); (-1, -1) if
+// there is none.
+std::pair<int, int> thread_sched(const std::string &name) {
+  DIR *dir = opendir("/proc/self/task");
+  std::pair<int, int> found{-1, -1};
+  if (dir == nullptr) return found;
+  while (dirent *e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string c;
+    std::getline(comm, c);
+    if (c != name) continue;
+    pid_t tid = static_cast<pid_t>(std::stoi(e->d_name));
+    sched_param p{};
+    sched_getparam(tid, &p);
+    found = {sched_getscheduler(tid), p.sched_priority};
+  }
+  closedir(dir);
+  return found;
+}
+
+TEST(LinkThreads, PolicyAndPriorityComeFromTheConfiguration) {
+  TestContext tc;
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.tx_thread = {"tl-tx-other", TAKT_SCHED_OTHER, 0, -1};
+  cfg.rx_thread = {"tl-rx-fifo", TAKT_SCHED_FIFO, 37, 0};
+  takt_link_t *a, *b;
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_OK);
+  // each thread names itself when it starts: wait for both names
+  int64_t give_up = takt_time_now() + 5 * TAKT_NS_PER_S;
+  while ((thread_sched("tl-tx-other").first < 0 || thread_sched("tl-rx-fifo").first < 0) &&
+         takt_time_now() < give_up)
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  EXPECT_EQ(thread_sched("tl-tx-other").first, SCHED_OTHER);
+  auto rx = thread_sched("tl-rx-fifo");
+  if (takt_port_rt_permitted()) {
+    EXPECT_EQ(rx, std::make_pair(SCHED_FIFO, 37));
+  } else {
+    EXPECT_EQ(rx.first, SCHED_OTHER);  // without permission: the documented fall-back
+  }
+  takt_link_close(a);
+  takt_link_close(b);
+  EXPECT_EQ(thread_sched("tl-rx-fifo").first, -1);  // joined
 }
 
 }  // namespace

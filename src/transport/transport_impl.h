@@ -1,0 +1,36 @@
+/* What the transport's files share and nobody else needs: the core's arena and leveled locks,
+ * and the context of its own that an object created without one gets. */
+#ifndef TAKT_TRANSPORT_IMPL_H
+#define TAKT_TRANSPORT_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/lock.h"
+#include "../core/mem.h"
+#include "takt/core.h"
+
+/**
+ * A context for an object whose caller gave none (takt_link_open, takt_daemon_create): the
+ * monotonic clock and an arena with room for `bytes` of the object's own, destroyed with the
+ * object. Creation time only.
+ */
+takt_err_t takt__transport_own_context(size_t bytes, takt_context_t **out);
+
+/** A thread attribute the port accepts (policy known, SCHED_FIFO priority 1..99, cpu -1..63). */
+bool takt__thread_attr_valid(const takt_thread_attr_t *a);
+
+/** Reserve bytes at the next 16-aligned offset of a block being laid out; returns the offset. */
+static inline size_t takt__carve(size_t *end, size_t bytes) {
+  size_t at = (*end + 15u) & ~(size_t)15u;
+  *end = at + bytes;
+  return at;
+}
+
+#if TAKT_WITH_PUBSUB
+#include "takt/bridge_backend.h"
+/** The communication daemon's backend class, built into the registry (backends.c). */
+extern const takt_bridge_backend_class_t takt__backend_daemon_class;
+#endif
+
+#endif
