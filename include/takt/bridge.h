@@ -143,9 +143,13 @@ takt_err_t takt_bridge_serve(takt_bridge_t *b, takt_executor_t *exec);
  * single loop). Holding no takt lock. */
 takt_err_t takt_bridge_poll(takt_bridge_t *b, uint32_t *delivered);
 void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out);
-/** Stop the backend and the receive thread and free the bridge and its backend (its node is
- * destroyed: detach it first, destroy a serving executor first, and the clients of its imported
- * services). */
+/** Stop the backend and the receive thread; requests in flight to imported services fail
+ * (their futures FAILED, counted as refused), so their clients can then be destroyed. Idempotent;
+ * takt_bridge_destroy does it too. */
+void takt_bridge_stop(takt_bridge_t *b);
+/** Stop, then free the bridge and its backend (its node is destroyed: detach it first, destroy a
+ * serving executor first, and the clients of its imported services — after takt_bridge_stop,
+ * which ends their requests). */
 void takt_bridge_destroy(takt_bridge_t *b);
 
 #ifdef __cplusplus

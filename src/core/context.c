@@ -244,19 +244,23 @@ takt_err_t takt_node_destroy(takt_node_t *node) {
       }
       if (victim != NULL) {
         takt__unlock(ctx);
+        takt_err_t rc = TAKT_OK;
         switch (victim->kind) {
-        case TAKT_CB_TIMER: takt_timer_destroy((takt_timer_t *)(void *)victim); break;
+        case TAKT_CB_TIMER: rc = takt_timer_destroy((takt_timer_t *)(void *)victim); break;
 #if TAKT_WITH_PUBSUB
         case TAKT_CB_SUBSCRIPTION:
-          takt_subscription_destroy((takt_subscription_t *)(void *)victim);
+          rc = takt_subscription_destroy((takt_subscription_t *)(void *)victim);
           break;
 #endif
 #if TAKT_WITH_RPC
-        case TAKT_CB_SERVICE: takt_service_destroy((takt_service_t *)(void *)victim); break;
-        case TAKT_CB_CLIENT: takt_client_destroy((takt_client_t *)(void *)victim); break;
+        case TAKT_CB_SERVICE: rc = takt_service_destroy((takt_service_t *)(void *)victim); break;
+        case TAKT_CB_CLIENT: rc = takt_client_destroy((takt_client_t *)(void *)victim); break;
 #endif
         default: break;
         }
+        /* e.g. a client whose request a deferring service still holds: the node stays, with
+         * what is left of it, and says so */
+        if (rc < 0) return rc;
         takt__lock(ctx);
       }
     } while (victim != NULL);

@@ -527,7 +527,7 @@ static takt_err_t build_links(takt_system_t *s) {
     if (dc.max_payload > TAKT_FRAME_MAX_PAYLOAD)
       return fail(s, l->line, TAKT_ESIZE, "%s: a topic of %u bytes is larger than a frame (%u)",
                   what, dc.max_payload, (unsigned)TAKT_FRAME_MAX_PAYLOAD);
-    takt_err_t rc = takt_daemon_create(&dc, &s->daemons[i]);
+    takt_err_t rc = takt_daemon_create_in(s->ctx, &dc, &s->daemons[i]);
     if (rc < 0) return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
     char node[TAKT_SYSTEM_NAME];
     snprintf(node, sizeof node, "bridge_%.48s", l->name);
@@ -559,7 +559,10 @@ static takt_err_t build_links(takt_system_t *s) {
         return fail(s, sr->line, rc, "%s: service '%s': %s", what, sr->name, takt_strerror(rc));
     }
     takt_link_handlers_t h = takt_daemon_link_handlers(s->daemons[i]);
-    if ((rc = takt_link_open(l->spec, &h, &s->links[i])) < 0 ||
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    if (TAKT_FRAME_WIRE_MAX(dc.max_payload) > lc.max_frame)
+      lc.max_frame = TAKT_FRAME_WIRE_MAX(dc.max_payload);
+    if ((rc = takt_link_open_in(s->ctx, l->spec, &lc, &h, &s->links[i])) < 0 ||
         (rc = takt_daemon_attach(s->daemons[i], s->links[i])) < 0 ||
         (rc = takt_executor_add_node(s->exec, takt_bridge_node(s->bridges[i]))) < 0)
       return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
@@ -655,17 +658,20 @@ void takt_system_destroy(takt_system_t *s) {
   /* links first: nothing arrives any more; the bridges' nodes leave the executor, then go */
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->links[i] != NULL) takt_link_close(s->links[i]);
+  /* the bridges stop (their requests in flight fail) and leave the executor */
   for (uint32_t i = 0; i < MAX_LINKS; i++) {
     if (s->bridges[i] == NULL) continue;
     if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->bridges[i]));
-    takt_bridge_destroy(s->bridges[i]);
+    takt_bridge_stop(s->bridges[i]);
   }
-  for (uint32_t i = 0; i < MAX_LINKS; i++)
-    if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
   if (s->exec != NULL) (void)takt_executor_destroy(s->exec);
-  /* clients before nodes: a node whose services still have clients cannot go */
+  /* clients before the nodes of their services (the bridges' stand-ins among them) */
   for (uint32_t i = 0; i < MAX_CALLBACKS; i++)
     if (s->cbs[i].client != NULL) (void)takt_client_destroy(s->cbs[i].client);
+  for (uint32_t i = 0; i < MAX_LINKS; i++)
+    if (s->bridges[i] != NULL) takt_bridge_destroy(s->bridges[i]);
+  for (uint32_t i = 0; i < MAX_LINKS; i++)
+    if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
   for (uint32_t i = 0; i < MAX_CHAINS; i++)
     if (s->chains[i] != NULL) (void)takt_chain_destroy(s->chains[i]);
   for (uint32_t i = 0; i < MAX_NODES; i++)
@@ -692,9 +698,19 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   cfg->max_clients = MAX_CALLBACKS + routes;
   cfg->max_chains = MAX_CHAINS;
   size_t bytes = 1u << 20;
+  /* the executor's tables: a record and four table entries per callback the context can hold */
+  bytes += 192u * ((size_t)cfg->max_timers + cfg->max_subscriptions + cfg->max_services +
+                   cfg->max_clients);
   uint32_t n = desc->n_topics < MAX_TOPICS ? desc->n_topics : MAX_TOPICS;
-  for (uint32_t i = 0; i < n; i++)
+  uint32_t largest = TAKT_DAEMON_MAX_PAYLOAD_DEFAULT;
+  for (uint32_t i = 0; i < n; i++) {
     bytes += (size_t)desc->topics[i].size * desc->topics[i].slots + 64u * desc->topics[i].slots;
+    if (desc->topics[i].size > largest) largest = desc->topics[i].size;
+  }
+  /* each link's daemon, bridge and link buffers come from the arena too: frames in its transmit
+   * and receive queues and the bridge's message buffers, sized by the largest payload */
+  uint32_t links = desc->n_links < MAX_LINKS ? desc->n_links : MAX_LINKS;
+  bytes += (size_t)links * (256u * 1024u + 96u * (size_t)TAKT_FRAME_WIRE_MAX(largest));
   cfg->arena_bytes = bytes;
 }
 

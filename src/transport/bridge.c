@@ -694,17 +694,39 @@ void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out) {
       .encode_errors = atomic_load(&c->encode_errors), .rx_queue_full = atomic_load(&c->rx_queue_full)};
 }
 
-void takt_bridge_destroy(takt_bridge_t *b) {
+void takt_bridge_stop(takt_bridge_t *b) {
   if (b == NULL) return;
-  b->be.ops->stop(b->be.self); /* no more notifications or deliveries */
   takt__lock_take(&b->lock);
+  bool was = b->stop;
   b->stop = true;
   bool running = b->running;
+  b->running = false;
   takt__lock_give(&b->lock);
+  if (was) return;
+  b->be.ops->stop(b->be.self); /* no more notifications or deliveries */
   if (running) {
     takt_wakeup_post(&b->rx_wake);
     takt_thread_join(&b->thread);
   }
+  /* imported services: no answer can come any more; fail what is in flight, so the callers'
+   * requests end (and their clients can be destroyed) */
+  for (uint32_t i = 0; i < b->n_calls; i++) {
+    call_route_t *cr = &b->calls[i];
+    if (cr->proxy == NULL) continue;
+    for (uint32_t k = 0; k < b->cfg.max_calls; k++) {
+      uint32_t sent = CALL_SENT;
+      if (atomic_compare_exchange_strong(&cr->word[k], &sent, CALL_ANSWERING)) {
+        (void)takt_service_respond(&cr->pending[k], NULL, 0, false);
+        atomic_store(&cr->word[k], CALL_FREE);
+        COUNT(b, requests_refused);
+      }
+    }
+  }
+}
+
+void takt_bridge_destroy(takt_bridge_t *b) {
+  if (b == NULL) return;
+  takt_bridge_stop(b);
   (void)takt_node_destroy(b->node);
   b->be.ops->destroy(b->be.self);
   takt__lock_fini(&b->q_lock);
