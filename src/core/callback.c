@@ -77,6 +77,16 @@ void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic 
   atomic_store(waiting, 0u);
 }
 
-void takt__notify_done(_Atomic uint32_t *notifiers, _Atomic uint32_t *waiting, takt_wakeup_t *quiet) {
-  if (atomic_fetch_sub(notifiers, 1u) == 1u && atomic_load(waiting) != 0u) takt__defer_wake(quiet);
+static void notify_done_now(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_topic_t *t = arg;
+  if (atomic_fetch_sub(&t->notifiers, 1u) == 1u && atomic_load(&t->quiesce_waiting) != 0u)
+    takt_wakeup_post(&t->quiet);
+}
+
+void takt__notify_done(takt_topic_t *t) {
+  /* after the wake-ups this walk deferred (an executor's event among them): a writer that waits
+   * for quiescence, e.g. to free that executor, must not go before they are done */
+  takt__defer_after_wakes(notify_done_now, t, 0, 0);
 }

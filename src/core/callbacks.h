@@ -34,8 +34,11 @@ static inline uint64_t takt__arrival_stamp(takt_context_t *ctx, int64_t now) {
 /** Wait, holding l, until *notifiers is zero (l is let go while waiting). */
 void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic uint32_t *waiting,
                           takt_wakeup_t *quiet);
-/** A notification walk ends: wake a writer waiting for quiescence. */
-void takt__notify_done(_Atomic uint32_t *notifiers, _Atomic uint32_t *waiting, takt_wakeup_t *quiet);
+#if TAKT_WITH_PUBSUB
+/** A publication's notification walk of t ends, once the wake-ups it deferred are done: a writer
+ * waiting for quiescence is woken. */
+void takt__notify_done(takt_topic_t *t);
+#endif
 
 #if TAKT_WITH_PUBSUB
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);

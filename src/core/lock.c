@@ -129,6 +129,10 @@ void takt__event_signal(takt_event_t *ev) {
   defer(event_wake, ev, 0, 0, true);
 }
 
+void takt__defer_after_wakes(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
+  defer(fn, arg, a, b, true);
+}
+
 void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
   defer(fn, arg, a, b, false);
 }

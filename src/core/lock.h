@@ -57,6 +57,8 @@ void takt__defer_wake(takt_wakeup_t *w);
  * system calls (thread priority, affinity) decided under a lock. */
 typedef void (*takt__deferred_fn)(void *arg, int64_t a, int64_t b);
 void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
+/** Like takt__defer_call, but run after the deferred wake-ups (in order with them). */
+void takt__defer_after_wakes(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
 /** Do the deferred work now (the caller holds no takt lock). */
 void takt__run_deferred(void);
 

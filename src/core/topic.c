@@ -229,7 +229,7 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
       takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
       if (s->fn != NULL) takt__notify(&s->cb);
     }
-    takt__notify_done(&t->notifiers, &t->quiesce_waiting, &t->quiet);
+    takt__notify_done(t);
   }
   return TAKT_OK;
 }
