@@ -607,13 +607,17 @@ static void preempt_fini(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
   if (pre == NULL) return;
   takt__exec_lock(e);
-  for (uint32_t i = 0; i < pre->n; i++) {
-    pre->workers[i].quit = true;
-    takt__defer_wake(&pre->workers[i].wake);
-  }
+  for (uint32_t i = 0; i < pre->n; i++) pre->workers[i].quit = true;
   pre->timer_quit = true;
   if (pre->has_timer_thread) takt__event_signal(&pre->timer_ev);
   takt__exec_unlock(e);
+  /* Workers leave at SCHED_OTHER: threads exiting together at SCHED_FIFO on one CPU can livelock
+   * in a library's spin lock (seen in ASan's allocator: a higher-priority exiting thread spinning
+   * on the lock a lower one holds). */
+  for (uint32_t i = 0; i < pre->n; i++) {
+    if (pre->rt) (void)takt_thread_set_sched(&pre->workers[i].thread, TAKT_SCHED_OTHER, 0);
+    takt_wakeup_post(&pre->workers[i].wake);
+  }
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
   }
