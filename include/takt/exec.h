@@ -18,8 +18,9 @@ typedef enum {
   TAKT_EXEC_BATCH = 1,
   /** ROS^RT: no executor thread. A publish, a message from a link or a timer release hands the
    * job straight to an idle worker thread that runs it at the job's OS priority (FP) or at the
-   * SCHED_FIFO level of its absolute deadline's rank (EDF). Timers on a dedicated top-priority
-   * thread, or (TAKT_TIMERS_LEADER) released by a waiting worker that runs the first job. */
+   * SCHED_FIFO level of its absolute deadline's rank (EDF). Timers on threads of their own (by
+   * default), on one top-priority timer thread, or released by a waiting worker that runs the
+   * first job (TAKT_TIMERS_LEADER). */
   TAKT_EXEC_PREEMPT = 2,
   /** rclcpp's executors: wait set refreshed only when its snapshot is used up, timers before
    * subscriptions before services before clients, registration order; threads > 1 reproduces the
@@ -29,12 +30,16 @@ typedef enum {
 
 /** How the preempt executor releases timer jobs. */
 typedef enum {
-  /** A dedicated thread at timer_priority sleeps until the next release and hands each job to
-   * an idle worker (two wake-ups between a release and its callback). */
-  TAKT_TIMERS_THREAD = 0,
+  /** A thread per timer (up to timer_threads of them; more timers share the timer thread):
+   * it sleeps until the timer's next absolute release at the priority of its job and runs the
+   * job itself, as a thread written for that one timer would (one wake-up, no hand-over). */
+  TAKT_TIMERS_DEDICATED = 0,
+  /** A thread at timer_priority sleeps until the next release and hands each job to an idle
+   * worker (two wake-ups between a release and its callback). */
+  TAKT_TIMERS_THREAD = 1,
   /** Leader/followers: an idle worker sleeps until the next release and runs the first job
    * itself (one wake-up); see docs/executors.md for when the lead passes. */
-  TAKT_TIMERS_LEADER = 1
+  TAKT_TIMERS_LEADER = 2
 } takt_timer_mode_t;
 
 /** Scheduling policy of the preempt executor. */
@@ -74,6 +79,8 @@ typedef struct takt_preempt_options {
                             * worker when EDF or validation deadlines need it) */
   uint64_t cpus;           /* CPUs the threads may use (bit i = CPU i); 0 = all */
   takt_timer_mode_t timers;
+  uint32_t timer_threads;  /* TAKT_TIMERS_DEDICATED: timers with a thread of their own (0 = 8),
+                            * created at init; further timers go to the timer thread */
 } takt_preempt_options_t;
 
 /** waitset (rclcpp). */
@@ -101,9 +108,11 @@ typedef struct takt_executor_options {
 #define TAKT_PREEMPT_PRIO_MIN 1
 #define TAKT_PREEMPT_PRIO_MAX 80
 #define TAKT_PREEMPT_TIMER_PRIORITY 98
+#define TAKT_PREEMPT_TIMER_THREADS 8
 
 /** The documented defaults of kind: batch triggers on ANY; preempt FP, 2 workers per CPU (at
- * least 4), SCHED_FIFO 1..80, timer thread at 98; waitset one thread per CPU at 80. */
+ * least 4), SCHED_FIFO 1..80, a thread for each of up to 8 timers (further timers on a timer
+ * thread at 98); waitset one thread per CPU at 80. */
 takt_executor_options_t takt_executor_options_default(takt_executor_kind_t kind);
 
 /** Counters of an executor (read under the executor's lock; thread-safe). */

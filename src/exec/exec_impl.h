@@ -33,6 +33,7 @@ typedef struct takt__exec_rec {
   uint32_t inflight;     /* jobs of it running now (preempt, waitset multi-threaded) */
   int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
   int64_t last_run_ns;   /* preempt leader mode: how long its last job took */
+  int32_t kind_slot;     /* the kind's own index for it (preempt: its timer thread), -1: none */
   struct takt__exec_rec *next_free;
 } takt__exec_rec_t;
 

@@ -99,6 +99,7 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   r->e = e;
   r->heap_pos = -1;
   r->timer_pos = -1;
+  r->kind_slot = -1;
   r->next_deadline = TAKT_TIME_INFINITE;
   uint32_t i = e->nrecs;
   while (i > 0 && e->recs[i - 1]->cb->reg_order > cb->reg_order) {

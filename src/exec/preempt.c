@@ -43,6 +43,7 @@ typedef struct takt__worker {
   takt_executor_t *e;
   uint32_t index;
   takt__exec_rec_t *rec; /* [exec] the job it was handed; NULL when idle */
+  takt__exec_rec_t *timer; /* [exec] a timer thread's timer (TAKT_TIMERS_DEDICATED), or NULL */
   int64_t deadline;      /* [exec] the job's absolute deadline (TAKT_TIME_INFINITE: none) */
   int64_t release;       /* [exec] */
   uint64_t seq;          /* [exec] EDF: FIFO among equal deadlines */
@@ -64,12 +65,15 @@ typedef struct takt__preempt {
   uint32_t n;
   uint32_t *idle; /* LIFO stack of worker indices */
   uint32_t n_idle;
-  takt__worker_t **active; /* EDF: jobs on workers, ascending (deadline, seq) */
+  takt__worker_t **active; /* EDF: jobs on workers and timer threads, ascending (deadline, seq) */
+  takt__worker_t *tthreads; /* TAKT_TIMERS_DEDICATED: a thread per timer, tthreads[0..n_tt) */
+  uint32_t n_tt, tt_started;
   bool sched_ready;        /* worker sched_locks initialised */
   uint32_t n_active;
   uint32_t busy;           /* workers holding a job */
   int32_t leader;     /* leader mode: the worker waiting for the next timer release, -1: none */
-  bool thread_mode;   /* TAKT_TIMERS_THREAD: the timer thread releases timers */
+  bool thread_mode;   /* THREAD or DEDICATED: the timer thread releases the timers in the heap */
+  bool dedicated;     /* DEDICATED: timers get threads of their own while there are some */
   takt_thread_t timer_thread;
   bool has_timer_thread;
   takt_event_t timer_ev;
@@ -353,11 +357,43 @@ static void poke_leader(takt_executor_t *e) {
   else promote_leader(e);
 }
 
-static void preempt_timer_added_locked(takt_executor_t *e) { poke_leader(e); }
+/* TAKT_TIMERS_DEDICATED: give each armed timer without a thread a free timer thread (it leaves
+ * the TimerList, which the timer thread serves); the rest stay with the timer thread. */
+static void assign_timer_threads(takt_executor_t *e) {
+  takt__preempt_t *pre = pre_of(e);
+  if (!pre->dedicated) return;
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    takt__exec_rec_t *r = e->recs[i];
+    if (r->cb->kind != TAKT_CB_TIMER || r->kind_slot >= 0 || r->timer_pos < 0) continue;
+    takt__worker_t *w = NULL;
+    for (uint32_t k = 0; k < pre->tt_started && w == NULL; k++)
+      if (pre->tthreads[k].timer == NULL) w = &pre->tthreads[k];
+    if (w == NULL) return; /* every timer thread has a timer */
+    takt__heap_remove(&e->timers, r);
+    r->kind_slot = (int32_t)(w - pre->tthreads);
+    w->timer = r;
+    if (opt(e)->sched == TAKT_SCHED_FP) { /* it sleeps at the priority its jobs run at */
+      w->level = fp_level(e, r);
+      apply_level(pre, w);
+    }
+    takt__defer_wake(&w->wake);
+  }
+}
+
+static void preempt_timer_added_locked(takt_executor_t *e) {
+  assign_timer_threads(e);
+  poke_leader(e);
+}
 
 static void preempt_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
-  (void)e;
+  takt__preempt_t *pre = pre_of(e);
   r->next_deadline = TAKT_TIME_INFINITE;
+  if (pre != NULL && r->kind_slot >= 0) { /* its timer thread is free again */
+    takt__worker_t *w = &pre->tthreads[r->kind_slot];
+    w->timer = NULL;
+    r->kind_slot = -1;
+    takt__defer_wake(&w->wake);
+  }
 }
 
 /* ---- workers ---- */
@@ -519,6 +555,49 @@ static void timer_main(void *arg) {
   takt__exec_unlock(e);
 }
 
+/* TAKT_TIMERS_DEDICATED: a thread for one timer. It sleeps until the timer's next absolute
+ * release (at the priority of its job under FP) and runs the job itself: one wake-up between a
+ * release and its callback, no hand-over, as a thread written for that timer would. A release
+ * found while its previous job still ran (the job overran) is skipped and counted, as elsewhere. */
+static void timer_thread_main(void *arg) {
+  takt__worker_t *w = arg;
+  takt_executor_t *e = w->e;
+  takt__preempt_t *pre = pre_of(e);
+  takt__exec_lock(e);
+  while (!w->quit) {
+    takt__exec_rec_t *r = w->timer;
+    int64_t wake = TAKT_TIME_INFINITE;
+    if (pre->running && r != NULL && takt__rec_timer(r)->started) {
+      takt_timer_t *t = takt__rec_timer(r);
+      int64_t now = takt_clock_now(e->ctx->clock);
+      if (t->next_release <= now) {
+        uint64_t missed = t->missed;
+        if (takt__timer_release(t, now, false, &r->job_release)) {
+          if (t->missed > missed) e->stats.timer_overruns += t->missed - missed;
+          r->next_deadline = TAKT_TIME_INFINITE;
+          assign(e, w, r, timer_deadline(r));
+          e->stats.dispatched++;
+          run_job(e, w);
+          /* the job is done: the bookkeeping of finish_job that applies to a timer thread */
+          w->rec = NULL;
+          r->inflight--;
+          pre->busy--;
+          pre->ran++;
+          e->stats.executed++;
+          if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
+          if (pre->busy == 0) takt__event_signal(&pre->quiet);
+        }
+        continue;
+      }
+      wake = t->next_release;
+    }
+    takt__exec_unlock(e);
+    (void)takt_wakeup_wait(&w->wake, wake);
+    takt__exec_lock(e);
+  }
+  takt__exec_unlock(e);
+}
+
 static takt_err_t preempt_configure(takt_executor_options_t *opts) {
   takt_preempt_options_t *o = &opts->preempt;
   if (o->prio_min == 0 && o->prio_max == 0) {
@@ -530,9 +609,12 @@ static takt_err_t preempt_configure(takt_executor_options_t *opts) {
     o->threads = 2 * takt_port_cpu_count();
     if (o->threads < 4) o->threads = 4;
   }
+  if (o->timer_threads == 0) o->timer_threads = TAKT_PREEMPT_TIMER_THREADS;
   if (o->prio_min < 1 || o->prio_max > 99 || o->prio_min > o->prio_max || o->timer_priority < 1 ||
       o->timer_priority > 99 || (o->sched != TAKT_SCHED_FP && o->sched != TAKT_SCHED_EDF) ||
-      (o->timers != TAKT_TIMERS_THREAD && o->timers != TAKT_TIMERS_LEADER) || o->threads > 1024)
+      (o->timers != TAKT_TIMERS_DEDICATED && o->timers != TAKT_TIMERS_THREAD &&
+       o->timers != TAKT_TIMERS_LEADER) ||
+      o->threads > 1024 || o->timer_threads > 1024)
     return TAKT_EINVAL;
   return TAKT_OK;
 }
@@ -541,23 +623,29 @@ static takt_err_t preempt_init(takt_executor_t *e) {
   takt_context_t *ctx = e->ctx;
   const takt_preempt_options_t *o = opt(e);
   uint32_t n = o->threads;
-  size_t bytes = sizeof(takt__preempt_t) + n * (sizeof(takt__worker_t) + sizeof(uint32_t) +
-                                                sizeof(takt__worker_t *));
+  bool fake = ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE;
+  uint32_t ntt = o->timers == TAKT_TIMERS_DEDICATED && !fake ? o->timer_threads : 0;
+  size_t bytes = sizeof(takt__preempt_t) + (n + ntt) * (sizeof(takt__worker_t) +
+                                                        sizeof(takt__worker_t *)) +
+                 n * sizeof(uint32_t);
   takt__preempt_t *pre = takt__arena_alloc_locked(ctx, bytes);
   if (pre == NULL) return TAKT_ENOMEM;
   pre->workers = (takt__worker_t *)(void *)(pre + 1);
-  pre->active = (takt__worker_t **)(void *)(pre->workers + n);
-  pre->idle = (uint32_t *)(void *)(pre->active + n);
+  pre->tthreads = pre->workers + n;
+  pre->n_tt = ntt;
+  pre->active = (takt__worker_t **)(void *)(pre->tthreads + ntt);
+  pre->idle = (uint32_t *)(void *)(pre->active + n + ntt);
   pre->rt = takt_port_rt_permitted();
-  pre->fake = ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE;
+  pre->fake = fake;
   e->impl = pre;
   pre->leader = -1;
-  pre->thread_mode = o->timers == TAKT_TIMERS_THREAD;
+  pre->thread_mode = o->timers != TAKT_TIMERS_LEADER;
+  pre->dedicated = ntt > 0;
   if (takt_event_init(&pre->quiet) < 0 || takt_event_init(&pre->timer_ev) < 0) return TAKT_EOS;
   if (o->sched == TAKT_SCHED_EDF)
     takt__heap_init(&e->ready, e->ready.a, e->ready.cap, edf_less,
                     offsetof(takt__exec_rec_t, heap_pos));
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < n + ntt; i++) {
     if (takt_mutex_init(&pre->workers[i].sched_lock) < 0) return TAKT_EOS;
   }
   pre->sched_ready = true;
@@ -593,6 +681,28 @@ static takt_err_t preempt_start(takt_executor_t *e) {
     pre->n = i + 1;
     if (o->cpus != 0) (void)takt_thread_set_affinity(&w->thread, o->cpus);
   }
+  for (uint32_t i = 0; i < pre->n_tt; i++) {
+    takt__worker_t *w = &pre->tthreads[i];
+    w->e = e;
+    w->index = n + i;
+    takt_wakeup_init(&w->wake);
+    w->requested = pre->rt ? o->timer_priority : 0;
+    w->applied = w->requested;
+    atomic_store(&w->want_level, w->requested);
+    w->cpus = o->cpus;
+    w->applied_cpus = o->cpus;
+    atomic_store(&w->want_cpus, o->cpus);
+  }
+  for (uint32_t i = 0; i < pre->n_tt; i++) {
+    takt__worker_t *w = &pre->tthreads[i];
+    char name[24];
+    snprintf(name, sizeof name, "takt-t%u", i);
+    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
+                             .priority = o->timer_priority, .cpu = -1};
+    if (takt_thread_create(&w->thread, &ta, timer_thread_main, w) < 0) return TAKT_EOS;
+    pre->tt_started = i + 1;
+    if (o->cpus != 0) (void)takt_thread_set_affinity(&w->thread, o->cpus);
+  }
   if (pre->thread_mode && !pre->fake) {
     takt_thread_attr_t ta = {.name = "takt-timer", .policy = TAKT_SCHED_FIFO,
                              .priority = o->timer_priority, .cpu = -1};
@@ -608,6 +718,7 @@ static void preempt_fini(takt_executor_t *e) {
   if (pre == NULL) return;
   takt__exec_lock(e);
   for (uint32_t i = 0; i < pre->n; i++) pre->workers[i].quit = true;
+  for (uint32_t i = 0; i < pre->tt_started; i++) pre->tthreads[i].quit = true;
   pre->timer_quit = true;
   if (pre->has_timer_thread) takt__event_signal(&pre->timer_ev);
   takt__exec_unlock(e);
@@ -618,14 +729,20 @@ static void preempt_fini(takt_executor_t *e) {
     if (pre->rt) (void)takt_thread_set_sched(&pre->workers[i].thread, TAKT_SCHED_OTHER, 0);
     takt_wakeup_post(&pre->workers[i].wake);
   }
+  for (uint32_t i = 0; i < pre->tt_started; i++) {
+    if (pre->rt) (void)takt_thread_set_sched(&pre->tthreads[i].thread, TAKT_SCHED_OTHER, 0);
+    takt_wakeup_post(&pre->tthreads[i].wake);
+  }
   for (uint32_t i = 0; i < pre->n; i++) {
     (void)takt_thread_join(&pre->workers[i].thread);
   }
+  for (uint32_t i = 0; i < pre->tt_started; i++) (void)takt_thread_join(&pre->tthreads[i].thread);
   if (pre->has_timer_thread) (void)takt_thread_join(&pre->timer_thread);
   takt_event_fini(&pre->timer_ev);
   takt_event_fini(&pre->quiet);
   if (pre->sched_ready)
-    for (uint32_t i = 0; i < e->opts.preempt.threads; i++) takt_mutex_fini(&pre->workers[i].sched_lock);
+    for (uint32_t i = 0; i < e->opts.preempt.threads + pre->n_tt; i++)
+      takt_mutex_fini(&pre->workers[i].sched_lock);
   takt__lock(e->ctx);
   takt__arena_free_locked(e->ctx, pre);
   e->impl = NULL;
@@ -648,6 +765,9 @@ static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
   pre->running = true;
   e->stats.rounds++;
   release_waiting(e);
+  assign_timer_threads(e);
+  for (uint32_t i = 0; i < pre->tt_started; i++)
+    if (pre->tthreads[i].timer != NULL) takt__defer_wake(&pre->tthreads[i].wake);
   if (!wait) {
     /* what is due now, and the work it causes; then return */
     for (;;) {

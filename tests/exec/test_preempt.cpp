@@ -373,9 +373,10 @@ TEST_F(Preempt, AnOverrunningTimerIsNotReleasedInABurst) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
-// Both ways of releasing timers on the real clock: every release either ran or was counted.
-TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
-  for (takt_timer_mode_t mode : {TAKT_TIMERS_THREAD, TAKT_TIMERS_LEADER}) {
+// Every way of releasing timers on the real clock: every release either ran or was counted.
+// Dedicated with one timer thread: one timer has it, the other falls back to the timer thread.
+TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
+  for (takt_timer_mode_t mode : {TAKT_TIMERS_DEDICATED, TAKT_TIMERS_THREAD, TAKT_TIMERS_LEADER}) {
     takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
     takt_context_t *ctx;
     ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
@@ -395,6 +396,7 @@ TEST(PreemptRealClock, TimersFireWithATimerThreadAndWithALeader) {
     }
     takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_PREEMPT);
     o.preempt.timers = mode;
+    o.preempt.timer_threads = 1;
     takt_executor_t *e;
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
     for (auto *node : n) ASSERT_EQ(takt_executor_add_node(e, node), TAKT_OK);
