@@ -34,6 +34,7 @@ TEST(Context, CallerProvidedArena) {
   takt_context_usage(ctx, &u);
   EXPECT_LE(u.arena_capacity, sizeof storage);
   EXPECT_GT(u.arena_used, 0u);
+  EXPECT_TRUE(pools_empty(ctx, u));
   takt_context_destroy(ctx);
 }
 
