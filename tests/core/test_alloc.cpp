@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "takt/takt.h"
+#include "common.hpp"
 
 namespace {
 std::atomic<bool> armed{false};
@@ -92,6 +92,9 @@ TEST_P(NoAllocation, PublishTakeDispatchAndServeAllocateNothingAfterInit) {
   cfg.clock = &clock;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  // validation state lives as long as the context: enabled before the baseline is taken
+  ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+  const takt_pool_usage_t baseline = takt_test::pool_usage(ctx);
   takt_node_t *n;
   takt_topic_t *a, *b;
   takt_publisher_t *pa, *pb;
@@ -175,6 +178,7 @@ TEST_P(NoAllocation, PublishTakeDispatchAndServeAllocateNothingAfterInit) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(a), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(b), TAKT_OK);
+  EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
 

@@ -27,6 +27,7 @@ TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
   takt_node_t *n;
   takt_topic_t *t;
   takt_publisher_t *p;
@@ -70,6 +71,7 @@ TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
 
@@ -79,6 +81,7 @@ TEST_P(Threaded, TimersFireOnTheRealClock) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
   takt_node_t *n;
   ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
   std::atomic<int> fired{0};
@@ -105,6 +108,7 @@ TEST_P(Threaded, TimersFireOnTheRealClock) {
             static_cast<uint64_t>(elapsed / (2 * TAKT_NS_PER_MS)) + 1);
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
 

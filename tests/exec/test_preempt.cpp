@@ -58,25 +58,20 @@ void publish_to(const Sub &s, uint64_t v = 0) {
   ASSERT_EQ(takt_publish(s.pub, &b, sizeof b), TAKT_OK);
 }
 
-class Preempt : public ::testing::Test {
+// A fake-clock context (ContextTest checks its pools after the executor and the subscriptions'
+// nodes and topics are destroyed).
+class Preempt : public ContextTest {
  protected:
-  takt_clock_t clock{};
-  takt_context_t *ctx = nullptr;
   takt_executor_t *exec = nullptr;
   std::deque<Sub> subs; // stable addresses: tests keep references
 
-  void SetUp() override {
-    takt_clock_init_fake(&clock, 1000 * TAKT_NS_PER_MS);
-    takt_context_config_t cfg = small_config(&clock);
-    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
-  }
   void TearDown() override {
     if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
     for (auto &s : subs) {
       EXPECT_EQ(takt_node_destroy(s.node), TAKT_OK);
       EXPECT_EQ(takt_topic_destroy(s.topic), TAKT_OK);
     }
-    takt_context_destroy(ctx);
+    ContextTest::TearDown();
   }
 
   Sub &add_sub(const std::string &name, takt_subscription_cb fn, void *user, int32_t prio,
@@ -380,6 +375,7 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
     takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
     takt_context_t *ctx;
     ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    const takt_pool_usage_t baseline = pool_usage(ctx);
     std::atomic<int> fired[2] = {{0}, {0}};
     takt_node_t *n[2];
     takt_timer_t *t[2];
@@ -413,6 +409,7 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
     }
     EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
     for (auto *node : n) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    EXPECT_TRUE(pools_empty(ctx, baseline)) << "mode " << mode;
     takt_context_destroy(ctx);
   }
   takt_executor_options_t bad = takt_executor_options_default(TAKT_EXEC_PREEMPT);
@@ -420,8 +417,10 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
   takt_executor_t *e = nullptr;
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &bad, &e), TAKT_EINVAL);
+  EXPECT_TRUE(pools_empty(ctx, baseline)) << "a refused executor takes nothing";
   takt_context_destroy(ctx);
 }
 

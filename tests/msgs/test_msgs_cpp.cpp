@@ -10,6 +10,8 @@
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
 
+#include "../common.hpp"  // msgs/CMakeLists.txt builds this test without tests/ on the path
+
 TEST(MessagesCpp, ReadLikeRoscpp) {
   std_msgs::String msg;
   msg.data = "hi";
@@ -78,6 +80,7 @@ TEST(MessagesCpp, ThroughTheCoreWithTheGeneratedTypeSupport) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = takt_test::pool_usage(ctx);
   takt_node_t *n;
   takt_topic_t *t;
   takt_publisher_t *p;
@@ -104,5 +107,8 @@ TEST(MessagesCpp, ThroughTheCoreWithTheGeneratedTypeSupport) {
   ASSERT_EQ(takt_topic_type(t)->deserialize(&back, buf, static_cast<uint32_t>(len)), TAKT_OK);
   EXPECT_EQ(back.data, "hello takt");
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }

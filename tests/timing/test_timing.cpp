@@ -43,8 +43,7 @@ class Timing : public ContextTest {
   Recorder rec;
 
   void make(const takt_constraints_t &c, uint32_t slots = 4, uint32_t depth = 4) {
-    ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
-    takt_context_usage(ctx, &baseline);
+    enable_timing();
     ASSERT_EQ(takt_node_create(ctx, "prod", &prod), TAKT_OK);
     ASSERT_EQ(takt_node_create(ctx, "cons", &cons), TAKT_OK);
     ASSERT_EQ(takt_topic_create(ctx, "scan", blob8_type(), slots, &topic), TAKT_OK);
@@ -66,7 +65,7 @@ class Timing : public ContextTest {
     if (cons) EXPECT_EQ(takt_node_destroy(cons), TAKT_OK);
     if (prod) EXPECT_EQ(takt_node_destroy(prod), TAKT_OK);
     if (topic) EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
-    expect_empty();  // consumer and topic validation state freed with their entities
+    // the pool check: consumer and topic validation state freed with their entities
     ContextTest::TearDown();
   }
   int64_t now() { return takt_clock_now(&clock); }
@@ -266,6 +265,7 @@ TEST_F(ContextTest, FirmAndSoftUsefulnessOnFetch) {
   takt_publisher_t *p;
   takt_subscription_t *firm, *soft, *none;
   UsefulnessLog lf{{}, &clock, 0}, ls{{}, &clock, 0}, ln{{}, &clock, 0};
+  enable_timing();
   ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
   ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 8, &t), TAKT_OK);
   ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
@@ -389,9 +389,7 @@ class Rpc : public ContextTest {
   std::vector<takt_client_t *> clients;
 
   void make() {
-    // the validation state lives as long as the context: count it in the baseline
-    ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
-    takt_context_usage(ctx, &baseline);
+    enable_timing();
     served.clock = &clock;
     ASSERT_EQ(takt_node_create(ctx, "server", &srv_node), TAKT_OK);
     ASSERT_EQ(takt_node_create(ctx, "callers", &cli_node), TAKT_OK);
@@ -422,7 +420,6 @@ class Rpc : public ContextTest {
     if (exec) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
     if (cli_node) EXPECT_EQ(takt_node_destroy(cli_node), TAKT_OK);
     if (srv_node) EXPECT_EQ(takt_node_destroy(srv_node), TAKT_OK);
-    expect_empty();
     ContextTest::TearDown();
   }
 };
@@ -513,6 +510,7 @@ TEST_F(ContextTest, HardRequestCanceledWhileServedIsAnsweredLateAndDiscarded) {
   takt_client_t *cli;
   CancelInService cis{nullptr};
   Recorder rec;
+  enable_timing();
   ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
   ASSERT_EQ(takt_service_create(n, "svc", blob8_type(), blob8_type(), cancel_then_answer_late, &cis,
                                 nullptr, &srv),

@@ -11,6 +11,7 @@ TEST_F(ContextTest, CompiledOutKindsAreRefused) {
   takt_node_t *n;
   takt_topic_t *t;
   takt_subscription_t *s;
+  enable_timing();
   ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
   ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &t), TAKT_OK);
   ASSERT_EQ(takt_subscription_create(n, t, "s", nullptr, nullptr, nullptr, &s), TAKT_OK);
