@@ -77,6 +77,7 @@ void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic 
   atomic_store(waiting, 0u);
 }
 
+#if TAKT_WITH_PUBSUB
 static void notify_done_now(void *arg, int64_t unused_a, int64_t unused_b) {
   (void)unused_a;
   (void)unused_b;
@@ -90,3 +91,4 @@ void takt__notify_done(takt_topic_t *t) {
    * for quiescence, e.g. to free that executor, must not go before they are done */
   takt__defer_after_wakes(notify_done_now, t, 0, 0);
 }
+#endif

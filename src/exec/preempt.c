@@ -404,7 +404,9 @@ static void renice_self(void *arg, int64_t level, int64_t unused) {
   (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, (int32_t)level); /* a nice level */
 }
 
-static void run_job(takt_executor_t *e, takt__worker_t *w) {
+/* Returns false when a message job found nothing to take (its message was overwritten, or a
+ * reentrant sibling took it): not counted as executed. */
+static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   takt_context_t *ctx = e->ctx;
   takt__exec_rec_t *r = w->rec;
   takt_callback_t *cb = r->cb;
@@ -422,23 +424,25 @@ static void run_job(takt_executor_t *e, takt__worker_t *w) {
   int64_t started = pre_of(e)->thread_mode ? 0 : takt_time_now();
   takt__run_t run = {.abs_deadline = w->deadline, .held = &e->lock,
                      .job_lock = exclusive ? &g->lock : NULL};
+  bool ran = true;
   if (cb->kind == TAKT_CB_TIMER) {
     takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
   } else {
-    (void)takt__callback_execute(cb, &run);
+    ran = takt__callback_execute(cb, &run);
   }
   if (!pre_of(e)->thread_mode) r->last_run_ns = takt_time_now() - started;
+  return ran;
 }
 
 /* The job of w ended: account, re-release its callback if work is left, take the next. */
-static void finish_job(takt_executor_t *e, takt__worker_t *w) {
+static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
   takt__preempt_t *pre = pre_of(e);
   takt__exec_rec_t *r = w->rec;
   w->rec = NULL;
   r->inflight--;
   pre->busy--;
   pre->ran++;
-  e->stats.executed++;
+  if (ran) e->stats.executed++;
   if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
   if (r->e == e && r->cb->kind != TAKT_CB_TIMER && !(r->state & TAKT__ST_READY) &&
       (r->inflight == 0 || is_reentrant(r)) && takt__callback_has_work(r->cb)) {
@@ -520,8 +524,7 @@ static void worker_main(void *arg) {
   takt__exec_lock(e);
   for (;;) {
     if (w->rec != NULL) { /* a finished job may hand this worker the next one at once */
-      run_job(e, w);
-      finish_job(e, w);
+      finish_job(e, w, run_job(e, w));
     } else if (w->quit) {
       break;
     } else if (pre_of(e)->leader == (int32_t)w->index) {
@@ -577,7 +580,7 @@ static void timer_thread_main(void *arg) {
           r->next_deadline = TAKT_TIME_INFINITE;
           assign(e, w, r, timer_deadline(r));
           e->stats.dispatched++;
-          run_job(e, w);
+          (void)run_job(e, w);
           /* the job is done: the bookkeeping of finish_job that applies to a timer thread */
           w->rec = NULL;
           r->inflight--;

@@ -11,14 +11,16 @@ static size_t pooled(size_t n) { return (n + 15) & ~(size_t)15; }
 static size_t block(size_t n) { return 16 + pooled(n); }
 
 uint32_t takt_entity_sizes(takt_entity_size_t *rows, uint32_t cap) {
-  size_t consumer = 0, topic_t = 0, request_dl = 0, hist = 0;
 #if TAKT_WITH_TIMING
+  size_t consumer = 0, topic_t = 0, request_dl = 0, hist = 0;
   takt__timing_sizes(&consumer, &topic_t, &request_dl, &hist);
 #endif
   const takt_entity_size_t all[] = {
       {"context", "once", "core 37", block(sizeof(takt_context_t))},
       {"node", "pool entry", "56", pooled(sizeof(takt_node_t))},
+#if TAKT_WITH_SYNC
       {"syncgroup", "caller storage", "28 (+ 32 per syncnode)", sizeof(takt_syncgroup_t)},
+#endif
 #if TAKT_WITH_PUBSUB
       {"publisher", "pool entry", "4", pooled(sizeof(takt_publisher_t))},
       {"topic", "pool entry + 3 arena blocks", "144 + messages (88 without QoS)",
