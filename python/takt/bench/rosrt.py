@@ -229,8 +229,10 @@ def run(quick: bool, out: Path) -> int:
     md += ["", "## timer jitter (start-to-start minus the period)", "",
            "Like ROS^RT's Table III: p1, mean, p99 of the jitter. raw: a SCHED_FIFO thread sleeping until absolute "
            "times (the floor for jitter); cyclictest: wake-up latency at the same period and priority (the OS floor "
-           "for lateness; not a jitter, shown beside). preempt: the dedicated timer thread (SCHED_FIFO 98) hands "
-           "each release to a worker; preempt, leader timers: a waiting worker releases and runs the job itself "
+           "for lateness; not a jitter, shown beside). preempt: its default timers, a thread per timer "
+           "(`TAKT_TIMERS_DEDICATED`) sleeping until each release at the job's priority and running the job itself "
+           "(timers beyond `timer_threads` on the timer thread at SCHED_FIFO 98, which hands each release to a "
+           "worker); preempt, leader timers: a waiting worker releases and runs the job itself "
            "(`TAKT_TIMERS_LEADER`).", "",
            "| period µs | timers | executor | samples | p1 µs | mean µs | p99 µs | max µs |", "|---:|---:|---|---:|---:|---:|---:|---:|"]
     for r in tm:

@@ -6,7 +6,7 @@ Four parts, each comparing in one run, in interleaved blocks:
               memcpy (the floor, and the scaling the machine allows); messages/s and the ratio.
   fanout      publish -> callback start with 10 subscriptions on one topic: preempt vs waitset
               multi-threaded (takt-bench-rosrt's fanout10 scenario).
-  timers      preempt's default timers (a timer thread hands releases to workers): p99 |jitter| vs
+  timers      preempt's default timers (a thread per timer runs its jobs): p99 |jitter| vs
               a raw clock_nanosleep thread at every period of rosrt's timer sweep.
   io load     the one-process publish -> callback scenarios of rosrt (one subscription; + 100 idle
               subscriptions; 10-subscription fan-out), without and with `stress-ng --cpu 2 --io 2
@@ -343,8 +343,9 @@ def _markdown(result: Dict[str, object]) -> List[str]:
 
     md += ["", "## Timer jitter: preempt's default timers vs a raw thread", "",
            "Jitter: start of release k minus start of release k-1 minus the period (`takt-bench-rosrt timer EXEC "
-           "PERIOD_US COUNT 1`). preempt: its default timer mode, a timer thread at SCHED_FIFO 98 hands each "
-           f"release to a worker (2 workers) running the callback at {CB_PRIO}; raw: one SCHED_FIFO {CB_PRIO} thread "
+           "PERIOD_US COUNT 1`). preempt: its default timer mode (`TAKT_TIMERS_DEDICATED`), a thread for the "
+           f"timer sleeping until each absolute release at the callback's priority {CB_PRIO} and running it itself; "
+           f"raw: one SCHED_FIFO {CB_PRIO} thread "
            "sleeping until absolute times with clock_nanosleep (the floor). Every period of rosrt's sweep, "
            f"{_n(tm['blocks'], 'interleaved block')} per period; no other load. Distribution of the absolute jitter in "
            "µs, and the signed p1 / mean / p99.", "",
