@@ -14,7 +14,8 @@ typedef struct deferred {
   bool wake; /* a wake-up: runs after every other deferred call of the same hold */
 } deferred_t;
 
-static TAKT_THREAD_LOCAL uint32_t t_depth;
+static TAKT_THREAD_LOCAL uint32_t t_depth;  /* takt locks held */
+static TAKT_THREAD_LOCAL uint32_t t_scopes; /* deferral scopes open (takt__defer_scope_begin) */
 static TAKT_THREAD_LOCAL deferred_t t_deferred[DEFERRED_MAX];
 static TAKT_THREAD_LOCAL uint32_t t_n_deferred;
 #ifdef TAKT_DEBUG
@@ -82,7 +83,7 @@ void takt__lock_give(takt__lock_t *l) {
   held_pop(l);
   t_depth--;
   takt_mutex_unlock(&l->m);
-  if (t_depth == 0 && t_n_deferred > 0) takt__run_deferred();
+  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > 0) takt__run_deferred();
 }
 
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns) {
@@ -91,6 +92,13 @@ takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *cloc
 }
 
 uint32_t takt__locks_held(void) { return t_depth; }
+
+void takt__defer_scope_begin(void) { t_scopes++; }
+
+void takt__defer_scope_end(void) {
+  t_scopes--;
+  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > 0) takt__run_deferred();
+}
 
 bool takt__lock_order_checked(void) {
 #ifdef TAKT_DEBUG
@@ -107,7 +115,7 @@ static void run_one(const deferred_t *d) {
 
 static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
   deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b, .wake = wake};
-  if (t_depth == 0) {
+  if (t_depth == 0 && t_scopes == 0) {
     run_one(&d);
   } else if (t_n_deferred < DEFERRED_MAX) {
     t_deferred[t_n_deferred++] = d;

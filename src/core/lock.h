@@ -59,6 +59,11 @@ typedef void (*takt__deferred_fn)(void *arg, int64_t a, int64_t b);
 void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
 /** Like takt__defer_call, but run after the deferred wake-ups (in order with them). */
 void takt__defer_after_wakes(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
+/** A deferral scope without a lock: work deferred inside it runs at its end (or later, when the
+ * thread still holds a lock then). A publication's notification walk is one: the executors it
+ * releases jobs on are all told before the first woken worker can preempt the publisher. */
+void takt__defer_scope_begin(void);
+void takt__defer_scope_end(void);
 /** Do the deferred work now (the caller holds no takt lock). */
 void takt__run_deferred(void);
 

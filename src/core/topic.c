@@ -224,12 +224,15 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   if (notify) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
   takt__lock_give(&t->lock);
   if (notify) {
-    /* the list stays as it is until notify_done: changes wait for notifiers == 0 */
+    /* the list stays as it is until notify_done: changes wait for notifiers == 0. The wake-ups
+     * the executors defer run once every subscription was notified. */
+    takt__defer_scope_begin();
     TAKT__LIST_FOREACH(it, &t->subscriptions) {
       takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
       if (s->fn != NULL) takt__notify(&s->cb);
     }
     takt__notify_done(t);
+    takt__defer_scope_end();
   }
   return TAKT_OK;
 }
