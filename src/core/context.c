@@ -652,6 +652,7 @@ void takt_chain_reset_stats(takt_chain_t *chain) {
 }
 
 void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
+  if (atomic_load_explicit(&cb->chain, memory_order_acquire) == NULL) return; /* most callbacks */
   takt_context_t *ctx = cb->node->ctx;
   takt__lock_take(&ctx->stats_lock);
   takt_chain_t *ch = cb->chain;

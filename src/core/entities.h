@@ -29,7 +29,8 @@ struct takt_callback {
                               * reads it without a lock */
   takt__link_t node_link;    /* [ctx] in node->callbacks */
   void *exec_rec;            /* [ctx + exec] the record of the executor that schedules it */
-  takt_chain_t *chain;       /* [stats] */
+  /* [stats] to change; read without it first by takt__chain_job_done (NULL: no statistics) */
+  _Atomic(takt_chain_t *) chain;
   uint32_t chain_pos;        /* [stats] */
   _Atomic uint64_t runs;     /* [atomic] jobs finished */
 };
