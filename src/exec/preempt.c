@@ -655,55 +655,43 @@ static takt_err_t preempt_init(takt_executor_t *e) {
   return TAKT_OK;
 }
 
+/* What a worker or timer thread reads, set before any of them starts. */
+static void init_thread_state(takt_executor_t *e, takt__worker_t *w, uint32_t index,
+                              int32_t level) {
+  takt__preempt_t *pre = pre_of(e);
+  w->e = e;
+  w->index = index;
+  takt_wakeup_init(&w->wake);
+  w->requested = pre->rt ? level : 0;
+  w->applied = w->requested;
+  atomic_store(&w->want_level, w->requested);
+  w->cpus = opt(e)->cpus;
+  w->applied_cpus = w->cpus;
+  atomic_store(&w->want_cpus, w->cpus);
+}
+
 static takt_err_t preempt_start(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
   const takt_preempt_options_t *o = opt(e);
   uint32_t n = o->threads;
   /* everything a worker reads is set before the first one starts: no lock needed here, and no
    * thread is created under one */
-  for (uint32_t i = 0; i < n; i++) {
-    takt__worker_t *w = &pre->workers[i];
-    w->e = e;
-    w->index = i;
-    takt_wakeup_init(&w->wake);
-    w->requested = pre->rt ? o->prio_min : 0;
-    w->applied = w->requested;
-    atomic_store(&w->want_level, w->requested);
-    w->cpus = o->cpus;
-    w->applied_cpus = o->cpus;
-    atomic_store(&w->want_cpus, o->cpus);
-    pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
+  for (uint32_t i = 0; i < n + pre->n_tt; i++) {
+    bool timer = i >= n; /* pre->tthreads follow pre->workers */
+    init_thread_state(e, &pre->workers[i], i, timer ? o->timer_priority : o->prio_min);
+    if (!timer) pre->idle[pre->n_idle++] = n - 1 - i; /* worker 0 on top */
   }
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < n + pre->n_tt; i++) {
+    bool timer = i >= n;
     takt__worker_t *w = &pre->workers[i];
     char name[24];
-    snprintf(name, sizeof name, "takt-w%u", i);
-    takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO, .priority = o->prio_min,
-                             .cpu = -1};
-    if (takt_thread_create(&w->thread, &ta, worker_main, w) < 0) return TAKT_EOS;
-    pre->n = i + 1;
-    if (o->cpus != 0) (void)takt_thread_set_affinity(&w->thread, o->cpus);
-  }
-  for (uint32_t i = 0; i < pre->n_tt; i++) {
-    takt__worker_t *w = &pre->tthreads[i];
-    w->e = e;
-    w->index = n + i;
-    takt_wakeup_init(&w->wake);
-    w->requested = pre->rt ? o->timer_priority : 0;
-    w->applied = w->requested;
-    atomic_store(&w->want_level, w->requested);
-    w->cpus = o->cpus;
-    w->applied_cpus = o->cpus;
-    atomic_store(&w->want_cpus, o->cpus);
-  }
-  for (uint32_t i = 0; i < pre->n_tt; i++) {
-    takt__worker_t *w = &pre->tthreads[i];
-    char name[24];
-    snprintf(name, sizeof name, "takt-t%u", i);
+    snprintf(name, sizeof name, timer ? "takt-t%u" : "takt-w%u", timer ? i - n : i);
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
-                             .priority = o->timer_priority, .cpu = -1};
-    if (takt_thread_create(&w->thread, &ta, timer_thread_main, w) < 0) return TAKT_EOS;
-    pre->tt_started = i + 1;
+                             .priority = timer ? o->timer_priority : o->prio_min, .cpu = -1};
+    if (takt_thread_create(&w->thread, &ta, timer ? timer_thread_main : worker_main, w) < 0)
+      return TAKT_EOS;
+    if (timer) pre->tt_started = i - n + 1;
+    else pre->n = i + 1;
     if (o->cpus != 0) (void)takt_thread_set_affinity(&w->thread, o->cpus);
   }
   if (pre->thread_mode && !pre->fake) {
