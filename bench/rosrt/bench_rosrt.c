@@ -58,15 +58,8 @@ static void print_samples(const char *key) {
   printf("]");
 }
 
-static void die(const char *what, takt_err_t rc) {
-  fprintf(stderr, "takt-bench-rosrt: %s: %s\n", what, takt_strerror(rc));
-  exit(1);
-}
-#define CHECK(what, expr)                                                                          \
-  do {                                                                                             \
-    takt_err_t rc_ = (expr);                                                                       \
-    if (rc_ < 0) die(what, rc_);                                                                   \
-  } while (0)
+#define TAKT_CHECK_PROG "takt-bench-rosrt"
+#include "../../tools/common/check.h"
 
 /* ---- executors under test ---- */
 

@@ -49,15 +49,8 @@ static const char *g_prog = "takt-bench-scale";
  * late (its creator preempted by another process) cannot start after the others have finished. */
 static _Atomic int64_t g_start;
 
-static void die(const char *what, takt_err_t rc) {
-  fprintf(stderr, "%s: %s: %s\n", g_prog, what, takt_strerror(rc));
-  exit(1);
-}
-#define CHECK(what, expr)                                                                          \
-  do {                                                                                             \
-    takt_err_t rc_ = (expr);                                                                       \
-    if (rc_ < 0) die(what, rc_);                                                                   \
-  } while (0)
+#define TAKT_CHECK_PROG "takt-bench-scale"
+#include "../../tools/common/check.h"
 
 /* One message through the middleware: into the topic, out of the subscription, checked. */
 static long one_takt(worker_t *w, uint64_t seq) {
