@@ -435,7 +435,8 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
 }
 
 /* The job of w ended: account, re-release its callback if work is left, take the next. */
-static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
+/* The accounting every ended job has, workers' and timer threads' alike. Returns its record. */
+static takt__exec_rec_t *job_ended(takt_executor_t *e, takt__worker_t *w, bool ran) {
   takt__preempt_t *pre = pre_of(e);
   takt__exec_rec_t *r = w->rec;
   w->rec = NULL;
@@ -444,6 +445,12 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
   pre->ran++;
   if (ran) e->stats.executed++;
   if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
+  return r;
+}
+
+static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
+  takt__preempt_t *pre = pre_of(e);
+  takt__exec_rec_t *r = job_ended(e, w, ran);
   if (r->e == e && r->cb->kind != TAKT_CB_TIMER && !(r->state & TAKT__ST_READY) &&
       (r->inflight == 0 || is_reentrant(r)) && takt__callback_has_work(r->cb)) {
     r->state &= ~TAKT__ST_AGAIN;
@@ -580,14 +587,7 @@ static void timer_thread_main(void *arg) {
           r->next_deadline = TAKT_TIME_INFINITE;
           assign(e, w, r, timer_deadline(r));
           e->stats.dispatched++;
-          (void)run_job(e, w);
-          /* the job is done: the bookkeeping of finish_job that applies to a timer thread */
-          w->rec = NULL;
-          r->inflight--;
-          pre->busy--;
-          pre->ran++;
-          e->stats.executed++;
-          if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
+          (void)job_ended(e, w, run_job(e, w));
           if (pre->busy == 0) takt__event_signal(&pre->quiet);
         }
         continue;
