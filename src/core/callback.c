@@ -34,6 +34,15 @@ bool takt__callback_has_work(takt_callback_t *cb) {
   return takt__callback_oldest_arrival(cb) != UINT64_MAX;
 }
 
+bool takt__callback_has_work_exact(takt_callback_t *cb) {
+#if TAKT_WITH_PUBSUB
+  if (cb->kind == TAKT_CB_SUBSCRIPTION)
+    return takt__subscription_oldest_arrival_exact((takt_subscription_t *)(void *)cb) !=
+           UINT64_MAX;
+#endif
+  return takt__callback_oldest_arrival(cb) != UINT64_MAX;
+}
+
 bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run) {
   switch (cb->kind) {
 #if TAKT_WITH_PUBSUB

@@ -43,6 +43,8 @@ void takt__notify_done(takt_topic_t *t);
 #if TAKT_WITH_PUBSUB
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
+/** The same without the lock-free first answer (always under the topic lock). */
+uint64_t takt__subscription_oldest_arrival_exact(takt_subscription_t *s);
 uint32_t takt__subscription_queued(takt_subscription_t *s);
 #endif
 #if TAKT_WITH_RPC

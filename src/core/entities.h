@@ -22,6 +22,11 @@ struct takt__timing_hooks;
 
 struct takt_callback {
   takt_callback_kind_t kind; /* [const] */
+  /* Subscriptions: a copy of the queue length (count), [topic] to change, read without the lock
+   * by executors: zero, read after the arrival notification of a message, means nothing is
+   * queued; non-zero only says "look" (an entry may have been overwritten since). Beside kind,
+   * so an executor's scan over idle callbacks touches one cache line each. Other kinds: 0. */
+  _Atomic uint32_t queued;
   takt_node_t *node;         /* [const] */
   const char *name;          /* [const] */
   uint32_t reg_order;        /* [const] context-wide registration order */
@@ -63,7 +68,9 @@ struct takt_node {
 #if TAKT_WITH_PUBSUB
 typedef struct takt__slot {
   takt_msg_header_t hdr; /* [topic] */
-  uint16_t pins;         /* [topic] callbacks reading the slot now */
+  /* [topic] to raise; lowered without it (release) by a callback done reading the slot, so a
+   * stale non-zero only makes a publication pass the slot over */
+  _Atomic uint16_t pins;
   uint16_t hard_unread;  /* [topic] HARD subscriptions that have not fetched it: kept */
 } takt__slot_t;
 
@@ -111,7 +118,7 @@ struct takt_subscription {
   void *user;                /* [const] */
   takt__entry_t *queue;      /* [const]; contents [topic] */
   uint32_t depth;            /* [const] */
-  uint32_t head, count;      /* [topic] */
+  uint32_t head, count;      /* [topic]; cb.queued copies count */
   uint64_t dropped;          /* [topic] */
   takt_rt_class_t rt_class;  /* [ctx + topic] */
   void *timing;              /* [ctx + topic] the timing layer's per-consumer state, or NULL */

@@ -12,6 +12,9 @@ struct takt__dispatcher {
    * TAKT__LEVEL_EXECUTOR or above; the executor takes its own lock. cb may have been detached
    * from this executor since the caller looked (the executor then ignores it). */
   void (*arrival)(takt__dispatcher_t *d, takt_callback_t *cb);
+  /** The same for n callbacks at once (one publication's subscriptions on this executor): the
+   * executor takes its lock once. */
+  void (*arrivals)(takt__dispatcher_t *d, takt_callback_t *const *cbs, uint32_t n);
   /** A callback was created on / is being removed from an attached node. Context lock held. */
   void (*added_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
   void (*removed_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
@@ -53,12 +56,19 @@ void takt__group_detach_locked(takt_callback_t *cb);
  * The queries take the lock of the callback's topic or service themselves: the caller may hold
  * its executor's lock (below them), nothing above. */
 
-/** Has the callback work queued (message, request, response)? Timers: never here. */
+/** Has the callback work queued (message, request, response)? Timers: never here. For an
+ * executor that holds its lock after the arrival notification of any work it must not miss: a
+ * subscription answers "no" from a lock-free copy of its queue length, which a publication writes
+ * before it notifies. Use takt__callback_has_work_exact where no notification orders the two. */
 bool takt__callback_has_work(takt_callback_t *cb);
+/** The same, always asking under the topic's or service's lock (a callback being attached: a
+ * publication that read no executor before the attachment did not notify). */
+bool takt__callback_has_work_exact(takt_callback_t *cb);
 /** Units of work queued (messages, requests, responses), an upper bound: some may have been
  * overwritten since. */
 uint32_t takt__callback_queued(takt_callback_t *cb);
-/** Arrival sequence number of the callback's oldest queued work, UINT64_MAX if none. */
+/** Arrival sequence number of the callback's oldest queued work, UINT64_MAX if none; the same
+ * lock-free first answer as takt__callback_has_work for a subscription with nothing queued. */
 uint64_t takt__callback_oldest_arrival(takt_callback_t *cb);
 /** How a job runs: its absolute deadline (TAKT_TIME_INFINITE: none); held, the one lock the
  * caller holds (its executor's, or NULL), let go around the user function and held again on

@@ -140,7 +140,8 @@ static takt_err_t claim_slot_locked(takt_topic_t *t, int64_t t_info, uint32_t *s
   if (t_info < t->slots[t->order[0]].hdr.t_info) return TAKT_ELATE;
   for (uint32_t i = 0; i < t->used; i++) {
     uint32_t s = t->order[i];
-    if (t->slots[s].pins == 0 && t->slots[s].hard_unread == 0) {
+    if (atomic_load_explicit(&t->slots[s].pins, memory_order_acquire) == 0 &&
+        t->slots[s].hard_unread == 0) {
       memmove(&t->order[i], &t->order[i + 1], (size_t)(t->used - i - 1) * sizeof(uint32_t));
       t->used--;
       *slot = s;
@@ -179,6 +180,7 @@ static void enqueue_locked(takt_subscription_t *s, uint32_t slot, uint32_t seq, 
   e->seq = seq;
   e->arrival = arrival;
   s->count++;
+  atomic_store_explicit(&s->cb.queued, s->count, memory_order_relaxed);
   if (s->rt_class == TAKT_RT_HARD) s->topic->slots[slot].hard_unread++;
 }
 
@@ -191,6 +193,9 @@ static bool hard_queue_full_locked(takt_topic_t *t) {
   }
   return false;
 }
+
+/* Subscriptions told per executor call by a publication's notification walk. */
+#define NOTIFY_BATCH 16
 
 takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
   if (pub == NULL || data == NULL) return TAKT_EINVAL;
@@ -213,7 +218,8 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   memcpy(slot_data(t, slot), data, size);
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
-  if (tm != NULL) tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
+  if (tm != NULL && t->timing != NULL) /* no constraint on the topic: no timing lock */
+    tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
   bool notify = false;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
@@ -227,10 +233,23 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
     /* the list stays as it is until notify_done: changes wait for notifiers == 0. The wake-ups
      * the executors defer run once every subscription was notified. */
     takt__defer_scope_begin();
+    /* consecutive subscriptions of one executor are told together: its lock is taken once */
+    takt_callback_t *run[NOTIFY_BATCH];
+    uint32_t n = 0;
+    takt__dispatcher_t *run_d = NULL;
     TAKT__LIST_FOREACH(it, &t->subscriptions) {
       takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
-      if (s->fn != NULL) takt__notify(&s->cb);
+      if (s->fn == NULL) continue;
+      takt__dispatcher_t *d = atomic_load_explicit(&s->cb.node->dispatcher, memory_order_acquire);
+      if (d == NULL) continue;
+      if (n > 0 && (d != run_d || n == NOTIFY_BATCH)) {
+        run_d->arrivals(run_d, run, n);
+        n = 0;
+      }
+      run_d = d;
+      run[n++] = &s->cb;
     }
+    if (n > 0) run_d->arrivals(run_d, run, n);
     takt__notify_done(t);
     takt__defer_scope_end();
   }
@@ -322,6 +341,7 @@ static takt__entry_t *head_valid_locked(takt_subscription_t *s) {
     s->head = (s->head + 1) % s->depth;
     s->count--;
     s->dropped++;
+    atomic_store_explicit(&s->cb.queued, s->count, memory_order_relaxed);
   }
   return NULL;
 }
@@ -330,6 +350,7 @@ static void pop_locked(takt_subscription_t *s) {
   release_entry_locked(s, &s->queue[s->head]);
   s->head = (s->head + 1) % s->depth;
   s->count--;
+  atomic_store_explicit(&s->cb.queued, s->count, memory_order_relaxed);
 }
 
 /* After a fetch: tell the timing layer, which computes the usefulness and re-arms deadlines. */
@@ -422,7 +443,8 @@ bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) 
   }
   uint32_t slot = e->slot;
   takt__slot_t *sl = &t->slots[slot];
-  sl->pins++; /* pinned before the HARD mark is released: the slot stays until we return */
+  /* pinned before the HARD mark is released: the slot stays until we return */
+  atomic_fetch_add_explicit(&sl->pins, 1, memory_order_relaxed);
   pop_locked(s);
   takt_message_t msg = {.header = sl->hdr, .data = slot_data(t, slot), .size = t->type->size,
                         .usefulness = 1.0f};
@@ -433,13 +455,17 @@ bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) 
   takt__job_t *saved = takt__job_begin(&job, run);
   if (s->fn != NULL) s->fn(s, &msg, s->user);
   takt__job_end(&job, saved, run);
-  takt__lock_take(&t->lock);
-  sl->pins--;
-  takt__lock_give(&t->lock);
+  /* done reading: a publication may take the slot (its acquire load pairs with this) */
+  atomic_fetch_sub_explicit(&sl->pins, 1, memory_order_release);
   return true;
 }
 
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s) {
+  if (atomic_load_explicit(&s->cb.queued, memory_order_relaxed) == 0) return UINT64_MAX;
+  return takt__subscription_oldest_arrival_exact(s);
+}
+
+uint64_t takt__subscription_oldest_arrival_exact(takt_subscription_t *s) {
   if (s->fn == NULL) return UINT64_MAX; /* read with take only: never work for an executor */
   takt__lock_take(&s->topic->lock);
   takt__entry_t *e = head_valid_locked(s);

@@ -84,6 +84,16 @@ static void on_arrival(takt__dispatcher_t *d, takt_callback_t *cb) {
   takt__exec_unlock(e);
 }
 
+static void on_arrivals(takt__dispatcher_t *d, takt_callback_t *const *cbs, uint32_t n) {
+  takt_executor_t *e = (takt_executor_t *)(void *)d;
+  takt__exec_lock(e);
+  for (uint32_t i = 0; i < n; i++) {
+    takt__exec_rec_t *r = rec_of(e, cbs[i]);
+    if (r != NULL) arrival_locked(e, r);
+  }
+  takt__exec_unlock(e);
+}
+
 static takt_err_t on_check_attr(takt__dispatcher_t *d, const takt_callback_attr_t *attr) {
   takt_executor_t *e = (takt_executor_t *)(void *)d;
   return e->ops->check_attr != NULL ? e->ops->check_attr(e, attr) : TAKT_OK;
@@ -117,7 +127,7 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
       arm_timer_locked(e, r, takt_clock_now(e->ctx->clock));
       if (e->ops->timer_added_locked != NULL) e->ops->timer_added_locked(e);
     }
-  } else if (takt__callback_has_work(cb)) {
+  } else if (takt__callback_has_work_exact(cb)) {
     arrival_locked(e, r);
   }
   return TAKT_OK;
@@ -214,6 +224,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
                   offsetof(takt__exec_rec_t, heap_pos));
   e->ready_flags = (bool *)(void *)(tables + 4 * (size_t)cap);
   e->d.arrival = on_arrival;
+  e->d.arrivals = on_arrivals;
   e->d.added_locked = on_added;
   e->d.removed_locked = on_removed;
   e->d.stop_locked = on_stop;

@@ -66,6 +66,10 @@ typedef struct timing {
   takt__lock_t lock; /* guards everything below and every consumer_t / topic_timing_t */
   takt_timing_config_t cfg;
   takt__heap_t heap; /* armed deadlines by critical instant; position: deadline->pos */
+  /* [lock] to change, written as the lock is let go: when dispatch has work (INT64_MIN: a
+   * violation is pending; else the head deadline, TAKT_TIME_INFINITE if none). Read without the
+   * lock by each executor round, so a round with nothing due takes no timing lock. */
+  _Atomic int64_t due;
   uint32_t reserved; /* deadlines that may be armed at once (capacity accounting) */
   takt_violation_t pending[PENDING_MAX];
   void *pending_owner[PENDING_MAX]; /* consumer_t for recovery */
@@ -107,7 +111,18 @@ static void arm(timing_t *tm, deadline_t *d, int64_t at) {
 
 static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
 static void tm_take(takt_context_t *ctx) { takt__lock_take(&state(ctx)->lock); }
-static void tm_give(takt_context_t *ctx) { takt__lock_give(&state(ctx)->lock); }
+
+static int64_t due_locked(const timing_t *tm) {
+  if (tm->pending_count > 0) return INT64_MIN;
+  const deadline_t *head = takt__heap_top(&tm->heap);
+  return head != NULL ? head->at : TAKT_TIME_INFINITE;
+}
+
+static void tm_give(takt_context_t *ctx) {
+  timing_t *tm = state(ctx);
+  atomic_store_explicit(&tm->due, due_locked(tm), memory_order_release);
+  takt__lock_give(&tm->lock);
+}
 
 takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *cfg) {
   takt_timing_config_t def = TAKT_TIMING_CONFIG_DEFAULT;
@@ -131,6 +146,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
     return TAKT_ENOMEM;
   }
   tm->cfg = *cfg;
+  atomic_init(&tm->due, TAKT_TIME_INFINITE);
   takt__heap_init(&tm->heap, heap, cap, earlier, offsetof(deadline_t, pos));
   ctx->timing_state = tm;
   ctx->timing = &hooks;
@@ -587,12 +603,7 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
 
 /* ---- dispatch ---- */
 
-static int64_t h_next_deadline(takt_context_t *ctx) {
-  timing_t *tm = state(ctx);
-  if (tm->pending_count > 0) return INT64_MIN;
-  deadline_t *head = takt__heap_top(&tm->heap);
-  return head != NULL ? head->at : TAKT_TIME_INFINITE;
-}
+static int64_t h_next_deadline(takt_context_t *ctx) { return due_locked(state(ctx)); }
 
 /* Turn the head deadline (due) into a violation; lock held. */
 static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
@@ -633,6 +644,8 @@ static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
 
 static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
   timing_t *tm = state(ctx);
+  /* nothing due (as of the last change of the deadlines): no lock */
+  if (atomic_load_explicit(&tm->due, memory_order_acquire) > now) return;
   tm_take(ctx);
   for (;;) {
     if (atomic_load(&ctx->panicked)) { /* the system is down: later violations are consequences */
@@ -680,10 +693,7 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
 }
 
 static int64_t h_next(takt_context_t *ctx) {
-  tm_take(ctx);
-  int64_t t = h_next_deadline(ctx);
-  tm_give(ctx);
-  return t;
+  return atomic_load_explicit(&state(ctx)->due, memory_order_acquire);
 }
 
 static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,

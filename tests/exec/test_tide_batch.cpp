@@ -368,6 +368,94 @@ TEST_F(TriggerFixture, BadTriggerOptionsAreRejected) {
   EXPECT_STREQ(takt_strerror(TAKT_EKIND), "options of another executor kind");
 }
 
+#if TAKT_WITH_PUBSUB
+// One publication tells the executors of its subscriptions in runs (one lock hold per run of
+// subscriptions on the same executor): subscriptions whose executors alternate, and more of them
+// on one executor than a run holds, each get the message exactly once.
+void count_msg(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *seen = static_cast<std::vector<uint64_t> *>(user);
+  seen->push_back(static_cast<const Blob8 *>(msg->data)->value);
+}
+
+class FanOutNotify : public ContextTest {};
+
+TEST_F(FanOutNotify, EverySubscriptionOfEveryExecutorIsToldOnce) {
+  constexpr int kSubs = 30;  // more than one notification run (16), alternating executors first
+  takt_topic_t *t = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "fan", blob8_type(), 4, &t), TAKT_OK);
+  takt_executor_t *ex[2] = {};
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex[0]), TAKT_OK);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, nullptr, &ex[1]), TAKT_OK);
+  takt_node_t *nodes[kSubs] = {};
+  takt_subscription_t *subs[kSubs] = {};
+  std::vector<uint64_t> seen[kSubs];
+  for (int i = 0; i < kSubs; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "n%d", i);
+    ASSERT_EQ(takt_node_create(ctx, name, &nodes[i]), TAKT_OK);
+    ASSERT_EQ(takt_subscription_create(nodes[i], t, "s", count_msg, &seen[i], nullptr, &subs[i]),
+              TAKT_OK);
+    // 0,1,0,1,0 then every other one on the tide executor
+    ASSERT_EQ(takt_executor_add_node(ex[i < 5 ? i % 2 : 0], nodes[i]), TAKT_OK);
+  }
+  takt_node_t *pn = nullptr;
+  takt_publisher_t *p = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "pub", &pn), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(pn, t, &p), TAKT_OK);
+  for (uint64_t v = 1; v <= 3; v++) {
+    Blob8 b{v};
+    ASSERT_EQ(takt_publish(p, &b, sizeof b), TAKT_OK);
+    for (auto *e : ex) ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  }
+  for (int i = 0; i < kSubs; i++)
+    EXPECT_EQ(seen[i], (std::vector<uint64_t>{1, 2, 3})) << "subscription " << i;
+  for (auto *e : ex) takt_executor_destroy(e);
+  ASSERT_EQ(takt_publisher_destroy(p), TAKT_OK);
+  for (int i = 0; i < kSubs; i++) ASSERT_EQ(takt_subscription_destroy(subs[i]), TAKT_OK);
+  for (int i = 0; i < kSubs; i++) ASSERT_EQ(takt_node_destroy(nodes[i]), TAKT_OK);
+  ASSERT_EQ(takt_node_destroy(pn), TAKT_OK);
+  ASSERT_EQ(takt_topic_destroy(t), TAKT_OK);
+}
+
+// A message queued before its subscription's node is attached is found at the attachment (no
+// notification can have told the executor), and one overwritten meanwhile is not run.
+TEST_F(FanOutNotify, WorkQueuedBeforeAttachIsFoundAndOverwrittenWorkIsNot) {
+  takt_topic_t *t = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "late", blob8_type(), 1, &t), TAKT_OK);
+  takt_node_t *n = nullptr, *pn = nullptr;
+  takt_subscription_t *s = nullptr;
+  takt_publisher_t *p = nullptr;
+  std::vector<uint64_t> seen;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "pub", &pn), TAKT_OK);
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = 2;
+  ASSERT_EQ(takt_subscription_create(n, t, "s", count_msg, &seen, &so, &s), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(pn, t, &p), TAKT_OK);
+  Blob8 b{7};
+  ASSERT_EQ(takt_publish(p, &b, sizeof b), TAKT_OK);
+  takt_executor_t *e = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{7}));
+  // the topic keeps one slot: the second message overwrites the first, queued twice
+  b.value = 8;
+  ASSERT_EQ(takt_publish(p, &b, sizeof b), TAKT_OK);
+  b.value = 9;
+  ASSERT_EQ(takt_publish(p, &b, sizeof b), TAKT_OK);
+  EXPECT_EQ(takt_subscription_pending(s), 1u);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{7, 9}));
+  takt_executor_destroy(e);
+  ASSERT_EQ(takt_publisher_destroy(p), TAKT_OK);
+  ASSERT_EQ(takt_subscription_destroy(s), TAKT_OK);
+  ASSERT_EQ(takt_node_destroy(n), TAKT_OK);
+  ASSERT_EQ(takt_node_destroy(pn), TAKT_OK);
+  ASSERT_EQ(takt_topic_destroy(t), TAKT_OK);
+}
+#endif
+
 TEST(ExecutorKind, ParseAndName) {
   takt_executor_kind_t k;
   EXPECT_EQ(takt_executor_kind_parse("tide", &k), TAKT_OK);
