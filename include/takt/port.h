@@ -123,6 +123,13 @@ takt_err_t takt_thread_set_affinity(takt_thread_t *t, uint64_t mask);
 void takt_thread_self(takt_thread_t *out);
 /** The number of CPUs this process may run on. */
 uint32_t takt_port_cpu_count(void);
+/** The CPU the calling thread runs on now, UINT32_MAX if the platform cannot tell. No system
+ * call where the platform offers that (Linux: rseq / vDSO). */
+uint32_t takt_port_current_cpu(void);
+/** The calling thread's id as the OS shows it (Linux: its tid), and its name into buf ("" if
+ * none). May be system calls: not under a takt lock. */
+int64_t takt_port_thread_id(void);
+void takt_port_thread_name(char *buf, size_t len);
 
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);

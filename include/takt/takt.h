@@ -9,6 +9,7 @@
 #include "takt/stats.h"
 #include "takt/sync.h"
 #include "takt/timing.h"
+#include "takt/trace.h"
 
 #define TAKT_VERSION_MAJOR 0
 #define TAKT_VERSION_MINOR 1

@@ -95,6 +95,7 @@ struct takt_topic {
   _Atomic uint32_t quiesce_waiting; /* [atomic] a writer waits for notifiers == 0 */
   takt_wakeup_t quiet;              /* posted when notifiers drops to zero for that writer */
   takt__link_t ctx_link;            /* [ctx] */
+  uint32_t trace_id;                /* [const] 1, 2, ... in creation order (traces name it) */
 };
 
 struct takt_publisher {
@@ -241,6 +242,10 @@ struct takt_context {
   /* Set by takt_timing_enable, before the context runs; read without a lock afterwards. */
   const struct takt__timing_hooks *timing;
   void *timing_state;
+  /* [atomic] the trace recording now (NULL: off); set and cleared by takt_trace_start/stop */
+  _Atomic(struct takt__trace *) trace;
+  struct takt__trace *trace_last; /* [ctx] the last trace started, readable after its stop */
+  uint32_t topic_ids;             /* [ctx] trace ids of topics, in creation order */
 };
 
 #endif

@@ -10,6 +10,9 @@ typedef struct takt__job {
   int64_t t_info;
   int64_t release;
   int64_t abs_deadline; /* 0: none */
+  int64_t start;        /* when it started, stamped only while a trace records */
+  uint32_t flow;        /* the consumed message's topic trace id (0: none) ... */
+  uint32_t flow_seq;    /* ... and its sequence number: links the job to the publication */
 } takt__job_t;
 
 extern TAKT_THREAD_LOCAL takt__job_t *takt__current_job;

@@ -5,6 +5,7 @@
  * notification count that list changes wait out (takt__quiesce_locked). */
 #include "callbacks.h"
 #include "timing_hooks.h"
+#include "trace.h"
 
 #if TAKT_WITH_PUBSUB
 
@@ -52,6 +53,7 @@ takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
   takt_wakeup_init(&t->quiet);
   takt__list_init(&t->subscriptions);
   takt__list_push_back(&ctx->topic_list, &t->ctx_link);
+  t->trace_id = ++ctx->topic_ids;
   takt__unlock(ctx);
   *out = t;
   return TAKT_OK;
@@ -228,7 +230,14 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
     notify = notify || s->fn != NULL;
   }
   if (notify) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
+  uint32_t seq = sl->hdr.seq;
   takt__lock_give(&t->lock);
+  takt__trace_t *tr = takt__trace_of(ctx);
+  if (tr != NULL) {
+    takt_trace_event_t ev = {.ts = now, .a = seq, .b = t_info, .id = t->trace_id,
+                             .kind = TAKT_TRACE_PUBLISH};
+    takt__trace_record(tr, &ev);
+  }
   if (notify) {
     /* the list stays as it is until notify_done: changes wait for notifiers == 0. The wake-ups
      * the executors defer run once every subscription was notified. */
@@ -451,7 +460,8 @@ bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) 
   msg.usefulness = fetched_locked(s, &sl->hdr);
   takt__lock_give(&t->lock);
   takt__job_t job = {.cb = &s->cb, .t_info = msg.header.t_info, .release = msg.header.t_data,
-                     .abs_deadline = takt__run_deadline(run)};
+                     .abs_deadline = takt__run_deadline(run), .flow = t->trace_id,
+                     .flow_seq = msg.header.seq};
   takt__job_t *saved = takt__job_begin(&job, run);
   if (s->fn != NULL) s->fn(s, &msg, s->user);
   takt__job_end(&job, saved, run);

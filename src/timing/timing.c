@@ -4,6 +4,7 @@
 
 #include "../core/callbacks.h"
 #include "../core/timing_hooks.h"
+#include "../core/trace.h"
 #include "timing_impl.h"
 #include "takt/timing.h"
 
@@ -23,6 +24,7 @@ typedef struct deadline {
 typedef struct consumer {
   takt_constraints_t c;
   const char *name;
+  uint32_t cb_id; /* its callback's registration number (traces) */
   const char *channel;
   /* the deadline of the oldest pending message (subscriptions) */
   deadline_t dl;
@@ -259,6 +261,7 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
     return rc;
   }
   con->name = sub->name;
+  con->cb_id = sub->cb.reg_order;
   con->channel = sub->topic->name;
   consumer_t *old = sub->timing;
   if (old != NULL) disarm(tm, &old->dl);
@@ -316,6 +319,7 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
     con->req[i].r = &client->requests[i];
   }
   con->name = client->name;
+  con->cb_id = client->cb.reg_order;
   con->channel = client->service->name;
   tm->reserved += extra;
   consumer_free(ctx, client->timing);
@@ -672,9 +676,16 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
     takt_recovery_fn rec = con != NULL ? con->c.recovery : NULL;
     void *rec_user = con != NULL ? con->c.recovery_user : NULL;
     bool panic_now = false;
+    uint32_t cb_id = con != NULL ? con->cb_id : 0;
     /* handlers run without any lock: they may publish, take or shut the system down */
     tm_give(ctx);
     if (held != NULL) takt__lock_give(held);
+    takt__trace_t *tr = takt__trace_of(ctx);
+    if (tr != NULL) {
+      takt_trace_event_t ev = {.ts = now, .a = v.kind, .b = v.t_info, .id = cb_id,
+                               .kind = TAKT_TRACE_VIOLATION};
+      takt__trace_record(tr, &ev);
+    }
     if (obs != NULL) obs(&v, obs_user);
     if (v.rt_class == TAKT_RT_HARD) {
       bool recovered = rec != NULL && rec(&v, rec_user);

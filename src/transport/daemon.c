@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/heap.h"
+#include "../core/trace.h"
 #include "takt/port.h"
 #include "transport_impl.h"
 
@@ -117,6 +118,15 @@ static void start_next_locked(takt_daemon_t *d) {
   d->current = n;
   n->sent_at = now_of(d);
   (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
+  takt__trace_t *tr = takt__trace_of(d->ctx);
+  if (tr != NULL) {
+    takt_frame_header_t h;
+    if (takt_frame_peek_header(n->wire, n->len, &h) == TAKT_OK) {
+      takt_trace_event_t ev = {.ts = n->sent_at, .a = h.entity, .b = h.seq, .c = n->len,
+                               .t_info = h.t_info, .kind = TAKT_TRACE_FRAME_TX};
+      takt__trace_record(tr, &ev);
+    }
+  }
 }
 
 static void put_u32(uint8_t *p, uint32_t v) {
@@ -292,6 +302,12 @@ static void deliver_locked(takt_daemon_t *d, struct rx_slot *s) {
 
 static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
   takt_daemon_t *d = user; /* lock held by on_receive */
+  takt__trace_t *tr = takt__trace_of(d->ctx);
+  if (tr != NULL) {
+    takt_trace_event_t ev = {.ts = now_of(d), .a = h->entity, .b = h->seq, .c = len,
+                             .t_info = h->t_info, .kind = TAKT_TRACE_FRAME_RX};
+    takt__trace_record(tr, &ev);
+  }
   bool reliable = h->kind == TAKT_FRAME_DATA && (h->flags & TAKT_FRAME_RELIABLE);
   if (h->kind != TAKT_FRAME_DATA || reliable) {
     /* control frames act now, reliable data must be acknowledged: verify them on arrival */

@@ -23,6 +23,7 @@ PUBLIC = {
     "err.h": "port", "features.h": "port", "config.h": "port", "clock.h": "port",
     "port.h": "port", "port_io.h": "port",
     "core.h": "core", "stats.h": "core", "sync.h": "core", "wire.h": "core", "msg.hpp": "core",
+    "trace.h": "core",
     "timing.h": "timing",
     "exec.h": "exec", "sizes.h": "exec", "takt.h": "exec",
     "frame.h": "transport", "link.h": "transport", "daemon.h": "transport",

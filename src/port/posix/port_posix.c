@@ -347,6 +347,19 @@ uint32_t takt_port_cpu_count(void) {
   return n > 0 ? (uint32_t)n : 1u;
 }
 
+uint32_t takt_port_current_cpu(void) {
+  int c = sched_getcpu();
+  return c >= 0 ? (uint32_t)c : UINT32_MAX;
+}
+
+int64_t takt_port_thread_id(void) { return (int64_t)syscall(SYS_gettid); }
+
+void takt_port_thread_name(char *buf, size_t len) {
+  if (len == 0) return;
+  buf[0] = '\0';
+  if (pthread_getname_np(pthread_self(), buf, len) != 0) buf[0] = '\0';
+}
+
 uint32_t takt_port_realtime_setup(void) {
   static int dma_fd = -1; /* kept open: the request lasts while the file is open */
   uint32_t done = 0;

@@ -1,0 +1,189 @@
+/* Recording traces: a ring per thread in the caller's memory, written only by its thread.
+ *
+ * A recorder marks its ring busy, checks that the trace is still on, writes the event and
+ * clears the mark; takt_trace_stop turns the trace off and then waits for every busy mark to
+ * clear (a recorder writes one event: nanoseconds), so after stop no thread touches the memory
+ * and the rings are read without locks. The busy mark and the on flag are sequentially
+ * consistent: a recorder either sees the trace off or stop sees its mark. */
+#include "trace.h"
+
+#include <string.h>
+
+#include "takt/port.h"
+
+typedef struct ring {
+  _Atomic uint32_t busy;
+  uint32_t cap;
+  uint64_t head;        /* events written so far (the ring holds the last min(head, cap)) */
+  uint64_t overwritten; /* events lost to a full ring */
+  int64_t tid;
+  char name[16];
+  takt_trace_event_t *ev;
+} ring_t;
+
+struct takt__trace {
+  takt_context_t *ctx;
+  uint32_t gen; /* distinguishes traces started in the same memory */
+  takt_trace_config_t cfg;
+  _Atomic bool on;
+  _Atomic uint32_t next_ring;
+  _Atomic uint64_t no_ring;
+  ring_t *rings;
+};
+
+static _Atomic uint32_t g_gen;
+
+/* The calling thread's ring of the trace it recorded into last. */
+static TAKT_THREAD_LOCAL struct {
+  takt__trace_t *tr;
+  uint32_t gen;
+  ring_t *ring; /* NULL: no ring was free */
+} t_cache;
+
+static size_t align8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+static takt_trace_config_t config_or_default(const takt_trace_config_t *cfg) {
+  takt_trace_config_t def = TAKT_TRACE_CONFIG_DEFAULT;
+  return cfg != NULL ? *cfg : def;
+}
+
+size_t takt_trace_memory_size(const takt_trace_config_t *cfg) {
+  takt_trace_config_t c = config_or_default(cfg);
+  return align8(sizeof(takt__trace_t)) + align8((size_t)c.max_threads * sizeof(ring_t)) +
+         (size_t)c.max_threads * c.events_per_thread * sizeof(takt_trace_event_t);
+}
+
+takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg, void *mem,
+                            size_t bytes) {
+  takt_trace_config_t c = config_or_default(cfg);
+  if (ctx == NULL || mem == NULL || ((uintptr_t)mem & 7u) != 0 || c.max_threads == 0 ||
+      c.events_per_thread == 0 || c.max_threads > 4096)
+    return TAKT_EINVAL;
+  if (bytes < takt_trace_memory_size(&c)) return TAKT_ESIZE;
+  takt__lock(ctx);
+  if (takt__trace_of(ctx) != NULL) {
+    takt__unlock(ctx);
+    return TAKT_ESTATE;
+  }
+  uint8_t *p = mem;
+  takt__trace_t *tr = (takt__trace_t *)(void *)p;
+  memset(tr, 0, sizeof *tr);
+  p += align8(sizeof *tr);
+  tr->rings = (ring_t *)(void *)p;
+  p += align8((size_t)c.max_threads * sizeof(ring_t));
+  for (uint32_t i = 0; i < c.max_threads; i++) {
+    ring_t *r = &tr->rings[i];
+    memset(r, 0, sizeof *r);
+    r->cap = c.events_per_thread;
+    r->ev = (takt_trace_event_t *)(void *)(p + (size_t)i * c.events_per_thread *
+                                                   sizeof(takt_trace_event_t));
+  }
+  tr->ctx = ctx;
+  tr->cfg = c;
+  tr->gen = atomic_fetch_add(&g_gen, 1) + 1;
+  atomic_store(&tr->on, true);
+  ctx->trace_last = tr;
+  atomic_store(&ctx->trace, tr);
+  takt__unlock(ctx);
+  return TAKT_OK;
+}
+
+void takt_trace_stop(takt_context_t *ctx) {
+  if (ctx == NULL) return;
+  takt__lock(ctx);
+  takt__trace_t *tr = takt__trace_of(ctx);
+  atomic_store(&ctx->trace, NULL);
+  takt__unlock(ctx);
+  if (tr == NULL) return;
+  atomic_store(&tr->on, false);
+  uint32_t n = atomic_load(&tr->next_ring);
+  if (n > tr->cfg.max_threads) n = tr->cfg.max_threads;
+  for (uint32_t i = 0; i < n; i++) {
+    /* a recorder inside its few stores: wait them out (no lock is held here) */
+    while (atomic_load(&tr->rings[i].busy) != 0) takt_sleep_until(takt_time_now() + 1000);
+  }
+}
+
+/* Asking the port for the thread's id and name may be system calls: made now, or once the
+ * thread lets go of its last takt lock (a trace point inside a locked section). */
+static void name_ring(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  ring_t *r = arg;
+  r->tid = takt_port_thread_id();
+  takt_port_thread_name(r->name, sizeof r->name);
+}
+
+static ring_t *claim_ring(takt__trace_t *tr) {
+  uint32_t i = atomic_fetch_add(&tr->next_ring, 1);
+  if (i >= tr->cfg.max_threads) return NULL;
+  ring_t *r = &tr->rings[i];
+  if (takt__locks_held() > 0) takt__defer_call(name_ring, r, 0, 0);
+  else name_ring(r, 0, 0);
+  return r;
+}
+
+void takt__trace_record(takt__trace_t *tr, takt_trace_event_t *ev) {
+  if (t_cache.tr != tr || t_cache.gen != tr->gen) {
+    t_cache.tr = tr;
+    t_cache.gen = tr->gen;
+    t_cache.ring = claim_ring(tr);
+  }
+  ring_t *r = t_cache.ring;
+  if (r == NULL) {
+    atomic_fetch_add_explicit(&tr->no_ring, 1, memory_order_relaxed);
+    return;
+  }
+  uint32_t cpu = takt_port_current_cpu();
+  ev->cpu = cpu > UINT16_MAX - 1 ? UINT16_MAX : (uint16_t)cpu;
+  atomic_store(&r->busy, 1u);
+  if (atomic_load(&tr->on)) {
+    r->ev[r->head % r->cap] = *ev;
+    if (r->head >= r->cap) r->overwritten++;
+    r->head++;
+  }
+  atomic_store_explicit(&r->busy, 0u, memory_order_release);
+}
+
+static takt__trace_t *readable(takt_context_t *ctx) {
+  if (ctx == NULL || takt__trace_of(ctx) != NULL) return NULL;
+  return ctx->trace_last;
+}
+
+void takt_trace_counts(takt_context_t *ctx, takt_trace_counts_t *out) {
+  memset(out, 0, sizeof *out);
+  takt__trace_t *tr = readable(ctx);
+  if (tr == NULL) return;
+  uint32_t n = atomic_load(&tr->next_ring);
+  out->threads = n < tr->cfg.max_threads ? n : tr->cfg.max_threads;
+  for (uint32_t i = 0; i < out->threads; i++) {
+    ring_t *r = &tr->rings[i];
+    out->recorded += r->head < r->cap ? r->head : r->cap;
+    out->overwritten += r->overwritten;
+  }
+  out->no_ring = atomic_load(&tr->no_ring);
+}
+
+void takt_trace_foreach(takt_context_t *ctx,
+                        void (*fn)(uint32_t thread, const takt_trace_event_t *ev, void *user),
+                        void *user) {
+  takt__trace_t *tr = readable(ctx);
+  if (tr == NULL || fn == NULL) return;
+  uint32_t n = atomic_load(&tr->next_ring);
+  if (n > tr->cfg.max_threads) n = tr->cfg.max_threads;
+  for (uint32_t i = 0; i < n; i++) {
+    ring_t *r = &tr->rings[i];
+    uint64_t first = r->head > r->cap ? r->head - r->cap : 0;
+    for (uint64_t k = first; k < r->head; k++) fn(i, &r->ev[k % r->cap], user);
+  }
+}
+
+bool takt__trace_thread(takt_context_t *ctx, uint32_t i, int64_t *tid, char name[16]) {
+  takt__trace_t *tr = readable(ctx);
+  if (tr == NULL) return false;
+  uint32_t n = atomic_load(&tr->next_ring);
+  if (i >= n || i >= tr->cfg.max_threads) return false;
+  *tid = tr->rings[i].tid;
+  memcpy(name, tr->rings[i].name, 16);
+  return true;
+}

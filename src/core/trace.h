@@ -1,0 +1,35 @@
+/* Trace points inside takt (takt/trace.h is the public side). A trace point is
+ *
+ *   takt__trace_t *tr = takt__trace_of(ctx);
+ *   if (tr != NULL) { takt_trace_event_t ev = {...}; takt__trace_record(tr, &ev); }
+ *
+ * placed where the thread holds no takt lock: a thread's first event takes its ring and asks the
+ * port for its id and name. */
+#ifndef TAKT_CORE_TRACE_H
+#define TAKT_CORE_TRACE_H
+
+#include <stdatomic.h>
+
+#include "entities.h"
+#include "exec_hooks.h"
+#include "takt/trace.h"
+
+typedef struct takt__trace takt__trace_t;
+
+/** The trace recording on ctx now, or NULL (one relaxed load: the cost of a trace point when
+ * tracing is off). */
+static inline takt__trace_t *takt__trace_of(takt_context_t *ctx) {
+  return atomic_load_explicit(&ctx->trace, memory_order_relaxed);
+}
+
+/** Record ev (its cpu is filled in) into the calling thread's ring of tr. */
+void takt__trace_record(takt__trace_t *tr, takt_trace_event_t *ev);
+
+/** For the writer: the id and name of the thread that took ring i of ctx's last trace; false
+ * past the last ring taken. After takt_trace_stop. */
+bool takt__trace_thread(takt_context_t *ctx, uint32_t i, int64_t *tid, char name[16]);
+
+/** The clock time, for a trace point that must stamp a start before the event is recorded. */
+static inline int64_t takt__trace_now(takt_context_t *ctx) { return takt_clock_now(ctx->clock); }
+
+#endif
