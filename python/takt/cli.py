@@ -27,6 +27,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="SCHED_FIFO priority of the executor thread, 0 for SCHED_OTHER (default 80)")
     p.add_argument("--cpu", type=int, default=-1, help="pin the executor thread to this CPU")
     p.add_argument("--quiet", action="store_true", help="no live table")
+    p.add_argument("--trace", type=Path, help="record a scheduling trace into this file (Perfetto; "
+                   "open it at https://ui.perfetto.dev)")
 
 
 def parser() -> argparse.ArgumentParser:

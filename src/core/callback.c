@@ -62,16 +62,17 @@ bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run) {
 takt__job_t *takt__job_begin(takt__job_t *job, const takt__run_t *run) {
   takt__job_t *saved = takt__current_job;
   takt__current_job = job;
-  if (takt__trace_of(job->cb->node->ctx) != NULL) job->start = takt__trace_now(job->cb->node->ctx);
+  if (takt__trace_any() && takt__trace_of(job->cb->node->ctx) != NULL)
+    job->start = takt__trace_now(job->cb->node->ctx);
   if (run->held != NULL) takt__lock_give(run->held);
   return saved;
 }
 
 void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run) {
   if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock);
-  takt_context_t *ctx = job->cb->node->ctx;
-  takt__trace_t *tr = takt__trace_of(ctx);
+  takt__trace_t *tr = takt__trace_any() ? takt__trace_of(job->cb->node->ctx) : NULL;
   if (tr != NULL) { /* no takt lock held here: the caller's was let go by takt__job_begin */
+    takt_context_t *ctx = job->cb->node->ctx;
     takt_trace_event_t ev = {.ts = takt__trace_now(ctx), .a = job->release,
                              .b = job->start != 0 ? job->start : job->release,
                              .c = job->abs_deadline == TAKT_TIME_INFINITE ? 0 : job->abs_deadline,

@@ -32,6 +32,7 @@ struct takt__trace {
 };
 
 static _Atomic uint32_t g_gen;
+_Atomic uint32_t takt__tracing;
 
 /* The calling thread's ring of the trace it recorded into last. */
 static TAKT_THREAD_LOCAL struct {
@@ -61,7 +62,7 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
     return TAKT_EINVAL;
   if (bytes < takt_trace_memory_size(&c)) return TAKT_ESIZE;
   takt__lock(ctx);
-  if (takt__trace_of(ctx) != NULL) {
+  if (atomic_load(&ctx->trace) != NULL) {
     takt__unlock(ctx);
     return TAKT_ESTATE;
   }
@@ -84,6 +85,7 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
   atomic_store(&tr->on, true);
   ctx->trace_last = tr;
   atomic_store(&ctx->trace, tr);
+  atomic_fetch_add(&takt__tracing, 1);
   takt__unlock(ctx);
   return TAKT_OK;
 }
@@ -91,8 +93,9 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
 void takt_trace_stop(takt_context_t *ctx) {
   if (ctx == NULL) return;
   takt__lock(ctx);
-  takt__trace_t *tr = takt__trace_of(ctx);
+  takt__trace_t *tr = atomic_load(&ctx->trace);
   atomic_store(&ctx->trace, NULL);
+  if (tr != NULL) atomic_fetch_sub(&takt__tracing, 1);
   takt__unlock(ctx);
   if (tr == NULL) return;
   atomic_store(&tr->on, false);
@@ -146,7 +149,7 @@ void takt__trace_record(takt__trace_t *tr, takt_trace_event_t *ev) {
 }
 
 static takt__trace_t *readable(takt_context_t *ctx) {
-  if (ctx == NULL || takt__trace_of(ctx) != NULL) return NULL;
+  if (ctx == NULL || atomic_load(&ctx->trace) != NULL) return NULL;
   return ctx->trace_last;
 }
 

@@ -16,10 +16,18 @@
 
 typedef struct takt__trace takt__trace_t;
 
-/** The trace recording on ctx now, or NULL (one relaxed load: the cost of a trace point when
- * tracing is off). */
+/** Traces recording now in the process, over all contexts. */
+extern _Atomic uint32_t takt__tracing;
+
+/** Is any trace recording? One relaxed load of a global and a branch: the cost of a trace point
+ * when tracing is off (before it looks at its context). */
+static inline bool takt__trace_any(void) {
+  return atomic_load_explicit(&takt__tracing, memory_order_relaxed) != 0;
+}
+
+/** The trace recording on ctx now, or NULL. */
 static inline takt__trace_t *takt__trace_of(takt_context_t *ctx) {
-  return atomic_load_explicit(&ctx->trace, memory_order_relaxed);
+  return takt__trace_any() ? atomic_load_explicit(&ctx->trace, memory_order_relaxed) : NULL;
 }
 
 /** Record ev (its cpu is filled in) into the calling thread's ring of tr. */

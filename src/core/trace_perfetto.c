@@ -231,7 +231,7 @@ static void write_event(uint32_t thread, const takt_trace_event_t *ev, void *use
 takt_err_t takt_trace_write_perfetto(takt_context_t *ctx, const char *process_name, int32_t pid,
                                      takt_trace_write_fn write, void *user) {
   if (ctx == NULL || write == NULL) return TAKT_EINVAL;
-  if (takt__trace_of(ctx) != NULL || ctx->trace_last == NULL) return TAKT_ESTATE;
+  if (atomic_load(&ctx->trace) != NULL || ctx->trace_last == NULL) return TAKT_ESTATE;
   writer_t w = {.write = write, .user = user, .failed = false, .first = true};
   pb_t pd = {.n = 0}, td = {.n = 0};
   f_varint(&pd, F_PD_PID, (uint64_t)(int64_t)pid);

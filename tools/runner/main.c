@@ -1,6 +1,7 @@
 /* takt-run: load a system description, build it (the system layer, takt/system.h), run it on one
  * executor with synthetic work per callback, show per-chain latency live and write a JSON
  * result. The `takt run` command calls this program. */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ typedef struct runner {
   takt_system_desc_t desc;
   takt_system_t *sys;
   takt_context_t *ctx;
+  void *trace_mem; /* --trace: the trace's rings */
   const char *exec_name;
   double iters_per_ns;
   runner_cb_t cbs[TAKT_SYSTEM_MAX_CALLBACKS];
@@ -304,7 +306,8 @@ static int die(const char *what, takt_err_t rc) {
 }
 
 typedef struct options {
-  const char *file, *json, *exec_override;
+  const char *file, *json, *exec_override, *trace;
+  uint32_t trace_events; /* per thread */
   double duration;
   int rt_prio, cpu;
   bool quiet, check;
@@ -315,7 +318,10 @@ typedef struct options {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: takt-run FILE [--executor tide|batch|preempt|waitset] [--duration S] [--json PATH]\n"
-          "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--quiet] [--check]\n"
+          "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--trace PATH]\n"
+          "                [--trace-events N] [--quiet] [--check]\n"
+          "  --trace PATH     record a scheduling trace, written to PATH as a Perfetto trace\n"
+          "  --trace-events N events kept per thread (the newest; default 65536)\n"
           "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
           "  --check          load and validate FILE, print a summary, run nothing\n");
@@ -323,7 +329,7 @@ static void usage(FILE *f) {
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, options_t *o) {
-  *o = (options_t){.duration = -1, .rt_prio = 80, .cpu = -1};
+  *o = (options_t){.duration = -1, .rt_prio = 80, .cpu = -1, .trace_events = 65536};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
@@ -336,6 +342,16 @@ static int parse_args(int argc, char **argv, options_t *o) {
         return 2;
       }
     } else if (strcmp(a, "--json") == 0 && has_val) o->json = argv[++i];
+    else if (strcmp(a, "--trace") == 0 && has_val) o->trace = argv[++i];
+    else if (strcmp(a, "--trace-events") == 0 && has_val) {
+      char *end = NULL;
+      long v = strtol(argv[++i], &end, 10);
+      if (end == NULL || *end != '\0' || v < 16 || v > 16777216) {
+        fprintf(stderr, "takt run: --trace-events must be an integer in [16, 16777216]\n");
+        return 2;
+      }
+      o->trace_events = (uint32_t)v;
+    }
     else if (strcmp(a, "--rt-priority") == 0 && has_val) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -391,6 +407,34 @@ static int apply_link_overrides(runner_t *r, const options_t *o) {
 }
 
 /* Build, run for the duration (or until Ctrl-C or a panic), report. Returns the exit status. */
+static int file_sink(const void *p, size_t n, void *user) {
+  return fwrite(p, 1, n, user) == n ? 0 : -1;
+}
+
+/* Stop the trace and write it as a Perfetto trace; returns an exit status (0: written). */
+static int write_trace(runner_t *r, const char *path) {
+  takt_trace_stop(r->ctx);
+  takt_trace_counts_t c;
+  takt_trace_counts(r->ctx, &c);
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) {
+    fprintf(stderr, "takt run: cannot write the trace to %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  takt_err_t rc = takt_trace_write_perfetto(r->ctx, r->desc.name, (int32_t)getpid(), file_sink, f);
+  if (fclose(f) != 0 && rc == TAKT_OK) rc = TAKT_EOS;
+  if (rc < 0) {
+    fprintf(stderr, "takt run: writing the trace to %s: %s\n", path, takt_strerror(rc));
+    return 1;
+  }
+  fprintf(stderr,
+          "takt run: trace written to %s (%llu events from %u threads; %llu overwritten, %llu "
+          "from threads without a ring)\n",
+          path, (unsigned long long)c.recorded, c.threads, (unsigned long long)c.overwritten,
+          (unsigned long long)c.no_ring);
+  return 0;
+}
+
 static int run(runner_t *r, const options_t *o, double duration) {
   char err[512];
   r->iters_per_ns = takt_busywork_calibrate();
@@ -424,6 +468,14 @@ static int run(runner_t *r, const options_t *o, double duration) {
                              .priority = rt_prio > 0 ? (rt_prio < 99 ? rt_prio + 1 : 99) : 0,
                              .cpu = -1};
     if ((rc = takt_validator_start(r->ctx, &va)) < 0) return die("validator thread", rc);
+  }
+  takt_trace_config_t tcfg = {.max_threads = 64, .events_per_thread = o->trace_events};
+  if (o->trace != NULL) {
+    /* memory for the trace is taken now, before anything runs */
+    size_t bytes = takt_trace_memory_size(&tcfg);
+    r->trace_mem = malloc(bytes);
+    if (r->trace_mem == NULL) return die("trace memory", TAKT_ENOMEM);
+    if ((rc = takt_trace_start(r->ctx, &tcfg, r->trace_mem, bytes)) < 0) return die("trace", rc);
   }
   if ((rc = takt_context_start(r->ctx)) < 0) {
     if (any_hard) takt_validator_stop(r->ctx);
@@ -472,6 +524,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
   takt_thread_join(&th);
   if (any_hard) takt_validator_stop(r->ctx);
+  int trace_status = o->trace != NULL ? write_trace(r, o->trace) : 0;
   char panic[200];
   bool panicked = takt_context_panicked(r->ctx, panic, sizeof panic);
   double ran = (double)(takt_time_now() - start) / 1e9;
@@ -489,6 +542,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
     out = 3;
   }
   if (o->json != NULL && write_json(r, o->json, ran, rt, panicked ? panic : NULL) < 0) out = 1;
+  if (out == 0 && trace_status != 0) out = trace_status;
   return out;
 }
 
@@ -531,6 +585,7 @@ int main(int argc, char **argv) {
   if (r->ctx != NULL) takt_context_destroy(r->ctx);
   for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CALLBACKS; i++) free(r->cbs[i].payload);
   takt_mutex_fini(&r->recent_lock);
+  free(r->trace_mem);
   free(r);
   return status;
 }

@@ -14,7 +14,8 @@ from takt import native
 
 def run_system(file: Path, executor: Optional[str], duration: Optional[float], out: Path,
                rt_priority: int = 80, cpu: int = -1, quiet: bool = False,
-               links: Optional[List[str]] = None) -> Tuple[int, Optional[Path]]:
+               links: Optional[List[str]] = None,
+               trace: Optional[Path] = None) -> Tuple[int, Optional[Path]]:
     """Run takt-run on file; return (exit status, path of the JSON result or None)."""
     exe = native.program("tools/takt-run")
     out.mkdir(parents=True, exist_ok=True)
@@ -29,6 +30,8 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd.append("--quiet")
     for link in links or []:
         cmd += ["--link", link]
+    if trace is not None:
+        cmd += ["--trace", str(trace)]
     child = subprocess.Popen(cmd)
     try:
         rc = child.wait()
@@ -43,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         print(f"takt run: {args.file}: no such file", file=sys.stderr)
         return 2
-    rc, path = run_system(args.file, args.executor, args.duration, args.out, args.rt_priority, args.cpu, args.quiet)
+    rc, path = run_system(args.file, args.executor, args.duration, args.out, args.rt_priority, args.cpu, args.quiet,
+                          trace=args.trace)
     if path is not None:
         print(f"result: {path}")
     return rc
@@ -54,7 +58,8 @@ def agent(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         print(f"takt agent: {args.file}: no such file", file=sys.stderr)
         return 2
-    rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True, args.link)
+    rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True, args.link,
+                          trace=getattr(args, "trace", None))
     if path is not None:
         print(f"result: {path}")
     return rc
