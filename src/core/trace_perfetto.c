@@ -146,7 +146,9 @@ static void callback_name(takt_context_t *ctx, uint32_t reg_order, char *out, si
 
 static void topic_name(takt_context_t *ctx, uint32_t id, char *out, size_t len) {
   snprintf(out, len, "topic #%u", (unsigned)id);
-#if TAKT_WITH_PUBSUB
+#if !TAKT_WITH_PUBSUB
+  (void)ctx;
+#else
   takt__lock(ctx);
   TAKT__LIST_FOREACH(it, &ctx->topic_list) {
     takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
