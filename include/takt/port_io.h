@@ -44,6 +44,23 @@ void takt_io_close(takt_io_t *io);
 /** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. */
 takt_err_t takt_io_wake_open(takt_io_t *wake);
 void takt_io_wake_signal(takt_io_t wake);
+/** Consume the signals of a wake object (after a read ended by it), so the next read waits. */
+void takt_io_wake_clear(takt_io_t wake);
+
+/* ---- local stream sockets (UNIX domain): endpoints for tools on the same computer ---- */
+
+/** Listen on a UNIX-domain stream socket at path (an existing socket file there is replaced),
+ * the file created with mode (e.g. 0600). TAKT_ENAME if path is too long, TAKT_EOS otherwise. */
+takt_err_t takt_io_unix_listen(const char *path, uint32_t mode, takt_io_t *out);
+/** Accept one connection, waiting until abs_ns or until wake is signalled: TAKT_OK with *out
+ * set, TAKT_ETIMEDOUT at the deadline, TAKT_EAGAIN when woken, TAKT_EOS on an error. */
+takt_err_t takt_io_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out);
+/** Connect to the UNIX-domain stream socket at path. TAKT_ENOENT if nothing listens there,
+ * TAKT_EPERM without permission, TAKT_EOS otherwise. */
+takt_err_t takt_io_unix_connect(const char *path, takt_io_t *out);
+/** Write all n bytes unless the peer does not take them by abs_ns: TAKT_ETIMEDOUT then (some
+ * bytes may have been written), TAKT_EOS if the peer is gone. Never blocks past abs_ns. */
+takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, int64_t abs_ns);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/busywork.h"
+#include "takt/introspect.h"
 #include "takt/system.h"
 #include "takt/takt.h"
 
@@ -29,6 +30,7 @@ typedef struct runner {
   takt_system_t *sys;
   takt_context_t *ctx;
   void *trace_mem; /* --trace: the trace's rings */
+  takt_introspect_t *introspect; /* the endpoint tools talk to (takt/introspect.h) */
   const char *exec_name;
   double iters_per_ns;
   runner_cb_t cbs[TAKT_SYSTEM_MAX_CALLBACKS];
@@ -310,7 +312,7 @@ typedef struct options {
   uint32_t trace_events; /* per thread */
   double duration;
   int rt_prio, cpu;
-  bool quiet, check;
+  bool quiet, check, no_introspect;
   const char *link_overrides[TAKT_SYSTEM_MAX_LINKS];
   int n_link_overrides;
 } options_t;
@@ -319,9 +321,10 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: takt-run FILE [--executor tide|batch|preempt|waitset] [--duration S] [--json PATH]\n"
           "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--trace PATH]\n"
-          "                [--trace-events N] [--quiet] [--check]\n"
+          "                [--trace-events N] [--no-introspect] [--quiet] [--check]\n"
           "  --trace PATH     record a scheduling trace, written to PATH as a Perfetto trace\n"
           "  --trace-events N events kept per thread (the newest; default 65536)\n"
+          "  --no-introspect  no endpoint for `takt node|topic|service|chain` tools\n"
           "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
           "  --check          load and validate FILE, print a summary, run nothing\n");
@@ -343,6 +346,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
       }
     } else if (strcmp(a, "--json") == 0 && has_val) o->json = argv[++i];
     else if (strcmp(a, "--trace") == 0 && has_val) o->trace = argv[++i];
+    else if (strcmp(a, "--no-introspect") == 0) o->no_introspect = true;
     else if (strcmp(a, "--trace-events") == 0 && has_val) {
       char *end = NULL;
       long v = strtol(argv[++i], &end, 10);
@@ -481,6 +485,12 @@ static int run(runner_t *r, const options_t *o, double duration) {
     if (any_hard) takt_validator_stop(r->ctx);
     return die("starting the nodes", rc);
   }
+  if (!o->no_introspect) {
+    takt_introspect_config_t ic = {.name = r->desc.name};
+    if ((rc = takt_introspect_start(r->ctx, &ic, &r->introspect)) < 0)
+      fprintf(stderr, "takt run: no introspection endpoint (takt topic/node tools): %s\n",
+              takt_strerror(rc));
+  }
   takt_thread_attr_t ta = {.name = "takt-exec",
                            .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                            .priority = rt_prio > 0 ? rt_prio : 0,
@@ -523,6 +533,8 @@ static int run(runner_t *r, const options_t *o, double duration) {
     }
   }
   takt_thread_join(&th);
+  takt_introspect_stop(r->introspect);
+  r->introspect = NULL;
   if (any_hard) takt_validator_stop(r->ctx);
   int trace_status = o->trace != NULL ? write_trace(r, o->trace) : 0;
   char panic[200];

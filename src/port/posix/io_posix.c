@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -175,4 +177,107 @@ void takt_io_wake_signal(takt_io_t wake) {
   uint64_t one = 1;
   ssize_t r = write(wake.fd, &one, sizeof one);
   (void)r;
+}
+
+void takt_io_wake_clear(takt_io_t wake) {
+  uint64_t v;
+  int fl = fcntl(wake.fd, F_GETFL);
+  if (fl < 0) return;
+  (void)fcntl(wake.fd, F_SETFL, fl | O_NONBLOCK);
+  ssize_t r = read(wake.fd, &v, sizeof v);
+  (void)r;
+  (void)fcntl(wake.fd, F_SETFL, fl);
+}
+
+/* ---- UNIX-domain stream sockets ---- */
+
+static takt_err_t unix_addr(const char *path, struct sockaddr_un *sa) {
+  memset(sa, 0, sizeof *sa);
+  sa->sun_family = AF_UNIX;
+  if (path == NULL || strlen(path) >= sizeof sa->sun_path) return TAKT_ENAME;
+  strcpy(sa->sun_path, path);
+  return TAKT_OK;
+}
+
+takt_err_t takt_io_unix_listen(const char *path, uint32_t mode, takt_io_t *out) {
+  struct sockaddr_un sa;
+  takt_err_t rc = unix_addr(path, &sa);
+  if (rc < 0) return rc;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return TAKT_EOS;
+  (void)unlink(path);
+  /* created with the mode asked for, not widened by the umask in between */
+  mode_t old = umask(0777 & ~(mode_t)mode);
+  int b = bind(fd, (struct sockaddr *)(void *)&sa, sizeof sa);
+  umask(old);
+  if (b != 0 || chmod(path, (mode_t)mode) != 0 || listen(fd, 8) != 0) {
+    close(fd);
+    return TAKT_EOS;
+  }
+  out->fd = fd;
+  return TAKT_OK;
+}
+
+takt_err_t takt_io_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out) {
+  for (;;) {
+    struct pollfd p[2] = {{.fd = listener.fd, .events = POLLIN}, {.fd = wake.fd, .events = POLLIN}};
+    int timeout = -1;
+    if (abs_ns != TAKT_TIME_INFINITE) {
+      int64_t left = abs_ns - takt_time_now();
+      if (left <= 0) return TAKT_ETIMEDOUT;
+      timeout = (int)((left + TAKT_NS_PER_MS - 1) / TAKT_NS_PER_MS);
+    }
+    int rc = poll(p, wake.fd >= 0 ? 2 : 1, timeout);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return TAKT_EOS;
+    }
+    if (rc == 0) continue;
+    if (wake.fd >= 0 && (p[1].revents & POLLIN)) return TAKT_EAGAIN;
+    if (p[0].revents & POLLIN) {
+      int fd = accept4(listener.fd, NULL, NULL, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        out->fd = fd;
+        return TAKT_OK;
+      }
+      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+      return TAKT_EOS;
+    }
+    if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return TAKT_EOS;
+  }
+}
+
+takt_err_t takt_io_unix_connect(const char *path, takt_io_t *out) {
+  struct sockaddr_un sa;
+  takt_err_t rc = unix_addr(path, &sa);
+  if (rc < 0) return rc;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return TAKT_EOS;
+  if (connect(fd, (struct sockaddr *)(void *)&sa, sizeof sa) != 0) {
+    int e = errno;
+    close(fd);
+    return e == ENOENT || e == ECONNREFUSED ? TAKT_ENOENT : e == EACCES ? TAKT_EPERM : TAKT_EOS;
+  }
+  out->fd = fd;
+  return TAKT_OK;
+}
+
+takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, int64_t abs_ns) {
+  uint32_t done = 0;
+  while (done < n) {
+    ssize_t w = send(io.fd, p + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+      done += (uint32_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return TAKT_EOS;
+    struct pollfd pf = {.fd = io.fd, .events = POLLOUT};
+    int64_t left = abs_ns == TAKT_TIME_INFINITE ? -1 : abs_ns - takt_time_now();
+    if (abs_ns != TAKT_TIME_INFINITE && left <= 0) return TAKT_ETIMEDOUT;
+    int rc = poll(&pf, 1, left < 0 ? -1 : (int)((left + TAKT_NS_PER_MS - 1) / TAKT_NS_PER_MS));
+    if (rc < 0 && errno != EINTR) return TAKT_EOS;
+    if (rc > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) return TAKT_EOS;
+  }
+  return TAKT_OK;
 }

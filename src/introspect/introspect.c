@@ -1,0 +1,707 @@
+/* The introspection endpoint (takt/introspect.h): one server thread at SCHED_OTHER, one
+ * connection at a time, one request per connection.
+ *
+ * Answers about the graph are written into the endpoint's buffer under the context's lock (no
+ * system call there) and sent after letting go of it. Echo creates a subscription of the
+ * endpoint's node on the topic, attached to the endpoint's own tide executor; the server thread
+ * spins that executor until it has sent COUNT samples or TIMEOUT_MS passed, the subscription's
+ * callback writing each sample to the client (with a deadline: a client that stops reading ends
+ * its echo, it never holds the thread). The subscription is destroyed once the spin returned. */
+#include "takt/introspect.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../exec/exec_impl.h"
+#include "takt/exec.h"
+#include "takt/port.h"
+#include "takt/port_io.h"
+
+#define REQUEST_MAX 8192u
+#define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
+#define MAX_PUBS 16u
+
+struct takt_introspect {
+  takt_context_t *ctx;
+  takt_introspect_config_t cfg;
+  char path[108];
+  takt_io_t listener, wake, conn;
+  takt_thread_t thread;
+  bool thread_running;
+  _Atomic bool stop, done;
+  takt_node_t *node;
+  takt_executor_t *exec;
+  /* an answer under construction */
+  char *buf;
+  uint32_t len, cap;
+  bool truncated;
+  /* the echo in progress */
+  uint8_t *ser;      /* serialized sample */
+  uint32_t ser_cap;
+  char *line;        /* one sample's JSON line */
+  uint32_t line_cap;
+  uint32_t echo_left, echo_sent;
+  bool echo_headers_only, echo_failed;
+  const takt_type_support_t *echo_type;
+  /* publishers made by `pub`, one per topic */
+  takt_topic_t *pub_topic[MAX_PUBS];
+  takt_publisher_t *pub[MAX_PUBS];
+  uint32_t n_pubs;
+};
+
+/* ---- the answer buffer ---- */
+
+static void out(takt_introspect_t *in, const char *fmt, ...) {
+  if (in->truncated) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(in->buf + in->len, in->cap - in->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (uint32_t)n >= in->cap - in->len) {
+    in->truncated = true;
+    return;
+  }
+  in->len += (uint32_t)n;
+}
+
+/* A JSON string (takt names are [A-Za-z0-9_/~] but type names and messages may hold more). */
+static void out_str(takt_introspect_t *in, const char *s) {
+  out(in, "\"");
+  for (; s != NULL && *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') out(in, "\\%c", c);
+    else if (c < 0x20) out(in, "\\u%04x", c);
+    else out(in, "%c", c);
+  }
+  out(in, "\"");
+}
+
+static void reset(takt_introspect_t *in) {
+  in->len = 0;
+  in->truncated = false;
+  in->buf[0] = '\0';
+}
+
+static void send_all(takt_introspect_t *in, const char *p, uint32_t n) {
+  (void)takt_io_write_until(in->conn, (const uint8_t *)p, n, takt_time_now() + SEND_TIMEOUT_NS);
+}
+
+static void send_answer(takt_introspect_t *in) {
+  if (in->truncated) {
+    char msg[160];
+    int n = snprintf(msg, sizeof msg,
+                     "{\"error\": \"answer larger than the endpoint's buffer (%u bytes: "
+                     "buffer_bytes)\"}\n",
+                     (unsigned)in->cap);
+    send_all(in, msg, (uint32_t)n);
+    return;
+  }
+  send_all(in, in->buf, in->len);
+}
+
+static void send_error(takt_introspect_t *in, const char *fmt, ...) {
+  char msg[384], esc[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t j = 0;
+  for (size_t i = 0; msg[i] != '\0' && j + 2 < sizeof esc; i++) {
+    if (msg[i] == '"' || msg[i] == '\\') esc[j++] = '\\';
+    esc[j++] = msg[i];
+  }
+  esc[j] = '\0';
+  char line[448];
+  int n = snprintf(line, sizeof line, "{\"error\": \"%s\"}\n", esc);
+  send_all(in, line, (uint32_t)n);
+}
+
+/* ---- the graph ---- */
+
+static const char *kind_name(takt_callback_kind_t k) {
+  switch (k) {
+  case TAKT_CB_TIMER: return "timer";
+  case TAKT_CB_SUBSCRIPTION: return "subscription";
+  case TAKT_CB_SERVICE: return "service";
+  case TAKT_CB_CLIENT: return "client";
+  default: return "?";
+  }
+}
+
+/* The executor scheduling cb: its index in the context's list, -1 if none. Context lock held. */
+static int32_t executor_index(takt_context_t *ctx, takt_callback_t *cb) {
+  takt__exec_rec_t *r = cb->exec_rec;
+  if (r == NULL) return -1;
+  int32_t i = 0;
+  TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
+    if ((takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link) == r->e)
+      return i;
+    i++;
+  }
+  return -1;
+}
+
+static bool is_own(const takt_introspect_t *in, const takt_node_t *n) { return n == in->node; }
+
+static void graph_locked(takt_introspect_t *in) {
+  takt_context_t *ctx = in->ctx;
+  out(in, "{\"name\": ");
+  out_str(in, in->cfg.name);
+  out(in, ", \"pid\": %ld, \"executors\": [", (long)getpid());
+  bool first = true;
+  TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
+    takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
+    if (e == in->exec) continue;
+    out(in, "%s{\"kind\": \"%s\", \"callbacks\": %u}", first ? "" : ", ", e->ops->name,
+        (unsigned)e->nrecs);
+    first = false;
+  }
+  out(in, "], \"nodes\": [");
+  first = true;
+  TAKT__LIST_FOREACH(n_it, &ctx->node_list) {
+    takt_node_t *node = TAKT__CONTAINER(n_it, takt_node_t, ctx_link);
+    if (is_own(in, node)) continue;
+    out(in, "%s{\"name\": ", first ? "" : ", ");
+    out_str(in, node->name);
+    out(in, ", \"callbacks\": [");
+    first = false;
+    bool cfirst = true;
+    TAKT__LIST_FOREACH(c_it, &node->callbacks) {
+      takt_callback_t *cb = TAKT__CONTAINER(c_it, takt_callback_t, node_link);
+      out(in, "%s{\"name\": ", cfirst ? "" : ", ");
+      out_str(in, cb->name);
+      out(in, ", \"kind\": \"%s\", \"priority\": %d, \"deadline_ns\": %lld, \"executor\": %d, "
+              "\"runs\": %llu",
+          kind_name(cb->kind), (int)cb->attr.priority, (long long)cb->attr.deadline_ns,
+          (int)executor_index(ctx, cb),
+          (unsigned long long)atomic_load_explicit(&cb->runs, memory_order_relaxed));
+      if (cb->kind == TAKT_CB_TIMER)
+        out(in, ", \"period_ns\": %lld", (long long)((takt_timer_t *)(void *)cb)->period);
+#if TAKT_WITH_PUBSUB
+      if (cb->kind == TAKT_CB_SUBSCRIPTION) {
+        out(in, ", \"topic\": ");
+        out_str(in, ((takt_subscription_t *)(void *)cb)->topic->name);
+      }
+#endif
+#if TAKT_WITH_RPC
+      if (cb->kind == TAKT_CB_SERVICE) {
+        out(in, ", \"service\": ");
+        out_str(in, ((takt_service_t *)(void *)cb)->name);
+      }
+      if (cb->kind == TAKT_CB_CLIENT) {
+        out(in, ", \"service\": ");
+        out_str(in, ((takt_client_t *)(void *)cb)->service->name);
+      }
+#endif
+      out(in, "}");
+      cfirst = false;
+    }
+    out(in, "], \"publishes\": [");
+    cfirst = true;
+#if TAKT_WITH_PUBSUB
+    TAKT__LIST_FOREACH(p_it, &node->publishers) {
+      takt_publisher_t *p = TAKT__CONTAINER(p_it, takt_publisher_t, node_link);
+      if (!cfirst) out(in, ", ");
+      out_str(in, p->topic->name);
+      cfirst = false;
+    }
+#endif
+    out(in, "]}");
+  }
+  out(in, "], \"topics\": [");
+  first = true;
+#if TAKT_WITH_PUBSUB
+  TAKT__LIST_FOREACH(t_it, &ctx->topic_list) {
+    takt_topic_t *t = TAKT__CONTAINER(t_it, takt_topic_t, ctx_link);
+    out(in, "%s{\"name\": ", first ? "" : ", ");
+    out_str(in, t->name);
+    out(in, ", \"type\": ");
+    out_str(in, t->type->name);
+    out(in, ", \"size\": %u, \"serialized\": %s, \"slots\": %u, \"publishers\": [",
+        (unsigned)t->type->size, t->type->serialize != NULL ? "true" : "false",
+        (unsigned)t->nslots);
+    first = false;
+    bool pfirst = true;
+    TAKT__LIST_FOREACH(n_it, &ctx->node_list) {
+      takt_node_t *node = TAKT__CONTAINER(n_it, takt_node_t, ctx_link);
+      if (is_own(in, node)) continue;
+      TAKT__LIST_FOREACH(p_it, &node->publishers) {
+        takt_publisher_t *p = TAKT__CONTAINER(p_it, takt_publisher_t, node_link);
+        if (p->topic != t) continue;
+        if (!pfirst) out(in, ", ");
+        out_str(in, node->name);
+        pfirst = false;
+      }
+    }
+    out(in, "], \"subscribers\": [");
+    pfirst = true;
+    TAKT__LIST_FOREACH(s_it, &t->subscriptions) {
+      takt_subscription_t *s = TAKT__CONTAINER(s_it, takt_subscription_t, topic_link);
+      if (is_own(in, s->cb.node)) continue;
+      out(in, "%s\"%s/%s\"", pfirst ? "" : ", ", s->cb.node->name, s->name);
+      pfirst = false;
+    }
+    out(in, "]}");
+  }
+#endif
+  out(in, "], \"services\": [");
+  first = true;
+#if TAKT_WITH_RPC
+  TAKT__LIST_FOREACH(s_it, &ctx->service_list) {
+    takt_service_t *s = TAKT__CONTAINER(s_it, takt_service_t, ctx_link);
+    out(in, "%s{\"name\": ", first ? "" : ", ");
+    out_str(in, s->name);
+    out(in, ", \"node\": ");
+    out_str(in, s->cb.node->name);
+    out(in, ", \"request_type\": ");
+    out_str(in, s->req_type->name);
+    out(in, ", \"response_type\": ");
+    out_str(in, s->resp_type->name);
+    out(in, ", \"clients\": %u}", (unsigned)s->n_clients);
+    first = false;
+  }
+#endif
+  out(in, "], \"chains\": [");
+  first = true;
+  TAKT__LIST_FOREACH(c_it, &ctx->chain_list) {
+    takt_chain_t *c = TAKT__CONTAINER(c_it, takt_chain_t, ctx_link);
+    out(in, "%s{\"name\": ", first ? "" : ", ");
+    out_str(in, c->name);
+    out(in, ", \"deadline_ns\": %lld, \"callbacks\": [", (long long)c->deadline);
+    for (uint32_t i = 0; i < c->n; i++) {
+      if (i > 0) out(in, ", ");
+      out(in, "\"%s/%s\"", c->cbs[i]->node->name, c->cbs[i]->name);
+    }
+    out(in, "]}");
+    first = false;
+  }
+  out(in, "]}\n");
+}
+
+static void stats_locked(takt_introspect_t *in) {
+  takt_context_t *ctx = in->ctx;
+  out(in, "{\"name\": ");
+  out_str(in, in->cfg.name);
+  out(in, ", \"now_ns\": %lld, \"callbacks\": [", (long long)takt_clock_now(ctx->clock));
+  bool first = true;
+  TAKT__LIST_FOREACH(n_it, &ctx->node_list) {
+    takt_node_t *node = TAKT__CONTAINER(n_it, takt_node_t, ctx_link);
+    if (is_own(in, node)) continue;
+    TAKT__LIST_FOREACH(c_it, &node->callbacks) {
+      takt_callback_t *cb = TAKT__CONTAINER(c_it, takt_callback_t, node_link);
+      out(in, "%s{\"name\": \"%s/%s\", \"runs\": %llu}", first ? "" : ", ", node->name, cb->name,
+          (unsigned long long)atomic_load_explicit(&cb->runs, memory_order_relaxed));
+      first = false;
+    }
+  }
+  out(in, "], \"chains\": [");
+  first = true;
+  TAKT__LIST_FOREACH(c_it, &ctx->chain_list) {
+    takt_chain_t *c = TAKT__CONTAINER(c_it, takt_chain_t, ctx_link);
+    takt_chain_stats_t st;
+    takt_chain_get_stats(c, &st); /* the stats lock ranks above the context's */
+    out(in,
+        "%s{\"name\": \"%s\", \"count\": %llu, \"min_ns\": %lld, \"p50_ns\": %lld, \"p99_ns\": "
+        "%lld, \"max_ns\": %lld, \"deadline_ns\": %lld, \"deadline_misses\": %llu}",
+        first ? "" : ", ", c->name, (unsigned long long)st.latency.count,
+        (long long)st.latency.min, (long long)st.latency.p50, (long long)st.latency.p99,
+        (long long)st.latency.max, (long long)st.deadline_ns,
+        (unsigned long long)st.deadline_misses);
+    first = false;
+  }
+  out(in, "], \"executors\": [");
+  first = true;
+  TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
+    takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
+    if (e == in->exec) continue;
+    takt__exec_lock(e);
+    takt_executor_stats_t s = e->stats;
+    takt__exec_unlock(e);
+    out(in,
+        "%s{\"kind\": \"%s\", \"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu, "
+        "\"dispatched\": %llu, \"queued\": %llu, \"timer_overruns\": %llu}",
+        first ? "" : ", ", e->ops->name, (unsigned long long)s.rounds,
+        (unsigned long long)s.executed, (unsigned long long)s.idle_waits,
+        (unsigned long long)s.dispatched, (unsigned long long)s.queued,
+        (unsigned long long)s.timer_overruns);
+    first = false;
+  }
+  out(in, "]}\n");
+}
+
+/* ---- echo and pub ---- */
+
+#if TAKT_WITH_PUBSUB
+static takt_topic_t *find_topic_locked(takt_context_t *ctx, const char *name) {
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
+    if (strcmp(t->name, name) == 0) return t;
+  }
+  return NULL;
+}
+
+static void hex(char *dst, const uint8_t *p, uint32_t n) {
+  static const char digits[] = "0123456789abcdef";
+  for (uint32_t i = 0; i < n; i++) {
+    dst[2 * i] = digits[p[i] >> 4];
+    dst[2 * i + 1] = digits[p[i] & 15u];
+  }
+  dst[2 * n] = '\0';
+}
+
+/* Runs on the endpoint's thread, inside its own executor's spin. */
+static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *user) {
+  (void)s;
+  takt_introspect_t *in = user;
+  if (in->echo_left == 0 || in->echo_failed) return;
+  const uint8_t *bytes = m->data;
+  int32_t n = (int32_t)m->size;
+  bool serialized = false;
+  if (!in->echo_headers_only && in->echo_type->serialize != NULL) {
+    n = in->echo_type->serialize(m->data, in->ser, in->ser_cap);
+    bytes = in->ser;
+    serialized = true;
+  }
+  int head = snprintf(in->line, in->line_cap,
+                      "{\"seq\": %u, \"t_info_ns\": %lld, \"t_data_ns\": %lld, \"taken_ns\": %lld, "
+                      "\"size\": %u",
+                      (unsigned)m->header.seq, (long long)m->header.t_info,
+                      (long long)m->header.t_data, (long long)takt_context_now(in->ctx),
+                      (unsigned)m->size);
+  uint32_t at = (uint32_t)head;
+  if (!in->echo_headers_only) {
+    if (n < 0) {
+      at += (uint32_t)snprintf(in->line + at, in->line_cap - at, ", \"error\": \"%s\"",
+                               takt_strerror(n));
+    } else {
+      at += (uint32_t)snprintf(in->line + at, in->line_cap - at, ", \"%s\": \"",
+                               serialized ? "serialized" : "bytes");
+      hex(in->line + at, bytes, (uint32_t)n);
+      at += 2u * (uint32_t)n;
+      at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "\"");
+    }
+  }
+  at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "}\n");
+  if (takt_io_write_until(in->conn, (const uint8_t *)in->line, at,
+                          takt_time_now() + SEND_TIMEOUT_NS) < 0) {
+    in->echo_failed = true; /* the client left or stopped reading */
+    takt_executor_stop(in->exec);
+    return;
+  }
+  in->echo_sent++;
+  if (--in->echo_left == 0) takt_executor_stop(in->exec);
+}
+
+static void do_echo(takt_introspect_t *in, const char *topic_name, long count, long timeout_ms,
+                    bool headers_only) {
+  takt_context_t *ctx = in->ctx;
+  takt__lock(ctx);
+  takt_topic_t *t = find_topic_locked(ctx, topic_name);
+  takt__unlock(ctx);
+  if (t == NULL) {
+    send_error(in, "no topic named '%s'", topic_name);
+    return;
+  }
+  /* room for the largest sample: hex of the serialized form, or of the in-memory bytes */
+  uint32_t ser_cap = t->type->size * 4u + 4096u; /* serialized text may outgrow the struct */
+  uint32_t line_cap = 2u * ser_cap + 256u;
+  if (ser_cap > in->ser_cap) {
+    uint8_t *p = realloc(in->ser, ser_cap);
+    if (p == NULL) {
+      send_error(in, "no memory for a sample of %u bytes", (unsigned)ser_cap);
+      return;
+    }
+    in->ser = p;
+    in->ser_cap = ser_cap;
+  }
+  if (line_cap > in->line_cap) {
+    char *p = realloc(in->line, line_cap);
+    if (p == NULL) {
+      send_error(in, "no memory for a sample of %u bytes", (unsigned)line_cap);
+      return;
+    }
+    in->line = p;
+    in->line_cap = line_cap;
+  }
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = in->cfg.sample_depth;
+  takt_subscription_t *sub = NULL;
+  in->echo_type = t->type;
+  in->echo_left = (uint32_t)count;
+  in->echo_sent = 0;
+  in->echo_failed = false;
+  in->echo_headers_only = headers_only;
+  takt_err_t rc = takt_subscription_create(in->node, t, "echo", on_sample, in, &so, &sub);
+  if (rc < 0) {
+    send_error(in, "cannot sample '%s': %s (the context has no free subscription or memory)",
+               topic_name, takt_strerror(rc));
+    return;
+  }
+  if (!atomic_load(&in->stop))
+    (void)takt_executor_spin_until(in->exec,
+                                   takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS);
+  (void)takt_subscription_destroy(sub);
+  if (in->echo_failed) return;
+  char end[96];
+  int n = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u}\n",
+                   in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent);
+  send_all(in, end, (uint32_t)n);
+}
+
+static int unhex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx) {
+  takt_context_t *ctx = in->ctx;
+  takt__lock(ctx);
+  takt_topic_t *t = find_topic_locked(ctx, topic_name);
+  takt__unlock(ctx);
+  if (t == NULL) {
+    send_error(in, "no topic named '%s'", topic_name);
+    return;
+  }
+  size_t hn = strlen(hx);
+  if (hn % 2 != 0) {
+    send_error(in, "the message is not hex (odd number of digits)");
+    return;
+  }
+  uint32_t n = (uint32_t)(hn / 2);
+  uint8_t *raw = malloc(n > 0 ? n : 1);
+  void *msg = calloc(1, t->type->size);
+  if (raw == NULL || msg == NULL) {
+    free(raw);
+    free(msg);
+    send_error(in, "no memory for a message of %u bytes", (unsigned)t->type->size);
+    return;
+  }
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) {
+    int hi = unhex(hx[2 * i]), lo = unhex(hx[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    raw[i] = (uint8_t)(hi * 16 + lo);
+  }
+  takt_err_t rc = TAKT_OK;
+  if (!ok) {
+    send_error(in, "the message is not hex");
+  } else if (t->type->deserialize != NULL) {
+    rc = t->type->deserialize(msg, raw, n);
+    if (rc < 0) send_error(in, "not a serialized %s: %s", t->type->name, takt_strerror(rc));
+  } else if (n != t->type->size) {
+    rc = TAKT_ESIZE;
+    send_error(in, "'%s' takes %u bytes, got %u", topic_name, (unsigned)t->type->size, (unsigned)n);
+  } else {
+    memcpy(msg, raw, n);
+  }
+  if (ok && rc == TAKT_OK) {
+    takt_publisher_t *p = NULL;
+    for (uint32_t i = 0; i < in->n_pubs; i++)
+      if (in->pub_topic[i] == t) p = in->pub[i];
+    if (p == NULL && in->n_pubs < MAX_PUBS &&
+        (rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
+      in->pub_topic[in->n_pubs] = t;
+      in->pub[in->n_pubs++] = p;
+    }
+    if (p == NULL) {
+      send_error(in, "cannot publish on '%s': %s", topic_name,
+                 rc < 0 ? takt_strerror(rc) : "too many topics published to");
+    } else if ((rc = takt_publish(p, msg, t->type->size)) < 0) {
+      send_error(in, "publishing on '%s': %s", topic_name, takt_strerror(rc));
+    } else {
+      char line[64];
+      int k = snprintf(line, sizeof line, "{\"published\": \"%s\"}\n", topic_name);
+      send_all(in, line, (uint32_t)k);
+    }
+  }
+  free(raw);
+  free(msg);
+}
+#endif
+
+/* ---- requests ---- */
+
+static void handle(takt_introspect_t *in, char *req) {
+  char *save = NULL;
+  char *verb = strtok_r(req, " \t\r\n", &save);
+  if (verb == NULL) {
+    send_error(in, "empty request");
+    return;
+  }
+  if (strcmp(verb, "graph") == 0 || strcmp(verb, "stats") == 0) {
+    reset(in);
+    takt__lock(in->ctx);
+    if (verb[0] == 'g') graph_locked(in);
+    else stats_locked(in);
+    takt__unlock(in->ctx);
+    send_answer(in);
+    return;
+  }
+#if TAKT_WITH_PUBSUB
+  if (strcmp(verb, "echo") == 0) {
+    char *topic = strtok_r(NULL, " \t\r\n", &save);
+    char *count = strtok_r(NULL, " \t\r\n", &save);
+    char *timeout = strtok_r(NULL, " \t\r\n", &save);
+    char *mode = strtok_r(NULL, " \t\r\n", &save);
+    char *e1 = NULL, *e2 = NULL;
+    long c = count != NULL ? strtol(count, &e1, 10) : -1;
+    long t = timeout != NULL ? strtol(timeout, &e2, 10) : -1;
+    if (topic == NULL || c < 1 || c > 10000000 || *e1 != '\0' || t < 1 || t > 86400000 ||
+        *e2 != '\0' || (mode != NULL && strcmp(mode, "headers") != 0)) {
+      send_error(in, "usage: echo TOPIC COUNT TIMEOUT_MS [headers]");
+      return;
+    }
+    do_echo(in, topic, c, t, mode != NULL);
+    return;
+  }
+  if (strcmp(verb, "pub") == 0) {
+    char *topic = strtok_r(NULL, " \t\r\n", &save);
+    char *data = strtok_r(NULL, " \t\r\n", &save);
+    if (topic == NULL) {
+      send_error(in, "usage: pub TOPIC HEX");
+      return;
+    }
+    do_pub(in, topic, data != NULL ? data : "");
+    return;
+  }
+#endif
+  send_error(in, "unknown request '%s' (graph, stats, echo, pub)", verb);
+}
+
+/* Read one request line (bounded), waiting at most 5 s for it. */
+static bool read_request(takt_introspect_t *in, char *req, uint32_t cap) {
+  uint32_t n = 0;
+  int64_t deadline = takt_time_now() + 5 * TAKT_NS_PER_S;
+  while (n + 1 < cap) {
+    int32_t r = takt_io_read(in->conn, in->wake, (uint8_t *)req + n, cap - 1 - n, deadline);
+    if (r <= 0) return false; /* closed, stopped or too slow */
+    n += (uint32_t)r;
+    req[n] = '\0';
+    if (memchr(req, '\n', n) != NULL) return true;
+  }
+  send_error(in, "request longer than %u bytes", (unsigned)(cap - 1));
+  return false;
+}
+
+static void serve(void *arg) {
+  takt_introspect_t *in = arg;
+  char *req = malloc(REQUEST_MAX);
+  if (req == NULL) return;
+  while (!atomic_load(&in->stop)) {
+    takt_err_t rc = takt_io_accept(in->listener, in->wake, TAKT_TIME_INFINITE, &in->conn);
+    if (rc == TAKT_EAGAIN) {
+      takt_io_wake_clear(in->wake);
+      continue; /* stop is checked above */
+    }
+    if (rc < 0) break;
+    if (read_request(in, req, REQUEST_MAX)) handle(in, req);
+    takt_io_close(&in->conn);
+  }
+  free(req);
+  atomic_store(&in->done, true);
+}
+
+/* ---- start and stop ---- */
+
+void takt_introspect_default_dir(char *buf, uint32_t len) {
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg != NULL && xdg[0] == '/') snprintf(buf, len, "%s/takt", xdg);
+  else if (geteuid() == 0) snprintf(buf, len, "/run/takt");
+  else snprintf(buf, len, "/tmp/takt-%u", (unsigned)geteuid());
+}
+
+/* The directory exists (made now, 0700) and is ours and closed to others. */
+static takt_err_t own_dir(const char *dir) {
+  if (mkdir(dir, 0700) != 0) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return TAKT_EOS;
+    if (st.st_uid != geteuid() || (st.st_mode & 0077) != 0) return TAKT_EPERM;
+  }
+  return TAKT_OK;
+}
+
+static void destroy(takt_introspect_t *in) {
+  if (in->exec != NULL) (void)takt_executor_destroy(in->exec);
+  if (in->node != NULL) (void)takt_node_destroy(in->node);
+  takt_io_close(&in->listener);
+  takt_io_close(&in->wake);
+  if (in->path[0] != '\0') (void)unlink(in->path);
+  free(in->buf);
+  free(in->ser);
+  free(in->line);
+  free(in);
+}
+
+takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_config_t *cfg,
+                                 takt_introspect_t **out_in) {
+  if (ctx == NULL || cfg == NULL || out_in == NULL || cfg->name == NULL ||
+      !takt_name_valid(cfg->name))
+    return TAKT_EINVAL;
+  takt_introspect_t *in = calloc(1, sizeof *in);
+  if (in == NULL) return TAKT_ENOMEM;
+  in->ctx = ctx;
+  in->cfg = *cfg;
+  if (in->cfg.mode == 0) in->cfg.mode = 0600;
+  if (in->cfg.buffer_bytes == 0) in->cfg.buffer_bytes = 256u * 1024u;
+  if (in->cfg.sample_depth == 0) in->cfg.sample_depth = 64;
+  in->listener = TAKT_IO_CLOSED;
+  in->wake = TAKT_IO_CLOSED;
+  in->conn = TAKT_IO_CLOSED;
+  in->cap = in->cfg.buffer_bytes;
+  in->buf = malloc(in->cap);
+  char dir[96];
+  if (cfg->dir != NULL) snprintf(dir, sizeof dir, "%s", cfg->dir);
+  else takt_introspect_default_dir(dir, sizeof dir);
+  takt_err_t rc = in->buf == NULL ? TAKT_ENOMEM : own_dir(dir);
+  if (rc == TAKT_OK) {
+    int n = snprintf(in->path, sizeof in->path, "%s/%s.%ld.sock", dir, cfg->name, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof in->path) {
+      in->path[0] = '\0';
+      rc = TAKT_ENAME;
+    }
+  }
+  char node_name[TAKT_NAME_MAX];
+  snprintf(node_name, sizeof node_name, "takt_introspect_%ld", (long)getpid() % 100000);
+  if (rc == TAKT_OK) rc = takt_node_create(ctx, node_name, &in->node);
+  takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_TIDE);
+  eo.max_callbacks = 4; /* the echo subscription */
+  if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->exec);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(in->exec, in->node);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&in->wake);
+  if (rc == TAKT_OK) rc = takt_io_unix_listen(in->path, in->cfg.mode, &in->listener);
+  if (rc == TAKT_OK) {
+    takt_thread_attr_t ta = {.name = "takt-introspect", .policy = TAKT_SCHED_OTHER,
+                             .priority = 0, .cpu = -1};
+    rc = takt_thread_create(&in->thread, &ta, serve, in);
+    in->thread_running = rc == TAKT_OK;
+  }
+  if (rc < 0) {
+    if (in->listener.fd < 0) in->path[0] = '\0'; /* not ours to remove */
+    destroy(in);
+    return rc;
+  }
+  *out_in = in;
+  return TAKT_OK;
+}
+
+const char *takt_introspect_path(const takt_introspect_t *in) { return in != NULL ? in->path : ""; }
+
+void takt_introspect_stop(takt_introspect_t *in) {
+  if (in == NULL) return;
+  atomic_store(&in->stop, true);
+  takt_io_wake_signal(in->wake);
+  /* an echo in progress spins the endpoint's executor: stop it until the thread has seen the
+   * stop (an echo that had not begun spinning yet when asked is asked again) */
+  while (in->thread_running && !atomic_load(&in->done)) {
+    takt_executor_stop(in->exec);
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  }
+  if (in->thread_running) takt_thread_join(&in->thread);
+  destroy(in);
+}
