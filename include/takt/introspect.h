@@ -17,6 +17,8 @@
  *                                 TIMEOUT_MS; then {"end": ...}
  *   pub TOPIC HEX                 publish one message (HEX: the serialized form if the type has
  *                                 one, else exactly the type's size in bytes)
+ *   call SERVICE HEX TIMEOUT_MS   call a service with a request given like pub's message ("-":
+ *                                 empty); answers {"serialized"|"bytes": HEX} or an error
  *
  * Errors answer {"error": "one line naming the problem"}. Sampling for echo is a subscription of
  * the endpoint's own node (keep-last, depth sample_depth: a slow reader loses the oldest samples,

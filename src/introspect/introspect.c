@@ -47,6 +47,13 @@ struct takt_introspect {
   uint32_t echo_left, echo_sent;
   bool echo_headers_only, echo_failed;
   const takt_type_support_t *echo_type;
+#if TAKT_WITH_RPC
+  /* clients made by `call`, one per service */
+  takt_service_t *cli_srv[MAX_PUBS];
+  takt_client_t *cli[MAX_PUBS];
+  uint32_t n_clis;
+  bool answered;
+#endif
   /* publishers made by `pub`, one per topic */
   takt_topic_t *pub_topic[MAX_PUBS];
   takt_publisher_t *pub[MAX_PUBS];
@@ -452,6 +459,54 @@ static void do_echo(takt_introspect_t *in, const char *topic_name, long count, l
   send_all(in, end, (uint32_t)n);
 }
 
+static int unhex(char c);
+
+/* HEX into a message of type (deserialized, or exactly its size). Returns the message (malloc'd,
+ * the caller frees it) or NULL after answering the error. */
+static void *message_from_hex(takt_introspect_t *in, const takt_type_support_t *type,
+                              const char *hx, const char *what) {
+  size_t hn = strlen(hx);
+  if (hn % 2 != 0) {
+    send_error(in, "the message is not hex (odd number of digits)");
+    return NULL;
+  }
+  uint32_t n = (uint32_t)(hn / 2);
+  uint8_t *raw = malloc(n > 0 ? n : 1);
+  void *msg = calloc(1, type->size);
+  if (raw == NULL || msg == NULL) {
+    free(raw);
+    free(msg);
+    send_error(in, "no memory for a message of %u bytes", (unsigned)type->size);
+    return NULL;
+  }
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok; i++) {
+    int hi = unhex(hx[2 * i]), lo = unhex(hx[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    raw[i] = (uint8_t)(hi * 16 + lo);
+  }
+  takt_err_t rc;
+  if (!ok) {
+    send_error(in, "the message is not hex");
+  } else if (type->deserialize != NULL) {
+    if ((rc = type->deserialize(msg, raw, n)) < 0) {
+      send_error(in, "not a serialized %s: %s", type->name, takt_strerror(rc));
+      ok = false;
+    }
+  } else if (n != type->size) {
+    send_error(in, "'%s' takes %u bytes, got %u", what, (unsigned)type->size, (unsigned)n);
+    ok = false;
+  } else {
+    memcpy(msg, raw, n);
+  }
+  free(raw);
+  if (!ok) {
+    free(msg);
+    return NULL;
+  }
+  return msg;
+}
+
 static int unhex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -468,60 +523,113 @@ static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx
     send_error(in, "no topic named '%s'", topic_name);
     return;
   }
-  size_t hn = strlen(hx);
-  if (hn % 2 != 0) {
-    send_error(in, "the message is not hex (odd number of digits)");
-    return;
-  }
-  uint32_t n = (uint32_t)(hn / 2);
-  uint8_t *raw = malloc(n > 0 ? n : 1);
-  void *msg = calloc(1, t->type->size);
-  if (raw == NULL || msg == NULL) {
-    free(raw);
-    free(msg);
-    send_error(in, "no memory for a message of %u bytes", (unsigned)t->type->size);
-    return;
-  }
-  bool ok = true;
-  for (uint32_t i = 0; i < n && ok; i++) {
-    int hi = unhex(hx[2 * i]), lo = unhex(hx[2 * i + 1]);
-    ok = hi >= 0 && lo >= 0;
-    raw[i] = (uint8_t)(hi * 16 + lo);
-  }
+  void *msg = message_from_hex(in, t->type, hx, topic_name);
+  if (msg == NULL) return;
   takt_err_t rc = TAKT_OK;
-  if (!ok) {
-    send_error(in, "the message is not hex");
-  } else if (t->type->deserialize != NULL) {
-    rc = t->type->deserialize(msg, raw, n);
-    if (rc < 0) send_error(in, "not a serialized %s: %s", t->type->name, takt_strerror(rc));
-  } else if (n != t->type->size) {
-    rc = TAKT_ESIZE;
-    send_error(in, "'%s' takes %u bytes, got %u", topic_name, (unsigned)t->type->size, (unsigned)n);
+  takt_publisher_t *p = NULL;
+  for (uint32_t i = 0; i < in->n_pubs; i++)
+    if (in->pub_topic[i] == t) p = in->pub[i];
+  if (p == NULL && in->n_pubs < MAX_PUBS && (rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
+    in->pub_topic[in->n_pubs] = t;
+    in->pub[in->n_pubs++] = p;
+  }
+  if (p == NULL) {
+    send_error(in, "cannot publish on '%s': %s", topic_name,
+               rc < 0 ? takt_strerror(rc) : "too many topics published to");
+  } else if ((rc = takt_publish(p, msg, t->type->size)) < 0) {
+    send_error(in, "publishing on '%s': %s", topic_name, takt_strerror(rc));
   } else {
-    memcpy(msg, raw, n);
+    char line[64 + TAKT_NAME_MAX];
+    int k = snprintf(line, sizeof line, "{\"published\": \"%s\"}\n", topic_name);
+    send_all(in, line, (uint32_t)k);
   }
-  if (ok && rc == TAKT_OK) {
-    takt_publisher_t *p = NULL;
-    for (uint32_t i = 0; i < in->n_pubs; i++)
-      if (in->pub_topic[i] == t) p = in->pub[i];
-    if (p == NULL && in->n_pubs < MAX_PUBS &&
-        (rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
-      in->pub_topic[in->n_pubs] = t;
-      in->pub[in->n_pubs++] = p;
-    }
-    if (p == NULL) {
-      send_error(in, "cannot publish on '%s': %s", topic_name,
-                 rc < 0 ? takt_strerror(rc) : "too many topics published to");
-    } else if ((rc = takt_publish(p, msg, t->type->size)) < 0) {
-      send_error(in, "publishing on '%s': %s", topic_name, takt_strerror(rc));
-    } else {
-      char line[64];
-      int k = snprintf(line, sizeof line, "{\"published\": \"%s\"}\n", topic_name);
-      send_all(in, line, (uint32_t)k);
-    }
-  }
-  free(raw);
   free(msg);
+}
+#endif
+
+#if TAKT_WITH_RPC && TAKT_WITH_PUBSUB
+static void on_answer(takt_client_t *c, takt_future_t f, void *user) {
+  (void)c;
+  (void)f;
+  takt_introspect_t *in = user;
+  in->answered = true;
+  takt_executor_stop(in->exec);
+}
+
+static void do_call(takt_introspect_t *in, const char *name, const char *hx, long timeout_ms) {
+  takt_context_t *ctx = in->ctx;
+  takt_service_t *srv = NULL;
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->service_list) {
+    takt_service_t *s = TAKT__CONTAINER(it, takt_service_t, ctx_link);
+    if (strcmp(s->name, name) == 0) srv = s;
+  }
+  takt__unlock(ctx);
+  if (srv == NULL) {
+    send_error(in, "no service named '%s'", name);
+    return;
+  }
+  void *req = message_from_hex(in, srv->req_type, hx, name);
+  if (req == NULL) return;
+  void *resp = calloc(1, srv->resp_type->size);
+  uint32_t ser_cap = srv->resp_type->size * 4u + 4096u;
+  uint8_t *ser = malloc(ser_cap);
+  char *line = malloc(2u * ser_cap + 128u);
+  takt_client_t *c = NULL;
+  for (uint32_t i = 0; i < in->n_clis; i++)
+    if (in->cli_srv[i] == srv) c = in->cli[i];
+  takt_err_t rc = TAKT_OK;
+  if (resp == NULL || ser == NULL || line == NULL) {
+    rc = TAKT_ENOMEM;
+  } else if (c == NULL && in->n_clis < MAX_PUBS) {
+    takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+    co.max_pending = 1;
+    rc = takt_client_create(in->node, name, srv->req_type, srv->resp_type, on_answer, in, &co, &c);
+    if (rc == TAKT_OK) {
+      in->cli_srv[in->n_clis] = srv;
+      in->cli[in->n_clis++] = c;
+    }
+  }
+  takt_future_t f;
+  if (rc == TAKT_OK && c == NULL) rc = TAKT_EFULL;
+  if (rc == TAKT_OK) rc = takt_client_call(c, req, srv->req_type->size, &f);
+  if (rc < 0) {
+    send_error(in, "cannot call '%s': %s", name, takt_strerror(rc));
+  } else {
+    in->answered = false;
+    if (!atomic_load(&in->stop))
+      (void)takt_executor_spin_until(in->exec,
+                                     takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS);
+    takt_future_status_t st = takt_future_status(&f);
+    if (st == TAKT_FUTURE_READY && takt_future_take(&f, resp, srv->resp_type->size) == TAKT_OK) {
+      const uint8_t *bytes = resp;
+      int32_t n = (int32_t)srv->resp_type->size;
+      bool serialized = srv->resp_type->serialize != NULL;
+      if (serialized) {
+        n = srv->resp_type->serialize(resp, ser, ser_cap);
+        bytes = ser;
+      }
+      if (n < 0) {
+        send_error(in, "serializing the response: %s", takt_strerror(n));
+      } else {
+        int at = snprintf(line, 64, "{\"%s\": \"", serialized ? "serialized" : "bytes");
+        hex(line + at, bytes, (uint32_t)n);
+        at += 2 * n;
+        at += snprintf(line + at, 8, "\"}\n");
+        send_all(in, line, (uint32_t)at);
+      }
+    } else if (st == TAKT_FUTURE_FAILED) {
+      (void)takt_future_cancel(&f);
+      send_error(in, "the service '%s' declined to answer", name);
+    } else {
+      (void)takt_future_cancel(&f);
+      send_error(in, "no answer from '%s' within %ld ms", name, timeout_ms);
+    }
+  }
+  free(req);
+  free(resp);
+  free(ser);
+  free(line);
 }
 #endif
 
@@ -571,7 +679,22 @@ static void handle(takt_introspect_t *in, char *req) {
     return;
   }
 #endif
-  send_error(in, "unknown request '%s' (graph, stats, echo, pub)", verb);
+#if TAKT_WITH_RPC && TAKT_WITH_PUBSUB
+  if (strcmp(verb, "call") == 0) {
+    char *name = strtok_r(NULL, " \t\r\n", &save);
+    char *data = strtok_r(NULL, " \t\r\n", &save);
+    char *timeout = strtok_r(NULL, " \t\r\n", &save);
+    char *e = NULL;
+    long t = timeout != NULL ? strtol(timeout, &e, 10) : -1;
+    if (name == NULL || data == NULL || t < 1 || t > 3600000 || *e != '\0') {
+      send_error(in, "usage: call SERVICE HEX TIMEOUT_MS (HEX: - for an empty request)");
+      return;
+    }
+    do_call(in, name, strcmp(data, "-") == 0 ? "" : data, t);
+    return;
+  }
+#endif
+  send_error(in, "unknown request '%s' (graph, stats, echo, pub, call)", verb);
 }
 
 /* Read one request line (bounded), waiting at most 5 s for it. */

@@ -1,0 +1,171 @@
+"""ROS 1 serialization in Python from parsed .msg specifications (takt.msggen.spec), for the
+tools that show or make messages (`takt topic echo|pub`, `takt service call`): little-endian
+primitives, `time`/`duration` as two 32-bit fields, strings and variable arrays with a uint32
+length, fixed arrays without one, nested messages inline."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from takt.msggen.spec import PRIMITIVES, MsgError, MsgSpec, Registry, parse_srv_file
+
+SEARCH_ROOTS = ["/usr/share"]
+
+
+def registry(extra: Optional[List[str]] = None) -> Registry:
+    """Every package with a msg/ or srv/ folder under /usr/share, $TAKT_MSG_PATH (':'-separated
+    roots holding packages) and extra."""
+    roots = list(extra or []) + [p for p in os.environ.get("TAKT_MSG_PATH", "").split(":") if p] + SEARCH_ROOTS
+    search: Dict[str, List[Path]] = {}
+    for root in roots:
+        r = Path(root)
+        if not r.is_dir():
+            continue
+        for pkg in sorted(r.iterdir()):
+            if (pkg / "msg").is_dir() or (pkg / "srv").is_dir():
+                search.setdefault(pkg.name, []).append(pkg / "msg")
+    return Registry(search)
+
+
+def load_srv(reg: Registry, full_name: str):
+    pkg, name = full_name.split("/")
+    for d in reg.search.get(pkg, []):
+        f = Path(d).parent / "srv" / f"{name}.srv"
+        if f.is_file():
+            srv = parse_srv_file(f, pkg)
+            reg.add_srv(srv)
+            return srv
+    raise MsgError(full_name, 0, f"unknown service type '{full_name}'")
+
+
+class Reader:
+    def __init__(self, data: bytes):
+        self.data, self.at = data, 0
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.data):
+            raise ValueError(f"truncated message: wanted {n} bytes at offset {self.at} of {len(self.data)}")
+        b = self.data[self.at:self.at + n]
+        self.at += n
+        return b
+
+    def unpack(self, fmt: str):
+        return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt)))
+
+
+def _read_one(reg: Registry, base: str, r: Reader):
+    if base in PRIMITIVES:
+        return r.unpack(PRIMITIVES[base][2])[0]
+    if base in ("time", "duration"):
+        secs, nsecs = r.unpack("iI" if base == "duration" else "II")
+        return {"secs": secs, "nsecs": nsecs}
+    if base == "string":
+        (n,) = r.unpack("I")
+        return r.take(n).decode("utf-8", errors="replace")
+    return _read_msg(reg, reg.load_msg(base), r)
+
+
+def _read_msg(reg: Registry, spec: MsgSpec, r: Reader) -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for f in spec.fields:
+        if f.array is None:
+            out[f.name] = _read_one(reg, f.base, r)
+            continue
+        n = f.length if f.array == "fixed" else r.unpack("I")[0]
+        if f.base in ("uint8", "char") :
+            out[f.name] = list(r.take(n))
+        else:
+            out[f.name] = [_read_one(reg, f.base, r) for _ in range(n)]
+    return out
+
+
+def decode(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:
+    """The fields of one serialized message; ValueError if the bytes do not fit the type."""
+    r = Reader(data)
+    msg = _read_msg(reg, spec, r)
+    if r.at != len(data):
+        raise ValueError(f"{len(data) - r.at} bytes left over after a {spec.full_name}")
+    return msg
+
+
+def _write_one(reg: Registry, base: str, v, out: bytearray) -> None:
+    if base in PRIMITIVES:
+        out += struct.pack("<" + PRIMITIVES[base][2], v)
+    elif base in ("time", "duration"):
+        v = v or {}
+        out += struct.pack("<iI" if base == "duration" else "<II", int(v.get("secs", 0)), int(v.get("nsecs", 0)))
+    elif base == "string":
+        b = str(v).encode()
+        out += struct.pack("<I", len(b)) + b
+    else:
+        _write_msg(reg, reg.load_msg(base), v or {}, out)
+
+
+def _default(base: str):
+    if base in PRIMITIVES:
+        return False if base == "bool" else (0.0 if base.startswith("float") else 0)
+    if base == "string":
+        return ""
+    return {}
+
+
+def _write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], out: bytearray) -> None:
+    unknown = set(value) - {f.name for f in spec.fields}
+    if unknown:
+        raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(unknown))}")
+    for f in spec.fields:
+        v = value.get(f.name)
+        if f.array is None:
+            _write_one(reg, f.base, _default(f.base) if v is None else v, out)
+            continue
+        items = list(v or [])
+        if f.array == "fixed":
+            if v is None:
+                items = [_default(f.base)] * int(f.length or 0)
+            if len(items) != f.length:
+                raise ValueError(f"{spec.full_name}.{f.name} takes {f.length} items, got {len(items)}")
+        else:
+            out += struct.pack("<I", len(items))
+        for it in items:
+            _write_one(reg, f.base, it, out)
+
+
+def encode(reg: Registry, spec: MsgSpec, value: Dict[str, object]) -> bytes:
+    """Serialize a message given as a dict of its fields (missing fields: zero / empty)."""
+    out = bytearray()
+    _write_msg(reg, spec, value, out)
+    return bytes(out)
+
+
+def to_yaml(value, indent: int = 0) -> List[str]:
+    """rostopic echo's layout: `field: value`, nested messages indented, lists inline for
+    numbers and as `-` items for messages."""
+    pad = "  " * indent
+    lines: List[str] = []
+    for k, v in value.items():
+        if isinstance(v, dict):
+            lines.append(f"{pad}{k}:")
+            lines += to_yaml(v, indent + 1)
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            lines.append(f"{pad}{k}:")
+            for item in v:
+                sub = to_yaml(item, indent + 2)
+                sub[0] = f"{pad}  -{sub[0][len(pad) + 3:]}" if sub else f"{pad}  - {{}}"
+                lines += sub
+        elif isinstance(v, str):
+            lines.append(f"{pad}{k}: {v!r}" if v == "" or v.strip() != v else f"{pad}{k}: \"{v}\"")
+        elif isinstance(v, bool):
+            lines.append(f"{pad}{k}: {str(v)}")
+        elif isinstance(v, float):
+            lines.append(f"{pad}{k}: {v!r}")
+        else:
+            lines.append(f"{pad}{k}: {v}")
+    return lines
+
+
+def split_type(name: str) -> Tuple[str, str]:
+    pkg, _, short = name.partition("/")
+    return pkg, short
