@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "../common/busywork.h"
 #include "takt/system.h"
@@ -40,14 +43,51 @@ typedef struct runner {
   atomic_int done; /* the spin thread has returned */
 } runner_t;
 
-/* Ctrl-C: stop at the next report tick. A file-scope flag because a signal handler has no user
- * pointer to reach the runner state with, and volatile sig_atomic_t is the one kind of object it
- * may portably write. */
+/* SIGINT, SIGTERM, SIGHUP: the first stops the run in order at the next check (the result is
+ * written); a second one ends the process at once. A file-scope flag because a signal handler has
+ * no user pointer to reach the runner state with, and volatile sig_atomic_t is the one kind of
+ * object it may portably write. */
 static volatile sig_atomic_t g_interrupted;
 
-static void on_sigint(int sig) {
-  (void)sig;
+static void on_stop_signal(int sig) {
+  if (g_interrupted) {
+    static const char msg[] = "takt run: second signal: exiting without a result\n";
+    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)n;
+    _exit(128 + sig);
+  }
   g_interrupted = 1;
+}
+
+/* Whatever the process inherited (a supervisor or a non-interactive shell may start it with
+ * SIGINT ignored, or with signals blocked), SIGINT, SIGTERM and SIGHUP stop it in order. Called
+ * first thing in main, before any thread exists, so every thread inherits the unblocked mask.
+ * Started by `takt run`/`takt agent` (TAKT_SUPERVISOR_PID names the wrapper), the runner also
+ * gets SIGTERM when the wrapper dies, however it dies, and stops at once if it is already gone. */
+static void take_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    sigaddset(&sa.sa_mask, sigs[i]); /* one handler at a time */
+    sigaddset(&unblock, sigs[i]);
+  }
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+  sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+  const char *sup = getenv("TAKT_SUPERVISOR_PID");
+  if (sup != NULL) {
+    char *end;
+    long pid = strtol(sup, &end, 10);
+#ifdef __linux__
+    if (*end == '\0' && pid > 0) (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    if (*end == '\0' && pid > 0 && getppid() != (pid_t)pid) g_interrupted = 1;
+  }
 }
 
 /* ---- hooks: what a job does, what is done with violations ---- */
@@ -442,11 +482,6 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
 
   int drawn = 0;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
   for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&r->done); tick += TAKT_NS_PER_S) {
     while (!atomic_load(&r->done) && takt_time_now() < tick) {
       int64_t step = takt_time_now() + 50 * TAKT_NS_PER_MS;
@@ -494,6 +529,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
 
 int main(int argc, char **argv) {
   options_t o;
+  take_signals();
   int status = parse_args(argc, argv, &o);
   if (status >= 0) return status;
   runner_t *r = calloc(1, sizeof *r); /* the description alone is a few hundred KiB */
