@@ -17,7 +17,7 @@ def _ms(ns: float) -> str:
 
 
 def run(duration: float, out: Path) -> int:
-    example = native.repo_root() / "examples" / "robot.yaml"
+    example = native.data_dir() / "examples" / "robot.yaml"
     results: Dict[str, dict] = {}
     stopped: List[int] = []
     for executor in ("batch", "tide"):
