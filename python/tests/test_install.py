@@ -131,3 +131,20 @@ def test_installed_cli_runs_the_system(prefix, project, tmp_path):
     where = run([SYSTEM_PY, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from takt import native; "
                  "print(native.program('tools/takt-run'))", prefix / "lib" / "takt" / "python"], env=env)
     assert Path(where.stdout.strip()) == (prefix / "libexec" / "takt" / "takt-run").resolve()
+
+
+def test_debian_package(project, tmp_path):
+    # `make deb`: the same tree as a .deb (prefix /usr); unpacked elsewhere it builds the node
+    run(["cpack", "-G", "DEB", "--config", BUILD / "CPackConfig.cmake", "-B", tmp_path / "deb"])
+    deb = next((tmp_path / "deb").glob("takt_*.deb"))
+    fields = run(["dpkg-deb", "-f", deb, "Package", "Version", "Depends"]).stdout
+    assert "Package: takt" in fields and "Version: 0.1.0" in fields and "libyaml-dev" in fields
+    files = set(run(["dpkg-deb", "-c", deb]).stdout.split())
+    for rel in ["./usr/bin/takt", "./usr/libexec/takt/takt-run", "./usr/lib/libtakt_core.a",
+                "./usr/lib/cmake/takt/taktConfig.cmake", "./usr/lib/pkgconfig/takt.pc",
+                "./usr/include/takt/config.h"]:
+        assert rel in files, rel
+    run(["dpkg-deb", "-x", deb, tmp_path / "root"])
+    env = user_env(tmp_path / "root" / "usr")
+    run(["make", "-C", project], env=env)
+    assert run([project / "build-pc" / "drive"], env=env).stdout.splitlines()[:2] == DRIVE_OUT
