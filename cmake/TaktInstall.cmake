@@ -72,14 +72,14 @@ foreach(pc ${takt_pc_files})
 endforeach()
 
 # ---- the CLI: the Python package in a directory of its own (no site-packages to choose), the
-# native programs it runs, and bin/takt. takt/_installed.py tells the package where those are.
+# native programs it runs, and bin/takt. takt/install_layout.py tells the package where those are.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/takt DESTINATION ${TAKT_PYDIR}
         FILES_MATCHING PATTERN "*.py" PATTERN "*.txt" PATTERN "__pycache__" EXCLUDE)
 file(RELATIVE_PATH TAKT_PY_TO_LIBEXEC /prefix/${TAKT_PYDIR}/takt /prefix/${TAKT_LIBEXECDIR})
 file(RELATIVE_PATH TAKT_PY_TO_DATA /prefix/${TAKT_PYDIR}/takt /prefix/${TAKT_DATADIR})
 file(RELATIVE_PATH TAKT_BIN_TO_PY /prefix/${CMAKE_INSTALL_BINDIR} /prefix/${TAKT_PYDIR})
-configure_file(${PROJECT_SOURCE_DIR}/cmake/installed.py.in ${PROJECT_BINARY_DIR}/python/_installed.py @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/python/_installed.py DESTINATION ${TAKT_PYDIR}/takt)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/install_layout.py.in ${PROJECT_BINARY_DIR}/python/install_layout.py @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/python/install_layout.py DESTINATION ${TAKT_PYDIR}/takt)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/takt-cli.in ${PROJECT_BINARY_DIR}/python/takt @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/python/takt DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(program takt-run takt-sizes takt-msgtool)

@@ -3,7 +3,7 @@ commands use (example systems).
 
 Three layouts, first match wins:
 - TAKT_BUILD_DIR set: that build directory (programs at their place in the build tree);
-- an installed takt (`cmake --install`, `make install`): takt/_installed.py, written by the
+- an installed takt (`cmake --install`, `make install`): takt/install_layout.py, written by the
   install, names PREFIX/libexec/takt for the programs and PREFIX/share/takt for the data;
 - a source tree: its release build, build/release, and the tree itself for the data.
 """
@@ -27,10 +27,10 @@ def repo_root() -> Path:
 def _installed_dir(name: str) -> Optional[Path]:
     """PREFIX/libexec/takt ("LIBEXEC") or PREFIX/share/takt ("DATA") of an installed takt."""
     try:
-        from takt import _installed  # type: ignore[attr-defined]
+        from takt import install_layout  # type: ignore[attr-defined]
     except ImportError:
         return None
-    return (Path(__file__).resolve().parent / getattr(_installed, name)).resolve()
+    return (Path(__file__).resolve().parent / getattr(install_layout, name)).resolve()
 
 
 def build_dir() -> Path:

@@ -66,7 +66,8 @@ def test_installed_tree(prefix):
                 "include/takt/msgs/std_msgs/String.h", "include/takt/msgs/sensor_msgs/LaserScan.h",
                 "lib/cmake/takt/taktConfig.cmake", "lib/cmake/takt/taktConfigVersion.cmake",
                 "lib/cmake/takt/TaktMessages.cmake", "lib/pkgconfig/takt.pc",
-                "lib/takt/python/takt/msggen/generate.py", "share/takt/examples/robot.yaml",
+                "lib/takt/python/takt/msggen/generate.py", "lib/takt/python/takt/install_layout.py",
+                "share/takt/examples/robot.yaml",
                 "share/takt/examples/user_project/CMakeLists.txt"]:
         assert (prefix / rel).is_file(), rel
     for layer in ["port", "core", "timing", "exec", "transport", "system", "std_msgs"]:
