@@ -64,9 +64,10 @@ def started():
             os.kill(pid, signal.SIGKILL)
 
 
-def start(kind, out, started):
-    """`takt run` or `takt agent` on a long duration, SIGINT ignored as inherited; returns the
-    wrapper's Popen and the runner's pid once the runner is running its system."""
+def start(kind, out, started, session=False):
+    """`takt run` or `takt agent` on a long duration, SIGINT ignored as inherited (in a process
+    group of its own if session); returns the wrapper's Popen and the runner's pid once the
+    runner is running its system."""
     env = dict(os.environ, TAKT_BUILD_DIR=str(BUILD))
     if kind == "run":
         args = ["run", str(REPO / "examples" / "robot.yaml"), "--duration", "60", "--quiet"]
@@ -76,7 +77,8 @@ def start(kind, out, started):
                 "--link", f"uart=udp:127.0.0.1:{a}:127.0.0.1:{m}"]
     proc = subprocess.Popen([sys.executable, "-m", "takt", *args, "--rt-priority", "0",
                              "--out", str(out)], env=env, preexec_fn=ignore_sigint,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=session)
     started.append(proc.pid)
 
     def runner_up():
@@ -128,6 +130,23 @@ def test_stop_with_sigint_ignored(tmp_path, started, kind, sig):
         assert sum(c["runs"] for c in result["callbacks"]) > 0
     else:  # the agent served its link (no peer here: nothing arrived to run its callbacks)
         assert [link["name"] for link in result["links"]] == ["uart"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_one_signal_to_the_whole_group_is_one_stop(tmp_path, started, sig):
+    # a terminal's Ctrl-C reaches every process of the foreground group, systemd's SIGTERM every
+    # process of the unit: the runner gets the signal itself and forwarded by `takt`, which is
+    # one stop in order, not a second signal
+    proc, runner = start("run", tmp_path / "out", started, session=True)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, sig)
+    out, err = proc.communicate(timeout=10)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, err
+    assert "second signal" not in err
+    assert took < 2.0, f"stopping took {took:.2f} s"
+    wait_for(lambda: gone(runner), 2.0 - min(took, 1.9), f"takt-run {runner} to exit")
+    assert 0 < json.loads(next((tmp_path / "out").glob("run_*.json")).read_text())["duration_s"] < 30
 
 
 def test_wrapper_killed_takes_the_runner_along(tmp_path, started):

@@ -44,19 +44,34 @@ typedef struct runner {
 } runner_t;
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order at the next check (the result is
- * written); a second one ends the process at once. A file-scope flag because a signal handler has
- * no user pointer to reach the runner state with, and volatile sig_atomic_t is the one kind of
- * object it may portably write. */
+ * written); a second one ends the process at once. File-scope state because a signal handler has
+ * no user pointer to reach the runner state with; volatile sig_atomic_t is the kind of object it
+ * may portably write, g_supervisor is written before the handler is installed. */
 static volatile sig_atomic_t g_interrupted;
+static volatile sig_atomic_t g_first_sig, g_first_from_supervisor, g_duplicate_seen;
+static pid_t g_supervisor; /* the `takt` process that forwards signals to this one, or 0 */
 
-static void on_stop_signal(int sig) {
-  if (g_interrupted) {
-    static const char msg[] = "takt run: second signal: exiting without a result\n";
-    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)n;
-    _exit(128 + sig);
+static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
+  (void)uctx;
+  int from_supervisor = g_supervisor > 0 && si != NULL && si->si_code == SI_USER &&
+                        si->si_pid == g_supervisor;
+  if (!g_interrupted) {
+    g_first_sig = sig;
+    g_first_from_supervisor = from_supervisor;
+    g_interrupted = 1;
+    return;
   }
-  g_interrupted = 1;
+  /* One event often arrives twice: a terminal's Ctrl-C goes to the whole foreground process
+   * group and systemd signals every process of the unit, and `takt` forwards what it got as
+   * well. The same signal once from the supervisor and once from elsewhere is that one event. */
+  if (!g_duplicate_seen && sig == g_first_sig && from_supervisor != g_first_from_supervisor) {
+    g_duplicate_seen = 1;
+    return;
+  }
+  static const char msg[] = "takt run: second signal: exiting without a result\n";
+  ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)n;
+  _exit(128 + sig);
 }
 
 /* Whatever the process inherited (a supervisor or a non-interactive shell may start it with
@@ -65,11 +80,17 @@ static void on_stop_signal(int sig) {
  * Started by `takt run`/`takt agent` (TAKT_SUPERVISOR_PID names the wrapper), the runner also
  * gets SIGTERM when the wrapper dies, however it dies, and stops at once if it is already gone. */
 static void take_signals(void) {
+  const char *sup = getenv("TAKT_SUPERVISOR_PID");
+  if (sup != NULL) {
+    char *end;
+    long pid = strtol(sup, &end, 10);
+    if (*end == '\0' && pid > 0) g_supervisor = (pid_t)pid;
+  }
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop_signal;
-  sa.sa_flags = SA_RESTART;
+  sa.sa_sigaction = on_stop_signal;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigset_t unblock;
   sigemptyset(&unblock);
@@ -79,14 +100,11 @@ static void take_signals(void) {
   }
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
   sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-  const char *sup = getenv("TAKT_SUPERVISOR_PID");
-  if (sup != NULL) {
-    char *end;
-    long pid = strtol(sup, &end, 10);
+  if (g_supervisor > 0) {
 #ifdef __linux__
-    if (*end == '\0' && pid > 0) (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
-    if (*end == '\0' && pid > 0 && getppid() != (pid_t)pid) g_interrupted = 1;
+    if (getppid() != g_supervisor) g_interrupted = 1;
   }
 }
 
