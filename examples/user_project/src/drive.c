@@ -24,8 +24,11 @@ static void plan(takt_timer_t *timer, const takt_timer_event_t *ev, void *user) 
   cmd.seq = d->sent;
   cmd.stamp.sec = (uint32_t)(takt_time_now() / TAKT_NS_PER_S);
   cmd.mode = my_robot_msgs__DriveCommand__MODE_DRIVE;
-  cmd.wheels[0].name.size = (uint32_t)snprintf(cmd.wheels[0].name.data, sizeof cmd.wheels[0].name.data, "left");
-  cmd.wheels[1].name.size = (uint32_t)snprintf(cmd.wheels[1].name.data, sizeof cmd.wheels[1].name.data, "right");
+  static const char *const names[2] = {"left", "right"};
+  for (int i = 0; i < 2; i++) {
+    my_robot_msgs__WheelSpeed *w = &cmd.wheels[i];
+    w->name.size = (uint32_t)snprintf(w->name.data, sizeof w->name.data, "%s", names[i]);
+  }
   cmd.wheels[0].rad_per_s = 0.5 + 0.1 * d->sent;
   cmd.wheels[1].rad_per_s = 0.5 + 0.2 * d->sent;
   if (takt_publish(d->cmd_pub, &cmd, sizeof cmd) == TAKT_OK) d->sent++;
@@ -41,35 +44,35 @@ static void motors(takt_subscription_t *sub, const takt_message_t *msg, void *us
   if (++d->received == COMMANDS) takt_executor_stop(d->exec);
 }
 
-static int fail(const char *what, takt_err_t rc) {
-  fprintf(stderr, "drive: %s: %s\n", what, takt_strerror(rc));
-  return 1;
-}
+/* Every takt call returns a takt_err_t: 0 or a negative error that takt_strerror names. */
+#define TRY(call)                                                                       \
+  do {                                                                                  \
+    takt_err_t rc_ = (call);                                                            \
+    if (rc_ < 0) {                                                                      \
+      fprintf(stderr, "drive: %s: %s\n", #call, takt_strerror(rc_));                    \
+      return 1;                                                                         \
+    }                                                                                   \
+  } while (0)
 
 int main(void) {
   static drive_t d;
-  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT; /* capacities: all memory taken here */
   takt_context_t *ctx;
   takt_node_t *planner, *controller;
   takt_topic_t *topic;
   takt_timer_t *timer;
   takt_subscription_t *sub;
-  takt_err_t rc;
-  if ((rc = takt_context_create(&cfg, &ctx)) < 0) return fail("context", rc);
-  if ((rc = takt_node_create(ctx, "planner", &planner)) < 0 ||
-      (rc = takt_node_create(ctx, "controller", &controller)) < 0)
-    return fail("nodes", rc);
-  if ((rc = takt_topic_create(ctx, "cmd_drive", &my_robot_msgs__DriveCommand__type, 4, &topic)) < 0)
-    return fail("topic", rc);
   takt_callback_attr_t high = {.priority = 10};
-  if ((rc = takt_publisher_create(planner, topic, &d.cmd_pub)) < 0 ||
-      (rc = takt_timer_create(planner, "plan", 10 * TAKT_NS_PER_MS, 0, plan, &d, &high, &timer)) < 0 ||
-      (rc = takt_subscription_create(controller, topic, "motors", motors, &d, NULL, &sub)) < 0)
-    return fail("callbacks", rc);
-  if ((rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &d.exec)) < 0 ||
-      (rc = takt_executor_add_node(d.exec, planner)) < 0 ||
-      (rc = takt_executor_add_node(d.exec, controller)) < 0)
-    return fail("executor", rc);
+  TRY(takt_context_create(&cfg, &ctx));
+  TRY(takt_node_create(ctx, "planner", &planner));
+  TRY(takt_node_create(ctx, "controller", &controller));
+  TRY(takt_topic_create(ctx, "cmd_drive", &my_robot_msgs__DriveCommand__type, 4, &topic));
+  TRY(takt_publisher_create(planner, topic, &d.cmd_pub));
+  TRY(takt_timer_create(planner, "plan", 10 * TAKT_NS_PER_MS, 0, plan, &d, &high, &timer));
+  TRY(takt_subscription_create(controller, topic, "motors", motors, &d, NULL, &sub));
+  TRY(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &d.exec));
+  TRY(takt_executor_add_node(d.exec, planner));
+  TRY(takt_executor_add_node(d.exec, controller));
   /* until the tenth command arrives, or 5 s as a bound */
   takt_executor_spin_until(d.exec, takt_time_now() + 5 * TAKT_NS_PER_S);
 

@@ -54,37 +54,37 @@ void print(takt_subscription_t *, const takt_message_t *msg, void *user) {
   if (++m->printed == kLines) takt_executor_stop(m->exec);
 }
 
-int fail(const char *what, takt_err_t rc) {
-  std::fprintf(stderr, "monitor: %s: %s\n", what, takt_strerror(rc));
-  return 1;
-}
-
 }  // namespace
+
+// Every takt call returns a takt_err_t: 0 or a negative error that takt_strerror names.
+#define TRY(call)                                                                  \
+  do {                                                                             \
+    takt_err_t rc_ = (call);                                                       \
+    if (rc_ < 0) {                                                                 \
+      std::fprintf(stderr, "monitor: %s: %s\n", #call, takt_strerror(rc_));        \
+      return 1;                                                                    \
+    }                                                                              \
+  } while (0)
 
 int main() {
   static Monitor m;
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
   takt_node_t *node;
-  takt_topic_t *cmd_topic, *status_topic;
+  takt_topic_t *cmd, *status;
   takt_timer_t *timer;
   takt_subscription_t *watch_sub, *print_sub;
-  takt_err_t rc;
-  if ((rc = takt_context_create(&cfg, &ctx)) < 0) return fail("context", rc);
-  if ((rc = takt_node_create(ctx, "monitor", &node)) < 0) return fail("node", rc);
-  if ((rc = takt_topic_create(ctx, "cmd_drive", my_robot_msgs::DriveCommand::type_support(), 4,
-                              &cmd_topic)) < 0 ||
-      (rc = takt_topic_create(ctx, "status", std_msgs::String::type_support(), 4, &status_topic)) < 0)
-    return fail("topics", rc);
-  if ((rc = takt_publisher_create(node, cmd_topic, &m.cmd_pub)) < 0 ||
-      (rc = takt_publisher_create(node, status_topic, &m.status_pub)) < 0 ||
-      (rc = takt_timer_create(node, "plan", 10 * TAKT_NS_PER_MS, 0, plan, &m, nullptr, &timer)) < 0 ||
-      (rc = takt_subscription_create(node, cmd_topic, "watch", watch, &m, nullptr, &watch_sub)) < 0 ||
-      (rc = takt_subscription_create(node, status_topic, "print", print, &m, nullptr, &print_sub)) < 0)
-    return fail("callbacks", rc);
-  if ((rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &m.exec)) < 0 ||
-      (rc = takt_executor_add_node(m.exec, node)) < 0)
-    return fail("executor", rc);
+  TRY(takt_context_create(&cfg, &ctx));
+  TRY(takt_node_create(ctx, "monitor", &node));
+  TRY(takt_topic_create(ctx, "cmd_drive", my_robot_msgs::DriveCommand::type_support(), 4, &cmd));
+  TRY(takt_topic_create(ctx, "status", std_msgs::String::type_support(), 4, &status));
+  TRY(takt_publisher_create(node, cmd, &m.cmd_pub));
+  TRY(takt_publisher_create(node, status, &m.status_pub));
+  TRY(takt_timer_create(node, "plan", 10 * TAKT_NS_PER_MS, 0, plan, &m, nullptr, &timer));
+  TRY(takt_subscription_create(node, cmd, "watch", watch, &m, nullptr, &watch_sub));
+  TRY(takt_subscription_create(node, status, "print", print, &m, nullptr, &print_sub));
+  TRY(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &m.exec));
+  TRY(takt_executor_add_node(m.exec, node));
   takt_executor_spin_until(m.exec, takt_time_now() + 5 * TAKT_NS_PER_S);  // stops after kLines
   std::printf("monitor: %u status lines (%s, md5 %s)\n", m.printed,
               my_robot_msgs::DriveCommand::datatype(), my_robot_msgs::DriveCommand::md5sum());
