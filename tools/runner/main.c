@@ -12,6 +12,7 @@
 #endif
 
 #include "../common/busywork.h"
+#include "takt/port_io.h"
 #include "takt/system.h"
 #include "takt/takt.h"
 
@@ -50,6 +51,10 @@ typedef struct runner {
 static volatile sig_atomic_t g_interrupted;
 static volatile sig_atomic_t g_first_sig, g_first_from_supervisor, g_duplicate_seen;
 static pid_t g_supervisor; /* the `takt` process that forwards signals to this one, or 0 */
+/* the wake object the main thread waits on (an eventfd: signalling it is one write(), which a
+ * signal handler may call), -1 until it exists; open until the process exits, so a late signal
+ * never writes to a descriptor that was closed and reused */
+static volatile sig_atomic_t g_wake_fd = -1;
 
 static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
   (void)uctx;
@@ -59,6 +64,7 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
     g_first_sig = sig;
     g_first_from_supervisor = from_supervisor;
     g_interrupted = 1;
+    if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
     return;
   }
   /* One event often arrives twice: a terminal's Ctrl-C goes to the whole foreground process
@@ -347,12 +353,14 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
 typedef struct spin_arg {
   runner_t *r;
   int64_t end;
+  takt_io_t wake; /* signalled when the spin returns */
 } spin_arg_t;
 
 static void spin_thread(void *p) {
   spin_arg_t *a = p;
   takt_executor_spin_until(takt_system_executor(a->r->sys), a->end);
   atomic_store(&a->r->done, 1);
+  takt_io_wake_signal(a->wake);
 }
 
 /* Print "takt run: what: reason" and return 1 (an exit status). */
@@ -491,8 +499,14 @@ static int run(runner_t *r, const options_t *o, double duration) {
                            .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                            .priority = rt_prio > 0 ? rt_prio : 0,
                            .cpu = o->cpu};
+  takt_io_t wake;
+  if ((rc = takt_io_wake_open(&wake)) < 0) {
+    if (any_hard) takt_validator_stop(r->ctx);
+    return die("wake object", rc);
+  }
+  g_wake_fd = wake.fd;
   int64_t start = takt_time_now();
-  spin_arg_t arg = {r, start + (int64_t)(duration * 1e9)};
+  spin_arg_t arg = {r, start + (int64_t)(duration * 1e9), wake};
   takt_thread_t th;
   if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) {
     if (any_hard) takt_validator_stop(r->ctx);
@@ -500,11 +514,19 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
 
   int drawn = 0;
+  /* Wait for the next report tick, the end of the spin or a stop signal (the wake object, read
+   * as an I/O object: its count is consumed). A stop asked before the spin began is not kept by
+   * the executor, so it is asked again every 20 ms until the spin has returned. */
+  uint8_t count[8];
   for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&r->done); tick += TAKT_NS_PER_S) {
     while (!atomic_load(&r->done) && takt_time_now() < tick) {
-      int64_t step = takt_time_now() + 50 * TAKT_NS_PER_MS;
-      takt_sleep_until(step < tick ? step : tick);
-      if (g_interrupted) takt_executor_stop(takt_system_executor(r->sys)); /* an orderly stop */
+      int64_t until = tick;
+      if (g_interrupted) { /* an orderly stop */
+        takt_executor_stop(takt_system_executor(r->sys));
+        int64_t again = takt_time_now() + 20 * TAKT_NS_PER_MS;
+        if (again < until) until = again;
+      }
+      (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
     }
     if (o->quiet || atomic_load(&r->done)) continue;
     if (r->tty && drawn > 0) printf("\033[%dA", drawn);
