@@ -44,8 +44,8 @@ typedef struct runner {
   atomic_int done; /* the spin thread has returned */
 } runner_t;
 
-/* SIGINT, SIGTERM, SIGHUP: the first stops the run in order at the next check (the result is
- * written); a second one ends the process at once. File-scope state because a signal handler has
+/* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
+ * executor and writes the result); a second one ends the process at once. File-scope state because a signal handler has
  * no user pointer to reach the runner state with; volatile sig_atomic_t is the kind of object it
  * may portably write, g_supervisor is written before the handler is installed. */
 static volatile sig_atomic_t g_interrupted;
