@@ -64,7 +64,7 @@ def started():
             os.kill(pid, signal.SIGKILL)
 
 
-def start(kind, out, started, session=False):
+def start(kind, out, started, session=False, preexec=ignore_sigint):
     """`takt run` or `takt agent` on a long duration, SIGINT ignored as inherited (in a process
     group of its own if session); returns the wrapper's Popen and the runner's pid once the
     runner is running its system."""
@@ -76,7 +76,7 @@ def start(kind, out, started, session=False):
         args = ["agent", str(REPO / "examples" / "link_agent.yaml"),
                 "--link", f"uart=udp:127.0.0.1:{a}:127.0.0.1:{m}"]
     proc = subprocess.Popen([sys.executable, "-m", "takt", *args, "--rt-priority", "0",
-                             "--out", str(out)], env=env, preexec_fn=ignore_sigint,
+                             "--out", str(out)], env=env, preexec_fn=preexec,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=session)
     started.append(proc.pid)
@@ -146,6 +146,23 @@ def test_one_signal_to_the_whole_group_is_one_stop(tmp_path, started, sig):
     assert "second signal" not in err
     assert took < 2.0, f"stopping took {took:.2f} s"
     wait_for(lambda: gone(runner), 2.0 - min(took, 1.9), f"takt-run {runner} to exit")
+    assert 0 < json.loads(next((tmp_path / "out").glob("run_*.json")).read_text())["duration_s"] < 30
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path, started):
+    def nohup():
+        ignore_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc, runner = start("run", tmp_path / "out", started, preexec=nohup)
+    hup = 1 << (signal.SIGHUP - 1)
+    assert sig_mask(proc.pid, "SigIgn") & hup and sig_mask(runner, "SigIgn") & hup
+    proc.send_signal(signal.SIGHUP)
+    os.kill(runner, signal.SIGHUP)
+    # had SIGHUP stopped the run, this SIGTERM would be a second signal: no result, status 143
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
     assert 0 < json.loads(next((tmp_path / "out").glob("run_*.json")).read_text())["duration_s"] < 30
 
 

@@ -45,9 +45,10 @@ typedef struct runner {
 } runner_t;
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
- * executor and writes the result); a second one ends the process at once. File-scope state because a signal handler has
- * no user pointer to reach the runner state with; volatile sig_atomic_t is the kind of object it
- * may portably write, g_supervisor is written before the handler is installed. */
+ * executor and writes the result); a second one ends the process at once. File-scope state
+ * because a signal handler has no user pointer to reach the runner state with; volatile
+ * sig_atomic_t is the kind of object it may portably write, g_supervisor is written before the
+ * handler is installed. */
 static volatile sig_atomic_t g_interrupted;
 static volatile sig_atomic_t g_first_sig, g_first_from_supervisor, g_duplicate_seen;
 static pid_t g_supervisor; /* the `takt` process that forwards signals to this one, or 0 */
@@ -81,7 +82,8 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
 }
 
 /* Whatever the process inherited (a supervisor or a non-interactive shell may start it with
- * SIGINT ignored, or with signals blocked), SIGINT, SIGTERM and SIGHUP stop it in order. Called
+ * SIGINT ignored, or with signals blocked), SIGINT, SIGTERM and SIGHUP stop it in order; only an
+ * ignored SIGHUP stays ignored, as `nohup` asks. Called
  * first thing in main, before any thread exists, so every thread inherits the unblocked mask.
  * Started by `takt run`/`takt agent` (TAKT_SUPERVISOR_PID names the wrapper), the runner also
  * gets SIGTERM when the wrapper dies, however it dies, and stops at once if it is already gone. */
@@ -104,7 +106,13 @@ static void take_signals(void) {
     sigaddset(&sa.sa_mask, sigs[i]); /* one handler at a time */
     sigaddset(&unblock, sigs[i]);
   }
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old;
+    /* `nohup` (SIGHUP ignored) keeps its meaning: the run outlives its terminal */
+    if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    sigaction(sigs[i], &sa, NULL);
+  }
   sigprocmask(SIG_UNBLOCK, &unblock, NULL);
   if (g_supervisor > 0) {
 #ifdef __linux__

@@ -22,8 +22,8 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None) -> int:
 
     SIGINT, SIGTERM and SIGHUP sent to this process are forwarded to the child, whatever
     disposition this process inherited (a non-interactive shell starts background jobs with
-    SIGINT ignored, where Python installs no KeyboardInterrupt handler); the child stops in order
-    and this waits for it. The signals are blocked while the child starts: it begins with them
+    SIGINT ignored, where Python installs no KeyboardInterrupt handler), except a SIGHUP inherited
+    as ignored (`nohup`), which stays ignored; the child stops in order and this waits for it. The signals are blocked while the child starts: it begins with them
     blocked and takes them (takt-run: first thing in main), so one sent early is not lost nor
     kills it before it can stop in order; here it stays pending until the child's id is known.
     The child learns this process's id (TAKT_SUPERVISOR_PID) and has the kernel send it SIGTERM
@@ -37,8 +37,10 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None) -> int:
         if child is not None and child.returncode is None:
             child.send_signal(signum)
 
-    previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    # an ignored SIGHUP stays ignored here and in the child (`nohup takt run ...`)
+    taken = [s for s in STOP_SIGNALS if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
+    previous = {s: signal.signal(s, forward) for s in taken}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
     try:
         env = dict(os.environ, TAKT_SUPERVISOR_PID=str(os.getpid()))
         try:
