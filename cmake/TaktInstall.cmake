@@ -28,7 +28,8 @@ install(FILES ${PROJECT_BINARY_DIR}/include/takt/config.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/takt)
 
 # ---- libraries and the CMake package
-set(takt_installed_targets takt_port takt_core takt_timing takt_exec takt_transport takt)
+get_property(takt_installed_targets GLOBAL PROPERTY TAKT_LAYERS) # takt_layer() records them
+list(APPEND takt_installed_targets takt)
 if(TARGET takt_system)
   list(APPEND takt_installed_targets takt_system)
 endif()
@@ -55,6 +56,11 @@ install(FILES ${PROJECT_BINARY_DIR}/taktConfig.cmake ${PROJECT_BINARY_DIR}/taktC
 
 # ---- pkg-config: ${pcfiledir} makes the files relocatable like the CMake package
 file(RELATIVE_PATH TAKT_PC_PREFIX /prefix/${TAKT_PCDIR} /prefix)
+# the layers, top first (takt_layer() is called bottom up), as a static link wants them
+get_property(takt_pc_layers GLOBAL PROPERTY TAKT_LAYERS)
+list(REVERSE takt_pc_layers)
+list(TRANSFORM takt_pc_layers PREPEND "-l")
+string(JOIN " " TAKT_PC_LAYER_LIBS ${takt_pc_layers})
 set(TAKT_PC_LINK_OPTIONS "-pthread")
 if(TAKT_SANITIZE)
   string(APPEND TAKT_PC_LINK_OPTIONS " -fsanitize=${TAKT_SANITIZE}")
