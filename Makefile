@@ -1,7 +1,8 @@
 SHELL := /bin/bash
 # The two commands a new user needs: `make run` (the demo) and `make test` (everything CI checks).
 # Both install what is missing first (tools/deps.sh).
-.PHONY: all deps build run test test-release test-asan test-tsan test-python test-configs bench-smoke fuzz fuzz-smoke format clean
+# `make install PREFIX=DIR` installs the Release build (docs/install.md); `make deb` packages it.
+.PHONY: all deps build install deb run test test-release test-asan test-tsan test-python test-configs bench-smoke fuzz fuzz-smoke format clean
 
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -17,6 +18,13 @@ deps:
 build: deps
 	@$(CMAKE) -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)/release -j $(JOBS)
+
+PREFIX  ?= /usr/local
+install: build
+	@cmake --install $(BUILD)/release --prefix $(PREFIX)
+
+deb: build
+	@cd $(BUILD)/release && cpack -G DEB
 
 run: build
 	@$(VENV)/bin/takt demo --out $(BUILD)/demo

@@ -3,7 +3,18 @@
 #     [SEARCH_ROOT dir...] [SEARCH pkg=dir ...] [BOUNDS file...] [BOUND pkg/Type.field=N ...])
 # Runs `takt msggen` at build time (again whenever a definition or the generator changes) and
 # builds the generated C into the static library TARGET, whose include directory carries
-# <pkg>/<Type>.h for C and C++.
+# <pkg>/<Type>.h for C and C++. TARGET links takt::takt.
+#
+# In takt's own tree the generator is python/takt/msggen; from an installed takt (after
+# find_package(takt CONFIG), whose taktConfig.cmake sets TAKT_PYTHON_DIR and includes this file)
+# it is the copy installed with the package, so a user's project needs nothing else.
+if(NOT TAKT_PYTHON_DIR)
+  set(TAKT_PYTHON_DIR ${CMAKE_CURRENT_LIST_DIR}/../python)
+endif()
+get_filename_component(_takt_pydir "${TAKT_PYTHON_DIR}" ABSOLUTE)
+set_property(GLOBAL PROPERTY TAKT_MSGGEN_PYTHONPATH "${_takt_pydir}")
+unset(_takt_pydir)
+
 function(takt_generate_messages target)
   cmake_parse_arguments(G "" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${target})
@@ -22,7 +33,8 @@ function(takt_generate_messages target)
     list(APPEND args --bound ${b})
   endforeach()
   list(APPEND args ${G_PACKAGES} ${G_FILES})
-  set(gen ${CMAKE_COMMAND} -E env PYTHONPATH=${CMAKE_SOURCE_DIR}/python ${Python3_EXECUTABLE} -m takt.msggen)
+  get_property(pydir GLOBAL PROPERTY TAKT_MSGGEN_PYTHONPATH)
+  set(gen ${CMAKE_COMMAND} -E env PYTHONPATH=${pydir} ${Python3_EXECUTABLE} -m takt.msggen)
   execute_process(COMMAND ${gen} ${args} --list OUTPUT_VARIABLE files ERROR_VARIABLE err
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -33,7 +45,7 @@ function(takt_generate_messages target)
   set(sources ${files})
   list(FILTER sources INCLUDE REGEX "\\.c$")
   # what the generation depends on: the generator and every definition it reads
-  file(GLOB gen_py ${CMAKE_SOURCE_DIR}/python/takt/msggen/*.py ${CMAKE_SOURCE_DIR}/python/takt/msggen/*.txt)
+  file(GLOB gen_py ${pydir}/takt/msggen/*.py ${pydir}/takt/msggen/*.txt)
   set(defs ${G_FILES} ${G_BOUNDS})
   foreach(p ${G_PACKAGES})
     foreach(r ${G_SEARCH_ROOT})
@@ -44,7 +56,10 @@ function(takt_generate_messages target)
   add_custom_command(OUTPUT ${files} COMMAND ${gen} ${args} DEPENDS ${gen_py} ${defs}
                      COMMENT "takt msggen: ${target}" VERBATIM)
   add_library(${target} STATIC ${sources})
-  target_include_directories(${target} PUBLIC ${out}/include)
-  target_link_libraries(${target} PUBLIC takt)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${out}/include>)
+  target_link_libraries(${target} PUBLIC takt::takt)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(TARGET takt_port) # takt's own tree: generated code must build without a warning
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
 endfunction()

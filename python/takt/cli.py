@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
@@ -68,6 +69,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # Started with SIGINT ignored (a background job of a non-interactive shell, some supervisors),
+    # Python installs no KeyboardInterrupt handler: take SIGINT back so that it stops every command
+    # (`takt run` and `takt agent` forward it to the runner: takt.commands.system.supervise).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if argv[:1] == ["msggen"]:  # its own option parser (see takt/msggen/generate.py)
         from takt.msggen.generate import main as msggen_main
         return msggen_main(argv[1:])
@@ -80,6 +86,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except native.NativeMissing as e:
         print(f"takt: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "../common/busywork.h"
 #include "takt/introspect.h"
+#include "takt/port_io.h"
 #include "takt/system.h"
 #include "takt/takt.h"
 
@@ -44,14 +48,82 @@ typedef struct runner {
   atomic_int done; /* the spin thread has returned */
 } runner_t;
 
-/* Ctrl-C: stop at the next report tick. A file-scope flag because a signal handler has no user
- * pointer to reach the runner state with, and volatile sig_atomic_t is the one kind of object it
- * may portably write. */
+/* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
+ * executor and writes the result); a second one ends the process at once. File-scope state
+ * because a signal handler has no user pointer to reach the runner state with; volatile
+ * sig_atomic_t is the kind of object it may portably write, g_supervisor is written before the
+ * handler is installed. */
 static volatile sig_atomic_t g_interrupted;
+static volatile sig_atomic_t g_first_sig, g_first_from_supervisor, g_duplicate_seen;
+static pid_t g_supervisor; /* the `takt` process that forwards signals to this one, or 0 */
+/* the wake object the main thread waits on (an eventfd: signalling it is one write(), which a
+ * signal handler may call), -1 until it exists; open until the process exits, so a late signal
+ * never writes to a descriptor that was closed and reused */
+static volatile sig_atomic_t g_wake_fd = -1;
 
-static void on_sigint(int sig) {
-  (void)sig;
-  g_interrupted = 1;
+static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
+  (void)uctx;
+  int from_supervisor = g_supervisor > 0 && si != NULL && si->si_code == SI_USER &&
+                        si->si_pid == g_supervisor;
+  if (!g_interrupted) {
+    g_first_sig = sig;
+    g_first_from_supervisor = from_supervisor;
+    g_interrupted = 1;
+    if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
+    return;
+  }
+  /* One event often arrives twice: a terminal's Ctrl-C goes to the whole foreground process
+   * group and systemd signals every process of the unit, and `takt` forwards what it got as
+   * well. The same signal once from the supervisor and once from elsewhere is that one event. */
+  if (!g_duplicate_seen && sig == g_first_sig && from_supervisor != g_first_from_supervisor) {
+    g_duplicate_seen = 1;
+    return;
+  }
+  static const char msg[] = "takt run: second signal: exiting without a result\n";
+  ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)n;
+  _exit(128 + sig);
+}
+
+/* Whatever the process inherited (a supervisor or a non-interactive shell may start it with
+ * SIGINT ignored, or with signals blocked), SIGINT, SIGTERM and SIGHUP stop it in order; only an
+ * ignored SIGHUP stays ignored, as `nohup` asks. Called
+ * first thing in main, before any thread exists, so every thread inherits the unblocked mask.
+ * Started by `takt run`/`takt agent` (TAKT_SUPERVISOR_PID names the wrapper), the runner also
+ * gets SIGTERM when the wrapper dies, however it dies, and stops at once if it is already gone. */
+static void take_signals(void) {
+  const char *sup = getenv("TAKT_SUPERVISOR_PID");
+  if (sup != NULL) {
+    char *end;
+    long pid = strtol(sup, &end, 10);
+    if (*end == '\0' && pid > 0) g_supervisor = (pid_t)pid;
+  }
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_stop_signal;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    sigaddset(&sa.sa_mask, sigs[i]); /* one handler at a time */
+    sigaddset(&unblock, sigs[i]);
+  }
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old;
+    /* `nohup` (SIGHUP ignored) keeps its meaning: the run outlives its terminal */
+    if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    sigaction(sigs[i], &sa, NULL);
+  }
+  sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+  if (g_supervisor > 0) {
+#ifdef __linux__
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    if (getppid() != g_supervisor) g_interrupted = 1;
+  }
 }
 
 /* ---- hooks: what a job does, what is done with violations ---- */
@@ -293,12 +365,14 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
 typedef struct spin_arg {
   runner_t *r;
   int64_t end;
+  takt_io_t wake; /* signalled when the spin returns */
 } spin_arg_t;
 
 static void spin_thread(void *p) {
   spin_arg_t *a = p;
   takt_executor_spin_until(takt_system_executor(a->r->sys), a->end);
   atomic_store(&a->r->done, 1);
+  takt_io_wake_signal(a->wake);
 }
 
 /* Print "takt run: what: reason" and return 1 (an exit status). */
@@ -495,8 +569,14 @@ static int run(runner_t *r, const options_t *o, double duration) {
                            .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                            .priority = rt_prio > 0 ? rt_prio : 0,
                            .cpu = o->cpu};
+  takt_io_t wake;
+  if ((rc = takt_io_wake_open(&wake)) < 0) {
+    if (any_hard) takt_validator_stop(r->ctx);
+    return die("wake object", rc);
+  }
+  g_wake_fd = wake.fd;
   int64_t start = takt_time_now();
-  spin_arg_t arg = {r, start + (int64_t)(duration * 1e9)};
+  spin_arg_t arg = {r, start + (int64_t)(duration * 1e9), wake};
   takt_thread_t th;
   if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) {
     if (any_hard) takt_validator_stop(r->ctx);
@@ -504,16 +584,19 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
 
   int drawn = 0;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  /* Wait for the next report tick, the end of the spin or a stop signal (the wake object, read
+   * as an I/O object: its count is consumed). A stop asked before the spin began is not kept by
+   * the executor, so it is asked again every 20 ms until the spin has returned. */
+  uint8_t count[8];
   for (int64_t tick = start + TAKT_NS_PER_S; !atomic_load(&r->done); tick += TAKT_NS_PER_S) {
     while (!atomic_load(&r->done) && takt_time_now() < tick) {
-      int64_t step = takt_time_now() + 50 * TAKT_NS_PER_MS;
-      takt_sleep_until(step < tick ? step : tick);
-      if (g_interrupted) takt_executor_stop(takt_system_executor(r->sys)); /* an orderly stop */
+      int64_t until = tick;
+      if (g_interrupted) { /* an orderly stop */
+        takt_executor_stop(takt_system_executor(r->sys));
+        int64_t again = takt_time_now() + 20 * TAKT_NS_PER_MS;
+        if (again < until) until = again;
+      }
+      (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
     }
     if (o->quiet || atomic_load(&r->done)) continue;
     if (r->tty && drawn > 0) printf("\033[%dA", drawn);
@@ -560,6 +643,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
 
 int main(int argc, char **argv) {
   options_t o;
+  take_signals();
   int status = parse_args(argc, argv, &o);
   if (status >= 0) return status;
   runner_t *r = calloc(1, sizeof *r); /* the description alone is a few hundred KiB */

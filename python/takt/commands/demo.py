@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 from takt import native
 from takt.commands.system import run_system
@@ -17,11 +17,15 @@ def _ms(ns: float) -> str:
 
 
 def run(duration: float, out: Path) -> int:
-    example = native.repo_root() / "examples" / "robot.yaml"
+    example = native.data_dir() / "examples" / "robot.yaml"
     results: Dict[str, dict] = {}
+    stopped: List[int] = []
     for executor in ("batch", "tide"):
         print(f"\n=== {example.name} under `{executor}` for {duration:g} s ===", flush=True)
-        rc, path = run_system(example, executor, duration, out)
+        rc, path = run_system(example, executor, duration, out, stopped=stopped)
+        if stopped:  # Ctrl-C or SIGTERM: the run stopped in order; no further run, no comparison
+            print(f"takt demo: stopped{f', result: {path}' if path else ''}")
+            return rc
         if rc != 0 or path is None:
             print(f"takt demo: the {executor} run failed (exit {rc})")
             return rc or 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -12,11 +13,57 @@ from typing import List, Optional, Tuple
 from takt import native
 
 
+# What a supervisor (systemd, a shell, Ctrl-C on a terminal) sends to stop a service.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def supervise(cmd: List[str], stopped: Optional[List[int]] = None) -> int:
+    """Run cmd as a child and return its exit status (128 + N when signal N killed it).
+
+    SIGINT, SIGTERM and SIGHUP sent to this process are forwarded to the child, whatever
+    disposition this process inherited (a non-interactive shell starts background jobs with
+    SIGINT ignored, where Python installs no KeyboardInterrupt handler), except a SIGHUP inherited
+    as ignored (`nohup`), which stays ignored; the child stops in order and this waits for it. The signals are blocked while the child starts: it begins with them
+    blocked and takes them (takt-run: first thing in main), so one sent early is not lost nor
+    kills it before it can stop in order; here it stays pending until the child's id is known.
+    The child learns this process's id (TAKT_SUPERVISOR_PID) and has the kernel send it SIGTERM
+    should this process die first. The signals received are appended to stopped if it is given.
+    """
+    child: Optional[subprocess.Popen] = None
+
+    def forward(signum: int, _frame: object) -> None:
+        if stopped is not None:
+            stopped.append(signum)
+        if child is not None and child.returncode is None:
+            child.send_signal(signum)
+
+    # an ignored SIGHUP stays ignored here and in the child (`nohup takt run ...`)
+    taken = [s for s in STOP_SIGNALS if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
+    previous = {s: signal.signal(s, forward) for s in taken}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
+    try:
+        env = dict(os.environ, TAKT_SUPERVISOR_PID=str(os.getpid()))
+        try:
+            child = subprocess.Popen(cmd, env=env)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # pending ones are forwarded now
+        rc = child.wait()  # PEP 475: a handled signal does not interrupt the wait
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 128 - rc if rc < 0 else rc
+
+
 def run_system(file: Path, executor: Optional[str], duration: Optional[float], out: Path,
                rt_priority: int = 80, cpu: int = -1, quiet: bool = False,
                links: Optional[List[str]] = None,
+               stopped: Optional[List[int]] = None,
                trace: Optional[Path] = None) -> Tuple[int, Optional[Path]]:
-    """Run takt-run on file; return (exit status, path of the JSON result or None)."""
+    """Run takt-run on file; return (exit status, path of the JSON result or None).
+
+    A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the run in order: the result is written and the
+    status is 0; a second one ends it at once. The signals received are appended to stopped if
+    it is given (see supervise). trace: record a scheduling trace into this file (Perfetto)."""
     exe = native.program("tools/takt-run")
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / f"run_{file.stem}_{executor or 'file'}.json"
@@ -32,12 +79,8 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd += ["--link", link]
     if trace is not None:
         cmd += ["--trace", str(trace)]
-    child = subprocess.Popen(cmd)
-    try:
-        rc = child.wait()
-    except KeyboardInterrupt:  # Ctrl-C (or SIGINT to this process): let the run stop in order
-        child.send_signal(signal.SIGINT)
-        rc = child.wait()
+    json_path.unlink(missing_ok=True)  # a result left by an earlier run is not this run's
+    rc = supervise(cmd, stopped)
     return rc, (json_path if rc == 0 and json_path.exists() else None)
 
 
