@@ -11,11 +11,11 @@ from typing import Callable, Dict, List, Optional
 
 from takt import native
 from takt.bench import registry
-from takt.commands import bench, demo, sizes, system
+from takt.commands import bench, demo, graph, sizes, system
 
 COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
-    "bench": bench.run,
+    "bench": bench.run, "node": graph.run, "topic": graph.run, "service": graph.run, "chain": graph.run,
 }
 
 
@@ -47,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
     p_agent.add_argument("--duration", type=float, default=86400.0, help="seconds (default: a day)")
     p_agent.add_argument("--out", type=Path, default=Path("results"))
     p_agent.add_argument("--rt-priority", type=int, default=70)
+    p_agent.add_argument("--trace", type=Path, help="record a scheduling trace into this file (Perfetto)")
 
     p_check = sub.add_parser("check", help="validate a system description without running it")
     p_check.add_argument("file", type=Path)
@@ -59,6 +60,8 @@ def parser() -> argparse.ArgumentParser:
 
     p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2")
     p_sizes.add_argument("--json", action="store_true")
+
+    graph.add_parsers(sub)
 
     p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(registry.NAMES))
     p_bench.add_argument("name", help="benchmark name")

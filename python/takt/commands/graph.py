@@ -1,0 +1,431 @@
+"""`takt node|topic|service|chain ...`: the ROS-style view of running takt systems, through
+their introspection endpoints (takt/introspect.h; docs/introspection.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from takt import msgcodec
+
+
+class NoSystem(Exception):
+    pass
+
+
+def endpoint_dir() -> Path:
+    """Where endpoints live (the same rule as takt_introspect_default_dir)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg.startswith("/"):
+        return Path(xdg) / "takt"
+    if os.geteuid() == 0:
+        return Path("/run/takt")
+    return Path(f"/tmp/takt-{os.geteuid()}")
+
+
+def endpoints(system: Optional[str]) -> List[Path]:
+    """Endpoints of running systems (a socket nobody answers on is skipped), by name if asked."""
+    d = endpoint_dir()
+    found = []
+    for p in sorted(d.glob("*.sock")) if d.is_dir() else []:
+        name, _, rest = p.name.rpartition(".sock")[0].rpartition(".")
+        if system is not None and name != system:
+            continue
+        pid = rest
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            continue  # left by a process that died
+        found.append(p)
+    if not found:
+        raise NoSystem(f"no running takt system{' named ' + repr(system) if system else ''} "
+                       f"(no endpoint in {d}; is it started with introspection on?)")
+    return found
+
+
+def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
+    """Send one request line; yield the JSON objects of the answer as they come."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise NoSystem(f"{path}: no system answers there (stopped?)")
+    except PermissionError:
+        raise NoSystem(f"{path}: permission denied (the endpoint is its owner's only)")
+    with s:
+        s.sendall(line.encode() + b"\n")
+        buf = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                raise NoSystem(f"{path}: no answer within {timeout:.0f} s")
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                one, buf = buf.split(b"\n", 1)
+                if one.strip():
+                    yield json.loads(one)
+        if buf.strip():
+            yield json.loads(buf)
+
+
+def one(path: Path, line: str, timeout: float = 5.0) -> dict:
+    for obj in request(path, line, timeout):
+        if "error" in obj:
+            raise NoSystem(obj["error"])
+        return obj
+    raise NoSystem(f"{path}: empty answer to '{line}'")
+
+
+def graphs(system: Optional[str]) -> List[Tuple[Path, dict]]:
+    return [(p, one(p, "graph")) for p in endpoints(system)]
+
+
+def _find_topic(system: Optional[str], name: str) -> Tuple[Path, dict]:
+    for path, g in graphs(system):
+        for t in g["topics"]:
+            if t["name"] == name:
+                return path, t
+    raise NoSystem(f"no topic named '{name}' in the running systems")
+
+
+# ---- node ----
+
+def node_list(args: argparse.Namespace) -> int:
+    names = sorted(n["name"] for _, g in graphs(args.system) for n in g["nodes"])
+    for n in names:
+        print(f"/{n}")
+    return 0
+
+
+def node_info(args: argparse.Namespace) -> int:
+    name = args.node.lstrip("/")
+    for _, g in graphs(args.system):
+        for n in g["nodes"]:
+            if n["name"] != name:
+                continue
+            execs = g["executors"]
+            print("-" * 80)
+            print(f"Node [/{name}]  (system {g['name']}, pid {g['pid']})")
+            print("Publications:")
+            for t in sorted(n["publishes"]) or []:
+                print(f" * /{t} [{_topic_type(g, t)}]")
+            if not n["publishes"]:
+                print(" None")
+            print("\nSubscriptions:")
+            subs = [c for c in n["callbacks"] if c["kind"] == "subscription"]
+            for c in subs:
+                print(f" * /{c['topic']} [{_topic_type(g, c['topic'])}]  (callback {c['name']})")
+            if not subs:
+                print(" None")
+            print("\nServices:")
+            srvs = [c for c in n["callbacks"] if c["kind"] == "service"]
+            for c in srvs:
+                print(f" * /{c['service']}")
+            if not srvs:
+                print(" None")
+            print("\nCallbacks:")
+            for c in n["callbacks"]:
+                ex = execs[c["executor"]]["kind"] if 0 <= c["executor"] < len(execs) else "none"
+                extra = f", period {c['period_ns'] / 1e6:g} ms" if "period_ns" in c else ""
+                dl = f", deadline {c['deadline_ns'] / 1e6:g} ms" if c["deadline_ns"] > 0 else ""
+                print(f" * {c['name']}: {c['kind']}, priority {c['priority']}{dl}{extra}, "
+                      f"executor {ex}, {c['runs']} runs")
+            return 0
+    print(f"takt node info: unknown node [/{name}]", file=sys.stderr)
+    return 1
+
+
+def _topic_type(g: dict, topic: str) -> str:
+    for t in g["topics"]:
+        if t["name"] == topic:
+            return t["type"]
+    return "?"
+
+
+# ---- topic ----
+
+def topic_list(args: argparse.Namespace) -> int:
+    rows = sorted((t["name"], t) for _, g in graphs(args.system) for t in g["topics"])
+    for name, t in rows:
+        if args.verbose:
+            print(f" * /{name} [{t['type']}] {len(t['publishers'])} publishers, {len(t['subscribers'])} subscribers")
+        else:
+            print(f"/{name}")
+    return 0
+
+
+def topic_info(args: argparse.Namespace) -> int:
+    _, t = _find_topic(args.system, args.topic.lstrip("/"))
+    print(f"Type: {t['type']}  ({t['size']} bytes in memory, {t['slots']} slots)\n")
+    print("Publishers: ")
+    for p in t["publishers"] or []:
+        print(f" * /{p}")
+    if not t["publishers"]:
+        print(" None")
+    print("\nSubscribers: ")
+    for s in t["subscribers"] or []:
+        print(f" * /{s}")
+    if not t["subscribers"]:
+        print(" None")
+    return 0
+
+
+def _decoder(t: dict):
+    """A function from a sample to printable lines: the fields of a generated type, else the
+    header and the bytes."""
+    if t.get("serialized") and "/" in t["type"]:
+        try:
+            reg = msgcodec.registry()
+            spec = reg.load_msg(t["type"])
+            return lambda s: msgcodec.to_yaml(msgcodec.decode(reg, spec, bytes.fromhex(s["serialized"])))
+        except Exception as e:  # no definition here: show the bytes
+            print(f"takt topic echo: cannot decode {t['type']} ({e}); showing bytes", file=sys.stderr)
+    return lambda s: [f"data: [{', '.join(str(b) for b in bytes.fromhex(s.get('bytes', s.get('serialized', ''))))}]"]
+
+
+def topic_echo(args: argparse.Namespace) -> int:
+    path, t = _find_topic(args.system, args.topic.lstrip("/"))
+    decode = _decoder(t)
+    count = args.n if args.n else 1000000
+    got = 0
+    for s in request(path, f"echo {t['name']} {count} {int(args.timeout * 1000)}", timeout=args.timeout + 5):
+        if "error" in s:
+            print(f"takt topic echo: {s['error']}", file=sys.stderr)
+            return 1
+        if "end" in s:
+            break
+        if args.header:
+            print(f"header:\n  seq: {s['seq']}\n  t_info_ns: {s['t_info_ns']}\n  t_data_ns: {s['t_data_ns']}")
+        for line in decode(s):
+            print(line)
+        print("---", flush=True)
+        got += 1
+    return 0 if got > 0 or not args.n else 1
+
+
+def rate_stats(t_data_ns: List[int]) -> Dict[str, float]:
+    """rostopic hz's figures over publication instants: average rate, min/max/std of periods."""
+    periods = [(b - a) / 1e9 for a, b in zip(t_data_ns, t_data_ns[1:])]
+    if not periods:
+        return {}
+    mean = statistics.fmean(periods)
+    return {"rate": 1.0 / mean if mean > 0 else float("inf"), "min": min(periods), "max": max(periods),
+            "std": statistics.pstdev(periods), "window": len(periods) + 1}
+
+
+def topic_hz(args: argparse.Namespace) -> int:
+    path, t = _find_topic(args.system, args.topic.lstrip("/"))
+    stamps: List[int] = []
+    end = time.monotonic() + args.duration
+    last_print = time.monotonic()
+    for s in request(path, f"echo {t['name']} 10000000 {int(args.duration * 1000)} headers",
+                     timeout=args.duration + 5):
+        if "error" in s:
+            print(f"takt topic hz: {s['error']}", file=sys.stderr)
+            return 1
+        if "end" in s:
+            break
+        stamps.append(s["t_data_ns"])
+        stamps = stamps[-args.window:]
+        if time.monotonic() - last_print >= 1.0 and len(stamps) > 1:
+            _print_rate(stamps)
+            last_print = time.monotonic()
+        if time.monotonic() > end:
+            break
+    if len(stamps) < 2:
+        print("no new messages")
+        return 1
+    _print_rate(stamps)
+    return 0
+
+
+def _print_rate(stamps: List[int]) -> None:
+    st = rate_stats(stamps)
+    print(f"average rate: {st['rate']:.3f}\n\tmin: {st['min']:.3f}s max: {st['max']:.3f}s "
+          f"std dev: {st['std']:.5f}s window: {st['window']}", flush=True)
+
+
+def _message_hex(type_name: str, serialized: bool, size: int, data: str) -> str:
+    """The message to publish or send, as the endpoint takes it: YAML/JSON fields of a generated
+    type serialized here, or hex of exactly the type's size for a byte-blob type."""
+    if serialized and "/" in type_name:
+        import yaml  # PyYAML: rostopic pub takes YAML, so does this
+        value = yaml.safe_load(data) if data else {}
+        if not isinstance(value, dict):
+            raise NoSystem(f"give the fields of {type_name} as YAML, e.g. \"{{data: 1}}\"")
+        reg = msgcodec.registry()
+        return msgcodec.encode(reg, reg.load_msg(type_name), value).hex()
+    raw = data.replace(" ", "")
+    if raw.startswith("0x"):
+        raw = raw[2:]
+    try:
+        b = bytes.fromhex(raw)
+    except ValueError:
+        raise NoSystem(f"{type_name} is a {size}-byte blob: give its bytes in hex")
+    if len(b) < size:
+        b = b + bytes(size - len(b))  # the rest zero, as the generated types default
+    if len(b) != size:
+        raise NoSystem(f"{type_name} takes {size} bytes, got {len(b)}")
+    return b.hex()
+
+
+def topic_pub(args: argparse.Namespace) -> int:
+    path, t = _find_topic(args.system, args.topic.lstrip("/"))
+    hx = _message_hex(t["type"], t.get("serialized", False), t["size"], args.data)
+    n = args.n if args.n else (1 if args.rate <= 0 else 0)  # 0: until Ctrl-C
+    sent = 0
+    period = 1.0 / args.rate if args.rate > 0 else 0.0
+    next_at = time.monotonic()
+    try:
+        while n == 0 or sent < n:
+            one(path, f"pub {t['name']} {hx}")
+            sent += 1
+            if period > 0:
+                next_at += period
+                time.sleep(max(0.0, next_at - time.monotonic()))
+    except KeyboardInterrupt:
+        pass
+    print(f"published {sent} message{'s' if sent != 1 else ''} on /{t['name']}")
+    return 0
+
+
+# ---- service ----
+
+def service_list(args: argparse.Namespace) -> int:
+    names = sorted(s["name"] for _, g in graphs(args.system) for s in g["services"])
+    for n in names:
+        print(f"/{n}")
+    return 0
+
+
+def service_call(args: argparse.Namespace) -> int:
+    name = args.service.lstrip("/")
+    for path, g in graphs(args.system):
+        for s in g["services"]:
+            if s["name"] != name:
+                continue
+            req_t, resp_t = s["request_type"], s["response_type"]
+            typed = "/" in req_t and not req_t.startswith("takt/")
+            if typed:
+                reg = msgcodec.registry()
+                import yaml
+                value = yaml.safe_load(args.data) if args.data else {}
+                hx = msgcodec.encode(reg, reg.load_msg(req_t), value or {}).hex()
+            else:
+                hx = _message_hex(req_t, False, _blob_size(req_t), args.data)
+            ans = one(path, f"call {name} {hx or '-'} {int(args.timeout * 1000)}", timeout=args.timeout + 5)
+            if "serialized" in ans and typed:
+                reg = msgcodec.registry()
+                for line in msgcodec.to_yaml(msgcodec.decode(reg, reg.load_msg(resp_t), bytes.fromhex(ans["serialized"]))):
+                    print(line)
+            else:
+                b = bytes.fromhex(ans.get("bytes", ans.get("serialized", "")))
+                print(f"data: [{', '.join(str(x) for x in b)}]")
+            return 0
+    print(f"takt service call: no service named '/{name}'", file=sys.stderr)
+    return 1
+
+
+def _blob_size(type_name: str) -> int:
+    digits = "".join(ch for ch in type_name.rsplit("/", 1)[-1] if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+# ---- chain ----
+
+def chain_list(args: argparse.Namespace) -> int:
+    for _, g in graphs(args.system):
+        for c in g["chains"]:
+            dl = f"deadline {c['deadline_ns'] / 1e6:g} ms" if c["deadline_ns"] > 0 else "no deadline"
+            print(f"{c['name']} ({dl}): {' -> '.join(c['callbacks'])}")
+    return 0
+
+
+def chain_stats(args: argparse.Namespace) -> int:
+    print(f"{'chain':<16} {'count':>8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'deadline':>9} {'misses':>7}")
+    for p in endpoints(args.system):
+        st = one(p, "stats")
+        for c in st["chains"]:
+            dl = f"{c['deadline_ns'] / 1e6:g}" if c["deadline_ns"] > 0 else "-"
+            print(f"{c['name']:<16} {c['count']:>8} {c['p50_ns'] / 1e6:>9.3f} {c['p99_ns'] / 1e6:>9.3f} "
+                  f"{c['max_ns'] / 1e6:>9.3f} {dl:>9} {c['deadline_misses']:>7}")
+    return 0
+
+
+VERBS = {
+    "node": {"list": node_list, "info": node_info},
+    "topic": {"list": topic_list, "info": topic_info, "echo": topic_echo, "hz": topic_hz, "pub": topic_pub},
+    "service": {"list": service_list, "call": service_call},
+    "chain": {"list": chain_list, "stats": chain_stats},
+}
+
+
+def add_parsers(sub) -> None:
+    def common(p):
+        p.add_argument("--system", help="only the running system of this name")
+
+    p = sub.add_parser("node", help="nodes of running takt systems (list, info)")
+    v = p.add_subparsers(dest="verb", required=True)
+    common(v.add_parser("list"))
+    q = v.add_parser("info")
+    q.add_argument("node")
+    common(q)
+
+    p = sub.add_parser("topic", help="topics of running takt systems (list, info, echo, hz, pub)")
+    v = p.add_subparsers(dest="verb", required=True)
+    q = v.add_parser("list")
+    q.add_argument("-v", "--verbose", action="store_true")
+    common(q)
+    q = v.add_parser("info")
+    q.add_argument("topic")
+    common(q)
+    q = v.add_parser("echo")
+    q.add_argument("topic")
+    q.add_argument("-n", type=int, default=0, help="messages to show (default: until Ctrl-C or --timeout)")
+    q.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait")
+    q.add_argument("--header", action="store_true", help="show takt's header (seq, t_info, t_data)")
+    common(q)
+    q = v.add_parser("hz")
+    q.add_argument("topic")
+    q.add_argument("--duration", type=float, default=10.0, help="seconds to measure (default 10)")
+    q.add_argument("-w", "--window", type=int, default=10000, help="messages the statistics cover")
+    common(q)
+    q = v.add_parser("pub")
+    q.add_argument("topic")
+    q.add_argument("data", nargs="?", default="", help="fields as YAML (generated types) or hex bytes")
+    q.add_argument("-r", "--rate", type=float, default=0.0, help="publish at this rate (Hz) until Ctrl-C")
+    q.add_argument("-n", type=int, default=0, help="messages to publish")
+    common(q)
+
+    p = sub.add_parser("service", help="services of running takt systems (list, call)")
+    v = p.add_subparsers(dest="verb", required=True)
+    common(v.add_parser("list"))
+    q = v.add_parser("call")
+    q.add_argument("service")
+    q.add_argument("data", nargs="?", default="", help="request fields as YAML, or hex bytes")
+    q.add_argument("--timeout", type=float, default=5.0)
+    common(q)
+
+    p = sub.add_parser("chain", help="chains of running takt systems (list, stats)")
+    v = p.add_subparsers(dest="verb", required=True)
+    common(v.add_parser("list"))
+    common(v.add_parser("stats"))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return VERBS[args.command][args.verb](args)
+    except NoSystem as e:
+        print(f"takt {args.command} {args.verb}: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,180 @@
+"""`takt node|topic|service|chain` against running systems (the runner's introspection endpoint):
+exact node and topic lists, echo of known messages, hz within 5 % of the publishing rate, pub
+reaching a subscriber, a service call, chains, and the endpoint's owner-only permissions."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
+
+ROBOT_NODES = ["/actuation", "/control", "/diagnostics", "/drivers", "/perception"]
+ROBOT_TOPICS = ["/avoid_cmd", "/bumper_raw", "/camera_image", "/contact", "/detections", "/lidar_scan",
+                "/obstacles", "/stop_cmd", "/track_cmd"]
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    """Endpoints of this test only: a private XDG_RUNTIME_DIR."""
+    d = tmp_path / "xdg"
+    d.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
+    return d
+
+
+def start(system: Path, runtime_dir: Path, seconds: float = 30):
+    proc = subprocess.Popen([str(BUILD / "tools" / "takt-run"), str(system), "--duration", str(seconds),
+                             "--quiet", "--rt-priority", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ))
+    sock = runtime_dir / "takt" / f"{yaml_name(system)}.{proc.pid}.sock"
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"no endpoint {sock}: {proc.stderr.read().decode()}")
+        time.sleep(0.02)
+    return proc, sock
+
+
+def yaml_name(system: Path) -> str:
+    for line in system.read_text().splitlines():
+        if line.startswith("name:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError("no name")
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
+def cli(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "takt", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, TAKT_BUILD_DIR=str(BUILD)))
+
+
+@pytest.fixture
+def robot(runtime_dir):
+    proc, sock = start(REPO / "examples" / "robot.yaml", runtime_dir)
+    yield sock
+    stop(proc)
+    assert not sock.exists(), "the endpoint's socket file is removed at the end"
+
+
+def test_node_and_topic_lists(robot):
+    r = cli("node", "list")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ROBOT_NODES
+    r = cli("topic", "list")
+    assert r.stdout.split() == ROBOT_TOPICS
+    r = cli("topic", "info", "/bumper_raw")
+    assert r.returncode == 0, r.stderr
+    assert "Type: takt/Bytes16" in r.stdout
+    pubs, subs = r.stdout.split("Subscribers:")
+    assert pubs.split("Publishers:")[1].split() == ["*", "/drivers"]
+    assert subs.split() == ["*", "/perception/bumper_filter"]
+    r = cli("node", "info", "/control")
+    assert r.returncode == 0, r.stderr
+    for topic in ("/stop_cmd", "/avoid_cmd", "/track_cmd", "/contact", "/obstacles", "/detections"):
+        assert topic in r.stdout
+    assert "safety_controller: subscription, priority" in r.stdout and "executor tide" in r.stdout
+
+
+def test_echo_shows_the_published_messages(robot):
+    r = cli("topic", "echo", "bumper_raw", "-n", "3", "--header", "--timeout", "10")
+    assert r.returncode == 0, r.stderr
+    msgs = [m for m in r.stdout.split("---\n") if m.strip()]
+    assert len(msgs) == 3
+    seqs = []
+    for m in msgs:
+        lines = dict(l.strip().split(": ", 1) for l in m.strip().splitlines() if ": " in l)
+        data = [int(x) for x in lines["data"].strip("[]").split(", ")]
+        seq = int(lines["seq"])
+        # the runner's payload: the publication count, little-endian, in the first 8 bytes
+        assert len(data) == 16 and int.from_bytes(bytes(data[:8]), "little") == seq
+        seqs.append(seq)
+    assert seqs == list(range(seqs[0], seqs[0] + 3))
+
+
+def test_hz_is_the_publishing_rate(robot):
+    r = cli("topic", "hz", "lidar_scan", "--duration", "3")
+    assert r.returncode == 0, r.stderr
+    last = [l for l in r.stdout.splitlines() if l.startswith("average rate:")][-1]
+    rate = float(last.split(":")[1])
+    assert abs(rate - 20.0) <= 0.05 * 20.0, r.stdout  # timers every 50 ms
+
+
+def test_chains(robot):
+    r = cli("chain", "list")
+    assert r.stdout.splitlines()[0] == ("safety (deadline 3 ms): drivers/bumper_sample -> perception/bumper_filter"
+                                        " -> control/safety_controller -> actuation/brake")
+    time.sleep(0.3)
+    r = cli("chain", "stats")
+    names = [l.split()[0] for l in r.stdout.splitlines()[1:]]
+    assert names == ["safety", "obstacle", "tracking"]
+    assert all(int(l.split()[1]) > 0 for l in r.stdout.splitlines()[1:])
+
+
+def test_endpoint_is_owner_only(robot):
+    mode = stat.S_IMODE(robot.stat().st_mode)
+    assert mode == 0o600
+    assert stat.S_IMODE(robot.parent.stat().st_mode) == 0o700
+
+
+def test_errors_name_the_problem(robot):
+    r = cli("topic", "echo", "nosuch", "-n", "1")
+    assert r.returncode == 1 and "no topic named 'nosuch'" in r.stderr
+    r = cli("node", "info", "/nosuch")
+    assert r.returncode == 1 and "unknown node [/nosuch]" in r.stderr
+    r = cli("topic", "pub", "bumper_raw", "zz")
+    assert r.returncode == 1 and "16-byte blob" in r.stderr
+
+
+def test_pub_reaches_the_subscriber_and_service_call(runtime_dir, tmp_path):
+    # request0 has a subscriber (the agent's serve0) and here no publisher but the endpoint's
+    system = tmp_path / "svc.yaml"
+    system.write_text("""name: svc
+executor: tide
+duration_s: 30
+topics:
+  - {name: cmd, size: 8}
+nodes:
+  - name: server
+    subscriptions:
+      - {name: sink, topic: cmd, work_us: 10}
+    services:
+      - {name: add, request_size: 8, response_size: 8, work_us: 10}
+""")
+    proc, sock = start(system, runtime_dir)
+    try:
+        r = cli("topic", "pub", "cmd", "0102030405060708", "-n", "5")
+        assert r.returncode == 0, r.stderr
+        assert "published 5 messages on /cmd" in r.stdout
+        r = cli("node", "info", "/server")
+        assert "sink: subscription" in r.stdout and ", 5 runs" in r.stdout, r.stdout
+        r = cli("service", "list")
+        assert r.stdout.split() == ["/add"]
+        r = cli("service", "call", "add", "07")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("data: [")
+        r = cli("service", "call", "nosuch")
+        assert r.returncode == 1 and "no service named '/nosuch'" in r.stderr
+    finally:
+        stop(proc)
+
+
+def test_no_running_system(runtime_dir):
+    r = cli("node", "list")
+    assert r.returncode == 1
+    assert "no running takt system" in r.stderr

@@ -1,0 +1,218 @@
+// The introspection endpoint with a generated type (std_msgs/String): the graph, pub into a
+// subscriber, echo of the serialized form, requests that are wrong, a client that stops reading,
+// and the permissions of the endpoint.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "std_msgs/String.h"
+#include "takt/introspect.h"
+#include "takt/port_io.h"
+#include "takt/takt.h"
+
+namespace {
+
+std::string hex(const uint8_t *p, size_t n) {
+  static const char d[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; i++) {
+    s += d[p[i] >> 4];
+    s += d[p[i] & 15];
+  }
+  return s;
+}
+
+std::string serialized_hex(const char *text) {
+  std_msgs::String m;
+  m.data = text;
+  uint8_t buf[256];
+  int32_t n = std_msgs__String__type.serialize(&m, buf, sizeof buf);
+  EXPECT_GT(n, 0);
+  return hex(buf, static_cast<size_t>(n));
+}
+
+// One request, the whole answer (the endpoint closes the connection at its end).
+std::string ask(const std::string &path, const std::string &line) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  if (takt_io_unix_connect(path.c_str(), &io) != TAKT_OK) return "<no connection>";
+  std::string req = line + "\n";
+  EXPECT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req.data()),
+                          static_cast<uint32_t>(req.size())),
+            TAKT_OK);
+  std::string out;
+  uint8_t buf[4096];
+  for (;;) {
+    int32_t n = takt_io_read(io, TAKT_IO_CLOSED, buf, sizeof buf, takt_time_now() + 10 * TAKT_NS_PER_S);
+    if (n <= 0) break;
+    out.append(reinterpret_cast<char *>(buf), static_cast<size_t>(n));
+  }
+  takt_io_close(&io);
+  return out;
+}
+
+struct Listener {
+  std::atomic<int> count{0};
+  std::string last;  // written by the executor thread, read after count changes
+};
+
+void on_chatter(takt_subscription_t *, const takt_message_t *m, void *user) {
+  auto *l = static_cast<Listener *>(user);
+  l->last = static_cast<const std_msgs::String *>(m->data)->data.str();
+  l->count.fetch_add(1);
+}
+
+class Introspect : public ::testing::Test {
+ protected:
+  char dir_template[64] = "/tmp/takt-introspect-test-XXXXXX";
+  std::string dir;
+  takt_context_t *ctx = nullptr;
+  takt_node_t *talker = nullptr, *listener = nullptr;
+  takt_topic_t *chatter = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_subscription_t *sub = nullptr;
+  takt_executor_t *exec = nullptr;
+  takt_introspect_t *in = nullptr;
+  Listener got;
+  std::thread spinner;
+  std::atomic<bool> quit{false};
+
+  void SetUp() override {
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir = std::string(dir_template) + "/takt";
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    ASSERT_EQ(takt_node_create(ctx, "talker", &talker), TAKT_OK);
+    ASSERT_EQ(takt_node_create(ctx, "listener", &listener), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "chatter", &std_msgs__String__type, 8, &chatter), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(talker, chatter, &pub), TAKT_OK);
+    ASSERT_EQ(takt_subscription_create(listener, chatter, "hear", on_chatter, &got, nullptr, &sub),
+              TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, listener), TAKT_OK);
+    // a stop asked before the spin began would be lost: spin in slices until told to quit
+    spinner = std::thread([this] {
+      while (!quit.load()) takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+    });
+    takt_introspect_config_t ic = {};
+    ic.name = "itest";
+    ic.dir = dir.c_str();
+    ASSERT_EQ(takt_introspect_start(ctx, &ic, &in), TAKT_OK);
+  }
+  void TearDown() override {
+    takt_introspect_stop(in);
+    if (exec != nullptr) {
+      quit.store(true);
+      takt_executor_stop(exec);
+      if (spinner.joinable()) spinner.join();
+      takt_executor_destroy(exec);
+    }
+    takt_context_destroy(ctx);
+    rmdir(dir.c_str());
+    rmdir(dir_template);
+  }
+  std::string path() const { return takt_introspect_path(in); }
+  bool wait_count(int n) {
+    for (int i = 0; i < 500 && got.count.load() < n; i++) usleep(10000);
+    return got.count.load() >= n;
+  }
+};
+
+TEST_F(Introspect, GraphShowsTheEntitiesButNotTheEndpointsOwn) {
+  std::string g = ask(path(), "graph");
+  EXPECT_NE(g.find("\"name\": \"itest\""), std::string::npos) << g;
+  EXPECT_NE(g.find("{\"name\": \"chatter\", \"type\": \"std_msgs/String\""), std::string::npos) << g;
+  EXPECT_NE(g.find("\"serialized\": true"), std::string::npos);
+  EXPECT_NE(g.find("\"publishers\": [\"talker\"], \"subscribers\": [\"listener/hear\"]"),
+            std::string::npos)
+      << g;
+  EXPECT_NE(g.find("{\"name\": \"hear\", \"kind\": \"subscription\""), std::string::npos);
+  EXPECT_EQ(g.find("takt_introspect"), std::string::npos) << "the endpoint's node is hidden";
+  EXPECT_EQ(g.find("echo"), std::string::npos);
+  EXPECT_EQ(g.back(), '\n');
+}
+
+TEST_F(Introspect, PubDeliversASerializedMessageToTheSubscriber) {
+  std::string a = ask(path(), "pub chatter " + serialized_hex("hello takt"));
+  EXPECT_EQ(a, "{\"published\": \"chatter\"}\n");
+  ASSERT_TRUE(wait_count(1));
+  EXPECT_EQ(got.last, "hello takt");
+}
+
+TEST_F(Introspect, EchoSendsTheSerializedFormOfEachMessage) {
+  std::string answer;
+  std::thread client([&] { answer = ask(path(), "echo chatter 2 5000"); });
+  // publish until the echo has taken its two messages (it subscribes once the request arrives)
+  std_msgs::String m;
+  m.data = "ping";
+  for (int i = 0; i < 400 && answer.empty(); i++) {
+    ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+    usleep(5000);
+  }
+  client.join();
+  std::string want = "\"serialized\": \"" + serialized_hex("ping") + "\"";
+  size_t first = answer.find(want);
+  ASSERT_NE(first, std::string::npos) << answer;
+  EXPECT_NE(answer.find(want, first + 1), std::string::npos) << answer;
+  EXPECT_NE(answer.find("{\"end\": \"count\", \"sent\": 2}\n"), std::string::npos) << answer;
+}
+
+TEST_F(Introspect, WrongRequestsGetAOneLineError) {
+  EXPECT_EQ(ask(path(), "pub chatter 00"),
+            "{\"error\": \"not a serialized std_msgs/String: malformed serialized message\"}\n");
+  EXPECT_EQ(ask(path(), "pub chatter 0g"), "{\"error\": \"the message is not hex\"}\n");
+  EXPECT_EQ(ask(path(), "pub nowhere 00"), "{\"error\": \"no topic named 'nowhere'\"}\n");
+  EXPECT_EQ(ask(path(), "echo chatter x 100"),
+            "{\"error\": \"usage: echo TOPIC COUNT TIMEOUT_MS [headers]\"}\n");
+  EXPECT_EQ(ask(path(), "reboot"),
+            "{\"error\": \"unknown request 'reboot' (graph, stats, echo, pub, call)\"}\n");
+  EXPECT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0}\n");
+  std::string longline(9000, 'a');
+  EXPECT_EQ(ask(path(), longline), "{\"error\": \"request longer than 8191 bytes\"}\n");
+  EXPECT_EQ(got.count.load(), 0) << "nothing was published by the refused requests";
+}
+
+TEST_F(Introspect, AClientThatStopsReadingNeverHoldsThePublisher) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  const char req[] = "echo chatter 1000000 60000\n";
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req), sizeof req - 1), TAKT_OK);
+  usleep(100000);  // the echo is sampling now; this client reads nothing
+  std_msgs::String m;
+  m.data = std::string(200, 'x').c_str();
+  // far more than the socket and the echo's queue hold: publishing never waits for the sampler
+  for (int i = 0; i < 20000; i++) ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+  ASSERT_TRUE(wait_count(1));
+  takt_io_close(&io);  // the endpoint's send fails or times out: the echo ends
+  // the endpoint serves the next client
+  EXPECT_NE(ask(path(), "graph").find("\"chatter\""), std::string::npos);
+}
+
+TEST_F(Introspect, TheEndpointIsOwnerOnly) {
+  struct stat st {};
+  ASSERT_EQ(stat(path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // a directory others may enter is refused
+  std::string open_dir = std::string(dir_template) + "/open";
+  ASSERT_EQ(mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0755), 0);
+  takt_introspect_config_t ic = {};
+  ic.name = "other";
+  ic.dir = open_dir.c_str();
+  takt_introspect_t *other = nullptr;
+  EXPECT_EQ(takt_introspect_start(ctx, &ic, &other), TAKT_EPERM);
+  rmdir(open_dir.c_str());
+  ic.dir = dir.c_str();
+  ic.name = "bad name!";
+  EXPECT_EQ(takt_introspect_start(ctx, &ic, &other), TAKT_EINVAL);
+}
+
+}  // namespace
