@@ -1,0 +1,168 @@
+/* takt's side of the ROS 2 peer tests (tests/dds/run_peers.py): a takt process with a DDS bridge
+ * that imports a ROS 2 topic into a takt subscription, or exports a takt publisher's topic.
+ *
+ *   takt-dds-peer listen TOPIC TYPE COUNT TIMEOUT_S DOMAIN
+ *   takt-dds-peer talk   TOPIC TYPE COUNT PERIOD_MS PREFIX DOMAIN
+ * TYPE: string (std_msgs/String) or header (ROS 2 std_msgs/msg/Header). Output lines as the
+ * rclpy peer's (tests/dds/ros2_peer.py); exit 0 when exactly COUNT arrived / were acknowledged,
+ * 2 otherwise. Cyclone's configuration comes from CYCLONEDDS_URI. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "std_msgs/String.h"
+#include "std_msgs/msg/Header.h"
+#include "takt/bridge.h"
+#include "takt/dds.h"
+#include "takt/takt.h"
+
+#define CHECK(expr)                                                                      \
+  do {                                                                                   \
+    takt_err_t rc_ = (expr);                                                             \
+    if (rc_ != TAKT_OK) {                                                                \
+      fprintf(stderr, "takt-dds-peer: %s: %s\n", #expr, takt_strerror(rc_));             \
+      exit(3);                                                                           \
+    }                                                                                    \
+  } while (0)
+
+static unsigned g_got;
+static int g_header;
+
+static void on_msg(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
+  (void)sub;
+  (void)user;
+  if (g_header) {
+    const std_msgs__msg__Header *h = msg->data;
+    printf("got %s %d %u\n", h->frame_id.data, h->stamp.sec, h->stamp.nanosec);
+  } else {
+    const std_msgs__String *s = msg->data;
+    printf("got %s\n", s->data.data);
+  }
+  fflush(stdout);
+  __atomic_fetch_add(&g_got, 1, __ATOMIC_RELAXED);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 7) {
+    fprintf(stderr, "usage: takt-dds-peer listen|talk TOPIC TYPE COUNT ARG [PREFIX] DOMAIN\n");
+    return 3;
+  }
+  const char *mode = argv[1], *topic_name = argv[2];
+  g_header = strcmp(argv[3], "header") == 0;
+  unsigned count = (unsigned)atoi(argv[4]);
+  bool talk = strcmp(mode, "talk") == 0;
+  unsigned domain = (unsigned)atoi(argv[talk ? 7 : 6]);
+  const takt_type_support_t *ts = g_header ? &std_msgs__msg__Header__type_cdr : &std_msgs__String__type_cdr;
+
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = 4u << 20;
+  takt_context_t *ctx;
+  CHECK(takt_context_create(&cc, &ctx));
+  takt_node_t *node;
+  CHECK(takt_node_create(ctx, "app", &node));
+  takt_topic_t *topic;
+  CHECK(takt_topic_create(ctx, topic_name, ts, 8, &topic));
+
+  takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
+  dc.domain = domain;
+  dc.rx_thread.policy = TAKT_SCHED_OTHER;
+  dc.tx_thread.policy = TAKT_SCHED_OTHER;
+  dc.tx_queue = 64;
+  takt_bridge_backend_t be;
+  CHECK(takt_dds_backend_create(ctx, &dc, &be));
+  takt_dds_t *dds = takt_dds_of(be);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  bc.rx_queue = 64;
+  takt_bridge_t *bridge;
+  CHECK(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge));
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  qos.depth = count + 10; /* as the rclpy peer: nothing is overwritten in the history */
+
+  takt_executor_t *exec;
+  CHECK(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &exec));
+  takt_publisher_t *pub = NULL;
+  takt_subscription_t *sub = NULL;
+  int rc = 0;
+  if (!talk) {
+    double timeout_s = atof(argv[5]);
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.depth = 64;
+    so.attr.priority = 10;
+    CHECK(takt_subscription_create(node, topic, "listener", on_msg, NULL, &so, &sub));
+    CHECK(takt_dds_import(dds, bridge, topic, 10, &qos));
+    CHECK(takt_executor_add_node(exec, node));
+    CHECK(takt_executor_add_node(exec, takt_bridge_node(bridge)));
+    CHECK(takt_bridge_start(bridge));
+    printf("listening\n");
+    fflush(stdout);
+    int64_t end = takt_time_now() + (int64_t)(timeout_s * 1e9);
+    while (__atomic_load_n(&g_got, __ATOMIC_RELAXED) < count && takt_time_now() < end)
+      (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+    /* a grace period: more than COUNT (duplicates) would show */
+    (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
+    rc = g_got == count ? 0 : 2;
+  } else {
+    unsigned period_ms = (unsigned)atoi(argv[5]);
+    const char *prefix = argv[6];
+    CHECK(takt_publisher_create(node, topic, &pub));
+    CHECK(takt_dds_export(dds, bridge, topic, 10, &qos));
+    CHECK(takt_executor_add_node(exec, node));
+    CHECK(takt_executor_add_node(exec, takt_bridge_node(bridge)));
+    CHECK(takt_bridge_start(bridge));
+    int64_t end = takt_time_now() + 20 * TAKT_NS_PER_S;
+    while (takt_dds_matched(dds, topic) < 1 && takt_time_now() < end)
+      (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+    if (takt_dds_matched(dds, topic) < 1) {
+      printf("no subscriber matched\n");
+      rc = 2;
+    } else {
+      printf("matched\n");
+      fflush(stdout);
+      (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
+      for (unsigned i = 0; i < count; i++) {
+        if (g_header) {
+          std_msgs__msg__Header h;
+          std_msgs__msg__Header__init(&h);
+          h.stamp.sec = (int32_t)i;
+          h.stamp.nanosec = 1000u * i;
+          h.frame_id.size = (uint32_t)snprintf(h.frame_id.data, sizeof h.frame_id.data, "%s%u", prefix, i);
+          CHECK(takt_publish(pub, &h, sizeof h));
+        } else {
+          std_msgs__String s;
+          std_msgs__String__init(&s);
+          s.data.size = (uint32_t)snprintf(s.data.data, sizeof s.data.data, "%s %u", prefix, i);
+          CHECK(takt_publish(pub, &s, sizeof s));
+        }
+        (void)takt_executor_spin_until(exec, takt_time_now() + (int64_t)period_ms * TAKT_NS_PER_MS);
+      }
+      takt_err_t acked = takt_dds_wait_acked(dds, 5 * TAKT_NS_PER_S);
+      takt_dds_stats_t st;
+      takt_dds_get_stats(dds, &st);
+      printf("sent %llu%s\n", (unsigned long long)st.written, acked == TAKT_OK ? "" : " (not acknowledged)");
+      rc = st.written == count && acked == TAKT_OK ? 0 : 2;
+    }
+  }
+  takt_dds_stats_t st;
+  takt_dds_get_stats(dds, &st);
+  takt_bridge_stats_t bs;
+  takt_bridge_get_stats(bridge, &bs);
+  fprintf(stderr,
+          "dds: written %llu received %llu write_errors %llu tx_full %llu oversize %llu refused %llu "
+          "incompatible_qos %llu; bridge: forwarded %llu imported %llu decode_errors %llu\n",
+          (unsigned long long)st.written, (unsigned long long)st.received,
+          (unsigned long long)st.write_errors, (unsigned long long)st.tx_queue_full,
+          (unsigned long long)st.oversize, (unsigned long long)st.deliver_refused,
+          (unsigned long long)st.incompatible_qos, (unsigned long long)bs.forwarded,
+          (unsigned long long)bs.imported, (unsigned long long)bs.decode_errors);
+  fflush(stdout);
+  takt_bridge_stop(bridge);
+  CHECK(takt_executor_destroy(exec));
+  if (sub != NULL) CHECK(takt_subscription_destroy(sub));
+  if (pub != NULL) CHECK(takt_publisher_destroy(pub));
+  takt_bridge_destroy(bridge);
+  CHECK(takt_node_destroy(node));
+  CHECK(takt_topic_destroy(topic));
+  takt_context_destroy(ctx);
+  return rc;
+}

@@ -1,0 +1,124 @@
+"""A ROS 2 peer for the DDS bridge tests: rclpy (Fast DDS) or PyPI cyclonedds, talker or
+listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loopback).
+
+  ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
+  ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
+  ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+TYPE: string (std_msgs/msg/String) or header (std_msgs/msg/Header).
+A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>`) and
+exits 0 after COUNT, 2 on timeout. A talker waits for a subscriber, then publishes COUNT
+messages `PREFIX <i>` (a Header: frame_id PREFIX<i>, stamp sec=i, nanosec=1000*i) and waits for
+them to be acknowledged."""
+import sys
+import time
+
+
+
+def make(kind, prefix, i):
+    if kind == "string":
+        m = String()
+        m.data = f"{prefix} {i}"
+        return m
+    m = Header()
+    m.frame_id = f"{prefix}{i}"
+    m.stamp.sec = i
+    m.stamp.nanosec = 1000 * i
+    return m
+
+
+def show(kind, m):
+    if kind == "string":
+        return f"got {m.data}"
+    return f"got {m.frame_id} {m.stamp.sec} {m.stamp.nanosec}"
+
+
+def cyclone_talk(topic, count, period, prefix):
+    """A bare Cyclone DDS writer (the PyPI cyclonedds package and its own libddsc) of ROS 2's
+    std_msgs/String as rmw_cyclonedds names it: rt/TOPIC, std_msgs::msg::dds_::String_, XCDR1."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+        data: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(count + 10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    tp = Topic(dp, f"rt/{topic}", String_, qos=qos)
+    dw = DataWriter(dp, tp, qos=qos)
+    deadline = time.monotonic() + 20
+    while not dw.get_matched_subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not dw.get_matched_subscriptions():
+        print("no subscriber matched", flush=True)
+        return 2
+    print("matched", flush=True)
+    time.sleep(0.5)
+    for i in range(count):
+        dw.write(String_(data=f"{prefix} {i}"))
+        time.sleep(period)
+    time.sleep(1.0)  # reliable: let the last ones be acknowledged before the participant goes
+    print("sent", count, flush=True)
+    return 0
+
+
+def main():
+    mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    count = int(sys.argv[4])
+    if mode == "cyclone-talk":
+        sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
+    global rclpy, String, Header
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy
+    from std_msgs.msg import Header, String
+    cls = String if kind == "string" else Header
+    qos = QoSProfile(depth=count + 10, reliability=ReliabilityPolicy.RELIABLE,
+                     history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.VOLATILE)
+    rclpy.init()
+    node = rclpy.create_node(f"takt_peer_{mode}")
+    rc = 0
+    if mode == "talk":
+        period, prefix = float(sys.argv[5]), sys.argv[6]
+        pub = node.create_publisher(cls, topic, qos)
+        deadline = time.monotonic() + 20
+        while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if pub.get_subscription_count() == 0:
+            print("no subscriber matched", flush=True)
+            rc = 2
+        else:
+            print("matched", flush=True)
+            time.sleep(0.5)
+            for i in range(count):
+                pub.publish(make(kind, prefix, i))
+                time.sleep(period)
+            pub.wait_for_all_acked(rclpy.duration.Duration(seconds=5))
+            print("sent", count, flush=True)
+    else:
+        timeout = float(sys.argv[5])
+        got = []
+        node.create_subscription(cls, topic, lambda m: (got.append(m), print(show(kind, m), flush=True)), qos)
+        print("listening", flush=True)
+        deadline = time.monotonic() + timeout
+        while len(got) < count and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        rc = 0 if len(got) >= count else 2
+        # anything beyond COUNT within a short grace is printed too (duplicates show)
+        end = time.monotonic() + 0.5
+        while rc == 0 and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    node.destroy_node()
+    rclpy.shutdown()
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

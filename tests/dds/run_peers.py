@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Run one takt <-> ROS 2 peer case (tests/CMakeLists.txt registers each as a ctest): takt's
+peer program and a real ROS 2 peer (rclpy on Fast DDS, or PyPI cyclonedds) from the Python 3.12
+venv, on a DDS domain of the case's own, so cases running at once do not cross. Not on loopback
+alone: Fast DDS ignores the loopback locators a participant of another vendor announces, so a
+Cyclone restricted to `lo` never matches an rclpy peer (docs/dds.md); both use the default
+interface.
+Checks exact counts and contents; every process started is ended (killed at the timeout).
+
+  run_peers.py --peer TAKT_DDS_PEER --venv VENV CASE
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COUNT = 20
+
+# case -> (domain, talker, listener, type); the domain ids are the cases' own
+CASES = {
+    "rclpy_to_takt_string": (61, "rclpy", "takt", "string"),
+    "takt_to_rclpy_string": (62, "takt", "rclpy", "string"),
+    "rclpy_to_takt_header": (63, "rclpy", "takt", "header"),
+    "takt_to_rclpy_header": (64, "takt", "rclpy", "header"),
+    "cyclone_to_takt_string": (65, "cyclone", "takt", "string"),
+}
+
+
+def expected(kind: str, prefix: str) -> list[str]:
+    if kind == "string":
+        return [f"got {prefix} {i}" for i in range(COUNT)]
+    return [f"got {prefix}{i} {i} {1000 * i}" for i in range(COUNT)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--peer", required=True)
+    ap.add_argument("--venv", required=True)
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    domain, talker, listener, kind = CASES[a.case]
+    topic = f"takt_test_{a.case}"
+    prefix = f"{talker}-says"
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        env.pop(k, None)
+    py = str(Path(a.venv) / "bin" / "python")
+    ros2 = [py, str(HERE / "ros2_peer.py")]
+    if listener == "takt":
+        lcmd = [a.peer, "listen", topic, kind, str(COUNT), "30", str(domain)]
+    else:
+        lcmd = ros2 + ["listen", topic, kind, str(COUNT), "30"]
+    if talker == "takt":
+        tcmd = [a.peer, "talk", topic, kind, str(COUNT), "20", prefix, str(domain)]
+    elif talker == "rclpy":
+        tcmd = ros2 + ["talk", topic, kind, str(COUNT), "0.02", prefix]
+    else:
+        tcmd = ros2 + ["cyclone-talk", topic, kind, str(COUNT), "0.02", prefix]
+    procs = []
+    try:
+        lp = subprocess.Popen(lcmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(lp)
+        tp = subprocess.Popen(tcmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(tp)
+        tout, terr = tp.communicate(timeout=60)
+        lout, lerr = lp.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.communicate()
+        print(f"{a.case}: timed out", file=sys.stderr)
+        return 1
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    print(f"--- talker ({talker}) rc={tp.returncode}\n{tout}{terr}--- listener ({listener}) rc={lp.returncode}\n{lout}{lerr}")
+    got = [l for l in lout.splitlines() if l.startswith("got ")]
+    want = expected(kind, prefix)
+    ok = tp.returncode == 0 and lp.returncode == 0 and got == want
+    if not ok:
+        missing = [w for w in want if w not in got]
+        extra = [g for g in got if g not in want]
+        print(f"{a.case}: FAILED: {len(got)} of {COUNT} received; missing {missing[:5]}; "
+              f"unexpected {extra[:5]}; in order: {got == sorted(got, key=got.index) and got == want}",
+              file=sys.stderr)
+        return 1
+    print(f"{a.case}: {COUNT} of {COUNT} messages, in order, contents exact")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
