@@ -135,7 +135,8 @@ static void rx_main(void *arg) {
         stop = true;
         continue;
       }
-      take_route(d, (uint32_t)xs[i]);
+      /* routes are attached after they are counted: the acquire makes their fields visible */
+      if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
     }
     if (stop) return;
   }
@@ -283,6 +284,11 @@ static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out) {
   dds_qset_durability(out, q->transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL
                                               : DDS_DURABILITY_VOLATILE);
   dds_qset_history(out, DDS_HISTORY_KEEP_LAST, (int32_t)q->depth);
+  /* Cyclone keeps a transient-local writer's history for late joiners by the durability service
+     history (default: the last 1): the same depth, as ROS 2's rmw does */
+  if (q->transient_local)
+    dds_qset_durability_service(out, 0, DDS_HISTORY_KEEP_LAST, (int32_t)q->depth,
+                                DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
   dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
   dds_qset_data_representation(out, 1, &xcdr1); /* what ROS 2 peers (Fast DDS) offer and accept */
 }
@@ -367,15 +373,15 @@ takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
   TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, false, &e));
   /* the bridge must know the entity before the reader thread can deliver for it */
   takt_err_t rc = takt_bridge_import(b, topic, e);
-  takt__dds_route_t *r = &d->routes[e];
-  if (rc == TAKT_OK && (dds_set_status_mask(r->endpoint, DDS_DATA_AVAILABLE_STATUS) < 0 ||
-                        dds_waitset_attach(d->waitset, r->endpoint, (dds_attach_t)e) < 0))
-    rc = TAKT_EOS; /* (the bridge keeps a route that never receives) */
   if (rc != TAKT_OK) {
     drop_route(d, e);
     return rc;
   }
-  publish_route(d);
+  publish_route(d); /* before the reader thread can be woken for it: it reads n_routes first */
+  takt__dds_route_t *r = &d->routes[e];
+  if (dds_set_status_mask(r->endpoint, DDS_DATA_AVAILABLE_STATUS) < 0 ||
+      dds_waitset_attach(d->waitset, r->endpoint, (dds_attach_t)e) < 0)
+    return TAKT_EOS; /* the route stays, and never receives */
   return TAKT_OK;
 }
 

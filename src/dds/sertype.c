@@ -22,13 +22,24 @@ static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_
   if (d == NULL) return NULL;
   ddsi_serdata_init(&d->c, type, kind);
   d->c.hash = type->serdata_basehash; /* keyless: one instance */
-  d->size = (uint32_t)size;
   memset(d->bytes + size, 0, room - size);
   return d;
 }
 
+/* The size is stored last, with release, and read with acquire: a serdata made on one thread is
+ * read on another through Cyclone's queues, whose ordering a checker such as ThreadSanitizer
+ * cannot see in an uninstrumented library; this makes the hand-over explicit. */
+static struct ddsi_serdata *sd_publish(takt__dds_serdata_t *d, size_t size) {
+  __atomic_store_n(&d->size, (uint32_t)size, __ATOMIC_RELEASE);
+  return &d->c;
+}
+
+static uint32_t sd_size(const takt__dds_serdata_t *d) {
+  return __atomic_load_n(&d->size, __ATOMIC_ACQUIRE);
+}
+
 static uint32_t sd_get_size(const struct ddsi_serdata *dcmn) {
-  return ((const takt__dds_serdata_t *)dcmn)->size;
+  return sd_size((const takt__dds_serdata_t *)dcmn);
 }
 
 static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b) {
@@ -59,7 +70,7 @@ static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum dd
     ddsrt_free(d);
     return NULL;
   }
-  return &d->c;
+  return sd_publish(d, size);
 }
 
 static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type,
@@ -78,14 +89,14 @@ static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type,
     ddsrt_free(d);
     return NULL;
   }
-  return &d->c;
+  return sd_publish(d, size);
 }
 
 static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type,
                                             const struct ddsi_keyhash *keyhash) {
   (void)keyhash; /* keyless: the key is empty */
   takt__dds_serdata_t *d = sd_alloc(type, SDK_KEY, 0);
-  return d != NULL ? &d->c : NULL;
+  return d != NULL ? sd_publish(d, 0) : NULL;
 }
 
 static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type,
@@ -100,17 +111,19 @@ static struct ddsi_serdata *sd_to_untyped(const struct ddsi_serdata *dcmn) {
   takt__dds_serdata_t *d = sd_alloc(dcmn->type, SDK_KEY, 0); /* the (empty) key only */
   if (d == NULL) return NULL;
   d->c.type = NULL;
-  return &d->c;
+  return sd_publish(d, 0);
 }
 
 static void sd_to_ser(const struct ddsi_serdata *dcmn, size_t off, size_t sz, void *buf) {
   const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)dcmn;
+  (void)sd_size(d);                /* acquire: the bytes are complete */
   memcpy(buf, d->bytes + off, sz); /* off + sz <= alignup4(size), all allocated */
 }
 
 static struct ddsi_serdata *sd_to_ser_ref(const struct ddsi_serdata *dcmn, size_t off, size_t sz,
                                           ddsrt_iovec_t *ref) {
   const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)dcmn;
+  (void)sd_size(d);
   ref->iov_base = (void *)(uintptr_t)(d->bytes + off);
   ref->iov_len = (ddsrt_iov_len_t)sz;
   return ddsi_serdata_ref(dcmn);
@@ -142,7 +155,7 @@ static bool sd_untyped_to_sample(const struct ddsi_sertype *type, const struct d
 static size_t sd_print(const struct ddsi_sertype *type, const struct ddsi_serdata *dcmn, char *buf,
                        size_t size) {
   (void)type;
-  int n = snprintf(buf, size, "(%u bytes of CDR)", ((const takt__dds_serdata_t *)dcmn)->size);
+  int n = snprintf(buf, size, "(%u bytes of CDR)", sd_size((const takt__dds_serdata_t *)dcmn));
   return n < 0 ? 0 : (size_t)n;
 }
 
@@ -166,7 +179,7 @@ struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_
   memcpy(d->bytes, bytes, len);
   d->c.timestamp.v = dds_time();
   d->c.statusinfo = 0;
-  return &d->c;
+  return sd_publish(d, len);
 }
 
 /* ---- sertype -------------------------------------------------------------------------------- */

@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   takt_node_t *node;
   CHECK(takt_node_create(ctx, "app", &node));
   takt_topic_t *topic;
-  CHECK(takt_topic_create(ctx, topic_name, ts, 8, &topic));
+  CHECK(takt_topic_create(ctx, topic_name, ts, 64, &topic)); /* holds a whole burst */
 
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   dc.domain = domain;

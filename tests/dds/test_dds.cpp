@@ -45,12 +45,12 @@ struct Side {
     ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
     baseline = takt_test::pool_usage(ctx);
     ASSERT_EQ(takt_node_create(ctx, "app", &node), TAKT_OK);
-    ASSERT_EQ(takt_topic_create(ctx, topic_name, ts, 8, &topic), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, topic_name, ts, 16, &topic), TAKT_OK);
     takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
     dc.domain = test_domain();
     dc.rx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_thread.policy = TAKT_SCHED_OTHER;
-    dc.tx_queue = 4;
+    dc.tx_queue = 16;
     takt_bridge_backend_t be;
     ASSERT_EQ(takt_dds_backend_create(ctx, &dc, &be), TAKT_OK);
     dds = takt_dds_of(be);
@@ -178,8 +178,8 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   for (int i = 0; i < 12; i++) {
     want.push_back("msg " + std::to_string(i));
     a.publish(want.back());
-    a.spin_ms(2); // the bridge node's subscription forwards it (tx queue of 4: keep up)
-    b.spin_ms(2); // and b's listener reads it before the topic's 8 slots are reused
+    a.spin_ms(2); // the bridge node's subscription forwards it
+    b.spin_ms(2); // and b's listener reads it before the topic's 16 slots are reused
   }
   EXPECT_EQ(takt_dds_wait_acked(a.dds, 5 * TAKT_NS_PER_S), TAKT_OK);
   ASSERT_TRUE(spin_until([&] { return b.got.size() >= want.size(); }, {&b}))
@@ -193,6 +193,27 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   takt_bridge_get_stats(b.bridge, &bs);
   EXPECT_EQ(bs.imported, 12u);
   EXPECT_EQ(bs.decode_errors, 0u);
+}
+
+// transient_local (a latched topic): a reader that joins after the messages were written still
+// gets the writer's last `depth` of them, and only those.
+TEST(DdsBridge, TransientLocalServesLateJoiners) {
+  Side a, b;
+  a.open("dds_test/latched", &std_msgs__String__type_cdr);
+  takt_dds_qos_t latched = {.reliable = true, .transient_local = true, .depth = 3};
+  a.talk(&latched);
+  for (int i = 0; i < 5; i++) {
+    a.publish("state " + std::to_string(i));
+    a.spin_ms(2);
+  }
+  ASSERT_TRUE(spin_until([&] { return a.stats().written == 5; }, {&a}));
+  b.open("dds_test/latched", &std_msgs__String__type_cdr);
+  b.listen(&latched);
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= 3; }, {&a, &b}))
+      << b.got.size() << " taken, dds received " << b.stats().received << ", matched "
+      << takt_dds_matched(b.dds, b.topic);
+  b.spin_ms(100);
+  EXPECT_EQ(b.got, (std::vector<std::string>{"state 2", "state 3", "state 4"}));
 }
 
 // DDS refuses a reliable reader for a best-effort writer: no match, and the refusal is counted
