@@ -17,7 +17,7 @@ if [ -z "$PY312" ]; then
   echo "deps-ros2: no Python 3.12 found (set PYTHON312): the ROS 2 peer tests are skipped at configure time" >&2
   exit 0
 fi
-ROS2_PKGS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometry-msgs
+ROS2_PKGS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometry-msgs ros-sensor-msgs
            ros-builtin-interfaces cyclonedds)
 stamp=.venv-ros2/.takt-deps
 want="$(printf '%s\n' "${ROS2_PKGS[@]}" | sha256sum | cut -c1-16)"

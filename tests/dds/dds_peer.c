@@ -3,13 +3,15 @@
  *
  *   takt-dds-peer listen TOPIC TYPE COUNT TIMEOUT_S DOMAIN
  *   takt-dds-peer talk   TOPIC TYPE COUNT PERIOD_MS PREFIX DOMAIN
- * TYPE: string (std_msgs/String) or header (ROS 2 std_msgs/msg/Header). Output lines as the
+ * TYPE: string (std_msgs/String), header (ROS 2 std_msgs/msg/Header) or image (ROS 2
+ * sensor_msgs/msg/Image, 640x480 rgb8, as tests/dds/ros2_peer.py makes them). Output lines as the
  * rclpy peer's (tests/dds/ros2_peer.py); exit 0 when exactly COUNT arrived / were acknowledged,
  * 2 otherwise. Cyclone's configuration comes from CYCLONEDDS_URI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensor_msgs/msg/Image.h"
 #include "std_msgs/String.h"
 #include "std_msgs/msg/Header.h"
 #include "takt/bridge.h"
@@ -26,12 +28,30 @@
   } while (0)
 
 static unsigned g_got;
-static int g_header;
+static int g_header, g_image;
+
+enum { W = 640, H = 480 };
+
+/* CRC-32 (IEEE, as zlib.crc32), bit by bit: a test's check of 921,600 bytes */
+static uint32_t crc32_of(const uint8_t *p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+static sensor_msgs__msg__Image g_img; /* the one being published (3.7 MB: not on the stack) */
 
 static void on_msg(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
   (void)sub;
   (void)user;
-  if (g_header) {
+  if (g_image) {
+    const sensor_msgs__msg__Image *im = msg->data;
+    printf("got %s %ux%u %s %u %08x\n", im->header.frame_id.data, im->width, im->height,
+           im->encoding.data, im->step, crc32_of(im->data.data, im->data.size));
+  } else if (g_header) {
     const std_msgs__msg__Header *h = msg->data;
     printf("got %s %d %u\n", h->frame_id.data, h->stamp.sec, h->stamp.nanosec);
   } else {
@@ -49,35 +69,42 @@ int main(int argc, char **argv) {
   }
   const char *mode = argv[1], *topic_name = argv[2];
   g_header = strcmp(argv[3], "header") == 0;
+  g_image = strcmp(argv[3], "image") == 0;
   unsigned count = (unsigned)atoi(argv[4]);
   bool talk = strcmp(mode, "talk") == 0;
   unsigned domain = (unsigned)atoi(argv[talk ? 7 : 6]);
-  const takt_type_support_t *ts = g_header ? &std_msgs__msg__Header__type_cdr : &std_msgs__String__type_cdr;
+  const takt_type_support_t *ts = g_image    ? &sensor_msgs__msg__Image__type_cdr
+                                  : g_header ? &std_msgs__msg__Header__type_cdr
+                                             : &std_msgs__String__type_cdr;
+  uint32_t slots = g_image ? 8 : 64; /* holds a whole burst */
 
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = 4u << 20;
+  cc.arena_bytes = g_image ? (size_t)96 << 20 : (size_t)4 << 20;
   takt_context_t *ctx;
   CHECK(takt_context_create(&cc, &ctx));
   takt_node_t *node;
   CHECK(takt_node_create(ctx, "app", &node));
   takt_topic_t *topic;
-  CHECK(takt_topic_create(ctx, topic_name, ts, 64, &topic)); /* holds a whole burst */
+  CHECK(takt_topic_create(ctx, topic_name, ts, slots, &topic));
 
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   dc.domain = domain;
   dc.rx_thread.policy = TAKT_SCHED_OTHER;
   dc.tx_thread.policy = TAKT_SCHED_OTHER;
-  dc.tx_queue = 64;
+  dc.tx_queue = g_image ? 8 : 64;
+  if (g_image) dc.max_payload = W * H * 3 + 1024; /* the pixels and the header fields */
   takt_bridge_backend_t be;
   CHECK(takt_dds_backend_create(ctx, &dc, &be));
   takt_dds_t *dds = takt_dds_of(be);
   takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
   bc.thread.policy = TAKT_SCHED_OTHER;
-  bc.rx_queue = 64;
+  bc.rx_queue = g_image ? 8 : 64;
+  if (g_image) bc.max_message = (uint32_t)sizeof(sensor_msgs__msg__Image);
   takt_bridge_t *bridge;
   CHECK(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge));
   takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
   qos.depth = count + 10; /* as the rclpy peer: nothing is overwritten in the history */
+  qos.transient_local = g_image; /* as the rclpy peer's images */
 
   takt_executor_t *exec;
   CHECK(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &exec));
@@ -121,7 +148,18 @@ int main(int argc, char **argv) {
       fflush(stdout);
       (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
       for (unsigned i = 0; i < count; i++) {
-        if (g_header) {
+        if (g_image) {
+          sensor_msgs__msg__Image__init(&g_img);
+          g_img.header.frame_id.size =
+              (uint32_t)snprintf(g_img.header.frame_id.data, sizeof g_img.header.frame_id.data, "%s%u", prefix, i);
+          g_img.height = H;
+          g_img.width = W;
+          g_img.encoding.size = (uint32_t)snprintf(g_img.encoding.data, sizeof g_img.encoding.data, "rgb8");
+          g_img.step = W * 3;
+          g_img.data.size = W * H * 3;
+          for (uint32_t j = 0; j < g_img.data.size; j++) g_img.data.data[j] = (uint8_t)(j * 31u + i);
+          CHECK(takt_publish(pub, &g_img, sizeof g_img));
+        } else if (g_header) {
           std_msgs__msg__Header h;
           std_msgs__msg__Header__init(&h);
           h.stamp.sec = (int32_t)i;

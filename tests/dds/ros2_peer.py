@@ -4,8 +4,10 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
-TYPE: string (std_msgs/msg/String) or header (std_msgs/msg/Header).
-A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>`) and
+TYPE: string (std_msgs/msg/String), header (std_msgs/msg/Header) or image (sensor_msgs/msg/Image,
+640x480 rgb8, byte j of image i = (31 j + i) mod 256, frame_id PREFIX<i>).
+A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>` /
+`got <frame_id> <width>x<height> <encoding> <step> <crc32 of data>`) and
 exits 0 after COUNT, 2 on timeout. A talker waits for a subscriber, then publishes COUNT
 messages `PREFIX <i>` (a Header: frame_id PREFIX<i>, stamp sec=i, nanosec=1000*i) and waits for
 them to be acknowledged."""
@@ -14,7 +16,21 @@ import time
 
 
 
+W, H = 640, 480
+
+
+def image_bytes(i):
+    import numpy as np
+    return ((np.arange(W * H * 3, dtype=np.uint32) * 31 + i) & 0xFF).astype(np.uint8).tobytes()
+
+
 def make(kind, prefix, i):
+    if kind == "image":
+        m = Image()
+        m.header.frame_id = f"{prefix}{i}"
+        m.height, m.width, m.encoding, m.step = H, W, "rgb8", W * 3
+        m.data = image_bytes(i)
+        return m
     if kind == "string":
         m = String()
         m.data = f"{prefix} {i}"
@@ -27,6 +43,9 @@ def make(kind, prefix, i):
 
 
 def show(kind, m):
+    if kind == "image":
+        import zlib
+        return f"got {m.header.frame_id} {m.width}x{m.height} {m.encoding} {m.step} {zlib.crc32(bytes(m.data)):08x}"
     if kind == "string":
         return f"got {m.data}"
     return f"got {m.frame_id} {m.stamp.sec} {m.stamp.nanosec}"
@@ -75,13 +94,17 @@ def main():
     count = int(sys.argv[4])
     if mode == "cyclone-talk":
         sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
-    global rclpy, String, Header
+    global rclpy, String, Header, Image
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy
+    from sensor_msgs.msg import Image
     from std_msgs.msg import Header, String
-    cls = String if kind == "string" else Header
+    cls = {"string": String, "header": Header, "image": Image}[kind]
+    # images: transient-local (a latched topic) on both sides, so a reader that synchronises with
+    # the writer after the first fragmented sample was sent still gets it from the history
+    durability = DurabilityPolicy.TRANSIENT_LOCAL if kind == "image" else DurabilityPolicy.VOLATILE
     qos = QoSProfile(depth=count + 10, reliability=ReliabilityPolicy.RELIABLE,
-                     history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.VOLATILE)
+                     history=HistoryPolicy.KEEP_LAST, durability=durability)
     rclpy.init()
     node = rclpy.create_node(f"takt_peer_{mode}")
     rc = 0

@@ -15,6 +15,7 @@ import argparse
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -27,10 +28,23 @@ CASES = {
     "rclpy_to_takt_header": (63, "rclpy", "takt", "header"),
     "takt_to_rclpy_header": (64, "takt", "rclpy", "header"),
     "cyclone_to_takt_string": (65, "cyclone", "takt", "string"),
+    "rclpy_to_takt_image": (66, "rclpy", "takt", "image"),
+    "takt_to_rclpy_image": (67, "takt", "rclpy", "image"),
 }
+W, H = 640, 480
+
+
+def count_of(kind: str) -> int:
+    return 5 if kind == "image" else COUNT
 
 
 def expected(kind: str, prefix: str) -> list[str]:
+    if kind == "image":  # crc32 of the pixels, computed here independently of both peers
+        out = []
+        for i in range(count_of(kind)):
+            data = bytes(((31 * j + i) & 0xFF) for j in range(W * H * 3))
+            out.append(f"got {prefix}{i} {W}x{H} rgb8 {W * 3} {zlib.crc32(data):08x}")
+        return out
     if kind == "string":
         return [f"got {prefix} {i}" for i in range(COUNT)]
     return [f"got {prefix}{i} {i} {1000 * i}" for i in range(COUNT)]
@@ -44,6 +58,8 @@ def main() -> int:
     a = ap.parse_args()
     domain, talker, listener, kind = CASES[a.case]
     topic = f"takt_test_{a.case}"
+    count = count_of(kind)
+    period = "100" if kind == "image" else "20"
     prefix = f"{talker}-says"
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
     for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
@@ -51,15 +67,15 @@ def main() -> int:
     py = str(Path(a.venv) / "bin" / "python")
     ros2 = [py, str(HERE / "ros2_peer.py")]
     if listener == "takt":
-        lcmd = [a.peer, "listen", topic, kind, str(COUNT), "30", str(domain)]
+        lcmd = [a.peer, "listen", topic, kind, str(count), "30", str(domain)]
     else:
-        lcmd = ros2 + ["listen", topic, kind, str(COUNT), "30"]
+        lcmd = ros2 + ["listen", topic, kind, str(count), "30"]
     if talker == "takt":
-        tcmd = [a.peer, "talk", topic, kind, str(COUNT), "20", prefix, str(domain)]
+        tcmd = [a.peer, "talk", topic, kind, str(count), period, prefix, str(domain)]
     elif talker == "rclpy":
-        tcmd = ros2 + ["talk", topic, kind, str(COUNT), "0.02", prefix]
+        tcmd = ros2 + ["talk", topic, kind, str(count), str(int(period) / 1000), prefix]
     else:
-        tcmd = ros2 + ["cyclone-talk", topic, kind, str(COUNT), "0.02", prefix]
+        tcmd = ros2 + ["cyclone-talk", topic, kind, str(count), str(int(period) / 1000), prefix]
     procs = []
     try:
         lp = subprocess.Popen(lcmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -87,11 +103,11 @@ def main() -> int:
     if not ok:
         missing = [w for w in want if w not in got]
         extra = [g for g in got if g not in want]
-        print(f"{a.case}: FAILED: {len(got)} of {COUNT} received; missing {missing[:5]}; "
+        print(f"{a.case}: FAILED: {len(got)} of {count} received; missing {missing[:5]}; "
               f"unexpected {extra[:5]}; in order: {got == sorted(got, key=got.index) and got == want}",
               file=sys.stderr)
         return 1
-    print(f"{a.case}: {COUNT} of {COUNT} messages, in order, contents exact")
+    print(f"{a.case}: {count} of {count} messages, in order, contents exact")
     return 0
 
 

@@ -162,6 +162,27 @@ TEST(DdsConfig, OutOfRangeIsRefused) {
   takt_context_destroy(ctx);
 }
 
+// The "dds" class opens a backend by name ("dds:DOMAIN") once registered; a bad domain is refused.
+TEST(DdsConfig, OpenByName) {
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+  takt_pool_usage_t base = takt_test::pool_usage(ctx);
+  takt_bridge_backend_t be;
+  EXPECT_EQ(takt_bridge_backend_open(ctx, "dds:7", &be), TAKT_ENOENT); // not registered yet
+  ASSERT_EQ(takt_dds_register(), TAKT_OK);
+  EXPECT_EQ(takt_dds_register(), TAKT_EEXIST);
+  EXPECT_EQ(takt_bridge_backend_open(ctx, "dds:abc", &be), TAKT_EINVAL);
+  EXPECT_EQ(takt_bridge_backend_open(ctx, "dds:233", &be), TAKT_EINVAL);
+  std::string uri = "dds:" + std::to_string(test_domain());
+  ASSERT_EQ(takt_bridge_backend_open(ctx, uri.c_str(), &be), TAKT_OK);
+  ASSERT_NE(takt_dds_of(be), nullptr);
+  EXPECT_EQ(be.ops->max_payload(be.self), TAKT_DDS_MAX_PAYLOAD_DEFAULT);
+  be.ops->destroy(be.self); // never handed to a bridge: the caller's to destroy
+  EXPECT_TRUE(takt_test::pools_empty(ctx, base));
+  takt_context_destroy(ctx);
+}
+
 // takt -> DDS -> takt: every message arrives once, in order, with its contents; the writer
 // thread wrote each and the reader thread handed each to the bridge.
 TEST(DdsBridge, TaktToTaktOverDds) {
