@@ -52,6 +52,10 @@ typedef struct takt_dds_qos {
 #ifndef TAKT_DDS_TX_QUEUE_DEFAULT
 #define TAKT_DDS_TX_QUEUE_DEFAULT 16u
 #endif
+/** Requests in flight at once on one service route (as the bridge's max_calls default). */
+#ifndef TAKT_DDS_MAX_CALLS
+#define TAKT_DDS_MAX_CALLS 16u
+#endif
 /** The reader thread's SCHED_FIFO priority by default (as the bridge's receive thread). */
 #ifndef TAKT_DDS_THREAD_PRIORITY
 #define TAKT_DDS_THREAD_PRIORITY 90
@@ -90,6 +94,9 @@ typedef struct takt_dds_stats {
   uint64_t oversize;       /* received samples larger than max_payload, dropped */
   uint64_t deliver_refused;/* refused by the bridge (its receive queue full, or too large) */
   uint64_t incompatible_qos; /* DDS endpoints that did not match ours for their QoS */
+  uint64_t requests_dropped; /* DDS requests not served: malformed, or every call slot taken */
+  uint64_t replies_dropped;  /* DDS replies for no request of ours in flight (another client's,
+                                late, duplicated, malformed) */
 } takt_dds_stats_t;
 
 /**
@@ -121,6 +128,45 @@ takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
  */
 takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
                            const takt_dds_qos_t *qos);
+
+/** How a service's request and reply carry the request's identity on DDS. */
+typedef enum {
+  /** rmw_cyclonedds: the CDR body starts with {u64 client guid; i64 sequence}, the reply echoes
+   * them; concurrent calls are matched to their replies by them. */
+  TAKT_DDS_SERVICE_CYCLONE = 0,
+  /** rmw_fastrtps: the payload is the bare request; the identity travels in RTPS inline QoS,
+   * which Cyclone's API neither writes nor reads. takt's requests are matched to replies in the
+   * order they were sent (one server answering in order, as rclpy's executor does). */
+  TAKT_DDS_SERVICE_PLAIN = 1
+} takt_dds_service_mapping_t;
+
+#if TAKT_WITH_RPC
+/**
+ * Import a DDS service into takt: a local service `name` on the bridge node (see
+ * takt_bridge_import_service) whose requests are written to `rq/<name>Request` and answered from
+ * `rr/<name>Reply`, typed `pkg::srv::dds_::Srv_Request_` / `_Response_` for srv_type "pkg/Srv".
+ * req and resp: CDR type supports. Reliable, volatile, keep-last 10 (ROS 2's service QoS).
+ * TAKT_EINVAL for a srv_type not `pkg/Srv`, TAKT_EFULL past max_routes, TAKT_EOS if Cyclone
+ * refuses, errors of takt_bridge_import_service. Creation time only.
+ */
+takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping);
+/**
+ * Export a takt service `name` to DDS: requests read from `rq/<name>Request` are served by the
+ * local service (takt_bridge_export_service) and answered on `rr/<name>Reply`. With the
+ * CYCLONE mapping each reply echoes its request's identity; a request that cannot be served is
+ * not answered (DDS services have no failure reply) and counted. Errors as import.
+ */
+takt_err_t takt_dds_export_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping);
+/** The number of remote DDS endpoints matched on both sides of the service route `name` (the
+ * smaller of the request and the reply endpoint's counts); -1 if there is no such route. */
+int32_t takt_dds_service_matched(takt_dds_t *d, const char *name);
+#endif
 
 /** How many DDS endpoints of other participants match the route of topic (writers matched by
  * our reader, readers matched by our writer); -1 if topic has no route. Thread-safe. */

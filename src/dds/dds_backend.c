@@ -39,12 +39,28 @@ static takt__dds_slot_t *slot_at(takt_dds_t *d, uint32_t i) {
   return (takt__dds_slot_t *)(d->tx_slots + (size_t)i * d->slot_stride);
 }
 
+/* A route a message for entity (answer bit included) may use, or NULL. */
+static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
+  uint16_t idx = (uint16_t)(entity & ~TAKT_BRIDGE_ANSWER_BIT);
+  if (idx >= n_routes(d)) return NULL;
+  takt__dds_route_t *r = &d->routes[idx];
+  if (entity & TAKT_BRIDGE_ANSWER_BIT) return r->kind == TAKT__DDS_SVC_SERVER ? r : NULL;
+  return r->kind == TAKT__DDS_TOPIC_OUT || r->kind == TAKT__DDS_SVC_CLIENT ? r : NULL;
+}
+
+/* CDR little endian encapsulation (00 01) at p: anything else is not a CDR type support's output */
+static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
+
 static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
   takt_dds_t *d = self;
-  if (m->entity >= n_routes(d) || !d->routes[m->entity].exported) return TAKT_ENOENT;
+  takt__dds_route_t *r = send_route(d, m->entity);
+  if (r == NULL) return TAKT_ENOENT;
   if (len > d->max_payload) return TAKT_ESIZE;
-  /* CDR little endian encapsulation (00 01): anything else is not a CDR type support's output */
-  if (len < 4 || bytes[0] != 0x00 || bytes[1] != 0x01) {
+  /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
+  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)   ? len == 5 || (len > 5 && is_cdr(bytes + 5, len - 5))
+             : r->kind == TAKT__DDS_SVC_CLIENT ? len > 4 && is_cdr(bytes + 4, len - 4)
+                                                : is_cdr(bytes, len);
+  if (!cdr) {
     takt__dds_count(&d->stats.not_cdr);
     return TAKT_EINVAL;
   }
@@ -64,6 +80,69 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   return TAKT_OK;
 }
 
+static uint32_t get_u32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* The rmw_cyclonedds request identity after the encapsulation: {u64 guid; i64 seq}. */
+#define ID_BYTES 16u
+
+/* Writer thread: one request of ours (slot u32 + CDR) to the request writer. */
+static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
+                                        uint32_t len) {
+  uint32_t slot = get_u32(p);
+  if (slot >= TAKT_DDS_MAX_CALLS) return NULL; /* the bridge's max_calls is above ours */
+  const uint8_t *cdr = p + 4;
+  uint32_t n = len - 4;
+  if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+    uint32_t head = r->fifo_head; /* only this thread writes it */
+    if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
+    r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
+    __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
+    return takt__dds_serdata_new(r->st, cdr, n);
+  }
+  int64_t seq = ++r->next_seq;
+  takt__dds_call_t *c = &r->calls[slot];
+  __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
+  uint8_t head[4 + ID_BYTES];
+  memcpy(head, cdr, 4);
+  memcpy(head + 4, &r->guid, 8);
+  memcpy(head + 12, &seq, 8);
+  return takt__dds_serdata_new2(r->st, head, sizeof head, cdr + 4, n - 4);
+}
+
+/* Writer thread: the takt service's answer (corr u32 + ok u8 + CDR) to the reply writer. NULL
+ * when nothing is to be written (a failed call: DDS has no failure reply). */
+static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *p,
+                                      uint32_t len) {
+  uint32_t corr = get_u32(p);
+  if (corr >= TAKT_DDS_MAX_CALLS) return NULL;
+  takt__dds_call_t *c = &r->calls[corr];
+  struct ddsi_serdata *sd = NULL;
+  if (p[4] == 1 && len > 5) {
+    const uint8_t *cdr = p + 5;
+    uint32_t n = len - 5;
+    if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+      sd = takt__dds_serdata_new(r->st2, cdr, n);
+    } else {
+      uint8_t head[4 + ID_BYTES];
+      uint64_t guid = __atomic_load_n(&c->guid, __ATOMIC_ACQUIRE);
+      int64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+      memcpy(head, cdr, 4);
+      memcpy(head + 4, &guid, 8);
+      memcpy(head + 12, &seq, 8);
+      sd = takt__dds_serdata_new2(r->st2, head, sizeof head, cdr + 4, n - 4);
+    }
+  } else {
+    takt__dds_count(&d->stats.requests_dropped); /* the local service could not answer */
+  }
+  __atomic_store_n(&c->state, 0u, __ATOMIC_RELEASE); /* the call slot is free again */
+  return sd;
+}
+
 static void tx_main(void *arg) {
   takt_dds_t *d = arg;
   for (;;) {
@@ -79,9 +158,20 @@ static void tx_main(void *arg) {
     /* slots [tail, head) are the writer's until tail moves: senders only write at head */
     for (uint32_t i = tail; i != head; i++) {
       takt__dds_slot_t *s = slot_at(d, i % d->tx_cap);
-      takt__dds_route_t *r = &d->routes[s->route];
-      struct ddsi_serdata *sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
-      if (sd == NULL || dds_writecdr(r->endpoint, sd) < 0) /* writecdr takes the reference */
+      bool answer = (s->route & TAKT_BRIDGE_ANSWER_BIT) != 0;
+      takt__dds_route_t *r = &d->routes[s->route & ~TAKT_BRIDGE_ANSWER_BIT];
+      struct ddsi_serdata *sd;
+      dds_entity_t wr = r->endpoint;
+      if (answer) {
+        sd = reply_out(d, r, s->bytes, s->len);
+        wr = r->endpoint2;
+        if (sd == NULL) continue; /* nothing to write (counted) */
+      } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
+        sd = request_out(r, s->bytes, s->len);
+      } else {
+        sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
+      }
+      if (sd == NULL || dds_writecdr(wr, sd) < 0) /* writecdr takes the reference */
         takt__dds_count(&d->stats.write_errors);
       else
         takt__dds_count(&d->stats.written);
@@ -96,26 +186,119 @@ static void tx_main(void *arg) {
 
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
+static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32_t len) {
+  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable,
+                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, len) == TAKT_OK)
+    takt__dds_count(&d->stats.received);
+  else
+    takt__dds_count(&d->stats.deliver_refused);
+}
+
+/* A DDS request for a takt service: the bridge gets u32 corr + the CDR without the identity. */
+static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
+  uint8_t *buf = d->rx_buf; /* the sample is at buf + 4 */
+  bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
+  if (!is_cdr(buf + 4, size) || (cyclone && size < 4 + ID_BYTES)) {
+    takt__dds_count(&d->stats.requests_dropped);
+    return;
+  }
+  uint32_t corr = TAKT_DDS_MAX_CALLS;
+  for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS && corr == TAKT_DDS_MAX_CALLS; i++) {
+    uint32_t want = 0;
+    if (__atomic_compare_exchange_n(&r->calls[i].state, &want, 1u, false, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED))
+      corr = i;
+  }
+  if (corr == TAKT_DDS_MAX_CALLS) {
+    takt__dds_count(&d->stats.requests_dropped); /* every call slot taken */
+    return;
+  }
+  uint32_t n = size;
+  if (cyclone) {
+    uint64_t guid;
+    int64_t seq;
+    memcpy(&guid, buf + 8, 8);
+    memcpy(&seq, buf + 16, 8);
+    __atomic_store_n(&r->calls[corr].guid, guid, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->calls[corr].seq, seq, __ATOMIC_RELEASE);
+    memmove(buf + 8, buf + 8 + ID_BYTES, size - 4 - ID_BYTES); /* the body after the header */
+    n = size - ID_BYTES;
+  }
+  memcpy(buf, &corr, 4);
+  takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
+                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  if (takt_bridge_deliver(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
+    takt__dds_count(&d->stats.received);
+  } else {
+    takt__dds_count(&d->stats.deliver_refused);
+    __atomic_store_n(&r->calls[corr].state, 0u, __ATOMIC_RELEASE);
+  }
+}
+
+/* A DDS reply to one of takt's requests: the bridge gets u32 slot + u8 ok + the CDR. */
+static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
+  uint8_t *buf = d->rx_buf; /* the sample is at buf + 5 */
+  bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
+  if (!is_cdr(buf + 5, size) || (cyclone && size < 4 + ID_BYTES)) {
+    takt__dds_count(&d->stats.replies_dropped);
+    return;
+  }
+  uint32_t slot = TAKT_DDS_MAX_CALLS, n = size;
+  if (cyclone) {
+    uint64_t guid;
+    int64_t seq;
+    memcpy(&guid, buf + 9, 8);
+    memcpy(&seq, buf + 17, 8);
+    for (uint32_t i = 0; guid == r->guid && i < TAKT_DDS_MAX_CALLS && slot == TAKT_DDS_MAX_CALLS; i++) {
+      takt__dds_call_t *c = &r->calls[i];
+      uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+      if (st != 0 && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
+          __atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        slot = st - 1u;
+    }
+    if (slot == TAKT_DDS_MAX_CALLS) {
+      takt__dds_count(&d->stats.replies_dropped); /* another client's, late or duplicated */
+      return;
+    }
+    memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
+    n = size - ID_BYTES;
+  } else {
+    uint32_t tail = r->fifo_tail; /* only this thread writes it */
+    if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+      takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
+      return;
+    }
+    slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+    __atomic_store_n(&r->fifo_tail, tail + 1u, __ATOMIC_RELEASE);
+  }
+  memcpy(buf, &slot, 4);
+  buf[4] = 1;
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5 + n);
+}
+
 static void take_route(takt_dds_t *d, uint32_t idx) {
   takt__dds_route_t *r = &d->routes[idx];
+  /* where the sample goes in rx_buf: after the header the bridge expects in front of it */
+  uint32_t at = r->kind == TAKT__DDS_SVC_SERVER ? 4u : r->kind == TAKT__DDS_SVC_CLIENT ? 5u : 0u;
+  dds_entity_t rd = r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
   for (;;) {
     struct ddsi_serdata *sd = NULL;
     dds_sample_info_t si;
-    dds_return_t n = dds_takecdr(r->endpoint, &sd, 1, &si, DDS_ANY_STATE);
+    dds_return_t n = dds_takecdr(rd, &sd, 1, &si, DDS_ANY_STATE);
     if (n <= 0) return;
     if (si.valid_data) {
       uint32_t size = ddsi_serdata_size(sd);
-      if (size > d->max_payload) {
+      if (size > d->max_payload - at) {
         takt__dds_count(&d->stats.oversize);
       } else {
-        ddsi_serdata_to_ser(sd, 0, size, d->rx_buf);
-        takt_bridge_msg_t m = {.entity = (uint16_t)idx, .priority = r->priority,
-                               .reliable = r->qos.reliable,
-                               .t_info = takt_clock_now(takt_context_clock(d->ctx))};
-        if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, size) == TAKT_OK)
-          takt__dds_count(&d->stats.received);
+        ddsi_serdata_to_ser(sd, 0, size, d->rx_buf + at);
+        if (r->kind == TAKT__DDS_SVC_SERVER)
+          request_in(d, r, (uint16_t)idx, size);
+        else if (r->kind == TAKT__DDS_SVC_CLIENT)
+          reply_in(d, r, (uint16_t)idx, size);
         else
-          takt__dds_count(&d->stats.deliver_refused);
+          deliver(d, r, (uint16_t)idx, size);
       }
     }
     ddsi_serdata_unref(sd);
@@ -293,6 +476,38 @@ static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out) {
   dds_qset_data_representation(out, 1, &xcdr1); /* what ROS 2 peers (Fast DDS) offer and accept */
 }
 
+/* A DDS topic of takt's sertype and a writer or reader on it. */
+static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
+                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
+                                dds_entity_t *tp_out, dds_entity_t *ep_out) {
+  struct ddsi_sertype *st = takt__dds_sertype_new(type_name);
+  dds_qos_t *q = dds_create_qos();
+  if (st == NULL || q == NULL) {
+    if (st != NULL) ddsi_sertype_unref(st);
+    if (q != NULL) dds_delete_qos(q);
+    return TAKT_ENOMEM;
+  }
+  qos_of(qos, q);
+  /* on success st may be replaced by an equal sertype already registered (ours is then freed) */
+  dds_entity_t tp = dds_create_topic_sertype(d->participant, topic_name, &st, q, NULL, NULL);
+  if (tp < 0) {
+    dds_delete_qos(q);
+    ddsi_sertype_unref(st);
+    return TAKT_EOS;
+  }
+  dds_entity_t ep = writer ? dds_create_writer(d->participant, tp, q, NULL)
+                           : dds_create_reader(d->participant, tp, q, NULL);
+  dds_delete_qos(q);
+  if (ep < 0) {
+    (void)dds_delete(tp);
+    return TAKT_EOS;
+  }
+  *st_out = st;
+  *tp_out = tp;
+  *ep_out = ep;
+  return TAKT_OK;
+}
+
 static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority,
                             const takt_dds_qos_t *qos, bool exported, uint16_t *entity) {
   if (d->n_routes == d->max_routes) return TAKT_EFULL;
@@ -304,6 +519,7 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority
   r->topic = topic;
   r->priority = priority;
   r->exported = exported;
+  r->kind = exported ? TAKT__DDS_TOPIC_OUT : TAKT__DDS_TOPIC_IN;
   if (qos != NULL) {
     r->qos = *qos;
   } else {
@@ -311,31 +527,8 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority
   }
   if (r->qos.depth == 0) r->qos.depth = topic->nslots;
   if (r->qos.depth == 0) r->qos.depth = 1;
-
-  struct ddsi_sertype *st = takt__dds_sertype_new(r->type_name);
-  dds_qos_t *q = dds_create_qos();
-  if (st == NULL || q == NULL) {
-    if (st != NULL) ddsi_sertype_unref(st);
-    if (q != NULL) dds_delete_qos(q);
-    return TAKT_ENOMEM;
-  }
-  qos_of(&r->qos, q);
-  /* on success st may be replaced by an equal sertype already registered (ours is then freed) */
-  dds_entity_t tp = dds_create_topic_sertype(d->participant, r->topic_name, &st, q, NULL, NULL);
-  if (tp < 0) {
-    dds_delete_qos(q);
-    ddsi_sertype_unref(st);
-    return TAKT_EOS;
-  }
-  r->st = st;
-  r->endpoint = exported ? dds_create_writer(d->participant, tp, q, NULL)
-                         : dds_create_reader(d->participant, tp, q, NULL);
-  dds_delete_qos(q);
-  if (r->endpoint < 0) {
-    (void)dds_delete(tp);
-    return TAKT_EOS;
-  }
-  r->dds_topic = tp;
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, exported, &r->st,
+                                   &r->dds_topic, &r->endpoint));
   *entity = (uint16_t)d->n_routes;
   return TAKT_OK;
 }
@@ -345,6 +538,8 @@ static void drop_route(takt_dds_t *d, uint32_t idx) {
   takt__dds_route_t *r = &d->routes[idx];
   (void)dds_delete(r->endpoint);
   (void)dds_delete(r->dds_topic);
+  if (r->endpoint2 > 0) (void)dds_delete(r->endpoint2);
+  if (r->dds_topic2 > 0) (void)dds_delete(r->dds_topic2);
 }
 
 /* Count the route: from now on send and the reader thread may use it. */
@@ -385,12 +580,117 @@ takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
   return TAKT_OK;
 }
 
+/* ---- services ------------------------------------------------------------------------------ */
+#if TAKT_WITH_RPC
+
+static takt_err_t service_names(takt__dds_route_t *r, const char *name, const char *srv_type) {
+  const char *slash = srv_type != NULL ? strchr(srv_type, '/') : NULL;
+  if (name == NULL || slash == NULL || slash == srv_type || slash[1] == '\0' ||
+      strchr(slash + 1, '/') != NULL)
+    return TAKT_EINVAL;
+  if (name[0] == '/') name++;
+  if (name[0] == '\0') return TAKT_EINVAL;
+  int pl = (int)(slash - srv_type);
+  int n1 = snprintf(r->topic_name, sizeof r->topic_name, "rq/%sRequest", name);
+  int n2 = snprintf(r->topic_name2, sizeof r->topic_name2, "rr/%sReply", name);
+  int n3 = snprintf(r->type_name, sizeof r->type_name, "%.*s::srv::dds_::%s_Request_", pl, srv_type,
+                    slash + 1);
+  int n4 = snprintf(r->type_name2, sizeof r->type_name2, "%.*s::srv::dds_::%s_Response_", pl,
+                    srv_type, slash + 1);
+  if (n1 < 0 || n2 < 0 || n3 < 0 || n4 < 0 || (size_t)n1 >= sizeof r->topic_name ||
+      (size_t)n2 >= sizeof r->topic_name2 || (size_t)n3 >= sizeof r->type_name ||
+      (size_t)n4 >= sizeof r->type_name2)
+    return TAKT_ESIZE;
+  return TAKT_OK;
+}
+
+static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name, const char *srv_type,
+                              const takt_type_support_t *req, const takt_type_support_t *resp,
+                              uint8_t priority, takt_dds_service_mapping_t mapping, bool server) {
+  if (d == NULL || b == NULL || req == NULL || resp == NULL || d->bridge != b ||
+      (mapping != TAKT_DDS_SERVICE_CYCLONE && mapping != TAKT_DDS_SERVICE_PLAIN))
+    return TAKT_EINVAL;
+  if (d->n_routes == d->max_routes) return TAKT_EFULL;
+  uint16_t e = (uint16_t)d->n_routes;
+  takt__dds_route_t *r = &d->routes[e];
+  memset(r, 0, sizeof *r);
+  TAKT_RETURN_IF_ERR(service_names(r, name, srv_type));
+  r->priority = priority;
+  r->kind = server ? TAKT__DDS_SVC_SERVER : TAKT__DDS_SVC_CLIENT;
+  r->mapping = (uint8_t)mapping;
+  r->qos = (takt_dds_qos_t)TAKT_DDS_QOS_DEFAULT; /* ROS 2's services: reliable, volatile, 10 */
+  /* a client writes requests and reads replies; a server the other way round */
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, &r->st,
+                                   &r->dds_topic, &r->endpoint));
+  takt_err_t rc = make_endpoint(d, r->topic_name2, r->type_name2, &r->qos, server, &r->st2,
+                                &r->dds_topic2, &r->endpoint2);
+  if (rc == TAKT_OK && !server) {
+    dds_instance_handle_t ih = 0;
+    rc = dds_get_instance_handle(r->endpoint, &ih) < 0 ? TAKT_EOS : TAKT_OK;
+    r->guid = ih; /* as rmw_cyclonedds: the request writer's instance handle */
+  }
+  if (rc == TAKT_OK)
+    rc = server ? takt_bridge_export_service(b, name, req, resp, e, priority)
+                : takt_bridge_import_service(b, name, req, resp, e, priority);
+  if (rc != TAKT_OK) {
+    drop_route(d, e);
+    return rc;
+  }
+  publish_route(d);
+  dds_entity_t rd = server ? r->endpoint : r->endpoint2;
+  if (dds_set_status_mask(rd, DDS_DATA_AVAILABLE_STATUS) < 0 ||
+      dds_waitset_attach(d->waitset, rd, (dds_attach_t)e) < 0)
+    return TAKT_EOS; /* the route stays, and never receives */
+  return TAKT_OK;
+}
+
+takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping) {
+  return add_service(d, b, name, srv_type, req, resp, priority, mapping, false);
+}
+
+takt_err_t takt_dds_export_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping) {
+  return add_service(d, b, name, srv_type, req, resp, priority, mapping, true);
+}
+
+static int32_t endpoint_matched(dds_entity_t ep, bool writer) {
+  if (writer) {
+    dds_publication_matched_status_t s;
+    return dds_get_publication_matched_status(ep, &s) < 0 ? -1 : (int32_t)s.current_count;
+  }
+  dds_subscription_matched_status_t s;
+  return dds_get_subscription_matched_status(ep, &s) < 0 ? -1 : (int32_t)s.current_count;
+}
+
+int32_t takt_dds_service_matched(takt_dds_t *d, const char *name) {
+  if (d == NULL || name == NULL) return -1;
+  if (name[0] == '/') name++;
+  char want[TAKT__DDS_NAME_MAX];
+  int n = snprintf(want, sizeof want, "rq/%sRequest", name);
+  if (n < 0 || (size_t)n >= sizeof want) return -1;
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    if (r->kind < TAKT__DDS_SVC_CLIENT || strcmp(r->topic_name, want) != 0) continue;
+    bool server = r->kind == TAKT__DDS_SVC_SERVER;
+    int32_t a = endpoint_matched(r->endpoint, !server), b = endpoint_matched(r->endpoint2, server);
+    return a < b ? a : b;
+  }
+  return -1;
+}
+#endif /* TAKT_WITH_RPC */
+
 int32_t takt_dds_matched(takt_dds_t *d, const takt_topic_t *topic) {
   if (d == NULL || topic == NULL) return -1;
   uint32_t n = n_routes(d);
   for (uint32_t i = 0; i < n; i++) {
     takt__dds_route_t *r = &d->routes[i];
-    if (r->topic != topic) continue;
+    if (r->topic != topic || r->kind > TAKT__DDS_TOPIC_IN) continue;
     if (r->exported) {
       dds_publication_matched_status_t s;
       if (dds_get_publication_matched_status(r->endpoint, &s) < 0) return -1;
@@ -416,10 +716,13 @@ takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
   }
   uint32_t n = n_routes(d);
   for (uint32_t i = 0; i < n; i++) {
-    if (!d->routes[i].exported) continue;
+    takt__dds_route_t *r = &d->routes[i];
+    dds_entity_t wr = r->kind == TAKT__DDS_TOPIC_OUT || r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint
+                      : r->kind == TAKT__DDS_SVC_SERVER                                 ? r->endpoint2
+                                                                                         : 0;
+    if (wr <= 0) continue;
     int64_t left = end - takt_time_now();
-    if (dds_wait_for_acks(d->routes[i].endpoint, left > 0 ? left : 0) != DDS_RETCODE_OK)
-      return TAKT_ETIMEDOUT;
+    if (dds_wait_for_acks(wr, left > 0 ? left : 0) != DDS_RETCODE_OK) return TAKT_ETIMEDOUT;
   }
   return TAKT_OK;
 }
@@ -432,7 +735,9 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .tx_queue_full = takt__dds_read(&c->tx_queue_full), .not_cdr = takt__dds_read(&c->not_cdr),
       .received = takt__dds_read(&c->received), .oversize = takt__dds_read(&c->oversize),
       .deliver_refused = takt__dds_read(&c->deliver_refused),
-      .incompatible_qos = takt__dds_read(&c->incompatible_qos)};
+      .incompatible_qos = takt__dds_read(&c->incompatible_qos),
+      .requests_dropped = takt__dds_read(&c->requests_dropped),
+      .replies_dropped = takt__dds_read(&c->replies_dropped)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

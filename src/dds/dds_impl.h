@@ -31,21 +31,53 @@ typedef struct takt__dds_serdata {
 struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 /** A serdata of st holding a copy of len bytes (Cyclone's heap: freed by the last unref). */
 struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len);
+/** A serdata of st holding head (hlen bytes) followed by body (blen bytes). */
+struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
+                                            const uint8_t *body, uint32_t blen);
 
 /* ---- the backend ---- */
 
 #define TAKT__DDS_NAME_MAX 256u
 #define TAKT__DDS_ATTACH_STOP ((dds_attach_t)-1)
 
+/* What a route carries. */
+enum {
+  TAKT__DDS_TOPIC_OUT = 0, /* a takt topic written to DDS */
+  TAKT__DDS_TOPIC_IN = 1,  /* a DDS topic published into takt */
+  TAKT__DDS_SVC_CLIENT = 2, /* takt's requests to a DDS service: request writer, reply reader */
+  TAKT__DDS_SVC_SERVER = 3  /* DDS requests to a takt service: request reader, reply writer */
+};
+
+/* One request in flight on a service route (see dds_backend.c: services). state, guid and seq are
+ * handed between the writer and the reader threads: accessed atomically. */
+typedef struct takt__dds_call {
+  uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
+  uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
+  int64_t seq;
+} takt__dds_call_t;
+
 typedef struct takt__dds_route {
   /* [const] once the route is published (n_routes counts it) */
-  takt_topic_t *topic;
-  struct ddsi_sertype *st; /* the one the DDS topic uses (Cyclone's reference) */
-  dds_entity_t dds_topic, endpoint; /* a writer (exported) or a reader (imported) */
+  takt_topic_t *topic;       /* topics only */
+  struct ddsi_sertype *st;   /* the one the DDS topic uses (Cyclone's reference) */
+  dds_entity_t dds_topic, endpoint; /* topics: a writer or a reader; services: the request's */
+  struct ddsi_sertype *st2;  /* services: the reply's */
+  dds_entity_t dds_topic2, endpoint2;
   takt_dds_qos_t qos;
   uint8_t priority;
-  bool exported;
+  uint8_t kind;    /* TAKT__DDS_* */
+  uint8_t mapping; /* services: takt_dds_service_mapping_t */
+  bool exported;   /* topics: TOPIC_OUT */
+  uint64_t guid;   /* client routes: the id our requests carry */
+  /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
+     the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
+     fifo_tail; atomics) */
+  int64_t next_seq;
+  uint32_t fifo_head, fifo_tail;
+  uint32_t fifo[TAKT_DDS_MAX_CALLS];
+  takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   char topic_name[TAKT__DDS_NAME_MAX], type_name[TAKT__DDS_NAME_MAX];
+  char topic_name2[TAKT__DDS_NAME_MAX], type_name2[TAKT__DDS_NAME_MAX];
 } takt__dds_route_t;
 
 typedef struct takt__dds_slot {
@@ -55,7 +87,7 @@ typedef struct takt__dds_slot {
 
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
-      incompatible_qos; /* atomic */
+      incompatible_qos, requests_dropped, replies_dropped; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }

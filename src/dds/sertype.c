@@ -182,6 +182,17 @@ struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_
   return sd_publish(d, len);
 }
 
+struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
+                                            const uint8_t *body, uint32_t blen) {
+  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, (size_t)hlen + blen);
+  if (d == NULL) return NULL;
+  memcpy(d->bytes, head, hlen);
+  memcpy(d->bytes + hlen, body, blen);
+  d->c.timestamp.v = dds_time();
+  d->c.statusinfo = 0;
+  return sd_publish(d, (size_t)hlen + blen);
+}
+
 /* ---- sertype -------------------------------------------------------------------------------- */
 
 static void st_free(struct ddsi_sertype *tp) {

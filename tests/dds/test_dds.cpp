@@ -19,6 +19,7 @@ extern "C" struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 extern "C" struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes,
                                                       uint32_t len);
 #include "std_msgs/String.h"
+#include "std_srvs/SetBool.h"
 #include "takt/bridge.h"
 #include "takt/dds.h"
 
@@ -37,6 +38,8 @@ struct Side {
   takt_executor_t *exec = nullptr;
   takt_publisher_t *pub = nullptr;
   takt_subscription_t *sub = nullptr;
+  takt_client_t *client = nullptr;   // of an imported service (RPC builds)
+  takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
 
   void open(const char *topic_name, const takt_type_support_t *ts) {
@@ -97,11 +100,17 @@ struct Side {
   }
   void close() {
     if (ctx == nullptr) return;
-    takt_bridge_stop(bridge);
+    takt_bridge_stop(bridge); // requests in flight end, so their clients can go
+#if TAKT_WITH_RPC
+    if (client != nullptr) EXPECT_EQ(takt_client_destroy(client), TAKT_OK);
+#endif
     EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
     if (sub != nullptr) EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
     if (pub != nullptr) EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
-    takt_bridge_destroy(bridge);
+    takt_bridge_destroy(bridge); // and its client of an exported service
+#if TAKT_WITH_RPC
+    if (service != nullptr) EXPECT_EQ(takt_service_destroy(service), TAKT_OK);
+#endif
     EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
     EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
     EXPECT_TRUE(takt_test::pools_empty(ctx, baseline)); // the backend's block went back too
@@ -312,3 +321,83 @@ TEST(DdsBridge, MalformedSamplesAreCountedNotPublished) {
   EXPECT_EQ(b.stats().received, 3u);
   dds_delete(pp);
 }
+
+#if TAKT_WITH_RPC
+// Services over DDS, takt to takt, with each request mapping: B's takt service "toggle" is
+// exported (rq/toggleRequest, rr/toggleReply, std_srvs::srv::dds_::SetBool_Request_), A imports it
+// and calls it through its own takt client, several calls in flight at once; every answer
+// reaches the call it belongs to.
+class DdsService : public ::testing::TestWithParam<takt_dds_service_mapping_t> {};
+
+static takt_err_t toggle(takt_service_t *, const takt_message_t *req, void *resp, void *) {
+  const auto *q = static_cast<const std_srvs__SetBoolRequest *>(req->data);
+  auto *r = static_cast<std_srvs__SetBoolResponse *>(resp);
+  std_srvs__SetBoolResponse__init(r);
+  r->success = !q->data;
+  r->message.size = (uint32_t)snprintf(r->message.data, sizeof r->message.data, "was %s",
+                                       q->data ? "on" : "off");
+  return TAKT_OK;
+}
+
+TEST_P(DdsService, CallsAcrossDdsAreMatchedToTheirAnswers) {
+  Side a, b;
+  a.open("dds_test/unused_a", &std_msgs__String__type_cdr);
+  b.open("dds_test/unused_b", &std_msgs__String__type_cdr);
+  std::string name = std::string("toggle_") + (GetParam() == TAKT_DDS_SERVICE_CYCLONE ? "c" : "p");
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(b.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
+                                &std_srvs__SetBoolResponse__type_cdr, toggle, nullptr, nullptr, &srv),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_OK);
+  EXPECT_EQ(takt_dds_import_service(a.dds, a.bridge, "x", "SetBool", &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_EINVAL);
+  a.start();
+  b.start();
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 4;
+  takt_client_t *cli;
+  ASSERT_EQ(takt_client_create(a.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
+                               &std_srvs__SetBoolResponse__type_cdr, nullptr, nullptr, &co, &cli),
+            TAKT_OK);
+  a.client = cli;
+  b.service = srv;
+  // requests and replies matched both ways before the first call (volatile: nothing is kept)
+  ASSERT_TRUE(spin_until([&] {
+    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
+           takt_dds_service_matched(b.dds, name.c_str()) == 1;
+  }, {&a, &b}));
+  takt_future_t f[4];
+  for (int i = 0; i < 4; i++) {
+    std_srvs__SetBoolRequest q;
+    std_srvs__SetBoolRequest__init(&q);
+    q.data = (i % 2) == 0;
+    ASSERT_EQ(takt_client_call(cli, &q, sizeof q, &f[i]), TAKT_OK);
+  }
+  ASSERT_TRUE(spin_until([&] {
+    for (auto &x : f)
+      if (takt_future_status(&x) == TAKT_FUTURE_PENDING) return false;
+    return true;
+  }, {&a, &b}));
+  for (int i = 0; i < 4; i++) {
+    std_srvs__SetBoolResponse r;
+    ASSERT_EQ(takt_future_status(&f[i]), TAKT_FUTURE_READY) << i;
+    ASSERT_EQ(takt_future_take(&f[i], &r, sizeof r), TAKT_OK);
+    EXPECT_EQ(r.success, (i % 2) != 0) << i;
+    EXPECT_STREQ(r.message.data, (i % 2) == 0 ? "was on" : "was off") << i;
+  }
+  EXPECT_EQ(a.stats().replies_dropped, 0u);
+  EXPECT_EQ(b.stats().requests_dropped, 0u);
+  EXPECT_EQ(takt_dds_service_matched(a.dds, "nothing"), -1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mappings, DdsService,
+                         ::testing::Values(TAKT_DDS_SERVICE_CYCLONE, TAKT_DDS_SERVICE_PLAIN));
+#endif
