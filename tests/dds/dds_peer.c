@@ -3,6 +3,8 @@
  *
  *   takt-dds-peer listen TOPIC TYPE COUNT TIMEOUT_S DOMAIN
  *   takt-dds-peer talk   TOPIC TYPE COUNT PERIOD_MS PREFIX DOMAIN
+ *   takt-dds-peer serve|call SERVICE cyclone|plain COUNT TIMEOUT_S DOMAIN
+ * (std_srvs/SetBool as tests/dds/ros2_peer.py serves and calls it, with the given mapping)
  * TYPE: string (std_msgs/String), header (ROS 2 std_msgs/msg/Header) or image (ROS 2
  * sensor_msgs/msg/Image, 640x480 rgb8, as tests/dds/ros2_peer.py makes them). Output lines as the
  * rclpy peer's (tests/dds/ros2_peer.py); exit 0 when exactly COUNT arrived / were acknowledged,
@@ -13,6 +15,7 @@
 
 #include "sensor_msgs/msg/Image.h"
 #include "std_msgs/String.h"
+#include "std_srvs/SetBool.h"
 #include "std_msgs/msg/Header.h"
 #include "takt/bridge.h"
 #include "takt/dds.h"
@@ -62,7 +65,125 @@ static void on_msg(takt_subscription_t *sub, const takt_message_t *msg, void *us
   __atomic_fetch_add(&g_got, 1, __ATOMIC_RELAXED);
 }
 
+static unsigned g_served;
+
+static takt_err_t toggle(takt_service_t *srv, const takt_message_t *req, void *resp, void *user) {
+  (void)srv;
+  (void)user;
+  const std_srvs__SetBoolRequest *q = req->data;
+  std_srvs__SetBoolResponse *r = resp;
+  std_srvs__SetBoolResponse__init(r);
+  r->success = !q->data;
+  r->message.size = (uint32_t)snprintf(r->message.data, sizeof r->message.data, "was %s",
+                                       q->data ? "on" : "off");
+  printf("served %s\n", q->data ? "on" : "off");
+  fflush(stdout);
+  __atomic_fetch_add(&g_served, 1, __ATOMIC_RELAXED);
+  return TAKT_OK;
+}
+
+static int run_service(char **argv) {
+  bool serve = strcmp(argv[1], "serve") == 0;
+  const char *name = argv[2];
+  takt_dds_service_mapping_t mapping =
+      strcmp(argv[3], "cyclone") == 0 ? TAKT_DDS_SERVICE_CYCLONE : TAKT_DDS_SERVICE_PLAIN;
+  unsigned count = (unsigned)atoi(argv[4]);
+  double timeout_s = atof(argv[5]);
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = 4u << 20;
+  takt_context_t *ctx;
+  CHECK(takt_context_create(&cc, &ctx));
+  takt_node_t *node;
+  CHECK(takt_node_create(ctx, "app", &node));
+  takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
+  dc.domain = (uint32_t)atoi(argv[6]);
+  dc.rx_thread.policy = TAKT_SCHED_OTHER;
+  dc.tx_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  CHECK(takt_dds_backend_create(ctx, &dc, &be));
+  takt_dds_t *dds = takt_dds_of(be);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_t *bridge;
+  CHECK(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge));
+  takt_executor_t *exec;
+  CHECK(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &exec));
+  const takt_type_support_t *rq = &std_srvs__SetBoolRequest__type_cdr,
+                            *rs = &std_srvs__SetBoolResponse__type_cdr;
+  takt_service_t *srv = NULL;
+  takt_client_t *cli = NULL;
+  int rc = 0;
+  if (serve) {
+    CHECK(takt_service_create(node, name, rq, rs, toggle, NULL, NULL, &srv));
+    CHECK(takt_dds_export_service(dds, bridge, name, "std_srvs/SetBool", rq, rs, 10, mapping));
+  } else {
+    CHECK(takt_dds_import_service(dds, bridge, name, "std_srvs/SetBool", rq, rs, 10, mapping));
+  }
+  CHECK(takt_executor_add_node(exec, node));
+  CHECK(takt_executor_add_node(exec, takt_bridge_node(bridge)));
+  CHECK(takt_bridge_start(bridge));
+  int64_t end = takt_time_now() + (int64_t)(timeout_s * 1e9);
+  if (serve) {
+    printf("serving\n");
+    fflush(stdout);
+    while (__atomic_load_n(&g_served, __ATOMIC_RELAXED) < count && takt_time_now() < end)
+      (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+    (void)takt_executor_spin_until(exec, takt_time_now() + 300 * TAKT_NS_PER_MS);
+    (void)takt_dds_wait_acked(dds, 5 * TAKT_NS_PER_S);
+    rc = g_served == count ? 0 : 2;
+  } else {
+    takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+    co.max_pending = 2;
+    CHECK(takt_client_create(node, name, rq, rs, NULL, NULL, &co, &cli));
+    while (takt_dds_service_matched(dds, name) < 1 && takt_time_now() < end)
+      (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+    if (takt_dds_service_matched(dds, name) < 1) {
+      printf("no service\n");
+      rc = 2;
+    }
+    (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
+    /* two calls in flight at a time: each answer must reach its own call */
+    for (unsigned i = 0; rc == 0 && i < count; i += 2) {
+      takt_future_t f[2];
+      unsigned k = count - i < 2 ? count - i : 2;
+      for (unsigned j = 0; j < k; j++) {
+        std_srvs__SetBoolRequest q;
+        std_srvs__SetBoolRequest__init(&q);
+        q.data = ((i + j) % 2) == 0;
+        CHECK(takt_client_call(cli, &q, sizeof q, &f[j]));
+      }
+      for (unsigned j = 0; j < k; j++) {
+        while (takt_future_status(&f[j]) == TAKT_FUTURE_PENDING && takt_time_now() < end)
+          (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
+        std_srvs__SetBoolResponse r;
+        if (takt_future_take(&f[j], &r, sizeof r) != TAKT_OK) {
+          printf("no answer %u\n", i + j);
+          rc = 2;
+          continue;
+        }
+        printf("answer %u %d %s\n", i + j, r.success ? 1 : 0, r.message.data);
+      }
+      fflush(stdout);
+    }
+  }
+  takt_dds_stats_t st;
+  takt_dds_get_stats(dds, &st);
+  fprintf(stderr, "dds: written %llu received %llu requests_dropped %llu replies_dropped %llu\n",
+          (unsigned long long)st.written, (unsigned long long)st.received,
+          (unsigned long long)st.requests_dropped, (unsigned long long)st.replies_dropped);
+  takt_bridge_stop(bridge);
+  if (cli != NULL) CHECK(takt_client_destroy(cli));
+  CHECK(takt_executor_destroy(exec));
+  takt_bridge_destroy(bridge);
+  if (srv != NULL) CHECK(takt_service_destroy(srv));
+  CHECK(takt_node_destroy(node));
+  takt_context_destroy(ctx);
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 7 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "call") == 0))
+    return run_service(argv);
   if (argc < 7) {
     fprintf(stderr, "usage: takt-dds-peer listen|talk TOPIC TYPE COUNT ARG [PREFIX] DOMAIN\n");
     return 3;

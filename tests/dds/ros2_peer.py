@@ -4,6 +4,13 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+  ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
+  ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
+      (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
+      identity in front of the request's fields, echoed by the reply)
+A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
+and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
+`answer <i> <0|1> <message>` for each, exit 0 when all were answered.
 TYPE: string (std_msgs/msg/String), header (std_msgs/msg/Header) or image (sensor_msgs/msg/Image,
 640x480 rgb8, byte j of image i = (31 j + i) mod 256, frame_id PREFIX<i>).
 A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>` /
@@ -89,9 +96,131 @@ def cyclone_talk(topic, count, period, prefix):
     return 0
 
 
+def answer_of(data):
+    return (not data), ("was on" if data else "was off")
+
+
+def rclpy_service(mode, name, count, timeout):
+    import rclpy
+    from std_srvs.srv import SetBool
+    rclpy.init()
+    node = rclpy.create_node(f"takt_peer_{mode}")
+    rc = 0
+    if mode == "serve":
+        served = []
+
+        def cb(req, resp):
+            resp.success, resp.message = answer_of(req.data)
+            served.append(req.data)
+            print(f"served {'on' if req.data else 'off'}", flush=True)
+            return resp
+        node.create_service(SetBool, name, cb)
+        print("serving", flush=True)
+        deadline = time.monotonic() + timeout
+        while len(served) < count and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        end = time.monotonic() + 0.5  # the last reply leaves
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        rc = 0 if len(served) == count else 2
+    else:
+        cli = node.create_client(SetBool, name)
+        if not cli.wait_for_service(timeout_sec=20):
+            print("no service", flush=True)
+            rc = 2
+        else:
+            time.sleep(0.5)
+            for i in range(count):
+                req = SetBool.Request()
+                req.data = i % 2 == 0
+                fut = cli.call_async(req)
+                rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout)
+                if not fut.done():
+                    print(f"no answer {i}", flush=True)
+                    rc = 2
+                    break
+                r = fut.result()
+                print(f"answer {i} {int(r.success)} {r.message}", flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return rc
+
+
+def cyclone_service(mode, name, count, timeout):
+    """rmw_cyclonedds's service mapping from a bare Cyclone DDS participant."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.idl.types import int64, uint64
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class SetBool_Request_(IdlStruct, typename="std_srvs::srv::dds_::SetBool_Request_"):
+        guid: uint64
+        seq: int64
+        data: bool
+
+    @dataclass
+    class SetBool_Response_(IdlStruct, typename="std_srvs::srv::dds_::SetBool_Response_"):
+        guid: uint64
+        seq: int64
+        success: bool
+        message: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    rq = Topic(dp, f"rq/{name}Request", SetBool_Request_, qos=qos)
+    rr = Topic(dp, f"rr/{name}Reply", SetBool_Response_, qos=qos)
+    deadline = time.monotonic() + timeout
+    if mode == "cyclone-serve":
+        rd, wr = DataReader(dp, rq, qos=qos), DataWriter(dp, rr, qos=qos)
+        print("serving", flush=True)
+        served = 0
+        while served < count and time.monotonic() < deadline:
+            for q in rd.take(N=10):
+                ok, msg = answer_of(q.data)
+                wr.write(SetBool_Response_(guid=q.guid, seq=q.seq, success=ok, message=msg))
+                served += 1
+                print(f"served {'on' if q.data else 'off'}", flush=True)
+            time.sleep(0.01)
+        time.sleep(1.0)  # the last replies are acknowledged
+        return 0 if served == count else 2
+    wr, rd = DataWriter(dp, rq, qos=qos), DataReader(dp, rr, qos=qos)
+    while (not wr.get_matched_subscriptions() or not rd.get_matched_publications()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not wr.get_matched_subscriptions() or not rd.get_matched_publications():
+        print("no service", flush=True)
+        return 2
+    time.sleep(0.5)
+    guid = 0x74616B7470656572  # this caller's id; replies for another are not ours
+    # all requests at once: the server has them in flight together, replies are matched by seq
+    for i in range(count):
+        wr.write(SetBool_Request_(guid=guid, seq=1000 + i, data=(i % 2 == 0)))
+    got = {}
+    while len(got) < count and time.monotonic() < deadline:
+        for r in rd.take(N=10):
+            if r.guid == guid and 1000 <= r.seq < 1000 + count:
+                got[r.seq - 1000] = r
+        time.sleep(0.01)
+    for i in sorted(got):
+        print(f"answer {i} {int(got[i].success)} {got[i].message}", flush=True)
+    return 0 if len(got) == count else 2
+
+
 def main():
     mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
     count = int(sys.argv[4])
+    if mode in ("serve", "call"):
+        sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))
+    if mode in ("cyclone-serve", "cyclone-call"):
+        sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))
     if mode == "cyclone-talk":
         sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
     global rclpy, String, Header, Image
