@@ -398,6 +398,73 @@ TEST_P(DdsService, CallsAcrossDdsAreMatchedToTheirAnswers) {
   EXPECT_EQ(takt_dds_service_matched(a.dds, "nothing"), -1);
 }
 
+// Bad input on service routes, written raw by a Cyclone participant: a reply for another client or
+// for no request in flight, and a request too short to carry the rmw_cyclonedds identity, are
+// counted and go no further.
+TEST(DdsServiceBadInput, UnknownRepliesAndShortRequestsAreCounted) {
+  Side a;
+  a.open("dds_test/unused_bad", &std_msgs__String__type_cdr);
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(a.node, "bad_srv", &std_srvs__SetBoolRequest__type_cdr,
+                                &std_srvs__SetBoolResponse__type_cdr, toggle, nullptr, nullptr, &srv),
+            TAKT_OK);
+  a.service = srv;
+  ASSERT_EQ(takt_dds_export_service(a.dds, a.bridge, "bad_srv", "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, TAKT_DDS_SERVICE_CYCLONE),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, "bad_cli", "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, TAKT_DDS_SERVICE_CYCLONE),
+            TAKT_OK);
+  a.start();
+
+  dds_entity_t pp = dds_create_participant(test_domain(), nullptr, nullptr);
+  ASSERT_GT(pp, 0);
+  dds_qos_t *q = dds_create_qos();
+  dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
+  dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 10);
+  dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
+  dds_qset_data_representation(q, 1, &xcdr1);
+  auto raw_writer = [&](const char *topic, const char *type, struct ddsi_sertype **st) {
+    *st = takt__dds_sertype_new(type);
+    dds_entity_t tp = dds_create_topic_sertype(pp, topic, st, q, nullptr, nullptr);
+    return dds_create_writer(pp, tp, q, nullptr);
+  };
+  struct ddsi_sertype *st_reply, *st_req;
+  dds_entity_t reply_wr = raw_writer("rr/bad_cliReply", "std_srvs::srv::dds_::SetBool_Response_", &st_reply);
+  dds_entity_t req_wr = raw_writer("rq/bad_srvRequest", "std_srvs::srv::dds_::SetBool_Request_", &st_req);
+  dds_delete_qos(q);
+  ASSERT_GT(reply_wr, 0);
+  ASSERT_GT(req_wr, 0);
+  auto matched = [](dds_entity_t wr) {
+    dds_publication_matched_status_t m{};
+    return dds_get_publication_matched_status(wr, &m) == 0 && m.current_count == 1;
+  };
+  ASSERT_TRUE(spin_until([&] { return matched(reply_wr) && matched(req_wr); }, {&a}));
+
+  // a well-formed reply {guid, seq, success, message} for a guid that is not ours, and one with
+  // no request in flight at all (no call was made)
+  const uint8_t reply[] = {0x00, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 0, 0, 0, 0, 0, 0,
+                           0x01, 0, 0, 0, 0x03, 0, 0, 0, 'o', 'k', 0};
+  struct ddsi_serdata *sd = takt__dds_serdata_new(st_reply, reply, sizeof reply);
+  ASSERT_EQ(dds_writecdr(reply_wr, sd), DDS_RETCODE_OK);
+  const uint8_t too_short[] = {0x00, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 7, 8};
+  sd = takt__dds_serdata_new(st_req, too_short, sizeof too_short);
+  ASSERT_EQ(dds_writecdr(req_wr, sd), DDS_RETCODE_OK);
+  ASSERT_TRUE(spin_until([&] {
+    return a.stats().replies_dropped == 1 && a.stats().requests_dropped == 1;
+  }, {&a}));
+  a.spin_ms(50);
+  EXPECT_EQ(a.stats().replies_dropped, 1u);
+  EXPECT_EQ(a.stats().requests_dropped, 1u);
+  takt_bridge_stats_t bs;
+  takt_bridge_get_stats(a.bridge, &bs);
+  EXPECT_EQ(bs.requests_served, 0u);
+  EXPECT_EQ(bs.answers_received, 0u);
+  dds_delete(pp);
+}
+
 INSTANTIATE_TEST_SUITE_P(Mappings, DdsService,
                          ::testing::Values(TAKT_DDS_SERVICE_CYCLONE, TAKT_DDS_SERVICE_PLAIN));
 #endif
