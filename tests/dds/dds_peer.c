@@ -4,6 +4,9 @@
  *   takt-dds-peer listen TOPIC TYPE COUNT TIMEOUT_S DOMAIN
  *   takt-dds-peer talk   TOPIC TYPE COUNT PERIOD_MS PREFIX DOMAIN
  *   takt-dds-peer serve|call SERVICE cyclone|plain COUNT TIMEOUT_S DOMAIN
+ *   takt-dds-peer refuse TOPIC string 0 TIMEOUT_S DOMAIN
+ * (refuse: a reliable reader; exit 0 once DDS reported a writer incompatible with it and
+ * nothing arrived)
  * (std_srvs/SetBool as tests/dds/ros2_peer.py serves and calls it, with the given mapping)
  * TYPE: string (std_msgs/String), header (ROS 2 std_msgs/msg/Header) or image (ROS 2
  * sensor_msgs/msg/Image, 640x480 rgb8, as tests/dds/ros2_peer.py makes them). Output lines as the
@@ -193,6 +196,7 @@ int main(int argc, char **argv) {
   g_image = strcmp(argv[3], "image") == 0;
   unsigned count = (unsigned)atoi(argv[4]);
   bool talk = strcmp(mode, "talk") == 0;
+  bool refuse = strcmp(mode, "refuse") == 0;
   unsigned domain = (unsigned)atoi(argv[talk ? 7 : 6]);
   const takt_type_support_t *ts = g_image    ? &sensor_msgs__msg__Image__type_cdr
                                   : g_header ? &std_msgs__msg__Header__type_cdr
@@ -232,7 +236,25 @@ int main(int argc, char **argv) {
   takt_publisher_t *pub = NULL;
   takt_subscription_t *sub = NULL;
   int rc = 0;
-  if (!talk) {
+  if (refuse) {
+    double timeout_s = atof(argv[5]);
+    qos.reliable = true;
+    CHECK(takt_dds_import(dds, bridge, topic, 10, &qos));
+    CHECK(takt_executor_add_node(exec, node));
+    CHECK(takt_executor_add_node(exec, takt_bridge_node(bridge)));
+    CHECK(takt_bridge_start(bridge));
+    int64_t end = takt_time_now() + (int64_t)(timeout_s * 1e9);
+    takt_dds_stats_t st;
+    do {
+      (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
+      takt_dds_get_stats(dds, &st);
+    } while (st.incompatible_qos == 0 && takt_time_now() < end);
+    (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
+    takt_dds_get_stats(dds, &st);
+    printf("incompatible %llu matched %d received %llu\n", (unsigned long long)st.incompatible_qos,
+           takt_dds_matched(dds, topic), (unsigned long long)st.received);
+    rc = st.incompatible_qos >= 1 && st.received == 0 && takt_dds_matched(dds, topic) == 0 ? 0 : 2;
+  } else if (!talk) {
     double timeout_s = atof(argv[5]);
     takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
     so.depth = 64;

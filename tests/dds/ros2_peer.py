@@ -4,6 +4,7 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+  ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
   ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
       (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
@@ -104,7 +105,7 @@ def rclpy_service(mode, name, count, timeout):
     import rclpy
     from std_srvs.srv import SetBool
     rclpy.init()
-    node = rclpy.create_node(f"takt_peer_{mode}")
+    node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
     rc = 0
     if mode == "serve":
         served = []
@@ -235,9 +236,18 @@ def main():
     qos = QoSProfile(depth=count + 10, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST, durability=durability)
     rclpy.init()
-    node = rclpy.create_node(f"takt_peer_{mode}")
+    node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
     rc = 0
-    if mode == "talk":
+    if mode == "talk-best-effort":  # publishes whether or not anyone matches
+        period, prefix = float(sys.argv[5]), sys.argv[6]
+        be = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+                        history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.VOLATILE)
+        pub = node.create_publisher(cls, topic, be)
+        for i in range(count):
+            pub.publish(make(kind, prefix, i))
+            rclpy.spin_once(node, timeout_sec=period)
+        print("sent", count, flush=True)
+    elif mode == "talk":
         period, prefix = float(sys.argv[5]), sys.argv[6]
         pub = node.create_publisher(cls, topic, qos)
         deadline = time.monotonic() + 20

@@ -41,6 +41,8 @@ SERVICE_CASES = {
     "cyclone_calls_takt_service": (71, "cyclone", "takt", "cyclone"),
 }
 SERVICE_COUNT = 6
+# QoS ROS 2 refuses to match: a best-effort rclpy writer and takt's reliable reader
+REFUSE_CASES = {"rclpy_best_effort_to_takt_reliable": 72}
 W, H = 640, 480
 
 
@@ -113,14 +115,37 @@ def service_case(a) -> int:
     return 0
 
 
+def refuse_case(a) -> int:
+    domain = REFUSE_CASES[a.case]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        env.pop(k, None)
+    topic = f"takt_test_{a.case}"
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    res = run_pair([a.peer, "refuse", topic, "string", "0", "20", str(domain)],
+                   ros2 + ["talk-best-effort", topic, "string", "40", "0.1", "rclpy-says"], env)
+    if res is None:
+        print(f"{a.case}: timed out", file=sys.stderr)
+        return 1
+    trc, tout, prc, pout = res
+    print(f"--- takt (reliable reader) rc={trc}\n{tout}--- rclpy (best-effort writer) rc={prc}\n{pout}")
+    if trc != 0 or prc != 0 or "got " in tout:
+        print(f"{a.case}: FAILED: the incompatible pair was not reported, or data arrived", file=sys.stderr)
+        return 1
+    print(f"{a.case}: refused and reported, nothing delivered")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--peer", required=True)
     ap.add_argument("--venv", required=True)
-    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES))
+    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES))
     a = ap.parse_args()
     if a.case in SERVICE_CASES:
         return service_case(a)
+    if a.case in REFUSE_CASES:
+        return refuse_case(a)
     domain, talker, listener, kind = CASES[a.case]
     topic = f"takt_test_{a.case}"
     count = count_of(kind)
