@@ -102,6 +102,11 @@ fuzz: deps
 	@$(BUILD)/fuzz/tests/fuzz_daemon_rx -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-daemon
 	@for enc in ros1 cdr; do mkdir -p $(BUILD)/fuzz/corpus-$$enc && cp tests/fuzz/corpus/msg_$$enc/*.bin $(BUILD)/fuzz/corpus-$$enc/ && \
 	  $(BUILD)/fuzz/msgs/fuzz_msg_$$enc -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(BUILD)/fuzz/corpus-$$enc || exit 1; done
+	@# the DDS receive path, when the DDS layer and the ROS 2 types are built (docs/dds.md)
+	@if cmake --build $(BUILD)/fuzz --target help | grep -q fuzz_dds_rx; then \
+	  cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_dds_rx && \
+	  mkdir -p $(BUILD)/fuzz/corpus-dds && cp tests/fuzz/corpus/dds/*.bin $(BUILD)/fuzz/corpus-dds/ && \
+	  $(BUILD)/fuzz/tests/fuzz_dds_rx -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(BUILD)/fuzz/corpus-dds; fi
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')

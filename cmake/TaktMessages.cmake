@@ -1,6 +1,8 @@
 # takt_generate_messages(TARGET
 #     PACKAGES pkg... | FILES path/pkg/msg/Type.msg ...
-#     [SEARCH_ROOT dir...] [SEARCH pkg=dir ...] [BOUNDS file...] [BOUND pkg/Type.field=N ...])
+#     [SEARCH_ROOT dir...] [SEARCH pkg=dir ...] [BOUNDS file...] [BOUND pkg/Type.field=N ...]
+#     [ROS2])
+# ROS2: the definitions are ROS 2's (types pkg/msg/Type, headers <pkg/msg/Type.h>).
 # Runs `takt msggen` at build time (again whenever a definition or the generator changes) and
 # builds the generated C into the static library TARGET, whose include directory carries
 # <pkg>/<Type>.h for C and C++. TARGET links takt::takt.
@@ -16,10 +18,13 @@ set_property(GLOBAL PROPERTY TAKT_MSGGEN_PYTHONPATH "${_takt_pydir}")
 unset(_takt_pydir)
 
 function(takt_generate_messages target)
-  cmake_parse_arguments(G "" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
+  cmake_parse_arguments(G "ROS2" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${target})
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   set(args --out ${out})
+  if(G_ROS2)
+    list(APPEND args --ros2)
+  endif()
   foreach(r ${G_SEARCH_ROOT})
     list(APPEND args --search-root ${r})
   endforeach()

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(cmake ninja-build gcc g++ make pkg-config libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests stress-ng
       ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
       python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev
+      cyclonedds-dev cyclonedds-tools)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -35,3 +36,6 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   .venv/bin/python -m pip install -q --disable-pip-version-check -e "python[dev,plot]"
   echo "$want" > "$stamp"
 fi
+
+# The ROS 2 peers of the DDS tests (rclpy and cyclonedds from PyPI, Python 3.12).
+tools/deps_ros2.sh

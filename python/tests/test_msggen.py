@@ -102,3 +102,39 @@ def test_service_needs_a_separator(tmp_path):
     proc = msggen("--out", tmp_path / "out", str(d / "Bad.srv"), cwd=tmp_path)
     assert proc.returncode == 1
     assert "Bad.srv:3: a service needs a '---' line" in proc.stderr
+
+
+def test_ros2_definitions_generate_ros2_types(tmp_path):
+    """--ros2: pkg/msg/Type names, defaults accepted and dropped, nested types resolved across
+    packages by ROS 2's pkg/Type spelling, the DDS name without the msg/ part twice."""
+    root = tmp_path / "share"
+    (root / "builtin_interfaces" / "msg").mkdir(parents=True)
+    (root / "builtin_interfaces" / "msg" / "Time.msg").write_text("int32 sec\nuint32 nanosec\n")
+    (root / "demo_msgs" / "msg").mkdir(parents=True)
+    (root / "demo_msgs" / "msg" / "Stamped.msg").write_text(
+        "# a ROS 2 message\nbuiltin_interfaces/Time stamp\nstring frame_id \"map\"\nuint8 level 3\n"
+        "uint8 HIGH=2\n")
+    out = tmp_path / "out"
+    r = msggen("--ros2", "--out", out, "--search-root", root, "demo_msgs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (out / "include" / "demo_msgs" / "msg" / "Stamped.h").read_text()
+    assert "typedef struct demo_msgs__msg__Stamped {" in h
+    assert "builtin_interfaces__msg__Time stamp;" in h
+    assert '#include "builtin_interfaces/msg/Time.h"' in h
+    assert '#define demo_msgs__msg__Stamped__NAME "demo_msgs/msg/Stamped"' in h
+    assert '#define demo_msgs__msg__Stamped__DDS_NAME "demo_msgs::msg::dds_::Stamped_"' in h
+    assert "namespace demo_msgs::msg {" in h
+    t = (out / "include" / "builtin_interfaces" / "msg" / "Time.h").read_text()
+    assert "int32_t sec;" in t and "uint32_t nanosec;" in t
+    assert (out / "include" / "takt_ros2_msgs_registry.h").exists()
+    # the same file read as ROS 1 refuses the default value
+    r1 = msggen("--out", tmp_path / "out1", "--search-root", root, "demo_msgs", cwd=tmp_path)
+    assert r1.returncode == 1 and "expected 'TYPE NAME'" in r1.stderr
+
+
+def test_ros2_services_are_refused_for_now(tmp_path):
+    d = tmp_path / "demo_srvs" / "srv"
+    d.mkdir(parents=True)
+    (d / "Go.srv").write_text("bool go\n---\nbool ok\n")
+    r = msggen("--ros2", "--out", tmp_path / "out", d / "Go.srv", cwd=tmp_path)
+    assert r.returncode == 1 and "ROS 2 services are not generated yet" in r.stderr

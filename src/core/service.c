@@ -206,9 +206,12 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
     return rc;
   }
   uint32_t n = opts->max_pending;
+  /* each request and response buffer starts 16-aligned, whatever the types' sizes (a 1-byte
+     request must not leave the response after it misaligned) */
+  size_t req_room = ((size_t)request_type->size + 15u) & ~(size_t)15u;
+  size_t stride = req_room + (((size_t)response_type->size + 15u) & ~(size_t)15u);
   c->requests = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(takt_request_t));
-  uint8_t *bufs = takt__arena_alloc(
-      &ctx->arena, (size_t)n * ((size_t)request_type->size + response_type->size));
+  uint8_t *bufs = takt__arena_alloc(&ctx->arena, (size_t)n * stride);
   c->ready = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint32_t));
   c->ready_arrival = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint64_t));
   if (c->requests == NULL || bufs == NULL || c->ready == NULL || c->ready_arrival == NULL) {
@@ -222,8 +225,8 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
     r->index = i;
     r->generation = 1;
     r->heap_pos = -1;
-    r->req_buf = bufs + (size_t)i * ((size_t)request_type->size + response_type->size);
-    r->resp_buf = r->req_buf + request_type->size;
+    r->req_buf = bufs + (size_t)i * stride;
+    r->resp_buf = r->req_buf + req_room;
   }
   snprintf(c->name, sizeof c->name, "%s", service_name);
   c->service = srv;

@@ -17,13 +17,12 @@ def _cpp_elem(gen: CGen, spec: MsgSpec, f: Field) -> str:
         return "takt::Duration"
     if f.base == "string":
         return f"takt::String<{gen.bounds.string_cap(spec, f, f.array is not None)}>"
-    pkg, name = f.base.split("/")
-    return f"::{pkg}::{name}"
+    return "::" + "::".join(f.base.split("/"))
 
 
 def cpp_block(gen: CGen, spec: MsgSpec) -> str:
     n = cname(spec)
-    lines = ['#include "takt/msg.hpp"', "", f"namespace {spec.package} {{",
+    lines = ['#include "takt/msg.hpp"', "", f"namespace {spec.package.replace('/', '::')} {{",
              f"struct {spec.short_name} {{"]
     for c in spec.constants:
         ctype = "const char *" if c.type == "string" else ("bool" if c.type == "bool" else PRIMITIVES[c.type][0])
@@ -46,5 +45,5 @@ def cpp_block(gen: CGen, spec: MsgSpec) -> str:
               f"  CType &c() {{ return *reinterpret_cast<CType *>(this); }}",
               f"  const CType &c() const {{ return *reinterpret_cast<const CType *>(this); }}",
               "};", f"static_assert(sizeof({spec.short_name}) == sizeof({n}), \"layout of {spec.full_name}\");",
-              f"}}  // namespace {spec.package}"]
+              f"}}  // namespace {spec.package.replace('/', '::')}"]
     return "\n".join(lines)

@@ -46,4 +46,5 @@ def full_text(reg: Registry, spec: MsgSpec) -> str:
 
 def dds_type_name(spec: MsgSpec) -> str:
     """The DDS type name ROS 2 gives the type: pkg::msg::dds_::Type_ (srv halves: pkg::srv::...)."""
-    return f"{spec.package}::{spec.kind}::dds_::{spec.short_name}_"
+    pkg = spec.package.split("/")[0]  # a ROS 2 type's package is pkg/msg
+    return f"{pkg}::{spec.kind}::dds_::{spec.short_name}_"

@@ -136,7 +136,7 @@ def _convert_constant(ctype: str, val: str, path: str, lineno: int) -> object:
     return n
 
 
-def _parse_type(text: str, package: str, path: str, lineno: int):
+def _parse_type(text: str, package: str, path: str, lineno: int, ros2: bool = False):
     m = _TYPE_RE.match(text)
     if m is None:
         if "[" in text:
@@ -160,8 +160,10 @@ def _parse_type(text: str, package: str, path: str, lineno: int):
         raise MsgError(path, lineno, f"'<=' bounds only strings, not '{text}'")
     if pkg is None and name in BUILTINS:
         base = name
-    elif pkg is None and name == "Header":
+    elif pkg is None and name == "Header" and not ros2:
         base = HEADER
+    elif ros2:  # ROS 2 names types pkg/msg/Type; files write pkg/Type (the package's own: Type)
+        base = f"{pkg}/msg/{name}" if pkg else f"{package}/{name}"
     else:
         base = f"{pkg or package}/{name}"
     # genmsg's normalised type text: package added to nested types, Header resolved
@@ -171,7 +173,9 @@ def _parse_type(text: str, package: str, path: str, lineno: int):
 
 
 def parse_msg_text(text: str, package: str, short_name: str, path: str, first_line: int = 1,
-                   kind: str = "msg") -> MsgSpec:
+                   kind: str = "msg", ros2: bool = False) -> MsgSpec:
+    """ros2: the ROS 2 grammar (package given as pkg/msg; a field may be followed by a default
+    value, which takt does not keep: fields start zeroed)."""
     fields: List[Field] = []
     constants: List[Constant] = []
     seen: Dict[str, int] = {}
@@ -202,6 +206,8 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
             constants.append(Constant(ctype, name, value, val.strip(), lineno))
             continue
         parts = clean.split()
+        if ros2 and len(parts) > 2:
+            parts = parts[:2]  # TYPE NAME DEFAULT
         if len(parts) != 2:
             raise MsgError(path, lineno, f"expected 'TYPE NAME', got '{clean}'")
         ftype, fname = parts
@@ -210,14 +216,14 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
         if fname in seen:
             raise MsgError(path, lineno, f"field '{fname}' already defined on line {seen[fname]}")
         seen[fname] = lineno
-        base, array, length, sbound, type_text = _parse_type(ftype, package, path, lineno)
+        base, array, length, sbound, type_text = _parse_type(ftype, package, path, lineno, ros2)
         fields.append(Field(fname, base, array, length, sbound, type_text, lineno))
     return MsgSpec(package, short_name, fields, constants, text, path, kind)
 
 
-def parse_msg_file(path: Path, package: str) -> MsgSpec:
+def parse_msg_file(path: Path, package: str, ros2: bool = False) -> MsgSpec:
     text = path.read_text()
-    return parse_msg_text(text, package, path.stem, str(path))
+    return parse_msg_text(text, package, path.stem, str(path), ros2=ros2)
 
 
 def parse_srv_file(path: Path, package: str) -> SrvSpec:
@@ -236,19 +242,20 @@ def parse_srv_file(path: Path, package: str) -> SrvSpec:
 class Registry:
     """Every known message, by full name; resolves nested types across packages."""
 
-    def __init__(self, search: Dict[str, List[Path]]):
-        self.search = search  # package -> directories holding its .msg files
+    def __init__(self, search: Dict[str, List[Path]], ros2: bool = False):
+        self.search = search  # package (ROS 2: pkg/msg) -> directories holding its .msg files
+        self.ros2 = ros2
         self.msgs: Dict[str, MsgSpec] = {}
         self.srvs: Dict[str, SrvSpec] = {}
 
     def load_msg(self, full_name: str, path: Optional[str] = None, line: int = 0) -> MsgSpec:
         if full_name in self.msgs:
             return self.msgs[full_name]
-        pkg, name = full_name.split("/")
+        pkg, _, name = full_name.rpartition("/")
         for d in self.search.get(pkg, []):
             f = Path(d) / f"{name}.msg"
             if f.is_file():
-                spec = parse_msg_file(f, pkg)
+                spec = parse_msg_file(f, pkg, self.ros2)
                 self.msgs[full_name] = spec
                 self.resolve(spec)
                 return spec

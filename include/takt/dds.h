@@ -1,0 +1,197 @@
+/* The DDS bridge backend (Cyclone DDS): takt topics exported to and imported from a DDS domain
+ * under ROS 2's conventions, so ROS 2 nodes and takt nodes share topics. A takt topic `name` is
+ * the DDS topic `rt/name` of type `pkg::msg::dds_::Type_`; payloads are the topic type's own
+ * serialization (the generated CDR codecs, `pkg__Type__type_cdr` or the ROS 2 types'
+ * `pkg__msg__Type__type_cdr`: XCDR1 little endian after the 4-byte encapsulation), handed to Cyclone
+ * as serialized data through a sertype of takt's own, never converted through a sample type.
+ *
+ * Threads: a writer thread takes what the bridge sends from a bounded queue and writes it (a
+ * publish never waits for DDS: a full queue refuses the newest message, TAKT_EFULL, counted); a
+ * reader thread waits on a DDS waitset of the imported topics' readers and hands every sample to
+ * the bridge (takt_bridge_deliver), at its configured policy and priority. Both are created by
+ * the bridge's start (takt_bridge_create_on), stopped by its stop.
+ *
+ * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
+ * context's arena, sized at creation. Cyclone allocates its own entities and each sample's
+ * serialized copy (serdata) on its threads and on the writer thread; no takt callback does. */
+#ifndef TAKT_DDS_H
+#define TAKT_DDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "takt/bridge.h"
+#include "takt/bridge_backend.h"
+#include "takt/core.h"
+
+#if TAKT_WITH_PUBSUB
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct takt_dds takt_dds_t;
+
+/** The DDS QoS of a route. */
+typedef struct takt_dds_qos {
+  bool reliable;        /* RELIABLE, else BEST_EFFORT */
+  bool transient_local; /* TRANSIENT_LOCAL (a latched topic: late joiners get the last depth
+                           messages), else VOLATILE */
+  uint32_t depth;       /* KEEP_LAST depth; 0: the topic's number of slots */
+} takt_dds_qos_t;
+
+/** ROS 2's default QoS: reliable, volatile, keep-last 10. */
+#define TAKT_DDS_QOS_DEFAULT {.reliable = true, .transient_local = false, .depth = 10}
+
+#ifndef TAKT_DDS_MAX_ROUTES_DEFAULT
+#define TAKT_DDS_MAX_ROUTES_DEFAULT 16u
+#endif
+#ifndef TAKT_DDS_MAX_PAYLOAD_DEFAULT
+#define TAKT_DDS_MAX_PAYLOAD_DEFAULT 4096u
+#endif
+#ifndef TAKT_DDS_TX_QUEUE_DEFAULT
+#define TAKT_DDS_TX_QUEUE_DEFAULT 16u
+#endif
+/** Requests in flight at once on one service route (as the bridge's max_calls default). */
+#ifndef TAKT_DDS_MAX_CALLS
+#define TAKT_DDS_MAX_CALLS 16u
+#endif
+/** The reader thread's SCHED_FIFO priority by default (as the bridge's receive thread). */
+#ifndef TAKT_DDS_THREAD_PRIORITY
+#define TAKT_DDS_THREAD_PRIORITY 90
+#endif
+/** Largest count in the configuration (more is TAKT_EINVAL). */
+#define TAKT_DDS_MAX_COUNT 4096u
+/** Largest max_payload (more is TAKT_EINVAL). */
+#define TAKT_DDS_MAX_PAYLOAD_LIMIT (64u << 20)
+
+typedef struct takt_dds_config {
+  uint32_t domain;       /* DDS domain id (0..232) */
+  const char *config;    /* Cyclone configuration (XML text or file://...); NULL: CYCLONEDDS_URI */
+  uint32_t max_routes;   /* exported and imported topics together */
+  uint32_t max_payload;  /* bytes of the largest serialized message, encapsulation included;
+                            a larger received sample is refused and counted (oversize) */
+  uint32_t tx_queue;     /* messages waiting for the writer thread at most */
+  takt_thread_attr_t rx_thread; /* the reader thread (name NULL: "takt-dds-in") */
+  takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
+} takt_dds_config_t;
+
+#define TAKT_DDS_CONFIG_DEFAULT                                                                  \
+  {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
+   .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
+   .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
+                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
+   .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
+                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1}}
+
+typedef struct takt_dds_stats {
+  uint64_t written;        /* samples handed to DDS writers */
+  uint64_t write_errors;   /* refused by DDS (dds_writecdr failed) */
+  uint64_t tx_queue_full;  /* sends refused because the writer thread's queue was full */
+  uint64_t not_cdr;        /* sends refused: the payload is not CDR little endian (the topic's
+                              type support is not a CDR one) */
+  uint64_t received;       /* samples taken from DDS readers and handed to the bridge */
+  uint64_t oversize;       /* received samples larger than max_payload, dropped */
+  uint64_t deliver_refused;/* refused by the bridge (its receive queue full, or too large) */
+  uint64_t incompatible_qos; /* DDS endpoints that did not match ours for their QoS */
+  uint64_t requests_dropped; /* DDS requests not served: malformed, or every call slot taken */
+  uint64_t replies_dropped;  /* DDS replies for no request of ours in flight (another client's,
+                                late, duplicated, malformed) */
+} takt_dds_stats_t;
+
+/**
+ * A DDS backend in ctx: a Cyclone participant on cfg->domain (cfg NULL: TAKT_DDS_CONFIG_DEFAULT).
+ * Hand *out to takt_bridge_create_on (with a bridge max_message at least the types' sizes); then
+ * add routes with takt_dds_export / takt_dds_import. TAKT_EINVAL for a configuration out of
+ * range, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if Cyclone refuses the participant
+ * (the reason is logged by Cyclone). Creation time only.
+ */
+takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t *cfg,
+                                   takt_bridge_backend_t *out);
+/** The DDS backend of be (NULL for another backend). */
+takt_dds_t *takt_dds_of(takt_bridge_backend_t be);
+
+/**
+ * Export: every message of topic (on bridge b, whose backend is d) is written to the DDS topic
+ * `rt/<name>` (a leading '/' of the takt name is dropped). priority: as takt_bridge_export's (the
+ * priority the message carries through the bridge). qos NULL:
+ * reliable, volatile, keep-last the topic's slots. TAKT_EFULL past max_routes, TAKT_EINVAL for
+ * a type whose name is not `pkg/Type` or `pkg/msg/Type`, TAKT_EOS if Cyclone refuses the topic
+ * or writer, errors of takt_bridge_export. Creation time only.
+ */
+takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
+                           const takt_dds_qos_t *qos);
+/**
+ * Import: every sample of DDS topic `rt/<name>` is published into topic by the bridge's receive
+ * side, handed over by the reader thread with the given priority (it orders the bridge's
+ * receive queue). qos NULL: as for export. Errors as takt_dds_export and takt_bridge_import.
+ */
+takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
+                           const takt_dds_qos_t *qos);
+
+/** How a service's request and reply carry the request's identity on DDS. */
+typedef enum {
+  /** rmw_cyclonedds: the CDR body starts with {u64 client guid; i64 sequence}, the reply echoes
+   * them; concurrent calls are matched to their replies by them. */
+  TAKT_DDS_SERVICE_CYCLONE = 0,
+  /** rmw_fastrtps: the payload is the bare request; the identity travels in RTPS inline QoS,
+   * which Cyclone's API neither writes nor reads. takt's requests are matched to replies in the
+   * order they were sent (one server answering in order, as rclpy's executor does). */
+  TAKT_DDS_SERVICE_PLAIN = 1
+} takt_dds_service_mapping_t;
+
+#if TAKT_WITH_RPC
+/**
+ * Import a DDS service into takt: a local service `name` on the bridge node (see
+ * takt_bridge_import_service) whose requests are written to `rq/<name>Request` and answered from
+ * `rr/<name>Reply`, typed `pkg::srv::dds_::Srv_Request_` / `_Response_` for srv_type "pkg/Srv".
+ * req and resp: CDR type supports. Reliable, volatile, keep-last 10 (ROS 2's service QoS).
+ * TAKT_EINVAL for a srv_type not `pkg/Srv`, TAKT_EFULL past max_routes, TAKT_EOS if Cyclone
+ * refuses, errors of takt_bridge_import_service. Creation time only.
+ */
+takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping);
+/**
+ * Export a takt service `name` to DDS: requests read from `rq/<name>Request` are served by the
+ * local service (takt_bridge_export_service) and answered on `rr/<name>Reply`. With the
+ * CYCLONE mapping each reply echoes its request's identity; a request that cannot be served is
+ * not answered (DDS services have no failure reply) and counted. Errors as import.
+ */
+takt_err_t takt_dds_export_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping);
+/** The number of remote DDS endpoints matched on both sides of the service route `name` (the
+ * smaller of the request and the reply endpoint's counts); -1 if there is no such route. */
+int32_t takt_dds_service_matched(takt_dds_t *d, const char *name);
+#endif
+
+/** How many DDS endpoints of other participants match the route of topic (writers matched by
+ * our reader, readers matched by our writer); -1 if topic has no route. Thread-safe. */
+int32_t takt_dds_matched(takt_dds_t *d, const takt_topic_t *topic);
+
+/** Wait until the writer thread's queue is empty and every reliable reader matched to an exported
+ * topic has acknowledged what was written, at most timeout_ns. TAKT_ETIMEDOUT otherwise. Not from
+ * a callback (it waits). */
+takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns);
+
+void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out);
+
+/** The DDS type name ROS 2 gives a takt type name: "std_msgs/String" or "std_msgs/msg/String"
+ * -> "std_msgs::msg::dds_::String_" (into out, cap bytes). TAKT_EINVAL for another form,
+ * TAKT_ESIZE if it does not fit. */
+takt_err_t takt_dds_type_name(const char *takt_name, char *out, uint32_t cap);
+/** The DDS topic name of a takt topic name: "chatter" or "/chatter" -> "rt/chatter". */
+takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap);
+
+/** Make the "dds" backend class known to takt_bridge_backend_open ("dds:DOMAIN", the default
+ * configuration otherwise). TAKT_EEXIST if already registered. At start-up: not thread-safe. */
+takt_err_t takt_dds_register(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TAKT_WITH_PUBSUB */
+#endif

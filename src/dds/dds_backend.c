@@ -1,0 +1,760 @@
+/* The DDS bridge backend (takt/dds.h): routes between takt topics and Cyclone DDS readers and
+ * writers, the writer thread with its bounded queue, and the reader thread on a waitset. The
+ * serialized form Cyclone carries is takt's own (sertype.c); this file never sees a sample type. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dds_impl.h"
+#include "takt/dds.h"
+
+#if TAKT_WITH_PUBSUB
+
+/* ---- names ---------------------------------------------------------------------------------- */
+
+takt_err_t takt_dds_type_name(const char *takt_name, char *out, uint32_t cap) {
+  if (takt_name == NULL || out == NULL || cap == 0) return TAKT_EINVAL;
+  const char *slash = strchr(takt_name, '/');
+  if (slash == NULL || slash == takt_name) return TAKT_EINVAL;
+  const char *type = slash + 1;
+  if (strncmp(type, "msg/", 4) == 0) type += 4; /* ROS 2 form pkg/msg/Type */
+  if (*type == '\0' || strchr(type, '/') != NULL) return TAKT_EINVAL;
+  int n = snprintf(out, cap, "%.*s::msg::dds_::%s_", (int)(slash - takt_name), takt_name, type);
+  return n < 0 || (uint32_t)n >= cap ? TAKT_ESIZE : TAKT_OK;
+}
+
+takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap) {
+  if (takt_name == NULL || out == NULL || cap == 0) return TAKT_EINVAL;
+  if (takt_name[0] == '/') takt_name++;
+  if (takt_name[0] == '\0') return TAKT_EINVAL;
+  int n = snprintf(out, cap, "rt/%s", takt_name);
+  return n < 0 || (uint32_t)n >= cap ? TAKT_ESIZE : TAKT_OK;
+}
+
+/* ---- the writer thread ---------------------------------------------------------------------- */
+
+static uint32_t n_routes(takt_dds_t *d) { return __atomic_load_n(&d->n_routes, __ATOMIC_ACQUIRE); }
+
+static takt__dds_slot_t *slot_at(takt_dds_t *d, uint32_t i) {
+  return (takt__dds_slot_t *)(d->tx_slots + (size_t)i * d->slot_stride);
+}
+
+/* A route a message for entity (answer bit included) may use, or NULL. */
+static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
+  uint16_t idx = (uint16_t)(entity & ~TAKT_BRIDGE_ANSWER_BIT);
+  if (idx >= n_routes(d)) return NULL;
+  takt__dds_route_t *r = &d->routes[idx];
+  if (entity & TAKT_BRIDGE_ANSWER_BIT) return r->kind == TAKT__DDS_SVC_SERVER ? r : NULL;
+  return r->kind == TAKT__DDS_TOPIC_OUT || r->kind == TAKT__DDS_SVC_CLIENT ? r : NULL;
+}
+
+/* CDR little endian encapsulation (00 01) at p: anything else is not a CDR type support's output */
+static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
+
+static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
+  takt_dds_t *d = self;
+  takt__dds_route_t *r = send_route(d, m->entity);
+  if (r == NULL) return TAKT_ENOENT;
+  if (len > d->max_payload) return TAKT_ESIZE;
+  /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
+  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)   ? len == 5 || (len > 5 && is_cdr(bytes + 5, len - 5))
+             : r->kind == TAKT__DDS_SVC_CLIENT ? len > 4 && is_cdr(bytes + 4, len - 4)
+                                                : is_cdr(bytes, len);
+  if (!cdr) {
+    takt__dds_count(&d->stats.not_cdr);
+    return TAKT_EINVAL;
+  }
+  takt__lock_take(&d->tx_lock);
+  if (d->tx_stopping || d->tx_head - d->tx_tail == d->tx_cap) {
+    takt__lock_give(&d->tx_lock);
+    takt__dds_count(&d->stats.tx_queue_full);
+    return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
+  }
+  takt__dds_slot_t *s = slot_at(d, d->tx_head % d->tx_cap);
+  s->route = m->entity;
+  s->len = len;
+  memcpy(s->bytes, bytes, len);
+  d->tx_head++;
+  takt__lock_give(&d->tx_lock);
+  takt_wakeup_post(&d->tx_wake); /* after the lock: the futex call is made holding none */
+  return TAKT_OK;
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* The rmw_cyclonedds request identity after the encapsulation: {u64 guid; i64 seq}. */
+#define ID_BYTES 16u
+
+/* Writer thread: one request of ours (slot u32 + CDR) to the request writer. */
+static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
+                                        uint32_t len) {
+  uint32_t slot = get_u32(p);
+  if (slot >= TAKT_DDS_MAX_CALLS) return NULL; /* the bridge's max_calls is above ours */
+  const uint8_t *cdr = p + 4;
+  uint32_t n = len - 4;
+  if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+    uint32_t head = r->fifo_head; /* only this thread writes it */
+    if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
+    r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
+    __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
+    return takt__dds_serdata_new(r->st, cdr, n);
+  }
+  int64_t seq = ++r->next_seq;
+  takt__dds_call_t *c = &r->calls[slot];
+  __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
+  uint8_t head[4 + ID_BYTES];
+  memcpy(head, cdr, 4);
+  memcpy(head + 4, &r->guid, 8);
+  memcpy(head + 12, &seq, 8);
+  return takt__dds_serdata_new2(r->st, head, sizeof head, cdr + 4, n - 4);
+}
+
+/* Writer thread: the takt service's answer (corr u32 + ok u8 + CDR) to the reply writer. NULL
+ * when nothing is to be written (a failed call: DDS has no failure reply). */
+static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *p,
+                                      uint32_t len) {
+  uint32_t corr = get_u32(p);
+  if (corr >= TAKT_DDS_MAX_CALLS) return NULL;
+  takt__dds_call_t *c = &r->calls[corr];
+  struct ddsi_serdata *sd = NULL;
+  if (p[4] == 1 && len > 5) {
+    const uint8_t *cdr = p + 5;
+    uint32_t n = len - 5;
+    if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+      sd = takt__dds_serdata_new(r->st2, cdr, n);
+    } else {
+      uint8_t head[4 + ID_BYTES];
+      uint64_t guid = __atomic_load_n(&c->guid, __ATOMIC_ACQUIRE);
+      int64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+      memcpy(head, cdr, 4);
+      memcpy(head + 4, &guid, 8);
+      memcpy(head + 12, &seq, 8);
+      sd = takt__dds_serdata_new2(r->st2, head, sizeof head, cdr + 4, n - 4);
+    }
+  } else {
+    takt__dds_count(&d->stats.requests_dropped); /* the local service could not answer */
+  }
+  __atomic_store_n(&c->state, 0u, __ATOMIC_RELEASE); /* the call slot is free again */
+  return sd;
+}
+
+static void tx_main(void *arg) {
+  takt_dds_t *d = arg;
+  for (;;) {
+    takt__lock_take(&d->tx_lock);
+    uint32_t head = d->tx_head, tail = d->tx_tail;
+    bool stopping = d->tx_stopping;
+    takt__lock_give(&d->tx_lock);
+    if (head == tail) {
+      if (stopping) return;
+      (void)takt_wakeup_wait(&d->tx_wake, INT64_MAX); /* posted by every send and by stop */
+      continue;
+    }
+    /* slots [tail, head) are the writer's until tail moves: senders only write at head */
+    for (uint32_t i = tail; i != head; i++) {
+      takt__dds_slot_t *s = slot_at(d, i % d->tx_cap);
+      bool answer = (s->route & TAKT_BRIDGE_ANSWER_BIT) != 0;
+      takt__dds_route_t *r = &d->routes[s->route & ~TAKT_BRIDGE_ANSWER_BIT];
+      struct ddsi_serdata *sd;
+      dds_entity_t wr = r->endpoint;
+      if (answer) {
+        sd = reply_out(d, r, s->bytes, s->len);
+        wr = r->endpoint2;
+        if (sd == NULL) continue; /* nothing to write (counted) */
+      } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
+        sd = request_out(r, s->bytes, s->len);
+      } else {
+        sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
+      }
+      if (sd == NULL || dds_writecdr(wr, sd) < 0) /* writecdr takes the reference */
+        takt__dds_count(&d->stats.write_errors);
+      else
+        takt__dds_count(&d->stats.written);
+    }
+    takt__lock_take(&d->tx_lock);
+    d->tx_tail = head;
+    bool drained = d->tx_head == head;
+    takt__lock_give(&d->tx_lock);
+    if (drained) takt_wakeup_post(&d->tx_drained);
+  }
+}
+
+/* ---- the reader thread ---------------------------------------------------------------------- */
+
+static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32_t len) {
+  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable,
+                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, len) == TAKT_OK)
+    takt__dds_count(&d->stats.received);
+  else
+    takt__dds_count(&d->stats.deliver_refused);
+}
+
+/* A DDS request for a takt service: the bridge gets u32 corr + the CDR without the identity. */
+static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
+  uint8_t *buf = d->rx_buf; /* the sample is at buf + 4 */
+  bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
+  if (!is_cdr(buf + 4, size) || (cyclone && size < 4 + ID_BYTES)) {
+    takt__dds_count(&d->stats.requests_dropped);
+    return;
+  }
+  uint32_t corr = TAKT_DDS_MAX_CALLS;
+  for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS && corr == TAKT_DDS_MAX_CALLS; i++) {
+    uint32_t want = 0;
+    if (__atomic_compare_exchange_n(&r->calls[i].state, &want, 1u, false, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED))
+      corr = i;
+  }
+  if (corr == TAKT_DDS_MAX_CALLS) {
+    takt__dds_count(&d->stats.requests_dropped); /* every call slot taken */
+    return;
+  }
+  uint32_t n = size;
+  if (cyclone) {
+    uint64_t guid;
+    int64_t seq;
+    memcpy(&guid, buf + 8, 8);
+    memcpy(&seq, buf + 16, 8);
+    __atomic_store_n(&r->calls[corr].guid, guid, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->calls[corr].seq, seq, __ATOMIC_RELEASE);
+    memmove(buf + 8, buf + 8 + ID_BYTES, size - 4 - ID_BYTES); /* the body after the header */
+    n = size - ID_BYTES;
+  }
+  memcpy(buf, &corr, 4);
+  takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
+                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  if (takt_bridge_deliver(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
+    takt__dds_count(&d->stats.received);
+  } else {
+    takt__dds_count(&d->stats.deliver_refused);
+    __atomic_store_n(&r->calls[corr].state, 0u, __ATOMIC_RELEASE);
+  }
+}
+
+/* A DDS reply to one of takt's requests: the bridge gets u32 slot + u8 ok + the CDR. */
+static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
+  uint8_t *buf = d->rx_buf; /* the sample is at buf + 5 */
+  bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
+  if (!is_cdr(buf + 5, size) || (cyclone && size < 4 + ID_BYTES)) {
+    takt__dds_count(&d->stats.replies_dropped);
+    return;
+  }
+  uint32_t slot = TAKT_DDS_MAX_CALLS, n = size;
+  if (cyclone) {
+    uint64_t guid;
+    int64_t seq;
+    memcpy(&guid, buf + 9, 8);
+    memcpy(&seq, buf + 17, 8);
+    for (uint32_t i = 0; guid == r->guid && i < TAKT_DDS_MAX_CALLS && slot == TAKT_DDS_MAX_CALLS; i++) {
+      takt__dds_call_t *c = &r->calls[i];
+      uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+      if (st != 0 && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
+          __atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        slot = st - 1u;
+    }
+    if (slot == TAKT_DDS_MAX_CALLS) {
+      takt__dds_count(&d->stats.replies_dropped); /* another client's, late or duplicated */
+      return;
+    }
+    memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
+    n = size - ID_BYTES;
+  } else {
+    uint32_t tail = r->fifo_tail; /* only this thread writes it */
+    if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+      takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
+      return;
+    }
+    slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+    __atomic_store_n(&r->fifo_tail, tail + 1u, __ATOMIC_RELEASE);
+  }
+  memcpy(buf, &slot, 4);
+  buf[4] = 1;
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5 + n);
+}
+
+static void take_route(takt_dds_t *d, uint32_t idx) {
+  takt__dds_route_t *r = &d->routes[idx];
+  /* where the sample goes in rx_buf: after the header the bridge expects in front of it */
+  uint32_t at = r->kind == TAKT__DDS_SVC_SERVER ? 4u : r->kind == TAKT__DDS_SVC_CLIENT ? 5u : 0u;
+  dds_entity_t rd = r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
+  for (;;) {
+    struct ddsi_serdata *sd = NULL;
+    dds_sample_info_t si;
+    dds_return_t n = dds_takecdr(rd, &sd, 1, &si, DDS_ANY_STATE);
+    if (n <= 0) return;
+    if (si.valid_data) {
+      uint32_t size = ddsi_serdata_size(sd);
+      if (size > d->max_payload - at) {
+        takt__dds_count(&d->stats.oversize);
+      } else {
+        ddsi_serdata_to_ser(sd, 0, size, d->rx_buf + at);
+        if (r->kind == TAKT__DDS_SVC_SERVER)
+          request_in(d, r, (uint16_t)idx, size);
+        else if (r->kind == TAKT__DDS_SVC_CLIENT)
+          reply_in(d, r, (uint16_t)idx, size);
+        else
+          deliver(d, r, (uint16_t)idx, size);
+      }
+    }
+    ddsi_serdata_unref(sd);
+  }
+}
+
+static void rx_main(void *arg) {
+  takt_dds_t *d = arg;
+  dds_attach_t *xs = d->rx_attach;
+  for (;;) {
+    /* blocks until a reader has data or stop triggers the guard condition */
+    dds_return_t n = dds_waitset_wait(d->waitset, xs, d->max_routes + 1u, DDS_INFINITY);
+    if (n < 0) return;
+    bool stop = false;
+    for (dds_return_t i = 0; i < n; i++) {
+      if (xs[i] == TAKT__DDS_ATTACH_STOP) {
+        stop = true;
+        continue;
+      }
+      /* routes are attached after they are counted: the acquire makes their fields visible */
+      if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
+    }
+    if (stop) return;
+  }
+}
+
+/* ---- backend operations --------------------------------------------------------------------- */
+
+static takt_err_t be_start(void *self, takt_bridge_t *b) {
+  takt_dds_t *d = self;
+  d->bridge = b;
+  takt_err_t rc = takt_thread_create(&d->tx_thread, &d->tx_attr, tx_main, d);
+  if (rc != TAKT_OK) return rc;
+  d->tx_running = true;
+  rc = takt_thread_create(&d->rx_thread, &d->rx_attr, rx_main, d);
+  if (rc != TAKT_OK) return rc; /* stop ends the writer */
+  d->rx_running = true;
+  return TAKT_OK;
+}
+
+static void be_stop(void *self) {
+  takt_dds_t *d = self;
+  if (d->rx_running) {
+    (void)dds_set_guardcondition(d->stop_guard, true);
+    (void)takt_thread_join(&d->rx_thread);
+    d->rx_running = false;
+  }
+  if (d->tx_running) {
+    takt__lock_take(&d->tx_lock);
+    d->tx_stopping = true; /* the writer writes what is queued, then ends */
+    takt__lock_give(&d->tx_lock);
+    takt_wakeup_post(&d->tx_wake);
+    (void)takt_thread_join(&d->tx_thread);
+    d->tx_running = false;
+  }
+}
+
+static void be_destroy(void *self) {
+  takt_dds_t *d = self;
+  be_stop(d);
+  (void)dds_delete(d->participant); /* its topics, readers, writers, waitset and guard */
+  takt__lock_fini(&d->tx_lock);
+  takt__context_free(d->ctx, d);
+}
+
+static uint32_t be_max_payload(void *self) { return ((takt_dds_t *)self)->max_payload; }
+
+static const takt_bridge_backend_ops_t k_dds_ops = {
+    .name = "dds", .send = be_send, .peek = NULL, .take = NULL, .start = be_start,
+    .stop = be_stop, .destroy = be_destroy, .max_payload = be_max_payload};
+
+takt_dds_t *takt_dds_of(takt_bridge_backend_t be) {
+  return be.ops == &k_dds_ops ? be.self : NULL;
+}
+
+/* ---- creation ------------------------------------------------------------------------------- */
+
+static bool config_valid(const takt_dds_config_t *c) {
+  return c->domain <= 232u && c->max_routes >= 1 && c->max_routes <= TAKT_DDS_MAX_COUNT &&
+         c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
+         c->tx_queue <= TAKT_DDS_MAX_COUNT && takt__thread_attr_valid(&c->rx_thread) &&
+         takt__thread_attr_valid(&c->tx_thread);
+}
+
+static void on_incompatible(dds_entity_t e, const void *status, void *arg) {
+  (void)e;
+  (void)status;
+  takt__dds_count(&((takt_dds_t *)arg)->stats.incompatible_qos);
+}
+static void on_offered_incompatible(dds_entity_t e, dds_offered_incompatible_qos_status_t s, void *a) {
+  on_incompatible(e, &s, a);
+}
+static void on_requested_incompatible(dds_entity_t e, dds_requested_incompatible_qos_status_t s,
+                                      void *a) {
+  on_incompatible(e, &s, a);
+}
+
+takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t *cfg,
+                                   takt_bridge_backend_t *out) {
+  static const takt_dds_config_t k_default = TAKT_DDS_CONFIG_DEFAULT;
+  if (ctx == NULL || out == NULL) return TAKT_EINVAL;
+  if (cfg == NULL) cfg = &k_default;
+  if (!config_valid(cfg)) return TAKT_EINVAL;
+
+  size_t slot_stride = (offsetof(takt__dds_slot_t, bytes) + cfg->max_payload + 15u) & ~(size_t)15u;
+  size_t end = sizeof(takt_dds_t);
+  size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
+  size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 1u));
+  size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
+  size_t rx_at = takt__carve(&end, cfg->max_payload);
+  uint8_t *mem = takt__context_alloc(ctx, end);
+  if (mem == NULL) return TAKT_ENOMEM;
+  memset(mem, 0, end);
+  takt_dds_t *d = (takt_dds_t *)mem;
+  d->ctx = ctx;
+  d->routes = (takt__dds_route_t *)(mem + routes_at);
+  d->rx_attach = (dds_attach_t *)(mem + attach_at);
+  d->tx_slots = mem + slots_at;
+  d->rx_buf = mem + rx_at;
+  d->slot_stride = slot_stride;
+  d->max_routes = cfg->max_routes;
+  d->max_payload = cfg->max_payload;
+  d->tx_cap = cfg->tx_queue;
+  d->rx_attr = cfg->rx_thread;
+  if (d->rx_attr.name == NULL) d->rx_attr.name = "takt-dds-in";
+  d->tx_attr = cfg->tx_thread;
+  if (d->tx_attr.name == NULL) d->tx_attr.name = "takt-dds-out";
+  takt_wakeup_init(&d->tx_wake);
+  takt_wakeup_init(&d->tx_drained);
+  takt_err_t rc = takt__lock_init(&d->tx_lock, TAKT__LEVEL_DAEMON, "dds tx queue");
+  if (rc != TAKT_OK) {
+    takt__context_free(ctx, d);
+    return rc;
+  }
+
+  dds_entity_t domain = 0;
+  if (cfg->config != NULL) {
+    domain = dds_create_domain(cfg->domain, cfg->config);
+    /* an existing domain of this id (another backend in the process) is used as it is */
+    if (domain < 0 && domain != DDS_RETCODE_PRECONDITION_NOT_MET) goto fail;
+  }
+  dds_listener_t *l = dds_create_listener(d);
+  if (l == NULL) goto fail;
+  dds_lset_offered_incompatible_qos(l, on_offered_incompatible);
+  dds_lset_requested_incompatible_qos(l, on_requested_incompatible);
+  d->participant = dds_create_participant(cfg->domain, NULL, l);
+  dds_delete_listener(l);
+  if (d->participant < 0) goto fail;
+  d->waitset = dds_create_waitset(d->participant);
+  d->stop_guard = dds_create_guardcondition(d->participant);
+  if (d->waitset < 0 || d->stop_guard < 0 ||
+      dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0)
+    goto fail;
+  *out = (takt_bridge_backend_t){&k_dds_ops, d};
+  return TAKT_OK;
+fail:
+  if (d->participant > 0) (void)dds_delete(d->participant);
+  takt__lock_fini(&d->tx_lock);
+  takt__context_free(ctx, d);
+  return TAKT_EOS;
+}
+
+static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out) {
+  dds_qset_reliability(out, q->reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT,
+                       DDS_MSECS(100));
+  dds_qset_durability(out, q->transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL
+                                              : DDS_DURABILITY_VOLATILE);
+  dds_qset_history(out, DDS_HISTORY_KEEP_LAST, (int32_t)q->depth);
+  /* Cyclone keeps a transient-local writer's history for late joiners by the durability service
+     history (default: the last 1): the same depth, as ROS 2's rmw does */
+  if (q->transient_local)
+    dds_qset_durability_service(out, 0, DDS_HISTORY_KEEP_LAST, (int32_t)q->depth,
+                                DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+  dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
+  dds_qset_data_representation(out, 1, &xcdr1); /* what ROS 2 peers (Fast DDS) offer and accept */
+}
+
+/* A DDS topic of takt's sertype and a writer or reader on it. */
+static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
+                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
+                                dds_entity_t *tp_out, dds_entity_t *ep_out) {
+  struct ddsi_sertype *st = takt__dds_sertype_new(type_name);
+  dds_qos_t *q = dds_create_qos();
+  if (st == NULL || q == NULL) {
+    if (st != NULL) ddsi_sertype_unref(st);
+    if (q != NULL) dds_delete_qos(q);
+    return TAKT_ENOMEM;
+  }
+  qos_of(qos, q);
+  /* on success st may be replaced by an equal sertype already registered (ours is then freed) */
+  dds_entity_t tp = dds_create_topic_sertype(d->participant, topic_name, &st, q, NULL, NULL);
+  if (tp < 0) {
+    dds_delete_qos(q);
+    ddsi_sertype_unref(st);
+    return TAKT_EOS;
+  }
+  dds_entity_t ep = writer ? dds_create_writer(d->participant, tp, q, NULL)
+                           : dds_create_reader(d->participant, tp, q, NULL);
+  dds_delete_qos(q);
+  if (ep < 0) {
+    (void)dds_delete(tp);
+    return TAKT_EOS;
+  }
+  *st_out = st;
+  *tp_out = tp;
+  *ep_out = ep;
+  return TAKT_OK;
+}
+
+static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority,
+                            const takt_dds_qos_t *qos, bool exported, uint16_t *entity) {
+  if (d->n_routes == d->max_routes) return TAKT_EFULL;
+  const takt_type_support_t *ts = takt_topic_type(topic);
+  takt__dds_route_t *r = &d->routes[d->n_routes];
+  memset(r, 0, sizeof *r);
+  TAKT_RETURN_IF_ERR(takt_dds_type_name(ts->name, r->type_name, sizeof r->type_name));
+  TAKT_RETURN_IF_ERR(takt_dds_topic_name(takt_topic_name(topic), r->topic_name, sizeof r->topic_name));
+  r->topic = topic;
+  r->priority = priority;
+  r->exported = exported;
+  r->kind = exported ? TAKT__DDS_TOPIC_OUT : TAKT__DDS_TOPIC_IN;
+  if (qos != NULL) {
+    r->qos = *qos;
+  } else {
+    r->qos = (takt_dds_qos_t){.reliable = true, .transient_local = false, .depth = 0};
+  }
+  if (r->qos.depth == 0) r->qos.depth = topic->nslots;
+  if (r->qos.depth == 0) r->qos.depth = 1;
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, exported, &r->st,
+                                   &r->dds_topic, &r->endpoint));
+  *entity = (uint16_t)d->n_routes;
+  return TAKT_OK;
+}
+
+/* The route just made stays if the bridge takes it; otherwise it is deleted again. */
+static void drop_route(takt_dds_t *d, uint32_t idx) {
+  takt__dds_route_t *r = &d->routes[idx];
+  (void)dds_delete(r->endpoint);
+  (void)dds_delete(r->dds_topic);
+  if (r->endpoint2 > 0) (void)dds_delete(r->endpoint2);
+  if (r->dds_topic2 > 0) (void)dds_delete(r->dds_topic2);
+}
+
+/* Count the route: from now on send and the reader thread may use it. */
+static void publish_route(takt_dds_t *d) {
+  __atomic_store_n(&d->n_routes, d->n_routes + 1u, __ATOMIC_RELEASE);
+}
+
+takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
+                           const takt_dds_qos_t *qos) {
+  if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
+  uint16_t e = 0;
+  TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, true, &e));
+  takt_err_t rc = takt_bridge_export(b, topic, e, priority, d->routes[e].qos.reliable);
+  if (rc != TAKT_OK) {
+    drop_route(d, e);
+    return rc;
+  }
+  publish_route(d); /* a send for e before this is refused (TAKT_ENOENT) */
+  return TAKT_OK;
+}
+
+takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
+                           const takt_dds_qos_t *qos) {
+  if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
+  uint16_t e = 0;
+  TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, false, &e));
+  /* the bridge must know the entity before the reader thread can deliver for it */
+  takt_err_t rc = takt_bridge_import(b, topic, e);
+  if (rc != TAKT_OK) {
+    drop_route(d, e);
+    return rc;
+  }
+  publish_route(d); /* before the reader thread can be woken for it: it reads n_routes first */
+  takt__dds_route_t *r = &d->routes[e];
+  if (dds_set_status_mask(r->endpoint, DDS_DATA_AVAILABLE_STATUS) < 0 ||
+      dds_waitset_attach(d->waitset, r->endpoint, (dds_attach_t)e) < 0)
+    return TAKT_EOS; /* the route stays, and never receives */
+  return TAKT_OK;
+}
+
+/* ---- services ------------------------------------------------------------------------------ */
+#if TAKT_WITH_RPC
+
+static takt_err_t service_names(takt__dds_route_t *r, const char *name, const char *srv_type) {
+  const char *slash = srv_type != NULL ? strchr(srv_type, '/') : NULL;
+  if (name == NULL || slash == NULL || slash == srv_type || slash[1] == '\0' ||
+      strchr(slash + 1, '/') != NULL)
+    return TAKT_EINVAL;
+  if (name[0] == '/') name++;
+  if (name[0] == '\0') return TAKT_EINVAL;
+  int pl = (int)(slash - srv_type);
+  int n1 = snprintf(r->topic_name, sizeof r->topic_name, "rq/%sRequest", name);
+  int n2 = snprintf(r->topic_name2, sizeof r->topic_name2, "rr/%sReply", name);
+  int n3 = snprintf(r->type_name, sizeof r->type_name, "%.*s::srv::dds_::%s_Request_", pl, srv_type,
+                    slash + 1);
+  int n4 = snprintf(r->type_name2, sizeof r->type_name2, "%.*s::srv::dds_::%s_Response_", pl,
+                    srv_type, slash + 1);
+  if (n1 < 0 || n2 < 0 || n3 < 0 || n4 < 0 || (size_t)n1 >= sizeof r->topic_name ||
+      (size_t)n2 >= sizeof r->topic_name2 || (size_t)n3 >= sizeof r->type_name ||
+      (size_t)n4 >= sizeof r->type_name2)
+    return TAKT_ESIZE;
+  return TAKT_OK;
+}
+
+static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name, const char *srv_type,
+                              const takt_type_support_t *req, const takt_type_support_t *resp,
+                              uint8_t priority, takt_dds_service_mapping_t mapping, bool server) {
+  if (d == NULL || b == NULL || req == NULL || resp == NULL || d->bridge != b ||
+      (mapping != TAKT_DDS_SERVICE_CYCLONE && mapping != TAKT_DDS_SERVICE_PLAIN))
+    return TAKT_EINVAL;
+  if (d->n_routes == d->max_routes) return TAKT_EFULL;
+  uint16_t e = (uint16_t)d->n_routes;
+  takt__dds_route_t *r = &d->routes[e];
+  memset(r, 0, sizeof *r);
+  TAKT_RETURN_IF_ERR(service_names(r, name, srv_type));
+  r->priority = priority;
+  r->kind = server ? TAKT__DDS_SVC_SERVER : TAKT__DDS_SVC_CLIENT;
+  r->mapping = (uint8_t)mapping;
+  r->qos = (takt_dds_qos_t)TAKT_DDS_QOS_DEFAULT; /* ROS 2's services: reliable, volatile, 10 */
+  /* a client writes requests and reads replies; a server the other way round */
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, &r->st,
+                                   &r->dds_topic, &r->endpoint));
+  takt_err_t rc = make_endpoint(d, r->topic_name2, r->type_name2, &r->qos, server, &r->st2,
+                                &r->dds_topic2, &r->endpoint2);
+  if (rc == TAKT_OK && !server) {
+    dds_instance_handle_t ih = 0;
+    rc = dds_get_instance_handle(r->endpoint, &ih) < 0 ? TAKT_EOS : TAKT_OK;
+    r->guid = ih; /* as rmw_cyclonedds: the request writer's instance handle */
+  }
+  if (rc == TAKT_OK)
+    rc = server ? takt_bridge_export_service(b, name, req, resp, e, priority)
+                : takt_bridge_import_service(b, name, req, resp, e, priority);
+  if (rc != TAKT_OK) {
+    drop_route(d, e);
+    return rc;
+  }
+  publish_route(d);
+  dds_entity_t rd = server ? r->endpoint : r->endpoint2;
+  if (dds_set_status_mask(rd, DDS_DATA_AVAILABLE_STATUS) < 0 ||
+      dds_waitset_attach(d->waitset, rd, (dds_attach_t)e) < 0)
+    return TAKT_EOS; /* the route stays, and never receives */
+  return TAKT_OK;
+}
+
+takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping) {
+  return add_service(d, b, name, srv_type, req, resp, priority, mapping, false);
+}
+
+takt_err_t takt_dds_export_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
+                                   const char *srv_type, const takt_type_support_t *req,
+                                   const takt_type_support_t *resp, uint8_t priority,
+                                   takt_dds_service_mapping_t mapping) {
+  return add_service(d, b, name, srv_type, req, resp, priority, mapping, true);
+}
+
+static int32_t endpoint_matched(dds_entity_t ep, bool writer) {
+  if (writer) {
+    dds_publication_matched_status_t s;
+    return dds_get_publication_matched_status(ep, &s) < 0 ? -1 : (int32_t)s.current_count;
+  }
+  dds_subscription_matched_status_t s;
+  return dds_get_subscription_matched_status(ep, &s) < 0 ? -1 : (int32_t)s.current_count;
+}
+
+int32_t takt_dds_service_matched(takt_dds_t *d, const char *name) {
+  if (d == NULL || name == NULL) return -1;
+  if (name[0] == '/') name++;
+  char want[TAKT__DDS_NAME_MAX];
+  int n = snprintf(want, sizeof want, "rq/%sRequest", name);
+  if (n < 0 || (size_t)n >= sizeof want) return -1;
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    if (r->kind < TAKT__DDS_SVC_CLIENT || strcmp(r->topic_name, want) != 0) continue;
+    bool server = r->kind == TAKT__DDS_SVC_SERVER;
+    int32_t a = endpoint_matched(r->endpoint, !server), b = endpoint_matched(r->endpoint2, server);
+    return a < b ? a : b;
+  }
+  return -1;
+}
+#endif /* TAKT_WITH_RPC */
+
+int32_t takt_dds_matched(takt_dds_t *d, const takt_topic_t *topic) {
+  if (d == NULL || topic == NULL) return -1;
+  uint32_t n = n_routes(d);
+  for (uint32_t i = 0; i < n; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    if (r->topic != topic || r->kind > TAKT__DDS_TOPIC_IN) continue;
+    if (r->exported) {
+      dds_publication_matched_status_t s;
+      if (dds_get_publication_matched_status(r->endpoint, &s) < 0) return -1;
+      return (int32_t)s.current_count;
+    }
+    dds_subscription_matched_status_t s;
+    if (dds_get_subscription_matched_status(r->endpoint, &s) < 0) return -1;
+    return (int32_t)s.current_count;
+  }
+  return -1;
+}
+
+takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
+  if (d == NULL || timeout_ns < 0) return TAKT_EINVAL;
+  int64_t end = takt_time_now() + timeout_ns;
+  /* the queue first: the writer thread posts tx_drained whenever it has emptied it */
+  for (;;) {
+    takt__lock_take(&d->tx_lock);
+    bool empty = d->tx_head == d->tx_tail;
+    takt__lock_give(&d->tx_lock);
+    if (empty) break;
+    if (takt_wakeup_wait(&d->tx_drained, end) == TAKT_ETIMEDOUT) return TAKT_ETIMEDOUT;
+  }
+  uint32_t n = n_routes(d);
+  for (uint32_t i = 0; i < n; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    dds_entity_t wr = r->kind == TAKT__DDS_TOPIC_OUT || r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint
+                      : r->kind == TAKT__DDS_SVC_SERVER                                 ? r->endpoint2
+                                                                                         : 0;
+    if (wr <= 0) continue;
+    int64_t left = end - takt_time_now();
+    if (dds_wait_for_acks(wr, left > 0 ? left : 0) != DDS_RETCODE_OK) return TAKT_ETIMEDOUT;
+  }
+  return TAKT_OK;
+}
+
+void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
+  if (d == NULL || out == NULL) return;
+  const takt__dds_counters_t *c = &d->stats;
+  *out = (takt_dds_stats_t){
+      .written = takt__dds_read(&c->written), .write_errors = takt__dds_read(&c->write_errors),
+      .tx_queue_full = takt__dds_read(&c->tx_queue_full), .not_cdr = takt__dds_read(&c->not_cdr),
+      .received = takt__dds_read(&c->received), .oversize = takt__dds_read(&c->oversize),
+      .deliver_refused = takt__dds_read(&c->deliver_refused),
+      .incompatible_qos = takt__dds_read(&c->incompatible_qos),
+      .requests_dropped = takt__dds_read(&c->requests_dropped),
+      .replies_dropped = takt__dds_read(&c->replies_dropped)};
+}
+
+/* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */
+
+static takt_err_t class_open(takt_context_t *ctx, const char *spec, takt_bridge_backend_t *out) {
+  takt_dds_config_t cfg = TAKT_DDS_CONFIG_DEFAULT;
+  if (spec != NULL && spec[0] != '\0') {
+    char *endp = NULL;
+    unsigned long v = strtoul(spec, &endp, 10);
+    if (endp == spec || *endp != '\0' || v > 232ul) return TAKT_EINVAL;
+    cfg.domain = (uint32_t)v;
+  }
+  return takt_dds_backend_create(ctx, &cfg, out);
+}
+
+static const takt_bridge_backend_class_t k_dds_class = {.name = "dds", .open = class_open};
+
+takt_err_t takt_dds_register(void) { return takt_bridge_backend_register(&k_dds_class); }
+
+#endif /* TAKT_WITH_PUBSUB */

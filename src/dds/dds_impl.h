@@ -1,0 +1,122 @@
+/* What the DDS backend's files share: the backend and its routes, and takt's sertype and serdata
+ * for Cyclone (sertype.c). */
+#ifndef TAKT_DDS_IMPL_H
+#define TAKT_DDS_IMPL_H
+
+#include <dds/dds.h>
+#include <dds/ddsi/ddsi_serdata.h>
+#include <dds/ddsi/ddsi_sertype.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/entities.h"
+#include "../core/lock.h"
+#include "../core/mem.h"
+#include "../transport/transport_impl.h"
+#include "takt/dds.h"
+
+/* ---- takt's type support as a Cyclone sertype ---- */
+
+/** A sample as Cyclone carries it: the serialized bytes, encapsulation header included. */
+typedef struct takt__dds_serdata {
+  struct ddsi_serdata c; /* first: Cyclone's view */
+  uint32_t size;
+  uint8_t bytes[];
+} takt__dds_serdata_t;
+
+/** A sertype for one takt type, named by its DDS type name, keyless, XCDR1. Cyclone keeps and
+ * compares it by that name and frees it with its last reference (so it lives on Cyclone's heap,
+ * made at creation time); its samples are never materialised (writecdr / takecdr only), so the
+ * sample operations refuse. NULL if out of memory. */
+struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
+/** A serdata of st holding a copy of len bytes (Cyclone's heap: freed by the last unref). */
+struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len);
+/** A serdata of st holding head (hlen bytes) followed by body (blen bytes). */
+struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
+                                            const uint8_t *body, uint32_t blen);
+
+/* ---- the backend ---- */
+
+#define TAKT__DDS_NAME_MAX 256u
+#define TAKT__DDS_ATTACH_STOP ((dds_attach_t)-1)
+
+/* What a route carries. */
+enum {
+  TAKT__DDS_TOPIC_OUT = 0, /* a takt topic written to DDS */
+  TAKT__DDS_TOPIC_IN = 1,  /* a DDS topic published into takt */
+  TAKT__DDS_SVC_CLIENT = 2, /* takt's requests to a DDS service: request writer, reply reader */
+  TAKT__DDS_SVC_SERVER = 3  /* DDS requests to a takt service: request reader, reply writer */
+};
+
+/* One request in flight on a service route (see dds_backend.c: services). state, guid and seq are
+ * handed between the writer and the reader threads: accessed atomically. */
+typedef struct takt__dds_call {
+  uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
+  uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
+  int64_t seq;
+} takt__dds_call_t;
+
+typedef struct takt__dds_route {
+  /* [const] once the route is published (n_routes counts it) */
+  takt_topic_t *topic;       /* topics only */
+  struct ddsi_sertype *st;   /* the one the DDS topic uses (Cyclone's reference) */
+  dds_entity_t dds_topic, endpoint; /* topics: a writer or a reader; services: the request's */
+  struct ddsi_sertype *st2;  /* services: the reply's */
+  dds_entity_t dds_topic2, endpoint2;
+  takt_dds_qos_t qos;
+  uint8_t priority;
+  uint8_t kind;    /* TAKT__DDS_* */
+  uint8_t mapping; /* services: takt_dds_service_mapping_t */
+  bool exported;   /* topics: TOPIC_OUT */
+  uint64_t guid;   /* client routes: the id our requests carry */
+  /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
+     the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
+     fifo_tail; atomics) */
+  int64_t next_seq;
+  uint32_t fifo_head, fifo_tail;
+  uint32_t fifo[TAKT_DDS_MAX_CALLS];
+  takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
+  char topic_name[TAKT__DDS_NAME_MAX], type_name[TAKT__DDS_NAME_MAX];
+  char topic_name2[TAKT__DDS_NAME_MAX], type_name2[TAKT__DDS_NAME_MAX];
+} takt__dds_route_t;
+
+typedef struct takt__dds_slot {
+  uint32_t route, len;
+  uint8_t bytes[]; /* max_payload */
+} takt__dds_slot_t;
+
+typedef struct takt__dds_counters {
+  uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
+      incompatible_qos, requests_dropped, replies_dropped; /* atomic */
+} takt__dds_counters_t;
+
+static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
+static inline uint64_t takt__dds_read(const uint64_t *c) { return __atomic_load_n(c, __ATOMIC_RELAXED); }
+
+struct takt_dds {
+  /* [const] after creation */
+  takt_context_t *ctx;
+  takt_bridge_t *bridge; /* set by start, before any route */
+  takt__dds_route_t *routes;
+  uint32_t max_routes, max_payload;
+  uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
+  dds_entity_t participant, waitset, stop_guard;
+  takt_thread_attr_t rx_attr, tx_attr;
+  takt_thread_t rx_thread, tx_thread;
+  bool rx_running, tx_running; /* [creation/stop thread] */
+  /* the writer's queue: slots [tx_tail, tx_head) are queued, a ring of tx_cap slots */
+  takt__lock_t tx_lock;
+  uint8_t *tx_slots;
+  size_t slot_stride;
+  uint32_t tx_cap;
+  uint32_t tx_head, tx_tail; /* [tx_lock] */
+  bool tx_stopping;          /* [tx_lock] */
+  takt_wakeup_t tx_wake;    /* posted by send and stop: the writer waits on it */
+  takt_wakeup_t tx_drained; /* posted by the writer when the queue is empty (takt_dds_wait_acked) */
+  /* the reader thread's own */
+  dds_attach_t *rx_attach; /* max_routes + 1 */
+  uint8_t *rx_buf;         /* max_payload */
+  takt__dds_counters_t stats;
+};
+
+#endif

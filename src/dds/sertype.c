@@ -1,0 +1,265 @@
+/* takt's serialized data as Cyclone DDS carries it: a sertype per takt type (named by its ROS 2
+ * DDS type name, keyless) whose serdata is the bytes takt's own codecs produce, encapsulation
+ * header included. Cyclone never sees a sample of it: takt writes with dds_writecdr and takes with
+ * dds_takecdr, and its codecs (the type support's hooks) run in the bridge. */
+#include <stdio.h>
+#include <string.h>
+
+#include <dds/ddsi/q_radmin.h>
+#include <dds/ddsrt/heap.h>
+
+#include "dds_impl.h"
+
+#if TAKT_WITH_PUBSUB
+
+/* ---- serdata -------------------------------------------------------------------------------- */
+
+static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                     size_t size) {
+  if (size > UINT32_MAX - 8u) return NULL;
+  size_t room = (size + 3u) & ~(size_t)3u; /* to_ser may be asked up to the next multiple of 4 */
+  takt__dds_serdata_t *d = ddsrt_malloc(sizeof *d + room);
+  if (d == NULL) return NULL;
+  ddsi_serdata_init(&d->c, type, kind);
+  d->c.hash = type->serdata_basehash; /* keyless: one instance */
+  memset(d->bytes + size, 0, room - size);
+  return d;
+}
+
+/* The size is stored last, with release, and read with acquire: a serdata made on one thread is
+ * read on another through Cyclone's queues, whose ordering a checker such as ThreadSanitizer
+ * cannot see in an uninstrumented library; this makes the hand-over explicit. */
+static struct ddsi_serdata *sd_publish(takt__dds_serdata_t *d, size_t size) {
+  __atomic_store_n(&d->size, (uint32_t)size, __ATOMIC_RELEASE);
+  return &d->c;
+}
+
+static uint32_t sd_size(const takt__dds_serdata_t *d) {
+  return __atomic_load_n(&d->size, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t sd_get_size(const struct ddsi_serdata *dcmn) {
+  return sd_size((const takt__dds_serdata_t *)dcmn);
+}
+
+static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b) {
+  (void)a;
+  (void)b;
+  return true; /* keyless */
+}
+
+static void sd_free(struct ddsi_serdata *dcmn) { ddsrt_free(dcmn); }
+
+static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                        const struct nn_rdata *fragchain, size_t size) {
+  takt__dds_serdata_t *d = sd_alloc(type, kind, size);
+  if (d == NULL) return NULL;
+  /* fragments are byte ranges [min, maxp1) of the sample, in order, possibly overlapping */
+  uint32_t off = 0;
+  for (; fragchain != NULL; fragchain = fragchain->nextfrag) {
+    if (fragchain->maxp1 > off && fragchain->min <= off) {
+      const uint8_t *payload =
+          NN_RMSG_PAYLOADOFF(fragchain->rmsg, NN_RDATA_PAYLOAD_OFF(fragchain));
+      uint32_t n = fragchain->maxp1 - off;
+      if ((size_t)off + n > size) n = (uint32_t)(size - off);
+      memcpy(d->bytes + off, payload + (off - fragchain->min), n);
+      off += n;
+    }
+  }
+  if (off != size) { /* a gap: not a whole sample */
+    ddsrt_free(d);
+    return NULL;
+  }
+  return sd_publish(d, size);
+}
+
+static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type,
+                                            enum ddsi_serdata_kind kind, ddsrt_msg_iovlen_t niov,
+                                            const ddsrt_iovec_t *iov, size_t size) {
+  takt__dds_serdata_t *d = sd_alloc(type, kind, size);
+  if (d == NULL) return NULL;
+  size_t off = 0;
+  for (ddsrt_msg_iovlen_t i = 0; i < niov && off < size; i++) {
+    size_t n = iov[i].iov_len;
+    if (n > size - off) n = size - off;
+    memcpy(d->bytes + off, iov[i].iov_base, n);
+    off += n;
+  }
+  if (off != size) {
+    ddsrt_free(d);
+    return NULL;
+  }
+  return sd_publish(d, size);
+}
+
+static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type,
+                                            const struct ddsi_keyhash *keyhash) {
+  (void)keyhash; /* keyless: the key is empty */
+  takt__dds_serdata_t *d = sd_alloc(type, SDK_KEY, 0);
+  return d != NULL ? sd_publish(d, 0) : NULL;
+}
+
+static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type,
+                                           enum ddsi_serdata_kind kind, const void *sample) {
+  (void)type;
+  (void)kind;
+  (void)sample;
+  return NULL; /* takt writes serialized data only */
+}
+
+static struct ddsi_serdata *sd_to_untyped(const struct ddsi_serdata *dcmn) {
+  takt__dds_serdata_t *d = sd_alloc(dcmn->type, SDK_KEY, 0); /* the (empty) key only */
+  if (d == NULL) return NULL;
+  d->c.type = NULL;
+  return sd_publish(d, 0);
+}
+
+static void sd_to_ser(const struct ddsi_serdata *dcmn, size_t off, size_t sz, void *buf) {
+  const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)dcmn;
+  (void)sd_size(d);                /* acquire: the bytes are complete */
+  memcpy(buf, d->bytes + off, sz); /* off + sz <= alignup4(size), all allocated */
+}
+
+static struct ddsi_serdata *sd_to_ser_ref(const struct ddsi_serdata *dcmn, size_t off, size_t sz,
+                                          ddsrt_iovec_t *ref) {
+  const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)dcmn;
+  (void)sd_size(d);
+  ref->iov_base = (void *)(uintptr_t)(d->bytes + off);
+  ref->iov_len = (ddsrt_iov_len_t)sz;
+  return ddsi_serdata_ref(dcmn);
+}
+
+static void sd_to_ser_unref(struct ddsi_serdata *dcmn, const ddsrt_iovec_t *ref) {
+  (void)ref;
+  ddsi_serdata_unref(dcmn);
+}
+
+static bool sd_to_sample(const struct ddsi_serdata *dcmn, void *sample, void **bufptr, void *buflim) {
+  (void)dcmn;
+  (void)sample;
+  (void)bufptr;
+  (void)buflim;
+  return false; /* takt takes serialized data only */
+}
+
+static bool sd_untyped_to_sample(const struct ddsi_sertype *type, const struct ddsi_serdata *d,
+                                 void *sample, void **bufptr, void *buflim) {
+  (void)type;
+  (void)d;
+  (void)sample;
+  (void)bufptr;
+  (void)buflim;
+  return true; /* keyless: no key fields to fill */
+}
+
+static size_t sd_print(const struct ddsi_sertype *type, const struct ddsi_serdata *dcmn, char *buf,
+                       size_t size) {
+  (void)type;
+  int n = snprintf(buf, size, "(%u bytes of CDR)", sd_size((const takt__dds_serdata_t *)dcmn));
+  return n < 0 ? 0 : (size_t)n;
+}
+
+static void sd_get_keyhash(const struct ddsi_serdata *d, struct ddsi_keyhash *buf, bool force_md5) {
+  (void)d;
+  (void)force_md5;
+  memset(buf, 0, sizeof *buf);
+}
+
+static const struct ddsi_serdata_ops k_serdata_ops = {
+    .eqkey = sd_eqkey, .get_size = sd_get_size, .from_ser = sd_from_ser,
+    .from_ser_iov = sd_from_ser_iov, .from_keyhash = sd_from_keyhash, .from_sample = sd_from_sample,
+    .to_ser = sd_to_ser, .to_ser_ref = sd_to_ser_ref, .to_ser_unref = sd_to_ser_unref,
+    .to_sample = sd_to_sample, .to_untyped = sd_to_untyped,
+    .untyped_to_sample = sd_untyped_to_sample, .free = sd_free, .print = sd_print,
+    .get_keyhash = sd_get_keyhash};
+
+struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len) {
+  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, len);
+  if (d == NULL) return NULL;
+  memcpy(d->bytes, bytes, len);
+  d->c.timestamp.v = dds_time();
+  d->c.statusinfo = 0;
+  return sd_publish(d, len);
+}
+
+struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
+                                            const uint8_t *body, uint32_t blen) {
+  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, (size_t)hlen + blen);
+  if (d == NULL) return NULL;
+  memcpy(d->bytes, head, hlen);
+  memcpy(d->bytes + hlen, body, blen);
+  d->c.timestamp.v = dds_time();
+  d->c.statusinfo = 0;
+  return sd_publish(d, (size_t)hlen + blen);
+}
+
+/* ---- sertype -------------------------------------------------------------------------------- */
+
+static void st_free(struct ddsi_sertype *tp) {
+  ddsi_sertype_fini(tp);
+  ddsrt_free(tp);
+}
+
+static void st_zero_samples(const struct ddsi_sertype *d, void *samples, size_t count) {
+  (void)d;
+  (void)samples;
+  (void)count;
+}
+
+static void st_realloc_samples(void **ptrs, const struct ddsi_sertype *d, void *old, size_t oldcount,
+                               size_t count) {
+  (void)d;
+  (void)old;
+  (void)oldcount;
+  for (size_t i = 0; i < count; i++) ptrs[i] = NULL; /* no sample type */
+}
+
+static void st_free_samples(const struct ddsi_sertype *d, void **ptrs, size_t count, dds_free_op_t op) {
+  (void)d;
+  (void)ptrs;
+  (void)count;
+  (void)op;
+}
+
+static bool st_equal(const struct ddsi_sertype *a, const struct ddsi_sertype *b) {
+  (void)a;
+  (void)b;
+  return true; /* same DDS type name and operations: the same takt codec */
+}
+
+static uint32_t st_hash(const struct ddsi_sertype *tp) {
+  (void)tp;
+  return 0x74616b74u; /* the generic part (type name, operations) distinguishes them */
+}
+
+static size_t st_get_serialized_size(const struct ddsi_sertype *d, const void *sample) {
+  (void)d;
+  (void)sample;
+  return SIZE_MAX; /* no sample type: an error by Cyclone's convention */
+}
+
+static bool st_serialize_into(const struct ddsi_sertype *d, const void *sample, void *dst,
+                              size_t dst_size) {
+  (void)d;
+  (void)sample;
+  (void)dst;
+  (void)dst_size;
+  return false;
+}
+
+static const struct ddsi_sertype_ops k_sertype_ops = {
+    .version = ddsi_sertype_v0, .arg = NULL, .free = st_free, .zero_samples = st_zero_samples,
+    .realloc_samples = st_realloc_samples, .free_samples = st_free_samples, .equal = st_equal,
+    .hash = st_hash, .type_id = NULL, .type_map = NULL, .type_info = NULL, .derive_sertype = NULL,
+    .get_serialized_size = st_get_serialized_size, .serialize_into = st_serialize_into};
+
+struct ddsi_sertype *takt__dds_sertype_new(const char *type_name) {
+  struct ddsi_sertype *st = ddsrt_malloc(sizeof *st);
+  if (st == NULL) return NULL;
+  ddsi_sertype_init_flags(st, type_name, &k_sertype_ops, &k_serdata_ops,
+                          DDSI_SERTYPE_FLAG_TOPICKIND_NO_KEY);
+  st->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
+  return st;
+}
+
+#endif /* TAKT_WITH_PUBSUB */

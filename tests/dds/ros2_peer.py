@@ -1,0 +1,286 @@
+"""A ROS 2 peer for the DDS bridge tests: rclpy (Fast DDS) or PyPI cyclonedds, talker or
+listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loopback).
+
+  ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
+  ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
+  ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+  ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
+  ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
+  ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
+      (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
+      identity in front of the request's fields, echoed by the reply)
+A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
+and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
+`answer <i> <0|1> <message>` for each, exit 0 when all were answered.
+TYPE: string (std_msgs/msg/String), header (std_msgs/msg/Header) or image (sensor_msgs/msg/Image,
+640x480 rgb8, byte j of image i = (31 j + i) mod 256, frame_id PREFIX<i>).
+A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>` /
+`got <frame_id> <width>x<height> <encoding> <step> <crc32 of data>`) and
+exits 0 after COUNT, 2 on timeout. A talker waits for a subscriber, then publishes COUNT
+messages `PREFIX <i>` (a Header: frame_id PREFIX<i>, stamp sec=i, nanosec=1000*i) and waits for
+them to be acknowledged."""
+import sys
+import time
+
+
+
+W, H = 640, 480
+
+
+def image_bytes(i):
+    import numpy as np
+    return ((np.arange(W * H * 3, dtype=np.uint32) * 31 + i) & 0xFF).astype(np.uint8).tobytes()
+
+
+def make(kind, prefix, i):
+    if kind == "image":
+        m = Image()
+        m.header.frame_id = f"{prefix}{i}"
+        m.height, m.width, m.encoding, m.step = H, W, "rgb8", W * 3
+        m.data = image_bytes(i)
+        return m
+    if kind == "string":
+        m = String()
+        m.data = f"{prefix} {i}"
+        return m
+    m = Header()
+    m.frame_id = f"{prefix}{i}"
+    m.stamp.sec = i
+    m.stamp.nanosec = 1000 * i
+    return m
+
+
+def show(kind, m):
+    if kind == "image":
+        import zlib
+        return f"got {m.header.frame_id} {m.width}x{m.height} {m.encoding} {m.step} {zlib.crc32(bytes(m.data)):08x}"
+    if kind == "string":
+        return f"got {m.data}"
+    return f"got {m.frame_id} {m.stamp.sec} {m.stamp.nanosec}"
+
+
+def cyclone_talk(topic, count, period, prefix):
+    """A bare Cyclone DDS writer (the PyPI cyclonedds package and its own libddsc) of ROS 2's
+    std_msgs/String as rmw_cyclonedds names it: rt/TOPIC, std_msgs::msg::dds_::String_, XCDR1."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+        data: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(count + 10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    tp = Topic(dp, f"rt/{topic}", String_, qos=qos)
+    dw = DataWriter(dp, tp, qos=qos)
+    deadline = time.monotonic() + 20
+    while not dw.get_matched_subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not dw.get_matched_subscriptions():
+        print("no subscriber matched", flush=True)
+        return 2
+    print("matched", flush=True)
+    time.sleep(0.5)
+    for i in range(count):
+        dw.write(String_(data=f"{prefix} {i}"))
+        time.sleep(period)
+    time.sleep(1.0)  # reliable: let the last ones be acknowledged before the participant goes
+    print("sent", count, flush=True)
+    return 0
+
+
+def answer_of(data):
+    return (not data), ("was on" if data else "was off")
+
+
+def rclpy_service(mode, name, count, timeout):
+    import rclpy
+    from std_srvs.srv import SetBool
+    rclpy.init()
+    node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
+    rc = 0
+    if mode == "serve":
+        served = []
+
+        def cb(req, resp):
+            resp.success, resp.message = answer_of(req.data)
+            served.append(req.data)
+            print(f"served {'on' if req.data else 'off'}", flush=True)
+            return resp
+        node.create_service(SetBool, name, cb)
+        print("serving", flush=True)
+        deadline = time.monotonic() + timeout
+        while len(served) < count and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        end = time.monotonic() + 0.5  # the last reply leaves
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        rc = 0 if len(served) == count else 2
+    else:
+        cli = node.create_client(SetBool, name)
+        if not cli.wait_for_service(timeout_sec=20):
+            print("no service", flush=True)
+            rc = 2
+        else:
+            time.sleep(0.5)
+            for i in range(count):
+                req = SetBool.Request()
+                req.data = i % 2 == 0
+                fut = cli.call_async(req)
+                rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout)
+                if not fut.done():
+                    print(f"no answer {i}", flush=True)
+                    rc = 2
+                    break
+                r = fut.result()
+                print(f"answer {i} {int(r.success)} {r.message}", flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return rc
+
+
+def cyclone_service(mode, name, count, timeout):
+    """rmw_cyclonedds's service mapping from a bare Cyclone DDS participant."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.idl.types import int64, uint64
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class SetBool_Request_(IdlStruct, typename="std_srvs::srv::dds_::SetBool_Request_"):
+        guid: uint64
+        seq: int64
+        data: bool
+
+    @dataclass
+    class SetBool_Response_(IdlStruct, typename="std_srvs::srv::dds_::SetBool_Response_"):
+        guid: uint64
+        seq: int64
+        success: bool
+        message: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    rq = Topic(dp, f"rq/{name}Request", SetBool_Request_, qos=qos)
+    rr = Topic(dp, f"rr/{name}Reply", SetBool_Response_, qos=qos)
+    deadline = time.monotonic() + timeout
+    if mode == "cyclone-serve":
+        rd, wr = DataReader(dp, rq, qos=qos), DataWriter(dp, rr, qos=qos)
+        print("serving", flush=True)
+        served = 0
+        while served < count and time.monotonic() < deadline:
+            for q in rd.take(N=10):
+                ok, msg = answer_of(q.data)
+                wr.write(SetBool_Response_(guid=q.guid, seq=q.seq, success=ok, message=msg))
+                served += 1
+                print(f"served {'on' if q.data else 'off'}", flush=True)
+            time.sleep(0.01)
+        time.sleep(1.0)  # the last replies are acknowledged
+        return 0 if served == count else 2
+    wr, rd = DataWriter(dp, rq, qos=qos), DataReader(dp, rr, qos=qos)
+    while (not wr.get_matched_subscriptions() or not rd.get_matched_publications()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not wr.get_matched_subscriptions() or not rd.get_matched_publications():
+        print("no service", flush=True)
+        return 2
+    time.sleep(0.5)
+    guid = 0x74616B7470656572  # this caller's id; replies for another are not ours
+    # all requests at once: the server has them in flight together, replies are matched by seq
+    for i in range(count):
+        wr.write(SetBool_Request_(guid=guid, seq=1000 + i, data=(i % 2 == 0)))
+    got = {}
+    while len(got) < count and time.monotonic() < deadline:
+        for r in rd.take(N=10):
+            if r.guid == guid and 1000 <= r.seq < 1000 + count:
+                got[r.seq - 1000] = r
+        time.sleep(0.01)
+    for i in sorted(got):
+        print(f"answer {i} {int(got[i].success)} {got[i].message}", flush=True)
+    return 0 if len(got) == count else 2
+
+
+def main():
+    mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    count = int(sys.argv[4])
+    if mode in ("serve", "call"):
+        sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))
+    if mode in ("cyclone-serve", "cyclone-call"):
+        sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))
+    if mode == "cyclone-talk":
+        sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
+    global rclpy, String, Header, Image
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy
+    from sensor_msgs.msg import Image
+    from std_msgs.msg import Header, String
+    cls = {"string": String, "header": Header, "image": Image}[kind]
+    # images: transient-local (a latched topic) on both sides, so a reader that synchronises with
+    # the writer after the first fragmented sample was sent still gets it from the history
+    durability = DurabilityPolicy.TRANSIENT_LOCAL if kind == "image" else DurabilityPolicy.VOLATILE
+    qos = QoSProfile(depth=count + 10, reliability=ReliabilityPolicy.RELIABLE,
+                     history=HistoryPolicy.KEEP_LAST, durability=durability)
+    rclpy.init()
+    node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
+    rc = 0
+    if mode == "talk-best-effort":  # publishes whether or not anyone matches
+        period, prefix = float(sys.argv[5]), sys.argv[6]
+        be = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+                        history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.VOLATILE)
+        pub = node.create_publisher(cls, topic, be)
+        for i in range(count):
+            pub.publish(make(kind, prefix, i))
+            rclpy.spin_once(node, timeout_sec=period)
+        print("sent", count, flush=True)
+    elif mode == "talk":
+        period, prefix = float(sys.argv[5]), sys.argv[6]
+        pub = node.create_publisher(cls, topic, qos)
+        deadline = time.monotonic() + 20
+        while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if pub.get_subscription_count() == 0:
+            print("no subscriber matched", flush=True)
+            rc = 2
+        else:
+            print("matched", flush=True)
+            time.sleep(0.5)
+            for i in range(count):
+                pub.publish(make(kind, prefix, i))
+                time.sleep(period)
+            pub.wait_for_all_acked(rclpy.duration.Duration(seconds=5))
+            print("sent", count, flush=True)
+    else:
+        timeout = float(sys.argv[5])
+        got = []
+        node.create_subscription(cls, topic, lambda m: (got.append(m), print(show(kind, m), flush=True)), qos)
+        print("listening", flush=True)
+        deadline = time.monotonic() + timeout
+        while len(got) < count and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        rc = 0 if len(got) >= count else 2
+        # anything beyond COUNT within a short grace is printed too (duplicates show)
+        end = time.monotonic() + 0.5
+        while rc == 0 and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    node.destroy_node()
+    rclpy.shutdown()
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
