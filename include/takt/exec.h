@@ -178,6 +178,10 @@ takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_s
 /** A source has new items: wake the executor if it waits. Thread-safe; takes the executor's
  * lock. */
 void takt_executor_wake(takt_executor_t *exec);
+/** The same from an interrupt handler (a UART's receive or transmit-complete interrupt):
+ * interrupt-safe, takes no takt lock (takt_event_post). The executor's next wait returns at once
+ * and its next round asks its sources. On POSIX, from a thread that holds no takt lock. O(1). */
+void takt_executor_wake_isr(takt_executor_t *exec);
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind);
 /** Parse "tide" / "batch" / "preempt" / "waitset". TAKT_EINVAL otherwise. */

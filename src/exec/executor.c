@@ -467,6 +467,10 @@ void takt_executor_wake(takt_executor_t *exec) {
   takt__exec_unlock(exec);
 }
 
+void takt_executor_wake_isr(takt_executor_t *exec) {
+  if (exec != NULL) takt_event_post(&exec->wake);
+}
+
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo) {
   int32_t best = fifo ? -1 : min_priority;
   int32_t which = -1;
