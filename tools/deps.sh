@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(cmake ninja-build gcc g++ make libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests stress-ng
       ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
       python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev
+      gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,0 +1,17 @@
+/* Functions the Cortex-M port's files share (start-up, interrupt entry points, sleeping). */
+#ifndef TAKT_PORT_CORTEXM_IMPL_H
+#define TAKT_PORT_CORTEXM_IMPL_H
+
+#include <stdint.h>
+
+void takt__cortexm_clock_init(void);
+void takt__cortexm_sleep_init(void);
+void takt__cortexm_console_init(void);
+void takt__cortexm_clock_isr(void);
+void takt__cortexm_sleep_isr(void);
+void takt__uart_pace_isr(void);
+/** With interrupts masked: arm the sleep timer for abs_ns (unless infinite) and WFI. The
+ * caller unmasks, lets the interrupt run, and tests its condition again. */
+void takt__cortexm_sleep_step(int64_t abs_ns);
+
+#endif
