@@ -275,6 +275,33 @@ static void origin_times(void) {
   }
 }
 
+/* On a port without threads preempt cannot start its workers: an error, not a crash, and the
+ * context stays usable; waitset runs with one thread (takt_port_cpu_count() is 1), the caller's,
+ * as rclcpp's single-threaded executor does. */
+static void threaded_kinds(void) {
+  fw_printf("preempt refused without threads, waitset on the caller's thread\n");
+  if (!context_up()) return;
+  const takt_executor_kind_t kinds[2] = {TAKT_EXEC_PREEMPT, TAKT_EXEC_WAITSET};
+  for (int i = 0; i < 2; i++) {
+    takt_executor_t *e = NULL;
+    takt_err_t rc = takt_executor_create(ctx, kinds[i], NULL, &e);
+    if (rc == TAKT_OK) { /* created: it must fail when it would start its threads */
+      node = NULL;
+      CHECK_EQ(takt_node_create(ctx, "n", &node), TAKT_OK);
+      CHECK_EQ(takt_executor_add_node(e, node), TAKT_OK);
+      rc = takt_executor_spin_until(e, takt_clock_now(&clock) + MS);
+      CHECK_EQ(takt_executor_destroy(e), TAKT_OK);
+      CHECK_EQ(takt_node_destroy(node), TAKT_OK);
+    }
+    char r[24];
+    fw_printf("  %s: %s (%s)\n", takt_executor_kind_name(kinds[i]), fw_i64(rc, r),
+              takt_strerror(rc));
+    if (kinds[i] == TAKT_EXEC_PREEMPT) CHECK(rc < 0);
+    else CHECK_EQ(rc, TAKT_OK);
+  }
+  context_down();
+}
+
 void test_tide_batch(void) {
   scenario("pods priorities: chain rank major, position minor", TAKT_EXEC_TIDE, 0,
            pods_priorities);
@@ -288,4 +315,5 @@ void test_tide_batch(void) {
   scenario("batch: the whole ready set in one round", TAKT_EXEC_BATCH, 0, batch_whole_set);
   scenario("tide: publications inherit the releasing job's origin time", TAKT_EXEC_TIDE, 0,
            origin_times);
+  threaded_kinds();
 }
