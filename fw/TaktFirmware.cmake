@@ -34,6 +34,12 @@ foreach(board ${TAKT_FW_BOARDS})
                        -DWORKDIR=${fw_bin}/run-${group} -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
       set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 120 LABELS firmware)
     endforeach()
+    # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
+    add_test(NAME fw_entity_sizes_${board}
+             COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio
+                     -semihosting-config enable=on,target=native -kernel ${fw_bin}/takt-fw-sizes.elf)
+    set_tests_properties(fw_entity_sizes_${board} PROPERTIES TIMEOUT 60 LABELS firmware
+                         PASS_REGULAR_EXPRESSION "\"pointer_bytes\": 4, \"rows\": \\[\\{\"entity\": \"context\"")
   endif()
 endforeach()
 if(TAKT_BUILD_TESTS AND NOT TAKT_QEMU_ARM)
