@@ -32,5 +32,6 @@ void test_tide_batch(void);
 void test_clock(void);
 void test_uart(void);
 void test_uart_rx(void);
+void test_frame(void);
 
 #endif

@@ -15,6 +15,7 @@ static const group_t groups[] = {
     {"clock", test_clock},
     {"uart", test_uart},
     {"uart_rx", test_uart_rx},
+    {"frame", test_frame},
 };
 
 static bool named(const char *cmdline, const char *name) {
