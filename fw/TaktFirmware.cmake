@@ -34,6 +34,19 @@ foreach(board ${TAKT_FW_BOARDS})
                        -DWORKDIR=${fw_bin}/run-${group} -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
       set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 120 LABELS firmware)
     endforeach()
+    # failures end QEMU with their status and a line after the console's pending output
+    foreach(fail "fault;4;fault: an undefined instruction next\ntakt: fault: exception 0x00000003"
+                 "mutex_twice;70;mutex: taken twice next\ntakt: fatal: a takt mutex taken twice")
+      list(GET fail 0 group)
+      list(GET fail 1 status)
+      list(GET fail 2 expect)
+      add_test(NAME fw_${group}_${board}
+               COMMAND ${CMAKE_COMMAND} -DQEMU=${TAKT_QEMU_ARM} -DBOARD=${board}
+                       -DELF=${fw_bin}/takt-fw-tests.elf -DGROUPS=${group} -DSLEEP=off
+                       -DWORKDIR=${fw_bin}/run-${group} -DEXPECT_STATUS=${status}
+                       "-DEXPECT=${expect}" -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
+      set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
+    endforeach()
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
     add_test(NAME fw_entity_sizes_${board}
              COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio

@@ -31,9 +31,14 @@ execute_process(
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err)
 message("${out}${err}")
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "firmware ${ELF} on ${BOARD} (${GROUPS}): exit status ${rc}")
+# A test of a failure names the status and the line it must end with (EXPECT_STATUS, EXPECT).
+if(NOT DEFINED EXPECT_STATUS)
+  set(EXPECT_STATUS 0)
+  set(EXPECT "PASSED: [0-9]+ checks, 0 failed")
 endif()
-if(NOT out MATCHES "PASSED: [0-9]+ checks, 0 failed")
-  message(FATAL_ERROR "firmware ${ELF} on ${BOARD} (${GROUPS}): no PASSED line")
+if(NOT rc EQUAL EXPECT_STATUS)
+  message(FATAL_ERROR "firmware ${ELF} on ${BOARD} (${GROUPS}): exit status ${rc}, not ${EXPECT_STATUS}")
+endif()
+if(NOT out MATCHES "${EXPECT}")
+  message(FATAL_ERROR "firmware ${ELF} on ${BOARD} (${GROUPS}): no line matching '${EXPECT}'")
 endif()

@@ -82,7 +82,8 @@ void takt__uart_tx_isr(uint32_t index);
 /* ---- console and board ---------------------------------------------------------------------- */
 
 /** The console: UART0, interrupt-driven, where the C library's stdout and stderr go. The
- * start-up code opens it before main. Writes wait (WFI) for room. */
+ * start-up code opens it before main. Writes wait (WFI) for room, so write from the main loop
+ * (an interrupt handler above the UART's priority would wait for ever on a full ring). */
 takt_uart_t *takt_cortexm_console(void);
 /** Write a string to the console (waits for room). */
 void takt_cortexm_puts(const char *s);

@@ -13,5 +13,8 @@ void takt__uart_pace_isr(void);
 /** With interrupts masked: arm the sleep timer for abs_ns (unless infinite) and WFI. The
  * caller unmasks, lets the interrupt run, and tests its condition again. */
 void takt__cortexm_sleep_step(int64_t abs_ns);
+/** End the program with status after a one-line message, from any context (the console is
+ * written by polling). */
+_Noreturn void takt__cortexm_panic(const char *what, int status);
 
 #endif

@@ -124,13 +124,6 @@ void takt_sleep_until(int64_t abs_ns) { (void)wait_flag(NULL, abs_ns); }
 
 /* ---- mutex: a held flag (one thread of control) ---- */
 
-_Noreturn static void fatal(const char *what) {
-  takt_cortexm_puts("takt: fatal: ");
-  takt_cortexm_puts(what);
-  takt_cortexm_puts("\n");
-  takt_cortexm_exit(70);
-}
-
 takt_err_t takt_mutex_init(takt_mutex_t *m) {
   m->held = 0u;
   return TAKT_OK;
@@ -138,7 +131,7 @@ takt_err_t takt_mutex_init(takt_mutex_t *m) {
 void takt_mutex_fini(takt_mutex_t *m) { (void)m; }
 /* Taking a held mutex could only wait for ever: nobody else runs to let go of it. */
 void takt_mutex_lock(takt_mutex_t *m) {
-  if (m->held) fatal("a takt mutex taken twice (or from an interrupt handler)");
+  if (m->held) takt__cortexm_panic("a takt mutex taken twice (or from an interrupt handler)", 70);
   m->held = 1u;
 }
 takt_err_t takt_mutex_trylock(takt_mutex_t *m) {

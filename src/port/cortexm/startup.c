@@ -195,10 +195,23 @@ __attribute__((section(".isr_vector"), used)) const vector_t takt__cortexm_vecto
     takt_cortexm_irq31,
 };
 
-static void put_hex(uint32_t v) {
-  char s[11] = "0x00000000";
-  for (int i = 0; i < 8; i++) s[9 - i] = "0123456789abcdef"[(v >> (4 * i)) & 0xFu];
-  takt_cortexm_puts(s);
+/* ---- the end of a firmware that went wrong: the console written by polling (its interrupt may
+ * be unable to run: a fault or a handler of higher priority), then the exit status ---- */
+
+static void poll_putc(char c) {
+  uint32_t b = MPS2_UART_BASE(0u);
+  while (UART_STATE(b) & UART_STATE_TXFULL) {
+  }
+  UART_DATA(b) = (uint8_t)c;
+}
+
+static void poll_puts(const char *s) {
+  while (*s != '\0') poll_putc(*s++);
+}
+
+static void poll_hex(uint32_t v) {
+  poll_puts("0x");
+  for (int i = 7; i >= 0; i--) poll_putc("0123456789abcdef"[(v >> (4 * i)) & 0xFu]);
 }
 
 static uint32_t active_exception(void) {
@@ -207,22 +220,50 @@ static uint32_t active_exception(void) {
   return ipsr & 0x1FFu;
 }
 
-/* A fault ends the program with status 4 (QEMU exits), naming the exception and the CFSR. */
-static void on_fault(void) {
-  takt_cortexm_puts("takt: fault: exception ");
-  put_hex(active_exception());
-  takt_cortexm_puts(" CFSR ");
-  put_hex(REG32(0xE000ED28u));
-  takt_cortexm_puts("\n");
-  uint32_t block[2] = {ADP_STOPPED_APPLICATION_EXIT, 4u};
+/* Interrupts off; what the console still holds goes out first, so the lines before the failure
+ * are not lost. */
+static void panic_begin(void) {
+  __asm__ volatile("cpsid i" ::: "memory");
+  UART_CTRL(MPS2_UART_BASE(0u)) = UART_CTRL_TXEN; /* no more transmit interrupts */
+  while (console.tx_tail != console.tx_head)
+    poll_putc((char)console_tx[(console.tx_tail++) & (sizeof console_tx - 1u)]);
+}
+
+_Noreturn static void panic_end(int status) {
+  uint32_t block[2] = {ADP_STOPPED_APPLICATION_EXIT, (uint32_t)status};
   for (;;) (void)semihost(SYS_EXIT_EXTENDED, block);
 }
 
+_Noreturn void takt__cortexm_panic(const char *what, int status) {
+  panic_begin();
+  poll_puts("takt: fatal: ");
+  poll_puts(what);
+  poll_puts(" (in exception ");
+  poll_hex(active_exception());
+  poll_puts(")\n");
+  panic_end(status);
+}
+
+/* A fault ends the program with status 4 (QEMU exits), naming the exception, the CFSR and the
+ * faulting address where the CPU recorded one. */
+static void on_fault(void) {
+  panic_begin();
+  poll_puts("takt: fault: exception ");
+  poll_hex(active_exception());
+  poll_puts(" CFSR ");
+  poll_hex(REG32(0xE000ED28u));
+  poll_puts(" BFAR ");
+  poll_hex(REG32(0xE000ED38u));
+  poll_puts("\n");
+  panic_end(4);
+}
+
 static void on_unexpected(void) {
-  takt_cortexm_puts("takt: unexpected exception ");
-  put_hex(active_exception());
-  takt_cortexm_puts("\n");
-  takt_cortexm_exit(3);
+  panic_begin();
+  poll_puts("takt: unexpected exception ");
+  poll_hex(active_exception());
+  poll_puts("\n");
+  panic_end(3);
 }
 
 /* ---- reset ---- */
