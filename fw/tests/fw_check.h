@@ -33,6 +33,7 @@ void test_clock(void);
 void test_uart(void);
 void test_uart_rx(void);
 void test_frame(void);
+void test_swi(void);
 void test_fault(void);
 void test_mutex_twice(void);
 

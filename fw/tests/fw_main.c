@@ -16,6 +16,7 @@ static const group_t groups[] = {
     {"uart", test_uart},
     {"uart_rx", test_uart_rx},
     {"frame", test_frame},
+    {"swi", test_swi},
     /* these two end the program (fw/tests/test_fail.c): only when named */
     {"fault", test_fault},
     {"mutex_twice", test_mutex_twice},

@@ -25,7 +25,12 @@ typedef enum {
   /** rclcpp's executors: wait set refreshed only when its snapshot is used up, timers before
    * subscriptions before services before clients, registration order; threads > 1 reproduces the
    * multi-threaded executor (one lock around the shared wait set). The baseline of ROS^RT. */
-  TAKT_EXEC_WAITSET = 3
+  TAKT_EXEC_WAITSET = 3,
+  /** Preemption without threads, on the port's software interrupts (Cortex-M: NVIC levels, as
+   * RTIC schedules): a release pends the interrupt of its callback's level, a higher level
+   * preempts a lower one on one stack, a mutually exclusive group runs under its priority
+   * ceiling. TAKT_ENOTSUP on ports without software interrupts (POSIX) and on a FAKE clock. */
+  TAKT_EXEC_SWI = 4
 } takt_executor_kind_t;
 
 /** How the preempt executor releases timer jobs. */

@@ -159,6 +159,33 @@ uint32_t takt_port_prio_native(int32_t prio);
 /** Which of the TAKT_PORT_PRIO_LEVELS levels prio maps to: 0 the least urgent. */
 uint32_t takt_port_prio_level(int32_t prio);
 
+/* ---- software interrupts (ports without threads; TAKT_ENOTSUP on POSIX) --------------------- */
+
+/* One software interrupt per level: levels 0 .. TAKT_PORT_PRIO_LEVELS - 1 run callbacks at the
+ * urgency of takt_port_prio_level's levels, level TAKT_PORT_PRIO_LEVELS (TAKT_SWI_RELEASE) runs
+ * above them all, below the port's own interrupts (clock, sleep, UART). A pended level runs as
+ * soon as nothing of its level or above runs, and preempts anything below it on the same stack
+ * (as RTIC schedules). While a takt mutex is held no software interrupt runs (the mutex raises
+ * the ceiling to TAKT_SWI_RELEASE), so a handler may use everything a callback uses. */
+#define TAKT_SWI_RELEASE TAKT_PORT_PRIO_LEVELS
+
+typedef void (*takt_swi_fn)(void *arg, uint32_t level);
+
+/** Attach fn to level's software interrupt. TAKT_EINVAL for a level above TAKT_SWI_RELEASE,
+ * TAKT_EBUSY if attached already, TAKT_ENOTSUP on a port without them. */
+takt_err_t takt_swi_attach(uint32_t level, takt_swi_fn fn, void *arg);
+void takt_swi_detach(uint32_t level);
+/** Make level's handler run (once, however often pended before it runs). Interrupt-safe. */
+void takt_swi_pend(uint32_t level);
+/** Raise the priority ceiling: no software interrupt of level <= level runs until the matching
+ * exit (a mutually exclusive group's members, Stack Resource Policy). Nests; returns what to give
+ * back to takt_swi_ceiling_exit, at the same depth of takt mutexes held. */
+uint32_t takt_swi_ceiling_enter(uint32_t level);
+void takt_swi_ceiling_exit(uint32_t prev);
+/** Pend TAKT_SWI_RELEASE at abs_ns (monotonic; one alarm: a later call replaces it;
+ * TAKT_TIME_INFINITE cancels it). Interrupt-safe. */
+void takt_swi_alarm(int64_t abs_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,9 @@ void takt__cortexm_console_init(void);
 void takt__cortexm_clock_isr(void);
 void takt__cortexm_sleep_isr(void);
 void takt__uart_pace_isr(void);
+void takt__cortexm_alarm_isr(void);
+/** The NVIC priority value of a software-interrupt level. */
+uint32_t takt__cortexm_level_nvic(uint32_t level);
 /** With interrupts masked: arm the sleep timer for abs_ns (unless infinite) and WFI. The
  * caller unmasks, lets the interrupt run, and tests its condition again. */
 void takt__cortexm_sleep_step(int64_t abs_ns);

@@ -29,10 +29,13 @@ static uint64_t clock_ticks(void) {
 }
 
 void takt__cortexm_clock_isr(void) {
-  DT_INTCLR = 1u;
-  clk_epoch += (uint64_t)clk_seg + 1u;
-  clk_seg = 0xFFFFFFFFu; /* free-running: every later countdown starts from the top */
-  clk_wraps++;
+  if (DT_MIS & 1u) {
+    DT_INTCLR = 1u;
+    clk_epoch += (uint64_t)clk_seg + 1u;
+    clk_seg = 0xFFFFFFFFu; /* free-running: every later countdown starts from the top */
+    clk_wraps++;
+  }
+  if (DT2_MIS & 1u) takt__cortexm_alarm_isr(); /* the second counter: takt_swi_alarm */
 }
 
 void takt_cortexm_clock_restart(uint32_t ticks_to_wrap) {
@@ -122,7 +125,67 @@ void takt__cortexm_sleep_step(int64_t abs_ns) {
 
 void takt_sleep_until(int64_t abs_ns) { (void)wait_flag(NULL, abs_ns); }
 
-/* ---- mutex: a held flag (one thread of control) ---- */
+/* ---- mutexes: a held flag and the software-interrupt ceiling ----
+ * One thread of control, plus software interrupts (takt_swi_*) that run callbacks at NVIC
+ * levels: while any takt mutex is held, BASEPRI masks every software interrupt, so nothing that
+ * could take the mutex runs and a held mutex is never waited for (taking one twice is a bug: it
+ * ends the program). The port's own interrupts stay unmasked and never take a takt mutex. */
+
+static uint32_t locks_held;    /* takt mutexes held now, by whichever context runs */
+static uint32_t basepri_saved; /* BASEPRI to restore when the last one goes */
+
+static uint32_t basepri_get(void) {
+  uint32_t v;
+  __asm__ volatile("mrs %0, basepri" : "=r"(v));
+  return v;
+}
+static void basepri_set(uint32_t v) { __asm__ volatile("msr basepri, %0" ::"r"(v) : "memory"); }
+
+/* The NVIC value of a software-interrupt level: 0 -> 0xE0 ... TAKT_SWI_RELEASE -> 0x60. */
+uint32_t takt__cortexm_level_nvic(uint32_t level) {
+  return (7u - level) << (8u - TAKT_PORT_NVIC_PRIO_BITS);
+}
+
+/* More masking only: BASEPRI 0 masks nothing, a smaller non-zero value masks more. */
+static uint32_t stricter(uint32_t cur, uint32_t want) {
+  return cur == 0u || want < cur ? want : cur;
+}
+
+static void ceiling_take(void) {
+  uint32_t p = cortexm_primask_save();
+  if (locks_held++ == 0u) {
+    basepri_saved = basepri_get();
+    basepri_set(stricter(basepri_saved, takt__cortexm_level_nvic(TAKT_SWI_RELEASE)));
+  }
+  cortexm_primask_restore(p);
+}
+
+static void ceiling_give(void) {
+  uint32_t p = cortexm_primask_save();
+  if (--locks_held == 0u) basepri_set(basepri_saved);
+  cortexm_primask_restore(p);
+}
+
+uint32_t takt_swi_ceiling_enter(uint32_t level) {
+  uint32_t p = cortexm_primask_save();
+  uint32_t want = takt__cortexm_level_nvic(level), prev;
+  if (locks_held > 0u) { /* masked anyway: the ceiling applies when the last mutex goes */
+    prev = basepri_saved;
+    basepri_saved = stricter(basepri_saved, want);
+  } else {
+    prev = basepri_get();
+    basepri_set(stricter(prev, want));
+  }
+  cortexm_primask_restore(p);
+  return prev;
+}
+
+void takt_swi_ceiling_exit(uint32_t prev) {
+  uint32_t p = cortexm_primask_save();
+  if (locks_held > 0u) basepri_saved = prev;
+  else basepri_set(prev);
+  cortexm_primask_restore(p);
+}
 
 takt_err_t takt_mutex_init(takt_mutex_t *m) {
   m->held = 0u;
@@ -133,13 +196,33 @@ void takt_mutex_fini(takt_mutex_t *m) { (void)m; }
 void takt_mutex_lock(takt_mutex_t *m) {
   if (m->held) takt__cortexm_panic("a takt mutex taken twice (or from an interrupt handler)", 70);
   m->held = 1u;
+  ceiling_take();
 }
 takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
   if (m->held) return TAKT_EBUSY;
   m->held = 1u;
+  ceiling_take();
   return TAKT_OK;
 }
-void takt_mutex_unlock(takt_mutex_t *m) { m->held = 0u; }
+void takt_mutex_unlock(takt_mutex_t *m) {
+  m->held = 0u;
+  ceiling_give();
+}
+
+/* A wait lets go of its mutex while it sleeps (software interrupts may run and take it), and
+ * takes it back before it returns, as a condition variable does. Interrupts masked. */
+static void wait_release(takt_mutex_t *m) {
+  m->held = 0u;
+  if (--locks_held == 0u) basepri_set(basepri_saved);
+}
+static void wait_retake(takt_mutex_t *m) {
+  if (m->held) takt__cortexm_panic("a waiter's mutex held when it woke", 70);
+  m->held = 1u;
+  if (locks_held++ == 0u) {
+    basepri_saved = basepri_get();
+    basepri_set(stricter(basepri_saved, takt__cortexm_level_nvic(TAKT_SWI_RELEASE)));
+  }
+}
 
 /* ---- events ---- */
 
@@ -163,13 +246,32 @@ bool takt_event_take_post(takt_event_t *ev) {
 }
 
 takt_err_t takt_event_wait_until_locked(takt_event_t *ev, takt_mutex_t *m, int64_t abs_ns) {
-  (void)m; /* nobody else can take it while this thread sleeps */
   if (ev->signalled) {
     ev->signalled = false;
     (void)takt_event_take_post(ev);
     return TAKT_OK;
   }
-  return wait_flag(&ev->posted, abs_ns) ? TAKT_OK : TAKT_ETIMEDOUT;
+  for (;;) {
+    uint32_t p = cortexm_primask_save();
+    if (ev->posted != 0u || ev->signalled) { /* signalled by a software interrupt's job */
+      ev->posted = 0u;
+      ev->signalled = false;
+      cortexm_primask_restore(p);
+      return TAKT_OK;
+    }
+    int64_t now = takt_time_now();
+    if (now >= abs_ns) {
+      cortexm_primask_restore(p);
+      return TAKT_ETIMEDOUT;
+    }
+    arm_wakeup(abs_ns, now);
+    wait_release(m);
+    cortexm_wfi();
+    cortexm_primask_restore(p); /* interrupts run here, software ones too */
+    p = cortexm_primask_save();
+    wait_retake(m);
+    cortexm_primask_restore(p);
+  }
 }
 
 /* ---- wake-ups ---- */
@@ -192,7 +294,6 @@ void takt_cond_fini(takt_cond_t *c) { (void)c; }
 void takt_cond_broadcast(takt_cond_t *c) { (void)c; }
 takt_err_t takt_cond_wait_until(takt_cond_t *c, takt_mutex_t *m, int64_t abs_ns) {
   (void)c;
-  (void)m;
   uint32_t p = cortexm_primask_save();
   int64_t now = takt_time_now();
   if (now >= abs_ns) {
@@ -200,7 +301,11 @@ takt_err_t takt_cond_wait_until(takt_cond_t *c, takt_mutex_t *m, int64_t abs_ns)
     return TAKT_ETIMEDOUT;
   }
   arm_wakeup(abs_ns, now);
+  wait_release(m);
   cortexm_wfi();
+  cortexm_primask_restore(p);
+  p = cortexm_primask_save();
+  wait_retake(m);
   cortexm_primask_restore(p);
   return takt_time_now() >= abs_ns ? TAKT_ETIMEDOUT : TAKT_OK;
 }
@@ -246,7 +351,5 @@ takt_irq_state_t takt_critical_enter(void) { return cortexm_primask_save(); }
 void takt_critical_exit(takt_irq_state_t state) { cortexm_primask_restore(state); }
 
 uint32_t takt_port_prio_native(int32_t prio) {
-  uint32_t level = takt_port_prio_level(prio); /* 0 the least urgent */
-  uint32_t nvic = TAKT_PORT_PRIO_LEVELS - 1u - level; /* NVIC: 0 the most urgent */
-  return nvic << (8u - TAKT_PORT_NVIC_PRIO_BITS);
+  return takt__cortexm_level_nvic(takt_port_prio_level(prio));
 }

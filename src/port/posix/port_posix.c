@@ -388,3 +388,17 @@ uint32_t takt_port_prio_native(int32_t prio) {
   if (prio > TAKT_PRIO_MAX) return (uint32_t)TAKT_PRIO_MAX;
   return (uint32_t)prio;
 }
+
+/* ---- software interrupts: none (threads do this work on POSIX) ---- */
+
+takt_err_t takt_swi_attach(uint32_t level, takt_swi_fn fn, void *arg) {
+  (void)level;
+  (void)fn;
+  (void)arg;
+  return TAKT_ENOTSUP;
+}
+void takt_swi_detach(uint32_t level) { (void)level; }
+void takt_swi_pend(uint32_t level) { (void)level; }
+uint32_t takt_swi_ceiling_enter(uint32_t level) { return level; }
+void takt_swi_ceiling_exit(uint32_t prev) { (void)prev; }
+void takt_swi_alarm(int64_t abs_ns) { (void)abs_ns; }
