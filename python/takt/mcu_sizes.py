@@ -42,6 +42,8 @@ TIMING_FILES = ["src/timing/timing.c"]
 EXTRA_ROWS: List[Tuple[str, List[str]]] = [
     ("tide executor (+ shared executor code)", ["src/exec/executor.c", "src/exec/tide.c"]),
     ("batch executor", ["src/exec/batch.c"]),
+    ("swi executor: preempt on NVIC (+ the port's software interrupts)",
+     ["src/exec/swi.c", "src/port/cortexm/swi.c"]),
     ("daemon + framing", ["src/transport/daemon.c", "src/transport/frame.c"]),
     ("Cortex-M port (clock, sleep, UART, start-up)",
      ["src/port/cortexm/port_cortexm.c", "src/port/cortexm/uart.c", "src/port/cortexm/atomic64.c",
@@ -227,10 +229,10 @@ def format_table(r: dict) -> str:
         urt = r["urt_table3"][name]
         lines.append(f"{'  µRT':26}" + "".join(f"{v:>17,}" for v in urt))
     lines += ["", "takt's own parts (complete configuration with QoS):",
-              f"{'':46}{'debug (-Og)':>16}{'release (-Os)':>16}"]
+              f"{'':66}{'debug (-Og)':>16}{'release (-Os)':>16}"]
     for name in dbg["extra"]:
         d, s = dbg["extra"][name], rel["extra"][name]
-        lines.append(f"{name:46}{d['flash']:>16,}{s['flash']:>16,}")
+        lines.append(f"{name:66}{d['flash']:>16,}{s['flash']:>16,}")
     lines.append("(a subsystem's row: how much the core's objects grow when it is compiled in; "
                  "QoS needs publish-subscribe and RPC, so only Complete has it)")
     ent = r.get("entities")

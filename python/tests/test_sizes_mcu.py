@@ -34,7 +34,7 @@ def test_footprint_table_on_cortex_m4(takt):
     # the text form of the same measurement (one compile run for both: it takes half a minute)
     text = mcu_sizes.format_table(t)
     for row in ("Core", "Synchronization", "Publish-subscribe", "RPC", "Complete", "tide executor",
-                "daemon + framing", "Cortex-M port"):
+                "swi executor", "daemon + framing", "Cortex-M port"):
         assert row in text
     assert f"{rel['rows']['Complete']['qos_on']['flash']:,}" in text
     # the per-entity table from the firmware in QEMU, where the main build made it
