@@ -165,7 +165,8 @@ void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
  * urgent item with that of the best pending arrival and, if the item is more urgent (or nothing
  * is pending), has the source deliver it (its payload verified and copied only then, published
  * into a topic, where it becomes an arrival); batch delivers at most one item per round, oldest
- * first (rclc). preempt and waitset take no sources (a bridge's input thread serves them).
+ * first (rclc); swi delivers them from its release level, most urgent first. preempt and waitset
+ * take no sources (a bridge's input thread serves them).
  */
 typedef struct takt_executor_source {
   /** Priority of the item deliver() would deliver, -1 if none. Any thread, no lock held. */
@@ -177,15 +178,16 @@ typedef struct takt_executor_source {
 
 #define TAKT_EXECUTOR_MAX_SOURCES 4
 
-/** Add a source (tide and batch; TAKT_ENOTSUP otherwise, TAKT_EFULL past
+/** Add a source (tide, batch and swi; TAKT_ENOTSUP otherwise, TAKT_EFULL past
  * TAKT_EXECUTOR_MAX_SOURCES). Not while the executor spins (TAKT_EBUSY). */
 takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_source_t *src);
 /** A source has new items: wake the executor if it waits. Thread-safe; takes the executor's
  * lock. */
 void takt_executor_wake(takt_executor_t *exec);
 /** The same from an interrupt handler (a UART's receive or transmit-complete interrupt):
- * interrupt-safe, takes no takt lock (takt_event_post). The executor's next wait returns at once
- * and its next round asks its sources. On POSIX, from a thread that holds no takt lock. O(1). */
+ * interrupt-safe, takes no takt lock (takt_event_post; swi: a pend of its release level). The
+ * executor's next wait returns at once and its next round asks its sources. On POSIX, from a
+ * thread that holds no takt lock. O(1). */
 void takt_executor_wake_isr(takt_executor_t *exec);
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind);

@@ -1,14 +1,16 @@
 /* swi: preemptive fixed-priority scheduling without threads, on the port's software interrupts
- * (RTIC's scheme; issue "takt on a microcontroller"). A callback's priority maps onto one of the
- * port's levels (takt_port_prio_level); each level has a ready heap (by priority, FIFO among
- * equals) and a software interrupt whose handler runs that heap's jobs one after the other. A
- * release — a publication, an executor source, a timer — pends the level's interrupt, so a job
- * of a higher level preempts a running lower one at once, on the same stack. Timers are released
- * by the release level (TAKT_SWI_RELEASE, above every callback level), which the port's alarm
- * pends at the next release. A mutually exclusive group runs its callbacks under a priority
- * ceiling: the level of its most urgent member, so no member can preempt another (Stack
- * Resource Policy). Only on a port with software interrupts (Cortex-M); TAKT_ENOTSUP elsewhere.
- * The spinning thread (the main loop) only sleeps: every job runs in an interrupt. */
+ * (as RTIC schedules). A callback's priority maps onto one of the port's levels
+ * (takt_port_prio_level); each level has a ready heap (by priority, FIFO among equals) and a
+ * software interrupt whose handler runs that heap's jobs one after the other. A release — a
+ * publication, a timer — pends the level's interrupt, so a job of a higher level preempts a
+ * running lower one at once, on the same stack. Timers are released by the release level
+ * (TAKT_SWI_RELEASE, above every callback level), which the port's alarm pends at the next
+ * release; it also delivers the executor sources' items (a receive interrupt pends it through
+ * takt_executor_wake_isr), each becoming an arrival. A mutually exclusive group runs its
+ * callbacks under a priority ceiling: the level of its most urgent member, so no member can
+ * preempt another (Stack Resource Policy). Only on a port with software interrupts (Cortex-M);
+ * TAKT_ENOTSUP elsewhere. The spinning thread (the main loop) only sleeps: every job runs in an
+ * interrupt. */
 #include "exec_impl.h"
 
 typedef struct takt__swi {
@@ -98,7 +100,7 @@ static int32_t ceiling_of(takt_executor_t *e, takt__exec_rec_t *r) {
   return r->kind_slot = (int32_t)top;
 }
 
-/* Timers due, then validation, then the alarm for what comes next. */
+/* Timers due, the sources' items, validation, then the alarm for what comes next. */
 static void release_handler(void *arg, uint32_t level) {
   (void)level;
   takt_executor_t *e = arg;
@@ -111,6 +113,10 @@ static void release_handler(void *arg, uint32_t level) {
       bool pending = (top->state & TAKT__ST_READY) != 0;
       if (takt__timer_release(t, now, pending, &top->job_release)) release_locked(e, top);
       takt__heap_update(&e->timers, top);
+    }
+    /* items of the sources (a link's received frames), most urgent first, each published
+     * into its topic: an arrival that pends its subscriber's level */
+    while (e->n_sources > 0 && e->spinning && takt__exec_collect_source_locked(e, -1, false)) {
     }
     takt__exec_validate_locked(e, now);
     takt_swi_alarm(takt__exec_next_wake_locked(e));
@@ -164,6 +170,12 @@ static void swi_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32
   if (ran != NULL) *ran = (uint32_t)(e->stats.executed - before);
 }
 
+/* A source has items (a receive interrupt): the release level delivers them. */
+static void swi_wake_isr(takt_executor_t *e) {
+  (void)e;
+  takt_swi_pend(TAKT_SWI_RELEASE);
+}
+
 static takt_err_t swi_check_attr(takt_executor_t *e, const takt_callback_attr_t *attr) {
   (void)e;
   (void)attr;
@@ -180,5 +192,7 @@ const takt__exec_ops_t takt__exec_swi = {
     .removed_locked = swi_removed_locked,
     .check_attr = swi_check_attr,
     .spin_locked = swi_spin_locked,
+    .wake_isr = swi_wake_isr,
     .timer_heap = true,
+    .has_sources = true,
 };
