@@ -1,8 +1,9 @@
-/* takt port contract: time, threads, locks, events, critical sections and priority levels.
- * Every platform implements this header in src/port/<platform>/ (the only place that includes
- * operating-system or device headers) and sizes its types in takt/port/<platform>.h, which the
- * build selects (takt/port_types.h). What is portable lives in src/port/ itself: the fake clock
- * (clock.c), the fake-clock half of an event wait and the error strings.
+/* takt port contract: time, threads, locks, events, critical sections, priority levels and
+ * software interrupts. Every platform implements this header in src/port/<platform>/ (the only
+ * place that includes operating-system or device headers) and sizes its types in
+ * takt/port/<platform>.h, which the build selects (takt/port_types.h). What is portable lives in
+ * src/port/ itself: the fake clock, the fake-clock half of an event wait, the priority levels
+ * (portable.c) and the error strings (err.c).
  *
  * Two ports exist: POSIX (threads, PI mutexes, futexes) and Cortex-M (one main loop plus
  * interrupt handlers, no RTOS; see docs/mcu.md for what each function does there). Functions
@@ -24,8 +25,8 @@ extern "C" {
 
 /* ---- mutex (priority inheritance) ---------------------------------------------------------- */
 
-/** Initialise a mutex with priority inheritance where the OS offers it. (Cortex-M: a held flag;
- * interrupt handlers never take one.) */
+/** Initialise a mutex with priority inheritance where the OS offers it. (Cortex-M: a held flag
+ * that masks the software interrupts while held; interrupt handlers never take one.) */
 takt_err_t takt_mutex_init(takt_mutex_t *m);
 void takt_mutex_fini(takt_mutex_t *m);
 void takt_mutex_lock(takt_mutex_t *m);
@@ -55,13 +56,14 @@ void takt_event_post(takt_event_t *ev);
  * Wait, with m held, until the event is signalled or posted, or clock reaches abs_ns; clears
  * the event. On a FAKE clock an unsignalled wait advances the clock to abs_ns (if later) and
  * times out; a wait for TAKT_TIME_INFINITE on a FAKE clock times out at once. (Portable:
- * src/port/clock.c; the monotonic case is the port's takt_event_wait_until_locked.)
+ * src/port/portable.c; the monotonic case is the port's takt_event_wait_until_locked.)
  * Returns TAKT_OK when signalled, TAKT_ETIMEDOUT otherwise.
  */
 takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
                                   int64_t abs_ns);
-/** The port's half of takt_event_wait_locked: the same wait on the monotonic clock. Cortex-M:
- * sleeps (WFI) until an interrupt handler posts the event or abs_ns passes. */
+/** The port's half of takt_event_wait_locked: the same wait on the monotonic clock, letting go
+ * of m while it waits. Cortex-M: sleeps (WFI) until an interrupt handler posts the event, a
+ * software interrupt's job signals it, or abs_ns passes. */
 takt_err_t takt_event_wait_until_locked(takt_event_t *ev, takt_mutex_t *m, int64_t abs_ns);
 /** Take the post of takt_event_post, if any (true if there was one): for the portable half. */
 bool takt_event_take_post(takt_event_t *ev);
