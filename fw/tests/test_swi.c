@@ -71,7 +71,7 @@ static const takt_type_support_t u64_type = {"test/U64", NULL, sizeof(uint64_t),
 
 static takt_context_t *up(void) {
   takt_context_config_t cfg = {.max_nodes = 3, .max_topics = 2, .max_publishers = 2,
-                               .max_subscriptions = 3, .max_timers = 3, .max_services = 1,
+                               .max_subscriptions = 3, .max_timers = 4, .max_services = 1,
                                .max_clients = 1, .max_chains = 1, .max_executors = 1,
                                .max_groups = 2, .arena_bytes = sizeof arena, .arena = arena,
                                .clock = NULL};
@@ -178,6 +178,78 @@ static void publication(void) {
   takt_context_destroy(ctx);
 }
 
+/* Many releases: three timers of one node (one mutually exclusive group) at three levels, each
+ * busy 1 ms every 7, 5 and 3 ms, and a fourth of another node at the top level, busy 0.5 ms
+ * every 4 ms (80 % of the CPU), over 200 ms: the group is never entered twice, while the other
+ * node's timer does preempt its members. Then the same at twice the load (160 %): the spin still
+ * ends on time, its end taken by the release level above the overloaded ones. */
+static volatile uint32_t in_group, in_group_max, depth, depth_max, group_runs, other_runs;
+static int64_t load; /* ms of work per member job */
+
+static void on_member(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  (void)user;
+  if (++in_group > in_group_max) in_group_max = in_group;
+  if (++depth > depth_max) depth_max = depth;
+  busy(load * MS);
+  group_runs++;
+  depth--;
+  in_group--;
+}
+
+static void on_other(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  (void)user;
+  if (++depth > depth_max) depth_max = depth;
+  busy(load * MS / 2);
+  other_runs++;
+  depth--;
+}
+
+static void exclusive_under_load(int64_t ms_per_job) {
+  load = ms_per_job;
+  takt_context_t *ctx = up();
+  if (ctx == NULL) return;
+  in_group = in_group_max = depth = depth_max = group_runs = other_runs = 0;
+  takt_node_t *g, *o;
+  CHECK_EQ(takt_node_create(ctx, "group", &g), TAKT_OK);
+  CHECK_EQ(takt_node_create(ctx, "other", &o), TAKT_OK);
+  const int32_t prios[3] = {10, 40, 70};
+  const int64_t periods[3] = {7 * MS, 5 * MS, 3 * MS};
+  const char *names[3] = {"m10", "m40", "m70"};
+  takt_timer_t *tm[4];
+  for (int i = 0; i < 3; i++) {
+    takt_callback_attr_t a = prio(prios[i]);
+    CHECK_EQ(takt_timer_create(g, names[i], periods[i], 0, on_member, NULL, &a, &tm[i]), TAKT_OK);
+  }
+  takt_callback_attr_t top = prio(95);
+  CHECK_EQ(takt_timer_create(o, "top", 4 * MS, MS, on_other, NULL, &top, &tm[3]), TAKT_OK);
+  CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_SWI, NULL, &exec), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(exec, g), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(exec, o), TAKT_OK);
+  int64_t t0 = takt_time_now();
+  CHECK_EQ(takt_executor_spin_until(exec, t0 + 200 * MS), TAKT_OK);
+  int64_t over = takt_time_now() - (t0 + 200 * MS);
+  char ob[24];
+  fw_printf("  %s ms a job: group %lu runs, at most %lu inside at once; other %lu runs; "
+            "nesting up to %lu; spin ended %s ns after its end\n",
+            ms_per_job == 1 ? "1" : "2", (unsigned long)group_runs, (unsigned long)in_group_max,
+            (unsigned long)other_runs, (unsigned long)depth_max, fw_i64(over, ob));
+  CHECK_EQ(in_group_max, 1);  /* never entered twice */
+  CHECK(depth_max >= 2);      /* the other node's timer preempted a member */
+  CHECK(group_runs > 40);     /* the members ran (overruns are counted as missed, not run) */
+  CHECK(other_runs > 30);
+  CHECK(over >= 0);
+  CHECK(over < 5 * MS); /* the end of the spin is kept even when the levels never run dry */
+  CHECK_EQ(takt_executor_destroy(exec), TAKT_OK);
+  for (int i = 0; i < 4; i++) CHECK_EQ(takt_timer_destroy(tm[i]), TAKT_OK);
+  CHECK_EQ(takt_node_destroy(g), TAKT_OK);
+  CHECK_EQ(takt_node_destroy(o), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 void test_swi(void) {
   fw_printf("swi: a high-priority release preempts a running low-priority callback\n");
   two_timers(false, "LHl");
@@ -185,4 +257,8 @@ void test_swi(void) {
   two_timers(true, "LlH");
   fw_printf("swi: a publication releases a more urgent subscriber inside the publisher\n");
   publication();
+  fw_printf("swi: under load a group is never entered twice, other nodes still preempt\n");
+  exclusive_under_load(1);
+  fw_printf("swi: overloaded, the spin still ends on time\n");
+  exclusive_under_load(2);
 }

@@ -15,6 +15,7 @@
 
 typedef struct takt__swi {
   takt__heap_t ready[TAKT_PORT_PRIO_LEVELS]; /* [exec] released jobs of each level */
+  int64_t until; /* [exec] the end of the current spin */
   bool attached[TAKT_SWI_RELEASE + 1];
 } takt__swi_t;
 
@@ -107,6 +108,14 @@ static void release_handler(void *arg, uint32_t level) {
   takt__exec_lock(e);
   if (e->spinning && !e->shutdown && !e->stop_requested) {
     int64_t now = takt_clock_now(e->ctx->clock);
+    if (now >= swi_of(e)->until) {
+      /* the spin's end: the levels stop taking jobs, so the spinning thread (below them all)
+       * runs and returns even when they have work for ever (an overload) */
+      e->stop_requested = true;
+      takt__event_signal(&e->wake);
+      takt__exec_unlock(e);
+      return;
+    }
     for (takt__exec_rec_t *top; (top = takt__heap_top(&e->timers)) != NULL;) {
       takt_timer_t *t = takt__rec_timer(top);
       if (t->next_release > now) break;
@@ -119,7 +128,8 @@ static void release_handler(void *arg, uint32_t level) {
     while (e->n_sources > 0 && e->spinning && takt__exec_collect_source_locked(e, -1, false)) {
     }
     takt__exec_validate_locked(e, now);
-    takt_swi_alarm(takt__exec_next_wake_locked(e));
+    int64_t next = takt__exec_next_wake_locked(e);
+    takt_swi_alarm(next < swi_of(e)->until ? next : swi_of(e)->until);
   }
   takt__exec_unlock(e);
 }
@@ -131,7 +141,7 @@ static void level_handler(void *arg, uint32_t level) {
   takt__exec_lock(e);
   takt__heap_t *ready = &swi_of(e)->ready[level];
   /* jobs run while the executor spins; released meanwhile, they wait for the next spin */
-  while (e->spinning && !e->shutdown) {
+  while (e->spinning && !e->shutdown && !e->stop_requested) {
     takt__exec_rec_t *r = takt__heap_pop(ready);
     if (r == NULL) break;
     r->state &= ~TAKT__ST_READY;
@@ -153,6 +163,7 @@ static void level_handler(void *arg, uint32_t level) {
 /* The spinning thread sleeps until stop or until: every job runs in a software interrupt. */
 static void swi_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
   uint64_t before = e->stats.executed;
+  swi_of(e)->until = until;
   for (uint32_t i = 0; i < e->nrecs; i++) e->recs[i]->kind_slot = -1; /* ceilings anew */
   takt_swi_pend(TAKT_SWI_RELEASE); /* timers due now, and the alarm for the next */
   for (uint32_t l = 0; l < TAKT_PORT_PRIO_LEVELS; l++) /* jobs released while not spinning */

@@ -192,16 +192,21 @@ takt_err_t takt_mutex_init(takt_mutex_t *m) {
   return TAKT_OK;
 }
 void takt_mutex_fini(takt_mutex_t *m) { (void)m; }
-/* Taking a held mutex could only wait for ever: nobody else runs to let go of it. */
+/* Taking a held mutex could only wait for ever: nobody else runs to let go of it. The ceiling
+ * goes up before the flag is tested: between the test and the raise a software interrupt could
+ * take the same mutex. */
 void takt_mutex_lock(takt_mutex_t *m) {
+  ceiling_take();
   if (m->held) takt__cortexm_panic("a takt mutex taken twice (or from an interrupt handler)", 70);
   m->held = 1u;
-  ceiling_take();
 }
 takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
-  if (m->held) return TAKT_EBUSY;
-  m->held = 1u;
   ceiling_take();
+  if (m->held) {
+    ceiling_give();
+    return TAKT_EBUSY;
+  }
+  m->held = 1u;
   return TAKT_OK;
 }
 void takt_mutex_unlock(takt_mutex_t *m) {
