@@ -8,7 +8,8 @@ PKGS=(cmake ninja-build gcc g++ make pkg-config libyaml-dev libgtest-dev python3
       ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
       python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs
       clang libclang-rt-14-dev
-      cyclonedds-dev cyclonedds-tools)
+      cyclonedds-dev cyclonedds-tools
+      gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -61,7 +61,11 @@ typedef struct takt_context_config {
 
 /* Upper bounds that make a configuration absurd rather than large. */
 #define TAKT_MAX_ENTITIES_PER_POOL (1u << 20)
+#if SIZE_MAX > 0xFFFFFFFFu
 #define TAKT_MAX_ARENA_BYTES ((size_t)1 << 34)
+#else
+#define TAKT_MAX_ARENA_BYTES ((size_t)1 << 30) /* a 32-bit target */
+#endif
 
 /** Pool usage, for tests and for sizing a configuration. */
 typedef struct takt_pool_usage {

@@ -25,7 +25,12 @@ typedef enum {
   /** rclcpp's executors: wait set refreshed only when its snapshot is used up, timers before
    * subscriptions before services before clients, registration order; threads > 1 reproduces the
    * multi-threaded executor (one lock around the shared wait set). The baseline of ROS^RT. */
-  TAKT_EXEC_WAITSET = 3
+  TAKT_EXEC_WAITSET = 3,
+  /** Preemption without threads, on the port's software interrupts (Cortex-M: NVIC levels, as
+   * RTIC schedules): a release pends the interrupt of its callback's level, a higher level
+   * preempts a lower one on one stack, a mutually exclusive group runs under its priority
+   * ceiling. TAKT_ENOTSUP on ports without software interrupts (POSIX) and on a FAKE clock. */
+  TAKT_EXEC_SWI = 4
 } takt_executor_kind_t;
 
 /** How the preempt executor releases timer jobs. */
@@ -160,7 +165,8 @@ void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
  * urgent item with that of the best pending arrival and, if the item is more urgent (or nothing
  * is pending), has the source deliver it (its payload verified and copied only then, published
  * into a topic, where it becomes an arrival); batch delivers at most one item per round, oldest
- * first (rclc). preempt and waitset take no sources (a bridge's input thread serves them).
+ * first (rclc); swi delivers them from its release level, most urgent first. preempt and waitset
+ * take no sources (a bridge's input thread serves them).
  */
 typedef struct takt_executor_source {
   /** Priority of the item deliver() would deliver, -1 if none. Any thread, no lock held. */
@@ -172,12 +178,17 @@ typedef struct takt_executor_source {
 
 #define TAKT_EXECUTOR_MAX_SOURCES 4
 
-/** Add a source (tide and batch; TAKT_ENOTSUP otherwise, TAKT_EFULL past
+/** Add a source (tide, batch and swi; TAKT_ENOTSUP otherwise, TAKT_EFULL past
  * TAKT_EXECUTOR_MAX_SOURCES). Not while the executor spins (TAKT_EBUSY). */
 takt_err_t takt_executor_add_source(takt_executor_t *exec, const takt_executor_source_t *src);
 /** A source has new items: wake the executor if it waits. Thread-safe; takes the executor's
  * lock. */
 void takt_executor_wake(takt_executor_t *exec);
+/** The same from an interrupt handler (a UART's receive or transmit-complete interrupt):
+ * interrupt-safe, takes no takt lock (takt_event_post; swi: a pend of its release level). The
+ * executor's next wait returns at once and its next round asks its sources. On POSIX, from a
+ * thread that holds no takt lock. O(1). */
+void takt_executor_wake_isr(takt_executor_t *exec);
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind);
 /** Parse "tide" / "batch" / "preempt" / "waitset". TAKT_EINVAL otherwise. */

@@ -12,7 +12,10 @@
  *   TAKT_WITH_RPC_LATENCY     RPC: latency constraints
  *   TAKT_WITH_RPC_JITTER      RPC: jitter constraints
  *   TAKT_WITH_PROFILING       latency statistics of chains and histograms of consumers
- * A constraint of a compiled-out kind is refused with TAKT_ENOTSUP. */
+ * A constraint of a compiled-out kind is refused with TAKT_ENOTSUP.
+ *
+ * And the port the build selects (0 or 1, default 0: POSIX):
+ *   TAKT_PORT_CORTEXM         bare-metal Cortex-M (src/port/cortexm, takt/port/cortexm.h) */
 #ifndef TAKT_FEATURES_H
 #define TAKT_FEATURES_H
 
@@ -51,6 +54,10 @@
 #endif
 #ifndef TAKT_WITH_PROFILING
 #define TAKT_WITH_PROFILING 1
+#endif
+
+#ifndef TAKT_PORT_CORTEXM
+#define TAKT_PORT_CORTEXM 0
 #endif
 
 #if TAKT_WITH_TIMING && !(TAKT_WITH_PUBSUB && TAKT_WITH_RPC)

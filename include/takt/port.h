@@ -1,5 +1,13 @@
-/* takt port contract: time, threads, locks and events. Every platform implements this header;
- * only src/port/<os>/ includes operating-system headers. */
+/* takt port contract: time, threads, locks, events, critical sections, priority levels and
+ * software interrupts. Every platform implements this header in src/port/<platform>/ (the only
+ * place that includes operating-system or device headers) and sizes its types in
+ * takt/port/<platform>.h, which the build selects (takt/port_types.h). What is portable lives in
+ * src/port/ itself: the fake clock, the fake-clock half of an event wait, the priority levels
+ * (portable.c) and the error strings (err.c).
+ *
+ * Two ports exist: POSIX (threads, PI mutexes, futexes) and Cortex-M (one main loop plus
+ * interrupt handlers, no RTOS; see docs/mcu.md for what each function does there). Functions
+ * marked "interrupt-safe" may be called from a Cortex-M interrupt handler. */
 #ifndef TAKT_PORT_H
 #define TAKT_PORT_H
 
@@ -9,6 +17,7 @@
 
 #include "takt/clock.h"
 #include "takt/err.h"
+#include "takt/port_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,14 +25,8 @@ extern "C" {
 
 /* ---- mutex (priority inheritance) ---------------------------------------------------------- */
 
-typedef struct takt_mutex {
-  union {
-    unsigned char bytes[48];
-    uint64_t align;
-  } opaque;
-} takt_mutex_t;
-
-/** Initialise a mutex with priority inheritance where the OS offers it. */
+/** Initialise a mutex with priority inheritance where the OS offers it. (Cortex-M: a held flag
+ * that masks the software interrupts while held; interrupt handlers never take one.) */
 takt_err_t takt_mutex_init(takt_mutex_t *m);
 void takt_mutex_fini(takt_mutex_t *m);
 void takt_mutex_lock(takt_mutex_t *m);
@@ -32,14 +35,6 @@ takt_err_t takt_mutex_trylock(takt_mutex_t *m);
 void takt_mutex_unlock(takt_mutex_t *m);
 
 /* ---- event: a wake-up flag waited on under a mutex ----------------------------------------- */
-
-typedef struct takt_event {
-  union {
-    unsigned char bytes[56];
-    uint64_t align;
-  } opaque;
-  bool signalled;
-} takt_event_t;
 
 takt_err_t takt_event_init(takt_event_t *ev);
 void takt_event_fini(takt_event_t *ev);
@@ -51,35 +46,41 @@ void takt_event_signal_locked(takt_event_t *ev);
 void takt_event_set_locked(takt_event_t *ev);
 void takt_event_wake(takt_event_t *ev);
 /**
- * Wait, with m held, until the event is signalled or clock reaches abs_ns; clears the event.
- * On a FAKE clock an unsignalled wait advances the clock to abs_ns (if later) and times out;
- * a wait for TAKT_TIME_INFINITE on a FAKE clock times out at once.
+ * Interrupt-safe: set the event and wake its waiter without the waiter's mutex (a receive or
+ * transmit-complete interrupt waking the executor). The current or next wait returns TAKT_OK.
+ * Cortex-M: from any interrupt handler or the main loop. POSIX: from any thread that does not
+ * hold the waiter's mutex (it takes that mutex briefly; not from a signal handler).
+ */
+void takt_event_post(takt_event_t *ev);
+/**
+ * Wait, with m held, until the event is signalled or posted, or clock reaches abs_ns; clears
+ * the event. On a FAKE clock an unsignalled wait advances the clock to abs_ns (if later) and
+ * times out; a wait for TAKT_TIME_INFINITE on a FAKE clock times out at once. (Portable:
+ * src/port/portable.c; the monotonic case is the port's takt_event_wait_until_locked.)
  * Returns TAKT_OK when signalled, TAKT_ETIMEDOUT otherwise.
  */
 takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
                                   int64_t abs_ns);
+/** The port's half of takt_event_wait_locked: the same wait on the monotonic clock, letting go
+ * of m while it waits. Cortex-M: sleeps (WFI) until an interrupt handler posts the event, a
+ * software interrupt's job signals it, or abs_ns passes. */
+takt_err_t takt_event_wait_until_locked(takt_event_t *ev, takt_mutex_t *m, int64_t abs_ns);
+/** Take the post of takt_event_post, if any (true if there was one): for the portable half. */
+bool takt_event_take_post(takt_event_t *ev);
 
 /* ---- wake-up: a binary semaphore one thread waits on, without any mutex --------------------- */
 
-/** Posted any number of times before a wait, it wakes that wait once. On Linux a futex. */
-typedef struct takt_wakeup {
-  uint32_t word; /* 0 idle, 1 posted; accessed atomically by the port */
-} takt_wakeup_t;
+/* Posted any number of times before a wait, it wakes that wait once. On Linux a futex; on
+ * Cortex-M a flag and WFI. */
 
 void takt_wakeup_init(takt_wakeup_t *w);
+/** Interrupt-safe. */
 void takt_wakeup_post(takt_wakeup_t *w);
 /** Wait until posted (consuming the post) or abs_ns (monotonic) passes: TAKT_OK or
  * TAKT_ETIMEDOUT. */
 takt_err_t takt_wakeup_wait(takt_wakeup_t *w, int64_t abs_ns);
 
 /* ---- condition variable (for waits on a predicate; spurious wake-ups possible) ----------- */
-
-typedef struct takt_cond {
-  union {
-    unsigned char bytes[56];
-    uint64_t align;
-  } opaque;
-} takt_cond_t;
 
 takt_err_t takt_cond_init(takt_cond_t *c);
 void takt_cond_fini(takt_cond_t *c);
@@ -98,16 +99,10 @@ typedef struct takt_thread_attr {
   int32_t cpu;                /* pin to this CPU, or -1 for any */
 } takt_thread_attr_t;
 
-typedef struct takt_thread {
-  union {
-    unsigned char bytes[16];
-    uint64_t align;
-  } opaque;
-} takt_thread_t;
-
 typedef void (*takt_thread_fn)(void *arg);
 
-/** Start a thread. Returns TAKT_EOS if the OS cannot create it. */
+/** Start a thread. Returns TAKT_EOS if the OS cannot create it, TAKT_ENOTSUP on a port without
+ * threads (Cortex-M). */
 takt_err_t takt_thread_create(takt_thread_t *t, const takt_thread_attr_t *attr, takt_thread_fn fn,
                               void *arg);
 takt_err_t takt_thread_join(takt_thread_t *t);
@@ -144,10 +139,61 @@ uint32_t takt_port_realtime_setup(void);
 #define TAKT_RT_SETUP_MLOCK 1u
 #define TAKT_RT_SETUP_DMA_LATENCY 2u
 
-/** Storage class of per-thread data (empty on single-threaded ports). */
-#ifndef TAKT_THREAD_LOCAL
-#define TAKT_THREAD_LOCAL _Thread_local
-#endif
+/* ---- critical sections ---------------------------------------------------------------------- */
+
+/**
+ * Enter a critical section: nothing else that enters one runs until the matching exit
+ * (Cortex-M: interrupts masked with PRIMASK; POSIX: one process-wide lock). Nests; returns the
+ * state to give back to takt_critical_exit. Keep it to a few instructions: never block, never
+ * wait, never take a takt lock inside. Interrupt-safe.
+ */
+takt_irq_state_t takt_critical_enter(void);
+void takt_critical_exit(takt_irq_state_t state);
+
+/* ---- priority levels ------------------------------------------------------------------------ */
+
+/* takt priorities (of callbacks and threads) run from TAKT_PRIO_MIN, the least urgent, to
+ * TAKT_PRIO_MAX; the port maps them onto the TAKT_PORT_PRIO_LEVELS levels its platform gives
+ * takt (takt/port/<platform>.h). */
+#define TAKT_PRIO_MIN 1
+#define TAKT_PRIO_MAX 99
+
+/**
+ * The platform's own level for takt priority prio (clamped to TAKT_PRIO_MIN..TAKT_PRIO_MAX).
+ * POSIX: the SCHED_FIFO priority (the same number). Cortex-M: the value of an NVIC priority
+ * register (0 the most urgent; the level in its top TAKT_PORT_NVIC_PRIO_BITS bits). Monotonic:
+ * a more urgent takt priority never maps to a less urgent level; the ranges are split evenly.
+ */
+uint32_t takt_port_prio_native(int32_t prio);
+/** Which of the TAKT_PORT_PRIO_LEVELS levels prio maps to: 0 the least urgent. */
+uint32_t takt_port_prio_level(int32_t prio);
+
+/* ---- software interrupts (ports without threads; TAKT_ENOTSUP on POSIX) --------------------- */
+
+/* One software interrupt per level: levels 0 .. TAKT_PORT_PRIO_LEVELS - 1 run callbacks at the
+ * urgency of takt_port_prio_level's levels, level TAKT_PORT_PRIO_LEVELS (TAKT_SWI_RELEASE) runs
+ * above them all, below the port's own interrupts (clock, sleep, UART). A pended level runs as
+ * soon as nothing of its level or above runs, and preempts anything below it on the same stack
+ * (as RTIC schedules). While a takt mutex is held no software interrupt runs (the mutex raises
+ * the ceiling to TAKT_SWI_RELEASE), so a handler may use everything a callback uses. */
+#define TAKT_SWI_RELEASE TAKT_PORT_PRIO_LEVELS
+
+typedef void (*takt_swi_fn)(void *arg, uint32_t level);
+
+/** Attach fn to level's software interrupt. TAKT_EINVAL for a level above TAKT_SWI_RELEASE,
+ * TAKT_EBUSY if attached already, TAKT_ENOTSUP on a port without them. */
+takt_err_t takt_swi_attach(uint32_t level, takt_swi_fn fn, void *arg);
+void takt_swi_detach(uint32_t level);
+/** Make level's handler run (once, however often pended before it runs). Interrupt-safe. */
+void takt_swi_pend(uint32_t level);
+/** Raise the priority ceiling: no software interrupt of level <= level runs until the matching
+ * exit (a mutually exclusive group's members, Stack Resource Policy). Nests; returns what to give
+ * back to takt_swi_ceiling_exit, at the same depth of takt mutexes held. */
+uint32_t takt_swi_ceiling_enter(uint32_t level);
+void takt_swi_ceiling_exit(uint32_t prev);
+/** Pend TAKT_SWI_RELEASE at abs_ns (monotonic; one alarm: a later call replaces it;
+ * TAKT_TIME_INFINITE cancels it). Interrupt-safe. */
+void takt_swi_alarm(int64_t abs_ns);
 
 #ifdef __cplusplus
 }

@@ -58,8 +58,11 @@ def parser() -> argparse.ArgumentParser:
 
     sub.add_parser("msggen", help="generate C/C++ message types from ROS .msg/.srv files (see --help)")
 
-    p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2")
+    p_sizes = sub.add_parser("sizes", help="memory per entity, beside µRT's Table 2 "
+                             "(--mcu: flash and RAM per subsystem on a Cortex-M4, beside µRT's Table 3)")
     p_sizes.add_argument("--json", action="store_true")
+    p_sizes.add_argument("--mcu", action="store_true",
+                         help="cross-compile each configuration with arm-none-eabi-gcc and measure it")
 
     graph.add_parsers(sub)
 

@@ -65,6 +65,8 @@ typedef struct takt__exec_ops {
   void (*spin_locked)(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
   /** Or round: one collection and execution phase; returns callbacks run. Executor lock held. */
   uint32_t (*round_locked)(takt_executor_t *e);
+  /** takt_executor_wake_isr: interrupt-safe, no lock. NULL: the executor's event is posted. */
+  void (*wake_isr)(takt_executor_t *e);
   bool timer_heap;   /* timers kept in the TimerList (else found by scanning every callback) */
   bool has_sources;  /* takes executor sources (takt_executor_add_source) */
 } takt__exec_ops_t;

@@ -478,6 +478,12 @@ void takt_executor_wake(takt_executor_t *exec) {
   takt__exec_unlock(exec);
 }
 
+void takt_executor_wake_isr(takt_executor_t *exec) {
+  if (exec == NULL) return;
+  if (exec->ops->wake_isr != NULL) exec->ops->wake_isr(exec);
+  else takt_event_post(&exec->wake);
+}
+
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo) {
   int32_t best = fifo ? -1 : min_priority;
   int32_t which = -1;

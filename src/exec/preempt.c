@@ -685,7 +685,7 @@ static takt_err_t preempt_start(takt_executor_t *e) {
     bool timer = i >= n;
     takt__worker_t *w = &pre->workers[i];
     char name[24];
-    snprintf(name, sizeof name, timer ? "takt-t%u" : "takt-w%u", timer ? i - n : i);
+    snprintf(name, sizeof name, timer ? "takt-t%u" : "takt-w%u", (unsigned)(timer ? i - n : i));
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
                              .priority = timer ? o->timer_priority : o->prio_min, .cpu = -1};
     if (takt_thread_create(&w->thread, &ta, timer ? timer_thread_main : worker_main, w) < 0)

@@ -179,7 +179,7 @@ static takt_err_t waitset_start(takt_executor_t *e) {
   uint32_t n = e->opts.waitset.threads;
   for (uint32_t i = 0; i + 1 < n; i++) {
     char name[24];
-    snprintf(name, sizeof name, "takt-ws%u", i + 1);
+    snprintf(name, sizeof name, "takt-ws%u", (unsigned)(i + 1));
     /* the helpers run as the spinning thread should */
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
                              .priority = e->opts.waitset.priority, .cpu = -1};

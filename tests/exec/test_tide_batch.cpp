@@ -463,6 +463,19 @@ TEST(ExecutorKind, ParseAndName) {
   EXPECT_EQ(takt_executor_kind_parse("batch", &k), TAKT_OK);
   EXPECT_STREQ(takt_executor_kind_name(k), "batch");
   EXPECT_EQ(takt_executor_kind_parse("fifo", &k), TAKT_EINVAL);
+  EXPECT_EQ(takt_executor_kind_parse("swi", &k), TAKT_OK);
+  EXPECT_EQ(k, TAKT_EXEC_SWI);
+}
+
+// swi runs jobs in software interrupts: a port without them (POSIX) refuses it, and the refusal
+// leaves nothing behind (the fixture checks the pools). It runs on the MCU: fw/tests/test_swi.c.
+class SwiKind : public ContextTest {};
+
+TEST_F(SwiKind, RefusedWithoutSoftwareInterrupts) {
+  takt_executor_t *e = nullptr;
+  EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_SWI, nullptr, &e), TAKT_ENOTSUP);
+  EXPECT_EQ(e, nullptr);
+  EXPECT_EQ(takt_swi_attach(0, nullptr, nullptr), TAKT_ENOTSUP);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// POSIX port: clocks, fake clock, events, PI mutexes, named threads and the SCHED_FIFO fallback.
+// POSIX port: clocks, fake clock, events (signalled and posted), PI mutexes, critical sections,
+// priority levels, named threads and the SCHED_FIFO fallback.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -73,6 +74,70 @@ TEST(Event, RealClockWaitTimesOutAndWakesOnSignal) {
   t.join();
   takt_event_fini(&ev);
   takt_mutex_fini(&m);
+}
+
+TEST(Event, PostFromAnotherThreadWakesAWaiterWithoutItsMutex) {
+  takt_mutex_t m;
+  takt_event_t ev;
+  ASSERT_EQ(takt_mutex_init(&m), TAKT_OK);
+  ASSERT_EQ(takt_event_init(&ev), TAKT_OK);
+  // A post before any wait is kept for the first wait, on the fake clock as on the real one.
+  takt_event_post(&ev);
+  takt_clock_t c;
+  takt_clock_init_fake(&c, 0);
+  takt_mutex_lock(&m);
+  EXPECT_EQ(takt_event_wait_locked(&ev, &m, &c, 1000), TAKT_OK);
+  EXPECT_EQ(takt_clock_now(&c), 0);
+  EXPECT_EQ(takt_event_wait_locked(&ev, &m, &c, 1000), TAKT_ETIMEDOUT);
+  takt_mutex_unlock(&m);
+  // Many rounds: each wait for ever ends by the other thread's post, never lost.
+  std::atomic<int> rounds{0};
+  std::atomic<bool> done{false};
+  std::thread poster([&] {
+    while (!done.load()) {
+      int seen = rounds.load();
+      takt_event_post(&ev);
+      while (rounds.load() == seen && !done.load()) std::this_thread::yield();
+    }
+  });
+  takt_mutex_lock(&m);
+  for (int i = 0; i < 200; i++) {
+    EXPECT_EQ(takt_event_wait_locked(&ev, &m, nullptr, TAKT_TIME_INFINITE), TAKT_OK);
+    rounds++;
+  }
+  done = true;
+  takt_mutex_unlock(&m);
+  poster.join();
+  takt_event_fini(&ev);
+  takt_mutex_fini(&m);
+}
+
+TEST(Critical, SectionsNestAndExcludeOtherThreads) {
+  long counter = 0;
+  auto add = [&counter] {
+    for (int i = 0; i < 20000; i++) {
+      takt_irq_state_t outer = takt_critical_enter();
+      takt_irq_state_t inner = takt_critical_enter();
+      counter++;
+      takt_critical_exit(inner);
+      takt_critical_exit(outer);
+    }
+  };
+  std::thread a(add), b(add);
+  a.join();
+  b.join();
+  EXPECT_EQ(counter, 40000);
+}
+
+TEST(Priority, LevelsAreMonotonicAndClamped) {
+  EXPECT_EQ(takt_port_prio_native(TAKT_PRIO_MIN), 1u);
+  EXPECT_EQ(takt_port_prio_native(50), 50u);
+  EXPECT_EQ(takt_port_prio_native(1000), 99u);
+  EXPECT_EQ(takt_port_prio_native(-3), 1u);
+  EXPECT_EQ(takt_port_prio_level(TAKT_PRIO_MIN), 0u);
+  EXPECT_EQ(takt_port_prio_level(TAKT_PRIO_MAX), TAKT_PORT_PRIO_LEVELS - 1u);
+  for (int32_t p = TAKT_PRIO_MIN; p < TAKT_PRIO_MAX; p++)
+    EXPECT_LE(takt_port_prio_level(p), takt_port_prio_level(p + 1)) << p;
 }
 
 TEST(Mutex, TrylockReportsBusy) {

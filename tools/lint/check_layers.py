@@ -22,7 +22,8 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 # The layer each public header belongs to.
 PUBLIC = {
     "err.h": "port", "features.h": "port", "config.h": "port", "clock.h": "port",
-    "port.h": "port", "port_io.h": "port",
+    "port.h": "port", "port_io.h": "port", "port_types.h": "port", "cortexm.h": "port",
+    "port": "port", "port/posix.h": "port", "port/cortexm.h": "port",  # each port's type sizes
     "core.h": "core", "stats.h": "core", "sync.h": "core", "wire.h": "core", "msg.hpp": "core",
     "trace.h": "core",
     "timing.h": "timing",

@@ -1,4 +1,5 @@
-/* POSIX port: monotonic clock, absolute sleeps, PI mutexes, events, named real-time threads. */
+/* POSIX port: monotonic clock, absolute sleeps, PI mutexes, events, named real-time threads,
+ * critical sections and priority levels (SCHED_FIFO's 99). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,20 +46,6 @@ void takt_sleep_until(int64_t abs_ns) {
   }
 }
 
-void takt_clock_init_fake(takt_clock_t *clock, int64_t start_ns) {
-  clock->kind = TAKT_CLOCK_FAKE;
-  clock->fake_now = start_ns;
-}
-
-int64_t takt_clock_now(const takt_clock_t *clock) {
-  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE) return clock->fake_now;
-  return takt_time_now();
-}
-
-void takt_clock_advance(takt_clock_t *clock, int64_t delta_ns) {
-  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE && delta_ns > 0) clock->fake_now += delta_ns;
-}
-
 /* ---- mutex ---- */
 
 takt_err_t takt_mutex_init(takt_mutex_t *m) {
@@ -79,6 +66,9 @@ takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
 
 /* ---- event ---- */
 
+#define POSTED(e) ((_Atomic uint32_t *)&(e)->posted)
+#define WAITER_MX(e) ((_Atomic(void *) *)&(e)->waiter_mx)
+
 takt_err_t takt_event_init(takt_event_t *ev) {
   pthread_condattr_t a;
   if (pthread_condattr_init(&a) != 0) return TAKT_EOS;
@@ -86,6 +76,8 @@ takt_err_t takt_event_init(takt_event_t *ev) {
   int rc = pthread_cond_init(COND(ev), &a);
   pthread_condattr_destroy(&a);
   ev->signalled = false;
+  atomic_store(POSTED(ev), 0u);
+  atomic_store(WAITER_MX(ev), NULL);
   return rc == 0 ? TAKT_OK : TAKT_EOS;
 }
 
@@ -100,23 +92,33 @@ void takt_event_set_locked(takt_event_t *ev) { ev->signalled = true; }
 
 void takt_event_wake(takt_event_t *ev) { pthread_cond_signal(COND(ev)); }
 
-takt_err_t takt_event_wait_locked(takt_event_t *ev, takt_mutex_t *m, takt_clock_t *clock,
-                                  int64_t abs_ns) {
-  if (clock != NULL && clock->kind == TAKT_CLOCK_FAKE) {
-    if (ev->signalled) {
-      ev->signalled = false;
-      return TAKT_OK;
-    }
-    if (abs_ns != TAKT_TIME_INFINITE && abs_ns > clock->fake_now) clock->fake_now = abs_ns;
-    return TAKT_ETIMEDOUT;
-  }
-  while (!ev->signalled) {
+bool takt_event_take_post(takt_event_t *ev) {
+  return atomic_load_explicit(POSTED(ev), memory_order_relaxed) != 0u &&
+         atomic_exchange(POSTED(ev), 0u) != 0u;
+}
+
+/* A post sets its flag, then takes the waiter's mutex to signal: a waiter that tested the flag
+ * before it was set is inside pthread_cond_wait by the time the poster holds the mutex. */
+void takt_event_post(takt_event_t *ev) {
+  atomic_store(POSTED(ev), 1u);
+  pthread_mutex_t *m = atomic_load(WAITER_MX(ev));
+  if (m == NULL) return; /* nobody has waited yet: the first wait sees the flag */
+  pthread_mutex_lock(m);
+  pthread_cond_signal(COND(ev));
+  pthread_mutex_unlock(m);
+}
+
+takt_err_t takt_event_wait_until_locked(takt_event_t *ev, takt_mutex_t *m, int64_t abs_ns) {
+  if (atomic_load_explicit(WAITER_MX(ev), memory_order_relaxed) != MUTEX(m))
+    atomic_store(WAITER_MX(ev), MUTEX(m));
+  while (!ev->signalled && !takt_event_take_post(ev)) {
     if (abs_ns == TAKT_TIME_INFINITE) {
       pthread_cond_wait(COND(ev), MUTEX(m));
     } else {
       struct timespec ts = to_timespec(abs_ns);
       int rc = pthread_cond_timedwait(COND(ev), MUTEX(m), &ts);
-      if (rc == ETIMEDOUT && !ev->signalled) return TAKT_ETIMEDOUT;
+      if (rc == ETIMEDOUT && !ev->signalled && !takt_event_take_post(ev)) return TAKT_ETIMEDOUT;
+      if (rc == ETIMEDOUT) break; /* signalled or posted at the deadline: taken above */
     }
   }
   ev->signalled = false;
@@ -375,3 +377,41 @@ uint32_t takt_port_realtime_setup(void) {
   if (dma_fd >= 0) done |= TAKT_RT_SETUP_DMA_LATENCY;
   return done;
 }
+
+/* ---- critical sections ---- */
+
+/* One process-wide lock stands for "interrupts masked"; a thread may nest. */
+static pthread_mutex_t critical_mx = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local uint32_t critical_depth;
+
+takt_irq_state_t takt_critical_enter(void) {
+  if (critical_depth++ == 0) pthread_mutex_lock(&critical_mx);
+  return critical_depth - 1u;
+}
+
+void takt_critical_exit(takt_irq_state_t state) {
+  critical_depth = state;
+  if (state == 0) pthread_mutex_unlock(&critical_mx);
+}
+
+/* ---- priority levels ---- */
+
+uint32_t takt_port_prio_native(int32_t prio) {
+  if (prio < TAKT_PRIO_MIN) return (uint32_t)TAKT_PRIO_MIN;
+  if (prio > TAKT_PRIO_MAX) return (uint32_t)TAKT_PRIO_MAX;
+  return (uint32_t)prio;
+}
+
+/* ---- software interrupts: none (threads do this work on POSIX) ---- */
+
+takt_err_t takt_swi_attach(uint32_t level, takt_swi_fn fn, void *arg) {
+  (void)level;
+  (void)fn;
+  (void)arg;
+  return TAKT_ENOTSUP;
+}
+void takt_swi_detach(uint32_t level) { (void)level; }
+void takt_swi_pend(uint32_t level) { (void)level; }
+uint32_t takt_swi_ceiling_enter(uint32_t level) { return level; }
+void takt_swi_ceiling_exit(uint32_t prev) { (void)prev; }
+void takt_swi_alarm(int64_t abs_ns) { (void)abs_ns; }

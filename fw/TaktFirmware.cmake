@@ -1,0 +1,60 @@
+# Included by the main build: when the Cortex-M toolchain and QEMU are installed (tools/deps.sh),
+# cross-build the firmware for both MPS2 boards (fw/CMakeLists.txt, one external project per
+# board, rebuilt with the main build) and run its tests in QEMU under ctest.
+find_program(TAKT_ARM_GCC arm-none-eabi-gcc)
+find_program(TAKT_QEMU_ARM qemu-system-arm)
+if(NOT TAKT_ARM_GCC)
+  message(STATUS "takt firmware: no arm-none-eabi-gcc (tools/deps.sh installs it): not built")
+  return()
+endif()
+include(ExternalProject)
+set(TAKT_FW_BOARDS mps2-an386 mps2-an500)
+foreach(board ${TAKT_FW_BOARDS})
+  set(fw_bin ${CMAKE_BINARY_DIR}/fw/${board})
+  ExternalProject_Add(takt_fw_${board}
+    SOURCE_DIR ${CMAKE_SOURCE_DIR}/fw
+    BINARY_DIR ${fw_bin}
+    CMAKE_GENERATOR ${CMAKE_GENERATOR}
+    CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/arm-none-eabi.cmake
+               -DTAKT_BOARD=${board} -DCMAKE_BUILD_TYPE=MinSizeRel
+    BUILD_ALWAYS ON
+    INSTALL_COMMAND ""
+    USES_TERMINAL_BUILD OFF)
+  if(TAKT_BUILD_TESTS AND TAKT_QEMU_ARM)
+    foreach(group tide_batch clock uart uart_rx frame swi)
+      set(sleep off) # guest time independent of the host (fw/run_qemu.cmake)
+      if(group STREQUAL "uart_rx" OR group STREQUAL "clock")
+        # the host feeds it bytes in real time / it sleeps for long (QEMU 7.2 with sleep=off
+        # wakes a WFI that waits several milliseconds at twice its time: docs/mcu.md)
+        set(sleep on)
+      endif()
+      add_test(NAME fw_${group}_${board}
+               COMMAND ${CMAKE_COMMAND} -DQEMU=${TAKT_QEMU_ARM} -DBOARD=${board}
+                       -DELF=${fw_bin}/takt-fw-tests.elf -DGROUPS=${group} -DSLEEP=${sleep}
+                       -DWORKDIR=${fw_bin}/run-${group} -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
+      set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 120 LABELS firmware)
+    endforeach()
+    # failures end QEMU with their status and a line after the console's pending output
+    foreach(fail "fault;4;fault: an undefined instruction next\ntakt: fault: exception 0x00000003"
+                 "mutex_twice;70;mutex: taken twice next\ntakt: fatal: a takt mutex taken twice")
+      list(GET fail 0 group)
+      list(GET fail 1 status)
+      list(GET fail 2 expect)
+      add_test(NAME fw_${group}_${board}
+               COMMAND ${CMAKE_COMMAND} -DQEMU=${TAKT_QEMU_ARM} -DBOARD=${board}
+                       -DELF=${fw_bin}/takt-fw-tests.elf -DGROUPS=${group} -DSLEEP=off
+                       -DWORKDIR=${fw_bin}/run-${group} -DEXPECT_STATUS=${status}
+                       "-DEXPECT=${expect}" -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
+      set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
+    endforeach()
+    # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
+    add_test(NAME fw_entity_sizes_${board}
+             COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio
+                     -semihosting-config enable=on,target=native -kernel ${fw_bin}/takt-fw-sizes.elf)
+    set_tests_properties(fw_entity_sizes_${board} PROPERTIES TIMEOUT 60 LABELS firmware
+                         PASS_REGULAR_EXPRESSION "\"pointer_bytes\": 4, \"rows\": \\[\\{\"entity\": \"context\"")
+  endif()
+endforeach()
+if(TAKT_BUILD_TESTS AND NOT TAKT_QEMU_ARM)
+  message(STATUS "takt firmware: no qemu-system-arm (tools/deps.sh installs it): tests not run")
+endif()

@@ -1,0 +1,252 @@
+"""Footprint of takt on a Cortex-M4, in the layout of µRT's Table 3 (`takt sizes --mcu`).
+
+Each configuration of the feature flags (include/takt/features.h) is compiled for a Cortex-M4F
+with arm-none-eabi-gcc, at -Os (release) and -Og (debug), without LTO and without garbage
+collection of sections, as µRT measured; arm-none-eabi-size then reads every object file.
+Flash is text + data, RAM is data + bss. A subsystem's row is the growth of the core's objects
+when the subsystem is compiled in (its own file and the code it adds to the others), as µRT's
+rows are; "QoS" is takt's timing validation (TAKT_WITH_TIMING: constraints, real-time classes,
+statistics), which needs both publish-subscribe and RPC, so with QoS only the complete
+configuration exists. The rows after the table are takt's own parts, each measured from its
+objects in the complete configuration: the executors, the communication daemon with framing,
+and the Cortex-M port (the part µRT left to ChibiOS).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from takt.native import build_dir, repo_root
+
+CC = "arm-none-eabi-gcc"
+SIZE = "arm-none-eabi-size"
+CPU = ["-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+FEATURES = ["PUBSUB", "RPC", "SYNC", "TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE",
+            "RPC_LATENCY", "RPC_JITTER", "PROFILING"]
+
+# What µRT counts (its core and subsystems; no OS): the portable port files and the core, plus
+# the timing layer when it is compiled in.
+CORE_FILES = ["src/port/err.c", "src/port/portable.c", "src/core/mem.c", "src/core/heap.c",
+              "src/core/lock.c", "src/core/stats.c", "src/core/context.c", "src/core/topic.c",
+              "src/core/timer.c", "src/core/service.c", "src/core/callback.c", "src/core/sync.c"]
+TIMING_FILES = ["src/timing/timing.c"]
+# takt's own parts, measured in the complete configuration.
+EXTRA_ROWS: List[Tuple[str, List[str]]] = [
+    ("tide executor (+ shared executor code)", ["src/exec/executor.c", "src/exec/tide.c"]),
+    ("batch executor", ["src/exec/batch.c"]),
+    ("swi executor: preempt on NVIC (+ the port's software interrupts)",
+     ["src/exec/swi.c", "src/port/cortexm/swi.c"]),
+    ("daemon + framing", ["src/transport/daemon.c", "src/transport/frame.c"]),
+    ("Cortex-M port (clock, sleep, UART, start-up)",
+     ["src/port/cortexm/port_cortexm.c", "src/port/cortexm/uart.c", "src/port/cortexm/atomic64.c",
+      "src/port/cortexm/startup.c"]),
+]
+
+# µRT's Table 3 (STM32F405, GCC 11.3.1, no GC, no LTO), bytes:
+# (debug QoS on, debug QoS off, release QoS on, release QoS off).
+URT_TABLE3: Dict[str, Tuple[int, int, int, int]] = {
+    "Core": (3384, 3384, 2264, 2264),  # one value for both QoS settings in µRT's table
+    "Synchronization": (1024, 1024, 640, 640),
+    "Publish-subscribe": (7952, 6224, 4800, 3200),
+    "RPC": (6296, 5592, 3952, 3184),
+    "Complete": (18648, 16216, 11520, 9216),
+}
+
+
+class ToolchainMissing(RuntimeError):
+    """arm-none-eabi-gcc or -size is not installed."""
+
+
+@dataclass
+class Footprint:
+    flash: int = 0  # text + data
+    ram: int = 0    # data + bss
+
+    def __sub__(self, other: "Footprint") -> "Footprint":
+        return Footprint(self.flash - other.flash, self.ram - other.ram)
+
+
+@dataclass
+class Config:
+    name: str
+    on: Sequence[str]  # features compiled in; the others are 0
+    files: List[str] = field(default_factory=list)
+
+
+def _flags(on: Sequence[str]) -> List[str]:
+    return [f"-DTAKT_WITH_{f}={1 if f in on else 0}" for f in FEATURES] + ["-DTAKT_PORT_CORTEXM=1"]
+
+
+def _compile(root: Path, out: Path, src: str, opt: str, on: Sequence[str]) -> Path:
+    obj = out / (src.replace("/", "_") + ".o")
+    cmd = [CC, *CPU, opt, "-std=c11", *_flags(on), f"-I{root / 'include'}",
+           f"-I{root / 'src'}", "-c", str(root / src), "-o", str(obj)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"{src} ({opt}, {'+'.join(on) or 'core'}): {res.stderr.strip()[:400]}")
+    return obj
+
+
+def _size(objs: List[Path]) -> Dict[str, Footprint]:
+    res = subprocess.run([SIZE, "-B", *map(str, objs)], capture_output=True, text=True, check=True)
+    sizes: Dict[str, Footprint] = {}
+    for line in res.stdout.splitlines()[1:]:
+        parts = line.split()
+        text, data, bss = int(parts[0]), int(parts[1]), int(parts[2])
+        sizes[parts[-1]] = Footprint(text + data, data + bss)
+    return sizes
+
+
+def _sum(sizes: Dict[str, Footprint], objs: List[Path]) -> Footprint:
+    total = Footprint()
+    for o in objs:
+        f = sizes[str(o)]
+        total = Footprint(total.flash + f.flash, total.ram + f.ram)
+    return total
+
+
+ALL_TIMING = ["TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE", "RPC_LATENCY", "RPC_JITTER"]
+
+
+def configurations() -> List[Config]:
+    base = ["PROFILING"]  # as µRT measured: profiling enabled
+    return [
+        Config("core", base),
+        Config("sync", base + ["SYNC"]),
+        Config("pubsub", base + ["PUBSUB"]),
+        Config("rpc", base + ["RPC"]),
+        Config("complete", base + ["SYNC", "PUBSUB", "RPC"]),
+        Config("complete_qos", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING),
+    ]
+
+
+def measure(jobs: int = 2) -> dict:
+    """Compile every configuration at -Os and -Og and return the table as plain data."""
+    if shutil.which(CC) is None or shutil.which(SIZE) is None:
+        raise ToolchainMissing(f"{CC} not found: run tools/deps.sh (gcc-arm-none-eabi, libnewlib-arm-none-eabi)")
+    root = repo_root()
+    configs = configurations()
+    extra_files = [f for _, fs in EXTRA_ROWS for f in fs]
+    result: dict = {"target": "Cortex-M4F (" + " ".join(CPU) + ")",
+                    "compiler": subprocess.run([CC, "-dumpversion"], capture_output=True,
+                                               text=True).stdout.strip(),
+                    "builds": {}}
+    with tempfile.TemporaryDirectory(prefix="takt-sizes-") as tmp:
+        tasks = []
+        for opt in ("-Os", "-Og"):
+            for c in configs:
+                out = Path(tmp) / f"{opt[1:]}-{c.name}"
+                out.mkdir()
+                files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
+                if c.name == "complete_qos":
+                    files = files + extra_files
+                tasks += [(opt, c, out, f) for f in files]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            objs = list(pool.map(lambda t: (t[0], t[1].name, t[3], _compile(root, t[2], t[3], t[0], t[1].on)),
+                                 tasks))
+        sizes = _size([o for *_, o in objs])
+        for opt in ("-Os", "-Og"):
+            per: Dict[str, Dict[str, Footprint]] = {}
+            for o_opt, cname, src, obj in objs:
+                if o_opt == opt:
+                    per.setdefault(cname, {})[src] = sizes[str(obj)]
+            def total(cname: str, files: List[str]) -> Footprint:
+                fs = per[cname]
+                t = Footprint()
+                for f in files:
+                    if f in fs:
+                        t = Footprint(t.flash + fs[f].flash, t.ram + fs[f].ram)
+                return t
+            counted = CORE_FILES + TIMING_FILES
+            core = total("core", counted)
+            rows = {
+                "Core": {"qos_off": core},
+                "Synchronization": {"qos_off": total("sync", counted) - core},
+                "Publish-subscribe": {"qos_off": total("pubsub", counted) - core},
+                "RPC": {"qos_off": total("rpc", counted) - core},
+                "Complete": {"qos_off": total("complete", counted),
+                             "qos_on": total("complete_qos", counted)},
+            }
+            extras = {name: total("complete_qos", fs) for name, fs in EXTRA_ROWS}
+            extras["timing validation (timing.c)"] = total("complete_qos", TIMING_FILES)
+            result["builds"]["release" if opt == "-Os" else "debug"] = {
+                "opt": opt,
+                "rows": {k: {q: vars(f) for q, f in v.items()} for k, v in rows.items()},
+                "extra": {k: vars(v) for k, v in extras.items()},
+            }
+    result["urt_table3"] = {k: list(v) for k, v in URT_TABLE3.items()}
+    entities, why = entity_sizes()
+    result["entities"] = entities
+    if entities is None:
+        result["entities_missing"] = why
+    return result
+
+
+def entity_sizes() -> Tuple[Optional[dict], str]:
+    """The per-entity table measured on the 32-bit target: the firmware takt-fw-sizes (built by
+    the main build) run in QEMU. (None, why) when it cannot run."""
+    elf = build_dir() / "fw" / "mps2-an386" / "takt-fw-sizes.elf"
+    qemu = shutil.which("qemu-system-arm")
+    if qemu is None:
+        return None, "qemu-system-arm not installed (tools/deps.sh)"
+    if not elf.is_file():
+        return None, f"{elf} not built (make)"
+    res = subprocess.run([qemu, "-M", "mps2-an386", "-display", "none", "-monitor", "none",
+                          "-serial", "stdio", "-semihosting-config", "enable=on,target=native",
+                          "-kernel", str(elf)], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        return None, f"{elf.name} exited with {res.returncode}: {res.stdout.strip()[-200:]}"
+    line = next((ln for ln in res.stdout.splitlines() if ln.startswith("{")), "")
+    return json.loads(line), ""
+
+
+def _cell(row: dict, q: str, what: str) -> str:
+    return f"{row[q][what]:,}" if q in row else "—"
+
+
+def format_table(r: dict) -> str:
+    rel, dbg = r["builds"]["release"], r["builds"]["debug"]
+    lines = [f"takt on {r['target']}, arm-none-eabi-gcc {r['compiler']}, no LTO, no GC of sections",
+             "flash = text + data, bytes (RAM = data + bss in parentheses); µRT's Table 3 below each",
+             "",
+             f"{'':26}{'debug (-Og)':>34}{'release (-Os)':>34}",
+             f"{'':26}{'QoS enabled':>17}{'QoS disabled':>17}{'QoS enabled':>17}{'QoS disabled':>17}"]
+    for name in ["Core", "Synchronization", "Publish-subscribe", "RPC", "Complete"]:
+        cells = []
+        for build in (dbg, rel):
+            row = build["rows"][name]
+            for q in ("qos_on", "qos_off"):
+                cells.append(f"{_cell(row, q, 'flash')} ({_cell(row, q, 'ram')})" if q in row else "—")
+        lines.append(f"{name:26}" + "".join(f"{c:>17}" for c in cells))
+        urt = r["urt_table3"][name]
+        lines.append(f"{'  µRT':26}" + "".join(f"{v:>17,}" for v in urt))
+    lines += ["", "takt's own parts (complete configuration with QoS):",
+              f"{'':66}{'debug (-Og)':>16}{'release (-Os)':>16}"]
+    for name in dbg["extra"]:
+        d, s = dbg["extra"][name], rel["extra"][name]
+        lines.append(f"{name:66}{d['flash']:>16,}{s['flash']:>16,}")
+    lines.append("(a subsystem's row: how much the core's objects grow when it is compiled in; "
+                 "QoS needs publish-subscribe and RPC, so only Complete has it)")
+    ent = r.get("entities")
+    lines.append("")
+    if ent is None:
+        lines.append(f"memory per entity on the 32-bit target: not measured ({r.get('entities_missing')})")
+    else:
+        lines.append(f"memory per entity on the 32-bit target (mps2-an386 in QEMU, "
+                     f"{ent['pointer_bytes'] * 8}-bit pointers), beside µRT's Table 2:")
+        lines.append(f"{'entity':32}{'bytes':>7}  {'counted as':48}µRT Table 2")
+        for row in ent["rows"]:
+            lines.append(f"{row['entity']:32}{row['bytes']:>7}  {row['counted']:48}{row['urt_table2']}")
+    return "\n".join(lines)
+
+
+def jobs_default() -> int:
+    return min(2, os.cpu_count() or 1)
