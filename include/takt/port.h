@@ -123,6 +123,8 @@ takt_err_t takt_thread_set_affinity(takt_thread_t *t, uint64_t mask);
 void takt_thread_self(takt_thread_t *out);
 /** The number of CPUs this process may run on. */
 uint32_t takt_port_cpu_count(void);
+/** The process's id (ROS 1's getPid; 1 where there are no processes). */
+int32_t takt_port_pid(void);
 
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);

@@ -362,3 +362,5 @@ uint32_t takt_port_realtime_setup(void) {
   if (dma_fd >= 0) done |= TAKT_RT_SETUP_DMA_LATENCY;
   return done;
 }
+
+int32_t takt_port_pid(void) { return (int32_t)getpid(); }

@@ -1,0 +1,175 @@
+/* ROS 1 on the wire (mROS): a takt ROS 1 node registers with a ROS master over XML-RPC, serves
+ * the slave API, and carries topics over TCPROS to and from rospy, roscpp and rostopic.
+ *
+ * Threads (both made by the port, policy and priority from the configuration): the node's I/O
+ * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes queued
+ * messages without ever waiting for a peer and reads messages from the publishers it subscribes
+ * to, handing each to the subscription's callback; its connector thread ("takt-ros1-conn") calls
+ * requestTopic on publishers named by the master and opens the TCPROS connections. Calls to the
+ * master (registration, lookups, parameters) run on the caller's thread with the configured
+ * timeout.
+ *
+ * Memory: one block of the context's arena taken at creation, sized from takt_ros1_config_t;
+ * nothing allocates afterwards. Queues: each subscriber of a publication has a queue of
+ * `queue` messages; a full queue drops by `full_policy` (the oldest, as roscpp does, or the
+ * newest) and counts the drop: a subscriber that stops reading never blocks a publisher. */
+#ifndef TAKT_ROS1_H
+#define TAKT_ROS1_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "takt/core.h"
+#include "takt/port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct takt_ros1_node takt_ros1_node_t;
+typedef struct takt_ros1_pub takt_ros1_pub_t;
+typedef struct takt_ros1_sub takt_ros1_sub_t;
+
+/** What a publication's full per-subscriber queue does with one more message. */
+typedef enum {
+  TAKT_ROS1_DROP_OLDEST = 0, /* the oldest queued message is dropped (roscpp's behaviour) */
+  TAKT_ROS1_DROP_NEWEST = 1  /* the new message is not queued for that subscriber */
+} takt_ros1_full_policy_t;
+
+#ifndef TAKT_ROS1_IO_PRIORITY
+#define TAKT_ROS1_IO_PRIORITY 90 /* with the links' and bridges' receive threads */
+#endif
+
+typedef struct takt_ros1_config {
+  const char *master_uri; /* "http://127.0.0.1:11311/"; NULL: $ROS_MASTER_URI */
+  const char *name;       /* the node's ROS name, e.g. "/takt_node" */
+  const char *host;       /* address bound and advertised; NULL: "127.0.0.1" */
+  uint32_t max_pubs, max_subs;
+  uint32_t max_conns;     /* connections per topic: subscribers of a publication, publishers of a
+                             subscription */
+  uint32_t max_message;   /* bytes of the largest serialized message either way */
+  uint32_t queue;         /* messages queued per subscriber of a publication */
+  takt_ros1_full_policy_t full_policy;
+  uint32_t max_xmlrpc;    /* bytes of the largest XML-RPC request or response */
+  uint32_t max_values;    /* values of the largest XML-RPC document */
+  uint32_t max_rpc_conns; /* slave API connections open at once (keep-alive clients) */
+  uint32_t max_header;    /* bytes of the largest TCPROS connection header */
+  int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up */
+  takt_thread_attr_t io_thread, connect_thread;
+} takt_ros1_config_t;
+
+#define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
+  {.master_uri = NULL, .name = "/takt", .host = NULL, .max_pubs = 8, .max_subs = 8,                \
+   .max_conns = 4, .max_message = 4096, .queue = 8, .full_policy = TAKT_ROS1_DROP_OLDEST,          \
+   .max_xmlrpc = 16384, .max_values = 512, .max_rpc_conns = 4, .max_header = 8192,                 \
+   .timeout_ns = 2000000000,                                                                       \
+   .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
+                 .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
+   .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
+                      .cpu = -1}}
+
+/**
+ * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
+ * threads started. It registers nothing until a topic is advertised or subscribed. TAKT_EINVAL
+ * for a bad configuration or master URI, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if a
+ * port cannot be opened. Creation time only.
+ */
+takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
+                                 takt_ros1_node_t **out);
+/** Unregister every publication and subscription from the master (one system.multicall), close
+ * every connection, stop the threads and give the memory back. */
+void takt_ros1_node_destroy(takt_ros1_node_t *node);
+/** The node's slave API URI ("http://host:port/"). */
+const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
+/** True once a ROS tool asked the node to shut down (slave API shutdown). */
+bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node);
+
+/**
+ * Advertise topic with type (e.g. "std_msgs/String"), md5sum and full definition (the strings
+ * `takt msggen` generates: they must outlive the node) and register it with the master.
+ * latch: a new subscriber first gets the last message published. TAKT_EFULL past max_pubs,
+ * TAKT_EEXIST for a topic advertised already, TAKT_ETIMEDOUT / TAKT_EOS when the master does not
+ * answer, TAKT_ESTATE when it refuses. Caller's thread; creation time.
+ */
+takt_err_t takt_ros1_advertise(takt_ros1_node_t *node, const char *topic, const char *type,
+                               const char *md5, const char *definition, bool latch,
+                               takt_ros1_pub_t **out);
+/**
+ * Queue len serialized bytes for every connected subscriber (a copy). Never waits for a peer:
+ * a full queue drops by the configured policy (counted). TAKT_ESIZE above max_message.
+ * O(subscribers * len). Thread-safe; never allocates.
+ */
+takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len);
+
+/** A message received on a subscription: serialized bytes valid during the call. Runs on the
+ * node's I/O thread holding no takt lock; it must not wait. */
+typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);
+
+/** Subscribe to topic (type, md5sum and definition as for advertise; md5 "*" takes any type)
+ * and register with the master; publishers it names are connected by the connector thread. */
+takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const char *type,
+                               const char *md5, const char *definition, takt_ros1_msg_fn fn,
+                               void *user, takt_ros1_sub_t **out);
+
+typedef struct takt_ros1_pub_stats {
+  uint32_t connections; /* subscribers connected now */
+  uint64_t published;   /* takt_ros1_publish calls that queued for at least one subscriber */
+  uint64_t sent;        /* messages written whole to subscribers */
+  uint64_t dropped;     /* messages dropped by full queues */
+  uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
+} takt_ros1_pub_stats_t;
+void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
+
+typedef struct takt_ros1_sub_stats {
+  uint32_t connections;   /* publishers connected now */
+  uint64_t received;      /* messages handed to the callback */
+  uint64_t errors;        /* connections closed for bad input (oversized length, bad header) */
+  uint64_t connect_failures; /* requestTopic or TCPROS set-up failed or was refused */
+  char last_error[384];   /* the last of those, one line */
+} takt_ros1_sub_stats_t;
+void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
+
+/* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
+ * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED
+ * for an answer that is not XML-RPC, TAKT_ENOENT / TAKT_ESTATE when the master answers with
+ * code 0 / -1 (its status text in takt_ros1_last_error). */
+
+/** The status text of the last master call that failed on this thread's node (one line). */
+const char *takt_ros1_last_error(const takt_ros1_node_t *node);
+takt_err_t takt_ros1_lookup_node(takt_ros1_node_t *node, const char *name, char *uri, uint32_t cap);
+takt_err_t takt_ros1_get_uri(takt_ros1_node_t *node, char *uri, uint32_t cap);
+takt_err_t takt_ros1_register_service(takt_ros1_node_t *node, const char *service,
+                                      const char *rosrpc_uri);
+takt_err_t takt_ros1_unregister_service(takt_ros1_node_t *node, const char *service,
+                                        const char *rosrpc_uri);
+takt_err_t takt_ros1_lookup_service(takt_ros1_node_t *node, const char *service, char *uri,
+                                    uint32_t cap);
+/** One [name, type] pair of getPublishedTopics / getTopicTypes. */
+typedef void (*takt_ros1_pair_fn)(void *user, const char *name, const char *type);
+takt_err_t takt_ros1_get_published_topics(takt_ros1_node_t *node, const char *subgraph,
+                                          takt_ros1_pair_fn fn, void *user);
+takt_err_t takt_ros1_get_topic_types(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
+/** One row of getSystemState: kind 0 publisher, 1 subscriber, 2 service provider. */
+typedef void (*takt_ros1_state_fn)(void *user, int kind, const char *name, const char *node_name);
+takt_err_t takt_ros1_get_system_state(takt_ros1_node_t *node, takt_ros1_state_fn fn, void *user);
+
+/* Parameters (scalars; a struct-valued parameter is TAKT_ETYPE). */
+takt_err_t takt_ros1_param_set_int(takt_ros1_node_t *node, const char *key, int32_t v);
+takt_err_t takt_ros1_param_set_double(takt_ros1_node_t *node, const char *key, double v);
+takt_err_t takt_ros1_param_set_bool(takt_ros1_node_t *node, const char *key, bool v);
+takt_err_t takt_ros1_param_set_string(takt_ros1_node_t *node, const char *key, const char *v);
+/** TAKT_ENOENT for a parameter not set, TAKT_ETYPE for another type. */
+takt_err_t takt_ros1_param_get_int(takt_ros1_node_t *node, const char *key, int32_t *v);
+takt_err_t takt_ros1_param_get_double(takt_ros1_node_t *node, const char *key, double *v);
+takt_err_t takt_ros1_param_get_bool(takt_ros1_node_t *node, const char *key, bool *v);
+takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, char *v, uint32_t cap);
+takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has);
+takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key);
+takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap);
+/** Every parameter name, one call of fn each (type NULL). */
+takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
