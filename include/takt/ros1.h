@@ -169,6 +169,49 @@ takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char 
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 
+/* ---- the ros1 bridge backend (takt/bridge_backend.h) ----
+ * A bridge (takt/bridge.h) over a ROS 1 node: an exported takt topic is advertised on ROS 1 and
+ * each message the bridge forwards is published there; an imported ROS 1 topic is subscribed to
+ * and each message received is handed to the bridge (takt_bridge_deliver, a push backend), which
+ * publishes it into the takt topic, ordered in its receive queue by the route's priority. Both
+ * sides use the ROS 1 serialization of the types `takt msggen` generates (their type support,
+ * md5sum and definition). A message's origin time is its arrival at the node (header.stamp is
+ * not read). */
+#if TAKT_WITH_PUBSUB
+#include "takt/bridge_backend.h"
+
+/** A backend that is a ROS 1 node (configuration cfg) with room for max_routes routes, in ctx.
+ * The bridge created over it owns it; add routes after takt_bridge_create_on. */
+takt_err_t takt_bridge_backend_ros1(takt_context_t *ctx, const takt_ros1_config_t *cfg,
+                                    uint32_t max_routes, takt_bridge_backend_t *out);
+/** The ROS 1 node of a ros1 backend (NULL for another backend, or once stopped). */
+takt_ros1_node_t *takt_ros1_backend_node(takt_bridge_backend_t be);
+/**
+ * Carry the bridge's entity to ROS 1 topic ros_topic (advertised with type, md5, definition and
+ * latch): use with takt_bridge_export(b, topic, entity, ...). TAKT_EEXIST for an entity routed
+ * already, TAKT_EFULL past max_routes, errors of takt_ros1_advertise. Configuration time.
+ */
+takt_err_t takt_ros1_backend_export(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
+                                    const char *type, const char *md5, const char *definition,
+                                    bool latch);
+/** Carry ROS 1 topic ros_topic into the bridge's entity (with takt_bridge_import(b, topic,
+ * entity)); priority orders the bridge's receive queue (the local subscriptions' priority). */
+takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
+                                    const char *type, const char *md5, const char *definition,
+                                    uint8_t priority);
+typedef struct takt_ros1_backend_stats {
+  uint64_t sent;        /* forwarded messages queued to ROS 1 */
+  uint64_t received;    /* ROS 1 messages handed to the bridge */
+  uint64_t refused;     /* not handed over: the bridge's queue was full or it had stopped */
+  uint64_t unrouted;    /* forwarded for an entity without an export route */
+} takt_ros1_backend_stats_t;
+void takt_ros1_backend_get_stats(takt_bridge_backend_t be, takt_ros1_backend_stats_t *out);
+/** Make the class "ros1" known to takt_bridge_backend_open: "ros1:NODE_NAME@MASTER_URI" (e.g.
+ * "ros1:/takt_bridge@http://127.0.0.1:11311/"), the default configuration and 16 routes. At
+ * start-up (not thread-safe); TAKT_EEXIST the second time. */
+takt_err_t takt_ros1_backend_register(void);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,9 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   snprintf(n->master_uri, sizeof n->master_uri, "%s", master);
   snprintf(n->master_host, sizeof n->master_host, "%s", mhost);
   n->master_port = mport;
+  n->cfg.name = n->name; /* the caller's strings may not outlive this call */
+  n->cfg.host = n->host;
+  n->cfg.master_uri = n->master_uri;
   n->rpc_listen = n->tcpros_listen = n->io_wake = n->conn_wake = n->stop_wake = TAKT_IO_CLOSED;
   atomic_store(&n->next_id, 1);
   n->pubs = (takt_ros1_pub_t *)(base + l.pubs);

@@ -14,7 +14,11 @@
 #include "common.hpp"
 #include "ros1_peers.hpp"
 #include "std_msgs/String.h"
+#include "takt/bridge.h"
+#include "takt/exec.h"
 #include "takt/ros1.h"
+
+#include <thread>
 
 using ros1_test::Proc;
 
@@ -373,4 +377,121 @@ TEST_F(Ros1Live, AHugeLengthPrefixAndATruncatedHeaderAreRejectedWithClearErrors)
   EXPECT_EQ(st.connect_failures, 1u);
   EXPECT_NE(std::string(st.last_error).find("truncated TCPROS header"), std::string::npos) << st.last_error;
   EXPECT_EQ(rx.size(), 0u);
+}
+
+// The ros1 bridge backend: a takt topic exported to ROS 1 and one imported from it, through the
+// bridge core, with the subscription's callback run by a tide executor.
+TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = master_uri.c_str();
+  rc.name = "/takt_bridge";
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_bridge_backend_ros1(ctx, &rc, 4, &be), TAKT_OK);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_t *b = nullptr;
+  ASSERT_EQ(takt_bridge_create_on(ctx, "takt_bridge", &bc, be, &b), TAKT_OK);
+  takt_topic_t *in = nullptr, *out = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "in", &std_msgs__String__type, 4, &in), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "out", &std_msgs__String__type, 4, &out), TAKT_OK);
+  takt_node_t *app = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "app", &app), TAKT_OK);
+  struct Got {
+    std::mutex m;
+    std::vector<std::string> s;
+  } got;
+  takt_subscription_t *sub = nullptr;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr.priority = 5;
+  ASSERT_EQ(takt_subscription_create(
+                app, in, "in",
+                [](takt_subscription_t *, const takt_message_t *m, void *u) {
+                  auto *g = static_cast<Got *>(u);
+                  const auto *msg = static_cast<const std_msgs__String *>(m->data);
+                  std::lock_guard<std::mutex> l(g->m);
+                  g->s.emplace_back(msg->data.data, msg->data.size);
+                },
+                &got, &so, &sub),
+            TAKT_OK);
+  takt_publisher_t *pub = nullptr;
+  ASSERT_EQ(takt_publisher_create(app, out, &pub), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_export(be, 1, "/takt_out", std_msgs__String__NAME, std_msgs__String__MD5,
+                                     std_msgs__String__DEFINITION, false),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(b, out, 1, 0, false), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_import(be, 2, "/chatter", std_msgs__String__NAME, std_msgs__String__MD5,
+                                     std_msgs__String__DEFINITION, 5),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(b, in, 2), TAKT_OK);
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, app), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(b)), TAKT_OK);
+  ASSERT_EQ(takt_bridge_start(b), TAKT_OK);
+  std::thread spinner([&] { takt_executor_spin(exec); });
+
+  Proc talker, listener;
+  ASSERT_TRUE(listener.start({"/usr/bin/python3", kPeers + "listener.py", "/takt_out", "20"}));
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "bridged"}));
+  takt_ros1_node_t *rn = takt_ros1_backend_node(be);
+  ASSERT_NE(rn, nullptr);
+  // the listener is connected when the ROS side of the export has a subscriber
+  bool connected = eventually([&] {
+    struct C {
+      bool yes = false;
+    } c;
+    takt_ros1_get_system_state(probe, [](void *u, int k, const char *n, const char *w) {
+      if (k == 1 && std::string(n) == "/takt_out" && std::string(w) == "/rospy_listener")
+        static_cast<C *>(u)->yes = true;
+    }, &c);
+    return c.yes;
+  }, 20000);
+  ASSERT_TRUE(connected) << listener.output();
+  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
+  for (int i = 0; i < 20; i++) {
+    std_msgs__String m;
+    std_msgs__String__init(&m);
+    std::string t = "exported " + std::to_string(i);
+    m.data.size = (uint32_t)t.size();
+    std::memcpy(m.data.data, t.data(), t.size());
+    ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);
+  }
+  EXPECT_EQ(listener.wait_exit(20000), 0) << listener.output();
+  EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> l(got.m);
+    return got.s.size() >= 30;
+  }, 5000));
+  std::string want_out;
+  for (int i = 0; i < 20; i++) want_out += "got: exported " + std::to_string(i) + "\n";
+  EXPECT_NE(listener.output().find(want_out), std::string::npos) << listener.output();
+  std::vector<std::string> want_in;
+  for (int i = 0; i < 30; i++) want_in.push_back("bridged " + std::to_string(i));
+  {
+    std::lock_guard<std::mutex> l(got.m);
+    EXPECT_EQ(got.s, want_in);
+  }
+  takt_ros1_backend_stats_t bs;
+  takt_ros1_backend_get_stats(be, &bs);
+  EXPECT_EQ(bs.received, 30u);
+  EXPECT_EQ(bs.sent, 20u);
+  EXPECT_EQ(bs.refused, 0u);
+  takt_bridge_stats_t st;
+  takt_bridge_get_stats(b, &st);
+  EXPECT_EQ(st.imported, 30u);
+  EXPECT_EQ(st.forwarded, 20u);
+
+  takt_executor_stop(exec);
+  spinner.join();
+  takt_bridge_stop(b);
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  takt_bridge_destroy(b);  // the backend's node unregisters
+  EXPECT_TRUE(graph(0, "/takt_out").empty());
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(in), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(out), TAKT_OK);
 }
