@@ -62,8 +62,9 @@ void takt__tcpros_w_init(takt__tcpros_writer_t *w, uint8_t *buf, uint32_t cap) {
   w->overflow = cap < 4;
 }
 
-void takt__tcpros_w_field(takt__tcpros_writer_t *w, const char *key, const char *value) {
-  size_t kl = strlen(key), vl = strlen(value), fl = kl + 1 + vl;
+void takt__tcpros_w_field_n(takt__tcpros_writer_t *w, const char *key, uint32_t key_len,
+                            const char *value, uint32_t value_len) {
+  size_t kl = key_len, vl = value_len, fl = kl + 1 + vl;
   if (w->overflow || fl > 0xFFFFFFF0u || 4 + fl > (size_t)(w->cap - w->len)) {
     w->overflow = true;
     return;
@@ -71,8 +72,12 @@ void takt__tcpros_w_field(takt__tcpros_writer_t *w, const char *key, const char 
   takt__put_le32(w->buf + w->len, (uint32_t)fl);
   memcpy(w->buf + w->len + 4, key, kl);
   w->buf[w->len + 4 + kl] = '=';
-  memcpy(w->buf + w->len + 5 + kl, value, vl);
+  if (vl > 0) memcpy(w->buf + w->len + 5 + kl, value, vl);
   w->len += (uint32_t)(4 + fl);
+}
+
+void takt__tcpros_w_field(takt__tcpros_writer_t *w, const char *key, const char *value) {
+  takt__tcpros_w_field_n(w, key, (uint32_t)strlen(key), value, (uint32_t)strlen(value));
 }
 
 int32_t takt__tcpros_w_end(takt__tcpros_writer_t *w) {

@@ -46,6 +46,8 @@ typedef struct takt__tcpros_writer {
 } takt__tcpros_writer_t;
 void takt__tcpros_w_init(takt__tcpros_writer_t *w, uint8_t *buf, uint32_t cap);
 void takt__tcpros_w_field(takt__tcpros_writer_t *w, const char *key, const char *value);
+void takt__tcpros_w_field_n(takt__tcpros_writer_t *w, const char *key, uint32_t key_len,
+                            const char *value, uint32_t value_len);
 /** Finish: the total length written in front; returns the bytes to send or TAKT_ESIZE. */
 int32_t takt__tcpros_w_end(takt__tcpros_writer_t *w);
 

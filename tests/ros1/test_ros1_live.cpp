@@ -43,6 +43,17 @@ std::vector<uint8_t> ser(const std::string &s) {
   return out;
 }
 
+// A std_msgs/String on the wire longer than the generated type holds (u32 length + bytes).
+std::vector<uint8_t> wire_string(const std::string &s) {
+  std::vector<uint8_t> out(4);
+  out[0] = (uint8_t)s.size();
+  out[1] = (uint8_t)(s.size() >> 8);
+  out[2] = (uint8_t)(s.size() >> 16);
+  out[3] = (uint8_t)(s.size() >> 24);
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
 struct Received {
   std::mutex m;
   std::vector<std::string> msgs;
@@ -494,4 +505,61 @@ TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
   EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(in), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(out), TAKT_OK);
+}
+
+// A subscriber that stops reading never blocks the publisher: its queue drops by the policy and
+// counts, and the publication keeps serving others.
+TEST_F(Ros1Live, ASubscriberThatStopsReadingIsDroppedByPolicyWithoutBlocking) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/flood", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Proc stalled;
+  ASSERT_TRUE(stalled.start({"/usr/bin/python3", kPeers + "stalled_subscriber.py",
+                             takt_ros1_node_uri(node), "/flood", std_msgs__String__MD5}));
+  ASSERT_TRUE(stalled.wait_for("connected", 15000)) << stalled.output();
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 5000));
+  std::vector<uint8_t> big = wire_string(std::string(4000, 'x'));
+  for (int i = 0; i < 3000; i++)  // ~12 MB into a peer that reads nothing
+    ASSERT_EQ(takt_ros1_publish(pub, big.data(), (uint32_t)big.size()), TAKT_OK) << i;
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.published, 3000u);
+  EXPECT_GT(st.dropped, 2000u);  // the socket buffers and the queue of 8 hold the rest
+  EXPECT_LT(st.sent, 1000u);
+  EXPECT_EQ(st.connections, 1u);
+  // another subscriber is still served
+  Proc echo;
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "1", "/flood"}));
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 2;
+  }, 20000)) << echo.output();
+  std::vector<uint8_t> small = ser("still served");
+  bool done = false;
+  for (int i = 0; i < 200 && !done; i++) {  // until rostopic has taken one (it may join late)
+    ASSERT_EQ(takt_ros1_publish(pub, small.data(), (uint32_t)small.size()), TAKT_OK);
+    done = echo.wait_for("---", 50);
+  }
+  EXPECT_EQ(echo.wait_exit(10000), 0) << echo.output();
+  EXPECT_EQ(echo.output(), "data: \"still served\"\n---\n");
+}
+
+TEST_F(Ros1Live, ALatchedTopicReachesALateSubscriber) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/latched", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, true, &pub),
+            TAKT_OK);
+  std::vector<uint8_t> a = ser("first"), b = ser("latest");
+  ASSERT_EQ(takt_ros1_publish(pub, a.data(), (uint32_t)a.size()), TAKT_OK);
+  ASSERT_EQ(takt_ros1_publish(pub, b.data(), (uint32_t)b.size()), TAKT_OK);
+  Proc echo;  // subscribes after the publications
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "1", "/latched"}));
+  EXPECT_EQ(echo.wait_exit(15000), 0) << echo.output();
+  EXPECT_EQ(echo.output(), "data: \"latest\"\n---\n");
 }
