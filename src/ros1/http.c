@@ -68,6 +68,7 @@ takt_err_t takt__http_parse(const uint8_t *buf, uint32_t len, uint32_t cap, bool
     http11 = buf[eol - 1] == '1';
   }
   info->keep_alive = http11;
+  info->http10 = !http11;
   /* headers */
   bool have_length = false;
   uint64_t length = 0;

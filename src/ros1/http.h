@@ -18,6 +18,7 @@ typedef struct takt__http_info {
   uint32_t body_len;     /* Content-Length */
   uint32_t total;        /* header_len + body_len: the message's bytes */
   bool keep_alive;       /* the connection stays open after this message */
+  bool http10;           /* the message is HTTP/1.0 (answer in kind) */
   int32_t status;        /* responses: the status code */
   const char *error;     /* what was wrong (TAKT_EMALFORMED, TAKT_ESIZE) */
 } takt__http_info_t;

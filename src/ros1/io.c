@@ -300,9 +300,6 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       rpc_close(c);
       return;
     }
-    bool http10 = memcmp(c->buf + (info.header_len > 0 ? 0 : 0), "POST", 4) == 0 &&
-                  strstr((const char *)c->buf, "HTTP/1.0\r\n") != NULL &&
-                  (const uint8_t *)strstr((const char *)c->buf, "HTTP/1.0\r\n") < c->buf + info.header_len;
     takt__xr_writer_t w;
     takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, n->cfg.max_xmlrpc);
     serve_call(n, (char *)c->buf + info.header_len, info.body_len, &w);
@@ -311,7 +308,7 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       takt__xr_w_fault(&w, -1, "answer larger than max_xmlrpc");
     }
     char head[TAKT__ROS1_HEAD];
-    int32_t hl = takt__http_response_head(head, sizeof head, w.len, info.keep_alive, http10);
+    int32_t hl = takt__http_response_head(head, sizeof head, w.len, info.keep_alive, info.http10);
     char *msg = out + TAKT__ROS1_HEAD - hl;
     memcpy(msg, head, (size_t)hl);
     /* answers are small: they fit the socket's buffer; a client that never reads is bounded */
@@ -452,28 +449,30 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
 }
 
 static void pending_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
-  uint32_t need = 4;
-  if (c->len >= 4) {
-    uint32_t hl = takt__le32(c->buf);
-    if (hl > n->cfg.max_header - 4) { /* a 4 GiB length among them: refused, nothing read */
+  for (;;) {
+    uint32_t need = 4;
+    if (c->len >= 4) {
+      uint32_t hl = takt__le32(c->buf);
+      if (hl > n->cfg.max_header - 4) { /* a 4 GiB length among them: refused, nothing read */
+        takt_io_close(&c->io);
+        c->len = 0;
+        return;
+      }
+      need = 4 + hl;
+    }
+    if (c->len == need && c->len >= 4) {
+      pending_header(n, c);
+      return;
+    }
+    int32_t r = takt_io_read_some(c->io, c->buf + c->len, need - c->len);
+    if (r < 0) { /* closed before the header was whole: truncated */
       takt_io_close(&c->io);
       c->len = 0;
       return;
     }
-    need = 4 + hl;
+    if (r == 0) return;
+    c->len += (uint32_t)r;
   }
-  int32_t r = takt_io_read_some(c->io, c->buf + c->len, need - c->len);
-  if (r < 0) { /* closed before the header was whole: truncated */
-    takt_io_close(&c->io);
-    c->len = 0;
-    return;
-  }
-  c->len += (uint32_t)r;
-  if (c->len == 4 && need == 4) {
-    pending_readable(n, c); /* the length is known: read on */
-    return;
-  }
-  if (c->len >= 4 && c->len == 4 + takt__le32(c->buf)) pending_header(n, c);
 }
 
 static void tcpros_accept(takt_ros1_node_t *n) {
@@ -572,10 +571,9 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
       }
       if (r == 0) return;
       in->got += (uint32_t)r;
-      if (in->got < need || need == 4) continue;
+      continue;
     }
-    if (need == 4) continue;
-    sub->fn(sub->user, in->rx + 4, need - 4); /* no takt lock held */
+    sub->fn(sub->user, in->rx + 4, need - 4); /* a whole message; no takt lock held */
     in->got = 0;
     takt__lock_take(&n->lock);
     sub->received++;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <string>
@@ -105,6 +106,8 @@ class Ros1Live : public ::testing::Test {
     EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
     takt_context_destroy(ctx);
     master.stop();
+    std::error_code ec;
+    std::filesystem::remove_all(home, ec);  // the master's and the peers' logs
   }
   takt_err_t make_node(const char *name, takt_ros1_node_t **out, uint32_t max_message = 4096) {
     takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
@@ -232,7 +235,19 @@ TEST_F(Ros1Live, SlaveApiAnswersPythonsXmlRpcClientAndFaultsOnUnknownMethods) {
       "print('rt_none', s.requestTopic('/t', '/nope', [['TCPROS']])[0:2])\n"
       "print('info', s.getBusInfo('/t')[0], s.getBusStats('/t')[0], s.paramUpdate('/t', '/p', 1)[0])\n"
       "try:\n  s.bogus('/t')\nexcept x.Fault as f:\n  print('fault', f.faultCode, f.faultString)\n"
-      "print('shutdown', s.shutdown('/t', 'bye')[0])\n";
+      "print('shutdown', s.shutdown('/t', 'bye')[0])\n"
+      "import socket, urllib.parse\n"
+      "u = urllib.parse.urlparse('" + std::string(takt_ros1_node_uri(node)) + "')\n"
+      "def raw(req):\n"
+      "  c = socket.create_connection((u.hostname, u.port)); c.sendall(req); d = b''\n"
+      "  while True:\n"
+      "    k = c.recv(4096)\n"
+      "    if not k: return d\n"
+      "    d += k\n"
+      "body = b\"<?xml version='1.0'?><methodCall><methodName>getPid</methodName><params><param><value>/t</value></param></params></methodCall>\"\n"
+      "d = raw(b'POST /RPC2 HTTP/1.0\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body) + body)\n"
+      "print('http10', d.split(b'\\r\\n')[0].decode(), b'Connection: close' in d, b'<i4>' in d)\n"
+      "print('bad', raw(b'GET / HTTP/1.1\\r\\n\\r\\n').split(b'\\r\\n')[0].decode())\n";
   Proc py;
   ASSERT_TRUE(py.start({"/usr/bin/python3", "-c", script}));
   EXPECT_EQ(py.wait_exit(15000), 0) << py.output();
@@ -246,6 +261,8 @@ TEST_F(Ros1Live, SlaveApiAnswersPythonsXmlRpcClientAndFaultsOnUnknownMethods) {
   EXPECT_NE(o.find("info 1 1 1"), std::string::npos) << o;
   EXPECT_NE(o.find("fault -1 bogus: unknown method name"), std::string::npos) << o;
   EXPECT_NE(o.find("shutdown 1"), std::string::npos) << o;
+  EXPECT_NE(o.find("http10 HTTP/1.0 200 OK True True"), std::string::npos) << o;  // answered, closed
+  EXPECT_NE(o.find("bad HTTP/1.1 400 not an HTTP POST request"), std::string::npos) << o;
   EXPECT_TRUE(takt_ros1_shutdown_requested(node));
 }
 

@@ -197,9 +197,11 @@ TEST(Http, RequestsOfBothVersionsWithKeepAlive) {
   EXPECT_EQ(info.body_len, 5u);
   EXPECT_EQ(info.total, r.size());
   EXPECT_TRUE(info.keep_alive);
+  EXPECT_FALSE(info.http10);
   r = "POST / HTTP/1.0\r\nContent-Length: 0\r\n\r\n";
   ASSERT_EQ(takt__http_parse((const uint8_t *)r.data(), (uint32_t)r.size(), 4096, false, &info), TAKT_OK);
   EXPECT_FALSE(info.keep_alive);
+  EXPECT_TRUE(info.http10);
   r = "POST / HTTP/1.0\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n";
   ASSERT_EQ(takt__http_parse((const uint8_t *)r.data(), (uint32_t)r.size(), 4096, false, &info), TAKT_OK);
   EXPECT_TRUE(info.keep_alive);
