@@ -364,7 +364,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   uint32_t tl = 0, cl = 0, ml = 0, yl = 0;
   const char *topic = NULL, *caller = NULL, *md5 = NULL, *type = NULL;
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
-    snprintf(text, sizeof text, "%s", h.error);
+    takt__ros1_copy(text, sizeof text, h.error);
   } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
     snprintf(text, sizeof text, "this node serves no services over TCPROS");
   } else if ((topic = takt__tcpros_get(&h, "topic", &tl)) == NULL ||
@@ -436,7 +436,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   (void)takt_io_tcp_nodelay(c->io, nodelay);
   o->io = c->io;
   o->id = atomic_fetch_add(&n->next_id, 1);
-  snprintf(o->callerid, sizeof o->callerid, "%s", callerid);
+  takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
@@ -539,7 +539,7 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   takt__lock_take(&n->lock);
   if (what != NULL) {
     sub->errors++;
-    snprintf(sub->last_error, sizeof sub->last_error, "%s", what);
+    takt__ros1_copy(sub->last_error, sizeof sub->last_error, what);
   }
   io = in->io;
   in->io = TAKT_IO_CLOSED;

@@ -21,7 +21,7 @@ takt_err_t takt__ros1_read_exact(takt_io_t io, takt_io_t stop, uint8_t *buf, uin
 
 void takt__ros1_note_error(takt_ros1_node_t *n, const char *text) {
   takt__lock_take(&n->lock);
-  snprintf(n->last_error, sizeof n->last_error, "%s", text);
+  takt__ros1_copy(n->last_error, sizeof n->last_error, text);
   takt__lock_give(&n->lock);
 }
 

@@ -97,10 +97,10 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   takt_ros1_node_t *n = (takt_ros1_node_t *)base;
   n->ctx = ctx;
   n->cfg = *cfg;
-  snprintf(n->name, sizeof n->name, "%s", cfg->name);
-  snprintf(n->host, sizeof n->host, "%s", host);
-  snprintf(n->master_uri, sizeof n->master_uri, "%s", master);
-  snprintf(n->master_host, sizeof n->master_host, "%s", mhost);
+  takt__ros1_copy(n->name, sizeof n->name, cfg->name);
+  takt__ros1_copy(n->host, sizeof n->host, host);
+  takt__ros1_copy(n->master_uri, sizeof n->master_uri, master);
+  takt__ros1_copy(n->master_host, sizeof n->master_host, mhost);
   n->master_port = mport;
   n->cfg.name = n->name; /* the caller's strings may not outlive this call */
   n->cfg.host = n->host;
@@ -312,8 +312,8 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     if (!n->pubs[i].used && pub == NULL) pub = &n->pubs[i];
   }
   if (pub != NULL) {
-    snprintf(pub->topic, sizeof pub->topic, "%s", topic);
-    snprintf(pub->type, sizeof pub->type, "%s", type);
+    takt__ros1_copy(pub->topic, sizeof pub->topic, topic);
+    takt__ros1_copy(pub->type, sizeof pub->type, type);
     pub->md5 = md5;
     pub->definition = definition;
     pub->latch = latch;
@@ -449,8 +449,8 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
     if (!n->subs[i].used && sub == NULL) sub = &n->subs[i];
   }
   if (sub != NULL) {
-    snprintf(sub->topic, sizeof sub->topic, "%s", topic);
-    snprintf(sub->type, sizeof sub->type, "%s", type);
+    takt__ros1_copy(sub->topic, sizeof sub->topic, topic);
+    takt__ros1_copy(sub->type, sizeof sub->type, type);
     sub->md5 = md5;
     sub->definition = definition;
     sub->fn = fn;
@@ -493,7 +493,7 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
   out->received = sub->received;
   out->errors = sub->errors;
   out->connect_failures = sub->connect_failures;
-  snprintf(out->last_error, sizeof out->last_error, "%s", sub->last_error);
+  takt__ros1_copy(out->last_error, sizeof out->last_error, sub->last_error);
   takt__lock_give(&n->lock);
 }
 
@@ -514,7 +514,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__ros1_call_t *c = &n->calls[0];
   char uri[TAKT__ROS1_NAME];
   takt__lock_take(&n->lock);
-  snprintf(uri, sizeof uri, "%s", in->uri);
+  takt__ros1_copy(uri, sizeof uri, in->uri);
   takt__lock_give(&n->lock);
   /* requestTopic(caller_id, topic, [["TCPROS"]]) */
   takt__xr_writer_t *w = takt__ros1_call_begin(c, "requestTopic");

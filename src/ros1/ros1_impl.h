@@ -4,6 +4,7 @@
 #define TAKT_ROS1_IMPL_H
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "../core/lock.h"
 #include "../core/mem.h"
@@ -133,6 +134,14 @@ struct takt_ros1_node {
   takt__tcpros_field_t *fields;
   takt__tcpros_field_t io_fields[TAKT__ROS1_FIELDS];
 };
+
+/** Copy src into dst (cap bytes), cut to fit and NUL-terminated. */
+static inline void takt__ros1_copy(char *dst, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
 
 /* ---- XML-RPC calls (master.c) ---- */
 
