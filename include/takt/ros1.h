@@ -132,9 +132,11 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
 /* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
  * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED
  * for an answer that is not XML-RPC, TAKT_ENOENT / TAKT_ESTATE when the master answers with
- * code 0 / -1 (its status text in takt_ros1_last_error). */
+ * code 0 / -1 (its status text in takt_ros1_last_error), TAKT_EBUSY when two calls of the node
+ * are already in flight. Not for callbacks: a call blocks its thread up to the timeout. */
 
-/** The status text of the last master call that failed on this thread's node (one line). */
+/** The last failed master call of this node and the master's status text, one line. Read it on
+ * the thread that made the call, before another call of the node (not synchronized). */
 const char *takt_ros1_last_error(const takt_ros1_node_t *node);
 takt_err_t takt_ros1_lookup_node(takt_ros1_node_t *node, const char *name, char *uri, uint32_t cap);
 takt_err_t takt_ros1_get_uri(takt_ros1_node_t *node, char *uri, uint32_t cap);

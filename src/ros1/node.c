@@ -349,7 +349,7 @@ static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint
   uint32_t slot = (o->head + o->count) % c->queue;
   uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
   takt__put_le32(dst, len);
-  memcpy(dst + 4, b, len);
+  if (len > 0) memcpy(dst + 4, b, len);
   o->lens[slot] = len;
   o->count++;
 }
@@ -375,7 +375,7 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
   }
   if (pub->latch) {
     takt__put_le32(pub->latched, len);
-    memcpy(pub->latched + 4, bytes, len);
+    if (len > 0) memcpy(pub->latched + 4, bytes, len);
     pub->latched_len = 4 + len;
   }
   if (any) pub->published++;

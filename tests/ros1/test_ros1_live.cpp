@@ -14,6 +14,7 @@
 
 #include "common.hpp"
 #include "ros1_peers.hpp"
+#include "std_msgs/Empty.h"
 #include "std_msgs/String.h"
 #include "takt/bridge.h"
 #include "takt/exec.h"
@@ -579,4 +580,43 @@ TEST_F(Ros1Live, ALatchedTopicReachesALateSubscriber) {
   ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "1", "/latched"}));
   EXPECT_EQ(echo.wait_exit(15000), 0) << echo.output();
   EXPECT_EQ(echo.output(), "data: \"latest\"\n---\n");
+}
+
+// takt to takt through the master, with empty messages (a zero length prefix on the wire).
+TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/empty", std_msgs__Empty__NAME, std_msgs__Empty__MD5,
+                                std_msgs__Empty__DEFINITION, false, &pub),
+            TAKT_OK);
+  struct Count {
+    std::atomic<int> n{0}, nonzero{0};
+  } c;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/empty", std_msgs__Empty__NAME, std_msgs__Empty__MD5,
+                                std_msgs__Empty__DEFINITION,
+                                [](void *u, const uint8_t *, uint32_t len) {
+                                  auto *cc = static_cast<Count *>(u);
+                                  cc->n++;
+                                  if (len != 0) cc->nonzero++;
+                                },
+                                &c, &sub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  for (int i = 0; i < 3; i++) ASSERT_EQ(takt_ros1_publish(pub, nullptr, 0), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return c.n.load() >= 3; }, 5000));
+  takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);  // and no more arrive
+  EXPECT_EQ(c.n.load(), 3);
+  EXPECT_EQ(c.nonzero.load(), 0);
+  takt_ros1_sub_stats_t ss;
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.received, 3u);
+  EXPECT_EQ(ss.connections, 1u);
+  takt_ros1_node_destroy(b);
 }
