@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +16,6 @@
 
 #include "takt/port.h"
 #include "takt/port_io.h"
-
-extern char **environ;
 
 namespace ros1_test {
 
@@ -37,27 +35,35 @@ class Proc {
   Proc &operator=(const Proc &) = delete;
   ~Proc() { stop(); }
 
+  // Start argv[0] (searched in PATH) in a process group of its own. The child is ended with
+  // SIGKILL if the test process dies before its teardown (PR_SET_PDEATHSIG): a crashed test
+  // leaves no master or peer behind.
   bool start(const std::vector<std::string> &argv) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return false;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);  // its own group: stopped with children
-    posix_spawnattr_setpgroup(&at, 0);
     std::vector<char *> args;
     for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
-    int rc = posix_spawnp(&pid_, args[0], &fa, &at, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {  // only async-signal-safe calls until exec
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      setpgid(0, 0);
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
     close(fds[1]);
+    if (pid > 0) setpgid(pid, pid);  // as the child does: whichever runs first
+    if (pid < 0) {
+      close(fds[0]);
+      return false;
+    }
+    pid_ = pid;
     out_fd_ = fds[0];
-    if (rc != 0) pid_ = -1;
-    return rc == 0;
+    return true;
   }
 
   // Read output until `needle` appears (true) or the process ends / timeout_ms passes.
