@@ -550,7 +550,9 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
 }
 
 static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
-  for (int rounds = 0; rounds < 64; rounds++) { /* then the others get their turn */
+  /* at most 64 messages, then the other sockets get their turn; a message is delivered as soon
+   * as it is whole, so none waits in the buffer for bytes that may never come */
+  for (int delivered = 0; delivered < 64;) {
     uint32_t need = 4;
     if (in->got >= 4) {
       uint32_t len = takt__le32(in->rx);
@@ -562,22 +564,23 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
         return;
       }
       need = 4 + len;
-    }
-    if (in->got < need) {
-      int32_t r = takt_io_read_some(in->io, in->rx + in->got, need - in->got);
-      if (r < 0) {
-        in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL);
-        return;
+      if (in->got == need) {
+        sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
+        in->got = 0;
+        delivered++;
+        takt__lock_take(&n->lock);
+        sub->received++;
+        takt__lock_give(&n->lock);
+        continue;
       }
-      if (r == 0) return;
-      in->got += (uint32_t)r;
-      continue;
     }
-    sub->fn(sub->user, in->rx + 4, need - 4); /* a whole message; no takt lock held */
-    in->got = 0;
-    takt__lock_take(&n->lock);
-    sub->received++;
-    takt__lock_give(&n->lock);
+    int32_t r = takt_io_read_some(in->io, in->rx + in->got, need - in->got);
+    if (r < 0) {
+      in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL);
+      return;
+    }
+    if (r == 0) return;
+    in->got += (uint32_t)r;
   }
 }
 
