@@ -248,7 +248,10 @@ TEST_F(Ros1Live, SlaveApiAnswersPythonsXmlRpcClientAndFaultsOnUnknownMethods) {
       "body = b\"<?xml version='1.0'?><methodCall><methodName>getPid</methodName><params><param><value>/t</value></param></params></methodCall>\"\n"
       "d = raw(b'POST /RPC2 HTTP/1.0\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body) + body)\n"
       "print('http10', d.split(b'\\r\\n')[0].decode(), b'Connection: close' in d, b'<i4>' in d)\n"
-      "print('bad', raw(b'GET / HTTP/1.1\\r\\n\\r\\n').split(b'\\r\\n')[0].decode())\n";
+      "print('bad', raw(b'GET / HTTP/1.1\\r\\n\\r\\n').split(b'\\r\\n')[0].decode())\n"
+      "hold = [socket.create_connection((u.hostname, u.port)) for _ in range(6)]\n"
+      "for h in hold: h.sendall(b'POST /RPC2 HTTP/1.1\\r\\nContent-Length: 500\\r\\n\\r\\n<methodCall>')\n"
+      "print('held', x.ServerProxy('" + std::string(takt_ros1_node_uri(node)) + "').getPid('/t')[0])\n";
   Proc py;
   ASSERT_TRUE(py.start({"/usr/bin/python3", "-c", script}));
   EXPECT_EQ(py.wait_exit(15000), 0) << py.output();
@@ -264,6 +267,8 @@ TEST_F(Ros1Live, SlaveApiAnswersPythonsXmlRpcClientAndFaultsOnUnknownMethods) {
   EXPECT_NE(o.find("shutdown 1"), std::string::npos) << o;
   EXPECT_NE(o.find("http10 HTTP/1.0 200 OK True True"), std::string::npos) << o;  // answered, closed
   EXPECT_NE(o.find("bad HTTP/1.1 400 not an HTTP POST request"), std::string::npos) << o;
+  // six clients holding unfinished requests (more than max_rpc_conns) do not keep others out
+  EXPECT_NE(o.find("held 1"), std::string::npos) << o;
   EXPECT_TRUE(takt_ros1_shutdown_requested(node));
 }
 
