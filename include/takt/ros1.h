@@ -101,6 +101,14 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *node, const char *topic, const 
  */
 takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len);
 
+/**
+ * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
+ * (unregisterPublisher), and the subscribers' connections are closed before this returns
+ * (bounded by 3 * timeout_ns: TAKT_ETIMEDOUT). The publication's slot can then be advertised
+ * again. TAKT_ESTATE if not advertised. Caller's thread; configuration time.
+ */
+takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub);
+
 /** A message received on a subscription: serialized bytes valid during the call. Runs on the
  * node's I/O thread holding no takt lock; it must not wait. */
 typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);
@@ -110,6 +118,11 @@ typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len)
 takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const char *type,
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
                                void *user, takt_ros1_sub_t **out);
+
+/** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
+ * when this returns its function is not running and is never called again (bounded by
+ * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
+takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);
 
 typedef struct takt_ros1_pub_stats {
   uint32_t connections; /* subscribers connected now */

@@ -434,18 +434,22 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     return;
   }
   (void)takt_io_tcp_nodelay(c->io, nodelay);
-  o->io = c->io;
   o->id = atomic_fetch_add(&n->next_id, 1);
   takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;
+  takt__lock_take(&pub->lock);
+  bool open = pub->open; /* not unadvertised meanwhile */
+  if (open) {
+    o->io = c->io;
+    o->head = o->count = 0;
+    o->sent = o->bytes = 0;
+    o->active = true;
+    takt__ros1_enqueue_latched_locked(pub, o);
+  }
+  takt__lock_give(&pub->lock);
+  if (!open) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
-  takt__lock_take(&pub->lock);
-  o->head = o->count = 0;
-  o->sent = o->bytes = 0;
-  o->active = true;
-  takt__ros1_enqueue_latched_locked(pub, o);
-  takt__lock_give(&pub->lock);
 }
 
 static void pending_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
@@ -492,12 +496,18 @@ static void tcpros_accept(takt_ros1_node_t *n) {
 /* ---- outgoing messages ---- */
 
 static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
+  takt_ros1_node_t *n = pub->node;
   takt__lock_take(&pub->lock);
+  takt_io_t io = o->io;
+  o->io = TAKT_IO_CLOSED;
   o->active = false;
   o->count = 0;
   takt__lock_give(&pub->lock);
-  takt_io_close(&o->io);
+  takt_io_close(&io);
   o->tx_len = o->tx_off = 0;
+  takt__lock_take(&n->lock);
+  takt__event_signal(&n->closed); /* an unadvertise may wait for it */
+  takt__lock_give(&n->lock);
 }
 
 /* Write what the socket takes now: the message in flight, then the queued ones. True while a
@@ -545,6 +555,7 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   in->io = TAKT_IO_CLOSED;
   in->state = IN_FREE;
   in->uri[0] = '\0';
+  takt__event_signal(&n->closed); /* an unsubscribe may wait for it */
   takt__lock_give(&n->lock);
   takt_io_close(&io);
 }
@@ -630,11 +641,19 @@ void takt__ros1_io_main(void *arg) {
         deadline = c->since + cfg->timeout_ns;
       WATCH(c->io, TAKT_IO_IN, W_PENDING, i, 0);
     }
+    bool used[256];
+    takt__lock_take(&n->lock);
+    for (uint32_t p = 0; p < cfg->max_pubs; p++) used[p] = n->pubs[p].used;
+    takt__lock_give(&n->lock);
     for (uint32_t p = 0; p < cfg->max_pubs; p++) {
       takt_ros1_pub_t *pub = &n->pubs[p];
       for (uint32_t c = 0; c < cfg->max_conns; c++) {
         takt__ros1_out_t *o = &pub->out[c];
         if (o->io.fd < 0) continue;
+        if (!used[p]) { /* unadvertised */
+          out_close(pub, o);
+          continue;
+        }
         bool blocked = out_flush(n, pub, o);
         if (o->io.fd < 0) continue;
         WATCH(o->io, (uint8_t)(TAKT_IO_IN | (blocked ? TAKT_IO_OUT : 0)), W_OUT, p, c);
@@ -652,6 +671,7 @@ void takt__ros1_io_main(void *arg) {
           in->state = IN_FREE;
           in->stale = false;
           in->uri[0] = '\0';
+          takt__event_signal(&n->closed);
           takt__lock_give(&n->lock);
           takt_io_close(&io);
           takt__lock_take(&n->lock);

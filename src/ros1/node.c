@@ -160,6 +160,12 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
     takt__context_free(ctx, base);
     return rc;
   }
+  rc = takt_event_init(&n->closed);
+  if (rc < 0) {
+    takt__lock_fini(&n->lock);
+    takt__context_free(ctx, base);
+    return rc;
+  }
   uint32_t locks = 0;
   for (; locks < cfg->max_pubs && rc == TAKT_OK; locks++)
     rc = takt__lock_init(&n->pubs[locks].lock, TAKT__LEVEL_ROS1_PUB, "ros1-pub");
@@ -185,6 +191,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   if (rc < 0) {
     close_all(n);
     for (uint32_t i = 0; i < locks; i++) takt__lock_fini(&n->pubs[i].lock);
+    takt_event_fini(&n->closed);
     takt__lock_fini(&n->lock);
     takt__context_free(ctx, base);
     return rc;
@@ -259,6 +266,7 @@ void takt_ros1_node_destroy(takt_ros1_node_t *n) {
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
   for (uint32_t i = 0; i < n->cfg.max_conns; i++) takt_io_close(&n->pending[i].io);
   close_all(n);
+  takt_event_fini(&n->closed);
   takt__lock_fini(&n->lock);
   takt__context_free(n->ctx, n);
 }
@@ -296,6 +304,98 @@ static takt_err_t register_topic(takt_ros1_node_t *n, const char *method, const 
   return TAKT_OK;
 }
 
+/* No connection of pub is open (n->lock held; takes pub->lock). */
+static bool pub_idle(takt_ros1_pub_t *pub) {
+  bool idle = true;
+  takt__lock_take(&pub->lock);
+  for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++)
+    if (pub->out[k].io.fd >= 0) idle = false;
+  takt__lock_give(&pub->lock);
+  return idle;
+}
+
+/* No connection of sub is open or being made (n->lock held). */
+static bool sub_idle(const takt_ros1_sub_t *sub) {
+  for (uint32_t k = 0; k < sub->node->cfg.max_conns; k++)
+    if (sub->in[k].state != IN_FREE) return false;
+  return true;
+}
+
+/* Wait (n->lock held) until done(x) or the deadline: TAKT_ETIMEDOUT then. */
+static takt_err_t wait_closed_locked(takt_ros1_node_t *n, bool (*done)(void *), void *x) {
+  int64_t deadline = takt_time_now() + 3 * n->cfg.timeout_ns; /* a connector call included */
+  while (!done(x)) {
+    if (takt__lock_wait(&n->lock, &n->closed, NULL, deadline) == TAKT_ETIMEDOUT && !done(x))
+      return TAKT_ETIMEDOUT;
+  }
+  return TAKT_OK;
+}
+
+static bool pub_done(void *x) { return pub_idle(x); }
+static bool sub_done(void *x) { return sub_idle(x); }
+
+/* unregisterPublisher / unregisterSubscriber(caller_id, topic, caller_api) */
+static takt_err_t unregister_topic(takt_ros1_node_t *n, const char *method, const char *topic) {
+  takt__ros1_call_t *c;
+  TAKT_RETURN_IF_ERR(takt__ros1_call_take(n, &c));
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  const char *args[2] = {topic, n->uri};
+  for (int i = 0; i < 2; i++) {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, args[i]);
+    takt__xr_w_param_end(w);
+  }
+  const takt__xr_value_t *v;
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, &v);
+  if (rc < 0) {
+    char line[180];
+    snprintf(line, sizeof line, "%s %.80s: %.80s", method, topic, c->error);
+    takt__ros1_note_error(n, line);
+  }
+  takt__ros1_call_give(n, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
+  if (pub == NULL) return TAKT_EINVAL;
+  takt_ros1_node_t *n = pub->node;
+  takt__lock_take(&n->lock);
+  bool used = pub->used;
+  takt__lock_give(&n->lock);
+  if (!used) return TAKT_ESTATE;
+  takt__lock_take(&pub->lock);
+  pub->open = false; /* publish refused, no subscriber adopted from now on */
+  takt__lock_give(&pub->lock);
+  takt_err_t rc = unregister_topic(n, "unregisterPublisher", pub->topic);
+  takt__lock_take(&n->lock);
+  pub->used = false; /* requestTopic refused; the I/O thread closes the connections */
+  takt__lock_give(&n->lock);
+  takt_io_wake_signal(n->io_wake);
+  takt__lock_take(&n->lock);
+  takt_err_t wr = wait_closed_locked(n, pub_done, pub);
+  takt__lock_give(&n->lock);
+  return rc < 0 ? rc : wr;
+}
+
+takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
+  if (sub == NULL) return TAKT_EINVAL;
+  takt_ros1_node_t *n = sub->node;
+  takt__lock_take(&n->lock);
+  bool used = sub->used;
+  sub->used = false; /* publisherUpdate names no more publishers for it */
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) sub->in[k].stale = true;
+  takt__lock_give(&n->lock);
+  if (!used) return TAKT_ESTATE;
+  takt_err_t rc = unregister_topic(n, "unregisterSubscriber", sub->topic);
+  takt_io_wake_signal(n->io_wake);
+  takt__lock_take(&n->lock);
+  takt_err_t wr = wait_closed_locked(n, sub_done, sub);
+  takt__lock_give(&n->lock);
+  return rc < 0 ? rc : wr;
+}
+
 takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const char *type,
                                const char *md5, const char *definition, bool latch,
                                takt_ros1_pub_t **out) {
@@ -309,7 +409,7 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
       takt__lock_give(&n->lock);
       return TAKT_EEXIST;
     }
-    if (!n->pubs[i].used && pub == NULL) pub = &n->pubs[i];
+    if (!n->pubs[i].used && pub == NULL && pub_idle(&n->pubs[i])) pub = &n->pubs[i];
   }
   if (pub != NULL) {
     takt__ros1_copy(pub->topic, sizeof pub->topic, topic);
@@ -317,8 +417,11 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     pub->md5 = md5;
     pub->definition = definition;
     pub->latch = latch;
+    takt__lock_take(&pub->lock);
     pub->latched_len = 0;
     pub->published = pub->dropped = pub->refused = 0;
+    pub->open = true;
+    takt__lock_give(&pub->lock);
     pub->used = true; /* subscribers may connect from now on */
   }
   takt__lock_give(&n->lock);
@@ -328,8 +431,12 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
   takt_err_t rc = register_topic(n, "registerPublisher", topic, type, &c, &uris);
   if (rc < 0) {
     takt__lock_take(&n->lock);
-    pub->used = false;
+    takt__lock_take(&pub->lock);
+    pub->open = false;
+    takt__lock_give(&pub->lock);
+    pub->used = false; /* the I/O thread closes a connection adopted meanwhile */
     takt__lock_give(&n->lock);
+    takt_io_wake_signal(n->io_wake);
     return rc;
   }
   takt__ros1_call_give(n, c); /* subscribers connect to us: their URIs are not needed */
@@ -368,6 +475,10 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
   if (len > n->cfg.max_message) return TAKT_ESIZE;
   bool any = false;
   takt__lock_take(&pub->lock);
+  if (!pub->open) {
+    takt__lock_give(&pub->lock);
+    return TAKT_ESTATE;
+  }
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     if (!pub->out[k].active) continue;
     enqueue_locked(pub, &pub->out[k], bytes, len);
@@ -446,7 +557,7 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
       takt__lock_give(&n->lock);
       return TAKT_EEXIST;
     }
-    if (!n->subs[i].used && sub == NULL) sub = &n->subs[i];
+    if (!n->subs[i].used && sub == NULL && sub_idle(&n->subs[i])) sub = &n->subs[i];
   }
   if (sub != NULL) {
     takt__ros1_copy(sub->topic, sizeof sub->topic, topic);
@@ -506,6 +617,7 @@ static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__
   snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
   in->state = IN_FREE;
   in->uri[0] = '\0';
+  takt__event_signal(&n->closed);
   takt__lock_give(&n->lock);
   return rc;
 }

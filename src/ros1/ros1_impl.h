@@ -25,8 +25,9 @@ typedef struct takt__ros1_out {
   bool active;
   uint32_t head, count;   /* the queue: ring of `queue` messages, each u32 length + bytes */
   uint64_t sent, bytes;
-  /* set by the I/O thread before active, read-only while active */
+  /* written by the I/O thread under pub->lock, read by it without (CLOSED: the slot is free) */
   takt_io_t io;
+  /* set by the I/O thread before active, read-only while active */
   int32_t id;
   char callerid[TAKT__ROS1_NAME];
   uint8_t *ring;          /* queue * (4 + max_message) */
@@ -45,6 +46,7 @@ struct takt_ros1_pub {
   bool latch;
   takt__lock_t lock; /* level ROS1_PUB */
   /* lock */
+  bool open;         /* publish accepted, subscribers adopted (advertise .. unadvertise) */
   uint8_t *latched;  /* the last message, when latching */
   uint32_t latched_len;
   uint64_t published, dropped, refused;
@@ -123,6 +125,7 @@ struct takt_ros1_node {
   takt__ros1_work_t *work; /* ring: max_subs * max_conns */
   uint32_t work_head, work_count;
   char last_error[128];
+  takt_event_t closed; /* a connection of a publication or subscription ended (waiters: lock) */
   takt__ros1_call_t calls[TAKT__ROS1_CALLS];
   /* the I/O thread only */
   takt__ros1_conn_t *rpc;      /* max_rpc_conns */

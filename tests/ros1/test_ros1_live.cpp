@@ -625,3 +625,72 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
   EXPECT_EQ(ss.connections, 1u);
   takt_ros1_node_destroy(b);
 }
+
+// One topic ends while the node lives: unadvertise closes the subscribers' connections and
+// leaves the graph; advertised again, the subscriber is connected again by the master's
+// publisherUpdate; unsubscribe ends the callbacks before it returns.
+TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t ps;
+  takt_ros1_sub_stats_t ss;
+  auto connected = [&](takt_ros1_pub_t *p) {
+    return eventually([&] {
+      takt_ros1_pub_get_stats(p, &ps);
+      return ps.connections == 1;
+    }, 10000);
+  };
+  ASSERT_TRUE(connected(pub));
+  std::vector<uint8_t> one = ser("one");
+  ASSERT_EQ(takt_ros1_publish(pub, one.data(), (uint32_t)one.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));
+
+  ASSERT_EQ(takt_ros1_unadvertise(pub), TAKT_OK);
+  takt_ros1_pub_get_stats(pub, &ps);
+  EXPECT_EQ(ps.connections, 0u);
+  EXPECT_EQ(takt_ros1_publish(pub, one.data(), (uint32_t)one.size()), TAKT_ESTATE);
+  EXPECT_EQ(takt_ros1_unadvertise(pub), TAKT_ESTATE);
+  EXPECT_TRUE(graph(0, "/t").empty());
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_sub_get_stats(sub, &ss);
+    return ss.connections == 0;
+  }, 5000));
+
+  takt_ros1_pub_t *again;  // the same topic again: the master tells the subscriber
+  ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &again),
+            TAKT_OK);
+  ASSERT_TRUE(connected(again));
+  std::vector<uint8_t> two = ser("two");
+  ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 2; }, 5000));
+
+  ASSERT_EQ(takt_ros1_unsubscribe(sub), TAKT_OK);
+  size_t before = rx.size();
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.connections, 0u);
+  EXPECT_TRUE(graph(1, "/t").empty());
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(again, &ps);
+    return ps.connections == 0;
+  }, 5000));
+  for (int i = 0; i < 5; i++) ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
+  takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
+  EXPECT_EQ(rx.size(), before);
+  {
+    std::lock_guard<std::mutex> g(rx.m);
+    EXPECT_EQ(rx.msgs, (std::vector<std::string>{"one", "two"}));
+  }
+  EXPECT_EQ(takt_ros1_unsubscribe(sub), TAKT_ESTATE);
+  takt_ros1_node_destroy(b);
+}
