@@ -13,6 +13,7 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
                                       uint32_t len);
 
 static size_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (size_t)c->max_message; }
+static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what);
 
 /* ---- the slave API ---- */
 
@@ -204,6 +205,19 @@ static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, co
   if (takt__xr_str_copy(topic, t, sizeof t) < 0 || uris == NULL || uris->kind != TAKT__XR_ARRAY) {
     reply_int(w, -1, "publisherUpdate takes caller_id, topic, publishers", 0);
     return;
+  }
+  /* a connection whose publisher has gone (its end not read yet) must not stand for the one the
+   * master names now: end those first (this thread owns UP connections; no lock around the
+   * system call) */
+  for (uint32_t s = 0; s < n->cfg.max_subs; s++) {
+    takt_ros1_sub_t *sub = &n->subs[s];
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      takt__lock_take(&n->lock);
+      bool up = sub->used && sub->in[k].state == IN_UP && strcmp(sub->topic, t) == 0;
+      takt_io_t io = sub->in[k].io;
+      takt__lock_give(&n->lock);
+      if (up && takt_io_peer_closed(io)) in_fail(n, sub, &sub->in[k], NULL);
+    }
   }
   bool queued = false;
   takt__lock_take(&n->lock);

@@ -59,13 +59,13 @@ TEST(Ros1Alloc, TheDataPathAllocatesNothingOnceConnected) {
   ros1_test::Proc master;
   ASSERT_TRUE(master.start({"rosmaster", "--core", "-p", std::to_string(port)}));
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = 4u << 20;
+  cc.arena_bytes = 8u << 20;
   takt_context_t *ctx = nullptr;
   ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
   takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
   cfg.master_uri = uri.c_str();
   cfg.io_thread.policy = TAKT_SCHED_OTHER;
-  cfg.queue = 64;
+  cfg.queue = 512; // holds every message: the test is about allocations, not speed
   cfg.max_message = 256;
   cfg.max_pubs = 2;
   cfg.max_subs = 2;
