@@ -125,6 +125,8 @@ uint32_t takt_port_current_cpu(void);
  * none). May be system calls: not under a takt lock. */
 int64_t takt_port_thread_id(void);
 void takt_port_thread_name(char *buf, size_t len);
+/** The process's id (ROS 1's getPid; 1 where there are no processes). */
+int32_t takt_port_pid(void);
 
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);

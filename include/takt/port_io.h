@@ -41,6 +41,50 @@ takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n);
 int32_t takt_io_read(takt_io_t io, takt_io_t wake, uint8_t *buf, uint32_t cap, int64_t abs_ns);
 void takt_io_close(takt_io_t *io);
 
+/* ---- TCP (IPv4). Every call that can wait has a deadline (abs_ns, monotonic;
+ * TAKT_TIME_INFINITE: none) and a wake object (TAKT_IO_CLOSED: none). ---- */
+
+/** A listening TCP socket on host:port (host NULL or "": every interface; port 0: any, then
+ * takt_io_local_port reports it). backlog: connections waiting to be accepted. TAKT_EOS with
+ * the port in use or another failure to bind; TAKT_EINVAL for a host that does not resolve. */
+takt_err_t takt_io_tcp_listen(const char *host, uint16_t port, uint32_t backlog, takt_io_t *out);
+/** Accept one connection. TAKT_ETIMEDOUT at the deadline, TAKT_ECANCELED when wake is
+ * signalled, TAKT_EOS on failure. The accepted socket is blocking and closed on exec. */
+takt_err_t takt_io_tcp_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out);
+/** Connect to host:port. TAKT_ETIMEDOUT, TAKT_ECANCELED as accept; TAKT_EOS when refused. */
+takt_err_t takt_io_tcp_connect(const char *host, uint16_t port, takt_io_t wake, int64_t abs_ns,
+                               takt_io_t *out);
+/** TCP_NODELAY on or off (Nagle's algorithm off or on). */
+takt_err_t takt_io_tcp_nodelay(takt_io_t io, bool on);
+/** True when the peer has closed its side or the connection failed (never waits, reads nothing). */
+bool takt_io_peer_closed(takt_io_t io);
+/**
+ * Write all n bytes before abs_ns: a peer that stops reading cannot hold the caller beyond the
+ * deadline. *written (may be NULL) counts the bytes that left, also on failure. TAKT_ETIMEDOUT
+ * at the deadline, TAKT_ECANCELED on wake, TAKT_EOS when the peer closed (never SIGPIPE).
+ */
+takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, takt_io_t wake,
+                               int64_t abs_ns, uint32_t *written);
+/** Write what the socket takes now without waiting: bytes written (0: it takes nothing now), or
+ * TAKT_EOS when the peer closed. */
+int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n);
+/** Read what is available now without waiting: bytes read (0: nothing yet) or TAKT_EOS when the
+ * peer closed or on an error. */
+int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap);
+
+/** What takt_io_wait watches on one object and what it found. */
+enum { TAKT_IO_IN = 1, TAKT_IO_OUT = 2, TAKT_IO_HUP = 4 };
+typedef struct takt_io_watch {
+  takt_io_t io;  /* TAKT_IO_CLOSED: ignored */
+  uint8_t want;  /* TAKT_IO_IN | TAKT_IO_OUT */
+  uint8_t ready; /* set by takt_io_wait: TAKT_IO_IN, _OUT, _HUP (closed or failed) */
+} takt_io_watch_t;
+/** Wait until one of n objects is ready, the deadline passes or wake is signalled (the wake is
+ * consumed). Returns how many are ready (0: deadline or wake), TAKT_EOS on failure. */
+int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs_ns);
+/** The peer's IPv4 address as text (at least 16 bytes), and its port. */
+takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *port);
+
 /** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. */
 takt_err_t takt_io_wake_open(takt_io_t *wake);
 void takt_io_wake_signal(takt_io_t wake);
@@ -52,15 +96,12 @@ void takt_io_wake_clear(takt_io_t wake);
 /** Listen on a UNIX-domain stream socket at path (an existing socket file there is replaced),
  * the file created with mode (e.g. 0600). TAKT_ENAME if path is too long, TAKT_EOS otherwise. */
 takt_err_t takt_io_unix_listen(const char *path, uint32_t mode, takt_io_t *out);
-/** Accept one connection, waiting until abs_ns or until wake is signalled: TAKT_OK with *out
- * set, TAKT_ETIMEDOUT at the deadline, TAKT_EAGAIN when woken, TAKT_EOS on an error. */
+/** Accept one connection on any listening stream socket (TCP or UNIX domain), as
+ * takt_io_tcp_accept: TAKT_ETIMEDOUT at the deadline, TAKT_ECANCELED when wake is signalled. */
 takt_err_t takt_io_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out);
 /** Connect to the UNIX-domain stream socket at path. TAKT_ENOENT if nothing listens there,
  * TAKT_EPERM without permission, TAKT_EOS otherwise. */
 takt_err_t takt_io_unix_connect(const char *path, takt_io_t *out);
-/** Write all n bytes unless the peer does not take them by abs_ns: TAKT_ETIMEDOUT then (some
- * bytes may have been written), TAKT_EOS if the peer is gone. Never blocks past abs_ns. */
-takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, int64_t abs_ns);
 
 #ifdef __cplusplus
 }

@@ -94,7 +94,8 @@ static void reset(takt_introspect_t *in) {
 }
 
 static void send_all(takt_introspect_t *in, const char *p, uint32_t n) {
-  (void)takt_io_write_until(in->conn, (const uint8_t *)p, n, takt_time_now() + SEND_TIMEOUT_NS);
+  (void)takt_io_write_until(in->conn, (const uint8_t *)p, n, TAKT_IO_CLOSED,
+                              takt_time_now() + SEND_TIMEOUT_NS, NULL);
 }
 
 static void send_answer(takt_introspect_t *in) {
@@ -393,8 +394,8 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
     }
   }
   at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "}\n");
-  if (takt_io_write_until(in->conn, (const uint8_t *)in->line, at,
-                          takt_time_now() + SEND_TIMEOUT_NS) < 0) {
+  if (takt_io_write_until(in->conn, (const uint8_t *)in->line, at, TAKT_IO_CLOSED,
+                          takt_time_now() + SEND_TIMEOUT_NS, NULL) < 0) {
     in->echo_failed = true; /* the client left or stopped reading */
     takt_executor_stop(in->exec);
     return;
@@ -718,7 +719,7 @@ static void serve(void *arg) {
   if (req == NULL) return;
   while (!atomic_load(&in->stop)) {
     takt_err_t rc = takt_io_accept(in->listener, in->wake, TAKT_TIME_INFINITE, &in->conn);
-    if (rc == TAKT_EAGAIN) {
+    if (rc == TAKT_ECANCELED) {
       takt_io_wake_clear(in->wake);
       continue; /* stop is checked above */
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check takt's layering: no file includes a header of a layer above its own.
 
-Layers, lowest first (docs/architecture.md): port, core, timing, exec, transport, dds,
+Layers, lowest first (docs/architecture.md): port, core, timing, exec, transport, ros1, dds,
 introspect, system.
 A file under src/<layer>/ may include the private headers of its own layer and of the layers
 below, and the public headers (include/takt/*) of those layers. A public header may include
@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-LAYERS = ["port", "core", "timing", "exec", "transport", "dds", "introspect", "system"]
+LAYERS = ["port", "core", "timing", "exec", "transport", "ros1", "dds", "introspect", "system"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # The layer each public header belongs to.
@@ -30,6 +30,7 @@ PUBLIC = {
     "exec.h": "exec", "sizes.h": "exec", "takt.h": "exec",
     "frame.h": "transport", "link.h": "transport", "daemon.h": "transport",
     "bridge.h": "transport", "bridge_backend.h": "transport",
+    "ros1.h": "ros1",
     "dds.h": "dds",
     "introspect.h": "introspect",
     "system.h": "system",

@@ -347,6 +347,7 @@ takt_err_t takt_thread_set_affinity(takt_thread_t *t, uint64_t mask) {
 void takt_thread_self(takt_thread_t *out) { out->unused = 0u; }
 uint32_t takt_port_cpu_count(void) { return 1u; }
 uint32_t takt_port_current_cpu(void) { return 0u; }
+int32_t takt_port_pid(void) { return 1; }
 /* One main loop: the "thread" a trace shows is the interrupt level running (0: thread mode). */
 int64_t takt_port_thread_id(void) {
   uint32_t ipsr;

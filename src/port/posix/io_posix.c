@@ -1,7 +1,10 @@
-/* POSIX byte and datagram I/O: UDP, socketpairs, ptys, termios serial lines, poll with a wake fd. */
+/* POSIX byte and datagram I/O: UDP, TCP, socketpairs, ptys, termios serial lines, poll with a
+ * wake fd. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -9,8 +12,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -26,7 +29,7 @@ static takt_err_t resolve(const char *host, uint16_t port, struct sockaddr_in *s
     return TAKT_OK;
   }
   if (inet_pton(AF_INET, host, &sa->sin_addr) == 1) return TAKT_OK;
-  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+  struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
   if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) return TAKT_EINVAL;
   sa->sin_addr = ((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
   freeaddrinfo(res);
@@ -126,7 +129,9 @@ takt_err_t takt_io_serial_open(const char *path, uint32_t baud, takt_io_t *out) 
 takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n) {
   uint32_t done = 0;
   while (done < n) {
-    ssize_t w = write(io.fd, p + done, n - done);
+    /* a socket never raises SIGPIPE: a closed peer is TAKT_EOS */
+    ssize_t w = send(io.fd, p + done, n - done, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = write(io.fd, p + done, n - done);
     if (w < 0) {
       if (errno == EINTR) continue;
       return TAKT_EOS;
@@ -179,6 +184,198 @@ void takt_io_wake_signal(takt_io_t wake) {
   (void)r;
 }
 
+/* ---- TCP ---- */
+
+/* Milliseconds poll may wait before abs_ns (-1: no deadline); 0 once it has passed. */
+static int poll_timeout(int64_t abs_ns) {
+  if (abs_ns == TAKT_TIME_INFINITE) return -1;
+  int64_t left = abs_ns - takt_time_now();
+  if (left <= 0) return 0;
+  int64_t ms = (left + TAKT_NS_PER_MS - 1) / TAKT_NS_PER_MS;
+  return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+/* Wait for events on fd before abs_ns or a wake: 1 ready, TAKT_ETIMEDOUT, TAKT_ECANCELED, TAKT_EOS. */
+static takt_err_t wait_fd(int fd, short events, takt_io_t wake, int64_t abs_ns) {
+  for (;;) {
+    struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = wake.fd, .events = POLLIN}};
+    int timeout = poll_timeout(abs_ns);
+    int rc = poll(p, wake.fd >= 0 ? 2 : 1, timeout);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return TAKT_EOS;
+    }
+    if (wake.fd >= 0 && (p[1].revents & POLLIN)) return TAKT_ECANCELED;
+    if (p[0].revents != 0) return 1;
+    if (timeout == 0 || (rc == 0 && abs_ns != TAKT_TIME_INFINITE && takt_time_now() >= abs_ns))
+      return TAKT_ETIMEDOUT;
+  }
+}
+
+takt_err_t takt_io_tcp_listen(const char *host, uint16_t port, uint32_t backlog, takt_io_t *out) {
+  if (out == NULL) return TAKT_EINVAL;
+  struct sockaddr_in sa;
+  TAKT_RETURN_IF_ERR(resolve(host, port, &sa));
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return TAKT_EOS;
+  int one = 1;
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+      listen(fd, backlog > 1024 ? 1024 : (int)backlog) < 0) {
+    close(fd);
+    return TAKT_EOS;
+  }
+  out->fd = fd;
+  return TAKT_OK;
+}
+
+takt_err_t takt_io_tcp_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out) {
+  if (out == NULL || listener.fd < 0) return TAKT_EINVAL;
+  for (;;) {
+    takt_err_t rc = wait_fd(listener.fd, POLLIN, wake, abs_ns);
+    if (rc < 0) return rc;
+    int fd = accept4(listener.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED)
+        continue;
+      return TAKT_EOS;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    out->fd = fd;
+    return TAKT_OK;
+  }
+}
+
+takt_err_t takt_io_tcp_connect(const char *host, uint16_t port, takt_io_t wake, int64_t abs_ns,
+                               takt_io_t *out) {
+  if (out == NULL || port == 0) return TAKT_EINVAL;
+  struct sockaddr_in sa;
+  TAKT_RETURN_IF_ERR(resolve(host, port, &sa));
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return TAKT_EOS;
+  takt_err_t rc = TAKT_OK;
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    if (errno != EINPROGRESS) {
+      rc = TAKT_EOS;
+    } else {
+      rc = wait_fd(fd, POLLOUT, wake, abs_ns);
+      if (rc == 1) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        rc = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0 ? TAKT_OK : TAKT_EOS;
+      }
+    }
+  }
+  if (rc < 0) {
+    close(fd);
+    return rc;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  out->fd = fd;
+  return TAKT_OK;
+}
+
+takt_err_t takt_io_tcp_nodelay(takt_io_t io, bool on) {
+  int v = on ? 1 : 0;
+  return setsockopt(io.fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) == 0 ? TAKT_OK : TAKT_EOS;
+}
+
+bool takt_io_peer_closed(takt_io_t io) {
+  if (io.fd < 0) return true;
+  struct pollfd p = {.fd = io.fd, .events = POLLRDHUP};
+  int rc = poll(&p, 1, 0);
+  return rc < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n) {
+  for (;;) {
+    ssize_t w = send(io.fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w >= 0) return (int32_t)w;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return TAKT_EOS;
+  }
+}
+
+int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap) {
+  for (;;) {
+    ssize_t r = recv(io.fd, buf, cap, MSG_DONTWAIT);
+    if (r > 0) return (int32_t)r;
+    if (r == 0) return cap == 0 ? 0 : TAKT_EOS;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return TAKT_EOS;
+  }
+}
+
+takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, takt_io_t wake,
+                               int64_t abs_ns, uint32_t *written) {
+  uint32_t done = 0;
+  takt_err_t rc = TAKT_OK;
+  while (done < n) {
+    int32_t w = takt_io_write_some(io, p + done, n - done);
+    if (w < 0) {
+      rc = w;
+      break;
+    }
+    done += (uint32_t)w;
+    if (done == n) break;
+    rc = wait_fd(io.fd, POLLOUT, wake, abs_ns);
+    if (rc < 0) break;
+    rc = TAKT_OK;
+  }
+  if (written != NULL) *written = done;
+  return rc;
+}
+
+int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs_ns) {
+  enum { MAX_WATCH = 256 };
+  if ((w == NULL && n > 0) || n > MAX_WATCH) return TAKT_EINVAL;
+  struct pollfd p[MAX_WATCH + 1];
+  for (;;) {
+    for (uint32_t i = 0; i < n; i++) {
+      w[i].ready = 0;
+      p[i] = (struct pollfd){.fd = w[i].io.fd,
+                             .events = (short)(((w[i].want & TAKT_IO_IN) ? POLLIN : 0) |
+                                               ((w[i].want & TAKT_IO_OUT) ? POLLOUT : 0))};
+    }
+    p[n] = (struct pollfd){.fd = wake.fd, .events = POLLIN};
+    int timeout = poll_timeout(abs_ns);
+    int rc = poll(p, n + 1, timeout);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return TAKT_EOS;
+    }
+    int32_t ready = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      short r = p[i].revents;
+      if (r & POLLIN) w[i].ready |= TAKT_IO_IN;
+      if (r & POLLOUT) w[i].ready |= TAKT_IO_OUT;
+      if (r & (POLLHUP | POLLERR | POLLNVAL)) w[i].ready |= TAKT_IO_HUP;
+      if (w[i].ready != 0) ready++;
+    }
+    if (wake.fd >= 0 && (p[n].revents & POLLIN)) {
+      uint64_t v;
+      ssize_t r = read(wake.fd, &v, sizeof v); /* consumed: one signal, one return */
+      (void)r;
+      return ready;
+    }
+    if (ready > 0 || timeout == 0) return ready;
+    if (rc == 0 && abs_ns != TAKT_TIME_INFINITE && takt_time_now() >= abs_ns) return 0;
+  }
+}
+
+takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *port) {
+  struct sockaddr_in sa;
+  socklen_t sl = sizeof sa;
+  if (getpeername(io.fd, (struct sockaddr *)&sa, &sl) < 0) return TAKT_EOS;
+  if (host != NULL && inet_ntop(AF_INET, &sa.sin_addr, host, len) == NULL) return TAKT_EINVAL;
+  if (port != NULL) *port = ntohs(sa.sin_port);
+  return TAKT_OK;
+}
+
 void takt_io_wake_clear(takt_io_t wake) {
   uint64_t v;
   int fl = fcntl(wake.fd, F_GETFL);
@@ -218,33 +415,9 @@ takt_err_t takt_io_unix_listen(const char *path, uint32_t mode, takt_io_t *out) 
   return TAKT_OK;
 }
 
+/* Accepting works the same for every listening stream socket (TCP or UNIX domain). */
 takt_err_t takt_io_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out) {
-  for (;;) {
-    struct pollfd p[2] = {{.fd = listener.fd, .events = POLLIN}, {.fd = wake.fd, .events = POLLIN}};
-    int timeout = -1;
-    if (abs_ns != TAKT_TIME_INFINITE) {
-      int64_t left = abs_ns - takt_time_now();
-      if (left <= 0) return TAKT_ETIMEDOUT;
-      timeout = (int)((left + TAKT_NS_PER_MS - 1) / TAKT_NS_PER_MS);
-    }
-    int rc = poll(p, wake.fd >= 0 ? 2 : 1, timeout);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      return TAKT_EOS;
-    }
-    if (rc == 0) continue;
-    if (wake.fd >= 0 && (p[1].revents & POLLIN)) return TAKT_EAGAIN;
-    if (p[0].revents & POLLIN) {
-      int fd = accept4(listener.fd, NULL, NULL, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        out->fd = fd;
-        return TAKT_OK;
-      }
-      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
-      return TAKT_EOS;
-    }
-    if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return TAKT_EOS;
-  }
+  return takt_io_tcp_accept(listener, wake, abs_ns, out);
 }
 
 takt_err_t takt_io_unix_connect(const char *path, takt_io_t *out) {
@@ -259,25 +432,5 @@ takt_err_t takt_io_unix_connect(const char *path, takt_io_t *out) {
     return e == ENOENT || e == ECONNREFUSED ? TAKT_ENOENT : e == EACCES ? TAKT_EPERM : TAKT_EOS;
   }
   out->fd = fd;
-  return TAKT_OK;
-}
-
-takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, int64_t abs_ns) {
-  uint32_t done = 0;
-  while (done < n) {
-    ssize_t w = send(io.fd, p + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (w > 0) {
-      done += (uint32_t)w;
-      continue;
-    }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return TAKT_EOS;
-    struct pollfd pf = {.fd = io.fd, .events = POLLOUT};
-    int64_t left = abs_ns == TAKT_TIME_INFINITE ? -1 : abs_ns - takt_time_now();
-    if (abs_ns != TAKT_TIME_INFINITE && left <= 0) return TAKT_ETIMEDOUT;
-    int rc = poll(&pf, 1, left < 0 ? -1 : (int)((left + TAKT_NS_PER_MS - 1) / TAKT_NS_PER_MS));
-    if (rc < 0 && errno != EINTR) return TAKT_EOS;
-    if (rc > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) return TAKT_EOS;
-  }
   return TAKT_OK;
 }

@@ -1,0 +1,233 @@
+/* ROS 1 on the wire (mROS): a takt ROS 1 node registers with a ROS master over XML-RPC, serves
+ * the slave API, and carries topics over TCPROS to and from rospy, roscpp and rostopic.
+ *
+ * Threads (both made by the port, policy and priority from the configuration): the node's I/O
+ * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes queued
+ * messages without ever waiting for a peer and reads messages from the publishers it subscribes
+ * to, handing each to the subscription's callback; its connector thread ("takt-ros1-conn") calls
+ * requestTopic on publishers named by the master and opens the TCPROS connections. Calls to the
+ * master (registration, lookups, parameters) run on the caller's thread with the configured
+ * timeout.
+ *
+ * Memory: one block of the context's arena taken at creation, sized from takt_ros1_config_t;
+ * nothing allocates afterwards. Queues: each subscriber of a publication has a queue of
+ * `queue` messages; a full queue drops by `full_policy` (the oldest, as roscpp does, or the
+ * newest) and counts the drop: a subscriber that stops reading never blocks a publisher. */
+#ifndef TAKT_ROS1_H
+#define TAKT_ROS1_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "takt/core.h"
+#include "takt/port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct takt_ros1_node takt_ros1_node_t;
+typedef struct takt_ros1_pub takt_ros1_pub_t;
+typedef struct takt_ros1_sub takt_ros1_sub_t;
+
+/** What a publication's full per-subscriber queue does with one more message. */
+typedef enum {
+  TAKT_ROS1_DROP_OLDEST = 0, /* the oldest queued message is dropped (roscpp's behaviour) */
+  TAKT_ROS1_DROP_NEWEST = 1  /* the new message is not queued for that subscriber */
+} takt_ros1_full_policy_t;
+
+#ifndef TAKT_ROS1_IO_PRIORITY
+#define TAKT_ROS1_IO_PRIORITY 90 /* with the links' and bridges' receive threads */
+#endif
+
+typedef struct takt_ros1_config {
+  const char *master_uri; /* "http://127.0.0.1:11311/"; NULL: $ROS_MASTER_URI */
+  const char *name;       /* the node's ROS name, e.g. "/takt_node" */
+  const char *host;       /* address bound and advertised; NULL: "127.0.0.1" */
+  uint32_t max_pubs, max_subs;
+  uint32_t max_conns;     /* connections per topic: subscribers of a publication, publishers of a
+                             subscription */
+  uint32_t max_message;   /* bytes of the largest serialized message either way */
+  uint32_t queue;         /* messages queued per subscriber of a publication */
+  takt_ros1_full_policy_t full_policy;
+  uint32_t max_xmlrpc;    /* bytes of the largest XML-RPC request or response */
+  uint32_t max_values;    /* values of the largest XML-RPC document */
+  uint32_t max_rpc_conns; /* slave API connections open at once (keep-alive clients) */
+  uint32_t max_header;    /* bytes of the largest TCPROS connection header */
+  int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up */
+  takt_thread_attr_t io_thread, connect_thread;
+} takt_ros1_config_t;
+
+#define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
+  {.master_uri = NULL, .name = "/takt", .host = NULL, .max_pubs = 8, .max_subs = 8,                \
+   .max_conns = 4, .max_message = 4096, .queue = 8, .full_policy = TAKT_ROS1_DROP_OLDEST,          \
+   .max_xmlrpc = 16384, .max_values = 512, .max_rpc_conns = 4, .max_header = 8192,                 \
+   .timeout_ns = 2000000000,                                                                       \
+   .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
+                 .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
+   .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
+                      .cpu = -1}}
+
+/**
+ * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
+ * threads started. It registers nothing until a topic is advertised or subscribed. TAKT_EINVAL
+ * for a bad configuration or master URI, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if a
+ * port cannot be opened. Creation time only.
+ */
+takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
+                                 takt_ros1_node_t **out);
+/** Unregister every publication and subscription from the master (one system.multicall), close
+ * every connection, stop the threads and give the memory back. */
+void takt_ros1_node_destroy(takt_ros1_node_t *node);
+/** The node's slave API URI ("http://host:port/"). */
+const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
+/** True once a ROS tool asked the node to shut down (slave API shutdown). */
+bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node);
+
+/**
+ * Advertise topic with type (e.g. "std_msgs/String"), md5sum and full definition (the strings
+ * `takt msggen` generates: they must outlive the node) and register it with the master.
+ * latch: a new subscriber first gets the last message published. TAKT_EFULL past max_pubs,
+ * TAKT_EEXIST for a topic advertised already, TAKT_ETIMEDOUT / TAKT_EOS when the master does not
+ * answer, TAKT_ESTATE when it refuses. Caller's thread; creation time.
+ */
+takt_err_t takt_ros1_advertise(takt_ros1_node_t *node, const char *topic, const char *type,
+                               const char *md5, const char *definition, bool latch,
+                               takt_ros1_pub_t **out);
+/**
+ * Queue len serialized bytes for every connected subscriber (a copy). Never waits for a peer:
+ * a full queue drops by the configured policy (counted). TAKT_ESIZE above max_message.
+ * O(subscribers * len). Thread-safe; never allocates.
+ */
+takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len);
+
+/**
+ * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
+ * (unregisterPublisher), and the subscribers' connections are closed before this returns
+ * (bounded by 3 * timeout_ns: TAKT_ETIMEDOUT). The publication's slot can then be advertised
+ * again. TAKT_ESTATE if not advertised. Caller's thread; configuration time.
+ */
+takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub);
+
+/** A message received on a subscription: serialized bytes valid during the call. Runs on the
+ * node's I/O thread holding no takt lock; it must not wait. */
+typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);
+
+/** Subscribe to topic (type, md5sum and definition as for advertise; md5 "*" takes any type)
+ * and register with the master; publishers it names are connected by the connector thread. */
+takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const char *type,
+                               const char *md5, const char *definition, takt_ros1_msg_fn fn,
+                               void *user, takt_ros1_sub_t **out);
+
+/** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
+ * when this returns its function is not running and is never called again (bounded by
+ * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
+takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);
+
+typedef struct takt_ros1_pub_stats {
+  uint32_t connections; /* subscribers connected now */
+  uint64_t published;   /* takt_ros1_publish calls that queued for at least one subscriber */
+  uint64_t sent;        /* messages written whole to subscribers */
+  uint64_t dropped;     /* messages dropped by full queues */
+  uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
+} takt_ros1_pub_stats_t;
+void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
+
+typedef struct takt_ros1_sub_stats {
+  uint32_t connections;   /* publishers connected now */
+  uint64_t received;      /* messages handed to the callback */
+  uint64_t errors;        /* connections closed for bad input (oversized length, bad header) */
+  uint64_t connect_failures; /* requestTopic or TCPROS set-up failed or was refused */
+  char last_error[384];   /* the last of those, one line */
+} takt_ros1_sub_stats_t;
+void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
+
+/* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
+ * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED
+ * for an answer that is not XML-RPC, TAKT_ENOENT / TAKT_ESTATE when the master answers with
+ * code 0 / -1 (its status text in takt_ros1_last_error), TAKT_EBUSY when two calls of the node
+ * are already in flight. Not for callbacks: a call blocks its thread up to the timeout. */
+
+/** The last failed master call of this node and the master's status text, one line. Read it on
+ * the thread that made the call, before another call of the node (not synchronized). */
+const char *takt_ros1_last_error(const takt_ros1_node_t *node);
+takt_err_t takt_ros1_lookup_node(takt_ros1_node_t *node, const char *name, char *uri, uint32_t cap);
+takt_err_t takt_ros1_get_uri(takt_ros1_node_t *node, char *uri, uint32_t cap);
+takt_err_t takt_ros1_register_service(takt_ros1_node_t *node, const char *service,
+                                      const char *rosrpc_uri);
+takt_err_t takt_ros1_unregister_service(takt_ros1_node_t *node, const char *service,
+                                        const char *rosrpc_uri);
+takt_err_t takt_ros1_lookup_service(takt_ros1_node_t *node, const char *service, char *uri,
+                                    uint32_t cap);
+/** One [name, type] pair of getPublishedTopics / getTopicTypes. */
+typedef void (*takt_ros1_pair_fn)(void *user, const char *name, const char *type);
+takt_err_t takt_ros1_get_published_topics(takt_ros1_node_t *node, const char *subgraph,
+                                          takt_ros1_pair_fn fn, void *user);
+takt_err_t takt_ros1_get_topic_types(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
+/** One row of getSystemState: kind 0 publisher, 1 subscriber, 2 service provider. */
+typedef void (*takt_ros1_state_fn)(void *user, int kind, const char *name, const char *node_name);
+takt_err_t takt_ros1_get_system_state(takt_ros1_node_t *node, takt_ros1_state_fn fn, void *user);
+
+/* Parameters (scalars; a struct-valued parameter is TAKT_ETYPE). */
+takt_err_t takt_ros1_param_set_int(takt_ros1_node_t *node, const char *key, int32_t v);
+takt_err_t takt_ros1_param_set_double(takt_ros1_node_t *node, const char *key, double v);
+takt_err_t takt_ros1_param_set_bool(takt_ros1_node_t *node, const char *key, bool v);
+takt_err_t takt_ros1_param_set_string(takt_ros1_node_t *node, const char *key, const char *v);
+/** TAKT_ENOENT for a parameter not set, TAKT_ETYPE for another type. */
+takt_err_t takt_ros1_param_get_int(takt_ros1_node_t *node, const char *key, int32_t *v);
+takt_err_t takt_ros1_param_get_double(takt_ros1_node_t *node, const char *key, double *v);
+takt_err_t takt_ros1_param_get_bool(takt_ros1_node_t *node, const char *key, bool *v);
+takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, char *v, uint32_t cap);
+takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has);
+takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key);
+takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap);
+/** Every parameter name, one call of fn each (type NULL). */
+takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
+
+/* ---- the ros1 bridge backend (takt/bridge_backend.h) ----
+ * A bridge (takt/bridge.h) over a ROS 1 node: an exported takt topic is advertised on ROS 1 and
+ * each message the bridge forwards is published there; an imported ROS 1 topic is subscribed to
+ * and each message received is handed to the bridge (takt_bridge_deliver, a push backend), which
+ * publishes it into the takt topic, ordered in its receive queue by the route's priority. Both
+ * sides use the ROS 1 serialization of the types `takt msggen` generates (their type support,
+ * md5sum and definition). A message's origin time is its arrival at the node (header.stamp is
+ * not read). */
+#if TAKT_WITH_PUBSUB
+#include "takt/bridge_backend.h"
+
+/** A backend that is a ROS 1 node (configuration cfg) with room for max_routes routes, in ctx.
+ * The bridge created over it owns it; add routes after takt_bridge_create_on. */
+takt_err_t takt_bridge_backend_ros1(takt_context_t *ctx, const takt_ros1_config_t *cfg,
+                                    uint32_t max_routes, takt_bridge_backend_t *out);
+/** The ROS 1 node of a ros1 backend (NULL for another backend, or once stopped). */
+takt_ros1_node_t *takt_ros1_backend_node(takt_bridge_backend_t be);
+/**
+ * Carry the bridge's entity to ROS 1 topic ros_topic (advertised with type, md5, definition and
+ * latch): use with takt_bridge_export(b, topic, entity, ...). TAKT_EEXIST for an entity routed
+ * already, TAKT_EFULL past max_routes, errors of takt_ros1_advertise. Configuration time.
+ */
+takt_err_t takt_ros1_backend_export(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
+                                    const char *type, const char *md5, const char *definition,
+                                    bool latch);
+/** Carry ROS 1 topic ros_topic into the bridge's entity (with takt_bridge_import(b, topic,
+ * entity)); priority orders the bridge's receive queue (the local subscriptions' priority). */
+takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
+                                    const char *type, const char *md5, const char *definition,
+                                    uint8_t priority);
+typedef struct takt_ros1_backend_stats {
+  uint64_t sent;        /* forwarded messages queued to ROS 1 */
+  uint64_t received;    /* ROS 1 messages handed to the bridge */
+  uint64_t refused;     /* not handed over: the bridge's queue was full or it had stopped */
+  uint64_t unrouted;    /* forwarded for an entity without an export route */
+} takt_ros1_backend_stats_t;
+void takt_ros1_backend_get_stats(takt_bridge_backend_t be, takt_ros1_backend_stats_t *out);
+/** Make the class "ros1" known to takt_bridge_backend_open: "ros1:NODE_NAME@MASTER_URI" (e.g.
+ * "ros1:/takt_bridge@http://127.0.0.1:11311/"), the default configuration and 16 routes. At
+ * start-up (not thread-safe); TAKT_EEXIST the second time. */
+takt_err_t takt_ros1_backend_register(void);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

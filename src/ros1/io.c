@@ -1,0 +1,727 @@
+/* The ROS 1 node's I/O thread: one wait over every socket of the node. It serves the slave API
+ * (XML-RPC over HTTP, keep-alive), accepts TCPROS subscribers (connection header, md5 check with
+ * ROS's refusal text, latching), writes queued messages without waiting for any peer, and reads
+ * length-prefixed messages from publishers, handing each to its subscription's callback. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ros1_impl.h"
+
+void takt__ros1_io_main(void *arg);
+void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o);
+bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, const char *uri,
+                                      uint32_t len);
+
+static size_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (size_t)c->max_message; }
+static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what);
+
+/* ---- the slave API ---- */
+
+static void w_ros_head(takt__xr_writer_t *w, int32_t code, const char *status) {
+  takt__xr_w_response_begin(w);
+  takt__xr_w_param_begin(w);
+  takt__xr_w_array_begin(w);
+  takt__xr_w_int(w, code);
+  takt__xr_w_string(w, status);
+}
+
+static void w_ros_tail(takt__xr_writer_t *w) {
+  takt__xr_w_array_end(w);
+  takt__xr_w_param_end(w);
+  takt__xr_w_response_end(w);
+}
+
+static void reply_int(takt__xr_writer_t *w, int32_t code, const char *status, int32_t v) {
+  w_ros_head(w, code, status);
+  takt__xr_w_int(w, v);
+  w_ros_tail(w);
+}
+
+static void reply_topics(takt_ros1_node_t *n, takt__xr_writer_t *w, bool pubs) {
+  w_ros_head(w, 1, pubs ? "publications" : "subscriptions");
+  takt__xr_w_array_begin(w);
+  takt__lock_take(&n->lock);
+  uint32_t max = pubs ? n->cfg.max_pubs : n->cfg.max_subs;
+  for (uint32_t i = 0; i < max; i++) {
+    bool used = pubs ? n->pubs[i].used : n->subs[i].used;
+    if (!used) continue;
+    takt__xr_w_array_begin(w);
+    takt__xr_w_string(w, pubs ? n->pubs[i].topic : n->subs[i].topic);
+    takt__xr_w_string(w, pubs ? n->pubs[i].type : n->subs[i].type);
+    takt__xr_w_array_end(w);
+  }
+  takt__lock_give(&n->lock);
+  takt__xr_w_array_end(w);
+  w_ros_tail(w);
+}
+
+/* getBusInfo rows: [id, peer, 'o'/'i', "TCPROS", topic, true, text], as roscpp gives them. */
+static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
+  w_ros_head(w, 1, "bus info");
+  takt__xr_w_array_begin(w);
+  char text[TAKT__ROS1_NAME + 48];
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
+    takt_ros1_pub_t *pub = &n->pubs[i];
+    takt__lock_take(&pub->lock);
+    for (uint32_t k = 0; pub->used && k < n->cfg.max_conns; k++) {
+      takt__ros1_out_t *o = &pub->out[k];
+      if (!o->active) continue;
+      takt__xr_w_array_begin(w);
+      takt__xr_w_int(w, o->id);
+      takt__xr_w_string(w, o->callerid);
+      takt__xr_w_string(w, "o");
+      takt__xr_w_string(w, "TCPROS");
+      takt__xr_w_string(w, pub->topic);
+      takt__xr_w_bool(w, true);
+      snprintf(text, sizeof text, "TCPROS connection on port %u to [%s]", (unsigned)n->tcpros_port,
+               o->callerid);
+      takt__xr_w_string(w, text);
+      takt__xr_w_array_end(w);
+    }
+    takt__lock_give(&pub->lock);
+  }
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
+    takt_ros1_sub_t *sub = &n->subs[i];
+    for (uint32_t k = 0; sub->used && k < n->cfg.max_conns; k++) {
+      takt__ros1_in_t *in = &sub->in[k];
+      if (in->state != IN_UP) continue;
+      takt__xr_w_array_begin(w);
+      takt__xr_w_int(w, in->id);
+      takt__xr_w_string(w, in->uri);
+      takt__xr_w_string(w, "i");
+      takt__xr_w_string(w, "TCPROS");
+      takt__xr_w_string(w, sub->topic);
+      takt__xr_w_bool(w, true);
+      snprintf(text, sizeof text, "TCPROS connection to [%s]", in->uri);
+      takt__xr_w_string(w, text);
+      takt__xr_w_array_end(w);
+    }
+  }
+  takt__lock_give(&n->lock);
+  takt__xr_w_array_end(w);
+  w_ros_tail(w);
+}
+
+/* getBusStats: [publishStats, subscribeStats, serviceStats] as roscpp shapes them. */
+static void reply_bus_stats(takt_ros1_node_t *n, takt__xr_writer_t *w) {
+  w_ros_head(w, 1, "bus stats");
+  takt__xr_w_array_begin(w);
+  takt__xr_w_array_begin(w); /* [topic, messages sent, [[id, bytes, messages, connected]]] */
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
+    takt_ros1_pub_t *pub = &n->pubs[i];
+    takt__lock_take(&pub->lock);
+    if (pub->used) {
+      uint64_t total = 0;
+      for (uint32_t k = 0; k < n->cfg.max_conns; k++) total += pub->out[k].sent;
+      takt__xr_w_array_begin(w);
+      takt__xr_w_string(w, pub->topic);
+      takt__xr_w_int(w, (int32_t)(total & 0x7FFFFFFF));
+      takt__xr_w_array_begin(w);
+      for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+        takt__ros1_out_t *o = &pub->out[k];
+        if (!o->active) continue;
+        takt__xr_w_array_begin(w);
+        takt__xr_w_int(w, o->id);
+        takt__xr_w_int(w, (int32_t)(o->bytes & 0x7FFFFFFF));
+        takt__xr_w_int(w, (int32_t)(o->sent & 0x7FFFFFFF));
+        takt__xr_w_bool(w, true);
+        takt__xr_w_array_end(w);
+      }
+      takt__xr_w_array_end(w);
+      takt__xr_w_array_end(w);
+    }
+    takt__lock_give(&pub->lock);
+  }
+  takt__xr_w_array_end(w);
+  takt__xr_w_array_begin(w); /* [topic, [[id, messages received, drops, connected]]] */
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
+    takt_ros1_sub_t *sub = &n->subs[i];
+    if (!sub->used) continue;
+    takt__xr_w_array_begin(w);
+    takt__xr_w_string(w, sub->topic);
+    takt__xr_w_array_begin(w);
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      if (sub->in[k].state != IN_UP) continue;
+      takt__xr_w_array_begin(w);
+      takt__xr_w_int(w, sub->in[k].id);
+      takt__xr_w_int(w, (int32_t)(sub->received & 0x7FFFFFFF));
+      takt__xr_w_int(w, (int32_t)(sub->errors & 0x7FFFFFFF));
+      takt__xr_w_bool(w, true);
+      takt__xr_w_array_end(w);
+    }
+    takt__xr_w_array_end(w);
+    takt__xr_w_array_end(w);
+  }
+  takt__lock_give(&n->lock);
+  takt__xr_w_array_end(w);
+  takt__xr_w_array_begin(w); /* services: none over TCPROS yet */
+  takt__xr_w_array_end(w);
+  takt__xr_w_array_end(w);
+  w_ros_tail(w);
+}
+
+static void reply_request_topic(takt_ros1_node_t *n, takt__xr_writer_t *w, const takt__xr_doc_t *d) {
+  const takt__xr_value_t *topic = takt__xr_param(d, 1), *protos = takt__xr_param(d, 2);
+  char t[TAKT__ROS1_NAME];
+  if (takt__xr_str_copy(topic, t, sizeof t) < 0 || protos == NULL || protos->kind != TAKT__XR_ARRAY) {
+    reply_int(w, -1, "requestTopic takes caller_id, topic, protocols", 0);
+    return;
+  }
+  bool ours = false;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
+    if (n->pubs[i].used && strcmp(n->pubs[i].topic, t) == 0) ours = true;
+  takt__lock_give(&n->lock);
+  char status[TAKT__ROS1_NAME + 32];
+  if (!ours) {
+    snprintf(status, sizeof status, "Not a publisher of [%s]", t);
+    reply_int(w, -1, status, 0);
+    return;
+  }
+  for (uint32_t i = 0; i < protos->u.list.count; i++) {
+    const takt__xr_value_t *p = takt__xr_at(d, protos, i);
+    if (!takt__xr_str_is(takt__xr_at(d, p, 0), "TCPROS")) continue;
+    snprintf(status, sizeof status, "ready on %s:%u", n->host, (unsigned)n->tcpros_port);
+    w_ros_head(w, 1, status);
+    takt__xr_w_array_begin(w);
+    takt__xr_w_string(w, "TCPROS");
+    takt__xr_w_string(w, n->host);
+    takt__xr_w_int(w, n->tcpros_port);
+    takt__xr_w_array_end(w);
+    w_ros_tail(w);
+    return;
+  }
+  w_ros_head(w, 0, "no supported protocol implementations");
+  takt__xr_w_array_begin(w);
+  takt__xr_w_array_end(w);
+  w_ros_tail(w);
+}
+
+static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, const takt__xr_doc_t *d) {
+  const takt__xr_value_t *topic = takt__xr_param(d, 1), *uris = takt__xr_param(d, 2);
+  char t[TAKT__ROS1_NAME];
+  if (takt__xr_str_copy(topic, t, sizeof t) < 0 || uris == NULL || uris->kind != TAKT__XR_ARRAY) {
+    reply_int(w, -1, "publisherUpdate takes caller_id, topic, publishers", 0);
+    return;
+  }
+  /* a connection whose publisher has gone (its end not read yet) must not stand for the one the
+   * master names now: end those first (this thread owns UP connections; no lock around the
+   * system call) */
+  for (uint32_t s = 0; s < n->cfg.max_subs; s++) {
+    takt_ros1_sub_t *sub = &n->subs[s];
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      takt__lock_take(&n->lock);
+      bool up = sub->used && sub->in[k].state == IN_UP && strcmp(sub->topic, t) == 0;
+      takt_io_t io = sub->in[k].io;
+      takt__lock_give(&n->lock);
+      if (up && takt_io_peer_closed(io)) in_fail(n, sub, &sub->in[k], NULL);
+    }
+  }
+  bool queued = false;
+  takt__lock_take(&n->lock);
+  for (uint32_t s = 0; s < n->cfg.max_subs; s++) {
+    takt_ros1_sub_t *sub = &n->subs[s];
+    if (!sub->used || strcmp(sub->topic, t) != 0) continue;
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) sub->in[k].stale = true;
+    for (uint32_t i = 0; i < uris->u.list.count; i++) {
+      const takt__xr_value_t *u = takt__xr_at(d, uris, i);
+      if (u != NULL && u->kind == TAKT__XR_STRING)
+        queued |= takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
+    }
+    /* publishers no longer listed: their connections end (UP ones on this thread, below) */
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++)
+      if (sub->in[k].state != IN_UP) sub->in[k].stale = false;
+  }
+  takt__lock_give(&n->lock);
+  if (queued) takt_io_wake_signal(n->conn_wake);
+  reply_int(w, 1, "", 0);
+}
+
+/* Answer one slave API request in n->reply's buffer; returns the body's length. */
+static void serve_call(takt_ros1_node_t *n, char *body, uint32_t len, takt__xr_writer_t *w) {
+  takt__xr_doc_t *d = &n->reply.doc;
+  takt_err_t rc = takt__xr_parse(body, len, false, d);
+  if (rc < 0) {
+    char text[160];
+    snprintf(text, sizeof text, "bad XML-RPC request: %s", d->error ? d->error : "malformed");
+    takt__xr_w_fault(w, -1, text);
+    return;
+  }
+  char m[64];
+  if (d->method_len >= sizeof m) {
+    takt__xr_w_fault(w, -1, "method name too long: unknown method name");
+    return;
+  }
+  memcpy(m, d->method, d->method_len);
+  m[d->method_len] = '\0';
+  if (strcmp(m, "getPid") == 0) {
+    reply_int(w, 1, "", takt_port_pid());
+  } else if (strcmp(m, "getMasterUri") == 0) {
+    w_ros_head(w, 1, "");
+    takt__xr_w_string(w, n->master_uri);
+    w_ros_tail(w);
+  } else if (strcmp(m, "getPublications") == 0) {
+    reply_topics(n, w, true);
+  } else if (strcmp(m, "getSubscriptions") == 0) {
+    reply_topics(n, w, false);
+  } else if (strcmp(m, "getBusInfo") == 0) {
+    reply_bus_info(n, w);
+  } else if (strcmp(m, "getBusStats") == 0) {
+    reply_bus_stats(n, w);
+  } else if (strcmp(m, "shutdown") == 0) {
+    atomic_store(&n->shutdown_requested, true);
+    reply_int(w, 1, "shutdown", 0);
+  } else if (strcmp(m, "paramUpdate") == 0) {
+    reply_int(w, 1, "", 0);
+  } else if (strcmp(m, "publisherUpdate") == 0) {
+    reply_publisher_update(n, w, d);
+  } else if (strcmp(m, "requestTopic") == 0) {
+    reply_request_topic(n, w, d);
+  } else {
+    char text[96];
+    snprintf(text, sizeof text, "%s: unknown method name", m); /* roscpp's fault */
+    takt__xr_w_fault(w, -1, text);
+  }
+}
+
+static void rpc_close(takt__ros1_conn_t *c) {
+  takt_io_close(&c->io);
+  c->len = 0;
+}
+
+/* Bytes arrived on a slave API connection: serve every whole request in them. */
+static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  int32_t r = takt_io_read_some(c->io, c->buf + c->len, n->cfg.max_xmlrpc - c->len);
+  if (r < 0 || (r == 0 && c->len == n->cfg.max_xmlrpc)) {
+    rpc_close(c);
+    return;
+  }
+  c->len += (uint32_t)r;
+  c->since = takt_time_now();
+  for (;;) {
+    takt__http_info_t info;
+    takt_err_t rc = takt__http_parse(c->buf, c->len, n->cfg.max_xmlrpc, false, &info);
+    if (rc == TAKT_EAGAIN) return;
+    char *out = n->reply.buf;
+    if (rc < 0) { /* one line naming the problem, then the connection ends */
+      int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + n->cfg.max_xmlrpc,
+                                    rc == TAKT_ESIZE ? 413 : 400, info.error);
+      if (el > 0)
+        (void)takt_io_write_until(c->io, (const uint8_t *)out, (uint32_t)el, n->stop_wake,
+                                  takt_time_now() + n->cfg.timeout_ns, NULL);
+      rpc_close(c);
+      return;
+    }
+    takt__xr_writer_t w;
+    takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, n->cfg.max_xmlrpc);
+    serve_call(n, (char *)c->buf + info.header_len, info.body_len, &w);
+    if (w.overflow) {
+      takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, n->cfg.max_xmlrpc);
+      takt__xr_w_fault(&w, -1, "answer larger than max_xmlrpc");
+    }
+    char head[TAKT__ROS1_HEAD];
+    int32_t hl = takt__http_response_head(head, sizeof head, w.len, info.keep_alive, info.http10);
+    char *msg = out + TAKT__ROS1_HEAD - hl;
+    memcpy(msg, head, (size_t)hl);
+    /* answers are small: they fit the socket's buffer; a client that never reads is bounded */
+    takt_err_t wr = takt_io_write_until(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len,
+                                        n->stop_wake, takt_time_now() + n->cfg.timeout_ns, NULL);
+    if (wr < 0 || !info.keep_alive) {
+      rpc_close(c);
+      return;
+    }
+    memmove(c->buf, c->buf + info.total, c->len - info.total);
+    c->len -= info.total;
+  }
+}
+
+static void rpc_accept(takt_ros1_node_t *n) {
+  takt_io_t io;
+  if (takt_io_tcp_accept(n->rpc_listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) return;
+  takt__ros1_conn_t *slot = NULL, *oldest = NULL;
+  for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) {
+    takt__ros1_conn_t *c = &n->rpc[i];
+    if (c->io.fd < 0) {
+      slot = c;
+      break;
+    }
+    if (oldest == NULL || c->since < oldest->since) oldest = c;
+  }
+  if (slot == NULL) { /* every slot held: the least recently served keep-alive connection ends */
+    rpc_close(oldest);
+    slot = oldest;
+  }
+  slot->io = io;
+  slot->len = 0;
+  slot->since = takt_time_now();
+}
+
+/* ---- TCPROS: subscribers connecting to our publications ---- */
+
+static void send_error_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const char *text) {
+  takt__tcpros_writer_t hw;
+  takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
+  takt__tcpros_w_field(&hw, "error", text);
+  int32_t hl = takt__tcpros_w_end(&hw);
+  if (hl > 0)
+    (void)takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
+                              takt_time_now() + n->cfg.timeout_ns, NULL);
+}
+
+/* A whole connection header arrived from a subscriber: answer it, and adopt the connection. */
+static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  takt__tcpros_header_t h = {.f = n->io_fields, .cap = TAKT__ROS1_FIELDS};
+  static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
+  takt_ros1_pub_t *pub = NULL;
+  uint32_t tl = 0, cl = 0, ml = 0, yl = 0;
+  const char *topic = NULL, *caller = NULL, *md5 = NULL, *type = NULL;
+  if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
+    takt__ros1_copy(text, sizeof text, h.error);
+  } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
+    snprintf(text, sizeof text, "this node serves no services over TCPROS");
+  } else if ((topic = takt__tcpros_get(&h, "topic", &tl)) == NULL ||
+             (caller = takt__tcpros_get(&h, "callerid", &cl)) == NULL ||
+             (md5 = takt__tcpros_get(&h, "md5sum", &ml)) == NULL) {
+    snprintf(text, sizeof text, "connection header lacks topic, callerid or md5sum");
+  } else {
+    type = takt__tcpros_get(&h, "type", &yl);
+    takt__lock_take(&n->lock);
+    for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
+      if (n->pubs[i].used && strlen(n->pubs[i].topic) == tl && memcmp(n->pubs[i].topic, topic, tl) == 0)
+        pub = &n->pubs[i];
+    takt__lock_give(&n->lock);
+    if (pub == NULL) {
+      snprintf(text, sizeof text, "received a connection for a nonexistent topic [%.*s] from [%.*s]",
+               (int)(tl > 200 ? 200 : tl), topic, (int)(cl > 100 ? 100 : cl), caller);
+    } else if (!(ml == 1 && md5[0] == '*') && !(strlen(pub->md5) == ml && memcmp(pub->md5, md5, ml) == 0)) {
+      /* roscpp's words, which ROS users search for */
+      snprintf(text, sizeof text,
+               "Client [%.*s] wants topic %s to have datatype/md5sum [%.*s/%.*s], but our version "
+               "has [%s/%s]. Dropping connection.",
+               (int)(cl > 100 ? 100 : cl), caller, pub->topic, (int)(type ? (yl > 100 ? 100 : yl) : 0),
+               type ? type : "", (int)(ml > 64 ? 64 : ml), md5, pub->type, pub->md5);
+      takt__lock_take(&pub->lock);
+      pub->refused++;
+      takt__lock_give(&pub->lock);
+      pub = NULL;
+    } else {
+      text[0] = '\0';
+    }
+  }
+  if (pub == NULL) {
+    send_error_header(n, c, text);
+    takt_io_close(&c->io);
+    c->len = 0;
+    return;
+  }
+  bool nodelay = takt__tcpros_is(&h, "tcp_nodelay", "1");
+  char callerid[TAKT__ROS1_NAME];
+  snprintf(callerid, sizeof callerid, "%.*s", (int)(cl >= sizeof callerid ? sizeof callerid - 1 : cl), caller);
+  /* a free connection of the publication */
+  takt__ros1_out_t *o = NULL;
+  takt__lock_take(&pub->lock);
+  for (uint32_t k = 0; k < n->cfg.max_conns && o == NULL; k++)
+    if (!pub->out[k].active && pub->out[k].io.fd < 0) o = &pub->out[k];
+  if (o == NULL) pub->refused++;
+  takt__lock_give(&pub->lock);
+  if (o == NULL) {
+    send_error_header(n, c, "too many subscribers: no connection of the publication is free");
+    takt_io_close(&c->io);
+    c->len = 0;
+    return;
+  }
+  takt__tcpros_writer_t hw;
+  takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
+  takt__tcpros_w_field(&hw, "callerid", n->name);
+  takt__tcpros_w_field(&hw, "topic", pub->topic);
+  takt__tcpros_w_field(&hw, "type", pub->type);
+  takt__tcpros_w_field(&hw, "md5sum", pub->md5);
+  takt__tcpros_w_field(&hw, "message_definition", pub->definition);
+  takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
+  int32_t hl = takt__tcpros_w_end(&hw);
+  if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
+                                    takt_time_now() + n->cfg.timeout_ns, NULL) < 0) {
+    takt_io_close(&c->io);
+    c->len = 0;
+    return;
+  }
+  (void)takt_io_tcp_nodelay(c->io, nodelay);
+  o->id = atomic_fetch_add(&n->next_id, 1);
+  takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
+  o->tx_len = o->tx_off = 0;
+  takt__lock_take(&pub->lock);
+  bool open = pub->open; /* not unadvertised meanwhile */
+  if (open) {
+    o->io = c->io;
+    o->head = o->count = 0;
+    o->sent = o->bytes = 0;
+    o->active = true;
+    takt__ros1_enqueue_latched_locked(pub, o);
+  }
+  takt__lock_give(&pub->lock);
+  if (!open) takt_io_close(&c->io);
+  c->io = TAKT_IO_CLOSED;
+  c->len = 0;
+}
+
+static void pending_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  for (;;) {
+    uint32_t need = 4;
+    if (c->len >= 4) {
+      uint32_t hl = takt__le32(c->buf);
+      if (hl > n->cfg.max_header - 4) { /* a 4 GiB length among them: refused, nothing read */
+        takt_io_close(&c->io);
+        c->len = 0;
+        return;
+      }
+      need = 4 + hl;
+    }
+    if (c->len == need && c->len >= 4) {
+      pending_header(n, c);
+      return;
+    }
+    int32_t r = takt_io_read_some(c->io, c->buf + c->len, need - c->len);
+    if (r < 0) { /* closed before the header was whole: truncated */
+      takt_io_close(&c->io);
+      c->len = 0;
+      return;
+    }
+    if (r == 0) return;
+    c->len += (uint32_t)r;
+  }
+}
+
+static void tcpros_accept(takt_ros1_node_t *n) {
+  takt_io_t io;
+  if (takt_io_tcp_accept(n->tcpros_listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) return;
+  for (uint32_t i = 0; i < n->cfg.max_conns; i++) {
+    if (n->pending[i].io.fd < 0) {
+      n->pending[i].io = io;
+      n->pending[i].len = 0;
+      n->pending[i].since = takt_time_now();
+      return;
+    }
+  }
+  takt_io_close(&io); /* too many half-open connections at once */
+}
+
+/* ---- outgoing messages ---- */
+
+static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
+  takt_ros1_node_t *n = pub->node;
+  takt__lock_take(&pub->lock);
+  takt_io_t io = o->io;
+  o->io = TAKT_IO_CLOSED;
+  o->active = false;
+  o->count = 0;
+  takt__lock_give(&pub->lock);
+  takt_io_close(&io);
+  o->tx_len = o->tx_off = 0;
+  takt__lock_take(&n->lock);
+  takt__event_signal(&n->closed); /* an unadvertise may wait for it */
+  takt__lock_give(&n->lock);
+}
+
+/* Write what the socket takes now: the message in flight, then the queued ones. True while a
+ * message waits for the socket to take more. */
+static bool out_flush(takt_ros1_node_t *n, takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
+  for (;;) {
+    if (o->tx_off == o->tx_len) {
+      takt__lock_take(&pub->lock);
+      bool have = o->count > 0;
+      if (have) { /* the payload copy holds only this publication's lock */
+        uint32_t len = o->lens[o->head];
+        memcpy(o->tx, o->ring + (size_t)o->head * msg_bytes(&n->cfg), 4u + len);
+        o->tx_len = 4u + len;
+        o->tx_off = 0;
+        o->head = (o->head + 1) % n->cfg.queue;
+        o->count--;
+      }
+      takt__lock_give(&pub->lock);
+      if (!have) return false;
+    }
+    int32_t w = takt_io_write_some(o->io, o->tx + o->tx_off, o->tx_len - o->tx_off);
+    if (w < 0) {
+      out_close(pub, o);
+      return false;
+    }
+    o->tx_off += (uint32_t)w;
+    if (o->tx_off < o->tx_len) return true; /* the socket is full: wait until it drains */
+    takt__lock_take(&pub->lock);
+    o->sent++;
+    o->bytes += o->tx_len;
+    takt__lock_give(&pub->lock);
+  }
+}
+
+/* ---- incoming messages ---- */
+
+static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what) {
+  takt_io_t io;
+  takt__lock_take(&n->lock);
+  if (what != NULL) {
+    sub->errors++;
+    takt__ros1_copy(sub->last_error, sizeof sub->last_error, what);
+  }
+  io = in->io;
+  in->io = TAKT_IO_CLOSED;
+  in->state = IN_FREE;
+  in->uri[0] = '\0';
+  takt__event_signal(&n->closed); /* an unsubscribe may wait for it */
+  takt__lock_give(&n->lock);
+  takt_io_close(&io);
+}
+
+static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  /* at most 64 messages, then the other sockets get their turn; a message is delivered as soon
+   * as it is whole, so none waits in the buffer for bytes that may never come */
+  for (int delivered = 0; delivered < 64;) {
+    uint32_t need = 4;
+    if (in->got >= 4) {
+      uint32_t len = takt__le32(in->rx);
+      if (len > n->cfg.max_message) {
+        char what[96];
+        snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu)",
+                 (unsigned long)len, (unsigned long)n->cfg.max_message);
+        in_fail(n, sub, in, what);
+        return;
+      }
+      need = 4 + len;
+      if (in->got == need) {
+        sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
+        in->got = 0;
+        delivered++;
+        takt__lock_take(&n->lock);
+        sub->received++;
+        takt__lock_give(&n->lock);
+        continue;
+      }
+    }
+    int32_t r = takt_io_read_some(in->io, in->rx + in->got, need - in->got);
+    if (r < 0) {
+      in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL);
+      return;
+    }
+    if (r == 0) return;
+    in->got += (uint32_t)r;
+  }
+}
+
+/* ---- the thread ---- */
+
+typedef enum { W_RPC_LISTEN, W_TCPROS_LISTEN, W_RPC, W_PENDING, W_OUT, W_IN } wkind_t;
+typedef struct {
+  uint8_t kind;
+  uint16_t a, b;
+} wref_t;
+
+void takt__ros1_io_main(void *arg) {
+  takt_ros1_node_t *n = arg;
+  const takt_ros1_config_t *cfg = &n->cfg;
+  wref_t refs[256];
+  while (!atomic_load(&n->stop)) {
+    uint32_t k = 0;
+    int64_t deadline = TAKT_TIME_INFINITE, now = takt_time_now();
+#define WATCH(io_, want_, kind_, a_, b_)                                                           \
+  do {                                                                                             \
+    n->watch[k] = (takt_io_watch_t){(io_), (want_), 0};                                            \
+    refs[k] = (wref_t){(kind_), (uint16_t)(a_), (uint16_t)(b_)};                                   \
+    k++;                                                                                           \
+  } while (0)
+    WATCH(n->rpc_listen, TAKT_IO_IN, W_RPC_LISTEN, 0, 0);
+    WATCH(n->tcpros_listen, TAKT_IO_IN, W_TCPROS_LISTEN, 0, 0);
+    for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
+      takt__ros1_conn_t *c = &n->rpc[i];
+      if (c->io.fd < 0) continue;
+      if (c->len > 0 && now - c->since > cfg->timeout_ns) { /* a request that never completes */
+        rpc_close(c);
+        continue;
+      }
+      if (c->len > 0 && (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline))
+        deadline = c->since + cfg->timeout_ns;
+      WATCH(c->io, TAKT_IO_IN, W_RPC, i, 0);
+    }
+    for (uint32_t i = 0; i < cfg->max_conns; i++) {
+      takt__ros1_conn_t *c = &n->pending[i];
+      if (c->io.fd < 0) continue;
+      if (now - c->since > cfg->timeout_ns) { /* no whole header in time */
+        takt_io_close(&c->io);
+        c->len = 0;
+        continue;
+      }
+      if (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline)
+        deadline = c->since + cfg->timeout_ns;
+      WATCH(c->io, TAKT_IO_IN, W_PENDING, i, 0);
+    }
+    bool used[256];
+    takt__lock_take(&n->lock);
+    for (uint32_t p = 0; p < cfg->max_pubs; p++) used[p] = n->pubs[p].used;
+    takt__lock_give(&n->lock);
+    for (uint32_t p = 0; p < cfg->max_pubs; p++) {
+      takt_ros1_pub_t *pub = &n->pubs[p];
+      for (uint32_t c = 0; c < cfg->max_conns; c++) {
+        takt__ros1_out_t *o = &pub->out[c];
+        if (o->io.fd < 0) continue;
+        if (!used[p]) { /* unadvertised */
+          out_close(pub, o);
+          continue;
+        }
+        bool blocked = out_flush(n, pub, o);
+        if (o->io.fd < 0) continue;
+        WATCH(o->io, (uint8_t)(TAKT_IO_IN | (blocked ? TAKT_IO_OUT : 0)), W_OUT, p, c);
+      }
+    }
+    takt__lock_take(&n->lock);
+    for (uint32_t s = 0; s < cfg->max_subs; s++) {
+      takt_ros1_sub_t *sub = &n->subs[s];
+      for (uint32_t c = 0; c < cfg->max_conns; c++) {
+        takt__ros1_in_t *in = &sub->in[c];
+        if (in->state != IN_UP) continue;
+        if (in->stale) { /* the master no longer lists this publisher */
+          takt_io_t io = in->io;
+          in->io = TAKT_IO_CLOSED;
+          in->state = IN_FREE;
+          in->stale = false;
+          in->uri[0] = '\0';
+          takt__event_signal(&n->closed);
+          takt__lock_give(&n->lock);
+          takt_io_close(&io);
+          takt__lock_take(&n->lock);
+          continue;
+        }
+        WATCH(in->io, TAKT_IO_IN, W_IN, s, c);
+      }
+    }
+    takt__lock_give(&n->lock);
+#undef WATCH
+    int32_t ready = takt_io_wait(n->watch, k, n->io_wake, deadline);
+    if (ready <= 0) continue;
+    for (uint32_t i = 0; i < k; i++) {
+      if (n->watch[i].ready == 0) continue;
+      wref_t r = refs[i];
+      switch (r.kind) {
+      case W_RPC_LISTEN: rpc_accept(n); break;
+      case W_TCPROS_LISTEN: tcpros_accept(n); break;
+      case W_RPC: rpc_readable(n, &n->rpc[r.a]); break;
+      case W_PENDING: pending_readable(n, &n->pending[r.a]); break;
+      case W_OUT: {
+        takt_ros1_pub_t *pub = &n->pubs[r.a];
+        takt__ros1_out_t *o = &pub->out[r.b];
+        if (n->watch[i].ready & (TAKT_IO_IN | TAKT_IO_HUP)) {
+          uint8_t sink[256]; /* subscribers send nothing after their header: this is the close */
+          int32_t got = takt_io_read_some(o->io, sink, sizeof sink);
+          if (got < 0 || (n->watch[i].ready & TAKT_IO_HUP)) {
+            out_close(pub, o);
+            break;
+          }
+        }
+        break; /* writable: flushed at the top of the next round */
+      }
+      case W_IN: in_readable(n, &n->subs[r.a], &n->subs[r.a].in[r.b]); break;
+      default: break;
+      }
+    }
+  }
+}

@@ -1,0 +1,425 @@
+/* XML-RPC calls to the master and to other nodes (ros1_impl.h), and the master API of
+ * takt/ros1.h: registrations, lookups, the graph, parameters. Each call is one HTTP/1.1
+ * exchange on a connection of its own, bounded by the node's timeout. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ros1_impl.h"
+
+takt_err_t takt__ros1_read_exact(takt_io_t io, takt_io_t stop, uint8_t *buf, uint32_t n,
+                                 int64_t abs_ns) {
+  uint32_t got = 0;
+  while (got < n) {
+    if (takt_time_now() >= abs_ns) return TAKT_ETIMEDOUT;
+    int32_t r = takt_io_read(io, stop, buf + got, n - got, abs_ns);
+    if (r < 0) return TAKT_EOS;
+    if (r == 0) return takt_time_now() >= abs_ns ? TAKT_ETIMEDOUT : TAKT_ECANCELED;
+    got += (uint32_t)r;
+  }
+  return TAKT_OK;
+}
+
+void takt__ros1_note_error(takt_ros1_node_t *n, const char *text) {
+  takt__lock_take(&n->lock);
+  takt__ros1_copy(n->last_error, sizeof n->last_error, text);
+  takt__lock_give(&n->lock);
+}
+
+const char *takt_ros1_last_error(const takt_ros1_node_t *node) { return node->last_error; }
+
+takt_err_t takt__ros1_call_take(takt_ros1_node_t *n, takt__ros1_call_t **out) {
+  takt_err_t rc = TAKT_EBUSY;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 1; i < TAKT__ROS1_CALLS; i++) {
+    if (!n->calls[i].busy) {
+      n->calls[i].busy = true;
+      *out = &n->calls[i];
+      rc = TAKT_OK;
+      break;
+    }
+  }
+  takt__lock_give(&n->lock);
+  return rc;
+}
+
+void takt__ros1_call_give(takt_ros1_node_t *n, takt__ros1_call_t *c) {
+  takt__lock_take(&n->lock);
+  c->busy = false;
+  takt__lock_give(&n->lock);
+}
+
+takt__xr_writer_t *takt__ros1_call_begin(takt__ros1_call_t *c, const char *method) {
+  c->error[0] = '\0';
+  takt__xr_w_init(&c->w, c->buf + TAKT__ROS1_HEAD, c->cap);
+  takt__xr_w_call_begin(&c->w, method);
+  return &c->w;
+}
+
+void takt__ros1_w_caller(takt_ros1_node_t *n, takt__xr_writer_t *w) {
+  takt__xr_w_param_begin(w);
+  takt__xr_w_string(w, n->name);
+  takt__xr_w_param_end(w);
+}
+
+static takt_err_t call_fail(takt__ros1_call_t *c, takt_err_t rc, const char *what, const char *uri) {
+  snprintf(c->error, sizeof c->error, "%s (%s)", what, uri);
+  return rc;
+}
+
+takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const char *uri) {
+  takt__xr_w_call_end(&c->w);
+  if (c->w.overflow) return call_fail(c, TAKT_ESIZE, "XML-RPC call larger than max_xmlrpc", uri);
+  char host[64];
+  uint16_t port;
+  if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0)
+    return call_fail(c, TAKT_EINVAL, "not an http://host:port/ URI", uri);
+  char head[TAKT__ROS1_HEAD];
+  int32_t hl = takt__http_request_head(head, sizeof head, host, port, c->w.len, false);
+  if (hl < 0) return call_fail(c, TAKT_ESIZE, "HTTP head too long", uri);
+  char *msg = c->buf + TAKT__ROS1_HEAD - hl;
+  memcpy(msg, head, (size_t)hl);
+  int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
+  takt_io_t io = TAKT_IO_CLOSED;
+  takt_err_t rc = takt_io_tcp_connect(host, port, n->stop_wake, deadline, &io);
+  if (rc < 0) return call_fail(c, rc, "cannot connect", uri);
+  (void)takt_io_tcp_nodelay(io, true);
+  rc = takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + c->w.len, n->stop_wake,
+                           deadline, NULL);
+  if (rc < 0) {
+    takt_io_close(&io);
+    return call_fail(c, rc, "cannot send the XML-RPC call", uri);
+  }
+  /* the answer, into the same buffer */
+  uint8_t *in = (uint8_t *)c->buf;
+  uint32_t cap = TAKT__ROS1_HEAD + c->cap, len = 0;
+  takt__http_info_t info;
+  for (;;) {
+    rc = takt__http_parse(in, len, cap, true, &info);
+    if (rc != TAKT_EAGAIN) break;
+    int32_t r = takt_io_read(io, n->stop_wake, in + len, cap - len, deadline);
+    if (r <= 0) {
+      rc = r < 0 ? TAKT_EOS : (takt_time_now() >= deadline ? TAKT_ETIMEDOUT : TAKT_ECANCELED);
+      takt_io_close(&io);
+      return call_fail(c, rc, r < 0 ? "connection closed before the answer was whole"
+                                    : "no whole answer before the timeout", uri);
+    }
+    len += (uint32_t)r;
+  }
+  takt_io_close(&io);
+  if (rc < 0) return call_fail(c, rc, info.error, uri);
+  if (info.status != 200) return call_fail(c, TAKT_ESTATE, "HTTP status is not 200", uri);
+  rc = takt__xr_parse((char *)in + info.header_len, info.body_len, true, &c->doc);
+  if (rc < 0) return call_fail(c, rc, c->doc.error, uri);
+  if (c->doc.fault) {
+    const takt__xr_value_t *fs = takt__xr_member(&c->doc, takt__xr_param(&c->doc, 0), "faultString");
+    char text[96] = "XML-RPC fault";
+    (void)takt__xr_str_copy(fs, text, sizeof text);
+    return call_fail(c, TAKT_ESTATE, text, uri);
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt__ros1_result(takt__ros1_call_t *c, const takt__xr_value_t **value) {
+  const takt__xr_value_t *r = takt__xr_param(&c->doc, 0);
+  const takt__xr_value_t *code = takt__xr_at(&c->doc, r, 0), *status = takt__xr_at(&c->doc, r, 1);
+  if (r == NULL || r->kind != TAKT__XR_ARRAY || code == NULL || code->kind != TAKT__XR_INT ||
+      r->u.list.count != 3) {
+    snprintf(c->error, sizeof c->error, "answer is not [code, status, value]");
+    return TAKT_EMALFORMED;
+  }
+  if (status != NULL && status->kind == TAKT__XR_STRING) {
+    uint32_t l = status->u.str.len < sizeof c->error - 1 ? status->u.str.len : (uint32_t)sizeof c->error - 1;
+    memcpy(c->error, status->u.str.s, l);
+    c->error[l] = '\0';
+  }
+  *value = takt__xr_at(&c->doc, r, 2);
+  if (code->u.i == 1) return TAKT_OK;
+  return code->u.i == 0 ? TAKT_ENOENT : TAKT_ESTATE;
+}
+
+/* ---- the master API ---- */
+
+typedef void (*params_fn)(takt__xr_writer_t *w, const void *a);
+
+/* One master call: caller_id then the parameters params writes; the ROS value in *value of the
+ * slot, which the caller gives back. */
+static takt_err_t master_call(takt_ros1_node_t *n, const char *method, params_fn params,
+                              const void *a, takt__ros1_call_t **slot,
+                              const takt__xr_value_t **value) {
+  takt__ros1_call_t *c;
+  takt_err_t rc = takt__ros1_call_take(n, &c);
+  if (rc < 0) {
+    takt__ros1_note_error(n, "every XML-RPC call slot is in use");
+    return rc;
+  }
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  if (params != NULL) params(w, a);
+  rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, value);
+  if (rc < 0) {
+    char line[160];
+    snprintf(line, sizeof line, "%s: %s", method, c->error);
+    takt__ros1_note_error(n, line);
+    takt__ros1_call_give(n, c);
+    return rc;
+  }
+  *slot = c;
+  return TAKT_OK;
+}
+
+static void w_str(takt__xr_writer_t *w, const char *s) {
+  takt__xr_w_param_begin(w);
+  takt__xr_w_string(w, s);
+  takt__xr_w_param_end(w);
+}
+
+static void p_one(takt__xr_writer_t *w, const void *a) { w_str(w, (const char *)a); }
+
+typedef struct {
+  const char *s[3];
+} strs_t;
+static void p_strs(takt__xr_writer_t *w, const void *a) {
+  const strs_t *s = a;
+  for (int i = 0; i < 3 && s->s[i] != NULL; i++) w_str(w, s->s[i]);
+}
+
+/* A string result copied out. */
+static takt_err_t string_call(takt_ros1_node_t *n, const char *method, params_fn p, const void *a,
+                              char *out, uint32_t cap) {
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(n, method, p, a, &c, &v));
+  takt_err_t rc = takt__xr_str_copy(v, out, cap);
+  takt__ros1_call_give(n, c);
+  return rc;
+}
+
+static takt_err_t void_call(takt_ros1_node_t *n, const char *method, params_fn p, const void *a) {
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(n, method, p, a, &c, &v));
+  takt__ros1_call_give(n, c);
+  return TAKT_OK;
+}
+
+takt_err_t takt_ros1_lookup_node(takt_ros1_node_t *node, const char *name, char *uri, uint32_t cap) {
+  if (node == NULL || name == NULL || uri == NULL) return TAKT_EINVAL;
+  return string_call(node, "lookupNode", p_one, name, uri, cap);
+}
+
+takt_err_t takt_ros1_get_uri(takt_ros1_node_t *node, char *uri, uint32_t cap) {
+  if (node == NULL || uri == NULL) return TAKT_EINVAL;
+  return string_call(node, "getUri", NULL, NULL, uri, cap);
+}
+
+takt_err_t takt_ros1_register_service(takt_ros1_node_t *node, const char *service,
+                                      const char *rosrpc_uri) {
+  if (node == NULL || service == NULL || rosrpc_uri == NULL) return TAKT_EINVAL;
+  strs_t s = {{service, rosrpc_uri, node->uri}};
+  return void_call(node, "registerService", p_strs, &s);
+}
+
+takt_err_t takt_ros1_unregister_service(takt_ros1_node_t *node, const char *service,
+                                        const char *rosrpc_uri) {
+  if (node == NULL || service == NULL || rosrpc_uri == NULL) return TAKT_EINVAL;
+  strs_t s = {{service, rosrpc_uri, NULL}};
+  return void_call(node, "unregisterService", p_strs, &s);
+}
+
+takt_err_t takt_ros1_lookup_service(takt_ros1_node_t *node, const char *service, char *uri,
+                                    uint32_t cap) {
+  if (node == NULL || service == NULL || uri == NULL) return TAKT_EINVAL;
+  return string_call(node, "lookupService", p_one, service, uri, cap);
+}
+
+/* Hand each [name, type] pair of list v to fn. */
+static takt_err_t pairs(takt__ros1_call_t *c, const takt__xr_value_t *v, takt_ros1_pair_fn fn,
+                        void *user) {
+  if (v == NULL || v->kind != TAKT__XR_ARRAY) return TAKT_EMALFORMED;
+  char a[TAKT__ROS1_NAME], b[TAKT__ROS1_NAME];
+  for (uint32_t i = 0; i < v->u.list.count; i++) {
+    const takt__xr_value_t *p = takt__xr_at(&c->doc, v, i);
+    if (takt__xr_str_copy(takt__xr_at(&c->doc, p, 0), a, sizeof a) < 0 ||
+        takt__xr_str_copy(takt__xr_at(&c->doc, p, 1), b, sizeof b) < 0)
+      return TAKT_EMALFORMED;
+    fn(user, a, b);
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_ros1_get_published_topics(takt_ros1_node_t *node, const char *subgraph,
+                                          takt_ros1_pair_fn fn, void *user) {
+  if (node == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(node, "getPublishedTopics", p_one, subgraph ? subgraph : "", &c, &v));
+  takt_err_t rc = pairs(c, v, fn, user);
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_get_topic_types(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user) {
+  if (node == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(node, "getTopicTypes", NULL, NULL, &c, &v));
+  takt_err_t rc = pairs(c, v, fn, user);
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_get_system_state(takt_ros1_node_t *node, takt_ros1_state_fn fn, void *user) {
+  if (node == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(node, "getSystemState", NULL, NULL, &c, &v));
+  takt_err_t rc = TAKT_OK;
+  char name[TAKT__ROS1_NAME], who[TAKT__ROS1_NAME];
+  for (int kind = 0; kind < 3 && rc == TAKT_OK; kind++) {
+    const takt__xr_value_t *list = takt__xr_at(&c->doc, v, (uint32_t)kind);
+    if (list == NULL || list->kind != TAKT__XR_ARRAY) {
+      rc = TAKT_EMALFORMED;
+      break;
+    }
+    for (uint32_t i = 0; i < list->u.list.count && rc == TAKT_OK; i++) {
+      const takt__xr_value_t *row = takt__xr_at(&c->doc, list, i);
+      const takt__xr_value_t *nodes = takt__xr_at(&c->doc, row, 1);
+      if (takt__xr_str_copy(takt__xr_at(&c->doc, row, 0), name, sizeof name) < 0 || nodes == NULL ||
+          nodes->kind != TAKT__XR_ARRAY) {
+        rc = TAKT_EMALFORMED;
+        break;
+      }
+      for (uint32_t k = 0; k < nodes->u.list.count; k++) {
+        if (takt__xr_str_copy(takt__xr_at(&c->doc, nodes, k), who, sizeof who) < 0) {
+          rc = TAKT_EMALFORMED;
+          break;
+        }
+        fn(user, kind, name, who);
+      }
+    }
+  }
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
+/* ---- parameters ---- */
+
+typedef struct {
+  const char *key;
+  int kind;
+  int32_t i;
+  double d;
+  bool b;
+  const char *s;
+} setp_t;
+
+static void p_set(takt__xr_writer_t *w, const void *a) {
+  const setp_t *p = a;
+  w_str(w, p->key);
+  takt__xr_w_param_begin(w);
+  switch (p->kind) {
+  case TAKT__XR_INT: takt__xr_w_int(w, p->i); break;
+  case TAKT__XR_DOUBLE: takt__xr_w_double(w, p->d); break;
+  case TAKT__XR_BOOL: takt__xr_w_bool(w, p->b); break;
+  default: takt__xr_w_string(w, p->s); break;
+  }
+  takt__xr_w_param_end(w);
+}
+
+static takt_err_t set_param(takt_ros1_node_t *n, const setp_t *p) {
+  if (n == NULL || p->key == NULL) return TAKT_EINVAL;
+  return void_call(n, "setParam", p_set, p);
+}
+
+takt_err_t takt_ros1_param_set_int(takt_ros1_node_t *node, const char *key, int32_t v) {
+  setp_t p = {.key = key, .kind = TAKT__XR_INT, .i = v};
+  return set_param(node, &p);
+}
+takt_err_t takt_ros1_param_set_double(takt_ros1_node_t *node, const char *key, double v) {
+  setp_t p = {.key = key, .kind = TAKT__XR_DOUBLE, .d = v};
+  return set_param(node, &p);
+}
+takt_err_t takt_ros1_param_set_bool(takt_ros1_node_t *node, const char *key, bool v) {
+  setp_t p = {.key = key, .kind = TAKT__XR_BOOL, .b = v};
+  return set_param(node, &p);
+}
+takt_err_t takt_ros1_param_set_string(takt_ros1_node_t *node, const char *key, const char *v) {
+  if (v == NULL) return TAKT_EINVAL;
+  setp_t p = {.key = key, .kind = TAKT__XR_STRING, .s = v};
+  return set_param(node, &p);
+}
+
+/* getParam: the value (of kind) into out. The master answers code -1 for a parameter not set. */
+static takt_err_t get_param(takt_ros1_node_t *n, const char *key, int kind, void *out, uint32_t cap) {
+  if (n == NULL || key == NULL || out == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  takt_err_t rc = master_call(n, "getParam", p_one, key, &c, &v);
+  if (rc == TAKT_ESTATE || rc == TAKT_ENOENT) return TAKT_ENOENT;
+  if (rc < 0) return rc;
+  if (v == NULL || v->kind != kind) {
+    rc = TAKT_ETYPE;
+  } else if (kind == TAKT__XR_INT) {
+    *(int32_t *)out = v->u.i;
+  } else if (kind == TAKT__XR_DOUBLE) {
+    *(double *)out = v->u.d;
+  } else if (kind == TAKT__XR_BOOL) {
+    *(bool *)out = v->u.b;
+  } else {
+    rc = takt__xr_str_copy(v, out, cap);
+  }
+  takt__ros1_call_give(n, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_param_get_int(takt_ros1_node_t *node, const char *key, int32_t *v) {
+  return get_param(node, key, TAKT__XR_INT, v, 0);
+}
+takt_err_t takt_ros1_param_get_double(takt_ros1_node_t *node, const char *key, double *v) {
+  return get_param(node, key, TAKT__XR_DOUBLE, v, 0);
+}
+takt_err_t takt_ros1_param_get_bool(takt_ros1_node_t *node, const char *key, bool *v) {
+  return get_param(node, key, TAKT__XR_BOOL, v, 0);
+}
+takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, char *v, uint32_t cap) {
+  return get_param(node, key, TAKT__XR_STRING, v, cap);
+}
+
+takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has) {
+  if (node == NULL || key == NULL || has == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(node, "hasParam", p_one, key, &c, &v));
+  takt_err_t rc = v != NULL && v->kind == TAKT__XR_BOOL ? TAKT_OK : TAKT_EMALFORMED;
+  if (rc == TAKT_OK) *has = v->u.b;
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key) {
+  if (node == NULL || key == NULL) return TAKT_EINVAL;
+  takt_err_t rc = void_call(node, "deleteParam", p_one, key);
+  return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
+}
+
+takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap) {
+  if (node == NULL || key == NULL || found == NULL) return TAKT_EINVAL;
+  takt_err_t rc = string_call(node, "searchParam", p_one, key, found, cap);
+  return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
+}
+
+takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user) {
+  if (node == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(master_call(node, "getParamNames", NULL, NULL, &c, &v));
+  takt_err_t rc = v != NULL && v->kind == TAKT__XR_ARRAY ? TAKT_OK : TAKT_EMALFORMED;
+  char name[TAKT__ROS1_NAME];
+  for (uint32_t i = 0; rc == TAKT_OK && i < v->u.list.count; i++) {
+    rc = takt__xr_str_copy(takt__xr_at(&c->doc, v, i), name, sizeof name);
+    if (rc == TAKT_OK) fn(user, name, NULL);
+  }
+  takt__ros1_call_give(node, c);
+  return rc;
+}

@@ -1,0 +1,733 @@
+/* A ROS 1 node (takt/ros1.h): creation and memory, registration with the master, publications
+ * and subscriptions, and the connector thread that connects subscriptions to publishers. The
+ * I/O thread and the slave API are in io.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ros1_impl.h"
+
+void takt__ros1_io_main(void *arg); /* io.c */
+
+static size_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (size_t)c->max_message; }
+
+static bool config_ok(const takt_ros1_config_t *c) {
+  if (c->name == NULL || c->name[0] != '/' || strlen(c->name) >= TAKT__ROS1_NAME) return false;
+  if (c->max_pubs == 0 || c->max_subs == 0 || c->max_conns == 0 || c->max_conns > 64 ||
+      c->max_pubs > 256 || c->max_subs > 256 || c->queue == 0 || c->queue > 4096 ||
+      c->max_message == 0 || c->max_message > (64u << 20) || c->max_xmlrpc < 1024 ||
+      c->max_xmlrpc > (16u << 20) || c->max_values < 16 || c->max_rpc_conns == 0 ||
+      c->max_rpc_conns > 64 || c->max_header < 256 || c->max_header > TAKT__TCPROS_MAX_HEADER ||
+      c->timeout_ns <= 0 ||
+      (c->full_policy != TAKT_ROS1_DROP_OLDEST && c->full_policy != TAKT_ROS1_DROP_NEWEST))
+    return false;
+  /* everything the I/O thread watches at once */
+  uint32_t watches = 2 + c->max_rpc_conns + c->max_conns + (c->max_pubs + c->max_subs) * c->max_conns;
+  return watches <= 256;
+}
+
+/* The layout of the node's block: offsets carved in order. */
+typedef struct layout {
+  size_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
+      pending_bufs, calls, call_vals, watch, hdr, fields, end;
+} layout_t;
+
+static size_t carve(size_t *end, size_t bytes) {
+  size_t at = (*end + 15u) & ~(size_t)15u;
+  *end = at + bytes;
+  return at;
+}
+
+static layout_t lay_out(const takt_ros1_config_t *c) {
+  layout_t l;
+  size_t e = sizeof(takt_ros1_node_t);
+  size_t nout = (size_t)c->max_pubs * c->max_conns, nin = (size_t)c->max_subs * c->max_conns;
+  l.pubs = carve(&e, c->max_pubs * sizeof(takt_ros1_pub_t));
+  l.subs = carve(&e, c->max_subs * sizeof(takt_ros1_sub_t));
+  l.outs = carve(&e, nout * sizeof(takt__ros1_out_t));
+  l.ins = carve(&e, nin * sizeof(takt__ros1_in_t));
+  l.rings = carve(&e, nout * c->queue * msg_bytes(c));
+  l.lens = carve(&e, nout * c->queue * sizeof(uint32_t));
+  l.txs = carve(&e, nout * msg_bytes(c));
+  l.rxs = carve(&e, nin * msg_bytes(c));
+  l.latched = carve(&e, c->max_pubs * msg_bytes(c));
+  l.work = carve(&e, nin * sizeof(takt__ros1_work_t));
+  l.rpc = carve(&e, c->max_rpc_conns * sizeof(takt__ros1_conn_t));
+  l.rpc_bufs = carve(&e, (size_t)c->max_rpc_conns * c->max_xmlrpc);
+  l.pending = carve(&e, c->max_conns * sizeof(takt__ros1_conn_t));
+  l.pending_bufs = carve(&e, (size_t)c->max_conns * c->max_header);
+  l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (size_t)c->max_xmlrpc));
+  l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (size_t)c->max_values * sizeof(takt__xr_value_t));
+  l.watch = carve(&e, 256 * sizeof(takt_io_watch_t));
+  l.hdr = carve(&e, c->max_header);
+  l.fields = carve(&e, TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
+  l.end = e;
+  return l;
+}
+
+static void init_call(takt__ros1_call_t *c, char *buf, takt__xr_value_t *vals, const takt_ros1_config_t *cfg) {
+  c->buf = buf;
+  c->cap = cfg->max_xmlrpc;
+  c->vals = vals;
+  takt__xr_doc_init(&c->doc, vals, cfg->max_values);
+}
+
+static void close_all(takt_ros1_node_t *n) {
+  takt_io_close(&n->rpc_listen);
+  takt_io_close(&n->tcpros_listen);
+  takt_io_close(&n->io_wake);
+  takt_io_close(&n->conn_wake);
+  takt_io_close(&n->stop_wake);
+}
+
+takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
+                                 takt_ros1_node_t **out) {
+  if (ctx == NULL || cfg == NULL || out == NULL || !config_ok(cfg)) return TAKT_EINVAL;
+  const char *master = cfg->master_uri != NULL ? cfg->master_uri : getenv("ROS_MASTER_URI");
+  char mhost[64];
+  uint16_t mport;
+  if (master == NULL || strlen(master) >= TAKT__ROS1_NAME ||
+      takt__http_split_uri(master, "http", mhost, sizeof mhost, &mport) < 0)
+    return TAKT_EINVAL;
+  const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
+  if (strlen(host) >= 64) return TAKT_EINVAL;
+  layout_t l = lay_out(cfg);
+  uint8_t *base = takt__context_alloc(ctx, l.end);
+  if (base == NULL) return TAKT_ENOMEM;
+  takt_ros1_node_t *n = (takt_ros1_node_t *)base;
+  n->ctx = ctx;
+  n->cfg = *cfg;
+  takt__ros1_copy(n->name, sizeof n->name, cfg->name);
+  takt__ros1_copy(n->host, sizeof n->host, host);
+  takt__ros1_copy(n->master_uri, sizeof n->master_uri, master);
+  takt__ros1_copy(n->master_host, sizeof n->master_host, mhost);
+  n->master_port = mport;
+  n->cfg.name = n->name; /* the caller's strings may not outlive this call */
+  n->cfg.host = n->host;
+  n->cfg.master_uri = n->master_uri;
+  n->rpc_listen = n->tcpros_listen = n->io_wake = n->conn_wake = n->stop_wake = TAKT_IO_CLOSED;
+  atomic_store(&n->next_id, 1);
+  n->pubs = (takt_ros1_pub_t *)(base + l.pubs);
+  n->subs = (takt_ros1_sub_t *)(base + l.subs);
+  n->work = (takt__ros1_work_t *)(base + l.work);
+  n->rpc = (takt__ros1_conn_t *)(base + l.rpc);
+  n->pending = (takt__ros1_conn_t *)(base + l.pending);
+  n->watch = (takt_io_watch_t *)(base + l.watch);
+  n->hdr = base + l.hdr;
+  n->fields = (takt__tcpros_field_t *)(base + l.fields);
+  const size_t mb = msg_bytes(cfg);
+  for (uint32_t p = 0; p < cfg->max_pubs; p++) {
+    takt_ros1_pub_t *pub = &n->pubs[p];
+    pub->node = n;
+    pub->latched = base + l.latched + p * mb;
+    pub->out = (takt__ros1_out_t *)(base + l.outs) + (size_t)p * cfg->max_conns;
+    for (uint32_t k = 0; k < cfg->max_conns; k++) {
+      size_t i = (size_t)p * cfg->max_conns + k;
+      takt__ros1_out_t *o = &pub->out[k];
+      o->io = TAKT_IO_CLOSED;
+      o->ring = base + l.rings + i * cfg->queue * mb;
+      o->lens = (uint32_t *)(base + l.lens) + i * cfg->queue;
+      o->tx = base + l.txs + i * mb;
+    }
+  }
+  for (uint32_t s = 0; s < cfg->max_subs; s++) {
+    takt_ros1_sub_t *sub = &n->subs[s];
+    sub->node = n;
+    sub->in = (takt__ros1_in_t *)(base + l.ins) + (size_t)s * cfg->max_conns;
+    for (uint32_t k = 0; k < cfg->max_conns; k++) {
+      sub->in[k].io = TAKT_IO_CLOSED;
+      sub->in[k].rx = base + l.rxs + ((size_t)s * cfg->max_conns + k) * mb;
+    }
+  }
+  for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
+    n->rpc[i].io = TAKT_IO_CLOSED;
+    n->rpc[i].buf = base + l.rpc_bufs + (size_t)i * cfg->max_xmlrpc;
+  }
+  for (uint32_t i = 0; i < cfg->max_conns; i++) {
+    n->pending[i].io = TAKT_IO_CLOSED;
+    n->pending[i].buf = base + l.pending_bufs + (size_t)i * cfg->max_header;
+  }
+  size_t cb = TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc;
+  takt__xr_value_t *vals = (takt__xr_value_t *)(base + l.call_vals);
+  for (uint32_t i = 0; i < TAKT__ROS1_CALLS; i++)
+    init_call(&n->calls[i], (char *)base + l.calls + i * cb, vals + (size_t)i * cfg->max_values, cfg);
+  init_call(&n->reply, (char *)base + l.calls + TAKT__ROS1_CALLS * cb,
+            vals + (size_t)TAKT__ROS1_CALLS * cfg->max_values, cfg);
+  n->calls[0].busy = true; /* the connector's */
+
+  takt_err_t rc = takt__lock_init(&n->lock, TAKT__LEVEL_ROS1, "ros1");
+  if (rc < 0) {
+    takt__context_free(ctx, base);
+    return rc;
+  }
+  rc = takt_event_init(&n->closed);
+  if (rc < 0) {
+    takt__lock_fini(&n->lock);
+    takt__context_free(ctx, base);
+    return rc;
+  }
+  uint32_t locks = 0;
+  for (; locks < cfg->max_pubs && rc == TAKT_OK; locks++)
+    rc = takt__lock_init(&n->pubs[locks].lock, TAKT__LEVEL_ROS1_PUB, "ros1-pub");
+  if (rc == TAKT_OK) rc = takt_io_tcp_listen(n->host, 0, 16, &n->rpc_listen);
+  if (rc == TAKT_OK) rc = takt_io_tcp_listen(n->host, 0, 16, &n->tcpros_listen);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&n->io_wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&n->conn_wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&n->stop_wake);
+  if (rc == TAKT_OK) {
+    n->tcpros_port = takt_io_local_port(n->tcpros_listen);
+    snprintf(n->uri, sizeof n->uri, "http://%s:%u/", n->host, (unsigned)takt_io_local_port(n->rpc_listen));
+  }
+  extern void takt__ros1_connector_main(void *arg);
+  if (rc == TAKT_OK) rc = takt_thread_create(&n->io_thread, &cfg->io_thread, takt__ros1_io_main, n);
+  if (rc == TAKT_OK) {
+    rc = takt_thread_create(&n->conn_thread, &cfg->connect_thread, takt__ros1_connector_main, n);
+    if (rc < 0) {
+      atomic_store(&n->stop, true);
+      takt_io_wake_signal(n->io_wake);
+      takt_thread_join(&n->io_thread);
+    }
+  }
+  if (rc < 0) {
+    close_all(n);
+    for (uint32_t i = 0; i < locks; i++) takt__lock_fini(&n->pubs[i].lock);
+    takt_event_fini(&n->closed);
+    takt__lock_fini(&n->lock);
+    takt__context_free(ctx, base);
+    return rc;
+  }
+  n->threads_started = true;
+  *out = n;
+  return TAKT_OK;
+}
+
+const char *takt_ros1_node_uri(const takt_ros1_node_t *node) { return node->uri; }
+
+bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node) {
+  return atomic_load(&node->shutdown_requested);
+}
+
+/* ---- unregistration at the end: one system.multicall ---- */
+
+static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char *method,
+                          const char *topic) {
+  takt__xr_w_struct_begin(w);
+  takt__xr_w_member_begin(w, "methodName");
+  takt__xr_w_string(w, method);
+  takt__xr_w_member_end(w);
+  takt__xr_w_member_begin(w, "params");
+  takt__xr_w_array_begin(w);
+  takt__xr_w_string(w, n->name);
+  takt__xr_w_string(w, topic);
+  takt__xr_w_string(w, n->uri);
+  takt__xr_w_array_end(w);
+  takt__xr_w_member_end(w);
+  takt__xr_w_struct_end(w);
+}
+
+static void unregister_all(takt_ros1_node_t *n) {
+  takt__ros1_call_t *c = &n->calls[0]; /* the connector has stopped */
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, "system.multicall");
+  takt__xr_w_param_begin(w);
+  takt__xr_w_array_begin(w);
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
+    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic), count++;
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++)
+    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic), count++;
+  takt__xr_w_array_end(w);
+  takt__xr_w_param_end(w);
+  if (count == 0) return;
+  /* the stop wake is signalled by now: calls must not be interrupted by it */
+  takt_io_t stop = n->stop_wake;
+  n->stop_wake = TAKT_IO_CLOSED;
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  n->stop_wake = stop;
+  if (rc < 0) fprintf(stderr, "takt ros1 %s: unregistering at shutdown failed: %s\n", n->name, c->error);
+}
+
+void takt_ros1_node_destroy(takt_ros1_node_t *n) {
+  if (n == NULL) return;
+  atomic_store(&n->stop, true);
+  takt_io_wake_signal(n->stop_wake);
+  takt_io_wake_signal(n->io_wake);
+  takt_io_wake_signal(n->conn_wake);
+  if (n->threads_started) {
+    takt_thread_join(&n->conn_thread);
+    takt_thread_join(&n->io_thread);
+  }
+  unregister_all(n);
+  for (uint32_t p = 0; p < n->cfg.max_pubs; p++) {
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->pubs[p].out[k].io);
+    takt__lock_fini(&n->pubs[p].lock);
+  }
+  for (uint32_t s = 0; s < n->cfg.max_subs; s++)
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->subs[s].in[k].io);
+  for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
+  for (uint32_t i = 0; i < n->cfg.max_conns; i++) takt_io_close(&n->pending[i].io);
+  close_all(n);
+  takt_event_fini(&n->closed);
+  takt__lock_fini(&n->lock);
+  takt__context_free(n->ctx, n);
+}
+
+/* ---- publications ---- */
+
+static takt_err_t name_ok(const char *s) {
+  return s != NULL && s[0] != '\0' && strlen(s) < TAKT__ROS1_NAME ? TAKT_OK : TAKT_EINVAL;
+}
+
+static takt_err_t register_topic(takt_ros1_node_t *n, const char *method, const char *topic,
+                                 const char *type, takt__ros1_call_t **slot,
+                                 const takt__xr_value_t **uris) {
+  takt__ros1_call_t *c;
+  TAKT_RETURN_IF_ERR(takt__ros1_call_take(n, &c));
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  const char *args[3] = {topic, type, n->uri};
+  for (int i = 0; i < 3; i++) {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, args[i]);
+    takt__xr_w_param_end(w);
+  }
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, uris);
+  if (rc == TAKT_OK && (*uris == NULL || (*uris)->kind != TAKT__XR_ARRAY)) rc = TAKT_EMALFORMED;
+  if (rc < 0) {
+    char line[180];
+    snprintf(line, sizeof line, "%s %s: %s", method, topic, c->error);
+    takt__ros1_note_error(n, line);
+    takt__ros1_call_give(n, c);
+    return rc == TAKT_ENOENT ? TAKT_ESTATE : rc;
+  }
+  *slot = c;
+  return TAKT_OK;
+}
+
+/* No connection of pub is open (n->lock held; takes pub->lock). */
+static bool pub_idle(takt_ros1_pub_t *pub) {
+  bool idle = true;
+  takt__lock_take(&pub->lock);
+  for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++)
+    if (pub->out[k].io.fd >= 0) idle = false;
+  takt__lock_give(&pub->lock);
+  return idle;
+}
+
+/* No connection of sub is open or being made (n->lock held). */
+static bool sub_idle(const takt_ros1_sub_t *sub) {
+  for (uint32_t k = 0; k < sub->node->cfg.max_conns; k++)
+    if (sub->in[k].state != IN_FREE) return false;
+  return true;
+}
+
+/* Wait (n->lock held) until done(x) or the deadline: TAKT_ETIMEDOUT then. */
+static takt_err_t wait_closed_locked(takt_ros1_node_t *n, bool (*done)(void *), void *x) {
+  int64_t deadline = takt_time_now() + 3 * n->cfg.timeout_ns; /* a connector call included */
+  while (!done(x)) {
+    if (takt__lock_wait(&n->lock, &n->closed, NULL, deadline) == TAKT_ETIMEDOUT && !done(x))
+      return TAKT_ETIMEDOUT;
+  }
+  return TAKT_OK;
+}
+
+static bool pub_done(void *x) { return pub_idle(x); }
+static bool sub_done(void *x) { return sub_idle(x); }
+
+/* unregisterPublisher / unregisterSubscriber(caller_id, topic, caller_api) */
+static takt_err_t unregister_topic(takt_ros1_node_t *n, const char *method, const char *topic) {
+  takt__ros1_call_t *c;
+  TAKT_RETURN_IF_ERR(takt__ros1_call_take(n, &c));
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  const char *args[2] = {topic, n->uri};
+  for (int i = 0; i < 2; i++) {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, args[i]);
+    takt__xr_w_param_end(w);
+  }
+  const takt__xr_value_t *v;
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, &v);
+  if (rc < 0) {
+    char line[180];
+    snprintf(line, sizeof line, "%s %.80s: %.80s", method, topic, c->error);
+    takt__ros1_note_error(n, line);
+  }
+  takt__ros1_call_give(n, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
+  if (pub == NULL) return TAKT_EINVAL;
+  takt_ros1_node_t *n = pub->node;
+  takt__lock_take(&n->lock);
+  bool used = pub->used;
+  takt__lock_give(&n->lock);
+  if (!used) return TAKT_ESTATE;
+  takt__lock_take(&pub->lock);
+  pub->open = false; /* publish refused, no subscriber adopted from now on */
+  takt__lock_give(&pub->lock);
+  takt_err_t rc = unregister_topic(n, "unregisterPublisher", pub->topic);
+  takt__lock_take(&n->lock);
+  pub->used = false; /* requestTopic refused; the I/O thread closes the connections */
+  takt__lock_give(&n->lock);
+  takt_io_wake_signal(n->io_wake);
+  takt__lock_take(&n->lock);
+  takt_err_t wr = wait_closed_locked(n, pub_done, pub);
+  takt__lock_give(&n->lock);
+  return rc < 0 ? rc : wr;
+}
+
+takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
+  if (sub == NULL) return TAKT_EINVAL;
+  takt_ros1_node_t *n = sub->node;
+  takt__lock_take(&n->lock);
+  bool used = sub->used;
+  sub->used = false; /* publisherUpdate names no more publishers for it */
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) sub->in[k].stale = true;
+  takt__lock_give(&n->lock);
+  if (!used) return TAKT_ESTATE;
+  takt_err_t rc = unregister_topic(n, "unregisterSubscriber", sub->topic);
+  takt_io_wake_signal(n->io_wake);
+  takt__lock_take(&n->lock);
+  takt_err_t wr = wait_closed_locked(n, sub_done, sub);
+  takt__lock_give(&n->lock);
+  return rc < 0 ? rc : wr;
+}
+
+takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const char *type,
+                               const char *md5, const char *definition, bool latch,
+                               takt_ros1_pub_t **out) {
+  if (n == NULL || out == NULL || name_ok(topic) < 0 || name_ok(type) < 0 || md5 == NULL ||
+      definition == NULL || topic[0] != '/')
+    return TAKT_EINVAL;
+  takt_ros1_pub_t *pub = NULL;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
+    if (n->pubs[i].used && strcmp(n->pubs[i].topic, topic) == 0) {
+      takt__lock_give(&n->lock);
+      return TAKT_EEXIST;
+    }
+    if (!n->pubs[i].used && pub == NULL && pub_idle(&n->pubs[i])) pub = &n->pubs[i];
+  }
+  if (pub != NULL) {
+    takt__ros1_copy(pub->topic, sizeof pub->topic, topic);
+    takt__ros1_copy(pub->type, sizeof pub->type, type);
+    pub->md5 = md5;
+    pub->definition = definition;
+    pub->latch = latch;
+    takt__lock_take(&pub->lock);
+    pub->latched_len = 0;
+    pub->published = pub->dropped = pub->refused = 0;
+    pub->open = true;
+    takt__lock_give(&pub->lock);
+    pub->used = true; /* subscribers may connect from now on */
+  }
+  takt__lock_give(&n->lock);
+  if (pub == NULL) return TAKT_EFULL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *uris;
+  takt_err_t rc = register_topic(n, "registerPublisher", topic, type, &c, &uris);
+  if (rc < 0) {
+    takt__lock_take(&n->lock);
+    takt__lock_take(&pub->lock);
+    pub->open = false;
+    takt__lock_give(&pub->lock);
+    pub->used = false; /* the I/O thread closes a connection adopted meanwhile */
+    takt__lock_give(&n->lock);
+    takt_io_wake_signal(n->io_wake);
+    return rc;
+  }
+  takt__ros1_call_give(n, c); /* subscribers connect to us: their URIs are not needed */
+  *out = pub;
+  return TAKT_OK;
+}
+
+/* Queue one message on a subscriber's connection (pub->lock held). */
+static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b, uint32_t len) {
+  const takt_ros1_config_t *c = &pub->node->cfg;
+  if (o->count == c->queue) {
+    pub->dropped++;
+    if (c->full_policy == TAKT_ROS1_DROP_NEWEST) return;
+    o->head = (o->head + 1) % c->queue; /* the oldest goes */
+    o->count--;
+  }
+  uint32_t slot = (o->head + o->count) % c->queue;
+  uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
+  takt__put_le32(dst, len);
+  if (len > 0) memcpy(dst + 4, b, len);
+  o->lens[slot] = len;
+  o->count++;
+}
+
+void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o);
+void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
+  if (pub->latch && pub->latched_len > 0) {
+    uint32_t len = takt__le32(pub->latched);
+    enqueue_locked(pub, o, pub->latched + 4, len);
+  }
+}
+
+takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len) {
+  if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
+  takt_ros1_node_t *n = pub->node;
+  if (len > n->cfg.max_message) return TAKT_ESIZE;
+  bool any = false;
+  takt__lock_take(&pub->lock);
+  if (!pub->open) {
+    takt__lock_give(&pub->lock);
+    return TAKT_ESTATE;
+  }
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+    if (!pub->out[k].active) continue;
+    enqueue_locked(pub, &pub->out[k], bytes, len);
+    any = true;
+  }
+  if (pub->latch) {
+    takt__put_le32(pub->latched, len);
+    if (len > 0) memcpy(pub->latched + 4, bytes, len);
+    pub->latched_len = 4 + len;
+  }
+  if (any) pub->published++;
+  takt__lock_give(&pub->lock);
+  if (any) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
+  return TAKT_OK;
+}
+
+void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  takt__lock_take(&pub->lock);
+  for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++) {
+    if (pub->out[k].active) out->connections++;
+    out->sent += pub->out[k].sent;
+  }
+  out->published = pub->published;
+  out->dropped = pub->dropped;
+  out->refused = pub->refused;
+  takt__lock_give(&pub->lock);
+}
+
+/* ---- subscriptions ---- */
+
+/* Queue a connection to publisher uri for sub unless one exists (n->lock held). False when no
+ * slot or work entry is left. */
+bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, const char *uri,
+                                      uint32_t len);
+bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, const char *uri,
+                                      uint32_t len) {
+  if (len >= TAKT__ROS1_NAME) return false;
+  int32_t free_slot = -1;
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+    takt__ros1_in_t *in = &sub->in[k];
+    if (in->state != IN_FREE && strlen(in->uri) == len && memcmp(in->uri, uri, len) == 0) {
+      in->stale = false;
+      return true;
+    }
+    if (in->state == IN_FREE && free_slot < 0) free_slot = (int32_t)k;
+  }
+  uint32_t cap = n->cfg.max_subs * n->cfg.max_conns;
+  if (free_slot < 0 || n->work_count == cap) {
+    sub->connect_failures++;
+    snprintf(sub->last_error, sizeof sub->last_error, "no room for another publisher of %.80s", sub->topic);
+    return false;
+  }
+  takt__ros1_in_t *in = &sub->in[free_slot];
+  in->state = IN_CONNECTING;
+  in->stale = false;
+  memcpy(in->uri, uri, len);
+  in->uri[len] = '\0';
+  takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
+  wk->sub = (uint16_t)(sub - n->subs);
+  wk->slot = (uint16_t)free_slot;
+  n->work_count++;
+  return true;
+}
+
+takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const char *type,
+                               const char *md5, const char *definition, takt_ros1_msg_fn fn,
+                               void *user, takt_ros1_sub_t **out) {
+  if (n == NULL || out == NULL || fn == NULL || name_ok(topic) < 0 || name_ok(type) < 0 ||
+      md5 == NULL || definition == NULL || topic[0] != '/')
+    return TAKT_EINVAL;
+  takt_ros1_sub_t *sub = NULL;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
+    if (n->subs[i].used && strcmp(n->subs[i].topic, topic) == 0) {
+      takt__lock_give(&n->lock);
+      return TAKT_EEXIST;
+    }
+    if (!n->subs[i].used && sub == NULL && sub_idle(&n->subs[i])) sub = &n->subs[i];
+  }
+  if (sub != NULL) {
+    takt__ros1_copy(sub->topic, sizeof sub->topic, topic);
+    takt__ros1_copy(sub->type, sizeof sub->type, type);
+    sub->md5 = md5;
+    sub->definition = definition;
+    sub->fn = fn;
+    sub->user = user;
+    sub->received = sub->errors = sub->connect_failures = 0;
+    sub->last_error[0] = '\0';
+    sub->used = true; /* publisherUpdate may name publishers from now on */
+  }
+  takt__lock_give(&n->lock);
+  if (sub == NULL) return TAKT_EFULL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *uris;
+  takt_err_t rc = register_topic(n, "registerSubscriber", topic, type, &c, &uris);
+  if (rc < 0) {
+    takt__lock_take(&n->lock);
+    sub->used = false;
+    takt__lock_give(&n->lock);
+    return rc;
+  }
+  bool queued = false;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < uris->u.list.count; i++) {
+    const takt__xr_value_t *u = takt__xr_at(&c->doc, uris, i);
+    if (u != NULL && u->kind == TAKT__XR_STRING)
+      queued |= takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
+  }
+  takt__lock_give(&n->lock);
+  takt__ros1_call_give(n, c);
+  if (queued) takt_io_wake_signal(n->conn_wake);
+  *out = sub;
+  return TAKT_OK;
+}
+
+void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
+  takt_ros1_node_t *n = sub->node;
+  memset(out, 0, sizeof *out);
+  takt__lock_take(&n->lock);
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++)
+    if (sub->in[k].state == IN_UP) out->connections++;
+  out->received = sub->received;
+  out->errors = sub->errors;
+  out->connect_failures = sub->connect_failures;
+  takt__ros1_copy(out->last_error, sizeof out->last_error, sub->last_error);
+  takt__lock_give(&n->lock);
+}
+
+/* ---- the connector thread: requestTopic, then the TCPROS set-up, one publisher at a time ---- */
+
+static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
+                               takt_err_t rc, const char *what) {
+  takt__lock_take(&n->lock);
+  sub->connect_failures++;
+  snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
+  in->state = IN_FREE;
+  in->uri[0] = '\0';
+  takt__event_signal(&n->closed);
+  takt__lock_give(&n->lock);
+  return rc;
+}
+
+static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  takt__ros1_call_t *c = &n->calls[0];
+  char uri[TAKT__ROS1_NAME];
+  takt__lock_take(&n->lock);
+  takt__ros1_copy(uri, sizeof uri, in->uri);
+  takt__lock_give(&n->lock);
+  /* requestTopic(caller_id, topic, [["TCPROS"]]) */
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, "requestTopic");
+  takt__ros1_w_caller(n, w);
+  takt__xr_w_param_begin(w);
+  takt__xr_w_string(w, sub->topic);
+  takt__xr_w_param_end(w);
+  takt__xr_w_param_begin(w);
+  takt__xr_w_array_begin(w);
+  takt__xr_w_array_begin(w);
+  takt__xr_w_string(w, "TCPROS");
+  takt__xr_w_array_end(w);
+  takt__xr_w_array_end(w);
+  takt__xr_w_param_end(w);
+  const takt__xr_value_t *proto;
+  takt_err_t rc = takt__ros1_call_end(n, c, uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, &proto);
+  if (rc < 0) return connect_fail(n, sub, in, rc, c->error);
+  char host[64];
+  const takt__xr_value_t *port = takt__xr_at(&c->doc, proto, 2);
+  if (!takt__xr_str_is(takt__xr_at(&c->doc, proto, 0), "TCPROS") ||
+      takt__xr_str_copy(takt__xr_at(&c->doc, proto, 1), host, sizeof host) < 0 || port == NULL ||
+      port->kind != TAKT__XR_INT || port->u.i <= 0 || port->u.i > 65535)
+    return connect_fail(n, sub, in, TAKT_EMALFORMED, "requestTopic answer is not [TCPROS, host, port]");
+  int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
+  takt_io_t io = TAKT_IO_CLOSED;
+  rc = takt_io_tcp_connect(host, (uint16_t)port->u.i, n->stop_wake, deadline, &io);
+  if (rc < 0) return connect_fail(n, sub, in, rc, "TCPROS connection failed");
+  (void)takt_io_tcp_nodelay(io, true);
+  takt__tcpros_writer_t hw;
+  takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
+  takt__tcpros_w_field(&hw, "callerid", n->name);
+  takt__tcpros_w_field(&hw, "topic", sub->topic);
+  takt__tcpros_w_field(&hw, "md5sum", sub->md5);
+  takt__tcpros_w_field(&hw, "type", sub->type);
+  takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
+  takt__tcpros_w_field(&hw, "message_definition", sub->definition);
+  int32_t hl = takt__tcpros_w_end(&hw);
+  const char *what = NULL;
+  if (hl < 0) {
+    rc = TAKT_ESIZE, what = "our connection header is larger than max_header";
+  } else if ((rc = takt_io_write_until(io, n->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL)) < 0) {
+    what = "cannot send the connection header";
+  } else if ((rc = takt__ros1_read_exact(io, n->stop_wake, n->hdr, 4, deadline)) < 0) {
+    what = rc == TAKT_EOS ? "truncated TCPROS header: the publisher closed the connection"
+                          : "no TCPROS header before the timeout";
+  } else {
+    uint32_t len = takt__le32(n->hdr);
+    if (len > n->cfg.max_header) {
+      rc = TAKT_ESIZE, what = "TCPROS header longer than max_header";
+    } else if ((rc = takt__ros1_read_exact(io, n->stop_wake, n->hdr, len, deadline)) < 0) {
+      what = rc == TAKT_EOS ? "truncated TCPROS header" : "no whole TCPROS header before the timeout";
+    } else {
+      takt__tcpros_header_t h = {.f = n->fields, .cap = TAKT__ROS1_FIELDS};
+      uint32_t el;
+      const char *err;
+      if ((rc = takt__tcpros_parse(n->hdr, len, &h)) < 0) {
+        what = h.error;
+      } else if ((err = takt__tcpros_get(&h, "error", &el)) != NULL) {
+        static char text[300]; /* the connector thread only */
+        snprintf(text, sizeof text, "refused: %.*s", (int)(el > 280 ? 280 : el), err);
+        rc = TAKT_ESTATE, what = text;
+      } else if (strcmp(sub->md5, "*") != 0 && !takt__tcpros_is(&h, "md5sum", sub->md5) &&
+                 !takt__tcpros_is(&h, "md5sum", "*")) {
+        rc = TAKT_ETYPE, what = "the publisher's md5sum differs from ours";
+      }
+    }
+  }
+  if (rc < 0) {
+    takt_io_close(&io);
+    return connect_fail(n, sub, in, rc, what);
+  }
+  takt__lock_take(&n->lock);
+  in->io = io;
+  in->got = 0;
+  in->id = atomic_fetch_add(&n->next_id, 1);
+  in->state = IN_UP;
+  takt__lock_give(&n->lock);
+  takt_io_wake_signal(n->io_wake);
+  return TAKT_OK;
+}
+
+void takt__ros1_connector_main(void *arg);
+void takt__ros1_connector_main(void *arg) {
+  takt_ros1_node_t *n = arg;
+  while (!atomic_load(&n->stop)) {
+    takt_ros1_sub_t *sub = NULL;
+    takt__ros1_in_t *in = NULL;
+    takt__lock_take(&n->lock);
+    if (n->work_count > 0) {
+      takt__ros1_work_t wk = n->work[n->work_head];
+      n->work_head = (n->work_head + 1) % (n->cfg.max_subs * n->cfg.max_conns);
+      n->work_count--;
+      sub = &n->subs[wk.sub];
+      in = &sub->in[wk.slot];
+    }
+    takt__lock_give(&n->lock);
+    if (sub == NULL) {
+      (void)takt_io_wait(NULL, 0, n->conn_wake, TAKT_TIME_INFINITE);
+      continue;
+    }
+    (void)connect_publisher(n, sub, in);
+  }
+}

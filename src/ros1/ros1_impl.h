@@ -1,0 +1,172 @@
+/* What the ROS 1 layer's files share: the node's layout (every shared field names its guard),
+ * the XML-RPC calls to other nodes and the master. */
+#ifndef TAKT_ROS1_IMPL_H
+#define TAKT_ROS1_IMPL_H
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../core/lock.h"
+#include "../core/mem.h"
+#include "http.h"
+#include "takt/port_io.h"
+#include "takt/ros1.h"
+#include "tcpros.h"
+#include "xmlrpc.h"
+
+#define TAKT__ROS1_NAME 128 /* topic, type and node names, URIs */
+#define TAKT__ROS1_HEAD 320 /* room kept in front of an XML-RPC body for its HTTP head */
+#define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the connector's (and destroy's), 1.. users' */
+#define TAKT__ROS1_FIELDS 32
+
+/* A subscriber of one of our publications. */
+typedef struct takt__ros1_out {
+  /* pub->lock */
+  bool active;
+  uint32_t head, count;   /* the queue: ring of `queue` messages, each u32 length + bytes */
+  uint64_t sent, bytes;
+  /* written by the I/O thread under pub->lock, read by it without (CLOSED: the slot is free) */
+  takt_io_t io;
+  /* set by the I/O thread before active, read-only while active */
+  int32_t id;
+  char callerid[TAKT__ROS1_NAME];
+  uint8_t *ring;          /* queue * (4 + max_message) */
+  uint32_t *lens;
+  /* the I/O thread only */
+  uint8_t *tx;            /* the message being written: 4 + max_message */
+  uint32_t tx_len, tx_off;
+} takt__ros1_out_t;
+
+struct takt_ros1_pub {
+  takt_ros1_node_t *node;
+  /* node->lock (written once at advertise, before `used`) */
+  bool used;
+  char topic[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME];
+  const char *md5, *definition;
+  bool latch;
+  takt__lock_t lock; /* level ROS1_PUB */
+  /* lock */
+  bool open;         /* publish accepted, subscribers adopted (advertise .. unadvertise) */
+  uint8_t *latched;  /* the last message, when latching */
+  uint32_t latched_len;
+  uint64_t published, dropped, refused;
+  takt__ros1_out_t *out; /* max_conns */
+};
+
+enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2 };
+
+/* A publisher one of our subscriptions reads. */
+typedef struct takt__ros1_in {
+  /* node->lock */
+  uint8_t state;
+  char uri[TAKT__ROS1_NAME]; /* the publisher's slave API */
+  takt_io_t io;              /* owned by the I/O thread while UP */
+  int32_t id;
+  bool stale;                /* the master no longer lists it: the I/O thread closes it */
+  /* the I/O thread only */
+  uint8_t *rx;               /* 4 + max_message */
+  uint32_t got;
+} takt__ros1_in_t;
+
+struct takt_ros1_sub {
+  takt_ros1_node_t *node;
+  /* written once at subscribe, before `used` (node->lock) */
+  bool used;
+  char topic[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME];
+  const char *md5, *definition;
+  takt_ros1_msg_fn fn;
+  void *user;
+  /* node->lock */
+  uint64_t received, errors, connect_failures;
+  char last_error[384];
+  takt__ros1_in_t *in; /* max_conns */
+};
+
+/* An XML-RPC exchange's buffers. */
+typedef struct takt__ros1_call {
+  bool busy; /* node->lock */
+  char *buf; /* TAKT__ROS1_HEAD + cap */
+  uint32_t cap; /* max_xmlrpc */
+  takt__xr_value_t *vals;
+  takt__xr_doc_t doc;
+  takt__xr_writer_t w;
+  char error[128];
+} takt__ros1_call_t;
+
+/* A slave API connection or a TCPROS connection whose header is not read yet (I/O thread). */
+typedef struct takt__ros1_conn {
+  takt_io_t io;
+  uint8_t *buf;
+  uint32_t len;
+  int64_t since; /* when it was accepted or last served */
+} takt__ros1_conn_t;
+
+typedef struct takt__ros1_work {
+  uint16_t sub, slot;
+} takt__ros1_work_t;
+
+struct takt_ros1_node {
+  takt_context_t *ctx;
+  takt_ros1_config_t cfg; /* read-only after creation */
+  char name[TAKT__ROS1_NAME], host[64], master_uri[TAKT__ROS1_NAME], uri[TAKT__ROS1_NAME];
+  char master_host[64];
+  uint16_t master_port, tcpros_port;
+  takt_io_t rpc_listen, tcpros_listen; /* the I/O thread's after creation */
+  takt_io_t io_wake, conn_wake, stop_wake;
+  takt_thread_t io_thread, conn_thread;
+  bool threads_started;
+  _Atomic bool stop;
+  _Atomic bool shutdown_requested;
+  _Atomic int32_t next_id;
+  takt__lock_t lock; /* level ROS1 */
+  /* lock */
+  takt_ros1_pub_t *pubs;
+  takt_ros1_sub_t *subs;
+  takt__ros1_work_t *work; /* ring: max_subs * max_conns */
+  uint32_t work_head, work_count;
+  char last_error[128];
+  takt_event_t closed; /* a connection of a publication or subscription ended (waiters: lock) */
+  takt__ros1_call_t calls[TAKT__ROS1_CALLS];
+  /* the I/O thread only */
+  takt__ros1_conn_t *rpc;      /* max_rpc_conns */
+  takt__ros1_conn_t *pending;  /* max_conns: TCPROS headers being read */
+  takt__ros1_call_t reply;     /* the slave API's request and answer */
+  takt_io_watch_t *watch;
+  /* the connector thread only */
+  uint8_t *hdr;                /* max_header */
+  takt__tcpros_field_t *fields;
+  takt__tcpros_field_t io_fields[TAKT__ROS1_FIELDS];
+};
+
+/** Copy src into dst (cap bytes), cut to fit and NUL-terminated. */
+static inline void takt__ros1_copy(char *dst, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* ---- XML-RPC calls (master.c) ---- */
+
+/** Take a user call slot (TAKT_EBUSY if all are in use). */
+takt_err_t takt__ros1_call_take(takt_ros1_node_t *n, takt__ros1_call_t **out);
+void takt__ros1_call_give(takt_ros1_node_t *n, takt__ros1_call_t *c);
+/** Start writing a call of method: returns the writer for its parameters. */
+takt__xr_writer_t *takt__ros1_call_begin(takt__ros1_call_t *c, const char *method);
+/** Send the call to uri ("http://host:port/") and parse the answer into c->doc. Interrupted by
+ * stop_wake. TAKT_ESTATE for a fault (its text in c->error). */
+takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const char *uri);
+/** The value of a ROS answer [code, status, value]: TAKT_OK for code 1; TAKT_ENOENT for 0,
+ * TAKT_ESTATE for -1 (status in c->error), TAKT_EMALFORMED for another shape. */
+takt_err_t takt__ros1_result(takt__ros1_call_t *c, const takt__xr_value_t **value);
+/** Record a failed call's text as the node's last error. */
+void takt__ros1_note_error(takt_ros1_node_t *n, const char *text);
+/** Write the first parameter every master call takes (caller_id). */
+void takt__ros1_w_caller(takt_ros1_node_t *n, takt__xr_writer_t *w);
+
+/** Read exactly n bytes before abs_ns (stop_wake ends it): TAKT_OK, TAKT_ETIMEDOUT,
+ * TAKT_ECANCELED, TAKT_EOS (closed: the bytes were truncated). */
+takt_err_t takt__ros1_read_exact(takt_io_t io, takt_io_t stop, uint8_t *buf, uint32_t n,
+                                 int64_t abs_ns);
+
+#endif

@@ -1,0 +1,164 @@
+// POSIX port: TCP through the I/O contract — listen on any port, accept and connect with a
+// deadline and a wake object, TCP_NODELAY, peer-close detection, writes that cannot block forever.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "takt/port.h"
+#include "takt/port_io.h"
+
+namespace {
+
+struct Pair {
+  takt_io_t listener = TAKT_IO_CLOSED, client = TAKT_IO_CLOSED, server = TAKT_IO_CLOSED;
+  uint16_t port = 0;
+  void open() {
+    ASSERT_EQ(takt_io_tcp_listen("127.0.0.1", 0, 4, &listener), TAKT_OK);
+    port = takt_io_local_port(listener);
+    ASSERT_NE(port, 0);
+    int64_t deadline = takt_time_now() + 2 * TAKT_NS_PER_S;
+    ASSERT_EQ(takt_io_tcp_connect("127.0.0.1", port, TAKT_IO_CLOSED, deadline, &client), TAKT_OK);
+    ASSERT_EQ(takt_io_tcp_accept(listener, TAKT_IO_CLOSED, deadline, &server), TAKT_OK);
+  }
+  ~Pair() {
+    takt_io_close(&client);
+    takt_io_close(&server);
+    takt_io_close(&listener);
+  }
+};
+
+int64_t in_ms(int64_t ms) { return takt_time_now() + ms * TAKT_NS_PER_MS; }
+
+}  // namespace
+
+TEST(Tcp, ListenOnAnyPortConnectAcceptAndExchangeBytes) {
+  Pair p;
+  p.open();
+  EXPECT_EQ(takt_io_tcp_nodelay(p.client, true), TAKT_OK);
+  EXPECT_EQ(takt_io_tcp_nodelay(p.server, false), TAKT_OK);
+  const uint8_t hello[] = "hello";
+  ASSERT_EQ(takt_io_write(p.client, hello, 5), TAKT_OK);
+  uint8_t buf[16] = {};
+  int32_t got = 0;
+  while (got < 5) {
+    int32_t r = takt_io_read(p.server, TAKT_IO_CLOSED, buf + got, sizeof buf - (uint32_t)got, in_ms(2000));
+    ASSERT_GT(r, 0);
+    got += r;
+  }
+  EXPECT_EQ(std::memcmp(buf, "hello", 5), 0);
+  char host[32];
+  uint16_t peer_port = 0;
+  ASSERT_EQ(takt_io_peer_name(p.client, host, sizeof host, &peer_port), TAKT_OK);
+  EXPECT_STREQ(host, "127.0.0.1");
+  EXPECT_EQ(peer_port, p.port);
+  EXPECT_FALSE(takt_io_peer_closed(p.client));
+}
+
+TEST(Tcp, AcceptEndsAtItsDeadlineOrOnItsWake) {
+  takt_io_t l = TAKT_IO_CLOSED, c = TAKT_IO_CLOSED, wake = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_tcp_listen(nullptr, 0, 1, &l), TAKT_OK);
+  EXPECT_EQ(takt_io_tcp_accept(l, TAKT_IO_CLOSED, in_ms(20), &c), TAKT_ETIMEDOUT);
+  EXPECT_EQ(c.fd, -1);
+  ASSERT_EQ(takt_io_wake_open(&wake), TAKT_OK);
+  std::thread t([&] { takt_io_wake_signal(wake); });
+  EXPECT_EQ(takt_io_tcp_accept(l, wake, TAKT_TIME_INFINITE, &c), TAKT_ECANCELED);
+  t.join();
+  takt_io_close(&wake);
+  takt_io_close(&l);
+}
+
+TEST(Tcp, ConnectToAClosedPortIsRefusedAndABadHostIsInvalid) {
+  takt_io_t l = TAKT_IO_CLOSED, c = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_tcp_listen("127.0.0.1", 0, 1, &l), TAKT_OK);
+  uint16_t port = takt_io_local_port(l);
+  takt_io_close(&l);  // nothing listens there now
+  EXPECT_EQ(takt_io_tcp_connect("127.0.0.1", port, TAKT_IO_CLOSED, in_ms(2000), &c), TAKT_EOS);
+  EXPECT_EQ(takt_io_tcp_connect("no-such-host.invalid", 80, TAKT_IO_CLOSED, in_ms(2000), &c),
+            TAKT_EINVAL);
+  EXPECT_EQ(takt_io_tcp_connect("127.0.0.1", 0, TAKT_IO_CLOSED, in_ms(10), &c), TAKT_EINVAL);
+  EXPECT_EQ(c.fd, -1);
+}
+
+TEST(Tcp, ListeningTwiceOnOnePortFails) {
+  takt_io_t a = TAKT_IO_CLOSED, b = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_tcp_listen("127.0.0.1", 0, 1, &a), TAKT_OK);
+  EXPECT_EQ(takt_io_tcp_listen("127.0.0.1", takt_io_local_port(a), 1, &b), TAKT_EOS);
+  takt_io_close(&a);
+}
+
+TEST(Tcp, APeerThatClosesIsDetectedWithoutReadingAndReadsEndWithEos) {
+  Pair p;
+  p.open();
+  takt_io_close(&p.client);
+  int64_t until = in_ms(2000);
+  while (!takt_io_peer_closed(p.server) && takt_time_now() < until) {
+    takt_io_watch_t w = {p.server, TAKT_IO_IN, 0};
+    ASSERT_GE(takt_io_wait(&w, 1, TAKT_IO_CLOSED, until), 0);
+  }
+  EXPECT_TRUE(takt_io_peer_closed(p.server));
+  uint8_t b;
+  EXPECT_EQ(takt_io_read(p.server, TAKT_IO_CLOSED, &b, 1, in_ms(2000)), TAKT_EOS);
+  EXPECT_EQ(takt_io_read_some(p.server, &b, 1), TAKT_EOS);
+}
+
+TEST(Tcp, AWriteToAPeerThatStopsReadingEndsAtItsDeadline) {
+  Pair p;
+  p.open();
+  std::vector<uint8_t> big(64u << 20, 0xAB);  // far more than both socket buffers hold
+  uint32_t written = 0;
+  takt_err_t rc = takt_io_write_until(p.client, big.data(), (uint32_t)big.size(), TAKT_IO_CLOSED,
+                                      in_ms(100), &written);
+  EXPECT_EQ(rc, TAKT_ETIMEDOUT);
+  EXPECT_GT(written, 0u);
+  EXPECT_LT(written, big.size());
+  // The non-blocking form never waits: it takes what fits (at most what the kernel frees).
+  EXPECT_GE(takt_io_write_some(p.client, big.data(), 4096), 0);
+  // A wake ends it too.
+  takt_io_t wake = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_wake_open(&wake), TAKT_OK);
+  takt_io_wake_signal(wake);
+  EXPECT_EQ(takt_io_write_until(p.client, big.data(), (uint32_t)big.size(), wake,
+                                TAKT_TIME_INFINITE, &written),
+            TAKT_ECANCELED);
+  EXPECT_LT(written, big.size());
+  takt_io_close(&wake);
+}
+
+TEST(Tcp, AWriteToAClosedPeerIsEosNotSigpipe) {
+  Pair p;
+  p.open();
+  takt_io_close(&p.server);
+  std::vector<uint8_t> data(1u << 20, 1);
+  takt_err_t rc = TAKT_OK;
+  for (int i = 0; i < 50 && rc == TAKT_OK; i++)
+    rc = takt_io_write_until(p.client, data.data(), (uint32_t)data.size(), TAKT_IO_CLOSED,
+                             in_ms(2000), nullptr);
+  EXPECT_EQ(rc, TAKT_EOS);
+  EXPECT_EQ(takt_io_write(p.client, data.data(), 16), TAKT_EOS);
+}
+
+TEST(Tcp, WaitReportsReadinessAndConsumesItsWake) {
+  Pair p;
+  p.open();
+  takt_io_t wake = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_wake_open(&wake), TAKT_OK);
+  takt_io_watch_t w[2] = {{p.server, TAKT_IO_IN, 0}, {p.client, TAKT_IO_OUT, 0}};
+  EXPECT_EQ(takt_io_wait(w, 1, wake, in_ms(10)), 0);  // nothing to read: deadline
+  EXPECT_EQ(takt_io_wait(w, 2, wake, in_ms(1000)), 1);
+  EXPECT_EQ(w[0].ready, 0);
+  EXPECT_EQ(w[1].ready, TAKT_IO_OUT);
+  takt_io_wake_signal(wake);
+  EXPECT_EQ(takt_io_wait(w, 1, wake, TAKT_TIME_INFINITE), 0);  // the wake ends the wait ...
+  EXPECT_EQ(takt_io_wait(w, 1, wake, in_ms(10)), 0);           // ... once
+  const uint8_t x = 7;
+  ASSERT_EQ(takt_io_write(p.client, &x, 1), TAKT_OK);
+  EXPECT_EQ(takt_io_wait(w, 1, wake, in_ms(2000)), 1);
+  EXPECT_EQ(w[0].ready, TAKT_IO_IN);
+  uint8_t b = 0;
+  EXPECT_EQ(takt_io_read_some(p.server, &b, 1), 1);
+  EXPECT_EQ(b, 7);
+  EXPECT_EQ(takt_io_read_some(p.server, &b, 1), 0);  // nothing more now
+  takt_io_close(&wake);
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""A publisher that misbehaves on the wire, for the bad-input tests of takt's subscriptions.
+It registers TOPIC (std_msgs/String) with the master at $ROS_MASTER_URI, answers requestTopic,
+and on the TCPROS connection: MODE "huge" sends a valid header then a 4 GiB length prefix;
+"truncated" sends half a header and closes its side. Exits after one connection (or 20 s)."""
+import socket
+import struct
+import sys
+import threading
+import os
+import xmlrpc.client
+from xmlrpc.server import SimpleXMLRPCServer
+
+MD5 = "992ce8a1687cec8c8bd883ec73ca41d1"
+
+
+def header(fields: dict) -> bytes:
+    body = b"".join(struct.pack("<I", len(f)) + f for f in (f"{k}={v}".encode() for k, v in fields.items()))
+    return struct.pack("<I", len(body)) + body
+
+
+def main() -> int:
+    topic, mode = sys.argv[1], sys.argv[2]
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(1)
+    tcp.settimeout(20)
+    port = tcp.getsockname()[1]
+    rpc = SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, allow_none=True)
+    rpc.register_function(lambda caller, t, protos: [1, "ready", ["TCPROS", "127.0.0.1", port]], "requestTopic")
+    rpc.register_function(lambda caller: [1, "", os.getpid()], "getPid")
+    threading.Thread(target=rpc.serve_forever, daemon=True).start()
+    uri = f"http://127.0.0.1:{rpc.server_address[1]}/"
+    master = xmlrpc.client.ServerProxy(os.environ["ROS_MASTER_URI"])
+    master.registerPublisher("/bad_publisher", topic, "std_msgs/String", uri)
+    print("registered", flush=True)
+    conn, _ = tcp.accept()
+    conn.settimeout(5)
+    n = struct.unpack("<I", conn.recv(4, socket.MSG_WAITALL))[0]
+    conn.recv(n, socket.MSG_WAITALL)
+    if mode == "huge":
+        conn.sendall(header({"callerid": "/bad_publisher", "topic": topic, "type": "std_msgs/String",
+                             "md5sum": MD5, "latching": "0"}))
+        conn.sendall(struct.pack("<I", 0xFFFFFFFF) + b"x" * 16)
+    else:
+        full = header({"callerid": "/bad_publisher", "topic": topic, "md5sum": MD5})
+        conn.sendall(full[: len(full) // 2])
+        conn.shutdown(socket.SHUT_WR)  # the rest never comes
+    try:
+        conn.recv(1)  # until takt closes it
+    except OSError:
+        pass
+    conn.close()
+    master.unregisterPublisher("/bad_publisher", topic, uri)
+    print("done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/python3
+"""rospy listener for the ROS 1 tests: prints "ready" once subscribed, then each std_msgs/String
+received on TOPIC, one a line; exits after COUNT messages (exit 1 after 20 s without them)."""
+import sys
+import threading
+
+import rospy
+from std_msgs.msg import String
+
+
+def main() -> int:
+    topic, count = sys.argv[1], int(sys.argv[2])
+    done = threading.Event()
+    got = []
+
+    def on_msg(msg: String) -> None:
+        got.append(msg.data)
+        print(f"got: {msg.data}", flush=True)
+        if len(got) == count:
+            done.set()
+
+    rospy.init_node("rospy_listener", disable_signals=True)
+    rospy.Subscriber(topic, String, on_msg)
+    print("ready", flush=True)
+    ok = done.wait(20)
+    rospy.signal_shutdown("done")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+#!/usr/bin/python3
+"""rospy talker for the ROS 1 tests: waits (at most 15 s) for a subscriber, then publishes
+COUNT std_msgs/String messages "PREFIX i" on TOPIC at 50 Hz and exits."""
+import sys
+import time
+
+import rospy
+from std_msgs.msg import String
+
+
+def main() -> int:
+    topic, count, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    rospy.init_node("rospy_talker", disable_signals=True)
+    pub = rospy.Publisher(topic, String, queue_size=1000)
+    end = time.monotonic() + 15
+    while pub.get_num_connections() == 0:
+        if time.monotonic() > end:
+            print("talker: no subscriber", flush=True)
+            return 1
+        time.sleep(0.02)
+    time.sleep(0.2)  # the subscriber's side of the connection settles
+    rate = rospy.Rate(50)
+    for i in range(count):
+        pub.publish(String(data=f"{prefix} {i}"))
+        rate.sleep()
+    time.sleep(0.5)
+    print("talker: done", flush=True)
+    rospy.signal_shutdown("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

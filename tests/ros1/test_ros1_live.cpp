@@ -1,0 +1,696 @@
+// The ROS 1 node against the real Debian ROS 1: a rosmaster started by each test on a free
+// loopback port, rospy talker and listener scripts, rostopic and rosnode. Exact counts and
+// contents; bad input from a misbehaving publisher; nothing left running afterwards.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "ros1_peers.hpp"
+#include "std_msgs/Empty.h"
+#include "std_msgs/String.h"
+#include "takt/bridge.h"
+#include "takt/exec.h"
+#include "takt/ros1.h"
+
+#include <thread>
+
+using ros1_test::Proc;
+
+namespace {
+
+const std::string kPeers = std::string(TAKT_SOURCE_DIR) + "/tests/ros1/peers/";
+
+std::string str_of(const uint8_t *b, uint32_t len) {
+  std_msgs__String m;
+  if (std_msgs__String__ros1_deserialize(&m, b, len) != TAKT_OK) return "<undecodable>";
+  return std::string(m.data.data, m.data.size);
+}
+
+std::vector<uint8_t> ser(const std::string &s) {
+  std_msgs__String m;
+  std_msgs__String__init(&m);
+  m.data.size = (uint32_t)s.size();
+  std::memcpy(m.data.data, s.data(), s.size());
+  std::vector<uint8_t> out(4 + s.size());
+  int32_t n = std_msgs__String__ros1_serialize(&m, out.data(), (uint32_t)out.size());
+  EXPECT_EQ(n, (int32_t)out.size());
+  return out;
+}
+
+// A std_msgs/String on the wire longer than the generated type holds (u32 length + bytes).
+std::vector<uint8_t> wire_string(const std::string &s) {
+  std::vector<uint8_t> out(4);
+  out[0] = (uint8_t)s.size();
+  out[1] = (uint8_t)(s.size() >> 8);
+  out[2] = (uint8_t)(s.size() >> 16);
+  out[3] = (uint8_t)(s.size() >> 24);
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+struct Received {
+  std::mutex m;
+  std::vector<std::string> msgs;
+  static void on(void *user, const uint8_t *b, uint32_t len) {
+    auto *r = static_cast<Received *>(user);
+    std::lock_guard<std::mutex> g(r->m);
+    r->msgs.push_back(str_of(b, len));
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> g(m);
+    return msgs.size();
+  }
+};
+
+bool eventually(const std::function<bool()> &cond, int timeout_ms) {
+  int64_t end = takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS;
+  while (!cond()) {
+    if (takt_time_now() > end) return false;
+    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
+  }
+  return true;
+}
+
+class Ros1Live : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uint16_t port = ros1_test::free_port();
+    ASSERT_NE(port, 0);
+    master_uri = "http://127.0.0.1:" + std::to_string(port) + "/";
+    setenv("ROS_MASTER_URI", master_uri.c_str(), 1);
+    setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
+    home = "/tmp/takt-ros1-test-" + std::to_string(getpid());
+    setenv("ROS_HOME", home.c_str(), 1);
+    setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
+    ASSERT_TRUE(master.start({"rosmaster", "--core", "-p", std::to_string(port)}));
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    cc.arena_bytes = 8u << 20;
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+    baseline = takt_test::pool_usage(ctx);
+    // the master is up when it answers
+    ASSERT_EQ(make_node("/takt_probe", &probe), TAKT_OK);
+    char uri[128];
+    ASSERT_TRUE(eventually([&] { return takt_ros1_get_uri(probe, uri, sizeof uri) == TAKT_OK; }, 10000))
+        << master.output();
+  }
+  void TearDown() override {
+    if (node != nullptr) takt_ros1_node_destroy(node);
+    if (probe != nullptr) takt_ros1_node_destroy(probe);
+    EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
+    takt_context_destroy(ctx);
+    master.stop();
+    std::error_code ec;
+    std::filesystem::remove_all(home, ec);  // the master's and the peers' logs
+  }
+  takt_err_t make_node(const char *name, takt_ros1_node_t **out, uint32_t max_message = 4096) {
+    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+    cfg.master_uri = master_uri.c_str();
+    cfg.name = name;
+    cfg.max_message = max_message;
+    cfg.io_thread.policy = TAKT_SCHED_OTHER;  // tests need no SCHED_FIFO
+    return takt_ros1_node_create(ctx, &cfg, out);
+  }
+  // Names a state row lists (getSystemState through the probe node).
+  std::set<std::string> graph(int kind, const std::string &name) {
+    struct Q {
+      int kind;
+      std::string name;
+      std::set<std::string> who;
+    } q{kind, name, {}};
+    EXPECT_EQ(takt_ros1_get_system_state(
+                  probe,
+                  [](void *u, int k, const char *n, const char *w) {
+                    auto *qq = static_cast<Q *>(u);
+                    if (k == qq->kind && qq->name == n) qq->who.insert(w);
+                  },
+                  &q),
+              TAKT_OK);
+    return q.who;
+  }
+
+  std::string master_uri, home;
+  Proc master;
+  takt_context_t *ctx = nullptr;
+  takt_pool_usage_t baseline{};
+  takt_ros1_node_t *probe = nullptr, *node = nullptr;
+};
+
+}  // namespace
+
+TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  EXPECT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_EEXIST);
+  char uri[128];
+  ASSERT_EQ(takt_ros1_lookup_node(probe, "/takt_node", uri, sizeof uri), TAKT_OK);
+  EXPECT_STREQ(uri, takt_ros1_node_uri(node));
+  EXPECT_EQ(takt_ros1_lookup_node(probe, "/nobody", uri, sizeof uri), TAKT_ESTATE);
+  EXPECT_NE(std::string(takt_ros1_last_error(probe)).find("lookupNode"), std::string::npos);
+  ASSERT_EQ(takt_ros1_get_uri(probe, uri, sizeof uri), TAKT_OK);
+  EXPECT_EQ(std::string(uri), master_uri);
+  EXPECT_EQ(graph(0, "/takt_chatter"), std::set<std::string>{"/takt_node"});
+  struct Pairs {
+    std::set<std::string> s;
+  } published, types;
+  auto add = [](void *u, const char *a, const char *b) {
+    static_cast<Pairs *>(u)->s.insert(std::string(a) + " " + (b ? b : ""));
+  };
+  ASSERT_EQ(takt_ros1_get_published_topics(probe, "", add, &published), TAKT_OK);
+  EXPECT_EQ(published.s.count("/takt_chatter std_msgs/String"), 1u);
+  ASSERT_EQ(takt_ros1_get_topic_types(probe, add, &types), TAKT_OK);
+  EXPECT_EQ(types.s.count("/takt_chatter std_msgs/String"), 1u);
+  // services (registration only: TCPROS services are not served yet)
+  ASSERT_EQ(takt_ros1_register_service(node, "/takt_svc", "rosrpc://127.0.0.1:1234"), TAKT_OK);
+  ASSERT_EQ(takt_ros1_lookup_service(probe, "/takt_svc", uri, sizeof uri), TAKT_OK);
+  EXPECT_STREQ(uri, "rosrpc://127.0.0.1:1234");
+  EXPECT_EQ(graph(2, "/takt_svc"), std::set<std::string>{"/takt_node"});
+  ASSERT_EQ(takt_ros1_unregister_service(node, "/takt_svc", "rosrpc://127.0.0.1:1234"), TAKT_OK);
+  EXPECT_EQ(takt_ros1_lookup_service(probe, "/takt_svc", uri, sizeof uri), TAKT_ESTATE);
+  // parameters, every scalar type
+  ASSERT_EQ(takt_ros1_param_set_int(node, "/takt/i", -7), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_double(node, "/takt/d", 2.5), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_bool(node, "/takt/b", true), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_string(node, "/takt/s", "a<b>&c"), TAKT_OK);
+  int32_t i = 0;
+  double d = 0;
+  bool b = false, has = false;
+  char s[64];
+  EXPECT_EQ(takt_ros1_param_get_int(probe, "/takt/i", &i), TAKT_OK);
+  EXPECT_EQ(i, -7);
+  EXPECT_EQ(takt_ros1_param_get_double(probe, "/takt/d", &d), TAKT_OK);
+  EXPECT_EQ(d, 2.5);
+  EXPECT_EQ(takt_ros1_param_get_bool(probe, "/takt/b", &b), TAKT_OK);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(takt_ros1_param_get_string(probe, "/takt/s", s, sizeof s), TAKT_OK);
+  EXPECT_STREQ(s, "a<b>&c");
+  EXPECT_EQ(takt_ros1_param_get_int(probe, "/takt/s", &i), TAKT_ETYPE);
+  EXPECT_EQ(takt_ros1_param_get_int(probe, "/takt/none", &i), TAKT_ENOENT);
+  EXPECT_EQ(takt_ros1_param_has(probe, "/takt/i", &has), TAKT_OK);
+  EXPECT_TRUE(has);
+  EXPECT_EQ(takt_ros1_param_search(probe, "i", s, sizeof s), TAKT_ENOENT);
+  std::set<std::string> names;
+  ASSERT_EQ(takt_ros1_param_names(
+                probe, [](void *u, const char *n, const char *) { static_cast<std::set<std::string> *>(u)->insert(n); },
+                &names),
+            TAKT_OK);
+  EXPECT_EQ(names.count("/takt/d"), 1u);
+  EXPECT_EQ(takt_ros1_param_delete(node, "/takt/i"), TAKT_OK);
+  EXPECT_EQ(takt_ros1_param_has(probe, "/takt/i", &has), TAKT_OK);
+  EXPECT_FALSE(has);
+  EXPECT_EQ(takt_ros1_param_delete(node, "/takt/i"), TAKT_ENOENT);
+  // unregistration at the end (system.multicall): the graph forgets the node
+  takt_ros1_node_destroy(node);
+  node = nullptr;
+  EXPECT_TRUE(graph(0, "/takt_chatter").empty());
+  EXPECT_EQ(takt_ros1_lookup_node(probe, "/takt_node", uri, sizeof uri), TAKT_ESTATE);
+}
+
+TEST_F(Ros1Live, SlaveApiAnswersPythonsXmlRpcClientAndFaultsOnUnknownMethods) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, true, &pub),
+            TAKT_OK);
+  // one keep-alive connection carries every call (Python's client is HTTP/1.1)
+  std::string script =
+      "import xmlrpc.client as x, os\n"
+      "s = x.ServerProxy('" + std::string(takt_ros1_node_uri(node)) + "')\n"
+      "print('pid', s.getPid('/t')[2] == " + std::to_string(getpid()) + ")\n"
+      "print('master', s.getMasterUri('/t')[2])\n"
+      "print('pubs', s.getPublications('/t')[2])\n"
+      "print('subs', s.getSubscriptions('/t')[2])\n"
+      "print('rt', s.requestTopic('/t', '/takt_chatter', [['UDPROS'], ['TCPROS']])[0:2])\n"
+      "print('rt_none', s.requestTopic('/t', '/nope', [['TCPROS']])[0:2])\n"
+      "print('info', s.getBusInfo('/t')[0], s.getBusStats('/t')[0], s.paramUpdate('/t', '/p', 1)[0])\n"
+      "try:\n  s.bogus('/t')\nexcept x.Fault as f:\n  print('fault', f.faultCode, f.faultString)\n"
+      "print('shutdown', s.shutdown('/t', 'bye')[0])\n"
+      "import socket, urllib.parse\n"
+      "u = urllib.parse.urlparse('" + std::string(takt_ros1_node_uri(node)) + "')\n"
+      "def raw(req):\n"
+      "  c = socket.create_connection((u.hostname, u.port)); c.sendall(req); d = b''\n"
+      "  while True:\n"
+      "    k = c.recv(4096)\n"
+      "    if not k: return d\n"
+      "    d += k\n"
+      "body = b\"<?xml version='1.0'?><methodCall><methodName>getPid</methodName><params><param><value>/t</value></param></params></methodCall>\"\n"
+      "d = raw(b'POST /RPC2 HTTP/1.0\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body) + body)\n"
+      "print('http10', d.split(b'\\r\\n')[0].decode(), b'Connection: close' in d, b'<i4>' in d)\n"
+      "print('bad', raw(b'GET / HTTP/1.1\\r\\n\\r\\n').split(b'\\r\\n')[0].decode())\n"
+      "hold = [socket.create_connection((u.hostname, u.port)) for _ in range(6)]\n"
+      "for h in hold: h.sendall(b'POST /RPC2 HTTP/1.1\\r\\nContent-Length: 500\\r\\n\\r\\n<methodCall>')\n"
+      "print('held', x.ServerProxy('" + std::string(takt_ros1_node_uri(node)) + "').getPid('/t')[0])\n";
+  Proc py;
+  ASSERT_TRUE(py.start({"/usr/bin/python3", "-c", script}));
+  EXPECT_EQ(py.wait_exit(15000), 0) << py.output();
+  const std::string &o = py.output();
+  EXPECT_NE(o.find("pid True"), std::string::npos) << o;
+  EXPECT_NE(o.find("master " + master_uri), std::string::npos) << o;
+  EXPECT_NE(o.find("pubs [['/takt_chatter', 'std_msgs/String']]"), std::string::npos) << o;
+  EXPECT_NE(o.find("subs []"), std::string::npos) << o;
+  EXPECT_NE(o.find("rt [1, 'ready on 127.0.0.1:"), std::string::npos) << o;
+  EXPECT_NE(o.find("rt_none [-1, 'Not a publisher of [/nope]']"), std::string::npos) << o;
+  EXPECT_NE(o.find("info 1 1 1"), std::string::npos) << o;
+  EXPECT_NE(o.find("fault -1 bogus: unknown method name"), std::string::npos) << o;
+  EXPECT_NE(o.find("shutdown 1"), std::string::npos) << o;
+  EXPECT_NE(o.find("http10 HTTP/1.0 200 OK True True"), std::string::npos) << o;  // answered, closed
+  EXPECT_NE(o.find("bad HTTP/1.1 400 not an HTTP POST request"), std::string::npos) << o;
+  // six clients holding unfinished requests (more than max_rpc_conns) do not keep others out
+  EXPECT_NE(o.find("held 1"), std::string::npos) << o;
+  EXPECT_TRUE(takt_ros1_shutdown_requested(node));
+}
+
+TEST_F(Ros1Live, RospyTalkerToTaktSubscriptionExactCountAndContents) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(node, "/chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
+            TAKT_OK);
+  Proc talker;  // starts after the subscription: the master tells us by publisherUpdate
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "hello"}));
+  ASSERT_EQ(talker.wait_exit(30000), 0) << talker.output();
+  ASSERT_TRUE(eventually([&] { return rx.size() >= 30; }, 5000));
+  std::vector<std::string> want;
+  for (int i = 0; i < 30; i++) want.push_back("hello " + std::to_string(i));
+  {
+    std::lock_guard<std::mutex> g(rx.m);
+    EXPECT_EQ(rx.msgs, want);
+  }
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(sub, &st);
+  EXPECT_EQ(st.received, 30u);
+  EXPECT_EQ(st.errors, 0u);
+}
+
+TEST_F(Ros1Live, TaktPublisherToRospyListenerAndRostopicEcho) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Proc listener, echo;
+  ASSERT_TRUE(listener.start({"/usr/bin/python3", kPeers + "listener.py", "/takt_chatter", "20"}));
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "5", "/takt_chatter"}));
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 2;
+  }, 20000)) << listener.output() << echo.output();
+  for (int i = 0; i < 20; i++) {
+    std::vector<uint8_t> b = ser("takt " + std::to_string(i));
+    ASSERT_EQ(takt_ros1_publish(pub, b.data(), (uint32_t)b.size()), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);  // a rate, not a synchronisation
+  }
+  EXPECT_EQ(listener.wait_exit(20000), 0) << listener.output();
+  EXPECT_EQ(echo.wait_exit(20000), 0) << echo.output();
+  std::string want;
+  for (int i = 0; i < 20; i++) want += "got: takt " + std::to_string(i) + "\n";
+  EXPECT_NE(listener.output().find(want), std::string::npos) << listener.output();
+  EXPECT_EQ(echo.output(), "data: \"takt 0\"\n---\ndata: \"takt 1\"\n---\ndata: \"takt 2\"\n---\n"
+                           "data: \"takt 3\"\n---\ndata: \"takt 4\"\n---\n");
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.dropped, 0u);
+}
+
+TEST_F(Ros1Live, RostopicListAndRosnodeListShowTheNodeUntilItEnds) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(node, "/takt_in", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
+            TAKT_OK);
+  Proc topics, nodes, info;
+  ASSERT_TRUE(topics.start({"/usr/bin/python3", "/usr/bin/rostopic", "list"}));
+  ASSERT_TRUE(nodes.start({"/usr/bin/python3", "/usr/bin/rosnode", "list"}));
+  ASSERT_TRUE(info.start({"/usr/bin/python3", "/usr/bin/rosnode", "info", "/takt_node"}));
+  EXPECT_EQ(topics.wait_exit(15000), 0) << topics.output();
+  EXPECT_EQ(nodes.wait_exit(15000), 0) << nodes.output();
+  EXPECT_EQ(info.wait_exit(15000), 0) << info.output();
+  EXPECT_NE(topics.output().find("/takt_chatter\n"), std::string::npos) << topics.output();
+  EXPECT_NE(topics.output().find("/takt_in\n"), std::string::npos) << topics.output();
+  EXPECT_NE(nodes.output().find("/takt_node\n"), std::string::npos) << nodes.output();
+  EXPECT_NE(info.output().find("* /takt_chatter [std_msgs/String]"), std::string::npos) << info.output();
+  // rosnode takes types from getTopicTypes: a subscribed topic nobody publishes has none
+  EXPECT_NE(info.output().find("Subscriptions: \n * /takt_in ["), std::string::npos) << info.output();
+  EXPECT_NE(info.output().find("Pid: " + std::to_string(getpid())), std::string::npos) << info.output();
+  takt_ros1_node_destroy(node);  // unregisters: rosnode list is clean without rosnode cleanup
+  node = nullptr;
+  Proc after;
+  ASSERT_TRUE(after.start({"/usr/bin/python3", "/usr/bin/rosnode", "list"}));
+  EXPECT_EQ(after.wait_exit(15000), 0) << after.output();
+  EXPECT_EQ(after.output().find("/takt_node"), std::string::npos) << after.output();
+}
+
+TEST_F(Ros1Live, AWrongMd5IsRefusedWithRosText) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/typed", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  takt_ros1_node_t *other = nullptr;
+  ASSERT_EQ(make_node("/takt_other", &other), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(other, "/typed", "std_msgs/Int32", "da5909fbe378aeaf85e547e830cc1bb7",
+                                "int32 data", Received::on, &rx, &sub),
+            TAKT_OK);
+  takt_ros1_sub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_sub_get_stats(sub, &st);
+    return st.connect_failures > 0;
+  }, 10000));
+  EXPECT_EQ(st.connections, 0u);
+  EXPECT_EQ(std::string(st.last_error),
+            std::string(takt_ros1_node_uri(node)) +
+                ": refused: Client [/takt_other] wants topic /typed to have datatype/md5sum "
+                "[std_msgs/Int32/da5909fbe378aeaf85e547e830cc1bb7], but our version has "
+                "[std_msgs/String/992ce8a1687cec8c8bd883ec73ca41d1]. Dropping connection.");
+  takt_ros1_pub_stats_t ps;
+  takt_ros1_pub_get_stats(pub, &ps);
+  EXPECT_EQ(ps.refused, 1u);
+  takt_ros1_node_destroy(other);
+}
+
+TEST_F(Ros1Live, AHugeLengthPrefixAndATruncatedHeaderAreRejectedWithClearErrors) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *huge, *cut;
+  ASSERT_EQ(takt_ros1_subscribe(node, "/huge", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &huge),
+            TAKT_OK);
+  ASSERT_EQ(takt_ros1_subscribe(node, "/cut", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &cut),
+            TAKT_OK);
+  Proc bad1, bad2;
+  ASSERT_TRUE(bad1.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/huge", "huge"}));
+  ASSERT_TRUE(bad2.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/cut", "truncated"}));
+  EXPECT_EQ(bad1.wait_exit(30000), 0) << bad1.output();
+  EXPECT_EQ(bad2.wait_exit(30000), 0) << bad2.output();
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(huge, &st);
+  EXPECT_EQ(st.errors, 1u);
+  EXPECT_STREQ(st.last_error, "TCPROS message of 4294967295 bytes exceeds max_message (4096)");
+  takt_ros1_sub_get_stats(cut, &st);
+  EXPECT_EQ(st.connect_failures, 1u);
+  EXPECT_NE(std::string(st.last_error).find("truncated TCPROS header"), std::string::npos) << st.last_error;
+  EXPECT_EQ(rx.size(), 0u);
+}
+
+// The ros1 bridge backend: a takt topic exported to ROS 1 and one imported from it, through the
+// bridge core, with the subscription's callback run by a tide executor.
+TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = master_uri.c_str();
+  rc.name = "/takt_bridge";
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_bridge_backend_ros1(ctx, &rc, 4, &be), TAKT_OK);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_t *b = nullptr;
+  ASSERT_EQ(takt_bridge_create_on(ctx, "takt_bridge", &bc, be, &b), TAKT_OK);
+  takt_topic_t *in = nullptr, *out = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "in", &std_msgs__String__type, 4, &in), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "out", &std_msgs__String__type, 4, &out), TAKT_OK);
+  takt_node_t *app = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "app", &app), TAKT_OK);
+  struct Got {
+    std::mutex m;
+    std::vector<std::string> s;
+  } got;
+  takt_subscription_t *sub = nullptr;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr.priority = 5;
+  ASSERT_EQ(takt_subscription_create(
+                app, in, "in",
+                [](takt_subscription_t *, const takt_message_t *m, void *u) {
+                  auto *g = static_cast<Got *>(u);
+                  const auto *msg = static_cast<const std_msgs__String *>(m->data);
+                  std::lock_guard<std::mutex> l(g->m);
+                  g->s.emplace_back(msg->data.data, msg->data.size);
+                },
+                &got, &so, &sub),
+            TAKT_OK);
+  takt_publisher_t *pub = nullptr;
+  ASSERT_EQ(takt_publisher_create(app, out, &pub), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_export(be, 1, "/takt_out", std_msgs__String__NAME, std_msgs__String__MD5,
+                                     std_msgs__String__DEFINITION, false),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(b, out, 1, 0, false), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_import(be, 2, "/chatter", std_msgs__String__NAME, std_msgs__String__MD5,
+                                     std_msgs__String__DEFINITION, 5),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(b, in, 2), TAKT_OK);
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, app), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(b)), TAKT_OK);
+  ASSERT_EQ(takt_bridge_start(b), TAKT_OK);
+  std::thread spinner([&] { takt_executor_spin(exec); });
+
+  Proc talker, listener;
+  ASSERT_TRUE(listener.start({"/usr/bin/python3", kPeers + "listener.py", "/takt_out", "20"}));
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "bridged"}));
+  takt_ros1_node_t *rn = takt_ros1_backend_node(be);
+  ASSERT_NE(rn, nullptr);
+  // the listener is connected when the ROS side of the export has a subscriber
+  bool connected = eventually([&] {
+    struct C {
+      bool yes = false;
+    } c;
+    takt_ros1_get_system_state(probe, [](void *u, int k, const char *n, const char *w) {
+      if (k == 1 && std::string(n) == "/takt_out" && std::string(w) == "/rospy_listener")
+        static_cast<C *>(u)->yes = true;
+    }, &c);
+    return c.yes;
+  }, 20000);
+  ASSERT_TRUE(connected) << listener.output();
+  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
+  for (int i = 0; i < 20; i++) {
+    std_msgs__String m;
+    std_msgs__String__init(&m);
+    std::string t = "exported " + std::to_string(i);
+    m.data.size = (uint32_t)t.size();
+    std::memcpy(m.data.data, t.data(), t.size());
+    ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);
+  }
+  EXPECT_EQ(listener.wait_exit(20000), 0) << listener.output();
+  EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> l(got.m);
+    return got.s.size() >= 30;
+  }, 5000));
+  std::string want_out;
+  for (int i = 0; i < 20; i++) want_out += "got: exported " + std::to_string(i) + "\n";
+  EXPECT_NE(listener.output().find(want_out), std::string::npos) << listener.output();
+  std::vector<std::string> want_in;
+  for (int i = 0; i < 30; i++) want_in.push_back("bridged " + std::to_string(i));
+  {
+    std::lock_guard<std::mutex> l(got.m);
+    EXPECT_EQ(got.s, want_in);
+  }
+  takt_ros1_backend_stats_t bs;
+  takt_ros1_backend_get_stats(be, &bs);
+  EXPECT_EQ(bs.received, 30u);
+  EXPECT_EQ(bs.sent, 20u);
+  EXPECT_EQ(bs.refused, 0u);
+  takt_bridge_stats_t st;
+  takt_bridge_get_stats(b, &st);
+  EXPECT_EQ(st.imported, 30u);
+  EXPECT_EQ(st.forwarded, 20u);
+
+  takt_executor_stop(exec);
+  spinner.join();
+  takt_bridge_stop(b);
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  takt_bridge_destroy(b);  // the backend's node unregisters
+  EXPECT_TRUE(graph(0, "/takt_out").empty());
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(in), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(out), TAKT_OK);
+}
+
+// A subscriber that stops reading never blocks the publisher: its queue drops by the policy and
+// counts, and the publication keeps serving others.
+TEST_F(Ros1Live, ASubscriberThatStopsReadingIsDroppedByPolicyWithoutBlocking) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/flood", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Proc stalled;
+  ASSERT_TRUE(stalled.start({"/usr/bin/python3", kPeers + "stalled_subscriber.py",
+                             takt_ros1_node_uri(node), "/flood", std_msgs__String__MD5}));
+  ASSERT_TRUE(stalled.wait_for("connected", 15000)) << stalled.output();
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 5000));
+  std::vector<uint8_t> big = wire_string(std::string(4000, 'x'));
+  for (int i = 0; i < 3000; i++)  // ~12 MB into a peer that reads nothing
+    ASSERT_EQ(takt_ros1_publish(pub, big.data(), (uint32_t)big.size()), TAKT_OK) << i;
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.published, 3000u);
+  EXPECT_GT(st.dropped, 2000u);  // the socket buffers and the queue of 8 hold the rest
+  EXPECT_LT(st.sent, 1000u);
+  EXPECT_EQ(st.connections, 1u);
+  // another subscriber is still served
+  Proc echo;
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "1", "/flood"}));
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 2;
+  }, 20000)) << echo.output();
+  std::vector<uint8_t> small = ser("still served");
+  bool done = false;
+  for (int i = 0; i < 200 && !done; i++) {  // until rostopic has taken one (it may join late)
+    ASSERT_EQ(takt_ros1_publish(pub, small.data(), (uint32_t)small.size()), TAKT_OK);
+    done = echo.wait_for("---", 50);
+  }
+  EXPECT_EQ(echo.wait_exit(10000), 0) << echo.output();
+  EXPECT_EQ(echo.output(), "data: \"still served\"\n---\n");
+}
+
+TEST_F(Ros1Live, ALatchedTopicReachesALateSubscriber) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/latched", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, true, &pub),
+            TAKT_OK);
+  std::vector<uint8_t> a = ser("first"), b = ser("latest");
+  ASSERT_EQ(takt_ros1_publish(pub, a.data(), (uint32_t)a.size()), TAKT_OK);
+  ASSERT_EQ(takt_ros1_publish(pub, b.data(), (uint32_t)b.size()), TAKT_OK);
+  Proc echo;  // subscribes after the publications
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "1", "/latched"}));
+  EXPECT_EQ(echo.wait_exit(15000), 0) << echo.output();
+  EXPECT_EQ(echo.output(), "data: \"latest\"\n---\n");
+}
+
+// takt to takt through the master, with empty messages (a zero length prefix on the wire).
+TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/empty", std_msgs__Empty__NAME, std_msgs__Empty__MD5,
+                                std_msgs__Empty__DEFINITION, false, &pub),
+            TAKT_OK);
+  struct Count {
+    std::atomic<int> n{0}, nonzero{0};
+  } c;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/empty", std_msgs__Empty__NAME, std_msgs__Empty__MD5,
+                                std_msgs__Empty__DEFINITION,
+                                [](void *u, const uint8_t *, uint32_t len) {
+                                  auto *cc = static_cast<Count *>(u);
+                                  cc->n++;
+                                  if (len != 0) cc->nonzero++;
+                                },
+                                &c, &sub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  for (int i = 0; i < 3; i++) ASSERT_EQ(takt_ros1_publish(pub, nullptr, 0), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return c.n.load() >= 3; }, 5000));
+  takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);  // and no more arrive
+  EXPECT_EQ(c.n.load(), 3);
+  EXPECT_EQ(c.nonzero.load(), 0);
+  takt_ros1_sub_stats_t ss;
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.received, 3u);
+  EXPECT_EQ(ss.connections, 1u);
+  takt_ros1_node_destroy(b);
+}
+
+// One topic ends while the node lives: unadvertise closes the subscribers' connections and
+// leaves the graph; advertised again, the subscriber is connected again by the master's
+// publisherUpdate; unsubscribe ends the callbacks before it returns.
+TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t ps;
+  takt_ros1_sub_stats_t ss;
+  auto connected = [&](takt_ros1_pub_t *p) {
+    return eventually([&] {
+      takt_ros1_pub_get_stats(p, &ps);
+      return ps.connections == 1;
+    }, 10000);
+  };
+  ASSERT_TRUE(connected(pub));
+  std::vector<uint8_t> one = ser("one");
+  ASSERT_EQ(takt_ros1_publish(pub, one.data(), (uint32_t)one.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));
+
+  ASSERT_EQ(takt_ros1_unadvertise(pub), TAKT_OK);
+  takt_ros1_pub_get_stats(pub, &ps);
+  EXPECT_EQ(ps.connections, 0u);
+  EXPECT_EQ(takt_ros1_publish(pub, one.data(), (uint32_t)one.size()), TAKT_ESTATE);
+  EXPECT_EQ(takt_ros1_unadvertise(pub), TAKT_ESTATE);
+  EXPECT_TRUE(graph(0, "/t").empty());
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_sub_get_stats(sub, &ss);
+    return ss.connections == 0;
+  }, 5000));
+
+  takt_ros1_pub_t *again;  // the same topic again: the master tells the subscriber
+  ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &again),
+            TAKT_OK);
+  ASSERT_TRUE(connected(again));
+  std::vector<uint8_t> two = ser("two");
+  ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 2; }, 5000));
+
+  ASSERT_EQ(takt_ros1_unsubscribe(sub), TAKT_OK);
+  size_t before = rx.size();
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.connections, 0u);
+  EXPECT_TRUE(graph(1, "/t").empty());
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(again, &ps);
+    return ps.connections == 0;
+  }, 5000));
+  for (int i = 0; i < 5; i++) ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
+  takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
+  EXPECT_EQ(rx.size(), before);
+  {
+    std::lock_guard<std::mutex> g(rx.m);
+    EXPECT_EQ(rx.msgs, (std::vector<std::string>{"one", "two"}));
+  }
+  EXPECT_EQ(takt_ros1_unsubscribe(sub), TAKT_ESTATE);
+  takt_ros1_node_destroy(b);
+}
