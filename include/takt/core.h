@@ -206,6 +206,9 @@ typedef struct takt_chain_stats {
 } takt_chain_stats_t;
 /** Snapshot of the chain's latency statistics (thread-safe). */
 void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out);
+/** A copy of the chain's latency histogram (takt/stats.h; thread-safe). TAKT_ENOTSUP without
+ * TAKT_WITH_PROFILING. */
+takt_err_t takt_chain_get_histogram(takt_chain_t *chain, struct takt_stats *out);
 void takt_chain_reset_stats(takt_chain_t *chain);
 
 /* ---- nodes --------------------------------------------------------------------------------- */

@@ -34,6 +34,8 @@ void takt_stats_add(takt_stats_t *s, int64_t value);
 /** Value at quantile q in [0,1]; the bucket's upper bound, clamped to [min,max]. O(buckets). */
 int64_t takt_stats_quantile(const takt_stats_t *s, double q);
 void takt_stats_summarize(const takt_stats_t *s, takt_stats_summary_t *out);
+/** The largest value bucket b holds (its lower bound is the previous bucket's upper + 1). */
+int64_t takt_stats_bucket_upper(uint32_t b);
 
 #ifdef __cplusplus
 }

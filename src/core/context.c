@@ -642,6 +642,18 @@ void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
   takt__lock_give(&chain->ctx->stats_lock);
 }
 
+takt_err_t takt_chain_get_histogram(takt_chain_t *chain, struct takt_stats *out) {
+  if (chain == NULL || out == NULL) return TAKT_EINVAL;
+#if TAKT_WITH_PROFILING
+  takt__lock_take(&chain->ctx->stats_lock);
+  *out = chain->stats;
+  takt__lock_give(&chain->ctx->stats_lock);
+  return TAKT_OK;
+#else
+  return TAKT_ENOTSUP;
+#endif
+}
+
 void takt_chain_reset_stats(takt_chain_t *chain) {
   takt__lock_take(&chain->ctx->stats_lock);
 #if TAKT_WITH_PROFILING

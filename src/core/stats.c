@@ -72,3 +72,9 @@ void takt_stats_summarize(const takt_stats_t *s, takt_stats_summary_t *out) {
   out->p99 = takt_stats_quantile(s, 0.99);
   out->p999 = takt_stats_quantile(s, 0.999);
 }
+
+int64_t takt_stats_bucket_upper(uint32_t b) {
+  if (b >= TAKT_STATS_BUCKETS) b = TAKT_STATS_BUCKETS - 1;
+  uint64_t v = bucket_upper(b);
+  return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}

@@ -309,11 +309,23 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "    {\"name\": \"%s\", \"rank\": %u, \"deadline_ns\": %lld, \"count\": %llu, "
             "\"min_ns\": %lld, \"mean_ns\": %.1f, \"std_ns\": %.1f, \"p50_ns\": %lld, "
             "\"p90_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld, \"max_ns\": %lld, "
-            "\"deadline_misses\": %llu}%s\n",
+            "\"deadline_misses\": %llu, \"histogram\": [",
             takt_chain_name(chain), i, (long long)st.deadline_ns, (unsigned long long)l->count,
             (long long)l->min, l->mean, l->std, (long long)l->p50, (long long)l->p90,
             (long long)l->p99, (long long)l->p999, (long long)l->max,
-            (unsigned long long)st.deadline_misses, i + 1 < d->n_chains ? "," : "");
+            (unsigned long long)st.deadline_misses);
+    /* the latency histogram: [largest value of the bucket in ns, samples] per non-empty one */
+    static takt_stats_t hist; /* the runner's main thread only; too large for the stack */
+    bool first = true;
+    if (takt_chain_get_histogram(chain, &hist) == TAKT_OK) {
+      for (uint32_t b = 0; b < TAKT_STATS_BUCKETS; b++) {
+        if (hist.buckets[b] == 0) continue;
+        fprintf(f, "%s[%lld, %u]", first ? "" : ", ", (long long)takt_stats_bucket_upper(b),
+                (unsigned)hist.buckets[b]);
+        first = false;
+      }
+    }
+    fprintf(f, "]}%s\n", i + 1 < d->n_chains ? "," : "");
   }
   static const char *const kind_names[] = {"timer",  "subscription", "fusion",
                                            "cyclic", "service",      "client"};
