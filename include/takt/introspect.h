@@ -10,17 +10,25 @@
  *                                 subscribers), services, chains, executors
  *   stats                         one JSON object: callbacks' runs, chains' latency statistics,
  *                                 executors' counters
- *   echo TOPIC COUNT TIMEOUT_MS [headers]
- *                                 one JSON line per message taken from TOPIC (header, and the
+ *   echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]
+ *                                 one JSON line per message taken from the topics (up to 16;
+ *                                 its topic, header, and the
  *                                 bytes in hex unless `headers`: the type's serialized form if it
  *                                 has one, else the in-memory bytes), at most COUNT, until
  *                                 TIMEOUT_MS; then {"end": ...}
- *   pub TOPIC HEX                 publish one message (HEX: the serialized form if the type has
- *                                 one, else exactly the type's size in bytes)
+ *   pub TOPIC HEX [T_INFO_NS]     publish one message (HEX: the serialized form if the type has
+ *                                 one, else exactly the type's size in bytes; "-": empty), with
+ *                                 that origin time if given (a replay keeps the data's age)
  *   call SERVICE HEX TIMEOUT_MS   call a service with a request given like pub's message ("-":
  *                                 empty); answers {"serialized"|"bytes": HEX} or an error
+ *   play                          then lines "AT_NS TOPIC HEX AGE_NS" in time order and "end":
+ *                                 each message published at AT_NS (monotonic clock) with an
+ *                                 origin time AGE_NS before its publication; answers
+ *                                 {"played": N, "late_max_ns": L}
  *
- * Errors answer {"error": "one line naming the problem"}. Sampling for echo is a subscription of
+ * Echo runs on a second thread of the endpoint, so other requests (a play into the same system)
+ * are served while it records; one echo at a time. Errors answer {"error": "one line naming the
+ * problem"}. Sampling for echo is a subscription of
  * the endpoint's own node (keep-last, depth sample_depth: a slow reader loses the oldest samples,
  * never the publisher's time beyond one queued reference and one wake-up), executed by the
  * endpoint's thread, never by the system's executors. The endpoint takes its memory at start
@@ -44,6 +52,7 @@ typedef struct takt_introspect_config {
   uint32_t mode;          /* the socket file's mode (0: 0600) */
   uint32_t buffer_bytes;  /* the largest answer (0: 256 KiB); a graph beyond it is an error */
   uint32_t sample_depth;  /* messages an echo keeps queued (0: 64) */
+  uint32_t play_priority; /* SCHED_FIFO priority of the thread while it plays (0: SCHED_OTHER) */
 } takt_introspect_config_t;
 
 /** The directory endpoints live in: $XDG_RUNTIME_DIR/takt if that is set, else /run/takt for

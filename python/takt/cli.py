@@ -11,12 +11,12 @@ from typing import Callable, Dict, List, Optional
 
 from takt import native
 from takt.bench import registry
-from takt.commands import bench, demo, graph, plot, sizes, system
+from takt.commands import bench, demo, graph, plot, record, sizes, system
 
 COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
     "bench": bench.run, "node": graph.run, "topic": graph.run, "service": graph.run, "chain": graph.run,
-    "plot": plot.run,
+    "plot": plot.run, "record": record.run, "play": record.run,
 }
 
 
@@ -67,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
 
     graph.add_parsers(sub)
     plot.add_parser(sub)
+    record.add_parsers(sub)
 
     p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(registry.NAMES))
     p_bench.add_argument("name", help="benchmark name")

@@ -91,6 +91,61 @@ def decode(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:
     return msg
 
 
+class CdrReader(Reader):
+    """XCDR1 as ROS 2 writes it: a 4-byte encapsulation header, then each primitive aligned to its
+    size (at most 8) from the first byte after the header; strings with their NUL counted."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        if len(data) < 4:
+            raise ValueError("no CDR encapsulation header")
+        if data[1] not in (0x01, 0x03):
+            raise ValueError(f"CDR encapsulation {data[0]:02x}{data[1]:02x} is not little-endian")
+        self.at = 4
+
+    def align(self, n: int) -> None:
+        pad = (-(self.at - 4)) % n
+        self.take(pad)
+
+    def unpack(self, fmt: str):
+        size = struct.calcsize("<" + fmt[-1])
+        self.align(min(size, 8))
+        return super().unpack(fmt)
+
+
+def _cdr_one(reg: Registry, base: str, r: CdrReader):
+    if base in PRIMITIVES:
+        return r.unpack(PRIMITIVES[base][2])[0]
+    if base in ("time", "duration"):
+        sec, nsec = r.unpack("i")[0], r.unpack("I")[0]
+        return {"sec": sec, "nanosec": nsec}
+    if base == "string":
+        (n,) = r.unpack("I")
+        raw = r.take(n)
+        return raw[:-1].decode("utf-8", errors="replace") if raw.endswith(b"\0") else raw.decode("utf-8", errors="replace")
+    return _cdr_msg(reg, reg.load_msg(base), r)
+
+
+def _cdr_msg(reg: Registry, spec: MsgSpec, r: CdrReader) -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for f in spec.fields:
+        if f.array is None:
+            out[f.name] = _cdr_one(reg, f.base, r)
+            continue
+        n = f.length if f.array == "fixed" else r.unpack("I")[0]
+        out[f.name] = [_cdr_one(reg, f.base, r) for _ in range(n)]
+    return out
+
+
+def decode_cdr(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:
+    """The fields of one CDR-serialized message (ROS 2); ValueError if the bytes do not fit."""
+    r = CdrReader(data)
+    msg = _cdr_msg(reg, spec, r)
+    if len(data) - r.at >= 4:  # up to 3 bytes of final padding are allowed
+        raise ValueError(f"{len(data) - r.at} bytes left over after a {spec.full_name}")
+    return msg
+
+
 def _write_one(reg: Registry, base: str, v, out: bytearray) -> None:
     if base in PRIMITIVES:
         out += struct.pack("<" + PRIMITIVES[base][2], v)

@@ -24,6 +24,8 @@
 #define REQUEST_MAX 8192u
 #define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
 #define MAX_PUBS 16u
+#define MAX_ECHO 16u /* topics one echo samples at once */
+#define PLAY_LINE_MAX (64u << 20)
 
 struct takt_introspect {
   takt_context_t *ctx;
@@ -33,8 +35,22 @@ struct takt_introspect {
   takt_thread_t thread;
   bool thread_running;
   _Atomic bool stop, done;
-  takt_node_t *node;
-  takt_executor_t *exec;
+  takt_node_t *node;       /* the server thread's: pub's publishers, call's clients */
+  takt_executor_t *exec;   /* runs call's client callbacks, spun by the server thread */
+  /* echo runs on a thread of its own, so requests are served while a recording goes on */
+  takt_node_t *echo_node;
+  takt_executor_t *echo_exec;
+  takt_thread_t echo_thread;
+  bool echo_running;
+  _Atomic bool echo_done;
+  takt_wakeup_t echo_go;   /* posted when the server hands an echo over (or at stop) */
+  _Atomic bool echo_busy;  /* an echo is handed over or running */
+  takt_io_t echo_conn;     /* the echo's client; the echo thread's while echo_busy */
+  char echo_req[REQUEST_MAX];
+  uint32_t req_len;        /* bytes read with the request line (a play stream's first lines) */
+  char req_copy[REQUEST_MAX]; /* those bytes as read (handle() cuts the request into words) */
+  long echo_count, echo_timeout_ms;
+  bool echo_hdr;
   /* an answer under construction */
   char *buf;
   uint32_t len, cap;
@@ -46,7 +62,8 @@ struct takt_introspect {
   uint32_t line_cap;
   uint32_t echo_left, echo_sent;
   bool echo_headers_only, echo_failed;
-  const takt_type_support_t *echo_type;
+  takt_subscription_t *echo_sub[MAX_ECHO];
+  takt_topic_t *echo_topic[MAX_ECHO];
 #if TAKT_WITH_RPC
   /* clients made by `call`, one per service */
   takt_service_t *cli_srv[MAX_PUBS];
@@ -93,10 +110,12 @@ static void reset(takt_introspect_t *in) {
   in->buf[0] = '\0';
 }
 
-static void send_all(takt_introspect_t *in, const char *p, uint32_t n) {
-  (void)takt_io_write_until(in->conn, (const uint8_t *)p, n, TAKT_IO_CLOSED,
-                              takt_time_now() + SEND_TIMEOUT_NS, NULL);
+static void send_on(takt_io_t conn, const char *p, uint32_t n) {
+  (void)takt_io_write_until(conn, (const uint8_t *)p, n, TAKT_IO_CLOSED,
+                            takt_time_now() + SEND_TIMEOUT_NS, NULL);
 }
+
+static void send_all(takt_introspect_t *in, const char *p, uint32_t n) { send_on(in->conn, p, n); }
 
 static void send_answer(takt_introspect_t *in) {
   if (in->truncated) {
@@ -111,12 +130,9 @@ static void send_answer(takt_introspect_t *in) {
   send_all(in, in->buf, in->len);
 }
 
-static void send_error(takt_introspect_t *in, const char *fmt, ...) {
+static void vsend_error(takt_io_t conn, const char *fmt, va_list ap) {
   char msg[384], esc[400];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   size_t j = 0;
   for (size_t i = 0; msg[i] != '\0' && j + 2 < sizeof esc; i++) {
     if (msg[i] == '"' || msg[i] == '\\') esc[j++] = '\\';
@@ -125,7 +141,22 @@ static void send_error(takt_introspect_t *in, const char *fmt, ...) {
   esc[j] = '\0';
   char line[448];
   int n = snprintf(line, sizeof line, "{\"error\": \"%s\"}\n", esc);
-  send_all(in, line, (uint32_t)n);
+  send_on(conn, line, (uint32_t)n);
+}
+
+static void send_error(takt_introspect_t *in, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsend_error(in->conn, fmt, ap);
+  va_end(ap);
+}
+
+static void send_error_to(takt_introspect_t *in, takt_io_t conn, const char *fmt, ...) {
+  (void)in;
+  va_list ap;
+  va_start(ap, fmt);
+  vsend_error(conn, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- the graph ---- */
@@ -153,7 +184,9 @@ static int32_t executor_index(takt_context_t *ctx, takt_callback_t *cb) {
   return -1;
 }
 
-static bool is_own(const takt_introspect_t *in, const takt_node_t *n) { return n == in->node; }
+static bool is_own(const takt_introspect_t *in, const takt_node_t *n) {
+  return n == in->node || n == in->echo_node;
+}
 
 static void graph_locked(takt_introspect_t *in) {
   takt_context_t *ctx = in->ctx;
@@ -163,7 +196,7 @@ static void graph_locked(takt_introspect_t *in) {
   bool first = true;
   TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
     takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
-    if (e == in->exec) continue;
+    if (e == in->exec || e == in->echo_exec) continue;
     out(in, "%s{\"kind\": \"%s\", \"callbacks\": %u}", first ? "" : ", ", e->ops->name,
         (unsigned)e->nrecs);
     first = false;
@@ -229,6 +262,8 @@ static void graph_locked(takt_introspect_t *in) {
     out_str(in, t->name);
     out(in, ", \"type\": ");
     out_str(in, t->type->name);
+    out(in, ", \"hash\": ");
+    out_str(in, t->type->hash != NULL ? t->type->hash : "");
     out(in, ", \"size\": %u, \"serialized\": %s, \"slots\": %u, \"publishers\": [",
         (unsigned)t->type->size, t->type->serialize != NULL ? "true" : "false",
         (unsigned)t->nslots);
@@ -325,7 +360,7 @@ static void stats_locked(takt_introspect_t *in) {
   first = true;
   TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
     takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
-    if (e == in->exec) continue;
+    if (e == in->exec || e == in->echo_exec) continue;
     takt__exec_lock(e);
     takt_executor_stats_t s = e->stats;
     takt__exec_unlock(e);
@@ -363,21 +398,24 @@ static void hex(char *dst, const uint8_t *p, uint32_t n) {
 
 /* Runs on the endpoint's thread, inside its own executor's spin. */
 static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *user) {
-  (void)s;
   takt_introspect_t *in = user;
   if (in->echo_left == 0 || in->echo_failed) return;
+  takt_topic_t *t = NULL;
+  for (uint32_t i = 0; i < MAX_ECHO && t == NULL; i++)
+    if (in->echo_sub[i] == s) t = in->echo_topic[i];
+  if (t == NULL) return;
   const uint8_t *bytes = m->data;
   int32_t n = (int32_t)m->size;
   bool serialized = false;
-  if (!in->echo_headers_only && in->echo_type->serialize != NULL) {
-    n = in->echo_type->serialize(m->data, in->ser, in->ser_cap);
+  if (!in->echo_headers_only && t->type->serialize != NULL) {
+    n = t->type->serialize(m->data, in->ser, in->ser_cap);
     bytes = in->ser;
     serialized = true;
   }
   int head = snprintf(in->line, in->line_cap,
-                      "{\"seq\": %u, \"t_info_ns\": %lld, \"t_data_ns\": %lld, \"taken_ns\": %lld, "
-                      "\"size\": %u",
-                      (unsigned)m->header.seq, (long long)m->header.t_info,
+                      "{\"topic\": \"%s\", \"seq\": %u, \"t_info_ns\": %lld, \"t_data_ns\": %lld, "
+                      "\"taken_ns\": %lld, \"size\": %u",
+                      t->name, (unsigned)m->header.seq, (long long)m->header.t_info,
                       (long long)m->header.t_data, (long long)takt_context_now(in->ctx),
                       (unsigned)m->size);
   uint32_t at = (uint32_t)head;
@@ -394,33 +432,45 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
     }
   }
   at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "}\n");
-  if (takt_io_write_until(in->conn, (const uint8_t *)in->line, at, TAKT_IO_CLOSED,
+  if (takt_io_write_until(in->echo_conn, (const uint8_t *)in->line, at, TAKT_IO_CLOSED,
                           takt_time_now() + SEND_TIMEOUT_NS, NULL) < 0) {
     in->echo_failed = true; /* the client left or stopped reading */
-    takt_executor_stop(in->exec);
+    takt_executor_stop(in->echo_exec);
     return;
   }
   in->echo_sent++;
-  if (--in->echo_left == 0) takt_executor_stop(in->exec);
+  if (--in->echo_left == 0) takt_executor_stop(in->echo_exec);
 }
 
-static void do_echo(takt_introspect_t *in, const char *topic_name, long count, long timeout_ms,
+/* Sample the comma-separated topics of names until count samples were sent or timeout_ms. */
+static void do_echo(takt_introspect_t *in, char *names, long count, long timeout_ms,
                     bool headers_only) {
   takt_context_t *ctx = in->ctx;
-  takt__lock(ctx);
-  takt_topic_t *t = find_topic_locked(ctx, topic_name);
-  takt__unlock(ctx);
-  if (t == NULL) {
-    send_error(in, "no topic named '%s'", topic_name);
-    return;
+  uint32_t n_topics = 0;
+  uint32_t ser_cap = 0;
+  char *save = NULL;
+  for (char *name = strtok_r(names, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
+    if (n_topics == MAX_ECHO) {
+      send_error_to(in, in->echo_conn, "more than %u topics in one echo", (unsigned)MAX_ECHO);
+      return;
+    }
+    takt__lock(ctx);
+    takt_topic_t *t = find_topic_locked(ctx, name);
+    takt__unlock(ctx);
+    if (t == NULL) {
+      send_error_to(in, in->echo_conn, "no topic named '%s'", name);
+      return;
+    }
+    in->echo_topic[n_topics++] = t;
+    /* room for the largest sample: its serialized form may outgrow the in-memory struct */
+    uint32_t need = t->type->size * 4u + 4096u;
+    if (need > ser_cap) ser_cap = need;
   }
-  /* room for the largest sample: hex of the serialized form, or of the in-memory bytes */
-  uint32_t ser_cap = t->type->size * 4u + 4096u; /* serialized text may outgrow the struct */
-  uint32_t line_cap = 2u * ser_cap + 256u;
+  uint32_t line_cap = 2u * ser_cap + 256u + TAKT_NAME_MAX;
   if (ser_cap > in->ser_cap) {
     uint8_t *p = realloc(in->ser, ser_cap);
     if (p == NULL) {
-      send_error(in, "no memory for a sample of %u bytes", (unsigned)ser_cap);
+      send_error_to(in, in->echo_conn, "no memory for a sample of %u bytes", (unsigned)ser_cap);
       return;
     }
     in->ser = p;
@@ -429,7 +479,7 @@ static void do_echo(takt_introspect_t *in, const char *topic_name, long count, l
   if (line_cap > in->line_cap) {
     char *p = realloc(in->line, line_cap);
     if (p == NULL) {
-      send_error(in, "no memory for a sample of %u bytes", (unsigned)line_cap);
+      send_error_to(in, in->echo_conn, "no memory for a sample of %u bytes", (unsigned)line_cap);
       return;
     }
     in->line = p;
@@ -437,27 +487,37 @@ static void do_echo(takt_introspect_t *in, const char *topic_name, long count, l
   }
   takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   so.depth = in->cfg.sample_depth;
-  takt_subscription_t *sub = NULL;
-  in->echo_type = t->type;
   in->echo_left = (uint32_t)count;
   in->echo_sent = 0;
   in->echo_failed = false;
   in->echo_headers_only = headers_only;
-  takt_err_t rc = takt_subscription_create(in->node, t, "echo", on_sample, in, &so, &sub);
-  if (rc < 0) {
-    send_error(in, "cannot sample '%s': %s (the context has no free subscription or memory)",
-               topic_name, takt_strerror(rc));
-    return;
+  takt_err_t rc = TAKT_OK;
+  uint32_t made = 0;
+  for (; made < n_topics && rc == TAKT_OK; made++) {
+    char sub_name[16];
+    snprintf(sub_name, sizeof sub_name, "echo%u", (unsigned)made);
+    rc = takt_subscription_create(in->echo_node, in->echo_topic[made], sub_name, on_sample, in, &so,
+                                  &in->echo_sub[made]);
+    if (rc < 0) {
+      send_error_to(in, in->echo_conn, "cannot sample '%s': %s (the context has no free subscription or memory)",
+                 in->echo_topic[made]->name, takt_strerror(rc));
+      in->echo_sub[made] = NULL;
+      break;
+    }
   }
-  if (!atomic_load(&in->stop))
-    (void)takt_executor_spin_until(in->exec,
+  if (rc == TAKT_OK && !atomic_load(&in->stop))
+    (void)takt_executor_spin_until(in->echo_exec,
                                    takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS);
-  (void)takt_subscription_destroy(sub);
-  if (in->echo_failed) return;
+  for (uint32_t i = 0; i < MAX_ECHO; i++) {
+    if (in->echo_sub[i] != NULL) (void)takt_subscription_destroy(in->echo_sub[i]);
+    in->echo_sub[i] = NULL;
+    in->echo_topic[i] = NULL;
+  }
+  if (rc < 0 || in->echo_failed) return;
   char end[96];
-  int n = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u}\n",
+  int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u}\n",
                    in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent);
-  send_all(in, end, (uint32_t)n);
+  send_on(in->echo_conn, end, (uint32_t)k);
 }
 
 static int unhex(char c);
@@ -515,7 +575,19 @@ static int unhex(char c) {
   return -1;
 }
 
-static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx) {
+/* The endpoint's publisher on t, made at its first use (NULL and *rc set when none can be). */
+static takt_publisher_t *publisher_for(takt_introspect_t *in, takt_topic_t *t, takt_err_t *rc) {
+  for (uint32_t i = 0; i < in->n_pubs; i++)
+    if (in->pub_topic[i] == t) return in->pub[i];
+  takt_publisher_t *p = NULL;
+  if (in->n_pubs < MAX_PUBS && (*rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
+    in->pub_topic[in->n_pubs] = t;
+    in->pub[in->n_pubs++] = p;
+  }
+  return p;
+}
+
+static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx, int64_t t_info) {
   takt_context_t *ctx = in->ctx;
   takt__lock(ctx);
   takt_topic_t *t = find_topic_locked(ctx, topic_name);
@@ -527,17 +599,12 @@ static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx
   void *msg = message_from_hex(in, t->type, hx, topic_name);
   if (msg == NULL) return;
   takt_err_t rc = TAKT_OK;
-  takt_publisher_t *p = NULL;
-  for (uint32_t i = 0; i < in->n_pubs; i++)
-    if (in->pub_topic[i] == t) p = in->pub[i];
-  if (p == NULL && in->n_pubs < MAX_PUBS && (rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
-    in->pub_topic[in->n_pubs] = t;
-    in->pub[in->n_pubs++] = p;
-  }
+  takt_publisher_t *p = publisher_for(in, t, &rc);
   if (p == NULL) {
     send_error(in, "cannot publish on '%s': %s", topic_name,
                rc < 0 ? takt_strerror(rc) : "too many topics published to");
-  } else if ((rc = takt_publish(p, msg, t->type->size)) < 0) {
+  } else if ((rc = t_info > 0 ? takt_publish_at(p, msg, t->type->size, t_info)
+                              : takt_publish(p, msg, t->type->size)) < 0) {
     send_error(in, "publishing on '%s': %s", topic_name, takt_strerror(rc));
   } else {
     char line[64 + TAKT_NAME_MAX];
@@ -634,6 +701,109 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
 }
 #endif
 
+/* A play stream: lines "AT_NS TOPIC HEX AGE_NS" in time order, then "end". Each message is
+ * published at AT_NS (absolute, the monotonic clock; HEX "-": an empty message) with an origin
+ * time AGE_NS before the instant it is published (a replay keeps the data's recorded age). The
+ * lines may run ahead of time: the endpoint reads on while it waits. */
+static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len) {
+  uint32_t cap = 1u << 16, len = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) {
+    send_error(in, "no memory for the play stream");
+    return;
+  }
+  memcpy(buf, first, first_len);
+  len = first_len;
+  if (in->cfg.play_priority > 0)
+    (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, (int32_t)in->cfg.play_priority);
+  uint64_t played = 0;
+  int64_t late_max = 0;
+  bool ok = false;
+  for (;;) {
+    char *nl = memchr(buf, '\n', len);
+    if (nl == NULL) {
+      if (len == cap) {
+        if (cap >= PLAY_LINE_MAX) {
+          send_error(in, "a play line longer than %u bytes", (unsigned)PLAY_LINE_MAX);
+          break;
+        }
+        char *b = realloc(buf, cap * 2u);
+        if (b == NULL) {
+          send_error(in, "no memory for a play line of %u bytes", (unsigned)cap * 2u);
+          break;
+        }
+        buf = b;
+        cap *= 2u;
+      }
+      int32_t r = takt_io_read(in->conn, in->wake, (uint8_t *)buf + len, cap - len,
+                               takt_time_now() + 30 * TAKT_NS_PER_S);
+      if (r <= 0) {
+        send_error(in, "the play stream ended without its 'end' line");
+        break;
+      }
+      len += (uint32_t)r;
+      continue;
+    }
+    *nl = '\0';
+    uint32_t used = (uint32_t)(nl - buf) + 1u;
+    char *save = NULL;
+    char *at_s = strtok_r(buf, " \t\r", &save);
+    if (at_s != NULL && strcmp(at_s, "end") == 0) {
+      ok = true;
+      break;
+    }
+    char *topic = strtok_r(NULL, " \t\r", &save);
+    char *hx = strtok_r(NULL, " \t\r", &save);
+    char *age_s = strtok_r(NULL, " \t\r", &save);
+    char *e1 = NULL, *e2 = NULL;
+    long long at = at_s != NULL ? strtoll(at_s, &e1, 10) : 0;
+    long long age = age_s != NULL ? strtoll(age_s, &e2, 10) : -1;
+    if (topic == NULL || hx == NULL || age_s == NULL || *e1 != '\0' || *e2 != '\0' || at <= 0 ||
+        age < 0) {
+      send_error(in, "play line %llu: expected AT_NS TOPIC HEX AGE_NS",
+                 (unsigned long long)played + 1u);
+      break;
+    }
+    takt__lock(in->ctx);
+    takt_topic_t *t = find_topic_locked(in->ctx, topic);
+    takt__unlock(in->ctx);
+    if (t == NULL) {
+      send_error(in, "no topic named '%s'", topic);
+      break;
+    }
+    void *msg = message_from_hex(in, t->type, strcmp(hx, "-") == 0 ? "" : hx, topic);
+    if (msg == NULL) break;
+    takt_err_t rc = TAKT_OK;
+    takt_publisher_t *p = publisher_for(in, t, &rc);
+    if (p == NULL) {
+      free(msg);
+      send_error(in, "cannot publish on '%s': %s", topic,
+                 rc < 0 ? takt_strerror(rc) : "too many topics published to");
+      break;
+    }
+    takt_sleep_until((int64_t)at);
+    int64_t now = takt_time_now();
+    if (now - at > late_max) late_max = now - at;
+    rc = takt_publish_at(p, msg, t->type->size, now - (int64_t)age);
+    free(msg);
+    if (rc < 0) {
+      send_error(in, "publishing on '%s': %s", topic, takt_strerror(rc));
+      break;
+    }
+    played++;
+    memmove(buf, buf + used, len - used);
+    len -= used;
+  }
+  if (in->cfg.play_priority > 0) (void)takt_thread_set_self_sched(TAKT_SCHED_OTHER, 0);
+  free(buf);
+  if (ok) {
+    char line[128];
+    int n = snprintf(line, sizeof line, "{\"played\": %llu, \"late_max_ns\": %lld}\n",
+                     (unsigned long long)played, (long long)late_max);
+    send_all(in, line, (uint32_t)n);
+  }
+}
+
 /* ---- requests ---- */
 
 static void handle(takt_introspect_t *in, char *req) {
@@ -663,20 +833,33 @@ static void handle(takt_introspect_t *in, char *req) {
     long t = timeout != NULL ? strtol(timeout, &e2, 10) : -1;
     if (topic == NULL || c < 1 || c > 10000000 || *e1 != '\0' || t < 1 || t > 86400000 ||
         *e2 != '\0' || (mode != NULL && strcmp(mode, "headers") != 0)) {
-      send_error(in, "usage: echo TOPIC COUNT TIMEOUT_MS [headers]");
+      send_error(in, "usage: echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]");
       return;
     }
-    do_echo(in, topic, c, t, mode != NULL);
+    if (atomic_exchange(&in->echo_busy, true)) {
+      send_error(in, "another echo or recording is running on this endpoint: one at a time");
+      return;
+    }
+    snprintf(in->echo_req, sizeof in->echo_req, "%s", topic);
+    in->echo_count = c;
+    in->echo_timeout_ms = t;
+    in->echo_hdr = mode != NULL;
+    in->echo_conn = in->conn; /* the echo thread's now: it closes it */
+    in->conn = TAKT_IO_CLOSED;
+    takt_wakeup_post(&in->echo_go);
     return;
   }
   if (strcmp(verb, "pub") == 0) {
     char *topic = strtok_r(NULL, " \t\r\n", &save);
     char *data = strtok_r(NULL, " \t\r\n", &save);
-    if (topic == NULL) {
-      send_error(in, "usage: pub TOPIC HEX");
+    char *tinfo = strtok_r(NULL, " \t\r\n", &save);
+    char *e = NULL;
+    long long ti = tinfo != NULL ? strtoll(tinfo, &e, 10) : 0;
+    if (topic == NULL || (tinfo != NULL && (*e != '\0' || ti <= 0))) {
+      send_error(in, "usage: pub TOPIC HEX [T_INFO_NS]");
       return;
     }
-    do_pub(in, topic, data != NULL ? data : "");
+    do_pub(in, topic, data != NULL && strcmp(data, "-") != 0 ? data : "", (int64_t)ti);
     return;
   }
 #endif
@@ -695,7 +878,14 @@ static void handle(takt_introspect_t *in, char *req) {
     return;
   }
 #endif
-  send_error(in, "unknown request '%s' (graph, stats, echo, pub, call)", verb);
+  if (strcmp(verb, "play") == 0) {
+    /* what was read beyond the request line belongs to the stream */
+    char *rest = memchr(in->req_copy, '\n', in->req_len);
+    uint32_t off = rest != NULL ? (uint32_t)(rest - in->req_copy) + 1u : in->req_len;
+    do_play(in, in->req_copy + off, in->req_len - off);
+    return;
+  }
+  send_error(in, "unknown request '%s' (graph, stats, echo, pub, call, play)", verb);
 }
 
 /* Read one request line (bounded), waiting at most 5 s for it. */
@@ -707,10 +897,25 @@ static bool read_request(takt_introspect_t *in, char *req, uint32_t cap) {
     if (r <= 0) return false; /* closed, stopped or too slow */
     n += (uint32_t)r;
     req[n] = '\0';
+    in->req_len = n;
     if (memchr(req, '\n', n) != NULL) return true;
   }
   send_error(in, "request longer than %u bytes", (unsigned)(cap - 1));
   return false;
+}
+
+static void echo_main(void *arg) {
+  takt_introspect_t *in = arg;
+  for (;;) {
+    (void)takt_wakeup_wait(&in->echo_go, TAKT_TIME_INFINITE);
+    if (atomic_load(&in->stop)) break;
+    if (!atomic_load(&in->echo_busy)) continue;
+    do_echo(in, in->echo_req, in->echo_count, in->echo_timeout_ms, in->echo_hdr);
+    takt_io_close(&in->echo_conn);
+    atomic_store(&in->echo_busy, false);
+  }
+  if (atomic_load(&in->echo_busy)) takt_io_close(&in->echo_conn);
+  atomic_store(&in->echo_done, true);
 }
 
 static void serve(void *arg) {
@@ -724,7 +929,10 @@ static void serve(void *arg) {
       continue; /* stop is checked above */
     }
     if (rc < 0) break;
-    if (read_request(in, req, REQUEST_MAX)) handle(in, req);
+    if (read_request(in, req, REQUEST_MAX)) {
+      memcpy(in->req_copy, req, in->req_len);
+      handle(in, req);
+    }
     takt_io_close(&in->conn);
   }
   free(req);
@@ -752,7 +960,9 @@ static takt_err_t own_dir(const char *dir) {
 
 static void destroy(takt_introspect_t *in) {
   if (in->exec != NULL) (void)takt_executor_destroy(in->exec);
+  if (in->echo_exec != NULL) (void)takt_executor_destroy(in->echo_exec);
   if (in->node != NULL) (void)takt_node_destroy(in->node);
+  if (in->echo_node != NULL) (void)takt_node_destroy(in->echo_node);
   takt_io_close(&in->listener);
   takt_io_close(&in->wake);
   if (in->path[0] != '\0') (void)unlink(in->path);
@@ -777,6 +987,8 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   in->listener = TAKT_IO_CLOSED;
   in->wake = TAKT_IO_CLOSED;
   in->conn = TAKT_IO_CLOSED;
+  in->echo_conn = TAKT_IO_CLOSED;
+  takt_wakeup_init(&in->echo_go);
   in->cap = in->cfg.buffer_bytes;
   in->buf = malloc(in->cap);
   char dir[96];
@@ -797,6 +1009,12 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   eo.max_callbacks = 4; /* the echo subscription */
   if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->exec);
   if (rc == TAKT_OK) rc = takt_executor_add_node(in->exec, in->node);
+  char echo_name[TAKT_NAME_MAX];
+  snprintf(echo_name, sizeof echo_name, "takt_introspect_%ld_echo", (long)getpid() % 100000);
+  eo.max_callbacks = MAX_ECHO;
+  if (rc == TAKT_OK) rc = takt_node_create(ctx, echo_name, &in->echo_node);
+  if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->echo_exec);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(in->echo_exec, in->echo_node);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&in->wake);
   if (rc == TAKT_OK) rc = takt_io_unix_listen(in->path, in->cfg.mode, &in->listener);
   if (rc == TAKT_OK) {
@@ -804,6 +1022,18 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
                              .priority = 0, .cpu = -1};
     rc = takt_thread_create(&in->thread, &ta, serve, in);
     in->thread_running = rc == TAKT_OK;
+  }
+  if (rc == TAKT_OK) {
+    takt_thread_attr_t ea = {.name = "takt-introspect-echo", .policy = TAKT_SCHED_OTHER,
+                             .priority = 0, .cpu = -1};
+    rc = takt_thread_create(&in->echo_thread, &ea, echo_main, in);
+    in->echo_running = rc == TAKT_OK;
+    if (rc < 0) { /* the server thread runs: stop it as takt_introspect_stop does */
+      atomic_store(&in->stop, true);
+      takt_io_wake_signal(in->wake);
+      takt_thread_join(&in->thread);
+      in->thread_running = false;
+    }
   }
   if (rc < 0) {
     if (in->listener.fd < 0) in->path[0] = '\0'; /* not ours to remove */
@@ -822,10 +1052,15 @@ void takt_introspect_stop(takt_introspect_t *in) {
   takt_io_wake_signal(in->wake);
   /* an echo in progress spins the endpoint's executor: stop it until the thread has seen the
    * stop (an echo that had not begun spinning yet when asked is asked again) */
-  while (in->thread_running && !atomic_load(&in->done)) {
+  takt_wakeup_post(&in->echo_go);
+  while ((in->thread_running && !atomic_load(&in->done)) ||
+         (in->echo_running && !atomic_load(&in->echo_done))) {
     takt_executor_stop(in->exec);
+    takt_executor_stop(in->echo_exec);
+    takt_wakeup_post(&in->echo_go);
     takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
   }
   if (in->thread_running) takt_thread_join(&in->thread);
+  if (in->echo_running) takt_thread_join(&in->echo_thread);
   destroy(in);
 }

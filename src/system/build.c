@@ -690,10 +690,11 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   const uint32_t routes = MAX_LINKS * TAKT_SYSTEM_MAX_ROUTES;
   cfg->max_topics = MAX_TOPICS;
   /* bridges' nodes; a probe (attach_refused); an introspection endpoint's node, its echo
-   * subscription, its publishers and its executor (takt/introspect.h) */
+   * subscriptions (one per topic sampled or recorded), its publishers and its executor
+   * (takt/introspect.h) */
   cfg->max_nodes = MAX_NODES + MAX_LINKS + 2;
   cfg->max_timers = MAX_CALLBACKS + 1;
-  cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + 1;
+  cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + 16;
   cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + 16;
   cfg->max_groups = TAKT_SYSTEM_MAX_GROUPS;
   cfg->max_services = MAX_CALLBACKS + routes;

@@ -169,7 +169,7 @@ TEST_F(Introspect, WrongRequestsGetAOneLineError) {
   EXPECT_EQ(ask(path(), "pub chatter 0g"), "{\"error\": \"the message is not hex\"}\n");
   EXPECT_EQ(ask(path(), "pub nowhere 00"), "{\"error\": \"no topic named 'nowhere'\"}\n");
   EXPECT_EQ(ask(path(), "echo chatter x 100"),
-            "{\"error\": \"usage: echo TOPIC COUNT TIMEOUT_MS [headers]\"}\n");
+            "{\"error\": \"usage: echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]\"}\n");
   EXPECT_EQ(ask(path(), "reboot"),
             "{\"error\": \"unknown request 'reboot' (graph, stats, echo, pub, call)\"}\n");
   EXPECT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0}\n");

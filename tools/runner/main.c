@@ -572,7 +572,9 @@ static int run(runner_t *r, const options_t *o, double duration) {
     return die("starting the nodes", rc);
   }
   if (!o->no_introspect) {
-    takt_introspect_config_t ic = {.name = r->desc.name};
+    /* a replay (takt play) publishes like the sensors it stands for: just below the executor */
+    takt_introspect_config_t ic = {.name = r->desc.name,
+                                   .play_priority = rt ? (uint32_t)(rt_prio > 1 ? rt_prio - 1 : 1) : 0};
     if ((rc = takt_introspect_start(r->ctx, &ic, &r->introspect)) < 0)
       fprintf(stderr, "takt run: no introspection endpoint (takt topic/node tools): %s\n",
               takt_strerror(rc));

@@ -77,6 +77,29 @@ def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
             yield json.loads(buf)
 
 
+def stream(path: Path, first: str, lines: List[str], timeout: float) -> dict:
+    """Send a request followed by more lines (a play stream); return the one JSON answer."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise NoSystem(f"{path}: no system answers there (stopped?)")
+    with s:
+        s.sendall((first + "\n").encode())
+        s.sendall("".join(lines).encode())  # the endpoint reads on as it plays
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    line = buf.split(b"\n", 1)[0]
+    if not line.strip():
+        raise NoSystem(f"{path}: no answer to '{first}'")
+    return json.loads(line)
+
+
 def one(path: Path, line: str, timeout: float = 5.0) -> dict:
     for obj in request(path, line, timeout):
         if "error" in obj:
@@ -180,16 +203,30 @@ def topic_info(args: argparse.Namespace) -> int:
 
 
 def _decoder(t: dict):
-    """A function from a sample to printable lines: the fields of a generated type, else the
+    """A function from a sample to printable lines: the fields of a generated type (ROS 1 or CDR
+    serialization, told apart by the type's hash: an md5 sum or a DDS type name), else the
     header and the bytes."""
+    def raw(s):
+        return [f"data: [{', '.join(str(b) for b in bytes.fromhex(s.get('bytes', s.get('serialized', ''))))}]"]
+
+    h = t.get("hash", "")
     if t.get("serialized") and "/" in t["type"]:
         try:
             reg = msgcodec.registry()
-            spec = reg.load_msg(t["type"])
-            return lambda s: msgcodec.to_yaml(msgcodec.decode(reg, spec, bytes.fromhex(s["serialized"])))
+            name = t["type"].replace("/msg/", "/")
+            spec = reg.load_msg(name)
         except Exception as e:  # no definition here: show the bytes
             print(f"takt topic echo: cannot decode {t['type']} ({e}); showing bytes", file=sys.stderr)
-    return lambda s: [f"data: [{', '.join(str(b) for b in bytes.fromhex(s.get('bytes', s.get('serialized', ''))))}]"]
+            return raw
+        decode = msgcodec.decode_cdr if "::" in h else msgcodec.decode
+
+        def fields(s):
+            try:
+                return msgcodec.to_yaml(decode(reg, spec, bytes.fromhex(s["serialized"])))
+            except ValueError as e:
+                return [f"# cannot decode as {t['type']}: {e}"] + raw(s)
+        return fields
+    return raw
 
 
 def topic_echo(args: argparse.Namespace) -> int:

@@ -1,0 +1,195 @@
+"""`takt record` and `takt play`: MCAP recordings of running takt systems (docs/recording.md).
+
+Recording samples topics through the system's introspection endpoint (a subscription of the
+endpoint's own node, keep-last, run by the endpoint's thread: never on the system's executors;
+a slow recorder loses the oldest samples of a topic, the publishers never wait) and writes the
+MCAP file with PyPI `mcap` here, outside the real-time process. Per message: log_time = the
+publication instant in takt (t_data), publish_time = the origin time of the information (t_info),
+sequence = takt's per-topic sequence number. Encodings: a generated ROS 1 type is recorded as
+`ros1` with its `ros1msg` schema (the full definition, as rosbag writes it), a ROS 2 (CDR) type
+as `cdr` with its `ros2msg` schema where its definition is found, a system file's byte-blob topic
+as `takt-bytes` without a schema.
+
+Playing publishes the messages into a running system through its endpoint at their recorded
+pace (scaled by --rate), each with an origin time that keeps the recorded age (t_data - t_info)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from takt import msgcodec
+from takt.commands.graph import NoSystem, endpoints, one, request, stream
+from takt.msggen import ros1
+
+MD5 = re.compile(r"^[0-9a-f]{32}$")
+
+
+def encoding_of(topic: dict) -> str:
+    h = topic.get("hash", "")
+    if topic.get("serialized") and MD5.match(h):
+        return "ros1"
+    if topic.get("serialized") and "::" in h:
+        return "cdr"
+    return "takt-bytes"
+
+
+def schema_of(topic: dict, enc: str) -> Optional[Tuple[str, str, bytes]]:
+    """(name, schema encoding, data) for the topic's type, or None (no schema)."""
+    if enc == "ros1":
+        reg = msgcodec.registry()
+        spec = reg.load_msg(topic["type"])
+        return topic["type"], "ros1msg", ros1.full_text(reg, spec).encode()
+    if enc == "cdr":
+        name = topic["type"] if "/msg/" in topic["type"] else topic["type"].replace("/", "/msg/", 1)
+        pkg, _, short = name.partition("/msg/")
+        reg = msgcodec.registry()
+        try:
+            spec = reg.load_msg(f"{pkg}/{short}")
+        except Exception:
+            return None
+        return name, "ros2msg", ros1.full_text(reg, spec).encode()
+    return None
+
+
+def _topics(path: Path, wanted: List[str], all_topics: bool) -> Tuple[str, List[dict]]:
+    g = one(path, "graph")
+    by_name = {t["name"]: t for t in g["topics"]}
+    if all_topics or not wanted:
+        return g["name"], list(by_name.values())
+    chosen = []
+    for w in wanted:
+        t = by_name.get(w.lstrip("/"))
+        if t is None:
+            raise NoSystem(f"no topic named '{w.lstrip('/')}' in system '{g['name']}'")
+        chosen.append(t)
+    return g["name"], chosen
+
+
+def record(args: argparse.Namespace) -> int:
+    from mcap.writer import Writer
+
+    paths = endpoints(args.system)
+    if len(paths) > 1:
+        raise NoSystem("several systems are running: choose one with --system NAME")
+    path = paths[0]
+    system, topics = _topics(path, args.topics, args.all)
+    if len(topics) > 16:
+        raise NoSystem(f"{len(topics)} topics: one recording takes at most 16 (name them)")
+    out: Path = args.output or Path(time.strftime("takt_%Y-%m-%d-%H-%M-%S.mcap"))
+    counts: Dict[str, int] = {t["name"]: 0 for t in topics}
+    with open(out, "wb") as f:
+        w = Writer(f)
+        w.start(profile="ros1" if all(encoding_of(t) == "ros1" for t in topics) else "",
+                library="takt record")
+        channels: Dict[str, int] = {}
+        for t in topics:
+            enc = encoding_of(t)
+            sch = schema_of(t, enc)
+            sid = w.register_schema(*sch) if sch else 0
+            channels[t["name"]] = w.register_channel(
+                f"/{t['name']}", enc, sid,
+                {"takt_type": t["type"], "takt_size": str(t["size"]), "takt_hash": t.get("hash", "")})
+        count = args.n if args.n else 10_000_000
+        line = f"echo {','.join(t['name'] for t in topics)} {count} {int(args.duration * 1000)}"
+        try:
+            for s in request(path, line, timeout=args.duration + 10):
+                if "error" in s:
+                    raise NoSystem(s["error"])
+                if "end" in s:
+                    break
+                data = bytes.fromhex(s.get("serialized", s.get("bytes", "")))
+                w.add_message(channels[s["topic"]], log_time=s["t_data_ns"], data=data,
+                              publish_time=s["t_info_ns"], sequence=s["seq"])
+                counts[s["topic"]] += 1
+        except KeyboardInterrupt:
+            pass
+        w.add_metadata("takt", {"system": system,
+                                "clock": "CLOCK_MONOTONIC ns", "log_time": "t_data (publication)",
+                                "publish_time": "t_info (origin of the information)"})
+        w.finish()
+    total = sum(counts.values())
+    print(f"recorded {total} messages into {out}: " + ", ".join(f"/{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def play(args: argparse.Namespace) -> int:
+    from mcap.reader import make_reader
+
+    paths = endpoints(args.system)
+    if len(paths) > 1:
+        raise NoSystem("several systems are running: choose one with --system NAME")
+    path = paths[0]
+    g = one(path, "graph")
+    by_name = {t["name"]: t for t in g["topics"]}
+    with open(args.file, "rb") as f:
+        reader = make_reader(f)
+        msgs = []
+        for schema, channel, message in reader.iter_messages(log_time_order=True):
+            name = channel.topic.lstrip("/")
+            if args.topics and name not in [t.lstrip("/") for t in args.topics]:
+                continue
+            t = by_name.get(name)
+            if t is None:
+                raise NoSystem(f"the recording's topic /{name} does not exist in system '{g['name']}'")
+            if channel.message_encoding == "takt-bytes" and len(message.data) != t["size"]:
+                raise NoSystem(f"/{name}: recorded messages of {len(message.data)} bytes, the system's "
+                               f"topic takes {t['size']}")
+            msgs.append((message.log_time, message.publish_time, name, message.data))
+    if not msgs:
+        print("takt play: nothing to play", file=sys.stderr)
+        return 1
+    rate = args.rate if args.rate > 0 else 1.0
+    first = msgs[0][0]
+    # the endpoint publishes each line at its instant: the stream runs ahead of the clock, so
+    # this process's own scheduling does not enter the replay's timing
+    start = time.monotonic_ns() + 200_000_000
+    lines = []
+    for log_time, publish_time, name, data in msgs:
+        at = start + int((log_time - first) / rate)
+        age = log_time - publish_time  # the data's age when it was published: kept
+        lines.append(f"{at} {name} {data.hex() or '-'} {max(0, age)}\n")
+    lines.append("end\n")
+    answer = None
+    try:
+        answer = stream(path, "play", lines, timeout=(msgs[-1][0] - first) / 1e9 / rate + 30)
+    except KeyboardInterrupt:
+        pass
+    if answer is None:
+        return 130
+    if "error" in answer:
+        raise NoSystem(answer["error"])
+    span = (msgs[-1][0] - first) / 1e9
+    print(f"played {answer['played']} messages of {args.file} ({span:.3f} s recorded) into system '{g['name']}'; "
+          f"latest {answer['late_max_ns'] / 1e6:.3f} ms after its instant")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("record", help="record topics of a running system into an MCAP file")
+    p.add_argument("topics", nargs="*", help="topics (default: every topic, at most 16)")
+    p.add_argument("-a", "--all", action="store_true", help="every topic")
+    p.add_argument("-o", "--output", type=Path, help="the file (default: takt_DATE.mcap)")
+    p.add_argument("--duration", type=float, default=86400.0, help="seconds to record (default: until Ctrl-C)")
+    p.add_argument("-n", type=int, default=0, help="stop after this many messages")
+    p.add_argument("--system", help="the running system of this name")
+    p = sub.add_parser("play", help="publish an MCAP recording into a running system at its pace")
+    p.add_argument("file", type=Path)
+    p.add_argument("topics", nargs="*", help="only these topics")
+    p.add_argument("-r", "--rate", type=float, default=1.0, help="speed factor (default 1)")
+    p.add_argument("--system", help="the running system of this name")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return record(args) if args.command == "record" else play(args)
+    except NoSystem as e:
+        print(f"takt {args.command}: {e}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"takt {args.command}: {e.filename}: no such file", file=sys.stderr)
+        return 2

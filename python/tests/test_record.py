@@ -1,0 +1,207 @@
+"""`takt record` / `takt play`: an MCAP recording of a running system read back with PyPI `mcap`
+(every message present, in order, with its payload), and a replay into another system recorded
+again: the same messages in the same order, their age kept within 1 ms, their spacing within
+1 ms of the recorded one (95 % of them; all within 5 ms on a loaded machine)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+mcap_reader = pytest.importorskip("mcap.reader")
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
+
+SOURCE = """name: source
+executor: tide
+duration_s: 60
+topics:
+  - {name: scan, size: 32}
+  - {name: odom, size: 16}
+nodes:
+  - name: sensors
+    timers:
+      - {name: lidar, period_ms: 50, work_us: 100, publish: scan}
+      - {name: wheels, period_ms: 200, phase_ms: 7, work_us: 50, publish: odom}
+  - name: consumer
+    subscriptions:
+      - {name: use_scan, topic: scan, work_us: 50}
+      - {name: use_odom, topic: odom, work_us: 50}
+"""
+
+SINK = """name: sink
+executor: tide
+duration_s: 60
+topics:
+  - {name: scan, size: 32}
+  - {name: odom, size: 16}
+nodes:
+  - name: consumer
+    subscriptions:
+      - {name: use_scan, topic: scan, work_us: 50}
+      - {name: use_odom, topic: odom, work_us: 50}
+"""
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    d = tmp_path / "xdg"
+    d.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
+    return d
+
+
+def start(system: Path, name: str, runtime_dir: Path, rt_priority: int = 0):
+    proc = subprocess.Popen([str(BUILD / "tools" / "takt-run"), str(system), "--quiet", "--rt-priority",
+                             str(rt_priority)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sock = runtime_dir / "takt" / f"{name}.{proc.pid}.sock"
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
+        time.sleep(0.02)
+    return proc
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=10)
+
+
+def takt(*args, timeout=60, **kw):
+    return subprocess.Popen([sys.executable, "-m", "takt", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TAKT_BUILD_DIR=str(BUILD)), **kw)
+
+
+def read(path: Path):
+    """{topic: [(log_time, publish_time, sequence, data)]} and the channels' encodings."""
+    out, enc = {}, {}
+    with open(path, "rb") as f:
+        for schema, channel, m in mcap_reader.make_reader(f).iter_messages(log_time_order=True):
+            out.setdefault(channel.topic, []).append((m.log_time, m.publish_time, m.sequence, m.data))
+            enc[channel.topic] = (channel.message_encoding, schema)
+    return out, enc
+
+
+def test_record_then_play_into_another_system(tmp_path, runtime_dir):
+    (tmp_path / "source.yaml").write_text(SOURCE)
+    (tmp_path / "sink.yaml").write_text(SINK)
+    first = tmp_path / "first.mcap"
+    src = start(tmp_path / "source.yaml", "source", runtime_dir)
+    try:
+        rec = takt("record", "scan", "odom", "-o", first, "--duration", "2", "--system", "source")
+        out, err = rec.communicate(timeout=30)
+        assert rec.returncode == 0, err
+    finally:
+        stop(src)
+    msgs, enc = read(first)
+    assert set(msgs) == {"/scan", "/odom"}
+    assert enc["/scan"][0] == "takt-bytes" and enc["/scan"][1] is None
+    for topic, size, period in (("/scan", 32, 50e6), ("/odom", 16, 200e6)):
+        ms = msgs[topic]
+        seqs = [s for _, _, s, _ in ms]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"{topic}: a message is missing"
+        assert len(ms) >= 2.0 / (period / 1e9) - 3
+        for log_time, publish_time, seq, data in ms:
+            assert len(data) == size
+            # the runner's payload: the publication count in the first 8 bytes
+            assert int.from_bytes(data[:8], "little") == seq
+            assert publish_time <= log_time  # origin time, then publication
+    assert f"recorded {len(msgs['/scan']) + len(msgs['/odom'])} messages" in out
+
+    # replay into a system where nothing publishes these topics, recording it again
+    second = tmp_path / "second.mcap"
+    total = len(msgs["/scan"]) + len(msgs["/odom"])
+    # the replay publishes just below the executor's SCHED_FIFO priority (where permitted)
+    sink = start(tmp_path / "sink.yaml", "sink", runtime_dir, rt_priority=60)
+    try:
+        rec = takt("record", "scan", "odom", "-o", second, "-n", total, "--duration", "20", "--system", "sink")
+        time.sleep(1.0)  # the recorder is sampling
+        play = takt("play", first, "--system", "sink")
+        pout, perr = play.communicate(timeout=60)
+        assert play.returncode == 0, perr
+        assert f"played {total} messages" in pout
+        out, err = rec.communicate(timeout=30)
+        assert rec.returncode == 0, err
+    finally:
+        stop(sink)
+    again, _ = read(second)
+    for topic in ("/scan", "/odom"):
+        a, b = msgs[topic], again[topic]
+        assert [d for *_, d in b] == [d for *_, d in a], f"{topic}: other messages or another order"
+        for (la, pa, _, _), (lb, pb, _, _) in zip(a, b):
+            assert abs((lb - pb) - (la - pa)) <= 1_000_000, "the age of the data is kept within 1 ms"
+    # the pace: every message's offset from the first within 1 ms of the recorded one
+    ta = sorted(l for t in ("/scan", "/odom") for l, *_ in msgs[t])
+    tb = sorted(l for t in ("/scan", "/odom") for l, *_ in again[t])
+    errors = sorted(abs((y - tb[0]) - (x - ta[0])) for x, y in zip(ta, tb))
+    # the replay publishes from a SCHED_FIFO thread sleeping until each instant: within 1 ms of
+    # the recorded pace; a wake-up the machine delays (a hypervisor pause, a loaded CI machine)
+    # may take one message beyond that, never far (the figures of a quiet run: docs/recording.md)
+    within = sum(e <= 1_000_000 for e in errors) / len(errors)
+    assert within >= 0.95, f"only {within:.0%} of the messages within 1 ms of the recorded pace"
+    assert errors[-1] <= 5_000_000, f"replayed {errors[-1] / 1e6:.3f} ms off the recorded pace"
+
+
+def test_record_errors(tmp_path, runtime_dir):
+    p = takt("record", "scan")
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 1 and "no running takt system" in err
+    p = takt("play", tmp_path / "none.mcap")
+    _, err = p.communicate(timeout=30)
+    assert p.returncode in (1, 2)
+
+
+def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
+    """examples/talker.c: std_msgs/String and sensor_msgs/JointState in ROS 1 serialization,
+    std_msgs/String in CDR. The recording decodes with mcap's ROS 1 and ROS 2 decoders (from the
+    schemas in the file alone) and with rosbags' type stores."""
+    mcap_ros1 = pytest.importorskip("mcap_ros1.decoder")
+    mcap_ros2 = pytest.importorskip("mcap_ros2.decoder")
+    typesys = pytest.importorskip("rosbags.typesys")
+    talker = BUILD / "msgs" / "takt-talker"
+    if not talker.exists():
+        pytest.skip("takt-talker is built with the generated message types (TAKT_BUILD_MESSAGES)")
+    proc = subprocess.Popen([str(talker), "20"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sock = runtime_dir / "takt" / f"talker.{proc.pid}.sock"
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    out = tmp_path / "talk.mcap"
+    try:
+        rec = takt("record", "-a", "-o", out, "-n", "50", "--duration", "15", "--system", "talker")
+        _, err = rec.communicate(timeout=30)
+        assert rec.returncode == 0, err
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    ros1 = typesys.get_typestore(typesys.Stores.ROS1_NOETIC)
+    ros2 = typesys.get_typestore(typesys.Stores.ROS2_HUMBLE)
+    seen = {}
+    with open(out, "rb") as f:
+        reader = mcap_reader.make_reader(f, decoder_factories=[mcap_ros1.DecoderFactory(), mcap_ros2.DecoderFactory()])
+        for schema, channel, message, decoded in reader.iter_decoded_messages(log_time_order=True):
+            seen.setdefault(channel.topic, []).append(decoded)
+            if channel.topic == "/chatter":
+                assert (schema.name, schema.encoding, channel.message_encoding) == ("std_msgs/String", "ros1msg", "ros1")
+                assert decoded.data == ros1.deserialize_ros1(message.data, "std_msgs/msg/String").data
+            elif channel.topic == "/joints":
+                assert (schema.name, schema.encoding) == ("sensor_msgs/JointState", "ros1msg")
+                assert "MSG: std_msgs/Header" in schema.data.decode()
+                other = ros1.deserialize_ros1(message.data, "sensor_msgs/msg/JointState")
+                assert list(other.name) == list(decoded.name) == ["shoulder", "elbow"]
+                assert decoded.header.frame_id == "base_link" and len(decoded.position) == 2
+            elif channel.topic == "/chatter_cdr":
+                assert (schema.name, schema.encoding, channel.message_encoding) == ("std_msgs/msg/String", "ros2msg", "cdr")
+                assert decoded.data == ros2.deserialize_cdr(message.data, "std_msgs/msg/String").data
+    assert set(seen) == {"/chatter", "/joints", "/chatter_cdr"}
+    assert sum(len(v) for v in seen.values()) == 50
+    counts = [int(m.data.split()[1]) for m in seen["/chatter"]]
+    assert counts == list(range(counts[0], counts[0] + len(counts))), "every message, in order"
+    assert all(m.data.startswith("cdr ") for m in seen["/chatter_cdr"])
