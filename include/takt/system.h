@@ -158,6 +158,12 @@ typedef struct takt_system_desc {
   uint32_t n_chains;
   takt_system_link_t links[TAKT_SYSTEM_MAX_LINKS];
   uint32_t n_links;
+  /* record: an MCAP recording while the system runs (`takt run` starts `takt record` beside the
+   * runner: docs/recording.md); the file and the topics (none listed: every topic, up to 16) */
+  bool record;
+  char record_file[TAKT_SYSTEM_SOURCE];
+  char record_topics[16][TAKT_SYSTEM_NAME];
+  uint32_t n_record_topics;
 } takt_system_desc_t;
 
 /**

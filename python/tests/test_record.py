@@ -205,3 +205,21 @@ def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
     counts = [int(m.data.split()[1]) for m in seen["/chatter"]]
     assert counts == list(range(counts[0], counts[0] + len(counts))), "every message, in order"
     assert all(m.data.startswith("cdr ") for m in seen["/chatter_cdr"])
+
+
+def test_record_section_of_a_system_file(tmp_path, runtime_dir):
+    system = tmp_path / "rec.yaml"
+    system.write_text(SOURCE.replace("duration_s: 60", "duration_s: 1.5") + "record: {file: out.mcap, topics: [scan]}\n")
+    p = takt("run", system, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert f"into {tmp_path / 'out.mcap'}" in err
+    msgs, enc = read(tmp_path / "out.mcap")
+    assert list(msgs) == ["/scan"]
+    seqs = [s for _, _, s, _ in msgs["/scan"]]
+    assert len(seqs) >= 25 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SOURCE + "record: {file: out.mcap, topics: [nosuch]}\n")
+    p = takt("check", bad)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode != 0 and "record: no topic named 'nosuch' in the system" in err

@@ -181,6 +181,33 @@ static int get_cpus(parser_t *p, yaml_node_t *n, uint64_t *out) {
   return 0;
 }
 
+/* record: {file: PATH, topics: [NAME, ...]} */
+static int parse_record(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"file", "topics", NULL};
+  if (want(p, map, YAML_MAPPING_NODE, "'record'") < 0 || check_keys(p, map, "'record'", keys) < 0)
+    return -1;
+  yaml_node_t *f;
+  if (require(p, map, "file", "'record'", &f) < 0 || want(p, f, YAML_SCALAR_NODE, "'file'") < 0)
+    return -1;
+  size_t len = strlen(scalar(f));
+  if (len == 0 || len >= sizeof sys->record_file)
+    return FAIL(p, f, "the record file name must have 1 to %zu characters",
+                sizeof sys->record_file - 1);
+  snprintf(sys->record_file, sizeof sys->record_file, "%s", scalar(f));
+  yaml_node_t *t = lookup(p, map, "topics");
+  if (t != NULL) {
+    if (want(p, t, YAML_SEQUENCE_NODE, "'topics'") < 0) return -1;
+    FOR_ITEMS(p, t, it) {
+      if (sys->n_record_topics == 16) return FAIL(p, it, "a recording takes at most 16 topics");
+      if (get_name(p, it, "a recorded topic", sys->record_topics[sys->n_record_topics]) < 0)
+        return -1;
+      sys->n_record_topics++;
+    }
+  }
+  sys->record = true;
+  return 0;
+}
+
 static int parse_groups(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "kind", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'groups'") < 0) return -1;
@@ -673,7 +700,7 @@ static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *
 static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
-                                     "cpus",    "groups",   NULL};
+                                     "cpus",    "groups",   "record",     NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -705,6 +732,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   }
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
   if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
+  if ((n = lookup(p, root, "record")) != NULL && parse_record(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "duration_s")) != NULL &&
       get_number(p, n, "duration_s", 0.001, 86400, &sys->duration_s) < 0)
     return -1;
@@ -766,6 +794,14 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   }
   if ((n = lookup(p, root, "chains")) != NULL && parse_chains(p, n, sys) < 0) return -1;
   if (sys->n_callbacks == 0) return FAIL(p, root, "the system has no timers or subscriptions");
+  for (uint32_t i = 0; i < sys->n_record_topics; i++) {
+    bool found = false;
+    for (uint32_t k = 0; k < sys->n_topics && !found; k++)
+      found = strcmp(sys->topics[k].name, sys->record_topics[i]) == 0;
+    if (!found)
+      return FAIL(p, lookup(p, root, "record"), "record: no topic named '%s' in the system",
+                  sys->record_topics[i]);
+  }
   return 0;
 }
 

@@ -70,17 +70,15 @@ def _topics(path: Path, wanted: List[str], all_topics: bool) -> Tuple[str, List[
     return g["name"], chosen
 
 
-def record(args: argparse.Namespace) -> int:
+def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 86400.0,
+                    count: int = 0, all_topics: bool = False) -> Dict[str, int]:
+    """Record topics of the system behind endpoint path into the MCAP file out until duration
+    passed, count messages were taken, the system stopped or Ctrl-C; the messages per topic."""
     from mcap.writer import Writer
 
-    paths = endpoints(args.system)
-    if len(paths) > 1:
-        raise NoSystem("several systems are running: choose one with --system NAME")
-    path = paths[0]
-    system, topics = _topics(path, args.topics, args.all)
+    system, topics = _topics(path, wanted, all_topics)
     if len(topics) > 16:
         raise NoSystem(f"{len(topics)} topics: one recording takes at most 16 (name them)")
-    out: Path = args.output or Path(time.strftime("takt_%Y-%m-%d-%H-%M-%S.mcap"))
     counts: Dict[str, int] = {t["name"]: 0 for t in topics}
     with open(out, "wb") as f:
         w = Writer(f)
@@ -94,10 +92,9 @@ def record(args: argparse.Namespace) -> int:
             channels[t["name"]] = w.register_channel(
                 f"/{t['name']}", enc, sid,
                 {"takt_type": t["type"], "takt_size": str(t["size"]), "takt_hash": t.get("hash", "")})
-        count = args.n if args.n else 10_000_000
-        line = f"echo {','.join(t['name'] for t in topics)} {count} {int(args.duration * 1000)}"
+        line = f"echo {','.join(t['name'] for t in topics)} {count or 10_000_000} {int(duration * 1000)}"
         try:
-            for s in request(path, line, timeout=args.duration + 10):
+            for s in request(path, line, timeout=duration + 10):
                 if "error" in s:
                     raise NoSystem(s["error"])
                 if "end" in s:
@@ -108,10 +105,21 @@ def record(args: argparse.Namespace) -> int:
                 counts[s["topic"]] += 1
         except KeyboardInterrupt:
             pass
-        w.add_metadata("takt", {"system": system,
-                                "clock": "CLOCK_MONOTONIC ns", "log_time": "t_data (publication)",
+        except (ConnectionError, OSError):
+            pass  # the system stopped: what was taken is kept
+        w.add_metadata("takt", {"system": system, "clock": "CLOCK_MONOTONIC ns",
+                                "log_time": "t_data (publication)",
                                 "publish_time": "t_info (origin of the information)"})
         w.finish()
+    return counts
+
+
+def record(args: argparse.Namespace) -> int:
+    paths = endpoints(args.system)
+    if len(paths) > 1:
+        raise NoSystem("several systems are running: choose one with --system NAME")
+    out: Path = args.output or Path(time.strftime("takt_%Y-%m-%d-%H-%M-%S.mcap"))
+    counts = record_endpoint(paths[0], args.topics, out, args.duration, args.n, args.all)
     total = sum(counts.values())
     print(f"recorded {total} messages into {out}: " + ", ".join(f"/{k} {v}" for k, v in counts.items()))
     return 0

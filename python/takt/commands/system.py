@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from takt import native
 
@@ -17,7 +17,8 @@ from takt import native
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def supervise(cmd: List[str], stopped: Optional[List[int]] = None) -> int:
+def supervise(cmd: List[str], stopped: Optional[List[int]] = None,
+              started: Optional[Callable[[subprocess.Popen], None]] = None) -> int:
     """Run cmd as a child and return its exit status (128 + N when signal N killed it).
 
     SIGINT, SIGTERM and SIGHUP sent to this process are forwarded to the child, whatever
@@ -47,11 +48,57 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None) -> int:
             child = subprocess.Popen(cmd, env=env)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # pending ones are forwarded now
+        if started is not None:
+            started(child)
         rc = child.wait()  # PEP 475: a handled signal does not interrupt the wait
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
     return 128 - rc if rc < 0 else rc
+
+
+class Recorder:
+    """The system file's `record:` section: `takt record` of the runner's endpoint, in a thread,
+    from the moment the endpoint exists until the runner stops (docs/recording.md)."""
+
+    def __init__(self, file: Path):
+        self.wanted, self.thread, self.result = None, None, None
+        try:
+            import yaml
+            doc = yaml.safe_load(file.read_text())
+        except Exception:
+            return  # the runner reports what is wrong with the file
+        rec = doc.get("record") if isinstance(doc, dict) else None
+        if isinstance(rec, dict) and rec.get("file"):
+            self.name = str(doc.get("name", "system"))
+            self.out = (file.parent / str(rec["file"])) if not Path(str(rec["file"])).is_absolute() else Path(str(rec["file"]))
+            self.wanted = [str(t) for t in rec.get("topics") or []]
+
+    def start(self, child: subprocess.Popen) -> None:
+        import threading
+        self.thread = threading.Thread(target=self._record, args=(child,), daemon=True)
+        self.thread.start()
+
+    def _record(self, child: subprocess.Popen) -> None:
+        import time
+        from takt.commands.graph import endpoint_dir
+        from takt.commands.record import record_endpoint
+        sock = endpoint_dir() / f"{self.name}.{child.pid}.sock"
+        while not sock.exists():
+            if child.poll() is not None:
+                return
+            time.sleep(0.01)
+        try:
+            counts = record_endpoint(sock, self.wanted, self.out, all_topics=not self.wanted)
+            self.result = f"recorded {sum(counts.values())} messages into {self.out}"
+        except Exception as e:  # reported, the run itself goes on
+            self.result = f"takt run: no recording: {e}"
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join(timeout=15)
+            if self.result:
+                print(self.result, file=sys.stderr)
 
 
 def run_system(file: Path, executor: Optional[str], duration: Optional[float], out: Path,
@@ -80,7 +127,9 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
     if trace is not None:
         cmd += ["--trace", str(trace)]
     json_path.unlink(missing_ok=True)  # a result left by an earlier run is not this run's
-    rc = supervise(cmd, stopped)
+    recorder = Recorder(file)
+    rc = supervise(cmd, stopped, started=recorder.start if recorder.wanted else None)
+    recorder.join()
     return rc, (json_path if rc == 0 and json_path.exists() else None)
 
 
