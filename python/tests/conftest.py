@@ -1,6 +1,8 @@
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,3 +36,45 @@ def write(tmp_path):
         return p
 
     return make
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    """Introspection endpoints of this test only: a private XDG_RUNTIME_DIR."""
+    d = tmp_path / "xdg"
+    d.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
+    return d
+
+
+def system_name(system: Path) -> str:
+    for line in system.read_text().splitlines():
+        if line.startswith("name:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"{system}: no name")
+
+
+def start_system(system: Path, runtime_dir: Path, rt_priority: int = 0, duration: float = 0):
+    """takt-run on system (quiet), returned once its introspection endpoint exists."""
+    cmd = [str(BUILD / "tools" / "takt-run"), str(system), "--quiet", "--rt-priority", str(rt_priority)]
+    if duration:
+        cmd += ["--duration", str(duration)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sock = runtime_dir / "takt" / f"{system_name(system)}.{proc.pid}.sock"
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"no endpoint {sock}: {proc.stderr.read().decode()}")
+        time.sleep(0.02)
+    return proc, sock
+
+
+def stop_system(proc) -> None:
+    """SIGINT, as Ctrl-C: the runner stops in order."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise

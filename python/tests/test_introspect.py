@@ -3,7 +3,6 @@ exact node and topic lists, echo of known messages, hz within 5 % of the publish
 reaching a subscriber, a service call, chains, and the endpoint's owner-only permissions."""
 
 import os
-import signal
 import stat
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import start_system, stop_system
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
@@ -20,45 +20,6 @@ ROBOT_TOPICS = ["/avoid_cmd", "/bumper_raw", "/camera_image", "/contact", "/dete
                 "/obstacles", "/stop_cmd", "/track_cmd"]
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    """Endpoints of this test only: a private XDG_RUNTIME_DIR."""
-    d = tmp_path / "xdg"
-    d.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
-    return d
-
-
-def start(system: Path, runtime_dir: Path, seconds: float = 30):
-    proc = subprocess.Popen([str(BUILD / "tools" / "takt-run"), str(system), "--duration", str(seconds),
-                             "--quiet", "--rt-priority", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=dict(os.environ))
-    sock = runtime_dir / "takt" / f"{yaml_name(system)}.{proc.pid}.sock"
-    deadline = time.monotonic() + 10
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(f"no endpoint {sock}: {proc.stderr.read().decode()}")
-        time.sleep(0.02)
-    return proc, sock
-
-
-def yaml_name(system: Path) -> str:
-    for line in system.read_text().splitlines():
-        if line.startswith("name:"):
-            return line.split(":", 1)[1].strip()
-    raise AssertionError("no name")
-
-
-def stop(proc):
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-
-
 def cli(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "takt", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ, TAKT_BUILD_DIR=str(BUILD)))
@@ -66,9 +27,9 @@ def cli(*args, timeout=60):
 
 @pytest.fixture
 def robot(runtime_dir):
-    proc, sock = start(REPO / "examples" / "robot.yaml", runtime_dir)
+    proc, sock = start_system(REPO / "examples" / "robot.yaml", runtime_dir, duration=30)
     yield sock
-    stop(proc)
+    stop_system(proc)
     assert not sock.exists(), "the endpoint's socket file is removed at the end"
 
 
@@ -156,7 +117,7 @@ nodes:
     services:
       - {name: add, request_size: 8, response_size: 8, work_us: 10}
 """)
-    proc, sock = start(system, runtime_dir)
+    proc, sock = start_system(system, runtime_dir, duration=30)
     try:
         r = cli("topic", "pub", "cmd", "0102030405060708", "-n", "5")
         assert r.returncode == 0, r.stderr
@@ -171,7 +132,7 @@ nodes:
         r = cli("service", "call", "nosuch")
         assert r.returncode == 1 and "no service named '/nosuch'" in r.stderr
     finally:
-        stop(proc)
+        stop_system(proc)
 
 
 def test_no_running_system(runtime_dir):

@@ -4,13 +4,13 @@ again: the same messages in the same order, their age kept within 1 ms, their sp
 1 ms of the recorded one (95 % of them; all within 5 ms on a loaded machine)."""
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import start_system, stop_system
 
 mcap_reader = pytest.importorskip("mcap.reader")
 
@@ -48,31 +48,6 @@ nodes:
 """
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    d = tmp_path / "xdg"
-    d.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
-    return d
-
-
-def start(system: Path, name: str, runtime_dir: Path, rt_priority: int = 0):
-    proc = subprocess.Popen([str(BUILD / "tools" / "takt-run"), str(system), "--quiet", "--rt-priority",
-                             str(rt_priority)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sock = runtime_dir / "takt" / f"{name}.{proc.pid}.sock"
-    deadline = time.monotonic() + 10
-    while not sock.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()
-        time.sleep(0.02)
-    return proc
-
-
-def stop(proc):
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=10)
-
-
 def takt(*args, timeout=60, **kw):
     return subprocess.Popen([sys.executable, "-m", "takt", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, TAKT_BUILD_DIR=str(BUILD)), **kw)
@@ -92,13 +67,13 @@ def test_record_then_play_into_another_system(tmp_path, runtime_dir):
     (tmp_path / "source.yaml").write_text(SOURCE)
     (tmp_path / "sink.yaml").write_text(SINK)
     first = tmp_path / "first.mcap"
-    src = start(tmp_path / "source.yaml", "source", runtime_dir)
+    src, _ = start_system(tmp_path / "source.yaml", runtime_dir)
     try:
         rec = takt("record", "scan", "odom", "-o", first, "--duration", "2", "--system", "source")
         out, err = rec.communicate(timeout=30)
         assert rec.returncode == 0, err
     finally:
-        stop(src)
+        stop_system(src)
     msgs, enc = read(first)
     assert set(msgs) == {"/scan", "/odom"}
     assert enc["/scan"][0] == "takt-bytes" and enc["/scan"][1] is None
@@ -118,7 +93,7 @@ def test_record_then_play_into_another_system(tmp_path, runtime_dir):
     second = tmp_path / "second.mcap"
     total = len(msgs["/scan"]) + len(msgs["/odom"])
     # the replay publishes just below the executor's SCHED_FIFO priority (where permitted)
-    sink = start(tmp_path / "sink.yaml", "sink", runtime_dir, rt_priority=60)
+    sink, _ = start_system(tmp_path / "sink.yaml", runtime_dir, rt_priority=60)
     try:
         rec = takt("record", "scan", "odom", "-o", second, "-n", total, "--duration", "20", "--system", "sink")
         time.sleep(1.0)  # the recorder is sampling
@@ -129,7 +104,7 @@ def test_record_then_play_into_another_system(tmp_path, runtime_dir):
         out, err = rec.communicate(timeout=30)
         assert rec.returncode == 0, err
     finally:
-        stop(sink)
+        stop_system(sink)
     again, _ = read(second)
     for topic in ("/scan", "/odom"):
         a, b = msgs[topic], again[topic]

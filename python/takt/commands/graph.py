@@ -48,17 +48,24 @@ def endpoints(system: Optional[str]) -> List[Path]:
     return found
 
 
-def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
-    """Send one request line; yield the JSON objects of the answer as they come."""
+def connect(path: Path, timeout: float) -> socket.socket:
+    """A connection to the endpoint at path, or NoSystem naming why there is none."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
         s.connect(str(path))
     except (FileNotFoundError, ConnectionRefusedError):
+        s.close()
         raise NoSystem(f"{path}: no system answers there (stopped?)")
     except PermissionError:
+        s.close()
         raise NoSystem(f"{path}: permission denied (the endpoint is its owner's only)")
-    with s:
+    return s
+
+
+def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
+    """Send one request line; yield the JSON objects of the answer as they come."""
+    with connect(path, timeout) as s:
         s.sendall(line.encode() + b"\n")
         buf = b""
         while True:
@@ -79,13 +86,7 @@ def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
 
 def stream(path: Path, first: str, lines: List[str], timeout: float) -> dict:
     """Send a request followed by more lines (a play stream); return the one JSON answer."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    try:
-        s.connect(str(path))
-    except (FileNotFoundError, ConnectionRefusedError):
-        raise NoSystem(f"{path}: no system answers there (stopped?)")
-    with s:
+    with connect(path, timeout) as s:
         s.sendall((first + "\n").encode())
         s.sendall("".join(lines).encode())  # the endpoint reads on as it plays
         buf = b""
@@ -122,11 +123,14 @@ def _find_topic(system: Optional[str], name: str) -> Tuple[Path, dict]:
 
 # ---- node ----
 
-def node_list(args: argparse.Namespace) -> int:
-    names = sorted(n["name"] for _, g in graphs(args.system) for n in g["nodes"])
-    for n in names:
+def _print_names(names) -> int:
+    for n in sorted(names):
         print(f"/{n}")
     return 0
+
+
+def node_list(args: argparse.Namespace) -> int:
+    return _print_names(n["name"] for _, g in graphs(args.system) for n in g["nodes"])
 
 
 def node_info(args: argparse.Namespace) -> int:
@@ -338,10 +342,7 @@ def topic_pub(args: argparse.Namespace) -> int:
 # ---- service ----
 
 def service_list(args: argparse.Namespace) -> int:
-    names = sorted(s["name"] for _, g in graphs(args.system) for s in g["services"])
-    for n in names:
-        print(f"/{n}")
-    return 0
+    return _print_names(s["name"] for _, g in graphs(args.system) for s in g["services"])
 
 
 def service_call(args: argparse.Namespace) -> int:
