@@ -171,11 +171,30 @@ TEST_F(Introspect, WrongRequestsGetAOneLineError) {
   EXPECT_EQ(ask(path(), "echo chatter x 100"),
             "{\"error\": \"usage: echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]\"}\n");
   EXPECT_EQ(ask(path(), "reboot"),
-            "{\"error\": \"unknown request 'reboot' (graph, stats, echo, pub, call)\"}\n");
+            "{\"error\": \"unknown request 'reboot' (graph, stats, echo, pub, call, play)\"}\n");
   EXPECT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0}\n");
   std::string longline(9000, 'a');
   EXPECT_EQ(ask(path(), longline), "{\"error\": \"request longer than 8191 bytes\"}\n");
   EXPECT_EQ(got.count.load(), 0) << "nothing was published by the refused requests";
+}
+
+TEST_F(Introspect, PlayPublishesEachLineAtItsInstantWithItsAge) {
+  int64_t t0 = takt_time_now() + 50 * TAKT_NS_PER_MS;
+  std::string stream = "play\n" + std::to_string(t0) + " chatter " + serialized_hex("one") +
+                       " 1000000\n" + std::to_string(t0 + 20 * TAKT_NS_PER_MS) + " chatter " +
+                       serialized_hex("two") + " 0\nend";
+  std::string a = ask(path(), stream);
+  EXPECT_EQ(a.rfind("{\"played\": 2, \"late_max_ns\": ", 0), 0u) << a;
+  EXPECT_GE(takt_time_now(), t0 + 20 * TAKT_NS_PER_MS) << "not before the last instant";
+  ASSERT_TRUE(wait_count(2));
+  EXPECT_EQ(got.last, "two");
+  // a malformed line stops the stream with its number; a topic that does not exist, too
+  EXPECT_EQ(ask(path(), "play\n" + std::to_string(t0) + " chatter\nend"),
+            "{\"error\": \"play line 1: expected AT_NS TOPIC HEX AGE_NS\"}\n");
+  EXPECT_EQ(ask(path(), "play\n1 nowhere - 0\nend"), "{\"error\": \"no topic named 'nowhere'\"}\n");
+  // an empty line is malformed too (here the second: ask() ends the request with one more newline)
+  EXPECT_EQ(ask(path(), "play\n" + std::to_string(t0) + " chatter " + serialized_hex("x") + " 0\n"),
+            "{\"error\": \"play line 2: expected AT_NS TOPIC HEX AGE_NS\"}\n");
 }
 
 TEST_F(Introspect, AClientThatStopsReadingNeverHoldsThePublisher) {
