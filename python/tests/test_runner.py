@@ -45,7 +45,10 @@ def test_graph_runs_on_preempt_and_waitset(takt, tmp_path):
         runs = {c["name"]: c["runs"] for c in result["callbacks"]}
         # the fusion ran once per pair of lidar scans, the planner on its own period
         assert runs["fuse"] > 0 and runs["fuse"] <= runs["front_lidar"]
-        assert runs["planner"] > 0 and runs["collision_check"] == runs["to_map_frame"]
+        assert runs["planner"] > 0
+        # every message of to_map_frame reaches collision_check, but the run's end may cut the
+        # last one: published just before the duration ended, its job is not started after it
+        assert runs["to_map_frame"] - 1 <= runs["collision_check"] <= runs["to_map_frame"], (executor, runs)
 
 
 def test_preempt_priority_out_of_range_is_named(takt, write, tmp_path):
