@@ -151,6 +151,7 @@ static void send_error(takt_introspect_t *in, const char *fmt, ...) {
   va_end(ap);
 }
 
+#if TAKT_WITH_PUBSUB
 static void send_error_to(takt_introspect_t *in, takt_io_t conn, const char *fmt, ...) {
   (void)in;
   va_list ap;
@@ -158,6 +159,7 @@ static void send_error_to(takt_introspect_t *in, takt_io_t conn, const char *fmt
   vsend_error(conn, fmt, ap);
   va_end(ap);
 }
+#endif
 
 /* ---- the graph ---- */
 
@@ -701,6 +703,7 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
 }
 #endif
 
+#if TAKT_WITH_PUBSUB
 /* A play stream: lines "AT_NS TOPIC HEX AGE_NS" in time order, then "end". Each message is
  * published at AT_NS (absolute, the monotonic clock; HEX "-": an empty message) with an origin
  * time AGE_NS before the instant it is published (a replay keeps the data's recorded age). The
@@ -803,6 +806,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     send_all(in, line, (uint32_t)n);
   }
 }
+#endif
 
 /* ---- requests ---- */
 
@@ -878,6 +882,7 @@ static void handle(takt_introspect_t *in, char *req) {
     return;
   }
 #endif
+#if TAKT_WITH_PUBSUB
   if (strcmp(verb, "play") == 0) {
     /* what was read beyond the request line belongs to the stream */
     char *rest = memchr(in->req_copy, '\n', in->req_len);
@@ -885,6 +890,7 @@ static void handle(takt_introspect_t *in, char *req) {
     do_play(in, in->req_copy + off, in->req_len - off);
     return;
   }
+#endif
   send_error(in, "unknown request '%s' (graph, stats, echo, pub, call, play)", verb);
 }
 
@@ -910,7 +916,9 @@ static void echo_main(void *arg) {
     (void)takt_wakeup_wait(&in->echo_go, TAKT_TIME_INFINITE);
     if (atomic_load(&in->stop)) break;
     if (!atomic_load(&in->echo_busy)) continue;
+#if TAKT_WITH_PUBSUB
     do_echo(in, in->echo_req, in->echo_count, in->echo_timeout_ms, in->echo_hdr);
+#endif
     takt_io_close(&in->echo_conn);
     atomic_store(&in->echo_busy, false);
   }
