@@ -54,7 +54,12 @@ typedef struct runner {
  * sig_atomic_t is the kind of object it may portably write, g_supervisor is written before the
  * handler is installed. */
 static volatile sig_atomic_t g_interrupted;
-static volatile sig_atomic_t g_first_sig, g_first_from_supervisor, g_duplicate_seen;
+/* The first stop signal, as one word set once by compare-and-swap: bit 8 set, bits 1-7 the
+ * signal, bit 0 whether the supervisor sent it (FIRST_GONE: the supervisor was gone at start).
+ * One word, because the process's signals may be handled on several threads at once. */
+static _Atomic uint32_t g_first;
+static _Atomic uint32_t g_duplicate_seen;
+#define FIRST_GONE 0x200u
 static pid_t g_supervisor; /* the `takt` process that forwards signals to this one, or 0 */
 /* the wake object the main thread waits on (an eventfd: signalling it is one write(), which a
  * signal handler may call), -1 until it exists; open until the process exits, so a late signal
@@ -63,11 +68,11 @@ static volatile sig_atomic_t g_wake_fd = -1;
 
 static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
   (void)uctx;
-  int from_supervisor = g_supervisor > 0 && si != NULL && si->si_code == SI_USER &&
-                        si->si_pid == g_supervisor;
-  if (!g_interrupted) {
-    g_first_sig = sig;
-    g_first_from_supervisor = from_supervisor;
+  uint32_t from_supervisor = g_supervisor > 0 && si != NULL && si->si_code == SI_USER &&
+                             si->si_pid == g_supervisor;
+  uint32_t mine = 0x100u | ((uint32_t)sig << 1) | from_supervisor;
+  uint32_t first = 0;
+  if (atomic_compare_exchange_strong(&g_first, &first, mine)) { /* lock-free: signal-safe */
     g_interrupted = 1;
     if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
     return;
@@ -75,10 +80,9 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uctx) {
   /* One event often arrives twice: a terminal's Ctrl-C goes to the whole foreground process
    * group and systemd signals every process of the unit, and `takt` forwards what it got as
    * well. The same signal once from the supervisor and once from elsewhere is that one event. */
-  if (!g_duplicate_seen && sig == g_first_sig && from_supervisor != g_first_from_supervisor) {
-    g_duplicate_seen = 1;
+  if (first != FIRST_GONE && ((first >> 1) & 0x7fu) == (uint32_t)sig &&
+      (first & 1u) != from_supervisor && atomic_exchange(&g_duplicate_seen, 1u) == 0u)
     return;
-  }
   static const char msg[] = "takt run: second signal: exiting without a result\n";
   ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)n;
@@ -122,7 +126,10 @@ static void take_signals(void) {
 #ifdef __linux__
     (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
-    if (getppid() != g_supervisor) g_interrupted = 1;
+    if (getppid() != g_supervisor) { /* gone already: stop now; any signal ends it at once */
+      atomic_store(&g_first, FIRST_GONE);
+      g_interrupted = 1;
+    }
   }
 }
 
