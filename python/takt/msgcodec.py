@@ -68,18 +68,24 @@ def _read_one(reg: Registry, base: str, r: Reader):
     return _read_msg(reg, reg.load_msg(base), r)
 
 
-def _read_msg(reg: Registry, spec: MsgSpec, r: Reader) -> Dict[str, object]:
+def _read_fields(reg: Registry, spec: MsgSpec, r: Reader, one) -> Dict[str, object]:
+    """The fields of spec read from r, each element by one(reg, base, r): the layout of arrays
+    (a uint32 count unless fixed) is the same in ROS 1 and in CDR."""
     out: Dict[str, object] = {}
     for f in spec.fields:
         if f.array is None:
-            out[f.name] = _read_one(reg, f.base, r)
+            out[f.name] = one(reg, f.base, r)
             continue
         n = f.length if f.array == "fixed" else r.unpack("I")[0]
-        if f.base in ("uint8", "char") :
+        if f.base in ("uint8", "char"):  # bytes: no alignment within them in either encoding
             out[f.name] = list(r.take(n))
         else:
-            out[f.name] = [_read_one(reg, f.base, r) for _ in range(n)]
+            out[f.name] = [one(reg, f.base, r) for _ in range(n)]
     return out
+
+
+def _read_msg(reg: Registry, spec: MsgSpec, r: Reader) -> Dict[str, object]:
+    return _read_fields(reg, spec, r, _read_one)
 
 
 def decode(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:
@@ -127,14 +133,7 @@ def _cdr_one(reg: Registry, base: str, r: CdrReader):
 
 
 def _cdr_msg(reg: Registry, spec: MsgSpec, r: CdrReader) -> Dict[str, object]:
-    out: Dict[str, object] = {}
-    for f in spec.fields:
-        if f.array is None:
-            out[f.name] = _cdr_one(reg, f.base, r)
-            continue
-        n = f.length if f.array == "fixed" else r.unpack("I")[0]
-        out[f.name] = [_cdr_one(reg, f.base, r) for _ in range(n)]
-    return out
+    return _read_fields(reg, spec, r, _cdr_one)
 
 
 def decode_cdr(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:
