@@ -110,13 +110,13 @@ static void start_execs(void) {
 
 static void stop_execs(void) {
   for (int i = 0; i < g_n_exec; i++) {
-    /* stop may race with the spin starting: repeat until it returned */
+    /* a stop asked before the spin began is kept: one call ends it */
     takt_executor_stop(g_spin[i].exec);
     (void)takt_thread_join(&g_spin[i].thread);
   }
 }
 
-/* takt_executor_stop only ends a spin in progress: make sure each spin has started */
+/* let each spin begin (its threads started at their priorities) before measuring */
 static void wait_spinning(void) { takt_sleep_until(takt_time_now() + 50 * TAKT_NS_PER_MS); }
 
 static void destroy_execs(void) {

@@ -155,7 +155,10 @@ takt_err_t takt_executor_spin_some(takt_executor_t *exec);
 /** One round: collect, then run what the policy runs (TIDE: at most one callback). Sets *ran to
  * the number of callbacks run (may be NULL). Never waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
-/** Ask a spinning executor to return. Thread-safe. */
+/** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
+ * the next spin (spin, spin_until, spin_some) returns at once and clears it, so a thread that is
+ * about to spin can be stopped without waiting for it to begin. takt_executor_spin_once ignores
+ * it. */
 void takt_executor_stop(takt_executor_t *exec);
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
 

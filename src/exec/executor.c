@@ -452,10 +452,10 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
 void takt_executor_stop(takt_executor_t *exec) {
   if (exec == NULL) return;
   takt__exec_lock(exec);
-  if (exec->spinning) {
-    exec->stop_requested = true;
-    takt__event_signal(&exec->wake);
-  }
+  /* sticky: a stop asked just before a spin begins ends that spin at once (the spin that sees
+   * it clears it), so a thread that starts spinning can be stopped without a handshake */
+  exec->stop_requested = true;
+  if (exec->spinning) takt__event_signal(&exec->wake);
   takt__exec_unlock(exec);
 }
 

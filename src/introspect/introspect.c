@@ -1058,16 +1058,11 @@ void takt_introspect_stop(takt_introspect_t *in) {
   if (in == NULL) return;
   atomic_store(&in->stop, true);
   takt_io_wake_signal(in->wake);
-  /* an echo in progress spins the endpoint's executor: stop it until the thread has seen the
-   * stop (an echo that had not begun spinning yet when asked is asked again) */
+  /* a request or echo in progress spins one of the endpoint's executors: a stop is kept until
+   * the next spin when none runs, so one stop each ends whatever either thread does next */
+  takt_executor_stop(in->exec);
+  takt_executor_stop(in->echo_exec);
   takt_wakeup_post(&in->echo_go);
-  while ((in->thread_running && !atomic_load(&in->done)) ||
-         (in->echo_running && !atomic_load(&in->echo_done))) {
-    takt_executor_stop(in->exec);
-    takt_executor_stop(in->echo_exec);
-    takt_wakeup_post(&in->echo_go);
-    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
-  }
   if (in->thread_running) takt_thread_join(&in->thread);
   if (in->echo_running) takt_thread_join(&in->echo_thread);
   destroy(in);

@@ -52,17 +52,9 @@ TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
     // it sleeps until a publish wakes it)
     while (c.n.load() <= i) std::this_thread::yield();
   }
-  // stop may race with the spin loop starting; repeat until the spinner has returned
-  std::atomic<bool> done{false};
-  std::thread stopper([&] {
-    while (!done.load()) {
-      takt_executor_stop(e);
-      std::this_thread::yield();
-    }
-  });
+  // one stop ends the spin, whether it is waiting for work or about to begin
+  takt_executor_stop(e);
   spinner.join();
-  done = true;
-  stopper.join();
   EXPECT_EQ(c.n.load(), kMsgs);
   takt_executor_stats_t st;
   takt_executor_get_stats(e, &st);
@@ -106,6 +98,43 @@ TEST_P(Threaded, TimersFireOnTheRealClock) {
   EXPECT_EQ(static_cast<uint64_t>(fired.load()), takt_callback_runs(takt_timer_callback(t)));
   EXPECT_LE(static_cast<uint64_t>(fired.load()) + takt_timer_missed(t),
             static_cast<uint64_t>(elapsed / (2 * TAKT_NS_PER_MS)) + 1);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
+  takt_context_destroy(ctx);
+}
+
+// A stop asked while no spin runs ends the next spin at once, and only that one.
+TEST_P(Threaded, StopBeforeTheSpinIsKeptForTheNextSpinOnly) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  std::atomic<int> fired{0};
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                n, "tick", TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  (*static_cast<std::atomic<int> *>(u))++;
+                },
+                &fired, nullptr, &t),
+            TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  takt_executor_stop(e);
+  // without the kept stop this spin would run its timer for 2 s
+  ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 2 * TAKT_NS_PER_S), TAKT_OK);
+  EXPECT_EQ(fired.load(), 0);
+  // the stop was used up: the next spin runs the timer until its end
+  ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 20 * TAKT_NS_PER_MS), TAKT_OK);
+  EXPECT_GE(fired.load(), 1);
+  // a stop from another thread while the spin waits
+  std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
+  takt_executor_stop(e);
+  spinner.join();
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   EXPECT_TRUE(pools_empty(ctx, baseline));

@@ -81,7 +81,6 @@ class Introspect : public ::testing::Test {
   takt_introspect_t *in = nullptr;
   Listener got;
   std::thread spinner;
-  std::atomic<bool> quit{false};
 
   void SetUp() override {
     ASSERT_NE(mkdtemp(dir_template), nullptr);
@@ -96,10 +95,7 @@ class Introspect : public ::testing::Test {
               TAKT_OK);
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
     ASSERT_EQ(takt_executor_add_node(exec, listener), TAKT_OK);
-    // a stop asked before the spin began would be lost: spin in slices until told to quit
-    spinner = std::thread([this] {
-      while (!quit.load()) takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
-    });
+    spinner = std::thread([this] { takt_executor_spin(exec); });
     takt_introspect_config_t ic = {};
     ic.name = "itest";
     ic.dir = dir.c_str();
@@ -108,7 +104,6 @@ class Introspect : public ::testing::Test {
   void TearDown() override {
     takt_introspect_stop(in);
     if (exec != nullptr) {
-      quit.store(true);
       takt_executor_stop(exec);
       if (spinner.joinable()) spinner.join();
       takt_executor_destroy(exec);
