@@ -5,6 +5,11 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <vector>
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "takt/port.h"
 
@@ -149,6 +154,123 @@ TEST(Mutex, TrylockReportsBusy) {
   takt_mutex_unlock(&m);
   EXPECT_EQ(takt_mutex_trylock(&m), TAKT_OK);
   takt_mutex_unlock(&m);
+  takt_mutex_fini(&m);
+}
+
+namespace {
+// The effective priority of the calling thread as the kernel reports it (/proc field 18: -1 - the
+// SCHED_FIFO priority for a real-time thread, boosts by priority inheritance included).
+int effective_prio() {
+  FILE *f = std::fopen("/proc/thread-self/stat", "r");
+  if (f == nullptr) return 0;
+  char buf[1024];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char *p = std::strrchr(buf, ')');  // the name may hold spaces
+  int field = 2, prio = 0;
+  for (; p != nullptr && *p != '\0' && field < 18; p++)
+    if (*p == ' ') field++;
+  if (p != nullptr) prio = std::atoi(p);
+  return prio;
+}
+
+struct PiProbe {
+  takt_mutex_t m;
+  std::atomic<int> held{0}, waiting{0};
+  std::atomic<int> seen{0};  // the holder's effective priority while the waiter waits
+  std::atomic<bool> fifo{false};
+};
+
+void pi_holder(void *arg) {
+  auto *p = static_cast<PiProbe *>(arg);
+  p->fifo = sched_getscheduler(0) == SCHED_FIFO;
+  takt_mutex_lock(&p->m);
+  p->held = 1;
+  while (p->waiting.load() == 0) std::this_thread::yield();
+  int64_t until = takt_time_now() + 5 * TAKT_NS_PER_S;
+  int prio = effective_prio();
+  while (prio != -51 && takt_time_now() < until) {  // the waiter blocks in the kernel soon after
+    takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_US);
+    prio = effective_prio();
+  }
+  p->seen = prio;
+  takt_mutex_unlock(&p->m);
+}
+
+void pi_waiter(void *arg) {
+  auto *p = static_cast<PiProbe *>(arg);
+  while (p->held.load() == 0) std::this_thread::yield();
+  p->waiting = 1;
+  takt_mutex_lock(&p->m);
+  takt_mutex_unlock(&p->m);
+}
+}  // namespace
+
+// A SCHED_FIFO 50 thread waiting for a mutex lifts its SCHED_FIFO 10 owner to 50 until the owner
+// lets go (priority inheritance, seen in the kernel's own account of the owner's priority).
+TEST(Mutex, AWaiterLendsItsPriorityToTheOwner) {
+  PiProbe p;
+  ASSERT_EQ(takt_mutex_init(&p.m), TAKT_OK);
+  takt_thread_t lo, hi;
+  takt_thread_attr_t la = {"pi-low", TAKT_SCHED_FIFO, 10, -1};
+  takt_thread_attr_t ha = {"pi-high", TAKT_SCHED_FIFO, 50, -1};
+  ASSERT_EQ(takt_thread_create(&lo, &la, pi_holder, &p), TAKT_OK);
+  ASSERT_EQ(takt_thread_create(&hi, &ha, pi_waiter, &p), TAKT_OK);
+  ASSERT_EQ(takt_thread_join(&lo), TAKT_OK);
+  ASSERT_EQ(takt_thread_join(&hi), TAKT_OK);
+  if (!p.fifo.load()) GTEST_SKIP() << "SCHED_FIFO not permitted here";
+  EXPECT_EQ(p.seen.load(), -51) << "owner's priority while a FIFO 50 thread waited";
+  takt_mutex_fini(&p.m);
+}
+
+// Contended: every increment made under the mutex is counted (the kernel's hand-over path).
+TEST(Mutex, ContendedIncrementsAreExact) {
+  takt_mutex_t m;
+  ASSERT_EQ(takt_mutex_init(&m), TAKT_OK);
+  long count = 0;
+  const int kThreads = 4, kEach = 50000;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kThreads; i++)
+    ts.emplace_back([&] {
+      ready++;
+      while (ready.load() < kThreads) std::this_thread::yield();  // all start together
+      for (int k = 0; k < kEach; k++) {
+        takt_mutex_lock(&m);
+        count++;
+        takt_mutex_unlock(&m);
+      }
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(count, static_cast<long>(kThreads) * kEach);
+  takt_mutex_fini(&m);
+}
+
+// A forked child's thread has an id of its own: its mutexes must still hand over correctly.
+TEST(Mutex, WorksInAForkedChild) {
+  takt_mutex_t m;
+  ASSERT_EQ(takt_mutex_init(&m), TAKT_OK);
+  takt_mutex_lock(&m);  // this thread's id is now known to the port
+  takt_mutex_unlock(&m);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    takt_mutex_lock(&m);
+    std::atomic<int> got{0};
+    std::thread t([&] {
+      takt_mutex_lock(&m);  // blocks in the kernel on the child's own thread id
+      got = 1;
+      takt_mutex_unlock(&m);
+    });
+    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
+    takt_mutex_unlock(&m);
+    t.join();
+    _exit(got.load() == 1 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   takt_mutex_fini(&m);
 }
 

@@ -1,5 +1,5 @@
-/* POSIX port: monotonic clock, absolute sleeps, PI mutexes, events, named real-time threads,
- * critical sections and priority levels (SCHED_FIFO's 99). */
+/* POSIX port: monotonic clock, absolute sleeps, PI mutexes and waits on futexes, events, named
+ * real-time threads, critical sections and priority levels (SCHED_FIFO's 99). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,12 +18,8 @@
 
 #include "takt/port.h"
 
-_Static_assert(sizeof(pthread_mutex_t) <= 48, "takt_mutex_t too small");
-_Static_assert(sizeof(pthread_cond_t) <= 56, "takt_event_t too small");
 _Static_assert(sizeof(pthread_t) <= 16, "takt_thread_t too small");
 
-#define MUTEX(m) ((pthread_mutex_t *)(void *)(m)->opaque.bytes)
-#define COND(e) ((pthread_cond_t *)(void *)(e)->opaque.bytes)
 
 /* ---- time ---- */
 
@@ -46,22 +42,102 @@ void takt_sleep_until(int64_t abs_ns) {
   }
 }
 
-/* ---- mutex ---- */
+/* ---- mutex: priority inheritance on a PI futex ----
+ * The word is the owner's thread id, 0 when free. Taking a free mutex and letting go of one no
+ * thread waits for are one compare-and-swap each, in user space; otherwise the kernel queues the
+ * waiter, boosts the owner to the waiter's priority and hands the mutex over at the unlock
+ * (FUTEX_LOCK_PI / FUTEX_UNLOCK_PI): the protocol glibc's PTHREAD_PRIO_INHERIT mutexes use,
+ * without their type dispatch, which made every uncontended lock and unlock twice as long. */
 
-takt_err_t takt_mutex_init(takt_mutex_t *m) {
-  pthread_mutexattr_t a;
-  if (pthread_mutexattr_init(&a) != 0) return TAKT_EOS;
-  (void)pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
-  int rc = pthread_mutex_init(MUTEX(m), &a);
-  pthread_mutexattr_destroy(&a);
-  return rc == 0 ? TAKT_OK : TAKT_EOS;
+#define WORD(x) ((_Atomic uint32_t *)&(x)->word)
+
+static _Thread_local uint32_t t_tid; /* this thread's id, asked once (0: not yet) */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_tid(void) { t_tid = 0; } /* a forked child's thread has another id */
+static void register_atfork(void) { (void)pthread_atfork(NULL, NULL, forget_tid); }
+
+static inline uint32_t self_tid(void) {
+  uint32_t t = t_tid;
+  if (t == 0) t = t_tid = (uint32_t)syscall(SYS_gettid);
+  return t;
 }
 
-void takt_mutex_fini(takt_mutex_t *m) { pthread_mutex_destroy(MUTEX(m)); }
-void takt_mutex_lock(takt_mutex_t *m) { pthread_mutex_lock(MUTEX(m)); }
-void takt_mutex_unlock(takt_mutex_t *m) { pthread_mutex_unlock(MUTEX(m)); }
+static long futex(void *word, int op, uint32_t val, const struct timespec *ts) {
+  return syscall(SYS_futex, word, op, val, ts, NULL,
+                 op == FUTEX_WAIT_BITSET_PRIVATE ? FUTEX_BITSET_MATCH_ANY : 0);
+}
+
+static void lock_failed(const char *what) {
+  fprintf(stderr, "takt: %s of a mutex failed: %s\n", what, strerror(errno));
+  abort(); /* EDEADLK, EPERM: a mutex taken twice or let go by another thread */
+}
+
+takt_err_t takt_mutex_init(takt_mutex_t *m) {
+  (void)pthread_once(&atfork_once, register_atfork);
+  atomic_store_explicit(WORD(m), 0u, memory_order_relaxed);
+  return TAKT_OK;
+}
+
+void takt_mutex_fini(takt_mutex_t *m) { (void)m; }
+
+void takt_mutex_lock(takt_mutex_t *m) {
+  uint32_t free_word = 0;
+  if (atomic_compare_exchange_strong_explicit(WORD(m), &free_word, self_tid(),
+                                              memory_order_acquire, memory_order_relaxed))
+    return;
+  while (futex(&m->word, FUTEX_LOCK_PI_PRIVATE, 0, NULL) != 0)
+    if (errno != EINTR && errno != EAGAIN) lock_failed("lock"); /* EAGAIN: the owner exits */
+  /* the kernel handed it over: the acquire that pairs with the previous owner's release */
+  (void)atomic_load_explicit(WORD(m), memory_order_acquire);
+}
+
 takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
-  return pthread_mutex_trylock(MUTEX(m)) == 0 ? TAKT_OK : TAKT_EBUSY;
+  uint32_t free_word = 0;
+  return atomic_compare_exchange_strong_explicit(WORD(m), &free_word, self_tid(),
+                                                 memory_order_acquire, memory_order_relaxed)
+             ? TAKT_OK
+             : TAKT_EBUSY;
+}
+
+void takt_mutex_unlock(takt_mutex_t *m) {
+  uint32_t mine = self_tid();
+  if (atomic_compare_exchange_strong_explicit(WORD(m), &mine, 0u, memory_order_release,
+                                              memory_order_relaxed))
+    return;
+  /* waiters: the kernel hands the mutex to the highest-priority one; the release first */
+  (void)atomic_fetch_or_explicit(WORD(m), 0u, memory_order_release);
+  if (futex(&m->word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL) != 0) lock_failed("unlock");
+}
+
+/* ---- waits under a mutex: a sequence word the waiter sleeps on ----
+ * A waiter reads the word with the mutex held, counts itself, lets the mutex go and sleeps while
+ * the word is unchanged; a wake bumps the word and, only if someone counts as waiting, wakes the
+ * sleepers. Both counts are sequentially consistent, so a wake either sees the waiter counted or
+ * bumps the word before the waiter's sleep compares it. Spurious returns are possible. */
+
+#define SEQ(x) ((_Atomic uint32_t *)&(x)->seq)
+#define WAITERS(x) ((_Atomic uint32_t *)&(x)->waiters)
+
+static void bump_and_wake(uint32_t *seq, uint32_t *waiters, uint32_t n) {
+  atomic_fetch_add((_Atomic uint32_t *)seq, 1u);
+  if (atomic_load((_Atomic uint32_t *)waiters) != 0u) (void)futex(seq, FUTEX_WAKE_PRIVATE, n, NULL);
+}
+
+/* With m held; returns with m held; false when abs_ns passed. */
+static bool seq_wait(uint32_t *seq, uint32_t *waiters, takt_mutex_t *m, int64_t abs_ns) {
+  uint32_t seen = atomic_load_explicit((_Atomic uint32_t *)seq, memory_order_relaxed);
+  atomic_fetch_add((_Atomic uint32_t *)waiters, 1u);
+  takt_mutex_unlock(m);
+  struct timespec ts, *tp = NULL;
+  if (abs_ns != TAKT_TIME_INFINITE) {
+    ts = to_timespec(abs_ns); /* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC time */
+    tp = &ts;
+  }
+  bool timed_out = futex(seq, FUTEX_WAIT_BITSET_PRIVATE, seen, tp) != 0 && errno == ETIMEDOUT;
+  atomic_fetch_sub((_Atomic uint32_t *)waiters, 1u);
+  takt_mutex_lock(m);
+  return !timed_out;
 }
 
 /* ---- event ---- */
@@ -70,55 +146,47 @@ takt_err_t takt_mutex_trylock(takt_mutex_t *m) {
 #define WAITER_MX(e) ((_Atomic(void *) *)&(e)->waiter_mx)
 
 takt_err_t takt_event_init(takt_event_t *ev) {
-  pthread_condattr_t a;
-  if (pthread_condattr_init(&a) != 0) return TAKT_EOS;
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  int rc = pthread_cond_init(COND(ev), &a);
-  pthread_condattr_destroy(&a);
+  atomic_store(SEQ(ev), 0u);
+  atomic_store(WAITERS(ev), 0u);
   ev->signalled = false;
   atomic_store(POSTED(ev), 0u);
   atomic_store(WAITER_MX(ev), NULL);
-  return rc == 0 ? TAKT_OK : TAKT_EOS;
+  return TAKT_OK;
 }
 
-void takt_event_fini(takt_event_t *ev) { pthread_cond_destroy(COND(ev)); }
+void takt_event_fini(takt_event_t *ev) { (void)ev; }
 
 void takt_event_signal_locked(takt_event_t *ev) {
   ev->signalled = true;
-  pthread_cond_signal(COND(ev));
+  bump_and_wake(&ev->seq, &ev->waiters, 1u);
 }
 
 void takt_event_set_locked(takt_event_t *ev) { ev->signalled = true; }
 
-void takt_event_wake(takt_event_t *ev) { pthread_cond_signal(COND(ev)); }
+void takt_event_wake(takt_event_t *ev) { bump_and_wake(&ev->seq, &ev->waiters, 1u); }
 
 bool takt_event_take_post(takt_event_t *ev) {
   return atomic_load_explicit(POSTED(ev), memory_order_relaxed) != 0u &&
          atomic_exchange(POSTED(ev), 0u) != 0u;
 }
 
-/* A post sets its flag, then takes the waiter's mutex to signal: a waiter that tested the flag
- * before it was set is inside pthread_cond_wait by the time the poster holds the mutex. */
+/* A post sets its flag, then takes the waiter's mutex to wake it: a waiter that tested the flag
+ * before it was set has read the sequence word by the time the poster holds the mutex. */
 void takt_event_post(takt_event_t *ev) {
   atomic_store(POSTED(ev), 1u);
-  pthread_mutex_t *m = atomic_load(WAITER_MX(ev));
+  takt_mutex_t *m = atomic_load(WAITER_MX(ev));
   if (m == NULL) return; /* nobody has waited yet: the first wait sees the flag */
-  pthread_mutex_lock(m);
-  pthread_cond_signal(COND(ev));
-  pthread_mutex_unlock(m);
+  takt_mutex_lock(m);
+  bump_and_wake(&ev->seq, &ev->waiters, 1u);
+  takt_mutex_unlock(m);
 }
 
 takt_err_t takt_event_wait_until_locked(takt_event_t *ev, takt_mutex_t *m, int64_t abs_ns) {
-  if (atomic_load_explicit(WAITER_MX(ev), memory_order_relaxed) != MUTEX(m))
-    atomic_store(WAITER_MX(ev), MUTEX(m));
+  if (atomic_load_explicit(WAITER_MX(ev), memory_order_relaxed) != m) atomic_store(WAITER_MX(ev), m);
   while (!ev->signalled && !takt_event_take_post(ev)) {
-    if (abs_ns == TAKT_TIME_INFINITE) {
-      pthread_cond_wait(COND(ev), MUTEX(m));
-    } else {
-      struct timespec ts = to_timespec(abs_ns);
-      int rc = pthread_cond_timedwait(COND(ev), MUTEX(m), &ts);
-      if (rc == ETIMEDOUT && !ev->signalled && !takt_event_take_post(ev)) return TAKT_ETIMEDOUT;
-      if (rc == ETIMEDOUT) break; /* signalled or posted at the deadline: taken above */
+    if (!seq_wait(&ev->seq, &ev->waiters, m, abs_ns)) {
+      if (!ev->signalled && !takt_event_take_post(ev)) return TAKT_ETIMEDOUT;
+      break; /* signalled or posted at the deadline: taken above */
     }
   }
   ev->signalled = false;
@@ -154,24 +222,16 @@ takt_err_t takt_wakeup_wait(takt_wakeup_t *w, int64_t abs_ns) {
 /* ---- condition variable ---- */
 
 takt_err_t takt_cond_init(takt_cond_t *c) {
-  pthread_condattr_t a;
-  if (pthread_condattr_init(&a) != 0) return TAKT_EOS;
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  int rc = pthread_cond_init(COND(c), &a);
-  pthread_condattr_destroy(&a);
-  return rc == 0 ? TAKT_OK : TAKT_EOS;
+  atomic_store(SEQ(c), 0u);
+  atomic_store(WAITERS(c), 0u);
+  return TAKT_OK;
 }
 
-void takt_cond_fini(takt_cond_t *c) { pthread_cond_destroy(COND(c)); }
-void takt_cond_broadcast(takt_cond_t *c) { pthread_cond_broadcast(COND(c)); }
+void takt_cond_fini(takt_cond_t *c) { (void)c; }
+void takt_cond_broadcast(takt_cond_t *c) { bump_and_wake(&c->seq, &c->waiters, INT32_MAX); }
 
 takt_err_t takt_cond_wait_until(takt_cond_t *c, takt_mutex_t *m, int64_t abs_ns) {
-  if (abs_ns == TAKT_TIME_INFINITE) {
-    pthread_cond_wait(COND(c), MUTEX(m));
-    return TAKT_OK;
-  }
-  struct timespec ts = to_timespec(abs_ns);
-  return pthread_cond_timedwait(COND(c), MUTEX(m), &ts) == ETIMEDOUT ? TAKT_ETIMEDOUT : TAKT_OK;
+  return seq_wait(&c->seq, &c->waiters, m, abs_ns) ? TAKT_OK : TAKT_ETIMEDOUT;
 }
 
 /* ---- threads ---- */
