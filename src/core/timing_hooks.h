@@ -7,11 +7,10 @@
 #include "entities.h"
 
 typedef struct takt__timing_hooks {
-  /** A message with header h was queued for sub (after enqueue). Topic lock held. */
-  void (*queued)(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
-                 int64_t now);
-  /** A message was published on t; newest: it holds the newest information of the topic.
-   * Topic lock held. */
+  /** A message with header h was published on t and queued for every subscription of t (one
+   * timing-lock hold for the topic's constraint and every subscriber's); newest: it holds the
+   * newest information of the topic. Topic lock held. Called only when t or one of its
+   * subscriptions has timing state. */
   void (*published)(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h, bool newest,
                     int64_t now);
   /** sub fetched the message h; next is the oldest message still queued for it (or NULL).

@@ -220,15 +220,15 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   memcpy(slot_data(t, slot), data, size);
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
-  if (tm != NULL && t->timing != NULL) /* no constraint on the topic: no timing lock */
-    tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
-  bool notify = false;
+  bool notify = false, timed = t->timing != NULL;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
-    if (tm != NULL && s->timing != NULL) tm->queued(ctx, s, &sl->hdr, now);
+    timed = timed || s->timing != NULL;
     notify = notify || s->fn != NULL;
   }
+  if (tm != NULL && timed) /* no constraint on the topic or its subscribers: no timing lock */
+    tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
   if (notify) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
   uint32_t seq = sl->hdr.seq;
   takt__lock_give(&t->lock);

@@ -707,16 +707,14 @@ static int64_t h_next(takt_context_t *ctx) {
   return atomic_load_explicit(&state(ctx)->due, memory_order_acquire);
 }
 
-static void h_queued(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
-                     int64_t now) {
-  tm_take(ctx);
-  queued_tl(ctx, sub, h, now);
-  tm_give(ctx);
-}
 static void h_published(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                         bool newest, int64_t now) {
   tm_take(ctx);
   published_tl(ctx, t, h, newest, now);
+  TAKT__LIST_FOREACH(it, &t->subscriptions) {
+    takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
+    if (s->timing != NULL) queued_tl(ctx, s, h, now);
+  }
   tm_give(ctx);
 }
 static void h_fetched(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
@@ -759,7 +757,6 @@ static void h_client_removed(takt_context_t *ctx, takt_client_t *c) {
 }
 
 static const takt__timing_hooks_t hooks = {
-    .queued = h_queued,
     .published = h_published,
     .fetched = h_fetched,
     .subscription_removed = h_subscription_removed,
