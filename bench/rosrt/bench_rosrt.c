@@ -165,10 +165,10 @@ typedef struct {
 static void open_side(takt_context_t *ctx, side_t *s, const char *name, const char *spec) {
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 64;
-  CHECK("daemon", takt_daemon_create(&dc, &s->d));
+  CHECK("daemon", takt_daemon_create_in(ctx, &dc, &s->d));
   CHECK("bridge", takt_bridge_create(ctx, s->d, name, &s->b));
   takt_link_handlers_t h = takt_daemon_link_handlers(s->d);
-  CHECK(spec, takt_link_open(spec, &h, &s->l));
+  CHECK(spec, takt_link_open_in(ctx, spec, NULL, &h, &s->l));
   CHECK("attach", takt_daemon_attach(s->d, s->l));
 }
 
