@@ -1,0 +1,185 @@
+/* ros1: takt's ROS 1 node on the wire, one side of a two-process measurement (the other side is
+ * this program again, or the roscpp / rospy programs beside it, which speak the same commands).
+ *
+ *   takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]
+ *   takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]
+ *
+ * The topic is std_msgs/UInt8MultiArray with SIZE data bytes; the first 8 hold the publish time
+ * (CLOCK_MONOTONIC ns, little-endian), taken just before takt_ros1_publish. pub waits for a
+ * subscriber, lets its connection settle, publishes COUNT messages every PERIOD_US (absolute
+ * sleeps) and waits until they were written; with `stream` it publishes at once, subscribers or
+ * not (for the time to a late subscriber's first message). sub records, in its callback (the node's I/O
+ * thread, the first thing it does), the time since that stamp, and the time from the program's
+ * start to the first message (registration, lookup, requestTopic, TCPROS set-up: what a node
+ * needs before its first message); it prints JSON and exits after COUNT messages or TIMEOUT_S.
+ * MAX_BYTES (default 1 MiB) sizes the node for the largest message data, as an application sizes
+ * its node for its topics (the node's memory is taken, and touched, at its creation). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "takt/takt.h"
+#include "takt/ros1.h"
+#include "std_msgs/UInt8MultiArray.h"
+
+#define HEADER_BYTES 12u /* dim count, data_offset, data length: three uint32 */
+
+static int usage(void) {
+  fprintf(stderr, "usage: takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]\n"
+                  "       takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]\n");
+  return 2;
+}
+
+static void die(const char *what, takt_err_t rc, takt_ros1_node_t *n) {
+  fprintf(stderr, "takt-bench-ros1: %s: %s%s%s\n", what, takt_strerror(rc), n ? ": " : "",
+          n ? takt_ros1_last_error(n) : "");
+  exit(1);
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static takt_context_t *make_ctx(uint32_t max_message) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  /* the node's per-connection buffers and queues, with room to spare */
+  cfg.arena_bytes = 24u * (size_t)max_message + (8u << 20);
+  takt_context_t *ctx;
+  takt_err_t rc = takt_context_create(&cfg, &ctx);
+  if (rc < 0) die("context", rc, NULL);
+  return ctx;
+}
+
+static takt_ros1_config_t node_config(const char *master, const char *name, uint32_t max_message) {
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = master;
+  rc.name = name;
+  rc.max_message = max_message;
+  rc.queue = 8;
+  rc.max_conns = 2;
+  rc.max_pubs = 1;
+  rc.max_subs = 1;
+  return rc;
+}
+
+static int run_pub(const char *master, const char *topic, uint32_t size, long count, long period_us,
+                   bool stream) {
+  uint32_t len = HEADER_BYTES + size;
+  takt_context_t *ctx = make_ctx(len);
+  takt_ros1_config_t cfg = node_config(master, "/takt_bench_pub", len);
+  takt_ros1_node_t *node;
+  takt_err_t rc = takt_ros1_node_create(ctx, &cfg, &node);
+  if (rc < 0) die("node", rc, NULL);
+  takt_ros1_pub_t *pub;
+  rc = takt_ros1_advertise(node, topic, std_msgs__UInt8MultiArray__NAME,
+                           std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
+                           false, &pub);
+  if (rc < 0) die("advertise", rc, node);
+  uint8_t *msg = calloc(1, len);
+  if (msg == NULL) die("message buffer", TAKT_ENOMEM, NULL);
+  put32(msg, 0);
+  put32(msg + 4, 0);
+  put32(msg + 8, size);
+  for (uint32_t i = 16; i < size; i++) msg[HEADER_BYTES + i] = (uint8_t)i;
+  takt_ros1_pub_stats_t st;
+  int64_t give_up = takt_time_now() + 30 * TAKT_NS_PER_S;
+  if (!stream) {
+    do {
+      takt_sleep_until(takt_time_now() + 10 * TAKT_NS_PER_MS);
+      takt_ros1_pub_get_stats(pub, &st);
+    } while (st.connections == 0 && takt_time_now() < give_up);
+    if (st.connections == 0) die("no subscriber within 30 s", TAKT_ETIMEDOUT, NULL);
+    takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);
+  }
+  int64_t next = takt_time_now();
+  for (long i = 0; i < count; i++) {
+    next += period_us * TAKT_NS_PER_US;
+    takt_sleep_until(next);
+    int64_t now = takt_time_now();
+    memcpy(msg + HEADER_BYTES, &now, sizeof now);
+    (void)takt_ros1_publish(pub, msg, len);
+  }
+  give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+  do {
+    takt_ros1_pub_get_stats(pub, &st);
+    if (stream || st.sent + st.dropped >= (uint64_t)count) break;
+    takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);
+  } while (takt_time_now() < give_up);
+  printf("{\"published\": %ld, \"sent\": %llu, \"dropped\": %llu}\n", count,
+         (unsigned long long)st.sent, (unsigned long long)st.dropped);
+  takt_ros1_node_destroy(node);
+  free(msg);
+  takt_context_destroy(ctx);
+  return 0;
+}
+
+typedef struct sub_state {
+  int64_t start;
+  int64_t *samples;
+  long want;
+  _Atomic long got;
+  int64_t first;
+  takt_wakeup_t done;
+} sub_state_t;
+
+static void on_msg(void *user, const uint8_t *bytes, uint32_t len) {
+  int64_t now = takt_time_now(); /* the first thing the callback does */
+  sub_state_t *s = user;
+  if (len < HEADER_BYTES + 8u) return;
+  int64_t stamp;
+  memcpy(&stamp, bytes + HEADER_BYTES, sizeof stamp);
+  long i = atomic_load_explicit(&s->got, memory_order_relaxed);
+  if (i >= s->want) return;
+  if (i == 0) s->first = now - s->start;
+  s->samples[i] = now - stamp;
+  atomic_store_explicit(&s->got, i + 1, memory_order_release);
+  if (i + 1 == s->want) takt_wakeup_post(&s->done);
+}
+
+static int run_sub(const char *master, const char *topic, long count, long timeout_s,
+                   uint32_t max_bytes) {
+  sub_state_t s = {.start = takt_time_now(), .want = count};
+  s.samples = calloc((size_t)count, sizeof *s.samples);
+  if (s.samples == NULL) die("sample buffer", TAKT_ENOMEM, NULL);
+  takt_wakeup_init(&s.done);
+  uint32_t max_message = HEADER_BYTES + max_bytes;
+  takt_context_t *ctx = make_ctx(max_message);
+  takt_ros1_config_t cfg = node_config(master, "/takt_bench_sub", max_message);
+  takt_ros1_node_t *node;
+  takt_err_t rc = takt_ros1_node_create(ctx, &cfg, &node);
+  if (rc < 0) die("node", rc, NULL);
+  takt_ros1_sub_t *sub;
+  rc = takt_ros1_subscribe(node, topic, std_msgs__UInt8MultiArray__NAME,
+                           std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
+                           on_msg, &s, &sub);
+  if (rc < 0) die("subscribe", rc, node);
+  (void)takt_wakeup_wait(&s.done, takt_time_now() + timeout_s * TAKT_NS_PER_S);
+  (void)takt_ros1_unsubscribe(sub);
+  long got = atomic_load_explicit(&s.got, memory_order_acquire);
+  printf("{\"received\": %ld, \"first_ns\": %lld, \"samples_ns\": [", got,
+         (long long)(got > 0 ? s.first : -1));
+  for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)s.samples[i]);
+  printf("]}\n");
+  takt_ros1_node_destroy(node);
+  free(s.samples);
+  takt_context_destroy(ctx);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if ((argc == 7 || argc == 8) && strcmp(argv[1], "pub") == 0) {
+    long size = atol(argv[4]), count = atol(argv[5]), period = atol(argv[6]);
+    bool stream = argc == 8 && strcmp(argv[7], "stream") == 0;
+    if (size < 8 || size > (4 << 20) || count < 1 || period < 1 || (argc == 8 && !stream))
+      return usage();
+    return run_pub(argv[2], argv[3], (uint32_t)size, count, period, stream);
+  }
+  if ((argc == 6 || argc == 7) && strcmp(argv[1], "sub") == 0) {
+    long count = atol(argv[4]), timeout = atol(argv[5]);
+    long max_bytes = argc == 7 ? atol(argv[6]) : 1L << 20;
+    if (count < 1 || timeout < 1 || max_bytes < 8 || max_bytes > (4L << 20)) return usage();
+    return run_sub(argv[2], argv[3], count, timeout, (uint32_t)max_bytes);
+  }
+  return usage();
+}
