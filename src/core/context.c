@@ -134,9 +134,18 @@ void takt__ctx_quiesce_arrivals(takt_context_t *ctx) {
     takt__lock_give(&t->lock);
   }
   takt__unlock(ctx);
-#else
-  (void)ctx;
 #endif
+#if TAKT_WITH_RPC
+  takt__lock(ctx);
+  TAKT__LIST_FOREACH(it, &ctx->service_list) {
+    takt_service_t *s = TAKT__CONTAINER(it, takt_service_t, ctx_link);
+    takt__lock_take(&s->lock);
+    takt__quiesce_locked(&s->lock, &s->notifiers, &s->quiesce_waiting, &s->quiet);
+    takt__lock_give(&s->lock);
+  }
+  takt__unlock(ctx);
+#endif
+  (void)ctx;
 }
 
 void *takt__arena_alloc_locked(takt_context_t *ctx, size_t bytes) {

@@ -188,6 +188,12 @@ struct takt_service {
   uint32_t fifo_head[2], fifo_count[2]; /* [service] */
   uint32_t n_clients;        /* [ctx] */
   takt__link_t ctx_link;     /* [ctx] */
+  /* Notifications in flight (a request to the service's executor, an answer to a client's),
+   * counted under the service lock and made after it is let go: a client's destruction and an
+   * executor's detaching wait for none to be in flight, as a topic's subscribers do. */
+  _Atomic uint32_t notifiers;       /* [atomic] */
+  _Atomic uint32_t quiesce_waiting; /* [atomic] */
+  takt_wakeup_t quiet;              /* posted when notifiers drops to zero for that waiter */
 };
 
 struct takt_client {

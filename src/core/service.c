@@ -91,6 +91,25 @@ static void free_client_locked(takt_context_t *ctx, takt_client_t *c, uint8_t *b
 }
 static bool of_client(const takt_request_t *r, const void *arg) { return r->client == arg; }
 
+/* ---- notifications made outside the service lock (counted under it) ---- */
+
+static void notify_done_now(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_service_t *s = arg;
+  if (atomic_fetch_sub(&s->notifiers, 1u) == 1u && atomic_load(&s->quiesce_waiting) != 0u)
+    takt_wakeup_post(&s->quiet);
+}
+
+/* After the wake-ups the notification deferred: a waiter for quiescence (e.g. to free the
+ * executor those wake-ups belong to) must not go before they are done. */
+static void notify_done(takt_service_t *s) { takt__defer_after_wakes(notify_done_now, s, 0, 0); }
+
+/* Service lock held: wait until no notification of the service is in flight. */
+static void quiesce_locked(takt_service_t *s) {
+  takt__quiesce_locked(&s->lock, &s->notifiers, &s->quiesce_waiting, &s->quiet);
+}
+
 static takt_err_t types_ok(const takt_type_support_t *a, const takt_type_support_t *b) {
   return (a != NULL && b != NULL && a->size > 0 && b->size > 0) ? TAKT_OK : TAKT_EINVAL;
 }
@@ -133,6 +152,9 @@ takt_err_t takt_service_create(takt_node_t *node, const char *name,
     return TAKT_EOS;
   }
   s->ctx = ctx;
+  atomic_store(&s->notifiers, 0u);
+  atomic_store(&s->quiesce_waiting, 0u);
+  takt_wakeup_init(&s->quiet);
   s->req_type = request_type;
   s->resp_type = response_type;
   s->fn = cb;
@@ -164,6 +186,9 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
+  takt__lock_take(&srv->lock);
+  quiesce_locked(srv); /* the last client's request may still be notifying our executor */
+  takt__lock_give(&srv->lock);
   takt__callback_unregister_locked(&srv->cb);
   takt__list_remove(&srv->ctx_link);
   takt__lock_fini(&srv->lock);
@@ -251,6 +276,7 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
   takt_context_t *ctx = srv->ctx;
   takt__lock(ctx);
   takt__lock_take(&srv->lock);
+  quiesce_locked(srv); /* an answer's notification may still be on its way to our callback */
   for (uint32_t i = 0; i < client->max_pending; i++) {
     if (client->requests[i].state == TAKT__REQ_SERVING) {
       takt__lock_give(&srv->lock);
@@ -310,8 +336,10 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
     future->index = r->index;
     future->generation = r->generation;
   }
+  atomic_fetch_add_explicit(&srv->notifiers, 1u, memory_order_relaxed);
   takt__lock_give(&srv->lock);
-  takt__notify(&srv->cb); /* the client exists, so the service does: no quiescence needed */
+  takt__notify(&srv->cb);
+  notify_done(srv);
   return TAKT_OK;
 }
 
@@ -431,11 +459,15 @@ static takt_callback_t *complete_locked(takt_context_t *ctx, takt_request_t *r, 
   c->ready[at] = r->index;
   c->ready_arrival[at] = takt__arrival_stamp(ctx, takt_clock_now(ctx->clock));
   c->ready_count++; /* at most max_pending: one entry per outstanding request */
+  atomic_fetch_add_explicit(&c->service->notifiers, 1u, memory_order_relaxed);
   return &c->cb;
 }
 
-static void notify_if(takt_callback_t *cb) {
-  if (cb != NULL) takt__notify(cb);
+/* The notification complete_locked counted, made once the service lock is let go. */
+static void notify_if(takt_service_t *srv, takt_callback_t *cb) {
+  if (cb == NULL) return;
+  takt__notify(cb);
+  notify_done(srv);
 }
 
 bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
@@ -470,7 +502,7 @@ bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
   }
   takt__lock_give(&s->lock);
   /* still inside the job, holding no executor lock: the answer's client is released by it */
-  notify_if(notify);
+  notify_if(s, notify);
   takt__job_end(&job, saved, run);
   return true;
 }
@@ -508,7 +540,7 @@ takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32
   }
   d->request = NULL;
   takt__lock_give(&srv->lock);
-  notify_if(notify);
+  notify_if(srv, notify);
   return rc;
 }
 
