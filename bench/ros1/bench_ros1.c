@@ -41,38 +41,35 @@ static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static takt_context_t *make_ctx(uint32_t max_message) {
-  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+/* A context and a ROS 1 node sized for messages of max_message bytes. */
+static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_t max_message,
+                                   takt_context_t **ctx) {
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   /* the node's per-connection buffers and queues, with room to spare */
-  cfg.arena_bytes = 24u * (size_t)max_message + (8u << 20);
-  takt_context_t *ctx;
-  takt_err_t rc = takt_context_create(&cfg, &ctx);
+  cc.arena_bytes = 24u * (size_t)max_message + (8u << 20);
+  takt_err_t rc = takt_context_create(&cc, ctx);
   if (rc < 0) die("context", rc, NULL);
-  return ctx;
-}
-
-static takt_ros1_config_t node_config(const char *master, const char *name, uint32_t max_message) {
-  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
-  rc.master_uri = master;
-  rc.name = name;
-  rc.max_message = max_message;
-  rc.queue = 8;
-  rc.max_conns = 2;
-  rc.max_pubs = 1;
-  rc.max_subs = 1;
-  return rc;
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master;
+  cfg.name = name;
+  cfg.max_message = max_message;
+  cfg.queue = 8;
+  cfg.max_conns = 2;
+  cfg.max_pubs = 1;
+  cfg.max_subs = 1;
+  takt_ros1_node_t *node;
+  rc = takt_ros1_node_create(*ctx, &cfg, &node);
+  if (rc < 0) die("node", rc, NULL);
+  return node;
 }
 
 static int run_pub(const char *master, const char *topic, uint32_t size, long count, long period_us,
                    bool stream) {
   uint32_t len = HEADER_BYTES + size;
-  takt_context_t *ctx = make_ctx(len);
-  takt_ros1_config_t cfg = node_config(master, "/takt_bench_pub", len);
-  takt_ros1_node_t *node;
-  takt_err_t rc = takt_ros1_node_create(ctx, &cfg, &node);
-  if (rc < 0) die("node", rc, NULL);
+  takt_context_t *ctx;
+  takt_ros1_node_t *node = open_node(master, "/takt_bench_pub", len, &ctx);
   takt_ros1_pub_t *pub;
-  rc = takt_ros1_advertise(node, topic, std_msgs__UInt8MultiArray__NAME,
+  takt_err_t rc = takt_ros1_advertise(node, topic, std_msgs__UInt8MultiArray__NAME,
                            std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
                            false, &pub);
   if (rc < 0) die("advertise", rc, node);
@@ -144,13 +141,10 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
   if (s.samples == NULL) die("sample buffer", TAKT_ENOMEM, NULL);
   takt_wakeup_init(&s.done);
   uint32_t max_message = HEADER_BYTES + max_bytes;
-  takt_context_t *ctx = make_ctx(max_message);
-  takt_ros1_config_t cfg = node_config(master, "/takt_bench_sub", max_message);
-  takt_ros1_node_t *node;
-  takt_err_t rc = takt_ros1_node_create(ctx, &cfg, &node);
-  if (rc < 0) die("node", rc, NULL);
+  takt_context_t *ctx;
+  takt_ros1_node_t *node = open_node(master, "/takt_bench_sub", max_message, &ctx);
   takt_ros1_sub_t *sub;
-  rc = takt_ros1_subscribe(node, topic, std_msgs__UInt8MultiArray__NAME,
+  takt_err_t rc = takt_ros1_subscribe(node, topic, std_msgs__UInt8MultiArray__NAME,
                            std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
                            on_msg, &s, &sub);
   if (rc < 0) die("subscribe", rc, node);

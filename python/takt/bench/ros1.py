@@ -38,6 +38,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+    if proc.poll() is None:
+        proc.kill()
+
+
 @contextlib.contextmanager
 def _rosmaster() -> Iterator[str]:
     exe = shutil.which("rosmaster")
@@ -55,11 +63,7 @@ def _rosmaster() -> Iterator[str]:
             raise RuntimeError(f"rosmaster did not listen on port {port} within 20 s")
         yield f"http://127.0.0.1:{port}/"
     finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
-        if proc.poll() is None:
-            proc.kill()
+        _stop(proc)
 
 
 def roscpp_program() -> Tuple[Optional[Path], str]:
@@ -145,11 +149,7 @@ def _first_message(peers: Peers, master: str, impl: str, topic: str) -> Optional
         first = json.loads(s.stdout.strip().splitlines()[-1])["first_ns"]
         return first / 1e6 if first >= 0 else None
     finally:
-        pub.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            pub.wait(5)
-        if pub.poll() is None:
-            pub.kill()
+        _stop(pub)
 
 
 def run(quick: bool, out: Path) -> int:
