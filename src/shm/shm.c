@@ -11,92 +11,16 @@
 #include "takt/port_shm.h"
 #include "takt/shm.h"
 #include "core/mem.h"
+#include "shm/shm_impl.h"
 
 #if TAKT_WITH_PUBSUB
-
-static const uint64_t shm_magic = 0x314d48534b415454ull; /* "TTAKSHM1" read as bytes */
-#define SHM_VERSION 1u
-#define ALIGN 64u
-
-enum { DIR_FREE = 0, DIR_READY = 1 };
-
-/* ---- what lives in the segment ---- */
-
-typedef struct {
-  _Atomic int32_t pid; /* 0 = free; written last when taken */
-  _Atomic uint32_t gen;
-  _Atomic uint64_t start; /* the process's start time: tells a reused pid apart */
-  _Atomic uint32_t wake;  /* futex word: incremented by every publish for this participant */
-  uint32_t pad;
-} shm_part_t;
-
-typedef struct {
-  char name[TAKT_SHM_NAME_MAX];
-  char type[TAKT_SHM_NAME_MAX];
-  uint32_t msg_size, slots, depth, max_subs, max_pubs, policy;
-  uint64_t offset, bytes; /* the topic block */
-  _Atomic uint32_t state;
-  uint32_t pad;
-} shm_dir_t;
-
-typedef struct {
-  uint64_t magic;
-  uint32_t version, header_size;
-  uint64_t size;
-  uint32_t max_topics, max_participants;
-  uint64_t parts_offset, dir_offset, area_offset, area_size;
-  _Atomic uint32_t ready; /* 1 once the creator has initialized everything */
-  uint32_t next_gen;      /* registry lock */
-  uint64_t area_used;     /* registry lock */
-  uint64_t reclaimed;     /* registry lock */
-  takt_pmutex_t reg_lock;
-} shm_hdr_t;
-
-typedef struct {
-  takt_pmutex_t lock;
-  uint32_t last_seq;
-  uint32_t pad;
-  uint64_t published, refused, reclaimed, repairs;
-} shm_topic_t;
-
-typedef struct {
-  int64_t t_info, t_data, deadline;
-  uint32_t seq, size;
-  int32_t priority, pid;
-  uint32_t queued; /* valid queue entries naming this slot */
-  uint32_t pinned; /* loans and borrowed views */
-  uint32_t writer; /* publisher record + 1 while loaned */
-  uint32_t pad;
-} shm_chunk_t;
-
-typedef struct {
-  uint32_t slot, seq;
-} shm_entry_t;
-
-typedef struct {
-  uint32_t part; /* participant + 1; 0 = free record */
-  uint32_t pgen;
-  int32_t priority;
-  uint32_t head, tail; /* free-running; entries [head, tail) */
-  uint32_t pad;
-  uint64_t dropped;
-  uint32_t held[TAKT_SHM_MAX_HELD]; /* slot + 1 */
-  shm_entry_t ring[];
-} shm_subrec_t;
-
-enum { PUB_SKIP_OWN = 1u };
-
-typedef struct {
-  uint32_t part, pgen, flags, pad;
-  uint32_t loans[TAKT_SHM_MAX_LOANS]; /* slot + 1 */
-} shm_pubrec_t;
 
 /* Where the parts of a topic block are, from its directory entry. */
 typedef struct {
   uint64_t chunks, subs, sub_size, pubs, pub_size, payload, stride, total;
 } shm_layout_t;
 
-static uint64_t align_up(uint64_t v) { return (v + ALIGN - 1u) & ~(uint64_t)(ALIGN - 1u); }
+static uint64_t align_up(uint64_t v) { return (v + SHM_ALIGN - 1u) & ~(uint64_t)(SHM_ALIGN - 1u); }
 
 static shm_layout_t layout_of(uint32_t msg_size, uint32_t slots, uint32_t depth, uint32_t subs,
                               uint32_t pubs) {
@@ -114,8 +38,18 @@ static shm_layout_t layout_of(uint32_t msg_size, uint32_t slots, uint32_t depth,
 
 /* ---- process-local handles ---- */
 
+/* A topic as this process validated it when it first used it: later changes of the segment's
+ * directory (a corrupted segment) cannot move it. */
+typedef struct {
+  shm_dir_t dir; /* a copy of the directory entry */
+  shm_topic_t *t;
+  shm_layout_t l;
+} topic_ref_t;
+
+
 struct takt_shm_pub {
   takt_shm_t *shm;
+  topic_ref_t ref;
   uint32_t topic, rec;
   bool used, route;
   takt_subscription_t *local_sub; /* route out */
@@ -123,6 +57,7 @@ struct takt_shm_pub {
 
 struct takt_shm_sub {
   takt_shm_t *shm;
+  topic_ref_t ref;
   uint32_t topic, rec;
   int32_t priority;
   bool used;
@@ -134,6 +69,10 @@ struct takt_shm {
   takt_context_t *ctx;
   takt_port_shm_t map;
   shm_hdr_t *h;
+  struct { /* the segment's geometry as checked at attach: later writes to it are ignored */
+    uint32_t max_topics, max_participants;
+    uint64_t size, parts_offset, dir_offset, area_offset, area_size;
+  } geo;
   uint32_t part, pgen;
   int32_t pid;
   char name[96];
@@ -155,20 +94,15 @@ _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "futex words are pl
 #define FUTEX_WORD(w) ((uint32_t *)(void *)(w))
 
 static uint8_t *base(takt_shm_t *s) { return (uint8_t *)s->map.addr; }
-static shm_part_t *parts(takt_shm_t *s) { return (shm_part_t *)(base(s) + s->h->parts_offset); }
-static shm_dir_t *dirs(takt_shm_t *s) { return (shm_dir_t *)(base(s) + s->h->dir_offset); }
-
-typedef struct {
-  shm_dir_t *d;
-  shm_topic_t *t;
-  shm_layout_t l;
-} topic_ref_t;
+static shm_part_t *parts(takt_shm_t *s) { return (shm_part_t *)(base(s) + s->geo.parts_offset); }
+static shm_dir_t *dirs(takt_shm_t *s) { return (shm_dir_t *)(base(s) + s->geo.dir_offset); }
 
 static topic_ref_t topic_ref(takt_shm_t *s, uint32_t idx) {
   topic_ref_t r;
-  r.d = &dirs(s)[idx];
-  r.t = (shm_topic_t *)(base(s) + r.d->offset);
-  r.l = layout_of(r.d->msg_size, r.d->slots, r.d->depth, r.d->max_subs, r.d->max_pubs);
+  memcpy(&r.dir, &dirs(s)[idx], sizeof r.dir);
+  /* an offset beyond the segment is refused by dir_fits before r.t is used */
+  r.t = (shm_topic_t *)(base(s) + (r.dir.offset <= s->geo.size ? r.dir.offset : 0));
+  r.l = layout_of(r.dir.msg_size, r.dir.slots, r.dir.depth, r.dir.max_subs, r.dir.max_pubs);
   return r;
 }
 
@@ -189,7 +123,7 @@ static uint8_t *payload(const topic_ref_t *r, uint32_t i) {
 
 /* Recompute every slot's counts from the records (which any single store leaves readable). */
 static void repair_locked(const topic_ref_t *r) {
-  shm_dir_t *d = r->d;
+  const shm_dir_t *d = &r->dir;
   for (uint32_t i = 0; i < d->slots; i++) {
     shm_chunk_t *c = chunk(r, i);
     c->queued = 0;
@@ -282,7 +216,7 @@ static takt_err_t init_segment(const takt_shm_config_t *c, takt_port_shm_t *m, u
   h->area_size = size - area_off;
   TAKT_RETURN_IF_ERR(takt_pmutex_init(&h->reg_lock));
   h->version = SHM_VERSION;
-  h->magic = shm_magic;
+  h->magic = SHM_MAGIC;
   atomic_store_explicit(&h->ready, 1u, memory_order_release);
   takt_futex_wake_shared(FUTEX_WORD(&h->ready), UINT32_MAX);
   return TAKT_OK;
@@ -299,18 +233,18 @@ static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, 
   for (;;) {
     uint32_t ready = atomic_load_explicit(&h->ready, memory_order_acquire);
     if (ready == 1u) break;
-    if (ready != 0u || (h->magic != 0 && h->magic != shm_magic)) {
+    if (ready != 0u || (h->magic != 0 && h->magic != SHM_MAGIC)) {
       say(c, "shared-memory segment %s: not a takt segment%s", name, "");
       return TAKT_EMALFORMED;
     }
     if (takt_futex_wait_shared(FUTEX_WORD(&h->ready), 0u, until) == TAKT_ETIMEDOUT &&
         atomic_load_explicit(&h->ready, memory_order_acquire) != 1u) {
       say(c, "shared-memory segment %s: %s", name,
-          h->magic == shm_magic ? "its creator never finished it" : "not a takt segment");
-      return h->magic == shm_magic ? TAKT_ETIMEDOUT : TAKT_EMALFORMED;
+          h->magic == SHM_MAGIC ? "its creator never finished it" : "not a takt segment");
+      return h->magic == SHM_MAGIC ? TAKT_ETIMEDOUT : TAKT_EMALFORMED;
     }
   }
-  if (h->magic != shm_magic) {
+  if (h->magic != SHM_MAGIC) {
     say(c, "shared-memory segment %s: not a takt segment%s", name, "");
     return TAKT_EMALFORMED;
   }
@@ -326,7 +260,9 @@ static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, 
       h->max_participants > TAKT_SHM_MAX_PARTICIPANTS || h->max_topics == 0 ||
       h->max_topics > 65536 || h->parts_offset < sizeof(shm_hdr_t) || parts_end > h->dir_offset ||
       dir_end > h->area_offset || h->area_offset > h->size ||
-      h->area_size != h->size - h->area_offset || h->area_used > h->area_size) {
+      h->area_size != h->size - h->area_offset || h->area_used > h->area_size ||
+      h->parts_offset % SHM_ALIGN != 0 || h->dir_offset % SHM_ALIGN != 0 ||
+      h->area_offset % SHM_ALIGN != 0) {
     say(c, "shared-memory segment %s: %s", name, "its header's sizes do not fit the segment");
     return TAKT_EMALFORMED;
   }
@@ -396,6 +332,13 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   else if (rc < 0) say(c, "shared-memory segment %s: %s", s->name, takt_strerror(rc));
   if (rc != TAKT_OK) goto fail;
   s->h = (shm_hdr_t *)s->map.addr;
+  s->geo.max_topics = s->h->max_topics;
+  s->geo.max_participants = s->h->max_participants;
+  s->geo.size = s->h->size;
+  s->geo.parts_offset = s->h->parts_offset;
+  s->geo.dir_offset = s->h->dir_offset;
+  s->geo.area_offset = s->h->area_offset;
+  s->geo.area_size = s->h->area_size;
   s->pid = takt_port_pid();
   (void)takt_shm_reclaim(s);
 
@@ -403,7 +346,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   rc = reg_lock(s);
   if (rc != TAKT_OK) goto fail;
   rc = TAKT_EFULL;
-  for (uint32_t i = 0; i < s->h->max_participants; i++) {
+  for (uint32_t i = 0; i < s->geo.max_participants; i++) {
     shm_part_t *p = &parts(s)[i];
     if (atomic_load(&p->pid) != 0) continue;
     uint32_t gen = ++s->h->next_gen;
@@ -457,23 +400,40 @@ static bool dir_fits(takt_shm_t *s, const shm_dir_t *d) {
       d->max_pubs == 0 || d->max_pubs > 64 || d->msg_size == 0 || d->msg_size > (1u << 30))
     return false;
   shm_layout_t l = layout_of(d->msg_size, d->slots, d->depth, d->max_subs, d->max_pubs);
-  return d->bytes == l.total && d->offset >= s->h->area_offset && d->offset % ALIGN == 0 &&
-         d->offset + d->bytes <= s->h->size;
+  if (d->bytes != l.total || d->offset < s->geo.area_offset || d->offset % SHM_ALIGN != 0 ||
+      d->offset > s->geo.size || d->bytes > s->geo.size - d->offset)
+    return false;
+  /* the block describes itself: an entry pointing anywhere else is refused before its lock is
+   * used */
+  const shm_topic_t *t = (const shm_topic_t *)(base(s) + d->offset);
+  return t->magic == SHM_TOPIC_MAGIC && t->self_offset == d->offset && t->bytes == d->bytes;
 }
 
-/* Find the topic of c, or create it. */
-static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uint32_t *idx) {
+/* True if [off, off + bytes) overlaps the block of a directory entry in use. */
+static bool overlaps_topic(takt_shm_t *s, uint64_t off, uint64_t bytes) {
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    const shm_dir_t *d = &dirs(s)[i];
+    if (atomic_load_explicit(&d->state, memory_order_acquire) != DIR_READY) continue;
+    if (off < d->offset + d->bytes && d->offset < off + bytes) return true;
+  }
+  return false;
+}
+
+/* Find the topic of c, or create it; *out is the validated copy of its directory entry. */
+static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uint32_t *idx,
+                            topic_ref_t *out) {
   if (!cfg_ok(c)) return TAKT_EINVAL;
   const char *type = c->type != NULL ? c->type : "";
   TAKT_RETURN_IF_ERR(reg_lock(s));
   takt_err_t rc = TAKT_ENOENT;
   uint32_t free_dir = UINT32_MAX;
-  for (uint32_t i = 0; i < s->h->max_topics; i++) {
-    shm_dir_t *d = &dirs(s)[i];
-    if (atomic_load_explicit(&d->state, memory_order_acquire) != DIR_READY) {
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) {
       if (free_dir == UINT32_MAX) free_dir = i;
       continue;
     }
+    topic_ref_t r = topic_ref(s, i);
+    const shm_dir_t *d = &r.dir;
     if (strncmp(d->name, c->name, TAKT_SHM_NAME_MAX) != 0) continue;
     if (!dir_fits(s, d)) rc = TAKT_EMALFORMED;
     else if (d->msg_size != c->msg_size || d->slots != c->slots || d->depth != c->depth ||
@@ -482,17 +442,25 @@ static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uin
       rc = TAKT_ETYPE;
     else rc = TAKT_OK;
     *idx = i;
+    *out = r;
     break;
   }
   if (rc == TAKT_ENOENT) {
     shm_layout_t l = layout_of(c->msg_size, c->slots, c->depth, c->max_subs, c->max_pubs);
-    if (free_dir == UINT32_MAX || s->h->area_used + l.total > s->h->area_size) {
+    if (s->h->area_used > s->geo.area_size || s->h->area_used % SHM_ALIGN != 0) {
+      rc = TAKT_EMALFORMED;
+    } else if (free_dir == UINT32_MAX || l.total > s->geo.area_size - s->h->area_used) {
       rc = TAKT_EFULL;
+    } else if (overlaps_topic(s, s->geo.area_offset + s->h->area_used, l.total)) {
+      rc = TAKT_EMALFORMED; /* the registry's bump offset was moved back */
     } else {
-      uint64_t off = s->h->area_offset + s->h->area_used;
+      uint64_t off = s->geo.area_offset + s->h->area_used;
       s->h->area_used += l.total;
       shm_topic_t *t = (shm_topic_t *)(base(s) + off);
       memset(t, 0, (size_t)l.payload); /* records; payload bytes need no clearing */
+      t->magic = SHM_TOPIC_MAGIC;
+      t->self_offset = off;
+      t->bytes = l.total;
       rc = takt_pmutex_init(&t->lock);
       if (rc == TAKT_OK) {
         shm_dir_t *d = &dirs(s)[free_dir];
@@ -508,6 +476,7 @@ static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uin
         d->bytes = l.total;
         atomic_store_explicit(&d->state, DIR_READY, memory_order_release);
         *idx = free_dir;
+        *out = topic_ref(s, free_dir);
       }
     }
   }
@@ -525,18 +494,18 @@ takt_err_t takt_shm_publisher_create(takt_shm_t *s, const takt_shm_topic_config_
     if (!s->pubs[i].used) h = &s->pubs[i];
   if (h == NULL) return TAKT_EFULL;
   uint32_t idx;
-  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx));
-  topic_ref_t r = topic_ref(s, idx);
+  topic_ref_t r;
+  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx, &r));
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   takt_err_t rc = TAKT_EFULL;
-  for (uint32_t p = 0; p < r.d->max_pubs; p++) {
+  for (uint32_t p = 0; p < r.dir.max_pubs; p++) {
     shm_pubrec_t *pr = pubrec(&r, p);
     if (pr->part != 0) continue;
     memset(pr->loans, 0, sizeof pr->loans);
     pr->flags = 0;
     pr->pgen = s->pgen;
     pr->part = s->part + 1;
-    *h = (takt_shm_pub_t){.shm = s, .topic = idx, .rec = p, .used = true};
+    *h = (takt_shm_pub_t){.shm = s, .ref = r, .topic = idx, .rec = p, .used = true};
     rc = TAKT_OK;
     break;
   }
@@ -551,15 +520,16 @@ takt_err_t takt_shm_publisher_destroy(takt_shm_pub_t *pub) {
     TAKT_RETURN_IF_ERR(takt_subscription_destroy(pub->local_sub));
     pub->local_sub = NULL;
   }
-  topic_ref_t r = topic_ref(pub->shm, pub->topic);
+  topic_ref_t r = pub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_pubrec_t *pr = pubrec(&r, pub->rec);
   for (uint32_t k = 0; k < TAKT_SHM_MAX_LOANS; k++) {
-    if (pr->loans[k] == 0) continue;
-    shm_chunk_t *c = chunk(&r, pr->loans[k] - 1);
+    if (pr->loans[k] != 0 && pr->loans[k] <= r.dir.slots) {
+      shm_chunk_t *c = chunk(&r, pr->loans[k] - 1);
+      c->pinned--;
+      c->writer = 0;
+    }
     pr->loans[k] = 0;
-    c->pinned--;
-    c->writer = 0;
   }
   pr->part = 0;
   topic_unlock(&r);
@@ -595,11 +565,11 @@ takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config
     if (!s->subs[i].used) h = &s->subs[i];
   if (h == NULL) return TAKT_EFULL;
   uint32_t idx;
-  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx));
-  topic_ref_t r = topic_ref(s, idx);
+  topic_ref_t r;
+  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx, &r));
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   takt_err_t rc = TAKT_EFULL;
-  for (uint32_t q = 0; q < r.d->max_subs; q++) {
+  for (uint32_t q = 0; q < r.dir.max_subs; q++) {
     shm_subrec_t *sr = subrec(&r, q);
     if (sr->part != 0) continue;
     sr->head = sr->tail = 0;
@@ -608,7 +578,8 @@ takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config
     memset(sr->held, 0, sizeof sr->held);
     sr->pgen = s->pgen;
     sr->part = s->part + 1; /* last: publishers queue to it from now on */
-    *h = (takt_shm_sub_t){.shm = s, .topic = idx, .rec = q, .priority = priority, .used = true};
+    *h = (takt_shm_sub_t){.shm = s, .ref = r, .topic = idx, .rec = q, .priority = priority,
+                          .used = true};
     rc = TAKT_OK;
     break;
   }
@@ -622,13 +593,12 @@ takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config
 /* Free a subscriber record: its queued entries and held views stop counting. */
 static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
   for (uint32_t k = sr->head; k != sr->tail; k++) {
-    shm_entry_t e = sr->ring[k % r->d->depth];
-    if (e.slot < r->d->slots && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued--;
+    shm_entry_t e = sr->ring[k % r->dir.depth];
+    if (e.slot < r->dir.slots && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued--;
   }
   sr->head = sr->tail;
   for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
-    if (sr->held[k] == 0) continue;
-    chunk(r, sr->held[k] - 1)->pinned--;
+    if (sr->held[k] != 0 && sr->held[k] <= r->dir.slots) chunk(r, sr->held[k] - 1)->pinned--;
     sr->held[k] = 0;
   }
   sr->part = 0;
@@ -637,7 +607,7 @@ static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
 takt_err_t takt_shm_subscriber_destroy(takt_shm_sub_t *sub) {
   if (sub == NULL || !sub->used) return TAKT_EINVAL;
   if (sub->shm->rx_running) return TAKT_ESTATE;
-  topic_ref_t r = topic_ref(sub->shm, sub->topic);
+  topic_ref_t r = sub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   subrec_free_locked(&r, subrec(&r, sub->rec));
   topic_unlock(&r);
@@ -651,7 +621,7 @@ takt_err_t takt_shm_subscriber_destroy(takt_shm_sub_t *sub) {
 /* ---- loan, publish ---- */
 
 static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
-  topic_ref_t r = topic_ref(pub->shm, pub->topic);
+  topic_ref_t r = pub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_pubrec_t *pr = pubrec(&r, pub->rec);
   uint32_t li = TAKT_SHM_MAX_LOANS;
@@ -662,7 +632,7 @@ static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
     return TAKT_EFULL;
   }
   uint32_t pick = UINT32_MAX, oldest = UINT32_MAX;
-  for (uint32_t i = 0; i < r.d->slots; i++) {
+  for (uint32_t i = 0; i < r.dir.slots; i++) {
     shm_chunk_t *c = chunk(&r, i);
     if (c->pinned != 0) continue;
     if (c->queued == 0) {
@@ -670,7 +640,7 @@ static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
       break;
     }
     /* KEEP_LAST: the oldest message nobody holds (seq order, wrap-aware) */
-    if (r.d->policy == TAKT_SHM_KEEP_LAST &&
+    if (r.dir.policy == TAKT_SHM_KEEP_LAST &&
         (oldest == UINT32_MAX || (int32_t)(c->seq - chunk(&r, oldest)->seq) < 0))
       oldest = i;
   }
@@ -687,7 +657,7 @@ static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
   pr->loans[li] = pick + 1;
   topic_unlock(&r);
   out->data = payload(&r, pick);
-  out->capacity = r.d->msg_size;
+  out->capacity = r.dir.msg_size;
   out->slot = pick;
   return TAKT_OK;
 }
@@ -709,10 +679,10 @@ static int loan_index(shm_pubrec_t *pr, uint32_t slot) {
 
 takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
   if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
-  topic_ref_t r = topic_ref(pub->shm, pub->topic);
+  topic_ref_t r = pub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_pubrec_t *pr = pubrec(&r, pub->rec);
-  int k = loan->slot < r.d->slots ? loan_index(pr, loan->slot) : -1;
+  int k = loan->slot < r.dir.slots ? loan_index(pr, loan->slot) : -1;
   if (k >= 0) {
     pr->loans[k] = 0;
     chunk(&r, loan->slot)->pinned--;
@@ -723,12 +693,12 @@ takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
 }
 
 static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
-  return e.slot < r->d->slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq;
+  return e.slot < r->dir.slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq;
 }
 
 /* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan). */
 static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
-  while (sr->head != sr->tail && !entry_valid(r, sr->ring[sr->head % r->d->depth])) {
+  while (sr->head != sr->tail && !entry_valid(r, sr->ring[sr->head % r->dir.depth])) {
     sr->head++;
     sr->dropped++;
   }
@@ -739,22 +709,22 @@ takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t
   if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
   takt_shm_t *s = pub->shm;
   int64_t now = takt_time_now();
-  topic_ref_t r = topic_ref(s, pub->topic);
-  if (size > r.d->msg_size) return TAKT_ESIZE;
+  topic_ref_t r = pub->ref;
+  if (size > r.dir.msg_size) return TAKT_ESIZE;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_pubrec_t *pr = pubrec(&r, pub->rec);
-  int k = loan->slot < r.d->slots ? loan_index(pr, loan->slot) : -1;
+  int k = loan->slot < r.dir.slots ? loan_index(pr, loan->slot) : -1;
   if (k < 0) {
     topic_unlock(&r);
     return TAKT_EINVAL;
   }
   bool skip_own = (pr->flags & PUB_SKIP_OWN) != 0;
-  if (r.d->policy == TAKT_SHM_HARD) {
-    for (uint32_t q = 0; q < r.d->max_subs; q++) {
+  if (r.dir.policy == TAKT_SHM_HARD) {
+    for (uint32_t q = 0; q < r.dir.max_subs; q++) {
       shm_subrec_t *sr = subrec(&r, q);
       if (sr->part == 0 || (skip_own && sr->part == s->part + 1)) continue;
       skip_stale_locked(&r, sr);
-      if (sr->tail - sr->head >= r.d->depth) {
+      if (sr->tail - sr->head >= r.dir.depth) {
         r.t->refused++;
         topic_unlock(&r);
         return TAKT_EFULL;
@@ -772,17 +742,17 @@ takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t
   c->pid = s->pid;
   c->seq = seq;
   uint64_t wake = 0;
-  for (uint32_t q = 0; q < r.d->max_subs; q++) {
+  for (uint32_t q = 0; q < r.dir.max_subs; q++) {
     shm_subrec_t *sr = subrec(&r, q);
-    if (sr->part == 0 || sr->part > s->h->max_participants) continue;
+    if (sr->part == 0 || sr->part > s->geo.max_participants) continue;
     if (skip_own && sr->part == s->part + 1) continue;
-    if (sr->tail - sr->head >= r.d->depth) { /* KEEP_LAST: drop the oldest */
-      shm_entry_t old = sr->ring[sr->head % r.d->depth];
+    if (sr->tail - sr->head >= r.dir.depth) { /* KEEP_LAST: drop the oldest */
+      shm_entry_t old = sr->ring[sr->head % r.dir.depth];
       sr->head++;
       sr->dropped++;
       if (entry_valid(&r, old)) chunk(&r, old.slot)->queued--;
     }
-    sr->ring[sr->tail % r.d->depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
+    sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
     sr->tail++;
     c->queued++;
     wake |= (uint64_t)1 << (sr->part - 1);
@@ -822,7 +792,7 @@ takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, 
 
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
-  topic_ref_t r = topic_ref(sub->shm, sub->topic);
+  topic_ref_t r = sub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_subrec_t *sr = subrec(&r, sub->rec);
   skip_stale_locked(&r, sr);
@@ -837,7 +807,7 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
     topic_unlock(&r);
     return TAKT_EFULL;
   }
-  shm_entry_t e = sr->ring[sr->head % r.d->depth];
+  shm_entry_t e = sr->ring[sr->head % r.dir.depth];
   shm_chunk_t *c = chunk(&r, e.slot);
   sr->held[hi] = e.slot + 1;
   sr->head++;
@@ -854,8 +824,8 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
 
 takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *smp) {
   if (sub == NULL || smp == NULL || !sub->used) return TAKT_EINVAL;
-  topic_ref_t r = topic_ref(sub->shm, sub->topic);
-  if (smp->slot >= r.d->slots) return TAKT_EINVAL;
+  topic_ref_t r = sub->ref;
+  if (smp->slot >= r.dir.slots) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_subrec_t *sr = subrec(&r, sub->rec);
   takt_err_t rc = TAKT_EINVAL;
@@ -883,7 +853,7 @@ takt_err_t takt_shm_take_any(takt_shm_t *s, takt_shm_sub_t **sub, takt_shm_sampl
 
 uint32_t takt_shm_pending(takt_shm_sub_t *sub) {
   if (sub == NULL || !sub->used) return 0;
-  topic_ref_t r = topic_ref(sub->shm, sub->topic);
+  topic_ref_t r = sub->ref;
   if (topic_lock(&r) != TAKT_OK) return 0;
   shm_subrec_t *sr = subrec(&r, sub->rec);
   uint32_t n = sr->tail - sr->head;
@@ -893,7 +863,7 @@ uint32_t takt_shm_pending(takt_shm_sub_t *sub) {
 
 uint64_t takt_shm_dropped(takt_shm_sub_t *sub) {
   if (sub == NULL || !sub->used) return 0;
-  topic_ref_t r = topic_ref(sub->shm, sub->topic);
+  topic_ref_t r = sub->ref;
   if (topic_lock(&r) != TAKT_OK) return 0;
   uint64_t n = subrec(&r, sub->rec)->dropped;
   topic_unlock(&r);
@@ -917,12 +887,11 @@ takt_err_t takt_shm_wait(takt_shm_t *s, int64_t abs_ns) {
 
 /* Free every record of participant p (generation gen) in every topic. Registry lock held. */
 static void free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
-  for (uint32_t i = 0; i < s->h->max_topics; i++) {
-    shm_dir_t *d = &dirs(s)[i];
-    if (atomic_load_explicit(&d->state, memory_order_acquire) != DIR_READY || !dir_fits(s, d))
-      continue;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
     topic_ref_t r = topic_ref(s, i);
-    if (topic_lock(&r) != TAKT_OK) continue;
+    const shm_dir_t *d = &r.dir;
+    if (!dir_fits(s, d) || topic_lock(&r) != TAKT_OK) continue;
     bool any = false;
     for (uint32_t q = 0; q < d->max_subs; q++) {
       shm_subrec_t *sr = subrec(&r, q);
@@ -947,7 +916,7 @@ static void free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
 
 takt_err_t takt_shm_reclaim(takt_shm_t *s) {
   if (s == NULL) return TAKT_EINVAL;
-  uint32_t n = s->h->max_participants, found = 0;
+  uint32_t n = s->geo.max_participants, found = 0;
   int32_t dead_pid[TAKT_SHM_MAX_PARTICIPANTS];
   uint32_t dead_gen[TAKT_SHM_MAX_PARTICIPANTS];
   bool dead[TAKT_SHM_MAX_PARTICIPANTS] = {false};
@@ -987,13 +956,12 @@ takt_err_t takt_shm_reclaim(takt_shm_t *s) {
 
 takt_err_t takt_shm_topic_stats(takt_shm_t *s, const char *name, takt_shm_topic_stats_t *out) {
   if (s == NULL || name == NULL || out == NULL) return TAKT_EINVAL;
-  for (uint32_t i = 0; i < s->h->max_topics; i++) {
-    shm_dir_t *d = &dirs(s)[i];
-    if (atomic_load_explicit(&d->state, memory_order_acquire) != DIR_READY ||
-        strncmp(d->name, name, TAKT_SHM_NAME_MAX) != 0)
-      continue;
-    if (!dir_fits(s, d)) return TAKT_EMALFORMED;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
     topic_ref_t r = topic_ref(s, i);
+    const shm_dir_t *d = &r.dir;
+    if (strncmp(d->name, name, TAKT_SHM_NAME_MAX) != 0) continue;
+    if (!dir_fits(s, d)) return TAKT_EMALFORMED;
     TAKT_RETURN_IF_ERR(topic_lock(&r));
     *out = (takt_shm_topic_stats_t){.slots = d->slots, .published = r.t->published,
                                     .refused = r.t->refused, .reclaimed = r.t->reclaimed,
@@ -1012,9 +980,9 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
   if (s == NULL || out == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(reg_lock(s));
   *out = (takt_shm_stats_t){.reclaimed = s->h->reclaimed, .area_used = s->h->area_used,
-                            .area_bytes = s->h->area_size};
-  for (uint32_t i = 0; i < s->h->max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
-  for (uint32_t i = 0; i < s->h->max_topics; i++)
+                            .area_bytes = s->geo.area_size};
+  for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++)
     out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;
   reg_unlock(s);
   return TAKT_OK;
@@ -1056,7 +1024,7 @@ takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, t
   if (takt_topic_type(local)->size > c->msg_size) return TAKT_ESIZE;
   takt_shm_pub_t *h;
   TAKT_RETURN_IF_ERR(takt_shm_publisher_create(s, c, &h));
-  topic_ref_t r = topic_ref(s, h->topic);
+  topic_ref_t r = h->ref;
   takt_err_t rc = topic_lock(&r);
   if (rc == TAKT_OK) {
     pubrec(&r, h->rec)->flags |= PUB_SKIP_OWN; /* this process has the message locally already */
