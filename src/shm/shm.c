@@ -10,6 +10,7 @@
 #include "takt/port.h"
 #include "takt/port_shm.h"
 #include "takt/shm.h"
+#include "core/job.h"
 #include "core/mem.h"
 #include "shm/shm_impl.h"
 
@@ -1059,9 +1060,19 @@ static void drain(takt_shm_t *s) {
     }
     if (rc != TAKT_OK) return;
     uint32_t want = sub->local_size;
+    /* published as if by the remote job: a message-released job inherits its absolute deadline
+     * (CLOCK_MONOTONIC is one clock for every process of the computer) */
+    takt__job_t remote = {.t_info = smp.header.t_info,
+                          .abs_deadline = smp.header.deadline == TAKT_TIME_INFINITE ||
+                                                  smp.header.deadline < 0
+                                              ? 0
+                                              : smp.header.deadline};
+    takt__job_t *saved = takt__current_job;
+    takt__current_job = &remote;
     if (smp.header.size != want ||
         takt_publish_at(sub->local_pub, smp.data, want, smp.header.t_info) != TAKT_OK)
       atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
+    takt__current_job = saved;
     (void)takt_shm_release(sub, &smp);
   }
 }

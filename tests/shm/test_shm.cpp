@@ -747,4 +747,71 @@ TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
   close(ready[1]);
 }
 
+// A message-released job on the far side inherits the publishing job's absolute deadline (preempt,
+// EDF) and keeps its origin time.
+struct DeadlineSeen {
+  std::atomic<int64_t> deadline{0}, t_info{0};
+  std::atomic<int> runs{0};
+};
+
+void deadline_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *seen = static_cast<DeadlineSeen *>(user);
+  seen->deadline = takt_job_deadline();
+  seen->t_info = msg->header.t_info;
+  seen->runs++;
+}
+
+TEST_F(Shm, RoutedArrivalInheritsTheRemoteDeadlineUnderEdf) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "edf", &node), TAKT_OK);
+  takt_topic_t *t;
+  ASSERT_EQ(takt_topic_create(ctx, "in_local", msg_type(), 4, &t), TAKT_OK);
+  DeadlineSeen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.attr.deadline_ns = 1000000000000LL; // its own relative deadline is far: inheritance wins
+  takt_subscription_t *sub;
+  ASSERT_EQ(takt_subscription_create(node, t, "in", deadline_cb, &seen, &o, &sub), TAKT_OK);
+  auto c = topic("edf_shared");
+  ASSERT_EQ(takt_shm_route_in(shm, &c, 1, node, t, nullptr), TAKT_OK);
+  takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  eo.preempt.sched = TAKT_SCHED_EDF;
+  eo.preempt.threads = 2;
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  takt_thread_t spinner;
+  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  ASSERT_EQ(takt_thread_create(&spinner, &ta, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, ex), TAKT_OK);
+  ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
+  const int64_t deadline = takt_time_now() + 5000000000LL, origin = takt_time_now() - 1000;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *p;
+    if (takt_shm_publisher_create(s, &c, &p) != TAKT_OK) _exit(92);
+    Msg m{1};
+    if (takt_shm_write(p, &m, sizeof m, origin, deadline, 0) != TAKT_OK) _exit(93);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  EXPECT_EQ(wait_child(child), 0);
+  int64_t until = takt_time_now() + 10000000000LL;
+  while (seen.runs.load() == 0 && takt_time_now() < until)
+    takt_sleep_until(takt_time_now() + 1000000); // waiting for the job, not ordering it
+  takt_shm_stop(shm);
+  takt_executor_stop(ex);
+  ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
+  EXPECT_EQ(seen.runs.load(), 1);
+  EXPECT_EQ(seen.deadline.load(), deadline);
+  EXPECT_EQ(seen.t_info.load(), origin);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
 } // namespace
