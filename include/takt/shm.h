@@ -109,7 +109,8 @@ typedef struct takt_shm_sample {
  */
 takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, takt_shm_t **out);
 /** Stop the receive thread, free this process's publishers, subscribers, loans and views in the
- * segment, and unmap it (the segment stays for the others). */
+ * segment (routes: their local subscriptions and publishers too: after the executor serving their
+ * node has stopped), and unmap it (the segment stays for the others). */
 takt_err_t takt_shm_detach(takt_shm_t *shm);
 /** Remove the domain's segment name (processes attached keep it). TAKT_ENOENT if none. */
 takt_err_t takt_shm_unlink(const char *domain);
@@ -135,7 +136,8 @@ takt_err_t takt_shm_loan(takt_shm_pub_t *pub, takt_shm_loan_t *out);
  * Publish a loan's first size bytes with origin time t_info (TAKT_SHM_NOW: now), the publishing
  * job's absolute deadline and a priority, then wake the subscribers' processes. TAKT_ESIZE above
  * the topic's msg_size, TAKT_EINVAL for a loan this publisher does not hold, TAKT_EFULL (HARD: a
- * subscriber's queue is full; the loan stays held). O(subscribers). Thread-safe.
+ * subscriber's queue is full even after looking for dead processes; the loan stays held).
+ * O(subscribers). Thread-safe.
  */
 takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
                             int64_t t_info, int64_t deadline, int32_t priority);
@@ -201,7 +203,9 @@ takt_err_t takt_shm_route_out(takt_shm_t *shm, const takt_shm_topic_config_t *cf
                               takt_node_t *node, takt_topic_t *local,
                               const takt_callback_attr_t *attr, takt_shm_pub_t **out);
 /** Start the receive thread (takt-shm-rx at cfg->rx_priority): it waits on this process's wake
- * word and drains the routed subscribers, highest priority first, into their local topics. */
+ * word and drains the routed subscribers, highest priority first, into their local topics; once
+ * a second it looks for dead processes (takt_shm_reclaim) and reports them on
+ * stderr in one line. */
 takt_err_t takt_shm_start(takt_shm_t *shm);
 /** Stop the receive thread (detach does too). */
 void takt_shm_stop(takt_shm_t *shm);

@@ -705,9 +705,21 @@ static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
   }
 }
 
+static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
+                              int64_t t_info, int64_t deadline, int32_t priority);
+
 takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
                             int64_t t_info, int64_t deadline, int32_t priority) {
   if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
+  takt_err_t rc = publish_try(pub, loan, size, t_info, deadline, priority);
+  /* HARD, a full queue: perhaps a dead subscriber's; reclaim (system calls, no lock), retry */
+  if (rc == TAKT_EFULL && takt_shm_reclaim(pub->shm) > 0)
+    rc = publish_try(pub, loan, size, t_info, deadline, priority);
+  return rc;
+}
+
+static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
+                              int64_t t_info, int64_t deadline, int32_t priority) {
   takt_shm_t *s = pub->shm;
   int64_t now = takt_time_now();
   topic_ref_t r = pub->ref;
@@ -1077,11 +1089,24 @@ static void drain(takt_shm_t *s) {
   }
 }
 
+/* Between arrivals the receive thread looks for dead processes once a second (RouDi-style
+ * monitoring: a dead subscriber's full queue or held slots would otherwise wait for a publisher to
+ * run out of slots), and says so when it finds one. */
+#define RX_MONITOR_NS 1000000000LL
+
 static void rx_main(void *arg) {
   takt_shm_t *s = arg;
+  int64_t next_check = takt_time_now() + RX_MONITOR_NS;
   while (!atomic_load_explicit(&s->rx_stop, memory_order_acquire)) {
     drain(s);
-    if (takt_shm_wait(s, TAKT_TIME_INFINITE) == TAKT_OK) (void)takt_shm_reclaim(s);
+    (void)takt_shm_wait(s, next_check);
+    if (takt_time_now() >= next_check) {
+      takt_err_t n = takt_shm_reclaim(s);
+      if (n > 0)
+        fprintf(stderr, "takt shm: %d process(es) attached to %s died; what they held was reclaimed\n",
+                (int)n, s->name);
+      next_check = takt_time_now() + RX_MONITOR_NS;
+    }
   }
 }
 

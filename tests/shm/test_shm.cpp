@@ -515,6 +515,38 @@ TEST_F(Shm, SubscriberKilledHoldingLoans) {
   for (int fd : {ready[0], ready[1], holding[0], holding[1]}) close(fd);
 }
 
+// HARD: a dead subscriber's full queue refuses a publish only until the publish finds it dead.
+TEST_F(Shm, HardPublishReclaimsADeadSubscribersFullQueue) {
+  attach();
+  auto c = topic("hardq", 2, 8, TAKT_SHM_HARD);
+  takt_shm_pub_t *pub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *sub;
+    if (takt_shm_subscriber_create(s, &c, 1, &sub) != TAKT_OK) _exit(92);
+    post(ready[1]);
+    pause();
+    _exit(0);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  Msg m{1};
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_EFULL); // alive: refused
+  kill(child, SIGKILL);
+  EXPECT_EQ(wait_child(child), -SIGKILL);
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK); // found dead, freed
+  EXPECT_EQ(slots_used("hardq"), 0u);
+  close(ready[0]);
+  close(ready[1]);
+}
+
 // The segment's mode excludes other users: a process running as nobody is refused with
 // TAKT_EPERM and a one-line reason.
 TEST_F(Shm, WrongPermissionsRefused) {
