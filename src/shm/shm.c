@@ -12,9 +12,9 @@
 #include "takt/shm.h"
 #include "core/job.h"
 #include "core/mem.h"
-#include "shm/shm_impl.h"
 
 #if TAKT_WITH_PUBSUB
+#include "shm/shm_impl.h"
 
 /* Where the parts of a topic block are, from its directory entry. */
 typedef struct {
