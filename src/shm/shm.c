@@ -91,7 +91,12 @@ struct takt_shm {
   uint32_t route_names;
 };
 
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "futex words are plain 32-bit words");
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+                   _Alignof(_Atomic uint32_t) == _Alignof(uint32_t) &&
+                   sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
+                   _Alignof(_Atomic uint64_t) == _Alignof(uint64_t) &&
+                   sizeof(_Atomic int32_t) == sizeof(int32_t),
+               "atomic words of the segment are plain words (futexes; the tests read the layout)");
 #define FUTEX_WORD(w) ((uint32_t *)(void *)(w))
 
 static uint8_t *base(takt_shm_t *s) { return (uint8_t *)s->map.addr; }

@@ -9,6 +9,14 @@
 #include "takt/port_shm.h"
 #include "takt/shm.h"
 
+/* Tests in C++ read the layout: there the atomic words are plain (same size and alignment on the
+ * supported targets: _Static_assert in shm.c). */
+#ifdef __cplusplus
+#define SHM_ATOMIC(T) T
+#else
+#define SHM_ATOMIC(T) _Atomic T
+#endif
+
 #define SHM_MAGIC 0x314d4853544b4154ull /* "TAKTSHM1" as little-endian bytes */
 #define SHM_VERSION 1u
 #define SHM_ALIGN 64u
@@ -18,10 +26,10 @@ enum { DIR_FREE = 0, DIR_READY = 1 };
 /* ---- what lives in the segment ---- */
 
 typedef struct {
-  _Atomic int32_t pid; /* 0 = free; written last when taken */
-  _Atomic uint32_t gen;
-  _Atomic uint64_t start; /* the process's start time: tells a reused pid apart */
-  _Atomic uint32_t wake;  /* futex word: incremented by every publish for this participant */
+  SHM_ATOMIC(int32_t) pid; /* 0 = free; written last when taken */
+  SHM_ATOMIC(uint32_t) gen;
+  SHM_ATOMIC(uint64_t) start; /* the process's start time: tells a reused pid apart */
+  SHM_ATOMIC(uint32_t) wake;  /* futex word: incremented by every publish for this participant */
   uint32_t pad;
 } shm_part_t;
 
@@ -30,7 +38,7 @@ typedef struct {
   char type[TAKT_SHM_NAME_MAX];
   uint32_t msg_size, slots, depth, max_subs, max_pubs, policy;
   uint64_t offset, bytes; /* the topic block */
-  _Atomic uint32_t state;
+  SHM_ATOMIC(uint32_t) state;
   uint32_t pad;
 } shm_dir_t;
 
@@ -40,7 +48,7 @@ typedef struct {
   uint64_t size;
   uint32_t max_topics, max_participants;
   uint64_t parts_offset, dir_offset, area_offset, area_size;
-  _Atomic uint32_t ready; /* 1 once the creator has initialized everything */
+  SHM_ATOMIC(uint32_t) ready; /* 1 once the creator has initialized everything */
   uint32_t next_gen;      /* registry lock */
   uint64_t area_used;     /* registry lock */
   uint64_t reclaimed;     /* registry lock */
