@@ -105,7 +105,8 @@ typedef struct takt_shm_sample {
  * (the segment's mode excludes this user), TAKT_EMALFORMED (not a takt segment, another
  * version, sizes that do not fit it), TAKT_ENOENT (no segment and create unset), TAKT_EFULL (all
  * participant records taken), TAKT_ETIMEDOUT (its creator never finished), TAKT_EINVAL,
- * TAKT_ENOMEM. Not thread-safe with other calls on the same handle.
+ * TAKT_ENOMEM. Not thread-safe with other calls on the same handle. A process made by fork()
+ * attaches on its own: a handle is its process's.
  */
 takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, takt_shm_t **out);
 /** Stop the receive thread, free this process's publishers, subscribers, loans and views in the
