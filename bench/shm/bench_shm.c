@@ -8,6 +8,9 @@
  *   shm-busy   the same, the receiver spinning on takt_shm_take
  *   shm-route  two processes: the routed path: receive thread -> local topic (one copy) -> a
  *              tide executor's callback
+ *   udp        two processes: takt_publish -> a bridge over the communication daemon on a UDP
+ *              link on loopback -> the far bridge publishes -> a tide executor's callback
+ *              (payloads up to the daemon's 1024 bytes)
  * usage: takt-bench-shm --mode M --size BYTES --count N [--period-us P]
  * Prints {"mode":..., "size":..., "lat_ns":[...]} (the receiver's samples). */
 #include <signal.h>
@@ -17,6 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "takt/bridge.h"
+#include "takt/daemon.h"
+#include "takt/link.h"
 #include "takt/shm.h"
 #include "takt/takt.h"
 
@@ -181,6 +187,110 @@ static int run_shm(const opts_t *o) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 8;
 }
 
+/* ---- udp: the bridge over the communication daemon (as `takt bench rosrt` crosses processes) */
+
+typedef struct {
+  takt_daemon_t *d;
+  takt_bridge_t *b;
+  takt_link_t *l;
+} side_t;
+
+static int open_side(takt_context_t *ctx, side_t *s, const char *name, const char *spec) {
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  if (takt_daemon_create(&dc, &s->d) || takt_bridge_create(ctx, s->d, name, &s->b)) return 1;
+  takt_link_handlers_t h = takt_daemon_link_handlers(s->d);
+  if (takt_link_open(spec, &h, &s->l) || takt_daemon_attach(s->d, s->l)) return 1;
+  return 0;
+}
+
+static void close_side(side_t *s) {
+  takt_link_close(s->l);
+  takt_bridge_destroy(s->b);
+  takt_daemon_destroy(s->d);
+}
+
+static int udp_publisher(const opts_t *o, const char *spec, int go) {
+  char c;
+  if (read(go, &c, 1) != 1) return 1;
+  takt_context_t *ctx = context_for(o->size);
+  takt_type_support_t t = type_of(o->size);
+  takt_node_t *node;
+  takt_topic_t *topic;
+  takt_publisher_t *pub;
+  takt_executor_t *ex;
+  side_t side;
+  if (takt_node_create(ctx, "bench_pub", &node) || takt_topic_create(ctx, "data", &t, 4, &topic) ||
+      takt_publisher_create(node, topic, &pub) || open_side(ctx, &side, "bridge_pub", spec) ||
+      takt_bridge_export(side.b, topic, 1, 10, false) ||
+      takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &ex) ||
+      takt_executor_add_node(ex, takt_bridge_node(side.b)) || takt_bridge_start(side.b))
+    return 3;
+  takt_thread_t th;
+  takt_thread_attr_t a = {"bench-exec", TAKT_SCHED_FIFO, 70, -1};
+  if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
+  uint8_t *buf = calloc(1, o->size);
+  int64_t next = takt_time_now() + 50000000;
+  for (uint32_t i = 0; i < o->count; i++) {
+    takt_sleep_until(next);
+    next += o->period_ns;
+    int64_t now = takt_time_now();
+    memcpy(buf, &now, sizeof now);
+    (void)takt_publish(pub, buf, o->size);
+  }
+  takt_sleep_until(takt_time_now() + 100000000);
+  takt_executor_stop(ex);
+  (void)takt_thread_join(&th);
+  close_side(&side);
+  free(buf);
+  return 0;
+}
+
+static int run_udp(const opts_t *o) {
+  if (o->size > TAKT_DAEMON_MAX_PAYLOAD_DEFAULT) {
+    fprintf(stderr, "takt-bench-shm: udp carries at most %u bytes\n", TAKT_DAEMON_MAX_PAYLOAD_DEFAULT);
+    return 2;
+  }
+  int base = 30000 + (int)(getpid() % 15000) * 2;
+  char spec_sub[96], spec_pub[96];
+  snprintf(spec_sub, sizeof spec_sub, "udp:127.0.0.1:%d:127.0.0.1:%d", base, base + 1);
+  snprintf(spec_pub, sizeof spec_pub, "udp:127.0.0.1:%d:127.0.0.1:%d", base + 1, base);
+  int go[2];
+  if (pipe(go) != 0) return 3;
+  fflush(stdout);
+  pid_t child = fork(); /* before any thread exists */
+  if (child < 0) return 3;
+  if (child == 0) _exit(udp_publisher(o, spec_pub, go[0]));
+  takt_context_t *ctx = context_for(o->size);
+  takt_type_support_t t = type_of(o->size);
+  takt_node_t *node;
+  takt_topic_t *topic;
+  takt_subscription_t *sub;
+  takt_executor_t *ex;
+  side_t side;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr.priority = 10;
+  if (takt_node_create(ctx, "bench", &node) || takt_topic_create(ctx, "data", &t, 4, &topic) ||
+      takt_subscription_create(node, topic, "recv", on_msg, NULL, &so, &sub) ||
+      open_side(ctx, &side, "bridge_sub", spec_sub) || takt_bridge_import(side.b, topic, 1) ||
+      takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &ex) || takt_executor_add_node(ex, node) ||
+      takt_executor_add_node(ex, takt_bridge_node(side.b)) || takt_bridge_start(side.b))
+    return 3;
+  takt_thread_t th;
+  takt_thread_attr_t a = {"bench-exec", TAKT_SCHED_FIFO, 80, -1};
+  if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
+  if (write(go[1], "g", 1) != 1) return 3;
+  int64_t until = takt_time_now() + (int64_t)o->count * o->period_ns + 3000000000LL;
+  while (n_samples < o->count && takt_time_now() < until)
+    takt_sleep_until(takt_time_now() + 10000000); /* the end of the run, not its order */
+  int st = 0;
+  waitpid(child, &st, 0);
+  takt_executor_stop(ex);
+  (void)takt_thread_join(&th);
+  close_side(&side);
+  print_json(o);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 8;
+}
+
 int main(int argc, char **argv) {
   opts_t o = {.mode = "shm-block", .size = 64, .count = 1000, .period_ns = 1000000};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -201,9 +311,10 @@ int main(int argc, char **argv) {
   samples = calloc(o.count, sizeof *samples);
   if (samples == NULL) return 3;
   if (strcmp(o.mode, "inproc") == 0) return run_inproc(&o);
+  if (strcmp(o.mode, "udp") == 0) return run_udp(&o);
   if (strcmp(o.mode, "shm-block") == 0 || strcmp(o.mode, "shm-busy") == 0 ||
       strcmp(o.mode, "shm-route") == 0)
     return run_shm(&o);
-  fprintf(stderr, "takt-bench-shm: mode must be inproc, shm-block, shm-busy or shm-route\n");
+  fprintf(stderr, "takt-bench-shm: mode must be inproc, shm-block, shm-busy, shm-route or udp\n");
   return 2;
 }
