@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "takt/core.h"
+#include "takt/exec.h"
 
 #if TAKT_WITH_PUBSUB
 
@@ -208,6 +209,15 @@ takt_err_t takt_shm_route_out(takt_shm_t *shm, const takt_shm_topic_config_t *cf
  * a second it looks for dead processes (takt_shm_reclaim) and reports them on
  * stderr in one line. */
 takt_err_t takt_shm_start(takt_shm_t *shm);
+/**
+ * Let exec take the routed arrivals itself (tide, batch, swi: an executor source, PoDS §5.2): in
+ * each collection it compares the most urgent routed arrival (the routed subscriber of highest
+ * priority with a message) with its own pending arrivals, and only the one it picks is taken from
+ * the segment and published into its local topic. The receive thread then only wakes exec when
+ * messages arrive. TAKT_ENOTSUP for preempt and waitset (the receive thread hands messages on
+ * itself). Before takt_shm_start and before exec spins; once.
+ */
+takt_err_t takt_shm_serve(takt_shm_t *shm, takt_executor_t *exec);
 /** Stop the receive thread (detach does too). */
 void takt_shm_stop(takt_shm_t *shm);
 /** Messages a route could not hand on (local publish refused, wrong size, shared publish

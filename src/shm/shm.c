@@ -86,6 +86,7 @@ struct takt_shm {
   int32_t rx_priority;
   takt_thread_t rx;
   bool rx_running;
+  takt_executor_t *serving; /* the executor that takes routed arrivals as a source, or NULL */
   _Atomic bool rx_stop;
   _Atomic uint64_t route_failures;
   uint32_t route_names;
@@ -1063,9 +1064,28 @@ takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, t
   return TAKT_OK;
 }
 
+/* Hand one borrowed message on into its route's local topic, published as if by the remote job: a
+ * message-released job inherits its absolute deadline (CLOCK_MONOTONIC is one clock for every
+ * process of the computer) and keeps its origin time. */
+static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) {
+  uint32_t want = sub->local_size;
+  takt__job_t remote = {.t_info = smp->header.t_info,
+                        .abs_deadline = smp->header.deadline == TAKT_TIME_INFINITE ||
+                                                smp->header.deadline < 0
+                                            ? 0
+                                            : smp->header.deadline};
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = &remote;
+  if (smp->header.size != want ||
+      takt_publish_at(sub->local_pub, smp->data, want, smp->header.t_info) != TAKT_OK)
+    atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
+  takt__current_job = saved;
+  (void)takt_shm_release(sub, smp);
+}
+
 /* Drain the routed subscribers, highest priority first, into their local topics. */
 static void drain(takt_shm_t *s) {
-  takt_shm_sub_t *sub;
+  takt_shm_sub_t *sub = NULL;
   takt_shm_sample_t smp;
   for (;;) {
     takt_err_t rc = TAKT_EAGAIN;
@@ -1076,22 +1096,47 @@ static void drain(takt_shm_t *s) {
       if (rc != TAKT_EAGAIN) break;
     }
     if (rc != TAKT_OK) return;
-    uint32_t want = sub->local_size;
-    /* published as if by the remote job: a message-released job inherits its absolute deadline
-     * (CLOCK_MONOTONIC is one clock for every process of the computer) */
-    takt__job_t remote = {.t_info = smp.header.t_info,
-                          .abs_deadline = smp.header.deadline == TAKT_TIME_INFINITE ||
-                                                  smp.header.deadline < 0
-                                              ? 0
-                                              : smp.header.deadline};
-    takt__job_t *saved = takt__current_job;
-    takt__current_job = &remote;
-    if (smp.header.size != want ||
-        takt_publish_at(sub->local_pub, smp.data, want, smp.header.t_info) != TAKT_OK)
-      atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
-    takt__current_job = saved;
-    (void)takt_shm_release(sub, &smp);
+    hand_on(s, sub, &smp);
   }
+}
+
+/* ---- served by an executor: routed arrivals as an executor source (PoDS §5.2) ---- */
+
+/* The routed subscriber of highest priority with a valid message queued, or NULL. */
+static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
+  for (uint32_t i = 0; i < s->n_order; i++) {
+    takt_shm_sub_t *sub = s->order[i];
+    if (sub->local_pub == NULL) continue;
+    topic_ref_t r = sub->ref;
+    if (topic_lock(&r) != TAKT_OK) continue;
+    shm_subrec_t *sr = subrec(&r, sub->rec);
+    skip_stale_locked(&r, sr);
+    bool any = sr->head != sr->tail;
+    topic_unlock(&r);
+    if (any) return sub;
+  }
+  return NULL;
+}
+
+static int32_t source_peek(void *user) {
+  takt_shm_sub_t *sub = most_urgent(user);
+  return sub == NULL ? -1 : (sub->priority < 0 ? 0 : sub->priority);
+}
+
+static void source_deliver(void *user) {
+  takt_shm_t *s = user;
+  takt_shm_sub_t *sub = most_urgent(s);
+  takt_shm_sample_t smp;
+  if (sub != NULL && takt_shm_take(sub, &smp) == TAKT_OK) hand_on(s, sub, &smp);
+}
+
+takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {
+  if (s == NULL || exec == NULL) return TAKT_EINVAL;
+  if (s->rx_running || s->serving != NULL) return TAKT_ESTATE;
+  takt_executor_source_t src = {.peek = source_peek, .deliver = source_deliver, .user = s};
+  TAKT_RETURN_IF_ERR(takt_executor_add_source(exec, &src));
+  s->serving = exec;
+  return TAKT_OK;
 }
 
 /* Between arrivals the receive thread looks for dead processes once a second (RouDi-style
@@ -1103,7 +1148,13 @@ static void rx_main(void *arg) {
   takt_shm_t *s = arg;
   int64_t next_check = takt_time_now() + RX_MONITOR_NS;
   while (!atomic_load_explicit(&s->rx_stop, memory_order_acquire)) {
-    drain(s);
+    /* served: the executor takes the arrivals itself, by priority, when it collects; else the
+     * thread hands them on */
+    if (s->serving != NULL) {
+      if (most_urgent(s) != NULL) takt_executor_wake(s->serving);
+    } else {
+      drain(s);
+    }
     (void)takt_shm_wait(s, next_check);
     if (takt_time_now() >= next_check) {
       takt_err_t n = takt_shm_reclaim(s);

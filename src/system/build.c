@@ -520,7 +520,8 @@ static takt_err_t build_executor(takt_system_t *s) {
 
 /* Shared topics (docs/shm.md): each one this system publishes is routed out, each one it reads
  * is routed in, through the domain's segment; every process of the split system declares the
- * topic alike (size and slots). The routes' node joins the executor; the receive thread starts. */
+ * topic alike (size and slots). The routes' node joins the executor, which takes the arrivals as
+ * a source where it can; the receive thread starts. */
 #define SHM_DEPTH 16
 #define SHM_MAX_PROCS 8
 
@@ -581,6 +582,11 @@ static takt_err_t build_shared(takt_system_t *s) {
   }
   rc = takt_executor_add_node(s->exec, s->shm_node);
   if (rc < 0) return fail(s, 0, rc, "shared topics: node 'shm_routes': %s", takt_strerror(rc));
+  /* tide and batch take the arrivals themselves, by priority (a source); preempt and waitset get
+   * them from the receive thread */
+  rc = takt_shm_serve(s->shm, s->exec);
+  if (rc < 0 && rc != TAKT_ENOTSUP)
+    return fail(s, 0, rc, "shared topics: executor source: %s", takt_strerror(rc));
   rc = takt_shm_start(s->shm);
   if (rc < 0) return fail(s, 0, rc, "shared topics: receive thread: %s", takt_strerror(rc));
   return TAKT_OK;

@@ -816,6 +816,82 @@ TEST_F(Shm, RoutesEnterTheLocalExecutorInPriorityOrder) {
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
 }
 
+// Served by tide (an executor source, PoDS §5.2): routed arrivals compete with local arrivals by
+// priority in every collection, and only the one picked is taken from the segment.
+TEST_F(Shm, TideTakesRoutedArrivalsAsASourceByPriority) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
+  takt_topic_t *tl, *tm, *th;
+  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 4, &tl), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "mid_local", msg_type(), 4, &tm), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 4, &th), TAKT_OK);
+  Seen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  takt_subscription_t *subs[3];
+  o.attr.priority = 1;
+  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, &o, &subs[0]), TAKT_OK);
+  o.attr.priority = 5;
+  ASSERT_EQ(takt_subscription_create(node, tm, "mid", record_cb, &seen, &o, &subs[1]), TAKT_OK);
+  o.attr.priority = 9;
+  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, &o, &subs[2]), TAKT_OK);
+  auto lo = topic("lo_src"), hi = topic("hi_src");
+  takt_shm_sub_t *rlo, *rhi;
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, &rlo), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, &rhi), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  ASSERT_EQ(takt_shm_serve(shm, ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_serve(shm, ex), TAKT_ESTATE);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *pl, *ph;
+    if (takt_shm_publisher_create(s, &lo, &pl) != TAKT_OK ||
+        takt_shm_publisher_create(s, &hi, &ph) != TAKT_OK)
+      _exit(92);
+    for (uint64_t k = 0; k < 3; k++) {
+      Msg a{k}, b{200 + k};
+      if (takt_shm_write(pl, &a, sizeof a, TAKT_SHM_NOW, 0, 0) != TAKT_OK ||
+          takt_shm_write(ph, &b, sizeof b, TAKT_SHM_NOW, 0, 0) != TAKT_OK)
+        _exit(93);
+    }
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  takt_node_t *pn;
+  takt_publisher_t *pm;
+  ASSERT_EQ(takt_node_create(ctx, "local", &pn), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(pn, tm, &pm), TAKT_OK);
+  for (uint64_t k = 0; k < 3; k++) { // local arrivals of the middle priority, waiting already
+    Msg m{100 + k};
+    ASSERT_EQ(takt_publish(pm, &m, sizeof m), TAKT_OK);
+  }
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(ex, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  EXPECT_EQ(takt_shm_pending(rhi), 2u); // only the one picked left the segment
+  EXPECT_EQ(takt_shm_pending(rlo), 3u);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  std::vector<uint64_t> want = {200, 201, 202, 100, 101, 102, 0, 1, 2};
+  EXPECT_EQ(seen.values, want);
+  EXPECT_EQ(takt_shm_pending(rlo), 0u);
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_publisher_destroy(pm), TAKT_OK);
+  for (auto *sub : subs) EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tm), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(pn), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
 TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
   attach();
   takt_node_t *node;
