@@ -9,6 +9,7 @@ binding is built with cargo, which the machine does not have)."""
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import shutil
 import signal
@@ -46,6 +47,10 @@ def roudi(config: Path) -> Iterator[Optional[str]]:
     if exe is None:
         yield "iox-roudi is not installed (Debian package iceoryx)"
         return
+    # RouDi's segments (its management segment, a payload segment named after the user); those
+    # this run creates are removed after it, as RouDi may leave them when it stops
+    segments = [Path("/dev/shm/iceoryx_mgmt"), Path("/dev/shm") / getpass.getuser()]
+    ours = [p for p in segments if not p.exists()]
     proc = subprocess.Popen([exe, "-c", str(config)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     time.sleep(1.0)  # RouDi creates its segments before applications may register
@@ -59,6 +64,9 @@ def roudi(config: Path) -> Iterator[Optional[str]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        for p in ours:
+            with contextlib.suppress(OSError):
+                p.unlink()
 
 
 def sample(exe: Path, mode: str, size: int, count: int) -> List[float]:
