@@ -30,6 +30,10 @@ static void sleep_until(int64_t t) {
   }
 }
 
+/* Each run its own service instance: a subscriber of an earlier run that RouDi has not cleaned up
+ * yet must not count as this publisher's subscriber. */
+static char instance[32];
+
 static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t period, int ready) {
   char name[64];
   snprintf(name, sizeof name, "takt-bench-sub-%d", (int)getpid());
@@ -39,7 +43,7 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
   so.queueCapacity = 4;
   so.historyRequest = 0;
   iox_sub_storage_t storage;
-  iox_sub_t sub = iox_sub_init(&storage, "takt", "bench", "data", &so);
+  iox_sub_t sub = iox_sub_init(&storage, "takt", instance, "data", &so);
   bool busy = strcmp(mode, "busy") == 0;
   iox_ws_storage_t ws_storage;
   iox_ws_t ws = NULL;
@@ -99,6 +103,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "takt-bench-iceoryx: --mode block|busy, --size >= 8, --count >= 1\n");
     return 2;
   }
+  snprintf(instance, sizeof instance, "bench%d", (int)getpid());
   int fds[2];
   if (pipe(fds) != 0) return 3;
   fflush(stdout);
@@ -112,11 +117,12 @@ int main(int argc, char **argv) {
   iox_pub_options_init(&po);
   po.historyCapacity = 0;
   iox_pub_storage_t storage;
-  iox_pub_t pub = iox_pub_init(&storage, "takt", "bench", "data", &po);
+  iox_pub_t pub = iox_pub_init(&storage, "takt", instance, "data", &po);
   char b;
   if (read(fds[0], &b, 1) != 1) return 5;
   while (!iox_pub_has_subscribers(pub)) sleep_until(now_ns() + 1000000);
-  int64_t next = now_ns() + 10000000;
+  /* RouDi connects the ports in its discovery loop: give it time before the first sample */
+  int64_t next = now_ns() + 300000000;
   for (uint32_t i = 0; i < count; i++) {
     sleep_until(next);
     next += period;

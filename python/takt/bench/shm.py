@@ -91,6 +91,7 @@ def run(quick: bool, out: Path) -> int:
             dists[(mode, size)] = distribution(lat)
             rows.append({"mode": mode, "size": size, **dists[(mode, size)]})
     iceoryx_note = ""
+    short: List[str] = []
     try:
         iox_exe: Optional[Path] = native.program("bench/takt-bench-iceoryx")
     except native.NativeMissing as e:
@@ -103,7 +104,8 @@ def run(quick: bool, out: Path) -> int:
                 for size in SIZES:
                     for mode in ICEORYX_MODES:
                         lat = sample(iox_exe, mode, size, count)
-                        failures += len(lat) < 0.9 * count
+                        if len(lat) < count:  # the peer's losses are reported, not our failure
+                            short.append(f"iceoryx-{mode} {size_label(size)}: {len(lat)} of {count} received")
                         dists[(f"iceoryx-{mode}", size)] = distribution(lat)
                         rows.append({"mode": f"iceoryx-{mode}", "size": size,
                                      **dists[(f"iceoryx-{mode}", size)]})
@@ -139,8 +141,10 @@ def run(quick: bool, out: Path) -> int:
             cells.append(f"{us(d, 'p50')} / {us(d, 'p99')} / {us(d, 'max')}")
         md.append(f"| {LABEL[mode]} | " + " | ".join(cells) + " |")
     md += ["", "Headline: " + ", ".join(f"{k} = {v}" for k, v in headline.items()), ""]
+    if short:
+        md += ["Messages lost by iceoryx (its queue of 4 overflowed or a loan failed): " + "; ".join(short), ""]
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
-              "failures": failures, "iceoryx": iceoryx_note or "measured", "headline": headline,
+              "failures": failures, "iceoryx": iceoryx_note or "measured", "iceoryx_short": short, "headline": headline,
               "rows": rows}
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
