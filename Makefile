@@ -74,9 +74,14 @@ test-configs: deps
 	@cmake --build $(BUILD)/partial -j $(JOBS)
 	@ctest --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS)
 
+# the benchmarks `make test` runs in their --quick mode, one per line
+BENCH_SMOKE = tide_overhead urt detection serialize pods rosrt scale trace \
+  ros1 \
+  shm
+
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"
-	@for b in tide_overhead urt detection serialize pods rosrt scale trace ros1; do \
+	@for b in $(BENCH_SMOKE); do \
 	  $(VENV)/bin/takt bench $$b --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
 	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
 	  echo "$$b smoke: ok"; \

@@ -3,7 +3,7 @@
 #
 #   include/takt/*.h, *.hpp             the public headers, config.h as this build configured them
 #   include/takt/msgs/<pkg>/<Type>.h    the generated standard message types (takt::std_msgs)
-#   lib/libtakt_<layer>.a               the layers: port, core, timing, exec, transport, introspect, system
+#   lib/libtakt_<layer>.a               the layers: port, core, timing, exec, transport, shm, introspect, system
 #   lib/libtakt_std_msgs.a              std_msgs, std_srvs, geometry_msgs, sensor_msgs
 #   lib/cmake/takt/                     find_package(takt CONFIG): takt::<layer>, takt::takt,
 #                                       takt::std_msgs and takt_generate_messages()

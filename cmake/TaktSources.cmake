@@ -1,7 +1,8 @@
 # The source files of each layer, shared by the main build (the POSIX port) and the firmware
 # build (fw/, the Cortex-M port). Paths are relative to the source root.
 set(TAKT_PORT_COMMON_SOURCES src/port/err.c src/port/portable.c)
-set(TAKT_PORT_POSIX_SOURCES src/port/posix/port_posix.c src/port/posix/io_posix.c)
+set(TAKT_PORT_POSIX_SOURCES src/port/posix/port_posix.c src/port/posix/io_posix.c
+    src/port/posix/shm_posix.c)
 set(TAKT_PORT_CORTEXM_SOURCES src/port/cortexm/port_cortexm.c src/port/cortexm/uart.c
     src/port/cortexm/startup.c src/port/cortexm/atomic64.c src/port/cortexm/swi.c)
 set(TAKT_CORE_SOURCES src/core/mem.c src/core/heap.c src/core/lock.c src/core/stats.c
@@ -13,3 +14,4 @@ set(TAKT_EXEC_SOURCES src/exec/executor.c src/exec/sizes.c src/exec/tide.c src/e
 set(TAKT_TRANSPORT_SOURCES src/transport/transport.c src/transport/frame.c
     src/transport/link.c src/transport/daemon.c src/transport/bridge.c
     src/transport/backends.c src/transport/backend_daemon.c)
+set(TAKT_SHM_SOURCES src/shm/shm.c)

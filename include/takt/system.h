@@ -19,6 +19,7 @@
 #include "takt/daemon.h"
 #include "takt/exec.h"
 #include "takt/link.h"
+#include "takt/shm.h"
 #include "takt/timing.h"
 
 #if TAKT_WITH_PUBSUB && TAKT_WITH_RPC && TAKT_WITH_TIMING
@@ -67,6 +68,7 @@ typedef struct takt_system_topic {
   char name[TAKT_SYSTEM_NAME];
   uint32_t size;  /* payload bytes */
   uint32_t slots; /* message slots */
+  bool shared;    /* shared with other processes through shared memory (docs/shm.md) */
   int line;
 } takt_system_topic_t;
 
@@ -164,6 +166,8 @@ typedef struct takt_system_desc {
   char record_file[TAKT_SYSTEM_SOURCE];
   char record_topics[16][TAKT_SYSTEM_NAME];
   uint32_t n_record_topics;
+  /* shared topics: the shared-memory domain every process of the system attaches to */
+  char shared_domain[TAKT_SYSTEM_NAME];
 } takt_system_desc_t;
 
 /**
@@ -260,6 +264,8 @@ void takt_system_client_counts(const takt_system_t *sys, uint32_t index, uint64_
                                uint64_t *refused);
 takt_chain_t *takt_system_chain(const takt_system_t *sys, uint32_t index);
 takt_bridge_t *takt_system_bridge(const takt_system_t *sys, uint32_t index);
+/** The shared-memory attachment of a system with shared topics (NULL without). */
+takt_shm_t *takt_system_shm(const takt_system_t *sys);
 takt_daemon_t *takt_system_daemon(const takt_system_t *sys, uint32_t index);
 takt_link_t *takt_system_link(const takt_system_t *sys, uint32_t index);
 

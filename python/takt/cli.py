@@ -31,6 +31,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no live table")
     p.add_argument("--trace", type=Path, help="record a scheduling trace into this file (Perfetto; "
                    "open it at https://ui.perfetto.dev)")
+    p.add_argument("--shared-domain", help="shared-memory domain of the file's shared topics "
+                   "(default: the file's shared_domain)")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "takt/shm.h"
 #include "takt/system.h"
 
 #define MAX_TOPICS TAKT_SYSTEM_MAX_TOPICS
@@ -71,6 +72,8 @@ struct takt_system {
   takt_daemon_t *daemons[MAX_LINKS];
   takt_bridge_t *bridges[MAX_LINKS];
   takt_link_t *links[MAX_LINKS];
+  takt_shm_t *shm;        /* shared topics: this process's attachment */
+  takt_node_t *shm_node;  /* the routes' subscriptions and publishers */
 };
 
 /* ---- messages ---- */
@@ -515,6 +518,82 @@ static takt_err_t build_executor(takt_system_t *s) {
   return TAKT_OK;
 }
 
+/* Shared topics (docs/shm.md): each one this system publishes is routed out, each one it reads
+ * is routed in, through the domain's segment; every process of the split system declares the
+ * topic alike (size and slots). The routes' node joins the executor, which takes the arrivals as
+ * a source where it can; the receive thread starts. */
+#define SHM_DEPTH 16
+#define SHM_MAX_PROCS 8
+
+static bool publishes(const takt_system_callback_t *d, const char *topic) {
+  for (uint32_t k = 0; k < d->n_publish; k++)
+    if (strcmp(d->publish[k], topic) == 0) return true;
+  return false;
+}
+
+static bool reads(const takt_system_callback_t *d, const char *topic) {
+  if (d->kind == TAKT_SYSTEM_SUBSCRIPTION && strcmp(d->topic, topic) == 0) return true;
+  for (uint32_t k = 0; k < d->n_inputs; k++)
+    if (strcmp(d->inputs[k], topic) == 0) return true;
+  return false;
+}
+
+static takt_err_t build_shared(takt_system_t *s) {
+  uint32_t shared = 0;
+  for (uint32_t i = 0; i < s->desc.n_topics; i++) shared += s->desc.topics[i].shared;
+  if (shared == 0) return TAKT_OK;
+  char why[160] = "";
+  takt_shm_config_t sc = TAKT_SHM_CONFIG_DEFAULT;
+  sc.domain = s->desc.shared_domain;
+  sc.max_local = 2 * shared;
+  sc.max_topics = MAX_TOPICS;
+  sc.max_participants = SHM_MAX_PROCS;
+  sc.area_bytes = 64u << 20;
+  sc.error = why;
+  sc.error_len = sizeof why;
+  takt_err_t rc = takt_shm_attach(s->ctx, &sc, &s->shm);
+  if (rc < 0) return fail(s, 0, rc, "shared topics: %s", why[0] != '\0' ? why : takt_strerror(rc));
+  rc = takt_node_create(s->ctx, "shm_routes", &s->shm_node);
+  if (rc < 0) return fail(s, 0, rc, "shared topics: node 'shm_routes': %s", takt_strerror(rc));
+  for (uint32_t i = 0; i < s->desc.n_topics && rc == TAKT_OK; i++) {
+    const takt_system_topic_t *t = &s->desc.topics[i];
+    if (!t->shared) continue;
+    takt_shm_topic_config_t tc = {.name = t->name, .type = s->type_names[i], .msg_size = t->size,
+                                  .slots = t->slots + 2 * SHM_DEPTH, .depth = SHM_DEPTH,
+                                  .max_subs = SHM_MAX_PROCS, .max_pubs = SHM_MAX_PROCS,
+                                  .policy = TAKT_SHM_KEEP_LAST};
+    bool out = false, in = false;
+    int32_t out_prio = 0, in_prio = 0;
+    for (uint32_t c = 0; c < s->desc.n_callbacks; c++) {
+      const takt_system_callback_t *d = &s->desc.callbacks[c];
+      takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+      if (s->cbs[c].cb != NULL) takt_callback_get_attr(s->cbs[c].cb, &a);
+      if (publishes(d, t->name) && (!out || a.priority > out_prio)) out_prio = a.priority, out = true;
+      if (reads(d, t->name) && (!in || a.priority > in_prio)) in_prio = a.priority, in = true;
+    }
+    if (out) {
+      /* the copy into the segment runs as the next step of the publishing chain */
+      takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+      a.priority = out_prio;
+      rc = takt_shm_route_out(s->shm, &tc, s->shm_node, s->topics[i], &a, NULL);
+    }
+    if (rc == TAKT_OK && in) rc = takt_shm_route_in(s->shm, &tc, in_prio, s->shm_node, s->topics[i], NULL);
+    if (rc < 0) return fail(s, t->line, rc, "shared topic '%s': %s", t->name, takt_strerror(rc));
+  }
+  rc = takt_executor_add_node(s->exec, s->shm_node);
+  if (rc < 0) return fail(s, 0, rc, "shared topics: node 'shm_routes': %s", takt_strerror(rc));
+  /* tide and batch take the arrivals themselves, by priority (a source); preempt and waitset get
+   * them from the receive thread */
+  rc = takt_shm_serve(s->shm, s->exec);
+  if (rc < 0 && rc != TAKT_ENOTSUP)
+    return fail(s, 0, rc, "shared topics: executor source: %s", takt_strerror(rc));
+  rc = takt_shm_start(s->shm);
+  if (rc < 0) return fail(s, 0, rc, "shared topics: receive thread: %s", takt_strerror(rc));
+  return TAKT_OK;
+}
+
+takt_shm_t *takt_system_shm(const takt_system_t *s) { return s->shm; }
+
 /* Links: a daemon, a bridge node and a link each (after the topics exist). */
 static takt_err_t build_links(takt_system_t *s) {
   for (uint32_t i = 0; i < s->desc.n_links; i++) {
@@ -640,7 +719,7 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
   static takt_err_t (*const steps[])(takt_system_t *) = {
       check_limits,      observe,          build_groups,   build_topics,
       build_nodes,       build_callbacks,  build_chains,   assign_priorities,
-      build_executor,    build_links,      build_clients};
+      build_executor,    build_shared,     build_links,    build_clients};
   takt_err_t rc = TAKT_OK;
   for (size_t i = 0; i < sizeof steps / sizeof steps[0] && rc == TAKT_OK; i++) rc = steps[i](s);
   s->err = NULL;
@@ -655,6 +734,8 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
 
 void takt_system_destroy(takt_system_t *s) {
   if (s == NULL) return;
+  /* shared topics: nothing enters any more */
+  if (s->shm != NULL) takt_shm_stop(s->shm);
   /* links first: nothing arrives any more; the bridges' nodes leave the executor, then go */
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->links[i] != NULL) takt_link_close(s->links[i]);
@@ -665,6 +746,9 @@ void takt_system_destroy(takt_system_t *s) {
     takt_bridge_stop(s->bridges[i]);
   }
   if (s->exec != NULL) (void)takt_executor_destroy(s->exec);
+  /* the routes' subscriptions and publishers go with the attachment, then their node */
+  if (s->shm != NULL) (void)takt_shm_detach(s->shm);
+  if (s->shm_node != NULL) (void)takt_node_destroy(s->shm_node);
   /* clients before the nodes of their services (the bridges' stand-ins among them) */
   for (uint32_t i = 0; i < MAX_CALLBACKS; i++)
     if (s->cbs[i].client != NULL) (void)takt_client_destroy(s->cbs[i].client);
@@ -692,10 +776,10 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   /* bridges' nodes; a probe (attach_refused); an introspection endpoint's node, its echo
    * subscriptions (one per topic sampled or recorded), its publishers and its executor
    * (takt/introspect.h) */
-  cfg->max_nodes = MAX_NODES + MAX_LINKS + 2;
+  cfg->max_nodes = MAX_NODES + MAX_LINKS + 3; /* and the shared topics' routes */
   cfg->max_timers = MAX_CALLBACKS + 1;
-  cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + 16;
-  cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + 16;
+  cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + MAX_TOPICS + 16;
+  cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + MAX_TOPICS + 16;
   cfg->max_groups = TAKT_SYSTEM_MAX_GROUPS;
   cfg->max_services = MAX_CALLBACKS + routes;
   cfg->max_clients = MAX_CALLBACKS + routes;
@@ -714,6 +798,7 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
    * and receive queues and the bridge's message buffers, sized by the largest payload */
   uint32_t links = desc->n_links < MAX_LINKS ? desc->n_links : MAX_LINKS;
   bytes += (size_t)links * (256u * 1024u + 96u * (size_t)TAKT_FRAME_WIRE_MAX(largest));
+  bytes += 64u * 1024u; /* a shared-memory attachment's handles */
   cfg->arena_bytes = bytes;
 }
 

@@ -239,7 +239,7 @@ int takt_system_desc_find_callback(const takt_system_desc_t *sys, const char *na
 }
 
 static int parse_topics(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name", "size", "slots", NULL};
+  static const char *const keys[] = {"name", "size", "slots", "shared", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'topics'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a topic") < 0 || check_keys(p, it, "a topic", keys) < 0)
@@ -262,6 +262,12 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
     if ((n = lookup(p, it, "slots")) != NULL) {
       if (get_number(p, n, "slots", 1, 1024, &v) < 0) return -1;
       t->slots = (uint32_t)v;
+    }
+    if ((n = lookup(p, it, "shared")) != NULL) {
+      if (want(p, n, YAML_SCALAR_NODE, "'shared'") < 0) return -1;
+      if (strcmp(scalar(n), "true") == 0) t->shared = true;
+      else if (strcmp(scalar(n), "false") != 0)
+        return FAIL(p, n, "shared must be true or false, not '%s'", scalar(n));
     }
     sys->n_topics++;
   }
@@ -700,7 +706,8 @@ static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *
 static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
-                                     "cpus",    "groups",   "record",     NULL};
+                                     "cpus",    "groups",   "record",     "shared_domain",
+                                     NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -709,7 +716,11 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   snprintf(sys->executor, sizeof sys->executor, "tide");
   sys->duration_s = 10;
   sys->pods_priorities = true;
+  snprintf(sys->shared_domain, sizeof sys->shared_domain, "takt");
   if ((n = lookup(p, root, "name")) != NULL && get_name(p, n, "system name", sys->name) < 0)
+    return -1;
+  if ((n = lookup(p, root, "shared_domain")) != NULL &&
+      get_name(p, n, "shared_domain", sys->shared_domain) < 0)
     return -1;
   if ((n = lookup(p, root, "executor")) != NULL) {
     if (want(p, n, YAML_SCALAR_NODE, "'executor'") < 0) return -1;

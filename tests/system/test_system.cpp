@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <unistd.h>
+
 #include "common.hpp"
 #include "takt/system.h"
 
@@ -252,3 +254,50 @@ TEST_F(SystemTest, RebuildOnTheSameContextReusesGroups) {
 }
 
 }  // namespace
+
+namespace {
+
+// A topic marked `shared: true` is routed through the shared-memory domain (docs/shm.md): out
+// when this system publishes it, in when it reads it; the routes go with the system.
+TEST_F(SystemTest, SharedTopicsAreRoutedThroughSharedMemory) {
+  parse("shared_domain: first\n"
+        "topics:\n"
+        "  - {name: scan, size: 16, shared: true}\n"
+        "  - {name: cmd, size: 8, shared: true}\n"
+        "nodes:\n"
+        "  - name: n\n"
+        "    timers:\n"
+        "      - {name: sample, period_ms: 10, priority: 3, publish: scan}\n"
+        "    subscriptions:\n"
+        "      - {name: act, topic: cmd, priority: 5}\n");
+  EXPECT_STREQ(desc->shared_domain, "first");
+  EXPECT_TRUE(desc->topics[0].shared);
+  const std::string domain = "gtsys" + std::to_string(getpid());
+  snprintf(desc->shared_domain, sizeof desc->shared_domain, "%s", domain.c_str());
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  takt_shm_t *shm = takt_system_shm(sys);
+  ASSERT_NE(shm, nullptr);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "scan", &st), TAKT_OK);
+  EXPECT_EQ(st.pubs, 1u); // routed out
+  EXPECT_EQ(st.subs, 0u);
+  ASSERT_EQ(takt_shm_topic_stats(shm, "cmd", &st), TAKT_OK);
+  EXPECT_EQ(st.pubs, 0u);
+  EXPECT_EQ(st.subs, 1u); // routed in
+  takt_system_destroy(sys);
+  EXPECT_EQ(takt_shm_unlink(domain.c_str()), TAKT_OK);
+}
+
+TEST_F(SystemTest, SharedMustBeABoolean) {
+  const char text[] = "topics:\n  - {name: a, shared: yes}\nnodes:\n  - name: n\n"
+                      "    timers:\n      - {name: t, period_ms: 1, publish: a}\n";
+  EXPECT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text),
+                              strlen(text), desc.get(), err, sizeof err),
+            TAKT_EINVAL);
+  EXPECT_EQ(std::string(err).rfind("mem.yaml:2:", 0), 0u) << err;
+  EXPECT_NE(std::string(err).find("shared must be true or false"), std::string::npos) << err;
+}
+
+} // namespace

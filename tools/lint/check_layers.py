@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check takt's layering: no file includes a header of a layer above its own.
 
-Layers, lowest first (docs/architecture.md): port, core, timing, exec, transport, ros1, dds,
+Layers, lowest first (docs/architecture.md): port, core, timing, exec, transport, shm, ros1, dds,
 introspect, system.
 A file under src/<layer>/ may include the private headers of its own layer and of the layers
 below, and the public headers (include/takt/*) of those layers. A public header may include
@@ -16,13 +16,14 @@ import re
 import sys
 from pathlib import Path
 
-LAYERS = ["port", "core", "timing", "exec", "transport", "ros1", "dds", "introspect", "system"]
+LAYERS = ["port", "core", "timing", "exec", "transport", "shm", "ros1", "dds", "introspect", "system"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # The layer each public header belongs to.
 PUBLIC = {
     "err.h": "port", "features.h": "port", "config.h": "port", "clock.h": "port",
     "port.h": "port", "port_io.h": "port", "port_types.h": "port", "cortexm.h": "port",
+    "port_shm.h": "port",
     "port": "port", "port/posix.h": "port", "port/cortexm.h": "port",  # each port's type sizes
     "core.h": "core", "stats.h": "core", "sync.h": "core", "wire.h": "core", "msg.hpp": "core",
     "trace.h": "core",
@@ -30,6 +31,7 @@ PUBLIC = {
     "exec.h": "exec", "sizes.h": "exec", "takt.h": "exec",
     "frame.h": "transport", "link.h": "transport", "daemon.h": "transport",
     "bridge.h": "transport", "bridge_backend.h": "transport",
+    "shm.h": "shm",
     "ros1.h": "ros1",
     "dds.h": "dds",
     "introspect.h": "introspect",

@@ -408,17 +408,20 @@ typedef struct options {
   bool quiet, check, no_introspect;
   const char *link_overrides[TAKT_SYSTEM_MAX_LINKS];
   int n_link_overrides;
+  const char *shared_domain; /* replaces the file's shared_domain */
 } options_t;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: takt-run FILE [--executor tide|batch|preempt|waitset] [--duration S] [--json PATH]\n"
           "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--trace PATH]\n"
-          "                [--trace-events N] [--no-introspect] [--quiet] [--check]\n"
+          "                [--trace-events N] [--shared-domain NAME] [--no-introspect] [--quiet]\n"
+          "                [--check]\n"
           "  --trace PATH     record a scheduling trace, written to PATH as a Perfetto trace\n"
           "  --trace-events N events kept per thread (the newest; default 65536)\n"
           "  --no-introspect  no endpoint for `takt node|topic|service|chain` tools\n"
           "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
+          "  --shared-domain NAME  the shared-memory domain of the file's shared topics\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
           "  --check          load and validate FILE, print a summary, run nothing\n");
 }
@@ -440,6 +443,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
     } else if (strcmp(a, "--json") == 0 && has_val) o->json = argv[++i];
     else if (strcmp(a, "--trace") == 0 && has_val) o->trace = argv[++i];
     else if (strcmp(a, "--no-introspect") == 0) o->no_introspect = true;
+    else if (strcmp(a, "--shared-domain") == 0 && has_val) o->shared_domain = argv[++i];
     else if (strcmp(a, "--trace-events") == 0 && has_val) {
       char *end = NULL;
       long v = strtol(argv[++i], &end, 10);
@@ -482,8 +486,16 @@ static int parse_args(int argc, char **argv, options_t *o) {
   return -1;
 }
 
-/* --link NAME=SPEC replaces a link's spec. Returns -1 to go on, else the exit status. */
+/* --link NAME=SPEC replaces a link's spec (and --shared-domain the shared-memory domain).
+ * Returns -1 to go on, else the exit status. */
 static int apply_link_overrides(runner_t *r, const options_t *o) {
+  if (o->shared_domain != NULL) {
+    if (strlen(o->shared_domain) >= sizeof r->desc.shared_domain) {
+      fprintf(stderr, "takt run: --shared-domain %s: too long\n", o->shared_domain);
+      return 2;
+    }
+    snprintf(r->desc.shared_domain, sizeof r->desc.shared_domain, "%s", o->shared_domain);
+  }
   for (int k = 0; k < o->n_link_overrides; k++) {
     const char *ov = o->link_overrides[k], *eq = strchr(ov, '=');
     bool found = false;

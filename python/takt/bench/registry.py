@@ -7,10 +7,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Dict, List
 
-from takt.bench import detection, pods, ros1, rosrt, scale, serialize, tide_overhead, trace, urt
+from takt.bench import detection, pods, rosrt, scale, serialize, tide_overhead, trace, urt
+from takt.bench import ros1
+from takt.bench import shm
 
 BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, detection, serialize, pods, rosrt,
-                                                          scale, trace, ros1)}
+                                                          scale, trace,
+                                                          ros1,
+                                                          shm)}
 NAMES: List[str] = list(BENCHMARKS)
 
 

@@ -105,12 +105,14 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
                rt_priority: int = 80, cpu: int = -1, quiet: bool = False,
                links: Optional[List[str]] = None,
                stopped: Optional[List[int]] = None,
-               trace: Optional[Path] = None) -> Tuple[int, Optional[Path]]:
+               trace: Optional[Path] = None,
+               shared_domain: Optional[str] = None) -> Tuple[int, Optional[Path]]:
     """Run takt-run on file; return (exit status, path of the JSON result or None).
 
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the run in order: the result is written and the
     status is 0; a second one ends it at once. The signals received are appended to stopped if
-    it is given (see supervise). trace: record a scheduling trace into this file (Perfetto)."""
+    it is given (see supervise). trace: record a scheduling trace into this file (Perfetto).
+    shared_domain: the shared-memory domain of the file's shared topics (docs/shm.md)."""
     exe = native.program("tools/takt-run")
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / f"run_{file.stem}_{executor or 'file'}.json"
@@ -126,6 +128,8 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd += ["--link", link]
     if trace is not None:
         cmd += ["--trace", str(trace)]
+    if shared_domain:
+        cmd += ["--shared-domain", shared_domain]
     json_path.unlink(missing_ok=True)  # a result left by an earlier run is not this run's
     recorder = Recorder(file)
     rc = supervise(cmd, stopped, started=recorder.start if recorder.wanted else None)
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"takt run: {args.file}: no such file", file=sys.stderr)
         return 2
     rc, path = run_system(args.file, args.executor, args.duration, args.out, args.rt_priority, args.cpu, args.quiet,
-                          trace=args.trace)
+                          trace=args.trace, shared_domain=getattr(args, "shared_domain", None))
     if path is not None:
         print(f"result: {path}")
     return rc

@@ -1,0 +1,140 @@
+/* takt bench shm, the iceoryx side: publish -> receive latency between two processes through
+ * iceoryx (its C binding; RouDi must run: `takt bench shm` starts it). The publisher loans a chunk,
+ * stamps CLOCK_MONOTONIC into its first 8 bytes and publishes it; the receiver reads the clock when
+ * it has taken the chunk. Modes: block (a wait set wakes the receiver), busy (it spins on take).
+ * usage: takt-bench-iceoryx --mode block|busy --size BYTES --count N [--period-us P]
+ * Prints {"mode":..., "size":..., "lat_ns":[...]}. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iceoryx_binding_c/publisher.h"
+#include "iceoryx_binding_c/runtime.h"
+#include "iceoryx_binding_c/subscriber.h"
+#include "iceoryx_binding_c/wait_set.h"
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_until(int64_t t) {
+  struct timespec ts = {.tv_sec = (time_t)(t / 1000000000LL), .tv_nsec = (long)(t % 1000000000LL)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+/* Each run its own service instance: a subscriber of an earlier run that RouDi has not cleaned up
+ * yet must not count as this publisher's subscriber. */
+static char instance[32];
+
+static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t period, int ready) {
+  char name[64];
+  snprintf(name, sizeof name, "takt-bench-sub-%d", (int)getpid());
+  iox_runtime_init(name);
+  iox_sub_options_t so;
+  iox_sub_options_init(&so);
+  so.queueCapacity = 4;
+  so.historyRequest = 0;
+  iox_sub_storage_t storage;
+  iox_sub_t sub = iox_sub_init(&storage, "takt", instance, "data", &so);
+  bool busy = strcmp(mode, "busy") == 0;
+  iox_ws_storage_t ws_storage;
+  iox_ws_t ws = NULL;
+  if (!busy) {
+    ws = iox_ws_init(&ws_storage);
+    if (iox_ws_attach_subscriber_state(ws, sub, SubscriberState_HAS_DATA, 0, NULL) != WaitSetResult_SUCCESS)
+      return 4;
+  }
+  int64_t *lat = calloc(count, sizeof *lat);
+  if (lat == NULL) return 3;
+  while (iox_sub_get_subscription_state(sub) != SubscribeState_SUBSCRIBED) sleep_until(now_ns() + 1000000);
+  char b = 1;
+  if (write(ready, &b, 1) != 1) return 5;
+  uint32_t n = 0;
+  int64_t until = now_ns() + (int64_t)count * period + 5000000000LL;
+  while (n < count && now_ns() < until) {
+    const void *chunk;
+    if (iox_sub_take_chunk(sub, &chunk) == ChunkReceiveResult_SUCCESS) {
+      int64_t t = now_ns(), sent;
+      memcpy(&sent, chunk, sizeof sent);
+      lat[n++] = t - sent;
+      iox_sub_release_chunk(sub, chunk);
+      continue;
+    }
+    if (!busy) {
+      iox_notification_info_t info[4];
+      uint64_t missed = 0;
+      struct timespec to = {.tv_sec = 0, .tv_nsec = 100000000};
+      (void)iox_ws_timed_wait(ws, to, info, 4, &missed);
+    }
+  }
+  printf("{\"mode\": \"iceoryx-%s\", \"size\": %u, \"lat_ns\": [", mode, size);
+  for (uint32_t i = 0; i < n; i++) printf("%s%lld", i ? ", " : "", (long long)lat[i]);
+  printf("]}\n");
+  fflush(stdout);
+  if (ws != NULL) iox_ws_deinit(ws);
+  iox_sub_deinit(sub);
+  iox_runtime_shutdown();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *mode = "block";
+  uint32_t size = 64, count = 1000;
+  int64_t period = 1000000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
+    else if (strcmp(argv[i], "--size") == 0) size = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+    else if (strcmp(argv[i], "--count") == 0) count = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+    else if (strcmp(argv[i], "--period-us") == 0) period = strtoll(argv[i + 1], NULL, 10) * 1000;
+    else {
+      fprintf(stderr, "takt-bench-iceoryx: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (size < 8 || count == 0 || period <= 0 || (strcmp(mode, "block") != 0 && strcmp(mode, "busy") != 0)) {
+    fprintf(stderr, "takt-bench-iceoryx: --mode block|busy, --size >= 8, --count >= 1\n");
+    return 2;
+  }
+  snprintf(instance, sizeof instance, "bench%d", (int)getpid());
+  int fds[2];
+  if (pipe(fds) != 0) return 3;
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 3;
+  if (child == 0) _exit(receiver(mode, size, count, period, fds[1]));
+  char name[64];
+  snprintf(name, sizeof name, "takt-bench-pub-%d", (int)getpid());
+  iox_runtime_init(name);
+  iox_pub_options_t po;
+  iox_pub_options_init(&po);
+  po.historyCapacity = 0;
+  iox_pub_storage_t storage;
+  iox_pub_t pub = iox_pub_init(&storage, "takt", instance, "data", &po);
+  char b;
+  if (read(fds[0], &b, 1) != 1) return 5;
+  while (!iox_pub_has_subscribers(pub)) sleep_until(now_ns() + 1000000);
+  /* RouDi connects the ports in its discovery loop: give it time before the first sample */
+  int64_t next = now_ns() + 300000000;
+  for (uint32_t i = 0; i < count; i++) {
+    sleep_until(next);
+    next += period;
+    void *chunk;
+    if (iox_pub_loan_chunk(pub, &chunk, size) != AllocationResult_SUCCESS) continue;
+    int64_t t = now_ns();
+    memcpy(chunk, &t, sizeof t);
+    iox_pub_publish_chunk(pub, chunk);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  iox_pub_deinit(pub);
+  iox_runtime_shutdown();
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 8;
+}

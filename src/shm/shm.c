@@ -1,0 +1,1217 @@
+/* Shared memory between takt processes (docs/shm.md): the segment, its registry of topics, the
+ * loan / publish / take / release protocol, crash reclaim, and the routes to local topics with
+ * their receive thread. Everything in the segment is reached by offsets; every change of a
+ * topic's records is made under the topic's robust mutex, in single stores that leave each record
+ * readable, so a locker that finds the holder dead recomputes the slot counts (repair_locked). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "takt/port.h"
+#include "takt/port_shm.h"
+#include "takt/shm.h"
+#include "core/job.h"
+#include "core/mem.h"
+
+#if TAKT_WITH_PUBSUB
+#include "shm/shm_impl.h"
+
+/* Where the parts of a topic block are, from its directory entry. */
+typedef struct {
+  uint64_t chunks, subs, sub_size, pubs, pub_size, payload, stride, total;
+} shm_layout_t;
+
+static uint64_t align_up(uint64_t v) { return (v + SHM_ALIGN - 1u) & ~(uint64_t)(SHM_ALIGN - 1u); }
+
+static shm_layout_t layout_of(uint32_t msg_size, uint32_t slots, uint32_t depth, uint32_t subs,
+                              uint32_t pubs) {
+  shm_layout_t l;
+  l.chunks = align_up(sizeof(shm_topic_t));
+  l.subs = l.chunks + align_up((uint64_t)slots * sizeof(shm_chunk_t));
+  l.sub_size = align_up(sizeof(shm_subrec_t) + (uint64_t)depth * sizeof(shm_entry_t));
+  l.pubs = l.subs + (uint64_t)subs * l.sub_size;
+  l.pub_size = align_up(sizeof(shm_pubrec_t));
+  l.payload = align_up(l.pubs + (uint64_t)pubs * l.pub_size);
+  l.stride = align_up(msg_size == 0 ? 1u : msg_size);
+  l.total = l.payload + (uint64_t)slots * l.stride;
+  return l;
+}
+
+/* ---- process-local handles ---- */
+
+/* A topic as this process validated it when it first used it: later changes of the segment's
+ * directory (a corrupted segment) cannot move it. */
+typedef struct {
+  shm_dir_t dir; /* a copy of the directory entry */
+  shm_topic_t *t;
+  shm_layout_t l;
+} topic_ref_t;
+
+
+struct takt_shm_pub {
+  takt_shm_t *shm;
+  topic_ref_t ref;
+  uint32_t topic, rec;
+  bool used, route;
+  takt_subscription_t *local_sub; /* route out */
+};
+
+struct takt_shm_sub {
+  takt_shm_t *shm;
+  topic_ref_t ref;
+  uint32_t topic, rec;
+  int32_t priority;
+  bool used;
+  takt_publisher_t *local_pub; /* route in */
+  uint32_t local_size;
+};
+
+struct takt_shm {
+  takt_context_t *ctx;
+  takt_port_shm_t map;
+  shm_hdr_t *h;
+  struct { /* the segment's geometry as checked at attach: later writes to it are ignored */
+    uint32_t max_topics, max_participants;
+    uint64_t size, parts_offset, dir_offset, area_offset, area_size;
+  } geo;
+  uint32_t part, pgen;
+  int32_t pid;
+  char name[96];
+  uint32_t max_local;
+  takt_shm_pub_t *pubs;
+  takt_shm_sub_t *subs;
+  takt_shm_sub_t **order; /* used subscribers, highest priority first (creation order among equals) */
+  uint32_t n_order;
+  uint32_t seen; /* the wake word's value when last looked at */
+  int32_t rx_priority;
+  takt_thread_t rx;
+  bool rx_running;
+  takt_executor_t *serving; /* the executor that takes routed arrivals as a source, or NULL */
+  _Atomic bool rx_stop;
+  _Atomic uint64_t route_failures;
+  uint32_t route_names;
+};
+
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+                   _Alignof(_Atomic uint32_t) == _Alignof(uint32_t) &&
+                   sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
+                   _Alignof(_Atomic uint64_t) == _Alignof(uint64_t) &&
+                   sizeof(_Atomic int32_t) == sizeof(int32_t),
+               "atomic words of the segment are plain words (futexes; the tests read the layout)");
+#define FUTEX_WORD(w) ((uint32_t *)(void *)(w))
+
+static uint8_t *base(takt_shm_t *s) { return (uint8_t *)s->map.addr; }
+static shm_part_t *parts(takt_shm_t *s) { return (shm_part_t *)(base(s) + s->geo.parts_offset); }
+static shm_dir_t *dirs(takt_shm_t *s) { return (shm_dir_t *)(base(s) + s->geo.dir_offset); }
+
+static topic_ref_t topic_ref(takt_shm_t *s, uint32_t idx) {
+  topic_ref_t r;
+  memcpy(&r.dir, &dirs(s)[idx], sizeof r.dir);
+  /* an offset beyond the segment is refused by dir_fits before r.t is used */
+  r.t = (shm_topic_t *)(base(s) + (r.dir.offset <= s->geo.size ? r.dir.offset : 0));
+  r.l = layout_of(r.dir.msg_size, r.dir.slots, r.dir.depth, r.dir.max_subs, r.dir.max_pubs);
+  return r;
+}
+
+static shm_chunk_t *chunk(const topic_ref_t *r, uint32_t i) {
+  return (shm_chunk_t *)((uint8_t *)r->t + r->l.chunks) + i;
+}
+static shm_subrec_t *subrec(const topic_ref_t *r, uint32_t i) {
+  return (shm_subrec_t *)((uint8_t *)r->t + r->l.subs + (uint64_t)i * r->l.sub_size);
+}
+static shm_pubrec_t *pubrec(const topic_ref_t *r, uint32_t i) {
+  return (shm_pubrec_t *)((uint8_t *)r->t + r->l.pubs + (uint64_t)i * r->l.pub_size);
+}
+static uint8_t *payload(const topic_ref_t *r, uint32_t i) {
+  return (uint8_t *)r->t + r->l.payload + (uint64_t)i * r->l.stride;
+}
+
+/* ---- locks and repair ---- */
+
+/* Recompute every slot's counts from the records (which any single store leaves readable). */
+static void repair_locked(const topic_ref_t *r) {
+  const shm_dir_t *d = &r->dir;
+  for (uint32_t i = 0; i < d->slots; i++) {
+    shm_chunk_t *c = chunk(r, i);
+    c->queued = 0;
+    c->pinned = 0;
+    c->writer = 0;
+  }
+  for (uint32_t s = 0; s < d->max_subs; s++) {
+    shm_subrec_t *q = subrec(r, s);
+    if (q->part == 0) continue;
+    if (q->tail - q->head > d->depth) q->head = q->tail - d->depth;
+    for (uint32_t k = q->head; k != q->tail; k++) {
+      shm_entry_t e = q->ring[k % d->depth];
+      if (e.slot < d->slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued++;
+    }
+    for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
+      if (q->held[k] == 0) continue;
+      if (q->held[k] > d->slots) q->held[k] = 0;
+      else chunk(r, q->held[k] - 1)->pinned++;
+    }
+  }
+  for (uint32_t p = 0; p < d->max_pubs; p++) {
+    shm_pubrec_t *pr = pubrec(r, p);
+    if (pr->part == 0) continue;
+    for (uint32_t k = 0; k < TAKT_SHM_MAX_LOANS; k++) {
+      if (pr->loans[k] == 0) continue;
+      if (pr->loans[k] > d->slots) {
+        pr->loans[k] = 0;
+        continue;
+      }
+      shm_chunk_t *c = chunk(r, pr->loans[k] - 1);
+      c->pinned++;
+      c->writer = p + 1;
+    }
+  }
+}
+
+static takt_err_t topic_lock(const topic_ref_t *r) {
+  takt_err_t rc = takt_pmutex_lock(&r->t->lock);
+  if (rc == 1) { /* its holder died inside a critical section */
+    repair_locked(r);
+    r->t->repairs++;
+    takt_pmutex_consistent(&r->t->lock);
+    return TAKT_OK;
+  }
+  return rc;
+}
+
+static void topic_unlock(const topic_ref_t *r) { takt_pmutex_unlock(&r->t->lock); }
+
+static takt_err_t reg_lock(takt_shm_t *s) {
+  takt_err_t rc = takt_pmutex_lock(&s->h->reg_lock);
+  if (rc == 1) { /* registry records are written state-last: nothing to recompute */
+    takt_pmutex_consistent(&s->h->reg_lock);
+    return TAKT_OK;
+  }
+  return rc;
+}
+
+static void reg_unlock(takt_shm_t *s) { takt_pmutex_unlock(&s->h->reg_lock); }
+
+/* ---- attach ---- */
+
+static void say(const takt_shm_config_t *c, const char *fmt, const char *a, const char *b) {
+  if (c->error == NULL || c->error_len == 0) return;
+  snprintf(c->error, c->error_len, fmt, a, b);
+}
+
+static bool domain_ok(const char *d) {
+  size_t n = strlen(d);
+  if (n == 0 || n > 64) return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = d[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-' || ch == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static takt_err_t init_segment(const takt_shm_config_t *c, takt_port_shm_t *m, uint64_t size,
+                               uint64_t parts_off, uint64_t dir_off, uint64_t area_off) {
+  shm_hdr_t *h = (shm_hdr_t *)m->addr;
+  h->header_size = (uint32_t)sizeof(shm_hdr_t);
+  h->size = size;
+  h->max_topics = c->max_topics;
+  h->max_participants = c->max_participants;
+  h->parts_offset = parts_off;
+  h->dir_offset = dir_off;
+  h->area_offset = area_off;
+  h->area_size = size - area_off;
+  TAKT_RETURN_IF_ERR(takt_pmutex_init(&h->reg_lock));
+  h->version = SHM_VERSION;
+  h->magic = SHM_MAGIC;
+  atomic_store_explicit(&h->ready, 1u, memory_order_release);
+  takt_futex_wake_shared(FUTEX_WORD(&h->ready), UINT32_MAX);
+  return TAKT_OK;
+}
+
+/* Check a mapped segment before trusting anything in it. */
+static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, const char *name) {
+  if (m->size < sizeof(shm_hdr_t)) {
+    say(c, "shared-memory segment %s: too small for a takt segment%s", name, "");
+    return TAKT_EMALFORMED;
+  }
+  shm_hdr_t *h = (shm_hdr_t *)m->addr;
+  int64_t until = takt_time_now() + c->attach_timeout_ns;
+  for (;;) {
+    uint32_t ready = atomic_load_explicit(&h->ready, memory_order_acquire);
+    if (ready == 1u) break;
+    if (ready != 0u || (h->magic != 0 && h->magic != SHM_MAGIC)) {
+      say(c, "shared-memory segment %s: not a takt segment%s", name, "");
+      return TAKT_EMALFORMED;
+    }
+    if (takt_futex_wait_shared(FUTEX_WORD(&h->ready), 0u, until) == TAKT_ETIMEDOUT &&
+        atomic_load_explicit(&h->ready, memory_order_acquire) != 1u) {
+      say(c, "shared-memory segment %s: %s", name,
+          h->magic == SHM_MAGIC ? "its creator never finished it" : "not a takt segment");
+      return h->magic == SHM_MAGIC ? TAKT_ETIMEDOUT : TAKT_EMALFORMED;
+    }
+  }
+  if (h->magic != SHM_MAGIC) {
+    say(c, "shared-memory segment %s: not a takt segment%s", name, "");
+    return TAKT_EMALFORMED;
+  }
+  if (h->version != SHM_VERSION) {
+    char v[48];
+    snprintf(v, sizeof v, "version %u, expected %u", h->version, SHM_VERSION);
+    say(c, "shared-memory segment %s: %s", name, v);
+    return TAKT_EMALFORMED;
+  }
+  uint64_t parts_end = h->parts_offset + (uint64_t)h->max_participants * sizeof(shm_part_t);
+  uint64_t dir_end = h->dir_offset + (uint64_t)h->max_topics * sizeof(shm_dir_t);
+  if (h->header_size != sizeof(shm_hdr_t) || h->size != m->size || h->max_participants == 0 ||
+      h->max_participants > TAKT_SHM_MAX_PARTICIPANTS || h->max_topics == 0 ||
+      h->max_topics > 65536 || h->parts_offset < sizeof(shm_hdr_t) || parts_end > h->dir_offset ||
+      dir_end > h->area_offset || h->area_offset > h->size ||
+      h->area_size != h->size - h->area_offset || h->area_used > h->area_size ||
+      h->parts_offset % SHM_ALIGN != 0 || h->dir_offset % SHM_ALIGN != 0 ||
+      h->area_offset % SHM_ALIGN != 0) {
+    say(c, "shared-memory segment %s: %s", name, "its header's sizes do not fit the segment");
+    return TAKT_EMALFORMED;
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, takt_shm_t **out) {
+  static const takt_shm_config_t defaults = TAKT_SHM_CONFIG_DEFAULT;
+  const takt_shm_config_t *c = cfg != NULL ? cfg : &defaults;
+  if (ctx == NULL || out == NULL || c->domain == NULL) return TAKT_EINVAL;
+  if (!domain_ok(c->domain)) {
+    say(c, "shared-memory domain '%s': use letters, digits, '_', '-' or '.'%s", c->domain, "");
+    return TAKT_ENAME;
+  }
+  if (c->max_participants == 0 || c->max_participants > TAKT_SHM_MAX_PARTICIPANTS ||
+      c->max_topics == 0 || c->max_topics > 65536 || c->max_local == 0 || c->area_bytes == 0 ||
+      c->area_bytes > ((uint64_t)1 << 40)) {
+    say(c, "shared-memory domain %s: %s", c->domain, "capacities out of range");
+    return TAKT_EINVAL;
+  }
+  takt_shm_t *s = takt__context_alloc(ctx, sizeof *s);
+  if (s == NULL) return TAKT_ENOMEM;
+  s->ctx = ctx;
+  s->max_local = c->max_local;
+  s->rx_priority = c->rx_priority;
+  s->pubs = takt__context_alloc(ctx, sizeof(takt_shm_pub_t) * c->max_local);
+  s->subs = takt__context_alloc(ctx, sizeof(takt_shm_sub_t) * c->max_local);
+  s->order = takt__context_alloc(ctx, sizeof(takt_shm_sub_t *) * c->max_local);
+  if (s->pubs == NULL || s->subs == NULL || s->order == NULL) {
+    takt__context_free(ctx, s->pubs);
+    takt__context_free(ctx, s->subs);
+    takt__context_free(ctx, s->order);
+    takt__context_free(ctx, s);
+    return TAKT_ENOMEM;
+  }
+  snprintf(s->name, sizeof s->name, "/takt.%s", c->domain);
+
+  uint64_t parts_off = align_up(sizeof(shm_hdr_t));
+  uint64_t dir_off = align_up(parts_off + (uint64_t)c->max_participants * sizeof(shm_part_t));
+  uint64_t area_off = align_up(dir_off + (uint64_t)c->max_topics * sizeof(shm_dir_t));
+  uint64_t size = area_off + align_up(c->area_bytes);
+  takt_err_t rc = takt_port_shm_open(s->name, &s->map);
+  int64_t until = takt_time_now() + c->attach_timeout_ns;
+  for (;;) {
+    if (rc == TAKT_ENOENT && c->create) {
+      rc = takt_port_shm_create(s->name, (size_t)size, c->mode, &s->map);
+      if (rc == TAKT_OK) {
+        rc = init_segment(c, &s->map, size, parts_off, dir_off, area_off);
+        break;
+      }
+      if (rc == TAKT_EEXIST) rc = takt_port_shm_open(s->name, &s->map); /* lost a race */
+      continue;
+    }
+    if (rc != TAKT_EAGAIN) break;
+    /* created by another process, not sized yet: a few steps of a start-up wait, bounded */
+    if (takt_time_now() >= until) {
+      rc = TAKT_ETIMEDOUT;
+      break;
+    }
+    takt_sleep_until(takt_time_now() + 1000000);
+    rc = takt_port_shm_open(s->name, &s->map);
+  }
+  if (rc == TAKT_OK) rc = check_segment(c, &s->map, s->name);
+  else if (rc == TAKT_EPERM) say(c, "shared-memory segment %s: %s", s->name, "permission denied");
+  else if (rc == TAKT_ENOENT) say(c, "shared-memory segment %s: %s", s->name, "does not exist");
+  else if (rc == TAKT_ETIMEDOUT) say(c, "shared-memory segment %s: %s", s->name, "never sized by its creator");
+  else if (rc < 0) say(c, "shared-memory segment %s: %s", s->name, takt_strerror(rc));
+  if (rc != TAKT_OK) goto fail;
+  s->h = (shm_hdr_t *)s->map.addr;
+  s->geo.max_topics = s->h->max_topics;
+  s->geo.max_participants = s->h->max_participants;
+  s->geo.size = s->h->size;
+  s->geo.parts_offset = s->h->parts_offset;
+  s->geo.dir_offset = s->h->dir_offset;
+  s->geo.area_offset = s->h->area_offset;
+  s->geo.area_size = s->h->area_size;
+  s->pid = takt_port_pid();
+  (void)takt_shm_reclaim(s);
+
+  uint64_t start = takt_port_pid_start(s->pid);
+  rc = reg_lock(s);
+  if (rc != TAKT_OK) goto fail;
+  rc = TAKT_EFULL;
+  for (uint32_t i = 0; i < s->geo.max_participants; i++) {
+    shm_part_t *p = &parts(s)[i];
+    if (atomic_load(&p->pid) != 0) continue;
+    uint32_t gen = ++s->h->next_gen;
+    atomic_store(&p->gen, gen);
+    atomic_store(&p->start, start);
+    atomic_store(&p->pid, s->pid);
+    s->part = i;
+    s->pgen = gen;
+    s->seen = atomic_load(&p->wake);
+    rc = TAKT_OK;
+    break;
+  }
+  reg_unlock(s);
+  if (rc != TAKT_OK) {
+    say(c, "shared-memory segment %s: %s", s->name, "every participant record is taken");
+    goto fail;
+  }
+  *out = s;
+  return TAKT_OK;
+fail:
+  takt_port_shm_close(&s->map);
+  takt__context_free(ctx, s->pubs);
+  takt__context_free(ctx, s->subs);
+  takt__context_free(ctx, s->order);
+  takt__context_free(ctx, s);
+  return rc;
+}
+
+takt_err_t takt_shm_unlink(const char *domain) {
+  if (domain == NULL || !domain_ok(domain)) return TAKT_EINVAL;
+  char name[96];
+  snprintf(name, sizeof name, "/takt.%s", domain);
+  return takt_port_shm_unlink(name);
+}
+
+/* ---- registry ---- */
+
+static bool cfg_ok(const takt_shm_topic_config_t *c) {
+  return c != NULL && c->name != NULL && c->name[0] != '\0' &&
+         strlen(c->name) < TAKT_SHM_NAME_MAX && (c->type == NULL || strlen(c->type) < TAKT_SHM_NAME_MAX) &&
+         c->msg_size > 0 && c->msg_size <= (1u << 30) && c->slots > 0 &&
+         c->slots <= TAKT_SHM_MAX_SLOTS && c->depth > 0 && c->depth <= TAKT_SHM_MAX_DEPTH &&
+         c->max_subs > 0 && c->max_subs <= TAKT_SHM_MAX_SUBS && c->max_pubs > 0 &&
+         c->max_pubs <= 64 && (c->policy == TAKT_SHM_KEEP_LAST || c->policy == TAKT_SHM_HARD);
+}
+
+/* A directory entry is trusted only once its block is seen to lie inside the area. */
+static bool dir_fits(takt_shm_t *s, const shm_dir_t *d) {
+  if (d->slots == 0 || d->slots > TAKT_SHM_MAX_SLOTS || d->depth == 0 ||
+      d->depth > TAKT_SHM_MAX_DEPTH || d->max_subs == 0 || d->max_subs > TAKT_SHM_MAX_SUBS ||
+      d->max_pubs == 0 || d->max_pubs > 64 || d->msg_size == 0 || d->msg_size > (1u << 30))
+    return false;
+  shm_layout_t l = layout_of(d->msg_size, d->slots, d->depth, d->max_subs, d->max_pubs);
+  if (d->bytes != l.total || d->offset < s->geo.area_offset || d->offset % SHM_ALIGN != 0 ||
+      d->offset > s->geo.size || d->bytes > s->geo.size - d->offset)
+    return false;
+  /* the block describes itself: an entry pointing anywhere else is refused before its lock is
+   * used */
+  const shm_topic_t *t = (const shm_topic_t *)(base(s) + d->offset);
+  return t->magic == SHM_TOPIC_MAGIC && t->self_offset == d->offset && t->bytes == d->bytes;
+}
+
+/* True if [off, off + bytes) overlaps the block of a directory entry in use. */
+static bool overlaps_topic(takt_shm_t *s, uint64_t off, uint64_t bytes) {
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    const shm_dir_t *d = &dirs(s)[i];
+    if (atomic_load_explicit(&d->state, memory_order_acquire) != DIR_READY) continue;
+    if (off < d->offset + d->bytes && d->offset < off + bytes) return true;
+  }
+  return false;
+}
+
+/* Find the topic of c, or create it; *out is the validated copy of its directory entry. */
+static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uint32_t *idx,
+                            topic_ref_t *out) {
+  if (!cfg_ok(c)) return TAKT_EINVAL;
+  const char *type = c->type != NULL ? c->type : "";
+  TAKT_RETURN_IF_ERR(reg_lock(s));
+  takt_err_t rc = TAKT_ENOENT;
+  uint32_t free_dir = UINT32_MAX;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) {
+      if (free_dir == UINT32_MAX) free_dir = i;
+      continue;
+    }
+    topic_ref_t r = topic_ref(s, i);
+    const shm_dir_t *d = &r.dir;
+    if (strncmp(d->name, c->name, TAKT_SHM_NAME_MAX) != 0) continue;
+    if (!dir_fits(s, d)) rc = TAKT_EMALFORMED;
+    else if (d->msg_size != c->msg_size || d->slots != c->slots || d->depth != c->depth ||
+             d->max_subs != c->max_subs || d->max_pubs != c->max_pubs ||
+             d->policy != (uint32_t)c->policy || strncmp(d->type, type, TAKT_SHM_NAME_MAX) != 0)
+      rc = TAKT_ETYPE;
+    else rc = TAKT_OK;
+    *idx = i;
+    *out = r;
+    break;
+  }
+  if (rc == TAKT_ENOENT) {
+    shm_layout_t l = layout_of(c->msg_size, c->slots, c->depth, c->max_subs, c->max_pubs);
+    if (s->h->area_used > s->geo.area_size || s->h->area_used % SHM_ALIGN != 0) {
+      rc = TAKT_EMALFORMED;
+    } else if (free_dir == UINT32_MAX || l.total > s->geo.area_size - s->h->area_used) {
+      rc = TAKT_EFULL;
+    } else if (overlaps_topic(s, s->geo.area_offset + s->h->area_used, l.total)) {
+      rc = TAKT_EMALFORMED; /* the registry's bump offset was moved back */
+    } else {
+      uint64_t off = s->geo.area_offset + s->h->area_used;
+      s->h->area_used += l.total;
+      shm_topic_t *t = (shm_topic_t *)(base(s) + off);
+      memset(t, 0, (size_t)l.payload); /* records; payload bytes need no clearing */
+      t->magic = SHM_TOPIC_MAGIC;
+      t->self_offset = off;
+      t->bytes = l.total;
+      rc = takt_pmutex_init(&t->lock);
+      if (rc == TAKT_OK) {
+        shm_dir_t *d = &dirs(s)[free_dir];
+        snprintf(d->name, sizeof d->name, "%s", c->name);
+        snprintf(d->type, sizeof d->type, "%s", type);
+        d->msg_size = c->msg_size;
+        d->slots = c->slots;
+        d->depth = c->depth;
+        d->max_subs = c->max_subs;
+        d->max_pubs = c->max_pubs;
+        d->policy = (uint32_t)c->policy;
+        d->offset = off;
+        d->bytes = l.total;
+        atomic_store_explicit(&d->state, DIR_READY, memory_order_release);
+        *idx = free_dir;
+        *out = topic_ref(s, free_dir);
+      }
+    }
+  }
+  reg_unlock(s);
+  return rc;
+}
+
+/* ---- publishers and subscribers ---- */
+
+takt_err_t takt_shm_publisher_create(takt_shm_t *s, const takt_shm_topic_config_t *c,
+                                     takt_shm_pub_t **out) {
+  if (s == NULL || out == NULL) return TAKT_EINVAL;
+  takt_shm_pub_t *h = NULL;
+  for (uint32_t i = 0; i < s->max_local && h == NULL; i++)
+    if (!s->pubs[i].used) h = &s->pubs[i];
+  if (h == NULL) return TAKT_EFULL;
+  uint32_t idx;
+  topic_ref_t r;
+  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx, &r));
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  takt_err_t rc = TAKT_EFULL;
+  for (uint32_t p = 0; p < r.dir.max_pubs; p++) {
+    shm_pubrec_t *pr = pubrec(&r, p);
+    if (pr->part != 0) continue;
+    memset(pr->loans, 0, sizeof pr->loans);
+    pr->flags = 0;
+    pr->pgen = s->pgen;
+    pr->part = s->part + 1;
+    *h = (takt_shm_pub_t){.shm = s, .ref = r, .topic = idx, .rec = p, .used = true};
+    rc = TAKT_OK;
+    break;
+  }
+  topic_unlock(&r);
+  if (rc == TAKT_OK) *out = h;
+  return rc;
+}
+
+takt_err_t takt_shm_publisher_destroy(takt_shm_pub_t *pub) {
+  if (pub == NULL || !pub->used) return TAKT_EINVAL;
+  if (pub->local_sub != NULL) {
+    TAKT_RETURN_IF_ERR(takt_subscription_destroy(pub->local_sub));
+    pub->local_sub = NULL;
+  }
+  topic_ref_t r = pub->ref;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_pubrec_t *pr = pubrec(&r, pub->rec);
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_LOANS; k++) {
+    if (pr->loans[k] != 0 && pr->loans[k] <= r.dir.slots) {
+      shm_chunk_t *c = chunk(&r, pr->loans[k] - 1);
+      c->pinned--;
+      c->writer = 0;
+    }
+    pr->loans[k] = 0;
+  }
+  pr->part = 0;
+  topic_unlock(&r);
+  pub->used = false;
+  return TAKT_OK;
+}
+
+static void order_insert(takt_shm_t *s, takt_shm_sub_t *h) {
+  uint32_t i = s->n_order;
+  while (i > 0 && s->order[i - 1]->priority < h->priority) {
+    s->order[i] = s->order[i - 1];
+    i--;
+  }
+  s->order[i] = h;
+  s->n_order++;
+}
+
+static void order_remove(takt_shm_t *s, takt_shm_sub_t *h) {
+  for (uint32_t i = 0; i < s->n_order; i++) {
+    if (s->order[i] != h) continue;
+    memmove(&s->order[i], &s->order[i + 1], sizeof(s->order[0]) * (s->n_order - i - 1));
+    s->n_order--;
+    return;
+  }
+}
+
+takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config_t *c,
+                                      int32_t priority, takt_shm_sub_t **out) {
+  if (s == NULL || out == NULL) return TAKT_EINVAL;
+  if (s->rx_running) return TAKT_ESTATE; /* the receive thread reads the subscriber list */
+  takt_shm_sub_t *h = NULL;
+  for (uint32_t i = 0; i < s->max_local && h == NULL; i++)
+    if (!s->subs[i].used) h = &s->subs[i];
+  if (h == NULL) return TAKT_EFULL;
+  uint32_t idx;
+  topic_ref_t r;
+  TAKT_RETURN_IF_ERR(topic_get(s, c, &idx, &r));
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  takt_err_t rc = TAKT_EFULL;
+  for (uint32_t q = 0; q < r.dir.max_subs; q++) {
+    shm_subrec_t *sr = subrec(&r, q);
+    if (sr->part != 0) continue;
+    sr->head = sr->tail = 0;
+    sr->dropped = 0;
+    sr->priority = priority;
+    memset(sr->held, 0, sizeof sr->held);
+    sr->pgen = s->pgen;
+    sr->part = s->part + 1; /* last: publishers queue to it from now on */
+    *h = (takt_shm_sub_t){.shm = s, .ref = r, .topic = idx, .rec = q, .priority = priority,
+                          .used = true};
+    rc = TAKT_OK;
+    break;
+  }
+  topic_unlock(&r);
+  if (rc != TAKT_OK) return rc;
+  order_insert(s, h);
+  *out = h;
+  return TAKT_OK;
+}
+
+/* Free a subscriber record: its queued entries and held views stop counting. */
+static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
+  for (uint32_t k = sr->head; k != sr->tail; k++) {
+    shm_entry_t e = sr->ring[k % r->dir.depth];
+    if (e.slot < r->dir.slots && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued--;
+  }
+  sr->head = sr->tail;
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
+    if (sr->held[k] != 0 && sr->held[k] <= r->dir.slots) chunk(r, sr->held[k] - 1)->pinned--;
+    sr->held[k] = 0;
+  }
+  sr->part = 0;
+}
+
+takt_err_t takt_shm_subscriber_destroy(takt_shm_sub_t *sub) {
+  if (sub == NULL || !sub->used) return TAKT_EINVAL;
+  if (sub->shm->rx_running) return TAKT_ESTATE;
+  topic_ref_t r = sub->ref;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  subrec_free_locked(&r, subrec(&r, sub->rec));
+  topic_unlock(&r);
+  order_remove(sub->shm, sub);
+  if (sub->local_pub != NULL) (void)takt_publisher_destroy(sub->local_pub);
+  sub->local_pub = NULL;
+  sub->used = false;
+  return TAKT_OK;
+}
+
+/* ---- loan, publish ---- */
+
+static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
+  topic_ref_t r = pub->ref;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_pubrec_t *pr = pubrec(&r, pub->rec);
+  uint32_t li = TAKT_SHM_MAX_LOANS;
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_LOANS && li == TAKT_SHM_MAX_LOANS; k++)
+    if (pr->loans[k] == 0) li = k;
+  if (li == TAKT_SHM_MAX_LOANS) {
+    topic_unlock(&r);
+    return TAKT_EFULL;
+  }
+  uint32_t pick = UINT32_MAX, oldest = UINT32_MAX;
+  for (uint32_t i = 0; i < r.dir.slots; i++) {
+    shm_chunk_t *c = chunk(&r, i);
+    if (c->pinned != 0) continue;
+    if (c->queued == 0) {
+      pick = i;
+      break;
+    }
+    /* KEEP_LAST: the oldest message nobody holds (seq order, wrap-aware) */
+    if (r.dir.policy == TAKT_SHM_KEEP_LAST &&
+        (oldest == UINT32_MAX || (int32_t)(c->seq - chunk(&r, oldest)->seq) < 0))
+      oldest = i;
+  }
+  if (pick == UINT32_MAX) pick = oldest;
+  if (pick == UINT32_MAX) {
+    topic_unlock(&r);
+    return TAKT_EBUSY;
+  }
+  shm_chunk_t *c = chunk(&r, pick);
+  c->seq = 0; /* its queue entries are stale from now on */
+  c->queued = 0;
+  c->pinned = 1;
+  c->writer = pub->rec + 1;
+  pr->loans[li] = pick + 1;
+  topic_unlock(&r);
+  out->data = payload(&r, pick);
+  out->capacity = r.dir.msg_size;
+  out->slot = pick;
+  return TAKT_OK;
+}
+
+takt_err_t takt_shm_loan(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
+  if (pub == NULL || out == NULL || !pub->used) return TAKT_EINVAL;
+  takt_err_t rc = loan_try(pub, out);
+  if (rc != TAKT_EBUSY) return rc;
+  /* every slot held: perhaps by a process that died; reclaim (system calls, no lock) and retry */
+  if (takt_shm_reclaim(pub->shm) > 0) rc = loan_try(pub, out);
+  return rc;
+}
+
+static int loan_index(shm_pubrec_t *pr, uint32_t slot) {
+  for (int k = 0; k < TAKT_SHM_MAX_LOANS; k++)
+    if (pr->loans[k] == slot + 1) return k;
+  return -1;
+}
+
+takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
+  if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
+  topic_ref_t r = pub->ref;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_pubrec_t *pr = pubrec(&r, pub->rec);
+  int k = loan->slot < r.dir.slots ? loan_index(pr, loan->slot) : -1;
+  if (k >= 0) {
+    pr->loans[k] = 0;
+    chunk(&r, loan->slot)->pinned--;
+    chunk(&r, loan->slot)->writer = 0;
+  }
+  topic_unlock(&r);
+  return k >= 0 ? TAKT_OK : TAKT_EINVAL;
+}
+
+static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
+  return e.slot < r->dir.slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq;
+}
+
+/* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan). */
+static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
+  while (sr->head != sr->tail && !entry_valid(r, sr->ring[sr->head % r->dir.depth])) {
+    sr->head++;
+    sr->dropped++;
+  }
+}
+
+static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
+                              int64_t t_info, int64_t deadline, int32_t priority);
+
+takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
+                            int64_t t_info, int64_t deadline, int32_t priority) {
+  if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
+  takt_err_t rc = publish_try(pub, loan, size, t_info, deadline, priority);
+  /* HARD, a full queue: perhaps a dead subscriber's; reclaim (system calls, no lock), retry */
+  if (rc == TAKT_EFULL && takt_shm_reclaim(pub->shm) > 0)
+    rc = publish_try(pub, loan, size, t_info, deadline, priority);
+  return rc;
+}
+
+static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
+                              int64_t t_info, int64_t deadline, int32_t priority) {
+  takt_shm_t *s = pub->shm;
+  int64_t now = takt_time_now();
+  topic_ref_t r = pub->ref;
+  if (size > r.dir.msg_size) return TAKT_ESIZE;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_pubrec_t *pr = pubrec(&r, pub->rec);
+  int k = loan->slot < r.dir.slots ? loan_index(pr, loan->slot) : -1;
+  if (k < 0) {
+    topic_unlock(&r);
+    return TAKT_EINVAL;
+  }
+  bool skip_own = (pr->flags & PUB_SKIP_OWN) != 0;
+  if (r.dir.policy == TAKT_SHM_HARD) {
+    for (uint32_t q = 0; q < r.dir.max_subs; q++) {
+      shm_subrec_t *sr = subrec(&r, q);
+      if (sr->part == 0 || (skip_own && sr->part == s->part + 1)) continue;
+      skip_stale_locked(&r, sr);
+      if (sr->tail - sr->head >= r.dir.depth) {
+        r.t->refused++;
+        topic_unlock(&r);
+        return TAKT_EFULL;
+      }
+    }
+  }
+  uint32_t seq = ++r.t->last_seq;
+  if (seq == 0) seq = ++r.t->last_seq; /* 0 marks a slot without a message */
+  shm_chunk_t *c = chunk(&r, loan->slot);
+  c->t_info = t_info == TAKT_SHM_NOW ? now : t_info;
+  c->t_data = now;
+  c->deadline = deadline;
+  c->size = size;
+  c->priority = priority;
+  c->pid = s->pid;
+  c->seq = seq;
+  uint64_t wake = 0;
+  for (uint32_t q = 0; q < r.dir.max_subs; q++) {
+    shm_subrec_t *sr = subrec(&r, q);
+    if (sr->part == 0 || sr->part > s->geo.max_participants) continue;
+    if (skip_own && sr->part == s->part + 1) continue;
+    if (sr->tail - sr->head >= r.dir.depth) { /* KEEP_LAST: drop the oldest */
+      shm_entry_t old = sr->ring[sr->head % r.dir.depth];
+      sr->head++;
+      sr->dropped++;
+      if (entry_valid(&r, old)) chunk(&r, old.slot)->queued--;
+    }
+    sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
+    sr->tail++;
+    c->queued++;
+    wake |= (uint64_t)1 << (sr->part - 1);
+  }
+  pr->loans[k] = 0;
+  c->pinned--;
+  c->writer = 0;
+  r.t->published++;
+  topic_unlock(&r);
+  /* wake-ups after the lock is let go */
+  for (uint32_t p = 0; wake != 0; p++, wake >>= 1) {
+    if ((wake & 1u) == 0) continue;
+    shm_part_t *pt = &parts(s)[p];
+    atomic_fetch_add_explicit(&pt->wake, 1u, memory_order_release);
+    takt_futex_wake_shared(FUTEX_WORD(&pt->wake), 1u);
+  }
+  loan->data = NULL;
+  return TAKT_OK;
+}
+
+takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, int64_t t_info,
+                          int64_t deadline, int32_t priority) {
+  if (data == NULL && size > 0) return TAKT_EINVAL;
+  takt_shm_loan_t loan;
+  TAKT_RETURN_IF_ERR(takt_shm_loan(pub, &loan));
+  if (size > loan.capacity) {
+    (void)takt_shm_loan_return(pub, &loan);
+    return TAKT_ESIZE;
+  }
+  if (size > 0) memcpy(loan.data, data, size);
+  takt_err_t rc = takt_shm_publish(pub, &loan, size, t_info, deadline, priority);
+  if (rc != TAKT_OK) (void)takt_shm_loan_return(pub, &loan);
+  return rc;
+}
+
+/* ---- take, release ---- */
+
+takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
+  if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
+  topic_ref_t r = sub->ref;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_subrec_t *sr = subrec(&r, sub->rec);
+  skip_stale_locked(&r, sr);
+  if (sr->head == sr->tail) {
+    topic_unlock(&r);
+    return TAKT_EAGAIN;
+  }
+  uint32_t hi = TAKT_SHM_MAX_HELD;
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD && hi == TAKT_SHM_MAX_HELD; k++)
+    if (sr->held[k] == 0) hi = k;
+  if (hi == TAKT_SHM_MAX_HELD) {
+    topic_unlock(&r);
+    return TAKT_EFULL;
+  }
+  shm_entry_t e = sr->ring[sr->head % r.dir.depth];
+  shm_chunk_t *c = chunk(&r, e.slot);
+  sr->held[hi] = e.slot + 1;
+  sr->head++;
+  c->queued--;
+  c->pinned++;
+  out->header = (takt_shm_header_t){.t_info = c->t_info, .t_data = c->t_data,
+                                    .deadline = c->deadline, .seq = c->seq,
+                                    .size = c->size, .priority = c->priority, .pid = c->pid};
+  topic_unlock(&r);
+  out->data = payload(&r, e.slot);
+  out->slot = e.slot;
+  return TAKT_OK;
+}
+
+takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *smp) {
+  if (sub == NULL || smp == NULL || !sub->used) return TAKT_EINVAL;
+  topic_ref_t r = sub->ref;
+  if (smp->slot >= r.dir.slots) return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  shm_subrec_t *sr = subrec(&r, sub->rec);
+  takt_err_t rc = TAKT_EINVAL;
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
+    if (sr->held[k] != smp->slot + 1) continue;
+    sr->held[k] = 0;
+    chunk(&r, smp->slot)->pinned--;
+    rc = TAKT_OK;
+    break;
+  }
+  topic_unlock(&r);
+  return rc;
+}
+
+takt_err_t takt_shm_take_any(takt_shm_t *s, takt_shm_sub_t **sub, takt_shm_sample_t *out) {
+  if (s == NULL || sub == NULL || out == NULL) return TAKT_EINVAL;
+  for (uint32_t i = 0; i < s->n_order; i++) {
+    takt_err_t rc = takt_shm_take(s->order[i], out);
+    if (rc == TAKT_EAGAIN) continue;
+    if (rc == TAKT_OK) *sub = s->order[i];
+    return rc;
+  }
+  return TAKT_EAGAIN;
+}
+
+uint32_t takt_shm_pending(takt_shm_sub_t *sub) {
+  if (sub == NULL || !sub->used) return 0;
+  topic_ref_t r = sub->ref;
+  if (topic_lock(&r) != TAKT_OK) return 0;
+  shm_subrec_t *sr = subrec(&r, sub->rec);
+  uint32_t n = sr->tail - sr->head;
+  topic_unlock(&r);
+  return n;
+}
+
+uint64_t takt_shm_dropped(takt_shm_sub_t *sub) {
+  if (sub == NULL || !sub->used) return 0;
+  topic_ref_t r = sub->ref;
+  if (topic_lock(&r) != TAKT_OK) return 0;
+  uint64_t n = subrec(&r, sub->rec)->dropped;
+  topic_unlock(&r);
+  return n;
+}
+
+takt_err_t takt_shm_wait(takt_shm_t *s, int64_t abs_ns) {
+  if (s == NULL) return TAKT_EINVAL;
+  _Atomic uint32_t *w = &parts(s)[s->part].wake;
+  uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+  if (v == s->seen) {
+    takt_err_t rc = takt_futex_wait_shared(FUTEX_WORD(w), v, abs_ns);
+    v = atomic_load_explicit(w, memory_order_acquire);
+    if (rc == TAKT_ETIMEDOUT && v == s->seen) return TAKT_ETIMEDOUT;
+  }
+  s->seen = v;
+  return TAKT_OK;
+}
+
+/* ---- reclaim ---- */
+
+/* Free every record of participant p (generation gen) in every topic. Registry lock held. */
+static void free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
+    topic_ref_t r = topic_ref(s, i);
+    const shm_dir_t *d = &r.dir;
+    if (!dir_fits(s, d) || topic_lock(&r) != TAKT_OK) continue;
+    bool any = false;
+    for (uint32_t q = 0; q < d->max_subs; q++) {
+      shm_subrec_t *sr = subrec(&r, q);
+      if (sr->part != p + 1 || sr->pgen != gen) continue;
+      sr->part = 0;
+      any = true;
+    }
+    for (uint32_t q = 0; q < d->max_pubs; q++) {
+      shm_pubrec_t *pr = pubrec(&r, q);
+      if (pr->part != p + 1 || pr->pgen != gen) continue;
+      memset(pr->loans, 0, sizeof pr->loans);
+      pr->part = 0;
+      any = true;
+    }
+    if (any) {
+      repair_locked(&r); /* recount the slots without the freed records */
+      r.t->reclaimed++;
+    }
+    topic_unlock(&r);
+  }
+}
+
+takt_err_t takt_shm_reclaim(takt_shm_t *s) {
+  if (s == NULL) return TAKT_EINVAL;
+  uint32_t n = s->geo.max_participants, found = 0;
+  int32_t dead_pid[TAKT_SHM_MAX_PARTICIPANTS];
+  uint32_t dead_gen[TAKT_SHM_MAX_PARTICIPANTS];
+  bool dead[TAKT_SHM_MAX_PARTICIPANTS] = {false};
+  /* liveness outside any lock: kill() and /proc are system calls */
+  for (uint32_t i = 0; i < n; i++) {
+    shm_part_t *p = &parts(s)[i];
+    int32_t pid = atomic_load(&p->pid);
+    if (pid == 0 || (pid == s->pid && i == s->part && s->h != NULL && s->pgen == atomic_load(&p->gen)))
+      continue;
+    uint64_t start = atomic_load(&p->start);
+    bool alive = takt_port_pid_alive(pid);
+    if (alive && start != 0) {
+      uint64_t now_start = takt_port_pid_start(pid);
+      if (now_start != 0 && now_start != start) alive = false; /* the pid was reused */
+    }
+    if (alive) continue;
+    dead[i] = true;
+    dead_pid[i] = pid;
+    dead_gen[i] = atomic_load(&p->gen);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (!dead[i]) continue;
+    TAKT_RETURN_IF_ERR(reg_lock(s));
+    shm_part_t *p = &parts(s)[i];
+    if (atomic_load(&p->pid) == dead_pid[i] && atomic_load(&p->gen) == dead_gen[i]) {
+      free_participant_locked(s, i, dead_gen[i]);
+      atomic_store(&p->pid, 0);
+      s->h->reclaimed++;
+      found++;
+    }
+    reg_unlock(s);
+  }
+  return (takt_err_t)found;
+}
+
+/* ---- statistics ---- */
+
+takt_err_t takt_shm_topic_stats(takt_shm_t *s, const char *name, takt_shm_topic_stats_t *out) {
+  if (s == NULL || name == NULL || out == NULL) return TAKT_EINVAL;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
+    topic_ref_t r = topic_ref(s, i);
+    const shm_dir_t *d = &r.dir;
+    if (strncmp(d->name, name, TAKT_SHM_NAME_MAX) != 0) continue;
+    if (!dir_fits(s, d)) return TAKT_EMALFORMED;
+    TAKT_RETURN_IF_ERR(topic_lock(&r));
+    *out = (takt_shm_topic_stats_t){.slots = d->slots, .published = r.t->published,
+                                    .refused = r.t->refused, .reclaimed = r.t->reclaimed,
+                                    .repairs = r.t->repairs};
+    for (uint32_t k = 0; k < d->slots; k++)
+      if (chunk(&r, k)->queued != 0 || chunk(&r, k)->pinned != 0) out->slots_used++;
+    for (uint32_t q = 0; q < d->max_subs; q++) out->subs += subrec(&r, q)->part != 0;
+    for (uint32_t q = 0; q < d->max_pubs; q++) out->pubs += pubrec(&r, q)->part != 0;
+    topic_unlock(&r);
+    return TAKT_OK;
+  }
+  return TAKT_ENOENT;
+}
+
+takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
+  if (s == NULL || out == NULL) return TAKT_EINVAL;
+  TAKT_RETURN_IF_ERR(reg_lock(s));
+  *out = (takt_shm_stats_t){.reclaimed = s->h->reclaimed, .area_used = s->h->area_used,
+                            .area_bytes = s->geo.area_size};
+  for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++)
+    out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;
+  reg_unlock(s);
+  return TAKT_OK;
+}
+
+/* ---- routes and the receive thread ---- */
+
+takt_err_t takt_shm_route_in(takt_shm_t *s, const takt_shm_topic_config_t *c, int32_t priority,
+                             takt_node_t *node, takt_topic_t *local, takt_shm_sub_t **out) {
+  if (s == NULL || c == NULL || node == NULL || local == NULL) return TAKT_EINVAL;
+  uint32_t size = takt_topic_type(local)->size;
+  if (size > c->msg_size) return TAKT_ESIZE;
+  takt_publisher_t *lp;
+  TAKT_RETURN_IF_ERR(takt_publisher_create(node, local, &lp));
+  takt_shm_sub_t *h;
+  takt_err_t rc = takt_shm_subscriber_create(s, c, priority, &h);
+  if (rc != TAKT_OK) {
+    (void)takt_publisher_destroy(lp);
+    return rc;
+  }
+  h->local_pub = lp;
+  h->local_size = size;
+  if (out != NULL) *out = h;
+  return TAKT_OK;
+}
+
+static void route_out_cb(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
+  (void)sub;
+  takt_shm_pub_t *pub = user;
+  takt_err_t rc = takt_shm_write(pub, msg->data, msg->size, msg->header.t_info,
+                                 takt_job_deadline(), 0);
+  if (rc != TAKT_OK) atomic_fetch_add_explicit(&pub->shm->route_failures, 1, memory_order_relaxed);
+}
+
+takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, takt_node_t *node,
+                              takt_topic_t *local, const takt_callback_attr_t *attr,
+                              takt_shm_pub_t **out) {
+  if (s == NULL || c == NULL || node == NULL || local == NULL) return TAKT_EINVAL;
+  if (takt_topic_type(local)->size > c->msg_size) return TAKT_ESIZE;
+  takt_shm_pub_t *h;
+  TAKT_RETURN_IF_ERR(takt_shm_publisher_create(s, c, &h));
+  topic_ref_t r = h->ref;
+  takt_err_t rc = topic_lock(&r);
+  if (rc == TAKT_OK) {
+    pubrec(&r, h->rec)->flags |= PUB_SKIP_OWN; /* this process has the message locally already */
+    topic_unlock(&r);
+  }
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = c->depth;
+  if (attr != NULL) o.attr = *attr;
+  char name[32];
+  snprintf(name, sizeof name, "shm_out%u", s->route_names++);
+  if (rc == TAKT_OK) rc = takt_subscription_create(node, local, name, route_out_cb, h, &o, &h->local_sub);
+  if (rc != TAKT_OK) {
+    (void)takt_shm_publisher_destroy(h);
+    return rc;
+  }
+  h->route = true;
+  if (out != NULL) *out = h;
+  return TAKT_OK;
+}
+
+/* Hand one borrowed message on into its route's local topic, published as if by the remote job: a
+ * message-released job inherits its absolute deadline (CLOCK_MONOTONIC is one clock for every
+ * process of the computer) and keeps its origin time. */
+static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) {
+  uint32_t want = sub->local_size;
+  takt__job_t remote = {.t_info = smp->header.t_info,
+                        .abs_deadline = smp->header.deadline == TAKT_TIME_INFINITE ||
+                                                smp->header.deadline < 0
+                                            ? 0
+                                            : smp->header.deadline};
+  takt__job_t *saved = takt__current_job;
+  takt__current_job = &remote;
+  if (smp->header.size != want ||
+      takt_publish_at(sub->local_pub, smp->data, want, smp->header.t_info) != TAKT_OK)
+    atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
+  takt__current_job = saved;
+  (void)takt_shm_release(sub, smp);
+}
+
+/* Drain the routed subscribers, highest priority first, into their local topics. */
+static void drain(takt_shm_t *s) {
+  takt_shm_sub_t *sub = NULL;
+  takt_shm_sample_t smp;
+  for (;;) {
+    takt_err_t rc = TAKT_EAGAIN;
+    for (uint32_t i = 0; i < s->n_order; i++) {
+      sub = s->order[i];
+      if (sub->local_pub == NULL) continue;
+      rc = takt_shm_take(sub, &smp);
+      if (rc != TAKT_EAGAIN) break;
+    }
+    if (rc != TAKT_OK) return;
+    hand_on(s, sub, &smp);
+  }
+}
+
+/* ---- served by an executor: routed arrivals as an executor source (PoDS §5.2) ---- */
+
+/* The routed subscriber of highest priority with a valid message queued, or NULL. */
+static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
+  for (uint32_t i = 0; i < s->n_order; i++) {
+    takt_shm_sub_t *sub = s->order[i];
+    if (sub->local_pub == NULL) continue;
+    topic_ref_t r = sub->ref;
+    if (topic_lock(&r) != TAKT_OK) continue;
+    shm_subrec_t *sr = subrec(&r, sub->rec);
+    skip_stale_locked(&r, sr);
+    bool any = sr->head != sr->tail;
+    topic_unlock(&r);
+    if (any) return sub;
+  }
+  return NULL;
+}
+
+static int32_t source_peek(void *user) {
+  takt_shm_sub_t *sub = most_urgent(user);
+  return sub == NULL ? -1 : (sub->priority < 0 ? 0 : sub->priority);
+}
+
+static void source_deliver(void *user) {
+  takt_shm_t *s = user;
+  takt_shm_sub_t *sub = most_urgent(s);
+  takt_shm_sample_t smp;
+  if (sub != NULL && takt_shm_take(sub, &smp) == TAKT_OK) hand_on(s, sub, &smp);
+}
+
+takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {
+  if (s == NULL || exec == NULL) return TAKT_EINVAL;
+  if (s->rx_running || s->serving != NULL) return TAKT_ESTATE;
+  takt_executor_source_t src = {.peek = source_peek, .deliver = source_deliver, .user = s};
+  TAKT_RETURN_IF_ERR(takt_executor_add_source(exec, &src));
+  s->serving = exec;
+  return TAKT_OK;
+}
+
+/* Between arrivals the receive thread looks for dead processes once a second (RouDi-style
+ * monitoring: a dead subscriber's full queue or held slots would otherwise wait for a publisher to
+ * run out of slots), and says so when it finds one. */
+#define RX_MONITOR_NS 1000000000LL
+
+static void rx_main(void *arg) {
+  takt_shm_t *s = arg;
+  int64_t next_check = takt_time_now() + RX_MONITOR_NS;
+  while (!atomic_load_explicit(&s->rx_stop, memory_order_acquire)) {
+    /* served: the executor takes the arrivals itself, by priority, when it collects; else the
+     * thread hands them on */
+    if (s->serving != NULL) {
+      if (most_urgent(s) != NULL) takt_executor_wake(s->serving);
+    } else {
+      drain(s);
+    }
+    (void)takt_shm_wait(s, next_check);
+    if (takt_time_now() >= next_check) {
+      takt_err_t n = takt_shm_reclaim(s);
+      if (n > 0)
+        fprintf(stderr, "takt shm: %d process(es) attached to %s died; what they held was reclaimed\n",
+                (int)n, s->name);
+      next_check = takt_time_now() + RX_MONITOR_NS;
+    }
+  }
+}
+
+takt_err_t takt_shm_start(takt_shm_t *s) {
+  if (s == NULL) return TAKT_EINVAL;
+  if (s->rx_running) return TAKT_ESTATE;
+  atomic_store(&s->rx_stop, false);
+  takt_thread_attr_t a = {.name = "takt-shm-rx", .policy = TAKT_SCHED_FIFO,
+                          .priority = s->rx_priority, .cpu = -1};
+  TAKT_RETURN_IF_ERR(takt_thread_create(&s->rx, &a, rx_main, s));
+  s->rx_running = true;
+  return TAKT_OK;
+}
+
+void takt_shm_stop(takt_shm_t *s) {
+  if (s == NULL || !s->rx_running) return;
+  atomic_store_explicit(&s->rx_stop, true, memory_order_release);
+  _Atomic uint32_t *w = &parts(s)[s->part].wake;
+  atomic_fetch_add_explicit(w, 1u, memory_order_release);
+  takt_futex_wake_shared(FUTEX_WORD(w), 1u);
+  (void)takt_thread_join(&s->rx);
+  s->rx_running = false;
+}
+
+uint64_t takt_shm_route_failures(takt_shm_t *s) {
+  return s == NULL ? 0 : atomic_load_explicit(&s->route_failures, memory_order_relaxed);
+}
+
+takt_err_t takt_shm_detach(takt_shm_t *s) {
+  if (s == NULL) return TAKT_EINVAL;
+  takt_shm_stop(s);
+  for (uint32_t i = 0; i < s->max_local; i++)
+    if (s->pubs[i].used) (void)takt_shm_publisher_destroy(&s->pubs[i]);
+  for (uint32_t i = 0; i < s->max_local; i++)
+    if (s->subs[i].used) (void)takt_shm_subscriber_destroy(&s->subs[i]);
+  takt_err_t rc = reg_lock(s);
+  if (rc == TAKT_OK) {
+    free_participant_locked(s, s->part, s->pgen); /* anything a failed call left behind */
+    atomic_store(&parts(s)[s->part].pid, 0);
+    reg_unlock(s);
+  }
+  (void)takt_shm_reclaim(s);
+  takt_port_shm_close(&s->map);
+  takt_context_t *ctx = s->ctx;
+  takt__context_free(ctx, s->pubs);
+  takt__context_free(ctx, s->subs);
+  takt__context_free(ctx, s->order);
+  takt__context_free(ctx, s);
+  return rc;
+}
+
+#endif /* TAKT_WITH_PUBSUB */

@@ -1,0 +1,1017 @@
+// Shared memory between takt processes (docs/shm.md), tested across real processes: the parent
+// is one participant, fork()ed children are others (each attaches on its own, as a separate
+// program would). Children report through their exit status only.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "takt/port_shm.h"
+#include "takt/shm.h"
+#include "shm/shm_impl.h"
+
+namespace {
+
+struct Msg {
+  uint64_t value;
+};
+
+const takt_type_support_t *msg_type() {
+  static const takt_type_support_t t = {"test/ShmMsg", nullptr, sizeof(Msg), nullptr, nullptr};
+  return &t;
+}
+
+takt_shm_topic_config_t topic(const char *name, uint32_t depth = 16, uint32_t slots = 8,
+                              takt_shm_policy_t policy = TAKT_SHM_KEEP_LAST) {
+  takt_shm_topic_config_t c{};
+  c.name = name;
+  c.type = "test/ShmMsg";
+  c.msg_size = sizeof(Msg);
+  c.slots = slots;
+  c.depth = depth;
+  c.max_subs = 4;
+  c.max_pubs = 4;
+  c.policy = policy;
+  return c;
+}
+
+// Wait for a child and return its exit code (-signal if it was killed).
+int wait_child(pid_t pid) {
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1000;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return -WTERMSIG(st);
+  return -1001;
+}
+
+// One byte through a pipe: a start or progress signal between processes.
+void post(int fd) {
+  char b = 1;
+  ASSERT_EQ(write(fd, &b, 1), 1);
+}
+bool await(int fd) {
+  char b;
+  return read(fd, &b, 1) == 1;
+}
+
+class Shm : public ::testing::Test {
+protected:
+  void SetUp() override {
+    domain = "gt" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+    baseline = takt_test::pool_usage(ctx);
+  }
+  void TearDown() override {
+    if (shm != nullptr) EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+    if (ctx != nullptr) {
+      EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
+      takt_context_destroy(ctx);
+    }
+    (void)takt_shm_unlink(domain.c_str());
+  }
+  takt_shm_config_t config(bool create = true) {
+    takt_shm_config_t c = TAKT_SHM_CONFIG_DEFAULT;
+    c.domain = domain.c_str();
+    c.create = create;
+    c.area_bytes = 1u << 20;
+    c.error = why;
+    c.error_len = sizeof why;
+    return c;
+  }
+  void attach() {
+    takt_shm_config_t c = config();
+    ASSERT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_OK) << why;
+  }
+  // In a forked child: a context and an attachment of its own.
+  takt_shm_t *child_attach(takt_context_t **cctx) {
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    if (takt_context_create(&cc, cctx) != TAKT_OK) _exit(90);
+    takt_shm_config_t c = config(false);
+    takt_shm_t *s = nullptr;
+    if (takt_shm_attach(*cctx, &c, &s) != TAKT_OK) _exit(91);
+    return s;
+  }
+  uint32_t slots_used(const char *name) {
+    takt_shm_topic_stats_t st{};
+    EXPECT_EQ(takt_shm_topic_stats(shm, name, &st), TAKT_OK);
+    return st.slots_used;
+  }
+
+  std::string domain;
+  takt_context_t *ctx = nullptr;
+  takt_pool_usage_t baseline{};
+  takt_shm_t *shm = nullptr;
+  char why[160] = "";
+};
+
+// Publish value with retries while a HARD topic's queue or slots are full (the reader drains).
+int publish_retry(takt_shm_pub_t *pub, uint64_t value) {
+  Msg m{value};
+  for (int tries = 0; tries < 2000000; tries++) {
+    takt_err_t rc = takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, TAKT_TIME_INFINITE, 0);
+    if (rc == TAKT_OK) return 0;
+    if (rc != TAKT_EFULL && rc != TAKT_EBUSY) return 1;
+    sched_yield();
+  }
+  return 2;
+}
+
+// Receive exactly n messages valued 0..n-1 in order; returns 0 or a failure code.
+int receive_in_order(takt_shm_t *s, takt_shm_sub_t *sub, uint64_t n) {
+  int64_t until = takt_time_now() + 30000000000LL;
+  for (uint64_t want = 0; want < n;) {
+    takt_shm_sample_t smp;
+    takt_err_t rc = takt_shm_take(sub, &smp);
+    if (rc == TAKT_EAGAIN) {
+      if (takt_time_now() > until) return 10;
+      (void)takt_shm_wait(s, takt_time_now() + 100000000);
+      continue;
+    }
+    if (rc != TAKT_OK) return 11;
+    uint64_t v = static_cast<const Msg *>(smp.data)->value;
+    if (takt_shm_release(sub, &smp) != TAKT_OK) return 12;
+    if (v != want || smp.header.size != sizeof(Msg)) return 13;
+    want++;
+  }
+  return 0;
+}
+
+TEST_F(Shm, LoanPublishTakeReleaseInOneProcess) {
+  attach();
+  auto c = topic("basic", 4, 4);
+  takt_shm_pub_t *pub;
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK);
+  takt_shm_loan_t loan;
+  ASSERT_EQ(takt_shm_loan(pub, &loan), TAKT_OK);
+  ASSERT_EQ(loan.capacity, sizeof(Msg));
+  static_cast<Msg *>(loan.data)->value = 42;
+  void *where = loan.data;
+  ASSERT_EQ(takt_shm_publish(pub, &loan, sizeof(Msg), 1234, 5678, 7), TAKT_OK);
+  EXPECT_EQ(takt_shm_publish(pub, &loan, sizeof(Msg), 1, 1, 1), TAKT_EINVAL); // published already
+  takt_shm_sample_t s;
+  ASSERT_EQ(takt_shm_take(sub, &s), TAKT_OK);
+  EXPECT_EQ(s.data, where); // the same bytes: zero copy
+  EXPECT_EQ(static_cast<const Msg *>(s.data)->value, 42u);
+  EXPECT_EQ(s.header.t_info, 1234);
+  EXPECT_EQ(s.header.deadline, 5678);
+  EXPECT_EQ(s.header.priority, 7);
+  EXPECT_EQ(s.header.seq, 1u);
+  EXPECT_EQ(s.header.pid, getpid());
+  EXPECT_GE(s.header.t_data, s.header.t_info);
+  EXPECT_EQ(slots_used("basic"), 1u);
+  takt_shm_sample_t none;
+  EXPECT_EQ(takt_shm_take(sub, &none), TAKT_EAGAIN);
+  EXPECT_EQ(takt_shm_release(sub, &s), TAKT_OK);
+  EXPECT_EQ(takt_shm_release(sub, &s), TAKT_EINVAL); // not held any more
+  EXPECT_EQ(slots_used("basic"), 0u);
+  // too large for the topic
+  Msg big[2]{};
+  EXPECT_EQ(takt_shm_write(pub, big, sizeof big, TAKT_SHM_NOW, 0, 0), TAKT_ESIZE);
+  EXPECT_EQ(slots_used("basic"), 0u);
+  EXPECT_EQ(takt_shm_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(sub), TAKT_OK);
+}
+
+TEST_F(Shm, KeepLastDropsOldestHardRefuses) {
+  attach();
+  auto kl = topic("kl", 2, 8);
+  auto hard = topic("hard", 2, 8, TAKT_SHM_HARD);
+  takt_shm_pub_t *pk, *ph;
+  takt_shm_sub_t *sk, *sh;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &kl, &pk), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &kl, 1, &sk), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &hard, &ph), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &hard, 1, &sh), TAKT_OK);
+  for (uint64_t i = 1; i <= 3; i++) {
+    Msg m{i};
+    EXPECT_EQ(takt_shm_write(pk, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+    EXPECT_EQ(takt_shm_write(ph, &m, sizeof m, TAKT_SHM_NOW, 0, 0), i <= 2 ? TAKT_OK : TAKT_EFULL);
+  }
+  EXPECT_EQ(takt_shm_dropped(sk), 1u);
+  EXPECT_EQ(takt_shm_dropped(sh), 0u);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "hard", &st), TAKT_OK);
+  EXPECT_EQ(st.refused, 1u);
+  EXPECT_EQ(st.published, 2u);
+  EXPECT_EQ(st.slots_used, 2u); // the refused loan went back
+  takt_shm_sample_t s;
+  ASSERT_EQ(takt_shm_take(sk, &s), TAKT_OK);
+  EXPECT_EQ(static_cast<const Msg *>(s.data)->value, 2u);
+  EXPECT_EQ(takt_shm_release(sk, &s), TAKT_OK);
+  ASSERT_EQ(takt_shm_take(sh, &s), TAKT_OK);
+  EXPECT_EQ(static_cast<const Msg *>(s.data)->value, 1u);
+  EXPECT_EQ(takt_shm_release(sh, &s), TAKT_OK);
+
+  // KEEP_LAST loans take the oldest unread slot when all are used; HARD refuses (EBUSY)
+  auto few = topic("few", 8, 2);
+  auto fewh = topic("fewh", 8, 2, TAKT_SHM_HARD);
+  takt_shm_pub_t *pf, *pfh;
+  takt_shm_sub_t *sf, *sfh;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &few, &pf), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &few, 1, &sf), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &fewh, &pfh), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &fewh, 1, &sfh), TAKT_OK);
+  for (uint64_t i = 1; i <= 3; i++) {
+    Msg m{i};
+    EXPECT_EQ(takt_shm_write(pf, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+    EXPECT_EQ(takt_shm_write(pfh, &m, sizeof m, TAKT_SHM_NOW, 0, 0), i <= 2 ? TAKT_OK : TAKT_EBUSY);
+  }
+  ASSERT_EQ(takt_shm_take(sf, &s), TAKT_OK); // message 1's entry is stale: skipped, counted
+  EXPECT_EQ(static_cast<const Msg *>(s.data)->value, 2u);
+  EXPECT_EQ(takt_shm_dropped(sf), 1u);
+  EXPECT_EQ(takt_shm_release(sf, &s), TAKT_OK);
+  // every borrowed view and loan is bounded
+  takt_shm_loan_t loans[TAKT_SHM_MAX_LOANS + 1];
+  auto many = topic("many", 8, 8);
+  takt_shm_pub_t *pm;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &many, &pm), TAKT_OK);
+  for (int i = 0; i < TAKT_SHM_MAX_LOANS; i++) ASSERT_EQ(takt_shm_loan(pm, &loans[i]), TAKT_OK);
+  EXPECT_EQ(takt_shm_loan(pm, &loans[TAKT_SHM_MAX_LOANS]), TAKT_EFULL);
+  for (int i = 0; i < TAKT_SHM_MAX_LOANS; i++) EXPECT_EQ(takt_shm_loan_return(pm, &loans[i]), TAKT_OK);
+  EXPECT_EQ(slots_used("many"), 0u);
+}
+
+TEST_F(Shm, DeliveryBothWaysExactCounts) {
+  attach();
+  const uint64_t n = 5000;
+  auto p2c = topic("p2c", 8, 8, TAKT_SHM_HARD);
+  auto c2p = topic("c2p", 8, 8, TAKT_SHM_HARD);
+  takt_shm_pub_t *pub;
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c2p, 1, &sub), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &p2c, &pub), TAKT_OK);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *csub;
+    takt_shm_pub_t *cpub;
+    if (takt_shm_subscriber_create(s, &p2c, 1, &csub) != TAKT_OK) _exit(92);
+    if (takt_shm_publisher_create(s, &c2p, &cpub) != TAKT_OK) _exit(93);
+    post(ready[1]);
+    // publish everything while receiving everything: one process may not wait for the other
+    uint64_t sent = 0, want = 0;
+    int64_t until = takt_time_now() + 30000000000LL;
+    while (sent < n || want < n) {
+      if (takt_time_now() > until) _exit(94);
+      if (sent < n) {
+        Msg m{sent};
+        takt_err_t rc = takt_shm_write(cpub, &m, sizeof m, TAKT_SHM_NOW, TAKT_TIME_INFINITE, 0);
+        if (rc == TAKT_OK) sent++;
+        else if (rc != TAKT_EFULL && rc != TAKT_EBUSY) _exit(95);
+      }
+      takt_shm_sample_t smp;
+      takt_err_t rc = takt_shm_take(csub, &smp);
+      if (rc == TAKT_OK) {
+        uint64_t v = static_cast<const Msg *>(smp.data)->value;
+        (void)takt_shm_release(csub, &smp);
+        if (v != want) _exit(96);
+        want++;
+      } else if (rc != TAKT_EAGAIN) {
+        _exit(97);
+      } else if (sent == n) {
+        (void)takt_shm_wait(s, takt_time_now() + 100000000);
+      }
+    }
+    if (takt_shm_detach(s) != TAKT_OK) _exit(98);
+    takt_context_destroy(cctx);
+    _exit(0);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  uint64_t sent = 0, want = 0;
+  int64_t until = takt_time_now() + 30000000000LL;
+  while ((sent < n || want < n) && takt_time_now() < until) {
+    if (sent < n) {
+      Msg m{sent};
+      takt_err_t rc = takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, TAKT_TIME_INFINITE, 0);
+      if (rc == TAKT_OK) sent++;
+      else ASSERT_TRUE(rc == TAKT_EFULL || rc == TAKT_EBUSY) << takt_strerror(rc);
+    }
+    takt_shm_sample_t smp;
+    takt_err_t rc = takt_shm_take(sub, &smp);
+    if (rc == TAKT_OK) {
+      uint64_t v = static_cast<const Msg *>(smp.data)->value;
+      EXPECT_EQ(takt_shm_release(sub, &smp), TAKT_OK);
+      ASSERT_EQ(v, want);
+      want++;
+    } else {
+      ASSERT_EQ(rc, TAKT_EAGAIN);
+      if (sent == n) (void)takt_shm_wait(shm, takt_time_now() + 100000000);
+    }
+  }
+  EXPECT_EQ(sent, n);
+  EXPECT_EQ(want, n);
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_EQ(takt_shm_dropped(sub), 0u);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "c2p", &st), TAKT_OK);
+  EXPECT_EQ(st.published, n);
+  EXPECT_EQ(st.pubs, 0u); // the child detached
+  EXPECT_EQ(st.slots_used, 0u);
+  ASSERT_EQ(takt_shm_topic_stats(shm, "p2c", &st), TAKT_OK);
+  EXPECT_EQ(st.published, n);
+  EXPECT_EQ(st.subs, 0u);
+  EXPECT_EQ(st.slots_used, 0u);
+  close(ready[0]);
+  close(ready[1]);
+}
+
+// Arrivals waiting while the consumer is held are taken highest priority first, FIFO within one
+// priority: the producer publishes interleaved on three topics and exits before the consumer
+// looks.
+TEST_F(Shm, PriorityOrderOfWaitingArrivals) {
+  attach();
+  auto lo = topic("lo"), mid = topic("mid"), hi = topic("hi");
+  takt_shm_sub_t *sl, *sm, *sh;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &lo, 1, &sl), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &hi, 9, &sh), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &mid, 5, &sm), TAKT_OK);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *p[3];
+    if (takt_shm_publisher_create(s, &lo, &p[0]) != TAKT_OK ||
+        takt_shm_publisher_create(s, &mid, &p[1]) != TAKT_OK ||
+        takt_shm_publisher_create(s, &hi, &p[2]) != TAKT_OK)
+      _exit(92);
+    for (uint64_t k = 0; k < 4; k++)
+      for (int t : {0, 2, 1}) {
+        Msg m{static_cast<uint64_t>(t) * 100 + k};
+        if (takt_shm_write(p[t], &m, sizeof m, TAKT_SHM_NOW, 0, 0) != TAKT_OK) _exit(93);
+      }
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  std::vector<uint64_t> got;
+  takt_shm_sub_t *from;
+  takt_shm_sample_t smp;
+  while (takt_shm_take_any(shm, &from, &smp) == TAKT_OK) {
+    got.push_back(static_cast<const Msg *>(smp.data)->value);
+    EXPECT_EQ(takt_shm_release(from, &smp), TAKT_OK);
+  }
+  std::vector<uint64_t> want = {200, 201, 202, 203, 100, 101, 102, 103, 0, 1, 2, 3};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(slots_used("lo") + slots_used("mid") + slots_used("hi"), 0u);
+}
+
+// A publisher SIGKILLed while it publishes 10,000 messages (ten times, at different points, so
+// that some kills land inside a critical section): the survivor keeps receiving, the crash is
+// found and reclaimed, and the topic's slot usage returns to its initial value; a new publisher
+// then delivers every message.
+TEST_F(Shm, PublisherKilledMidPublish) {
+  attach();
+  auto c = topic("stream", 16, 8);
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK);
+  EXPECT_EQ(slots_used("stream"), 0u);
+  int progress[2];
+  ASSERT_EQ(pipe(progress), 0);
+  uint64_t got = 0;
+  int killed = 0;
+  for (uint64_t round = 0; round < 10; round++) {
+    const uint64_t signal_at = 100 + round * 500;
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      takt_context_t *cctx;
+      takt_shm_t *s = child_attach(&cctx);
+      takt_shm_pub_t *p;
+      if (takt_shm_publisher_create(s, &c, &p) != TAKT_OK) _exit(92);
+      for (uint64_t i = 0; i < 10000; i++) {
+        if (i == signal_at) post(progress[1]);
+        takt_shm_loan_t loan;
+        if (takt_shm_loan(p, &loan) != TAKT_OK) _exit(93);
+        static_cast<Msg *>(loan.data)->value = i;
+        if (takt_shm_publish(p, &loan, sizeof(Msg), TAKT_SHM_NOW, 0, 0) != TAKT_OK) _exit(94);
+      }
+      _exit(0);
+    }
+    ASSERT_TRUE(await(progress[0]));
+    uint64_t last = 0, seen = 0;
+    takt_shm_sample_t smp;
+    for (int i = 0; i < 20; i++) { // read some while it publishes
+      if (takt_shm_take(sub, &smp) != TAKT_OK) continue;
+      uint64_t v = static_cast<const Msg *>(smp.data)->value;
+      EXPECT_TRUE(seen == 0 || v > last) << v << " after " << last;
+      last = v;
+      seen++;
+      ASSERT_EQ(takt_shm_release(sub, &smp), TAKT_OK);
+    }
+    kill(child, SIGKILL);
+    int code = wait_child(child);
+    EXPECT_TRUE(code == -SIGKILL || code == 0) << code; // 0 only if it finished first
+    killed += code == -SIGKILL;
+    EXPECT_EQ(takt_shm_reclaim(shm), 1); // the dead process found once
+    EXPECT_EQ(takt_shm_reclaim(shm), 0);
+    takt_shm_topic_stats_t st{};
+    ASSERT_EQ(takt_shm_topic_stats(shm, "stream", &st), TAKT_OK);
+    EXPECT_EQ(st.pubs, 0u);
+    // the survivor reads what was published before the crash, in order
+    while (takt_shm_take(sub, &smp) == TAKT_OK) {
+      uint64_t v = static_cast<const Msg *>(smp.data)->value;
+      EXPECT_TRUE(seen == 0 || v > last);
+      last = v;
+      seen++;
+      ASSERT_EQ(takt_shm_release(sub, &smp), TAKT_OK);
+    }
+    EXPECT_GT(seen, 0u);
+    got += seen;
+    EXPECT_EQ(slots_used("stream"), 0u) << "round " << round; // back to its initial value
+  }
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "stream", &st), TAKT_OK);
+  ::testing::Test::RecordProperty("repairs", static_cast<int>(st.repairs));
+  ::testing::Test::RecordProperty("killed_mid_publish", killed);
+  EXPECT_GE(killed, 5) << "most publishers must die before their 10,000th message";
+  // and a new publisher is delivered exactly (8 messages: as many as the topic's slots)
+  pid_t again = fork();
+  ASSERT_GE(again, 0);
+  if (again == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *p;
+    if (takt_shm_publisher_create(s, &c, &p) != TAKT_OK) _exit(92);
+    for (uint64_t i = 0; i < 8; i++)
+      if (publish_retry(p, i) != 0) _exit(93);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  EXPECT_EQ(wait_child(again), 0);
+  uint64_t before = takt_shm_dropped(sub);
+  EXPECT_EQ(receive_in_order(shm, sub, 8), 0);
+  EXPECT_EQ(takt_shm_dropped(sub), before);
+  EXPECT_EQ(slots_used("stream"), 0u);
+  close(progress[0]);
+  close(progress[1]);
+}
+
+// A subscriber SIGKILLed while holding borrowed views and with messages queued: reclaimed, every
+// slot is free again, the publisher keeps publishing.
+TEST_F(Shm, SubscriberKilledHoldingLoans) {
+  attach();
+  auto c = topic("held", 16, 8, TAKT_SHM_HARD);
+  takt_shm_pub_t *pub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  int ready[2], holding[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(holding), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *sub;
+    if (takt_shm_subscriber_create(s, &c, 1, &sub) != TAKT_OK) _exit(92);
+    post(ready[1]);
+    takt_shm_sample_t views[3];
+    for (auto &v : views) {
+      while (takt_shm_take(sub, &v) == TAKT_EAGAIN) (void)takt_shm_wait(s, takt_time_now() + 100000000);
+    }
+    post(holding[1]);
+    pause(); // holds three views and has two messages queued until killed
+    _exit(0);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  for (uint64_t i = 0; i < 5; i++) {
+    Msg m{i};
+    ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  }
+  ASSERT_TRUE(await(holding[0]));
+  EXPECT_EQ(slots_used("held"), 5u);
+  takt_shm_loan_t loans[TAKT_SHM_MAX_LOANS];
+  // HARD: slots read by no one yet are not taken; 3 free remain
+  for (int i = 0; i < 3; i++) ASSERT_EQ(takt_shm_loan(pub, &loans[i]), TAKT_OK);
+  for (int i = 0; i < 3; i++) ASSERT_EQ(takt_shm_loan_return(pub, &loans[i]), TAKT_OK);
+  kill(child, SIGKILL);
+  EXPECT_EQ(wait_child(child), -SIGKILL);
+  EXPECT_EQ(takt_shm_reclaim(shm), 1);
+  takt_shm_stats_t ss{};
+  ASSERT_EQ(takt_shm_stats(shm, &ss), TAKT_OK);
+  EXPECT_EQ(ss.participants, 1u);
+  EXPECT_GE(ss.reclaimed, 1u);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "held", &st), TAKT_OK);
+  EXPECT_EQ(st.subs, 0u);
+  EXPECT_EQ(st.slots_used, 0u);
+  EXPECT_EQ(st.reclaimed, 1u);
+  // all 8 slots can be written again (4 loans at a time)
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < TAKT_SHM_MAX_LOANS; i++) ASSERT_EQ(takt_shm_loan(pub, &loans[i]), TAKT_OK);
+    EXPECT_EQ(slots_used("held"), 4u);
+    for (int i = 0; i < TAKT_SHM_MAX_LOANS; i++)
+      ASSERT_EQ(takt_shm_publish(pub, &loans[i], sizeof(Msg), TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  }
+  EXPECT_EQ(slots_used("held"), 0u); // no subscriber: published messages are not kept
+  for (int fd : {ready[0], ready[1], holding[0], holding[1]}) close(fd);
+}
+
+// A process that dies inside a critical section (holding a topic's lock, with a slot's counts
+// half-updated): the next locker is told by the robust mutex and recomputes the counts from the
+// records; the survivor goes on with a consistent topic.
+TEST_F(Shm, DeathInsideACriticalSectionIsRepaired) {
+  attach();
+  auto c = topic("crit", 4, 4);
+  takt_shm_pub_t *pub;
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK);
+  Msg m{5};
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(slots_used("crit"), 1u);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // reach into the segment as a process of this domain could, take the topic's lock and die
+    // in the middle of changing a slot's counts
+    takt_port_shm_t map;
+    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
+    auto *base = static_cast<uint8_t *>(map.addr);
+    auto *h = reinterpret_cast<shm_hdr_t *>(base);
+    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
+    for (uint32_t i = 0; i < h->max_topics; i++) {
+      if (std::strcmp(dir[i].name, "crit") != 0) continue;
+      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
+      if (takt_pmutex_lock(&t->lock) != TAKT_OK) _exit(91);
+      auto *chunks = reinterpret_cast<shm_chunk_t *>(reinterpret_cast<uint8_t *>(t) +
+                                                     ((sizeof(shm_topic_t) + 63u) & ~size_t{63}));
+      for (uint32_t k = 0; k < dir[i].slots; k++) chunks[k].pinned += 3; // half-done work
+      _exit(0); // dies holding the lock
+    }
+    _exit(92);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "crit", &st), TAKT_OK); // the first locker repairs
+  EXPECT_EQ(st.repairs, 1u);
+  EXPECT_EQ(st.slots_used, 1u); // the queued message, nothing more
+  takt_shm_sample_t smp;
+  ASSERT_EQ(takt_shm_take(sub, &smp), TAKT_OK);
+  EXPECT_EQ(static_cast<const Msg *>(smp.data)->value, 5u);
+  EXPECT_EQ(takt_shm_release(sub, &smp), TAKT_OK);
+  EXPECT_EQ(slots_used("crit"), 0u);
+  for (uint64_t i = 0; i < 4; i++) { // every slot usable
+    Msg n{i};
+    ASSERT_EQ(takt_shm_write(pub, &n, sizeof n, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  }
+  EXPECT_EQ(takt_shm_pending(sub), 4u);
+}
+
+// HARD: a dead subscriber's full queue refuses a publish only until the publish finds it dead.
+TEST_F(Shm, HardPublishReclaimsADeadSubscribersFullQueue) {
+  attach();
+  auto c = topic("hardq", 2, 8, TAKT_SHM_HARD);
+  takt_shm_pub_t *pub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *sub;
+    if (takt_shm_subscriber_create(s, &c, 1, &sub) != TAKT_OK) _exit(92);
+    post(ready[1]);
+    pause();
+    _exit(0);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  Msg m{1};
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_EFULL); // alive: refused
+  kill(child, SIGKILL);
+  EXPECT_EQ(wait_child(child), -SIGKILL);
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK); // found dead, freed
+  EXPECT_EQ(slots_used("hardq"), 0u);
+  close(ready[0]);
+  close(ready[1]);
+}
+
+// The receive thread looks for dead processes once a second and reports them in one line.
+TEST_F(Shm, ReceiveThreadReportsADeadProcess) {
+  attach();
+  auto c = topic("watched");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *sub;
+    if (takt_shm_subscriber_create(s, &c, 1, &sub) != TAKT_OK) _exit(92);
+    raise(SIGKILL); // dies attached, holding a subscriber record
+    _exit(93);
+  }
+  EXPECT_EQ(wait_child(child), -SIGKILL);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "watched", &st), TAKT_OK);
+  EXPECT_EQ(st.subs, 1u); // nobody has looked yet
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
+  int64_t until = takt_time_now() + 10000000000LL;
+  takt_shm_stats_t ss{};
+  while (takt_time_now() < until) { // waiting for the monitor's second, not ordering anything
+    ASSERT_EQ(takt_shm_stats(shm, &ss), TAKT_OK);
+    if (ss.reclaimed > 0) break;
+    takt_sleep_until(takt_time_now() + 20000000);
+  }
+  takt_shm_stop(shm);
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(ss.reclaimed, 1u);
+  EXPECT_NE(said.find("1 process(es) attached to /takt." + domain + " died"), std::string::npos)
+      << said;
+  ASSERT_EQ(takt_shm_topic_stats(shm, "watched", &st), TAKT_OK);
+  EXPECT_EQ(st.subs, 0u);
+}
+
+// The segment's mode excludes other users: a process running as nobody is refused with
+// TAKT_EPERM and a one-line reason.
+TEST_F(Shm, WrongPermissionsRefused) {
+  attach(); // mode 0600, owned by this user
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (geteuid() == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(80);
+    }
+    takt_context_t *cctx;
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    if (takt_context_create(&cc, &cctx) != TAKT_OK) _exit(90);
+    takt_shm_config_t c = config(false);
+    takt_shm_t *s = nullptr;
+    takt_err_t rc = takt_shm_attach(cctx, &c, &s);
+    if (rc != TAKT_EPERM) _exit(81);
+    if (std::strstr(why, "permission denied") == nullptr) _exit(82);
+    _exit(0);
+  }
+  int code = wait_child(child);
+  if (geteuid() != 0) GTEST_SKIP() << "not root: cannot become another user to test";
+  EXPECT_EQ(code, 0);
+}
+
+TEST_F(Shm, ModeIsConfigurable) {
+  takt_shm_config_t c = config();
+  c.mode = 0000; // nobody may open it again, but its creator keeps its mapping
+  ASSERT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_OK) << why;
+  if (geteuid() == 0) return; // root opens whatever the mode
+  takt_shm_t *other = nullptr;
+  takt_shm_config_t o = config(false);
+  EXPECT_EQ(takt_shm_attach(ctx, &o, &other), TAKT_EPERM);
+}
+
+TEST_F(Shm, BadSegmentsAndSizes) {
+  std::string name = "/takt." + domain;
+  takt_shm_config_t c = config(false);
+  // no segment
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_ENOENT);
+  EXPECT_NE(std::strstr(why, "does not exist"), nullptr) << why;
+  // a foreign object under the name
+  takt_port_shm_t m{};
+  ASSERT_EQ(takt_port_shm_create(name.c_str(), 4096, 0600, &m), TAKT_OK);
+  std::memset(m.addr, 0x5a, 4096);
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_EMALFORMED);
+  EXPECT_NE(std::strstr(why, "not a takt segment"), nullptr) << why;
+  takt_port_shm_close(&m);
+  ASSERT_EQ(takt_port_shm_unlink(name.c_str()), TAKT_OK);
+  // too small to hold a header
+  ASSERT_EQ(takt_port_shm_create(name.c_str(), 16, 0600, &m), TAKT_OK);
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_EMALFORMED);
+  takt_port_shm_close(&m);
+  ASSERT_EQ(takt_port_shm_unlink(name.c_str()), TAKT_OK);
+  // a real segment, then another version and then wrong sizes written into its header
+  attach();
+  ASSERT_EQ(takt_port_shm_open(name.c_str(), &m), TAKT_OK);
+  uint32_t *version = reinterpret_cast<uint32_t *>(static_cast<uint8_t *>(m.addr) + 8);
+  uint64_t *size = reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(m.addr) + 16);
+  takt_shm_t *other = nullptr;
+  *version = 99;
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
+  EXPECT_NE(std::strstr(why, "version 99"), nullptr) << why;
+  *version = 1;
+  *size += 4096;
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
+  EXPECT_NE(std::strstr(why, "sizes"), nullptr) << why;
+  *size -= 4096;
+  ASSERT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_OK) << why;
+  EXPECT_EQ(takt_shm_detach(other), TAKT_OK);
+  takt_port_shm_close(&m);
+  // bad names and capacities
+  takt_shm_config_t bad = config();
+  bad.domain = "a/b";
+  EXPECT_EQ(takt_shm_attach(ctx, &bad, &other), TAKT_ENAME);
+  bad = config();
+  bad.max_participants = 65;
+  EXPECT_EQ(takt_shm_attach(ctx, &bad, &other), TAKT_EINVAL);
+  // topics: beyond the segment's area, beyond the limits, a second declaration that differs
+  takt_shm_pub_t *p;
+  auto huge = topic("huge");
+  huge.msg_size = 1u << 20; // 8 slots of 1 MiB > the 1 MiB area
+  EXPECT_EQ(takt_shm_publisher_create(shm, &huge, &p), TAKT_EFULL);
+  auto many = topic("many");
+  many.slots = TAKT_SHM_MAX_SLOTS + 1;
+  EXPECT_EQ(takt_shm_publisher_create(shm, &many, &p), TAKT_EINVAL);
+  auto noname = topic("");
+  EXPECT_EQ(takt_shm_publisher_create(shm, &noname, &p), TAKT_EINVAL);
+  auto t1 = topic("same");
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t1, &p), TAKT_OK);
+  auto t2 = topic("same");
+  t2.msg_size = 16;
+  takt_shm_pub_t *p2;
+  EXPECT_EQ(takt_shm_publisher_create(shm, &t2, &p2), TAKT_ETYPE);
+  t2 = topic("same");
+  t2.type = "other/Type";
+  EXPECT_EQ(takt_shm_publisher_create(shm, &t2, &p2), TAKT_ETYPE);
+  // records of a topic are bounded
+  takt_shm_pub_t *ps[4];
+  for (int i = 0; i < 3; i++) ASSERT_EQ(takt_shm_publisher_create(shm, &t1, &ps[i]), TAKT_OK);
+  EXPECT_EQ(takt_shm_publisher_create(shm, &t1, &ps[3]), TAKT_EFULL);
+}
+
+// Routes: a shared topic's arrivals enter the local executor like local arrivals, in priority
+// order, with their origin time; a local topic routed out reaches the other process.
+struct Seen {
+  std::vector<uint64_t> values;
+  std::vector<int64_t> t_info;
+};
+
+void record_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *seen = static_cast<Seen *>(user);
+  seen->values.push_back(static_cast<const Msg *>(msg->data)->value);
+  seen->t_info.push_back(msg->header.t_info);
+}
+
+TEST_F(Shm, RoutesEnterTheLocalExecutorInPriorityOrder) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
+  takt_topic_t *tl, *th;
+  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
+  Seen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  takt_subscription_t *sl, *sh;
+  o.attr.priority = 1;
+  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, &o, &sl), TAKT_OK);
+  o.attr.priority = 9;
+  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, &o, &sh), TAKT_OK);
+  auto lo = topic("lo_shared"), hi = topic("hi_shared");
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, nullptr), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *pl, *ph;
+    if (takt_shm_publisher_create(s, &lo, &pl) != TAKT_OK ||
+        takt_shm_publisher_create(s, &hi, &ph) != TAKT_OK)
+      _exit(92);
+    for (uint64_t k = 0; k < 3; k++) {
+      Msg a{k}, b{100 + k};
+      if (takt_shm_write(pl, &a, sizeof a, 1000 + static_cast<int64_t>(k), 0, 0) != TAKT_OK ||
+          takt_shm_write(ph, &b, sizeof b, 2000 + static_cast<int64_t>(k), 0, 0) != TAKT_OK)
+        _exit(93);
+    }
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0); // all six wait in the segment; the executor is held
+  ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
+  int64_t until = takt_time_now() + 10000000000LL;
+  while (takt_subscription_pending(sl) + takt_subscription_pending(sh) < 6 &&
+         takt_time_now() < until)
+    takt_sleep_until(takt_time_now() + 1000000); // waiting for the receive thread, not ordering
+  takt_shm_stop(shm);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  std::vector<uint64_t> want = {100, 101, 102, 0, 1, 2};
+  EXPECT_EQ(seen.values, want);
+  std::vector<int64_t> want_t = {2000, 2001, 2002, 1000, 1001, 1002};
+  EXPECT_EQ(seen.t_info, want_t); // origin times carried across
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+// Served by tide (an executor source, PoDS §5.2): routed arrivals compete with local arrivals by
+// priority in every collection, and only the one picked is taken from the segment.
+TEST_F(Shm, TideTakesRoutedArrivalsAsASourceByPriority) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
+  takt_topic_t *tl, *tm, *th;
+  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 4, &tl), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "mid_local", msg_type(), 4, &tm), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 4, &th), TAKT_OK);
+  Seen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  takt_subscription_t *subs[3];
+  o.attr.priority = 1;
+  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, &o, &subs[0]), TAKT_OK);
+  o.attr.priority = 5;
+  ASSERT_EQ(takt_subscription_create(node, tm, "mid", record_cb, &seen, &o, &subs[1]), TAKT_OK);
+  o.attr.priority = 9;
+  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, &o, &subs[2]), TAKT_OK);
+  auto lo = topic("lo_src"), hi = topic("hi_src");
+  takt_shm_sub_t *rlo, *rhi;
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, &rlo), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, &rhi), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  ASSERT_EQ(takt_shm_serve(shm, ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_serve(shm, ex), TAKT_ESTATE);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *pl, *ph;
+    if (takt_shm_publisher_create(s, &lo, &pl) != TAKT_OK ||
+        takt_shm_publisher_create(s, &hi, &ph) != TAKT_OK)
+      _exit(92);
+    for (uint64_t k = 0; k < 3; k++) {
+      Msg a{k}, b{200 + k};
+      if (takt_shm_write(pl, &a, sizeof a, TAKT_SHM_NOW, 0, 0) != TAKT_OK ||
+          takt_shm_write(ph, &b, sizeof b, TAKT_SHM_NOW, 0, 0) != TAKT_OK)
+        _exit(93);
+    }
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  takt_node_t *pn;
+  takt_publisher_t *pm;
+  ASSERT_EQ(takt_node_create(ctx, "local", &pn), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(pn, tm, &pm), TAKT_OK);
+  for (uint64_t k = 0; k < 3; k++) { // local arrivals of the middle priority, waiting already
+    Msg m{100 + k};
+    ASSERT_EQ(takt_publish(pm, &m, sizeof m), TAKT_OK);
+  }
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(ex, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  EXPECT_EQ(takt_shm_pending(rhi), 2u); // only the one picked left the segment
+  EXPECT_EQ(takt_shm_pending(rlo), 3u);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  std::vector<uint64_t> want = {200, 201, 202, 100, 101, 102, 0, 1, 2};
+  EXPECT_EQ(seen.values, want);
+  EXPECT_EQ(takt_shm_pending(rlo), 0u);
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_publisher_destroy(pm), TAKT_OK);
+  for (auto *sub : subs) EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tm), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(pn), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "producer", &node), TAKT_OK);
+  takt_topic_t *t;
+  ASSERT_EQ(takt_topic_create(ctx, "out_local", msg_type(), 8, &t), TAKT_OK);
+  auto c = topic("out_shared");
+  ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_OK);
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK); // same process: skipped
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_publisher_create(node, t, &pub), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *cs;
+    if (takt_shm_subscriber_create(s, &c, 1, &cs) != TAKT_OK) _exit(92);
+    post(ready[1]);
+    for (uint64_t k = 0; k < 3; k++) {
+      takt_shm_sample_t smp;
+      int64_t until = takt_time_now() + 10000000000LL;
+      while (takt_shm_take(cs, &smp) == TAKT_EAGAIN)
+        if (takt_shm_wait(s, until) == TAKT_ETIMEDOUT) _exit(93);
+      if (static_cast<const Msg *>(smp.data)->value != 7 + k) _exit(94);
+      if (smp.header.t_info != 500 + static_cast<int64_t>(k)) _exit(95);
+      (void)takt_shm_release(cs, &smp);
+    }
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 96);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  for (uint64_t k = 0; k < 3; k++) {
+    Msg m{7 + k};
+    ASSERT_EQ(takt_publish_at(pub, &m, sizeof m, 500 + static_cast<int64_t>(k)), TAKT_OK);
+  }
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_EQ(takt_shm_pending(sub), 0u); // not delivered back to its own process
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  close(ready[0]);
+  close(ready[1]);
+}
+
+// A message-released job on the far side inherits the publishing job's absolute deadline (preempt,
+// EDF) and keeps its origin time.
+struct DeadlineSeen {
+  std::atomic<int64_t> deadline{0}, t_info{0};
+  std::atomic<int> runs{0};
+};
+
+void deadline_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *seen = static_cast<DeadlineSeen *>(user);
+  seen->deadline = takt_job_deadline();
+  seen->t_info = msg->header.t_info;
+  seen->runs++;
+}
+
+TEST_F(Shm, RoutedArrivalInheritsTheRemoteDeadlineUnderEdf) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "edf", &node), TAKT_OK);
+  takt_topic_t *t;
+  ASSERT_EQ(takt_topic_create(ctx, "in_local", msg_type(), 4, &t), TAKT_OK);
+  DeadlineSeen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.attr.deadline_ns = 1000000000000LL; // its own relative deadline is far: inheritance wins
+  takt_subscription_t *sub;
+  ASSERT_EQ(takt_subscription_create(node, t, "in", deadline_cb, &seen, &o, &sub), TAKT_OK);
+  auto c = topic("edf_shared");
+  ASSERT_EQ(takt_shm_route_in(shm, &c, 1, node, t, nullptr), TAKT_OK);
+  takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  eo.preempt.sched = TAKT_SCHED_EDF;
+  eo.preempt.threads = 2;
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  takt_thread_t spinner;
+  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  ASSERT_EQ(takt_thread_create(&spinner, &ta, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, ex), TAKT_OK);
+  ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
+  const int64_t deadline = takt_time_now() + 5000000000LL, origin = takt_time_now() - 1000;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *p;
+    if (takt_shm_publisher_create(s, &c, &p) != TAKT_OK) _exit(92);
+    Msg m{1};
+    if (takt_shm_write(p, &m, sizeof m, origin, deadline, 0) != TAKT_OK) _exit(93);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  EXPECT_EQ(wait_child(child), 0);
+  int64_t until = takt_time_now() + 10000000000LL;
+  while (seen.runs.load() == 0 && takt_time_now() < until)
+    takt_sleep_until(takt_time_now() + 1000000); // waiting for the job, not ordering it
+  takt_shm_stop(shm);
+  takt_executor_stop(ex);
+  ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
+  EXPECT_EQ(seen.runs.load(), 1);
+  EXPECT_EQ(seen.deadline.load(), deadline);
+  EXPECT_EQ(seen.t_info.load(), origin);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+} // namespace
