@@ -1,8 +1,9 @@
 /* rosrt: the overhead and jitter experiments of ROS^RT §V-A on takt's executors.
  *
- *   takt-bench-rosrt overhead EXEC SCENARIO COUNT PERIOD_US local|udp
+ *   takt-bench-rosrt overhead EXEC SCENARIO COUNT PERIOD_US local|udp|shm
  *       publish -> callback start, the publisher in this process (local) or in a child process
- *       over a UDP link on loopback (udp). SCENARIO: single | dummy100 (100 more subscriptions to
+ *       over a UDP link on loopback (udp) or a shared-memory topic (shm: routed out of the child's
+ *       topic and into this process's, takt/shm.h). SCENARIO: single | dummy100 (100 more subscriptions to
  *       a topic nobody publishes) | fanout10 (10 subscriptions to the published topic).
  *   takt-bench-rosrt timer EXEC PERIOD_US COUNT NTIMERS
  *       start-to-start jitter of NTIMERS timers of one period (EXEC raw: a thread per timer
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "takt/bridge.h"
+#include "takt/shm.h"
 #include "takt/takt.h"
 
 #define CB_PRIO 60
@@ -172,6 +174,28 @@ static void open_side(takt_context_t *ctx, side_t *s, const char *name, const ch
   CHECK("attach", takt_daemon_attach(s->d, s->l));
 }
 
+typedef enum { T_LOCAL, T_UDP, T_SHM } transport_t;
+
+/* The shared topic of the shm transport: one segment per run, named after the parent. */
+static char g_shm_domain[48];
+
+static takt_shm_topic_config_t shm_topic(void) {
+  return (takt_shm_topic_config_t){.name = "data", .type = "bench/Stamp", .msg_size = sizeof(stamp_msg_t),
+                                   .slots = 16, .depth = 8, .max_subs = 2, .max_pubs = 2,
+                                   .policy = TAKT_SHM_KEEP_LAST};
+}
+
+static takt_shm_t *shm_open_domain(takt_context_t *ctx) {
+  takt_shm_config_t c = TAKT_SHM_CONFIG_DEFAULT;
+  c.domain = g_shm_domain;
+  c.area_bytes = 1u << 20;
+  c.max_topics = 2;
+  c.max_local = 4;
+  takt_shm_t *shm;
+  CHECK("shared memory", takt_shm_attach(ctx, &c, &shm));
+  return shm;
+}
+
 static void close_side(side_t *s) {
   takt_link_close(s->l);
   takt_bridge_destroy(s->b);
@@ -179,7 +203,7 @@ static void close_side(side_t *s) {
 }
 
 /* The publisher process: waits for the subscriber's go, publishes, exits. */
-static int publisher_process(int go_fd, const char *spec, long count, int64_t period) {
+static int publisher_process(int go_fd, const char *spec, transport_t tr, long count, int64_t period) {
   char c;
   if (read(go_fd, &c, 1) != 1) return 1;
   takt_context_t *ctx = make_ctx();
@@ -190,12 +214,25 @@ static int publisher_process(int go_fd, const char *spec, long count, int64_t pe
   CHECK("topic", takt_topic_create(ctx, "data", &k_type, 8, &t));
   CHECK("publisher", takt_publisher_create(n, t, &p));
   side_t s;
-  open_side(ctx, &s, "bridge_pub", spec);
-  CHECK("export", takt_bridge_export(s.b, t, 1, CB_PRIO, false));
+  takt_shm_t *shm = NULL;
   takt_executor_t *e;
   CHECK("executor", takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &e));
-  CHECK("add", takt_executor_add_node(e, takt_bridge_node(s.b)));
-  CHECK("bridge start", takt_bridge_start(s.b));
+  if (tr == T_SHM) {
+    shm = shm_open_domain(ctx);
+    takt_node_t *out;
+    CHECK("node", takt_node_create(ctx, "shm_out", &out));
+    takt_shm_topic_config_t tc = shm_topic();
+    takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+    attr.priority = CB_PRIO;
+    takt_shm_pub_t *sp;
+    CHECK("route out", takt_shm_route_out(shm, &tc, out, t, &attr, &sp));
+    CHECK("add", takt_executor_add_node(e, out));
+  } else {
+    open_side(ctx, &s, "bridge_pub", spec);
+    CHECK("export", takt_bridge_export(s.b, t, 1, CB_PRIO, false));
+    CHECK("add", takt_executor_add_node(e, takt_bridge_node(s.b)));
+    CHECK("bridge start", takt_bridge_start(s.b));
+  }
   g_spin[0].exec = e;
   g_n_exec = 1;
   start_execs();
@@ -203,11 +240,13 @@ static int publisher_process(int go_fd, const char *spec, long count, int64_t pe
   publish_loop(p, count, period);
   takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
   stop_execs();
-  close_side(&s);
+  if (shm != NULL) (void)takt_shm_detach(shm);
+  else close_side(&s);
   return 0;
 }
 
-static int overhead(const char *scen, long count, int64_t period, bool udp) {
+static int overhead(const char *scen, long count, int64_t period, transport_t tr) {
+  bool remote = tr != T_LOCAL;
   int n_subs = strcmp(scen, "fanout10") == 0 ? 10 : 1;
   bool dummies = strcmp(scen, "dummy100") == 0;
   if (!dummies && n_subs == 1 && strcmp(scen, "single") != 0) {
@@ -219,15 +258,17 @@ static int overhead(const char *scen, long count, int64_t period, bool udp) {
   int go[2] = {-1, -1};
   pid_t child = -1;
   char spec_pub[96], spec_sub[96];
-  if (udp) {
+  if (remote) {
     int base = 20000 + (int)(getpid() % 20000) * 2;
     snprintf(spec_sub, sizeof spec_sub, "udp:127.0.0.1:%d:127.0.0.1:%d", base, base + 1);
     snprintf(spec_pub, sizeof spec_pub, "udp:127.0.0.1:%d:127.0.0.1:%d", base + 1, base);
+    snprintf(g_shm_domain, sizeof g_shm_domain, "rosrt-bench-%d", (int)getpid());
+    (void)takt_shm_unlink(g_shm_domain); /* a leftover of a killed run */
     if (pipe(go) < 0) return 1;
     child = fork(); /* before any thread exists */
     if (child == 0) {
       close(go[1]);
-      _exit(publisher_process(go[0], spec_pub, count, period));
+      _exit(publisher_process(go[0], spec_pub, tr, count, period));
     }
     close(go[0]);
   }
@@ -265,15 +306,28 @@ static int overhead(const char *scen, long count, int64_t period, bool udp) {
     CHECK("add", takt_executor_add_node(e0, dn));
   }
   side_t side;
-  if (udp) {
+  takt_shm_t *shm = NULL;
+  if (tr == T_UDP) {
     open_side(ctx, &side, "bridge_sub", spec_sub);
     CHECK("import", takt_bridge_import(side.b, t, 1));
     CHECK("add", takt_executor_add_node(e0, takt_bridge_node(side.b)));
     CHECK("bridge start", takt_bridge_start(side.b));
+  } else if (tr == T_SHM) {
+    /* the segment's receive thread (or, for tide and batch, the executor itself) takes the
+     * shared arrivals and publishes them into the local topic, origin time kept */
+    shm = shm_open_domain(ctx);
+    takt_node_t *in;
+    CHECK("node", takt_node_create(ctx, "shm_in", &in));
+    takt_shm_topic_config_t tc = shm_topic();
+    takt_shm_sub_t *ss;
+    CHECK("route in", takt_shm_route_in(shm, &tc, CB_PRIO, in, t, &ss));
+    takt_err_t rc = takt_shm_serve(shm, e0);
+    if (rc != TAKT_ENOTSUP) CHECK("serve", rc);
+    CHECK("shm start", takt_shm_start(shm));
   }
   start_execs();
   wait_spinning();
-  if (udp) {
+  if (remote) {
     if (write(go[1], "g", 1) != 1) return 1;
     close(go[1]);
     int64_t end = takt_time_now() + count * period + 3 * TAKT_NS_PER_S;
@@ -290,10 +344,15 @@ static int overhead(const char *scen, long count, int64_t period, bool udp) {
     takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
   }
   stop_execs();
-  if (udp) close_side(&side);
+  if (tr == T_UDP) close_side(&side);
+  if (shm != NULL) {
+    (void)takt_shm_detach(shm);
+    (void)takt_shm_unlink(g_shm_domain);
+  }
+  static const char *const names[] = {"local", "udp", "shm"};
   printf("{\"mode\": \"overhead\", \"executor\": \"%s\", \"scenario\": \"%s\", \"transport\": \"%s\", "
          "\"expected\": %ld, \"sched_fifo\": %s, ",
-         g_exec_name, scen, udp ? "udp" : "local", g_cap, takt_port_rt_permitted() ? "true" : "false");
+         g_exec_name, scen, names[tr], g_cap, takt_port_rt_permitted() ? "true" : "false");
   print_samples("samples_ns");
   printf("}\n");
   destroy_execs();
@@ -460,7 +519,7 @@ static int dispatch(long count) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: takt-bench-rosrt overhead EXEC single|dummy100|fanout10 COUNT PERIOD_US local|udp\n"
+          "usage: takt-bench-rosrt overhead EXEC single|dummy100|fanout10 COUNT PERIOD_US local|udp|shm\n"
           "       takt-bench-rosrt timer EXEC|raw PERIOD_US COUNT NTIMERS\n"
           "       takt-bench-rosrt dispatch COUNT\n"
           "EXEC: preempt, tide, waitset1, waitset\n");
@@ -479,7 +538,12 @@ int main(int argc, char **argv) {
       usage();
       return 2;
     }
-    return overhead(argv[3], count, period_us * 1000, strcmp(argv[6], "udp") == 0);
+    transport_t tr = strcmp(argv[6], "udp") == 0 ? T_UDP : strcmp(argv[6], "shm") == 0 ? T_SHM : T_LOCAL;
+    if (tr == T_LOCAL && strcmp(argv[6], "local") != 0) {
+      usage();
+      return 2;
+    }
+    return overhead(argv[3], count, period_us * 1000, tr);
   }
   if (strcmp(argv[1], "timer") == 0 && argc == 6) {
     g_exec_name = argv[2];

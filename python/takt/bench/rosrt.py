@@ -1,7 +1,8 @@
 """`takt bench rosrt`: ROS^RT's experiments (§V) on takt's executors, with their floors.
 
 Four parts, each interleaved executor by executor in one invocation:
-  overhead  publish -> callback start: one process and two processes over a UDP link; one
+  overhead  publish -> callback start: one process and two processes over a UDP link and over
+            a shared-memory topic (takt/shm.h, routed in and out of local topics); one
             subscription, plus 100 subscriptions nobody publishes to, and 10 subscriptions to one
             topic; preempt, tide, waitset single- and multi-threaded (rclcpp, the baseline).
   timers    start-to-start jitter at 100 us .. 100 ms beside cyclictest (same period and priority)
@@ -34,6 +35,8 @@ EXEC_LABEL = {"preempt": "preempt", "preempt-leader": "preempt, leader timers", 
 CB_PRIO = 60  # the benchmark program's callback priority (bench_rosrt.c)
 PUB_PRIO = 50  # and its publishers'
 SCENARIOS = ["single", "dummy100", "fanout10"]
+TRANSPORTS = ["local", "udp", "shm"]
+TRANSPORT_LABEL = {"local": "one process", "udp": "two processes (UDP)", "shm": "two processes (shared memory)"}
 # (period µs, samples) of the timer sweep: about 1-6 s per executor and period in the full run
 TIMER_PLAN = [(100, 5000), (500, 2000), (1000, 2000), (10000, 500), (50000, 100), (100000, 60)]
 TIMER_PLAN_QUICK = [(100, 200), (500, 100), (1000, 100), (10000, 10), (50000, 3), (100000, 2)]
@@ -57,7 +60,7 @@ def _overhead(exe: Path, quick: bool) -> Dict[str, object]:
     samples: Dict[str, List[float]] = {}
     expected: Dict[str, int] = {}
     for _ in range(blocks):
-        for transport in ("local", "udp"):
+        for transport in TRANSPORTS:
             for scen in SCENARIOS:
                 for ex in EXECS:  # interleaved: every executor once per block and scenario
                     got, want = overhead_samples(exe, ex, scen, count, period_us, transport)
@@ -138,8 +141,8 @@ def _plot(result: Dict[str, object], path: Path) -> None:
     if plt is None:
         return
     rows = result["overhead"]["rows"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=False)
-    for ax, transport in zip(axes, ("local", "udp")):
+    fig, axes = plt.subplots(1, len(TRANSPORTS), figsize=(16, 4), sharey=False)
+    for ax, transport in zip(axes, TRANSPORTS):
         scens = SCENARIOS
         width = 0.2
         for i, ex in enumerate(EXECS):
@@ -152,7 +155,7 @@ def _plot(result: Dict[str, object], path: Path) -> None:
             ax.scatter(xs, p50, marker="_", s=120, color="black")
         ax.set_xticks(range(len(scens)))
         ax.set_xticklabels(["1 subscription", "+100 idle subscriptions", "10 subscriptions"])
-        ax.set_title("one process" if transport == "local" else "two processes, UDP link")
+        ax.set_title(TRANSPORT_LABEL[transport])
         ax.set_ylabel("publish -> callback start (µs); bar p99, tick p50")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -174,7 +177,7 @@ def run(quick: bool, out: Path) -> int:
     ov = result["overhead"]["rows"]
     get = lambda t, s, e: next(r for r in ov if r["transport"] == t and r["scenario"] == s and r["executor"] == e)
     head: Dict[str, object] = {}
-    for t in ("local", "udp"):
+    for t in TRANSPORTS:
         for s in SCENARIOS:
             pre = get(t, s, "preempt")
             for base in ("waitset1", "waitset"):
@@ -214,16 +217,19 @@ def run(quick: bool, out: Path) -> int:
           f"{result['overhead']['blocks']} blocks x {result['overhead']['count_per_block']} publications every "
           f"{result['overhead']['period_us']} µs. two processes: the publisher is a child process whose bridge "
           "exports the topic over `udp:` on loopback (one frame per datagram); the subscriber's bridge imports it. "
+          "shared memory: the child's topic is routed out to a shared-memory topic (`takt_shm_route_out`, run by its "
+          "tide executor) and into the subscriber's local topic (`takt_shm_route_in`: tide takes the arrivals itself "
+          "as an executor source, the others from the segment's receive thread at SCHED_FIFO 90). "
           "fanout10: tide and single-threaded waitset get one executor (one thread) per subscription, as ROS^RT "
           "did for its single-threaded executors; preempt uses its default pool (2 workers per CPU).", "",
           "| transport | scenario | executor | received | min µs | p50 µs | p90 µs | p99 µs | max µs | p99 / waitset-multi |",
           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for t in ("local", "udp"):
+    for t in TRANSPORTS:
         for s in SCENARIOS:
             base = get(t, s, "waitset")
             for ex in EXECS:
                 r = get(t, s, ex)
-                md.append(f"| {'one process' if t == 'local' else 'two processes (UDP)'} | {s} | {EXEC_LABEL[ex]} | "
+                md.append(f"| {TRANSPORT_LABEL[t]} | {s} | {EXEC_LABEL[ex]} | "
                           f"{r['received']}/{r['expected']} | {us(r, 'min')} | {us(r, 'p50')} | {us(r, 'p90')} | "
                           f"{us(r, 'p99')} | {us(r, 'max')} | {r['p99'] / max(base['p99'], 1.0):.2f} |")
     md += ["", "## timer jitter (start-to-start minus the period)", "",
