@@ -72,6 +72,10 @@ typedef struct takt_dds_config {
   uint32_t max_payload;  /* bytes of the largest serialized message, encapsulation included;
                             a larger received sample is refused and counted (oversize) */
   uint32_t tx_queue;     /* messages waiting for the writer thread at most */
+  bool stamp;            /* append the origin stamp (t_info and the publishing job's absolute
+                            deadline, 20 bytes after the CDR payload) to exported topics'
+                            samples: a takt peer importing them inherits both, ROS 2 peers
+                            ignore it (default true) */
   takt_thread_attr_t rx_thread; /* the reader thread (name NULL: "takt-dds-in") */
   takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
 } takt_dds_config_t;
@@ -79,6 +83,7 @@ typedef struct takt_dds_config {
 #define TAKT_DDS_CONFIG_DEFAULT                                                                  \
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
+   .stamp = true,                                                                               \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
@@ -97,6 +102,9 @@ typedef struct takt_dds_stats {
   uint64_t requests_dropped; /* DDS requests not served: malformed, or every call slot taken */
   uint64_t replies_dropped;  /* DDS replies for no request of ours in flight (another client's,
                                 late, duplicated, malformed) */
+  uint64_t stamped;          /* received samples that carried a takt peer's origin stamp */
+  uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
+                                that are not CDR uint8[] of a consistent length, dropped */
 } takt_dds_stats_t;
 
 /**

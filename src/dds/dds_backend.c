@@ -55,10 +55,11 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   takt_dds_t *d = self;
   takt__dds_route_t *r = send_route(d, m->entity);
   if (r == NULL) return TAKT_ENOENT;
-  if (len > d->max_payload) return TAKT_ESIZE;
+  if (len > d->max_payload || (r->raw && len > d->max_payload - 8u)) return TAKT_ESIZE;
   /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
   bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)   ? len == 5 || (len > 5 && is_cdr(bytes + 5, len - 5))
              : r->kind == TAKT__DDS_SVC_CLIENT ? len > 4 && is_cdr(bytes + 4, len - 4)
+             : r->raw                          ? true /* wrapped by the writer thread */
                                                 : is_cdr(bytes, len);
   if (!cdr) {
     takt__dds_count(&d->stats.not_cdr);
@@ -73,6 +74,8 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   takt__dds_slot_t *s = slot_at(d, d->tx_head % d->tx_cap);
   s->route = m->entity;
   s->len = len;
+  s->t_info = m->t_info;
+  s->deadline = m->deadline;
   memcpy(s->bytes, bytes, len);
   d->tx_head++;
   takt__lock_give(&d->tx_lock);
@@ -168,6 +171,10 @@ static void tx_main(void *arg) {
         if (sd == NULL) continue; /* nothing to write (counted) */
       } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
         sd = request_out(r, s->bytes, s->len);
+      } else if (r->raw) {
+        sd = takt__dds_serdata_raw(r->st, s->bytes, s->len, d->stamp, s->t_info, s->deadline);
+      } else if (d->stamp) {
+        sd = takt__dds_serdata_stamped(r->st, s->bytes, s->len, s->t_info, s->deadline);
       } else {
         sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
       }
@@ -187,8 +194,28 @@ static void tx_main(void *arg) {
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
 static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32_t len) {
-  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable,
-                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
+  /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
+  if (r->kind == TAKT__DDS_TOPIC_IN && takt__dds_unstamp(d->rx_buf, &len, &m.t_info, &m.deadline)) {
+    takt__dds_count(&d->stats.stamped);
+    if (m.deadline < 0) m.deadline = 0;
+  } else {
+    m.t_info = takt_clock_now(takt_context_clock(d->ctx));
+  }
+  if (r->raw) { /* CDR uint8[]: the bytes go to the bridge, which checks them against the size */
+    uint32_t n = 0;
+    if (len >= 8) memcpy(&n, d->rx_buf + 4, 4);
+    if (!is_cdr(d->rx_buf, len) || len < 8 || n > len - 8u || len - 8u - n > 3u) {
+      takt__dds_count(&d->stats.malformed);
+      return;
+    }
+    memmove(d->rx_buf, d->rx_buf + 8, n);
+    len = n;
+  }
+  if (len > d->max_payload) {
+    takt__dds_count(&d->stats.oversize);
+    return;
+  }
   if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, len) == TAKT_OK)
     takt__dds_count(&d->stats.received);
   else
@@ -289,7 +316,9 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
     if (n <= 0) return;
     if (si.valid_data) {
       uint32_t size = ddsi_serdata_size(sd);
-      if (size > d->max_payload - at) {
+      /* a topic's sample may carry takt's stamp beyond max_payload (checked again without it) */
+      uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM : d->max_payload - at;
+      if (size > room) {
         takt__dds_count(&d->stats.oversize);
       } else {
         ddsi_serdata_to_ser(sd, 0, size, d->rx_buf + at);
@@ -408,7 +437,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
   size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 1u));
   size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
-  size_t rx_at = takt__carve(&end, cfg->max_payload);
+  size_t rx_at = takt__carve(&end, cfg->max_payload + TAKT__DDS_STAMP_ROOM);
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
   memset(mem, 0, end);
@@ -421,6 +450,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->slot_stride = slot_stride;
   d->max_routes = cfg->max_routes;
   d->max_payload = cfg->max_payload;
+  d->stamp = cfg->stamp;
   d->tx_cap = cfg->tx_queue;
   d->rx_attr = cfg->rx_thread;
   if (d->rx_attr.name == NULL) d->rx_attr.name = "takt-dds-in";
@@ -520,6 +550,7 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority
   r->priority = priority;
   r->exported = exported;
   r->kind = exported ? TAKT__DDS_TOPIC_OUT : TAKT__DDS_TOPIC_IN;
+  r->raw = ts->serialize == NULL;
   if (qos != NULL) {
     r->qos = *qos;
   } else {
@@ -737,7 +768,8 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .deliver_refused = takt__dds_read(&c->deliver_refused),
       .incompatible_qos = takt__dds_read(&c->incompatible_qos),
       .requests_dropped = takt__dds_read(&c->requests_dropped),
-      .replies_dropped = takt__dds_read(&c->replies_dropped)};
+      .replies_dropped = takt__dds_read(&c->replies_dropped),
+      .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

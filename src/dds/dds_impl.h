@@ -35,6 +35,30 @@ struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_
 struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
                                             const uint8_t *body, uint32_t blen);
 
+/* ---- the origin stamp: takt <-> takt across the DDS hop ---- */
+
+/* After an exported topic's CDR payload (padded with zeros to a multiple of 4) takt appends
+ * {i64 t_info; i64 deadline; u32 magic} little endian, and marks the encapsulation's options
+ * (byte 2, outside XCDR's padding bits) with TAKT__DDS_STAMP_OPT. ROS 2 deserializers read the
+ * message's fields and ignore what follows them; a takt reader that finds both marks takes the
+ * stamp off before decoding. */
+#define TAKT__DDS_STAMP_BYTES 20u
+#define TAKT__DDS_STAMP_MAGIC 0x31746b74u /* "tkt1" */
+#define TAKT__DDS_STAMP_OPT 0x40u
+/* what a stamped sample may exceed max_payload by: padding and the stamp */
+#define TAKT__DDS_STAMP_ROOM (3u + TAKT__DDS_STAMP_BYTES)
+
+/** A serdata of st: len bytes of CDR (encapsulation first), zero padding to 4, then the stamp. */
+struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const uint8_t *bytes,
+                                               uint32_t len, int64_t t_info, int64_t deadline);
+/** A serdata of st carrying len raw bytes as CDR `uint8[] data` (encapsulation, u32 len, the
+ * bytes), then the stamp if stamp. */
+struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
+                                           bool stamp, int64_t t_info, int64_t deadline);
+/** If the sample p (len bytes) carries takt's stamp: its fields out, *len shortened to the CDR
+ * payload (with its padding, at most 3 bytes: the CDR decoders accept that), true. */
+bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
+
 /* ---- the backend ---- */
 
 #define TAKT__DDS_NAME_MAX 256u
@@ -68,6 +92,8 @@ typedef struct takt__dds_route {
   uint8_t kind;    /* TAKT__DDS_* */
   uint8_t mapping; /* services: takt_dds_service_mapping_t */
   bool exported;   /* topics: TOPIC_OUT */
+  bool raw;        /* topics: the type support has no codec (bytes of its size, as the system
+                      file's topics): carried as CDR `uint8[] data` (u32 count + the bytes) */
   uint64_t guid;   /* client routes: the id our requests carry */
   /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
      the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
@@ -82,12 +108,14 @@ typedef struct takt__dds_route {
 
 typedef struct takt__dds_slot {
   uint32_t route, len;
+  int64_t t_info, deadline; /* the stamp of an exported topic's message */
   uint8_t bytes[]; /* max_payload */
 } takt__dds_slot_t;
 
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
-      incompatible_qos, requests_dropped, replies_dropped; /* atomic */
+      incompatible_qos, requests_dropped, replies_dropped, stamped,
+      malformed; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -99,6 +127,7 @@ struct takt_dds {
   takt_bridge_t *bridge; /* set by start, before any route */
   takt__dds_route_t *routes;
   uint32_t max_routes, max_payload;
+  bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
   takt_thread_attr_t rx_attr, tx_attr;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,13 @@ struct Side {
   takt_executor_t *exec = nullptr;
   takt_publisher_t *pub = nullptr;
   takt_subscription_t *sub = nullptr;
+  takt_timer_t *timer = nullptr;
   takt_client_t *client = nullptr;   // of an imported service (RPC builds)
   takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
 
-  void open(const char *topic_name, const takt_type_support_t *ts) {
+  void open(const char *topic_name, const takt_type_support_t *ts,
+            takt_executor_kind_t kind = TAKT_EXEC_TIDE, bool stamp = true) {
     takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
     cc.arena_bytes = 2u << 20;
     ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
@@ -54,6 +58,7 @@ struct Side {
     dc.rx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_queue = 16;
+    dc.stamp = stamp;
     takt_bridge_backend_t be;
     ASSERT_EQ(takt_dds_backend_create(ctx, &dc, &be), TAKT_OK);
     dds = takt_dds_of(be);
@@ -62,7 +67,12 @@ struct Side {
     bc.thread.policy = TAKT_SCHED_OTHER;
     bc.rx_queue = 32;
     ASSERT_EQ(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge), TAKT_OK);
-    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    takt_executor_options_t eo = takt_executor_options_default(kind);
+    if (kind == TAKT_EXEC_PREEMPT) {
+      eo.preempt.sched = TAKT_SCHED_EDF;
+      eo.preempt.threads = 2;
+    }
+    ASSERT_EQ(takt_executor_create(ctx, kind, &eo, &exec), TAKT_OK);
   }
   static void on_msg(takt_subscription_t *, const takt_message_t *m, void *user) {
     auto *self = static_cast<Side *>(user);
@@ -105,6 +115,7 @@ struct Side {
     if (client != nullptr) EXPECT_EQ(takt_client_destroy(client), TAKT_OK);
 #endif
     EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (timer != nullptr) EXPECT_EQ(takt_timer_destroy(timer), TAKT_OK);
     if (sub != nullptr) EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
     if (pub != nullptr) EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
     takt_bridge_destroy(bridge); // and its client of an exported service
@@ -224,6 +235,109 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   EXPECT_EQ(bs.imported, 12u);
   EXPECT_EQ(bs.decode_errors, 0u);
 }
+
+// The origin stamp: a message crossing the DDS hop keeps its origin time exactly, and the job it
+// releases on the far side inherits the absolute deadline of the job that published it (EDF
+// along a chain across hosts). A timer with a deadline publishes under the preempt executor (EDF);
+// the far subscription records its message's t_info and its own job's deadline. Without the
+// stamp (stamp = false) t_info is the arrival time and no deadline is inherited.
+namespace {
+struct Stamped {
+  std::mutex m;
+  std::vector<std::pair<int64_t, int64_t>> sent, got; // (t_info, deadline)
+  takt_publisher_t *pub = nullptr;
+  std::atomic<bool> go{false};
+  int n = 0;
+};
+void stamped_tick(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  auto *st = static_cast<Stamped *>(user);
+  std::lock_guard<std::mutex> g(st->m);
+  if (!st->go.load() || st->n >= 8) return;
+  std_msgs__String s;
+  std_msgs__String__init(&s);
+  s.data.size = (uint32_t)snprintf(s.data.data, 16, "tick %d", st->n++);
+  int64_t dl = takt_job_deadline();
+  // the job's origin time is its release: what takt_publish stamps the message with
+  st->sent.emplace_back(0, dl);
+  EXPECT_EQ(takt_publish(st->pub, &s, sizeof s), TAKT_OK);
+}
+void stamped_rx(takt_subscription_t *, const takt_message_t *m, void *user) {
+  auto *st = static_cast<Stamped *>(user);
+  std::lock_guard<std::mutex> g(st->m);
+  st->got.emplace_back(m->header.t_info, takt_job_deadline());
+}
+void stamped_tx_seen(takt_subscription_t *, const takt_message_t *m, void *user) {
+  auto *st = static_cast<Stamped *>(user);
+  std::lock_guard<std::mutex> g(st->m);
+  // the local copy of the publication: its t_info is the origin time that leaves over DDS
+  for (auto &e : st->sent)
+    if (e.first == 0) {
+      e.first = m->header.t_info;
+      break;
+    }
+}
+
+void run_stamped(bool stamp) {
+  Side a, b;
+  a.open("dds_test/stamped", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT, stamp);
+  b.open("dds_test/stamped", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT, stamp);
+  Stamped sa, sb;
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  qos.depth = 16;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = 16;
+  ASSERT_EQ(takt_subscription_create(b.node, b.topic, "far", stamped_rx, &sb, &so, &b.sub), TAKT_OK);
+  ASSERT_EQ(takt_dds_import(b.dds, b.bridge, b.topic, 7, &qos), TAKT_OK);
+  b.start();
+  ASSERT_EQ(takt_publisher_create(a.node, a.topic, &a.pub), TAKT_OK);
+  sa.pub = a.pub;
+  ASSERT_EQ(takt_subscription_create(a.node, a.topic, "near", stamped_tx_seen, &sa, &so, &a.sub),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_export(a.dds, a.bridge, a.topic, 7, &qos), TAKT_OK);
+  takt_callback_attr_t ta = TAKT_CALLBACK_ATTR_DEFAULT;
+  ta.priority = 10;
+  ta.deadline_ns = 7 * TAKT_NS_PER_MS;
+  ASSERT_EQ(takt_timer_create(a.node, "tick", 10 * TAKT_NS_PER_MS, 0, stamped_tick, &sa, &ta, &a.timer),
+            TAKT_OK);
+  a.start();
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
+  // both executors spin all along (a message arriving while one is between spins would be
+  // released at its next start, with its deadline folded into the pending one's)
+  std::thread ta_thread([&] { takt_executor_spin(a.exec); });
+  std::thread tb_thread([&] { takt_executor_spin(b.exec); });
+  sa.go = true;
+  auto got_all = [&] {
+    std::lock_guard<std::mutex> g(sb.m);
+    return sb.got.size() >= 8;
+  };
+  int64_t end = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (!got_all() && takt_time_now() < end) usleep(10000);
+  takt_executor_stop(a.exec);
+  takt_executor_stop(b.exec);
+  ta_thread.join();
+  tb_thread.join();
+  ASSERT_TRUE(got_all());
+  std::lock_guard<std::mutex> g1(sa.m), g2(sb.m);
+  ASSERT_EQ(sa.sent.size(), 8u);
+  ASSERT_EQ(sb.got.size(), 8u);
+  for (size_t i = 0; i < 8; i++) {
+    ASSERT_NE(sa.sent[i].first, 0) << i;
+    ASSERT_NE(sa.sent[i].second, TAKT_TIME_INFINITE) << "the timer's job has a deadline";
+    if (stamp) {
+      EXPECT_EQ(sb.got[i].first, sa.sent[i].first) << "origin time, message " << i;
+      EXPECT_EQ(sb.got[i].second, sa.sent[i].second) << "inherited deadline, message " << i;
+    } else {
+      EXPECT_GT(sb.got[i].first, sa.sent[i].first) << "arrival time, message " << i;
+      EXPECT_EQ(sb.got[i].second, TAKT_TIME_INFINITE) << "no deadline crosses, message " << i;
+    }
+  }
+  EXPECT_EQ(b.stats().stamped, stamp ? 8u : 0u);
+}
+}  // namespace
+
+TEST(DdsBridge, OriginTimeAndDeadlineCrossTheHop) { run_stamped(true); }
+TEST(DdsBridge, WithoutTheStampArrivalTimeAndNoDeadline) { run_stamped(false); }
 
 // transient_local (a latched topic): a reader that joins after the messages were written still
 // gets the writer's last `depth` of them, and only those.
