@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Run one takt <-> ROS 2 peer case (tests/CMakeLists.txt registers each as a ctest): takt's
 peer program and a real ROS 2 peer (rclpy on Fast DDS, or PyPI cyclonedds) from the Python 3.12
-venv, on a DDS domain of the case's own, so cases running at once do not cross. Not on loopback
-alone: Fast DDS ignores the loopback locators a participant of another vendor announces, so a
-Cyclone restricted to `lo` never matches an rclpy peer (docs/dds.md); both use the default
-interface.
+venv, on a DDS domain of the case's own, so cases running at once do not cross.
+
+On loopback, independent of the host's interfaces and default route: as root the case runs in a
+network namespace of its own whose only interface is `lo` (multicast enabled on it, made here and
+removed after), and both Cyclone DDS peers (takt's and PyPI cyclonedds) are pinned to `lo` by the
+configuration tests/dds/peers_lo.xml (CYCLONEDDS_URI); Fast DDS has nothing but `lo` to use. (In
+the host's own namespace a Cyclone pinned to `lo` never matches rclpy: Fast DDS then talks on the
+other interfaces and ignores the loopback locators of a participant of another vendor.) Without
+root the case runs on the default interface, and says so.
 Checks exact counts and contents; every process started is ended (killed at the timeout).
 
   run_peers.py --peer TAKT_DDS_PEER --venv VENV CASE
@@ -62,6 +67,37 @@ def expected(kind: str, prefix: str) -> list[str]:
     return [f"got {prefix}{i} {i} {1000 * i}" for i in range(COUNT)]
 
 
+NETNS_ENV = "TAKT_PEERS_NETNS"  # set inside the namespace this script made
+
+
+def peer_env(domain: int) -> dict:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        env.pop(k, None)
+    if os.environ.get(NETNS_ENV):
+        env["CYCLONEDDS_URI"] = "file://" + str(HERE / "peers_lo.xml")
+    return env
+
+
+def in_loopback_namespace() -> int | None:
+    """Run this same case again inside a namespace of its own with only `lo`; its exit status, or
+    None where namespaces cannot be made (not root) or this is that run already."""
+    if os.environ.get(NETNS_ENV) or os.geteuid() != 0:
+        return None
+    ns = f"takt_peers{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
+        return None
+    try:
+        ex = ["ip", "netns", "exec", ns]
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "link", "set", "lo", "multicast", "on"],
+                    ["ip", "route", "add", "224.0.0.0/4", "dev", "lo"]):
+            subprocess.run(ex + cmd, check=True, capture_output=True)
+        return subprocess.run(ex + [sys.executable] + sys.argv,
+                              env=dict(os.environ, **{NETNS_ENV: ns})).returncode
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 def run_pair(first: list[str], second: list[str], env: dict) -> tuple:
     """Start first, then second; wait for both (60 s); kill whatever is left."""
     procs = []
@@ -84,9 +120,7 @@ def run_pair(first: list[str], second: list[str], env: dict) -> tuple:
 
 def service_case(a) -> int:
     domain, caller, server, mapping = SERVICE_CASES[a.case]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     name = f"takt_test_{a.case}"
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     n = str(SERVICE_COUNT)
@@ -117,9 +151,7 @@ def service_case(a) -> int:
 
 def refuse_case(a) -> int:
     domain = REFUSE_CASES[a.case]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     topic = f"takt_test_{a.case}"
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     res = run_pair([a.peer, "refuse", topic, "string", "0", "20", str(domain)],
@@ -142,6 +174,12 @@ def main() -> int:
     ap.add_argument("--venv", required=True)
     ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES))
     a = ap.parse_args()
+    rc = in_loopback_namespace()
+    if rc is not None:
+        return rc
+    where = os.environ.get(NETNS_ENV)
+    print(f"on loopback only (namespace {where}, Cyclone pinned to lo)" if where else
+          "on the default interface (not root: no namespace of loopback only)")
     if a.case in SERVICE_CASES:
         return service_case(a)
     if a.case in REFUSE_CASES:
@@ -151,9 +189,7 @@ def main() -> int:
     count = count_of(kind)
     period = "100" if kind == "image" else "20"
     prefix = f"{talker}-says"
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     py = str(Path(a.venv) / "bin" / "python")
     ros2 = [py, str(HERE / "ros2_peer.py")]
     if listener == "takt":
