@@ -76,6 +76,9 @@ typedef struct takt_dds_config {
                             deadline, 20 bytes after the CDR payload) to exported topics'
                             samples: a takt peer importing them inherits both, ROS 2 peers
                             ignore it (default true) */
+  const char *graph_node; /* the ROS 2 node this backend shows in `ros_discovery_info` (the ROS 2
+                            graph: node name, its readers' and writers' gids); NULL: the
+                            bridge node's name; "": nothing is published */
   takt_thread_attr_t rx_thread; /* the reader thread (name NULL: "takt-dds-in") */
   takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
 } takt_dds_config_t;

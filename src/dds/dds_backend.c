@@ -354,11 +354,100 @@ static void rx_main(void *arg) {
   }
 }
 
+/* ---- the ROS 2 graph: ros_discovery_info --------------------------------------------------- */
+
+/* rmw_dds_common/msg/ParticipantEntitiesInfo as ROS 2's rmw layers publish it: the participant's
+ * gid (its 16-byte GUID), then one NodeEntitiesInfo {string node_namespace; string node_name;
+ * Gid[] reader_gid_seq; Gid[] writer_gid_seq}. ROS 2 tools that read the topic (rclpy's
+ * get_node_names, `ros2 node list`) show the node; its endpoints are this backend's routes. */
+#define GRAPH_TOPIC "ros_discovery_info"
+#define GRAPH_TYPE "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"
+
+static size_t put_string(uint8_t *b, size_t at, const char *s) {
+  at = (at + 3u) & ~(size_t)3u; /* from after the encapsulation: b + 4 is offset 0 */
+  uint32_t n = (uint32_t)strlen(s) + 1u;
+  memcpy(b + 4 + at, &n, 4);
+  memcpy(b + 4 + at + 4, s, n);
+  return at + 4 + n;
+}
+
+/* The endpoints of route r that read (want_readers) or write, as gids appended at b + 4 + at. */
+static size_t put_gids(takt_dds_t *d, uint8_t *b, size_t at, bool want_readers, uint32_t nr) {
+  at = (at + 3u) & ~(size_t)3u;
+  size_t count_at = at;
+  at += 4;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < nr; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    dds_entity_t eps[2] = {r->endpoint, r->endpoint2};
+    /* readers: TOPIC_IN's endpoint, a server's request reader, a client's reply reader */
+    bool first_reads = r->kind == TAKT__DDS_TOPIC_IN || r->kind == TAKT__DDS_SVC_SERVER;
+    for (int k = 0; k < 2; k++) {
+      bool reads = k == 0 ? first_reads : !first_reads;
+      dds_guid_t g;
+      if (eps[k] <= 0 || reads != want_readers || dds_get_guid(eps[k], &g) < 0) continue;
+      memcpy(b + 4 + at, g.v, 16);
+      at += 16;
+      n++;
+    }
+  }
+  memcpy(b + 4 + count_at, &n, 4);
+  return at;
+}
+
+/* (Re)publish the graph sample: at start and after each route (creation time: it allocates). */
+static void publish_graph(takt_dds_t *d) {
+  if (d->graph_writer <= 0) return;
+  uint32_t nr = n_routes(d);
+  size_t cap = 4u + 16u + 4u + 2u * (8u + TAKT__DDS_NAME_MAX) + 8u + 2u * 16u * ((size_t)nr + 1u) + 16u;
+  uint8_t *b = calloc(1, cap);
+  dds_guid_t pg;
+  if (b == NULL || dds_get_guid(d->participant, &pg) < 0) {
+    free(b);
+    takt__dds_count(&d->stats.write_errors);
+    return;
+  }
+  b[1] = 0x01; /* CDR little endian */
+  size_t at = 0;
+  memcpy(b + 4, pg.v, 16);
+  at = 16;
+  uint32_t one = 1;
+  memcpy(b + 4 + at, &one, 4);
+  at += 4;
+  at = put_string(b, at, "/");
+  at = put_string(b, at, d->graph_node);
+  at = put_gids(d, b, at, true, nr);
+  at = put_gids(d, b, at, false, nr);
+  struct ddsi_serdata *sd = takt__dds_serdata_new(d->graph_st, b, (uint32_t)(4u + at));
+  free(b);
+  if (sd == NULL || dds_writecdr(d->graph_writer, sd) < 0) takt__dds_count(&d->stats.write_errors);
+}
+
+static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
+                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
+                                dds_entity_t *tp_out, dds_entity_t *ep_out);
+
+static void start_graph(takt_dds_t *d) {
+  if (!d->graph) return;
+  if (d->graph_node[0] == '\0')
+    snprintf(d->graph_node, sizeof d->graph_node, "%s", takt_node_name(takt_bridge_node(d->bridge)));
+  /* as ROS 2's rmw layers: reliable, transient-local, keep-last 1 */
+  takt_dds_qos_t q = {.reliable = true, .transient_local = true, .depth = 1};
+  dds_entity_t tp = 0;
+  if (make_endpoint(d, GRAPH_TOPIC, GRAPH_TYPE, &q, true, &d->graph_st, &tp, &d->graph_writer) !=
+      TAKT_OK) {
+    d->graph_writer = 0; /* no graph: the routes work all the same */
+    return;
+  }
+  publish_graph(d);
+}
+
 /* ---- backend operations --------------------------------------------------------------------- */
 
 static takt_err_t be_start(void *self, takt_bridge_t *b) {
   takt_dds_t *d = self;
   d->bridge = b;
+  start_graph(d);
   takt_err_t rc = takt_thread_create(&d->tx_thread, &d->tx_attr, tx_main, d);
   if (rc != TAKT_OK) return rc;
   d->tx_running = true;
@@ -409,6 +498,7 @@ static bool config_valid(const takt_dds_config_t *c) {
   return c->domain <= 232u && c->max_routes >= 1 && c->max_routes <= TAKT_DDS_MAX_COUNT &&
          c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
          c->tx_queue <= TAKT_DDS_MAX_COUNT && takt__thread_attr_valid(&c->rx_thread) &&
+         (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
          takt__thread_attr_valid(&c->tx_thread);
 }
 
@@ -451,6 +541,8 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->max_routes = cfg->max_routes;
   d->max_payload = cfg->max_payload;
   d->stamp = cfg->stamp;
+  d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
+  if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
   d->tx_cap = cfg->tx_queue;
   d->rx_attr = cfg->rx_thread;
   if (d->rx_attr.name == NULL) d->rx_attr.name = "takt-dds-in";
@@ -573,9 +665,12 @@ static void drop_route(takt_dds_t *d, uint32_t idx) {
   if (r->dds_topic2 > 0) (void)dds_delete(r->dds_topic2);
 }
 
-/* Count the route: from now on send and the reader thread may use it. */
+static void publish_graph(takt_dds_t *d);
+
+/* Count the route: from now on send and the reader thread may use it; the graph shows it. */
 static void publish_route(takt_dds_t *d) {
   __atomic_store_n(&d->n_routes, d->n_routes + 1u, __ATOMIC_RELEASE);
+  publish_graph(d);
 }
 
 takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,

@@ -130,6 +130,10 @@ struct takt_dds {
   bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
+  dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
+  struct ddsi_sertype *graph_st;
+  char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */
+  bool graph;
   takt_thread_attr_t rx_attr, tx_attr;
   takt_thread_t rx_thread, tx_thread;
   bool rx_running, tx_running; /* [creation/stop thread] */

@@ -9,6 +9,9 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
       (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
       identity in front of the request's fields, echoed by the reply)
+  ros2_peer.py graph TOPIC NODE TIMEOUT_S   (rclpy: waits until the graph shows node /NODE,
+      prints `node /NODE` and `subscribes <topic> <types>` for the node's subscriptions, then
+      publishes one std_msgs/msg/String `graph-seen` on TOPIC; exit 2 if the node never shows)
 A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
 and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
 `answer <i> <0|1> <message>` for each, exit 0 when all were answered.
@@ -215,8 +218,46 @@ def cyclone_service(mode, name, count, timeout):
     return 0 if len(got) == count else 2
 
 
+def graph(topic, name, timeout):
+    import rclpy
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node("takt_peer_graph")
+    deadline = time.monotonic() + timeout
+    seen = False
+    while time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.1)
+        if (name, "/") in node.get_node_names_and_namespaces():
+            seen = True
+            break
+    rc = 2
+    if seen:
+        print(f"node /{name}", flush=True)
+        subs = []
+        while time.monotonic() < deadline and not subs:  # the endpoints follow the node's entry
+            subs = node.get_subscriber_names_and_types_by_node(name, "/")
+            rclpy.spin_once(node, timeout_sec=0.1)
+        for t, types in sorted(subs):
+            print(f"subscribes {t} {','.join(types)}", flush=True)
+        pub = node.create_publisher(String, topic, 10)
+        while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        msg = String()
+        msg.data = "graph-seen"
+        pub.publish(msg)
+        pub.wait_for_all_acked(rclpy.duration.Duration(seconds=5))
+        rc = 0
+    else:
+        print("names seen:", node.get_node_names_and_namespaces(), flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return rc
+
+
 def main():
     mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "graph":
+        sys.exit(graph(topic, kind, float(sys.argv[4])))
     count = int(sys.argv[4])
     if mode in ("serve", "call"):
         sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))

@@ -48,6 +48,8 @@ SERVICE_CASES = {
 SERVICE_COUNT = 6
 # QoS ROS 2 refuses to match: a best-effort rclpy writer and takt's reliable reader
 REFUSE_CASES = {"rclpy_best_effort_to_takt_reliable": 72}
+# the ROS 2 graph: rclpy (Fast DDS) sees takt's bridge node from ros_discovery_info
+GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
 W, H = 640, 480
 
 
@@ -168,11 +170,33 @@ def refuse_case(a) -> int:
     return 0
 
 
+def graph_case(a) -> int:
+    domain = GRAPH_CASES[a.case]
+    env = peer_env(domain)
+    topic = f"takt_test_{a.case}"
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    res = run_pair([a.peer, "listen", topic, "string", "1", "40", str(domain)],
+                   ros2 + ["graph", topic, "dds_bridge", "30"], env)
+    if res is None:
+        print(f"{a.case}: timed out", file=sys.stderr)
+        return 1
+    trc, tout, prc, pout = res
+    print(f"--- takt (listener) rc={trc}\n{tout}--- rclpy (graph) rc={prc}\n{pout}")
+    want = ["node /dds_bridge", f"subscribes /{topic} std_msgs/msg/String"]
+    missing = [w for w in want if w not in pout.splitlines()]
+    if trc != 0 or prc != 0 or missing or "got graph-seen" not in tout:
+        print(f"{a.case}: FAILED: {missing or 'a peer failed'}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: rclpy's graph shows takt's node /dds_bridge and its subscription")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--peer", required=True)
     ap.add_argument("--venv", required=True)
-    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES))
+    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES)
+                    + sorted(GRAPH_CASES))
     a = ap.parse_args()
     rc = in_loopback_namespace()
     if rc is not None:
@@ -184,6 +208,8 @@ def main() -> int:
         return service_case(a)
     if a.case in REFUSE_CASES:
         return refuse_case(a)
+    if a.case in GRAPH_CASES:
+        return graph_case(a)
     domain, talker, listener, kind = CASES[a.case]
     topic = f"takt_test_{a.case}"
     count = count_of(kind)
