@@ -106,6 +106,9 @@ typedef struct takt_dds_stats {
   uint64_t replies_dropped;  /* DDS replies for no request of ours in flight (another client's,
                                 late, duplicated, malformed) */
   uint64_t stamped;          /* received samples that carried a takt peer's origin stamp */
+  uint64_t type_mismatch;    /* endpoints of other participants on one of our DDS topics with
+                                another type name: DDS never matches them (each reported on
+                                stderr once) */
   uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
                                 that are not CDR uint8[] of a consistent length, dropped */
 } takt_dds_stats_t;

@@ -442,6 +442,53 @@ static void start_graph(takt_dds_t *d) {
   publish_graph(d);
 }
 
+/* ---- type names that do not match ----------------------------------------------------------- */
+
+/* A remote endpoint on one of our topics whose type name differs never matches ours (DDS matches
+ * by topic and type name): count it and say so once, rather than stay silent. only: the route to
+ * check (its creation), or UINT32_MAX for all of them (a newly discovered endpoint). */
+static void check_types(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t only) {
+  void *buf[16];
+  dds_sample_info_t si[16];
+  for (;;) {
+    memset(buf, 0, sizeof buf); /* NULL: Cyclone lends its samples */
+    dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, mask);
+    if (n <= 0) return;
+    uint32_t nr = n_routes(d);
+    for (dds_return_t i = 0; i < n; i++) {
+      const dds_builtintopic_endpoint_t *ep = buf[i];
+      if (!si[i].valid_data || ep->topic_name == NULL || ep->type_name == NULL ||
+          memcmp(&ep->participant_key, &d->self_guid, sizeof d->self_guid) == 0)
+        continue;
+      for (uint32_t k = 0; k < nr; k++) {
+        if (only != UINT32_MAX && k != only) continue;
+        const takt__dds_route_t *r = &d->routes[k];
+        const char *ours = strcmp(r->topic_name, ep->topic_name) == 0   ? r->type_name
+                           : strcmp(r->topic_name2, ep->topic_name) == 0 ? r->type_name2
+                                                                         : NULL;
+        if (ours == NULL || strcmp(ours, ep->type_name) == 0)
+          continue;
+        takt__dds_count(&d->stats.type_mismatch);
+        fprintf(stderr, "takt dds: %s: a %s of type %s elsewhere does not match this side's %s "
+                        "(not connected)\n", ep->topic_name,
+                rd == d->builtin[0] ? "writer" : "reader", ep->type_name, ours);
+      }
+    }
+    (void)dds_return_loan(rd, buf, n);
+    if (mask != DDS_NOT_READ_SAMPLE_STATE) return; /* a full scan reads each once */
+  }
+}
+
+static void on_discovered(dds_entity_t rd, void *arg) {
+  check_types(arg, rd, DDS_NOT_READ_SAMPLE_STATE, UINT32_MAX);
+}
+
+/* A new route: the endpoints discovered already, against it alone. */
+static void check_route_types(takt_dds_t *d, uint32_t idx) {
+  for (int k = 0; k < 2; k++)
+    if (d->builtin[k] > 0) check_types(d, d->builtin[k], DDS_ANY_STATE, idx);
+}
+
 /* ---- backend operations --------------------------------------------------------------------- */
 
 static takt_err_t be_start(void *self, takt_bridge_t *b) {
@@ -572,8 +619,18 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->waitset = dds_create_waitset(d->participant);
   d->stop_guard = dds_create_guardcondition(d->participant);
   if (d->waitset < 0 || d->stop_guard < 0 ||
-      dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0)
+      dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0 ||
+      dds_get_guid(d->participant, &d->self_guid) < 0)
     goto fail;
+  /* other participants' endpoints: a type name mismatch on our topics is reported (Cyclone's
+     listener thread) */
+  dds_listener_t *bl = dds_create_listener(d);
+  if (bl == NULL) goto fail;
+  dds_lset_data_available(bl, on_discovered);
+  d->builtin[0] = dds_create_reader(d->participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, bl);
+  d->builtin[1] = dds_create_reader(d->participant, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION, NULL, bl);
+  dds_delete_listener(bl);
+  if (d->builtin[0] < 0 || d->builtin[1] < 0) goto fail;
   *out = (takt_bridge_backend_t){&k_dds_ops, d};
   return TAKT_OK;
 fail:
@@ -666,10 +723,12 @@ static void drop_route(takt_dds_t *d, uint32_t idx) {
 }
 
 static void publish_graph(takt_dds_t *d);
+static void check_route_types(takt_dds_t *d, uint32_t idx);
 
 /* Count the route: from now on send and the reader thread may use it; the graph shows it. */
 static void publish_route(takt_dds_t *d) {
   __atomic_store_n(&d->n_routes, d->n_routes + 1u, __ATOMIC_RELEASE);
+  check_route_types(d, d->n_routes - 1u);
   publish_graph(d);
 }
 
@@ -864,7 +923,8 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .incompatible_qos = takt__dds_read(&c->incompatible_qos),
       .requests_dropped = takt__dds_read(&c->requests_dropped),
       .replies_dropped = takt__dds_read(&c->replies_dropped),
-      .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed)};
+      .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed),
+      .type_mismatch = takt__dds_read(&c->type_mismatch)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

@@ -115,7 +115,7 @@ typedef struct takt__dds_slot {
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
-      malformed; /* atomic */
+      malformed, type_mismatch; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -131,6 +131,9 @@ struct takt_dds {
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
+  dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
+                                   participants' endpoints, checked for a type name mismatch */
+  dds_guid_t self_guid;
   struct ddsi_sertype *graph_st;
   char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */
   bool graph;

@@ -20,6 +20,7 @@
 extern "C" struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 extern "C" struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes,
                                                       uint32_t len);
+#include "std_msgs/Int32.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
 #include "takt/bridge.h"
@@ -418,9 +419,17 @@ TEST(DdsBridge, MalformedSamplesAreCountedNotPublished) {
   const uint8_t truncated[] = {0x00, 0x01, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 'h', 'i'};
   const uint8_t big_endian[] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 'h', 'i', 0};
   const uint8_t good[] = {0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 'o', 'k', 0};
+  // a string longer than the topic type's capacity (std_msgs/String holds 255 characters)
+  std::vector<uint8_t> over_capacity = {0x00, 0x01, 0x00, 0x00, 0x2d, 0x01, 0x00, 0x00};
+  over_capacity.insert(over_capacity.end(), 300, 'x');
+  over_capacity.push_back(0);
+  // a sample larger than the backend's max_payload (4096): dropped before the bridge sees it
+  std::vector<uint8_t> oversize = {0x00, 0x01, 0x00, 0x00, 0x89, 0x13, 0x00, 0x00};
+  oversize.insert(oversize.end(), 4992, 'y');
+  oversize.push_back(0);
   for (auto bytes : {std::vector<uint8_t>(truncated, truncated + sizeof truncated),
                      std::vector<uint8_t>(big_endian, big_endian + sizeof big_endian),
-                     std::vector<uint8_t>(good, good + sizeof good)}) {
+                     over_capacity, oversize, std::vector<uint8_t>(good, good + sizeof good)}) {
     struct ddsi_serdata *sd = takt__dds_serdata_new(st, bytes.data(), (uint32_t)bytes.size());
     ASSERT_NE(sd, nullptr);
     ASSERT_EQ(dds_writecdr(wr, sd), DDS_RETCODE_OK);
@@ -430,9 +439,97 @@ TEST(DdsBridge, MalformedSamplesAreCountedNotPublished) {
   EXPECT_EQ(b.got, std::vector<std::string>{"ok"});
   takt_bridge_stats_t bs;
   takt_bridge_get_stats(b.bridge, &bs);
-  EXPECT_EQ(bs.decode_errors, 2u);
+  EXPECT_EQ(bs.decode_errors, 3u);
   EXPECT_EQ(bs.imported, 1u);
-  EXPECT_EQ(b.stats().received, 3u);
+  EXPECT_EQ(b.stats().received, 4u);
+  EXPECT_EQ(b.stats().oversize, 1u);
+  EXPECT_EQ(b.stats().stamped, 0u);
+  dds_delete(pp);
+}
+
+// The same topic name with another type: DDS never matches the pair, and takt says so on both
+// sides (type_mismatch, one line on stderr each) instead of staying silent; nothing arrives.
+TEST(DdsBridge, TypeNameMismatchIsReported) {
+  Side a, b;
+  a.open("dds_test/mismatch", &std_msgs__String__type_cdr);
+  b.open("dds_test/mismatch", &std_msgs__Int32__type_cdr);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  b.listen(&qos);
+  a.talk(&qos);
+  ASSERT_TRUE(spin_until([&] { return a.stats().type_mismatch >= 1 && b.stats().type_mismatch >= 1; },
+                         {&a, &b}))
+      << a.stats().type_mismatch << " " << b.stats().type_mismatch;
+  a.publish("int32 expected");
+  a.spin_ms(50);
+  b.spin_ms(100);
+  EXPECT_EQ(takt_dds_matched(a.dds, a.topic), 0);
+  EXPECT_EQ(takt_dds_matched(b.dds, b.topic), 0);
+  EXPECT_EQ(b.stats().received, 0u);
+}
+
+// A topic whose type support has no codec (bytes of its size, as the system file's topics)
+// travels as CDR uint8[]: takt -> takt arrives intact; a sample of another length is refused by
+// the bridge (decode_errors) and one whose count does not fit its length is malformed.
+namespace {
+struct Blob16 {
+  uint8_t b[16];
+};
+const takt_type_support_t kBlob16 = {"takt/Bytes16", nullptr, 16, nullptr, nullptr};
+std::vector<std::vector<uint8_t>> g_blobs;
+void on_blob(takt_subscription_t *, const takt_message_t *m, void *) {
+  const auto *p = static_cast<const uint8_t *>(m->data);
+  g_blobs.emplace_back(p, p + m->size);
+}
+}  // namespace
+
+TEST(DdsBridge, BytesTopicsTravelAsCdrOctetSequences) {
+  Side a, b;
+  a.open("dds_test/bytes", &kBlob16);
+  b.open("dds_test/bytes", &kBlob16);
+  g_blobs.clear();
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_subscription_create(b.node, b.topic, "blobs", on_blob, nullptr, &so, &b.sub), TAKT_OK);
+  ASSERT_EQ(takt_dds_import(b.dds, b.bridge, b.topic, 7, &qos), TAKT_OK);
+  b.start();
+  a.talk(&qos);
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
+  Blob16 m;
+  for (int i = 0; i < 16; i++) m.b[i] = (uint8_t)(i * 7 + 1);
+  ASSERT_EQ(takt_publish(a.pub, &m, sizeof m), TAKT_OK);
+  a.spin_ms(10);
+  ASSERT_TRUE(spin_until([&] { return g_blobs.size() >= 1; }, {&b}));
+  EXPECT_EQ(g_blobs[0], std::vector<uint8_t>(m.b, m.b + 16));
+
+  dds_entity_t pp = dds_create_participant(test_domain(), nullptr, nullptr);
+  ASSERT_GT(pp, 0);
+  struct ddsi_sertype *st = takt__dds_sertype_new("takt::msg::dds_::Bytes16_");
+  dds_qos_t *q = dds_create_qos();
+  dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
+  dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
+  dds_qset_data_representation(q, 1, &xcdr1);
+  dds_entity_t tp = dds_create_topic_sertype(pp, "rt/dds_test/bytes", &st, q, nullptr, nullptr);
+  ASSERT_GT(tp, 0);
+  dds_entity_t wr = dds_create_writer(pp, tp, q, nullptr);
+  dds_delete_qos(q);
+  ASSERT_GT(wr, 0);
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 2; }, {&a, &b}));
+  std::vector<uint8_t> longer = {0x00, 0x01, 0x00, 0x00, 20, 0, 0, 0};
+  longer.insert(longer.end(), 20, 0xab);  // 20 bytes for a 16-byte topic
+  std::vector<uint8_t> lying = {0x00, 0x01, 0x00, 0x00, 200, 0, 0, 0, 1, 2, 3, 4}; // count > bytes
+  for (auto &bytes : {longer, lying}) {
+    struct ddsi_serdata *sd = takt__dds_serdata_new(st, bytes.data(), (uint32_t)bytes.size());
+    ASSERT_EQ(dds_writecdr(wr, sd), DDS_RETCODE_OK);
+  }
+  takt_bridge_stats_t bs{};
+  ASSERT_TRUE(spin_until([&] {
+    takt_bridge_get_stats(b.bridge, &bs);
+    return bs.decode_errors >= 1 && b.stats().malformed >= 1;
+  }, {&a, &b}));
+  b.spin_ms(50);
+  EXPECT_EQ(g_blobs.size(), 1u);
+  EXPECT_EQ(bs.decode_errors, 1u);
+  EXPECT_EQ(b.stats().malformed, 1u);
   dds_delete(pp);
 }
 
