@@ -76,7 +76,7 @@ test-configs: deps
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"
-	@for b in tide_overhead urt detection serialize pods rosrt scale trace; do \
+	@for b in tide_overhead urt detection serialize pods rosrt scale trace dds; do \
 	  $(VENV)/bin/takt bench $$b --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
 	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
 	  echo "$$b smoke: ok"; \

@@ -7,10 +7,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Dict, List
 
-from takt.bench import detection, pods, rosrt, scale, serialize, tide_overhead, trace, urt
+from takt.bench import dds, detection, pods, rosrt, scale, serialize, tide_overhead, trace, urt
 
 BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, detection, serialize, pods, rosrt,
-                                                          scale, trace)}
+                                                          scale, trace, dds)}
 NAMES: List[str] = list(BENCHMARKS)
 
 
