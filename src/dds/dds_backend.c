@@ -57,8 +57,9 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   if (r == NULL) return TAKT_ENOENT;
   if (len > d->max_payload || (r->raw && len > d->max_payload - 8u)) return TAKT_ESIZE;
   /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
-  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)   ? len == 5 || (len > 5 && is_cdr(bytes + 5, len - 5))
-             : r->kind == TAKT__DDS_SVC_CLIENT ? len > 4 && is_cdr(bytes + 4, len - 4)
+  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)
+                 ? len == 5 || (len > 5 && (r->raw || is_cdr(bytes + 5, len - 5)))
+             : r->kind == TAKT__DDS_SVC_CLIENT ? len >= 4 && (r->raw || (len > 4 && is_cdr(bytes + 4, len - 4)))
              : r->raw                          ? true /* wrapped by the writer thread */
                                                 : is_cdr(bytes, len);
   if (!cdr) {
@@ -92,6 +93,45 @@ static uint32_t get_u32(const uint8_t *p) {
 /* The rmw_cyclonedds request identity after the encapsulation: {u64 guid; i64 seq}. */
 #define ID_BYTES 16u
 
+/* A service's sample: the encapsulation, the identity {guid, seq} (id non-NULL: rmw_cyclonedds's
+ * mapping), then the body: a codec's CDR after its own encapsulation, or (raw: a type support
+ * without codec) u32 count + the bytes, as CDR uint8[]. */
+static struct ddsi_serdata *service_sample(struct ddsi_sertype *st, bool raw, const uint8_t *payload,
+                                           uint32_t n, const uint8_t *id) {
+  static const uint8_t k_encapsulation[4] = {0x00, 0x01, 0x00, 0x00};
+  uint8_t head[4 + ID_BYTES + 4];
+  uint32_t h = 4;
+  if (raw) {
+    memcpy(head, k_encapsulation, 4);
+  } else {
+    if (n < 4) return NULL;
+    memcpy(head, payload, 4);
+    payload += 4;
+    n -= 4;
+  }
+  if (id != NULL) {
+    memcpy(head + h, id, ID_BYTES);
+    h += ID_BYTES;
+  }
+  if (raw) {
+    memcpy(head + h, &n, 4);
+    h += 4;
+  }
+  return takt__dds_serdata_new2(st, head, h, payload, n);
+}
+
+/* A raw body at p (encapsulation, u32 count, the bytes, at most 3 bytes of padding; *n bytes in
+ * all) becomes the bytes alone at p; false if the count does not fit. */
+static bool unwrap_raw(uint8_t *p, uint32_t *n) {
+  uint32_t count = 0;
+  if (*n < 8 || !is_cdr(p, *n)) return false;
+  memcpy(&count, p + 4, 4);
+  if (count > *n - 8u || *n - 8u - count > 3u) return false;
+  memmove(p, p + 8, count);
+  *n = count;
+  return true;
+}
+
 /* Writer thread: one request of ours (slot u32 + CDR) to the request writer. */
 static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
                                         uint32_t len) {
@@ -104,17 +144,16 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
     if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
     r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
     __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
-    return takt__dds_serdata_new(r->st, cdr, n);
+    return service_sample(r->st, r->raw, cdr, n, NULL);
   }
   int64_t seq = ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
-  uint8_t head[4 + ID_BYTES];
-  memcpy(head, cdr, 4);
-  memcpy(head + 4, &r->guid, 8);
-  memcpy(head + 12, &seq, 8);
-  return takt__dds_serdata_new2(r->st, head, sizeof head, cdr + 4, n - 4);
+  uint8_t id[ID_BYTES];
+  memcpy(id, &r->guid, 8);
+  memcpy(id + 8, &seq, 8);
+  return service_sample(r->st, r->raw, cdr, n, id);
 }
 
 /* Writer thread: the takt service's answer (corr u32 + ok u8 + CDR) to the reply writer. NULL
@@ -129,15 +168,14 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
     const uint8_t *cdr = p + 5;
     uint32_t n = len - 5;
     if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      sd = takt__dds_serdata_new(r->st2, cdr, n);
+      sd = service_sample(r->st2, r->raw, cdr, n, NULL);
     } else {
-      uint8_t head[4 + ID_BYTES];
+      uint8_t id[ID_BYTES];
       uint64_t guid = __atomic_load_n(&c->guid, __ATOMIC_ACQUIRE);
       int64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
-      memcpy(head, cdr, 4);
-      memcpy(head + 4, &guid, 8);
-      memcpy(head + 12, &seq, 8);
-      sd = takt__dds_serdata_new2(r->st2, head, sizeof head, cdr + 4, n - 4);
+      memcpy(id, &guid, 8);
+      memcpy(id + 8, &seq, 8);
+      sd = service_sample(r->st2, r->raw, cdr, n, id);
     }
   } else {
     takt__dds_count(&d->stats.requests_dropped); /* the local service could not answer */
@@ -202,7 +240,8 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32
   } else {
     m.t_info = takt_clock_now(takt_context_clock(d->ctx));
   }
-  if (r->raw) { /* CDR uint8[]: the bytes go to the bridge, which checks them against the size */
+  if (r->raw && r->kind == TAKT__DDS_TOPIC_IN) { /* CDR uint8[]: the bytes go to the bridge,
+                                                     which checks them against the size */
     uint32_t n = 0;
     if (len >= 8) memcpy(&n, d->rx_buf + 4, 4);
     if (!is_cdr(d->rx_buf, len) || len < 8 || n > len - 8u || len - 8u - n > 3u) {
@@ -251,6 +290,11 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
     __atomic_store_n(&r->calls[corr].seq, seq, __ATOMIC_RELEASE);
     memmove(buf + 8, buf + 8 + ID_BYTES, size - 4 - ID_BYTES); /* the body after the header */
     n = size - ID_BYTES;
+  }
+  if (r->raw && !unwrap_raw(buf + 4, &n)) {
+    takt__dds_count(&d->stats.requests_dropped);
+    __atomic_store_n(&r->calls[corr].state, 0u, __ATOMIC_RELEASE);
+    return;
   }
   memcpy(buf, &corr, 4);
   takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
@@ -301,7 +345,9 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t
   }
   memcpy(buf, &slot, 4);
   buf[4] = 1;
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5 + n);
+  if (r->raw && !unwrap_raw(buf + 5, &n))
+    buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf[4] == 1 ? 5 + n : 5);
 }
 
 static void take_route(takt_dds_t *d, uint32_t idx) {
@@ -803,6 +849,8 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
   r->priority = priority;
   r->kind = server ? TAKT__DDS_SVC_SERVER : TAKT__DDS_SVC_CLIENT;
   r->mapping = (uint8_t)mapping;
+  r->raw = req->serialize == NULL;
+  if ((resp->serialize == NULL) != r->raw) return TAKT_EINVAL; /* both with codecs or neither */
   r->qos = (takt_dds_qos_t)TAKT_DDS_QOS_DEFAULT; /* ROS 2's services: reliable, volatile, 10 */
   /* a client writes requests and reads replies; a server the other way round */
   TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, &r->st,

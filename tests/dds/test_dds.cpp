@@ -609,6 +609,70 @@ TEST_P(DdsService, CallsAcrossDdsAreMatchedToTheirAnswers) {
   EXPECT_EQ(takt_dds_service_matched(a.dds, "nothing"), -1);
 }
 
+// A service of bytes (type supports without codec, as the system file's services): requests and
+// replies travel as CDR uint8[] with either mapping, each answer reaching its own call.
+static takt_err_t reverse8(takt_service_t *, const takt_message_t *req, void *resp, void *) {
+  const auto *q = static_cast<const uint8_t *>(req->data);
+  auto *r = static_cast<uint8_t *>(resp);
+  for (int i = 0; i < 16; i++) r[i] = (uint8_t)(q[7 - i % 8] + i / 8);
+  return TAKT_OK;
+}
+
+TEST_P(DdsService, BytesServicesTravelAsOctetSequences) {
+  Side a, b;
+  a.open("dds_test/unused_ra", &std_msgs__String__type_cdr);
+  b.open("dds_test/unused_rb", &std_msgs__String__type_cdr);
+  static const takt_type_support_t req8 = {"takt/Bytes8", nullptr, 8, nullptr, nullptr};
+  static const takt_type_support_t resp16 = {"takt/Bytes16", nullptr, 16, nullptr, nullptr};
+  std::string name = std::string("rev_") + (GetParam() == TAKT_DDS_SERVICE_CYCLONE ? "c" : "p");
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(b.node, name.c_str(), &req8, &resp16, reverse8, nullptr, nullptr, &srv),
+            TAKT_OK);
+  b.service = srv;
+  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), "takt/Bytes8x16", &req8, &resp16, 5,
+                                    GetParam()),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), "takt/Bytes8x16", &req8, &resp16, 5,
+                                    GetParam()),
+            TAKT_OK);
+  EXPECT_EQ(takt_dds_import_service(a.dds, a.bridge, "mixed", "takt/Mixed", &req8,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_EINVAL); // one side with a codec, the other without
+  a.start();
+  b.start();
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 4;
+  takt_client_t *cli;
+  ASSERT_EQ(takt_client_create(a.node, name.c_str(), &req8, &resp16, nullptr, nullptr, &co, &cli), TAKT_OK);
+  a.client = cli;
+  ASSERT_TRUE(spin_until([&] {
+    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
+           takt_dds_service_matched(b.dds, name.c_str()) == 1;
+  }, {&a, &b}));
+  takt_future_t f[3];
+  uint8_t q[3][8];
+  for (int i = 0; i < 3; i++) {
+    for (int k = 0; k < 8; k++) q[i][k] = (uint8_t)(10 * i + k);
+    ASSERT_EQ(takt_client_call(cli, q[i], 8, &f[i]), TAKT_OK);
+  }
+  ASSERT_TRUE(spin_until([&] {
+    for (auto &x : f)
+      if (takt_future_status(&x) == TAKT_FUTURE_PENDING) return false;
+    return true;
+  }, {&a, &b})) << "a written " << a.stats().written << " not_cdr " << a.stats().not_cdr
+                 << " write_errors " << a.stats().write_errors << "; b received " << b.stats().received
+                 << " requests_dropped " << b.stats().requests_dropped << " written " << b.stats().written
+                 << "; a received " << a.stats().received << " replies_dropped " << a.stats().replies_dropped;
+  for (int i = 0; i < 3; i++) {
+    uint8_t r[16], want[16];
+    ASSERT_EQ(takt_future_take(&f[i], r, sizeof r), TAKT_OK) << i;
+    for (int k = 0; k < 16; k++) want[k] = (uint8_t)(q[i][7 - k % 8] + k / 8);
+    EXPECT_EQ(std::vector<uint8_t>(r, r + 16), std::vector<uint8_t>(want, want + 16)) << i;
+  }
+  EXPECT_EQ(a.stats().replies_dropped, 0u);
+  EXPECT_EQ(b.stats().requests_dropped, 0u);
+}
+
 // Bad input on service routes, written raw by a Cyclone participant: a reply for another client or
 // for no request in flight, and a request too short to carry the rmw_cyclonedds identity, are
 // counted and go no further.
