@@ -158,6 +158,11 @@ typedef struct takt_system_dds {
   bool stamp;           /* origin time and deadline after each sample (default true) */
   takt_system_dds_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
+  /* services: import (served on another host) or export (a service of this system); `entity`
+     unused; `cyclone_mapping`: rmw_cyclonedds's request identity, else the plain payload */
+  takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];
+  bool cyclone_mapping[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_services;
   int line;
 } takt_system_dds_t;
 

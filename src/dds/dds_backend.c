@@ -143,12 +143,14 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
     uint32_t head = r->fifo_head; /* only this thread writes it */
     if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
     r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
+    __atomic_store_n(&r->fifo_sent[head % TAKT_DDS_MAX_CALLS], takt_time_now(), __ATOMIC_RELAXED);
     __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
     return service_sample(r->st, r->raw, cdr, n, NULL);
   }
   int64_t seq = ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
   __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
   uint8_t id[ID_BYTES];
   memcpy(id, &r->guid, 8);
@@ -209,6 +211,8 @@ static void tx_main(void *arg) {
         if (sd == NULL) continue; /* nothing to write (counted) */
       } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
         sd = request_out(r, s->bytes, s->len);
+        if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
+          (void)dds_set_guardcondition(d->call_guard, true);
       } else if (r->raw) {
         sd = takt__dds_serdata_raw(r->st, s->bytes, s->len, d->stamp, s->t_info, s->deadline);
       } else if (d->stamp) {
@@ -380,12 +384,69 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
   }
 }
 
+/* A call of ours that failed: the bridge gets slot + ok 0, and answers its caller with a failure. */
+static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_t slot) {
+  memcpy(d->rx_buf, &slot, 4);
+  d->rx_buf[4] = 0;
+  takt__dds_count(&d->stats.calls_expired);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5);
+}
+
+/* Fail the calls in flight longer than call_timeout (reader thread); returns the earliest expiry
+ * of those still in flight (INT64_MAX: none). A reply that comes after its call failed finds no
+ * call (rmw_cyclonedds mapping: dropped and counted); with the plain mapping, replies are matched
+ * by order, so a late one would be taken for the next call's: the plain mapping's own limit. */
+static int64_t expire_calls(takt_dds_t *d, int64_t now) {
+  int64_t next = INT64_MAX;
+  if (d->call_timeout <= 0) return next;
+  uint32_t nr = n_routes(d);
+  for (uint32_t k = 0; k < nr; k++) {
+    takt__dds_route_t *r = &d->routes[k];
+    if (r->kind != TAKT__DDS_SVC_CLIENT) continue;
+    if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+      uint32_t tail = r->fifo_tail; /* only this thread writes it */
+      while (tail != __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+        int64_t due = __atomic_load_n(&r->fifo_sent[tail % TAKT_DDS_MAX_CALLS], __ATOMIC_RELAXED) +
+                      d->call_timeout;
+        if (due > now) {
+          if (due < next) next = due;
+          break;
+        }
+        uint32_t slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+        __atomic_store_n(&r->fifo_tail, ++tail, __ATOMIC_RELEASE);
+        fail_call(d, r, k, slot);
+      }
+      continue;
+    }
+    for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS; i++) {
+      takt__dds_call_t *c = &r->calls[i];
+      uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+      if (st == 0) continue;
+      int64_t due = __atomic_load_n(&c->sent, __ATOMIC_RELAXED) + d->call_timeout;
+      if (due > now) {
+        if (due < next) next = due;
+      } else if (__atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_RELAXED)) {
+        fail_call(d, r, k, st - 1u);
+      }
+    }
+  }
+  return next;
+}
+
 static void rx_main(void *arg) {
   takt_dds_t *d = arg;
   dds_attach_t *xs = d->rx_attach;
+  int64_t next_expiry = INT64_MAX;
   for (;;) {
-    /* blocks until a reader has data or stop triggers the guard condition */
-    dds_return_t n = dds_waitset_wait(d->waitset, xs, d->max_routes + 1u, DDS_INFINITY);
+    /* blocks until a reader has data, stop triggers its guard condition, a request was sent (the
+       call guard) or the earliest call in flight is due */
+    dds_duration_t wait = DDS_INFINITY;
+    if (next_expiry != INT64_MAX) {
+      int64_t left = next_expiry - takt_time_now();
+      wait = left > 0 ? left : 0;
+    }
+    dds_return_t n = dds_waitset_wait(d->waitset, xs, d->max_routes + 2u, wait);
     if (n < 0) return;
     bool stop = false;
     for (dds_return_t i = 0; i < n; i++) {
@@ -393,10 +454,16 @@ static void rx_main(void *arg) {
         stop = true;
         continue;
       }
+      if (xs[i] == TAKT__DDS_ATTACH_CALL) {
+        bool was;
+        (void)dds_take_guardcondition(d->call_guard, &was);
+        continue;
+      }
       /* routes are attached after they are counted: the acquire makes their fields visible */
       if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
     }
     if (stop) return;
+    next_expiry = expire_calls(d, takt_time_now());
   }
 }
 
@@ -592,6 +659,7 @@ static bool config_valid(const takt_dds_config_t *c) {
          c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
          c->tx_queue <= TAKT_DDS_MAX_COUNT && takt__thread_attr_valid(&c->rx_thread) &&
          (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
+         c->call_timeout_ns >= 0 &&
          takt__thread_attr_valid(&c->tx_thread);
 }
 
@@ -618,7 +686,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t slot_stride = (offsetof(takt__dds_slot_t, bytes) + cfg->max_payload + 15u) & ~(size_t)15u;
   size_t end = sizeof(takt_dds_t);
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
-  size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 1u));
+  size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 2u));
   size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
   size_t rx_at = takt__carve(&end, cfg->max_payload + TAKT__DDS_STAMP_ROOM);
   uint8_t *mem = takt__context_alloc(ctx, end);
@@ -634,6 +702,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->max_routes = cfg->max_routes;
   d->max_payload = cfg->max_payload;
   d->stamp = cfg->stamp;
+  d->call_timeout = cfg->call_timeout_ns;
   d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
   if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
   d->tx_cap = cfg->tx_queue;
@@ -666,6 +735,8 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->stop_guard = dds_create_guardcondition(d->participant);
   if (d->waitset < 0 || d->stop_guard < 0 ||
       dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0 ||
+      (d->call_guard = dds_create_guardcondition(d->participant)) < 0 ||
+      dds_waitset_attach(d->waitset, d->call_guard, TAKT__DDS_ATTACH_CALL) < 0 ||
       dds_get_guid(d->participant, &d->self_guid) < 0)
     goto fail;
   /* other participants' endpoints: a type name mismatch on our topics is reported (Cyclone's
@@ -972,7 +1043,8 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .requests_dropped = takt__dds_read(&c->requests_dropped),
       .replies_dropped = takt__dds_read(&c->replies_dropped),
       .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed),
-      .type_mismatch = takt__dds_read(&c->type_mismatch)};
+      .type_mismatch = takt__dds_read(&c->type_mismatch),
+      .calls_expired = takt__dds_read(&c->calls_expired)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

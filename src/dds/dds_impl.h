@@ -63,6 +63,7 @@ bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *dead
 
 #define TAKT__DDS_NAME_MAX 256u
 #define TAKT__DDS_ATTACH_STOP ((dds_attach_t)-1)
+#define TAKT__DDS_ATTACH_CALL ((dds_attach_t)-2)
 
 /* What a route carries. */
 enum {
@@ -78,6 +79,7 @@ typedef struct takt__dds_call {
   uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;
+  int64_t sent; /* client: when the request was handed to DDS (takt_time_now) */
 } takt__dds_call_t;
 
 typedef struct takt__dds_route {
@@ -101,6 +103,7 @@ typedef struct takt__dds_route {
   int64_t next_seq;
   uint32_t fifo_head, fifo_tail;
   uint32_t fifo[TAKT_DDS_MAX_CALLS];
+  int64_t fifo_sent[TAKT_DDS_MAX_CALLS]; /* when each was sent (call_timeout_ns) */
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   char topic_name[TAKT__DDS_NAME_MAX], type_name[TAKT__DDS_NAME_MAX];
   char topic_name2[TAKT__DDS_NAME_MAX], type_name2[TAKT__DDS_NAME_MAX];
@@ -115,7 +118,7 @@ typedef struct takt__dds_slot {
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
-      malformed, type_mismatch; /* atomic */
+      malformed, type_mismatch, calls_expired; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -130,6 +133,9 @@ struct takt_dds {
   bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
+  dds_entity_t call_guard; /* the writer thread sent a request: the reader thread's expiry
+                              deadline may be earlier now */
+  int64_t call_timeout;
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
   dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
                                    participants' endpoints, checked for a type name mismatch */

@@ -623,8 +623,14 @@ static takt_err_t build_dds(takt_system_t *s) {
   dc.domain = d->domain;
   dc.config = s->dds_xml;
   dc.stamp = d->stamp;
-  dc.max_routes = d->n_exports + d->n_imports;
-  dc.max_payload = s->max_payload + 8u; /* CDR uint8[]: encapsulation and count */
+  dc.max_routes = d->n_exports + d->n_imports + d->n_services;
+  uint32_t largest = s->max_payload;
+  for (uint32_t k = 0; k < d->n_services; k++) {
+    if (d->services[k].request_size > largest) largest = d->services[k].request_size;
+    if (d->services[k].response_size > largest) largest = d->services[k].response_size;
+  }
+  /* CDR uint8[] (encapsulation, count), a service's identity and its bridge header */
+  dc.max_payload = largest + 64u;
   takt_bridge_backend_t be;
   takt_err_t rc = takt_dds_backend_create(s->ctx, &dc, &be);
   if (rc < 0)
@@ -632,8 +638,9 @@ static takt_err_t build_dds(takt_system_t *s) {
                 rc == TAKT_EOS ? "Cyclone DDS refused it (interface or peers; its log says why)"
                                : takt_strerror(rc));
   takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
-  bc.max_topics = dc.max_routes;
-  bc.max_message = s->max_payload;
+  bc.max_topics = d->n_exports + d->n_imports > 0 ? d->n_exports + d->n_imports : 1;
+  bc.max_services = d->n_services > 0 ? d->n_services : 1;
+  bc.max_message = largest;
   bc.rx_queue = 64;
   rc = takt_bridge_create_on(s->ctx, "bridge_dds", &bc, be, &s->dds_bridge);
   if (rc < 0) {
@@ -656,6 +663,23 @@ static takt_err_t build_dds(takt_system_t *s) {
         return fail(s, r->line, rc, "dds: %s of topic '%s': %s", is_export ? "export" : "import",
                     r->topic, takt_strerror(rc));
     }
+  }
+  for (uint32_t k = 0; k < d->n_services; k++) {
+    const takt_system_service_route_t *sr = &d->services[k];
+    const takt_type_support_t *rq = bytes_type(s, sr->request_size);
+    const takt_type_support_t *rs = bytes_type(s, sr->response_size);
+    char srv_type[64];
+    snprintf(srv_type, sizeof srv_type, "takt/Bytes%ux%u", sr->request_size, sr->response_size);
+    takt_dds_service_mapping_t mapping =
+        d->cyclone_mapping[k] ? TAKT_DDS_SERVICE_CYCLONE : TAKT_DDS_SERVICE_PLAIN;
+    rc = rq == NULL || rs == NULL ? TAKT_EFULL
+         : sr->import ? takt_dds_import_service(dds, s->dds_bridge, sr->name, srv_type, rq, rs,
+                                                sr->priority, mapping)
+                      : takt_dds_export_service(dds, s->dds_bridge, sr->name, srv_type, rq, rs,
+                                                sr->priority, mapping);
+    if (rc < 0)
+      return fail(s, sr->line, rc, "dds: %s of service '%s': %s", sr->import ? "import" : "export",
+                  sr->name, takt_strerror(rc));
   }
   if ((rc = takt_executor_add_node(s->exec, takt_bridge_node(s->dds_bridge))) < 0 ||
       (rc = takt_bridge_start(s->dds_bridge)) < 0)

@@ -752,9 +752,73 @@ static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_
   return 0;
 }
 
-/* dds: {domain, interface, peers, stamp, export, import} */
+/* dds.services: {name, direction: import | export, priority, request_size, response_size,
+ * mapping: cyclone | plain}. An exported service must be a service of this system. */
+static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"name",         "direction",     "priority", "request_size",
+                                     "response_size", "mapping",      NULL};
+  const char *what = "a DDS service";
+  takt_system_dds_t *d = &sys->dds;
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'dds.services'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, keys) < 0) return -1;
+    if (d->n_services == TAKT_SYSTEM_MAX_ROUTES)
+      return FAIL(p, it, "more than %d DDS services", TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_service_route_t *r = &d->services[d->n_services];
+    memset(r, 0, sizeof *r);
+    d->cyclone_mapping[d->n_services] = true;
+    r->line = NODE_LINE(it);
+    r->request_size = r->response_size = 64;
+    yaml_node_t *n;
+    double v;
+    if (require(p, it, "name", what, &n) < 0 || get_name(p, n, "service", r->name) < 0) return -1;
+    for (uint32_t i = 0; i < d->n_services; i++)
+      if (strcmp(d->services[i].name, r->name) == 0)
+        return FAIL(p, n, "service '%s' is carried twice over DDS", r->name);
+    if (require(p, it, "direction", what, &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'direction'") < 0)
+      return -1;
+    if (strcmp(scalar(n), "import") == 0) r->import = true;
+    else if (strcmp(scalar(n), "export") != 0)
+      return FAIL(p, n, "direction must be 'import' (served on another host) or 'export' (a "
+                        "service of this system), not '%s'", scalar(n));
+    if ((n = lookup(p, it, "priority")) != NULL) {
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if ((n = lookup(p, it, "mapping")) != NULL) {
+      if (want(p, n, YAML_SCALAR_NODE, "'mapping'") < 0) return -1;
+      if (strcmp(scalar(n), "plain") == 0) d->cyclone_mapping[d->n_services] = false;
+      else if (strcmp(scalar(n), "cyclone") != 0)
+        return FAIL(p, n, "mapping must be 'cyclone' (rmw_cyclonedds's request identity) or "
+                          "'plain' (rmw_fastrtps's bare request), not '%s'", scalar(n));
+    }
+    int local = takt_system_desc_find_callback(sys, r->name);
+    bool is_service = local >= 0 && sys->callbacks[local].kind == TAKT_SYSTEM_SERVICE;
+    if (!r->import && !is_service)
+      return FAIL(p, it, "exported DDS service '%s' is not a service of this system", r->name);
+    if (r->import && local >= 0)
+      return FAIL(p, it, "imported DDS service '%s' has the name of a callback of this system", r->name);
+    if (is_service) {
+      r->request_size = sys->callbacks[local].request_size;
+      r->response_size = sys->callbacks[local].response_size;
+    }
+    static const char *const sizes[] = {"request_size", "response_size"};
+    for (int k = 0; k < 2; k++) {
+      if ((n = lookup(p, it, sizes[k])) == NULL) continue;
+      if (!r->import) return FAIL(p, n, "%s belongs to an imported service (an exported one has "
+                                        "its service's)", sizes[k]);
+      if (get_number(p, n, sizes[k], 1, 65536, &v) < 0) return -1;
+      *(k == 0 ? &r->request_size : &r->response_size) = (uint32_t)v;
+    }
+    d->n_services++;
+  }
+  return 0;
+}
+
+/* dds: {domain, interface, peers, stamp, export, import, services} */
 static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"domain", "interface", "peers", "stamp", "export", "import", NULL};
+  static const char *const keys[] = {"domain", "interface", "peers",   "stamp",
+                                     "export", "import",    "services", NULL};
   takt_system_dds_t *d = &sys->dds;
   if (want(p, map, YAML_MAPPING_NODE, "'dds'") < 0 || check_keys(p, map, "'dds'", keys) < 0)
     return -1;
@@ -785,8 +849,9 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "stamp")) != NULL && get_bool(p, n, "dds.stamp", &d->stamp) < 0) return -1;
   if ((n = lookup(p, map, "export")) != NULL && parse_dds_routes(p, n, true, d) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_dds_routes(p, n, false, d) < 0) return -1;
-  if (d->n_exports + d->n_imports == 0)
-    return FAIL(p, map, "'dds' carries no topic: give it 'export' or 'import'");
+  if ((n = lookup(p, map, "services")) != NULL && parse_dds_services(p, n, sys) < 0) return -1;
+  if (d->n_exports + d->n_imports + d->n_services == 0)
+    return FAIL(p, map, "'dds' carries nothing: give it 'export', 'import' or 'services'");
   for (uint32_t i = 0; i < d->n_imports; i++) {
     /* an imported topic is published here by the bridge: a local publisher would be a second
        source the far side does not know of, which is allowed; the same topic both ways is not */
@@ -903,9 +968,15 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
           req = sys->links[a].services[k].request_size;
           resp = sys->links[a].services[k].response_size;
         }
+    for (uint32_t k = 0; k < sys->dds.n_services && !found; k++)
+      if (sys->dds.services[k].import && strcmp(sys->dds.services[k].name, cb->service) == 0) {
+        found = true;
+        req = sys->dds.services[k].request_size;
+        resp = sys->dds.services[k].response_size;
+      }
     if (!found)
       return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "
-                                     "by a link)", cb->name, cb->service);
+                                     "by a link or over DDS)", cb->name, cb->service);
     if (cb->request_size == 0) cb->request_size = req;
     if (cb->response_size == 0) cb->response_size = resp;
     if (req != cb->request_size || resp != cb->response_size)

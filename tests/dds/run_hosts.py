@@ -4,11 +4,13 @@ namespaces joined by a veth pair, made here and removed at the end, each running
 process whose system file has a `dds:` section pinned to its end of the pair (unicast peer: the
 other end). Host A's timer publishes `ping`; host B's `relay` subscribes to it and publishes
 `pong`; A's `back` subscribes to `pong`; the chain [tick, back] crosses both hosts and its
-latency is reported in A's chain table and JSON.
+latency is reported in A's chain table and JSON. A's client `ask` calls B's service `lookup`
+over DDS every 100 ms.
 
 Midway B is killed (SIGKILL) and started again: A keeps running (exits 0), reports the gap as a
 validation violation (`back` is FIRM with a rate constraint) and re-discovers the new B (more
-round trips than the first B could have carried, and the second B relayed messages).
+round trips than the first B could have carried, the second B relayed messages and served calls:
+the calls lost with the first B expired and freed their slots).
 
 Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN for `ip netns`); without them it says why and exits
 77, which ctest reports as skipped.
@@ -93,6 +95,8 @@ nodes:
       - {{name: tick, period_ms: {PERIOD_MS}, deadline_ms: 15, work_us: 20, publish: [ping]}}
     subscriptions:
       - {{name: back, topic: pong, work_us: 20, class: firm, rate_ms: 200}}
+    clients:
+      - {{name: ask, service: lookup, period_ms: 100}}
 chains:
   - {{name: across, deadline_ms: 15, callbacks: [tick, back]}}
 dds:
@@ -101,6 +105,7 @@ dds:
   peers: [{h.addr[1]}]
   export: [{{topic: ping, priority: 10}}]
   import: [{{topic: pong, priority: 10}}]
+  services: [{{name: lookup, direction: import, request_size: 8, response_size: 32}}]
 """
 
 
@@ -116,12 +121,15 @@ nodes:
   - name: b
     subscriptions:
       - {{name: relay, topic: ping, work_us: 20, publish: [pong]}}
+    services:
+      - {{name: lookup, request_size: 8, response_size: 32}}
 dds:
   domain: {domain}
   interface: {h.veth[1]}
   peers: [{h.addr[0]}]
   import: [{{topic: ping, priority: 10}}]
   export: [{{topic: pong, priority: 10}}]
+  services: [{{name: lookup, direction: export}}]
 """
 
 
@@ -204,11 +212,14 @@ def main() -> int:
     ticks = callback(ra, "tick")["runs"]
     back = callback(ra, "back")
     relay2 = callback(rb, "relay")["runs"]
+    ask = callback(ra, "ask")
+    served2 = callback(rb, "lookup")["runs"]
     b1_most = int((B1_LIFE_S + 0.5) * 1000 / PERIOD_MS) + 5
     print(f"ticks {ticks}, back {back['runs']}, chain count {chain['count']} p50 "
           f"{chain['p50_ns'] / 1e6:.3f} ms p99 {chain['p99_ns'] / 1e6:.3f} ms max "
           f"{chain['max_ns'] / 1e6:.3f} ms, second B relayed {relay2}, violations "
-          f"{back.get('violations')}")
+          f"{back.get('violations')}, calls answered {ask.get('answers')} (second B served {served2}, "
+          f"refused {ask.get('refused')})")
     checks = [
         (ticks >= 0.8 * DURATION_S * 1000 / PERIOD_MS, "A's timer kept running"),
         (chain["count"] > 0 and chain["p50_ns"] > 0, "the chain across both hosts was measured"),
@@ -219,6 +230,8 @@ def main() -> int:
         (back["runs"] > b1_most, "A re-discovered B: more round trips than the first B could carry"),
         (back.get("violations", {}).get("rate", 0) >= 1, "the gap is a rate violation of 'back'"),
         (table_violations(a_out, "back") >= 1, "A's table reports the violation of 'back'"),
+        (served2 >= 20 and ask.get("answers", 0) > served2,
+         "A's client called B's service over DDS, answered by both Bs"),
     ]
     bad = [what for ok, what in checks if not ok]
     for ok, what in checks:

@@ -45,6 +45,7 @@ struct Side {
   takt_client_t *client = nullptr;   // of an imported service (RPC builds)
   takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
+  int64_t call_timeout_ns = -1; // -1: the default
 
   void open(const char *topic_name, const takt_type_support_t *ts,
             takt_executor_kind_t kind = TAKT_EXEC_TIDE, bool stamp = true) {
@@ -60,6 +61,7 @@ struct Side {
     dc.tx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_queue = 16;
     dc.stamp = stamp;
+    if (call_timeout_ns >= 0) dc.call_timeout_ns = call_timeout_ns;
     takt_bridge_backend_t be;
     ASSERT_EQ(takt_dds_backend_create(ctx, &dc, &be), TAKT_OK);
     dds = takt_dds_of(be);
@@ -671,6 +673,64 @@ TEST_P(DdsService, BytesServicesTravelAsOctetSequences) {
   }
   EXPECT_EQ(a.stats().replies_dropped, 0u);
   EXPECT_EQ(b.stats().requests_dropped, 0u);
+}
+
+// A call nobody answers (no server, or one that died with the request) fails after
+// call_timeout_ns instead of holding its slot for ever: with every slot of the route taken by
+// lost calls, new calls would be refused for good. Both mappings; a server that appears later is
+// called normally.
+TEST_P(DdsService, UnansweredCallsExpire) {
+  Side a, b;
+  a.call_timeout_ns = 150 * TAKT_NS_PER_MS;
+  a.open("dds_test/unused_ea", &std_msgs__String__type_cdr);
+  std::string name = std::string("lost_") + (GetParam() == TAKT_DDS_SERVICE_CYCLONE ? "c" : "p");
+  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_OK);
+  a.start();
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 4;
+  ASSERT_EQ(takt_client_create(a.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
+                               &std_srvs__SetBoolResponse__type_cdr, nullptr, nullptr, &co, &a.client),
+            TAKT_OK);
+  std_srvs__SetBoolRequest q;
+  std_srvs__SetBoolRequest__init(&q);
+  takt_future_t f[3];
+  int64_t t0 = takt_time_now();
+  for (auto &x : f) ASSERT_EQ(takt_client_call(a.client, &q, sizeof q, &x), TAKT_OK);
+  ASSERT_TRUE(spin_until([&] {
+    for (auto &x : f)
+      if (takt_future_status(&x) == TAKT_FUTURE_PENDING) return false;
+    return true;
+  }, {&a}));
+  EXPECT_GE(takt_time_now() - t0, 150 * TAKT_NS_PER_MS); // not before the timeout
+  for (auto &x : f) EXPECT_EQ(takt_future_status(&x), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(a.stats().calls_expired, 3u);
+
+  // a server now: the slots are free, calls are answered
+  b.open("dds_test/unused_eb", &std_msgs__String__type_cdr);
+  ASSERT_EQ(takt_service_create(b.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
+                                &std_srvs__SetBoolResponse__type_cdr, toggle, nullptr, nullptr, &b.service),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), "std_srvs/SetBool",
+                                    &std_srvs__SetBoolRequest__type_cdr,
+                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
+            TAKT_OK);
+  b.start();
+  ASSERT_TRUE(spin_until([&] {
+    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
+           takt_dds_service_matched(b.dds, name.c_str()) == 1;
+  }, {&a, &b}));
+  q.data = true;
+  takt_future_t g;
+  ASSERT_EQ(takt_client_call(a.client, &q, sizeof q, &g), TAKT_OK);
+  ASSERT_TRUE(spin_until([&] { return takt_future_status(&g) != TAKT_FUTURE_PENDING; }, {&a, &b}));
+  std_srvs__SetBoolResponse r;
+  ASSERT_EQ(takt_future_take(&g, &r, sizeof r), TAKT_OK);
+  EXPECT_FALSE(r.success);
+  EXPECT_STREQ(r.message.data, "was on");
+  EXPECT_EQ(a.stats().calls_expired, 3u);
 }
 
 // Bad input on service routes, written raw by a Cyclone participant: a reply for another client or

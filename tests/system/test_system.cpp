@@ -261,13 +261,15 @@ const char kDds[] =
     "  - name: a\n"                                                    // 2
     "    timers: [{name: tick, period_ms: 10, publish: ping}]\n"       // 3
     "    subscriptions: [{name: back, topic: pong}]\n"                 // 4
-    "chains: [{name: loop, callbacks: [tick, back]}]\n"                // 5
-    "dds:\n"                                                           // 6
-    "  domain: 12\n"                                                   // 7
-    "  interface: veth-a\n"                                            // 8
-    "  peers: [10.77.0.2, 10.77.0.3]\n"                                // 9
-    "  export: [{topic: ping, priority: 9, depth: 4}]\n"               // 10
-    "  import: [{topic: pong, reliable: false, transient_local: true}]\n";
+    "    clients: [{name: ask, service: lookup, period_ms: 10}]\n"     // 5
+    "chains: [{name: loop, callbacks: [tick, back]}]\n"                // 6
+    "dds:\n"                                                           // 7
+    "  domain: 12\n"                                                   // 8
+    "  interface: veth-a\n"                                            // 9
+    "  peers: [10.77.0.2, 10.77.0.3]\n"                                // 10
+    "  export: [{topic: ping, priority: 9, depth: 4}]\n"               // 11
+    "  import: [{topic: pong, reliable: false, transient_local: true}]\n"  // 12
+    "  services: [{name: lookup, direction: import, request_size: 8, mapping: plain}]\n";
 
 std::string dds_error(const std::string &text) {
   std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
@@ -296,8 +298,16 @@ TEST_F(SystemTest, DdsSectionParsesAndMakesTheCycloneConfiguration) {
   ASSERT_EQ(d.n_imports, 1u);
   EXPECT_FALSE(d.imports[0].reliable);
   EXPECT_TRUE(d.imports[0].transient_local);
-  EXPECT_EQ(d.imports[0].line, 11);
+  EXPECT_EQ(d.imports[0].line, 12);
   EXPECT_EQ(desc->n_chains, 1u); // tick -> (DDS) -> back is a chain
+  ASSERT_EQ(d.n_services, 1u);
+  EXPECT_STREQ(d.services[0].name, "lookup");
+  EXPECT_TRUE(d.services[0].import);
+  EXPECT_FALSE(d.cyclone_mapping[0]);
+  EXPECT_EQ(d.services[0].request_size, 8u);
+  int ask = takt_system_desc_find_callback(desc.get(), "ask");
+  ASSERT_GE(ask, 0);
+  EXPECT_EQ(desc->callbacks[ask].response_size, 64u); // the imported service's sizes
   char *xml = takt_system_dds_xml(&d);
   ASSERT_NE(xml, nullptr);
   EXPECT_STREQ(xml, "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface "
@@ -328,7 +338,7 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(dds_error(base + "dds: {peers: 10.0.0.1, export: [{topic: x}]}\n"),
             "mem.yaml:4:14: 'dds.peers' must be a list, not a scalar");
   EXPECT_EQ(dds_error(base + "dds: {domain: 1}\n"),
-            "mem.yaml:4:6: 'dds' carries no topic: give it 'export' or 'import'");
+            "mem.yaml:4:6: 'dds' carries nothing: give it 'export', 'import' or 'services'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, reliable: maybe}]}\n"),
             "mem.yaml:4:37: reliable must be true or false, not 'maybe'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, depth: 0}]}\n"),
@@ -341,7 +351,12 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], import: [{topic: x}]}\n"),
             "mem.yaml:4: topic 'x' is both exported and imported over DDS (it would come back to "
             "itself)");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: t, direction: export}]}\n"),
+            "mem.yaml:4:18: exported DDS service 't' is not a service of this system");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: s, direction: import, mapping: fast}]}\n"),
+            "mem.yaml:4:56: mapping must be 'cyclone' (rmw_cyclonedds's request identity) or "
+            "'plain' (rmw_fastrtps's bare request), not 'fast'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], multicast: true}\n"),
             "mem.yaml:4:29: unknown key 'multicast' in 'dds' (expected one of: domain, interface, "
-            "peers, stamp, export, import)");
+            "peers, stamp, export, import, services)");
 }
