@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -73,6 +74,8 @@ class Hosts:
 def can_make_namespaces() -> str | None:
     if os.geteuid() != 0:
         return "not root: creating network namespaces needs CAP_SYS_ADMIN and CAP_NET_ADMIN"
+    if shutil.which("ip") is None:
+        return "no `ip` command (Debian iproute2, which tools/deps.sh installs)"
     probe = f"takt_probe{os.getpid()}"
     r = sh("ip", "netns", "add", probe, check=False)
     if r.returncode != 0:

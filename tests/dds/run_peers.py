@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import zlib
@@ -84,7 +85,7 @@ def peer_env(domain: int) -> dict:
 def in_loopback_namespace() -> int | None:
     """Run this same case again inside a namespace of its own with only `lo`; its exit status, or
     None where namespaces cannot be made (not root) or this is that run already."""
-    if os.environ.get(NETNS_ENV) or os.geteuid() != 0:
+    if os.environ.get(NETNS_ENV) or os.geteuid() != 0 or shutil.which("ip") is None:
         return None
     ns = f"takt_peers{os.getpid()}"
     if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
