@@ -60,7 +60,8 @@ static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) 
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE... | pub DOMAIN COUNT PERIOD_US SIZE...\n");
+  fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
+                  "       takt-bench-dds pub DOMAIN COUNT PERIOD_US SIZE...\n");
   return 2;
 }
 
@@ -72,7 +73,8 @@ int main(int argc, char **argv) {
   long count = atol(argv[3]);
   long period_us = sub ? 0 : atol(argv[4]);
   int first = sub ? 4 : 5;
-  if (count <= 0 || argc <= first || argc - first > MAX_SIZES || (!sub && period_us <= 0)) return usage();
+  if (count <= 0 || argc <= first || argc - first > MAX_SIZES || (!sub && period_us <= 0))
+    return usage();
   uint32_t largest = 0;
   for (int i = first; i < argc; i++) {
     lane_t *l = &g_lanes[g_nlanes++];

@@ -57,11 +57,14 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   if (r == NULL) return TAKT_ENOENT;
   if (len > d->max_payload || (r->raw && len > d->max_payload - 8u)) return TAKT_ESIZE;
   /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
-  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)
-                 ? len == 5 || (len > 5 && (r->raw || is_cdr(bytes + 5, len - 5)))
-             : r->kind == TAKT__DDS_SVC_CLIENT ? len >= 4 && (r->raw || (len > 4 && is_cdr(bytes + 4, len - 4)))
-             : r->raw                          ? true /* wrapped by the writer thread */
-                                                : is_cdr(bytes, len);
+  /* (a route without codec sends raw bytes: the writer thread wraps them as CDR uint8[]) */
+  bool cdr;
+  if (m->entity & TAKT_BRIDGE_ANSWER_BIT)
+    cdr = len == 5 || (len > 5 && (r->raw || is_cdr(bytes + 5, len - 5)));
+  else if (r->kind == TAKT__DDS_SVC_CLIENT)
+    cdr = len >= 4 && (r->raw || (len > 4 && is_cdr(bytes + 4, len - 4)));
+  else
+    cdr = r->raw || is_cdr(bytes, len);
   if (!cdr) {
     takt__dds_count(&d->stats.not_cdr);
     return TAKT_EINVAL;
