@@ -8,7 +8,9 @@ latency is reported in A's chain table and JSON. A's client `ask` calls B's serv
 over DDS every 100 ms.
 
 Midway B is killed (SIGKILL) and started again: A keeps running (exits 0), reports the gap as a
-validation violation (`back` is FIRM with a rate constraint) and re-discovers the new B (more
+validation violation at the instant it starts (`back` is HARD with a rate constraint and
+`on_violation: continue`: takt-run's validator thread watches the critical instant and prints the
+violation; the system goes on) and re-discovers the new B (more
 round trips than the first B could have carried, the second B relayed messages and served calls:
 the calls lost with the first B expired and freed their slots).
 
@@ -97,7 +99,7 @@ nodes:
     timers:
       - {{name: tick, period_ms: {PERIOD_MS}, deadline_ms: 15, work_us: 20, publish: [ping]}}
     subscriptions:
-      - {{name: back, topic: pong, work_us: 20, class: firm, rate_ms: 200}}
+      - {{name: back, topic: pong, work_us: 20, class: hard, rate_ms: 200, on_violation: continue}}
     clients:
       - {{name: ask, service: lookup, period_ms: 100}}
 chains:
@@ -233,6 +235,7 @@ def main() -> int:
         (back["runs"] > b1_most, "A re-discovered B: more round trips than the first B could carry"),
         (back.get("violations", {}).get("rate", 0) >= 1, "the gap is a rate violation of 'back'"),
         (table_violations(a_out, "back") >= 1, "A's table reports the violation of 'back'"),
+        ("rate of 'back' on 'pong'" in a_out, "A printed the rate violation when the gap began"),
         (served2 >= 20 and ask.get("answers", 0) > served2,
          "A's client called B's service over DDS, answered by both Bs"),
     ]
