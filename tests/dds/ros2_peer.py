@@ -4,6 +4,7 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+  ros2_peer.py cyclone-listen TOPIC string COUNT TIMEOUT_S       (PyPI cyclonedds, no ROS)
   ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
   ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
@@ -98,6 +99,40 @@ def cyclone_talk(topic, count, period, prefix):
     time.sleep(1.0)  # reliable: let the last ones be acknowledged before the participant goes
     print("sent", count, flush=True)
     return 0
+
+
+def cyclone_listen(topic, count, timeout):
+    """A bare Cyclone DDS reader (PyPI cyclonedds) of std_msgs::msg::dds_::String_ on rt/TOPIC:
+    prints `got <data>` per sample, exit 0 after COUNT, 2 on timeout. It reads what takt writes,
+    origin stamp included after the payload."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+        data: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(count + 10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    tp = Topic(dp, f"rt/{topic}", String_, qos=qos)
+    dr = DataReader(dp, tp, qos=qos)
+    print("listening", flush=True)
+    got = 0
+    deadline = time.monotonic() + timeout
+    while got < count and time.monotonic() < deadline:
+        for s in dr.take(N=16):
+            print(f"got {s.data}", flush=True)
+            got += 1
+        time.sleep(0.01)
+    return 0 if got >= count else 2
 
 
 def answer_of(data):
@@ -265,6 +300,8 @@ def main():
         sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))
     if mode == "cyclone-talk":
         sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
+    if mode == "cyclone-listen":
+        sys.exit(cyclone_listen(topic, count, float(sys.argv[5])))
     global rclpy, String, Header, Image
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy

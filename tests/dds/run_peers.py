@@ -34,6 +34,8 @@ CASES = {
     "rclpy_to_takt_header": (63, "rclpy", "takt", "header"),
     "takt_to_rclpy_header": (64, "takt", "rclpy", "header"),
     "cyclone_to_takt_string": (65, "cyclone", "takt", "string"),
+    # a bare Cyclone (PyPI cyclonedds) reader decodes takt's samples, origin stamp included
+    "takt_to_cyclone_string": (75, "takt", "cyclone", "string"),
     "rclpy_to_takt_image": (66, "rclpy", "takt", "image"),
     "takt_to_rclpy_image": (67, "takt", "rclpy", "image"),
 }
@@ -221,6 +223,8 @@ def main() -> int:
     ros2 = [py, str(HERE / "ros2_peer.py")]
     if listener == "takt":
         lcmd = [a.peer, "listen", topic, kind, str(count), "30", str(domain)]
+    elif listener == "cyclone":
+        lcmd = ros2 + ["cyclone-listen", topic, kind, str(count), "30"]
     else:
         lcmd = ros2 + ["listen", topic, kind, str(count), "30"]
     if talker == "takt":
