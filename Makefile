@@ -77,7 +77,8 @@ test-configs: deps
 # the benchmarks `make test` runs in their --quick mode, one per line
 BENCH_SMOKE = tide_overhead urt detection serialize pods rosrt scale trace \
   ros1 \
-  shm
+  shm \
+  dds
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"

@@ -39,6 +39,9 @@ typedef struct takt_bridge_msg {
   uint8_t priority; /* of the far callback it feeds: orders transmission and remote reception */
   bool reliable;    /* through the backend's reliable stream, if it has one */
   int64_t t_info;   /* origin time of the information, ns */
+  int64_t deadline; /* absolute deadline of the job that published it (ns on the context's
+                       clock; 0: none). A backend that carries it (DDS) hands it back on receipt:
+                       the job the imported message releases inherits it (EDF across the hop) */
 } takt_bridge_msg_t;
 
 /** Bit 15 of an entity marks a service's answer; routes use entities below it. */

@@ -72,6 +72,16 @@ typedef struct takt_dds_config {
   uint32_t max_payload;  /* bytes of the largest serialized message, encapsulation included;
                             a larger received sample is refused and counted (oversize) */
   uint32_t tx_queue;     /* messages waiting for the writer thread at most */
+  int64_t call_timeout_ns; /* a call to a DDS service not answered within this fails (its slot
+                              is free again: a server that died or lost the request does not
+                              hold it for ever); 0: calls wait for ever. Default 1 s */
+  bool stamp;            /* append the origin stamp (t_info and the publishing job's absolute
+                            deadline, 20 bytes after the CDR payload) to exported topics'
+                            samples: a takt peer importing them inherits both, ROS 2 peers
+                            ignore it (default true) */
+  const char *graph_node; /* the ROS 2 node this backend shows in `ros_discovery_info` (the ROS 2
+                            graph: node name, its readers' and writers' gids); NULL: the
+                            bridge node's name; "": nothing is published */
   takt_thread_attr_t rx_thread; /* the reader thread (name NULL: "takt-dds-in") */
   takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
 } takt_dds_config_t;
@@ -79,6 +89,7 @@ typedef struct takt_dds_config {
 #define TAKT_DDS_CONFIG_DEFAULT                                                                  \
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
+   .call_timeout_ns = 1000000000, .stamp = true,                                                \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
@@ -97,6 +108,13 @@ typedef struct takt_dds_stats {
   uint64_t requests_dropped; /* DDS requests not served: malformed, or every call slot taken */
   uint64_t replies_dropped;  /* DDS replies for no request of ours in flight (another client's,
                                 late, duplicated, malformed) */
+  uint64_t stamped;          /* received samples that carried a takt peer's origin stamp */
+  uint64_t type_mismatch;    /* endpoints of other participants on one of our DDS topics with
+                                another type name: DDS never matches them (each reported on
+                                stderr once) */
+  uint64_t calls_expired;    /* calls to DDS services failed for no answer within call_timeout_ns */
+  uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
+                                that are not CDR uint8[] of a consistent length, dropped */
 } takt_dds_stats_t;
 
 /**

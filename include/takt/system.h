@@ -136,6 +136,38 @@ typedef struct takt_system_link {
   int line;
 } takt_system_link_t;
 
+/** A topic carried over DDS (the `dds:` section): exported (this system's publications written to
+ * the DDS topic `rt/<topic>`) or imported (the DDS topic's samples published here), with its QoS. */
+typedef struct takt_system_dds_route {
+  char topic[TAKT_SYSTEM_NAME];
+  uint8_t priority;     /* export: of the far callback it feeds; import: orders the receive queue */
+  bool reliable;        /* default true */
+  bool transient_local; /* default false */
+  uint32_t depth;       /* keep-last; 0: the topic's slots */
+  int line;
+} takt_system_dds_route_t;
+
+#define TAKT_SYSTEM_MAX_DDS_PEERS 8
+
+/** The `dds:` section: this system on a DDS domain (Cyclone DDS), so a system can be split over
+ * hosts (or meet ROS 2 nodes). */
+typedef struct takt_system_dds {
+  bool enabled;
+  uint32_t domain;      /* 0..232 */
+  char interface[64];   /* a network interface name or address; "" : Cyclone's choice */
+  char peers[TAKT_SYSTEM_MAX_DDS_PEERS][64]; /* unicast discovery addresses (multicast off) */
+  uint32_t n_peers;
+  bool stamp;           /* origin time and deadline after each sample (default true) */
+  takt_system_dds_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_exports, n_imports;
+  /* services: import (served on another host) or export (a service of this system); `entity`
+     unused; `cyclone_mapping`: rmw_cyclonedds's request identity, else the plain payload */
+  takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];
+  bool cyclone_mapping[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_services;
+  int line;
+} takt_system_dds_t;
+
 /** A whole system. Plain data: a caller may fill or edit one (the parser checks what it reads;
  * the builder checks every name it looks up). */
 typedef struct takt_system_desc {
@@ -160,6 +192,7 @@ typedef struct takt_system_desc {
   uint32_t n_chains;
   takt_system_link_t links[TAKT_SYSTEM_MAX_LINKS];
   uint32_t n_links;
+  takt_system_dds_t dds;
   /* record: an MCAP recording while the system runs (`takt run` starts `takt record` beside the
    * runner: docs/recording.md); the file and the topics (none listed: every topic, up to 16) */
   bool record;
@@ -191,6 +224,10 @@ int takt_system_desc_find_node(const takt_system_desc_t *desc, const char *name)
  * NULL) to the input index (0 for a subscription). */
 bool takt_system_callback_consumes(const takt_system_callback_t *cb, const char *topic,
                                    uint32_t *input);
+
+/** The Cyclone DDS XML configuration the builder makes from a `dds:` section (interface, unicast
+ * peers): malloc'ed, the caller frees it; NULL if out of memory. */
+char *takt_system_dds_xml(const takt_system_dds_t *d);
 
 /** Capacities of a context that can hold the system (with its links' bridges) — the maxima of
  * the description's limits, so that any description fits — and an arena for its topics' slots.

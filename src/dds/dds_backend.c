@@ -55,11 +55,16 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   takt_dds_t *d = self;
   takt__dds_route_t *r = send_route(d, m->entity);
   if (r == NULL) return TAKT_ENOENT;
-  if (len > d->max_payload) return TAKT_ESIZE;
+  if (len > d->max_payload || (r->raw && len > d->max_payload - 8u)) return TAKT_ESIZE;
   /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
-  bool cdr = (m->entity & TAKT_BRIDGE_ANSWER_BIT)   ? len == 5 || (len > 5 && is_cdr(bytes + 5, len - 5))
-             : r->kind == TAKT__DDS_SVC_CLIENT ? len > 4 && is_cdr(bytes + 4, len - 4)
-                                                : is_cdr(bytes, len);
+  /* (a route without codec sends raw bytes: the writer thread wraps them as CDR uint8[]) */
+  bool cdr;
+  if (m->entity & TAKT_BRIDGE_ANSWER_BIT)
+    cdr = len == 5 || (len > 5 && (r->raw || is_cdr(bytes + 5, len - 5)));
+  else if (r->kind == TAKT__DDS_SVC_CLIENT)
+    cdr = len >= 4 && (r->raw || (len > 4 && is_cdr(bytes + 4, len - 4)));
+  else
+    cdr = r->raw || is_cdr(bytes, len);
   if (!cdr) {
     takt__dds_count(&d->stats.not_cdr);
     return TAKT_EINVAL;
@@ -73,6 +78,8 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   takt__dds_slot_t *s = slot_at(d, d->tx_head % d->tx_cap);
   s->route = m->entity;
   s->len = len;
+  s->t_info = m->t_info;
+  s->deadline = m->deadline;
   memcpy(s->bytes, bytes, len);
   d->tx_head++;
   takt__lock_give(&d->tx_lock);
@@ -89,6 +96,45 @@ static uint32_t get_u32(const uint8_t *p) {
 /* The rmw_cyclonedds request identity after the encapsulation: {u64 guid; i64 seq}. */
 #define ID_BYTES 16u
 
+/* A service's sample: the encapsulation, the identity {guid, seq} (id non-NULL: rmw_cyclonedds's
+ * mapping), then the body: a codec's CDR after its own encapsulation, or (raw: a type support
+ * without codec) u32 count + the bytes, as CDR uint8[]. */
+static struct ddsi_serdata *service_sample(struct ddsi_sertype *st, bool raw, const uint8_t *payload,
+                                           uint32_t n, const uint8_t *id) {
+  static const uint8_t k_encapsulation[4] = {0x00, 0x01, 0x00, 0x00};
+  uint8_t head[4 + ID_BYTES + 4];
+  uint32_t h = 4;
+  if (raw) {
+    memcpy(head, k_encapsulation, 4);
+  } else {
+    if (n < 4) return NULL;
+    memcpy(head, payload, 4);
+    payload += 4;
+    n -= 4;
+  }
+  if (id != NULL) {
+    memcpy(head + h, id, ID_BYTES);
+    h += ID_BYTES;
+  }
+  if (raw) {
+    memcpy(head + h, &n, 4);
+    h += 4;
+  }
+  return takt__dds_serdata_new2(st, head, h, payload, n);
+}
+
+/* A raw body at p (encapsulation, u32 count, the bytes, at most 3 bytes of padding; *n bytes in
+ * all) becomes the bytes alone at p; false if the count does not fit. */
+static bool unwrap_raw(uint8_t *p, uint32_t *n) {
+  uint32_t count = 0;
+  if (*n < 8 || !is_cdr(p, *n)) return false;
+  memcpy(&count, p + 4, 4);
+  if (count > *n - 8u || *n - 8u - count > 3u) return false;
+  memmove(p, p + 8, count);
+  *n = count;
+  return true;
+}
+
 /* Writer thread: one request of ours (slot u32 + CDR) to the request writer. */
 static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
                                         uint32_t len) {
@@ -100,18 +146,19 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
     uint32_t head = r->fifo_head; /* only this thread writes it */
     if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
     r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
+    __atomic_store_n(&r->fifo_sent[head % TAKT_DDS_MAX_CALLS], takt_time_now(), __ATOMIC_RELAXED);
     __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
-    return takt__dds_serdata_new(r->st, cdr, n);
+    return service_sample(r->st, r->raw, cdr, n, NULL);
   }
   int64_t seq = ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
   __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
-  uint8_t head[4 + ID_BYTES];
-  memcpy(head, cdr, 4);
-  memcpy(head + 4, &r->guid, 8);
-  memcpy(head + 12, &seq, 8);
-  return takt__dds_serdata_new2(r->st, head, sizeof head, cdr + 4, n - 4);
+  uint8_t id[ID_BYTES];
+  memcpy(id, &r->guid, 8);
+  memcpy(id + 8, &seq, 8);
+  return service_sample(r->st, r->raw, cdr, n, id);
 }
 
 /* Writer thread: the takt service's answer (corr u32 + ok u8 + CDR) to the reply writer. NULL
@@ -126,15 +173,14 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
     const uint8_t *cdr = p + 5;
     uint32_t n = len - 5;
     if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      sd = takt__dds_serdata_new(r->st2, cdr, n);
+      sd = service_sample(r->st2, r->raw, cdr, n, NULL);
     } else {
-      uint8_t head[4 + ID_BYTES];
+      uint8_t id[ID_BYTES];
       uint64_t guid = __atomic_load_n(&c->guid, __ATOMIC_ACQUIRE);
       int64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
-      memcpy(head, cdr, 4);
-      memcpy(head + 4, &guid, 8);
-      memcpy(head + 12, &seq, 8);
-      sd = takt__dds_serdata_new2(r->st2, head, sizeof head, cdr + 4, n - 4);
+      memcpy(id, &guid, 8);
+      memcpy(id + 8, &seq, 8);
+      sd = service_sample(r->st2, r->raw, cdr, n, id);
     }
   } else {
     takt__dds_count(&d->stats.requests_dropped); /* the local service could not answer */
@@ -168,6 +214,12 @@ static void tx_main(void *arg) {
         if (sd == NULL) continue; /* nothing to write (counted) */
       } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
         sd = request_out(r, s->bytes, s->len);
+        if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
+          (void)dds_set_guardcondition(d->call_guard, true);
+      } else if (r->raw) {
+        sd = takt__dds_serdata_raw(r->st, s->bytes, s->len, d->stamp, s->t_info, s->deadline);
+      } else if (d->stamp) {
+        sd = takt__dds_serdata_stamped(r->st, s->bytes, s->len, s->t_info, s->deadline);
       } else {
         sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
       }
@@ -187,8 +239,29 @@ static void tx_main(void *arg) {
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
 static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32_t len) {
-  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable,
-                         .t_info = takt_clock_now(takt_context_clock(d->ctx))};
+  takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
+  /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
+  if (r->kind == TAKT__DDS_TOPIC_IN && takt__dds_unstamp(d->rx_buf, &len, &m.t_info, &m.deadline)) {
+    takt__dds_count(&d->stats.stamped);
+    if (m.deadline < 0) m.deadline = 0;
+  } else {
+    m.t_info = takt_clock_now(takt_context_clock(d->ctx));
+  }
+  if (r->raw && r->kind == TAKT__DDS_TOPIC_IN) { /* CDR uint8[]: the bytes go to the bridge,
+                                                     which checks them against the size */
+    uint32_t n = 0;
+    if (len >= 8) memcpy(&n, d->rx_buf + 4, 4);
+    if (!is_cdr(d->rx_buf, len) || len < 8 || n > len - 8u || len - 8u - n > 3u) {
+      takt__dds_count(&d->stats.malformed);
+      return;
+    }
+    memmove(d->rx_buf, d->rx_buf + 8, n);
+    len = n;
+  }
+  if (len > d->max_payload) {
+    takt__dds_count(&d->stats.oversize);
+    return;
+  }
   if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, len) == TAKT_OK)
     takt__dds_count(&d->stats.received);
   else
@@ -224,6 +297,11 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
     __atomic_store_n(&r->calls[corr].seq, seq, __ATOMIC_RELEASE);
     memmove(buf + 8, buf + 8 + ID_BYTES, size - 4 - ID_BYTES); /* the body after the header */
     n = size - ID_BYTES;
+  }
+  if (r->raw && !unwrap_raw(buf + 4, &n)) {
+    takt__dds_count(&d->stats.requests_dropped);
+    __atomic_store_n(&r->calls[corr].state, 0u, __ATOMIC_RELEASE);
+    return;
   }
   memcpy(buf, &corr, 4);
   takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
@@ -274,7 +352,9 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t
   }
   memcpy(buf, &slot, 4);
   buf[4] = 1;
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5 + n);
+  if (r->raw && !unwrap_raw(buf + 5, &n))
+    buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf[4] == 1 ? 5 + n : 5);
 }
 
 static void take_route(takt_dds_t *d, uint32_t idx) {
@@ -289,7 +369,9 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
     if (n <= 0) return;
     if (si.valid_data) {
       uint32_t size = ddsi_serdata_size(sd);
-      if (size > d->max_payload - at) {
+      /* a topic's sample may carry takt's stamp beyond max_payload (checked again without it) */
+      uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM : d->max_payload - at;
+      if (size > room) {
         takt__dds_count(&d->stats.oversize);
       } else {
         ddsi_serdata_to_ser(sd, 0, size, d->rx_buf + at);
@@ -305,12 +387,69 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
   }
 }
 
+/* A call of ours that failed: the bridge gets slot + ok 0, and answers its caller with a failure. */
+static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_t slot) {
+  memcpy(d->rx_buf, &slot, 4);
+  d->rx_buf[4] = 0;
+  takt__dds_count(&d->stats.calls_expired);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5);
+}
+
+/* Fail the calls in flight longer than call_timeout (reader thread); returns the earliest expiry
+ * of those still in flight (INT64_MAX: none). A reply that comes after its call failed finds no
+ * call (rmw_cyclonedds mapping: dropped and counted); with the plain mapping, replies are matched
+ * by order, so a late one would be taken for the next call's: the plain mapping's own limit. */
+static int64_t expire_calls(takt_dds_t *d, int64_t now) {
+  int64_t next = INT64_MAX;
+  if (d->call_timeout <= 0) return next;
+  uint32_t nr = n_routes(d);
+  for (uint32_t k = 0; k < nr; k++) {
+    takt__dds_route_t *r = &d->routes[k];
+    if (r->kind != TAKT__DDS_SVC_CLIENT) continue;
+    if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+      uint32_t tail = r->fifo_tail; /* only this thread writes it */
+      while (tail != __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+        int64_t due = __atomic_load_n(&r->fifo_sent[tail % TAKT_DDS_MAX_CALLS], __ATOMIC_RELAXED) +
+                      d->call_timeout;
+        if (due > now) {
+          if (due < next) next = due;
+          break;
+        }
+        uint32_t slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+        __atomic_store_n(&r->fifo_tail, ++tail, __ATOMIC_RELEASE);
+        fail_call(d, r, k, slot);
+      }
+      continue;
+    }
+    for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS; i++) {
+      takt__dds_call_t *c = &r->calls[i];
+      uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+      if (st == 0) continue;
+      int64_t due = __atomic_load_n(&c->sent, __ATOMIC_RELAXED) + d->call_timeout;
+      if (due > now) {
+        if (due < next) next = due;
+      } else if (__atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_RELAXED)) {
+        fail_call(d, r, k, st - 1u);
+      }
+    }
+  }
+  return next;
+}
+
 static void rx_main(void *arg) {
   takt_dds_t *d = arg;
   dds_attach_t *xs = d->rx_attach;
+  int64_t next_expiry = INT64_MAX;
   for (;;) {
-    /* blocks until a reader has data or stop triggers the guard condition */
-    dds_return_t n = dds_waitset_wait(d->waitset, xs, d->max_routes + 1u, DDS_INFINITY);
+    /* blocks until a reader has data, stop triggers its guard condition, a request was sent (the
+       call guard) or the earliest call in flight is due */
+    dds_duration_t wait = DDS_INFINITY;
+    if (next_expiry != INT64_MAX) {
+      int64_t left = next_expiry - takt_time_now();
+      wait = left > 0 ? left : 0;
+    }
+    dds_return_t n = dds_waitset_wait(d->waitset, xs, d->max_routes + 2u, wait);
     if (n < 0) return;
     bool stop = false;
     for (dds_return_t i = 0; i < n; i++) {
@@ -318,11 +457,152 @@ static void rx_main(void *arg) {
         stop = true;
         continue;
       }
+      if (xs[i] == TAKT__DDS_ATTACH_CALL) {
+        bool was;
+        (void)dds_take_guardcondition(d->call_guard, &was);
+        continue;
+      }
       /* routes are attached after they are counted: the acquire makes their fields visible */
       if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
     }
     if (stop) return;
+    next_expiry = expire_calls(d, takt_time_now());
   }
+}
+
+/* ---- the ROS 2 graph: ros_discovery_info --------------------------------------------------- */
+
+/* rmw_dds_common/msg/ParticipantEntitiesInfo as ROS 2's rmw layers publish it: the participant's
+ * gid (its 16-byte GUID), then one NodeEntitiesInfo {string node_namespace; string node_name;
+ * Gid[] reader_gid_seq; Gid[] writer_gid_seq}. ROS 2 tools that read the topic (rclpy's
+ * get_node_names, `ros2 node list`) show the node; its endpoints are this backend's routes. */
+#define GRAPH_TOPIC "ros_discovery_info"
+#define GRAPH_TYPE "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"
+
+static size_t put_string(uint8_t *b, size_t at, const char *s) {
+  at = (at + 3u) & ~(size_t)3u; /* from after the encapsulation: b + 4 is offset 0 */
+  uint32_t n = (uint32_t)strlen(s) + 1u;
+  memcpy(b + 4 + at, &n, 4);
+  memcpy(b + 4 + at + 4, s, n);
+  return at + 4 + n;
+}
+
+/* The endpoints of route r that read (want_readers) or write, as gids appended at b + 4 + at. */
+static size_t put_gids(takt_dds_t *d, uint8_t *b, size_t at, bool want_readers, uint32_t nr) {
+  at = (at + 3u) & ~(size_t)3u;
+  size_t count_at = at;
+  at += 4;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < nr; i++) {
+    takt__dds_route_t *r = &d->routes[i];
+    dds_entity_t eps[2] = {r->endpoint, r->endpoint2};
+    /* readers: TOPIC_IN's endpoint, a server's request reader, a client's reply reader */
+    bool first_reads = r->kind == TAKT__DDS_TOPIC_IN || r->kind == TAKT__DDS_SVC_SERVER;
+    for (int k = 0; k < 2; k++) {
+      bool reads = k == 0 ? first_reads : !first_reads;
+      dds_guid_t g;
+      if (eps[k] <= 0 || reads != want_readers || dds_get_guid(eps[k], &g) < 0) continue;
+      memcpy(b + 4 + at, g.v, 16);
+      at += 16;
+      n++;
+    }
+  }
+  memcpy(b + 4 + count_at, &n, 4);
+  return at;
+}
+
+/* (Re)publish the graph sample: at start and after each route (creation time: it allocates). */
+static void publish_graph(takt_dds_t *d) {
+  if (d->graph_writer <= 0) return;
+  uint32_t nr = n_routes(d);
+  size_t cap = 4u + 16u + 4u + 2u * (8u + TAKT__DDS_NAME_MAX) + 8u + 2u * 16u * ((size_t)nr + 1u) + 16u;
+  uint8_t *b = calloc(1, cap);
+  dds_guid_t pg;
+  if (b == NULL || dds_get_guid(d->participant, &pg) < 0) {
+    free(b);
+    takt__dds_count(&d->stats.write_errors);
+    return;
+  }
+  b[1] = 0x01; /* CDR little endian */
+  size_t at = 0;
+  memcpy(b + 4, pg.v, 16);
+  at = 16;
+  uint32_t one = 1;
+  memcpy(b + 4 + at, &one, 4);
+  at += 4;
+  at = put_string(b, at, "/");
+  at = put_string(b, at, d->graph_node);
+  at = put_gids(d, b, at, true, nr);
+  at = put_gids(d, b, at, false, nr);
+  struct ddsi_serdata *sd = takt__dds_serdata_new(d->graph_st, b, (uint32_t)(4u + at));
+  free(b);
+  if (sd == NULL || dds_writecdr(d->graph_writer, sd) < 0) takt__dds_count(&d->stats.write_errors);
+}
+
+static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
+                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
+                                dds_entity_t *tp_out, dds_entity_t *ep_out);
+
+static void start_graph(takt_dds_t *d) {
+  if (!d->graph) return;
+  if (d->graph_node[0] == '\0')
+    snprintf(d->graph_node, sizeof d->graph_node, "%s", takt_node_name(takt_bridge_node(d->bridge)));
+  /* as ROS 2's rmw layers: reliable, transient-local, keep-last 1 */
+  takt_dds_qos_t q = {.reliable = true, .transient_local = true, .depth = 1};
+  dds_entity_t tp = 0;
+  if (make_endpoint(d, GRAPH_TOPIC, GRAPH_TYPE, &q, true, &d->graph_st, &tp, &d->graph_writer) !=
+      TAKT_OK) {
+    d->graph_writer = 0; /* no graph: the routes work all the same */
+    return;
+  }
+  publish_graph(d);
+}
+
+/* ---- type names that do not match ----------------------------------------------------------- */
+
+/* A remote endpoint on one of our topics whose type name differs never matches ours (DDS matches
+ * by topic and type name): count it and say so once, rather than stay silent. only: the route to
+ * check (its creation), or UINT32_MAX for all of them (a newly discovered endpoint). */
+static void check_types(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t only) {
+  void *buf[16];
+  dds_sample_info_t si[16];
+  for (;;) {
+    memset(buf, 0, sizeof buf); /* NULL: Cyclone lends its samples */
+    dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, mask);
+    if (n <= 0) return;
+    uint32_t nr = n_routes(d);
+    for (dds_return_t i = 0; i < n; i++) {
+      const dds_builtintopic_endpoint_t *ep = buf[i];
+      if (!si[i].valid_data || ep->topic_name == NULL || ep->type_name == NULL ||
+          memcmp(&ep->participant_key, &d->self_guid, sizeof d->self_guid) == 0)
+        continue;
+      for (uint32_t k = 0; k < nr; k++) {
+        if (only != UINT32_MAX && k != only) continue;
+        const takt__dds_route_t *r = &d->routes[k];
+        const char *ours = strcmp(r->topic_name, ep->topic_name) == 0   ? r->type_name
+                           : strcmp(r->topic_name2, ep->topic_name) == 0 ? r->type_name2
+                                                                         : NULL;
+        if (ours == NULL || strcmp(ours, ep->type_name) == 0)
+          continue;
+        takt__dds_count(&d->stats.type_mismatch);
+        fprintf(stderr, "takt dds: %s: a %s of type %s elsewhere does not match this side's %s "
+                        "(not connected)\n", ep->topic_name,
+                rd == d->builtin[0] ? "writer" : "reader", ep->type_name, ours);
+      }
+    }
+    (void)dds_return_loan(rd, buf, n);
+    if (mask != DDS_NOT_READ_SAMPLE_STATE) return; /* a full scan reads each once */
+  }
+}
+
+static void on_discovered(dds_entity_t rd, void *arg) {
+  check_types(arg, rd, DDS_NOT_READ_SAMPLE_STATE, UINT32_MAX);
+}
+
+/* A new route: the endpoints discovered already, against it alone. */
+static void check_route_types(takt_dds_t *d, uint32_t idx) {
+  for (int k = 0; k < 2; k++)
+    if (d->builtin[k] > 0) check_types(d, d->builtin[k], DDS_ANY_STATE, idx);
 }
 
 /* ---- backend operations --------------------------------------------------------------------- */
@@ -330,6 +610,7 @@ static void rx_main(void *arg) {
 static takt_err_t be_start(void *self, takt_bridge_t *b) {
   takt_dds_t *d = self;
   d->bridge = b;
+  start_graph(d);
   takt_err_t rc = takt_thread_create(&d->tx_thread, &d->tx_attr, tx_main, d);
   if (rc != TAKT_OK) return rc;
   d->tx_running = true;
@@ -380,6 +661,8 @@ static bool config_valid(const takt_dds_config_t *c) {
   return c->domain <= 232u && c->max_routes >= 1 && c->max_routes <= TAKT_DDS_MAX_COUNT &&
          c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
          c->tx_queue <= TAKT_DDS_MAX_COUNT && takt__thread_attr_valid(&c->rx_thread) &&
+         (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
+         c->call_timeout_ns >= 0 &&
          takt__thread_attr_valid(&c->tx_thread);
 }
 
@@ -406,9 +689,9 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t slot_stride = (offsetof(takt__dds_slot_t, bytes) + cfg->max_payload + 15u) & ~(size_t)15u;
   size_t end = sizeof(takt_dds_t);
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
-  size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 1u));
+  size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 2u));
   size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
-  size_t rx_at = takt__carve(&end, cfg->max_payload);
+  size_t rx_at = takt__carve(&end, cfg->max_payload + TAKT__DDS_STAMP_ROOM);
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
   memset(mem, 0, end);
@@ -421,6 +704,10 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->slot_stride = slot_stride;
   d->max_routes = cfg->max_routes;
   d->max_payload = cfg->max_payload;
+  d->stamp = cfg->stamp;
+  d->call_timeout = cfg->call_timeout_ns;
+  d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
+  if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
   d->tx_cap = cfg->tx_queue;
   d->rx_attr = cfg->rx_thread;
   if (d->rx_attr.name == NULL) d->rx_attr.name = "takt-dds-in";
@@ -450,8 +737,20 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->waitset = dds_create_waitset(d->participant);
   d->stop_guard = dds_create_guardcondition(d->participant);
   if (d->waitset < 0 || d->stop_guard < 0 ||
-      dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0)
+      dds_waitset_attach(d->waitset, d->stop_guard, TAKT__DDS_ATTACH_STOP) < 0 ||
+      (d->call_guard = dds_create_guardcondition(d->participant)) < 0 ||
+      dds_waitset_attach(d->waitset, d->call_guard, TAKT__DDS_ATTACH_CALL) < 0 ||
+      dds_get_guid(d->participant, &d->self_guid) < 0)
     goto fail;
+  /* other participants' endpoints: a type name mismatch on our topics is reported (Cyclone's
+     listener thread) */
+  dds_listener_t *bl = dds_create_listener(d);
+  if (bl == NULL) goto fail;
+  dds_lset_data_available(bl, on_discovered);
+  d->builtin[0] = dds_create_reader(d->participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, bl);
+  d->builtin[1] = dds_create_reader(d->participant, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION, NULL, bl);
+  dds_delete_listener(bl);
+  if (d->builtin[0] < 0 || d->builtin[1] < 0) goto fail;
   *out = (takt_bridge_backend_t){&k_dds_ops, d};
   return TAKT_OK;
 fail:
@@ -520,6 +819,7 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority
   r->priority = priority;
   r->exported = exported;
   r->kind = exported ? TAKT__DDS_TOPIC_OUT : TAKT__DDS_TOPIC_IN;
+  r->raw = ts->serialize == NULL;
   if (qos != NULL) {
     r->qos = *qos;
   } else {
@@ -542,9 +842,14 @@ static void drop_route(takt_dds_t *d, uint32_t idx) {
   if (r->dds_topic2 > 0) (void)dds_delete(r->dds_topic2);
 }
 
-/* Count the route: from now on send and the reader thread may use it. */
+static void publish_graph(takt_dds_t *d);
+static void check_route_types(takt_dds_t *d, uint32_t idx);
+
+/* Count the route: from now on send and the reader thread may use it; the graph shows it. */
 static void publish_route(takt_dds_t *d) {
   __atomic_store_n(&d->n_routes, d->n_routes + 1u, __ATOMIC_RELEASE);
+  check_route_types(d, d->n_routes - 1u);
+  publish_graph(d);
 }
 
 takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
@@ -618,6 +923,8 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
   r->priority = priority;
   r->kind = server ? TAKT__DDS_SVC_SERVER : TAKT__DDS_SVC_CLIENT;
   r->mapping = (uint8_t)mapping;
+  r->raw = req->serialize == NULL;
+  if ((resp->serialize == NULL) != r->raw) return TAKT_EINVAL; /* both with codecs or neither */
   r->qos = (takt_dds_qos_t)TAKT_DDS_QOS_DEFAULT; /* ROS 2's services: reliable, volatile, 10 */
   /* a client writes requests and reads replies; a server the other way round */
   TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, &r->st,
@@ -737,7 +1044,10 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .deliver_refused = takt__dds_read(&c->deliver_refused),
       .incompatible_qos = takt__dds_read(&c->incompatible_qos),
       .requests_dropped = takt__dds_read(&c->requests_dropped),
-      .replies_dropped = takt__dds_read(&c->replies_dropped)};
+      .replies_dropped = takt__dds_read(&c->replies_dropped),
+      .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed),
+      .type_mismatch = takt__dds_read(&c->type_mismatch),
+      .calls_expired = takt__dds_read(&c->calls_expired)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

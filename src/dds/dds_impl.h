@@ -35,10 +35,35 @@ struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_
 struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
                                             const uint8_t *body, uint32_t blen);
 
+/* ---- the origin stamp: takt <-> takt across the DDS hop ---- */
+
+/* After an exported topic's CDR payload (padded with zeros to a multiple of 4) takt appends
+ * {i64 t_info; i64 deadline; u32 magic} little endian, and marks the encapsulation's options
+ * (byte 2, outside XCDR's padding bits) with TAKT__DDS_STAMP_OPT. ROS 2 deserializers read the
+ * message's fields and ignore what follows them; a takt reader that finds both marks takes the
+ * stamp off before decoding. */
+#define TAKT__DDS_STAMP_BYTES 20u
+#define TAKT__DDS_STAMP_MAGIC 0x31746b74u /* "tkt1" */
+#define TAKT__DDS_STAMP_OPT 0x40u
+/* what a stamped sample may exceed max_payload by: padding and the stamp */
+#define TAKT__DDS_STAMP_ROOM (3u + TAKT__DDS_STAMP_BYTES)
+
+/** A serdata of st: len bytes of CDR (encapsulation first), zero padding to 4, then the stamp. */
+struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const uint8_t *bytes,
+                                               uint32_t len, int64_t t_info, int64_t deadline);
+/** A serdata of st carrying len raw bytes as CDR `uint8[] data` (encapsulation, u32 len, the
+ * bytes), then the stamp if stamp. */
+struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
+                                           bool stamp, int64_t t_info, int64_t deadline);
+/** If the sample p (len bytes) carries takt's stamp: its fields out, *len shortened to the CDR
+ * payload (with its padding, at most 3 bytes: the CDR decoders accept that), true. */
+bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
+
 /* ---- the backend ---- */
 
 #define TAKT__DDS_NAME_MAX 256u
 #define TAKT__DDS_ATTACH_STOP ((dds_attach_t)-1)
+#define TAKT__DDS_ATTACH_CALL ((dds_attach_t)-2)
 
 /* What a route carries. */
 enum {
@@ -54,6 +79,7 @@ typedef struct takt__dds_call {
   uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;
+  int64_t sent; /* client: when the request was handed to DDS (takt_time_now) */
 } takt__dds_call_t;
 
 typedef struct takt__dds_route {
@@ -68,6 +94,8 @@ typedef struct takt__dds_route {
   uint8_t kind;    /* TAKT__DDS_* */
   uint8_t mapping; /* services: takt_dds_service_mapping_t */
   bool exported;   /* topics: TOPIC_OUT */
+  bool raw;        /* topics: the type support has no codec (bytes of its size, as the system
+                      file's topics): carried as CDR `uint8[] data` (u32 count + the bytes) */
   uint64_t guid;   /* client routes: the id our requests carry */
   /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
      the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
@@ -75,6 +103,7 @@ typedef struct takt__dds_route {
   int64_t next_seq;
   uint32_t fifo_head, fifo_tail;
   uint32_t fifo[TAKT_DDS_MAX_CALLS];
+  int64_t fifo_sent[TAKT_DDS_MAX_CALLS]; /* when each was sent (call_timeout_ns) */
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   char topic_name[TAKT__DDS_NAME_MAX], type_name[TAKT__DDS_NAME_MAX];
   char topic_name2[TAKT__DDS_NAME_MAX], type_name2[TAKT__DDS_NAME_MAX];
@@ -82,12 +111,14 @@ typedef struct takt__dds_route {
 
 typedef struct takt__dds_slot {
   uint32_t route, len;
+  int64_t t_info, deadline; /* the stamp of an exported topic's message */
   uint8_t bytes[]; /* max_payload */
 } takt__dds_slot_t;
 
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
-      incompatible_qos, requests_dropped, replies_dropped; /* atomic */
+      incompatible_qos, requests_dropped, replies_dropped, stamped,
+      malformed, type_mismatch, calls_expired; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -99,8 +130,19 @@ struct takt_dds {
   takt_bridge_t *bridge; /* set by start, before any route */
   takt__dds_route_t *routes;
   uint32_t max_routes, max_payload;
+  bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
+  dds_entity_t call_guard; /* the writer thread sent a request: the reader thread's expiry
+                              deadline may be earlier now */
+  int64_t call_timeout;
+  dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
+  dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
+                                   participants' endpoints, checked for a type name mismatch */
+  dds_guid_t self_guid;
+  struct ddsi_sertype *graph_st;
+  char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */
+  bool graph;
   takt_thread_attr_t rx_attr, tx_attr;
   takt_thread_t rx_thread, tx_thread;
   bool rx_running, tx_running; /* [creation/stop thread] */

@@ -193,6 +193,61 @@ struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8
   return sd_publish(d, (size_t)hlen + blen);
 }
 
+struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const uint8_t *bytes,
+                                               uint32_t len, int64_t t_info, int64_t deadline) {
+  if (len < 4) return NULL;
+  size_t padded = ((size_t)len + 3u) & ~(size_t)3u;
+  size_t total = padded + TAKT__DDS_STAMP_BYTES;
+  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, total);
+  if (d == NULL) return NULL;
+  memcpy(d->bytes, bytes, len);
+  memset(d->bytes + len, 0, padded - len);
+  d->bytes[2] |= TAKT__DDS_STAMP_OPT;
+  uint32_t magic = TAKT__DDS_STAMP_MAGIC;
+  memcpy(d->bytes + padded, &t_info, 8); /* little endian hosts only (as the CDR codecs) */
+  memcpy(d->bytes + padded + 8, &deadline, 8);
+  memcpy(d->bytes + padded + 16, &magic, 4);
+  d->c.timestamp.v = dds_time();
+  d->c.statusinfo = 0;
+  return sd_publish(d, total);
+}
+
+struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
+                                           bool stamp, int64_t t_info, int64_t deadline) {
+  size_t padded = ((size_t)len + 11u) & ~(size_t)3u;
+  size_t total = padded + (stamp ? TAKT__DDS_STAMP_BYTES : 0u);
+  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, total);
+  if (d == NULL) return NULL;
+  static const uint8_t encapsulation[4] = {0x00, 0x01, 0x00, 0x00};
+  memcpy(d->bytes, encapsulation, 4);
+  memcpy(d->bytes + 4, &len, 4);
+  memcpy(d->bytes + 8, bytes, len);
+  memset(d->bytes + 8 + len, 0, padded - 8u - len);
+  if (stamp) {
+    uint32_t magic = TAKT__DDS_STAMP_MAGIC;
+    d->bytes[2] |= TAKT__DDS_STAMP_OPT;
+    memcpy(d->bytes + padded, &t_info, 8);
+    memcpy(d->bytes + padded + 8, &deadline, 8);
+    memcpy(d->bytes + padded + 16, &magic, 4);
+  }
+  d->c.timestamp.v = dds_time();
+  d->c.statusinfo = 0;
+  return sd_publish(d, total);
+}
+
+bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline) {
+  uint32_t n = *len, magic;
+  if (n < 4u + TAKT__DDS_STAMP_BYTES || (n & 3u) != 0 || (p[2] & TAKT__DDS_STAMP_OPT) == 0)
+    return false;
+  memcpy(&magic, p + n - 4, 4);
+  if (magic != TAKT__DDS_STAMP_MAGIC) return false;
+  memcpy(t_info, p + n - TAKT__DDS_STAMP_BYTES, 8);
+  memcpy(deadline, p + n - TAKT__DDS_STAMP_BYTES + 8, 8);
+  p[2] &= (uint8_t)~TAKT__DDS_STAMP_OPT;
+  *len = n - TAKT__DDS_STAMP_BYTES;
+  return true;
+}
+
 /* ---- sertype -------------------------------------------------------------------------------- */
 
 static void st_free(struct ddsi_sertype *tp) {

@@ -10,6 +10,9 @@
 
 #include "takt/shm.h"
 #include "takt/system.h"
+#if TAKT_SYSTEM_WITH_DDS
+#include "takt/dds.h"
+#endif
 
 #define MAX_TOPICS TAKT_SYSTEM_MAX_TOPICS
 #define MAX_NODES TAKT_SYSTEM_MAX_NODES
@@ -74,6 +77,8 @@ struct takt_system {
   takt_link_t *links[MAX_LINKS];
   takt_shm_t *shm;        /* shared topics: this process's attachment */
   takt_node_t *shm_node;  /* the routes' subscriptions and publishers */
+  takt_bridge_t *dds_bridge; /* the dds: section's bridge (its backend is the DDS one) */
+  char *dds_xml;             /* the Cyclone configuration made from the dds: section */
 };
 
 /* ---- messages ---- */
@@ -654,6 +659,117 @@ static takt_err_t build_links(takt_system_t *s) {
   return TAKT_OK;
 }
 
+/* The Cyclone DDS configuration of the dds: section: the interface, unicast peers (multicast off
+ * when peers are given), participant indices for unicast discovery. NULL if out of memory. */
+char *takt_system_dds_xml(const takt_system_dds_t *d) {
+  size_t cap = 1024u + (size_t)d->n_peers * 96u;
+  char *x = malloc(cap);
+  if (x == NULL) return NULL;
+  size_t n = 0;
+#define PUT(...) n += (size_t)snprintf(x + n, n < cap ? cap - n : 0, __VA_ARGS__)
+  PUT("<CycloneDDS><Domain Id=\"any\"><General>");
+  if (d->interface[0] != '\0') {
+    /* a name, or an address (digits, dots, colons) */
+    bool address = strspn(d->interface, "0123456789.:") == strlen(d->interface);
+    PUT("<Interfaces><NetworkInterface %s=\"%s\"/></Interfaces>", address ? "address" : "name",
+        d->interface);
+  }
+  if (d->n_peers > 0) PUT("<AllowMulticast>false</AllowMulticast>");
+  PUT("</General>");
+  if (d->n_peers > 0) {
+    PUT("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
+        "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers>");
+    for (uint32_t i = 0; i < d->n_peers; i++) PUT("<Peer address=\"%s\"/>", d->peers[i]);
+    PUT("</Peers></Discovery>");
+  }
+  PUT("</Domain></CycloneDDS>");
+#undef PUT
+  if (n >= cap) {
+    free(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* The dds: section: one bridge over a DDS backend, its routes, its node on the executor. */
+static takt_err_t build_dds(takt_system_t *s) {
+  const takt_system_dds_t *d = &s->desc.dds;
+  if (!d->enabled) return TAKT_OK;
+#if TAKT_SYSTEM_WITH_DDS
+  s->dds_xml = takt_system_dds_xml(d);
+  if (s->dds_xml == NULL) return fail(s, d->line, TAKT_ENOMEM, "dds: out of memory");
+  takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
+  dc.domain = d->domain;
+  dc.config = s->dds_xml;
+  dc.stamp = d->stamp;
+  dc.max_routes = d->n_exports + d->n_imports + d->n_services;
+  uint32_t largest = s->max_payload;
+  for (uint32_t k = 0; k < d->n_services; k++) {
+    if (d->services[k].request_size > largest) largest = d->services[k].request_size;
+    if (d->services[k].response_size > largest) largest = d->services[k].response_size;
+  }
+  /* CDR uint8[] (encapsulation, count), a service's identity and its bridge header */
+  dc.max_payload = largest + 64u;
+  takt_bridge_backend_t be;
+  takt_err_t rc = takt_dds_backend_create(s->ctx, &dc, &be);
+  if (rc < 0)
+    return fail(s, d->line, rc, "dds: the DDS participant on domain %u: %s", d->domain,
+                rc == TAKT_EOS ? "Cyclone DDS refused it (interface or peers; its log says why)"
+                               : takt_strerror(rc));
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.max_topics = d->n_exports + d->n_imports > 0 ? d->n_exports + d->n_imports : 1;
+  bc.max_services = d->n_services > 0 ? d->n_services : 1;
+  bc.max_message = largest;
+  bc.rx_queue = 64;
+  rc = takt_bridge_create_on(s->ctx, "bridge_dds", &bc, be, &s->dds_bridge);
+  if (rc < 0) {
+    be.ops->destroy(be.self);
+    return fail(s, d->line, rc, "dds: the bridge: %s", takt_strerror(rc));
+  }
+  takt_dds_t *dds = takt_dds_of(be);
+  for (int dir = 0; dir < 2; dir++) {
+    bool is_export = dir == 0;
+    uint32_t count = is_export ? d->n_exports : d->n_imports;
+    for (uint32_t k = 0; k < count; k++) {
+      const takt_system_dds_route_t *r = is_export ? &d->exports[k] : &d->imports[k];
+      int ti = takt_system_desc_find_topic(&s->desc, r->topic);
+      if (ti < 0) return fail(s, r->line, TAKT_ENOENT, "dds: no topic '%s'", r->topic);
+      takt_dds_qos_t q = {.reliable = r->reliable, .transient_local = r->transient_local,
+                          .depth = r->depth};
+      rc = is_export ? takt_dds_export(dds, s->dds_bridge, s->topics[ti], r->priority, &q)
+                     : takt_dds_import(dds, s->dds_bridge, s->topics[ti], r->priority, &q);
+      if (rc < 0)
+        return fail(s, r->line, rc, "dds: %s of topic '%s': %s", is_export ? "export" : "import",
+                    r->topic, takt_strerror(rc));
+    }
+  }
+  for (uint32_t k = 0; k < d->n_services; k++) {
+    const takt_system_service_route_t *sr = &d->services[k];
+    const takt_type_support_t *rq = bytes_type(s, sr->request_size);
+    const takt_type_support_t *rs = bytes_type(s, sr->response_size);
+    char srv_type[64];
+    snprintf(srv_type, sizeof srv_type, "takt/Bytes%ux%u", sr->request_size, sr->response_size);
+    takt_dds_service_mapping_t mapping =
+        d->cyclone_mapping[k] ? TAKT_DDS_SERVICE_CYCLONE : TAKT_DDS_SERVICE_PLAIN;
+    rc = rq == NULL || rs == NULL ? TAKT_EFULL
+         : sr->import ? takt_dds_import_service(dds, s->dds_bridge, sr->name, srv_type, rq, rs,
+                                                sr->priority, mapping)
+                      : takt_dds_export_service(dds, s->dds_bridge, sr->name, srv_type, rq, rs,
+                                                sr->priority, mapping);
+    if (rc < 0)
+      return fail(s, sr->line, rc, "dds: %s of service '%s': %s", sr->import ? "import" : "export",
+                  sr->name, takt_strerror(rc));
+  }
+  if ((rc = takt_executor_add_node(s->exec, takt_bridge_node(s->dds_bridge))) < 0 ||
+      (rc = takt_bridge_start(s->dds_bridge)) < 0)
+    return fail(s, d->line, rc, "dds: the bridge: %s", takt_strerror(rc));
+  return TAKT_OK;
+#else
+  return fail(s, d->line, TAKT_ENOTSUP, "dds: this build has no DDS backend (Cyclone DDS, "
+                                         "cyclonedds-dev, was not found when it was configured)");
+#endif
+}
+
 /* Clients: after the links, which create the stand-ins of imported services. Their nodes are
  * attached already, so the executor checks each one as it is created. */
 static takt_err_t build_clients(takt_system_t *s) {
@@ -719,7 +835,8 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
   static takt_err_t (*const steps[])(takt_system_t *) = {
       check_limits,      observe,          build_groups,   build_topics,
       build_nodes,       build_callbacks,  build_chains,   assign_priorities,
-      build_executor,    build_shared,     build_links,    build_clients};
+      build_executor,    build_shared,     build_links,    build_dds,
+      build_clients};
   takt_err_t rc = TAKT_OK;
   for (size_t i = 0; i < sizeof steps / sizeof steps[0] && rc == TAKT_OK; i++) rc = steps[i](s);
   s->err = NULL;
@@ -745,6 +862,10 @@ void takt_system_destroy(takt_system_t *s) {
     if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->bridges[i]));
     takt_bridge_stop(s->bridges[i]);
   }
+  if (s->dds_bridge != NULL) {
+    if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->dds_bridge));
+    takt_bridge_stop(s->dds_bridge);
+  }
   if (s->exec != NULL) (void)takt_executor_destroy(s->exec);
   /* the routes' subscriptions and publishers go with the attachment, then their node */
   if (s->shm != NULL) (void)takt_shm_detach(s->shm);
@@ -756,6 +877,8 @@ void takt_system_destroy(takt_system_t *s) {
     if (s->bridges[i] != NULL) takt_bridge_destroy(s->bridges[i]);
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
+  if (s->dds_bridge != NULL) takt_bridge_destroy(s->dds_bridge); /* and its DDS backend */
+  free(s->dds_xml);
   for (uint32_t i = 0; i < MAX_CHAINS; i++)
     if (s->chains[i] != NULL) (void)takt_chain_destroy(s->chains[i]);
   for (uint32_t i = 0; i < MAX_NODES; i++)
@@ -776,7 +899,7 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   /* bridges' nodes; a probe (attach_refused); an introspection endpoint's node, its echo
    * subscriptions (one per topic sampled or recorded), its publishers and its executor
    * (takt/introspect.h) */
-  cfg->max_nodes = MAX_NODES + MAX_LINKS + 3; /* and the shared topics' routes */
+  cfg->max_nodes = MAX_NODES + MAX_LINKS + 4; /* the shared topics' routes, the dds: bridge's */
   cfg->max_timers = MAX_CALLBACKS + 1;
   cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + MAX_TOPICS + 16;
   cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + MAX_TOPICS + 16;
@@ -799,6 +922,9 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   uint32_t links = desc->n_links < MAX_LINKS ? desc->n_links : MAX_LINKS;
   bytes += (size_t)links * (256u * 1024u + 96u * (size_t)TAKT_FRAME_WIRE_MAX(largest));
   bytes += 64u * 1024u; /* a shared-memory attachment's handles */
+  /* the dds: section's backend (routes, the writer's queue of 16, the reader's buffer) and its
+   * bridge (receive queue of 64, message buffers) */
+  if (desc->dds.enabled) bytes += 256u * 1024u + 96u * ((size_t)largest + 64u);
   cfg->arena_bytes = bytes;
 }
 

@@ -2,6 +2,7 @@
  * takt_system_desc_t, every value checked, every error one line naming file:line:column. */
 #include "takt/system.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -541,10 +542,15 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
                 for (uint32_t b = 0; b < sys->n_links; b++)
                   for (uint32_t k = 0; k < sys->links[b].n_imports; k++)
                     if (takt_system_callback_consumes(cur, sys->links[b].imports[k].topic, NULL)) linked = true;
+          /* or over DDS: prev's topic exported, cur's imported (a stage on another host) */
+          for (uint32_t e = 0; e < sys->dds.n_exports; e++)
+            if (strcmp(sys->dds.exports[e].topic, prev->publish[j]) == 0)
+              for (uint32_t k = 0; k < sys->dds.n_imports; k++)
+                if (takt_system_callback_consumes(cur, sys->dds.imports[k].topic, NULL)) linked = true;
         }
         if (!linked)
           return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
-                            "(directly or through a link)", ch->name, cur->name, prev->name);
+                            "(directly, through a link or over DDS)", ch->name, cur->name, prev->name);
       }
       ch->n++;
     }
@@ -691,6 +697,178 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   return 0;
 }
 
+static int get_bool(parser_t *p, yaml_node_t *n, const char *what, bool *out) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  if (strcmp(scalar(n), "true") == 0) *out = true;
+  else if (strcmp(scalar(n), "false") == 0) *out = false;
+  else return FAIL(p, n, "%s must be true or false, not '%s'", what, scalar(n));
+  return 0;
+}
+
+/* An interface name or a network address: it goes into Cyclone's XML configuration, so only
+ * letters, digits and . _ : - (no markup). */
+static int get_address(parser_t *p, yaml_node_t *n, const char *what, char *out, size_t cap) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  const char *v = scalar(n);
+  size_t len = strlen(v);
+  if (len == 0 || len >= cap) return FAIL(p, n, "%s must be 1 to %zu characters", what, cap - 1);
+  for (size_t i = 0; i < len; i++)
+    if (!isalnum((unsigned char)v[i]) && strchr("._:-", v[i]) == NULL)
+      return FAIL(p, n, "%s '%s' is not an interface name or an address (letters, digits, "
+                        "'.', '_', ':' and '-')", what, v);
+  snprintf(out, cap, "%s", v);
+  return 0;
+}
+
+/* dds.export / dds.import: {topic, priority, reliable, transient_local, depth} */
+static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_system_dds_t *d) {
+  static const char *const keys[] = {"topic", "priority", "reliable", "transient_local", "depth", NULL};
+  const char *what = is_export ? "a DDS export" : "a DDS import";
+  if (want(p, seq, YAML_SEQUENCE_NODE, is_export ? "'dds.export'" : "'dds.import'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, keys) < 0) return -1;
+    uint32_t *count = is_export ? &d->n_exports : &d->n_imports;
+    if (*count == TAKT_SYSTEM_MAX_ROUTES)
+      return FAIL(p, it, "more than %d DDS %ss", TAKT_SYSTEM_MAX_ROUTES, is_export ? "export" : "import");
+    takt_system_dds_route_t *r = is_export ? &d->exports[*count] : &d->imports[*count];
+    memset(r, 0, sizeof *r);
+    r->line = NODE_LINE(it);
+    r->reliable = true;
+    yaml_node_t *n;
+    double v;
+    if (require(p, it, "topic", what, &n) < 0 || get_name(p, n, "topic", r->topic) < 0) return -1;
+    for (uint32_t i = 0; i < *count; i++)
+      if (strcmp((is_export ? d->exports : d->imports)[i].topic, r->topic) == 0)
+        return FAIL(p, n, "topic '%s' is %sed twice over DDS", r->topic, is_export ? "export" : "import");
+    if ((n = lookup(p, it, "priority")) != NULL) {
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if ((n = lookup(p, it, "reliable")) != NULL && get_bool(p, n, "reliable", &r->reliable) < 0)
+      return -1;
+    if ((n = lookup(p, it, "transient_local")) != NULL &&
+        get_bool(p, n, "transient_local", &r->transient_local) < 0)
+      return -1;
+    if ((n = lookup(p, it, "depth")) != NULL) {
+      if (get_number(p, n, "depth", 1, 1024, &v) < 0) return -1;
+      r->depth = (uint32_t)v;
+    }
+    (*count)++;
+  }
+  return 0;
+}
+
+/* dds.services: {name, direction: import | export, priority, request_size, response_size,
+ * mapping: cyclone | plain}. An exported service must be a service of this system. */
+static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"name",         "direction",     "priority", "request_size",
+                                     "response_size", "mapping",      NULL};
+  const char *what = "a DDS service";
+  takt_system_dds_t *d = &sys->dds;
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'dds.services'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, keys) < 0) return -1;
+    if (d->n_services == TAKT_SYSTEM_MAX_ROUTES)
+      return FAIL(p, it, "more than %d DDS services", TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_service_route_t *r = &d->services[d->n_services];
+    memset(r, 0, sizeof *r);
+    d->cyclone_mapping[d->n_services] = true;
+    r->line = NODE_LINE(it);
+    r->request_size = r->response_size = 64;
+    yaml_node_t *n;
+    double v;
+    if (require(p, it, "name", what, &n) < 0 || get_name(p, n, "service", r->name) < 0) return -1;
+    for (uint32_t i = 0; i < d->n_services; i++)
+      if (strcmp(d->services[i].name, r->name) == 0)
+        return FAIL(p, n, "service '%s' is carried twice over DDS", r->name);
+    if (require(p, it, "direction", what, &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'direction'") < 0)
+      return -1;
+    if (strcmp(scalar(n), "import") == 0) r->import = true;
+    else if (strcmp(scalar(n), "export") != 0)
+      return FAIL(p, n, "direction must be 'import' (served on another host) or 'export' (a "
+                        "service of this system), not '%s'", scalar(n));
+    if ((n = lookup(p, it, "priority")) != NULL) {
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if ((n = lookup(p, it, "mapping")) != NULL) {
+      if (want(p, n, YAML_SCALAR_NODE, "'mapping'") < 0) return -1;
+      if (strcmp(scalar(n), "plain") == 0) d->cyclone_mapping[d->n_services] = false;
+      else if (strcmp(scalar(n), "cyclone") != 0)
+        return FAIL(p, n, "mapping must be 'cyclone' (rmw_cyclonedds's request identity) or "
+                          "'plain' (rmw_fastrtps's bare request), not '%s'", scalar(n));
+    }
+    int local = takt_system_desc_find_callback(sys, r->name);
+    bool is_service = local >= 0 && sys->callbacks[local].kind == TAKT_SYSTEM_SERVICE;
+    if (!r->import && !is_service)
+      return FAIL(p, it, "exported DDS service '%s' is not a service of this system", r->name);
+    if (r->import && local >= 0)
+      return FAIL(p, it, "imported DDS service '%s' has the name of a callback of this system", r->name);
+    if (is_service) {
+      r->request_size = sys->callbacks[local].request_size;
+      r->response_size = sys->callbacks[local].response_size;
+    }
+    static const char *const sizes[] = {"request_size", "response_size"};
+    for (int k = 0; k < 2; k++) {
+      if ((n = lookup(p, it, sizes[k])) == NULL) continue;
+      if (!r->import) return FAIL(p, n, "%s belongs to an imported service (an exported one has "
+                                        "its service's)", sizes[k]);
+      if (get_number(p, n, sizes[k], 1, 65536, &v) < 0) return -1;
+      *(k == 0 ? &r->request_size : &r->response_size) = (uint32_t)v;
+    }
+    d->n_services++;
+  }
+  return 0;
+}
+
+/* dds: {domain, interface, peers, stamp, export, import, services} */
+static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"domain", "interface", "peers",   "stamp",
+                                     "export", "import",    "services", NULL};
+  takt_system_dds_t *d = &sys->dds;
+  if (want(p, map, YAML_MAPPING_NODE, "'dds'") < 0 || check_keys(p, map, "'dds'", keys) < 0)
+    return -1;
+  memset(d, 0, sizeof *d);
+  d->enabled = true;
+  d->stamp = true;
+  d->line = NODE_LINE(map);
+  yaml_node_t *n;
+  double v;
+  if ((n = lookup(p, map, "domain")) != NULL) {
+    if (get_number(p, n, "dds.domain", 0, 232, &v) < 0) return -1;
+    if (v != floor(v)) return FAIL(p, n, "dds.domain must be a whole number, not '%s'", scalar(n));
+    d->domain = (uint32_t)v;
+  }
+  if ((n = lookup(p, map, "interface")) != NULL &&
+      get_address(p, n, "dds.interface", d->interface, sizeof d->interface) < 0)
+    return -1;
+  if ((n = lookup(p, map, "peers")) != NULL) {
+    if (want(p, n, YAML_SEQUENCE_NODE, "'dds.peers'") < 0) return -1;
+    FOR_ITEMS(p, n, it) {
+      if (d->n_peers == TAKT_SYSTEM_MAX_DDS_PEERS)
+        return FAIL(p, it, "dds.peers: more than %d peers", TAKT_SYSTEM_MAX_DDS_PEERS);
+      if (get_address(p, it, "a dds.peers address", d->peers[d->n_peers], sizeof d->peers[0]) < 0)
+        return -1;
+      d->n_peers++;
+    }
+  }
+  if ((n = lookup(p, map, "stamp")) != NULL && get_bool(p, n, "dds.stamp", &d->stamp) < 0) return -1;
+  if ((n = lookup(p, map, "export")) != NULL && parse_dds_routes(p, n, true, d) < 0) return -1;
+  if ((n = lookup(p, map, "import")) != NULL && parse_dds_routes(p, n, false, d) < 0) return -1;
+  if ((n = lookup(p, map, "services")) != NULL && parse_dds_services(p, n, sys) < 0) return -1;
+  if (d->n_exports + d->n_imports + d->n_services == 0)
+    return FAIL(p, map, "'dds' carries nothing: give it 'export', 'import' or 'services'");
+  for (uint32_t i = 0; i < d->n_imports; i++) {
+    /* an imported topic is published here by the bridge: a local publisher would be a second
+       source the far side does not know of, which is allowed; the same topic both ways is not */
+    for (uint32_t k = 0; k < d->n_exports; k++)
+      if (strcmp(d->imports[i].topic, d->exports[k].topic) == 0)
+        return fail_at(p, d->imports[i].line, 0, "topic '%s' is both exported and imported over "
+                                                 "DDS (it would come back to itself)", d->imports[i].topic);
+  }
+  return 0;
+}
+
 static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *name, int line) {
   if (takt_system_desc_find_topic(sys, name) >= 0) return 0;
   if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return fail_at(p, line, 0, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
@@ -707,7 +885,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   "record",     "shared_domain",
-                                     NULL};
+                                     "dds",     NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -775,6 +953,13 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
         if (add_implicit_topic(p, sys, l->imports[j].topic, l->imports[j].line) < 0) return -1;
     }
   }
+  if ((n = lookup(p, root, "dds")) != NULL) {
+    if (parse_dds(p, n, sys) < 0) return -1;
+    for (uint32_t j = 0; j < sys->dds.n_exports; j++)
+      if (add_implicit_topic(p, sys, sys->dds.exports[j].topic, sys->dds.exports[j].line) < 0) return -1;
+    for (uint32_t j = 0; j < sys->dds.n_imports; j++)
+      if (add_implicit_topic(p, sys, sys->dds.imports[j].topic, sys->dds.imports[j].line) < 0) return -1;
+  }
   /* a client calls a service of this system or one imported over a link, of its sizes */
   for (uint32_t i = 0; i < sys->n_callbacks; i++) {
     takt_system_callback_t *cb = &sys->callbacks[i];
@@ -794,9 +979,15 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
           req = sys->links[a].services[k].request_size;
           resp = sys->links[a].services[k].response_size;
         }
+    for (uint32_t k = 0; k < sys->dds.n_services && !found; k++)
+      if (sys->dds.services[k].import && strcmp(sys->dds.services[k].name, cb->service) == 0) {
+        found = true;
+        req = sys->dds.services[k].request_size;
+        resp = sys->dds.services[k].response_size;
+      }
     if (!found)
       return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "
-                                     "by a link)", cb->name, cb->service);
+                                     "by a link or over DDS)", cb->name, cb->service);
     if (cb->request_size == 0) cb->request_size = req;
     if (cb->response_size == 0) cb->response_size = resp;
     if (req != cb->request_size || resp != cb->response_size)

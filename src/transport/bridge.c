@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/heap.h"
+#include "../core/job.h"
 #include "takt/port.h"
 #include "takt/wire.h"
 #include "transport_impl.h"
@@ -100,7 +101,10 @@ struct takt_bridge {
 
 static takt_err_t send_msg(takt_bridge_t *b, uint16_t entity, uint8_t priority, bool reliable,
                            int64_t t_info, const uint8_t *bytes, uint32_t len) {
-  takt_bridge_msg_t m = {.entity = entity, .priority = priority, .reliable = reliable, .t_info = t_info};
+  /* the job sending it (a bridge node callback) carries the publishing job's deadline */
+  int64_t dl = takt_job_deadline();
+  takt_bridge_msg_t m = {.entity = entity, .priority = priority, .reliable = reliable, .t_info = t_info,
+                         .deadline = dl == TAKT_TIME_INFINITE ? 0 : dl};
   return b->be.ops->send(b->be.self, &m, bytes, len);
 }
 
@@ -150,7 +154,15 @@ static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t
     rc = r->type->deserialize(b->in_msg, bytes, len);
     data = b->in_msg;
   }
-  if (rc == TAKT_OK) rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
+  if (rc == TAKT_OK) {
+    /* a deadline carried across the hop: the jobs this publication releases inherit it, as they
+       would from a local publishing job (the receive side runs as that job for the publish) */
+    takt__job_t carried = {.t_info = m->t_info, .release = m->t_info, .abs_deadline = m->deadline};
+    takt__job_t *saved = takt__current_job;
+    if (m->deadline > 0) takt__current_job = &carried;
+    rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
+    takt__current_job = saved;
+  }
   if (rc == TAKT_OK) COUNT(b, imported);
   else if (rc == TAKT_EMALFORMED || rc == TAKT_ESIZE) COUNT(b, decode_errors);
   else COUNT(b, publish_errors);

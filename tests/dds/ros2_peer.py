@@ -4,11 +4,15 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
+  ros2_peer.py cyclone-listen TOPIC string COUNT TIMEOUT_S       (PyPI cyclonedds, no ROS)
   ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
   ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
       (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
       identity in front of the request's fields, echoed by the reply)
+  ros2_peer.py graph TOPIC NODE TIMEOUT_S   (rclpy: waits until the graph shows node /NODE,
+      prints `node /NODE` and `subscribes <topic> <types>` for the node's subscriptions, then
+      publishes one std_msgs/msg/String `graph-seen` on TOPIC; exit 2 if the node never shows)
 A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
 and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
 `answer <i> <0|1> <message>` for each, exit 0 when all were answered.
@@ -95,6 +99,40 @@ def cyclone_talk(topic, count, period, prefix):
     time.sleep(1.0)  # reliable: let the last ones be acknowledged before the participant goes
     print("sent", count, flush=True)
     return 0
+
+
+def cyclone_listen(topic, count, timeout):
+    """A bare Cyclone DDS reader (PyPI cyclonedds) of std_msgs::msg::dds_::String_ on rt/TOPIC:
+    prints `got <data>` per sample, exit 0 after COUNT, 2 on timeout. It reads what takt writes,
+    origin stamp included after the payload."""
+    import os
+    from dataclasses import dataclass
+
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.idl import IdlStruct
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from cyclonedds.util import duration
+
+    @dataclass
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+        data: str
+
+    dp = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    qos = Qos(Policy.Reliability.Reliable(duration(milliseconds=100)), Policy.History.KeepLast(count + 10),
+              Policy.Durability.Volatile, Policy.DataRepresentation(use_cdrv0_representation=True))
+    tp = Topic(dp, f"rt/{topic}", String_, qos=qos)
+    dr = DataReader(dp, tp, qos=qos)
+    print("listening", flush=True)
+    got = 0
+    deadline = time.monotonic() + timeout
+    while got < count and time.monotonic() < deadline:
+        for s in dr.take(N=16):
+            print(f"got {s.data}", flush=True)
+            got += 1
+        time.sleep(0.01)
+    return 0 if got >= count else 2
 
 
 def answer_of(data):
@@ -215,8 +253,46 @@ def cyclone_service(mode, name, count, timeout):
     return 0 if len(got) == count else 2
 
 
+def graph(topic, name, timeout):
+    import rclpy
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node("takt_peer_graph")
+    deadline = time.monotonic() + timeout
+    seen = False
+    while time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.1)
+        if (name, "/") in node.get_node_names_and_namespaces():
+            seen = True
+            break
+    rc = 2
+    if seen:
+        print(f"node /{name}", flush=True)
+        subs = []
+        while time.monotonic() < deadline and not subs:  # the endpoints follow the node's entry
+            subs = node.get_subscriber_names_and_types_by_node(name, "/")
+            rclpy.spin_once(node, timeout_sec=0.1)
+        for t, types in sorted(subs):
+            print(f"subscribes {t} {','.join(types)}", flush=True)
+        pub = node.create_publisher(String, topic, 10)
+        while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        msg = String()
+        msg.data = "graph-seen"
+        pub.publish(msg)
+        pub.wait_for_all_acked(rclpy.duration.Duration(seconds=5))
+        rc = 0
+    else:
+        print("names seen:", node.get_node_names_and_namespaces(), flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return rc
+
+
 def main():
     mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "graph":
+        sys.exit(graph(topic, kind, float(sys.argv[4])))
     count = int(sys.argv[4])
     if mode in ("serve", "call"):
         sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))
@@ -224,6 +300,8 @@ def main():
         sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))
     if mode == "cyclone-talk":
         sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
+    if mode == "cyclone-listen":
+        sys.exit(cyclone_listen(topic, count, float(sys.argv[5])))
     global rclpy, String, Header, Image
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy

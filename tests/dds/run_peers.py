@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Run one takt <-> ROS 2 peer case (tests/CMakeLists.txt registers each as a ctest): takt's
 peer program and a real ROS 2 peer (rclpy on Fast DDS, or PyPI cyclonedds) from the Python 3.12
-venv, on a DDS domain of the case's own, so cases running at once do not cross. Not on loopback
-alone: Fast DDS ignores the loopback locators a participant of another vendor announces, so a
-Cyclone restricted to `lo` never matches an rclpy peer (docs/dds.md); both use the default
-interface.
+venv, on a DDS domain of the case's own, so cases running at once do not cross.
+
+On loopback, independent of the host's interfaces and default route: as root the case runs in a
+network namespace of its own whose only interface is `lo` (multicast enabled on it, made here and
+removed after), and both Cyclone DDS peers (takt's and PyPI cyclonedds) are pinned to `lo` by the
+configuration tests/dds/peers_lo.xml (CYCLONEDDS_URI); Fast DDS has nothing but `lo` to use. (In
+the host's own namespace a Cyclone pinned to `lo` never matches rclpy: Fast DDS then talks on the
+other interfaces and ignores the loopback locators of a participant of another vendor.) Without
+root the case runs on the default interface, and says so.
 Checks exact counts and contents; every process started is ended (killed at the timeout).
 
   run_peers.py --peer TAKT_DDS_PEER --venv VENV CASE
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import zlib
@@ -28,6 +34,8 @@ CASES = {
     "rclpy_to_takt_header": (63, "rclpy", "takt", "header"),
     "takt_to_rclpy_header": (64, "takt", "rclpy", "header"),
     "cyclone_to_takt_string": (65, "cyclone", "takt", "string"),
+    # a bare Cyclone (PyPI cyclonedds) reader decodes takt's samples, origin stamp included
+    "takt_to_cyclone_string": (75, "takt", "cyclone", "string"),
     "rclpy_to_takt_image": (66, "rclpy", "takt", "image"),
     "takt_to_rclpy_image": (67, "takt", "rclpy", "image"),
 }
@@ -43,6 +51,8 @@ SERVICE_CASES = {
 SERVICE_COUNT = 6
 # QoS ROS 2 refuses to match: a best-effort rclpy writer and takt's reliable reader
 REFUSE_CASES = {"rclpy_best_effort_to_takt_reliable": 72}
+# the ROS 2 graph: rclpy (Fast DDS) sees takt's bridge node from ros_discovery_info
+GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
 W, H = 640, 480
 
 
@@ -60,6 +70,37 @@ def expected(kind: str, prefix: str) -> list[str]:
     if kind == "string":
         return [f"got {prefix} {i}" for i in range(COUNT)]
     return [f"got {prefix}{i} {i} {1000 * i}" for i in range(COUNT)]
+
+
+NETNS_ENV = "TAKT_PEERS_NETNS"  # set inside the namespace this script made
+
+
+def peer_env(domain: int) -> dict:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        env.pop(k, None)
+    if os.environ.get(NETNS_ENV):
+        env["CYCLONEDDS_URI"] = "file://" + str(HERE / "peers_lo.xml")
+    return env
+
+
+def in_loopback_namespace() -> int | None:
+    """Run this same case again inside a namespace of its own with only `lo`; its exit status, or
+    None where namespaces cannot be made (not root) or this is that run already."""
+    if os.environ.get(NETNS_ENV) or os.geteuid() != 0 or shutil.which("ip") is None:
+        return None
+    ns = f"takt_peers{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
+        return None
+    try:
+        ex = ["ip", "netns", "exec", ns]
+        for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "link", "set", "lo", "multicast", "on"],
+                    ["ip", "route", "add", "224.0.0.0/4", "dev", "lo"]):
+            subprocess.run(ex + cmd, check=True, capture_output=True)
+        return subprocess.run(ex + [sys.executable] + sys.argv,
+                              env=dict(os.environ, **{NETNS_ENV: ns})).returncode
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def run_pair(first: list[str], second: list[str], env: dict) -> tuple:
@@ -84,9 +125,7 @@ def run_pair(first: list[str], second: list[str], env: dict) -> tuple:
 
 def service_case(a) -> int:
     domain, caller, server, mapping = SERVICE_CASES[a.case]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     name = f"takt_test_{a.case}"
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     n = str(SERVICE_COUNT)
@@ -117,9 +156,7 @@ def service_case(a) -> int:
 
 def refuse_case(a) -> int:
     domain = REFUSE_CASES[a.case]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     topic = f"takt_test_{a.case}"
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     res = run_pair([a.peer, "refuse", topic, "string", "0", "20", str(domain)],
@@ -136,28 +173,58 @@ def refuse_case(a) -> int:
     return 0
 
 
+def graph_case(a) -> int:
+    domain = GRAPH_CASES[a.case]
+    env = peer_env(domain)
+    topic = f"takt_test_{a.case}"
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    res = run_pair([a.peer, "listen", topic, "string", "1", "40", str(domain)],
+                   ros2 + ["graph", topic, "dds_bridge", "30"], env)
+    if res is None:
+        print(f"{a.case}: timed out", file=sys.stderr)
+        return 1
+    trc, tout, prc, pout = res
+    print(f"--- takt (listener) rc={trc}\n{tout}--- rclpy (graph) rc={prc}\n{pout}")
+    want = ["node /dds_bridge", f"subscribes /{topic} std_msgs/msg/String"]
+    missing = [w for w in want if w not in pout.splitlines()]
+    if trc != 0 or prc != 0 or missing or "got graph-seen" not in tout:
+        print(f"{a.case}: FAILED: {missing or 'a peer failed'}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: rclpy's graph shows takt's node /dds_bridge and its subscription")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--peer", required=True)
     ap.add_argument("--venv", required=True)
-    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES))
+    ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES)
+                    + sorted(GRAPH_CASES))
     a = ap.parse_args()
+    rc = in_loopback_namespace()
+    if rc is not None:
+        return rc
+    where = os.environ.get(NETNS_ENV)
+    print(f"on loopback only (namespace {where}, Cyclone pinned to lo)" if where else
+          "on the default interface (not root: no namespace of loopback only)")
     if a.case in SERVICE_CASES:
         return service_case(a)
     if a.case in REFUSE_CASES:
         return refuse_case(a)
+    if a.case in GRAPH_CASES:
+        return graph_case(a)
     domain, talker, listener, kind = CASES[a.case]
     topic = f"takt_test_{a.case}"
     count = count_of(kind)
     period = "100" if kind == "image" else "20"
     prefix = f"{talker}-says"
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
-    for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
-        env.pop(k, None)
+    env = peer_env(domain)
     py = str(Path(a.venv) / "bin" / "python")
     ros2 = [py, str(HERE / "ros2_peer.py")]
     if listener == "takt":
         lcmd = [a.peer, "listen", topic, kind, str(count), "30", str(domain)]
+    elif listener == "cyclone":
+        lcmd = ros2 + ["cyclone-listen", topic, kind, str(count), "30"]
     else:
         lcmd = ros2 + ["listen", topic, kind, str(count), "30"]
     if talker == "takt":

@@ -2,9 +2,11 @@
  * serdata (src/dds/sertype.c, as Cyclone hands them over) and decoded by the ROS 2 CDR codecs the
  * bridge runs on it. Input: byte 0 picks the type (std_msgs/msg/Header, std_msgs/msg/String,
  * sensor_msgs/msg/Image), byte 1 where the fragments end (up to four), the rest is the sample.
+ * The origin stamp of a takt peer (a sample ending in it) is taken off as the reader thread does.
  * Whatever the bytes: the reassembled sample equals them, nothing is read or written out of
  * bounds, and what decodes re-encodes to bytes that decode and re-encode identically. */
 #include <dds/dds.h>
+#include <stdbool.h>
 #include <dds/ddsi/ddsi_serdata.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
+bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
 
 #define BUF (8u << 20)
 static uint8_t whole[BUF], out1[BUF], out2[BUF];
@@ -57,6 +60,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ddsi_serdata_to_ser(sd, 0, n, whole);
   if (memcmp(whole, p, n) != 0) __builtin_trap();
   ddsi_serdata_unref(sd);
+  /* a takt peer's origin stamp is taken off first: it shortens the sample by exactly its size and
+     the decoders see the rest */
+  int64_t t_info = 0, deadline = 0;
+  uint32_t before = n;
+  if (takt__dds_unstamp(whole, &n, &t_info, &deadline)) {
+    if (n + 20u != before || memcmp(&t_info, p + n, 8) != 0) __builtin_trap();
+  } else if (n != before) {
+    __builtin_trap();
+  }
   switch (which) {
   case 0: ROUND_TRIP(std_msgs__msg__Header); break;
   case 1: ROUND_TRIP(std_msgs__msg__String); break;

@@ -301,3 +301,111 @@ TEST_F(SystemTest, SharedMustBeABoolean) {
 }
 
 } // namespace
+
+// The dds: section: domain, interface, unicast peers, topics each way with their QoS; the Cyclone
+// configuration made from it; a chain whose stages meet over DDS; errors name the key and line.
+namespace {
+const char kDds[] =
+    "nodes:\n"                                                         // 1
+    "  - name: a\n"                                                    // 2
+    "    timers: [{name: tick, period_ms: 10, publish: ping}]\n"       // 3
+    "    subscriptions: [{name: back, topic: pong}]\n"                 // 4
+    "    clients: [{name: ask, service: lookup, period_ms: 10}]\n"     // 5
+    "chains: [{name: loop, callbacks: [tick, back]}]\n"                // 6
+    "dds:\n"                                                           // 7
+    "  domain: 12\n"                                                   // 8
+    "  interface: veth-a\n"                                            // 9
+    "  peers: [10.77.0.2, 10.77.0.3]\n"                                // 10
+    "  export: [{topic: ping, priority: 9, depth: 4}]\n"               // 11
+    "  import: [{topic: pong, reliable: false, transient_local: true}]\n"  // 12
+    "  services: [{name: lookup, direction: import, request_size: 8, mapping: plain}]\n";
+
+std::string dds_error(const std::string &text) {
+  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
+  char e[512] = "";
+  if (takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                        text.size(), d.get(), e, sizeof e) == TAKT_OK)
+    return "parsed";
+  return e;
+}
+}  // namespace
+
+TEST_F(SystemTest, DdsSectionParsesAndMakesTheCycloneConfiguration) {
+  parse(kDds);
+  const takt_system_dds_t &d = desc->dds;
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.domain, 12u);
+  EXPECT_STREQ(d.interface, "veth-a");
+  ASSERT_EQ(d.n_peers, 2u);
+  EXPECT_STREQ(d.peers[1], "10.77.0.3");
+  EXPECT_TRUE(d.stamp);
+  ASSERT_EQ(d.n_exports, 1u);
+  EXPECT_STREQ(d.exports[0].topic, "ping");
+  EXPECT_EQ(d.exports[0].priority, 9u);
+  EXPECT_EQ(d.exports[0].depth, 4u);
+  EXPECT_TRUE(d.exports[0].reliable);
+  ASSERT_EQ(d.n_imports, 1u);
+  EXPECT_FALSE(d.imports[0].reliable);
+  EXPECT_TRUE(d.imports[0].transient_local);
+  EXPECT_EQ(d.imports[0].line, 12);
+  EXPECT_EQ(desc->n_chains, 1u); // tick -> (DDS) -> back is a chain
+  ASSERT_EQ(d.n_services, 1u);
+  EXPECT_STREQ(d.services[0].name, "lookup");
+  EXPECT_TRUE(d.services[0].import);
+  EXPECT_FALSE(d.cyclone_mapping[0]);
+  EXPECT_EQ(d.services[0].request_size, 8u);
+  int ask = takt_system_desc_find_callback(desc.get(), "ask");
+  ASSERT_GE(ask, 0);
+  EXPECT_EQ(desc->callbacks[ask].response_size, 64u); // the imported service's sizes
+  char *xml = takt_system_dds_xml(&d);
+  ASSERT_NE(xml, nullptr);
+  EXPECT_STREQ(xml, "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface "
+                    "name=\"veth-a\"/></Interfaces><AllowMulticast>false</AllowMulticast></General>"
+                    "<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32"
+                    "</MaxAutoParticipantIndex><Peers><Peer address=\"10.77.0.2\"/><Peer "
+                    "address=\"10.77.0.3\"/></Peers></Discovery></Domain></CycloneDDS>");
+  free(xml);
+  takt_system_dds_t by_address = d;
+  snprintf(by_address.interface, sizeof by_address.interface, "127.0.0.1");
+  by_address.n_peers = 0;
+  xml = takt_system_dds_xml(&by_address);
+  ASSERT_NE(xml, nullptr);
+  EXPECT_STREQ(xml, "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface "
+                    "address=\"127.0.0.1\"/></Interfaces></General></Domain></CycloneDDS>");
+  free(xml);
+}
+
+TEST(SystemDds, ErrorsNameTheKeyAndLine) {
+  std::string base = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, publish: x}]\n";
+  EXPECT_EQ(dds_error(base + "dds: {domain: 300, export: [{topic: x}]}\n"),
+            "mem.yaml:4:15: dds.domain = 300 is out of range [0, 232]");
+  EXPECT_EQ(dds_error(base + "dds: {domain: 1.5, export: [{topic: x}]}\n"),
+            "mem.yaml:4:15: dds.domain must be a whole number, not '1.5'");
+  EXPECT_EQ(dds_error(base + "dds: {interface: '<x/>', export: [{topic: x}]}\n"),
+            "mem.yaml:4:18: dds.interface '<x/>' is not an interface name or an address (letters, "
+            "digits, '.', '_', ':' and '-')");
+  EXPECT_EQ(dds_error(base + "dds: {peers: 10.0.0.1, export: [{topic: x}]}\n"),
+            "mem.yaml:4:14: 'dds.peers' must be a list, not a scalar");
+  EXPECT_EQ(dds_error(base + "dds: {domain: 1}\n"),
+            "mem.yaml:4:6: 'dds' carries nothing: give it 'export', 'import' or 'services'");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, reliable: maybe}]}\n"),
+            "mem.yaml:4:37: reliable must be true or false, not 'maybe'");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, depth: 0}]}\n"),
+            "mem.yaml:4:34: depth = 0 is out of range [1, 1024]");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, qos: fast}]}\n"),
+            "mem.yaml:4:27: unknown key 'qos' in a DDS export (expected one of: topic, priority, "
+            "reliable, transient_local, depth)");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}, {topic: x}]}\n"),
+            "mem.yaml:4:36: topic 'x' is exported twice over DDS");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], import: [{topic: x}]}\n"),
+            "mem.yaml:4: topic 'x' is both exported and imported over DDS (it would come back to "
+            "itself)");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: t, direction: export}]}\n"),
+            "mem.yaml:4:18: exported DDS service 't' is not a service of this system");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: s, direction: import, mapping: fast}]}\n"),
+            "mem.yaml:4:56: mapping must be 'cyclone' (rmw_cyclonedds's request identity) or "
+            "'plain' (rmw_fastrtps's bare request), not 'fast'");
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], multicast: true}\n"),
+            "mem.yaml:4:29: unknown key 'multicast' in 'dds' (expected one of: domain, interface, "
+            "peers, stamp, export, import, services)");
+}

@@ -10,11 +10,13 @@ from typing import Dict, List
 from takt.bench import detection, pods, rosrt, scale, serialize, tide_overhead, trace, urt
 from takt.bench import ros1
 from takt.bench import shm
+from takt.bench import dds
 
 BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, detection, serialize, pods, rosrt,
                                                           scale, trace,
                                                           ros1,
-                                                          shm)}
+                                                          shm,
+                                                          dds)}
 NAMES: List[str] = list(BENCHMARKS)
 
 

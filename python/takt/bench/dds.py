@@ -1,0 +1,157 @@
+"""`takt bench dds`: one-way latency, publish -> callback start, takt -> takt over DDS (Cyclone,
+two processes) for 64 B, 4 KB, 64 KB and 1 MB, beside Cyclone's own `ddsperf` ping-pong (half the
+round trip) and rclpy -> rclpy (Fast DDS) in the same run; p50, p99, max.
+
+Headline: p50_takt_over_ddsperf_<size> (goal <= 1.1 at 64 B, <= 1.2 at 1 MB) and
+p99_takt_over_rclpy_p50_<size> (goal <= 1: takt's p99 below rclpy's median)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from takt import native
+from takt.bench.common import command, machine, machine_line, percentiles, ratio, write_json, write_markdown
+
+NAME = "dds"
+SIZES = (64, 4096, 65536, 1048576)
+LABEL = {64: "64B", 4096: "4KB", 65536: "64KB", 1048576: "1MB"}
+DDSPERF_LINE = re.compile(r"size (\d+) mean [\d.]+us min ([\d.]+)us 50% ([\d.]+)us 90% [\d.]+us "
+                          r"99% ([\d.]+)us max ([\d.]+)us cnt (\d+)")
+
+
+def _pair(sub: List[str], pub: List[str], env: Dict[str, str], timeout: float) -> Optional[dict]:
+    """Start the subscriber, then the publisher; the subscriber's JSON, or None (said why)."""
+    s = subprocess.Popen(sub, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = None
+    try:
+        time.sleep(0.5)
+        p = subprocess.Popen(pub, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        out, err = s.communicate(timeout=timeout)
+        p.wait(timeout=30)
+        if s.returncode not in (0, 3) or not out.strip():
+            sys.stderr.write(err)
+            return None
+        return json.loads(out)
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        sys.stderr.write(f"takt bench dds: {sub[0]}: {e}\n")
+        return None
+    finally:
+        for proc in (s, p):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _rows(raw: Optional[dict]) -> Dict[int, Dict[str, float]]:
+    if raw is None:
+        return {}
+    return {r["size"]: percentiles(r["samples"]) for r in raw["rows"] if r["samples"]}
+
+
+def takt_rows(count: int, period_us: int, domain: int) -> Dict[int, Dict[str, float]]:
+    exe = str(native.program("bench/takt-bench-dds"))
+    sizes = [str(s) for s in SIZES]
+    raw = _pair([exe, "sub", str(domain), str(count)] + sizes,
+                [exe, "pub", str(domain), str(count), str(period_us)] + sizes, dict(os.environ), 120)
+    return _rows(raw)
+
+
+def rclpy_rows(count: int, period_s: float, domain: int) -> Dict[int, Dict[str, float]]:
+    py = native.repo_root() / ".venv-ros2" / "bin" / "python"
+    script = native.repo_root() / "bench" / "dds" / "rclpy_oneway.py"
+    if not py.exists() or not script.exists():
+        return {}
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    sizes = [str(s) for s in SIZES]
+    raw = _pair([str(py), str(script), "sub", str(count)] + sizes,
+                [str(py), str(script), "pub", str(count), str(period_s)] + sizes, env, 180)
+    return _rows(raw)
+
+
+def ddsperf_rows(seconds: int, domain: int) -> Dict[int, Dict[str, float]]:
+    """ddsperf ping at 50 Hz against ddsperf pong, per size: one-way = half the round trip. Its
+    per-second reports are combined as: p50 = median of the seconds' medians, p99 = the largest
+    second's p99, max = the largest max (ns)."""
+    exe = shutil.which("ddsperf")
+    if exe is None:
+        return {}
+    rows: Dict[int, Dict[str, float]] = {}
+    for size in SIZES:
+        pong = subprocess.Popen([exe, "-i", str(domain), "-D", str(seconds + 3), "pong"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.3)
+            ping = subprocess.run([exe, "-i", str(domain), "-D", str(seconds), "ping", "50Hz", "size",
+                                   str(size)], capture_output=True, text=True, timeout=seconds + 20)
+        finally:
+            pong.kill()
+            pong.wait()
+        secs = [m for m in (DDSPERF_LINE.search(l) for l in ping.stdout.splitlines()) if m]
+        if not secs:
+            continue
+        rows[size] = {"count": sum(int(m.group(6)) for m in secs),
+                      "p50": statistics.median(float(m.group(3)) for m in secs) * 1e3 / 2,
+                      "p99": max(float(m.group(4)) for m in secs) * 1e3 / 2,
+                      "max": max(float(m.group(5)) for m in secs) * 1e3 / 2}
+    return rows
+
+
+def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
+    return f"{d[size][k] / 1e3:.1f}" if size in d else "n/a"
+
+
+def run(quick: bool, out: Path) -> int:
+    count = 10 if quick else 2000
+    base = 150 + os.getpid() % 40  # DDS domains of this run's own
+    takt = takt_rows(count, 10000 if quick else 5000, base)
+    perf = ddsperf_rows(1 if quick else 20, base + 1)
+    rcl = rclpy_rows(5 if quick else 2000, 0.01 if quick else 0.005, base + 2)
+    headline: Dict[str, object] = {}
+    for s in SIZES:
+        t = takt.get(s)
+        headline[f"p50_takt_over_ddsperf_{LABEL[s]}"] = ratio(t["p50"], perf[s]["p50"]) if t and s in perf else None
+        headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"] = ratio(t["p99"], rcl[s]["p50"]) if t and s in rcl else None
+    goals = [("p50_takt_over_ddsperf_64B", 1.1), ("p50_takt_over_ddsperf_1MB", 1.2),
+             ("p99_takt_over_rclpy_p50_64B", 1.0)]
+    m = machine()
+    md = ["# dds: one-way latency over DDS, takt beside ddsperf and rclpy", "",
+          f"Command: `{command(NAME, quick)}` on {machine_line(m)}. takt: two processes "
+          "(`takt-bench-dds` sub and pub, preempt executors, callbacks at SCHED_FIFO 60), publish -> "
+          "callback start measured from the origin time the DDS stamp carries (both processes read "
+          "CLOCK_MONOTONIC); topics of bytes (CDR uint8[]), reliable, keep-last 8. ddsperf: Cyclone's "
+          "own ping-pong at 50 Hz, one-way = half the round trip (its per-second medians' median, the "
+          "largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
+          "DDS, publish -> callback start. Default interface, no other load arranged."
+          + (" Smoke mode: a handful of samples, the numbers mean nothing." if quick else ""), "",
+          "| size | takt p50 µs | takt p99 µs | takt max µs | ddsperf p50 µs | ddsperf p99 µs | "
+          "rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | takt p99 / rclpy p50 |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in SIZES:
+        a = headline[f"p50_takt_over_ddsperf_{LABEL[s]}"]
+        b = headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"]
+        md.append(f"| {LABEL[s]} | {_us(takt, s, 'p50')} | {_us(takt, s, 'p99')} | {_us(takt, s, 'max')} | "
+                  f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(rcl, s, 'p50')} | "
+                  f"{_us(rcl, s, 'p99')} | {a if a is not None else 'n/a'} | {b if b is not None else 'n/a'} |")
+    md += ["", "Goals: " + "; ".join(
+        f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
+        for k, g in goals), ""]
+    if not perf:
+        md.append("ddsperf (Debian cyclonedds-tools) is not installed: its column is n/a.")
+    if not rcl:
+        md.append("No rclpy (.venv-ros2, tools/deps_ros2.sh): its column is n/a.")
+    result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
+              "headline": headline,
+              "rows": [{"size": s, "takt": takt.get(s), "ddsperf": perf.get(s), "rclpy": rcl.get(s)}
+                       for s in SIZES]}
+    write_json(out, NAME, result)
+    write_markdown(out, NAME, md)
+    return 0 if len(takt) == len(SIZES) else 1

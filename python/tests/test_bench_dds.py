@@ -1,0 +1,48 @@
+"""takt bench dds's report from made-up measurements: ddsperf's per-second lines are read as
+ddsperf prints them, the headline ratios are takt over ddsperf's one-way and takt's p99 over
+rclpy's median, every goal is listed as met or not, and a missing peer is n/a, not a failure."""
+
+from __future__ import annotations
+
+import json
+
+from takt.bench import common, dds
+
+# a line of `ddsperf ping` output as Cyclone 0.10.2 prints it (round trip, µs)
+LINE = ("[7237] 1.000  vm:7224 size 64 mean 34.465us min 26.800us 50% 33.398us 90% 39.418us "
+        "99% 50.474us max 50.474us cnt 99")
+
+
+def test_ddsperf_line_is_read():
+    m = dds.DDSPERF_LINE.search(LINE)
+    assert m is not None
+    assert (int(m.group(1)), float(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6))) == \
+        (64, 33.398, 50.474, 50.474, 99)
+
+
+def _rows(p50, p99):
+    return {s: common.percentiles([p50 * 1e3, p50 * 1e3, p99 * 1e3]) for s in dds.SIZES}
+
+
+def test_headline_ratios_and_goals(tmp_path, monkeypatch):
+    monkeypatch.setattr(dds, "takt_rows", lambda *a: _rows(20.0, 30.0))
+    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {s: {"count": 9, "p50": 16e3, "p99": 20e3, "max": 25e3}
+                                                        for s in dds.SIZES})
+    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})  # no ROS 2 venv
+    assert dds.run(True, tmp_path) == 0
+    r = json.loads((tmp_path / "dds.json").read_text())
+    assert r["headline"]["p50_takt_over_ddsperf_64B"] == 1.25
+    assert r["headline"]["p99_takt_over_rclpy_p50_64B"] is None
+    md = (tmp_path / "dds.md").read_text()
+    assert "p50_takt_over_ddsperf_64B <= 1.1: NOT met" in md
+    assert "p99_takt_over_rclpy_p50_64B <= 1.0: n/a" in md
+    assert "No rclpy" in md
+    rows = [l for l in md.splitlines() if l.startswith("|")]
+    assert len({l.count("|") for l in rows}) == 1
+
+
+def test_missing_takt_rows_fail(tmp_path, monkeypatch):
+    monkeypatch.setattr(dds, "takt_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
+    assert dds.run(True, tmp_path) == 1
