@@ -566,10 +566,13 @@ static void start_graph(takt_dds_t *d) {
 static void check_types(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t only) {
   void *buf[16];
   dds_sample_info_t si[16];
+  char report[4][720]; /* said after the lock is let go */
+  int n_report = 0;
+  takt_mutex_lock(&d->types_mx);
   for (;;) {
     memset(buf, 0, sizeof buf); /* NULL: Cyclone lends its samples */
     dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, mask);
-    if (n <= 0) return;
+    if (n <= 0) break;
     uint32_t nr = n_routes(d);
     for (dds_return_t i = 0; i < n; i++) {
       const dds_builtintopic_endpoint_t *ep = buf[i];
@@ -585,14 +588,18 @@ static void check_types(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t 
         if (ours == NULL || strcmp(ours, ep->type_name) == 0)
           continue;
         takt__dds_count(&d->stats.type_mismatch);
-        fprintf(stderr, "takt dds: %s: a %s of type %s elsewhere does not match this side's %s "
-                        "(not connected)\n", ep->topic_name,
-                rd == d->builtin[0] ? "writer" : "reader", ep->type_name, ours);
+        if (n_report < 4)
+          snprintf(report[n_report++], sizeof report[0],
+                   "takt dds: %.150s: a %s of type %.240s elsewhere does not match this side's "
+                   "%.240s (not connected)", ep->topic_name, rd == d->builtin[0] ? "writer" : "reader",
+                   ep->type_name, ours);
       }
     }
     (void)dds_return_loan(rd, buf, n);
-    if (mask != DDS_NOT_READ_SAMPLE_STATE) return; /* a full scan reads each once */
+    if (mask != DDS_NOT_READ_SAMPLE_STATE) break; /* a full scan reads each once */
   }
+  takt_mutex_unlock(&d->types_mx);
+  for (int i = 0; i < n_report; i++) fprintf(stderr, "%s\n", report[i]);
 }
 
 static void on_discovered(dds_entity_t rd, void *arg) {
@@ -744,6 +751,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
     goto fail;
   /* other participants' endpoints: a type name mismatch on our topics is reported (Cyclone's
      listener thread) */
+  if (takt_mutex_init(&d->types_mx) != TAKT_OK) goto fail;
   dds_listener_t *bl = dds_create_listener(d);
   if (bl == NULL) goto fail;
   dds_lset_data_available(bl, on_discovered);

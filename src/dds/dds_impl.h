@@ -139,6 +139,8 @@ struct takt_dds {
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
   dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
                                    participants' endpoints, checked for a type name mismatch */
+  takt_mutex_t types_mx;        /* one reader of them at a time: Cyclone's listener thread (new
+                                   endpoints) and a route's creation (those already known) */
   dds_guid_t self_guid;
   struct ddsi_sertype *graph_st;
   char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""ROS 1 <-> ROS 2 through one takt process (tests/dds/ros1_ros2_bridge.c): a real rosmaster,
+a rospy talker and listener (Debian's /usr/bin/python3), an rclpy talker and listener (Fast DDS,
+from the venv), and takt's bridge between them. Exact contents both ways:
+rospy /r1_to_r2 -> takt -> rclpy rt/r1_to_r2, and rclpy rt/r2_to_r1 -> takt -> rospy /r2_to_r1.
+As run_peers.py: as root inside a network namespace with only `lo` (Cyclone pinned to it).
+
+  run_ros1_ros2.py --bridge TAKT_ROS1_ROS2_BRIDGE --venv VENV
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from run_peers import in_loopback_namespace, peer_env  # noqa: E402
+
+ROS1_PEERS = HERE.parent / "ros1" / "peers"
+DOMAIN = 76
+COUNT = 20
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_line(p: subprocess.Popen, want: str, timeout: float, seen: list[str]) -> bool:
+    """Read p's output lines (kept in seen) until one equals want; False at EOF or timeout."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))
+        if not r:
+            break
+        line = p.stdout.readline()
+        if not line:
+            return False
+        seen.append(line)
+        if line.strip() == want:
+            return True
+    return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bridge", required=True)
+    ap.add_argument("--venv", required=True)
+    a = ap.parse_args()
+    rc = in_loopback_namespace()
+    if rc is not None:
+        return rc
+    port = free_port()
+    master = f"http://127.0.0.1:{port}/"
+    env = peer_env(DOMAIN)
+    env["ROS_MASTER_URI"] = master
+    py2 = str(Path(a.venv) / "bin" / "python")
+    ros2 = [py2, str(HERE / "ros2_peer.py")]
+    procs: list[subprocess.Popen] = []
+
+    def start(cmd: list[str]) -> subprocess.Popen:
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(p)
+        return p
+
+    try:
+        start(["rosmaster", "--core", "-p", str(port)])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        bridge = start([a.bridge, master, str(DOMAIN), str(COUNT), "60"])
+        r2_listener = start(ros2 + ["listen", "r1_to_r2", "string", str(COUNT), "60"])
+        r1_listener = start(["/usr/bin/python3", str(ROS1_PEERS / "listener.py"), "/r2_to_r1", str(COUNT)])
+        # the talkers start once the far sides listen: the bridge's DDS writer has matched the
+        # rclpy listener, and the rospy listener has subscribed (then its TCPROS connection to
+        # the bridge needs a moment); each talker waits for the bridge's subscriber itself
+        early: dict[str, list[str]] = {"takt bridge": [], "rospy listener": []}
+        if not wait_line(bridge, "ready", 40, early["takt bridge"]) or \
+                not wait_line(r1_listener, "ready", 40, early["rospy listener"]):
+            print("the bridge or the rospy listener did not get ready:", early)
+            return 1
+        time.sleep(1.0)
+        r1_talker = start(["/usr/bin/python3", str(ROS1_PEERS / "talker.py"), "/r1_to_r2", str(COUNT), "rospy-says"])
+        r2_talker = start(ros2 + ["talk", "r2_to_r1", "string", str(COUNT), "0.02", "rclpy-says"])
+        outs = {}
+        for name, p in (("rospy talker", r1_talker), ("rclpy talker", r2_talker), ("rclpy listener", r2_listener),
+                        ("rospy listener", r1_listener), ("takt bridge", bridge)):
+            try:
+                out, _ = p.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            outs[name] = (p.returncode, "".join(early.get(name, [])) + out)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    for name, (code, out) in outs.items():
+        print(f"--- {name} rc={code}\n{out}")
+    got2 = [l for l in outs["rclpy listener"][1].splitlines() if l.startswith("got ")]
+    got1 = [l for l in outs["rospy listener"][1].splitlines() if l.startswith("got: ")]
+    want2 = [f"got rospy-says {i}" for i in range(COUNT)]
+    want1 = [f"got: rclpy-says {i}" for i in range(COUNT)]
+    ok = got2 == want2 and got1 == want1 and all(code == 0 for code, _ in outs.values())
+    print("ros1 -> ros2:", "exact" if got2 == want2 else f"got {got2}")
+    print("ros2 -> ros1:", "exact" if got1 == want1 else f"got {got1}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
