@@ -13,3 +13,8 @@ set(TAKT_EXEC_SOURCES src/exec/executor.c src/exec/sizes.c src/exec/tide.c src/e
 set(TAKT_TRANSPORT_SOURCES src/transport/transport.c src/transport/frame.c
     src/transport/link.c src/transport/daemon.c src/transport/bridge.c
     src/transport/backends.c src/transport/backend_daemon.c)
+# The transport layer on the Cortex-M port: the link over the UART driver instead of the one over
+# the POSIX port's I/O (threads, sockets, ttys).
+set(TAKT_TRANSPORT_CORTEXM_SOURCES src/transport/transport.c src/transport/frame.c
+    src/transport/link_uart.c src/transport/daemon.c src/transport/bridge.c
+    src/transport/backends.c src/transport/backend_daemon.c)
