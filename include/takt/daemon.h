@@ -154,6 +154,8 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
  * (the frame stays). Thread-safe.
  */
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap);
+/** Reliable frames sent (or queued) and not yet acknowledged. */
+uint32_t takt_daemon_unacknowledged(takt_daemon_t *d);
 /** Data frames waiting, and the priority of the one takt_daemon_take would return (-1: none). */
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority);
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out);

@@ -289,6 +289,12 @@ static int parse_constraints(parser_t *p, yaml_node_t *it, takt_system_callback_
   if ((n = lookup(p, it, "usefulness_zero_ms")) != NULL &&
       get_ms_ns(p, n, "usefulness_zero_ms", 0.001, &cb->usefulness_zero_ns) < 0)
     return -1;
+  if ((n = lookup(p, it, "check")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'check'") < 0) return -1;
+    if (strcmp(scalar(n), "sequence") != 0)
+      return FAIL(p, n, "check must be 'sequence', not '%s'", scalar(n));
+    cb->check_sequence = true;
+  }
   if ((n = lookup(p, it, "on_violation")) != NULL) {
     if (want(p, n, YAML_SCALAR_NODE, "'on_violation'") < 0) return -1;
     if (strcmp(scalar(n), "panic") == 0) cb->recover = false;
@@ -312,7 +318,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
   static const char *const sub_keys[] = {
       "name",     "topic",      "depth",   "work_us",   "priority",           "deadline_ms",
       "publish",  "class",      "latency_ms", "jitter_ms", "rate_ms", "usefulness_zero_ms",
-      "on_violation", "group", "cpus", NULL};
+      "on_violation", "group", "cpus", "check", NULL};
   static const char *const fusion_keys[] = {"name",        "inputs",  "depth", "work_us",
                                             "priority",    "deadline_ms", "publish", "group",
                                             "cpus",        NULL};

@@ -643,6 +643,13 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
   }
 }
 
+uint32_t takt_daemon_unacknowledged(takt_daemon_t *d) {
+  takt__lock_take(&d->lock);
+  uint32_t n = d->next_rseq - d->acked;
+  takt__lock_give(&d->lock);
+  return n;
+}
+
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority) {
   takt__lock_take(&d->lock);
   rx_slot_t *s = takt__heap_top(&d->rx_table);
