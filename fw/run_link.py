@@ -45,6 +45,7 @@ nodes:
 links:
   - name: uart
     spec: "serial:/dev/null"   # the pseudo-terminal: --link uart=serial:PATH
+    window: 32
     import:
       - {topic: data, entity: 0}
 """

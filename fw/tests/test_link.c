@@ -70,11 +70,13 @@ void test_link_reliable(void) {
   takt_context_t *ctx = make_context();
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 16;
-  dc.tx_nodes = 24;
+  dc.tx_nodes = 40;
   dc.rx_frames = 2;
-  dc.window = 16; /* the agent's (its default) */
+  dc.window = 32; /* the agent's (fw/run_link.py) */
   dc.retransmit_timeout_ns = 100 * 1000000LL;
   dc.polled = true;
+  dc.suppress_stale_nacks = true;
+  dc.heartbeat_period_ns = 10 * 1000000LL;
   CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
   g_dh = takt_daemon_link_handlers(g_daemon);
   takt_wakeup_init(&g_progress);
@@ -127,12 +129,13 @@ void test_link_reliable(void) {
   takt_uart_get_stats(takt_link_uart(link), &us);
   fw_printf("link_reliable: %lu acknowledged in %lu ms; frames %lu (data %lu, heartbeats %lu), "
             "dropped %lu, corrupted %lu, sent again %lu (after a timeout %lu); acknacks in %lu, "
-            "crc errors %lu; uart rx overruns %lu, rx dropped %lu\n",
+            "crc errors %lu, stale nacks ignored %lu; uart rx overruns %lu, rx dropped %lu\n",
             (unsigned long)count, (unsigned long)(took / 1000000), (unsigned long)ls.sent_frames,
             (unsigned long)ds.tx_frames, (unsigned long)ds.heartbeats, (unsigned long)ls.dropped,
             (unsigned long)ls.corrupted_bytes, (unsigned long)ds.retransmissions,
             (unsigned long)ds.timeouts, (unsigned long)(us.rx_bytes / 36u),
-            (unsigned long)ds.rx_crc_errors, (unsigned long)us.rx_overruns,
+            (unsigned long)ds.rx_crc_errors, (unsigned long)ds.nacks_suppressed,
+            (unsigned long)us.rx_overruns,
             (unsigned long)us.rx_dropped);
   /* the faults asked for were injected (5 % and 10 % of every frame, +-20 % of that) */
   if (count >= 10000u) {

@@ -131,6 +131,7 @@ typedef struct takt_system_link {
   char name[TAKT_SYSTEM_NAME];
   char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
   bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
+  uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];

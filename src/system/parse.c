@@ -661,7 +661,7 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
 }
 
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name", "spec", "mode", "export", "import", "services", NULL};
+  static const char *const keys[] = {"name", "spec", "mode", "window", "export", "import", "services", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -682,6 +682,11 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       if (strcmp(scalar(n), "microros") == 0) l->microros = true;
       else if (strcmp(scalar(n), "pods") != 0)
         return FAIL(p, n, "mode must be 'pods' or 'microros', not '%s'", scalar(n));
+    }
+    if ((n = lookup(p, it, "window")) != NULL) {
+      double v;
+      if (get_number(p, n, "window", 1, 32, &v) < 0) return -1;
+      l->window = (uint32_t)v;
     }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;

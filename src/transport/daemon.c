@@ -19,6 +19,7 @@ typedef struct tx_node {
   int32_t pend_pos; /* in the pending queue (reliable, sent, not acknowledged) */
   uint8_t priority;
   bool reliable, control;
+  bool stale;       /* control: news came while it was on the line; send another after it */
   uint64_t order;   /* FIFO among equal priorities */
   uint32_t rseq;    /* reliable sequence number (32-bit; 16 on the wire) */
   int64_t sent_at;  /* when it last went on the line (context clock) */
@@ -72,6 +73,9 @@ struct takt_daemon {
   takt__heap_t pending; /* by sent_at */
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
+  uint32_t hb_last;          /* the last rseq the queued HEARTBEAT announces */
+  struct { uint32_t last; int64_t at; } hb_hist[16]; /* HEARTBEATs that left, a ring */
+  uint32_t hb_n;
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
   uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
   uint8_t ack_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
@@ -117,6 +121,11 @@ static void start_next_locked(takt_daemon_t *d) {
   if (n == NULL) return;
   d->current = n;
   n->sent_at = now_of(d);
+  if (n == &d->hb_node) {
+    d->hb_hist[d->hb_n % 16u].last = d->hb_last;
+    d->hb_hist[d->hb_n % 16u].at = n->sent_at;
+    d->hb_n++;
+  }
   (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
   takt__trace_t *tr = takt__trace_of(d->ctx);
   if (tr != NULL) {
@@ -145,7 +154,10 @@ static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind
   put_u32(payload + 8, c);
   takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
                            .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD, .t_info = 0};
-  if (d->current == n) return; /* on the line: the next one will carry newer news */
+  if (d->current == n) { /* on the line: another goes once it has left, with the news then */
+    n->stale = true;
+    return;
+  }
   n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD));
   if (n->pos < 0) takt__heap_push(&d->exec_queue, n);
   start_next_locked(d);
@@ -187,8 +199,11 @@ static void pend_locked(takt_daemon_t *d, tx_node_t *n) {
 static void heartbeat_locked(takt_daemon_t *d) {
   if (d->next_rseq == d->acked) return; /* nothing unacknowledged */
   d->stats.heartbeats++;
+  d->hb_last = d->next_rseq - 1;
   queue_control_locked(d, &d->hb_node, TAKT_FRAME_HEARTBEAT, d->acked, d->next_rseq - 1, 0);
 }
+
+static void ack_locked(takt_daemon_t *d);
 
 static void on_sent(void *user) {
   takt_daemon_t *d = user;
@@ -197,7 +212,10 @@ static void on_sent(void *user) {
   if (n != NULL) {
     d->current = NULL;
     if (n->control) {
-      /* nothing to keep */
+      bool stale = n->stale;
+      n->stale = false;
+      if (stale && n == &d->hb_node) heartbeat_locked(d);
+      else if (stale && n == &d->ack_node) ack_locked(d);
     } else {
       d->stats.tx_frames++;
       d->tx_done_seq = n->order > d->tx_done_seq ? n->order : d->tx_done_seq;
@@ -217,6 +235,17 @@ static void on_sent(void *user) {
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
+  /* the receiver answered a HEARTBEAT announcing upto - 1; a frame sent again after the latest
+   * such HEARTBEAT left had not reached it (the line keeps order): its NACK is stale */
+  int64_t answered = TAKT_TIME_INFINITE;
+  if (d->cfg.suppress_stale_nacks)
+    for (uint32_t i = 0; i < 16u && i < d->hb_n; i++) {
+      uint32_t k = (d->hb_n - 1u - i) % 16u;
+      if (d->hb_hist[k].last == upto - 1u) {
+        answered = d->hb_hist[k].at;
+        break;
+      }
+    }
   if ((int32_t)(base - d->acked) > 0) {
     d->acked = base;
     wake_senders_locked(d);
@@ -234,6 +263,8 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
     if (off < 0 || (in_range && !missing)) {
       takt__heap_remove(&d->pending, n);
       free_node_locked(d, n);
+    } else if (missing && answered != TAKT_TIME_INFINITE && n->sent_at > answered) {
+      d->stats.nacks_suppressed++; /* sent again after this ACKNACK's HEARTBEAT left */
     } else if (missing) {
       takt__heap_remove(&d->pending, n);
       n->order = ++d->tx_seq;
@@ -251,6 +282,15 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
     tx_node_t *oldest = takt__heap_top(&d->pending);
     if (oldest == NULL) return TAKT_TIME_INFINITE;
     int64_t due = oldest->sent_at + d->cfg.retransmit_timeout_ns;
+    if (d->cfg.heartbeat_period_ns > 0) { /* a HEARTBEAT while the stream waits */
+      int64_t last = d->hb_node.sent_at > oldest->sent_at ? d->hb_node.sent_at : oldest->sent_at;
+      int64_t hb_due = last + d->cfg.heartbeat_period_ns;
+      if (hb_due <= now && d->current != &d->hb_node && d->hb_node.pos < 0) {
+        heartbeat_locked(d);
+        hb_due = now + d->cfg.heartbeat_period_ns;
+      }
+      if (hb_due < due && due > now) due = hb_due;
+    }
     if (due > now) return due;
     takt__heap_pop(&d->pending); /* unacknowledged too long: send it again */
     oldest->order = ++d->tx_seq;
@@ -425,7 +465,8 @@ static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
 static bool config_valid(const takt_daemon_config_t *cfg) {
   return cfg->tx_nodes >= 1 && cfg->tx_nodes <= TAKT_DAEMON_MAX_QUEUE && cfg->rx_frames >= 1 &&
          cfg->rx_frames <= TAKT_DAEMON_MAX_QUEUE && cfg->window >= 1 && cfg->window <= 32 &&
-         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 && cfg->max_payload >= 1 &&
+         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 &&
+         cfg->heartbeat_period_ns >= 0 && cfg->max_payload >= 1 &&
          cfg->max_payload <= TAKT_FRAME_MAX_PAYLOAD && cfg->mode <= TAKT_DAEMON_MICROROS &&
          (cfg->polled || takt__thread_attr_valid(&cfg->timer_thread));
 }
