@@ -207,7 +207,7 @@ def main() -> int:
             yaml = Path(a.workdir) / "link_agent.yaml"
             yaml.write_text(AGENT_YAML)
             agent = subprocess.Popen([a.agent, str(yaml), "--json", str(result), "--quiet",
-                                      "--rt-priority", "0", "--link", f"uart={a.host_link_prefix}serial:{q.pty}"])
+                                      "--rt-priority", "80", "--link", f"uart={a.host_link_prefix}serial:{q.pty}"])
             time.sleep(1.5)  # the agent has the terminal, QEMU has seen it open
             q.cont()
         else:
