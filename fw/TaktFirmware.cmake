@@ -21,7 +21,7 @@ foreach(board ${TAKT_FW_BOARDS})
     INSTALL_COMMAND ""
     USES_TERMINAL_BUILD OFF)
   if(TAKT_BUILD_TESTS AND TAKT_QEMU_ARM)
-    foreach(group tide_batch clock uart uart_rx frame swi)
+    foreach(group tide_batch clock uart uart_rx frame swi hard)
       set(sleep off) # guest time independent of the host (fw/run_qemu.cmake)
       if(group STREQUAL "uart_rx" OR group STREQUAL "clock")
         # the host feeds it bytes in real time / it sleeps for long (QEMU 7.2 with sleep=off

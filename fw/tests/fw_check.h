@@ -36,6 +36,7 @@ void test_frame(void);
 void test_swi(void);
 void test_fault(void);
 void test_mutex_twice(void);
+void test_hard(void);
 void test_link_reliable(void);
 void test_link_bad_input(void);
 

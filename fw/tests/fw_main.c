@@ -17,6 +17,7 @@ static const group_t groups[] = {
     {"uart_rx", test_uart_rx},
     {"frame", test_frame},
     {"swi", test_swi},
+    {"hard", test_hard},
     /* these two need the host on UART1 (fw/run_link.py): only when named */
     {"link_reliable", test_link_reliable},
     {"link_bad_input", test_link_bad_input},
