@@ -92,7 +92,7 @@ void test_link_reliable(void) {
   fw_printf("link_reliable: %lu messages on %s\n", (unsigned long)count, takt_link_name(link));
 
   int64_t start = takt_time_now();
-  int64_t limit = start + (20 + (int64_t)count / 500) * TAKT_NS_PER_S; /* 220 s for 100,000 */
+  int64_t limit = start + (30 + (int64_t)count / 450) * TAKT_NS_PER_S; /* 252 s for 100,000 */
   uint8_t payload[16];
   uint32_t sent = 0;
   takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
