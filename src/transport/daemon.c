@@ -56,7 +56,9 @@ struct takt_daemon {
   tx_node_t *nodes;
   rx_slot_t *slots;
 
-  takt__lock_t lock; /* level DAEMON: guards everything below */
+  takt__lock_t lock; /* level DAEMON: guards everything below (a critical section on a port
+                      * without threads: see dlock_take) */
+  takt_irq_state_t irq; /* that critical section's saved state */
   takt_link_t *link;
   bool stop;
   /* notification of arrivals, called with the lock let go */
@@ -90,6 +92,25 @@ struct takt_daemon {
   uint64_t rx_seq;
   takt_daemon_stats_t stats;
 };
+
+/* The daemon's lock. On a port without threads (Cortex-M) the daemon's handlers run in the link
+ * interrupt, which preempts callbacks (PoDS §5.3: the daemon lives in interrupt context) — also
+ * while they hold their group's job lock, a takt mutex that masks everything below the
+ * software interrupts' ceiling. So there the lock is a critical section (held for a heap
+ * operation or one frame's copy: microseconds), and wake-ups are posted at once (posting is
+ * interrupt-safe there) rather than deferred until no takt lock is held. */
+#if TAKT_PORT_CORTEXM
+static inline void dlock_take(takt_daemon_t *d) {
+  takt_irq_state_t s = takt_critical_enter();
+  d->irq = s;
+}
+static inline void dlock_give(takt_daemon_t *d) { takt_critical_exit(d->irq); }
+static inline void dwake(takt_wakeup_t *w) { takt_wakeup_post(w); }
+#else
+static inline void dlock_take(takt_daemon_t *d) { takt__lock_take(&d->lock); }
+static inline void dlock_give(takt_daemon_t *d) { takt__lock_give(&d->lock); }
+static inline void dwake(takt_wakeup_t *w) { takt__defer_wake(w); }
+#endif
 
 static int64_t now_of(const takt_daemon_t *d) { return takt_clock_now(d->clock); }
 
@@ -167,7 +188,7 @@ static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind
 static void wake_senders_locked(takt_daemon_t *d) {
   for (sender_wait_t *s = d->senders, *next; s != NULL; s = next) {
     next = s->next; /* s may be gone once posted */
-    takt__defer_wake(&s->w);
+    dwake(&s->w);
   }
   d->senders = NULL;
 }
@@ -178,9 +199,9 @@ static void wait_progress_locked(takt_daemon_t *d) {
   takt_wakeup_init(&me.w);
   me.next = d->senders;
   d->senders = &me;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   (void)takt_wakeup_wait(&me.w, TAKT_TIME_INFINITE);
-  takt__lock_take(&d->lock);
+  dlock_take(d);
 }
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
@@ -193,7 +214,7 @@ static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
  * if it is the earliest. */
 static void pend_locked(takt_daemon_t *d, tx_node_t *n) {
   takt__heap_push(&d->pending, n);
-  if (d->timer_running && takt__heap_top(&d->pending) == n) takt__defer_wake(&d->timer_wake);
+  if (d->timer_running && takt__heap_top(&d->pending) == n) dwake(&d->timer_wake);
 }
 
 static void heartbeat_locked(takt_daemon_t *d) {
@@ -207,7 +228,7 @@ static void ack_locked(takt_daemon_t *d);
 
 static void on_sent(void *user) {
   takt_daemon_t *d = user;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   tx_node_t *n = d->current;
   if (n != NULL) {
     d->current = NULL;
@@ -229,7 +250,7 @@ static void on_sent(void *user) {
     }
   }
   start_next_locked(d);
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- reliable sender: acknowledgements and timeouts ---- */
@@ -301,22 +322,22 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
 }
 
 int64_t takt_daemon_poll(takt_daemon_t *d) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   int64_t next = due_locked(d, now_of(d));
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return next;
 }
 
 static void timer_main(void *arg) {
   takt_daemon_t *d = arg; /* on the monotonic clock: a FAKE one never has a timer thread */
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   while (!d->stop) {
     int64_t next = due_locked(d, now_of(d));
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     (void)takt_wakeup_wait(&d->timer_wake, next);
-    takt__lock_take(&d->lock);
+    dlock_take(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- reliable receiver ---- */
@@ -417,22 +438,22 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
 
 static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   takt_daemon_t *d = user;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   uint64_t before = d->stats.rx_frames;
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
   d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
   void (*notify)(void *) = d->stats.rx_frames != before ? d->on_data : NULL;
   void *notify_user = d->on_data_user;
   if (notify != NULL) d->in_notify++;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   if (notify == NULL) return;
   notify(notify_user); /* no lock held: it may wake an executor (the context lock) */
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   if (--d->in_notify == 0 && d->notify_idle != NULL) {
-    takt__defer_wake(d->notify_idle);
+    dwake(d->notify_idle);
     d->notify_idle = NULL;
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- creation ---- */
@@ -545,18 +566,18 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
 }
 
 void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   d->on_data = on_data;
   d->on_data_user = user;
   while (d->in_notify > 0) { /* the previous one may be running: wait until it returns */
     takt_wakeup_t idle;
     takt_wakeup_init(&idle);
     d->notify_idle = &idle;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     (void)takt_wakeup_wait(&idle, TAKT_TIME_INFINITE);
-    takt__lock_take(&d->lock);
+    dlock_take(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
@@ -567,19 +588,19 @@ takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link) {
   if (d == NULL || link == NULL) return TAKT_EINVAL;
   if (takt_link_max_frame(link) < d->wire_cap) return TAKT_ESIZE;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   d->link = link;
   start_next_locked(d);
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return TAKT_OK;
 }
 
 void takt_daemon_destroy(takt_daemon_t *d) {
   if (d == NULL) return;
   if (d->timer_running) {
-    takt__lock_take(&d->lock);
+    dlock_take(d);
     d->stop = true;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     takt_wakeup_post(&d->timer_wake);
     takt_thread_join(&d->timer);
   }
@@ -601,10 +622,10 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   fh.length = (uint16_t)n;
   bool reliable = (fh.flags & TAKT_FRAME_RELIABLE) != 0;
   bool blocking = d->cfg.mode == TAKT_DAEMON_MICROROS;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   while (reliable && d->next_rseq - d->acked >= d->cfg.window) {
     if (!blocking) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_EBUSY; /* the window is full: try again after acknowledgements */
     }
     wait_progress_locked(d);
@@ -626,7 +647,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   }
   if (node == NULL) {
     d->stats.tx_full++;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     return TAKT_EFULL;
   }
   node->reliable = reliable;
@@ -650,17 +671,17 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
     while (d->tx_done_seq < mine) wait_progress_locked(d);
     while (reliable && (int32_t)(my_rseq - d->acked) >= 0) wait_progress_locked(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return TAKT_OK;
 }
 
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap) {
   if (d == NULL || h == NULL || (payload == NULL && cap > 0)) return TAKT_EINVAL;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   for (;;) {
     rx_slot_t *s = takt__heap_top(&d->rx_table);
     if (s == NULL) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_EAGAIN;
     }
     takt_frame_header_t fh;
@@ -672,36 +693,36 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
       continue;
     }
     if (fh.length > cap) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_ESIZE;
     }
     takt__heap_pop(&d->rx_table);
     memcpy(payload, takt_frame_payload(s->frame), fh.length);
     *h = fh;
     release_slot_locked(d, s);
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     return TAKT_OK;
   }
 }
 
 uint32_t takt_daemon_unacknowledged(takt_daemon_t *d) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   uint32_t n = d->next_rseq - d->acked;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return n;
 }
 
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   rx_slot_t *s = takt__heap_top(&d->rx_table);
   uint32_t n = d->rx_table.n;
   if (next_priority != NULL) *next_priority = s != NULL ? s->priority : -1;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return n;
 }
 
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   *out = d->stats;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }

@@ -1,11 +1,12 @@
 /* Links on the Cortex-M port (takt/link.h): a link over one of the CMSDK UARTs, with no threads.
  *
  * The UART's own interrupts (NVIC 0x40) move bytes between the line and two rings and never take
- * a takt lock; they pend the link interrupt (IRQ 26). The link interrupt runs at the software
- * interrupts' ceiling (the priority every held takt mutex masks, above every executor level), so
- * the handlers it calls — a daemon's on_receive and on_sent (PoDS §5.3: the receive and
- * transmit-complete contexts) — may take the daemon's lock: they never run while the main loop or
- * a callback holds one, and they preempt every callback.
+ * a takt lock; they pend the link interrupt (IRQ 26, NVIC 0x50). The link interrupt runs above the
+ * software interrupts' ceiling (0x60, what every held takt mutex masks), so it preempts every
+ * callback, also one holding its group's job lock, as PoDS §5.3 wants of the daemon's receive and
+ * transmit-complete contexts: the handlers it calls (a daemon's on_receive and on_sent) take only
+ * the daemon's lock, which on this port is a critical section, and wake executors with
+ * interrupt-safe posts (takt_executor_wake_isr).
  *
  * Specifications: uart:INDEX[:BAUD[:paced]] (paced: each byte held for 10 bit times at BAUD, as
  * a real line; QEMU's UART sends at once), and emu:OPTIONS/uart:... with this side's frames passed
@@ -24,6 +25,10 @@
 #include "transport_impl.h"
 
 #define LINK_IRQ 26u
+/* Between the UARTs' 0x40 and the software interrupts' ceiling 0x60: callbacks holding takt
+ * mutexes (their group's job lock) do not mask it; the daemon's lock (a critical section here)
+ * does. */
+#define LINK_PRIO 0x50u
 #define N_LINKS 3u /* one per UART */
 #define RX_CHUNK 64u
 #define PEND_RX 1u
@@ -174,7 +179,7 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
                            .tx_cap = tx_cap, .rx_buf = mem + rx_at, .rx_cap = rx_cap,
                            .on_rx = uart_rx, .on_tx_done = uart_tx_done, .user = l};
   links[index] = l;
-  mps2_irq_enable(LINK_IRQ, (uint8_t)takt__cortexm_level_nvic(TAKT_SWI_RELEASE));
+  mps2_irq_enable(LINK_IRQ, LINK_PRIO);
   takt_err_t rc = takt_uart_init(&l->uart, &uc);
   if (rc < 0) {
     links[index] = NULL;
