@@ -66,6 +66,13 @@ foreach(board ${TAKT_FW_BOARDS})
     add_test(NAME fw_link_reliable_${board}
              COMMAND ${link_run} --group link_reliable --count ${count} --agent $<TARGET_FILE:takt-run>
                      --workdir ${fw_bin}/run-link_reliable --timeout ${limit})
+    # the micro-ROS-like mode on the MCU: every send waits for its acknowledgement (in WFI, woken
+    # by the link interrupt)
+    add_test(NAME fw_link_reliable_microros_${board}
+             COMMAND ${link_run} --group link_reliable --count 300 --microros
+                     --agent $<TARGET_FILE:takt-run> --workdir ${fw_bin}/run-link_reliable_microros
+                     --timeout 60)
+    set_tests_properties(fw_link_reliable_microros_${board} PROPERTIES TIMEOUT 90 LABELS firmware)
     math(EXPR ctest_limit "${limit} + 30")
     set_tests_properties(fw_link_reliable_${board} PROPERTIES TIMEOUT ${ctest_limit} LABELS firmware)
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers

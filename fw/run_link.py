@@ -72,7 +72,7 @@ class Qemu:
     def __init__(self, a: argparse.Namespace):
         self.mon = Path(a.workdir) / "monitor.sock"
         self.mon.unlink(missing_ok=True)
-        append = a.group + (f" count={a.count}" if a.count else "")
+        append = a.group + (f" count={a.count}" if a.count else "") + (" microros" if a.microros else "")
         cmd = [a.qemu, "-M", a.board, "-display", "none", "-S",
                "-monitor", f"unix:{self.mon},server=on,wait=off",
                "-serial", "stdio", "-serial", "pty",
@@ -189,6 +189,7 @@ def main() -> int:
     ap.add_argument("--agent", help="takt-run (link_reliable)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--count", type=int, default=0)
+    ap.add_argument("--microros", action="store_true", help="link_reliable: the daemon's micro-ROS-like mode")
     ap.add_argument("--timeout", type=float, default=150)
     ap.add_argument("--host-link-prefix", default="emu:baud=115200/",
                     help="what comes before serial:PTY in the agent's link (default: its "

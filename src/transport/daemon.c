@@ -193,15 +193,29 @@ static void wake_senders_locked(takt_daemon_t *d) {
   d->senders = NULL;
 }
 
-/* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. */
+static int64_t due_locked(takt_daemon_t *d, int64_t now);
+
+/* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. A polled
+ * daemon on the monotonic clock has no timer thread, and its owner is the one waiting here (a
+ * firmware's main loop): the wait ends when a retransmission or a HEARTBEAT falls due, and does
+ * it, or a lost frame would be waited for for ever. */
 static void wait_progress_locked(takt_daemon_t *d) {
   sender_wait_t me;
   takt_wakeup_init(&me.w);
   me.next = d->senders;
   d->senders = &me;
+  bool timed = d->cfg.polled && (d->clock == NULL || d->clock->kind != TAKT_CLOCK_FAKE);
+  int64_t until = timed ? due_locked(d, now_of(d)) : TAKT_TIME_INFINITE;
   dlock_give(d);
-  (void)takt_wakeup_wait(&me.w, TAKT_TIME_INFINITE);
+  takt_err_t rc = takt_wakeup_wait(&me.w, until);
   dlock_take(d);
+  if (rc == TAKT_OK) return; /* posted: taken off the list by its poster */
+  for (sender_wait_t **p = &d->senders; *p != NULL; p = &(*p)->next)
+    if (*p == &me) {
+      *p = me.next;
+      break;
+    }
+  (void)due_locked(d, now_of(d));
 }
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
