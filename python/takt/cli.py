@@ -73,6 +73,8 @@ def parser() -> argparse.ArgumentParser:
     p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(registry.NAMES))
     p_bench.add_argument("name", help="benchmark name")
     p_bench.add_argument("--quick", action="store_true", help="short smoke mode (CI)")
+    p_bench.add_argument("--mcu", action="store_true",
+                         help="pods: the microcontroller side in QEMU (mps2-an500), 115200 baud paced")
     p_bench.add_argument("--out", type=Path, default=Path("results"), help="output directory")
     return p
 

@@ -10,7 +10,8 @@
  *
  * Specifications: uart:INDEX[:BAUD[:paced]] (paced: each byte held for 10 bit times at BAUD, as
  * a real line; QEMU's UART sends at once), and emu:OPTIONS/uart:... with this side's frames passed
- * through a fault injector first (corrupt_frame, drop, seed; the host's link emulator's options).
+ * through a fault injector first (corrupt_frame, drop, fail_first — a DATA frame's first
+ * transmission lost —, seed: the host's link emulator's options of the same names).
  * Memory: one block of the context's arena (the link, its rings and a frame's scratch). */
 #include "takt/link.h"
 
@@ -43,7 +44,9 @@ struct takt_link {
   takt_uart_t uart;
   uint8_t *scratch; /* a frame being corrupted */
   bool faulty;
-  double p_corrupt, p_drop;
+  double p_corrupt, p_drop, p_fail_first; /* fail_first: a DATA frame's first transmission */
+  uint32_t seen[64];                      /* fail_first: frames sent already (by content) */
+  uint32_t seen_n;
   uint64_t rng; /* the fault injector's: the sender's context (one at a time: see send) */
 
   volatile uint32_t pend;   /* PEND_*: set by the UART's interrupts, taken by the link's */
@@ -127,6 +130,7 @@ static bool parse_faults(const char *opts, size_t len, takt_link_t *l) {
     if (end == eq + 1 || *end != '\0' || v < 0) return false;
     if (strcmp(tok, "corrupt_frame") == 0 && v <= 1) l->p_corrupt = v;
     else if (strcmp(tok, "drop") == 0 && v <= 1) l->p_drop = v;
+    else if (strcmp(tok, "fail_first") == 0 && v <= 1) l->p_fail_first = v;
     else if (strcmp(tok, "seed") == 0) seed = (uint64_t)v;
     else return false;
   }
@@ -226,7 +230,20 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   if (l->tx_busy) return TAKT_EBUSY;
   l->tx_busy = true;
   l->tx_len = n;
-  if (l->faulty && l->p_drop > 0 && uniform(l) < l->p_drop) {
+  bool fail_first = false;
+  if (l->faulty && l->p_fail_first > 0) { /* as the host's emulator: DATA frames only */
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ data[i]) * 16777619u;
+    bool seen = false;
+    for (uint32_t i = 0; i < l->seen_n && i < 64u; i++) seen |= l->seen[i] == h;
+    takt_frame_header_t fh;
+    if (!seen) {
+      l->seen[l->seen_n++ % 64u] = h;
+      fail_first = takt_frame_peek_header(data, n, &fh) == TAKT_OK && fh.kind == TAKT_FRAME_DATA &&
+                   uniform(l) < l->p_fail_first;
+    }
+  }
+  if (fail_first || (l->faulty && l->p_drop > 0 && uniform(l) < l->p_drop)) {
     l->stats.dropped++; /* lost on the line: it "left" all the same */
     uart_tx_done(l);
     return TAKT_OK;

@@ -69,13 +69,15 @@ def format_report(data: bytes) -> List[str]:
 class Qemu:
     """QEMU paused, UART0 to our stdout, UART1 on a pseudo-terminal opened (raw) and held here."""
 
-    def __init__(self, qemu: str, board: str, elf: Path, workdir: Path):
+    def __init__(self, qemu: str, board: str, elf: Path, workdir: Path, append: str = "", echo: bool = True,
+                 extra: Optional[List[str]] = None):
+        workdir.mkdir(parents=True, exist_ok=True)
         self.mon = workdir / f"qemu-{os.getpid()}.mon"
         self.mon.unlink(missing_ok=True)
         self.p = subprocess.Popen(
             [qemu, "-M", board, "-display", "none", "-S", "-monitor", f"unix:{self.mon},server=on,wait=off",
              "-serial", "stdio", "-serial", "pty", "-semihosting-config", "enable=on,target=native",
-             "-kernel", str(elf)],
+             "-kernel", str(elf)] + (["-append", append] if append else []) + (extra or []),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True)  # Ctrl-C reaches us, and we stop QEMU in order
         self.pty: Optional[str] = None
@@ -91,8 +93,9 @@ class Qemu:
                     found.set()
                     continue
                 self.console.append(text)
-                sys.stdout.write(f"[mcu] {text}")
-                sys.stdout.flush()
+                if echo:
+                    sys.stdout.write(f"[mcu] {text}")
+                    sys.stdout.flush()
             found.set()
 
         threading.Thread(target=reader, daemon=True).start()
