@@ -317,16 +317,16 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
     tx_node_t *oldest = takt__heap_top(&d->pending);
     if (oldest == NULL) return TAKT_TIME_INFINITE;
     int64_t due = oldest->sent_at + d->cfg.retransmit_timeout_ns;
+    int64_t hb_due = TAKT_TIME_INFINITE;
     if (d->cfg.heartbeat_period_ns > 0) { /* a HEARTBEAT while the stream waits */
       int64_t last = d->hb_node.sent_at > oldest->sent_at ? d->hb_node.sent_at : oldest->sent_at;
-      int64_t hb_due = last + d->cfg.heartbeat_period_ns;
-      if (hb_due <= now && d->current != &d->hb_node && d->hb_node.pos < 0) {
-        heartbeat_locked(d);
+      hb_due = last + d->cfg.heartbeat_period_ns;
+      if (hb_due <= now) { /* one goes now (unless one is queued or on the line already) */
+        if (d->current != &d->hb_node && d->hb_node.pos < 0) heartbeat_locked(d);
         hb_due = now + d->cfg.heartbeat_period_ns;
       }
-      if (hb_due < due && due > now) due = hb_due;
     }
-    if (due > now) return due;
+    if (due > now) return hb_due < due ? hb_due : due;
     takt__heap_pop(&d->pending); /* unacknowledged too long: send it again */
     oldest->order = ++d->tx_seq;
     takt__heap_push(&d->exec_queue, oldest);
