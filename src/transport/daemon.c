@@ -13,6 +13,8 @@
 #include "transport_impl.h"
 
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
+/* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
+#define HB_HISTORY 64u
 
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
@@ -76,7 +78,7 @@ struct takt_daemon {
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
   uint32_t hb_last;          /* the last rseq the queued HEARTBEAT announces */
-  struct { uint32_t last; int64_t at; } hb_hist[16]; /* HEARTBEATs that left, a ring */
+  struct { uint32_t last; int64_t at; } hb_hist[HB_HISTORY]; /* HEARTBEATs that left, a ring */
   uint32_t hb_n;
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
   uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
@@ -143,8 +145,8 @@ static void start_next_locked(takt_daemon_t *d) {
   d->current = n;
   n->sent_at = now_of(d);
   if (n == &d->hb_node) {
-    d->hb_hist[d->hb_n % 16u].last = d->hb_last;
-    d->hb_hist[d->hb_n % 16u].at = n->sent_at;
+    d->hb_hist[d->hb_n % HB_HISTORY].last = d->hb_last;
+    d->hb_hist[d->hb_n % HB_HISTORY].at = n->sent_at;
     d->hb_n++;
   }
   (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
@@ -274,8 +276,8 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
    * such HEARTBEAT left had not reached it (the line keeps order): its NACK is stale */
   int64_t answered = TAKT_TIME_INFINITE;
   if (d->cfg.suppress_stale_nacks)
-    for (uint32_t i = 0; i < 16u && i < d->hb_n; i++) {
-      uint32_t k = (d->hb_n - 1u - i) % 16u;
+    for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
+      uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
       if (d->hb_hist[k].last == upto - 1u) {
         answered = d->hb_hist[k].at;
         break;
