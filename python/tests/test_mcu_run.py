@@ -55,7 +55,7 @@ def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
         if reports >= 3 or time.monotonic() > deadline:
             break
     assert reports >= 3, "\n".join(lines)
-    assert len(children) == 2, children  # QEMU and the agent
+    assert len(children) == 2, (children, lines)  # QEMU and the agent
     p.send_signal(signal.SIGINT)
     rest, _ = p.communicate(timeout=30)
     lines += rest.splitlines()
@@ -65,11 +65,12 @@ def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
     # the last full table: every chain ran, ordered by PoDS priority (chain 0 the fastest)
     table = [m for m in (ROW.match(l) for l in lines) if m][-3:]
-    assert [int(m.group(1)) for m in table] == [0, 1, 2]
+    shown = "\n".join(lines)
+    assert [int(m.group(1)) for m in table] == [0, 1, 2], shown
     counts = [int(m.group(2)) for m in table]
     means = [float(m.group(3)) for m in table]
-    assert all(c >= 10 for c in counts), counts
-    assert means[0] < means[2], means
+    assert all(c >= 10 for c in counts), shown
+    assert means[0] < means[2], shown
     assert [int(m.group(6)) for m in table] == [30, 60, 90]
     assert re.fullmatch(r"\d+/\d+", table[0].group(8))  # chain 0's sink is validated (FIRM)
     assert any(l.startswith("[mcu] pods_mcu: running") for l in lines)
