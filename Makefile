@@ -87,6 +87,11 @@ bench-smoke: build
 	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
 	  echo "$$b smoke: ok"; \
 	done
+	@if command -v qemu-system-arm >/dev/null && test -f $(BUILD)/fw/mps2-an500/takt-fw-bench-pods.elf; then \
+	  $(VENV)/bin/takt bench pods --mcu --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
+	  test -s $(BUILD)/bench-smoke/pods_mcu.json && test -s $(BUILD)/bench-smoke/pods_mcu.md || exit 1; \
+	  echo "pods --mcu smoke: ok"; \
+	fi
 	@$(VENV)/bin/takt sizes >/dev/null && echo "sizes: ok"
 
 # Coverage-guided fuzzing with clang's libFuzzer and ASan+UBSan, FUZZ_SECONDS per target

@@ -21,7 +21,7 @@ foreach(board ${TAKT_FW_BOARDS})
     INSTALL_COMMAND ""
     USES_TERMINAL_BUILD OFF)
   if(TAKT_BUILD_TESTS AND TAKT_QEMU_ARM)
-    foreach(group tide_batch clock uart uart_rx frame swi)
+    foreach(group tide_batch clock uart uart_rx frame swi hard)
       set(sleep off) # guest time independent of the host (fw/run_qemu.cmake)
       if(group STREQUAL "uart_rx" OR group STREQUAL "clock")
         # the host feeds it bytes in real time / it sleeps for long (QEMU 7.2 with sleep=off
@@ -47,6 +47,34 @@ foreach(board ${TAKT_FW_BOARDS})
                        "-DEXPECT=${expect}" -P ${CMAKE_SOURCE_DIR}/fw/run_qemu.cmake)
       set_tests_properties(fw_${group}_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
     endforeach()
+    # the MCU side of a link, the host on a pseudo-terminal (fw/run_link.py): bad input on the
+    # UART; the reliable stream to the agent through injected faults — 100,000 messages on the
+    # M7 (PoDS's core), 5,000 on the M4
+    find_package(Python3 COMPONENTS Interpreter REQUIRED)
+    set(link_run ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/fw/run_link.py --qemu ${TAKT_QEMU_ARM}
+        --board ${board} --elf ${fw_bin}/takt-fw-tests.elf)
+    add_test(NAME fw_link_bad_input_${board}
+             COMMAND ${link_run} --group link_bad_input --workdir ${fw_bin}/run-link_bad_input)
+    set_tests_properties(fw_link_bad_input_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
+    if(board STREQUAL "mps2-an500")
+      set(count 100000)
+      set(limit 260)
+    else()
+      set(count 5000)
+      set(limit 60)
+    endif()
+    add_test(NAME fw_link_reliable_${board}
+             COMMAND ${link_run} --group link_reliable --count ${count} --agent $<TARGET_FILE:takt-run>
+                     --workdir ${fw_bin}/run-link_reliable --timeout ${limit})
+    # the micro-ROS-like mode on the MCU: every send waits for its acknowledgement (in WFI, woken
+    # by the link interrupt)
+    add_test(NAME fw_link_reliable_microros_${board}
+             COMMAND ${link_run} --group link_reliable --count 300 --microros
+                     --agent $<TARGET_FILE:takt-run> --workdir ${fw_bin}/run-link_reliable_microros
+                     --timeout 60)
+    set_tests_properties(fw_link_reliable_microros_${board} PROPERTIES TIMEOUT 90 LABELS firmware)
+    math(EXPR ctest_limit "${limit} + 30")
+    set_tests_properties(fw_link_reliable_${board} PROPERTIES TIMEOUT ${ctest_limit} LABELS firmware)
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
     add_test(NAME fw_entity_sizes_${board}
              COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio

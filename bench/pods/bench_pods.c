@@ -8,8 +8,14 @@
  *                     blocking reliable publish, FIFO reception)
  * usage: takt-bench-pods VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE SUCCESS_PCT SEED
  * prints one JSON object. The two sides are two processes (this one and a child), each with its
- * own executor thread, joined by an emulated line (emu:...) carried by UDP on loopback. */
+ * own executor thread, joined by an emulated line (emu:...) carried by UDP on loopback.
+ * usage: takt-bench-pods agent SPEC VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE
+ * SUCCESS_PCT SEED: the agent side alone on the link SPEC (`takt bench pods --mcu`: the other
+ * side is bench_pods_mcu.c in QEMU), until SIGINT or SIGTERM. */
+#define _POSIX_C_SOURCE 200809L /* sigwait, pthread_sigmask */
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +77,12 @@ static void spin(void *p) {
 }
 
 int main(int argc, char **argv) {
+  const char *agent_spec = NULL; /* agent SPEC ...: the agent side alone, on SPEC */
+  if (argc == 12 && strcmp(argv[1], "agent") == 0) {
+    agent_spec = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc != 10) {
     fprintf(stderr, "usage: takt-bench-pods VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE "
                     "SUCCESS_PCT SEED\n");
@@ -94,13 +106,25 @@ int main(int argc, char **argv) {
   int base_port = 30000 + (int)(getpid() % 10000) * 2;
   int ready[2], stop[2];
   if (pipe(ready) < 0 || pipe(stop) < 0) return 1;
-  pid_t child = fork(); /* before any thread exists */
-  if (child < 0) return 1;
-  bool is_micro = child != 0;
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pid_t child = 0;
+  if (agent_spec != NULL) {
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL); /* taken by sigwait below */
+  } else {
+    child = fork(); /* before any thread exists */
+    if (child < 0) return 1;
+  }
+  bool is_micro = agent_spec == NULL && child != 0;
   char spec[256];
   snprintf(spec, sizeof spec, "emu:baud=115200,fail_first=%.3f,seed=%llu/udp:127.0.0.1:%d:127.0.0.1:%d",
            reliable ? 1.0 - success : 0.0, (unsigned long long)(seed * 2 + (is_micro ? 0 : 1)),
            base_port + (is_micro ? 0 : 1), base_port + (is_micro ? 1 : 0));
+  if (agent_spec != NULL) /* the agent's transmissions paced and failed as the UDP variant's */
+    snprintf(spec, sizeof spec, "emu:baud=115200,fail_first=%.3f,seed=%llu/%s",
+             reliable ? 1.0 - success : 0.0, (unsigned long long)(seed * 2 + 1), agent_spec);
   side_t me = {0};
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
@@ -169,9 +193,15 @@ int main(int argc, char **argv) {
     me.until = TAKT_TIME_INFINITE;
     takt_thread_create(&th, &attr, spin, &me);
     takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS); /* its spin has begun */
-    if (write(ready[1], "r", 1) != 1) return 1;
-    char c;
-    (void)!read(stop[0], &c, 1);
+    if (agent_spec != NULL) {
+      fprintf(stderr, "takt-bench-pods: agent on %s\n", spec);
+      int sig;
+      (void)sigwait(&stop_signals, &sig);
+    } else {
+      if (write(ready[1], "r", 1) != 1) return 1;
+      char c;
+      (void)!read(stop[0], &c, 1);
+    }
     takt_executor_stop(me.exec);
     takt_thread_join(&th);
     takt_link_close(link);
@@ -179,6 +209,7 @@ int main(int argc, char **argv) {
     takt_bridge_destroy(me.bridge);
     takt_daemon_destroy(me.daemon);
     takt_context_destroy(me.ctx);
+    if (agent_spec != NULL) return 0;
     _exit(0);
   }
   char c;

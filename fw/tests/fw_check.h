@@ -36,5 +36,9 @@ void test_frame(void);
 void test_swi(void);
 void test_fault(void);
 void test_mutex_twice(void);
+void test_hard(void);
+void test_serial_measure(void);
+void test_link_reliable(void);
+void test_link_bad_input(void);
 
 #endif

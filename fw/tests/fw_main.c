@@ -17,6 +17,11 @@ static const group_t groups[] = {
     {"uart_rx", test_uart_rx},
     {"frame", test_frame},
     {"swi", test_swi},
+    {"hard", test_hard},
+    /* these two need the host on UART1 (fw/run_link.py): only when named */
+    {"link_reliable", test_link_reliable},
+    {"link_bad_input", test_link_bad_input},
+    {"serial_measure", test_serial_measure},
     /* these two end the program (fw/tests/test_fail.c): only when named */
     {"fault", test_fault},
     {"mutex_twice", test_mutex_twice},
@@ -46,7 +51,9 @@ int main(void) {
   check_core();
   uint32_t ran = 0;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-    bool ends = groups[i].run == test_fault || groups[i].run == test_mutex_twice;
+    bool ends = groups[i].run == test_fault || groups[i].run == test_mutex_twice ||
+                groups[i].run == test_link_reliable || groups[i].run == test_link_bad_input ||
+                groups[i].run == test_serial_measure;
     if ((cmdline[0] == '\0' && ends) || (cmdline[0] != '\0' && !named(cmdline, groups[i].name)))
       continue;
     uint32_t checks = fw_checks, failures = fw_failures;

@@ -75,6 +75,11 @@ uint32_t takt_uart_read(takt_uart_t *u, uint8_t *buf, uint32_t cap);
 takt_err_t takt_uart_flush(takt_uart_t *u, int64_t abs_ns);
 void takt_uart_get_stats(const takt_uart_t *u, takt_uart_stats_t *out);
 
+/** The UART under a link opened with a "uart:" specification (takt/link.h): its byte counters
+ * (overruns, bytes dropped on a full receive ring). */
+struct takt_link;
+const takt_uart_t *takt_link_uart(const struct takt_link *l);
+
 /** The interrupt handlers' entry points (the vector table calls them). */
 void takt__uart_rx_isr(uint32_t index);
 void takt__uart_tx_isr(uint32_t index);

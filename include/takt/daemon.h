@@ -73,7 +73,9 @@ typedef struct takt_daemon_config {
   takt_daemon_mode_t mode;
   uint32_t tx_nodes;     /* frames queued for transmission at most (1..TAKT_DAEMON_MAX_QUEUE) */
   uint32_t max_payload;  /* payload bytes per frame at most (1..TAKT_FRAME_MAX_PAYLOAD) */
-  uint32_t rx_frames;    /* received data frames waiting for the executor at most */
+  uint32_t rx_frames;    /* received data frames waiting for the executor at most; frames held
+                          * out of order take slots too: keep it above window, or those could
+                          * take every slot and the frame they wait for find none */
   uint32_t window;       /* reliable frames sent and not yet acknowledged at most (1..32) */
   int64_t retransmit_timeout_ns; /* a reliable frame unacknowledged that long is sent again */
   int64_t abandon_after_ns;      /* a full pool may reclaim a pending node this old (0: never) */
@@ -84,6 +86,15 @@ typedef struct takt_daemon_config {
   takt_thread_attr_t timer_thread; /* the retransmission timer (name NULL: "takt-daemon-rt") */
   /** No timer thread: the owner calls takt_daemon_poll (always so on a FAKE clock). */
   bool polled;
+  /** Ignore a NACK of a frame sent again after the HEARTBEAT the ACKNACK answers had left (the
+   * last such HEARTBEAT: the line keeps order, so the receiver cannot have seen that copy). On a
+   * line whose acknowledgements queue up behind each other (a slow return path) this saves
+   * sending a lost frame many times over. Default off. */
+  bool suppress_stale_nacks;
+  /** While reliable frames wait for their acknowledgement, a HEARTBEAT at least this often
+   * (0: only after each reliable frame leaves): a lost HEARTBEAT or ACKNACK then costs this
+   * period instead of a retransmit_timeout that sends every unacknowledged frame again. */
+  int64_t heartbeat_period_ns;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
@@ -104,6 +115,7 @@ typedef struct takt_daemon_stats {
   uint64_t heartbeats, acknacks;                /* control frames sent */
   uint64_t rx_duplicates, rx_out_of_order;      /* reliable receiver */
   uint64_t rx_malformed;                        /* control frames of the wrong length */
+  uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
 } takt_daemon_stats_t;
 
 /**
@@ -154,6 +166,8 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
  * (the frame stays). Thread-safe.
  */
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap);
+/** Reliable frames sent (or queued) and not yet acknowledged. */
+uint32_t takt_daemon_unacknowledged(takt_daemon_t *d);
 /** Data frames waiting, and the priority of the one takt_daemon_take would return (-1: none). */
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority);
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out);

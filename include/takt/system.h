@@ -88,6 +88,10 @@ typedef struct takt_system_callback {
   int64_t work_ns;              /* synthetic busy work per run (the caller's hook does it) */
   int32_t priority;
   bool has_priority;
+  /** Subscriptions: `check: sequence` — each message must carry the next u32 (little endian)
+   * from 0 in its first 4 bytes and byte i = (uint8_t)(n * 7 + i) after them (a test stream:
+   * exactly once, in order, intact); the runner counts what does not. */
+  bool check_sequence;
   int64_t deadline_ns;
   /* timing constraints of a subscription (µRT): class and tau / delta / epsilon, 0 = off */
   int rt_class; /* takt_rt_class_t */
@@ -129,6 +133,7 @@ typedef struct takt_system_link {
   char name[TAKT_SYSTEM_NAME];
   char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
   bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
+  uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];

@@ -11,10 +11,10 @@ from typing import Callable, Dict, List, Optional
 
 from takt import native
 from takt.bench import registry
-from takt.commands import bench, demo, graph, plot, record, sizes, system
+from takt.commands import bench, demo, graph, mcu, plot, record, sizes, system
 
 COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
-    "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
+    "mcu": mcu.run, "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
     "bench": bench.run, "node": graph.run, "topic": graph.run, "service": graph.run, "chain": graph.run,
     "plot": plot.run, "record": record.run, "play": record.run,
 }
@@ -68,12 +68,15 @@ def parser() -> argparse.ArgumentParser:
                          help="cross-compile each configuration with arm-none-eabi-gcc and measure it")
 
     graph.add_parsers(sub)
+    mcu.add_parser(sub)
     plot.add_parser(sub)
     record.add_parsers(sub)
 
     p_bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(registry.NAMES))
     p_bench.add_argument("name", help="benchmark name")
     p_bench.add_argument("--quick", action="store_true", help="short smoke mode (CI)")
+    p_bench.add_argument("--mcu", action="store_true",
+                         help="pods: the microcontroller side in QEMU (mps2-an500), 115200 baud paced")
     p_bench.add_argument("--out", type=Path, default=Path("results"), help="output directory")
     return p
 

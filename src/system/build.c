@@ -607,6 +607,10 @@ static takt_err_t build_links(takt_system_t *s) {
     snprintf(what, sizeof what, "link '%s' (%s)", l->name, l->spec);
     takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
     dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
+    if (l->window > 0) dc.window = l->window;
+    /* frames held out of order take receive slots: with fewer slots than the window they could
+     * take them all, and the frame they wait for would find none */
+    if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;
     if (s->max_payload > dc.max_payload) dc.max_payload = s->max_payload;
     if (dc.max_payload > TAKT_FRAME_MAX_PAYLOAD)
       return fail(s, l->line, TAKT_ESIZE, "%s: a topic of %u bytes is larger than a frame (%u)",

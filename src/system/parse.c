@@ -296,6 +296,12 @@ static int parse_constraints(parser_t *p, yaml_node_t *it, takt_system_callback_
   if ((n = lookup(p, it, "usefulness_zero_ms")) != NULL &&
       get_ms_ns(p, n, "usefulness_zero_ms", 0.001, &cb->usefulness_zero_ns) < 0)
     return -1;
+  if ((n = lookup(p, it, "check")) != NULL) {
+    if (want(p, n, YAML_SCALAR_NODE, "'check'") < 0) return -1;
+    if (strcmp(scalar(n), "sequence") != 0)
+      return FAIL(p, n, "check must be 'sequence', not '%s'", scalar(n));
+    cb->check_sequence = true;
+  }
   if ((n = lookup(p, it, "on_violation")) != NULL) {
     if (want(p, n, YAML_SCALAR_NODE, "'on_violation'") < 0) return -1;
     if (strcmp(scalar(n), "panic") == 0) cb->recover = false;
@@ -319,7 +325,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
   static const char *const sub_keys[] = {
       "name",     "topic",      "depth",   "work_us",   "priority",           "deadline_ms",
       "publish",  "class",      "latency_ms", "jitter_ms", "rate_ms", "usefulness_zero_ms",
-      "on_violation", "group", "cpus", NULL};
+      "on_violation", "group", "cpus", "check", NULL};
   static const char *const fusion_keys[] = {"name",        "inputs",  "depth", "work_us",
                                             "priority",    "deadline_ms", "publish", "group",
                                             "cpus",        NULL};
@@ -667,7 +673,7 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
 }
 
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name", "spec", "mode", "export", "import", "services", NULL};
+  static const char *const keys[] = {"name", "spec", "mode", "window", "export", "import", "services", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -688,6 +694,11 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       if (strcmp(scalar(n), "microros") == 0) l->microros = true;
       else if (strcmp(scalar(n), "pods") != 0)
         return FAIL(p, n, "mode must be 'pods' or 'microros', not '%s'", scalar(n));
+    }
+    if ((n = lookup(p, it, "window")) != NULL) {
+      double v;
+      if (get_number(p, n, "window", 1, 32, &v) < 0) return -1;
+      l->window = (uint32_t)v;
     }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;

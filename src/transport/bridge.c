@@ -373,7 +373,12 @@ static bool process_one(takt_bridge_t *b) {
 
 void takt_bridge_notify(takt_bridge_t *b) {
   int w = atomic_load_explicit(&b->waker, memory_order_acquire);
+#if TAKT_PORT_CORTEXM
+  /* called from the link interrupt, which may preempt the executor holding its lock */
+  if (w == WAKE_EXECUTOR) takt_executor_wake_isr(b->exec);
+#else
   if (w == WAKE_EXECUTOR) takt_executor_wake(b->exec);
+#endif
   else if (w == WAKE_THREAD) takt__defer_wake(&b->rx_wake);
 }
 

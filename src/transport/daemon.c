@@ -13,12 +13,15 @@
 #include "transport_impl.h"
 
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
+/* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
+#define HB_HISTORY 64u
 
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
   int32_t pend_pos; /* in the pending queue (reliable, sent, not acknowledged) */
   uint8_t priority;
   bool reliable, control;
+  bool stale;       /* control: news came while it was on the line; send another after it */
   uint64_t order;   /* FIFO among equal priorities */
   uint32_t rseq;    /* reliable sequence number (32-bit; 16 on the wire) */
   int64_t sent_at;  /* when it last went on the line (context clock) */
@@ -55,7 +58,9 @@ struct takt_daemon {
   tx_node_t *nodes;
   rx_slot_t *slots;
 
-  takt__lock_t lock; /* level DAEMON: guards everything below */
+  takt__lock_t lock; /* level DAEMON: guards everything below (a critical section on a port
+                      * without threads: see dlock_take) */
+  takt_irq_state_t irq; /* that critical section's saved state */
   takt_link_t *link;
   bool stop;
   /* notification of arrivals, called with the lock let go */
@@ -72,6 +77,9 @@ struct takt_daemon {
   takt__heap_t pending; /* by sent_at */
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
+  uint32_t hb_last;          /* the last rseq the queued HEARTBEAT announces */
+  struct { uint32_t last; int64_t at; } hb_hist[HB_HISTORY]; /* HEARTBEATs that left, a ring */
+  uint32_t hb_n;
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
   uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
   uint8_t ack_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
@@ -86,6 +94,25 @@ struct takt_daemon {
   uint64_t rx_seq;
   takt_daemon_stats_t stats;
 };
+
+/* The daemon's lock. On a port without threads (Cortex-M) the daemon's handlers run in the link
+ * interrupt, which preempts callbacks (PoDS §5.3: the daemon lives in interrupt context) — also
+ * while they hold their group's job lock, a takt mutex that masks everything below the
+ * software interrupts' ceiling. So there the lock is a critical section (held for a heap
+ * operation or one frame's copy: microseconds), and wake-ups are posted at once (posting is
+ * interrupt-safe there) rather than deferred until no takt lock is held. */
+#if TAKT_PORT_CORTEXM
+static inline void dlock_take(takt_daemon_t *d) {
+  takt_irq_state_t s = takt_critical_enter();
+  d->irq = s;
+}
+static inline void dlock_give(takt_daemon_t *d) { takt_critical_exit(d->irq); }
+static inline void dwake(takt_wakeup_t *w) { takt_wakeup_post(w); }
+#else
+static inline void dlock_take(takt_daemon_t *d) { takt__lock_take(&d->lock); }
+static inline void dlock_give(takt_daemon_t *d) { takt__lock_give(&d->lock); }
+static inline void dwake(takt_wakeup_t *w) { takt__defer_wake(w); }
+#endif
 
 static int64_t now_of(const takt_daemon_t *d) { return takt_clock_now(d->clock); }
 
@@ -117,6 +144,11 @@ static void start_next_locked(takt_daemon_t *d) {
   if (n == NULL) return;
   d->current = n;
   n->sent_at = now_of(d);
+  if (n == &d->hb_node) {
+    d->hb_hist[d->hb_n % HB_HISTORY].last = d->hb_last;
+    d->hb_hist[d->hb_n % HB_HISTORY].at = n->sent_at;
+    d->hb_n++;
+  }
   (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
   takt__trace_t *tr = takt__trace_of(d->ctx);
   if (tr != NULL) {
@@ -145,7 +177,10 @@ static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind
   put_u32(payload + 8, c);
   takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
                            .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD, .t_info = 0};
-  if (d->current == n) return; /* on the line: the next one will carry newer news */
+  if (d->current == n) { /* on the line: another goes once it has left, with the news then */
+    n->stale = true;
+    return;
+  }
   n->len = (uint32_t)takt_frame_encode(&h, payload, n->wire, TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD));
   if (n->pos < 0) takt__heap_push(&d->exec_queue, n);
   start_next_locked(d);
@@ -155,20 +190,34 @@ static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind
 static void wake_senders_locked(takt_daemon_t *d) {
   for (sender_wait_t *s = d->senders, *next; s != NULL; s = next) {
     next = s->next; /* s may be gone once posted */
-    takt__defer_wake(&s->w);
+    dwake(&s->w);
   }
   d->senders = NULL;
 }
 
-/* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. */
+static int64_t due_locked(takt_daemon_t *d, int64_t now);
+
+/* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. A polled
+ * daemon on the monotonic clock has no timer thread, and its owner is the one waiting here (a
+ * firmware's main loop): the wait ends when a retransmission or a HEARTBEAT falls due, and does
+ * it, or a lost frame would be waited for for ever. */
 static void wait_progress_locked(takt_daemon_t *d) {
   sender_wait_t me;
   takt_wakeup_init(&me.w);
   me.next = d->senders;
   d->senders = &me;
-  takt__lock_give(&d->lock);
-  (void)takt_wakeup_wait(&me.w, TAKT_TIME_INFINITE);
-  takt__lock_take(&d->lock);
+  bool timed = d->cfg.polled && (d->clock == NULL || d->clock->kind != TAKT_CLOCK_FAKE);
+  int64_t until = timed ? due_locked(d, now_of(d)) : TAKT_TIME_INFINITE;
+  dlock_give(d);
+  takt_err_t rc = takt_wakeup_wait(&me.w, until);
+  dlock_take(d);
+  if (rc == TAKT_OK) return; /* posted: taken off the list by its poster */
+  for (sender_wait_t **p = &d->senders; *p != NULL; p = &(*p)->next)
+    if (*p == &me) {
+      *p = me.next;
+      break;
+    }
+  (void)due_locked(d, now_of(d));
 }
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
@@ -181,23 +230,29 @@ static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
  * if it is the earliest. */
 static void pend_locked(takt_daemon_t *d, tx_node_t *n) {
   takt__heap_push(&d->pending, n);
-  if (d->timer_running && takt__heap_top(&d->pending) == n) takt__defer_wake(&d->timer_wake);
+  if (d->timer_running && takt__heap_top(&d->pending) == n) dwake(&d->timer_wake);
 }
 
 static void heartbeat_locked(takt_daemon_t *d) {
   if (d->next_rseq == d->acked) return; /* nothing unacknowledged */
   d->stats.heartbeats++;
+  d->hb_last = d->next_rseq - 1;
   queue_control_locked(d, &d->hb_node, TAKT_FRAME_HEARTBEAT, d->acked, d->next_rseq - 1, 0);
 }
 
+static void ack_locked(takt_daemon_t *d);
+
 static void on_sent(void *user) {
   takt_daemon_t *d = user;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   tx_node_t *n = d->current;
   if (n != NULL) {
     d->current = NULL;
     if (n->control) {
-      /* nothing to keep */
+      bool stale = n->stale;
+      n->stale = false;
+      if (stale && n == &d->hb_node) heartbeat_locked(d);
+      else if (stale && n == &d->ack_node) ack_locked(d);
     } else {
       d->stats.tx_frames++;
       d->tx_done_seq = n->order > d->tx_done_seq ? n->order : d->tx_done_seq;
@@ -211,12 +266,23 @@ static void on_sent(void *user) {
     }
   }
   start_next_locked(d);
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
+  /* the receiver answered a HEARTBEAT announcing upto - 1; a frame sent again after the latest
+   * such HEARTBEAT left had not reached it (the line keeps order): its NACK is stale */
+  int64_t answered = TAKT_TIME_INFINITE;
+  if (d->cfg.suppress_stale_nacks)
+    for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
+      uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
+      if (d->hb_hist[k].last == upto - 1u) {
+        answered = d->hb_hist[k].at;
+        break;
+      }
+    }
   if ((int32_t)(base - d->acked) > 0) {
     d->acked = base;
     wake_senders_locked(d);
@@ -234,6 +300,8 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
     if (off < 0 || (in_range && !missing)) {
       takt__heap_remove(&d->pending, n);
       free_node_locked(d, n);
+    } else if (missing && answered != TAKT_TIME_INFINITE && n->sent_at > answered) {
+      d->stats.nacks_suppressed++; /* sent again after this ACKNACK's HEARTBEAT left */
     } else if (missing) {
       takt__heap_remove(&d->pending, n);
       n->order = ++d->tx_seq;
@@ -251,7 +319,16 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
     tx_node_t *oldest = takt__heap_top(&d->pending);
     if (oldest == NULL) return TAKT_TIME_INFINITE;
     int64_t due = oldest->sent_at + d->cfg.retransmit_timeout_ns;
-    if (due > now) return due;
+    int64_t hb_due = TAKT_TIME_INFINITE;
+    if (d->cfg.heartbeat_period_ns > 0) { /* a HEARTBEAT while the stream waits */
+      int64_t last = d->hb_node.sent_at > oldest->sent_at ? d->hb_node.sent_at : oldest->sent_at;
+      hb_due = last + d->cfg.heartbeat_period_ns;
+      if (hb_due <= now) { /* one goes now (unless one is queued or on the line already) */
+        if (d->current != &d->hb_node && d->hb_node.pos < 0) heartbeat_locked(d);
+        hb_due = now + d->cfg.heartbeat_period_ns;
+      }
+    }
+    if (due > now) return hb_due < due ? hb_due : due;
     takt__heap_pop(&d->pending); /* unacknowledged too long: send it again */
     oldest->order = ++d->tx_seq;
     takt__heap_push(&d->exec_queue, oldest);
@@ -261,22 +338,22 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
 }
 
 int64_t takt_daemon_poll(takt_daemon_t *d) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   int64_t next = due_locked(d, now_of(d));
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return next;
 }
 
 static void timer_main(void *arg) {
   takt_daemon_t *d = arg; /* on the monotonic clock: a FAKE one never has a timer thread */
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   while (!d->stop) {
     int64_t next = due_locked(d, now_of(d));
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     (void)takt_wakeup_wait(&d->timer_wake, next);
-    takt__lock_take(&d->lock);
+    dlock_take(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- reliable receiver ---- */
@@ -377,22 +454,22 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
 
 static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   takt_daemon_t *d = user;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   uint64_t before = d->stats.rx_frames;
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
   d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
   void (*notify)(void *) = d->stats.rx_frames != before ? d->on_data : NULL;
   void *notify_user = d->on_data_user;
   if (notify != NULL) d->in_notify++;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   if (notify == NULL) return;
   notify(notify_user); /* no lock held: it may wake an executor (the context lock) */
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   if (--d->in_notify == 0 && d->notify_idle != NULL) {
-    takt__defer_wake(d->notify_idle);
+    dwake(d->notify_idle);
     d->notify_idle = NULL;
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 /* ---- creation ---- */
@@ -425,7 +502,8 @@ static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
 static bool config_valid(const takt_daemon_config_t *cfg) {
   return cfg->tx_nodes >= 1 && cfg->tx_nodes <= TAKT_DAEMON_MAX_QUEUE && cfg->rx_frames >= 1 &&
          cfg->rx_frames <= TAKT_DAEMON_MAX_QUEUE && cfg->window >= 1 && cfg->window <= 32 &&
-         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 && cfg->max_payload >= 1 &&
+         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 &&
+         cfg->heartbeat_period_ns >= 0 && cfg->max_payload >= 1 &&
          cfg->max_payload <= TAKT_FRAME_MAX_PAYLOAD && cfg->mode <= TAKT_DAEMON_MICROROS &&
          (cfg->polled || takt__thread_attr_valid(&cfg->timer_thread));
 }
@@ -504,18 +582,18 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
 }
 
 void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   d->on_data = on_data;
   d->on_data_user = user;
   while (d->in_notify > 0) { /* the previous one may be running: wait until it returns */
     takt_wakeup_t idle;
     takt_wakeup_init(&idle);
     d->notify_idle = &idle;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     (void)takt_wakeup_wait(&idle, TAKT_TIME_INFINITE);
-    takt__lock_take(&d->lock);
+    dlock_take(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }
 
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
@@ -526,19 +604,19 @@ takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d) {
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link) {
   if (d == NULL || link == NULL) return TAKT_EINVAL;
   if (takt_link_max_frame(link) < d->wire_cap) return TAKT_ESIZE;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   d->link = link;
   start_next_locked(d);
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return TAKT_OK;
 }
 
 void takt_daemon_destroy(takt_daemon_t *d) {
   if (d == NULL) return;
   if (d->timer_running) {
-    takt__lock_take(&d->lock);
+    dlock_take(d);
     d->stop = true;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     takt_wakeup_post(&d->timer_wake);
     takt_thread_join(&d->timer);
   }
@@ -560,10 +638,10 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   fh.length = (uint16_t)n;
   bool reliable = (fh.flags & TAKT_FRAME_RELIABLE) != 0;
   bool blocking = d->cfg.mode == TAKT_DAEMON_MICROROS;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   while (reliable && d->next_rseq - d->acked >= d->cfg.window) {
     if (!blocking) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_EBUSY; /* the window is full: try again after acknowledgements */
     }
     wait_progress_locked(d);
@@ -585,7 +663,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   }
   if (node == NULL) {
     d->stats.tx_full++;
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     return TAKT_EFULL;
   }
   node->reliable = reliable;
@@ -609,17 +687,17 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
     while (d->tx_done_seq < mine) wait_progress_locked(d);
     while (reliable && (int32_t)(my_rseq - d->acked) >= 0) wait_progress_locked(d);
   }
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return TAKT_OK;
 }
 
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap) {
   if (d == NULL || h == NULL || (payload == NULL && cap > 0)) return TAKT_EINVAL;
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   for (;;) {
     rx_slot_t *s = takt__heap_top(&d->rx_table);
     if (s == NULL) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_EAGAIN;
     }
     takt_frame_header_t fh;
@@ -631,29 +709,36 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
       continue;
     }
     if (fh.length > cap) {
-      takt__lock_give(&d->lock);
+      dlock_give(d);
       return TAKT_ESIZE;
     }
     takt__heap_pop(&d->rx_table);
     memcpy(payload, takt_frame_payload(s->frame), fh.length);
     *h = fh;
     release_slot_locked(d, s);
-    takt__lock_give(&d->lock);
+    dlock_give(d);
     return TAKT_OK;
   }
 }
 
+uint32_t takt_daemon_unacknowledged(takt_daemon_t *d) {
+  dlock_take(d);
+  uint32_t n = d->next_rseq - d->acked;
+  dlock_give(d);
+  return n;
+}
+
 uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   rx_slot_t *s = takt__heap_top(&d->rx_table);
   uint32_t n = d->rx_table.n;
   if (next_priority != NULL) *next_priority = s != NULL ? s->priority : -1;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
   return n;
 }
 
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
-  takt__lock_take(&d->lock);
+  dlock_take(d);
   *out = d->stats;
-  takt__lock_give(&d->lock);
+  dlock_give(d);
 }

@@ -141,6 +141,28 @@ TEST_F(SystemTest, BadYamlNamesLineAndColumn) {
   EXPECT_NE(std::string(err).find("period_ms must be a number"), std::string::npos) << err;
 }
 
+// `check: sequence` on a subscription and `window` on a link (the firmware's link test uses both);
+// values beyond them are refused with the line and what is allowed.
+TEST_F(SystemTest, SequenceCheckAndLinkWindow) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string head = "nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, check: ";
+  const std::string link = "\nlinks:\n  - {name: l, spec: pty, window: ";
+  ASSERT_EQ(parse_text(head + "sequence}" + link + "32, import: [{topic: t, entity: 0}]}\n"), TAKT_OK)
+      << err;
+  int s = takt_system_desc_find_callback(desc.get(), "s");
+  ASSERT_GE(s, 0);
+  EXPECT_TRUE(desc->callbacks[s].check_sequence);
+  EXPECT_EQ(desc->links[0].window, 32u);
+  EXPECT_EQ(parse_text(head + "order}\n"), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("mem.yaml:4:"), std::string::npos) << err;
+  EXPECT_NE(std::string(err).find("check must be 'sequence', not 'order'"), std::string::npos) << err;
+  EXPECT_EQ(parse_text(head + "sequence}" + link + "33}\n"), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("window"), std::string::npos) << err;
+}
+
 TEST_F(SystemTest, BuildsEveryEntityRunsAndTearsDownToEmptyPools) {
   parse(kMini);
   make_context();

@@ -364,11 +364,14 @@ struct Line {
   std::vector<Seen> log;
   std::function<bool(const Seen &)> drop = [](const Seen &) { return false; };
 
-  explicit Line(uint32_t max_payload = 64) { open(max_payload); }
-  void open(uint32_t max_payload) {
+  explicit Line(uint32_t max_payload = 64, int64_t heartbeat_period = 0) {
+    open(max_payload, heartbeat_period);
+  }
+  void open(uint32_t max_payload, int64_t heartbeat_period) {
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
     c.max_payload = max_payload;
     c.retransmit_timeout_ns = kTimeout;
+    c.heartbeat_period_ns = heartbeat_period;
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);  // polled: the clock is FAKE
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
     to_a.d = a;
@@ -488,6 +491,34 @@ TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
   takt_daemon_get_stats(line.a, &sa);
   EXPECT_EQ(sa.timeouts, 1u);
   EXPECT_EQ(sa.retransmissions, 0u);
+}
+
+// DATA 0 and its HEARTBEAT are both lost, and a HEARTBEAT period is configured: a HEARTBEAT goes
+// one period after the last one left, b names 0 missing, and 0 is sent again — no timeout.
+TEST(DaemonFakeClock, AHeartbeatPeriodRecoversALostHeartbeatBeforeTheTimeout) {
+  Line line(64, 3 * kLine);
+  int copies = 0;
+  line.drop = [&](const Seen &e) { return e.to == 'b' && copies++ < 2; };
+  const uint32_t value = 7;
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  line.run_until(10 * kTimeout);
+  const int64_t L = kLine;
+  const std::vector<Seen> expected = {
+      {1 * L, 'b', TAKT_FRAME_DATA, 0, value, true},
+      {2 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, true},   // left at 1 L, lost
+      {5 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},  // the period: sent at 1 L + 3 L
+      {6 * L, 'a', TAKT_FRAME_ACKNACK, 0, 1, false},    // 0 is missing
+      {7 * L, 'b', TAKT_FRAME_DATA, 0, value, false},
+      {8 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 0, false},
+      {9 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_stats_t sa;
+  takt_daemon_get_stats(line.a, &sa);
+  EXPECT_EQ(sa.timeouts, 0u);
+  EXPECT_EQ(sa.retransmissions, 1u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // acknowledged: no more heartbeats
 }
 
 // A max_payload smaller than a control frame's still carries the reliable stream: buffers and

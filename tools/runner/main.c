@@ -26,6 +26,9 @@ typedef struct runner_cb {
   uint64_t runs;
   uint8_t *payload; /* published to each of its topics (its first byte counts the runs) */
   uint32_t pub_size[TAKT_SYSTEM_MAX_PUBLISH];
+  /* check: sequence (the callback's own job writes them; read after the executor stopped) */
+  uint32_t seq_next;
+  uint64_t seq_in_order, seq_missing, seq_repeated, seq_corrupt;
 } runner_cb_t;
 
 /* Everything one run holds. */
@@ -135,11 +138,36 @@ static void take_signals(void) {
 
 /* ---- hooks: what a job does, what is done with violations ---- */
 
+/* `check: sequence`: message n carries n (u32, little endian) and then bytes (n * 7 + i). */
+static void check_sequence(runner_cb_t *c, const takt_message_t *m) {
+  const uint8_t *p = m->data;
+  if (m->size < 4) {
+    c->seq_corrupt++;
+    return;
+  }
+  uint32_t n = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+  for (uint32_t i = 4; i < m->size; i++)
+    if (p[i] != (uint8_t)(n * 7u + i)) {
+      c->seq_corrupt++;
+      return;
+    }
+  if (n == c->seq_next) {
+    c->seq_in_order++;
+  } else if ((int32_t)(n - c->seq_next) > 0) {
+    c->seq_missing += n - c->seq_next;
+  } else {
+    c->seq_repeated++;
+    return;
+  }
+  c->seq_next = n + 1u;
+}
+
 static void on_job(takt_system_t *sys, const takt_system_job_t *job, void *user) {
   runner_t *r = user;
   runner_cb_t *c = &r->cbs[job->index];
   takt_busywork_spin(c->work_iters);
   c->runs++;
+  if (r->desc.callbacks[job->index].check_sequence && job->msg != NULL) check_sequence(c, job->msg);
   c->payload[0] = (uint8_t)c->runs; /* the payload's content is not what this measures */
   for (uint32_t i = 0; i < r->desc.callbacks[job->index].n_publish; i++)
     if (takt_publish(takt_system_publisher(sys, job->index, i), c->payload, c->pub_size[i]) !=
@@ -356,6 +384,15 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
       takt_system_client_counts(sys, i, &answers, &refused);
       fprintf(f, ", \"service\": \"%s\", \"answers\": %llu, \"refused\": %llu", cb->service,
               (unsigned long long)answers, (unsigned long long)refused);
+    }
+    if (cb->check_sequence) {
+      const runner_cb_t *rc = &r->cbs[i];
+      fprintf(f,
+              ", \"sequence\": {\"in_order\": %llu, \"missing\": %llu, \"repeated\": %llu, "
+              "\"corrupt\": %llu, \"next\": %u}",
+              (unsigned long long)rc->seq_in_order, (unsigned long long)rc->seq_missing,
+              (unsigned long long)rc->seq_repeated, (unsigned long long)rc->seq_corrupt,
+              (unsigned)rc->seq_next);
     }
     takt_timing_stats_t ts;
     if (sub != NULL && cb->rt_class != TAKT_RT_NONE &&

@@ -3,19 +3,20 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 from takt import native
-from takt.bench.common import command, machine, run_native, write_json, write_markdown
+from takt.bench.common import BenchFailed, command, machine, run_native, write_json, write_markdown
 
 NAME = "pods"
 
 
-def run(quick: bool, out: Path) -> int:
-    exe = native.program("bench/takt-bench-pods")
-    samples = 2 if quick else 20
-    # (sweep, x, chains, payload, work_ms, reliable, success_pct) as in PoDS §6.2, period 500 ms
+def sweep_points(quick: bool):
+    """(sweep, x, chains, payload, work_ms, reliable, success_pct) as in PoDS §6.2, period 500 ms."""
     points = []
     for n in ([1, 3] if quick else [1, 2, 3, 4, 5]):
         points.append(("chains", n, n, 100, 10, 0, 100))
@@ -25,6 +26,13 @@ def run(quick: bool, out: Path) -> int:
         points.append(("work", w, 3, 100, w, 0, 100))
     for sp in ([0, 100] if quick else [0, 20, 40, 60, 80, 100]):
         points.append(("reliable", sp, 3, 100, 10, 1, sp))
+    return points
+
+
+def run(quick: bool, out: Path) -> int:
+    exe = native.program("bench/takt-bench-pods")
+    samples = 2 if quick else 20
+    points = sweep_points(quick)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
         for variant in ("takt", "baseline"):  # interleaved, point by point
@@ -73,4 +81,106 @@ def run(quick: bool, out: Path) -> int:
                   f"{t['max_ns'] / b['max_ns']:.2f} |")
     md += ["", "Latency in ms. x: number of chains, payload bytes, callback work in ms, or success probability in %.", ""]
     write_markdown(out, NAME, md)
+    return 0
+
+
+def run_mcu_point(exe: Path, elf: Path, args: List[str], workdir: Path) -> dict:
+    """One point with the MCU side in QEMU: the firmware (bench_pods_mcu.c) on mps2-an500 with UART1
+    on a pseudo-terminal, the agent side (takt-bench-pods agent) on that terminal; the JSON line the
+    firmware prints when its samples are done."""
+    import subprocess
+    from takt.commands.mcu import Qemu
+    # guest time by instruction count (32 ns each, about a 25 MHz core's pace) while the guest
+    # runs, the host's time while it sleeps: the paced UART's per-byte timer then fires on time
+    # (without it, at the host's timer granularity: a 1-chain mean of 49 ms instead of 37 here)
+    qemu = Qemu("qemu-system-arm", "mps2-an500", elf, workdir, append=" ".join(args), echo=False,
+                extra=["-icount", "shift=5,sleep=on"])
+    agent = subprocess.Popen([str(exe), "agent", f"serial:{qemu.pty}"] + args,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.2)  # QEMU notices the opened terminal on a 1 s timer
+        qemu.monitor("cont")
+        period_s = int(args[4]) / 1000
+        qemu.p.wait(timeout=30 + int(args[5]) * period_s * 3)
+    finally:
+        agent.send_signal(signal.SIGINT)
+        try:
+            agent.wait(10)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+            agent.wait()
+        qemu.stop()
+    for line in reversed(qemu.console):
+        if line.startswith("{"):
+            r = json.loads(line)
+            if "error" in r:
+                raise BenchFailed(f"firmware: {r['error']}")
+            for k in ("min", "mean", "std", "p50", "max"):
+                r[f"{k}_ns"] = r.pop(f"{k}_us") * 1000
+            r["processes"] = "mcu in QEMU + agent"
+            return r
+    raise BenchFailed("the firmware printed no result: " + "".join(qemu.console[-5:]))
+
+
+def run_mcu(quick: bool, out: Path) -> int:
+    """`takt bench pods --mcu`: the four sweeps with the MCU side in QEMU (mps2-an500), its line at
+    115200 baud paced in the firmware and the agent's paced by its link emulator; takt and the
+    baseline point by point."""
+    exe = native.program("bench/takt-bench-pods")
+    elf = native.build_dir() / "fw" / "mps2-an500" / "takt-fw-bench-pods.elf"
+    if not elf.is_file():
+        raise native.NativeMissing(f"{elf} is not built (arm-none-eabi-gcc and `make`: tools/deps.sh)")
+    samples = 2 if quick else 20
+    points = sweep_points(quick)
+    if quick:  # the smoke mode: one point of each sweep
+        points = [p for p in points if (p[0], p[1]) in {("chains", 1), ("chains", 3), ("payload", 100),
+                                                         ("work", 10), ("reliable", 0), ("reliable", 100)}]
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
+        for variant in ("takt", "baseline"):
+            r = run_mcu_point(exe, elf, [variant, str(chains), str(payload), str(work), "500", str(samples),
+                                         str(rel), str(sp), str(1000 + i)], out)
+            r.update({"sweep": sweep, "x": x})
+            rows.append(r)
+            print(f"pods --mcu: {sweep} {x} {variant}: mean {r['mean_ns'] / 1e6:.1f} ms, max {r['max_ns'] / 1e6:.1f} ms "
+                  f"({r['count']} samples)", flush=True)
+
+    def get(sweep, x, variant):
+        return next(r for r in rows if r["sweep"] == sweep and r["x"] == x and r["variant"] == variant)
+
+    ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
+    headline: Dict[str, object] = {
+        "takt_over_baseline_max_at_3_chains": round(get("chains", 3, "takt")["max_ns"] / max(1, get("chains", 3, "baseline")["max_ns"]), 3),
+        "takt_max_ms_at_3_chains": ms(get("chains", 3, "takt")["max_ns"]),
+        "baseline_max_ms_at_3_chains": ms(get("chains", 3, "baseline")["max_ns"]),
+    }
+    hi = 3 if quick else 5
+    for v in ("takt", "baseline"):
+        headline[f"{v}_max_ms_{hi}_chains_minus_1_chain"] = ms(get("chains", hi, v)["max_ns"] - get("chains", 1, v)["max_ns"])
+    for sp in sorted({p[1] for p in points if p[0] == "reliable"}):
+        for v in ("takt", "baseline"):
+            headline[f"{v}_reliable_{sp}pct_mean_ms"] = ms(get("reliable", sp, v)["mean_ns"])
+    m = machine()
+    name = NAME + "_mcu"
+    result = {"benchmark": name, "command": command(NAME, quick) + " --mcu", "machine": m, "quick": quick,
+              "samples_per_point": samples, "headline": headline, "rows": rows}
+    write_json(out, name, result)
+    md = ["# pods --mcu: PoDS's experiments with the MCU side on a Cortex-M7 in QEMU", "",
+          f"Command: `{result['command']}` on {m['cpus']} CPUs ({m['cpu_model']}). The MCU side "
+          "(bench/pods/bench_pods_mcu.c: timers and sinks, tide + PoDS daemon or batch + micro-ROS-like daemon) "
+          "runs on QEMU's mps2-an500 with its UART paced at 115200 baud (10 bit times per byte); the agent side "
+          "(takt-bench-pods agent: the relays) runs on the host on QEMU's pseudo-terminal, its transmissions "
+          "paced at 115200 baud by its link emulator. QEMU runs with -icount shift=5,sleep=on (guest time by "
+          "instruction count while the guest runs, the host's while it sleeps). "
+          f"{samples} periods of 500 ms per point.", "",
+          "| sweep | x | takt min | mean | max | std | baseline min | mean | max | std | takt/baseline max |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for sweep, x, *_ in points:
+        t, b = get(sweep, x, "takt"), get(sweep, x, "baseline")
+        md.append(f"| {sweep} | {x} | {ms(t['min_ns'])} | {ms(t['mean_ns'])} | {ms(t['max_ns'])} | {ms(t['std_ns'])} | "
+                  f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
+                  f"{t['max_ns'] / max(1, b['max_ns']):.2f} |")
+    md += ["", "Latency in ms of the highest-priority chain. x: chains, payload bytes, work in ms, or success %.", ""]
+    write_markdown(out, name, md)
     return 0

@@ -20,6 +20,10 @@ BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, det
 NAMES: List[str] = list(BENCHMARKS)
 
 
-def run(name: str, quick: bool, out: Path) -> int:
-    """Run the benchmark called name (one of NAMES)."""
+def run(name: str, quick: bool, out: Path, mcu: bool = False) -> int:
+    """Run the benchmark called name (one of NAMES); mcu: its microcontroller variant (pods)."""
+    if mcu:
+        if not hasattr(BENCHMARKS[name], "run_mcu"):
+            raise ValueError(f"benchmark '{name}' has no --mcu variant (pods has)")
+        return BENCHMARKS[name].run_mcu(quick, out)
     return BENCHMARKS[name].run(quick, out)

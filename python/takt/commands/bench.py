@@ -12,4 +12,8 @@ def run(args: argparse.Namespace) -> int:
     if args.name not in registry.NAMES:
         print(f"takt bench: unknown benchmark '{args.name}' (known: {', '.join(registry.NAMES)})", file=sys.stderr)
         return 2
-    return registry.run(args.name, args.quick, args.out)
+    try:
+        return registry.run(args.name, args.quick, args.out, getattr(args, "mcu", False))
+    except ValueError as e:
+        print(f"takt bench: {e}", file=sys.stderr)
+        return 2

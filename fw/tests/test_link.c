@@ -1,0 +1,278 @@
+/* The MCU side of a link in QEMU, with the host on UART1 (fw/run_link.py gives QEMU a
+ * pseudo-terminal there and runs the host side):
+ *
+ * link_reliable — a reliable stream of COUNT messages (command line "count=N", default 100,000)
+ *   to `takt agent` on the host, this side's frames passed through a fault injector that corrupts
+ *   10 % and drops 5 % of them; the agent checks every message arrives exactly once, in order,
+ *   intact (its `check: sequence` subscription). Here: every message acknowledged, faults
+ *   injected in the proportions asked, frames sent again.
+ * link_bad_input — garbage, a torn frame, a corrupted frame, a frame for an unknown entity, a
+ *   control frame of the wrong length, a frame longer than any buffer, and more frames than the
+ *   receive pool holds, from the host's feeder: each counted where it belongs, nothing crashes,
+ *   and the link still delivers afterwards. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw_check.h"
+#include "takt/bridge.h"
+#include "takt/cortexm.h"
+#include "takt/daemon.h"
+#include "takt/exec.h"
+#include "takt/link.h"
+#include "takt/takt.h"
+
+static _Alignas(16) uint8_t arena[192 * 1024];
+
+static takt_context_t *make_context(void) {
+  takt_context_config_t cfg = {.max_nodes = 2, .max_topics = 3, .max_publishers = 3,
+                               .max_subscriptions = 3, .max_timers = 1, .max_services = 1,
+                               .max_clients = 1, .max_chains = 1, .max_executors = 1,
+                               .max_groups = 2, .arena_bytes = sizeof arena, .arena = arena,
+                               .clock = NULL};
+  takt_context_t *ctx = NULL;
+  CHECK_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  return ctx;
+}
+
+/* The daemon's link handlers, and a wake-up for the main loop after each (the link interrupt
+ * runs them: progress on the line). */
+static takt_daemon_t *g_daemon;
+static takt_link_handlers_t g_dh;
+static takt_wakeup_t g_progress;
+
+static void link_rx(void *user, const uint8_t *p, uint32_t n) {
+  g_dh.on_receive(g_dh.user, p, n);
+  takt_wakeup_post(&g_progress);
+  (void)user;
+}
+static void link_sent(void *user) {
+  g_dh.on_sent(g_dh.user);
+  takt_wakeup_post(&g_progress);
+  (void)user;
+}
+
+/* Sleep until the line makes progress or a retransmission falls due (then send it), at most
+ * until limit. */
+static void wait_progress(int64_t limit) {
+  int64_t next = takt_daemon_poll(g_daemon);
+  (void)takt_wakeup_wait(&g_progress, next < limit ? next : limit);
+}
+
+static uint32_t count_arg(uint32_t dflt) {
+  static char line[256];
+  (void)takt_cortexm_cmdline(line, sizeof line);
+  const char *p = strstr(line, " count=");
+  return p != NULL ? (uint32_t)strtoul(p + 7, NULL, 10) : dflt;
+}
+
+static bool flag_arg(const char *name) {
+  static char line[256];
+  (void)takt_cortexm_cmdline(line, sizeof line);
+  for (const char *p = line; (p = strstr(p, name)) != NULL; p++)
+    if (p > line && p[-1] == ' ' && (p[strlen(name)] == ' ' || p[strlen(name)] == '\0')) return true;
+  return false;
+}
+
+void test_link_reliable(void) {
+  uint32_t count = count_arg(100000u);
+  bool microros = flag_arg("microros"); /* the baseline: each send waits for its acknowledgement */
+  takt_context_t *ctx = make_context();
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.max_payload = 16;
+  dc.tx_nodes = 40;
+  dc.rx_frames = 2;
+  dc.window = 32; /* the agent's (fw/run_link.py) */
+  dc.retransmit_timeout_ns = 500 * 1000000LL;
+  dc.polled = true;
+  dc.suppress_stale_nacks = true;
+  dc.heartbeat_period_ns = 10 * 1000000LL;
+  if (microros) dc.mode = TAKT_DAEMON_MICROROS;
+  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
+  g_dh = takt_daemon_link_handlers(g_daemon);
+  takt_wakeup_init(&g_progress);
+  takt_link_handlers_t h = {link_rx, link_sent, NULL};
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(16u);
+  lc.rx_chunk = 512;
+  takt_link_t *link = NULL;
+  CHECK_EQ(takt_link_open_in(ctx, "emu:corrupt_frame=0.1,drop=0.05,seed=11/uart:1:115200", &lc, &h,
+                             &link),
+           TAKT_OK);
+  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  fw_printf("link_reliable: %lu messages on %s, %s mode\n", (unsigned long)count, takt_link_name(link),
+            microros ? "micro-ROS-like" : "PoDS");
+
+  int64_t start = takt_time_now();
+  int64_t limit = start + (30 + (int64_t)count / 450) * TAKT_NS_PER_S; /* 252 s for 100,000 */
+  uint8_t payload[16];
+  uint32_t sent = 0;
+  takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
+  while (sent < count && takt_time_now() < limit) {
+    payload[0] = (uint8_t)sent;
+    payload[1] = (uint8_t)(sent >> 8);
+    payload[2] = (uint8_t)(sent >> 16);
+    payload[3] = (uint8_t)(sent >> 24);
+    for (uint32_t i = 4; i < sizeof payload; i++) payload[i] = (uint8_t)(sent * 7u + i);
+    fh.t_info = takt_time_now();
+    takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
+    if (rc == TAKT_OK) {
+      sent++;
+      if (sent % 20000u == 0u)
+        fw_printf("  %lu sent, %lu ms\n", (unsigned long)sent,
+                  (unsigned long)((takt_time_now() - start) / 1000000));
+    } else if (rc == TAKT_EBUSY || rc == TAKT_EFULL) {
+      wait_progress(limit); /* the window or the pool is full: wait for acknowledgements */
+    } else {
+      CHECK_EQ(rc, TAKT_OK);
+      break;
+    }
+  }
+  while (takt_daemon_unacknowledged(g_daemon) > 0u && takt_time_now() < limit) wait_progress(limit);
+  int64_t took = takt_time_now() - start;
+  CHECK_EQ(sent, count);
+  CHECK_EQ(takt_daemon_unacknowledged(g_daemon), 0);
+
+  takt_daemon_stats_t ds;
+  takt_daemon_get_stats(g_daemon, &ds);
+  takt_link_stats_t ls;
+  takt_link_get_stats(link, &ls);
+  takt_uart_stats_t us;
+  takt_uart_get_stats(takt_link_uart(link), &us);
+  fw_printf("link_reliable: %lu acknowledged in %lu ms; frames %lu (data %lu, heartbeats %lu), "
+            "dropped %lu, corrupted %lu, sent again %lu (after a timeout %lu); acknacks in %lu, "
+            "crc errors %lu, stale nacks ignored %lu; uart rx overruns %lu, rx dropped %lu\n",
+            (unsigned long)count, (unsigned long)(took / 1000000), (unsigned long)ls.sent_frames,
+            (unsigned long)ds.tx_frames, (unsigned long)ds.heartbeats, (unsigned long)ls.dropped,
+            (unsigned long)ls.corrupted_bytes, (unsigned long)ds.retransmissions,
+            (unsigned long)ds.timeouts, (unsigned long)(us.rx_bytes / 36u),
+            (unsigned long)ds.rx_crc_errors, (unsigned long)ds.nacks_suppressed,
+            (unsigned long)us.rx_overruns,
+            (unsigned long)us.rx_dropped);
+  /* the faults asked for were injected (5 % and 10 % of every frame, +-20 % of that) */
+  if (count >= 10000u) {
+    CHECK(ls.dropped * 100u >= ls.sent_frames * 4u && ls.dropped * 100u <= ls.sent_frames * 6u);
+    CHECK(ls.corrupted_bytes * 100u >= ls.sent_frames * 8u &&
+          ls.corrupted_bytes * 100u <= ls.sent_frames * 12u);
+  }
+  if (microros) CHECK(ds.tx_frames <= (uint64_t)count * 3u); /* one frame in flight at a time */
+  /* every lost data frame was sent again (its retransmission may be lost too) */
+  CHECK(ds.retransmissions + ds.timeouts >= (ls.dropped + ls.corrupted_bytes) / 4u);
+  CHECK(ds.tx_frames >= count);
+  CHECK_EQ(us.rx_overruns, 0);
+  CHECK_EQ(us.rx_dropped, 0);
+  takt_link_close(link);
+  takt_daemon_destroy(g_daemon);
+  takt_context_destroy(ctx);
+}
+
+/* ---- bad input ---- */
+
+static uint32_t g_cmds, g_ends;
+static takt_executor_t *g_exec;
+
+static void on_cmd(takt_subscription_t *s, const takt_message_t *m, void *user) {
+  (void)s;
+  (void)user;
+  if (m->size == 8) g_cmds++;
+}
+static void on_end(takt_subscription_t *s, const takt_message_t *m, void *user) {
+  (void)s;
+  (void)m;
+  (void)user;
+  g_ends++;
+  takt_executor_stop(g_exec);
+}
+
+/* One marker frame to the host's feeder: "ready for the next part". */
+static void marker(uint16_t entity) {
+  takt_frame_header_t fh = {.priority = 1, .entity = entity};
+  uint8_t b = 0;
+  CHECK_EQ(takt_daemon_send(g_daemon, &fh, &b, 1), TAKT_OK);
+}
+
+void test_link_bad_input(void) {
+  takt_context_t *ctx = make_context();
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.max_payload = 64;
+  dc.tx_nodes = 4;
+  dc.rx_frames = 4; /* the pool the feeder overfills */
+  dc.polled = true;
+  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
+  g_dh = takt_daemon_link_handlers(g_daemon);
+  takt_wakeup_init(&g_progress);
+  takt_node_t *node = NULL;
+  CHECK_EQ(takt_node_create(ctx, "mcu", &node), TAKT_OK);
+  takt_type_support_t cmd_type = {.name = "takt/Bytes8", .size = 8};
+  takt_type_support_t end_type = {.name = "takt/Bytes4", .size = 4};
+  takt_topic_t *cmd = NULL, *end = NULL;
+  CHECK_EQ(takt_topic_create(ctx, "cmd", &cmd_type, 4, &cmd), TAKT_OK);
+  CHECK_EQ(takt_topic_create(ctx, "end", &end_type, 2, &end), TAKT_OK);
+  takt_subscription_t *s1 = NULL, *s2 = NULL;
+  CHECK_EQ(takt_subscription_create(node, cmd, "on_cmd", on_cmd, NULL, NULL, &s1), TAKT_OK);
+  CHECK_EQ(takt_subscription_create(node, end, "on_end", on_end, NULL, NULL, &s2), TAKT_OK);
+  takt_bridge_t *bridge = NULL;
+  CHECK_EQ(takt_bridge_create(ctx, g_daemon, "bridge", &bridge), TAKT_OK);
+  CHECK_EQ(takt_bridge_import(bridge, cmd, 5), TAKT_OK);
+  CHECK_EQ(takt_bridge_import(bridge, end, 6), TAKT_OK);
+  takt_link_handlers_t h = {link_rx, link_sent, NULL};
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(64u);
+  lc.rx_chunk = 1024;
+  takt_link_t *link = NULL;
+  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200", &lc, &h, &link), TAKT_OK);
+  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &g_exec), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(g_exec, node), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(g_exec, takt_bridge_node(bridge)), TAKT_OK);
+  CHECK_EQ(takt_bridge_serve(bridge, g_exec), TAKT_OK);
+
+  /* part 1: the feeder's bad input and a flood of 10 valid frames, nothing taken meanwhile: the
+   * corrupted frame, the unknown entity's and 2 of the flood fill the 4 slots, 8 overflow */
+  marker(1);
+  int64_t limit = takt_time_now() + 30 * TAKT_NS_PER_S;
+  takt_daemon_stats_t ds;
+  for (;;) {
+    takt_daemon_get_stats(g_daemon, &ds);
+    if (ds.rx_frames + ds.rx_overflow >= 12u || takt_time_now() >= limit) break;
+    wait_progress(limit);
+  }
+  fw_printf("link_bad_input: frames %lu, overflow %lu, crc errors %lu, malformed %lu, garbage "
+            "bytes %lu\n",
+            (unsigned long)ds.rx_frames, (unsigned long)ds.rx_overflow,
+            (unsigned long)ds.rx_crc_errors, (unsigned long)ds.rx_malformed,
+            (unsigned long)ds.rx_garbage_bytes);
+  CHECK_EQ(ds.rx_frames, 4);
+  CHECK_EQ(ds.rx_overflow, 8);
+  CHECK_EQ(ds.rx_malformed, 1);   /* the control frame of the wrong length */
+  CHECK(ds.rx_garbage_bytes >= 64); /* garbage, the torn frame, the frame too long */
+  CHECK_EQ(ds.rx_crc_errors, 0);  /* not yet: a data frame's CRC is checked when it is taken */
+
+  /* part 2: the executor takes what is filed (the slots free up); then the feeder sends the end */
+  for (int i = 0; i < 50 && g_cmds < 2; i++)
+    CHECK_EQ(takt_executor_spin_until(g_exec, takt_time_now() + 100 * 1000000LL), TAKT_OK);
+  CHECK_EQ(g_cmds, 2);
+  marker(2);
+  int64_t t0 = takt_time_now();
+  CHECK_EQ(takt_executor_spin_until(g_exec, t0 + 20 * TAKT_NS_PER_S), TAKT_OK);
+  CHECK(takt_time_now() - t0 < 20 * TAKT_NS_PER_S);
+  takt_daemon_get_stats(g_daemon, &ds);
+  takt_bridge_stats_t bs;
+  takt_bridge_get_stats(bridge, &bs);
+  fw_printf("link_bad_input: cmd %lu, end %lu, crc errors %lu, unknown entity %lu, imported %lu\n",
+            (unsigned long)g_cmds, (unsigned long)g_ends, (unsigned long)ds.rx_crc_errors,
+            (unsigned long)bs.unknown_entity, (unsigned long)bs.imported);
+  CHECK_EQ(ds.rx_crc_errors, 1);
+  CHECK_EQ(bs.unknown_entity, 1);
+  CHECK_EQ(g_cmds, 2);
+  CHECK_EQ(g_ends, 1);
+  takt_uart_stats_t us;
+  takt_uart_get_stats(takt_link_uart(link), &us);
+  CHECK_EQ(us.rx_overruns, 0);
+
+  CHECK_EQ(takt_executor_destroy(g_exec), TAKT_OK);
+  takt_link_close(link);
+  takt_bridge_destroy(bridge);
+  takt_daemon_destroy(g_daemon);
+  CHECK_EQ(takt_node_destroy(node), TAKT_OK);
+  takt_context_destroy(ctx);
+}

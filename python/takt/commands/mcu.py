@@ -1,0 +1,209 @@
+"""`takt mcu run FIRMWARE --agent FILE`: a firmware in QEMU and its host agent together.
+
+QEMU runs the firmware with the console (UART0) on this terminal's output and UART1 on a
+pseudo-terminal; the agent (`takt agent FILE`, the native runner) serves the first link of FILE on
+that terminal, its transmissions paced at the line's baud. The firmware's reports (topic
+`mcu_report`, sent over the link: examples/mcu/pods_mcu.c) are read from the agent's endpoint and
+shown as a chain table. Ctrl-C (or SIGTERM, or --duration) stops both in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+from typing import List, Optional
+
+from takt import native
+
+REPORT_CHAINS = 3
+CHAIN = struct.Struct("<8I")  # count, misses, mean, p50, max, deadline (us), violations, received
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("mcu", help="microcontroller firmware in QEMU: `takt mcu run FIRMWARE --agent FILE`")
+    msub = p.add_subparsers(dest="mcu_command", required=True)
+    r = msub.add_parser("run", help="start QEMU with FIRMWARE and the agent of FILE on its serial line; "
+                                    "show the chain table the firmware reports; Ctrl-C stops both")
+    r.add_argument("firmware", type=Path, help="an image built by fw/ (e.g. build/release/fw/mps2-an500/takt-fw-pods.elf)")
+    r.add_argument("--agent", type=Path, required=True, help="the agent's system file (examples/mcu/agent.yaml)")
+    r.add_argument("--board", default="mps2-an500", choices=["mps2-an386", "mps2-an500"])
+    r.add_argument("--baud", type=int, default=115200, help="the agent's line rate (default 115200)")
+    r.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: at Ctrl-C)")
+    r.add_argument("--out", type=Path, default=Path("results"))
+    r.add_argument("--qemu", default="qemu-system-arm")
+
+
+def first_link(agent: Path) -> str:
+    import yaml
+    doc = yaml.safe_load(agent.read_text())
+    links = doc.get("links") if isinstance(doc, dict) else None
+    if not links:
+        raise ValueError(f"{agent}: no links: the agent needs one for the firmware's serial line")
+    return str(links[0]["name"])
+
+
+def format_report(data: bytes) -> List[str]:
+    seq = struct.unpack_from("<I", data, 0)[0]
+    lines = [f"mcu report {seq}: chain latency on the MCU (sensor release -> actuator end, across the link)",
+             f"{'chain':<8} {'count':>6} {'mean ms':>8} {'p50 ms':>8} {'max ms':>8} {'deadline':>9} "
+             f"{'misses':>7} {'validated':>10}"]
+    for i in range(REPORT_CHAINS):
+        c = CHAIN.unpack_from(data, 4 + i * CHAIN.size)
+        count, misses, mean, p50, mx, deadline, violations, received = c
+        val = f"{violations}/{received}" if received else "-"
+        lines.append(f"chain{i:<3} {count:>6} {mean / 1e3:>8.2f} {p50 / 1e3:>8.2f} {mx / 1e3:>8.2f} "
+                     f"{deadline / 1e3:>7.0f}ms {misses:>7} {val:>10}")
+    return lines
+
+
+class Qemu:
+    """QEMU paused, UART0 to our stdout, UART1 on a pseudo-terminal opened (raw) and held here."""
+
+    def __init__(self, qemu: str, board: str, elf: Path, workdir: Path, append: str = "", echo: bool = True,
+                 extra: Optional[List[str]] = None):
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.mon = workdir / f"qemu-{os.getpid()}.mon"
+        self.mon.unlink(missing_ok=True)
+        self.p = subprocess.Popen(
+            [qemu, "-M", board, "-display", "none", "-S", "-monitor", f"unix:{self.mon},server=on,wait=off",
+             "-serial", "stdio", "-serial", "pty", "-semihosting-config", "enable=on,target=native",
+             "-kernel", str(elf)] + (["-append", append] if append else []) + (extra or []),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)  # Ctrl-C reaches us, and we stop QEMU in order
+        self.pty: Optional[str] = None
+        self.console: List[str] = []
+        found = threading.Event()
+
+        def reader() -> None:
+            for raw in iter(self.p.stdout.readline, b""):
+                text = raw.decode(errors="replace")
+                m = re.search(r"char device redirected to (\S+) \(label serial1\)", text)
+                if m:
+                    self.pty = m.group(1)
+                    found.set()
+                    continue
+                self.console.append(text)
+                if echo:
+                    sys.stdout.write(f"[mcu] {text}")
+                    sys.stdout.flush()
+            found.set()
+
+        threading.Thread(target=reader, daemon=True).start()
+        found.wait(20)
+        if self.pty is None:
+            self.stop()
+            raise RuntimeError("QEMU named no pseudo-terminal for UART1")
+        self.fd = os.open(self.pty, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.fd)
+
+    def monitor(self, command: str) -> None:
+        for _ in range(100):
+            if self.mon.exists():
+                break
+            time.sleep(0.05)
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(self.mon))
+            s.sendall(command.encode() + b"\n")
+            time.sleep(0.1)
+
+    def stop(self) -> int:
+        if self.p.poll() is None:
+            try:
+                self.monitor("quit")
+                self.p.wait(5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.p.terminate()
+                self.p.wait(5)
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
+        self.mon.unlink(missing_ok=True)
+        return self.p.returncode
+
+
+def run(args: argparse.Namespace) -> int:
+    from takt.commands.graph import NoSystem, endpoint_dir, request
+    if not args.firmware.is_file():
+        print(f"takt mcu run: {args.firmware}: no such file", file=sys.stderr)
+        return 2
+    if not args.agent.is_file():
+        print(f"takt mcu run: {args.agent}: no such file", file=sys.stderr)
+        return 2
+    try:
+        link = first_link(args.agent)
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"takt mcu run: {e}", file=sys.stderr)
+        return 2
+    exe = native.program("tools/takt-run")
+    args.out.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    qemu = agent = None
+    reports = 0
+    try:
+        qemu = Qemu(args.qemu, args.board, args.firmware, args.out)
+        result = args.out / f"mcu_{args.agent.stem}.json"
+        agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
+                                  "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}"],
+                                 start_new_session=True)
+        sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
+        deadline = time.monotonic() + 10
+        while not sock.exists() and agent.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if agent.poll() is not None:
+            print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
+            return 1
+        time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
+        qemu.monitor("cont")
+        print(f"takt mcu run: {args.firmware.name} on {args.board}, UART1 = {qemu.pty}, agent {args.agent} "
+              f"(pid {agent.pid}); Ctrl-C stops both")
+        end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
+
+        def watch() -> None:
+            while not stop.is_set():
+                if time.monotonic() >= end or qemu.p.poll() is not None or agent.poll() is not None:
+                    stop.set()
+                time.sleep(0.1)
+
+        threading.Thread(target=watch, daemon=True).start()
+        while not stop.is_set():
+            try:
+                for s in request(sock, "echo mcu_report 1 1000", timeout=3):
+                    if "bytes" in s or "serialized" in s:
+                        data = bytes.fromhex(s.get("bytes", s.get("serialized", "")))
+                        if len(data) >= 4 + REPORT_CHAINS * CHAIN.size:
+                            print("\n".join(format_report(data)), flush=True)
+                            reports += 1
+            except (NoSystem, OSError, ValueError):
+                if stop.wait(0.2):
+                    break
+        return 0 if reports > 0 or args.duration == 0 else 1
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        if agent is not None and agent.poll() is None:
+            agent.send_signal(signal.SIGINT)  # an orderly stop: its result is written
+            try:
+                agent.wait(15)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+                agent.wait()
+        if qemu is not None:
+            qemu.stop()
+        print(f"takt mcu run: stopped ({reports} reports from the MCU)")
+
+
+def _system_name(agent: Path) -> str:
+    import yaml
+    doc = yaml.safe_load(agent.read_text())
+    return str(doc.get("name", "system")) if isinstance(doc, dict) else "system"

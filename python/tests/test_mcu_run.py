@@ -1,0 +1,76 @@
+"""`takt mcu run`: the PoDS firmware of examples/mcu in QEMU with its agent on the serial line; the
+chain table comes from the MCU's reports over the link; Ctrl-C (SIGINT) stops QEMU and the agent
+in order. Skipped where QEMU or the firmware build is missing (tools/deps.sh, `make`)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
+FIRMWARE = BUILD / "fw" / "mps2-an500" / "takt-fw-pods.elf"
+AGENT = REPO / "examples" / "mcu" / "agent.yaml"
+
+pytestmark = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or not FIRMWARE.is_file(),
+                                reason="qemu-system-arm or the firmware build missing (tools/deps.sh, make)")
+
+ROW = re.compile(r"^chain(\d)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)ms\s+(\d+)\s+(\S+)$")
+
+
+def children_of(pid: int):
+    """Processes whose parent is pid (QEMU and the agent, while they run)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
+    env = dict(os.environ, TAKT_BUILD_DIR=str(BUILD), PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "takt", "mcu", "run", str(FIRMWARE), "--agent", str(AGENT),
+                          "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=env, cwd=tmp_path)
+    lines, reports = [], 0
+    deadline = time.monotonic() + 60
+    children = []
+    for line in p.stdout:
+        lines.append(line.rstrip())
+        if line.startswith("mcu report"):
+            reports += 1
+            children = children or children_of(p.pid)
+        if reports >= 3 or time.monotonic() > deadline:
+            break
+    assert reports >= 3, "\n".join(lines)
+    assert len(children) == 2, (children, lines)  # QEMU and the agent
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=30)
+    lines += rest.splitlines()
+    assert p.returncode == 0, "\n".join(lines)
+    assert any(l.startswith("takt mcu run: stopped") for l in lines)
+    for pid in children:  # both gone, not left running
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    # the last full table: every chain ran, ordered by PoDS priority (chain 0 the fastest)
+    table = [m for m in (ROW.match(l) for l in lines) if m][-3:]
+    shown = "\n".join(lines)
+    assert [int(m.group(1)) for m in table] == [0, 1, 2], shown
+    counts = [int(m.group(2)) for m in table]
+    means = [float(m.group(3)) for m in table]
+    assert all(c >= 10 for c in counts), shown
+    assert means[0] < means[2], shown
+    assert [int(m.group(6)) for m in table] == [30, 60, 90]
+    assert re.fullmatch(r"\d+/\d+", table[0].group(8))  # chain 0's sink is validated (FIRM)
+    assert any(l.startswith("[mcu] pods_mcu: running") for l in lines)
