@@ -20,10 +20,11 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <thread>
+#include <thread>  // std::this_thread::yield
 
 #include "takt/core.h"
 #include "takt/exec.h"
+#include "takt/port.h"
 #include "takt/ros1.h"
 
 namespace ros {
@@ -239,10 +240,24 @@ void start() {
   }
   rc = takt_executor_create(G.ctx, G.kind, nullptr, &G.exec);
   if (rc == TAKT_OK) rc = takt_node_create(G.ctx, "roscpp_io", &G.io_node);
+  if (rc == TAKT_OK) rc = takt_context_start(G.ctx);  // one start instant: timers are phased from it
   if (rc != TAKT_OK) {
     fail("cannot create the executor", rc);
     std::exit(1);
   }
+  // as roscpp's: wait for the master (a node may start before roscore), retrying every 0.5 s
+  char uri[256];
+  bool warned = false;
+  while (!G.sigint.load() && takt_ros1_get_uri(G.ros1, uri, sizeof uri) != TAKT_OK) {
+    if (!warned)
+      std::fprintf(stderr, "takt roscpp: failed to contact the master at [%s] (%s). Retrying...\n",
+                   G.master_uri.empty() ? (std::getenv("ROS_MASTER_URI") ? std::getenv("ROS_MASTER_URI") : "?")
+                                        : G.master_uri.c_str(),
+                   takt_ros1_last_error(G.ros1));
+    warned = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (warned && !G.sigint.load()) std::fprintf(stderr, "takt roscpp: connected to the master\n");
   if (!(G.options & init_options::NoRosout)) {
     rc = takt_ros1_advertise(G.ros1, "/rosout", rosgraph_msgs::Log::__takt_datatype(),
                              rosgraph_msgs::Log::__takt_md5sum(), rosgraph_msgs::Log::__takt_definition(),
@@ -327,23 +342,33 @@ void SingleThreadedSpinner::spin(CallbackQueue *) { ros::spin(); }
 void spin(MultiThreadedSpinner &s) { s.spin(); }
 
 struct AsyncSpinner::Impl {
-  std::thread th;
+  takt_thread_t th;
+  bool running = false;
   std::atomic<bool> stop{false};
+  static void run(void *arg) { spin_loop(&static_cast<Impl *>(arg)->stop); }
 };
 AsyncSpinner::AsyncSpinner(uint32_t, CallbackQueue *) : impl_(new Impl()) {}
 AsyncSpinner::~AsyncSpinner() { stop(); }
 bool AsyncSpinner::canStart() { return g().spinning.load() == 0; }
 void AsyncSpinner::start() {
-  if (impl_->th.joinable()) return;
+  if (impl_->running) return;
   ros::start();
-  Impl *i = impl_.get();
-  i->th = std::thread([i] { spin_loop(&i->stop); });
+  // the executor's thread of a ported node: SCHED_OTHER like roscpp's spinners (takt's
+  // executors give callbacks their priorities among themselves)
+  takt_thread_attr_t a = {"takt-roscpp-spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_err_t rc = takt_thread_create(&impl_->th, &a, Impl::run, impl_.get());
+  if (rc != TAKT_OK) {
+    fail("AsyncSpinner: cannot start its thread", rc);
+    return;
+  }
+  impl_->running = true;
 }
 void AsyncSpinner::stop() {
-  if (!impl_->th.joinable()) return;
+  if (!impl_->running) return;
   impl_->stop.store(true);
   if (g().started.load()) takt_executor_stop(g().exec);
-  impl_->th.join();
+  takt_thread_join(&impl_->th);
+  impl_->running = false;
   impl_->stop.store(false);
 }
 
@@ -697,7 +722,10 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   std::snprintf(name, sizeof name, "roscpp_tm%u", G.next_id++);
   takt_callback_attr_t a = attr_of(sch);
   int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
-  takt_err_t rc = takt_timer_create(n->node, name, p, p, on_timer, t.get(), &a, &t->timer);
+  // as roscpp's: the first call one period after creation (releases are phased from the
+  // context's start instant)
+  int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
+  takt_err_t rc = takt_timer_create(n->node, name, p, (since > 0 ? since : 0) + p, on_timer, t.get(), &a, &t->timer);
   if (rc != TAKT_OK) fail("createTimer", rc);
   return t;
 }
