@@ -110,19 +110,22 @@ struct In {
     } else if constexpr (is_vector<T>::value) {
       uint32_t n = 0;
       get(n);
+      if (!ok) return;
       using E = typename T::value_type;
-      // every element takes at least one byte (an empty message none): bound the size first
-      size_t least = std::is_arithmetic_v<E> ? sizeof(E) : (is_time<E>::value ? 8u : 0u);
-      if (least && !take(static_cast<size_t>(n) * least)) return;
-      if (!least && n > static_cast<size_t>(end - p) && n > 4096u) {
-        ok = false;
-        return;
-      }
-      v.resize(n);
       if constexpr (std::is_arithmetic_v<E>) {
+        if (!take(static_cast<size_t>(n) * sizeof(E))) return;  // bounded before anything is sized
+        v.resize(n);
         if (n) std::memcpy(v.data(), p, n * sizeof(E));
         p += n * sizeof(E);
       } else {
+        // a default element's length is the least any element takes: the claimed count must fit
+        // in the bytes left before anything is sized (empty messages: at most 2^20)
+        size_t least = length(E{});
+        if (least ? static_cast<size_t>(n) * least > static_cast<size_t>(end - p) : n > (1u << 20)) {
+          ok = false;
+          return;
+        }
+        v.resize(n);
         for (auto &e : v) {
           get(e);
           if (!ok) return;
