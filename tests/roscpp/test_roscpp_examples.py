@@ -105,6 +105,22 @@ def main() -> int:
                 ok = got == want and lis.returncode == 0 and tal.returncode == 0
                 print(f"{'ok  ' if ok else 'FAIL'} talker({pub}) -> listener({sub}): {len(got)} of {COUNT} {got}")
                 failures += not ok
+        # the takt talker's ROS_INFO lines reach /rosout as rosgraph_msgs/Log
+        echo = subprocess.Popen(["rostopic", "echo", "-n", "3", "/rosout"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        time.sleep(1.5)  # rostopic subscribes before the talker starts logging
+        tal = run([str(work / "takt_talker"), "_count:=40", "_rate:=20.0", "__name:=t_rosout"], env=env, timeout=30)
+        try:
+            out = echo.communicate(timeout=20)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(echo.pid, signal.SIGKILL)
+            out = echo.communicate()[0]
+        ok = (tal.returncode == 0 and out.count('name: "/t_rosout"') == 3 and out.count("msg: \"hello world") == 3
+              and "level: 2" in out)
+        print(f"{'ok  ' if ok else 'FAIL'} takt talker's ROS_INFO on /rosout (rostopic echo -n 3): {out.count('msg: ')} records")
+        if not ok:
+            print(out[-1500:])
+        failures += not ok
         # services between processes: Debian's roscpp both ends (takt's TCPROS services: other branch)
         srv = subprocess.Popen([str(work / "deb_add_two_ints_server")], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
