@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -141,6 +142,24 @@ struct In {
     }
   }
 };
+
+/** One field as roscpp's message printer writes it (`name: value`, nested types indented by two
+ * spaces, arrays as `name[]` then `name[i]: value`). */
+template <class T>
+void print(std::ostream &os, const std::string &indent, const std::string &name, const T &v) {
+  if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    os << indent << name << ": " << static_cast<int>(v) << "\n";
+  } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || is_time<T>::value) {
+    os << indent << name << ": " << v << "\n";
+  } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+    os << indent << name << "[]\n";
+    size_t i = 0;
+    for (const auto &e : v) print(os, indent + "  ", name + "[" + std::to_string(i++) + "]", e);
+  } else {
+    os << indent << name << ": \n";
+    v.__takt_print(os, indent + "  ");
+  }
+}
 
 /** Equality through the wire form (two messages are equal when they serialize alike). */
 template <class M>

@@ -50,6 +50,8 @@ struct Global {
   takt_executor_t *exec = nullptr;
   takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
   takt_ros1_pub_t *rosout = nullptr;
+  takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
+  bool exec_thread_running = false;
   takt_executor_kind_t kind = TAKT_EXEC_TIDE;
   uint32_t max_message = 16384;
   takt_type_support_t blob{"takt_roscpp/Serialized", nullptr, 4 + 16384, nullptr, nullptr};
@@ -176,7 +178,12 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
     else std::fprintf(stderr, "takt roscpp: TAKT_ROSCPP_EXECUTOR=%s is not an executor kind; tide\n", e);
   }
   G.initialized = true;
-  std::atexit([] { shutdown(); });
+  std::atexit([] {
+    shutdown();
+    Global &g0 = g();
+    if (g0.exec_thread_running) takt_thread_join(&g0.exec_thread);  // main's thread, after main
+    g0.exec_thread_running = false;
+  });
 }
 
 void init(int &argc, char **argv, const std::string &name, uint32_t options) {
@@ -314,9 +321,32 @@ void waitForShutdown() {
 }
 
 namespace {
+/** preempt runs callbacks on its own workers once spinning: from the first spin (when a node has
+ * made its timers and subscriptions, which preempt arms as it starts) to shutdown it spins on a
+ * thread of its own, and ros::spin/spinOnce/spinners only wait. */
+void preempt_run() {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (G.exec_thread_running || G.down.load()) return;
+  takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1};
+  takt_err_t rc = takt_thread_create(
+      &G.exec_thread, &a, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, G.exec);
+  if (rc != TAKT_OK) {
+    fail("cannot start the preempt executor", rc);
+    return;
+  }
+  G.exec_thread_running = true;
+  G.spinning++;
+}
+
 void spin_loop(const std::atomic<bool> *stop) {
   Global &G = g();
   start();
+  if (G.kind == TAKT_EXEC_PREEMPT) {  // the executor spins on its own thread: wait
+    preempt_run();
+    while (ok() && !(stop && stop->load())) takt_time::sleep_for_ns(kSliceNs);
+    return;
+  }
   G.spinning++;
   while (ok() && !(stop && stop->load())) {
     takt_err_t rc = takt_executor_spin_until(G.exec, takt_time_now() + kSliceNs);
@@ -334,6 +364,10 @@ void spin() { spin_loop(nullptr); }
 void spinOnce() {
   start();
   if (!ok()) return;
+  if (g().kind == TAKT_EXEC_PREEMPT) {  // preempt runs callbacks as they come
+    preempt_run();
+    return;
+  }
   takt_executor_spin_some(g().exec);
 }
 

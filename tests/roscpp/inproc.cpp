@@ -7,6 +7,7 @@
 #include "takt_tutorials/AddTwoInts.h"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ int main(int argc, char **argv) {
   std_msgs::Header back;
   CHECK(ros::takt_wire::deserialize(back, bytes.data(), static_cast<uint32_t>(bytes.size())) && back == h);
   CHECK(!ros::takt_wire::deserialize(back, bytes.data(), static_cast<uint32_t>(bytes.size() - 1)));
+  std::stringstream printed;
+  printed << h;  // roscpp's message printer (ROS_INFO_STREAM(msg))
+  CHECK(printed.str() == "seq: 7\nstamp: 5.000000006\nframe_id: base\n");
 
   // services in one process: a client waits for the server, then calls it
   ros::ServiceClient client = nh.serviceClient<takt_tutorials::AddTwoInts>("add_two_ints");
