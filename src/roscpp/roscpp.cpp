@@ -72,6 +72,20 @@ Global &g() {
   return *p;
 }
 
+/** The ROS 1 node for the length of a call, or nullptr once shut down: ros::shutdown destroys
+ * the node only when no call holds it (the count of holders is G.inflight). */
+struct Ros1Use {
+  takt_ros1_node_t *n = nullptr;
+  Ros1Use() {
+    Global &G = g();
+    G.inflight++;
+    if (G.started.load() && !G.down.load()) n = G.ros1;
+  }
+  ~Ros1Use() { g().inflight--; }
+  Ros1Use(const Ros1Use &) = delete;
+  Ros1Use &operator=(const Ros1Use &) = delete;
+};
+
 void fail(const char *what, takt_err_t rc) {
   std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
 }
@@ -210,7 +224,8 @@ bool ok() {
   Global &G = g();
   if (G.down.load()) return false;
   if (G.sigint.load()) return false;
-  if (G.started.load() && takt_ros1_shutdown_requested(G.ros1)) return false;
+  Ros1Use use;
+  if (use.n && takt_ros1_shutdown_requested(use.n)) return false;
   return G.initialized;
 }
 
@@ -441,7 +456,8 @@ const std::string &getURI() {
 bool check() {
   start();
   char buf[256];
-  return g().ros1 && takt_ros1_get_uri(g().ros1, buf, sizeof buf) == TAKT_OK;
+  Ros1Use use;
+  return use.n && takt_ros1_get_uri(use.n, buf, sizeof buf) == TAKT_OK;
 }
 }  // namespace master
 
@@ -527,7 +543,8 @@ struct PubShared {
   takt_ros1_pub_t *pub = nullptr;
   std::atomic<bool> warned{false};
   ~PubShared() {
-    if (pub && !g().down.load()) takt_ros1_unadvertise(pub);
+    Ros1Use use;
+    if (pub && use.n) takt_ros1_unadvertise(pub);
   }
 };
 
@@ -582,19 +599,18 @@ void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
                    s->topic.c_str(), s->type.datatype);
     return;
   }
-  G.inflight++;
-  if (!G.down.load()) {
-    takt_err_t rc = takt_ros1_publish(s->pub, bytes, len);
-    if (rc == TAKT_ESIZE && !s->warned.exchange(true))
-      std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",
-                   len, s->topic.c_str(), G.max_message);
-  }
-  G.inflight--;
+  Ros1Use use;
+  if (!use.n) return;
+  takt_err_t rc = takt_ros1_publish(s->pub, bytes, len);
+  if (rc == TAKT_ESIZE && !s->warned.exchange(true))
+    std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",
+                 len, s->topic.c_str(), G.max_message);
 }
 
 std::string pub_topic(const PubImpl &p) { return p.shared ? p.shared->topic : std::string(); }
 uint32_t pub_subscribers(PubImpl &p) {
-  if (!p.shared || !p.shared->pub || g().down.load()) return 0;
+  Ros1Use use;
+  if (!p.shared || !p.shared->pub || !use.n) return 0;
   takt_ros1_pub_stats_t st;
   takt_ros1_pub_get_stats(p.shared->pub, &st);
   return st.connections;
@@ -612,7 +628,8 @@ struct RosSub {
   std::vector<uint8_t> scratch;  // the I/O thread's staging of one message (length + bytes)
   std::atomic<uint64_t> refused{0};
   ~RosSub() {
-    if (g().down.load()) return;
+    Ros1Use use;
+    if (!use.n) return;
     if (sub) takt_ros1_unsubscribe(sub);
     if (tpub) takt_publisher_destroy(tpub);
     if (ttopic) takt_topic_destroy(ttopic);
@@ -707,7 +724,8 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
 
 std::string sub_topic(const SubImpl &s) { return s.rs ? s.rs->topic : std::string(); }
 uint32_t sub_publishers(SubImpl &s) {
-  if (!s.rs || !s.rs->sub || g().down.load()) return 0;
+  Ros1Use use;
+  if (!s.rs || !s.rs->sub || !use.n) return 0;
   takt_ros1_sub_stats_t st;
   takt_ros1_sub_get_stats(s.rs->sub, &st);
   return st.connections;
@@ -917,27 +935,34 @@ std::string client_name(const ClientImpl &c) { return c.name; }
 
 // -- parameters
 namespace {
-takt_ros1_node_t *pnode() {
-  ros::start();
-  return g().down.load() ? nullptr : g().ros1;
-}
+/** The node for a parameter call (started first: parameters may be read before a NodeHandle). */
+struct ParamUse : Ros1Use {};
+struct Started {
+  Started() { ros::start(); }
+};
 }  // namespace
 bool param_get(const std::string &key, std::string &v) {
   char buf[4096];
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   if (!n || takt_ros1_param_get_string(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
   v = buf;
   return true;
 }
 bool param_get(const std::string &key, int &v) {
   int32_t x;
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   if (!n || takt_ros1_param_get_int(n, key.c_str(), &x) != TAKT_OK) return false;
   v = x;
   return true;
 }
 bool param_get(const std::string &key, double &v) {
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   if (!n) return false;
   if (takt_ros1_param_get_double(n, key.c_str(), &v) == TAKT_OK) return true;
   int32_t x;  // roscpp reads an integer parameter as a double too
@@ -946,33 +971,49 @@ bool param_get(const std::string &key, double &v) {
   return true;
 }
 bool param_get(const std::string &key, bool &v) {
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   return n && takt_ros1_param_get_bool(n, key.c_str(), &v) == TAKT_OK;
 }
 void param_set(const std::string &key, const std::string &v) {
-  if (takt_ros1_node_t *n = pnode()) takt_ros1_param_set_string(n, key.c_str(), v.c_str());
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_string(n, key.c_str(), v.c_str());
 }
 void param_set(const std::string &key, int v) {
-  if (takt_ros1_node_t *n = pnode()) takt_ros1_param_set_int(n, key.c_str(), v);
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_int(n, key.c_str(), v);
 }
 void param_set(const std::string &key, double v) {
-  if (takt_ros1_node_t *n = pnode()) takt_ros1_param_set_double(n, key.c_str(), v);
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_double(n, key.c_str(), v);
 }
 void param_set(const std::string &key, bool v) {
-  if (takt_ros1_node_t *n = pnode()) takt_ros1_param_set_bool(n, key.c_str(), v);
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_bool(n, key.c_str(), v);
 }
 bool param_has(const std::string &key) {
   bool h = false;
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   return n && takt_ros1_param_has(n, key.c_str(), &h) == TAKT_OK && h;
 }
 bool param_del(const std::string &key) {
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   return n && takt_ros1_param_delete(n, key.c_str()) == TAKT_OK;
 }
 bool param_search(const std::string &, const std::string &key, std::string &found) {
   char buf[512];
-  takt_ros1_node_t *n = pnode();
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
   if (!n || takt_ros1_param_search(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
   found = buf;
   return true;
@@ -1047,9 +1088,8 @@ void takt_write(Level level, const char *file, int line, const char *function, c
   }
   takt_impl::Bytes buf;
   takt_wire::serialize(m, buf);
-  G.inflight++;
-  if (!G.down.load()) takt_ros1_publish(G.rosout, buf.data(), static_cast<uint32_t>(buf.size()));
-  G.inflight--;
+  Ros1Use use;
+  if (use.n) takt_ros1_publish(G.rosout, buf.data(), static_cast<uint32_t>(buf.size()));
 }
 
 void takt_print(Level level, const char *file, int line, const char *function, const char *fmt, ...) {
