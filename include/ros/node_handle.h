@@ -118,7 +118,7 @@ class ServiceClient {
   bool exists() { return impl_ && takt_impl::client_exists(*impl_); }
   bool waitForExistence(Duration timeout = Duration(-1)) { return impl_ && takt_impl::client_wait(*impl_, timeout); }
   bool isValid() const { return impl_ != nullptr; }
-  bool isPersistent() const { return false; }
+  bool isPersistent() const { return impl_ && takt_impl::client_persistent(*impl_); }
   void shutdown() { impl_.reset(); }
   std::string getService() const { return impl_ ? takt_impl::client_name(*impl_) : std::string(); }
   explicit operator bool() const { return impl_ != nullptr; }
@@ -274,10 +274,9 @@ class NodeHandle {
   template <class Service>
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
-    (void)persistent;
     (void)header_values;
     takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
-    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t), t);
+    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t, persistent), t);
   }
 
   // timers

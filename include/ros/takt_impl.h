@@ -89,7 +89,9 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n,
                                            SrvFn fn, const takt::Scheduling &s);
 std::string srv_name(const SrvImpl &s);
 std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n,
-                                           const std::string &service, const Type &srv);
+                                           const std::string &service, const Type &srv,
+                                           bool persistent = false);
+bool client_persistent(const ClientImpl &c);
 bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp);
 bool client_exists(ClientImpl &c);
 bool client_wait(ClientImpl &c, Duration timeout);

@@ -785,19 +785,45 @@ void timer_start(TimerImpl &t) { t.running.store(true); }
 void timer_stop(TimerImpl &t) { t.running.store(false); }
 bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
 
-// -- services, in process (takt services carrying serialized requests and responses).
-// TCPROS seam: the ros1 branch adds TCPROS services to takt/ros1.h. Then advertise_service also
-// serves the service over TCPROS and registers it with the master (registerService), and a
-// client whose service is not in this process looks it up on the master (lookupService) and
-// calls it over TCPROS; client_exists/client_wait ask the master as well. Until then both ends
-// of a service must be in one process.
+// -- services: takt services carrying serialized requests and responses. In one process a
+// client calls the takt service directly. Across processes (TCPROS services of takt/ros1.h,
+// compiled in when the ros1 layer has them: TAKT_ROSCPP_TCPROS_SERVICES) a served service is
+// also registered with the master; each request from the wire enters the same takt service
+// through a relay client, so the executor runs it at the service's priority, and the answer goes
+// back from the relay's callback. A client whose service is not in this process looks it up on
+// the master and calls it over TCPROS.
+#ifndef TAKT_ROSCPP_TCPROS_SERVICES
+#define TAKT_ROSCPP_TCPROS_SERVICES 0
+#endif
+
+constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the executor at once
+
 class SrvImpl {
  public:
   std::shared_ptr<NodeImpl> node;
   std::string name;
   takt_service_t *srv = nullptr;
   SrvFn fn;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  struct WireCall {
+    bool used = false, issued = false;
+    takt_future_t f{};
+    uint32_t call = 0;
+  };
+  takt_ros1_srv_t *wire = nullptr;
+  takt_client_t *relay = nullptr;
+  std::mutex mu;                // guards calls
+  WireCall calls[kWireCalls];   // requests from the wire waiting for their answer
+  std::vector<uint8_t> staging; // the I/O thread's copy of a request (length + bytes)
+#endif
   ~SrvImpl() {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    {
+      Ros1Use use;
+      if (wire && use.n) takt_ros1_unadvertise_service(wire);
+    }
+    if (relay && !g().down.load()) takt_client_destroy(relay);
+#endif
     if (srv && !g().down.load()) takt_service_destroy(srv);
   }
 };
@@ -819,8 +845,81 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
   return TAKT_OK;
 }
 
+#if TAKT_ROSCPP_TCPROS_SERVICES
+void wire_fail(takt_ros1_srv_t *srv, uint32_t call, const char *why) {
+  takt_ros1_service_respond(srv, call, false, reinterpret_cast<const uint8_t *>(why),
+                            static_cast<uint32_t>(std::strlen(why)));
+}
+
+/** Answer every wire request whose takt call has finished (from the relay's callback on the
+ * executor, or from the I/O thread right after issuing it: whichever sees it first answers). */
+void settle(SrvImpl *s) {
+  thread_local Bytes answer;
+  answer.resize(g().blob.size);
+  for (;;) {
+    SrvImpl::WireCall done;
+    takt_future_status_t st = TAKT_FUTURE_PENDING;
+    {
+      std::lock_guard<std::mutex> lk(s->mu);
+      for (auto &c : s->calls) {
+        if (!c.used || !c.issued) continue;
+        st = takt_future_status(&c.f);
+        if (st == TAKT_FUTURE_PENDING) continue;
+        done = c;
+        c.used = false;
+        break;
+      }
+    }
+    if (!done.used) return;
+    if (st == TAKT_FUTURE_READY && takt_future_take(&done.f, answer.data(), g().blob.size) == TAKT_OK) {
+      uint32_t n;
+      std::memcpy(&n, answer.data(), 4);
+      takt_ros1_service_respond(s->wire, done.call, true, answer.data() + 4, n);
+    } else {
+      takt_future_cancel(&done.f);
+      wire_fail(s->wire, done.call, "service callback failed");
+    }
+  }
+}
+
+void on_relay_answer(takt_client_t *, takt_future_t, void *user) { settle(static_cast<SrvImpl *>(user)); }
+
+void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
+  SrvImpl *s = static_cast<SrvImpl *>(user);
+  if (len + 4 > s->staging.size()) return wire_fail(srv, call, "request exceeds TAKT_ROSCPP_MAX_MESSAGE");
+  SrvImpl::WireCall *slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    for (auto &c : s->calls)
+      if (!c.used) {
+        slot = &c;
+        c.used = true;
+        c.issued = false;
+        c.call = call;
+        break;
+      }
+  }
+  if (slot == nullptr) return wire_fail(srv, call, "too many requests in progress");
+  std::memcpy(s->staging.data(), &len, 4);
+  if (len) std::memcpy(s->staging.data() + 4, req, len);
+  takt_future_t f;
+  takt_err_t rc = takt_client_call(s->relay, s->staging.data(), static_cast<uint32_t>(s->staging.size()), &f);
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    if (rc == TAKT_OK) {
+      slot->f = f;
+      slot->issued = true;
+    } else {
+      slot->used = false;
+    }
+  }
+  if (rc != TAKT_OK) return wire_fail(srv, call, "service queue full");
+  settle(s);  // it may have been answered before the slot knew its future
+}
+#endif
+
 std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, const std::string &service,
-                                           const Type &, SrvFn fn, const takt::Scheduling &sch) {
+                                           const Type &type, SrvFn fn, const takt::Scheduling &sch) {
   Global &G = g();
   auto s = std::make_shared<SrvImpl>();
   s->node = n;
@@ -834,7 +933,25 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   if (rc != TAKT_OK) {
     std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
     s->srv = nullptr;
+    return s;
   }
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = kWireCalls;
+  co.attr = attr_of(sch);
+  s->staging.resize(G.blob.size);
+  rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
+  if (rc == TAKT_OK)
+    rc = takt_ros1_advertise_service(G.ros1, service.c_str(), type.datatype, type.md5, on_wire_request, s.get(),
+                                     &s->wire);
+  if (rc != TAKT_OK) {
+    std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
+                 takt_strerror(rc), takt_ros1_last_error(G.ros1));
+    s->wire = nullptr;
+  }
+#else
+  (void)type;
+#endif
   return s;
 }
 std::string srv_name(const SrvImpl &s) { return s.name; }
@@ -843,11 +960,21 @@ class ClientImpl {
  public:
   std::shared_ptr<NodeImpl> node;
   std::string name;
-  takt_client_t *client = nullptr;  // made once the service exists
+  Type type{"", "", ""};
+  takt_client_t *client = nullptr;  // made once the service exists in this process
   std::mutex mu;
   std::condition_variable cv;
   uint64_t answers = 0;  // guarded by mu
+  bool persistent = false;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  std::mutex wire_mu;                // one wire call at a time (guards wire)
+  takt_ros1_client_t *wire = nullptr;
+#endif
   ~ClientImpl() {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    Ros1Use use;
+    if (wire && use.n) takt_ros1_client_destroy(wire);
+#endif
     if (client && !g().down.load()) takt_client_destroy(client);
   }
 };
@@ -862,22 +989,67 @@ void on_response(takt_client_t *, takt_future_t, void *user) {
 }
 
 std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n, const std::string &service,
-                                           const Type &) {
+                                           const Type &type, bool persistent) {
   auto c = std::make_shared<ClientImpl>();
+  c->persistent = persistent;
   c->node = n ? n : node_open(std::string(), M_string());
   c->name = service;
+  c->type = type;
   return c;
 }
 
-bool client_exists(ClientImpl &c) {
+namespace {
+/** The service is served in this process (a takt client to it exists then). */
+bool local_exists(ClientImpl &c) {
   Global &G = g();
   std::lock_guard<std::mutex> lk(G.mu);
   if (c.client) return true;
   if (G.down.load() || !c.node->node) return false;
   takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
   takt_err_t rc = takt_client_create(c.node->node, c.name.c_str(), &G.blob, &G.blob, on_response, &c, &o, &c.client);
-  if (rc != TAKT_OK) c.client = nullptr;  // TCPROS seam: ask the master here
+  if (rc != TAKT_OK) c.client = nullptr;
   return rc == TAKT_OK;
+}
+
+#if TAKT_ROSCPP_TCPROS_SERVICES
+bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
+  Global &G = g();
+  Ros1Use use;
+  if (!use.n || !c.type.md5[0]) return false;
+  std::lock_guard<std::mutex> lk(c.wire_mu);
+  if (!c.wire) {
+    takt_err_t rc = takt_ros1_client_create(use.n, c.name.c_str(), c.type.datatype, c.type.md5, c.persistent, &c.wire);
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: serviceClient %s: %s\n", c.name.c_str(), takt_strerror(rc));
+      c.wire = nullptr;
+      return false;
+    }
+  }
+  resp.resize(G.blob.size);
+  uint32_t n = 0;
+  // roscpp's call has no timeout; takt's bounds it (a server that never answers)
+  takt_err_t rc = takt_ros1_client_call(c.wire, req.data(), static_cast<uint32_t>(req.size()), resp.data(),
+                                        static_cast<uint32_t>(resp.size()), &n, 30 * int64_t(1000000000));
+  if (rc != TAKT_OK) {
+    ROS_ERROR("Service call failed: service [%s] responded with an error: %s", c.name.c_str(),
+              takt_ros1_client_error(c.wire));
+    return false;
+  }
+  resp.resize(n);
+  return true;
+}
+#endif
+}  // namespace
+
+bool client_exists(ClientImpl &c) {
+  if (local_exists(c)) return true;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  Ros1Use use;
+  char uri[256];
+  return use.n && takt_ros1_lookup_service(use.n, c.name.c_str(), uri, sizeof uri) == TAKT_OK;
+#else
+  return false;
+#endif
 }
 
 bool client_wait(ClientImpl &c, Duration timeout) {
@@ -892,7 +1064,13 @@ bool client_wait(ClientImpl &c, Duration timeout) {
 
 bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   Global &G = g();
-  if (!client_exists(c)) return false;  // TCPROS seam: call over the wire here
+  if (!local_exists(c)) {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    return wire_call(c, req, resp);
+#else
+    return false;  // TCPROS services: not in this ros1 layer yet
+#endif
+  }
   if (req.size() + 4 > G.blob.size) {
     std::fprintf(stderr, "takt roscpp: a request to %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", c.name.c_str());
     return false;
@@ -932,6 +1110,7 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   return false;
 }
 std::string client_name(const ClientImpl &c) { return c.name; }
+bool client_persistent(const ClientImpl &c) { return c.persistent; }
 
 // -- parameters
 namespace {
