@@ -3,8 +3,9 @@
 // executor. A ROS 1 subscription's messages arrive on the ROS 1 node's I/O thread and are
 // published, still serialized, into a takt topic of the process; the takt subscriptions on it
 // (one per ros::Subscriber, with its takt priority and deadline) deserialize and call the user's
-// callback when the executor runs them. Timers are takt timers, services takt services (in
-// process; TCPROS services are the seam marked below). Logging goes to the console and /rosout.
+// callback when the executor runs them. Timers are takt timers, services takt services (across
+// processes over TCPROS where the ros1 layer has it, below). Logging goes to the console and
+// /rosout.
 #include <ros/ros.h>
 
 #include <rosgraph_msgs/Log.h>
