@@ -475,7 +475,6 @@ bool NodeHandle::ok() const { return ros::ok(); }
 
 namespace service {
 bool exists(const std::string &name, bool print_failure_reason) {
-  NodeHandle nh;
   auto c = takt_impl::service_client(
       std::shared_ptr<takt_impl::NodeImpl>(), names::resolve(name), takt_impl::Type{"", "", ""});
   bool e = takt_impl::client_exists(*c);

@@ -129,15 +129,20 @@ def main() -> int:
             for client in sides:
                 srv = subprocess.Popen([str(work / f"{server}_add_two_ints_server")], env=env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                time.sleep(0.3)  # SIGINT before roscpp installed its handler would end it by the default action
                 try:
                     cli = run([str(work / f"{client}_add_two_ints_client"), "40", "2"], env=env, timeout=20)
-                    ok = cli.returncode == 0 and "Sum: 42" in cli.stdout
-                    print(f"{'ok  ' if ok else 'FAIL'} add_two_ints client({client}) -> server({server}): "
-                          f"{cli.stdout.strip()[-40:]} {cli.stderr.strip()[-300:]}")
-                    failures += not ok
                 finally:
-                    os.killpg(srv.pid, signal.SIGINT)
-                    srv.wait(timeout=10)
+                    os.killpg(srv.pid, signal.SIGINT)  # a server ends on SIGINT with status 0
+                    try:
+                        code = srv.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(srv.pid, signal.SIGKILL)
+                        code = srv.wait()
+                ok = cli.returncode == 0 and "Sum: 42" in cli.stdout and code == 0
+                print(f"{'ok  ' if ok else 'FAIL'} add_two_ints client({client}) -> server({server}): "
+                      f"{cli.stdout.strip()[-40:]} {cli.stderr.strip()[-300:]} (server exit {code})")
+                failures += not ok
         if not wire:
             print("note: the ros1 layer has no TCPROS services: takt's add_two_ints ends are tested in one process")
         inp = run([str(work / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
