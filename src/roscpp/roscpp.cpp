@@ -40,6 +40,9 @@ using takt_impl::PubShared;
 using takt_impl::RosSub;
 
 struct Global {
+  // reg_mu serializes registrations (advertise, subscribe, advertiseService: each a master call,
+  // made holding reg_mu but not mu); mu is only ever held briefly, never across a system call
+  std::mutex reg_mu;
   std::mutex mu;  // guards everything below but the atomics
   bool initialized = false;
   uint32_t options = 0;
@@ -342,7 +345,7 @@ namespace {
  * thread of its own, and ros::spin/spinOnce/spinners only wait. */
 void preempt_run() {
   Global &G = g();
-  std::lock_guard<std::mutex> lk(G.mu);
+  std::lock_guard<std::mutex> lk(G.reg_mu);  // the thread is made once, outside mu
   if (G.exec_thread_running || G.down.load()) return;
   takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1};
   takt_err_t rc = takt_thread_create(
@@ -559,10 +562,13 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   Global &G = g();
   auto p = std::make_shared<PubImpl>();
   p->node = n;
-  std::lock_guard<std::mutex> lk(G.mu);
-  if (G.down.load()) return p;
-  auto it = G.pubs.find(topic);
-  if (it != G.pubs.end()) p->shared = it->second.lock();
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.load()) return p;
+    auto it = G.pubs.find(topic);
+    if (it != G.pubs.end()) p->shared = it->second.lock();
+  }
   if (p->shared) {
     if (std::strcmp(p->shared->type.md5, t.md5) != 0)
       std::fprintf(stderr, "takt roscpp: %s is advertised with type %s already, not %s\n", topic.c_str(),
@@ -573,12 +579,17 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   s->topic = topic;
   s->type = t;
   s->latch = latch;
-  takt_err_t rc = takt_ros1_advertise(G.ros1, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub);
-  if (rc != TAKT_OK) {
-    std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
-                 takt_ros1_last_error(G.ros1));
-    s->pub = nullptr;
+  {
+    Ros1Use use;
+    takt_err_t rc = use.n ? takt_ros1_advertise(use.n, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub)
+                          : TAKT_ESTATE;
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
+                   use.n ? takt_ros1_last_error(use.n) : "shut down");
+      s->pub = nullptr;
+    }
   }
+  std::lock_guard<std::mutex> lk(G.mu);
   G.pubs[topic] = s;
   p->shared = s;
   return p;
@@ -681,40 +692,46 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   auto s = std::make_shared<SubImpl>();
   s->node = n;
   s->fn = std::move(fn);
-  std::lock_guard<std::mutex> lk(G.mu);
-  if (G.down.load() || !n->node) return s;
   uint32_t depth = queue == 0 ? 64 : (queue > 64 ? 64 : queue);
-  auto it = G.subs.find(topic);
-  if (it != G.subs.end()) s->rs = it->second.lock();
-  if (!s->rs) {
-    auto rs = std::make_shared<RosSub>();
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  std::shared_ptr<RosSub> rs;
+  char tname[32], sname[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.load() || !n->node) return s;
+    auto it = G.subs.find(topic);
+    if (it != G.subs.end()) rs = it->second.lock();
+    std::snprintf(tname, sizeof tname, "roscpp_t%u", G.next_id++);
+    std::snprintf(sname, sizeof sname, "roscpp_s%u", G.next_id++);
+  }
+  if (!rs) {
+    rs = std::make_shared<RosSub>();
     rs->topic = topic;
     rs->type = t;
     rs->scratch.resize(G.blob.size);
-    char tname[32];
-    std::snprintf(tname, sizeof tname, "roscpp_t%u", G.next_id++);
     takt_err_t rc = takt_topic_create(G.ctx, tname, &G.blob, depth + 2, &rs->ttopic);
     if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, rs->ttopic, &rs->tpub);
     if (rc != TAKT_OK) {
       fail(("subscribe " + topic + ": no room in the takt context").c_str(), rc);
       return s;
     }
-    rc = takt_ros1_subscribe(G.ros1, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
-                             rs.get(), &rs->sub);
+    Ros1Use use;
+    rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
+                                     rs.get(), &rs->sub)
+               : TAKT_ESTATE;
     if (rc != TAKT_OK) {
       std::fprintf(stderr, "takt roscpp: subscribe %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
-                   takt_ros1_last_error(G.ros1));
+                   use.n ? takt_ros1_last_error(use.n) : "shut down");
       rs->sub = nullptr;
     }
+    std::lock_guard<std::mutex> lk(G.mu);
     G.subs[topic] = rs;
-    s->rs = rs;
   }
+  s->rs = rs;
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;
   o.attr = attr_of(sch);
-  char sname[32];
-  std::snprintf(sname, sizeof sname, "roscpp_s%u", G.next_id++);
-  takt_err_t rc = takt_subscription_create(n->node, s->rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
+  takt_err_t rc = takt_subscription_create(n->node, rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
   if (rc != TAKT_OK) {
     fail(("subscribe " + topic).c_str(), rc);
     s->sub = nullptr;
@@ -925,7 +942,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   s->node = n;
   s->name = service;
   s->fn = std::move(fn);
-  std::lock_guard<std::mutex> lk(G.mu);
+  std::lock_guard<std::mutex> reg(G.reg_mu);
   if (G.down.load() || !n->node) return s;
   takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
   o.attr = attr_of(sch);
@@ -941,12 +958,14 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   co.attr = attr_of(sch);
   s->staging.resize(G.blob.size);
   rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
+  Ros1Use use;
   if (rc == TAKT_OK)
-    rc = takt_ros1_advertise_service(G.ros1, service.c_str(), type.datatype, type.md5, on_wire_request, s.get(),
-                                     &s->wire);
+    rc = use.n ? takt_ros1_advertise_service(use.n, service.c_str(), type.datatype, type.md5, on_wire_request,
+                                             s.get(), &s->wire)
+               : TAKT_ESTATE;
   if (rc != TAKT_OK) {
     std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
-                 takt_strerror(rc), takt_ros1_last_error(G.ros1));
+                 takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
     s->wire = nullptr;
   }
 #else
