@@ -26,7 +26,7 @@ takt_impl::Type takt_type() {
 class Publisher {
  public:
   Publisher() = default;
-  explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p, takt_impl::Type t) : impl_(std::move(p)), type_(t) {}
+  explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p) : impl_(std::move(p)) {}
   template <class M>
   void publish(const M &m) const {
     if (!impl_) return;
@@ -49,7 +49,6 @@ class Publisher {
 
  private:
   std::shared_ptr<takt_impl::PubImpl> impl_;
-  takt_impl::Type type_{};
 };
 
 class Subscriber {
@@ -102,7 +101,7 @@ class ServiceServer {
 class ServiceClient {
  public:
   ServiceClient() = default;
-  ServiceClient(std::shared_ptr<takt_impl::ClientImpl> c, takt_impl::Type t) : impl_(std::move(c)), type_(t) {}
+  explicit ServiceClient(std::shared_ptr<takt_impl::ClientImpl> c) : impl_(std::move(c)) {}
   template <class Service>
   bool call(Service &srv) {
     return call(srv.request, srv.response);
@@ -125,7 +124,6 @@ class ServiceClient {
 
  private:
   std::shared_ptr<takt_impl::ClientImpl> impl_;
-  takt_impl::Type type_{};
 };
 
 /** roscpp's transport hints: takt always asks for tcp_nodelay; the hints are accepted and kept. */
@@ -210,8 +208,7 @@ class NodeHandle {
 
   template <class M>
   Publisher advertise(const std::string &topic, uint32_t queue_size, bool latch = false) {
-    return Publisher(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch),
-                     takt_type<M>());
+    return Publisher(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch));
   }
 
   // subscribe: free function
@@ -276,7 +273,7 @@ class NodeHandle {
                               const M_string &header_values = M_string()) {
     (void)header_values;
     takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
-    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t, persistent), t);
+    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t, persistent));
   }
 
   // timers

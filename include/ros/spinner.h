@@ -15,11 +15,8 @@ class CallbackQueue;
  * the preempt executor they run on its worker threads. */
 class MultiThreadedSpinner {
  public:
-  explicit MultiThreadedSpinner(uint32_t thread_count = 0) : threads_(thread_count) {}
+  explicit MultiThreadedSpinner(uint32_t thread_count = 0) { (void)thread_count; }
   void spin(CallbackQueue *queue = nullptr);
-
- private:
-  uint32_t threads_;
 };
 
 class SingleThreadedSpinner {

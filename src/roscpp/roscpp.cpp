@@ -813,7 +813,9 @@ bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
 #define TAKT_ROSCPP_TCPROS_SERVICES 0
 #endif
 
+#if TAKT_ROSCPP_TCPROS_SERVICES
 constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the executor at once
+#endif
 
 class SrvImpl {
  public:
