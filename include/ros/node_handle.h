@@ -277,15 +277,12 @@ class NodeHandle {
   }
 
   // timers
-  Timer createTimer(Duration period, void (*fp)(const TimerEvent &), bool oneshot = false, bool autostart = true,
-                    const takt::Scheduling &s = takt::Scheduling()) {
-    return Timer(takt_impl::timer(impl_, period, fp, oneshot, autostart, s));
-  }
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
     return Timer(takt_impl::timer(impl_, period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s));
   }
+  // free functions, lambdas, std::bind
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
     return Timer(takt_impl::timer(impl_, period, fn, oneshot, autostart, s));

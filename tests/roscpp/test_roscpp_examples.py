@@ -2,7 +2,8 @@
 """examples/roscpp built unchanged both ways (takt: pkg-config takt-roscpp; Debian's roscpp) and
 run against a real rosmaster: the talker/listener pair in all four pairings with exact counts and
 contents, the add_two_ints server and client in every pairing, and tests/roscpp/inproc.cpp
-(takt's in-process services, parameters, remapping, the priority extension).
+(takt's in-process services, parameters, remapping, the priority extension) and
+tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses).
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR   (exit 0 when every check passes)
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
@@ -52,8 +53,9 @@ def build(src: Path, bld: Path, work: Path) -> None:
                      "-o", str(work / f"takt_{prog}")] + takt_flags)
         jobs.append(["g++", "-O1", f"-I{work / 'deb_gen'}", str(ex / f"{prog}.cpp"),
                      "-o", str(work / f"deb_{prog}")] + deb_flags)
-    jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / "tests/roscpp/inproc.cpp"),
-                 "-o", str(work / "inproc")] + takt_flags)
+    for prog in ("inproc", "forms"):
+        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
+                     "-o", str(work / prog)] + takt_flags)
     for i in range(0, len(jobs), 2):  # two compilers at a time (the machine is shared)
         procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs[i:i + 2]]
         for j, p in zip(jobs[i:i + 2], procs):
@@ -148,6 +150,11 @@ def main() -> int:
         inp = run([str(work / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
         ok = inp.returncode == 0
         print(f"{'ok  ' if ok else 'FAIL'} inproc (takt services, parameters, remapping, priorities):\n{inp.stdout}{inp.stderr[-2000:]}")
+        failures += not ok
+        forms = run([str(work / "forms")], env=env, timeout=60)
+        ok = forms.returncode == 0 and "ok 1 ok /sub 3 data: x" in forms.stdout
+        print(f"{'ok  ' if ok else 'FAIL'} forms (callback, service, timer, parameter and logging forms): "
+              f"{forms.stdout.strip()[-80:]} {forms.stderr.strip()[-500:]}")
         failures += not ok
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
