@@ -421,6 +421,9 @@ void AsyncSpinner::stop() {
   impl_->stop.store(true);
   if (g().started.load()) takt_executor_stop(g().exec);
   takt_thread_join(&impl_->th);
+  // the stop request may have found the thread between two spins: clear it (a spin that ends
+  // at once, running nothing), or the next spinOnce would return without running anything
+  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_spin_until(g().exec, 0);
   impl_->running = false;
   impl_->stop.store(false);
 }
