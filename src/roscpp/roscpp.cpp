@@ -419,7 +419,8 @@ void AsyncSpinner::start() {
 void AsyncSpinner::stop() {
   if (!impl_->running) return;
   impl_->stop.store(true);
-  if (g().started.load()) takt_executor_stop(g().exec);
+  // tide: end the spin now; preempt: the executor spins on for the process (the thread only waits)
+  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_stop(g().exec);
   takt_thread_join(&impl_->th);
   // the stop request may have found the thread between two spins: clear it (a spin that ends
   // at once, running nothing), or the next spinOnce would return without running anything
