@@ -1,8 +1,10 @@
 # takt_generate_messages(TARGET
 #     PACKAGES pkg... | FILES path/pkg/msg/Type.msg ...
 #     [SEARCH_ROOT dir...] [SEARCH pkg=dir ...] [BOUNDS file...] [BOUND pkg/Type.field=N ...]
-#     [ROS2])
+#     [ROS2 | ROSCPP])
 # ROS2: the definitions are ROS 2's (types pkg/msg/Type, headers <pkg/msg/Type.h>).
+# ROSCPP: headers in roscpp's layout for the roscpp-compatible API (`takt msggen --roscpp`):
+# TARGET is then an interface library of headers that links takt::roscpp (docs/ros1.md).
 # Runs `takt msggen` at build time (again whenever a definition or the generator changes) and
 # builds the generated C into the static library TARGET, whose include directory carries
 # <pkg>/<Type>.h for C and C++. TARGET links takt::takt.
@@ -18,12 +20,15 @@ set_property(GLOBAL PROPERTY TAKT_MSGGEN_PYTHONPATH "${_takt_pydir}")
 unset(_takt_pydir)
 
 function(takt_generate_messages target)
-  cmake_parse_arguments(G "ROS2" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
+  cmake_parse_arguments(G "ROS2;ROSCPP" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${target})
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   set(args --out ${out})
   if(G_ROS2)
     list(APPEND args --ros2)
+  endif()
+  if(G_ROSCPP)
+    list(APPEND args --roscpp)
   endif()
   foreach(r ${G_SEARCH_ROOT})
     list(APPEND args --search-root ${r})
@@ -60,6 +65,14 @@ function(takt_generate_messages target)
   endforeach()
   add_custom_command(OUTPUT ${files} COMMAND ${gen} ${args} DEPENDS ${gen_py} ${defs}
                      COMMENT "takt msggen: ${target}" VERBATIM)
+  if(G_ROSCPP)
+    add_custom_target(${target}_headers DEPENDS ${files})
+    add_library(${target} INTERFACE)
+    add_dependencies(${target} ${target}_headers)
+    target_include_directories(${target} INTERFACE $<BUILD_INTERFACE:${out}/include>)
+    target_link_libraries(${target} INTERFACE takt::roscpp)
+    return()
+  endif()
   add_library(${target} STATIC ${sources})
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${out}/include>)
   target_link_libraries(${target} PUBLIC takt::takt)

@@ -2,7 +2,7 @@
 """Check takt's layering: no file includes a header of a layer above its own.
 
 Layers, lowest first (docs/architecture.md): port, core, timing, exec, transport, shm, ros1, dds,
-introspect, system.
+introspect, system, roscpp (the roscpp-compatible C++ API, include/ros/).
 A file under src/<layer>/ may include the private headers of its own layer and of the layers
 below, and the public headers (include/takt/*) of those layers. A public header may include
 only public headers of its own layer and below, and nothing private. tools/, bench/, examples/
@@ -16,7 +16,8 @@ import re
 import sys
 from pathlib import Path
 
-LAYERS = ["port", "core", "timing", "exec", "transport", "shm", "ros1", "dds", "introspect", "system"]
+LAYERS = ["port", "core", "timing", "exec", "transport", "shm", "ros1", "dds", "introspect", "system",
+          "roscpp"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # The layer each public header belongs to.

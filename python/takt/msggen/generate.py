@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Tuple
 from . import ros1
 from .gen_c import Bounds, CGen, cname
 from .gen_cpp import cpp_block
+from . import gen_roscpp
 from .spec import MsgError, MsgSpec, Registry, SrvSpec, parse_msg_file, parse_srv_file
 
 DEFAULT_BOUNDS = Path(__file__).with_name("bounds.txt")
@@ -179,7 +180,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="ROS 2 definitions (e.g. the share/ folder of the PyPI ROS 2 message wheels): "
                          "types pkg/msg/Type, C names pkg__msg__Type, headers <pkg/msg/Type.h>, "
                          "registry takt_ros2_msgs")
+    ap.add_argument("--roscpp", action="store_true",
+                    help="headers in roscpp's layout (std::string, std::vector; include/<pkg>/<Type>.h) "
+                         "for the roscpp-compatible API (include/ros/), instead of the C types")
     args = ap.parse_args(argv)
+    if args.roscpp and args.ros2:
+        print("--roscpp and --ros2 exclude each other (roscpp's layout is ROS 1's)", file=sys.stderr)
+        return 1
     try:
         search = _search_paths(args.search, args.search_root, args.ros2)
         bounds = Bounds()
@@ -193,6 +200,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     specs = all_specs(reg, msgs, srvs)
     reg_name = "takt_ros2_msgs" if args.ros2 else "takt_msgs"
+    if args.roscpp:
+        files = gen_roscpp.generate(reg, specs, srvs)
+        if args.list:
+            print("\n".join(str(args.out / "include" / f) for f in sorted(files)))
+            return 0
+        for rel, text in files.items():
+            _write(args.out / "include" / rel, text)
+        return 0
     if args.list:
         print("\n".join(str(p) for p in outputs(args.out, specs, srvs, reg_name)))
         return 0

@@ -1,0 +1,2 @@
+// roscpp's <ros/duration.h>: the durations are declared with the times.
+#include <ros/time.h>

@@ -1,0 +1,63 @@
+// roscpp's process-wide calls: ros::init (remapping `from:=to`, `__name:=`, `__ns:=`,
+// `__master:=`, `__ip:=`/`__hostname:=`), ok, shutdown, spin, spinOnce, waitForShutdown, and the
+// names of this node. ros::init sets up the takt context; the first NodeHandle starts the ROS 1
+// node (registration with ROS_MASTER_URI, /rosout), as roscpp's does.
+#ifndef TAKT_ROS_INIT_H
+#define TAKT_ROS_INIT_H
+
+#include <string>
+
+#include <ros/takt_impl.h>
+
+namespace ros {
+
+namespace init_options {
+enum InitOption { NoSigintHandler = 1 << 0, AnonymousName = 1 << 1, NoRosout = 1 << 2 };
+}
+typedef init_options::InitOption InitOption;
+
+void init(int &argc, char **argv, const std::string &name, uint32_t options = 0);
+void init(const M_string &remappings, const std::string &name, uint32_t options = 0);
+/** True until ros::shutdown, SIGINT (without NoSigintHandler) or `rosnode kill`. */
+bool ok();
+bool isInitialized();
+bool isStarted();
+bool isShuttingDown();
+void start();
+/** Stop: spinners return, the node unregisters from the master; handles become inert. */
+void shutdown();
+void requestShutdown();
+void waitForShutdown();
+/** Run callbacks until shutdown (the calling thread drives takt's executor). */
+void spin();
+/** Run the callbacks that are ready now, then return. */
+void spinOnce();
+void removeROSArgs(int argc, const char *const *argv, V_string &args_out);
+
+namespace this_node {
+const std::string &getName();
+const std::string &getNamespace();
+}  // namespace this_node
+
+namespace names {
+std::string resolve(const std::string &name, bool remap = true);
+std::string remap(const std::string &name);
+const M_string &getRemappings();
+}  // namespace names
+
+namespace master {
+const std::string &getURI();
+bool check();
+}  // namespace master
+
+namespace takt {
+/** takt's extension: the executor kind ("tide", the default, or "preempt"; also from
+ * $TAKT_ROSCPP_EXECUTOR), to be chosen before the first NodeHandle. False for another name or
+ * once started. */
+bool setExecutor(const std::string &kind);
+}  // namespace takt
+
+
+}  // namespace ros
+
+#endif

@@ -1,0 +1,353 @@
+// roscpp's NodeHandle and the handles it gives (Publisher, Subscriber, Timer, ServiceServer,
+// ServiceClient), over takt: each NodeHandle is a takt node scheduled by the process's takt
+// executor, topics travel over TCPROS through takt's ROS 1 node (takt/ros1.h). Callbacks are
+// free functions, member functions or std::function; a message parameter may be
+// `const M::ConstPtr&`, `const M&`, `M::ConstPtr` or `const M::Ptr&`. The last, optional argument
+// of subscribe, createTimer and advertiseService (ros::takt::Scheduling) gives the callback a
+// takt priority and deadline.
+#ifndef TAKT_ROS_NODE_HANDLE_H
+#define TAKT_ROS_NODE_HANDLE_H
+
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include <ros/takt_impl.h>
+#include <ros/takt_wire.h>
+#include <ros/time.h>
+
+namespace ros {
+
+template <class M>
+takt_impl::Type takt_type() {
+  return takt_impl::Type{M::__takt_datatype(), M::__takt_md5sum(), M::__takt_definition()};
+}
+
+class Publisher {
+ public:
+  Publisher() = default;
+  explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p) : impl_(std::move(p)) {}
+  template <class M>
+  void publish(const M &m) const {
+    if (!impl_) return;
+    takt_impl::Bytes &buf = takt_impl::publish_buffer();
+    takt_wire::serialize(m, buf);
+    takt_impl::publish(*impl_, takt_type<M>(), buf.data(), static_cast<uint32_t>(buf.size()));
+  }
+  template <class M>
+  void publish(const std::shared_ptr<M> &m) const {
+    publish(*m);
+  }
+  std::string getTopic() const { return impl_ ? takt_impl::pub_topic(*impl_) : std::string(); }
+  uint32_t getNumSubscribers() const { return impl_ ? takt_impl::pub_subscribers(*impl_) : 0; }
+  bool isLatched() const { return impl_ && takt_impl::pub_latched(*impl_); }
+  void shutdown() { impl_.reset(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+  bool operator==(const Publisher &o) const { return impl_ == o.impl_; }
+  bool operator!=(const Publisher &o) const { return impl_ != o.impl_; }
+  bool operator<(const Publisher &o) const { return impl_ < o.impl_; }
+
+ private:
+  std::shared_ptr<takt_impl::PubImpl> impl_;
+};
+
+class Subscriber {
+ public:
+  Subscriber() = default;
+  explicit Subscriber(std::shared_ptr<takt_impl::SubImpl> s) : impl_(std::move(s)) {}
+  std::string getTopic() const { return impl_ ? takt_impl::sub_topic(*impl_) : std::string(); }
+  uint32_t getNumPublishers() const { return impl_ ? takt_impl::sub_publishers(*impl_) : 0; }
+  void shutdown() { impl_.reset(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+  bool operator==(const Subscriber &o) const { return impl_ == o.impl_; }
+  bool operator!=(const Subscriber &o) const { return impl_ != o.impl_; }
+  bool operator<(const Subscriber &o) const { return impl_ < o.impl_; }
+
+ private:
+  std::shared_ptr<takt_impl::SubImpl> impl_;
+};
+
+class Timer {
+ public:
+  Timer() = default;
+  explicit Timer(std::shared_ptr<takt_impl::TimerImpl> t) : impl_(std::move(t)) {}
+  void start() {
+    if (impl_) takt_impl::timer_start(*impl_);
+  }
+  void stop() {
+    if (impl_) takt_impl::timer_stop(*impl_);
+  }
+  bool isValid() const { return impl_ && takt_impl::timer_valid(*impl_); }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<takt_impl::TimerImpl> impl_;
+};
+typedef Timer WallTimer;
+typedef Timer SteadyTimer;
+
+class ServiceServer {
+ public:
+  ServiceServer() = default;
+  explicit ServiceServer(std::shared_ptr<takt_impl::SrvImpl> s) : impl_(std::move(s)) {}
+  std::string getService() const { return impl_ ? takt_impl::srv_name(*impl_) : std::string(); }
+  void shutdown() { impl_.reset(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<takt_impl::SrvImpl> impl_;
+};
+
+class ServiceClient {
+ public:
+  ServiceClient() = default;
+  explicit ServiceClient(std::shared_ptr<takt_impl::ClientImpl> c) : impl_(std::move(c)) {}
+  template <class Service>
+  bool call(Service &srv) {
+    return call(srv.request, srv.response);
+  }
+  template <class Req, class Resp>
+  bool call(const Req &req, Resp &resp) {
+    if (!impl_) return false;
+    takt_impl::Bytes in, out;
+    takt_wire::serialize(req, in);
+    if (!takt_impl::client_call(*impl_, in, out)) return false;
+    return takt_wire::deserialize(resp, out.data(), static_cast<uint32_t>(out.size()));
+  }
+  bool exists() { return impl_ && takt_impl::client_exists(*impl_); }
+  bool waitForExistence(Duration timeout = Duration(-1)) { return impl_ && takt_impl::client_wait(*impl_, timeout); }
+  bool isValid() const { return impl_ != nullptr; }
+  bool isPersistent() const { return impl_ && takt_impl::client_persistent(*impl_); }
+  void shutdown() { impl_.reset(); }
+  std::string getService() const { return impl_ ? takt_impl::client_name(*impl_) : std::string(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<takt_impl::ClientImpl> impl_;
+};
+
+/** roscpp's transport hints: takt always asks for tcp_nodelay; the hints are accepted and kept. */
+class TransportHints {
+ public:
+  TransportHints &tcp() { return *this; }
+  TransportHints &tcpNoDelay(bool = true) { return *this; }
+  TransportHints &reliable() { return *this; }
+  TransportHints &unreliable() { return *this; }
+  TransportHints &udp() { return *this; }
+};
+
+namespace takt_impl {
+/** What a subscription callback's parameter P asks for, and how to hand it the message. */
+template <class P>
+struct Param {
+  typedef typename std::remove_cv<typename std::remove_reference<P>::type>::type Msg;
+  static const Msg &arg(const std::shared_ptr<const Msg> &m) { return *m; }
+};
+template <class P>
+struct PtrParam {
+  typedef P Msg;
+  static const std::shared_ptr<const P> &arg(const std::shared_ptr<const P> &m) { return m; }
+};
+template <class T> struct Param<const std::shared_ptr<const T> &> : PtrParam<T> {};
+template <class T> struct Param<std::shared_ptr<const T>> : PtrParam<T> {};
+template <class T> struct Param<const std::shared_ptr<const T>> : PtrParam<T> {};
+template <class T>
+struct Param<const std::shared_ptr<T> &> {
+  typedef T Msg;
+  static std::shared_ptr<T> arg(const std::shared_ptr<const T> &m) { return std::const_pointer_cast<T>(m); }
+};
+template <class T> struct Param<std::shared_ptr<T>> : Param<const std::shared_ptr<T> &> {};
+
+/** A raw-bytes function that deserializes M and calls fn with what P asks for. */
+template <class M, class F>
+RawFn typed(F fn) {
+  return [fn](const uint8_t *b, uint32_t n) {
+    auto m = std::make_shared<M>();
+    if (!takt_wire::deserialize(*m, b, n)) return;  // counted by the implementation
+    fn(std::shared_ptr<const M>(std::move(m)));
+  };
+}
+
+template <class Req, class Resp, class F>
+SrvFn service_fn(F fn) {
+  return [fn](const uint8_t *b, uint32_t n, Bytes &out) {
+    Req req;
+    Resp resp;
+    if (!takt_wire::deserialize(req, b, n)) return false;
+    if (!fn(req, resp)) return false;
+    takt_wire::serialize(resp, out);
+    return true;
+  };
+}
+}  // namespace takt_impl
+
+/** The last, optional argument of subscribe: roscpp's TransportHints, or takt's Scheduling. */
+struct SubscribeExtra {
+  takt::Scheduling sched;
+  SubscribeExtra() = default;
+  SubscribeExtra(const TransportHints &) {}                  // NOLINT: implicit, as in roscpp
+  SubscribeExtra(const takt::Scheduling &s) : sched(s) {}    // NOLINT
+};
+
+class NodeHandle {
+ public:
+  explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
+      : impl_(takt_impl::node_open(ns, remappings)) {}
+  NodeHandle(const NodeHandle &parent, const std::string &ns)
+      : impl_(takt_impl::node_open(child_ns(parent, ns), M_string())) {}
+  NodeHandle(const NodeHandle &) = default;
+  NodeHandle &operator=(const NodeHandle &) = default;
+
+  const std::string &getNamespace() const { return takt_impl::node_namespace(*impl_); }
+  const std::string &getUnresolvedNamespace() const { return getNamespace(); }
+  std::string resolveName(const std::string &name, bool remap = true) const {
+    return takt_impl::resolve(impl_.get(), name, remap);
+  }
+  bool ok() const;
+  void shutdown() { impl_.reset(); }
+
+  template <class M>
+  Publisher advertise(const std::string &topic, uint32_t queue_size, bool latch = false) {
+    return Publisher(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch));
+  }
+
+  // subscribe: free function
+  template <class P>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (*fp)(P),
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    typedef takt_impl::Param<P> A;
+    typedef typename A::Msg M;
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp](const std::shared_ptr<const M> &m) { fp(A::arg(m)); }), extra);
+  }
+  // member function (const or not) of obj
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), T *obj,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    typedef takt_impl::Param<P> A;
+    typedef typename A::Msg M;
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m) { (obj->*fp)(A::arg(m)); }), extra);
+  }
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const, T *obj,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    typedef takt_impl::Param<P> A;
+    typedef typename A::Msg M;
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m) { (obj->*fp)(A::arg(m)); }), extra);
+  }
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), const std::shared_ptr<T> &obj,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe(topic, queue_size, fp, obj.get(), extra);
+  }
+  // std::function (lambdas, std::bind) with the message type given: subscribe<M>(topic, q, fn)
+  template <class M>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size,
+                       const std::function<void(const std::shared_ptr<const M> &)> &fn,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return sub<M>(topic, queue_size, takt_impl::typed<M>(fn), extra);
+  }
+  template <class M>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(const M &)> &fn,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m) { fn(*m); }), extra);
+  }
+
+  // services
+  template <class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (*fp)(Req &, Resp &),
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, [fp](Req &a, Resp &b) { return fp(a, b); }, s);
+  }
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(Req &, Resp &), T *obj,
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, [fp, obj](Req &a, Resp &b) { return (obj->*fp)(a, b); }, s);
+  }
+  template <class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, const std::function<bool(Req &, Resp &)> &fn,
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, fn, s);
+  }
+  template <class Service>
+  ServiceClient serviceClient(const std::string &service, bool persistent = false,
+                              const M_string &header_values = M_string()) {
+    (void)header_values;
+    takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
+    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t, persistent));
+  }
+
+  // timers
+  template <class T>
+  Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return Timer(takt_impl::timer(impl_, period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s));
+  }
+  // free functions, lambdas, std::bind
+  Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return Timer(takt_impl::timer(impl_, period, fn, oneshot, autostart, s));
+  }
+
+  // parameters (names resolved in this handle's namespace; "~x" is the node's private x)
+  template <class T>
+  bool getParam(const std::string &key, T &v) const {
+    return takt_impl::param_get(resolveName(key, false), v);
+  }
+  bool getParam(const std::string &key, float &v) const {
+    double d;
+    if (!getParam(key, d)) return false;
+    v = static_cast<float>(d);
+    return true;
+  }
+  template <class T>
+  bool getParamCached(const std::string &key, T &v) const {
+    return getParam(key, v);
+  }
+  template <class T>
+  void setParam(const std::string &key, const T &v) const {
+    takt_impl::param_set(resolveName(key, false), v);
+  }
+  void setParam(const std::string &key, const char *v) const { setParam(key, std::string(v)); }
+  bool hasParam(const std::string &key) const { return takt_impl::param_has(resolveName(key, false)); }
+  bool deleteParam(const std::string &key) const { return takt_impl::param_del(resolveName(key, false)); }
+  bool searchParam(const std::string &key, std::string &result) const {
+    return takt_impl::param_search(getNamespace(), key, result);
+  }
+  template <class T>
+  bool param(const std::string &key, T &out, const T &def) const {
+    if (getParam(key, out)) return true;
+    out = def;
+    return false;
+  }
+  bool param(const std::string &key, std::string &out, const char *def) const {
+    return param(key, out, std::string(def));
+  }
+  template <class T>
+  T param(const std::string &key, const T &def) const {
+    T v;
+    param(key, v, def);
+    return v;
+  }
+  std::string param(const std::string &key, const char *def) const { return param(key, std::string(def)); }
+
+ private:
+  static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
+    if (!ns.empty() && ns[0] == '/') return ns;
+    return parent.resolveName(ns, false);
+  }
+  template <class M>
+  Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {
+    return Subscriber(takt_impl::subscribe(impl_, resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched));
+  }
+  template <class Req, class Resp>
+  ServiceServer srv(const std::string &service, std::function<bool(Req &, Resp &)> fn, const takt::Scheduling &s) {
+    takt_impl::Type t{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
+    return ServiceServer(takt_impl::advertise_service(impl_, resolveName(service), t,
+                                                      takt_impl::service_fn<Req, Resp>(fn), s));
+  }
+  std::shared_ptr<takt_impl::NodeImpl> impl_;
+};
+
+}  // namespace ros
+
+#endif

@@ -1,0 +1,38 @@
+// roscpp's ros::param free functions (names resolved against the node's namespace).
+#ifndef TAKT_ROS_PARAM_H
+#define TAKT_ROS_PARAM_H
+
+#include <string>
+
+#include <ros/init.h>
+#include <ros/takt_impl.h>
+
+namespace ros {
+namespace param {
+template <class T>
+bool get(const std::string &key, T &v) {
+  return takt_impl::param_get(names::resolve(key, false), v);
+}
+template <class T>
+void set(const std::string &key, const T &v) {
+  takt_impl::param_set(names::resolve(key, false), v);
+}
+inline void set(const std::string &key, const char *v) { set(key, std::string(v)); }
+inline bool has(const std::string &key) { return takt_impl::param_has(names::resolve(key, false)); }
+inline bool del(const std::string &key) { return takt_impl::param_del(names::resolve(key, false)); }
+template <class T>
+bool param(const std::string &key, T &out, const T &def) {
+  if (get(key, out)) return true;
+  out = def;
+  return false;
+}
+template <class T>
+T param(const std::string &key, const T &def) {
+  T v;
+  param(key, v, def);
+  return v;
+}
+}  // namespace param
+}  // namespace ros
+
+#endif

@@ -1,0 +1,2 @@
+// roscpp's <ros/rate.h>: ros::Rate is declared with the times.
+#include <ros/time.h>

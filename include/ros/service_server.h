@@ -1,0 +1,2 @@
+// roscpp's <ros/service_server.h>: declared with the NodeHandle.
+#include <ros/node_handle.h>

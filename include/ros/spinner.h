@@ -1,0 +1,45 @@
+// roscpp's spinners over takt's executor: one executor serves the process's callbacks (by takt
+// priority), driven by ros::spin, spinOnce or a spinner's threads.
+#ifndef TAKT_ROS_SPINNER_H
+#define TAKT_ROS_SPINNER_H
+
+#include <cstdint>
+#include <memory>
+
+namespace ros {
+
+class CallbackQueue;
+
+/** spin() drives the executor on the calling thread until shutdown. With the tide executor the
+ * callbacks run one at a time whatever thread_count says (priority order is the point); with
+ * the preempt executor they run on its worker threads. */
+class MultiThreadedSpinner {
+ public:
+  explicit MultiThreadedSpinner(uint32_t thread_count = 0) { (void)thread_count; }
+  void spin(CallbackQueue *queue = nullptr);
+};
+
+class SingleThreadedSpinner {
+ public:
+  void spin(CallbackQueue *queue = nullptr);
+};
+
+/** Drives the executor on a thread of its own between start() and stop(). */
+class AsyncSpinner {
+ public:
+  explicit AsyncSpinner(uint32_t thread_count, CallbackQueue *queue = nullptr);
+  ~AsyncSpinner();
+  bool canStart();
+  void start();
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+void spin(MultiThreadedSpinner &s);
+
+}  // namespace ros
+
+#endif

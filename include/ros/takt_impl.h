@@ -1,0 +1,116 @@
+// The seam between the roscpp-compatible templates (ros/node_handle.h) and their implementation
+// in src/roscpp: messages cross it serialized (ROS 1 bytes), callbacks as std::function. Not part
+// of roscpp's API; user code does not include it.
+#ifndef TAKT_ROS_TAKT_IMPL_H
+#define TAKT_ROS_TAKT_IMPL_H
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ros/time.h>
+
+namespace ros {
+
+typedef std::map<std::string, std::string> M_string;
+typedef std::vector<std::string> V_string;
+
+namespace takt {
+/**
+ * takt's extension: the scheduling of a subscription's, timer's or service's callback by takt's
+ * executor. priority: larger runs first (0..1000000, as takt_callback_attr_t); deadline: relative
+ * deadline of each release (zero: none), which EDF executors order by and chains inherit.
+ */
+struct Scheduling {
+  int32_t priority = 0;
+  Duration deadline;
+  Scheduling() = default;
+  Scheduling(int32_t p, Duration d = Duration()) : priority(p), deadline(d) {}
+};
+}  // namespace takt
+
+struct TimerEvent {
+  Time last_expected, last_real, current_expected, current_real;
+  struct {
+    WallDuration last_duration;
+  } profile;
+};
+struct WallTimerEvent {
+  WallTime last_expected, last_real, current_expected, current_real;
+};
+
+namespace takt_impl {
+
+struct Type {
+  const char *datatype, *md5, *definition;
+};
+class NodeImpl;
+class PubImpl;
+class SubImpl;
+class TimerImpl;
+class SrvImpl;
+class ClientImpl;
+typedef std::vector<uint8_t> Bytes;
+
+std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings);
+const std::string &node_namespace(const NodeImpl &n);
+std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
+
+std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
+                                   const Type &t, uint32_t queue, bool latch);
+void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len);
+std::string pub_topic(const PubImpl &p);
+uint32_t pub_subscribers(PubImpl &p);
+bool pub_latched(const PubImpl &p);
+/** A per-thread buffer publishing serializes into (grows to the largest message, then stays). */
+Bytes &publish_buffer();
+
+typedef std::function<void(const uint8_t *, uint32_t)> RawFn;
+std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
+                                   const Type &t, uint32_t queue, RawFn fn,
+                                   const takt::Scheduling &s);
+std::string sub_topic(const SubImpl &s);
+uint32_t sub_publishers(SubImpl &s);
+
+typedef std::function<void(const TimerEvent &)> TimerFn;
+std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
+                                 bool oneshot, bool autostart, const takt::Scheduling &s);
+void timer_start(TimerImpl &t);
+void timer_stop(TimerImpl &t);
+bool timer_valid(const TimerImpl &t);
+
+/** A service handler: request bytes in, response bytes out; false fails the call. */
+typedef std::function<bool(const uint8_t *, uint32_t, Bytes &)> SrvFn;
+std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n,
+                                           const std::string &service, const Type &srv,
+                                           SrvFn fn, const takt::Scheduling &s);
+std::string srv_name(const SrvImpl &s);
+std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n,
+                                           const std::string &service, const Type &srv,
+                                           bool persistent = false);
+bool client_persistent(const ClientImpl &c);
+bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp);
+bool client_exists(ClientImpl &c);
+bool client_wait(ClientImpl &c, Duration timeout);
+std::string client_name(const ClientImpl &c);
+
+/** Parameters: XML-RPC scalars on the master. */
+bool param_get(const std::string &key, std::string &v);
+bool param_get(const std::string &key, int &v);
+bool param_get(const std::string &key, double &v);
+bool param_get(const std::string &key, bool &v);
+void param_set(const std::string &key, const std::string &v);
+void param_set(const std::string &key, int v);
+void param_set(const std::string &key, double v);
+void param_set(const std::string &key, bool v);
+bool param_has(const std::string &key);
+bool param_del(const std::string &key);
+bool param_search(const std::string &ns, const std::string &key, std::string &found);
+
+}  // namespace takt_impl
+}  // namespace ros
+
+#endif

@@ -1,0 +1,214 @@
+// ROS 1 serialization of the roscpp-layout messages `takt msggen --roscpp` generates: one generic
+// walk over a message's fields (little-endian primitives, u32-length-prefixed strings and
+// variable arrays, fixed arrays without a length, time/duration as two 32-bit words, nested
+// messages inline). A generated type supplies __takt_length/__takt_write/__takt_read, which call
+// back into these functions field by field. Reading is bounded: a length that runs past the end
+// of the buffer marks the stream failed instead of reading beyond it.
+#ifndef TAKT_ROS_TAKT_WIRE_H
+#define TAKT_ROS_TAKT_WIRE_H
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <ros/time.h>
+
+namespace ros {
+namespace takt_wire {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ROS 1 serialization assumes a little-endian host");
+
+template <class T> struct is_vector : std::false_type {};
+template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T> struct is_array : std::false_type {};
+template <class T, size_t N> struct is_array<std::array<T, N>> : std::true_type {};
+template <class T> struct is_time : std::false_type {};
+template <> struct is_time<Time> : std::true_type {};
+template <> struct is_time<Duration> : std::true_type {};
+
+template <class T>
+uint32_t length(const T &v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return sizeof(T);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return 4u + static_cast<uint32_t>(v.size());
+  } else if constexpr (is_time<T>::value) {
+    return 8u;
+  } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+    uint32_t n = is_vector<T>::value ? 4u : 0u;
+    using E = typename T::value_type;
+    if constexpr (std::is_arithmetic_v<E> || is_time<E>::value) {
+      n += static_cast<uint32_t>(v.size() * (is_time<E>::value ? 8u : sizeof(E)));
+    } else {
+      for (const auto &e : v) n += length(e);
+    }
+    return n;
+  } else {
+    return v.__takt_length();
+  }
+}
+
+/** Writes into a buffer the caller sized with length(). */
+struct Out {
+  uint8_t *p;
+  template <class T>
+  void put(const T &v) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      std::memcpy(p, &v, sizeof(T));
+      p += sizeof(T);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      put(static_cast<uint32_t>(v.size()));
+      if (!v.empty()) std::memcpy(p, v.data(), v.size());
+      p += v.size();
+    } else if constexpr (is_time<T>::value) {
+      put(v.sec);
+      put(v.nsec);
+    } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+      if constexpr (is_vector<T>::value) put(static_cast<uint32_t>(v.size()));
+      using E = typename T::value_type;
+      if constexpr (std::is_arithmetic_v<E>) {
+        if (!v.empty()) std::memcpy(p, v.data(), v.size() * sizeof(E));
+        p += v.size() * sizeof(E);
+      } else {
+        for (const auto &e : v) put(e);
+      }
+    } else {
+      v.__takt_write(*this);
+    }
+  }
+};
+
+/** Reads from [p, end); a read past end sets ok = false and leaves the rest untouched. */
+struct In {
+  const uint8_t *p, *end;
+  bool ok = true;
+  bool take(size_t n) {
+    if (!ok || static_cast<size_t>(end - p) < n) {
+      ok = false;
+      return false;
+    }
+    return true;
+  }
+  template <class T>
+  void get(T &v) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (!take(sizeof(T))) return;
+      std::memcpy(&v, p, sizeof(T));
+      p += sizeof(T);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      uint32_t n = 0;
+      get(n);
+      if (!take(n)) return;
+      v.assign(reinterpret_cast<const char *>(p), n);
+      p += n;
+    } else if constexpr (is_time<T>::value) {
+      get(v.sec);
+      get(v.nsec);
+    } else if constexpr (is_vector<T>::value) {
+      uint32_t n = 0;
+      get(n);
+      if (!ok) return;
+      using E = typename T::value_type;
+      if constexpr (std::is_arithmetic_v<E>) {
+        if (!take(static_cast<size_t>(n) * sizeof(E))) return;  // bounded before anything is sized
+        v.resize(n);
+        if (n) std::memcpy(v.data(), p, n * sizeof(E));
+        p += n * sizeof(E);
+      } else {
+        // a default element's length is the least any element takes: the claimed count must fit
+        // in the bytes left before anything is sized (empty messages: at most 2^20)
+        size_t least = length(E{});
+        if (least ? static_cast<size_t>(n) * least > static_cast<size_t>(end - p) : n > (1u << 20)) {
+          ok = false;
+          return;
+        }
+        v.resize(n);
+        for (auto &e : v) {
+          get(e);
+          if (!ok) return;
+        }
+      }
+    } else if constexpr (is_array<T>::value) {
+      for (auto &e : v) {
+        get(e);
+        if (!ok) return;
+      }
+    } else {
+      v.__takt_read(*this);
+    }
+  }
+};
+
+/** One field as roscpp's message printer writes it (`name: value`, nested types indented by two
+ * spaces, arrays as `name[]` then `name[i]: value`). */
+template <class T>
+void print(std::ostream &os, const std::string &indent, const std::string &name, const T &v) {
+  if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    os << indent << name << ": " << static_cast<int>(v) << "\n";
+  } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || is_time<T>::value) {
+    os << indent << name << ": " << v << "\n";
+  } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+    os << indent << name << "[]\n";
+    size_t i = 0;
+    for (const auto &e : v) print(os, indent + "  ", name + "[" + std::to_string(i++) + "]", e);
+  } else {
+    os << indent << name << ": \n";
+    v.__takt_print(os, indent + "  ");
+  }
+}
+
+/** Equality through the wire form (two messages are equal when they serialize alike). */
+template <class M>
+bool equal(const M &a, const M &b) {
+  uint32_t na = length(a), nb = length(b);
+  if (na != nb) return false;
+  std::vector<uint8_t> x(na), y(nb);
+  Out oa{x.data()}, ob{y.data()};
+  oa.put(a);
+  ob.put(b);
+  return x == y;
+}
+
+/** Serialize m into buf (resized to fit). */
+template <class M>
+void serialize(const M &m, std::vector<uint8_t> &buf) {
+  buf.resize(length(m));
+  Out o{buf.data()};
+  o.put(m);
+}
+
+/** Deserialize m from len bytes; false if they end early. */
+template <class M>
+bool deserialize(M &m, const uint8_t *bytes, uint32_t len) {
+  In i{bytes, bytes + len};
+  i.get(m);
+  return i.ok;
+}
+
+}  // namespace takt_wire
+
+namespace message_traits {
+template <class M> struct DataType { static const char *value() { return M::__takt_datatype(); } static const char *value(const M &) { return value(); } };
+template <class M> struct MD5Sum { static const char *value() { return M::__takt_md5sum(); } static const char *value(const M &) { return value(); } };
+template <class M> struct Definition { static const char *value() { return M::__takt_definition(); } static const char *value(const M &) { return value(); } };
+template <class M> const char *datatype() { return M::__takt_datatype(); }
+template <class M> const char *md5sum() { return M::__takt_md5sum(); }
+template <class M> const char *definition() { return M::__takt_definition(); }
+}  // namespace message_traits
+
+namespace service_traits {
+template <class S> struct DataType { static const char *value() { return S::__takt_datatype(); } };
+template <class S> struct MD5Sum { static const char *value() { return S::__takt_md5sum(); } };
+}  // namespace service_traits
+
+namespace serialization {
+template <class M> uint32_t serializationLength(const M &m) { return takt_wire::length(m); }
+}  // namespace serialization
+
+}  // namespace ros
+
+#endif

@@ -1,0 +1,189 @@
+// ROS time for the roscpp-compatible API: ros::Time and ros::WallTime (seconds and nanoseconds
+// since the epoch, the system's real-time clock as roscpp reads it without /use_sim_time),
+// ros::Duration and ros::WallDuration (signed), with roscpp's arithmetic and conversions.
+#ifndef TAKT_ROS_TIME_H
+#define TAKT_ROS_TIME_H
+
+#include <cstdint>
+#include <ostream>
+
+namespace ros {
+
+namespace takt_time {
+/** Normalize (sec, nsec) so that 0 <= nsec < 1e9. */
+inline void normalize(int64_t &sec, int64_t &nsec) {
+  sec += nsec / 1000000000;
+  nsec %= 1000000000;
+  if (nsec < 0) {
+    nsec += 1000000000;
+    sec -= 1;
+  }
+}
+int64_t wall_now_ns();          // CLOCK_REALTIME
+void sleep_for_ns(int64_t ns);  // returns early only at ros::shutdown
+}  // namespace takt_time
+
+template <class D>
+class DurationBase {
+ public:
+  int32_t sec = 0, nsec = 0;
+  DurationBase() = default;
+  DurationBase(int32_t s, int32_t n) {
+    int64_t a = s, b = n;
+    takt_time::normalize(a, b);
+    sec = static_cast<int32_t>(a);
+    nsec = static_cast<int32_t>(b);
+  }
+  explicit DurationBase(double t) { fromSec(t); }
+  D &fromSec(double t) {
+    int64_t ns = static_cast<int64_t>(t * 1e9 + (t < 0 ? -0.5 : 0.5));
+    return fromNSec(ns);
+  }
+  D &fromNSec(int64_t ns) {
+    int64_t a = 0, b = ns;
+    takt_time::normalize(a, b);
+    sec = static_cast<int32_t>(a);
+    nsec = static_cast<int32_t>(b);
+    return static_cast<D &>(*this);
+  }
+  double toSec() const { return static_cast<double>(sec) + 1e-9 * static_cast<double>(nsec); }
+  int64_t toNSec() const { return static_cast<int64_t>(sec) * 1000000000 + nsec; }
+  bool isZero() const { return sec == 0 && nsec == 0; }
+  D operator+(const D &o) const { return D().fromNSec(toNSec() + o.toNSec()); }
+  D operator-(const D &o) const { return D().fromNSec(toNSec() - o.toNSec()); }
+  D operator-() const { return D().fromNSec(-toNSec()); }
+  D operator*(double s) const { return D(toSec() * s); }
+  D &operator+=(const D &o) { return *static_cast<D *>(this) = *static_cast<D *>(this) + o; }
+  D &operator-=(const D &o) { return *static_cast<D *>(this) = *static_cast<D *>(this) - o; }
+  bool operator==(const D &o) const { return sec == o.sec && nsec == o.nsec; }
+  bool operator!=(const D &o) const { return !(*this == o); }
+  bool operator<(const D &o) const { return toNSec() < o.toNSec(); }
+  bool operator>(const D &o) const { return toNSec() > o.toNSec(); }
+  bool operator<=(const D &o) const { return toNSec() <= o.toNSec(); }
+  bool operator>=(const D &o) const { return toNSec() >= o.toNSec(); }
+  /** Sleep this long (returns false if ros::shutdown ended the sleep early). */
+  bool sleep() const;
+};
+
+class Duration : public DurationBase<Duration> {
+ public:
+  using DurationBase<Duration>::DurationBase;
+  Duration() = default;
+};
+class WallDuration : public DurationBase<WallDuration> {
+ public:
+  using DurationBase<WallDuration>::DurationBase;
+  WallDuration() = default;
+};
+
+template <class T, class D>
+class TimeBase {
+ public:
+  uint32_t sec = 0, nsec = 0;
+  TimeBase() = default;
+  TimeBase(uint32_t s, uint32_t n) {
+    int64_t a = s, b = n;
+    takt_time::normalize(a, b);
+    sec = static_cast<uint32_t>(a);
+    nsec = static_cast<uint32_t>(b);
+  }
+  explicit TimeBase(double t) { fromSec(t); }
+  T &fromSec(double t) { return fromNSec(static_cast<uint64_t>(t * 1e9 + 0.5)); }
+  T &fromNSec(uint64_t ns) {
+    sec = static_cast<uint32_t>(ns / 1000000000u);
+    nsec = static_cast<uint32_t>(ns % 1000000000u);
+    return static_cast<T &>(*this);
+  }
+  double toSec() const { return static_cast<double>(sec) + 1e-9 * static_cast<double>(nsec); }
+  uint64_t toNSec() const { return static_cast<uint64_t>(sec) * 1000000000u + nsec; }
+  bool isZero() const { return sec == 0 && nsec == 0; }
+  D operator-(const T &o) const {
+    return D().fromNSec(static_cast<int64_t>(toNSec()) - static_cast<int64_t>(o.toNSec()));
+  }
+  T operator+(const D &d) const {
+    return T().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(toNSec()) + d.toNSec()));
+  }
+  T operator-(const D &d) const {
+    return T().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(toNSec()) - d.toNSec()));
+  }
+  T &operator+=(const D &d) { return *static_cast<T *>(this) = *this + d; }
+  T &operator-=(const D &d) { return *static_cast<T *>(this) = *this - d; }
+  bool operator==(const T &o) const { return sec == o.sec && nsec == o.nsec; }
+  bool operator!=(const T &o) const { return !(*this == o); }
+  bool operator<(const T &o) const { return toNSec() < o.toNSec(); }
+  bool operator>(const T &o) const { return toNSec() > o.toNSec(); }
+  bool operator<=(const T &o) const { return toNSec() <= o.toNSec(); }
+  bool operator>=(const T &o) const { return toNSec() >= o.toNSec(); }
+};
+
+class Time : public TimeBase<Time, Duration> {
+ public:
+  using TimeBase<Time, Duration>::TimeBase;
+  Time() = default;
+  static Time now() { return Time().fromNSec(static_cast<uint64_t>(takt_time::wall_now_ns())); }
+  /** Sleep until t (false if ros::shutdown ended the sleep early). */
+  static bool sleepUntil(const Time &t);
+  static bool isValid() { return true; }
+  static bool waitForValid() { return true; }
+  static void init() {}
+};
+
+class WallTime : public TimeBase<WallTime, WallDuration> {
+ public:
+  using TimeBase<WallTime, WallDuration>::TimeBase;
+  WallTime() = default;
+  static WallTime now() { return WallTime().fromNSec(static_cast<uint64_t>(takt_time::wall_now_ns())); }
+};
+
+template <class D>
+bool DurationBase<D>::sleep() const {
+  if (toNSec() <= 0) return true;
+  takt_time::sleep_for_ns(toNSec());
+  return true;
+}
+
+inline bool Time::sleepUntil(const Time &t) {
+  Duration d = t - now();
+  return d.sleep();
+}
+
+template <class T, class D>
+std::ostream &operator<<(std::ostream &os, const TimeBase<T, D> &t) {
+  uint32_t ns = t.nsec;
+  char digits[10];
+  for (int i = 8; i >= 0; i--) {
+    digits[i] = static_cast<char>('0' + ns % 10);
+    ns /= 10;
+  }
+  digits[9] = '\0';
+  return os << t.sec << '.' << digits;
+}
+template <class D>
+std::ostream &operator<<(std::ostream &os, const DurationBase<D> &d) {
+  return os << d.toSec();
+}
+
+/** Runs a loop at a fixed rate: sleep() waits until the next period boundary (no drift). */
+class Rate {
+ public:
+  explicit Rate(double hz) : period_(1.0 / hz), start_(Time::now()) {}
+  explicit Rate(const Duration &d) : period_(d), start_(Time::now()) {}
+  /** Sleep until the next cycle; false if the previous cycle overran the period. */
+  bool sleep();
+  void reset() { start_ = Time::now(); }
+  Duration cycleTime() const { return actual_; }
+  Duration expectedCycleTime() const { return period_; }
+
+ private:
+  Duration period_, actual_;
+  Time start_;
+};
+
+class WallRate : public Rate {
+ public:
+  using Rate::Rate;
+};
+
+}  // namespace ros
+
+#endif

@@ -1,0 +1,103 @@
+"""`takt msggen --roscpp` against Debian's roscpp headers (gencpp's output in /usr/include): for
+every type both have, the same md5sum, datatype and fields in the same order with the same C++
+types (boost::array -> std::array, the allocator templates aside); services' md5sums too."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+PACKAGES = ["std_msgs", "geometry_msgs", "sensor_msgs", "std_srvs", "rosgraph_msgs"]
+DEB = Path("/usr/include")
+
+
+def generate(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search-root", "/usr/share",
+                           "--out", str(out), *extra], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+
+
+def deb_value(text: str, trait: str) -> str:
+    m = re.search(trait + r"<\s*::[\w:]+_?<ContainerAllocator>\s*>\s*\{\s*static const char\* value\(\)\s*\{\s*"
+                  r"return \"([^\"]*)\";", text)
+    if m is None:  # services: MD5Sum< ::pkg::Srv >
+        m = re.search(trait + r"<\s*::[\w:]+\s*>\s*\{\s*static const char\* value\(\)\s*\{\s*return \"([^\"]*)\";", text)
+    return m.group(1) if m else ""
+
+
+def deb_fields(text: str):
+    out = []
+    for t, name in re.findall(r"typedef (.+?)  ?_(\w+)_type;", text):
+        t = re.sub(r"\s+", " ", t).strip()
+        t = t.replace("_<ContainerAllocator>", "").replace(" , ", ", ")
+        t = re.sub(r"std::basic_string<char, std::char_traits<char>, typename std::allocator_traits<ContainerAllocator>::"
+                   r"template rebind_alloc<char>>", "std::string", t)
+        t = re.sub(r", typename std::allocator_traits<ContainerAllocator>::template rebind_alloc<[^>]*(?:<[^>]*>)?[^>]*>", "", t)
+        t = re.sub(r"std::basic_string<char, std::char_traits<char>, typename ContainerAllocator::template "
+                   r"rebind<char>::other ?>", "std::string", t)
+        t = re.sub(r", typename ContainerAllocator::template rebind<.*>::other ?>$", ">", t)
+        t = t.replace("boost::array", "std::array").replace("::ros::Time", "ros::Time").replace("::ros::Duration", "ros::Duration")
+        t = t.replace("std::vector< ", "std::vector<").replace(" >", ">").replace("  ", " ").strip()
+        out.append((name, t))
+    return out
+
+
+def takt_fields(text: str):
+    body = text[text.index("struct "):text.index("typedef std::shared_ptr")]
+    out = []
+    for t, name in re.findall(r"^  (?!static|typedef)(.+) (\w+)\{\};$", body, re.M):
+        t = t.replace("::ros::Time", "ros::Time").replace("::ros::Duration", "ros::Duration")
+        t = re.sub(r"\s+", " ", t).strip()
+        out.append((name, t))
+    return out
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    if not (DEB / "std_msgs" / "Header.h").exists():
+        pytest.skip("Debian's message headers are not installed (tools/deps.sh)")
+    out = tmp_path_factory.mktemp("roscpp")
+    r = generate(out, *PACKAGES)
+    assert r.returncode == 0, r.stderr
+    return out / "include"
+
+
+def test_every_type_matches_debian(generated):
+    compared = 0
+    for h in sorted(generated.glob("*/*.h")):
+        deb = DEB / h.parent.name / h.name
+        if not deb.exists():
+            continue
+        ours, theirs = h.read_text(), deb.read_text()
+        md5 = re.search(r'__takt_md5sum\(\) \{ return "(\w+)"', ours).group(1)
+        dtype = re.search(r'__takt_datatype\(\) \{ return "([\w/]+)"', ours).group(1)
+        assert md5 == deb_value(theirs, "MD5Sum"), h
+        assert dtype == deb_value(theirs, "DataType"), h
+        if "struct " in ours and "Request request;" not in ours:
+            fields = takt_fields(ours)
+            want = deb_fields(theirs)
+            names = [n for n, _ in want]
+            assert [n for n, _ in fields] == names, h
+            for (n, ours_t), (_, deb_t) in zip(fields, want):
+                norm = deb_t
+                assert ours_t == norm or ours_t.replace(" ", "") == norm.replace(" ", ""), f"{h}: {n}: {ours_t} vs {deb_t}"
+        compared += 1
+    assert compared > 100
+
+
+def test_roscpp_and_ros2_exclude_each_other(tmp_path):
+    r = generate(tmp_path, "--ros2", "std_msgs")
+    assert r.returncode == 1 and "exclude each other" in r.stderr
+
+
+def test_list_names_headers_only(tmp_path):
+    r = generate(tmp_path, "--list", "std_srvs")
+    files = r.stdout.split()
+    assert r.returncode == 0
+    assert str(tmp_path / "include" / "std_srvs" / "SetBool.h") in files
+    assert str(tmp_path / "include" / "std_srvs" / "SetBoolRequest.h") in files
+    assert all(f.endswith(".h") for f in files) and not any((tmp_path / "include").glob("*"))

@@ -1,0 +1,1319 @@
+// The roscpp-compatible API (include/ros/) over takt: one takt context, one ROS 1 node
+// (takt/ros1.h) and one executor per process; each NodeHandle is a takt node attached to the
+// executor. A ROS 1 subscription's messages arrive on the ROS 1 node's I/O thread and are
+// published, still serialized, into a takt topic of the process; the takt subscriptions on it
+// (one per ros::Subscriber, with its takt priority and deadline) deserialize and call the user's
+// callback when the executor runs them. Timers are takt timers, services takt services (across
+// processes over TCPROS where the ros1 layer has it, below). Logging goes to the console and
+// /rosout.
+#include <ros/ros.h>
+
+#include <rosgraph_msgs/Log.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>  // std::this_thread::yield
+
+#include "takt/core.h"
+#include "takt/exec.h"
+#include "takt/port.h"
+#include "takt/ros1.h"
+
+namespace ros {
+namespace takt_impl {
+struct RosSub;
+struct PubShared;
+}  // namespace takt_impl
+namespace {
+
+constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
+using takt_impl::PubShared;
+using takt_impl::RosSub;
+
+struct Global {
+  // reg_mu serializes registrations (advertise, subscribe, advertiseService: each a master call,
+  // made holding reg_mu but not mu); mu is only ever held briefly, never across a system call
+  std::mutex reg_mu;
+  std::mutex mu;  // guards everything below but the atomics
+  bool initialized = false;
+  uint32_t options = 0;
+  std::string name = "/", ns = "/", master_uri, host;
+  M_string remaps;  // resolved from -> resolved to
+  M_string private_params;  // `_name:=value` arguments, set on the master at start
+  takt_context_t *ctx = nullptr;
+  takt_ros1_node_t *ros1 = nullptr;
+  takt_executor_t *exec = nullptr;
+  takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
+  takt_ros1_pub_t *rosout = nullptr;
+  takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
+  bool exec_thread_running = false;
+  takt_executor_kind_t kind = TAKT_EXEC_TIDE;
+  uint32_t max_message = 16384;
+  takt_type_support_t blob{"takt_roscpp/Serialized", nullptr, 4 + 16384, nullptr, nullptr};
+  uint32_t next_id = 0;
+  std::map<std::string, std::weak_ptr<RosSub>> subs;
+  std::map<std::string, std::weak_ptr<PubShared>> pubs;
+  std::atomic<bool> started{false}, down{false}, sigint{false};
+  std::atomic<int> inflight{0}, spinning{0};
+  std::mutex sleep_mu;
+  std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
+  std::mutex log_mu;
+  uint32_t log_seq = 0;
+  console::Level level = console::levels::Info;
+};
+
+Global &g() {
+  static Global *p = new Global();  // never destroyed: handles may outlive main's statics
+  return *p;
+}
+
+/** The ROS 1 node for the length of a call, or nullptr once shut down: ros::shutdown destroys
+ * the node only when no call holds it (the count of holders is G.inflight). */
+struct Ros1Use {
+  takt_ros1_node_t *n = nullptr;
+  Ros1Use() {
+    Global &G = g();
+    G.inflight++;
+    if (G.started.load() && !G.down.load()) n = G.ros1;
+  }
+  ~Ros1Use() { g().inflight--; }
+  Ros1Use(const Ros1Use &) = delete;
+  Ros1Use &operator=(const Ros1Use &) = delete;
+};
+
+void fail(const char *what, takt_err_t rc) {
+  std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
+}
+
+std::string join(const std::string &ns, const std::string &name) {
+  if (ns.empty() || ns == "/") return "/" + name;
+  return ns + "/" + name;
+}
+
+std::string clean(std::string n) {
+  std::string out;
+  for (char c : n) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out += c;
+  }
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+std::string resolve_in(const std::string &ns, const std::string &name) {
+  if (name.empty()) return ns;
+  if (name[0] == '/') return clean(name);
+  if (name[0] == '~') {
+    std::string rest = name.substr(1);
+    while (!rest.empty() && rest[0] == '/') rest.erase(0, 1);
+    return rest.empty() ? g().name : clean(g().name + "/" + rest);
+  }
+  return clean(join(ns, name));
+}
+
+void on_sigint(int) { g().sigint.store(true); }
+
+int64_t env_int(const char *name, int64_t def) {
+  const char *v = std::getenv(name);
+  return v && *v ? std::strtoll(v, nullptr, 10) : def;
+}
+
+}  // namespace
+
+namespace takt_time {
+int64_t wall_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+void sleep_for_ns(int64_t ns) {
+  std::unique_lock<std::mutex> lk(g().sleep_mu);
+  g().sleep_cv.wait_for(lk, std::chrono::nanoseconds(ns), [] { return g().down.load(); });
+}
+}  // namespace takt_time
+
+bool Rate::sleep() {
+  Time expected = start_ + period_;
+  Time now = Time::now();
+  if (now < start_) expected = now + period_;  // the clock went back
+  Duration left = expected - now;
+  actual_ = now - start_;
+  if (left <= Duration()) {
+    if (now > expected + period_) start_ = now;  // more than a period late: start again
+    else start_ = expected;
+    return false;
+  }
+  left.sleep();
+  start_ = expected;
+  return true;
+}
+
+// ---- init, start, shutdown ------------------------------------------------------------------
+
+void init(const M_string &remappings, const std::string &name, uint32_t options) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (G.initialized) return;
+  std::string node = name, ns;
+  if (const char *e = std::getenv("ROS_NAMESPACE")) ns = e;
+  std::map<std::string, std::string> plain;
+  for (const auto &kv : remappings) {
+    if (kv.first == "__name") node = kv.second;
+    else if (kv.first == "__ns") ns = kv.second;
+    else if (kv.first == "__master") G.master_uri = kv.second;
+    else if (kv.first == "__ip" || kv.first == "__hostname") G.host = kv.second;
+    else if (kv.first.rfind("__", 0) == 0) continue;
+    else if (kv.first[0] == '_') G.private_params[kv.first.substr(1)] = kv.second;
+    else plain[kv.first] = kv.second;
+  }
+  if (G.host.empty()) {
+    if (const char *e = std::getenv("ROS_IP")) G.host = e;
+    else if (const char *e2 = std::getenv("ROS_HOSTNAME")) G.host = e2;
+  }
+  if (ns.empty() || ns[0] != '/') ns = "/" + ns;
+  G.ns = clean(ns);
+  if (options & init_options::AnonymousName)
+    node += "_" + std::to_string(takt_time::wall_now_ns() / 1000 % 100000000);
+  G.name = node[0] == '/' ? clean(node) : clean(join(G.ns, node));
+  for (const auto &kv : plain) G.remaps[resolve_in(G.ns, kv.first)] = resolve_in(G.ns, kv.second);
+  G.options = options;
+  if (!(options & init_options::NoSigintHandler)) {
+    std::signal(SIGINT, on_sigint);
+    std::signal(SIGTERM, on_sigint);
+  }
+  if (const char *e = std::getenv("TAKT_ROSCPP_EXECUTOR")) {
+    takt_executor_kind_t k;
+    if (takt_executor_kind_parse(e, &k) == TAKT_OK) G.kind = k;
+    else std::fprintf(stderr, "takt roscpp: TAKT_ROSCPP_EXECUTOR=%s is not an executor kind; tide\n", e);
+  }
+  G.initialized = true;
+  std::atexit([] {
+    shutdown();
+    Global &g0 = g();
+    if (g0.exec_thread_running) takt_thread_join(&g0.exec_thread);  // main's thread, after main
+    g0.exec_thread_running = false;
+  });
+}
+
+void init(int &argc, char **argv, const std::string &name, uint32_t options) {
+  M_string remaps;
+  int out = 1;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    size_t p = a.find(":=");
+    if (p != std::string::npos && p > 0) {
+      remaps[a.substr(0, p)] = a.substr(p + 2);
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+  init(remaps, name, options);
+}
+
+bool isInitialized() { return g().initialized; }
+bool isStarted() { return g().started.load(); }
+bool isShuttingDown() { return g().down.load(); }
+
+bool ok() {
+  Global &G = g();
+  if (G.down.load()) return false;
+  if (G.sigint.load()) return false;
+  Ros1Use use;
+  if (use.n && takt_ros1_shutdown_requested(use.n)) return false;
+  return G.initialized;
+}
+
+void start() {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (G.started.load() || G.down.load()) return;
+  if (!G.initialized) {
+    std::fprintf(stderr, "takt roscpp: a NodeHandle was made before ros::init\n");
+    std::abort();
+  }
+  G.max_message = static_cast<uint32_t>(env_int("TAKT_ROSCPP_MAX_MESSAGE", 16384));
+  G.blob.size = 4 + G.max_message;
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", 24 << 20));
+  takt_err_t rc = takt_context_create(&cc, &G.ctx);
+  if (rc != TAKT_OK) {
+    fail("cannot create the takt context", rc);
+    std::exit(1);
+  }
+  takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
+  rc1.name = G.name.c_str();
+  rc1.master_uri = G.master_uri.empty() ? nullptr : G.master_uri.c_str();
+  rc1.host = G.host.empty() ? nullptr : G.host.c_str();
+  rc1.max_pubs = 16;
+  rc1.max_subs = 16;
+  rc1.max_message = G.max_message;
+  rc1.max_values = 4096;
+  rc1.max_xmlrpc = 65536;
+  rc = takt_ros1_node_create(G.ctx, &rc1, &G.ros1);
+  if (rc != TAKT_OK) {
+    fail("cannot create the ROS 1 node", rc);
+    std::exit(1);
+  }
+  rc = takt_executor_create(G.ctx, G.kind, nullptr, &G.exec);
+  if (rc == TAKT_OK) rc = takt_node_create(G.ctx, "roscpp_io", &G.io_node);
+  if (rc == TAKT_OK) rc = takt_context_start(G.ctx);  // one start instant: timers are phased from it
+  if (rc != TAKT_OK) {
+    fail("cannot create the executor", rc);
+    std::exit(1);
+  }
+  // as roscpp's: wait for the master (a node may start before roscore), retrying every 0.5 s
+  char uri[256];
+  bool warned = false;
+  while (!G.sigint.load() && takt_ros1_get_uri(G.ros1, uri, sizeof uri) != TAKT_OK) {
+    if (!warned)
+      std::fprintf(stderr, "takt roscpp: failed to contact the master at [%s] (%s). Retrying...\n",
+                   G.master_uri.empty() ? (std::getenv("ROS_MASTER_URI") ? std::getenv("ROS_MASTER_URI") : "?")
+                                        : G.master_uri.c_str(),
+                   takt_ros1_last_error(G.ros1));
+    warned = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (warned && !G.sigint.load()) std::fprintf(stderr, "takt roscpp: connected to the master\n");
+  if (!(G.options & init_options::NoRosout)) {
+    rc = takt_ros1_advertise(G.ros1, "/rosout", rosgraph_msgs::Log::__takt_datatype(),
+                             rosgraph_msgs::Log::__takt_md5sum(), rosgraph_msgs::Log::__takt_definition(),
+                             false, &G.rosout);
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: cannot register /rosout with the master (%s): %s\n",
+                   takt_strerror(rc), takt_ros1_last_error(G.ros1));
+      G.rosout = nullptr;
+    }
+  }
+  G.started.store(true);
+  // `_name:=value` sets the private parameter ~name, typed as YAML reads a scalar (as roscpp does)
+  for (const auto &kv : G.private_params) {
+    std::string key = G.name + "/" + kv.first;
+    const std::string &v = kv.second;
+    char *end = nullptr;
+    long iv = std::strtol(v.c_str(), &end, 10);
+    if (!v.empty() && *end == '\0' && iv >= INT32_MIN && iv <= INT32_MAX) {
+      takt_ros1_param_set_int(G.ros1, key.c_str(), static_cast<int32_t>(iv));
+      continue;
+    }
+    double dv = std::strtod(v.c_str(), &end);
+    if (!v.empty() && *end == '\0') takt_ros1_param_set_double(G.ros1, key.c_str(), dv);
+    else if (v == "true" || v == "True") takt_ros1_param_set_bool(G.ros1, key.c_str(), true);
+    else if (v == "false" || v == "False") takt_ros1_param_set_bool(G.ros1, key.c_str(), false);
+    else takt_ros1_param_set_string(G.ros1, key.c_str(), v.c_str());
+  }
+}
+
+void requestShutdown() { shutdown(); }
+
+void shutdown() {
+  Global &G = g();
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.exchange(true)) return;
+  }
+  G.sleep_cv.notify_all();
+  if (!G.started.load()) return;
+  takt_executor_stop(G.exec);
+  // The ROS 1 node goes now (it unregisters from the master), once no publish is in flight;
+  // the executor and the context stay until the spinning threads are gone.
+  while (G.inflight.load() > 0) std::this_thread::yield();
+  takt_ros1_node_t *n;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    n = G.ros1;
+  }
+  takt_ros1_node_destroy(n);
+}
+
+void waitForShutdown() {
+  while (ok()) takt_time::sleep_for_ns(kSliceNs);
+}
+
+namespace {
+/** preempt runs callbacks on its own workers once spinning: from the first spin (when a node has
+ * made its timers and subscriptions, which preempt arms as it starts) to shutdown it spins on a
+ * thread of its own, and ros::spin/spinOnce/spinners only wait. */
+void preempt_run() {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.reg_mu);  // the thread is made once, outside mu
+  if (G.exec_thread_running || G.down.load()) return;
+  takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1};
+  takt_err_t rc = takt_thread_create(
+      &G.exec_thread, &a, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, G.exec);
+  if (rc != TAKT_OK) {
+    fail("cannot start the preempt executor", rc);
+    return;
+  }
+  G.exec_thread_running = true;
+  G.spinning++;
+}
+
+void spin_loop(const std::atomic<bool> *stop) {
+  Global &G = g();
+  start();
+  if (G.kind == TAKT_EXEC_PREEMPT) {  // the executor spins on its own thread: wait
+    preempt_run();
+    while (ok() && !(stop && stop->load())) takt_time::sleep_for_ns(kSliceNs);
+    return;
+  }
+  G.spinning++;
+  while (ok() && !(stop && stop->load())) {
+    takt_err_t rc = takt_executor_spin_until(G.exec, takt_time_now() + kSliceNs);
+    if (rc != TAKT_OK && rc != TAKT_ETIMEDOUT) {
+      fail("spin", rc);
+      break;
+    }
+  }
+  G.spinning--;
+}
+}  // namespace
+
+void spin() { spin_loop(nullptr); }
+
+void spinOnce() {
+  start();
+  if (!ok()) return;
+  if (g().kind == TAKT_EXEC_PREEMPT) {  // preempt runs callbacks as they come
+    preempt_run();
+    return;
+  }
+  takt_executor_spin_some(g().exec);
+}
+
+void MultiThreadedSpinner::spin(CallbackQueue *) { ros::spin(); }
+void SingleThreadedSpinner::spin(CallbackQueue *) { ros::spin(); }
+void spin(MultiThreadedSpinner &s) { s.spin(); }
+
+struct AsyncSpinner::Impl {
+  takt_thread_t th;
+  bool running = false;
+  std::atomic<bool> stop{false};
+  static void run(void *arg) { spin_loop(&static_cast<Impl *>(arg)->stop); }
+};
+AsyncSpinner::AsyncSpinner(uint32_t, CallbackQueue *) : impl_(new Impl()) {}
+AsyncSpinner::~AsyncSpinner() { stop(); }
+bool AsyncSpinner::canStart() { return g().spinning.load() == 0; }
+void AsyncSpinner::start() {
+  if (impl_->running) return;
+  ros::start();
+  // the executor's thread of a ported node: SCHED_OTHER like roscpp's spinners (takt's
+  // executors give callbacks their priorities among themselves)
+  takt_thread_attr_t a = {"takt-roscpp-spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_err_t rc = takt_thread_create(&impl_->th, &a, Impl::run, impl_.get());
+  if (rc != TAKT_OK) {
+    fail("AsyncSpinner: cannot start its thread", rc);
+    return;
+  }
+  impl_->running = true;
+}
+void AsyncSpinner::stop() {
+  if (!impl_->running) return;
+  impl_->stop.store(true);
+  // tide: end the spin now; preempt: the executor spins on for the process (the thread only waits)
+  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_stop(g().exec);
+  takt_thread_join(&impl_->th);
+  // the stop request may have found the thread between two spins: clear it (a spin that ends
+  // at once, running nothing), or the next spinOnce would return without running anything
+  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_spin_until(g().exec, 0);
+  impl_->running = false;
+  impl_->stop.store(false);
+}
+
+void removeROSArgs(int argc, const char *const *argv, V_string &args_out) {
+  args_out.clear();
+  for (int i = 0; i < argc; i++)
+    if (!std::strstr(argv[i], ":=")) args_out.push_back(argv[i]);
+}
+
+namespace this_node {
+const std::string &getName() { return g().name; }
+const std::string &getNamespace() { return g().ns; }
+}  // namespace this_node
+
+namespace names {
+std::string remap(const std::string &name) {
+  auto it = g().remaps.find(name);
+  return it == g().remaps.end() ? name : it->second;
+}
+std::string resolve(const std::string &name, bool do_remap) {
+  std::string r = resolve_in(g().ns, name);
+  return do_remap ? remap(r) : r;
+}
+const M_string &getRemappings() { return g().remaps; }
+}  // namespace names
+
+namespace master {
+const std::string &getURI() {
+  static std::string uri;
+  if (uri.empty()) {
+    const char *e = std::getenv("ROS_MASTER_URI");
+    uri = !g().master_uri.empty() ? g().master_uri : (e ? e : "http://localhost:11311/");
+  }
+  return uri;
+}
+bool check() {
+  start();
+  char buf[256];
+  Ros1Use use;
+  return use.n && takt_ros1_get_uri(use.n, buf, sizeof buf) == TAKT_OK;
+}
+}  // namespace master
+
+namespace takt {
+bool setExecutor(const std::string &kind) {
+  takt_executor_kind_t k;
+  if (g().started.load() || takt_executor_kind_parse(kind.c_str(), &k) != TAKT_OK) return false;
+  g().kind = k;
+  return true;
+}
+}  // namespace takt
+
+bool NodeHandle::ok() const { return ros::ok(); }
+
+namespace service {
+bool exists(const std::string &name, bool print_failure_reason) {
+  auto c = takt_impl::service_client(
+      std::shared_ptr<takt_impl::NodeImpl>(), names::resolve(name), takt_impl::Type{"", "", ""});
+  bool e = takt_impl::client_exists(*c);
+  if (!e && print_failure_reason) ROS_INFO("waitForService: Service [%s] has not been advertised", name.c_str());
+  return e;
+}
+bool waitForService(const std::string &name, Duration timeout) {
+  auto c = takt_impl::service_client(std::shared_ptr<takt_impl::NodeImpl>(), names::resolve(name),
+                                     takt_impl::Type{"", "", ""});
+  return takt_impl::client_wait(*c, timeout);
+}
+}  // namespace service
+
+// ---- nodes, publications, subscriptions, timers, services ------------------------------------
+
+namespace takt_impl {
+
+class NodeImpl {
+ public:
+  std::string ns;
+  M_string remaps;
+  takt_node_t *node = nullptr;
+  ~NodeImpl() {
+    Global &G = g();
+    if (!node || G.down.load()) return;
+    takt_executor_remove_node(G.exec, node);
+    takt_node_destroy(node);
+  }
+};
+
+std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings) {
+  Global &G = g();
+  ros::start();
+  auto n = std::make_shared<NodeImpl>();
+  n->ns = ns.empty() ? G.ns : resolve_in(G.ns, ns);
+  for (const auto &kv : remappings) n->remaps[resolve_in(n->ns, kv.first)] = resolve_in(n->ns, kv.second);
+  if (G.down.load()) return n;
+  char name[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_nh%u", G.next_id++);
+  }
+  takt_err_t rc = takt_node_create(G.ctx, name, &n->node);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(G.exec, n->node);
+  if (rc != TAKT_OK) fail("NodeHandle: cannot create its takt node", rc);
+  return n;
+}
+
+const std::string &node_namespace(const NodeImpl &n) { return n.ns; }
+
+std::string resolve(const NodeImpl *n, const std::string &name, bool do_remap) {
+  std::string r = resolve_in(n ? n->ns : g().ns, name);
+  if (!do_remap) return r;
+  if (n) {
+    auto it = n->remaps.find(r);
+    if (it != n->remaps.end()) return it->second;
+  }
+  return names::remap(r);
+}
+
+// -- publications: one ROS 1 publication per topic, shared by the Publishers of the process
+struct PubShared {
+  std::string topic;
+  Type type;
+  bool latch = false;
+  takt_ros1_pub_t *pub = nullptr;
+  std::atomic<bool> warned{false};
+  ~PubShared() {
+    Ros1Use use;
+    if (pub && use.n) takt_ros1_unadvertise(pub);
+  }
+};
+
+class PubImpl {
+ public:
+  std::shared_ptr<PubShared> shared;
+  std::shared_ptr<NodeImpl> node;
+};
+
+std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
+                                   const Type &t, uint32_t, bool latch) {
+  Global &G = g();
+  auto p = std::make_shared<PubImpl>();
+  p->node = n;
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.load()) return p;
+    auto it = G.pubs.find(topic);
+    if (it != G.pubs.end()) p->shared = it->second.lock();
+  }
+  if (p->shared) {
+    if (std::strcmp(p->shared->type.md5, t.md5) != 0)
+      std::fprintf(stderr, "takt roscpp: %s is advertised with type %s already, not %s\n", topic.c_str(),
+                   p->shared->type.datatype, t.datatype);
+    return p;
+  }
+  auto s = std::make_shared<PubShared>();
+  s->topic = topic;
+  s->type = t;
+  s->latch = latch;
+  {
+    Ros1Use use;
+    takt_err_t rc = use.n ? takt_ros1_advertise(use.n, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub)
+                          : TAKT_ESTATE;
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
+                   use.n ? takt_ros1_last_error(use.n) : "shut down");
+      s->pub = nullptr;
+    }
+  }
+  std::lock_guard<std::mutex> lk(G.mu);
+  G.pubs[topic] = s;
+  p->shared = s;
+  return p;
+}
+
+Bytes &publish_buffer() {
+  thread_local Bytes buf;
+  return buf;
+}
+
+void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
+  Global &G = g();
+  PubShared *s = p.shared.get();
+  if (!s || !s->pub) return;
+  if (std::strcmp(s->type.md5, t.md5) != 0) {
+    if (!s->warned.exchange(true))
+      std::fprintf(stderr, "takt roscpp: publishing %s on %s, advertised as %s: not sent\n", t.datatype,
+                   s->topic.c_str(), s->type.datatype);
+    return;
+  }
+  Ros1Use use;
+  if (!use.n) return;
+  takt_err_t rc = takt_ros1_publish(s->pub, bytes, len);
+  if (rc == TAKT_ESIZE && !s->warned.exchange(true))
+    std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",
+                 len, s->topic.c_str(), G.max_message);
+}
+
+std::string pub_topic(const PubImpl &p) { return p.shared ? p.shared->topic : std::string(); }
+uint32_t pub_subscribers(PubImpl &p) {
+  Ros1Use use;
+  if (!p.shared || !p.shared->pub || !use.n) return 0;
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(p.shared->pub, &st);
+  return st.connections;
+}
+bool pub_latched(const PubImpl &p) { return p.shared && p.shared->latch; }
+
+// -- subscriptions: one ROS 1 subscription and one takt topic per ROS topic; each Subscriber is
+// a takt subscription on that topic, run by the executor at its own priority.
+struct RosSub {
+  std::string topic;
+  Type type;
+  takt_ros1_sub_t *sub = nullptr;
+  takt_topic_t *ttopic = nullptr;
+  takt_publisher_t *tpub = nullptr;
+  std::vector<uint8_t> scratch;  // the I/O thread's staging of one message (length + bytes)
+  std::atomic<uint64_t> refused{0};
+  ~RosSub() {
+    Ros1Use use;
+    if (!use.n) return;
+    if (sub) takt_ros1_unsubscribe(sub);
+    if (tpub) takt_publisher_destroy(tpub);
+    if (ttopic) takt_topic_destroy(ttopic);
+  }
+};
+
+void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
+  RosSub *rs = static_cast<RosSub *>(user);
+  if (len + 4 > rs->scratch.size()) {
+    rs->refused++;
+    return;
+  }
+  std::memcpy(rs->scratch.data(), &len, 4);
+  std::memcpy(rs->scratch.data() + 4, bytes, len);
+  if (takt_publish(rs->tpub, rs->scratch.data(), static_cast<uint32_t>(rs->scratch.size())) != TAKT_OK)
+    rs->refused++;
+}
+
+class SubImpl {
+ public:
+  std::shared_ptr<RosSub> rs;
+  std::shared_ptr<NodeImpl> node;
+  takt_subscription_t *sub = nullptr;
+  RawFn fn;
+  ~SubImpl() {
+    if (sub && !g().down.load()) takt_subscription_destroy(sub);
+    sub = nullptr;
+  }
+};
+
+void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  SubImpl *s = static_cast<SubImpl *>(user);
+  const uint8_t *b = static_cast<const uint8_t *>(msg->data);
+  uint32_t len;
+  std::memcpy(&len, b, 4);
+  s->fn(b + 4, len);
+}
+
+takt_callback_attr_t attr_of(const takt::Scheduling &s) {
+  takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+  a.priority = s.priority;
+  a.deadline_ns = s.deadline.toNSec();
+  return a;
+}
+
+std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
+                                   const Type &t, uint32_t queue, RawFn fn, const takt::Scheduling &sch) {
+  Global &G = g();
+  auto s = std::make_shared<SubImpl>();
+  s->node = n;
+  s->fn = std::move(fn);
+  uint32_t depth = queue == 0 ? 64 : (queue > 64 ? 64 : queue);
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  std::shared_ptr<RosSub> rs;
+  char tname[32], sname[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.load() || !n->node) return s;
+    auto it = G.subs.find(topic);
+    if (it != G.subs.end()) rs = it->second.lock();
+    std::snprintf(tname, sizeof tname, "roscpp_t%u", G.next_id++);
+    std::snprintf(sname, sizeof sname, "roscpp_s%u", G.next_id++);
+  }
+  if (!rs) {
+    rs = std::make_shared<RosSub>();
+    rs->topic = topic;
+    rs->type = t;
+    rs->scratch.resize(G.blob.size);
+    takt_err_t rc = takt_topic_create(G.ctx, tname, &G.blob, depth + 2, &rs->ttopic);
+    if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, rs->ttopic, &rs->tpub);
+    if (rc != TAKT_OK) {
+      fail(("subscribe " + topic + ": no room in the takt context").c_str(), rc);
+      return s;
+    }
+    Ros1Use use;
+    rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
+                                     rs.get(), &rs->sub)
+               : TAKT_ESTATE;
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: subscribe %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
+                   use.n ? takt_ros1_last_error(use.n) : "shut down");
+      rs->sub = nullptr;
+    }
+    std::lock_guard<std::mutex> lk(G.mu);
+    G.subs[topic] = rs;
+  }
+  s->rs = rs;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = depth;
+  o.attr = attr_of(sch);
+  takt_err_t rc = takt_subscription_create(n->node, rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
+  if (rc != TAKT_OK) {
+    fail(("subscribe " + topic).c_str(), rc);
+    s->sub = nullptr;
+  }
+  return s;
+}
+
+std::string sub_topic(const SubImpl &s) { return s.rs ? s.rs->topic : std::string(); }
+uint32_t sub_publishers(SubImpl &s) {
+  Ros1Use use;
+  if (!s.rs || !s.rs->sub || !use.n) return 0;
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(s.rs->sub, &st);
+  return st.connections;
+}
+
+// -- timers
+class TimerImpl {
+ public:
+  std::shared_ptr<NodeImpl> node;
+  takt_timer_t *timer = nullptr;
+  TimerFn fn;
+  bool oneshot = false;
+  std::atomic<bool> running{false};
+  Time last_expected, last_real;
+  ~TimerImpl() {
+    if (timer && !g().down.load()) takt_timer_destroy(timer);
+  }
+};
+
+void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
+  TimerImpl *t = static_cast<TimerImpl *>(user);
+  if (!t->running.load()) return;
+  if (t->oneshot) t->running.store(false);
+  TimerEvent e;
+  int64_t wall = takt_time::wall_now_ns();
+  e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
+  e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->release)));
+  e.last_expected = t->last_expected;
+  e.last_real = t->last_real;
+  t->last_expected = e.current_expected;
+  t->last_real = e.current_real;
+  t->fn(e);
+}
+
+std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
+                                 bool oneshot, bool autostart, const takt::Scheduling &sch) {
+  Global &G = g();
+  auto t = std::make_shared<TimerImpl>();
+  t->node = n;
+  t->fn = std::move(fn);
+  t->oneshot = oneshot;
+  t->running.store(autostart);
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (G.down.load() || !n->node) return t;
+  char name[32];
+  std::snprintf(name, sizeof name, "roscpp_tm%u", G.next_id++);
+  takt_callback_attr_t a = attr_of(sch);
+  int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
+  // as roscpp's: the first call one period after creation (releases are phased from the
+  // context's start instant)
+  int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
+  takt_err_t rc = takt_timer_create(n->node, name, p, (since > 0 ? since : 0) + p, on_timer, t.get(), &a, &t->timer);
+  if (rc != TAKT_OK) fail("createTimer", rc);
+  return t;
+}
+void timer_start(TimerImpl &t) { t.running.store(true); }
+void timer_stop(TimerImpl &t) { t.running.store(false); }
+bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
+
+// -- services: takt services carrying serialized requests and responses. In one process a
+// client calls the takt service directly. Across processes (TCPROS services of takt/ros1.h,
+// compiled in when the ros1 layer has them: TAKT_ROSCPP_TCPROS_SERVICES) a served service is
+// also registered with the master; each request from the wire enters the same takt service
+// through a relay client, so the executor runs it at the service's priority, and the answer goes
+// back from the relay's callback. A client whose service is not in this process looks it up on
+// the master and calls it over TCPROS.
+#ifndef TAKT_ROSCPP_TCPROS_SERVICES
+#define TAKT_ROSCPP_TCPROS_SERVICES 0
+#endif
+
+#if TAKT_ROSCPP_TCPROS_SERVICES
+constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the executor at once
+#endif
+
+class SrvImpl {
+ public:
+  std::shared_ptr<NodeImpl> node;
+  std::string name;
+  takt_service_t *srv = nullptr;
+  SrvFn fn;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  struct WireCall {
+    bool used = false, issued = false;
+    takt_future_t f{};
+    uint32_t call = 0;
+  };
+  takt_ros1_srv_t *wire = nullptr;
+  takt_client_t *relay = nullptr;
+  std::mutex mu;                // guards calls
+  WireCall calls[kWireCalls];   // requests from the wire waiting for their answer
+  std::vector<uint8_t> staging; // the I/O thread's copy of a request (length + bytes)
+#endif
+  ~SrvImpl() {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    {
+      Ros1Use use;
+      if (wire && use.n) takt_ros1_unadvertise_service(wire);
+    }
+    if (relay && !g().down.load()) takt_client_destroy(relay);
+#endif
+    if (srv && !g().down.load()) takt_service_destroy(srv);
+  }
+};
+
+takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *response, void *user) {
+  SrvImpl *s = static_cast<SrvImpl *>(user);
+  const uint8_t *b = static_cast<const uint8_t *>(req->data);
+  uint32_t len;
+  std::memcpy(&len, b, 4);
+  Bytes out;
+  if (!s->fn(b + 4, len, out)) return TAKT_ESTATE;
+  if (out.size() + 4 > g().blob.size) {
+    std::fprintf(stderr, "takt roscpp: the response of %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", s->name.c_str());
+    return TAKT_ESIZE;
+  }
+  uint32_t n = static_cast<uint32_t>(out.size());
+  std::memcpy(response, &n, 4);
+  if (n) std::memcpy(static_cast<uint8_t *>(response) + 4, out.data(), n);
+  return TAKT_OK;
+}
+
+#if TAKT_ROSCPP_TCPROS_SERVICES
+void wire_fail(takt_ros1_srv_t *srv, uint32_t call, const char *why) {
+  takt_ros1_service_respond(srv, call, false, reinterpret_cast<const uint8_t *>(why),
+                            static_cast<uint32_t>(std::strlen(why)));
+}
+
+/** Answer every wire request whose takt call has finished (from the relay's callback on the
+ * executor, or from the I/O thread right after issuing it: whichever sees it first answers). */
+void settle(SrvImpl *s) {
+  thread_local Bytes answer;
+  answer.resize(g().blob.size);
+  for (;;) {
+    SrvImpl::WireCall done;
+    takt_future_status_t st = TAKT_FUTURE_PENDING;
+    {
+      std::lock_guard<std::mutex> lk(s->mu);
+      for (auto &c : s->calls) {
+        if (!c.used || !c.issued) continue;
+        st = takt_future_status(&c.f);
+        if (st == TAKT_FUTURE_PENDING) continue;
+        done = c;
+        c.used = false;
+        break;
+      }
+    }
+    if (!done.used) return;
+    if (st == TAKT_FUTURE_READY && takt_future_take(&done.f, answer.data(), g().blob.size) == TAKT_OK) {
+      uint32_t n;
+      std::memcpy(&n, answer.data(), 4);
+      takt_ros1_service_respond(s->wire, done.call, true, answer.data() + 4, n);
+    } else {
+      takt_future_cancel(&done.f);
+      wire_fail(s->wire, done.call, "service callback failed");
+    }
+  }
+}
+
+void on_relay_answer(takt_client_t *, takt_future_t, void *user) { settle(static_cast<SrvImpl *>(user)); }
+
+void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
+  SrvImpl *s = static_cast<SrvImpl *>(user);
+  if (len + 4 > s->staging.size()) return wire_fail(srv, call, "request exceeds TAKT_ROSCPP_MAX_MESSAGE");
+  SrvImpl::WireCall *slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    for (auto &c : s->calls)
+      if (!c.used) {
+        slot = &c;
+        c.used = true;
+        c.issued = false;
+        c.call = call;
+        break;
+      }
+  }
+  if (slot == nullptr) return wire_fail(srv, call, "too many requests in progress");
+  std::memcpy(s->staging.data(), &len, 4);
+  if (len) std::memcpy(s->staging.data() + 4, req, len);
+  takt_future_t f;
+  takt_err_t rc = takt_client_call(s->relay, s->staging.data(), static_cast<uint32_t>(s->staging.size()), &f);
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    if (rc == TAKT_OK) {
+      slot->f = f;
+      slot->issued = true;
+    } else {
+      slot->used = false;
+    }
+  }
+  if (rc != TAKT_OK) return wire_fail(srv, call, "service queue full");
+  settle(s);  // it may have been answered before the slot knew its future
+}
+#endif
+
+std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, const std::string &service,
+                                           const Type &type, SrvFn fn, const takt::Scheduling &sch) {
+  Global &G = g();
+  auto s = std::make_shared<SrvImpl>();
+  s->node = n;
+  s->name = service;
+  s->fn = std::move(fn);
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  if (G.down.load() || !n->node) return s;
+  takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
+  o.attr = attr_of(sch);
+  takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.blob, &G.blob, on_request, s.get(), &o, &s->srv);
+  if (rc != TAKT_OK) {
+    std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
+    s->srv = nullptr;
+    return s;
+  }
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = kWireCalls;
+  co.attr = attr_of(sch);
+  s->staging.resize(G.blob.size);
+  rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
+  Ros1Use use;
+  if (rc == TAKT_OK)
+    rc = use.n ? takt_ros1_advertise_service(use.n, service.c_str(), type.datatype, type.md5, on_wire_request,
+                                             s.get(), &s->wire)
+               : TAKT_ESTATE;
+  if (rc != TAKT_OK) {
+    std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
+                 takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
+    s->wire = nullptr;
+  }
+#else
+  (void)type;
+#endif
+  return s;
+}
+std::string srv_name(const SrvImpl &s) { return s.name; }
+
+class ClientImpl {
+ public:
+  std::shared_ptr<NodeImpl> node;
+  std::string name;
+  Type type{"", "", ""};
+  takt_client_t *client = nullptr;  // made once the service exists in this process
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t answers = 0;  // guarded by mu
+  bool persistent = false;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  std::mutex wire_mu;                // one wire call at a time (guards wire)
+  takt_ros1_client_t *wire = nullptr;
+#endif
+  ~ClientImpl() {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    Ros1Use use;
+    if (wire && use.n) takt_ros1_client_destroy(wire);
+#endif
+    if (client && !g().down.load()) takt_client_destroy(client);
+  }
+};
+
+void on_response(takt_client_t *, takt_future_t, void *user) {
+  ClientImpl *c = static_cast<ClientImpl *>(user);
+  {
+    std::lock_guard<std::mutex> lk(c->mu);
+    c->answers++;
+  }
+  c->cv.notify_all();
+}
+
+std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n, const std::string &service,
+                                           const Type &type, bool persistent) {
+  auto c = std::make_shared<ClientImpl>();
+  c->persistent = persistent;
+  c->node = n ? n : node_open(std::string(), M_string());
+  c->name = service;
+  c->type = type;
+  return c;
+}
+
+namespace {
+/** The service is served in this process (a takt client to it exists then). */
+bool local_exists(ClientImpl &c) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (c.client) return true;
+  if (G.down.load() || !c.node->node) return false;
+  takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
+  takt_err_t rc = takt_client_create(c.node->node, c.name.c_str(), &G.blob, &G.blob, on_response, &c, &o, &c.client);
+  if (rc != TAKT_OK) c.client = nullptr;
+  return rc == TAKT_OK;
+}
+
+#if TAKT_ROSCPP_TCPROS_SERVICES
+bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
+  Global &G = g();
+  Ros1Use use;
+  if (!use.n || !c.type.md5[0]) return false;
+  std::lock_guard<std::mutex> lk(c.wire_mu);
+  if (!c.wire) {
+    takt_err_t rc = takt_ros1_client_create(use.n, c.name.c_str(), c.type.datatype, c.type.md5, c.persistent, &c.wire);
+    if (rc != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: serviceClient %s: %s\n", c.name.c_str(), takt_strerror(rc));
+      c.wire = nullptr;
+      return false;
+    }
+  }
+  resp.resize(G.blob.size);
+  uint32_t n = 0;
+  // roscpp's call has no timeout; takt's bounds it (a server that never answers)
+  takt_err_t rc = takt_ros1_client_call(c.wire, req.data(), static_cast<uint32_t>(req.size()), resp.data(),
+                                        static_cast<uint32_t>(resp.size()), &n, 30 * int64_t(1000000000));
+  if (rc != TAKT_OK) {
+    ROS_ERROR("Service call failed: service [%s] responded with an error: %s", c.name.c_str(),
+              takt_ros1_client_error(c.wire));
+    return false;
+  }
+  resp.resize(n);
+  return true;
+}
+#endif
+}  // namespace
+
+bool client_exists(ClientImpl &c) {
+  if (local_exists(c)) return true;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  Ros1Use use;
+  char uri[256];
+  return use.n && takt_ros1_lookup_service(use.n, c.name.c_str(), uri, sizeof uri) == TAKT_OK;
+#else
+  return false;
+#endif
+}
+
+bool client_wait(ClientImpl &c, Duration timeout) {
+  int64_t end = timeout.toNSec() < 0 ? INT64_MAX : takt_time_now() + timeout.toNSec();
+  while (ok()) {
+    if (client_exists(c)) return true;
+    if (takt_time_now() >= end) return false;
+    takt_time::sleep_for_ns(20 * 1000000);  // roscpp polls the master at this period too
+  }
+  return false;
+}
+
+bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
+  Global &G = g();
+  if (!local_exists(c)) {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    return wire_call(c, req, resp);
+#else
+    return false;  // TCPROS services: not in this ros1 layer yet
+#endif
+  }
+  if (req.size() + 4 > G.blob.size) {
+    std::fprintf(stderr, "takt roscpp: a request to %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", c.name.c_str());
+    return false;
+  }
+  Bytes blob(G.blob.size), answer(G.blob.size);
+  uint32_t n = static_cast<uint32_t>(req.size());
+  std::memcpy(blob.data(), &n, 4);
+  if (n) std::memcpy(blob.data() + 4, req.data(), n);
+  takt_future_t f;
+  uint64_t seen;
+  {
+    std::lock_guard<std::mutex> lk(c.mu);
+    seen = c.answers;
+  }
+  if (takt_client_call(c.client, blob.data(), G.blob.size, &f) != TAKT_OK) return false;
+  while (ok()) {
+    takt_future_status_t st = takt_future_status(&f);
+    if (st == TAKT_FUTURE_READY) {
+      if (takt_future_take(&f, answer.data(), G.blob.size) != TAKT_OK) return false;
+      std::memcpy(&n, answer.data(), 4);
+      resp.assign(answer.begin() + 4, answer.begin() + 4 + n);
+      return true;
+    }
+    if (st != TAKT_FUTURE_PENDING) {
+      takt_future_cancel(&f);
+      return false;
+    }
+    if (G.spinning.load() == 0) {
+      takt_executor_spin_some(G.exec);  // nobody else spins: serve it from this thread
+      continue;
+    }
+    std::unique_lock<std::mutex> lk(c.mu);
+    c.cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return c.answers != seen; });
+    seen = c.answers;
+  }
+  takt_future_cancel(&f);
+  return false;
+}
+std::string client_name(const ClientImpl &c) { return c.name; }
+bool client_persistent(const ClientImpl &c) { return c.persistent; }
+
+// -- parameters
+namespace {
+/** The node for a parameter call (started first: parameters may be read before a NodeHandle). */
+struct ParamUse : Ros1Use {};
+struct Started {
+  Started() { ros::start(); }
+};
+}  // namespace
+bool param_get(const std::string &key, std::string &v) {
+  char buf[4096];
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n || takt_ros1_param_get_string(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
+  v = buf;
+  return true;
+}
+bool param_get(const std::string &key, int &v) {
+  int32_t x;
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n || takt_ros1_param_get_int(n, key.c_str(), &x) != TAKT_OK) return false;
+  v = x;
+  return true;
+}
+bool param_get(const std::string &key, double &v) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n) return false;
+  if (takt_ros1_param_get_double(n, key.c_str(), &v) == TAKT_OK) return true;
+  int32_t x;  // roscpp reads an integer parameter as a double too
+  if (takt_ros1_param_get_int(n, key.c_str(), &x) != TAKT_OK) return false;
+  v = x;
+  return true;
+}
+bool param_get(const std::string &key, bool &v) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  return n && takt_ros1_param_get_bool(n, key.c_str(), &v) == TAKT_OK;
+}
+void param_set(const std::string &key, const std::string &v) {
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_string(n, key.c_str(), v.c_str());
+}
+void param_set(const std::string &key, int v) {
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_int(n, key.c_str(), v);
+}
+void param_set(const std::string &key, double v) {
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_double(n, key.c_str(), v);
+}
+void param_set(const std::string &key, bool v) {
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_bool(n, key.c_str(), v);
+}
+bool param_has(const std::string &key) {
+  bool h = false;
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  return n && takt_ros1_param_has(n, key.c_str(), &h) == TAKT_OK && h;
+}
+bool param_del(const std::string &key) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  return n && takt_ros1_param_delete(n, key.c_str()) == TAKT_OK;
+}
+bool param_search(const std::string &, const std::string &key, std::string &found) {
+  char buf[512];
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n || takt_ros1_param_search(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
+  found = buf;
+  return true;
+}
+
+}  // namespace takt_impl
+
+// ---- console --------------------------------------------------------------------------------
+
+namespace console {
+namespace {
+Level min_level() {
+  static Level lvl = [] {
+    const char *e = std::getenv("ROSCONSOLE_MIN_SEVERITY");
+    if (!e) return levels::Info;
+    std::string s = e;
+    if (s == "DEBUG") return levels::Debug;
+    if (s == "WARN") return levels::Warn;
+    if (s == "ERROR") return levels::Error;
+    if (s == "FATAL") return levels::Fatal;
+    return levels::Info;
+  }();
+  return g().level < lvl ? lvl : g().level;
+}
+}  // namespace
+
+bool takt_enabled(Level level) { return level >= min_level(); }
+
+bool set_logger_level(const std::string &, Level level) {
+  g().level = level;
+  return true;
+}
+void notifyLoggerLevelsChanged() {}
+
+bool takt_throttle(double *last, double period) {
+  double now = static_cast<double>(takt_time::wall_now_ns()) * 1e-9;
+  if (*last != 0 && now - *last < period) return false;
+  *last = now;
+  return true;
+}
+
+void takt_write(Level level, const char *file, int line, const char *function, const std::string &text) {
+  static const char *names[] = {"DEBUG", " INFO", " WARN", "ERROR", "FATAL"};
+  static const uint8_t rosout_levels[] = {1, 2, 4, 8, 16};
+  Global &G = g();
+  Time now = Time::now();
+  char stamp[40];
+  std::snprintf(stamp, sizeof stamp, "%u.%09u", now.sec, now.nsec);
+  FILE *out = level >= levels::Warn ? stderr : stdout;
+  {
+    std::lock_guard<std::mutex> lk(G.log_mu);
+    std::fprintf(out, "[%s] [%s]: %s\n", names[level], stamp, text.c_str());
+    std::fflush(out);
+  }
+  if (!G.started.load() || !G.rosout) return;
+  rosgraph_msgs::Log m;
+  {
+    std::lock_guard<std::mutex> lk(G.log_mu);
+    m.header.seq = ++G.log_seq;
+  }
+  m.header.stamp = now;
+  m.level = rosout_levels[level];
+  m.name = G.name;
+  m.msg = text;
+  m.file = file;
+  m.function = function;
+  m.line = static_cast<uint32_t>(line);
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    for (const auto &kv : G.pubs)
+      if (!kv.second.expired()) m.topics.push_back(kv.first);
+  }
+  takt_impl::Bytes buf;
+  takt_wire::serialize(m, buf);
+  Ros1Use use;
+  if (use.n) takt_ros1_publish(G.rosout, buf.data(), static_cast<uint32_t>(buf.size()));
+}
+
+void takt_print(Level level, const char *file, int line, const char *function, const char *fmt, ...) {
+  char small[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (static_cast<size_t>(n) < sizeof small) {
+    takt_write(level, file, line, function, std::string(small, static_cast<size_t>(n)));
+    return;
+  }
+  std::string big(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(&big[0], big.size(), fmt, ap);
+  va_end(ap);
+  big.resize(static_cast<size_t>(n));
+  takt_write(level, file, line, function, big);
+}
+}  // namespace console
+
+}  // namespace ros
