@@ -29,6 +29,8 @@ extern "C" {
 typedef struct takt_ros1_node takt_ros1_node_t;
 typedef struct takt_ros1_pub takt_ros1_pub_t;
 typedef struct takt_ros1_sub takt_ros1_sub_t;
+typedef struct takt_ros1_srv takt_ros1_srv_t;
+typedef struct takt_ros1_client takt_ros1_client_t;
 
 /** What a publication's full per-subscriber queue does with one more message. */
 typedef enum {
@@ -56,6 +58,8 @@ typedef struct takt_ros1_config {
   uint32_t max_header;    /* bytes of the largest TCPROS connection header */
   int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up */
   takt_thread_attr_t io_thread, connect_thread;
+  uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
+                             connections, one request and one answer buffer of max_message) */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -66,7 +70,8 @@ typedef struct takt_ros1_config {
    .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
-                      .cpu = -1}}
+                      .cpu = -1},                                                          \
+   .max_services = 4}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -141,6 +146,75 @@ typedef struct takt_ros1_sub_stats {
   char last_error[384];   /* the last of those, one line */
 } takt_ros1_sub_stats_t;
 void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
+
+/* ---- services over TCPROS ----
+ * A service this node serves is registered with the master (registerService, service API
+ * "rosrpc://host:port" on the node's TCPROS port) and answered on the I/O thread: one-shot and
+ * persistent connections, `probe` (the header only), the md5 check (refused with roscpp's text),
+ * the ok byte and an error string on failure. */
+
+/** A request arrived for srv (serialized bytes, valid during the call), on the node's I/O thread
+ * holding no takt lock; it must not wait. Answer it now or later, from any thread, with
+ * takt_ros1_service_respond(srv, call, ...). */
+typedef void (*takt_ros1_srv_fn)(void *user, takt_ros1_srv_t *srv, uint32_t call,
+                                 const uint8_t *request, uint32_t len);
+
+/**
+ * Serve service (e.g. "/add_two_ints") of type (e.g. "std_srvs/SetBool") with md5sum md5 (the
+ * service's, as `takt msggen` generates it; the strings must outlive the node), and register it
+ * with the master. TAKT_EFULL past max_services, TAKT_EEXIST for a service served already, errors
+ * of the master call (the registration is then undone). Caller's thread; configuration time.
+ */
+takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *node, const char *service, const char *type,
+                                       const char *md5, takt_ros1_srv_fn fn, void *user,
+                                       takt_ros1_srv_t **out);
+/**
+ * Answer request call of srv: ok true with the serialized response (len bytes), or ok false with
+ * an error text (bytes, len: what the ROS client reports). A copy; the I/O thread sends it
+ * without waiting for the client. TAKT_ESTATE if the call was answered already or its client went
+ * away, TAKT_ESIZE for a response above max_message (the call is then answered with a failure).
+ * Thread-safe; never allocates.
+ */
+takt_err_t takt_ros1_service_respond(takt_ros1_srv_t *srv, uint32_t call, bool ok,
+                                     const uint8_t *bytes, uint32_t len);
+/** Stop serving: unregisterService, then every connection is closed before this returns
+ * (bounded by 3 * timeout_ns). An unanswered call's answer is refused (TAKT_ESTATE). */
+takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv);
+
+typedef struct takt_ros1_srv_stats {
+  uint32_t connections; /* clients connected now */
+  uint64_t requests;    /* requests handed to the function */
+  uint64_t answered;    /* answered with ok */
+  uint64_t failed;      /* answered with a failure */
+  uint64_t refused;     /* clients refused (wrong md5, no free connection) */
+  uint64_t probes;      /* probe connections answered */
+} takt_ros1_srv_stats_t;
+void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out);
+
+/**
+ * A client of ROS 1 service `service` (type and md5 as for advertise_service; md5 "*" takes any).
+ * persistent: one connection carries every call (re-made once when it broke); otherwise one
+ * connection per call. Its buffers come from the node's context; nothing is looked up until
+ * the first call. Destroy clients before their node. Creation time.
+ */
+takt_err_t takt_ros1_client_create(takt_ros1_node_t *node, const char *service, const char *type,
+                                   const char *md5, bool persistent, takt_ros1_client_t **out);
+/**
+ * Call the service: lookupService (each call, or when the persistent connection is made), the
+ * TCPROS exchange, the answer into response (cap bytes, *len set). Blocks the caller up to
+ * timeout_ns (and the master call up to the node's timeout): not for callbacks. TAKT_OK;
+ * TAKT_ESTATE when the server answered with a failure (its text in takt_ros1_client_error);
+ * TAKT_ENOENT for a service the master does not know; TAKT_ETYPE when the server refused us (md5);
+ * TAKT_ESIZE for a response above cap; TAKT_ETIMEDOUT; TAKT_EOS when the server closed;
+ * TAKT_EBUSY while another thread calls this client.
+ */
+takt_err_t takt_ros1_client_call(takt_ros1_client_t *client, const uint8_t *request, uint32_t len,
+                                 uint8_t *response, uint32_t cap, uint32_t *resp_len,
+                                 int64_t timeout_ns);
+/** The last failed call's reason, one line (the server's error text, a refusal, a timeout). */
+const char *takt_ros1_client_error(const takt_ros1_client_t *client);
+/** Close the client's connection and give its memory back. */
+void takt_ros1_client_destroy(takt_ros1_client_t *client);
 
 /* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
  * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED

@@ -380,7 +380,8 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
     takt__ros1_copy(text, sizeof text, h.error);
   } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
-    snprintf(text, sizeof text, "this node serves no services over TCPROS");
+    takt__ros1_srv_header(n, c, &h);
+    return;
   } else if ((topic = takt__tcpros_get(&h, "topic", &tl)) == NULL ||
              (caller = takt__tcpros_get(&h, "callerid", &cl)) == NULL ||
              (md5 = takt__tcpros_get(&h, "md5sum", &ml)) == NULL) {
@@ -611,7 +612,7 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
 
 /* ---- the thread ---- */
 
-typedef enum { W_RPC_LISTEN, W_TCPROS_LISTEN, W_RPC, W_PENDING, W_OUT, W_IN } wkind_t;
+typedef enum { W_RPC_LISTEN, W_TCPROS_LISTEN, W_RPC, W_PENDING, W_OUT, W_IN, W_SRV } wkind_t;
 typedef struct {
   uint8_t kind;
   uint16_t a, b;
@@ -695,6 +696,31 @@ void takt__ros1_io_main(void *arg) {
       }
     }
     takt__lock_give(&n->lock);
+    for (uint32_t v = 0; v < cfg->max_services; v++) {
+      takt_ros1_srv_t *srv = &n->srvs[v];
+      for (uint32_t c = 0; c < cfg->max_conns; c++) {
+        takt__ros1_sconn_t *sc = &srv->conn[c];
+        takt__lock_take(&n->lock);
+        uint8_t state = sc->state;
+        bool served = srv->used;
+        takt__lock_give(&n->lock);
+        if (state == SC_FREE) continue;
+        if (!served) { /* unadvertised */
+          takt__ros1_srv_close(n, sc);
+          continue;
+        }
+        if (state == SC_WRITE && !takt__ros1_srv_flush(n, srv, sc)) {
+          takt__lock_take(&n->lock);
+          state = sc->state;
+          takt__lock_give(&n->lock);
+          if (state == SC_FREE) continue;
+        }
+        /* SC_CALL: the function has the request; a client closing meanwhile is seen when the
+         * answer is written */
+        if (state == SC_CALL) continue;
+        WATCH(sc->io, state == SC_WRITE ? TAKT_IO_OUT : TAKT_IO_IN, W_SRV, v, c);
+      }
+    }
 #undef WATCH
     int32_t ready = takt_io_wait(n->watch, k, n->io_wake, deadline);
     if (ready <= 0) continue;
@@ -720,6 +746,16 @@ void takt__ros1_io_main(void *arg) {
         break; /* writable: flushed at the top of the next round */
       }
       case W_IN: in_readable(n, &n->subs[r.a], &n->subs[r.a].in[r.b]); break;
+      case W_SRV: {
+        takt_ros1_srv_t *srv = &n->srvs[r.a];
+        takt__ros1_sconn_t *sc = &srv->conn[r.b];
+        takt__lock_take(&n->lock);
+        uint8_t state = sc->state;
+        takt__lock_give(&n->lock);
+        if (state == SC_READ) takt__ros1_srv_readable(n, srv, sc);
+        else if (state == SC_WRITE && (n->watch[i].ready & TAKT_IO_HUP)) takt__ros1_srv_close(n, sc);
+        break; /* writable: flushed at the top of the next round */
+      }
       default: break;
       }
     }

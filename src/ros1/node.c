@@ -18,18 +18,19 @@ static bool config_ok(const takt_ros1_config_t *c) {
       c->max_message == 0 || c->max_message > (64u << 20) || c->max_xmlrpc < 1024 ||
       c->max_xmlrpc > (16u << 20) || c->max_values < 16 || c->max_rpc_conns == 0 ||
       c->max_rpc_conns > 64 || c->max_header < 256 || c->max_header > TAKT__TCPROS_MAX_HEADER ||
-      c->timeout_ns <= 0 ||
+      c->timeout_ns <= 0 || c->max_services > 64 ||
       (c->full_policy != TAKT_ROS1_DROP_OLDEST && c->full_policy != TAKT_ROS1_DROP_NEWEST))
     return false;
   /* everything the I/O thread watches at once */
-  uint32_t watches = 2 + c->max_rpc_conns + c->max_conns + (c->max_pubs + c->max_subs) * c->max_conns;
+  uint32_t watches = 2 + c->max_rpc_conns + c->max_conns +
+                     (c->max_pubs + c->max_subs + c->max_services) * c->max_conns;
   return watches <= 256;
 }
 
 /* The layout of the node's block: offsets carved in order. */
 typedef struct layout {
   size_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
-      pending_bufs, calls, call_vals, watch, hdr, fields, end;
+      pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, end;
 } layout_t;
 
 static size_t carve(size_t *end, size_t bytes) {
@@ -56,6 +57,11 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.rpc_bufs = carve(&e, (size_t)c->max_rpc_conns * c->max_xmlrpc);
   l.pending = carve(&e, c->max_conns * sizeof(takt__ros1_conn_t));
   l.pending_bufs = carve(&e, (size_t)c->max_conns * c->max_header);
+  size_t nsc = (size_t)c->max_services * c->max_conns;
+  l.srvs = carve(&e, c->max_services * sizeof(takt_ros1_srv_t));
+  l.sconns = carve(&e, nsc * sizeof(takt__ros1_sconn_t));
+  l.srx = carve(&e, nsc * msg_bytes(c));
+  l.stx = carve(&e, nsc * (1u + msg_bytes(c)));
   l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (size_t)c->max_xmlrpc));
   l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (size_t)c->max_values * sizeof(takt__xr_value_t));
   l.watch = carve(&e, 256 * sizeof(takt_io_watch_t));
@@ -139,6 +145,18 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
       sub->in[k].rx = base + l.rxs + ((size_t)s * cfg->max_conns + k) * mb;
     }
   }
+  n->srvs = (takt_ros1_srv_t *)(base + l.srvs);
+  for (uint32_t v = 0; v < cfg->max_services; v++) {
+    takt_ros1_srv_t *srv = &n->srvs[v];
+    srv->node = n;
+    srv->conn = (takt__ros1_sconn_t *)(base + l.sconns) + (size_t)v * cfg->max_conns;
+    for (uint32_t k = 0; k < cfg->max_conns; k++) {
+      size_t i = (size_t)v * cfg->max_conns + k;
+      srv->conn[k].io = TAKT_IO_CLOSED;
+      srv->conn[k].rx = base + l.srx + i * mb;
+      srv->conn[k].tx = base + l.stx + i * (1u + mb);
+    }
+  }
   for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
     n->rpc[i].io = TAKT_IO_CLOSED;
     n->rpc[i].buf = base + l.rpc_bufs + (size_t)i * cfg->max_xmlrpc;
@@ -210,7 +228,7 @@ bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node) {
 /* ---- unregistration at the end: one system.multicall ---- */
 
 static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char *method,
-                          const char *topic) {
+                          const char *topic, const char *api) {
   takt__xr_w_struct_begin(w);
   takt__xr_w_member_begin(w, "methodName");
   takt__xr_w_string(w, method);
@@ -219,7 +237,7 @@ static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char 
   takt__xr_w_array_begin(w);
   takt__xr_w_string(w, n->name);
   takt__xr_w_string(w, topic);
-  takt__xr_w_string(w, n->uri);
+  takt__xr_w_string(w, api);
   takt__xr_w_array_end(w);
   takt__xr_w_member_end(w);
   takt__xr_w_struct_end(w);
@@ -232,9 +250,11 @@ static void unregister_all(takt_ros1_node_t *n) {
   takt__xr_w_array_begin(w);
   uint32_t count = 0;
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
-    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic), count++;
+    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic, n->uri), count++;
   for (uint32_t i = 0; i < n->cfg.max_subs; i++)
-    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic), count++;
+    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic, n->uri), count++;
+  for (uint32_t i = 0; i < n->cfg.max_services; i++)
+    if (n->srvs[i].used) w_call_struct(w, n, "unregisterService", n->srvs[i].name, n->srvs[i].api), count++;
   takt__xr_w_array_end(w);
   takt__xr_w_param_end(w);
   if (count == 0) return;
@@ -263,6 +283,8 @@ void takt_ros1_node_destroy(takt_ros1_node_t *n) {
   }
   for (uint32_t s = 0; s < n->cfg.max_subs; s++)
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->subs[s].in[k].io);
+  for (uint32_t v = 0; v < n->cfg.max_services; v++)
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->srvs[v].conn[k].io);
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
   for (uint32_t i = 0; i < n->cfg.max_conns; i++) takt_io_close(&n->pending[i].io);
   close_all(n);

@@ -82,6 +82,36 @@ struct takt_ros1_sub {
   takt__ros1_in_t *in; /* max_conns */
 };
 
+enum { SC_FREE = 0, SC_READ = 1, SC_CALL = 2, SC_WRITE = 3 };
+
+/* A client connected to one of our services. */
+typedef struct takt__ros1_sconn {
+  /* node->lock */
+  uint8_t state;     /* SC_READ: reading a request; SC_CALL: the function has it; SC_WRITE: the
+                        answer is in tx */
+  bool persistent;
+  uint32_t call;     /* the request being answered: connection index << 16 | sequence */
+  uint32_t tx_len;   /* written by respond (SC_CALL -> SC_WRITE) */
+  takt_io_t io;      /* set and closed by the I/O thread (state changes under node->lock) */
+  /* the I/O thread only */
+  uint32_t got, tx_off;
+  uint8_t *rx;       /* 4 + max_message */
+  uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
+} takt__ros1_sconn_t;
+
+struct takt_ros1_srv {
+  takt_ros1_node_t *node;
+  /* node->lock (the strings written once at advertise, before `used`) */
+  bool used;
+  char name[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME], api[TAKT__ROS1_NAME];
+  const char *md5;
+  takt_ros1_srv_fn fn;
+  void *user;
+  uint16_t seq;
+  uint64_t requests, answered, failed, refused, probes;
+  takt__ros1_sconn_t *conn; /* max_conns */
+};
+
 /* An XML-RPC exchange's buffers. */
 typedef struct takt__ros1_call {
   bool busy; /* node->lock */
@@ -122,6 +152,7 @@ struct takt_ros1_node {
   /* lock */
   takt_ros1_pub_t *pubs;
   takt_ros1_sub_t *subs;
+  takt_ros1_srv_t *srvs; /* max_services */
   takt__ros1_work_t *work; /* ring: max_subs * max_conns */
   uint32_t work_head, work_count;
   char last_error[128];
@@ -145,6 +176,17 @@ static inline void takt__ros1_copy(char *dst, size_t cap, const char *src) {
   memcpy(dst, src, n);
   dst[n] = '\0';
 }
+
+/* ---- services (service.c), on the I/O thread ---- */
+
+/** A connection header naming a service arrived on c (whole, in c->buf): answer it, and adopt
+ * the connection or close it. */
+void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt__tcpros_header_t *h);
+/** Bytes arrived on a service connection. */
+void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc);
+/** Write what the socket takes of an answer; true while it waits for room. */
+bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc);
+void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc);
 
 /* ---- XML-RPC calls (master.c) ---- */
 
