@@ -288,11 +288,38 @@ takt_err_t takt_ros1_backend_export(takt_bridge_backend_t be, uint16_t entity, c
 takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
                                     const char *type, const char *md5, const char *definition,
                                     uint8_t priority);
+/**
+ * Serve the takt service the bridge exports as entity (takt_bridge_export_service(b, name, req,
+ * resp, entity, priority)) as ROS 1 service ros_service (type and md5 of the .srv): a ROS request
+ * enters the bridge's receive queue by priority, then the takt service's prioritized request
+ * queue; its answer (or failure) goes back to the ROS client. A request the bridge cannot take
+ * (queue full, stopped) is answered at once with a failure naming why. Configuration time.
+ */
+takt_err_t takt_ros1_backend_export_service(takt_bridge_backend_t be, uint16_t entity,
+                                            const char *ros_service, const char *type,
+                                            const char *md5, uint8_t priority);
+/**
+ * Answer the bridge's stand-in service for entity (takt_bridge_import_service(b, name, req, resp,
+ * entity, priority)) by calling ROS 1 service ros_service (persistent: one connection for every
+ * call). Requests wait in a bounded queue (TAKT_ROS1_BACKEND_CALLS; full: the takt request fails
+ * at once) for the backend's caller thread ("takt-ros1-call", the connect_thread's policy), which
+ * calls the most urgent first with the node's timeout; a failed call fails the takt request.
+ * Configuration time.
+ */
+takt_err_t takt_ros1_backend_import_service(takt_bridge_backend_t be, uint16_t entity,
+                                            const char *ros_service, const char *type,
+                                            const char *md5, uint8_t priority, bool persistent);
+#ifndef TAKT_ROS1_BACKEND_CALLS
+#define TAKT_ROS1_BACKEND_CALLS 8 /* requests to imported ROS 1 services waiting at once */
+#endif
 typedef struct takt_ros1_backend_stats {
   uint64_t sent;        /* forwarded messages queued to ROS 1 */
-  uint64_t received;    /* ROS 1 messages handed to the bridge */
+  uint64_t received;    /* ROS 1 messages (and answers of ROS 1 services) handed to the bridge */
   uint64_t refused;     /* not handed over: the bridge's queue was full or it had stopped */
   uint64_t unrouted;    /* forwarded for an entity without an export route */
+  uint64_t service_requests;      /* ROS 1 requests handed to the bridge (exported services) */
+  uint64_t service_answers;       /* answers of takt services returned to ROS 1 clients */
+  uint64_t service_call_failures; /* calls to imported ROS 1 services that failed */
 } takt_ros1_backend_stats_t;
 void takt_ros1_backend_get_stats(takt_bridge_backend_t be, takt_ros1_backend_stats_t *out);
 /** Make the class "ros1" known to takt_bridge_backend_open: "ros1:NODE_NAME@MASTER_URI" (e.g.

@@ -4,10 +4,13 @@
 // takt to takt, unregisterService at shutdown.
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ros1_fixture.hpp"
 #include "std_srvs/SetBool.h"
+#include "takt/bridge.h"
+#include "takt/exec.h"
 
 namespace {
 
@@ -252,4 +255,126 @@ TEST_F(Ros1Live, TaktClientAndServiceOneShotAndPersistent) {
   ASSERT_EQ(takt_ros1_unadvertise_service(srv), TAKT_OK);
   EXPECT_TRUE(graph(2, "/set_flag").empty());
   EXPECT_EQ(takt_ros1_service_respond(srv, 0, true, nullptr, 0), TAKT_ESTATE);
+}
+
+namespace {
+
+takt_err_t takt_flag(takt_service_t *, const takt_message_t *req, void *resp, void *user) {
+  auto *calls = static_cast<std::atomic<int> *>(user);
+  const auto *q = static_cast<const std_srvs__SetBoolRequest *>(req->data);
+  auto *r = static_cast<std_srvs__SetBoolResponse *>(resp);
+  std_srvs__SetBoolResponse__init(r);
+  ++*calls;
+  if (!q->data) return TAKT_EINVAL;  // the request fails
+  r->success = true;
+  const char text[] = "takt service says yes";
+  r->message.size = sizeof text - 1;
+  std::memcpy(r->message.data, text, sizeof text - 1);
+  return TAKT_OK;
+}
+
+}  // namespace
+
+// The bridge backend carries services both ways: a takt service exported to ROS 1 (rosservice
+// call on it, exact reply; a failing request), a rospy service imported as a takt service that
+// an ordinary takt client calls (exact results, persistent connection).
+TEST_F(Ros1Live, BridgeBackendCarriesServicesBothWays) {
+  Proc server;
+  ASSERT_TRUE(server.start({"/usr/bin/python3", kPeers + "setbool_server.py", "/rospy_flag"}));
+  ASSERT_TRUE(server.wait_for("server: ready", 20000)) << server.output();
+
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = master_uri.c_str();
+  rc.name = "/takt_bridge";
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_bridge_backend_ros1(ctx, &rc, 4, &be), TAKT_OK);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_t *b = nullptr;
+  ASSERT_EQ(takt_bridge_create_on(ctx, "takt_bridge", &bc, be, &b), TAKT_OK);
+  takt_node_t *app = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "app", &app), TAKT_OK);
+  std::atomic<int> calls{0};
+  takt_service_t *srv = nullptr;
+  takt_service_options_t so = TAKT_SERVICE_OPTIONS_DEFAULT;
+  so.attr.priority = 7;
+  ASSERT_EQ(takt_service_create(app, "set_flag", &std_srvs__SetBoolRequest__type,
+                                &std_srvs__SetBoolResponse__type, takt_flag, &calls, &so, &srv),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_export_service(b, "set_flag", &std_srvs__SetBoolRequest__type,
+                                       &std_srvs__SetBoolResponse__type, 3, 7),
+            TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_export_service(be, 3, "/takt_flag", std_srvs__SetBool__NAME,
+                                             std_srvs__SetBool__MD5, 7),
+            TAKT_OK);
+  EXPECT_EQ(takt_ros1_backend_export_service(be, 3, "/other", std_srvs__SetBool__NAME,
+                                             std_srvs__SetBool__MD5, 7),
+            TAKT_EEXIST);
+  ASSERT_EQ(takt_bridge_import_service(b, "rospy_flag", &std_srvs__SetBoolRequest__type,
+                                       &std_srvs__SetBoolResponse__type, 4, 6),
+            TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_import_service(be, 4, "/rospy_flag", std_srvs__SetBool__NAME,
+                                             std_srvs__SetBool__MD5, 6, true),
+            TAKT_OK);
+  takt_client_t *cli = nullptr;
+  ASSERT_EQ(takt_client_create(app, "rospy_flag", &std_srvs__SetBoolRequest__type,
+                               &std_srvs__SetBoolResponse__type, nullptr, nullptr, nullptr, &cli),
+            TAKT_OK);
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, app), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(b)), TAKT_OK);
+  ASSERT_EQ(takt_bridge_start(b), TAKT_OK);
+  std::thread spinner([&] { takt_executor_spin(exec); });
+
+  // ROS 1 -> takt
+  int st = -1;
+  std::string out = run_tool({"/usr/bin/python3", "/usr/bin/rosservice", "call", "/takt_flag", "data: true"}, &st);
+  EXPECT_EQ(st, 0) << out;
+  EXPECT_EQ(out, "success: True\nmessage: \"takt service says yes\"\n");
+  out = run_tool({"/usr/bin/python3", "/usr/bin/rosservice", "call", "/takt_flag", "data: false"}, &st);
+  EXPECT_NE(st, 0) << out;
+  EXPECT_NE(out.find("the takt service failed the call"), std::string::npos) << out;
+  EXPECT_EQ(calls.load(), 2);
+
+  // takt -> ROS 1: rospy counts its calls
+  for (int i = 1; i <= 5; i++) {
+    std_srvs__SetBoolRequest q;
+    std_srvs__SetBoolRequest__init(&q);
+    q.data = true;
+    takt_future_t f;
+    ASSERT_EQ(takt_client_call(cli, &q, sizeof q, &f), TAKT_OK);
+    ASSERT_TRUE(eventually([&] { return takt_future_status(&f) != TAKT_FUTURE_PENDING; }, 10000));
+    std_srvs__SetBoolResponse r;
+    ASSERT_EQ(takt_future_take(&f, &r, sizeof r), TAKT_OK) << i;
+    EXPECT_TRUE(r.success);
+    EXPECT_EQ(std::string(r.message.data, r.message.size), "rospy got " + std::to_string(i));
+  }
+  {  // the rospy server fails data=false: the takt request fails
+    std_srvs__SetBoolRequest q;
+    std_srvs__SetBoolRequest__init(&q);
+    q.data = false;
+    takt_future_t f;
+    ASSERT_EQ(takt_client_call(cli, &q, sizeof q, &f), TAKT_OK);
+    ASSERT_TRUE(eventually([&] { return takt_future_status(&f) != TAKT_FUTURE_PENDING; }, 10000));
+    EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED);
+    takt_future_cancel(&f);
+  }
+  takt_ros1_backend_stats_t bs;
+  takt_ros1_backend_get_stats(be, &bs);
+  EXPECT_EQ(bs.service_requests, 2u);
+  EXPECT_EQ(bs.service_answers, 2u);
+  EXPECT_EQ(bs.service_call_failures, 1u);
+  EXPECT_EQ(bs.refused, 0u);
+
+  takt_executor_stop(exec);
+  spinner.join();
+  takt_bridge_stop(b);
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+  takt_bridge_destroy(b);  // the backend's node unregisters its service
+  EXPECT_TRUE(graph(2, "/takt_flag").empty());
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
 }
