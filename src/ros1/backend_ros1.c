@@ -21,6 +21,7 @@ typedef struct route {
   bool to_ros;
   uint8_t kind;
   uint8_t priority;
+  bool header;                /* topics: the type begins with a std_msgs/Header */
   takt_ros1_pub_t *pub;
   takt_ros1_srv_t *srv;       /* R_SRV_EXPORT */
   takt_ros1_client_t *client; /* R_SRV_IMPORT */
@@ -63,6 +64,30 @@ static ros1_backend_t *of(takt_bridge_backend_t be) {
   return be.ops == &k_ros1_ops ? (ros1_backend_t *)be.self : NULL;
 }
 
+/* ---- origin times: header.stamp (ROS time, since the Unix epoch) <-> t_info (the context's
+ * clock), through the offset between the wall clock and the context's clock now ---- */
+
+/* Does a message definition begin with a std_msgs/Header field (comments and constants aside)? */
+static bool starts_with_header(const char *def) {
+  const char *p = def;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    const char *line = p, *eol = strchr(p, '\n');
+    if (eol == NULL) eol = p + strlen(p);
+    if (*line == '#' || memchr(line, '=', (size_t)(eol - line)) != NULL) { /* comment, constant */
+      p = eol;
+      if (*p == '\0') return false;
+      continue;
+    }
+    const char *t = line;
+    while (p < eol && *p != ' ' && *p != '\t') p++;
+    size_t n = (size_t)(p - t);
+    return (n == 6 && memcmp(t, "Header", 6) == 0) || (n == 15 && memcmp(t, "std_msgs/Header", 15) == 0);
+  }
+}
+
+static int64_t wall_offset(ros1_backend_t *rb) { return takt_time_wall() - takt_context_now(rb->ctx); }
+
 static takt_err_t queue_call(ros1_backend_t *rb, route_t *r, const uint8_t *bytes, uint32_t len);
 static takt_err_t export_answer(ros1_backend_t *rb, route_t *r, const uint8_t *bytes, uint32_t len);
 
@@ -77,7 +102,17 @@ static takt_err_t rb_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
     if (r->kind == R_SRV_EXPORT && answer) return export_answer(rb, r, bytes, len);
     if (r->kind == R_SRV_IMPORT && !answer) return queue_call(rb, r, bytes, len);
     if (r->kind != R_TOPIC || answer || !r->to_ros) continue;
-    takt_err_t rc = takt_ros1_publish(r->pub, bytes, len); /* never waits for a peer */
+    uint8_t stamp[8];
+    const uint8_t *st = NULL;
+    if (r->header && m->t_info > 0 && len >= 12) { /* the origin time becomes header.stamp */
+      int64_t ns = m->t_info + wall_offset(rb);
+      if (ns > 0 && ns / TAKT_NS_PER_S <= UINT32_MAX) {
+        takt__put_le32(stamp, (uint32_t)(ns / TAKT_NS_PER_S));
+        takt__put_le32(stamp + 4, (uint32_t)(ns % TAKT_NS_PER_S));
+        st = stamp;
+      }
+    }
+    takt_err_t rc = takt__ros1_publish_stamped(r->pub, bytes, len, st); /* never waits for a peer */
     if (rc == TAKT_OK) atomic_fetch_add(&rb->sent, 1);
     return rc;
   }
@@ -90,8 +125,15 @@ static void on_ros_message(void *user, const uint8_t *bytes, uint32_t len) {
   route_t *r = user;
   ros1_backend_t *rb = r->be;
   takt_bridge_t *b = atomic_load(&rb->bridge);
-  takt_bridge_msg_t m = {.entity = r->entity, .priority = r->priority, .reliable = false,
-                         .t_info = takt_context_now(rb->ctx)};
+  int64_t now = takt_context_now(rb->ctx);
+  takt_bridge_msg_t m = {.entity = r->entity, .priority = r->priority, .reliable = false, .t_info = now};
+  if (r->header && len >= 12) { /* a non-zero header.stamp is the origin time */
+    uint32_t sec = takt__le32(bytes + 4), nsec = takt__le32(bytes + 8);
+    if ((sec != 0 || nsec != 0) && nsec < TAKT_NS_PER_S) {
+      int64_t t = (int64_t)sec * TAKT_NS_PER_S + nsec - wall_offset(rb);
+      m.t_info = t > now ? now : t; /* a stamp ahead of our clock is taken as now */
+    }
+  }
   if (b == NULL || takt_bridge_deliver(b, &m, bytes, len) < 0) {
     atomic_fetch_add(&rb->refused, 1);
     return;
@@ -337,6 +379,7 @@ takt_err_t takt_ros1_backend_export(takt_bridge_backend_t be, uint16_t entity, c
   ros1_backend_t *rb = of(be);
   route_t *r;
   TAKT_RETURN_IF_ERR(new_route(rb, entity, true, &r));
+  r->header = definition != NULL && starts_with_header(definition);
   TAKT_RETURN_IF_ERR(takt_ros1_advertise(rb->node, ros_topic, type, md5, definition, latch, &r->pub));
   publish_route(rb);
   return TAKT_OK;
@@ -349,6 +392,7 @@ takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, c
   route_t *r;
   TAKT_RETURN_IF_ERR(new_route(rb, entity, false, &r));
   r->priority = priority;
+  r->header = definition != NULL && starts_with_header(definition);
   publish_route(rb); /* before subscribing: messages may arrive at once */
   takt_ros1_sub_t *sub;
   takt_err_t rc = takt_ros1_subscribe(rb->node, ros_topic, type, md5, definition, on_ros_message, r, &sub);

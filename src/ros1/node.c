@@ -466,8 +466,10 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
   return TAKT_OK;
 }
 
-/* Queue one message on a subscriber's connection (pub->lock held). */
-static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b, uint32_t len) {
+/* Queue one message on a subscriber's connection (pub->lock held); stamp (8 bytes, may be NULL)
+ * replaces bytes 4..11 of the copy (a std_msgs/Header's stamp after its seq). */
+static void enqueue_stamped_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b,
+                                   uint32_t len, const uint8_t *stamp) {
   const takt_ros1_config_t *c = &pub->node->cfg;
   if (o->count == c->queue) {
     pub->dropped++;
@@ -479,8 +481,13 @@ static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint
   uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
   takt__put_le32(dst, len);
   if (len > 0) memcpy(dst + 4, b, len);
+  if (stamp != NULL && len >= 12) memcpy(dst + 8, stamp, 8);
   o->lens[slot] = len;
   o->count++;
+}
+
+static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b, uint32_t len) {
+  enqueue_stamped_locked(pub, o, b, len, NULL);
 }
 
 void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o);
@@ -492,6 +499,11 @@ void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o
 }
 
 takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len) {
+  return takt__ros1_publish_stamped(pub, bytes, len, NULL);
+}
+
+takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                      const uint8_t *stamp) {
   if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
   if (len > n->cfg.max_message) return TAKT_ESIZE;
@@ -503,12 +515,13 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
   }
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     if (!pub->out[k].active) continue;
-    enqueue_locked(pub, &pub->out[k], bytes, len);
+    enqueue_stamped_locked(pub, &pub->out[k], bytes, len, stamp);
     any = true;
   }
   if (pub->latch) {
     takt__put_le32(pub->latched, len);
     if (len > 0) memcpy(pub->latched + 4, bytes, len);
+    if (stamp != NULL && len >= 12) memcpy(pub->latched + 8, stamp, 8);
     pub->latched_len = 4 + len;
   }
   if (any) pub->published++;

@@ -188,6 +188,10 @@ void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ro
 bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc);
 void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc);
 
+/** takt_ros1_publish with bytes 4..11 of every copy replaced by stamp (8 bytes; NULL: none). */
+takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                      const uint8_t *stamp);
+
 /* ---- XML-RPC calls (master.c) ---- */
 
 /** Take a user call slot (TAKT_EBUSY if all are in use). */
