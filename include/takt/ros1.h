@@ -60,6 +60,9 @@ typedef struct takt_ros1_config {
   takt_thread_attr_t io_thread, connect_thread;
   uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
                              connections, one request and one answer buffer of max_message) */
+  int64_t master_check_ns; /* how often the connector thread asks the master for its pid: when
+                              the master was unreachable or its pid changed (restarted), every
+                              registration of the node is made again. 0: never */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -71,7 +74,7 @@ typedef struct takt_ros1_config {
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
                       .cpu = -1},                                                          \
-   .max_services = 4}
+   .max_services = 4, .master_check_ns = 1000000000}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -88,6 +91,9 @@ void takt_ros1_node_destroy(takt_ros1_node_t *node);
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
 /** True once a ROS tool asked the node to shut down (slave API shutdown). */
 bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node);
+/** How many times the connector found the master restarted (or back after being unreachable) and
+ * registered every publication, subscription and service again (master_check_ns). */
+uint32_t takt_ros1_master_reregistrations(const takt_ros1_node_t *node);
 
 /**
  * Advertise topic with type (e.g. "std_msgs/String"), md5sum and full definition (the strings

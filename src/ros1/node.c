@@ -221,6 +221,10 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
 
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node) { return node->uri; }
 
+uint32_t takt_ros1_master_reregistrations(const takt_ros1_node_t *node) {
+  return atomic_load(&((takt_ros1_node_t *)node)->reregistrations);
+}
+
 bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node) {
   return atomic_load(&node->shutdown_requested);
 }
@@ -407,7 +411,13 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   takt__lock_take(&n->lock);
   bool used = sub->used;
   sub->used = false; /* publisherUpdate names no more publishers for it */
-  for (uint32_t k = 0; k < n->cfg.max_conns; k++) sub->in[k].stale = true;
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+    sub->in[k].stale = true;
+    if (sub->in[k].state == IN_RETRY) { /* no socket: forgotten at once */
+      sub->in[k].state = IN_FREE;
+      sub->in[k].uri[0] = '\0';
+    }
+  }
   takt__lock_give(&n->lock);
   if (!used) return TAKT_ESTATE;
   takt_err_t rc = unregister_topic(n, "unregisterSubscriber", sub->topic);
@@ -557,6 +567,7 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
     takt__ros1_in_t *in = &sub->in[k];
     if (in->state != IN_FREE && strlen(in->uri) == len && memcmp(in->uri, uri, len) == 0) {
       in->stale = false;
+      if (in->state == IN_RETRY) in->retry_at = 0; /* named again: tried now */
       return true;
     }
     if (in->state == IN_FREE && free_slot < 0) free_slot = (int32_t)k;
@@ -570,6 +581,7 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
   takt__ros1_in_t *in = &sub->in[free_slot];
   in->state = IN_CONNECTING;
   in->stale = false;
+  in->backoff = 0;
   memcpy(in->uri, uri, len);
   in->uri[len] = '\0';
   takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
@@ -645,13 +657,28 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
 
 /* ---- the connector thread: requestTopic, then the TCPROS set-up, one publisher at a time ---- */
 
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry) {
+  if (retry && sub->used && !in->stale && !atomic_load(&n->stop)) {
+    in->backoff = in->backoff == 0 ? TAKT__ROS1_RETRY_FIRST_NS : 2 * in->backoff;
+    if (in->backoff > TAKT__ROS1_RETRY_MAX_NS) in->backoff = TAKT__ROS1_RETRY_MAX_NS;
+    in->retry_at = takt_time_now() + in->backoff;
+    in->state = IN_RETRY;
+    return;
+  }
+  in->state = IN_FREE;
+  in->stale = false;
+  in->uri[0] = '\0';
+}
+
+/* The connection could not be made: tried again after the back-off when the publisher could not
+ * be reached (it may be restarting), forgotten when it refused us or answered nonsense. */
 static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
                                takt_err_t rc, const char *what) {
+  bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT;
   takt__lock_take(&n->lock);
   sub->connect_failures++;
   snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
-  in->state = IN_FREE;
-  in->uri[0] = '\0';
+  takt__ros1_lost_locked(n, sub, in, retry);
   takt__event_signal(&n->closed);
   takt__lock_give(&n->lock);
   return rc;
@@ -739,18 +766,131 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   in->got = 0;
   in->id = atomic_fetch_add(&n->next_id, 1);
   in->state = IN_UP;
+  in->backoff = 0;
   takt__lock_give(&n->lock);
   takt_io_wake_signal(n->io_wake);
   return TAKT_OK;
 }
 
+/* ---- the master restarted: every registration made again ---- */
+
+/* One call of the connector's slot to the master; its value in *v. */
+static takt_err_t conn_master_call(takt_ros1_node_t *n, const char *method, const char *const *args,
+                                   uint32_t nargs, const takt__xr_value_t **v) {
+  takt__ros1_call_t *c = &n->calls[0];
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  for (uint32_t i = 0; i < nargs; i++) {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, args[i]);
+    takt__xr_w_param_end(w);
+  }
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, v);
+  return rc;
+}
+
+static void reregister(takt_ros1_node_t *n) {
+  char a[TAKT__ROS1_NAME], b[TAKT__ROS1_NAME], api[TAKT__ROS1_NAME];
+  const takt__xr_value_t *v;
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
+    takt__lock_take(&n->lock);
+    bool used = n->pubs[i].used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, n->pubs[i].topic);
+      takt__ros1_copy(b, sizeof b, n->pubs[i].type);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, b, n->uri};
+    if (used) (void)conn_master_call(n, "registerPublisher", args, 3, &v);
+  }
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
+    takt_ros1_sub_t *sub = &n->subs[i];
+    takt__lock_take(&n->lock);
+    bool used = sub->used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, sub->topic);
+      takt__ros1_copy(b, sizeof b, sub->type);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, b, n->uri};
+    if (!used || conn_master_call(n, "registerSubscriber", args, 3, &v) < 0 || v == NULL ||
+        v->kind != TAKT__XR_ARRAY)
+      continue;
+    takt__ros1_call_t *c = &n->calls[0];
+    takt__lock_take(&n->lock);
+    for (uint32_t k = 0; sub->used && k < v->u.list.count; k++) {
+      const takt__xr_value_t *u = takt__xr_at(&c->doc, v, k);
+      if (u != NULL && u->kind == TAKT__XR_STRING)
+        (void)takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
+    }
+    takt__lock_give(&n->lock);
+  }
+  for (uint32_t i = 0; i < n->cfg.max_services; i++) {
+    takt__lock_take(&n->lock);
+    bool used = n->srvs[i].used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, n->srvs[i].name);
+      takt__ros1_copy(api, sizeof api, n->srvs[i].api);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, api, n->uri};
+    if (used) (void)conn_master_call(n, "registerService", args, 3, &v);
+  }
+}
+
+/* getPid on the master: a master that failed to answer before, or answers with another pid, has
+ * restarted and lost our registrations. */
+static void check_master(takt_ros1_node_t *n, int32_t *pid, bool *lost) {
+  const takt__xr_value_t *v;
+  if (conn_master_call(n, "getPid", NULL, 0, &v) < 0 || v == NULL || v->kind != TAKT__XR_INT) {
+    *lost = true;
+    return;
+  }
+  int32_t now = (int32_t)v->u.i;
+  bool restarted = *lost || (*pid != 0 && now != *pid);
+  *pid = now;
+  *lost = false;
+  if (restarted) {
+    reregister(n);
+    atomic_fetch_add(&n->reregistrations, 1);
+  }
+}
+
 void takt__ros1_connector_main(void *arg);
 void takt__ros1_connector_main(void *arg) {
   takt_ros1_node_t *n = arg;
+  const uint32_t cap = n->cfg.max_subs * n->cfg.max_conns;
+  int32_t master_pid = 0;
+  bool master_lost = false;
+  int64_t next_check = n->cfg.master_check_ns > 0 ? takt_time_now() : TAKT_TIME_INFINITE;
   while (!atomic_load(&n->stop)) {
+    int64_t now = takt_time_now();
+    if (now >= next_check) {
+      check_master(n, &master_pid, &master_lost);
+      next_check = takt_time_now() + n->cfg.master_check_ns;
+    }
     takt_ros1_sub_t *sub = NULL;
     takt__ros1_in_t *in = NULL;
+    int64_t wake_at = next_check;
     takt__lock_take(&n->lock);
+    /* publishers to try again whose back-off is over */
+    for (uint32_t s = 0; s < n->cfg.max_subs; s++) {
+      for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+        takt__ros1_in_t *r = &n->subs[s].in[k];
+        if (r->state != IN_RETRY) continue;
+        if (r->retry_at > now) {
+          if (r->retry_at < wake_at) wake_at = r->retry_at;
+          continue;
+        }
+        if (n->work_count == cap) continue;
+        r->state = IN_CONNECTING;
+        takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
+        wk->sub = (uint16_t)s;
+        wk->slot = (uint16_t)k;
+        n->work_count++;
+      }
+    }
     if (n->work_count > 0) {
       takt__ros1_work_t wk = n->work[n->work_head];
       n->work_head = (n->work_head + 1) % (n->cfg.max_subs * n->cfg.max_conns);
@@ -760,7 +900,7 @@ void takt__ros1_connector_main(void *arg) {
     }
     takt__lock_give(&n->lock);
     if (sub == NULL) {
-      (void)takt_io_wait(NULL, 0, n->conn_wake, TAKT_TIME_INFINITE);
+      (void)takt_io_wait(NULL, 0, n->conn_wake, wake_at);
       continue;
     }
     (void)connect_publisher(n, sub, in);

@@ -53,7 +53,12 @@ struct takt_ros1_pub {
   takt__ros1_out_t *out; /* max_conns */
 };
 
-enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2 };
+enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2, IN_RETRY = 3 };
+
+/* A lost publisher still listed by the master is connected again after a back-off that doubles
+ * from the first to the last value (bounded below one second). */
+#define TAKT__ROS1_RETRY_FIRST_NS (100 * 1000000LL)
+#define TAKT__ROS1_RETRY_MAX_NS (800 * 1000000LL)
 
 /* A publisher one of our subscriptions reads. */
 typedef struct takt__ros1_in {
@@ -63,6 +68,7 @@ typedef struct takt__ros1_in {
   takt_io_t io;              /* owned by the I/O thread while UP */
   int32_t id;
   bool stale;                /* the master no longer lists it: the I/O thread closes it */
+  int64_t retry_at, backoff; /* IN_RETRY: when to connect again; the back-off now (0: none) */
   /* the I/O thread only */
   uint8_t *rx;               /* 4 + max_message */
   uint32_t got;
@@ -148,6 +154,7 @@ struct takt_ros1_node {
   _Atomic bool stop;
   _Atomic bool shutdown_requested;
   _Atomic int32_t next_id;
+  _Atomic uint32_t reregistrations; /* times the master was found restarted and told again */
   takt__lock_t lock; /* level ROS1 */
   /* lock */
   takt_ros1_pub_t *pubs;
@@ -191,6 +198,11 @@ void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc);
 /** takt_ros1_publish with bytes 4..11 of every copy replaced by stamp (8 bytes; NULL: none). */
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp);
+
+/** A connection to a publisher ended or could not be made (n->lock held): when retry and the
+ * subscription still wants it, try again after the back-off (IN_RETRY: signal conn_wake after
+ * letting the lock go); otherwise the slot is free. */
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry);
 
 /* ---- XML-RPC calls (master.c) ---- */
 

@@ -80,6 +80,7 @@ class Ros1Live : public ::testing::Test {
   void SetUp() override {
     uint16_t port = ros1_test::free_port();
     ASSERT_NE(port, 0);
+    master_port = port;
     master_uri = "http://127.0.0.1:" + std::to_string(port) + "/";
     setenv("ROS_MASTER_URI", master_uri.c_str(), 1);
     setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
@@ -115,24 +116,26 @@ class Ros1Live : public ::testing::Test {
     return takt_ros1_node_create(ctx, &cfg, out);
   }
   // Names a state row lists (getSystemState through the probe node).
-  std::set<std::string> graph(int kind, const std::string &name) {
+  // must: the master is expected to answer (false while it may be restarting).
+  std::set<std::string> graph(int kind, const std::string &name, bool must = true) {
     struct Q {
       int kind;
       std::string name;
       std::set<std::string> who;
     } q{kind, name, {}};
-    EXPECT_EQ(takt_ros1_get_system_state(
-                  probe,
-                  [](void *u, int k, const char *n, const char *w) {
-                    auto *qq = static_cast<Q *>(u);
-                    if (k == qq->kind && qq->name == n) qq->who.insert(w);
-                  },
-                  &q),
-              TAKT_OK);
+    takt_err_t rc = takt_ros1_get_system_state(
+        probe,
+        [](void *u, int k, const char *n, const char *w) {
+          auto *qq = static_cast<Q *>(u);
+          if (k == qq->kind && qq->name == n) qq->who.insert(w);
+        },
+        &q);
+    if (must) EXPECT_EQ(rc, TAKT_OK);
     return q.who;
   }
 
   std::string master_uri, home;
+  uint16_t master_port = 0;
   Proc master;
   takt_context_t *ctx = nullptr;
   takt_pool_usage_t baseline{};
