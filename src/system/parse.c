@@ -994,7 +994,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       found = true;
       req = sys->callbacks[s].request_size;
       resp = sys->callbacks[s].response_size;
-      snprintf(cb->type, sizeof cb->type, "%s", sys->callbacks[s].type);
+      memmove(cb->type, sys->callbacks[s].type, sizeof cb->type); /* another callback: a service */
     }
     for (uint32_t k = 0; k < sys->ros1.n_services && !found; k++) {
       const takt_system_ros1_service_t *rs = &sys->ros1.services[k];

@@ -90,7 +90,7 @@ TEST_F(Ros1Live, TaktRunWithARos1Section) {
   std::filesystem::create_directories(home);
   {
     std::ofstream f(yaml);
-    f << "name: ros1_demo\nduration_s: 9\n" << kNodes
+    f << "name: ros1_demo\nduration_s: 12\n" << kNodes
       << "ros1:\n  master: " << master_uri << "\n  node: /takt_system\n  receive_priority: 0\n"
       << "  export:\n    - {topic: out, ros_topic: /takt_out, type: std_msgs/Int32}\n"
       << "  import:\n    - {topic: in, ros_topic: /chatter, type: std_msgs/String, priority: 5}\n"
@@ -98,11 +98,13 @@ TEST_F(Ros1Live, TaktRunWithARos1Section) {
          "direction: export}\n";
   }
   Proc run, talker, echo, call, nodes;
-  ASSERT_TRUE(run.start({TAKT_RUN, yaml, "--json", json}));
-  ASSERT_TRUE(eventually([&] { return graph(1, "/chatter").count("/takt_system") == 1; }, 15000))
-      << run.output();
-  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "sys"}));
+  // rostopic echo waits for the topic to appear
   ASSERT_TRUE(echo.start({"/usr/bin/python3", "/usr/bin/rostopic", "echo", "-n", "5", "/takt_out"}));
+  ASSERT_TRUE(run.start({TAKT_RUN, yaml, "--json", json}));
+  ASSERT_TRUE(eventually([&] {  // the system is built: every registration is made
+    return graph(1, "/chatter").count("/takt_system") == 1 && graph(2, "/takt_set").count("/takt_system") == 1;
+  }, 15000)) << run.output();
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "sys"}));
   ASSERT_TRUE(call.start({"/usr/bin/python3", "/usr/bin/rosservice", "call", "/takt_set", "data: true"}));
   EXPECT_EQ(call.wait_exit(20000), 0) << call.output();
   // the runner's service job sets the response's first byte (success) to its run count
