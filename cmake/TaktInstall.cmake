@@ -92,7 +92,7 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/install_layout.py.in ${PROJECT_BINARY
 install(FILES ${PROJECT_BINARY_DIR}/python/install_layout.py DESTINATION ${TAKT_PYDIR}/takt)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/takt-cli.in ${PROJECT_BINARY_DIR}/python/takt @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/python/takt DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(program takt-run takt-sizes takt-msgtool)
+foreach(program takt-run takt-sizes takt-msgtool takt-master)
   if(TARGET ${program})
     install(TARGETS ${program} RUNTIME DESTINATION ${TAKT_LIBEXECDIR})
   endif()

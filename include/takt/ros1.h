@@ -264,6 +264,45 @@ takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char 
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 
+/* ---- the embedded master (`takt master`) ----
+ * A ROS master in this process: the master API (registrations, lookups, getSystemState,
+ * getPublishedTopics, getTopicTypes, getUri, getPid, system.multicall) and the parameter server
+ * (set/get/has/delete/search/getParamNames, subscribeParam/unsubscribeParam with paramUpdate)
+ * for rospy, roscpp and the ROS tools. One server thread reads every connection without waiting
+ * for any; publisherUpdate, paramUpdate and shutdown go out from a bounded queue on a notifier
+ * thread, so a node that does not answer delays nothing else. Memory: one arena block. */
+typedef struct takt_ros1_master takt_ros1_master_t;
+
+typedef struct takt_ros1_master_config {
+  const char *host;        /* address bound; NULL: "127.0.0.1" */
+  uint16_t port;           /* 11311; 0: any free port */
+  uint32_t max_nodes, max_regs; /* nodes; registrations (a topic or service of one node each) */
+  uint32_t max_params;     /* parameter leaves, each up to 1 KiB encoded */
+  uint32_t max_psubs;      /* parameter subscriptions */
+  uint32_t max_notes;      /* notifications waiting (full: dropped and counted) */
+  uint32_t max_conns;      /* client connections open at once (full: the least recent ends) */
+  uint32_t max_xmlrpc;     /* bytes of the largest request or answer */
+  uint32_t max_values;     /* values of the largest request */
+  int64_t timeout_ns;      /* a request not whole by then is closed; a notification's bound */
+  takt_thread_attr_t thread;
+} takt_ros1_master_config_t;
+
+#define TAKT_ROS1_MASTER_CONFIG_DEFAULT                                                            \
+  {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 256,            \
+   .max_psubs = 128, .max_notes = 512, .max_conns = 32, .max_xmlrpc = 65536, .max_values = 8192,   \
+   .timeout_ns = 2000000000,                                                                       \
+   .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1}}
+
+/** Start a master listening on cfg->host:cfg->port. TAKT_EOS if the port cannot be opened (in
+ * use), TAKT_EINVAL, TAKT_ENOMEM. */
+takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                   takt_ros1_master_t **out);
+/** "http://host:port/" and the port (useful with port 0). */
+const char *takt_ros1_master_uri(const takt_ros1_master_t *m);
+uint16_t takt_ros1_master_port(const takt_ros1_master_t *m);
+/** Stop both threads, close every connection, give the memory back. */
+void takt_ros1_master_destroy(takt_ros1_master_t *m);
+
 /* ---- the ros1 bridge backend (takt/bridge_backend.h) ----
  * A bridge (takt/bridge.h) over a ROS 1 node: an exported takt topic is advertised on ROS 1 and
  * each message the bridge forwards is published there; an imported ROS 1 topic is subscribed to

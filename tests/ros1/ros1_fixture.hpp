@@ -87,7 +87,7 @@ class Ros1Live : public ::testing::Test {
     home = "/tmp/takt-ros1-test-" + std::to_string(getpid());
     setenv("ROS_HOME", home.c_str(), 1);
     setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
-    ASSERT_TRUE(master.start({"rosmaster", "--core", "-p", std::to_string(port)}));
+    ASSERT_TRUE(start_master());
     takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
     cc.arena_bytes = 8u << 20;
     ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
@@ -116,6 +116,21 @@ class Ros1Live : public ::testing::Test {
     return takt_ros1_node_create(ctx, &cfg, out);
   }
   // Names a state row lists (getSystemState through the probe node).
+  // rosmaster, or takt's embedded master when TAKT_ROS1_TEST_MASTER=embedded (the same tests run
+  // once against each: tests/CMakeLists.txt)
+  bool start_master() {
+    const char *which = getenv("TAKT_ROS1_TEST_MASTER");
+    if (which != nullptr && std::string(which) == "embedded") {
+#ifdef TAKT_MASTER
+      return master.start({TAKT_MASTER, "--port", std::to_string(master_port)});
+#else
+      ADD_FAILURE() << "this test was built without takt-master";
+      return false;
+#endif
+    }
+    return master.start({"rosmaster", "--core", "-p", std::to_string(master_port)});
+  }
+
   // must: the master is expected to answer (false while it may be restarting).
   std::set<std::string> graph(int kind, const std::string &name, bool must = true) {
     struct Q {

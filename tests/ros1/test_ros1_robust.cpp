@@ -84,7 +84,7 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
   EXPECT_EQ(takt_ros1_master_reregistrations(node), 0u);
 
   master.stop();  // the master ends and comes back on the same port, knowing nothing
-  ASSERT_TRUE(master.start({"rosmaster", "--core", "-p", std::to_string(master_port)}));
+  ASSERT_TRUE(start_master());
   ASSERT_TRUE(eventually([&] { return takt_ros1_master_reregistrations(node) >= 1; }, 15000))
       << master.output();
   EXPECT_EQ(graph(0, "/takt_chatter"), std::set<std::string>{"/takt_node"});
