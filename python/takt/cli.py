@@ -11,12 +11,12 @@ from typing import Callable, Dict, List, Optional
 
 from takt import native
 from takt.bench import registry
-from takt.commands import bench, demo, graph, plot, record, sizes, system
+from takt.commands import bench, demo, graph, master, plot, record, sizes, system
 
 COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
     "bench": bench.run, "node": graph.run, "topic": graph.run, "service": graph.run, "chain": graph.run,
-    "plot": plot.run, "record": record.run, "play": record.run,
+    "plot": plot.run, "record": record.run, "play": record.run, "master": master.run,
 }
 
 
@@ -66,6 +66,7 @@ def parser() -> argparse.ArgumentParser:
                          help="cross-compile each configuration with arm-none-eabi-gcc and measure it")
 
     graph.add_parsers(sub)
+    master.add_parser(sub)
     plot.add_parser(sub)
     record.add_parsers(sub)
 
