@@ -165,6 +165,8 @@ typedef struct takt_system_ros1_service {
 typedef struct takt_system_ros1 {
   bool enabled;
   char master[TAKT_SYSTEM_ROS_NAME]; /* master URI ("" = $ROS_MASTER_URI) */
+  bool embedded_master;              /* master: embedded[:PORT]: the system runs its own master
+                                        (takt_ros1_master_*) at `master` (127.0.0.1, 11311) */
   char node[TAKT_SYSTEM_ROS_NAME];   /* the node's ROS name (default "/takt_" + system name) */
   int32_t receive_priority;          /* the node's I/O thread: SCHED_FIFO priority, 0 = OTHER */
   uint32_t queue;                    /* messages queued per ROS subscriber */

@@ -80,6 +80,9 @@ struct takt_system {
   takt_type_support_t ros_types[SVC_TYPES];
   uint32_t n_ros_types;
   takt_bridge_t *ros1_bridge;
+#if TAKT_SYSTEM_HAVE_MSGS
+  takt_ros1_master_t *ros1_master; /* master: embedded */
+#endif
 };
 
 /* ---- messages ---- */
@@ -640,9 +643,19 @@ static takt_err_t build_ros1(takt_system_t *s) {
   rc1.io_thread.priority = r1->receive_priority;
   if (rc1.master_uri == NULL && getenv("ROS_MASTER_URI") == NULL)
     return fail(s, r1->line, TAKT_EINVAL, "%s: no master: give ros1: master or set ROS_MASTER_URI", what);
+  takt_err_t rc;
+  if (r1->embedded_master) { /* the system's own master, before its node registers */
+    takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+    const char *colon = strrchr(r1->master, ':');
+    mc.port = (uint16_t)atoi(colon + 1);
+    rc = takt_ros1_master_create(s->ctx, &mc, &s->ros1_master);
+    if (rc < 0)
+      return fail(s, r1->line, rc, "%s: embedded master on port %u: %s", what, (unsigned)mc.port,
+                  rc == TAKT_EOS ? "the port is in use" : takt_strerror(rc));
+  }
   uint32_t routes = r1->n_exports + r1->n_imports + r1->n_services;
   takt_bridge_backend_t be;
-  takt_err_t rc = takt_bridge_backend_ros1(s->ctx, &rc1, routes, &be);
+  rc = takt_bridge_backend_ros1(s->ctx, &rc1, routes, &be);
   if (rc < 0)
     return fail(s, r1->line, rc, "%s: %s (master %s)", what, takt_strerror(rc),
                 rc1.master_uri != NULL ? rc1.master_uri : getenv("ROS_MASTER_URI"));
@@ -804,6 +817,9 @@ void takt_system_destroy(takt_system_t *s) {
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->bridges[i] != NULL) takt_bridge_destroy(s->bridges[i]);
   if (s->ros1_bridge != NULL) takt_bridge_destroy(s->ros1_bridge);
+#if TAKT_SYSTEM_HAVE_MSGS
+  if (s->ros1_master != NULL) takt_ros1_master_destroy(s->ros1_master); /* after its node */
+#endif
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
   for (uint32_t i = 0; i < MAX_CHAINS; i++)
@@ -855,6 +871,7 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
     size_t m = (size_t)r1->max_message + 16u;
     size_t conns = 4u * ((size_t)r1->n_exports + r1->n_imports + r1->n_services + 2u);
     bytes += conns * m * ((size_t)r1->queue + 3u) + 24u * m + (2u << 20);
+    if (r1->embedded_master) bytes += 8u << 20; /* its tables and 32 connections' buffers */
   }
   cfg->arena_bytes = bytes;
 }

@@ -874,8 +874,22 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   double v;
   if ((n = lookup(p, map, "master")) != NULL) {
     if (get_ros_text(p, n, "master", r1->master) < 0) return -1;
-    if (strncmp(r1->master, "http://", 7) != 0)
-      return FAIL(p, n, "master must be an http:// URI such as http://127.0.0.1:11311/, not '%s'", r1->master);
+    if (strncmp(r1->master, "embedded", 8) == 0) { /* embedded or embedded:PORT */
+      long port = 11311;
+      if (r1->master[8] == ':') {
+        char *end = NULL;
+        port = strtol(r1->master + 9, &end, 10);
+        if (end == NULL || *end != '\0' || port < 1 || port > 65535)
+          return FAIL(p, n, "master: embedded:PORT needs a port 1 .. 65535, not '%s'", r1->master + 9);
+      } else if (r1->master[8] != '\0') {
+        return FAIL(p, n, "master must be an http:// URI or embedded[:PORT], not '%s'", r1->master);
+      }
+      r1->embedded_master = true;
+      snprintf(r1->master, sizeof r1->master, "http://127.0.0.1:%ld/", port);
+    } else if (strncmp(r1->master, "http://", 7) != 0) {
+      return FAIL(p, n, "master must be an http:// URI such as http://127.0.0.1:11311/ (or embedded), "
+                        "not '%s'", r1->master);
+    }
   }
   if ((n = lookup(p, map, "node")) != NULL) {
     if (get_ros_text(p, n, "node", r1->node) < 0) return -1;

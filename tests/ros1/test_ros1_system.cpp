@@ -48,7 +48,8 @@ TEST(Ros1SystemFile, ErrorsNameTheKey) {
             "t.yaml:10:3: unknown key 'mastr' in 'ros1' (expected one of: master, node, "
             "receive_priority, queue, max_message, export, import, services)");
   EXPECT_EQ(parse_error(base + "  master: ftp://x/\n  export: [{topic: out, type: std_msgs/Int32}]\n"),
-            "t.yaml:10:11: master must be an http:// URI such as http://127.0.0.1:11311/, not 'ftp://x/'");
+            "t.yaml:10:11: master must be an http:// URI such as http://127.0.0.1:11311/ (or embedded), "
+            "not 'ftp://x/'");
   EXPECT_EQ(parse_error(base + "  export: [{topic: out, type: std_msgs/Nope}]\n"),
             "t.yaml:10:31: ros1: unknown message type 'std_msgs/Nope' (takt knows the generated "
             "std_msgs, geometry_msgs, sensor_msgs and std_srvs types)");
@@ -63,6 +64,8 @@ TEST(Ros1SystemFile, ErrorsNameTheKey) {
             "t.yaml:10:9: node 'relative' must start with '/'");
   EXPECT_EQ(parse_error(base + "  export: [{topic: out, type: std_msgs/Int32, latch: maybe}]\n"),
             "t.yaml:10:54: latch must be true or false, not 'maybe'");
+  EXPECT_EQ(parse_error(base + "  master: embedded:99999\n  export: [{topic: out, type: std_msgs/Int32}]\n"),
+            "t.yaml:10:11: master: embedded:PORT needs a port 1 .. 65535, not '99999'");
   EXPECT_EQ(parse_error(base + "  queue: 4\n"),
             "t.yaml:10:3: 'ros1' carries nothing: give it export, import or services");
   // a routed topic takes its type's size
@@ -136,4 +139,50 @@ TEST_F(Ros1Live, TaktRunWithARos1Section) {
   EXPECT_EQ(nodes.output().find("/takt_system"), std::string::npos) << nodes.output();
   EXPECT_TRUE(graph(0, "/takt_out").empty());
   EXPECT_TRUE(graph(2, "/takt_set").empty());
+}
+
+// master: embedded: the system runs its own master; rospy peers use it, and it ends with the run.
+TEST_F(Ros1Live, TaktRunWithItsOwnMaster) {
+  uint16_t port = ros1_test::free_port();
+  ASSERT_NE(port, 0);
+  std::string uri = "http://127.0.0.1:" + std::to_string(port) + "/";
+  std::string yaml = home + "/ros1_embedded.yaml", json = home + "/ros1_embedded.json";
+  std::filesystem::create_directories(home);
+  {
+    std::ofstream f(yaml);
+    f << "name: ros1_embedded\nduration_s: 8\n" << kNodes << "ros1:\n  master: embedded:" << port
+      << "\n  node: /takt_system\n  receive_priority: 0\n"
+      << "  import:\n    - {topic: in, ros_topic: /chatter, type: std_msgs/String}\n";
+  }
+  setenv("ROS_MASTER_URI", uri.c_str(), 1);  // the peers use the system's master
+  Proc run, talker;
+  ASSERT_TRUE(run.start({TAKT_RUN, yaml, "--json", json}));
+  takt_ros1_node_t *p2 = nullptr;
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = uri.c_str();
+  cfg.name = "/takt_probe2";
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &p2), TAKT_OK);
+  auto subscribed = [&] {
+    struct C {
+      bool yes = false;
+    } c;
+    takt_ros1_get_system_state(p2, [](void *u, int k, const char *n, const char *w) {
+      if (k == 1 && std::string(n) == "/chatter" && std::string(w) == "/takt_system")
+        static_cast<C *>(u)->yes = true;
+    }, &c);
+    return c.yes;
+  };
+  ASSERT_TRUE(eventually(subscribed, 15000)) << run.output();
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "own"}));
+  EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
+  EXPECT_EQ(run.wait_exit(30000), 0) << run.output();
+  std::string j = read_file(json);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(j, m, std::regex("\"name\": \"on_in\"[^}]*\"runs\": (\\d+)"))) << j;
+  EXPECT_EQ(m[1], "30") << j;
+  char u2[128];
+  EXPECT_NE(takt_ros1_get_uri(p2, u2, sizeof u2), TAKT_OK);  // the master ended with the run
+  takt_ros1_node_destroy(p2);
+  setenv("ROS_MASTER_URI", master_uri.c_str(), 1);
 }
