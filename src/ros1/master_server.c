@@ -25,6 +25,8 @@ typedef struct mreg {
   uint16_t node;
   char name[NAME];
   char extra[NAME]; /* topics: the type; services: the service API */
+  char api[NAME];   /* the node's API when it registered this (a node registering again under
+                       its name at another API keeps its older registrations, as rosmaster) */
 } mreg_t;
 
 typedef struct mparam {
@@ -130,7 +132,7 @@ static void note_subscribers_locked(takt_ros1_master_t *m, const char *topic) {
   for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
     const mreg_t *r = &m->regs[i];
     if (r->kind == REG_SUB && strcmp(r->name, topic) == 0)
-      note_locked(m, NOTE_PUBLISHERS, m->nodes[r->node].uri, topic);
+      note_locked(m, NOTE_PUBLISHERS, r->api, topic);
   }
 }
 
@@ -146,21 +148,9 @@ static void note_param_locked(takt_ros1_master_t *m, const char *key) {
 
 /* ---- nodes and registrations (lock held) ---- */
 
-static void drop_node_locked(takt_ros1_master_t *m, uint16_t id) {
-  for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
-    mreg_t *r = &m->regs[i];
-    if (r->kind == REG_FREE || r->node != id) continue;
-    uint8_t kind = r->kind;
-    r->kind = REG_FREE;
-    if (kind == REG_PUB) note_subscribers_locked(m, r->name);
-  }
-  for (uint32_t i = 0; i < m->cfg.max_psubs; i++)
-    if (m->psubs[i].used && m->psubs[i].node == id) m->psubs[i].used = false;
-  m->nodes[id].used = false;
-}
-
-/* The node caller at api: found, replaced (same name, another API: the old one is told to shut
- * down and its registrations go, as rosmaster does) or added. -1 when the table is full. */
+/* The node caller at api: found, moved (same name, another API: the old process is told to shut
+ * down; its registrations stay with their API, as rosmaster keeps them) or added. -1 when the
+ * table is full (or, api NULL, the node is unknown). */
 static int32_t node_locked(takt_ros1_master_t *m, const char *caller, const char *api) {
   int32_t free_id = -1;
   for (uint32_t i = 0; i < m->cfg.max_nodes; i++) {
@@ -172,9 +162,8 @@ static int32_t node_locked(takt_ros1_master_t *m, const char *caller, const char
     if (strcmp(n->name, caller) != 0) continue;
     if (api == NULL || strcmp(n->uri, api) == 0) return (int32_t)i;
     note_locked(m, NOTE_SHUTDOWN, n->uri, "new node registered with same name");
-    drop_node_locked(m, (uint16_t)i);
-    if (free_id < 0 || (uint32_t)free_id > i) free_id = (int32_t)i;
-    break;
+    takt__ros1_copy(n->uri, sizeof n->uri, api);
+    return (int32_t)i;
   }
   if (api == NULL || free_id < 0) return -1;
   mnode_t *n = &m->nodes[free_id];
@@ -193,7 +182,7 @@ static bool node_in_use_locked(takt_ros1_master_t *m, uint16_t id) {
 }
 
 static bool add_reg_locked(takt_ros1_master_t *m, uint8_t kind, uint16_t node, const char *name,
-                           const char *extra) {
+                           const char *extra, const char *api) {
   mreg_t *slot = NULL;
   for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
     mreg_t *r = &m->regs[i];
@@ -208,6 +197,7 @@ static bool add_reg_locked(takt_ros1_master_t *m, uint8_t kind, uint16_t node, c
   slot->node = node;
   takt__ros1_copy(slot->name, sizeof slot->name, name);
   takt__ros1_copy(slot->extra, sizeof slot->extra, extra);
+  takt__ros1_copy(slot->api, sizeof slot->api, api);
   return true;
 }
 
@@ -236,7 +226,7 @@ static void w_uris_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, uint8_t k
   takt__xr_w_array_begin(w);
   for (uint32_t i = 0; i < m->cfg.max_regs; i++)
     if (m->regs[i].kind == kind && strcmp(m->regs[i].name, name) == 0)
-      takt__xr_w_string(w, m->nodes[m->regs[i].node].uri);
+      takt__xr_w_string(w, m->regs[i].api);
   takt__xr_w_array_end(w);
 }
 
@@ -347,7 +337,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       /* registerService(caller, service, service_api, caller_api); the others (caller, name,
        * type, caller_api) */
       int32_t id = node_locked(m, caller, s3);
-      if (id < 0 || !add_reg_locked(m, kind, (uint16_t)id, s1, s2)) {
+      if (id < 0 || !add_reg_locked(m, kind, (uint16_t)id, s1, s2, s3)) {
         takt__lock_give(&m->lock);
         answer_int(w, -1, "the master's tables are full", 0);
         return true;
@@ -370,7 +360,8 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       for (uint32_t i = 0; id >= 0 && i < m->cfg.max_regs; i++) {
         mreg_t *r = &m->regs[i];
         if (r->kind != kind || r->node != (uint16_t)id || strcmp(r->name, s1) != 0) continue;
-        if (kind == REG_SRV && strcmp(r->extra, s2) != 0) continue; /* another provider's API */
+        /* another process's registration under the name: not this caller's to end */
+        if (strcmp(kind == REG_SRV ? r->extra : r->api, s2) != 0) continue;
         r->kind = REG_FREE;
         n++;
       }

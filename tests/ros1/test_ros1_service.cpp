@@ -358,7 +358,10 @@ TEST_F(Ros1Live, BridgeBackendCarriesServicesBothWays) {
     takt_future_t f;
     ASSERT_EQ(takt_client_call(cli, &q, sizeof q, &f), TAKT_OK);
     ASSERT_TRUE(eventually([&] { return takt_future_status(&f) != TAKT_FUTURE_PENDING; }, 10000));
-    EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED);
+    EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED) << server.output();
+    std_srvs__SetBoolResponse r;
+    if (takt_future_take(&f, &r, sizeof r) == TAKT_OK)
+      ADD_FAILURE() << "answered: " << r.success << " " << std::string(r.message.data, r.message.size);
     takt_future_cancel(&f);
   }
   takt_ros1_backend_stats_t bs;

@@ -15,6 +15,7 @@ def main() -> int:
 
     def handle(req):
         calls[0] += 1
+        print(f"server: call {calls[0]} data={req.data}", flush=True)
         if not req.data:
             raise rospy.ServiceException("data must be true")
         return SetBoolResponse(success=True, message=f"rospy got {calls[0]}")
