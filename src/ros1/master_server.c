@@ -856,8 +856,8 @@ static size_t carve(size_t *end, size_t bytes) {
   return at;
 }
 
-takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
-                                   takt_ros1_master_t **out) {
+takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                    takt_ros1_master_t **out) {
   if (ctx == NULL || cfg == NULL || out == NULL || cfg->max_nodes == 0 || cfg->max_nodes > 4096 ||
       cfg->max_regs == 0 || cfg->max_regs > 65536 || cfg->max_params > 65536 ||
       cfg->max_psubs > 4096 || cfg->max_notes == 0 || cfg->max_conns == 0 || cfg->max_conns > 64 ||
@@ -907,17 +907,35 @@ takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_c
     takt__context_free(ctx, base);
     return rc;
   }
-  rc = takt_io_tcp_listen(m->host, cfg->port, 64, &m->listen);
+  *out = m;
+  return TAKT_OK;
+}
+
+uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t len, char *out,
+                                  uint32_t cap) {
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, out, cap);
+  serve_request(m, body, len, &w);
+  return w.overflow ? 0 : w.len;
+}
+
+takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                   takt_ros1_master_t **out) {
+  if (out == NULL) return TAKT_EINVAL;
+  takt_ros1_master_t *m;
+  TAKT_RETURN_IF_ERR(takt__ros1_master_tables(ctx, cfg, &m));
+  const takt_ros1_master_config_t *c = &m->cfg;
+  takt_err_t rc = takt_io_tcp_listen(m->host, c->port, 64, &m->listen);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&m->wake);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&m->note_wake);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&m->stop_wake);
   if (rc == TAKT_OK) {
     m->port = takt_io_local_port(m->listen);
     snprintf(m->uri, sizeof m->uri, "http://%s:%u/", m->host, (unsigned)m->port);
-    rc = takt_thread_create(&m->server, &cfg->thread, server_main, m);
+    rc = takt_thread_create(&m->server, &c->thread, server_main, m);
   }
   if (rc == TAKT_OK) {
-    takt_thread_attr_t na = cfg->thread;
+    takt_thread_attr_t na = c->thread;
     na.name = "takt-ros1-note";
     rc = takt_thread_create(&m->notifier, &na, notifier_main, m);
     if (rc < 0) {
@@ -932,7 +950,7 @@ takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_c
     takt_io_close(&m->note_wake);
     takt_io_close(&m->stop_wake);
     takt__lock_fini(&m->lock);
-    takt__context_free(ctx, base);
+    takt__context_free(ctx, m);
     return rc;
   }
   m->started = true;

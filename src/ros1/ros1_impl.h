@@ -204,6 +204,14 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
  * letting the lock go); otherwise the slot is free. */
 void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry);
 
+/* ---- the embedded master without its sockets and threads (master_server.c; fuzz target) ---- */
+takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                    takt_ros1_master_t **out);
+/** Serve one request body (modified in place): the response document into out; its length, 0 if
+ * it did not fit. */
+uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t len, char *out,
+                                  uint32_t cap);
+
 /* ---- XML-RPC calls (master.c) ---- */
 
 /** Take a user call slot (TAKT_EBUSY if all are in use). */
