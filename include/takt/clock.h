@@ -21,6 +21,10 @@ extern "C" {
 /** Monotonic time in nanoseconds since an arbitrary origin. Thread-safe, interrupt-safe. */
 int64_t takt_time_now(void);
 
+/** Wall-clock time in nanoseconds since the Unix epoch (what ROS stamps carry); it may jump when
+ * the system's time is set. A port without a calendar clock returns takt_time_now(). Thread-safe. */
+int64_t takt_time_wall(void);
+
 /** Sleep until the absolute monotonic time abs_ns (no drift). Returns early never. */
 void takt_sleep_until(int64_t abs_ns);
 

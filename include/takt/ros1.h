@@ -29,6 +29,8 @@ extern "C" {
 typedef struct takt_ros1_node takt_ros1_node_t;
 typedef struct takt_ros1_pub takt_ros1_pub_t;
 typedef struct takt_ros1_sub takt_ros1_sub_t;
+typedef struct takt_ros1_srv takt_ros1_srv_t;
+typedef struct takt_ros1_client takt_ros1_client_t;
 
 /** What a publication's full per-subscriber queue does with one more message. */
 typedef enum {
@@ -56,6 +58,11 @@ typedef struct takt_ros1_config {
   uint32_t max_header;    /* bytes of the largest TCPROS connection header */
   int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up */
   takt_thread_attr_t io_thread, connect_thread;
+  uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
+                             connections, one request and one answer buffer of max_message) */
+  int64_t master_check_ns; /* how often the connector thread asks the master for its pid: when
+                              the master was unreachable or its pid changed (restarted), every
+                              registration of the node is made again. 0: never */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -66,7 +73,8 @@ typedef struct takt_ros1_config {
    .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
-                      .cpu = -1}}
+                      .cpu = -1},                                                          \
+   .max_services = 4, .master_check_ns = 1000000000}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -83,6 +91,9 @@ void takt_ros1_node_destroy(takt_ros1_node_t *node);
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
 /** True once a ROS tool asked the node to shut down (slave API shutdown). */
 bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node);
+/** How many times the connector found the master restarted (or back after being unreachable) and
+ * registered every publication, subscription and service again (master_check_ns). */
+uint32_t takt_ros1_master_reregistrations(const takt_ros1_node_t *node);
 
 /**
  * Advertise topic with type (e.g. "std_msgs/String"), md5sum and full definition (the strings
@@ -142,6 +153,75 @@ typedef struct takt_ros1_sub_stats {
 } takt_ros1_sub_stats_t;
 void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
 
+/* ---- services over TCPROS ----
+ * A service this node serves is registered with the master (registerService, service API
+ * "rosrpc://host:port" on the node's TCPROS port) and answered on the I/O thread: one-shot and
+ * persistent connections, `probe` (the header only), the md5 check (refused with roscpp's text),
+ * the ok byte and an error string on failure. */
+
+/** A request arrived for srv (serialized bytes, valid during the call), on the node's I/O thread
+ * holding no takt lock; it must not wait. Answer it now or later, from any thread, with
+ * takt_ros1_service_respond(srv, call, ...). */
+typedef void (*takt_ros1_srv_fn)(void *user, takt_ros1_srv_t *srv, uint32_t call,
+                                 const uint8_t *request, uint32_t len);
+
+/**
+ * Serve service (e.g. "/add_two_ints") of type (e.g. "std_srvs/SetBool") with md5sum md5 (the
+ * service's, as `takt msggen` generates it; the strings must outlive the node), and register it
+ * with the master. TAKT_EFULL past max_services, TAKT_EEXIST for a service served already, errors
+ * of the master call (the registration is then undone). Caller's thread; configuration time.
+ */
+takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *node, const char *service, const char *type,
+                                       const char *md5, takt_ros1_srv_fn fn, void *user,
+                                       takt_ros1_srv_t **out);
+/**
+ * Answer request call of srv: ok true with the serialized response (len bytes), or ok false with
+ * an error text (bytes, len: what the ROS client reports). A copy; the I/O thread sends it
+ * without waiting for the client. TAKT_ESTATE if the call was answered already or its client went
+ * away, TAKT_ESIZE for a response above max_message (the call is then answered with a failure).
+ * Thread-safe; never allocates.
+ */
+takt_err_t takt_ros1_service_respond(takt_ros1_srv_t *srv, uint32_t call, bool ok,
+                                     const uint8_t *bytes, uint32_t len);
+/** Stop serving: unregisterService, then every connection is closed before this returns
+ * (bounded by 3 * timeout_ns). An unanswered call's answer is refused (TAKT_ESTATE). */
+takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv);
+
+typedef struct takt_ros1_srv_stats {
+  uint32_t connections; /* clients connected now */
+  uint64_t requests;    /* requests handed to the function */
+  uint64_t answered;    /* answered with ok */
+  uint64_t failed;      /* answered with a failure */
+  uint64_t refused;     /* clients refused (wrong md5, no free connection) */
+  uint64_t probes;      /* probe connections answered */
+} takt_ros1_srv_stats_t;
+void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out);
+
+/**
+ * A client of ROS 1 service `service` (type and md5 as for advertise_service; md5 "*" takes any).
+ * persistent: one connection carries every call (re-made once when it broke); otherwise one
+ * connection per call. Its buffers come from the node's context; nothing is looked up until
+ * the first call. Destroy clients before their node. Creation time.
+ */
+takt_err_t takt_ros1_client_create(takt_ros1_node_t *node, const char *service, const char *type,
+                                   const char *md5, bool persistent, takt_ros1_client_t **out);
+/**
+ * Call the service: lookupService (each call, or when the persistent connection is made), the
+ * TCPROS exchange, the answer into response (cap bytes, *len set). Blocks the caller up to
+ * timeout_ns (and the master call up to the node's timeout): not for callbacks. TAKT_OK;
+ * TAKT_ESTATE when the server answered with a failure (its text in takt_ros1_client_error);
+ * TAKT_ENOENT for a service the master does not know; TAKT_ETYPE when the server refused us (md5);
+ * TAKT_ESIZE for a response above cap; TAKT_ETIMEDOUT; TAKT_EOS when the server closed;
+ * TAKT_EBUSY while another thread calls this client.
+ */
+takt_err_t takt_ros1_client_call(takt_ros1_client_t *client, const uint8_t *request, uint32_t len,
+                                 uint8_t *response, uint32_t cap, uint32_t *resp_len,
+                                 int64_t timeout_ns);
+/** The last failed call's reason, one line (the server's error text, a refusal, a timeout). */
+const char *takt_ros1_client_error(const takt_ros1_client_t *client);
+/** Close the client's connection and give its memory back. */
+void takt_ros1_client_destroy(takt_ros1_client_t *client);
+
 /* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
  * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED
  * for an answer that is not XML-RPC, TAKT_ENOENT / TAKT_ESTATE when the master answers with
@@ -184,6 +264,45 @@ takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char 
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 
+/* ---- the embedded master (`takt master`) ----
+ * A ROS master in this process: the master API (registrations, lookups, getSystemState,
+ * getPublishedTopics, getTopicTypes, getUri, getPid, system.multicall) and the parameter server
+ * (set/get/has/delete/search/getParamNames, subscribeParam/unsubscribeParam with paramUpdate)
+ * for rospy, roscpp and the ROS tools. One server thread reads every connection without waiting
+ * for any; publisherUpdate, paramUpdate and shutdown go out from a bounded queue on a notifier
+ * thread, so a node that does not answer delays nothing else. Memory: one arena block. */
+typedef struct takt_ros1_master takt_ros1_master_t;
+
+typedef struct takt_ros1_master_config {
+  const char *host;        /* address bound; NULL: "127.0.0.1" */
+  uint16_t port;           /* 11311; 0: any free port */
+  uint32_t max_nodes, max_regs; /* nodes; registrations (a topic or service of one node each) */
+  uint32_t max_params;     /* parameter leaves, each up to 1 KiB encoded */
+  uint32_t max_psubs;      /* parameter subscriptions */
+  uint32_t max_notes;      /* notifications waiting (full: dropped and counted) */
+  uint32_t max_conns;      /* client connections open at once (full: the least recent ends) */
+  uint32_t max_xmlrpc;     /* bytes of the largest request or answer */
+  uint32_t max_values;     /* values of the largest request */
+  int64_t timeout_ns;      /* a request not whole by then is closed; a notification's bound */
+  takt_thread_attr_t thread;
+} takt_ros1_master_config_t;
+
+#define TAKT_ROS1_MASTER_CONFIG_DEFAULT                                                            \
+  {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 256,            \
+   .max_psubs = 128, .max_notes = 512, .max_conns = 32, .max_xmlrpc = 65536, .max_values = 8192,   \
+   .timeout_ns = 2000000000,                                                                       \
+   .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1}}
+
+/** Start a master listening on cfg->host:cfg->port. TAKT_EOS if the port cannot be opened (in
+ * use), TAKT_EINVAL, TAKT_ENOMEM. */
+takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                   takt_ros1_master_t **out);
+/** "http://host:port/" and the port (useful with port 0). */
+const char *takt_ros1_master_uri(const takt_ros1_master_t *m);
+uint16_t takt_ros1_master_port(const takt_ros1_master_t *m);
+/** Stop both threads, close every connection, give the memory back. */
+void takt_ros1_master_destroy(takt_ros1_master_t *m);
+
 /* ---- the ros1 bridge backend (takt/bridge_backend.h) ----
  * A bridge (takt/bridge.h) over a ROS 1 node: an exported takt topic is advertised on ROS 1 and
  * each message the bridge forwards is published there; an imported ROS 1 topic is subscribed to
@@ -214,11 +333,38 @@ takt_err_t takt_ros1_backend_export(takt_bridge_backend_t be, uint16_t entity, c
 takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, const char *ros_topic,
                                     const char *type, const char *md5, const char *definition,
                                     uint8_t priority);
+/**
+ * Serve the takt service the bridge exports as entity (takt_bridge_export_service(b, name, req,
+ * resp, entity, priority)) as ROS 1 service ros_service (type and md5 of the .srv): a ROS request
+ * enters the bridge's receive queue by priority, then the takt service's prioritized request
+ * queue; its answer (or failure) goes back to the ROS client. A request the bridge cannot take
+ * (queue full, stopped) is answered at once with a failure naming why. Configuration time.
+ */
+takt_err_t takt_ros1_backend_export_service(takt_bridge_backend_t be, uint16_t entity,
+                                            const char *ros_service, const char *type,
+                                            const char *md5, uint8_t priority);
+/**
+ * Answer the bridge's stand-in service for entity (takt_bridge_import_service(b, name, req, resp,
+ * entity, priority)) by calling ROS 1 service ros_service (persistent: one connection for every
+ * call). Requests wait in a bounded queue (TAKT_ROS1_BACKEND_CALLS; full: the takt request fails
+ * at once) for the backend's caller thread ("takt-ros1-call", the connect_thread's policy), which
+ * calls the most urgent first with the node's timeout; a failed call fails the takt request.
+ * Configuration time.
+ */
+takt_err_t takt_ros1_backend_import_service(takt_bridge_backend_t be, uint16_t entity,
+                                            const char *ros_service, const char *type,
+                                            const char *md5, uint8_t priority, bool persistent);
+#ifndef TAKT_ROS1_BACKEND_CALLS
+#define TAKT_ROS1_BACKEND_CALLS 8 /* requests to imported ROS 1 services waiting at once */
+#endif
 typedef struct takt_ros1_backend_stats {
   uint64_t sent;        /* forwarded messages queued to ROS 1 */
-  uint64_t received;    /* ROS 1 messages handed to the bridge */
+  uint64_t received;    /* ROS 1 messages (and answers of ROS 1 services) handed to the bridge */
   uint64_t refused;     /* not handed over: the bridge's queue was full or it had stopped */
   uint64_t unrouted;    /* forwarded for an entity without an export route */
+  uint64_t service_requests;      /* ROS 1 requests handed to the bridge (exported services) */
+  uint64_t service_answers;       /* answers of takt services returned to ROS 1 clients */
+  uint64_t service_call_failures; /* calls to imported ROS 1 services that failed */
 } takt_ros1_backend_stats_t;
 void takt_ros1_backend_get_stats(takt_bridge_backend_t be, takt_ros1_backend_stats_t *out);
 /** Make the class "ros1" known to takt_bridge_backend_open: "ros1:NODE_NAME@MASTER_URI" (e.g.

@@ -64,12 +64,16 @@ typedef struct takt_system_group {
   int line;
 } takt_system_group_t;
 
+#define TAKT_SYSTEM_ROS_NAME 128 /* ROS 1 names, types and URIs */
+
 typedef struct takt_system_topic {
   char name[TAKT_SYSTEM_NAME];
   uint32_t size;  /* payload bytes */
   uint32_t slots; /* message slots */
   bool shared;    /* shared with other processes through shared memory (docs/shm.md) */
   int line;
+  char type[TAKT_SYSTEM_ROS_NAME]; /* a ROS message type ("std_msgs/String": its size and
+                                      serialization) when a ros1 route carries it; "" = bytes */
 } takt_system_topic_t;
 
 typedef struct takt_system_callback {
@@ -101,6 +105,8 @@ typedef struct takt_system_callback {
   char publish[TAKT_SYSTEM_MAX_PUBLISH][TAKT_SYSTEM_NAME];
   uint32_t n_publish;
   int line;
+  char type[TAKT_SYSTEM_ROS_NAME]; /* services and clients carried by a ros1 route: the ROS
+                                      service type ("std_srvs/SetBool"); "" = bytes */
 } takt_system_callback_t;
 
 typedef struct takt_system_chain {
@@ -173,6 +179,44 @@ typedef struct takt_system_dds {
   int line;
 } takt_system_dds_t;
 
+/** A takt topic carried to (export) or from (import) a ROS 1 topic. */
+typedef struct takt_system_ros1_route {
+  char topic[TAKT_SYSTEM_NAME];         /* the takt topic */
+  char ros_name[TAKT_SYSTEM_ROS_NAME];  /* the ROS 1 topic (default "/" + topic) */
+  char type[TAKT_SYSTEM_ROS_NAME];      /* the ROS message type */
+  uint8_t priority;                     /* imports: orders the bridge's receive queue */
+  bool latch;                           /* exports: latched on ROS 1 */
+  int line;
+} takt_system_ros1_route_t;
+
+/** A takt service served on ROS 1 (export) or a ROS 1 service called as a takt service (import). */
+typedef struct takt_system_ros1_service {
+  char name[TAKT_SYSTEM_NAME];          /* the takt service */
+  char ros_name[TAKT_SYSTEM_ROS_NAME];  /* the ROS 1 service (default "/" + name) */
+  char type[TAKT_SYSTEM_ROS_NAME];      /* the ROS service type */
+  uint8_t priority;
+  bool import;
+  bool persistent;                      /* imports: one connection for every call */
+  int line;
+} takt_system_ros1_service_t;
+
+/** The `ros1:` section: one ROS 1 node (a ros1 bridge backend) carrying topics and services. */
+typedef struct takt_system_ros1 {
+  bool enabled;
+  char master[TAKT_SYSTEM_ROS_NAME]; /* master URI ("" = $ROS_MASTER_URI) */
+  bool embedded_master;              /* master: embedded[:PORT]: the system runs its own master
+                                        (takt_ros1_master_*) at `master` (127.0.0.1, 11311) */
+  char node[TAKT_SYSTEM_ROS_NAME];   /* the node's ROS name (default "/takt_" + system name) */
+  int32_t receive_priority;          /* the node's I/O thread: SCHED_FIFO priority, 0 = OTHER */
+  uint32_t queue;                    /* messages queued per ROS subscriber */
+  uint32_t max_message;              /* bytes of the largest serialized message */
+  takt_system_ros1_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_exports, n_imports;
+  takt_system_ros1_service_t services[TAKT_SYSTEM_MAX_ROUTES];
+  uint32_t n_services;
+  int line;
+} takt_system_ros1_t;
+
 /** A whole system. Plain data: a caller may fill or edit one (the parser checks what it reads;
  * the builder checks every name it looks up). */
 typedef struct takt_system_desc {
@@ -206,6 +250,7 @@ typedef struct takt_system_desc {
   uint32_t n_record_topics;
   /* shared topics: the shared-memory domain every process of the system attaches to */
   char shared_domain[TAKT_SYSTEM_NAME];
+  takt_system_ros1_t ros1; /* the ros1 section (docs/system-file.md) */
 } takt_system_desc_t;
 
 /**

@@ -11,12 +11,12 @@ from typing import Callable, Dict, List, Optional
 
 from takt import native
 from takt.bench import registry
-from takt.commands import bench, demo, graph, mcu, plot, record, sizes, system
+from takt.commands import bench, demo, graph, master, mcu, plot, record, sizes, system
 
 COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "mcu": mcu.run, "run": system.run, "agent": system.agent, "check": system.check, "sizes": sizes.run, "demo": demo.main,
     "bench": bench.run, "node": graph.run, "topic": graph.run, "service": graph.run, "chain": graph.run,
-    "plot": plot.run, "record": record.run, "play": record.run,
+    "plot": plot.run, "record": record.run, "play": record.run, "master": master.run,
 }
 
 
@@ -69,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
 
     graph.add_parsers(sub)
     mcu.add_parser(sub)
+    master.add_parser(sub)
     plot.add_parser(sub)
     record.add_parsers(sub)
 

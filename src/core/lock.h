@@ -25,6 +25,7 @@ enum {
   TAKT__LEVEL_DAEMON = 80,   /* a communication daemon's queues (transport) */
   TAKT__LEVEL_ROS1 = 84,     /* a ROS 1 node's tables and connection states (ros1) */
   TAKT__LEVEL_ROS1_PUB = 86, /* a ROS 1 publication's per-connection queues (ros1) */
+  TAKT__LEVEL_ROS1_CALLS = 87, /* a ROS 1 bridge backend's queue of service calls to make (ros1) */
   TAKT__LEVEL_LINK = 90      /* a link's transmit side (transport) */
 };
 

@@ -497,7 +497,9 @@ bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
   if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
     /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
      * that is not the one dispatched */
-  } else if (!r->deferred) {
+  } else if (!r->deferred && r->state == TAKT__REQ_SERVING) {
+    /* not deferred; a deferred request answered before its callback returned (from another
+     * thread, or by the callback itself) is complete already: its answer stands */
     notify = complete_locked(ctx, r, rc == TAKT_OK);
   }
   takt__lock_give(&s->lock);

@@ -13,7 +13,8 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
                                       uint32_t len);
 
 static size_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (size_t)c->max_message; }
-static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what);
+static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what,
+                    bool retry);
 
 /* ---- the slave API ---- */
 
@@ -216,7 +217,7 @@ static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, co
       bool up = sub->used && sub->in[k].state == IN_UP && strcmp(sub->topic, t) == 0;
       takt_io_t io = sub->in[k].io;
       takt__lock_give(&n->lock);
-      if (up && takt_io_peer_closed(io)) in_fail(n, sub, &sub->in[k], NULL);
+      if (up && takt_io_peer_closed(io)) in_fail(n, sub, &sub->in[k], NULL, false);
     }
   }
   bool queued = false;
@@ -230,9 +231,17 @@ static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, co
       if (u != NULL && u->kind == TAKT__XR_STRING)
         queued |= takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
     }
-    /* publishers no longer listed: their connections end (UP ones on this thread, below) */
-    for (uint32_t k = 0; k < n->cfg.max_conns; k++)
-      if (sub->in[k].state != IN_UP) sub->in[k].stale = false;
+    /* publishers no longer listed: their connections end (UP ones on this thread, below), those
+     * waiting to be tried again are forgotten */
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      takt__ros1_in_t *in = &sub->in[k];
+      if (in->state == IN_RETRY && in->stale) {
+        in->state = IN_FREE;
+        in->uri[0] = '\0';
+        takt__event_signal(&n->closed);
+      }
+      if (in->state != IN_UP) in->stale = false;
+    }
   }
   takt__lock_give(&n->lock);
   if (queued) takt_io_wake_signal(n->conn_wake);
@@ -380,7 +389,8 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
     takt__ros1_copy(text, sizeof text, h.error);
   } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
-    snprintf(text, sizeof text, "this node serves no services over TCPROS");
+    takt__ros1_srv_header(n, c, &h);
+    return;
   } else if ((topic = takt__tcpros_get(&h, "topic", &tl)) == NULL ||
              (caller = takt__tcpros_get(&h, "callerid", &cl)) == NULL ||
              (md5 = takt__tcpros_get(&h, "md5sum", &ml)) == NULL) {
@@ -558,7 +568,8 @@ static bool out_flush(takt_ros1_node_t *n, takt_ros1_pub_t *pub, takt__ros1_out_
 
 /* ---- incoming messages ---- */
 
-static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what) {
+static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, const char *what,
+                    bool retry) {
   takt_io_t io;
   takt__lock_take(&n->lock);
   if (what != NULL) {
@@ -567,11 +578,12 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   }
   io = in->io;
   in->io = TAKT_IO_CLOSED;
-  in->state = IN_FREE;
-  in->uri[0] = '\0';
+  takt__ros1_lost_locked(n, sub, in, retry);
   takt__event_signal(&n->closed); /* an unsubscribe may wait for it */
+  bool again = in->state == IN_RETRY;
   takt__lock_give(&n->lock);
   takt_io_close(&io);
+  if (again) takt_io_wake_signal(n->conn_wake);
 }
 
 static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
@@ -585,7 +597,7 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
         char what[96];
         snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu)",
                  (unsigned long)len, (unsigned long)n->cfg.max_message);
-        in_fail(n, sub, in, what);
+        in_fail(n, sub, in, what, false);
         return;
       }
       need = 4 + len;
@@ -601,7 +613,9 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
     }
     int32_t r = takt_io_read_some(in->io, in->rx + in->got, need - in->got);
     if (r < 0) {
-      in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL);
+      /* the publisher went away (killed, restarted): connected again while the master lists it */
+      in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL,
+              true);
       return;
     }
     if (r == 0) return;
@@ -611,7 +625,7 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
 
 /* ---- the thread ---- */
 
-typedef enum { W_RPC_LISTEN, W_TCPROS_LISTEN, W_RPC, W_PENDING, W_OUT, W_IN } wkind_t;
+typedef enum { W_RPC_LISTEN, W_TCPROS_LISTEN, W_RPC, W_PENDING, W_OUT, W_IN, W_SRV } wkind_t;
 typedef struct {
   uint8_t kind;
   uint16_t a, b;
@@ -695,6 +709,31 @@ void takt__ros1_io_main(void *arg) {
       }
     }
     takt__lock_give(&n->lock);
+    for (uint32_t v = 0; v < cfg->max_services; v++) {
+      takt_ros1_srv_t *srv = &n->srvs[v];
+      for (uint32_t c = 0; c < cfg->max_conns; c++) {
+        takt__ros1_sconn_t *sc = &srv->conn[c];
+        takt__lock_take(&n->lock);
+        uint8_t state = sc->state;
+        bool served = srv->used;
+        takt__lock_give(&n->lock);
+        if (state == SC_FREE) continue;
+        if (!served) { /* unadvertised */
+          takt__ros1_srv_close(n, sc);
+          continue;
+        }
+        if (state == SC_WRITE && !takt__ros1_srv_flush(n, srv, sc)) {
+          takt__lock_take(&n->lock);
+          state = sc->state;
+          takt__lock_give(&n->lock);
+          if (state == SC_FREE) continue;
+        }
+        /* SC_CALL: the function has the request; a client closing meanwhile is seen when the
+         * answer is written */
+        if (state == SC_CALL) continue;
+        WATCH(sc->io, state == SC_WRITE ? TAKT_IO_OUT : TAKT_IO_IN, W_SRV, v, c);
+      }
+    }
 #undef WATCH
     int32_t ready = takt_io_wait(n->watch, k, n->io_wake, deadline);
     if (ready <= 0) continue;
@@ -720,6 +759,16 @@ void takt__ros1_io_main(void *arg) {
         break; /* writable: flushed at the top of the next round */
       }
       case W_IN: in_readable(n, &n->subs[r.a], &n->subs[r.a].in[r.b]); break;
+      case W_SRV: {
+        takt_ros1_srv_t *srv = &n->srvs[r.a];
+        takt__ros1_sconn_t *sc = &srv->conn[r.b];
+        takt__lock_take(&n->lock);
+        uint8_t state = sc->state;
+        takt__lock_give(&n->lock);
+        if (state == SC_READ) takt__ros1_srv_readable(n, srv, sc);
+        else if (state == SC_WRITE && (n->watch[i].ready & TAKT_IO_HUP)) takt__ros1_srv_close(n, sc);
+        break; /* writable: flushed at the top of the next round */
+      }
       default: break;
       }
     }

@@ -18,18 +18,19 @@ static bool config_ok(const takt_ros1_config_t *c) {
       c->max_message == 0 || c->max_message > (64u << 20) || c->max_xmlrpc < 1024 ||
       c->max_xmlrpc > (16u << 20) || c->max_values < 16 || c->max_rpc_conns == 0 ||
       c->max_rpc_conns > 64 || c->max_header < 256 || c->max_header > TAKT__TCPROS_MAX_HEADER ||
-      c->timeout_ns <= 0 ||
+      c->timeout_ns <= 0 || c->max_services > 64 ||
       (c->full_policy != TAKT_ROS1_DROP_OLDEST && c->full_policy != TAKT_ROS1_DROP_NEWEST))
     return false;
   /* everything the I/O thread watches at once */
-  uint32_t watches = 2 + c->max_rpc_conns + c->max_conns + (c->max_pubs + c->max_subs) * c->max_conns;
+  uint32_t watches = 2 + c->max_rpc_conns + c->max_conns +
+                     (c->max_pubs + c->max_subs + c->max_services) * c->max_conns;
   return watches <= 256;
 }
 
 /* The layout of the node's block: offsets carved in order. */
 typedef struct layout {
   size_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
-      pending_bufs, calls, call_vals, watch, hdr, fields, end;
+      pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, end;
 } layout_t;
 
 static size_t carve(size_t *end, size_t bytes) {
@@ -56,6 +57,11 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.rpc_bufs = carve(&e, (size_t)c->max_rpc_conns * c->max_xmlrpc);
   l.pending = carve(&e, c->max_conns * sizeof(takt__ros1_conn_t));
   l.pending_bufs = carve(&e, (size_t)c->max_conns * c->max_header);
+  size_t nsc = (size_t)c->max_services * c->max_conns;
+  l.srvs = carve(&e, c->max_services * sizeof(takt_ros1_srv_t));
+  l.sconns = carve(&e, nsc * sizeof(takt__ros1_sconn_t));
+  l.srx = carve(&e, nsc * msg_bytes(c));
+  l.stx = carve(&e, nsc * (1u + msg_bytes(c)));
   l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (size_t)c->max_xmlrpc));
   l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (size_t)c->max_values * sizeof(takt__xr_value_t));
   l.watch = carve(&e, 256 * sizeof(takt_io_watch_t));
@@ -139,6 +145,18 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
       sub->in[k].rx = base + l.rxs + ((size_t)s * cfg->max_conns + k) * mb;
     }
   }
+  n->srvs = (takt_ros1_srv_t *)(base + l.srvs);
+  for (uint32_t v = 0; v < cfg->max_services; v++) {
+    takt_ros1_srv_t *srv = &n->srvs[v];
+    srv->node = n;
+    srv->conn = (takt__ros1_sconn_t *)(base + l.sconns) + (size_t)v * cfg->max_conns;
+    for (uint32_t k = 0; k < cfg->max_conns; k++) {
+      size_t i = (size_t)v * cfg->max_conns + k;
+      srv->conn[k].io = TAKT_IO_CLOSED;
+      srv->conn[k].rx = base + l.srx + i * mb;
+      srv->conn[k].tx = base + l.stx + i * (1u + mb);
+    }
+  }
   for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
     n->rpc[i].io = TAKT_IO_CLOSED;
     n->rpc[i].buf = base + l.rpc_bufs + (size_t)i * cfg->max_xmlrpc;
@@ -203,6 +221,10 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
 
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node) { return node->uri; }
 
+uint32_t takt_ros1_master_reregistrations(const takt_ros1_node_t *node) {
+  return atomic_load(&((takt_ros1_node_t *)node)->reregistrations);
+}
+
 bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node) {
   return atomic_load(&node->shutdown_requested);
 }
@@ -210,7 +232,7 @@ bool takt_ros1_shutdown_requested(const takt_ros1_node_t *node) {
 /* ---- unregistration at the end: one system.multicall ---- */
 
 static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char *method,
-                          const char *topic) {
+                          const char *topic, const char *api) {
   takt__xr_w_struct_begin(w);
   takt__xr_w_member_begin(w, "methodName");
   takt__xr_w_string(w, method);
@@ -219,7 +241,7 @@ static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char 
   takt__xr_w_array_begin(w);
   takt__xr_w_string(w, n->name);
   takt__xr_w_string(w, topic);
-  takt__xr_w_string(w, n->uri);
+  takt__xr_w_string(w, api);
   takt__xr_w_array_end(w);
   takt__xr_w_member_end(w);
   takt__xr_w_struct_end(w);
@@ -232,9 +254,11 @@ static void unregister_all(takt_ros1_node_t *n) {
   takt__xr_w_array_begin(w);
   uint32_t count = 0;
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
-    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic), count++;
+    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic, n->uri), count++;
   for (uint32_t i = 0; i < n->cfg.max_subs; i++)
-    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic), count++;
+    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic, n->uri), count++;
+  for (uint32_t i = 0; i < n->cfg.max_services; i++)
+    if (n->srvs[i].used) w_call_struct(w, n, "unregisterService", n->srvs[i].name, n->srvs[i].api), count++;
   takt__xr_w_array_end(w);
   takt__xr_w_param_end(w);
   if (count == 0) return;
@@ -263,6 +287,8 @@ void takt_ros1_node_destroy(takt_ros1_node_t *n) {
   }
   for (uint32_t s = 0; s < n->cfg.max_subs; s++)
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->subs[s].in[k].io);
+  for (uint32_t v = 0; v < n->cfg.max_services; v++)
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->srvs[v].conn[k].io);
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
   for (uint32_t i = 0; i < n->cfg.max_conns; i++) takt_io_close(&n->pending[i].io);
   close_all(n);
@@ -385,7 +411,13 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   takt__lock_take(&n->lock);
   bool used = sub->used;
   sub->used = false; /* publisherUpdate names no more publishers for it */
-  for (uint32_t k = 0; k < n->cfg.max_conns; k++) sub->in[k].stale = true;
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+    sub->in[k].stale = true;
+    if (sub->in[k].state == IN_RETRY) { /* no socket: forgotten at once */
+      sub->in[k].state = IN_FREE;
+      sub->in[k].uri[0] = '\0';
+    }
+  }
   takt__lock_give(&n->lock);
   if (!used) return TAKT_ESTATE;
   takt_err_t rc = unregister_topic(n, "unregisterSubscriber", sub->topic);
@@ -444,8 +476,10 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
   return TAKT_OK;
 }
 
-/* Queue one message on a subscriber's connection (pub->lock held). */
-static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b, uint32_t len) {
+/* Queue one message on a subscriber's connection (pub->lock held); stamp (8 bytes, may be NULL)
+ * replaces bytes 4..11 of the copy (a std_msgs/Header's stamp after its seq). */
+static void enqueue_stamped_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b,
+                                   uint32_t len, const uint8_t *stamp) {
   const takt_ros1_config_t *c = &pub->node->cfg;
   if (o->count == c->queue) {
     pub->dropped++;
@@ -457,8 +491,13 @@ static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint
   uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
   takt__put_le32(dst, len);
   if (len > 0) memcpy(dst + 4, b, len);
+  if (stamp != NULL && len >= 12) memcpy(dst + 8, stamp, 8);
   o->lens[slot] = len;
   o->count++;
+}
+
+static void enqueue_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b, uint32_t len) {
+  enqueue_stamped_locked(pub, o, b, len, NULL);
 }
 
 void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o);
@@ -470,6 +509,11 @@ void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o
 }
 
 takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len) {
+  return takt__ros1_publish_stamped(pub, bytes, len, NULL);
+}
+
+takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                      const uint8_t *stamp) {
   if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
   if (len > n->cfg.max_message) return TAKT_ESIZE;
@@ -481,12 +525,13 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
   }
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     if (!pub->out[k].active) continue;
-    enqueue_locked(pub, &pub->out[k], bytes, len);
+    enqueue_stamped_locked(pub, &pub->out[k], bytes, len, stamp);
     any = true;
   }
   if (pub->latch) {
     takt__put_le32(pub->latched, len);
     if (len > 0) memcpy(pub->latched + 4, bytes, len);
+    if (stamp != NULL && len >= 12) memcpy(pub->latched + 8, stamp, 8);
     pub->latched_len = 4 + len;
   }
   if (any) pub->published++;
@@ -522,6 +567,7 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
     takt__ros1_in_t *in = &sub->in[k];
     if (in->state != IN_FREE && strlen(in->uri) == len && memcmp(in->uri, uri, len) == 0) {
       in->stale = false;
+      if (in->state == IN_RETRY) in->retry_at = 0; /* named again: tried now */
       return true;
     }
     if (in->state == IN_FREE && free_slot < 0) free_slot = (int32_t)k;
@@ -535,6 +581,7 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
   takt__ros1_in_t *in = &sub->in[free_slot];
   in->state = IN_CONNECTING;
   in->stale = false;
+  in->backoff = 0;
   memcpy(in->uri, uri, len);
   in->uri[len] = '\0';
   takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
@@ -610,13 +657,28 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
 
 /* ---- the connector thread: requestTopic, then the TCPROS set-up, one publisher at a time ---- */
 
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry) {
+  if (retry && sub->used && !in->stale && !atomic_load(&n->stop)) {
+    in->backoff = in->backoff == 0 ? TAKT__ROS1_RETRY_FIRST_NS : 2 * in->backoff;
+    if (in->backoff > TAKT__ROS1_RETRY_MAX_NS) in->backoff = TAKT__ROS1_RETRY_MAX_NS;
+    in->retry_at = takt_time_now() + in->backoff;
+    in->state = IN_RETRY;
+    return;
+  }
+  in->state = IN_FREE;
+  in->stale = false;
+  in->uri[0] = '\0';
+}
+
+/* The connection could not be made: tried again after the back-off when the publisher could not
+ * be reached (it may be restarting), forgotten when it refused us or answered nonsense. */
 static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
                                takt_err_t rc, const char *what) {
+  bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT;
   takt__lock_take(&n->lock);
   sub->connect_failures++;
   snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
-  in->state = IN_FREE;
-  in->uri[0] = '\0';
+  takt__ros1_lost_locked(n, sub, in, retry);
   takt__event_signal(&n->closed);
   takt__lock_give(&n->lock);
   return rc;
@@ -704,18 +766,131 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   in->got = 0;
   in->id = atomic_fetch_add(&n->next_id, 1);
   in->state = IN_UP;
+  in->backoff = 0;
   takt__lock_give(&n->lock);
   takt_io_wake_signal(n->io_wake);
   return TAKT_OK;
 }
 
+/* ---- the master restarted: every registration made again ---- */
+
+/* One call of the connector's slot to the master; its value in *v. */
+static takt_err_t conn_master_call(takt_ros1_node_t *n, const char *method, const char *const *args,
+                                   uint32_t nargs, const takt__xr_value_t **v) {
+  takt__ros1_call_t *c = &n->calls[0];
+  takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
+  takt__ros1_w_caller(n, w);
+  for (uint32_t i = 0; i < nargs; i++) {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, args[i]);
+    takt__xr_w_param_end(w);
+  }
+  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+  if (rc == TAKT_OK) rc = takt__ros1_result(c, v);
+  return rc;
+}
+
+static void reregister(takt_ros1_node_t *n) {
+  char a[TAKT__ROS1_NAME], b[TAKT__ROS1_NAME], api[TAKT__ROS1_NAME];
+  const takt__xr_value_t *v;
+  for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
+    takt__lock_take(&n->lock);
+    bool used = n->pubs[i].used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, n->pubs[i].topic);
+      takt__ros1_copy(b, sizeof b, n->pubs[i].type);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, b, n->uri};
+    if (used) (void)conn_master_call(n, "registerPublisher", args, 3, &v);
+  }
+  for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
+    takt_ros1_sub_t *sub = &n->subs[i];
+    takt__lock_take(&n->lock);
+    bool used = sub->used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, sub->topic);
+      takt__ros1_copy(b, sizeof b, sub->type);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, b, n->uri};
+    if (!used || conn_master_call(n, "registerSubscriber", args, 3, &v) < 0 || v == NULL ||
+        v->kind != TAKT__XR_ARRAY)
+      continue;
+    takt__ros1_call_t *c = &n->calls[0];
+    takt__lock_take(&n->lock);
+    for (uint32_t k = 0; sub->used && k < v->u.list.count; k++) {
+      const takt__xr_value_t *u = takt__xr_at(&c->doc, v, k);
+      if (u != NULL && u->kind == TAKT__XR_STRING)
+        (void)takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
+    }
+    takt__lock_give(&n->lock);
+  }
+  for (uint32_t i = 0; i < n->cfg.max_services; i++) {
+    takt__lock_take(&n->lock);
+    bool used = n->srvs[i].used;
+    if (used) {
+      takt__ros1_copy(a, sizeof a, n->srvs[i].name);
+      takt__ros1_copy(api, sizeof api, n->srvs[i].api);
+    }
+    takt__lock_give(&n->lock);
+    const char *args[3] = {a, api, n->uri};
+    if (used) (void)conn_master_call(n, "registerService", args, 3, &v);
+  }
+}
+
+/* getPid on the master: a master that failed to answer before, or answers with another pid, has
+ * restarted and lost our registrations. */
+static void check_master(takt_ros1_node_t *n, int32_t *pid, bool *lost) {
+  const takt__xr_value_t *v;
+  if (conn_master_call(n, "getPid", NULL, 0, &v) < 0 || v == NULL || v->kind != TAKT__XR_INT) {
+    *lost = true;
+    return;
+  }
+  int32_t now = (int32_t)v->u.i;
+  bool restarted = *lost || (*pid != 0 && now != *pid);
+  *pid = now;
+  *lost = false;
+  if (restarted) {
+    reregister(n);
+    atomic_fetch_add(&n->reregistrations, 1);
+  }
+}
+
 void takt__ros1_connector_main(void *arg);
 void takt__ros1_connector_main(void *arg) {
   takt_ros1_node_t *n = arg;
+  const uint32_t cap = n->cfg.max_subs * n->cfg.max_conns;
+  int32_t master_pid = 0;
+  bool master_lost = false;
+  int64_t next_check = n->cfg.master_check_ns > 0 ? takt_time_now() : TAKT_TIME_INFINITE;
   while (!atomic_load(&n->stop)) {
+    int64_t now = takt_time_now();
+    if (now >= next_check) {
+      check_master(n, &master_pid, &master_lost);
+      next_check = takt_time_now() + n->cfg.master_check_ns;
+    }
     takt_ros1_sub_t *sub = NULL;
     takt__ros1_in_t *in = NULL;
+    int64_t wake_at = next_check;
     takt__lock_take(&n->lock);
+    /* publishers to try again whose back-off is over */
+    for (uint32_t s = 0; s < n->cfg.max_subs; s++) {
+      for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+        takt__ros1_in_t *r = &n->subs[s].in[k];
+        if (r->state != IN_RETRY) continue;
+        if (r->retry_at > now) {
+          if (r->retry_at < wake_at) wake_at = r->retry_at;
+          continue;
+        }
+        if (n->work_count == cap) continue;
+        r->state = IN_CONNECTING;
+        takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
+        wk->sub = (uint16_t)s;
+        wk->slot = (uint16_t)k;
+        n->work_count++;
+      }
+    }
     if (n->work_count > 0) {
       takt__ros1_work_t wk = n->work[n->work_head];
       n->work_head = (n->work_head + 1) % (n->cfg.max_subs * n->cfg.max_conns);
@@ -725,7 +900,7 @@ void takt__ros1_connector_main(void *arg) {
     }
     takt__lock_give(&n->lock);
     if (sub == NULL) {
-      (void)takt_io_wait(NULL, 0, n->conn_wake, TAKT_TIME_INFINITE);
+      (void)takt_io_wait(NULL, 0, n->conn_wake, wake_at);
       continue;
     }
     (void)connect_publisher(n, sub, in);

@@ -53,7 +53,12 @@ struct takt_ros1_pub {
   takt__ros1_out_t *out; /* max_conns */
 };
 
-enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2 };
+enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2, IN_RETRY = 3 };
+
+/* A lost publisher still listed by the master is connected again after a back-off that doubles
+ * from the first to the last value (bounded below one second). */
+#define TAKT__ROS1_RETRY_FIRST_NS (100 * 1000000LL)
+#define TAKT__ROS1_RETRY_MAX_NS (800 * 1000000LL)
 
 /* A publisher one of our subscriptions reads. */
 typedef struct takt__ros1_in {
@@ -63,6 +68,7 @@ typedef struct takt__ros1_in {
   takt_io_t io;              /* owned by the I/O thread while UP */
   int32_t id;
   bool stale;                /* the master no longer lists it: the I/O thread closes it */
+  int64_t retry_at, backoff; /* IN_RETRY: when to connect again; the back-off now (0: none) */
   /* the I/O thread only */
   uint8_t *rx;               /* 4 + max_message */
   uint32_t got;
@@ -80,6 +86,36 @@ struct takt_ros1_sub {
   uint64_t received, errors, connect_failures;
   char last_error[384];
   takt__ros1_in_t *in; /* max_conns */
+};
+
+enum { SC_FREE = 0, SC_READ = 1, SC_CALL = 2, SC_WRITE = 3 };
+
+/* A client connected to one of our services. */
+typedef struct takt__ros1_sconn {
+  /* node->lock */
+  uint8_t state;     /* SC_READ: reading a request; SC_CALL: the function has it; SC_WRITE: the
+                        answer is in tx */
+  bool persistent;
+  uint32_t call;     /* the request being answered: connection index << 16 | sequence */
+  uint32_t tx_len;   /* written by respond (SC_CALL -> SC_WRITE) */
+  takt_io_t io;      /* set and closed by the I/O thread (state changes under node->lock) */
+  /* the I/O thread only */
+  uint32_t got, tx_off;
+  uint8_t *rx;       /* 4 + max_message */
+  uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
+} takt__ros1_sconn_t;
+
+struct takt_ros1_srv {
+  takt_ros1_node_t *node;
+  /* node->lock (the strings written once at advertise, before `used`) */
+  bool used;
+  char name[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME], api[TAKT__ROS1_NAME];
+  const char *md5;
+  takt_ros1_srv_fn fn;
+  void *user;
+  uint16_t seq;
+  uint64_t requests, answered, failed, refused, probes;
+  takt__ros1_sconn_t *conn; /* max_conns */
 };
 
 /* An XML-RPC exchange's buffers. */
@@ -118,10 +154,12 @@ struct takt_ros1_node {
   _Atomic bool stop;
   _Atomic bool shutdown_requested;
   _Atomic int32_t next_id;
+  _Atomic uint32_t reregistrations; /* times the master was found restarted and told again */
   takt__lock_t lock; /* level ROS1 */
   /* lock */
   takt_ros1_pub_t *pubs;
   takt_ros1_sub_t *subs;
+  takt_ros1_srv_t *srvs; /* max_services */
   takt__ros1_work_t *work; /* ring: max_subs * max_conns */
   uint32_t work_head, work_count;
   char last_error[128];
@@ -145,6 +183,34 @@ static inline void takt__ros1_copy(char *dst, size_t cap, const char *src) {
   memcpy(dst, src, n);
   dst[n] = '\0';
 }
+
+/* ---- services (service.c), on the I/O thread ---- */
+
+/** A connection header naming a service arrived on c (whole, in c->buf): answer it, and adopt
+ * the connection or close it. */
+void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt__tcpros_header_t *h);
+/** Bytes arrived on a service connection. */
+void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc);
+/** Write what the socket takes of an answer; true while it waits for room. */
+bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc);
+void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc);
+
+/** takt_ros1_publish with bytes 4..11 of every copy replaced by stamp (8 bytes; NULL: none). */
+takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                      const uint8_t *stamp);
+
+/** A connection to a publisher ended or could not be made (n->lock held): when retry and the
+ * subscription still wants it, try again after the back-off (IN_RETRY: signal conn_wake after
+ * letting the lock go); otherwise the slot is free. */
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry);
+
+/* ---- the embedded master without its sockets and threads (master_server.c; fuzz target) ---- */
+takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                    takt_ros1_master_t **out);
+/** Serve one request body (modified in place): the response document into out; its length, 0 if
+ * it did not fit. */
+uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t len, char *out,
+                                  uint32_t cap);
 
 /* ---- XML-RPC calls (master.c) ---- */
 

@@ -531,6 +531,8 @@ static void w_value_depth(takt__xr_writer_t *w, const takt__xr_doc_t *doc, const
   }
 }
 
+void takt__xr_w_raw(takt__xr_writer_t *w, const char *s, uint32_t len) { put_n(w, s, len); }
+
 void takt__xr_w_value(takt__xr_writer_t *w, const takt__xr_doc_t *doc, const takt__xr_value_t *v) {
   w_value_depth(w, doc, v, 0);
 }

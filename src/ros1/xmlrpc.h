@@ -109,6 +109,8 @@ void takt__xr_w_struct_begin(takt__xr_writer_t *w);
 void takt__xr_w_member_begin(takt__xr_writer_t *w, const char *name);
 void takt__xr_w_member_end(takt__xr_writer_t *w);
 void takt__xr_w_struct_end(takt__xr_writer_t *w);
+/** Append text already encoded (a <value> element written earlier by this writer). */
+void takt__xr_w_raw(takt__xr_writer_t *w, const char *s, uint32_t len);
 /** Re-encode decoded value v of doc (a parameter server value passed on). */
 void takt__xr_w_value(takt__xr_writer_t *w, const takt__xr_doc_t *doc, const takt__xr_value_t *v);
 

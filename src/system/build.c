@@ -14,6 +14,11 @@
 #include "takt/dds.h"
 #endif
 
+#if TAKT_SYSTEM_HAVE_MSGS
+#include "takt/ros1.h"
+#include "takt_msgs_registry.h" /* the generated message types, for ros1 routes */
+#endif
+
 #define MAX_TOPICS TAKT_SYSTEM_MAX_TOPICS
 #define MAX_NODES TAKT_SYSTEM_MAX_NODES
 #define MAX_CALLBACKS TAKT_SYSTEM_MAX_CALLBACKS
@@ -75,6 +80,13 @@ struct takt_system {
   takt_daemon_t *daemons[MAX_LINKS];
   takt_bridge_t *bridges[MAX_LINKS];
   takt_link_t *links[MAX_LINKS];
+  /* ros1: ROS message types (from the registry) and the bridge over a ros1 backend */
+  takt_type_support_t ros_types[SVC_TYPES];
+  uint32_t n_ros_types;
+  takt_bridge_t *ros1_bridge;
+#if TAKT_SYSTEM_HAVE_MSGS
+  takt_ros1_master_t *ros1_master; /* master: embedded */
+#endif
   takt_shm_t *shm;        /* shared topics: this process's attachment */
   takt_node_t *shm_node;  /* the routes' subscriptions and publishers */
   takt_bridge_t *dds_bridge; /* the dds: section's bridge (its backend is the DDS one) */
@@ -212,6 +224,38 @@ static const takt_type_support_t *bytes_type(takt_system_t *s, uint32_t size) {
   return &s->svc_types[i];
 }
 
+/* The type support of ROS message type `name` + suffix (a generated type: its size and ROS 1
+ * serialization), made on demand; NULL if unknown or the build has no message types. */
+static const takt_type_support_t *ros_type(takt_system_t *s, const char *name, const char *suffix) {
+#if TAKT_SYSTEM_HAVE_MSGS
+  char full[TAKT_SYSTEM_ROS_NAME + 16];
+  snprintf(full, sizeof full, "%s%s", name, suffix);
+  const takt_msg_entry_t *e = takt_msgs_find(full);
+  if (e == NULL) return NULL;
+  for (uint32_t i = 0; i < s->n_ros_types; i++)
+    if (strcmp(s->ros_types[i].name, e->name) == 0) return &s->ros_types[i];
+  if (s->n_ros_types == SVC_TYPES) return NULL;
+  takt_type_support_t *t = &s->ros_types[s->n_ros_types++];
+  *t = (takt_type_support_t){e->name, e->md5, e->size, e->ros1_serialize, e->ros1_deserialize};
+  return t;
+#else
+  (void)s, (void)name, (void)suffix;
+  return NULL;
+#endif
+}
+
+/* The request and response types of a service or client: its ROS type's, or byte blobs. */
+static void service_types(takt_system_t *s, const takt_system_callback_t *d,
+                          const takt_type_support_t **rq, const takt_type_support_t **rs) {
+  if (d->type[0] != '\0') {
+    *rq = ros_type(s, d->type, "Request");
+    *rs = ros_type(s, d->type, "Response");
+  } else {
+    *rq = bytes_type(s, d->request_size);
+    *rs = bytes_type(s, d->response_size);
+  }
+}
+
 /* ---- building, step by step ---- */
 
 /* The description's counts fit its arrays (a caller may have filled it by hand). */
@@ -270,7 +314,11 @@ static takt_err_t build_topics(takt_system_t *s) {
     const takt_system_topic_t *t = &s->desc.topics[i];
     snprintf(s->type_names[i], sizeof s->type_names[i], "takt/Bytes%u", t->size);
     s->types[i] = (takt_type_support_t){s->type_names[i], NULL, t->size, NULL, NULL};
-    takt_err_t rc = takt_topic_create(s->ctx, t->name, &s->types[i], t->slots, &s->topics[i]);
+    const takt_type_support_t *type = &s->types[i];
+    if (t->type[0] != '\0' && (type = ros_type(s, t->type, "")) == NULL)
+      return fail(s, t->line, TAKT_ENOENT, "topic '%s': no ROS message type '%s' in this build",
+                  t->name, t->type);
+    takt_err_t rc = takt_topic_create(s->ctx, t->name, type, t->slots, &s->topics[i]);
     if (rc < 0) return fail(s, t->line, rc, "topic '%s': %s", t->name, takt_strerror(rc));
     if (t->size > s->max_payload) s->max_payload = t->size;
   }
@@ -375,8 +423,8 @@ static takt_err_t build_callbacks(takt_system_t *s) {
     }
     switch (d->kind) {
     case TAKT_SYSTEM_SERVICE: {
-      const takt_type_support_t *rq = bytes_type(s, d->request_size);
-      const takt_type_support_t *rs = bytes_type(s, d->response_size);
+      const takt_type_support_t *rq, *rs;
+      service_types(s, d, &rq, &rs);
       if (rq == NULL || rs == NULL)
         return fail(s, d->line, TAKT_EFULL, "callback '%s': more than %d service sizes", d->name,
                     SVC_TYPES);
@@ -774,6 +822,100 @@ static takt_err_t build_dds(takt_system_t *s) {
 #endif
 }
 
+/* ros1: a bridge over a ros1 backend (one ROS 1 node) carrying the routed topics and services;
+ * entities are numbered here, in file order. */
+static takt_err_t build_ros1(takt_system_t *s) {
+  const takt_system_ros1_t *r1 = &s->desc.ros1;
+  if (!r1->enabled) return TAKT_OK;
+#if TAKT_SYSTEM_HAVE_MSGS && TAKT_WITH_RPC
+  char what[TAKT_SYSTEM_ROS_NAME + 16];
+  snprintf(what, sizeof what, "ros1 (%s)", r1->node);
+  takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
+  rc1.master_uri = r1->master[0] != '\0' ? r1->master : NULL;
+  rc1.name = r1->node;
+  rc1.queue = r1->queue;
+  rc1.max_message = r1->max_message;
+  rc1.max_pubs = r1->n_exports > 0 ? r1->n_exports : 1;
+  rc1.max_subs = r1->n_imports > 0 ? r1->n_imports : 1;
+  rc1.max_services = r1->n_services;
+  rc1.io_thread.policy = r1->receive_priority > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER;
+  rc1.io_thread.priority = r1->receive_priority;
+  if (rc1.master_uri == NULL && getenv("ROS_MASTER_URI") == NULL)
+    return fail(s, r1->line, TAKT_EINVAL, "%s: no master: give ros1: master or set ROS_MASTER_URI", what);
+  takt_err_t rc;
+  if (r1->embedded_master) { /* the system's own master, before its node registers */
+    takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+    const char *colon = strrchr(r1->master, ':');
+    mc.port = (uint16_t)atoi(colon + 1);
+    rc = takt_ros1_master_create(s->ctx, &mc, &s->ros1_master);
+    if (rc < 0)
+      return fail(s, r1->line, rc, "%s: embedded master on port %u: %s", what, (unsigned)mc.port,
+                  rc == TAKT_EOS ? "the port is in use" : takt_strerror(rc));
+  }
+  uint32_t routes = r1->n_exports + r1->n_imports + r1->n_services;
+  takt_bridge_backend_t be;
+  rc = takt_bridge_backend_ros1(s->ctx, &rc1, routes, &be);
+  if (rc < 0)
+    return fail(s, r1->line, rc, "%s: %s (master %s)", what, takt_strerror(rc),
+                rc1.master_uri != NULL ? rc1.master_uri : getenv("ROS_MASTER_URI"));
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  if (bc.max_message < r1->max_message) bc.max_message = r1->max_message;
+  bc.thread.policy = rc1.io_thread.policy;
+  bc.thread.priority = r1->receive_priority;
+  rc = takt_bridge_create_on(s->ctx, "bridge_ros1", &bc, be, &s->ros1_bridge);
+  if (rc < 0) return fail(s, r1->line, rc, "%s: bridge: %s", what, takt_strerror(rc));
+  takt_ros1_node_t *node = takt_ros1_backend_node(be);
+  uint16_t entity = 1;
+  for (uint32_t i = 0; i < r1->n_exports + r1->n_imports; i++, entity++) {
+    bool is_export = i < r1->n_exports;
+    const takt_system_ros1_route_t *r = is_export ? &r1->exports[i] : &r1->imports[i - r1->n_exports];
+    int ti = takt_system_desc_find_topic(&s->desc, r->topic);
+    const takt_msg_entry_t *e = takt_msgs_find(r->type);
+    if (ti < 0 || e == NULL)
+      return fail(s, r->line, TAKT_ENOENT, "%s: topic '%s' or type '%s' unknown", what, r->topic, r->type);
+    if (is_export) {
+      rc = takt_ros1_backend_export(be, entity, r->ros_name, e->name, e->md5, e->definition, r->latch);
+      if (rc == TAKT_OK) rc = takt_bridge_export(s->ros1_bridge, s->topics[ti], entity, 0, false);
+    } else {
+      rc = takt_bridge_import(s->ros1_bridge, s->topics[ti], entity); /* before anything arrives */
+      if (rc == TAKT_OK)
+        rc = takt_ros1_backend_import(be, entity, r->ros_name, e->name, e->md5, e->definition, r->priority);
+    }
+    if (rc < 0)
+      return fail(s, r->line, rc, "%s: %s of topic '%s' as %s: %s%s%s", what,
+                  is_export ? "export" : "import", r->topic, r->ros_name, takt_strerror(rc),
+                  takt_ros1_last_error(node)[0] != '\0' ? ": " : "", takt_ros1_last_error(node));
+  }
+  for (uint32_t i = 0; i < r1->n_services; i++, entity++) {
+    const takt_system_ros1_service_t *r = &r1->services[i];
+    const takt_srv_entry_t *e = takt_msgs_srvs_find(r->type);
+    const takt_type_support_t *rq = ros_type(s, r->type, "Request"), *rs = ros_type(s, r->type, "Response");
+    if (e == NULL || rq == NULL || rs == NULL)
+      return fail(s, r->line, TAKT_ENOENT, "%s: service type '%s' unknown", what, r->type);
+    if (r->import) {
+      rc = takt_bridge_import_service(s->ros1_bridge, r->name, rq, rs, entity, r->priority);
+      if (rc == TAKT_OK)
+        rc = takt_ros1_backend_import_service(be, entity, r->ros_name, e->name, e->md5, r->priority,
+                                              r->persistent);
+    } else {
+      rc = takt_bridge_export_service(s->ros1_bridge, r->name, rq, rs, entity, r->priority);
+      if (rc == TAKT_OK)
+        rc = takt_ros1_backend_export_service(be, entity, r->ros_name, e->name, e->md5, r->priority);
+    }
+    if (rc < 0)
+      return fail(s, r->line, rc, "%s: service '%s' as %s: %s%s%s", what, r->name, r->ros_name,
+                  takt_strerror(rc), takt_ros1_last_error(node)[0] != '\0' ? ": " : "",
+                  takt_ros1_last_error(node));
+  }
+  rc = takt_executor_add_node(s->exec, takt_bridge_node(s->ros1_bridge));
+  if (rc == TAKT_OK) rc = takt_bridge_start(s->ros1_bridge); /* received messages are pushed */
+  if (rc < 0) return fail(s, r1->line, rc, "%s: %s", what, takt_strerror(rc));
+  return TAKT_OK;
+#else
+  return fail(s, r1->line, TAKT_ENOTSUP, "ros1: this build of takt has no ROS message types");
+#endif
+}
+
 /* Clients: after the links, which create the stand-ins of imported services. Their nodes are
  * attached already, so the executor checks each one as it is created. */
 static takt_err_t build_clients(takt_system_t *s) {
@@ -784,8 +926,8 @@ static takt_err_t build_clients(takt_system_t *s) {
     takt_node_t *node;
     takt_callback_attr_t attr;
     TAKT_RETURN_IF_ERR(node_and_attr(s, d, &node, &attr));
-    const takt_type_support_t *rq = bytes_type(s, d->request_size);
-    const takt_type_support_t *rs = bytes_type(s, d->response_size);
+    const takt_type_support_t *rq, *rs;
+    service_types(s, d, &rq, &rs);
     c->scratch = calloc(1, d->response_size > 0 ? d->response_size : 1);
     c->request = calloc(1, d->request_size > 0 ? d->request_size : 1);
     if (rq == NULL || rs == NULL || c->scratch == NULL || c->request == NULL)
@@ -840,7 +982,7 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
       check_limits,      observe,          build_groups,   build_topics,
       build_nodes,       build_callbacks,  build_chains,   assign_priorities,
       build_executor,    build_shared,     build_links,    build_dds,
-      build_clients};
+      build_ros1,        build_clients};
   takt_err_t rc = TAKT_OK;
   for (size_t i = 0; i < sizeof steps / sizeof steps[0] && rc == TAKT_OK; i++) rc = steps[i](s);
   s->err = NULL;
@@ -870,6 +1012,10 @@ void takt_system_destroy(takt_system_t *s) {
     if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->dds_bridge));
     takt_bridge_stop(s->dds_bridge);
   }
+  if (s->ros1_bridge != NULL) { /* its ROS 1 node unregisters from the master */
+    if (s->exec != NULL) (void)takt_executor_remove_node(s->exec, takt_bridge_node(s->ros1_bridge));
+    takt_bridge_stop(s->ros1_bridge);
+  }
   if (s->exec != NULL) (void)takt_executor_destroy(s->exec);
   /* the routes' subscriptions and publishers go with the attachment, then their node */
   if (s->shm != NULL) (void)takt_shm_detach(s->shm);
@@ -879,6 +1025,10 @@ void takt_system_destroy(takt_system_t *s) {
     if (s->cbs[i].client != NULL) (void)takt_client_destroy(s->cbs[i].client);
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->bridges[i] != NULL) takt_bridge_destroy(s->bridges[i]);
+  if (s->ros1_bridge != NULL) takt_bridge_destroy(s->ros1_bridge);
+#if TAKT_SYSTEM_HAVE_MSGS
+  if (s->ros1_master != NULL) takt_ros1_master_destroy(s->ros1_master); /* after its node */
+#endif
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->daemons[i] != NULL) takt_daemon_destroy(s->daemons[i]);
   if (s->dds_bridge != NULL) takt_bridge_destroy(s->dds_bridge); /* and its DDS backend */
@@ -903,7 +1053,7 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   /* bridges' nodes; a probe (attach_refused); an introspection endpoint's node, its echo
    * subscriptions (one per topic sampled or recorded), its publishers and its executor
    * (takt/introspect.h) */
-  cfg->max_nodes = MAX_NODES + MAX_LINKS + 4; /* the shared topics' routes, the dds: bridge's */
+  cfg->max_nodes = MAX_NODES + MAX_LINKS + 5; /* the shared topics' routes, the dds: and ros1: bridges' */
   cfg->max_timers = MAX_CALLBACKS + 1;
   cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + MAX_TOPICS + 16;
   cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + MAX_TOPICS + 16;
@@ -913,6 +1063,15 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   cfg->max_chains = MAX_CHAINS;
   size_t bytes = 1u << 20;
   /* the executor's tables: a record and four table entries per callback the context can hold */
+  /* the ros1 node: per connection (4 of each route) its queue or receive buffer, its XML-RPC
+   * and header buffers; the bridge's receive queue and the backend's call buffers */
+  const takt_system_ros1_t *r1 = &desc->ros1;
+  if (r1->enabled) {
+    size_t m = (size_t)r1->max_message + 16u;
+    size_t conns = 4u * ((size_t)r1->n_exports + r1->n_imports + r1->n_services + 2u);
+    bytes += conns * m * ((size_t)r1->queue + 3u) + 24u * m + (2u << 20);
+    if (r1->embedded_master) bytes += 8u << 20; /* its tables and 32 connections' buffers */
+  }
   bytes += 192u * ((size_t)cfg->max_timers + cfg->max_subscriptions + cfg->max_services +
                    cfg->max_clients);
   uint32_t n = desc->n_topics < MAX_TOPICS ? desc->n_topics : MAX_TOPICS;

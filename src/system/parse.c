@@ -11,6 +11,10 @@
 #include <string.h>
 #include <yaml.h>
 
+#if TAKT_SYSTEM_HAVE_MSGS
+#include "takt_msgs_registry.h" /* the generated message types, for ros1 routes */
+#endif
+
 typedef struct parser {
   const char *file;
   yaml_document_t *doc;
@@ -880,6 +884,232 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   return 0;
 }
 
+/* ---- ros1: {master, node, receive_priority, queue, max_message, export, import, services} ---- */
+
+/* A ROS name ("/chatter"), type ("std_msgs/String") or URI: printable, no spaces, bounded. */
+static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  const char *s = scalar(n);
+  size_t len = strlen(s);
+  if (len == 0 || len >= TAKT_SYSTEM_ROS_NAME)
+    return FAIL(p, n, "%s must have 1 to %d characters", what, TAKT_SYSTEM_ROS_NAME - 1);
+  for (size_t i = 0; i < len; i++)
+    if (s[i] <= ' ' || s[i] > '~') return FAIL(p, n, "%s '%s' has a space or a control character", what, s);
+  snprintf(out, TAKT_SYSTEM_ROS_NAME, "%s", s);
+  return 0;
+}
+
+static int get_bool(parser_t *p, yaml_node_t *n, const char *what, bool *out) {
+  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
+  if (strcmp(scalar(n), "true") == 0) *out = true;
+  else if (strcmp(scalar(n), "false") == 0) *out = false;
+  else return FAIL(p, n, "%s must be true or false, not '%s'", what, scalar(n));
+  return 0;
+}
+
+/* The in-memory size of ROS type `type` (a message, or a service's half when suffix is
+ * "Request" / "Response"); -1 with the error written. */
+static int ros_type_size(parser_t *p, yaml_node_t *n, const char *type, const char *suffix,
+                         uint32_t *size) {
+#if TAKT_SYSTEM_HAVE_MSGS
+  char full[TAKT_SYSTEM_ROS_NAME + 16];
+  snprintf(full, sizeof full, "%s%s", type, suffix);
+  const takt_msg_entry_t *e = takt_msgs_find(full);
+  if (e == NULL)
+    return FAIL(p, n, "ros1: unknown %s type '%s' (takt knows the generated std_msgs, "
+                      "geometry_msgs, sensor_msgs and std_srvs types)",
+                suffix[0] != '\0' ? "service" : "message", type);
+  *size = e->size;
+  return 0;
+#else
+  (void)type, (void)suffix, (void)size;
+  return FAIL(p, n, "ros1: this build of takt has no ROS message types (install the ROS message "
+                    "packages: tools/deps.sh)");
+#endif
+}
+
+static int parse_ros1_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_system_desc_t *sys) {
+  static const char *const export_keys[] = {"topic", "ros_topic", "type", "latch", NULL};
+  static const char *const import_keys[] = {"topic", "ros_topic", "type", "priority", NULL};
+  const char *what = is_export ? "a ros1 export" : "a ros1 import";
+  takt_system_ros1_t *r1 = &sys->ros1;
+  if (want(p, seq, YAML_SEQUENCE_NODE, is_export ? "'ros1: export'" : "'ros1: import'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 ||
+        check_keys(p, it, what, is_export ? export_keys : import_keys) < 0)
+      return -1;
+    uint32_t *count = is_export ? &r1->n_exports : &r1->n_imports;
+    if (*count == TAKT_SYSTEM_MAX_ROUTES) return FAIL(p, it, "ros1: more than %d %ss", TAKT_SYSTEM_MAX_ROUTES, is_export ? "export" : "import");
+    takt_system_ros1_route_t *r = is_export ? &r1->exports[*count] : &r1->imports[*count];
+    memset(r, 0, sizeof *r);
+    r->line = NODE_LINE(it);
+    yaml_node_t *n;
+    if (require(p, it, "topic", what, &n) < 0 || get_name(p, n, "topic", r->topic) < 0) return -1;
+    if ((n = lookup(p, it, "ros_topic")) != NULL) {
+      if (get_ros_text(p, n, "ros_topic", r->ros_name) < 0) return -1;
+      if (r->ros_name[0] != '/') return FAIL(p, n, "ros_topic '%s' must start with '/'", r->ros_name);
+    } else {
+      char nm[TAKT_SYSTEM_NAME]; /* a copy: GCC cannot tell the two members apart */
+      memcpy(nm, r->topic, sizeof nm);
+      snprintf(r->ros_name, sizeof r->ros_name, "/%s", nm);
+    }
+    if (require(p, it, "type", what, &n) < 0 || get_ros_text(p, n, "type", r->type) < 0) return -1;
+    uint32_t size = 0;
+    if (ros_type_size(p, n, r->type, "", &size) < 0) return -1;
+    for (uint32_t i = 0; i < *count; i++) {
+      const takt_system_ros1_route_t *o = is_export ? &r1->exports[i] : &r1->imports[i];
+      if (strcmp(o->topic, r->topic) == 0 || strcmp(o->ros_name, r->ros_name) == 0)
+        return FAIL(p, it, "ros1: topic '%s' or ROS topic '%s' is %sed twice", r->topic,
+                    r->ros_name, is_export ? "export" : "import");
+    }
+    if (is_export && (n = lookup(p, it, "latch")) != NULL && get_bool(p, n, "latch", &r->latch) < 0)
+      return -1;
+    if (!is_export && (n = lookup(p, it, "priority")) != NULL) {
+      double v;
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    /* the takt topic takes the ROS type (declared or implicit) */
+    int ti = takt_system_desc_find_topic(sys, r->topic);
+    if (ti < 0) {
+      if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return FAIL(p, it, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
+      ti = (int)sys->n_topics++;
+      takt_system_topic_t *t = &sys->topics[ti];
+      memset(t, 0, sizeof *t);
+      snprintf(t->name, sizeof t->name, "%s", r->topic);
+      t->slots = 4;
+      t->line = r->line;
+    }
+    takt_system_topic_t *t = &sys->topics[ti];
+    if (t->type[0] != '\0' && strcmp(t->type, r->type) != 0)
+      return FAIL(p, n, "ros1: topic '%s' is carried as '%s' and as '%s'", t->name, t->type, r->type);
+    snprintf(t->type, sizeof t->type, "%s", r->type);
+    t->size = size;
+    (*count)++;
+  }
+  return 0;
+}
+
+static int parse_ros1_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"name", "ros_service", "type", "direction", "priority",
+                                     "persistent", NULL};
+  const char *what = "a ros1 service";
+  takt_system_ros1_t *r1 = &sys->ros1;
+  if (want(p, seq, YAML_SEQUENCE_NODE, "'ros1: services'") < 0) return -1;
+  FOR_ITEMS(p, seq, it) {
+    if (want(p, it, YAML_MAPPING_NODE, what) < 0 || check_keys(p, it, what, keys) < 0) return -1;
+    if (r1->n_services == TAKT_SYSTEM_MAX_ROUTES) return FAIL(p, it, "ros1: more than %d services", TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_ros1_service_t *r = &r1->services[r1->n_services];
+    memset(r, 0, sizeof *r);
+    r->line = NODE_LINE(it);
+    r->persistent = true;
+    yaml_node_t *n, *tn;
+    if (require(p, it, "name", what, &n) < 0 || get_name(p, n, "service", r->name) < 0) return -1;
+    if ((n = lookup(p, it, "ros_service")) != NULL) {
+      if (get_ros_text(p, n, "ros_service", r->ros_name) < 0) return -1;
+      if (r->ros_name[0] != '/') return FAIL(p, n, "ros_service '%s' must start with '/'", r->ros_name);
+    } else {
+      char nm[TAKT_SYSTEM_NAME]; /* a copy: GCC cannot tell the two members apart */
+      memcpy(nm, r->name, sizeof nm);
+      snprintf(r->ros_name, sizeof r->ros_name, "/%s", nm);
+    }
+    if (require(p, it, "type", what, &tn) < 0 || get_ros_text(p, tn, "type", r->type) < 0) return -1;
+    uint32_t req = 0, resp = 0;
+    if (ros_type_size(p, tn, r->type, "Request", &req) < 0 ||
+        ros_type_size(p, tn, r->type, "Response", &resp) < 0)
+      return -1;
+    if (require(p, it, "direction", what, &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'direction'") < 0)
+      return -1;
+    if (strcmp(scalar(n), "import") == 0) r->import = true;
+    else if (strcmp(scalar(n), "export") != 0)
+      return FAIL(p, n, "direction must be 'import' (a ROS 1 service) or 'export' (a service of "
+                        "this system), not '%s'", scalar(n));
+    if ((n = lookup(p, it, "priority")) != NULL) {
+      double v;
+      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      r->priority = (uint8_t)v;
+    }
+    if ((n = lookup(p, it, "persistent")) != NULL) {
+      if (!r->import) return FAIL(p, n, "persistent belongs to an imported service");
+      if (get_bool(p, n, "persistent", &r->persistent) < 0) return -1;
+    }
+    for (uint32_t i = 0; i < r1->n_services; i++)
+      if (strcmp(r1->services[i].name, r->name) == 0 || strcmp(r1->services[i].ros_name, r->ros_name) == 0)
+        return FAIL(p, it, "ros1: service '%s' or ROS service '%s' is carried twice", r->name, r->ros_name);
+    int local = takt_system_desc_find_callback(sys, r->name);
+    bool is_service = local >= 0 && sys->callbacks[local].kind == TAKT_SYSTEM_SERVICE;
+    if (!r->import && !is_service)
+      return FAIL(p, it, "ros1: exported service '%s' is not a service of this system", r->name);
+    if (r->import && local >= 0)
+      return FAIL(p, it, "ros1: imported service '%s' has the name of a callback of this system", r->name);
+    if (is_service) { /* the service takes the ROS type's sizes */
+      takt_system_callback_t *cb = &sys->callbacks[local];
+      snprintf(cb->type, sizeof cb->type, "%s", r->type);
+      cb->request_size = req;
+      cb->response_size = resp;
+    }
+    r1->n_services++;
+  }
+  return 0;
+}
+
+static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
+  static const char *const keys[] = {"master", "node", "receive_priority", "queue", "max_message",
+                                     "export", "import", "services", NULL};
+  if (want(p, map, YAML_MAPPING_NODE, "'ros1'") < 0 || check_keys(p, map, "'ros1'", keys) < 0)
+    return -1;
+  takt_system_ros1_t *r1 = &sys->ros1;
+  r1->enabled = true;
+  r1->line = NODE_LINE(map);
+  r1->receive_priority = 90;
+  r1->queue = 8;
+  r1->max_message = 4096;
+  snprintf(r1->node, sizeof r1->node, "/takt_%s", sys->name);
+  yaml_node_t *n;
+  double v;
+  if ((n = lookup(p, map, "master")) != NULL) {
+    if (get_ros_text(p, n, "master", r1->master) < 0) return -1;
+    if (strncmp(r1->master, "embedded", 8) == 0) { /* embedded or embedded:PORT */
+      long port = 11311;
+      if (r1->master[8] == ':') {
+        char *end = NULL;
+        port = strtol(r1->master + 9, &end, 10);
+        if (end == NULL || *end != '\0' || port < 1 || port > 65535)
+          return FAIL(p, n, "master: embedded:PORT needs a port 1 .. 65535, not '%s'", r1->master + 9);
+      } else if (r1->master[8] != '\0') {
+        return FAIL(p, n, "master must be an http:// URI or embedded[:PORT], not '%s'", r1->master);
+      }
+      r1->embedded_master = true;
+      snprintf(r1->master, sizeof r1->master, "http://127.0.0.1:%ld/", port);
+    } else if (strncmp(r1->master, "http://", 7) != 0) {
+      return FAIL(p, n, "master must be an http:// URI such as http://127.0.0.1:11311/ (or embedded), "
+                        "not '%s'", r1->master);
+    }
+  }
+  if ((n = lookup(p, map, "node")) != NULL) {
+    if (get_ros_text(p, n, "node", r1->node) < 0) return -1;
+    if (r1->node[0] != '/') return FAIL(p, n, "node '%s' must start with '/'", r1->node);
+  }
+  if ((n = lookup(p, map, "receive_priority")) != NULL) {
+    if (get_number(p, n, "receive_priority", 0, 99, &v) < 0) return -1;
+    r1->receive_priority = (int32_t)v;
+  }
+  if ((n = lookup(p, map, "queue")) != NULL) {
+    if (get_number(p, n, "queue", 1, 4096, &v) < 0) return -1;
+    r1->queue = (uint32_t)v;
+  }
+  if ((n = lookup(p, map, "max_message")) != NULL) {
+    if (get_number(p, n, "max_message", 64, 1 << 24, &v) < 0) return -1;
+    r1->max_message = (uint32_t)v;
+  }
+  if ((n = lookup(p, map, "export")) != NULL && parse_ros1_routes(p, n, true, sys) < 0) return -1;
+  if ((n = lookup(p, map, "import")) != NULL && parse_ros1_routes(p, n, false, sys) < 0) return -1;
+  if ((n = lookup(p, map, "services")) != NULL && parse_ros1_services(p, n, sys) < 0) return -1;
+  if (r1->n_exports + r1->n_imports + r1->n_services == 0)
+    return FAIL(p, map, "'ros1' carries nothing: give it export, import or services");
+  return 0;
+}
+
 static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *name, int line) {
   if (takt_system_desc_find_topic(sys, name) >= 0) return 0;
   if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return fail_at(p, line, 0, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
@@ -896,7 +1126,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   "record",     "shared_domain",
-                                     "dds",     NULL};
+                                     "dds",     "ros1",     NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -971,6 +1201,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     for (uint32_t j = 0; j < sys->dds.n_imports; j++)
       if (add_implicit_topic(p, sys, sys->dds.imports[j].topic, sys->dds.imports[j].line) < 0) return -1;
   }
+  /* after the topics and services exist: ros1 routes type them */
+  if ((n = lookup(p, root, "ros1")) != NULL && parse_ros1(p, n, sys) < 0) return -1;
   /* a client calls a service of this system or one imported over a link, of its sizes */
   for (uint32_t i = 0; i < sys->n_callbacks; i++) {
     takt_system_callback_t *cb = &sys->callbacks[i];
@@ -982,6 +1214,18 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       found = true;
       req = sys->callbacks[s].request_size;
       resp = sys->callbacks[s].response_size;
+      memmove(cb->type, sys->callbacks[s].type, sizeof cb->type); /* another callback: a service */
+    }
+    for (uint32_t k = 0; k < sys->ros1.n_services && !found; k++) {
+      const takt_system_ros1_service_t *rs = &sys->ros1.services[k];
+      if (!rs->import || strcmp(rs->name, cb->service) != 0) continue;
+      found = true;
+      snprintf(cb->type, sizeof cb->type, "%s", rs->type);
+      if (ros_type_size(p, lookup(p, root, "ros1"), rs->type, "Request", &req) < 0 ||
+          ros_type_size(p, lookup(p, root, "ros1"), rs->type, "Response", &resp) < 0)
+        return -1;
+      if (cb->request_size == 0) cb->request_size = req; /* a client states no sizes for it */
+      if (cb->response_size == 0) cb->response_size = resp;
     }
     for (uint32_t a = 0; a < sys->n_links && !found; a++)
       for (uint32_t k = 0; k < sys->links[a].n_services; k++)
@@ -998,7 +1242,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       }
     if (!found)
       return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "
-                                     "by a link or over DDS)", cb->name, cb->service);
+                                     "by a link, over DDS or by ros1)", cb->name, cb->service);
     if (cb->request_size == 0) cb->request_size = req;
     if (cb->response_size == 0) cb->response_size = resp;
     if (req != cb->request_size || resp != cb->response_size)

@@ -238,3 +238,41 @@ TEST_F(ContextTest, DeferredAnswersComeLaterAndAbandonedOnesAreDiscarded) {
 }
 
 }  // namespace
+
+namespace {
+
+// A deferred request answered before its callback returns (a bridge's answer can come back from
+// another thread that fast): the answer stands, the callback's return is still ignored.
+takt_err_t defer_and_fail_at_once(takt_service_t *srv, const takt_message_t *, void *resp, void *) {
+  takt_deferred_t d;
+  EXPECT_EQ(takt_service_defer(srv, &d), TAKT_OK);
+  static_cast<Blob8 *>(resp)->value = 99;  // what an earlier answer may have left in the slot
+  EXPECT_EQ(takt_service_respond(&d, nullptr, 0, false), TAKT_OK);
+  return TAKT_OK;
+}
+
+TEST_F(ContextTest, AnAnswerGivenBeforeTheDeferringCallbackReturnsStands) {
+  takt_node_t *n;
+  takt_service_t *srv;
+  takt_client_t *c;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_service_create(n, "quick", blob8_type(), blob8_type(), defer_and_fail_at_once, nullptr,
+                                nullptr, &srv),
+            TAKT_OK);
+  ASSERT_EQ(takt_client_create(n, "quick", blob8_type(), blob8_type(), nullptr, nullptr, nullptr, &c), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 req{3}, resp{0};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(c, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED);  // not READY with what the slot held
+  EXPECT_EQ(takt_future_take(&f, &resp, sizeof resp), TAKT_ECANCELED);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_client_destroy(c), TAKT_OK);
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
+}  // namespace

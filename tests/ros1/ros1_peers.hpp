@@ -123,6 +123,18 @@ class Proc {
     out_fd_ = -1;
   }
 
+  // End the process group at once (SIGKILL: no unregistration, no goodbye on any socket).
+  void kill_now() {
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      int st;
+      waitpid(pid_, &st, 0);
+      pid_ = -1;
+    }
+    if (out_fd_ >= 0) close(out_fd_);
+    out_fd_ = -1;
+  }
+
   const std::string &output() const { return out_; }
 
  private:

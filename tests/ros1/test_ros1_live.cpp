@@ -14,136 +14,19 @@
 
 #include "common.hpp"
 #include "ros1_peers.hpp"
+#include "geometry_msgs/PointStamped.h"
 #include "std_msgs/Empty.h"
 #include "std_msgs/String.h"
 #include "takt/bridge.h"
 #include "takt/exec.h"
 #include "takt/ros1.h"
 
+#include <regex>
 #include <thread>
 
+#include "ros1_fixture.hpp"
+
 using ros1_test::Proc;
-
-namespace {
-
-const std::string kPeers = std::string(TAKT_SOURCE_DIR) + "/tests/ros1/peers/";
-
-std::string str_of(const uint8_t *b, uint32_t len) {
-  std_msgs__String m;
-  if (std_msgs__String__ros1_deserialize(&m, b, len) != TAKT_OK) return "<undecodable>";
-  return std::string(m.data.data, m.data.size);
-}
-
-std::vector<uint8_t> ser(const std::string &s) {
-  std_msgs__String m;
-  std_msgs__String__init(&m);
-  m.data.size = (uint32_t)s.size();
-  std::memcpy(m.data.data, s.data(), s.size());
-  std::vector<uint8_t> out(4 + s.size());
-  int32_t n = std_msgs__String__ros1_serialize(&m, out.data(), (uint32_t)out.size());
-  EXPECT_EQ(n, (int32_t)out.size());
-  return out;
-}
-
-// A std_msgs/String on the wire longer than the generated type holds (u32 length + bytes).
-std::vector<uint8_t> wire_string(const std::string &s) {
-  std::vector<uint8_t> out(4);
-  out[0] = (uint8_t)s.size();
-  out[1] = (uint8_t)(s.size() >> 8);
-  out[2] = (uint8_t)(s.size() >> 16);
-  out[3] = (uint8_t)(s.size() >> 24);
-  out.insert(out.end(), s.begin(), s.end());
-  return out;
-}
-
-struct Received {
-  std::mutex m;
-  std::vector<std::string> msgs;
-  static void on(void *user, const uint8_t *b, uint32_t len) {
-    auto *r = static_cast<Received *>(user);
-    std::lock_guard<std::mutex> g(r->m);
-    r->msgs.push_back(str_of(b, len));
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> g(m);
-    return msgs.size();
-  }
-};
-
-bool eventually(const std::function<bool()> &cond, int timeout_ms) {
-  int64_t end = takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS;
-  while (!cond()) {
-    if (takt_time_now() > end) return false;
-    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
-  }
-  return true;
-}
-
-class Ros1Live : public ::testing::Test {
- protected:
-  void SetUp() override {
-    uint16_t port = ros1_test::free_port();
-    ASSERT_NE(port, 0);
-    master_uri = "http://127.0.0.1:" + std::to_string(port) + "/";
-    setenv("ROS_MASTER_URI", master_uri.c_str(), 1);
-    setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
-    home = "/tmp/takt-ros1-test-" + std::to_string(getpid());
-    setenv("ROS_HOME", home.c_str(), 1);
-    setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
-    ASSERT_TRUE(master.start({"rosmaster", "--core", "-p", std::to_string(port)}));
-    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-    cc.arena_bytes = 8u << 20;
-    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
-    baseline = takt_test::pool_usage(ctx);
-    // the master is up when it answers
-    ASSERT_EQ(make_node("/takt_probe", &probe), TAKT_OK);
-    char uri[128];
-    ASSERT_TRUE(eventually([&] { return takt_ros1_get_uri(probe, uri, sizeof uri) == TAKT_OK; }, 10000))
-        << master.output();
-  }
-  void TearDown() override {
-    if (node != nullptr) takt_ros1_node_destroy(node);
-    if (probe != nullptr) takt_ros1_node_destroy(probe);
-    EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
-    takt_context_destroy(ctx);
-    master.stop();
-    std::error_code ec;
-    std::filesystem::remove_all(home, ec);  // the master's and the peers' logs
-  }
-  takt_err_t make_node(const char *name, takt_ros1_node_t **out, uint32_t max_message = 4096) {
-    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
-    cfg.master_uri = master_uri.c_str();
-    cfg.name = name;
-    cfg.max_message = max_message;
-    cfg.io_thread.policy = TAKT_SCHED_OTHER;  // tests need no SCHED_FIFO
-    return takt_ros1_node_create(ctx, &cfg, out);
-  }
-  // Names a state row lists (getSystemState through the probe node).
-  std::set<std::string> graph(int kind, const std::string &name) {
-    struct Q {
-      int kind;
-      std::string name;
-      std::set<std::string> who;
-    } q{kind, name, {}};
-    EXPECT_EQ(takt_ros1_get_system_state(
-                  probe,
-                  [](void *u, int k, const char *n, const char *w) {
-                    auto *qq = static_cast<Q *>(u);
-                    if (k == qq->kind && qq->name == n) qq->who.insert(w);
-                  },
-                  &q),
-              TAKT_OK);
-    return q.who;
-  }
-
-  std::string master_uri, home;
-  Proc master;
-  takt_context_t *ctx = nullptr;
-  takt_pool_usage_t baseline{};
-  takt_ros1_node_t *probe = nullptr, *node = nullptr;
-};
-
-}  // namespace
 
 TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
@@ -693,4 +576,134 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
   }
   EXPECT_EQ(takt_ros1_unsubscribe(sub), TAKT_ESTATE);
   takt_ros1_node_destroy(b);
+}
+
+// header.stamp is the origin time both ways: a rospy PointStamped's non-zero stamp becomes the
+// takt message's t_info (a zero stamp leaves the arrival time), and an exported message's t_info
+// becomes its stamp. The wall clock and the monotonic clock are read a moment apart for each
+// conversion: the figures agree within a few milliseconds, the arrival time is seconds away.
+TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = master_uri.c_str();
+  rc.name = "/takt_bridge";
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_bridge_backend_ros1(ctx, &rc, 4, &be), TAKT_OK);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_t *b = nullptr;
+  ASSERT_EQ(takt_bridge_create_on(ctx, "takt_bridge", &bc, be, &b), TAKT_OK);
+  takt_topic_t *in = nullptr, *out = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "pin", &geometry_msgs__PointStamped__type, 8, &in), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "pout", &geometry_msgs__PointStamped__type, 8, &out), TAKT_OK);
+  takt_node_t *app = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "app", &app), TAKT_OK);
+  struct Got {
+    std::mutex m;
+    std::vector<std::pair<int64_t, double>> v;  // t_info, point.x
+  } got;
+  takt_subscription_t *sub = nullptr;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = 16;
+  ASSERT_EQ(takt_subscription_create(
+                app, in, "pin",
+                [](takt_subscription_t *, const takt_message_t *m, void *u) {
+                  auto *g = static_cast<Got *>(u);
+                  const auto *p = static_cast<const geometry_msgs__PointStamped *>(m->data);
+                  std::lock_guard<std::mutex> l(g->m);
+                  g->v.emplace_back(m->header.t_info, p->point.x);
+                },
+                &got, &so, &sub),
+            TAKT_OK);
+  takt_publisher_t *pub = nullptr;
+  ASSERT_EQ(takt_publisher_create(app, out, &pub), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_export(be, 1, "/stamped_out", geometry_msgs__PointStamped__NAME,
+                                     geometry_msgs__PointStamped__MD5,
+                                     geometry_msgs__PointStamped__DEFINITION, false),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(b, out, 1, 0, false), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import(b, in, 2), TAKT_OK);
+  ASSERT_EQ(takt_ros1_backend_import(be, 2, "/stamped_in", geometry_msgs__PointStamped__NAME,
+                                     geometry_msgs__PointStamped__MD5,
+                                     geometry_msgs__PointStamped__DEFINITION, 3),
+            TAKT_OK);
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, app), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(b)), TAKT_OK);
+  ASSERT_EQ(takt_bridge_start(b), TAKT_OK);
+  std::thread spinner([&] { takt_executor_spin(exec); });
+  const int64_t offset = takt_time_wall() - takt_time_now();
+  const int64_t tol = 50 * TAKT_NS_PER_MS;
+
+  // ROS 1 -> takt: a stamp two seconds old, then a zero stamp
+  int64_t stamp = takt_time_wall() - 2 * TAKT_NS_PER_S;
+  Proc p1;
+  ASSERT_TRUE(p1.start({"/usr/bin/python3", kPeers + "stamped.py", "pub", "/stamped_in",
+                        std::to_string(stamp / TAKT_NS_PER_S), std::to_string(stamp % TAKT_NS_PER_S), "3"}));
+  EXPECT_EQ(p1.wait_exit(30000), 0) << p1.output();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> l(got.m);
+    return got.v.size() >= 3;
+  }, 5000));
+  {
+    std::lock_guard<std::mutex> l(got.m);
+    ASSERT_EQ(got.v.size(), 3u);
+    for (size_t i = 0; i < 3; i++) {
+      EXPECT_NEAR((double)got.v[i].first, (double)(stamp - offset), (double)tol) << i;
+      EXPECT_EQ(got.v[i].second, (double)i);
+    }
+    got.v.clear();
+  }
+  int64_t before = takt_time_now();
+  Proc p2;
+  ASSERT_TRUE(p2.start({"/usr/bin/python3", kPeers + "stamped.py", "pub", "/stamped_in", "0", "0", "2"}));
+  EXPECT_EQ(p2.wait_exit(30000), 0) << p2.output();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> l(got.m);
+    return got.v.size() >= 2;
+  }, 5000));
+  {
+    std::lock_guard<std::mutex> l(got.m);
+    for (auto &g : got.v) {  // the arrival time
+      EXPECT_GE(g.first, before);
+      EXPECT_LE(g.first, takt_time_now());
+    }
+  }
+
+  // takt -> ROS 1: t_info three seconds ago becomes the stamp
+  Proc echo;
+  ASSERT_TRUE(echo.start({"/usr/bin/python3", kPeers + "stamped.py", "echo", "/stamped_out", "3"}));
+  ASSERT_TRUE(echo.wait_for("stamped: subscribed", 20000)) << echo.output();
+  ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped") == 1; }, 10000));
+  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
+  int64_t t_info = takt_time_now() - 3 * TAKT_NS_PER_S;
+  for (int i = 0; i < 3; i++) {
+    geometry_msgs__PointStamped m;
+    geometry_msgs__PointStamped__init(&m);
+    m.point.x = 10 + i;
+    ASSERT_EQ(takt_publish_at(pub, &m, sizeof m, t_info + i), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
+  }
+  EXPECT_EQ(echo.wait_exit(20000), 0) << echo.output();
+  std::regex re("stamp (\\d+) (\\d+) x (\\d+)\n");
+  std::string eo = echo.output();
+  int n = 0;
+  for (std::sregex_iterator it(eo.begin(), eo.end(), re), end; it != end; ++it, n++) {
+    int64_t s = std::stoll((*it)[1]) * TAKT_NS_PER_S + std::stoll((*it)[2]);
+    EXPECT_NEAR((double)s, (double)(t_info + n + offset), (double)tol) << eo;
+    EXPECT_EQ(std::stoi((*it)[3]), 10 + n);
+  }
+  EXPECT_EQ(n, 3) << eo;
+
+  takt_executor_stop(exec);
+  spinner.join();
+  takt_bridge_stop(b);
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  takt_bridge_destroy(b);
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(in), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(out), TAKT_OK);
 }

@@ -29,6 +29,12 @@ int64_t takt_time_now(void) {
   return (int64_t)ts.tv_sec * TAKT_NS_PER_S + (int64_t)ts.tv_nsec;
 }
 
+int64_t takt_time_wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * TAKT_NS_PER_S + (int64_t)ts.tv_nsec;
+}
+
 static struct timespec to_timespec(int64_t abs_ns) {
   struct timespec ts;
   ts.tv_sec = (time_t)(abs_ns / TAKT_NS_PER_S);

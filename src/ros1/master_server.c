@@ -1,0 +1,981 @@
+/* The embedded ROS 1 master (takt/ros1.h, `takt master`): the master API over XML-RPC for rospy,
+ * roscpp and the ROS tools — registrations, lookups, the graph, the parameter server with
+ * subscribeParam — on one server thread that reads every connection without waiting for any
+ * (a slow client holds only its own connection), and a notifier thread that sends
+ * publisherUpdate, paramUpdate and shutdown to the nodes from a bounded queue, so a node that
+ * does not answer delays no registration. Memory: one block of the context's arena. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ros1_impl.h"
+
+#define NAME TAKT__ROS1_NAME
+#define PARAM_BYTES 1024u /* an encoded parameter value (a leaf: scalar or list) */
+
+enum { REG_FREE = 0, REG_PUB = 1, REG_SUB = 2, REG_SRV = 3 };
+enum { NOTE_PUBLISHERS = 1, NOTE_PARAM = 2, NOTE_SHUTDOWN = 3 };
+
+typedef struct mnode {
+  bool used;
+  char name[NAME], uri[NAME];
+} mnode_t;
+
+typedef struct mreg {
+  uint8_t kind;
+  uint16_t node;
+  char name[NAME];
+  char extra[NAME]; /* topics: the type; services: the service API */
+  char api[NAME];   /* the node's API when it registered this (a node registering again under
+                       its name at another API keeps its older registrations, as rosmaster) */
+} mreg_t;
+
+typedef struct mparam {
+  bool used;
+  char key[NAME];
+  uint32_t len;
+  char *val; /* PARAM_BYTES: the encoded <value> */
+} mparam_t;
+
+typedef struct mpsub {
+  bool used;
+  uint16_t node;
+  char key[NAME];
+} mpsub_t;
+
+typedef struct mnote {
+  uint8_t kind;
+  char uri[NAME];  /* the node told */
+  char name[NAME]; /* the topic or the parameter key */
+} mnote_t;
+
+typedef struct mconn {
+  takt_io_t io;
+  uint8_t *buf;
+  uint32_t len;
+  int64_t since;
+} mconn_t;
+
+struct takt_ros1_master {
+  takt_context_t *ctx;
+  takt_ros1_master_config_t cfg;
+  char host[64], uri[NAME];
+  uint16_t port;
+  takt_io_t listen, wake, note_wake, stop_wake;
+  takt_thread_t server, notifier;
+  bool started;
+  _Atomic bool stop;
+  _Atomic uint64_t requests, notes_dropped;
+  takt__lock_t lock; /* level ROS1: the tables and the note queue */
+  mnode_t *nodes;
+  mreg_t *regs;
+  mparam_t *params;
+  mpsub_t *psubs;
+  mnote_t *notes;
+  uint32_t note_head, note_count;
+  /* the server thread only */
+  mconn_t *conns;
+  char *reply; /* TAKT__ROS1_HEAD + max_xmlrpc */
+  takt__xr_value_t *vals;
+  takt__xr_doc_t doc;
+  takt_io_watch_t watch[65];
+  /* the notifier thread only */
+  char *nbuf; /* TAKT__ROS1_HEAD + max_xmlrpc */
+};
+
+/* ---- names ---- */
+
+
+static bool get_str(const takt__xr_value_t *v, char *out) {
+  return takt__xr_str_copy(v, out, NAME) == TAKT_OK;
+}
+
+/* Resolve a parameter key the way rosmaster does: relative keys live in the caller's namespace;
+ * no trailing '/' (the root stays "/"). */
+static void resolve(const char *caller, const char *key, char *out) {
+  if (key[0] == '/') {
+    takt__ros1_copy(out, NAME, key);
+  } else {
+    char ns[NAME];
+    takt__ros1_copy(ns, sizeof ns, caller);
+    char *slash = strrchr(ns, '/');
+    if (slash != NULL) slash[1] = '\0';
+    else takt__ros1_copy(ns, sizeof ns, "/");
+    snprintf(out, NAME, "%.60s%.66s", ns, key);
+  }
+  size_t n = strlen(out);
+  while (n > 1 && out[n - 1] == '/') out[--n] = '\0';
+}
+
+/* Is key below ns (ns itself excluded)? */
+static bool below(const char *key, const char *ns) {
+  if (strcmp(ns, "/") == 0) return key[0] == '/' && key[1] != '\0';
+  size_t n = strlen(ns);
+  return strncmp(key, ns, n) == 0 && key[n] == '/';
+}
+
+/* ---- notes (the notifier's queue; lock held) ---- */
+
+static void note_locked(takt_ros1_master_t *m, uint8_t kind, const char *uri, const char *name) {
+  if (m->note_count == m->cfg.max_notes) {
+    atomic_fetch_add(&m->notes_dropped, 1);
+    return;
+  }
+  mnote_t *n = &m->notes[(m->note_head + m->note_count) % m->cfg.max_notes];
+  n->kind = kind;
+  takt__ros1_copy(n->uri, sizeof n->uri, uri);
+  takt__ros1_copy(n->name, sizeof n->name, name);
+  m->note_count++;
+}
+
+/* Every subscriber of topic is told its publishers changed (lock held). */
+static void note_subscribers_locked(takt_ros1_master_t *m, const char *topic) {
+  for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
+    const mreg_t *r = &m->regs[i];
+    if (r->kind == REG_SUB && strcmp(r->name, topic) == 0)
+      note_locked(m, NOTE_PUBLISHERS, r->api, topic);
+  }
+}
+
+/* Every node subscribed to key, a namespace above it or a key below it (lock held). */
+static void note_param_locked(takt_ros1_master_t *m, const char *key) {
+  for (uint32_t i = 0; i < m->cfg.max_psubs; i++) {
+    const mpsub_t *s = &m->psubs[i];
+    if (!s->used) continue;
+    if (strcmp(s->key, key) == 0 || below(key, s->key) || below(s->key, key))
+      note_locked(m, NOTE_PARAM, m->nodes[s->node].uri, s->key);
+  }
+}
+
+/* ---- nodes and registrations (lock held) ---- */
+
+/* The node caller at api: found, moved (same name, another API: the old process is told to shut
+ * down; its registrations stay with their API, as rosmaster keeps them) or added. -1 when the
+ * table is full (or, api NULL, the node is unknown). */
+static int32_t node_locked(takt_ros1_master_t *m, const char *caller, const char *api) {
+  int32_t free_id = -1;
+  for (uint32_t i = 0; i < m->cfg.max_nodes; i++) {
+    mnode_t *n = &m->nodes[i];
+    if (!n->used) {
+      if (free_id < 0) free_id = (int32_t)i;
+      continue;
+    }
+    if (strcmp(n->name, caller) != 0) continue;
+    if (api == NULL || strcmp(n->uri, api) == 0) return (int32_t)i;
+    note_locked(m, NOTE_SHUTDOWN, n->uri, "new node registered with same name");
+    takt__ros1_copy(n->uri, sizeof n->uri, api);
+    return (int32_t)i;
+  }
+  if (api == NULL || free_id < 0) return -1;
+  mnode_t *n = &m->nodes[free_id];
+  n->used = true;
+  takt__ros1_copy(n->name, sizeof n->name, caller);
+  takt__ros1_copy(n->uri, sizeof n->uri, api);
+  return free_id;
+}
+
+static bool node_in_use_locked(takt_ros1_master_t *m, uint16_t id) {
+  for (uint32_t i = 0; i < m->cfg.max_regs; i++)
+    if (m->regs[i].kind != REG_FREE && m->regs[i].node == id) return true;
+  for (uint32_t i = 0; i < m->cfg.max_psubs; i++)
+    if (m->psubs[i].used && m->psubs[i].node == id) return true;
+  return false;
+}
+
+static bool add_reg_locked(takt_ros1_master_t *m, uint8_t kind, uint16_t node, const char *name,
+                           const char *extra, const char *api) {
+  mreg_t *slot = NULL;
+  for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
+    mreg_t *r = &m->regs[i];
+    if (r->kind == kind && r->node == node && strcmp(r->name, name) == 0) {
+      slot = r;
+      break;
+    }
+    if (r->kind == REG_FREE && slot == NULL) slot = r;
+  }
+  if (slot == NULL) return false;
+  slot->kind = kind;
+  slot->node = node;
+  takt__ros1_copy(slot->name, sizeof slot->name, name);
+  takt__ros1_copy(slot->extra, sizeof slot->extra, extra);
+  takt__ros1_copy(slot->api, sizeof slot->api, api);
+  return true;
+}
+
+/* ---- answers: each writes [code, status, value] ---- */
+
+static void head(takt__xr_writer_t *w, int32_t code, const char *status) {
+  takt__xr_w_array_begin(w);
+  takt__xr_w_int(w, code);
+  takt__xr_w_string(w, status);
+}
+
+static void answer_int(takt__xr_writer_t *w, int32_t code, const char *status, int32_t v) {
+  head(w, code, status);
+  takt__xr_w_int(w, v);
+  takt__xr_w_array_end(w);
+}
+
+static void answer_str(takt__xr_writer_t *w, int32_t code, const char *status, const char *v) {
+  head(w, code, status);
+  takt__xr_w_string(w, v);
+  takt__xr_w_array_end(w);
+}
+
+/* URIs of the nodes registered as kind on name (lock held). */
+static void w_uris_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, uint8_t kind, const char *name) {
+  takt__xr_w_array_begin(w);
+  for (uint32_t i = 0; i < m->cfg.max_regs; i++)
+    if (m->regs[i].kind == kind && strcmp(m->regs[i].name, name) == 0)
+      takt__xr_w_string(w, m->regs[i].api);
+  takt__xr_w_array_end(w);
+}
+
+/* The value of key: a leaf, or the struct of what lies below it (lock held). False if none. */
+static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const char *key) {
+  for (uint32_t i = 0; i < m->cfg.max_params; i++)
+    if (m->params[i].used && strcmp(m->params[i].key, key) == 0) {
+      takt__xr_w_raw(w, m->params[i].val, m->params[i].len);
+      return true;
+    }
+  bool any = false;
+  for (uint32_t i = 0; i < m->cfg.max_params && !any; i++)
+    any = m->params[i].used && below(m->params[i].key, key);
+  if (!any) return false;
+  takt__xr_w_struct_begin(w);
+  size_t base = strcmp(key, "/") == 0 ? 1 : strlen(key) + 1;
+  for (uint32_t i = 0; i < m->cfg.max_params; i++) {
+    if (!m->params[i].used || !below(m->params[i].key, key)) continue;
+    const char *rest = m->params[i].key + base, *slash = strchr(rest, '/');
+    size_t len = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
+    bool seen = false; /* one member per child name */
+    for (uint32_t j = 0; j < i && !seen; j++)
+      seen = m->params[j].used && below(m->params[j].key, key) &&
+             strncmp(m->params[j].key + base, rest, len) == 0 &&
+             (m->params[j].key[base + len] == '/' || m->params[j].key[base + len] == '\0');
+    if (seen) continue;
+    char child[NAME], member[NAME];
+    snprintf(member, sizeof member, "%.*s", (int)len, rest);
+    snprintf(child, sizeof child, "%.*s%.*s", (int)base, m->params[i].key, (int)len, rest);
+    takt__xr_w_member_begin(w, member);
+    (void)w_param_locked(m, w, child);
+    takt__xr_w_member_end(w);
+  }
+  takt__xr_w_struct_end(w);
+  return true;
+}
+
+static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < m->cfg.max_params; i++) {
+    mparam_t *p = &m->params[i];
+    if (p->used && (strcmp(p->key, key) == 0 || below(p->key, key))) {
+      p->used = false;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Store value v (of doc) at key: a struct becomes one key per leaf. False when full. */
+static bool set_param_locked(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
+                             const takt__xr_value_t *v, uint32_t depth) {
+  if (v->kind == TAKT__XR_STRUCT && depth < 8) {
+    for (uint32_t i = 0; i < v->u.list.count; i++) {
+      const takt__xr_value_t *e = takt__xr_at(d, v, i);
+      if (e == NULL || e->name_len == 0) continue;
+      char child[NAME];
+      snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
+               (int)e->name_len, e->name);
+      if (!set_param_locked(m, child, d, e, depth + 1)) return false;
+    }
+    return true;
+  }
+  mparam_t *slot = NULL;
+  for (uint32_t i = 0; i < m->cfg.max_params && slot == NULL; i++)
+    if (!m->params[i].used) slot = &m->params[i];
+  if (slot == NULL) return false;
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, slot->val, PARAM_BYTES);
+  takt__xr_w_value(&w, d, v);
+  if (w.overflow) return false;
+  slot->len = w.len;
+  takt__ros1_copy(slot->key, sizeof slot->key, key);
+  slot->used = true;
+  return true;
+}
+
+/* One master call with arguments a[0..na) (values of d): its [code, status, value] into w.
+ * False for an unknown method. */
+static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_t *d,
+                  const takt__xr_value_t *const *a, uint32_t na, takt__xr_writer_t *w) {
+  char caller[NAME] = "", s1[NAME] = "", s2[NAME] = "", s3[NAME] = "", status[2 * NAME + 64];
+  if (na < 1 || !get_str(a[0], caller)) {
+    if (strcmp(method, "getPid") == 0 || strcmp(method, "getUri") == 0) {
+      /* tolerated without caller_id */
+    } else {
+      answer_int(w, -1, "caller_id must be a string", 0);
+      return true;
+    }
+  }
+  bool topic_call = strncmp(method, "register", 8) == 0 || strncmp(method, "unregister", 10) == 0;
+  if (topic_call) {
+    bool reg = method[0] == 'r';
+    const char *what = method + (reg ? 8 : 10);
+    uint8_t kind = strcmp(what, "Publisher") == 0    ? REG_PUB
+                   : strcmp(what, "Subscriber") == 0 ? REG_SUB
+                   : strcmp(what, "Service") == 0    ? REG_SRV
+                                                     : REG_FREE;
+    if (kind == REG_FREE) return false;
+    uint32_t need = reg ? 4 : 3;
+    if (na < need || !get_str(a[1], s1) || !get_str(a[2], s2) || (reg && !get_str(a[3], s3))) {
+      snprintf(status, sizeof status, "%s takes %u string arguments", method, (unsigned)need);
+      answer_int(w, -1, status, 0);
+      return true;
+    }
+    takt__lock_take(&m->lock);
+    if (reg) {
+      /* registerService(caller, service, service_api, caller_api); the others (caller, name,
+       * type, caller_api) */
+      int32_t id = node_locked(m, caller, s3);
+      if (id < 0 || !add_reg_locked(m, kind, (uint16_t)id, s1, s2, s3)) {
+        takt__lock_give(&m->lock);
+        answer_int(w, -1, "the master's tables are full", 0);
+        return true;
+      }
+      snprintf(status, sizeof status, "Registered [%s] as %s of [%s]", caller,
+               kind == REG_PUB ? "publisher" : kind == REG_SUB ? "subscriber" : "provider", s1);
+      head(w, 1, status);
+      if (kind == REG_PUB) {
+        w_uris_locked(m, w, REG_SUB, s1);
+        note_subscribers_locked(m, s1);
+      } else if (kind == REG_SUB) {
+        w_uris_locked(m, w, REG_PUB, s1);
+      } else {
+        takt__xr_w_int(w, 1);
+      }
+      takt__xr_w_array_end(w);
+    } else {
+      int32_t id = node_locked(m, caller, NULL);
+      int32_t n = 0;
+      for (uint32_t i = 0; id >= 0 && i < m->cfg.max_regs; i++) {
+        mreg_t *r = &m->regs[i];
+        if (r->kind != kind || r->node != (uint16_t)id || strcmp(r->name, s1) != 0) continue;
+        /* another process's registration under the name: not this caller's to end */
+        if (strcmp(kind == REG_SRV ? r->extra : r->api, s2) != 0) continue;
+        r->kind = REG_FREE;
+        n++;
+      }
+      if (n > 0 && kind == REG_PUB) note_subscribers_locked(m, s1);
+      if (id >= 0 && !node_in_use_locked(m, (uint16_t)id)) m->nodes[id].used = false;
+      answer_int(w, 1, n > 0 ? "Unregistered" : "not registered", n);
+    }
+    takt__lock_give(&m->lock);
+    return true;
+  }
+  if (strcmp(method, "lookupService") == 0 || strcmp(method, "lookupNode") == 0) {
+    bool srv = method[6] == 'S';
+    if (na < 2 || !get_str(a[1], s1)) {
+      answer_str(w, -1, "lookup takes caller_id and a name", "");
+      return true;
+    }
+    takt__lock_take(&m->lock);
+    const char *found = NULL;
+    for (uint32_t i = 0; srv && i < m->cfg.max_regs && found == NULL; i++)
+      if (m->regs[i].kind == REG_SRV && strcmp(m->regs[i].name, s1) == 0) found = m->regs[i].extra;
+    for (uint32_t i = 0; !srv && i < m->cfg.max_nodes && found == NULL; i++)
+      if (m->nodes[i].used && strcmp(m->nodes[i].name, s1) == 0) found = m->nodes[i].uri;
+    if (found != NULL) {
+      takt__ros1_copy(s2, sizeof s2, found);
+      takt__lock_give(&m->lock);
+      answer_str(w, 1, srv ? "rosrpc URI" : "node api", s2);
+    } else {
+      takt__lock_give(&m->lock);
+      snprintf(status, sizeof status, srv ? "no provider" : "unknown node [%s]", s1);
+      answer_str(w, -1, status, "");
+    }
+    return true;
+  }
+  if (strcmp(method, "getPublishedTopics") == 0 || strcmp(method, "getTopicTypes") == 0) {
+    bool pubs_only = method[3] == 'P';
+    head(w, 1, "current topics");
+    takt__xr_w_array_begin(w);
+    takt__lock_take(&m->lock);
+    for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
+      const mreg_t *r = &m->regs[i];
+      if (r->kind != REG_PUB && (pubs_only || r->kind != REG_SUB)) continue;
+      bool seen = false;
+      for (uint32_t j = 0; j < i && !seen; j++)
+        seen = (m->regs[j].kind == REG_PUB || (!pubs_only && m->regs[j].kind == REG_SUB)) &&
+               strcmp(m->regs[j].name, r->name) == 0;
+      if (seen) continue;
+      takt__xr_w_array_begin(w);
+      takt__xr_w_string(w, r->name);
+      takt__xr_w_string(w, r->extra);
+      takt__xr_w_array_end(w);
+    }
+    takt__lock_give(&m->lock);
+    takt__xr_w_array_end(w);
+    takt__xr_w_array_end(w);
+    return true;
+  }
+  if (strcmp(method, "getSystemState") == 0) {
+    head(w, 1, "current system state");
+    takt__xr_w_array_begin(w);
+    takt__lock_take(&m->lock);
+    for (uint8_t kind = REG_PUB; kind <= REG_SRV; kind++) {
+      takt__xr_w_array_begin(w);
+      for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
+        const mreg_t *r = &m->regs[i];
+        if (r->kind != kind) continue;
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+          seen = m->regs[j].kind == kind && strcmp(m->regs[j].name, r->name) == 0;
+        if (seen) continue;
+        takt__xr_w_array_begin(w);
+        takt__xr_w_string(w, r->name);
+        takt__xr_w_array_begin(w);
+        for (uint32_t j = i; j < m->cfg.max_regs; j++)
+          if (m->regs[j].kind == kind && strcmp(m->regs[j].name, r->name) == 0)
+            takt__xr_w_string(w, m->nodes[m->regs[j].node].name);
+        takt__xr_w_array_end(w);
+        takt__xr_w_array_end(w);
+      }
+      takt__xr_w_array_end(w);
+    }
+    takt__lock_give(&m->lock);
+    takt__xr_w_array_end(w);
+    takt__xr_w_array_end(w);
+    return true;
+  }
+  if (strcmp(method, "getUri") == 0) {
+    answer_str(w, 1, "", m->uri);
+    return true;
+  }
+  if (strcmp(method, "getPid") == 0) {
+    answer_int(w, 1, "", takt_port_pid());
+    return true;
+  }
+  /* ---- parameters ---- */
+  bool param_call = strcmp(method, "setParam") == 0 || strcmp(method, "getParam") == 0 ||
+                    strcmp(method, "hasParam") == 0 || strcmp(method, "deleteParam") == 0 ||
+                    strcmp(method, "searchParam") == 0 || strcmp(method, "subscribeParam") == 0 ||
+                    strcmp(method, "unsubscribeParam") == 0;
+  if (param_call) {
+    bool sub = strcmp(method, "subscribeParam") == 0 || strcmp(method, "unsubscribeParam") == 0;
+    const takt__xr_value_t *kv = sub ? (na > 2 ? a[2] : NULL) : (na > 1 ? a[1] : NULL);
+    if (!get_str(kv, s1) || (sub && !get_str(a[1], s3))) {
+      snprintf(status, sizeof status, "%s: the key must be a string", method);
+      answer_int(w, -1, status, 0);
+      return true;
+    }
+    char key[NAME];
+    resolve(caller, s1, key);
+    takt__lock_take(&m->lock);
+    if (strcmp(method, "setParam") == 0) {
+      if (na < 3) {
+        takt__lock_give(&m->lock);
+        answer_int(w, -1, "setParam takes caller_id, key, value", 0);
+        return true;
+      }
+      (void)delete_params_locked(m, key);
+      bool ok = set_param_locked(m, key, d, a[2], 0);
+      note_param_locked(m, key);
+      takt__lock_give(&m->lock);
+      snprintf(status, sizeof status, ok ? "parameter %s set" : "parameter %s: the master's parameter "
+                                                                "table is full (or a value too large)",
+               key);
+      answer_int(w, ok ? 1 : -1, status, 0);
+    } else if (strcmp(method, "getParam") == 0) {
+      uint32_t mark = w->len;
+      head(w, 1, "Parameter");
+      if (w_param_locked(m, w, key)) {
+        takt__lock_give(&m->lock);
+        takt__xr_w_array_end(w);
+      } else {
+        takt__lock_give(&m->lock);
+        w->len = mark;
+        snprintf(status, sizeof status, "Parameter [%s] is not set", key);
+        answer_int(w, -1, status, 0);
+      }
+    } else if (strcmp(method, "hasParam") == 0) {
+      takt__xr_writer_t probe;
+      char scratch[8];
+      takt__xr_w_init(&probe, scratch, sizeof scratch);
+      bool has = w_param_locked(m, &probe, key);
+      takt__lock_give(&m->lock);
+      head(w, 1, key);
+      takt__xr_w_bool(w, has);
+      takt__xr_w_array_end(w);
+    } else if (strcmp(method, "deleteParam") == 0) {
+      uint32_t n = delete_params_locked(m, key);
+      if (n > 0) note_param_locked(m, key);
+      takt__lock_give(&m->lock);
+      snprintf(status, sizeof status, n > 0 ? "parameter %s deleted" : "Parameter [%s] is not set", key);
+      answer_int(w, n > 0 ? 1 : -1, status, 0);
+    } else if (strcmp(method, "searchParam") == 0) {
+      /* from the caller's namespace up to the root: the first where the key's first name is set */
+      char ns[NAME], cand[NAME], first[NAME];
+      takt__ros1_copy(first, sizeof first, s1[0] == '/' ? s1 + 1 : s1);
+      char *slash = strchr(first, '/');
+      if (slash != NULL) *slash = '\0';
+      takt__ros1_copy(ns, sizeof ns, caller);
+      bool found = false;
+      takt__xr_writer_t probe;
+      char scratch[8];
+      while (!found) {
+        char *cut = strrchr(ns, '/');
+        if (cut == NULL) break;
+        *cut = '\0';
+        snprintf(cand, sizeof cand, "%.60s/%.60s", ns, first);
+        takt__xr_w_init(&probe, scratch, sizeof scratch);
+        found = w_param_locked(m, &probe, cand);
+      }
+      takt__lock_give(&m->lock);
+      if (found) {
+        char full[NAME];
+        snprintf(full, sizeof full, "%.60s%.66s", cand, slash != NULL ? s1 + (s1[0] == '/') + strlen(first) : "");
+        answer_str(w, 1, "Found", full);
+      } else {
+        snprintf(status, sizeof status, "Cannot find parameter [%s] in an upwards search", s1);
+        answer_str(w, -1, status, "");
+      }
+    } else if (strcmp(method, "subscribeParam") == 0) {
+      int32_t id = node_locked(m, caller, s3);
+      mpsub_t *slot = NULL;
+      for (uint32_t i = 0; id >= 0 && i < m->cfg.max_psubs; i++) {
+        mpsub_t *p = &m->psubs[i];
+        if (p->used && p->node == (uint16_t)id && strcmp(p->key, key) == 0) {
+          slot = p;
+          break;
+        }
+        if (!p->used && slot == NULL) slot = p;
+      }
+      if (slot == NULL) {
+        takt__lock_give(&m->lock);
+        answer_int(w, -1, "the master's parameter subscriptions are full", 0);
+        return true;
+      }
+      slot->used = true;
+      slot->node = (uint16_t)id;
+      takt__ros1_copy(slot->key, sizeof slot->key, key);
+      head(w, 1, "Subscribed to parameter");
+      if (!w_param_locked(m, w, key)) { /* not set: an empty struct, as rosmaster answers */
+        takt__xr_w_struct_begin(w);
+        takt__xr_w_struct_end(w);
+      }
+      takt__lock_give(&m->lock);
+      takt__xr_w_array_end(w);
+    } else { /* unsubscribeParam */
+      int32_t id = node_locked(m, caller, NULL), n = 0;
+      for (uint32_t i = 0; id >= 0 && i < m->cfg.max_psubs; i++) {
+        mpsub_t *p = &m->psubs[i];
+        if (p->used && p->node == (uint16_t)id && strcmp(p->key, key) == 0) p->used = false, n++;
+      }
+      takt__lock_give(&m->lock);
+      answer_int(w, 1, "Unsubscribed", n);
+    }
+    return true;
+  }
+  if (strcmp(method, "getParamNames") == 0) {
+    head(w, 1, "Parameter names");
+    takt__xr_w_array_begin(w);
+    takt__lock_take(&m->lock);
+    for (uint32_t i = 0; i < m->cfg.max_params; i++)
+      if (m->params[i].used) takt__xr_w_string(w, m->params[i].key);
+    takt__lock_give(&m->lock);
+    takt__xr_w_array_end(w);
+    takt__xr_w_array_end(w);
+    return true;
+  }
+  (void)s2;
+  return false;
+}
+
+/* A whole request: its response document into w. */
+static void serve_request(takt_ros1_master_t *m, char *body, uint32_t len, takt__xr_writer_t *w) {
+  takt__xr_doc_t *d = &m->doc;
+  if (takt__xr_parse(body, len, false, d) < 0) {
+    char text[160];
+    snprintf(text, sizeof text, "bad XML-RPC request: %s", d->error ? d->error : "malformed");
+    takt__xr_w_fault(w, -1, text);
+    return;
+  }
+  char method[64];
+  if (d->method_len >= sizeof method) {
+    takt__xr_w_fault(w, -1, "method name too long: unknown method name");
+    return;
+  }
+  memcpy(method, d->method, d->method_len);
+  method[d->method_len] = '\0';
+  atomic_fetch_add(&m->requests, 1);
+  const takt__xr_value_t *args[8];
+  if (strcmp(method, "system.multicall") == 0) {
+    const takt__xr_value_t *calls = takt__xr_param(d, 0);
+    if (calls == NULL || calls->kind != TAKT__XR_ARRAY) {
+      takt__xr_w_fault(w, -1, "system.multicall takes an array of calls");
+      return;
+    }
+    takt__xr_w_response_begin(w);
+    takt__xr_w_param_begin(w);
+    takt__xr_w_array_begin(w);
+    for (uint32_t i = 0; i < calls->u.list.count; i++) {
+      const takt__xr_value_t *c = takt__xr_at(d, calls, i);
+      const takt__xr_value_t *name = takt__xr_member(d, c, "methodName");
+      const takt__xr_value_t *params = takt__xr_member(d, c, "params");
+      char sub[64];
+      uint32_t na = 0;
+      for (; params != NULL && params->kind == TAKT__XR_ARRAY && na < 8 && na < params->u.list.count; na++)
+        args[na] = takt__xr_at(d, params, na);
+      bool known = takt__xr_str_copy(name, sub, sizeof sub) == TAKT_OK &&
+                   strcmp(sub, "system.multicall") != 0;
+      uint32_t mark = w->len;
+      if (known) {
+        takt__xr_w_array_begin(w);
+        known = serve(m, sub, d, args, na, w);
+        if (known) takt__xr_w_array_end(w);
+        else w->len = mark;
+      }
+      if (!known) { /* a fault struct in place of the result, as XML-RPC's multicall has it */
+        takt__xr_w_struct_begin(w);
+        takt__xr_w_member_begin(w, "faultCode");
+        takt__xr_w_int(w, -1);
+        takt__xr_w_member_end(w);
+        takt__xr_w_member_begin(w, "faultString");
+        takt__xr_w_string(w, "unknown method name");
+        takt__xr_w_member_end(w);
+        takt__xr_w_struct_end(w);
+      }
+    }
+    takt__xr_w_array_end(w);
+    takt__xr_w_param_end(w);
+    takt__xr_w_response_end(w);
+    return;
+  }
+  uint32_t na = 0;
+  for (; na < 8 && na < d->nparams; na++) args[na] = takt__xr_param(d, na);
+  takt__xr_w_response_begin(w);
+  takt__xr_w_param_begin(w);
+  uint32_t mark = w->len;
+  if (!serve(m, method, d, args, na, w)) {
+    w->len = 0;
+    char text[96];
+    snprintf(text, sizeof text, "%s: unknown method name", method);
+    takt__xr_w_fault(w, -1, text);
+    return;
+  }
+  (void)mark;
+  takt__xr_w_param_end(w);
+  takt__xr_w_response_end(w);
+}
+
+/* ---- the server thread ---- */
+
+static void conn_close(mconn_t *c) {
+  takt_io_close(&c->io);
+  c->len = 0;
+}
+
+static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
+  const uint32_t cap = m->cfg.max_xmlrpc;
+  int32_t r = takt_io_read_some(c->io, c->buf + c->len, cap - c->len);
+  if (r < 0 || (r == 0 && c->len == cap)) {
+    conn_close(c);
+    return;
+  }
+  c->len += (uint32_t)r;
+  c->since = takt_time_now();
+  for (;;) {
+    takt__http_info_t info;
+    takt_err_t rc = takt__http_parse(c->buf, c->len, cap, false, &info);
+    if (rc == TAKT_EAGAIN) return;
+    char *out = m->reply;
+    if (rc < 0) {
+      int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + cap, rc == TAKT_ESIZE ? 413 : 400, info.error);
+      if (el > 0)
+        (void)takt_io_write_until(c->io, (const uint8_t *)out, (uint32_t)el, m->stop_wake,
+                                  takt_time_now() + m->cfg.timeout_ns, NULL);
+      conn_close(c);
+      return;
+    }
+    takt__xr_writer_t w;
+    takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, cap);
+    serve_request(m, (char *)c->buf + info.header_len, info.body_len, &w);
+    if (w.overflow) {
+      takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, cap);
+      takt__xr_w_fault(&w, -1, "answer larger than the master's max_xmlrpc");
+    }
+    char hd[TAKT__ROS1_HEAD];
+    int32_t hl = takt__http_response_head(hd, sizeof hd, w.len, info.keep_alive, info.http10);
+    char *msg = out + TAKT__ROS1_HEAD - hl;
+    memcpy(msg, hd, (size_t)hl);
+    /* answers go to a socket buffer that holds them; a client that never reads is bounded */
+    takt_err_t wr = takt_io_write_until(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len,
+                                        m->stop_wake, takt_time_now() + m->cfg.timeout_ns, NULL);
+    if (wr < 0 || !info.keep_alive) {
+      conn_close(c);
+      return;
+    }
+    memmove(c->buf, c->buf + info.total, c->len - info.total);
+    c->len -= info.total;
+  }
+}
+
+static void server_main(void *arg) {
+  takt_ros1_master_t *m = arg;
+  const uint32_t nc = m->cfg.max_conns;
+  uint16_t refs[65];
+  while (!atomic_load(&m->stop)) {
+    uint32_t k = 0;
+    int64_t now = takt_time_now(), deadline = TAKT_TIME_INFINITE;
+    m->watch[k] = (takt_io_watch_t){m->listen, TAKT_IO_IN, 0};
+    refs[k++] = UINT16_MAX;
+    for (uint32_t i = 0; i < nc; i++) {
+      mconn_t *c = &m->conns[i];
+      if (c->io.fd < 0) continue;
+      if (c->len > 0 && now - c->since > m->cfg.timeout_ns) { /* a request that never completes */
+        conn_close(c);
+        continue;
+      }
+      if (c->len > 0 && c->since + m->cfg.timeout_ns < deadline) deadline = c->since + m->cfg.timeout_ns;
+      m->watch[k] = (takt_io_watch_t){c->io, TAKT_IO_IN, 0};
+      refs[k++] = (uint16_t)i;
+    }
+    int32_t ready = takt_io_wait(m->watch, k, m->wake, deadline);
+    if (ready <= 0) continue;
+    for (uint32_t i = 0; i < k; i++) {
+      if (m->watch[i].ready == 0) continue;
+      if (refs[i] != UINT16_MAX) {
+        conn_readable(m, &m->conns[refs[i]]);
+        continue;
+      }
+      takt_io_t io;
+      if (takt_io_tcp_accept(m->listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) continue;
+      mconn_t *slot = NULL, *oldest = NULL;
+      for (uint32_t j = 0; j < nc && slot == NULL; j++) {
+        if (m->conns[j].io.fd < 0) slot = &m->conns[j];
+        else if (oldest == NULL || m->conns[j].since < oldest->since) oldest = &m->conns[j];
+      }
+      if (slot == NULL) { /* every slot held: the least recently served connection ends */
+        conn_close(oldest);
+        slot = oldest;
+      }
+      slot->io = io;
+      slot->len = 0;
+      slot->since = takt_time_now();
+    }
+    /* the notifier may have work now */
+    takt__lock_take(&m->lock);
+    bool notes = m->note_count > 0;
+    takt__lock_give(&m->lock);
+    if (notes) takt_io_wake_signal(m->note_wake);
+  }
+}
+
+/* ---- the notifier thread ---- */
+
+/* POST the call in nbuf (body of len bytes after TAKT__ROS1_HEAD) to uri; the answer is read and
+ * dropped. Bounded by the timeout. */
+static void post(takt_ros1_master_t *m, const char *uri, uint32_t len) {
+  char host[64];
+  uint16_t port;
+  if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0) return;
+  char hd[TAKT__ROS1_HEAD];
+  int32_t hl = takt__http_request_head(hd, sizeof hd, host, port, len, false);
+  if (hl < 0) return;
+  char *msg = m->nbuf + TAKT__ROS1_HEAD - hl;
+  memcpy(msg, hd, (size_t)hl);
+  int64_t deadline = takt_time_now() + m->cfg.timeout_ns;
+  takt_io_t io = TAKT_IO_CLOSED;
+  if (takt_io_tcp_connect(host, port, m->stop_wake, deadline, &io) < 0) return;
+  if (takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + len, m->stop_wake, deadline, NULL) == TAKT_OK) {
+    uint8_t sink[512];
+    uint32_t got = 0;
+    takt__http_info_t info;
+    while (got < sizeof sink) { /* until the answer is whole or the node closes */
+      int32_t r = takt_io_read(io, m->stop_wake, sink + got, (uint32_t)sizeof sink - got, deadline);
+      if (r <= 0) break;
+      got += (uint32_t)r;
+      if (takt__http_parse(sink, got, sizeof sink, true, &info) != TAKT_EAGAIN) break;
+    }
+  }
+  takt_io_close(&io);
+}
+
+static void notifier_main(void *arg) {
+  takt_ros1_master_t *m = arg;
+  while (!atomic_load(&m->stop)) {
+    mnote_t note;
+    bool have = false;
+    takt__xr_writer_t w;
+    takt__xr_w_init(&w, m->nbuf + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
+    takt__lock_take(&m->lock);
+    if (m->note_count > 0) {
+      note = m->notes[m->note_head];
+      m->note_head = (m->note_head + 1) % m->cfg.max_notes;
+      m->note_count--;
+      have = true;
+      /* composed now, from the tables as they are */
+      const char *method = note.kind == NOTE_PUBLISHERS ? "publisherUpdate"
+                           : note.kind == NOTE_PARAM    ? "paramUpdate"
+                                                        : "shutdown";
+      takt__xr_w_call_begin(&w, method);
+      takt__xr_w_param_begin(&w);
+      takt__xr_w_string(&w, "/master");
+      takt__xr_w_param_end(&w);
+      takt__xr_w_param_begin(&w);
+      takt__xr_w_string(&w, note.name);
+      takt__xr_w_param_end(&w);
+      if (note.kind == NOTE_PUBLISHERS) {
+        takt__xr_w_param_begin(&w);
+        w_uris_locked(m, &w, REG_PUB, note.name);
+        takt__xr_w_param_end(&w);
+      } else if (note.kind == NOTE_PARAM) {
+        takt__xr_w_param_begin(&w);
+        if (!w_param_locked(m, &w, note.name)) {
+          takt__xr_w_struct_begin(&w);
+          takt__xr_w_struct_end(&w);
+        }
+        takt__xr_w_param_end(&w);
+      }
+      takt__xr_w_call_end(&w);
+    }
+    takt__lock_give(&m->lock);
+    if (!have) {
+      (void)takt_io_wait(NULL, 0, m->note_wake, TAKT_TIME_INFINITE);
+      continue;
+    }
+    if (!w.overflow) post(m, note.uri, w.len); /* no lock held */
+  }
+}
+
+/* ---- creation ---- */
+
+static size_t carve(size_t *end, size_t bytes) {
+  size_t at = (*end + 15u) & ~(size_t)15u;
+  *end = at + bytes;
+  return at;
+}
+
+takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                    takt_ros1_master_t **out) {
+  if (ctx == NULL || cfg == NULL || out == NULL || cfg->max_nodes == 0 || cfg->max_nodes > 4096 ||
+      cfg->max_regs == 0 || cfg->max_regs > 65536 || cfg->max_params > 65536 ||
+      cfg->max_psubs > 4096 || cfg->max_notes == 0 || cfg->max_conns == 0 || cfg->max_conns > 64 ||
+      cfg->max_xmlrpc < 4096 || cfg->max_xmlrpc > (16u << 20) || cfg->max_values < 64 ||
+      cfg->timeout_ns <= 0)
+    return TAKT_EINVAL;
+  const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
+  if (strlen(host) >= 64) return TAKT_EINVAL;
+  size_t e = sizeof(takt_ros1_master_t);
+  size_t o_nodes = carve(&e, cfg->max_nodes * sizeof(mnode_t));
+  size_t o_regs = carve(&e, cfg->max_regs * sizeof(mreg_t));
+  size_t o_params = carve(&e, cfg->max_params * sizeof(mparam_t));
+  size_t o_vals = carve(&e, (size_t)cfg->max_params * PARAM_BYTES);
+  size_t o_psubs = carve(&e, cfg->max_psubs * sizeof(mpsub_t));
+  size_t o_notes = carve(&e, cfg->max_notes * sizeof(mnote_t));
+  size_t o_conns = carve(&e, cfg->max_conns * sizeof(mconn_t));
+  size_t o_cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
+  size_t o_reply = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
+  size_t o_nbuf = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
+  size_t o_xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
+  uint8_t *base = takt__context_alloc(ctx, e);
+  if (base == NULL) return TAKT_ENOMEM;
+  memset(base, 0, e);
+  takt_ros1_master_t *m = (takt_ros1_master_t *)base;
+  m->ctx = ctx;
+  m->cfg = *cfg;
+  takt__ros1_copy(m->host, sizeof m->host, host);
+  m->cfg.host = m->host;
+  m->nodes = (mnode_t *)(base + o_nodes);
+  m->regs = (mreg_t *)(base + o_regs);
+  m->params = (mparam_t *)(base + o_params);
+  for (uint32_t i = 0; i < cfg->max_params; i++) m->params[i].val = (char *)base + o_vals + (size_t)i * PARAM_BYTES;
+  m->psubs = (mpsub_t *)(base + o_psubs);
+  m->notes = (mnote_t *)(base + o_notes);
+  m->conns = (mconn_t *)(base + o_conns);
+  for (uint32_t i = 0; i < cfg->max_conns; i++) {
+    m->conns[i].io = TAKT_IO_CLOSED;
+    m->conns[i].buf = base + o_cbufs + (size_t)i * cfg->max_xmlrpc;
+  }
+  m->reply = (char *)base + o_reply;
+  m->nbuf = (char *)base + o_nbuf;
+  m->vals = (takt__xr_value_t *)(base + o_xv);
+  takt__xr_doc_init(&m->doc, m->vals, cfg->max_values);
+  m->listen = m->wake = m->note_wake = m->stop_wake = TAKT_IO_CLOSED;
+  takt_err_t rc = takt__lock_init(&m->lock, TAKT__LEVEL_ROS1, "ros1-master");
+  if (rc < 0) {
+    takt__context_free(ctx, base);
+    return rc;
+  }
+  *out = m;
+  return TAKT_OK;
+}
+
+uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t len, char *out,
+                                  uint32_t cap) {
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, out, cap);
+  serve_request(m, body, len, &w);
+  return w.overflow ? 0 : w.len;
+}
+
+takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                   takt_ros1_master_t **out) {
+  if (out == NULL) return TAKT_EINVAL;
+  takt_ros1_master_t *m;
+  TAKT_RETURN_IF_ERR(takt__ros1_master_tables(ctx, cfg, &m));
+  const takt_ros1_master_config_t *c = &m->cfg;
+  takt_err_t rc = takt_io_tcp_listen(m->host, c->port, 64, &m->listen);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&m->wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&m->note_wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&m->stop_wake);
+  if (rc == TAKT_OK) {
+    m->port = takt_io_local_port(m->listen);
+    snprintf(m->uri, sizeof m->uri, "http://%s:%u/", m->host, (unsigned)m->port);
+    rc = takt_thread_create(&m->server, &c->thread, server_main, m);
+  }
+  if (rc == TAKT_OK) {
+    takt_thread_attr_t na = c->thread;
+    na.name = "takt-ros1-note";
+    rc = takt_thread_create(&m->notifier, &na, notifier_main, m);
+    if (rc < 0) {
+      atomic_store(&m->stop, true);
+      takt_io_wake_signal(m->wake);
+      takt_thread_join(&m->server);
+    }
+  }
+  if (rc < 0) {
+    takt_io_close(&m->listen);
+    takt_io_close(&m->wake);
+    takt_io_close(&m->note_wake);
+    takt_io_close(&m->stop_wake);
+    takt__lock_fini(&m->lock);
+    takt__context_free(ctx, m);
+    return rc;
+  }
+  m->started = true;
+  *out = m;
+  return TAKT_OK;
+}
+
+const char *takt_ros1_master_uri(const takt_ros1_master_t *m) { return m->uri; }
+uint16_t takt_ros1_master_port(const takt_ros1_master_t *m) { return m->port; }
+
+void takt_ros1_master_destroy(takt_ros1_master_t *m) {
+  if (m == NULL) return;
+  atomic_store(&m->stop, true);
+  takt_io_wake_signal(m->stop_wake);
+  takt_io_wake_signal(m->wake);
+  takt_io_wake_signal(m->note_wake);
+  if (m->started) {
+    takt_thread_join(&m->server);
+    takt_thread_join(&m->notifier);
+  }
+  for (uint32_t i = 0; i < m->cfg.max_conns; i++) takt_io_close(&m->conns[i].io);
+  takt_io_close(&m->listen);
+  takt_io_close(&m->wake);
+  takt_io_close(&m->note_wake);
+  takt_io_close(&m->stop_wake);
+  takt__lock_fini(&m->lock);
+  takt__context_free(m->ctx, m);
+}

@@ -1,0 +1,129 @@
+// The embedded master (takt_ros1_master_*) in this process: clients holding unfinished requests
+// do not keep others from being served; parameters (scalars, a struct set as one value and read
+// back by namespace, search, names, delete); subscribeParam/paramUpdate to a rospy node; a fault
+// for an unknown method; the port refused when taken.
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "ros1_peers.hpp"
+#include "takt/ros1.h"
+
+using ros1_test::Proc;
+
+namespace {
+
+const std::string kPeers = std::string(TAKT_SOURCE_DIR) + "/tests/ros1/peers/";
+
+class Ros1Master : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    cc.arena_bytes = 32u << 20;
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+    baseline = takt_test::pool_usage(ctx);
+    takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+    mc.port = 0;
+    mc.max_conns = 4;
+    ASSERT_EQ(takt_ros1_master_create(ctx, &mc, &master), TAKT_OK);
+    takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+    rc.master_uri = takt_ros1_master_uri(master);
+    rc.name = "/takt_node";
+    rc.io_thread.policy = TAKT_SCHED_OTHER;
+    ASSERT_EQ(takt_ros1_node_create(ctx, &rc, &node), TAKT_OK);
+    home = "/tmp/takt-ros1-master-test-" + std::to_string(getpid());
+    setenv("ROS_MASTER_URI", takt_ros1_master_uri(master), 1);
+    setenv("ROS_IP", "127.0.0.1", 1);
+    setenv("ROS_HOME", home.c_str(), 1);
+    setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
+  }
+  void TearDown() override {
+    if (node != nullptr) takt_ros1_node_destroy(node);
+    if (master != nullptr) takt_ros1_master_destroy(master);
+    EXPECT_TRUE(takt_test::pools_empty(ctx, baseline));
+    takt_context_destroy(ctx);
+    std::error_code ec;
+    std::filesystem::remove_all(home, ec);
+  }
+  takt_context_t *ctx = nullptr;
+  takt_pool_usage_t baseline{};
+  takt_ros1_master_t *master = nullptr;
+  takt_ros1_node_t *node = nullptr;
+  std::string home;
+};
+
+}  // namespace
+
+TEST_F(Ros1Master, SlowClientsDoNotBlockOthers) {
+  // more clients than the master keeps connections for, each with half a request
+  std::vector<takt_io_t> slow(6, TAKT_IO_CLOSED);
+  const char part[] = "POST / HTTP/1.1\r\nContent-Length: 500\r\n\r\n<?xml";
+  for (auto &io : slow) {
+    ASSERT_EQ(takt_io_tcp_connect("127.0.0.1", takt_ros1_master_port(master), TAKT_IO_CLOSED,
+                                  takt_time_now() + TAKT_NS_PER_S, &io),
+              TAKT_OK);
+    ASSERT_EQ(takt_io_write_until(io, (const uint8_t *)part, sizeof part - 1, TAKT_IO_CLOSED,
+                                  takt_time_now() + TAKT_NS_PER_S, nullptr),
+              TAKT_OK);
+  }
+  char uri[128];
+  for (int i = 0; i < 20; i++) ASSERT_EQ(takt_ros1_get_uri(node, uri, sizeof uri), TAKT_OK);
+  EXPECT_STREQ(uri, takt_ros1_master_uri(master));
+  for (auto &io : slow) takt_io_close(&io);
+}
+
+TEST_F(Ros1Master, ParameterServer) {
+  ASSERT_EQ(takt_ros1_param_set_int(node, "/robot/gain", 3), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_double(node, "/robot/rate", 2.5), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_string(node, "/robot/name", "a<b>&c"), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_bool(node, "relative", true), TAKT_OK);  // in the caller's namespace: /relative
+  int32_t i = 0;
+  double d = 0;
+  bool b = false, has = false;
+  char s[64];
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/robot/gain", &i), TAKT_OK);
+  EXPECT_EQ(i, 3);
+  EXPECT_EQ(takt_ros1_param_get_double(node, "/robot/rate", &d), TAKT_OK);
+  EXPECT_EQ(d, 2.5);
+  EXPECT_EQ(takt_ros1_param_get_string(node, "/robot/name", s, sizeof s), TAKT_OK);
+  EXPECT_STREQ(s, "a<b>&c");
+  EXPECT_EQ(takt_ros1_param_get_bool(node, "/relative", &b), TAKT_OK);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/robot", &i), TAKT_ETYPE);  // a namespace: a struct
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/nothing", &i), TAKT_ENOENT);  // as with rosmaster
+  EXPECT_EQ(takt_ros1_param_has(node, "/robot", &has), TAKT_OK);
+  EXPECT_TRUE(has);
+  char found[128];
+  EXPECT_EQ(takt_ros1_param_search(node, "robot", found, sizeof found), TAKT_OK);
+  EXPECT_STREQ(found, "/robot");
+  std::set<std::string> names;
+  ASSERT_EQ(takt_ros1_param_names(
+                node, [](void *u, const char *n, const char *) { static_cast<std::set<std::string> *>(u)->insert(n); },
+                &names),
+            TAKT_OK);
+  EXPECT_EQ(names, (std::set<std::string>{"/robot/gain", "/robot/rate", "/robot/name", "/relative"}));
+  EXPECT_EQ(takt_ros1_param_delete(node, "/robot"), TAKT_OK);
+  EXPECT_EQ(takt_ros1_param_has(node, "/robot/gain", &has), TAKT_OK);
+  EXPECT_FALSE(has);
+  EXPECT_EQ(takt_ros1_param_delete(node, "/robot"), TAKT_ENOENT);
+}
+
+TEST_F(Ros1Master, SubscribedParameterIsUpdated) {
+  ASSERT_EQ(takt_ros1_param_set_int(node, "/gain", 1), TAKT_OK);
+  Proc watch;
+  ASSERT_TRUE(watch.start({"/usr/bin/python3", kPeers + "param_watch.py", "/gain", "7"}));
+  ASSERT_TRUE(watch.wait_for("value 1\n", 20000)) << watch.output();
+  ASSERT_EQ(takt_ros1_param_set_int(node, "/gain", 7), TAKT_OK);  // paramUpdate to the watcher
+  EXPECT_EQ(watch.wait_exit(20000), 0) << watch.output();
+  EXPECT_NE(watch.output().find("value 7\n"), std::string::npos) << watch.output();
+}
+
+TEST_F(Ros1Master, TheSamePortTwiceIsRefused) {
+  takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+  mc.port = takt_ros1_master_port(master);
+  takt_ros1_master_t *again = nullptr;
+  EXPECT_EQ(takt_ros1_master_create(ctx, &mc, &again), TAKT_EOS);
+  EXPECT_EQ(again, nullptr);
+}

@@ -1,0 +1,66 @@
+/* takt-master: the embedded ROS 1 master as a program (`takt master [--port 11311]`): serves
+ * rospy, roscpp and the ROS tools until SIGINT, SIGTERM or SIGHUP. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "takt/ros1.h"
+
+static int usage(FILE *f, int status) {
+  fprintf(f, "usage: takt-master [--port PORT] [--host ADDRESS]\n"
+             "  a ROS 1 master (master API and parameter server); default 127.0.0.1:11311\n");
+  return status;
+}
+
+int main(int argc, char **argv) {
+  /* blocked first: a stop signal sent while starting waits for sigwait below */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
+  takt_ros1_master_config_t cfg = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout, 0);
+    if (i + 1 >= argc) return usage(stderr, 2);
+    if (strcmp(argv[i], "--port") == 0) {
+      char *end = NULL;
+      long p = strtol(argv[++i], &end, 10);
+      if (end == NULL || *end != '\0' || p < 0 || p > 65535) {
+        fprintf(stderr, "takt-master: --port %s is not a port number (0 .. 65535)\n", argv[i]);
+        return 2;
+      }
+      cfg.port = (uint16_t)p;
+    } else if (strcmp(argv[i], "--host") == 0) {
+      cfg.host = argv[++i];
+    } else {
+      fprintf(stderr, "takt-master: unknown argument '%s'\n", argv[i]);
+      return usage(stderr, 2);
+    }
+  }
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = 16u << 20;
+  takt_context_t *ctx = NULL;
+  takt_err_t rc = takt_context_create(&cc, &ctx);
+  if (rc < 0) {
+    fprintf(stderr, "takt-master: context: %s\n", takt_strerror(rc));
+    return 1;
+  }
+  takt_ros1_master_t *m = NULL;
+  rc = takt_ros1_master_create(ctx, &cfg, &m);
+  if (rc < 0) {
+    fprintf(stderr, "takt-master: cannot serve on %s:%u: %s\n", cfg.host ? cfg.host : "127.0.0.1",
+            (unsigned)cfg.port, rc == TAKT_EOS ? "the port is in use or not ours" : takt_strerror(rc));
+    takt_context_destroy(ctx);
+    return 1;
+  }
+  printf("takt master: %s (pid %d)\n", takt_ros1_master_uri(m), (int)takt_port_pid());
+  fflush(stdout);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  takt_ros1_master_destroy(m);
+  takt_context_destroy(ctx);
+  return 0;
+}
