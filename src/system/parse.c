@@ -899,14 +899,6 @@ static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out
   return 0;
 }
 
-static int get_bool(parser_t *p, yaml_node_t *n, const char *what, bool *out) {
-  if (want(p, n, YAML_SCALAR_NODE, what) < 0) return -1;
-  if (strcmp(scalar(n), "true") == 0) *out = true;
-  else if (strcmp(scalar(n), "false") == 0) *out = false;
-  else return FAIL(p, n, "%s must be true or false, not '%s'", what, scalar(n));
-  return 0;
-}
-
 /* The in-memory size of ROS type `type` (a message, or a service's half when suffix is
  * "Request" / "Response"); -1 with the error written. */
 static int ros_type_size(parser_t *p, yaml_node_t *n, const char *type, const char *suffix,
