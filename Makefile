@@ -87,7 +87,7 @@ bench-smoke: build
 	  test -s $(BUILD)/bench-smoke/$$b.json && test -s $(BUILD)/bench-smoke/$$b.md || exit 1; \
 	  echo "$$b smoke: ok"; \
 	done
-	@if command -v qemu-system-arm >/dev/null && test -f $(BUILD)/fw/mps2-an500/takt-fw-bench-pods.elf; then \
+	@if command -v qemu-system-arm >/dev/null && test -f $(BUILD)/release/fw/mps2-an500/takt-fw-bench-pods.elf; then \
 	  $(VENV)/bin/takt bench pods --mcu --quick --out $(BUILD)/bench-smoke >/dev/null || exit 1; \
 	  test -s $(BUILD)/bench-smoke/pods_mcu.json && test -s $(BUILD)/bench-smoke/pods_mcu.md || exit 1; \
 	  echo "pods --mcu smoke: ok"; \
@@ -95,11 +95,11 @@ bench-smoke: build
 	@$(VENV)/bin/takt sizes >/dev/null && echo "sizes: ok"
 
 # Coverage-guided fuzzing with clang's libFuzzer and ASan+UBSan, FUZZ_SECONDS per target
-# (`make fuzz FUZZ_SECONDS=600` for a long run). `make test` runs it for 10 s per target.
+# (`make fuzz FUZZ_SECONDS=600` for a long run). `make test` runs it for 6 s per target.
 FUZZ_SECONDS ?= 60
 fuzz-smoke:
-	@echo "== fuzzing: libFuzzer, 10 s per target"
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10 2>&1 | grep -E "^(Done|==|SUMMARY|ERROR)|crash" ; \
+	@echo "== fuzzing: libFuzzer, 6 s per target"
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=6 2>&1 | grep -E "^(Done|==|SUMMARY|ERROR)|crash" ; \
 	  test $${PIPESTATUS[0]} -eq 0
 fuzz: deps
 	@CC=clang CXX=clang++ $(CMAKE) -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DTAKT_LIBFUZZER=ON \
