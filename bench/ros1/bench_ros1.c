@@ -44,11 +44,6 @@ static void put32(uint8_t *p, uint32_t v) {
 /* A context and a ROS 1 node sized for messages of max_message bytes. */
 static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_t max_message,
                                    takt_context_t **ctx) {
-  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  /* the node's per-connection buffers and queues, with room to spare */
-  cc.arena_bytes = 24u * (size_t)max_message + (8u << 20);
-  takt_err_t rc = takt_context_create(&cc, ctx);
-  if (rc < 0) die("context", rc, NULL);
   takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
   cfg.master_uri = master;
   cfg.name = name;
@@ -57,10 +52,18 @@ static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_
   cfg.max_conns = 2;
   cfg.max_pubs = 1;
   cfg.max_subs = 1;
-  takt_ros1_node_t *node;
-  rc = takt_ros1_node_create(*ctx, &cfg, &node);
-  if (rc < 0) die("node", rc, NULL);
-  return node;
+  /* the node's per-connection buffers and queues: an arena that holds them, found by doubling */
+  for (size_t arena = 24u * (size_t)max_message + (8u << 20);; arena *= 2) {
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    cc.arena_bytes = arena;
+    takt_err_t rc = takt_context_create(&cc, ctx);
+    if (rc < 0) die("context", rc, NULL);
+    takt_ros1_node_t *node;
+    rc = takt_ros1_node_create(*ctx, &cfg, &node);
+    if (rc == TAKT_OK) return node;
+    takt_context_destroy(*ctx);
+    if (rc != TAKT_ENOMEM || arena > (1u << 30)) die("node", rc, NULL);
+  }
 }
 
 static int run_pub(const char *master, const char *topic, uint32_t size, long count, long period_us,
