@@ -280,7 +280,9 @@ def graph(topic, name, timeout):
         msg = String()
         msg.data = "graph-seen"
         pub.publish(msg)
-        pub.wait_for_all_acked(rclpy.duration.Duration(seconds=5))
+        # reliable: delivered once takt's reader has matched this writer too (discovery is not
+        # symmetric in time; a sanitized takt process can take many seconds): stay until acked
+        pub.wait_for_all_acked(rclpy.duration.Duration(seconds=max(1.0, deadline - time.monotonic())))
         rc = 0
     else:
         print("names seen:", node.get_node_names_and_namespaces(), flush=True)
