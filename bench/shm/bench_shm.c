@@ -197,9 +197,9 @@ typedef struct {
 
 static int open_side(takt_context_t *ctx, side_t *s, const char *name, const char *spec) {
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
-  if (takt_daemon_create(&dc, &s->d) || takt_bridge_create(ctx, s->d, name, &s->b)) return 1;
+  if (takt_daemon_create_in(ctx, &dc, &s->d) || takt_bridge_create(ctx, s->d, name, &s->b)) return 1;
   takt_link_handlers_t h = takt_daemon_link_handlers(s->d);
-  if (takt_link_open(spec, &h, &s->l) || takt_daemon_attach(s->d, s->l)) return 1;
+  if (takt_link_open_in(ctx, spec, NULL, &h, &s->l) || takt_daemon_attach(s->d, s->l)) return 1;
   return 0;
 }
 
