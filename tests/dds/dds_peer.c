@@ -5,8 +5,10 @@
  *   takt-dds-peer talk   TOPIC TYPE COUNT PERIOD_MS PREFIX DOMAIN
  *   takt-dds-peer serve|call SERVICE cyclone|plain COUNT TIMEOUT_S DOMAIN
  *   takt-dds-peer refuse TOPIC string 0 TIMEOUT_S DOMAIN
+ *   takt-dds-peer listen-first TOPIC TYPE 1 TIMEOUT_S DOMAIN
  * (refuse: a reliable reader; exit 0 once DDS reported a writer incompatible with it and
- * nothing arrived)
+ * nothing arrived; listen-first: a listener that exits 0 on its first message, for a peer that
+ * publishes until the listener has gone)
  * (std_srvs/SetBool as tests/dds/ros2_peer.py serves and calls it, with the given mapping)
  * TYPE: string (std_msgs/String), header (ROS 2 std_msgs/msg/Header) or image (ROS 2
  * sensor_msgs/msg/Image, 640x480 rgb8, as tests/dds/ros2_peer.py makes them). Output lines as the
@@ -197,6 +199,8 @@ int main(int argc, char **argv) {
   unsigned count = (unsigned)atoi(argv[4]);
   bool talk = strcmp(mode, "talk") == 0;
   bool refuse = strcmp(mode, "refuse") == 0;
+  bool first = strcmp(mode, "listen-first") == 0;
+  if (first) count = 1;
   unsigned domain = (unsigned)atoi(argv[talk ? 7 : 6]);
   const takt_type_support_t *ts = g_image    ? &sensor_msgs__msg__Image__type_cdr
                                   : g_header ? &std_msgs__msg__Header__type_cdr
@@ -270,8 +274,8 @@ int main(int argc, char **argv) {
     while (__atomic_load_n(&g_got, __ATOMIC_RELAXED) < count && takt_time_now() < end)
       (void)takt_executor_spin_until(exec, takt_time_now() + 50 * TAKT_NS_PER_MS);
     /* a grace period: more than COUNT (duplicates) would show */
-    (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
-    rc = g_got == count ? 0 : 2;
+    if (!first) (void)takt_executor_spin_until(exec, takt_time_now() + 500 * TAKT_NS_PER_MS);
+    rc = first ? (g_got >= 1 ? 0 : 2) : g_got == count ? 0 : 2;
   } else {
     unsigned period_ms = (unsigned)atoi(argv[5]);
     const char *prefix = argv[6];

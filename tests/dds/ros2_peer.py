@@ -12,7 +12,8 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
       identity in front of the request's fields, echoed by the reply)
   ros2_peer.py graph TOPIC NODE TIMEOUT_S   (rclpy: waits until the graph shows node /NODE,
       prints `node /NODE` and `subscribes <topic> <types>` for the node's subscriptions, then
-      publishes one std_msgs/msg/String `graph-seen` on TOPIC; exit 2 if the node never shows)
+      publishes std_msgs/msg/String `graph-seen` on TOPIC every 100 ms until the subscriber has
+      left; exit 2 if the node never shows)
 A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
 and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
 `answer <i> <0|1> <message>` for each, exit 0 when all were answered.
@@ -279,10 +280,14 @@ def graph(topic, name, timeout):
             rclpy.spin_once(node, timeout_sec=0.05)
         msg = String()
         msg.data = "graph-seen"
-        pub.publish(msg)
-        # reliable: delivered once takt's reader has matched this writer too (discovery is not
-        # symmetric in time; a sanitized takt process can take many seconds): stay until acked
-        pub.wait_for_all_acked(rclpy.duration.Duration(seconds=max(1.0, deadline - time.monotonic())))
+        # a reliable volatile writer's first sample reaches only readers that had matched it
+        # when it was written, and this writer matching takt's reader says nothing of takt's
+        # reader matching this writer (discovery is not symmetric in time; a sanitized takt
+        # process takes seconds). So publish again every 100 ms until takt's listener, which
+        # exits on its first message, is gone from the graph.
+        while pub.get_subscription_count() > 0 and time.monotonic() < deadline:
+            pub.publish(msg)
+            rclpy.spin_once(node, timeout_sec=0.1)
         rc = 0
     else:
         print("names seen:", node.get_node_names_and_namespaces(), flush=True)

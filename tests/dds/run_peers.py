@@ -178,7 +178,7 @@ def graph_case(a) -> int:
     env = peer_env(domain)
     topic = f"takt_test_{a.case}"
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
-    res = run_pair([a.peer, "listen", topic, "string", "1", "40", str(domain)],
+    res = run_pair([a.peer, "listen-first", topic, "string", "1", "40", str(domain)],
                    ros2 + ["graph", topic, "dds_bridge", "35"], env)
     if res is None:
         print(f"{a.case}: timed out", file=sys.stderr)
