@@ -37,7 +37,11 @@ def _result():
     return {"benchmark": "scale", "command": "takt bench scale", "machine": common.machine(), "quick": True,
             "source": {"commit": "0" * 40, "dirty": False}, "elapsed_s": 1.0, "neighbours": watch.summary(),
             "throughput": {"duration_ms": 10, "blocks": 2, "batch": 64, "rows": tp},
-            "overhead": {"count_per_run": 3, "period_us": 2000, "blocks": 1, "stress_timeout_s": 20, "rows": ov},
+            "overhead": {"count_per_run": 3, "period_us": 2000, "blocks": 1, "stress_timeout_s": 20, "rows": ov,
+                         "floor": [{"stress": loaded, "received": 4, "expected": 4, "over_1ms": int(loaded),
+                                    "steal_fraction": 0.1 if loaded else 0.0,
+                                    **common.distribution([5e3, 6e3, 7e3, 2e6 if loaded else 8e3])}
+                                   for loaded in (False, True)]},
             "timers": {"blocks": 1, "rows": tm}}
 
 
@@ -49,6 +53,8 @@ def test_headline_has_every_goal_and_the_report_says_which_are_met():
     for key, op, bound, _ in scale.GOALS:
         assert head[key] is not None, key
     assert head["timer_1000us_p99_jitter_preempt_over_raw"] == 1.2
+    assert head["io_load_cyclictest_over_1ms_percent"] == 25.0 and head["no_load_cyclictest_over_1ms_percent"] == 0
+    assert head["io_load_steal_percent"] == 10.0 and head["no_load_steal_percent"] == 0
     result["headline"] = head
     md = scale._markdown(result)
     goals = [line for line in md if line.startswith("| ") and ("| ≥" in line or "| ≤" in line)]
@@ -75,3 +81,19 @@ def test_neighbours_counts_other_processes_cpu_time():
     watch.sample()
     s = watch.summary()
     assert s["samples"] == 1 and s["wall_s"] >= 0 and s["other_cpu_s"] >= 0
+
+
+def test_cyclictest_counts_wake_ups_beyond_its_histogram(monkeypatch, tmp_path):
+    """cyclictest prints its histogram and, apart, how many wake-ups fell beyond it: those count
+    as the histogram's bound, not as nothing (they are the stalls a floor must show)."""
+    fake = tmp_path / "cyclictest"
+    fake.write_text("#!/bin/sh\nprintf '000003 000002\\n000010 000001\\n# Histogram Overflows: 00003\\n'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    got = common.cyclictest(6, 60, 2000)
+    assert sorted(got) == [3e3, 3e3, 10e3, 20e6, 20e6, 20e6]
+
+
+def test_steal_ticks_reads_proc_stat():
+    v = common.steal_ticks()
+    assert v is None or v >= 0

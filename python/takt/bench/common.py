@@ -103,7 +103,8 @@ def run_native(exe: Path, args: List[str]) -> dict:
 
 def cyclictest(count: int, prio: int, interval_us: int = 1000) -> List[float]:
     """cyclictest at SCHED_FIFO prio and an interval: wake-up latencies in ns (µs resolution);
-    empty if cyclictest is not installed."""
+    wake-ups beyond its 20 ms histogram count as 20 ms (a lower bound); empty if cyclictest is
+    not installed."""
     exe = shutil.which("cyclictest")
     if exe is None:
         return []
@@ -114,7 +115,20 @@ def cyclictest(count: int, prio: int, interval_us: int = 1000) -> List[float]:
         parts = line.split()
         if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
             samples += [float(parts[0]) * 1000.0] * int(parts[1])
+        elif line.startswith("# Histogram Overflows:"):
+            samples += [20000 * 1000.0] * sum(int(x) for x in line.split(":")[1].split())
     return samples
+
+
+def steal_ticks() -> Optional[int]:
+    """CPU time the hypervisor gave to others while this machine's CPUs wanted to run, in clock
+    ticks summed over the CPUs (the `steal` column of /proc/stat); None where there is none."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) if fields[0] == "cpu" and len(fields) > 8 else None
+    except OSError:
+        return None
 
 
 def pyplot():

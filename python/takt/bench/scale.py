@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import statistics
 import tempfile
 import time
@@ -25,8 +26,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from takt import native
-from takt.bench.common import Neighbours, command, distribution, git_commit, machine, machine_line, percentiles, \
-    run_native, stress_ng, stress_ng_path, write_json, write_markdown
+from takt.bench.common import Neighbours, command, cyclictest, distribution, git_commit, machine, machine_line, \
+    percentiles, run_native, steal_ticks, stress_ng, stress_ng_path, write_json, write_markdown
 from takt.bench.rosrt import CB_PRIO, PUB_PRIO, SCENARIOS, TIMER_PLAN, TIMER_PLAN_QUICK, overhead_samples, \
     timer_jitter
 
@@ -129,6 +130,8 @@ def _overhead(exe: Path, quick: bool, tmp: Path, load: Neighbours) -> Dict[str, 
     samples: Dict[tuple, List[float]] = {}
     expected: Dict[tuple, int] = {}
     stress_alive: Dict[tuple, bool] = {}
+    floor: Dict[bool, List[float]] = {}
+    steal: Dict[bool, List[float]] = {}
     for b in range(blocks):
         execs = EXECS if b % 2 == 0 else EXECS[::-1]
         for loaded in (False, True):
@@ -145,6 +148,15 @@ def _overhead(exe: Path, quick: bool, tmp: Path, load: Neighbours) -> Dict[str, 
                         alive = proc is not None and proc.poll() is None
                         stress_alive[key] = stress_alive.get(key, True) and (alive or not loaded)
                         load.sample()
+                # the floor under the same load: cyclictest at the callbacks' priority and the
+                # publisher's period, and the CPU time the hypervisor took from this machine
+                before = steal_ticks()
+                t0 = time.monotonic()
+                floor[loaded] = floor.get(loaded, []) + cyclictest(count, CB_PRIO, period_us)
+                after = steal_ticks()
+                if before is not None and after is not None:
+                    cpu_s = (time.monotonic() - t0) * (os.cpu_count() or 1)
+                    steal.setdefault(loaded, []).append((after - before) / os.sysconf("SC_CLK_TCK") / cpu_s)
             if loaded and settle_s:
                 time.sleep(settle_s)  # its dirty pages written back before the next unloaded runs
     rows = []
@@ -153,8 +165,11 @@ def _overhead(exe: Path, quick: bool, tmp: Path, load: Neighbours) -> Dict[str, 
                      "stress_present_throughout": stress_alive[(loaded, scen, ex)] if loaded else None,
                      "scenario": scen, "executor": ex, "expected": expected[(loaded, scen, ex)], "received": len(v),
                      "over_1ms": sum(1 for x in v if x > 1e6), **distribution(v)})
+    floors = [{"stress": loaded, "received": len(v), "expected": count * blocks, "over_1ms": sum(1 for x in v if x > 1e6),
+               "steal_fraction": statistics.fmean(steal[loaded]) if steal.get(loaded) else None, **distribution(v)}
+              for loaded, v in sorted(floor.items()) if v]
     return {"count_per_run": count, "period_us": period_us, "blocks": blocks, "stress_timeout_s": timeout_s,
-            "rows": rows}
+            "rows": rows, "floor": floors}
 
 
 def _ov(rows: List[dict], loaded: bool, scen: str, ex: str) -> dict:
@@ -220,6 +235,13 @@ def _headline(result: Dict[str, object]) -> Dict[str, object]:
                 head[f"{'io_load' if loaded else 'no_load'}_{scen}_p99_preempt_over_waitset"] = _ratio(pre["p99"],
                                                                                                       ws["p99"])
     head["fanout10_p99_preempt_over_waitset"] = head.get("no_load_fanout10_p99_preempt_over_waitset")
+    for f in result["overhead"].get("floor", []):
+        where = "io_load" if f["stress"] else "no_load"
+        if f.get("count"):
+            head[f"{where}_cyclictest_p99_us"] = round(f["p99"] / 1e3, 1)
+            head[f"{where}_cyclictest_over_1ms_percent"] = round(100.0 * f["over_1ms"] / f["count"], 2)
+        if f.get("steal_fraction") is not None:
+            head[f"{where}_steal_percent"] = round(100.0 * f["steal_fraction"], 2)
     for period in sorted({r["period_us"] for r in result["timers"]["rows"]}):
         pre, raw = _tm(result["timers"]["rows"], period, "preempt"), _tm(result["timers"]["rows"], period, "raw")
         head[f"timer_{period}us_p99_jitter_preempt_over_raw"] = _ratio(pre["abs"]["p99"], max(raw["abs"]["p99"], 1.0))
@@ -341,6 +363,19 @@ def _markdown(result: Dict[str, object]) -> List[str]:
                           " | ".join(_us(r, k) for k in ("min", "p50", "p90", "p99", "p999", "max")) +
                           f" | {r.get('over_1ms', 'n/a')} | {_fmt(head.get(key)) if ex == 'preempt' else ''} |")
 
+    md += ["", f"The floor, run in the same halves of each block: `cyclictest -m -p {CB_PRIO} -i {ov['period_us']}` "
+           "(a SCHED_FIFO thread with locked memory waking at absolute times; its wake-up latency, µs, wake-ups "
+           "beyond 20 ms counted as 20 ms), and the CPU time the hypervisor took from this virtual machine while it "
+           "ran (`steal` in /proc/stat, as a share of both CPUs' time). No executor can be faster than this floor: "
+           "where the floor's own p99 lies in its > 1 ms tail, so do both executors' and their ratio says nothing "
+           "of scheduling.", "",
+           "| stress-ng | received | min µs | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | > 1 ms | stolen |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for f in ov.get("floor", []):
+        stolen = "n/a" if f.get("steal_fraction") is None else f"{100.0 * f['steal_fraction']:.1f} %"
+        md.append(f"| {'yes' if f['stress'] else 'no'} | {f['received']}/{f['expected']} | " +
+                  " | ".join(_us(f, k) for k in ("min", "p50", "p90", "p99", "p999", "max")) +
+                  f" | {f['over_1ms']} | {stolen} |")
     md += ["", "## Timer jitter: preempt's default timers vs a raw thread", "",
            "Jitter: start of release k minus start of release k-1 minus the period (`takt-bench-rosrt timer EXEC "
            "PERIOD_US COUNT 1`). preempt: its default timer mode (`TAKT_TIMERS_DEDICATED`), a thread for the "
