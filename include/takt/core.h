@@ -216,11 +216,12 @@ void takt_chain_reset_stats(takt_chain_t *chain);
 takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t **out);
 /** Destroy a node and every publisher, subscription, timer, service and client it owns.
  * TAKT_EBUSY while the node is attached to an executor.
- * One entity of an attached node (a subscription, timer, service, client) may be destroyed while
- * no job of its callback runs: from a callback of the same single-threaded executor, with the
- * executor not spinning, or after takt_executor_remove_node. A job in flight is not waited for.
- * Notifications in flight (a publication's, a request's or an answer's) are: the destruction
- * waits for them. */
+ * One entity of an attached node (a subscription, timer, service, client) may be destroyed at any
+ * time, from any thread, also while its executor spins: a job of its callback running on another
+ * thread ends before the destruction returns (called from that job itself, it does not wait for
+ * itself: the job ends after the call); a job handed to a thread but not yet started is dropped.
+ * Do not wait, in a callback, for a job that is blocked on what the destroying thread holds.
+ * Notifications in flight (a publication's, a request's or an answer's) are waited for too. */
 takt_err_t takt_node_destroy(takt_node_t *node);
 const char *takt_node_name(const takt_node_t *node);
 takt_context_t *takt_node_context(const takt_node_t *node);

@@ -144,6 +144,9 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec);
 /** Attach a node: its callbacks (present and future) are scheduled by this executor.
  * TAKT_EBUSY if the node is attached elsewhere, TAKT_EFULL past max_callbacks. */
 takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node);
+/** Detach a node: its callbacks are no longer scheduled; jobs of them running on other threads
+ * end before this returns (not waited for from a job of the node itself). A callback record
+ * whose job is still in flight counts against max_callbacks until that job ends. */
 takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node);
 
 /** Run until takt_executor_stop. On a FAKE clock returns when nothing can ever happen. */

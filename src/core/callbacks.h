@@ -9,6 +9,9 @@
 takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node,
                                           takt_callback_kind_t kind, const char *name,
                                           const takt_callback_attr_t *attr);
+/** Unregister cb from its node (context lock held): an attached executor forgets it, and a job
+ * of it that runs on another thread ends before this returns; the context lock is let go while
+ * waiting for that job (not when called from a job of cb itself, which ends after the call). */
 void takt__callback_unregister_locked(takt_callback_t *cb);
 
 /** Tell cb's executor (if any) that cb has work. No lock of level >= TAKT__LEVEL_EXECUTOR held. */

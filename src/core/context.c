@@ -543,6 +543,12 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
     cb->chain = NULL;
   }
   takt__lock_give(&ctx->stats_lock);
+  takt__job_t *job = takt__current_job;
+  if (d != NULL && d->wait_gone != NULL && (job == NULL || job->cb != cb)) {
+    takt__unlock(ctx);
+    d->wait_gone(d, cb);
+    takt__lock(ctx);
+  }
 }
 
 /* ---- chains ---- */

@@ -18,6 +18,9 @@ struct takt__dispatcher {
   /** A callback was created on / is being removed from an attached node. Context lock held. */
   void (*added_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
   void (*removed_locked)(takt__dispatcher_t *d, takt_callback_t *cb);
+  /** After removed_locked: return once no job of cb is in flight on this executor (one handed
+   * to a thread before the removal). No lock held. May be NULL (no job outlives the removal). */
+  void (*wait_gone)(takt__dispatcher_t *d, takt_callback_t *cb);
   /** The context shuts down: stop spinning. Context lock held. */
   void (*stop_locked)(takt__dispatcher_t *d);
   /** May attr be used by a callback this executor schedules? TAKT_OK or an error (e.g. a

@@ -30,7 +30,11 @@ typedef struct takt__exec_rec {
   uint32_t state;        /* TAKT__ST_* */
   uint64_t seq;          /* FIFO order among equal keys */
   int64_t job_release;   /* timers: the release of the pending job */
-  uint32_t inflight;     /* jobs of it running now (preempt, waitset multi-threaded) */
+  uint32_t inflight;     /* jobs of it handed to a thread or running now (every kind) */
+  uint32_t running;      /* of those, jobs that started: their callback's function runs */
+  bool gone;             /* its callback left the executor while a job of it was in flight:
+                          * the record stays out of the free list until inflight is 0 */
+  takt_node_t *node;     /* its callback's node (a gone record's callback may be freed) */
   int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
   int64_t last_run_ns;   /* preempt leader mode: how long its last job took */
   int32_t kind_slot;     /* the kind's own index for it (preempt: its timer thread), -1: none */
@@ -78,6 +82,8 @@ struct takt_executor {
   takt_executor_options_t opts; /* [const] after init */
   takt__lock_t lock;
   takt_event_t wake;    /* [exec] */
+  takt_wakeup_t gone;   /* posted when a record whose callback left has no job in flight */
+  uint32_t gone_waiters; /* [exec] threads waiting on it (takt__dispatcher_t.wait_gone) */
   bool stop_requested;  /* [exec] */
   bool spinning;        /* [exec] */
   bool started;         /* [exec] timers armed */
@@ -121,15 +127,34 @@ static inline void takt__exec_validate_locked(takt_executor_t *e, int64_t now) {
   takt__timing_dispatch(e->ctx, now, &e->lock);
 }
 /** Run r's queued work (non-timer) as a job with no deadline; lock let go around it. */
+/** A job of r ended or was dropped (inflight, and running if it had started, were just
+ * lowered): whoever waits for the jobs of a callback that left to end is woken, and its record
+ * goes back to the free list once no job of it is in flight. */
+void takt__exec_rec_done_locked(takt_executor_t *e, takt__exec_rec_t *r);
+/** Run one unit of r's work; false if nothing ran (nothing queued, or r's callback left the
+ * executor before its job could start). */
 static inline bool takt__exec_run_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  if (r->e != e) return false;
   takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
-  return takt__callback_execute(r->cb, &run);
+  r->inflight++;
+  r->running++;
+  bool ran = takt__callback_execute(r->cb, &run);
+  r->running--;
+  r->inflight--;
+  takt__exec_rec_done_locked(e, r);
+  return ran;
 }
 /** Run r's pending timer job. */
 static inline void takt__exec_run_timer_locked(takt_executor_t *e, takt__exec_rec_t *r,
                                                int64_t now) {
+  if (r->e != e) return;
   takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
+  r->inflight++;
+  r->running++;
   takt__timer_execute(takt__rec_timer(r), r->job_release, now, &run);
+  r->running--;
+  r->inflight--;
+  takt__exec_rec_done_locked(e, r);
 }
 
 /* ---- the kinds (kinds.h lists them) ---- */

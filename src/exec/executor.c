@@ -106,6 +106,7 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   e->rec_free = r->next_free;
   memset(r, 0, sizeof *r);
   r->cb = cb;
+  r->node = cb->node;
   r->e = e;
   r->heap_pos = -1;
   r->timer_pos = -1;
@@ -153,8 +154,51 @@ static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   takt__group_detach_locked(cb);
   cb->exec_rec = NULL;
   r->e = NULL;
+  if (r->inflight > 0) { /* a thread holds it: freed when its job ends (takt__exec_rec_done_locked) */
+    r->gone = true;
+    return;
+  }
   r->next_free = e->rec_free;
   e->rec_free = r;
+}
+
+void takt__exec_rec_done_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  if (!r->gone) return;
+  if (r->running == 0 && e->gone_waiters > 0) takt__defer_wake(&e->gone);
+  if (r->inflight > 0) return;
+  r->gone = false;
+  r->cb = NULL;
+  r->node = NULL;
+  r->next_free = e->rec_free;
+  e->rec_free = r;
+}
+
+/* Is a job of cb (or, cb NULL, of any callback of node) still running on e though it left? A
+ * job handed to a thread that has not started does not count: that thread finds its record gone
+ * and drops it without touching the callback. */
+static bool gone_running_locked(takt_executor_t *e, const takt_node_t *node, const takt_callback_t *cb) {
+  for (uint32_t i = 0; i < e->cap; i++) {
+    const takt__exec_rec_t *r = &e->rec_pool[i];
+    if (r->gone && r->running > 0 && (cb != NULL ? r->cb == cb : r->node == node)) return true;
+  }
+  return false;
+}
+
+static void wait_gone(takt_executor_t *e, const takt_node_t *node, const takt_callback_t *cb) {
+  takt__exec_lock(e);
+  while (gone_running_locked(e, node, cb)) {
+    e->gone_waiters++;
+    takt__exec_unlock(e);
+    /* woken when the job ends; the timeout only guards a post another waiter consumed */
+    (void)takt_wakeup_wait(&e->gone, takt_time_now() + TAKT_NS_PER_MS);
+    takt__exec_lock(e);
+    e->gone_waiters--;
+  }
+  takt__exec_unlock(e);
+}
+
+static void on_wait_gone(takt__dispatcher_t *d, takt_callback_t *cb) {
+  wait_gone((takt_executor_t *)(void *)d, NULL, cb);
 }
 
 static void on_added(takt__dispatcher_t *d, takt_callback_t *cb) {
@@ -227,6 +271,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   e->d.arrivals = on_arrivals;
   e->d.added_locked = on_added;
   e->d.removed_locked = on_removed;
+  e->d.wait_gone = on_wait_gone;
   e->d.stop_locked = on_stop;
   e->d.check_attr_locked = on_check_attr;
   e->shutdown = ctx->phase == TAKT_PHASE_SHUTDOWN;
@@ -235,6 +280,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
     takt__unlock(ctx);
     return TAKT_EOS;
   }
+  takt_wakeup_init(&e->gone);
   if (takt_event_init(&e->wake) < 0) {
     takt__lock_fini(&e->lock);
     takt__executor_free_locked(ctx, e);
@@ -331,6 +377,10 @@ takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node) {
   }
   takt__exec_unlock(exec);
   takt__unlock(ctx);
+  /* jobs of its callbacks in flight end before this returns (not from one of them: that job
+   * ends after the call) */
+  takt__job_t *job = takt__current_job;
+  if (job == NULL || job->cb == NULL || job->cb->node != node) wait_gone(exec, node, NULL);
   return TAKT_OK;
 }
 

@@ -409,6 +409,7 @@ static void renice_self(void *arg, int64_t level, int64_t unused) {
 static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   takt_context_t *ctx = e->ctx;
   takt__exec_rec_t *r = w->rec;
+  if (r->e != e) return false; /* its callback left after the job was handed over */
   takt_callback_t *cb = r->cb;
   if (!pre_of(e)->rt) takt__defer_call(renice_self, NULL, w->level, 0);
   takt__group_t *g = takt__callback_group(cb);
@@ -419,17 +420,25 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
     takt__exec_unlock(e);
     takt_mutex_lock(&g->lock);
     takt__exec_lock(e);
+    if (r->e != e) { /* it left while this thread waited for its group */
+      takt__exec_unlock(e);
+      takt_mutex_unlock(&g->lock);
+      takt__exec_lock(e);
+      return false;
+    }
   }
   /* leader mode estimates whether the lead must pass on from the job's last duration */
   int64_t started = pre_of(e)->thread_mode ? 0 : takt_time_now();
   takt__run_t run = {.abs_deadline = w->deadline, .held = &e->lock,
                      .job_lock = exclusive ? &g->lock : NULL};
   bool ran = true;
+  r->running++;
   if (cb->kind == TAKT_CB_TIMER) {
     takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
   } else {
     ran = takt__callback_execute(cb, &run);
   }
+  r->running--;
   if (!pre_of(e)->thread_mode) r->last_run_ns = takt_time_now() - started;
   return ran;
 }
@@ -445,6 +454,7 @@ static takt__exec_rec_t *job_ended(takt_executor_t *e, takt__worker_t *w, bool r
   pre->ran++;
   if (ran) e->stats.executed++;
   if (opt(e)->sched == TAKT_SCHED_EDF) edf_remove(pre, w);
+  takt__exec_rec_done_locked(e, r); /* r stays readable: r->e tells whether it left */
   return r;
 }
 

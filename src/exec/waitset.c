@@ -98,6 +98,7 @@ static void execute(takt_executor_t *e, takt__exec_rec_t *r) {
     e->stats.executed++;
   }
   r->inflight--;
+  takt__exec_rec_done_locked(e, r);
   g->running--;
   ws_of(e)->ran++;
   /* a thread may be waiting with this group left out of its snapshot */

@@ -669,8 +669,10 @@ class SubImpl {
   std::shared_ptr<NodeImpl> node;
   takt_subscription_t *sub = nullptr;
   RawFn fn;
+  // after ros::shutdown too (the context lives as long as the process): a job of it may still
+  // run on a preempt worker, and destroying the takt entity waits for it to end
   ~SubImpl() {
-    if (sub && !g().down.load()) takt_subscription_destroy(sub);
+    if (sub) takt_subscription_destroy(sub);
     sub = nullptr;
   }
 };
@@ -762,7 +764,7 @@ class TimerImpl {
   std::atomic<bool> running{false};
   Time last_expected, last_real;
   ~TimerImpl() {
-    if (timer && !g().down.load()) takt_timer_destroy(timer);
+    if (timer) takt_timer_destroy(timer);  // after shutdown too, as ~SubImpl
   }
 };
 
@@ -845,9 +847,9 @@ class SrvImpl {
       Ros1Use use;
       if (wire && use.n) takt_ros1_unadvertise_service(wire);
     }
-    if (relay && !g().down.load()) takt_client_destroy(relay);
+    if (relay) takt_client_destroy(relay);  // after shutdown too, as ~SubImpl
 #endif
-    if (srv && !g().down.load()) takt_service_destroy(srv);
+    if (srv) takt_service_destroy(srv);
   }
 };
 
@@ -1000,7 +1002,7 @@ class ClientImpl {
     Ros1Use use;
     if (wire && use.n) takt_ros1_client_destroy(wire);
 #endif
-    if (client && !g().down.load()) takt_client_destroy(client);
+    if (client) takt_client_destroy(client);  // after shutdown too, as ~SubImpl
   }
 };
 

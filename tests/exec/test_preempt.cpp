@@ -5,6 +5,8 @@
 // without it they are skipped with that reason.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <pthread.h>
@@ -58,6 +60,30 @@ void publish_to(const Sub &s, uint64_t v = 0) {
   ASSERT_EQ(takt_publish(s.pub, &b, sizeof b), TAKT_OK);
 }
 
+// Destroying a subscription, or taking its node off the executor, while a job of it runs on
+// another thread returns only once that job has ended (what a roscpp Subscriber's destructor
+// promises): the job, released after the destroying thread has had ample time to return, sees
+// it still waiting. A job that destroys its own subscription does not wait for itself.
+struct InFlight {
+  std::mutex m;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  std::atomic<bool> returned{false};
+  std::atomic<int> seen{-1};
+  takt_subscription_t *self = nullptr;
+};
+
+void hold_until_released(takt_subscription_t *, const takt_message_t *, void *u) {
+  auto *f = static_cast<InFlight *>(u);
+  std::unique_lock<std::mutex> lk(f->m);
+  f->entered = true;
+  f->cv.notify_all();
+  f->cv.wait(lk, [f] { return f->release; });
+  f->seen = f->returned.load() ? 1 : 0;
+}
+
+enum class Leave { destroy, remove_node };
+
 // A fake-clock context (ContextTest checks its pools after the executor and the subscriptions'
 // nodes and topics are destroyed).
 class Preempt : public ContextTest {
@@ -92,6 +118,43 @@ class Preempt : public ContextTest {
   }
 
   void publish(const Sub &s, uint64_t v = 0) { publish_to(s, v); }
+
+  void leave_while_running(takt_executor_kind_t kind, Leave how) {
+    InFlight f;
+    Sub &s = add_sub(std::string("inflight") + (kind == TAKT_EXEC_PREEMPT ? "_p" : "_w") +
+                            (how == Leave::destroy ? "d" : "r"),
+                        hold_until_released, &f, 10);
+    takt_executor_options_t o = takt_executor_options_default(kind);
+    if (kind == TAKT_EXEC_WAITSET) o.waitset.threads = 1;
+    ASSERT_EQ(takt_executor_create(ctx, kind, &o, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+    publish_to(s);
+    std::thread spinner([&] { EXPECT_EQ(takt_executor_spin_some(exec), TAKT_OK); });
+    {
+      std::unique_lock<std::mutex> lk(f.m);
+      f.cv.wait(lk, [&] { return f.entered; });
+    }
+    std::thread leaver([&] {
+      if (how == Leave::destroy) {
+        EXPECT_EQ(takt_subscription_destroy(s.sub), TAKT_OK);
+      } else {
+        EXPECT_EQ(takt_executor_remove_node(exec, s.node), TAKT_OK);
+      }
+      f.returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50)); // it would have returned by now
+    {
+      std::lock_guard<std::mutex> lk(f.m);
+      f.release = true;
+    }
+    f.cv.notify_all();
+    leaver.join();
+    spinner.join();
+    EXPECT_EQ(f.seen.load(), 0) << "returned while a job of the callback still ran";
+    EXPECT_TRUE(f.returned.load());
+    ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    exec = nullptr;
+  }
 };
 
 // The high-priority job runs to completion inside the low one's publish: on one CPU that is only
@@ -631,6 +694,38 @@ TEST_F(Preempt, WaitsetTakesTimersBeforeSubscriptions) {
   exec = nullptr;
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(tp), TAKT_OK);
+}
+
+TEST_F(Preempt, DestroyingASubscriptionWaitsForItsJobOnAWorker) {
+  leave_while_running(TAKT_EXEC_PREEMPT, Leave::destroy);
+}
+
+TEST_F(Preempt, RemovingANodeWaitsForItsJobOnAWorker) {
+  leave_while_running(TAKT_EXEC_PREEMPT, Leave::remove_node);
+}
+
+TEST_F(Preempt, DestroyingASubscriptionWaitsForItsJobOnAnotherSpinningThread) {
+  leave_while_running(TAKT_EXEC_WAITSET, Leave::destroy);
+}
+
+TEST_F(Preempt, AJobThatDestroysItsOwnSubscriptionDoesNotWaitForItself) {
+  InFlight f;
+  auto own = [](takt_subscription_t *, const takt_message_t *, void *u) {
+    auto *ff = static_cast<InFlight *>(u);
+    EXPECT_EQ(takt_subscription_destroy(ff->self), TAKT_OK);
+    ff->seen = 1;
+  };
+  Sub &s = add_sub("own", own, &f, 10);
+  f.self = s.sub;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  publish(s);
+  publish(s); // queued behind the first: dropped with the subscription, never run
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(f.seen.load(), 1);
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_EQ(st.executed, 1u);
 }
 
 }  // namespace
