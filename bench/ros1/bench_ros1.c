@@ -3,6 +3,7 @@
  *
  *   takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]
  *   takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]
+ *   takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US
  *
  * The topic is std_msgs/UInt8MultiArray with SIZE data bytes; the first 8 hold the publish time
  * (CLOCK_MONOTONIC ns, little-endian), taken just before takt_ros1_publish. pub waits for a
@@ -13,7 +14,13 @@
  * start to the first message (registration, lookup, requestTopic, TCPROS set-up: what a node
  * needs before its first message); it prints JSON and exits after COUNT messages or TIMEOUT_S.
  * MAX_BYTES (default 1 MiB) sizes the node for the largest message data, as an application sizes
- * its node for its topics (the node's memory is taken, and touched, at its creation). */
+ * its node for its topics (the node's memory is taken, and touched, at its creation).
+ *
+ * chains: the first node of ROS 1 chains (the other end is bench/ros1/roscpp_chains.cpp): a
+ * takt node under the preempt executor with one timer per chain (all with PERIOD_US, released
+ * at the same instants; chain 1 at priority 30, chain 2 at 20, chain 3 at 10), each publishing a
+ * 64-byte stamped message on /takt_bench_chain<c> from its callback. It waits until every chain
+ * has a subscriber, then runs COUNT releases of chain 1 and prints what it published. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +34,8 @@
 
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]\n"
-                  "       takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]\n");
+                  "       takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]\n"
+                  "       takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US\n");
   return 2;
 }
 
@@ -41,16 +49,17 @@ static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* A context and a ROS 1 node sized for messages of max_message bytes. */
-static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_t max_message,
-                                   takt_context_t **ctx) {
+/* A context and a ROS 1 node sized for messages of max_message bytes, with room for `pubs`
+ * publishers. */
+static takt_ros1_node_t *open_node_pubs(const char *master, const char *name, uint32_t max_message,
+                                        uint32_t pubs, takt_context_t **ctx) {
   takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
   cfg.master_uri = master;
   cfg.name = name;
   cfg.max_message = max_message;
   cfg.queue = 8;
-  cfg.max_conns = 2;
-  cfg.max_pubs = 1;
+  cfg.max_conns = 2 * pubs;
+  cfg.max_pubs = pubs;
   cfg.max_subs = 1;
   /* the node's per-connection buffers and queues: an arena that holds them, found by doubling */
   for (size_t arena = 24u * (size_t)max_message + (8u << 20);; arena *= 2) {
@@ -64,6 +73,11 @@ static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_
     takt_context_destroy(*ctx);
     if (rc != TAKT_ENOMEM || arena > (1u << 30)) die("node", rc, NULL);
   }
+}
+
+static takt_ros1_node_t *open_node(const char *master, const char *name, uint32_t max_message,
+                                   takt_context_t **ctx) {
+  return open_node_pubs(master, name, max_message, 1, ctx);
 }
 
 static int run_pub(const char *master, const char *topic, uint32_t size, long count, long period_us,
@@ -164,7 +178,88 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
   return 0;
 }
 
+#define CHAINS_MAX 3
+#define CHAIN_BYTES 64u
+
+typedef struct chain {
+  takt_ros1_pub_t *pub;
+  uint8_t msg[HEADER_BYTES + CHAIN_BYTES];
+  long releases;
+  long want; /* chain 1 stops the run after this many releases; 0 for the others */
+  takt_executor_t *exec;
+} chain_t;
+
+static void on_chain_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  chain_t *c = user;
+  if (c->want > 0 && c->releases >= c->want) return;
+  int64_t now = takt_time_now();
+  memcpy(c->msg + HEADER_BYTES, &now, sizeof now);
+  (void)takt_ros1_publish(c->pub, c->msg, sizeof c->msg);
+  (void)ev;
+  if (++c->releases == c->want) takt_executor_stop(c->exec);
+}
+
+static int run_chains(const char *master, int chains, long count, long period_us) {
+  takt_context_t *ctx;
+  takt_ros1_node_t *node = open_node_pubs(master, "/takt_bench_chains", sizeof ((chain_t *)0)->msg,
+                                          (uint32_t)chains, &ctx);
+  takt_node_t *tn;
+  takt_err_t rc = takt_node_create(ctx, "chains", &tn);
+  if (rc < 0) die("node", rc, NULL);
+  takt_executor_t *exec;
+  rc = takt_executor_create(ctx, TAKT_EXEC_PREEMPT, NULL, &exec);
+  if (rc < 0) die("preempt executor", rc, NULL);
+  static chain_t ch[CHAINS_MAX];
+  for (int c = 0; c < chains; c++) {
+    char topic[64];
+    snprintf(topic, sizeof topic, "/takt_bench_chain%d", c + 1);
+    rc = takt_ros1_advertise(node, topic, std_msgs__UInt8MultiArray__NAME, std_msgs__UInt8MultiArray__MD5,
+                             std_msgs__UInt8MultiArray__DEFINITION, false, &ch[c].pub);
+    if (rc < 0) die("advertise", rc, node);
+    put32(ch[c].msg, 0);
+    put32(ch[c].msg + 4, 0);
+    put32(ch[c].msg + 8, CHAIN_BYTES);
+    ch[c].want = c == 0 ? count : 0;
+    ch[c].exec = exec;
+  }
+  int64_t give_up = takt_time_now() + 30 * TAKT_NS_PER_S;
+  for (int c = 0; c < chains; c++) {
+    takt_ros1_pub_stats_t st;
+    do {
+      takt_sleep_until(takt_time_now() + 10 * TAKT_NS_PER_MS);
+      takt_ros1_pub_get_stats(ch[c].pub, &st);
+    } while (st.connections == 0 && takt_time_now() < give_up);
+    if (st.connections == 0) die("no subscriber within 30 s", TAKT_ETIMEDOUT, NULL);
+  }
+  takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);
+  for (int c = 0; c < chains; c++) {
+    takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+    attr.priority = 30 - 10 * c;
+    takt_timer_t *t;
+    rc = takt_timer_create(tn, c == 0 ? "chain1" : c == 1 ? "chain2" : "chain3", period_us * TAKT_NS_PER_US, 0,
+                           on_chain_timer, &ch[c], &attr, &t);
+    if (rc < 0) die("timer", rc, NULL);
+  }
+  rc = takt_executor_add_node(exec, tn);
+  if (rc < 0) die("add node", rc, NULL);
+  rc = takt_executor_spin_until(exec, takt_time_now() + (count + 100) * period_us * TAKT_NS_PER_US);
+  if (rc < 0) die("spin", rc, NULL);
+  takt_sleep_until(takt_time_now() + 200 * TAKT_NS_PER_MS); /* the last messages are written */
+  printf("{\"chains\": %d, \"releases\": [", chains);
+  for (int c = 0; c < chains; c++) printf("%s%ld", c ? ", " : "", ch[c].releases);
+  printf("]}\n");
+  takt_ros1_node_destroy(node);
+  takt_context_destroy(ctx);
+  return ch[0].releases == count ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "chains") == 0) {
+    long chains = atol(argv[3]), count = atol(argv[4]), period = atol(argv[5]);
+    if (chains < 1 || chains > CHAINS_MAX || count < 1 || period < 100) return usage();
+    return run_chains(argv[2], (int)chains, count, period);
+  }
   if ((argc == 7 || argc == 8) && strcmp(argv[1], "pub") == 0) {
     long size = atol(argv[4]), count = atol(argv[5]), period = atol(argv[6]);
     bool stream = argc == 8 && strcmp(argv[7], "stream") == 0;

@@ -60,6 +60,8 @@ struct Global {
   uint32_t max_message = 16384;
   takt_type_support_t blob{"takt_roscpp/Serialized", nullptr, 4 + 16384, nullptr, nullptr};
   uint32_t next_id = 0;
+  std::vector<uint32_t> free_groups;  // callback groups given back (take_group)
+  bool groups_warned = false;
   std::map<std::string, std::weak_ptr<RosSub>> subs;
   std::map<std::string, std::weak_ptr<PubShared>> pubs;
   std::atomic<bool> started{false}, down{false}, sigint{false};
@@ -245,6 +247,8 @@ void start() {
   G.blob.size = 4 + G.max_message;
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", 24 << 20));
+  // a group for each callback under a multi-threaded executor (take_group)
+  cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
   takt_err_t rc = takt_context_create(&cc, &G.ctx);
   if (rc != TAKT_OK) {
     fail("cannot create the takt context", rc);
@@ -663,8 +667,47 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
     rs->refused++;
 }
 
+// roscpp runs a callback one call at a time but different callbacks side by side (a
+// MultiThreadedSpinner or AsyncSpinner): under a multi-threaded executor every callback has a
+// mutually exclusive group of its own (the node's default group would keep a higher-priority
+// callback waiting for a lower one to finish: no preemption). Groups are the context's and are
+// never destroyed: one given back is used again by the next callback.
+uint32_t take_group() {
+  Global &G = g();
+  if (G.kind != TAKT_EXEC_PREEMPT && G.kind != TAKT_EXEC_WAITSET) return 0;
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (G.ctx == nullptr || G.down.load()) return 0;
+  if (!G.free_groups.empty()) {
+    uint32_t id = G.free_groups.back();
+    G.free_groups.pop_back();
+    return id;
+  }
+  char name[32];
+  std::snprintf(name, sizeof name, "roscpp_g%u", G.next_id++);
+  uint32_t id = 0;
+  if (takt_group_create(G.ctx, name, TAKT_GROUP_MUTUALLY_EXCLUSIVE, &id) != TAKT_OK) {
+    if (!G.groups_warned) std::fprintf(stderr, "takt roscpp: no callback group left: callbacks share their node's\n");
+    G.groups_warned = true;
+    return 0;
+  }
+  return id;
+}
+
+struct OwnGroup {  // a member declared before the takt entity's: given back after it is destroyed
+  uint32_t id = take_group();
+  OwnGroup() = default;
+  OwnGroup(const OwnGroup &) = delete;
+  OwnGroup &operator=(const OwnGroup &) = delete;
+  ~OwnGroup() {
+    if (id == 0) return;
+    std::lock_guard<std::mutex> lk(g().mu);
+    g().free_groups.push_back(id);
+  }
+};
+
 class SubImpl {
  public:
+  OwnGroup group;
   std::shared_ptr<RosSub> rs;
   std::shared_ptr<NodeImpl> node;
   takt_subscription_t *sub = nullptr;
@@ -685,10 +728,11 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   s->fn(b + 4, len);
 }
 
-takt_callback_attr_t attr_of(const takt::Scheduling &s) {
+takt_callback_attr_t attr_of(const takt::Scheduling &s, uint32_t group = 0) {
   takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
   a.priority = s.priority;
   a.deadline_ns = s.deadline.toNSec();
+  a.group = group;
   return a;
 }
 
@@ -736,7 +780,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   s->rs = rs;
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;
-  o.attr = attr_of(sch);
+  o.attr = attr_of(sch, s->group.id);
   takt_err_t rc = takt_subscription_create(n->node, rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
   if (rc != TAKT_OK) {
     fail(("subscribe " + topic).c_str(), rc);
@@ -757,6 +801,7 @@ uint32_t sub_publishers(SubImpl &s) {
 // -- timers
 class TimerImpl {
  public:
+  OwnGroup group;
   std::shared_ptr<NodeImpl> node;
   takt_timer_t *timer = nullptr;
   TimerFn fn;
@@ -795,7 +840,7 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   if (G.down.load() || !n->node) return t;
   char name[32];
   std::snprintf(name, sizeof name, "roscpp_tm%u", G.next_id++);
-  takt_callback_attr_t a = attr_of(sch);
+  takt_callback_attr_t a = attr_of(sch, t->group.id);
   int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
   // as roscpp's: the first call one period after creation (releases are phased from the
   // context's start instant)
@@ -825,6 +870,7 @@ constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the execu
 
 class SrvImpl {
  public:
+  OwnGroup group, relay_group;
   std::shared_ptr<NodeImpl> node;
   std::string name;
   takt_service_t *srv = nullptr;
@@ -953,7 +999,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   std::lock_guard<std::mutex> reg(G.reg_mu);
   if (G.down.load() || !n->node) return s;
   takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
-  o.attr = attr_of(sch);
+  o.attr = attr_of(sch, s->group.id);
   takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.blob, &G.blob, on_request, s.get(), &o, &s->srv);
   if (rc != TAKT_OK) {
     std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
@@ -963,7 +1009,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
 #if TAKT_ROSCPP_TCPROS_SERVICES
   takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
   co.max_pending = kWireCalls;
-  co.attr = attr_of(sch);
+  co.attr = attr_of(sch, s->relay_group.id);
   s->staging.resize(G.blob.size);
   rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
   Ros1Use use;

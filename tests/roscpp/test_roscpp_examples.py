@@ -53,7 +53,7 @@ def build(src: Path, bld: Path, work: Path) -> None:
                      "-o", str(work / f"takt_{prog}")] + takt_flags)
         jobs.append(["g++", "-O1", f"-I{work / 'deb_gen'}", str(ex / f"{prog}.cpp"),
                      "-o", str(work / f"deb_{prog}")] + deb_flags)
-    for prog in ("inproc", "forms"):
+    for prog in ("inproc", "forms", "preempt"):
         jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
                      "-o", str(work / prog)] + takt_flags)
     for i in range(0, len(jobs), 2):  # two compilers at a time (the machine is shared)
@@ -150,6 +150,11 @@ def main() -> int:
         inp = run([str(work / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
         ok = inp.returncode == 0
         print(f"{'ok  ' if ok else 'FAIL'} inproc (takt services, parameters, remapping, priorities):\n{inp.stdout}{inp.stderr[-2000:]}")
+        failures += not ok
+        pre = run([str(work / "preempt")], env=env, timeout=60)
+        ok = pre.returncode == 0
+        print(f"{'ok  ' if ok else 'FAIL'} preempt (callbacks of one node side by side by priority, a Subscriber "
+              f"destroyed during its callback):\n{pre.stdout}{pre.stderr[-2000:]}")
         failures += not ok
         forms = run([str(work / "forms")], env=env, timeout=60)
         ok = forms.returncode == 0 and "ok 1 ok /sub 3 data: x" in forms.stdout

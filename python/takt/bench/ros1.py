@@ -66,11 +66,11 @@ def _rosmaster() -> Iterator[str]:
         _stop(proc)
 
 
-def roscpp_program() -> Tuple[Optional[Path], str]:
-    """bench/ros1/roscpp_bench.cpp built against Debian's roscpp (once, into the build tree), or
+def roscpp_program(name: str = "roscpp_bench") -> Tuple[Optional[Path], str]:
+    """bench/ros1/NAME.cpp built against Debian's roscpp (once, into the build tree), or
     (None, why not)."""
-    src = _src() / "roscpp_bench.cpp"
-    exe = native.build_dir() / "bench" / "roscpp_bench"
+    src = _src() / f"{name}.cpp"
+    exe = native.build_dir() / "bench" / name
     if exe.is_file() and exe.stat().st_mtime >= src.stat().st_mtime:
         return exe, ""
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "roscpp"], capture_output=True, text=True)
@@ -81,7 +81,7 @@ def roscpp_program() -> Tuple[Optional[Path], str]:
                            text=True)
     if build.returncode != 0:
         sys.stderr.write(build.stderr)
-        return None, "building roscpp_bench against roscpp failed"
+        return None, f"building {name} against roscpp failed"
     return exe, ""
 
 
@@ -152,6 +152,66 @@ def _first_message(peers: Peers, master: str, impl: str, topic: str) -> Optional
         _stop(pub)
 
 
+# The chains: a takt node (`takt-bench-ros1 chains`, preempt, one timer per chain) publishes each
+# chain's message over TCPROS to a far node written against the roscpp API
+# (bench/ros1/roscpp_chains.cpp): built against takt (priorities 30/20/10 on the preempt executor)
+# and against Debian's roscpp (one spinning thread, or a MultiThreadedSpinner). Chain 1's latency
+# is measured alone (unloaded) and with chains 2 and 3, whose far callbacks keep a CPU busy.
+CHAIN_PERIOD_US = 10000
+CHAIN_WORK_US = 4500  # each of the two lower chains: 2 x 45 % of a CPU
+FAR_NODES: List[Tuple[str, str]] = [("takt", "takt roscpp API, preempt"),
+                                    ("roscpp-single", "Debian roscpp, ros::spin"),
+                                    ("roscpp-multi", "Debian roscpp, MultiThreadedSpinner(3)")]
+
+
+def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, count: int) -> Dict[str, object]:
+    """One run: the far node first (roscpp_chains COUNT CHAINS WORK_US single|multi), then the
+    takt node, which waits for its subscriptions."""
+    work = CHAIN_WORK_US if chains > 1 else 0
+    timeout = 40 + count * CHAIN_PERIOD_US // 1_000_000
+    env = dict(os.environ, ROS_MASTER_URI=master)
+    f = subprocess.Popen([str(far), str(count), str(chains), str(work), spinner], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        n = subprocess.run([str(near), "chains", master, str(chains), str(count), str(CHAIN_PERIOD_US)],
+                           capture_output=True, text=True, timeout=timeout + 20)
+        out, err = f.communicate(timeout=timeout + 20)
+    except subprocess.TimeoutExpired:
+        f.kill()
+        f.communicate()
+        return {"error": ["timed out"], "samples_ns": [], "received": 0}
+    if n.returncode != 0 or f.returncode != 0 or not out.strip():
+        return {"error": (n.stderr + err).strip().splitlines()[-1:] or [f"exit {n.returncode}/{f.returncode}"],
+                "samples_ns": [], "received": 0}
+    d = json.loads(out.strip().splitlines()[-1])
+    return {"samples_ns": d["samples_ns"], "received": d["received"]}
+
+
+def _chains(peers: "Peers", master: str, quick: bool) -> Dict[str, object]:
+    count, blocks = (100, 1) if quick else (1000, 2)
+    deb, why = roscpp_program("roscpp_chains")
+    fars = {"takt": (native.program("src/roscpp/takt-bench-ros1-chains"), "single"),
+            "roscpp-single": (deb, "single"), "roscpp-multi": (deb, "multi")}
+    samples: Dict[str, List[float]] = {}
+    received: Dict[str, int] = {}
+    errors: Dict[str, List[str]] = {}
+    for b in range(blocks):
+        order = FAR_NODES if b % 2 == 0 else FAR_NODES[::-1]
+        for chains in (1, 3):
+            for far, _ in order:
+                exe, spinner = fars[far]
+                if exe is None:
+                    continue
+                r = _chains_cell(peers.takt, exe, spinner, master, chains, count)
+                key = f"{far} {'loaded' if chains > 1 else 'unloaded'}"
+                samples.setdefault(key, []).extend(r["samples_ns"])
+                received[key] = received.get(key, 0) + int(r["received"])
+                if "error" in r:
+                    errors.setdefault(key, []).extend(r["error"])
+    return {"count": count, "blocks": blocks, "samples": samples, "received": received, "errors": errors,
+            "roscpp": str(deb) if deb else why}
+
+
 def run(quick: bool, out: Path) -> int:
     peers = Peers()
     blocks, per_block = (1, 30) if quick else (2, 300)
@@ -185,6 +245,7 @@ def run(quick: bool, out: Path) -> int:
                     f = _first_message(peers, master, impl, f"/first_{n}")
                     if f is not None:
                         firsts.setdefault(impl, []).append(f)
+        chains = _chains(peers, master, quick)
     took = time.monotonic() - t0
     stats = {k: percentiles(v) for k, v in samples.items() if v}
 
@@ -223,11 +284,26 @@ def run(quick: bool, out: Path) -> int:
         headline["first_message_takt_over_roscpp"] = ratio(med["takt"], med["roscpp"])
         goals.append(("registration to first message, takt / roscpp (`first_message_takt_over_roscpp`)", "≤ 0.25",
                       headline["first_message_takt_over_roscpp"], headline["first_message_takt_over_roscpp"] <= 0.25))
+    cstats = {k: percentiles(v) for k, v in chains["samples"].items() if v}
+    for far, _ in FAR_NODES:
+        lo, hi = cstats.get(f"{far} unloaded"), cstats.get(f"{far} loaded")
+        tag = far.replace("-", "_")
+        if lo and hi:
+            headline[f"chains_top_p99_loaded_over_unloaded_{tag}"] = ratio(hi["p99"], lo["p99"])
+        if hi:
+            headline[f"chains_top_p99_loaded_us_{tag}"] = round(hi["p99"] / 1e3, 1)
+    key = "chains_top_p99_loaded_over_unloaded_takt"
+    if key in headline:
+        goals.append(("3 chains, the top one through a takt node and a roscpp-API node: its p99 with the lower "
+                      f"chains saturating a CPU / alone (`{key}`)", "≤ 1.2", headline[key], headline[key] <= 1.2))
     lost = {k: expected[k] - received.get(k, 0) for k in expected if expected[k] != received.get(k, 0)}
     m = machine()
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick, "took_s": round(took, 1),
               "blocks": blocks, "per_block": per_block, "headline": headline, "stats_ns": stats,
               "first_message_ms": firsts, "lost": lost, "errors": errors,
+              "chains": {"count": chains["count"], "blocks": chains["blocks"], "period_us": CHAIN_PERIOD_US,
+                         "work_us": CHAIN_WORK_US, "stats_ns": cstats, "received": chains["received"],
+                         "errors": chains["errors"], "roscpp": chains["roscpp"]},
               "roscpp": str(peers.roscpp) if peers.roscpp else peers.roscpp_why,
               "goals": [{"what": g[0], "goal": g[1], "measured": g[2], "met": g[3]} for g in goals]}
     write_json(out, NAME, result)
@@ -265,8 +341,31 @@ def run(quick: bool, out: Path) -> int:
            "|---|---|---:|"]
     for k, v in firsts.items():
         md.append(f"| {k} | {', '.join(f'{x:.1f}' for x in v)} | {med[k]:.1f} |")
+    md += ["", "## Three chains: the top one under load", "",
+           "A takt node (`takt-bench-ros1 chains`, preempt executor) releases three timers every "
+           f"{CHAIN_PERIOD_US // 1000} ms at the same instants (priorities 30, 20, 10), each publishing a 64-byte "
+           "stamped message over TCPROS to a far node written against the roscpp API (`bench/ros1/roscpp_chains.cpp`), "
+           "built against takt (`takt::roscpp`, preempt, the chains' priorities through `ros::takt::Scheduling`) "
+           "and, unchanged but for the priorities, against Debian's roscpp. The far callbacks of chains 2 and 3 keep "
+           f"a CPU busy for {CHAIN_WORK_US} µs each per message (2 × {CHAIN_WORK_US / CHAIN_PERIOD_US:.0%} of a CPU); chain 1's "
+           "callback records the time since the publish, first thing. Unloaded: chain 1 alone. "
+           f"{chains['blocks']} block(s) × {chains['count']} messages of chain 1 per cell.", "",
+           "| far node | chain 1 | received | min µs | p50 µs | p90 µs | p99 µs | max µs | p99 loaded / unloaded |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for far, label in FAR_NODES:
+        for state in ("unloaded", "loaded"):
+            d = cstats.get(f"{far} {state}")
+            r = headline.get(f"chains_top_p99_loaded_over_unloaded_{far.replace('-', '_')}")
+            got = chains["received"].get(f"{far} {state}", 0)
+            want = chains["count"] * chains["blocks"]
+            if d:
+                md.append(f"| {label} | {state} | {got}/{want} | {us(d, 'min')} | {us(d, 'p50')} | {us(d, 'p90')} | "
+                          f"{us(d, 'p99')} | {us(d, 'max')} | {r if state == 'loaded' and r is not None else ''} |")
+            else:
+                md.append(f"| {label} | {state} | {got}/{want} | failed: "
+                          f"{'; '.join(chains['errors'].get(f'{far} {state}', ['no samples']))} | | | | | |")
     if not peers.roscpp:
         md += ["", f"roscpp: {peers.roscpp_why}."]
     md.append("")
     write_markdown(out, NAME, md)
-    return 0 if not errors else 1
+    return 0 if not errors and not chains["errors"] else 1
