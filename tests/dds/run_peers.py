@@ -76,7 +76,8 @@ NETNS_ENV = "TAKT_PEERS_NETNS"  # set inside the namespace this script made
 
 
 def peer_env(domain: int) -> dict:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_fastrtps_cpp",
+               FASTDDS_DEFAULT_PROFILES_FILE=str(HERE / "fastdds_peers.xml"))
     for k in ("CYCLONEDDS_URI", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
         env.pop(k, None)
     if os.environ.get(NETNS_ENV):
