@@ -83,7 +83,8 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
       (void)iox_ws_timed_wait(ws, to, info, 4, &missed);
     }
   }
-  printf("{\"mode\": \"iceoryx-%s\", \"size\": %u, \"same_cpu\": %u, \"lat_ns\": [", mode, size, same);
+  printf("{\"mode\": \"iceoryx-%s\", \"size\": %u, \"same_cpu\": %u, \"lat_ns\": [", mode, size,
+         same);
   for (uint32_t i = 0; i < n; i++) printf("%s%lld", i ? ", " : "", (long long)lat[i]);
   printf("]}\n");
   fflush(stdout);

@@ -40,7 +40,8 @@ static inline void placement_apply(int cpu, int prio) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET((size_t)cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) fprintf(stderr, "bench: cannot pin to CPU %d\n", cpu);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+      fprintf(stderr, "bench: cannot pin to CPU %d\n", cpu);
   }
   struct sched_param sp = {.sched_priority = prio};
   if (sched_setscheduler(0, prio > 0 ? SCHED_FIFO : SCHED_OTHER, &sp) != 0 && prio > 0)

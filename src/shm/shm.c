@@ -1046,7 +1046,8 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
   *out = (takt_shm_stats_t){.reclaimed = s->h->reclaimed, .area_used = s->h->area_used,
                             .area_bytes = s->geo.area_size,
                             .wake_calls = atomic_load_explicit(&s->wake_calls, memory_order_relaxed),
-                            .wake_skipped = atomic_load_explicit(&s->wake_skipped, memory_order_relaxed),
+                            .wake_skipped =
+                                atomic_load_explicit(&s->wake_skipped, memory_order_relaxed),
                             .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed)};
   for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
   for (uint32_t i = 0; i < s->geo.max_topics; i++)

@@ -500,7 +500,8 @@ TEST_F(Shm, WakeUpsNeverLostWhenPublisherAndReceiverRace) {
     takt_shm_stats_t st{};
     if (takt_shm_stats(s, &st) != TAKT_OK) _exit(94);
     if (st.wake_calls + st.wake_skipped != n) _exit(95); // one notification per publication
-    if (write(report[1], &st.wake_calls, sizeof st.wake_calls) != (ssize_t)sizeof st.wake_calls) _exit(96);
+    if (write(report[1], &st.wake_calls, sizeof st.wake_calls) != (ssize_t)sizeof st.wake_calls)
+      _exit(96);
     if (takt_shm_detach(s) != TAKT_OK) _exit(97);
     takt_context_destroy(cctx);
     _exit(0);
@@ -514,7 +515,7 @@ TEST_F(Shm, WakeUpsNeverLostWhenPublisherAndReceiverRace) {
     if (rc == TAKT_EAGAIN) {
       int64_t deadline = takt_time_now() + 2000000000LL;
       (void)takt_shm_wait(shm, deadline);
-      if (takt_time_now() >= deadline) { // slept out its time: with a message waiting, a lost wake-up
+      if (takt_time_now() >= deadline) { // slept out its time: a lost wake-up if a message waits
         if (takt_shm_pending(sub) > 0) lost++;
         else quiet++;
         if (lost > 2) break; // proven; do not sleep out the rest
