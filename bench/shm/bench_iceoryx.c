@@ -3,7 +3,9 @@
  * stamps CLOCK_MONOTONIC into its first 8 bytes and publishes it; the receiver reads the clock when
  * it has taken the chunk. Modes: block (a wait set wakes the receiver), busy (it spins on take).
  * usage: takt-bench-iceoryx --mode block|busy --size BYTES --count N [--period-us P]
- * Prints {"mode":..., "size":..., "lat_ns":[...]}. */
+ *        [--pub-cpu N] [--recv-cpu N] [--pub-prio P] [--recv-prio P] (placement.h, as the takt
+ *        program: the two are placed alike)
+ * Prints {"mode":..., "size":..., "same_cpu":..., "lat_ns":[...]}. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "iceoryx_binding_c/runtime.h"
 #include "iceoryx_binding_c/subscriber.h"
 #include "iceoryx_binding_c/wait_set.h"
+#include "placement.h"
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -33,6 +36,8 @@ static void sleep_until(int64_t t) {
 /* Each run its own service instance: a subscriber of an earlier run that RouDi has not cleaned up
  * yet must not count as this publisher's subscriber. */
 static char instance[32];
+
+static placement_t at = PLACEMENT_DEFAULT;
 
 static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t period, int ready) {
   char name[64];
@@ -54,6 +59,8 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
   }
   int64_t *lat = calloc(count, sizeof *lat);
   if (lat == NULL) return 3;
+  placement_apply(at.recv_cpu, at.recv_prio); /* RouDi's segments are mapped: faulted in here */
+  uint32_t same = 0;
   while (iox_sub_get_subscription_state(sub) != SubscribeState_SUBSCRIBED) sleep_until(now_ns() + 1000000);
   char b = 1;
   if (write(ready, &b, 1) != 1) return 5;
@@ -65,6 +72,7 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
       int64_t t = now_ns(), sent;
       memcpy(&sent, chunk, sizeof sent);
       lat[n++] = t - sent;
+      same += (uint32_t)placement_same_cpu(chunk, size);
       iox_sub_release_chunk(sub, chunk);
       continue;
     }
@@ -75,7 +83,8 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
       (void)iox_ws_timed_wait(ws, to, info, 4, &missed);
     }
   }
-  printf("{\"mode\": \"iceoryx-%s\", \"size\": %u, \"lat_ns\": [", mode, size);
+  printf("{\"mode\": \"iceoryx-%s\", \"size\": %u, \"same_cpu\": %u, \"lat_ns\": [", mode, size,
+         same);
   for (uint32_t i = 0; i < n; i++) printf("%s%lld", i ? ", " : "", (long long)lat[i]);
   printf("]}\n");
   fflush(stdout);
@@ -94,6 +103,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--size") == 0) size = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--count") == 0) count = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--period-us") == 0) period = strtoll(argv[i + 1], NULL, 10) * 1000;
+    else if (placement_option(&at, argv[i], argv[i + 1])) continue;
     else {
       fprintf(stderr, "takt-bench-iceoryx: unknown option %s\n", argv[i]);
       return 2;
@@ -120,6 +130,7 @@ int main(int argc, char **argv) {
   iox_pub_t pub = iox_pub_init(&storage, "takt", instance, "data", &po);
   char b;
   if (read(fds[0], &b, 1) != 1) return 5;
+  placement_apply(at.pub_cpu, at.pub_prio);
   while (!iox_pub_has_subscribers(pub)) sleep_until(now_ns() + 1000000);
   /* RouDi connects the ports in its discovery loop: give it time before the first sample */
   int64_t next = now_ns() + 300000000;
@@ -128,6 +139,7 @@ int main(int argc, char **argv) {
     next += period;
     void *chunk;
     if (iox_pub_loan_chunk(pub, &chunk, size) != AllocationResult_SUCCESS) continue;
+    placement_stamp_cpu(chunk, size);
     int64_t t = now_ns();
     memcpy(chunk, &t, sizeof t);
     iox_pub_publish_chunk(pub, chunk);

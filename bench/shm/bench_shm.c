@@ -11,8 +11,10 @@
  *   udp        two processes: takt_publish -> a bridge over the communication daemon on a UDP
  *              link on loopback -> the far bridge publishes -> a tide executor's callback
  *              (payloads up to the daemon's 1024 bytes)
- * usage: takt-bench-shm --mode M --size BYTES --count N [--period-us P]
- * Prints {"mode":..., "size":..., "lat_ns":[...]} (the receiver's samples). */
+ * usage: takt-bench-shm --mode M --size BYTES --count N [--period-us P] [--pub-cpu N]
+ *        [--recv-cpu N] [--pub-prio P] [--recv-prio P] (placement.h; udp: priorities only)
+ * Prints {"mode":..., "size":..., "same_cpu":..., "lat_ns":[...]} (the receiver's samples;
+ * same_cpu: how many were taken on the CPU the publisher ran on). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +27,22 @@
 #include "takt/link.h"
 #include "takt/shm.h"
 #include "takt/takt.h"
+#include "placement.h"
 
 typedef struct {
   const char *mode;
   uint32_t size, count;
   int64_t period_ns;
+  placement_t at;
   char domain[48];
 } opts_t;
 
 static int64_t *samples;
-static volatile uint32_t n_samples;
+static volatile uint32_t n_samples, n_same_cpu;
 
 static void print_json(const opts_t *o) {
-  printf("{\"mode\": \"%s\", \"size\": %u, \"lat_ns\": [", o->mode, o->size);
+  printf("{\"mode\": \"%s\", \"size\": %u, \"same_cpu\": %u, \"lat_ns\": [", o->mode, o->size,
+         n_same_cpu);
   for (uint32_t i = 0; i < n_samples; i++) printf("%s%lld", i ? ", " : "", (long long)samples[i]);
   printf("]}\n");
   fflush(stdout);
@@ -49,6 +54,7 @@ static void on_msg(takt_subscription_t *sub, const takt_message_t *msg, void *us
   memcpy(&sent, msg->data, sizeof sent);
   if (n_samples < UINT32_MAX) samples[n_samples] = now - sent;
   n_samples++;
+  n_same_cpu += (uint32_t)placement_same_cpu(msg->data, msg->size);
 }
 
 static takt_type_support_t type_of(uint32_t size) {
@@ -79,13 +85,16 @@ static int run_inproc(const opts_t *o) {
       takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &ex) || takt_executor_add_node(ex, node))
     return 3;
   takt_thread_t th;
-  takt_thread_attr_t a = {"bench-exec", TAKT_SCHED_FIFO, 80, -1};
+  takt_thread_attr_t a = {"bench-exec", o->at.recv_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
+                          o->at.recv_prio, o->at.recv_cpu};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   uint8_t *buf = calloc(1, o->size);
+  placement_apply(o->at.pub_cpu, o->at.pub_prio);
   int64_t next = takt_time_now() + 10000000;
   for (uint32_t i = 0; i < o->count; i++) {
     takt_sleep_until(next);
     next += o->period_ns;
+    placement_stamp_cpu(buf, o->size);
     int64_t now = takt_time_now();
     memcpy(buf, &now, sizeof now);
     (void)takt_publish(pub, buf, o->size);
@@ -106,7 +115,9 @@ static int receiver(const opts_t *o, const takt_shm_topic_config_t *tc, int read
   sc.create = false;
   takt_shm_t *shm;
   if (takt_shm_attach(ctx, &sc, &shm) != TAKT_OK) return 4;
-  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 80);
+  /* after the attach: the segment is mapped, mlockall faults it in (the receive thread and its
+   * executor, shm-route, inherit the CPU and the priority) */
+  placement_apply(o->at.recv_cpu, o->at.recv_prio);
   int64_t until = takt_time_now() + (int64_t)o->count * o->period_ns + 5000000000LL;
   char b = 1;
   if (strcmp(o->mode, "shm-route") == 0) {
@@ -141,6 +152,7 @@ static int receiver(const opts_t *o, const takt_shm_topic_config_t *tc, int read
       int64_t now = takt_time_now(), sent;
       memcpy(&sent, smp.data, sizeof sent);
       samples[n_samples++] = now - sent;
+      n_same_cpu += (uint32_t)placement_same_cpu(smp.data, smp.header.size);
       (void)takt_shm_release(sub, &smp);
     }
   }
@@ -169,13 +181,14 @@ static int run_shm(const opts_t *o) {
   if (child == 0) _exit(receiver(o, &tc, fds[1]));
   char b;
   if (read(fds[0], &b, 1) != 1) return 6;
-  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 70);
+  placement_apply(o->at.pub_cpu, o->at.pub_prio);
   int64_t next = takt_time_now() + 10000000;
   for (uint32_t i = 0; i < o->count; i++) {
     takt_sleep_until(next);
     next += o->period_ns;
     takt_shm_loan_t loan;
     if (takt_shm_loan(pub, &loan) != TAKT_OK) continue;
+    placement_stamp_cpu(loan.data, o->size);
     int64_t now = takt_time_now();
     memcpy(loan.data, &now, sizeof now);
     (void)takt_shm_publish(pub, &loan, o->size, now, TAKT_TIME_INFINITE, 0);
@@ -226,13 +239,15 @@ static int udp_publisher(const opts_t *o, const char *spec, int go) {
       takt_executor_add_node(ex, takt_bridge_node(side.b)) || takt_bridge_start(side.b))
     return 3;
   takt_thread_t th;
-  takt_thread_attr_t a = {"bench-exec", TAKT_SCHED_FIFO, 70, -1};
+  takt_thread_attr_t a = {"bench-exec", o->at.pub_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
+                          o->at.pub_prio, -1};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   uint8_t *buf = calloc(1, o->size);
   int64_t next = takt_time_now() + 50000000;
   for (uint32_t i = 0; i < o->count; i++) {
     takt_sleep_until(next);
     next += o->period_ns;
+    placement_stamp_cpu(buf, o->size);
     int64_t now = takt_time_now();
     memcpy(buf, &now, sizeof now);
     (void)takt_publish(pub, buf, o->size);
@@ -276,7 +291,8 @@ static int run_udp(const opts_t *o) {
       takt_executor_add_node(ex, takt_bridge_node(side.b)) || takt_bridge_start(side.b))
     return 3;
   takt_thread_t th;
-  takt_thread_attr_t a = {"bench-exec", TAKT_SCHED_FIFO, 80, -1};
+  takt_thread_attr_t a = {"bench-exec", o->at.recv_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
+                          o->at.recv_prio, -1};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   if (write(go[1], "g", 1) != 1) return 3;
   int64_t until = takt_time_now() + (int64_t)o->count * o->period_ns + 3000000000LL;
@@ -292,12 +308,14 @@ static int run_udp(const opts_t *o) {
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {.mode = "shm-block", .size = 64, .count = 1000, .period_ns = 1000000};
+  opts_t o = {.mode = "shm-block", .size = 64, .count = 1000, .period_ns = 1000000,
+              .at = PLACEMENT_DEFAULT};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--mode") == 0) o.mode = argv[i + 1];
     else if (strcmp(argv[i], "--size") == 0) o.size = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--count") == 0) o.count = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--period-us") == 0) o.period_ns = strtoll(argv[i + 1], NULL, 10) * 1000;
+    else if (placement_option(&o.at, argv[i], argv[i + 1])) continue;
     else {
       fprintf(stderr, "takt-bench-shm: unknown option %s\n", argv[i]);
       return 2;

@@ -45,6 +45,8 @@ typedef struct takt_shm_config {
   uint32_t max_local;        /* publishers and subscribers of this process, each */
   int32_t rx_priority;       /* SCHED_FIFO priority of the receive thread (takt_shm_start) */
   int64_t attach_timeout_ns; /* how long to wait for a segment being created by another process */
+  int64_t spin_ns;           /* takt_shm_wait first watches the wake word this long before it
+                                sleeps (0, the default: it sleeps at once); see docs/shm.md */
   char *error;               /* if not NULL: a one-line reason when attach fails */
   size_t error_len;
 } takt_shm_config_t;
@@ -52,7 +54,7 @@ typedef struct takt_shm_config {
 #define TAKT_SHM_CONFIG_DEFAULT                                                                    \
   {.domain = "takt", .mode = 0600, .create = true, .max_topics = 32, .max_participants = 16,      \
    .area_bytes = 16u << 20, .max_local = 32, .rx_priority = 90,                                  \
-   .attach_timeout_ns = 2000000000, .error = NULL, .error_len = 0}
+   .attach_timeout_ns = 2000000000, .spin_ns = 0, .error = NULL, .error_len = 0}
 
 /** Full-queue policy of a shared topic: KEEP_LAST drops a subscriber's oldest queued message
  * (counted); HARD refuses the publish (TAKT_EFULL) while any subscriber's queue is full, and a
@@ -162,7 +164,9 @@ uint32_t takt_shm_pending(takt_shm_sub_t *sub);
 uint64_t takt_shm_dropped(takt_shm_sub_t *sub);
 
 /** Wait until a message may have arrived for this process since the last wait (futex), or
- * abs_ns passes: TAKT_OK or TAKT_ETIMEDOUT. Only one thread of a process waits. */
+ * abs_ns passes: TAKT_OK or TAKT_ETIMEDOUT. Only one thread of a process waits. With
+ * cfg->spin_ns > 0 it first watches the wake word for that long (busy, on this CPU) and sleeps
+ * only if nothing came; a publisher makes a futex system call only for a process asleep here. */
 takt_err_t takt_shm_wait(takt_shm_t *shm, int64_t abs_ns);
 
 /** Find processes that died while attached and free what they held. Returns how many (>= 0). */
@@ -180,6 +184,10 @@ typedef struct takt_shm_stats {
   uint64_t reclaimed;     /* dead processes reclaimed, by anyone */
   uint32_t topics;
   uint64_t area_used, area_bytes;
+  /* this handle's wake-up traffic (process-local): futex wake-ups its publishes made (one per
+   * sleeping receiving process), the publishes that found the receiving process awake and made
+   * no system call, and the futex sleeps of takt_shm_wait */
+  uint64_t wake_calls, wake_skipped, sleeps;
 } takt_shm_stats_t;
 
 takt_err_t takt_shm_topic_stats(takt_shm_t *shm, const char *name, takt_shm_topic_stats_t *out);

@@ -82,7 +82,9 @@ struct takt_shm {
   takt_shm_sub_t *subs;
   takt_shm_sub_t **order; /* used subscribers, highest priority first (creation order among equals) */
   uint32_t n_order;
-  uint32_t seen; /* the wake word's value when last looked at */
+  uint32_t seen; /* the wake word's count (WAKE_STEP units) when last looked at */
+  int64_t spin_ns;
+  _Atomic uint64_t wake_calls, wake_skipped, sleeps;
   int32_t rx_priority;
   takt_thread_t rx;
   bool rx_running;
@@ -99,6 +101,15 @@ _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
                    sizeof(_Atomic int32_t) == sizeof(int32_t),
                "atomic words of the segment are plain words (futexes; the tests read the layout)");
 #define FUTEX_WORD(w) ((uint32_t *)(void *)(w))
+
+/* One step of a bounded spin (takt_shm_wait with spin_ns): tells the core it is spinning. */
+static inline void spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ volatile("yield");
+#endif
+}
 
 static uint8_t *base(takt_shm_t *s) { return (uint8_t *)s->map.addr; }
 static shm_part_t *parts(takt_shm_t *s) { return (shm_part_t *)(base(s) + s->geo.parts_offset); }
@@ -286,7 +297,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   }
   if (c->max_participants == 0 || c->max_participants > TAKT_SHM_MAX_PARTICIPANTS ||
       c->max_topics == 0 || c->max_topics > 65536 || c->max_local == 0 || c->area_bytes == 0 ||
-      c->area_bytes > ((uint64_t)1 << 40)) {
+      c->area_bytes > ((uint64_t)1 << 40) || c->spin_ns < 0 || c->spin_ns > 1000000000) {
     say(c, "shared-memory domain %s: %s", c->domain, "capacities out of range");
     return TAKT_EINVAL;
   }
@@ -295,6 +306,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   s->ctx = ctx;
   s->max_local = c->max_local;
   s->rx_priority = c->rx_priority;
+  s->spin_ns = c->spin_ns;
   s->pubs = takt__context_alloc(ctx, sizeof(takt_shm_pub_t) * c->max_local);
   s->subs = takt__context_alloc(ctx, sizeof(takt_shm_sub_t) * c->max_local);
   s->order = takt__context_alloc(ctx, sizeof(takt_shm_sub_t *) * c->max_local);
@@ -362,7 +374,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
     atomic_store(&p->pid, s->pid);
     s->part = i;
     s->pgen = gen;
-    s->seen = atomic_load(&p->wake);
+    s->seen = atomic_load(&p->wake) >> 1;
     rc = TAKT_OK;
     break;
   }
@@ -711,6 +723,23 @@ static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
   }
 }
 
+/* The wake word of a participant (docs/shm.md, wake-ups): bit 0 is set by its receiver before it
+ * sleeps on the word, the bits above count publications for it. One atomic exchange per
+ * receiving process counts and clears the flag; only when the flag was set does the publisher make
+ * the futex system call. A receiver that is running (taking, or spinning) costs no system call. */
+static void notify(takt_shm_t *s, shm_part_t *pt) {
+  uint32_t old = atomic_load_explicit(&pt->wake, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(&pt->wake, &old, (old + WAKE_STEP) & ~WAKE_SLEEPING,
+                                                memory_order_acq_rel, memory_order_relaxed)) {
+  }
+  if ((old & WAKE_SLEEPING) != 0) {
+    takt_futex_wake_shared(FUTEX_WORD(&pt->wake), UINT32_MAX);
+    atomic_fetch_add_explicit(&s->wake_calls, 1u, memory_order_relaxed);
+  } else {
+    atomic_fetch_add_explicit(&s->wake_skipped, 1u, memory_order_relaxed);
+  }
+}
+
 static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t size,
                               int64_t t_info, int64_t deadline, int32_t priority);
 
@@ -781,13 +810,10 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
   c->writer = 0;
   r.t->published++;
   topic_unlock(&r);
-  /* wake-ups after the lock is let go */
-  for (uint32_t p = 0; wake != 0; p++, wake >>= 1) {
-    if ((wake & 1u) == 0) continue;
-    shm_part_t *pt = &parts(s)[p];
-    atomic_fetch_add_explicit(&pt->wake, 1u, memory_order_release);
-    takt_futex_wake_shared(FUTEX_WORD(&pt->wake), 1u);
-  }
+  /* wake-ups after the lock is let go: one per receiving process, a system call only for one
+   * asleep in takt_shm_wait */
+  for (uint32_t p = 0; wake != 0; p++, wake >>= 1)
+    if ((wake & 1u) != 0) notify(s, &parts(s)[p]);
   loan->data = NULL;
   return TAKT_OK;
 }
@@ -893,12 +919,31 @@ takt_err_t takt_shm_wait(takt_shm_t *s, int64_t abs_ns) {
   if (s == NULL) return TAKT_EINVAL;
   _Atomic uint32_t *w = &parts(s)[s->part].wake;
   uint32_t v = atomic_load_explicit(w, memory_order_acquire);
-  if (v == s->seen) {
+  if (v >> 1 == s->seen && s->spin_ns > 0) {
+    /* the option the user chose: watch the word (no system call, no lock) for a while */
+    int64_t now = takt_time_now();
+    int64_t until = abs_ns < now + s->spin_ns ? abs_ns : now + s->spin_ns;
+    for (uint32_t n = 0; v >> 1 == s->seen; n++) {
+      if ((n & 63u) == 0 && takt_time_now() >= until) break;
+      spin_pause();
+      v = atomic_load_explicit(w, memory_order_acquire);
+    }
+  }
+  while (v >> 1 == s->seen) {
+    /* announce the sleep: a publisher that counts after this sees WAKE_SLEEPING and wakes us; one
+     * that counted before makes the exchange fail, and the new count is seen */
+    if ((v & WAKE_SLEEPING) == 0 &&
+        !atomic_compare_exchange_weak_explicit(w, &v, v | WAKE_SLEEPING, memory_order_acq_rel,
+                                               memory_order_acquire))
+      continue;
+    v |= WAKE_SLEEPING;
+    atomic_fetch_add_explicit(&s->sleeps, 1u, memory_order_relaxed);
     takt_err_t rc = takt_futex_wait_shared(FUTEX_WORD(w), v, abs_ns);
     v = atomic_load_explicit(w, memory_order_acquire);
-    if (rc == TAKT_ETIMEDOUT && v == s->seen) return TAKT_ETIMEDOUT;
+    /* the flag may stay set: the next publisher clears it (one wake-up call more, no harm) */
+    if (rc == TAKT_ETIMEDOUT && v >> 1 == s->seen) return TAKT_ETIMEDOUT;
   }
-  s->seen = v;
+  s->seen = v >> 1;
   return TAKT_OK;
 }
 
@@ -999,7 +1044,11 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
   if (s == NULL || out == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(reg_lock(s));
   *out = (takt_shm_stats_t){.reclaimed = s->h->reclaimed, .area_used = s->h->area_used,
-                            .area_bytes = s->geo.area_size};
+                            .area_bytes = s->geo.area_size,
+                            .wake_calls = atomic_load_explicit(&s->wake_calls, memory_order_relaxed),
+                            .wake_skipped =
+                                atomic_load_explicit(&s->wake_skipped, memory_order_relaxed),
+                            .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed)};
   for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
   for (uint32_t i = 0; i < s->geo.max_topics; i++)
     out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;
@@ -1180,9 +1229,7 @@ takt_err_t takt_shm_start(takt_shm_t *s) {
 void takt_shm_stop(takt_shm_t *s) {
   if (s == NULL || !s->rx_running) return;
   atomic_store_explicit(&s->rx_stop, true, memory_order_release);
-  _Atomic uint32_t *w = &parts(s)[s->part].wake;
-  atomic_fetch_add_explicit(w, 1u, memory_order_release);
-  takt_futex_wake_shared(FUTEX_WORD(w), 1u);
+  notify(s, &parts(s)[s->part]);
   (void)takt_thread_join(&s->rx);
   s->rx_running = false;
 }

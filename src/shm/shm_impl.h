@@ -23,13 +23,18 @@
 
 enum { DIR_FREE = 0, DIR_READY = 1 };
 
+/* A participant's wake word: bit 0 = its receiver is (about to be) asleep on the word; the bits
+ * above count the publications queued for it (docs/shm.md, wake-ups). */
+#define WAKE_SLEEPING 1u
+#define WAKE_STEP 2u
+
 /* ---- what lives in the segment ---- */
 
 typedef struct {
   SHM_ATOMIC(int32_t) pid; /* 0 = free; written last when taken */
   SHM_ATOMIC(uint32_t) gen;
   SHM_ATOMIC(uint64_t) start; /* the process's start time: tells a reused pid apart */
-  SHM_ATOMIC(uint32_t) wake;  /* futex word: incremented by every publish for this participant */
+  SHM_ATOMIC(uint32_t) wake;  /* futex word: WAKE_SLEEPING | publications * WAKE_STEP */
   uint32_t pad;
 } shm_part_t;
 

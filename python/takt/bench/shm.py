@@ -2,9 +2,15 @@
 memory (docs/shm.md), beside takt inside one process and iceoryx (its C binding, RouDi started
 here) in the same run, for payloads of 64 B to 4 MiB, with blocking and busy-waiting receivers.
 
+Both programs are placed alike (bench/shm/placement.h): the publisher pinned to one CPU at
+SCHED_FIFO 70, the receiver pinned to another at SCHED_FIFO 80 (blocking rows) or at the normal
+policy (busy-waiting rows: a SCHED_FIFO spinner is throttled by the kernel's real-time bandwidth
+limit, docs/shm.md), memory locked; the "same CPU" rows put both on one CPU. Each row reports how
+many messages the receiver took on the publisher's CPU, which checks the placement.
+
 takt over the UDP bridge (the communication daemon on loopback) is measured for 64 B only: a
-daemon frame carries at most 1024 bytes. Not measured: iceoryx2 (no Debian package; its C
-binding is built with cargo, which the machine does not have)."""
+daemon frame carries at most 1024 bytes; its threads are not pinned. Not measured: iceoryx2 (no
+Debian package; its C binding is built with cargo, which the machine does not have)."""
 
 from __future__ import annotations
 
@@ -24,16 +30,57 @@ from takt.bench.common import (command, distribution, machine, machine_line, rat
 
 NAME = "shm"
 SIZES = (64, 4096, 65536, 1 << 20, 4 << 20)
-TAKT_MODES = ("inproc", "shm-block", "shm-busy", "shm-route", "udp")
 UDP_MAX = 1024
-ICEORYX_MODES = ("block", "busy")
+# rows: (key, program mode, placement); placements: "cross" (publisher and receiver on two CPUs,
+# SCHED_FIFO 70 / 80), "busy" (the same CPUs, the spinning receiver at the normal policy), "one"
+# (both on one CPU, SCHED_FIFO 70 / 80), "free" (priorities only: the UDP row's threads)
+TAKT_ROWS = (("inproc", "inproc", "cross"), ("shm-block", "shm-block", "cross"),
+             ("shm-block-1cpu", "shm-block", "one"), ("shm-busy", "shm-busy", "busy"),
+             ("shm-route", "shm-route", "cross"), ("udp", "udp", "free"))
+ICEORYX_ROWS = (("iceoryx-block", "block", "cross"), ("iceoryx-block-1cpu", "block", "one"),
+                ("iceoryx-busy", "busy", "busy"))
 LABEL = {"inproc": "takt, one process (copy into the topic -> tide callback)",
          "shm-block": "takt shm, futex wake-up, zero-copy take",
+         "shm-block-1cpu": "takt shm, futex wake-up, both on one CPU",
          "shm-busy": "takt shm, busy-waiting take",
          "shm-route": "takt shm routed: receive thread -> local topic (copy) -> tide callback",
          "udp": "takt over the UDP bridge (daemon on loopback) -> tide callback",
          "iceoryx-block": "iceoryx, wait set wake-up",
+         "iceoryx-block-1cpu": "iceoryx, wait set wake-up, both on one CPU",
          "iceoryx-busy": "iceoryx, busy-waiting take"}
+
+
+def cpus() -> Tuple[int, int]:
+    """The publisher's and the receiver's CPU: two different ones when there are two."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[0], allowed[1] if len(allowed) > 1 else allowed[0]
+
+
+def smoke_placement(where: str) -> str:
+    """--quick is a smoke of the programs, not a measurement: its two-CPU rows are not pinned (a
+    pinned receiver cannot leave a CPU that other work holds for tens of ms on a shared machine,
+    and a short run loses messages then); its busy receivers spin at SCHED_FIFO 80 (a 40-message
+    row ends long before the real-time bandwidth limit takes its share). Both programs alike."""
+    return "one" if where == "one" else "free"
+
+
+def placement_args(where: str) -> List[str]:
+    pub, recv = cpus()
+    if where == "one":
+        pub = recv
+    prio = ["--pub-prio", "70", "--recv-prio", "0" if where == "busy" else "80"]
+    if where == "free":
+        return prio
+    return ["--pub-cpu", str(pub), "--recv-cpu", str(recv)] + prio
+
+
+def placement_text(where: str) -> str:
+    pub, recv = cpus()
+    if where == "free":
+        return "not pinned, FIFO 70 -> FIFO 80"
+    if where == "one":
+        return f"CPU {recv} FIFO 70 -> CPU {recv} FIFO 80"
+    return f"CPU {pub} FIFO 70 -> CPU {recv} " + ("normal policy" if where == "busy" else "FIFO 80")
 
 
 def size_label(n: int) -> str:
@@ -69,11 +116,12 @@ def roudi(config: Path) -> Iterator[Optional[str]]:
                 p.unlink()
 
 
-def sample(exe: Path, mode: str, size: int, count: int) -> List[float]:
+def sample(exe: Path, mode: str, where: str, size: int, count: int) -> Tuple[List[float], int]:
+    """The latencies (ns) and how many messages were taken on the publisher's CPU."""
     period_us = 2000 if size >= 1 << 20 else 1000
     raw = run_native(exe, ["--mode", mode, "--size", str(size), "--count", str(count),
-                           "--period-us", str(period_us)])
-    return [float(v) for v in raw["lat_ns"]]
+                           "--period-us", str(period_us)] + placement_args(where))
+    return [float(v) for v in raw["lat_ns"]], int(raw.get("same_cpu", 0))
 
 
 def run(quick: bool, out: Path) -> int:
@@ -82,14 +130,26 @@ def run(quick: bool, out: Path) -> int:
     rows: List[Dict[str, object]] = []
     dists: Dict[Tuple[str, int], Dict[str, float]] = {}
     failures = 0
+    where_of: Dict[str, str] = {}
+    place = smoke_placement if quick else (lambda w: w)
+    same: Dict[str, List[int]] = {}  # row -> [taken on the publisher's CPU, taken]
+
+    def keep(key: str, where: str, size: int, lat: List[float], on_pub_cpu: int) -> None:
+        where_of[key] = where
+        dists[(key, size)] = distribution(lat)
+        tally = same.setdefault(key, [0, 0])
+        tally[0] += on_pub_cpu
+        tally[1] += len(lat)
+        rows.append({"mode": key, "size": size, "placement": placement_text(where),
+                     "on_publisher_cpu": on_pub_cpu, **dists[(key, size)]})
+
     for size in SIZES:
-        for mode in TAKT_MODES:
+        for key, mode, where in TAKT_ROWS:
             if mode == "udp" and size > UDP_MAX:
                 continue
-            lat = sample(takt_exe, mode, size, count)
+            lat, on_pub_cpu = sample(takt_exe, mode, place(where), size, count)
             failures += len(lat) < 0.9 * count  # a bench, not a test: a few lost count as noise
-            dists[(mode, size)] = distribution(lat)
-            rows.append({"mode": mode, "size": size, **dists[(mode, size)]})
+            keep(key, place(where), size, lat, on_pub_cpu)
     iceoryx_note = ""
     short: List[str] = []
     try:
@@ -102,13 +162,11 @@ def run(quick: bool, out: Path) -> int:
                 iceoryx_note = why
             else:
                 for size in SIZES:
-                    for mode in ICEORYX_MODES:
-                        lat = sample(iox_exe, mode, size, count)
+                    for key, mode, where in ICEORYX_ROWS:
+                        lat, on_pub_cpu = sample(iox_exe, mode, place(where), size, count)
                         if len(lat) < count:  # the peer's losses are reported, not our failure
-                            short.append(f"iceoryx-{mode} {size_label(size)}: {len(lat)} of {count} received")
-                        dists[(f"iceoryx-{mode}", size)] = distribution(lat)
-                        rows.append({"mode": f"iceoryx-{mode}", "size": size,
-                                     **dists[(f"iceoryx-{mode}", size)]})
+                            short.append(f"{key} {size_label(size)}: {len(lat)} of {count} received")
+                        keep(key, place(where), size, lat, on_pub_cpu)
 
     def p99(mode: str, size: int) -> float:
         d = dists.get((mode, size), {})
@@ -117,29 +175,39 @@ def run(quick: bool, out: Path) -> int:
     headline: Dict[str, object] = {
         "p99_shm_over_inprocess_64B": ratio(p99("shm-block", 64), p99("inproc", 64)),
         "p99_shm_over_iceoryx_64B": ratio(p99("shm-block", 64), p99("iceoryx-block", 64)),
+        "p99_shm_over_iceoryx_64B_1cpu": ratio(p99("shm-block-1cpu", 64), p99("iceoryx-block-1cpu", 64)),
         "p99_4MB_over_64B": ratio(p99("shm-block", 4 << 20), p99("shm-block", 64)),
         "p99_busy_shm_over_iceoryx_64B": ratio(p99("shm-busy", 64), p99("iceoryx-busy", 64), 3),
         "p99_route_over_inprocess_64B": ratio(p99("shm-route", 64), p99("inproc", 64)),
         "p99_shm_over_udp_64B": ratio(p99("shm-block", 64), p99("udp", 64), 3),
     }
     m = machine()
-    modes = [md for md in (*TAKT_MODES, *(f"iceoryx-{x}" for x in ICEORYX_MODES))
-             if any((md, s) in dists for s in SIZES)]
+    modes = [key for key, _, _ in (*TAKT_ROWS, *ICEORYX_ROWS) if any((key, s) in dists for s in SIZES)]
     md = [f"# shm: publish -> callback between two processes, beside one process and iceoryx", "",
           f"Command: `{command(NAME, quick)}` on {machine_line(m)}; {count} messages per row, one every "
-          "1 ms (2 ms from 1 MB), the publisher at SCHED_FIFO 70 and the receiver at 80 where permitted. "
-          "The publisher stamps CLOCK_MONOTONIC into the first 8 bytes right before publishing; the "
-          "receiver reads the clock when its code has the message. Latencies in µs.", ""]
+          "1 ms (2 ms from 1 MB). takt's and iceoryx's programs are placed alike (bench/shm/placement.h): "
+          "the publisher pinned to one CPU at SCHED_FIFO 70, the receiver pinned to the other at "
+          "SCHED_FIFO 80 when it sleeps, at the normal policy when it spins (a SCHED_FIFO spinner loses "
+          "50 ms a second to the kernel's real-time bandwidth limit, docs/shm.md); the 1-CPU rows put "
+          "both on one CPU; memory locked. The publisher stamps CLOCK_MONOTONIC into the first 8 bytes "
+          "right before publishing; the receiver reads the clock when its code has the message. "
+          "Latencies in µs; the last column counts the messages the receiver took on the CPU the "
+          "publisher ran on (all sizes), which checks the placement."
+          + (" --quick: a smoke, not a measurement: the two-CPU rows are not pinned and busy receivers "
+             "spin at SCHED_FIFO 80 (both programs alike)." if quick else ""), ""]
     if iceoryx_note:
         md += [f"iceoryx not measured: {iceoryx_note}", ""]
-    md += ["| receiver | " + " | ".join(f"{size_label(s)} p50 / p99 / max" for s in SIZES) + " |",
-           "|---|" + "---:|" * len(SIZES)]
+    md += ["| receiver | " + " | ".join(f"{size_label(s)} p50 / p99 / max" for s in SIZES)
+           + " | placement (publisher -> receiver) | on the publisher's CPU |",
+           "|---|" + "---:|" * len(SIZES) + "---|---:|"]
     for mode in modes:
         cells = []
         for s in SIZES:
             d = dists.get((mode, s), {"count": 0})
             cells.append(f"{us(d, 'p50')} / {us(d, 'p99')} / {us(d, 'max')}")
-        md.append(f"| {LABEL[mode]} | " + " | ".join(cells) + " |")
+        on, of = same.get(mode, [0, 0])
+        md.append(f"| {LABEL[mode]} | " + " | ".join(cells)
+                  + f" | {placement_text(where_of[mode])} | {on} of {of} |")
     md += ["", "Headline: " + ", ".join(f"{k} = {v}" for k, v in headline.items()), ""]
     if short:
         md += ["Messages lost by iceoryx (its queue of 4 overflowed or a loan failed): " + "; ".join(short), ""]
