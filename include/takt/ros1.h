@@ -106,11 +106,23 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *node, const char *topic, const 
                                const char *md5, const char *definition, bool latch,
                                takt_ros1_pub_t **out);
 /**
- * Queue len serialized bytes for every connected subscriber (a copy). Never waits for a peer:
- * a full queue drops by the configured policy (counted). TAKT_ESIZE above max_message.
- * O(subscribers * len). Thread-safe; never allocates.
+ * Send len serialized bytes to every connected subscriber. Never waits for a peer: to a
+ * subscriber with nothing queued the calling thread writes the frame itself (one non-blocking
+ * gathered write, no copy); what the socket does not take, and every message for a subscriber
+ * with messages queued or another thread writing, is copied into that subscriber's queue for the
+ * I/O thread. A full queue drops by the configured policy (counted). Frames never interleave or
+ * reorder on a connection. TAKT_ESIZE above max_message. O(subscribers * len). Thread-safe; never
+ * allocates; takes no lock across a system call.
  */
 takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len);
+
+/**
+ * Bound the publication's queue per subscriber to depth messages (roscpp's advertise
+ * queue_size), 1..cfg.queue (the memory reserved per subscriber); new messages drop by
+ * cfg.full_policy past it (advertise sets cfg.queue). TAKT_EINVAL outside 1..cfg.queue.
+ * Thread-safe; meant right after advertise.
+ */
+takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth);
 
 /**
  * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
@@ -141,6 +153,7 @@ typedef struct takt_ros1_pub_stats {
   uint64_t sent;        /* messages written whole to subscribers */
   uint64_t dropped;     /* messages dropped by full queues */
   uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
+  uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */
 } takt_ros1_pub_stats_t;
 void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
 
