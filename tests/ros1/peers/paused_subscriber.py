@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """A subscriber that stops reading and starts again, for the publisher's send path tests: asks
-NODE_URI for TOPIC (requestTopic), sends a correct TCPROS header, reads the answer, prints
+NODE_URI (or the node of that name, looked up on $ROS_MASTER_URI) for TOPIC (requestTopic), sends a correct TCPROS header, reads the answer, prints
 "connected" and reads nothing until SIGUSR1. Then it reads every frame until none has come for
 two seconds, checks each (a std_msgs/String "SEQ:FILL" where SEQ is 8 digits and FILL repeats
 the letter chr(97 + SEQ % 26); sequence numbers strictly increasing) and prints "frames: N",
 "runs: A-B,C-D,..." (the runs of consecutive sequence numbers) and "bad: WHY" for a wrong frame."""
+import os
 import signal
 import socket
 import struct
 import sys
+import time
 import xmlrpc.client
 
 
@@ -45,6 +47,14 @@ def check(body: bytes, last: int) -> tuple[int, str]:
 def main() -> int:
     node_uri, topic, md5 = sys.argv[1], sys.argv[2], sys.argv[3]
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    if node_uri.startswith("/"):  # a node name: its URI from the master (ROS_MASTER_URI)
+        master = xmlrpc.client.ServerProxy(os.environ["ROS_MASTER_URI"])
+        for _ in range(200):
+            code, _, uri = master.lookupNode("/paused", node_uri)
+            if code == 1:
+                node_uri = uri
+                break
+            time.sleep(0.05)
     code, _, proto = xmlrpc.client.ServerProxy(node_uri).requestTopic("/paused", topic, [["TCPROS"]])
     if code != 1:
         return 1
