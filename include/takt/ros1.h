@@ -2,16 +2,17 @@
  * the slave API, and carries topics over TCPROS to and from rospy, roscpp and rostopic.
  *
  * Threads (both made by the port, policy and priority from the configuration): the node's I/O
- * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes queued
- * messages without ever waiting for a peer and reads messages from the publishers it subscribes
- * to, handing each to the subscription's callback; its connector thread ("takt-ros1-conn") calls
+ * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes what a
+ * publishing thread could not write itself (takt_ros1_publish) without ever waiting for a peer
+ * and reads messages from the publishers it subscribes to, handing each to the subscription's
+ * callback; its connector thread ("takt-ros1-conn") calls
  * requestTopic on publishers named by the master and opens the TCPROS connections. Calls to the
  * master (registration, lookups, parameters) run on the caller's thread with the configured
  * timeout.
  *
  * Memory: one block of the context's arena taken at creation, sized from takt_ros1_config_t;
  * nothing allocates afterwards. Queues: each subscriber of a publication has a queue of
- * `queue` messages; a full queue drops by `full_policy` (the oldest, as roscpp does, or the
+ * `queue` messages (takt_ros1_pub_set_queue bounds one publication lower); a full queue drops by `full_policy` (the oldest, as roscpp does, or the
  * newest) and counts the drop: a subscriber that stops reading never blocks a publisher. */
 #ifndef TAKT_ROS1_H
 #define TAKT_ROS1_H

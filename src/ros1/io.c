@@ -1,6 +1,7 @@
 /* The ROS 1 node's I/O thread: one wait over every socket of the node. It serves the slave API
  * (XML-RPC over HTTP, keep-alive), accepts TCPROS subscribers (connection header, md5 check with
- * ROS's refusal text, latching), writes queued messages without waiting for any peer, and reads
+ * ROS's refusal text, latching), writes the messages publishing threads queued (a frame the
+ * socket took in part, those published meanwhile) without waiting for any peer, and reads
  * length-prefixed messages from publishers, handing each to its subscription's callback. */
 #include <stdio.h>
 #include <string.h>
