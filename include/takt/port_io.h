@@ -71,6 +71,15 @@ int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n);
 /** Read what is available now without waiting: bytes read (0: nothing yet) or TAKT_EOS when the
  * peer closed or on an error. */
 int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap);
+/** One piece of a gathered write. */
+typedef struct takt_io_vec {
+  const uint8_t *p;
+  uint32_t n;
+} takt_io_vec_t;
+/** takt_io_write_some for the n pieces of v written as one run of bytes, in one system call
+ * (n <= 8): bytes written (0: the socket takes nothing now, or fewer than the total), or
+ * TAKT_EOS when the peer closed. Thread-safe on distinct objects. */
+int32_t takt_io_writev_some(takt_io_t io, const takt_io_vec_t *v, uint32_t n);
 
 /** What takt_io_wait watches on one object and what it found. */
 enum { TAKT_IO_IN = 1, TAKT_IO_OUT = 2, TAKT_IO_HUP = 4 };

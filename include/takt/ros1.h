@@ -2,16 +2,17 @@
  * the slave API, and carries topics over TCPROS to and from rospy, roscpp and rostopic.
  *
  * Threads (both made by the port, policy and priority from the configuration): the node's I/O
- * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes queued
- * messages without ever waiting for a peer and reads messages from the publishers it subscribes
- * to, handing each to the subscription's callback; its connector thread ("takt-ros1-conn") calls
+ * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes what a
+ * publishing thread could not write itself (takt_ros1_publish) without ever waiting for a peer
+ * and reads messages from the publishers it subscribes to, handing each to the subscription's
+ * callback; its connector thread ("takt-ros1-conn") calls
  * requestTopic on publishers named by the master and opens the TCPROS connections. Calls to the
  * master (registration, lookups, parameters) run on the caller's thread with the configured
  * timeout.
  *
  * Memory: one block of the context's arena taken at creation, sized from takt_ros1_config_t;
  * nothing allocates afterwards. Queues: each subscriber of a publication has a queue of
- * `queue` messages; a full queue drops by `full_policy` (the oldest, as roscpp does, or the
+ * `queue` messages (takt_ros1_pub_set_queue bounds one publication lower); a full queue drops by `full_policy` (the oldest, as roscpp does, or the
  * newest) and counts the drop: a subscriber that stops reading never blocks a publisher. */
 #ifndef TAKT_ROS1_H
 #define TAKT_ROS1_H
@@ -106,11 +107,23 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *node, const char *topic, const 
                                const char *md5, const char *definition, bool latch,
                                takt_ros1_pub_t **out);
 /**
- * Queue len serialized bytes for every connected subscriber (a copy). Never waits for a peer:
- * a full queue drops by the configured policy (counted). TAKT_ESIZE above max_message.
- * O(subscribers * len). Thread-safe; never allocates.
+ * Send len serialized bytes to every connected subscriber. Never waits for a peer: to a
+ * subscriber with nothing queued the calling thread writes the frame itself (one non-blocking
+ * gathered write, no copy); what the socket does not take, and every message for a subscriber
+ * with messages queued or another thread writing, is copied into that subscriber's queue for the
+ * I/O thread. A full queue drops by the configured policy (counted). Frames never interleave or
+ * reorder on a connection. TAKT_ESIZE above max_message. O(subscribers * len). Thread-safe; never
+ * allocates; takes no lock across a system call.
  */
 takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len);
+
+/**
+ * Bound the publication's queue per subscriber to depth messages (roscpp's advertise
+ * queue_size), 1..cfg.queue (the memory reserved per subscriber); new messages drop by
+ * cfg.full_policy past it (advertise sets cfg.queue). TAKT_EINVAL outside 1..cfg.queue.
+ * Thread-safe; meant right after advertise.
+ */
+takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth);
 
 /**
  * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
@@ -141,6 +154,7 @@ typedef struct takt_ros1_pub_stats {
   uint64_t sent;        /* messages written whole to subscribers */
   uint64_t dropped;     /* messages dropped by full queues */
   uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
+  uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */
 } takt_ros1_pub_stats_t;
 void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
 

@@ -1,6 +1,7 @@
 /* The ROS 1 node's I/O thread: one wait over every socket of the node. It serves the slave API
  * (XML-RPC over HTTP, keep-alive), accepts TCPROS subscribers (connection header, md5 check with
- * ROS's refusal text, latching), writes queued messages without waiting for any peer, and reads
+ * ROS's refusal text, latching), writes the messages publishing threads queued (a frame the
+ * socket took in part, those published meanwhile) without waiting for any peer, and reads
  * length-prefixed messages from publishers, handing each to its subscription's callback. */
 #include <stdio.h>
 #include <string.h>
@@ -519,13 +520,21 @@ static void tcpros_accept(takt_ros1_node_t *n) {
 
 /* ---- outgoing messages ---- */
 
+/* Close a subscriber's connection, or, while a publishing thread writes it, mark it to be closed
+ * when that thread lets go (it wakes this thread then). */
 static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   takt_ros1_node_t *n = pub->node;
   takt__lock_take(&pub->lock);
+  o->active = false; /* no publisher starts writing it from now on */
+  if (o->writing) {
+    o->closing = true;
+    takt__lock_give(&pub->lock);
+    return;
+  }
   takt_io_t io = o->io;
   o->io = TAKT_IO_CLOSED;
-  o->active = false;
   o->count = 0;
+  o->tx_pending = o->closing = false;
   takt__lock_give(&pub->lock);
   takt_io_close(&io);
   o->tx_len = o->tx_off = 0;
@@ -534,9 +543,15 @@ static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   takt__lock_give(&n->lock);
 }
 
-/* Write what the socket takes now: the message in flight, then the queued ones. True while a
- * message waits for the socket to take more. */
+/* Write what the socket takes now: the rest of a frame, then the queued ones, unless a
+ * publishing thread writes this connection (it wakes this thread when it lets go with messages
+ * queued). True while a frame waits for the socket to take more. */
 static bool out_flush(takt_ros1_node_t *n, takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
+  takt__lock_take(&pub->lock);
+  bool mine = !o->writing && (o->tx_pending || o->count > 0);
+  if (mine) o->writing = true;
+  takt__lock_give(&pub->lock);
+  if (!mine) return false;
   for (;;) {
     if (o->tx_off == o->tx_len) {
       takt__lock_take(&pub->lock);
@@ -548,18 +563,30 @@ static bool out_flush(takt_ros1_node_t *n, takt_ros1_pub_t *pub, takt__ros1_out_
         o->tx_off = 0;
         o->head = (o->head + 1) % n->cfg.queue;
         o->count--;
+      } else { /* drained: the next message may go out from its publishing thread */
+        o->writing = o->tx_pending = false;
       }
       takt__lock_give(&pub->lock);
       if (!have) return false;
     }
     int32_t w = takt_io_write_some(o->io, o->tx + o->tx_off, o->tx_len - o->tx_off);
     if (w < 0) {
+      takt__lock_take(&pub->lock);
+      o->writing = o->tx_pending = false;
+      takt__lock_give(&pub->lock);
       out_close(pub, o);
       return false;
     }
     o->tx_off += (uint32_t)w;
-    if (o->tx_off < o->tx_len) return true; /* the socket is full: wait until it drains */
+    if (o->tx_off < o->tx_len) { /* the socket is full: wait until it drains */
+      takt__lock_take(&pub->lock);
+      o->writing = false;
+      o->tx_pending = true;
+      takt__lock_give(&pub->lock);
+      return true;
+    }
     takt__lock_take(&pub->lock);
+    o->tx_pending = false;
     o->sent++;
     o->bytes += o->tx_len;
     takt__lock_give(&pub->lock);
@@ -586,32 +613,44 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   if (again) takt_io_wake_signal(n->conn_wake);
 }
 
-static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
-  /* at most 64 messages, then the other sockets get their turn; a message is delivered as soon
-   * as it is whole, so none waits in the buffer for bytes that may never come */
-  for (int delivered = 0; delivered < 64;) {
-    uint32_t need = 4;
-    if (in->got >= 4) {
-      uint32_t len = takt__le32(in->rx);
-      if (len > n->cfg.max_message) {
-        char what[96];
-        snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu)",
-                 (unsigned long)len, (unsigned long)n->cfg.max_message);
-        in_fail(n, sub, in, what, false);
-        return;
-      }
-      need = 4 + len;
-      if (in->got == need) {
-        sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
-        in->got = 0;
-        delivered++;
-        takt__lock_take(&n->lock);
-        sub->received++;
-        takt__lock_give(&n->lock);
-        continue;
-      }
+/* Hand every whole message at the front of rx to the callback, each moved to the front first
+ * (the callback sees it where the buffer starts, aligned; only read-ahead bytes move). False
+ * when the connection failed. */
+static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  while (in->got >= 4) {
+    uint32_t len = takt__le32(in->rx);
+    if (len > n->cfg.max_message) {
+      char what[96];
+      snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu)",
+               (unsigned long)len, (unsigned long)n->cfg.max_message);
+      in_fail(n, sub, in, what, false);
+      return false;
     }
-    int32_t r = takt_io_read_some(in->io, in->rx + in->got, need - in->got);
+    if (in->got < 4u + len) return true;
+    sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
+    in->got -= 4u + len;
+    if (in->got > 0) memmove(in->rx, in->rx + 4u + len, in->got);
+    takt__lock_take(&n->lock);
+    sub->received++;
+    takt__lock_give(&n->lock);
+  }
+  return true;
+}
+
+/* Bytes read past the message being completed, so that a small message and the length of the
+ * next come with one system call (bounds the bytes moved after each message). */
+#define READ_AHEAD 4096u
+
+static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  /* at most 64 reads, then the other sockets get their turn; a message is delivered as soon as it
+   * is whole, so none waits in the buffer for bytes that may never come */
+  const uint32_t cap = 4u + n->cfg.max_message;
+  for (int reads = 0; reads < 64; reads++) {
+    uint64_t end = READ_AHEAD; /* rx holds no whole message here */
+    if (in->got >= 4) end += 4u + (uint64_t)takt__le32(in->rx);
+    if (end > cap) end = cap;
+    uint32_t want = (uint32_t)end - in->got;
+    int32_t r = takt_io_read_some(in->io, in->rx + in->got, want);
     if (r < 0) {
       /* the publisher went away (killed, restarted): connected again while the master lists it */
       in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL,
@@ -620,6 +659,8 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
     }
     if (r == 0) return;
     in->got += (uint32_t)r;
+    if (!in_deliver(n, sub, in)) return;
+    if ((uint32_t)r < want) return; /* all there was: the wait reports the next bytes */
   }
 }
 
@@ -678,9 +719,12 @@ void takt__ros1_io_main(void *arg) {
       for (uint32_t c = 0; c < cfg->max_conns; c++) {
         takt__ros1_out_t *o = &pub->out[c];
         if (o->io.fd < 0) continue;
-        if (!used[p]) { /* unadvertised */
+        takt__lock_take(&pub->lock);
+        bool closing = o->closing;
+        takt__lock_give(&pub->lock);
+        if (!used[p] || closing) { /* unadvertised, or its writer found it failed */
           out_close(pub, o);
-          continue;
+          if (o->io.fd < 0) continue;
         }
         bool blocked = out_flush(n, pub, o);
         if (o->io.fd < 0) continue;

@@ -451,7 +451,8 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     pub->latch = latch;
     takt__lock_take(&pub->lock);
     pub->latched_len = 0;
-    pub->published = pub->dropped = pub->refused = 0;
+    pub->published = pub->dropped = pub->refused = pub->direct = 0;
+    pub->depth = n->cfg.queue;
     pub->open = true;
     takt__lock_give(&pub->lock);
     pub->used = true; /* subscribers may connect from now on */
@@ -481,11 +482,13 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
 static void enqueue_stamped_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, const uint8_t *b,
                                    uint32_t len, const uint8_t *stamp) {
   const takt_ros1_config_t *c = &pub->node->cfg;
-  if (o->count == c->queue) {
+  if (o->count >= pub->depth) {
     pub->dropped++;
     if (c->full_policy == TAKT_ROS1_DROP_NEWEST) return;
-    o->head = (o->head + 1) % c->queue; /* the oldest goes */
-    o->count--;
+    while (o->count >= pub->depth) { /* the oldest go */
+      o->head = (o->head + 1) % c->queue;
+      o->count--;
+    }
   }
   uint32_t slot = (o->head + o->count) % c->queue;
   uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
@@ -512,21 +515,75 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
   return takt__ros1_publish_stamped(pub, bytes, len, NULL);
 }
 
+takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth) {
+  if (pub == NULL || depth == 0 || depth > pub->node->cfg.queue) return TAKT_EINVAL;
+  takt__lock_take(&pub->lock);
+  pub->depth = depth;
+  takt__lock_give(&pub->lock);
+  return TAKT_OK;
+}
+
+/* Write one frame (length, body with the stamp in place) on a connection this thread owns
+ * (o->writing), holding no lock: one gathered write straight from the caller's bytes. What the
+ * socket does not take is copied into o->tx for the I/O thread. Returns what the release must
+ * record: 1 sent whole, 0 the rest waits in tx, -1 the connection failed. */
+static int direct_write(takt__ros1_out_t *o, const uint8_t *bytes, uint32_t len, const uint8_t *stamp) {
+  uint8_t prefix[4];
+  takt__put_le32(prefix, len);
+  takt_io_vec_t v[4] = {{prefix, 4}};
+  uint32_t nv = 1;
+  if (stamp != NULL && len >= 12) {
+    v[1] = (takt_io_vec_t){bytes, 4};
+    v[2] = (takt_io_vec_t){stamp, 8};
+    v[3] = (takt_io_vec_t){bytes + 12, len - 12};
+    nv = 4;
+  } else if (len > 0) {
+    v[1] = (takt_io_vec_t){bytes, len};
+    nv = 2;
+  }
+  int32_t w = takt_io_writev_some(o->io, v, nv);
+  if (w < 0) return -1;
+  uint32_t skip = (uint32_t)w, at = 0;
+  if (skip == 4u + len) return 1;
+  for (uint32_t i = 0; i < nv; i++) { /* the rest of the frame, in order, into tx */
+    if (skip >= v[i].n) {
+      skip -= v[i].n;
+      continue;
+    }
+    memcpy(o->tx + at, v[i].p + skip, v[i].n - skip);
+    at += v[i].n - skip;
+    skip = 0;
+  }
+  o->tx_len = at;
+  o->tx_off = 0;
+  return 0;
+}
+
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp) {
   if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
   if (len > n->cfg.max_message) return TAKT_ESIZE;
-  bool any = false;
+  bool any = false, wake = false;
+  uint64_t mine = 0; /* connections this thread writes itself (max_conns <= 64) */
   takt__lock_take(&pub->lock);
   if (!pub->open) {
     takt__lock_give(&pub->lock);
     return TAKT_ESTATE;
   }
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
-    if (!pub->out[k].active) continue;
-    enqueue_stamped_locked(pub, &pub->out[k], bytes, len, stamp);
+    takt__ros1_out_t *o = &pub->out[k];
+    if (!o->active) continue;
     any = true;
+    if (!o->writing && !o->tx_pending && !o->closing && o->count == 0) {
+      o->writing = true; /* nothing before this message: it goes out from here */
+      mine |= 1ull << k;
+      continue;
+    }
+    enqueue_stamped_locked(pub, o, bytes, len, stamp);
+    /* a writer drains the queue before it lets go; a frame in tx has the I/O thread watching
+     * for room; otherwise the I/O thread is told */
+    if (!o->writing && !o->tx_pending) wake = true;
   }
   if (pub->latch) {
     takt__put_le32(pub->latched, len);
@@ -536,7 +593,26 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
   }
   if (any) pub->published++;
   takt__lock_give(&pub->lock);
-  if (any) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
+  for (uint32_t k = 0; mine != 0 && k < n->cfg.max_conns; k++) {
+    if ((mine & (1ull << k)) == 0) continue;
+    takt__ros1_out_t *o = &pub->out[k];
+    int r = direct_write(o, bytes, len, stamp); /* no lock held */
+    takt__lock_take(&pub->lock);
+    o->writing = false;
+    if (r > 0) {
+      o->sent++;
+      o->bytes += 4u + len;
+      pub->direct++;
+    } else if (r == 0) {
+      o->tx_pending = true;
+    } else {
+      o->closing = true;
+    }
+    /* what came meanwhile, the rest of this frame or the failure: the I/O thread's now */
+    if (r <= 0 || o->count > 0 || o->closing) wake = true;
+    takt__lock_give(&pub->lock);
+  }
+  if (wake) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
   return TAKT_OK;
 }
 
@@ -550,6 +626,7 @@ void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
   out->published = pub->published;
   out->dropped = pub->dropped;
   out->refused = pub->refused;
+  out->direct = pub->direct;
   takt__lock_give(&pub->lock);
 }
 

@@ -19,21 +19,27 @@
 #define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the connector's (and destroy's), 1.. users' */
 #define TAKT__ROS1_FIELDS 32
 
-/* A subscriber of one of our publications. */
+/* A subscriber of one of our publications. One thread at a time writes its socket: the one that
+ * set `writing` (a publishing thread whose message finds nothing queued, or the I/O thread
+ * draining the queue); it does so holding no lock. */
 typedef struct takt__ros1_out {
   /* pub->lock */
   bool active;
-  uint32_t head, count;   /* the queue: ring of `queue` messages, each u32 length + bytes */
+  bool writing;           /* a thread owns the socket's writing side, tx, tx_len and tx_off */
+  bool tx_pending;        /* tx holds the rest of a frame the socket did not take yet */
+  bool closing;           /* to be closed by the I/O thread once nobody writes */
+  uint32_t head, count;   /* the queue: ring of `queue` slots, each u32 length + bytes */
   uint64_t sent, bytes;
-  /* written by the I/O thread under pub->lock, read by it without (CLOSED: the slot is free) */
+  /* written by the I/O thread under pub->lock while nobody writes, read by it without and by
+   * the writer (CLOSED: the slot is free) */
   takt_io_t io;
   /* set by the I/O thread before active, read-only while active */
   int32_t id;
   char callerid[TAKT__ROS1_NAME];
   uint8_t *ring;          /* queue * (4 + max_message) */
   uint32_t *lens;
-  /* the I/O thread only */
-  uint8_t *tx;            /* the message being written: 4 + max_message */
+  /* the writer only */
+  uint8_t *tx;            /* the rest of the frame being written: up to 4 + max_message */
   uint32_t tx_len, tx_off;
 } takt__ros1_out_t;
 
@@ -49,7 +55,8 @@ struct takt_ros1_pub {
   bool open;         /* publish accepted, subscribers adopted (advertise .. unadvertise) */
   uint8_t *latched;  /* the last message, when latching */
   uint32_t latched_len;
-  uint64_t published, dropped, refused;
+  uint32_t depth;    /* messages queued per subscriber at most: 1..cfg.queue */
+  uint64_t published, dropped, refused, direct;
   takt__ros1_out_t *out; /* max_conns */
 };
 

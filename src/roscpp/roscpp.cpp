@@ -10,6 +10,7 @@
 
 #include <rosgraph_msgs/Log.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -58,6 +59,7 @@ struct Global {
   bool exec_thread_running = false;
   takt_executor_kind_t kind = TAKT_EXEC_TIDE;
   uint32_t max_message = 16384;
+  uint32_t pub_queue = 8;  // messages reserved per subscriber of a publication
   takt_type_support_t blob{"takt_roscpp/Serialized", nullptr, 4 + 16384, nullptr, nullptr};
   uint32_t next_id = 0;
   std::vector<uint32_t> free_groups;  // callback groups given back (take_group)
@@ -261,6 +263,8 @@ void start() {
   rc1.max_pubs = 16;
   rc1.max_subs = 16;
   rc1.max_message = G.max_message;
+  G.pub_queue = static_cast<uint32_t>(std::clamp<int64_t>(env_int("TAKT_ROSCPP_QUEUE", 8), 1, 4096));
+  rc1.queue = G.pub_queue;
   rc1.max_values = 4096;
   rc1.max_xmlrpc = 65536;
   rc = takt_ros1_node_create(G.ctx, &rc1, &G.ros1);
@@ -566,7 +570,7 @@ class PubImpl {
 };
 
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
-                                   const Type &t, uint32_t, bool latch) {
+                                   const Type &t, uint32_t queue, bool latch) {
   Global &G = g();
   auto p = std::make_shared<PubImpl>();
   p->node = n;
@@ -591,6 +595,10 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
     Ros1Use use;
     takt_err_t rc = use.n ? takt_ros1_advertise(use.n, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub)
                           : TAKT_ESTATE;
+    // queue_size bounds the queue per subscriber, within what the node reserves (0: roscpp's
+    // "unbounded" is that reserve)
+    if (rc == TAKT_OK)  // in range: cannot fail
+      (void)takt_ros1_pub_set_queue(s->pub, queue == 0 || queue > G.pub_queue ? G.pub_queue : queue);
     if (rc != TAKT_OK) {
       std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
                    use.n ? takt_ros1_last_error(use.n) : "shut down");

@@ -162,3 +162,35 @@ TEST(Tcp, WaitReportsReadinessAndConsumesItsWake) {
   EXPECT_EQ(takt_io_read_some(p.server, &b, 1), 0);  // nothing more now
   takt_io_close(&wake);
 }
+
+TEST(Tcp, AGatheredWriteSendsItsPiecesInOrderAndNeverWaits) {
+  Pair p;
+  p.open();
+  const uint8_t a[] = {1, 2, 3, 4}, b[] = {5, 6}, c[] = {7, 8, 9};
+  takt_io_vec_t v[3] = {{a, 4}, {b, 2}, {c, 3}};
+  ASSERT_EQ(takt_io_writev_some(p.client, v, 3), 9);
+  uint8_t buf[16] = {};
+  int32_t got = 0;
+  while (got < 9) {
+    int32_t r = takt_io_read(p.server, TAKT_IO_CLOSED, buf + got, sizeof buf - (uint32_t)got, in_ms(2000));
+    ASSERT_GT(r, 0);
+    got += r;
+  }
+  EXPECT_EQ(got, 9);
+  for (uint8_t i = 0; i < 9; i++) EXPECT_EQ(buf[i], i + 1);
+  EXPECT_EQ(takt_io_writev_some(p.client, v, 9), TAKT_EINVAL);  // more pieces than it takes
+  // a peer that reads nothing: the writes take less than asked, then nothing (0), never wait
+  std::vector<uint8_t> big(1u << 20, 0xCD);
+  takt_io_vec_t w[2] = {{a, 4}, {big.data(), (uint32_t)big.size()}};
+  int32_t r = 0;
+  for (int i = 0; i < 200; i++) {
+    r = takt_io_writev_some(p.client, w, 2);
+    ASSERT_GE(r, 0);
+    if (r == 0) break;
+  }
+  EXPECT_EQ(r, 0);
+  takt_io_close(&p.server);
+  takt_io_close(&p.listener);
+  for (int i = 0; i < 50 && r >= 0; i++) r = takt_io_writev_some(p.client, w, 2);
+  EXPECT_EQ(r, TAKT_EOS);
+}

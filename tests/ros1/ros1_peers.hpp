@@ -135,6 +135,11 @@ class Proc {
     out_fd_ = -1;
   }
 
+  // Send sig to the process (not its group).
+  void signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+
   const std::string &output() const { return out_; }
 
  private:

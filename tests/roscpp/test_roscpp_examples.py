@@ -53,7 +53,7 @@ def build(src: Path, bld: Path, work: Path) -> None:
                      "-o", str(work / f"takt_{prog}")] + takt_flags)
         jobs.append(["g++", "-O1", f"-I{work / 'deb_gen'}", str(ex / f"{prog}.cpp"),
                      "-o", str(work / f"deb_{prog}")] + deb_flags)
-    for prog in ("inproc", "forms", "preempt"):
+    for prog in ("inproc", "forms", "preempt", "queue_size"):
         jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
                      "-o", str(work / prog)] + takt_flags)
     for i in range(0, len(jobs), 2):  # two compilers at a time (the machine is shared)
@@ -70,6 +70,40 @@ def heard(out: str) -> list[str]:
         if "I heard: [" in line:
             lines.append(line[line.index("I heard: [") + len("I heard: ["):line.rindex("]")])
     return lines
+
+
+def queue_size(src: Path, work: Path, env: dict) -> bool:
+    """advertise(topic, 3) bounds the queue per subscriber: a subscriber that reads nothing while
+    3000 messages are published gets, once it reads, the newest 3 after its last gap."""
+    peer = subprocess.Popen(["/usr/bin/python3", str(src / "tests/ros1/peers/paused_subscriber.py"), "/queue_size",
+                             "/paused", "992ce8a1687cec8c8bd883ec73ca41d1"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    pub = subprocess.Popen([str(work / "queue_size")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)
+    out, pub_out = "", ""
+    try:
+        line = peer.stdout.readline()
+        pub_out = pub.stdout.readline()
+        if line.strip() == "connected" and pub_out.strip() == "published":
+            peer.send_signal(signal.SIGUSR1)
+        out = line + peer.communicate(timeout=30)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(peer.pid, signal.SIGKILL)
+        out += peer.communicate()[0]
+    finally:
+        os.killpg(pub.pid, signal.SIGINT)
+        try:
+            pub_out += pub.communicate(timeout=10)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(pub.pid, signal.SIGKILL)
+            pub_out += pub.communicate()[0]
+    runs = [r.split("-") for r in out.split("runs: ")[-1].split()[0].split(",")] if "runs: " in out else []
+    ok = (peer.returncode == 0 and "bad:" not in out and len(runs) >= 2 and runs[-1][1] == "2999"
+          and int(runs[-1][1]) - int(runs[-1][0]) + 1 == 3)
+    print(f"{'ok  ' if ok else 'FAIL'} advertise queue_size 3: a paused subscriber's last run {runs[-1:]}")
+    if not ok:
+        print(out[-800:], pub_out[-800:])
+    return ok
 
 
 def main() -> int:
@@ -161,6 +195,7 @@ def main() -> int:
         print(f"{'ok  ' if ok else 'FAIL'} forms (callback, service, timer, parameter and logging forms): "
               f"{forms.stdout.strip()[-80:]} {forms.stderr.strip()[-500:]}")
         failures += not ok
+        failures += not queue_size(src, work, env)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
         print(f"{'ok  ' if ok else 'FAIL'} every node unregistered at exit: rosnode list {nodes}")

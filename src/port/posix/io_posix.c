@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -292,6 +293,20 @@ bool takt_io_peer_closed(takt_io_t io) {
 int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n) {
   for (;;) {
     ssize_t w = send(io.fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w >= 0) return (int32_t)w;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return TAKT_EOS;
+  }
+}
+
+int32_t takt_io_writev_some(takt_io_t io, const takt_io_vec_t *v, uint32_t n) {
+  struct iovec iov[8];
+  if (n > 8 || (v == NULL && n > 0)) return TAKT_EINVAL;
+  for (uint32_t i = 0; i < n; i++) iov[i] = (struct iovec){(void *)(uintptr_t)v[i].p, v[i].n};
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
+  for (;;) {
+    ssize_t w = sendmsg(io.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w >= 0) return (int32_t)w;
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;

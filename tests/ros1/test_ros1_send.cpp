@@ -1,0 +1,199 @@
+// The send path of a ROS 1 publication (docs/ros1.md, "Sending"): a publishing thread writes its
+// frame itself when the connection has nothing queued, the I/O thread writes what the socket did
+// not take. A subscriber that stops reading never blocks the publisher, its drops are counted and
+// what it gets once it reads again is in order and intact, with the queue's bound as its tail;
+// two threads publishing on one topic at once never interleave their frames.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "ros1_fixture.hpp"
+
+namespace {
+
+// A std_msgs/String "SEQ:FILL" of size bytes of text, SEQ 8 digits, FILL the letter
+// 'a' + SEQ % 26 (the format tests/ros1/peers/paused_subscriber.py checks).
+std::vector<uint8_t> frame_body(uint32_t seq, uint32_t size) {
+  char head[16];
+  std::snprintf(head, sizeof head, "%08u:", seq);
+  std::string text(head);
+  text.append(size > 9 ? size - 9 : 0, (char)('a' + seq % 26));
+  return wire_string(text);
+}
+
+// Checks what frame_body made: returns the sequence number, or -1 (why in *why).
+int64_t frame_seq(const uint8_t *b, uint32_t len, std::string *why) {
+  if (len < 13 || (uint32_t)(b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24) != len - 4) {
+    *why = "string length does not match the frame's";
+    return -1;
+  }
+  std::string text((const char *)b + 4, len - 4);
+  if (text[8] != ':') {
+    *why = "no sequence number";
+    return -1;
+  }
+  uint32_t seq = (uint32_t)std::stoul(text.substr(0, 8));
+  for (size_t i = 9; i < text.size(); i++)
+    if (text[i] != (char)('a' + seq % 26)) {
+      *why = "frame " + std::to_string(seq) + ": its bytes are mixed with another frame's";
+      return -1;
+    }
+  return seq;
+}
+
+// The last run "A-B" of the peer's "runs: ..." line.
+bool last_run(const std::string &out, uint32_t *a, uint32_t *b) {
+  size_t at = out.find("runs: ");
+  if (at == std::string::npos) return false;
+  size_t end = out.find('\n', at);
+  std::string runs = out.substr(at + 6, end - at - 6);
+  size_t comma = runs.rfind(',');
+  std::string last = comma == std::string::npos ? runs : runs.substr(comma + 1);
+  return std::sscanf(last.c_str(), "%u-%u", a, b) == 2;
+}
+
+class Ros1Send : public Ros1Live {
+ protected:
+  // Publish n messages into a subscriber that reads nothing, then let it read: the publisher
+  // never waits (the loop ends), drops are counted, every frame the peer gets is intact and in
+  // order, and the last `depth` messages published are what it gets after the last gap.
+  void paused_subscriber(uint32_t depth) {
+    ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+    takt_ros1_pub_t *pub;
+    ASSERT_EQ(takt_ros1_advertise(node, "/paused", "std_msgs/String", std_msgs__String__MD5,
+                                  std_msgs__String__DEFINITION, false, &pub),
+              TAKT_OK);
+    if (depth != 8) ASSERT_EQ(takt_ros1_pub_set_queue(pub, depth), TAKT_OK);
+    Proc peer;
+    ASSERT_TRUE(peer.start({"/usr/bin/python3", kPeers + "paused_subscriber.py", takt_ros1_node_uri(node),
+                            "/paused", std_msgs__String__MD5}));
+    ASSERT_TRUE(peer.wait_for("connected", 15000)) << peer.output();
+    takt_ros1_pub_stats_t st;
+    ASSERT_TRUE(eventually([&] {
+      takt_ros1_pub_get_stats(pub, &st);
+      return st.connections == 1;
+    }, 5000));
+    const uint32_t n = 3000;  // ~12 MB: more than both socket buffers hold
+    for (uint32_t i = 0; i < n; i++) {
+      std::vector<uint8_t> m = frame_body(i, 4000);
+      ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK) << i;
+    }
+    takt_ros1_pub_get_stats(pub, &st);
+    EXPECT_EQ(st.published, n);
+    EXPECT_GT(st.dropped, 1000u);
+    EXPECT_GT(st.direct, 0u);  // the first messages went out from this thread
+    peer.signal(SIGUSR1);      // it reads again
+    ASSERT_TRUE(eventually([&] {
+      takt_ros1_pub_get_stats(pub, &st);
+      return st.sent + st.dropped == n;  // every message either went whole or was dropped
+    }, 20000)) << st.sent << " sent, " << st.dropped << " dropped; " << peer.output();
+    ASSERT_EQ(peer.wait_exit(20000), 0) << peer.output();
+    EXPECT_EQ(peer.output().find("bad:"), std::string::npos) << peer.output();
+    EXPECT_NE(peer.output().find("frames: " + std::to_string(st.sent) + "\n"), std::string::npos)
+        << peer.output() << st.sent << " sent";
+    uint32_t a = 0, b = 0;
+    ASSERT_TRUE(last_run(peer.output(), &a, &b)) << peer.output();
+    EXPECT_EQ(b, n - 1) << peer.output();
+    EXPECT_EQ(b - a + 1, depth) << peer.output();  // DROP_OLDEST kept the newest `depth`
+  }
+};
+
+}  // namespace
+
+TEST_F(Ros1Send, ASubscriberThatStopsAndReadsAgainGetsTheNewestQueueInOrder) { paused_subscriber(8); }
+
+// takt_ros1_pub_set_queue (roscpp's advertise queue_size) bounds the queue per subscriber.
+TEST_F(Ros1Send, TheQueueBoundIsThePublicationsOwn) {
+  paused_subscriber(3);
+  takt_ros1_pub_t *other;
+  ASSERT_EQ(takt_ros1_advertise(node, "/other", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &other),
+            TAKT_OK);
+  EXPECT_EQ(takt_ros1_pub_set_queue(other, 0), TAKT_EINVAL);
+  EXPECT_EQ(takt_ros1_pub_set_queue(other, 9), TAKT_EINVAL);  // more than cfg.queue reserves
+  EXPECT_EQ(takt_ros1_pub_set_queue(other, 1), TAKT_OK);
+}
+
+// Two threads publish on one topic at once, messages of 100 B to 60 KB (the socket takes parts
+// of the large ones): a takt subscriber gets every frame intact, each thread's in order.
+TEST_F(Ros1Send, TwoPublishingThreadsNeverInterleaveFrames) {
+  auto big_node = [&](const char *name, takt_ros1_node_t **out) {  // few slots: 64 KB messages
+    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+    cfg.master_uri = master_uri.c_str();
+    cfg.name = name;
+    cfg.max_pubs = cfg.max_subs = cfg.max_conns = 2;
+    cfg.max_message = 65536;
+    cfg.max_services = 1;
+    cfg.queue = 4;
+    cfg.io_thread.policy = TAKT_SCHED_OTHER;
+    return takt_ros1_node_create(ctx, &cfg, out);
+  };
+  ASSERT_EQ(big_node("/takt_pub", &node), TAKT_OK);
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(big_node("/takt_sub", &subn), TAKT_OK);
+  struct Check {
+    std::mutex m;
+    int64_t last[2] = {-1, -1};
+    uint64_t got[2] = {0, 0};
+    std::string bad;
+    static void on(void *user, const uint8_t *b, uint32_t len) {
+      auto *c = static_cast<Check *>(user);
+      std::string why;
+      int64_t seq = frame_seq(b, len, &why);
+      std::lock_guard<std::mutex> g(c->m);
+      if (seq < 0) {
+        if (c->bad.empty()) c->bad = why;
+        return;
+      }
+      int t = seq >= 50000000 ? 1 : 0;
+      if (seq <= c->last[t] && c->bad.empty())
+        c->bad = "frame " + std::to_string(seq) + " after " + std::to_string(c->last[t]);
+      c->last[t] = seq;
+      c->got[t]++;
+    }
+  } check;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(subn, "/mixed", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Check::on, &check, &sub),
+            TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/mixed", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  const uint32_t n = 1500;
+  std::atomic<int> failures{0};
+  auto run = [&](uint32_t base) {
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t seq = base + i;
+      std::vector<uint8_t> m = frame_body(seq, 100 + (seq * 7919u) % 60000u);
+      if (takt_ros1_publish(pub, m.data(), (uint32_t)m.size()) != TAKT_OK) failures++;
+    }
+  };
+  std::thread t0(run, 0u), t1(run, 50000000u);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.sent + st.dropped == 2 * n;
+  }, 20000)) << st.sent << " sent, " << st.dropped << " dropped";
+  takt_ros1_sub_stats_t ss;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_sub_get_stats(sub, &ss);
+    return ss.received == st.sent;
+  }, 10000)) << ss.received << " received, " << st.sent << " sent";
+  std::lock_guard<std::mutex> g(check.m);
+  EXPECT_EQ(check.bad, "");
+  EXPECT_GT(check.got[0], 0u);
+  EXPECT_GT(check.got[1], 0u);
+  EXPECT_EQ(check.got[0] + check.got[1], st.sent);
+  EXPECT_EQ(ss.errors, 0u) << ss.last_error;
+  EXPECT_GT(st.direct, 0u);
+  takt_ros1_node_destroy(subn);
+}
