@@ -11,14 +11,7 @@
 #include <string>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-      failures++;                                                     \
-    }                                                                 \
-  } while (0)
+#include "check.hpp"
 
 bool add(takt_tutorials::AddTwoInts::Request &req, takt_tutorials::AddTwoInts::Response &res) {
   res.sum = req.a + req.b;

@@ -11,14 +11,7 @@
 #include <cstdio>
 #include <thread>
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-      failures++;                                                     \
-    }                                                                 \
-  } while (0)
+#include "check.hpp"
 
 struct Probe {
   std::atomic<int> high_runs{0};
