@@ -7,8 +7,9 @@
  *   variant baseline: batch (rclc) executors, daemons in micro-ROS mode (blocking transmit,
  *                     blocking reliable publish, FIFO reception)
  *   variant takt-preempt: as takt, but the microcontroller side's callbacks run on the preempt
- *                     executor (fixed priorities, SCHED_FIFO workers, all on CPU 0: one core, as
- *                     the MCU has), each chain's callbacks in a node of their own (a mutually
+ *                     executor (fixed priorities, SCHED_FIFO workers, all on the first CPU the
+ *                     process may use: one core, as the MCU has), each chain's callbacks in a
+ *                     node of their own (a mutually
  *                     exclusive group per chain), so a higher chain's callback preempts a lower
  *                     chain's running one; received frames reach it through the bridge's input
  *                     thread (preempt takes no executor sources)
@@ -18,9 +19,10 @@
  * usage: takt-bench-pods agent SPEC VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE
  * SUCCESS_PCT SEED: the agent side alone on the link SPEC (`takt bench pods --mcu`: the other
  * side is bench_pods_mcu.c in QEMU), until SIGINT or SIGTERM. */
-#define _POSIX_C_SOURCE 200809L /* sigwait, pthread_sigmask */
+#define _GNU_SOURCE /* sigwait, pthread_sigmask; sched_getaffinity */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,15 @@ static void sink(takt_subscription_t *s, const takt_message_t *m, void *user) {
   (void)m;
   (void)user;
   takt_busywork_spin(g_work_iters);
+}
+
+/* The first CPU this process may run on (takt-preempt's one core), as a takt CPU mask. */
+static uint64_t first_cpu(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (size_t i = 0; i < 64u; i++)
+      if (CPU_ISSET(i, &set)) return 1ull << i;
+  return 1u;
 }
 
 typedef struct side {
@@ -151,7 +162,7 @@ int main(int argc, char **argv) {
   bool preempt = preempt_variant && is_micro;
   takt_executor_options_t eo =
       takt_executor_options_default(preempt ? TAKT_EXEC_PREEMPT : takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH);
-  if (preempt) eo.preempt.cpus = 1u; /* CPU 0 */
+  if (preempt) eo.preempt.cpus = first_cpu(); /* one core */
   if (takt_executor_create(me.ctx, eo.kind, &eo, &me.exec) < 0) return 1;
   takt_node_t *chain_node[MAX_CHAINS]; /* takt-preempt: a node (an exclusive group) per chain */
   for (int c = 0; c < chains; c++) {

@@ -144,7 +144,7 @@ def run(quick: bool, out: Path) -> int:
     md += ["", "Latency in ms. x: number of chains, payload bytes, callback work in ms, or success probability in %.", ""]
     md += preempt_lines(points, get, "takt-preempt",
                         "the microcontroller side's callbacks on the preempt executor (fixed priorities, its "
-                        "SCHED_FIFO workers all on CPU 0: one core, as the MCU has), a node (a mutually exclusive "
+                        "SCHED_FIFO workers all on one CPU: one core, as the MCU has), a node (a mutually exclusive "
                         "group) per chain, so the top chain's sink preempts a lower chain's running timer callback; "
                         "the agent side and the daemons as takt's")
     md += goal_lines(goal_rows)
