@@ -108,7 +108,8 @@ int main(int argc, char **argv) {
   bool preempt_variant = strcmp(argv[1], "takt-preempt") == 0;
   bool takt_variant = strcmp(argv[1], "takt") == 0 || preempt_variant;
   if (!takt_variant && strcmp(argv[1], "baseline") != 0) {
-    fprintf(stderr, "takt-bench-pods: unknown variant %s (takt, takt-preempt or baseline)\n", argv[1]);
+    fprintf(stderr, "takt-bench-pods: unknown variant %s (takt, takt-preempt or baseline)\n",
+            argv[1]);
     return 2;
   }
   int chains = atoi(argv[2]);
@@ -160,8 +161,9 @@ int main(int argc, char **argv) {
   /* the microcontroller side of takt-preempt: preemptive, on one core; every other side tide or
    * batch */
   bool preempt = preempt_variant && is_micro;
-  takt_executor_options_t eo =
-      takt_executor_options_default(preempt ? TAKT_EXEC_PREEMPT : takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH);
+  takt_executor_kind_t kind = preempt ? TAKT_EXEC_PREEMPT : takt_variant ? TAKT_EXEC_TIDE
+                                                                         : TAKT_EXEC_BATCH;
+  takt_executor_options_t eo = takt_executor_options_default(kind);
   if (preempt) eo.preempt.cpus = first_cpu(); /* one core */
   if (takt_executor_create(me.ctx, eo.kind, &eo, &me.exec) < 0) return 1;
   takt_node_t *chain_node[MAX_CHAINS]; /* takt-preempt: a node (an exclusive group) per chain */
@@ -228,7 +230,8 @@ int main(int argc, char **argv) {
   /* the executor's collection phase takes received frames: by priority (tide), or one per
    * round first come first served (batch, as rclc with micro-ROS); preempt: the bridge's input
    * thread publishes them, each subscriber's job then runs at its own priority */
-  if (preempt ? takt_bridge_start(me.bridge) < 0 : takt_bridge_serve(me.bridge, me.exec) < 0) return 1;
+  if ((preempt ? takt_bridge_start(me.bridge) : takt_bridge_serve(me.bridge, me.exec)) < 0)
+    return 1;
   takt_thread_attr_t attr = {.name = is_micro ? "pods-micro" : "pods-agent",
                              .policy = TAKT_SCHED_FIFO, .priority = is_micro ? 80 : 70, .cpu = -1};
   takt_thread_t th;

@@ -94,7 +94,8 @@ int main(void) {
   takt_context_config_t cfg = {.max_nodes = 1 + MAX_CHAINS, .max_topics = 2 * MAX_CHAINS,
                                .max_publishers = 2 * MAX_CHAINS, .max_subscriptions = 2 * MAX_CHAINS,
                                .max_timers = MAX_CHAINS, .max_services = 1, .max_clients = 1,
-                               .max_chains = MAX_CHAINS, .max_executors = 1, .max_groups = 2 + MAX_CHAINS,
+                               .max_chains = MAX_CHAINS, .max_executors = 1,
+                               .max_groups = 2 + MAX_CHAINS,
                                .arena_bytes = sizeof arena, .arena = arena, .clock = NULL};
   takt_context_t *ctx;
   TRY("context", takt_context_create(&cfg, &ctx));
@@ -168,7 +169,8 @@ int main(void) {
   TRY("link", takt_link_open_in(ctx, spec, &lc, &h, &link));
   TRY("attach", takt_daemon_attach(daemon, link));
   for (int c = 0; c < chains; c++)
-    if (c == 0 || chain_node[c] != chain_node[0]) TRY("add node", takt_executor_add_node(exec, chain_node[c]));
+    if (c == 0 || chain_node[c] != chain_node[0])
+      TRY("add node", takt_executor_add_node(exec, chain_node[c]));
   TRY("add bridge", takt_executor_add_node(exec, takt_bridge_node(bridge)));
   TRY("serve", takt_bridge_serve(bridge, exec));
   takt_context_start(ctx);

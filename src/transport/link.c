@@ -37,7 +37,7 @@ struct takt_link {
   uint8_t *tx_buf; /* the frame in flight: written by takt_link_send while !tx_busy (under
                     * lock), then the transmit thread's (or poller's) until tx_busy clears */
   uint8_t *rx_buf; /* the receive thread's */
-  /* the emulator's fault generator: the transmit thread's (polled: the poller's) */
+  /* the emulator's fault generator: the transmit thread's (polled: takt_link_send's, under lock) */
   uint64_t rng;
   uint32_t seen[SEEN_MAX];
   uint32_t seen_n;
@@ -247,7 +247,8 @@ static void tx_main(void *arg) {
     if (l->emulated) {
       int64_t start = takt_clock_now(l->clock);
       faults_t f = inject(l, l->tx_buf, n);
-      if (!line_wait(l, start + held_for(l, n, f))) return; /* the bytes are on the line until then */
+      /* the bytes are on the line until then */
+      if (!line_wait(l, start + held_for(l, n, f))) return;
       hand_over(l, l->tx_buf, n, f);
     } else {
       (void)takt_io_write(l->io, l->tx_buf, n);
@@ -481,7 +482,7 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   memcpy(l->tx_buf, data, n);
   l->tx_len = n;
   l->tx_busy = true;
-  if (l->cfg.polled) { /* the poller's fault generator, decided now: a fault sets the time */
+  if (l->cfg.polled) { /* the faults decided now: a failed first transmission sets the time */
     l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
     l->tx_due = takt_clock_now(l->clock) + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
   } else {
