@@ -6,15 +6,23 @@
  *   variant takt:     TIDE executors, communication daemons in PoDS mode
  *   variant baseline: batch (rclc) executors, daemons in micro-ROS mode (blocking transmit,
  *                     blocking reliable publish, FIFO reception)
+ *   variant takt-preempt: as takt, but the microcontroller side's callbacks run on the preempt
+ *                     executor (fixed priorities, SCHED_FIFO workers, all on the first CPU the
+ *                     process may use: one core, as the MCU has), each chain's callbacks in a
+ *                     node of their own (a mutually
+ *                     exclusive group per chain), so a higher chain's callback preempts a lower
+ *                     chain's running one; received frames reach it through the bridge's input
+ *                     thread (preempt takes no executor sources)
  * usage: takt-bench-pods VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE SUCCESS_PCT SEED
  * prints one JSON object. The two sides are two processes (this one and a child), each with its
  * own executor thread, joined by an emulated line (emu:...) carried by UDP on loopback.
  * usage: takt-bench-pods agent SPEC VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE
  * SUCCESS_PCT SEED: the agent side alone on the link SPEC (`takt bench pods --mcu`: the other
  * side is bench_pods_mcu.c in QEMU), until SIGINT or SIGTERM. */
-#define _POSIX_C_SOURCE 200809L /* sigwait, pthread_sigmask */
+#define _GNU_SOURCE /* sigwait, pthread_sigmask; sched_getaffinity */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +70,15 @@ static void sink(takt_subscription_t *s, const takt_message_t *m, void *user) {
   takt_busywork_spin(g_work_iters);
 }
 
+/* The first CPU this process may run on (takt-preempt's one core), as a takt CPU mask. */
+static uint64_t first_cpu(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (size_t i = 0; i < 64u; i++)
+      if (CPU_ISSET(i, &set)) return 1ull << i;
+  return 1u;
+}
+
 typedef struct side {
   takt_context_t *ctx;
   takt_daemon_t *daemon;
@@ -88,7 +105,13 @@ int main(int argc, char **argv) {
                     "SUCCESS_PCT SEED\n");
     return 2;
   }
-  bool takt_variant = strcmp(argv[1], "takt") == 0;
+  bool preempt_variant = strcmp(argv[1], "takt-preempt") == 0;
+  bool takt_variant = strcmp(argv[1], "takt") == 0 || preempt_variant;
+  if (!takt_variant && strcmp(argv[1], "baseline") != 0) {
+    fprintf(stderr, "takt-bench-pods: unknown variant %s (takt, takt-preempt or baseline)\n",
+            argv[1]);
+    return 2;
+  }
   int chains = atoi(argv[2]);
   g_payload = (uint32_t)atoi(argv[3]);
   double work_ms = atof(argv[4]), period_ms = atof(argv[5]);
@@ -133,8 +156,23 @@ int main(int argc, char **argv) {
   if (takt_context_create(&cfg, &me.ctx) < 0 || takt_daemon_create(&dc, &me.daemon) < 0 ||
       takt_bridge_create(me.ctx, me.daemon, is_micro ? "micro_bridge" : "agent_bridge", &me.bridge) < 0 ||
       takt_node_create(me.ctx, is_micro ? "micro" : "agent", &me.node) < 0 ||
-      takt_executor_create(me.ctx, takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH, NULL, &me.exec) < 0)
+      0)
     return 1;
+  /* the microcontroller side of takt-preempt: preemptive, on one core; every other side tide or
+   * batch */
+  bool preempt = preempt_variant && is_micro;
+  takt_executor_kind_t kind = preempt ? TAKT_EXEC_PREEMPT : takt_variant ? TAKT_EXEC_TIDE
+                                                                         : TAKT_EXEC_BATCH;
+  takt_executor_options_t eo = takt_executor_options_default(kind);
+  if (preempt) eo.preempt.cpus = first_cpu(); /* one core */
+  if (takt_executor_create(me.ctx, eo.kind, &eo, &me.exec) < 0) return 1;
+  takt_node_t *chain_node[MAX_CHAINS]; /* takt-preempt: a node (an exclusive group) per chain */
+  for (int c = 0; c < chains; c++) {
+    char name[32];
+    snprintf(name, sizeof name, "micro%d", c);
+    chain_node[c] = me.node;
+    if (preempt && c > 0 && takt_node_create(me.ctx, name, &chain_node[c]) < 0) return 1;
+  }
   takt_chain_t *top = NULL, *all[MAX_CHAINS];
   for (int c = 0; c < chains; c++) {
     char name[32];
@@ -145,8 +183,13 @@ int main(int argc, char **argv) {
     takt_topic_create(me.ctx, name, &rep_t, 4, &rep);
     /* PoDS priorities: chain rank major (chain 0 most important), position in chain minor */
     int32_t base = (chains - 1 - c) * 3;
+    /* takt-preempt: a callback's priority is its worker's SCHED_FIFO priority: the top chain's
+     * sink at 79, just below the executor threads of tide (80), above other real-time work on a
+     * shared machine */
+    if (preempt) base += TAKT_PREEMPT_PRIO_MAX - 1 - chains * 3;
     takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
     if (is_micro) {
+      me.node = chain_node[c];
       takt_publisher_create(me.node, req, &g_io[c].request);
       takt_timer_t *t;
       takt_subscription_t *ss;
@@ -181,11 +224,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   takt_daemon_attach(me.daemon, link);
-  takt_executor_add_node(me.exec, me.node);
+  for (int c = 0; c < (is_micro ? chains : 1); c++)
+    if (c == 0 || chain_node[c] != chain_node[0]) takt_executor_add_node(me.exec, chain_node[c]);
   takt_executor_add_node(me.exec, takt_bridge_node(me.bridge));
   /* the executor's collection phase takes received frames: by priority (tide), or one per
-   * round first come first served (batch, as rclc with micro-ROS) */
-  if (takt_bridge_serve(me.bridge, me.exec) < 0) return 1;
+   * round first come first served (batch, as rclc with micro-ROS); preempt: the bridge's input
+   * thread publishes them, each subscriber's job then runs at its own priority */
+  if ((preempt ? takt_bridge_start(me.bridge) : takt_bridge_serve(me.bridge, me.exec)) < 0)
+    return 1;
   takt_thread_attr_t attr = {.name = is_micro ? "pods-micro" : "pods-agent",
                              .policy = TAKT_SCHED_FIFO, .priority = is_micro ? 80 : 70, .cpu = -1};
   takt_thread_t th;
@@ -230,10 +276,11 @@ int main(int argc, char **argv) {
          "\"reliable\": %s, \"success_pct\": %.0f, \"count\": %llu, \"min_ns\": %lld, \"mean_ns\": %.0f, "
          "\"std_ns\": %.0f, \"p50_ns\": %lld, \"max_ns\": %lld, \"retransmissions\": %llu, "
          "\"processes\": 2}\n",
-         takt_variant ? "takt" : "baseline", chains, g_payload, work_ms, period_ms,
+         argv[1], chains, g_payload, work_ms, period_ms,
          reliable ? "true" : "false", success * 100.0, (unsigned long long)st.latency.count,
          (long long)st.latency.min, st.latency.mean, st.latency.std, (long long)st.latency.p50,
          (long long)st.latency.max, (unsigned long long)(ds.retransmissions + ds.timeouts));
+  if (preempt) takt_bridge_stop(me.bridge); /* its input thread publishes to the executor's jobs */
   takt_link_close(link);
   takt_executor_destroy(me.exec);
   takt_bridge_destroy(me.bridge);

@@ -5,6 +5,10 @@
  * its timer to the end of its sink) for SAMPLES periods and prints one JSON line on the console.
  *   variant takt:     tide executor, daemon in PoDS mode
  *   variant baseline: batch (rclc) executor, daemon in micro-ROS mode
+ *   variant takt-preempt: the swi executor (preemption on NVIC levels), a node (a mutually
+ *                     exclusive group) per chain, priorities spread over the levels (x6: 1..99
+ *                     split in four), daemon in PoDS mode: the top chain's sink preempts a lower
+ *                     chain's running timer callback
  * Command line (QEMU -append): VARIANT CHAINS PAYLOAD WORK_MS PERIOD_MS SAMPLES RELIABLE
  * SUCCESS_PCT SEED. Exit status 0 when the chain ran. */
 #include <stdio.h>
@@ -74,16 +78,24 @@ int main(void) {
     return 2;
   }
   g_payload = (uint32_t)payload;
-  bool takt_variant = strcmp(variant, "takt") == 0;
+  bool preempt = strcmp(variant, "takt-preempt") == 0;
+  bool takt_variant = strcmp(variant, "takt") == 0 || preempt;
+  if (!takt_variant && strcmp(variant, "baseline") != 0) {
+    takt_cortexm_puts("{\"error\": \"unknown variant (takt, takt-preempt or baseline)\"}\n");
+    return 2;
+  }
+  /* swi maps priorities 1..99 onto four NVIC levels: spread the chains' over them */
+  const int32_t spread = preempt ? 6 : 1;
   if (chains < 1 || chains > MAX_CHAINS || payload < 1 || payload > 1024 || samples < 1 ||
       period_ms < 1 || work_ms < 0 || success < 0 || success > 100)
     return 2;
   g_work_ns = (int64_t)work_ms * 1000000LL;
 
-  takt_context_config_t cfg = {.max_nodes = 2, .max_topics = 2 * MAX_CHAINS,
+  takt_context_config_t cfg = {.max_nodes = 1 + MAX_CHAINS, .max_topics = 2 * MAX_CHAINS,
                                .max_publishers = 2 * MAX_CHAINS, .max_subscriptions = 2 * MAX_CHAINS,
                                .max_timers = MAX_CHAINS, .max_services = 1, .max_clients = 1,
-                               .max_chains = MAX_CHAINS, .max_executors = 1, .max_groups = 2,
+                               .max_chains = MAX_CHAINS, .max_executors = 1,
+                               .max_groups = 2 + MAX_CHAINS,
                                .arena_bytes = sizeof arena, .arena = arena, .clock = NULL};
   takt_context_t *ctx;
   TRY("context", takt_context_create(&cfg, &ctx));
@@ -101,8 +113,16 @@ int main(void) {
   takt_node_t *node;
   TRY("node", takt_node_create(ctx, "micro", &node));
   takt_executor_t *exec;
-  TRY("executor", takt_executor_create(ctx, takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH, NULL,
-                                       &exec));
+  TRY("executor", takt_executor_create(ctx, preempt ? TAKT_EXEC_SWI : takt_variant ? TAKT_EXEC_TIDE
+                                                                        : TAKT_EXEC_BATCH,
+                                       NULL, &exec));
+  static takt_node_t *chain_node[MAX_CHAINS];
+  static char node_names[MAX_CHAINS][16];
+  for (int c = 0; c < chains; c++) {
+    chain_node[c] = node;
+    snprintf(node_names[c], sizeof node_names[c], "micro%d", c);
+    if (preempt && c > 0) TRY("node", takt_node_create(ctx, node_names[c], &chain_node[c]));
+  }
   static takt_type_support_t req_t, rep_t;
   req_t = (takt_type_support_t){.name = "pods/Request", .size = g_payload};
   rep_t = (takt_type_support_t){.name = "pods/Reply", .size = REPLY_BYTES};
@@ -118,17 +138,18 @@ int main(void) {
     TRY("topic", takt_topic_create(ctx, rq, &req_t, 4, &req));
     TRY("topic", takt_topic_create(ctx, rp, &rep_t, 4, &rep));
     int32_t base = (chains - 1 - c) * 3;
+    node = chain_node[c];
     takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
-    a.priority = base + 1;
+    a.priority = (base + 1) * spread;
     TRY("publisher", takt_publisher_create(node, req, &g_request[c]));
     takt_timer_t *t;
     TRY("timer", takt_timer_create(node, sn, (int64_t)period_ms * 1000000LL, 0, sense,
                                    (void *)(uintptr_t)c, &a, &t));
     takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-    so.attr.priority = base + 3;
+    so.attr.priority = (base + 3) * spread;
     takt_subscription_t *ss;
     TRY("subscription", takt_subscription_create(node, rep, sk, sink, NULL, &so, &ss));
-    TRY("export", takt_bridge_export(bridge, req, (uint16_t)(2 * c), (uint8_t)(base + 2),
+    TRY("export", takt_bridge_export(bridge, req, (uint16_t)(2 * c), (uint8_t)((base + 2) * spread),
                                      reliable != 0));
     TRY("import", takt_bridge_import(bridge, rep, (uint16_t)(2 * c + 1)));
     takt_callback_t *members[2] = {takt_timer_callback(t), takt_subscription_callback(ss)};
@@ -147,7 +168,9 @@ int main(void) {
   takt_link_t *link;
   TRY("link", takt_link_open_in(ctx, spec, &lc, &h, &link));
   TRY("attach", takt_daemon_attach(daemon, link));
-  TRY("add node", takt_executor_add_node(exec, node));
+  for (int c = 0; c < chains; c++)
+    if (c == 0 || chain_node[c] != chain_node[0])
+      TRY("add node", takt_executor_add_node(exec, chain_node[c]));
   TRY("add bridge", takt_executor_add_node(exec, takt_bridge_node(bridge)));
   TRY("serve", takt_bridge_serve(bridge, exec));
   takt_context_start(ctx);
@@ -169,7 +192,7 @@ int main(void) {
          "\"period_ms\": %d, \"reliable\": %s, \"success_pct\": %d, \"count\": %lu, "
          "\"min_us\": %lu, \"mean_us\": %lu, \"std_us\": %lu, \"p50_us\": %lu, \"max_us\": %lu, "
          "\"retransmissions\": %lu}\n",
-         takt_variant ? "takt" : "baseline", chains, payload, work_ms, period_ms,
+         variant, chains, payload, work_ms, period_ms,
          reliable ? "true" : "false", success, (unsigned long)st.latency.count,
          (unsigned long)(st.latency.min / us), (unsigned long)(st.latency.mean / us),
          (unsigned long)(st.latency.std / us), (unsigned long)(st.latency.p50 / us),

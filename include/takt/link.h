@@ -102,9 +102,10 @@ typedef struct takt_link_emulation {
   int64_t latency_ns;      /* added after the last byte left */
   double p_corrupt_byte;   /* each byte flipped with this probability */
   double p_corrupt_frame;  /* one byte of a frame flipped with this probability */
-  double p_drop;           /* a whole frame lost */
+  double p_drop;           /* a whole frame lost on the line (it holds the line for its time) */
   double p_duplicate;      /* a frame delivered twice */
-  double p_fail_first;     /* the first transmission of a frame (by content) lost */
+  double p_fail_first;     /* the first transmission of a frame (by content) lost, before the
+                              line: it leaves at once, the line stays free (docs/transport.md) */
   bool fail_first_data_only; /* ...only takt DATA frames (docs/protocol.md), not HEARTBEAT or
                                 ACKNACK, as PoDS's reliability experiment does */
   uint64_t seed;           /* the fault generator's seed: same seed, same faults */

@@ -439,6 +439,56 @@ TEST(LinkPolled, FramesArriveAtTheTimeTheLineRateGives) {
   takt_link_close(b);
 }
 
+// A failed first transmission is lost before the line: it leaves at once and the line is free;
+// its retransmission (the same bytes) takes its line time and arrives. A dropped frame is lost
+// on the line: it holds the line for its time all the same.
+TEST(LinkPolled, AFailedFirstTransmissionDoesNotHoldTheLineADropDoes) {
+  TestContext tc(true);
+  Tap ta{&tc}, tb{&tc};
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  takt_link_emulation_t emu{};
+  emu.baud = 115200;
+  emu.p_fail_first = 1.0;
+  emu.fail_first_data_only = true;
+  takt_link_t *a, *b;
+  auto ha = ta.handlers(), hb = tb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto f = frame_of(3, payload_of(3, 40));
+  const uint32_t n = static_cast<uint32_t>(f.size());
+  const int64_t line = static_cast<int64_t>(n) * 10 * TAKT_NS_PER_S / 115200;
+  tc.advance_to(1000);
+  ASSERT_EQ(takt_link_send(a, f.data(), n), TAKT_OK);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);  // failed, and gone at once
+  EXPECT_EQ(ta.sent, 1);
+  EXPECT_TRUE(tb.received.empty());
+  ASSERT_EQ(takt_link_send(a, f.data(), n), TAKT_OK);  // the retransmission
+  EXPECT_EQ(takt_link_poll(a), 1000 + line);
+  tc.advance_to(1000 + line);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  ASSERT_EQ(tb.received.size(), 1u);
+  EXPECT_EQ(tb.received[0], std::make_pair(1000 + line, n));
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.failed_first, 1u);
+  takt_link_close(a);
+  takt_link_close(b);
+
+  emu.p_fail_first = 0;
+  emu.p_drop = 1.0;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  const int64_t t0 = tc.now();
+  ASSERT_EQ(takt_link_send(a, f.data(), n), TAKT_OK);
+  EXPECT_EQ(takt_link_poll(a), t0 + line);  // lost on the line: it holds it until then
+  tc.advance_to(t0 + line);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  EXPECT_EQ(tb.received.size(), 1u);  // nothing more arrived
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.dropped, 1u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
 // ---- threads: policy, priority, CPU and name from the configuration ----
 
 // The kernel's view of the thread of this process named name: (policy, priority); (-1, -1) if

@@ -15,6 +15,64 @@ from takt.bench.common import BenchFailed, command, machine, run_native, write_j
 NAME = "pods"
 
 
+BAUD = 115200
+FRAME_OVERHEAD = 18 + 4 + 2  # header, CRC, two flags (docs/protocol.md)
+
+
+def frame_time_ms(payload: int) -> float:
+    """Line time of the chains sweep's largest frame, its request (payload bytes of zeros: nothing
+    byte-stuffed in the payload), at 10 bit times per byte."""
+    return (payload + FRAME_OVERHEAD) * 10 * 1000 / BAUD
+
+
+def goals(get, hi: int, reliable_points, preempt: str) -> tuple:
+    """The issue's goals for takt: the top chain at hi chains (5; 3 in the smoke mode) against 1
+    chain — takt as PoDS (tide: the keys the issue names) and with the MCU side preemptive (variant
+    `preempt`, keys `preempt_...`) —, and the reliable sweep at 0 % first-try success.
+    (headline entries, goal rows)."""
+    ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
+    frame = round(frame_time_ms(100), 2)
+    head: Dict[str, object] = {"chains_frame_time_ms": frame}
+    rows = []
+    for variant, prefix, label in (("takt", "", "takt (tide, non-preemptive)"),
+                                   (preempt, "preempt_", f"{preempt} (MCU side preemptive)")):
+        one, top = get("chains", 1, variant), get("chains", hi, variant)
+        dmax = ms(top["max_ns"] - one["max_ns"])
+        ratio = round(top["mean_ns"] / max(1, one["mean_ns"]), 3)
+        kmax, kratio = f"{prefix}chains{hi}_top_max_minus_chains1_max_ms", f"{prefix}chains{hi}_top_mean_over_chains1_mean"
+        head[kmax], head[kratio] = dmax, ratio
+        rows += [(f"{label}: top chain max at {hi} chains − max at 1 chain, ms (`{kmax}`)",
+                  f"≤ {frame} (one 124-byte request frame at {BAUD} baud, `chains_frame_time_ms`)", dmax,
+                  dmax <= frame),
+                 (f"{label}: top chain mean at {hi} chains / mean at 1 chain (`{kratio}`)", "≤ 1.05", ratio,
+                  ratio <= 1.05)]
+    if 0 in reliable_points:
+        r0 = ms(get("reliable", 0, "takt")["mean_ns"])
+        rows.append(("reliable sweep, mean at 0 % first-try success, ms (`takt_reliable_0pct_mean_ms`; "
+                     "PoDS 48.97)", "≤ 55", r0, r0 <= 55))
+    return head, rows
+
+
+def preempt_lines(points, get, variant: str, what: str) -> List[str]:
+    """The chains sweep of the preemptive variant beside takt's (tide)."""
+    ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
+    md = [f"Chains sweep with `{variant}`: {what}.", "",
+          f"| chains | {variant} min | mean | max | std | takt (tide) mean | max |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    for sweep, x, *_ in points:
+        if sweep != "chains":
+            continue
+        p, t = get(sweep, x, variant), get(sweep, x, "takt")
+        md.append(f"| {x} | {ms(p['min_ns'])} | {ms(p['mean_ns'])} | {ms(p['max_ns'])} | {ms(p['std_ns'])} | "
+                  f"{ms(t['mean_ns'])} | {ms(t['max_ns'])} |")
+    return md + [""]
+
+
+def goal_lines(rows) -> List[str]:
+    md = ["## Goals", "", "| | goal | measured | met |", "|---|---|---:|---|"]
+    md += [f"| {w} | {g} | {m} | {'yes' if ok else 'no'} |" for w, g, m, ok in rows]
+    return md + [""]
+
+
 def sweep_points(quick: bool):
     """(sweep, x, chains, payload, work_ms, reliable, success_pct) as in PoDS §6.2, period 500 ms."""
     points = []
@@ -35,7 +93,8 @@ def run(quick: bool, out: Path) -> int:
     points = sweep_points(quick)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
-        for variant in ("takt", "baseline"):  # interleaved, point by point
+        variants = ("takt", "takt-preempt", "baseline") if sweep == "chains" else ("takt", "baseline")
+        for variant in variants:  # interleaved, point by point
             r = run_native(exe, [variant, str(chains), str(payload), str(work), "500", str(samples),
                                  str(rel), str(sp), str(1000 + i)])
             r.update({"sweep": sweep, "x": x})
@@ -56,9 +115,12 @@ def run(quick: bool, out: Path) -> int:
     for sp in ([0, 100] if quick else [0, 20, 40, 60, 80, 100]):
         for v in ("takt", "baseline"):
             headline[f"{v}_reliable_{sp}pct_mean_ms"] = ms(get("reliable", sp, v)["mean_ns"])
+    head, goal_rows = goals(get, hi, [0, 100] if quick else [0, 20, 40, 60, 80, 100], "takt-preempt")
+    headline.update(head)
     m = machine()
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m,
-              "quick": quick, "samples_per_point": samples, "headline": headline, "rows": rows}
+              "quick": quick, "samples_per_point": samples, "headline": headline, "rows": rows,
+              "goals": [{"what": w, "goal": g, "measured": v, "met": ok} for w, g, v, ok in goal_rows]}
     write_json(out, NAME, result)
     md = ["# pods: PoDS's experiments on takt", "",
           f"Command: `{result['command']}` on {m['cpus']} CPUs ({m['cpu_model']}, kernel {m['kernel']}). Each point "
@@ -80,6 +142,12 @@ def run(quick: bool, out: Path) -> int:
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
                   f"{t['max_ns'] / b['max_ns']:.2f} |")
     md += ["", "Latency in ms. x: number of chains, payload bytes, callback work in ms, or success probability in %.", ""]
+    md += preempt_lines(points, get, "takt-preempt",
+                        "the microcontroller side's callbacks on the preempt executor (fixed priorities, its "
+                        "SCHED_FIFO workers all on one CPU: one core, as the MCU has), a node (a mutually exclusive "
+                        "group) per chain, so the top chain's sink preempts a lower chain's running timer callback; "
+                        "the agent side and the daemons as takt's")
+    md += goal_lines(goal_rows)
     write_markdown(out, NAME, md)
     return 0
 
@@ -138,7 +206,8 @@ def run_mcu(quick: bool, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
-        for variant in ("takt", "baseline"):
+        variants = ("takt", "takt-preempt", "baseline") if sweep == "chains" else ("takt", "baseline")
+        for variant in variants:
             r = run_mcu_point(exe, elf, [variant, str(chains), str(payload), str(work), "500", str(samples),
                                          str(rel), str(sp), str(1000 + i)], out)
             r.update({"sweep": sweep, "x": x})
@@ -161,10 +230,13 @@ def run_mcu(quick: bool, out: Path) -> int:
     for sp in sorted({p[1] for p in points if p[0] == "reliable"}):
         for v in ("takt", "baseline"):
             headline[f"{v}_reliable_{sp}pct_mean_ms"] = ms(get("reliable", sp, v)["mean_ns"])
+    head, goal_rows = goals(get, hi, sorted({p[1] for p in points if p[0] == "reliable"}), "takt-preempt")
+    headline.update(head)
     m = machine()
     name = NAME + "_mcu"
     result = {"benchmark": name, "command": command(NAME, quick) + " --mcu", "machine": m, "quick": quick,
-              "samples_per_point": samples, "headline": headline, "rows": rows}
+              "samples_per_point": samples, "headline": headline, "rows": rows,
+              "goals": [{"what": w, "goal": g, "measured": v, "met": ok} for w, g, v, ok in goal_rows]}
     write_json(out, name, result)
     md = ["# pods --mcu: PoDS's experiments with the MCU side on a Cortex-M7 in QEMU", "",
           f"Command: `{result['command']}` on {m['cpus']} CPUs ({m['cpu_model']}). The MCU side "
@@ -182,5 +254,11 @@ def run_mcu(quick: bool, out: Path) -> int:
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
                   f"{t['max_ns'] / max(1, b['max_ns']):.2f} |")
     md += ["", "Latency in ms of the highest-priority chain. x: chains, payload bytes, work in ms, or success %.", ""]
+    md += preempt_lines(points, get, "takt-preempt",
+                        "the MCU side on the swi executor (preemption on NVIC levels, one stack), a node (a "
+                        "mutually exclusive group) per chain, the chains' priorities spread over the four levels, "
+                        "so the top chain's sink preempts a lower chain's running timer callback; the agent side "
+                        "and the daemons as takt's")
+    md += goal_lines(goal_rows)
     write_markdown(out, name, md)
     return 0
