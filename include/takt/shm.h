@@ -186,8 +186,9 @@ typedef struct takt_shm_stats {
   uint64_t area_used, area_bytes;
   /* this handle's wake-up traffic (process-local): futex wake-ups its publishes made (one per
    * sleeping receiving process), the publishes that found the receiving process awake and made
-   * no system call, and the futex sleeps of takt_shm_wait */
-  uint64_t wake_calls, wake_skipped, sleeps;
+   * no system call, and the futex sleeps of takt_shm_wait; takes that found nothing without
+   * taking the topic's lock (nothing counted for this process since that queue was last empty) */
+  uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
 } takt_shm_stats_t;
 
 takt_err_t takt_shm_topic_stats(takt_shm_t *shm, const char *name, takt_shm_topic_stats_t *out);

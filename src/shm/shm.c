@@ -64,7 +64,12 @@ struct takt_shm_sub {
   bool used;
   takt_publisher_t *local_pub; /* route in */
   uint32_t local_size;
+  /* EMPTY_KNOWN | the process's publication count (its wake word >> 1) when a take last found
+   * this queue empty, 0 if unknown: a take that sees the same count returns TAKT_EAGAIN without
+   * the topic's lock (a publisher counts after its entry is queued) */
+  _Atomic uint64_t empty_mark;
 };
+#define EMPTY_KNOWN ((uint64_t)1 << 32)
 
 struct takt_shm {
   takt_context_t *ctx;
@@ -84,7 +89,7 @@ struct takt_shm {
   uint32_t n_order;
   uint32_t seen; /* the wake word's count (WAKE_STEP units) when last looked at */
   int64_t spin_ns;
-  _Atomic uint64_t wake_calls, wake_skipped, sleeps;
+  _Atomic uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
   int32_t rx_priority;
   takt_thread_t rx;
   bool rx_running;
@@ -838,13 +843,22 @@ takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, 
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
   topic_ref_t r = sub->ref;
+  /* nothing counted for this process since this queue was last found empty: nothing new in it
+   * (a receiver that polls does not contend for the lock its publishers take) */
+  uint32_t count = atomic_load_explicit(&parts(sub->shm)[sub->shm->part].wake, memory_order_acquire) >> 1;
+  if (atomic_load_explicit(&sub->empty_mark, memory_order_relaxed) == (EMPTY_KNOWN | count)) {
+    atomic_fetch_add_explicit(&sub->shm->empty_unlocked, 1u, memory_order_relaxed);
+    return TAKT_EAGAIN;
+  }
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_subrec_t *sr = subrec(&r, sub->rec);
   skip_stale_locked(&r, sr);
   if (sr->head == sr->tail) {
+    atomic_store_explicit(&sub->empty_mark, EMPTY_KNOWN | count, memory_order_relaxed);
     topic_unlock(&r);
     return TAKT_EAGAIN;
   }
+  atomic_store_explicit(&sub->empty_mark, 0, memory_order_relaxed);
   uint32_t hi = TAKT_SHM_MAX_HELD;
   for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD && hi == TAKT_SHM_MAX_HELD; k++)
     if (sr->held[k] == 0) hi = k;
@@ -1048,7 +1062,9 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
                             .wake_calls = atomic_load_explicit(&s->wake_calls, memory_order_relaxed),
                             .wake_skipped =
                                 atomic_load_explicit(&s->wake_skipped, memory_order_relaxed),
-                            .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed)};
+                            .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed),
+                            .empty_unlocked =
+                                atomic_load_explicit(&s->empty_unlocked, memory_order_relaxed)};
   for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
   for (uint32_t i = 0; i < s->geo.max_topics; i++)
     out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;

@@ -183,6 +183,48 @@ TEST_F(Shm, LoanPublishTakeReleaseInOneProcess) {
   EXPECT_EQ(takt_shm_subscriber_destroy(sub), TAKT_OK);
 }
 
+// A receiver polling an empty queue looks at its process's publication count only: no lock of
+// the topic (which its publishers take) until something was published to the process. Any
+// publication to the process makes every queue be looked at again under its lock.
+TEST_F(Shm, PollingAnEmptyQueueTakesNoLockUntilSomethingIsPublished) {
+  attach();
+  auto ca = topic("poll_a", 4, 4);
+  auto cb = topic("poll_b", 4, 4);
+  takt_shm_pub_t *pa;
+  takt_shm_sub_t *sa, *sb;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &ca, &pa), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &ca, 1, &sa), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &cb, 1, &sb), TAKT_OK);
+  auto unlocked = [&] {
+    takt_shm_stats_t st;
+    EXPECT_EQ(takt_shm_stats(shm, &st), TAKT_OK);
+    return st.empty_unlocked;
+  };
+  takt_shm_sample_t smp;
+  EXPECT_EQ(takt_shm_take(sa, &smp), TAKT_EAGAIN); // looked at under the lock: empty
+  EXPECT_EQ(takt_shm_take(sb, &smp), TAKT_EAGAIN);
+  EXPECT_EQ(unlocked(), 0u);
+  for (int i = 0; i < 5; i++) {
+    EXPECT_EQ(takt_shm_take(sa, &smp), TAKT_EAGAIN);
+    EXPECT_EQ(takt_shm_take(sb, &smp), TAKT_EAGAIN);
+  }
+  EXPECT_EQ(unlocked(), 10u);
+  Msg m{7};
+  ASSERT_EQ(takt_shm_write(pa, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(takt_shm_take(sb, &smp), TAKT_EAGAIN); // the count moved: looked at again, empty
+  EXPECT_EQ(unlocked(), 10u);
+  ASSERT_EQ(takt_shm_take(sa, &smp), TAKT_OK); // and the message is there
+  EXPECT_EQ(static_cast<const Msg *>(smp.data)->value, 7u);
+  EXPECT_EQ(takt_shm_release(sa, &smp), TAKT_OK);
+  EXPECT_EQ(takt_shm_take(sa, &smp), TAKT_EAGAIN); // under the lock once more, then without
+  EXPECT_EQ(takt_shm_take(sa, &smp), TAKT_EAGAIN);
+  EXPECT_EQ(takt_shm_take(sb, &smp), TAKT_EAGAIN);
+  EXPECT_EQ(unlocked(), 12u);
+  EXPECT_EQ(takt_shm_publisher_destroy(pa), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(sa), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(sb), TAKT_OK);
+}
+
 TEST_F(Shm, KeepLastDropsOldestHardRefuses) {
   attach();
   auto kl = topic("kl", 2, 8);
