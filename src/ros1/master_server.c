@@ -91,6 +91,16 @@ static bool get_str(const takt__xr_value_t *v, char *out) {
 
 /* Resolve a parameter key the way rosmaster does: relative keys live in the caller's namespace;
  * no trailing '/' (the root stays "/"). */
+/* A name in canonical form, as rosmaster puts it: no repeated slashes, none at the end (but the
+ * root "/"). A key "//x" would otherwise hold a child with an empty name below "/". */
+static void canonical(char *s) {
+  size_t j = 0;
+  for (size_t i = 0; s[i] != '\0'; i++)
+    if (!(s[i] == '/' && j > 0 && s[j - 1] == '/')) s[j++] = s[i];
+  while (j > 1 && s[j - 1] == '/') j--;
+  s[j] = '\0';
+}
+
 static void resolve(const char *caller, const char *key, char *out) {
   if (key[0] == '/') {
     takt__ros1_copy(out, NAME, key);
@@ -102,8 +112,7 @@ static void resolve(const char *caller, const char *key, char *out) {
     else takt__ros1_copy(ns, sizeof ns, "/");
     snprintf(out, NAME, "%.60s%.66s", ns, key);
   }
-  size_t n = strlen(out);
-  while (n > 1 && out[n - 1] == '/') out[--n] = '\0';
+  canonical(out);
 }
 
 /* Is key below ns (ns itself excluded)? */
@@ -247,6 +256,7 @@ static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const ch
     if (!m->params[i].used || !below(m->params[i].key, key)) continue;
     const char *rest = m->params[i].key + base, *slash = strchr(rest, '/');
     size_t len = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
+    if (len == 0) continue; /* no empty names in canonical keys; never the same key again */
     bool seen = false; /* one member per child name */
     for (uint32_t j = 0; j < i && !seen; j++)
       seen = m->params[j].used && below(m->params[j].key, key) &&
@@ -286,6 +296,8 @@ static bool set_param_locked(takt_ros1_master_t *m, const char *key, const takt_
       char child[NAME];
       snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
                (int)e->name_len, e->name);
+      canonical(child); /* a member name may hold slashes */
+      if (strcmp(child, key) == 0) continue; /* a member named "/" or "": no child */
       if (!set_param_locked(m, child, d, e, depth + 1)) return false;
     }
     return true;

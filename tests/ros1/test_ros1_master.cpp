@@ -110,6 +110,26 @@ TEST_F(Ros1Master, ParameterServer) {
   EXPECT_EQ(takt_ros1_param_delete(node, "/robot"), TAKT_ENOENT);
 }
 
+// Names in canonical form, as rosmaster keeps them: "//odd//gain/" is /odd/gain. A key with an
+// empty segment once made reading the root namespace recurse without end (found by
+// fuzz_ros1_master: setParam "//x", then getParam "/").
+TEST_F(Ros1Master, ParameterNamesAreCanonical) {
+  ASSERT_EQ(takt_ros1_param_set_int(node, "//odd//gain/", 5), TAKT_OK);
+  int32_t i = 0;
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/odd/gain", &i), TAKT_OK);
+  EXPECT_EQ(i, 5);
+  std::set<std::string> names;
+  ASSERT_EQ(takt_ros1_param_names(
+                node, [](void *u, const char *n, const char *) { static_cast<std::set<std::string> *>(u)->insert(n); },
+                &names),
+            TAKT_OK);
+  EXPECT_EQ(names, (std::set<std::string>{"/odd/gain"}));
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/", &i), TAKT_ETYPE);  // the root: a struct, read whole
+  bool has = false;
+  EXPECT_EQ(takt_ros1_param_has(node, "/odd", &has), TAKT_OK);
+  EXPECT_TRUE(has);
+}
+
 TEST_F(Ros1Master, SubscribedParameterIsUpdated) {
   ASSERT_EQ(takt_ros1_param_set_int(node, "/gain", 1), TAKT_OK);
   Proc watch;
