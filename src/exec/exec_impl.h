@@ -126,13 +126,13 @@ bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake);
 static inline void takt__exec_validate_locked(takt_executor_t *e, int64_t now) {
   takt__timing_dispatch(e->ctx, now, &e->lock);
 }
-/** Run r's queued work (non-timer) as a job with no deadline; lock let go around it. */
 /** A job of r ended or was dropped (inflight, and running if it had started, were just
  * lowered): whoever waits for the jobs of a callback that left to end is woken, and its record
  * goes back to the free list once no job of it is in flight. */
 void takt__exec_rec_done_locked(takt_executor_t *e, takt__exec_rec_t *r);
-/** Run one unit of r's work; false if nothing ran (nothing queued, or r's callback left the
- * executor before its job could start). */
+/** Run one unit of r's queued work (non-timer) as a job with no deadline, the lock let go
+ * around it; false if nothing ran (nothing queued, or r's callback left the executor before its
+ * job could start). */
 static inline bool takt__exec_run_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   if (r->e != e) return false;
   takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
