@@ -75,6 +75,26 @@ foreach(board ${TAKT_FW_BOARDS})
     set_tests_properties(fw_link_reliable_microros_${board} PROPERTIES TIMEOUT 90 LABELS firmware)
     math(EXPR ctest_limit "${limit} + 30")
     set_tests_properties(fw_link_reliable_${board} PROPERTIES TIMEOUT ${ctest_limit} LABELS firmware)
+    # ROS from the MCU: examples/mcu/ros_node.c on ROS 1 through its agent (fw/run_ros1.py):
+    # a rospy listener and talker, rostopic and rosnode against rosmaster, and on the M7 once
+    # more against the agent's embedded master
+    if(EXISTS /usr/bin/rosmaster)
+      set(ros_masters rosmaster)
+      if(board STREQUAL "mps2-an500")
+        list(APPEND ros_masters embedded)
+      endif()
+      foreach(master ${ros_masters})
+        set(name fw_ros1_node_${board})
+        if(master STREQUAL "embedded")
+          set(name fw_ros1_node_embedded_master_${board})
+        endif()
+        add_test(NAME ${name}
+                 COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/fw/run_ros1.py --qemu ${TAKT_QEMU_ARM}
+                         --board ${board} --elf ${fw_bin}/takt-fw-ros.elf --agent $<TARGET_FILE:takt-run>
+                         --workdir ${fw_bin}/run-ros1-${master} --master ${master})
+        set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS "firmware;ros1")
+      endforeach()
+    endif()
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
     add_test(NAME fw_entity_sizes_${board}
              COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio

@@ -1242,7 +1242,14 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
                      cb->name, cb->request_size, cb->response_size, cb->service, req, resp);
   }
   if ((n = lookup(p, root, "chains")) != NULL && parse_chains(p, n, sys) < 0) return -1;
-  if (sys->n_callbacks == 0) return FAIL(p, root, "the system has no timers or subscriptions");
+  /* a system that only forwards (an agent between a microcontroller and ROS) has routes and no
+   * callbacks of its own */
+  uint32_t routes = sys->dds.n_exports + sys->dds.n_imports + sys->dds.n_services +
+                    sys->ros1.n_exports + sys->ros1.n_imports + sys->ros1.n_services;
+  for (uint32_t i = 0; i < sys->n_links; i++)
+    routes += sys->links[i].n_exports + sys->links[i].n_imports + sys->links[i].n_services;
+  if (sys->n_callbacks == 0 && routes == 0)
+    return FAIL(p, root, "the system has no timers, subscriptions or routes (links, dds, ros1)");
   for (uint32_t i = 0; i < sys->n_record_topics; i++) {
     bool found = false;
     for (uint32_t k = 0; k < sys->n_topics && !found; k++)

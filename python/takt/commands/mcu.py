@@ -52,6 +52,28 @@ def first_link(agent: Path) -> str:
     return str(links[0]["name"])
 
 
+def has_reports(agent: Path) -> bool:
+    """Whether the agent's system has the topic `mcu_report` (examples/mcu/pods_mcu.c's)."""
+    import yaml
+    doc = yaml.safe_load(agent.read_text())
+    topics = doc.get("topics") if isinstance(doc, dict) else None
+    return any(isinstance(t, dict) and t.get("name") == "mcu_report" for t in topics or [])
+
+
+def ros1_node(agent: Path) -> Optional[str]:
+    """`master node` of the agent's ros1: section, for the start line (None without one)."""
+    import yaml
+    doc = yaml.safe_load(agent.read_text())
+    r1 = doc.get("ros1") if isinstance(doc, dict) else None
+    if not isinstance(r1, dict):
+        return None
+    master = str(r1.get("master", os.environ.get("ROS_MASTER_URI", "?")))
+    if master.startswith("embedded"):
+        port = master.split(":", 1)[1] if ":" in master else "11311"
+        master = f"http://127.0.0.1:{port}/ (embedded)"
+    return f"ROS 1 node {r1.get('node', '/takt_' + _system_name(agent))} on master {master}"
+
+
 def format_report(data: bytes) -> List[str]:
     seq = struct.unpack_from("<I", data, 0)[0]
     lines = [f"mcu report {seq}: chain latency on the MCU (sensor release -> actuator end, across the link)",
@@ -167,6 +189,10 @@ def run(args: argparse.Namespace) -> int:
         qemu.monitor("cont")
         print(f"takt mcu run: {args.firmware.name} on {args.board}, UART1 = {qemu.pty}, agent {args.agent} "
               f"(pid {agent.pid}); Ctrl-C stops both")
+        ros = ros1_node(args.agent)
+        if ros:
+            print(f"takt mcu run: the MCU's node is {ros}", flush=True)
+        reporting = has_reports(args.agent)
         end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
 
         def watch() -> None:
@@ -176,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(0.1)
 
         threading.Thread(target=watch, daemon=True).start()
+        while not stop.is_set() and not reporting:  # nothing to show but the console
+            stop.wait(0.5)
         while not stop.is_set():
             try:
                 for s in request(sock, "echo mcu_report 1 1000", timeout=3):
@@ -187,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
             except (NoSystem, OSError, ValueError):
                 if stop.wait(0.2):
                     break
-        return 0 if reports > 0 or args.duration == 0 else 1
+        return 0 if reports > 0 or args.duration == 0 or not reporting else 1
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
@@ -200,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 agent.wait()
         if qemu is not None:
             qemu.stop()
-        print(f"takt mcu run: stopped ({reports} reports from the MCU)")
+        print(f"takt mcu run: stopped ({reports} reports from the MCU)" if reports else "takt mcu run: stopped")
 
 
 def _system_name(agent: Path) -> str:

@@ -1,0 +1,137 @@
+/* A ROS node on the microcontroller, as a firmware for QEMU's MPS2 boards: what rosserial does,
+ * with takt's priorities kept on the way. The node `mcu_node`
+ *   - publishes std_msgs/String "hello from the MCU N" on `chatter` every 100 ms (a timer at
+ *     priority 5),
+ *   - subscribes to `cmd` (std_msgs/String) with a callback at priority 20 that answers each
+ *     command on `echo` ("mcu heard: <command>").
+ * The topics cross the serial line (UART1, 115200 baud, paced as a real line) to `takt agent`
+ * on the host, whose system file examples/mcu/ros_agent.yaml puts them on ROS 1 under the node
+ * name /mcu_node: rospy, roscpp, rostopic and rosnode see the MCU's node as any other.
+ *
+ * Messages travel in the ROS 1 encoding (the generated std_msgs/String's hooks), so the agent
+ * forwards their bytes to TCPROS as they are. `cmd` and `echo` use the reliable stream: a
+ * command is not lost on the line. Each frame carries the priority of the callback it feeds on
+ * the far side: the MCU's `on_cmd` (20) above its timer (5) both here and in the agent's queues.
+ *
+ *     .venv/bin/takt mcu run build/release/fw/mps2-an500/takt-fw-ros.elf \
+ *         --agent examples/mcu/ros_agent.yaml
+ * (docs/mcu.md, "ROS from the MCU"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "std_msgs/String.h"
+#include "takt/bridge.h"
+#include "takt/cortexm.h"
+#include "takt/daemon.h"
+#include "takt/exec.h"
+#include "takt/link.h"
+#include "takt/takt.h"
+
+#define MS 1000000LL
+
+/* Entities of the routes on the link: the agent's system file names the same numbers. */
+enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2 };
+enum { PRIO_TIMER = 5, PRIO_CMD = 20 };
+
+static _Alignas(16) uint8_t arena[96 * 1024];
+static takt_publisher_t *chatter_pub, *echo_pub;
+static uint32_t hello_seq;
+
+static void set_string(std_msgs__String *m, const char *prefix, const char *text, uint32_t n) {
+  int len = snprintf(m->data.data, sizeof m->data.data, "%s%.*s", prefix, (int)n, text);
+  m->data.size = len < 0 ? 0u : (uint32_t)len < sizeof m->data.data ? (uint32_t)len
+                                                                    : (uint32_t)sizeof m->data.data - 1u;
+}
+
+static void on_tick(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  (void)user;
+  std_msgs__String m;
+  std_msgs__String__init(&m);
+  char text[24];
+  int n = snprintf(text, sizeof text, "%lu", (unsigned long)hello_seq++);
+  set_string(&m, "hello from the MCU ", text, n < 0 ? 0u : (uint32_t)n);
+  (void)takt_publish(chatter_pub, &m, sizeof m);
+}
+
+static void on_cmd(takt_subscription_t *s, const takt_message_t *msg, void *user) {
+  (void)s;
+  (void)user;
+  const std_msgs__String *cmd = msg->data;
+  std_msgs__String answer;
+  std_msgs__String__init(&answer);
+  set_string(&answer, "mcu heard: ", cmd->data.data, cmd->data.size);
+  (void)takt_publish(echo_pub, &answer, sizeof answer);
+}
+
+static void die(const char *what, takt_err_t rc) {
+  takt_cortexm_puts("ros_node: ");
+  takt_cortexm_puts(what);
+  takt_cortexm_puts(": ");
+  takt_cortexm_puts(takt_strerror(rc));
+  takt_cortexm_puts("\n");
+  takt_cortexm_exit(1);
+}
+#define TRY(what, call)                                                                            \
+  do {                                                                                             \
+    takt_err_t rc_ = (call);                                                                       \
+    if (rc_ < 0) die(what, rc_);                                                                   \
+  } while (0)
+
+int main(void) {
+  takt_context_config_t cfg = {.max_nodes = 2, .max_topics = 4, .max_publishers = 4,
+                               .max_subscriptions = 4, .max_timers = 2, .max_services = 1,
+                               .max_clients = 1, .max_chains = 1, .max_executors = 1,
+                               .max_groups = 2, .arena_bytes = sizeof arena, .arena = arena,
+                               .clock = NULL};
+  takt_context_t *ctx;
+  TRY("context", takt_context_create(&cfg, &ctx));
+  takt_node_t *node;
+  TRY("node", takt_node_create(ctx, "mcu_node", &node));
+  takt_topic_t *chatter, *cmd, *echo;
+  TRY("topic", takt_topic_create(ctx, "chatter", &std_msgs__String__type, 4, &chatter));
+  TRY("topic", takt_topic_create(ctx, "cmd", &std_msgs__String__type, 4, &cmd));
+  TRY("topic", takt_topic_create(ctx, "echo", &std_msgs__String__type, 4, &echo));
+  TRY("publisher", takt_publisher_create(node, chatter, &chatter_pub));
+  TRY("publisher", takt_publisher_create(node, echo, &echo_pub));
+  takt_callback_attr_t timer_attr = {.priority = PRIO_TIMER};
+  takt_timer_t *tick;
+  TRY("timer", takt_timer_create(node, "tick", 100 * MS, 0, on_tick, NULL, &timer_attr, &tick));
+  takt_subscription_options_t cmd_opts = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  cmd_opts.attr.priority = PRIO_CMD;
+  takt_subscription_t *cmd_sub;
+  TRY("subscription", takt_subscription_create(node, cmd, "on_cmd", on_cmd, NULL, &cmd_opts,
+                                               &cmd_sub));
+
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.max_payload = 288; /* a std_msgs/String of 255 characters: 4 + 255 bytes */
+  dc.tx_nodes = 8;
+  dc.rx_frames = 17;    /* above the agent's window (16) */
+  dc.polled = true;
+  takt_daemon_t *daemon;
+  TRY("daemon", takt_daemon_create_in(ctx, &dc, &daemon));
+  takt_bridge_t *bridge;
+  TRY("bridge", takt_bridge_create(ctx, daemon, "bridge_uart", &bridge));
+  /* the priority of each export is that of the callback it feeds in the agent: the ROS 1
+   * bridge's forwarding subscription (the agent's file gives it none: 0) */
+  TRY("export", takt_bridge_export(bridge, chatter, ENTITY_CHATTER, 0, false));
+  TRY("export", takt_bridge_export(bridge, echo, ENTITY_ECHO, 0, true));
+  TRY("import", takt_bridge_import(bridge, cmd, ENTITY_CMD));
+  takt_link_handlers_t h = takt_daemon_link_handlers(daemon);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(288u);
+  lc.rx_chunk = 1024;
+  takt_link_t *link;
+  TRY("link", takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link));
+  TRY("attach", takt_daemon_attach(daemon, link));
+
+  takt_executor_t *exec;
+  TRY("executor", takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &exec));
+  TRY("add node", takt_executor_add_node(exec, node));
+  TRY("add bridge", takt_executor_add_node(exec, takt_bridge_node(bridge)));
+  TRY("serve", takt_bridge_serve(bridge, exec));
+  takt_cortexm_puts("ros_node: running (mcu_node: chatter, echo out; cmd in; uart:1:115200:paced)\n");
+  TRY("spin", takt_executor_spin(exec));
+  return 0;
+}

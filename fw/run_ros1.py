@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""ROS from the MCU: the firmware examples/mcu/ros_node.c in QEMU, its agent (takt-run with
+examples/mcu/ros_agent.yaml) on the firmware's serial line, and the real Debian ROS 1 around it:
+rosmaster (or the agent's embedded master), a rospy listener and talker, rostopic and rosnode.
+ctest runs it (fw/TaktFirmware.cmake); by hand:
+
+    /usr/bin/python3 fw/run_ros1.py --qemu qemu-system-arm --board mps2-an500 \
+        --elf build/release/fw/mps2-an500/takt-fw-ros.elf --agent build/release/tools/takt-run \
+        --workdir /tmp/x [--master rosmaster|embedded]
+
+Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
+order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
+/mcu_echo, exactly once and in order; rosnode/rostopic show /mcu_node with its topics; and
+(with rosmaster) the node is gone from `rosnode list` once the agent stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import xmlrpc.client
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_link import Qemu, open_raw  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+PEERS = REPO / "tests" / "ros1" / "peers"
+ROSPY = "/usr/bin/python3"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def system_state(uri: str):
+    try:
+        code, _, state = xmlrpc.client.ServerProxy(uri).getSystemState("/run_ros1")
+        return state if code == 1 else None
+    except (OSError, xmlrpc.client.Error):
+        return None
+
+
+def wait_for(what: str, check, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    print(f"run_ros1: {what}: not within {timeout:.0f} s")
+    return False
+
+
+def node_registered(uri: str, node: str) -> bool:
+    state = system_state(uri)
+    return state is not None and any(node in nodes for kind in state for _, nodes in kind)
+
+
+def tool(env: dict, *args: str) -> str:
+    r = subprocess.run([ROSPY, *args], env=env, capture_output=True, text=True, timeout=30)
+    print(f"$ {' '.join(Path(a).name if i == 0 else a for i, a in enumerate(args))}\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qemu", required=True)
+    ap.add_argument("--board", required=True)
+    ap.add_argument("--elf", required=True)
+    ap.add_argument("--agent", required=True, help="takt-run")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--master", choices=["rosmaster", "embedded"], default="rosmaster")
+    a = ap.parse_args()
+    work = Path(a.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    uri = f"http://127.0.0.1:{port}/"
+    env = dict(os.environ, ROS_MASTER_URI=uri, ROS_HOSTNAME="127.0.0.1", ROS_LOG_DIR=str(work / "log"),
+               ROS_HOME=str(work))
+    yaml_text = (REPO / "examples" / "mcu" / "ros_agent.yaml").read_text()
+    master_value = f"embedded:{port}" if a.master == "embedded" else uri
+    yaml_text, n = re.subn(r"(?m)^(\s*master:\s*)\S+", rf"\g<1>{master_value}", yaml_text)
+    assert n == 1, "ros_agent.yaml: no master: line"
+    agent_yaml = work / "ros_agent.yaml"
+    agent_yaml.write_text(yaml_text)
+
+    procs: list[subprocess.Popen] = []
+    ok = False
+    q = None
+    fd = None
+    try:
+        if a.master == "rosmaster":
+            procs.append(subprocess.Popen([ROSPY, "/usr/bin/rosmaster", "--core", "-p", str(port)], env=env,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            if not wait_for("rosmaster", lambda: system_state(uri) is not None, 20):
+                return 1
+        q = Qemu(argparse.Namespace(workdir=str(work), group="ros", count=0, microros=False, qemu=a.qemu,
+                                    board=a.board, elf=a.elf))
+        fd = open_raw(q.pty)
+        agent = subprocess.Popen([a.agent, str(agent_yaml), "--quiet", "--duration", "600",
+                                  "--link", f"uart=emu:baud=115200/serial:{q.pty}"], env=env)
+        procs.append(agent)
+        if not wait_for("the agent's node /mcu_node", lambda: node_registered(uri, "/mcu_node"), 20):
+            return 1
+        time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
+        q.cont()
+
+        # MCU -> ROS: a rospy listener, 5 messages in order and intact
+        out = subprocess.run([ROSPY, str(PEERS / "listener.py"), "/chatter", "5"], env=env,
+                             capture_output=True, text=True, timeout=40).stdout
+        got = re.findall(r"^got: (.*)$", out, re.M)
+        nums = [int(m.group(1)) for m in (re.fullmatch(r"hello from the MCU (\d+)", g) for g in got) if m]
+        print(f"run_ros1: /chatter from the MCU: {got}")
+        if len(nums) != 5 or len(got) != 5 or nums != list(range(nums[0], nums[0] + 5)):
+            print("run_ros1: FAIL: expected 5 consecutive 'hello from the MCU N'")
+            return 1
+
+        # ROS -> MCU -> ROS: every command answered once, in order
+        listener = subprocess.Popen([ROSPY, str(PEERS / "listener.py"), "/mcu_echo", "10"], env=env,
+                                    stdout=subprocess.PIPE, text=True)
+        procs.append(listener)
+        if listener.stdout.readline().strip() != "ready":
+            print("run_ros1: FAIL: the /mcu_echo listener did not start")
+            return 1
+        if not wait_for("the /mcu_echo connection",
+                        lambda: "/rospy_listener" in tool(env, "/usr/bin/rostopic", "info", "/mcu_echo"), 15):
+            return 1
+        talk = subprocess.run([ROSPY, str(PEERS / "talker.py"), "/cmd", "10", "ping"], env=env,
+                              capture_output=True, text=True, timeout=40)
+        echo_out, _ = listener.communicate(timeout=30)
+        echoes = re.findall(r"^got: (.*)$", echo_out, re.M)
+        print(f"run_ros1: talker: {talk.stdout.strip()}; /mcu_echo: {echoes}")
+        if echoes != [f"mcu heard: ping {i}" for i in range(10)]:
+            print("run_ros1: FAIL: expected 'mcu heard: ping 0' .. 'ping 9', each once, in order")
+            return 1
+
+        # the graph: the MCU's node under its own name, with its topics
+        nodes = tool(env, "/usr/bin/rosnode", "list").split()
+        info = tool(env, "/usr/bin/rostopic", "info", "/chatter")
+        ninfo = tool(env, "/usr/bin/rosnode", "info", "-q", "/mcu_node")
+        pubs = ninfo.split("Publications:")[-1].split("Subscriptions:")[0]
+        subs = ninfo.split("Subscriptions:")[-1].split("Services:")[0]
+        if ("/mcu_node" not in nodes or not re.search(r"Publishers:\s*\n \* /mcu_node ", info)
+                or "/chatter [std_msgs/String]" not in pubs or "/mcu_echo [std_msgs/String]" not in pubs
+                or "/cmd" not in subs):
+            print("run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /mcu_echo and /cmd")
+            return 1
+
+        # an orderly stop: the node unregisters (with rosmaster, which outlives the agent)
+        agent.send_signal(signal.SIGINT)
+        agent.wait(15)
+        if agent.returncode != 0:
+            print(f"run_ros1: FAIL: the agent ended with status {agent.returncode}")
+            return 1
+        if a.master == "rosmaster" and "/mcu_node" in tool(env, "/usr/bin/rosnode", "list").split():
+            print("run_ros1: FAIL: /mcu_node still registered after the agent stopped")
+            return 1
+        if not any("ros_node: running" in line for line in q.out):
+            print("run_ros1: FAIL: no start line on the firmware's console")
+            return 1
+        ok = True
+        print(f"run_ros1: PASSED ({a.master})")
+        return 0
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if q is not None and q.p.poll() is None:
+            q.p.kill()
+            q.p.wait()
+        if fd is not None:
+            os.close(fd)
+        if not ok:
+            print("run_ros1: firmware console:\n" + "".join(q.out if q else []))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
