@@ -74,3 +74,44 @@ def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
     assert [int(m.group(6)) for m in table] == [30, 60, 90]
     assert re.fullmatch(r"\d+/\d+", table[0].group(8))  # chain 0's sink is validated (FIRM)
     assert any(l.startswith("[mcu] pods_mcu: running") for l in lines)
+
+
+ROS_FIRMWARE = BUILD / "fw" / "mps2-an500" / "takt-fw-ros.elf"
+
+
+@pytest.mark.skipif(not ROS_FIRMWARE.is_file(), reason="the firmware build is missing (make)")
+def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
+    """examples/mcu/ros_agent.yaml: the agent is the ROS master (embedded, here on a free port) and
+    the MCU's node registers as /mcu_node with its topics; --duration ends both in order."""
+    import socket
+    import xmlrpc.client
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    agent = tmp_path / "ros_agent.yaml"
+    text = (REPO / "examples" / "mcu" / "ros_agent.yaml").read_text()
+    agent.write_text(re.sub(r"(?m)^(\s*master:\s*)embedded\b", rf"\g<1>embedded:{port}", text, count=1))
+    env = dict(os.environ, TAKT_BUILD_DIR=str(BUILD), PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "takt", "mcu", "run", str(ROS_FIRMWARE), "--agent", str(agent),
+                          "--out", str(tmp_path), "--duration", "8"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    lines = []
+    state = None
+    for line in p.stdout:
+        lines.append(line.rstrip())
+        if line.startswith("[mcu] ros_node: running"):
+            master = xmlrpc.client.ServerProxy(f"http://127.0.0.1:{port}/")
+            for _ in range(50):  # the agent registered before the MCU started; at most 5 s
+                code, _, state = master.getSystemState("/test")
+                if code == 1 and ["/chatter", ["/mcu_node"]] in state[0]:
+                    break
+                time.sleep(0.1)
+    p.wait(30)
+    shown = "\n".join(lines)
+    assert p.returncode == 0, shown
+    assert f"the MCU's node is ROS 1 node /mcu_node on master http://127.0.0.1:{port}/ (embedded)" in shown
+    assert state is not None, shown
+    publishers, subscribers = dict((t, n) for t, n in state[0]), dict((t, n) for t, n in state[1])
+    assert publishers.get("/chatter") == ["/mcu_node"] and publishers.get("/mcu_echo") == ["/mcu_node"], state
+    assert subscribers.get("/cmd") == ["/mcu_node"], state
+    assert lines[-1] == "takt mcu run: stopped", shown

@@ -240,6 +240,22 @@ TEST_F(SystemTest, BuildsEveryEntityRunsAndTearsDownToEmptyPools) {
   takt_system_destroy(sys);  // TearDown: back to empty pools
 }
 
+// A system that only forwards (an agent between a microcontroller and ROS) has routes and no
+// callbacks of its own; a system with neither is refused with what it lacks.
+TEST_F(SystemTest, ASystemOfRoutesOnlyIsAcceptedOneWithNothingIsNot) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "topics:\n  - {name: t, size: 8}\nnodes:\n  - name: agent\n";
+  ASSERT_EQ(parse_text(nodes + "links:\n  - {name: l, spec: pty, import: [{topic: t, entity: 0}]}\n"),
+            TAKT_OK)
+      << err;
+  EXPECT_EQ(desc->n_callbacks, 0u);
+  EXPECT_EQ(parse_text(nodes), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("no timers, subscriptions or routes"), std::string::npos) << err;
+}
+
 TEST_F(SystemTest, UnknownTopicInASubscriptionNamesTheLine) {
   parse(kMini);
   int filter = takt_system_desc_find_callback(desc.get(), "filter");

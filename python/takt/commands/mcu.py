@@ -2,9 +2,10 @@
 
 QEMU runs the firmware with the console (UART0) on this terminal's output and UART1 on a
 pseudo-terminal; the agent (`takt agent FILE`, the native runner) serves the first link of FILE on
-that terminal, its transmissions paced at the line's baud. The firmware's reports (topic
-`mcu_report`, sent over the link: examples/mcu/pods_mcu.c) are read from the agent's endpoint and
-shown as a chain table. Ctrl-C (or SIGTERM, or --duration) stops both in order.
+that terminal, its transmissions paced at the line's baud. When the agent's system has the topic
+`mcu_report` (examples/mcu/pods_mcu.c's, sent over the link), its reports are read from the agent's
+endpoint and shown as a chain table; a `ros1:` section is named at the start (examples/mcu/
+ros_node.c: the MCU's node on ROS 1). Ctrl-C (or SIGTERM, or --duration) stops both in order.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("mcu", help="microcontroller firmware in QEMU: `takt mcu run FIRMWARE --agent FILE`")
     msub = p.add_subparsers(dest="mcu_command", required=True)
     r = msub.add_parser("run", help="start QEMU with FIRMWARE and the agent of FILE on its serial line; "
-                                    "show the chain table the firmware reports; Ctrl-C stops both")
+                                    "show the chain table the firmware reports (if it does); Ctrl-C stops both")
     r.add_argument("firmware", type=Path, help="an image built by fw/ (e.g. build/release/fw/mps2-an500/takt-fw-pods.elf)")
     r.add_argument("--agent", type=Path, required=True, help="the agent's system file (examples/mcu/agent.yaml)")
     r.add_argument("--board", default="mps2-an500", choices=["mps2-an386", "mps2-an500"])
