@@ -105,13 +105,15 @@ fuzz: deps
 	@CC=clang CXX=clang++ $(CMAKE) -B $(BUILD)/fuzz -DCMAKE_BUILD_TYPE=Debug -DTAKT_LIBFUZZER=ON \
 	  -DTAKT_SANITIZE=address,undefined -DTAKT_BUILD_TESTS=ON >/dev/null
 	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_system_file fuzz_frame fuzz_daemon_rx fuzz_msg_ros1 fuzz_msg_cdr \
-	  fuzz_xmlrpc_request fuzz_xmlrpc_response fuzz_tcpros_header fuzz_ros1_master
+	  fuzz_xmlrpc_request fuzz_xmlrpc_response fuzz_tcpros_header fuzz_ros1_master fuzz_bridge_description
 	@mkdir -p $(BUILD)/fuzz/corpus-system && cp tests/fuzz/corpus/system/*.yaml $(BUILD)/fuzz/corpus-system/
 	@$(BUILD)/fuzz/tests/fuzz_system_file -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-system
 	@mkdir -p $(BUILD)/fuzz/corpus-frame && cp tests/fuzz/corpus/frame/*.bin $(BUILD)/fuzz/corpus-frame/
 	@$(BUILD)/fuzz/tests/fuzz_frame -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-frame
 	@mkdir -p $(BUILD)/fuzz/corpus-daemon && cp tests/fuzz/corpus/frame/*.bin $(BUILD)/fuzz/corpus-daemon/
 	@$(BUILD)/fuzz/tests/fuzz_daemon_rx -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-daemon
+	@mkdir -p $(BUILD)/fuzz/corpus-description && cp tests/fuzz/corpus/bridge_description/*.bin $(BUILD)/fuzz/corpus-description/
+	@$(BUILD)/fuzz/tests/fuzz_bridge_description -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-description
 	@for t in xmlrpc_request:xmlrpc xmlrpc_response:xmlrpc tcpros_header:tcpros ros1_master:ros1_master; do \
 	  mkdir -p $(BUILD)/fuzz/corpus-$${t%%:*} && cp tests/fuzz/corpus/$${t##*:}/* $(BUILD)/fuzz/corpus-$${t%%:*}/ && \
 	  $(BUILD)/fuzz/tests/fuzz_$${t%%:*} -max_total_time=$(FUZZ_SECONDS) -max_len=8192 $(BUILD)/fuzz/corpus-$${t%%:*} || exit 1; done

@@ -12,11 +12,11 @@ set(TAKT_TIMING_SOURCES src/timing/timing.c)
 set(TAKT_EXEC_SOURCES src/exec/executor.c src/exec/sizes.c src/exec/tide.c src/exec/batch.c
     src/exec/preempt.c src/exec/waitset.c src/exec/swi.c)
 set(TAKT_TRANSPORT_SOURCES src/transport/transport.c src/transport/frame.c
-    src/transport/link.c src/transport/daemon.c src/transport/bridge.c
+    src/transport/link.c src/transport/daemon.c src/transport/bridge.c src/transport/describe.c
     src/transport/backends.c src/transport/backend_daemon.c)
 set(TAKT_SHM_SOURCES src/shm/shm.c)
 # The transport layer on the Cortex-M port: the link over the UART driver instead of the one over
 # the POSIX port's I/O (threads, sockets, ttys).
 set(TAKT_TRANSPORT_CORTEXM_SOURCES src/transport/transport.c src/transport/frame.c
-    src/transport/link_uart.c src/transport/daemon.c src/transport/bridge.c
+    src/transport/link_uart.c src/transport/daemon.c src/transport/bridge.c src/transport/describe.c
     src/transport/backends.c src/transport/backend_daemon.c)

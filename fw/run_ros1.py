@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ROS from the MCU: the firmware examples/mcu/ros_node.c in QEMU, its agent (takt-run with
-examples/mcu/ros_agent.yaml) on the firmware's serial line, and the real Debian ROS 1 around it:
+examples/mcu/ros_agent.yaml, which asks the MCU to describe its node) on the firmware's serial line, and the real Debian ROS 1 around it:
 rosmaster (or the agent's embedded master), a rospy listener and talker, rostopic and rosnode.
 ctest runs it (fw/TaktFirmware.cmake); by hand:
 
@@ -10,7 +10,7 @@ ctest runs it (fw/TaktFirmware.cmake); by hand:
 
 Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
 order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
-/mcu_echo, exactly once and in order; rosnode/rostopic show /mcu_node with its topics; and
+/echo, exactly once and in order; rosnode/rostopic show /mcu_node with its topics; and
 (with rosmaster) the node is gone from `rosnode list` once the agent stops.
 """
 
@@ -108,10 +108,11 @@ def main() -> int:
         agent = subprocess.Popen([a.agent, str(agent_yaml), "--quiet", "--duration", "600",
                                   "--link", f"uart=emu:baud=115200/serial:{q.pty}"], env=env)
         procs.append(agent)
-        if not wait_for("the agent's node /mcu_node", lambda: node_registered(uri, "/mcu_node"), 20):
-            return 1
         time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
         q.cont()
+        # the agent asks the MCU for its description, then registers the MCU's node
+        if not wait_for("the MCU's node /mcu_node", lambda: node_registered(uri, "/mcu_node"), 40):
+            return 1
 
         # MCU -> ROS: a rospy listener, 5 messages in order and intact
         out = subprocess.run([ROSPY, str(PEERS / "listener.py"), "/chatter", "5"], env=env,
@@ -124,20 +125,20 @@ def main() -> int:
             return 1
 
         # ROS -> MCU -> ROS: every command answered once, in order
-        listener = subprocess.Popen([ROSPY, str(PEERS / "listener.py"), "/mcu_echo", "10"], env=env,
+        listener = subprocess.Popen([ROSPY, str(PEERS / "listener.py"), "/echo", "10"], env=env,
                                     stdout=subprocess.PIPE, text=True)
         procs.append(listener)
         if listener.stdout.readline().strip() != "ready":
-            print("run_ros1: FAIL: the /mcu_echo listener did not start")
+            print("run_ros1: FAIL: the /echo listener did not start")
             return 1
-        if not wait_for("the /mcu_echo connection",
-                        lambda: "/rospy_listener" in tool(env, "/usr/bin/rostopic", "info", "/mcu_echo"), 15):
+        if not wait_for("the /echo connection",
+                        lambda: "/rospy_listener" in tool(env, "/usr/bin/rostopic", "info", "/echo"), 15):
             return 1
         talk = subprocess.run([ROSPY, str(PEERS / "talker.py"), "/cmd", "10", "ping"], env=env,
                               capture_output=True, text=True, timeout=40)
         echo_out, _ = listener.communicate(timeout=30)
         echoes = re.findall(r"^got: (.*)$", echo_out, re.M)
-        print(f"run_ros1: talker: {talk.stdout.strip()}; /mcu_echo: {echoes}")
+        print(f"run_ros1: talker: {talk.stdout.strip()}; /echo: {echoes}")
         if echoes != [f"mcu heard: ping {i}" for i in range(10)]:
             print("run_ros1: FAIL: expected 'mcu heard: ping 0' .. 'ping 9', each once, in order")
             return 1
@@ -149,9 +150,9 @@ def main() -> int:
         pubs = ninfo.split("Publications:")[-1].split("Subscriptions:")[0]
         subs = ninfo.split("Subscriptions:")[-1].split("Services:")[0]
         if ("/mcu_node" not in nodes or not re.search(r"Publishers:\s*\n \* /mcu_node ", info)
-                or "/chatter [std_msgs/String]" not in pubs or "/mcu_echo [std_msgs/String]" not in pubs
+                or "/chatter [std_msgs/String]" not in pubs or "/echo [std_msgs/String]" not in pubs
                 or "/cmd" not in subs):
-            print("run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /mcu_echo and /cmd")
+            print("run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /echo and /cmd")
             return 1
 
         # an orderly stop: the node unregisters (with rosmaster, which outlives the agent)

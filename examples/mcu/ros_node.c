@@ -5,8 +5,10 @@
  *   - subscribes to `cmd` (std_msgs/String) with a callback at priority 20 that answers each
  *     command on `echo` ("mcu heard: <command>").
  * The topics cross the serial line (UART1, 115200 baud, paced as a real line) to `takt agent`
- * on the host, whose system file examples/mcu/ros_agent.yaml puts them on ROS 1 under the node
- * name /mcu_node: rospy, roscpp, rostopic and rosnode see the MCU's node as any other.
+ * on the host. The bridge describes the node (takt_bridge_describe): the agent asks for its
+ * name, topics, types and priorities, and its system file examples/mcu/ros_agent.yaml puts them
+ * on ROS 1 under the node name /mcu_node with nothing about them written there — rospy, roscpp,
+ * rostopic and rosnode see the MCU's node as any other.
  *
  * Messages travel in the ROS 1 encoding (the generated std_msgs/String's hooks), so the agent
  * forwards their bytes to TCPROS as they are. `cmd` and `echo` use the reliable stream: a
@@ -117,7 +119,10 @@ int main(void) {
    * bridge's forwarding subscription (the agent's file gives it none: 0) */
   TRY("export", takt_bridge_export(bridge, chatter, ENTITY_CHATTER, 0, false));
   TRY("export", takt_bridge_export(bridge, echo, ENTITY_ECHO, 0, true));
-  TRY("import", takt_bridge_import(bridge, cmd, ENTITY_CMD));
+  /* commands feed on_cmd: the agent sends them at its priority */
+  TRY("import", takt_bridge_import_at(bridge, cmd, ENTITY_CMD, PRIO_CMD));
+  /* the agent asks for the node's name, topics, types and priorities (`describe: true`) */
+  TRY("describe", takt_bridge_describe(bridge, "mcu_node"));
   takt_link_handlers_t h = takt_daemon_link_handlers(daemon);
   takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
   lc.max_frame = TAKT_FRAME_WIRE_MAX(288u);

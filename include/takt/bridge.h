@@ -110,6 +110,66 @@ takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 /** Publish messages of entity into topic. TAKT_ESIZE for a type larger than max_message (with
  * hooks) or than the backend's max_payload (without). */
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity);
+/** As takt_bridge_import, naming the priority of the local callback the messages feed: the
+ * bridge's description (takt_bridge_describe) tells the far side to send them at it. */
+takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity,
+                                 uint8_t priority);
+
+/* ---- descriptions: a side names its node, topics, types and priorities to the other ----
+ * Entities from TAKT_BRIDGE_ENTITY_RESERVED up are the bridge's own (routes are refused there).
+ * A frame of entity DESCRIBE (any payload) asks for the description; the answer is one or more
+ * frames of entity DESCRIPTION, best effort (the asker asks again until it has every part).
+ * Wire format of a part, little endian (docs/protocol.md):
+ *   u8 version (1), u8 part (0-based), u8 parts, u8 routes in this part, u8 len + node name,
+ *   then per route: u16 entity, u8 flags (bit 0: the describing side publishes it, bit 1:
+ *   reliable), u8 priority (published: of the far callback it feeds; consumed: of the local
+ *   one), u8 len + topic name, u8 len + type name, u8 len (0 or 32) + md5 (hex). */
+#define TAKT_BRIDGE_ENTITY_RESERVED 0x7FF0u
+#define TAKT_BRIDGE_ENTITY_DESCRIBE 0x7FFFu
+#define TAKT_BRIDGE_ENTITY_DESCRIPTION 0x7FFEu
+#define TAKT_BRIDGE_DESCRIPTION_VERSION 1u
+#define TAKT_BRIDGE_DESCRIPTION_MAX_ROUTES 32u
+#define TAKT_BRIDGE_DESCRIPTION_MAX_PARTS 16u
+#define TAKT_BRIDGE_DESCRIBED_PUBLISHED 0x01u
+#define TAKT_BRIDGE_DESCRIBED_RELIABLE 0x02u
+
+/**
+ * Answer DESCRIBE requests with this bridge's topic routes under the node name `node` (at most
+ * TAKT_NAME_MAX - 1 characters; services are not described). Configuration time, before the
+ * receive side runs. TAKT_EINVAL for an empty or too long name. A request to a bridge that does
+ * not describe itself is counted as an unknown entity.
+ */
+takt_err_t takt_bridge_describe(takt_bridge_t *b, const char *node);
+
+typedef struct takt_bridge_described_route {
+  uint16_t entity;
+  uint8_t flags;    /* TAKT_BRIDGE_DESCRIBED_* */
+  uint8_t priority;
+  char topic[TAKT_NAME_MAX];
+  char type[TAKT_NAME_MAX];
+  char md5[33];     /* "" when the type has none */
+} takt_bridge_described_route_t;
+
+/** A description being assembled from its parts (the asking side). Plain data. */
+typedef struct takt_bridge_description {
+  char node[TAKT_NAME_MAX];
+  uint32_t parts;      /* as the parts say (0: none received yet) */
+  uint32_t parts_seen; /* bit i: part i added */
+  uint32_t n_routes;
+  takt_bridge_described_route_t routes[TAKT_BRIDGE_DESCRIPTION_MAX_ROUTES];
+} takt_bridge_description_t;
+
+void takt_bridge_description_init(takt_bridge_description_t *d);
+/**
+ * Add one DESCRIPTION frame's payload. A part already added is ignored (TAKT_OK). TAKT_EMALFORMED
+ * for bytes that do not parse (truncated, trailing bytes, a name too long, an unknown version, a
+ * part that disagrees with the earlier ones on the node or the number of parts), TAKT_EFULL for
+ * more than TAKT_BRIDGE_DESCRIPTION_MAX_ROUTES routes; d is then unchanged. Never reads out of
+ * bounds (fuzzed).
+ */
+takt_err_t takt_bridge_description_add(takt_bridge_description_t *d, const uint8_t *p, uint32_t len);
+/** Whether every part has been added. */
+bool takt_bridge_description_complete(const takt_bridge_description_t *d);
 /**
  * Services across the backend. import: a local service `name` (on the bridge node) whose requests
  * are answered by the remote side's service, exported there under the same entity; a request

@@ -140,6 +140,7 @@ typedef struct takt_system_link {
   char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
   bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
   uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
+  bool describe;   /* the far side describes its node and topics (takt_system_describe_links) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];
@@ -206,7 +207,9 @@ typedef struct takt_system_ros1 {
   char master[TAKT_SYSTEM_ROS_NAME]; /* master URI ("" = $ROS_MASTER_URI) */
   bool embedded_master;              /* master: embedded[:PORT]: the system runs its own master
                                         (takt_ros1_master_*) at `master` (127.0.0.1, 11311) */
-  char node[TAKT_SYSTEM_ROS_NAME];   /* the node's ROS name (default "/takt_" + system name) */
+  char node[TAKT_SYSTEM_ROS_NAME];   /* the node's ROS name (default "/takt_" + system name, or
+                                        "/" + the node a described link names) */
+  bool node_given;                   /* `node` is the file's */
   int32_t receive_priority;          /* the node's I/O thread: SCHED_FIFO priority, 0 = OTHER */
   uint32_t queue;                    /* messages queued per ROS subscriber */
   uint32_t max_message;              /* bytes of the largest serialized message */
@@ -307,6 +310,27 @@ typedef struct takt_system_hooks {
   void (*violation)(takt_system_t *sys, int32_t index, const takt_violation_t *v, void *user);
   void *user;
 } takt_system_hooks_t;
+
+/** Told of each described link (its routes added), e.g. to say what the far side is. */
+typedef void (*takt_system_describe_fn)(void *user, const takt_system_link_t *link,
+                                        const takt_bridge_description_t *d);
+
+/**
+ * For each link with `describe: true`: open it, ask the far side for its description (a frame of
+ * entity TAKT_BRIDGE_ENTITY_DESCRIBE every 500 ms until every part of the answer came, at most
+ * timeout_s), close it, and add what it describes to desc: the topics (typed by the generated
+ * ROS message types, md5 checked), the link's routes (what the far side publishes imported, what
+ * it consumes exported at its callback's priority, reliable as it says) and, with a ros1
+ * section, the ROS 1 routes ("/" + topic) under the node "/" + the far side's node name unless
+ * the file names one. Routes the file gives for an entity win. Call it before the context is made
+ * (takt_system_context_config sizes it from desc). TAKT_ETIMEDOUT if a far side did not answer;
+ * TAKT_ENOENT for a type this build does not know; TAKT_EINVAL for a different md5 or a topic
+ * typed otherwise here; TAKT_EFULL past the description's limits; errors of opening the link.
+ * Each writes one line to err. Blocks (not for a real-time path).
+ */
+takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s,
+                                      takt_system_describe_fn on_described, void *user, char *err,
+                                      size_t errlen);
 
 /**
  * Build desc on ctx (in its startup phase): groups, topics (byte-blob types of their sizes),

@@ -81,8 +81,9 @@ ROS_FIRMWARE = BUILD / "fw" / "mps2-an500" / "takt-fw-ros.elf"
 
 @pytest.mark.skipif(not ROS_FIRMWARE.is_file(), reason="the firmware build is missing (make)")
 def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
-    """examples/mcu/ros_agent.yaml: the agent is the ROS master (embedded, here on a free port) and
-    the MCU's node registers as /mcu_node with its topics; --duration ends both in order."""
+    """examples/mcu/ros_agent.yaml: the agent asks the MCU for its node and topics, is the ROS master
+    (embedded, here on a free port), and the MCU's node registers as /mcu_node with its topics;
+    --duration ends both in order."""
     import socket
     import xmlrpc.client
     with socket.socket() as s:
@@ -101,17 +102,23 @@ def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
         lines.append(line.rstrip())
         if line.startswith("[mcu] ros_node: running"):
             master = xmlrpc.client.ServerProxy(f"http://127.0.0.1:{port}/")
-            for _ in range(50):  # the agent registered before the MCU started; at most 5 s
-                code, _, state = master.getSystemState("/test")
+            for _ in range(100):  # the agent asks the MCU, then starts the master: at most 10 s
+                try:
+                    code, _, state = master.getSystemState("/test")
+                except OSError:
+                    code = 0
                 if code == 1 and ["/chatter", ["/mcu_node"]] in state[0]:
                     break
                 time.sleep(0.1)
     p.wait(30)
     shown = "\n".join(lines)
     assert p.returncode == 0, shown
-    assert f"the MCU's node is ROS 1 node /mcu_node on master http://127.0.0.1:{port}/ (embedded)" in shown
+    assert f"the MCU's node is ROS 1 node named by the MCU on master http://127.0.0.1:{port}/ (embedded)" in shown
+    # the agent asked the MCU what it is (describe: true)
+    assert ("takt run: link 'uart': the far side is node 'mcu_node' with 3 topics: out chatter "
+            "(std_msgs/String) out echo (std_msgs/String) in cmd (std_msgs/String)") in shown
     assert state is not None, shown
     publishers, subscribers = dict((t, n) for t, n in state[0]), dict((t, n) for t, n in state[1])
-    assert publishers.get("/chatter") == ["/mcu_node"] and publishers.get("/mcu_echo") == ["/mcu_node"], state
+    assert publishers.get("/chatter") == ["/mcu_node"] and publishers.get("/echo") == ["/mcu_node"], state
     assert subscribers.get("/cmd") == ["/mcu_node"], state
     assert lines[-1] == "takt mcu run: stopped", shown

@@ -676,8 +676,11 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
   return 0;
 }
 
+static int get_bool(parser_t *p, yaml_node_t *n, const char *what, bool *out);
+
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name", "spec", "mode", "window", "export", "import", "services", NULL};
+  static const char *const keys[] = {"name",   "spec",   "mode",     "window",
+                                     "export", "import", "services", "describe", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -704,6 +707,8 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       if (get_number(p, n, "window", 1, 32, &v) < 0) return -1;
       l->window = (uint32_t)v;
     }
+    if ((n = lookup(p, it, "describe")) != NULL && get_bool(p, n, "describe", &l->describe) < 0)
+      return -1;
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;
     if ((n = lookup(p, it, "services")) != NULL && parse_service_routes(p, n, sys, l) < 0) return -1;
@@ -1081,6 +1086,7 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "node")) != NULL) {
     if (get_ros_text(p, n, "node", r1->node) < 0) return -1;
     if (r1->node[0] != '/') return FAIL(p, n, "node '%s' must start with '/'", r1->node);
+    r1->node_given = true;
   }
   if ((n = lookup(p, map, "receive_priority")) != NULL) {
     if (get_number(p, n, "receive_priority", 0, 99, &v) < 0) return -1;
@@ -1097,8 +1103,11 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "export")) != NULL && parse_ros1_routes(p, n, true, sys) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_ros1_routes(p, n, false, sys) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_ros1_services(p, n, sys) < 0) return -1;
-  if (r1->n_exports + r1->n_imports + r1->n_services == 0)
-    return FAIL(p, map, "'ros1' carries nothing: give it export, import or services");
+  bool described = false; /* a described link's topics go to ROS 1 (takt_system_describe_links) */
+  for (uint32_t i = 0; i < sys->n_links; i++) described = described || sys->links[i].describe;
+  if (r1->n_exports + r1->n_imports + r1->n_services == 0 && !described)
+    return FAIL(p, map, "'ros1' carries nothing: give it export, import or services (or a link "
+                        "with describe: true)");
   return 0;
 }
 
@@ -1247,7 +1256,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   uint32_t routes = sys->dds.n_exports + sys->dds.n_imports + sys->dds.n_services +
                     sys->ros1.n_exports + sys->ros1.n_imports + sys->ros1.n_services;
   for (uint32_t i = 0; i < sys->n_links; i++)
-    routes += sys->links[i].n_exports + sys->links[i].n_imports + sys->links[i].n_services;
+    routes += sys->links[i].n_exports + sys->links[i].n_imports + sys->links[i].n_services +
+              (sys->links[i].describe ? 1u : 0u); /* routes to come */
   if (sys->n_callbacks == 0 && routes == 0)
     return FAIL(p, root, "the system has no timers, subscriptions or routes (links, dds, ros1)");
   for (uint32_t i = 0; i < sys->n_record_topics; i++) {

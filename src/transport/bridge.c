@@ -20,8 +20,9 @@ typedef struct route {
   /* set when the route is added, read-only afterwards */
   struct takt_bridge *b;
   const takt_type_support_t *type;
+  takt_topic_t *topic;
   uint16_t entity;
-  uint8_t priority;
+  uint8_t priority; /* export: of the far callback; import: of the local one (descriptions) */
   bool reliable, exported;
   takt_publisher_t *pub; /* import */
 } route_t;
@@ -88,6 +89,7 @@ struct takt_bridge {
 
   takt__lock_t lock;       /* level BRIDGE: configuration and the receive side */
   uint32_t n_routes, n_calls;
+  char describe_node[TAKT_NAME_MAX]; /* takt_bridge_describe's ("": no description) */
   uint8_t *in_frame, *in_msg; /* the receive side's scratch */
   bool running, stop;      /* the receive thread */
 
@@ -309,6 +311,46 @@ static call_route_t *find_call_locked(takt_bridge_t *b, uint16_t entity) {
   return NULL;
 }
 
+/* The description of the topic routes in parts of at most max_payload bytes, each part sent as
+ * it is made (in in_msg, which no message occupies between dispatches). Best effort: the asker
+ * asks again for what it misses. pass 0 counts the parts, pass 1 sends them. */
+static void send_description_locked(takt_bridge_t *b) {
+  uint8_t *out = b->in_msg;
+  uint32_t cap = b->max_payload < b->cfg.max_message ? b->max_payload : b->cfg.max_message;
+  uint32_t parts = 1;
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t part = 0;
+    int32_t at = takt__describe_part_begin(out, cap, b->describe_node, 0, (uint8_t)parts);
+    for (uint32_t i = 0; i < b->n_routes && at >= 0; i++) {
+      const route_t *r = &b->routes[i];
+      takt_bridge_described_route_t d = {
+          .md5 = "", .entity = r->entity, .priority = r->priority,
+          .flags = (uint8_t)((r->exported ? TAKT_BRIDGE_DESCRIBED_PUBLISHED : 0u) |
+                             (r->reliable ? TAKT_BRIDGE_DESCRIBED_RELIABLE : 0u))};
+      snprintf(d.topic, sizeof d.topic, "%s", takt_topic_name(r->topic));
+      snprintf(d.type, sizeof d.type, "%s", r->type->name != NULL ? r->type->name : "");
+      /* a ROS 1 md5 (32 hex digits); other hashes are not described */
+      if (r->type->hash != NULL && strlen(r->type->hash) == 32) memcpy(d.md5, r->type->hash, 33);
+      int32_t next = takt__describe_put_route(out, cap, (uint32_t)at, &d);
+      if (next < 0 && out[3] > 0 && part + 1 < TAKT_BRIDGE_DESCRIPTION_MAX_PARTS) {
+        /* this part is full: send it and begin the next */
+        if (pass == 1) (void)send_msg(b, TAKT_BRIDGE_ENTITY_DESCRIPTION, 0, false,
+                                      takt_context_now(b->ctx), out, (uint32_t)at);
+        at = takt__describe_part_begin(out, cap, b->describe_node, (uint8_t)++part, (uint8_t)parts);
+        next = at < 0 ? at : takt__describe_put_route(out, cap, (uint32_t)at, &d);
+      }
+      at = next;
+    }
+    if (at < 0) { /* a route that fits in no part (a payload too small for names) */
+      COUNT(b, encode_errors);
+      return;
+    }
+    if (pass == 1) (void)send_msg(b, TAKT_BRIDGE_ENTITY_DESCRIPTION, 0, false,
+                                  takt_context_now(b->ctx), out, (uint32_t)at);
+    parts = part + 1;
+  }
+}
+
 static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *p,
                             uint32_t len) {
 #if TAKT_WITH_RPC
@@ -325,6 +367,8 @@ static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const 
 #endif
   route_t *r = find_route_locked(b, m->entity);
   if (r != NULL && !r->exported) publish_locked(b, r, m, p, len);
+  else if (m->entity == TAKT_BRIDGE_ENTITY_DESCRIBE && b->describe_node[0] != '\0')
+    send_description_locked(b);
   else COUNT(b, unknown_entity);
 }
 
@@ -539,7 +583,7 @@ takt_node_t *takt_bridge_node(takt_bridge_t *b) { return b->node; }
 
 /* An entity free in both route tables? Bridge lock held. */
 static takt_err_t claim_entity_locked(takt_bridge_t *b, uint16_t entity) {
-  if (entity & TAKT_BRIDGE_ANSWER_BIT) return TAKT_EINVAL;
+  if (entity & TAKT_BRIDGE_ANSWER_BIT || entity >= TAKT_BRIDGE_ENTITY_RESERVED) return TAKT_EINVAL;
   if (find_route_locked(b, entity) != NULL || find_call_locked(b, entity) != NULL) return TAKT_EEXIST;
   return TAKT_OK;
 }
@@ -556,7 +600,7 @@ static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, uint16_t enti
   if (rc == TAKT_OK && b->n_routes == b->cfg.max_topics) rc = TAKT_EFULL;
   route_t *r = rc == TAKT_OK ? &b->routes[b->n_routes] : NULL;
   if (r != NULL) {
-    *r = (route_t){.b = b, .type = ts, .entity = entity, .priority = priority,
+    *r = (route_t){.b = b, .type = ts, .topic = topic, .entity = entity, .priority = priority,
                    .reliable = reliable, .exported = exported};
     if (exported) {
       /* the forwarding callback runs at the priority of the frame it makes */
@@ -582,6 +626,19 @@ takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity) {
   return add_route(b, topic, entity, 0, false, false);
+}
+
+takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity,
+                                 uint8_t priority) {
+  return add_route(b, topic, entity, priority, false, false);
+}
+
+takt_err_t takt_bridge_describe(takt_bridge_t *b, const char *node) {
+  if (b == NULL || node == NULL || node[0] == '\0' || strlen(node) >= TAKT_NAME_MAX) return TAKT_EINVAL;
+  takt__lock_take(&b->lock);
+  snprintf(b->describe_node, sizeof b->describe_node, "%s", node);
+  takt__lock_give(&b->lock);
+  return TAKT_OK;
 }
 
 #if TAKT_WITH_RPC

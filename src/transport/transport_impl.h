@@ -31,6 +31,17 @@ static inline size_t takt__carve(size_t *end, size_t bytes) {
 #include "takt/bridge_backend.h"
 /** The communication daemon's backend class, built into the registry (backends.c). */
 extern const takt_bridge_backend_class_t takt__backend_daemon_class;
+
+/* Encoding a bridge description's parts (describe.c; the format: takt/bridge.h). */
+struct takt_bridge_described_route;
+/** Bytes one route takes in a part. */
+uint32_t takt__describe_route_size(const struct takt_bridge_described_route *r);
+/** Start a part in out (cap bytes): its header and the node name; the end offset or TAKT_ESIZE. */
+int32_t takt__describe_part_begin(uint8_t *out, uint32_t cap, const char *node, uint8_t part,
+                                  uint8_t parts);
+/** Append a route at offset at of a begun part; the new end or TAKT_ESIZE if it does not fit. */
+int32_t takt__describe_put_route(uint8_t *out, uint32_t cap, uint32_t at,
+                                 const struct takt_bridge_described_route *r);
 #endif
 
 #endif

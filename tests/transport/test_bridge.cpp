@@ -421,7 +421,10 @@ struct Bench {
   takt_executor_t *exec = nullptr;
   std::vector<takt_topic_t *> topics;
 
-  explicit Bench(const takt_bridge_config_t *cfg = nullptr) { open(cfg); }
+  explicit Bench(const takt_bridge_config_t *cfg = nullptr, uint32_t max_payload = 256) {
+    fake.max_payload = max_payload;
+    open(cfg);
+  }
   void open(const takt_bridge_config_t *cfg) {
     ASSERT_EQ(takt_bridge_create_on(tc.ctx, "bridge", cfg, fake.backend(), &b), TAKT_OK);
     ASSERT_EQ(takt_node_create(tc.ctx, "app", &app), TAKT_OK);
@@ -696,3 +699,100 @@ TEST(BridgeBackend, BackendsOpenByName) {
 }
 
 }  // namespace
+
+// ---- descriptions: a side names its node, topics, types and priorities ----
+
+// Feed what the bridge sent as DESCRIPTION frames into a description being assembled.
+static void assemble(const FakeBackend &fake, takt_bridge_description_t *d, size_t *frames) {
+  *frames = 0;
+  for (const auto &s : fake.sent) {
+    if (s.m.entity != TAKT_BRIDGE_ENTITY_DESCRIPTION) continue;
+    ++*frames;
+    EXPECT_EQ(takt_bridge_description_add(d, s.bytes.data(), static_cast<uint32_t>(s.bytes.size())),
+              TAKT_OK);
+  }
+}
+
+TEST(BridgeDescribe, AnsweredOnlyOnceDescribedInPartsThatFitThePayload) {
+  Bench k(nullptr, 64);  // room for two routes a part: the description comes in parts
+  takt_topic_t *out = k.topic("sensors/out", &kU64), *in = k.topic("cmd", &kReading);
+  takt_topic_t *more = k.topic("more", &kU64);
+  ASSERT_EQ(takt_bridge_export(k.b, out, 3, 7, true), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import_at(k.b, in, 4, 20), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, more, 5, 1, false), TAKT_OK);
+  // the bridge's own entities are not routes
+  EXPECT_EQ(takt_bridge_import(k.b, more, TAKT_BRIDGE_ENTITY_DESCRIBE), TAKT_EINVAL);
+  EXPECT_EQ(takt_bridge_describe(k.b, ""), TAKT_EINVAL);
+  k.attach();
+  // not described: a request is an unknown entity, nothing is sent
+  ASSERT_EQ(k.fake.hand_over(TAKT_BRIDGE_ENTITY_DESCRIBE, 0, 0, {}), TAKT_OK);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  EXPECT_TRUE(k.fake.sent.empty());
+  EXPECT_EQ(k.stats().unknown_entity, 1u);
+
+  ASSERT_EQ(takt_bridge_describe(k.b, "mcu_node"), TAKT_OK);
+  ASSERT_EQ(k.fake.hand_over(TAKT_BRIDGE_ENTITY_DESCRIBE, 0, 0, {}), TAKT_OK);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  takt_bridge_description_t d;
+  takt_bridge_description_init(&d);
+  size_t frames = 0;
+  assemble(k.fake, &d, &frames);
+  EXPECT_EQ(frames, 2u);  // 13 bytes of header and node, routes of 26, 22 and 21 bytes: 2 + 1
+  for (const auto &s : k.fake.sent) EXPECT_LE(s.bytes.size(), 64u);
+  ASSERT_TRUE(takt_bridge_description_complete(&d));
+  EXPECT_STREQ(d.node, "mcu_node");
+  ASSERT_EQ(d.n_routes, 3u);
+  EXPECT_EQ(d.routes[0].entity, 3);
+  EXPECT_EQ(d.routes[0].flags, TAKT_BRIDGE_DESCRIBED_PUBLISHED | TAKT_BRIDGE_DESCRIBED_RELIABLE);
+  EXPECT_EQ(d.routes[0].priority, 7);
+  EXPECT_STREQ(d.routes[0].topic, "sensors/out");
+  EXPECT_STREQ(d.routes[0].type, "test/U64");
+  EXPECT_STREQ(d.routes[0].md5, "");
+  EXPECT_EQ(d.routes[1].entity, 4);
+  EXPECT_EQ(d.routes[1].flags, 0);  // consumed here, best effort
+  EXPECT_EQ(d.routes[1].priority, 20);  // the priority takt_bridge_import_at named
+  EXPECT_STREQ(d.routes[1].topic, "cmd");
+  EXPECT_STREQ(d.routes[1].type, "test/Reading");
+  EXPECT_EQ(d.routes[2].entity, 5);
+  // asked again (a lost answer): the same parts again, added once
+  ASSERT_EQ(k.fake.hand_over(TAKT_BRIDGE_ENTITY_DESCRIBE, 0, 0, {}), TAKT_OK);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  assemble(k.fake, &d, &frames);
+  EXPECT_EQ(frames, 4u);
+  EXPECT_EQ(d.n_routes, 3u);
+  EXPECT_EQ(k.stats().unknown_entity, 1u);
+}
+
+TEST(BridgeDescribe, MalformedPartsAreRefusedAndChangeNothing) {
+  // a well-formed part: node "n", one route {entity 0x0102, published, priority 9, "t", "a/B", ""}
+  const std::vector<uint8_t> good = {1, 0, 1, 1, 1, 'n', 0x02, 0x01, 1, 9, 1, 't', 3, 'a', '/', 'B', 0};
+  takt_bridge_description_t d;
+  takt_bridge_description_init(&d);
+  auto add = [&](const std::vector<uint8_t> &p) {
+    return takt_bridge_description_add(&d, p.data(), static_cast<uint32_t>(p.size()));
+  };
+  for (size_t n = 0; n < good.size(); n++)  // every truncation
+    EXPECT_EQ(add(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(n))),
+              TAKT_EMALFORMED) << n;
+  auto bad = [&](size_t at, uint8_t v) {
+    std::vector<uint8_t> p = good;
+    p[at] = v;
+    return add(p);
+  };
+  EXPECT_EQ(bad(0, 2), TAKT_EMALFORMED);     // unknown version
+  EXPECT_EQ(bad(1, 1), TAKT_EMALFORMED);     // part 1 of 1
+  EXPECT_EQ(bad(2, 0), TAKT_EMALFORMED);     // no parts
+  EXPECT_EQ(bad(5, ' '), TAKT_EMALFORMED);   // a name with a space
+  EXPECT_EQ(bad(16, 5), TAKT_EMALFORMED);    // an md5 of 5 characters
+  EXPECT_EQ(add(cat(good, {0})), TAKT_EMALFORMED);  // trailing bytes
+  EXPECT_EQ(d.parts, 0u);
+  EXPECT_EQ(d.n_routes, 0u);
+  ASSERT_EQ(add(good), TAKT_OK);
+  EXPECT_TRUE(takt_bridge_description_complete(&d));
+  EXPECT_EQ(d.routes[0].entity, 0x0102);
+  // a part of another node, or of another count, does not belong to it
+  std::vector<uint8_t> other = good;
+  other[5] = 'm';
+  EXPECT_EQ(add(other), TAKT_EMALFORMED);
+  EXPECT_EQ(d.n_routes, 1u);
+}

@@ -581,8 +581,28 @@ static int write_trace(runner_t *r, const char *path) {
   return 0;
 }
 
+/* A described link (`describe: true`): what its far side said it is. */
+static void on_described(void *user, const takt_system_link_t *l, const takt_bridge_description_t *d) {
+  (void)user;
+  fprintf(stderr, "takt run: link '%s': the far side is node '%s' with %u topic%s:", l->name, d->node,
+          d->n_routes, d->n_routes == 1 ? "" : "s");
+  for (uint32_t i = 0; i < d->n_routes; i++)
+    fprintf(stderr, " %s%s (%s)", (d->routes[i].flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) ? "out " : "in ",
+            d->routes[i].topic, d->routes[i].type);
+  fprintf(stderr, "\n");
+}
+
+/* Seconds a described link's far side has to answer (it may still be starting). */
+#define DESCRIBE_TIMEOUT_S 30.0
+
 static int run(runner_t *r, const options_t *o, double duration) {
   char err[512];
+  takt_err_t drc =
+      takt_system_describe_links(&r->desc, DESCRIBE_TIMEOUT_S, on_described, r, err, sizeof err);
+  if (drc < 0) {
+    fprintf(stderr, "takt run: %s\n", err);
+    return 1;
+  }
   r->iters_per_ns = takt_busywork_calibrate();
   if (prepare(r) < 0) return die("payload", TAKT_ENOMEM);
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;

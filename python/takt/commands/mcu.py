@@ -61,6 +61,14 @@ def has_reports(agent: Path) -> bool:
     return any(isinstance(t, dict) and t.get("name") == "mcu_report" for t in topics or [])
 
 
+def describes(agent: Path) -> bool:
+    """Whether the agent's first link has `describe: true` (the MCU names its node and topics)."""
+    import yaml
+    doc = yaml.safe_load(agent.read_text())
+    links = doc.get("links") if isinstance(doc, dict) else None
+    return bool(links) and isinstance(links[0], dict) and links[0].get("describe") is True
+
+
 def ros1_node(agent: Path) -> Optional[str]:
     """`master node` of the agent's ros1: section, for the start line (None without one)."""
     import yaml
@@ -72,7 +80,8 @@ def ros1_node(agent: Path) -> Optional[str]:
     if master.startswith("embedded"):
         port = master.split(":", 1)[1] if ":" in master else "11311"
         master = f"http://127.0.0.1:{port}/ (embedded)"
-    return f"ROS 1 node {r1.get('node', '/takt_' + _system_name(agent))} on master {master}"
+    node = r1.get("node") or ("named by the MCU" if describes(agent) else "/takt_" + _system_name(agent))
+    return f"ROS 1 node {node} on master {master}"
 
 
 def format_report(data: bytes) -> List[str]:
@@ -180,14 +189,24 @@ def run(args: argparse.Namespace) -> int:
                                   "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}"],
                                  start_new_session=True)
         sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
-        deadline = time.monotonic() + 10
-        while not sock.exists() and agent.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if agent.poll() is not None:
-            print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
+
+        def wait_for_agent(seconds: float) -> bool:
+            deadline = time.monotonic() + seconds
+            while not sock.exists() and agent.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if agent.poll() is not None:
+                print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
+                return False
+            return True
+
+        # a described link: the agent asks the running MCU what it is before it builds its system
+        described = describes(args.agent)
+        if not described and not wait_for_agent(10):
             return 1
         time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
         qemu.monitor("cont")
+        if described and not wait_for_agent(40):
+            return 1
         print(f"takt mcu run: {args.firmware.name} on {args.board}, UART1 = {qemu.pty}, agent {args.agent} "
               f"(pid {agent.pid}); Ctrl-C stops both")
         ros = ros1_node(args.agent)

@@ -1,0 +1,232 @@
+/* Links with `describe: true`: ask the far side (a microcontroller's bridge, takt_bridge_describe)
+ * for its node, topics, types and priorities, and add what it describes to the description —
+ * the link's routes and, with a ros1 section, the ROS 1 routes under the far node's name — before
+ * the system is built (takt_system_describe_links in takt/system.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "takt/bridge.h"
+#include "takt/frame.h"
+#include "takt/link.h"
+#include "takt/system.h"
+#if TAKT_SYSTEM_HAVE_MSGS
+#include "takt_msgs_registry.h"
+#endif
+
+/* What the link's receive thread assembles, under mu. */
+typedef struct asker {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  takt_deframer_t deframer;
+  uint8_t frame[TAKT_FRAME_SIZE(TAKT_FRAME_MAX_PAYLOAD)];
+  takt_bridge_description_t d;
+  uint32_t bad_parts; /* DESCRIPTION frames that did not parse */
+  bool done;
+} asker_t;
+
+static void on_frame(void *user, const uint8_t *frame, uint32_t len, const takt_frame_header_t *h) {
+  asker_t *a = user;
+  if (h->kind != TAKT_FRAME_DATA || h->entity != TAKT_BRIDGE_ENTITY_DESCRIPTION ||
+      !takt_frame_crc_ok(frame, len))
+    return; /* the far side's other traffic: not ours to take before the system runs */
+  if (takt_bridge_description_add(&a->d, takt_frame_payload(frame), h->length) < 0) a->bad_parts++;
+  if (takt_bridge_description_complete(&a->d)) {
+    a->done = true;
+    pthread_cond_signal(&a->cv);
+  }
+}
+
+static void on_receive(void *user, const uint8_t *data, uint32_t n) {
+  asker_t *a = user;
+  pthread_mutex_lock(&a->mu);
+  takt_deframer_feed(&a->deframer, data, n, on_frame, a);
+  pthread_mutex_unlock(&a->mu);
+}
+
+static takt_err_t fail(char *err, size_t errlen, takt_err_t rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Ask one link until its description is complete or timeout_s passed. */
+static takt_err_t ask(const takt_system_desc_t *desc, const takt_system_link_t *l, double timeout_s,
+                      takt_bridge_description_t *out, char *err, size_t errlen) {
+  static asker_t a; /* one link at a time, before the system exists: no thread of ours runs */
+  memset(&a, 0, sizeof a);
+  pthread_mutex_init(&a.mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&a.cv, &ca);
+  pthread_condattr_destroy(&ca);
+  takt_deframer_init(&a.deframer, a.frame, sizeof a.frame);
+  takt_bridge_description_init(&a.d);
+  takt_link_handlers_t h = {.on_receive = on_receive, .on_sent = NULL, .user = &a};
+  takt_link_t *link = NULL;
+  takt_err_t rc = takt_link_open(l->spec, &h, &link);
+  if (rc < 0)
+    return fail(err, errlen, rc, "%s:%d: link '%s' (%s): %s", desc->source, l->line, l->name,
+                l->spec, takt_strerror(rc));
+  takt_frame_header_t fh = {.kind = TAKT_FRAME_DATA, .entity = TAKT_BRIDGE_ENTITY_DESCRIBE};
+  uint8_t request[TAKT_FRAME_WIRE_MAX(0u)];
+  int32_t n = takt_frame_encode(&fh, NULL, request, sizeof request);
+  struct timespec end;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  end.tv_sec += (time_t)timeout_s;
+  end.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
+  if (end.tv_nsec >= 1000000000L) {
+    end.tv_sec++;
+    end.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&a.mu);
+  bool timed_out = false;
+  while (!a.done && !timed_out) {
+    /* ask (again: a part or the request may be lost, or the far side not running yet), then
+     * wait half a second for the answer */
+    pthread_mutex_unlock(&a.mu);
+    (void)takt_link_send(link, request, (uint32_t)n); /* TAKT_EBUSY: the previous one still goes */
+    pthread_mutex_lock(&a.mu);
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    next.tv_nsec += 500000000L;
+    if (next.tv_nsec >= 1000000000L) {
+      next.tv_sec++;
+      next.tv_nsec -= 1000000000L;
+    }
+    if (next.tv_sec > end.tv_sec || (next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec))
+      next = end;
+    while (!a.done) {
+      int w = pthread_cond_timedwait(&a.cv, &a.mu, &next);
+      if (w == ETIMEDOUT) break;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    timed_out = now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec);
+  }
+  bool done = a.done;
+  uint32_t bad = a.bad_parts;
+  pthread_mutex_unlock(&a.mu);
+  takt_link_close(link); /* its threads have stopped: a is ours alone again */
+  pthread_cond_destroy(&a.cv);
+  pthread_mutex_destroy(&a.mu);
+  if (!done)
+    return fail(err, errlen, TAKT_ETIMEDOUT,
+                "%s:%d: link '%s' (%s): no description from the far side within %.0f s (%u parts "
+                "received, %u malformed): is its bridge described (takt_bridge_describe)?",
+                desc->source, l->line, l->name, l->spec, timeout_s,
+                (unsigned)__builtin_popcount(a.d.parts_seen), (unsigned)bad);
+  *out = a.d;
+  return TAKT_OK;
+}
+
+static int find_or_add_topic(takt_system_desc_t *desc, const char *name, int line) {
+  int ti = takt_system_desc_find_topic(desc, name);
+  if (ti >= 0 || desc->n_topics == TAKT_SYSTEM_MAX_TOPICS) return ti;
+  takt_system_topic_t *t = &desc->topics[desc->n_topics];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->slots = 4;
+  t->line = line;
+  return (int)desc->n_topics++;
+}
+
+static bool routed(const takt_system_route_t *r, uint32_t n, uint16_t entity) {
+  for (uint32_t i = 0; i < n; i++)
+    if (r[i].entity == entity) return true;
+  return false;
+}
+
+/* Add what link l's far side described. */
+static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
+                        const takt_bridge_description_t *d, char *err, size_t errlen) {
+  const char *src = desc->source;
+  takt_system_ros1_t *r1 = &desc->ros1;
+  if (r1->enabled && !r1->node_given) snprintf(r1->node, sizeof r1->node, "/%s", d->node);
+  for (uint32_t i = 0; i < d->n_routes; i++) {
+    const takt_bridge_described_route_t *r = &d->routes[i];
+    bool published = (r->flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) != 0;
+    if (!takt_name_valid(r->topic))
+      return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': the far side's topic name '%s' is not "
+                  "a takt name", src, l->line, l->name, r->topic);
+    /* routes the file gives for the entity win */
+    if (routed(published ? l->imports : l->exports, published ? l->n_imports : l->n_exports, r->entity))
+      continue;
+    uint32_t size = 0;
+#if TAKT_SYSTEM_HAVE_MSGS
+    const takt_msg_entry_t *e = takt_msgs_find(r->type);
+    if (e == NULL)
+      return fail(err, errlen, TAKT_ENOENT, "%s:%d: link '%s': the far side's topic '%s' is of type "
+                  "'%s', which this build of takt does not know (takt msggen)", src, l->line, l->name,
+                  r->topic, r->type);
+    if (r->md5[0] != '\0' && strcmp(r->md5, e->md5) != 0)
+      return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': the far side's topic '%s' has %s of "
+                  "md5 %s, this build's is %s: the definitions differ", src, l->line, l->name,
+                  r->topic, r->type, r->md5, e->md5);
+    size = e->size;
+#else
+    return fail(err, errlen, TAKT_ENOTSUP, "%s:%d: link '%s': described topics need the ROS message "
+                "types, and this build of takt has none", src, l->line, l->name);
+#endif
+    int ti = find_or_add_topic(desc, r->topic, l->line);
+    if (ti < 0)
+      return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d topics", src, l->line,
+                  l->name, TAKT_SYSTEM_MAX_TOPICS);
+    takt_system_topic_t *t = &desc->topics[ti];
+    if (t->type[0] != '\0' && strcmp(t->type, r->type) != 0)
+      return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': topic '%s' is '%s' here and '%s' on "
+                  "the far side", src, l->line, l->name, t->name, t->type, r->type);
+    snprintf(t->type, sizeof t->type, "%s", r->type);
+    t->size = size;
+    uint32_t *count = published ? &l->n_imports : &l->n_exports;
+    if (*count == TAKT_SYSTEM_MAX_ROUTES)
+      return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d routes each way", src,
+                  l->line, l->name, TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_route_t *lr = published ? &l->imports[*count] : &l->exports[*count];
+    memset(lr, 0, sizeof *lr);
+    snprintf(lr->topic, sizeof lr->topic, "%s", r->topic);
+    lr->entity = r->entity;
+    /* what the far side consumes goes at its callback's priority, reliable if it says so */
+    lr->priority = published ? 0 : r->priority;
+    lr->reliable = !published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0;
+    lr->line = l->line;
+    (*count)++;
+    if (!r1->enabled) continue;
+    uint32_t *rcount = published ? &r1->n_exports : &r1->n_imports;
+    if (*rcount == TAKT_SYSTEM_MAX_ROUTES)
+      return fail(err, errlen, TAKT_EFULL, "%s:%d: ros1: more than %d routes each way", src, r1->line,
+                  TAKT_SYSTEM_MAX_ROUTES);
+    takt_system_ros1_route_t *rr = published ? &r1->exports[*rcount] : &r1->imports[*rcount];
+    memset(rr, 0, sizeof *rr);
+    snprintf(rr->topic, sizeof rr->topic, "%s", r->topic);
+    snprintf(rr->ros_name, sizeof rr->ros_name, "/%s", r->topic);
+    snprintf(rr->type, sizeof rr->type, "%s", r->type);
+    rr->priority = published ? 0 : r->priority; /* orders the bridge's receive queue */
+    rr->line = l->line;
+    (*rcount)++;
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s,
+                                      takt_system_describe_fn on_described, void *user, char *err,
+                                      size_t errlen) {
+  if (desc == NULL || timeout_s <= 0 || err == NULL) return TAKT_EINVAL;
+  for (uint32_t i = 0; i < desc->n_links; i++) {
+    takt_system_link_t *l = &desc->links[i];
+    if (!l->describe) continue;
+    takt_bridge_description_t d;
+    takt_err_t rc = ask(desc, l, timeout_s, &d, err, errlen);
+    if (rc == TAKT_OK) rc = apply(desc, l, &d, err, errlen);
+    if (rc < 0) return rc;
+    if (on_described != NULL) on_described(user, l, &d);
+  }
+  return TAKT_OK;
+}
