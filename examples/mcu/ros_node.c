@@ -119,8 +119,8 @@ int main(void) {
    * bridge's forwarding subscription (the agent's file gives it none: 0) */
   TRY("export", takt_bridge_export(bridge, chatter, ENTITY_CHATTER, 0, false));
   TRY("export", takt_bridge_export(bridge, echo, ENTITY_ECHO, 0, true));
-  /* commands feed on_cmd: the agent sends them at its priority */
-  TRY("import", takt_bridge_import_at(bridge, cmd, ENTITY_CMD, PRIO_CMD));
+  /* commands feed on_cmd: the agent sends them at its priority, through the reliable stream */
+  TRY("import", takt_bridge_import_at(bridge, cmd, ENTITY_CMD, PRIO_CMD, true));
   /* the agent asks for the node's name, topics, types and priorities (`describe: true`) */
   TRY("describe", takt_bridge_describe(bridge, "mcu_node"));
   takt_link_handlers_t h = takt_daemon_link_handlers(daemon);

@@ -110,10 +110,11 @@ takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 /** Publish messages of entity into topic. TAKT_ESIZE for a type larger than max_message (with
  * hooks) or than the backend's max_payload (without). */
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity);
-/** As takt_bridge_import, naming the priority of the local callback the messages feed: the
- * bridge's description (takt_bridge_describe) tells the far side to send them at it. */
+/** As takt_bridge_import, naming the priority of the local callback the messages feed and
+ * whether they should come through the reliable stream: the bridge's description
+ * (takt_bridge_describe) tells the far side to send them so. */
 takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity,
-                                 uint8_t priority);
+                                 uint8_t priority, bool reliable);
 
 /* ---- descriptions: a side names its node, topics, types and priorities to the other ----
  * Entities from TAKT_BRIDGE_ENTITY_RESERVED up are the bridge's own (routes are refused there).

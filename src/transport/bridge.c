@@ -629,8 +629,8 @@ takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 }
 
 takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity,
-                                 uint8_t priority) {
-  return add_route(b, topic, entity, priority, false, false);
+                                 uint8_t priority, bool reliable) {
+  return add_route(b, topic, entity, priority, reliable, false);
 }
 
 takt_err_t takt_bridge_describe(takt_bridge_t *b, const char *node) {

@@ -51,7 +51,7 @@ struct FarSide {
     EXPECT_EQ(takt_topic_create(ctx, "chatter", type, 4, &chatter), TAKT_OK);
     EXPECT_EQ(takt_topic_create(ctx, "cmd", type, 4, &cmd), TAKT_OK);
     EXPECT_EQ(takt_bridge_export(bridge, chatter, 0, 0, false), TAKT_OK);
-    EXPECT_EQ(takt_bridge_import_at(bridge, cmd, 1, 20), TAKT_OK);
+    EXPECT_EQ(takt_bridge_import_at(bridge, cmd, 1, 20, true), TAKT_OK);
     EXPECT_EQ(takt_bridge_describe(bridge, "mcu_node"), TAKT_OK);
     takt_link_handlers_t h = takt_daemon_link_handlers(daemon);
     takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
@@ -110,7 +110,7 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   EXPECT_STREQ(l.exports[0].topic, "cmd");
   EXPECT_EQ(l.exports[0].entity, 1);
   EXPECT_EQ(l.exports[0].priority, 20);
-  EXPECT_FALSE(l.exports[0].reliable);
+  EXPECT_TRUE(l.exports[0].reliable);  // as the far side asked
   ASSERT_EQ(desc->ros1.n_exports, 1u);
   EXPECT_STREQ(desc->ros1.exports[0].ros_name, "/chatter");
   EXPECT_STREQ(desc->ros1.exports[0].type, "std_msgs/String");

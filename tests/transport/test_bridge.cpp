@@ -718,7 +718,7 @@ TEST(BridgeDescribe, AnsweredOnlyOnceDescribedInPartsThatFitThePayload) {
   takt_topic_t *out = k.topic("sensors/out", &kU64), *in = k.topic("cmd", &kReading);
   takt_topic_t *more = k.topic("more", &kU64);
   ASSERT_EQ(takt_bridge_export(k.b, out, 3, 7, true), TAKT_OK);
-  ASSERT_EQ(takt_bridge_import_at(k.b, in, 4, 20), TAKT_OK);
+  ASSERT_EQ(takt_bridge_import_at(k.b, in, 4, 20, false), TAKT_OK);
   ASSERT_EQ(takt_bridge_export(k.b, more, 5, 1, false), TAKT_OK);
   // the bridge's own entities are not routes
   EXPECT_EQ(takt_bridge_import(k.b, more, TAKT_BRIDGE_ENTITY_DESCRIBE), TAKT_EINVAL);
