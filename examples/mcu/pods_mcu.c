@@ -78,19 +78,7 @@ static void on_report(takt_timer_t *t, const takt_timer_event_t *ev, void *user)
   (void)takt_publish(report_pub, &r, sizeof r);
 }
 
-static void die(const char *what, takt_err_t rc) {
-  takt_cortexm_puts("pods_mcu: ");
-  takt_cortexm_puts(what);
-  takt_cortexm_puts(": ");
-  takt_cortexm_puts(takt_strerror(rc));
-  takt_cortexm_puts("\n");
-  takt_cortexm_exit(1);
-}
-#define TRY(what, call)                                                                            \
-  do {                                                                                             \
-    takt_err_t rc_ = (call);                                                                       \
-    if (rc_ < 0) die(what, rc_);                                                                   \
-  } while (0)
+#define TRY(what, call) TAKT_CORTEXM_TRY("pods_mcu", what, call)
 
 int main(void) {
   takt_context_config_t cfg = {.max_nodes = 2, .max_topics = 8, .max_publishers = 8,

@@ -67,19 +67,7 @@ static void on_cmd(takt_subscription_t *s, const takt_message_t *msg, void *user
   (void)takt_publish(echo_pub, &answer, sizeof answer);
 }
 
-static void die(const char *what, takt_err_t rc) {
-  takt_cortexm_puts("ros_node: ");
-  takt_cortexm_puts(what);
-  takt_cortexm_puts(": ");
-  takt_cortexm_puts(takt_strerror(rc));
-  takt_cortexm_puts("\n");
-  takt_cortexm_exit(1);
-}
-#define TRY(what, call)                                                                            \
-  do {                                                                                             \
-    takt_err_t rc_ = (call);                                                                       \
-    if (rc_ < 0) die(what, rc_);                                                                   \
-  } while (0)
+#define TRY(what, call) TAKT_CORTEXM_TRY("ros_node", what, call)
 
 int main(void) {
   takt_context_config_t cfg = {.max_nodes = 2, .max_topics = 4, .max_publishers = 4,

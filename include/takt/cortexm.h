@@ -106,6 +106,14 @@ uint32_t takt_cortexm_sleep_irqs(void);
 
 /** End the program: QEMU exits with status. */
 _Noreturn void takt_cortexm_exit(int status);
+/** Write "who: what: <takt_strerror(rc)>" on the console and end the program with status 1. */
+_Noreturn void takt_cortexm_fail(const char *who, const char *what, takt_err_t rc);
+/** A firmware's set-up step: rc = call; a negative rc ends the program (takt_cortexm_fail). */
+#define TAKT_CORTEXM_TRY(who, what, call)                                                          \
+  do {                                                                                             \
+    takt_err_t rc_ = (call);                                                                       \
+    if (rc_ < 0) takt_cortexm_fail(who, what, rc_);                                                \
+  } while (0)
 /** The command line (QEMU -append); "" if none. Returns its length. */
 uint32_t takt_cortexm_cmdline(char *buf, uint32_t cap);
 

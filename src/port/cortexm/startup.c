@@ -86,6 +86,16 @@ static void console_write(const uint8_t *p, uint32_t n) {
 
 void takt_cortexm_puts(const char *s) { console_write((const uint8_t *)s, (uint32_t)strlen(s)); }
 
+_Noreturn void takt_cortexm_fail(const char *who, const char *what, takt_err_t rc) {
+  takt_cortexm_puts(who);
+  takt_cortexm_puts(": ");
+  takt_cortexm_puts(what);
+  takt_cortexm_puts(": ");
+  takt_cortexm_puts(takt_strerror(rc));
+  takt_cortexm_puts("\n");
+  takt_cortexm_exit(1);
+}
+
 /* ---- the C library's system calls ---- */
 
 int _write(int fd, const char *p, int n);
