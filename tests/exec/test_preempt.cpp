@@ -558,7 +558,8 @@ TEST_F(PreemptFan, OnOneCpuOneWorkerRunsTheFanOutInReleaseOrder) {
   build({20, 20, 20, 20, 20, 20});
   EXPECT_EQ(f.log.get(), (std::vector<std::string>{"s0", "s1", "s2", "s3", "s4", "s5", "source"}));
   ASSERT_EQ(f.who.size(), 6u);
-  for (auto t : f.who) EXPECT_TRUE(pthread_equal(t, f.who[0])) << "the fan-out was spread over workers";
+  for (auto t : f.who)
+    EXPECT_TRUE(pthread_equal(t, f.who[0])) << "the fan-out was spread over workers";
   takt_executor_stats_t st;
   takt_executor_get_stats(exec, &st);
   EXPECT_EQ(st.dispatched, 7u);
