@@ -1,9 +1,13 @@
 /* The preempt executor (ROS^RT §IV): no executor thread and no wait set. A publish, a message
- * from a link or a timer release hands the job straight to an idle worker thread (the top of a
- * LIFO stack: the most recently used worker has the warmest cache), after giving that worker the
- * job's OS priority. The OS then preempts: a more urgent job runs the moment it is released.
+ * from a link or a timer release wakes an idle worker thread (the top of a LIFO stack: the most
+ * recently used worker has the warmest cache), after giving that worker the job's OS priority.
+ * The OS then preempts: a more urgent job runs the moment it is released.
  *
- * Fixed priority: the callback's priority is the worker's SCHED_FIFO priority.
+ * Fixed priority: the callback's priority is the worker's SCHED_FIFO priority. A released job is
+ * queued by priority and taken by the first worker that runs: the one woken for it, or one that
+ * finishes a job (it takes the next without sleeping). The jobs of one publication cost its
+ * thread one wake-up per CPU they can use, not one per job (see "FP: a job is bound..." below).
+ * EDF binds the job to an idle worker at its release.
  * EDF: the jobs on workers are kept in a list ordered by absolute deadline (FIFO among equal
  * deadlines) and each holds a SCHED_FIFO level in [prio_min, prio_max] that respects that order.
  * A release takes the midpoint between its neighbours' levels (one priority change, its own);
@@ -11,7 +15,8 @@
  * per active job). More active jobs than levels: the latest deadlines share the lowest level and
  * run first-come first-served among themselves.
  *
- * Pool policy: workers are created at init. A release that finds none idle waits in a queue
+ * Pool policy: workers are created at init. A release that finds none idle (FP: every release)
+ * waits in a queue
  * ordered like the jobs (priority, or deadline), bounded by the number of callbacks (a callback
  * is queued at most once); the next worker to finish takes the most urgent one. No thread is
  * ever created after init.
@@ -51,6 +56,9 @@ typedef struct takt__worker {
   int32_t requested;     /* [exec] level last asked of the thread (0: none yet) */
   uint64_t cpus;         /* [exec] affinity last asked of the thread */
   bool quit;             /* [exec] */
+  bool woken;            /* [exec] FP: woken to take the most urgent queued job; has none yet */
+  _Atomic bool posted;   /* its wake-up was posted since it was woken (by whichever thread) */
+  bool blocked;          /* [exec] waiting for its job's group lock (does not use a CPU) */
   /* What the thread should have, applied after the executor's lock is let go; sched_lock orders
    * the system calls of several threads asking for the same worker. */
   takt_mutex_t sched_lock;
@@ -70,7 +78,9 @@ typedef struct takt__preempt {
   uint32_t n_tt, tt_started;
   bool sched_ready;        /* worker sched_locks initialised */
   uint32_t n_active;
-  uint32_t busy;           /* workers holding a job */
+  uint32_t busy;           /* [exec] workers holding a job or woken to take one */
+  uint32_t woken;          /* [exec] FP: of those, woken and not holding a job yet */
+  uint32_t ncpu;           /* [const] CPUs the workers may run on */
   int32_t leader;     /* leader mode: the worker waiting for the next timer release, -1: none */
   bool thread_mode;   /* THREAD or DEDICATED: the timer thread releases the timers in the heap */
   bool dedicated;     /* DEDICATED: timers get threads of their own while there are some */
@@ -228,6 +238,113 @@ static void enqueue(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
   takt__heap_push(&e->ready, r);
 }
 
+/* ---- FP: a job is bound to a worker when the worker runs ----
+ * Under FP a released job goes into the ready heap, and the first worker to run with the heap
+ * not empty takes the most urgent job: a worker woken for it, or one that just finished a job.
+ * The releasing thread wakes one worker per release unless a worker woken at the job's level or
+ * above is already on its way; a worker that takes a job wakes the next one itself when jobs
+ * remain, none is on its way and fewer workers run jobs than there are CPUs. So the jobs of one
+ * publication cost the publisher one futex wake, not one per job, the others are woken by a
+ * thread at the jobs' priority (a less urgent publisher is preempted by the first worker on its
+ * CPU: wake-ups it still owed then waited until that worker slept), and no job waits for a
+ * worker that is not running while another worker of its level could take it. */
+
+static bool late_binding(takt_executor_t *e) { return opt(e)->sched == TAKT_SCHED_FP; }
+
+/* Deferred: post a woken worker's wake-up, unless another thread did already (the releasing
+ * thread and a worker may both owe it: only the first posts). */
+static void post_woken(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt__worker_t *w = arg;
+  if (!atomic_exchange_explicit(&w->posted, true, memory_order_acq_rel)) takt_wakeup_post(&w->wake);
+}
+
+/* Wake the idle worker on top of the stack, at level, to take the most urgent queued job. */
+static void wake_idle(takt_executor_t *e, int32_t level) {
+  takt__preempt_t *pre = pre_of(e);
+  takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+  w->woken = true;
+  atomic_store_explicit(&w->posted, false, memory_order_relaxed);
+  pre->woken++;
+  pre->busy++;
+  w->level = level;
+  apply_level(pre, w);
+  takt__defer_after_wakes(post_woken, w, 0, 0);
+}
+
+/* Threads of the executor that hold a job at level or above and are not waiting for a group's
+ * lock: the CPUs a queued job at level cannot take from them. */
+static uint32_t running_at(takt__preempt_t *pre, int32_t level) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < pre->n + pre->tt_started; i++) { /* tthreads follow the workers */
+    const takt__worker_t *w = i < pre->n ? &pre->workers[i] : &pre->tthreads[i - pre->n];
+    k += w->rec != NULL && !w->blocked && w->level >= level;
+  }
+  return k;
+}
+
+/* A job at level was queued: wake an idle worker for it unless one woken at that level or above
+ * is on its way and enough are (one per queued job, as long as the workers woken and those
+ * running jobs at that level or above leave a CPU free). */
+static void call_worker(takt_executor_t *e, int32_t level) {
+  takt__preempt_t *pre = pre_of(e);
+  if (pre->n_idle == 0) return; /* the next worker to finish takes it */
+  bool covered = false;
+  for (uint32_t i = 0; pre->woken > 0 && i < pre->n && !covered; i++)
+    covered = pre->workers[i].woken && pre->workers[i].level >= level;
+  if (covered &&
+      (pre->woken >= e->ready.n || pre->woken + running_at(pre, level) >= pre->ncpu))
+    return;
+  wake_idle(e, level);
+}
+
+/* Worker w took a queued job and jobs remain: the workers woken for them whose wake-up the
+ * releasing thread has not posted yet (it was preempted, typically by w) are posted now, by w,
+ * at the jobs' priority, as long as they find a CPU free; the others are not needed (the
+ * running workers take the remaining jobs, none more urgent than w's) and rest again. */
+static void post_owed(takt_executor_t *e, takt__worker_t *w) {
+  takt__preempt_t *pre = pre_of(e);
+  if (pre->woken == 0) return;
+  uint32_t runs = running_at(pre, w->level);
+  for (uint32_t i = 0; i < pre->n; i++) {
+    takt__worker_t *o = &pre->workers[i];
+    if (o->woken && atomic_load_explicit(&o->posted, memory_order_acquire)) runs++;
+  }
+  for (uint32_t i = 0; i < pre->n; i++) {
+    takt__worker_t *o = &pre->workers[i];
+    if (!o->woken || atomic_load_explicit(&o->posted, memory_order_acquire)) continue;
+    if (runs < pre->ncpu) {
+      takt__defer_after_wakes(post_woken, o, 0, 0);
+      runs++;
+    } else { /* the releasing thread's late post finds it resting: it waits again */
+      o->woken = false;
+      pre->woken--;
+      pre->busy--;
+      pre->idle[pre->n_idle++] = o->index;
+    }
+  }
+}
+
+/* A worker took a queued job (or waits for a group): if jobs remain queued, no worker is on its
+ * way to them and the workers running jobs at their level or above leave a CPU free, wake the
+ * next worker. */
+static void call_next(takt_executor_t *e) {
+  takt__preempt_t *pre = pre_of(e);
+  takt__exec_rec_t *top = takt__heap_top(&e->ready);
+  if (top == NULL || pre->n_idle == 0 || pre->woken > 0 || !pre->running) return;
+  if (running_at(pre, fp_level(e, top)) >= pre->ncpu) return;
+  wake_idle(e, fp_level(e, top));
+}
+
+/* A job is released now for each unit of work a reentrant callback has queued: r's job was just
+ * taken from the heap; if more work is queued than r has jobs not yet started, r goes back in. */
+static void requeue_reentrant(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
+  if (r->cb->kind == TAKT_CB_TIMER || !is_reentrant(r) || (r->state & TAKT__ST_READY)) return;
+  if (takt__callback_queued(r->cb) <= r->inflight - r->running) return;
+  enqueue(e, r, deadline);
+}
+
 /* A job of r with the given deadline is released now. self: the leader releasing timers, which
  * keeps the first job for itself (no wake-up on the way to a timer callback). */
 static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline,
@@ -238,6 +355,13 @@ static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline
   if (self != NULL && self->rec == NULL) {
     assign(e, self, r, deadline);
     e->stats.dispatched++;
+    return;
+  }
+  if (late_binding(e)) {
+    if (pre->n_idle > 0 || pre->woken > 0) e->stats.dispatched++;
+    else e->stats.queued++;
+    enqueue(e, r, deadline);
+    call_worker(e, fp_level(e, r));
     return;
   }
   if (pre->n_idle == 0) {
@@ -310,11 +434,24 @@ static bool assign_queued(takt_executor_t *e, takt__worker_t *w) {
   return true;
 }
 
+/* Worker w takes the most urgent queued job (FP: and wakes the next worker if jobs remain). */
+static bool take_queued(takt_executor_t *e, takt__worker_t *w) {
+  if (!assign_queued(e, w)) return false;
+  if (late_binding(e)) {
+    requeue_reentrant(e, w->rec, w->deadline);
+    if (takt__heap_top(&e->ready) != NULL) post_owed(e, w);
+    call_next(e);
+  }
+  return true;
+}
+
 /* Release the work that waited for the spin to start: jobs left queued by the last spin first,
  * then callbacks whose work arrived while no spin was running. */
 static void release_waiting(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
-  while (pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
+  takt__exec_rec_t *top = takt__heap_top(&e->ready);
+  if (late_binding(e) && top != NULL) call_worker(e, fp_level(e, top));
+  while (!late_binding(e) && pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
     takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
     (void)assign_queued(e, w);
     e->stats.dispatched++;
@@ -417,9 +554,12 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   /* Uncontended: taken without letting go of the executor's lock (a trylock cannot deadlock).
    * Contended: wait for it without the lock, which its holder needs to finish. */
   if (exclusive && takt_mutex_trylock(&g->lock) != TAKT_OK) {
+    w->blocked = true; /* its CPU is free meanwhile: the next queued job may use it */
+    if (late_binding(e)) call_next(e);
     takt__exec_unlock(e);
     takt_mutex_lock(&g->lock);
     takt__exec_lock(e);
+    w->blocked = false;
     if (r->e != e) { /* it left while this thread waited for its group */
       takt__exec_unlock(e);
       takt_mutex_unlock(&g->lock);
@@ -441,6 +581,18 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   r->running--;
   if (!pre_of(e)->thread_mode) r->last_run_ns = takt_time_now() - started;
   return ran;
+}
+
+/* w holds no job and takes none: it leads (leader mode, if nobody does) or rests. */
+static void go_idle(takt_executor_t *e, takt__worker_t *w) {
+  takt__preempt_t *pre = pre_of(e);
+  if (pre->running && !pre->fake && !pre->thread_mode && pre->leader < 0) {
+    pre->leader = (int32_t)w->index; /* nobody waits for the next release: this worker will */
+    if (takt__exec_next_timer_locked(e) < takt_clock_now(e->ctx->clock)) e->stats.late_releases++;
+  } else {
+    pre->idle[pre->n_idle++] = w->index;
+  }
+  if (pre->busy == 0) takt__event_signal(&pre->quiet);
 }
 
 /* The job of w ended: account, re-release its callback if work is left, take the next. */
@@ -474,14 +626,19 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
       r->state |= TAKT__ST_AGAIN;
     }
   }
-  if (pre->running && assign_queued(e, w)) return;
-  if (pre->running && !pre->fake && !pre->thread_mode && pre->leader < 0) {
-    pre->leader = (int32_t)w->index; /* nobody waits for the next release: this worker will */
-    if (takt__exec_next_timer_locked(e) < takt_clock_now(e->ctx->clock)) e->stats.late_releases++;
-  } else {
-    pre->idle[pre->n_idle++] = w->index;
-  }
-  if (pre->busy == 0) takt__event_signal(&pre->quiet);
+  if (pre->running && take_queued(e, w)) return;
+  go_idle(e, w);
+}
+
+/* FP: w was woken to take a queued job; it takes the most urgent one, or goes idle if another
+ * worker took them all meanwhile. */
+static void take_woken(takt_executor_t *e, takt__worker_t *w) {
+  takt__preempt_t *pre = pre_of(e);
+  w->woken = false;
+  pre->woken--;
+  pre->busy--; /* assign counts it again */
+  if (!w->quit && take_queued(e, w)) return;
+  go_idle(e, w);
 }
 
 /* The leader (TAKT_TIMERS_LEADER): sleeps until the earliest timer release or validation
@@ -542,6 +699,8 @@ static void worker_main(void *arg) {
   for (;;) {
     if (w->rec != NULL) { /* a finished job may hand this worker the next one at once */
       finish_job(e, w, run_job(e, w));
+    } else if (w->woken) {
+      take_woken(e, w);
     } else if (w->quit) {
       break;
     } else if (pre_of(e)->leader == (int32_t)w->index) {
@@ -650,6 +809,13 @@ static takt_err_t preempt_init(takt_executor_t *e) {
   pre->idle = (uint32_t *)(void *)(pre->active + n + ntt);
   pre->rt = takt_port_rt_permitted();
   pre->fake = fake;
+  uint32_t ncpu = takt_port_cpu_count();
+  if (o->cpus != 0) {
+    uint32_t k = 0;
+    for (uint32_t c = 0; c < ncpu && c < 64; c++) k += (uint32_t)((o->cpus >> c) & 1u);
+    ncpu = k;
+  }
+  pre->ncpu = ncpu > 0 ? ncpu : 1;
   e->impl = pre;
   pre->leader = -1;
   pre->thread_mode = o->timers != TAKT_TIMERS_LEADER;
@@ -672,6 +838,7 @@ static void init_thread_state(takt_executor_t *e, takt__worker_t *w, uint32_t in
   w->e = e;
   w->index = index;
   takt_wakeup_init(&w->wake);
+  atomic_store(&w->posted, false);
   w->requested = pre->rt ? level : 0;
   w->applied = w->requested;
   atomic_store(&w->want_level, w->requested);

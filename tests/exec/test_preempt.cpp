@@ -487,6 +487,95 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
   takt_context_destroy(ctx);
 }
 
+// One publication to many subscriptions (FP). Its jobs are queued, and a worker takes the most
+// urgent one when it runs (FIFO among equals), so the order does not depend on which worker was
+// woken first: the source job (10) publishes to the fan-out's subscriptions, released in their
+// order, and the workers, more urgent than the source, run them inside its publish (one CPU).
+struct Fan {
+  Log log;
+  std::mutex m;
+  std::vector<pthread_t> who;
+  takt_publisher_t *pub = nullptr;
+  takt_topic_t *topic = nullptr;
+  std::vector<takt_node_t *> nodes;
+};
+
+void fan_cb(takt_subscription_t *s, const takt_message_t *, void *u) {
+  auto *f = static_cast<Fan *>(u);
+  f->log.add(takt_callback_name(takt_subscription_callback(s)));
+  std::lock_guard<std::mutex> g(f->m);
+  f->who.push_back(pthread_self());
+}
+
+void fan_source(takt_subscription_t *, const takt_message_t *, void *u) {
+  auto *f = static_cast<Fan *>(u);
+  Blob8 b{1};
+  EXPECT_EQ(takt_publish(f->pub, &b, sizeof b), TAKT_OK);
+  f->log.add("source");
+}
+
+class PreemptFan : public Preempt {
+ protected:
+  Fan f;
+  // subscriptions s0, s1, ... with the given priorities, each in a node of its own (no group in
+  // common), released in that order by the source's publication
+  void build(const std::vector<int32_t> &prios) {
+    ASSERT_EQ(takt_topic_create(ctx, "fan", blob8_type(), 8, &f.topic), TAKT_OK);
+    for (size_t i = 0; i < prios.size(); i++) {
+      takt_node_t *n;
+      std::string name = "s" + std::to_string(i);
+      ASSERT_EQ(takt_node_create(ctx, (name + "_node").c_str(), &n), TAKT_OK);
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = prios[i];
+      takt_subscription_t *sub;
+      ASSERT_EQ(takt_subscription_create(n, f.topic, name.c_str(), fan_cb, &f, &so, &sub), TAKT_OK);
+      f.nodes.push_back(n);
+    }
+    Sub &src = add_sub("source", fan_source, &f, 10);
+    ASSERT_EQ(takt_publisher_create(src.node, f.topic, &f.pub), TAKT_OK);
+    takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 1);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, src.node), TAKT_OK);
+    for (auto *n : f.nodes) ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+    publish(src);
+    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  }
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    exec = nullptr;
+    for (auto *n : f.nodes) EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+    if (f.pub != nullptr) EXPECT_EQ(takt_publisher_destroy(f.pub), TAKT_OK);
+    if (f.topic != nullptr) EXPECT_EQ(takt_topic_destroy(f.topic), TAKT_OK);
+    Preempt::TearDown();
+  }
+};
+
+// Equal priorities on one CPU: the first worker woken takes the six jobs one after the other
+// without sleeping, in release order; no other worker is woken for them (one wake-up per CPU,
+// not per job) and none of them waits for a wake-up the preempted source still owes.
+TEST_F(PreemptFan, OnOneCpuOneWorkerRunsTheFanOutInReleaseOrder) {
+  NEED_RT();
+  build({20, 20, 20, 20, 20, 20});
+  EXPECT_EQ(f.log.get(), (std::vector<std::string>{"s0", "s1", "s2", "s3", "s4", "s5", "source"}));
+  ASSERT_EQ(f.who.size(), 6u);
+  for (auto t : f.who)
+    EXPECT_TRUE(pthread_equal(t, f.who[0])) << "the fan-out was spread over workers";
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_EQ(st.dispatched, 7u);
+  EXPECT_EQ(st.queued, 0u);
+  EXPECT_EQ(st.executed, 7u);
+}
+
+// The less urgent subscription is released first, so the first worker posted is woken at its
+// level and preempts the source before the more urgent one's worker is posted: it takes the most
+// urgent queued job, not the one it was woken for. Priority order, then release order.
+TEST_F(PreemptFan, TheMostUrgentJobOfAPublicationRunsFirstWhicheverWorkerWakesFirst) {
+  NEED_RT();
+  build({20, 30, 20, 30});
+  EXPECT_EQ(f.log.get(), (std::vector<std::string>{"s1", "s3", "s0", "s2", "source"}));
+}
+
 // The worker that finished last takes the next job (LIFO idle stack: warm cache).
 TEST_F(Preempt, TheMostRecentlyIdleWorkerTakesTheNextJob) {
   std::vector<pthread_t> who;
