@@ -250,3 +250,34 @@ def format_table(r: dict) -> str:
 
 def jobs_default() -> int:
     return min(2, os.cpu_count() or 1)
+
+
+def symbols(config: str = "complete_qos", opt: str = "-Os", n: int = 30) -> List[Tuple[int, str, str, str]]:
+    """The n largest symbols (bytes, nm type, name, source file) of the objects counted in µRT's
+    layout, for one configuration and optimisation level: where the bytes of a row are."""
+    if shutil.which(CC) is None:
+        raise ToolchainMissing(f"{CC} not found: run tools/deps.sh (gcc-arm-none-eabi, libnewlib-arm-none-eabi)")
+    root = repo_root()
+    c = {x.name: x for x in configurations()}[config]
+    files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
+    rows: List[Tuple[int, str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="takt-sizes-") as tmp:
+        for f in files:
+            obj = _compile(root, Path(tmp), f, opt, c.on)
+            out = subprocess.run(["arm-none-eabi-nm", "--size-sort", "-S", str(obj)],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) == 4:
+                    rows.append((int(parts[1], 16), parts[2], parts[3], f))
+    rows.sort(key=lambda r: -r[0])
+    return rows[:n]
+
+
+if __name__ == "__main__":
+    # python -m takt.mcu_sizes [CONFIG [-Os|-Og [N]]]: the largest symbols of a configuration
+    import sys
+    a = sys.argv[1:]
+    for size, kind, name, src in symbols(a[0] if a else "complete_qos", a[1] if len(a) > 1 else "-Os",
+                                         int(a[2]) if len(a) > 2 else 30):
+        print(f"{size:6} {kind} {name:44} {src}")
