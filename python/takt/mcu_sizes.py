@@ -7,8 +7,11 @@ Flash is text + data, RAM is data + bss. A subsystem's row is the growth of the 
 when the subsystem is compiled in (its own file and the code it adds to the others), as µRT's
 rows are; "QoS" is takt's timing validation (TAKT_WITH_TIMING: constraints, real-time classes,
 statistics), which needs both publish-subscribe and RPC, so with QoS only the complete
-configuration exists. The rows after the table are takt's own parts, each measured from its
-objects in the complete configuration: the executors, the communication daemon with framing,
+configuration exists; with QoS every validation kind µRT has is in (the five
+TAKT_WITH_TIMING_*/RPC_* flags). The table's configurations leave out what µRT does not have and a
+firmware may leave out (TAKT_WITH_CHAINS, TAKT_WITH_ERROR_STRINGS); the rows after the table
+give what those add, the complete configuration with every flag (as the CMake build compiles
+it), and takt's own parts measured in it: the executors, the communication daemon with framing,
 and the Cortex-M port (the part µRT left to ChibiOS).
 """
 
@@ -30,7 +33,10 @@ CC = "arm-none-eabi-gcc"
 SIZE = "arm-none-eabi-size"
 CPU = ["-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 FEATURES = ["PUBSUB", "RPC", "SYNC", "TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE",
-            "RPC_LATENCY", "RPC_JITTER", "PROFILING"]
+            "RPC_LATENCY", "RPC_JITTER", "PROFILING", "ERROR_STRINGS", "CHAINS"]
+# takt's own, not in µRT: off in the rows of µRT's layout (a firmware's choice, takt/features.h),
+# on in the "every flag" configuration the CMake build and the firmware examples use.
+TAKT_ONLY = ["ERROR_STRINGS", "CHAINS"]
 
 # What µRT counts (its core and subsystems; no OS): the portable port files and the core, plus
 # the timing layer when it is compiled in.
@@ -117,7 +123,7 @@ ALL_TIMING = ["TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE", "RPC_L
 
 
 def configurations() -> List[Config]:
-    base = ["PROFILING"]  # as µRT measured: profiling enabled
+    base = ["PROFILING"]  # as µRT measured: profiling enabled; takt's own flags off
     return [
         Config("core", base),
         Config("sync", base + ["SYNC"]),
@@ -125,6 +131,7 @@ def configurations() -> List[Config]:
         Config("rpc", base + ["RPC"]),
         Config("complete", base + ["SYNC", "PUBSUB", "RPC"]),
         Config("complete_qos", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING),
+        Config("everything", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + TAKT_ONLY),
     ]
 
 
@@ -146,7 +153,7 @@ def measure(jobs: int = 2) -> dict:
                 out = Path(tmp) / f"{opt[1:]}-{c.name}"
                 out.mkdir()
                 files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
-                if c.name == "complete_qos":
+                if c.name == "everything":
                     files = files + extra_files
                 tasks += [(opt, c, out, f) for f in files]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -175,8 +182,14 @@ def measure(jobs: int = 2) -> dict:
                 "Complete": {"qos_off": total("complete", counted),
                              "qos_on": total("complete_qos", counted)},
             }
-            extras = {name: total("complete_qos", fs) for name, fs in EXTRA_ROWS}
+            extras = {name: total("everything", fs) for name, fs in EXTRA_ROWS}
             extras["timing validation (timing.c)"] = total("complete_qos", TIMING_FILES)
+            not_err = [f for f in counted if f != "src/port/err.c"]
+            extras["chains (TAKT_WITH_CHAINS, adds to the core)"] = (
+                total("everything", not_err) - total("complete_qos", not_err))
+            extras["error sentences (TAKT_WITH_ERROR_STRINGS, adds)"] = (
+                total("everything", ["src/port/err.c"]) - total("complete_qos", ["src/port/err.c"]))
+            extras["complete with QoS and every takt flag (the CMake build)"] = total("everything", counted)
             result["builds"]["release" if opt == "-Os" else "debug"] = {
                 "opt": opt,
                 "rows": {k: {q: vars(f) for q, f in v.items()} for k, v in rows.items()},
@@ -228,13 +241,15 @@ def format_table(r: dict) -> str:
         lines.append(f"{name:26}" + "".join(f"{c:>17}" for c in cells))
         urt = r["urt_table3"][name]
         lines.append(f"{'  µRT':26}" + "".join(f"{v:>17,}" for v in urt))
-    lines += ["", "takt's own parts (complete configuration with QoS):",
+    lines += ["", "takt's own parts (complete configuration with QoS and every takt flag):",
               f"{'':66}{'debug (-Og)':>16}{'release (-Os)':>16}"]
     for name in dbg["extra"]:
         d, s = dbg["extra"][name], rel["extra"][name]
         lines.append(f"{name:66}{d['flash']:>16,}{s['flash']:>16,}")
     lines.append("(a subsystem's row: how much the core's objects grow when it is compiled in; "
-                 "QoS needs publish-subscribe and RPC, so only Complete has it)")
+                 "QoS needs publish-subscribe and RPC, so only Complete has it; QoS is all five of "
+                 "µRT's validation kinds; the table's rows are without takt's own flags "
+                 + ", ".join("TAKT_WITH_" + f for f in TAKT_ONLY) + ")")
     ent = r.get("entities")
     lines.append("")
     if ent is None:
