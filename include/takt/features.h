@@ -21,6 +21,9 @@
  *   TAKT_WITH_CHAINS          chains (takt_chain_*: end-to-end statistics, chain priorities);
  *                             without them takt_chain_create and _assign_priorities return
  *                             TAKT_ENOTSUP
+ *   TAKT_WITH_TRACE           the trace points of the core, the executors and the timing
+ *                             layer (takt/trace.h); without them takt_trace_start returns
+ *                             TAKT_ENOTSUP
  *
  * And the port the build selects (0 or 1, default 0: POSIX):
  *   TAKT_PORT_CORTEXM         bare-metal Cortex-M (src/port/cortexm, takt/port/cortexm.h) */
@@ -69,6 +72,9 @@
 #endif
 #ifndef TAKT_WITH_CHAINS
 #define TAKT_WITH_CHAINS 1
+#endif
+#ifndef TAKT_WITH_TRACE
+#define TAKT_WITH_TRACE 1
 #endif
 
 #ifndef TAKT_PORT_CORTEXM

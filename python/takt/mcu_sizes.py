@@ -33,10 +33,10 @@ CC = "arm-none-eabi-gcc"
 SIZE = "arm-none-eabi-size"
 CPU = ["-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 FEATURES = ["PUBSUB", "RPC", "SYNC", "TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE",
-            "RPC_LATENCY", "RPC_JITTER", "PROFILING", "ERROR_STRINGS", "CHAINS"]
+            "RPC_LATENCY", "RPC_JITTER", "PROFILING", "ERROR_STRINGS", "CHAINS", "TRACE"]
 # takt's own, not in µRT: off in the rows of µRT's layout (a firmware's choice, takt/features.h),
 # on in the "every flag" configuration the CMake build and the firmware examples use.
-TAKT_ONLY = ["ERROR_STRINGS", "CHAINS"]
+TAKT_ONLY = ["ERROR_STRINGS", "CHAINS", "TRACE"]
 
 # What µRT counts (its core and subsystems; no OS): the portable port files and the core, plus
 # the timing layer when it is compiled in.
@@ -132,7 +132,7 @@ def configurations() -> List[Config]:
         Config("complete", base + ["SYNC", "PUBSUB", "RPC"]),
         Config("complete_qos", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING),
         Config("everything", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + TAKT_ONLY),
-    ]
+    ] + [Config("qos+" + f, base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + [f]) for f in TAKT_ONLY]
 
 
 def measure(jobs: int = 2) -> dict:
@@ -184,11 +184,10 @@ def measure(jobs: int = 2) -> dict:
             }
             extras = {name: total("everything", fs) for name, fs in EXTRA_ROWS}
             extras["timing validation (timing.c)"] = total("complete_qos", TIMING_FILES)
-            not_err = [f for f in counted if f != "src/port/err.c"]
-            extras["chains (TAKT_WITH_CHAINS, adds to the core)"] = (
-                total("everything", not_err) - total("complete_qos", not_err))
-            extras["error sentences (TAKT_WITH_ERROR_STRINGS, adds)"] = (
-                total("everything", ["src/port/err.c"]) - total("complete_qos", ["src/port/err.c"]))
+            for f, what in (("CHAINS", "chains"), ("TRACE", "trace points"),
+                            ("ERROR_STRINGS", "error sentences")):
+                extras[f"{what} (TAKT_WITH_{f}: what it adds)"] = (
+                    total("qos+" + f, counted) - total("complete_qos", counted))
             extras["complete with QoS and every takt flag (the CMake build)"] = total("everything", counted)
             result["builds"]["release" if opt == "-Os" else "debug"] = {
                 "opt": opt,
