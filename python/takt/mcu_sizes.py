@@ -132,6 +132,8 @@ def configurations() -> List[Config]:
         Config("complete", base + ["SYNC", "PUBSUB", "RPC"]),
         Config("complete_qos", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING),
         Config("everything", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + TAKT_ONLY),
+        # a firmware that validates latency only (µRT's other kinds compiled out)
+        Config("qos_latency", base + ["SYNC", "PUBSUB", "RPC", "TIMING", "TIMING_LATENCY", "RPC_LATENCY"]),
     ] + [Config("qos+" + f, base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + [f]) for f in TAKT_ONLY]
 
 
@@ -183,12 +185,14 @@ def measure(jobs: int = 2) -> dict:
                              "qos_on": total("complete_qos", counted)},
             }
             extras = {name: total("everything", fs) for name, fs in EXTRA_ROWS}
-            extras["timing validation (timing.c)"] = total("complete_qos", TIMING_FILES)
+            extras["timing validation (timing.c, as in the table)"] = total("complete_qos", TIMING_FILES)
             for f, what in (("CHAINS", "chains"), ("TRACE", "trace points"),
                             ("ERROR_STRINGS", "error sentences")):
                 extras[f"{what} (TAKT_WITH_{f}: what it adds)"] = (
                     total("qos+" + f, counted) - total("complete_qos", counted))
             extras["complete with QoS and every takt flag (the CMake build)"] = total("everything", counted)
+            extras["complete with QoS of latency only (no jitter, no rate validation)"] = (
+                total("qos_latency", counted))
             result["builds"]["release" if opt == "-Os" else "debug"] = {
                 "opt": opt,
                 "rows": {k: {q: vars(f) for q, f in v.items()} for k, v in rows.items()},
