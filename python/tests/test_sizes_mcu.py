@@ -82,3 +82,47 @@ def test_strerror_without_sentences(tmp_path):
     assert out[2:-1] == ["EINVAL", "ENAME", "EFULL", "ENOMEM", "ESIZE", "EEXIST", "ENOENT", "EAGAIN",
                          "EBUSY", "ETIMEDOUT", "ECANCELED", "ESTATE", "ETYPE", "EPERM", "EOS",
                          "ELATE", "ENOTSUP", "EMALFORMED", "ERANGE", "EKIND"]
+
+
+def test_firmware_flags_off_on_the_host(tmp_path):
+    """The core compiled as a firmware without chains, trace points and error sentences: chains
+    and traces are refused with TAKT_ENOTSUP, the rest (a node, a timer) works as before."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no host C compiler")
+    root = mcu_sizes.repo_root()
+    srcs = ["src/port/err.c", "src/port/portable.c", "src/port/posix/port_posix.c",
+            *[f for f in mcu_sizes.CORE_FILES if f.startswith("src/core/")],
+            "src/core/trace.c", "src/timing/timing.c"]
+    main = tmp_path / "main.c"
+    main.write_text(r'''
+#include <stdio.h>
+#include <stdalign.h>
+#include "takt/takt.h"
+static void tick(takt_timer_t *t, const takt_timer_event_t *ev, void *u) { (void)t; (void)ev; (void)u; }
+int main(void) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx; takt_node_t *node; takt_timer_t *tm; takt_chain_t *ch;
+  if (takt_context_create(&cfg, &ctx) != TAKT_OK) return 1;
+  if (takt_node_create(ctx, "n", &node) != TAKT_OK) return 2;
+  if (takt_timer_create(node, "t", 1000000, 0, tick, NULL, NULL, &tm) != TAKT_OK) return 3;
+  takt_callback_t *cb = takt_timer_callback(tm);
+  printf("chain %s\n", takt_strerror(takt_chain_create(ctx, "c", &cb, 1, 0, &ch)));
+  static alignas(8) unsigned char mem[1 << 16];
+  takt_trace_config_t tc = {.max_threads = 1, .events_per_thread = 16};
+  printf("trace %s\n", takt_strerror(takt_trace_start(ctx, &tc, mem, sizeof mem)));
+  printf("destroy %s\n", takt_strerror(takt_timer_destroy(tm)));
+  takt_context_destroy(ctx);
+  return 0;
+}
+''')
+    exe = tmp_path / "flags_off"
+    flags = ["-DTAKT_WITH_CHAINS=0", "-DTAKT_WITH_TRACE=0", "-DTAKT_WITH_ERROR_STRINGS=0"]
+    res = subprocess.run([cc, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror", *flags,
+                          f"-I{root / 'include'}", f"-I{root / 'src'}", str(main),
+                          *[str(root / s) for s in srcs], "-o", str(exe), "-lpthread", "-lm"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.split("\n")[:3] == ["chain ENOTSUP", "trace ENOTSUP", "destroy OK"]
