@@ -14,6 +14,17 @@
  *   TAKT_WITH_PROFILING       latency statistics of chains and histograms of consumers
  * A constraint of a compiled-out kind is refused with TAKT_ENOTSUP.
  *
+ * Two more a firmware may set to 0 to save flash (the CMake build keeps both at 1: every
+ * message, every function):
+ *   TAKT_WITH_ERROR_STRINGS   takt_strerror's sentences; without them it gives the code's name
+ *                             ("EINVAL")
+ *   TAKT_WITH_CHAINS          chains (takt_chain_*: end-to-end statistics, chain priorities);
+ *                             without them takt_chain_create and _assign_priorities return
+ *                             TAKT_ENOTSUP
+ *   TAKT_WITH_TRACE           the trace points of the core, the executors and the timing
+ *                             layer (takt/trace.h); without them takt_trace_start returns
+ *                             TAKT_ENOTSUP
+ *
  * And the port the build selects (0 or 1, default 0: POSIX):
  *   TAKT_PORT_CORTEXM         bare-metal Cortex-M (src/port/cortexm, takt/port/cortexm.h) */
 #ifndef TAKT_FEATURES_H
@@ -54,6 +65,16 @@
 #endif
 #ifndef TAKT_WITH_PROFILING
 #define TAKT_WITH_PROFILING 1
+#endif
+
+#ifndef TAKT_WITH_ERROR_STRINGS
+#define TAKT_WITH_ERROR_STRINGS 1
+#endif
+#ifndef TAKT_WITH_CHAINS
+#define TAKT_WITH_CHAINS 1
+#endif
+#ifndef TAKT_WITH_TRACE
+#define TAKT_WITH_TRACE 1
 #endif
 
 #ifndef TAKT_PORT_CORTEXM

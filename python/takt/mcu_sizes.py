@@ -7,8 +7,11 @@ Flash is text + data, RAM is data + bss. A subsystem's row is the growth of the 
 when the subsystem is compiled in (its own file and the code it adds to the others), as µRT's
 rows are; "QoS" is takt's timing validation (TAKT_WITH_TIMING: constraints, real-time classes,
 statistics), which needs both publish-subscribe and RPC, so with QoS only the complete
-configuration exists. The rows after the table are takt's own parts, each measured from its
-objects in the complete configuration: the executors, the communication daemon with framing,
+configuration exists; with QoS every validation kind µRT has is in (the five
+TAKT_WITH_TIMING_*/RPC_* flags). The table's configurations leave out what µRT does not have and a
+firmware may leave out (TAKT_WITH_CHAINS, TAKT_WITH_ERROR_STRINGS); the rows after the table
+give what those add, the complete configuration with every flag (as the CMake build compiles
+it), and takt's own parts measured in it: the executors, the communication daemon with framing,
 and the Cortex-M port (the part µRT left to ChibiOS).
 """
 
@@ -30,7 +33,10 @@ CC = "arm-none-eabi-gcc"
 SIZE = "arm-none-eabi-size"
 CPU = ["-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 FEATURES = ["PUBSUB", "RPC", "SYNC", "TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE",
-            "RPC_LATENCY", "RPC_JITTER", "PROFILING"]
+            "RPC_LATENCY", "RPC_JITTER", "PROFILING", "ERROR_STRINGS", "CHAINS", "TRACE"]
+# takt's own, not in µRT: off in the rows of µRT's layout (a firmware's choice, takt/features.h),
+# on in the "every flag" configuration the CMake build and the firmware examples use.
+TAKT_ONLY = ["ERROR_STRINGS", "CHAINS", "TRACE"]
 
 # What µRT counts (its core and subsystems; no OS): the portable port files and the core, plus
 # the timing layer when it is compiled in.
@@ -117,7 +123,7 @@ ALL_TIMING = ["TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE", "RPC_L
 
 
 def configurations() -> List[Config]:
-    base = ["PROFILING"]  # as µRT measured: profiling enabled
+    base = ["PROFILING"]  # as µRT measured: profiling enabled; takt's own flags off
     return [
         Config("core", base),
         Config("sync", base + ["SYNC"]),
@@ -125,7 +131,10 @@ def configurations() -> List[Config]:
         Config("rpc", base + ["RPC"]),
         Config("complete", base + ["SYNC", "PUBSUB", "RPC"]),
         Config("complete_qos", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING),
-    ]
+        Config("everything", base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + TAKT_ONLY),
+        # a firmware that validates latency only (µRT's other kinds compiled out)
+        Config("qos_latency", base + ["SYNC", "PUBSUB", "RPC", "TIMING", "TIMING_LATENCY", "RPC_LATENCY"]),
+    ] + [Config("qos+" + f, base + ["SYNC", "PUBSUB", "RPC"] + ALL_TIMING + [f]) for f in TAKT_ONLY]
 
 
 def measure(jobs: int = 2) -> dict:
@@ -146,7 +155,7 @@ def measure(jobs: int = 2) -> dict:
                 out = Path(tmp) / f"{opt[1:]}-{c.name}"
                 out.mkdir()
                 files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
-                if c.name == "complete_qos":
+                if c.name == "everything":
                     files = files + extra_files
                 tasks += [(opt, c, out, f) for f in files]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -175,8 +184,15 @@ def measure(jobs: int = 2) -> dict:
                 "Complete": {"qos_off": total("complete", counted),
                              "qos_on": total("complete_qos", counted)},
             }
-            extras = {name: total("complete_qos", fs) for name, fs in EXTRA_ROWS}
-            extras["timing validation (timing.c)"] = total("complete_qos", TIMING_FILES)
+            extras = {name: total("everything", fs) for name, fs in EXTRA_ROWS}
+            extras["timing validation (timing.c, as in the table)"] = total("complete_qos", TIMING_FILES)
+            for f, what in (("CHAINS", "chains"), ("TRACE", "trace points"),
+                            ("ERROR_STRINGS", "error sentences")):
+                extras[f"{what} (TAKT_WITH_{f}: what it adds)"] = (
+                    total("qos+" + f, counted) - total("complete_qos", counted))
+            extras["complete with QoS and every takt flag (the CMake build)"] = total("everything", counted)
+            extras["complete with QoS of latency only (no jitter, no rate validation)"] = (
+                total("qos_latency", counted))
             result["builds"]["release" if opt == "-Os" else "debug"] = {
                 "opt": opt,
                 "rows": {k: {q: vars(f) for q, f in v.items()} for k, v in rows.items()},
@@ -228,13 +244,15 @@ def format_table(r: dict) -> str:
         lines.append(f"{name:26}" + "".join(f"{c:>17}" for c in cells))
         urt = r["urt_table3"][name]
         lines.append(f"{'  µRT':26}" + "".join(f"{v:>17,}" for v in urt))
-    lines += ["", "takt's own parts (complete configuration with QoS):",
+    lines += ["", "takt's own parts (complete configuration with QoS and every takt flag):",
               f"{'':66}{'debug (-Og)':>16}{'release (-Os)':>16}"]
     for name in dbg["extra"]:
         d, s = dbg["extra"][name], rel["extra"][name]
         lines.append(f"{name:66}{d['flash']:>16,}{s['flash']:>16,}")
     lines.append("(a subsystem's row: how much the core's objects grow when it is compiled in; "
-                 "QoS needs publish-subscribe and RPC, so only Complete has it)")
+                 "QoS needs publish-subscribe and RPC, so only Complete has it; QoS is all five of "
+                 "µRT's validation kinds; the table's rows are without takt's own flags "
+                 + ", ".join("TAKT_WITH_" + f for f in TAKT_ONLY) + ")")
     ent = r.get("entities")
     lines.append("")
     if ent is None:
@@ -250,3 +268,34 @@ def format_table(r: dict) -> str:
 
 def jobs_default() -> int:
     return min(2, os.cpu_count() or 1)
+
+
+def symbols(config: str = "complete_qos", opt: str = "-Os", n: int = 30) -> List[Tuple[int, str, str, str]]:
+    """The n largest symbols (bytes, nm type, name, source file) of the objects counted in µRT's
+    layout, for one configuration and optimisation level: where the bytes of a row are."""
+    if shutil.which(CC) is None:
+        raise ToolchainMissing(f"{CC} not found: run tools/deps.sh (gcc-arm-none-eabi, libnewlib-arm-none-eabi)")
+    root = repo_root()
+    c = {x.name: x for x in configurations()}[config]
+    files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
+    rows: List[Tuple[int, str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="takt-sizes-") as tmp:
+        for f in files:
+            obj = _compile(root, Path(tmp), f, opt, c.on)
+            out = subprocess.run(["arm-none-eabi-nm", "--size-sort", "-S", str(obj)],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) == 4:
+                    rows.append((int(parts[1], 16), parts[2], parts[3], f))
+    rows.sort(key=lambda r: -r[0])
+    return rows[:n]
+
+
+if __name__ == "__main__":
+    # python -m takt.mcu_sizes [CONFIG [-Os|-Og [N]]]: the largest symbols of a configuration
+    import sys
+    a = sys.argv[1:]
+    for size, kind, name, src in symbols(a[0] if a else "complete_qos", a[1] if len(a) > 1 else "-Os",
+                                         int(a[2]) if len(a) > 2 else 30):
+        print(f"{size:6} {kind} {name:44} {src}")

@@ -83,8 +83,10 @@ void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run)
   if (run->held != NULL) takt__lock_take(run->held);
   takt__current_job = saved;
   atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
+#if TAKT_WITH_CHAINS
   if (atomic_load_explicit(&job->cb->chain, memory_order_acquire) != NULL)
     takt__chain_job_done(job->cb, job->t_info, takt_clock_now(job->cb->node->ctx->clock));
+#endif
 }
 
 void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic uint32_t *waiting,

@@ -535,6 +535,7 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
   if (d != NULL) d->removed_locked(d, cb);
   takt__list_remove(&cb->node_link);
   takt_context_t *ctx = node->ctx;
+#if TAKT_WITH_CHAINS
   takt__lock_take(&ctx->stats_lock);
   if (cb->chain != NULL) {
     takt_chain_t *ch = cb->chain;
@@ -543,6 +544,7 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
     cb->chain = NULL;
   }
   takt__lock_give(&ctx->stats_lock);
+#endif
   takt__job_t *job = takt__current_job;
   if (d != NULL && d->wait_gone != NULL && (job == NULL || job->cb != cb)) {
     takt__unlock(ctx);
@@ -552,6 +554,8 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
 }
 
 /* ---- chains ---- */
+
+#if TAKT_WITH_CHAINS
 
 takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callback_t *const *cbs,
                              uint32_t n, int64_t deadline_ns, takt_chain_t **out) {
@@ -692,3 +696,41 @@ void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
   }
   takt__lock_give(&ctx->stats_lock);
 }
+
+#else /* chains compiled out (takt/features.h): none can be created */
+
+takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callback_t *const *cbs,
+                             uint32_t n, int64_t deadline_ns, takt_chain_t **out) {
+  (void)ctx, (void)name, (void)cbs, (void)n, (void)deadline_ns, (void)out;
+  return TAKT_ENOTSUP;
+}
+
+takt_err_t takt_chain_destroy(takt_chain_t *chain) {
+  (void)chain;
+  return TAKT_ENOTSUP;
+}
+
+const char *takt_chain_name(const takt_chain_t *chain) { return chain->name; }
+
+takt_err_t takt_chain_assign_priorities(takt_chain_t *const *chains, uint32_t n_chains,
+                                        int32_t base) {
+  (void)chains, (void)n_chains, (void)base;
+  return TAKT_ENOTSUP;
+}
+
+void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out) {
+  (void)chain;
+  memset(out, 0, sizeof *out);
+}
+
+takt_err_t takt_chain_get_histogram(takt_chain_t *chain, struct takt_stats *out) {
+  (void)chain, (void)out;
+  return TAKT_ENOTSUP;
+}
+
+void takt_chain_reset_stats(takt_chain_t *chain) { (void)chain; }
+
+void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
+  (void)cb, (void)t_info, (void)now;
+}
+#endif /* TAKT_WITH_CHAINS */

@@ -5,7 +5,14 @@
 #include <stdlib.h>
 
 #define HELD_MAX 16
+/* Work deferred under one hold. More runs at once (correct, only earlier than asked). One copy
+ * per thread; on a port without threads the one copy serves the main loop and the software
+ * interrupts, and a hold defers a wake-up per executor it wakes: 16 entries there. */
+#if TAKT_PORT_CORTEXM
+#define DEFERRED_MAX 16
+#else
 #define DEFERRED_MAX 64
+#endif
 
 typedef struct deferred {
   takt__deferred_fn fn; /* NULL: a wake-up of w */

@@ -56,6 +56,7 @@ size_t takt_trace_memory_size(const takt_trace_config_t *cfg) {
 
 takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg, void *mem,
                             size_t bytes) {
+  if (!TAKT_WITH_TRACE) return TAKT_ENOTSUP; /* compiled out (takt/features.h) */
   takt_trace_config_t c = config_or_default(cfg);
   if (ctx == NULL || mem == NULL || ((uintptr_t)mem & 7u) != 0 || c.max_threads == 0 ||
       c.events_per_thread == 0 || c.max_threads > 4096)

@@ -22,7 +22,8 @@ extern _Atomic uint32_t takt__tracing;
 /** Is any trace recording? One relaxed load of a global and a branch: the cost of a trace point
  * when tracing is off (before it looks at its context). */
 static inline bool takt__trace_any(void) {
-  return atomic_load_explicit(&takt__tracing, memory_order_relaxed) != 0;
+  /* without TAKT_WITH_TRACE no trace starts: every trace point is left out */
+  return TAKT_WITH_TRACE && atomic_load_explicit(&takt__tracing, memory_order_relaxed) != 0;
 }
 
 /** The trace recording on ctx now, or NULL. */

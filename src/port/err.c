@@ -1,6 +1,8 @@
 /* Error code descriptions. */
 #include "takt/err.h"
+#include "takt/features.h"
 
+#if TAKT_WITH_ERROR_STRINGS
 const char *takt_strerror(takt_err_t err) {
   switch (err) {
   case TAKT_OK: return "ok";
@@ -27,3 +29,14 @@ const char *takt_strerror(takt_err_t err) {
   default: return "unknown error";
   }
 }
+#else
+/* The codes' names (takt/err.h) in one table: a firmware without the sentences. */
+const char *takt_strerror(takt_err_t err) {
+  static const char names[][11] = {"OK",     "EINVAL",     "ENAME",     "EFULL",     "ENOMEM",
+                                   "ESIZE",  "EEXIST",     "ENOENT",    "EAGAIN",    "EBUSY",
+                                   "ETIMEDOUT", "ECANCELED", "ESTATE",  "ETYPE",     "EPERM",
+                                   "EOS",    "ELATE",      "ENOTSUP",   "EMALFORMED", "ERANGE",
+                                   "EKIND"};
+  return err <= 0 && -err < (int32_t)(sizeof names / sizeof names[0]) ? names[-err] : "E?";
+}
+#endif

@@ -12,6 +12,12 @@
 
 #define PENDING_MAX 32 /* violations found inside a core call, handled on the next dispatch */
 
+/* Kinds of validation compiled in (takt/features.h). check_constraints refuses a constraint of
+ * a kind compiled out, so its field stays 0 and the code that validates it is left out. */
+#define LAT_ON (TAKT_WITH_TIMING_LATENCY || TAKT_WITH_RPC_LATENCY)
+#define JIT_ON (TAKT_WITH_TIMING_JITTER || TAKT_WITH_RPC_JITTER)
+#define RATE_ON TAKT_WITH_TIMING_RATE
+
 typedef enum { DL_SUBSCRIPTION = 0, DL_TOPIC_RATE = 1, DL_REQUEST = 2 } dl_kind_t;
 
 typedef struct deadline {
@@ -206,6 +212,7 @@ static void consumer_free(takt_context_t *ctx, consumer_t *con) {
 
 /* epsilon' of a topic: the smallest rate constraint among its HARD subscriptions. */
 static takt_err_t topic_refresh_locked(takt_context_t *ctx, timing_t *tm, takt_topic_t *t) {
+  if (!RATE_ON) return TAKT_OK;
   int64_t eps = 0;
   takt_subscription_t *owner = NULL;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
@@ -366,11 +373,11 @@ static takt_violation_t make(const consumer_t *con, takt_violation_kind_t kind, 
  * means; TAKT_TIME_INFINITE if no latency or jitter constraint can be violated. */
 static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation_kind_t *kind) {
   int64_t crit = TAKT_TIME_INFINITE;
-  if (con->c.latency_ns > 0) {
+  if (LAT_ON && con->c.latency_ns > 0) {
     crit = t_info + con->c.latency_ns;
     *kind = TAKT_VIOLATION_LATENCY;
   }
-  if (con->c.jitter_ns > 0 && con->has_obs) {
+  if (JIT_ON && con->c.jitter_ns > 0 && con->has_obs) {
     int64_t j = t_info + con->lat_min + con->c.jitter_ns;
     if (j < crit) {
       crit = j;
@@ -426,7 +433,7 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
 static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                         bool newest, int64_t now) {
   topic_timing_t *tt = t->timing;
-  if (tt == NULL) return;
+  if (!RATE_ON || tt == NULL) return;
   tt->published++;
   if (tt->eps == 0 || !newest) return;
   timing_t *tm = state(ctx);
@@ -466,13 +473,13 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
   takt_violation_kind_t kinds[3];
   int64_t values[3], crits[3];
   int n = 0;
-  if (con->c.latency_ns > 0 && latency > con->c.latency_ns) {
+  if (LAT_ON && con->c.latency_ns > 0 && latency > con->c.latency_ns) {
     l = 0.0f;
     kinds[n] = TAKT_VIOLATION_LATENCY;
     values[n] = latency;
     crits[n++] = t_info + con->c.latency_ns;
   }
-  if (con->c.jitter_ns > 0 && con->has_obs) {
+  if (JIT_ON && con->c.jitter_ns > 0 && con->has_obs) {
     if (latency > con->lat_min + con->c.jitter_ns) {
       s = 0.0f;
       kinds[n] = TAKT_VIOLATION_JITTER_MAX;
@@ -485,14 +492,14 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
       crits[n++] = now;
     }
   }
-  if (rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
+  if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
       t_info - con->last_t_info > con->c.rate_ns) {
     r = 0.0f;
     kinds[n] = TAKT_VIOLATION_RATE;
     values[n] = t_info - con->last_t_info;
     crits[n++] = con->last_t_info + con->c.rate_ns;
   }
-  if (con->c.jitter_ns > 0) {
+  if (JIT_ON && con->c.jitter_ns > 0) {
     if (!con->has_obs || latency < con->lat_min) con->lat_min = latency;
     if (!con->has_obs || latency > con->lat_max) con->lat_max = latency;
     con->has_obs = true;
@@ -607,7 +614,9 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
 
 /* ---- dispatch ---- */
 
+#if !TAKT_PORT_CORTEXM /* the validator thread's */
 static int64_t h_next_deadline(takt_context_t *ctx) { return due_locked(state(ctx)); }
+#endif
 
 /* Turn the head deadline (due) into a violation; lock held. */
 static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
@@ -624,6 +633,7 @@ static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
     count(tm, con, con->dl_violation, false);
     break;
   case DL_TOPIC_RATE: {
+    if (!RATE_ON) break; /* never armed */
     topic_timing_t *tt = d->owner;
     con = tt->eps_owner->timing;
     int64_t since = d->at - tt->eps;
@@ -878,6 +888,8 @@ takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_
 
 /* ---- validator thread ---- */
 
+#if !TAKT_PORT_CORTEXM
+
 static void validator_main(void *arg) {
   takt_context_t *ctx = arg;
   timing_t *tm = state(ctx);
@@ -936,6 +948,17 @@ takt_err_t takt_validator_stop(takt_context_t *ctx) {
   tm_give(ctx);
   return rc;
 }
+#else
+/* A port without threads has no validator thread: its executors dispatch the deadlines. */
+takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *attr) {
+  (void)attr;
+  return ctx == NULL ? TAKT_EINVAL : TAKT_ENOTSUP;
+}
+
+takt_err_t takt_validator_stop(takt_context_t *ctx) {
+  return ctx == NULL || ctx->timing_state == NULL ? TAKT_EINVAL : TAKT_ESTATE;
+}
+#endif
 
 /* ---- names ---- */
 
