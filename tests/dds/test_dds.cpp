@@ -46,6 +46,9 @@ struct Side {
   takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
   int64_t call_timeout_ns = -1; // -1: the default
+  bool direct_write = true;
+  uint32_t rx_queue = 32; // the bridge's receive queue
+  bool start_bridge = true; // its receive thread
 
   void open(const char *topic_name, const takt_type_support_t *ts,
             takt_executor_kind_t kind = TAKT_EXEC_TIDE, bool stamp = true) {
@@ -62,13 +65,14 @@ struct Side {
     dc.tx_queue = 16;
     dc.stamp = stamp;
     if (call_timeout_ns >= 0) dc.call_timeout_ns = call_timeout_ns;
+    dc.direct_write = direct_write;
     takt_bridge_backend_t be;
     ASSERT_EQ(takt_dds_backend_create(ctx, &dc, &be), TAKT_OK);
     dds = takt_dds_of(be);
     ASSERT_NE(dds, nullptr);
     takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
     bc.thread.policy = TAKT_SCHED_OTHER;
-    bc.rx_queue = 32;
+    bc.rx_queue = rx_queue;
     ASSERT_EQ(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge), TAKT_OK);
     takt_executor_options_t eo = takt_executor_options_default(kind);
     if (kind == TAKT_EXEC_PREEMPT) {
@@ -96,7 +100,7 @@ struct Side {
   void start() {
     ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
     ASSERT_EQ(takt_executor_add_node(exec, takt_bridge_node(bridge)), TAKT_OK);
-    ASSERT_EQ(takt_bridge_start(bridge), TAKT_OK);
+    if (start_bridge) ASSERT_EQ(takt_bridge_start(bridge), TAKT_OK);
   }
   void spin_ms(int64_t ms) { takt_executor_spin_until(exec, takt_time_now() + ms * TAKT_NS_PER_MS); }
   void publish(const std::string &text) {
@@ -231,12 +235,53 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   b.spin_ms(100); // nothing more arrives
   EXPECT_EQ(b.got, want);
   EXPECT_EQ(a.stats().written, 12u);
+  // one publish at a time, each forwarded with the queue empty: the forwarding job wrote each
+  EXPECT_EQ(a.stats().direct, 12u);
   EXPECT_EQ(a.stats().write_errors, 0u);
   EXPECT_EQ(b.stats().received, 12u);
   takt_bridge_stats_t bs;
   takt_bridge_get_stats(b.bridge, &bs);
   EXPECT_EQ(bs.imported, 12u);
   EXPECT_EQ(bs.decode_errors, 0u);
+}
+
+// direct_write off: every send goes through the writer thread's queue, in order all the same.
+// And the receive side publishes from Cyclone's listener straight into the topic, not through
+// the bridge's receive queue and thread: b's bridge has a queue of one message and its receive
+// thread is never started, and a burst of 12 sent while b's executor does not run arrives whole.
+TEST(DdsBridge, WriterThreadPathAndReceiveWithoutTheBridgeQueue) {
+  Side a, b;
+  a.direct_write = false;
+  b.rx_queue = 1;
+  b.start_bridge = false;
+  a.open("dds_test/burst", &std_msgs__String__type_cdr);
+  b.open("dds_test/burst", &std_msgs__String__type_cdr);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  qos.depth = 32;
+  b.listen(&qos);
+  a.talk(&qos);
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
+  std::vector<std::string> want;
+  for (int i = 0; i < 12; i++) {
+    want.push_back("burst " + std::to_string(i));
+    a.publish(want.back());
+    a.spin_ms(2);
+  }
+  EXPECT_EQ(takt_dds_wait_acked(a.dds, 5 * TAKT_NS_PER_S), TAKT_OK);
+  // acknowledged: b's listener has published all 12 into b's topic (16 slots, depth 32)
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= want.size(); }, {&b}))
+      << b.got.size() << " received, dds " << b.stats().received;
+  b.spin_ms(50);
+  EXPECT_EQ(b.got, want);
+  EXPECT_EQ(a.stats().written, 12u);
+  EXPECT_EQ(a.stats().direct, 0u);
+  EXPECT_EQ(b.stats().received, 12u);
+  EXPECT_EQ(b.stats().deliver_refused, 0u);
+  takt_bridge_stats_t bs;
+  takt_bridge_get_stats(b.bridge, &bs);
+  EXPECT_EQ(bs.imported, 12u);
+  EXPECT_EQ(bs.rx_queue_full, 0u);
 }
 
 // The origin stamp: a message crossing the DDS hop keeps its origin time exactly, and the job it
