@@ -9,11 +9,11 @@
  * from the bridge's forwarding job (direct_write); otherwise it queues for the writer thread (a
  * bounded queue: full refuses the newest message, TAKT_EFULL, counted; order is kept). A publish
  * never waits for DDS: takt's writers are KEEP_LAST, which Cyclone never blocks. Received
- * topic samples are published by each reader's listener, in Cyclone's receive thread (given
- * rx_thread's policy and priority through the domain's configuration), straight into the
- * executor (takt_bridge_dispatch); services' requests and replies go through a reader thread
- * waiting on a DDS waitset and the bridge's receive queue (takt_bridge_deliver). The threads are
- * created by the bridge's start (takt_bridge_create_on), stopped by its stop.
+ * samples (topics, services' requests and replies) are handed on by each reader's listener, in
+ * Cyclone's receive thread (given rx_thread's policy and priority through the domain's
+ * configuration), straight into the executor (takt_bridge_dispatch). A reader thread fails the
+ * calls to DDS services that expire. The threads are created by the bridge's start
+ * (takt_bridge_create_on), stopped by its stop.
  *
  * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
  * context's arena, sized at creation; an imported topic's receive buffer is taken from it at the
@@ -93,9 +93,9 @@ typedef struct takt_dds_config {
                             bridge's forwarding callback): no hand-off to the writer thread, but
                             Cyclone's write (its allocations, the socket sends) runs in that job.
                             false: every send goes through the writer thread (default true) */
-  takt_thread_attr_t rx_thread; /* the reader thread of services (name NULL: "takt-dds-in");
-                                   its policy and priority also go to Cyclone's receive thread,
-                                   which delivers imported topics (SCHED_FIFO, when permitted) */
+  takt_thread_attr_t rx_thread; /* the reader thread, which expires calls (name NULL:
+                                   "takt-dds-in"); its policy and priority also go to Cyclone's
+                                   receive thread, which delivers (SCHED_FIFO, when permitted) */
   takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
 } takt_dds_config_t;
 

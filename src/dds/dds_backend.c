@@ -35,6 +35,12 @@ takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap) {
 
 static uint32_t n_routes(takt_dds_t *d) { return __atomic_load_n(&d->n_routes, __ATOMIC_ACQUIRE); }
 
+/* The reader of a route that receives: an imported topic's, a server's requests, a client's
+ * replies. */
+static dds_entity_t route_reader(const takt__dds_route_t *r) {
+  return r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
+}
+
 static takt__dds_slot_t *slot_at(takt_dds_t *d, uint32_t i) {
   return (takt__dds_slot_t *)(d->tx_slots + (size_t)i * d->slot_stride);
 }
@@ -271,9 +277,9 @@ static void tx_main(void *arg) {
 
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
-/* A received message at buf (len bytes) to the bridge: a topic's sample straight into the
- * executor (takt_bridge_dispatch: the publication releases the subscriptions' jobs by their
- * priorities, in this thread), a service's through the bridge's receive queue. */
+/* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
+ * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
+ * own priorities), a reply answers the takt caller. */
 static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_t *buf, uint32_t len) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
@@ -299,17 +305,16 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_
     takt__dds_count(&d->stats.oversize);
     return;
   }
-  takt_err_t rc = topic ? takt_bridge_dispatch(d->bridge, &m, buf, len)
-                        : takt_bridge_deliver(d->bridge, &m, buf, len);
-  if (rc == TAKT_OK)
+  if (takt_bridge_dispatch(d->bridge, &m, buf, len) == TAKT_OK)
     takt__dds_count(&d->stats.received);
   else
     takt__dds_count(&d->stats.deliver_refused);
 }
 
 /* A DDS request for a takt service: the bridge gets u32 corr + the CDR without the identity. */
-static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
-  uint8_t *buf = d->rx_buf; /* the sample is at buf + 4 */
+static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
+                       uint32_t size) {
+  /* the sample is at buf + 4 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 4, size) || (cyclone && size < 4 + ID_BYTES)) {
     takt__dds_count(&d->stats.requests_dropped);
@@ -345,7 +350,7 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
   memcpy(buf, &corr, 4);
   takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
                          .t_info = takt_clock_now(takt_context_clock(d->ctx))};
-  if (takt_bridge_deliver(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
+  if (takt_bridge_dispatch(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
     takt__dds_count(&d->stats.received);
   } else {
     takt__dds_count(&d->stats.deliver_refused);
@@ -354,8 +359,9 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
 }
 
 /* A DDS reply to one of takt's requests: the bridge gets u32 slot + u8 ok + the CDR. */
-static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
-  uint8_t *buf = d->rx_buf; /* the sample is at buf + 5 */
+static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
+                     uint32_t size) {
+  /* the sample is at buf + 5 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 5, size) || (cyclone && size < 4 + ID_BYTES)) {
     takt__dds_count(&d->stats.replies_dropped);
@@ -381,13 +387,16 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t
     memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
     n = size - ID_BYTES;
   } else {
-    uint32_t tail = r->fifo_tail; /* only this thread writes it */
-    if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
-      takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
-      return;
-    }
-    slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-    __atomic_store_n(&r->fifo_tail, tail + 1u, __ATOMIC_RELEASE);
+    /* the oldest request in flight; the reader thread may be expiring it meanwhile */
+    uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
+    do {
+      if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+        takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
+        return;
+      }
+      slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+    } while (!__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
   }
   memcpy(buf, &slot, 4);
   buf[4] = 1;
@@ -396,13 +405,12 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t
   deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf, buf[4] == 1 ? 5 + n : 5);
 }
 
-/* Take what route idx's reader holds and hand it on: services from the reader thread (its rx_buf),
- * topics from their reader's listener (Cyclone's receive thread, or a local writer's thread), into
- * the route's own buffer: Cyclone calls one reader's listener at a time, different readers' at once. */
+/* Take what route idx's reader holds and hand it on, from the reader's listener (Cyclone's receive
+ * thread, or a local writer's thread), into the route's own buffer: Cyclone calls one reader's
+ * listener at a time, different readers' at once. */
 static void take_route(takt_dds_t *d, uint32_t idx) {
   takt__dds_route_t *r = &d->routes[idx];
-  bool topic = r->kind == TAKT__DDS_TOPIC_IN;
-  uint8_t *buf = topic ? r->rx_buf : d->rx_buf;
+  uint8_t *buf = r->rx_buf;
   /* where the sample goes in buf: after the header the bridge expects in front of it */
   uint32_t at = r->kind == TAKT__DDS_SVC_SERVER ? 4u : r->kind == TAKT__DDS_SVC_CLIENT ? 5u : 0u;
   dds_entity_t rd = r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
@@ -420,9 +428,9 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
       } else {
         ddsi_serdata_to_ser(sd, 0, size, buf + at);
         if (r->kind == TAKT__DDS_SVC_SERVER)
-          request_in(d, r, (uint16_t)idx, size);
+          request_in(d, r, (uint16_t)idx, buf, size);
         else if (r->kind == TAKT__DDS_SVC_CLIENT)
-          reply_in(d, r, (uint16_t)idx, size);
+          reply_in(d, r, (uint16_t)idx, buf, size);
         else
           deliver(d, r, (uint16_t)idx, buf, size);
       }
@@ -431,14 +439,14 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
   }
 }
 
-/* An imported topic's reader has data (a Cyclone thread: the receive thread for a remote writer,
- * the writing thread for one in this process). Nothing after stop: be_stop takes the listener
- * off, which waits for a call in progress. */
-static void on_topic_data(dds_entity_t rd, void *arg) {
+/* A route's reader has data (a Cyclone thread: the receive thread for a remote writer, the
+ * writing thread for one in this process). Nothing after stop: be_stop takes the listener off,
+ * which waits for a call in progress. */
+static void on_data(dds_entity_t rd, void *arg) {
   (void)rd;
   takt__dds_route_t *r = arg;
   takt_dds_t *d = r->owner;
-  /* one taker per route at a time (the listener, or the import's catch-up below): a call that
+  /* one taker per route at a time (the listener, or the route's catch-up at creation): a call that
      finds another taking leaves it one more round */
   uint32_t n = 1;
   if (__atomic_fetch_add(&r->rx_pending, 1u, __ATOMIC_ACQ_REL) != 0) return;
@@ -467,7 +475,8 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
     takt__dds_route_t *r = &d->routes[k];
     if (r->kind != TAKT__DDS_SVC_CLIENT) continue;
     if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      uint32_t tail = r->fifo_tail; /* only this thread writes it */
+      /* the listener may take the oldest for a reply meanwhile: tail moves by compare-exchange */
+      uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
       while (tail != __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
         int64_t due = __atomic_load_n(&r->fifo_sent[tail % TAKT_DDS_MAX_CALLS], __ATOMIC_RELAXED) +
                       d->call_timeout;
@@ -476,8 +485,11 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
           break;
         }
         uint32_t slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-        __atomic_store_n(&r->fifo_tail, ++tail, __ATOMIC_RELEASE);
-        fail_call(d, r, k, slot);
+        if (__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+          fail_call(d, r, k, slot);
+          tail++;
+        } /* else tail is where the listener left it */
       }
       continue;
     }
@@ -502,8 +514,8 @@ static void rx_main(void *arg) {
   dds_attach_t *xs = d->rx_attach;
   int64_t next_expiry = INT64_MAX;
   for (;;) {
-    /* blocks until a reader has data, stop triggers its guard condition, a request was sent (the
-       call guard) or the earliest call in flight is due */
+    /* blocks until stop triggers its guard condition, a request was sent (the call guard) or the
+       earliest call in flight is due: received samples are the listeners' */
     dds_duration_t wait = DDS_INFINITY;
     if (next_expiry != INT64_MAX) {
       int64_t left = next_expiry - takt_time_now();
@@ -520,10 +532,7 @@ static void rx_main(void *arg) {
       if (xs[i] == TAKT__DDS_ATTACH_CALL) {
         bool was;
         (void)dds_take_guardcondition(d->call_guard, &was);
-        continue;
       }
-      /* routes are attached after they are counted: the acquire makes their fields visible */
-      if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
     }
     if (stop) return;
     next_expiry = expire_calls(d, takt_time_now());
@@ -689,11 +698,10 @@ static takt_err_t be_start(void *self, takt_bridge_t *b) {
 
 static void be_stop(void *self) {
   takt_dds_t *d = self;
-  /* the imported topics' listeners off: this waits for a call in progress */
+  /* the readers' listeners off: this waits for a call in progress */
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++)
-    if (d->routes[i].kind == TAKT__DDS_TOPIC_IN && d->routes[i].rx_buf != NULL)
-      (void)dds_set_listener(d->routes[i].endpoint, NULL);
+    if (d->routes[i].rx_buf != NULL) (void)dds_set_listener(route_reader(&d->routes[i]), NULL);
   if (d->rx_running) {
     (void)dds_set_guardcondition(d->stop_guard, true);
     (void)takt_thread_join(&d->rx_thread);
@@ -791,7 +799,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
   size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 2u));
   size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
-  size_t rx_at = takt__carve(&end, cfg->max_payload + TAKT__DDS_STAMP_ROOM);
+  size_t rx_at = takt__carve(&end, 8u); /* a failed call's answer: slot + ok */
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
   memset(mem, 0, end);
@@ -972,6 +980,31 @@ static void publish_route(takt_dds_t *d) {
   publish_graph(d);
 }
 
+/* The route's receive buffer (before the bridge knows the route: nothing to undo there). */
+static takt_err_t route_buffer(takt_dds_t *d, takt__dds_route_t *r) {
+  r->owner = d;
+  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload + TAKT__DDS_STAMP_ROOM);
+  return r->rx_buf != NULL ? TAKT_OK : TAKT_ENOMEM;
+}
+
+static void route_buffer_free(takt_dds_t *d, takt__dds_route_t *r) {
+  if (r->rx_buf != NULL) takt__context_free(d->ctx, r->rx_buf);
+  r->rx_buf = NULL;
+}
+
+/* A published route's reader gets its listener: received samples go from it straight into the
+ * bridge, in Cyclone's thread, no hand-off to a thread of takt's. Then what came before. */
+static takt_err_t listen_route(takt__dds_route_t *r) {
+  dds_listener_t *l = dds_create_listener(r);
+  if (l == NULL) return TAKT_ENOMEM; /* the route stays, and never receives */
+  dds_lset_data_available(l, on_data);
+  dds_return_t rc = dds_set_listener(route_reader(r), l);
+  dds_delete_listener(l);
+  if (rc < 0) return TAKT_EOS;
+  on_data(route_reader(r), r);
+  return TAKT_OK;
+}
+
 takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
                            const takt_dds_qos_t *qos) {
   if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
@@ -992,27 +1025,16 @@ takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
   uint16_t e = 0;
   TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, false, &e));
   takt__dds_route_t *r = &d->routes[e];
-  r->owner = d;
-  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload + TAKT__DDS_STAMP_ROOM);
   /* the bridge must know the entity before the listener can deliver for it */
-  takt_err_t rc = r->rx_buf == NULL ? TAKT_ENOMEM : takt_bridge_import(b, topic, e);
+  takt_err_t rc = route_buffer(d, r);
+  if (rc == TAKT_OK) rc = takt_bridge_import(b, topic, e);
   if (rc != TAKT_OK) {
     drop_route(d, e);
-    if (r->rx_buf != NULL) takt__context_free(d->ctx, r->rx_buf);
-    r->rx_buf = NULL;
+    route_buffer_free(d, r);
     return rc;
   }
   publish_route(d);
-  /* received samples go from the reader's listener straight into the bridge, in Cyclone's
-     thread: no hand-off to a thread of takt's */
-  dds_listener_t *l = dds_create_listener(r);
-  if (l == NULL) return TAKT_ENOMEM; /* the route stays, and never receives */
-  dds_lset_data_available(l, on_topic_data);
-  dds_return_t lrc = dds_set_listener(r->endpoint, l);
-  dds_delete_listener(l);
-  if (lrc < 0) return TAKT_EOS;
-  on_topic_data(r->endpoint, r); /* what came before the listener was set */
-  return TAKT_OK;
+  return listen_route(r);
 }
 
 /* ---- services ------------------------------------------------------------------------------ */
@@ -1066,19 +1088,17 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
     rc = dds_get_instance_handle(r->endpoint, &ih) < 0 ? TAKT_EOS : TAKT_OK;
     r->guid = ih; /* as rmw_cyclonedds: the request writer's instance handle */
   }
+  if (rc == TAKT_OK) rc = route_buffer(d, r);
   if (rc == TAKT_OK)
     rc = server ? takt_bridge_export_service(b, name, req, resp, e, priority)
                 : takt_bridge_import_service(b, name, req, resp, e, priority);
   if (rc != TAKT_OK) {
     drop_route(d, e);
+    route_buffer_free(d, r);
     return rc;
   }
   publish_route(d);
-  dds_entity_t rd = server ? r->endpoint : r->endpoint2;
-  if (dds_set_status_mask(rd, DDS_DATA_AVAILABLE_STATUS) < 0 ||
-      dds_waitset_attach(d->waitset, rd, (dds_attach_t)e) < 0)
-    return TAKT_EOS; /* the route stays, and never receives */
-  return TAKT_OK;
+  return listen_route(r);
 }
 
 takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,

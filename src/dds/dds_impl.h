@@ -97,10 +97,10 @@ typedef struct takt__dds_route {
   bool raw;        /* topics: the type support has no codec (bytes of its size, as the system
                       file's topics): carried as CDR `uint8[] data` (u32 count + the bytes) */
   struct takt_dds *owner;
-  uint8_t *rx_buf;  /* imported topics: their listener's buffer (max_payload + the stamp's room,
-                       the context's arena, from the route's creation) */
-  uint32_t rx_pending; /* imported topics: calls to take (atomic; the one that finds 0 takes,
-                          until every call counted meanwhile is answered) */
+  uint8_t *rx_buf;  /* routes that receive: their listener's buffer (max_payload + the stamp's
+                       room, the context's arena, from the route's creation) */
+  uint32_t rx_pending; /* calls to take (atomic; the one that finds 0 takes, until every call
+                          counted meanwhile is answered) */
   bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
                       writer cannot block (keep-last, bounded unacknowledged bytes) */
   uint64_t guid;   /* client routes: the id our requests carry */
@@ -168,8 +168,8 @@ struct takt_dds {
   takt_wakeup_t tx_wake;    /* posted by send and stop: the writer waits on it */
   takt_wakeup_t tx_drained; /* posted by the writer when the queue is empty (takt_dds_wait_acked) */
   /* the reader thread's own */
-  dds_attach_t *rx_attach; /* max_routes + 1 */
-  uint8_t *rx_buf;         /* max_payload */
+  dds_attach_t *rx_attach; /* max_routes + 2 */
+  uint8_t *rx_buf;         /* 8 bytes: a failed call's answer (expire_calls) */
   takt__dds_counters_t stats;
 };
 
