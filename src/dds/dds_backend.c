@@ -280,7 +280,8 @@ static void tx_main(void *arg) {
 /* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
  * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
  * own priorities), a reply answers the takt caller. */
-static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_t *buf, uint32_t len) {
+static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_t *buf,
+                    uint32_t len) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
   /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
