@@ -10,8 +10,10 @@
  * every PERIOD_US, sizes one after another, each with t_info = the time of its publish; the
  * subscriber's callback records now - t_info (the stamp carries t_info across the hop) and
  * prints {"rows": [{"size": S, "samples": [ns, ...]}, ...]} when it has COUNT of each, or at its
- * 60 s timeout. Executors: preempt (callbacks at SCHED_FIFO 60), the DDS and bridge threads at
- * their defaults (SCHED_FIFO 90); without the privilege they fall back as takt does. */
+ * 60 s timeout. Executors: preempt (callbacks at SCHED_FIFO 60), the DDS threads (and Cyclone's
+ * receive thread, which delivers) at their defaults (SCHED_FIFO 90); without the privilege they
+ * fall back as takt does. The bridge's forwarding job writes to Cyclone itself when nothing is
+ * queued (the backend's stat `direct`). */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>

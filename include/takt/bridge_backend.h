@@ -91,6 +91,18 @@ void takt_bridge_notify(takt_bridge_t *b);
 takt_err_t takt_bridge_deliver(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *bytes,
                                uint32_t len);
 
+/**
+ * Push backends: dispatch one received message now, in the calling thread, as the receive side
+ * would have after takt_bridge_deliver, without the receive queue and the hand-off to the
+ * receive thread: an imported topic's message is published (its subscriptions' jobs enter their
+ * executors by their own priorities), a service's request or answer handled. For a backend whose
+ * own receive thread has nothing to do but deliver (DDS: Cyclone's listener). bytes are read,
+ * not kept. TAKT_ESTATE after takt_bridge_stop, TAKT_ESIZE above max_payload. Holding no takt
+ * lock; thread-safe (calls are serialized by the bridge's lock).
+ */
+takt_err_t takt_bridge_dispatch(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                                uint32_t len);
+
 /* ---- the communication daemon as a backend ---- */
 
 /** A backend over daemon d, which stays the caller's (destroy it after the bridge). Its memory

@@ -5,15 +5,21 @@
  * `pkg__msg__Type__type_cdr`: XCDR1 little endian after the 4-byte encapsulation), handed to Cyclone
  * as serialized data through a sertype of takt's own, never converted through a sample type.
  *
- * Threads: a writer thread takes what the bridge sends from a bounded queue and writes it (a
- * publish never waits for DDS: a full queue refuses the newest message, TAKT_EFULL, counted); a
- * reader thread waits on a DDS waitset of the imported topics' readers and hands every sample to
- * the bridge (takt_bridge_deliver), at its configured policy and priority. Both are created by
- * the bridge's start (takt_bridge_create_on), stopped by its stop.
+ * Threads: a send that finds nothing queued and no other send writing writes to Cyclone itself,
+ * from the bridge's forwarding job (direct_write); otherwise it queues for the writer thread (a
+ * bounded queue: full refuses the newest message, TAKT_EFULL, counted; order is kept). A publish
+ * never waits for DDS: takt's writers are KEEP_LAST, which Cyclone never blocks. Received
+ * samples (topics, services' requests and replies) are handed on by each reader's listener, in
+ * Cyclone's receive thread (given rx_thread's policy and priority through the domain's
+ * configuration), straight into the executor (takt_bridge_dispatch). A reader thread fails the
+ * calls to DDS services that expire. The threads are created by the bridge's start
+ * (takt_bridge_create_on), stopped by its stop.
  *
  * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
- * context's arena, sized at creation. Cyclone allocates its own entities and each sample's
- * serialized copy (serdata) on its threads and on the writer thread; no takt callback does. */
+ * context's arena, sized at creation; an imported topic's receive buffer is taken from it at the
+ * import. Cyclone allocates its own entities and each sample's serialized copy (serdata) on its
+ * threads, on the writer thread and, for a direct write, in the forwarding job (direct_write
+ * false: in no takt callback). */
 #ifndef TAKT_DDS_H
 #define TAKT_DDS_H
 
@@ -82,14 +88,21 @@ typedef struct takt_dds_config {
   const char *graph_node; /* the ROS 2 node this backend shows in `ros_discovery_info` (the ROS 2
                             graph: node name, its readers' and writers' gids); NULL: the
                             bridge node's name; "": nothing is published */
-  takt_thread_attr_t rx_thread; /* the reader thread (name NULL: "takt-dds-in") */
+  bool direct_write;     /* a send that finds the writer thread's queue empty and no other send
+                            in progress writes to Cyclone itself, from the sending job (the
+                            bridge's forwarding callback): no hand-off to the writer thread, but
+                            Cyclone's write (its allocations, the socket sends) runs in that job.
+                            false: every send goes through the writer thread (default true) */
+  takt_thread_attr_t rx_thread; /* the reader thread, which expires calls (name NULL:
+                                   "takt-dds-in"); its policy and priority also go to Cyclone's
+                                   receive thread, which delivers (SCHED_FIFO, when permitted) */
   takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
 } takt_dds_config_t;
 
 #define TAKT_DDS_CONFIG_DEFAULT                                                                  \
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
-   .call_timeout_ns = 1000000000, .stamp = true,                                                \
+   .call_timeout_ns = 1000000000, .stamp = true, .direct_write = true,                          \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
@@ -113,6 +126,7 @@ typedef struct takt_dds_stats {
                                 another type name: DDS never matches them (each reported on
                                 stderr once) */
   uint64_t calls_expired;    /* calls to DDS services failed for no answer within call_timeout_ns */
+  uint64_t direct;           /* of written: written by the sending thread itself (direct_write) */
   uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
                                 that are not CDR uint8[] of a consistent length, dropped */
 } takt_dds_stats_t;

@@ -35,6 +35,12 @@ takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap) {
 
 static uint32_t n_routes(takt_dds_t *d) { return __atomic_load_n(&d->n_routes, __ATOMIC_ACQUIRE); }
 
+/* The reader of a route that receives: an imported topic's, a server's requests, a client's
+ * replies. */
+static dds_entity_t route_reader(const takt__dds_route_t *r) {
+  return r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
+}
+
 static takt__dds_slot_t *slot_at(takt_dds_t *d, uint32_t i) {
   return (takt__dds_slot_t *)(d->tx_slots + (size_t)i * d->slot_stride);
 }
@@ -50,6 +56,9 @@ static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
 
 /* CDR little endian encapsulation (00 01) at p: anything else is not a CDR type support's output */
 static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
+
+static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
+                      int64_t t_info, int64_t deadline);
 
 static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
   takt_dds_t *d = self;
@@ -69,11 +78,28 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
     takt__dds_count(&d->stats.not_cdr);
     return TAKT_EINVAL;
   }
+  /* nothing queued and no send in progress: this thread writes to Cyclone itself (nothing can
+     overtake it, nor it anything queued). Not under a takt lock (the bridge's receive side sends
+     answers holding the bridge's): the write makes system calls. */
+  bool may_direct = r->direct && takt__locks_held() == 0;
   takt__lock_take(&d->tx_lock);
   if (d->tx_stopping || d->tx_head - d->tx_tail == d->tx_cap) {
     takt__lock_give(&d->tx_lock);
     takt__dds_count(&d->stats.tx_queue_full);
     return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
+  }
+  if (may_direct && !d->tx_direct && d->tx_head == d->tx_tail) {
+    d->tx_direct = true;
+    takt__lock_give(&d->tx_lock);
+    write_one(d, m->entity, bytes, len, m->t_info, m->deadline);
+    takt__dds_count(&d->stats.direct);
+    takt__lock_take(&d->tx_lock);
+    d->tx_direct = false;
+    /* what was queued meanwhile, or a stop waiting for this write, is the writer thread's now */
+    bool wake = d->tx_head != d->tx_tail || d->tx_stopping;
+    takt__lock_give(&d->tx_lock);
+    takt_wakeup_post(wake ? &d->tx_wake : &d->tx_drained);
+    return TAKT_OK;
   }
   takt__dds_slot_t *s = slot_at(d, d->tx_head % d->tx_cap);
   s->route = m->entity;
@@ -82,8 +108,11 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   s->deadline = m->deadline;
   memcpy(s->bytes, bytes, len);
   d->tx_head++;
+  bool direct = d->tx_direct; /* a direct send in progress wakes the writer when it ends */
   takt__lock_give(&d->tx_lock);
-  takt_wakeup_post(&d->tx_wake); /* after the lock: the futex call is made holding none */
+  /* after the lock; deferred while the caller holds one of its own (an answer from the bridge's
+     receive side): the futex call is made holding none */
+  if (!direct) takt__defer_wake(&d->tx_wake);
   return TAKT_OK;
 }
 
@@ -189,44 +218,54 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
   return sd;
 }
 
+/* One message to its DDS writer: the writer thread's, or a direct send's (be_send). Only one
+ * thread at a time (the writer thread while the queue is not empty, else the sender holding
+ * tx_direct): the service routes' sequence numbers and request order are written here. */
+static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
+                      int64_t t_info, int64_t deadline) {
+  bool answer = (entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
+  takt__dds_route_t *r = &d->routes[entity & ~TAKT_BRIDGE_ANSWER_BIT];
+  struct ddsi_serdata *sd;
+  dds_entity_t wr = r->endpoint;
+  if (answer) {
+    sd = reply_out(d, r, bytes, len);
+    wr = r->endpoint2;
+    if (sd == NULL) return; /* nothing to write (counted) */
+  } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
+    sd = request_out(r, bytes, len);
+    if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
+      (void)dds_set_guardcondition(d->call_guard, true);
+  } else if (r->raw) {
+    sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline);
+  } else if (d->stamp) {
+    sd = takt__dds_serdata_stamped(r->st, bytes, len, t_info, deadline);
+  } else {
+    sd = takt__dds_serdata_new(r->st, bytes, len);
+  }
+  if (sd == NULL || dds_writecdr(wr, sd) < 0) /* writecdr takes the reference */
+    takt__dds_count(&d->stats.write_errors);
+  else
+    takt__dds_count(&d->stats.written);
+}
+
 static void tx_main(void *arg) {
   takt_dds_t *d = arg;
   for (;;) {
     takt__lock_take(&d->tx_lock);
     uint32_t head = d->tx_head, tail = d->tx_tail;
-    bool stopping = d->tx_stopping;
+    bool stopping = d->tx_stopping, direct = d->tx_direct;
     takt__lock_give(&d->tx_lock);
-    if (head == tail) {
-      if (stopping) return;
-      (void)takt_wakeup_wait(&d->tx_wake, INT64_MAX); /* posted by every send and by stop */
+    if (head == tail || direct) {
+      if (stopping && head == tail && !direct) return;
+      /* posted by every queued send, by a direct send that ends with messages queued behind it
+         or during stop, and by stop */
+      (void)takt_wakeup_wait(&d->tx_wake, INT64_MAX);
       continue;
     }
     /* slots [tail, head) are the writer's until tail moves: senders only write at head */
     for (uint32_t i = tail; i != head; i++) {
       takt__dds_slot_t *s = slot_at(d, i % d->tx_cap);
-      bool answer = (s->route & TAKT_BRIDGE_ANSWER_BIT) != 0;
-      takt__dds_route_t *r = &d->routes[s->route & ~TAKT_BRIDGE_ANSWER_BIT];
-      struct ddsi_serdata *sd;
-      dds_entity_t wr = r->endpoint;
-      if (answer) {
-        sd = reply_out(d, r, s->bytes, s->len);
-        wr = r->endpoint2;
-        if (sd == NULL) continue; /* nothing to write (counted) */
-      } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
-        sd = request_out(r, s->bytes, s->len);
-        if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
-          (void)dds_set_guardcondition(d->call_guard, true);
-      } else if (r->raw) {
-        sd = takt__dds_serdata_raw(r->st, s->bytes, s->len, d->stamp, s->t_info, s->deadline);
-      } else if (d->stamp) {
-        sd = takt__dds_serdata_stamped(r->st, s->bytes, s->len, s->t_info, s->deadline);
-      } else {
-        sd = takt__dds_serdata_new(r->st, s->bytes, s->len);
-      }
-      if (sd == NULL || dds_writecdr(wr, sd) < 0) /* writecdr takes the reference */
-        takt__dds_count(&d->stats.write_errors);
-      else
-        takt__dds_count(&d->stats.written);
+      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline);
     }
     takt__lock_take(&d->tx_lock);
     d->tx_tail = head;
@@ -238,39 +277,45 @@ static void tx_main(void *arg) {
 
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
-static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint32_t len) {
+/* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
+ * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
+ * own priorities), a reply answers the takt caller. */
+static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_t *buf,
+                    uint32_t len) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
+  bool topic = r->kind == TAKT__DDS_TOPIC_IN;
   /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
-  if (r->kind == TAKT__DDS_TOPIC_IN && takt__dds_unstamp(d->rx_buf, &len, &m.t_info, &m.deadline)) {
+  if (topic && takt__dds_unstamp(buf, &len, &m.t_info, &m.deadline)) {
     takt__dds_count(&d->stats.stamped);
     if (m.deadline < 0) m.deadline = 0;
   } else {
     m.t_info = takt_clock_now(takt_context_clock(d->ctx));
   }
-  if (r->raw && r->kind == TAKT__DDS_TOPIC_IN) { /* CDR uint8[]: the bytes go to the bridge,
-                                                     which checks them against the size */
+  if (r->raw && topic) { /* CDR uint8[]: the bytes go to the bridge, which checks them against
+                            the size */
     uint32_t n = 0;
-    if (len >= 8) memcpy(&n, d->rx_buf + 4, 4);
-    if (!is_cdr(d->rx_buf, len) || len < 8 || n > len - 8u || len - 8u - n > 3u) {
+    if (len >= 8) memcpy(&n, buf + 4, 4);
+    if (!is_cdr(buf, len) || len < 8 || n > len - 8u || len - 8u - n > 3u) {
       takt__dds_count(&d->stats.malformed);
       return;
     }
-    memmove(d->rx_buf, d->rx_buf + 8, n);
+    buf += 8; /* the bytes in place: the bridge copies what it publishes */
     len = n;
   }
   if (len > d->max_payload) {
     takt__dds_count(&d->stats.oversize);
     return;
   }
-  if (takt_bridge_deliver(d->bridge, &m, d->rx_buf, len) == TAKT_OK)
+  if (takt_bridge_dispatch(d->bridge, &m, buf, len) == TAKT_OK)
     takt__dds_count(&d->stats.received);
   else
     takt__dds_count(&d->stats.deliver_refused);
 }
 
 /* A DDS request for a takt service: the bridge gets u32 corr + the CDR without the identity. */
-static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
-  uint8_t *buf = d->rx_buf; /* the sample is at buf + 4 */
+static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
+                       uint32_t size) {
+  /* the sample is at buf + 4 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 4, size) || (cyclone && size < 4 + ID_BYTES)) {
     takt__dds_count(&d->stats.requests_dropped);
@@ -306,7 +351,7 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
   memcpy(buf, &corr, 4);
   takt_bridge_msg_t m = {.entity = idx, .priority = r->priority, .reliable = true,
                          .t_info = takt_clock_now(takt_context_clock(d->ctx))};
-  if (takt_bridge_deliver(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
+  if (takt_bridge_dispatch(d->bridge, &m, buf, 4 + n) == TAKT_OK) {
     takt__dds_count(&d->stats.received);
   } else {
     takt__dds_count(&d->stats.deliver_refused);
@@ -315,8 +360,9 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32
 }
 
 /* A DDS reply to one of takt's requests: the bridge gets u32 slot + u8 ok + the CDR. */
-static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t size) {
-  uint8_t *buf = d->rx_buf; /* the sample is at buf + 5 */
+static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
+                     uint32_t size) {
+  /* the sample is at buf + 5 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 5, size) || (cyclone && size < 4 + ID_BYTES)) {
     takt__dds_count(&d->stats.replies_dropped);
@@ -342,24 +388,31 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint32_t
     memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
     n = size - ID_BYTES;
   } else {
-    uint32_t tail = r->fifo_tail; /* only this thread writes it */
-    if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
-      takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
-      return;
-    }
-    slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-    __atomic_store_n(&r->fifo_tail, tail + 1u, __ATOMIC_RELEASE);
+    /* the oldest request in flight; the reader thread may be expiring it meanwhile */
+    uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
+    do {
+      if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
+        takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
+        return;
+      }
+      slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
+    } while (!__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
   }
   memcpy(buf, &slot, 4);
   buf[4] = 1;
   if (r->raw && !unwrap_raw(buf + 5, &n))
     buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf[4] == 1 ? 5 + n : 5);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf, buf[4] == 1 ? 5 + n : 5);
 }
 
+/* Take what route idx's reader holds and hand it on, from the reader's listener (Cyclone's receive
+ * thread, or a local writer's thread), into the route's own buffer: Cyclone calls one reader's
+ * listener at a time, different readers' at once. */
 static void take_route(takt_dds_t *d, uint32_t idx) {
   takt__dds_route_t *r = &d->routes[idx];
-  /* where the sample goes in rx_buf: after the header the bridge expects in front of it */
+  uint8_t *buf = r->rx_buf;
+  /* where the sample goes in buf: after the header the bridge expects in front of it */
   uint32_t at = r->kind == TAKT__DDS_SVC_SERVER ? 4u : r->kind == TAKT__DDS_SVC_CLIENT ? 5u : 0u;
   dds_entity_t rd = r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
   for (;;) {
@@ -374,17 +427,33 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
       if (size > room) {
         takt__dds_count(&d->stats.oversize);
       } else {
-        ddsi_serdata_to_ser(sd, 0, size, d->rx_buf + at);
+        ddsi_serdata_to_ser(sd, 0, size, buf + at);
         if (r->kind == TAKT__DDS_SVC_SERVER)
-          request_in(d, r, (uint16_t)idx, size);
+          request_in(d, r, (uint16_t)idx, buf, size);
         else if (r->kind == TAKT__DDS_SVC_CLIENT)
-          reply_in(d, r, (uint16_t)idx, size);
+          reply_in(d, r, (uint16_t)idx, buf, size);
         else
-          deliver(d, r, (uint16_t)idx, size);
+          deliver(d, r, (uint16_t)idx, buf, size);
       }
     }
     ddsi_serdata_unref(sd);
   }
+}
+
+/* A route's reader has data (a Cyclone thread: the receive thread for a remote writer, the
+ * writing thread for one in this process). Nothing after stop: be_stop takes the listener off,
+ * which waits for a call in progress. */
+static void on_data(dds_entity_t rd, void *arg) {
+  (void)rd;
+  takt__dds_route_t *r = arg;
+  takt_dds_t *d = r->owner;
+  /* one taker per route at a time (the listener, or the route's catch-up at creation): a call that
+     finds another taking leaves it one more round */
+  uint32_t n = 1;
+  if (__atomic_fetch_add(&r->rx_pending, 1u, __ATOMIC_ACQ_REL) != 0) return;
+  do {
+    take_route(d, (uint32_t)(r - d->routes));
+  } while ((n = __atomic_sub_fetch(&r->rx_pending, n, __ATOMIC_ACQ_REL)) != 0);
 }
 
 /* A call of ours that failed: the bridge gets slot + ok 0, and answers its caller with a failure. */
@@ -392,7 +461,7 @@ static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_
   memcpy(d->rx_buf, &slot, 4);
   d->rx_buf[4] = 0;
   takt__dds_count(&d->stats.calls_expired);
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), 5);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), d->rx_buf, 5);
 }
 
 /* Fail the calls in flight longer than call_timeout (reader thread); returns the earliest expiry
@@ -407,7 +476,8 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
     takt__dds_route_t *r = &d->routes[k];
     if (r->kind != TAKT__DDS_SVC_CLIENT) continue;
     if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      uint32_t tail = r->fifo_tail; /* only this thread writes it */
+      /* the listener may take the oldest for a reply meanwhile: tail moves by compare-exchange */
+      uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
       while (tail != __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
         int64_t due = __atomic_load_n(&r->fifo_sent[tail % TAKT_DDS_MAX_CALLS], __ATOMIC_RELAXED) +
                       d->call_timeout;
@@ -416,8 +486,11 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
           break;
         }
         uint32_t slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-        __atomic_store_n(&r->fifo_tail, ++tail, __ATOMIC_RELEASE);
-        fail_call(d, r, k, slot);
+        if (__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+          fail_call(d, r, k, slot);
+          tail++;
+        } /* else tail is where the listener left it */
       }
       continue;
     }
@@ -442,8 +515,8 @@ static void rx_main(void *arg) {
   dds_attach_t *xs = d->rx_attach;
   int64_t next_expiry = INT64_MAX;
   for (;;) {
-    /* blocks until a reader has data, stop triggers its guard condition, a request was sent (the
-       call guard) or the earliest call in flight is due */
+    /* blocks until stop triggers its guard condition, a request was sent (the call guard) or the
+       earliest call in flight is due: received samples are the listeners' */
     dds_duration_t wait = DDS_INFINITY;
     if (next_expiry != INT64_MAX) {
       int64_t left = next_expiry - takt_time_now();
@@ -460,10 +533,7 @@ static void rx_main(void *arg) {
       if (xs[i] == TAKT__DDS_ATTACH_CALL) {
         bool was;
         (void)dds_take_guardcondition(d->call_guard, &was);
-        continue;
       }
-      /* routes are attached after they are counted: the acquire makes their fields visible */
-      if ((uint32_t)xs[i] < n_routes(d)) take_route(d, (uint32_t)xs[i]);
     }
     if (stop) return;
     next_expiry = expire_calls(d, takt_time_now());
@@ -629,6 +699,10 @@ static takt_err_t be_start(void *self, takt_bridge_t *b) {
 
 static void be_stop(void *self) {
   takt_dds_t *d = self;
+  /* the readers' listeners off: this waits for a call in progress */
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++)
+    if (d->routes[i].rx_buf != NULL) (void)dds_set_listener(route_reader(&d->routes[i]), NULL);
   if (d->rx_running) {
     (void)dds_set_guardcondition(d->stop_guard, true);
     (void)takt_thread_join(&d->rx_thread);
@@ -648,6 +722,9 @@ static void be_destroy(void *self) {
   takt_dds_t *d = self;
   be_stop(d);
   (void)dds_delete(d->participant); /* its topics, readers, writers, waitset and guard */
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++)
+    if (d->routes[i].rx_buf != NULL) takt__context_free(d->ctx, d->routes[i].rx_buf);
   takt__lock_fini(&d->tx_lock);
   takt__context_free(d->ctx, d);
 }
@@ -686,6 +763,31 @@ static void on_requested_incompatible(dds_entity_t e, dds_requested_incompatible
   on_incompatible(e, &s, a);
 }
 
+/* The imported topics' samples are delivered in Cyclone's receive thread (their listeners): it
+ * takes rx_thread's priority through the domain's configuration, ahead of the user's (cfg->config,
+ * or CYCLONEDDS_URI when that is NULL), whose own settings come later and win. Cyclone 0.10 can
+ * set the scheduling of its single receive thread "recv" only (its per-socket threads recvUC and
+ * recvMC are not configurable), so the per-socket threads are turned off. NULL when nothing is to
+ * be added (SCHED_OTHER, or SCHED_FIFO not permitted: Cyclone would refuse to start the thread). */
+static char *domain_config(const takt_dds_config_t *cfg) {
+  if (cfg->rx_thread.policy != TAKT_SCHED_FIFO || !takt_port_rt_permitted()) return NULL;
+  const char *user = cfg->config != NULL ? cfg->config : getenv("CYCLONEDDS_URI");
+  if (user == NULL) user = "";
+  size_t cap = strlen(user) + 400u;
+  char *out = malloc(cap); /* creation time */
+  if (out == NULL) return NULL;
+  int n = snprintf(out, cap,
+                   "<Domain><Internal><MultipleReceiveThreads>false</MultipleReceiveThreads>"
+                   "</Internal><Threads><Thread Name=\"recv\"><Scheduling><Class>realtime</Class>"
+                   "<Priority>%d</Priority></Scheduling></Thread></Threads></Domain>%s%s",
+                   cfg->rx_thread.priority, user[0] != '\0' ? "," : "", user);
+  if (n < 0 || (size_t)n >= cap) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
 takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t *cfg,
                                    takt_bridge_backend_t *out) {
   static const takt_dds_config_t k_default = TAKT_DDS_CONFIG_DEFAULT;
@@ -698,7 +800,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
   size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 2u));
   size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
-  size_t rx_at = takt__carve(&end, cfg->max_payload + TAKT__DDS_STAMP_ROOM);
+  size_t rx_at = takt__carve(&end, 8u); /* a failed call's answer: slot + ok */
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
   memset(mem, 0, end);
@@ -712,6 +814,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->max_routes = cfg->max_routes;
   d->max_payload = cfg->max_payload;
   d->stamp = cfg->stamp;
+  d->direct_write = cfg->direct_write;
   d->call_timeout = cfg->call_timeout_ns;
   d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
   if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
@@ -728,9 +831,11 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
     return rc;
   }
 
-  dds_entity_t domain = 0;
-  if (cfg->config != NULL) {
-    domain = dds_create_domain(cfg->domain, cfg->config);
+  char *config = domain_config(cfg);
+  const char *use = config != NULL ? config : cfg->config;
+  if (use != NULL) {
+    dds_entity_t domain = dds_create_domain(cfg->domain, use);
+    free(config);
     /* an existing domain of this id (another backend in the process) is used as it is */
     if (domain < 0 && domain != DDS_RETCODE_PRECONDITION_NOT_MET) goto fail;
   }
@@ -853,11 +958,52 @@ static void drop_route(takt_dds_t *d, uint32_t idx) {
 static void publish_graph(takt_dds_t *d);
 static void check_route_types(takt_dds_t *d, uint32_t idx);
 
+/* Cyclone 0.10 blocks a reliable writer (up to the QoS's max_blocking_time) while its
+ * unacknowledged bytes exceed the writer's high-water mark. For a KEEP_LAST writer that mark is
+ * INT32_MAX (lowered to 8/10 of it while retransmitting), and its history holds at most depth
+ * samples, older ones being dropped even if unacknowledged: it cannot block while depth samples
+ * of the largest size stay below that. KEEP_ALL writers (takt makes none) block when their
+ * history fills. A route that could block keeps every send on the writer thread. */
+#define DIRECT_UNACKED_MAX (1ull << 30)
+
+static void decide_direct(takt_dds_t *d, takt__dds_route_t *r) {
+  uint64_t per_sample = (uint64_t)d->max_payload + TAKT__DDS_STAMP_ROOM + 64u + 16u;
+  /* a fragment of Cyclone's (1344 bytes by default) carries some overhead in its accounting */
+  per_sample += per_sample / 8u;
+  r->direct = d->direct_write && (uint64_t)r->qos.depth * per_sample <= DIRECT_UNACKED_MAX;
+}
+
 /* Count the route: from now on send and the reader thread may use it; the graph shows it. */
 static void publish_route(takt_dds_t *d) {
+  decide_direct(d, &d->routes[d->n_routes]);
   __atomic_store_n(&d->n_routes, d->n_routes + 1u, __ATOMIC_RELEASE);
   check_route_types(d, d->n_routes - 1u);
   publish_graph(d);
+}
+
+/* The route's receive buffer (before the bridge knows the route: nothing to undo there). */
+static takt_err_t route_buffer(takt_dds_t *d, takt__dds_route_t *r) {
+  r->owner = d;
+  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload + TAKT__DDS_STAMP_ROOM);
+  return r->rx_buf != NULL ? TAKT_OK : TAKT_ENOMEM;
+}
+
+static void route_buffer_free(takt_dds_t *d, takt__dds_route_t *r) {
+  if (r->rx_buf != NULL) takt__context_free(d->ctx, r->rx_buf);
+  r->rx_buf = NULL;
+}
+
+/* A published route's reader gets its listener: received samples go from it straight into the
+ * bridge, in Cyclone's thread, no hand-off to a thread of takt's. Then what came before. */
+static takt_err_t listen_route(takt__dds_route_t *r) {
+  dds_listener_t *l = dds_create_listener(r);
+  if (l == NULL) return TAKT_ENOMEM; /* the route stays, and never receives */
+  dds_lset_data_available(l, on_data);
+  dds_return_t rc = dds_set_listener(route_reader(r), l);
+  dds_delete_listener(l);
+  if (rc < 0) return TAKT_EOS;
+  on_data(route_reader(r), r);
+  return TAKT_OK;
 }
 
 takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
@@ -879,18 +1025,17 @@ takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
   if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
   uint16_t e = 0;
   TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, false, &e));
-  /* the bridge must know the entity before the reader thread can deliver for it */
-  takt_err_t rc = takt_bridge_import(b, topic, e);
+  takt__dds_route_t *r = &d->routes[e];
+  /* the bridge must know the entity before the listener can deliver for it */
+  takt_err_t rc = route_buffer(d, r);
+  if (rc == TAKT_OK) rc = takt_bridge_import(b, topic, e);
   if (rc != TAKT_OK) {
     drop_route(d, e);
+    route_buffer_free(d, r);
     return rc;
   }
-  publish_route(d); /* before the reader thread can be woken for it: it reads n_routes first */
-  takt__dds_route_t *r = &d->routes[e];
-  if (dds_set_status_mask(r->endpoint, DDS_DATA_AVAILABLE_STATUS) < 0 ||
-      dds_waitset_attach(d->waitset, r->endpoint, (dds_attach_t)e) < 0)
-    return TAKT_EOS; /* the route stays, and never receives */
-  return TAKT_OK;
+  publish_route(d);
+  return listen_route(r);
 }
 
 /* ---- services ------------------------------------------------------------------------------ */
@@ -944,19 +1089,17 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
     rc = dds_get_instance_handle(r->endpoint, &ih) < 0 ? TAKT_EOS : TAKT_OK;
     r->guid = ih; /* as rmw_cyclonedds: the request writer's instance handle */
   }
+  if (rc == TAKT_OK) rc = route_buffer(d, r);
   if (rc == TAKT_OK)
     rc = server ? takt_bridge_export_service(b, name, req, resp, e, priority)
                 : takt_bridge_import_service(b, name, req, resp, e, priority);
   if (rc != TAKT_OK) {
     drop_route(d, e);
+    route_buffer_free(d, r);
     return rc;
   }
   publish_route(d);
-  dds_entity_t rd = server ? r->endpoint : r->endpoint2;
-  if (dds_set_status_mask(rd, DDS_DATA_AVAILABLE_STATUS) < 0 ||
-      dds_waitset_attach(d->waitset, rd, (dds_attach_t)e) < 0)
-    return TAKT_EOS; /* the route stays, and never receives */
-  return TAKT_OK;
+  return listen_route(r);
 }
 
 takt_err_t takt_dds_import_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
@@ -1024,7 +1167,7 @@ takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
   /* the queue first: the writer thread posts tx_drained whenever it has emptied it */
   for (;;) {
     takt__lock_take(&d->tx_lock);
-    bool empty = d->tx_head == d->tx_tail;
+    bool empty = d->tx_head == d->tx_tail && !d->tx_direct;
     takt__lock_give(&d->tx_lock);
     if (empty) break;
     if (takt_wakeup_wait(&d->tx_drained, end) == TAKT_ETIMEDOUT) return TAKT_ETIMEDOUT;
@@ -1055,7 +1198,7 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .replies_dropped = takt__dds_read(&c->replies_dropped),
       .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed),
       .type_mismatch = takt__dds_read(&c->type_mismatch),
-      .calls_expired = takt__dds_read(&c->calls_expired)};
+      .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

@@ -96,6 +96,13 @@ typedef struct takt__dds_route {
   bool exported;   /* topics: TOPIC_OUT */
   bool raw;        /* topics: the type support has no codec (bytes of its size, as the system
                       file's topics): carried as CDR `uint8[] data` (u32 count + the bytes) */
+  struct takt_dds *owner;
+  uint8_t *rx_buf;  /* routes that receive: their listener's buffer (max_payload + the stamp's
+                       room, the context's arena, from the route's creation) */
+  uint32_t rx_pending; /* calls to take (atomic; the one that finds 0 takes, until every call
+                          counted meanwhile is answered) */
+  bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
+                      writer cannot block (keep-last, bounded unacknowledged bytes) */
   uint64_t guid;   /* client routes: the id our requests carry */
   /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
      the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
@@ -118,7 +125,7 @@ typedef struct takt__dds_slot {
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
-      malformed, type_mismatch, calls_expired; /* atomic */
+      malformed, type_mismatch, calls_expired, direct; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -155,11 +162,14 @@ struct takt_dds {
   uint32_t tx_cap;
   uint32_t tx_head, tx_tail; /* [tx_lock] */
   bool tx_stopping;          /* [tx_lock] */
+  bool tx_direct;            /* [tx_lock] a sender writes to Cyclone itself: the writer thread
+                                waits for it (nothing overtakes), and so does every other send */
+  bool direct_write;         /* [const] sends may write from the sending thread */
   takt_wakeup_t tx_wake;    /* posted by send and stop: the writer waits on it */
   takt_wakeup_t tx_drained; /* posted by the writer when the queue is empty (takt_dds_wait_acked) */
   /* the reader thread's own */
-  dds_attach_t *rx_attach; /* max_routes + 1 */
-  uint8_t *rx_buf;         /* max_payload */
+  dds_attach_t *rx_attach; /* max_routes + 2 */
+  uint8_t *rx_buf;         /* 8 bytes: a failed call's answer (expire_calls) */
   takt__dds_counters_t stats;
 };
 

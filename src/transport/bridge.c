@@ -161,7 +161,10 @@ static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t
        would from a local publishing job (the receive side runs as that job for the publish) */
     takt__job_t carried = {.t_info = m->t_info, .release = m->t_info, .abs_deadline = m->deadline};
     takt__job_t *saved = takt__current_job;
-    if (m->deadline > 0) takt__current_job = &carried;
+    /* without one, no job: a backend may dispatch in a thread that is running a job of its own
+       (DDS: a local writer's listener runs in the writing job), whose deadline is not this
+       message's */
+    takt__current_job = m->deadline > 0 ? &carried : NULL;
     rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
     takt__current_job = saved;
   }
@@ -448,6 +451,17 @@ takt_err_t takt_bridge_deliver(takt_bridge_t *b, const takt_bridge_msg_t *m, con
   takt__lock_give(&b->q_lock);
   takt_bridge_notify(b);
   return TAKT_OK;
+}
+
+takt_err_t takt_bridge_dispatch(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                                uint32_t len) {
+  if (b == NULL || m == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
+  if (len > b->max_payload) return TAKT_ESIZE;
+  takt__lock_take(&b->lock);
+  bool stopped = b->stop;
+  if (!stopped) dispatch_locked(b, m, bytes, len); /* as process_one, without the queue */
+  takt__lock_give(&b->lock); /* the publication's wake-ups are posted here */
+  return stopped ? TAKT_ESTATE : TAKT_OK;
 }
 
 static void input_main(void *arg) {
