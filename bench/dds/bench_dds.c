@@ -63,14 +63,16 @@ static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) 
 
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
-                  "       takt-bench-dds pub DOMAIN COUNT PERIOD_US SIZE...\n");
+                  "       takt-bench-dds pub|pub-direct DOMAIN COUNT PERIOD_US SIZE...\n"
+                  "(pub-direct: the forwarding job writes to Cyclone itself, direct_write)\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   if (argc < 5) return usage();
   bool sub = strcmp(argv[1], "sub") == 0;
-  if (!sub && strcmp(argv[1], "pub") != 0) return usage();
+  bool direct = strcmp(argv[1], "pub-direct") == 0;
+  if (!sub && !direct && strcmp(argv[1], "pub") != 0) return usage();
   uint32_t domain = (uint32_t)atoi(argv[2]);
   long count = atol(argv[3]);
   long period_us = sub ? 0 : atol(argv[4]);
@@ -96,6 +98,7 @@ int main(int argc, char **argv) {
   CHECK(takt_node_create(ctx, sub ? "bench_sub" : "bench_pub", &node));
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   dc.domain = domain;
+  dc.direct_write = direct;
   dc.max_routes = g_nlanes;
   dc.max_payload = largest + 64u;
   dc.tx_queue = 8;

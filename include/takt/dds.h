@@ -91,8 +91,10 @@ typedef struct takt_dds_config {
   bool direct_write;     /* a send that finds the writer thread's queue empty and no other send
                             in progress writes to Cyclone itself, from the sending job (the
                             bridge's forwarding callback): no hand-off to the writer thread, but
-                            Cyclone's write (its allocations, the socket sends) runs in that job.
-                            false: every send goes through the writer thread (default true) */
+                            Cyclone's write (its allocations, the socket sends) runs in that job,
+                            which takt's rule of no allocation on a callback's path forbids by
+                            default. false: every send goes through the writer thread (default
+                            false; takt bench dds measures both) */
   takt_thread_attr_t rx_thread; /* the reader thread, which expires calls (name NULL:
                                    "takt-dds-in"); its policy and priority also go to Cyclone's
                                    receive thread, which delivers (SCHED_FIFO, when permitted) */
@@ -102,7 +104,7 @@ typedef struct takt_dds_config {
 #define TAKT_DDS_CONFIG_DEFAULT                                                                  \
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
-   .call_timeout_ns = 1000000000, .stamp = true, .direct_write = true,                          \
+   .call_timeout_ns = 1000000000, .stamp = true, .direct_write = false,                         \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \

@@ -25,13 +25,15 @@ def _rows(p50, p99):
 
 
 def test_headline_ratios_and_goals(tmp_path, monkeypatch):
-    monkeypatch.setattr(dds, "takt_rows", lambda *a: _rows(20.0, 30.0))
+    # the writer thread's path, and the direct write's (direct=True)
+    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: _rows(18.0 if direct else 20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {s: {"count": 9, "p50": 16e3, "p99": 20e3, "max": 25e3}
                                                         for s in dds.SIZES})
     monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})  # no ROS 2 venv
     assert dds.run(True, tmp_path) == 0
     r = json.loads((tmp_path / "dds.json").read_text())
     assert r["headline"]["p50_takt_over_ddsperf_64B"] == 1.25
+    assert r["headline"]["p50_takt_direct_over_ddsperf_64B"] == 1.12
     assert r["headline"]["p99_takt_over_rclpy_p50_64B"] is None
     md = (tmp_path / "dds.md").read_text()
     assert "p50_takt_over_ddsperf_64B <= 1.1: NOT met" in md
@@ -42,7 +44,7 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
 
 
 def test_missing_takt_rows_fail(tmp_path, monkeypatch):
-    monkeypatch.setattr(dds, "takt_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: {})
     monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
     monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
     assert dds.run(True, tmp_path) == 1

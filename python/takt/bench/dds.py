@@ -57,11 +57,14 @@ def _rows(raw: Optional[dict]) -> Dict[int, Dict[str, float]]:
     return {r["size"]: percentiles(r["samples"]) for r in raw["rows"] if r["samples"]}
 
 
-def takt_rows(count: int, period_us: int, domain: int) -> Dict[int, Dict[str, float]]:
+def takt_rows(count: int, period_us: int, domain: int, direct: bool = False) -> Dict[int, Dict[str, float]]:
+    """direct: the publisher's forwarding job writes to Cyclone itself (direct_write), not the writer
+    thread (the default)."""
     exe = str(native.program("bench/takt-bench-dds"))
     sizes = [str(s) for s in SIZES]
     raw = _pair([exe, "sub", str(domain), str(count)] + sizes,
-                [exe, "pub", str(domain), str(count), str(period_us)] + sizes, dict(os.environ), 120)
+                [exe, "pub-direct" if direct else "pub", str(domain), str(count), str(period_us)] + sizes,
+                dict(os.environ), 120)
     return _rows(raw)
 
 
@@ -113,13 +116,16 @@ def run(quick: bool, out: Path) -> int:
     count = 10 if quick else 2000
     base = 150 + os.getpid() % 40  # DDS domains of this run's own
     takt = takt_rows(count, 10000 if quick else 5000, base)
+    direct = takt_rows(count, 10000 if quick else 5000, base + 3, direct=True)
     perf = ddsperf_rows(1 if quick else 20, base + 1)
     rcl = rclpy_rows(5 if quick else 2000, 0.01 if quick else 0.005, base + 2)
     headline: Dict[str, object] = {}
     for s in SIZES:
-        t = takt.get(s)
+        t, dt = takt.get(s), direct.get(s)
         headline[f"p50_takt_over_ddsperf_{LABEL[s]}"] = ratio(t["p50"], perf[s]["p50"]) if t and s in perf else None
         headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"] = ratio(t["p99"], rcl[s]["p50"]) if t and s in rcl else None
+        headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"] = (ratio(dt["p50"], perf[s]["p50"])
+                                                                if dt and s in perf else None)
     goals = [("p50_takt_over_ddsperf_64B", 1.1), ("p50_takt_over_ddsperf_1MB", 1.2),
              ("p99_takt_over_rclpy_p50_64B", 1.0)]
     m = machine()
@@ -130,17 +136,24 @@ def run(quick: bool, out: Path) -> int:
           "CLOCK_MONOTONIC); topics of bytes (CDR uint8[]), reliable, keep-last 8. ddsperf: Cyclone's "
           "own ping-pong at 50 Hz, one-way = half the round trip (its per-second medians' median, the "
           "largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
-          "DDS, publish -> callback start. Default interface, no other load arranged."
+          "DDS, publish -> callback start. Default interface, no other load arranged. takt direct: the "
+          "same with the publisher's `direct_write` on (its forwarding job writes to Cyclone itself "
+          "instead of the writer thread: one hand-off less, but Cyclone's allocations in that job, so "
+          "off by default; docs/dds.md)."
           + (" Smoke mode: a handful of samples, the numbers mean nothing." if quick else ""), "",
-          "| size | takt p50 µs | takt p99 µs | takt max µs | ddsperf p50 µs | ddsperf p99 µs | "
-          "rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | takt p99 / rclpy p50 |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "| size | takt p50 µs | takt p99 µs | takt max µs | takt direct p50 µs | takt direct p99 µs | "
+          "ddsperf p50 µs | ddsperf p99 µs | rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | "
+          "takt direct p50 / ddsperf | takt p99 / rclpy p50 |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in SIZES:
         a = headline[f"p50_takt_over_ddsperf_{LABEL[s]}"]
+        ad = headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"]
         b = headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"]
+        na = lambda v: v if v is not None else "n/a"  # noqa: E731
         md.append(f"| {LABEL[s]} | {_us(takt, s, 'p50')} | {_us(takt, s, 'p99')} | {_us(takt, s, 'max')} | "
+                  f"{_us(direct, s, 'p50')} | {_us(direct, s, 'p99')} | "
                   f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(rcl, s, 'p50')} | "
-                  f"{_us(rcl, s, 'p99')} | {a if a is not None else 'n/a'} | {b if b is not None else 'n/a'} |")
+                  f"{_us(rcl, s, 'p99')} | {na(a)} | {na(ad)} | {na(b)} |")
     md += ["", "Goals: " + "; ".join(
         f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
         for k, g in goals), ""]
@@ -150,8 +163,8 @@ def run(quick: bool, out: Path) -> int:
         md.append("No rclpy (.venv-ros2, tools/deps_ros2.sh): its column is n/a.")
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
               "headline": headline,
-              "rows": [{"size": s, "takt": takt.get(s), "ddsperf": perf.get(s), "rclpy": rcl.get(s)}
-                       for s in SIZES]}
+              "rows": [{"size": s, "takt": takt.get(s), "takt_direct": direct.get(s), "ddsperf": perf.get(s),
+                        "rclpy": rcl.get(s)} for s in SIZES]}
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
-    return 0 if len(takt) == len(SIZES) else 1
+    return 0 if len(takt) == len(SIZES) and len(direct) == len(SIZES) else 1
