@@ -95,6 +95,15 @@ foreach(board ${TAKT_FW_BOARDS})
         set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS "firmware;ros1")
       endforeach()
     endif()
+    # ROS 2 from the MCU: the same firmware on a DDS domain through its agent (fw/run_ros2.py),
+    # against rclpy (the Python 3.12 venv of tools/deps_ros2.sh)
+    if(TAKT_WITH_DDS AND board STREQUAL "mps2-an500" AND EXISTS ${CMAKE_SOURCE_DIR}/.venv-ros2/bin/python)
+      add_test(NAME fw_ros2_node_${board}
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/fw/run_ros2.py --qemu ${TAKT_QEMU_ARM}
+                       --board ${board} --elf ${fw_bin}/takt-fw-ros.elf --agent $<TARGET_FILE:takt-run>
+                       --venv ${CMAKE_SOURCE_DIR}/.venv-ros2 --workdir ${fw_bin}/run-ros2 --domain 97)
+      set_tests_properties(fw_ros2_node_${board} PROPERTIES TIMEOUT 150 LABELS "firmware;dds")
+    endif()
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
     add_test(NAME fw_entity_sizes_${board}
              COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio

@@ -110,6 +110,17 @@ takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t en
 /** Publish messages of entity into topic. TAKT_ESIZE for a type larger than max_message (with
  * hooks) or than the backend's max_payload (without). */
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity);
+/**
+ * As takt_bridge_export / takt_bridge_import, with the messages carried as `wire` encodes them
+ * instead of as the topic's type does: wire is a type support of the same in-memory type (its
+ * size the topic type's) with other hooks, e.g. a generated type's CDR support for a topic of its
+ * ROS 1 support, so that one topic travels as ROS 1 bytes over a link and as CDR over DDS.
+ * TAKT_EINVAL for a wire type of another size; otherwise as takt_bridge_export / import.
+ */
+takt_err_t takt_bridge_export_as(takt_bridge_t *b, takt_topic_t *topic, const takt_type_support_t *wire,
+                                 uint16_t entity, uint8_t priority, bool reliable);
+takt_err_t takt_bridge_import_as(takt_bridge_t *b, takt_topic_t *topic, const takt_type_support_t *wire,
+                                 uint16_t entity);
 /** As takt_bridge_import, naming the priority of the local callback the messages feed and
  * whether they should come through the reliable stream: the bridge's description
  * (takt_bridge_describe) tells the far side to send them so. */

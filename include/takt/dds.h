@@ -162,6 +162,15 @@ takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
  */
 takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
                            const takt_dds_qos_t *qos);
+/** As takt_dds_export / takt_dds_import, with the samples as `wire` encodes them (a CDR type
+ * support of the topic's in-memory type, e.g. `pkg__msg__Type__type_cdr` for a topic of the ROS 1
+ * support `pkg__msg__Type__type`: takt_bridge_export_as). wire NULL: the topic's type. */
+takt_err_t takt_dds_export_as(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
+                              const takt_type_support_t *wire, uint8_t priority,
+                              const takt_dds_qos_t *qos);
+takt_err_t takt_dds_import_as(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
+                              const takt_type_support_t *wire, uint8_t priority,
+                              const takt_dds_qos_t *qos);
 
 /** How a service's request and reply carry the request's identity on DDS. */
 typedef enum {

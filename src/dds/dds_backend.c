@@ -920,10 +920,11 @@ static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const cha
   return TAKT_OK;
 }
 
-static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, uint8_t priority,
-                            const takt_dds_qos_t *qos, bool exported, uint16_t *entity) {
+static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, const takt_type_support_t *wire,
+                            uint8_t priority, const takt_dds_qos_t *qos, bool exported,
+                            uint16_t *entity) {
   if (d->n_routes == d->max_routes) return TAKT_EFULL;
-  const takt_type_support_t *ts = takt_topic_type(topic);
+  const takt_type_support_t *ts = wire != NULL ? wire : takt_topic_type(topic);
   takt__dds_route_t *r = &d->routes[d->n_routes];
   memset(r, 0, sizeof *r);
   TAKT_RETURN_IF_ERR(takt_dds_type_name(ts->name, r->type_name, sizeof r->type_name));
@@ -1008,10 +1009,17 @@ static takt_err_t listen_route(takt__dds_route_t *r) {
 
 takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
                            const takt_dds_qos_t *qos) {
+  return takt_dds_export_as(d, b, topic, NULL, priority, qos);
+}
+
+takt_err_t takt_dds_export_as(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
+                              const takt_type_support_t *wire, uint8_t priority,
+                              const takt_dds_qos_t *qos) {
   if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
+  if (wire != NULL && wire->size != takt_topic_type(topic)->size) return TAKT_EINVAL;
   uint16_t e = 0;
-  TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, true, &e));
-  takt_err_t rc = takt_bridge_export(b, topic, e, priority, d->routes[e].qos.reliable);
+  TAKT_RETURN_IF_ERR(add_route(d, topic, wire, priority, qos, true, &e));
+  takt_err_t rc = takt_bridge_export_as(b, topic, wire, e, priority, d->routes[e].qos.reliable);
   if (rc != TAKT_OK) {
     drop_route(d, e);
     return rc;
@@ -1022,13 +1030,20 @@ takt_err_t takt_dds_export(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
 
 takt_err_t takt_dds_import(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic, uint8_t priority,
                            const takt_dds_qos_t *qos) {
+  return takt_dds_import_as(d, b, topic, NULL, priority, qos);
+}
+
+takt_err_t takt_dds_import_as(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *topic,
+                              const takt_type_support_t *wire, uint8_t priority,
+                              const takt_dds_qos_t *qos) {
   if (d == NULL || b == NULL || topic == NULL || d->bridge != b) return TAKT_EINVAL;
+  if (wire != NULL && wire->size != takt_topic_type(topic)->size) return TAKT_EINVAL;
   uint16_t e = 0;
-  TAKT_RETURN_IF_ERR(add_route(d, topic, priority, qos, false, &e));
+  TAKT_RETURN_IF_ERR(add_route(d, topic, wire, priority, qos, false, &e));
   takt__dds_route_t *r = &d->routes[e];
   /* the bridge must know the entity before the listener can deliver for it */
   takt_err_t rc = route_buffer(d, r);
-  if (rc == TAKT_OK) rc = takt_bridge_import(b, topic, e);
+  if (rc == TAKT_OK) rc = takt_bridge_import_as(b, topic, wire, e);
   if (rc != TAKT_OK) {
     drop_route(d, e);
     route_buffer_free(d, r);

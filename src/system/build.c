@@ -90,6 +90,8 @@ struct takt_system {
   takt_shm_t *shm;        /* shared topics: this process's attachment */
   takt_node_t *shm_node;  /* the routes' subscriptions and publishers */
   takt_bridge_t *dds_bridge; /* the dds: section's bridge (its backend is the DDS one) */
+  /* a ROS-typed topic carried over DDS travels as its type's CDR (the topic's own support is ROS 1's) */
+  takt_type_support_t dds_wire[MAX_TOPICS];
   char *dds_xml;             /* the Cyclone configuration made from the dds: section */
 };
 
@@ -788,8 +790,18 @@ static takt_err_t build_dds(takt_system_t *s) {
       if (ti < 0) return fail(s, r->line, TAKT_ENOENT, "dds: no topic '%s'", r->topic);
       takt_dds_qos_t q = {.reliable = r->reliable, .transient_local = r->transient_local,
                           .depth = r->depth};
-      rc = is_export ? takt_dds_export(dds, s->dds_bridge, s->topics[ti], r->priority, &q)
-                     : takt_dds_import(dds, s->dds_bridge, s->topics[ti], r->priority, &q);
+      const takt_type_support_t *wire = NULL;
+#if TAKT_SYSTEM_HAVE_MSGS
+      const takt_msg_entry_t *e = s->desc.topics[ti].type[0] != '\0'
+                                      ? takt_msgs_find(s->desc.topics[ti].type) : NULL;
+      if (e != NULL) { /* its CDR hooks, under the same name (the DDS type name follows it) */
+        s->dds_wire[ti] = (takt_type_support_t){e->name, e->dds_name, e->size, e->cdr_serialize,
+                                                e->cdr_deserialize};
+        wire = &s->dds_wire[ti];
+      }
+#endif
+      rc = is_export ? takt_dds_export_as(dds, s->dds_bridge, s->topics[ti], wire, r->priority, &q)
+                     : takt_dds_import_as(dds, s->dds_bridge, s->topics[ti], wire, r->priority, &q);
       if (rc < 0)
         return fail(s, r->line, rc, "dds: %s of topic '%s': %s", is_export ? "export" : "import",
                     r->topic, takt_strerror(rc));

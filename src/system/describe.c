@@ -198,6 +198,20 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     lr->reliable = !published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0;
     lr->line = l->line;
     (*count)++;
+    takt_system_dds_t *dd = &desc->dds;
+    if (dd->enabled) { /* and on DDS, as ROS 2's rt/<topic>, at the same priority */
+      uint32_t *dcount = published ? &dd->n_exports : &dd->n_imports;
+      if (*dcount == TAKT_SYSTEM_MAX_ROUTES)
+        return fail(err, errlen, TAKT_EFULL, "%s:%d: dds: more than %d routes each way", src,
+                    dd->line, TAKT_SYSTEM_MAX_ROUTES);
+      takt_system_dds_route_t *dr = published ? &dd->exports[*dcount] : &dd->imports[*dcount];
+      memset(dr, 0, sizeof *dr);
+      snprintf(dr->topic, sizeof dr->topic, "%s", r->topic);
+      dr->priority = published ? 0 : r->priority;
+      dr->reliable = true; /* ROS 2's default QoS: reliable, volatile */
+      dr->line = l->line;
+      (*dcount)++;
+    }
     if (!r1->enabled) continue;
     uint32_t *rcount = published ? &r1->n_exports : &r1->n_imports;
     if (*rcount == TAKT_SYSTEM_MAX_ROUTES)

@@ -876,7 +876,9 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "export")) != NULL && parse_dds_routes(p, n, true, d) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_dds_routes(p, n, false, d) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_dds_services(p, n, sys) < 0) return -1;
-  if (d->n_exports + d->n_imports + d->n_services == 0)
+  bool described = false; /* a described link's topics go to DDS (takt_system_describe_links) */
+  for (uint32_t i = 0; i < sys->n_links; i++) described = described || sys->links[i].describe;
+  if (d->n_exports + d->n_imports + d->n_services == 0 && !described)
     return FAIL(p, map, "'dds' carries nothing: give it 'export', 'import' or 'services'");
   for (uint32_t i = 0; i < d->n_imports; i++) {
     /* an imported topic is published here by the bridge: a local publisher would be a second

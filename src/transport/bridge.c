@@ -602,10 +602,12 @@ static takt_err_t claim_entity_locked(takt_bridge_t *b, uint16_t entity) {
   return TAKT_OK;
 }
 
-static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity, uint8_t priority,
-                            bool reliable, bool exported) {
+static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, const takt_type_support_t *wire,
+                            uint16_t entity, uint8_t priority, bool reliable, bool exported) {
   if (b == NULL || topic == NULL) return TAKT_EINVAL;
   const takt_type_support_t *ts = takt_topic_type(topic);
+  if (wire != NULL && wire->size != ts->size) return TAKT_EINVAL;
+  if (wire != NULL) ts = wire;
   bool hooks = exported ? ts->serialize != NULL : ts->deserialize != NULL;
   if (hooks ? !exported && ts->size > b->cfg.max_message : ts->size > b->max_payload)
     return TAKT_ESIZE;
@@ -635,16 +637,26 @@ static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, uint16_t enti
 
 takt_err_t takt_bridge_export(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity, uint8_t priority,
                               bool reliable) {
-  return add_route(b, topic, entity, priority, reliable, true);
+  return add_route(b, topic, NULL, entity, priority, reliable, true);
+}
+
+takt_err_t takt_bridge_export_as(takt_bridge_t *b, takt_topic_t *topic, const takt_type_support_t *wire,
+                                 uint16_t entity, uint8_t priority, bool reliable) {
+  return add_route(b, topic, wire, entity, priority, reliable, true);
+}
+
+takt_err_t takt_bridge_import_as(takt_bridge_t *b, takt_topic_t *topic, const takt_type_support_t *wire,
+                                 uint16_t entity) {
+  return add_route(b, topic, wire, entity, 0, false, false);
 }
 
 takt_err_t takt_bridge_import(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity) {
-  return add_route(b, topic, entity, 0, false, false);
+  return add_route(b, topic, NULL, entity, 0, false, false);
 }
 
 takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t entity,
                                  uint8_t priority, bool reliable) {
-  return add_route(b, topic, entity, priority, reliable, false);
+  return add_route(b, topic, NULL, entity, priority, reliable, false);
 }
 
 takt_err_t takt_bridge_describe(takt_bridge_t *b, const char *node) {

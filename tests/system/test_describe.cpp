@@ -78,11 +78,12 @@ struct DescribeTest : ::testing::Test {
   std::string far_spec() const {
     return "udp:127.0.0.1:" + std::to_string(there) + ":127.0.0.1:" + std::to_string(here);
   }
-  void parse(bool ros1) {
+  void parse(bool ros1, bool dds = false) {
     std::string text = "name: agent\nnodes:\n  - name: agent\nlinks:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
                        std::to_string(here) + ":127.0.0.1:" + std::to_string(there) +
                        "', describe: true}\n";
     if (ros1) text += "ros1:\n  master: http://127.0.0.1:1/\n";
+    if (dds) text += "dds:\n  domain: 7\n";
     ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
                                 text.size(), desc.get(), err, sizeof err),
               TAKT_OK)
@@ -120,6 +121,21 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   takt_bridge_stats_t st;
   takt_bridge_get_stats(far.bridge, &st);
   EXPECT_EQ(st.unknown_entity, 0u);
+}
+
+// with a dds: section the same topics go to DDS too (ROS 2's rt/<topic>), at the same priorities
+TEST_F(DescribeTest, WithADdsSectionTheTopicsGoToDdsToo) {
+  parse(false, true);
+  FarSide far(far_spec(), &std_msgs__String__type);
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, err, sizeof err), TAKT_OK)
+      << err;
+  ASSERT_EQ(desc->dds.n_exports, 1u);
+  EXPECT_STREQ(desc->dds.exports[0].topic, "chatter");
+  EXPECT_TRUE(desc->dds.exports[0].reliable);
+  ASSERT_EQ(desc->dds.n_imports, 1u);
+  EXPECT_STREQ(desc->dds.imports[0].topic, "cmd");
+  EXPECT_EQ(desc->dds.imports[0].priority, 20);
+  EXPECT_EQ(desc->ros1.n_exports + desc->ros1.n_imports, 0u);  // no ros1 section
 }
 
 TEST_F(DescribeTest, ADifferentDefinitionIsRefusedWithBothMd5s) {

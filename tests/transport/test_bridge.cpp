@@ -720,8 +720,9 @@ TEST(BridgeDescribe, AnsweredOnlyOnceDescribedInPartsThatFitThePayload) {
   ASSERT_EQ(takt_bridge_export(k.b, out, 3, 7, true), TAKT_OK);
   ASSERT_EQ(takt_bridge_import_at(k.b, in, 4, 20, false), TAKT_OK);
   ASSERT_EQ(takt_bridge_export(k.b, more, 5, 1, false), TAKT_OK);
-  // the bridge's own entities are not routes
+  // the bridge's own entities are not routes; a wire type must be the topic type's size
   EXPECT_EQ(takt_bridge_import(k.b, more, TAKT_BRIDGE_ENTITY_DESCRIBE), TAKT_EINVAL);
+  EXPECT_EQ(takt_bridge_export_as(k.b, more, &kReading, 6, 0, false), TAKT_EINVAL);
   EXPECT_EQ(takt_bridge_describe(k.b, ""), TAKT_EINVAL);
   k.attach();
   // not described: a request is an unknown entity, nothing is sent
