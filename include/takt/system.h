@@ -314,6 +314,8 @@ typedef struct takt_system_hooks {
 /** Told of each described link (its routes added), e.g. to say what the far side is. */
 typedef void (*takt_system_describe_fn)(void *user, const takt_system_link_t *link,
                                         const takt_bridge_description_t *d);
+/** Asked between two requests: true ends the wait (TAKT_ECANCELED), e.g. after Ctrl-C. */
+typedef bool (*takt_system_stop_fn)(void *user);
 
 /**
  * For each link with `describe: true`: open it, ask the far side for its description (a frame of
@@ -325,12 +327,13 @@ typedef void (*takt_system_describe_fn)(void *user, const takt_system_link_t *li
  * the file names one. Routes the file gives for an entity win. Call it before the context is made
  * (takt_system_context_config sizes it from desc). TAKT_ETIMEDOUT if a far side did not answer;
  * TAKT_ENOENT for a type this build does not know; TAKT_EINVAL for a different md5 or a topic
- * typed otherwise here; TAKT_EFULL past the description's limits; errors of opening the link.
- * Each writes one line to err. Blocks (not for a real-time path).
+ * typed otherwise here; TAKT_EFULL past the description's limits; TAKT_ECANCELED when stop (may
+ * be NULL) said so while waiting; errors of opening the link. Each writes one line to err.
+ * Blocks (not for a real-time path).
  */
 takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s,
-                                      takt_system_describe_fn on_described, void *user, char *err,
-                                      size_t errlen);
+                                      takt_system_describe_fn on_described,
+                                      takt_system_stop_fn stop, void *user, char *err, size_t errlen);
 
 /**
  * Build desc on ctx (in its startup phase): groups, topics (byte-blob types of their sizes),

@@ -58,7 +58,8 @@ static takt_err_t fail(char *err, size_t errlen, takt_err_t rc, const char *fmt,
 
 /* Ask one link until its description is complete or timeout_s passed. */
 static takt_err_t ask(const takt_system_desc_t *desc, const takt_system_link_t *l, double timeout_s,
-                      takt_bridge_description_t *out, char *err, size_t errlen) {
+                      takt_system_stop_fn stop, void *user, takt_bridge_description_t *out,
+                      char *err, size_t errlen) {
   static asker_t a; /* one link at a time, before the system exists: no thread of ours runs */
   memset(&a, 0, sizeof a);
   pthread_mutex_init(&a.mu, NULL);
@@ -87,8 +88,8 @@ static takt_err_t ask(const takt_system_desc_t *desc, const takt_system_link_t *
     end.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&a.mu);
-  bool timed_out = false;
-  while (!a.done && !timed_out) {
+  bool timed_out = false, stopped = false;
+  while (!a.done && !timed_out && !stopped) {
     /* ask (again: a part or the request may be lost, or the far side not running yet), then
      * wait half a second for the answer */
     pthread_mutex_unlock(&a.mu);
@@ -110,6 +111,7 @@ static takt_err_t ask(const takt_system_desc_t *desc, const takt_system_link_t *
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     timed_out = now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec);
+    stopped = stop != NULL && stop(user);
   }
   bool done = a.done;
   uint32_t bad = a.bad_parts;
@@ -117,6 +119,9 @@ static takt_err_t ask(const takt_system_desc_t *desc, const takt_system_link_t *
   takt_link_close(link); /* its threads have stopped: a is ours alone again */
   pthread_cond_destroy(&a.cv);
   pthread_mutex_destroy(&a.mu);
+  if (!done && stopped)
+    return fail(err, errlen, TAKT_ECANCELED, "%s:%d: link '%s' (%s): stopped while waiting for the "
+                "far side's description", desc->source, l->line, l->name, l->spec);
   if (!done)
     return fail(err, errlen, TAKT_ETIMEDOUT,
                 "%s:%d: link '%s' (%s): no description from the far side within %.0f s (%u parts "
@@ -230,14 +235,14 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
 }
 
 takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s,
-                                      takt_system_describe_fn on_described, void *user, char *err,
-                                      size_t errlen) {
+                                      takt_system_describe_fn on_described,
+                                      takt_system_stop_fn stop, void *user, char *err, size_t errlen) {
   if (desc == NULL || timeout_s <= 0 || err == NULL) return TAKT_EINVAL;
   for (uint32_t i = 0; i < desc->n_links; i++) {
     takt_system_link_t *l = &desc->links[i];
     if (!l->describe) continue;
     takt_bridge_description_t d;
-    takt_err_t rc = ask(desc, l, timeout_s, &d, err, errlen);
+    takt_err_t rc = ask(desc, l, timeout_s, stop, user, &d, err, errlen);
     if (rc == TAKT_OK) rc = apply(desc, l, &d, err, errlen);
     if (rc < 0) return rc;
     if (on_described != NULL) on_described(user, l, &d);

@@ -95,7 +95,7 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   parse(true);
   EXPECT_EQ(desc->n_topics, 0u);
   FarSide far(far_spec(), &std_msgs__String__type);
-  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, err, sizeof err), TAKT_OK)
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
       << err;
   EXPECT_STREQ(desc->ros1.node, "/mcu_node");
   ASSERT_EQ(desc->n_topics, 2u);
@@ -127,7 +127,7 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
 TEST_F(DescribeTest, WithADdsSectionTheTopicsGoToDdsToo) {
   parse(false, true);
   FarSide far(far_spec(), &std_msgs__String__type);
-  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, err, sizeof err), TAKT_OK)
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
       << err;
   ASSERT_EQ(desc->dds.n_exports, 1u);
   EXPECT_STREQ(desc->dds.exports[0].topic, "chatter");
@@ -144,7 +144,7 @@ TEST_F(DescribeTest, ADifferentDefinitionIsRefusedWithBothMd5s) {
                                             sizeof(std_msgs__String), std_msgs__String__type.serialize,
                                             std_msgs__String__type.deserialize};
   FarSide far(far_spec(), &other);
-  EXPECT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, err, sizeof err), TAKT_EINVAL);
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_EINVAL);
   std::string e(err);
   EXPECT_EQ(e.rfind("mem.yaml:5: link 'uart': the far side's topic 'chatter' has std_msgs/String of md5 "
                     "0123456789abcdef0123456789abcdef, this build's is " std_msgs__String__MD5,
@@ -157,15 +157,27 @@ TEST_F(DescribeTest, AnUnknownTypeIsRefused) {
   parse(false);
   static const takt_type_support_t unknown = {"my_msgs/Thing", nullptr, 8, nullptr, nullptr};
   FarSide far(far_spec(), &unknown);
-  EXPECT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, err, sizeof err), TAKT_ENOENT);
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_ENOENT);
   EXPECT_NE(std::string(err).find("is of type 'my_msgs/Thing', which this build of takt does not know"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(DescribeTest, AStopEndsTheWait) {
+  parse(false);
+  int asked = 0;
+  auto stop = [](void *user) { return ++*static_cast<int *>(user) >= 2; };
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 30.0, nullptr, stop, &asked, err, sizeof err),
+            TAKT_ECANCELED);
+  EXPECT_EQ(asked, 2);  // asked after each unanswered request: two requests, about 1 s
+  EXPECT_NE(std::string(err).find("stopped while waiting for the far side's description"),
             std::string::npos)
       << err;
 }
 
 TEST_F(DescribeTest, NoAnswerIsATimeoutNamingTheLink) {
   parse(true);
-  EXPECT_EQ(takt_system_describe_links(desc.get(), 0.6, nullptr, nullptr, err, sizeof err), TAKT_ETIMEDOUT);
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 0.6, nullptr, nullptr, nullptr, err, sizeof err), TAKT_ETIMEDOUT);
   EXPECT_NE(std::string(err).find("mem.yaml:5: link 'uart' (udp:"), std::string::npos) << err;
   EXPECT_NE(std::string(err).find("no description from the far side within 1 s"), std::string::npos) << err;
   EXPECT_EQ(desc->links[0].n_imports + desc->links[0].n_exports, 0u);  // nothing added

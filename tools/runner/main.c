@@ -595,10 +595,16 @@ static void on_described(void *user, const takt_system_link_t *l, const takt_bri
 /* Seconds a described link's far side has to answer (it may still be starting). */
 #define DESCRIBE_TIMEOUT_S 30.0
 
+static bool interrupted(void *user) {
+  (void)user;
+  return g_interrupted != 0;
+}
+
 static int run(runner_t *r, const options_t *o, double duration) {
   char err[512];
   takt_err_t drc =
-      takt_system_describe_links(&r->desc, DESCRIBE_TIMEOUT_S, on_described, r, err, sizeof err);
+      takt_system_describe_links(&r->desc, DESCRIBE_TIMEOUT_S, on_described, interrupted, r, err,
+                                 sizeof err);
   if (drc < 0) {
     fprintf(stderr, "takt run: %s\n", err);
     return 1;
