@@ -56,10 +56,6 @@ takt_err_t takt_io_tcp_connect(const char *host, uint16_t port, takt_io_t wake, 
                                takt_io_t *out);
 /** TCP_NODELAY on or off (Nagle's algorithm off or on). */
 takt_err_t takt_io_tcp_nodelay(takt_io_t io, bool on);
-/** Ask for a send buffer of at least send bytes (0: leave it to the system), so that a frame of
- * that size is taken by one write. The system may give less (its maximum); an error only when
- * the socket refuses. */
-takt_err_t takt_io_tcp_send_buffer(takt_io_t io, uint32_t send);
 /** True when the peer has closed its side or the connection failed (never waits, reads nothing). */
 bool takt_io_peer_closed(takt_io_t io);
 /**

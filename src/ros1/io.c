@@ -459,10 +459,6 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     return;
   }
   (void)takt_io_tcp_nodelay(c->io, nodelay);
-  /* room in the socket for a whole frame of the largest message: the publishing thread's one
-   * gathered write takes it, and the I/O thread is not needed to finish it (the system may cap
-   * it; what does not fit still goes out through the I/O thread) */
-  (void)takt_io_tcp_send_buffer(c->io, 4u + n->cfg.max_message);
   o->id = atomic_fetch_add(&n->next_id, 1);
   takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;

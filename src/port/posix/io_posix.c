@@ -283,18 +283,6 @@ takt_err_t takt_io_tcp_nodelay(takt_io_t io, bool on) {
   return setsockopt(io.fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) == 0 ? TAKT_OK : TAKT_EOS;
 }
 
-takt_err_t takt_io_tcp_send_buffer(takt_io_t io, uint32_t send) {
-  if (send == 0) return TAKT_OK;
-  int have = 0;
-  socklen_t hl = sizeof have;
-  /* Linux reports twice what was asked for (its bookkeeping): a buffer already that large, as
-   * the kernel's own growth may have made it, is left as it is */
-  if (getsockopt(io.fd, SOL_SOCKET, SO_SNDBUF, &have, &hl) == 0 && have >= 0 && (uint32_t)have >= send)
-    return TAKT_OK;
-  int v = send > (uint32_t)INT32_MAX / 2 ? INT32_MAX / 2 : (int)send;
-  return setsockopt(io.fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v) == 0 ? TAKT_OK : TAKT_EOS;
-}
-
 bool takt_io_peer_closed(takt_io_t io) {
   if (io.fd < 0) return true;
   struct pollfd p = {.fd = io.fd, .events = POLLRDHUP};
