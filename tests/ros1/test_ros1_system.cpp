@@ -67,7 +67,8 @@ TEST(Ros1SystemFile, ErrorsNameTheKey) {
   EXPECT_EQ(parse_error(base + "  master: embedded:99999\n  export: [{topic: out, type: std_msgs/Int32}]\n"),
             "t.yaml:10:11: master: embedded:PORT needs a port 1 .. 65535, not '99999'");
   EXPECT_EQ(parse_error(base + "  queue: 4\n"),
-            "t.yaml:10:3: 'ros1' carries nothing: give it export, import or services");
+            "t.yaml:10:3: 'ros1' carries nothing: give it export, import or services (or a link with "
+            "describe: true)");
   // a routed topic takes its type's size
   takt_system_desc_t *d = new takt_system_desc_t;
   char err[256];
