@@ -637,16 +637,15 @@ static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_
   return true;
 }
 
-/* Bytes read past the message being completed, so that a small message and the length of the
- * next come with one system call (bounds the bytes moved after each message). */
-#define READ_AHEAD 4096u
-
 static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
   /* at most 64 reads, then the other sockets get their turn; a message is delivered as soon as it
-   * is whole, so none waits in the buffer for bytes that may never come */
-  const uint32_t cap = 4u + n->cfg.max_message;
+   * is whole, so none waits in the buffer for bytes that may never come. Each read asks for the
+   * rest of the message and TAKT__ROS1_READ_AHEAD more (the buffer has that room beyond the
+   * largest frame): a read that returns less has emptied the socket, and the round ends without
+   * another read to find it empty (the wait reports the next bytes) */
+  const uint32_t cap = 4u + n->cfg.max_message + TAKT__ROS1_READ_AHEAD;
   for (int reads = 0; reads < 64; reads++) {
-    uint64_t end = READ_AHEAD; /* rx holds no whole message here */
+    uint64_t end = TAKT__ROS1_READ_AHEAD; /* rx holds no whole message here */
     if (in->got >= 4) end += 4u + (uint64_t)takt__le32(in->rx);
     if (end > cap) end = cap;
     uint32_t want = (uint32_t)end - in->got;

@@ -50,7 +50,7 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.rings = carve(&e, nout * c->queue * msg_bytes(c));
   l.lens = carve(&e, nout * c->queue * sizeof(uint32_t));
   l.txs = carve(&e, nout * msg_bytes(c));
-  l.rxs = carve(&e, nin * msg_bytes(c));
+  l.rxs = carve(&e, nin * (msg_bytes(c) + TAKT__ROS1_READ_AHEAD));
   l.latched = carve(&e, c->max_pubs * msg_bytes(c));
   l.work = carve(&e, nin * sizeof(takt__ros1_work_t));
   l.rpc = carve(&e, c->max_rpc_conns * sizeof(takt__ros1_conn_t));
@@ -142,7 +142,8 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
     sub->in = (takt__ros1_in_t *)(base + l.ins) + (size_t)s * cfg->max_conns;
     for (uint32_t k = 0; k < cfg->max_conns; k++) {
       sub->in[k].io = TAKT_IO_CLOSED;
-      sub->in[k].rx = base + l.rxs + ((size_t)s * cfg->max_conns + k) * mb;
+      size_t at = ((size_t)s * cfg->max_conns + k) * (mb + TAKT__ROS1_READ_AHEAD);
+      sub->in[k].rx = base + l.rxs + at;
     }
   }
   n->srvs = (takt_ros1_srv_t *)(base + l.srvs);

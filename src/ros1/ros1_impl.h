@@ -18,6 +18,10 @@
 #define TAKT__ROS1_HEAD 320 /* room kept in front of an XML-RPC body for its HTTP head */
 #define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the connector's (and destroy's), 1.. users' */
 #define TAKT__ROS1_FIELDS 32
+/* Bytes a subscription's connection reads past the message it completes, so that a small message
+ * and the start of the next come with one system call; its receive buffer has this room beyond
+ * the largest frame, so a read that fills what it asked for means more bytes are waiting. */
+#define TAKT__ROS1_READ_AHEAD 4096u
 
 /* A subscriber of one of our publications. One thread at a time writes its socket: the one that
  * set `writing` (a publishing thread whose message finds nothing queued, or the I/O thread
@@ -77,7 +81,7 @@ typedef struct takt__ros1_in {
   bool stale;                /* the master no longer lists it: the I/O thread closes it */
   int64_t retry_at, backoff; /* IN_RETRY: when to connect again; the back-off now (0: none) */
   /* the I/O thread only */
-  uint8_t *rx;               /* 4 + max_message */
+  uint8_t *rx;               /* 4 + max_message + TAKT__ROS1_READ_AHEAD */
   uint32_t got;
 } takt__ros1_in_t;
 

@@ -197,3 +197,80 @@ TEST_F(Ros1Send, TwoPublishingThreadsNeverInterleaveFrames) {
   EXPECT_GT(st.direct, 0u);
   takt_ros1_node_destroy(subn);
 }
+
+// Frames of exactly max_message bytes (256 KB), far more than a socket's initial send buffer
+// setting: on loopback each goes out whole in the publishing thread's one write (the kernel sizes
+// a new connection's send buffer from its 64 KB segments) and arrives intact, the whole frame and
+// the read-ahead in the subscription's buffer at once.
+constexpr uint32_t kLargest = 256u << 10;
+
+TEST_F(Ros1Send, FramesOfTheLargestSizeGoOutWholeFromThePublishingThread) {
+  const uint32_t max = kLargest;
+  auto big_node = [&](const char *name, takt_ros1_node_t **out) {
+    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+    cfg.master_uri = master_uri.c_str();
+    cfg.name = name;
+    cfg.max_pubs = cfg.max_subs = cfg.max_conns = 1;
+    cfg.max_message = max;
+    cfg.max_services = 1;
+    cfg.queue = 2;
+    cfg.io_thread.policy = TAKT_SCHED_OTHER;
+    return takt_ros1_node_create(ctx, &cfg, out);
+  };
+  ASSERT_EQ(big_node("/takt_pub", &node), TAKT_OK);
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(big_node("/takt_sub", &subn), TAKT_OK);
+  struct Check {
+    std::mutex m;
+    int64_t last = -1;
+    uint64_t got = 0;
+    std::string bad;
+    static void on(void *user, const uint8_t *b, uint32_t len) {
+      auto *c = static_cast<Check *>(user);
+      std::string why;
+      int64_t seq = len == kLargest ? frame_seq(b, len, &why) : -1;
+      std::lock_guard<std::mutex> g(c->m);
+      if (seq < 0 && c->bad.empty())
+        c->bad = why.empty() ? "a frame of " + std::to_string(len) + " bytes" : why;
+      if (seq >= 0 && seq != c->last + 1 && c->bad.empty())
+        c->bad = "frame " + std::to_string(seq) + " after " + std::to_string(c->last);
+      if (seq >= 0) c->last = seq;
+      c->got++;
+    }
+  } check;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(subn, "/large", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Check::on, &check, &sub),
+            TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/large", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  const uint32_t n = 30;
+  for (uint32_t i = 0; i < n; i++) {  // one at a time: the socket is empty at each publish
+    std::vector<uint8_t> m = frame_body(i, max - 4);
+    ASSERT_EQ(m.size(), max);
+    ASSERT_EQ(takt_ros1_publish(pub, m.data(), max), TAKT_OK);
+    ASSERT_TRUE(eventually([&] {
+      std::lock_guard<std::mutex> g(check.m);
+      return check.got == i + 1;
+    }, 10000)) << "frame " << i;
+  }
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.sent, n);
+  EXPECT_EQ(st.dropped, 0u);
+  EXPECT_EQ(st.direct, n);  // no frame left for the I/O thread to finish
+  takt_ros1_sub_stats_t ss;
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.received, n);
+  EXPECT_EQ(ss.errors, 0u) << ss.last_error;
+  std::lock_guard<std::mutex> g(check.m);
+  EXPECT_EQ(check.bad, "");
+  EXPECT_EQ(check.last, (int64_t)n - 1);
+  takt_ros1_node_destroy(subn);
+}
