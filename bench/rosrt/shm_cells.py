@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Measurement aid: the rosrt overhead cells of one transport, interleaved, several repetitions.
 
-  bench/rosrt/shm_cells.py BUILD_DIR [REPS] [COUNT] [TRANSPORT] [EXEC...]
+  bench/rosrt/shm_cells.py --exe NAME=PATH [--exe NAME2=PATH2 ...] [--reps 3] [--count 1500]
+                           [--transport shm] [--execs preempt,waitset]
 
-Runs `takt-bench-rosrt overhead EXEC SCENARIO COUNT 2000 TRANSPORT` for every scenario and
-executor (preempt and waitset by default), REPS times interleaved, and prints p50 / p99 per run
-and the p99 ratio preempt / waitset per scenario and repetition (same method as `takt bench
-rosrt`, which takes the p99 over the pooled samples of its blocks).
+Runs `PATH overhead EXEC SCENARIO COUNT 2000 TRANSPORT` (PATH: a takt-bench-rosrt; several
+builds compare in the same minutes) for every scenario and executor, REPS times interleaved
+(program, scenario, executor innermost), and prints p50 / p99 per run, the p99 ratio preempt /
+waitset per repetition, and per program the same over the pooled samples (as `takt bench rosrt`
+pools its blocks).
 """
+import argparse
 import json
 import subprocess
-import sys
+
+SCENARIOS = ["single", "dummy100", "fanout10"]
 
 
 def pct(xs, q):
@@ -19,36 +23,42 @@ def pct(xs, q):
 
 
 def main():
-    build = sys.argv[1]
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    count = sys.argv[3] if len(sys.argv) > 3 else "1500"
-    tr = sys.argv[4] if len(sys.argv) > 4 else "shm"
-    execs = sys.argv[5:] or ["preempt", "waitset"]
-    exe = f"{build}/bench/takt-bench-rosrt"
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", action="append", required=True)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--count", default="1500")
+    ap.add_argument("--transport", default="shm")
+    ap.add_argument("--execs", default="preempt,waitset")
+    a = ap.parse_args()
+    exes = [e.split("=", 1) for e in a.exe]
+    execs = a.execs.split(",")
     pooled = {}
-    for rep in range(reps):
-        for scen in ["single", "dummy100", "fanout10"]:
-            p99 = {}
+    for rep in range(a.reps):
+        for scen in SCENARIOS:
+            for name, path in exes:
+                p99 = {}
+                for ex in execs:
+                    out = subprocess.run([path, "overhead", ex, scen, a.count, "2000", a.transport],
+                                         check=True, capture_output=True, text=True).stdout
+                    r = json.loads(out)
+                    s = r["samples_ns"]
+                    pooled.setdefault((name, scen, ex), []).extend(s)
+                    p99[ex] = pct(s, 0.99)
+                    print(f"rep {rep} {name:8s} {a.transport} {scen:9s} {ex:8s} n={len(s):5d}/{r['expected']} "
+                          f"p50 {pct(s, 0.5):7.1f} p99 {p99[ex]:7.1f} max {pct(s, 1.0):8.1f}", flush=True)
+                if "preempt" in p99 and "waitset" in p99:
+                    print(f"rep {rep} {name:8s} {a.transport} {scen:9s} p99 preempt/waitset "
+                          f"{p99['preempt'] / p99['waitset']:.2f}", flush=True)
+    for name, _ in exes:
+        for scen in SCENARIOS:
+            line = f"pooled {name:8s} {a.transport} {scen:9s}"
             for ex in execs:
-                out = subprocess.run([exe, "overhead", ex, scen, count, "2000", tr], check=True,
-                                     capture_output=True, text=True).stdout
-                r = json.loads(out)
-                s = r["samples_ns"]
-                pooled.setdefault((scen, ex), []).extend(s)
-                p99[ex] = pct(s, 0.99)
-                print(f"rep {rep} {tr} {scen:9s} {ex:8s} n={len(s):5d}/{r['expected']} "
-                      f"p50 {pct(s, 0.5):7.1f} p99 {p99[ex]:7.1f} max {pct(s, 1.0):8.1f}", flush=True)
-            if "preempt" in p99 and "waitset" in p99:
-                print(f"rep {rep} {tr} {scen:9s} p99 preempt/waitset {p99['preempt'] / p99['waitset']:.2f}",
-                      flush=True)
-    for scen in ["single", "dummy100", "fanout10"]:
-        line = f"pooled {tr} {scen:9s}"
-        for ex in execs:
-            s = pooled[(scen, ex)]
-            line += f" {ex} p50 {pct(s, 0.5):.1f} p99 {pct(s, 0.99):.1f};"
-        if "preempt" in execs and "waitset" in execs:
-            line += f" ratio {pct(pooled[(scen, 'preempt')], 0.99) / pct(pooled[(scen, 'waitset')], 0.99):.2f}"
-        print(line)
+                s = pooled[(name, scen, ex)]
+                line += f" {ex} p50 {pct(s, 0.5):.1f} p99 {pct(s, 0.99):.1f};"
+            if "preempt" in execs and "waitset" in execs:
+                r = pct(pooled[(name, scen, "preempt")], 0.99) / pct(pooled[(name, scen, "waitset")], 0.99)
+                line += f" ratio {r:.2f}"
+            print(line)
 
 
 if __name__ == "__main__":
