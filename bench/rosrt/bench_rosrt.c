@@ -356,8 +356,8 @@ static int overhead(const char *scen, long count, int64_t period, transport_t tr
             (unsigned long long)es.dispatched, (unsigned long long)es.queued);
     takt_shm_stats_t ss;
     if (shm != NULL && takt_shm_stats(shm, &ss) == TAKT_OK)
-      fprintf(stderr, "shm (receiver): sleeps %llu wake_calls %llu wake_skipped %llu empty_unlocked %llu "
-              "rx_lowered %llu\n", (unsigned long long)ss.sleeps, (unsigned long long)ss.wake_calls,
+      fprintf(stderr, "shm (receiver): sleeps %llu wake_calls %llu wake_skipped %llu "
+              "empty_unlocked %llu rx_lowered %llu\n", (unsigned long long)ss.sleeps, (unsigned long long)ss.wake_calls,
               (unsigned long long)ss.wake_skipped, (unsigned long long)ss.empty_unlocked,
               (unsigned long long)ss.rx_lowered);
   }

@@ -1067,7 +1067,8 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
                             .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed),
                             .empty_unlocked =
                                 atomic_load_explicit(&s->empty_unlocked, memory_order_relaxed),
-                            .rx_lowered = atomic_load_explicit(&s->rx_lowered, memory_order_relaxed)};
+                            .rx_lowered =
+                                atomic_load_explicit(&s->rx_lowered, memory_order_relaxed)};
   for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
   for (uint32_t i = 0; i < s->geo.max_topics; i++)
     out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;

@@ -1321,7 +1321,8 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
   ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
   takt_thread_t spinner;
   takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
-  ASSERT_EQ(takt_thread_create(&spinner, &ta, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, ex), TAKT_OK);
+  auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
+  ASSERT_EQ(takt_thread_create(&spinner, &ta, spin, ex), TAKT_OK);
 
   pid_t child = fork();
   ASSERT_GE(child, 0);
