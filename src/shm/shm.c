@@ -1163,8 +1163,10 @@ static int32_t handoff_priority(int32_t rx_priority, int32_t prio) {
 }
 
 /* Drain the routed subscribers, highest priority first, into their local topics. The thread
- * wakes at its own priority, lowers itself to each arrival's hand-off priority (only ever
- * lower: the arrivals come highest priority first) and goes back up before it sleeps. */
+ * wakes at its own priority, hands each arrival on at that arrival's hand-off priority (usually
+ * only lower and lower, as the arrivals come highest priority first; higher again when a more
+ * urgent one came in the meantime, so it never waits behind less urgent jobs) and goes back up
+ * before it sleeps. */
 static void drain(takt_shm_t *s) {
   takt_shm_sub_t *sub = NULL;
   takt_shm_sample_t smp;
@@ -1179,7 +1181,7 @@ static void drain(takt_shm_t *s) {
     }
     if (rc != TAKT_OK) break;
     int32_t want = handoff_priority(s->rx_priority, sub->priority);
-    if (s->rx_sched && want < at && takt_thread_set_self_sched(TAKT_SCHED_FIFO, want) == TAKT_OK) {
+    if (s->rx_sched && want != at && takt_thread_set_self_sched(TAKT_SCHED_FIFO, want) == TAKT_OK) {
       at = want;
       atomic_fetch_add_explicit(&s->rx_lowered, 1, memory_order_relaxed);
     }

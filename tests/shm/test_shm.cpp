@@ -1284,6 +1284,7 @@ struct HandOffSeen {
   std::mutex m;
   std::vector<std::string> log;
   takt_shm_sub_t *hi = nullptr, *lo = nullptr;
+  takt_shm_pub_t *late = nullptr; // the low-priority job publishes one more urgent arrival
 };
 
 void handoff_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
@@ -1291,6 +1292,11 @@ void handoff_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
   uint64_t v = static_cast<const Msg *>(msg->data)->value;
   std::string e = std::to_string(v) + " hi " + std::to_string(takt_shm_pending(seen->hi)) + " lo " +
                   std::to_string(takt_shm_pending(seen->lo));
+  if (v == 1) {
+    Msg m{102};
+    if (takt_shm_write(seen->late, &m, sizeof m, TAKT_SHM_NOW, 0, 0) != TAKT_OK)
+      e += " write failed";
+  }
   std::lock_guard<std::mutex> g(seen->m);
   seen->log.push_back(e);
 }
@@ -1313,6 +1319,7 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
   auto hi = topic("hi_shared"), lo = topic("lo_shared");
   ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, &seen.hi), TAKT_OK);
   ASSERT_EQ(takt_shm_route_in(shm, &lo, 5, node, tl, &seen.lo), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &hi, &seen.late), TAKT_OK);
   takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_PREEMPT);
   eo.preempt.threads = 2;
   eo.preempt.cpus = 1; // CPU 0, with the receive thread (below)
@@ -1353,19 +1360,23 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
   for (;;) {
     {
       std::lock_guard<std::mutex> g(seen.m);
-      if (seen.log.size() >= 3 || takt_time_now() > until) break;
+      if (seen.log.size() >= 4 || takt_time_now() > until) break;
     }
     takt_sleep_until(takt_time_now() + 1000000); // waiting for the jobs, not ordering them
   }
   takt_shm_stop(shm);
   takt_executor_stop(ex);
   ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
-  // each job ran before the receive thread took the next arrival, highest priority first
-  std::vector<std::string> want = {"100 hi 1 lo 1", "101 hi 0 lo 1", "1 hi 0 lo 0"};
+  // each job ran before the receive thread took the next arrival, highest priority first; the
+  // arrival the low job published came in while the thread handed on at 4
+  std::vector<std::string> want = {"100 hi 1 lo 1", "101 hi 0 lo 1", "1 hi 0 lo 0",
+                                   "102 hi 0 lo 0"};
   EXPECT_EQ(seen.log, want);
   takt_shm_stats_t st{};
   ASSERT_EQ(takt_shm_stats(shm, &st), TAKT_OK);
-  EXPECT_GE(st.rx_lowered, 1u);
+  // 90 -> 8 (the first 9), -> 4 (the 5), -> 8 again for the more urgent late arrival: it is not
+  // handed on below the level of a job less urgent than it
+  EXPECT_EQ(st.rx_lowered, 3u);
   EXPECT_EQ(takt_shm_route_failures(shm), 0u);
   ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
   EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
