@@ -92,7 +92,7 @@ struct takt_shm {
   _Atomic uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
   int32_t rx_priority;
   bool rx_sched;                /* the receive thread runs at SCHED_FIFO (may change its level) */
-  _Atomic uint64_t rx_lowered; /* drains that lowered the receive thread to a hand-off priority */
+  _Atomic uint64_t rx_lowered; /* changes of the receive thread to a hand-off priority */
   takt_thread_t rx;
   bool rx_running;
   takt_executor_t *serving; /* the executor that takes routed arrivals as a source, or NULL */
