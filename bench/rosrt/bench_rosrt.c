@@ -240,6 +240,10 @@ static int publisher_process(int go_fd, const char *spec, transport_t tr, long c
   publish_loop(p, count, period);
   takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
   stop_execs();
+  takt_shm_stats_t ss;
+  if (getenv("TAKT_BENCH_STATS") != NULL && shm != NULL && takt_shm_stats(shm, &ss) == TAKT_OK)
+    fprintf(stderr, "shm (publisher): wake_calls %llu wake_skipped %llu\n",
+            (unsigned long long)ss.wake_calls, (unsigned long long)ss.wake_skipped);
   if (shm != NULL) (void)takt_shm_detach(shm);
   else close_side(&s);
   return 0;
@@ -344,6 +348,19 @@ static int overhead(const char *scen, long count, int64_t period, transport_t tr
     takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
   }
   stop_execs();
+  if (getenv("TAKT_BENCH_STATS") != NULL) { /* measurement aid: where the wake-ups went */
+    takt_executor_stats_t es;
+    takt_executor_get_stats(e0, &es);
+    fprintf(stderr, "executor: executed %llu idle_waits %llu dispatched %llu queued %llu\n",
+            (unsigned long long)es.executed, (unsigned long long)es.idle_waits,
+            (unsigned long long)es.dispatched, (unsigned long long)es.queued);
+    takt_shm_stats_t ss;
+    if (shm != NULL && takt_shm_stats(shm, &ss) == TAKT_OK)
+      fprintf(stderr, "shm (receiver): sleeps %llu wake_calls %llu wake_skipped %llu "
+              "empty_unlocked %llu rx_lowered %llu\n", (unsigned long long)ss.sleeps, (unsigned long long)ss.wake_calls,
+              (unsigned long long)ss.wake_skipped, (unsigned long long)ss.empty_unlocked,
+              (unsigned long long)ss.rx_lowered);
+  }
   if (tr == T_UDP) close_side(&side);
   if (shm != NULL) {
     (void)takt_shm_detach(shm);

@@ -189,6 +189,10 @@ typedef struct takt_shm_stats {
    * no system call, and the futex sleeps of takt_shm_wait; takes that found nothing without
    * taking the topic's lock (nothing counted for this process since that queue was last empty) */
   uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
+  /* times the receive thread changed its priority to an arrival's hand-off priority (the
+   * route's priority - 1, at least 1) before publishing it into the local topic (going back
+   * to its own priority before it sleeps is not counted) */
+  uint64_t rx_lowered;
 } takt_shm_stats_t;
 
 takt_err_t takt_shm_topic_stats(takt_shm_t *shm, const char *name, takt_shm_topic_stats_t *out);

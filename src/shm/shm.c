@@ -91,6 +91,8 @@ struct takt_shm {
   int64_t spin_ns;
   _Atomic uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
   int32_t rx_priority;
+  bool rx_sched;                /* the receive thread runs at SCHED_FIFO (may change its level) */
+  _Atomic uint64_t rx_lowered; /* changes of the receive thread to a hand-off priority */
   takt_thread_t rx;
   bool rx_running;
   takt_executor_t *serving; /* the executor that takes routed arrivals as a source, or NULL */
@@ -1064,7 +1066,9 @@ takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
                                 atomic_load_explicit(&s->wake_skipped, memory_order_relaxed),
                             .sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed),
                             .empty_unlocked =
-                                atomic_load_explicit(&s->empty_unlocked, memory_order_relaxed)};
+                                atomic_load_explicit(&s->empty_unlocked, memory_order_relaxed),
+                            .rx_lowered =
+                                atomic_load_explicit(&s->rx_lowered, memory_order_relaxed)};
   for (uint32_t i = 0; i < s->geo.max_participants; i++) out->participants += atomic_load(&parts(s)[i].pid) != 0;
   for (uint32_t i = 0; i < s->geo.max_topics; i++)
     out->topics += atomic_load(&dirs(s)[i].state) == DIR_READY;
@@ -1148,10 +1152,25 @@ static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) 
   (void)takt_shm_release(sub, smp);
 }
 
-/* Drain the routed subscribers, highest priority first, into their local topics. */
+/* The receive thread's SCHED_FIFO priority while it hands on an arrival of a route of priority
+ * prio: just below it, as a local publisher less urgent than its subscribers, so that a worker
+ * woken for the arrival on the receive thread's CPU preempts it at once instead of waiting for the
+ * whole drain (and, under preempt, posts the wake-ups still owed itself). Never above the thread's
+ * own priority; 1 at least. */
+static int32_t handoff_priority(int32_t rx_priority, int32_t prio) {
+  int32_t want = prio > 1 ? prio - 1 : 1;
+  return want < rx_priority ? want : rx_priority;
+}
+
+/* Drain the routed subscribers, highest priority first, into their local topics. The thread
+ * wakes at its own priority, hands each arrival on at that arrival's hand-off priority (usually
+ * only lower and lower, as the arrivals come highest priority first; higher again when a more
+ * urgent one came in the meantime, so it never waits behind less urgent jobs) and goes back up
+ * before it sleeps. */
 static void drain(takt_shm_t *s) {
   takt_shm_sub_t *sub = NULL;
   takt_shm_sample_t smp;
+  int32_t at = s->rx_priority;
   for (;;) {
     takt_err_t rc = TAKT_EAGAIN;
     for (uint32_t i = 0; i < s->n_order; i++) {
@@ -1160,9 +1179,15 @@ static void drain(takt_shm_t *s) {
       rc = takt_shm_take(sub, &smp);
       if (rc != TAKT_EAGAIN) break;
     }
-    if (rc != TAKT_OK) return;
+    if (rc != TAKT_OK) break;
+    int32_t want = handoff_priority(s->rx_priority, sub->priority);
+    if (s->rx_sched && want != at && takt_thread_set_self_sched(TAKT_SCHED_FIFO, want) == TAKT_OK) {
+      at = want;
+      atomic_fetch_add_explicit(&s->rx_lowered, 1, memory_order_relaxed);
+    }
     hand_on(s, sub, &smp);
   }
+  if (at != s->rx_priority) (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, s->rx_priority);
 }
 
 /* ---- served by an executor: routed arrivals as an executor source (PoDS §5.2) ---- */
@@ -1211,6 +1236,7 @@ takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {
 
 static void rx_main(void *arg) {
   takt_shm_t *s = arg;
+  s->rx_sched = takt_port_rt_permitted();
   int64_t next_check = takt_time_now() + RX_MONITOR_NS;
   while (!atomic_load_explicit(&s->rx_stop, memory_order_acquire)) {
     /* served: the executor takes the arrivals itself, by priority, when it collects; else the

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sched.h>
 #include <atomic>
+#include <mutex>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -1271,6 +1273,118 @@ TEST_F(Shm, RoutedArrivalInheritsTheRemoteDeadlineUnderEdf) {
   shm = nullptr;
   EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+// The receive thread hands each arrival on below its route's priority (a publisher less urgent
+// than the job it releases): on one CPU, the job released by the first arrival runs before the
+// thread takes the next one from the segment. At SCHED_FIFO 90 throughout, it would drain every
+// arrival first and the callbacks would find the segment empty.
+struct HandOffSeen {
+  std::mutex m;
+  std::vector<std::string> log;
+  takt_shm_sub_t *hi = nullptr, *lo = nullptr;
+  takt_shm_pub_t *late = nullptr; // the low-priority job publishes one more urgent arrival
+};
+
+void handoff_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *seen = static_cast<HandOffSeen *>(user);
+  uint64_t v = static_cast<const Msg *>(msg->data)->value;
+  std::string e = std::to_string(v) + " hi " + std::to_string(takt_shm_pending(seen->hi)) + " lo " +
+                  std::to_string(takt_shm_pending(seen->lo));
+  if (v == 1) {
+    Msg m{102};
+    if (takt_shm_write(seen->late, &m, sizeof m, TAKT_SHM_NOW, 0, 0) != TAKT_OK)
+      e += " write failed";
+  }
+  std::lock_guard<std::mutex> g(seen->m);
+  seen->log.push_back(e);
+}
+
+TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
+  if (!takt_port_rt_permitted()) GTEST_SKIP() << "needs SCHED_FIFO (root or CAP_SYS_NICE)";
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "handoff", &node), TAKT_OK);
+  takt_topic_t *th, *tl;
+  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
+  HandOffSeen seen;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  takt_subscription_t *sh, *sl;
+  o.attr.priority = 9;
+  ASSERT_EQ(takt_subscription_create(node, th, "hi", handoff_cb, &seen, &o, &sh), TAKT_OK);
+  o.attr.priority = 5;
+  ASSERT_EQ(takt_subscription_create(node, tl, "lo", handoff_cb, &seen, &o, &sl), TAKT_OK);
+  auto hi = topic("hi_shared"), lo = topic("lo_shared");
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, &seen.hi), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 5, node, tl, &seen.lo), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &hi, &seen.late), TAKT_OK);
+  takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  eo.preempt.threads = 2;
+  eo.preempt.cpus = 1; // CPU 0, with the receive thread (below)
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  takt_thread_t spinner;
+  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
+  ASSERT_EQ(takt_thread_create(&spinner, &ta, spin, ex), TAKT_OK);
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *pl, *ph;
+    if (takt_shm_publisher_create(s, &lo, &pl) != TAKT_OK ||
+        takt_shm_publisher_create(s, &hi, &ph) != TAKT_OK)
+      _exit(92);
+    Msg a{1}, b{100}, c{101};
+    if (takt_shm_write(pl, &a, sizeof a, TAKT_SHM_NOW, 0, 0) != TAKT_OK ||
+        takt_shm_write(ph, &b, sizeof b, TAKT_SHM_NOW, 0, 0) != TAKT_OK ||
+        takt_shm_write(ph, &c, sizeof c, TAKT_SHM_NOW, 0, 0) != TAKT_OK)
+      _exit(93);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0); // all three wait in the segment before the thread starts
+  // the receive thread inherits this thread's CPU set: CPU 0, the workers' only CPU
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  int64_t until = takt_time_now() + 10000000000LL;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> g(seen.m);
+      if (seen.log.size() >= 4 || takt_time_now() > until) break;
+    }
+    takt_sleep_until(takt_time_now() + 1000000); // waiting for the jobs, not ordering them
+  }
+  takt_shm_stop(shm);
+  takt_executor_stop(ex);
+  ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
+  // each job ran before the receive thread took the next arrival, highest priority first; the
+  // arrival the low job published came in while the thread handed on at 4
+  std::vector<std::string> want = {"100 hi 1 lo 1", "101 hi 0 lo 1", "1 hi 0 lo 0",
+                                   "102 hi 0 lo 0"};
+  EXPECT_EQ(seen.log, want);
+  takt_shm_stats_t st{};
+  ASSERT_EQ(takt_shm_stats(shm, &st), TAKT_OK);
+  // 90 -> 8 (the first 9), -> 4 (the 5), -> 8 again for the more urgent late arrival: it is not
+  // handed on below the level of a job less urgent than it
+  EXPECT_EQ(st.rx_lowered, 3u);
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
 }
 
