@@ -145,6 +145,38 @@ def open_raw(path: str) -> int:
     return fd
 
 
+def firmware_args() -> argparse.ArgumentParser:
+    """The arguments of a host-side script that runs a firmware with its agent (run_ros1.py,
+    run_ros2.py); each adds its own."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qemu", required=True)
+    ap.add_argument("--board", required=True)
+    ap.add_argument("--elf", required=True)
+    ap.add_argument("--agent", required=True, help="takt-run")
+    ap.add_argument("--workdir", required=True)
+    return ap
+
+
+def end_all(who: str, procs: list, q: "Qemu | None", fd: "int | None", ok: bool) -> None:
+    """Stop what a firmware test started: its processes, newest first (SIGINT, killed after 10 s),
+    QEMU and the held terminal; show the firmware's console when the test failed."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    if q is not None and q.p.poll() is None:
+        q.p.kill()
+        q.p.wait()
+    if fd is not None:
+        os.close(fd)
+    if not ok:
+        print(f"{who}: firmware console:\n" + "".join(q.out if q else []))
+
+
 def read_flags(fd: int, want: int, have: int, deadline: float) -> int:
     """Read until `want` frame flags (0x7E) have come in total (have: seen so far)."""
     while have < want and time.monotonic() < deadline:

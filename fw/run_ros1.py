@@ -28,7 +28,7 @@ import xmlrpc.client
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_link import Qemu, open_raw  # noqa: E402
+from run_link import Qemu, end_all, firmware_args, open_raw  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "tests" / "ros1" / "peers"
@@ -71,12 +71,7 @@ def tool(env: dict, *args: str) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--qemu", required=True)
-    ap.add_argument("--board", required=True)
-    ap.add_argument("--elf", required=True)
-    ap.add_argument("--agent", required=True, help="takt-run")
-    ap.add_argument("--workdir", required=True)
+    ap = firmware_args()
     ap.add_argument("--master", choices=["rosmaster", "embedded"], default="rosmaster")
     a = ap.parse_args()
     work = Path(a.workdir)
@@ -171,21 +166,7 @@ def main() -> int:
         print(f"run_ros1: PASSED ({a.master})")
         return 0
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        if q is not None and q.p.poll() is None:
-            q.p.kill()
-            q.p.wait()
-        if fd is not None:
-            os.close(fd)
-        if not ok:
-            print("run_ros1: firmware console:\n" + "".join(q.out if q else []))
+        end_all("run_ros1", procs, q, fd, ok)
 
 
 if __name__ == "__main__":

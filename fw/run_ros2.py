@@ -19,7 +19,6 @@ exactly once and in order.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import subprocess
@@ -31,20 +30,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests" / "dds"))
-from run_link import Qemu, open_raw  # noqa: E402
+from run_link import Qemu, end_all, firmware_args, open_raw  # noqa: E402
 from run_peers import in_loopback_namespace, peer_env  # noqa: E402
 
 PEER = REPO / "tests" / "dds" / "ros2_peer.py"
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--qemu", required=True)
-    ap.add_argument("--board", required=True)
-    ap.add_argument("--elf", required=True)
-    ap.add_argument("--agent", required=True, help="takt-run")
+    ap = firmware_args()
     ap.add_argument("--venv", required=True, help="the Python 3.12 venv with rclpy")
-    ap.add_argument("--workdir", required=True)
     ap.add_argument("--domain", type=int, default=97)
     a = ap.parse_args()
     rc = in_loopback_namespace()
@@ -117,21 +111,7 @@ def main() -> int:
         print("run_ros2: PASSED")
         return 0
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        if q is not None and q.p.poll() is None:
-            q.p.kill()
-            q.p.wait()
-        if fd is not None:
-            os.close(fd)
-        if not ok:
-            print("run_ros2: firmware console:\n" + "".join(q.out if q else []))
+        end_all("run_ros2", procs, q, fd, ok)
 
 
 if __name__ == "__main__":
