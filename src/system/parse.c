@@ -678,6 +678,13 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
 
 static int get_bool(parser_t *p, yaml_node_t *n, const char *what, bool *out);
 
+/* Whether a link's far side will describe its topics (`describe: true`): its routes come then. */
+static bool any_described(const takt_system_desc_t *sys) {
+  for (uint32_t i = 0; i < sys->n_links; i++)
+    if (sys->links[i].describe) return true;
+  return false;
+}
+
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",   "spec",   "mode",     "window",
                                      "export", "import", "services", "describe", NULL};
@@ -876,9 +883,8 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "export")) != NULL && parse_dds_routes(p, n, true, d) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_dds_routes(p, n, false, d) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_dds_services(p, n, sys) < 0) return -1;
-  bool described = false; /* a described link's topics go to DDS (takt_system_describe_links) */
-  for (uint32_t i = 0; i < sys->n_links; i++) described = described || sys->links[i].describe;
-  if (d->n_exports + d->n_imports + d->n_services == 0 && !described)
+  /* a described link's topics go to DDS too (takt_system_describe_links) */
+  if (d->n_exports + d->n_imports + d->n_services == 0 && !any_described(sys))
     return FAIL(p, map, "'dds' carries nothing: give it 'export', 'import' or 'services'");
   for (uint32_t i = 0; i < d->n_imports; i++) {
     /* an imported topic is published here by the bridge: a local publisher would be a second
@@ -1105,9 +1111,8 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   if ((n = lookup(p, map, "export")) != NULL && parse_ros1_routes(p, n, true, sys) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_ros1_routes(p, n, false, sys) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_ros1_services(p, n, sys) < 0) return -1;
-  bool described = false; /* a described link's topics go to ROS 1 (takt_system_describe_links) */
-  for (uint32_t i = 0; i < sys->n_links; i++) described = described || sys->links[i].describe;
-  if (r1->n_exports + r1->n_imports + r1->n_services == 0 && !described)
+  /* a described link's topics go to ROS 1 too (takt_system_describe_links) */
+  if (r1->n_exports + r1->n_imports + r1->n_services == 0 && !any_described(sys))
     return FAIL(p, map, "'ros1' carries nothing: give it export, import or services (or a link "
                         "with describe: true)");
   return 0;
@@ -1258,8 +1263,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   uint32_t routes = sys->dds.n_exports + sys->dds.n_imports + sys->dds.n_services +
                     sys->ros1.n_exports + sys->ros1.n_imports + sys->ros1.n_services;
   for (uint32_t i = 0; i < sys->n_links; i++)
-    routes += sys->links[i].n_exports + sys->links[i].n_imports + sys->links[i].n_services +
-              (sys->links[i].describe ? 1u : 0u); /* routes to come */
+    routes += sys->links[i].n_exports + sys->links[i].n_imports + sys->links[i].n_services;
+  if (any_described(sys)) routes++; /* routes to come */
   if (sys->n_callbacks == 0 && routes == 0)
     return FAIL(p, root, "the system has no timers, subscriptions or routes (links, dds, ros1)");
   for (uint32_t i = 0; i < sys->n_record_topics; i++) {
