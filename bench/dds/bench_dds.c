@@ -64,11 +64,24 @@ static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) 
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
                   "       takt-bench-dds pub|pub-direct DOMAIN COUNT PERIOD_US SIZE...\n"
-                  "(pub-direct: the forwarding job writes to Cyclone itself, direct_write)\n");
+                  "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
+                  "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US [LANES [WINDOW]]\n"
+                  "(pub-direct: the forwarding job writes to Cyclone itself, direct_write;\n"
+                  " chains: LOW_PERIOD_US 0 publishes nothing on the two lower chains; LANES and\n"
+                  " WINDOW: the publisher's tx_lanes and tx_window, its defaults when not given)\n");
   return 2;
 }
 
+static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
+                      long low_period_us, int lanes, long window);
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "chains-sub") == 0)
+    return run_chains(true, (uint32_t)atoi(argv[2]), atol(argv[3]), 0, (uint32_t)atol(argv[4]), 0, 0, -1);
+  if (argc >= 7 && argc <= 9 && strcmp(argv[1], "chains-pub") == 0)
+    return run_chains(false, (uint32_t)atoi(argv[2]), atol(argv[3]), atol(argv[4]),
+                      (uint32_t)atol(argv[5]), atol(argv[6]), argc >= 8 ? atoi(argv[7]) : 0,
+                      argc == 9 ? atol(argv[8]) : -1);
   if (argc < 5) return usage();
   bool sub = strcmp(argv[1], "sub") == 0;
   bool direct = strcmp(argv[1], "pub-direct") == 0;
@@ -194,5 +207,171 @@ int main(int argc, char **argv) {
   CHECK(takt_node_destroy(node));
   for (uint32_t i = 0; i < g_nlanes; i++) CHECK(takt_topic_destroy(g_lanes[i].topic));
   takt_context_destroy(ctx);
+  return rc;
+}
+
+/* ---- chains: the top chain across the DDS hop while lower chains load it ----
+ *
+ * Three chains, each a timer in the publishing process whose callback publishes on a DDS topic
+ * and a subscription in the subscribing process: chain 1 (priority 30, 64 B every PERIOD_US),
+ * chains 2 and 3 (priorities 20 and 10, LOW_SIZE bytes every LOW_PERIOD_US each). Every route
+ * (forwarding job, DDS writer and reader, callback) has its chain's priority. Both processes
+ * make all three topics whether or not the lower chains publish, so the unloaded run
+ * (LOW_PERIOD_US 0) differs from the loaded one only in the traffic. The subscriber records,
+ * for chain 1, callback start minus the timer's release time (the message's t_info, carried by
+ * the DDS stamp) and prints {"samples": [ns...], "low": [{"received": n, "bytes": b}, ...],
+ * "seconds": s, ...} when it has COUNT of them, or at its timeout; the publisher prints its
+ * releases per chain and its backend's statistics (lanes, window waits, refused sends). */
+
+#define CHAIN_TOP_BYTES 64u
+
+typedef struct {
+  takt_topic_t *topic;
+  takt_publisher_t *pub;
+  takt_subscription_t *sub;
+  takt_type_support_t ts;
+  char type_name[32], topic_name[32];
+  uint8_t *payload;
+  uint32_t size;
+  uint8_t priority;
+  long releases, want;
+  atomic_long received;
+  int64_t *samples;
+  takt_executor_t *exec;
+} chain_t;
+
+static chain_t g_chain[3];
+
+static void on_chain_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  chain_t *c = user;
+  if (c->want > 0 && c->releases >= c->want) return;
+  c->payload[0] = (uint8_t)c->releases;
+  (void)takt_publish(c->pub, c->payload, c->size); /* t_info: the timer's release time */
+  if (++c->releases == c->want) takt_executor_stop(c->exec);
+}
+
+static void on_chain_msg(takt_subscription_t *s, const takt_message_t *m, void *user) {
+  (void)s;
+  int64_t now = takt_time_now(); /* callback start */
+  chain_t *c = user;
+  long i = atomic_fetch_add(&c->received, 1);
+  if (c->samples != NULL && i < c->want) c->samples[i] = now - m->header.t_info;
+}
+
+static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
+                      long low_period_us, int lanes, long window) {
+  if (count <= 0 || low_size == 0 || low_size > (16u << 20) || (!sub && period_us <= 0) ||
+      low_period_us < 0 || lanes < 0 || lanes > (int)TAKT_DDS_MAX_LANES ||
+      window > (long)TAKT_DDS_MAX_WINDOW)
+    return usage();
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = (size_t)low_size * 96u + (64u << 20);
+  takt_context_t *ctx;
+  CHECK(takt_context_create(&cc, &ctx));
+  takt_node_t *node;
+  CHECK(takt_node_create(ctx, sub ? "chains_sub" : "chains_pub", &node));
+  takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
+  dc.domain = domain;
+  dc.max_routes = 3;
+  if (lanes > 0) dc.tx_lanes = (uint32_t)lanes;
+  if (window >= 0) dc.tx_window = (uint32_t)window;
+  dc.max_payload = low_size + 64u;
+  dc.tx_queue = 8;
+  takt_bridge_backend_t be;
+  CHECK(takt_dds_backend_create(ctx, &dc, &be));
+  takt_dds_t *dds = takt_dds_of(be);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.max_topics = 3;
+  bc.max_message = low_size;
+  takt_bridge_t *bridge;
+  CHECK(takt_bridge_create_on(ctx, sub ? "chains_dds_sub" : "chains_dds_pub", &bc, be, &bridge));
+  takt_executor_t *exec;
+  CHECK(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, NULL, &exec));
+  takt_dds_qos_t qos = {.reliable = true, .transient_local = false, .depth = 8};
+  for (int i = 0; i < 3; i++) {
+    chain_t *c = &g_chain[i];
+    c->size = i == 0 ? CHAIN_TOP_BYTES : low_size;
+    c->priority = (uint8_t)(30 - 10 * i);
+    c->exec = exec;
+    c->want = i == 0 ? count : 0;
+    snprintf(c->type_name, sizeof c->type_name, "takt/Bytes%u", c->size);
+    snprintf(c->topic_name, sizeof c->topic_name, "bench_dds_chain%d", i + 1);
+    c->ts = (takt_type_support_t){c->type_name, NULL, c->size, NULL, NULL};
+    CHECK(takt_topic_create(ctx, c->topic_name, &c->ts, 8, &c->topic));
+    if (sub) {
+      if (i == 0 && (c->samples = calloc((size_t)count, sizeof(int64_t))) == NULL) return 1;
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = c->priority;
+      char name[16];
+      snprintf(name, sizeof name, "chain%d", i + 1);
+      CHECK(takt_subscription_create(node, c->topic, name, on_chain_msg, c, &so, &c->sub));
+      CHECK(takt_dds_import(dds, bridge, c->topic, c->priority, &qos));
+    } else {
+      if ((c->payload = calloc(1, c->size)) == NULL) return 1;
+      CHECK(takt_publisher_create(node, c->topic, &c->pub));
+      CHECK(takt_dds_export(dds, bridge, c->topic, c->priority, &qos));
+    }
+  }
+  CHECK(takt_executor_add_node(exec, takt_bridge_node(bridge)));
+  CHECK(takt_bridge_start(bridge));
+
+  int rc = 0;
+  int64_t start = takt_time_now();
+  if (sub) {
+    CHECK(takt_executor_add_node(exec, node));
+    int64_t end = start + 60 * TAKT_NS_PER_S + count * 20 * TAKT_NS_PER_MS;
+    while (atomic_load(&g_chain[0].received) < count && takt_time_now() < end)
+      (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
+    long n = atomic_load(&g_chain[0].received);
+    if (n > count) n = count;
+    if (n < count) rc = 3;
+    printf("{\"samples\": [");
+    for (long k = 0; k < n; k++) printf("%s%lld", k ? "," : "", (long long)g_chain[0].samples[k]);
+    printf("], \"low\": [");
+    for (int i = 1; i < 3; i++) {
+      long r = atomic_load(&g_chain[i].received);
+      printf("%s{\"received\": %ld, \"bytes\": %llu}", i > 1 ? ", " : "", r,
+             (unsigned long long)r * low_size);
+    }
+    takt_dds_stats_t st;
+    takt_dds_get_stats(dds, &st);
+    printf("], \"seconds\": %.3f, \"received\": %llu, \"oversize\": %llu, \"deliver_refused\": %llu}\n",
+           (double)(takt_time_now() - start) / 1e9, (unsigned long long)st.received,
+           (unsigned long long)st.oversize, (unsigned long long)st.deliver_refused);
+  } else {
+    int64_t end = start + 60 * TAKT_NS_PER_S;
+    for (int i = 0; i < 3; i++)
+      while (takt_dds_matched(dds, g_chain[i].topic) < 1 && takt_time_now() < end)
+        (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
+    (void)takt_executor_spin_until(exec, takt_time_now() + 300 * TAKT_NS_PER_MS);
+    for (int i = 0; i < 3; i++) {
+      chain_t *c = &g_chain[i];
+      long p = i == 0 ? period_us : low_period_us;
+      if (p == 0) continue;
+      takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+      attr.priority = c->priority;
+      char name[16];
+      snprintf(name, sizeof name, "chain%d", i + 1);
+      takt_timer_t *t;
+      CHECK(takt_timer_create(node, name, p * TAKT_NS_PER_US, 0, on_chain_timer, c, &attr, &t));
+    }
+    CHECK(takt_executor_add_node(exec, node));
+    /* chain 1's last release stops the executor; the bound only guards a stuck run */
+    CHECK(takt_executor_spin_until(exec, takt_time_now() + (count + 1000) * period_us * TAKT_NS_PER_US));
+    if (g_chain[0].releases < count) rc = 3;
+    (void)takt_dds_wait_acked(dds, 5 * TAKT_NS_PER_S);
+    takt_dds_stats_t st;
+    takt_dds_get_stats(dds, &st);
+    printf("{\"releases\": [%ld, %ld, %ld], \"written\": %llu, \"tx_queue_full\": %llu, "
+           "\"lanes\": %llu, \"window_waits\": %llu, \"window_timeouts\": %llu}\n",
+           g_chain[0].releases, g_chain[1].releases, g_chain[2].releases,
+           (unsigned long long)st.written, (unsigned long long)st.tx_queue_full,
+           (unsigned long long)st.lanes, (unsigned long long)st.window_waits,
+           (unsigned long long)st.window_timeouts);
+  }
+  /* the process ends here: the OS takes the rest (the entities' teardown is tested elsewhere) */
+  takt_bridge_stop(bridge);
   return rc;
 }

@@ -58,6 +58,18 @@ typedef struct takt_dds_qos {
 #ifndef TAKT_DDS_TX_QUEUE_DEFAULT
 #define TAKT_DDS_TX_QUEUE_DEFAULT 16u
 #endif
+/** Writer lanes by default: one writer thread per route priority, up to this many. */
+#ifndef TAKT_DDS_TX_LANES_DEFAULT
+#define TAKT_DDS_TX_LANES_DEFAULT 4u
+#endif
+/** A reliable topic's bytes a writer lane lets go unacknowledged, by default (tx_window). */
+#ifndef TAKT_DDS_TX_WINDOW_DEFAULT
+#define TAKT_DDS_TX_WINDOW_DEFAULT (1u << 20)
+#endif
+/** The largest tx_window (1 GiB). */
+#define TAKT_DDS_MAX_WINDOW (1u << 30)
+/** Writer lanes at most. */
+#define TAKT_DDS_MAX_LANES 8u
 /** Requests in flight at once on one service route (as the bridge's max_calls default). */
 #ifndef TAKT_DDS_MAX_CALLS
 #define TAKT_DDS_MAX_CALLS 16u
@@ -77,7 +89,20 @@ typedef struct takt_dds_config {
   uint32_t max_routes;   /* exported and imported topics together */
   uint32_t max_payload;  /* bytes of the largest serialized message, encapsulation included;
                             a larger received sample is refused and counted (oversize) */
-  uint32_t tx_queue;     /* messages waiting for the writer thread at most */
+  uint32_t tx_queue;     /* messages waiting for a writer lane at most (each lane its own) */
+  uint32_t tx_lanes;     /* writer lanes at most (1..TAKT_DDS_MAX_LANES, default 4): the routes
+                            that send are grouped by priority, each priority its own queue and
+                            writer thread running at that priority, so a lower route's write
+                            never delays a higher one's. A priority beyond the lanes made shares
+                            the lane of the nearest priority */
+  uint32_t tx_window;    /* bytes of one reliable topic a writer lane lets go unacknowledged
+                            (default 1 MiB; 0: no limit): before a write beyond it, the lane
+                            waits until the topic's readers acknowledged what it wrote (at
+                            most the reliability's max blocking time, 100 ms). A lower route
+                            that offers more than the receivers take is paced by them instead
+                            of overflowing their sockets, where the higher routes' samples
+                            would be lost with its own. Heartbeats go every 2 ms then (the
+                            domain's configuration). Direct writes (direct_write) are not paced */
   int64_t call_timeout_ns; /* a call to a DDS service not answered within this fails (its slot
                               is free again: a server that died or lost the request does not
                               hold it for ever); 0: calls wait for ever. Default 1 s */
@@ -98,12 +123,17 @@ typedef struct takt_dds_config {
   takt_thread_attr_t rx_thread; /* the reader thread, which expires calls (name NULL:
                                    "takt-dds-in"); its policy and priority also go to Cyclone's
                                    receive thread, which delivers (SCHED_FIFO, when permitted) */
-  takt_thread_attr_t tx_thread; /* the writer thread (name NULL: "takt-dds-out") */
+  takt_thread_attr_t tx_thread; /* the writer threads (name NULL: "takt-dds-out"; a lane's thread
+                                   is named it + the lane's priority). SCHED_FIFO:
+                                   a lane's thread runs at its routes' priority (takt's priorities
+                                   are SCHED_FIFO levels, as the preempt executor's), at this
+                                   priority when the routes have none (0) */
 } takt_dds_config_t;
 
 #define TAKT_DDS_CONFIG_DEFAULT                                                                  \
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
+   .tx_lanes = TAKT_DDS_TX_LANES_DEFAULT, .tx_window = TAKT_DDS_TX_WINDOW_DEFAULT,              \
    .call_timeout_ns = 1000000000, .stamp = true, .direct_write = false,                         \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
@@ -129,6 +159,9 @@ typedef struct takt_dds_stats {
                                 stderr once) */
   uint64_t calls_expired;    /* calls to DDS services failed for no answer within call_timeout_ns */
   uint64_t direct;           /* of written: written by the sending thread itself (direct_write) */
+  uint64_t lanes;            /* writer lanes made (tx_lanes at most): one per route priority */
+  uint64_t window_waits;     /* writes that first waited for acknowledgements (tx_window) */
+  uint64_t window_timeouts;  /* of those, waits that ended unacknowledged after 100 ms */
   uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
                                 that are not CDR uint8[] of a consistent length, dropped */
 } takt_dds_stats_t;

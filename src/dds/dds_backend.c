@@ -41,8 +41,8 @@ static dds_entity_t route_reader(const takt__dds_route_t *r) {
   return r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
 }
 
-static takt__dds_slot_t *slot_at(takt_dds_t *d, uint32_t i) {
-  return (takt__dds_slot_t *)(d->tx_slots + (size_t)i * d->slot_stride);
+static takt__dds_slot_t *slot_at(takt__dds_lane_t *l, uint32_t i) {
+  return (takt__dds_slot_t *)(l->slots + (size_t)(i % l->owner->tx_cap) * l->owner->slot_stride);
 }
 
 /* A route a message for entity (answer bit included) may use, or NULL. */
@@ -82,37 +82,38 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
      overtake it, nor it anything queued). Not under a takt lock (the bridge's receive side sends
      answers holding the bridge's): the write makes system calls. */
   bool may_direct = r->direct && takt__locks_held() == 0;
-  takt__lock_take(&d->tx_lock);
-  if (d->tx_stopping || d->tx_head - d->tx_tail == d->tx_cap) {
-    takt__lock_give(&d->tx_lock);
+  takt__dds_lane_t *l = &d->lanes[r->lane];
+  takt__lock_take(&l->lock);
+  if (l->stopping || l->head - l->tail == d->tx_cap) {
+    takt__lock_give(&l->lock);
     takt__dds_count(&d->stats.tx_queue_full);
     return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
   }
-  if (may_direct && !d->tx_direct && d->tx_head == d->tx_tail) {
-    d->tx_direct = true;
-    takt__lock_give(&d->tx_lock);
+  if (may_direct && !l->direct && l->head == l->tail) {
+    l->direct = true;
+    takt__lock_give(&l->lock);
     write_one(d, m->entity, bytes, len, m->t_info, m->deadline);
     takt__dds_count(&d->stats.direct);
-    takt__lock_take(&d->tx_lock);
-    d->tx_direct = false;
+    takt__lock_take(&l->lock);
+    l->direct = false;
     /* what was queued meanwhile, or a stop waiting for this write, is the writer thread's now */
-    bool wake = d->tx_head != d->tx_tail || d->tx_stopping;
-    takt__lock_give(&d->tx_lock);
-    takt_wakeup_post(wake ? &d->tx_wake : &d->tx_drained);
+    bool wake = l->head != l->tail || l->stopping;
+    takt__lock_give(&l->lock);
+    takt_wakeup_post(wake ? &l->wake : &l->drained);
     return TAKT_OK;
   }
-  takt__dds_slot_t *s = slot_at(d, d->tx_head % d->tx_cap);
+  takt__dds_slot_t *s = slot_at(l, l->head);
   s->route = m->entity;
   s->len = len;
   s->t_info = m->t_info;
   s->deadline = m->deadline;
   memcpy(s->bytes, bytes, len);
-  d->tx_head++;
-  bool direct = d->tx_direct; /* a direct send in progress wakes the writer when it ends */
-  takt__lock_give(&d->tx_lock);
+  l->head++;
+  bool direct = l->direct; /* a direct send in progress wakes the writer when it ends */
+  takt__lock_give(&l->lock);
   /* after the lock; deferred while the caller holds one of its own (an answer from the bridge's
      receive side): the futex call is made holding none */
-  if (!direct) takt__defer_wake(&d->tx_wake);
+  if (!direct) takt__defer_wake(&l->wake);
   return TAKT_OK;
 }
 
@@ -218,9 +219,10 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
   return sd;
 }
 
-/* One message to its DDS writer: the writer thread's, or a direct send's (be_send). Only one
- * thread at a time (the writer thread while the queue is not empty, else the sender holding
- * tx_direct): the service routes' sequence numbers and request order are written here. */
+/* One message to its DDS writer: its lane's writer thread's, or a direct send's (be_send). Only
+ * one thread at a time per lane (the writer thread while the lane's queue is not empty, else the
+ * sender holding the lane's `direct`), and a route sends through one lane only: the service
+ * routes' sequence numbers and request order are written here. */
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
                       int64_t t_info, int64_t deadline) {
   bool answer = (entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
@@ -249,30 +251,110 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
 }
 
 static void tx_main(void *arg) {
-  takt_dds_t *d = arg;
+  takt__dds_lane_t *l = arg;
+  takt_dds_t *d = l->owner;
   for (;;) {
-    takt__lock_take(&d->tx_lock);
-    uint32_t head = d->tx_head, tail = d->tx_tail;
-    bool stopping = d->tx_stopping, direct = d->tx_direct;
-    takt__lock_give(&d->tx_lock);
+    takt__lock_take(&l->lock);
+    uint32_t head = l->head, tail = l->tail;
+    bool stopping = l->stopping, direct = l->direct;
+    takt__lock_give(&l->lock);
     if (head == tail || direct) {
       if (stopping && head == tail && !direct) return;
       /* posted by every queued send, by a direct send that ends with messages queued behind it
          or during stop, and by stop */
-      (void)takt_wakeup_wait(&d->tx_wake, INT64_MAX);
+      (void)takt_wakeup_wait(&l->wake, INT64_MAX);
       continue;
     }
     /* slots [tail, head) are the writer's until tail moves: senders only write at head */
     for (uint32_t i = tail; i != head; i++) {
-      takt__dds_slot_t *s = slot_at(d, i % d->tx_cap);
+      takt__dds_slot_t *s = slot_at(l, i);
+      takt__dds_route_t *r = &d->routes[s->route & ~TAKT_BRIDGE_ANSWER_BIT];
+      if (d->tx_window > 0 && r->kind == TAKT__DDS_TOPIC_OUT && r->qos.reliable) {
+        /* the window: wait until the readers have acknowledged what this route wrote (its
+           reliability's max blocking time at most) before it goes beyond tx_window */
+        if (r->unacked + s->len > d->tx_window) {
+          takt__dds_count(&d->stats.window_waits);
+          if (dds_wait_for_acks(r->endpoint, DDS_MSECS(100)) != DDS_RETCODE_OK)
+            takt__dds_count(&d->stats.window_timeouts);
+          r->unacked = 0;
+        }
+        r->unacked += s->len;
+      }
       write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline);
     }
-    takt__lock_take(&d->tx_lock);
-    d->tx_tail = head;
-    bool drained = d->tx_head == head;
-    takt__lock_give(&d->tx_lock);
-    if (drained) takt_wakeup_post(&d->tx_drained);
+    takt__lock_take(&l->lock);
+    l->tail = head;
+    bool drained = l->head == head;
+    takt__lock_give(&l->lock);
+    if (drained) takt_wakeup_post(&l->drained);
   }
+}
+
+/* ---- writer lanes ---------------------------------------------------------------------------- */
+
+static takt_err_t lane_start(takt__dds_lane_t *l) {
+  if (l->running) return TAKT_OK;
+  takt__lock_take(&l->lock);
+  l->stopping = false; /* sends queue again */
+  takt__lock_give(&l->lock);
+  takt_err_t rc = takt_thread_create(&l->thread, &l->attr, tx_main, l);
+  if (rc == TAKT_OK) l->running = true;
+  return rc;
+}
+
+static void lane_stop(takt__dds_lane_t *l) {
+  if (!l->running) return;
+  takt__lock_take(&l->lock);
+  l->stopping = true; /* the writer writes what is queued, then ends */
+  takt__lock_give(&l->lock);
+  takt_wakeup_post(&l->wake);
+  (void)takt_thread_join(&l->thread);
+  l->running = false; /* sends stay refused until a start */
+}
+
+/* The lane of a sending route of this priority: its own, a new one (queue from the arena; its
+ * writer started at once if the backend runs), or, every lane taken, the nearest priority's (the
+ * higher of two as near). Creation thread. */
+static takt_err_t pick_lane(takt_dds_t *d, uint8_t priority, uint8_t *out) {
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < d->n_lanes; i++) {
+    if (d->lanes[i].priority == priority) {
+      *out = (uint8_t)i;
+      return TAKT_OK;
+    }
+    int di = abs((int)d->lanes[i].priority - (int)priority);
+    int db = abs((int)d->lanes[best].priority - (int)priority);
+    if (di < db || (di == db && d->lanes[i].priority > d->lanes[best].priority)) best = i;
+  }
+  if (d->n_lanes == d->max_lanes) {
+    *out = (uint8_t)best;
+    return TAKT_OK;
+  }
+  takt__dds_lane_t *l = &d->lanes[d->n_lanes];
+  memset(l, 0, sizeof *l);
+  l->owner = d;
+  l->priority = priority;
+  l->attr = d->tx_attr;
+  if (l->attr.policy == TAKT_SCHED_FIFO && priority > 0)
+    l->attr.priority = priority;
+  snprintf(l->name, sizeof l->name, "%.12s%u", d->tx_attr.name, priority);
+  l->attr.name = l->name;
+  l->slots = takt__context_alloc(d->ctx, d->slot_stride * d->tx_cap);
+  if (l->slots == NULL) return TAKT_ENOMEM;
+  takt_err_t rc = takt__lock_init(&l->lock, TAKT__LEVEL_DAEMON, "dds writer lane");
+  if (rc != TAKT_OK) {
+    takt__context_free(d->ctx, l->slots);
+    return rc;
+  }
+  takt_wakeup_init(&l->wake);
+  takt_wakeup_init(&l->drained);
+  if (d->started && (rc = lane_start(l)) != TAKT_OK) {
+    takt__lock_fini(&l->lock);
+    takt__context_free(d->ctx, l->slots);
+    return rc;
+  }
+  *out = (uint8_t)d->n_lanes++;
+  return TAKT_OK;
 }
 
 /* ---- the reader thread ---------------------------------------------------------------------- */
@@ -688,11 +770,10 @@ static takt_err_t be_start(void *self, takt_bridge_t *b) {
   takt_dds_t *d = self;
   d->bridge = b;
   start_graph(d);
-  takt_err_t rc = takt_thread_create(&d->tx_thread, &d->tx_attr, tx_main, d);
+  d->started = true;
+  for (uint32_t i = 0; i < d->n_lanes; i++) TAKT_RETURN_IF_ERR(lane_start(&d->lanes[i])); /* stop ends them */
+  takt_err_t rc = takt_thread_create(&d->rx_thread, &d->rx_attr, rx_main, d);
   if (rc != TAKT_OK) return rc;
-  d->tx_running = true;
-  rc = takt_thread_create(&d->rx_thread, &d->rx_attr, rx_main, d);
-  if (rc != TAKT_OK) return rc; /* stop ends the writer */
   d->rx_running = true;
   return TAKT_OK;
 }
@@ -708,14 +789,8 @@ static void be_stop(void *self) {
     (void)takt_thread_join(&d->rx_thread);
     d->rx_running = false;
   }
-  if (d->tx_running) {
-    takt__lock_take(&d->tx_lock);
-    d->tx_stopping = true; /* the writer writes what is queued, then ends */
-    takt__lock_give(&d->tx_lock);
-    takt_wakeup_post(&d->tx_wake);
-    (void)takt_thread_join(&d->tx_thread);
-    d->tx_running = false;
-  }
+  d->started = false;
+  for (uint32_t i = 0; i < d->n_lanes; i++) lane_stop(&d->lanes[i]);
 }
 
 static void be_destroy(void *self) {
@@ -725,7 +800,10 @@ static void be_destroy(void *self) {
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++)
     if (d->routes[i].rx_buf != NULL) takt__context_free(d->ctx, d->routes[i].rx_buf);
-  takt__lock_fini(&d->tx_lock);
+  for (uint32_t i = 0; i < d->n_lanes; i++) {
+    takt__lock_fini(&d->lanes[i].lock);
+    takt__context_free(d->ctx, d->lanes[i].slots);
+  }
   takt__context_free(d->ctx, d);
 }
 
@@ -744,7 +822,9 @@ takt_dds_t *takt_dds_of(takt_bridge_backend_t be) {
 static bool config_valid(const takt_dds_config_t *c) {
   return c->domain <= 232u && c->max_routes >= 1 && c->max_routes <= TAKT_DDS_MAX_COUNT &&
          c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
-         c->tx_queue <= TAKT_DDS_MAX_COUNT && takt__thread_attr_valid(&c->rx_thread) &&
+         c->tx_queue <= TAKT_DDS_MAX_COUNT && c->tx_lanes >= 1 && c->tx_lanes <= TAKT_DDS_MAX_LANES &&
+         c->tx_window <= TAKT_DDS_MAX_WINDOW &&
+         takt__thread_attr_valid(&c->rx_thread) &&
          (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
          c->call_timeout_ns >= 0 &&
          takt__thread_attr_valid(&c->tx_thread);
@@ -763,24 +843,36 @@ static void on_requested_incompatible(dds_entity_t e, dds_requested_incompatible
   on_incompatible(e, &s, a);
 }
 
-/* The imported topics' samples are delivered in Cyclone's receive thread (their listeners): it
- * takes rx_thread's priority through the domain's configuration, ahead of the user's (cfg->config,
- * or CYCLONEDDS_URI when that is NULL), whose own settings come later and win. Cyclone 0.10 can
- * set the scheduling of its single receive thread "recv" only (its per-socket threads recvUC and
- * recvMC are not configurable), so the per-socket threads are turned off. NULL when nothing is to
- * be added (SCHED_OTHER, or SCHED_FIFO not permitted: Cyclone would refuse to start the thread). */
+/* The domain's configuration: takt's settings ahead of the user's (cfg->config, or
+ * CYCLONEDDS_URI when that is NULL), whose own come later and win. NULL when takt adds nothing.
+ * - The imported topics' samples are delivered in Cyclone's receive thread (their listeners): it
+ *   takes rx_thread's priority. Cyclone 0.10 can set the scheduling of its single receive thread
+ *   "recv" only (its per-socket threads recvUC and recvMC are not configurable), so the per-socket
+ *   threads are turned off. Not with SCHED_OTHER, nor when SCHED_FIFO is not permitted (Cyclone
+ *   would refuse to start the thread).
+ * - With a writer window (tx_window), heartbeats every 2 ms while data is unacknowledged (Cyclone:
+ *   100 ms): a reader acknowledges what it has when a heartbeat asks, so this is how soon a lane
+ *   that waits for acknowledgements writes again. */
 static char *domain_config(const takt_dds_config_t *cfg) {
-  if (cfg->rx_thread.policy != TAKT_SCHED_FIFO || !takt_port_rt_permitted()) return NULL;
+  bool sched = cfg->rx_thread.policy == TAKT_SCHED_FIFO && takt_port_rt_permitted();
+  bool window = cfg->tx_window > 0;
+  if (!sched && !window) return NULL;
   const char *user = cfg->config != NULL ? cfg->config : getenv("CYCLONEDDS_URI");
   if (user == NULL) user = "";
-  size_t cap = strlen(user) + 400u;
+  size_t cap = strlen(user) + 600u;
   char *out = malloc(cap); /* creation time */
   if (out == NULL) return NULL;
-  int n = snprintf(out, cap,
-                   "<Domain><Internal><MultipleReceiveThreads>false</MultipleReceiveThreads>"
-                   "</Internal><Threads><Thread Name=\"recv\"><Scheduling><Class>realtime</Class>"
-                   "<Priority>%d</Priority></Scheduling></Thread></Threads></Domain>%s%s",
-                   cfg->rx_thread.priority, user[0] != '\0' ? "," : "", user);
+  char threads[300] = "";
+  if (sched)
+    (void)snprintf(threads, sizeof threads,
+                   "<Threads><Thread Name=\"recv\"><Scheduling><Class>realtime</Class>"
+                   "<Priority>%d</Priority></Scheduling></Thread></Threads>",
+                   cfg->rx_thread.priority);
+  int n = snprintf(out, cap, "<Domain><Internal>%s%s</Internal>%s</Domain>%s%s",
+                   sched ? "<MultipleReceiveThreads>false</MultipleReceiveThreads>" : "",
+                   window ? "<HeartbeatInterval min=\"1ms\" minsched=\"1ms\">2ms</HeartbeatInterval>"
+                          : "",
+                   threads, user[0] != '\0' ? "," : "", user);
   if (n < 0 || (size_t)n >= cap) {
     free(out);
     return NULL;
@@ -799,7 +891,6 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   size_t end = sizeof(takt_dds_t);
   size_t routes_at = takt__carve(&end, sizeof(takt__dds_route_t) * cfg->max_routes);
   size_t attach_at = takt__carve(&end, sizeof(dds_attach_t) * (cfg->max_routes + 2u));
-  size_t slots_at = takt__carve(&end, slot_stride * cfg->tx_queue);
   size_t rx_at = takt__carve(&end, 8u); /* a failed call's answer: slot + ok */
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
@@ -808,7 +899,6 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->ctx = ctx;
   d->routes = (takt__dds_route_t *)(mem + routes_at);
   d->rx_attach = (dds_attach_t *)(mem + attach_at);
-  d->tx_slots = mem + slots_at;
   d->rx_buf = mem + rx_at;
   d->slot_stride = slot_stride;
   d->max_routes = cfg->max_routes;
@@ -819,18 +909,12 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
   if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
   d->tx_cap = cfg->tx_queue;
+  d->max_lanes = cfg->tx_lanes;
+  d->tx_window = cfg->tx_window;
   d->rx_attr = cfg->rx_thread;
   if (d->rx_attr.name == NULL) d->rx_attr.name = "takt-dds-in";
   d->tx_attr = cfg->tx_thread;
   if (d->tx_attr.name == NULL) d->tx_attr.name = "takt-dds-out";
-  takt_wakeup_init(&d->tx_wake);
-  takt_wakeup_init(&d->tx_drained);
-  takt_err_t rc = takt__lock_init(&d->tx_lock, TAKT__LEVEL_DAEMON, "dds tx queue");
-  if (rc != TAKT_OK) {
-    takt__context_free(ctx, d);
-    return rc;
-  }
-
   char *config = domain_config(cfg);
   const char *use = config != NULL ? config : cfg->config;
   if (use != NULL) {
@@ -868,7 +952,6 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   return TAKT_OK;
 fail:
   if (d->participant > 0) (void)dds_delete(d->participant);
-  takt__lock_fini(&d->tx_lock);
   takt__context_free(ctx, d);
   return TAKT_EOS;
 }
@@ -931,6 +1014,7 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, const takt_type_
   TAKT_RETURN_IF_ERR(takt_dds_topic_name(takt_topic_name(topic), r->topic_name, sizeof r->topic_name));
   r->topic = topic;
   r->priority = priority;
+  if (exported) TAKT_RETURN_IF_ERR(pick_lane(d, priority, &r->lane));
   r->exported = exported;
   r->kind = exported ? TAKT__DDS_TOPIC_OUT : TAKT__DDS_TOPIC_IN;
   r->raw = ts->serialize == NULL;
@@ -1089,6 +1173,7 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
   memset(r, 0, sizeof *r);
   TAKT_RETURN_IF_ERR(service_names(r, name, srv_type));
   r->priority = priority;
+  TAKT_RETURN_IF_ERR(pick_lane(d, priority, &r->lane)); /* requests, or answers */
   r->kind = server ? TAKT__DDS_SVC_SERVER : TAKT__DDS_SVC_CLIENT;
   r->mapping = (uint8_t)mapping;
   r->raw = req->serialize == NULL;
@@ -1179,13 +1264,16 @@ int32_t takt_dds_matched(takt_dds_t *d, const takt_topic_t *topic) {
 takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
   if (d == NULL || timeout_ns < 0) return TAKT_EINVAL;
   int64_t end = takt_time_now() + timeout_ns;
-  /* the queue first: the writer thread posts tx_drained whenever it has emptied it */
-  for (;;) {
-    takt__lock_take(&d->tx_lock);
-    bool empty = d->tx_head == d->tx_tail && !d->tx_direct;
-    takt__lock_give(&d->tx_lock);
-    if (empty) break;
-    if (takt_wakeup_wait(&d->tx_drained, end) == TAKT_ETIMEDOUT) return TAKT_ETIMEDOUT;
+  /* the queues first: each lane's writer posts its `drained` whenever it has emptied it */
+  for (uint32_t i = 0; i < d->n_lanes; i++) {
+    takt__dds_lane_t *l = &d->lanes[i];
+    for (;;) {
+      takt__lock_take(&l->lock);
+      bool empty = l->head == l->tail && !l->direct;
+      takt__lock_give(&l->lock);
+      if (empty) break;
+      if (takt_wakeup_wait(&l->drained, end) == TAKT_ETIMEDOUT) return TAKT_ETIMEDOUT;
+    }
   }
   uint32_t n = n_routes(d);
   for (uint32_t i = 0; i < n; i++) {
@@ -1213,7 +1301,9 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .replies_dropped = takt__dds_read(&c->replies_dropped),
       .stamped = takt__dds_read(&c->stamped), .malformed = takt__dds_read(&c->malformed),
       .type_mismatch = takt__dds_read(&c->type_mismatch),
-      .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct)};
+      .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct),
+      .lanes = d->n_lanes, .window_waits = takt__dds_read(&c->window_waits),
+      .window_timeouts = takt__dds_read(&c->window_timeouts)};
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

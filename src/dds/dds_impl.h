@@ -91,6 +91,9 @@ typedef struct takt__dds_route {
   dds_entity_t dds_topic2, endpoint2;
   takt_dds_qos_t qos;
   uint8_t priority;
+  uint8_t lane;    /* routes that send: the writer lane of their priority */
+  uint64_t unacked; /* reliable topics that send: bytes written since the lane's writer last
+                       waited for their acknowledgement (tx_window; its lane's writer only) */
   uint8_t kind;    /* TAKT__DDS_* */
   uint8_t mapping; /* services: takt_dds_service_mapping_t */
   bool exported;   /* topics: TOPIC_OUT */
@@ -122,10 +125,32 @@ typedef struct takt__dds_slot {
   uint8_t bytes[]; /* max_payload */
 } takt__dds_slot_t;
 
+/* A writer lane: the routes of one priority, their queue and the writer thread that runs at that
+ * priority. A route sends through its lane only, so a lower route's large write never holds up a
+ * higher route's (each lane's writer is preempted by the higher lanes' like any thread of its
+ * priority), and order is kept per lane, hence per route. */
+typedef struct takt__dds_lane {
+  struct takt_dds *owner;
+  uint8_t priority;       /* the routes' takt priority */
+  takt_thread_attr_t attr; /* the writer thread's: tx_thread's, at the lane's priority */
+  char name[16];
+  takt_thread_t thread;
+  bool running;           /* [creation/stop thread] */
+  /* the queue: slots [tail, head) are queued, a ring of the backend's tx_cap slots */
+  takt__lock_t lock;
+  uint8_t *slots;         /* the context's arena, taken when the lane is made */
+  uint32_t head, tail;    /* [lock] */
+  bool stopping;          /* [lock] */
+  bool direct;            /* [lock] a sender writes to Cyclone itself: the writer thread waits
+                             for it (nothing overtakes), and so does every other send */
+  takt_wakeup_t wake;     /* posted by send and stop: the writer waits on it */
+  takt_wakeup_t drained;  /* posted by the writer when the queue is empty (takt_dds_wait_acked) */
+} takt__dds_lane_t;
+
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
-      malformed, type_mismatch, calls_expired, direct; /* atomic */
+      malformed, type_mismatch, calls_expired, direct, window_waits, window_timeouts; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
@@ -153,20 +178,15 @@ struct takt_dds {
   char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */
   bool graph;
   takt_thread_attr_t rx_attr, tx_attr;
-  takt_thread_t rx_thread, tx_thread;
-  bool rx_running, tx_running; /* [creation/stop thread] */
-  /* the writer's queue: slots [tx_tail, tx_head) are queued, a ring of tx_cap slots */
-  takt__lock_t tx_lock;
-  uint8_t *tx_slots;
-  size_t slot_stride;
-  uint32_t tx_cap;
-  uint32_t tx_head, tx_tail; /* [tx_lock] */
-  bool tx_stopping;          /* [tx_lock] */
-  bool tx_direct;            /* [tx_lock] a sender writes to Cyclone itself: the writer thread
-                                waits for it (nothing overtakes), and so does every other send */
+  takt_thread_t rx_thread;
+  bool rx_running;           /* [creation/stop thread] */
+  bool started;              /* [creation/stop thread] a lane made now starts its writer at once */
   bool direct_write;         /* [const] sends may write from the sending thread */
-  takt_wakeup_t tx_wake;    /* posted by send and stop: the writer waits on it */
-  takt_wakeup_t tx_drained; /* posted by the writer when the queue is empty (takt_dds_wait_acked) */
+  size_t slot_stride;
+  uint32_t tx_cap, max_lanes;
+  uint64_t tx_window;
+  uint32_t n_lanes;          /* [creation thread] lanes made; routes name theirs */
+  takt__dds_lane_t lanes[TAKT_DDS_MAX_LANES];
   /* the reader thread's own */
   dds_attach_t *rx_attach; /* max_routes + 2 */
   uint8_t *rx_buf;         /* 8 bytes: a failed call's answer (expire_calls) */

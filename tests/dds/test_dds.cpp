@@ -46,6 +46,7 @@ struct Side {
   takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
   int64_t call_timeout_ns = -1; // -1: the default
+  uint32_t tx_lanes = TAKT_DDS_TX_LANES_DEFAULT;
   bool direct_write = true;
   uint32_t rx_queue = 32; // the bridge's receive queue
   bool start_bridge = true; // its receive thread
@@ -66,6 +67,7 @@ struct Side {
     dc.rx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_queue = 16;
+    dc.tx_lanes = tx_lanes;
     dc.stamp = stamp;
     if (call_timeout_ns >= 0) dc.call_timeout_ns = call_timeout_ns;
     dc.direct_write = direct_write;
@@ -188,9 +190,44 @@ TEST(DdsConfig, OutOfRangeIsRefused) {
   c.max_payload = TAKT_DDS_MAX_PAYLOAD_LIMIT + 1;
   EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
   c = TAKT_DDS_CONFIG_DEFAULT;
-  c.max_payload = TAKT_DDS_MAX_PAYLOAD_LIMIT; // in range, but beyond this arena
-  c.tx_queue = 64;
-  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_ENOMEM);
+  c.tx_lanes = 0;
+  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
+  c.tx_lanes = TAKT_DDS_MAX_LANES + 1;
+  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
+  EXPECT_TRUE(takt_test::pools_empty(ctx, base));
+  takt_context_destroy(ctx);
+}
+
+// A writer lane's queue beyond the arena: the backend is made (its lanes come with the routes
+// that send), the export that needs the lane is refused with TAKT_ENOMEM, nothing is kept.
+TEST(DdsConfig, LaneQueueBeyondTheArenaIsRefusedAtExport) {
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = 8u << 20;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+  takt_pool_usage_t base = takt_test::pool_usage(ctx);
+  takt_dds_config_t c = TAKT_DDS_CONFIG_DEFAULT;
+  c.domain = test_domain();
+  c.max_payload = 1u << 16;
+  c.tx_queue = TAKT_DDS_MAX_COUNT; // in range, but a lane's queue (256 MiB) is beyond this arena
+  c.rx_thread.policy = TAKT_SCHED_OTHER;
+  c.tx_thread.policy = TAKT_SCHED_OTHER;
+  takt_bridge_backend_t be;
+  ASSERT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_OK);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.thread.policy = TAKT_SCHED_OTHER;
+  bc.rx_queue = 1;
+  takt_bridge_t *bridge;
+  ASSERT_EQ(takt_bridge_create_on(ctx, "dds_lane_nomem", &bc, be, &bridge), TAKT_OK);
+  takt_topic_t *topic;
+  ASSERT_EQ(takt_topic_create(ctx, "dds_test/nomem", &std_msgs__String__type_cdr, 4, &topic), TAKT_OK);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  EXPECT_EQ(takt_dds_export(takt_dds_of(be), bridge, topic, 5, &qos), TAKT_ENOMEM);
+  takt_dds_stats_t st;
+  takt_dds_get_stats(takt_dds_of(be), &st);
+  EXPECT_EQ(st.lanes, 0u);
+  takt_bridge_destroy(bridge);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
   EXPECT_TRUE(takt_test::pools_empty(ctx, base));
   takt_context_destroy(ctx);
 }
@@ -268,8 +305,18 @@ void lane_rx(takt_subscription_t *, const takt_message_t *m, void *user) {
 }
 }  // namespace
 
-TEST(DdsBridge, TwoRoutesInBurstsKeepTheirOrder) {
+// Two routes' messages in bursts, each route's order kept: of one priority (one writer lane), of
+// two priorities (two lanes, two writer threads), and of two priorities sharing the only lane.
+struct OrderCase {
+  uint8_t prio2;
+  uint32_t tx_lanes, want_lanes;
+};
+class DdsOrder : public ::testing::TestWithParam<OrderCase> {};
+
+TEST_P(DdsOrder, TwoRoutesInBurstsKeepTheirOrder) {
+  const OrderCase oc = GetParam();
   Side a, b;
+  a.tx_lanes = oc.tx_lanes;
   a.open("dds_test/order_a", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT);
   b.open("dds_test/order_a", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT);
   takt_topic_t *ta2 = nullptr, *tb2 = nullptr;
@@ -291,13 +338,13 @@ TEST(DdsBridge, TwoRoutesInBurstsKeepTheirOrder) {
   ASSERT_EQ(takt_subscription_create(b.node, tb2, "lane2", lane_rx, &l2, &so, &sb2), TAKT_OK);
   b.more_subs.push_back(sb2);
   ASSERT_EQ(takt_dds_import(b.dds, b.bridge, b.topic, 7, &qos), TAKT_OK);
-  ASSERT_EQ(takt_dds_import(b.dds, b.bridge, tb2, 7, &qos), TAKT_OK);
+  ASSERT_EQ(takt_dds_import(b.dds, b.bridge, tb2, oc.prio2, &qos), TAKT_OK);
   b.start();
   ASSERT_EQ(takt_publisher_create(a.node, a.topic, &a.pub), TAKT_OK);
   ASSERT_EQ(takt_publisher_create(a.node, ta2, &pa2), TAKT_OK);
   a.more_pubs.push_back(pa2);
   ASSERT_EQ(takt_dds_export(a.dds, a.bridge, a.topic, 7, &qos), TAKT_OK);
-  ASSERT_EQ(takt_dds_export(a.dds, a.bridge, ta2, 7, &qos), TAKT_OK);
+  ASSERT_EQ(takt_dds_export(a.dds, a.bridge, ta2, oc.prio2, &qos), TAKT_OK);
   a.start();
   ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1 &&
                                       takt_dds_matched(a.dds, ta2) == 1; }, {&a, &b}));
@@ -332,9 +379,16 @@ TEST(DdsBridge, TwoRoutesInBurstsKeepTheirOrder) {
   takt_dds_stats_t st = a.stats();
   EXPECT_EQ(st.written, 28u);
   EXPECT_LE(st.direct, 28u);
+  EXPECT_EQ(st.lanes, oc.want_lanes);
+  EXPECT_EQ(b.stats().lanes, 0u); // b only receives: no writer lane
   RecordProperty("direct", static_cast<int>(st.direct)); // how many did not queue (varies)
   EXPECT_EQ(st.tx_queue_full, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Lanes, DdsOrder,
+                         ::testing::Values(OrderCase{7, TAKT_DDS_TX_LANES_DEFAULT, 1},
+                                           OrderCase{3, TAKT_DDS_TX_LANES_DEFAULT, 2},
+                                           OrderCase{3, 1, 1}));
 
 // direct_write off: every send goes through the writer thread's queue, in order all the same.
 // And the receive side publishes from Cyclone's listener straight into the topic, not through

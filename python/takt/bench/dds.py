@@ -3,7 +3,9 @@ two processes) for 64 B, 4 KB, 64 KB and 1 MB, beside Cyclone's own `ddsperf` pi
 round trip) and rclpy -> rclpy (Fast DDS) in the same run; p50, p99, max.
 
 Headline: p50_takt_over_ddsperf_<size> (goal <= 1.1 at 64 B, <= 1.2 at 1 MB) and
-p99_takt_over_rclpy_p50_<size> (goal <= 1: takt's p99 below rclpy's median)."""
+p99_takt_over_rclpy_p50_<size> (goal <= 1: takt's p99 below rclpy's median). And the chains: the
+top chain's p99 across the DDS hop while two lower-priority chains saturate the link, over its
+p99 alone (chains_top_p99_loaded_over_unloaded, goal <= 1.2)."""
 
 from __future__ import annotations
 
@@ -108,6 +110,61 @@ def ddsperf_rows(seconds: int, domain: int) -> Dict[int, Dict[str, float]]:
     return rows
 
 
+# The chains: the top chain (64 B every 5 ms, priority 30) across the DDS hop, alone and while the
+# two lower chains (priorities 20 and 10) each offer 512 KiB every millisecond: 1 GiB/s together,
+# about what two takt processes carry over Cyclone on this machine's loopback (offering 2 GiB/s
+# collapses it: the receiving sockets overflow). Loaded twice: with the publisher's defaults (a
+# writer lane per priority, the 1 MiB window) and with one lane and no window (every route through
+# one writer thread, unpaced: what takt did before the lanes).
+CHAIN_LOW_SIZE = 524288
+CHAIN_LOW_PERIOD_US = 1000
+CHAIN_PERIOD_US = 5000
+CHAIN_CASES = (("unloaded", 0, []), ("loaded", CHAIN_LOW_PERIOD_US, []),
+               ("loaded, one lane, no window", CHAIN_LOW_PERIOD_US, ["1", "0"]))
+
+
+def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> Optional[dict]:
+    exe = str(native.program("bench/takt-bench-dds"))
+    s = subprocess.Popen([exe, "chains-sub", str(domain), str(count), str(CHAIN_LOW_SIZE)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = None
+    try:
+        time.sleep(0.5)
+        p = subprocess.Popen([exe, "chains-pub", str(domain), str(count), str(CHAIN_PERIOD_US),
+                              str(CHAIN_LOW_SIZE), str(low_period)] + extra,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = s.communicate(timeout=120 + count * 0.05)
+        pout, perr = p.communicate(timeout=30)
+        if s.returncode not in (0, 3) or not out.strip():
+            sys.stderr.write(err + perr)
+            return None
+        sub = json.loads(out)
+        pub = json.loads(pout) if pout.strip() else {}
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        sys.stderr.write(f"takt bench dds: chains: {e}\n")
+        return None
+    finally:
+        for proc in (s, p):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    low_bytes = sum(l["bytes"] for l in sub["low"])
+    return {"top": percentiles(sub["samples"]) if sub["samples"] else None,
+            "top_received": len(sub["samples"]), "top_published": count,
+            "low_MBps": round(low_bytes / sub["seconds"] / 1e6, 1) if sub["seconds"] > 0 else None,
+            "low_received": [l["received"] for l in sub["low"]], "seconds": sub["seconds"],
+            "publisher": pub}
+
+
+def chains_rows(count: int, domain: int) -> Dict[str, dict]:
+    rows = {}
+    for i, (name, low_period, extra) in enumerate(CHAIN_CASES):
+        r = _chains_cell(count, domain + i, low_period, extra)
+        if r is not None:
+            rows[name] = r
+    return rows
+
+
 def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
     return f"{d[size][k] / 1e3:.1f}" if size in d else "n/a"
 
@@ -119,6 +176,7 @@ def run(quick: bool, out: Path) -> int:
     direct = takt_rows(count, 10000 if quick else 5000, base + 3, direct=True)
     perf = ddsperf_rows(1 if quick else 20, base + 1)
     rcl = rclpy_rows(5 if quick else 2000, 0.01 if quick else 0.005, base + 2)
+    chains = chains_rows(20 if quick else 2000, base + 4)
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
@@ -126,8 +184,17 @@ def run(quick: bool, out: Path) -> int:
         headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"] = ratio(t["p99"], rcl[s]["p50"]) if t and s in rcl else None
         headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"] = (ratio(dt["p50"], perf[s]["p50"])
                                                                 if dt and s in perf else None)
+    unl, lod, one = (chains.get(c[0]) for c in CHAIN_CASES)
+    def top(r, k):  # noqa: E306
+        return r["top"][k] if r is not None and r["top"] is not None else None
+    def over(a, b):  # noqa: E306
+        return ratio(a, b) if a is not None and b is not None else None
+    headline["chains_top_p99_loaded_over_unloaded"] = over(top(lod, "p99"), top(unl, "p99"))
+    headline["chains_top_p99_loaded_over_unloaded_one_lane"] = over(top(one, "p99"), top(unl, "p99"))
+    headline["chains_top_lost_loaded"] = lod["top_published"] - lod["top_received"] if lod else None
+    headline["chains_low_MBps_loaded"] = lod["low_MBps"] if lod else None
     goals = [("p50_takt_over_ddsperf_64B", 1.1), ("p50_takt_over_ddsperf_1MB", 1.2),
-             ("p99_takt_over_rclpy_p50_64B", 1.0)]
+             ("p99_takt_over_rclpy_p50_64B", 1.0), ("chains_top_p99_loaded_over_unloaded", 1.2)]
     m = machine()
     md = ["# dds: one-way latency over DDS, takt beside ddsperf and rclpy", "",
           f"Command: `{command(NAME, quick)}` on {machine_line(m)}. takt: two processes "
@@ -157,6 +224,31 @@ def run(quick: bool, out: Path) -> int:
     md += ["", "Goals: " + "; ".join(
         f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
         for k, g in goals), ""]
+    md += ["## The top chain while lower chains saturate the link", "",
+           f"Three chains from timers in one process (`takt-bench-dds chains-pub`, preempt executor) to "
+           f"subscriptions in another (`chains-sub`) over DDS, every route at its chain's priority: chain 1 "
+           f"(priority 30) 64 B every {CHAIN_PERIOD_US // 1000} ms; chains 2 and 3 (priorities 20 and 10) "
+           f"{CHAIN_LOW_SIZE // 1024} KiB every {CHAIN_LOW_PERIOD_US // 1000} ms each, 1 GiB/s offered together, "
+           "about what this loopback carries between two takt processes. Latency: chain 1's timer release -> "
+           "its callback start in the far process. All topics reliable, keep-last 8. Loaded with the "
+           "publisher's defaults (a writer lane per priority, the 1 MiB window: docs/dds.md) and with one lane "
+           "and no window (every route through one writer thread, unpaced).", "",
+           "| case | top p50 µs | top p99 µs | top max µs | top received / published | lower chains MB/s | "
+           "window waits | sends refused |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, _, _ in CHAIN_CASES:
+        r = chains.get(name)
+        if r is None:
+            md.append(f"| {name} | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
+            continue
+        t = r["top"] or {}
+        f = lambda k: f"{t[k] / 1e3:.1f}" if k in t else "n/a"  # noqa: E731
+        pub = r["publisher"]
+        md.append(f"| {name} | {f('p50')} | {f('p99')} | {f('max')} | {r['top_received']} / {r['top_published']} | "
+                  f"{r['low_MBps']} | {pub.get('window_waits', 'n/a')} | {pub.get('tx_queue_full', 'n/a')} |")
+    md += ["", "chains_top_p99_loaded_over_unloaded (goal <= 1.2): "
+           f"{headline['chains_top_p99_loaded_over_unloaded']}; with one lane and no window: "
+           f"{headline['chains_top_p99_loaded_over_unloaded_one_lane']}.", ""]
     if not perf:
         md.append("ddsperf (Debian cyclonedds-tools) is not installed: its column is n/a.")
     if not rcl:
@@ -164,7 +256,9 @@ def run(quick: bool, out: Path) -> int:
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
               "headline": headline,
               "rows": [{"size": s, "takt": takt.get(s), "takt_direct": direct.get(s), "ddsperf": perf.get(s),
-                        "rclpy": rcl.get(s)} for s in SIZES]}
+                        "rclpy": rcl.get(s)} for s in SIZES],
+              "chains": {"period_us": CHAIN_PERIOD_US, "low_size": CHAIN_LOW_SIZE,
+                         "low_period_us": CHAIN_LOW_PERIOD_US, "cases": chains}}
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
-    return 0 if len(takt) == len(SIZES) and len(direct) == len(SIZES) else 1
+    return 0 if len(takt) == len(SIZES) and len(direct) == len(SIZES) and len(chains) == len(CHAIN_CASES) else 1
