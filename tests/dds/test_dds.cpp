@@ -47,6 +47,7 @@ struct Side {
   std::vector<std::string> got;
   int64_t call_timeout_ns = -1; // -1: the default
   uint32_t tx_lanes = TAKT_DDS_TX_LANES_DEFAULT;
+  uint32_t tx_window = TAKT_DDS_TX_WINDOW_DEFAULT;
   bool direct_write = true;
   uint32_t rx_queue = 32; // the bridge's receive queue
   bool start_bridge = true; // its receive thread
@@ -68,6 +69,7 @@ struct Side {
     dc.tx_thread.policy = TAKT_SCHED_OTHER;
     dc.tx_queue = 16;
     dc.tx_lanes = tx_lanes;
+    dc.tx_window = tx_window;
     dc.stamp = stamp;
     if (call_timeout_ns >= 0) dc.call_timeout_ns = call_timeout_ns;
     dc.direct_write = direct_write;
@@ -194,6 +196,9 @@ TEST(DdsConfig, OutOfRangeIsRefused) {
   EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
   c.tx_lanes = TAKT_DDS_MAX_LANES + 1;
   EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
+  c = TAKT_DDS_CONFIG_DEFAULT;
+  c.tx_window = TAKT_DDS_MAX_WINDOW + 1u;
+  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
   EXPECT_TRUE(takt_test::pools_empty(ctx, base));
   takt_context_destroy(ctx);
 }
@@ -306,10 +311,15 @@ void lane_rx(takt_subscription_t *, const takt_message_t *m, void *user) {
 }  // namespace
 
 // Two routes' messages in bursts, each route's order kept: of one priority (one writer lane), of
-// two priorities (two lanes, two writer threads), and of two priorities sharing the only lane.
+// two priorities (two lanes, two writer threads), of two priorities sharing the only lane, and
+// through the writer threads with a window of 16 bytes (the messages' CDR is 12-13 bytes: a lane
+// waits for the acknowledgements before every write of a route but its first; none times out,
+// nothing is lost or reordered).
 struct OrderCase {
   uint8_t prio2;
   uint32_t tx_lanes, want_lanes;
+  uint32_t tx_window = TAKT_DDS_TX_WINDOW_DEFAULT;
+  bool direct_write = true;
 };
 class DdsOrder : public ::testing::TestWithParam<OrderCase> {};
 
@@ -317,6 +327,8 @@ TEST_P(DdsOrder, TwoRoutesInBurstsKeepTheirOrder) {
   const OrderCase oc = GetParam();
   Side a, b;
   a.tx_lanes = oc.tx_lanes;
+  a.tx_window = oc.tx_window;
+  a.direct_write = oc.direct_write;
   a.open("dds_test/order_a", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT);
   b.open("dds_test/order_a", &std_msgs__String__type_cdr, TAKT_EXEC_PREEMPT);
   takt_topic_t *ta2 = nullptr, *tb2 = nullptr;
@@ -380,6 +392,13 @@ TEST_P(DdsOrder, TwoRoutesInBurstsKeepTheirOrder) {
   EXPECT_EQ(st.written, 28u);
   EXPECT_LE(st.direct, 28u);
   EXPECT_EQ(st.lanes, oc.want_lanes);
+  if (oc.tx_window == 16u) {
+    EXPECT_EQ(st.window_waits, 26u); // 2 routes x (14 writes - the first)
+    EXPECT_EQ(st.window_timeouts, 0u);
+    EXPECT_EQ(st.direct, 0u);
+  } else {
+    EXPECT_EQ(st.window_waits, 0u); // 28 small messages stay far below 1 MiB
+  }
   EXPECT_EQ(b.stats().lanes, 0u); // b only receives: no writer lane
   RecordProperty("direct", static_cast<int>(st.direct)); // how many did not queue (varies)
   EXPECT_EQ(st.tx_queue_full, 0u);
@@ -388,7 +407,8 @@ TEST_P(DdsOrder, TwoRoutesInBurstsKeepTheirOrder) {
 INSTANTIATE_TEST_SUITE_P(Lanes, DdsOrder,
                          ::testing::Values(OrderCase{7, TAKT_DDS_TX_LANES_DEFAULT, 1},
                                            OrderCase{3, TAKT_DDS_TX_LANES_DEFAULT, 2},
-                                           OrderCase{3, 1, 1}));
+                                           OrderCase{3, 1, 1},
+                                           OrderCase{3, TAKT_DDS_TX_LANES_DEFAULT, 2, 16, false}));
 
 // direct_write off: every send goes through the writer thread's queue, in order all the same.
 // And the receive side publishes from Cyclone's listener straight into the topic, not through
