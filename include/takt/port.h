@@ -133,13 +133,16 @@ bool takt_port_rt_permitted(void);
 
 /**
  * Prepare the process for real-time work as real-time Linux guides advise (and cyclictest does):
- * lock all memory (no page faults later) and ask the CPUs to stay out of deep idle states
+ * keep freed memory in the process and large blocks in the heap (glibc: no trimming, no mapping
+ * per block, so a buffer freed and allocated again does not fault its pages in again), lock all
+ * memory (no page faults later) and ask the CPUs to stay out of deep idle states
  * (/dev/cpu_dma_latency = 0, held until the process exits). Returns a bit set of what worked:
- * 1 memory locked, 2 idle states limited.
+ * 1 memory locked, 2 idle states limited, 4 the allocator set.
  */
 uint32_t takt_port_realtime_setup(void);
 #define TAKT_RT_SETUP_MLOCK 1u
 #define TAKT_RT_SETUP_DMA_LATENCY 2u
+#define TAKT_RT_SETUP_MALLOC 4u
 
 /* ---- critical sections ---------------------------------------------------------------------- */
 

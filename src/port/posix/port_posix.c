@@ -1,6 +1,7 @@
 /* POSIX port: monotonic clock, absolute sleeps, PI mutexes and waits on futexes, events, named
  * real-time threads, critical sections and priority levels (SCHED_FIFO's 99). */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -431,6 +432,12 @@ void takt_port_thread_name(char *buf, size_t len) {
 uint32_t takt_port_realtime_setup(void) {
   static int dma_fd = -1; /* kept open: the request lasts while the file is open */
   uint32_t done = 0;
+#ifdef __GLIBC__
+  /* freed memory stays with the process and large blocks come from the heap, not from a mapping
+     of their own: a block freed and allocated again (a DDS sample's buffer in Cyclone or takt's
+     sertype) does not fault its pages in again */
+  if (mallopt(M_TRIM_THRESHOLD, -1) == 1 && mallopt(M_MMAP_MAX, 0) == 1) done |= TAKT_RT_SETUP_MALLOC;
+#endif
   if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) done |= TAKT_RT_SETUP_MLOCK;
   if (dma_fd < 0) {
     int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
