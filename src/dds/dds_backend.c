@@ -362,7 +362,7 @@ static takt_err_t pick_lane(takt_dds_t *d, uint8_t priority, uint8_t *out) {
 /* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
  * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
  * own priorities), a reply answers the takt caller. */
-static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, uint8_t *buf,
+static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const uint8_t *buf,
                     uint32_t len) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
@@ -508,6 +508,10 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
       uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM : d->max_payload - at;
       if (size > room) {
         takt__dds_count(&d->stats.oversize);
+      } else if (at == 0 && sd->type == r->st && r->kind == TAKT__DDS_TOPIC_IN) {
+        /* a topic's sample of takt's sertype: its bytes are dispatched where they are (the
+           serdata stays referenced until then), no copy into the route's buffer */
+        deliver(d, r, (uint16_t)idx, ((const takt__dds_serdata_t *)sd)->bytes, size);
       } else {
         ddsi_serdata_to_ser(sd, 0, size, buf + at);
         if (r->kind == TAKT__DDS_SVC_SERVER)

@@ -56,8 +56,11 @@ struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const ui
 struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
                                            bool stamp, int64_t t_info, int64_t deadline);
 /** If the sample p (len bytes) carries takt's stamp: its fields out, *len shortened to the CDR
- * payload (with its padding, at most 3 bytes: the CDR decoders accept that), true. */
-bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
+ * payload (with its padding, at most 3 bytes: the CDR decoders accept that), true. p is not
+ * written (it may be Cyclone's sample, shared by the readers of this process): the options byte
+ * keeps its mark, which takt's decoders do not read (they check the encapsulation's first two
+ * bytes only). */
+bool takt__dds_unstamp(const uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
 
 /* ---- the backend ---- */
 

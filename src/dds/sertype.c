@@ -235,7 +235,7 @@ struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_
   return sd_publish(d, total);
 }
 
-bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline) {
+bool takt__dds_unstamp(const uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline) {
   uint32_t n = *len, magic;
   if (n < 4u + TAKT__DDS_STAMP_BYTES || (n & 3u) != 0 || (p[2] & TAKT__DDS_STAMP_OPT) == 0)
     return false;
@@ -243,7 +243,6 @@ bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *dead
   if (magic != TAKT__DDS_STAMP_MAGIC) return false;
   memcpy(t_info, p + n - TAKT__DDS_STAMP_BYTES, 8);
   memcpy(deadline, p + n - TAKT__DDS_STAMP_BYTES + 8, 8);
-  p[2] &= (uint8_t)~TAKT__DDS_STAMP_OPT;
   *len = n - TAKT__DDS_STAMP_BYTES;
   return true;
 }

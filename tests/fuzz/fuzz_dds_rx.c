@@ -17,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
-bool takt__dds_unstamp(uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
+bool takt__dds_unstamp(const uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline);
 
 #define BUF (8u << 20)
 static uint8_t whole[BUF], out1[BUF], out2[BUF];
