@@ -517,8 +517,19 @@ void run_stamped(bool stamp) {
   ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
   // both executors spin all along (a message arriving while one is between spins would be
   // released at its next start, with its deadline folded into the pending one's)
+  auto idle_waits = [](takt_executor_t *e) {
+    takt_executor_stats_t st;
+    takt_executor_get_stats(e, &st);
+    return st.idle_waits;
+  };
+  uint64_t wa = idle_waits(a.exec), wb = idle_waits(b.exec);
   std::thread ta_thread([&] { takt_executor_spin(a.exec); });
   std::thread tb_thread([&] { takt_executor_spin(b.exec); });
+  // the first message only once both spin (each has waited for work since): on a loaded machine
+  // a thread may start late, and an arrival while b does not spin is released without its deadline
+  int64_t ready_by = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while ((idle_waits(a.exec) == wa || idle_waits(b.exec) == wb) && takt_time_now() < ready_by)
+    usleep(1000);
   sa.go = true;
   auto got_all = [&] {
     std::lock_guard<std::mutex> g(sb.m);
