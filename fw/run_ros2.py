@@ -78,6 +78,16 @@ def main() -> int:
             print("run_ros2: FAIL: the agent did not get the MCU's description")
             return 1
 
+        # the ROS 2 graph shows the MCU's node with its topics, as rosnode/rostopic show it on ROS 1
+        out = subprocess.run([str(py), str(PEER), "node", "mcu_node", "2", "1", "30"], env=env,
+                             capture_output=True, text=True, timeout=60).stdout
+        print(f"run_ros2: graph: {out.strip()}")
+        want = ["node /mcu_node", "publishes /chatter std_msgs/msg/String",
+                "publishes /echo std_msgs/msg/String", "subscribes /cmd std_msgs/msg/String"]
+        if [l for l in out.splitlines() if l.strip()] != want:
+            print(f"run_ros2: FAIL: expected the graph entry {want}")
+            return 1
+
         # MCU -> ROS 2: an rclpy listener, 5 consecutive messages, intact
         out = subprocess.run([str(py), str(PEER), "listen", "chatter", "string", "5", "30"], env=env,
                              capture_output=True, text=True, timeout=60).stdout

@@ -170,6 +170,10 @@ typedef struct takt_system_dds {
   char peers[TAKT_SYSTEM_MAX_DDS_PEERS][64]; /* unicast discovery addresses (multicast off) */
   uint32_t n_peers;
   bool stamp;           /* origin time and deadline after each sample (default true) */
+  char node[TAKT_SYSTEM_ROS_NAME]; /* the ROS 2 node ROS 2 tools see (ros_discovery_info), without
+                                      namespace; "": the bridge's node, bridge_dds. A described
+                                      link's far node names it when the file does not */
+  bool node_given;
   takt_system_dds_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   /* services: import (served on another host) or export (a service of this system); `entity`

@@ -155,6 +155,8 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
   const char *src = desc->source;
   takt_system_ros1_t *r1 = &desc->ros1;
   if (r1->enabled && !r1->node_given) snprintf(r1->node, sizeof r1->node, "/%s", d->node);
+  if (desc->dds.enabled && !desc->dds.node_given) /* the ROS 2 graph shows the far node's name */
+    snprintf(desc->dds.node, sizeof desc->dds.node, "%s", d->node);
   for (uint32_t i = 0; i < d->n_routes; i++) {
     const takt_bridge_described_route_t *r = &d->routes[i];
     bool published = (r->flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) != 0;

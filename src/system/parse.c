@@ -848,9 +848,11 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
   return 0;
 }
 
-/* dds: {domain, interface, peers, stamp, export, import, services} */
+static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out);
+
+/* dds: {domain, interface, peers, stamp, node, export, import, services} */
 static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"domain", "interface", "peers",   "stamp",
+  static const char *const keys[] = {"domain", "interface", "peers",    "stamp", "node",
                                      "export", "import",    "services", NULL};
   takt_system_dds_t *d = &sys->dds;
   if (want(p, map, YAML_MAPPING_NODE, "'dds'") < 0 || check_keys(p, map, "'dds'", keys) < 0)
@@ -880,6 +882,16 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
     }
   }
   if ((n = lookup(p, map, "stamp")) != NULL && get_bool(p, n, "dds.stamp", &d->stamp) < 0) return -1;
+  if ((n = lookup(p, map, "node")) != NULL) {
+    if (get_ros_text(p, n, "dds.node", d->node) < 0) return -1;
+    /* a ROS 2 node name: a letter or '_', then letters, digits and '_' (rcl's rule) */
+    bool ok = isalpha((unsigned char)d->node[0]) || d->node[0] == '_';
+    for (const char *c = d->node; ok && *c != '\0'; c++) ok = isalnum((unsigned char)*c) || *c == '_';
+    if (!ok)
+      return FAIL(p, n, "dds.node '%s' is not a ROS 2 node name (a letter or '_', then letters, "
+                        "digits and '_'; no namespace)", d->node);
+    d->node_given = true;
+  }
   if ((n = lookup(p, map, "export")) != NULL && parse_dds_routes(p, n, true, d) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_dds_routes(p, n, false, d) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_dds_services(p, n, sys) < 0) return -1;

@@ -304,8 +304,37 @@ def graph(topic, name, timeout):
     return rc
 
 
+def node_entry(name, want_pubs, want_subs, timeout):
+    """Wait until the ROS 2 graph has node /name with at least want_pubs publishers and want_subs
+    subscribers (ros_discovery_info: the node's entry names its endpoints); print them."""
+    import rclpy
+    rclpy.init()
+    node = rclpy.create_node("takt_peer_node_entry")
+    deadline = time.monotonic() + timeout
+    pubs, subs = [], []
+    while time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.1)
+        if (name, "/") not in node.get_node_names_and_namespaces():
+            continue
+        pubs = node.get_publisher_names_and_types_by_node(name, "/")
+        subs = node.get_subscriber_names_and_types_by_node(name, "/")
+        if len(pubs) >= want_pubs and len(subs) >= want_subs:
+            break
+    seen = (name, "/") in node.get_node_names_and_namespaces()
+    print(f"node /{name}" if seen else f"names seen: {node.get_node_names_and_namespaces()}", flush=True)
+    for t, types in sorted(pubs):
+        print(f"publishes {t} {','.join(types)}", flush=True)
+    for t, types in sorted(subs):
+        print(f"subscribes {t} {','.join(types)}", flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0 if seen and len(pubs) >= want_pubs and len(subs) >= want_subs else 2
+
+
 def main():
     mode, topic, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "node":  # node NAME PUBS SUBS TIMEOUT
+        sys.exit(node_entry(topic, int(kind), int(sys.argv[4]), float(sys.argv[5])))
     if mode == "graph":
         sys.exit(graph(topic, kind, float(sys.argv[4])))
     count = int(sys.argv[4])

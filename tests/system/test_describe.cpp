@@ -78,12 +78,13 @@ struct DescribeTest : ::testing::Test {
   std::string far_spec() const {
     return "udp:127.0.0.1:" + std::to_string(there) + ":127.0.0.1:" + std::to_string(here);
   }
-  void parse(bool ros1, bool dds = false) {
+  void parse(bool ros1, bool dds = false, const char *dds_node = nullptr) {
     std::string text = "name: agent\nnodes:\n  - name: agent\nlinks:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
                        std::to_string(here) + ":127.0.0.1:" + std::to_string(there) +
                        "', describe: true}\n";
     if (ros1) text += "ros1:\n  master: http://127.0.0.1:1/\n";
     if (dds) text += "dds:\n  domain: 7\n";
+    if (dds && dds_node != nullptr) text += std::string("  node: ") + dds_node + "\n";
     ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
                                 text.size(), desc.get(), err, sizeof err),
               TAKT_OK)
@@ -136,6 +137,17 @@ TEST_F(DescribeTest, WithADdsSectionTheTopicsGoToDdsToo) {
   EXPECT_STREQ(desc->dds.imports[0].topic, "cmd");
   EXPECT_EQ(desc->dds.imports[0].priority, 20);
   EXPECT_EQ(desc->ros1.n_exports + desc->ros1.n_imports, 0u);  // no ros1 section
+  EXPECT_STREQ(desc->dds.node, "mcu_node");  // the ROS 2 graph shows the far node
+}
+
+// a node the dds: section names wins over the far side's
+TEST_F(DescribeTest, TheFilesDdsNodeWins) {
+  parse(false, true, "robot");
+  FarSide far(far_spec(), &std_msgs__String__type);
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
+      << err;
+  EXPECT_STREQ(desc->dds.node, "robot");
+  EXPECT_EQ(desc->dds.n_exports, 1u);
 }
 
 TEST_F(DescribeTest, ADifferentDefinitionIsRefusedWithBothMd5s) {

@@ -424,6 +424,13 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "digits, '.', '_', ':' and '-')");
   EXPECT_EQ(dds_error(base + "dds: {peers: 10.0.0.1, export: [{topic: x}]}\n"),
             "mem.yaml:4:14: 'dds.peers' must be a list, not a scalar");
+  EXPECT_EQ(dds_error(base + "dds: {node: /robot, export: [{topic: x}]}\n"),
+            "mem.yaml:4:13: dds.node '/robot' is not a ROS 2 node name (a letter or '_', then "
+            "letters, digits and '_'; no namespace)");
+  EXPECT_EQ(dds_error(base + "dds: {node: 2nd, export: [{topic: x}]}\n"),
+            "mem.yaml:4:13: dds.node '2nd' is not a ROS 2 node name (a letter or '_', then "
+            "letters, digits and '_'; no namespace)");
+  EXPECT_EQ(dds_error(base + "dds: {node: robot_1, export: [{topic: x}]}\n"), "parsed");
   EXPECT_EQ(dds_error(base + "dds: {domain: 1}\n"),
             "mem.yaml:4:6: 'dds' carries nothing: give it 'export', 'import' or 'services'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, reliable: maybe}]}\n"),
@@ -445,5 +452,5 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "'plain' (rmw_fastrtps's bare request), not 'fast'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], multicast: true}\n"),
             "mem.yaml:4:29: unknown key 'multicast' in 'dds' (expected one of: domain, interface, "
-            "peers, stamp, export, import, services)");
+            "peers, stamp, node, export, import, services)");
 }
