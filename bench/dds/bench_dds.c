@@ -72,6 +72,39 @@ static int usage(void) {
   return 2;
 }
 
+/* The process's context (an arena for `routes` topics of up to `largest` bytes), its node, a DDS
+ * backend on `domain` and a bridge over it; dc_in: the backend's configuration to start from. */
+typedef struct side {
+  takt_context_t *ctx;
+  takt_node_t *node;
+  takt_dds_t *dds;
+  takt_bridge_t *bridge;
+} side_t;
+
+static side_t open_side(const char *name, uint32_t domain, uint32_t routes, uint32_t largest,
+                        size_t arena_per_byte, const takt_dds_config_t *dc_in) {
+  side_t s;
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = (size_t)largest * arena_per_byte + (64u << 20);
+  CHECK(takt_context_create(&cc, &s.ctx));
+  CHECK(takt_node_create(s.ctx, name, &s.node));
+  takt_dds_config_t dc = *dc_in;
+  dc.domain = domain;
+  dc.max_routes = routes;
+  dc.max_payload = largest + 64u;
+  dc.tx_queue = 8;
+  takt_bridge_backend_t be;
+  CHECK(takt_dds_backend_create(s.ctx, &dc, &be));
+  s.dds = takt_dds_of(be);
+  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+  bc.max_topics = routes;
+  bc.max_message = largest;
+  char bname[32];
+  snprintf(bname, sizeof bname, "%s_dds", name);
+  CHECK(takt_bridge_create_on(s.ctx, bname, &bc, be, &s.bridge));
+  return s;
+}
+
 static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
                       long low_period_us, int lanes, long window);
 
@@ -106,26 +139,13 @@ int main(int argc, char **argv) {
     if (l->size > largest) largest = l->size;
   }
 
-  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = (size_t)largest * 64u + (64u << 20);
-  takt_context_t *ctx;
-  CHECK(takt_context_create(&cc, &ctx));
-  takt_node_t *node;
-  CHECK(takt_node_create(ctx, sub ? "bench_sub" : "bench_pub", &node));
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
-  dc.domain = domain;
   dc.direct_write = direct;
-  dc.max_routes = g_nlanes;
-  dc.max_payload = largest + 64u;
-  dc.tx_queue = 8;
-  takt_bridge_backend_t be;
-  CHECK(takt_dds_backend_create(ctx, &dc, &be));
-  takt_dds_t *dds = takt_dds_of(be);
-  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
-  bc.max_topics = g_nlanes;
-  bc.max_message = largest;
-  takt_bridge_t *bridge;
-  CHECK(takt_bridge_create_on(ctx, sub ? "bench_dds_sub" : "bench_dds_pub", &bc, be, &bridge));
+  side_t side = open_side(sub ? "bench_sub" : "bench_pub", domain, g_nlanes, largest, 64u, &dc);
+  takt_context_t *ctx = side.ctx;
+  takt_node_t *node = side.node;
+  takt_dds_t *dds = side.dds;
+  takt_bridge_t *bridge = side.bridge;
   takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_PREEMPT);
   eo.preempt.threads = 2;
   takt_executor_t *exec;
@@ -223,8 +243,9 @@ int main(int argc, char **argv) {
  * (LOW_PERIOD_US 0) differs from the loaded one only in the traffic. The subscriber records,
  * for chain 1, callback start minus the timer's release time (the message's t_info, carried by
  * the DDS stamp) and prints {"samples": [ns...], "low": [{"received": n, "bytes": b}, ...],
- * "seconds": s, ...} when it has COUNT of them, or at its timeout; the publisher prints its
- * releases per chain and its backend's statistics (lanes, window waits, refused sends). */
+ * "low_seconds": from the lower chains' first arrival to their last, "seconds": s, ...} when it
+ * has COUNT of them, or at its timeout; the publisher prints its releases per chain and its
+ * backend's statistics (lanes, window waits, refused sends). */
 
 #define CHAIN_TOP_BYTES 64u
 
@@ -244,6 +265,7 @@ typedef struct {
 } chain_t;
 
 static chain_t g_chain[3];
+static _Atomic int64_t g_low_first, g_low_last; /* the lower chains' first and last arrival */
 
 static void on_chain_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
   (void)t;
@@ -261,6 +283,11 @@ static void on_chain_msg(takt_subscription_t *s, const takt_message_t *m, void *
   chain_t *c = user;
   long i = atomic_fetch_add(&c->received, 1);
   if (c->samples != NULL && i < c->want) c->samples[i] = now - m->header.t_info;
+  if (c->samples == NULL) {
+    int64_t zero = 0;
+    (void)atomic_compare_exchange_strong(&g_low_first, &zero, now);
+    atomic_store(&g_low_last, now);
+  }
 }
 
 static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
@@ -269,27 +296,14 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
       low_period_us < 0 || lanes < 0 || lanes > (int)TAKT_DDS_MAX_LANES ||
       window > (long)TAKT_DDS_MAX_WINDOW)
     return usage();
-  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = (size_t)low_size * 96u + (64u << 20);
-  takt_context_t *ctx;
-  CHECK(takt_context_create(&cc, &ctx));
-  takt_node_t *node;
-  CHECK(takt_node_create(ctx, sub ? "chains_sub" : "chains_pub", &node));
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
-  dc.domain = domain;
-  dc.max_routes = 3;
   if (lanes > 0) dc.tx_lanes = (uint32_t)lanes;
   if (window >= 0) dc.tx_window = (uint32_t)window;
-  dc.max_payload = low_size + 64u;
-  dc.tx_queue = 8;
-  takt_bridge_backend_t be;
-  CHECK(takt_dds_backend_create(ctx, &dc, &be));
-  takt_dds_t *dds = takt_dds_of(be);
-  takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
-  bc.max_topics = 3;
-  bc.max_message = low_size;
-  takt_bridge_t *bridge;
-  CHECK(takt_bridge_create_on(ctx, sub ? "chains_dds_sub" : "chains_dds_pub", &bc, be, &bridge));
+  side_t side = open_side(sub ? "chains_sub" : "chains_pub", domain, 3, low_size, 96u, &dc);
+  takt_context_t *ctx = side.ctx;
+  takt_node_t *node = side.node;
+  takt_dds_t *dds = side.dds;
+  takt_bridge_t *bridge = side.bridge;
   takt_executor_t *exec;
   CHECK(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, NULL, &exec));
   takt_dds_qos_t qos = {.reliable = true, .transient_local = false, .depth = 8};
@@ -340,7 +354,9 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
     }
     takt_dds_stats_t st;
     takt_dds_get_stats(dds, &st);
-    printf("], \"seconds\": %.3f, \"received\": %llu, \"oversize\": %llu, \"deliver_refused\": %llu}\n",
+    printf("], \"low_seconds\": %.3f",
+           (double)(atomic_load(&g_low_last) - atomic_load(&g_low_first)) / 1e9);
+    printf(", \"seconds\": %.3f, \"received\": %llu, \"oversize\": %llu, \"deliver_refused\": %llu}\n",
            (double)(takt_time_now() - start) / 1e9, (unsigned long long)st.received,
            (unsigned long long)st.oversize, (unsigned long long)st.deliver_refused);
   } else {

@@ -30,19 +30,25 @@ DDSPERF_LINE = re.compile(r"size (\d+) mean [\d.]+us min ([\d.]+)us 50% ([\d.]+)
                           r"99% ([\d.]+)us max ([\d.]+)us cnt (\d+)")
 
 
-def _pair(sub: List[str], pub: List[str], env: Dict[str, str], timeout: float) -> Optional[dict]:
-    """Start the subscriber, then the publisher; the subscriber's JSON, or None (said why)."""
+def _pair(sub: List[str], pub: List[str], env: Dict[str, str], timeout: float,
+          pub_json: bool = False) -> Optional[dict]:
+    """Start the subscriber, then the publisher; the subscriber's JSON (with pub_json, under
+    "publisher" the publisher's JSON too), or None (said why)."""
     s = subprocess.Popen(sub, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p = None
     try:
         time.sleep(0.5)
-        p = subprocess.Popen(pub, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(pub, env=env, stdout=subprocess.PIPE if pub_json else subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
         out, err = s.communicate(timeout=timeout)
-        p.wait(timeout=30)
+        pout, _ = p.communicate(timeout=30)
         if s.returncode not in (0, 3) or not out.strip():
             sys.stderr.write(err)
             return None
-        return json.loads(out)
+        raw = json.loads(out)
+        if pub_json:
+            raw["publisher"] = json.loads(pout) if pout and pout.strip() else {}
+        return raw
     except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         sys.stderr.write(f"takt bench dds: {sub[0]}: {e}\n")
         return None
@@ -125,35 +131,17 @@ CHAIN_CASES = (("unloaded", 0, []), ("loaded", CHAIN_LOW_PERIOD_US, []),
 
 def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> Optional[dict]:
     exe = str(native.program("bench/takt-bench-dds"))
-    s = subprocess.Popen([exe, "chains-sub", str(domain), str(count), str(CHAIN_LOW_SIZE)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p = None
-    try:
-        time.sleep(0.5)
-        p = subprocess.Popen([exe, "chains-pub", str(domain), str(count), str(CHAIN_PERIOD_US),
-                              str(CHAIN_LOW_SIZE), str(low_period)] + extra,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        out, err = s.communicate(timeout=120 + count * 0.05)
-        pout, perr = p.communicate(timeout=30)
-        if s.returncode not in (0, 3) or not out.strip():
-            sys.stderr.write(err + perr)
-            return None
-        sub = json.loads(out)
-        pub = json.loads(pout) if pout.strip() else {}
-    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
-        sys.stderr.write(f"takt bench dds: chains: {e}\n")
+    sub = _pair([exe, "chains-sub", str(domain), str(count), str(CHAIN_LOW_SIZE)],
+                [exe, "chains-pub", str(domain), str(count), str(CHAIN_PERIOD_US), str(CHAIN_LOW_SIZE),
+                 str(low_period)] + extra, dict(os.environ), 120 + count * 0.05, pub_json=True)
+    if sub is None:
         return None
-    finally:
-        for proc in (s, p):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
     low_bytes = sum(l["bytes"] for l in sub["low"])
     return {"top": percentiles(sub["samples"]) if sub["samples"] else None,
             "top_received": len(sub["samples"]), "top_published": count,
-            "low_MBps": round(low_bytes / sub["seconds"] / 1e6, 1) if sub["seconds"] > 0 else None,
+            "low_MBps": round(low_bytes / sub["low_seconds"] / 1e6, 1) if sub["low_seconds"] > 0 else None,
             "low_received": [l["received"] for l in sub["low"]], "seconds": sub["seconds"],
-            "publisher": pub}
+            "publisher": sub["publisher"]}
 
 
 def chains_rows(count: int, domain: int) -> Dict[str, dict]:
@@ -245,7 +233,7 @@ def run(quick: bool, out: Path) -> int:
         f = lambda k: f"{t[k] / 1e3:.1f}" if k in t else "n/a"  # noqa: E731
         pub = r["publisher"]
         md.append(f"| {name} | {f('p50')} | {f('p99')} | {f('max')} | {r['top_received']} / {r['top_published']} | "
-                  f"{r['low_MBps']} | {pub.get('window_waits', 'n/a')} | {pub.get('tx_queue_full', 'n/a')} |")
+                  f"{r['low_MBps'] if r['low_MBps'] is not None else '—'} | {pub.get('window_waits', 'n/a')} | {pub.get('tx_queue_full', 'n/a')} |")
     md += ["", "chains_top_p99_loaded_over_unloaded (goal <= 1.2): "
            f"{headline['chains_top_p99_loaded_over_unloaded']}; with one lane and no window: "
            f"{headline['chains_top_p99_loaded_over_unloaded_one_lane']}.", ""]
