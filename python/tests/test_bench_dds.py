@@ -1,6 +1,7 @@
 """takt bench dds's report from made-up measurements: ddsperf's per-second lines are read as
 ddsperf prints them, the headline ratios are takt over ddsperf's one-way and takt's p99 over
-rclpy's median, every goal is listed as met or not, and a missing peer is n/a, not a failure."""
+rclpy's median, every goal is listed as met or not, and a missing peer is n/a, not a failure; the
+chains' table and their loaded-over-unloaded ratio."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {s: {"count": 9, "p50": 16e3, "p99": 20e3, "max": 25e3}
                                                         for s in dds.SIZES})
     monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})  # no ROS 2 venv
+    monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 0
     r = json.loads((tmp_path / "dds.json").read_text())
     assert r["headline"]["p50_takt_over_ddsperf_64B"] == 1.25
@@ -39,12 +41,38 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
     assert "p50_takt_over_ddsperf_64B <= 1.1: NOT met" in md
     assert "p99_takt_over_rclpy_p50_64B <= 1.0: n/a" in md
     assert "No rclpy" in md
-    rows = [l for l in md.splitlines() if l.startswith("|")]
-    assert len({l.count("|") for l in rows}) == 1
+    first, chains = md.split("## The top chain")
+    for part in (first, chains):  # each table's rows have its header's columns
+        rows = [l for l in part.splitlines() if l.startswith("|")]
+        assert len({l.count("|") for l in rows}) == 1
+    # the chains: loaded p99 over unloaded p99, with the lanes and with one lane
+    assert r["headline"]["chains_top_p99_loaded_over_unloaded"] == 1.1
+    assert r["headline"]["chains_top_p99_loaded_over_unloaded_one_lane"] == 40.0
+    assert r["headline"]["chains_top_lost_loaded"] == 0
+    assert "chains_top_p99_loaded_over_unloaded <= 1.2: met" in md
+    assert "| loaded, one lane, no window | 150.0 | 10000.0 | 10000.0 | 19 / 20 | 400.0 | 0 | 0 |" in chains
+
+
+def _chains():
+    def cell(p99_us, received, mbps, waits):
+        return {"top": common.percentiles([150e3, 150e3, p99_us * 1e3]), "top_received": received,
+                "top_published": 20, "low_MBps": mbps, "low_received": [5, 5], "seconds": 1.0,
+                "publisher": {"window_waits": waits, "tx_queue_full": 0}}
+    return {"unloaded": cell(250.0, 20, None, 0), "loaded": cell(275.0, 20, 900.0, 30),
+            "loaded, one lane, no window": cell(10000.0, 19, 400.0, 0)}
 
 
 def test_missing_takt_rows_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: {})
     monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
     monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
+    assert dds.run(True, tmp_path) == 1
+
+
+def test_missing_chains_fail(tmp_path, monkeypatch):
+    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: _rows(20.0, 30.0))
+    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     assert dds.run(True, tmp_path) == 1
