@@ -46,7 +46,7 @@ test-asan: deps
 	@echo "== tests: Python suites against the sanitized runner"
 	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them)
 	@ASAN_OPTIONS=detect_leaks=1 TAKT_BUILD_DIR=$(CURDIR)/$(BUILD)/asan \
-	  $(VENV)/bin/python -m pytest -q python/tests -m "not release_pass"
+	  $(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests -m "not release_pass"
 
 test-tsan: deps
 	@echo "== tests: ThreadSanitizer"
@@ -55,9 +55,11 @@ test-tsan: deps
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
 	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
 
+# the Python suites run JOBS tests at a time (pytest-xdist): each test has its own temporary
+# directory, introspection directory and ports
 test-python: build
 	@echo "== tests: Python (CLI, system files, runner)"
-	@$(VENV)/bin/python -m pytest -q python/tests
+	@$(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests
 
 # Compile-time configurations (include/takt/features.h): the minimal one (timers and executors
 # only) and one without some validation kinds and profiling; each runs the tests that apply.

@@ -8,27 +8,28 @@ cd "$(dirname "$0")/.."
 build=$1 seconds=$2 jobs=$3
 fuzz=$build/fuzz
 
-# name, where its program is, its seeds (under tests/fuzz/corpus), extra libFuzzer options
+# name, its corpus (BUILD/fuzz/corpus-CORPUS), where its program is, its seeds (under
+# tests/fuzz/corpus), extra libFuzzer options
 targets=(
-  "system_file tests system/*.yaml"
-  "frame tests frame/*.bin"
-  "daemon_rx tests frame/*.bin"
-  "bridge_description tests bridge_description/*.bin"
-  "xmlrpc_request tests xmlrpc/* -max_len=8192"
-  "xmlrpc_response tests xmlrpc/* -max_len=8192"
-  "tcpros_header tests tcpros/* -max_len=8192"
-  "ros1_master tests ros1_master/* -max_len=8192"
-  "msg_ros1 msgs msg_ros1/*.bin -rss_limit_mb=4096"
-  "msg_cdr msgs msg_cdr/*.bin -rss_limit_mb=4096"
+  "system_file system tests system/*.yaml"
+  "frame frame tests frame/*.bin"
+  "daemon_rx daemon tests frame/*.bin"
+  "bridge_description description tests bridge_description/*.bin"
+  "xmlrpc_request xmlrpc_request tests xmlrpc/* -max_len=8192"
+  "xmlrpc_response xmlrpc_response tests xmlrpc/* -max_len=8192"
+  "tcpros_header tcpros_header tests tcpros/* -max_len=8192"
+  "ros1_master ros1_master tests ros1_master/* -max_len=8192"
+  "msg_ros1 ros1 msgs msg_ros1/*.bin -rss_limit_mb=4096"
+  "msg_cdr cdr msgs msg_cdr/*.bin -rss_limit_mb=4096"
 )
 # the DDS receive path, when the DDS layer and the ROS 2 types are built (docs/dds.md)
-[ -x "$fuzz/tests/fuzz_dds_rx" ] && targets+=("dds_rx tests dds/*.bin -rss_limit_mb=4096")
+[ -x "$fuzz/tests/fuzz_dds_rx" ] && targets+=("dds_rx dds tests dds/*.bin -rss_limit_mb=4096")
 
-one() {  # NAME DIR SEEDS [OPTIONS...]: the target's corpus set up, then its run
-  local name=$1 dir=$2 seeds=$3
-  shift 3
-  mkdir -p "$fuzz/corpus-$name" && cp tests/fuzz/corpus/$seeds "$fuzz/corpus-$name/" &&
-    "$fuzz/$dir/fuzz_$name" -max_total_time="$seconds" "$@" "$fuzz/corpus-$name"
+one() {  # NAME CORPUS DIR SEEDS [OPTIONS...]: the target's corpus set up, then its run
+  local name=$1 corpus=$fuzz/corpus-$2 dir=$3 seeds=$4
+  shift 4
+  mkdir -p "$corpus" && cp tests/fuzz/corpus/$seeds "$corpus/" &&
+    "$fuzz/$dir/fuzz_$name" -max_total_time="$seconds" "$@" "$corpus"
 }
 
 failed=0
