@@ -44,8 +44,9 @@ test-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 	@echo "== tests: Python suites against the sanitized runner"
+	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them)
 	@ASAN_OPTIONS=detect_leaks=1 TAKT_BUILD_DIR=$(CURDIR)/$(BUILD)/asan \
-	  $(VENV)/bin/python -m pytest -q python/tests
+	  $(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests -m "not release_pass"
 
 test-tsan: deps
 	@echo "== tests: ThreadSanitizer"
@@ -54,9 +55,11 @@ test-tsan: deps
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
 	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
 
+# the Python suites run JOBS tests at a time (pytest-xdist): each test has its own temporary
+# directory, introspection directory and ports
 test-python: build
 	@echo "== tests: Python (CLI, system files, runner)"
-	@$(VENV)/bin/python -m pytest -q python/tests
+	@$(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests
 
 # Compile-time configurations (include/takt/features.h): the minimal one (timers and executors
 # only) and one without some validation kinds and profiling; each runs the tests that apply.
@@ -95,8 +98,10 @@ bench-smoke: build
 	@$(VENV)/bin/takt sizes >/dev/null && echo "sizes: ok"
 
 # Coverage-guided fuzzing with clang's libFuzzer and ASan+UBSan, FUZZ_SECONDS per target
-# (`make fuzz FUZZ_SECONDS=600` for a long run). `make test` runs it for 6 s per target.
+# (`make fuzz FUZZ_SECONDS=600` for a long run), FUZZ_JOBS targets at a time (tools/fuzz_run.sh).
+# `make test` runs it for 6 s per target.
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= $(JOBS)
 fuzz-smoke:
 	@echo "== fuzzing: libFuzzer, 6 s per target"
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=6 2>&1 | grep -E "^(Done|==|SUMMARY|ERROR)|crash" ; \
@@ -106,24 +111,10 @@ fuzz: deps
 	  -DTAKT_SANITIZE=address,undefined -DTAKT_BUILD_TESTS=ON >/dev/null
 	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_system_file fuzz_frame fuzz_daemon_rx fuzz_msg_ros1 fuzz_msg_cdr \
 	  fuzz_xmlrpc_request fuzz_xmlrpc_response fuzz_tcpros_header fuzz_ros1_master fuzz_bridge_description
-	@mkdir -p $(BUILD)/fuzz/corpus-system && cp tests/fuzz/corpus/system/*.yaml $(BUILD)/fuzz/corpus-system/
-	@$(BUILD)/fuzz/tests/fuzz_system_file -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-system
-	@mkdir -p $(BUILD)/fuzz/corpus-frame && cp tests/fuzz/corpus/frame/*.bin $(BUILD)/fuzz/corpus-frame/
-	@$(BUILD)/fuzz/tests/fuzz_frame -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-frame
-	@mkdir -p $(BUILD)/fuzz/corpus-daemon && cp tests/fuzz/corpus/frame/*.bin $(BUILD)/fuzz/corpus-daemon/
-	@$(BUILD)/fuzz/tests/fuzz_daemon_rx -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-daemon
-	@mkdir -p $(BUILD)/fuzz/corpus-description && cp tests/fuzz/corpus/bridge_description/*.bin $(BUILD)/fuzz/corpus-description/
-	@$(BUILD)/fuzz/tests/fuzz_bridge_description -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-description
-	@for t in xmlrpc_request:xmlrpc xmlrpc_response:xmlrpc tcpros_header:tcpros ros1_master:ros1_master; do \
-	  mkdir -p $(BUILD)/fuzz/corpus-$${t%%:*} && cp tests/fuzz/corpus/$${t##*:}/* $(BUILD)/fuzz/corpus-$${t%%:*}/ && \
-	  $(BUILD)/fuzz/tests/fuzz_$${t%%:*} -max_total_time=$(FUZZ_SECONDS) -max_len=8192 $(BUILD)/fuzz/corpus-$${t%%:*} || exit 1; done
-	@for enc in ros1 cdr; do mkdir -p $(BUILD)/fuzz/corpus-$$enc && cp tests/fuzz/corpus/msg_$$enc/*.bin $(BUILD)/fuzz/corpus-$$enc/ && \
-	  $(BUILD)/fuzz/msgs/fuzz_msg_$$enc -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(BUILD)/fuzz/corpus-$$enc || exit 1; done
 	@# the DDS receive path, when the DDS layer and the ROS 2 types are built (docs/dds.md)
 	@if cmake --build $(BUILD)/fuzz --target help | grep -q fuzz_dds_rx; then \
-	  cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_dds_rx && \
-	  mkdir -p $(BUILD)/fuzz/corpus-dds && cp tests/fuzz/corpus/dds/*.bin $(BUILD)/fuzz/corpus-dds/ && \
-	  $(BUILD)/fuzz/tests/fuzz_dds_rx -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(BUILD)/fuzz/corpus-dds; fi
+	  cmake --build $(BUILD)/fuzz -j $(JOBS) --target fuzz_dds_rx; fi
+	@tools/fuzz_run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')

@@ -32,6 +32,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The ROS 2 peers' environment (tools/deps_ros2.sh) is prepared meanwhile: the two pip installs
+# are mostly downloads and unpacking.
+tools/deps_ros2.sh &
+ros2=$!
+
 PY=${PYTHON:-python3}
 stamp=.venv/.takt-deps
 want="$(sha256sum python/pyproject.toml | cut -c1-16)"
@@ -43,4 +48,4 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
 fi
 
 # The ROS 2 peers of the DDS tests (rclpy and cyclonedds from PyPI, Python 3.12).
-tools/deps_ros2.sh
+wait "$ros2"

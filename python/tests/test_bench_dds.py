@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from takt.bench import common, dds
+
+pytestmark = pytest.mark.release_pass  # pyproject.toml
 
 # a line of `ddsperf ping` output as Cyclone 0.10.2 prints it (round trip, µs)
 LINE = ("[7237] 1.000  vm:7224 size 64 mean 34.465us min 26.800us 50% 33.398us 90% 39.418us "

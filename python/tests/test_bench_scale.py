@@ -3,8 +3,12 @@ whether it is met, and every Markdown table row has as many cells as its header.
 
 from __future__ import annotations
 
+import pytest
+
 from takt.bench import common, scale
 from takt.bench.rosrt import SCENARIOS, TIMER_PLAN
+
+pytestmark = pytest.mark.release_pass  # pyproject.toml
 
 
 def _tp_row(op, threads, size, prio, rate):

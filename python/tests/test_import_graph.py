@@ -9,6 +9,10 @@ import ast
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+import pytest
+
+pytestmark = pytest.mark.release_pass  # pyproject.toml
+
 PACKAGE = Path(__file__).resolve().parents[1] / "takt"
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import BUILD, REPO
 
+pytestmark = pytest.mark.release_pass  # pyproject.toml
+
 PROJECT = REPO / "examples" / "user_project"
 SYSTEM_PY = "/usr/bin/python3"  # Debian's, where genmsg lives
 

@@ -11,6 +11,8 @@ import pytest
 from conftest import BUILD, REPO
 from test_install import run, user_env
 
+pytestmark = pytest.mark.release_pass  # pyproject.toml
+
 EXAMPLES = REPO / "examples" / "roscpp"
 
 

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.release_pass  # pyproject.toml
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "tools" / "lint" / "check_layers.py"
 

@@ -11,6 +11,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.release_pass  # pyproject.toml
+
 PACKAGES = ["std_msgs", "geometry_msgs", "sensor_msgs", "std_srvs", "rosgraph_msgs"]
 DEB = Path("/usr/include")
 

@@ -2,6 +2,7 @@
 // rosmaster and rospy/rostopic/rosservice peers (a takt timer's topic echoed by rostopic, a rospy
 // talker's 30 messages counted by a takt subscription, a takt service called by rosservice, the
 // node gone from rosnode list afterwards); and the parser's one-line errors naming the key.
+#include <csignal>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -94,7 +95,8 @@ TEST_F(Ros1Live, TaktRunWithARos1Section) {
   std::filesystem::create_directories(home);
   {
     std::ofstream f(yaml);
-    f << "name: ros1_demo\nduration_s: 12\n" << kNodes
+    // duration_s a bound: the test stops the run (SIGINT) once the peers are done
+    f << "name: ros1_demo\nduration_s: 60\n" << kNodes
       << "ros1:\n  master: " << master_uri << "\n  node: /takt_system\n  receive_priority: 0\n"
       << "  export:\n    - {topic: out, ros_topic: /takt_out, type: std_msgs/Int32}\n"
       << "  import:\n    - {topic: in, ros_topic: /chatter, type: std_msgs/String, priority: 5}\n"
@@ -123,7 +125,10 @@ TEST_F(Ros1Live, TaktRunWithARos1Section) {
   ASSERT_EQ(seen.size(), 5u) << eo;
   for (size_t i = 1; i < seen.size(); i++) EXPECT_EQ(seen[i], (seen[i - 1] + 1) % 256) << eo;
   EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
-  EXPECT_EQ(run.wait_exit(30000), 0) << run.output();
+  // the talker ends 0.5 s after its last message: the run is stopped as Ctrl-C stops it, in
+  // order, its result written
+  run.signal(SIGINT);
+  EXPECT_EQ(run.wait_exit(10000), 0) << run.output();
   // every message of the talker ran the subscription once
   std::string j = read_file(json);
   EXPECT_NE(j.find("{\"name\": \"on_in\", \"node\": \"ctrl\", \"kind\": \"subscription\", \"priority\": "),
@@ -151,7 +156,8 @@ TEST_F(Ros1Live, TaktRunWithItsOwnMaster) {
   std::filesystem::create_directories(home);
   {
     std::ofstream f(yaml);
-    f << "name: ros1_embedded\nduration_s: 8\n" << kNodes << "ros1:\n  master: embedded:" << port
+    // duration_s a bound: the test stops the run (SIGINT)
+    f << "name: ros1_embedded\nduration_s: 60\n" << kNodes << "ros1:\n  master: embedded:" << port
       << "\n  node: /takt_system\n  receive_priority: 0\n"
       << "  import:\n    - {topic: in, ros_topic: /chatter, type: std_msgs/String}\n";
   }
@@ -177,7 +183,8 @@ TEST_F(Ros1Live, TaktRunWithItsOwnMaster) {
   ASSERT_TRUE(eventually(subscribed, 15000)) << run.output();
   ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "own"}));
   EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
-  EXPECT_EQ(run.wait_exit(30000), 0) << run.output();
+  run.signal(SIGINT);
+  EXPECT_EQ(run.wait_exit(10000), 0) << run.output();
   std::string j = read_file(json);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(j, m, std::regex("\"name\": \"on_in\"[^}]*\"runs\": (\\d+)"))) << j;

@@ -5,11 +5,19 @@ contents, the add_two_ints server and client in every pairing, and tests/roscpp/
 (takt's in-process services, parameters, remapping, the priority extension) and
 tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses).
 
-Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR   (exit 0 when every check passes)
+Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs]   (exit 0 when every check passes)
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
-only Debian's pair runs across processes and takt's services are tested in one process."""
+only Debian's pair runs across processes and takt's services are tested in one process.
+
+Debian's builds of the examples are the same whatever the build configuration: they are built once
+into BUILD_DIR/../roscpp-debian/KEY (KEY: a hash of their sources, the compiler and roscpp's
+version and flags) and taken from there by the other build trees. The Debian-only pairings (talker
+and listener, client and server, all Debian's) involve no takt code: they run only with
+--debian-pairs (ctest passes it in the build without sanitizers); every pairing with a takt end runs
+in every build configuration."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -33,35 +41,75 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def build(src: Path, bld: Path, work: Path) -> None:
-    ex = src / "examples" / "roscpp"
-    env = dict(os.environ, PKG_CONFIG_PATH=str(bld / "pkgconfig-build"))
-    takt_flags = run(["pkg-config", "--cflags", "--libs", "takt-roscpp"], env=env, check=True).stdout.split()
-    deb_flags = run(["pkg-config", "--cflags", "--libs", "roscpp"], check=True).stdout.split()
-    # the custom .srv in roscpp's layout both ways: takt msggen --roscpp and Debian's gencpp
-    gen = run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search",
-               f"takt_tutorials={ex / 'takt_tutorials' / 'msg'}", "takt_tutorials", "--out", str(work / "takt_gen")],
-              env=dict(os.environ, PYTHONPATH=str(src / "python")))
-    assert gen.returncode == 0, gen.stderr
-    gen = run(["/usr/bin/python3", "/usr/lib/gencpp/gen_cpp.py", str(ex / "takt_tutorials/srv/AddTwoInts.srv"),
-               "-p", "takt_tutorials", "-o", str(work / "deb_gen/takt_tutorials"), "-e", "/usr/share/gencpp",
-               "-I", "std_msgs:/usr/share/std_msgs/msg"])
-    assert gen.returncode == 0, gen.stderr
-    jobs = []
-    for prog in ("talker", "listener", "add_two_ints_server", "add_two_ints_client"):
-        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(ex / f"{prog}.cpp"),
-                     "-o", str(work / f"takt_{prog}")] + takt_flags)
-        jobs.append(["g++", "-O1", f"-I{work / 'deb_gen'}", str(ex / f"{prog}.cpp"),
-                     "-o", str(work / f"deb_{prog}")] + deb_flags)
-    for prog in ("inproc", "forms", "preempt", "queue_size"):
-        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
-                     "-o", str(work / prog)] + takt_flags)
+EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
+
+
+def compile_all(jobs: list) -> None:
     for i in range(0, len(jobs), 2):  # two compilers at a time (the machine is shared)
         procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs[i:i + 2]]
         for j, p in zip(jobs[i:i + 2], procs):
             out = p.communicate()[0]
             assert p.returncode == 0, f"{' '.join(j[:4])}: build failed:\n{out}"
-    print(f"built {len(jobs)} programs (examples unchanged, takt and Debian roscpp)")
+
+
+def debian_builds(ex: Path, bld: Path) -> Path:
+    """The examples built with Debian's roscpp (deb_PROGRAM), in their cache directory (built there
+    first if it is not there yet)."""
+    deb_flags = run(["pkg-config", "--cflags", "--libs", "roscpp"], check=True).stdout.split()
+    key = hashlib.sha256()
+    for part in (deb_flags, [run(["g++", "--version"], check=True).stdout],
+                 [run(["dpkg-query", "-W", "libroscpp-dev", "libstd-msgs-dev"]).stdout]):
+        key.update(repr(part).encode())
+    for f in [ex / f"{prog}.cpp" for prog in EXAMPLES] + [ex / "takt_tutorials/srv/AddTwoInts.srv"]:
+        key.update(f.read_bytes())
+    cache = bld.parent / "roscpp-debian"
+    done = cache / key.hexdigest()[:16]
+    if all((done / f"deb_{prog}").is_file() for prog in EXAMPLES):
+        print(f"Debian's builds of the examples: {done} (built before)")
+        return done
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="new-", dir=cache))
+    try:
+        # the custom .srv in roscpp's layout: Debian's gencpp
+        gen = run(["/usr/bin/python3", "/usr/lib/gencpp/gen_cpp.py", str(ex / "takt_tutorials/srv/AddTwoInts.srv"),
+                   "-p", "takt_tutorials", "-o", str(tmp / "deb_gen/takt_tutorials"), "-e", "/usr/share/gencpp",
+                   "-I", "std_msgs:/usr/share/std_msgs/msg"])
+        assert gen.returncode == 0, gen.stderr
+        compile_all([["g++", "-O1", f"-I{tmp / 'deb_gen'}", str(ex / f"{prog}.cpp"), "-o", str(tmp / f"deb_{prog}")]
+                     + deb_flags for prog in EXAMPLES])
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        tmp.rename(done)  # whole or not at all (another build tree's run may have made it meanwhile)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert all((done / f"deb_{prog}").is_file() for prog in EXAMPLES), f"{done}: incomplete"
+    print(f"Debian's builds of the examples: built into {done}")
+    return done
+
+
+def build(src: Path, bld: Path, work: Path) -> Path:
+    """The takt builds of the examples and tests in work; returns where Debian's builds are."""
+    ex = src / "examples" / "roscpp"
+    env = dict(os.environ, PKG_CONFIG_PATH=str(bld / "pkgconfig-build"))
+    takt_flags = run(["pkg-config", "--cflags", "--libs", "takt-roscpp"], env=env, check=True).stdout.split()
+    # the custom .srv in roscpp's layout: takt msggen --roscpp
+    gen = run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search",
+               f"takt_tutorials={ex / 'takt_tutorials' / 'msg'}", "takt_tutorials", "--out", str(work / "takt_gen")],
+              env=dict(os.environ, PYTHONPATH=str(src / "python")))
+    assert gen.returncode == 0, gen.stderr
+    deb = debian_builds(ex, bld)
+    jobs = []
+    for prog in EXAMPLES:
+        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(ex / f"{prog}.cpp"),
+                     "-o", str(work / f"takt_{prog}")] + takt_flags)
+    for prog in ("inproc", "forms", "preempt", "queue_size"):
+        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
+                     "-o", str(work / prog)] + takt_flags)
+    compile_all(jobs)
+    print(f"built {len(jobs)} programs (examples unchanged and tests, against takt)")
+    return deb
 
 
 def heard(out: str) -> list[str]:
@@ -108,6 +156,7 @@ def queue_size(src: Path, work: Path, env: dict) -> bool:
 
 def main() -> int:
     src, bld = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+    debian_pairs = "--debian-pairs" in sys.argv[3:]
     work = Path(tempfile.mkdtemp(prefix="takt_roscpp_"))
     port = free_port()
     env = dict(os.environ, ROS_MASTER_URI=f"http://127.0.0.1:{port}/", ROS_HOME=str(work / "ros_home"),
@@ -115,7 +164,8 @@ def main() -> int:
     master = None
     failures = 0
     try:
-        build(src, bld, work)
+        deb = build(src, bld, work)
+        prog = {"takt": lambda name: work / f"takt_{name}", "deb": lambda name: deb / f"deb_{name}"}
         master = subprocess.Popen(["rosmaster", "--core", "-p", str(port)], env=env, start_new_session=True,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
@@ -127,10 +177,12 @@ def main() -> int:
         want = [f"hello world {i}" for i in range(COUNT)]
         for pub in ("takt", "deb"):
             for sub in ("takt", "deb"):
-                lis = subprocess.Popen([str(work / f"{sub}_listener"), f"_expect:={COUNT}", f"__name:=l_{pub}_{sub}"],
+                if pub == sub == "deb" and not debian_pairs:
+                    continue
+                lis = subprocess.Popen([str(prog[sub]("listener")), f"_expect:={COUNT}", f"__name:=l_{pub}_{sub}"],
                                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                        start_new_session=True)
-                tal = run([str(work / f"{pub}_talker"), f"_count:={COUNT}", "_wait_for_listener:=true",
+                tal = run([str(prog[pub]("talker")), f"_count:={COUNT}", "_wait_for_listener:=true",
                            "_rate:=20.0", f"__name:=t_{pub}_{sub}"], env=env, timeout=30)
                 try:
                     out = lis.communicate(timeout=15)[0]
@@ -145,7 +197,7 @@ def main() -> int:
         echo = subprocess.Popen(["rostopic", "echo", "-n", "3", "/rosout"], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
         time.sleep(1.5)  # rostopic subscribes before the talker starts logging
-        tal = run([str(work / "takt_talker"), "_count:=40", "_rate:=20.0", "__name:=t_rosout"], env=env, timeout=30)
+        tal = run([str(prog["takt"]("talker")), "_count:=40", "_rate:=20.0", "__name:=t_rosout"], env=env, timeout=30)
         try:
             out = echo.communicate(timeout=20)[0]
         except subprocess.TimeoutExpired:
@@ -163,11 +215,13 @@ def main() -> int:
         sides = ("takt", "deb") if wire else ("deb",)
         for server in sides:
             for client in sides:
-                srv = subprocess.Popen([str(work / f"{server}_add_two_ints_server")], env=env, stdout=subprocess.DEVNULL,
+                if server == client == "deb" and not debian_pairs and wire:
+                    continue
+                srv = subprocess.Popen([str(prog[server]("add_two_ints_server"))], env=env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True)
                 time.sleep(0.3)  # SIGINT before roscpp installed its handler would end it by the default action
                 try:
-                    cli = run([str(work / f"{client}_add_two_ints_client"), "40", "2"], env=env, timeout=20)
+                    cli = run([str(prog[client]("add_two_ints_client")), "40", "2"], env=env, timeout=20)
                 finally:
                     os.killpg(srv.pid, signal.SIGINT)  # a server ends on SIGINT with status 0
                     try:
@@ -181,6 +235,8 @@ def main() -> int:
                 failures += not ok
         if not wire:
             print("note: the ros1 layer has no TCPROS services: takt's add_two_ints ends are tested in one process")
+        if not debian_pairs:
+            print("note: the Debian-only pairings (no takt code) run in the build without sanitizers")
         inp = run([str(work / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
         ok = inp.returncode == 0
         print(f"{'ok  ' if ok else 'FAIL'} inproc (takt services, parameters, remapping, priorities):\n{inp.stdout}{inp.stderr[-2000:]}")
