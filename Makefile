@@ -44,9 +44,10 @@ test-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 	@echo "== tests: Python suites against the sanitized runner"
-	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them)
+	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them;
+	@# one test at a time: the sanitized runner is slow enough for the timing-bound ones as it is)
 	@ASAN_OPTIONS=detect_leaks=1 TAKT_BUILD_DIR=$(CURDIR)/$(BUILD)/asan \
-	  $(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests -m "not release_pass"
+	  $(VENV)/bin/python -m pytest -q python/tests -m "not release_pass"
 
 test-tsan: deps
 	@echo "== tests: ThreadSanitizer"
