@@ -117,8 +117,8 @@ def ddsperf_rows(seconds: int, domain: int) -> Dict[int, Dict[str, float]]:
 
 
 # The chains: the top chain (64 B every 5 ms, priority 30) across the DDS hop, alone and while the
-# two lower chains (priorities 20 and 10) each offer 512 KiB every millisecond: 1 GiB/s together,
-# about what two takt processes carry over Cyclone on this machine's loopback (offering 2 GiB/s
+# two lower chains (priorities 20 and 10) each offer 512 KiB every millisecond, about 1 GB/s
+# together: what two takt processes carry over Cyclone on this machine's loopback (offering 2 GB/s
 # collapses it: the receiving sockets overflow). Loaded twice: with the publisher's defaults (a
 # writer lane per priority, the 1 MiB window) and with one lane and no window (every route through
 # one writer thread, unpaced: what takt did before the lanes).
@@ -216,8 +216,8 @@ def run(quick: bool, out: Path) -> int:
            f"Three chains from timers in one process (`takt-bench-dds chains-pub`, preempt executor) to "
            f"subscriptions in another (`chains-sub`) over DDS, every route at its chain's priority: chain 1 "
            f"(priority 30) 64 B every {CHAIN_PERIOD_US // 1000} ms; chains 2 and 3 (priorities 20 and 10) "
-           f"{CHAIN_LOW_SIZE // 1024} KiB every {CHAIN_LOW_PERIOD_US // 1000} ms each, 1 GiB/s offered together, "
-           "about what this loopback carries between two takt processes. Latency: chain 1's timer release -> "
+           f"{CHAIN_LOW_SIZE // 1024} KiB every {CHAIN_LOW_PERIOD_US // 1000} ms each, about 1 GB/s offered together: "
+           "what this loopback carries between two takt processes. Latency: chain 1's timer release -> "
            "its callback start in the far process. All topics reliable, keep-last 8. Loaded with the "
            "publisher's defaults (a writer lane per priority, the 1 MiB window: docs/dds.md) and with one lane "
            "and no window (every route through one writer thread, unpaced).", "",
