@@ -775,7 +775,8 @@ static takt_err_t be_start(void *self, takt_bridge_t *b) {
   d->bridge = b;
   start_graph(d);
   d->started = true;
-  for (uint32_t i = 0; i < d->n_lanes; i++) TAKT_RETURN_IF_ERR(lane_start(&d->lanes[i])); /* stop ends them */
+  for (uint32_t i = 0; i < d->n_lanes; i++) /* on a failure, stop ends those started */
+    TAKT_RETURN_IF_ERR(lane_start(&d->lanes[i]));
   takt_err_t rc = takt_thread_create(&d->rx_thread, &d->rx_attr, rx_main, d);
   if (rc != TAKT_OK) return rc;
   d->rx_running = true;
@@ -826,8 +827,8 @@ takt_dds_t *takt_dds_of(takt_bridge_backend_t be) {
 static bool config_valid(const takt_dds_config_t *c) {
   return c->domain <= 232u && c->max_routes >= 1 && c->max_routes <= TAKT_DDS_MAX_COUNT &&
          c->max_payload >= 8 && c->max_payload <= TAKT_DDS_MAX_PAYLOAD_LIMIT && c->tx_queue >= 1 &&
-         c->tx_queue <= TAKT_DDS_MAX_COUNT && c->tx_lanes >= 1 && c->tx_lanes <= TAKT_DDS_MAX_LANES &&
-         c->tx_window <= TAKT_DDS_MAX_WINDOW &&
+         c->tx_queue <= TAKT_DDS_MAX_COUNT && c->tx_lanes >= 1 &&
+         c->tx_lanes <= TAKT_DDS_MAX_LANES && c->tx_window <= TAKT_DDS_MAX_WINDOW &&
          takt__thread_attr_valid(&c->rx_thread) &&
          (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
          c->call_timeout_ns >= 0 &&
