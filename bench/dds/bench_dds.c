@@ -65,10 +65,12 @@ static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
                   "       takt-bench-dds pub|pub-direct DOMAIN COUNT PERIOD_US SIZE...\n"
                   "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
-                  "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US [LANES [WINDOW]]\n"
+                  "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
+                  "                          [LANES [WINDOW]]\n"
                   "(pub-direct: the forwarding job writes to Cyclone itself, direct_write;\n"
                   " chains: LOW_PERIOD_US 0 publishes nothing on the two lower chains; LANES and\n"
-                  " WINDOW: the publisher's tx_lanes and tx_window, its defaults when not given)\n");
+                  " WINDOW: the publisher's tx_lanes and tx_window, its defaults when not\n"
+                  " given)\n");
   return 2;
 }
 
@@ -113,7 +115,8 @@ int main(int argc, char **argv) {
      and takt's sertype's sample buffers), memory locked, shallow idle states */
   (void)takt_port_realtime_setup();
   if (argc == 5 && strcmp(argv[1], "chains-sub") == 0)
-    return run_chains(true, (uint32_t)atoi(argv[2]), atol(argv[3]), 0, (uint32_t)atol(argv[4]), 0, 0, -1);
+    return run_chains(true, (uint32_t)atoi(argv[2]), atol(argv[3]), 0, (uint32_t)atol(argv[4]),
+                      0, 0, -1);
   if (argc >= 7 && argc <= 9 && strcmp(argv[1], "chains-pub") == 0)
     return run_chains(false, (uint32_t)atoi(argv[2]), atol(argv[3]), atol(argv[4]),
                       (uint32_t)atol(argv[5]), atol(argv[6]), argc >= 8 ? atoi(argv[7]) : 0,
@@ -356,7 +359,8 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
     takt_dds_get_stats(dds, &st);
     printf("], \"low_seconds\": %.3f",
            (double)(atomic_load(&g_low_last) - atomic_load(&g_low_first)) / 1e9);
-    printf(", \"seconds\": %.3f, \"received\": %llu, \"oversize\": %llu, \"deliver_refused\": %llu}\n",
+    printf(", \"seconds\": %.3f, \"received\": %llu, \"oversize\": %llu, "
+           "\"deliver_refused\": %llu}\n",
            (double)(takt_time_now() - start) / 1e9, (unsigned long long)st.received,
            (unsigned long long)st.oversize, (unsigned long long)st.deliver_refused);
   } else {
@@ -378,7 +382,8 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
     }
     CHECK(takt_executor_add_node(exec, node));
     /* chain 1's last release stops the executor; the bound only guards a stuck run */
-    CHECK(takt_executor_spin_until(exec, takt_time_now() + (count + 1000) * period_us * TAKT_NS_PER_US));
+    int64_t bound = (count + 1000) * period_us * TAKT_NS_PER_US;
+    CHECK(takt_executor_spin_until(exec, takt_time_now() + bound));
     if (g_chain[0].releases < count) rc = 3;
     (void)takt_dds_wait_acked(dds, 5 * TAKT_NS_PER_S);
     takt_dds_stats_t st;
