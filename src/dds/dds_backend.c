@@ -489,12 +489,12 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
 }
 
 /* Take what route idx's reader holds and hand it on, from the reader's listener (Cyclone's receive
- * thread, or a local writer's thread), into the route's own buffer: Cyclone calls one reader's
- * listener at a time, different readers' at once. */
+ * thread, or a local writer's thread): a topic's sample from where it is, a service's through the
+ * route's own buffer (Cyclone calls one reader's listener at a time, different readers' at once). */
 static void take_route(takt_dds_t *d, uint32_t idx) {
   takt__dds_route_t *r = &d->routes[idx];
   uint8_t *buf = r->rx_buf;
-  /* where the sample goes in buf: after the header the bridge expects in front of it */
+  /* where a service's sample goes in buf: after the header the bridge expects in front of it */
   uint32_t at = r->kind == TAKT__DDS_SVC_SERVER ? 4u : r->kind == TAKT__DDS_SVC_CLIENT ? 5u : 0u;
   dds_entity_t rd = r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
   for (;;) {
@@ -508,10 +508,13 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
       uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM : d->max_payload - at;
       if (size > room) {
         takt__dds_count(&d->stats.oversize);
-      } else if (at == 0 && sd->type == r->st && r->kind == TAKT__DDS_TOPIC_IN) {
-        /* a topic's sample of takt's sertype: its bytes are dispatched where they are (the
-           serdata stays referenced until then), no copy into the route's buffer */
-        deliver(d, r, (uint16_t)idx, ((const takt__dds_serdata_t *)sd)->bytes, size);
+      } else if (r->kind == TAKT__DDS_TOPIC_IN) {
+        /* Cyclone hands over a sample of the reader's sertype, takt's (contiguous bytes): they
+           are dispatched where they are, the serdata referenced until then */
+        if (sd->type == r->st)
+          deliver(d, r, (uint16_t)idx, ((const takt__dds_serdata_t *)sd)->bytes, size);
+        else
+          takt__dds_count(&d->stats.malformed);
       } else {
         ddsi_serdata_to_ser(sd, 0, size, buf + at);
         if (r->kind == TAKT__DDS_SVC_SERVER)
@@ -788,7 +791,7 @@ static void be_stop(void *self) {
   /* the readers' listeners off: this waits for a call in progress */
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++)
-    if (d->routes[i].rx_buf != NULL) (void)dds_set_listener(route_reader(&d->routes[i]), NULL);
+    if (d->routes[i].owner != NULL) (void)dds_set_listener(route_reader(&d->routes[i]), NULL);
   if (d->rx_running) {
     (void)dds_set_guardcondition(d->stop_guard, true);
     (void)takt_thread_join(&d->rx_thread);
@@ -1071,16 +1074,20 @@ static void publish_route(takt_dds_t *d) {
   publish_graph(d);
 }
 
-/* The route's receive buffer (before the bridge knows the route: nothing to undo there). */
+/* The route receives (owner set: its listener is taken off at stop); a service's gets its receive
+ * buffer (before the bridge knows the route: nothing to undo there). A topic's samples are read
+ * in Cyclone's serdata, no buffer. */
 static takt_err_t route_buffer(takt_dds_t *d, takt__dds_route_t *r) {
   r->owner = d;
-  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload + TAKT__DDS_STAMP_ROOM);
+  if (r->kind == TAKT__DDS_TOPIC_IN) return TAKT_OK;
+  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload);
   return r->rx_buf != NULL ? TAKT_OK : TAKT_ENOMEM;
 }
 
 static void route_buffer_free(takt_dds_t *d, takt__dds_route_t *r) {
   if (r->rx_buf != NULL) takt__context_free(d->ctx, r->rx_buf);
   r->rx_buf = NULL;
+  r->owner = NULL;
 }
 
 /* A published route's reader gets its listener: received samples go from it straight into the

@@ -102,9 +102,9 @@ typedef struct takt__dds_route {
   bool exported;   /* topics: TOPIC_OUT */
   bool raw;        /* topics: the type support has no codec (bytes of its size, as the system
                       file's topics): carried as CDR `uint8[] data` (u32 count + the bytes) */
-  struct takt_dds *owner;
-  uint8_t *rx_buf;  /* routes that receive: their listener's buffer (max_payload + the stamp's
-                       room, the context's arena, from the route's creation) */
+  struct takt_dds *owner; /* routes that receive (their listener's argument), else NULL */
+  uint8_t *rx_buf;  /* service routes: their listener's buffer (max_payload, the context's arena,
+                       from the route's creation); topics read Cyclone's serdata in place */
   uint32_t rx_pending; /* calls to take (atomic; the one that finds 0 takes, until every call
                           counted meanwhile is answered) */
   bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
