@@ -130,7 +130,8 @@ class Qemu:
                     sys.stdout.flush()
             found.set()
 
-        threading.Thread(target=reader, daemon=True).start()
+        self.reader = threading.Thread(target=reader, daemon=True)
+        self.reader.start()
         found.wait(20)
         if self.pty is None:
             self.stop()
@@ -156,6 +157,9 @@ class Qemu:
             except (OSError, subprocess.TimeoutExpired):
                 self.p.terminate()
                 self.p.wait(5)
+        # QEMU has exited, but its last lines may still be in the pipe: the console is complete
+        # only when the reader has seen the end of it
+        self.reader.join(5)
         if getattr(self, "fd", None) is not None:
             os.close(self.fd)
             self.fd = None
