@@ -16,6 +16,10 @@
  * MAX_BYTES (default 1 MiB) sizes the node for the largest message data, as an application sizes
  * its node for its topics (the node's memory is taken, and touched, at its creation).
  *
+ * Both sides are set up as takt's runner sets up a real-time process (takt_port_realtime_setup:
+ * memory locked, freed blocks kept), and pub publishes from a thread at SCHED_FIFO 60, where a
+ * takt callback that publishes runs (without the privilege: SCHED_OTHER).
+ *
  * chains: the first node of ROS 1 chains (the other end is bench/ros1/roscpp_chains.cpp): a
  * takt node under the preempt executor with one timer per chain (all with PERIOD_US, released
  * at the same instants; chain 1 at priority 30, chain 2 at 20, chain 3 at 10), each publishing a
@@ -106,6 +110,9 @@ static int run_pub(const char *master, const char *topic, uint32_t size, long co
     if (st.connections == 0) die("no subscriber within 30 s", TAKT_ETIMEDOUT, NULL);
     takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);
   }
+  /* the publishing thread at a callback's real-time priority (the node's threads, made before,
+   * keep theirs) */
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 60);
   int64_t next = takt_time_now();
   for (long i = 0; i < count; i++) {
     next += period_us * TAKT_NS_PER_US;
@@ -255,6 +262,7 @@ static int run_chains(const char *master, int chains, long count, long period_us
 }
 
 int main(int argc, char **argv) {
+  (void)takt_port_realtime_setup(); /* memory locked, freed blocks kept in the process */
   if (argc == 6 && strcmp(argv[1], "chains") == 0) {
     long chains = atol(argv[3]), count = atol(argv[4]), period = atol(argv[5]);
     if (chains < 1 || chains > CHAINS_MAX || count < 1 || period < 100) return usage();

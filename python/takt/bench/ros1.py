@@ -214,7 +214,8 @@ def _chains(peers: "Peers", master: str, quick: bool) -> Dict[str, object]:
 
 def run(quick: bool, out: Path) -> int:
     peers = Peers()
-    blocks, per_block = (1, 30) if quick else (2, 300)
+    # at least 1000 samples a cell (BENCHMARKS.md): a p99 from fewer moves between runs
+    blocks, per_block = (1, 30) if quick else (4, 300)
     sizes = SIZES[:2] if quick else SIZES
     firsts_reps = 1 if quick else 5
     samples: Dict[str, List[float]] = {}
@@ -313,8 +314,10 @@ def run(quick: bool, out: Path) -> int:
           "std_msgs/UInt8MultiArray whose first 8 data bytes carry the publish time (CLOCK_MONOTONIC, taken just "
           "before the publish call); the subscriber's callback records the time since it, first thing. "
           f"{blocks} block(s) x {per_block} messages per cell, pairs in alternating order per block; one message "
-          "every 5 ms (10 ms from 512 KB). takt: its ROS 1 node (`takt_ros1_publish`, the subscription's callback "
-          "on the node's I/O thread at SCHED_FIFO 90, its default); roscpp: Debian's libroscpp "
+          "every 5 ms (10 ms from 512 KB). takt: its ROS 1 node (`takt_ros1_publish` from a thread at SCHED_FIFO 60, "
+          "where a takt callback that publishes runs; the subscription's callback on the node's I/O thread at "
+          "SCHED_FIFO 90, its default; both processes set up as takt's runner sets up a real-time process: "
+          "memory locked, freed blocks kept); roscpp: Debian's libroscpp "
           "(`bench/ros1/roscpp_bench.cpp`, callbacks spun by the main thread, tcpNoDelay) at SCHED_OTHER as it "
           "starts, and again with both processes under `chrt -f 90` (roscpp-rt); rospy: Debian's "
           "(`bench/ros1/rospy_bench.py`, tcp_nodelay).", "",
