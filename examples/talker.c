@@ -1,7 +1,7 @@
 /* A talker with generated ROS message types, seen from outside by takt's tools: `chatter`
  * (std_msgs/String, ROS 1 serialization) and `joints` (sensor_msgs/JointState, ROS 1) at 20 Hz,
- * and `chatter_cdr` (std_msgs/String in ROS 2's CDR) at 5 Hz, published by timers of one node
- * under a tide executor, with an introspection endpoint open:
+ * and `chatter_cdr` and `joints_cdr` (the same types in ROS 2's CDR) at 5 Hz, published by timers
+ * of one node under a tide executor, with an introspection endpoint open:
  *
  *   takt-talker 10 &            # runs 10 s (default 5)
  *   takt topic echo chatter     # data: "hello 12"
@@ -16,11 +16,28 @@
 #include "takt/introspect.h"
 #include "takt/takt.h"
 
-static takt_publisher_t *chatter, *chatter_cdr, *joints;
+static takt_publisher_t *chatter, *chatter_cdr, *joints, *joints_cdr;
 
 static void set_string(std_msgs__String *m, const char *text) {
   snprintf(m->data.data, sizeof m->data.data, "%s", text);
   m->data.size = (uint32_t)strlen(m->data.data);
+}
+
+static void fill_joints(sensor_msgs__JointState *js, const takt_timer_event_t *ev) {
+  sensor_msgs__JointState__init(js);
+  js->header.seq = (uint32_t)ev->k; /* a ROS 1 field: CDR (ROS 2's Header) leaves it out */
+  js->header.stamp.sec = (uint32_t)(ev->release / TAKT_NS_PER_S);
+  js->header.stamp.nsec = (uint32_t)(ev->release % TAKT_NS_PER_S);
+  snprintf(js->header.frame_id.data, sizeof js->header.frame_id.data, "base_link");
+  js->header.frame_id.size = 9;
+  js->name.size = 2;
+  snprintf(js->name.data[0].data, sizeof js->name.data[0].data, "shoulder");
+  js->name.data[0].size = 8;
+  snprintf(js->name.data[1].data, sizeof js->name.data[1].data, "elbow");
+  js->name.data[1].size = 5;
+  js->position.size = 2;
+  js->position.data[0] = 0.5 + 0.001 * (double)ev->k;
+  js->position.data[1] = -0.25;
 }
 
 static void talk(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
@@ -30,21 +47,8 @@ static void talk(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
   std_msgs__String m;
   set_string(&m, text);
   takt_publish(chatter, &m, sizeof m);
-  sensor_msgs__JointState js;
-  sensor_msgs__JointState__init(&js);
-  js.header.seq = (uint32_t)ev->k;
-  js.header.stamp.sec = (uint32_t)(ev->release / TAKT_NS_PER_S);
-  js.header.stamp.nsec = (uint32_t)(ev->release % TAKT_NS_PER_S);
-  snprintf(js.header.frame_id.data, sizeof js.header.frame_id.data, "base_link");
-  js.header.frame_id.size = 9;
-  js.name.size = 2;
-  snprintf(js.name.data[0].data, sizeof js.name.data[0].data, "shoulder");
-  js.name.data[0].size = 8;
-  snprintf(js.name.data[1].data, sizeof js.name.data[1].data, "elbow");
-  js.name.data[1].size = 5;
-  js.position.size = 2;
-  js.position.data[0] = 0.5 + 0.001 * (double)ev->k;
-  js.position.data[1] = -0.25;
+  static sensor_msgs__JointState js; /* the timer's alone (tide runs one callback at a time) */
+  fill_joints(&js, ev);
   takt_publish(joints, &js, sizeof js);
 }
 
@@ -55,6 +59,9 @@ static void talk_cdr(takt_timer_t *t, const takt_timer_event_t *ev, void *user) 
   std_msgs__String m;
   set_string(&m, text);
   takt_publish(chatter_cdr, &m, sizeof m);
+  static sensor_msgs__JointState js;
+  fill_joints(&js, ev);
+  takt_publish(joints_cdr, &js, sizeof js);
 }
 
 #define CHECK(what, expr)                                                                          \
@@ -77,15 +84,18 @@ int main(int argc, char **argv) {
   takt_context_t *ctx;
   CHECK("context", takt_context_create(&cfg, &ctx));
   takt_node_t *node;
-  takt_topic_t *t_chatter, *t_cdr, *t_joints;
+  takt_topic_t *t_chatter, *t_cdr, *t_joints, *t_joints_cdr;
   takt_timer_t *tm, *tm_cdr;
   CHECK("node", takt_node_create(ctx, "talker", &node));
   CHECK("topic", takt_topic_create(ctx, "chatter", &std_msgs__String__type, 4, &t_chatter));
   CHECK("topic", takt_topic_create(ctx, "chatter_cdr", &std_msgs__String__type_cdr, 4, &t_cdr));
   CHECK("topic", takt_topic_create(ctx, "joints", &sensor_msgs__JointState__type, 4, &t_joints));
+  CHECK("topic",
+        takt_topic_create(ctx, "joints_cdr", &sensor_msgs__JointState__type_cdr, 4, &t_joints_cdr));
   CHECK("publisher", takt_publisher_create(node, t_chatter, &chatter));
   CHECK("publisher", takt_publisher_create(node, t_cdr, &chatter_cdr));
   CHECK("publisher", takt_publisher_create(node, t_joints, &joints));
+  CHECK("publisher", takt_publisher_create(node, t_joints_cdr, &joints_cdr));
   CHECK("timer", takt_timer_create(node, "talk", 50 * TAKT_NS_PER_MS, 0, talk, NULL, NULL, &tm));
   CHECK("timer",
         takt_timer_create(node, "talk_cdr", 200 * TAKT_NS_PER_MS, 0, talk_cdr, NULL, NULL, &tm_cdr));

@@ -68,11 +68,11 @@ def _read_one(reg: Registry, base: str, r: Reader):
     return _read_msg(reg, reg.load_msg(base), r)
 
 
-def _read_fields(reg: Registry, spec: MsgSpec, r: Reader, one) -> Dict[str, object]:
+def _read_fields(reg: Registry, spec: MsgSpec, r: Reader, one, cdr: bool = False) -> Dict[str, object]:
     """The fields of spec read from r, each element by one(reg, base, r): the layout of arrays
-    (a uint32 count unless fixed) is the same in ROS 1 and in CDR."""
+    (a uint32 count unless fixed) is the same in ROS 1 and in CDR; CDR carries spec.cdr_fields."""
     out: Dict[str, object] = {}
-    for f in spec.fields:
+    for f in spec.cdr_fields if cdr else spec.fields:
         if f.array is None:
             out[f.name] = one(reg, f.base, r)
             continue
@@ -133,7 +133,7 @@ def _cdr_one(reg: Registry, base: str, r: CdrReader):
 
 
 def _cdr_msg(reg: Registry, spec: MsgSpec, r: CdrReader) -> Dict[str, object]:
-    return _read_fields(reg, spec, r, _cdr_one)
+    return _read_fields(reg, spec, r, _cdr_one, cdr=True)
 
 
 def decode_cdr(reg: Registry, spec: MsgSpec, data: bytes) -> Dict[str, object]:

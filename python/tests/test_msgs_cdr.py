@@ -1,6 +1,7 @@
 """CDR bytes of generated messages equal pycdr2's for the equivalent IDL types, both ways:
 pycdr2 -> takt -> bytes, and takt -> pycdr2 -> bytes, for randomized instances of every
-std_msgs, geometry_msgs and sensor_msgs type (nested types, fixed and variable arrays, strings)."""
+std_msgs, geometry_msgs and sensor_msgs type (nested types, fixed and variable arrays, strings),
+in ROS 2's layout (a ROS 1 Header without seq)."""
 
 import random
 import struct
@@ -50,7 +51,7 @@ class Types:
             return self.cache[full]
         spec = self.reg.msgs[full]
         fields = []
-        for f in spec.fields:
+        for f in spec.cdr_fields:  # ROS 2 layout: ROS 1 Header without seq
             t = self.scalar(f.base)
             if f.array == "fixed":
                 t = T.array[t, f.length]
@@ -84,7 +85,7 @@ def rand(types, base, rng):
         return types.duration(rng.randint(-2**31, 2**31 - 1), rng.randint(0, 999999999))
     spec = types.reg.msgs[base]
     values = {}
-    for f in spec.fields:
+    for f in spec.cdr_fields:
         if f.array is None:
             values[f.name] = rand(types, f.base, rng)
             continue

@@ -133,9 +133,10 @@ def test_record_errors(tmp_path, runtime_dir):
 
 
 def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
-    """examples/talker.c: std_msgs/String and sensor_msgs/JointState in ROS 1 serialization,
-    std_msgs/String in CDR. The recording decodes with mcap's ROS 1 and ROS 2 decoders (from the
-    schemas in the file alone) and with rosbags' type stores."""
+    """examples/talker.c: std_msgs/String and sensor_msgs/JointState in ROS 1 serialization and
+    in CDR. The recording decodes with mcap's ROS 1 and ROS 2 decoders (from the schemas in the
+    file alone) and with rosbags' type stores: a ROS 1 type's CDR is ROS 2's layout (its Header
+    without seq, its stamp a builtin_interfaces/Time)."""
     mcap_ros1 = pytest.importorskip("mcap_ros1.decoder")
     mcap_ros2 = pytest.importorskip("mcap_ros2.decoder")
     typesys = pytest.importorskip("rosbags.typesys")
@@ -175,7 +176,18 @@ def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
             elif channel.topic == "/chatter_cdr":
                 assert (schema.name, schema.encoding, channel.message_encoding) == ("std_msgs/msg/String", "ros2msg", "cdr")
                 assert decoded.data == ros2.deserialize_cdr(message.data, "std_msgs/msg/String").data
-    assert set(seen) == {"/chatter", "/joints", "/chatter_cdr"}
+            elif channel.topic == "/joints_cdr":
+                assert (schema.name, schema.encoding, channel.message_encoding) == \
+                    ("sensor_msgs/msg/JointState", "ros2msg", "cdr")
+                text = schema.data.decode()
+                assert "MSG: builtin_interfaces/Time" in text and "seq" not in text
+                other = ros2.deserialize_cdr(message.data, "sensor_msgs/msg/JointState")
+                assert list(other.name) == list(decoded.name) == ["shoulder", "elbow"]
+                assert other.header.frame_id == decoded.header.frame_id == "base_link"
+                assert other.header.stamp.sec == decoded.header.stamp.sec > 0
+                assert other.header.stamp.nanosec == decoded.header.stamp.nanosec
+                assert list(other.position) == list(decoded.position) and other.position[1] == -0.25
+    assert set(seen) == {"/chatter", "/joints", "/chatter_cdr", "/joints_cdr"}
     assert sum(len(v) for v in seen.values()) == 50
     counts = [int(m.data.split()[1]) for m in seen["/chatter"]]
     assert counts == list(range(counts[0], counts[0] + len(counts))), "every message, in order"

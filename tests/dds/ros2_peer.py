@@ -17,9 +17,11 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
 A server answers SetBool with success = not data, message "was on|off", prints `served <on|off>`
 and exits 0 after COUNT requests; a caller sends COUNT requests (data = i even) and prints
 `answer <i> <0|1> <message>` for each, exit 0 when all were answered.
-TYPE: string (std_msgs/msg/String), header (std_msgs/msg/Header) or image (sensor_msgs/msg/Image,
-640x480 rgb8, byte j of image i = (31 j + i) mod 256, frame_id PREFIX<i>).
+TYPE: string (std_msgs/msg/String), header (std_msgs/msg/Header), point
+(geometry_msgs/msg/PointStamped: frame_id PREFIX<i>, stamp i.1000i, point.x = i) or image
+(sensor_msgs/msg/Image, 640x480 rgb8, byte j of image i = (31 j + i) mod 256, frame_id PREFIX<i>).
 A listener prints one line per message (`got <data>` / `got <frame_id> <sec> <nanosec>` /
+`got <frame_id> <sec> <nanosec> x <x>` /
 `got <frame_id> <width>x<height> <encoding> <step> <crc32 of data>`) and
 exits 0 after COUNT, 2 on timeout. A talker waits for a subscriber, then publishes COUNT
 messages `PREFIX <i>` (a Header: frame_id PREFIX<i>, stamp sec=i, nanosec=1000*i) and waits for
@@ -48,6 +50,12 @@ def make(kind, prefix, i):
         m = String()
         m.data = f"{prefix} {i}"
         return m
+    if kind == "point":
+        m = PointStamped()
+        m.header.frame_id = f"{prefix}{i}"
+        m.header.stamp.sec, m.header.stamp.nanosec = i, 1000 * i
+        m.point.x = float(i)
+        return m
     m = Header()
     m.frame_id = f"{prefix}{i}"
     m.stamp.sec = i
@@ -61,6 +69,8 @@ def show(kind, m):
         return f"got {m.header.frame_id} {m.width}x{m.height} {m.encoding} {m.step} {zlib.crc32(bytes(m.data)):08x}"
     if kind == "string":
         return f"got {m.data}"
+    if kind == "point":
+        return f"got {m.header.frame_id} {m.header.stamp.sec} {m.header.stamp.nanosec} x {m.point.x:g}"
     return f"got {m.frame_id} {m.stamp.sec} {m.stamp.nanosec}"
 
 
@@ -346,12 +356,13 @@ def main():
         sys.exit(cyclone_talk(topic, count, float(sys.argv[5]), sys.argv[6]))
     if mode == "cyclone-listen":
         sys.exit(cyclone_listen(topic, count, float(sys.argv[5])))
-    global rclpy, String, Header, Image
+    global rclpy, String, Header, Image, PointStamped
     import rclpy
+    from geometry_msgs.msg import PointStamped
     from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy, DurabilityPolicy
     from sensor_msgs.msg import Image
     from std_msgs.msg import Header, String
-    cls = {"string": String, "header": Header, "image": Image}[kind]
+    cls = {"string": String, "header": Header, "image": Image, "point": PointStamped}[kind]
     # images: transient-local (a latched topic) on both sides, so a reader that synchronises with
     # the writer after the first fragmented sample was sent still gets it from the history
     durability = DurabilityPolicy.TRANSIENT_LOCAL if kind == "image" else DurabilityPolicy.VOLATILE

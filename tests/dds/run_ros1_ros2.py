@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """ROS 1 <-> ROS 2 through one takt process (tests/dds/ros1_ros2_bridge.c): a real rosmaster,
-a rospy talker and listener (Debian's /usr/bin/python3), an rclpy talker and listener (Fast DDS,
-from the venv), and takt's bridge between them. Exact contents both ways:
-rospy /r1_to_r2 -> takt -> rclpy rt/r1_to_r2, and rclpy rt/r2_to_r1 -> takt -> rospy /r2_to_r1.
+rospy talkers and listeners (Debian's /usr/bin/python3), rclpy talkers and listeners (Fast DDS,
+from the venv), and takt's bridge between them. Exact contents both ways, for std_msgs/String
+(rospy /r1_to_r2 -> takt -> rclpy rt/r1_to_r2, rclpy rt/r2_to_r1 -> takt -> rospy /r2_to_r1) and
+for geometry_msgs/PointStamped, whose Header differs (ROS 1's has seq): /p_r1_to_r2 keeps rospy's
+stamp and frame_id on the ROS 2 side; on /p_r2_to_r1 the ROS 1 side gets the points in order with
+the origin time as header.stamp (an rclpy sample carries none of takt's: its arrival).
 As run_peers.py: as root inside a network namespace with only `lo` (Cyclone pinned to it).
 
   run_ros1_ros2.py --bridge TAKT_ROS1_ROS2_BRIDGE --venv VENV
@@ -25,6 +28,7 @@ from run_peers import in_loopback_namespace, peer_env  # noqa: E402
 ROS1_PEERS = HERE.parent / "ros1" / "peers"
 DOMAIN = 76
 COUNT = 20
+STAMP = (1700000000, 5000)  # what the rospy PointStamped talker stamps
 
 
 def free_port() -> int:
@@ -82,20 +86,28 @@ def main() -> int:
         bridge = start([a.bridge, master, str(DOMAIN), str(COUNT), "60"])
         r2_listener = start(ros2 + ["listen", "r1_to_r2", "string", str(COUNT), "60"])
         r1_listener = start(["/usr/bin/python3", str(ROS1_PEERS / "listener.py"), "/r2_to_r1", str(COUNT)])
+        p2_listener = start(ros2 + ["listen", "p_r1_to_r2", "point", str(COUNT), "60"])
+        p1_echo = start(["/usr/bin/python3", str(ROS1_PEERS / "stamped.py"), "echo", "/p_r2_to_r1", str(COUNT)])
         # the talkers start once the far sides listen: the bridge's DDS writer has matched the
         # rclpy listener, and the rospy listener has subscribed (then its TCPROS connection to
         # the bridge needs a moment); each talker waits for the bridge's subscriber itself
-        early: dict[str, list[str]] = {"takt bridge": [], "rospy listener": []}
+        early: dict[str, list[str]] = {"takt bridge": [], "rospy listener": [], "rospy stamped echo": []}
         if not wait_line(bridge, "ready", 40, early["takt bridge"]) or \
-                not wait_line(r1_listener, "ready", 40, early["rospy listener"]):
+                not wait_line(r1_listener, "ready", 40, early["rospy listener"]) or \
+                not wait_line(p1_echo, "stamped: subscribed", 40, early["rospy stamped echo"]):
             print("the bridge or the rospy listener did not get ready:", early)
             return 1
         time.sleep(1.0)
         r1_talker = start(["/usr/bin/python3", str(ROS1_PEERS / "talker.py"), "/r1_to_r2", str(COUNT), "rospy-says"])
         r2_talker = start(ros2 + ["talk", "r2_to_r1", "string", str(COUNT), "0.02", "rclpy-says"])
+        p1_talker = start(["/usr/bin/python3", str(ROS1_PEERS / "stamped.py"), "pub", "/p_r1_to_r2",
+                           str(STAMP[0]), str(STAMP[1]), str(COUNT)])
+        p2_talker = start(ros2 + ["talk", "p_r2_to_r1", "point", str(COUNT), "0.02", "rclpy"])
         outs = {}
         for name, p in (("rospy talker", r1_talker), ("rclpy talker", r2_talker), ("rclpy listener", r2_listener),
-                        ("rospy listener", r1_listener), ("takt bridge", bridge)):
+                        ("rospy listener", r1_listener), ("rospy stamped talker", p1_talker),
+                        ("rclpy stamped talker", p2_talker), ("rclpy stamped listener", p2_listener),
+                        ("rospy stamped echo", p1_echo), ("takt bridge", bridge)):
             try:
                 out, _ = p.communicate(timeout=90)
             except subprocess.TimeoutExpired:
@@ -117,9 +129,20 @@ def main() -> int:
     got1 = [l for l in outs["rospy listener"][1].splitlines() if l.startswith("got: ")]
     want2 = [f"got rospy-says {i}" for i in range(COUNT)]
     want1 = [f"got: rclpy-says {i}" for i in range(COUNT)]
-    ok = got2 == want2 and got1 == want1 and all(code == 0 for code, _ in outs.values())
+    # PointStamped: rospy's stamp and frame_id arrive as they were (the DDS side writes no stamp)
+    gotp2 = [l for l in outs["rclpy stamped listener"][1].splitlines() if l.startswith("got ")]
+    wantp2 = [f"got rospy{i} {STAMP[0]} {STAMP[1]} x {i}" for i in range(COUNT)]
+    # ... and the other way: the points in order, stamped with their origin (arrival) time
+    echo = [l.split() for l in outs["rospy stamped echo"][1].splitlines() if l.startswith("stamp ")]
+    now = time.time()
+    points_ok = [e[4] for e in echo] == [str(i) for i in range(COUNT)]
+    stamps_ok = bool(echo) and all(abs(int(e[1]) - now) < 120 for e in echo)
+    ok = got2 == want2 and got1 == want1 and gotp2 == wantp2 and points_ok and stamps_ok and \
+        all(code == 0 for code, _ in outs.values())
     print("ros1 -> ros2:", "exact" if got2 == want2 else f"got {got2}")
     print("ros2 -> ros1:", "exact" if got1 == want1 else f"got {got1}")
+    print("ros1 -> ros2 PointStamped:", "exact" if gotp2 == wantp2 else f"got {gotp2}")
+    print("ros2 -> ros1 PointStamped:", "in order, stamped now" if points_ok and stamps_ok else f"got {echo}")
     return 0 if ok else 1
 
 

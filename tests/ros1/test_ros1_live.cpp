@@ -675,7 +675,7 @@ TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
   Proc echo;
   ASSERT_TRUE(echo.start({"/usr/bin/python3", kPeers + "stamped.py", "echo", "/stamped_out", "3"}));
   ASSERT_TRUE(echo.wait_for("stamped: subscribed", 20000)) << echo.output();
-  ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped") == 1; }, 10000));
+  ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped_echo") == 1; }, 10000));
   takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
   int64_t t_info = takt_time_now() - 3 * TAKT_NS_PER_S;
   for (int i = 0; i < 3; i++) {

@@ -52,7 +52,7 @@ def schema_of(topic: dict, enc: str) -> Optional[Tuple[str, str, bytes]]:
             spec = reg.load_msg(f"{pkg}/{short}")
         except Exception:
             return None
-        return name, "ros2msg", ros1.full_text(reg, spec).encode()
+        return name, "ros2msg", ros1.ros2_full_text(reg, spec).encode()
     return None
 
 

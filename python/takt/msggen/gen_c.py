@@ -135,7 +135,8 @@ class CGen:
         if base == "string":
             return 4
         total = 0
-        for f in self.reg.msgs[base].fields:
+        spec = self.reg.msgs[base]
+        for f in spec.fields if enc == "ros1" else spec.cdr_fields:
             n = f.length if f.array == "fixed" else 1
             if f.array == "var":
                 total += 4
@@ -357,6 +358,7 @@ class CGen:
              f"const char {n}__DEFINITION[] = {c_literal(full)};", "",
              f"void {n}__init({n} *m) {{ memset(m, 0, sizeof *m); }}", ""]
         for enc in ("ros1", "cdr"):
+            fields = spec.fields if enc == "ros1" else spec.cdr_fields
             L.append(f"void {n}__{enc}_write(const {n} *m, takt_wcur_t *w) {{")
             if not spec.fields:
                 L.append("  (void)m;")
@@ -364,7 +366,7 @@ class CGen:
                     L.append("  takt_w_u8(w, 0);")
                 else:
                     L.append("  (void)w;")
-            for f in spec.fields:
+            for f in fields:
                 L += self.write_field(spec, f, enc)
             L += ["}", ""]
             L.append(f"void {n}__{enc}_read({n} *m, takt_rcur_t *r) {{")
@@ -375,6 +377,9 @@ class CGen:
                 else:
                     L.append("  (void)r;")
             for f in spec.fields:
+                if f not in fields:  # not on this wire (ROS 1's Header.seq in CDR): zero
+                    L.append(f"  memset(&m->{fname(f)}, 0, sizeof m->{fname(f)});")
+            for f in fields:
                 L += self.read_field(spec, f, enc)
             L += ["}", ""]
         L += [f"int32_t {n}__ros1_size(const {n} *m) {{",

@@ -44,6 +44,41 @@ def full_text(reg: Registry, spec: MsgSpec) -> str:
     return "".join(out)[:-1]
 
 
+_ROS2_BUILTIN = {"time": "builtin_interfaces/Time", "duration": "builtin_interfaces/Duration"}
+_ROS2_BUILTIN_TEXT = {"builtin_interfaces/Time": "int32 sec\nuint32 nanosec",
+                      "builtin_interfaces/Duration": "int32 sec\nuint32 nanosec"}
+
+
+def _ros2_lines(spec: MsgSpec) -> str:
+    lines = [f"{c.type} {c.name}={c.val_text}" for c in spec.constants]
+    for f in spec.cdr_fields:
+        base = _ROS2_BUILTIN.get(f.base, f.base)
+        lines.append(f"{base}{f.type_text[len(f.base):]} {f.name}")
+    return "\n".join(lines)
+
+
+def ros2_full_text(reg: Registry, spec: MsgSpec) -> str:
+    """The ROS 2 (`ros2msg`) definition of a ROS 1 type's CDR encoding, its dependencies after it
+    as ROS 2 tools write them: the fields spec.cdr_fields (Header without seq), `time` and
+    `duration` as builtin_interfaces/Time and Duration (whose definitions are appended)."""
+    sep = "=" * 80 + "\n"
+    out = [_ros2_lines(spec), "\n"]
+    seen: list = []
+    builtins: list = []
+    for name in [spec.full_name] + reg.all_depends(spec.full_name):
+        for f in reg.msgs[name].cdr_fields:
+            b = _ROS2_BUILTIN.get(f.base)
+            if b and b not in builtins:
+                builtins.append(b)
+        if name == spec.full_name or name in seen:
+            continue
+        seen.append(name)
+        out += [sep, f"MSG: {name}\n", _ros2_lines(reg.msgs[name]), "\n"]
+    for b in builtins:
+        out += [sep, f"MSG: {b}\n", _ROS2_BUILTIN_TEXT[b], "\n"]
+    return "".join(out)[:-1]
+
+
 def dds_type_name(spec: MsgSpec) -> str:
     """The DDS type name ROS 2 gives the type: pkg::msg::dds_::Type_ (srv halves: pkg::srv::...)."""
     pkg = spec.package.split("/")[0]  # a ROS 2 type's package is pkg/msg

@@ -92,6 +92,15 @@ class MsgSpec:
     def deps(self) -> List[str]:
         return [f.base for f in self.fields if not f.is_builtin]
 
+    @property
+    def cdr_fields(self) -> List[Field]:
+        """The fields the type carries in CDR. A ROS 1 type travels in ROS 2's layout, as
+        ros1_bridge maps it: ROS 1's std_msgs/Header loses `seq` (ROS 2's Header has none); `time`
+        and `duration` already have the bytes of builtin_interfaces/Time and Duration."""
+        if self.full_name == HEADER:
+            return [f for f in self.fields if f.name != "seq"]
+        return self.fields
+
 
 @dataclass
 class SrvSpec:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """geometry_msgs/PointStamped peer for the ROS 1 tests.
   stamped.py pub TOPIC SEC NSEC COUNT: waits (at most 15 s) for a subscriber, publishes COUNT
-      messages stamped SEC.NSEC (point.x = i), then exits.
+      messages stamped SEC.NSEC (frame_id rospy<i>, point.x = i), then exits.
   stamped.py echo TOPIC COUNT: prints "stamp SEC NSEC x X" for COUNT messages, then exits."""
 import sys
 import threading
@@ -13,7 +13,7 @@ from geometry_msgs.msg import PointStamped
 
 def main() -> int:
     mode, topic = sys.argv[1], sys.argv[2]
-    rospy.init_node("rospy_stamped", disable_signals=True)
+    rospy.init_node(f"rospy_stamped_{mode}", disable_signals=True)
     if mode == "pub":
         sec, nsec, count = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
         pub = rospy.Publisher(topic, PointStamped, queue_size=100)
@@ -27,6 +27,7 @@ def main() -> int:
         for i in range(count):
             m = PointStamped()
             m.header.stamp = rospy.Time(sec, nsec)
+            m.header.frame_id = f"rospy{i}"
             m.point.x = float(i)
             pub.publish(m)
             time.sleep(0.02)
