@@ -241,6 +241,49 @@ TEST_F(Ros1Live, RostopicListAndRosnodeListShowTheNodeUntilItEnds) {
   EXPECT_EQ(after.output().find("/takt_node"), std::string::npos) << after.output();
 }
 
+// rostopic hz reports a takt publisher's rate (50 Hz, absolute sleeps) within 5 %, and rostopic
+// info names the type and the takt node as the publisher.
+TEST_F(Ros1Live, RostopicHzAndInfoSeeATaktPublisher) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/takt_rate", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  std::atomic<bool> stop{false};
+  std::thread talker([&] {
+    std::vector<uint8_t> b = ser("tick");
+    int64_t next = takt_time_now();
+    while (!stop.load()) {
+      next += 20 * TAKT_NS_PER_MS;
+      takt_sleep_until(next);
+      (void)takt_ros1_publish(pub, b.data(), (uint32_t)b.size());
+    }
+  });
+  Proc hz, info;
+  ASSERT_TRUE(hz.start({"/usr/bin/python3", "/usr/bin/rostopic", "hz", "/takt_rate"}));
+  ASSERT_TRUE(info.start({"/usr/bin/python3", "/usr/bin/rostopic", "info", "/takt_rate"}));
+  EXPECT_EQ(info.wait_exit(15000), 0) << info.output();
+  // each report averages every period since rostopic subscribed: the third is over 2-3 s
+  std::regex rate_re("average rate: ([0-9.]+)");
+  auto reports = [&] {
+    return std::distance(std::sregex_iterator(hz.output().begin(), hz.output().end(), rate_re),
+                         std::sregex_iterator());
+  };
+  int64_t give_up = takt_time_now() + 30 * TAKT_NS_PER_S;
+  while (reports() < 3 && takt_time_now() < give_up) (void)hz.wait_for("\x01never\x01", 200);
+  stop = true;
+  talker.join();
+  hz.stop();
+  ASSERT_GE(reports(), 3) << hz.output();
+  double rate = 0;
+  for (std::sregex_iterator it(hz.output().begin(), hz.output().end(), rate_re), end; it != end; ++it)
+    rate = std::stod((*it)[1].str());
+  EXPECT_NEAR(rate, 50.0, 2.5) << hz.output();
+  EXPECT_NE(info.output().find("Type: std_msgs/String"), std::string::npos) << info.output();
+  EXPECT_NE(info.output().find("Publishers: \n * /takt_node (http://"), std::string::npos)
+      << info.output();
+}
+
 TEST_F(Ros1Live, AWrongMd5IsRefusedWithRosText) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   takt_ros1_pub_t *pub;
