@@ -10,7 +10,8 @@ ctest runs it (fw/TaktFirmware.cmake); by hand:
 
 Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
 order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
-/echo, exactly once and in order; rosnode/rostopic show /mcu_node with its topics; and
+/echo, exactly once and in order; `rosservice call /led` is answered by the MCU's service;
+rosnode/rostopic show /mcu_node with its topics and service; and
 (with rosmaster) the node is gone from `rosnode list` once the agent stops.
 """
 
@@ -138,16 +139,25 @@ def main() -> int:
             print("run_ros1: FAIL: expected 'mcu heard: ping 0' .. 'ping 9', each once, in order")
             return 1
 
-        # the graph: the MCU's node under its own name, with its topics
+        # a service on the MCU: described, served on ROS 1 by the agent, answered by the MCU
+        answers = [tool(env, "/usr/bin/rosservice", "call", "/led", f"data: {v}") for v in ("true", "false")]
+        print(f"run_ros1: rosservice call /led: {answers}")
+        if not (re.search(r'success: True\s+message: "led on"', answers[0])
+                and re.search(r'success: True\s+message: "led off"', answers[1])):
+            print("run_ros1: FAIL: expected the MCU's answers 'led on' then 'led off'")
+            return 1
+
+        # the graph: the MCU's node under its own name, with its topics and service
         nodes = tool(env, "/usr/bin/rosnode", "list").split()
         info = tool(env, "/usr/bin/rostopic", "info", "/chatter")
         ninfo = tool(env, "/usr/bin/rosnode", "info", "-q", "/mcu_node")
         pubs = ninfo.split("Publications:")[-1].split("Subscriptions:")[0]
         subs = ninfo.split("Subscriptions:")[-1].split("Services:")[0]
+        srvs = ninfo.split("Services:")[-1]
         if ("/mcu_node" not in nodes or not re.search(r"Publishers:\s*\n \* /mcu_node ", info)
                 or "/chatter [std_msgs/String]" not in pubs or "/echo [std_msgs/String]" not in pubs
-                or "/cmd" not in subs):
-            print("run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /echo and /cmd")
+                or "/cmd" not in subs or "/led" not in srvs):
+            print(f"run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /echo, /cmd and /led:\n{ninfo}")
             return 1
 
         # an orderly stop: the node unregisters (with rosmaster, which outlives the agent)

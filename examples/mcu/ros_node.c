@@ -3,12 +3,14 @@
  *   - publishes std_msgs/String "hello from the MCU N" on `chatter` every 100 ms (a timer at
  *     priority 5),
  *   - subscribes to `cmd` (std_msgs/String) with a callback at priority 20 that answers each
- *     command on `echo` ("mcu heard: <command>").
+ *     command on `echo` ("mcu heard: <command>"),
+ *   - serves `led` (std_srvs/SetBool) at priority 20: the LED's new state, answered
+ *     "led on" / "led off" (success: whether it changed).
  * The topics cross the serial line (UART1, 115200 baud, paced as a real line) to `takt agent`
  * on the host. The bridge describes the node (takt_bridge_describe): the agent asks for its
- * name, topics, types and priorities, and its system file examples/mcu/ros_agent.yaml puts them
- * on ROS 1 under the node name /mcu_node with nothing about them written there — rospy, roscpp,
- * rostopic and rosnode see the MCU's node as any other.
+ * name, topics, services, types and priorities, and its system file examples/mcu/ros_agent.yaml
+ * puts them on ROS 1 under the node name /mcu_node with nothing about them written there — rospy,
+ * roscpp, rostopic, rosnode and rosservice see the MCU's node as any other.
  *
  * Messages travel in the ROS 1 encoding (the generated std_msgs/String's hooks), so the agent
  * forwards their bytes to TCPROS as they are. `cmd` and `echo` use the reliable stream: a
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "std_msgs/String.h"
+#include "std_srvs/SetBool.h"
 #include "takt/bridge.h"
 #include "takt/cortexm.h"
 #include "takt/daemon.h"
@@ -32,12 +35,13 @@
 #define MS 1000000LL
 
 /* Entities of the routes on the link: the agent's system file names the same numbers. */
-enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2 };
+enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2, ENTITY_LED = 3 };
 enum { PRIO_TIMER = 5, PRIO_CMD = 20 };
 
 static _Alignas(16) uint8_t arena[96 * 1024];
 static takt_publisher_t *chatter_pub, *echo_pub;
 static uint32_t hello_seq;
+static bool led;
 
 static void set_string(std_msgs__String *m, const char *prefix, const char *text, uint32_t n) {
   int len = snprintf(m->data.data, sizeof m->data.data, "%s%.*s", prefix, (int)n, text);
@@ -67,6 +71,20 @@ static void on_cmd(takt_subscription_t *s, const takt_message_t *msg, void *user
   (void)takt_publish(echo_pub, &answer, sizeof answer);
 }
 
+static takt_err_t on_led(takt_service_t *srv, const takt_message_t *request, void *response,
+                         void *user) {
+  (void)srv;
+  (void)user;
+  const std_srvs__SetBoolRequest *rq = request->data;
+  std_srvs__SetBoolResponse *rs = response;
+  rs->success = rq->data != led;
+  led = rq->data;
+  const char *text = led ? "led on" : "led off";
+  rs->message.size = (uint32_t)strlen(text);
+  memcpy(rs->message.data, text, rs->message.size + 1u);
+  return TAKT_OK;
+}
+
 #define TRY(what, call) TAKT_CORTEXM_TRY("ros_node", what, call)
 
 int main(void) {
@@ -93,6 +111,13 @@ int main(void) {
   takt_subscription_t *cmd_sub;
   TRY("subscription", takt_subscription_create(node, cmd, "on_cmd", on_cmd, NULL, &cmd_opts,
                                                &cmd_sub));
+  takt_service_options_t led_opts = TAKT_SERVICE_OPTIONS_DEFAULT;
+  led_opts.depth = 2;
+  led_opts.attr.priority = PRIO_CMD;
+  takt_service_t *led_srv;
+  TRY("service", takt_service_create(node, "led", &std_srvs__SetBoolRequest__type,
+                                     &std_srvs__SetBoolResponse__type, on_led, NULL, &led_opts,
+                                     &led_srv));
 
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 288; /* a std_msgs/String of 255 characters: 4 + 255 bytes */
@@ -109,7 +134,12 @@ int main(void) {
   TRY("export", takt_bridge_export(bridge, echo, ENTITY_ECHO, 0, true));
   /* commands feed on_cmd: the agent sends them at its priority, through the reliable stream */
   TRY("import", takt_bridge_import_at(bridge, cmd, ENTITY_CMD, PRIO_CMD, true));
-  /* the agent asks for the node's name, topics, types and priorities (`describe: true`) */
+  /* requests for `led` from the agent are passed to the service; its answers go back at
+   * PRIO_CMD (the described priority: the agent sends the requests at it too) */
+  TRY("export service", takt_bridge_export_service(bridge, "led", &std_srvs__SetBoolRequest__type,
+                                                   &std_srvs__SetBoolResponse__type, ENTITY_LED,
+                                                   PRIO_CMD));
+  /* the agent asks for the node's name, topics, services, types and priorities (`describe: true`) */
   TRY("describe", takt_bridge_describe(bridge, "mcu_node"));
   takt_link_handlers_t h = takt_daemon_link_handlers(daemon);
   takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
@@ -124,7 +154,8 @@ int main(void) {
   TRY("add node", takt_executor_add_node(exec, node));
   TRY("add bridge", takt_executor_add_node(exec, takt_bridge_node(bridge)));
   TRY("serve", takt_bridge_serve(bridge, exec));
-  takt_cortexm_puts("ros_node: running (mcu_node: chatter, echo out; cmd in; uart:1:115200:paced)\n");
+  takt_cortexm_puts("ros_node: running (mcu_node: chatter, echo out; cmd in; led served; "
+                    "uart:1:115200:paced)\n");
   TRY("spin", takt_executor_spin(exec));
   return 0;
 }

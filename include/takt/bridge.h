@@ -134,8 +134,11 @@ takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t
  * Wire format of a part, little endian (docs/protocol.md):
  *   u8 version (1), u8 part (0-based), u8 parts, u8 routes in this part, u8 len + node name,
  *   then per route: u16 entity, u8 flags (bit 0: the describing side publishes it, bit 1:
- *   reliable), u8 priority (published: of the far callback it feeds; consumed: of the local
- *   one), u8 len + topic name, u8 len + type name, u8 len (0 or 32) + md5 (hex). */
+ *   reliable, bit 2: a service), u8 priority (published: of the far callback it feeds; consumed:
+ *   of the local one), u8 len + topic name, u8 len + type name, u8 len (0 or 32) + md5 (hex).
+ *   A service route (bit 2) names the service, its ROS service type (`std_srvs/SetBool`) and its
+ *   request's md5; bit 0 set: the describing side serves it (takt_bridge_export_service), clear:
+ *   it calls it (takt_bridge_import_service); priority: the route's. */
 #define TAKT_BRIDGE_ENTITY_RESERVED 0x7FF0u
 #define TAKT_BRIDGE_ENTITY_DESCRIBE 0x7FFFu
 #define TAKT_BRIDGE_ENTITY_DESCRIPTION 0x7FFEu
@@ -144,10 +147,11 @@ takt_err_t takt_bridge_import_at(takt_bridge_t *b, takt_topic_t *topic, uint16_t
 #define TAKT_BRIDGE_DESCRIPTION_MAX_PARTS 16u
 #define TAKT_BRIDGE_DESCRIBED_PUBLISHED 0x01u
 #define TAKT_BRIDGE_DESCRIBED_RELIABLE 0x02u
+#define TAKT_BRIDGE_DESCRIBED_SERVICE 0x04u
 
 /**
- * Answer DESCRIBE requests with this bridge's topic routes under the node name `node` (at most
- * TAKT_NAME_MAX - 1 characters; services are not described). Configuration time, before the
+ * Answer DESCRIBE requests with this bridge's topic and service routes under the node name
+ * `node` (at most TAKT_NAME_MAX - 1 characters). Configuration time, before the
  * receive side runs. TAKT_EINVAL for an empty or too long name. A request to a bridge that does
  * not describe itself is counted as an unknown entity.
  */
@@ -157,7 +161,7 @@ typedef struct takt_bridge_described_route {
   uint16_t entity;
   uint8_t flags;    /* TAKT_BRIDGE_DESCRIBED_* */
   uint8_t priority;
-  char topic[TAKT_NAME_MAX];
+  char topic[TAKT_NAME_MAX]; /* a service route: the service's name */
   char type[TAKT_NAME_MAX];
   char md5[33];     /* "" when the type has none */
 } takt_bridge_described_route_t;

@@ -131,6 +131,9 @@ typedef struct takt_system_service_route {
   uint8_t priority; /* of the frames: the remote callback they feed */
   bool import;      /* import: served on the other side; export: a local service */
   uint32_t request_size, response_size;
+  char type[TAKT_SYSTEM_ROS_NAME]; /* a ROS service type ("std_srvs/SetBool": its generated
+                                      request and response, ROS 1 encoding on the link; a
+                                      described service has one); "" = bytes of the sizes */
   int line;
 } takt_system_service_route_t;
 

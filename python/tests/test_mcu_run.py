@@ -115,8 +115,9 @@ def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
     assert p.returncode == 0, shown
     assert f"the MCU's node is ROS 1 node named by the MCU on master http://127.0.0.1:{port}/ (embedded)" in shown
     # the agent asked the MCU what it is (describe: true)
-    assert ("takt run: link 'uart': the far side is node 'mcu_node' with 3 topics: out chatter "
-            "(std_msgs/String) out echo (std_msgs/String) in cmd (std_msgs/String)") in shown
+    assert ("takt run: link 'uart': the far side is node 'mcu_node' with 3 topics and 1 service: "
+            "out chatter (std_msgs/String) out echo (std_msgs/String) in cmd (std_msgs/String) "
+            "serves led (std_srvs/SetBool)") in shown
     assert state is not None, shown
     publishers, subscribers = dict((t, n) for t, n in state[0]), dict((t, n) for t, n in state[1])
     assert publishers.get("/chatter") == ["/mcu_node"] and publishers.get("/echo") == ["/mcu_node"], state

@@ -686,8 +686,17 @@ static takt_err_t build_links(takt_system_t *s) {
     }
     for (uint32_t k = 0; k < l->n_services; k++) {
       const takt_system_service_route_t *sr = &l->services[k];
-      const takt_type_support_t *rq = bytes_type(s, sr->request_size);
-      const takt_type_support_t *rs = bytes_type(s, sr->response_size);
+      const takt_type_support_t *rq, *rs;
+      if (sr->type[0] != '\0') { /* a ROS service type: its generated halves */
+        rq = ros_type(s, sr->type, "Request");
+        rs = ros_type(s, sr->type, "Response");
+        if (rq == NULL || rs == NULL)
+          return fail(s, sr->line, TAKT_ENOENT, "%s: service '%s': type '%s' unknown", what,
+                      sr->name, sr->type);
+      } else {
+        rq = bytes_type(s, sr->request_size);
+        rs = bytes_type(s, sr->response_size);
+      }
       if (rq == NULL || rs == NULL) rc = TAKT_EFULL;
       else if (sr->import)
         rc = takt_bridge_import_service(s->bridges[i], sr->name, rq, rs, sr->entity, sr->priority);

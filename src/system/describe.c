@@ -149,6 +149,65 @@ static bool routed(const takt_system_route_t *r, uint32_t n, uint16_t entity) {
   return false;
 }
 
+/* A service the far side serves (served) or calls: the link's service route and, with a ros1
+ * section, the service on ROS 1 under the same name (served there by the agent for the far
+ * side, or called from there for it). */
+static takt_err_t apply_service(takt_system_desc_t *desc, takt_system_link_t *l,
+                                const takt_bridge_described_route_t *r, char *err, size_t errlen) {
+  const char *src = desc->source;
+  bool served = (r->flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) != 0;
+  for (uint32_t i = 0; i < l->n_services; i++) /* routes the file gives for the entity win */
+    if (l->services[i].entity == r->entity) return TAKT_OK;
+  if (!takt_name_valid(r->topic))
+    return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': the far side's service name '%s' is "
+                "not a takt name", src, l->line, l->name, r->topic);
+#if TAKT_SYSTEM_HAVE_MSGS
+  const takt_srv_entry_t *e = takt_msgs_srvs_find(r->type);
+  if (e == NULL)
+    return fail(err, errlen, TAKT_ENOENT, "%s:%d: link '%s': the far side's service '%s' is of type "
+                "'%s', which this build of takt does not know (takt msggen)", src, l->line, l->name,
+                r->topic, r->type);
+  if (r->md5[0] != '\0' && strcmp(r->md5, e->request->md5) != 0)
+    return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': the far side's service '%s' has a %s "
+                "request of md5 %s, this build's is %s: the definitions differ", src, l->line,
+                l->name, r->topic, r->type, r->md5, e->request->md5);
+  if (l->n_services == TAKT_SYSTEM_MAX_ROUTES)
+    return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d services", src, l->line,
+                l->name, TAKT_SYSTEM_MAX_ROUTES);
+  takt_system_service_route_t *sr = &l->services[l->n_services++];
+  memset(sr, 0, sizeof *sr);
+  snprintf(sr->name, sizeof sr->name, "%s", r->topic);
+  snprintf(sr->type, sizeof sr->type, "%s", r->type);
+  sr->entity = r->entity;
+  sr->priority = r->priority;
+  sr->import = served; /* served there: called here through the link */
+  sr->request_size = e->request->size;
+  sr->response_size = e->response->size;
+  sr->line = l->line;
+  takt_system_ros1_t *r1 = &desc->ros1;
+  if (!r1->enabled) return TAKT_OK;
+  for (uint32_t i = 0; i < r1->n_services; i++) /* the file's own ROS 1 route for it wins */
+    if (strcmp(r1->services[i].name, sr->name) == 0) return TAKT_OK;
+  if (r1->n_services == TAKT_SYSTEM_MAX_ROUTES)
+    return fail(err, errlen, TAKT_EFULL, "%s:%d: ros1: more than %d services", src, r1->line,
+                TAKT_SYSTEM_MAX_ROUTES);
+  takt_system_ros1_service_t *rs = &r1->services[r1->n_services++];
+  memset(rs, 0, sizeof *rs);
+  snprintf(rs->name, sizeof rs->name, "%s", sr->name);
+  snprintf(rs->ros_name, sizeof rs->ros_name, "/%s", sr->name);
+  snprintf(rs->type, sizeof rs->type, "%s", sr->type);
+  rs->priority = r->priority;
+  rs->import = !served; /* served there: this node serves it on ROS 1 */
+  rs->persistent = true;
+  rs->line = l->line;
+  return TAKT_OK;
+#else
+  (void)served;
+  return fail(err, errlen, TAKT_ENOTSUP, "%s:%d: link '%s': described services need the ROS "
+              "message types, and this build of takt has none", src, l->line, l->name);
+#endif
+}
+
 /* Add what link l's far side described. */
 static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
                         const takt_bridge_description_t *d, char *err, size_t errlen) {
@@ -159,6 +218,11 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     snprintf(desc->dds.node, sizeof desc->dds.node, "%s", d->node);
   for (uint32_t i = 0; i < d->n_routes; i++) {
     const takt_bridge_described_route_t *r = &d->routes[i];
+    if (r->flags & TAKT_BRIDGE_DESCRIBED_SERVICE) {
+      takt_err_t rc = apply_service(desc, l, r, err, errlen);
+      if (rc < 0) return rc;
+      continue;
+    }
     bool published = (r->flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) != 0;
     if (!takt_name_valid(r->topic))
       return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': the far side's topic name '%s' is not "

@@ -44,6 +44,7 @@ typedef struct call_route {
   const takt_type_support_t *req, *resp;
   uint16_t entity;
   uint8_t priority;
+  char name[TAKT_NAME_MAX]; /* the service's, for the description */
   takt_service_t *proxy;   /* import: the local stand-in */
   takt_client_t *client;   /* export: calls the local service */
   takt_deferred_t *pending; /* import: [max_calls], see CALL_* */
@@ -314,26 +315,60 @@ static call_route_t *find_call_locked(takt_bridge_t *b, uint16_t entity) {
   return NULL;
 }
 
-/* The description of the topic routes in parts of at most max_payload bytes, each part sent as
- * it is made (in in_msg, which no message occupies between dispatches). Best effort: the asker
- * asks again for what it misses. pass 0 counts the parts, pass 1 sends them. */
+/* Route i of the description: the topic routes, then the service routes. */
+static void described_locked(const takt_bridge_t *b, uint32_t i, takt_bridge_described_route_t *d) {
+  const takt_type_support_t *type;
+  memset(d, 0, sizeof *d);
+  if (i < b->n_routes) {
+    const route_t *r = &b->routes[i];
+    d->entity = r->entity;
+    d->priority = r->priority;
+    d->flags = (uint8_t)((r->exported ? TAKT_BRIDGE_DESCRIBED_PUBLISHED : 0u) |
+                         (r->reliable ? TAKT_BRIDGE_DESCRIBED_RELIABLE : 0u));
+    snprintf(d->topic, sizeof d->topic, "%s", takt_topic_name(r->topic));
+    type = r->type;
+    snprintf(d->type, sizeof d->type, "%s", type->name != NULL ? type->name : "");
+  } else {
+#if TAKT_WITH_RPC
+    /* a service: its name, and its ROS service type (the request type's name without its
+     * "Request"), with the request's md5; PUBLISHED: this side serves it */
+    const call_route_t *c = &b->calls[i - b->n_routes];
+    d->entity = c->entity;
+    d->priority = c->priority;
+    d->flags = (uint8_t)(TAKT_BRIDGE_DESCRIBED_SERVICE |
+                         (c->client != NULL ? TAKT_BRIDGE_DESCRIBED_PUBLISHED : 0u));
+    snprintf(d->topic, sizeof d->topic, "%s", c->name);
+    type = c->req;
+    size_t n = type->name != NULL ? strlen(type->name) : 0;
+    if (n > 7 && strcmp(type->name + n - 7, "Request") == 0) n -= 7;
+    if (n >= sizeof d->type) n = sizeof d->type - 1;
+    if (n > 0) memcpy(d->type, type->name, n);
+    d->type[n] = '\0';
+#else
+    return;
+#endif
+  }
+  /* a ROS 1 md5 (32 hex digits); other hashes are not described */
+  if (type->hash != NULL && strlen(type->hash) == 32) memcpy(d->md5, type->hash, 33);
+}
+
+/* The description of the topic and service routes in parts of at most max_payload bytes, each
+ * part sent as it is made (in in_msg, which no message occupies between dispatches). Best effort:
+ * the asker asks again for what it misses. pass 0 counts the parts, pass 1 sends them. */
 static void send_description_locked(takt_bridge_t *b) {
   uint8_t *out = b->in_msg;
   uint32_t cap = b->max_payload < b->cfg.max_message ? b->max_payload : b->cfg.max_message;
   uint32_t parts = 1;
+  uint32_t n = b->n_routes;
+#if TAKT_WITH_RPC
+  n += b->n_calls;
+#endif
   for (int pass = 0; pass < 2; pass++) {
     uint32_t part = 0;
     int32_t at = takt__describe_part_begin(out, cap, b->describe_node, 0, (uint8_t)parts);
-    for (uint32_t i = 0; i < b->n_routes && at >= 0; i++) {
-      const route_t *r = &b->routes[i];
-      takt_bridge_described_route_t d = {
-          .md5 = "", .entity = r->entity, .priority = r->priority,
-          .flags = (uint8_t)((r->exported ? TAKT_BRIDGE_DESCRIBED_PUBLISHED : 0u) |
-                             (r->reliable ? TAKT_BRIDGE_DESCRIBED_RELIABLE : 0u))};
-      snprintf(d.topic, sizeof d.topic, "%s", takt_topic_name(r->topic));
-      snprintf(d.type, sizeof d.type, "%s", r->type->name != NULL ? r->type->name : "");
-      /* a ROS 1 md5 (32 hex digits); other hashes are not described */
-      if (r->type->hash != NULL && strlen(r->type->hash) == 32) memcpy(d.md5, r->type->hash, 33);
+    for (uint32_t i = 0; i < n && at >= 0; i++) {
+      takt_bridge_described_route_t d;
+      described_locked(b, i, &d);
       int32_t next = takt__describe_put_route(out, cap, (uint32_t)at, &d);
       if (next < 0 && out[3] > 0 && part + 1 < TAKT_BRIDGE_DESCRIPTION_MAX_PARTS) {
         /* this part is full: send it and begin the next */
@@ -687,6 +722,7 @@ static takt_err_t add_call(takt_bridge_t *b, const char *name, const takt_type_s
     cr->resp = resp;
     cr->entity = entity;
     cr->priority = priority;
+    snprintf(cr->name, sizeof cr->name, "%s", name != NULL ? name : "");
     cr->proxy = NULL;
     cr->client = NULL;
     for (uint32_t i = 0; i < b->cfg.max_calls; i++) atomic_init(&cr->word[i], 0);

@@ -584,11 +584,19 @@ static int write_trace(runner_t *r, const char *path) {
 /* A described link (`describe: true`): what its far side said it is. */
 static void on_described(void *user, const takt_system_link_t *l, const takt_bridge_description_t *d) {
   (void)user;
-  fprintf(stderr, "takt run: link '%s': the far side is node '%s' with %u topic%s:", l->name, d->node,
-          d->n_routes, d->n_routes == 1 ? "" : "s");
+  uint32_t services = 0;
   for (uint32_t i = 0; i < d->n_routes; i++)
-    fprintf(stderr, " %s%s (%s)", (d->routes[i].flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) ? "out " : "in ",
-            d->routes[i].topic, d->routes[i].type);
+    if (d->routes[i].flags & TAKT_BRIDGE_DESCRIBED_SERVICE) services++;
+  uint32_t topics = d->n_routes - services;
+  fprintf(stderr, "takt run: link '%s': the far side is node '%s' with %u topic%s and %u service%s:",
+          l->name, d->node, topics, topics == 1 ? "" : "s", services, services == 1 ? "" : "s");
+  for (uint32_t i = 0; i < d->n_routes; i++) {
+    const takt_bridge_described_route_t *r = &d->routes[i];
+    bool out = (r->flags & TAKT_BRIDGE_DESCRIBED_PUBLISHED) != 0;
+    const char *how = (r->flags & TAKT_BRIDGE_DESCRIBED_SERVICE) ? (out ? "serves " : "calls ")
+                                                                 : (out ? "out " : "in ");
+    fprintf(stderr, " %s%s (%s)", how, r->topic, r->type);
+  }
   fprintf(stderr, "\n");
 }
 
