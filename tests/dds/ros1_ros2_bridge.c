@@ -60,6 +60,17 @@ typedef struct sides {
   uint32_t next_id;
 } sides_t;
 
+/* The forwarding callback `name` from topic in to topic out at priority prio. */
+static void forward(sides_t *s, takt_topic_t *in, takt_topic_t *out, const char *name,
+                    uint8_t prio, forward_t *f) {
+  CHECK(takt_publisher_create(s->node, out, &f->out));
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = 64;
+  so.attr.priority = prio;
+  takt_subscription_t *sub;
+  CHECK(takt_subscription_create(s->node, in, name, on_forward, f, &so, &sub));
+}
+
 /* ROS 1 /name -> the callback at priority 20 -> DDS rt/name; the DDS topic is returned */
 static takt_topic_t *to_ros2(sides_t *s, const char *name, const ros_type_t *t, forward_t *f,
                              const takt_dds_qos_t *qos) {
@@ -74,12 +85,7 @@ static takt_topic_t *to_ros2(sides_t *s, const char *name, const ros_type_t *t, 
   CHECK(takt_ros1_backend_import(s->be1, id, ros1_name, t->name, t->md5, t->definition, 20));
   CHECK(takt_bridge_import(s->b1, in, id));
   CHECK(takt_dds_export(s->dds, s->b2, out, 20, qos));
-  CHECK(takt_publisher_create(s->node, out, &f->out));
-  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  so.depth = 64;
-  so.attr.priority = 20;
-  takt_subscription_t *sub;
-  CHECK(takt_subscription_create(s->node, in, local, on_forward, f, &so, &sub));
+  forward(s, in, out, local, 20, f);
   return out;
 }
 
@@ -97,12 +103,7 @@ static void to_ros1(sides_t *s, const char *name, const ros_type_t *t, forward_t
   CHECK(takt_ros1_backend_export(s->be1, id, ros1_name, t->name, t->md5, t->definition, false));
   CHECK(takt_bridge_export(s->b1, out, id, 10, false));
   CHECK(takt_dds_import(s->dds, s->b2, in, 10, qos));
-  CHECK(takt_publisher_create(s->node, out, &f->out));
-  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  so.depth = 64;
-  so.attr.priority = 10;
-  takt_subscription_t *sub;
-  CHECK(takt_subscription_create(s->node, in, name, on_forward, f, &so, &sub));
+  forward(s, in, out, name, 10, f);
 }
 
 int main(int argc, char **argv) {
