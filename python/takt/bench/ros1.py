@@ -188,7 +188,7 @@ def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, 
 
 
 def _chains(peers: "Peers", master: str, quick: bool) -> Dict[str, object]:
-    count, blocks = (100, 1) if quick else (1000, 2)
+    count, blocks = (50, 1) if quick else (1000, 2)
     deb, why = roscpp_program("roscpp_chains")
     fars = {"takt": (native.program("src/roscpp/takt-bench-ros1-chains"), "single"),
             "roscpp-single": (deb, "single"), "roscpp-multi": (deb, "multi")}
@@ -216,7 +216,7 @@ def run(quick: bool, out: Path) -> int:
     peers = Peers()
     # at least 1000 samples a cell (BENCHMARKS.md): a p99 from fewer moves between runs
     blocks, per_block = (1, 30) if quick else (4, 300)
-    sizes = SIZES[:2] if quick else SIZES
+    sizes = SIZES[:1] if quick else SIZES
     firsts_reps = 1 if quick else 5
     samples: Dict[str, List[float]] = {}
     received: Dict[str, int] = {}

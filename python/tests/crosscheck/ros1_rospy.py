@@ -5,9 +5,11 @@ For every message type of the packages: COUNT random rospy instances are seriali
 deserialized and re-serialized by takt (bytes must be identical); COUNT random takt instances
 are deserialized and re-serialized by rospy (bytes must be identical). Prints a JSON report."""
 
+import concurrent.futures
 import importlib
 import io
 import json
+import os
 import random
 import struct
 import subprocess
@@ -70,59 +72,68 @@ def frames(data):
     return out
 
 
+def check(tool, listing, full, count, seed):
+    """One type both ways; its own random stream (seeded by the type), so types can run at once."""
+    rep = {"types": 0, "rospy_to_takt": 0, "takt_to_rospy": 0, "md5": 0, "failures": []}
+    try:
+        cls = msg_class(full)
+    except (ImportError, AttributeError):
+        return rep  # a service half: no rospy class of that name
+    rng = random.Random(f"{seed}/{full}")
+    rep["types"] = 1
+    tmd5 = next(l.split()[1] for l in listing.splitlines() if l.split()[0] == full)
+    if tmd5 != cls._md5sum:
+        rep["failures"].append(f"{full}: md5 {tmd5} != rospy {cls._md5sum}")
+    else:
+        rep["md5"] += 1
+    # rospy -> takt -> bytes
+    sent = []
+    for _ in range(count):
+        b = io.BytesIO()
+        rand_msg(cls, rng).serialize(b)
+        sent.append(b.getvalue())
+    data = b"".join(struct.pack("<I", len(x)) + x for x in sent)
+    out = subprocess.run([tool, "roundtrip", "ros1", full], input=data, capture_output=True, check=True).stdout
+    pos = 0
+    for i, x in enumerate(sent):
+        st, n = struct.unpack_from("<iI", out, pos)
+        back = out[pos + 8:pos + 8 + n]
+        pos += 8 + n
+        if st != 0 or back != x:
+            rep["failures"].append(f"{full}: rospy->takt instance {i}: status {st}, "
+                                   f"{len(x)} bytes in, {len(back)} out")
+        else:
+            rep["rospy_to_takt"] += 1
+    # takt -> rospy -> bytes
+    gen = subprocess.run([tool, "random", "ros1", full, str(count), str(rng.randint(1, 2**62))],
+                         capture_output=True, check=True).stdout
+    for i, x in enumerate(frames(gen)):
+        m = cls()
+        try:
+            m.deserialize(x)
+            b = io.BytesIO()
+            m.serialize(b)
+            ok = b.getvalue() == x
+        except Exception as e:  # noqa: BLE001 - any rospy failure is a failure here
+            rep["failures"].append(f"{full}: takt->rospy instance {i}: {e}")
+            continue
+        if ok:
+            rep["takt_to_rospy"] += 1
+        else:
+            rep["failures"].append(f"{full}: takt->rospy instance {i}: bytes differ")
+    return rep
+
+
 def main():
     tool, count, seed, pkgs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     listing = subprocess.run([tool, "list"], capture_output=True, text=True, check=True).stdout
     types = [l.split()[0] for l in listing.splitlines() if l.split("/")[0] in pkgs]
-    rng = random.Random(seed)
     report = {"types": 0, "rospy_to_takt": 0, "takt_to_rospy": 0, "md5": 0, "failures": []}
-    for full in types:
-        try:
-            cls = msg_class(full)
-        except (ImportError, AttributeError):
-            continue  # a service half: no rospy class of that name
-        report["types"] += 1
-        tmd5 = next(l.split()[1] for l in listing.splitlines() if l.split()[0] == full)
-        if tmd5 != cls._md5sum:
-            report["failures"].append(f"{full}: md5 {tmd5} != rospy {cls._md5sum}")
-        else:
-            report["md5"] += 1
-        # rospy -> takt -> bytes
-        sent = []
-        for _ in range(count):
-            b = io.BytesIO()
-            rand_msg(cls, rng).serialize(b)
-            sent.append(b.getvalue())
-        data = b"".join(struct.pack("<I", len(x)) + x for x in sent)
-        out = subprocess.run([tool, "roundtrip", "ros1", full], input=data, capture_output=True, check=True).stdout
-        pos = 0
-        for i, x in enumerate(sent):
-            st, n = struct.unpack_from("<iI", out, pos)
-            back = out[pos + 8:pos + 8 + n]
-            pos += 8 + n
-            if st != 0 or back != x:
-                report["failures"].append(f"{full}: rospy->takt instance {i}: status {st}, "
-                                          f"{len(x)} bytes in, {len(back)} out")
-            else:
-                report["rospy_to_takt"] += 1
-        # takt -> rospy -> bytes
-        gen = subprocess.run([tool, "random", "ros1", full, str(count), str(rng.randint(1, 2**62))],
-                             capture_output=True, check=True).stdout
-        for i, x in enumerate(frames(gen)):
-            m = cls()
-            try:
-                m.deserialize(x)
-                b = io.BytesIO()
-                m.serialize(b)
-                ok = b.getvalue() == x
-            except Exception as e:  # noqa: BLE001 - any rospy failure is a failure here
-                ok = False
-                report["failures"].append(f"{full}: takt->rospy instance {i}: {e}")
-                continue
-            if ok:
-                report["takt_to_rospy"] += 1
-            else:
-                report["failures"].append(f"{full}: takt->rospy instance {i}: bytes differ")
+    # the tool's runs (a sanitized build starts slowly) overlap: one type per CPU at a time
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for rep in pool.map(lambda full: check(tool, listing, full, count, seed), types):
+            for k, v in rep.items():
+                report[k] += v
     print(json.dumps(report))
 
 
