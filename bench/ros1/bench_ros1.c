@@ -12,7 +12,9 @@
  * not (for the time to a late subscriber's first message). sub records, in its callback (the node's I/O
  * thread, the first thing it does), the time since that stamp, and the time from the program's
  * start to the first message (registration, lookup, requestTopic, TCPROS set-up: what a node
- * needs before its first message); it prints JSON and exits after COUNT messages or TIMEOUT_S.
+ * needs before its first message), and the time since the message reached the host
+ * (takt_ros1_sub_received_at: the kernel's receive time, socket to callback); it prints JSON and
+ * exits after COUNT messages or TIMEOUT_S.
  * MAX_BYTES (default 1 MiB) sizes the node for the largest message data, as an application sizes
  * its node for its topics (the node's memory is taken, and touched, at its creation).
  *
@@ -138,6 +140,8 @@ static int run_pub(const char *master, const char *topic, uint32_t size, long co
 typedef struct sub_state {
   int64_t start;
   int64_t *samples;
+  int64_t *socket; /* from the message reaching the host (the kernel's receive time) */
+  _Atomic(takt_ros1_sub_t *) sub;
   long want;
   _Atomic long got;
   int64_t first;
@@ -154,6 +158,8 @@ static void on_msg(void *user, const uint8_t *bytes, uint32_t len) {
   if (i >= s->want) return;
   if (i == 0) s->first = now - s->start;
   s->samples[i] = now - stamp;
+  takt_ros1_sub_t *me = atomic_load_explicit(&s->sub, memory_order_acquire);
+  s->socket[i] = me != NULL ? now - takt_ros1_sub_received_at(me) : -1;
   atomic_store_explicit(&s->got, i + 1, memory_order_release);
   if (i + 1 == s->want) takt_wakeup_post(&s->done);
 }
@@ -162,7 +168,8 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
                    uint32_t max_bytes) {
   sub_state_t s = {.start = takt_time_now(), .want = count};
   s.samples = calloc((size_t)count, sizeof *s.samples);
-  if (s.samples == NULL) die("sample buffer", TAKT_ENOMEM, NULL);
+  s.socket = calloc((size_t)count, sizeof *s.socket);
+  if (s.samples == NULL || s.socket == NULL) die("sample buffer", TAKT_ENOMEM, NULL);
   takt_wakeup_init(&s.done);
   uint32_t max_message = HEADER_BYTES + max_bytes;
   takt_context_t *ctx;
@@ -172,15 +179,19 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
                            std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
                            on_msg, &s, &sub);
   if (rc < 0) die("subscribe", rc, node);
+  atomic_store_explicit(&s.sub, sub, memory_order_release);
   (void)takt_wakeup_wait(&s.done, takt_time_now() + timeout_s * TAKT_NS_PER_S);
   (void)takt_ros1_unsubscribe(sub);
   long got = atomic_load_explicit(&s.got, memory_order_acquire);
   printf("{\"received\": %ld, \"first_ns\": %lld, \"samples_ns\": [", got,
          (long long)(got > 0 ? s.first : -1));
   for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)s.samples[i]);
+  printf("], \"socket_ns\": [");
+  for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)s.socket[i]);
   printf("]}\n");
   takt_ros1_node_destroy(node);
   free(s.samples);
+  free(s.socket);
   takt_context_destroy(ctx);
   return 0;
 }

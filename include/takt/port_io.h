@@ -71,6 +71,16 @@ int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n);
 /** Read what is available now without waiting: bytes read (0: nothing yet) or TAKT_EOS when the
  * peer closed or on an error. */
 int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap);
+/** Receive times on a connected socket: takt_io_read_some_at then reports when the bytes it read
+ * reached this host's network stack (Linux: the kernel's software receive time of the last
+ * segment read; the kernel starts keeping them a moment after the first socket of the host asks,
+ * so the first bytes may come without). TAKT_ENOTSUP where the platform gives none (reads then
+ * report their own time). */
+takt_err_t takt_io_rx_times(takt_io_t io, bool on);
+/** takt_io_read_some, and in *rx_ns (when bytes were read) when the last of them reached the
+ * network stack: monotonic ns, from the kernel's receive time where takt_io_rx_times is on,
+ * otherwise the time of the read. */
+int32_t takt_io_read_some_at(takt_io_t io, uint8_t *buf, uint32_t cap, int64_t *rx_ns);
 /** One piece of a gathered write. */
 typedef struct takt_io_vec {
   const uint8_t *p;

@@ -616,7 +616,8 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
 /* Hand every whole message at the front of rx to the callback, each moved to the front first
  * (the callback sees it where the buffer starts, aligned; only read-ahead bytes move). False
  * when the connection failed. */
-static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
+                       int64_t rx_at) {
   while (in->got >= 4) {
     uint32_t len = takt__le32(in->rx);
     if (len > n->cfg.max_message) {
@@ -627,6 +628,7 @@ static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_
       return false;
     }
     if (in->got < 4u + len) return true;
+    sub->rx_at = rx_at; /* the read that made it whole (takt_ros1_sub_received_at) */
     sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
     in->got -= 4u + len;
     if (in->got > 0) memmove(in->rx, in->rx + 4u + len, in->got);
@@ -649,7 +651,8 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
     if (in->got >= 4) end += 4u + (uint64_t)takt__le32(in->rx);
     if (end > cap) end = cap;
     uint32_t want = (uint32_t)end - in->got;
-    int32_t r = takt_io_read_some(in->io, in->rx + in->got, want);
+    int64_t at;
+    int32_t r = takt_io_read_some_at(in->io, in->rx + in->got, want, &at);
     if (r < 0) {
       /* the publisher went away (killed, restarted): connected again while the master lists it */
       in_fail(n, sub, in, in->got > 0 ? "publisher closed the connection inside a message" : NULL,
@@ -658,7 +661,7 @@ static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in
     }
     if (r == 0) return;
     in->got += (uint32_t)r;
-    if (!in_deliver(n, sub, in)) return;
+    if (!in_deliver(n, sub, in, at)) return;
     if ((uint32_t)r < want) return; /* all there was: the wait reports the next bytes */
   }
 }

@@ -97,6 +97,7 @@ struct takt_ros1_sub {
   uint64_t received, errors, connect_failures;
   char last_error[384];
   takt__ros1_in_t *in; /* max_conns */
+  int64_t rx_at;       /* the I/O thread only: the message in the callback reached the host then */
 };
 
 enum { SC_FREE = 0, SC_READ = 1, SC_CALL = 2, SC_WRITE = 3 };

@@ -194,3 +194,39 @@ TEST(Tcp, AGatheredWriteSendsItsPiecesInOrderAndNeverWaits) {
   for (int i = 0; i < 50 && r >= 0; i++) r = takt_io_writev_some(p.client, w, 2);
   EXPECT_EQ(r, TAKT_EOS);
 }
+
+// Receive times: with takt_io_rx_times on, takt_io_read_some_at reports when the bytes reached
+// the host (the kernel's time), not when they were read 20 ms later; off, the read's own time.
+// The kernel turns its receive times on for the host a moment after the first socket asks
+// (deferred work): the first bytes after that may still come without one.
+TEST(Tcp, ReadSomeAtReportsWhenTheBytesArrived) {
+  Pair p;
+  p.open();
+  const uint8_t b[4] = {1, 2, 3, 4};
+  uint8_t buf[16];
+  auto exchange = [&](int64_t wait_ns, int64_t *sent, int64_t *at, int64_t *after) {
+    *sent = takt_time_now();
+    ASSERT_EQ(takt_io_write(p.client, b, sizeof b), TAKT_OK);
+    takt_sleep_until(*sent + wait_ns);
+    ASSERT_EQ(takt_io_read_some_at(p.server, buf, sizeof buf, at), 4);
+    *after = takt_time_now();
+    EXPECT_EQ(std::memcmp(buf, b, 4), 0);
+  };
+  int64_t sent = 0, at = 0, after = 0;
+  ASSERT_EQ(takt_io_rx_times(p.server, true), TAKT_OK);
+  bool kernel = false;
+  for (int i = 0; i < 50 && !kernel; i++) {
+    exchange(5 * TAKT_NS_PER_MS, &sent, &at, &after);
+    kernel = at < sent + 2 * TAKT_NS_PER_MS;
+  }
+  ASSERT_TRUE(kernel) << "no kernel receive time within 50 exchanges";
+  exchange(20 * TAKT_NS_PER_MS, &sent, &at, &after);
+  EXPECT_GE(at, sent);
+  EXPECT_LT(at, sent + 10 * TAKT_NS_PER_MS) << "the kernel's receive time, not the read's";
+  ASSERT_EQ(takt_io_rx_times(p.server, false), TAKT_OK);
+  exchange(20 * TAKT_NS_PER_MS, &sent, &at, &after);
+  EXPECT_GE(at, sent + 20 * TAKT_NS_PER_MS) << "no receive times: the read's own time";
+  EXPECT_LE(at, after);
+  at = -1;
+  EXPECT_EQ(takt_io_read_some_at(p.server, buf, sizeof buf, &at), 0);  // nothing there: no wait
+}

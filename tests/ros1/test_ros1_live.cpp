@@ -16,6 +16,7 @@
 #include "ros1_peers.hpp"
 #include "geometry_msgs/PointStamped.h"
 #include "std_msgs/Empty.h"
+#include "std_msgs/Int64.h"
 #include "std_msgs/String.h"
 #include "takt/bridge.h"
 #include "takt/exec.h"
@@ -549,6 +550,51 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
   takt_ros1_sub_get_stats(sub, &ss);
   EXPECT_EQ(ss.received, 3u);
   EXPECT_EQ(ss.connections, 1u);
+  takt_ros1_node_destroy(b);
+}
+
+// takt_ros1_sub_received_at: in the callback, when the message reached the host (the kernel's
+// receive time on Linux), between its publish and the callback's start.
+TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/stamps", std_msgs__Int64__NAME, std_msgs__Int64__MD5,
+                                std_msgs__Int64__DEFINITION, false, &pub),
+            TAKT_OK);
+  struct Seen {
+    std::atomic<takt_ros1_sub_t *> sub{nullptr};
+    std::atomic<int> n{0}, in_order{0};
+  } seen;
+  takt_ros1_sub_t *sub = nullptr;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/stamps", std_msgs__Int64__NAME, std_msgs__Int64__MD5,
+                                std_msgs__Int64__DEFINITION,
+                                [](void *u, const uint8_t *p, uint32_t len) {
+                                  int64_t now = takt_time_now();
+                                  auto *s = static_cast<Seen *>(u);
+                                  takt_ros1_sub_t *me = s->sub.load();
+                                  if (me == nullptr) return;  // not stored yet: not counted
+                                  int64_t at = takt_ros1_sub_received_at(me), sent = 0;
+                                  if (len == sizeof sent) std::memcpy(&sent, p, sizeof sent);
+                                  if (sent > 0 && sent <= at && at <= now) s->in_order++;
+                                  s->n++;
+                                },
+                                &seen, &sub),
+            TAKT_OK);
+  seen.sub.store(sub);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  for (int i = 0; i < 20; i++) {
+    int64_t t = takt_time_now();
+    ASSERT_EQ(takt_ros1_publish(pub, reinterpret_cast<const uint8_t *>(&t), sizeof t), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 2 * TAKT_NS_PER_MS);  // one message a read
+  }
+  ASSERT_TRUE(eventually([&] { return seen.n.load() >= 20; }, 5000));
+  EXPECT_EQ(seen.in_order.load(), 20);
   takt_ros1_node_destroy(b);
 }
 

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <sys/stat.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "takt/port.h"
@@ -318,6 +319,45 @@ int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap) {
   for (;;) {
     ssize_t r = recv(io.fd, buf, cap, MSG_DONTWAIT);
     if (r > 0) return (int32_t)r;
+    if (r == 0) return cap == 0 ? 0 : TAKT_EOS;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return TAKT_EOS;
+  }
+}
+
+takt_err_t takt_io_rx_times(takt_io_t io, bool on) {
+  int v = on ? 1 : 0;
+  return setsockopt(io.fd, SOL_SOCKET, SO_TIMESTAMPNS, &v, sizeof v) == 0 ? TAKT_OK : TAKT_ENOTSUP;
+}
+
+int32_t takt_io_read_some_at(takt_io_t io, uint8_t *buf, uint32_t cap, int64_t *rx_ns) {
+  for (;;) {
+    struct iovec v = {.iov_base = buf, .iov_len = cap};
+    union {
+      struct cmsghdr align;
+      char space[CMSG_SPACE(sizeof(struct timespec))];
+    } control;
+    struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = control.space,
+                       .msg_controllen = sizeof control.space};
+    ssize_t r = recvmsg(io.fd, &m, MSG_DONTWAIT);
+    if (r > 0) {
+      /* the kernel's time is CLOCK_REALTIME: moved onto the monotonic clock by the two clocks'
+       * difference now (read back to back; off by well under a microsecond) */
+      struct timespec real;
+      int64_t now = takt_time_now();
+      *rx_ns = now;
+      for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+        struct timespec ts;
+        memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        clock_gettime(CLOCK_REALTIME, &real);
+        int64_t offset = ((int64_t)real.tv_sec * 1000000000 + real.tv_nsec) - now;
+        int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - offset;
+        if (t > 0 && t <= now) *rx_ns = t; /* a stamp after the read: the clock was stepped */
+      }
+      return (int32_t)r;
+    }
     if (r == 0) return cap == 0 ? 0 : TAKT_EOS;
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
