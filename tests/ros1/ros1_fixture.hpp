@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -43,12 +44,12 @@ std::vector<uint8_t> ser(const std::string &s) {
 
 // A std_msgs/String on the wire longer than the generated type holds (u32 length + bytes).
 std::vector<uint8_t> wire_string(const std::string &s) {
-  std::vector<uint8_t> out(4);
+  std::vector<uint8_t> out(4 + s.size());
   out[0] = (uint8_t)s.size();
   out[1] = (uint8_t)(s.size() >> 8);
   out[2] = (uint8_t)(s.size() >> 16);
   out[3] = (uint8_t)(s.size() >> 24);
-  out.insert(out.end(), s.begin(), s.end());
+  std::copy(s.begin(), s.end(), out.begin() + 4);
   return out;
 }
 
