@@ -26,10 +26,15 @@ settle() {  # wait for the background builds
   [ -n "$bg" ] && wait "$bg"
   bg=""
 }
-trap '[ -n "$bg" ] && kill -- "-$bg" 2>/dev/null' EXIT
+stop_background() {  # (the builds are a session of their own: Ctrl-C does not reach them)
+  [ -n "$bg" ] && kill -- "-$bg" 2>/dev/null
+  bg=""
+}
+trap stop_background EXIT
+trap 'stop_background; exit 130' INT
+trap 'stop_background; exit 143' TERM
 suite() {  # TARGET: one suite in the foreground
   if ! $make --no-print-directory "$1"; then
-    [ -n "$bg" ] && kill -- "-$bg" 2>/dev/null
     echo "make test: $1 FAILED"
     exit 1
   fi
