@@ -146,8 +146,8 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const 
 /** In the subscription's function only: when the message it has reached this host (monotonic
  * ns, the clock of takt_time_now): on Linux the kernel's receive time of the last TCP segment
  * that made it whole, so the time from here to the function is the node's own (socket to
- * callback); where the platform keeps no receive times, the time the I/O thread read it. Two
- * messages taken by one read share the later time. */
+ * callback); where the platform keeps no receive times, the time the I/O thread read it.
+ * Messages made whole by one read share the time of the last segment that read took. */
 int64_t takt_ros1_sub_received_at(const takt_ros1_sub_t *sub);
 
 /** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
