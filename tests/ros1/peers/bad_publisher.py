@@ -2,7 +2,11 @@
 """A publisher that misbehaves on the wire, for the bad-input tests of takt's subscriptions.
 It registers TOPIC (std_msgs/String) with the master at $ROS_MASTER_URI, answers requestTopic,
 and on the TCPROS connection: MODE "huge" sends a valid header then a 4 GiB length prefix;
-"truncated" sends half a header and closes its side. Exits after one connection (or 20 s)."""
+"truncated" sends half a header and closes its side. Each mode registers under a node name of its
+own (/bad_publisher_MODE: rosmaster drops a node's registrations when another registers its name).
+"truncated" unregisters before its half header, so the subscriber records one failure and is told
+the publisher is gone (publisherUpdate) before its back-off would try it again. Exits after one
+connection (or 20 s)."""
 import socket
 import struct
 import sys
@@ -32,18 +36,20 @@ def main() -> int:
     threading.Thread(target=rpc.serve_forever, daemon=True).start()
     uri = f"http://127.0.0.1:{rpc.server_address[1]}/"
     master = xmlrpc.client.ServerProxy(os.environ["ROS_MASTER_URI"])
-    master.registerPublisher("/bad_publisher", topic, "std_msgs/String", uri)
+    name = f"/bad_publisher_{mode}"
+    master.registerPublisher(name, topic, "std_msgs/String", uri)
     print("registered", flush=True)
     conn, _ = tcp.accept()
     conn.settimeout(5)
     n = struct.unpack("<I", conn.recv(4, socket.MSG_WAITALL))[0]
     conn.recv(n, socket.MSG_WAITALL)
     if mode == "huge":
-        conn.sendall(header({"callerid": "/bad_publisher", "topic": topic, "type": "std_msgs/String",
+        conn.sendall(header({"callerid": name, "topic": topic, "type": "std_msgs/String",
                              "md5sum": MD5, "latching": "0"}))
         conn.sendall(struct.pack("<I", 0xFFFFFFFF) + b"x" * 16)
     else:
-        full = header({"callerid": "/bad_publisher", "topic": topic, "md5sum": MD5})
+        master.unregisterPublisher(name, topic, uri)
+        full = header({"callerid": name, "topic": topic, "md5sum": MD5})
         conn.sendall(full[: len(full) // 2])
         conn.shutdown(socket.SHUT_WR)  # the rest never comes
     try:
@@ -51,7 +57,8 @@ def main() -> int:
     except OSError:
         pass
     conn.close()
-    master.unregisterPublisher("/bad_publisher", topic, uri)
+    if mode == "huge":
+        master.unregisterPublisher(name, topic, uri)
     print("done", flush=True)
     return 0
 
