@@ -13,7 +13,7 @@
  * thread, the first thing it does), the time since that stamp, and the time from the program's
  * start to the first message (registration, lookup, requestTopic, TCPROS set-up: what a node
  * needs before its first message), and the time since the message reached the host
- * (takt_ros1_sub_received_at: the kernel's receive time, socket to callback); it prints JSON and
+ * (takt_ros1_received_at: the kernel's receive time, socket to callback); it prints JSON and
  * exits after COUNT messages or TIMEOUT_S.
  * MAX_BYTES (default 1 MiB) sizes the node for the largest message data, as an application sizes
  * its node for its topics (the node's memory is taken, and touched, at its creation).
@@ -141,7 +141,7 @@ typedef struct sub_state {
   int64_t start;
   int64_t *samples;
   int64_t *socket; /* from the message reaching the host (the kernel's receive time) */
-  _Atomic(takt_ros1_sub_t *) sub;
+  takt_ros1_node_t *node;
   long want;
   _Atomic long got;
   int64_t first;
@@ -158,8 +158,7 @@ static void on_msg(void *user, const uint8_t *bytes, uint32_t len) {
   if (i >= s->want) return;
   if (i == 0) s->first = now - s->start;
   s->samples[i] = now - stamp;
-  takt_ros1_sub_t *me = atomic_load_explicit(&s->sub, memory_order_acquire);
-  s->socket[i] = me != NULL ? now - takt_ros1_sub_received_at(me) : -1;
+  s->socket[i] = now - takt_ros1_received_at(s->node);
   atomic_store_explicit(&s->got, i + 1, memory_order_release);
   if (i + 1 == s->want) takt_wakeup_post(&s->done);
 }
@@ -174,12 +173,12 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
   uint32_t max_message = HEADER_BYTES + max_bytes;
   takt_context_t *ctx;
   takt_ros1_node_t *node = open_node(master, "/takt_bench_sub", max_message, &ctx);
+  s.node = node; /* before the subscription: its function reads it */
   takt_ros1_sub_t *sub;
   takt_err_t rc = takt_ros1_subscribe(node, topic, std_msgs__UInt8MultiArray__NAME,
                            std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
                            on_msg, &s, &sub);
   if (rc < 0) die("subscribe", rc, node);
-  atomic_store_explicit(&s.sub, sub, memory_order_release);
   (void)takt_wakeup_wait(&s.done, takt_time_now() + timeout_s * TAKT_NS_PER_S);
   (void)takt_ros1_unsubscribe(sub);
   long got = atomic_load_explicit(&s.got, memory_order_acquire);

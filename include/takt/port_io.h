@@ -77,9 +77,9 @@ int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap);
  * so the first bytes may come without). TAKT_ENOTSUP where the platform gives none (reads then
  * report their own time). */
 takt_err_t takt_io_rx_times(takt_io_t io, bool on);
-/** takt_io_read_some, and in *rx_ns (when bytes were read) when the last of them reached the
- * network stack: monotonic ns, from the kernel's receive time where takt_io_rx_times is on,
- * otherwise the time of the read. */
+/** takt_io_read_some, and in *rx_ns (when bytes were read; rx_ns may be NULL) when the last of
+ * them reached the network stack: monotonic ns, from the kernel's receive time where
+ * takt_io_rx_times is on, otherwise the time of the read. */
 int32_t takt_io_read_some_at(takt_io_t io, uint8_t *buf, uint32_t cap, int64_t *rx_ns);
 /** One piece of a gathered write. */
 typedef struct takt_io_vec {

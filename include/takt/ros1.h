@@ -143,12 +143,12 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const 
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
                                void *user, takt_ros1_sub_t **out);
 
-/** In the subscription's function only: when the message it has reached this host (monotonic
- * ns, the clock of takt_time_now): on Linux the kernel's receive time of the last TCP segment
- * that made it whole, so the time from here to the function is the node's own (socket to
- * callback); where the platform keeps no receive times, the time the I/O thread read it.
- * Messages made whole by one read share the time of the last segment that read took. */
-int64_t takt_ros1_sub_received_at(const takt_ros1_sub_t *sub);
+/** In a subscription's function of node only (its I/O thread): when the message it has reached
+ * this host (monotonic ns, the clock of takt_time_now): on Linux the kernel's receive time of the
+ * last TCP segment that made it whole, so the time from there to the function is the node's own
+ * (socket to callback); where the platform keeps no receive times, the time the I/O thread read
+ * it. Messages made whole by one read share the time of the last segment that read took. */
+int64_t takt_ros1_received_at(const takt_ros1_node_t *node);
 
 /** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
  * when this returns its function is not running and is never called again (bounded by

@@ -25,7 +25,6 @@ typedef struct route {
   takt_ros1_pub_t *pub;
   takt_ros1_srv_t *srv;       /* R_SRV_EXPORT */
   takt_ros1_client_t *client; /* R_SRV_IMPORT */
-  _Atomic(takt_ros1_sub_t *) sub; /* topics from ROS; stored once subscribed */
 } route_t;
 
 /* A request to an imported ROS 1 service, waiting for the caller thread. */
@@ -130,10 +129,9 @@ static void on_ros_message(void *user, const uint8_t *bytes, uint32_t len) {
   takt_bridge_msg_t m = {.entity = r->entity, .priority = r->priority, .reliable = false, .t_info = now};
   /* on the real clock, a message without a stamp began here when it reached the host: the
    * latency validated and measured from t_info includes the node's own wake-up and read */
-  takt_ros1_sub_t *sub = atomic_load_explicit(&r->sub, memory_order_acquire);
   const takt_clock_t *clock = takt_context_clock(rb->ctx); /* NULL: the monotonic clock */
-  if (sub != NULL && (clock == NULL || clock->kind == TAKT_CLOCK_MONOTONIC)) {
-    int64_t at = takt_ros1_sub_received_at(sub);
+  if (clock == NULL || clock->kind == TAKT_CLOCK_MONOTONIC) {
+    int64_t at = takt_ros1_received_at(rb->node);
     if (at > 0 && at <= now) m.t_info = at;
   }
   if (r->header && len >= 12) { /* a non-zero header.stamp is the origin time */
@@ -406,7 +404,6 @@ takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, c
   takt_ros1_sub_t *sub;
   takt_err_t rc = takt_ros1_subscribe(rb->node, ros_topic, type, md5, definition, on_ros_message, r, &sub);
   if (rc < 0) r->entity = TAKT_BRIDGE_ANSWER_BIT; /* the slot stays, routing nothing */
-  else atomic_store_explicit(&r->sub, sub, memory_order_release);
   return rc;
 }
 

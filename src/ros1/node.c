@@ -406,8 +406,8 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   return rc < 0 ? rc : wr;
 }
 
-int64_t takt_ros1_sub_received_at(const takt_ros1_sub_t *sub) {
-  return sub->rx_at; /* the I/O thread wrote it before it called the function that asks */
+int64_t takt_ros1_received_at(const takt_ros1_node_t *node) {
+  return node->rx_at; /* the I/O thread wrote it before it called the function that asks */
 }
 
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
@@ -843,7 +843,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     takt_io_close(&io);
     return connect_fail(n, sub, in, rc, what);
   }
-  (void)takt_io_rx_times(io, true); /* takt_ros1_sub_received_at: the kernel's time, if it has one */
+  (void)takt_io_rx_times(io, true); /* takt_ros1_received_at: the kernel's time, if it has one */
   takt__lock_take(&n->lock);
   in->io = io;
   in->got = 0;

@@ -97,7 +97,6 @@ struct takt_ros1_sub {
   uint64_t received, errors, connect_failures;
   char last_error[384];
   takt__ros1_in_t *in; /* max_conns */
-  int64_t rx_at;       /* the I/O thread only: the message in the callback reached the host then */
 };
 
 enum { SC_FREE = 0, SC_READ = 1, SC_CALL = 2, SC_WRITE = 3 };
@@ -162,6 +161,8 @@ struct takt_ros1_node {
   takt_io_t rpc_listen, tcpros_listen; /* the I/O thread's after creation */
   takt_io_t io_wake, conn_wake, stop_wake;
   takt_thread_t io_thread, conn_thread;
+  int64_t rx_at; /* the I/O thread only: the message in a subscription's function reached the
+                    host then (takt_ros1_received_at) */
   bool threads_started;
   _Atomic bool stop;
   _Atomic bool shutdown_requested;

@@ -654,7 +654,7 @@ struct RosSub {
   takt_publisher_t *tpub = nullptr;
   std::vector<uint8_t> scratch;  // the I/O thread's staging of one message (length + bytes)
   std::atomic<uint64_t> refused{0};
-  std::atomic<takt_ros1_sub_t *> live{nullptr};  // sub, for the I/O thread once subscribed
+  takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
   ~RosSub() {
     Ros1Use use;
     if (!use.n) return;
@@ -673,8 +673,7 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   std::memcpy(rs->scratch.data(), &len, 4);
   std::memcpy(rs->scratch.data() + 4, bytes, len);
   // its origin time: when it reached the host (the process runs on the real clock)
-  takt_ros1_sub_t *sub = rs->live.load(std::memory_order_acquire);
-  int64_t now = takt_time_now(), at = sub != nullptr ? takt_ros1_sub_received_at(sub) : now;
+  int64_t now = takt_time_now(), at = takt_ros1_received_at(rs->node);
   if (at <= 0 || at > now) at = now;
   uint32_t size = static_cast<uint32_t>(rs->scratch.size());
   if (takt_publish_at(rs->tpub, rs->scratch.data(), size, at) != TAKT_OK) rs->refused++;
@@ -779,6 +778,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
       return s;
     }
     Ros1Use use;
+    rs->node = use.n;
     rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
                                      rs.get(), &rs->sub)
                : TAKT_ESTATE;
@@ -787,7 +787,6 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
                    use.n ? takt_ros1_last_error(use.n) : "shut down");
       rs->sub = nullptr;
     }
-    rs->live.store(rs->sub, std::memory_order_release);
     std::lock_guard<std::mutex> lk(G.mu);
     G.subs[topic] = rs;
   }

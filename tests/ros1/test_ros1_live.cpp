@@ -553,7 +553,7 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
   takt_ros1_node_destroy(b);
 }
 
-// takt_ros1_sub_received_at: in the callback, when the message reached the host (the kernel's
+// takt_ros1_received_at: in the callback, when the message reached the host (the kernel's
 // receive time on Linux), between its publish and the callback's start.
 TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
   ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
@@ -564,25 +564,23 @@ TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
                                 std_msgs__Int64__DEFINITION, false, &pub),
             TAKT_OK);
   struct Seen {
-    std::atomic<takt_ros1_sub_t *> sub{nullptr};
+    takt_ros1_node_t *node;
     std::atomic<int> n{0}, in_order{0};
   } seen;
+  seen.node = b;
   takt_ros1_sub_t *sub = nullptr;
   ASSERT_EQ(takt_ros1_subscribe(b, "/stamps", std_msgs__Int64__NAME, std_msgs__Int64__MD5,
                                 std_msgs__Int64__DEFINITION,
                                 [](void *u, const uint8_t *p, uint32_t len) {
                                   int64_t now = takt_time_now();
                                   auto *s = static_cast<Seen *>(u);
-                                  takt_ros1_sub_t *me = s->sub.load();
-                                  if (me == nullptr) return;  // not stored yet: not counted
-                                  int64_t at = takt_ros1_sub_received_at(me), sent = 0;
+                                  int64_t at = takt_ros1_received_at(s->node), sent = 0;
                                   if (len == sizeof sent) std::memcpy(&sent, p, sizeof sent);
                                   if (sent > 0 && sent <= at && at <= now) s->in_order++;
                                   s->n++;
                                 },
                                 &seen, &sub),
             TAKT_OK);
-  seen.sub.store(sub);
   takt_ros1_pub_stats_t st;
   ASSERT_TRUE(eventually([&] {
     takt_ros1_pub_get_stats(pub, &st);

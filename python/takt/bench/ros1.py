@@ -351,7 +351,7 @@ def run(quick: bool, out: Path) -> int:
                           f"{'; '.join(errors.get(key, ['no samples']))} | | | | |")
     md += ["", "## socket → callback start (takt subscribers)", "",
            "From the time the message reached the subscriber's host (the kernel's receive time of the TCP segment "
-           "that made it whole, `takt_ros1_sub_received_at`) to the start of its callback: what the subscribing "
+           "that made it whole, `takt_ros1_received_at`) to the start of its callback: what the subscribing "
            "node itself adds (the I/O thread's wake-up, the read, the dispatch), in the same runs as above.", "",
            "| size | publisher → subscriber | min µs | p50 µs | p90 µs | p99 µs | max µs |",
            "|---:|---|---:|---:|---:|---:|---:|"]

@@ -316,14 +316,7 @@ int32_t takt_io_writev_some(takt_io_t io, const takt_io_vec_t *v, uint32_t n) {
 }
 
 int32_t takt_io_read_some(takt_io_t io, uint8_t *buf, uint32_t cap) {
-  for (;;) {
-    ssize_t r = recv(io.fd, buf, cap, MSG_DONTWAIT);
-    if (r > 0) return (int32_t)r;
-    if (r == 0) return cap == 0 ? 0 : TAKT_EOS;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return TAKT_EOS;
-  }
+  return takt_io_read_some_at(io, buf, cap, NULL);
 }
 
 takt_err_t takt_io_rx_times(takt_io_t io, bool on) {
@@ -341,6 +334,7 @@ int32_t takt_io_read_some_at(takt_io_t io, uint8_t *buf, uint32_t cap, int64_t *
     struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = control.space,
                        .msg_controllen = sizeof control.space};
     ssize_t r = recvmsg(io.fd, &m, MSG_DONTWAIT);
+    if (r > 0 && rx_ns == NULL) return (int32_t)r; /* takt_io_read_some */
     if (r > 0) {
       /* the kernel's time is CLOCK_REALTIME: moved onto the monotonic clock by the two clocks'
        * difference now (read back to back; off by well under a microsecond) */
