@@ -4,6 +4,7 @@
  *   takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]
  *   takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]
  *   takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US
+ *   takt-bench-ros1 floor SIZE COUNT PERIOD_US
  *
  * The topic is std_msgs/UInt8MultiArray with SIZE data bytes; the first 8 hold the publish time
  * (CLOCK_MONOTONIC ns, little-endian), taken just before takt_ros1_publish. pub waits for a
@@ -26,11 +27,29 @@
  * takt node under the preempt executor with one timer per chain (all with PERIOD_US, released
  * at the same instants; chain 1 at priority 30, chain 2 at 20, chain 3 at 10), each publishing a
  * 64-byte stamped message on /takt_bench_chain<c> from its callback. It waits until every chain
- * has a subscriber, then runs COUNT releases of chain 1 and prints what it published. */
+ * has a subscriber, then runs COUNT releases of chain 1 and prints what it published.
+ *
+ * floor: what this machine allows without any middleware, beside socket -> callback. Two
+ * processes and one TCP connection on loopback (TCP_NODELAY): a writer at SCHED_FIFO 60 (the
+ * publishing thread's) writes COUNT messages framed as TCPROS frames them (u32 length, then
+ * the message with the publish time in its first data bytes) every PERIOD_US; the reader, at the
+ * scheduling of a takt ROS 1 node's I/O thread, sleeps in poll, reads each message whole with
+ * recvmsg and SO_TIMESTAMPNS and records, as sub does, the time since the publish and since the
+ * kernel's receive time of the last segment read. No parsing, no dispatch: the wake-up and the
+ * reads alone. Prints sub's JSON. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "takt/takt.h"
 #include "takt/ros1.h"
@@ -41,7 +60,8 @@
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]\n"
                   "       takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]\n"
-                  "       takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US\n");
+                  "       takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US\n"
+                  "       takt-bench-ros1 floor SIZE COUNT PERIOD_US\n");
   return 2;
 }
 
@@ -271,6 +291,117 @@ static int run_chains(const char *master, int chains, long count, long period_us
   return ch[0].releases == count ? 0 : 1;
 }
 
+/* ---- floor: a bare TCP receive on this machine ---- */
+
+static int64_t clock_ns(clockid_t c) {
+  struct timespec t;
+  clock_gettime(c, &t);
+  return (int64_t)t.tv_sec * TAKT_NS_PER_S + t.tv_nsec;
+}
+
+static int floor_writer(struct sockaddr_in addr, uint32_t len, long count, long period_us) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) return 1;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  uint8_t *frame = calloc(1, 4u + len);
+  if (frame == NULL) return 1;
+  put32(frame, len);
+  put32(frame + 4 + 8, len - HEADER_BYTES);
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 60); /* without the privilege: as it was */
+  /* as pub: the reader is connected, the connection settles, then the messages */
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  next.tv_sec += 1;
+  for (long i = 0; i < count; i++) {
+    next.tv_nsec += period_us * 1000;
+    while (next.tv_nsec >= TAKT_NS_PER_S) {
+      next.tv_nsec -= TAKT_NS_PER_S;
+      next.tv_sec++;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0) {
+    }
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    memcpy(frame + 4 + HEADER_BYTES, &now, sizeof now);
+    for (uint32_t off = 0; off < 4u + len;) {
+      ssize_t n = write(fd, frame + off, 4u + len - off);
+      if (n <= 0) return 1;
+      off += (uint32_t)n;
+    }
+  }
+  free(frame);
+  close(fd);
+  return 0;
+}
+
+/* Reads n bytes into p; *rx_real: the kernel's receive time of the last segment read. */
+static bool floor_read(int fd, uint8_t *p, uint32_t n, int64_t *rx_real) {
+  for (uint32_t got = 0; got < n;) {
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    if (poll(&pf, 1, 10000) <= 0) return false;
+    char control[CMSG_SPACE(sizeof(struct timespec))];
+    struct iovec iov = {.iov_base = p + got, .iov_len = n - got};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                        .msg_controllen = sizeof control};
+    ssize_t r = recvmsg(fd, &mh, 0);
+    if (r <= 0) return false;
+    got += (uint32_t)r;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
+        struct timespec ts;
+        memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        *rx_real = (int64_t)ts.tv_sec * TAKT_NS_PER_S + ts.tv_nsec;
+      }
+  }
+  return true;
+}
+
+static int run_floor(uint32_t size, long count, long period_us) {
+  uint32_t len = HEADER_BYTES + size;
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof addr;
+  if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(ls, 1) != 0 ||
+      getsockname(ls, (struct sockaddr *)&addr, &alen) != 0)
+    die("floor: listen", TAKT_EOS, NULL);
+  pid_t child = fork();
+  if (child < 0) die("floor: fork", TAKT_EOS, NULL);
+  if (child == 0) _exit(floor_writer(addr, len, count, period_us));
+  int fd = accept(ls, NULL, NULL);
+  int one = 1;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0)
+    die("floor: accept", TAKT_EOS, NULL);
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, TAKT_ROS1_IO_PRIORITY);
+  int64_t *samples = calloc((size_t)count, sizeof *samples);
+  int64_t *sock = calloc((size_t)count, sizeof *sock);
+  uint8_t *msg = malloc(len);
+  if (samples == NULL || sock == NULL || msg == NULL) die("floor: buffers", TAKT_ENOMEM, NULL);
+  long got = 0;
+  for (; got < count; got++) {
+    uint8_t prefix[4];
+    int64_t rx_real = -1;
+    if (!floor_read(fd, prefix, 4, &rx_real) || !floor_read(fd, msg, len, &rx_real)) break;
+    int64_t now = clock_ns(CLOCK_MONOTONIC), now_real = clock_ns(CLOCK_REALTIME);
+    int64_t stamp;
+    memcpy(&stamp, msg + HEADER_BYTES, sizeof stamp);
+    samples[got] = now - stamp;
+    sock[got] = rx_real < 0 ? -1 : now_real - rx_real; /* -1: the kernel gave no time yet */
+  }
+  int status = 0;
+  (void)waitpid(child, &status, 0);
+  printf("{\"received\": %ld, \"first_ns\": -1, \"samples_ns\": [", got);
+  for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)samples[i]);
+  printf("], \"socket_ns\": [");
+  for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)sock[i]);
+  printf("]}\n");
+  free(samples);
+  free(sock);
+  free(msg);
+  close(fd);
+  close(ls);
+  return got == count && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   (void)takt_port_realtime_setup(); /* memory locked, freed blocks kept in the process */
   if (argc == 6 && strcmp(argv[1], "chains") == 0) {
@@ -290,6 +421,11 @@ int main(int argc, char **argv) {
     long max_bytes = argc == 7 ? atol(argv[6]) : 1L << 20;
     if (count < 1 || timeout < 1 || max_bytes < 8 || max_bytes > (4L << 20)) return usage();
     return run_sub(argv[2], argv[3], count, timeout, (uint32_t)max_bytes);
+  }
+  if (argc == 5 && strcmp(argv[1], "floor") == 0) {
+    long size = atol(argv[2]), count = atol(argv[3]), period = atol(argv[4]);
+    if (size < 8 || size > (4 << 20) || count < 1 || period < 100) return usage();
+    return run_floor((uint32_t)size, count, period);
   }
   return usage();
 }
