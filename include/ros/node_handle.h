@@ -2,7 +2,8 @@
 // ServiceClient), over takt: each NodeHandle is a takt node scheduled by the process's takt
 // executor, topics travel over TCPROS through takt's ROS 1 node (takt/ros1.h). Callbacks are
 // free functions, member functions or std::function; a message parameter may be
-// `const M::ConstPtr&`, `const M&`, `M::ConstPtr` or `const M::Ptr&`. The last, optional argument
+// `const M::ConstPtr&`, `const M&`, `M::ConstPtr`, `const M::Ptr&` or `const ros::MessageEvent<M const>&`
+// (its publisher, connection header fields and receipt time). The last, optional argument
 // of subscribe, createTimer and advertiseService (ros::takt::Scheduling) gives the callback a
 // takt priority and deadline.
 #ifndef TAKT_ROS_NODE_HANDLE_H
@@ -12,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include <ros/message_event.h>
 #include <ros/takt_impl.h>
 #include <ros/takt_wire.h>
 #include <ros/time.h>
@@ -141,12 +143,12 @@ namespace takt_impl {
 template <class P>
 struct Param {
   typedef typename std::remove_cv<typename std::remove_reference<P>::type>::type Msg;
-  static const Msg &arg(const std::shared_ptr<const Msg> &m) { return *m; }
+  static const Msg &arg(const std::shared_ptr<const Msg> &m, const MsgInfo &) { return *m; }
 };
 template <class P>
 struct PtrParam {
   typedef P Msg;
-  static const std::shared_ptr<const P> &arg(const std::shared_ptr<const P> &m) { return m; }
+  static const std::shared_ptr<const P> &arg(const std::shared_ptr<const P> &m, const MsgInfo &) { return m; }
 };
 template <class T> struct Param<const std::shared_ptr<const T> &> : PtrParam<T> {};
 template <class T> struct Param<std::shared_ptr<const T>> : PtrParam<T> {};
@@ -154,17 +156,30 @@ template <class T> struct Param<const std::shared_ptr<const T>> : PtrParam<T> {}
 template <class T>
 struct Param<const std::shared_ptr<T> &> {
   typedef T Msg;
-  static std::shared_ptr<T> arg(const std::shared_ptr<const T> &m) { return std::const_pointer_cast<T>(m); }
+  static std::shared_ptr<T> arg(const std::shared_ptr<const T> &m, const MsgInfo &) {
+    return std::const_pointer_cast<T>(m);
+  }
 };
 template <class T> struct Param<std::shared_ptr<T>> : Param<const std::shared_ptr<T> &> {};
 
-/** A raw-bytes function that deserializes M and calls fn with what P asks for. */
+/** The connection header's fields a MessageEvent shows: callerid, topic, type, md5sum. */
+std::shared_ptr<M_string> event_header(const MsgInfo &i);
+template <class T>
+struct Param<const MessageEvent<T> &> {
+  typedef typename std::remove_const<T>::type Msg;
+  static MessageEvent<T> arg(const std::shared_ptr<const Msg> &m, const MsgInfo &i) {
+    return MessageEvent<T>(m, event_header(i), Time().fromNSec(static_cast<uint64_t>(i.receipt_wall_ns)));
+  }
+};
+template <class T> struct Param<MessageEvent<T>> : Param<const MessageEvent<T> &> {};
+
+/** A raw-bytes function that deserializes M and calls fn(message, info). */
 template <class M, class F>
 RawFn typed(F fn) {
-  return [fn](const uint8_t *b, uint32_t n) {
+  return [fn](const uint8_t *b, uint32_t n, const MsgInfo &i) {
     auto m = std::make_shared<M>();
     if (!takt_wire::deserialize(*m, b, n)) return;  // counted by the implementation
-    fn(std::shared_ptr<const M>(std::move(m)));
+    fn(std::shared_ptr<const M>(std::move(m)), i);
   };
 }
 
@@ -217,7 +232,7 @@ class NodeHandle {
                        const SubscribeExtra &extra = SubscribeExtra()) {
     typedef takt_impl::Param<P> A;
     typedef typename A::Msg M;
-    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp](const std::shared_ptr<const M> &m) { fp(A::arg(m)); }), extra);
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { fp(A::arg(m, i)); }), extra);
   }
   // member function (const or not) of obj
   template <class P, class T>
@@ -225,14 +240,14 @@ class NodeHandle {
                        const SubscribeExtra &extra = SubscribeExtra()) {
     typedef takt_impl::Param<P> A;
     typedef typename A::Msg M;
-    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m) { (obj->*fp)(A::arg(m)); }), extra);
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { (obj->*fp)(A::arg(m, i)); }), extra);
   }
   template <class P, class T>
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const, T *obj,
                        const SubscribeExtra &extra = SubscribeExtra()) {
     typedef takt_impl::Param<P> A;
     typedef typename A::Msg M;
-    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m) { (obj->*fp)(A::arg(m)); }), extra);
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { (obj->*fp)(A::arg(m, i)); }), extra);
   }
   template <class P, class T>
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), const std::shared_ptr<T> &obj,
@@ -244,12 +259,23 @@ class NodeHandle {
   Subscriber subscribe(const std::string &topic, uint32_t queue_size,
                        const std::function<void(const std::shared_ptr<const M> &)> &fn,
                        const SubscribeExtra &extra = SubscribeExtra()) {
-    return sub<M>(topic, queue_size, takt_impl::typed<M>(fn), extra);
+    return sub<M>(topic, queue_size,
+                  takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &) { fn(m); }),
+                  extra);
+  }
+  template <class M>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size,
+                       const std::function<void(const MessageEvent<M const> &)> &fn,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    typedef takt_impl::Param<const MessageEvent<M const> &> A;
+    return sub<M>(topic, queue_size,
+                  takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { fn(A::arg(m, i)); }),
+                  extra);
   }
   template <class M>
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(const M &)> &fn,
                        const SubscribeExtra &extra = SubscribeExtra()) {
-    return sub<M>(topic, queue_size, takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m) { fn(*m); }), extra);
+    return sub<M>(topic, queue_size, takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &) { fn(*m); }), extra);
   }
 
   // services

@@ -68,7 +68,14 @@ bool pub_latched(const PubImpl &p);
 /** A per-thread buffer publishing serializes into (grows to the largest message, then stays). */
 Bytes &publish_buffer();
 
-typedef std::function<void(const uint8_t *, uint32_t)> RawFn;
+/** What a received message came with (valid during the call that hands it over). */
+struct MsgInfo {
+  const char *publisher;    // its publisher's callerid ("" if unknown)
+  int64_t receipt_wall_ns;  // when it reached this host, on the wall clock (ros::Time)
+  const std::string *topic;
+  const Type *type;
+};
+typedef std::function<void(const uint8_t *, uint32_t, const MsgInfo &)> RawFn;
 std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, RawFn fn,
                                    const takt::Scheduling &s);

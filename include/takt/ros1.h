@@ -150,6 +150,11 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const 
  * it. Messages made whole by one read share the time of the last segment that read took. */
 int64_t takt_ros1_received_at(const takt_ros1_node_t *node);
 
+/** In a subscription's function of node only (its I/O thread): the callerid of the publisher the
+ * message came from, as its connection header gave it ("" if it gave none; at most 127 bytes).
+ * roscpp's MessageEvent::getPublisherName. */
+const char *takt_ros1_received_from(const takt_ros1_node_t *node);
+
 /** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
  * when this returns its function is not running and is never called again (bounded by
  * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */

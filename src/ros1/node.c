@@ -410,6 +410,10 @@ int64_t takt_ros1_received_at(const takt_ros1_node_t *node) {
   return node->rx_at; /* the I/O thread wrote it before it called the function that asks */
 }
 
+const char *takt_ros1_received_from(const takt_ros1_node_t *node) {
+  return node->rx_from != NULL ? node->rx_from : ""; /* as rx_at */
+}
+
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   if (sub == NULL) return TAKT_EINVAL;
   takt_ros1_node_t *n = sub->node;
@@ -810,6 +814,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__tcpros_w_field(&hw, "message_definition", sub->definition);
   int32_t hl = takt__tcpros_w_end(&hw);
   const char *what = NULL;
+  char callerid[TAKT__ROS1_NAME] = "";
   if (hl < 0) {
     rc = TAKT_ESIZE, what = "our connection header is larger than max_header";
   } else if ((rc = takt_io_write_until(io, n->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL)) < 0) {
@@ -836,6 +841,11 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
       } else if (strcmp(sub->md5, "*") != 0 && !takt__tcpros_is(&h, "md5sum", sub->md5) &&
                  !takt__tcpros_is(&h, "md5sum", "*")) {
         rc = TAKT_ETYPE, what = "the publisher's md5sum differs from ours";
+      } else {
+        const char *caller = takt__tcpros_get(&h, "callerid", &el);
+        if (caller != NULL)
+          snprintf(callerid, sizeof callerid, "%.*s",
+                   (int)(el >= sizeof callerid ? sizeof callerid - 1 : el), caller);
       }
     }
   }
@@ -847,6 +857,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__lock_take(&n->lock);
   in->io = io;
   in->got = 0;
+  memcpy(in->callerid, callerid, sizeof callerid);
   in->id = atomic_fetch_add(&n->next_id, 1);
   in->state = IN_UP;
   in->backoff = 0;

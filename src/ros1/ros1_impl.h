@@ -76,6 +76,7 @@ typedef struct takt__ros1_in {
   /* node->lock */
   uint8_t state;
   char uri[TAKT__ROS1_NAME]; /* the publisher's slave API */
+  char callerid[TAKT__ROS1_NAME]; /* its connection header's ("" if none); set before IN_UP */
   takt_io_t io;              /* owned by the I/O thread while UP */
   int32_t id;
   bool stale;                /* the master no longer lists it: the I/O thread closes it */
@@ -163,6 +164,7 @@ struct takt_ros1_node {
   takt_thread_t io_thread, conn_thread;
   int64_t rx_at; /* the I/O thread only: the message in a subscription's function reached the
                     host then (takt_ros1_received_at) */
+  const char *rx_from; /* the I/O thread only: its publisher's callerid (takt_ros1_received_from) */
   bool threads_started;
   _Atomic bool stop;
   _Atomic bool shutdown_requested;

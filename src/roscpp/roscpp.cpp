@@ -37,6 +37,7 @@ struct PubShared;
 namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
+constexpr uint32_t kCalleridRoom = 128;       // a received message's callerid: u8 length + bytes
 using takt_impl::PubShared;
 using takt_impl::RosSub;
 
@@ -61,6 +62,8 @@ struct Global {
   uint32_t max_message = 16384;
   uint32_t pub_queue = 8;  // messages reserved per subscriber of a publication
   takt_type_support_t blob{"takt_roscpp/Serialized", nullptr, 4 + 16384, nullptr, nullptr};
+  // a received message's slot: blob's, then its publisher's callerid (u8 length + bytes)
+  takt_type_support_t received{"takt_roscpp/Received", nullptr, 4 + 16384 + kCalleridRoom, nullptr, nullptr};
   uint32_t next_id = 0;
   std::vector<uint32_t> free_groups;  // callback groups given back (take_group)
   bool groups_warned = false;
@@ -247,6 +250,7 @@ void start() {
   }
   G.max_message = static_cast<uint32_t>(env_int("TAKT_ROSCPP_MAX_MESSAGE", 16384));
   G.blob.size = 4 + G.max_message;
+  G.received.size = G.blob.size + kCalleridRoom;
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", 24 << 20));
   // a group for each callback under a multi-threaded executor (take_group)
@@ -664,14 +668,21 @@ struct RosSub {
   }
 };
 
+// The slot of a received message in its takt topic: u32 length, the message, u8 length and the
+// callerid of its publisher (MessageEvent::getPublisherName).
 void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   RosSub *rs = static_cast<RosSub *>(user);
-  if (len + 4 > rs->scratch.size()) {
+  if (len + 4 + kCalleridRoom > rs->scratch.size()) {
     rs->refused++;
     return;
   }
   std::memcpy(rs->scratch.data(), &len, 4);
   std::memcpy(rs->scratch.data() + 4, bytes, len);
+  const char *from = takt_ros1_received_from(rs->node);
+  size_t fl = std::strlen(from);
+  if (fl > kCalleridRoom - 1) fl = kCalleridRoom - 1;
+  rs->scratch[4 + len] = static_cast<uint8_t>(fl);
+  std::memcpy(rs->scratch.data() + 5 + len, from, fl);
   // its origin time: when it reached the host (the process runs on the real clock)
   int64_t now = takt_time_now(), at = takt_ros1_received_at(rs->node);
   if (at <= 0 || at > now) at = now;
@@ -737,7 +748,27 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   const uint8_t *b = static_cast<const uint8_t *>(msg->data);
   uint32_t len;
   std::memcpy(&len, b, 4);
-  s->fn(b + 4, len);
+  char from[kCalleridRoom];
+  size_t fl = b[4 + len];
+  std::memcpy(from, b + 5 + len, fl);
+  from[fl] = '\0';
+  // t_info is when it reached the host (on_ros1_message), on the monotonic clock: as much
+  // before the wall clock's now
+  int64_t age = takt_time_now() - msg->header.t_info;
+  MsgInfo info{from, static_cast<int64_t>(Time::now().toNSec()) - (age > 0 ? age : 0), &s->rs->topic,
+               &s->rs->type};
+  s->fn(b + 4, len, info);
+}
+
+std::shared_ptr<M_string> event_header(const MsgInfo &i) {
+  auto h = std::make_shared<M_string>();
+  (*h)["callerid"] = i.publisher;
+  if (i.topic) (*h)["topic"] = *i.topic;
+  if (i.type) {
+    (*h)["type"] = i.type->datatype;
+    (*h)["md5sum"] = i.type->md5;
+  }
+  return h;
 }
 
 takt_callback_attr_t attr_of(const takt::Scheduling &s, uint32_t group = 0) {
@@ -770,8 +801,8 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     rs = std::make_shared<RosSub>();
     rs->topic = topic;
     rs->type = t;
-    rs->scratch.resize(G.blob.size);
-    takt_err_t rc = takt_topic_create(G.ctx, tname, &G.blob, depth + 2, &rs->ttopic);
+    rs->scratch.resize(G.received.size);
+    takt_err_t rc = takt_topic_create(G.ctx, tname, &G.received, depth + 2, &rs->ttopic);
     if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, rs->ttopic, &rs->tpub);
     if (rc != TAKT_OK) {
       fail(("subscribe " + topic + ": no room in the takt context").c_str(), rc);

@@ -554,8 +554,9 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
 }
 
 // takt_ros1_received_at: in the callback, when the message reached the host (the kernel's
-// receive time on Linux), between its publish and the callback's start.
-TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
+// receive time on Linux), between its publish and the callback's start; takt_ros1_received_from:
+// the callerid of the publisher it came from.
+TEST_F(Ros1Live, ReceivedAtIsBetweenPublishAndCallbackReceivedFromIsThePublisher) {
   ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
   takt_ros1_node_t *b = nullptr;
   ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
@@ -565,7 +566,7 @@ TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
             TAKT_OK);
   struct Seen {
     takt_ros1_node_t *node;
-    std::atomic<int> n{0}, in_order{0};
+    std::atomic<int> n{0}, in_order{0}, from_a{0};
   } seen;
   seen.node = b;
   takt_ros1_sub_t *sub = nullptr;
@@ -577,6 +578,8 @@ TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
                                   int64_t at = takt_ros1_received_at(s->node), sent = 0;
                                   if (len == sizeof sent) std::memcpy(&sent, p, sizeof sent);
                                   if (sent > 0 && sent <= at && at <= now) s->in_order++;
+                                  if (std::strcmp(takt_ros1_received_from(s->node), "/takt_a") == 0)
+                                    s->from_a++;
                                   s->n++;
                                 },
                                 &seen, &sub),
@@ -593,6 +596,7 @@ TEST_F(Ros1Live, ReceivedAtLiesBetweenThePublishAndTheCallback) {
   }
   ASSERT_TRUE(eventually([&] { return seen.n.load() >= 20; }, 5000));
   EXPECT_EQ(seen.in_order.load(), 20);
+  EXPECT_EQ(seen.from_a.load(), 20);  // takt_ros1_received_from: the publisher's callerid
   takt_ros1_node_destroy(b);
 }
 

@@ -3,7 +3,9 @@
 run against a real rosmaster: the talker/listener pair in all four pairings with exact counts and
 contents, the add_two_ints server and client in every pairing, and tests/roscpp/inproc.cpp
 (takt's in-process services, parameters, remapping, the priority extension) and
-tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses).
+tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses);
+tests/roscpp/message_event.cpp (ros::MessageEvent callbacks) built unchanged both ways too and fed by a
+real `rostopic pub`.
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs]   (exit 0 when every check passes)
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
@@ -42,6 +44,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
+BOTH_TESTS = ("message_event",)  # tests/roscpp programs built against takt and against Debian's roscpp
 
 
 def compile_all(jobs: list) -> None:
@@ -60,11 +63,13 @@ def debian_builds(ex: Path, bld: Path) -> Path:
     for part in (deb_flags, [run(["g++", "--version"], check=True).stdout],
                  [run(["dpkg-query", "-W", "libroscpp-dev", "libstd-msgs-dev"]).stdout]):
         key.update(repr(part).encode())
-    for f in [ex / f"{prog}.cpp" for prog in EXAMPLES] + [ex / "takt_tutorials/srv/AddTwoInts.srv"]:
+    sources = {prog: ex / f"{prog}.cpp" for prog in EXAMPLES}
+    sources.update({prog: ex.parent.parent / "tests" / "roscpp" / f"{prog}.cpp" for prog in BOTH_TESTS})
+    for f in list(sources.values()) + [ex / "takt_tutorials/srv/AddTwoInts.srv"]:
         key.update(f.read_bytes())
     cache = bld.parent / "roscpp-debian"
     done = cache / key.hexdigest()[:16]
-    if all((done / f"deb_{prog}").is_file() for prog in EXAMPLES):
+    if all((done / f"deb_{prog}").is_file() for prog in sources):
         print(f"Debian's builds of the examples: {done} (built before)")
         return done
     cache.mkdir(parents=True, exist_ok=True)
@@ -75,8 +80,8 @@ def debian_builds(ex: Path, bld: Path) -> Path:
                    "-p", "takt_tutorials", "-o", str(tmp / "deb_gen/takt_tutorials"), "-e", "/usr/share/gencpp",
                    "-I", "std_msgs:/usr/share/std_msgs/msg"])
         assert gen.returncode == 0, gen.stderr
-        compile_all([["g++", "-O1", f"-I{tmp / 'deb_gen'}", str(ex / f"{prog}.cpp"), "-o", str(tmp / f"deb_{prog}")]
-                     + deb_flags for prog in EXAMPLES])
+        compile_all([["g++", "-O1", f"-I{tmp / 'deb_gen'}", str(f), "-o", str(tmp / f"deb_{prog}")] + deb_flags
+                     for prog, f in sources.items()])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -84,7 +89,7 @@ def debian_builds(ex: Path, bld: Path) -> Path:
         tmp.rename(done)  # whole or not at all (another build tree's run may have made it meanwhile)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
-        assert all((done / f"deb_{prog}").is_file() for prog in EXAMPLES), f"{done}: incomplete"
+        assert all((done / f"deb_{prog}").is_file() for prog in sources), f"{done}: incomplete"
     print(f"Debian's builds of the examples: built into {done}")
     return done
 
@@ -104,12 +109,37 @@ def build(src: Path, bld: Path, work: Path) -> Path:
     for prog in EXAMPLES:
         jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(ex / f"{prog}.cpp"),
                      "-o", str(work / f"takt_{prog}")] + takt_flags)
-    for prog in ("inproc", "forms", "preempt", "queue_size"):
+    for prog in ("inproc", "forms", "preempt", "queue_size") + BOTH_TESTS:
         jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
-                     "-o", str(work / prog)] + takt_flags)
+                     "-o", str(work / (f"takt_{prog}" if prog in BOTH_TESTS else prog))] + takt_flags)
     compile_all(jobs)
     print(f"built {len(jobs)} programs (examples unchanged and tests, against takt)")
     return deb
+
+
+def message_event(prog: dict, env: dict, debian_pairs: bool) -> bool:
+    """tests/roscpp/message_event.cpp (both builds; Debian's only with --debian-pairs: no takt code
+    in that pairing) fed by `rostopic pub`: its publisher's callerid, the topic, type and md5sum of
+    the connection header and a receipt time within the last second, to const and non-const events."""
+    peer = subprocess.Popen(["rostopic", "pub", "-r", "20", "/event_chatter", "std_msgs/String", "data: hello"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ok_all = True
+    try:
+        for side in ("takt", "deb") if debian_pairs else ("takt",):
+            r = run([str(prog[side]("message_event"))], env=env, timeout=40)
+            ok = (r.returncode == 0 and " ok /rostopic_" in r.stdout
+                  and "/event_chatter std_msgs/String 992ce8a1687cec8c8bd883ec73ca41d1" in r.stdout)
+            print(f"{'ok  ' if ok else 'FAIL'} message_event({side}) <- rostopic pub: "
+                  f"{r.stdout.strip()[-120:]} {r.stderr.strip()[-300:]}")
+            ok_all = ok_all and ok
+    finally:
+        os.killpg(peer.pid, signal.SIGINT)  # rostopic unregisters on SIGINT
+        try:
+            peer.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(peer.pid, signal.SIGKILL)
+            peer.wait()
+    return ok_all
 
 
 def heard(out: str) -> list[str]:
@@ -252,6 +282,7 @@ def main() -> int:
               f"{forms.stdout.strip()[-80:]} {forms.stderr.strip()[-500:]}")
         failures += not ok
         failures += not queue_size(src, work, env)
+        failures += not message_event(prog, env, debian_pairs)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
         print(f"{'ok  ' if ok else 'FAIL'} every node unregistered at exit: rosnode list {nodes}")
