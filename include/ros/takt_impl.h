@@ -104,15 +104,37 @@ bool client_exists(ClientImpl &c);
 bool client_wait(ClientImpl &c, Duration timeout);
 std::string client_name(const ClientImpl &c);
 
-/** Parameters: XML-RPC scalars on the master. */
+/** Parameters on the master: scalars, and lists and dictionaries of scalars (XML-RPC arrays and
+ * structs). A list or dictionary is read whole or not at all: false if an element is not of the
+ * type asked (numbers convert as roscpp converts them). */
 bool param_get(const std::string &key, std::string &v);
 bool param_get(const std::string &key, int &v);
 bool param_get(const std::string &key, double &v);
 bool param_get(const std::string &key, bool &v);
+bool param_get(const std::string &key, std::vector<std::string> &v);
+bool param_get(const std::string &key, std::vector<double> &v);
+bool param_get(const std::string &key, std::vector<float> &v);
+bool param_get(const std::string &key, std::vector<int> &v);
+bool param_get(const std::string &key, std::vector<bool> &v);
+bool param_get(const std::string &key, std::map<std::string, std::string> &v);
+bool param_get(const std::string &key, std::map<std::string, double> &v);
+bool param_get(const std::string &key, std::map<std::string, float> &v);
+bool param_get(const std::string &key, std::map<std::string, int> &v);
+bool param_get(const std::string &key, std::map<std::string, bool> &v);
 void param_set(const std::string &key, const std::string &v);
 void param_set(const std::string &key, int v);
 void param_set(const std::string &key, double v);
 void param_set(const std::string &key, bool v);
+void param_set(const std::string &key, const std::vector<std::string> &v);
+void param_set(const std::string &key, const std::vector<double> &v);
+void param_set(const std::string &key, const std::vector<float> &v);
+void param_set(const std::string &key, const std::vector<int> &v);
+void param_set(const std::string &key, const std::vector<bool> &v);
+void param_set(const std::string &key, const std::map<std::string, std::string> &v);
+void param_set(const std::string &key, const std::map<std::string, double> &v);
+void param_set(const std::string &key, const std::map<std::string, float> &v);
+void param_set(const std::string &key, const std::map<std::string, int> &v);
+void param_set(const std::string &key, const std::map<std::string, bool> &v);
 bool param_has(const std::string &key);
 bool param_del(const std::string &key);
 bool param_search(const std::string &ns, const std::string &key, std::string &found);

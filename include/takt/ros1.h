@@ -287,6 +287,38 @@ takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, c
 takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has);
 takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key);
 takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap);
+/* Lists and dictionaries of scalars (roscpp's std::vector and std::map parameters). */
+typedef enum {
+  TAKT_ROS1_PARAM_INT = 1,
+  TAKT_ROS1_PARAM_DOUBLE,
+  TAKT_ROS1_PARAM_BOOL,
+  TAKT_ROS1_PARAM_STRING
+} takt_ros1_param_kind_t;
+typedef struct takt_ros1_param_value {
+  takt_ros1_param_kind_t kind;
+  int32_t i;
+  double d;
+  bool b;
+  const char *s; /* STRING; handed to a takt_ros1_param_fn: valid during the call */
+} takt_ros1_param_value_t;
+/** One element of a list (name NULL) or one member of a dictionary (its name). */
+typedef void (*takt_ros1_param_fn)(void *user, const char *name, const takt_ros1_param_value_t *v);
+/** key := a list of count scalars (count 0: an empty list). TAKT_EINVAL for a bad kind or a
+ * NULL string, TAKT_ESIZE if the call does not fit max_xmlrpc. */
+takt_err_t takt_ros1_param_set_list(takt_ros1_node_t *node, const char *key,
+                                    const takt_ros1_param_value_t *values, uint32_t count);
+/** key := a dictionary {names[i]: values[i]}. Errors as set_list. */
+takt_err_t takt_ros1_param_set_dict(takt_ros1_node_t *node, const char *key,
+                                    const char *const *names,
+                                    const takt_ros1_param_value_t *values, uint32_t count);
+/** The list or dictionary at key: fn once per element, in order (name NULL), or per member (its
+ * name; a dictionary of the master's parameter tree, e.g. a namespace, is one). TAKT_ENOENT for
+ * a parameter not set, TAKT_ETYPE for a scalar or a list or dictionary holding anything but
+ * scalars (fn was called for the elements before it), TAKT_ESIZE for a string or name of 1 KiB
+ * or more. fn runs on the caller's thread while the node's master call slot is held: it must not
+ * call the node's master API. */
+takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, takt_ros1_param_fn fn,
+                                    void *user);
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 

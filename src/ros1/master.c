@@ -386,6 +386,109 @@ takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, c
   return get_param(node, key, TAKT__XR_STRING, v, cap);
 }
 
+/* Lists and dictionaries of scalars. */
+typedef struct {
+  const char *key;
+  const char *const *names; /* NULL: a list */
+  const takt_ros1_param_value_t *v;
+  uint32_t n;
+} setl_t;
+
+static bool scalar_ok(const takt_ros1_param_value_t *v) {
+  return v->kind == TAKT_ROS1_PARAM_INT || v->kind == TAKT_ROS1_PARAM_DOUBLE ||
+         v->kind == TAKT_ROS1_PARAM_BOOL || (v->kind == TAKT_ROS1_PARAM_STRING && v->s != NULL);
+}
+
+static void w_scalar(takt__xr_writer_t *w, const takt_ros1_param_value_t *v) {
+  switch (v->kind) {
+  case TAKT_ROS1_PARAM_INT: takt__xr_w_int(w, v->i); break;
+  case TAKT_ROS1_PARAM_DOUBLE: takt__xr_w_double(w, v->d); break;
+  case TAKT_ROS1_PARAM_BOOL: takt__xr_w_bool(w, v->b); break;
+  default: takt__xr_w_string(w, v->s); break;
+  }
+}
+
+static void p_set_many(takt__xr_writer_t *w, const void *a) {
+  const setl_t *p = a;
+  w_str(w, p->key);
+  takt__xr_w_param_begin(w);
+  if (p->names != NULL) {
+    takt__xr_w_struct_begin(w);
+    for (uint32_t i = 0; i < p->n; i++) {
+      takt__xr_w_member_begin(w, p->names[i]);
+      w_scalar(w, &p->v[i]);
+      takt__xr_w_member_end(w);
+    }
+    takt__xr_w_struct_end(w);
+  } else {
+    takt__xr_w_array_begin(w);
+    for (uint32_t i = 0; i < p->n; i++) w_scalar(w, &p->v[i]);
+    takt__xr_w_array_end(w);
+  }
+  takt__xr_w_param_end(w);
+}
+
+static takt_err_t set_many(takt_ros1_node_t *n, const setl_t *p) {
+  if (n == NULL || p->key == NULL || (p->n > 0 && p->v == NULL)) return TAKT_EINVAL;
+  for (uint32_t i = 0; i < p->n; i++)
+    if (!scalar_ok(&p->v[i]) || (p->names != NULL && p->names[i] == NULL)) return TAKT_EINVAL;
+  return void_call(n, "setParam", p_set_many, p);
+}
+
+takt_err_t takt_ros1_param_set_list(takt_ros1_node_t *node, const char *key,
+                                    const takt_ros1_param_value_t *values, uint32_t count) {
+  setl_t p = {.key = key, .names = NULL, .v = values, .n = count};
+  return set_many(node, &p);
+}
+
+takt_err_t takt_ros1_param_set_dict(takt_ros1_node_t *node, const char *key,
+                                    const char *const *names,
+                                    const takt_ros1_param_value_t *values, uint32_t count) {
+  if (names == NULL && count > 0) return TAKT_EINVAL;
+  static const char *const none[1] = {""};
+  setl_t p = {.key = key, .names = names != NULL ? names : none, .v = values, .n = count};
+  return set_many(node, &p);
+}
+
+takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, takt_ros1_param_fn fn,
+                                    void *user) {
+  if (node == NULL || key == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  takt_err_t rc = master_call(node, "getParam", p_one, key, &c, &v);
+  if (rc == TAKT_ESTATE || rc == TAKT_ENOENT) return TAKT_ENOENT;
+  if (rc < 0) return rc;
+  bool dict = v != NULL && v->kind == TAKT__XR_STRUCT;
+  rc = v != NULL && (dict || v->kind == TAKT__XR_ARRAY) ? TAKT_OK : TAKT_ETYPE;
+  char s[1024], name[1024];
+  for (uint32_t k = rc == TAKT_OK ? v->u.list.first : 0; rc == TAKT_OK && k != 0;
+       k = c->doc.v[k].next) {
+    const takt__xr_value_t *e = &c->doc.v[k];
+    takt_ros1_param_value_t pv = {.kind = TAKT_ROS1_PARAM_INT};
+    switch (e->kind) {
+    case TAKT__XR_INT: pv.i = e->u.i; break;
+    case TAKT__XR_DOUBLE: pv.kind = TAKT_ROS1_PARAM_DOUBLE, pv.d = e->u.d; break;
+    case TAKT__XR_BOOL: pv.kind = TAKT_ROS1_PARAM_BOOL, pv.b = e->u.b; break;
+    case TAKT__XR_STRING:
+      pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = s;
+      rc = takt__xr_str_copy(e, s, sizeof s) < 0 ? TAKT_ESIZE : TAKT_OK;
+      break;
+    default: rc = TAKT_ETYPE; break;
+    }
+    if (rc == TAKT_OK && dict) {
+      if (e->name_len >= sizeof name) {
+        rc = TAKT_ESIZE;
+      } else {
+        memcpy(name, e->name, e->name_len);
+        name[e->name_len] = '\0';
+      }
+    }
+    if (rc == TAKT_OK) fn(user, dict ? name : NULL, &pv);
+  }
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
 takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has) {
   if (node == NULL || key == NULL || has == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;

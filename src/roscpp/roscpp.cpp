@@ -1292,6 +1292,151 @@ void param_set(const std::string &key, bool v) {
   ParamUse use;
   if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_bool(n, key.c_str(), v);
 }
+// Lists and dictionaries: each element converted as roscpp's xml_cast does (a number to a
+// number or a bool, a string to a string only).
+namespace {
+bool from_param(const takt_ros1_param_value_t &p, std::string &out) {
+  if (p.kind != TAKT_ROS1_PARAM_STRING) return false;
+  out = p.s;
+  return true;
+}
+template <class N>
+bool number_from_param(const takt_ros1_param_value_t &p, N &out) {
+  switch (p.kind) {
+  case TAKT_ROS1_PARAM_INT: out = static_cast<N>(p.i); return true;
+  case TAKT_ROS1_PARAM_DOUBLE: out = static_cast<N>(p.d); return true;
+  case TAKT_ROS1_PARAM_BOOL: out = static_cast<N>(p.b); return true;
+  default: return false;
+  }
+}
+bool from_param(const takt_ros1_param_value_t &p, double &out) { return number_from_param(p, out); }
+bool from_param(const takt_ros1_param_value_t &p, float &out) { return number_from_param(p, out); }
+bool from_param(const takt_ros1_param_value_t &p, int &out) { return number_from_param(p, out); }
+bool from_param(const takt_ros1_param_value_t &p, bool &out) {
+  if (p.kind == TAKT_ROS1_PARAM_STRING) return false;
+  out = p.kind == TAKT_ROS1_PARAM_BOOL ? p.b : p.kind == TAKT_ROS1_PARAM_INT ? p.i != 0 : p.d != 0.0;
+  return true;
+}
+
+takt_ros1_param_value_t to_param(const std::string &v) {
+  takt_ros1_param_value_t p{};
+  p.kind = TAKT_ROS1_PARAM_STRING;
+  p.s = v.c_str();
+  return p;
+}
+takt_ros1_param_value_t to_param(double v) {
+  takt_ros1_param_value_t p{};
+  p.kind = TAKT_ROS1_PARAM_DOUBLE;
+  p.d = v;
+  return p;
+}
+takt_ros1_param_value_t to_param(float v) { return to_param(static_cast<double>(v)); }
+takt_ros1_param_value_t to_param(int v) {
+  takt_ros1_param_value_t p{};
+  p.kind = TAKT_ROS1_PARAM_INT;
+  p.i = v;
+  return p;
+}
+takt_ros1_param_value_t to_param(bool v) {
+  takt_ros1_param_value_t p{};
+  p.kind = TAKT_ROS1_PARAM_BOOL;
+  p.b = v;
+  return p;
+}
+
+// The list or dictionary at key, each element through add(name, value) (false: not convertible).
+template <class Add>
+bool get_many(const std::string &key, bool dict, Add add) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n) return false;
+  struct Ctx {
+    bool dict, ok = true;
+    Add *add;
+  } cx{dict, true, &add};
+  takt_err_t rc = takt_ros1_param_get_each(
+      n, key.c_str(),
+      [](void *u, const char *name, const takt_ros1_param_value_t *v) {
+        Ctx *c = static_cast<Ctx *>(u);
+        if (c->ok && ((name != nullptr) != c->dict || !(*c->add)(name, *v))) c->ok = false;
+      },
+      &cx);
+  return rc == TAKT_OK && cx.ok;
+}
+
+template <class T>
+bool get_list(const std::string &key, std::vector<T> &out) {
+  std::vector<T> got;
+  bool ok = get_many(key, false, [&got](const char *, const takt_ros1_param_value_t &p) {
+    T x;
+    if (!from_param(p, x)) return false;
+    got.push_back(x);
+    return true;
+  });
+  if (ok) out.swap(got);
+  return ok;
+}
+
+template <class T>
+bool get_dict(const std::string &key, std::map<std::string, T> &out) {
+  std::map<std::string, T> got;
+  bool ok = get_many(key, true, [&got](const char *name, const takt_ros1_param_value_t &p) {
+    T x;
+    if (!from_param(p, x)) return false;
+    got[name] = x;
+    return true;
+  });
+  if (ok) out.swap(got);
+  return ok;
+}
+
+template <class T>
+void set_list(const std::string &key, const std::vector<T> &v) {
+  std::vector<takt_ros1_param_value_t> ps;
+  for (const T &x : v) ps.push_back(to_param(x));
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n)
+    takt_ros1_param_set_list(n, key.c_str(), ps.data(), static_cast<uint32_t>(ps.size()));
+}
+
+template <class T>
+void set_dict(const std::string &key, const std::map<std::string, T> &v) {
+  std::vector<const char *> names;
+  std::vector<takt_ros1_param_value_t> ps;
+  for (const auto &kv : v) {
+    names.push_back(kv.first.c_str());
+    ps.push_back(to_param(kv.second));
+  }
+  Started st;
+  ParamUse use;
+  if (takt_ros1_node_t *n = use.n)
+    takt_ros1_param_set_dict(n, key.c_str(), names.data(), ps.data(), static_cast<uint32_t>(ps.size()));
+}
+}  // namespace
+
+bool param_get(const std::string &key, std::vector<std::string> &v) { return get_list(key, v); }
+bool param_get(const std::string &key, std::vector<double> &v) { return get_list(key, v); }
+bool param_get(const std::string &key, std::vector<float> &v) { return get_list(key, v); }
+bool param_get(const std::string &key, std::vector<int> &v) { return get_list(key, v); }
+bool param_get(const std::string &key, std::vector<bool> &v) { return get_list(key, v); }
+bool param_get(const std::string &key, std::map<std::string, std::string> &v) { return get_dict(key, v); }
+bool param_get(const std::string &key, std::map<std::string, double> &v) { return get_dict(key, v); }
+bool param_get(const std::string &key, std::map<std::string, float> &v) { return get_dict(key, v); }
+bool param_get(const std::string &key, std::map<std::string, int> &v) { return get_dict(key, v); }
+bool param_get(const std::string &key, std::map<std::string, bool> &v) { return get_dict(key, v); }
+void param_set(const std::string &key, const std::vector<std::string> &v) { set_list(key, v); }
+void param_set(const std::string &key, const std::vector<double> &v) { set_list(key, v); }
+void param_set(const std::string &key, const std::vector<float> &v) { set_list(key, v); }
+void param_set(const std::string &key, const std::vector<int> &v) { set_list(key, v); }
+void param_set(const std::string &key, const std::vector<bool> &v) { set_list(key, v); }
+void param_set(const std::string &key, const std::map<std::string, std::string> &v) { set_dict(key, v); }
+void param_set(const std::string &key, const std::map<std::string, double> &v) { set_dict(key, v); }
+void param_set(const std::string &key, const std::map<std::string, float> &v) { set_dict(key, v); }
+void param_set(const std::string &key, const std::map<std::string, int> &v) { set_dict(key, v); }
+void param_set(const std::string &key, const std::map<std::string, bool> &v) { set_dict(key, v); }
+
 bool param_has(const std::string &key) {
   bool h = false;
   Started st;

@@ -3,6 +3,7 @@
 // contents; bad input from a misbehaving publisher; nothing left running afterwards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <cstring>
@@ -91,6 +92,41 @@ TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
                 &names),
             TAKT_OK);
   EXPECT_EQ(names.count("/takt/d"), 1u);
+  // lists and dictionaries of scalars
+  takt_ros1_param_value_t vals[4] = {};
+  vals[0].kind = TAKT_ROS1_PARAM_INT, vals[0].i = 3;
+  vals[1].kind = TAKT_ROS1_PARAM_DOUBLE, vals[1].d = 0.25;
+  vals[2].kind = TAKT_ROS1_PARAM_BOOL, vals[2].b = true;
+  vals[3].kind = TAKT_ROS1_PARAM_STRING, vals[3].s = "x&y";
+  const char *keys[4] = {"i", "d", "b", "s"};
+  ASSERT_EQ(takt_ros1_param_set_list(node, "/takt/list", vals, 4), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_dict(node, "/takt/dict", keys, vals, 4), TAKT_OK);
+  std::vector<std::string> seen;
+  auto each = [](void *u, const char *n, const takt_ros1_param_value_t *v) {
+    std::string e = n != nullptr ? std::string(n) + "=" : std::string();
+    switch (v->kind) {
+    case TAKT_ROS1_PARAM_INT: e += "i" + std::to_string(v->i); break;
+    case TAKT_ROS1_PARAM_DOUBLE: e += "d" + std::to_string(v->d); break;
+    case TAKT_ROS1_PARAM_BOOL: e += v->b ? "true" : "false"; break;
+    case TAKT_ROS1_PARAM_STRING: e += std::string("s") + v->s; break;
+    }
+    static_cast<std::vector<std::string> *>(u)->push_back(e);
+  };
+  ASSERT_EQ(takt_ros1_param_get_each(probe, "/takt/list", each, &seen), TAKT_OK);
+  EXPECT_EQ(seen, (std::vector<std::string>{"i3", "d0.250000", "true", "sx&y"}));
+  seen.clear();
+  ASSERT_EQ(takt_ros1_param_get_each(probe, "/takt/dict", each, &seen), TAKT_OK);
+  std::sort(seen.begin(), seen.end());  // a dictionary's members come in the master's order
+  EXPECT_EQ(seen, (std::vector<std::string>{"b=true", "d=d0.250000", "i=i3", "s=sx&y"}));
+  EXPECT_EQ(takt_ros1_param_get_each(probe, "/takt/d", each, &seen), TAKT_ETYPE);
+  EXPECT_EQ(takt_ros1_param_get_each(probe, "/takt/nothing", each, &seen), TAKT_ENOENT);
+  ASSERT_EQ(takt_ros1_param_set_list(node, "/takt/empty", nullptr, 0), TAKT_OK);
+  seen.clear();
+  EXPECT_EQ(takt_ros1_param_get_each(probe, "/takt/empty", each, &seen), TAKT_OK);
+  EXPECT_TRUE(seen.empty());
+  takt_ros1_param_value_t bad = {};
+  bad.kind = TAKT_ROS1_PARAM_STRING;  // without its string
+  EXPECT_EQ(takt_ros1_param_set_list(node, "/takt/bad", &bad, 1), TAKT_EINVAL);
   EXPECT_EQ(takt_ros1_param_delete(node, "/takt/i"), TAKT_OK);
   EXPECT_EQ(takt_ros1_param_has(probe, "/takt/i", &has), TAKT_OK);
   EXPECT_FALSE(has);

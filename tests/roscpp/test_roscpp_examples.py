@@ -5,7 +5,8 @@ contents, the add_two_ints server and client in every pairing, and tests/roscpp/
 (takt's in-process services, parameters, remapping, the priority extension) and
 tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses);
 tests/roscpp/message_event.cpp (ros::MessageEvent callbacks) built unchanged both ways too and fed by a
-real `rostopic pub`.
+real `rostopic pub`; tests/roscpp/params.cpp (list and dictionary parameters) built both ways, its
+parameters set and checked through rospy's master client.
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs]   (exit 0 when every check passes)
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
@@ -44,7 +45,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
-BOTH_TESTS = ("message_event",)  # tests/roscpp programs built against takt and against Debian's roscpp
+BOTH_TESTS = ("message_event", "params")  # tests/roscpp programs built against takt and against Debian's roscpp
 
 
 def compile_all(jobs: list) -> None:
@@ -139,6 +140,39 @@ def message_event(prog: dict, env: dict, debian_pairs: bool) -> bool:
         except subprocess.TimeoutExpired:
             os.killpg(peer.pid, signal.SIGKILL)
             peer.wait()
+    return ok_all
+
+
+PARAMS_PEER = """
+import sys, rosgraph
+m = rosgraph.Master("/params_peer")
+if sys.argv[1] == "set":
+    m.setParam("/lists/joints", ["a", "b", "c"])
+    m.setParam("/lists/ints", [1, 2, 3])
+    m.setParam("/lists/gains", {"p": 1.5, "i": 2})
+    for k in ("/lists/out_vec", "/lists/out_map", "/lists/out_bools"):
+        if m.hasParam(k):
+            m.deleteParam(k)
+else:
+    print(repr((m.getParam("/lists/out_vec"), m.getParam("/lists/out_map"), m.getParam("/lists/out_bools"))))
+"""
+
+
+def params(prog: dict, env: dict, debian_pairs: bool) -> bool:
+    """tests/roscpp/params.cpp (both builds; Debian's only with --debian-pairs): lists and
+    dictionaries set by rospy's master client read as roscpp reads them; what it writes read back by
+    rospy's."""
+    ok_all = True
+    for side in ("takt", "deb") if debian_pairs else ("takt",):
+        peer = run(["/usr/bin/python3", "-c", PARAMS_PEER, "set"], env=env, timeout=30)
+        r = run([str(prog[side]("params"))], env=env, timeout=40)
+        back = run(["/usr/bin/python3", "-c", PARAMS_PEER, "get"], env=env, timeout=30)
+        want = repr(([0.5, 1.5], {"a": 1, "b": 2}, [True, False]))
+        ok = peer.returncode == 0 and r.returncode == 0 and "ok params" in r.stdout and back.stdout.strip() == want
+        print(f"{'ok  ' if ok else 'FAIL'} params({side}) <- rosgraph.Master: {r.stdout.strip()[-60:]} "
+              f"{r.stderr.strip()[-300:]} {peer.stderr.strip()[-300:]} read back {back.stdout.strip()} "
+              f"{back.stderr.strip()[-300:]}")
+        ok_all = ok_all and ok
     return ok_all
 
 
@@ -283,6 +317,7 @@ def main() -> int:
         failures += not ok
         failures += not queue_size(src, work, env)
         failures += not message_event(prog, env, debian_pairs)
+        failures += not params(prog, env, debian_pairs)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
         print(f"{'ok  ' if ok else 'FAIL'} every node unregistered at exit: rosnode list {nodes}")
