@@ -314,6 +314,54 @@ class NodeHandle {
     return Timer(takt_impl::timer(impl_, period, fn, oneshot, autostart, s));
   }
 
+  // wall-clock and steady timers: takt timers like createTimer's (the executor's monotonic
+  // clock), their events' times on the wall clock (WallTimerEvent) or the steady clock
+  template <class T>
+  WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &), T *obj, bool oneshot = false,
+                            bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return createWallTimer(period, [fp, obj](const WallTimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s);
+  }
+  WallTimer createWallTimer(WallDuration period, const std::function<void(const WallTimerEvent &)> &fn,
+                            bool oneshot = false, bool autostart = true,
+                            const takt::Scheduling &s = takt::Scheduling()) {
+    auto wall = [](const Time &t) { return WallTime().fromNSec(t.toNSec()); };
+    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, wall](const TimerEvent &e) {
+      WallTimerEvent w;
+      w.last_expected = wall(e.last_expected);
+      w.last_real = wall(e.last_real);
+      w.current_expected = wall(e.current_expected);
+      w.current_real = wall(e.current_real);
+      w.profile.last_duration = e.profile.last_duration;
+      fn(w);
+    }, oneshot, autostart, s));
+  }
+  template <class T>
+  SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &), T *obj,
+                                bool oneshot = false, bool autostart = true,
+                                const takt::Scheduling &s = takt::Scheduling()) {
+    return createSteadyTimer(period, [fp, obj](const SteadyTimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s);
+  }
+  SteadyTimer createSteadyTimer(WallDuration period, const std::function<void(const SteadyTimerEvent &)> &fn,
+                                bool oneshot = false, bool autostart = true,
+                                const takt::Scheduling &s = takt::Scheduling()) {
+    auto last = std::make_shared<SteadyTimerEvent>();  // the previous call's (one call at a time)
+    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, last](const TimerEvent &e) {
+      // the call's wall-clock times moved onto the steady clock; last_* are the previous call's
+      int64_t off = static_cast<int64_t>(Time::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
+      auto steady = [off](const Time &t) {
+        return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
+      };
+      SteadyTimerEvent st;
+      st.last_expected = last->current_expected;
+      st.last_real = last->current_real;
+      st.current_expected = steady(e.current_expected);
+      st.current_real = steady(e.current_real);
+      st.profile.last_duration = e.profile.last_duration;
+      *last = st;
+      fn(st);
+    }, oneshot, autostart, s));
+  }
+
   // parameters (names resolved in this handle's namespace; "~x" is the node's private x)
   template <class T>
   bool getParam(const std::string &key, T &v) const {

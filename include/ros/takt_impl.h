@@ -40,6 +40,15 @@ struct TimerEvent {
 };
 struct WallTimerEvent {
   WallTime last_expected, last_real, current_expected, current_real;
+  struct {
+    WallDuration last_duration;
+  } profile;
+};
+struct SteadyTimerEvent {
+  SteadyTime last_expected, last_real, current_expected, current_real;
+  struct {
+    WallDuration last_duration;
+  } profile;
 };
 
 namespace takt_impl {

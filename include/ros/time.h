@@ -20,6 +20,7 @@ inline void normalize(int64_t &sec, int64_t &nsec) {
   }
 }
 int64_t wall_now_ns();          // CLOCK_REALTIME
+int64_t steady_now_ns();        // CLOCK_MONOTONIC
 void sleep_for_ns(int64_t ns);  // returns early only at ros::shutdown
 }  // namespace takt_time
 
@@ -133,6 +134,14 @@ class WallTime : public TimeBase<WallTime, WallDuration> {
   using TimeBase<WallTime, WallDuration>::TimeBase;
   WallTime() = default;
   static WallTime now() { return WallTime().fromNSec(static_cast<uint64_t>(takt_time::wall_now_ns())); }
+};
+
+/** roscpp's SteadyTime: a monotonic clock (since an unspecified start), for steady timers. */
+class SteadyTime : public TimeBase<SteadyTime, WallDuration> {
+ public:
+  using TimeBase<SteadyTime, WallDuration>::TimeBase;
+  SteadyTime() = default;
+  static SteadyTime now() { return SteadyTime().fromNSec(static_cast<uint64_t>(takt_time::steady_now_ns())); }
 };
 
 template <class D>

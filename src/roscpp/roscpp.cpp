@@ -142,6 +142,11 @@ int64_t wall_now_ns() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 void sleep_for_ns(int64_t ns) {
   std::unique_lock<std::mutex> lk(g().sleep_mu);
   g().sleep_cv.wait_for(lk, std::chrono::nanoseconds(ns), [] { return g().down.load(); });

@@ -4,9 +4,9 @@ run against a real rosmaster: the talker/listener pair in all four pairings with
 contents, the add_two_ints server and client in every pairing, and tests/roscpp/inproc.cpp
 (takt's in-process services, parameters, remapping, the priority extension) and
 tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses);
-tests/roscpp/message_event.cpp (ros::MessageEvent callbacks) built unchanged both ways too and fed by a
-real `rostopic pub`; tests/roscpp/params.cpp (list and dictionary parameters) built both ways, its
-parameters set and checked through rospy's master client.
+tests/roscpp/both.cpp (ros::MessageEvent callbacks fed by a real `rostopic pub`, list and dictionary
+parameters set and read back through rospy's master client, wall-clock and steady timers) built
+unchanged both ways too.
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs]   (exit 0 when every check passes)
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
@@ -45,7 +45,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
-BOTH_TESTS = ("message_event", "params")  # tests/roscpp programs built against takt and against Debian's roscpp
+BOTH_TESTS = ("both",)  # tests/roscpp programs built against takt and against Debian's roscpp
 
 
 def compile_all(jobs: list) -> None:
@@ -118,31 +118,6 @@ def build(src: Path, bld: Path, work: Path) -> Path:
     return deb
 
 
-def message_event(prog: dict, env: dict, debian_pairs: bool) -> bool:
-    """tests/roscpp/message_event.cpp (both builds; Debian's only with --debian-pairs: no takt code
-    in that pairing) fed by `rostopic pub`: its publisher's callerid, the topic, type and md5sum of
-    the connection header and a receipt time within the last second, to const and non-const events."""
-    peer = subprocess.Popen(["rostopic", "pub", "-r", "20", "/event_chatter", "std_msgs/String", "data: hello"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    ok_all = True
-    try:
-        for side in ("takt", "deb") if debian_pairs else ("takt",):
-            r = run([str(prog[side]("message_event"))], env=env, timeout=40)
-            ok = (r.returncode == 0 and " ok /rostopic_" in r.stdout
-                  and "/event_chatter std_msgs/String 992ce8a1687cec8c8bd883ec73ca41d1" in r.stdout)
-            print(f"{'ok  ' if ok else 'FAIL'} message_event({side}) <- rostopic pub: "
-                  f"{r.stdout.strip()[-120:]} {r.stderr.strip()[-300:]}")
-            ok_all = ok_all and ok
-    finally:
-        os.killpg(peer.pid, signal.SIGINT)  # rostopic unregisters on SIGINT
-        try:
-            peer.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(peer.pid, signal.SIGKILL)
-            peer.wait()
-    return ok_all
-
-
 PARAMS_PEER = """
 import sys, rosgraph
 m = rosgraph.Master("/params_peer")
@@ -158,21 +133,35 @@ else:
 """
 
 
-def params(prog: dict, env: dict, debian_pairs: bool) -> bool:
-    """tests/roscpp/params.cpp (both builds; Debian's only with --debian-pairs): lists and
-    dictionaries set by rospy's master client read as roscpp reads them; what it writes read back by
-    rospy's."""
+def both(prog: dict, env: dict, debian_pairs: bool) -> bool:
+    """tests/roscpp/both.cpp (both builds; Debian's only with --debian-pairs: no takt code in that
+    pairing): its parameters set through rospy's master client first and what it writes read back
+    after; `rostopic pub` feeding its MessageEvent callbacks (the publisher's callerid, the
+    connection header's topic, type and md5sum in its output)."""
+    pub = subprocess.Popen(["rostopic", "pub", "-r", "20", "/event_chatter", "std_msgs/String", "data: hello"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     ok_all = True
-    for side in ("takt", "deb") if debian_pairs else ("takt",):
-        peer = run(["/usr/bin/python3", "-c", PARAMS_PEER, "set"], env=env, timeout=30)
-        r = run([str(prog[side]("params"))], env=env, timeout=40)
-        back = run(["/usr/bin/python3", "-c", PARAMS_PEER, "get"], env=env, timeout=30)
-        want = repr(([0.5, 1.5], {"a": 1, "b": 2}, [True, False]))
-        ok = peer.returncode == 0 and r.returncode == 0 and "ok params" in r.stdout and back.stdout.strip() == want
-        print(f"{'ok  ' if ok else 'FAIL'} params({side}) <- rosgraph.Master: {r.stdout.strip()[-60:]} "
-              f"{r.stderr.strip()[-300:]} {peer.stderr.strip()[-300:]} read back {back.stdout.strip()} "
-              f"{back.stderr.strip()[-300:]}")
-        ok_all = ok_all and ok
+    try:
+        for side in ("takt", "deb") if debian_pairs else ("takt",):
+            peer = run(["/usr/bin/python3", "-c", PARAMS_PEER, "set"], env=env, timeout=30)
+            r = run([str(prog[side]("both"))], env=env, timeout=60)
+            back = run(["/usr/bin/python3", "-c", PARAMS_PEER, "get"], env=env, timeout=30)
+            want = repr(([0.5, 1.5], {"a": 1, "b": 2}, [True, False]))
+            ok = (peer.returncode == 0 and r.returncode == 0 and " ok both /rostopic_" in r.stdout
+                  and "/event_chatter std_msgs/String 992ce8a1687cec8c8bd883ec73ca41d1" in r.stdout
+                  and back.stdout.strip() == want)
+            print(f"{'ok  ' if ok else 'FAIL'} both({side}): MessageEvent <- rostopic pub, list and dictionary "
+                  f"parameters <-> rosgraph.Master (read back {back.stdout.strip()}), wall and steady timers: "
+                  f"{r.stdout.strip()[-110:]} {r.stderr.strip()[-300:]} {peer.stderr.strip()[-300:]} "
+                  f"{back.stderr.strip()[-300:]}")
+            ok_all = ok_all and ok
+    finally:
+        os.killpg(pub.pid, signal.SIGINT)  # rostopic unregisters on SIGINT
+        try:
+            pub.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(pub.pid, signal.SIGKILL)
+            pub.wait()
     return ok_all
 
 
@@ -316,8 +305,7 @@ def main() -> int:
               f"{forms.stdout.strip()[-80:]} {forms.stderr.strip()[-500:]}")
         failures += not ok
         failures += not queue_size(src, work, env)
-        failures += not message_event(prog, env, debian_pairs)
-        failures += not params(prog, env, debian_pairs)
+        failures += not both(prog, env, debian_pairs)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
         print(f"{'ok  ' if ok else 'FAIL'} every node unregistered at exit: rosnode list {nodes}")

@@ -1,0 +1,166 @@
+// roscpp API forms compiled unchanged against takt and against Debian's roscpp (the same source,
+// both builds run by test_roscpp_examples) and checked at run time:
+// - ros::MessageEvent callbacks: `const ros::MessageEvent<M const>&` (a free function) and
+//   `const ros::MessageEvent<M>&` (a member function, whose getMessage() is a copy it may change)
+//   on /event_chatter, fed by a real publisher (rostopic pub): the publisher's callerid, the
+//   connection header's topic, type and md5sum, a receipt time within the last second;
+// - list and dictionary parameters: /lists/joints ["a", "b", "c"], /lists/ints [1, 2, 3] and
+//   /lists/gains {p: 1.5, i: 2}, set through rospy's master client before, read as std::vector
+//   and std::map (ints as doubles too); a list of the wrong type, a list read as a dictionary and
+//   an unset key refused; /lists/out_vec [0.5, 1.5], /lists/out_map {a: 1, b: 2} and
+//   /lists/out_bools [true, false] written (read back here, and by the test through rospy's
+//   client);
+// - wall-clock and steady timers: createWallTimer with a member function, createSteadyTimer with
+//   a lambda, a one-shot wall timer and a steady timer stopped in its first call (last_expected is
+//   the previous call's current_expected, expected times a period apart within 5 ms, times on
+//   their own clock; the one-shot runs once, the stopped one never again).
+// Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
+#include <ros/ros.h>
+#include <std_msgs/String.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+static std::string g_bad;
+static void check(const std::string &what, bool ok) {
+  if (!ok && g_bad.empty()) g_bad = what;
+}
+
+static int g_const = 0, g_copy = 0;
+static std::string g_publisher, g_topic, g_type, g_md5;
+
+static void on_const(const ros::MessageEvent<std_msgs::String const> &event) {
+  ros::Time now = ros::Time::now();
+  const std_msgs::String::ConstPtr &msg = event.getMessage();
+  check("message", msg && msg->data.compare(0, 5, "hello") == 0);
+  check("the same message twice", event.getConstMessage() == msg);
+  ros::Duration age = now - event.getReceiptTime();
+  check("receipt time", age >= ros::Duration(0.0) && age < ros::Duration(1.0));
+  ros::M_string &header = event.getConnectionHeader();
+  check("publisher name", !event.getPublisherName().empty() &&
+                              event.getPublisherName() == header["callerid"] &&
+                              event.getPublisherName() != "unknown_publisher");
+  g_publisher = event.getPublisherName();
+  g_topic = header["topic"];
+  g_type = header["type"];
+  g_md5 = header["md5sum"];
+  check("a const event", !event.getMessageWillCopy());
+  g_const++;
+}
+
+struct Listener {
+  void on_copy(const ros::MessageEvent<std_msgs::String> &event) {
+    std_msgs::String::Ptr mine = event.getMessage();
+    check("a copy", mine && mine.get() != event.getConstMessage().get() &&
+                        mine->data == event.getConstMessage()->data);
+    mine->data = "changed";
+    check("the copy is its own", event.getConstMessage()->data != "changed");
+    check("a non-const event", event.getMessageWillCopy());
+    g_copy++;
+  }
+};
+
+// /event_chatter, which a real publisher (rostopic pub) feeds: 5 messages to each callback.
+static void message_event(ros::NodeHandle &nh) {
+  Listener l;
+  ros::Subscriber a = nh.subscribe("event_chatter", 10, on_const);
+  ros::Subscriber b = nh.subscribe("event_chatter", 10, &Listener::on_copy, &l);
+  ros::Time give_up = ros::Time::now() + ros::Duration(20.0);
+  ros::Rate r(100);
+  while (ros::ok() && (g_const < 5 || g_copy < 5) && ros::Time::now() < give_up) {
+    ros::spinOnce();
+    r.sleep();
+  }
+  check("5 messages to each MessageEvent callback", g_const >= 5 && g_copy >= 5);
+}
+
+// /lists/joints ["a", "b", "c"], /lists/ints [1, 2, 3] and /lists/gains {p: 1.5, i: 2}, set
+// before (rosgraph.Master); writes /lists/out_vec, /lists/out_map and /lists/out_bools.
+static void params(ros::NodeHandle &nh) {
+  ros::NodeHandle lists("lists");
+  std::vector<std::string> joints;
+  check("joints", nh.getParam("/lists/joints", joints) && joints == std::vector<std::string>{"a", "b", "c"});
+  std::vector<int> ints;
+  check("ints", lists.getParam("ints", ints) && ints == std::vector<int>{1, 2, 3});
+  std::vector<double> dints;
+  check("ints as doubles", ros::param::get("/lists/ints", dints) && dints == std::vector<double>{1.0, 2.0, 3.0});
+  std::map<std::string, double> gains;
+  check("gains", nh.getParam("/lists/gains", gains) && gains.size() == 2 && gains["p"] == 1.5 && gains["i"] == 2.0);
+  std::vector<int> wrong{7};
+  check("strings refused as ints", !nh.getParam("/lists/joints", wrong));
+  std::vector<std::string> none{"x"};
+  check("an unset key refused", !nh.getParam("/lists/none", none));
+  check("a list is no dictionary", !nh.getParam("/lists/ints", gains));
+
+  nh.setParam("/lists/out_vec", std::vector<double>{0.5, 1.5});
+  std::map<std::string, int> m{{"a", 1}, {"b", 2}};
+  lists.setParam("out_map", m);
+  ros::param::set("/lists/out_bools", std::vector<bool>{true, false});
+  std::vector<double> vec;
+  check("out_vec back", nh.getParam("/lists/out_vec", vec) && vec == std::vector<double>{0.5, 1.5});
+  std::map<std::string, int> back;
+  check("out_map back", nh.getParam("/lists/out_map", back) && back == m);
+  std::vector<bool> bools;
+  check("out_bools back", nh.getParam("/lists/out_bools", bools) && bools == std::vector<bool>{true, false});
+  std::vector<std::string> defaulted;
+  nh.param("/lists/none", defaulted, std::vector<std::string>{"d"});
+  check("param() default", defaulted == std::vector<std::string>{"d"});
+}
+
+struct Counter {
+  int calls = 0;
+  ros::WallTime prev_expected;
+  void on_wall(const ros::WallTimerEvent &e) {
+    check("wall: last_expected", calls == 0 || e.last_expected == prev_expected);
+    if (calls > 0) check("wall: a period apart", std::fabs((e.current_expected - e.last_expected).toSec() - 0.02) < 5e-3);
+    check("wall: on the wall clock", std::fabs((ros::WallTime::now() - e.current_real).toSec()) < 1.0);
+    check("wall: not before its time", (e.current_real - e.current_expected).toSec() > -1e-3);
+    prev_expected = e.current_expected;
+    calls++;
+  }
+};
+
+static void timers(ros::NodeHandle &nh) {
+  Counter wall;
+  int steady_calls = 0, oneshot_calls = 0, stopped_calls = 0;
+  ros::SteadyTime steady_prev;
+  ros::WallTimer w = nh.createWallTimer(ros::WallDuration(0.02), &Counter::on_wall, &wall);
+  ros::SteadyTimer s = nh.createSteadyTimer(ros::WallDuration(0.02), [&](const ros::SteadyTimerEvent &e) {
+    check("steady: increasing", steady_calls == 0 || e.current_expected > steady_prev);
+    check("steady: on the steady clock", std::fabs((ros::SteadyTime::now() - e.current_real).toSec()) < 1.0);
+    if (steady_calls > 0) check("steady: last_expected", e.last_expected == steady_prev);
+    steady_prev = e.current_expected;
+    steady_calls++;
+  });
+  ros::WallTimer once = nh.createWallTimer(ros::WallDuration(0.01), [&](const ros::WallTimerEvent &) { oneshot_calls++; },
+                                           true);
+  ros::SteadyTimer stopped;
+  stopped = nh.createSteadyTimer(ros::WallDuration(0.01), [&](const ros::SteadyTimerEvent &) {
+    stopped_calls++;
+    stopped.stop();
+  });
+  ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (ros::ok() && (wall.calls < 10 || steady_calls < 10) && ros::WallTime::now() < give_up) {
+    ros::spinOnce();
+    ros::WallDuration(0.002).sleep();
+  }
+  check("10 calls of each periodic timer", wall.calls >= 10 && steady_calls >= 10);
+  check("the one-shot once", oneshot_calls == 1);
+  check("the stopped one once", stopped_calls == 1);
+}
+
+int main(int argc, char **argv) {
+  ros::init(argc, argv, "both_check");
+  ros::NodeHandle nh;
+  timers(nh);
+  params(nh);
+  message_event(nh);
+  if (!g_bad.empty()) {
+    ROS_ERROR("both: %s", g_bad.c_str());
+    return 1;
+  }
+  ROS_INFO("ok both %s %s %s %s", g_publisher.c_str(), g_topic.c_str(), g_type.c_str(), g_md5.c_str());
+  return 0;
+}
