@@ -324,16 +324,8 @@ class NodeHandle {
   WallTimer createWallTimer(WallDuration period, const std::function<void(const WallTimerEvent &)> &fn,
                             bool oneshot = false, bool autostart = true,
                             const takt::Scheduling &s = takt::Scheduling()) {
-    auto wall = [](const Time &t) { return WallTime().fromNSec(t.toNSec()); };
-    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, wall](const TimerEvent &e) {
-      WallTimerEvent w;
-      w.last_expected = wall(e.last_expected);
-      w.last_real = wall(e.last_real);
-      w.current_expected = wall(e.current_expected);
-      w.current_real = wall(e.current_real);
-      w.profile.last_duration = e.profile.last_duration;
-      fn(w);
-    }, oneshot, autostart, s));
+    return event_timer<WallTimerEvent>(period, fn, [](const Time &t) { return WallTime().fromNSec(t.toNSec()); },
+                                       oneshot, autostart, s);
   }
   template <class T>
   SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &), T *obj,
@@ -344,22 +336,11 @@ class NodeHandle {
   SteadyTimer createSteadyTimer(WallDuration period, const std::function<void(const SteadyTimerEvent &)> &fn,
                                 bool oneshot = false, bool autostart = true,
                                 const takt::Scheduling &s = takt::Scheduling()) {
-    auto last = std::make_shared<SteadyTimerEvent>();  // the previous call's (one call at a time)
-    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, last](const TimerEvent &e) {
-      // the call's wall-clock times moved onto the steady clock; last_* are the previous call's
+    auto steady = [](const Time &t) {  // a wall-clock time moved onto the steady clock
       int64_t off = static_cast<int64_t>(Time::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
-      auto steady = [off](const Time &t) {
-        return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
-      };
-      SteadyTimerEvent st;
-      st.last_expected = last->current_expected;
-      st.last_real = last->current_real;
-      st.current_expected = steady(e.current_expected);
-      st.current_real = steady(e.current_real);
-      st.profile.last_duration = e.profile.last_duration;
-      *last = st;
-      fn(st);
-    }, oneshot, autostart, s));
+      return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
+    };
+    return event_timer<SteadyTimerEvent>(period, fn, steady, oneshot, autostart, s);
   }
 
   // parameters (names resolved in this handle's namespace; "~x" is the node's private x)
@@ -405,6 +386,23 @@ class NodeHandle {
   std::string param(const std::string &key, const char *def) const { return param(key, std::string(def)); }
 
  private:
+  // A createTimer timer whose events are E (WallTimerEvent, SteadyTimerEvent): the call's times
+  // through to(), last_* the previous call's (one call of a timer at a time)
+  template <class E, class To>
+  Timer event_timer(WallDuration period, const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
+                    const takt::Scheduling &s) {
+    auto last = std::make_shared<E>();
+    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
+      E ev;
+      ev.last_expected = last->current_expected;
+      ev.last_real = last->current_real;
+      ev.current_expected = to(e.current_expected);
+      ev.current_real = to(e.current_real);
+      ev.profile.last_duration = e.profile.last_duration;
+      *last = ev;
+      fn(ev);
+    }, oneshot, autostart, s));
+  }
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (!ns.empty() && ns[0] == '/') return ns;
     return parent.resolveName(ns, false);

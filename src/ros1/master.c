@@ -350,14 +350,21 @@ takt_err_t takt_ros1_param_set_string(takt_ros1_node_t *node, const char *key, c
   return set_param(node, &p);
 }
 
-/* getParam: the value (of kind) into out. The master answers code -1 for a parameter not set. */
+/* getParam's value in *v, the call slot in *c (given back by the caller). The master answers
+ * code -1 for a parameter not set: TAKT_ENOENT. */
+static takt_err_t get_value(takt_ros1_node_t *n, const char *key, takt__ros1_call_t **c,
+                            const takt__xr_value_t **v) {
+  takt_err_t rc = master_call(n, "getParam", p_one, key, c, v);
+  return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
+}
+
+/* getParam: the value (of kind) into out. */
 static takt_err_t get_param(takt_ros1_node_t *n, const char *key, int kind, void *out, uint32_t cap) {
   if (n == NULL || key == NULL || out == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;
   const takt__xr_value_t *v;
-  takt_err_t rc = master_call(n, "getParam", p_one, key, &c, &v);
-  if (rc == TAKT_ESTATE || rc == TAKT_ENOENT) return TAKT_ENOENT;
-  if (rc < 0) return rc;
+  TAKT_RETURN_IF_ERR(get_value(n, key, &c, &v));
+  takt_err_t rc = TAKT_OK;
   if (v == NULL || v->kind != kind) {
     rc = TAKT_ETYPE;
   } else if (kind == TAKT__XR_INT) {
@@ -455,9 +462,8 @@ takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, tak
   if (node == NULL || key == NULL || fn == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;
   const takt__xr_value_t *v;
-  takt_err_t rc = master_call(node, "getParam", p_one, key, &c, &v);
-  if (rc == TAKT_ESTATE || rc == TAKT_ENOENT) return TAKT_ENOENT;
-  if (rc < 0) return rc;
+  TAKT_RETURN_IF_ERR(get_value(node, key, &c, &v));
+  takt_err_t rc;
   bool dict = v != NULL && v->kind == TAKT__XR_STRUCT;
   rc = v != NULL && (dict || v->kind == TAKT__XR_ARRAY) ? TAKT_OK : TAKT_ETYPE;
   char s[1024], name[1024];

@@ -1323,28 +1323,29 @@ bool from_param(const takt_ros1_param_value_t &p, bool &out) {
   return true;
 }
 
-takt_ros1_param_value_t to_param(const std::string &v) {
+takt_ros1_param_value_t value_of(takt_ros1_param_kind_t kind) {
   takt_ros1_param_value_t p{};
-  p.kind = TAKT_ROS1_PARAM_STRING;
+  p.kind = kind;
+  return p;
+}
+takt_ros1_param_value_t to_param(const std::string &v) {
+  takt_ros1_param_value_t p = value_of(TAKT_ROS1_PARAM_STRING);
   p.s = v.c_str();
   return p;
 }
 takt_ros1_param_value_t to_param(double v) {
-  takt_ros1_param_value_t p{};
-  p.kind = TAKT_ROS1_PARAM_DOUBLE;
+  takt_ros1_param_value_t p = value_of(TAKT_ROS1_PARAM_DOUBLE);
   p.d = v;
   return p;
 }
 takt_ros1_param_value_t to_param(float v) { return to_param(static_cast<double>(v)); }
 takt_ros1_param_value_t to_param(int v) {
-  takt_ros1_param_value_t p{};
-  p.kind = TAKT_ROS1_PARAM_INT;
+  takt_ros1_param_value_t p = value_of(TAKT_ROS1_PARAM_INT);
   p.i = v;
   return p;
 }
 takt_ros1_param_value_t to_param(bool v) {
-  takt_ros1_param_value_t p{};
-  p.kind = TAKT_ROS1_PARAM_BOOL;
+  takt_ros1_param_value_t p = value_of(TAKT_ROS1_PARAM_BOOL);
   p.b = v;
   return p;
 }
