@@ -17,6 +17,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def udp_bound(port: int) -> bool:
+    """Some socket of this machine is bound to UDP port (/proc/net/udp: no probe socket that could
+    take the port from the process starting)."""
+    want = f":{port:04X}"
+    with open("/proc/net/udp") as f:
+        return any(line.split()[1].endswith(want) for line in f.readlines()[1:])
+
+
 def test_chains_cross_two_processes(tmp_path):
     a, m = free_port(), free_port()
     env_cmd = [sys.executable, "-m", "takt"]
@@ -25,7 +33,12 @@ def test_chains_cross_two_processes(tmp_path):
                                         "--rt-priority", "0", "--out", str(tmp_path / "agent")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.3)  # the agent's socket is bound before the micro side sends
+        # the agent's socket is bound before the micro side sends (python and takt-run starting
+        # take their time on a loaded machine)
+        deadline = time.monotonic() + 20
+        while not udp_bound(a) and agent.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert udp_bound(a), f"the agent did not bind UDP port {a}"
         micro = subprocess.run(
             [str(BUILD / "tools" / "takt-run"), str(REPO / "examples" / "link_micro.yaml"),
              "--duration", "1.5", "--quiet", "--rt-priority", "0", "--json", str(tmp_path / "micro.json"),
