@@ -371,7 +371,8 @@ TEST_F(Ros1Live, AHugeLengthPrefixAndATruncatedHeaderAreRejectedWithClearErrors)
   EXPECT_EQ(st.errors, 1u);
   EXPECT_STREQ(st.last_error, "TCPROS message of 4294967295 bytes exceeds max_message (4096)");
   takt_ros1_sub_get_stats(cut, &st);
-  EXPECT_EQ(st.connect_failures, 1u);
+  // one, or more if the back-off tried again before the master's publisherUpdate came
+  EXPECT_GE(st.connect_failures, 1u);
   EXPECT_NE(std::string(st.last_error).find("truncated TCPROS header"), std::string::npos) << st.last_error;
   EXPECT_EQ(rx.size(), 0u);
 }

@@ -116,7 +116,8 @@ TEST_F(Ros1Send, TheQueueBoundIsThePublicationsOwn) {
 }
 
 // Two threads publish on one topic at once, messages of 100 B to 60 KB (the socket takes parts
-// of the large ones): a takt subscriber gets every frame intact, each thread's in order.
+// of the large ones): a takt subscriber gets every frame intact, each thread's in order, and
+// frames of both.
 TEST_F(Ros1Send, TwoPublishingThreadsNeverInterleaveFrames) {
   auto big_node = [&](const char *name, takt_ros1_node_t **out) {  // few slots: 64 KB messages
     takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
@@ -166,23 +167,32 @@ TEST_F(Ros1Send, TwoPublishingThreadsNeverInterleaveFrames) {
     takt_ros1_pub_get_stats(pub, &st);
     return st.connections == 1;
   }, 10000));
-  const uint32_t n = 1500;
+  // In rounds, each begun by one thread (by turns) on a drained connection, so that its first
+  // frame goes out directly and each thread has frames on the wire however the two are scheduled
+  // (the queue drops the oldest); the rest of each round the two publish at once.
+  const uint32_t n = 1500, rounds = 10, per = n / rounds;
   std::atomic<int> failures{0};
-  auto run = [&](uint32_t base) {
-    for (uint32_t i = 0; i < n; i++) {
-      uint32_t seq = base + i;
-      std::vector<uint8_t> m = frame_body(seq, 100 + (seq * 7919u) % 60000u);
-      if (takt_ros1_publish(pub, m.data(), (uint32_t)m.size()) != TAKT_OK) failures++;
-    }
-  };
-  std::thread t0(run, 0u), t1(run, 50000000u);
-  t0.join();
-  t1.join();
+  for (uint32_t r = 0; r < rounds; r++) {
+    std::atomic<bool> begun{false};
+    auto run = [&](uint32_t t, uint32_t base) {
+      bool first = r % 2 == t;
+      while (!first && !begun.load()) std::this_thread::yield();
+      for (uint32_t i = 0; i < per; i++) {
+        uint32_t seq = base + r * per + i;
+        std::vector<uint8_t> m = frame_body(seq, 100 + (seq * 7919u) % 60000u);
+        if (takt_ros1_publish(pub, m.data(), (uint32_t)m.size()) != TAKT_OK) failures++;
+        if (first && i == 0) begun.store(true);
+      }
+    };
+    std::thread t0(run, 0u, 0u), t1(run, 1u, 50000000u);
+    t0.join();
+    t1.join();
+    ASSERT_TRUE(eventually([&] {
+      takt_ros1_pub_get_stats(pub, &st);
+      return st.sent + st.dropped == 2 * per * (r + 1);
+    }, 20000)) << st.sent << " sent, " << st.dropped << " dropped";
+  }
   EXPECT_EQ(failures.load(), 0);
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.sent + st.dropped == 2 * n;
-  }, 20000)) << st.sent << " sent, " << st.dropped << " dropped";
   takt_ros1_sub_stats_t ss;
   ASSERT_TRUE(eventually([&] {
     takt_ros1_sub_get_stats(sub, &ss);

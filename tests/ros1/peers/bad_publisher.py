@@ -4,8 +4,10 @@ It registers TOPIC (std_msgs/String) with the master at $ROS_MASTER_URI, answers
 and on the TCPROS connection: MODE "huge" sends a valid header then a 4 GiB length prefix;
 "truncated" sends half a header and closes its side. Each mode registers under a node name of its
 own (/bad_publisher_MODE: rosmaster drops a node's registrations when another registers its name).
-"truncated" unregisters before its half header, so the subscriber records one failure and is told
-the publisher is gone (publisherUpdate) before its back-off would try it again. Exits after one
+"truncated" unregisters before its first half header and answers every connection the same way
+until none has come for 2 s: a subscriber whose back-off tries it again before the master's
+publisherUpdate tells it the publisher is gone (rosmaster sends those from its own threads, late
+on a loaded machine) meets the same truncated header, never a closed port. "huge" exits after one
 connection (or 20 s)."""
 import socket
 import struct
@@ -21,6 +23,14 @@ MD5 = "992ce8a1687cec8c8bd883ec73ca41d1"
 def header(fields: dict) -> bytes:
     body = b"".join(struct.pack("<I", len(f)) + f for f in (f"{k}={v}".encode() for k, v in fields.items()))
     return struct.pack("<I", len(body)) + body
+
+
+def until_closed(conn: socket.socket) -> None:
+    try:
+        conn.recv(1)  # until takt closes it
+    except OSError:
+        pass
+    conn.close()
 
 
 def main() -> int:
@@ -47,18 +57,23 @@ def main() -> int:
         conn.sendall(header({"callerid": name, "topic": topic, "type": "std_msgs/String",
                              "md5sum": MD5, "latching": "0"}))
         conn.sendall(struct.pack("<I", 0xFFFFFFFF) + b"x" * 16)
+        until_closed(conn)
+        master.unregisterPublisher(name, topic, uri)
     else:
         master.unregisterPublisher(name, topic, uri)
         full = header({"callerid": name, "topic": topic, "md5sum": MD5})
-        conn.sendall(full[: len(full) // 2])
-        conn.shutdown(socket.SHUT_WR)  # the rest never comes
-    try:
-        conn.recv(1)  # until takt closes it
-    except OSError:
-        pass
-    conn.close()
-    if mode == "huge":
-        master.unregisterPublisher(name, topic, uri)
+        tcp.settimeout(2)
+        while conn is not None:
+            conn.sendall(full[: len(full) // 2])
+            conn.shutdown(socket.SHUT_WR)  # the rest never comes
+            until_closed(conn)
+            try:
+                conn, _ = tcp.accept()  # the subscriber trying again before publisherUpdate
+                conn.settimeout(5)
+                n = struct.unpack("<I", conn.recv(4, socket.MSG_WAITALL))[0]
+                conn.recv(n, socket.MSG_WAITALL)
+            except (socket.timeout, OSError, struct.error):
+                conn = None
     print("done", flush=True)
     return 0
 
