@@ -241,7 +241,10 @@ static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, co
         in->uri[0] = '\0';
         takt__event_signal(&n->closed);
       }
-      if (in->state != IN_UP) in->stale = false;
+      /* a connection being made to a publisher no longer listed stays marked: failed, it is not
+         tried again; made, the loop below closes it (clearing the mark here made a publisher that
+         unregistered during our connect be tried again for ever) */
+      if (in->state == IN_FREE) in->stale = false;
     }
   }
   takt__lock_give(&n->lock);
