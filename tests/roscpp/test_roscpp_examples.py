@@ -8,7 +8,11 @@ tests/roscpp/both.cpp (ros::MessageEvent callbacks fed by a real `rostopic pub`,
 parameters set and read back through rospy's master client, wall-clock and steady timers) built
 unchanged both ways too.
 
-Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs]   (exit 0 when every check passes)
+Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs] [--build-only | --prebuilt]
+(exit 0 when every check passes). --build-only builds the programs into BUILD_DIR/roscpp-examples
+and Debian's cache, and runs nothing; --prebuilt runs them from there (ctest runs the build as a
+fixture beside other tests, and only the run under RUN_SERIAL); with neither, it builds into a
+temporary directory and runs.
 The add_two_ints pairings cross processes where the ros1 layer has TCPROS services; without them
 only Debian's pair runs across processes and takt's services are tested in one process.
 
@@ -173,13 +177,13 @@ def heard(out: str) -> list[str]:
     return lines
 
 
-def queue_size(src: Path, work: Path, env: dict) -> bool:
+def queue_size(src: Path, bins: Path, env: dict) -> bool:
     """advertise(topic, 3) bounds the queue per subscriber: a subscriber that reads nothing while
     3000 messages are published gets, once it reads, the newest 3 after its last gap."""
     peer = subprocess.Popen(["/usr/bin/python3", str(src / "tests/ros1/peers/paused_subscriber.py"), "/queue_size",
                              "/paused", "992ce8a1687cec8c8bd883ec73ca41d1"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    pub = subprocess.Popen([str(work / "queue_size")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    pub = subprocess.Popen([str(bins / "queue_size")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, start_new_session=True)
     out, pub_out = "", ""
     try:
@@ -207,9 +211,27 @@ def queue_size(src: Path, work: Path, env: dict) -> bool:
     return ok
 
 
+def build_only(src: Path, bld: Path) -> int:
+    """--build-only: the takt builds into BUILD_DIR/roscpp-examples (whole or not at all), Debian's
+    into their cache."""
+    out = bld / "roscpp-examples"
+    shutil.rmtree(out, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix="roscpp-examples-", dir=bld))
+    try:
+        build(src, bld, tmp)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return 0
+
+
 def main() -> int:
     src, bld = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     debian_pairs = "--debian-pairs" in sys.argv[3:]
+    if "--build-only" in sys.argv[3:]:
+        return build_only(src, bld)
+    prebuilt = "--prebuilt" in sys.argv[3:]
     work = Path(tempfile.mkdtemp(prefix="takt_roscpp_"))
     port = free_port()
     env = dict(os.environ, ROS_MASTER_URI=f"http://127.0.0.1:{port}/", ROS_HOME=str(work / "ros_home"),
@@ -217,8 +239,14 @@ def main() -> int:
     master = None
     failures = 0
     try:
-        deb = build(src, bld, work)
-        prog = {"takt": lambda name: work / f"takt_{name}", "deb": lambda name: deb / f"deb_{name}"}
+        if prebuilt:  # the fixture's build (--build-only), Debian's from their cache
+            bins = bld / "roscpp-examples"
+            assert (bins / "takt_talker").is_file(), f"{bins}: not built (run with --build-only first)"
+            deb = debian_builds(src / "examples" / "roscpp", bld)
+        else:
+            bins = work
+            deb = build(src, bld, work)
+        prog = {"takt": lambda name: bins / f"takt_{name}", "deb": lambda name: deb / f"deb_{name}"}
         master = subprocess.Popen(["rosmaster", "--core", "-p", str(port)], env=env, start_new_session=True,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
@@ -290,21 +318,21 @@ def main() -> int:
             print("note: the ros1 layer has no TCPROS services: takt's add_two_ints ends are tested in one process")
         if not debian_pairs:
             print("note: the Debian-only pairings (no takt code) run in the build without sanitizers")
-        inp = run([str(work / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
+        inp = run([str(bins / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
         ok = inp.returncode == 0
         print(f"{'ok  ' if ok else 'FAIL'} inproc (takt services, parameters, remapping, priorities):\n{inp.stdout}{inp.stderr[-2000:]}")
         failures += not ok
-        pre = run([str(work / "preempt")], env=env, timeout=60)
+        pre = run([str(bins / "preempt")], env=env, timeout=60)
         ok = pre.returncode == 0
         print(f"{'ok  ' if ok else 'FAIL'} preempt (callbacks of one node side by side by priority, a Subscriber "
               f"destroyed during its callback):\n{pre.stdout}{pre.stderr[-2000:]}")
         failures += not ok
-        forms = run([str(work / "forms")], env=env, timeout=60)
+        forms = run([str(bins / "forms")], env=env, timeout=60)
         ok = forms.returncode == 0 and "ok 1 ok /sub 3 data: x" in forms.stdout
         print(f"{'ok  ' if ok else 'FAIL'} forms (callback, service, timer, parameter and logging forms): "
               f"{forms.stdout.strip()[-80:]} {forms.stderr.strip()[-500:]}")
         failures += not ok
-        failures += not queue_size(src, work, env)
+        failures += not queue_size(src, bins, env)
         failures += not both(prog, env, debian_pairs)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
