@@ -10,11 +10,10 @@
 #include <string>
 #include <type_traits>
 
+#include <ros/datatypes.h>
 #include <ros/time.h>
 
 namespace ros {
-
-typedef std::map<std::string, std::string> M_string;
 
 template <class M>
 class MessageEvent {

@@ -168,7 +168,7 @@ template <class T>
 struct Param<const MessageEvent<T> &> {
   typedef typename std::remove_const<T>::type Msg;
   static MessageEvent<T> arg(const std::shared_ptr<const Msg> &m, const MsgInfo &i) {
-    return MessageEvent<T>(m, event_header(i), Time().fromNSec(static_cast<uint64_t>(i.receipt_wall_ns)));
+    return MessageEvent<T>(m, event_header(i), Time().fromNSec(static_cast<uint64_t>(receipt_wall_ns(i))));
   }
 };
 template <class T> struct Param<MessageEvent<T>> : Param<const MessageEvent<T> &> {};

@@ -11,12 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <ros/datatypes.h>
 #include <ros/time.h>
 
 namespace ros {
-
-typedef std::map<std::string, std::string> M_string;
-typedef std::vector<std::string> V_string;
 
 namespace takt {
 /**
@@ -77,13 +75,17 @@ bool pub_latched(const PubImpl &p);
 /** A per-thread buffer publishing serializes into (grows to the largest message, then stays). */
 Bytes &publish_buffer();
 
-/** What a received message came with (valid during the call that hands it over). */
+/** What a received message came with (valid during the call that hands it over), as it is in
+ * the message's slot: only a MessageEvent callback converts it (event_header, receipt_wall_ns). */
 struct MsgInfo {
-  const char *publisher;    // its publisher's callerid ("" if unknown)
-  int64_t receipt_wall_ns;  // when it reached this host, on the wall clock (ros::Time)
+  const char *publisher;     // its publisher's callerid, not terminated ("" if unknown)
+  uint32_t publisher_len;
+  int64_t receipt_mono_ns;   // when it reached this host, on takt's monotonic clock
   const std::string *topic;
   const Type *type;
 };
+/** When the message reached this host, on the wall clock (ros::Time). */
+int64_t receipt_wall_ns(const MsgInfo &i);
 typedef std::function<void(const uint8_t *, uint32_t, const MsgInfo &)> RawFn;
 std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, RawFn fn,

@@ -753,21 +753,21 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   const uint8_t *b = static_cast<const uint8_t *>(msg->data);
   uint32_t len;
   std::memcpy(&len, b, 4);
-  char from[kCalleridRoom];
-  size_t fl = b[4 + len];
-  std::memcpy(from, b + 5 + len, fl);
-  from[fl] = '\0';
-  // t_info is when it reached the host (on_ros1_message), on the monotonic clock: as much
-  // before the wall clock's now
-  int64_t age = takt_time_now() - msg->header.t_info;
-  MsgInfo info{from, static_cast<int64_t>(Time::now().toNSec()) - (age > 0 ? age : 0), &s->rs->topic,
-               &s->rs->type};
+  // t_info is when it reached the host (on_ros1_message)
+  MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], msg->header.t_info,
+               &s->rs->topic, &s->rs->type};
   s->fn(b + 4, len, info);
+}
+
+int64_t receipt_wall_ns(const MsgInfo &i) {
+  // as long before the wall clock's now as before the monotonic clock's
+  int64_t age = takt_time_now() - i.receipt_mono_ns;
+  return static_cast<int64_t>(Time::now().toNSec()) - (age > 0 ? age : 0);
 }
 
 std::shared_ptr<M_string> event_header(const MsgInfo &i) {
   auto h = std::make_shared<M_string>();
-  (*h)["callerid"] = i.publisher;
+  (*h)["callerid"] = std::string(i.publisher, i.publisher_len);
   if (i.topic) (*h)["topic"] = *i.topic;
   if (i.type) {
     (*h)["type"] = i.type->datatype;
