@@ -432,7 +432,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
   bool nodelay = takt__tcpros_is(&h, "tcp_nodelay", "1");
   char callerid[TAKT__ROS1_NAME];
-  snprintf(callerid, sizeof callerid, "%.*s", (int)(cl >= sizeof callerid ? sizeof callerid - 1 : cl), caller);
+  (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
   /* a free connection of the publication */
   takt__ros1_out_t *o = NULL;
   takt__lock_take(&pub->lock);

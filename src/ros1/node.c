@@ -842,10 +842,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
                  !takt__tcpros_is(&h, "md5sum", "*")) {
         rc = TAKT_ETYPE, what = "the publisher's md5sum differs from ours";
       } else {
-        const char *caller = takt__tcpros_get(&h, "callerid", &el);
-        if (caller != NULL)
-          snprintf(callerid, sizeof callerid, "%.*s",
-                   (int)(el >= sizeof callerid ? sizeof callerid - 1 : el), caller);
+        (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
       }
     }
   }

@@ -49,6 +49,16 @@ const char *takt__tcpros_get(const takt__tcpros_header_t *h, const char *key, ui
   return NULL;
 }
 
+bool takt__tcpros_copy(const takt__tcpros_header_t *h, const char *key, char *out, size_t cap) {
+  uint32_t n = 0;
+  const char *v = takt__tcpros_get(h, key, &n);
+  if (v == NULL) n = 0;
+  if (n > cap - 1) n = (uint32_t)(cap - 1);
+  if (n > 0) memcpy(out, v, n);
+  out[n] = '\0';
+  return v != NULL;
+}
+
 bool takt__tcpros_is(const takt__tcpros_header_t *h, const char *key, const char *s) {
   uint32_t n;
   const char *v = takt__tcpros_get(h, key, &n);

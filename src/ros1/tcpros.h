@@ -5,6 +5,7 @@
 #define TAKT_ROS1_TCPROS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "takt/err.h"
@@ -35,6 +36,9 @@ typedef struct takt__tcpros_header {
 takt_err_t takt__tcpros_parse(const uint8_t *body, uint32_t len, takt__tcpros_header_t *h);
 /** The value of key (NUL-terminated name) or NULL; *len set. */
 const char *takt__tcpros_get(const takt__tcpros_header_t *h, const char *key, uint32_t *len);
+/** The value of key copied into out (cap ≥ 1 bytes), cut to fit, NUL-terminated ("" when key is
+ * absent); returns whether key is present. */
+bool takt__tcpros_copy(const takt__tcpros_header_t *h, const char *key, char *out, size_t cap);
 /** Is the value of key equal to s? (false when key is absent) */
 bool takt__tcpros_is(const takt__tcpros_header_t *h, const char *key, const char *s);
 

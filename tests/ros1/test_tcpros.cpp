@@ -40,6 +40,15 @@ TEST(Tcpros, HeaderRoundTripsAndFindsFields) {
   EXPECT_TRUE(takt__tcpros_is(&h, "latching", ""));
   EXPECT_FALSE(takt__tcpros_is(&h, "tcp_nodelay", "1"));
   EXPECT_EQ(takt__tcpros_get(&h, "nope", &len), nullptr);
+  char out[6];  // a value copied out: whole, cut to fit, or "" when absent
+  EXPECT_TRUE(takt__tcpros_copy(&h, "md5sum", out, sizeof out));
+  EXPECT_STREQ(out, "*");
+  EXPECT_TRUE(takt__tcpros_copy(&h, "topic", out, sizeof out));
+  EXPECT_STREQ(out, "/chat");
+  EXPECT_TRUE(takt__tcpros_copy(&h, "latching", out, sizeof out));
+  EXPECT_STREQ(out, "");
+  EXPECT_FALSE(takt__tcpros_copy(&h, "nope", out, sizeof out));
+  EXPECT_STREQ(out, "");
   takt__tcpros_w_init(&w, buf, 16);
   takt__tcpros_w_field(&w, "callerid", "/a-long-name");
   EXPECT_EQ(takt__tcpros_w_end(&w), TAKT_ESIZE);
