@@ -377,6 +377,29 @@ TEST_F(Ros1Live, AHugeLengthPrefixAndATruncatedHeaderAreRejectedWithClearErrors)
   EXPECT_EQ(rx.size(), 0u);
 }
 
+// A publisher the subscriber is told is gone while its connection to it is being made: the peer
+// holds the connection unanswered, sends the subscriber's slave API a publisherUpdate that no
+// longer lists it (returned: taken in), then fails the connection. It is not tried again.
+TEST_F(Ros1Live, APublisherGoneDuringTheConnectIsNotTriedAgain) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(node, "/gone", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
+            TAKT_OK);
+  Proc peer;
+  ASSERT_TRUE(peer.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/gone", "gone"}));
+  EXPECT_EQ(peer.wait_exit(30000), 0) << peer.output();
+  EXPECT_NE(peer.output().find("after the update: 0 requests, 0 connections"), std::string::npos)
+      << peer.output();
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(sub, &st);
+  EXPECT_EQ(st.connect_failures, 1u);
+  EXPECT_NE(std::string(st.last_error).find("truncated TCPROS header"), std::string::npos)
+      << st.last_error;
+  EXPECT_EQ(rx.size(), 0u);
+}
+
 // The ros1 bridge backend: a takt topic exported to ROS 1 and one imported from it, through the
 // bridge core, with the subscription's callback run by a tide executor.
 TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {

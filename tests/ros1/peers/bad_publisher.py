@@ -8,11 +8,16 @@ own (/bad_publisher_MODE: rosmaster drops a node's registrations when another re
 until none has come for 2 s: a subscriber whose back-off tries it again before the master's
 publisherUpdate tells it the publisher is gone (rosmaster sends those from its own threads, late
 on a loaded machine) meets the same truncated header, never a closed port. "huge" exits after one
-connection (or 20 s)."""
+connection (or 20 s). "gone" holds the first connection without an answer, sends the subscriber's
+slave API a publisherUpdate that no longer lists it (the call returns once the subscriber has taken
+it in: deterministic, unlike the master's), then answers half a header and closes: a subscriber
+must not try again a publisher it has been told is gone; it prints "after the update: N requests,
+M connections" (counted for 3 s) and unregisters."""
 import socket
 import struct
 import sys
 import threading
+import time
 import os
 import xmlrpc.client
 from xmlrpc.server import SimpleXMLRPCServer
@@ -41,7 +46,13 @@ def main() -> int:
     tcp.settimeout(20)
     port = tcp.getsockname()[1]
     rpc = SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, allow_none=True)
-    rpc.register_function(lambda caller, t, protos: [1, "ready", ["TCPROS", "127.0.0.1", port]], "requestTopic")
+    requests = [0]
+
+    def request_topic(caller, t, protos):
+        requests[0] += 1
+        return [1, "ready", ["TCPROS", "127.0.0.1", port]]
+
+    rpc.register_function(request_topic, "requestTopic")
     rpc.register_function(lambda caller: [1, "", os.getpid()], "getPid")
     threading.Thread(target=rpc.serve_forever, daemon=True).start()
     uri = f"http://127.0.0.1:{rpc.server_address[1]}/"
@@ -52,8 +63,34 @@ def main() -> int:
     conn, _ = tcp.accept()
     conn.settimeout(5)
     n = struct.unpack("<I", conn.recv(4, socket.MSG_WAITALL))[0]
-    conn.recv(n, socket.MSG_WAITALL)
-    if mode == "huge":
+    body = conn.recv(n, socket.MSG_WAITALL)
+    if mode == "gone":
+        fields, i = {}, 0
+        while i + 4 <= len(body):
+            fl = struct.unpack("<I", body[i:i + 4])[0]
+            k, _, v = body[i + 4:i + 4 + fl].decode().partition("=")
+            fields[k] = v
+            i += 4 + fl
+        code, msg, sub_uri = master.lookupNode(name, fields["callerid"])
+        assert code == 1, msg
+        xmlrpc.client.ServerProxy(sub_uri).publisherUpdate("/master", topic, [])
+        seen = requests[0]
+        full = header({"callerid": name, "topic": topic, "md5sum": MD5})
+        conn.sendall(full[: len(full) // 2])
+        conn.shutdown(socket.SHUT_WR)
+        until_closed(conn)
+        conns, end = 0, time.monotonic() + 3  # > the subscriber's back-off (800 ms)
+        try:
+            while time.monotonic() < end:
+                tcp.settimeout(end - time.monotonic())
+                c, _ = tcp.accept()
+                conns += 1
+                c.close()
+        except (socket.timeout, OSError, ValueError):
+            pass
+        print(f"after the update: {requests[0] - seen} requests, {conns} connections", flush=True)
+        master.unregisterPublisher(name, topic, uri)
+    elif mode == "huge":
         conn.sendall(header({"callerid": name, "topic": topic, "type": "std_msgs/String",
                              "md5sum": MD5, "latching": "0"}))
         conn.sendall(struct.pack("<I", 0xFFFFFFFF) + b"x" * 16)
