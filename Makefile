@@ -71,9 +71,9 @@ test-asan: deps tree-asan
 	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 	@echo "== tests: Python suites against the sanitized runner"
 	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them;
-	@# one test at a time: the sanitized runner is slow enough for the timing-bound ones as it is)
+	@# JOBS at a time, as there)
 	@ASAN_OPTIONS=detect_leaks=1 TAKT_BUILD_DIR=$(CURDIR)/$(BUILD)/asan \
-	  $(VENV)/bin/python -m pytest -q python/tests -m "not release_pass"
+	  $(VENV)/bin/python -m pytest -q -n $(JOBS) python/tests -m "not release_pass"
 
 test-tsan: deps tree-tsan
 	@echo "== tests: ThreadSanitizer"
