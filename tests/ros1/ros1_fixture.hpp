@@ -67,6 +67,13 @@ struct Received {
   }
 };
 
+// A std_msgs/String subscription of n on topic, its messages into rx.
+takt_err_t subscribe_string(takt_ros1_node_t *n, const char *topic, Received *rx,
+                            takt_ros1_sub_t **out) {
+  return takt_ros1_subscribe(n, topic, std_msgs__String__NAME, std_msgs__String__MD5,
+                             std_msgs__String__DEFINITION, Received::on, rx, out);
+}
+
 bool eventually(const std::function<bool()> &cond, int timeout_ms) {
   int64_t end = takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS;
   while (!cond()) {

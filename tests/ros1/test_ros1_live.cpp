@@ -196,9 +196,7 @@ TEST_F(Ros1Live, RospyTalkerToTaktSubscriptionExactCountAndContents) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   Received rx;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/chatter", "std_msgs/String", std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/chatter", &rx, &sub), TAKT_OK);
   Proc talker;  // starts after the subscription: the master tells us by publisherUpdate
   ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/chatter", "30", "hello"}));
   ASSERT_EQ(talker.wait_exit(30000), 0) << talker.output();
@@ -253,9 +251,7 @@ TEST_F(Ros1Live, RostopicListAndRosnodeListShowTheNodeUntilItEnds) {
             TAKT_OK);
   Received rx;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/takt_in", "std_msgs/String", std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/takt_in", &rx, &sub), TAKT_OK);
   Proc topics, nodes, info;
   ASSERT_TRUE(topics.start({"/usr/bin/python3", "/usr/bin/rostopic", "list"}));
   ASSERT_TRUE(nodes.start({"/usr/bin/python3", "/usr/bin/rosnode", "list"}));
@@ -355,12 +351,8 @@ TEST_F(Ros1Live, AHugeLengthPrefixAndATruncatedHeaderAreRejectedWithClearErrors)
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   Received rx;
   takt_ros1_sub_t *huge, *cut;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/huge", "std_msgs/String", std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &huge),
-            TAKT_OK);
-  ASSERT_EQ(takt_ros1_subscribe(node, "/cut", "std_msgs/String", std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &cut),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/huge", &rx, &huge), TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/cut", &rx, &cut), TAKT_OK);
   Proc bad1, bad2;
   ASSERT_TRUE(bad1.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/huge", "huge"}));
   ASSERT_TRUE(bad2.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/cut", "truncated"}));
@@ -384,9 +376,7 @@ TEST_F(Ros1Live, APublisherGoneDuringTheConnectIsNotTriedAgain) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   Received rx;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/gone", "std_msgs/String", std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/gone", &rx, &sub), TAKT_OK);
   Proc peer;
   ASSERT_TRUE(peer.start({"/usr/bin/python3", kPeers + "bad_publisher.py", "/gone", "gone"}));
   EXPECT_EQ(peer.wait_exit(30000), 0) << peer.output();
@@ -673,9 +663,7 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
             TAKT_OK);
   Received rx;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(b, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &rx, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(b, "/t", &rx, &sub), TAKT_OK);
   takt_ros1_pub_stats_t ps;
   takt_ros1_sub_stats_t ss;
   auto connected = [&](takt_ros1_pub_t *p) {

@@ -74,9 +74,7 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
             TAKT_OK);
   Received got;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/chatter", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &got, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/chatter", &got, &sub), TAKT_OK);
   takt_ros1_srv_t *srv;
   ASSERT_EQ(takt_ros1_advertise_service(node, "/takt_svc", std_srvs__SetBool__NAME,
                                         std_srvs__SetBool__MD5, no_answer, nullptr, &srv),

@@ -10,9 +10,7 @@ TEST_F(Ros1Live, RoscppTalkerToTaktAndTaktToRoscppListener) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   Received got;
   takt_ros1_sub_t *sub;
-  ASSERT_EQ(takt_ros1_subscribe(node, "/chatter", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, Received::on, &got, &sub),
-            TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/chatter", &got, &sub), TAKT_OK);
   takt_ros1_pub_t *pub;
   ASSERT_EQ(takt_ros1_advertise(node, "/takt_chatter", std_msgs__String__NAME, std_msgs__String__MD5,
                                 std_msgs__String__DEFINITION, false, &pub),

@@ -12,7 +12,7 @@ connection (or 20 s). "gone" holds the first connection without an answer, sends
 slave API a publisherUpdate that no longer lists it (the call returns once the subscriber has taken
 it in: deterministic, unlike the master's), then answers half a header and closes: a subscriber
 must not try again a publisher it has been told is gone; it prints "after the update: N requests,
-M connections" (counted for 3 s) and unregisters."""
+M connections" (counted for 2 s) and unregisters."""
 import socket
 import struct
 import sys
@@ -79,7 +79,7 @@ def main() -> int:
         conn.sendall(full[: len(full) // 2])
         conn.shutdown(socket.SHUT_WR)
         until_closed(conn)
-        conns, end = 0, time.monotonic() + 3  # > the subscriber's back-off (800 ms)
+        conns, end = 0, time.monotonic() + 2  # the back-off: 100, 200, 400, 800 ms
         try:
             while time.monotonic() < end:
                 tcp.settimeout(end - time.monotonic())
