@@ -12,6 +12,14 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
 
 
+def wait_for(predicate, timeout, what):
+    """Until predicate() is true; an assertion naming what after timeout seconds."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def takt(tmp_path):
     """Run `takt ARGS...` (this package's CLI) and return the CompletedProcess."""

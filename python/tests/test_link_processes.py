@@ -6,9 +6,8 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
-from conftest import BUILD, REPO
+from conftest import BUILD, REPO, wait_for
 
 
 def free_port():
@@ -35,10 +34,8 @@ def test_chains_cross_two_processes(tmp_path):
     try:
         # the agent's socket is bound before the micro side sends (python and takt-run starting
         # take their time on a loaded machine)
-        deadline = time.monotonic() + 20
-        while not udp_bound(a) and agent.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert udp_bound(a), f"the agent did not bind UDP port {a}"
+        wait_for(lambda: udp_bound(a) or agent.poll() is not None, 20, f"the agent to bind UDP port {a}")
+        assert udp_bound(a), f"the agent ended without binding UDP port {a}"
         micro = subprocess.run(
             [str(BUILD / "tools" / "takt-run"), str(REPO / "examples" / "link_micro.yaml"),
              "--duration", "1.5", "--quiet", "--rt-priority", "0", "--json", str(tmp_path / "micro.json"),

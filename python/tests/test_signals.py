@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, REPO
+from conftest import BUILD, REPO, wait_for
 
 RUNNER = str(BUILD / "tools" / "takt-run")
 
@@ -36,13 +36,6 @@ def gone(pid):
     except (FileNotFoundError, ProcessLookupError):
         return True
     return state in ("Z", "X")
-
-
-def wait_for(predicate, timeout, what):
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, f"timed out after {timeout} s waiting for {what}"
-        time.sleep(0.01)
 
 
 def children(pid):
