@@ -9,6 +9,8 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 VENV    := .venv
 CMAKE   := cmake -G Ninja -S .
+# ctest with the slots that keep the exclusive tests alone (cmake/TaktTestResources.cmake)
+CTEST   := ctest --resource-spec-file $(CURDIR)/cmake/ctest-resources.json
 export TAKT_BUILD_DIR := $(CURDIR)/$(BUILD)/release
 
 all: build
@@ -40,7 +42,7 @@ test: build
 
 test-release: build
 	@echo "== tests: Release"
-	@ctest --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
+	@$(CTEST) --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
 
 # The other build trees: tree-NAME configures and builds BUILD/NAME with config_NAME
 config_asan    := -DCMAKE_BUILD_TYPE=Debug -DTAKT_DEBUG=ON -DTAKT_SANITIZE=address,undefined
@@ -68,7 +70,7 @@ tree-fuzz:
 test-asan: deps tree-asan
 	@echo "== tests: Debug + AddressSanitizer + UndefinedBehaviorSanitizer"
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
+	  $(CTEST) --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 	@echo "== tests: Python suites against the sanitized runner"
 	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them;
 	@# JOBS at a time, as there)
@@ -77,7 +79,7 @@ test-asan: deps tree-asan
 
 test-tsan: deps tree-tsan
 	@echo "== tests: ThreadSanitizer"
-	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
+	@TSAN_OPTIONS=halt_on_error=1 $(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
 
 # the Python suites run JOBS tests at a time (pytest-xdist): each test has its own temporary
 # directory, introspection directory and ports
@@ -88,39 +90,21 @@ test-python: build
 # the compile-time configurations (config_minimal, config_partial), each with the tests that apply
 test-configs: deps tree-minimal tree-partial
 	@echo "== tests: minimal configuration (ASan+UBSan)"
-	@ctest --test-dir $(BUILD)/minimal --output-on-failure -j $(JOBS)
+	@$(CTEST) --test-dir $(BUILD)/minimal --output-on-failure -j $(JOBS)
 	@echo "== tests: partial configuration (ASan+UBSan)"
 	@# (not the roscpp examples: their programs are compiled in the test, and nothing of them
 	@# uses the features switched off here; the three suites above run them)
-	@ctest --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS) -E '^test_roscpp_examples(_build)?$$'
+	@$(CTEST) --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS) -E '^test_roscpp_examples(_build)?$$'
 
-# the benchmarks `make test` runs in their --quick mode, one per line
-BENCH_SMOKE = tide_overhead urt detection serialize pods rosrt scale trace \
-  ros1 \
-  shm \
-  dds
+# the benchmarks `make test` runs in their --quick mode, in lanes side by side (tools/bench_smoke.sh):
+# a smoke run checks that each runs and writes its result, its numbers mean nothing
+BENCH_SMOKE_LANES = "pods rosrt scale tide_overhead urt detection serialize trace" "ros1 shm dds"
+# the firmware's (QEMU, when it is built) in a lane of its own: it mostly waits on its paced line
+BENCH_SMOKE_MCU   = $(if $(wildcard $(BUILD)/release/fw/mps2-an500/takt-fw-bench-pods.elf),$(if $(shell command -v qemu-system-arm),"pods:--mcu"))
 
 bench-smoke: build
 	@echo "== benchmarks: smoke mode"
-	@# the firmware's (QEMU) runs beside the others: it mostly waits on its paced line
-	@mkdir -p $(BUILD)/bench-smoke; mcu=0; \
-	if command -v qemu-system-arm >/dev/null && test -f $(BUILD)/release/fw/mps2-an500/takt-fw-bench-pods.elf; then \
-	  $(VENV)/bin/takt bench pods --mcu --quick --out $(BUILD)/bench-smoke >$(BUILD)/bench-smoke/pods_mcu.log 2>&1 & \
-	  mcu=$$!; \
-	fi; \
-	for b in $(BENCH_SMOKE); do \
-	  if ! $(VENV)/bin/takt bench $$b --quick --out $(BUILD)/bench-smoke >/dev/null || \
-	     ! test -s $(BUILD)/bench-smoke/$$b.json || ! test -s $(BUILD)/bench-smoke/$$b.md; then \
-	    echo "$$b smoke: FAILED"; test $$mcu = 0 || kill $$mcu; exit 1; \
-	  fi; \
-	  echo "$$b smoke: ok"; \
-	done; \
-	if [ $$mcu != 0 ]; then \
-	  if ! wait $$mcu || ! test -s $(BUILD)/bench-smoke/pods_mcu.json || ! test -s $(BUILD)/bench-smoke/pods_mcu.md; then \
-	    cat $(BUILD)/bench-smoke/pods_mcu.log; echo "pods --mcu smoke: FAILED"; exit 1; \
-	  fi; \
-	  echo "pods --mcu smoke: ok"; \
-	fi
+	@tools/bench_smoke.sh $(VENV)/bin/takt $(BUILD)/bench-smoke $(BENCH_SMOKE_LANES) $(BENCH_SMOKE_MCU)
 	@$(VENV)/bin/takt sizes >/dev/null && echo "sizes: ok"
 
 # Coverage-guided fuzzing with clang's libFuzzer and ASan+UBSan, FUZZ_SECONDS per target

@@ -75,9 +75,14 @@ foreach(board ${TAKT_FW_BOARDS})
     set_tests_properties(fw_link_reliable_microros_${board} PROPERTIES TIMEOUT 90 LABELS firmware)
     math(EXPR ctest_limit "${limit} + 30")
     # COST: a parallel ctest starts the longest first (on a fresh tree it has no timings of its
-    # own), so the 100,000-message run overlaps the others instead of ending alone
-    set_tests_properties(fw_link_reliable_${board} PROPERTIES TIMEOUT ${ctest_limit} LABELS firmware
-                         COST ${count})
+    # own), so the 100,000-message run overlaps the others instead of ending alone; and it runs
+    # beside the exclusive (serial) ROS tests too (cmake/TaktTestResources.cmake)
+    set(link_labels firmware)
+    if(count GREATER 10000)
+      list(APPEND link_labels beside_exclusive)
+    endif()
+    set_tests_properties(fw_link_reliable_${board} PROPERTIES TIMEOUT ${ctest_limit}
+                         LABELS "${link_labels}" COST ${count})
     # ROS from the MCU: examples/mcu/ros_node.c on ROS 1 through its agent (fw/run_ros1.py):
     # a rospy listener and talker, rostopic and rosnode against rosmaster, and on the M7 once
     # more against the agent's embedded master

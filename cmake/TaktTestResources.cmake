@@ -1,0 +1,27 @@
+# Which tests may share the machine, in CTest's resources (cmake/ctest-resources.json, which the
+# Makefile's suites pass to ctest with --resource-spec-file).
+#
+# A test declared RUN_SERIAL (the ROS peers' start-up takes whole CPUs and would starve the timing
+# windows of tests beside it) becomes exclusive: it takes all 64 "cpus" slots; every other test
+# takes one. A test labelled "beside_exclusive" takes none and runs beside everything, exclusive
+# tests included: the 100,000-message QEMU link test, which would otherwise hold every exclusive
+# test back for its minutes. Without the resource file (a plain `ctest`), CTest counts no slots,
+# and the exclusive tests run beside others.
+#
+# takt_assign_test_resources(): for the tests of the calling directory, at the end of each
+# CMakeLists.txt that adds tests (CMake 3.25 sets test properties of its own directory only).
+function(takt_assign_test_resources)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t ${tests})
+    get_test_property(${t} RUN_SERIAL serial)
+    get_test_property(${t} LABELS labels)
+    get_test_property(${t} RESOURCE_GROUPS groups)
+    if(groups)
+      continue()
+    elseif(serial)
+      set_tests_properties(${t} PROPERTIES RUN_SERIAL FALSE RESOURCE_GROUPS "cpus:64")
+    elseif(NOT "beside_exclusive" IN_LIST labels)
+      set_tests_properties(${t} PROPERTIES RESOURCE_GROUPS "cpus:1")
+    endif()
+  endforeach()
+endfunction()
