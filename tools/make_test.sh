@@ -33,11 +33,13 @@ stop_background() {  # (the builds are a session of their own: Ctrl-C does not r
 trap stop_background EXIT
 trap 'stop_background; exit 130' INT
 trap 'stop_background; exit 143' TERM
-suite() {  # TARGET: one suite in the foreground
+suite() {  # TARGET: one suite in the foreground, its time shown
+  local t0=$SECONDS
   if ! $make --no-print-directory "$1"; then
-    echo "make test: $1 FAILED"
+    echo "make test: $1 FAILED after $((SECONDS - t0)) s"
     exit 1
   fi
+  echo "make test: $1 took $((SECONDS - t0)) s (${SECONDS} s in all)"
 }
 
 background asan
