@@ -92,9 +92,13 @@ def exponent(xs: List[float], ys: List[float]) -> float:
     return fit_line(lx, ly)[1]
 
 
-def run_native(exe: Path, args: List[str]) -> dict:
-    """Run a benchmark program and parse the JSON it prints; BenchFailed if it fails."""
-    proc = subprocess.run([str(exe)] + args, capture_output=True, text=True)
+def run_native(exe: Path, args: List[str], timeout: float = 900) -> dict:
+    """Run a benchmark program and parse the JSON it prints; BenchFailed if it fails or is not
+    done within timeout seconds (then it is killed)."""
+    try:
+        proc = subprocess.run([str(exe)] + args, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise BenchFailed(f"{exe.name} {' '.join(args)}: not done within {timeout:.0f} s, killed") from e
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
         raise BenchFailed(f"{exe.name} failed (exit {proc.returncode})")
