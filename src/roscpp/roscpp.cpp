@@ -684,8 +684,7 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   std::memcpy(rs->scratch.data(), &len, 4);
   std::memcpy(rs->scratch.data() + 4, bytes, len);
   const char *from = takt_ros1_received_from(rs->node);
-  size_t fl = std::strlen(from);
-  if (fl > kCalleridRoom - 1) fl = kCalleridRoom - 1;
+  size_t fl = strnlen(from, kCalleridRoom - 1);  // (a bounded look: the room the slot has)
   rs->scratch[4 + len] = static_cast<uint8_t>(fl);
   std::memcpy(rs->scratch.data() + 5 + len, from, fl);
   // its origin time: when it reached the host (the process runs on the real clock)
