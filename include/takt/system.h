@@ -155,6 +155,8 @@ typedef struct takt_system_link {
  * the DDS topic `rt/<topic>`) or imported (the DDS topic's samples published here), with its QoS. */
 typedef struct takt_system_dds_route {
   char topic[TAKT_SYSTEM_NAME];
+  char type[TAKT_SYSTEM_ROS_NAME]; /* a ROS message type ("std_msgs/String"): the topic takes it
+                                      and travels as its CDR encoding; "" = as the topic is */
   uint8_t priority;     /* export: of the far callback it feeds; import: orders the receive queue */
   bool reliable;        /* default true */
   bool transient_local; /* default false */
@@ -180,7 +182,9 @@ typedef struct takt_system_dds {
   takt_system_dds_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   /* services: import (served on another host) or export (a service of this system); `entity`
-     unused; `cyclone_mapping`: rmw_cyclonedds's request identity, else the plain payload */
+     unused; `type`: a ROS service type (its generated request and response, CDR on DDS), else
+     bytes of the sizes; `cyclone_mapping`: rmw_cyclonedds's request identity, else the plain
+     payload */
   takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];
   bool cyclone_mapping[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_services;

@@ -92,6 +92,7 @@ struct takt_system {
   takt_bridge_t *dds_bridge; /* the dds: section's bridge (its backend is the DDS one) */
   /* a ROS-typed topic carried over DDS travels as its type's CDR (the topic's own support is ROS 1's) */
   takt_type_support_t dds_wire[MAX_TOPICS];
+  takt_type_support_t dds_srv_wire[TAKT_SYSTEM_MAX_ROUTES][2]; /* typed DDS services' halves */
   char *dds_xml;             /* the Cyclone configuration made from the dds: section */
 };
 
@@ -821,8 +822,25 @@ static takt_err_t build_dds(takt_system_t *s) {
     const takt_system_service_route_t *sr = &d->services[k];
     const takt_type_support_t *rq = bytes_type(s, sr->request_size);
     const takt_type_support_t *rs = bytes_type(s, sr->response_size);
-    char srv_type[64];
+    char srv_type[TAKT_SYSTEM_ROS_NAME];
     snprintf(srv_type, sizeof srv_type, "takt/Bytes%ux%u", sr->request_size, sr->response_size);
+#if TAKT_SYSTEM_HAVE_MSGS
+    if (sr->type[0] != '\0') { /* a ROS service type: its generated halves, as CDR */
+      static const char *const half[] = {"Request", "Response"};
+      for (int h = 0; h < 2; h++) {
+        char full[TAKT_SYSTEM_ROS_NAME + 16];
+        snprintf(full, sizeof full, "%s%s", sr->type, half[h]);
+        const takt_msg_entry_t *e = takt_msgs_find(full);
+        if (e == NULL) /* (the parser checked it) */
+          return fail(s, sr->line, TAKT_ENOENT, "dds: service '%s': type '%s' unknown", sr->name, full);
+        s->dds_srv_wire[k][h] = (takt_type_support_t){e->name, e->dds_name, e->size,
+                                                      e->cdr_serialize, e->cdr_deserialize};
+      }
+      rq = &s->dds_srv_wire[k][0];
+      rs = &s->dds_srv_wire[k][1];
+      snprintf(srv_type, sizeof srv_type, "%s", sr->type);
+    }
+#endif
     takt_dds_service_mapping_t mapping =
         d->cyclone_mapping[k] ? TAKT_DDS_SERVICE_CYCLONE : TAKT_DDS_SERVICE_PLAIN;
     rc = rq == NULL || rs == NULL ? TAKT_EFULL

@@ -747,9 +747,16 @@ static int get_address(parser_t *p, yaml_node_t *n, const char *what, char *out,
   return 0;
 }
 
-/* dds.export / dds.import: {topic, priority, reliable, transient_local, depth} */
+static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out);
+static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, const char *type,
+                         const char *suffix, uint32_t *size);
+static int take_ros_type(parser_t *p, takt_system_desc_t *sys, const char *section,
+                         const char *topic, const char *type, uint32_t size, int line, int col);
+
+/* dds.export / dds.import: {topic, type, priority, reliable, transient_local, depth} */
 static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_system_dds_t *d) {
-  static const char *const keys[] = {"topic", "priority", "reliable", "transient_local", "depth", NULL};
+  static const char *const keys[] = {"topic", "type", "priority", "reliable", "transient_local",
+                                     "depth", NULL};
   const char *what = is_export ? "a DDS export" : "a DDS import";
   if (want(p, seq, YAML_SEQUENCE_NODE, is_export ? "'dds.export'" : "'dds.import'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
@@ -767,6 +774,11 @@ static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_
     for (uint32_t i = 0; i < *count; i++)
       if (strcmp((is_export ? d->exports : d->imports)[i].topic, r->topic) == 0)
         return FAIL(p, n, "topic '%s' is %sed twice over DDS", r->topic, is_export ? "export" : "import");
+    if ((n = lookup(p, it, "type")) != NULL) { /* a ROS message type: the topic takes it */
+      uint32_t size;
+      if (get_ros_text(p, n, "type", r->type) < 0 || ros_type_size(p, n, "dds", r->type, "", &size) < 0)
+        return -1;
+    }
     if ((n = lookup(p, it, "priority")) != NULL) {
       if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
@@ -785,11 +797,12 @@ static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_
   return 0;
 }
 
-/* dds.services: {name, direction: import | export, priority, request_size, response_size,
- * mapping: cyclone | plain}. An exported service must be a service of this system. */
+/* dds.services: {name, direction: import | export, type, priority, request_size, response_size,
+ * mapping: cyclone | plain}. An exported service must be a service of this system; a typed one
+ * gives it (or the clients of an imported one) the type's request and response. */
 static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name",         "direction",     "priority", "request_size",
-                                     "response_size", "mapping",      NULL};
+  static const char *const keys[] = {"name",          "direction", "type",    "priority",
+                                     "request_size",  "response_size", "mapping", NULL};
   const char *what = "a DDS service";
   takt_system_dds_t *d = &sys->dds;
   if (want(p, seq, YAML_SEQUENCE_NODE, "'dds.services'") < 0) return -1;
@@ -825,19 +838,30 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
         return FAIL(p, n, "mapping must be 'cyclone' (rmw_cyclonedds's request identity) or "
                           "'plain' (rmw_fastrtps's bare request), not '%s'", scalar(n));
     }
+    yaml_node_t *tn = lookup(p, it, "type");
+    if (tn != NULL && (get_ros_text(p, tn, "type", r->type) < 0 ||
+                       ros_type_size(p, tn, "dds", r->type, "Request", &r->request_size) < 0 ||
+                       ros_type_size(p, tn, "dds", r->type, "Response", &r->response_size) < 0))
+      return -1;
     int local = takt_system_desc_find_callback(sys, r->name);
     bool is_service = local >= 0 && sys->callbacks[local].kind == TAKT_SYSTEM_SERVICE;
     if (!r->import && !is_service)
       return FAIL(p, it, "exported DDS service '%s' is not a service of this system", r->name);
     if (r->import && local >= 0)
       return FAIL(p, it, "imported DDS service '%s' has the name of a callback of this system", r->name);
-    if (is_service) {
-      r->request_size = sys->callbacks[local].request_size;
-      r->response_size = sys->callbacks[local].response_size;
+    takt_system_callback_t *cb = is_service ? &sys->callbacks[local] : NULL;
+    if (cb != NULL && tn != NULL) { /* the service takes the ROS type's sizes */
+      snprintf(cb->type, sizeof cb->type, "%s", r->type);
+      cb->request_size = r->request_size;
+      cb->response_size = r->response_size;
+    } else if (cb != NULL) {
+      r->request_size = cb->request_size;
+      r->response_size = cb->response_size;
     }
     static const char *const sizes[] = {"request_size", "response_size"};
     for (int k = 0; k < 2; k++) {
       if ((n = lookup(p, it, sizes[k])) == NULL) continue;
+      if (tn != NULL) return FAIL(p, n, "%s and type exclude each other (the type gives the sizes)", sizes[k]);
       if (!r->import) return FAIL(p, n, "%s belongs to an imported service (an exported one has "
                                         "its service's)", sizes[k]);
       if (get_number(p, n, sizes[k], 1, 65536, &v) < 0) return -1;
@@ -847,8 +871,6 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
   }
   return 0;
 }
-
-static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out);
 
 /* dds: {domain, interface, peers, stamp, node, export, import, services} */
 static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
@@ -926,22 +948,24 @@ static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out
 
 /* The in-memory size of ROS type `type` (a message, or a service's half when suffix is
  * "Request" / "Response"); -1 with the error written. */
-static int ros_type_size(parser_t *p, yaml_node_t *n, const char *type, const char *suffix,
-                         uint32_t *size) {
+/* The in-memory size of ROS type `type` + suffix ("Request", "Response" or ""), a generated one;
+ * section ("ros1", "dds") begins the error. */
+static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, const char *type,
+                         const char *suffix, uint32_t *size) {
 #if TAKT_SYSTEM_HAVE_MSGS
   char full[TAKT_SYSTEM_ROS_NAME + 16];
   snprintf(full, sizeof full, "%s%s", type, suffix);
   const takt_msg_entry_t *e = takt_msgs_find(full);
   if (e == NULL)
-    return FAIL(p, n, "ros1: unknown %s type '%s' (takt knows the generated std_msgs, "
+    return FAIL(p, n, "%s: unknown %s type '%s' (takt knows the generated std_msgs, "
                       "geometry_msgs, sensor_msgs and std_srvs types)",
-                suffix[0] != '\0' ? "service" : "message", type);
+                section, suffix[0] != '\0' ? "service" : "message", type);
   *size = e->size;
   return 0;
 #else
   (void)type, (void)suffix, (void)size;
-  return FAIL(p, n, "ros1: this build of takt has no ROS message types (install the ROS message "
-                    "packages: tools/deps.sh)");
+  return FAIL(p, n, "%s: this build of takt has no ROS message types (install the ROS message "
+                    "packages: tools/deps.sh)", section);
 #endif
 }
 
@@ -972,7 +996,7 @@ static int parse_ros1_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt
     }
     if (require(p, it, "type", what, &n) < 0 || get_ros_text(p, n, "type", r->type) < 0) return -1;
     uint32_t size = 0;
-    if (ros_type_size(p, n, r->type, "", &size) < 0) return -1;
+    if (ros_type_size(p, n, "ros1", r->type, "", &size) < 0) return -1;
     for (uint32_t i = 0; i < *count; i++) {
       const takt_system_ros1_route_t *o = is_export ? &r1->exports[i] : &r1->imports[i];
       if (strcmp(o->topic, r->topic) == 0 || strcmp(o->ros_name, r->ros_name) == 0)
@@ -987,21 +1011,8 @@ static int parse_ros1_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt
       r->priority = (uint8_t)v;
     }
     /* the takt topic takes the ROS type (declared or implicit) */
-    int ti = takt_system_desc_find_topic(sys, r->topic);
-    if (ti < 0) {
-      if (sys->n_topics == TAKT_SYSTEM_MAX_TOPICS) return FAIL(p, it, "more than %d topics", TAKT_SYSTEM_MAX_TOPICS);
-      ti = (int)sys->n_topics++;
-      takt_system_topic_t *t = &sys->topics[ti];
-      memset(t, 0, sizeof *t);
-      snprintf(t->name, sizeof t->name, "%s", r->topic);
-      t->slots = 4;
-      t->line = r->line;
-    }
-    takt_system_topic_t *t = &sys->topics[ti];
-    if (t->type[0] != '\0' && strcmp(t->type, r->type) != 0)
-      return FAIL(p, n, "ros1: topic '%s' is carried as '%s' and as '%s'", t->name, t->type, r->type);
-    snprintf(t->type, sizeof t->type, "%s", r->type);
-    t->size = size;
+    if (take_ros_type(p, sys, "ros1", r->topic, r->type, size, NODE_LINE(it), NODE_COL(it)) < 0)
+      return -1;
     (*count)++;
   }
   return 0;
@@ -1032,8 +1043,8 @@ static int parse_ros1_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t
     }
     if (require(p, it, "type", what, &tn) < 0 || get_ros_text(p, tn, "type", r->type) < 0) return -1;
     uint32_t req = 0, resp = 0;
-    if (ros_type_size(p, tn, r->type, "Request", &req) < 0 ||
-        ros_type_size(p, tn, r->type, "Response", &resp) < 0)
+    if (ros_type_size(p, tn, "ros1", r->type, "Request", &req) < 0 ||
+        ros_type_size(p, tn, "ros1", r->type, "Response", &resp) < 0)
       return -1;
     if (require(p, it, "direction", what, &n) < 0 || want(p, n, YAML_SCALAR_NODE, "'direction'") < 0)
       return -1;
@@ -1142,6 +1153,20 @@ static int add_implicit_topic(parser_t *p, takt_system_desc_t *sys, const char *
   return 0;
 }
 
+/* Topic `topic` (declared, or made here) takes ROS type `type` of `size` bytes, which a route of
+ * `section` gives it; a topic carried as two types is refused. */
+static int take_ros_type(parser_t *p, takt_system_desc_t *sys, const char *section,
+                         const char *topic, const char *type, uint32_t size, int line, int col) {
+  if (add_implicit_topic(p, sys, topic, line) < 0) return -1;
+  takt_system_topic_t *t = &sys->topics[takt_system_desc_find_topic(sys, topic)];
+  if (t->type[0] != '\0' && strcmp(t->type, type) != 0)
+    return fail_at(p, line, col, "%s: topic '%s' is carried as '%s' and as '%s'", section, t->name,
+                   t->type, type);
+  snprintf(t->type, sizeof t->type, "%s", type);
+  t->size = size;
+  return 0;
+}
+
 static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
@@ -1220,6 +1245,15 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       if (add_implicit_topic(p, sys, sys->dds.exports[j].topic, sys->dds.exports[j].line) < 0) return -1;
     for (uint32_t j = 0; j < sys->dds.n_imports; j++)
       if (add_implicit_topic(p, sys, sys->dds.imports[j].topic, sys->dds.imports[j].line) < 0) return -1;
+    for (uint32_t j = 0; j < sys->dds.n_exports + sys->dds.n_imports; j++) { /* typed routes */
+      const takt_system_dds_route_t *r = j < sys->dds.n_exports ? &sys->dds.exports[j]
+                                                                 : &sys->dds.imports[j - sys->dds.n_exports];
+      uint32_t size;
+      if (r->type[0] != '\0' &&
+          (ros_type_size(p, n, "dds", r->type, "", &size) < 0 ||
+           take_ros_type(p, sys, "dds", r->topic, r->type, size, r->line, 0) < 0))
+        return -1;
+    }
   }
   /* after the topics and services exist: ros1 routes type them */
   if ((n = lookup(p, root, "ros1")) != NULL && parse_ros1(p, n, sys) < 0) return -1;
@@ -1241,8 +1275,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       if (!rs->import || strcmp(rs->name, cb->service) != 0) continue;
       found = true;
       snprintf(cb->type, sizeof cb->type, "%s", rs->type);
-      if (ros_type_size(p, lookup(p, root, "ros1"), rs->type, "Request", &req) < 0 ||
-          ros_type_size(p, lookup(p, root, "ros1"), rs->type, "Response", &resp) < 0)
+      if (ros_type_size(p, lookup(p, root, "ros1"), "ros1", rs->type, "Request", &req) < 0 ||
+          ros_type_size(p, lookup(p, root, "ros1"), "ros1", rs->type, "Response", &resp) < 0)
         return -1;
       if (cb->request_size == 0) cb->request_size = req; /* a client states no sizes for it */
       if (cb->response_size == 0) cb->response_size = resp;
@@ -1259,6 +1293,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
         found = true;
         req = sys->dds.services[k].request_size;
         resp = sys->dds.services[k].response_size;
+        memmove(cb->type, sys->dds.services[k].type, sizeof cb->type);
       }
     if (!found)
       return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "

@@ -3,6 +3,8 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
 
   ros2_peer.py talk   TOPIC TYPE COUNT PERIOD_S PREFIX      (rclpy)
   ros2_peer.py listen TOPIC TYPE COUNT TIMEOUT_S            (rclpy)
+  ros2_peer.py listen-seen TOPIC TYPE COUNT TIMEOUT_S       (rclpy: prints `publisher seen` once
+      the graph shows a publisher of TOPIC, then listens)
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
   ros2_peer.py cyclone-listen TOPIC string COUNT TIMEOUT_S       (PyPI cyclonedds, no ROS)
   ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
@@ -403,6 +405,10 @@ def main():
         node.create_subscription(cls, topic, lambda m: (got.append(m), print(show(kind, m), flush=True)), qos)
         print("listening", flush=True)
         deadline = time.monotonic() + timeout
+        if mode == "listen-seen":  # until the graph shows a publisher (then it has matched)
+            while node.count_publishers(topic) == 0 and time.monotonic() < deadline:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            print("publisher seen" if node.count_publishers(topic) else "no publisher", flush=True)
         while len(got) < count and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
         rc = 0 if len(got) >= count else 2

@@ -13,14 +13,18 @@ root the case runs on the default interface, and says so.
 Checks exact counts and contents; every process started is ended (killed at the timeout).
 
   run_peers.py --peer TAKT_DDS_PEER --venv VENV CASE
+  run_peers.py --run TAKT_RUN --venv VENV system_file_with_rclpy
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -53,6 +57,31 @@ SERVICE_COUNT = 6
 REFUSE_CASES = {"rclpy_best_effort_to_takt_reliable": 72}
 # the ROS 2 graph: rclpy (Fast DDS) sees takt's bridge node from ros_discovery_info
 GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
+# a system file's dds: section with ROS types (takt-run, --run): rclpy talker -> the file's
+# subscription relays chatter to echo (std_msgs/String both) -> rclpy listener; the file's client
+# calls an rclpy std_srvs/SetBool server (the plain mapping Fast DDS servers answer)
+SYSTEM_CASES = {"system_file_with_rclpy": 76}
+SYSTEM_COUNT, SYSTEM_CALLS = 20, 3
+SYSTEM_YAML = """\
+name: ros2_typed
+duration_s: 60
+topics:
+  - {{name: chatter, slots: 32}}
+  - {{name: echo, slots: 32}}
+nodes:
+  - name: relay
+    subscriptions:
+      - {{name: fwd, topic: chatter, depth: 32, publish: echo}}
+    clients:
+      # (a period above the 1 s a call may wait: one call in flight, as the plain mapping wants)
+      - {{name: ask, service: set_mode, period_ms: 1200}}
+dds:
+  domain: {domain}
+{interface}  import: [{{topic: chatter, type: std_msgs/String}}]
+  export: [{{topic: echo, type: std_msgs/String, depth: 32}}]
+  services:
+    - {{name: set_mode, type: std_srvs/SetBool, direction: import, mapping: plain}}
+"""
 W, H = 640, 480
 
 
@@ -195,12 +224,81 @@ def graph_case(a) -> int:
     return 0
 
 
+def system_case(a) -> int:
+    domain = SYSTEM_CASES[a.case]
+    env = peer_env(domain)
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    procs: list[subprocess.Popen] = []
+
+    def start(cmd: list[str]) -> subprocess.Popen:
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(p)
+        return p
+
+    def finish(p: subprocess.Popen, timeout: float) -> str:
+        try:
+            return p.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.communicate()[0] + "\n(killed at its timeout)"
+
+    with tempfile.TemporaryDirectory(prefix="takt_ros2_system_") as tmp:
+        yaml, result = Path(tmp) / "system.yaml", Path(tmp) / "result.json"
+        # in the namespace of loopback only, Cyclone on lo (the file's dds.interface)
+        yaml.write_text(SYSTEM_YAML.format(domain=domain, interface="  interface: lo\n"
+                                           if os.environ.get(NETNS_ENV) else ""))
+        try:
+            server = start(ros2 + ["serve", "set_mode", "setbool", str(SYSTEM_CALLS), "40"])
+            listener = start(ros2 + ["listen-seen", "echo", "string", str(SYSTEM_COUNT), "40"])
+            run = start([a.run, str(yaml), "--json", str(result), "--no-introspect", "--quiet"])
+            seen = ""
+            for line in listener.stdout:  # the listener has matched takt's writer of echo
+                seen += line
+                if line.strip() in ("publisher seen", "no publisher"):
+                    break
+            talker = start(ros2 + ["talk", "chatter", "string", str(SYSTEM_COUNT), "0.02", "rclpy-says"])
+            lout = seen + finish(listener, 45)
+            tout, sout = finish(talker, 30), finish(server, 45)
+            run.send_signal(signal.SIGINT)  # an orderly stop: the result is written
+            rout = finish(run, 15)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        print(f"--- takt-run rc={run.returncode}\n{rout}--- rclpy listener rc={listener.returncode}\n"
+              f"{lout}--- rclpy talker rc={talker.returncode}\n{tout}--- rclpy server "
+              f"rc={server.returncode}\n{sout}")
+        doc = json.loads(result.read_text()) if result.exists() else {"callbacks": []}
+    cbs = {c["name"]: c for c in doc["callbacks"]}
+    failures = []
+    want = [f"got rclpy-says {i}" for i in range(SYSTEM_COUNT)]
+    got = [l for l in lout.splitlines() if l.startswith("got ")]
+    if got != want:
+        failures.append(f"the listener got {len(got)} of {SYSTEM_COUNT} relayed messages ({got[:3]}...)")
+    if cbs.get("fwd", {}).get("runs") != SYSTEM_COUNT:
+        failures.append(f"the relay ran {cbs.get('fwd', {}).get('runs')} times, not {SYSTEM_COUNT}")
+    served = [l for l in sout.splitlines() if l.startswith("served ")]
+    if served != ["served off"] * SYSTEM_CALLS or cbs.get("ask", {}).get("answers") != SYSTEM_CALLS:
+        failures.append(f"{len(served)} calls served, {cbs.get('ask', {}).get('answers')} answers "
+                        f"taken (want {SYSTEM_CALLS} each, data false)")
+    if run.returncode != 0 or listener.returncode != 0 or talker.returncode != 0 or server.returncode != 0:
+        failures.append("a process failed")
+    if failures:
+        print(f"{a.case}: FAILED: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    print(f"{a.case}: {SYSTEM_COUNT} messages relayed rclpy -> takt-run -> rclpy as std_msgs/String, "
+          f"{SYSTEM_CALLS} SetBool calls answered by rclpy")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--peer", required=True)
+    ap.add_argument("--peer", help="takt-dds-peer (the peer cases)")
+    ap.add_argument("--run", help="takt-run (the system file cases)")
     ap.add_argument("--venv", required=True)
     ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES)
-                    + sorted(GRAPH_CASES))
+                    + sorted(GRAPH_CASES) + sorted(SYSTEM_CASES))
     a = ap.parse_args()
     rc = in_loopback_namespace()
     if rc is not None:
@@ -214,6 +312,12 @@ def main() -> int:
         return refuse_case(a)
     if a.case in GRAPH_CASES:
         return graph_case(a)
+    if a.case in SYSTEM_CASES:
+        if not a.run:
+            ap.error("a system file case needs --run TAKT_RUN")
+        return system_case(a)
+    if not a.peer:
+        ap.error("a peer case needs --peer TAKT_DDS_PEER")
     domain, talker, listener, kind = CASES[a.case]
     topic = f"takt_test_{a.case}"
     count = count_of(kind)

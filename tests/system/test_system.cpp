@@ -438,8 +438,8 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, depth: 0}]}\n"),
             "mem.yaml:4:34: depth = 0 is out of range [1, 1024]");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, qos: fast}]}\n"),
-            "mem.yaml:4:27: unknown key 'qos' in a DDS export (expected one of: topic, priority, "
-            "reliable, transient_local, depth)");
+            "mem.yaml:4:27: unknown key 'qos' in a DDS export (expected one of: topic, type, "
+            "priority, reliable, transient_local, depth)");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}, {topic: x}]}\n"),
             "mem.yaml:4:36: topic 'x' is exported twice over DDS");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], import: [{topic: x}]}\n"),
@@ -454,3 +454,70 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "mem.yaml:4:29: unknown key 'multicast' in 'dds' (expected one of: domain, interface, "
             "peers, stamp, node, export, import, services)");
 }
+
+#if TAKT_TEST_HAVE_MSGS
+// ROS types in the dds: section: a typed route gives its topic (declared or implicit) the type
+// and its size; a typed service gives its local service, or the clients of an imported one, the
+// type's request and response.
+TEST(SystemDds, TypedRoutesAndServicesTakeTheirRosTypes) {
+  const std::string text =
+      "topics: [{name: echo, size: 8}]\n"
+      "nodes:\n"
+      "  - name: a\n"
+      "    subscriptions: [{name: fwd, topic: chatter, publish: echo}]\n"
+      "    services: [{name: toggle}]\n"
+      "    clients: [{name: ask, service: set_mode, period_ms: 100}]\n"
+      "dds:\n"
+      "  import: [{topic: chatter, type: std_msgs/String}]\n"
+      "  export: [{topic: echo, type: std_msgs/String}]\n"
+      "  services:\n"
+      "    - {name: set_mode, type: std_srvs/SetBool, direction: import, mapping: plain}\n"
+      "    - {name: toggle, type: std_srvs/SetBool, direction: export}\n";
+  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
+  char e[512] = "";
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                              text.size(), d.get(), e, sizeof e),
+            TAKT_OK)
+      << e;
+  const uint32_t string_size = 4 + 256; // std_msgs/String: {uint32 size; char data[256]}
+  for (const char *name : {"chatter", "echo"}) {
+    int ti = takt_system_desc_find_topic(d.get(), name);
+    ASSERT_GE(ti, 0) << name;
+    EXPECT_STREQ(d->topics[ti].type, "std_msgs/String") << name;
+    EXPECT_EQ(d->topics[ti].size, string_size) << name << ": the declared size 8 is replaced";
+  }
+  EXPECT_STREQ(d->dds.imports[0].type, "std_msgs/String");
+  ASSERT_EQ(d->dds.n_services, 2u);
+  EXPECT_STREQ(d->dds.services[0].type, "std_srvs/SetBool");
+  int ask = takt_system_desc_find_callback(d.get(), "ask");
+  int toggle = takt_system_desc_find_callback(d.get(), "toggle");
+  ASSERT_GE(ask, 0);
+  ASSERT_GE(toggle, 0);
+  for (int i : {ask, toggle}) {
+    EXPECT_STREQ(d->callbacks[i].type, "std_srvs/SetBool");
+    EXPECT_EQ(d->callbacks[i].request_size, d->dds.services[0].request_size);
+    EXPECT_EQ(d->callbacks[i].response_size, d->dds.services[0].response_size);
+  }
+  EXPECT_EQ(d->dds.services[0].request_size, 1u); // SetBool_Request: {bool data}
+  EXPECT_EQ(d->dds.services[1].request_size, 1u);
+}
+
+TEST(SystemDds, TypedErrorsNameTheKeyAndLine) {
+  std::string base = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, publish: x}]\n";
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, type: std_msgs/Nope}]}\n"),
+            "mem.yaml:4:33: dds: unknown message type 'std_msgs/Nope' (takt knows the generated "
+            "std_msgs, geometry_msgs, sensor_msgs and std_srvs types)");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: s, direction: import, type: std_srvs/Nope}]}\n"),
+            "mem.yaml:4:53: dds: unknown service type 'std_srvs/Nope' (takt knows the generated "
+            "std_msgs, geometry_msgs, sensor_msgs and std_srvs types)");
+  EXPECT_EQ(dds_error(base + "dds: {services: [{name: s, direction: import, type: std_srvs/SetBool, "
+                             "request_size: 4}]}\n"),
+            "mem.yaml:4:85: request_size and type exclude each other (the type gives the sizes)");
+  // one topic, two types: over DDS as String, to ROS 1 as Int32
+  EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, type: std_msgs/String}]}\n"
+                             "ros1: {master: http://127.0.0.1:11311/, export: [{topic: x, "
+                             "type: std_msgs/Int32}]}\n"),
+            "mem.yaml:5:50: ros1: topic 'x' is carried as 'std_msgs/String' and as 'std_msgs/Int32'");
+}
+#endif
+

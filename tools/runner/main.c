@@ -26,6 +26,8 @@ typedef struct runner_cb {
   uint64_t runs;
   uint8_t *payload; /* published to each of its topics (its first byte counts the runs) */
   uint32_t pub_size[TAKT_SYSTEM_MAX_PUBLISH];
+  /* a subscription publishing to a topic of its own topic's ROS type relays what it received */
+  bool pub_relay[TAKT_SYSTEM_MAX_PUBLISH];
   /* check: sequence (the callback's own job writes them; read after the executor stopped) */
   uint32_t seq_next;
   uint64_t seq_in_order, seq_missing, seq_repeated, seq_corrupt;
@@ -169,10 +171,13 @@ static void on_job(takt_system_t *sys, const takt_system_job_t *job, void *user)
   c->runs++;
   if (r->desc.callbacks[job->index].check_sequence && job->msg != NULL) check_sequence(c, job->msg);
   c->payload[0] = (uint8_t)c->runs; /* the payload's content is not what this measures */
-  for (uint32_t i = 0; i < r->desc.callbacks[job->index].n_publish; i++)
-    if (takt_publish(takt_system_publisher(sys, job->index, i), c->payload, c->pub_size[i]) !=
-        TAKT_OK)
+  for (uint32_t i = 0; i < r->desc.callbacks[job->index].n_publish; i++) {
+    const void *data = c->pub_relay[i] && job->msg != NULL && job->msg->size == c->pub_size[i]
+                           ? job->msg->data
+                           : c->payload;
+    if (takt_publish(takt_system_publisher(sys, job->index, i), data, c->pub_size[i]) != TAKT_OK)
       atomic_fetch_add(&r->publish_errors, 1);
+  }
   if (job->response != NULL) ((uint8_t *)job->response)[0] = (uint8_t)c->runs;
 }
 
@@ -208,9 +213,13 @@ static int prepare(runner_t *r) {
     c->work_iters = (uint64_t)((double)d->work_ns * r->iters_per_ns);
     c->payload = calloc(1, max_payload);
     if (c->payload == NULL) return -1;
+    int own = d->kind == TAKT_SYSTEM_SUBSCRIPTION ? takt_system_desc_find_topic(&r->desc, d->topic) : -1;
     for (uint32_t p = 0; p < d->n_publish; p++) {
       int ti = takt_system_desc_find_topic(&r->desc, d->publish[p]);
-      c->pub_size[p] = ti >= 0 ? r->desc.topics[ti].size : 0; /* the build names a missing one */
+      if (ti < 0) continue; /* the build names a missing one */
+      const takt_system_topic_t *t = &r->desc.topics[ti];
+      c->pub_size[p] = t->size;
+      c->pub_relay[p] = t->type[0] != '\0' && own >= 0 && strcmp(r->desc.topics[own].type, t->type) == 0;
     }
   }
   return 0;
