@@ -118,7 +118,9 @@ def roudi(config: Path) -> Iterator[Optional[str]]:
 
 def sample(exe: Path, mode: str, where: str, size: int, count: int) -> Tuple[List[float], int]:
     """The latencies (ns) and how many messages were taken on the publisher's CPU."""
-    period_us = 2000 if size >= 1 << 20 else 1000
+    # one period for every size: the period sets how deeply the receiver's CPU sleeps between
+    # messages (a 4 MB row at 2 ms against a 64 B row at 1 ms measured the period, not the size)
+    period_us = 1000
     raw = run_native(exe, ["--mode", mode, "--size", str(size), "--count", str(count),
                            "--period-us", str(period_us)] + placement_args(where))
     return [float(v) for v in raw["lat_ns"]], int(raw.get("same_cpu", 0))
@@ -185,7 +187,7 @@ def run(quick: bool, out: Path) -> int:
     modes = [key for key, _, _ in (*TAKT_ROWS, *ICEORYX_ROWS) if any((key, s) in dists for s in SIZES)]
     md = [f"# shm: publish -> callback between two processes, beside one process and iceoryx", "",
           f"Command: `{command(NAME, quick)}` on {machine_line(m)}; {count} messages per row, one every "
-          "1 ms (2 ms from 1 MB). takt's and iceoryx's programs are placed alike (bench/shm/placement.h): "
+          "1 ms at every size. takt's and iceoryx's programs are placed alike (bench/shm/placement.h): "
           "the publisher pinned to one CPU at SCHED_FIFO 70, the receiver pinned to the other at "
           "SCHED_FIFO 80 when it sleeps, at the normal policy when it spins (a SCHED_FIFO spinner loses "
           "50 ms a second to the kernel's real-time bandwidth limit, docs/shm.md); the 1-CPU rows put "
