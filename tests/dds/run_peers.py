@@ -60,7 +60,7 @@ GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
 # a system file's dds: section with ROS types (takt-run, --run): rclpy talker -> the file's
 # subscription relays chatter to echo (std_msgs/String both) -> rclpy listener; the file's client
 # calls an rclpy std_srvs/SetBool server (the plain mapping Fast DDS servers answer)
-SYSTEM_CASES = {"system_file_with_rclpy": 76}
+SYSTEM_CASES = {"system_file_with_rclpy": 78}
 SYSTEM_COUNT, SYSTEM_CALLS = 20, 3
 SYSTEM_YAML = """\
 name: ros2_typed
