@@ -724,7 +724,9 @@ static takt_err_t build_links(takt_system_t *s) {
 }
 
 /* The Cyclone DDS configuration of the dds: section: the interface, unicast peers (multicast off
- * when peers are given), participant indices for unicast discovery. NULL if out of memory. */
+ * when peers are given), participant indices for unicast discovery. Without peers, discovery is
+ * multicast: on the loopback interface, which Cyclone leaves without multicast unless told (as
+ * the ROS 2 peer tests' peers_lo.xml tells it), it is told. NULL if out of memory. */
 char *takt_system_dds_xml(const takt_system_dds_t *d) {
   size_t cap = 1024u + (size_t)d->n_peers * 96u;
   char *x = malloc(cap);
@@ -735,8 +737,10 @@ char *takt_system_dds_xml(const takt_system_dds_t *d) {
   if (d->interface[0] != '\0') {
     /* a name, or an address (digits, dots, colons) */
     bool address = strspn(d->interface, "0123456789.:") == strlen(d->interface);
-    PUT("<Interfaces><NetworkInterface %s=\"%s\"/></Interfaces>", address ? "address" : "name",
-        d->interface);
+    bool loopback = strcmp(d->interface, "lo") == 0 || strncmp(d->interface, "127.", 4) == 0 ||
+                    strcmp(d->interface, "::1") == 0;
+    PUT("<Interfaces><NetworkInterface %s=\"%s\"%s/></Interfaces>", address ? "address" : "name",
+        d->interface, loopback && d->n_peers == 0 ? " multicast=\"true\"" : "");
   }
   if (d->n_peers > 0) PUT("<AllowMulticast>false</AllowMulticast>");
   PUT("</General>");

@@ -408,8 +408,18 @@ TEST_F(SystemTest, DdsSectionParsesAndMakesTheCycloneConfiguration) {
   by_address.n_peers = 0;
   xml = takt_system_dds_xml(&by_address);
   ASSERT_NE(xml, nullptr);
+  // loopback without peers: multicast on it (Cyclone leaves loopback without it unless told)
   EXPECT_STREQ(xml, "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface "
-                    "address=\"127.0.0.1\"/></Interfaces></General></Domain></CycloneDDS>");
+                    "address=\"127.0.0.1\" multicast=\"true\"/></Interfaces></General></Domain>"
+                    "</CycloneDDS>");
+  free(xml);
+  snprintf(by_address.interface, sizeof by_address.interface, "lo");
+  snprintf(by_address.peers[0], sizeof by_address.peers[0], "127.0.0.1");
+  by_address.n_peers = 1; // with peers: unicast, multicast off
+  xml = takt_system_dds_xml(&by_address);
+  ASSERT_NE(xml, nullptr);
+  EXPECT_NE(std::string(xml).find("<NetworkInterface name=\"lo\"/>"), std::string::npos) << xml;
+  EXPECT_NE(std::string(xml).find("<AllowMulticast>false</AllowMulticast>"), std::string::npos) << xml;
   free(xml);
 }
 
