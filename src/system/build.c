@@ -759,6 +759,13 @@ char *takt_system_dds_xml(const takt_system_dds_t *d) {
   return x;
 }
 
+#if TAKT_SYSTEM_HAVE_MSGS && TAKT_SYSTEM_WITH_DDS
+/* A generated type as DDS carries it: its CDR codec under its ROS name and DDS type name. */
+static takt_type_support_t cdr_support(const takt_msg_entry_t *e) {
+  return (takt_type_support_t){e->name, e->dds_name, e->size, e->cdr_serialize, e->cdr_deserialize};
+}
+#endif
+
 /* The dds: section: one bridge over a DDS backend, its routes, its node on the executor. */
 static takt_err_t build_dds(takt_system_t *s) {
   const takt_system_dds_t *d = &s->desc.dds;
@@ -810,8 +817,7 @@ static takt_err_t build_dds(takt_system_t *s) {
       const takt_msg_entry_t *e = s->desc.topics[ti].type[0] != '\0'
                                       ? takt_msgs_find(s->desc.topics[ti].type) : NULL;
       if (e != NULL) { /* its CDR hooks, under the same name (the DDS type name follows it) */
-        s->dds_wire[ti] = (takt_type_support_t){e->name, e->dds_name, e->size, e->cdr_serialize,
-                                                e->cdr_deserialize};
+        s->dds_wire[ti] = cdr_support(e);
         wire = &s->dds_wire[ti];
       }
 #endif
@@ -837,8 +843,7 @@ static takt_err_t build_dds(takt_system_t *s) {
         const takt_msg_entry_t *e = takt_msgs_find(full);
         if (e == NULL) /* (the parser checked it) */
           return fail(s, sr->line, TAKT_ENOENT, "dds: service '%s': type '%s' unknown", sr->name, full);
-        s->dds_srv_wire[k][h] = (takt_type_support_t){e->name, e->dds_name, e->size,
-                                                      e->cdr_serialize, e->cdr_deserialize};
+        s->dds_srv_wire[k][h] = cdr_support(e);
       }
       rq = &s->dds_srv_wire[k][0];
       rs = &s->dds_srv_wire[k][1];

@@ -946,10 +946,8 @@ static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out
   return 0;
 }
 
-/* The in-memory size of ROS type `type` (a message, or a service's half when suffix is
- * "Request" / "Response"); -1 with the error written. */
-/* The in-memory size of ROS type `type` + suffix ("Request", "Response" or ""), a generated one;
- * section ("ros1", "dds") begins the error. */
+/* The in-memory size of generated ROS type `type` (a message, or a service's half when suffix
+ * is "Request" / "Response"); -1 with the error written, which section ("ros1", "dds") begins. */
 static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, const char *type,
                          const char *suffix, uint32_t *size) {
 #if TAKT_SYSTEM_HAVE_MSGS
