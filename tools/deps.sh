@@ -36,6 +36,9 @@ fi
 # are mostly downloads and unpacking.
 tools/deps_ros2.sh &
 ros2=$!
+# iceoryx2's C binding for takt bench shm (cargo, optional), built meanwhile too
+tools/deps_iceoryx2.sh &
+iox2=$!
 
 PY=${PYTHON:-python3}
 stamp=.venv/.takt-deps
@@ -49,3 +52,4 @@ fi
 
 # The ROS 2 peers of the DDS tests (rclpy and cyclonedds from PyPI, Python 3.12).
 wait "$ros2"
+wait "$iox2"

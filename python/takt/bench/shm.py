@@ -9,8 +9,10 @@ limit, docs/shm.md), memory locked; the "same CPU" rows put both on one CPU. Eac
 many messages the receiver took on the publisher's CPU, which checks the placement.
 
 takt over the UDP bridge (the communication daemon on loopback) is measured for 64 B only: a
-daemon frame carries at most 1024 bytes; its threads are not pinned. Not measured: iceoryx2 (no
-Debian package; its C binding is built with cargo, which the machine does not have)."""
+daemon frame carries at most 1024 bytes; its threads are not pinned. iceoryx2 (0.4.1, the C binding
+of the crates.io crate iceoryx2-ffi, built with cargo by tools/deps_iceoryx2.sh; no broker) is
+measured when that binding was built: blocking through an event service the publisher notifies
+after each send (iceoryx2's way to wake a subscriber), or busy-waiting on receive."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from takt.bench.common import (command, distribution, machine, machine_line, rat
                                write_json, write_markdown)
 
 NAME = "shm"
+BLOCKS = 8  # interleaved blocks per cell (not in --quick)
 SIZES = (64, 4096, 65536, 1 << 20, 4 << 20)
 UDP_MAX = 1024
 # rows: (key, program mode, placement); placements: "cross" (publisher and receiver on two CPUs,
@@ -39,6 +42,8 @@ TAKT_ROWS = (("inproc", "inproc", "cross"), ("shm-block", "shm-block", "cross"),
              ("shm-route", "shm-route", "cross"), ("udp", "udp", "free"))
 ICEORYX_ROWS = (("iceoryx-block", "block", "cross"), ("iceoryx-block-1cpu", "block", "one"),
                 ("iceoryx-busy", "busy", "busy"))
+ICEORYX2_ROWS = (("iceoryx2-block", "block", "cross"), ("iceoryx2-block-1cpu", "block", "one"),
+                 ("iceoryx2-busy", "busy", "busy"))
 LABEL = {"inproc": "takt, one process (copy into the topic -> tide callback)",
          "shm-block": "takt shm, futex wake-up, zero-copy take",
          "shm-block-1cpu": "takt shm, futex wake-up, both on one CPU",
@@ -47,7 +52,10 @@ LABEL = {"inproc": "takt, one process (copy into the topic -> tide callback)",
          "udp": "takt over the UDP bridge (daemon on loopback) -> tide callback",
          "iceoryx-block": "iceoryx, wait set wake-up",
          "iceoryx-block-1cpu": "iceoryx, wait set wake-up, both on one CPU",
-         "iceoryx-busy": "iceoryx, busy-waiting take"}
+         "iceoryx-busy": "iceoryx, busy-waiting take",
+         "iceoryx2-block": "iceoryx2, event listener wake-up",
+         "iceoryx2-block-1cpu": "iceoryx2, event listener wake-up, both on one CPU",
+         "iceoryx2-busy": "iceoryx2, busy-waiting receive"}
 
 
 def cpus() -> Tuple[int, int]:
@@ -145,30 +153,54 @@ def run(quick: bool, out: Path) -> int:
         rows.append({"mode": key, "size": size, "placement": placement_text(where),
                      "on_publisher_cpu": on_pub_cpu, **dists[(key, size)]})
 
-    for size in SIZES:
-        for key, mode, where in TAKT_ROWS:
-            if mode == "udp" and size > UDP_MAX:
-                continue
-            lat, on_pub_cpu = sample(takt_exe, mode, place(where), size, count)
-            failures += len(lat) < 0.9 * count  # a bench, not a test: a few lost count as noise
-            keep(key, place(where), size, lat, on_pub_cpu)
     iceoryx_note = ""
     short: List[str] = []
     try:
         iox_exe: Optional[Path] = native.program("bench/takt-bench-iceoryx")
     except native.NativeMissing as e:
         iox_exe, iceoryx_note = None, str(e)
-    if iox_exe is not None:
-        with roudi(native.repo_root() / "bench" / "shm" / "roudi.toml") as why:
-            if why is not None:
-                iceoryx_note = why
+    iceoryx2_note = ""
+    try:
+        iox2_exe: Optional[Path] = native.program("bench/takt-bench-iceoryx2")
+    except native.NativeMissing as e:
+        iox2_exe, iceoryx2_note = None, f"{e} (tools/deps_iceoryx2.sh builds its C binding with cargo)"
+    # every cell in BLOCKS blocks, the blocks interleaved (sizes in turn, takt's and iceoryx's rows
+    # in turn within a size), so a burst of outside load lands on all of them rather than on one
+    # cell that ran alone for its two seconds (docs/shm.md: the 4 MB / 64 B ratio moved by 2x
+    # between runs when each cell ran in one piece)
+    blocks = 1 if quick else BLOCKS
+    per_block = count // blocks
+    got: Dict[Tuple[str, int], Tuple[List[float], List[int]]] = {}
+    with (roudi(native.repo_root() / "bench" / "shm" / "roudi.toml") if iox_exe is not None
+          else contextlib.nullcontext(iceoryx_note)) as why:
+        if why:
+            iceoryx_note, iox_exe = why, None
+        for block in range(blocks):
+            for size in (SIZES if block % 2 == 0 else tuple(reversed(SIZES))):
+                cells = [(takt_exe, key, mode, where) for key, mode, where in TAKT_ROWS
+                         if not (mode == "udp" and size > UDP_MAX)]
+                if iox_exe is not None:
+                    cells += [(iox_exe, key, mode, where) for key, mode, where in ICEORYX_ROWS]
+                if iox2_exe is not None:
+                    cells += [(iox2_exe, key, mode, where) for key, mode, where in ICEORYX2_ROWS]
+                for exe, key, mode, where in cells:
+                    lat, on_pub_cpu = sample(exe, mode, place(where), size, per_block)
+                    acc = got.setdefault((key, size), ([], [0]))
+                    acc[0].extend(lat)
+                    acc[1][0] += on_pub_cpu
+    iceoryx_keys = {key for key, _, _ in (*ICEORYX_ROWS, *ICEORYX2_ROWS)}
+    want = per_block * blocks
+    for key, _, where in (*TAKT_ROWS, *ICEORYX_ROWS, *ICEORYX2_ROWS):
+        for size in SIZES:
+            if (key, size) not in got:
+                continue
+            lat, on_pub_cpu = got[(key, size)]
+            if key in iceoryx_keys:
+                if len(lat) < want:  # the peer's losses are reported, not our failure
+                    short.append(f"{key} {size_label(size)}: {len(lat)} of {want} received")
             else:
-                for size in SIZES:
-                    for key, mode, where in ICEORYX_ROWS:
-                        lat, on_pub_cpu = sample(iox_exe, mode, place(where), size, count)
-                        if len(lat) < count:  # the peer's losses are reported, not our failure
-                            short.append(f"{key} {size_label(size)}: {len(lat)} of {count} received")
-                        keep(key, place(where), size, lat, on_pub_cpu)
+                failures += len(lat) < 0.9 * want  # a bench, not a test: a few lost count as noise
+            keep(key, place(where), size, lat, on_pub_cpu[0])
 
     def p99(mode: str, size: int) -> float:
         d = dists.get((mode, size), {})
@@ -180,14 +212,16 @@ def run(quick: bool, out: Path) -> int:
         "p99_shm_over_iceoryx_64B_1cpu": ratio(p99("shm-block-1cpu", 64), p99("iceoryx-block-1cpu", 64)),
         "p99_4MB_over_64B": ratio(p99("shm-block", 4 << 20), p99("shm-block", 64)),
         "p99_busy_shm_over_iceoryx_64B": ratio(p99("shm-busy", 64), p99("iceoryx-busy", 64), 3),
+        "p99_shm_over_iceoryx2_64B": ratio(p99("shm-block", 64), p99("iceoryx2-block", 64)),
+        "p99_busy_shm_over_iceoryx2_64B": ratio(p99("shm-busy", 64), p99("iceoryx2-busy", 64), 3),
         "p99_route_over_inprocess_64B": ratio(p99("shm-route", 64), p99("inproc", 64)),
         "p99_shm_over_udp_64B": ratio(p99("shm-block", 64), p99("udp", 64), 3),
     }
     m = machine()
-    modes = [key for key, _, _ in (*TAKT_ROWS, *ICEORYX_ROWS) if any((key, s) in dists for s in SIZES)]
+    modes = [key for key, _, _ in (*TAKT_ROWS, *ICEORYX_ROWS, *ICEORYX2_ROWS) if any((key, s) in dists for s in SIZES)]
     md = [f"# shm: publish -> callback between two processes, beside one process and iceoryx", "",
-          f"Command: `{command(NAME, quick)}` on {machine_line(m)}; {count} messages per row, one every "
-          "1 ms at every size. takt's and iceoryx's programs are placed alike (bench/shm/placement.h): "
+          f"Command: `{command(NAME, quick)}` on {machine_line(m)}; {count} messages per cell, one every "
+          f"1 ms at every size, in {blocks} interleaved block(s) of {per_block} (sizes and rows in turn). takt's and iceoryx's programs are placed alike (bench/shm/placement.h): "
           "the publisher pinned to one CPU at SCHED_FIFO 70, the receiver pinned to the other at "
           "SCHED_FIFO 80 when it sleeps, at the normal policy when it spins (a SCHED_FIFO spinner loses "
           "50 ms a second to the kernel's real-time bandwidth limit, docs/shm.md); the 1-CPU rows put "
@@ -199,6 +233,8 @@ def run(quick: bool, out: Path) -> int:
              "spin at SCHED_FIFO 80 (both programs alike)." if quick else ""), ""]
     if iceoryx_note:
         md += [f"iceoryx not measured: {iceoryx_note}", ""]
+    if iceoryx2_note:
+        md += [f"iceoryx2 not measured: {iceoryx2_note}", ""]
     md += ["| receiver | " + " | ".join(f"{size_label(s)} p50 / p99 / max" for s in SIZES)
            + " | placement (publisher -> receiver) | on the publisher's CPU |",
            "|---|" + "---:|" * len(SIZES) + "---|---:|"]
@@ -212,9 +248,9 @@ def run(quick: bool, out: Path) -> int:
                   + f" | {placement_text(where_of[mode])} | {on} of {of} |")
     md += ["", "Headline: " + ", ".join(f"{k} = {v}" for k, v in headline.items()), ""]
     if short:
-        md += ["Messages lost by iceoryx (its queue of 4 overflowed or a loan failed): " + "; ".join(short), ""]
+        md += ["Messages lost by iceoryx or iceoryx2 (a queue of 4 overflowed or a loan failed): " + "; ".join(short), ""]
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
-              "failures": failures, "iceoryx": iceoryx_note or "measured", "iceoryx_short": short, "headline": headline,
+              "failures": failures, "iceoryx": iceoryx_note or "measured", "iceoryx2": iceoryx2_note or "measured", "iceoryx_short": short, "headline": headline,
               "rows": rows}
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
