@@ -3,7 +3,7 @@
  *   takt-bench-rosrt overhead EXEC SCENARIO COUNT PERIOD_US local|udp|shm
  *       publish -> callback start, the publisher in this process (local) or in a child process
  *       over a UDP link on loopback (udp) or a shared-memory topic (shm: routed out of the child's
- *       topic and into this process's, takt/shm.h). SCENARIO: single | dummy100 (100 more subscriptions to
+ *       topic in its publishing thread and into this process's, takt/shm.h). SCENARIO: single | dummy100 (100 more subscriptions to
  *       a topic nobody publishes) | fanout10 (10 subscriptions to the published topic).
  *   takt-bench-rosrt timer EXEC PERIOD_US COUNT NTIMERS
  *       start-to-start jitter of NTIMERS timers of one period (EXEC raw: a thread per timer
@@ -222,10 +222,13 @@ static int publisher_process(int go_fd, const char *spec, transport_t tr, long c
     takt_node_t *out;
     CHECK("node", takt_node_create(ctx, "shm_out", &out));
     takt_shm_topic_config_t tc = shm_topic();
+    /* the copy into the segment runs in the publishing thread; TAKT_BENCH_ROUTE_JOB=1 (a
+     * measurement aid) makes it a job of the tide executor at the callbacks' priority instead */
     takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
     attr.priority = CB_PRIO;
+    bool as_job = getenv("TAKT_BENCH_ROUTE_JOB") != NULL;
     takt_shm_pub_t *sp;
-    CHECK("route out", takt_shm_route_out(shm, &tc, out, t, &attr, &sp));
+    CHECK("route out", takt_shm_route_out(shm, &tc, out, t, as_job ? &attr : NULL, &sp));
     CHECK("add", takt_executor_add_node(e, out));
   } else {
     open_side(ctx, &s, "bridge_pub", spec);

@@ -210,9 +210,14 @@ takt_err_t takt_shm_stats(takt_shm_t *shm, takt_shm_stats_t *out);
 takt_err_t takt_shm_route_in(takt_shm_t *shm, const takt_shm_topic_config_t *cfg, int32_t priority,
                              takt_node_t *node, takt_topic_t *local, takt_shm_sub_t **out);
 /**
- * Route a local topic out: a subscription on node (attributes attr: its priority orders the
- * copy among the node's callbacks) whose callback loans a slot, copies the message and publishes
- * it with the message's t_info and the job's absolute deadline. Publish failures are counted.
+ * Route a local topic out: each message published to `local` is copied into a slot of the shared
+ * topic and published there with the message's t_info and the absolute deadline of the job that
+ * runs the copy. attr NULL: the copy runs in every publishing thread, right after the local
+ * subscribers' executors were told (no executor, no wake-up on the way out: the publishing job's
+ * deadline travels; node is not used); one such route per local topic (TAKT_EBUSY for a second).
+ * attr given: a subscription on node at attr (its priority orders the copy among the node's
+ * callbacks; the node's executor runs it), for a publisher that must not spend the copy itself.
+ * Publish failures are counted (takt_shm_route_failures).
  */
 takt_err_t takt_shm_route_out(takt_shm_t *shm, const takt_shm_topic_config_t *cfg,
                               takt_node_t *node, takt_topic_t *local,

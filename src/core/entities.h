@@ -74,6 +74,10 @@ typedef struct takt__slot {
   uint16_t hard_unread;  /* [topic] HARD subscriptions that have not fetched it: kept */
 } takt__slot_t;
 
+/* A topic's tap: sees every publication of the topic, in the publishing thread, with the bytes
+ * the publisher passed and the header the topic gave them (takt__topic_set_tap). */
+typedef void (*takt__tap_fn)(void *user, const takt_message_t *msg);
+
 struct takt_topic {
   char name[TAKT_NAME_MAX];
   takt_context_t *ctx;              /* [const] */
@@ -94,6 +98,10 @@ struct takt_topic {
   _Atomic uint32_t notifiers;       /* [atomic] publications walking subscriptions now */
   _Atomic uint32_t quiesce_waiting; /* [atomic] a writer waits for notifiers == 0 */
   takt_wakeup_t quiet;              /* posted when notifiers drops to zero for that writer */
+  /* [topic], and changed only while no publication notifies: called by each publication in the
+   * publishing thread, after the topic lock and the local wake-ups (a shared-memory route out) */
+  takt__tap_fn tap;
+  void *tap_user;
   takt__link_t ctx_link;            /* [ctx] */
   uint32_t trace_id;                /* [const] 1, 2, ... in creation order (traces name it) */
 };

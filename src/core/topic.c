@@ -63,7 +63,10 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   if (topic == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = topic->ctx;
   takt__lock(ctx);
-  if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions)) {
+  takt__lock_take(&topic->lock);
+  bool tapped = topic->tap != NULL; /* a route out still writes from it */
+  takt__lock_give(&topic->lock);
+  if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions) || tapped) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
@@ -221,6 +224,9 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
   bool notify = false, timed = t->timing != NULL;
+  takt__tap_fn tap = t->tap;
+  void *tap_user = t->tap_user;
+  takt_msg_header_t hdr = sl->hdr; /* the tap's copy: the slot may be reused once unlocked */
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
@@ -229,7 +235,7 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   }
   if (tm != NULL && timed) /* no constraint on the topic or its subscribers: no timing lock */
     tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
-  if (notify) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
+  if (notify || tap != NULL) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
   uint32_t seq = sl->hdr.seq;
   takt__lock_give(&t->lock);
   takt__trace_t *tr = takt__trace_of(ctx);
@@ -259,9 +265,29 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
       run[n++] = &s->cb;
     }
     if (n > 0) run_d->arrivals(run_d, run, n);
-    takt__notify_done(t);
+    if (tap == NULL) takt__notify_done(t);
     takt__defer_scope_end();
   }
+  if (tap != NULL) {
+    /* after the local wake-ups went out: the tap (a copy into shared memory) is the slower path */
+    takt_message_t msg = {.header = hdr, .data = data, .size = size, .usefulness = 1.0f};
+    tap(tap_user, &msg);
+    takt__notify_done(t);
+  }
+  return TAKT_OK;
+}
+
+takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user) {
+  if (t == NULL) return TAKT_EINVAL;
+  takt__lock_take(&t->lock);
+  if (fn != NULL && t->tap != NULL) {
+    takt__lock_give(&t->lock);
+    return TAKT_EBUSY;
+  }
+  takt__quiesce_locked(&t->lock, &t->notifiers, &t->quiesce_waiting, &t->quiet);
+  t->tap = fn;
+  t->tap_user = fn != NULL ? user : NULL;
+  takt__lock_give(&t->lock);
   return TAKT_OK;
 }
 

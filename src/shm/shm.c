@@ -10,6 +10,8 @@
 #include "takt/port.h"
 #include "takt/port_shm.h"
 #include "takt/shm.h"
+#include "core/callbacks.h"
+#include "core/entities.h"
 #include "core/job.h"
 #include "core/mem.h"
 
@@ -53,7 +55,8 @@ struct takt_shm_pub {
   topic_ref_t ref;
   uint32_t topic, rec;
   bool used, route;
-  takt_subscription_t *local_sub; /* route out */
+  takt_subscription_t *local_sub; /* route out through a job */
+  takt_topic_t *tapped;           /* route out in the publishing thread: the local topic */
 };
 
 struct takt_shm_sub {
@@ -545,6 +548,10 @@ takt_err_t takt_shm_publisher_destroy(takt_shm_pub_t *pub) {
   if (pub->local_sub != NULL) {
     TAKT_RETURN_IF_ERR(takt_subscription_destroy(pub->local_sub));
     pub->local_sub = NULL;
+  }
+  if (pub->tapped != NULL) { /* returns once no publication writes through it any more */
+    TAKT_RETURN_IF_ERR(takt__topic_set_tap(pub->tapped, NULL, NULL));
+    pub->tapped = NULL;
   }
   topic_ref_t r = pub->ref;
   TAKT_RETURN_IF_ERR(topic_lock(&r));
@@ -1097,12 +1104,30 @@ takt_err_t takt_shm_route_in(takt_shm_t *s, const takt_shm_topic_config_t *c, in
   return TAKT_OK;
 }
 
-static void route_out_cb(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
-  (void)sub;
+/* 1 if msg was published into its local topic by this process's route in (a message that came
+ * from the segment): a process that routes a topic both ways does not send it back out, where the
+ * other processes would take it a second time (and route it back again). */
+static bool came_from_segment(takt_shm_t *s, const takt_message_t *msg) {
+  for (uint32_t i = 0; i < s->max_local; i++) {
+    const takt_shm_sub_t *sub = &s->subs[i];
+    if (sub->used && sub->local_pub != NULL && sub->local_pub->id == msg->header.source) return true;
+  }
+  return false;
+}
+
+/* The copy into the segment, with the message's origin time and the running job's absolute
+ * deadline: the publishing job's in the publishing thread (a tap), the route's own job otherwise. */
+static void route_out_write(void *user, const takt_message_t *msg) {
   takt_shm_pub_t *pub = user;
+  if (came_from_segment(pub->shm, msg)) return;
   takt_err_t rc = takt_shm_write(pub, msg->data, msg->size, msg->header.t_info,
                                  takt_job_deadline(), 0);
   if (rc != TAKT_OK) atomic_fetch_add_explicit(&pub->shm->route_failures, 1, memory_order_relaxed);
+}
+
+static void route_out_cb(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
+  (void)sub;
+  route_out_write(user, msg);
 }
 
 takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, takt_node_t *node,
@@ -1118,12 +1143,17 @@ takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, t
     pubrec(&r, h->rec)->flags |= PUB_SKIP_OWN; /* this process has the message locally already */
     topic_unlock(&r);
   }
-  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  o.depth = c->depth;
-  if (attr != NULL) o.attr = *attr;
-  char name[32];
-  snprintf(name, sizeof name, "shm_out%u", s->route_names++);
-  if (rc == TAKT_OK) rc = takt_subscription_create(node, local, name, route_out_cb, h, &o, &h->local_sub);
+  if (rc == TAKT_OK && attr == NULL) { /* in the publishing thread */
+    rc = takt__topic_set_tap(local, route_out_write, h);
+    if (rc == TAKT_OK) h->tapped = local;
+  } else if (rc == TAKT_OK) { /* a job of node at attr */
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.depth = c->depth;
+    o.attr = *attr;
+    char name[32];
+    snprintf(name, sizeof name, "shm_out%u", s->route_names++);
+    rc = takt_subscription_create(node, local, name, route_out_cb, h, &o, &h->local_sub);
+  }
   if (rc != TAKT_OK) {
     (void)takt_shm_publisher_destroy(h);
     return rc;

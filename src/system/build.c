@@ -619,20 +619,17 @@ static takt_err_t build_shared(takt_system_t *s) {
                                   .max_subs = SHM_MAX_PROCS, .max_pubs = SHM_MAX_PROCS,
                                   .policy = TAKT_SHM_KEEP_LAST};
     bool out = false, in = false;
-    int32_t out_prio = 0, in_prio = 0;
+    int32_t in_prio = 0;
     for (uint32_t c = 0; c < s->desc.n_callbacks; c++) {
       const takt_system_callback_t *d = &s->desc.callbacks[c];
       takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
       if (s->cbs[c].cb != NULL) takt_callback_get_attr(s->cbs[c].cb, &a);
-      if (publishes(d, t->name) && (!out || a.priority > out_prio)) out_prio = a.priority, out = true;
+      out = out || publishes(d, t->name);
       if (reads(d, t->name) && (!in || a.priority > in_prio)) in_prio = a.priority, in = true;
     }
-    if (out) {
-      /* the copy into the segment runs as the next step of the publishing chain */
-      takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
-      a.priority = out_prio;
-      rc = takt_shm_route_out(s->shm, &tc, s->shm_node, s->topics[i], &a, NULL);
-    }
+    /* the copy into the segment runs in the publishing callback's thread, right after its local
+     * subscribers were told: no hand-off on the way out, and the publishing job's deadline travels */
+    if (out) rc = takt_shm_route_out(s->shm, &tc, s->shm_node, s->topics[i], NULL, NULL);
     if (rc == TAKT_OK && in) rc = takt_shm_route_in(s->shm, &tc, in_prio, s->shm_node, s->topics[i], NULL);
     if (rc < 0) return fail(s, t->line, rc, "shared topic '%s': %s", t->name, takt_strerror(rc));
   }

@@ -1154,14 +1154,80 @@ TEST_F(Shm, TideTakesRoutedArrivalsAsASourceByPriority) {
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
 }
 
-TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
+// Route out of a local topic: each publication reaches the other process with its origin time.
+// Without attributes the copy runs in the publishing thread (no executor in this process runs
+// anything until the child has all three); with attributes it is a job of the node's executor (the
+// child has nothing until the executor spins). Either way a process's own route never delivers
+// back to it.
+// A process that routes one topic both ways (it reads and publishes it) does not send what it
+// received back out: the other process's message is taken here once and the segment counts one
+// publication; a message published here goes out (two). Without the check each would echo between
+// the processes for ever.
+TEST_F(Shm, RoutedBothWaysNothingIsSentBack) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "both", &node), TAKT_OK);
+  takt_topic_t *t;
+  ASSERT_EQ(takt_topic_create(ctx, "both_local", msg_type(), 4, &t), TAKT_OK);
+  Seen seen;
+  takt_subscription_t *sub;
+  ASSERT_EQ(takt_subscription_create(node, t, "reader", record_cb, &seen, nullptr, &sub), TAKT_OK);
+  auto c = topic("both_shared");
+  ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &c, 5, node, t, nullptr), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  ASSERT_EQ(takt_shm_serve(shm, ex), TAKT_OK); // arrivals handed on in spin_some's thread
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_pub_t *p;
+    if (takt_shm_publisher_create(s, &c, &p) != TAKT_OK) _exit(92);
+    Msg m{5};
+    if (takt_shm_write(p, &m, sizeof m, TAKT_SHM_NOW, 0, 0) != TAKT_OK) _exit(93);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 94);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  EXPECT_EQ(seen.values, std::vector<uint64_t>{5});
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "both_shared", &st), TAKT_OK);
+  EXPECT_EQ(st.published, 1u);
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_publisher_create(node, t, &pub), TAKT_OK);
+  Msg m{6};
+  ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  EXPECT_EQ(seen.values, (std::vector<uint64_t>{5, 6}));
+  ASSERT_EQ(takt_shm_topic_stats(shm, "both_shared", &st), TAKT_OK);
+  EXPECT_EQ(st.published, 2u);
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+class ShmRoute : public Shm {
+protected:
+  void route_out_case(bool as_job, const char *shared);
+};
+
+void ShmRoute::route_out_case(bool as_job, const char *shared) {
   attach();
   takt_node_t *node;
   ASSERT_EQ(takt_node_create(ctx, "producer", &node), TAKT_OK);
   takt_topic_t *t;
   ASSERT_EQ(takt_topic_create(ctx, "out_local", msg_type(), 8, &t), TAKT_OK);
-  auto c = topic("out_shared");
-  ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_OK);
+  takt_shm_topic_config_t c = topic(shared);
+  takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+  ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, as_job ? &attr : nullptr, nullptr), TAKT_OK);
   takt_shm_sub_t *sub;
   ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK); // same process: skipped
   takt_publisher_t *pub;
@@ -1169,8 +1235,9 @@ TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
   takt_executor_t *ex;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
-  int ready[2];
+  int ready[2], got[2];
   ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(got), 0);
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -1188,25 +1255,129 @@ TEST_F(Shm, RouteOutCarriesOriginTimeAndDeadline) {
       if (smp.header.t_info != 500 + static_cast<int64_t>(k)) _exit(95);
       (void)takt_shm_release(cs, &smp);
     }
+    post(got[1]);
     _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 96);
   }
+  close(ready[1]); // the child's ends only: a child that ends early ends the reads below
+  close(got[1]);
   ASSERT_TRUE(await(ready[0]));
   for (uint64_t k = 0; k < 3; k++) {
     Msg m{7 + k};
     ASSERT_EQ(takt_publish_at(pub, &m, sizeof m, 500 + static_cast<int64_t>(k)), TAKT_OK);
   }
-  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  takt_shm_stats_t before;
+  ASSERT_EQ(takt_shm_stats(shm, &before), TAKT_OK);
+  if (as_job) {
+    EXPECT_EQ(before.wake_calls, 0u); // nothing written yet: the copies wait for the executor
+    ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  }
+  ASSERT_TRUE(await(got[0])); // without the job mode's spin: written by takt_publish_at itself
   EXPECT_EQ(wait_child(child), 0);
   EXPECT_EQ(takt_shm_pending(sub), 0u); // not delivered back to its own process
   EXPECT_EQ(takt_shm_route_failures(shm), 0u);
   ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  // the route still holds the topic (in the publishing thread: only its tap does); detaching
+  // takes the route off
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_EBUSY);
   EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
   shm = nullptr;
-  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
   close(ready[0]);
-  close(ready[1]);
+  close(got[0]);
+}
+
+TEST_F(ShmRoute, RouteOutInThePublishingThreadCarriesOriginTime) {
+  route_out_case(false, "out_shared");
+}
+
+TEST_F(ShmRoute, RouteOutAsAJobCarriesOriginTime) { route_out_case(true, "out_shared_job"); }
+
+// One route out in the publishing thread per local topic; the publishing job's absolute deadline
+// travels with the copy: a timer's job (release + its 50 ms deadline) publishes once, and the far
+// side sends back the deadline it read in the header.
+struct DlPublisher {
+  takt_publisher_t *pub = nullptr;
+  std::atomic<int64_t> deadline{0};
+  std::atomic<int> runs{0};
+};
+
+void dl_timer_cb(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  auto *d = static_cast<DlPublisher *>(user);
+  if (d->runs++ != 0) return;
+  d->deadline = takt_job_deadline();
+  Msg m{1};
+  (void)takt_publish(d->pub, &m, sizeof m);
+}
+
+TEST_F(Shm, RouteOutCarriesPublishingJobsDeadline) {
+  attach();
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "dl_out", &node), TAKT_OK);
+  takt_topic_t *t;
+  ASSERT_EQ(takt_topic_create(ctx, "dl_local", msg_type(), 8, &t), TAKT_OK);
+  auto c = topic("dl_shared");
+  ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_OK);
+  EXPECT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_EBUSY);
+  DlPublisher d;
+  ASSERT_EQ(takt_publisher_create(node, t, &d.pub), TAKT_OK);
+  int ready[2], back[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(back), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_context_t *cctx;
+    takt_shm_t *s = child_attach(&cctx);
+    takt_shm_sub_t *far;
+    if (takt_shm_subscriber_create(s, &c, 1, &far) != TAKT_OK) _exit(92);
+    post(ready[1]);
+    takt_shm_sample_t smp;
+    int64_t until = takt_time_now() + 10000000000LL;
+    while (takt_shm_take(far, &smp) == TAKT_EAGAIN)
+      if (takt_shm_wait(s, until) == TAKT_ETIMEDOUT) _exit(93);
+    int64_t seen = smp.header.deadline;
+    if (write(back[1], &seen, sizeof seen) != static_cast<ssize_t>(sizeof seen)) _exit(94);
+    (void)takt_shm_release(far, &smp);
+    _exit(takt_shm_detach(s) == TAKT_OK ? 0 : 96);
+  }
+  close(ready[1]); // the child's ends only: a child that ends early ends the reads below
+  close(back[1]);
+  ASSERT_TRUE(await(ready[0]));
+  takt_callback_attr_t ta = TAKT_CALLBACK_ATTR_DEFAULT;
+  ta.deadline_ns = 50000000;
+  takt_timer_t *timer;
+  ASSERT_EQ(takt_timer_create(node, "tick", 1000000, 0, dl_timer_cb, &d, &ta, &timer), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  int64_t far_deadline = 0;
+  // the executor runs until the far side answered (waiting for the reply, not ordering anything)
+  takt_thread_t spinner;
+  takt_thread_attr_t sa = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  ASSERT_EQ(takt_thread_create(&spinner, &sa,
+                               [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); },
+                               ex),
+            TAKT_OK);
+  ssize_t n = read(back[0], &far_deadline, sizeof far_deadline);
+  takt_executor_stop(ex);
+  ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
+  EXPECT_EQ(n, static_cast<ssize_t>(sizeof far_deadline));
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_GT(d.deadline.load(), 0);
+  EXPECT_NE(d.deadline.load(), TAKT_TIME_INFINITE);
+  EXPECT_EQ(far_deadline, d.deadline.load());
+  EXPECT_EQ(takt_shm_route_failures(shm), 0u);
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_timer_destroy(timer), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(d.pub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  close(ready[0]);
+  close(back[0]);
 }
 
 // A message-released job on the far side inherits the publishing job's absolute deadline (preempt,

@@ -217,8 +217,8 @@ def run(quick: bool, out: Path) -> int:
           f"{result['overhead']['blocks']} blocks x {result['overhead']['count_per_block']} publications every "
           f"{result['overhead']['period_us']} µs. two processes: the publisher is a child process whose bridge "
           "exports the topic over `udp:` on loopback (one frame per datagram); the subscriber's bridge imports it. "
-          "shared memory: the child's topic is routed out to a shared-memory topic (`takt_shm_route_out`, run by its "
-          "tide executor) and into the subscriber's local topic (`takt_shm_route_in`: tide takes the arrivals itself "
+          "shared memory: the child's topic is routed out to a shared-memory topic (`takt_shm_route_out`: the copy "
+          "runs in the publishing thread) and into the subscriber's local topic (`takt_shm_route_in`: tide takes the arrivals itself "
           "as an executor source, the others from the segment's receive thread at SCHED_FIFO 90). "
           "fanout10: tide and single-threaded waitset get one executor (one thread) per subscription, as ROS^RT "
           "did for its single-threaded executors; preempt uses its default pool (2 workers per CPU).", "",
