@@ -90,6 +90,7 @@ struct takt_system {
   takt_shm_t *shm;        /* shared topics: this process's attachment */
   takt_node_t *shm_node;  /* the routes' subscriptions and publishers */
   takt_bridge_t *dds_bridge; /* the dds: section's bridge (its backend is the DDS one) */
+  void *dds;                 /* its takt_dds_t (takt_system_dds_matched) */
   /* a ROS-typed topic carried over DDS travels as its type's CDR (the topic's own support is ROS 1's) */
   takt_type_support_t dds_wire[MAX_TOPICS];
   takt_type_support_t dds_srv_wire[TAKT_SYSTEM_MAX_ROUTES][2]; /* typed DDS services' halves */
@@ -647,6 +648,18 @@ static takt_err_t build_shared(takt_system_t *s) {
 
 takt_shm_t *takt_system_shm(const takt_system_t *s) { return s->shm; }
 
+int32_t takt_system_dds_matched(const takt_system_t *s, const char *topic) {
+#if TAKT_SYSTEM_WITH_DDS
+  if (s == NULL || topic == NULL || s->dds == NULL) return -1;
+  int ti = takt_system_desc_find_topic(&s->desc, topic);
+  return ti < 0 ? -1 : takt_dds_matched(s->dds, s->topics[ti]);
+#else
+  (void)s;
+  (void)topic;
+  return -1;
+#endif
+}
+
 /* Links: a daemon, a bridge node and a link each (after the topics exist). */
 static takt_err_t build_links(takt_system_t *s) {
   for (uint32_t i = 0; i < s->desc.n_links; i++) {
@@ -800,6 +813,7 @@ static takt_err_t build_dds(takt_system_t *s) {
     return fail(s, d->line, rc, "dds: the bridge: %s", takt_strerror(rc));
   }
   takt_dds_t *dds = takt_dds_of(be);
+  s->dds = dds;
   for (int dir = 0; dir < 2; dir++) {
     bool is_export = dir == 0;
     uint32_t count = is_export ? d->n_exports : d->n_imports;

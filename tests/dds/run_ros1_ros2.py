@@ -12,9 +12,10 @@ As run_peers.py: as root inside a network namespace with only `lo` (Cyclone pinn
   run_ros1_ros2.py --run TAKT_RUN --venv VENV
 
 With --run, the takt process is takt-run on a system file that says the same with routes only
-(SYSTEM_YAML: each topic imported from one side and exported to the other, no callbacks). Not a
-ctest yet: in some runs the rclpy listener's graph does not show takt-run's DDS writers within
-40 s (docs/ros2.md).
+(SYSTEM_YAML: each topic imported from one side and exported to the other, no callbacks); the
+talkers start once takt-run says that its DDS writers matched the rclpy listeners (`dds: export
+TOPIC matched 1 reader(s)`), as the C bridge says "ready". (Waiting for the rclpy listener's graph
+to show takt-run's writers instead failed in some runs: docs/ros2.md.)
 """
 from __future__ import annotations
 
@@ -72,8 +73,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_line(p: subprocess.Popen, want: str, timeout: float, seen: list[str]) -> bool:
-    """Read p's output lines (kept in seen) until one equals want; False at EOF or timeout."""
+def wait_line(p: subprocess.Popen, want: str | set[str], timeout: float, seen: list[str]) -> bool:
+    """Read p's output lines (kept in seen) until one equals want (every one of a set of lines,
+    in any order); False at EOF or timeout."""
+    missing = {want} if isinstance(want, str) else set(want)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         r, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))
@@ -83,7 +86,8 @@ def wait_line(p: subprocess.Popen, want: str, timeout: float, seen: list[str]) -
         if not line:
             return False
         seen.append(line)
-        if line.strip() == want:
+        missing.discard(line.strip())
+        if not missing:
             return True
     return False
 
@@ -129,7 +133,6 @@ def main() -> int:
             yaml.write_text(SYSTEM_YAML.format(master=master, domain=domain, interface="  interface: lo\n"
                                                if os.environ.get(NETNS_ENV) else ""))
             bridge = start([a.run, str(yaml), "--no-introspect"])
-            listen = "listen-seen"  # takt-run says no "ready": the rclpy listeners see its writers
         else:
             bridge = start([a.bridge, master, str(domain), str(COUNT), "60"])
         r2_listener = start(ros2 + [listen, "r1_to_r2", "string", str(COUNT), "60"])
@@ -142,8 +145,9 @@ def main() -> int:
         early: dict[str, list[str]] = {"takt bridge": [], "rospy listener": [], "rospy stamped echo": [],
                                        "rclpy listener": [], "rclpy stamped listener": []}
         ready = [(r1_listener, "ready", "rospy listener"), (p1_echo, "stamped: subscribed", "rospy stamped echo")]
-        if a.run:  # (takt-run made its DDS writers together: one seen, both are there)
-            ready += [(r2_listener, "publisher seen", "rclpy listener")]
+        if a.run:  # takt-run says when its DDS writers matched the rclpy listeners' readers
+            ready.insert(0, (bridge, {"dds: export r1_to_r2 matched 1 reader(s)",
+                                      "dds: export p_r1_to_r2 matched 1 reader(s)"}, "takt bridge"))
         else:
             ready.insert(0, (bridge, "ready", "takt bridge"))
         if not all(wait_line(p, want, 40, early[name]) for p, want, name in ready):

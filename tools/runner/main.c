@@ -233,6 +233,25 @@ static void fmt_ns(char *buf, size_t n, int64_t ns) {
   else snprintf(buf, n, "%.0fus", (double)ns / 1e3);
 }
 
+/* The dds: routes' matches, said when a route finds its first DDS peer or loses its last (a
+ * line each: what a user starting the ROS 2 side waits for). last: the counts seen before. */
+static void report_dds_matches(runner_t *r, int32_t *last) {
+  const takt_system_dds_t *d = &r->desc.dds;
+  if (!d->enabled) return;
+  for (int dir = 0; dir < 2; dir++) {
+    uint32_t n = dir == 0 ? d->n_exports : d->n_imports;
+    for (uint32_t k = 0; k < n; k++) {
+      const char *topic = dir == 0 ? d->exports[k].topic : d->imports[k].topic;
+      int32_t *was = &last[(uint32_t)dir * TAKT_SYSTEM_MAX_ROUTES + k];
+      int32_t m = takt_system_dds_matched(r->sys, topic);
+      const char *way = dir == 0 ? "export" : "import", *peer = dir == 0 ? "reader" : "writer";
+      if (m > 0 && *was <= 0) printf("dds: %s %s matched %d %s(s)\n", way, topic, (int)m, peer);
+      else if (m <= 0 && *was > 0) printf("dds: %s %s: no %s matched now\n", way, topic, peer);
+      *was = m;
+    }
+  }
+}
+
 static int print_table(runner_t *r, FILE *out, double t, double total) {
   const char *eol = r->tty ? "\033[K\n" : "\n"; /* clear the rest of a redrawn line */
   const takt_system_desc_t *d = &r->desc;
@@ -697,6 +716,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
 
   int drawn = 0;
+  int32_t dds_seen[2 * TAKT_SYSTEM_MAX_ROUTES] = {0};
   /* Wait for the next report tick, the end of the spin or a stop signal (the wake object, read
    * as an I/O object: its count is consumed). A stop asked before the spin began is not kept by
    * the executor, so it is asked again every 20 ms until the spin has returned. */
@@ -725,6 +745,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
                (double)st.latency.p99 / 1e6, (unsigned long long)st.deadline_misses);
       }
       printf("\n");
+      report_dds_matches(r, dds_seen);
       fflush(stdout);
     }
   }
