@@ -214,7 +214,8 @@ takt_err_t takt_shm_route_in(takt_shm_t *shm, const takt_shm_topic_config_t *cfg
  * topic and published there with the message's t_info and the absolute deadline of the job that
  * runs the copy. attr NULL: the copy runs in every publishing thread, right after the local
  * subscribers' executors were told (no executor, no wake-up on the way out: the publishing job's
- * deadline travels; node is not used); one such route per local topic (TAKT_EBUSY for a second).
+ * deadline travels; node is not used and may be NULL); one such route per local topic (TAKT_EBUSY
+ * for a second).
  * attr given: a subscription on node at attr (its priority orders the copy among the node's
  * callbacks; the node's executor runs it), for a publisher that must not spend the copy itself.
  * Publish failures are counted (takt_shm_route_failures).

@@ -1133,7 +1133,7 @@ static void route_out_cb(takt_subscription_t *sub, const takt_message_t *msg, vo
 takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, takt_node_t *node,
                               takt_topic_t *local, const takt_callback_attr_t *attr,
                               takt_shm_pub_t **out) {
-  if (s == NULL || c == NULL || node == NULL || local == NULL) return TAKT_EINVAL;
+  if (s == NULL || c == NULL || local == NULL || (attr != NULL && node == NULL)) return TAKT_EINVAL;
   if (takt_topic_type(local)->size > c->msg_size) return TAKT_ESIZE;
   takt_shm_pub_t *h;
   TAKT_RETURN_IF_ERR(takt_shm_publisher_create(s, c, &h));

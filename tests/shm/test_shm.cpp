@@ -1319,7 +1319,9 @@ TEST_F(Shm, RouteOutCarriesPublishingJobsDeadline) {
   ASSERT_EQ(takt_topic_create(ctx, "dl_local", msg_type(), 8, &t), TAKT_OK);
   auto c = topic("dl_shared");
   ASSERT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_OK);
-  EXPECT_EQ(takt_shm_route_out(shm, &c, node, t, nullptr, nullptr), TAKT_EBUSY);
+  EXPECT_EQ(takt_shm_route_out(shm, &c, nullptr, t, nullptr, nullptr), TAKT_EBUSY); // one tap
+  takt_callback_attr_t job = TAKT_CALLBACK_ATTR_DEFAULT;
+  EXPECT_EQ(takt_shm_route_out(shm, &c, nullptr, t, &job, nullptr), TAKT_EINVAL); // a job's node
   DlPublisher d;
   ASSERT_EQ(takt_publisher_create(node, t, &d.pub), TAKT_OK);
   int ready[2], back[2];
@@ -1356,10 +1358,8 @@ TEST_F(Shm, RouteOutCarriesPublishingJobsDeadline) {
   // the executor runs until the far side answered (waiting for the reply, not ordering anything)
   takt_thread_t spinner;
   takt_thread_attr_t sa = {"spin", TAKT_SCHED_OTHER, 0, -1};
-  ASSERT_EQ(takt_thread_create(&spinner, &sa,
-                               [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); },
-                               ex),
-            TAKT_OK);
+  auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
+  ASSERT_EQ(takt_thread_create(&spinner, &sa, spin, ex), TAKT_OK);
   ssize_t n = read(back[0], &far_deadline, sizeof far_deadline);
   takt_executor_stop(ex);
   ASSERT_EQ(takt_thread_join(&spinner), TAKT_OK);
@@ -1497,10 +1497,26 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
   takt_executor_t *ex;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &ex), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  // a timer that runs once when the spin has begun: preempt releases arrivals only while it
+  // spins (before, they wait for the spin's start and then run after the thread drained them
+  // all), so the receive thread starts after it has run (seen failing on a loaded machine, where
+  // the SCHED_OTHER spinner thread began late)
+  std::atomic<int> spinning{0};
+  takt_timer_t *started;
+  auto started_cb = [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+    static_cast<std::atomic<int> *>(u)->store(1);
+  };
+  ASSERT_EQ(takt_timer_create(node, "started", 3600 * TAKT_NS_PER_S, 0, started_cb, &spinning,
+                              nullptr, &started),
+            TAKT_OK);
   takt_thread_t spinner;
   takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
   auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
   ASSERT_EQ(takt_thread_create(&spinner, &ta, spin, ex), TAKT_OK);
+  int64_t begun_by = takt_time_now() + 10000000000LL;
+  while (spinning.load() == 0 && takt_time_now() < begun_by)
+    takt_sleep_until(takt_time_now() + 1000000); // waiting for the spin to begin, not ordering
+  ASSERT_EQ(spinning.load(), 1);
 
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -1552,6 +1568,7 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
   ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
   EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
   shm = nullptr;
+  EXPECT_EQ(takt_timer_destroy(started), TAKT_OK);
   EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
   EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
