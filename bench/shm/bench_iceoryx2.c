@@ -120,7 +120,8 @@ static int receiver(const char *base, bool busy, uint32_t size, uint32_t count, 
   int64_t until = now_ns() + (int64_t)count * period + 5000000000LL;
   while (n < count && now_ns() < until) {
     iox2_sample_h sample = NULL;
-    if (iox2_subscriber_receive(&sub, NULL, &sample) == IOX2_OK && sample != NULL) {
+    iox2_sample_t storage; /* the handle's storage on the stack: no allocation per message */
+    if (iox2_subscriber_receive(&sub, &storage, &sample) == IOX2_OK && sample != NULL) {
       int64_t t = now_ns(), sent;
       const void *payload;
       c_size_t len;
@@ -204,7 +205,8 @@ int main(int argc, char **argv) {
     sleep_until(next);
     next += period;
     iox2_sample_mut_h sample = NULL;
-    if (iox2_publisher_loan(&pub, NULL, &sample) != IOX2_OK || sample == NULL) continue;
+    iox2_sample_mut_t storage; /* the handle's storage on the stack: no allocation per message */
+    if (iox2_publisher_loan(&pub, &storage, &sample) != IOX2_OK || sample == NULL) continue;
     void *payload;
     c_size_t len;
     iox2_sample_mut_payload_mut(&sample, &payload, &len);
