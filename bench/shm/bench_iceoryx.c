@@ -21,18 +21,6 @@
 #include "iceoryx_binding_c/wait_set.h"
 #include "placement.h"
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t t) {
-  struct timespec ts = {.tv_sec = (time_t)(t / 1000000000LL), .tv_nsec = (long)(t % 1000000000LL)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-  }
-}
-
 /* Each run its own service instance: a subscriber of an earlier run that RouDi has not cleaned up
  * yet must not count as this publisher's subscriber. */
 static char instance[32];
@@ -95,24 +83,12 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
 }
 
 int main(int argc, char **argv) {
-  const char *mode = "block";
-  uint32_t size = 64, count = 1000;
-  int64_t period = 1000000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
-    else if (strcmp(argv[i], "--size") == 0) size = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--count") == 0) count = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--period-us") == 0) period = strtoll(argv[i + 1], NULL, 10) * 1000;
-    else if (placement_option(&at, argv[i], argv[i + 1])) continue;
-    else {
-      fprintf(stderr, "takt-bench-iceoryx: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (size < 8 || count == 0 || period <= 0 || (strcmp(mode, "block") != 0 && strcmp(mode, "busy") != 0)) {
-    fprintf(stderr, "takt-bench-iceoryx: --mode block|busy, --size >= 8, --count >= 1\n");
-    return 2;
-  }
+  bench_row_t row = {.mode = "block", .size = 64, .count = 1000, .period_ns = 1000000};
+  int bad = bench_parse(argc, argv, "takt-bench-iceoryx", "block", "busy", &row, &at);
+  if (bad != 0) return bad;
+  const char *mode = row.mode;
+  uint32_t size = row.size, count = row.count;
+  int64_t period = row.period_ns;
   snprintf(instance, sizeof instance, "bench%d", (int)getpid());
   int fds[2];
   if (pipe(fds) != 0) return 3;

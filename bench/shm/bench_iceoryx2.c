@@ -21,18 +21,6 @@
 #include "iox2/iceoryx2.h"
 #include "placement.h"
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t t) {
-  struct timespec ts = {.tv_sec = (time_t)(t / 1000000000LL), .tv_nsec = (long)(t % 1000000000LL)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-  }
-}
-
 static placement_t at = PLACEMENT_DEFAULT;
 
 /* The services of one run, named after the publisher's pid: the data (publish-subscribe, a fixed
@@ -151,25 +139,13 @@ static int receiver(const char *base, bool busy, uint32_t size, uint32_t count, 
 }
 
 int main(int argc, char **argv) {
-  const char *mode = "block";
-  uint32_t size = 64, count = 1000;
-  int64_t period = 1000000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
-    else if (strcmp(argv[i], "--size") == 0) size = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--count") == 0) count = (uint32_t)strtoul(argv[i + 1], NULL, 10);
-    else if (strcmp(argv[i], "--period-us") == 0) period = strtoll(argv[i + 1], NULL, 10) * 1000;
-    else if (placement_option(&at, argv[i], argv[i + 1])) continue;
-    else {
-      fprintf(stderr, "takt-bench-iceoryx2: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  bench_row_t row = {.mode = "block", .size = 64, .count = 1000, .period_ns = 1000000};
+  int bad = bench_parse(argc, argv, "takt-bench-iceoryx2", "block", "busy", &row, &at);
+  if (bad != 0) return bad;
+  const char *mode = row.mode;
+  uint32_t size = row.size, count = row.count;
+  int64_t period = row.period_ns;
   bool busy = strcmp(mode, "busy") == 0;
-  if (size < 8 || count == 0 || period <= 0 || (!busy && strcmp(mode, "block") != 0)) {
-    fprintf(stderr, "takt-bench-iceoryx2: --mode block|busy, --size >= 8, --count >= 1\n");
-    return 2;
-  }
   iox2_set_log_level(iox2_log_level_e_ERROR);
   char base[48];
   snprintf(base, sizeof base, "takt-bench-%d", (int)getpid());

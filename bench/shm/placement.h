@@ -3,7 +3,8 @@
  * (SCHED_FIFO priority, or 0 for the normal policy), its memory locked and pre-faulted, and the
  * check that the publisher and the receiver really ran where they were put (the publisher writes
  * its CPU after the 8-byte time stamp; the receiver counts the messages taken on the same CPU).
- * Options of both programs: --pub-cpu N --recv-cpu N (-1: anywhere) --pub-prio P --recv-prio P. */
+ * Options of every program: --pub-cpu N --recv-cpu N (-1: anywhere) --pub-prio P --recv-prio P.
+ * Also the row's options and the clock the iceoryx and iceoryx2 programs share (bench_parse). */
 #ifndef TAKT_BENCH_SHM_PLACEMENT_H
 #define TAKT_BENCH_SHM_PLACEMENT_H
 
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 typedef struct {
   int pub_cpu, recv_cpu;   /* -1: wherever the kernel puts it */
@@ -47,6 +49,57 @@ static inline void placement_apply(int cpu, int prio) {
   if (sched_setscheduler(0, prio > 0 ? SCHED_FIFO : SCHED_OTHER, &sp) != 0 && prio > 0)
     fprintf(stderr, "bench: SCHED_FIFO %d not permitted\n", prio);
   if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) fprintf(stderr, "bench: mlockall failed\n");
+}
+
+/* CLOCK_MONOTONIC in ns (the stamp both sides read), and a sleep until such a time. */
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void sleep_until(int64_t t) {
+  struct timespec ts = {.tv_sec = (time_t)(t / 1000000000LL), .tv_nsec = (long)(t % 1000000000LL)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+/* The row every program runs: --mode M --size BYTES --count N --period-us P (the same options in
+ * each, parsed by one code). */
+typedef struct {
+  const char *mode;
+  uint32_t size, count;
+  int64_t period_ns;
+} bench_row_t;
+
+/* Parses one option of the row; 1 if it was one. */
+static inline int bench_row_option(bench_row_t *r, const char *opt, const char *val) {
+  if (strcmp(opt, "--mode") == 0) r->mode = val;
+  else if (strcmp(opt, "--size") == 0) r->size = (uint32_t)strtoul(val, NULL, 10);
+  else if (strcmp(opt, "--count") == 0) r->count = (uint32_t)strtoul(val, NULL, 10);
+  else if (strcmp(opt, "--period-us") == 0) r->period_ns = strtoll(val, NULL, 10) * 1000;
+  else return 0;
+  return 1;
+}
+
+/* The command line of a program of the iceoryx rows: the row's and the placement's options, and
+ * the row's bounds (--size >= 8 for the time stamp, --count >= 1, a period); modes (a, b) are the
+ * program's two. 0, or 2 after a line on stderr. */
+static inline int bench_parse(int argc, char **argv, const char *prog, const char *a, const char *b,
+                              bench_row_t *row, placement_t *at) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!bench_row_option(row, argv[i], argv[i + 1]) &&
+        !placement_option(at, argv[i], argv[i + 1])) {
+      fprintf(stderr, "%s: unknown option %s\n", prog, argv[i]);
+      return 2;
+    }
+  }
+  if (row->size < 8 || row->count == 0 || row->period_ns <= 0 ||
+      (strcmp(row->mode, a) != 0 && strcmp(row->mode, b) != 0)) {
+    fprintf(stderr, "%s: --mode %s|%s, --size >= 8, --count >= 1, --period-us >= 1\n", prog, a, b);
+    return 2;
+  }
+  return 0;
 }
 
 /* The publisher's CPU, written after the time stamp when the message has room. */
