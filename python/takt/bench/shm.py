@@ -199,7 +199,9 @@ def run(quick: bool, out: Path) -> int:
                 if len(lat) < want:  # the peer's losses are reported, not our failure
                     short.append(f"{key} {size_label(size)}: {len(lat)} of {want} received")
             else:
-                failures += len(lat) < 0.9 * want  # a bench, not a test: a few lost count as noise
+                # a bench, not a test: a few lost count as noise; the smoke (--quick, unpinned, beside
+                # other benchmarks) only checks that each program still delivers
+                failures += (len(lat) == 0) if quick else (len(lat) < 0.9 * want)
             keep(key, place(where), size, lat, on_pub_cpu[0])
 
     def p99(mode: str, size: int) -> float:
