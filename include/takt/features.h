@@ -81,6 +81,12 @@
 #define TAKT_PORT_CORTEXM 0
 #endif
 
+/* A topic's tap (a shared-memory route out that copies in the publishing thread): where the shm
+ * layer can exist, not on the Cortex-M port (its publish path stays as small as it was). */
+#ifndef TAKT_WITH_TOPIC_TAP
+#define TAKT_WITH_TOPIC_TAP (!TAKT_PORT_CORTEXM)
+#endif
+
 #if TAKT_WITH_TIMING && !(TAKT_WITH_PUBSUB && TAKT_WITH_RPC)
 #error "TAKT_WITH_TIMING validates publish-subscribe and RPC: it needs both compiled in"
 #endif

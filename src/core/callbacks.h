@@ -48,7 +48,9 @@ void takt__notify_done(takt_topic_t *t);
  * after the topic lock is let go and the local subscribers' executors were told, with the
  * publisher's bytes; a clear returns once no publication runs the old tap. TAKT_EBUSY when another
  * tap is set. Not from a tap or a callback of t. */
+#if TAKT_WITH_TOPIC_TAP
 takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user);
+#endif
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
 /** The same without the lock-free first answer (always under the topic lock). */

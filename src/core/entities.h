@@ -98,10 +98,12 @@ struct takt_topic {
   _Atomic uint32_t notifiers;       /* [atomic] publications walking subscriptions now */
   _Atomic uint32_t quiesce_waiting; /* [atomic] a writer waits for notifiers == 0 */
   takt_wakeup_t quiet;              /* posted when notifiers drops to zero for that writer */
+#if TAKT_WITH_TOPIC_TAP
   /* [topic], and changed only while no publication notifies: called by each publication in the
    * publishing thread, after the topic lock and the local wake-ups (a shared-memory route out) */
   takt__tap_fn tap;
   void *tap_user;
+#endif
   takt__link_t ctx_link;            /* [ctx] */
   uint32_t trace_id;                /* [const] 1, 2, ... in creation order (traces name it) */
 };

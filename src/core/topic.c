@@ -63,9 +63,12 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   if (topic == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = topic->ctx;
   takt__lock(ctx);
+  bool tapped = false; /* a route out still writes from it */
+#if TAKT_WITH_TOPIC_TAP
   takt__lock_take(&topic->lock);
-  bool tapped = topic->tap != NULL; /* a route out still writes from it */
+  tapped = topic->tap != NULL;
   takt__lock_give(&topic->lock);
+#endif
   if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions) || tapped) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
@@ -224,9 +227,13 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
   bool notify = false, timed = t->timing != NULL;
+#if TAKT_WITH_TOPIC_TAP
   takt__tap_fn tap = t->tap;
   void *tap_user = t->tap_user;
   takt_msg_header_t hdr = sl->hdr; /* the tap's copy: the slot may be reused once unlocked */
+#else
+  const void *tap = NULL;
+#endif
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
@@ -268,15 +275,18 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
     if (tap == NULL) takt__notify_done(t);
     takt__defer_scope_end();
   }
+#if TAKT_WITH_TOPIC_TAP
   if (tap != NULL) {
     /* after the local wake-ups went out: the tap (a copy into shared memory) is the slower path */
     takt_message_t msg = {.header = hdr, .data = data, .size = size, .usefulness = 1.0f};
     tap(tap_user, &msg);
     takt__notify_done(t);
   }
+#endif
   return TAKT_OK;
 }
 
+#if TAKT_WITH_TOPIC_TAP
 takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user) {
   if (t == NULL) return TAKT_EINVAL;
   takt__lock_take(&t->lock);
@@ -290,6 +300,7 @@ takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user) {
   takt__lock_give(&t->lock);
   return TAKT_OK;
 }
+#endif
 
 takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size) {
   if (pub == NULL) return TAKT_EINVAL;
