@@ -36,9 +36,8 @@ fi
 # are mostly downloads and unpacking.
 tools/deps_ros2.sh &
 ros2=$!
-# iceoryx2's C binding for takt bench shm (cargo, optional), built meanwhile too
-tools/deps_iceoryx2.sh &
-iox2=$!
+# (iceoryx2's C binding, a comparison in `takt bench shm`, is built by that benchmark when it
+# first runs in full: tools/deps_iceoryx2.sh, cargo, about a minute)
 
 PY=${PYTHON:-python3}
 stamp=.venv/.takt-deps
@@ -52,4 +51,3 @@ fi
 
 # The ROS 2 peers of the DDS tests (rclpy and cyclonedds from PyPI, Python 3.12).
 wait "$ros2"
-wait "$iox2"

@@ -3,7 +3,8 @@
 # iceoryx2-ffi 0.4.1, built with cargo into bench/shm/iceoryx2/target (a static library and the
 # C header its build script writes). Optional: without cargo, or when crates.io cannot be
 # reached, this says so and the benchmark runs without its iceoryx2 rows. Idempotent: nothing is
-# done when the library is newer than the crate's lock file.
+# done when the library is newer than the crate's lock file. The first full `takt bench shm` runs
+# it (`make deps` does not: nothing else uses iceoryx2).
 set -uo pipefail
 cd "$(dirname "$0")/../bench/shm/iceoryx2"
 lib=target/release/libiceoryx2_ffi_static.a

@@ -27,6 +27,16 @@ static char instance[32];
 
 static placement_t at = PLACEMENT_DEFAULT;
 
+/* The runtime's socket and lock file (/tmp/NAME, /tmp/NAME.lock): iceoryx removes them in
+ * destructors that a process ending with _exit does not run (below), so they are removed here. */
+static void remove_runtime_files(const char *name) {
+  char path[96];
+  snprintf(path, sizeof path, "/tmp/%s", name);
+  (void)unlink(path);
+  snprintf(path, sizeof path, "/tmp/%s.lock", name);
+  (void)unlink(path);
+}
+
 static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t period, int ready) {
   char name[64];
   snprintf(name, sizeof name, "takt-bench-sub-%d", (int)getpid());
@@ -79,6 +89,7 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
   if (ws != NULL) iox_ws_deinit(ws);
   iox_sub_deinit(sub);
   iox_runtime_shutdown();
+  remove_runtime_files(name);
   return 0;
 }
 
@@ -124,6 +135,7 @@ int main(int argc, char **argv) {
   waitpid(child, &st, 0);
   iox_pub_deinit(pub);
   iox_runtime_shutdown();
+  remove_runtime_files(name);
   /* _exit, not a return: at exit, the runtime's destructor joins its keep-alive thread, which
    * may be waiting without a timeout for RouDi's answer to a keep-alive sent as the runtime shut
    * down — an answer RouDi, the process unregistered, does not give (seen hanging for minutes) */

@@ -134,6 +134,35 @@ def sample(exe: Path, mode: str, where: str, size: int, count: int) -> Tuple[Lis
     return [float(v) for v in raw["lat_ns"]], int(raw.get("same_cpu", 0))
 
 
+def iceoryx2_program(build: bool) -> Tuple[Optional[Path], str]:
+    """takt-bench-iceoryx2, or None and why not. With build, in a source tree, its C binding is
+    built first when missing (tools/deps_iceoryx2.sh: cargo, about a minute the first time; `make
+    deps` leaves it out, as only this benchmark's full run uses it) and the program then."""
+    rel = "bench/takt-bench-iceoryx2"
+    try:
+        return native.program(rel), ""
+    except native.NativeMissing as e:
+        missing = f"{e} (tools/deps_iceoryx2.sh builds its C binding with cargo)"
+    script = native.repo_root() / "tools" / "deps_iceoryx2.sh"
+    if not build or not script.is_file() or not (native.build_dir() / "CMakeCache.txt").is_file():
+        return None, missing
+    subprocess.run([str(script)], check=False)
+    lib = native.repo_root() / "bench/shm/iceoryx2/target/release/libiceoryx2_ffi_static.a"
+    if not lib.is_file():
+        return None, "iceoryx2's C binding did not build (tools/deps_iceoryx2.sh said why)"
+    # the binding is found when the build tree is configured: configure again, build the program
+    for cmd in (["cmake", str(native.build_dir())],
+                ["cmake", "--build", str(native.build_dir()), "--target", "takt-bench-iceoryx2"]):
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            return None, f"{' '.join(cmd[:2])} ... failed: {last}"
+    try:
+        return native.program(rel), ""
+    except native.NativeMissing:
+        return None, missing
+
+
 def run(quick: bool, out: Path) -> int:
     count = 40 if quick else 2000
     takt_exe = native.program("bench/takt-bench-shm")
@@ -159,11 +188,7 @@ def run(quick: bool, out: Path) -> int:
         iox_exe: Optional[Path] = native.program("bench/takt-bench-iceoryx")
     except native.NativeMissing as e:
         iox_exe, iceoryx_note = None, str(e)
-    iceoryx2_note = ""
-    try:
-        iox2_exe: Optional[Path] = native.program("bench/takt-bench-iceoryx2")
-    except native.NativeMissing as e:
-        iox2_exe, iceoryx2_note = None, f"{e} (tools/deps_iceoryx2.sh builds its C binding with cargo)"
+    iox2_exe, iceoryx2_note = iceoryx2_program(build=not quick)
     # every cell in BLOCKS blocks, the blocks interleaved (sizes in turn, takt's and iceoryx's rows
     # in turn within a size), so a burst of outside load lands on all of them rather than on one
     # cell that ran alone for its two seconds (docs/shm.md: the 4 MB / 64 B ratio moved by 2x
