@@ -12,8 +12,10 @@
  * prints {"rows": [{"size": S, "samples": [ns, ...]}, ...]} when it has COUNT of each, or at its
  * 60 s timeout. Executors: preempt (callbacks at SCHED_FIFO 60), the DDS threads (and Cyclone's
  * receive thread, which delivers) at their defaults (SCHED_FIFO 90); without the privilege they
- * fall back as takt does. The bridge's forwarding job writes to Cyclone itself when nothing is
- * queued (the backend's stat `direct`). */
+ * fall back as takt does. The publisher's bridge sends from the publishing thread
+ * (send_in_publisher: a tap on the topic) into the writer lane's queue; pub-direct: it writes to
+ * Cyclone itself when nothing is queued (direct_write; the backend's stat `direct`); pub-job:
+ * the bridge node's forwarding job sends (send_in_publisher false), the path before the tap. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,11 +65,12 @@ static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) 
 
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
-                  "       takt-bench-dds pub|pub-direct DOMAIN COUNT PERIOD_US SIZE...\n"
+                  "       takt-bench-dds pub|pub-direct|pub-job DOMAIN COUNT PERIOD_US SIZE...\n"
                   "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
                   "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
                   "                          [LANES [WINDOW]]\n"
-                  "(pub-direct: the forwarding job writes to Cyclone itself, direct_write;\n"
+                  "(pub-direct: the publishing thread writes to Cyclone itself, direct_write;\n"
+                  " pub-job: a forwarding job of the bridge node sends, not the publisher;\n"
                   " chains: LOW_PERIOD_US 0 publishes nothing on the two lower chains; LANES and\n"
                   " WINDOW: the publisher's tx_lanes and tx_window, its defaults when not\n"
                   " given)\n");
@@ -84,7 +87,7 @@ typedef struct side {
 } side_t;
 
 static side_t open_side(const char *name, uint32_t domain, uint32_t routes, uint32_t largest,
-                        size_t arena_per_byte, const takt_dds_config_t *dc_in) {
+                        size_t arena_per_byte, const takt_dds_config_t *dc_in, bool in_publisher) {
   side_t s;
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   cc.arena_bytes = (size_t)largest * arena_per_byte + (64u << 20);
@@ -101,6 +104,7 @@ static side_t open_side(const char *name, uint32_t domain, uint32_t routes, uint
   takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
   bc.max_topics = routes;
   bc.max_message = largest;
+  bc.send_in_publisher = in_publisher;
   char bname[32];
   snprintf(bname, sizeof bname, "%s_dds", name);
   CHECK(takt_bridge_create_on(s.ctx, bname, &bc, be, &s.bridge));
@@ -124,7 +128,8 @@ int main(int argc, char **argv) {
   if (argc < 5) return usage();
   bool sub = strcmp(argv[1], "sub") == 0;
   bool direct = strcmp(argv[1], "pub-direct") == 0;
-  if (!sub && !direct && strcmp(argv[1], "pub") != 0) return usage();
+  bool job = strcmp(argv[1], "pub-job") == 0;
+  if (!sub && !direct && !job && strcmp(argv[1], "pub") != 0) return usage();
   uint32_t domain = (uint32_t)atoi(argv[2]);
   long count = atol(argv[3]);
   long period_us = sub ? 0 : atol(argv[4]);
@@ -144,7 +149,7 @@ int main(int argc, char **argv) {
 
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   dc.direct_write = direct;
-  side_t side = open_side(sub ? "bench_sub" : "bench_pub", domain, g_nlanes, largest, 64u, &dc);
+  side_t side = open_side(sub ? "bench_sub" : "bench_pub", domain, g_nlanes, largest, 64u, &dc, !job);
   takt_context_t *ctx = side.ctx;
   takt_node_t *node = side.node;
   takt_dds_t *dds = side.dds;
@@ -241,7 +246,8 @@ int main(int argc, char **argv) {
  * Three chains, each a timer in the publishing process whose callback publishes on a DDS topic
  * and a subscription in the subscribing process: chain 1 (priority 30, 64 B every PERIOD_US),
  * chains 2 and 3 (priorities 20 and 10, LOW_SIZE bytes every LOW_PERIOD_US each). Every route
- * (forwarding job, DDS writer and reader, callback) has its chain's priority. Both processes
+ * (DDS writer lane and reader, callback) has its chain's priority; the timers' jobs send (the
+ * bridge's send_in_publisher). Both processes
  * make all three topics whether or not the lower chains publish, so the unloaded run
  * (LOW_PERIOD_US 0) differs from the loaded one only in the traffic. The subscriber records,
  * for chain 1, callback start minus the timer's release time (the message's t_info, carried by
@@ -308,7 +314,7 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   if (lanes > 0) dc.tx_lanes = (uint32_t)lanes;
   if (window >= 0) dc.tx_window = (uint32_t)window;
-  side_t side = open_side(sub ? "chains_sub" : "chains_pub", domain, 3, low_size, 96u, &dc);
+  side_t side = open_side(sub ? "chains_sub" : "chains_pub", domain, 3, low_size, 96u, &dc, true);
   takt_context_t *ctx = side.ctx;
   takt_node_t *node = side.node;
   takt_dds_t *dds = side.dds;

@@ -354,9 +354,16 @@ class NodeHandle {
     v = static_cast<float>(d);
     return true;
   }
+  // read from the node's cache after the first get (the master tells it of every change)
   template <class T>
   bool getParamCached(const std::string &key, T &v) const {
-    return getParam(key, v);
+    return takt_impl::param_get_cached(resolveName(key, false), v);
+  }
+  bool getParamCached(const std::string &key, float &v) const {
+    double d;
+    if (!getParamCached(key, d)) return false;
+    v = static_cast<float>(d);
+    return true;
   }
   template <class T>
   void setParam(const std::string &key, const T &v) const {

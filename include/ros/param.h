@@ -14,6 +14,10 @@ bool get(const std::string &key, T &v) {
   return takt_impl::param_get(names::resolve(key, false), v);
 }
 template <class T>
+bool getCached(const std::string &key, T &v) {
+  return takt_impl::param_get_cached(names::resolve(key, false), v);
+}
+template <class T>
 void set(const std::string &key, const T &v) {
   takt_impl::param_set(names::resolve(key, false), v);
 }

@@ -119,6 +119,11 @@ std::string client_name(const ClientImpl &c);
  * structs). A list or dictionary is read whole or not at all: false if an element is not of the
  * type asked (numbers convert as roscpp converts them). */
 bool param_get(const std::string &key, std::string &v);
+// getParamCached: scalars from the node's cache (takt_ros1_param_get_cached_*), the rest as getParam
+bool param_get_cached(const std::string &key, std::string &v);
+bool param_get_cached(const std::string &key, int &v);
+bool param_get_cached(const std::string &key, double &v);
+bool param_get_cached(const std::string &key, bool &v);
 bool param_get(const std::string &key, int &v);
 bool param_get(const std::string &key, double &v);
 bool param_get(const std::string &key, bool &v);
@@ -132,6 +137,10 @@ bool param_get(const std::string &key, std::map<std::string, double> &v);
 bool param_get(const std::string &key, std::map<std::string, float> &v);
 bool param_get(const std::string &key, std::map<std::string, int> &v);
 bool param_get(const std::string &key, std::map<std::string, bool> &v);
+template <class T>
+bool param_get_cached(const std::string &key, T &v) {
+  return param_get(key, v);
+}
 void param_set(const std::string &key, const std::string &v);
 void param_set(const std::string &key, int v);
 void param_set(const std::string &key, double v);

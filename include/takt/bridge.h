@@ -6,7 +6,9 @@
  * types without hooks, for topics, requests and answers alike.
  *
  * An exported topic is forwarded by a subscription of the bridge node (run by the executor the
- * node is attached to; the backend never makes it wait for the line); an imported one is
+ * node is attached to; the backend never makes it wait for the line), or from the publishing
+ * thread itself (send_in_publisher); a message the bridge itself imported into a topic is never
+ * sent back out by the same bridge's export of that topic; an imported one is
  * published locally, with the origin time t_info the message carries, by the bridge's receive
  * side: its receive thread (takt_bridge_start, at the configured policy and priority), an
  * executor's collection phase (takt_bridge_serve), or the owner's calls to takt_bridge_poll.
@@ -74,6 +76,15 @@ typedef struct takt_bridge_config {
                             types' size; serialized sizes are bounded by the backend) */
   uint32_t rx_queue;     /* push backends: received messages waiting at most */
   takt_thread_attr_t thread; /* the receive thread (name NULL: "takt-bridge-in") */
+  bool send_in_publisher; /* exported topics go to the backend from the publishing thread,
+                             within takt_publish (a tap on the topic, where the build has topic
+                             taps: not on the Cortex-M port): no forwarding job and no hand-off
+                             to an executor, the publishing job's deadline and origin time
+                             travel; serialization runs in the publisher, one publisher at a
+                             time per bridge (its send buffer's lock). A topic that already
+                             has a tap (a shared-memory route out) is forwarded by a job as
+                             when false. Default false: a subscription of the bridge node
+                             forwards each message as a job at the route's priority */
 } takt_bridge_config_t;
 
 #define TAKT_BRIDGE_CONFIG_DEFAULT                                                                 \
@@ -81,7 +92,8 @@ typedef struct takt_bridge_config {
    .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,     \
    .rx_queue = TAKT_BRIDGE_RX_QUEUE_DEFAULT,                                                       \
    .thread = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO,                                 \
-              .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1}}
+              .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1},                                 \
+   .send_in_publisher = false}
 
 /**
  * A bridge in ctx with a node named node_name over backend; attach takt_bridge_node() to an

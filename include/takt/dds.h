@@ -6,7 +6,8 @@
  * as serialized data through a sertype of takt's own, never converted through a sample type.
  *
  * Threads: a send that finds nothing queued and no other send writing writes to Cyclone itself,
- * from the bridge's forwarding job (direct_write); otherwise it queues for the writer thread (a
+ * in the sending thread (direct_write: the publishing job with the bridge's send_in_publisher, else
+ * the bridge's forwarding job); otherwise it queues for the writer thread (a
  * bounded queue: full refuses the newest message, TAKT_EFULL, counted; order is kept). A publish
  * never waits for DDS: takt's writers are KEEP_LAST, which Cyclone never blocks. Received
  * samples (topics, services' requests and replies) are handed on by each reader's listener, in
@@ -18,7 +19,7 @@
  * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
  * context's arena, sized at creation; an imported topic's receive buffer is taken from it at the
  * import. Cyclone allocates its own entities and each sample's serialized copy (serdata) on its
- * threads, on the writer thread and, for a direct write, in the forwarding job (direct_write
+ * threads, on the writer thread and, for a direct write, in the sending job (direct_write
  * false: in no takt callback). */
 #ifndef TAKT_DDS_H
 #define TAKT_DDS_H
@@ -115,7 +116,8 @@ typedef struct takt_dds_config {
                             bridge node's name; "": nothing is published */
   bool direct_write;     /* a send that finds the writer thread's queue empty and no other send
                             in progress writes to Cyclone itself, from the sending job (the
-                            bridge's forwarding callback): no hand-off to the writer thread, but
+                            publishing job, or the bridge's forwarding callback without the
+                            bridge's send_in_publisher): no hand-off to the writer thread, but
                             Cyclone's write (its allocations, the socket sends) runs in that job,
                             which takt's rule of no allocation on a callback's path forbids by
                             default. false: every send goes through the writer thread (default

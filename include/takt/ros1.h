@@ -64,6 +64,7 @@ typedef struct takt_ros1_config {
   int64_t master_check_ns; /* how often the connector thread asks the master for its pid: when
                               the master was unreachable or its pid changed (restarted), every
                               registration of the node is made again. 0: never */
+  uint32_t max_cached_params; /* parameters kept by takt_ros1_param_get_cached_* (0..1024) */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -75,7 +76,7 @@ typedef struct takt_ros1_config {
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
                       .cpu = -1},                                                          \
-   .max_services = 4, .master_check_ns = 1000000000}
+   .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -287,6 +288,28 @@ takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, c
 takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has);
 takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key);
 takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap);
+/* Cached parameters (roscpp's getParamCached). The first get of a key subscribes the node to it
+ * at the master (subscribeParam, which answers its value) and keeps the value; the master's
+ * paramUpdate calls keep it current (the node's I/O thread), and so do this node's own sets and
+ * deletes, so later gets answer from the node's memory under its lock: no master call, no
+ * system call, bounded time, from any thread (a callback may read a parameter every period).
+ * Scalars only: a key whose value is a list, a dictionary (a namespace) or a string of
+ * TAKT_ROS1_CACHED_STRING bytes or more is read from the master at each get, as is every key
+ * beyond the configuration's max_cached_params. A key is resolved as the master resolves it
+ * (absolute; `~x` the node's private x; otherwise in the node's namespace). The subscriptions
+ * end at takt_ros1_node_destroy (unsubscribeParam); a master found restarted
+ * (master_check_ns) empties the cache, so each key is subscribed again at its next get.
+ * Results as takt_ros1_param_get_*: TAKT_ENOENT for a parameter not set, TAKT_ETYPE for another
+ * type, TAKT_ESIZE for a string longer than cap; master errors only while a key is not cached. */
+#define TAKT_ROS1_CACHED_STRING 128u
+takt_err_t takt_ros1_param_get_cached_int(takt_ros1_node_t *node, const char *key, int32_t *v);
+takt_err_t takt_ros1_param_get_cached_double(takt_ros1_node_t *node, const char *key, double *v);
+takt_err_t takt_ros1_param_get_cached_bool(takt_ros1_node_t *node, const char *key, bool *v);
+takt_err_t takt_ros1_param_get_cached_string(takt_ros1_node_t *node, const char *key, char *v,
+                                             uint32_t cap);
+/** Gets answered from the cache, and gets that asked the master (a first get, a key not
+ * cacheable, a full cache). */
+void takt_ros1_param_cache_counts(takt_ros1_node_t *node, uint64_t *hits, uint64_t *master_reads);
 /* Lists and dictionaries of scalars (roscpp's std::vector and std::map parameters). */
 typedef enum {
   TAKT_ROS1_PARAM_INT = 1,

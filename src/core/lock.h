@@ -22,6 +22,7 @@ enum {
   TAKT__LEVEL_SERVICE = 50,  /* a service's request queue and its clients' response rings */
   TAKT__LEVEL_TIMING = 60,   /* the context's validation deadlines and per-consumer state */
   TAKT__LEVEL_STATS = 70,    /* chain statistics */
+  TAKT__LEVEL_BRIDGE_TX = 75, /* a bridge's send buffer of publishing threads (transport) */
   TAKT__LEVEL_DAEMON = 80,   /* a communication daemon's queues (transport) */
   TAKT__LEVEL_ROS1 = 84,     /* a ROS 1 node's tables and connection states (ros1) */
   TAKT__LEVEL_ROS1_PUB = 86, /* a ROS 1 publication's per-connection queues (ros1) */

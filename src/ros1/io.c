@@ -287,7 +287,15 @@ static void serve_call(takt_ros1_node_t *n, char *body, uint32_t len, takt__xr_w
     atomic_store(&n->shutdown_requested, true);
     reply_int(w, 1, "shutdown", 0);
   } else if (strcmp(m, "paramUpdate") == 0) {
-    reply_int(w, 1, "", 0);
+    /* caller_id, key, value: the cached parameters follow it */
+    char key[TAKT__ROS1_NAME];
+    const takt__xr_value_t *v = takt__xr_param(d, 2);
+    if (takt__xr_str_copy(takt__xr_param(d, 1), key, sizeof key) < 0 || v == NULL) {
+      reply_int(w, -1, "paramUpdate takes caller_id, key, value", 0);
+    } else {
+      takt__ros1_param_update(n, key, v);
+      reply_int(w, 1, "", 0);
+    }
   } else if (strcmp(m, "publisherUpdate") == 0) {
     reply_publisher_update(n, w, d);
   } else if (strcmp(m, "requestTopic") == 0) {

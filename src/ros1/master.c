@@ -327,9 +327,18 @@ static void p_set(takt__xr_writer_t *w, const void *a) {
   takt__xr_w_param_end(w);
 }
 
+static void pcache_local(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v);
+
 static takt_err_t set_param(takt_ros1_node_t *n, const setp_t *p) {
   if (n == NULL || p->key == NULL) return TAKT_EINVAL;
-  return void_call(n, "setParam", p_set, p);
+  TAKT_RETURN_IF_ERR(void_call(n, "setParam", p_set, p));
+  takt__xr_value_t v = {.kind = (uint8_t)p->kind};
+  if (p->kind == TAKT__XR_INT) v.u.i = p->i;
+  else if (p->kind == TAKT__XR_DOUBLE) v.u.d = p->d;
+  else if (p->kind == TAKT__XR_BOOL) v.u.b = p->b;
+  else v.u.str.s = p->s, v.u.str.len = (uint32_t)strlen(p->s);
+  pcache_local(n, p->key, &v);
+  return TAKT_OK;
 }
 
 takt_err_t takt_ros1_param_set_int(takt_ros1_node_t *node, const char *key, int32_t v) {
@@ -358,24 +367,23 @@ static takt_err_t get_value(takt_ros1_node_t *n, const char *key, takt__ros1_cal
   return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
 }
 
+/* A parameter's value (of kind) into out. */
+static takt_err_t value_out(const takt__xr_value_t *v, int kind, void *out, uint32_t cap) {
+  if (v == NULL || v->kind != kind) return TAKT_ETYPE;
+  if (kind == TAKT__XR_INT) *(int32_t *)out = v->u.i;
+  else if (kind == TAKT__XR_DOUBLE) *(double *)out = v->u.d;
+  else if (kind == TAKT__XR_BOOL) *(bool *)out = v->u.b;
+  else return takt__xr_str_copy(v, out, cap);
+  return TAKT_OK;
+}
+
 /* getParam: the value (of kind) into out. */
 static takt_err_t get_param(takt_ros1_node_t *n, const char *key, int kind, void *out, uint32_t cap) {
   if (n == NULL || key == NULL || out == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;
   const takt__xr_value_t *v;
   TAKT_RETURN_IF_ERR(get_value(n, key, &c, &v));
-  takt_err_t rc = TAKT_OK;
-  if (v == NULL || v->kind != kind) {
-    rc = TAKT_ETYPE;
-  } else if (kind == TAKT__XR_INT) {
-    *(int32_t *)out = v->u.i;
-  } else if (kind == TAKT__XR_DOUBLE) {
-    *(double *)out = v->u.d;
-  } else if (kind == TAKT__XR_BOOL) {
-    *(bool *)out = v->u.b;
-  } else {
-    rc = takt__xr_str_copy(v, out, cap);
-  }
+  takt_err_t rc = value_out(v, kind, out, cap);
   takt__ros1_call_give(n, c);
   return rc;
 }
@@ -391,6 +399,182 @@ takt_err_t takt_ros1_param_get_bool(takt_ros1_node_t *node, const char *key, boo
 }
 takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, char *v, uint32_t cap) {
   return get_param(node, key, TAKT__XR_STRING, v, cap);
+}
+
+/* ---- cached parameters ---- */
+
+/* key as the master resolves it for this node (absolute; `~x` private; else in the node's
+ * namespace), without a trailing '/'. */
+static takt_err_t cache_key(const takt_ros1_node_t *n, const char *key, char *out, size_t cap) {
+  int w;
+  if (key[0] == '/') {
+    w = snprintf(out, cap, "%s", key);
+  } else if (key[0] == '~') {
+    w = snprintf(out, cap, "%s/%s", n->name, key[1] == '/' ? key + 2 : key + 1);
+  } else {
+    const char *slash = strrchr(n->name, '/'); /* names start with '/' */
+    w = snprintf(out, cap, "%.*s/%s", (int)(slash - n->name), n->name, key);
+  }
+  if (w < 0 || (size_t)w >= cap) return TAKT_EINVAL;
+  size_t len = (size_t)w;
+  while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+  return TAKT_OK;
+}
+
+/* Is key below ns (ns itself excluded)? */
+static bool key_below(const char *key, const char *ns) {
+  if (strcmp(ns, "/") == 0) return key[0] == '/' && key[1] != '\0';
+  size_t n = strlen(ns);
+  return strncmp(key, ns, n) == 0 && key[n] == '/';
+}
+
+/* e takes the value v (lock held): a scalar is kept; an empty dictionary, as the master answers
+ * for a parameter not set or deleted, is ABSENT; anything else is OTHER. */
+static void pcache_fill_locked(takt__ros1_pcache_t *e, const takt__xr_value_t *v) {
+  e->state = TAKT__PC_OTHER;
+  if (v == NULL) return;
+  switch (v->kind) {
+  case TAKT__XR_INT: e->u.i = v->u.i; break;
+  case TAKT__XR_DOUBLE: e->u.d = v->u.d; break;
+  case TAKT__XR_BOOL: e->u.b = v->u.b; break;
+  case TAKT__XR_STRING:
+    if (v->u.str.len >= sizeof e->s) return;
+    memcpy(e->s, v->u.str.s, v->u.str.len);
+    e->s[v->u.str.len] = '\0';
+    break;
+  case TAKT__XR_STRUCT:
+    if (v->u.list.count == 0) e->state = TAKT__PC_ABSENT;
+    return;
+  default: return;
+  }
+  e->kind = v->kind;
+  e->state = TAKT__PC_VALID;
+}
+
+static takt_err_t pcache_read_locked(const takt__ros1_pcache_t *e, int kind, void *out, uint32_t cap) {
+  if (e->state == TAKT__PC_ABSENT) return TAKT_ENOENT;
+  if (e->kind != kind) return TAKT_ETYPE;
+  if (kind == TAKT__XR_INT) *(int32_t *)out = e->u.i;
+  else if (kind == TAKT__XR_DOUBLE) *(double *)out = e->u.d;
+  else if (kind == TAKT__XR_BOOL) *(bool *)out = e->u.b;
+  else if (strlen(e->s) >= cap) return TAKT_ESIZE;
+  else memcpy(out, e->s, strlen(e->s) + 1);
+  return TAKT_OK;
+}
+
+/* A change of key to v (NULL: a value of which only its kind is known, a list or dictionary)
+ * reaches the cache: key itself takes v, a key below it is read again at its next get, a key
+ * above it is now a namespace. */
+static void pcache_apply(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v) {
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_cached_params; i++) {
+    takt__ros1_pcache_t *e = &n->pcache[i];
+    if (e->state == TAKT__PC_FREE) continue;
+    bool pending = e->state == TAKT__PC_PENDING;
+    if (strcmp(e->key, key) == 0) pcache_fill_locked(e, v);
+    else if (key_below(e->key, key)) e->state = TAKT__PC_STALE;
+    else if (key_below(key, e->key)) e->state = TAKT__PC_OTHER;
+    else continue;
+    if (pending) e->updated = true; /* the answer in flight is older than this */
+  }
+  takt__lock_give(&n->lock);
+}
+
+void takt__ros1_param_update(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v) {
+  char k[TAKT__ROS1_NAME];
+  if (cache_key(n, key, k, sizeof k) == TAKT_OK) pcache_apply(n, k, v);
+}
+
+void takt__ros1_param_cache_clear(takt_ros1_node_t *n) {
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_cached_params; i++) {
+    takt__ros1_pcache_t *e = &n->pcache[i];
+    if (e->state == TAKT__PC_PENDING) e->updated = true; /* its get ends it */
+    else e->state = TAKT__PC_FREE;
+  }
+  takt__lock_give(&n->lock);
+}
+
+/* This node's own change of key (the master does not tell a node of its own sets). */
+static void pcache_local(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v) {
+  if (n->cfg.max_cached_params > 0) takt__ros1_param_update(n, key, v);
+}
+
+static takt_err_t get_cached(takt_ros1_node_t *n, const char *key, int kind, void *out, uint32_t cap) {
+  if (n == NULL || key == NULL || out == NULL || key[0] == '\0') return TAKT_EINVAL;
+  char k[TAKT__ROS1_NAME];
+  TAKT_RETURN_IF_ERR(cache_key(n, key, k, sizeof k));
+  takt__ros1_pcache_t *e = NULL, *free_e = NULL;
+  takt__lock_take(&n->lock);
+  for (uint32_t i = 0; i < n->cfg.max_cached_params && e == NULL; i++) {
+    takt__ros1_pcache_t *p = &n->pcache[i];
+    if (p->state == TAKT__PC_FREE) free_e = free_e != NULL ? free_e : p;
+    else if (strcmp(p->key, k) == 0) e = p;
+  }
+  if (e != NULL && (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT)) {
+    takt_err_t rc = pcache_read_locked(e, kind, out, cap);
+    takt__lock_give(&n->lock);
+    atomic_fetch_add_explicit(&n->pc_hits, 1, memory_order_relaxed);
+    return rc;
+  }
+  /* the master answers: a first get subscribes, a stale entry is read again; a get while
+   * another asks, a key that is not a cacheable scalar, or no room: a plain getParam */
+  bool subscribe = false;
+  if (e == NULL && free_e != NULL) {
+    e = free_e;
+    takt__ros1_copy(e->key, sizeof e->key, k);
+    subscribe = true;
+  } else if (e == NULL || e->state != TAKT__PC_STALE) {
+    e = NULL;
+  }
+  if (e != NULL) {
+    e->state = TAKT__PC_PENDING;
+    e->updated = false;
+  }
+  takt__lock_give(&n->lock);
+  atomic_fetch_add_explicit(&n->pc_master, 1, memory_order_relaxed);
+  if (e == NULL) return get_param(n, k, kind, out, cap);
+  takt__ros1_call_t *c = NULL;
+  const takt__xr_value_t *v = NULL;
+  strs_t args = {{n->uri, k, NULL}};
+  takt_err_t rc = subscribe ? master_call(n, "subscribeParam", p_strs, &args, &c, &v)
+                            : get_value(n, k, &c, &v);
+  takt__lock_take(&n->lock);
+  if (rc == TAKT_OK || rc == TAKT_ENOENT) {
+    if (e->updated && e->state == TAKT__PC_PENDING) e->state = TAKT__PC_FREE; /* cleared */
+    else if (e->updated) {
+      /* a change arrived meanwhile and was applied: kept */
+    } else if (rc == TAKT_OK) pcache_fill_locked(e, v);
+    else e->state = TAKT__PC_ABSENT;
+    if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT) rc = pcache_read_locked(e, kind, out, cap);
+    else if (rc == TAKT_OK) rc = value_out(v, kind, out, cap); /* as the master answered */
+    if (e->state == TAKT__PC_PENDING) e->state = TAKT__PC_STALE;
+  } else {
+    e->state = subscribe ? TAKT__PC_FREE : TAKT__PC_STALE; /* not subscribed / still subscribed */
+  }
+  takt__lock_give(&n->lock);
+  if (c != NULL) takt__ros1_call_give(n, c);
+  return rc;
+}
+
+takt_err_t takt_ros1_param_get_cached_int(takt_ros1_node_t *node, const char *key, int32_t *v) {
+  return get_cached(node, key, TAKT__XR_INT, v, 0);
+}
+takt_err_t takt_ros1_param_get_cached_double(takt_ros1_node_t *node, const char *key, double *v) {
+  return get_cached(node, key, TAKT__XR_DOUBLE, v, 0);
+}
+takt_err_t takt_ros1_param_get_cached_bool(takt_ros1_node_t *node, const char *key, bool *v) {
+  return get_cached(node, key, TAKT__XR_BOOL, v, 0);
+}
+takt_err_t takt_ros1_param_get_cached_string(takt_ros1_node_t *node, const char *key, char *v,
+                                             uint32_t cap) {
+  return get_cached(node, key, TAKT__XR_STRING, v, cap);
+}
+
+void takt_ros1_param_cache_counts(takt_ros1_node_t *node, uint64_t *hits, uint64_t *master_reads) {
+  if (node == NULL) return;
+  if (hits != NULL) *hits = atomic_load(&node->pc_hits);
+  if (master_reads != NULL) *master_reads = atomic_load(&node->pc_master);
 }
 
 /* Lists and dictionaries of scalars. */
@@ -439,7 +623,12 @@ static takt_err_t set_many(takt_ros1_node_t *n, const setl_t *p) {
   if (n == NULL || p->key == NULL || (p->n > 0 && p->v == NULL)) return TAKT_EINVAL;
   for (uint32_t i = 0; i < p->n; i++)
     if (!scalar_ok(&p->v[i]) || (p->names != NULL && p->names[i] == NULL)) return TAKT_EINVAL;
-  return void_call(n, "setParam", p_set_many, p);
+  TAKT_RETURN_IF_ERR(void_call(n, "setParam", p_set_many, p));
+  /* a dictionary sets the keys below key: read again; a list is no cacheable scalar */
+  takt__xr_value_t v = {.kind = p->names != NULL ? TAKT__XR_STRUCT : TAKT__XR_ARRAY,
+                        .u.list.count = 1};
+  pcache_local(n, p->key, &v);
+  return TAKT_OK;
 }
 
 takt_err_t takt_ros1_param_set_list(takt_ros1_node_t *node, const char *key,
@@ -509,6 +698,10 @@ takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *ha
 takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key) {
   if (node == NULL || key == NULL) return TAKT_EINVAL;
   takt_err_t rc = void_call(node, "deleteParam", p_one, key);
+  if (rc == TAKT_OK) {
+    takt__xr_value_t gone = {.kind = TAKT__XR_STRUCT}; /* as the master tells a deletion */
+    pcache_local(node, key, &gone);
+  }
   return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
 }
 

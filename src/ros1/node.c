@@ -18,7 +18,7 @@ static bool config_ok(const takt_ros1_config_t *c) {
       c->max_message == 0 || c->max_message > (64u << 20) || c->max_xmlrpc < 1024 ||
       c->max_xmlrpc > (16u << 20) || c->max_values < 16 || c->max_rpc_conns == 0 ||
       c->max_rpc_conns > 64 || c->max_header < 256 || c->max_header > TAKT__TCPROS_MAX_HEADER ||
-      c->timeout_ns <= 0 || c->max_services > 64 ||
+      c->timeout_ns <= 0 || c->max_services > 64 || c->max_cached_params > 1024 ||
       (c->full_policy != TAKT_ROS1_DROP_OLDEST && c->full_policy != TAKT_ROS1_DROP_NEWEST))
     return false;
   /* everything the I/O thread watches at once */
@@ -30,7 +30,7 @@ static bool config_ok(const takt_ros1_config_t *c) {
 /* The layout of the node's block: offsets carved in order. */
 typedef struct layout {
   size_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
-      pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, end;
+      pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, pcache, end;
 } layout_t;
 
 static size_t carve(size_t *end, size_t bytes) {
@@ -67,6 +67,7 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.watch = carve(&e, 256 * sizeof(takt_io_watch_t));
   l.hdr = carve(&e, c->max_header);
   l.fields = carve(&e, TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
+  l.pcache = carve(&e, c->max_cached_params * sizeof(takt__ros1_pcache_t));
   l.end = e;
   return l;
 }
@@ -121,6 +122,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   n->watch = (takt_io_watch_t *)(base + l.watch);
   n->hdr = base + l.hdr;
   n->fields = (takt__tcpros_field_t *)(base + l.fields);
+  n->pcache = (takt__ros1_pcache_t *)(void *)(base + l.pcache); /* zeroed: every entry FREE */
   const size_t mb = msg_bytes(cfg);
   for (uint32_t p = 0; p < cfg->max_pubs; p++) {
     takt_ros1_pub_t *pub = &n->pubs[p];
@@ -260,6 +262,9 @@ static void unregister_all(takt_ros1_node_t *n) {
     if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic, n->uri), count++;
   for (uint32_t i = 0; i < n->cfg.max_services; i++)
     if (n->srvs[i].used) w_call_struct(w, n, "unregisterService", n->srvs[i].name, n->srvs[i].api), count++;
+  for (uint32_t i = 0; i < n->cfg.max_cached_params; i++) /* every entry but a free one subscribed */
+    if (n->pcache[i].state != TAKT__PC_FREE && n->pcache[i].state != TAKT__PC_PENDING)
+      w_call_struct(w, n, "unsubscribeParam", n->uri, n->pcache[i].key), count++;
   takt__xr_w_array_end(w);
   takt__xr_w_param_end(w);
   if (count == 0) return;
@@ -943,6 +948,7 @@ static void check_master(takt_ros1_node_t *n, int32_t *pid, bool *lost) {
   *pid = now;
   *lost = false;
   if (restarted) {
+    takt__ros1_param_cache_clear(n); /* the new master's parameters, subscribed again */
     reregister(n);
     atomic_fetch_add(&n->reregistrations, 1);
   }

@@ -153,6 +153,29 @@ typedef struct takt__ros1_work {
   uint16_t sub, slot;
 } takt__ros1_work_t;
 
+/* A cached parameter (master.c). */
+enum { TAKT__PC_FREE = 0, TAKT__PC_PENDING, TAKT__PC_VALID, TAKT__PC_ABSENT, TAKT__PC_OTHER,
+       TAKT__PC_STALE };
+typedef struct takt__ros1_pcache {
+  char key[TAKT__ROS1_NAME]; /* resolved, no trailing '/' */
+  uint8_t state;             /* TAKT__PC_*: PENDING while a get asks the master; OTHER: not a
+                                cacheable scalar (read from the master); STALE: subscribed, its
+                                value to be read again */
+  bool updated;              /* changed while PENDING: the answer in flight is older */
+  uint8_t kind;              /* VALID: TAKT__XR_INT, _DOUBLE, _BOOL or _STRING */
+  union {
+    int32_t i;
+    double d;
+    bool b;
+  } u;
+  char s[TAKT_ROS1_CACHED_STRING];
+} takt__ros1_pcache_t;
+
+/** paramUpdate from the master (the slave API, I/O thread): the cache follows it. */
+void takt__ros1_param_update(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v);
+/** The master restarted: the cache is emptied (each key subscribed again at its next get). */
+void takt__ros1_param_cache_clear(takt_ros1_node_t *n);
+
 struct takt_ros1_node {
   takt_context_t *ctx;
   takt_ros1_config_t cfg; /* read-only after creation */
@@ -179,6 +202,8 @@ struct takt_ros1_node {
   uint32_t work_head, work_count;
   char last_error[128];
   takt_event_t closed; /* a connection of a publication or subscription ended (waiters: lock) */
+  takt__ros1_pcache_t *pcache; /* max_cached_params */
+  _Atomic uint64_t pc_hits, pc_master;
   takt__ros1_call_t calls[TAKT__ROS1_CALLS];
   /* the I/O thread only */
   takt__ros1_conn_t *rpc;      /* max_rpc_conns */

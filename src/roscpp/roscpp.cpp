@@ -1276,6 +1276,44 @@ bool param_get(const std::string &key, bool &v) {
   takt_ros1_node_t *n = use.n;
   return n && takt_ros1_param_get_bool(n, key.c_str(), &v) == TAKT_OK;
 }
+bool param_get_cached(const std::string &key, std::string &v) {
+  char buf[TAKT_ROS1_CACHED_STRING];
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n) return false;
+  takt_err_t rc = takt_ros1_param_get_cached_string(n, key.c_str(), buf, sizeof buf);
+  if (rc == TAKT_ESIZE) return param_get(key, v);  // a long string is not cached
+  if (rc != TAKT_OK) return false;
+  v = buf;
+  return true;
+}
+bool param_get_cached(const std::string &key, int &v) {
+  int32_t x;
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n || takt_ros1_param_get_cached_int(n, key.c_str(), &x) != TAKT_OK) return false;
+  v = x;
+  return true;
+}
+bool param_get_cached(const std::string &key, double &v) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n) return false;
+  if (takt_ros1_param_get_cached_double(n, key.c_str(), &v) == TAKT_OK) return true;
+  int32_t x;  // an integer parameter read as a double, as roscpp does
+  if (takt_ros1_param_get_cached_int(n, key.c_str(), &x) != TAKT_OK) return false;
+  v = x;
+  return true;
+}
+bool param_get_cached(const std::string &key, bool &v) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  return n && takt_ros1_param_get_cached_bool(n, key.c_str(), &v) == TAKT_OK;
+}
 void param_set(const std::string &key, const std::string &v) {
   Started st;
   ParamUse use;

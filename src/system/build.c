@@ -807,6 +807,7 @@ static takt_err_t build_dds(takt_system_t *s) {
   bc.max_services = d->n_services > 0 ? d->n_services : 1;
   bc.max_message = largest;
   bc.rx_queue = 64;
+  bc.send_in_publisher = true; /* exported topics leave from the publishing thread (system-file.md) */
   rc = takt_bridge_create_on(s->ctx, "bridge_dds", &bc, be, &s->dds_bridge);
   if (rc < 0) {
     be.ops->destroy(be.self);

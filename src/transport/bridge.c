@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/callbacks.h"
+#include "../core/entities.h"
 #include "../core/heap.h"
 #include "../core/job.h"
 #include "takt/port.h"
@@ -24,7 +26,11 @@ typedef struct route {
   uint16_t entity;
   uint8_t priority; /* export: of the far callback; import: of the local one (descriptions) */
   bool reliable, exported;
+  bool tapped; /* export: sent from the publishing thread (the topic's tap); stop clears it */
   takt_publisher_t *pub; /* import */
+  /* export: the id of this bridge's publisher importing the same topic (0: none), whose
+   * messages are not sent back out; set when the second of the two routes is added */
+  _Atomic uint32_t echo_source;
 } route_t;
 
 /* A request of an imported service: claimed by the stand-in (a bridge node callback), in flight
@@ -82,6 +88,9 @@ struct takt_bridge {
   /* the bridge node's callbacks' scratch: they run one at a time, being in the node's default
    * callback group, which is mutually exclusive */
   uint8_t *cb_out, *cb_msg;
+  /* send_in_publisher: exported messages serialized in publishing threads, one at a time */
+  takt__lock_t tx_lock; /* level BRIDGE_TX */
+  uint8_t *tx_out;
   takt_wakeup_t rx_wake; /* the receive thread waits on it */
   takt_thread_t thread;
   _Atomic int waker;        /* WAKE_*: who takt_bridge_notify wakes */
@@ -128,16 +137,16 @@ static takt_err_t decode(const takt_type_support_t *ts, const uint8_t *bytes, ui
 
 /* ---- topics ---- */
 
-/* export: a bridge node callback (executor thread) */
-static void forward(takt_subscription_t *sub, const takt_message_t *m, void *user) {
-  (void)sub;
-  route_t *r = user;
+/* An exported message to the backend: its bytes, or serialized into out. */
+static void send_export(route_t *r, const takt_message_t *m, uint8_t *out) {
   takt_bridge_t *b = r->b;
+  uint32_t echo = atomic_load_explicit(&r->echo_source, memory_order_relaxed);
+  if (echo != 0 && m->header.source == echo) return; /* this bridge imported it */
   const uint8_t *bytes = m->data;
   int32_t n = (int32_t)m->size;
   if (r->type->serialize != NULL) {
-    n = r->type->serialize(m->data, b->cb_out, b->max_payload);
-    bytes = b->cb_out;
+    n = r->type->serialize(m->data, out, b->max_payload);
+    bytes = out;
   }
   if (n < 0) {
     COUNT(b, encode_errors);
@@ -147,6 +156,29 @@ static void forward(takt_subscription_t *sub, const takt_message_t *m, void *use
   if (rc == TAKT_OK) COUNT(b, forwarded);
   else COUNT(b, forward_refused);
 }
+
+/* export: a bridge node callback (executor thread) */
+static void forward(takt_subscription_t *sub, const takt_message_t *m, void *user) {
+  (void)sub;
+  route_t *r = user;
+  send_export(r, m, r->b->cb_out);
+}
+
+#if TAKT_WITH_TOPIC_TAP
+/* export, send_in_publisher: the topic's tap (the publishing thread, no takt lock of the topic
+ * held). Raw bytes go as they are; a serialization takes the bridge's send buffer. */
+static void tap_send(void *user, const takt_message_t *m) {
+  route_t *r = user;
+  if (r->type->serialize == NULL) {
+    send_export(r, m, NULL);
+    return;
+  }
+  takt_bridge_t *b = r->b;
+  takt__lock_take(&b->tx_lock);
+  send_export(r, m, b->tx_out);
+  takt__lock_give(&b->tx_lock);
+}
+#endif
 
 /* import: receive side, bridge lock held */
 static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t *m,
@@ -515,7 +547,8 @@ static void input_main(void *arg) {
 /* ---- creation ---- */
 
 typedef struct layout {
-  size_t routes, calls, pending, words, in_frame, in_msg, cb_out, cb_msg, items, heap, bytes, total;
+  size_t routes, calls, pending, words, in_frame, in_msg, cb_out, cb_msg, tx_out, items, heap, bytes,
+      total;
 } layout_t;
 
 static bool config_valid(const takt_bridge_config_t *c) {
@@ -537,6 +570,7 @@ static void layout_of(const takt_bridge_config_t *c, uint32_t max_payload, bool 
   l->in_msg = takt__carve(&end, c->max_message);
   l->cb_out = takt__carve(&end, max_payload);
   l->cb_msg = takt__carve(&end, c->max_message);
+  l->tx_out = takt__carve(&end, c->send_in_publisher ? max_payload : 0);
   uint32_t q = push ? c->rx_queue : 0;
   l->items = takt__carve(&end, q * sizeof(rx_item_t));
   l->heap = takt__carve(&end, q * sizeof(void *));
@@ -571,8 +605,15 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
     takt__context_free(ctx, mem);
     return TAKT_EOS;
   }
+  if (takt__lock_init(&b->tx_lock, TAKT__LEVEL_BRIDGE_TX, "bridge send buffer") < 0) {
+    takt__lock_fini(&b->q_lock);
+    takt__lock_fini(&b->lock);
+    takt__context_free(ctx, mem);
+    return TAKT_EOS;
+  }
   takt_err_t rc = takt_node_create(ctx, node_name, &b->node);
   if (rc < 0) {
+    takt__lock_fini(&b->tx_lock);
     takt__lock_fini(&b->q_lock);
     takt__lock_fini(&b->lock);
     takt__context_free(ctx, mem);
@@ -593,6 +634,7 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   b->in_msg = mem + lay.in_msg;
   b->cb_out = mem + lay.cb_out;
   b->cb_msg = mem + lay.cb_msg;
+  b->tx_out = mem + lay.tx_out;
   if (push) {
     rx_item_t *items = (rx_item_t *)(void *)(mem + lay.items);
     for (uint32_t i = 0; i < cfg->rx_queue; i++) {
@@ -608,6 +650,7 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   atomic_init(&b->waker, WAKE_NONE);
   if ((rc = ops->start(backend.self, b)) < 0) {
     (void)takt_node_destroy(b->node);
+    takt__lock_fini(&b->tx_lock);
     takt__lock_fini(&b->q_lock);
     takt__lock_fini(&b->lock);
     takt__context_free(ctx, mem);
@@ -653,16 +696,34 @@ static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, const takt_ty
   if (r != NULL) {
     *r = (route_t){.b = b, .type = ts, .topic = topic, .entity = entity, .priority = priority,
                    .reliable = reliable, .exported = exported};
+    atomic_init(&r->echo_source, 0);
     if (exported) {
-      /* the forwarding callback runs at the priority of the frame it makes */
-      char name[32];
-      snprintf(name, sizeof name, "export_%u", entity);
-      takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-      o.attr.priority = priority;
-      takt_subscription_t *sub;
-      rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &sub);
+      /* messages this bridge imports into the topic are not sent back */
+      for (uint32_t i = 0; i < b->n_routes; i++)
+        if (!b->routes[i].exported && b->routes[i].topic == topic && b->routes[i].pub != NULL)
+          atomic_store(&r->echo_source, b->routes[i].pub->id);
+      rc = TAKT_EAGAIN;
+#if TAKT_WITH_TOPIC_TAP
+      /* from the publishing thread: the topic's tap, unless it has one already */
+      if (b->cfg.send_in_publisher && takt__topic_set_tap(topic, tap_send, r) == TAKT_OK) {
+        r->tapped = true;
+        rc = TAKT_OK;
+      }
+#endif
+      if (rc != TAKT_OK) {
+        /* the forwarding callback runs at the priority of the frame it makes */
+        char name[32];
+        snprintf(name, sizeof name, "export_%u", entity);
+        takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+        o.attr.priority = priority;
+        takt_subscription_t *sub;
+        rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &sub);
+      }
     } else {
       rc = takt_publisher_create(b->node, topic, &r->pub);
+      for (uint32_t i = 0; rc == TAKT_OK && i < b->n_routes; i++)
+        if (b->routes[i].exported && b->routes[i].topic == topic)
+          atomic_store(&b->routes[i].echo_source, r->pub->id);
     }
     if (rc == TAKT_OK) b->n_routes++; /* the route becomes visible to the receive side */
   }
@@ -837,8 +898,19 @@ void takt_bridge_stop(takt_bridge_t *b) {
   b->stop = true;
   bool running = b->running;
   b->running = false;
+#if TAKT_WITH_TOPIC_TAP
+  uint32_t n_routes = b->n_routes;
+#endif
   takt__lock_give(&b->lock);
   if (was) return;
+#if TAKT_WITH_TOPIC_TAP
+  /* no publication sends through a tap once it is cleared (the clear waits for those that do) */
+  for (uint32_t i = 0; i < n_routes; i++) {
+    if (!b->routes[i].tapped) continue;
+    (void)takt__topic_set_tap(b->routes[i].topic, NULL, NULL);
+    b->routes[i].tapped = false;
+  }
+#endif
   b->be.ops->stop(b->be.self); /* no more notifications or deliveries */
   if (running) {
     takt_wakeup_post(&b->rx_wake);
@@ -865,6 +937,7 @@ void takt_bridge_destroy(takt_bridge_t *b) {
   takt_bridge_stop(b);
   (void)takt_node_destroy(b->node);
   b->be.ops->destroy(b->be.self);
+  takt__lock_fini(&b->tx_lock);
   takt__lock_fini(&b->q_lock);
   takt__lock_fini(&b->lock);
   takt__context_free(b->ctx, b);

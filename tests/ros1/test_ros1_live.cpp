@@ -274,6 +274,80 @@ TEST_F(Ros1Live, RostopicListAndRosnodeListShowTheNodeUntilItEnds) {
   EXPECT_EQ(after.output().find("/takt_node"), std::string::npos) << after.output();
 }
 
+// Cached parameters (roscpp's getParamCached): the first get subscribes at the master, later
+// gets answer from the node's memory with no master call; a change by another node (takt's
+// probe, a rospy script through rosgraph) reaches the cache by the master's paramUpdate, the
+// node's own change at once.
+TEST_F(Ros1Live, CachedParametersFollowTheMasterWithoutAskingIt) {
+  ASSERT_EQ(make_node("/ns/takt_node", &node), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_set_int(probe, "/ns/gain", 3), TAKT_OK);
+  int32_t i = 0;
+  ASSERT_EQ(takt_ros1_param_get_cached_int(node, "gain", &i), TAKT_OK);  // in the node's namespace
+  EXPECT_EQ(i, 3);
+  uint64_t hits = 0, reads = 0;
+  takt_ros1_param_cache_counts(node, &hits, &reads);
+  EXPECT_EQ(hits, 0u);
+  EXPECT_EQ(reads, 1u);
+  for (int k = 0; k < 100; k++) ASSERT_EQ(takt_ros1_param_get_cached_int(node, "/ns/gain/", &i), TAKT_OK);
+  takt_ros1_param_cache_counts(node, &hits, &reads);
+  EXPECT_EQ(hits, 100u);
+  EXPECT_EQ(reads, 1u);  // one master call for 101 gets
+  auto cached_int = [&](int32_t want) {
+    return eventually([&] { return takt_ros1_param_get_cached_int(node, "/ns/gain", &i) == TAKT_OK && i == want; },
+                      5000);
+  };
+  // another node's set
+  ASSERT_EQ(takt_ros1_param_set_int(probe, "/ns/gain", 4), TAKT_OK);
+  EXPECT_TRUE(cached_int(4)) << i;
+  // a rospy client's set
+  Proc setter;
+  ASSERT_TRUE(setter.start({"/usr/bin/python3", "-c",
+                            "import rosgraph; rosgraph.Master('/setter').setParam('/ns/gain', 5)"}));
+  EXPECT_EQ(setter.wait_exit(15000), 0) << setter.output();
+  EXPECT_TRUE(cached_int(5)) << i;
+  // another type: the cached int refuses it, a cached string reads it (a second key, subscribed)
+  ASSERT_EQ(takt_ros1_param_set_string(probe, "/ns/gain", "high"), TAKT_OK);
+  EXPECT_TRUE(eventually([&] { return takt_ros1_param_get_cached_int(node, "/ns/gain", &i) == TAKT_ETYPE; }, 5000));
+  char s[64];
+  ASSERT_EQ(takt_ros1_param_get_cached_string(node, "/ns/gain", s, sizeof s), TAKT_OK);
+  EXPECT_STREQ(s, "high");
+  EXPECT_EQ(takt_ros1_param_get_cached_string(node, "/ns/gain", s, 3), TAKT_ESIZE);
+  // a namespace set above it (a dictionary at /ns): the key below takes its member
+  takt_ros1_param_value_t v[1] = {};
+  v[0].kind = TAKT_ROS1_PARAM_INT, v[0].i = 7;
+  const char *names[1] = {"gain"};
+  ASSERT_EQ(takt_ros1_param_set_dict(probe, "/ns", names, v, 1), TAKT_OK);
+  EXPECT_TRUE(cached_int(7)) << i;
+  // deleted by another node: not set
+  ASSERT_EQ(takt_ros1_param_delete(probe, "/ns/gain"), TAKT_OK);
+  EXPECT_TRUE(eventually([&] { return takt_ros1_param_get_cached_int(node, "/ns/gain", &i) == TAKT_ENOENT; }, 5000));
+  // not set at the first get, then set by another node
+  double d = 0;
+  EXPECT_EQ(takt_ros1_param_get_cached_double(node, "~rate", &d), TAKT_ENOENT);  // /ns/takt_node/rate
+  ASSERT_EQ(takt_ros1_param_set_double(probe, "/ns/takt_node/rate", 50.0), TAKT_OK);
+  EXPECT_TRUE(eventually([&] { return takt_ros1_param_get_cached_double(node, "~rate", &d) == TAKT_OK && d == 50.0; },
+                         5000));
+  // the node's own set: at once (the master does not tell a node of its own sets)
+  ASSERT_EQ(takt_ros1_param_set_double(node, "~rate", 60.0), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_get_cached_double(node, "~rate", &d), TAKT_OK);
+  EXPECT_EQ(d, 60.0);
+  bool b = false;
+  ASSERT_EQ(takt_ros1_param_set_bool(node, "/ns/on", true), TAKT_OK);
+  ASSERT_EQ(takt_ros1_param_get_cached_bool(node, "/ns/on", &b), TAKT_OK);
+  EXPECT_TRUE(b);
+  // a list is no cacheable scalar: asked of the master each time, the answer as getParam's
+  ASSERT_EQ(takt_ros1_param_set_list(probe, "/ns/list", v, 1), TAKT_OK);
+  uint64_t before = 0;
+  takt_ros1_param_cache_counts(node, nullptr, &before);
+  EXPECT_EQ(takt_ros1_param_get_cached_int(node, "/ns/list", &i), TAKT_ETYPE);
+  EXPECT_EQ(takt_ros1_param_get_cached_int(node, "/ns/list", &i), TAKT_ETYPE);
+  takt_ros1_param_cache_counts(node, nullptr, &reads);
+  EXPECT_EQ(reads, before + 2);
+  EXPECT_EQ(takt_ros1_param_get_cached_int(node, "", &i), TAKT_EINVAL);
+  takt_ros1_node_destroy(node);  // unsubscribes every cached key (system.multicall)
+  node = nullptr;
+}
+
 // rostopic hz reports a takt publisher's rate (50 Hz, absolute sleeps) within 5 %, and rostopic
 // info names the type and the takt node as the publisher.
 TEST_F(Ros1Live, RostopicHzAndInfoSeeATaktPublisher) {

@@ -107,6 +107,18 @@ static void params(ros::NodeHandle &nh) {
   std::vector<std::string> defaulted;
   nh.param("/lists/none", defaulted, std::vector<std::string>{"d"});
   check("param() default", defaulted == std::vector<std::string>{"d"});
+  // getParamCached (after the reads above, which expect /lists/gains as set): the first read
+  // subscribes, the node's own set reaches its cache, a key not set is refused, a list is read
+  double p = 0;
+  check("cached", lists.getParamCached("gains/p", p) && p == 1.5);
+  int gi = 0;
+  check("cached int", ros::param::getCached("/lists/gains/i", gi) && gi == 2);
+  ros::param::set("/lists/gains/p", 2.5);
+  check("cached after own set", nh.getParamCached("/lists/gains/p", p) && p == 2.5);
+  std::string unset;
+  check("cached unset refused", !nh.getParamCached("/lists/cached_none", unset));
+  std::vector<int> cints;
+  check("cached list", nh.getParamCached("/lists/ints", cints) && cints == std::vector<int>{1, 2, 3});
 }
 
 struct Counter {

@@ -502,6 +502,133 @@ TEST(BridgeBackend, TopicsCrossAsTheBackendCarriesThem) {
   EXPECT_EQ(k.stats().forward_refused, 1u);
 }
 
+// send_in_publisher: an exported topic reaches the backend within the publish, in the
+// publishing thread, with the publishing job's origin time and absolute deadline; nothing is left
+// for the bridge node's executor to forward.
+takt_publisher_t *g_tap_pub = nullptr;
+takt_topic_t *g_tap_topic = nullptr;
+int64_t g_tap_job_deadline = 0;
+size_t g_tap_sent_in_job = 0;
+FakeBackend *g_tap_fake = nullptr;
+void tap_timer(takt_timer_t *, const takt_timer_event_t *, void *) {
+  g_tap_job_deadline = takt_job_deadline();
+  Reading r{1, 42};
+  ASSERT_EQ(takt_publish(g_tap_pub, &r, sizeof r), TAKT_OK);
+  g_tap_sent_in_job = g_tap_fake->sent.size();  // already with the backend: before the job ends
+}
+
+TEST(BridgeBackend, SendInPublisherSendsWithinThePublishWithTheJobsDeadline) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.send_in_publisher = true;
+  Bench k(&cfg);
+  takt_topic_t *raw = k.topic("raw", &kU64), *ser = k.topic("ser", &kReading);
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_publisher_create(k.app, raw, &pub), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(k.app, ser, &g_tap_pub), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, raw, 3, 7, true), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, ser, 4, 9, false), TAKT_OK);
+  takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+  attr.deadline_ns = 50 * TAKT_NS_PER_MS;
+  takt_timer_t *timer;
+  g_tap_fake = &k.fake;
+  ASSERT_EQ(takt_timer_create(k.app, "tick", 100 * TAKT_NS_PER_MS, 0, tap_timer, nullptr, &attr, &timer),
+            TAKT_OK);
+  k.attach();
+  // outside any job: sent before takt_publish_at returns, raw bytes as they are
+  U64 v{0x0102030405060708u};
+  ASSERT_EQ(takt_publish_at(pub, &v, sizeof v, 555), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 1u);
+  EXPECT_EQ(k.fake.sent[0].m.entity, 3);
+  EXPECT_EQ(k.fake.sent[0].m.priority, 7);
+  EXPECT_TRUE(k.fake.sent[0].m.reliable);
+  EXPECT_EQ(k.fake.sent[0].m.t_info, 555);
+  EXPECT_EQ(k.fake.sent[0].m.deadline, 0);  // no job, no deadline
+  EXPECT_EQ(k.fake.sent[0].bytes, bytes_of(&v, sizeof v));
+  // from a timer's job: serialized with the type's hook, sent inside the job, its deadline along
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 2u);
+  EXPECT_EQ(g_tap_sent_in_job, 2u);
+  EXPECT_GT(g_tap_job_deadline, 0);
+  EXPECT_EQ(k.fake.sent[1].m.entity, 4);
+  EXPECT_EQ(k.fake.sent[1].m.deadline, g_tap_job_deadline);
+  EXPECT_EQ(k.fake.sent[1].bytes, serialized(Reading{1, 42}));
+  // nothing was left for a forwarding job: spinning sends nothing more
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(k.fake.sent.size(), 2u);
+  EXPECT_EQ(k.stats().forwarded, 2u);
+  // the backend's full policy as for a forwarding job: refused and counted, the publish succeeds
+  k.fake.refuse = TAKT_EFULL;
+  ASSERT_EQ(takt_publish(pub, &v, sizeof v), TAKT_OK);
+  EXPECT_EQ(k.stats().forward_refused, 1u);
+  k.fake.refuse = TAKT_OK;
+  // after stop nothing is sent through the tap, and the topics can go (the destructor destroys
+  // them: a tap left on a topic would refuse that)
+  takt_bridge_stop(k.b);
+  ASSERT_EQ(takt_publish(pub, &v, sizeof v), TAKT_OK);
+  EXPECT_EQ(k.fake.sent.size(), 2u);
+  EXPECT_EQ(takt_timer_destroy(timer), TAKT_OK);
+}
+
+// A topic one bridge both imports and exports: what came in through the bridge is not sent back
+// out (it would echo to the peers it came from), what is published here is; as a forwarding job
+// and from the publishing thread alike.
+TEST(BridgeBackend, AMessageTheBridgeImportedIsNotSentBackOut) {
+  for (bool in_publisher : {false, true}) {
+    SCOPED_TRACE(in_publisher ? "send_in_publisher" : "forwarding job");
+    takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+    cfg.send_in_publisher = in_publisher;
+    Bench k(&cfg);
+    takt_topic_t *both = k.topic("both", &kU64), *later = k.topic("later", &kU64);
+    takt_publisher_t *pub, *pub2;
+    ASSERT_EQ(takt_publisher_create(k.app, both, &pub), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(k.app, later, &pub2), TAKT_OK);
+    ASSERT_EQ(takt_bridge_export(k.b, both, 1, 5, false), TAKT_OK);
+    ASSERT_EQ(takt_bridge_import(k.b, both, 2), TAKT_OK);   // import added after the export
+    ASSERT_EQ(takt_bridge_import(k.b, later, 3), TAKT_OK);  // and before it
+    ASSERT_EQ(takt_bridge_export(k.b, later, 4, 5, false), TAKT_OK);
+    k.attach();
+    U64 in{7}, local{8};
+    ASSERT_EQ(k.fake.hand_over(2, 5, 100, bytes_of(&in, 8)), TAKT_OK);
+    ASSERT_EQ(k.fake.hand_over(3, 5, 101, bytes_of(&in, 8)), TAKT_OK);
+    ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+    ASSERT_EQ(takt_publish(pub, &local, sizeof local), TAKT_OK);
+    ASSERT_EQ(takt_publish(pub2, &local, sizeof local), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+    ASSERT_EQ(k.fake.sent.size(), 2u);
+    EXPECT_EQ(k.fake.sent[0].bytes, bytes_of(&local, 8));
+    EXPECT_EQ(k.fake.sent[1].bytes, bytes_of(&local, 8));
+    EXPECT_EQ(k.stats().imported, 2u);
+  }
+}
+
+// Two bridges exporting one topic from the publishing thread: the topic has one tap, so the
+// second bridge forwards by a job, as it would without send_in_publisher; both send everything.
+TEST(BridgeBackend, ASecondTapOnATopicFallsBackToAForwardingJob) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.send_in_publisher = true;
+  Bench k(&cfg);
+  FakeBackend other;
+  takt_bridge_t *b2;
+  ASSERT_EQ(takt_bridge_create_on(k.tc.ctx, "bridge2", &cfg, other.backend(), &b2), TAKT_OK);
+  takt_topic_t *t = k.topic("t", &kU64);
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_publisher_create(k.app, t, &pub), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, t, 1, 5, false), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(b2, t, 1, 5, false), TAKT_OK);
+  k.attach();
+  ASSERT_EQ(takt_executor_add_node(k.exec, takt_bridge_node(b2)), TAKT_OK);
+  U64 v{3};
+  ASSERT_EQ(takt_publish(pub, &v, sizeof v), TAKT_OK);
+  EXPECT_EQ(k.fake.sent.size(), 1u);  // the tap: at once
+  EXPECT_EQ(other.sent.size(), 0u);   // the job: when the executor runs it
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(k.fake.sent.size(), 1u);
+  EXPECT_EQ(other.sent.size(), 1u);
+  ASSERT_EQ(takt_executor_remove_node(k.exec, takt_bridge_node(b2)), TAKT_OK);
+  takt_bridge_destroy(b2);
+}
+
 TEST(BridgeBackend, AFullReceiveQueueRefusesTheArrivingMessageAndKeepsTheRest) {
   takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
   cfg.rx_queue = 2;
