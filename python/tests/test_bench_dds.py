@@ -25,16 +25,21 @@ def test_ddsperf_line_is_read():
         (64, 33.398, 50.474, 50.474, 99)
 
 
-def _rows(p50, p99):
-    return {s: common.percentiles([p50 * 1e3, p50 * 1e3, p99 * 1e3]) for s in dds.SIZES}
+def _samples(p50, p99):
+    return {s: [p50 * 1e3, p50 * 1e3, p99 * 1e3] for s in dds.SIZES}
+
+
+def _perf(*_a):
+    m = dds.DDSPERF_LINE.search(LINE.replace("50% 33.398us", "50% 32.000us").replace("99% 50.474us", "99% 40.000us"))
+    return {s: [m] for s in dds.SIZES}
 
 
 def test_headline_ratios_and_goals(tmp_path, monkeypatch):
-    # the writer thread's path, and the direct write's (direct=True)
-    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: _rows(18.0 if direct else 20.0, 30.0))
-    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {s: {"count": 9, "p50": 16e3, "p99": 20e3, "max": 25e3}
-                                                        for s in dds.SIZES})
-    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})  # no ROS 2 venv
+    # the writer thread's path, and the direct write's (pub-direct); ddsperf's round trip 32 us
+    monkeypatch.setattr(dds, "takt_samples",
+                        lambda *a: _samples(18.0 if a[3:] == ("pub-direct",) else 20.0, 30.0))
+    monkeypatch.setattr(dds, "ddsperf_seconds", _perf)
+    monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})  # no ROS 2 venv
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 0
     r = json.loads((tmp_path / "dds.json").read_text())
@@ -66,17 +71,37 @@ def _chains():
             "loaded, one lane, no window": cell(10000.0, 19, 400.0, 0)}
 
 
+def test_blocks_are_merged(monkeypatch):
+    # the full run's blocks: every block's samples make one distribution per row
+    calls = []
+    def takt(count, period, domain, mode="pub"):
+        calls.append((mode, domain))
+        return {64: [float(len(calls))] * count}
+    monkeypatch.setattr(dds, "takt_samples", takt)
+    monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
+    monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "write_json", lambda out, name, r: calls.append(r))
+    monkeypatch.setattr(dds, "write_markdown", lambda *a: None)
+    assert dds.run(False, None) == 1  # three sizes and the chains missing
+    modes = [c[0] for c in calls[:-1]]
+    assert modes == ["pub", "pub-direct"] * dds.BLOCKS  # interleaved
+    assert len({c[1] for c in calls[:-1]}) == 2 * dds.BLOCKS  # each pair on a domain of its own
+    row = calls[-1]["rows"][0]
+    assert row["takt"]["count"] == 2000 and row["takt_direct"]["count"] == 2000
+
+
 def test_missing_takt_rows_fail(tmp_path, monkeypatch):
-    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: {})
-    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
-    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "takt_samples", lambda *a: {})
+    monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 1
 
 
 def test_missing_chains_fail(tmp_path, monkeypatch):
-    monkeypatch.setattr(dds, "takt_rows", lambda *a, direct=False: _rows(20.0, 30.0))
-    monkeypatch.setattr(dds, "ddsperf_rows", lambda *a: {})
-    monkeypatch.setattr(dds, "rclpy_rows", lambda *a: {})
+    monkeypatch.setattr(dds, "takt_samples", lambda *a: _samples(20.0, 30.0))
+    monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     assert dds.run(True, tmp_path) == 1

@@ -51,6 +51,7 @@ struct Side {
   bool direct_write = true;
   uint32_t rx_queue = 32; // the bridge's receive queue
   bool start_bridge = true; // its receive thread
+  bool send_in_publisher = false; // the bridge's
   std::vector<takt_subscription_t *> more_subs; // of further topics, destroyed by close
   std::vector<takt_publisher_t *> more_pubs;
   std::vector<takt_topic_t *> more_topics;
@@ -80,6 +81,7 @@ struct Side {
     takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
     bc.thread.policy = TAKT_SCHED_OTHER;
     bc.rx_queue = rx_queue;
+    bc.send_in_publisher = send_in_publisher;
     ASSERT_EQ(takt_bridge_create_on(ctx, "dds_bridge", &bc, be, &bridge), TAKT_OK);
     takt_executor_options_t eo = takt_executor_options_default(kind);
     if (kind == TAKT_EXEC_PREEMPT) {
@@ -291,6 +293,39 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   takt_bridge_get_stats(b.bridge, &bs);
   EXPECT_EQ(bs.imported, 12u);
   EXPECT_EQ(bs.decode_errors, 0u);
+}
+
+// The bridge sending from the publishing thread (send_in_publisher, as system files make it): the
+// publisher's executor never spins, yet every message reaches the far side once, in order, with
+// its contents. A serialized type takes the bridge's send buffer lock, so its sends queue for the
+// writer lane's thread (no direct write under a lock).
+TEST(DdsBridge, TaktToTaktOverDdsFromThePublishingThread) {
+  Side a, b;
+  a.send_in_publisher = true;
+  a.open("dds_test/chatter_tap", &std_msgs__String__type_cdr);
+  b.open("dds_test/chatter_tap", &std_msgs__String__type_cdr);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  qos.depth = 32;
+  b.listen(&qos);
+  a.talk(&qos);
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&b}));
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&b}));
+  std::vector<std::string> want;
+  for (int i = 0; i < 12; i++) {
+    want.push_back("tap " + std::to_string(i));
+    a.publish(want.back()); // a's executor is not spun: no forwarding job could send it
+    b.spin_ms(2);
+  }
+  EXPECT_EQ(takt_dds_wait_acked(a.dds, 5 * TAKT_NS_PER_S), TAKT_OK);
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= want.size(); }, {&b}))
+      << b.got.size() << " received, dds " << b.stats().received;
+  b.spin_ms(100);
+  EXPECT_EQ(b.got, want);
+  EXPECT_EQ(a.stats().written, 12u);
+  EXPECT_EQ(a.stats().direct, 0u);
+  takt_bridge_stats_t as;
+  takt_bridge_get_stats(a.bridge, &as);
+  EXPECT_EQ(as.forwarded, 12u);
 }
 
 // Two routes of one backend fed in bursts (preempt executor, 2 workers): each topic's messages

@@ -66,24 +66,36 @@ def _pair(sub: List[str], pub: List[str], env: Dict[str, str], timeout: float,
                 proc.wait()
 
 
-def _rows(raw: Optional[dict]) -> Dict[int, Dict[str, float]]:
+Samples = Dict[int, List[float]]  # size -> latencies (ns)
+
+
+def _samples(raw: Optional[dict]) -> Samples:
     if raw is None:
         return {}
-    return {r["size"]: percentiles(r["samples"]) for r in raw["rows"] if r["samples"]}
+    return {r["size"]: list(r["samples"]) for r in raw["rows"] if r["samples"]}
 
 
-def takt_rows(count: int, period_us: int, domain: int, direct: bool = False) -> Dict[int, Dict[str, float]]:
-    """direct: the publisher's forwarding job writes to Cyclone itself (direct_write), not the writer
-    thread (the default)."""
+def _rows(acc: Samples) -> Dict[int, Dict[str, float]]:
+    return {size: percentiles(v) for size, v in acc.items() if v}
+
+
+def _merge(acc: Samples, more: Samples) -> None:
+    for size, v in more.items():
+        acc.setdefault(size, []).extend(v)
+
+
+def takt_samples(count: int, period_us: int, domain: int, mode: str = "pub") -> Samples:
+    """mode pub: the publishing thread hands each message to the DDS writer lane's thread (the
+    defaults); pub-direct: it writes to Cyclone itself (direct_write); pub-job: the bridge node's
+    forwarding job sends it (the path before send_in_publisher)."""
     exe = str(native.program("bench/takt-bench-dds"))
     sizes = [str(s) for s in SIZES]
     raw = _pair([exe, "sub", str(domain), str(count)] + sizes,
-                [exe, "pub-direct" if direct else "pub", str(domain), str(count), str(period_us)] + sizes,
-                dict(os.environ), 120)
-    return _rows(raw)
+                [exe, mode, str(domain), str(count), str(period_us)] + sizes, dict(os.environ), 120)
+    return _samples(raw)
 
 
-def rclpy_rows(count: int, period_s: float, domain: int) -> Dict[int, Dict[str, float]]:
+def rclpy_samples(count: int, period_s: float, domain: int) -> Samples:
     py = native.repo_root() / ".venv-ros2" / "bin" / "python"
     script = native.repo_root() / "bench" / "dds" / "rclpy_oneway.py"
     if not py.exists() or not script.exists():
@@ -92,17 +104,16 @@ def rclpy_rows(count: int, period_s: float, domain: int) -> Dict[int, Dict[str, 
     sizes = [str(s) for s in SIZES]
     raw = _pair([str(py), str(script), "sub", str(count)] + sizes,
                 [str(py), str(script), "pub", str(count), str(period_s)] + sizes, env, 180)
-    return _rows(raw)
+    return _samples(raw)
 
 
-def ddsperf_rows(seconds: int, domain: int) -> Dict[int, Dict[str, float]]:
-    """ddsperf ping at 50 Hz against ddsperf pong, per size: one-way = half the round trip. Its
-    per-second reports are combined as: p50 = median of the seconds' medians, p99 = the largest
-    second's p99, max = the largest max (ns)."""
+def ddsperf_seconds(seconds: int, domain: int) -> Dict[int, list]:
+    """ddsperf ping at 50 Hz against ddsperf pong, per size: its per-second reports (matches of
+    DDSPERF_LINE), round-trip times."""
     exe = shutil.which("ddsperf")
     if exe is None:
         return {}
-    rows: Dict[int, Dict[str, float]] = {}
+    rows: Dict[int, list] = {}
     for size in SIZES:
         pong = subprocess.Popen([exe, "-i", str(domain), "-D", str(seconds + 3), "pong"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -114,13 +125,19 @@ def ddsperf_rows(seconds: int, domain: int) -> Dict[int, Dict[str, float]]:
             pong.kill()
             pong.wait()
         secs = [m for m in (DDSPERF_LINE.search(l) for l in ping.stdout.splitlines()) if m]
-        if not secs:
-            continue
-        rows[size] = {"count": sum(int(m.group(6)) for m in secs),
-                      "p50": statistics.median(float(m.group(3)) for m in secs) * 1e3 / 2,
-                      "p99": max(float(m.group(4)) for m in secs) * 1e3 / 2,
-                      "max": max(float(m.group(5)) for m in secs) * 1e3 / 2}
+        if secs:
+            rows[size] = secs
     return rows
+
+
+def ddsperf_rows(secs: Dict[int, list]) -> Dict[int, Dict[str, float]]:
+    """One-way = half the round trip; the per-second reports combined as: p50 = median of the
+    seconds' medians, p99 = the largest second's p99, max = the largest max (ns)."""
+    return {size: {"count": sum(int(m.group(6)) for m in ms),
+                   "p50": statistics.median(float(m.group(3)) for m in ms) * 1e3 / 2,
+                   "p99": max(float(m.group(4)) for m in ms) * 1e3 / 2,
+                   "max": max(float(m.group(5)) for m in ms) * 1e3 / 2}
+            for size, ms in secs.items() if ms}
 
 
 # The chains: the top chain (64 B every 5 ms, priority 30) across the DDS hop, alone and while the
@@ -164,14 +181,29 @@ def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
     return f"{d[size][k] / 1e3:.1f}" if size in d else "n/a"
 
 
+# Blocks: every row is measured in BLOCKS interleaved parts (takt, takt direct, ddsperf, rclpy in
+# turn), so a burst of outside load lands on all of them rather than on the one that ran alone.
+BLOCKS = 4
+
+
 def run(quick: bool, out: Path) -> int:
     count = 10 if quick else 2000
+    blocks = 1 if quick else BLOCKS
     base = 150 + os.getpid() % 40  # DDS domains of this run's own
-    takt = takt_rows(count, 10000 if quick else 5000, base)
-    direct = takt_rows(count, 10000 if quick else 5000, base + 3, direct=True)
-    perf = ddsperf_rows(1 if quick else 20, base + 1)
-    rcl = rclpy_rows(5 if quick else 2000, 0.01 if quick else 0.005, base + 2)
-    chains = chains_rows(20 if quick else 2000, base + 4)
+    acc_takt: Samples = {}
+    acc_direct: Samples = {}
+    acc_rcl: Samples = {}
+    acc_perf: Dict[int, list] = {}
+    for b in range(blocks):
+        dom = base + 8 * b
+        _merge(acc_takt, takt_samples(count // blocks, 10000 if quick else 5000, dom))
+        _merge(acc_direct, takt_samples(count // blocks, 10000 if quick else 5000, dom + 3, "pub-direct"))
+        for size, ms in ddsperf_seconds(1 if quick else 20 // blocks, dom + 1).items():
+            acc_perf.setdefault(size, []).extend(ms)
+        _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
+    takt, direct, rcl = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl)
+    perf = ddsperf_rows(acc_perf)
+    chains = chains_rows(20 if quick else 2000, base + 8 * blocks)
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
@@ -198,10 +230,12 @@ def run(quick: bool, out: Path) -> int:
           "CLOCK_MONOTONIC); topics of bytes (CDR uint8[]), reliable, keep-last 8. ddsperf: Cyclone's "
           "own ping-pong at 50 Hz, one-way = half the round trip (its per-second medians' median, the "
           "largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
-          "DDS, publish -> callback start. Default interface, no other load arranged. takt direct: the "
-          "same with the publisher's `direct_write` on (its forwarding job writes to Cyclone itself "
-          "instead of the writer thread: one hand-off less, but Cyclone's allocations in that job, so "
-          "off by default; docs/dds.md)."
+          "DDS, publish -> callback start. Default interface, no other load arranged. takt: the publishing "
+          "thread hands each message to the DDS writer lane's thread (the bridge's send_in_publisher, as "
+          "system files make it); takt direct: the same with `direct_write` on (the publishing thread "
+          "writes to Cyclone itself: one hand-off less, but Cyclone's allocations in the publisher, so "
+          "off by default; docs/dds.md). The publisher publishes from its main thread (SCHED_OTHER). "
+          f"Every row in {blocks} interleaved block(s) (takt, takt direct, ddsperf, rclpy in turn)."
           + (" Smoke mode: a handful of samples, the numbers mean nothing." if quick else ""), "",
           "| size | takt p50 µs | takt p99 µs | takt max µs | takt direct p50 µs | takt direct p99 µs | "
           "ddsperf p50 µs | ddsperf p99 µs | rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | "
