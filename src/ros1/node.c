@@ -573,11 +573,21 @@ static int direct_write(takt__ros1_out_t *o, const uint8_t *bytes, uint32_t len,
   return 0;
 }
 
+static void wake_io(void *arg, int64_t a, int64_t b) {
+  (void)a;
+  (void)b;
+  takt_io_wake_signal(((takt_ros1_node_t *)arg)->io_wake);
+}
+
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp) {
   if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
   if (len > n->cfg.max_message) return TAKT_ESIZE;
+  /* a caller holding a takt lock (a bridge sending from a publishing thread under its send
+   * buffer's lock, or from its receive side) makes no system call: everything queues for the I/O
+   * thread, told once the caller holds no lock */
+  bool locked = takt__locks_held() > 0;
   bool any = false, wake = false;
   uint64_t mine = 0; /* connections this thread writes itself (max_conns <= 64) */
   takt__lock_take(&pub->lock);
@@ -589,7 +599,7 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
     takt__ros1_out_t *o = &pub->out[k];
     if (!o->active) continue;
     any = true;
-    if (!o->writing && !o->tx_pending && !o->closing && o->count == 0) {
+    if (!locked && !o->writing && !o->tx_pending && !o->closing && o->count == 0) {
       o->writing = true; /* nothing before this message: it goes out from here */
       mine |= 1ull << k;
       continue;
@@ -626,7 +636,8 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
     if (r <= 0 || o->count > 0 || o->closing) wake = true;
     takt__lock_give(&pub->lock);
   }
-  if (wake) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
+  if (wake && locked) takt__defer_call(wake_io, n, 0, 0);
+  else if (wake) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
   return TAKT_OK;
 }
 

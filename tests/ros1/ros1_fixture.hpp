@@ -123,6 +123,8 @@ class Ros1Live : public ::testing::Test {
     cfg.io_thread.policy = TAKT_SCHED_OTHER;  // tests need no SCHED_FIFO
     return takt_ros1_node_create(ctx, &cfg, out);
   }
+  // A bridge over the ros1 backend between takt topics and rospy peers (test_ros1_live.cpp).
+  void bridge_roundtrip(bool in_publisher);
   // Names a state row lists (getSystemState through the probe node).
   // rosmaster, or takt's embedded master when TAKT_ROS1_TEST_MASTER=embedded (the same tests run
   // once against each: tests/CMakeLists.txt)

@@ -466,7 +466,8 @@ TEST_F(Ros1Live, APublisherGoneDuringTheConnectIsNotTriedAgain) {
 
 // The ros1 bridge backend: a takt topic exported to ROS 1 and one imported from it, through the
 // bridge core, with the subscription's callback run by a tide executor.
-TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
+// (BridgeBackendCarriesTaktTopicsToAndFromRospy, once per way of sending)
+void Ros1Live::bridge_roundtrip(bool in_publisher) {
   takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
   rc.master_uri = master_uri.c_str();
   rc.name = "/takt_bridge";
@@ -475,6 +476,7 @@ TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
   ASSERT_EQ(takt_bridge_backend_ros1(ctx, &rc, 4, &be), TAKT_OK);
   takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
   bc.thread.policy = TAKT_SCHED_OTHER;
+  bc.send_in_publisher = in_publisher;
   takt_bridge_t *b = nullptr;
   ASSERT_EQ(takt_bridge_create_on(ctx, "takt_bridge", &bc, be, &b), TAKT_OK);
   takt_topic_t *in = nullptr, *out = nullptr;
@@ -579,6 +581,16 @@ TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
   EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(in), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(out), TAKT_OK);
+}
+
+TEST_F(Ros1Live, BridgeBackendCarriesTaktTopicsToAndFromRospy) {
+  // sent by the bridge's forwarding job, then from the publishing thread (send_in_publisher:
+  // under the bridge's send buffer lock, so the ROS 1 publish queues for the node's I/O thread)
+  for (bool in_publisher : {false, true}) {
+    SCOPED_TRACE(in_publisher ? "send_in_publisher" : "forwarding job");
+    bridge_roundtrip(in_publisher);
+    if (HasFatalFailure()) return;
+  }
 }
 
 // A subscriber that stops reading never blocks the publisher: its queue drops by the policy and
