@@ -230,7 +230,6 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
 #if TAKT_WITH_TOPIC_TAP
   takt__tap_fn tap = t->tap;
   void *tap_user = t->tap_user;
-  takt_msg_header_t hdr = sl->hdr; /* the tap's copy: the slot may be reused once unlocked */
 #else
   const void *tap = NULL;
 #endif
@@ -278,7 +277,10 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
 #if TAKT_WITH_TOPIC_TAP
   if (tap != NULL) {
     /* after the local wake-ups went out: the tap (a copy into shared memory) is the slower path */
-    takt_message_t msg = {.header = hdr, .data = data, .size = size, .usefulness = 1.0f};
+    /* the slot's header, made again from what it was made of (the slot may be reused once
+     * unlocked) */
+    takt_message_t msg = {.header = {.t_info = t_info, .t_data = now, .seq = seq, .source = pub->id},
+                          .data = data, .size = size, .usefulness = 1.0f};
     tap(tap_user, &msg);
     takt__notify_done(t);
   }
