@@ -549,9 +549,13 @@ static takt_err_t get_cached(takt_ros1_node_t *n, const char *key, int kind, voi
     if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT) rc = pcache_read_locked(e, kind, out, cap);
     else if (rc == TAKT_OK) rc = value_out(v, kind, out, cap); /* as the master answered */
     if (e->state == TAKT__PC_PENDING) e->state = TAKT__PC_STALE;
-  } else {
-    e->state = subscribe ? TAKT__PC_FREE : TAKT__PC_STALE; /* not subscribed / still subscribed */
-  }
+  } else if (subscribe) {
+    e->state = TAKT__PC_FREE; /* not subscribed */
+  } else if (e->state == TAKT__PC_PENDING) {
+    /* still subscribed: read again next time; unless the master restarted meanwhile (the cache
+     * was cleared): subscribed again at the next get */
+    e->state = e->updated ? TAKT__PC_FREE : TAKT__PC_STALE;
+  } /* else a change arrived meanwhile and was applied: kept */
   takt__lock_give(&n->lock);
   if (c != NULL) takt__ros1_call_give(n, c);
   return rc;

@@ -80,11 +80,21 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
                                         std_srvs__SetBool__MD5, no_answer, nullptr, &srv),
             TAKT_OK);
   EXPECT_EQ(takt_ros1_master_reregistrations(node), 0u);
+  // a cached parameter (subscribed at this master)
+  ASSERT_EQ(takt_ros1_param_set_int(probe, "/gain", 1), TAKT_OK);
+  int32_t gain = 0;
+  ASSERT_EQ(takt_ros1_param_get_cached_int(node, "/gain", &gain), TAKT_OK);
+  EXPECT_EQ(gain, 1);
 
   master.stop();  // the master ends and comes back on the same port, knowing nothing
   ASSERT_TRUE(start_master());
   ASSERT_TRUE(eventually([&] { return takt_ros1_master_reregistrations(node) >= 1; }, 15000))
       << master.output();
+  // the cache was emptied with the old master: the new one's value, then its updates
+  EXPECT_EQ(takt_ros1_param_get_cached_int(node, "/gain", &gain), TAKT_ENOENT);
+  ASSERT_EQ(takt_ros1_param_set_int(probe, "/gain", 2), TAKT_OK);
+  EXPECT_TRUE(eventually([&] { return takt_ros1_param_get_cached_int(node, "/gain", &gain) == TAKT_OK && gain == 2; },
+                         5000)) << gain;
   EXPECT_EQ(graph(0, "/takt_chatter"), std::set<std::string>{"/takt_node"});
   EXPECT_EQ(graph(1, "/chatter"), std::set<std::string>{"/takt_node"});
   EXPECT_EQ(graph(2, "/takt_svc"), std::set<std::string>{"/takt_node"});
