@@ -94,7 +94,7 @@ static int receiver(const char *mode, uint32_t size, uint32_t count, int64_t per
 }
 
 int main(int argc, char **argv) {
-  bench_row_t row = {.mode = "block", .size = 64, .count = 1000, .period_ns = 1000000};
+  bench_row_t row;
   int bad = bench_parse(argc, argv, "takt-bench-iceoryx", "block", "busy", &row, &at);
   if (bad != 0) return bad;
   const char *mode = row.mode;

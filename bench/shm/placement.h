@@ -87,6 +87,8 @@ static inline int bench_row_option(bench_row_t *r, const char *opt, const char *
  * program's two. 0, or 2 after a line on stderr. */
 static inline int bench_parse(int argc, char **argv, const char *prog, const char *a, const char *b,
                               bench_row_t *row, placement_t *at) {
+  /* the defaults: mode a, 64 B, 1000 messages, one a millisecond */
+  *row = (bench_row_t){.mode = a, .size = 64, .count = 1000, .period_ns = 1000000};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!bench_row_option(row, argv[i], argv[i + 1]) &&
         !placement_option(at, argv[i], argv[i + 1])) {
