@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import select
 import signal
 import socket
@@ -68,9 +69,19 @@ STAMP = (1700000000, 5000)  # what the rospy PointStamped talker stamps
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port free now, below the kernel's ephemeral range: an ephemeral port (a bind
+    to 0) may be taken by an outgoing connection of a test running beside this one before the
+    master binds it."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(1000):
+        port = rng.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free TCP port in 20000-32000")
 
 
 def wait_line(p: subprocess.Popen, want: str | set[str], timeout: float, seen: list[str]) -> bool:

@@ -19,12 +19,22 @@
 
 namespace ros1_test {
 
+// A loopback TCP port free now, for a master a test starts. It is taken below the kernel's
+// ephemeral range (32768-60999 by default): a port from a bind to 0 is an ephemeral one, which an
+// outgoing connection of a test running beside this one may take before the master binds it,
+// and rosmaster then exits with "Address already in use". Two tests choosing the same port at
+// once stay possible (rarely); the fixture starts the master again on another port then.
 inline uint16_t free_port() {
-  takt_io_t l = TAKT_IO_CLOSED;
-  if (takt_io_tcp_listen("127.0.0.1", 0, 1, &l) != TAKT_OK) return 0;
-  uint16_t p = takt_io_local_port(l);
-  takt_io_close(&l);
-  return p;
+  static uint32_t seed = (uint32_t)getpid() * 2654435761u ^ (uint32_t)takt_time_now();
+  for (int i = 0; i < 1000; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    uint16_t p = (uint16_t)(20000 + (seed >> 8) % 12000);
+    takt_io_t l = TAKT_IO_CLOSED;
+    if (takt_io_tcp_listen("127.0.0.1", p, 1, &l) != TAKT_OK) continue;
+    takt_io_close(&l);
+    return p;
+  }
+  return 0;
 }
 
 // A child process with its stdout (and stderr) readable by the test.
@@ -39,6 +49,9 @@ class Proc {
   // SIGKILL if the test process dies before its teardown (PR_SET_PDEATHSIG): a crashed test
   // leaves no master or peer behind.
   bool start(const std::vector<std::string> &argv) {
+    stop();  // a process started before: ended, its output forgotten
+    out_.clear();
+    status_ = -1;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return false;
     std::vector<char *> args;
@@ -138,6 +151,33 @@ class Proc {
   // Send sig to the process (not its group).
   void signal(int sig) {
     if (pid_ > 0) ::kill(pid_, sig);
+  }
+
+  // True once the process has ended (its status kept for wait_exit).
+  bool exited() {
+    if (pid_ < 0) return true;
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return true;
+  }
+
+  // The output so far: what is readable now is read first (no wait).
+  const std::string &drain() {
+    while (out_fd_ >= 0) {
+      struct pollfd p = {out_fd_, POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0) break;
+      char buf[4096];
+      ssize_t r = read(out_fd_, buf, sizeof buf);
+      if (r <= 0) {
+        close(out_fd_);
+        out_fd_ = -1;
+        break;
+      }
+      out_.append(buf, (size_t)r);
+    }
+    return out_;
   }
 
   const std::string &output() const { return out_; }
