@@ -43,6 +43,9 @@ typedef struct takt_bridge_stats {
   uint64_t answers_dropped;  /* answers for no request in flight (late, duplicated, unknown) */
   uint64_t encode_errors;    /* a serialize hook failed (or the result was too large) */
   uint64_t rx_queue_full;    /* push backends: messages refused by the full receive queue */
+  /* send_in_publisher: export routes sent by a forwarding job instead (their topic had a tap
+   * already: an shm route out or another bridge's; or the port has no taps) */
+  uint64_t exports_by_job;
 } takt_bridge_stats_t;
 
 /* Defaults of the configuration (each may be overridden before this header is included). */

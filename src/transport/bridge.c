@@ -71,7 +71,7 @@ typedef struct rx_item {
 typedef struct counters {
   _Atomic uint64_t forwarded, forward_refused, imported, unknown_entity, decode_errors,
       publish_errors, requests_forwarded, requests_served, answers_returned, requests_refused,
-      answers_received, answers_dropped, encode_errors, rx_queue_full;
+      answers_received, answers_dropped, encode_errors, rx_queue_full, exports_by_job;
 } counters_t;
 
 enum { WAKE_NONE = 0, WAKE_THREAD = 1, WAKE_EXECUTOR = 2 };
@@ -718,6 +718,7 @@ static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, const takt_ty
         o.attr.priority = priority;
         takt_subscription_t *sub;
         rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &sub);
+        if (rc == TAKT_OK && b->cfg.send_in_publisher) COUNT(b, exports_by_job);
       }
     } else {
       rc = takt_publisher_create(b->node, topic, &r->pub);
@@ -888,7 +889,8 @@ void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out) {
       .requests_refused = atomic_load(&c->requests_refused),
       .answers_received = atomic_load(&c->answers_received),
       .answers_dropped = atomic_load(&c->answers_dropped),
-      .encode_errors = atomic_load(&c->encode_errors), .rx_queue_full = atomic_load(&c->rx_queue_full)};
+      .encode_errors = atomic_load(&c->encode_errors), .rx_queue_full = atomic_load(&c->rx_queue_full),
+      .exports_by_job = atomic_load(&c->exports_by_job)};
 }
 
 void takt_bridge_stop(takt_bridge_t *b) {

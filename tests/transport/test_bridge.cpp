@@ -616,6 +616,10 @@ TEST(BridgeBackend, ASecondTapOnATopicFallsBackToAForwardingJob) {
   ASSERT_EQ(takt_publisher_create(k.app, t, &pub), TAKT_OK);
   ASSERT_EQ(takt_bridge_export(k.b, t, 1, 5, false), TAKT_OK);
   ASSERT_EQ(takt_bridge_export(b2, t, 1, 5, false), TAKT_OK);
+  EXPECT_EQ(k.stats().exports_by_job, 0u);  // the first tapped the topic
+  takt_bridge_stats_t s2;
+  takt_bridge_get_stats(b2, &s2);
+  EXPECT_EQ(s2.exports_by_job, 1u);  // said, not silent
   k.attach();
   ASSERT_EQ(takt_executor_add_node(k.exec, takt_bridge_node(b2)), TAKT_OK);
   U64 v{3};
