@@ -2,13 +2,18 @@
 // frame itself when the connection has nothing queued, the I/O thread writes what the socket did
 // not take. A subscriber that stops reading never blocks the publisher, its drops are counted and
 // what it gets once it reads again is in order and intact, with the queue's bound as its tail;
-// two threads publishing on one topic at once never interleave their frames.
+// two threads publishing on one topic at once never interleave their frames; a publish made
+// holding a takt lock makes no system call: the I/O thread writes it once the lock is let go.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
 #include "ros1_fixture.hpp"
+
+extern "C" {
+#include "core/lock.h"
+}
 
 namespace {
 
@@ -282,5 +287,54 @@ TEST_F(Ros1Send, FramesOfTheLargestSizeGoOutWholeFromThePublishingThread) {
   std::lock_guard<std::mutex> g(check.m);
   EXPECT_EQ(check.bad, "");
   EXPECT_EQ(check.last, (int64_t)n - 1);
+  takt_ros1_node_destroy(subn);
+}
+
+// A publish from a thread that holds a takt lock (a bridge sending from a publishing thread, under
+// its send buffer's lock) never writes the socket itself: it queues, and the I/O thread is woken
+// once the thread holds no takt lock. Without a lock the same publish writes at once (direct).
+TEST_F(Ros1Send, APublishHoldingATaktLockLeavesTheWriteToTheIoThread) {
+  ASSERT_EQ(make_node("/takt_pub", &node), TAKT_OK);
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(make_node("/takt_sub", &subn), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(subscribe_string(subn, "/locked", &rx, &sub), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/locked", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 10000));
+  std::vector<uint8_t> first = ser("free");
+  ASSERT_EQ(takt_ros1_publish(pub, first.data(), (uint32_t)first.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.direct, 1u);  // no lock held: the publishing thread wrote it
+
+  takt__lock_t held;
+  ASSERT_EQ(takt__lock_init(&held, TAKT__LEVEL_BRIDGE_TX, "a send buffer"), TAKT_OK);
+  takt__lock_take(&held);
+  for (int i = 0; i < 5; i++) {
+    std::vector<uint8_t> m = ser("locked " + std::to_string(i));
+    EXPECT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+  }
+  takt_ros1_pub_get_stats(pub, &st);
+  takt__lock_give(&held);  // the deferred wake of the I/O thread runs here
+  takt__lock_fini(&held);
+  EXPECT_EQ(st.published, 6u);
+  EXPECT_EQ(st.direct, 1u);  // none of the five written by this thread
+  ASSERT_TRUE(eventually([&] { return rx.size() == 6; }, 5000)) << rx.size();
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.sent, 6u);
+  EXPECT_EQ(st.direct, 1u);
+  {
+    std::lock_guard<std::mutex> g(rx.m);
+    EXPECT_EQ(rx.msgs, (std::vector<std::string>{"free", "locked 0", "locked 1", "locked 2", "locked 3",
+                                                 "locked 4"}));
+  }
   takt_ros1_node_destroy(subn);
 }
