@@ -21,6 +21,7 @@ typedef struct tx_node {
   int32_t pend_pos; /* in the pending queue (reliable, sent, not acknowledged) */
   uint8_t priority;
   bool reliable, control;
+  bool first;       /* goes before every data frame: the ACKNACK; a HEARTBEAT due at once */
   bool stale;       /* control: news came while it was on the line; send another after it */
   uint64_t order;   /* FIFO among equal priorities */
   uint32_t rseq;    /* reliable sequence number (32-bit; 16 on the wire) */
@@ -78,6 +79,8 @@ struct takt_daemon {
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
   uint32_t next_rseq, acked; /* acked: every rseq below it was received */
   uint32_t hb_last;          /* the last rseq the queued HEARTBEAT announces */
+  uint32_t sent_next;        /* one past the highest rseq that has left the line */
+  uint32_t left_since_hb;    /* reliable frames that left since the last HEARTBEAT did */
   struct { uint32_t last; int64_t at; } hb_hist[HB_HISTORY]; /* HEARTBEATs that left, a ring */
   uint32_t hb_n;
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
@@ -118,7 +121,7 @@ static int64_t now_of(const takt_daemon_t *d) { return takt_clock_now(d->clock);
 
 static bool tx_before(const void *x, const void *y) {
   const tx_node_t *a = x, *b = y;
-  if (a->control != b->control) return a->control; /* HEARTBEAT/ACKNACK first: they are tiny */
+  if (a->first != b->first) return a->first;
   if (a->priority != b->priority) return a->priority > b->priority;
   return a->order < b->order;
 }
@@ -144,7 +147,10 @@ static void start_next_locked(takt_daemon_t *d) {
   if (n == NULL) return;
   d->current = n;
   n->sent_at = now_of(d);
+  if (n == &d->ack_node) d->stats.acknacks++;
   if (n == &d->hb_node) {
+    d->stats.heartbeats++;
+    d->left_since_hb = 0;
     d->hb_hist[d->hb_n % HB_HISTORY].last = d->hb_last;
     d->hb_hist[d->hb_n % HB_HISTORY].at = n->sent_at;
     d->hb_n++;
@@ -233,11 +239,31 @@ static void pend_locked(takt_daemon_t *d, tx_node_t *n) {
   if (d->timer_running && takt__heap_top(&d->pending) == n) dwake(&d->timer_wake);
 }
 
-static void heartbeat_locked(takt_daemon_t *d) {
-  if (d->next_rseq == d->acked) return; /* nothing unacknowledged */
-  d->stats.heartbeats++;
-  d->hb_last = d->next_rseq - 1;
-  queue_control_locked(d, &d->hb_node, TAKT_FRAME_HEARTBEAT, d->acked, d->next_rseq - 1, 0);
+/* A HEARTBEAT announcing every frame that has left, for frames of `priority` that left. It
+ * completes their delivery, so it goes at their priority: after the data of that priority queued
+ * before it (which leave first and are announced too: the receiver still learns of a loss among
+ * them from this one HEARTBEAT), never before data of a higher priority; raised when a frame of a
+ * higher priority leaves while it waits. It goes before all data (at_once) when it is the stream's
+ * periodic one, or half a window of frames left since the last HEARTBEAT did: a sender whose own
+ * data keeps the line busy then never stalls on a full window. Frames still queued are not
+ * announced: the receiver would name them missing, and they could have left by the time its
+ * ACKNACK comes back, to be sent twice. */
+static void heartbeat_locked(takt_daemon_t *d, uint8_t priority, bool at_once) {
+  if (d->sent_next == d->acked) return; /* nothing that left is unacknowledged */
+  tx_node_t *hb = &d->hb_node;
+  at_once = at_once || d->left_since_hb * 2 >= d->cfg.window;
+  if (hb->pos >= 0 || d->current == hb) { /* queued, or on the line (the next one): only sooner */
+    bool sooner = (at_once && !hb->first) || priority > hb->priority;
+    hb->first = hb->first || at_once;
+    hb->priority = priority > hb->priority ? priority : hb->priority;
+    if (sooner && hb->pos >= 0) takt__heap_update(&d->exec_queue, hb);
+  } else {
+    hb->first = at_once;
+    hb->priority = priority;
+    hb->order = ++d->tx_seq;
+  }
+  d->hb_last = d->sent_next - 1;
+  queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, d->acked, d->sent_next - 1, 0);
 }
 
 static void ack_locked(takt_daemon_t *d);
@@ -251,14 +277,18 @@ static void on_sent(void *user) {
     if (n->control) {
       bool stale = n->stale;
       n->stale = false;
-      if (stale && n == &d->hb_node) heartbeat_locked(d);
+      if (stale && n == &d->hb_node) heartbeat_locked(d, n->priority, n->first);
       else if (stale && n == &d->ack_node) ack_locked(d);
     } else {
       d->stats.tx_frames++;
       d->tx_done_seq = n->order > d->tx_done_seq ? n->order : d->tx_done_seq;
+      if (n->reliable) {
+        d->left_since_hb++;
+        if ((int32_t)(n->rseq + 1 - d->sent_next) > 0) d->sent_next = n->rseq + 1;
+      }
       if (n->reliable && (int32_t)(n->rseq - d->acked) >= 0) {
         pend_locked(d, n); /* until acknowledged; then a heartbeat */
-        heartbeat_locked(d);
+        heartbeat_locked(d, n->priority, false);
       } else {
         free_node_locked(d, n); /* best effort, or acknowledged while it was on the line */
       }
@@ -324,7 +354,7 @@ static int64_t due_locked(takt_daemon_t *d, int64_t now) {
       int64_t last = d->hb_node.sent_at > oldest->sent_at ? d->hb_node.sent_at : oldest->sent_at;
       hb_due = last + d->cfg.heartbeat_period_ns;
       if (hb_due <= now) { /* one goes now (unless one is queued or on the line already) */
-        if (d->current != &d->hb_node && d->hb_node.pos < 0) heartbeat_locked(d);
+        if (d->current != &d->hb_node && d->hb_node.pos < 0) heartbeat_locked(d, 255, true);
         hb_due = now + d->cfg.heartbeat_period_ns;
       }
     }
@@ -367,7 +397,6 @@ static void ack_locked(takt_daemon_t *d) {
   uint32_t bitmap = 0, upto = d->last_announced + 1;
   for (uint32_t i = 0; i < 32 && (int32_t)(d->expected + i - upto) < 0; i++)
     if (d->reorder[(d->expected + i) % 32] == NULL) bitmap |= 1u << i;
-  d->stats.acknacks++;
   queue_control_locked(d, &d->ack_node, TAKT_FRAME_ACKNACK, d->expected, bitmap, upto);
 }
 
@@ -555,7 +584,8 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
                   cfg->mode == TAKT_DAEMON_PODS ? rx_before_pods : rx_before_fifo,
                   offsetof(rx_slot_t, pos));
   d->hb_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->hb_wire};
-  d->ack_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->ack_wire};
+  d->ack_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .first = true,
+                            .priority = 255, .wire = d->ack_wire};
   takt_wakeup_init(&d->timer_wake);
   if (!d->cfg.polled) {
     d->timer_running = true;
@@ -667,7 +697,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
     return TAKT_EFULL;
   }
   node->reliable = reliable;
-  node->control = false;
+  node->control = node->first = false;
   if (reliable) {
     node->rseq = d->next_rseq++;
     fh.seq = (uint16_t)node->rseq;

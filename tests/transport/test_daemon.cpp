@@ -364,12 +364,14 @@ struct Line {
   std::vector<Seen> log;
   std::function<bool(const Seen &)> drop = [](const Seen &) { return false; };
 
-  explicit Line(uint32_t max_payload = 64, int64_t heartbeat_period = 0) {
-    open(max_payload, heartbeat_period);
+  explicit Line(uint32_t max_payload = 64, int64_t heartbeat_period = 0,
+                uint32_t window = TAKT_DAEMON_WINDOW_DEFAULT) {
+    open(max_payload, heartbeat_period, window);
   }
-  void open(uint32_t max_payload, int64_t heartbeat_period) {
+  void open(uint32_t max_payload, int64_t heartbeat_period, uint32_t window) {
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
     c.max_payload = max_payload;
+    c.window = window;
     c.retransmit_timeout_ns = kTimeout;
     c.heartbeat_period_ns = heartbeat_period;
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);  // polled: the clock is FAKE
@@ -519,6 +521,101 @@ TEST(DaemonFakeClock, AHeartbeatPeriodRecoversALostHeartbeatBeforeTheTimeout) {
   EXPECT_EQ(sa.timeouts, 0u);
   EXPECT_EQ(sa.retransmissions, 1u);
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // acknowledged: no more heartbeats
+}
+
+// Only the frames a -> b, in order.
+std::vector<Seen> to_b(const std::vector<Seen> &log) {
+  std::vector<Seen> out;
+  for (const Seen &e : log)
+    if (e.to == 'b') out.push_back(e);
+  return out;
+}
+
+// Three frames of one priority queued together: they leave back to back and one HEARTBEAT after
+// them announces all three (not a HEARTBEAT after each, which would take the line from the data).
+TEST(DaemonFakeClock, FramesOfOnePriorityQueuedTogetherShareOneHeartbeat) {
+  Line line;
+  takt_frame_header_t h = reliable_hdr();
+  for (uint32_t v = 10; v < 13; v++)
+    ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&v), 4), TAKT_OK);
+  line.run_until(10 * kTimeout);
+  const int64_t L = kLine;
+  const std::vector<Seen> expected = {
+      {1 * L, 'b', TAKT_FRAME_DATA, 0, 10, false},      // on the line at once
+      {2 * L, 'b', TAKT_FRAME_DATA, 1, 11, false},      // queued before DATA 0's HEARTBEAT
+      {3 * L, 'b', TAKT_FRAME_DATA, 2, 12, false},
+      {4 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 2, false},  // 0..2
+      {5 * L, 'a', TAKT_FRAME_ACKNACK, 3, 0, false},    // base 3: all received
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_frames, 3u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);
+}
+
+// A lower-priority frame's HEARTBEAT never goes before a higher-priority frame queued after it:
+// the higher frame leaves first, and the HEARTBEAT, raised to its priority, announces both.
+// A lost low frame is still sent again on that HEARTBEAT's ACKNACK.
+TEST(DaemonFakeClock, AHeartbeatWaitsForHigherPriorityDataAndThenAnnouncesIt) {
+  Line line;
+  int copies = 0;
+  line.drop = [&](const Seen &e) { return e.kind == TAKT_FRAME_DATA && e.y == 1 && copies++ == 0; };
+  takt_frame_header_t low = reliable_hdr(), high = reliable_hdr();
+  low.priority = 2;
+  high.priority = 9;
+  const uint32_t lv = 1, hv = 9;
+  ASSERT_EQ(takt_daemon_send(line.a, &low, reinterpret_cast<const uint8_t *>(&lv), 4), TAKT_OK);
+  line.run_until(kLine / 2);
+  line.tc.advance_to(kLine / 2);
+  ASSERT_EQ(takt_daemon_send(line.a, &high, reinterpret_cast<const uint8_t *>(&hv), 4), TAKT_OK);
+  line.run_until(10 * kTimeout);
+  const int64_t L = kLine;
+  const std::vector<Seen> expected = {
+      {1 * L, 'b', TAKT_FRAME_DATA, 0, lv, true},       // lost
+      {2 * L, 'b', TAKT_FRAME_DATA, 1, hv, false},      // before DATA 0's HEARTBEAT
+      {3 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 1, false},  // 0..1, at the high frame's priority
+      {4 * L, 'a', TAKT_FRAME_ACKNACK, 0, 1, false},    // 0 missing, 1 received
+      {5 * L, 'b', TAKT_FRAME_DATA, 0, lv, false},      // sent again at once
+      {6 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 1, false},
+      {7 * L, 'a', TAKT_FRAME_ACKNACK, 2, 0, false},
+  };
+  EXPECT_EQ(line.log, expected);
+  takt_daemon_stats_t sa;
+  takt_daemon_get_stats(line.a, &sa);
+  EXPECT_EQ(sa.retransmissions, 1u);
+  EXPECT_EQ(sa.timeouts, 0u);
+}
+
+// When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
+// data still queued: with a window of 4, after the second frame, so the sender is acknowledged
+// before the window is full and never stalls. It announces what has left, not what is queued
+// (the receiver would name those missing, and they could be sent twice). No frame is sent twice.
+TEST(DaemonFakeClock, HalfTheWindowUnacknowledgedSendsTheHeartbeatAtOnce) {
+  Line line(64, 0, 4);
+  takt_frame_header_t h = reliable_hdr();
+  for (uint32_t v = 20; v < 24; v++)
+    ASSERT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&v), 4), TAKT_OK);
+  uint32_t fifth = 24;
+  EXPECT_EQ(takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&fifth), 4), TAKT_EBUSY);
+  line.run_until(10 * kTimeout);
+  const int64_t L = kLine;
+  std::vector<Seen> sent = to_b(line.log);
+  ASSERT_GE(sent.size(), 5u);
+  const std::vector<Seen> first = {
+      {1 * L, 'b', TAKT_FRAME_DATA, 0, 20, false},
+      {2 * L, 'b', TAKT_FRAME_DATA, 1, 21, false},
+      {3 * L, 'b', TAKT_FRAME_HEARTBEAT, 0, 1, false},  // 2 of 4 left: before DATA 2, 0..1 only
+      {4 * L, 'b', TAKT_FRAME_DATA, 2, 22, false},
+      {5 * L, 'b', TAKT_FRAME_DATA, 3, 23, false},
+  };
+  EXPECT_EQ(std::vector<Seen>(sent.begin(), sent.begin() + 5), first);
+  takt_daemon_stats_t sa, sb;
+  takt_daemon_get_stats(line.a, &sa);
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_frames, 4u);
+  EXPECT_EQ(sa.retransmissions + sa.timeouts, 0u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // all acknowledged
 }
 
 // A max_payload smaller than a control frame's still carries the reliable stream: buffers and
