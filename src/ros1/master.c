@@ -305,57 +305,50 @@ takt_err_t takt_ros1_get_system_state(takt_ros1_node_t *node, takt_ros1_state_fn
 
 /* ---- parameters ---- */
 
+/* A scalar parameter to set: the value as the cache keeps it (a string NUL-terminated). */
 typedef struct {
   const char *key;
-  int kind;
-  int32_t i;
-  double d;
-  bool b;
-  const char *s;
+  takt__xr_value_t v;
 } setp_t;
 
 static void p_set(takt__xr_writer_t *w, const void *a) {
   const setp_t *p = a;
   w_str(w, p->key);
   takt__xr_w_param_begin(w);
-  switch (p->kind) {
-  case TAKT__XR_INT: takt__xr_w_int(w, p->i); break;
-  case TAKT__XR_DOUBLE: takt__xr_w_double(w, p->d); break;
-  case TAKT__XR_BOOL: takt__xr_w_bool(w, p->b); break;
-  default: takt__xr_w_string(w, p->s); break;
+  switch (p->v.kind) {
+  case TAKT__XR_INT: takt__xr_w_int(w, p->v.u.i); break;
+  case TAKT__XR_DOUBLE: takt__xr_w_double(w, p->v.u.d); break;
+  case TAKT__XR_BOOL: takt__xr_w_bool(w, p->v.u.b); break;
+  default: takt__xr_w_string(w, p->v.u.str.s); break;
   }
   takt__xr_w_param_end(w);
 }
 
 static void pcache_local(takt_ros1_node_t *n, const char *key, const takt__xr_value_t *v);
 
+/* setParam, then the node's own cache: rosmaster does not tell a node of its own sets */
 static takt_err_t set_param(takt_ros1_node_t *n, const setp_t *p) {
   if (n == NULL || p->key == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(void_call(n, "setParam", p_set, p));
-  takt__xr_value_t v = {.kind = (uint8_t)p->kind};
-  if (p->kind == TAKT__XR_INT) v.u.i = p->i;
-  else if (p->kind == TAKT__XR_DOUBLE) v.u.d = p->d;
-  else if (p->kind == TAKT__XR_BOOL) v.u.b = p->b;
-  else v.u.str.s = p->s, v.u.str.len = (uint32_t)strlen(p->s);
-  pcache_local(n, p->key, &v);
+  pcache_local(n, p->key, &p->v);
   return TAKT_OK;
 }
 
 takt_err_t takt_ros1_param_set_int(takt_ros1_node_t *node, const char *key, int32_t v) {
-  setp_t p = {.key = key, .kind = TAKT__XR_INT, .i = v};
+  setp_t p = {.key = key, .v = {.kind = TAKT__XR_INT, .u.i = v}};
   return set_param(node, &p);
 }
 takt_err_t takt_ros1_param_set_double(takt_ros1_node_t *node, const char *key, double v) {
-  setp_t p = {.key = key, .kind = TAKT__XR_DOUBLE, .d = v};
+  setp_t p = {.key = key, .v = {.kind = TAKT__XR_DOUBLE, .u.d = v}};
   return set_param(node, &p);
 }
 takt_err_t takt_ros1_param_set_bool(takt_ros1_node_t *node, const char *key, bool v) {
-  setp_t p = {.key = key, .kind = TAKT__XR_BOOL, .b = v};
+  setp_t p = {.key = key, .v = {.kind = TAKT__XR_BOOL, .u.b = v}};
   return set_param(node, &p);
 }
 takt_err_t takt_ros1_param_set_string(takt_ros1_node_t *node, const char *key, const char *v) {
   if (v == NULL) return TAKT_EINVAL;
-  setp_t p = {.key = key, .kind = TAKT__XR_STRING, .s = v};
+  setp_t p = {.key = key, .v = {.kind = TAKT__XR_STRING, .u.str = {v, (uint32_t)strlen(v)}}};
   return set_param(node, &p);
 }
 
@@ -500,6 +493,29 @@ static void pcache_local(takt_ros1_node_t *n, const char *key, const takt__xr_va
   if (n->cfg.max_cached_params > 0) takt__ros1_param_update(n, key, v);
 }
 
+/* The master answered a cached get (TAKT_OK with v, or TAKT_ENOENT) of entry e, pending since the
+ * call. e takes the answer, unless something newer came meanwhile: a paramUpdate or this node's
+ * own set (applied, kept) or the cache's clearing by a restarted master (e is freed). The caller
+ * gets e's value, or the master's answer when e holds none (a list or dictionary, not cached:
+ * then read again at the next get). */
+static takt_err_t pcache_answered_locked(takt__ros1_pcache_t *e, takt_err_t rc, const takt__xr_value_t *v,
+                                         int kind, void *out, uint32_t cap) {
+  if (e->updated && e->state == TAKT__PC_PENDING) e->state = TAKT__PC_FREE; /* cleared */
+  else if (!e->updated && rc == TAKT_OK) pcache_fill_locked(e, v);
+  else if (!e->updated) e->state = TAKT__PC_ABSENT;
+  if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT) return pcache_read_locked(e, kind, out, cap);
+  if (e->state == TAKT__PC_PENDING) e->state = TAKT__PC_STALE;
+  return rc == TAKT_OK ? value_out(v, kind, out, cap) : rc;
+}
+
+/* A cached get of entry e whose call failed. A first get did not subscribe: e is freed. A
+ * re-read stays subscribed: read again next time, unless a restarted master cleared the cache
+ * meanwhile (then subscribed again at the next get). A change applied meanwhile is kept. */
+static void pcache_failed_locked(takt__ros1_pcache_t *e, bool subscribe) {
+  if (subscribe) e->state = TAKT__PC_FREE;
+  else if (e->state == TAKT__PC_PENDING) e->state = e->updated ? TAKT__PC_FREE : TAKT__PC_STALE;
+}
+
 static takt_err_t get_cached(takt_ros1_node_t *n, const char *key, int kind, void *out, uint32_t cap) {
   if (n == NULL || key == NULL || out == NULL || key[0] == '\0') return TAKT_EINVAL;
   char k[TAKT__ROS1_NAME];
@@ -540,22 +556,8 @@ static takt_err_t get_cached(takt_ros1_node_t *n, const char *key, int kind, voi
   takt_err_t rc = subscribe ? master_call(n, "subscribeParam", p_strs, &args, &c, &v)
                             : get_value(n, k, &c, &v);
   takt__lock_take(&n->lock);
-  if (rc == TAKT_OK || rc == TAKT_ENOENT) {
-    if (e->updated && e->state == TAKT__PC_PENDING) e->state = TAKT__PC_FREE; /* cleared */
-    else if (e->updated) {
-      /* a change arrived meanwhile and was applied: kept */
-    } else if (rc == TAKT_OK) pcache_fill_locked(e, v);
-    else e->state = TAKT__PC_ABSENT;
-    if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT) rc = pcache_read_locked(e, kind, out, cap);
-    else if (rc == TAKT_OK) rc = value_out(v, kind, out, cap); /* as the master answered */
-    if (e->state == TAKT__PC_PENDING) e->state = TAKT__PC_STALE;
-  } else if (subscribe) {
-    e->state = TAKT__PC_FREE; /* not subscribed */
-  } else if (e->state == TAKT__PC_PENDING) {
-    /* still subscribed: read again next time; unless the master restarted meanwhile (the cache
-     * was cleared): subscribed again at the next get */
-    e->state = e->updated ? TAKT__PC_FREE : TAKT__PC_STALE;
-  } /* else a change arrived meanwhile and was applied: kept */
+  if (rc == TAKT_OK || rc == TAKT_ENOENT) rc = pcache_answered_locked(e, rc, v, kind, out, cap);
+  else pcache_failed_locked(e, subscribe);
   takt__lock_give(&n->lock);
   if (c != NULL) takt__ros1_call_give(n, c);
   return rc;
