@@ -6,8 +6,10 @@
  * behaviour for comparison: the sender waits until its frame has left the line, and received
  * frames are taken first in, first out.
  *
- * Reliable frames (flags TAKT_FRAME_RELIABLE) form one stream per direction: after each one has
- * left, a HEARTBEAT tells the receiver the range sent; the receiver answers with an ACKNACK (the
+ * Reliable frames (flags TAKT_FRAME_RELIABLE) form one stream per direction: once they have left,
+ * a HEARTBEAT tells the receiver the range sent (at the priority of those frames: after the data of
+ * that priority queued before it, never before higher data; before all data once half a window
+ * has left since the last one); the receiver answers with an ACKNACK (the
  * next sequence number it expects and a bitmap of the missing ones after it); the sender frees
  * what was received and puts only what is missing back into the execution queue, by priority. A
  * frame not acknowledged within retransmit_timeout is sent again. The receive context handles
@@ -92,7 +94,7 @@ typedef struct takt_daemon_config {
    * sending a lost frame many times over. Default off. */
   bool suppress_stale_nacks;
   /** While reliable frames wait for their acknowledgement, a HEARTBEAT at least this often
-   * (0: only after each reliable frame leaves): a lost HEARTBEAT or ACKNACK then costs this
+   * (0: only once reliable frames have left): a lost HEARTBEAT or ACKNACK then costs this
    * period instead of a retransmit_timeout that sends every unacknowledged frame again. */
   int64_t heartbeat_period_ns;
 } takt_daemon_config_t;

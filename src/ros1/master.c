@@ -498,12 +498,14 @@ static void pcache_local(takt_ros1_node_t *n, const char *key, const takt__xr_va
  * own set (applied, kept) or the cache's clearing by a restarted master (e is freed). The caller
  * gets e's value, or the master's answer when e holds none (a list or dictionary, not cached:
  * then read again at the next get). */
-static takt_err_t pcache_answered_locked(takt__ros1_pcache_t *e, takt_err_t rc, const takt__xr_value_t *v,
-                                         int kind, void *out, uint32_t cap) {
+static takt_err_t pcache_answered_locked(takt__ros1_pcache_t *e, takt_err_t rc,
+                                         const takt__xr_value_t *v, int kind, void *out,
+                                         uint32_t cap) {
   if (e->updated && e->state == TAKT__PC_PENDING) e->state = TAKT__PC_FREE; /* cleared */
   else if (!e->updated && rc == TAKT_OK) pcache_fill_locked(e, v);
   else if (!e->updated) e->state = TAKT__PC_ABSENT;
-  if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT) return pcache_read_locked(e, kind, out, cap);
+  if (e->state == TAKT__PC_VALID || e->state == TAKT__PC_ABSENT)
+    return pcache_read_locked(e, kind, out, cap);
   if (e->state == TAKT__PC_PENDING) e->state = TAKT__PC_STALE;
   return rc == TAKT_OK ? value_out(v, kind, out, cap) : rc;
 }

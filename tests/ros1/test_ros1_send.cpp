@@ -333,8 +333,8 @@ TEST_F(Ros1Send, APublishHoldingATaktLockLeavesTheWriteToTheIoThread) {
   EXPECT_EQ(st.direct, 1u);
   {
     std::lock_guard<std::mutex> g(rx.m);
-    EXPECT_EQ(rx.msgs, (std::vector<std::string>{"free", "locked 0", "locked 1", "locked 2", "locked 3",
-                                                 "locked 4"}));
+    EXPECT_EQ(rx.msgs, (std::vector<std::string>{"free", "locked 0", "locked 1", "locked 2",
+                                                 "locked 3", "locked 4"}));
   }
   takt_ros1_node_destroy(subn);
 }

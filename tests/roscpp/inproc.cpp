@@ -78,13 +78,15 @@ int main(int argc, char **argv) {
   spinner.stop();
 
   // takt's extension: two timers of one period, the higher priority created second. spinOnce runs
-  // half a period away from any release, so it finds both released and neither about to be: the
-  // higher priority must run first every time (the executor's order, not creation order).
+  // half a period after the second timer's start or later, so it finds both released: the higher
+  // priority must run first every time (the executor's order, not creation order). The times are
+  // counted from after both exist: a slow creation (a sanitizer on a busy host) must not make the
+  // first spinOnce come before the second timer's first release.
   Order o;
-  ros::Time created = ros::Time::now();
   ros::Timer lo = nh.createTimer(ros::Duration(0.1), &Order::low, &o, false, true, ros::takt::Scheduling(1));
   ros::Timer hi = nh.createTimer(ros::Duration(0.1), &Order::high, &o, false, true,
                                  ros::takt::Scheduling(10, ros::Duration(0.01)));
+  ros::Time created = ros::Time::now();
   for (int k = 0; k < 3; k++) {
     ros::Time::sleepUntil(created + ros::Duration(0.15 + 0.2 * k));
     ros::spinOnce();
