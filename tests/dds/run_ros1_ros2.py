@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import select
 import signal
 import socket
@@ -34,6 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from run_peers import NETNS_ENV, in_loopback_namespace, peer_env  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+from ports import free_port  # noqa: E402
 
 ROS1_PEERS = HERE.parent / "ros1" / "peers"
 DOMAIN = 76         # the C bridge
@@ -66,22 +67,6 @@ dds:
     - {{topic: p_r2_to_r1, type: geometry_msgs/PointStamped, priority: 10, depth: 32}}
 """
 STAMP = (1700000000, 5000)  # what the rospy PointStamped talker stamps
-
-
-def free_port() -> int:
-    """A loopback TCP port free now, below the kernel's ephemeral range: an ephemeral port (a bind
-    to 0) may be taken by an outgoing connection of a test running beside this one before the
-    master binds it."""
-    rng = random.Random(os.getpid() ^ time.monotonic_ns())
-    for _ in range(1000):
-        port = rng.randrange(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free TCP port in 20000-32000")
 
 
 def wait_line(p: subprocess.Popen, want: str | set[str], timeout: float, seen: list[str]) -> bool:

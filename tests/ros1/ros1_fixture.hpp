@@ -83,6 +83,15 @@ bool eventually(const std::function<bool()> &cond, int timeout_ms) {
   return true;
 }
 
+// Wait until pub has n subscribers connected (its statistics' connections), at most timeout_ms.
+bool connections_reach(takt_ros1_pub_t *pub, uint32_t n, int timeout_ms) {
+  return eventually([&] {
+    takt_ros1_pub_stats_t st;
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == n;
+  }, timeout_ms);
+}
+
 class Ros1Live : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -606,10 +606,7 @@ TEST_F(Ros1Live, ASubscriberThatStopsReadingIsDroppedByPolicyWithoutBlocking) {
                              takt_ros1_node_uri(node), "/flood", std_msgs__String__MD5}));
   ASSERT_TRUE(stalled.wait_for("connected", 15000)) << stalled.output();
   takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 5000));
+  ASSERT_TRUE(connections_reach(pub, 1, 5000));
   std::vector<uint8_t> big = wire_string(std::string(4000, 'x'));
   for (int i = 0; i < 3000; i++)  // ~12 MB into a peer that reads nothing
     ASSERT_EQ(takt_ros1_publish(pub, big.data(), (uint32_t)big.size()), TAKT_OK) << i;
@@ -672,11 +669,7 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
                                 },
                                 &c, &sub),
             TAKT_OK);
-  takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   for (int i = 0; i < 3; i++) ASSERT_EQ(takt_ros1_publish(pub, nullptr, 0), TAKT_OK);
   ASSERT_TRUE(eventually([&] { return c.n.load() >= 3; }, 5000));
   takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);  // and no more arrive
@@ -720,11 +713,7 @@ TEST_F(Ros1Live, ReceivedAtIsBetweenPublishAndCallbackReceivedFromIsThePublisher
                                 },
                                 &seen, &sub),
             TAKT_OK);
-  takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   for (int i = 0; i < 20; i++) {
     int64_t t = takt_time_now();
     ASSERT_EQ(takt_ros1_publish(pub, reinterpret_cast<const uint8_t *>(&t), sizeof t), TAKT_OK);
@@ -752,13 +741,7 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
   ASSERT_EQ(subscribe_string(b, "/t", &rx, &sub), TAKT_OK);
   takt_ros1_pub_stats_t ps;
   takt_ros1_sub_stats_t ss;
-  auto connected = [&](takt_ros1_pub_t *p) {
-    return eventually([&] {
-      takt_ros1_pub_get_stats(p, &ps);
-      return ps.connections == 1;
-    }, 10000);
-  };
-  ASSERT_TRUE(connected(pub));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   std::vector<uint8_t> one = ser("one");
   ASSERT_EQ(takt_ros1_publish(pub, one.data(), (uint32_t)one.size()), TAKT_OK);
   ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));
@@ -778,7 +761,7 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
   ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
                                 std_msgs__String__DEFINITION, false, &again),
             TAKT_OK);
-  ASSERT_TRUE(connected(again));
+  ASSERT_TRUE(connections_reach(again, 1, 10000));
   std::vector<uint8_t> two = ser("two");
   ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
   ASSERT_TRUE(eventually([&] { return rx.size() == 2; }, 5000));
@@ -788,10 +771,7 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
   takt_ros1_sub_get_stats(sub, &ss);
   EXPECT_EQ(ss.connections, 0u);
   EXPECT_TRUE(graph(1, "/t").empty());
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(again, &ps);
-    return ps.connections == 0;
-  }, 5000));
+  ASSERT_TRUE(connections_reach(again, 0, 5000));
   for (int i = 0; i < 5; i++) ASSERT_EQ(takt_ros1_publish(again, two.data(), (uint32_t)two.size()), TAKT_OK);
   takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
   EXPECT_EQ(rx.size(), before);

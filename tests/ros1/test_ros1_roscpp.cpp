@@ -19,11 +19,7 @@ TEST_F(Ros1Live, RoscppTalkerToTaktAndTaktToRoscppListener) {
   ASSERT_TRUE(listener.start({ROSCPP_LISTENER, "/takt_chatter", "25"}));
   ASSERT_TRUE(talker.start({ROSCPP_TALKER, "/chatter", "40", "roscpp"}));
   ASSERT_TRUE(listener.wait_for("listener: subscribed", 20000)) << listener.output();
-  takt_ros1_pub_stats_t ps{};
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &ps);
-    return ps.connections == 1;
-  }, 20000)) << listener.output();
+  ASSERT_TRUE(connections_reach(pub, 1, 20000)) << listener.output();
   takt_sleep_until(takt_time_now() + 200 * TAKT_NS_PER_MS);
   for (int i = 0; i < 25; i++) {
     std::vector<uint8_t> b = ser("takt " + std::to_string(i));

@@ -75,10 +75,7 @@ class Ros1Send : public Ros1Live {
                             "/paused", std_msgs__String__MD5}));
     ASSERT_TRUE(peer.wait_for("connected", 15000)) << peer.output();
     takt_ros1_pub_stats_t st;
-    ASSERT_TRUE(eventually([&] {
-      takt_ros1_pub_get_stats(pub, &st);
-      return st.connections == 1;
-    }, 5000));
+    ASSERT_TRUE(connections_reach(pub, 1, 5000));
     const uint32_t n = 3000;  // ~12 MB: more than both socket buffers hold
     for (uint32_t i = 0; i < n; i++) {
       std::vector<uint8_t> m = frame_body(i, 4000);
@@ -168,10 +165,7 @@ TEST_F(Ros1Send, TwoPublishingThreadsNeverInterleaveFrames) {
                                 std_msgs__String__DEFINITION, false, &pub),
             TAKT_OK);
   takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   // In rounds, each begun by one thread (by turns) on a drained connection, so that its first
   // frame goes out directly and each thread has frames on the wire however the two are scheduled
   // (the queue drops the oldest); the rest of each round the two publish at once.
@@ -262,10 +256,7 @@ TEST_F(Ros1Send, FramesOfTheLargestSizeGoOutWholeFromThePublishingThread) {
                                 std_msgs__String__DEFINITION, false, &pub),
             TAKT_OK);
   takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   const uint32_t n = 30;
   for (uint32_t i = 0; i < n; i++) {  // one at a time: the socket is empty at each publish
     std::vector<uint8_t> m = frame_body(i, max - 4);
@@ -305,10 +296,7 @@ TEST_F(Ros1Send, APublishHoldingATaktLockLeavesTheWriteToTheIoThread) {
                                 std_msgs__String__DEFINITION, false, &pub),
             TAKT_OK);
   takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(pub, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
   std::vector<uint8_t> first = ser("free");
   ASSERT_EQ(takt_ros1_publish(pub, first.data(), (uint32_t)first.size()), TAKT_OK);
   ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import shutil
 import signal
 import socket
@@ -36,23 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from ports import free_port  # noqa: E402
+
 COUNT = 5
-
-
-def free_port() -> int:
-    """A loopback TCP port free now, below the kernel's ephemeral range: an ephemeral port (a bind
-    to 0) may be taken by an outgoing connection of a test running beside this one before the
-    master binds it."""
-    rng = random.Random(os.getpid() ^ time.monotonic_ns())
-    for _ in range(1000):
-        port = rng.randrange(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free TCP port in 20000-32000")
 
 
 def run(cmd, **kw) -> subprocess.CompletedProcess:

@@ -407,6 +407,13 @@ struct Line {
       prev = next;
     }
   }
+  // a's frames sent again: on an ACKNACK's NACK, and after a timeout.
+  void expect_resent(uint64_t retransmissions, uint64_t timeouts) {
+    takt_daemon_stats_t sa;
+    takt_daemon_get_stats(a, &sa);
+    EXPECT_EQ(sa.retransmissions, retransmissions);
+    EXPECT_EQ(sa.timeouts, timeouts);
+  }
   // Move the clock from one due time to the next until nothing is due before end.
   void run_until(int64_t end) {
     for (int64_t next = settle(); next <= end; next = settle()) tc.advance_to(next);
@@ -450,12 +457,9 @@ TEST(DaemonFakeClock, ALostFrameIsResentOnTheAcknackAtExactTimes) {
       {6 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},   // base 1: everything received
   };
   EXPECT_EQ(line.log, expected);
-  takt_daemon_stats_t sa, sb;
-
-  takt_daemon_get_stats(line.a, &sa);
+  line.expect_resent(1, 0);
+  takt_daemon_stats_t sb;
   takt_daemon_get_stats(line.b, &sb);
-  EXPECT_EQ(sa.retransmissions, 1u);
-  EXPECT_EQ(sa.timeouts, 0u);
   EXPECT_EQ(sb.rx_frames, 1u);
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // acknowledged: no timeout pending
   takt_frame_header_t got;
@@ -489,10 +493,7 @@ TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
       {T + 3 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
   };
   EXPECT_EQ(line.log, expected);
-  takt_daemon_stats_t sa;
-  takt_daemon_get_stats(line.a, &sa);
-  EXPECT_EQ(sa.timeouts, 1u);
-  EXPECT_EQ(sa.retransmissions, 0u);
+  line.expect_resent(0, 1);
 }
 
 // DATA 0 and its HEARTBEAT are both lost, and a HEARTBEAT period is configured: a HEARTBEAT goes
@@ -516,10 +517,7 @@ TEST(DaemonFakeClock, AHeartbeatPeriodRecoversALostHeartbeatBeforeTheTimeout) {
       {9 * L, 'a', TAKT_FRAME_ACKNACK, 1, 0, false},
   };
   EXPECT_EQ(line.log, expected);
-  takt_daemon_stats_t sa;
-  takt_daemon_get_stats(line.a, &sa);
-  EXPECT_EQ(sa.timeouts, 0u);
-  EXPECT_EQ(sa.retransmissions, 1u);
+  line.expect_resent(1, 0);
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // acknowledged: no more heartbeats
 }
 
@@ -581,10 +579,7 @@ TEST(DaemonFakeClock, AHeartbeatWaitsForHigherPriorityDataAndThenAnnouncesIt) {
       {7 * L, 'a', TAKT_FRAME_ACKNACK, 2, 0, false},
   };
   EXPECT_EQ(line.log, expected);
-  takt_daemon_stats_t sa;
-  takt_daemon_get_stats(line.a, &sa);
-  EXPECT_EQ(sa.retransmissions, 1u);
-  EXPECT_EQ(sa.timeouts, 0u);
+  line.expect_resent(1, 0);
 }
 
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
@@ -610,11 +605,10 @@ TEST(DaemonFakeClock, HalfTheWindowUnacknowledgedSendsTheHeartbeatAtOnce) {
       {5 * L, 'b', TAKT_FRAME_DATA, 3, 23, false},
   };
   EXPECT_EQ(std::vector<Seen>(sent.begin(), sent.begin() + 5), first);
-  takt_daemon_stats_t sa, sb;
-  takt_daemon_get_stats(line.a, &sa);
+  takt_daemon_stats_t sb;
   takt_daemon_get_stats(line.b, &sb);
   EXPECT_EQ(sb.rx_frames, 4u);
-  EXPECT_EQ(sa.retransmissions + sa.timeouts, 0u);
+  line.expect_resent(0, 0);
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // all acknowledged
 }
 
