@@ -15,7 +15,16 @@
  * fall back as takt does. The publisher's bridge sends from the publishing thread
  * (send_in_publisher: a tap on the topic) into the writer lane's queue; pub-direct: it writes to
  * Cyclone itself when nothing is queued (direct_write; the backend's stat `direct`); pub-job:
- * the bridge node's forwarding job sends (send_in_publisher false), the path before the tap. */
+ * the bridge node's forwarding job sends (send_in_publisher false), the path before the tap.
+ *
+ *   takt-bench-dds pong|pong-direct DOMAIN COUNT SIZE...
+ *   takt-bench-dds ping|ping-direct DOMAIN COUNT PERIOD_US SIZE...
+ *
+ * A round trip, as ddsperf's ping-pong measures one: pong's callback on bench_dds_SIZE publishes
+ * the message back on bench_dds_SIZE_back with the same t_info (its publish: the bridge's
+ * send_in_publisher, from the callback; -direct: direct_write); ping publishes on bench_dds_SIZE
+ * as pub does and its callback on the way back records now - t_info, the round trip, and prints
+ * the same JSON as sub. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,6 +50,11 @@ typedef struct {
   int64_t *samples;
   atomic_long n;
   long cap;
+  /* ping-pong: the way back */
+  char back_name[40];
+  takt_topic_t *back;
+  takt_publisher_t *back_pub;
+  takt_subscription_t *back_sub;
 } lane_t;
 
 static lane_t g_lanes[MAX_SIZES];
@@ -63,9 +77,41 @@ static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) 
   if (i < l->cap) l->samples[i] = now - m->header.t_info;
 }
 
+/* pong: the message back at once, with its origin time */
+static void on_echo(takt_subscription_t *s, const takt_message_t *m, void *user) {
+  (void)s;
+  lane_t *l = user;
+  (void)takt_publish_at(l->back_pub, m->data, m->size, m->header.t_info);
+  atomic_fetch_add(&l->n, 1);
+}
+
+/* {"rows": [{"size": S, "samples": [ns, ...]}, ...], ...}: what the callbacks recorded; 3 when
+ * fewer than count of a size */
+static int print_rows(takt_dds_t *dds, long count) {
+  int rc = 0;
+  printf("{\"rows\": [");
+  for (uint32_t i = 0; i < g_nlanes; i++) {
+    lane_t *l = &g_lanes[i];
+    long n = atomic_load(&l->n);
+    if (n > l->cap) n = l->cap;
+    if (n < count) rc = 3;
+    printf("%s{\"size\": %u, \"samples\": [", i ? ", " : "", l->size);
+    for (long k = 0; k < n; k++) printf("%s%lld", k ? "," : "", (long long)l->samples[k]);
+    printf("]}");
+  }
+  takt_dds_stats_t st;
+  takt_dds_get_stats(dds, &st);
+  printf("], \"received\": %llu, \"stamped\": %llu, \"oversize\": %llu}\n",
+         (unsigned long long)st.received, (unsigned long long)st.stamped,
+         (unsigned long long)st.oversize);
+  return rc;
+}
+
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
                   "       takt-bench-dds pub|pub-direct|pub-job DOMAIN COUNT PERIOD_US SIZE...\n"
+                  "       takt-bench-dds pong|pong-direct DOMAIN COUNT SIZE...\n"
+                  "       takt-bench-dds ping|ping-direct DOMAIN COUNT PERIOD_US SIZE...\n"
                   "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
                   "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
                   "                          [LANES [WINDOW]]\n"
@@ -126,10 +172,16 @@ int main(int argc, char **argv) {
                       (uint32_t)atol(argv[5]), atol(argv[6]), argc >= 8 ? atoi(argv[7]) : 0,
                       argc == 9 ? atol(argv[8]) : -1);
   if (argc < 5) return usage();
-  bool sub = strcmp(argv[1], "sub") == 0;
-  bool direct = strcmp(argv[1], "pub-direct") == 0;
-  bool job = strcmp(argv[1], "pub-job") == 0;
-  if (!sub && !direct && !job && strcmp(argv[1], "pub") != 0) return usage();
+  const char *mode = argv[1];
+  bool pong = strncmp(mode, "pong", 4) == 0, ping = strncmp(mode, "ping", 4) == 0;
+  bool sub = strcmp(mode, "sub") == 0 || pong; /* receives first */
+  bool direct = strcmp(mode, "pub-direct") == 0 || strcmp(mode, "ping-direct") == 0 ||
+                strcmp(mode, "pong-direct") == 0;
+  bool job = strcmp(mode, "pub-job") == 0;
+  if (!sub && !ping && !direct && !job && strcmp(mode, "pub") != 0) return usage();
+  if ((ping || pong) && strcmp(mode + 4, "") != 0 && strcmp(mode + 4, "-direct") != 0)
+    return usage();
+  bool two_way = ping || pong;
   uint32_t domain = (uint32_t)atoi(argv[2]);
   long count = atol(argv[3]);
   long period_us = sub ? 0 : atol(argv[4]);
@@ -143,13 +195,15 @@ int main(int argc, char **argv) {
     if (l->size == 0 || l->size > (16u << 20)) return usage();
     snprintf(l->type_name, sizeof l->type_name, "takt/Bytes%u", l->size);
     snprintf(l->topic_name, sizeof l->topic_name, "bench_dds_%u", l->size);
+    snprintf(l->back_name, sizeof l->back_name, "bench_dds_%u_back", l->size);
     l->ts = (takt_type_support_t){l->type_name, NULL, l->size, NULL, NULL};
     if (l->size > largest) largest = l->size;
   }
 
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;
   dc.direct_write = direct;
-  side_t side = open_side(sub ? "bench_sub" : "bench_pub", domain, g_nlanes, largest, 64u, &dc, !job);
+  side_t side = open_side(sub ? "bench_sub" : "bench_pub", domain, g_nlanes * (two_way ? 2u : 1u),
+                          largest, 64u, &dc, !job);
   takt_context_t *ctx = side.ctx;
   takt_node_t *node = side.node;
   takt_dds_t *dds = side.dds;
@@ -162,6 +216,24 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < g_nlanes; i++) {
     lane_t *l = &g_lanes[i];
     CHECK(takt_topic_create(ctx, l->topic_name, &l->ts, 8, &l->topic));
+    if (two_way) CHECK(takt_topic_create(ctx, l->back_name, &l->ts, 8, &l->back));
+    takt_subscription_options_t bo = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    bo.depth = 8;
+    bo.attr.priority = CB_PRIO;
+    if (pong) {
+      CHECK(takt_subscription_create(node, l->topic, "echo", on_echo, l, &bo, &l->sub));
+      CHECK(takt_dds_import(dds, bridge, l->topic, CB_PRIO, &qos));
+      CHECK(takt_publisher_create(node, l->back, &l->back_pub));
+      CHECK(takt_dds_export(dds, bridge, l->back, CB_PRIO, &qos));
+      continue;
+    }
+    if (ping) {
+      l->cap = count;
+      l->samples = calloc((size_t)count, sizeof(int64_t));
+      if (l->samples == NULL) return 1;
+      CHECK(takt_subscription_create(node, l->back, "rtt", on_msg, l, &bo, &l->back_sub));
+      CHECK(takt_dds_import(dds, bridge, l->back, CB_PRIO, &qos));
+    }
     if (sub) {
       l->cap = count;
       l->samples = calloc((size_t)count, sizeof(int64_t));
@@ -183,7 +255,8 @@ int main(int argc, char **argv) {
   CHECK(takt_bridge_start(bridge));
 
   int rc = 0;
-  int64_t end = takt_time_now() + 60 * TAKT_NS_PER_S;
+  /* pong answers until ping has had its count (ping ends it otherwise: the runner kills it) */
+  int64_t end = takt_time_now() + (pong ? 600 : 60) * TAKT_NS_PER_S;
   if (sub) {
     for (;;) {
       bool all = true;
@@ -191,24 +264,18 @@ int main(int argc, char **argv) {
       if (all || takt_time_now() > end) break;
       (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
     }
-    printf("{\"rows\": [");
-    for (uint32_t i = 0; i < g_nlanes; i++) {
-      lane_t *l = &g_lanes[i];
-      long n = atomic_load(&l->n);
-      if (n > l->cap) n = l->cap;
-      if (n < count) rc = 3;
-      printf("%s{\"size\": %u, \"samples\": [", i ? ", " : "", l->size);
-      for (long k = 0; k < n; k++) printf("%s%lld", k ? "," : "", (long long)l->samples[k]);
-      printf("]}");
+    if (pong) { /* the last replies to ping before leaving */
+      (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
+      for (uint32_t i = 0; i < g_nlanes; i++)
+        if (atomic_load(&g_lanes[i].n) < count) rc = 3;
+    } else {
+      rc = print_rows(dds, count);
     }
-    takt_dds_stats_t st;
-    takt_dds_get_stats(dds, &st);
-    printf("], \"received\": %llu, \"stamped\": %llu, \"oversize\": %llu}\n",
-           (unsigned long long)st.received, (unsigned long long)st.stamped,
-           (unsigned long long)st.oversize);
   } else {
     for (uint32_t i = 0; i < g_nlanes; i++)
-      while (takt_dds_matched(dds, g_lanes[i].topic) < 1 && takt_time_now() < end)
+      while ((takt_dds_matched(dds, g_lanes[i].topic) < 1 ||
+              (ping && takt_dds_matched(dds, g_lanes[i].back) < 1)) &&
+             takt_time_now() < end)
         (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
     (void)takt_executor_spin_until(exec, takt_time_now() + 300 * TAKT_NS_PER_MS);
     uint8_t *payload = calloc(1, largest);
@@ -226,17 +293,30 @@ int main(int argc, char **argv) {
     (void)takt_executor_spin_until(exec, takt_time_now() + 200 * TAKT_NS_PER_MS);
     (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
     free(payload);
+    if (ping) { /* the last round trips, then what they measured */
+      int64_t until = takt_time_now() + 5 * TAKT_NS_PER_S;
+      for (uint32_t i = 0; i < g_nlanes; i++)
+        while (atomic_load(&g_lanes[i].n) < count && takt_time_now() < until)
+          (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
+      int prc = print_rows(dds, count);
+      if (rc == 0) rc = prc;
+    }
   }
   takt_bridge_stop(bridge);
   CHECK(takt_executor_destroy(exec));
   for (uint32_t i = 0; i < g_nlanes; i++) {
     if (g_lanes[i].sub != NULL) CHECK(takt_subscription_destroy(g_lanes[i].sub));
     if (g_lanes[i].pub != NULL) CHECK(takt_publisher_destroy(g_lanes[i].pub));
+    if (g_lanes[i].back_sub != NULL) CHECK(takt_subscription_destroy(g_lanes[i].back_sub));
+    if (g_lanes[i].back_pub != NULL) CHECK(takt_publisher_destroy(g_lanes[i].back_pub));
     free(g_lanes[i].samples);
   }
   takt_bridge_destroy(bridge);
   CHECK(takt_node_destroy(node));
-  for (uint32_t i = 0; i < g_nlanes; i++) CHECK(takt_topic_destroy(g_lanes[i].topic));
+  for (uint32_t i = 0; i < g_nlanes; i++) {
+    CHECK(takt_topic_destroy(g_lanes[i].topic));
+    if (g_lanes[i].back != NULL) CHECK(takt_topic_destroy(g_lanes[i].back));
+  }
   takt_context_destroy(ctx);
   return rc;
 }

@@ -1,6 +1,6 @@
 """takt bench dds's report from made-up measurements: ddsperf's per-second lines are read as
-ddsperf prints them, the headline ratios are takt over ddsperf's one-way and takt's p99 over
-rclpy's median, every goal is listed as met or not, and a missing peer is n/a, not a failure; the
+ddsperf prints them, the headline ratios are takt over ddsperf's one-way (takt's own ping-pong
+halved beside it) and takt's p99 over rclpy's median, every goal is listed as met or not, and a missing peer is n/a, not a failure; the
 chains' table and their loaded-over-unloaded ratio."""
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples",
                         lambda *a: _samples(18.0 if a[3:] == ("pub-direct",) else 20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_seconds", _perf)
+    monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})  # no ROS 2 venv
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 0
     r = json.loads((tmp_path / "dds.json").read_text())
     assert r["headline"]["p50_takt_over_ddsperf_64B"] == 1.25
     assert r["headline"]["p50_takt_direct_over_ddsperf_64B"] == 1.12
+    assert r["headline"]["p50_takt_pingpong_over_ddsperf_64B"] == 1.5
     assert r["headline"]["p99_takt_over_rclpy_p50_64B"] is None
     md = (tmp_path / "dds.md").read_text()
     assert "p50_takt_over_ddsperf_64B <= 1.1: NOT met" in md
@@ -79,21 +81,25 @@ def test_blocks_are_merged(monkeypatch):
         return {64: [float(len(calls))] * count}
     monkeypatch.setattr(dds, "takt_samples", takt)
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "pingpong_samples",
+                        lambda count, period, domain: calls.append(("ping", domain)) or {64: [1.0] * count})
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     monkeypatch.setattr(dds, "write_json", lambda out, name, r: calls.append(r))
     monkeypatch.setattr(dds, "write_markdown", lambda *a: None)
     assert dds.run(False, None) == 1  # three sizes and the chains missing
     modes = [c[0] for c in calls[:-1]]
-    assert modes == ["pub", "pub-direct"] * dds.BLOCKS  # interleaved
-    assert len({c[1] for c in calls[:-1]}) == 2 * dds.BLOCKS  # each pair on a domain of its own
+    assert modes == ["pub", "pub-direct", "ping"] * dds.BLOCKS  # interleaved
+    assert len({c[1] for c in calls[:-1]}) == 3 * dds.BLOCKS  # each on a domain of its own
     row = calls[-1]["rows"][0]
     assert row["takt"]["count"] == 2000 and row["takt_direct"]["count"] == 2000
+    assert row["takt_pingpong"]["count"] == dds.PINGPONG_COUNT
 
 
 def test_missing_takt_rows_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples", lambda *a: {})
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 1
@@ -102,6 +108,18 @@ def test_missing_takt_rows_fail(tmp_path, monkeypatch):
 def test_missing_chains_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples", lambda *a: _samples(20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
+    monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     assert dds.run(True, tmp_path) == 1
+
+
+def test_missing_pingpong_fails(tmp_path, monkeypatch):
+    monkeypatch.setattr(dds, "takt_samples", lambda *a: _samples(20.0, 30.0))
+    monkeypatch.setattr(dds, "ddsperf_seconds", _perf)
+    monkeypatch.setattr(dds, "pingpong_samples", lambda *a: {})
+    monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
+    monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
+    assert dds.run(True, tmp_path) == 1
+    r = json.loads((tmp_path / "dds.json").read_text())
+    assert r["headline"]["p50_takt_pingpong_over_ddsperf_64B"] is None

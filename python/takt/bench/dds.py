@@ -95,6 +95,32 @@ def takt_samples(count: int, period_us: int, domain: int, mode: str = "pub") -> 
     return _samples(raw)
 
 
+def pingpong_samples(count: int, period_us: int, domain: int) -> Samples:
+    """takt's round trip as ddsperf measures its own: ping publishes, pong's callback publishes
+    the message back, ping's callback records the round trip; halved here (one-way as ddsperf's
+    half round trip). The defaults' path both ways (send_in_publisher, writer lanes)."""
+    exe = str(native.program("bench/takt-bench-dds"))
+    sizes = [str(s) for s in SIZES]
+    pong = subprocess.Popen([exe, "pong", str(domain), str(count)] + sizes,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        ping = subprocess.run([exe, "ping", str(domain), str(count), str(period_us)] + sizes,
+                              capture_output=True, text=True,
+                              timeout=60 + count * len(SIZES) * period_us / 1e6)
+        if ping.returncode not in (0, 3) or not ping.stdout.strip():
+            sys.stderr.write(ping.stderr)
+            return {}
+        return {s: [v / 2 for v in rtt] for s, rtt in _samples(json.loads(ping.stdout)).items()}
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        sys.stderr.write(f"takt bench dds: ping-pong: {e}\n")
+        return {}
+    finally:
+        if pong.poll() is None:
+            pong.kill()
+        pong.wait()
+
+
 def rclpy_samples(count: int, period_s: float, domain: int) -> Samples:
     py = native.repo_root() / ".venv-ros2" / "bin" / "python"
     script = native.repo_root() / "bench" / "dds" / "rclpy_oneway.py"
@@ -184,6 +210,8 @@ def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
 # Blocks: every row is measured in BLOCKS interleaved parts (takt, takt direct, ddsperf, rclpy in
 # turn), so a burst of outside load lands on all of them rather than on the one that ran alone.
 BLOCKS = 4
+# takt's own ping-pong, per size, at ddsperf's 50 Hz (20 ms a round trip: 4 s a size a block)
+PINGPONG_COUNT = 800
 
 
 def run(quick: bool, out: Path) -> int:
@@ -193,6 +221,7 @@ def run(quick: bool, out: Path) -> int:
     acc_takt: Samples = {}
     acc_direct: Samples = {}
     acc_rcl: Samples = {}
+    acc_pp: Samples = {}
     acc_perf: Dict[int, list] = {}
     for b in range(blocks):
         dom = base + 8 * b
@@ -200,8 +229,10 @@ def run(quick: bool, out: Path) -> int:
         _merge(acc_direct, takt_samples(count // blocks, 10000 if quick else 5000, dom + 3, "pub-direct"))
         for size, ms in ddsperf_seconds(1 if quick else 20 // blocks, dom + 1).items():
             acc_perf.setdefault(size, []).extend(ms)
+        # at ddsperf's rate, 50 Hz: a sample's latency depends on how long the machine idled
+        _merge(acc_pp, pingpong_samples(5 if quick else PINGPONG_COUNT // blocks, 20000, dom + 4))
         _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
-    takt, direct, rcl = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl)
+    takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
     perf = ddsperf_rows(acc_perf)
     chains = chains_rows(20 if quick else 2000, base + 8 * blocks)
     headline: Dict[str, object] = {}
@@ -211,6 +242,8 @@ def run(quick: bool, out: Path) -> int:
         headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"] = ratio(t["p99"], rcl[s]["p50"]) if t and s in rcl else None
         headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"] = (ratio(dt["p50"], perf[s]["p50"])
                                                                 if dt and s in perf else None)
+        headline[f"p50_takt_pingpong_over_ddsperf_{LABEL[s]}"] = (ratio(pp[s]["p50"], perf[s]["p50"])
+                                                                  if s in pp and s in perf else None)
     unl, lod, one = (chains.get(c[0]) for c in CHAIN_CASES)
     def top(r, k):  # noqa: E306
         return r["top"][k] if r is not None and r["top"] is not None else None
@@ -235,21 +268,28 @@ def run(quick: bool, out: Path) -> int:
           "system files make it); takt direct: the same with `direct_write` on (the publishing thread "
           "writes to Cyclone itself: one hand-off less, but Cyclone's allocations in the publisher, so "
           "off by default; docs/dds.md). The publisher publishes from its main thread (SCHED_OTHER). "
-          f"Every row in {blocks} interleaved block(s) (takt, takt direct, ddsperf, rclpy in turn)."
+          "takt ping-pong: takt measured as ddsperf measures itself (`takt-bench-dds ping` and `pong`, "
+          "pong's callback publishes each message back, half the round trip, 50 Hz, the defaults' path "
+          "both ways). "
+          f"Every row in {blocks} interleaved block(s) (takt, takt direct, ddsperf, takt ping-pong, "
+          "rclpy in turn)."
           + (" Smoke mode: a handful of samples, the numbers mean nothing." if quick else ""), "",
           "| size | takt p50 µs | takt p99 µs | takt max µs | takt direct p50 µs | takt direct p99 µs | "
-          "ddsperf p50 µs | ddsperf p99 µs | rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | "
-          "takt direct p50 / ddsperf | takt p99 / rclpy p50 |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "ddsperf p50 µs | ddsperf p99 µs | takt ping-pong p50 µs | takt ping-pong p99 µs | "
+          "rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | "
+          "takt direct p50 / ddsperf | takt ping-pong p50 / ddsperf | takt p99 / rclpy p50 |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in SIZES:
         a = headline[f"p50_takt_over_ddsperf_{LABEL[s]}"]
         ad = headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"]
         b = headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"]
+        c = headline[f"p50_takt_pingpong_over_ddsperf_{LABEL[s]}"]
         na = lambda v: v if v is not None else "n/a"  # noqa: E731
         md.append(f"| {LABEL[s]} | {_us(takt, s, 'p50')} | {_us(takt, s, 'p99')} | {_us(takt, s, 'max')} | "
                   f"{_us(direct, s, 'p50')} | {_us(direct, s, 'p99')} | "
-                  f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(rcl, s, 'p50')} | "
-                  f"{_us(rcl, s, 'p99')} | {na(a)} | {na(ad)} | {na(b)} |")
+                  f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(pp, s, 'p50')} | "
+                  f"{_us(pp, s, 'p99')} | {_us(rcl, s, 'p50')} | "
+                  f"{_us(rcl, s, 'p99')} | {na(a)} | {na(ad)} | {na(c)} | {na(b)} |")
     md += ["", "Goals: " + "; ".join(
         f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
         for k, g in goals), ""]
@@ -285,9 +325,11 @@ def run(quick: bool, out: Path) -> int:
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
               "headline": headline,
               "rows": [{"size": s, "takt": takt.get(s), "takt_direct": direct.get(s), "ddsperf": perf.get(s),
+                        "takt_pingpong": pp.get(s),
                         "rclpy": rcl.get(s)} for s in SIZES],
               "chains": {"period_us": CHAIN_PERIOD_US, "low_size": CHAIN_LOW_SIZE,
                          "low_period_us": CHAIN_LOW_PERIOD_US, "cases": chains}}
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
-    return 0 if len(takt) == len(SIZES) and len(direct) == len(SIZES) and len(chains) == len(CHAIN_CASES) else 1
+    return 0 if (len(takt) == len(SIZES) and len(direct) == len(SIZES) and len(pp) == len(SIZES)
+                 and len(chains) == len(CHAIN_CASES)) else 1
