@@ -252,16 +252,15 @@ static void heartbeat_locked(takt_daemon_t *d, uint8_t priority, bool at_once) {
   if (d->sent_next == d->acked) return; /* nothing that left is unacknowledged */
   tx_node_t *hb = &d->hb_node;
   at_once = at_once || d->left_since_hb * 2 >= d->cfg.window;
-  if (hb->pos >= 0 || d->current == hb) { /* queued, or on the line (the next one): only sooner */
-    bool sooner = (at_once && !hb->first) || priority > hb->priority;
-    hb->first = hb->first || at_once;
-    hb->priority = priority > hb->priority ? priority : hb->priority;
-    if (sooner && hb->pos >= 0) takt__heap_update(&d->exec_queue, hb);
-  } else {
-    hb->first = at_once;
-    hb->priority = priority;
-    hb->order = ++d->tx_seq;
-  }
+  /* queued, or on the line (then this is the next one): it only moves sooner */
+  bool waiting = hb->pos >= 0 || d->current == hb;
+  bool was_first = waiting && hb->first;
+  uint8_t was_priority = waiting ? hb->priority : 0;
+  hb->first = was_first || at_once;
+  hb->priority = priority > was_priority ? priority : was_priority;
+  if (!waiting) hb->order = ++d->tx_seq;
+  else if (hb->pos >= 0 && (hb->first != was_first || hb->priority != was_priority))
+    takt__heap_update(&d->exec_queue, hb);
   d->hb_last = d->sent_next - 1;
   queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, d->acked, d->sent_next - 1, 0);
 }
