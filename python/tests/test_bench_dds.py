@@ -123,3 +123,39 @@ def test_missing_pingpong_fails(tmp_path, monkeypatch):
     assert dds.run(True, tmp_path) == 1
     r = json.loads((tmp_path / "dds.json").read_text())
     assert r["headline"]["p50_takt_pingpong_over_ddsperf_64B"] is None
+
+
+def test_chains_blocks_are_interleaved_and_pooled(monkeypatch):
+    calls = []
+    def cell(count, domain, low_period, extra):
+        calls.append((low_period, tuple(extra), domain))
+        k = len(calls)
+        return {"samples": [k * 1e3] * count, "published": count, "low_bytes": 1000000 * k,
+                "low_seconds": 1.0, "low_received": [k, k], "seconds": 1.0,
+                "publisher": {"window_waits": k, "tx_queue_full": 1, "lanes": 2, "releases": [k, 1, 1]}}
+    monkeypatch.setattr(dds, "_chains_cell", cell)
+    rows = dds.chains_rows(40, 200, blocks=2)
+    # unloaded, loaded, one lane; then again: every part on a domain of its own
+    assert [c[:2] for c in calls] == [(0, ()), (1000, ()), (1000, ("1", "0"))] * 2
+    assert [c[2] for c in calls] == list(range(200, 206))
+    loaded = rows["loaded"]  # the 2nd and 5th parts
+    assert loaded["top_received"] == 40 and loaded["top_published"] == 40 and loaded["blocks"] == 2
+    assert loaded["top"]["min"] == 2e3 and loaded["top"]["max"] == 5e3
+    assert loaded["low_MBps"] == 3.5  # (2 + 5) MB over 2 s
+    assert loaded["low_received"] == [7, 7]
+    assert loaded["publisher"] == {"window_waits": 7, "tx_queue_full": 2, "lanes": 2,
+                                   "releases": [7, 2, 2]}
+
+
+def test_chains_case_missing_a_block_is_left_out(monkeypatch):
+    n = []
+    def cell(count, domain, low_period, extra):
+        n.append(1)
+        if len(n) == 4:  # the second block's unloaded part fails
+            return None
+        return {"samples": [1e3] * count, "published": count, "low_bytes": 0, "low_seconds": 0.0,
+                "low_received": [0, 0], "seconds": 1.0, "publisher": {}}
+    monkeypatch.setattr(dds, "_chains_cell", cell)
+    rows = dds.chains_rows(20, 100, blocks=2)
+    assert sorted(rows) == ["loaded", "loaded, one lane, no window"]
+    assert rows["loaded"]["low_MBps"] is None

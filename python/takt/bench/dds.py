@@ -180,27 +180,54 @@ CHAIN_CASES = (("unloaded", 0, []), ("loaded", CHAIN_LOW_PERIOD_US, []),
 
 
 def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> Optional[dict]:
+    """One run of a case: the subscriber's raw figures (top chain's samples, the lower chains'
+    bytes and seconds) and the publisher's statistics."""
     exe = str(native.program("bench/takt-bench-dds"))
     sub = _pair([exe, "chains-sub", str(domain), str(count), str(CHAIN_LOW_SIZE)],
                 [exe, "chains-pub", str(domain), str(count), str(CHAIN_PERIOD_US), str(CHAIN_LOW_SIZE),
                  str(low_period)] + extra, dict(os.environ), 120 + count * 0.05, pub_json=True)
     if sub is None:
         return None
-    low_bytes = sum(l["bytes"] for l in sub["low"])
-    return {"top": percentiles(sub["samples"]) if sub["samples"] else None,
-            "top_received": len(sub["samples"]), "top_published": count,
-            "low_MBps": round(low_bytes / sub["low_seconds"] / 1e6, 1) if sub["low_seconds"] > 0 else None,
+    return {"samples": list(sub["samples"]), "published": count,
+            "low_bytes": sum(l["bytes"] for l in sub["low"]), "low_seconds": sub["low_seconds"],
             "low_received": [l["received"] for l in sub["low"]], "seconds": sub["seconds"],
             "publisher": sub["publisher"]}
 
 
-def chains_rows(count: int, domain: int) -> Dict[str, dict]:
-    rows = {}
-    for i, (name, low_period, extra) in enumerate(CHAIN_CASES):
-        r = _chains_cell(count, domain + i, low_period, extra)
-        if r is not None:
-            rows[name] = r
-    return rows
+def _chains_row(cells: List[dict]) -> dict:
+    """A case's blocks as one row: the top chain's samples pooled, counts and statistics summed,
+    the lower chains' rate over all their bytes and seconds."""
+    samples = [v for c in cells for v in c["samples"]]
+    low_bytes = sum(c["low_bytes"] for c in cells)
+    low_seconds = sum(c["low_seconds"] for c in cells)
+    publisher: Dict[str, object] = {}  # counters summed; lanes (how many there were) the largest
+    for c in cells:
+        for k, v in c["publisher"].items():
+            if k == "lanes":
+                publisher[k] = max(publisher.get(k, 0), v)
+            elif isinstance(v, list):
+                publisher[k] = [a + b for a, b in zip(publisher.get(k, [0] * len(v)), v)]
+            elif isinstance(v, int) and not isinstance(v, bool):
+                publisher[k] = publisher.get(k, 0) + v
+    return {"top": percentiles(samples) if samples else None, "top_received": len(samples),
+            "top_published": sum(c["published"] for c in cells),
+            "low_MBps": round(low_bytes / low_seconds / 1e6, 1) if low_seconds > 0 else None,
+            "low_received": [sum(x) for x in zip(*(c["low_received"] for c in cells))],
+            "seconds": sum(c["seconds"] for c in cells), "blocks": len(cells),
+            "publisher": publisher}
+
+
+def chains_rows(count: int, domain: int, blocks: int = 1) -> Dict[str, dict]:
+    """The three cases in `blocks` interleaved parts of count / blocks releases each (unloaded,
+    loaded, one lane in turn), every part on a DDS domain of its own; a case missing a part is
+    left out."""
+    cells: Dict[str, List[dict]] = {name: [] for name, _, _ in CHAIN_CASES}
+    for b in range(blocks):
+        for i, (name, low_period, extra) in enumerate(CHAIN_CASES):
+            r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + i, low_period, extra)
+            if r is not None:
+                cells[name].append(r)
+    return {name: _chains_row(c) for name, c in cells.items() if len(c) == blocks}
 
 
 def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
@@ -234,7 +261,8 @@ def run(quick: bool, out: Path) -> int:
         _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
     takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
     perf = ddsperf_rows(acc_perf)
-    chains = chains_rows(20 if quick else 2000, base + 8 * blocks)
+    # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
+    chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
@@ -301,7 +329,9 @@ def run(quick: bool, out: Path) -> int:
            "what this loopback carries between two takt processes. Latency: chain 1's timer release -> "
            "its callback start in the far process. All topics reliable, keep-last 8. Loaded with the "
            "publisher's defaults (a writer lane per priority, the 1 MiB window: docs/dds.md) and with one lane "
-           "and no window (every route through one writer thread, unpaced).", "",
+           "and no window (every route through one writer thread, unpaced). "
+           f"The three cases in {blocks} interleaved block(s) (unloaded, loaded, one lane in turn), "
+           "each part a pair of processes of its own.", "",
            "| case | top p50 µs | top p99 µs | top max µs | top received / published | lower chains MB/s | "
            "window waits | sends refused |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
