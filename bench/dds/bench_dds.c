@@ -220,8 +220,10 @@ int main(int argc, char **argv) {
     takt_subscription_options_t bo = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
     bo.depth = 8;
     bo.attr.priority = CB_PRIO;
+    char cb_name[32];
+    snprintf(cb_name, sizeof cb_name, "%s_%u", pong ? "echo" : "rtt", l->size);
     if (pong) {
-      CHECK(takt_subscription_create(node, l->topic, "echo", on_echo, l, &bo, &l->sub));
+      CHECK(takt_subscription_create(node, l->topic, cb_name, on_echo, l, &bo, &l->sub));
       CHECK(takt_dds_import(dds, bridge, l->topic, CB_PRIO, &qos));
       CHECK(takt_publisher_create(node, l->back, &l->back_pub));
       CHECK(takt_dds_export(dds, bridge, l->back, CB_PRIO, &qos));
@@ -231,7 +233,7 @@ int main(int argc, char **argv) {
       l->cap = count;
       l->samples = calloc((size_t)count, sizeof(int64_t));
       if (l->samples == NULL) return 1;
-      CHECK(takt_subscription_create(node, l->back, "rtt", on_msg, l, &bo, &l->back_sub));
+      CHECK(takt_subscription_create(node, l->back, cb_name, on_msg, l, &bo, &l->back_sub));
       CHECK(takt_dds_import(dds, bridge, l->back, CB_PRIO, &qos));
     }
     if (sub) {
