@@ -24,8 +24,19 @@
  * the message back on bench_dds_SIZE_back with the same t_info (its publish: the bridge's
  * send_in_publisher, from the callback; -direct: direct_write); ping publishes on bench_dds_SIZE
  * as pub does and its callback on the way back records now - t_info, the round trip, and prints
- * the same JSON as sub. */
+ * the same JSON as sub.
+ *
+ *   takt-bench-dds wake COUNT PERIOD_US
+ *
+ * The floor of one hand-off between threads, at the same rate: a thread at SCHED_FIFO 90 (where
+ * Cyclone's receive thread runs) wakes every PERIOD_US and posts a semaphore (a futex wake-up)
+ * that a thread at SCHED_FIFO 60 (the callbacks' priority) waits on; the waiter records its
+ * return minus the post (SCHED_OTHER for both without the privilege). Prints the same JSON as
+ * sub, with size 0. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +118,82 @@ static int print_rows(takt_dds_t *dds, long count) {
   return rc;
 }
 
+/* ---- wake: a futex wake-up from one thread to another, the hand-off's floor ---- */
+
+static int usage(void);
+
+typedef struct {
+  sem_t sem;
+  _Atomic int64_t posted;
+  int64_t *samples;
+  long count, period_ns;
+} wake_t;
+
+static void *wake_waiter(void *arg) {
+  wake_t *w = arg;
+  for (long k = 0; k < w->count; k++) {
+    while (sem_wait(&w->sem) != 0) {
+    }
+    w->samples[k] = takt_time_now() - atomic_load(&w->posted);
+  }
+  return NULL;
+}
+
+static bool start_fifo(pthread_t *t, int priority, void *(*fn)(void *), void *arg) {
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  struct sched_param sp = {.sched_priority = priority};
+  pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+  pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+  pthread_attr_setschedparam(&a, &sp);
+  bool ok = pthread_create(t, &a, fn, arg) == 0 || pthread_create(t, NULL, fn, arg) == 0;
+  pthread_attr_destroy(&a);
+  return ok;
+}
+
+static void *wake_poster(void *arg) {
+  wake_t *w = arg;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  for (long k = 0; k < w->count; k++) {
+    next.tv_nsec += w->period_ns;
+    while (next.tv_nsec >= 1000000000L) {
+      next.tv_nsec -= 1000000000L;
+      next.tv_sec++;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0) {
+    }
+    atomic_store(&w->posted, takt_time_now());
+    sem_post(&w->sem);
+  }
+  return NULL;
+}
+
+static int run_wake(long count, long period_us) {
+  if (count <= 0 || period_us <= 0) return usage();
+  wake_t w = {.count = count, .period_ns = period_us * 1000};
+  w.samples = calloc((size_t)count, sizeof(int64_t));
+  if (w.samples == NULL || sem_init(&w.sem, 0, 0) != 0) return 1;
+  pthread_t waiter, poster;
+  if (!start_fifo(&waiter, CB_PRIO, wake_waiter, &w)) return 1;
+  usleep(10000);
+  if (!start_fifo(&poster, 90, wake_poster, &w)) return 1;
+  pthread_join(poster, NULL);
+  pthread_join(waiter, NULL);
+  printf("{\"rows\": [{\"size\": 0, \"samples\": [");
+  for (long k = 0; k < count; k++) printf("%s%lld", k ? "," : "", (long long)w.samples[k]);
+  printf("]}]}\n");
+  sem_destroy(&w.sem);
+  free(w.samples);
+  return 0;
+}
+
 static int usage(void) {
   fprintf(stderr, "usage: takt-bench-dds sub DOMAIN COUNT SIZE...\n"
                   "       takt-bench-dds pub|pub-direct|pub-job DOMAIN COUNT PERIOD_US SIZE...\n"
                   "       takt-bench-dds pong|pong-direct DOMAIN COUNT SIZE...\n"
                   "       takt-bench-dds ping|ping-direct DOMAIN COUNT PERIOD_US SIZE...\n"
+                  "       takt-bench-dds wake COUNT PERIOD_US\n"
                   "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
                   "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
                   "                          [LANES [WINDOW]]\n"
@@ -171,6 +253,7 @@ int main(int argc, char **argv) {
     return run_chains(false, (uint32_t)atoi(argv[2]), atol(argv[3]), atol(argv[4]),
                       (uint32_t)atol(argv[5]), atol(argv[6]), argc >= 8 ? atoi(argv[7]) : 0,
                       argc == 9 ? atol(argv[8]) : -1);
+  if (argc == 4 && strcmp(argv[1], "wake") == 0) return run_wake(atol(argv[2]), atol(argv[3]));
   if (argc < 5) return usage();
   const char *mode = argv[1];
   bool pong = strncmp(mode, "pong", 4) == 0, ping = strncmp(mode, "ping", 4) == 0;

@@ -40,6 +40,7 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
                         lambda *a: _samples(18.0 if a[3:] == ("pub-direct",) else 20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_seconds", _perf)
     monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
+    monkeypatch.setattr(dds, "wake_samples", lambda count, period: [period * 2.0] * count)
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})  # no ROS 2 venv
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 0
@@ -47,6 +48,11 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
     assert r["headline"]["p50_takt_over_ddsperf_64B"] == 1.25
     assert r["headline"]["p50_takt_direct_over_ddsperf_64B"] == 1.12
     assert r["headline"]["p50_takt_pingpong_over_ddsperf_64B"] == 1.5
+    # the hand-off's floor: wake-ups of 10 µs at 200 Hz, 40 µs at 50 Hz (made up: 2 ns per µs of
+    # period); ping-pong 24 µs against ddsperf's 16 + 40
+    assert r["headline"]["wake_p50_us_200Hz"] == 10.0 and r["headline"]["wake_p50_us_50Hz"] == 40.0
+    assert r["headline"]["p50_takt_pingpong_over_ddsperf_plus_wake_64B"] == round(24 / 56, 2)
+    assert "50 Hz p50 40.0 µs" in (tmp_path / "dds.md").read_text()
     assert r["headline"]["p99_takt_over_rclpy_p50_64B"] is None
     md = (tmp_path / "dds.md").read_text()
     assert "p50_takt_over_ddsperf_64B <= 1.1: NOT met" in md
@@ -83,6 +89,7 @@ def test_blocks_are_merged(monkeypatch):
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
     monkeypatch.setattr(dds, "pingpong_samples",
                         lambda count, period, domain: calls.append(("ping", domain)) or {64: [1.0] * count})
+    monkeypatch.setattr(dds, "wake_samples", lambda count, period: [period * 2.0] * count)
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     monkeypatch.setattr(dds, "write_json", lambda out, name, r: calls.append(r))
@@ -100,6 +107,7 @@ def test_missing_takt_rows_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples", lambda *a: {})
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
     monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
+    monkeypatch.setattr(dds, "wake_samples", lambda count, period: [period * 2.0] * count)
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 1
@@ -109,6 +117,7 @@ def test_missing_chains_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples", lambda *a: _samples(20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_seconds", lambda *a: {})
     monkeypatch.setattr(dds, "pingpong_samples", lambda *a: _samples(24.0, 30.0))
+    monkeypatch.setattr(dds, "wake_samples", lambda count, period: [period * 2.0] * count)
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: {})
     assert dds.run(True, tmp_path) == 1
@@ -118,6 +127,7 @@ def test_missing_pingpong_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(dds, "takt_samples", lambda *a: _samples(20.0, 30.0))
     monkeypatch.setattr(dds, "ddsperf_seconds", _perf)
     monkeypatch.setattr(dds, "pingpong_samples", lambda *a: {})
+    monkeypatch.setattr(dds, "wake_samples", lambda count, period: [period * 2.0] * count)
     monkeypatch.setattr(dds, "rclpy_samples", lambda *a: {})
     monkeypatch.setattr(dds, "chains_rows", lambda *a: _chains())
     assert dds.run(True, tmp_path) == 1

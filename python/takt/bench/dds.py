@@ -121,6 +121,22 @@ def pingpong_samples(count: int, period_us: int, domain: int) -> Samples:
         pong.wait()
 
 
+def wake_samples(count: int, period_us: int) -> List[float]:
+    """The floor of one hand-off: a futex wake-up from a SCHED_FIFO 90 thread (where Cyclone's
+    receive thread runs) to a SCHED_FIFO 60 one (the callbacks'), one every period_us (ns)."""
+    exe = str(native.program("bench/takt-bench-dds"))
+    try:
+        r = subprocess.run([exe, "wake", str(count), str(period_us)], capture_output=True, text=True,
+                           timeout=30 + count * period_us / 1e6)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            return []
+        return [float(v) for v in json.loads(r.stdout)["rows"][0]["samples"]]
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        sys.stderr.write(f"takt bench dds: wake: {e}\n")
+        return []
+
+
 def rclpy_samples(count: int, period_s: float, domain: int) -> Samples:
     py = native.repo_root() / ".venv-ros2" / "bin" / "python"
     script = native.repo_root() / "bench" / "dds" / "rclpy_oneway.py"
@@ -239,6 +255,9 @@ def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
 BLOCKS = 4
 # takt's own ping-pong, per size, at ddsperf's 50 Hz (20 ms a round trip: 4 s a size a block)
 PINGPONG_COUNT = 800
+# the hand-off's floor (takt-bench-dds wake) at takt's one-way rate (200 Hz) and ddsperf's (50 Hz)
+WAKE_PERIODS_US = (5000, 20000)
+WAKE_COUNT = 1000
 
 
 def run(quick: bool, out: Path) -> int:
@@ -249,6 +268,7 @@ def run(quick: bool, out: Path) -> int:
     acc_direct: Samples = {}
     acc_rcl: Samples = {}
     acc_pp: Samples = {}
+    acc_wake: Dict[int, List[float]] = {}  # period (µs) -> wake-up latencies
     acc_perf: Dict[int, list] = {}
     for b in range(blocks):
         dom = base + 8 * b
@@ -258,8 +278,11 @@ def run(quick: bool, out: Path) -> int:
             acc_perf.setdefault(size, []).extend(ms)
         # at ddsperf's rate, 50 Hz: a sample's latency depends on how long the machine idled
         _merge(acc_pp, pingpong_samples(5 if quick else PINGPONG_COUNT // blocks, 20000, dom + 4))
+        for period in WAKE_PERIODS_US:  # takt's one-way rate and ddsperf's
+            acc_wake.setdefault(period, []).extend(wake_samples(10 if quick else WAKE_COUNT // blocks, period))
         _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
     takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
+    wake = {period: percentiles(v) for period, v in acc_wake.items() if v}
     perf = ddsperf_rows(acc_perf)
     # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
     chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
@@ -272,6 +295,15 @@ def run(quick: bool, out: Path) -> int:
                                                                 if dt and s in perf else None)
         headline[f"p50_takt_pingpong_over_ddsperf_{LABEL[s]}"] = (ratio(pp[s]["p50"], perf[s]["p50"])
                                                                   if s in pp and s in perf else None)
+    for period in WAKE_PERIODS_US:
+        hz = 1000000 // period
+        headline[f"wake_p50_us_{hz}Hz"] = round(wake[period]["p50"] / 1e3, 1) if period in wake else None
+    # takt's ping-pong against ddsperf's plus one hand-off at the same rate: the floor of a design
+    # whose callbacks run in their executor, not in the middleware's receive thread
+    w50 = wake.get(20000)
+    for s in SIZES:
+        headline[f"p50_takt_pingpong_over_ddsperf_plus_wake_{LABEL[s]}"] = (
+            ratio(pp[s]["p50"], perf[s]["p50"] + w50["p50"]) if s in pp and s in perf and w50 else None)
     unl, lod, one = (chains.get(c[0]) for c in CHAIN_CASES)
     def top(r, k):  # noqa: E306
         return r["top"][k] if r is not None and r["top"] is not None else None
@@ -318,6 +350,15 @@ def run(quick: bool, out: Path) -> int:
                   f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(pp, s, 'p50')} | "
                   f"{_us(pp, s, 'p99')} | {_us(rcl, s, 'p50')} | "
                   f"{_us(rcl, s, 'p99')} | {na(a)} | {na(ad)} | {na(c)} | {na(b)} |")
+    if wake:
+        md += ["", "The floor of one hand-off, a futex wake-up from a SCHED_FIFO 90 thread to a SCHED_FIFO "
+               "60 one (`takt-bench-dds wake`; ddsperf's reply leaves from Cyclone's receive thread, takt's "
+               "callbacks run in their executor: one wake-up more): " + "; ".join(
+                   f"{1000000 // p} Hz p50 {wake[p]['p50'] / 1e3:.1f} µs, p99 {wake[p]['p99'] / 1e3:.1f} µs"
+                   for p in WAKE_PERIODS_US if p in wake) + ". takt's ping-pong p50 over ddsperf's plus "
+               "one wake-up at 50 Hz: " + ", ".join(
+                   f"{LABEL[s]} {headline[f'p50_takt_pingpong_over_ddsperf_plus_wake_{LABEL[s]}']}"
+                   for s in SIZES) + "."]
     md += ["", "Goals: " + "; ".join(
         f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
         for k, g in goals), ""]
@@ -354,6 +395,7 @@ def run(quick: bool, out: Path) -> int:
         md.append("No rclpy (.venv-ros2, tools/deps_ros2.sh): its column is n/a.")
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
               "headline": headline,
+              "wake": {str(p): w for p, w in wake.items()},
               "rows": [{"size": s, "takt": takt.get(s), "takt_direct": direct.get(s), "ddsperf": perf.get(s),
                         "takt_pingpong": pp.get(s),
                         "rclpy": rcl.get(s)} for s in SIZES],
