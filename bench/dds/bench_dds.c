@@ -124,8 +124,7 @@ static int usage(void);
 
 typedef struct {
   sem_t sem;
-  _Atomic int64_t posted;
-  int64_t *samples;
+  int64_t *samples; /* the k-th post's time, then (the waiter's) its wake-up latency */
   long count, period_ns;
 } wake_t;
 
@@ -134,7 +133,7 @@ static void *wake_waiter(void *arg) {
   for (long k = 0; k < w->count; k++) {
     while (sem_wait(&w->sem) != 0) {
     }
-    w->samples[k] = takt_time_now() - atomic_load(&w->posted);
+    w->samples[k] = takt_time_now() - w->samples[k]; /* written before the post */
   }
   return NULL;
 }
@@ -163,7 +162,7 @@ static void *wake_poster(void *arg) {
     }
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0) {
     }
-    atomic_store(&w->posted, takt_time_now());
+    w->samples[k] = takt_time_now();
     sem_post(&w->sem);
   }
   return NULL;

@@ -123,7 +123,8 @@ def pingpong_samples(count: int, period_us: int, domain: int) -> Samples:
 
 def wake_samples(count: int, period_us: int) -> List[float]:
     """The floor of one hand-off: a futex wake-up from a SCHED_FIFO 90 thread (where Cyclone's
-    receive thread runs) to a SCHED_FIFO 60 one (the callbacks'), one every period_us (ns)."""
+    receive thread runs) to a SCHED_FIFO 60 one (the callbacks'), one every period_us; the
+    latencies in ns, [] when the program failed."""
     exe = str(native.program("bench/takt-bench-dds"))
     try:
         r = subprocess.run([exe, "wake", str(count), str(period_us)], capture_output=True, text=True,
@@ -250,8 +251,9 @@ def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
     return f"{d[size][k] / 1e3:.1f}" if size in d else "n/a"
 
 
-# Blocks: every row is measured in BLOCKS interleaved parts (takt, takt direct, ddsperf, rclpy in
-# turn), so a burst of outside load lands on all of them rather than on the one that ran alone.
+# Blocks: every row is measured in BLOCKS interleaved parts (takt, takt direct, ddsperf, takt's
+# ping-pong, the wake-ups, rclpy in turn), so a burst of outside load lands on all of them rather
+# than on the one that ran alone.
 BLOCKS = 4
 # takt's own ping-pong, per size, at ddsperf's 50 Hz (20 ms a round trip: 4 s a size a block)
 PINGPONG_COUNT = 800
@@ -332,19 +334,19 @@ def run(quick: bool, out: Path) -> int:
           "pong's callback publishes each message back, half the round trip, 50 Hz, the defaults' path "
           "both ways). "
           f"Every row in {blocks} interleaved block(s) (takt, takt direct, ddsperf, takt ping-pong, "
-          "rclpy in turn)."
+          "the wake-ups, rclpy in turn)."
           + (" Smoke mode: a handful of samples, the numbers mean nothing." if quick else ""), "",
           "| size | takt p50 µs | takt p99 µs | takt max µs | takt direct p50 µs | takt direct p99 µs | "
           "ddsperf p50 µs | ddsperf p99 µs | takt ping-pong p50 µs | takt ping-pong p99 µs | "
           "rclpy p50 µs | rclpy p99 µs | takt p50 / ddsperf | "
           "takt direct p50 / ddsperf | takt ping-pong p50 / ddsperf | takt p99 / rclpy p50 |",
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    na = lambda v: v if v is not None else "n/a"  # noqa: E731
     for s in SIZES:
         a = headline[f"p50_takt_over_ddsperf_{LABEL[s]}"]
         ad = headline[f"p50_takt_direct_over_ddsperf_{LABEL[s]}"]
         b = headline[f"p99_takt_over_rclpy_p50_{LABEL[s]}"]
         c = headline[f"p50_takt_pingpong_over_ddsperf_{LABEL[s]}"]
-        na = lambda v: v if v is not None else "n/a"  # noqa: E731
         md.append(f"| {LABEL[s]} | {_us(takt, s, 'p50')} | {_us(takt, s, 'p99')} | {_us(takt, s, 'max')} | "
                   f"{_us(direct, s, 'p50')} | {_us(direct, s, 'p99')} | "
                   f"{_us(perf, s, 'p50')} | {_us(perf, s, 'p99')} | {_us(pp, s, 'p50')} | "
@@ -357,7 +359,7 @@ def run(quick: bool, out: Path) -> int:
                    f"{1000000 // p} Hz p50 {wake[p]['p50'] / 1e3:.1f} µs, p99 {wake[p]['p99'] / 1e3:.1f} µs"
                    for p in WAKE_PERIODS_US if p in wake) + ". takt's ping-pong p50 over ddsperf's plus "
                "one wake-up at 50 Hz: " + ", ".join(
-                   f"{LABEL[s]} {headline[f'p50_takt_pingpong_over_ddsperf_plus_wake_{LABEL[s]}']}"
+                   f"{LABEL[s]} {na(headline[f'p50_takt_pingpong_over_ddsperf_plus_wake_{LABEL[s]}'])}"
                    for s in SIZES) + "."]
     md += ["", "Goals: " + "; ".join(
         f"{k} <= {g}: " + ("n/a" if headline[k] is None else ("met" if headline[k] <= g else "NOT met"))
