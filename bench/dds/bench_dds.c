@@ -34,8 +34,6 @@
  * return minus the post (SCHED_OTHER for both without the privilege). Prints the same JSON as
  * sub, with size 0. */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -128,29 +126,16 @@ typedef struct {
   long count, period_ns;
 } wake_t;
 
-static void *wake_waiter(void *arg) {
+static void wake_waiter(void *arg) {
   wake_t *w = arg;
   for (long k = 0; k < w->count; k++) {
     while (sem_wait(&w->sem) != 0) {
     }
     w->samples[k] = takt_time_now() - w->samples[k]; /* written before the post */
   }
-  return NULL;
 }
 
-static bool start_fifo(pthread_t *t, int priority, void *(*fn)(void *), void *arg) {
-  pthread_attr_t a;
-  pthread_attr_init(&a);
-  struct sched_param sp = {.sched_priority = priority};
-  pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
-  pthread_attr_setschedpolicy(&a, SCHED_FIFO);
-  pthread_attr_setschedparam(&a, &sp);
-  bool ok = pthread_create(t, &a, fn, arg) == 0 || pthread_create(t, NULL, fn, arg) == 0;
-  pthread_attr_destroy(&a);
-  return ok;
-}
-
-static void *wake_poster(void *arg) {
+static void wake_poster(void *arg) {
   wake_t *w = arg;
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
@@ -165,7 +150,6 @@ static void *wake_poster(void *arg) {
     w->samples[k] = takt_time_now();
     sem_post(&w->sem);
   }
-  return NULL;
 }
 
 static int run_wake(long count, long period_us) {
@@ -173,12 +157,14 @@ static int run_wake(long count, long period_us) {
   wake_t w = {.count = count, .period_ns = period_us * 1000};
   w.samples = calloc((size_t)count, sizeof(int64_t));
   if (w.samples == NULL || sem_init(&w.sem, 0, 0) != 0) return 1;
-  pthread_t waiter, poster;
-  if (!start_fifo(&waiter, CB_PRIO, wake_waiter, &w)) return 1;
+  takt_thread_t waiter, poster;
+  takt_thread_attr_t wa = {"wake-waiter", TAKT_SCHED_FIFO, CB_PRIO, -1};
+  takt_thread_attr_t pa = {"wake-poster", TAKT_SCHED_FIFO, 90, -1};
+  CHECK(takt_thread_create(&waiter, &wa, wake_waiter, &w));
   usleep(10000);
-  if (!start_fifo(&poster, 90, wake_poster, &w)) return 1;
-  pthread_join(poster, NULL);
-  pthread_join(waiter, NULL);
+  CHECK(takt_thread_create(&poster, &pa, wake_poster, &w));
+  CHECK(takt_thread_join(&poster));
+  CHECK(takt_thread_join(&waiter));
   printf("{\"rows\": [{\"size\": 0, \"samples\": [");
   for (long k = 0; k < count; k++) printf("%s%lld", k ? "," : "", (long long)w.samples[k]);
   printf("]}]}\n");
@@ -311,17 +297,16 @@ int main(int argc, char **argv) {
       CHECK(takt_dds_export(dds, bridge, l->back, CB_PRIO, &qos));
       continue;
     }
-    if (ping) {
+    if (ping || sub) { /* what the callback records: the one-way times, or the round trips */
       l->cap = count;
       l->samples = calloc((size_t)count, sizeof(int64_t));
       if (l->samples == NULL) return 1;
+    }
+    if (ping) {
       CHECK(takt_subscription_create(node, l->back, cb_name, on_msg, l, &bo, &l->back_sub));
       CHECK(takt_dds_import(dds, bridge, l->back, CB_PRIO, &qos));
     }
     if (sub) {
-      l->cap = count;
-      l->samples = calloc((size_t)count, sizeof(int64_t));
-      if (l->samples == NULL) return 1;
       takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
       so.depth = 8;
       so.attr.priority = CB_PRIO;
