@@ -223,7 +223,10 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   sl->hdr.t_data = now;
   sl->hdr.seq = ++t->next_seq;
   sl->hdr.source = pub->id;
-  memcpy(slot_data(t, slot), data, size);
+  /* a message reaches a reader of this process only through a subscription's queue entry, made
+     below: with no subscription nothing can read the slot (a route out reads `data` itself),
+     so a publisher whose readers are all in other processes does not copy it here */
+  if (!takt__list_empty(&t->subscriptions)) memcpy(slot_data(t, slot), data, size);
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
   bool notify = false, timed = t->timing != NULL;

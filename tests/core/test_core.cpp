@@ -146,6 +146,36 @@ TEST_F(Topic, PublishAndTakeInOrderWithHeaders) {
   take(TAKT_EAGAIN);
 }
 
+// Published while the topic had no subscription: not copied into the topic (nothing could read
+// it), yet it takes its slot, sequence number and place in the origin-time order as before; a
+// subscription made afterwards gets only what comes after it, whole.
+TEST_F(Topic, WithoutSubscriptionsAPublicationIsOrderedButReadByNone) {
+  ASSERT_EQ(takt_node_create(ctx, "n", &node), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &topic), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+  for (uint64_t i = 1; i <= 2; i++) {
+    Blob8 b{i};
+    ASSERT_EQ(takt_publish_at(pub, &b, sizeof b, static_cast<int64_t>(i) * 100), TAKT_OK);
+  }
+  Blob8 old{50};  // the topic is full of origin times 100 and 200: older information is refused
+  EXPECT_EQ(takt_publish_at(pub, &old, sizeof old, 50), TAKT_ELATE);
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = 4;
+  ASSERT_EQ(takt_subscription_create(node, topic, "s", nullptr, nullptr, &o, &sub), TAKT_OK);
+  EXPECT_EQ(takt_subscription_pending(sub), 0u);
+  for (uint64_t i = 3; i <= 4; i++) {  // reuse the slots of 100 and 200
+    Blob8 b{0x1111111111111111ull * i};
+    ASSERT_EQ(takt_publish_at(pub, &b, sizeof b, static_cast<int64_t>(i) * 100), TAKT_OK);
+  }
+  takt_msg_header_t h;
+  EXPECT_EQ(take(TAKT_OK, &h), 0x3333333333333333ull);
+  EXPECT_EQ(h.seq, 3u);
+  EXPECT_EQ(h.t_info, 300);
+  EXPECT_EQ(take(TAKT_OK, &h), 0x4444444444444444ull);
+  EXPECT_EQ(h.seq, 4u);
+  take(TAKT_EAGAIN);
+}
+
 TEST_F(Topic, WrongSizeIsRejectedAndNothingIsQueued) {
   make(4, 4);
   uint32_t small = 7;
