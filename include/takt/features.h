@@ -87,6 +87,13 @@
 #define TAKT_WITH_TOPIC_TAP (!TAKT_PORT_CORTEXM)
 #endif
 
+/* A publication that refers to the publisher's bytes instead of copying them (takt__publish_ref:
+ * a bridge hands over a received sample it holds): where the bridges that use it exist, not on
+ * the Cortex-M port (its slots stay as small as they were). */
+#ifndef TAKT_WITH_TOPIC_REF
+#define TAKT_WITH_TOPIC_REF (!TAKT_PORT_CORTEXM)
+#endif
+
 #if TAKT_WITH_TIMING && !(TAKT_WITH_PUBSUB && TAKT_WITH_RPC)
 #error "TAKT_WITH_TIMING validates publish-subscribe and RPC: it needs both compiled in"
 #endif

@@ -51,6 +51,18 @@ void takt__notify_done(takt_topic_t *t);
 #if TAKT_WITH_TOPIC_TAP
 takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user);
 #endif
+#if TAKT_WITH_TOPIC_REF
+/** takt_publish_at without the copy: the slot refers to the size bytes at data until a later
+ * publication takes it again or the topic is destroyed. Then, or at once (after the tap has seen
+ * them) when nothing in the process can read them (no subscription, or the publication refused),
+ * release(arg, 0, 0) runs once the calling thread holds no takt lock (takt__defer_call). The bytes
+ * stay unchanged until then. Ownership passes whatever the result. */
+takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
+                             takt__deferred_fn release, void *arg);
+/** Let go of what t's slots refer to (takt_topic_destroy does; the context's destruction does for
+ * the topics left). */
+void takt__topic_release_refs(takt_topic_t *t);
+#endif
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
 /** The same without the lock-free first answer (always under the topic lock). */

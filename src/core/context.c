@@ -95,6 +95,12 @@ nomem:
 
 void takt_context_destroy(takt_context_t *ctx) {
   if (ctx == NULL) return;
+#if TAKT_WITH_PUBSUB && TAKT_WITH_TOPIC_REF
+  /* topics left undestroyed: what their slots refer to is let go (a DDS sample, say) */
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    takt__topic_release_refs(TAKT__CONTAINER(it, takt_topic_t, ctx_link));
+  }
+#endif
   for (uint32_t i = 0; i < ctx->n_groups; i++) takt_mutex_fini(&ctx->groups[i].lock);
   takt__lock_fini(&ctx->stats_lock);
   takt__lock_fini(&ctx->lock);

@@ -72,6 +72,14 @@ typedef struct takt__slot {
    * stale non-zero only makes a publication pass the slot over */
   _Atomic uint16_t pins;
   uint16_t hard_unread;  /* [topic] HARD subscriptions that have not fetched it: kept */
+#if TAKT_WITH_TOPIC_REF
+  /* [topic] a publication by reference (takt__publish_ref): its bytes, and what lets them go
+   * once the slot is taken again or the topic destroyed; NULL: the bytes are in the topic's
+   * storage */
+  const void *ref;
+  takt__deferred_fn ref_release;
+  void *ref_arg;
+#endif
 } takt__slot_t;
 
 /* A topic's tap: sees every publication of the topic, in the publishing thread, with the bytes

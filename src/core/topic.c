@@ -75,6 +75,9 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   }
   if (ctx->timing != NULL) ctx->timing->topic_removed(ctx, topic);
   takt__list_remove(&topic->ctx_link);
+#if TAKT_WITH_TOPIC_REF
+  takt__topic_release_refs(topic); /* their releases run once the context lock is let go */
+#endif
   takt__lock_fini(&topic->lock);
   takt__arena_free(&ctx->arena, topic->storage);
   takt__arena_free(&ctx->arena, topic->slots);
@@ -135,9 +138,28 @@ takt_err_t takt_publisher_destroy(takt_publisher_t *pub) {
   return TAKT_OK;
 }
 
-static void *slot_data(takt_topic_t *t, uint32_t slot) {
+static void *slot_storage(takt_topic_t *t, uint32_t slot) {
   return t->storage + (size_t)slot * t->type->size;
 }
+
+/* Where a slot's message is: the topic's storage, or a publication's own bytes (by reference). */
+static const void *slot_data(takt_topic_t *t, uint32_t slot) {
+#if TAKT_WITH_TOPIC_REF
+  if (t->slots[slot].ref != NULL) return t->slots[slot].ref;
+#endif
+  return slot_storage(t, slot);
+}
+
+#if TAKT_WITH_TOPIC_REF
+/* A slot's reference let go (topic lock held): its release runs once no takt lock is held. */
+static void unref_slot_locked(takt__slot_t *sl) {
+  if (sl->ref == NULL) return;
+  takt__defer_call(sl->ref_release, sl->ref_arg, 0, 0);
+  sl->ref = NULL;
+  sl->ref_release = NULL;
+  sl->ref_arg = NULL;
+}
+#endif
 
 /* Choose the slot for a new message and remove it from the order; lock held. */
 static takt_err_t claim_slot_locked(takt_topic_t *t, int64_t t_info, uint32_t *slot) {
@@ -205,10 +227,10 @@ static bool hard_queue_full_locked(takt_topic_t *t) {
 /* Subscriptions told per executor call by a publication's notification walk. */
 #define NOTIFY_BATCH 16
 
-takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
-  if (pub == NULL || data == NULL) return TAKT_EINVAL;
+/* takt_publish_at, and with release != NULL takt__publish_ref (the slot refers to data). */
+static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
+                          takt__deferred_fn release, void *arg) {
   takt_topic_t *t = pub->topic;
-  if (size != t->type->size) return TAKT_ESIZE;
   takt_context_t *ctx = t->ctx;
   int64_t now = takt_clock_now(ctx->clock);
   takt__lock_take(&t->lock);
@@ -226,7 +248,22 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
   /* a message reaches a reader of this process only through a subscription's queue entry, made
      below: with no subscription nothing can read the slot (a route out reads `data` itself),
      so a publisher whose readers are all in other processes does not copy it here */
-  if (!takt__list_empty(&t->subscriptions)) memcpy(slot_data(t, slot), data, size);
+  bool read = !takt__list_empty(&t->subscriptions);
+#if TAKT_WITH_TOPIC_REF
+  unref_slot_locked(sl); /* what the slot held before is no one's now */
+  if (release != NULL && read) {
+    sl->ref = data;
+    sl->ref_release = release;
+    sl->ref_arg = arg;
+    release = NULL; /* the slot's now */
+  } else if (read) {
+    memcpy(slot_storage(t, slot), data, size);
+  }
+#else
+  (void)release;
+  (void)arg;
+  if (read) memcpy(slot_storage(t, slot), data, size);
+#endif
   insert_ordered_locked(t, slot);
   const takt__timing_hooks_t *tm = ctx->timing;
   bool notify = false, timed = t->timing != NULL;
@@ -288,8 +325,39 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
     takt__notify_done(t);
   }
 #endif
+#if TAKT_WITH_TOPIC_REF
+  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* read by no one here */
+#endif
   return TAKT_OK;
 }
+
+#if TAKT_WITH_TOPIC_REF
+void takt__topic_release_refs(takt_topic_t *t) {
+  takt__lock_take(&t->lock);
+  for (uint32_t i = 0; i < t->nslots; i++) unref_slot_locked(&t->slots[i]);
+  takt__lock_give(&t->lock);
+}
+#endif
+
+takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
+  if (pub == NULL || data == NULL) return TAKT_EINVAL;
+  if (size != pub->topic->type->size) return TAKT_ESIZE;
+  return publish(pub, data, size, t_info, NULL, NULL);
+}
+
+#if TAKT_WITH_TOPIC_REF
+takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
+                             takt__deferred_fn release, void *arg) {
+  takt_err_t rc = TAKT_EINVAL;
+  if (pub != NULL && data != NULL && release != NULL) {
+    rc = size == pub->topic->type->size ? publish(pub, data, size, t_info, release, arg)
+                                        : TAKT_ESIZE;
+    if (rc == TAKT_OK) return rc;
+  }
+  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* refused: still let go */
+  return rc;
+}
+#endif
 
 #if TAKT_WITH_TOPIC_TAP
 takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user) {

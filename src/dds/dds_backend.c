@@ -362,8 +362,18 @@ static takt_err_t pick_lane(takt_dds_t *d, uint8_t priority, uint8_t *out) {
 /* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
  * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
  * own priorities), a reply answers the takt caller. */
+/* A serdata the takt topic referred to, let go (holding no takt lock: it may free). */
+static void release_serdata(void *sd, int64_t a, int64_t b) {
+  (void)a;
+  (void)b;
+  ddsi_serdata_unref(sd);
+}
+
+/* sd: the serdata buf is in (a topic's sample, taken), or NULL (a route's receive buffer). A topic
+ * of raw bytes refers to the sample in the serdata (one more reference, held until the topic's
+ * slot is taken again) instead of copying it. */
 static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const uint8_t *buf,
-                    uint32_t len) {
+                    uint32_t len, struct ddsi_serdata *sd) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
   /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
@@ -388,7 +398,17 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
     takt__dds_count(&d->stats.oversize);
     return;
   }
-  if (takt_bridge_dispatch(d->bridge, &m, buf, len) == TAKT_OK)
+  takt_err_t rc;
+#if TAKT_WITH_TOPIC_REF
+  if (sd != NULL && topic)
+    rc = takt__bridge_dispatch_ref(d->bridge, &m, buf, len, release_serdata, ddsi_serdata_ref(sd));
+  else
+    rc = takt_bridge_dispatch(d->bridge, &m, buf, len);
+#else
+  (void)sd;
+  rc = takt_bridge_dispatch(d->bridge, &m, buf, len);
+#endif
+  if (rc == TAKT_OK)
     takt__dds_count(&d->stats.received);
   else
     takt__dds_count(&d->stats.deliver_refused);
@@ -485,7 +505,7 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
   buf[4] = 1;
   if (r->raw && !unwrap_raw(buf + 5, &n))
     buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf, buf[4] == 1 ? 5 + n : 5);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), buf, buf[4] == 1 ? 5 + n : 5, NULL);
 }
 
 /* Take what route idx's reader holds and hand it on, from the reader's listener (Cyclone's receive
@@ -512,7 +532,7 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
         /* Cyclone hands over a sample of the reader's sertype, takt's (contiguous bytes): they
            are dispatched where they are, the serdata referenced until then */
         if (sd->type == r->st)
-          deliver(d, r, (uint16_t)idx, ((const takt__dds_serdata_t *)sd)->bytes, size);
+          deliver(d, r, (uint16_t)idx, ((const takt__dds_serdata_t *)sd)->bytes, size, sd);
         else
           takt__dds_count(&d->stats.malformed);
       } else {
@@ -522,7 +542,7 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
         else if (r->kind == TAKT__DDS_SVC_CLIENT)
           reply_in(d, r, (uint16_t)idx, buf, size);
         else
-          deliver(d, r, (uint16_t)idx, buf, size);
+          deliver(d, r, (uint16_t)idx, buf, size, NULL);
       }
     }
     ddsi_serdata_unref(sd);
@@ -550,7 +570,7 @@ static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_
   memcpy(d->rx_buf, &slot, 4);
   d->rx_buf[4] = 0;
   takt__dds_count(&d->stats.calls_expired);
-  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), d->rx_buf, 5);
+  deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), d->rx_buf, 5, NULL);
 }
 
 /* Fail the calls in flight longer than call_timeout (reader thread); returns the earliest expiry

@@ -181,10 +181,17 @@ static void tap_send(void *user, const takt_message_t *m) {
 #endif
 
 /* import: receive side, bridge lock held */
+/* *release (NULL or not: takt__bridge_dispatch_ref) is taken (set to NULL) when the topic keeps a
+ * reference to bytes instead of a copy. */
 static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t *m,
-                           const uint8_t *bytes, uint32_t len) {
+                           const uint8_t *bytes, uint32_t len, takt__deferred_fn *release,
+                           void *arg) {
   const void *data = bytes; /* raw bytes are published from the receive buffer */
   takt_err_t rc = len == r->type->size ? TAKT_OK : TAKT_ESIZE;
+#if !TAKT_WITH_TOPIC_REF
+  (void)release;
+  (void)arg;
+#endif
   if (r->type->deserialize != NULL) {
     rc = r->type->deserialize(b->in_msg, bytes, len);
     data = b->in_msg;
@@ -198,7 +205,16 @@ static void publish_locked(takt_bridge_t *b, route_t *r, const takt_bridge_msg_t
        (DDS: a local writer's listener runs in the writing job), whose deadline is not this
        message's */
     takt__current_job = m->deadline > 0 ? &carried : NULL;
+#if TAKT_WITH_TOPIC_REF
+    if (*release != NULL && data == bytes) { /* raw bytes the backend holds: referred to */
+      rc = takt__publish_ref(r->pub, data, r->type->size, m->t_info, *release, arg);
+      *release = NULL;
+    } else {
+      rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
+    }
+#else
     rc = takt_publish_at(r->pub, data, r->type->size, m->t_info);
+#endif
     takt__current_job = saved;
   }
   if (rc == TAKT_OK) COUNT(b, imported);
@@ -422,7 +438,7 @@ static void send_description_locked(takt_bridge_t *b) {
 }
 
 static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *p,
-                            uint32_t len) {
+                            uint32_t len, takt__deferred_fn *release, void *arg) {
 #if TAKT_WITH_RPC
   bool is_answer = (m->entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
   call_route_t *cr = find_call_locked(b, (uint16_t)(m->entity & ~TAKT_BRIDGE_ANSWER_BIT));
@@ -436,7 +452,7 @@ static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const 
   }
 #endif
   route_t *r = find_route_locked(b, m->entity);
-  if (r != NULL && !r->exported) publish_locked(b, r, m, p, len);
+  if (r != NULL && !r->exported) publish_locked(b, r, m, p, len, release, arg);
   else if (m->entity == TAKT_BRIDGE_ENTITY_DESCRIBE && b->describe_node[0] != '\0')
     send_description_locked(b);
   else COUNT(b, unknown_entity);
@@ -480,7 +496,8 @@ static bool process_one(takt_bridge_t *b) {
   takt_bridge_msg_t m;
   uint32_t len = 0;
   bool got = !b->stop && rx_take_locked(b, &m, b->in_frame, &len) == TAKT_OK;
-  if (got) dispatch_locked(b, &m, b->in_frame, len);
+  takt__deferred_fn none = NULL;
+  if (got) dispatch_locked(b, &m, b->in_frame, len, &none, NULL);
   takt__lock_give(&b->lock);
   return got;
 }
@@ -526,10 +543,29 @@ takt_err_t takt_bridge_dispatch(takt_bridge_t *b, const takt_bridge_msg_t *m, co
   if (len > b->max_payload) return TAKT_ESIZE;
   takt__lock_take(&b->lock);
   bool stopped = b->stop;
-  if (!stopped) dispatch_locked(b, m, bytes, len); /* as process_one, without the queue */
+  takt__deferred_fn none = NULL;
+  if (!stopped) dispatch_locked(b, m, bytes, len, &none, NULL); /* as process_one, no queue */
   takt__lock_give(&b->lock); /* the publication's wake-ups are posted here */
   return stopped ? TAKT_ESTATE : TAKT_OK;
 }
+
+#if TAKT_WITH_TOPIC_REF
+takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *m,
+                                     const uint8_t *bytes, uint32_t len, takt__deferred_fn release,
+                                     void *arg) {
+  takt_err_t rc = TAKT_OK;
+  if (b == NULL || m == NULL || bytes == NULL || release == NULL) rc = TAKT_EINVAL;
+  else if (len > b->max_payload) rc = TAKT_ESIZE;
+  if (rc == TAKT_OK) {
+    takt__lock_take(&b->lock);
+    if (b->stop) rc = TAKT_ESTATE;
+    else dispatch_locked(b, m, bytes, len, &release, arg);
+    takt__lock_give(&b->lock);
+  }
+  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* not kept: let go now */
+  return rc;
+}
+#endif
 
 static void input_main(void *arg) {
   takt_bridge_t *b = arg;

@@ -29,6 +29,18 @@ static inline size_t takt__carve(size_t *end, size_t bytes) {
 
 #if TAKT_WITH_PUBSUB
 #include "takt/bridge_backend.h"
+#if TAKT_WITH_TOPIC_REF
+/** takt_bridge_dispatch for bytes the backend holds (a received sample in its own buffer): an
+ * imported topic of raw bytes whose message is all of bytes refers to them instead of copying
+ * them (takt__publish_ref: its subscriptions read them in place). release(arg, 0, 0) runs, in a
+ * thread holding no takt lock, once nothing reads them any more (a later message takes their topic
+ * slot, the topic is destroyed) or at once when they were not kept (copied, decoded, handled as a
+ * service's message, refused). The bytes stay unchanged until then. Ownership passes whatever the
+ * result. */
+takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *m,
+                                     const uint8_t *bytes, uint32_t len, takt__deferred_fn release,
+                                     void *arg);
+#endif
 /** The communication daemon's backend class, built into the registry (backends.c). */
 extern const takt_bridge_backend_class_t takt__backend_daemon_class;
 

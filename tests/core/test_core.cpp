@@ -3,6 +3,17 @@
 
 using namespace takt_test;
 
+#if TAKT_WITH_PUBSUB && TAKT_WITH_TOPIC_REF
+extern "C" {
+typedef void (*ref_release_fn)(void *arg, int64_t a, int64_t b);
+takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
+                             ref_release_fn release, void *arg);
+typedef void (*tap_fn)(void *user, const takt_message_t *msg);
+takt_err_t takt__topic_set_tap(takt_topic_t *t, tap_fn fn, void *user);
+uint32_t takt__locks_held(void);
+}
+#endif
+
 namespace {
 
 TEST(Context, ZeroOrAbsurdCapacitiesAreRejected) {
@@ -175,6 +186,103 @@ TEST_F(Topic, WithoutSubscriptionsAPublicationIsOrderedButReadByNone) {
   EXPECT_EQ(h.seq, 4u);
   take(TAKT_EAGAIN);
 }
+
+#if TAKT_WITH_TOPIC_REF
+// A publication by reference (how a bridge hands over a received sample it holds): the topic's
+// slot refers to the publisher's bytes, which are let go exactly once, holding no takt lock,
+// when the slot is taken by a later publication, when the topic is destroyed, or at once when
+// nothing reads them.
+struct Ref {
+  Blob8 bytes;
+  int released = 0;
+  uint32_t locks_at_release = 99;
+  static void release(void *arg, int64_t, int64_t) {
+    auto *r = static_cast<Ref *>(arg);
+    r->released++;
+    r->locks_at_release = takt__locks_held();
+  }
+};
+
+TEST_F(Topic, ByReferenceTheSlotReadsThePublishersBytesUntilItIsTakenAgain) {
+  make(2, 4);
+  Ref a{{0xA}}, b{{0xB}}, c{{0xC}};
+  ASSERT_EQ(takt__publish_ref(pub, &a.bytes, sizeof(Blob8), 100, Ref::release, &a), TAKT_OK);
+  ASSERT_EQ(takt__publish_ref(pub, &b.bytes, sizeof(Blob8), 200, Ref::release, &b), TAKT_OK);
+  EXPECT_EQ(a.released + b.released, 0);
+  a.bytes.value = 0xAA;  // read in place: the subscriber sees the publisher's bytes as they are
+  takt_msg_header_t h;
+  EXPECT_EQ(take(TAKT_OK, &h), 0xAAu);
+  EXPECT_EQ(h.t_info, 100);
+  EXPECT_EQ(a.released, 0);  // taken, but its slot is not taken again yet
+  // the third takes the slot of the oldest origin time (a's): a is let go, b and c are kept
+  ASSERT_EQ(takt__publish_ref(pub, &c.bytes, sizeof(Blob8), 300, Ref::release, &c), TAKT_OK);
+  EXPECT_EQ(a.released, 1);
+  EXPECT_EQ(a.locks_at_release, 0u);
+  EXPECT_EQ(b.released + c.released, 0);
+  EXPECT_EQ(take(), 0xBu);
+  EXPECT_EQ(take(), 0xCu);
+  // a copied publication takes b's slot: b is let go, and the slot holds the copy
+  Blob8 d{0xD};
+  ASSERT_EQ(takt_publish_at(pub, &d, sizeof d, 400), TAKT_OK);
+  EXPECT_EQ(b.released, 1);
+  d.value = 0;
+  EXPECT_EQ(take(), 0xDu);
+  // the topic destroyed: c, still referred to, is let go (once)
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+  node = nullptr;
+  EXPECT_EQ(c.released, 1);
+  EXPECT_EQ(c.locks_at_release, 0u);
+  EXPECT_EQ(a.released + b.released, 2);
+}
+
+TEST_F(Topic, ByReferenceWhatNothingReadsIsLetGoAtOnceAfterTheTap) {
+  ASSERT_EQ(takt_node_create(ctx, "n", &node), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &topic), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+  struct Seen {
+    Ref *ref;
+    uint64_t value = 0;
+    int released_then = -1;
+  };
+  Ref a{{0x5EE}};
+  Seen seen{&a};
+  ASSERT_EQ(takt__topic_set_tap(topic,
+                                [](void *user, const takt_message_t *m) {
+                                  auto *s = static_cast<Seen *>(user);
+                                  s->value = static_cast<const Blob8 *>(m->data)->value;
+                                  s->released_then = s->ref->released;
+                                },
+                                &seen),
+            TAKT_OK);
+  // no subscription: the tap sees the bytes, then they are let go
+  ASSERT_EQ(takt__publish_ref(pub, &a.bytes, sizeof(Blob8), 100, Ref::release, &a), TAKT_OK);
+  EXPECT_EQ(seen.value, 0x5EEu);
+  EXPECT_EQ(seen.released_then, 0);
+  EXPECT_EQ(a.released, 1);
+  EXPECT_EQ(takt__topic_set_tap(topic, nullptr, nullptr), TAKT_OK);
+  // refused (the wrong size; older than all the full topic holds): let go all the same
+  Ref b{{1}}, c{{2}}, late{{3}};
+  EXPECT_EQ(takt__publish_ref(pub, &b.bytes, 4, 200, Ref::release, &b), TAKT_ESIZE);
+  EXPECT_EQ(b.released, 1);
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_subscription_create(node, topic, "s", nullptr, nullptr, &o, &sub), TAKT_OK);
+  ASSERT_EQ(takt__publish_ref(pub, &c.bytes, sizeof(Blob8), 300, Ref::release, &c), TAKT_OK);
+  EXPECT_EQ(takt__publish_ref(pub, &late.bytes, sizeof(Blob8), 50, Ref::release, &late),
+            TAKT_ELATE);
+  EXPECT_EQ(late.released, 1);
+  EXPECT_EQ(late.locks_at_release, 0u);
+  EXPECT_EQ(c.released, 0);  // still readable
+  EXPECT_EQ(take(), 2u);
+  EXPECT_EQ(takt__publish_ref(nullptr, &b.bytes, sizeof(Blob8), 400, Ref::release, &b),
+            TAKT_EINVAL);
+  EXPECT_EQ(b.released, 2);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);  // before c goes: the topic lets it go
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+  node = nullptr;
+  EXPECT_EQ(c.released, 1);
+}
+#endif
 
 TEST_F(Topic, WrongSizeIsRejectedAndNothingIsQueued) {
   make(4, 4);
