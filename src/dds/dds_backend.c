@@ -359,9 +359,6 @@ static takt_err_t pick_lane(takt_dds_t *d, uint8_t priority, uint8_t *out) {
 
 /* ---- the reader thread ---------------------------------------------------------------------- */
 
-/* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
- * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
- * own priorities), a reply answers the takt caller. */
 /* A serdata the takt topic referred to, let go (holding no takt lock: it may free). */
 static void release_serdata(void *sd, int64_t a, int64_t b) {
   (void)a;
@@ -369,9 +366,11 @@ static void release_serdata(void *sd, int64_t a, int64_t b) {
   ddsi_serdata_unref(sd);
 }
 
-/* sd: the serdata buf is in (a topic's sample, taken), or NULL (a route's receive buffer). A topic
- * of raw bytes refers to the sample in the serdata (one more reference, held until the topic's
- * slot is taken again) instead of copying it. */
+/* A received message at buf (len bytes) straight to the bridge (takt_bridge_dispatch, in this
+ * thread): a topic's sample is published (its subscriptions' jobs enter their executors by their
+ * own priorities), a reply answers the takt caller. sd: the serdata buf is in (a topic's sample,
+ * taken), or NULL (a route's receive buffer); a topic of raw bytes refers to the sample there (one
+ * more reference, held until the topic's slot is taken again) instead of copying it. */
 static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const uint8_t *buf,
                     uint32_t len, struct ddsi_serdata *sd) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
