@@ -53,14 +53,17 @@ takt_err_t takt__topic_set_tap(takt_topic_t *t, takt__tap_fn fn, void *user);
 #endif
 #if TAKT_WITH_TOPIC_REF
 /** takt_publish_at without the copy: the slot refers to the size bytes at data until a later
- * publication takes it again or the topic is destroyed. Then, or at once (after the tap has seen
- * them) when nothing in the process can read them (no subscription, or the publication refused),
- * release(arg, 0, 0) runs once the calling thread holds no takt lock (takt__defer_call). The bytes
- * stay unchanged until then. Ownership passes whatever the result. */
+ * publication takes it again or the topic (or its context) is destroyed. Then, or at once when
+ * nothing in the process can read them (no subscription, or the publication refused),
+ * release(arg, 0, 0) runs holding no takt lock, after the wake-ups the releasing thread owes
+ * (takt__defer_after_wakes), in whichever thread let them go. The bytes stay unchanged until
+ * then, and valid at least until this call returns (the topic's tap reads them after the slot
+ * may have been taken again by another thread). Ownership passes whatever the result. release
+ * takes no takt lock. */
 takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
                              takt__deferred_fn release, void *arg);
-/** Let go of what t's slots refer to (takt_topic_destroy does; the context's destruction does for
- * the topics left). */
+/** Let go of what t's slots refer to, holding no takt lock (the caller holds none):
+ * takt_topic_destroy does, and the context's destruction for the topics left. */
 void takt__topic_release_refs(takt_topic_t *t);
 #endif
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);

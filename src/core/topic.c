@@ -76,7 +76,11 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   if (ctx->timing != NULL) ctx->timing->topic_removed(ctx, topic);
   takt__list_remove(&topic->ctx_link);
 #if TAKT_WITH_TOPIC_REF
-  takt__topic_release_refs(topic); /* their releases run once the context lock is let go */
+  /* what the slots refer to is let go holding no lock; no one can reach the topic meanwhile (out
+     of the list, no publisher, subscription or tap) */
+  takt__unlock(ctx);
+  takt__topic_release_refs(topic);
+  takt__lock(ctx);
 #endif
   takt__lock_fini(&topic->lock);
   takt__arena_free(&ctx->arena, topic->storage);
@@ -151,10 +155,11 @@ static const void *slot_data(takt_topic_t *t, uint32_t slot) {
 }
 
 #if TAKT_WITH_TOPIC_REF
-/* A slot's reference let go (topic lock held): its release runs once no takt lock is held. */
+/* A slot's reference let go (topic lock held): its release runs once no takt lock is held, after
+ * the wake-ups this thread owes (a free does not delay a subscriber). */
 static void unref_slot_locked(takt__slot_t *sl) {
   if (sl->ref == NULL) return;
-  takt__defer_call(sl->ref_release, sl->ref_arg, 0, 0);
+  takt__defer_after_wakes(sl->ref_release, sl->ref_arg, 0, 0);
   sl->ref = NULL;
   sl->ref_release = NULL;
   sl->ref_arg = NULL;
@@ -326,16 +331,34 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
   }
 #endif
 #if TAKT_WITH_TOPIC_REF
-  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* read by no one here */
+  if (release != NULL) takt__defer_after_wakes(release, arg, 0, 0); /* read by no one here */
 #endif
   return TAKT_OK;
 }
 
 #if TAKT_WITH_TOPIC_REF
+/* Refs taken off the slots per topic lock hold: their releases run between the holds, holding no
+ * lock, however many slots the topic has (the deferred work's table is bounded). */
+#define RELEASE_BATCH 16
+
 void takt__topic_release_refs(takt_topic_t *t) {
-  takt__lock_take(&t->lock);
-  for (uint32_t i = 0; i < t->nslots; i++) unref_slot_locked(&t->slots[i]);
-  takt__lock_give(&t->lock);
+  for (uint32_t next = 0; next < t->nslots;) {
+    takt__deferred_fn fn[RELEASE_BATCH];
+    void *arg[RELEASE_BATCH];
+    uint32_t n = 0;
+    takt__lock_take(&t->lock);
+    for (; next < t->nslots && n < RELEASE_BATCH; next++) {
+      takt__slot_t *sl = &t->slots[next];
+      if (sl->ref == NULL) continue;
+      fn[n] = sl->ref_release;
+      arg[n++] = sl->ref_arg;
+      sl->ref = NULL;
+      sl->ref_release = NULL;
+      sl->ref_arg = NULL;
+    }
+    takt__lock_give(&t->lock);
+    for (uint32_t k = 0; k < n; k++) fn[k](arg[k], 0, 0);
+  }
 }
 #endif
 
@@ -354,7 +377,7 @@ takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t s
                                         : TAKT_ESIZE;
     if (rc == TAKT_OK) return rc;
   }
-  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* refused: still let go */
+  if (release != NULL) takt__defer_after_wakes(release, arg, 0, 0); /* refused: still let go */
   return rc;
 }
 #endif

@@ -390,7 +390,7 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
       takt__dds_count(&d->stats.malformed);
       return;
     }
-    buf += 8; /* the bytes in place: the bridge copies what it publishes */
+    buf += 8; /* the bytes in place: the bridge publishes them by reference or copies them */
     len = n;
   }
   if (len > d->max_payload) {
@@ -399,7 +399,7 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
   }
   takt_err_t rc;
 #if TAKT_WITH_TOPIC_REF
-  if (sd != NULL && topic)
+  if (sd != NULL && topic && ((uintptr_t)buf & 7u) == 0) /* in place where it is 8-aligned */
     rc = takt__bridge_dispatch_ref(d->bridge, &m, buf, len, release_serdata, ddsi_serdata_ref(sd));
   else
     rc = takt_bridge_dispatch(d->bridge, &m, buf, len);

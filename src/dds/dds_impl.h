@@ -21,7 +21,9 @@
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
-  uint8_t bytes[];
+  /* 16-aligned (the allocation is): a bytes topic's message, 8 bytes in (CDR uint8[]: the
+     encapsulation and the length before it), is 8-aligned where subscribers read it in place */
+  _Alignas(16) uint8_t bytes[];
 } takt__dds_serdata_t;
 
 /** A sertype for one takt type, named by its DDS type name, keyless, XCDR1. Cyclone keeps and

@@ -562,7 +562,7 @@ takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *
     else dispatch_locked(b, m, bytes, len, &release, arg);
     takt__lock_give(&b->lock);
   }
-  if (release != NULL) takt__defer_call(release, arg, 0, 0); /* not kept: let go now */
+  if (release != NULL) takt__defer_after_wakes(release, arg, 0, 0); /* not kept: let go now */
   return rc;
 }
 #endif

@@ -33,10 +33,11 @@ static inline size_t takt__carve(size_t *end, size_t bytes) {
 /** takt_bridge_dispatch for bytes the backend holds (a received sample in its own buffer): an
  * imported topic of raw bytes whose message is all of bytes refers to them instead of copying
  * them (takt__publish_ref: its subscriptions read them in place). release(arg, 0, 0) runs, in a
- * thread holding no takt lock, once nothing reads them any more (a later message takes their topic
- * slot, the topic is destroyed) or at once when they were not kept (copied, decoded, handled as a
- * service's message, refused). The bytes stay unchanged until then. Ownership passes whatever the
- * result. */
+ * thread holding no takt lock, once nothing reads them any more (a later publication takes their
+ * topic slot, the topic or its context is destroyed) or at once when they were not kept (copied,
+ * decoded, handled as a service's message, refused). The bytes stay unchanged until then, and
+ * valid at least until this call returns; release takes no takt lock. Ownership passes whatever
+ * the result. */
 takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *m,
                                      const uint8_t *bytes, uint32_t len, takt__deferred_fn release,
                                      void *arg);

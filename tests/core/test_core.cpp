@@ -203,9 +203,11 @@ struct Ref {
   }
 };
 
+// static: a failed assertion leaves them to TearDown's topic destruction, which releases them
 TEST_F(Topic, ByReferenceTheSlotReadsThePublishersBytesUntilItIsTakenAgain) {
   make(2, 4);
-  Ref a{{0xA}}, b{{0xB}}, c{{0xC}};
+  static Ref a, b, c;
+  a = Ref{{0xA}}, b = Ref{{0xB}}, c = Ref{{0xC}};
   ASSERT_EQ(takt__publish_ref(pub, &a.bytes, sizeof(Blob8), 100, Ref::release, &a), TAKT_OK);
   ASSERT_EQ(takt__publish_ref(pub, &b.bytes, sizeof(Blob8), 200, Ref::release, &b), TAKT_OK);
   EXPECT_EQ(a.released + b.released, 0);
@@ -245,7 +247,8 @@ TEST_F(Topic, ByReferenceWhatNothingReadsIsLetGoAtOnceAfterTheTap) {
     uint64_t value = 0;
     int released_then = -1;
   };
-  Ref a{{0x5EE}};
+  static Ref a;
+  a = Ref{{0x5EE}};
   Seen seen{&a};
   ASSERT_EQ(takt__topic_set_tap(topic,
                                 [](void *user, const takt_message_t *m) {
@@ -262,7 +265,8 @@ TEST_F(Topic, ByReferenceWhatNothingReadsIsLetGoAtOnceAfterTheTap) {
   EXPECT_EQ(a.released, 1);
   EXPECT_EQ(takt__topic_set_tap(topic, nullptr, nullptr), TAKT_OK);
   // refused (the wrong size; older than all the full topic holds): let go all the same
-  Ref b{{1}}, c{{2}}, late{{3}};
+  static Ref b, c, late;
+  b = Ref{{1}}, c = Ref{{2}}, late = Ref{{3}};
   EXPECT_EQ(takt__publish_ref(pub, &b.bytes, 4, 200, Ref::release, &b), TAKT_ESIZE);
   EXPECT_EQ(b.released, 1);
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
@@ -281,6 +285,76 @@ TEST_F(Topic, ByReferenceWhatNothingReadsIsLetGoAtOnceAfterTheTap) {
   EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
   node = nullptr;
   EXPECT_EQ(c.released, 1);
+}
+
+// With a subscription, the tap still sees the bytes (before any release), and a topic with more
+// referring slots than one lock hold lets go of (16) releases every one, once, holding no lock.
+TEST_F(Topic, ByReferenceManySlotsAreAllLetGoAtDestructionAndTheTapSeesEachFirst) {
+  ASSERT_EQ(takt_node_create(ctx, "n", &node), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 40, &topic), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = 64;
+  ASSERT_EQ(takt_subscription_create(node, topic, "s", nullptr, nullptr, &o, &sub), TAKT_OK);
+  static Ref r[40];
+  struct Taps {
+    int seen = 0, seen_released = 0;
+  };
+  static Taps taps;
+  taps = Taps{};
+  ASSERT_EQ(takt__topic_set_tap(topic,
+                                [](void *, const takt_message_t *m) {
+                                  const Blob8 *b = static_cast<const Blob8 *>(m->data);
+                                  Ref *ref = &r[b->value];
+                                  taps.seen++;
+                                  taps.seen_released += ref->released;
+                                },
+                                nullptr),
+            TAKT_OK);
+  for (uint64_t i = 0; i < 40; i++) {
+    r[i] = Ref{{i}};
+    ASSERT_EQ(takt__publish_ref(pub, &r[i].bytes, sizeof(Blob8), static_cast<int64_t>(i + 1),
+                                Ref::release, &r[i]),
+              TAKT_OK);
+  }
+  EXPECT_EQ(taps.seen, 40);
+  EXPECT_EQ(taps.seen_released, 0);
+  for (uint64_t i = 0; i < 40; i++) EXPECT_EQ(take(), i);
+  EXPECT_EQ(takt__topic_set_tap(topic, nullptr, nullptr), TAKT_OK);
+  int released = 0;
+  for (const Ref &x : r) released += x.released;
+  EXPECT_EQ(released, 0);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+  node = nullptr;
+  for (const Ref &x : r) {
+    EXPECT_EQ(x.released, 1);
+    EXPECT_EQ(x.locks_at_release, 0u);
+  }
+}
+
+// A topic left undestroyed: its context's destruction lets go of what its slots refer to.
+TEST(TopicRef, TheContextLetsGoOfWhatATopicLeftBehindReferTo) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *c = nullptr;
+  ASSERT_EQ(takt_context_create(&cfg, &c), TAKT_OK);
+  takt_node_t *n = nullptr;
+  takt_topic_t *t = nullptr;
+  takt_publisher_t *p = nullptr;
+  takt_subscription_t *s = nullptr;
+  ASSERT_EQ(takt_node_create(c, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(c, "t", blob8_type(), 4, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_subscription_create(n, t, "s", nullptr, nullptr, &o, &s), TAKT_OK);
+  static Ref a;
+  a = Ref{{7}};
+  ASSERT_EQ(takt__publish_ref(p, &a.bytes, sizeof(Blob8), 1, Ref::release, &a), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);  // the topic stays
+  EXPECT_EQ(a.released, 0);
+  takt_context_destroy(c);
+  EXPECT_EQ(a.released, 1);
+  EXPECT_EQ(a.locks_at_release, 0u);
 }
 #endif
 
