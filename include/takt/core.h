@@ -255,7 +255,10 @@ takt_err_t takt_node_set_lifecycle(takt_node_t *node, const takt_node_lifecycle_
  * Run every node's startup callback (registration order), then release all nodes into operation
  * at one instant: executors arm their timers at that start time. If a startup fails, the nodes
  * already started are shut down (reverse order) and its error is returned. TAKT_ESTATE if not in
- * the startup phase.
+ * the startup phase. Call it last, just before the executors spin (takt run calls it on the
+ * executor's thread): the first releases are due at the start instant, and work done between it
+ * and the spin (creating a thread in a process with its memory locked faults the thread's whole
+ * stack in, milliseconds each) makes them late.
  */
 takt_err_t takt_context_start(takt_context_t *ctx);
 /** Stop every executor of the context and run the shutdown callbacks in reverse registration

@@ -448,13 +448,22 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
 
 typedef struct spin_arg {
   runner_t *r;
-  int64_t end;
-  takt_io_t wake; /* signalled when the spin returns */
+  int64_t duration_ns;
+  takt_io_t wake;      /* signalled when the spin returns */
+  takt_err_t start_rc; /* takt_context_start's, read after the thread is joined */
 } spin_arg_t;
 
+/* The nodes start here, on the executor's own thread just before it spins: the timers' first
+ * releases are phased from the context's start instant, and every thread of the process exists
+ * by then (creating one under mlockall faults its whole stack in, milliseconds each, which
+ * before made the first period late). */
 static void spin_thread(void *p) {
   spin_arg_t *a = p;
-  takt_executor_spin_until(takt_system_executor(a->r->sys), a->end);
+  takt_context_t *ctx = a->r->ctx;
+  a->start_rc = takt_context_start(ctx);
+  if (a->start_rc == TAKT_OK)
+    (void)takt_executor_spin_until(takt_system_executor(a->r->sys),
+                                   takt_context_start_time(ctx) + a->duration_ns);
   atomic_store(&a->r->done, 1);
   takt_io_wake_signal(a->wake);
 }
@@ -685,10 +694,6 @@ static int run(runner_t *r, const options_t *o, double duration) {
     if (r->trace_mem == NULL) return die("trace memory", TAKT_ENOMEM);
     if ((rc = takt_trace_start(r->ctx, &tcfg, r->trace_mem, bytes)) < 0) return die("trace", rc);
   }
-  if ((rc = takt_context_start(r->ctx)) < 0) {
-    if (any_hard) takt_validator_stop(r->ctx);
-    return die("starting the nodes", rc);
-  }
   if (!o->no_introspect) {
     /* a replay (takt play) publishes like the sensors it stands for: just below the executor */
     takt_introspect_config_t ic = {.name = r->desc.name,
@@ -708,7 +713,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
   g_wake_fd = wake.fd;
   int64_t start = takt_time_now();
-  spin_arg_t arg = {r, start + (int64_t)(duration * 1e9), wake};
+  spin_arg_t arg = {r, (int64_t)(duration * 1e9), wake, TAKT_OK};
   takt_thread_t th;
   if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) {
     if (any_hard) takt_validator_stop(r->ctx);
@@ -753,6 +758,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   takt_introspect_stop(r->introspect);
   r->introspect = NULL;
   if (any_hard) takt_validator_stop(r->ctx);
+  if (arg.start_rc < 0) return die("starting the nodes", arg.start_rc);
   int trace_status = o->trace != NULL ? write_trace(r, o->trace) : 0;
   char panic[200];
   bool panicked = takt_context_panicked(r->ctx, panic, sizeof panic);
