@@ -20,7 +20,7 @@
  * its node for its topics (the node's memory is taken, and touched, at its creation).
  *
  * Both sides are set up as takt's runner sets up a real-time process (takt_port_realtime_setup:
- * memory locked, freed blocks kept), and pub publishes from a thread at SCHED_FIFO 60, where a
+ * memory locked, freed blocks kept, /dev/cpu_dma_latency held at 0), and pub publishes from a thread at SCHED_FIFO 60, where a
  * takt callback that publishes runs (without the privilege: SCHED_OTHER).
  *
  * chains: the first node of ROS 1 chains (the other end is bench/ros1/roscpp_chains.cpp): a
@@ -403,7 +403,7 @@ static int run_floor(uint32_t size, long count, long period_us) {
 }
 
 int main(int argc, char **argv) {
-  (void)takt_port_realtime_setup(); /* memory locked, freed blocks kept in the process */
+  (void)takt_port_realtime_setup(); /* memory locked, freed blocks kept, shallow idle */
   if (argc == 6 && strcmp(argv[1], "chains") == 0) {
     long chains = atol(argv[3]), count = atol(argv[4]), period = atol(argv[5]);
     if (chains < 1 || chains > CHAINS_MAX || count < 1 || period < 100) return usage();

@@ -10,6 +10,7 @@ import os
 import platform
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -286,3 +287,26 @@ def git_commit(root: Path) -> Dict[str, object]:
     except (OSError, subprocess.CalledProcessError):
         return {}
     return {"commit": head, "dirty": dirty}
+
+
+@contextlib.contextmanager
+def cpu_latency_held() -> Iterator[bool]:
+    """Hold /dev/cpu_dma_latency at 0 while the block runs: the PM QoS request that takt's
+    real-time set-up (takt_port_realtime_setup) and cyclictest make, which keeps idle CPUs in
+    their shallowest state (here: the haltpoll governor's polling state). The request is
+    system-wide, so a benchmark that holds it around every cell runs takt and the programs it is
+    compared with (roscpp, rospy, ddsperf, rclpy, ...) on a machine in one state, rather than
+    takt's cells with it and the others' without. Yields whether it is held (root only)."""
+    try:
+        fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            held = os.write(fd, struct.pack("i", 0)) == 4
+        except OSError:
+            held = False
+        yield held
+    finally:
+        os.close(fd)

@@ -9,6 +9,7 @@ p99 alone (chains_top_p99_loaded_over_unloaded, goal <= 1.2)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from takt import native
-from takt.bench.common import command, machine, machine_line, percentiles, ratio, write_json, write_markdown
+from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, write_json,
+                               write_markdown)
 
 NAME = "dds"
 SIZES = (64, 4096, 65536, 1048576)
@@ -272,6 +274,9 @@ def run(quick: bool, out: Path) -> int:
     acc_pp: Samples = {}
     acc_wake: Dict[int, List[float]] = {}  # period (µs) -> wake-up latencies
     acc_perf: Dict[int, list] = {}
+    # every row on a machine in one idle state: takt's processes request it themselves
+    held = contextlib.ExitStack()
+    latency_held = held.enter_context(cpu_latency_held())
     for b in range(blocks):
         dom = base + 8 * b
         _merge(acc_takt, takt_samples(count // blocks, 10000 if quick else 5000, dom))
@@ -288,6 +293,7 @@ def run(quick: bool, out: Path) -> int:
     perf = ddsperf_rows(acc_perf)
     # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
     chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
+    held.close()
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
@@ -325,7 +331,13 @@ def run(quick: bool, out: Path) -> int:
           "CLOCK_MONOTONIC); topics of bytes (CDR uint8[]), reliable, keep-last 8. ddsperf: Cyclone's "
           "own ping-pong at 50 Hz, one-way = half the round trip (its per-second medians' median, the "
           "largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
-          "DDS, publish -> callback start. Default interface, no other load arranged. takt: the publishing "
+          "DDS, publish -> callback start. Default interface, no other load arranged. " +
+          ("The benchmark holds `/dev/cpu_dma_latency` at 0 for the whole run (the PM QoS request takt's "
+           "real-time set-up and cyclictest make; system-wide), so ddsperf's and rclpy's rows run with idle CPUs "
+           "in the same state as takt's. " if latency_held else
+           "`/dev/cpu_dma_latency` could not be held (not root): takt's processes request it while they run, "
+           "ddsperf's and rclpy's rows run without it. ") +
+          "takt: the publishing "
           "thread hands each message to the DDS writer lane's thread (the bridge's send_in_publisher, as "
           "system files make it); takt direct: the same with `direct_write` on (the publishing thread "
           "writes to Cyclone itself: one hand-off less, but Cyclone's allocations in the publisher, so "
@@ -397,7 +409,7 @@ def run(quick: bool, out: Path) -> int:
     if not rcl:
         md.append("No rclpy (.venv-ros2, tools/deps_ros2.sh): its column is n/a.")
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick,
-              "headline": headline,
+              "headline": headline, "cpu_dma_latency_0": latency_held,
               "wake": {str(p): w for p, w in wake.items()},
               "rows": [{"size": s, "takt": takt.get(s), "takt_direct": direct.get(s), "ddsperf": perf.get(s),
                         "takt_pingpong": pp.get(s),

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from takt import native
-from takt.bench.common import command, machine, machine_line, percentiles, ratio, write_json, write_markdown
+from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, write_json,
+                               write_markdown)
 
 NAME = "ros1"
 SIZES: List[Tuple[str, int]] = [("64B", 64), ("4KB", 4096), ("64KB", 65536), ("512KB", 524288), ("1MB", 1048576)]
@@ -243,7 +244,8 @@ def run(quick: bool, out: Path) -> int:
     floor: Dict[str, List[float]] = {}  # "publish|socket LABEL": the bare TCP receive
     t0 = time.monotonic()
     n = 0
-    with _rosmaster() as master:
+    # every cell on a machine in one idle state: takt's processes request it themselves
+    with cpu_latency_held() as latency_held, _rosmaster() as master:
         for b in range(blocks):
             order = pairs if b % 2 == 0 else list(reversed(pairs))
             for label, size in sizes:
@@ -347,6 +349,7 @@ def run(quick: bool, out: Path) -> int:
                          "work_us": CHAIN_WORK_US, "stats_ns": cstats, "received": chains["received"],
                          "errors": chains["errors"], "roscpp": chains["roscpp"]},
               "roscpp": str(peers.roscpp) if peers.roscpp else peers.roscpp_why,
+              "cpu_dma_latency_0": latency_held,
               "goals": [{"what": g[0], "goal": g[1], "measured": g[2], "met": g[3]} for g in goals]}
     write_json(out, NAME, result)
     us = lambda d, k: f"{d[k] / 1e3:.1f}"
@@ -358,10 +361,15 @@ def run(quick: bool, out: Path) -> int:
           "every 5 ms (10 ms from 512 KB). takt: its ROS 1 node (`takt_ros1_publish` from a thread at SCHED_FIFO 60, "
           "where a takt callback that publishes runs; the subscription's callback on the node's I/O thread at "
           "SCHED_FIFO 90, its default; both processes set up as takt's runner sets up a real-time process: "
-          "memory locked, freed blocks kept); roscpp: Debian's libroscpp "
+          "memory locked, freed blocks kept, idle CPUs in their shallowest state); roscpp: Debian's libroscpp "
           "(`bench/ros1/roscpp_bench.cpp`, callbacks spun by the main thread, tcpNoDelay) at SCHED_OTHER as it "
           "starts, and again with both processes under `chrt -f 90` (roscpp-rt); rospy: Debian's "
-          "(`bench/ros1/rospy_bench.py`, tcp_nodelay).", "",
+          "(`bench/ros1/rospy_bench.py`, tcp_nodelay). " +
+          ("The benchmark holds `/dev/cpu_dma_latency` at 0 for the whole run (the PM QoS request takt's real-time "
+           "set-up and cyclictest make; system-wide), so every implementation's cells run with idle CPUs in the same "
+           "state." if latency_held else
+           "`/dev/cpu_dma_latency` could not be held (not root): takt's processes request it while they run, the "
+           "others' cells run without it."), "",
           "## Goals", "", "| | goal | measured | met |", "|---|---|---:|---|"]
     for g in goals:
         md.append(f"| {g[0]} | {g[1]} | {g[2]} | {'**yes**' if g[3] else 'no'} |")
