@@ -20,8 +20,9 @@
  * its node for its topics (the node's memory is taken, and touched, at its creation).
  *
  * Both sides are set up as takt's runner sets up a real-time process (takt_port_realtime_setup:
- * memory locked, freed blocks kept, /dev/cpu_dma_latency held at 0), and pub publishes from a thread at SCHED_FIFO 60, where a
- * takt callback that publishes runs (without the privilege: SCHED_OTHER).
+ * memory locked, freed blocks kept, /dev/cpu_dma_latency held at 0), and pub publishes from a
+ * thread at SCHED_FIFO 60, where a takt callback that publishes runs (without the privilege:
+ * SCHED_OTHER).
  *
  * chains: the first node of ROS 1 chains (the other end is bench/ros1/roscpp_chains.cpp): a
  * takt node under the preempt executor with one timer per chain (all with PERIOD_US, released

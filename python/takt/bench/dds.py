@@ -9,7 +9,6 @@ p99 alone (chains_top_p99_loaded_over_unloaded, goal <= 1.2)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -275,25 +274,23 @@ def run(quick: bool, out: Path) -> int:
     acc_wake: Dict[int, List[float]] = {}  # period (µs) -> wake-up latencies
     acc_perf: Dict[int, list] = {}
     # every row on a machine in one idle state: takt's processes request it themselves
-    held = contextlib.ExitStack()
-    latency_held = held.enter_context(cpu_latency_held())
-    for b in range(blocks):
-        dom = base + 8 * b
-        _merge(acc_takt, takt_samples(count // blocks, 10000 if quick else 5000, dom))
-        _merge(acc_direct, takt_samples(count // blocks, 10000 if quick else 5000, dom + 3, "pub-direct"))
-        for size, ms in ddsperf_seconds(1 if quick else 20 // blocks, dom + 1).items():
-            acc_perf.setdefault(size, []).extend(ms)
-        # at ddsperf's rate, 50 Hz: a sample's latency depends on how long the machine idled
-        _merge(acc_pp, pingpong_samples(5 if quick else PINGPONG_COUNT // blocks, 20000, dom + 4))
-        for period in WAKE_PERIODS_US:  # takt's one-way rate and ddsperf's
-            acc_wake.setdefault(period, []).extend(wake_samples(10 if quick else WAKE_COUNT // blocks, period))
-        _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
-    takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
-    wake = {period: percentiles(v) for period, v in acc_wake.items() if v}
-    perf = ddsperf_rows(acc_perf)
-    # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
-    chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
-    held.close()
+    with cpu_latency_held() as latency_held:
+        for b in range(blocks):
+            dom = base + 8 * b
+            _merge(acc_takt, takt_samples(count // blocks, 10000 if quick else 5000, dom))
+            _merge(acc_direct, takt_samples(count // blocks, 10000 if quick else 5000, dom + 3, "pub-direct"))
+            for size, ms in ddsperf_seconds(1 if quick else 20 // blocks, dom + 1).items():
+                acc_perf.setdefault(size, []).extend(ms)
+            # at ddsperf's rate, 50 Hz: a sample's latency depends on how long the machine idled
+            _merge(acc_pp, pingpong_samples(5 if quick else PINGPONG_COUNT // blocks, 20000, dom + 4))
+            for period in WAKE_PERIODS_US:  # takt's one-way rate and ddsperf's
+                acc_wake.setdefault(period, []).extend(wake_samples(10 if quick else WAKE_COUNT // blocks, period))
+            _merge(acc_rcl, rclpy_samples(5 if quick else 2000 // blocks, 0.01 if quick else 0.005, dom + 2))
+        takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
+        wake = {period: percentiles(v) for period, v in acc_wake.items() if v}
+        perf = ddsperf_rows(acc_perf)
+        # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
+        chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
