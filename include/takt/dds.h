@@ -166,6 +166,11 @@ typedef struct takt_dds_stats {
   uint64_t window_timeouts;  /* of those, waits that ended unacknowledged after 100 ms */
   uint64_t malformed;        /* received samples of a bytes topic (a type support without codec)
                                 that are not CDR uint8[] of a consistent length, dropped */
+  uint64_t reply_ids_added;  /* plain-mapping services: reply submessages sent (retransmissions
+                                included) with the request's identity in their inline QoS, which
+                                rmw_fastrtps clients match replies by */
+  uint64_t reply_ids_missed; /* of those services' reply submessages, sent without it (its
+                                request had none, or it was retransmitted after 64 newer ones) */
 } takt_dds_stats_t;
 
 /**

@@ -194,8 +194,10 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
 /* Writer thread: the takt service's answer (corr u32 + ok u8 + CDR) to the reply writer. NULL
  * when nothing is to be written (a failed call: DDS has no failure reply). */
 static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *p,
-                                      uint32_t len) {
+                                      uint32_t len, uint8_t reply_id[TAKT__DDS_ID_BYTES],
+                                      bool *has_id) {
   uint32_t corr = get_u32(p);
+  *has_id = false;
   if (corr >= TAKT_DDS_MAX_CALLS) return NULL;
   takt__dds_call_t *c = &r->calls[corr];
   struct ddsi_serdata *sd = NULL;
@@ -204,6 +206,9 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
     uint32_t n = len - 5;
     if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
       sd = service_sample(r->st2, r->raw, cdr, n, NULL);
+      /* the request's identity, for the reply's inline QoS (reply_id.c) */
+      *has_id = __atomic_load_n(&c->has_id, __ATOMIC_ACQUIRE);
+      if (*has_id) memcpy(reply_id, c->id, TAKT__DDS_ID_BYTES);
     } else {
       uint8_t id[ID_BYTES];
       uint64_t guid = __atomic_load_n(&c->guid, __ATOMIC_ACQUIRE);
@@ -230,9 +235,21 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
   struct ddsi_serdata *sd;
   dds_entity_t wr = r->endpoint;
   if (answer) {
-    sd = reply_out(d, r, bytes, len);
+    uint8_t id[TAKT__DDS_ID_BYTES];
+    bool has_id = false;
+    sd = reply_out(d, r, bytes, len, id, &has_id);
     wr = r->endpoint2;
     if (sd == NULL) return; /* nothing to write (counted) */
+    /* Cyclone numbers the reply writer's samples 1, 2, ... and only this lane writes to it: the
+       identity is filed under the number this sample gets, before it can leave */
+    if (has_id && r->ids_registered) takt__dds_replyid_put(&r->reply_ids, r->reply_seq + 1, id);
+    if (dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
+      takt__dds_count(&d->stats.write_errors);
+    } else {
+      r->reply_seq++;
+      takt__dds_count(&d->stats.written);
+    }
+    return;
   } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
     sd = request_out(r, bytes, len);
     if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
@@ -415,7 +432,7 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
 
 /* A DDS request for a takt service: the bridge gets u32 corr + the CDR without the identity. */
 static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
-                       uint32_t size) {
+                       uint32_t size, const struct ddsi_serdata *sd) {
   /* the sample is at buf + 4 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 4, size) || (cyclone && size < 4 + ID_BYTES)) {
@@ -434,6 +451,10 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_
     return;
   }
   uint32_t n = size;
+  if (!cyclone) { /* what the reply's inline QoS must carry for an rmw_fastrtps client */
+    bool has = takt__dds_request_identity(sd, r->calls[corr].id);
+    __atomic_store_n(&r->calls[corr].has_id, has, __ATOMIC_RELEASE);
+  }
   if (cyclone) {
     uint64_t guid;
     int64_t seq;
@@ -537,7 +558,7 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
       } else {
         ddsi_serdata_to_ser(sd, 0, size, buf + at);
         if (r->kind == TAKT__DDS_SVC_SERVER)
-          request_in(d, r, (uint16_t)idx, buf, size);
+          request_in(d, r, (uint16_t)idx, buf, size, sd);
         else if (r->kind == TAKT__DDS_SVC_CLIENT)
           reply_in(d, r, (uint16_t)idx, buf, size);
         else
@@ -825,8 +846,10 @@ static void be_destroy(void *self) {
   be_stop(d);
   (void)dds_delete(d->participant); /* its topics, readers, writers, waitset and guard */
   uint32_t nr = n_routes(d);
-  for (uint32_t i = 0; i < nr; i++)
+  for (uint32_t i = 0; i < nr; i++) {
+    if (d->routes[i].ids_registered) takt__dds_replyid_unregister(&d->routes[i].reply_ids);
     if (d->routes[i].rx_buf != NULL) takt__context_free(d->ctx, d->routes[i].rx_buf);
+  }
   for (uint32_t i = 0; i < d->n_lanes; i++) {
     takt__lock_fini(&d->lanes[i].lock);
     takt__context_free(d->ctx, d->lanes[i].slots);
@@ -1192,6 +1215,21 @@ static takt_err_t service_names(takt__dds_route_t *r, const char *name, const ch
   return TAKT_OK;
 }
 
+/* A plain-mapping server's replies carry their request's identity in the RTPS inline QoS, which
+ * rmw_fastrtps clients match replies by (reply_id.c). Without it (a transport the hook does not
+ * know, more than 64 such writers in the process) the service still answers clients that do not
+ * need it; said once on stderr. */
+static void identify_replies(takt__dds_route_t *r, const char *name) {
+  dds_guid_t g;
+  takt_err_t rc = takt__dds_replyid_hook(r->st2);
+  if (rc == TAKT_OK) rc = dds_get_guid(r->endpoint2, &g) < 0 ? TAKT_EOS : TAKT_OK;
+  if (rc == TAKT_OK) rc = takt__dds_replyid_register(&g, &r->reply_ids);
+  r->ids_registered = rc == TAKT_OK;
+  if (rc != TAKT_OK)
+    fprintf(stderr, "takt dds: service %s: replies without the request identity (%s): "
+                    "rmw_fastrtps clients will not take them\n", name, takt_strerror(rc));
+}
+
 static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name, const char *srv_type,
                               const takt_type_support_t *req, const takt_type_support_t *resp,
                               uint8_t priority, takt_dds_service_mapping_t mapping, bool server) {
@@ -1229,6 +1267,7 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
     route_buffer_free(d, r);
     return rc;
   }
+  if (server && mapping == TAKT_DDS_SERVICE_PLAIN) identify_replies(r, name);
   publish_route(d);
   return listen_route(r);
 }
@@ -1335,6 +1374,12 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct),
       .lanes = d->n_lanes, .window_waits = takt__dds_read(&c->window_waits),
       .window_timeouts = takt__dds_read(&c->window_timeouts)};
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++) {
+    out->reply_ids_added += atomic_load_explicit(&d->routes[i].reply_ids.added, memory_order_relaxed);
+    out->reply_ids_missed +=
+        atomic_load_explicit(&d->routes[i].reply_ids.missed, memory_order_relaxed);
+  }
 }
 
 /* ---- the registered class: "dds:DOMAIN" ----------------------------------------------------- */

@@ -18,9 +18,18 @@
 /* ---- takt's type support as a Cyclone sertype ---- */
 
 /** A sample as Cyclone carries it: the serialized bytes, encapsulation header included. */
+/* A request's identity as a reply carries it to an rmw_fastrtps client (reply_id.c): the GUID
+ * as on the wire (16 bytes), then the sequence number (int64, host order). */
+#define TAKT__DDS_ID_BYTES 24u
+
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
+  /* received samples (from_ser): the submessage's related sample identity if it had one, else
+     {the writer's GUID, the sample's sequence number}; has_id false if neither could be read */
+  bool has_id;
+  uint8_t id_guid[16];  /* the requester's: the related identity's GUID, else the writer's */
+  int64_t id_seq;       /* the sample's own sequence number (the writer's) */
   /* 16-aligned (the allocation is): a bytes topic's message, 8 bytes in (CDR uint8[]: the
      encapsulation and the length before it), is 8-aligned where subscribers read it in place */
   _Alignas(16) uint8_t bytes[];
@@ -36,6 +45,38 @@ struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_
 /** A serdata of st holding head (hlen bytes) followed by body (blen bytes). */
 struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
                                             const uint8_t *body, uint32_t blen);
+
+/* ---- the request identity on replies (reply_id.c) ---- */
+
+/** The TAKT__DDS_ID_BYTES a reply to the request sd must carry for an rmw_fastrtps client (its
+ * related GUID and the request's sequence number); false if sd (of takt's sertype) had none. */
+bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__DDS_ID_BYTES]);
+/** An RTPS SequenceNumber_t (high int32, low uint32) at sn, in the submessage's byte order. */
+int64_t takt__dds_rtps_seq(const uint8_t *sn, bool little_endian);
+
+#define TAKT__DDS_REPLYIDS 64u /* identities filed per reply writer: retransmissions find theirs
+                                  while the reply is among the last 64 written */
+typedef struct takt__dds_replyid {
+  _Atomic int64_t seq; /* 0: none (torn while rewritten) */
+  _Atomic uint64_t words[TAKT__DDS_ID_BYTES / 8u];
+} takt__dds_replyid_t;
+
+/** A reply writer's identities, by the sequence number Cyclone gives each reply. */
+typedef struct takt__dds_replyids {
+  takt__dds_replyid_t ring[TAKT__DDS_REPLYIDS];
+  _Atomic uint64_t added;  /* submessages sent with the identity added */
+  _Atomic uint64_t missed; /* submessages of the writer sent without (none filed, or no room) */
+} takt__dds_replyids_t;
+
+/** The identity of the reply that will be the writer's sample seq (before writing it). */
+void takt__dds_replyid_put(takt__dds_replyids_t *t, int64_t seq, const uint8_t id[TAKT__DDS_ID_BYTES]);
+/** The hook on the transmit connections of st's domain (st registered with it): TAKT_OK if every
+ * connection has it (once per process and domain), TAKT_ENOTSUP if none could take it. */
+takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st);
+/** The writer whose outgoing samples get t's identities; TAKT_EFULL past 64 writers a process. */
+takt_err_t takt__dds_replyid_register(const dds_guid_t *writer, takt__dds_replyids_t *t);
+/** t's writer no longer identified (after the writer is deleted: nothing sends for it). */
+void takt__dds_replyid_unregister(takt__dds_replyids_t *t);
 
 /* ---- the origin stamp: takt <-> takt across the DDS hop ---- */
 
@@ -84,6 +125,10 @@ typedef struct takt__dds_call {
   uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;
+  /* server, plain mapping: the identity the reply carries in its inline QoS (has_id: one was
+     read from the request); written by the reader thread before the call is handed on */
+  bool has_id;
+  uint8_t id[TAKT__DDS_ID_BYTES];
   int64_t sent; /* client: when the request was handed to DDS (takt_time_now) */
 } takt__dds_call_t;
 
@@ -120,6 +165,12 @@ typedef struct takt__dds_route {
   uint32_t fifo[TAKT_DDS_MAX_CALLS];
   int64_t fifo_sent[TAKT_DDS_MAX_CALLS]; /* when each was sent (call_timeout_ns) */
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
+  /* server routes, plain mapping: the reply writer's identities (its lane's writer files them)
+     and the sequence number of its last sample (Cyclone numbers a writer's samples 1, 2, ...;
+     only takt writes to it); ids_registered: the transmit hook knows the writer */
+  takt__dds_replyids_t reply_ids;
+  int64_t reply_seq;
+  bool ids_registered;
   char topic_name[TAKT__DDS_NAME_MAX], type_name[TAKT__DDS_NAME_MAX];
   char topic_name2[TAKT__DDS_NAME_MAX], type_name2[TAKT__DDS_NAME_MAX];
 } takt__dds_route_t;

@@ -22,6 +22,7 @@ static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_
   if (d == NULL) return NULL;
   ddsi_serdata_init(&d->c, type, kind);
   d->c.hash = type->serdata_basehash; /* keyless: one instance */
+  d->has_id = false;
   memset(d->bytes + size, 0, room - size);
   return d;
 }
@@ -50,10 +51,59 @@ static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b)
 
 static void sd_free(struct ddsi_serdata *dcmn) { ddsrt_free(dcmn); }
 
+static const struct ddsi_serdata_ops k_serdata_ops;
+
+#define RTPS_DATA 0x15u
+#define RTPS_DATA_FRAG 0x16u
+#define IQ_SENTINEL 0x0001u
+#define IQ_RELATED_SAMPLE_IDENTITY 0x0083u
+
+static uint16_t get16(const uint8_t *p, bool le) {
+  return le ? (uint16_t)(p[0] | p[1] << 8) : (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The identity of the sample whose DATA or DATA_FRAG submessage rd points into (Cyclone has
+ * checked the submessage and its inline QoS when it made rd): the related sample identity's GUID
+ * if its inline QoS has one (an rmw_fastrtps request names its reply reader there), else the
+ * writer's (the datagram's GUID prefix and the writerId), with the sample's own sequence number.
+ * The inline QoS lies between the submessage's fixed part and the payload. */
+static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
+  const uint8_t *msg = NN_RMSG_PAYLOAD(rd->rmsg); /* the datagram: the RTPS header first */
+  uint32_t sub = NN_RDATA_SUBMSG_OFF(rd), payload = NN_RDATA_PAYLOAD_OFF(rd);
+  if (sub < 20u || payload < sub + 24u || memcmp(msg, "RTPS", 4) != 0) return;
+  const uint8_t *sm = msg + sub;
+  if (sm[0] != RTPS_DATA && sm[0] != RTPS_DATA_FRAG) return;
+  bool le = (sm[1] & 0x01u) != 0;
+  memcpy(d->id_guid, msg + 8, 12); /* the writer's GUID, unless the inline QoS names another */
+  memcpy(d->id_guid + 12, sm + 12, 4);
+  d->id_seq = takt__dds_rtps_seq(sm + 16, le);
+  d->has_id = true;
+  if ((sm[1] & 0x02u) == 0) return;
+  uint32_t at = sub + 8u + get16(sm + 6, le);
+  while (at + 4u <= payload) {
+    uint16_t pid = get16(msg + at, le), plen = get16(msg + at + 2, le);
+    if (pid == IQ_SENTINEL || at + 4u + plen > payload) return;
+    if (pid == IQ_RELATED_SAMPLE_IDENTITY && plen >= 24u) {
+      memcpy(d->id_guid, msg + at + 4, 16);
+      return;
+    }
+    at += 4u + plen;
+  }
+}
+
+bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__DDS_ID_BYTES]) {
+  const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)sd;
+  if (sd->ops != &k_serdata_ops || !d->has_id) return false;
+  memcpy(id, d->id_guid, 16);
+  memcpy(id + 16, &d->id_seq, 8);
+  return true;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size) {
   takt__dds_serdata_t *d = sd_alloc(type, kind, size);
   if (d == NULL) return NULL;
+  if (fragchain != NULL && fragchain->rmsg != NULL) read_identity(d, fragchain);
   /* fragments are byte ranges [min, maxp1) of the sample, in order, possibly overlapping */
   uint32_t off = 0;
   for (; fragchain != NULL; fragchain = fragchain->nextfrag) {

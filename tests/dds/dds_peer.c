@@ -173,9 +173,12 @@ static int run_service(char **argv) {
   }
   takt_dds_stats_t st;
   takt_dds_get_stats(dds, &st);
-  fprintf(stderr, "dds: written %llu received %llu requests_dropped %llu replies_dropped %llu\n",
+  fprintf(stderr,
+          "dds: written %llu received %llu requests_dropped %llu replies_dropped %llu "
+          "reply_ids_added %llu reply_ids_missed %llu\n",
           (unsigned long long)st.written, (unsigned long long)st.received,
-          (unsigned long long)st.requests_dropped, (unsigned long long)st.replies_dropped);
+          (unsigned long long)st.requests_dropped, (unsigned long long)st.replies_dropped,
+          (unsigned long long)st.reply_ids_added, (unsigned long long)st.reply_ids_missed);
   takt_bridge_stop(bridge);
   if (cli != NULL) CHECK(takt_client_destroy(cli));
   CHECK(takt_executor_destroy(exec));

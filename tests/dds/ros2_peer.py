@@ -8,7 +8,8 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py cyclone-talk TOPIC string COUNT PERIOD_S PREFIX  (PyPI cyclonedds, no ROS)
   ros2_peer.py cyclone-listen TOPIC string COUNT TIMEOUT_S       (PyPI cyclonedds, no ROS)
   ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
-  ros2_peer.py serve|call SERVICE setbool COUNT TIMEOUT_S           (rclpy, std_srvs/srv/SetBool)
+  ros2_peer.py serve|call|call-all SERVICE setbool COUNT TIMEOUT_S  (rclpy, std_srvs/srv/SetBool;
+      call-all: every call in flight at once, the answers printed in call order)
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
       (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
       identity in front of the request's fields, echoed by the reply)
@@ -183,6 +184,23 @@ def rclpy_service(mode, name, count, timeout):
         if not cli.wait_for_service(timeout_sec=20):
             print("no service", flush=True)
             rc = 2
+        elif mode == "call-all":  # every call in flight at once, then the answers in order
+            time.sleep(0.5)
+            futs = []
+            for i in range(count):
+                req = SetBool.Request()
+                req.data = i % 2 == 0
+                futs.append(cli.call_async(req))
+            deadline = time.monotonic() + timeout
+            while not all(f.done() for f in futs) and time.monotonic() < deadline:
+                rclpy.spin_once(node, timeout_sec=0.1)
+            for i, fut in enumerate(futs):
+                if not fut.done():
+                    print(f"no answer {i}", flush=True)
+                    rc = 2
+                    break
+                r = fut.result()
+                print(f"answer {i} {int(r.success)} {r.message}", flush=True)
         else:
             time.sleep(0.5)
             for i in range(count):
@@ -350,7 +368,7 @@ def main():
     if mode == "graph":
         sys.exit(graph(topic, kind, float(sys.argv[4])))
     count = int(sys.argv[4])
-    if mode in ("serve", "call"):
+    if mode in ("serve", "call", "call-all"):
         sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))
     if mode in ("cyclone-serve", "cyclone-call"):
         sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))

@@ -18,6 +18,7 @@ Checks exact counts and contents; every process started is ended (killed at the 
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import os
 import shutil
@@ -46,9 +47,11 @@ CASES = {
 # service cases: case -> (domain, caller, server, mapping takt uses)
 SERVICE_CASES = {
     "takt_calls_rclpy_service": (68, "takt", "rclpy", "plain"),
-    # does not pass: an rclpy (Fast DDS) client takes a reply only with the request's identity in
-    # the RTPS inline QoS, which Cyclone's C API cannot write (docs/dds.md); kept to try again
+    # an rclpy (Fast DDS) client takes a reply only with its request's identity in the RTPS
+    # inline QoS, which takt adds to the reply (docs/dds.md, Services)
     "rclpy_calls_takt_service": (69, "rclpy", "takt", "plain"),
+    # the same with every call in flight at once: each answer is matched to its own call
+    "rclpy_calls_takt_service_concurrently": (76, "rclpy", "takt", "plain"),
     "takt_calls_cyclone_service": (70, "takt", "cyclone", "cyclone"),
     "cyclone_calls_takt_service": (71, "cyclone", "takt", "cyclone"),
 }
@@ -163,6 +166,8 @@ def service_case(a) -> int:
     def cmd(who: str, role: str) -> list[str]:
         if who == "takt":
             return [a.peer, role, name, mapping, n, "30", str(domain)]
+        if role == "call" and a.case.endswith("_concurrently"):
+            role = "call-all"
         mode = role if who == "rclpy" else f"cyclone-{role}"
         return ros2 + [mode, name, "setbool", n, "30"]
 
@@ -180,6 +185,14 @@ def service_case(a) -> int:
         print(f"{a.case}: FAILED: {len(got)} of {SERVICE_COUNT} answers ({got[:3]}...), "
               f"{len(served)} served", file=sys.stderr)
         return 1
+    if server == "takt" and mapping == "plain":
+        # every reply left with its request's identity in the inline QoS (a retransmission
+        # counts again), none without
+        m = re.search(r"reply_ids_added (\d+) reply_ids_missed (\d+)", sout)
+        if m is None or int(m.group(1)) < SERVICE_COUNT or int(m.group(2)) != 0:
+            print(f"{a.case}: FAILED: replies with the request identity: "
+                  f"{m.group(0) if m else 'no statistics'}", file=sys.stderr)
+            return 1
     print(f"{a.case}: {SERVICE_COUNT} calls answered, each with its own answer")
     return 0
 

@@ -1,0 +1,319 @@
+/* The request identity on a reply, for clients that take it from the RTPS inline QoS.
+ *
+ * An rclpy (rmw_fastrtps) client matches a reply to its request only by the reply's
+ * IQ_RELATED_SAMPLE_IDENTITY (RTPS inline QoS, parameter 0x0083): {the client's GUID, the
+ * request's sequence number}. Cyclone DDS 0.10's C API can neither read an inline QoS on a sample
+ * taken nor write one on a sample written (its transmit path ignores a writer's parameter list).
+ * So takt does both at the edges of Cyclone's own processing:
+ *
+ * - receive: takt's sertype builds each serdata from the DATA or DATA_FRAG submessage Cyclone has
+ *   validated; sertype.c reads the writer's sequence number and the related identity from that
+ *   submessage into the serdata (takt__dds_request_identity), which the backend keeps with the call;
+ * - send: before the reply's dds_writecdr the backend files {the sequence number Cyclone will give
+ *   the sample, the identity} with the reply writer (takt__dds_replyid_put); a hook on Cyclone's
+ *   transmit connections (the function every datagram leaves through) finds that writer's DATA and
+ *   DATA_FRAG submessages in each outgoing datagram and sends them with the parameter added, on
+ *   the first transmission and on every retransmission alike.
+ *
+ * Everything else leaves unchanged. The hook is installed once the first reply writer that needs
+ * it exists, and only on connections of the kind it was installed on first (UDP); a datagram it
+ * cannot rewrite (more edits or pieces than its fixed room) leaves as it was, counted. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <dds/ddsi/ddsi_domaingv.h>
+#include <dds/ddsi/ddsi_tran.h>
+
+#include "dds_impl.h"
+
+#define RTPS_HEADER 20u
+#define RTPS_DATA 0x15u
+#define RTPS_DATA_FRAG 0x16u
+#define FLAG_LE 0x01u
+#define FLAG_INLINE_QOS 0x02u
+#define IQ_RELATED_SAMPLE_IDENTITY 0x0083u
+#define IQ_SENTINEL 0x0001u
+#define PARAM_BYTES (4u + TAKT__DDS_ID_BYTES)
+
+/* the writers whose replies carry an identity (process-wide: Cyclone's connections are per domain,
+ * shared by every participant of the process on it) */
+#define MAX_WRITERS 64u
+typedef struct {
+  _Atomic(takt__dds_replyids_t *) ids; /* NULL: free */
+  _Atomic uint64_t guid[2];            /* the writer's GUID as on the wire, before ids is set */
+} writer_slot_t;
+
+static writer_slot_t g_writers[MAX_WRITERS];
+static atomic_uint g_n_used; /* slots ever used: the hook looks at [0, g_n_used) */
+static _Atomic(ddsi_tran_write_fn_t) g_orig; /* the connections' own write function */
+static pthread_mutex_t g_mx = PTHREAD_MUTEX_INITIALIZER; /* installing, registering */
+
+/* ---- the table of identities filed per writer ---- */
+
+void takt__dds_replyid_put(takt__dds_replyids_t *t, int64_t seq, const uint8_t id[TAKT__DDS_ID_BYTES]) {
+  takt__dds_replyid_t *e = &t->ring[(uint64_t)seq % TAKT__DDS_REPLYIDS];
+  atomic_store_explicit(&e->seq, 0, memory_order_relaxed); /* torn while rewritten */
+  atomic_thread_fence(memory_order_release);
+  for (uint32_t i = 0; i < TAKT__DDS_ID_BYTES / 8u; i++) {
+    uint64_t w;
+    memcpy(&w, id + 8u * i, 8);
+    atomic_store_explicit(&e->words[i], w, memory_order_relaxed);
+  }
+  atomic_store_explicit(&e->seq, seq, memory_order_release);
+}
+
+/* The identity filed for seq, if it is still in the ring and was not rewritten meanwhile. */
+static bool replyid_get(takt__dds_replyids_t *t, int64_t seq, uint8_t id[TAKT__DDS_ID_BYTES]) {
+  takt__dds_replyid_t *e = &t->ring[(uint64_t)seq % TAKT__DDS_REPLYIDS];
+  if (atomic_load_explicit(&e->seq, memory_order_acquire) != seq) return false;
+  for (uint32_t i = 0; i < TAKT__DDS_ID_BYTES / 8u; i++) {
+    uint64_t w = atomic_load_explicit(&e->words[i], memory_order_relaxed);
+    memcpy(id + 8u * i, &w, 8);
+  }
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&e->seq, memory_order_relaxed) == seq;
+}
+
+static takt__dds_replyids_t *writer_of(const uint8_t prefix[12], const uint8_t entity[4]) {
+  uint8_t want[16];
+  memcpy(want, prefix, 12);
+  memcpy(want + 12, entity, 4);
+  uint64_t w[2];
+  memcpy(w, want, 16);
+  uint32_t n = atomic_load_explicit(&g_n_used, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    takt__dds_replyids_t *t = atomic_load_explicit(&g_writers[i].ids, memory_order_acquire);
+    if (t != NULL && atomic_load_explicit(&g_writers[i].guid[0], memory_order_relaxed) == w[0] &&
+        atomic_load_explicit(&g_writers[i].guid[1], memory_order_relaxed) == w[1])
+      return t;
+  }
+  return NULL;
+}
+
+/* ---- reading a datagram spread over iovecs ---- */
+
+typedef struct {
+  const ddsrt_iovec_t *iov;
+  size_t niov, total;
+} gather_t;
+
+/* n bytes at offset off of the datagram into out; false past its end */
+static bool peek(const gather_t *g, size_t off, void *out, size_t n) {
+  if (off > g->total || n > g->total - off) return false;
+  uint8_t *o = out;
+  size_t base = 0;
+  for (size_t i = 0; i < g->niov && n > 0; i++) {
+    size_t len = g->iov[i].iov_len;
+    if (off < base + len) {
+      size_t at = off - base, k = len - at < n ? len - at : n;
+      memcpy(o, (const uint8_t *)g->iov[i].iov_base + at, k);
+      o += k;
+      off += k;
+      n -= k;
+    }
+    base += len;
+  }
+  return n == 0;
+}
+
+static uint16_t rd16(const uint8_t *p, bool le) {
+  return le ? (uint16_t)(p[0] | p[1] << 8) : (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void wr16(uint8_t *p, uint16_t v, bool le) {
+  p[le ? 0 : 1] = (uint8_t)v;
+  p[le ? 1 : 0] = (uint8_t)(v >> 8);
+}
+
+static uint32_t rd32(const uint8_t *p, bool le) {
+  return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+            : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static void wr32(uint8_t *p, uint32_t v, bool le) {
+  for (int i = 0; i < 4; i++) p[le ? i : 3 - i] = (uint8_t)(v >> (8 * i));
+}
+
+int64_t takt__dds_rtps_seq(const uint8_t *sn, bool le) {
+  return (int64_t)((uint64_t)rd32(sn, le) << 32 | rd32(sn + 4, le));
+}
+
+/* ---- the hook ---- */
+
+#define MAX_EDITS 8u    /* submessages of identified writers rewritten in one datagram */
+#define MAX_OUT_IOV 96u /* the rewritten datagram's pieces */
+
+typedef struct {
+  size_t off, del;        /* bytes [off, off + del) of the datagram are replaced by ins */
+  const uint8_t *ins;
+  size_t ins_len;
+} edit_t;
+
+typedef struct {
+  takt__dds_replyids_t *owner[MAX_EDITS]; /* whose submessage each rewrite is */
+  uint8_t header[MAX_EDITS][4];
+  uint8_t param[MAX_EDITS][PARAM_BYTES + 4];
+  edit_t edits[2 * MAX_EDITS];
+  ddsrt_iovec_t out[MAX_OUT_IOV];
+} scratch_t;
+
+static _Thread_local scratch_t t_scratch;
+
+/* The datagram with the edits applied (sorted, not overlapping), as pieces in s->out; 0 when they
+ * do not fit. */
+static size_t splice(const gather_t *g, const edit_t *edits, size_t nedits, scratch_t *s) {
+  size_t nout = 0, base = 0, e = 0;
+  for (size_t i = 0; i < g->niov; i++) {
+    const uint8_t *p = g->iov[i].iov_base;
+    size_t len = g->iov[i].iov_len, at = 0; /* at: how far into this piece is emitted */
+    while (at < len) {
+      size_t off = base + at;
+      if (e < nedits && edits[e].off == off && edits[e].del == 0) { /* an insertion here */
+        if (nout == MAX_OUT_IOV) return 0;
+        s->out[nout++] = (ddsrt_iovec_t){.iov_base = (void *)(uintptr_t)edits[e].ins,
+                                         .iov_len = (ddsrt_iov_len_t)edits[e].ins_len};
+        e++;
+        continue;
+      }
+      if (e < nedits && edits[e].off == off) { /* a replacement: within this piece (a header) */
+        if (edits[e].del > len - at || nout == MAX_OUT_IOV) return 0;
+        s->out[nout++] = (ddsrt_iovec_t){.iov_base = (void *)(uintptr_t)edits[e].ins,
+                                         .iov_len = (ddsrt_iov_len_t)edits[e].ins_len};
+        at += edits[e].del;
+        e++;
+        continue;
+      }
+      size_t end = len;
+      if (e < nedits && edits[e].off < base + len) end = edits[e].off - base;
+      if (nout == MAX_OUT_IOV) return 0;
+      s->out[nout++] = (ddsrt_iovec_t){.iov_base = (void *)(uintptr_t)(p + at),
+                                       .iov_len = (ddsrt_iov_len_t)(end - at)};
+      at = end;
+    }
+    base += len;
+  }
+  if (e < nedits && edits[e].off == base && edits[e].del == 0) { /* an insertion at the end */
+    if (nout == MAX_OUT_IOV) return 0;
+    s->out[nout++] = (ddsrt_iovec_t){.iov_base = (void *)(uintptr_t)edits[e].ins,
+                                     .iov_len = (ddsrt_iov_len_t)edits[e].ins_len};
+    e++;
+  }
+  return e == nedits ? nout : 0;
+}
+
+static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, size_t niov,
+                            const ddsrt_iovec_t *iov, uint32_t flags) {
+  ddsi_tran_write_fn_t orig = atomic_load_explicit(&g_orig, memory_order_acquire);
+  gather_t g = {.iov = iov, .niov = niov, .total = 0};
+  for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
+  uint8_t hdr[RTPS_HEADER];
+  if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0)
+    return orig(conn, dst, niov, iov, flags);
+  scratch_t *s = &t_scratch;
+  size_t nedits = 0, nsub = 0;
+  size_t off = RTPS_HEADER;
+  while (off + 4u <= g.total) {
+    uint8_t sh[24];
+    if (!peek(&g, off, sh, 4)) break;
+    bool le = (sh[1] & FLAG_LE) != 0;
+    uint16_t len = rd16(sh + 2, le);
+    size_t next = len == 0 ? g.total : off + 4u + len; /* 0: the last, to the datagram's end */
+    if ((sh[0] == RTPS_DATA || sh[0] == RTPS_DATA_FRAG) && peek(&g, off, sh, sizeof sh)) {
+      takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);
+      uint8_t id[TAKT__DDS_ID_BYTES];
+      if (t != NULL) {
+        int64_t seq = takt__dds_rtps_seq(sh + 16, le);
+        if (nsub == MAX_EDITS || !replyid_get(t, seq, id)) {
+          atomic_fetch_add_explicit(&t->missed, 1, memory_order_relaxed);
+        } else {
+          bool had = (sh[1] & FLAG_INLINE_QOS) != 0;
+          uint16_t to_iq = rd16(sh + 6, le);
+          size_t add = had ? PARAM_BYTES : PARAM_BYTES + 4u; /* a sentinel when it is the list */
+          uint8_t *h = s->header[nsub], *q = s->param[nsub];
+          memcpy(h, sh, 4);
+          h[1] = (uint8_t)(sh[1] | FLAG_INLINE_QOS);
+          if (len != 0) {
+            if ((size_t)len + add > UINT16_MAX) goto next;
+            wr16(h + 2, (uint16_t)(len + add), le);
+          }
+          wr16(q, IQ_RELATED_SAMPLE_IDENTITY, le);
+          wr16(q + 2, TAKT__DDS_ID_BYTES, le);
+          memcpy(q + 4, id, 16); /* the GUID: bytes as on the wire */
+          int64_t rseq;
+          memcpy(&rseq, id + 16, 8);
+          wr32(q + 20, (uint32_t)((uint64_t)rseq >> 32), le);
+          wr32(q + 24, (uint32_t)rseq, le);
+          if (!had) {
+            wr16(q + PARAM_BYTES, IQ_SENTINEL, le);
+            wr16(q + PARAM_BYTES + 2, 0, le);
+          }
+          s->edits[nedits++] = (edit_t){.off = off, .del = 4, .ins = h, .ins_len = 4};
+          s->edits[nedits++] = (edit_t){.off = off + 8u + to_iq, .del = 0, .ins = q, .ins_len = add};
+          s->owner[nsub++] = t;
+        }
+      }
+    }
+  next:
+    if (next <= off) break;
+    off = next;
+  }
+  if (nedits == 0) return orig(conn, dst, niov, iov, flags);
+  size_t nout = splice(&g, s->edits, nedits, s);
+  for (size_t i = 0; i < nsub; i++) /* the datagram leaves either way: unchanged if no room */
+    atomic_fetch_add_explicit(nout != 0 ? &s->owner[i]->added : &s->owner[i]->missed, 1,
+                              memory_order_relaxed);
+  return nout != 0 ? orig(conn, dst, nout, s->out, flags) : orig(conn, dst, niov, iov, flags);
+}
+
+takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st) {
+  struct ddsi_domaingv *gv = ddsrt_atomic_ldvoidp(&st->gv);
+  if (gv == NULL) return TAKT_EINVAL; /* the sertype is not registered with a domain */
+  (void)pthread_mutex_lock(&g_mx);
+  takt_err_t rc = TAKT_ENOTSUP;
+  for (int i = 0; i < MAX_XMIT_CONNS; i++) {
+    struct ddsi_tran_conn *c = gv->xmit_conns[i];
+    if (c == NULL) continue;
+    ddsi_tran_write_fn_t *fp = &c->m_write_fn;
+    ddsi_tran_write_fn_t f = __atomic_load_n(fp, __ATOMIC_ACQUIRE);
+    if (f == hooked_write) {
+      rc = TAKT_OK;
+      continue;
+    }
+    ddsi_tran_write_fn_t o = atomic_load_explicit(&g_orig, memory_order_relaxed);
+    if (o == NULL) atomic_store_explicit(&g_orig, o = f, memory_order_release);
+    if (f != o) continue; /* another kind of connection: left alone */
+    __atomic_store_n(fp, hooked_write, __ATOMIC_RELEASE);
+    rc = TAKT_OK;
+  }
+  (void)pthread_mutex_unlock(&g_mx);
+  return rc;
+}
+
+takt_err_t takt__dds_replyid_register(const dds_guid_t *writer, takt__dds_replyids_t *t) {
+  (void)pthread_mutex_lock(&g_mx);
+  takt_err_t rc = TAKT_EFULL;
+  for (uint32_t i = 0; i < MAX_WRITERS; i++) {
+    if (atomic_load_explicit(&g_writers[i].ids, memory_order_relaxed) != NULL) continue;
+    uint64_t w[2];
+    memcpy(w, writer->v, 16);
+    atomic_store_explicit(&g_writers[i].guid[0], w[0], memory_order_relaxed);
+    atomic_store_explicit(&g_writers[i].guid[1], w[1], memory_order_relaxed);
+    atomic_store_explicit(&g_writers[i].ids, t, memory_order_release);
+    if (i >= atomic_load_explicit(&g_n_used, memory_order_relaxed))
+      atomic_store_explicit(&g_n_used, i + 1u, memory_order_release);
+    rc = TAKT_OK;
+    break;
+  }
+  (void)pthread_mutex_unlock(&g_mx);
+  return rc;
+}
+
+void takt__dds_replyid_unregister(takt__dds_replyids_t *t) {
+  (void)pthread_mutex_lock(&g_mx);
+  for (uint32_t i = 0; i < MAX_WRITERS; i++)
+    if (atomic_load_explicit(&g_writers[i].ids, memory_order_relaxed) == t)
+      atomic_store_explicit(&g_writers[i].ids, NULL, memory_order_release);
+  (void)pthread_mutex_unlock(&g_mx);
+}
+
