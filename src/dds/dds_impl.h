@@ -77,6 +77,10 @@ takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st);
 takt_err_t takt__dds_replyid_register(const dds_guid_t *writer, takt__dds_replyids_t *t);
 /** t's writer no longer identified (after the writer is deleted: nothing sends for it). */
 void takt__dds_replyid_unregister(takt__dds_replyids_t *t);
+/** The datagram iov[0..niov) as the hook sends it: the registered writers' DATA and DATA_FRAG
+ * submessages whose identity is filed get it in their inline QoS. Returns the number of pieces at
+ * *out: the thread's own scratch (valid until its next call) if anything was rewritten, else iov. */
+size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out);
 
 /* ---- the origin stamp: takt <-> takt across the DDS hop ---- */
 

@@ -202,14 +202,12 @@ static size_t splice(const gather_t *g, const edit_t *edits, size_t nedits, scra
   return e == nedits ? nout : 0;
 }
 
-static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, size_t niov,
-                            const ddsrt_iovec_t *iov, uint32_t flags) {
-  ddsi_tran_write_fn_t orig = atomic_load_explicit(&g_orig, memory_order_acquire);
+size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out) {
+  *out = iov;
   gather_t g = {.iov = iov, .niov = niov, .total = 0};
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
   uint8_t hdr[RTPS_HEADER];
-  if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0)
-    return orig(conn, dst, niov, iov, flags);
+  if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0) return niov;
   scratch_t *s = &t_scratch;
   size_t nedits = 0, nsub = 0;
   size_t off = RTPS_HEADER;
@@ -224,19 +222,17 @@ static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, si
       uint8_t id[TAKT__DDS_ID_BYTES];
       if (t != NULL) {
         int64_t seq = takt__dds_rtps_seq(sh + 16, le);
-        if (nsub == MAX_EDITS || !replyid_get(t, seq, id)) {
+        bool had = (sh[1] & FLAG_INLINE_QOS) != 0;
+        size_t add = had ? PARAM_BYTES : PARAM_BYTES + 4u; /* a sentinel when it is the list */
+        if (nsub == MAX_EDITS || (len != 0 && (size_t)len + add > UINT16_MAX) ||
+            !replyid_get(t, seq, id)) {
           atomic_fetch_add_explicit(&t->missed, 1, memory_order_relaxed);
         } else {
-          bool had = (sh[1] & FLAG_INLINE_QOS) != 0;
           uint16_t to_iq = rd16(sh + 6, le);
-          size_t add = had ? PARAM_BYTES : PARAM_BYTES + 4u; /* a sentinel when it is the list */
           uint8_t *h = s->header[nsub], *q = s->param[nsub];
           memcpy(h, sh, 4);
           h[1] = (uint8_t)(sh[1] | FLAG_INLINE_QOS);
-          if (len != 0) {
-            if ((size_t)len + add > UINT16_MAX) goto next;
-            wr16(h + 2, (uint16_t)(len + add), le);
-          }
+          if (len != 0) wr16(h + 2, (uint16_t)(len + add), le);
           wr16(q, IQ_RELATED_SAMPLE_IDENTITY, le);
           wr16(q + 2, TAKT__DDS_ID_BYTES, le);
           memcpy(q + 4, id, 16); /* the GUID: bytes as on the wire */
@@ -254,16 +250,25 @@ static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, si
         }
       }
     }
-  next:
     if (next <= off) break;
     off = next;
   }
-  if (nedits == 0) return orig(conn, dst, niov, iov, flags);
+  if (nedits == 0) return niov;
   size_t nout = splice(&g, s->edits, nedits, s);
   for (size_t i = 0; i < nsub; i++) /* the datagram leaves either way: unchanged if no room */
     atomic_fetch_add_explicit(nout != 0 ? &s->owner[i]->added : &s->owner[i]->missed, 1,
                               memory_order_relaxed);
-  return nout != 0 ? orig(conn, dst, nout, s->out, flags) : orig(conn, dst, niov, iov, flags);
+  if (nout == 0) return niov;
+  *out = s->out;
+  return nout;
+}
+
+static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, size_t niov,
+                            const ddsrt_iovec_t *iov, uint32_t flags) {
+  ddsi_tran_write_fn_t orig = atomic_load_explicit(&g_orig, memory_order_acquire);
+  const ddsrt_iovec_t *out;
+  size_t n = takt__dds_replyid_rewrite(iov, niov, &out);
+  return orig(conn, dst, n, out, flags);
 }
 
 takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st) {

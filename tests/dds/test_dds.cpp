@@ -20,6 +20,14 @@
 extern "C" struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 extern "C" struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes,
                                                       uint32_t len);
+// the reply identity's rewrite of outgoing datagrams (src/dds/reply_id.c, via replyid_helper.c)
+extern "C" int replyid_test_register(const uint8_t guid[16]);
+extern "C" void replyid_test_unregister(void);
+extern "C" void replyid_test_put(int64_t seq, const uint8_t guid[16], int64_t request_seq);
+extern "C" size_t replyid_test_rewrite(const ddsrt_iovec_t *iov, size_t niov, uint8_t *out,
+                                       size_t cap);
+extern "C" uint64_t replyid_test_added(void);
+extern "C" uint64_t replyid_test_missed(void);
 #include "std_msgs/Int32.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
@@ -1049,4 +1057,205 @@ TEST(DdsServiceBadInput, UnknownRepliesAndShortRequestsAreCounted) {
 
 INSTANTIATE_TEST_SUITE_P(Mappings, DdsService,
                          ::testing::Values(TAKT_DDS_SERVICE_CYCLONE, TAKT_DDS_SERVICE_PLAIN));
+
+// ---- the request identity on replies: the rewrite of outgoing datagrams (reply_id.c) ----
+//
+// Datagrams as Cyclone sends them: the RTPS header and submessage headers in one piece, each
+// sample's payload in a piece of its own. A registered writer's DATA / DATA_FRAG whose sequence
+// number has an identity filed leaves with PID_RELATED_SAMPLE_IDENTITY (0x0083) in its inline QoS.
+
+namespace {
+
+const uint8_t kPrefix[12] = {1, 16, 0xaa, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8};
+const uint8_t kWriter[4] = {0, 0, 0x12, 0x03};
+const uint8_t kClient[16] = {1, 15, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0x15, 0x04};
+
+struct Datagram {
+  std::vector<uint8_t> head;    // RTPS header + submessage headers
+  std::vector<uint8_t> payload; // the sample
+  std::vector<uint8_t> tail;    // after the payload
+  void u16(std::vector<uint8_t> &v, uint16_t x, bool le) {
+    v.push_back(le ? (uint8_t)x : (uint8_t)(x >> 8));
+    v.push_back(le ? (uint8_t)(x >> 8) : (uint8_t)x);
+  }
+  void u32(std::vector<uint8_t> &v, uint32_t x, bool le) {
+    for (int i = 0; i < 4; i++) v.push_back((uint8_t)(x >> (8 * (le ? i : 3 - i))));
+  }
+  Datagram() {
+    head = {'R', 'T', 'P', 'S', 2, 1, 1, 16};
+    head.insert(head.end(), kPrefix, kPrefix + 12);
+    head.insert(head.end(), {0x09, 0x01, 8, 0, 1, 2, 3, 4, 5, 6, 7, 8}); // INFO_TS
+  }
+  // a DATA (frag: DATA_FRAG of one fragment) of writer `writer`, sequence seq, whose payload is
+  // `payload`; iq: inline QoS already there (a key hash and the sentinel)
+  void data(const uint8_t writer[4], int64_t seq, bool le, bool iq, bool frag = false) {
+    uint16_t to_iq = frag ? 28 : 16;
+    uint16_t qos = iq ? 24 : 0; // KEYHASH (4 + 16) + sentinel (4)
+    uint8_t flags = (uint8_t)((le ? 1 : 0) | (iq ? 2 : 0) | (frag ? 0 : 4));
+    head.push_back(frag ? 0x16 : 0x15);
+    head.push_back(flags);
+    u16(head, (uint16_t)(4 + to_iq + qos + payload.size()), le);
+    u16(head, 0, le);
+    u16(head, to_iq, le);
+    head.insert(head.end(), {0, 0, 0, 0});
+    head.insert(head.end(), writer, writer + 4);
+    u32(head, (uint32_t)((uint64_t)seq >> 32), le);
+    u32(head, (uint32_t)seq, le);
+    if (frag) {
+      u32(head, 1, le);                        // fragmentStartingNum
+      u16(head, 1, le);                        // fragmentsInSubmessage
+      u16(head, 1344, le);                     // fragmentSize
+      u32(head, (uint32_t)payload.size(), le); // sampleSize
+    }
+    if (iq) {
+      u16(head, 0x0070, le);
+      u16(head, 16, le);
+      for (int i = 0; i < 16; i++) head.push_back(0x70);
+      u16(head, 1, le);
+      u16(head, 0, le);
+    }
+  }
+  std::vector<uint8_t> flat() const {
+    std::vector<uint8_t> v = head;
+    v.insert(v.end(), payload.begin(), payload.end());
+    v.insert(v.end(), tail.begin(), tail.end());
+    return v;
+  }
+  // the datagram through the rewrite, flattened
+  std::vector<uint8_t> rewritten() {
+    ddsrt_iovec_t iov[3] = {{head.data(), head.size()}, {payload.data(), payload.size()},
+                            {tail.data(), tail.size()}};
+    std::vector<uint8_t> out(65536);
+    size_t n = replyid_test_rewrite(iov, tail.empty() ? 2 : 3, out.data(), out.size());
+    out.resize(n);
+    return out;
+  }
+};
+
+// The parameter the rewrite adds: 0x0083, 24 bytes: the client's GUID, the request's sequence
+// number (high int32, low uint32) in the submessage's byte order.
+std::vector<uint8_t> identity_param(int64_t request_seq, bool le) {
+  Datagram d;
+  std::vector<uint8_t> v;
+  d.u16(v, 0x0083, le);
+  d.u16(v, 24, le);
+  v.insert(v.end(), kClient, kClient + 16);
+  d.u32(v, (uint32_t)((uint64_t)request_seq >> 32), le);
+  d.u32(v, (uint32_t)request_seq, le);
+  return v;
+}
+
+class ReplyIdentity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uint8_t guid[16];
+    memcpy(guid, kPrefix, 12);
+    memcpy(guid + 12, kWriter, 4);
+    ASSERT_EQ(replyid_test_register(guid), TAKT_OK);
+  }
+  void TearDown() override { replyid_test_unregister(); }
+};
+
+} // namespace
+
+TEST_F(ReplyIdentity, DataWithoutInlineQosGetsTheParameterAndASentinel) {
+  for (bool le : {true, false}) {
+    Datagram d;
+    d.payload = {0, 1, 0, 0, 1, 0, 0, 0};
+    d.data(kWriter, 7, le, false);
+    std::vector<uint8_t> before = d.flat();
+    replyid_test_put(7, kClient, (int64_t)5 << 32 | 3);
+    uint64_t added = replyid_test_added();
+    std::vector<uint8_t> after = d.rewritten();
+    ASSERT_EQ(after.size(), before.size() + 32) << "le " << le;
+    EXPECT_EQ(replyid_test_added(), added + 1);
+    size_t sub = 32; // RTPS header 20, INFO_TS 12
+    EXPECT_EQ(after[sub + 1], before[sub + 1] | 0x02); // the inline QoS flag
+    uint16_t len = le ? (uint16_t)(after[sub + 2] | after[sub + 3] << 8)
+                      : (uint16_t)(after[sub + 2] << 8 | after[sub + 3]);
+    EXPECT_EQ(len, 4 + 16 + 32 + d.payload.size());
+    std::vector<uint8_t> want(before.begin(), before.begin() + sub + 24); // up to writerSN
+    want[sub + 1] = after[sub + 1];
+    want[sub + 2] = after[sub + 2];
+    want[sub + 3] = after[sub + 3];
+    std::vector<uint8_t> p = identity_param((int64_t)5 << 32 | 3, le);
+    want.insert(want.end(), p.begin(), p.end());
+    Datagram enc;
+    enc.u16(want, 1, le); // the sentinel
+    enc.u16(want, 0, le);
+    want.insert(want.end(), d.payload.begin(), d.payload.end());
+    EXPECT_EQ(after, want) << "le " << le;
+  }
+}
+
+TEST_F(ReplyIdentity, ExistingInlineQosKeepsItsSentinelAndGetsTheParameterFirst) {
+  Datagram d;
+  d.payload = {0, 1, 0, 0, 9, 9, 9, 9};
+  d.data(kWriter, 3, true, true);
+  std::vector<uint8_t> before = d.flat();
+  replyid_test_put(3, kClient, 11);
+  std::vector<uint8_t> after = d.rewritten();
+  ASSERT_EQ(after.size(), before.size() + 28);
+  size_t iq = 32 + 24; // the inline QoS starts after writerSN
+  std::vector<uint8_t> p = identity_param(11, true);
+  EXPECT_TRUE(std::equal(p.begin(), p.end(), after.begin() + (long)iq));
+  // what was there follows unchanged: the key hash, the sentinel, the payload
+  EXPECT_TRUE(std::equal(before.begin() + (long)iq, before.end(), after.begin() + (long)(iq + 28)));
+}
+
+TEST_F(ReplyIdentity, DataFragGetsItAfterItsLongerFixedPart) {
+  Datagram d;
+  d.payload = std::vector<uint8_t>(100, 0x5a);
+  d.data(kWriter, 9, true, false, true);
+  std::vector<uint8_t> before = d.flat();
+  replyid_test_put(9, kClient, 2);
+  std::vector<uint8_t> after = d.rewritten();
+  ASSERT_EQ(after.size(), before.size() + 32);
+  size_t iq = 32 + 8 + 28;
+  std::vector<uint8_t> p = identity_param(2, true);
+  EXPECT_TRUE(std::equal(p.begin(), p.end(), after.begin() + (long)iq));
+  EXPECT_TRUE(std::equal(before.begin() + (long)iq, before.end(), after.begin() + (long)(iq + 32)));
+}
+
+TEST_F(ReplyIdentity, EverySampleOfTheWriterInOneDatagram) {
+  Datagram d;
+  d.payload = {0, 1, 0, 0, 1, 2, 3, 4};
+  d.data(kWriter, 1, true, false);
+  // a second DATA after the first's payload: its header in the third piece
+  Datagram second;
+  second.head.clear();
+  second.payload = {0, 1, 0, 0, 5, 6, 7, 8};
+  second.data(kWriter, 2, true, false);
+  d.tail = second.head;
+  d.tail.insert(d.tail.end(), second.payload.begin(), second.payload.end());
+  replyid_test_put(1, kClient, 100);
+  replyid_test_put(2, kClient, 101);
+  std::vector<uint8_t> before = d.flat(), after = d.rewritten();
+  ASSERT_EQ(after.size(), before.size() + 64);
+  std::vector<uint8_t> p1 = identity_param(100, true), p2 = identity_param(101, true);
+  EXPECT_NE(std::search(after.begin(), after.end(), p1.begin(), p1.end()), after.end());
+  EXPECT_NE(std::search(after.begin(), after.end(), p2.begin(), p2.end()), after.end());
+}
+
+TEST_F(ReplyIdentity, OtherWritersAndUnfiledSamplesLeaveUnchanged) {
+  const uint8_t other[4] = {0, 0, 0x13, 0x03};
+  Datagram d;
+  d.payload = {0, 1, 0, 0, 1, 2, 3, 4};
+  d.data(other, 4, true, false);
+  replyid_test_put(4, kClient, 1);
+  uint64_t missed = replyid_test_missed();
+  EXPECT_EQ(d.rewritten(), d.flat()); // another writer's sample
+  EXPECT_EQ(replyid_test_missed(), missed);
+  Datagram e;
+  e.payload = {0, 1, 0, 0, 1, 2, 3, 4};
+  e.data(kWriter, 70, true, false); // nothing filed under 70 (6 is: the same ring entry)
+  replyid_test_put(6, kClient, 1);
+  EXPECT_EQ(e.rewritten(), e.flat());
+  EXPECT_EQ(replyid_test_missed(), missed + 1);
+  Datagram f; // not RTPS
+  f.head[0] = 'X';
+  f.payload = {1, 2, 3};
+  EXPECT_EQ(f.rewritten(), f.flat());
+}
 #endif
+
