@@ -118,7 +118,7 @@ static bool peek(const gather_t *g, size_t off, void *out, size_t n) {
 }
 
 static uint16_t rd16(const uint8_t *p, bool le) {
-  return le ? (uint16_t)(p[0] | p[1] << 8) : (uint16_t)(p[0] << 8 | p[1]);
+  return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
 }
 
 static void wr16(uint8_t *p, uint16_t v, bool le) {

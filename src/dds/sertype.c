@@ -59,7 +59,7 @@ static const struct ddsi_serdata_ops k_serdata_ops;
 #define IQ_RELATED_SAMPLE_IDENTITY 0x0083u
 
 static uint16_t get16(const uint8_t *p, bool le) {
-  return le ? (uint16_t)(p[0] | p[1] << 8) : (uint16_t)(p[0] << 8 | p[1]);
+  return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
 }
 
 /* The identity of the sample whose DATA or DATA_FRAG submessage rd points into (Cyclone has
