@@ -217,9 +217,12 @@ typedef enum {
   /** rmw_cyclonedds: the CDR body starts with {u64 client guid; i64 sequence}, the reply echoes
    * them; concurrent calls are matched to their replies by them. */
   TAKT_DDS_SERVICE_CYCLONE = 0,
-  /** rmw_fastrtps: the payload is the bare request; the identity travels in RTPS inline QoS,
-   * which Cyclone's API neither writes nor reads. takt's requests are matched to replies in the
-   * order they were sent (one server answering in order, as rclpy's executor does). */
+  /** rmw_fastrtps: the payload is the bare request; the identity travels in RTPS inline QoS
+   * (the reply's related sample identity: the request writer's GUID and the request's sequence
+   * number), which Cyclone's API neither writes nor reads: takt reads it from the received
+   * submessage and adds it to its replies on the way out (docs/dds.md, Services). takt's calls
+   * take the replies that name them, concurrent calls included, and no other client's; a reply
+   * naming none answers the oldest call in flight. */
   TAKT_DDS_SERVICE_PLAIN = 1
 } takt_dds_service_mapping_t;
 

@@ -172,19 +172,15 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
   if (slot >= TAKT_DDS_MAX_CALLS) return NULL; /* the bridge's max_calls is above ours */
   const uint8_t *cdr = p + 4;
   uint32_t n = len - 4;
-  if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-    uint32_t head = r->fifo_head; /* only this thread writes it */
-    if (head - __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE) == TAKT_DDS_MAX_CALLS) return NULL;
-    r->fifo[head % TAKT_DDS_MAX_CALLS] = slot;
-    __atomic_store_n(&r->fifo_sent[head % TAKT_DDS_MAX_CALLS], takt_time_now(), __ATOMIC_RELAXED);
-    __atomic_store_n(&r->fifo_head, head + 1u, __ATOMIC_RELEASE);
-    return service_sample(r->st, r->raw, cdr, n, NULL);
-  }
-  int64_t seq = ++r->next_seq;
+  bool plain = r->mapping == TAKT_DDS_SERVICE_PLAIN;
+  /* plain: the number Cyclone will give this sample (write_one counts what it wrote), which a
+     reply names in its inline QoS; else the number the request carries itself */
+  int64_t seq = plain ? r->req_seq + 1 : ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
   __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
+  if (plain) return service_sample(r->st, r->raw, cdr, n, NULL);
   uint8_t id[ID_BYTES];
   memcpy(id, &r->guid, 8);
   memcpy(id + 8, &seq, 8);
@@ -254,6 +250,17 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     sd = request_out(r, bytes, len);
     if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
       (void)dds_set_guardcondition(d->call_guard, true);
+    if (sd != NULL && r->mapping == TAKT_DDS_SERVICE_PLAIN) {
+      if (dds_writecdr(wr, sd) < 0) {
+        /* no number given: no reply can name this call, which only expires */
+        __atomic_store_n(&r->calls[get_u32(bytes)].seq, INT64_MAX, __ATOMIC_RELAXED);
+        takt__dds_count(&d->stats.write_errors);
+      } else {
+        r->req_seq++;
+        takt__dds_count(&d->stats.written);
+      }
+      return;
+    }
   } else if (r->raw) {
     sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline);
   } else if (d->stamp) {
@@ -481,9 +488,39 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_
   }
 }
 
+/* The call a plain-mapping reply answers, taken (its state back to free), or TAKT_DDS_MAX_CALLS.
+ * A reply whose inline QoS names its request (rmw_fastrtps servers, and takt's: reply_id.c)
+ * answers the call of ours with that sequence number, and no other client's; one that names none
+ * answers the oldest call in flight (a server answering in order). The reader thread may be
+ * expiring a call meanwhile: the state is taken by compare-exchange. */
+static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata *sd) {
+  uint8_t guid[16];
+  int64_t want = 0;
+  bool named = takt__dds_reply_related(sd, guid, &want);
+  if (named && memcmp(guid, r->req_guid, 16) != 0) return TAKT_DDS_MAX_CALLS;
+  for (;;) {
+    uint32_t best = TAKT_DDS_MAX_CALLS, st = 0;
+    int64_t best_seq = INT64_MAX;
+    for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS; i++) {
+      uint32_t s = __atomic_load_n(&r->calls[i].state, __ATOMIC_ACQUIRE);
+      int64_t seq = __atomic_load_n(&r->calls[i].seq, __ATOMIC_RELAXED);
+      if (s == 0 || seq == INT64_MAX || (named ? seq != want : seq >= best_seq)) continue;
+      best = i;
+      best_seq = seq;
+      st = s;
+      if (named) break;
+    }
+    if (best == TAKT_DDS_MAX_CALLS) return best;
+    if (__atomic_compare_exchange_n(&r->calls[best].state, &st, 0u, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+      return st - 1u;
+    /* expired meanwhile: look again */
+  }
+}
+
 /* A DDS reply to one of takt's requests: the bridge gets u32 slot + u8 ok + the CDR. */
 static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t *buf,
-                     uint32_t size) {
+                     uint32_t size, const struct ddsi_serdata *sd) {
   /* the sample is at buf + 5 */
   bool cyclone = r->mapping == TAKT_DDS_SERVICE_CYCLONE;
   if (!is_cdr(buf + 5, size) || (cyclone && size < 4 + ID_BYTES)) {
@@ -510,16 +547,11 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
     memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
     n = size - ID_BYTES;
   } else {
-    /* the oldest request in flight; the reader thread may be expiring it meanwhile */
-    uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
-    do {
-      if (tail == __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
-        takt__dds_count(&d->stats.replies_dropped); /* no request of ours in flight */
-        return;
-      }
-      slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-    } while (!__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
+    slot = plain_reply_slot(r, sd);
+    if (slot == TAKT_DDS_MAX_CALLS) {
+      takt__dds_count(&d->stats.replies_dropped); /* another client's, late or duplicated */
+      return;
+    }
   }
   memcpy(buf, &slot, 4);
   buf[4] = 1;
@@ -560,7 +592,7 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
         if (r->kind == TAKT__DDS_SVC_SERVER)
           request_in(d, r, (uint16_t)idx, buf, size, sd);
         else if (r->kind == TAKT__DDS_SVC_CLIENT)
-          reply_in(d, r, (uint16_t)idx, buf, size);
+          reply_in(d, r, (uint16_t)idx, buf, size, sd);
         else
           deliver(d, r, (uint16_t)idx, buf, size, NULL);
       }
@@ -595,8 +627,8 @@ static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_
 
 /* Fail the calls in flight longer than call_timeout (reader thread); returns the earliest expiry
  * of those still in flight (INT64_MAX: none). A reply that comes after its call failed finds no
- * call (rmw_cyclonedds mapping: dropped and counted); with the plain mapping, replies are matched
- * by order, so a late one would be taken for the next call's: the plain mapping's own limit. */
+ * call: dropped and counted (plain mapping: if it names its request, as rmw_fastrtps servers' and
+ * takt's do; one that names none is taken for the oldest call in flight). */
 static int64_t expire_calls(takt_dds_t *d, int64_t now) {
   int64_t next = INT64_MAX;
   if (d->call_timeout <= 0) return next;
@@ -604,25 +636,6 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
   for (uint32_t k = 0; k < nr; k++) {
     takt__dds_route_t *r = &d->routes[k];
     if (r->kind != TAKT__DDS_SVC_CLIENT) continue;
-    if (r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      /* the listener may take the oldest for a reply meanwhile: tail moves by compare-exchange */
-      uint32_t tail = __atomic_load_n(&r->fifo_tail, __ATOMIC_ACQUIRE);
-      while (tail != __atomic_load_n(&r->fifo_head, __ATOMIC_ACQUIRE)) {
-        int64_t due = __atomic_load_n(&r->fifo_sent[tail % TAKT_DDS_MAX_CALLS], __ATOMIC_RELAXED) +
-                      d->call_timeout;
-        if (due > now) {
-          if (due < next) next = due;
-          break;
-        }
-        uint32_t slot = r->fifo[tail % TAKT_DDS_MAX_CALLS];
-        if (__atomic_compare_exchange_n(&r->fifo_tail, &tail, tail + 1u, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
-          fail_call(d, r, k, slot);
-          tail++;
-        } /* else tail is where the listener left it */
-      }
-      continue;
-    }
     for (uint32_t i = 0; i < TAKT_DDS_MAX_CALLS; i++) {
       takt__dds_call_t *c = &r->calls[i];
       uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
@@ -1257,6 +1270,9 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
     dds_instance_handle_t ih = 0;
     rc = dds_get_instance_handle(r->endpoint, &ih) < 0 ? TAKT_EOS : TAKT_OK;
     r->guid = ih; /* as rmw_cyclonedds: the request writer's instance handle */
+    dds_guid_t g;
+    if (rc == TAKT_OK) rc = dds_get_guid(r->endpoint, &g) < 0 ? TAKT_EOS : TAKT_OK;
+    if (rc == TAKT_OK) memcpy(r->req_guid, g.v, 16); /* what plain replies name */
   }
   if (rc == TAKT_OK) rc = route_buffer(d, r);
   if (rc == TAKT_OK)

@@ -25,11 +25,14 @@
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
-  /* received samples (from_ser): the submessage's related sample identity if it had one, else
-     {the writer's GUID, the sample's sequence number}; has_id false if neither could be read */
-  bool has_id;
-  uint8_t id_guid[16];  /* the requester's: the related identity's GUID, else the writer's */
-  int64_t id_seq;       /* the sample's own sequence number (the writer's) */
+  /* received samples (from_ser), read from their DATA / DATA_FRAG submessage (sertype.c) */
+  bool has_id;          /* writer_guid and seq were read */
+  uint8_t writer_guid[16]; /* the writer's GUID (the datagram's prefix, the writerId) */
+  int64_t seq;          /* the sample's sequence number (the writer's) */
+  bool has_related;     /* its inline QoS had a related sample identity: */
+  uint8_t related_guid[16]; /* a request's: the client's reply reader (rmw_fastrtps); a reply's:
+                               the request writer's GUID */
+  int64_t related_seq;  /* a reply's: the request's sequence number */
   /* 16-aligned (the allocation is): a bytes topic's message, 8 bytes in (CDR uint8[]: the
      encapsulation and the length before it), is 8-aligned where subscribers read it in place */
   _Alignas(16) uint8_t bytes[];
@@ -48,9 +51,13 @@ struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8
 
 /* ---- the request identity on replies (reply_id.c) ---- */
 
-/** The TAKT__DDS_ID_BYTES a reply to the request sd must carry for an rmw_fastrtps client (its
- * related GUID and the request's sequence number); false if sd (of takt's sertype) had none. */
+/** The TAKT__DDS_ID_BYTES a reply to the request sd must carry for an rmw_fastrtps client (the
+ * related identity's GUID, else the writer's, and the request's sequence number); false if sd (of
+ * takt's sertype) had none. */
 bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__DDS_ID_BYTES]);
+/** The request the reply sd answers, by its inline QoS: the request writer's GUID (16 bytes) and
+ * the request's sequence number; false if it had none (or sd is not of takt's sertype). */
+bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], int64_t *seq);
 /** An RTPS SequenceNumber_t (high int32, low uint32) at sn, in the submessage's byte order. */
 int64_t takt__dds_rtps_seq(const uint8_t *sn, bool little_endian);
 
@@ -128,7 +135,8 @@ enum {
 typedef struct takt__dds_call {
   uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
-  int64_t seq;
+  int64_t seq;     /* client: the request's (plain mapping: the RTPS sequence number; INT64_MAX
+                      when its write failed: it only expires) */
   /* server, plain mapping: the identity the reply carries in its inline QoS (has_id: one was
      read from the request); written by the reader thread before the call is handed on */
   bool has_id;
@@ -161,13 +169,13 @@ typedef struct takt__dds_route {
   bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
                       writer cannot block (keep-last, bounded unacknowledged bytes) */
   uint64_t guid;   /* client routes: the id our requests carry */
-  /* client routes: the next sequence number (writer thread); plain mapping: the bridge slots of
-     the requests sent, in order (writer thread appends at fifo_head, reader thread takes at
-     fifo_tail; atomics) */
+  /* client routes, rmw_cyclonedds mapping: the last sequence number its requests carried
+     (writer thread) */
   int64_t next_seq;
-  uint32_t fifo_head, fifo_tail;
-  uint32_t fifo[TAKT_DDS_MAX_CALLS];
-  int64_t fifo_sent[TAKT_DDS_MAX_CALLS]; /* when each was sent (call_timeout_ns) */
+  /* client routes, plain mapping: the request writer's GUID as on the wire, and the sequence
+     number Cyclone gave its last request (only the route's lane writes to it: 1, 2, ...) */
+  uint8_t req_guid[16];
+  int64_t req_seq;
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   /* server routes, plain mapping: the reply writer's identities (its lane's writer files them)
      and the sequence number of its last sample (Cyclone numbers a writer's samples 1, 2, ...;

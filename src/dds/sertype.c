@@ -23,6 +23,7 @@ static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_
   ddsi_serdata_init(&d->c, type, kind);
   d->c.hash = type->serdata_basehash; /* keyless: one instance */
   d->has_id = false;
+  d->has_related = false;
   memset(d->bytes + size, 0, room - size);
   return d;
 }
@@ -62,11 +63,11 @@ static uint16_t get16(const uint8_t *p, bool le) {
   return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
 }
 
-/* The identity of the sample whose DATA or DATA_FRAG submessage rd points into (Cyclone has
- * checked the submessage and its inline QoS when it made rd): the related sample identity's GUID
- * if its inline QoS has one (an rmw_fastrtps request names its reply reader there), else the
- * writer's (the datagram's GUID prefix and the writerId), with the sample's own sequence number.
- * The inline QoS lies between the submessage's fixed part and the payload. */
+/* What the DATA or DATA_FRAG submessage rd points into says of the sample (Cyclone has checked
+ * the submessage and its inline QoS when it made rd): its writer's GUID (the datagram's GUID
+ * prefix and the writerId), its sequence number, and the related sample identity if its inline
+ * QoS has one (an rmw_fastrtps request names the client's reply reader there; a reply, the
+ * request it answers). The inline QoS lies between the submessage's fixed part and the payload. */
 static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   const uint8_t *msg = NN_RMSG_PAYLOAD(rd->rmsg); /* the datagram: the RTPS header first */
   uint32_t sub = NN_RDATA_SUBMSG_OFF(rd), payload = NN_RDATA_PAYLOAD_OFF(rd);
@@ -74,9 +75,9 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   const uint8_t *sm = msg + sub;
   if (sm[0] != RTPS_DATA && sm[0] != RTPS_DATA_FRAG) return;
   bool le = (sm[1] & 0x01u) != 0;
-  memcpy(d->id_guid, msg + 8, 12); /* the writer's GUID, unless the inline QoS names another */
-  memcpy(d->id_guid + 12, sm + 12, 4);
-  d->id_seq = takt__dds_rtps_seq(sm + 16, le);
+  memcpy(d->writer_guid, msg + 8, 12);
+  memcpy(d->writer_guid + 12, sm + 12, 4);
+  d->seq = takt__dds_rtps_seq(sm + 16, le);
   d->has_id = true;
   if ((sm[1] & 0x02u) == 0) return;
   uint32_t at = sub + 8u + get16(sm + 6, le);
@@ -84,7 +85,9 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
     uint16_t pid = get16(msg + at, le), plen = get16(msg + at + 2, le);
     if (pid == IQ_SENTINEL || at + 4u + plen > payload) return;
     if (pid == IQ_RELATED_SAMPLE_IDENTITY && plen >= 24u) {
-      memcpy(d->id_guid, msg + at + 4, 16);
+      memcpy(d->related_guid, msg + at + 4, 16);
+      d->related_seq = takt__dds_rtps_seq(msg + at + 20, le);
+      d->has_related = true;
       return;
     }
     at += 4u + plen;
@@ -94,8 +97,16 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
 bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__DDS_ID_BYTES]) {
   const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)sd;
   if (sd->ops != &k_serdata_ops || !d->has_id) return false;
-  memcpy(id, d->id_guid, 16);
-  memcpy(id + 16, &d->id_seq, 8);
+  memcpy(id, d->has_related ? d->related_guid : d->writer_guid, 16);
+  memcpy(id + 16, &d->seq, 8);
+  return true;
+}
+
+bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], int64_t *seq) {
+  const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)sd;
+  if (sd->ops != &k_serdata_ops || !d->has_related) return false;
+  memcpy(guid, d->related_guid, 16);
+  *seq = d->related_seq;
   return true;
 }
 

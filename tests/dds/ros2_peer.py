@@ -10,6 +10,8 @@ listener, on the domain and interface the environment gives (ROS_DOMAIN_ID, loop
   ros2_peer.py talk-best-effort TOPIC string COUNT PERIOD_S PREFIX  (rclpy, BEST_EFFORT, no waiting)
   ros2_peer.py serve|call|call-all SERVICE setbool COUNT TIMEOUT_S  (rclpy, std_srvs/srv/SetBool;
       call-all: every call in flight at once, the answers printed in call order)
+  ros2_peer.py serve-busy SERVICE setbool COUNT TIMEOUT_S  (rclpy: a server whose own client
+      calls it with data true all the while, until COUNT calls of others were served)
   ros2_peer.py cyclone-serve|cyclone-call SERVICE setbool COUNT TIMEOUT_S
       (PyPI cyclonedds speaking rmw_cyclonedds's service mapping: a {u64 guid, i64 seq} request
       identity in front of the request's fields, echoed by the reply)
@@ -162,7 +164,34 @@ def rclpy_service(mode, name, count, timeout):
     rclpy.init()
     node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
     rc = 0
-    if mode == "serve":
+    if mode == "serve-busy":
+        # a server whose own client keeps calling it (data always true, one call in flight): its
+        # replies reach every client's reply reader, takt's too, which must take only its own
+        served = [0]
+
+        def cb_busy(req, resp):
+            resp.success, resp.message = answer_of(req.data)
+            served[0] += 1
+            return resp
+        node.create_service(SetBool, name, cb_busy)
+        own = node.create_client(SetBool, name)
+        print("serving", flush=True)
+        own_sent, fut = 0, None
+        deadline = time.monotonic() + timeout
+        while served[0] - own_sent < count and time.monotonic() < deadline:
+            if fut is None or fut.done():
+                req = SetBool.Request()
+                req.data = True
+                fut = own.call_async(req)
+                own_sent += 1
+            rclpy.spin_once(node, timeout_sec=0.02)
+        end = time.monotonic() + 0.5  # the last replies leave
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        others = served[0] - own_sent
+        print(f"served {others} calls of others beside {own_sent} of its own", flush=True)
+        rc = 0 if others >= count else 2
+    elif mode == "serve":
         served = []
 
         def cb(req, resp):
@@ -368,7 +397,7 @@ def main():
     if mode == "graph":
         sys.exit(graph(topic, kind, float(sys.argv[4])))
     count = int(sys.argv[4])
-    if mode in ("serve", "call", "call-all"):
+    if mode in ("serve", "serve-busy", "call", "call-all"):
         sys.exit(rclpy_service(mode, topic, count, float(sys.argv[5])))
     if mode in ("cyclone-serve", "cyclone-call"):
         sys.exit(cyclone_service(mode, topic, count, float(sys.argv[5])))

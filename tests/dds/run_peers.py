@@ -47,6 +47,9 @@ CASES = {
 # service cases: case -> (domain, caller, server, mapping takt uses)
 SERVICE_CASES = {
     "takt_calls_rclpy_service": (68, "takt", "rclpy", "plain"),
+    # the same while another client calls the rclpy server: its replies reach takt's reply reader
+    # too, and takt takes only those that name its own requests
+    "takt_calls_busy_rclpy_service": (77, "takt", "rclpy", "plain"),
     # an rclpy (Fast DDS) client takes a reply only with its request's identity in the RTPS
     # inline QoS, which takt adds to the reply (docs/dds.md, Services)
     "rclpy_calls_takt_service": (69, "rclpy", "takt", "plain"),
@@ -168,6 +171,8 @@ def service_case(a) -> int:
             return [a.peer, role, name, mapping, n, "30", str(domain)]
         if role == "call" and a.case.endswith("_concurrently"):
             role = "call-all"
+        if role == "serve" and "_busy_" in a.case:
+            role = "serve-busy"
         mode = role if who == "rclpy" else f"cyclone-{role}"
         return ros2 + [mode, name, "setbool", n, "30"]
 
@@ -181,10 +186,19 @@ def service_case(a) -> int:
             for i in range(SERVICE_COUNT)]
     got = [l for l in cout.splitlines() if l.startswith("answer ")]
     served = [l for l in sout.splitlines() if l.startswith("served ")]
+    if "_busy_" in a.case:  # one line: how many of others' calls it served
+        served = ["served"] * SERVICE_COUNT if src == 0 and served else served
     if src != 0 or crc != 0 or got != want or len(served) != SERVICE_COUNT:
         print(f"{a.case}: FAILED: {len(got)} of {SERVICE_COUNT} answers ({got[:3]}...), "
               f"{len(served)} served", file=sys.stderr)
         return 1
+    if "_busy_" in a.case:
+        # the other client's replies reached takt and were refused, none taken for takt's calls
+        m = re.search(r"replies_dropped (\d+)", cout)
+        if m is None or int(m.group(1)) < 1:
+            print(f"{a.case}: FAILED: no other client's reply was seen and refused "
+                  f"({m.group(0) if m else 'no statistics'})", file=sys.stderr)
+            return 1
     if server == "takt" and mapping == "plain":
         # every reply left with its request's identity in the inline QoS (a retransmission
         # counts again), none without
