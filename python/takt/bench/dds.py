@@ -153,7 +153,8 @@ def rclpy_samples(count: int, period_s: float, domain: int) -> Samples:
 
 def ddsperf_seconds(seconds: int, domain: int) -> Dict[int, list]:
     """ddsperf ping at 50 Hz against ddsperf pong, per size: its per-second reports (matches of
-    DDSPERF_LINE), round-trip times."""
+    DDSPERF_LINE). ddsperf prints half the round trip: its ping records (now - the ping's source
+    timestamp) / 2, the pong echoing that timestamp (ddsperf.c, update_roundtrip's caller)."""
     exe = shutil.which("ddsperf")
     if exe is None:
         return {}
@@ -175,12 +176,13 @@ def ddsperf_seconds(seconds: int, domain: int) -> Dict[int, list]:
 
 
 def ddsperf_rows(secs: Dict[int, list]) -> Dict[int, Dict[str, float]]:
-    """One-way = half the round trip; the per-second reports combined as: p50 = median of the
-    seconds' medians, p99 = the largest second's p99, max = the largest max (ns)."""
+    """One-way as ddsperf prints it (half the round trip, halved by ddsperf itself: not again
+    here); the per-second reports combined as: p50 = median of the seconds' medians, p99 = the
+    largest second's p99, max = the largest max (ns)."""
     return {size: {"count": sum(int(m.group(6)) for m in ms),
-                   "p50": statistics.median(float(m.group(3)) for m in ms) * 1e3 / 2,
-                   "p99": max(float(m.group(4)) for m in ms) * 1e3 / 2,
-                   "max": max(float(m.group(5)) for m in ms) * 1e3 / 2}
+                   "p50": statistics.median(float(m.group(3)) for m in ms) * 1e3,
+                   "p99": max(float(m.group(4)) for m in ms) * 1e3,
+                   "max": max(float(m.group(5)) for m in ms) * 1e3}
             for size, ms in secs.items() if ms}
 
 
@@ -326,8 +328,8 @@ def run(quick: bool, out: Path) -> int:
           "(`takt-bench-dds` sub and pub, preempt executors, callbacks at SCHED_FIFO 60), publish -> "
           "callback start measured from the origin time the DDS stamp carries (both processes read "
           "CLOCK_MONOTONIC); topics of bytes (CDR uint8[]), reliable, keep-last 8. ddsperf: Cyclone's "
-          "own ping-pong at 50 Hz, one-way = half the round trip (its per-second medians' median, the "
-          "largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
+          "own ping-pong at 50 Hz, one-way = half the round trip as ddsperf prints it (it halves the "
+          "round trip itself; its per-second medians' median, the largest per-second p99 and max). rclpy: two processes, std_msgs/msg/UInt8MultiArray on Fast "
           "DDS, publish -> callback start. Default interface, no other load arranged. " +
           ("The benchmark holds `/dev/cpu_dma_latency` at 0 for the whole run (the PM QoS request takt's "
            "real-time set-up and cyclictest make; system-wide), so ddsperf's and rclpy's rows run with idle CPUs "
