@@ -96,14 +96,17 @@ static takt__dds_replyids_t *writer_of(const uint8_t prefix[12], const uint8_t e
 typedef struct {
   const ddsrt_iovec_t *iov;
   size_t niov, total;
+  size_t at, base; /* the piece the last read began in, and its offset: reads move forward */
 } gather_t;
 
 /* n bytes at offset off of the datagram into out; false past its end */
-static bool peek(const gather_t *g, size_t off, void *out, size_t n) {
+static bool peek(gather_t *g, size_t off, void *out, size_t n) {
   if (off > g->total || n > g->total - off) return false;
+  if (off < g->base) g->at = g->base = 0;
+  while (g->at < g->niov && off >= g->base + g->iov[g->at].iov_len) g->base += g->iov[g->at++].iov_len;
   uint8_t *o = out;
-  size_t base = 0;
-  for (size_t i = 0; i < g->niov && n > 0; i++) {
+  size_t base = g->base;
+  for (size_t i = g->at; i < g->niov && n > 0; i++) {
     size_t len = g->iov[i].iov_len;
     if (off < base + len) {
       size_t at = off - base, k = len - at < n ? len - at : n;
@@ -204,7 +207,7 @@ static size_t splice(const gather_t *g, const edit_t *edits, size_t nedits, scra
 
 size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out) {
   *out = iov;
-  gather_t g = {.iov = iov, .niov = niov, .total = 0};
+  gather_t g = {.iov = iov, .niov = niov, .total = 0, .at = 0, .base = 0};
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
   uint8_t hdr[RTPS_HEADER];
   if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0) return niov;
