@@ -237,7 +237,9 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     wr = r->endpoint2;
     if (sd == NULL) return; /* nothing to write (counted) */
     /* Cyclone numbers the reply writer's samples 1, 2, ... and only this lane writes to it: the
-       identity is filed under the number this sample gets, before it can leave */
+       identity is filed under the number this sample gets, before it can leave. (Cyclone 0.10
+       refuses a write before numbering it, but for a history entry it cannot allocate: after
+       that the numbers would be one apart, and the replies' identities with them.) */
     if (has_id && r->ids_registered) takt__dds_replyid_put(&r->reply_ids, r->reply_seq + 1, id);
     if (dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
       takt__dds_count(&d->stats.write_errors);
