@@ -213,36 +213,34 @@ def rclpy_service(mode, name, count, timeout):
         if not cli.wait_for_service(timeout_sec=20):
             print("no service", flush=True)
             rc = 2
-        elif mode == "call-all":  # every call in flight at once, then the answers in order
-            time.sleep(0.5)
-            futs = []
-            for i in range(count):
-                req = SetBool.Request()
-                req.data = i % 2 == 0
-                futs.append(cli.call_async(req))
-            deadline = time.monotonic() + timeout
-            while not all(f.done() for f in futs) and time.monotonic() < deadline:
-                rclpy.spin_once(node, timeout_sec=0.1)
-            for i, fut in enumerate(futs):
-                if not fut.done():
-                    print(f"no answer {i}", flush=True)
-                    rc = 2
-                    break
-                r = fut.result()
-                print(f"answer {i} {int(r.success)} {r.message}", flush=True)
         else:
             time.sleep(0.5)
-            for i in range(count):
+
+            def call(i):
                 req = SetBool.Request()
                 req.data = i % 2 == 0
-                fut = cli.call_async(req)
-                rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout)
+                return cli.call_async(req)
+            if mode == "call-all":  # every call in flight at once
+                futs = [call(i) for i in range(count)]
+                deadline = time.monotonic() + timeout
+                while not all(f.done() for f in futs) and time.monotonic() < deadline:
+                    rclpy.spin_once(node, timeout_sec=0.1)
+            else:  # one at a time
+                futs = []
+                for i in range(count):
+                    futs.append(call(i))
+                    rclpy.spin_until_future_complete(node, futs[-1], timeout_sec=timeout)
+                    if not futs[-1].done():
+                        break
+            for i, fut in enumerate(futs):  # the answers in call order
                 if not fut.done():
                     print(f"no answer {i}", flush=True)
                     rc = 2
                     break
                 r = fut.result()
                 print(f"answer {i} {int(r.success)} {r.message}", flush=True)
+            if len(futs) < count and rc == 0:
+                rc = 2
     node.destroy_node()
     rclpy.shutdown()
     return rc
