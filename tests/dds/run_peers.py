@@ -65,7 +65,8 @@ REFUSE_CASES = {"rclpy_best_effort_to_takt_reliable": 72}
 GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
 # a system file's dds: section with ROS types (takt-run, --run): rclpy talker -> the file's
 # subscription relays chatter to echo (std_msgs/String both) -> rclpy listener; the file's client
-# calls an rclpy std_srvs/SetBool server (the plain mapping Fast DDS servers answer)
+# calls an rclpy std_srvs/SetBool server, and an rclpy client calls the file's service as a
+# std_srvs/SetBool (the plain mapping: rmw_fastrtps's, both ways)
 SYSTEM_CASES = {"system_file_with_rclpy": 78}
 SYSTEM_COUNT, SYSTEM_CALLS = 20, 3
 SYSTEM_YAML = """\
@@ -79,14 +80,16 @@ nodes:
     subscriptions:
       - {{name: fwd, topic: chatter, depth: 32, publish: echo}}
     clients:
-      # (a period above the 1 s a call may wait: one call in flight, as the plain mapping wants)
       - {{name: ask, service: set_mode, period_ms: 1200}}
+    services:
+      - {{name: toggle}}
 dds:
   domain: {domain}
 {interface}  import: [{{topic: chatter, type: std_msgs/String}}]
   export: [{{topic: echo, type: std_msgs/String, depth: 32}}]
   services:
     - {{name: set_mode, type: std_srvs/SetBool, direction: import, mapping: plain}}
+    - {{name: toggle, type: std_srvs/SetBool, direction: export, mapping: plain}}
 """
 W, H = 640, 480
 
@@ -284,8 +287,9 @@ def system_case(a) -> int:
                 if line.strip() in ("publisher seen", "no publisher"):
                     break
             talker = start(ros2 + ["talk", "chatter", "string", str(SYSTEM_COUNT), "0.02", "rclpy-says"])
+            caller = start(ros2 + ["call", "toggle", "setbool", str(SYSTEM_CALLS), "40"])
             lout = seen + finish(listener, 45)
-            tout, sout = finish(talker, 30), finish(server, 45)
+            tout, sout, cout = finish(talker, 30), finish(server, 45), finish(caller, 45)
             run.send_signal(signal.SIGINT)  # an orderly stop: the result is written
             rout = finish(run, 15)
         finally:
@@ -295,7 +299,7 @@ def system_case(a) -> int:
                     p.communicate()
         print(f"--- takt-run rc={run.returncode}\n{rout}--- rclpy listener rc={listener.returncode}\n"
               f"{lout}--- rclpy talker rc={talker.returncode}\n{tout}--- rclpy server "
-              f"rc={server.returncode}\n{sout}")
+              f"rc={server.returncode}\n{sout}--- rclpy client rc={caller.returncode}\n{cout}")
         doc = json.loads(result.read_text()) if result.exists() else {"callbacks": []}
     cbs = {c["name"]: c for c in doc["callbacks"]}
     failures = []
@@ -309,13 +313,22 @@ def system_case(a) -> int:
     if served != ["served off"] * SYSTEM_CALLS or cbs.get("ask", {}).get("answers") != SYSTEM_CALLS:
         failures.append(f"{len(served)} calls served, {cbs.get('ask', {}).get('answers')} answers "
                         f"taken (want {SYSTEM_CALLS} each, data false)")
-    if run.returncode != 0 or listener.returncode != 0 or talker.returncode != 0 or server.returncode != 0:
+    # the file's service answers each rclpy call (a synthetic service: takt run's job sets the
+    # answer's first byte to its run count, 1, 2, 3: success true, the message empty)
+    answers = [l for l in cout.splitlines() if l.startswith("answer ")]
+    if answers != [f"answer {i} 1 " for i in range(SYSTEM_CALLS)] or \
+            cbs.get("toggle", {}).get("runs") != SYSTEM_CALLS:
+        failures.append(f"the rclpy client got {len(answers)} of {SYSTEM_CALLS} answers "
+                        f"({answers[:2]}...); the file's service ran {cbs.get('toggle', {}).get('runs')} times")
+    if run.returncode != 0 or listener.returncode != 0 or talker.returncode != 0 or \
+            server.returncode != 0 or caller.returncode != 0:
         failures.append("a process failed")
     if failures:
         print(f"{a.case}: FAILED: " + "; ".join(failures), file=sys.stderr)
         return 1
     print(f"{a.case}: {SYSTEM_COUNT} messages relayed rclpy -> takt-run -> rclpy as std_msgs/String, "
-          f"{SYSTEM_CALLS} SetBool calls answered by rclpy")
+          f"{SYSTEM_CALLS} SetBool calls answered by rclpy, {SYSTEM_CALLS} rclpy calls answered by the file's "
+          "service")
     return 0
 
 
