@@ -49,12 +49,12 @@ SERVICE_CASES = {
     "takt_calls_rclpy_service": (68, "takt", "rclpy", "plain"),
     # the same while another client calls the rclpy server: its replies reach takt's reply reader
     # too, and takt takes only those that name its own requests
-    "takt_calls_busy_rclpy_service": (77, "takt", "rclpy", "plain"),
+    "takt_calls_busy_rclpy_service": (81, "takt", "rclpy", "plain"),
     # an rclpy (Fast DDS) client takes a reply only with its request's identity in the RTPS
     # inline QoS, which takt adds to the reply (docs/dds.md, Services)
     "rclpy_calls_takt_service": (69, "rclpy", "takt", "plain"),
     # the same with every call in flight at once: each answer is matched to its own call
-    "rclpy_calls_takt_service_concurrently": (76, "rclpy", "takt", "plain"),
+    "rclpy_calls_takt_service_concurrently": (82, "rclpy", "takt", "plain"),
     "takt_calls_cyclone_service": (70, "takt", "cyclone", "cyclone"),
     "cyclone_calls_takt_service": (71, "cyclone", "takt", "cyclone"),
 }
