@@ -1,7 +1,7 @@
 /* The request identity on a reply, for clients that take it from the RTPS inline QoS.
  *
  * An rclpy (rmw_fastrtps) client matches a reply to its request only by the reply's
- * IQ_RELATED_SAMPLE_IDENTITY (RTPS inline QoS, parameter 0x0083): {the client's GUID, the
+ * PID_RELATED_SAMPLE_IDENTITY (RTPS inline QoS, parameter 0x0083): {the client's GUID, the
  * request's sequence number}. Cyclone DDS 0.10's C API can neither read an inline QoS on a sample
  * taken nor write one on a sample written (its transmit path ignores a writer's parameter list).
  * So takt does both at the edges of Cyclone's own processing:
