@@ -64,6 +64,19 @@ static inline void takt_w_align(takt_wcur_t *w, uint32_t a) {
 #endif
 
 static inline void takt_w_u8(takt_wcur_t *w, uint8_t v) { takt_w_put(w, &v, 1); }
+#ifdef __cplusplus
+static_assert(sizeof(bool) == 1, "takt's codecs read a bool as one byte");
+#else
+_Static_assert(sizeof(bool) == 1, "takt's codecs read a bool as one byte");
+#endif
+
+/** A bool as 0 or 1, read through its byte: a message filled from raw bytes (a peer's, a
+ * benchmark's payload) may hold any value there, which loading it as a bool could not. */
+static inline void takt_w_bool(takt_wcur_t *w, const bool *b) {
+  uint8_t v;
+  memcpy(&v, b, 1);
+  takt_w_u8(w, v != 0 ? 1 : 0);
+}
 static inline void takt_w_u16(takt_wcur_t *w, uint16_t v) { TAKT__W_LE(w, v, 2); }
 static inline void takt_w_u32(takt_wcur_t *w, uint32_t v) { TAKT__W_LE(w, v, 4); }
 static inline void takt_w_u64(takt_wcur_t *w, uint64_t v) { TAKT__W_LE(w, v, 8); }

@@ -314,7 +314,8 @@ def system_case(a) -> int:
         failures.append(f"{len(served)} calls served, {cbs.get('ask', {}).get('answers')} answers "
                         f"taken (want {SYSTEM_CALLS} each, data false)")
     # the file's service answers each rclpy call (a synthetic service: takt run's job sets the
-    # answer's first byte to its run count, 1, 2, 3: success true, the message empty)
+    # answer's first byte, here the bool success, to its run count, 1, 2, 3; the codec writes
+    # any nonzero byte as true; the message empty)
     answers = [l for l in cout.splitlines() if l.startswith("answer ")]
     if answers != [f"answer {i} 1 " for i in range(SYSTEM_CALLS)] or \
             cbs.get("toggle", {}).get("runs") != SYSTEM_CALLS:

@@ -2,6 +2,7 @@
 // go through the core with their type support.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "geometry_msgs/PoseStamped.h"
@@ -70,6 +71,23 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(&q.c(), buf, static_cast<uint32_t>(n)), TAKT_ESIZE);
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&p.c(), buf, 10), TAKT_ESIZE);
+}
+
+// A message filled from raw bytes (a peer's, a synthetic payload) may hold any byte in a bool:
+// the codecs write 0 or 1 and never load the byte as a bool (undefined for other values; the
+// sanitizer build checks it), on both encodings.
+TEST(MessagesCpp, ABoolOfAnyByteIsWrittenAsZeroOrOne) {
+  std_srvs__SetBoolResponse r;
+  std::memset(&r, 0, sizeof r);
+  const uint8_t raw[] = {2, 0x80, 0xff, 1, 0};
+  for (uint8_t b : raw) {
+    std::memcpy(&r.success, &b, 1);
+    uint8_t buf[64];
+    ASSERT_GT(std_srvs__SetBoolResponse__ros1_serialize(&r, buf, sizeof buf), 0);
+    EXPECT_EQ(buf[0], b != 0 ? 1 : 0) << int(b);
+    ASSERT_GT(std_srvs__SetBoolResponse__cdr_serialize(&r, buf, sizeof buf), 0);
+    EXPECT_EQ(buf[4], b != 0 ? 1 : 0) << int(b); // after the encapsulation header
+  }
 }
 
 void on_string(takt_subscription_t *, const takt_message_t *m, void *user) {

@@ -150,7 +150,7 @@ class CGen:
             size = PRIMITIVES[b][1]
             al = [f"{ind}takt_w_align(w, {size});"] if enc == "cdr" and size > 1 else []
             if b == "bool":
-                return al + [f"{ind}takt_w_u8(w, {expr} ? 1 : 0);"]
+                return al + [f"{ind}takt_w_bool(w, &{expr});"]
             return al + [f"{ind}takt_w_put(w, &{expr}, {size});"]
         if b in ("time", "duration"):
             al = [f"{ind}takt_w_align(w, 4);"] if enc == "cdr" else []
