@@ -895,17 +895,46 @@ static bool config_valid(const takt_dds_config_t *c) {
          takt__thread_attr_valid(&c->tx_thread);
 }
 
-static void on_incompatible(dds_entity_t e, const void *status, void *arg) {
-  (void)e;
-  (void)status;
-  takt__dds_count(&((takt_dds_t *)arg)->stats.incompatible_qos);
+static const char *policy_name(dds_qos_policy_id_t id) {
+  switch (id) {
+  case DDS_RELIABILITY_QOS_POLICY_ID: return "RELIABILITY";
+  case DDS_DURABILITY_QOS_POLICY_ID: return "DURABILITY";
+  case DDS_DEADLINE_QOS_POLICY_ID: return "DEADLINE";
+  case DDS_LIVELINESS_QOS_POLICY_ID: return "LIVELINESS";
+  case DDS_OWNERSHIP_QOS_POLICY_ID: return "OWNERSHIP";
+  case DDS_PRESENTATION_QOS_POLICY_ID: return "PRESENTATION";
+  case DDS_DESTINATIONORDER_QOS_POLICY_ID: return "DESTINATION_ORDER";
+  case DDS_LATENCYBUDGET_QOS_POLICY_ID: return "LATENCY_BUDGET";
+  case DDS_PARTITION_QOS_POLICY_ID: return "PARTITION";
+  case DDS_DATA_REPRESENTATION_QOS_POLICY_ID: return "DATA_REPRESENTATION";
+  default: return "another policy";
+  }
+}
+
+/* An endpoint elsewhere on one of our topics that DDS will not match for its QoS (a Cyclone
+ * listener thread): counted, and said on stderr as ROS 2 says it, the first 8 times a backend. */
+#define INCOMPATIBLE_REPORTS 8u
+static void on_incompatible(takt_dds_t *d, dds_entity_t e, bool offered, dds_qos_policy_id_t policy) {
+  uint64_t nth = __atomic_fetch_add(&d->stats.incompatible_qos, 1, __ATOMIC_RELAXED);
+  if (nth >= INCOMPATIBLE_REPORTS) return;
+  const char *topic = "?";
+  uint32_t nr = n_routes(d);
+  for (uint32_t i = 0; i < nr; i++) {
+    const takt__dds_route_t *r = &d->routes[i];
+    if (r->endpoint == e) topic = r->topic_name;
+    else if (r->endpoint2 == e) topic = r->topic_name2;
+  }
+  fprintf(stderr, "takt dds: %s: a %s elsewhere %s incompatible QoS (last incompatible policy: "
+                  "%s): not connected%s\n", topic, offered ? "reader" : "writer",
+          offered ? "requests" : "offers", policy_name(policy),
+          nth + 1 == INCOMPATIBLE_REPORTS ? " (further ones only counted: incompatible_qos)" : "");
 }
 static void on_offered_incompatible(dds_entity_t e, dds_offered_incompatible_qos_status_t s, void *a) {
-  on_incompatible(e, &s, a);
+  on_incompatible(a, e, true, s.last_policy_id);
 }
 static void on_requested_incompatible(dds_entity_t e, dds_requested_incompatible_qos_status_t s,
                                       void *a) {
-  on_incompatible(e, &s, a);
+  on_incompatible(a, e, false, s.last_policy_id);
 }
 
 /* The domain's configuration: takt's settings ahead of the user's (cfg->config, or

@@ -226,8 +226,10 @@ def refuse_case(a) -> int:
         return 1
     trc, tout, prc, pout = res
     print(f"--- takt (reliable reader) rc={trc}\n{tout}--- rclpy (best-effort writer) rc={prc}\n{pout}")
-    if trc != 0 or prc != 0 or "got " in tout:
-        print(f"{a.case}: FAILED: the incompatible pair was not reported, or data arrived", file=sys.stderr)
+    said = f"{topic}: a writer elsewhere offers incompatible QoS (last incompatible policy: RELIABILITY)"
+    if trc != 0 or prc != 0 or "got " in tout or said not in tout:
+        print(f"{a.case}: FAILED: the incompatible pair was not reported (counted and said: "
+              f"'{said}'), or data arrived", file=sys.stderr)
         return 1
     print(f"{a.case}: refused and reported, nothing delivered")
     return 0
