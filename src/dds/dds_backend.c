@@ -230,39 +230,27 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
   takt__dds_route_t *r = &d->routes[entity & ~TAKT_BRIDGE_ANSWER_BIT];
   struct ddsi_serdata *sd;
   dds_entity_t wr = r->endpoint;
+  /* the number Cyclone gave the writer's last sample (it numbers them 1, 2, ...; only this lane
+     writes to a route's writers), where a reply or a plain-mapping request needs it. (Cyclone
+     0.10 refuses a write before numbering it, but for a history entry it cannot allocate: after
+     that the numbers would be one apart, and the identities with them.) */
+  int64_t *numbered = NULL;
+  bool plain_request = false;
   if (answer) {
     uint8_t id[TAKT__DDS_ID_BYTES];
     bool has_id = false;
     sd = reply_out(d, r, bytes, len, id, &has_id);
     wr = r->endpoint2;
     if (sd == NULL) return; /* nothing to write (counted) */
-    /* Cyclone numbers the reply writer's samples 1, 2, ... and only this lane writes to it: the
-       identity is filed under the number this sample gets, before it can leave. (Cyclone 0.10
-       refuses a write before numbering it, but for a history entry it cannot allocate: after
-       that the numbers would be one apart, and the replies' identities with them.) */
+    numbered = &r->reply_seq;
+    /* filed under the number this sample gets, before it can leave */
     if (has_id && r->ids_registered) takt__dds_replyid_put(&r->reply_ids, r->reply_seq + 1, id);
-    if (dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
-      takt__dds_count(&d->stats.write_errors);
-    } else {
-      r->reply_seq++;
-      takt__dds_count(&d->stats.written);
-    }
-    return;
   } else if (r->kind == TAKT__DDS_SVC_CLIENT) {
     sd = request_out(r, bytes, len);
     if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
       (void)dds_set_guardcondition(d->call_guard, true);
-    if (sd != NULL && r->mapping == TAKT_DDS_SERVICE_PLAIN) {
-      if (dds_writecdr(wr, sd) < 0) {
-        /* no number given: no reply can name this call, which only expires */
-        __atomic_store_n(&r->calls[get_u32(bytes)].seq, INT64_MAX, __ATOMIC_RELAXED);
-        takt__dds_count(&d->stats.write_errors);
-      } else {
-        r->req_seq++;
-        takt__dds_count(&d->stats.written);
-      }
-      return;
-    }
+    plain_request = r->mapping == TAKT_DDS_SERVICE_PLAIN && get_u32(bytes) < TAKT_DDS_MAX_CALLS;
+    if (plain_request) numbered = &r->req_seq;
   } else if (r->raw) {
     sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline);
   } else if (d->stamp) {
@@ -270,10 +258,14 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
   } else {
     sd = takt__dds_serdata_new(r->st, bytes, len);
   }
-  if (sd == NULL || dds_writecdr(wr, sd) < 0) /* writecdr takes the reference */
+  if (sd == NULL || dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
     takt__dds_count(&d->stats.write_errors);
-  else
+    /* no number given: no reply can name this call, which only expires */
+    if (plain_request) __atomic_store_n(&r->calls[get_u32(bytes)].seq, INT64_MAX, __ATOMIC_RELAXED);
+  } else {
+    if (numbered != NULL) (*numbered)++;
     takt__dds_count(&d->stats.written);
+  }
 }
 
 static void tx_main(void *arg) {

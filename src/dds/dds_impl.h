@@ -17,11 +17,11 @@
 
 /* ---- takt's type support as a Cyclone sertype ---- */
 
-/** A sample as Cyclone carries it: the serialized bytes, encapsulation header included. */
 /* A request's identity as a reply carries it to an rmw_fastrtps client (reply_id.c): the GUID
  * as on the wire (16 bytes), then the sequence number (int64, host order). */
 #define TAKT__DDS_ID_BYTES 24u
 
+/** A sample as Cyclone carries it: the serialized bytes, encapsulation header included. */
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
@@ -58,8 +58,29 @@ bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__
 /** The request the reply sd answers, by its inline QoS: the request writer's GUID (16 bytes) and
  * the request's sequence number; false if it had none (or sd is not of takt's sertype). */
 bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], int64_t *seq);
-/** An RTPS SequenceNumber_t (high int32, low uint32) at sn, in the submessage's byte order. */
-int64_t takt__dds_rtps_seq(const uint8_t *sn, bool little_endian);
+
+/* RTPS as takt reads it around Cyclone (sertype.c on receipt, reply_id.c on the way out): the
+ * submessages that carry samples, their flags, the inline QoS parameters used, and integers in a
+ * submessage's byte order (its flag E). */
+#define TAKT__RTPS_HEADER 20u
+#define TAKT__RTPS_DATA 0x15u
+#define TAKT__RTPS_DATA_FRAG 0x16u
+#define TAKT__RTPS_FLAG_LE 0x01u
+#define TAKT__RTPS_FLAG_INLINE_QOS 0x02u
+#define TAKT__RTPS_PID_SENTINEL 0x0001u
+#define TAKT__RTPS_PID_RELATED_SAMPLE_IDENTITY 0x0083u
+
+static inline uint16_t takt__rtps_u16(const uint8_t *p, bool le) {
+  return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
+}
+static inline uint32_t takt__rtps_u32(const uint8_t *p, bool le) {
+  return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+            : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+/** An RTPS SequenceNumber_t (high int32, low uint32) at sn. */
+static inline int64_t takt__rtps_seq(const uint8_t *sn, bool le) {
+  return (int64_t)((uint64_t)takt__rtps_u32(sn, le) << 32 | takt__rtps_u32(sn + 4, le));
+}
 
 #define TAKT__DDS_REPLYIDS 64u /* identities filed per reply writer: retransmissions find theirs
                                   while the reply is among the last 64 written */

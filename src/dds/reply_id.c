@@ -27,13 +27,6 @@
 
 #include "dds_impl.h"
 
-#define RTPS_HEADER 20u
-#define RTPS_DATA 0x15u
-#define RTPS_DATA_FRAG 0x16u
-#define FLAG_LE 0x01u
-#define FLAG_INLINE_QOS 0x02u
-#define IQ_RELATED_SAMPLE_IDENTITY 0x0083u
-#define IQ_SENTINEL 0x0001u
 #define PARAM_BYTES (4u + TAKT__DDS_ID_BYTES)
 
 /* the writers whose replies carry an identity (process-wide: Cyclone's connections are per domain,
@@ -120,26 +113,13 @@ static bool peek(gather_t *g, size_t off, void *out, size_t n) {
   return n == 0;
 }
 
-static uint16_t rd16(const uint8_t *p, bool le) {
-  return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
-}
-
 static void wr16(uint8_t *p, uint16_t v, bool le) {
   p[le ? 0 : 1] = (uint8_t)v;
   p[le ? 1 : 0] = (uint8_t)(v >> 8);
 }
 
-static uint32_t rd32(const uint8_t *p, bool le) {
-  return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-            : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 static void wr32(uint8_t *p, uint32_t v, bool le) {
   for (int i = 0; i < 4; i++) p[le ? i : 3 - i] = (uint8_t)(v >> (8 * i));
-}
-
-int64_t takt__dds_rtps_seq(const uint8_t *sn, bool le) {
-  return (int64_t)((uint64_t)rd32(sn, le) << 32 | rd32(sn + 4, le));
 }
 
 /* ---- the hook ---- */
@@ -209,34 +189,34 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   *out = iov;
   gather_t g = {.iov = iov, .niov = niov, .total = 0, .at = 0, .base = 0};
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
-  uint8_t hdr[RTPS_HEADER];
+  uint8_t hdr[TAKT__RTPS_HEADER];
   if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0) return niov;
   scratch_t *s = &t_scratch;
   size_t nedits = 0, nsub = 0;
-  size_t off = RTPS_HEADER;
+  size_t off = TAKT__RTPS_HEADER;
   while (off + 4u <= g.total) {
     uint8_t sh[24];
     if (!peek(&g, off, sh, 4)) break;
-    bool le = (sh[1] & FLAG_LE) != 0;
-    uint16_t len = rd16(sh + 2, le);
+    bool le = (sh[1] & TAKT__RTPS_FLAG_LE) != 0;
+    uint16_t len = takt__rtps_u16(sh + 2, le);
     size_t next = len == 0 ? g.total : off + 4u + len; /* 0: the last, to the datagram's end */
-    if ((sh[0] == RTPS_DATA || sh[0] == RTPS_DATA_FRAG) && peek(&g, off, sh, sizeof sh)) {
+    if ((sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) && peek(&g, off, sh, sizeof sh)) {
       takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);
       uint8_t id[TAKT__DDS_ID_BYTES];
       if (t != NULL) {
-        int64_t seq = takt__dds_rtps_seq(sh + 16, le);
-        bool had = (sh[1] & FLAG_INLINE_QOS) != 0;
+        int64_t seq = takt__rtps_seq(sh + 16, le);
+        bool had = (sh[1] & TAKT__RTPS_FLAG_INLINE_QOS) != 0;
         size_t add = had ? PARAM_BYTES : PARAM_BYTES + 4u; /* a sentinel when it is the list */
         if (nsub == MAX_EDITS || (len != 0 && (size_t)len + add > UINT16_MAX) ||
             !replyid_get(t, seq, id)) {
           atomic_fetch_add_explicit(&t->missed, 1, memory_order_relaxed);
         } else {
-          uint16_t to_iq = rd16(sh + 6, le);
+          uint16_t to_iq = takt__rtps_u16(sh + 6, le);
           uint8_t *h = s->header[nsub], *q = s->param[nsub];
           memcpy(h, sh, 4);
-          h[1] = (uint8_t)(sh[1] | FLAG_INLINE_QOS);
+          h[1] = (uint8_t)(sh[1] | TAKT__RTPS_FLAG_INLINE_QOS);
           if (len != 0) wr16(h + 2, (uint16_t)(len + add), le);
-          wr16(q, IQ_RELATED_SAMPLE_IDENTITY, le);
+          wr16(q, TAKT__RTPS_PID_RELATED_SAMPLE_IDENTITY, le);
           wr16(q + 2, TAKT__DDS_ID_BYTES, le);
           memcpy(q + 4, id, 16); /* the GUID: bytes as on the wire */
           int64_t rseq;
@@ -244,7 +224,7 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
           wr32(q + 20, (uint32_t)((uint64_t)rseq >> 32), le);
           wr32(q + 24, (uint32_t)rseq, le);
           if (!had) {
-            wr16(q + PARAM_BYTES, IQ_SENTINEL, le);
+            wr16(q + PARAM_BYTES, TAKT__RTPS_PID_SENTINEL, le);
             wr16(q + PARAM_BYTES + 2, 0, le);
           }
           s->edits[nedits++] = (edit_t){.off = off, .del = 4, .ins = h, .ins_len = 4};

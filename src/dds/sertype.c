@@ -54,15 +54,6 @@ static void sd_free(struct ddsi_serdata *dcmn) { ddsrt_free(dcmn); }
 
 static const struct ddsi_serdata_ops k_serdata_ops;
 
-#define RTPS_DATA 0x15u
-#define RTPS_DATA_FRAG 0x16u
-#define IQ_SENTINEL 0x0001u
-#define IQ_RELATED_SAMPLE_IDENTITY 0x0083u
-
-static uint16_t get16(const uint8_t *p, bool le) {
-  return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
-}
-
 /* What the DATA or DATA_FRAG submessage rd points into says of the sample (Cyclone has checked
  * the submessage and its inline QoS when it made rd): its writer's GUID (the datagram's GUID
  * prefix and the writerId), its sequence number, and the related sample identity if its inline
@@ -71,22 +62,22 @@ static uint16_t get16(const uint8_t *p, bool le) {
 static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   const uint8_t *msg = NN_RMSG_PAYLOAD(rd->rmsg); /* the datagram: the RTPS header first */
   uint32_t sub = NN_RDATA_SUBMSG_OFF(rd), payload = NN_RDATA_PAYLOAD_OFF(rd);
-  if (sub < 20u || payload < sub + 24u || memcmp(msg, "RTPS", 4) != 0) return;
+  if (sub < TAKT__RTPS_HEADER || payload < sub + 24u || memcmp(msg, "RTPS", 4) != 0) return;
   const uint8_t *sm = msg + sub;
-  if (sm[0] != RTPS_DATA && sm[0] != RTPS_DATA_FRAG) return;
-  bool le = (sm[1] & 0x01u) != 0;
+  if (sm[0] != TAKT__RTPS_DATA && sm[0] != TAKT__RTPS_DATA_FRAG) return;
+  bool le = (sm[1] & TAKT__RTPS_FLAG_LE) != 0;
   memcpy(d->writer_guid, msg + 8, 12);
   memcpy(d->writer_guid + 12, sm + 12, 4);
-  d->seq = takt__dds_rtps_seq(sm + 16, le);
+  d->seq = takt__rtps_seq(sm + 16, le);
   d->has_id = true;
-  if ((sm[1] & 0x02u) == 0) return;
-  uint32_t at = sub + 8u + get16(sm + 6, le);
+  if ((sm[1] & TAKT__RTPS_FLAG_INLINE_QOS) == 0) return;
+  uint32_t at = sub + 8u + takt__rtps_u16(sm + 6, le);
   while (at + 4u <= payload) {
-    uint16_t pid = get16(msg + at, le), plen = get16(msg + at + 2, le);
-    if (pid == IQ_SENTINEL || at + 4u + plen > payload) return;
-    if (pid == IQ_RELATED_SAMPLE_IDENTITY && plen >= 24u) {
+    uint16_t pid = takt__rtps_u16(msg + at, le), plen = takt__rtps_u16(msg + at + 2, le);
+    if (pid == TAKT__RTPS_PID_SENTINEL || at + 4u + plen > payload) return;
+    if (pid == TAKT__RTPS_PID_RELATED_SAMPLE_IDENTITY && plen >= 24u) {
       memcpy(d->related_guid, msg + at + 4, 16);
-      d->related_seq = takt__dds_rtps_seq(msg + at + 20, le);
+      d->related_seq = takt__rtps_seq(msg + at + 20, le);
       d->has_related = true;
       return;
     }
