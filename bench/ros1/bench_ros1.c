@@ -5,6 +5,7 @@
  *   takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]
  *   takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US
  *   takt-bench-ros1 floor SIZE COUNT PERIOD_US
+ *   takt-bench-ros1 chains-floor CHAINS COUNT PERIOD_US WORK_US
  *
  * The topic is std_msgs/UInt8MultiArray with SIZE data bytes; the first 8 hold the publish time
  * (CLOCK_MONOTONIC ns, little-endian), taken just before takt_ros1_publish. pub waits for a
@@ -37,12 +38,26 @@
  * scheduling of a takt ROS 1 node's I/O thread, sleeps in poll, reads each message whole with
  * recvmsg and SO_TIMESTAMPNS and records, as sub does, the time since the publish and since the
  * kernel's receive time of the last segment read. No parsing, no dispatch: the wake-up and the
- * reads alone. Prints sub's JSON. */
+ * reads alone. Prints sub's JSON.
+ *
+ * chains-floor: the chains' topology with no middleware, what this machine allows the top chain
+ * when the lower ones run beside it. Two processes and a TCP connection per chain on loopback
+ * (TCP_NODELAY). The writer has a thread per chain (SCHED_FIFO 30, 20, 10, as the chains' timer
+ * callbacks) released at the same absolute instants every PERIOD_US, each writing its chain's
+ * frame (u32 length, then the 76-byte message with the time in its first data bytes). The
+ * reader has one thread at the I/O thread's scheduling that sleeps in poll over every
+ * connection, reads each frame whole and posts a semaphore to the chain's thread (SCHED_FIFO 30,
+ * 20, 10, as the far callbacks): chain 1's records the time since the write, first thing;
+ * chains 2 and 3 keep a CPU busy for WORK_US each. Prints chains' JSON (the far node's) after
+ * COUNT samples of chain 1. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +77,8 @@ static int usage(void) {
   fprintf(stderr, "usage: takt-bench-ros1 pub MASTER TOPIC SIZE COUNT PERIOD_US [stream]\n"
                   "       takt-bench-ros1 sub MASTER TOPIC COUNT TIMEOUT_S [MAX_BYTES]\n"
                   "       takt-bench-ros1 chains MASTER CHAINS COUNT PERIOD_US\n"
-                  "       takt-bench-ros1 floor SIZE COUNT PERIOD_US\n");
+                  "       takt-bench-ros1 floor SIZE COUNT PERIOD_US\n"
+                  "       takt-bench-ros1 chains-floor CHAINS COUNT PERIOD_US WORK_US\n");
   return 2;
 }
 
@@ -403,6 +419,160 @@ static int run_floor(uint32_t size, long count, long period_us) {
   return got == count && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+/* ---- chains-floor: the chains' threads and sockets without takt ---- */
+
+typedef struct cfloor {
+  int fd[CHAINS_MAX];
+  int chains;
+  long count, period_us, work_ns;
+  int64_t start;                  /* writer: the first release */
+  sem_t ready[CHAINS_MAX];        /* reader: a frame for the chain's thread */
+  int64_t stamp[CHAINS_MAX];      /* reader: its time, written before the post */
+  int64_t *samples;               /* chain 1's */
+  atomic_long got;
+  atomic_bool quit;
+} cfloor_t;
+
+typedef struct cfloor_arg {
+  cfloor_t *f;
+  int c;
+} cfloor_arg_t;
+
+static bool set_fifo(int prio) {
+  struct sched_param sp = {.sched_priority = prio};
+  return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+}
+
+static void *cfloor_write(void *arg) {
+  cfloor_arg_t *a = arg;
+  cfloor_t *f = a->f;
+  (void)set_fifo(30 - 10 * a->c);
+  uint8_t frame[4 + HEADER_BYTES + CHAIN_BYTES] = {0};
+  put32(frame, HEADER_BYTES + CHAIN_BYTES);
+  put32(frame + 4 + 8, CHAIN_BYTES);
+  for (long i = 0; !atomic_load(&f->quit) && i < f->count + 100; i++) {
+    int64_t at = f->start + i * f->period_us * 1000;
+    struct timespec ts = {.tv_sec = at / TAKT_NS_PER_S, .tv_nsec = at % TAKT_NS_PER_S};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    memcpy(frame + 4 + HEADER_BYTES, &now, sizeof now);
+    for (size_t off = 0; off < sizeof frame;) {
+      ssize_t n = write(f->fd[a->c], frame + off, sizeof frame - off);
+      if (n <= 0) return NULL; /* the reader has what it wanted and closed */
+      off += (size_t)n;
+    }
+  }
+  return NULL;
+}
+
+static int cfloor_writer(struct sockaddr_in addr, cfloor_t *f) {
+  (void)takt_port_realtime_setup(); /* as the near node (a fork does not inherit the locks) */
+  signal(SIGPIPE, SIG_IGN);         /* the reader closes when it has its samples */
+  int one = 1;
+  for (int c = 0; c < f->chains; c++) { /* connected in chain order: the reader accepts in it */
+    f->fd[c] = socket(AF_INET, SOCK_STREAM, 0);
+    if (f->fd[c] < 0 || connect(f->fd[c], (struct sockaddr *)&addr, sizeof addr) != 0) return 1;
+    (void)setsockopt(f->fd[c], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  f->start = clock_ns(CLOCK_MONOTONIC) + TAKT_NS_PER_S; /* the connections settle */
+  pthread_t t[CHAINS_MAX];
+  cfloor_arg_t a[CHAINS_MAX];
+  for (int c = 0; c < f->chains; c++) {
+    a[c] = (cfloor_arg_t){f, c};
+    if (pthread_create(&t[c], NULL, cfloor_write, &a[c]) != 0) return 1;
+  }
+  for (int c = 0; c < f->chains; c++) pthread_join(t[c], NULL);
+  return 0;
+}
+
+static void *cfloor_callback(void *arg) {
+  cfloor_arg_t *a = arg;
+  cfloor_t *f = a->f;
+  (void)set_fifo(30 - 10 * a->c);
+  for (;;) {
+    while (sem_wait(&f->ready[a->c]) != 0) {
+    }
+    if (atomic_load(&f->quit)) return NULL;
+    int64_t now = clock_ns(CLOCK_MONOTONIC); /* the first thing the callback does */
+    if (a->c == 0) {
+      long i = atomic_load(&f->got);
+      if (i < f->count) {
+        f->samples[i] = now - f->stamp[0];
+        atomic_store(&f->got, i + 1);
+      }
+    } else {
+      while (clock_ns(CLOCK_MONOTONIC) < now + f->work_ns) {
+      }
+    }
+  }
+}
+
+static int run_chains_floor(int chains, long count, long period_us, long work_us) {
+  static cfloor_t f;
+  f.chains = chains;
+  f.count = count;
+  f.period_us = period_us;
+  f.work_ns = work_us * 1000;
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof addr;
+  if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(ls, CHAINS_MAX) != 0 ||
+      getsockname(ls, (struct sockaddr *)&addr, &alen) != 0)
+    die("chains-floor: listen", TAKT_EOS, NULL);
+  pid_t child = fork();
+  if (child < 0) die("chains-floor: fork", TAKT_EOS, NULL);
+  if (child == 0) _exit(cfloor_writer(addr, &f));
+  f.samples = calloc((size_t)count, sizeof *f.samples);
+  if (f.samples == NULL) die("chains-floor: buffers", TAKT_ENOMEM, NULL);
+  pthread_t t[CHAINS_MAX];
+  cfloor_arg_t a[CHAINS_MAX];
+  struct pollfd pf[CHAINS_MAX];
+  for (int c = 0; c < chains; c++) {
+    f.fd[c] = accept(ls, NULL, NULL);
+    if (f.fd[c] < 0) die("chains-floor: accept", TAKT_EOS, NULL);
+    pf[c] = (struct pollfd){.fd = f.fd[c], .events = POLLIN};
+    sem_init(&f.ready[c], 0, 0);
+    a[c] = (cfloor_arg_t){&f, c};
+    if (pthread_create(&t[c], NULL, cfloor_callback, &a[c]) != 0) die("chains-floor: thread", TAKT_EOS, NULL);
+  }
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, TAKT_ROS1_IO_PRIORITY);
+  uint8_t frame[4 + HEADER_BYTES + CHAIN_BYTES];
+  bool ok = true;
+  while (ok && atomic_load(&f.got) < count) {
+    if (poll(pf, (nfds_t)chains, 10000) <= 0) break;
+    for (int c = 0; c < chains && ok; c++) {
+      if (!(pf[c].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      for (size_t off = 0; off < sizeof frame;) { /* a frame comes whole, or the rest soon */
+        ssize_t n = read(pf[c].fd, frame + off, sizeof frame - off);
+        if (n <= 0) {
+          ok = false;
+          break;
+        }
+        off += (size_t)n;
+      }
+      if (!ok) break;
+      memcpy(&f.stamp[c], frame + 4 + HEADER_BYTES, sizeof f.stamp[c]);
+      sem_post(&f.ready[c]);
+    }
+  }
+  atomic_store(&f.quit, true);
+  for (int c = 0; c < chains; c++) {
+    sem_post(&f.ready[c]);
+    pthread_join(t[c], NULL);
+    close(f.fd[c]);
+  }
+  int status = 0;
+  (void)waitpid(child, &status, 0);
+  long got = atomic_load(&f.got);
+  printf("{\"received\": %ld, \"samples_ns\": [", got);
+  for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)f.samples[i]);
+  printf("]}\n");
+  free(f.samples);
+  close(ls);
+  return got == count ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   (void)takt_port_realtime_setup(); /* memory locked, freed blocks kept, shallow idle */
   if (argc == 6 && strcmp(argv[1], "chains") == 0) {
@@ -427,6 +597,12 @@ int main(int argc, char **argv) {
     long size = atol(argv[2]), count = atol(argv[3]), period = atol(argv[4]);
     if (size < 8 || size > (4 << 20) || count < 1 || period < 100) return usage();
     return run_floor((uint32_t)size, count, period);
+  }
+  if (argc == 6 && strcmp(argv[1], "chains-floor") == 0) {
+    long chains = atol(argv[2]), count = atol(argv[3]), period = atol(argv[4]), work = atol(argv[5]);
+    if (chains < 1 || chains > CHAINS_MAX || count < 1 || period < 100 || work < 0 || work >= period)
+      return usage();
+    return run_chains_floor((int)chains, count, period, work);
   }
   return usage();
 }

@@ -172,12 +172,15 @@ def _first_message(peers: Peers, master: str, impl: str, topic: str) -> Optional
 # chain's message over TCPROS to a far node written against the roscpp API
 # (bench/ros1/roscpp_chains.cpp): built against takt (priorities 30/20/10 on the preempt executor)
 # and against Debian's roscpp (one spinning thread, or a MultiThreadedSpinner). Chain 1's latency
-# is measured alone (unloaded) and with chains 2 and 3, whose far callbacks keep a CPU busy.
+# is measured alone (unloaded) and with chains 2 and 3, whose far callbacks keep a CPU busy. The
+# floor (`takt-bench-ros1 chains-floor`) is the same topology with no middleware: threads at the
+# chains' priorities, a socket per chain, one reading thread at the I/O thread's priority.
 CHAIN_PERIOD_US = 10000
 CHAIN_WORK_US = 4500  # each of the two lower chains: 2 x 45 % of a CPU
 FAR_NODES: List[Tuple[str, str]] = [("takt", "takt roscpp API, preempt"),
                                     ("roscpp-single", "Debian roscpp, ros::spin"),
-                                    ("roscpp-multi", "Debian roscpp, MultiThreadedSpinner(3)")]
+                                    ("roscpp-multi", "Debian roscpp, MultiThreadedSpinner(3)"),
+                                    ("floor", "no middleware (the floor)")]
 
 
 def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, count: int) -> Dict[str, object]:
@@ -203,22 +206,41 @@ def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, 
     return {"samples_ns": d["samples_ns"], "received": d["received"]}
 
 
+def _floor_chains_cell(near: Path, chains: int, count: int) -> Dict[str, object]:
+    """One run of the floor (`takt-bench-ros1 chains-floor`), as _chains_cell's."""
+    work = CHAIN_WORK_US if chains > 1 else 0
+    try:
+        r = subprocess.run([str(near), "chains-floor", str(chains), str(count), str(CHAIN_PERIOD_US), str(work)],
+                           capture_output=True, text=True, timeout=60 + count * CHAIN_PERIOD_US // 1_000_000)
+    except subprocess.TimeoutExpired:
+        return {"error": ["timed out"], "samples_ns": [], "received": 0}
+    if r.returncode != 0 or not r.stdout.strip():
+        return {"error": r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"], "samples_ns": [], "received": 0}
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    return {"samples_ns": d["samples_ns"], "received": d["received"]}
+
+
 def _chains(peers: "Peers", master: str, quick: bool) -> Dict[str, object]:
-    count, blocks = (50, 1) if quick else (1000, 2)
+    # many short blocks, unloaded and loaded in turn: the machine's slow drifts (seconds) land on
+    # both states of every far node rather than on the one that ran during them
+    count, blocks = (50, 1) if quick else (250, 8)
     deb, why = roscpp_program("roscpp_chains")
     fars = {"takt": (native.program("src/roscpp/takt-bench-ros1-chains"), "single"),
-            "roscpp-single": (deb, "single"), "roscpp-multi": (deb, "multi")}
+            "roscpp-single": (deb, "single"), "roscpp-multi": (deb, "multi"), "floor": (peers.takt, "")}
     samples: Dict[str, List[float]] = {}
     received: Dict[str, int] = {}
     errors: Dict[str, List[str]] = {}
     for b in range(blocks):
         order = FAR_NODES if b % 2 == 0 else FAR_NODES[::-1]
-        for chains in (1, 3):
-            for far, _ in order:
-                exe, spinner = fars[far]
-                if exe is None:
-                    continue
-                r = _chains_cell(peers.takt, exe, spinner, master, chains, count)
+        for far, _ in order:  # each far node unloaded and loaded back to back, the first in turn
+            exe, spinner = fars[far]
+            if exe is None:
+                continue
+            for chains in ((1, 3) if b % 2 == 0 else (3, 1)):
+                if far == "floor":
+                    r = _floor_chains_cell(exe, chains, count)
+                else:
+                    r = _chains_cell(peers.takt, exe, spinner, master, chains, count)
                 key = f"{far} {'loaded' if chains > 1 else 'unloaded'}"
                 samples.setdefault(key, []).extend(r["samples_ns"])
                 received[key] = received.get(key, 0) + int(r["received"])
@@ -337,8 +359,11 @@ def run(quick: bool, out: Path) -> int:
             headline[f"chains_top_p99_loaded_us_{tag}"] = round(hi["p99"] / 1e3, 1)
     key = "chains_top_p99_loaded_over_unloaded_takt"
     if key in headline:
+        fl = headline.get("chains_top_p99_loaded_over_unloaded_floor")
         goals.append(("3 chains, the top one through a takt node and a roscpp-API node: its p99 with the lower "
-                      f"chains saturating a CPU / alone (`{key}`)", "≤ 1.2", headline[key], headline[key] <= 1.2))
+                      f"chains saturating a CPU / alone (`{key}`" +
+                      (f"; the same topology without middleware, same run: {fl}" if fl is not None else "") + ")",
+                      "≤ 1.2", headline[key], headline[key] <= 1.2))
     lost = {k: expected[k] - received.get(k, 0) for k in expected if expected[k] != received.get(k, 0)}
     m = machine()
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick, "took_s": round(took, 1),
@@ -425,10 +450,15 @@ def run(quick: bool, out: Path) -> int:
            f"{CHAIN_PERIOD_US // 1000} ms at the same instants (priorities 30, 20, 10), each publishing a 64-byte "
            "stamped message over TCPROS to a far node written against the roscpp API (`bench/ros1/roscpp_chains.cpp`), "
            "built against takt (`takt::roscpp`, preempt, the chains' priorities through `ros::takt::Scheduling`) "
-           "and, unchanged but for the priorities, against Debian's roscpp. The far callbacks of chains 2 and 3 keep "
+           "and, unchanged but for the priorities, against Debian's roscpp; and the floor, the same topology with no "
+           "middleware (`takt-bench-ros1 chains-floor`: a thread per chain at the chains' priorities writes its frame "
+           "on a socket of its own at the same instants; in the far process one thread at the I/O thread's priority "
+           "polls every socket, reads each frame and posts a semaphore to the chain's thread, at the chain's priority). "
+           "The far callbacks of chains 2 and 3 keep "
            f"a CPU busy for {CHAIN_WORK_US} µs each per message (2 × {CHAIN_WORK_US / CHAIN_PERIOD_US:.0%} of a CPU); chain 1's "
            "callback records the time since the publish, first thing. Unloaded: chain 1 alone. "
-           f"{chains['blocks']} block(s) × {chains['count']} messages of chain 1 per cell.", "",
+           f"{chains['blocks']} block(s) × {chains['count']} messages of chain 1 per cell, the far nodes and the "
+           "two states in turn.", "",
            "| far node | chain 1 | received | min µs | p50 µs | p90 µs | p99 µs | max µs | p99 loaded / unloaded |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for far, label in FAR_NODES:
