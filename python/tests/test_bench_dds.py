@@ -150,8 +150,9 @@ def test_chains_blocks_are_interleaved_and_pooled(monkeypatch):
                 "publisher": {"window_waits": k, "tx_queue_full": 1, "lanes": 2, "releases": [k, 1, 1]}}
     monkeypatch.setattr(dds, "_chains_cell", cell)
     rows = dds.chains_rows(40, 200, blocks=2)
-    # unloaded, loaded, one lane; then again: every part on a domain of its own
-    assert [c[:2] for c in calls] == [(0, ()), (1000, ()), (1000, ("1", "0"))] * 2
+    # unloaded, loaded, one lane; then the other way round: every part on a domain of its own
+    assert [c[:2] for c in calls] == [(0, ()), (1000, ()), (1000, ("1", "0")),
+                                      (1000, ("1", "0")), (1000, ()), (0, ())]
     assert [c[2] for c in calls] == list(range(200, 206))
     loaded = rows["loaded"]  # the 2nd and 5th parts
     assert loaded["top_received"] == 40 and loaded["top_published"] == 40 and loaded["blocks"] == 2
@@ -166,7 +167,7 @@ def test_chains_case_missing_a_block_is_left_out(monkeypatch):
     n = []
     def cell(count, domain, low_period, extra):
         n.append(1)
-        if len(n) == 4:  # the second block's unloaded part fails
+        if len(n) == 6:  # the second block's unloaded part (its last) fails
             return None
         return {"samples": [1e3] * count, "published": count, "low_bytes": 0, "low_seconds": 0.0,
                 "low_received": [0, 0], "seconds": 1.0, "publisher": {}}

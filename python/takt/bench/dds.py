@@ -239,12 +239,14 @@ def _chains_row(cells: List[dict]) -> dict:
 
 def chains_rows(count: int, domain: int, blocks: int = 1) -> Dict[str, dict]:
     """The three cases in `blocks` interleaved parts of count / blocks releases each (unloaded,
-    loaded, one lane in turn), every part on a DDS domain of its own; a case missing a part is
-    left out."""
+    loaded, one lane in turn; the other way round in every second block, so unloaded and loaded
+    run back to back, each first in turn), every part on a DDS domain of its own; a case missing
+    a part is left out."""
     cells: Dict[str, List[dict]] = {name: [] for name, _, _ in CHAIN_CASES}
     for b in range(blocks):
-        for i, (name, low_period, extra) in enumerate(CHAIN_CASES):
-            r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + i, low_period, extra)
+        order = list(enumerate(CHAIN_CASES))
+        for k, (i, (name, low_period, extra)) in enumerate(order if b % 2 == 0 else order[::-1]):
+            r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + k, low_period, extra)
             if r is not None:
                 cells[name].append(r)
     return {name: _chains_row(c) for name, c in cells.items() if len(c) == blocks}
@@ -258,6 +260,9 @@ def _us(d: Dict[int, Dict[str, float]], size: int, k: str) -> str:
 # ping-pong, the wake-ups, rclpy in turn), so a burst of outside load lands on all of them rather
 # than on the one that ran alone.
 BLOCKS = 4
+# the chains in more, shorter blocks (250 releases of the top chain, 1.25 s each): the machine's
+# slow drifts (seconds) land on the unloaded and the loaded case alike
+CHAIN_BLOCKS = 8
 # takt's own ping-pong, per size, at ddsperf's 50 Hz (20 ms a round trip: 4 s a size a block)
 PINGPONG_COUNT = 800
 # the hand-off's floor (takt-bench-dds wake) at takt's one-way rate (200 Hz) and ddsperf's (50 Hz)
@@ -268,7 +273,7 @@ WAKE_COUNT = 1000
 def run(quick: bool, out: Path) -> int:
     count = 10 if quick else 2000
     blocks = 1 if quick else BLOCKS
-    base = 150 + os.getpid() % 40  # DDS domains of this run's own
+    base = 150 + os.getpid() % 20  # DDS domains of this run's own
     acc_takt: Samples = {}
     acc_direct: Samples = {}
     acc_rcl: Samples = {}
@@ -291,8 +296,8 @@ def run(quick: bool, out: Path) -> int:
         takt, direct, rcl, pp = _rows(acc_takt), _rows(acc_direct), _rows(acc_rcl), _rows(acc_pp)
         wake = {period: percentiles(v) for period, v in acc_wake.items() if v}
         perf = ddsperf_rows(acc_perf)
-        # DDS domains up to base + 8 * blocks + 3 * blocks - 1 <= 232, the largest there is
-        chains = chains_rows(20 if quick else 2000, base + 8 * blocks, blocks)
+        # DDS domains up to base + 8 * BLOCKS + 3 * CHAIN_BLOCKS - 1 <= 232, the largest there is
+        chains = chains_rows(20 if quick else 2000, base + 8 * blocks, 1 if quick else CHAIN_BLOCKS)
     headline: Dict[str, object] = {}
     for s in SIZES:
         t, dt = takt.get(s), direct.get(s)
@@ -385,8 +390,8 @@ def run(quick: bool, out: Path) -> int:
            "its callback start in the far process. All topics reliable, keep-last 8. Loaded with the "
            "publisher's defaults (a writer lane per priority, the 1 MiB window: docs/dds.md) and with one lane "
            "and no window (every route through one writer thread, unpaced). "
-           f"The three cases in {blocks} interleaved block(s) (unloaded, loaded, one lane in turn), "
-           "each part a pair of processes of its own.", "",
+           f"The three cases in {1 if quick else CHAIN_BLOCKS} interleaved block(s) (unloaded, loaded, one lane in "
+           "turn, the other way round in every second block), each part a pair of processes of its own.", "",
            "| case | top p50 µs | top p99 µs | top max µs | top received / published | lower chains MB/s | "
            "window waits | sends refused |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
