@@ -158,8 +158,8 @@ static int run_wake(long count, long period_us) {
   w.samples = calloc((size_t)count, sizeof(int64_t));
   if (w.samples == NULL || sem_init(&w.sem, 0, 0) != 0) return 1;
   takt_thread_t waiter, poster;
-  takt_thread_attr_t wa = {"wake-waiter", TAKT_SCHED_FIFO, CB_PRIO, -1};
-  takt_thread_attr_t pa = {"wake-poster", TAKT_SCHED_FIFO, 90, -1};
+  takt_thread_attr_t wa = {"wake-waiter", TAKT_SCHED_FIFO, CB_PRIO, -1, 0};
+  takt_thread_attr_t pa = {"wake-poster", TAKT_SCHED_FIFO, 90, -1, 0};
   CHECK(takt_thread_create(&waiter, &wa, wake_waiter, &w));
   usleep(10000);
   CHECK(takt_thread_create(&poster, &pa, wake_poster, &w));

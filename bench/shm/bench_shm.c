@@ -86,7 +86,7 @@ static int run_inproc(const opts_t *o) {
     return 3;
   takt_thread_t th;
   takt_thread_attr_t a = {"bench-exec", o->at.recv_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
-                          o->at.recv_prio, o->at.recv_cpu};
+                          o->at.recv_prio, o->at.recv_cpu, 0};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   uint8_t *buf = calloc(1, o->size);
   placement_apply(o->at.pub_cpu, o->at.pub_prio);
@@ -240,7 +240,7 @@ static int udp_publisher(const opts_t *o, const char *spec, int go) {
     return 3;
   takt_thread_t th;
   takt_thread_attr_t a = {"bench-exec", o->at.pub_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
-                          o->at.pub_prio, -1};
+                          o->at.pub_prio, -1, 0};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   uint8_t *buf = calloc(1, o->size);
   int64_t next = takt_time_now() + 50000000;
@@ -292,7 +292,7 @@ static int run_udp(const opts_t *o) {
     return 3;
   takt_thread_t th;
   takt_thread_attr_t a = {"bench-exec", o->at.recv_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
-                          o->at.recv_prio, -1};
+                          o->at.recv_prio, -1, 0};
   if (takt_thread_create(&th, &a, spin_fn, ex) != TAKT_OK) return 3;
   if (write(go[1], "g", 1) != 1) return 3;
   int64_t until = takt_time_now() + (int64_t)o->count * o->period_ns + 3000000000LL;

@@ -95,7 +95,7 @@ typedef struct takt_bridge_config {
    .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,     \
    .rx_queue = TAKT_BRIDGE_RX_QUEUE_DEFAULT,                                                       \
    .thread = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO,                                 \
-              .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1},                                 \
+              .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},                \
    .send_in_publisher = false}
 
 /**

@@ -106,7 +106,7 @@ typedef struct takt_daemon_config {
    .retransmit_timeout_ns = TAKT_DAEMON_RETRANSMIT_TIMEOUT_DEFAULT, .abandon_after_ns = 0,         \
    .on_data = NULL, .user = NULL,                                                                  \
    .timer_thread = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO,                           \
-                    .priority = TAKT_DAEMON_TIMER_PRIORITY, .cpu = -1},                            \
+                    .priority = TAKT_DAEMON_TIMER_PRIORITY, .cpu = -1, .stack_size = 0},           \
    .polled = false}
 
 typedef struct takt_daemon_stats {

@@ -138,9 +138,9 @@ typedef struct takt_dds_config {
    .tx_lanes = TAKT_DDS_TX_LANES_DEFAULT, .tx_window = TAKT_DDS_TX_WINDOW_DEFAULT,              \
    .call_timeout_ns = 1000000000, .stamp = true, .direct_write = false,                         \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
-                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1},                             \
+                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},            \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
-                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1}}
+                 .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1, .stack_size = 0}}
 
 typedef struct takt_dds_stats {
   uint64_t written;        /* samples handed to DDS writers */

@@ -103,6 +103,10 @@ typedef struct takt_waitset_options {
 typedef struct takt_executor_options {
   takt_executor_kind_t kind;
   uint32_t max_callbacks; /* 0: the context's timers + subscriptions + services + clients */
+  /* bytes of stack of each thread the executor creates (preempt's workers and timer threads,
+   * waitset's helpers), which run the callbacks; 0: the port's default (Linux: the process's,
+   * usually 8 MiB, all of it resident once takt_port_realtime_setup has locked memory) */
+  uint32_t stack_size;
   union {
     takt_batch_options_t batch;
     takt_preempt_options_t preempt;

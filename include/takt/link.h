@@ -70,9 +70,9 @@ typedef struct takt_link_config {
 #define TAKT_LINK_CONFIG_DEFAULT                                                                   \
   {.max_frame = TAKT_LINK_MAX_FRAME_DEFAULT, .rx_chunk = TAKT_LINK_RX_CHUNK_DEFAULT,               \
    .tx_thread = {.name = "takt-link-tx", .policy = TAKT_SCHED_FIFO,                                \
-                 .priority = TAKT_LINK_THREAD_PRIORITY, .cpu = -1},                                \
+                 .priority = TAKT_LINK_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},               \
    .rx_thread = {.name = "takt-link-rx", .policy = TAKT_SCHED_FIFO,                                \
-                 .priority = TAKT_LINK_THREAD_PRIORITY, .cpu = -1},                                \
+                 .priority = TAKT_LINK_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},               \
    .polled = false}
 
 /**

@@ -97,6 +97,9 @@ typedef struct takt_thread_attr {
   takt_sched_policy_t policy; /* FIFO falls back to OTHER with one warning if not permitted */
   int32_t priority;           /* SCHED_FIFO 1..99; ignored for OTHER */
   int32_t cpu;                /* pin to this CPU, or -1 for any */
+  uint32_t stack_size;        /* bytes (rounded up to whole pages, at least the OS minimum); 0: the
+                               * port's default (POSIX: the process's, RLIMIT_STACK, usually 8 MiB,
+                               * all of it resident in a process that locked its memory) */
 } takt_thread_attr_t;
 
 typedef void (*takt_thread_fn)(void *arg);

@@ -73,9 +73,9 @@ typedef struct takt_ros1_config {
    .max_xmlrpc = 16384, .max_values = 512, .max_rpc_conns = 4, .max_header = 8192,                 \
    .timeout_ns = 2000000000,                                                                       \
    .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
-                 .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1},                                    \
+                 .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1, .stack_size = 0},                   \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
-                      .cpu = -1},                                                          \
+                      .cpu = -1, .stack_size = 0},                                         \
    .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16}
 
 /**
@@ -372,7 +372,8 @@ typedef struct takt_ros1_master_config {
   {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 256,            \
    .max_psubs = 128, .max_notes = 512, .max_conns = 32, .max_xmlrpc = 65536, .max_values = 8192,   \
    .timeout_ns = 2000000000,                                                                       \
-   .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1}}
+   .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1,  \
+              .stack_size = 0}}
 
 /** Start a master listening on cfg->host:cfg->port. TAKT_EOS if the port cannot be opened (in
  * use), TAKT_EINVAL, TAKT_ENOMEM. */

@@ -240,6 +240,7 @@ typedef struct takt_system_desc {
   bool edf;             /* scheduling: edf (preempt) */
   uint32_t threads;     /* preempt workers / waitset threads (0 = the executor's default) */
   uint64_t cpus;        /* CPUs of the executor's threads (0 = all) */
+  uint32_t stack_kib;   /* stack of each thread the executor creates, KiB (0 = the OS default) */
   takt_system_group_t groups[TAKT_SYSTEM_MAX_GROUPS];
   uint32_t n_groups;
   double duration_s;

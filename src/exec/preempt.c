@@ -864,7 +864,8 @@ static takt_err_t preempt_start(takt_executor_t *e) {
     char name[24];
     snprintf(name, sizeof name, timer ? "takt-t%u" : "takt-w%u", (unsigned)(timer ? i - n : i));
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
-                             .priority = timer ? o->timer_priority : o->prio_min, .cpu = -1};
+                             .priority = timer ? o->timer_priority : o->prio_min, .cpu = -1,
+                             .stack_size = e->opts.stack_size};
     if (takt_thread_create(&w->thread, &ta, timer ? timer_thread_main : worker_main, w) < 0)
       return TAKT_EOS;
     if (timer) pre->tt_started = i - n + 1;
@@ -873,7 +874,7 @@ static takt_err_t preempt_start(takt_executor_t *e) {
   }
   if (pre->thread_mode && !pre->fake) {
     takt_thread_attr_t ta = {.name = "takt-timer", .policy = TAKT_SCHED_FIFO,
-                             .priority = o->timer_priority, .cpu = -1};
+                             .priority = o->timer_priority, .cpu = -1, .stack_size = e->opts.stack_size};
     if (takt_thread_create(&pre->timer_thread, &ta, timer_main, e) < 0) return TAKT_EOS;
     pre->has_timer_thread = true;
     if (o->cpus != 0) (void)takt_thread_set_affinity(&pre->timer_thread, o->cpus);

@@ -183,7 +183,8 @@ static takt_err_t waitset_start(takt_executor_t *e) {
     snprintf(name, sizeof name, "takt-ws%u", (unsigned)(i + 1));
     /* the helpers run as the spinning thread should */
     takt_thread_attr_t ta = {.name = name, .policy = TAKT_SCHED_FIFO,
-                             .priority = e->opts.waitset.priority, .cpu = -1};
+                             .priority = e->opts.waitset.priority, .cpu = -1,
+                             .stack_size = e->opts.stack_size};
     if (takt_thread_create(&ws->helpers[i], &ta, helper_main, e) < 0) return TAKT_EOS;
     ws->n_helpers = i + 1;
     if (e->opts.waitset.cpus != 0)

@@ -22,6 +22,10 @@
 #include "takt/port_io.h"
 
 #define REQUEST_MAX 8192u
+/* the stack of each of the endpoint's threads: takt's own code only (the deepest path, an echo
+ * formatting a message, needs far less); the OS default would keep 8 MiB each resident in a
+ * process that locked its memory */
+#define INTROSPECT_STACK (256u * 1024u)
 #define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
 #define MAX_PUBS 16u
 #define MAX_ECHO 16u /* topics one echo samples at once */
@@ -1027,13 +1031,13 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (rc == TAKT_OK) rc = takt_io_unix_listen(in->path, in->cfg.mode, &in->listener);
   if (rc == TAKT_OK) {
     takt_thread_attr_t ta = {.name = "takt-introspect", .policy = TAKT_SCHED_OTHER,
-                             .priority = 0, .cpu = -1};
+                             .priority = 0, .cpu = -1, .stack_size = INTROSPECT_STACK};
     rc = takt_thread_create(&in->thread, &ta, serve, in);
     in->thread_running = rc == TAKT_OK;
   }
   if (rc == TAKT_OK) {
     takt_thread_attr_t ea = {.name = "takt-introspect-echo", .policy = TAKT_SCHED_OTHER,
-                             .priority = 0, .cpu = -1};
+                             .priority = 0, .cpu = -1, .stack_size = INTROSPECT_STACK};
     rc = takt_thread_create(&in->echo_thread, &ea, echo_main, in);
     in->echo_running = rc == TAKT_OK;
     if (rc < 0) { /* the server thread runs: stop it as takt_introspect_stop does */

@@ -364,7 +364,7 @@ void preempt_run() {
   Global &G = g();
   std::lock_guard<std::mutex> lk(G.reg_mu);  // the thread is made once, outside mu
   if (G.exec_thread_running || G.down.load()) return;
-  takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1};
+  takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1, 0};
   takt_err_t rc = takt_thread_create(
       &G.exec_thread, &a, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, G.exec);
   if (rc != TAKT_OK) {
@@ -425,7 +425,7 @@ void AsyncSpinner::start() {
   ros::start();
   // the executor's thread of a ported node: SCHED_OTHER like roscpp's spinners (takt's
   // executors give callbacks their priorities among themselves)
-  takt_thread_attr_t a = {"takt-roscpp-spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_thread_attr_t a = {"takt-roscpp-spin", TAKT_SCHED_OTHER, 0, -1, 0};
   takt_err_t rc = takt_thread_create(&impl_->th, &a, Impl::run, impl_.get());
   if (rc != TAKT_OK) {
     fail("AsyncSpinner: cannot start its thread", rc);

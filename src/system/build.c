@@ -552,10 +552,19 @@ static takt_err_t build_executor(takt_system_t *s) {
     return fail(s, 0, TAKT_EINVAL, "executor '%s' is not tide, batch, preempt or waitset",
                 s->desc.executor);
   takt_executor_options_t eo = takt_executor_options_default(s->kind);
+  eo.stack_size = s->desc.stack_kib * 1024u;
   if (s->kind == TAKT_EXEC_PREEMPT) {
     eo.preempt.sched = s->desc.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
     if (s->desc.threads > 0) eo.preempt.threads = s->desc.threads;
     eo.preempt.cpus = s->desc.cpus;
+    /* a thread for each of the system's timers (and one for the probe of callback_refused),
+     * not the default's 8 whatever the system has: each holds its whole stack resident */
+    uint32_t timers = 1;
+    for (uint32_t i = 0; i < s->desc.n_callbacks; i++) {
+      takt_system_cb_kind_t k = s->desc.callbacks[i].kind;
+      timers += k == TAKT_SYSTEM_TIMER || k == TAKT_SYSTEM_CYCLIC || k == TAKT_SYSTEM_CLIENT;
+    }
+    if (timers < eo.preempt.timer_threads) eo.preempt.timer_threads = timers;
   } else if (s->kind == TAKT_EXEC_WAITSET) {
     if (s->desc.threads > 0) eo.waitset.threads = s->desc.threads;
     eo.waitset.cpus = s->desc.cpus;

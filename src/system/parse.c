@@ -1169,7 +1169,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   "record",     "shared_domain",
-                                     "dds",     "ros1",     NULL};
+                                     "dds",     "ros1",     "stack_kib",  NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -1204,6 +1204,12 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     sys->threads = (uint32_t)v;
   }
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
+  if ((n = lookup(p, root, "stack_kib")) != NULL) {
+    double v;
+    if (get_number(p, n, "stack_kib", 64, 65536, &v) < 0) return -1;
+    if (v != (double)(uint32_t)v) return FAIL(p, n, "stack_kib must be a whole number of KiB, not %g", v);
+    sys->stack_kib = (uint32_t)v;
+  }
   if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "record")) != NULL && parse_record(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "duration_s")) != NULL &&
@@ -1246,7 +1252,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     for (uint32_t j = 0; j < sys->dds.n_exports + sys->dds.n_imports; j++) { /* typed routes */
       const takt_system_dds_route_t *r = j < sys->dds.n_exports ? &sys->dds.exports[j]
                                                                  : &sys->dds.imports[j - sys->dds.n_exports];
-      uint32_t size;
+      uint32_t size = 0;
       if (r->type[0] != '\0' &&
           (ros_type_size(p, n, "dds", r->type, "", &size) < 0 ||
            take_ros_type(p, sys, "dds", r->topic, r->type, size, r->line, 0) < 0))

@@ -601,6 +601,32 @@ TEST_F(Preempt, TheMostRecentlyIdleWorkerTakesTheNextJob) {
   EXPECT_EQ(st.queued, 0u);
 }
 
+// stack_size: every worker the executor creates has that stack (the callbacks run on them).
+TEST_F(Preempt, WorkersHaveTheStackSizeOfTheOptions) {
+  std::vector<size_t> stacks;
+  Sub &s = add_sub(
+      "stack",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        pthread_attr_t a;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+          pthread_attr_getstacksize(&a, &size);
+          pthread_attr_destroy(&a);
+        }
+        static_cast<std::vector<size_t> *>(u)->push_back(size);
+      },
+      &stacks, 0);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  o.stack_size = 192 * 1024;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+  for (int i = 0; i < 2; i++) {
+    publish(s, i);
+    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  }
+  EXPECT_EQ(stacks, (std::vector<size_t>{192 * 1024, 192 * 1024}));
+}
+
 // A full pool: jobs wait for a worker, most urgent first; none is lost.
 TEST_F(Preempt, WhenEveryWorkerIsBusyJobsWaitInPriorityOrder) {
   NEED_RT();

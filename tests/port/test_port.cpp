@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <climits>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,8 +215,8 @@ TEST(Mutex, AWaiterLendsItsPriorityToTheOwner) {
   PiProbe p;
   ASSERT_EQ(takt_mutex_init(&p.m), TAKT_OK);
   takt_thread_t lo, hi;
-  takt_thread_attr_t la = {"pi-low", TAKT_SCHED_FIFO, 10, -1};
-  takt_thread_attr_t ha = {"pi-high", TAKT_SCHED_FIFO, 50, -1};
+  takt_thread_attr_t la = {"pi-low", TAKT_SCHED_FIFO, 10, -1, 0};
+  takt_thread_attr_t ha = {"pi-high", TAKT_SCHED_FIFO, 50, -1, 0};
   ASSERT_EQ(takt_thread_create(&lo, &la, pi_holder, &p), TAKT_OK);
   ASSERT_EQ(takt_thread_create(&hi, &ha, pi_waiter, &p), TAKT_OK);
   ASSERT_EQ(takt_thread_join(&lo), TAKT_OK);
@@ -289,16 +291,52 @@ void probe_fn(void *arg) {
 TEST(Thread, NamedThreadRunsWithFifoOrFallsBack) {
   ThreadProbe p;
   takt_thread_t t;
-  takt_thread_attr_t a = {"takt-test", TAKT_SCHED_FIFO, 10, -1};
+  takt_thread_attr_t a = {"takt-test", TAKT_SCHED_FIFO, 10, -1, 0};
   ASSERT_EQ(takt_thread_create(&t, &a, probe_fn, &p), TAKT_OK);
   ASSERT_EQ(takt_thread_join(&t), TAKT_OK);
   EXPECT_EQ(p.ran.load(), 1);
   EXPECT_STREQ(p.name, "takt-test");
 }
 
+namespace {
+void stack_fn(void *arg) {
+  pthread_attr_t a;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &a) == 0) {
+    pthread_attr_getstacksize(&a, &size);
+    pthread_attr_destroy(&a);
+  }
+  *static_cast<size_t *>(arg) = size;
+}
+size_t stack_of(uint32_t asked) {
+  takt_thread_t t;
+  takt_thread_attr_t a = {"takt-stack", TAKT_SCHED_OTHER, 0, -1, asked};
+  size_t got = 0;
+  EXPECT_EQ(takt_thread_create(&t, &a, stack_fn, &got), TAKT_OK);
+  EXPECT_EQ(takt_thread_join(&t), TAKT_OK);
+  return got;
+}
+}  // namespace
+
+// stack_size: the thread gets that stack (whole pages, at least the OS minimum); 0 leaves the
+// process's default (what pthread_create gives without attributes). Growing sizes: glibc reuses
+// a cached stack of a joined thread when it is at most 4 times larger than the one asked for.
+TEST(Thread, StackSizeIsTheThreadsStack) {
+  EXPECT_EQ(stack_of(1), static_cast<size_t>(PTHREAD_STACK_MIN));
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(stack_of(200 * 1024 + 1), (200 * 1024 + page) / page * page);  // whole pages
+  EXPECT_EQ(stack_of(1024 * 1024), 1024u * 1024u);
+  pthread_attr_t def;
+  size_t want = 0;
+  ASSERT_EQ(pthread_attr_init(&def), 0);
+  pthread_attr_getstacksize(&def, &want);
+  pthread_attr_destroy(&def);
+  EXPECT_EQ(stack_of(0), want);
+}
+
 TEST(Thread, BadAttributesAreRejected) {
   takt_thread_t t;
-  takt_thread_attr_t a = {"x", TAKT_SCHED_FIFO, 150, -1};
+  takt_thread_attr_t a = {"x", TAKT_SCHED_FIFO, 150, -1, 0};
   EXPECT_EQ(takt_thread_create(&t, &a, probe_fn, nullptr), TAKT_EINVAL);
   EXPECT_EQ(takt_thread_create(&t, nullptr, nullptr, nullptr), TAKT_EINVAL);
   EXPECT_EQ(takt_thread_set_self_sched(TAKT_SCHED_FIFO, 0), TAKT_EINVAL);

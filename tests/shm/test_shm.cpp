@@ -1357,7 +1357,7 @@ TEST_F(Shm, RouteOutCarriesPublishingJobsDeadline) {
   int64_t far_deadline = 0;
   // the executor runs until the far side answered (waiting for the reply, not ordering anything)
   takt_thread_t spinner;
-  takt_thread_attr_t sa = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_thread_attr_t sa = {"spin", TAKT_SCHED_OTHER, 0, -1, 0};
   auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
   ASSERT_EQ(takt_thread_create(&spinner, &sa, spin, ex), TAKT_OK);
   ssize_t n = read(back[0], &far_deadline, sizeof far_deadline);
@@ -1414,7 +1414,7 @@ TEST_F(Shm, RoutedArrivalInheritsTheRemoteDeadlineUnderEdf) {
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &ex), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
   takt_thread_t spinner;
-  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1, 0};
   ASSERT_EQ(takt_thread_create(&spinner, &ta, [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); }, ex), TAKT_OK);
   ASSERT_EQ(takt_shm_start(shm), TAKT_OK);
   const int64_t deadline = takt_time_now() + 5000000000LL, origin = takt_time_now() - 1000;
@@ -1510,7 +1510,7 @@ TEST_F(Shm, ReceiveThreadHandsOnBelowTheRoutesPriority) {
                               nullptr, &started),
             TAKT_OK);
   takt_thread_t spinner;
-  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1};
+  takt_thread_attr_t ta = {"spin", TAKT_SCHED_OTHER, 0, -1, 0};
   auto spin = [](void *e) { takt_executor_spin(static_cast<takt_executor_t *>(e)); };
   ASSERT_EQ(takt_thread_create(&spinner, &ta, spin, ex), TAKT_OK);
   int64_t begun_by = takt_time_now() + 10000000000LL;

@@ -2,6 +2,8 @@
 // torn down to empty pools; errors name the source line and the item.
 #include <atomic>
 #include <cstring>
+#include <dirent.h>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -161,6 +163,67 @@ TEST_F(SystemTest, SequenceCheckAndLinkWindow) {
   EXPECT_NE(std::string(err).find("check must be 'sequence', not 'order'"), std::string::npos) << err;
   EXPECT_EQ(parse_text(head + "sequence}" + link + "33}\n"), TAKT_EINVAL);
   EXPECT_NE(std::string(err).find("window"), std::string::npos) << err;
+}
+
+// stack_kib: the stack of each thread the executor creates, in whole KiB from 64.
+TEST_F(SystemTest, StackKibIsParsedAndChecked) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  ASSERT_EQ(parse_text("executor: preempt\nstack_kib: 256\n" + nodes), TAKT_OK) << err;
+  EXPECT_EQ(desc->stack_kib, 256u);
+  ASSERT_EQ(parse_text(nodes), TAKT_OK) << err;
+  EXPECT_EQ(desc->stack_kib, 0u);  // the OS default
+  EXPECT_EQ(parse_text("stack_kib: 16\n" + nodes), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib = 16 is out of range [64, 65536]");
+  EXPECT_EQ(parse_text("stack_kib: 100.5\n" + nodes), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number of KiB, not 100.5");
+}
+
+namespace {
+// threads of this process named prefix and a number
+int threads_named(const std::string &prefix) {
+  int n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  while (struct dirent *e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    n += name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+         name[prefix.size()] >= '0' && name[prefix.size()] <= '9';
+  }
+  closedir(d);
+  return n;
+}
+}  // namespace
+
+// On the real clock a system's preempt executor has a dedicated timer thread for each of its
+// timers and one spare (the probe that checks a callback's priority), not the default's 8.
+TEST(SystemThreads, PreemptHasATimerThreadPerTimerOfTheSystem) {
+  const std::string text =
+      "executor: preempt\nstack_kib: 128\nnodes:\n  - name: a\n    timers:\n"
+      "      - {name: t1, period_ms: 10}\n      - {name: t2, period_ms: 20}\n";
+  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
+  char e[512] = "";
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                              text.size(), d.get(), e, sizeof e),
+            TAKT_OK)
+      << e;
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_system_context_config(d.get(), &cfg);
+  takt_context_t *ctx = nullptr;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  int before = threads_named("takt-t");
+  takt_system_t *sys = nullptr;
+  takt_system_hooks_t hooks = {nullptr, nullptr, nullptr};
+  ASSERT_EQ(takt_system_build(ctx, d.get(), &hooks, &sys, e, sizeof e), TAKT_OK) << e;
+  EXPECT_EQ(threads_named("takt-t") - before, 3);
+  takt_system_destroy(sys);
+  takt_context_destroy(ctx);
 }
 
 TEST_F(SystemTest, BuildsEveryEntityRunsAndTearsDownToEmptyPools) {

@@ -515,8 +515,8 @@ std::pair<int, int> thread_sched(const std::string &name) {
 TEST(LinkThreads, PolicyAndPriorityComeFromTheConfiguration) {
   TestContext tc;
   takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
-  cfg.tx_thread = {"tl-tx-other", TAKT_SCHED_OTHER, 0, -1};
-  cfg.rx_thread = {"tl-rx-fifo", TAKT_SCHED_FIFO, 37, 0};
+  cfg.tx_thread = {"tl-tx-other", TAKT_SCHED_OTHER, 0, -1, 0};
+  cfg.rx_thread = {"tl-rx-fifo", TAKT_SCHED_FIFO, 37, 0, 0};
   takt_link_t *a, *b;
   ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, nullptr, nullptr, &a, &b), TAKT_OK);
   // each thread names itself when it starts: wait for both names

@@ -683,7 +683,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
     takt_thread_attr_t va = {.name = "takt-validate",
                              .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                              .priority = rt_prio > 0 ? (rt_prio < 99 ? rt_prio + 1 : 99) : 0,
-                             .cpu = -1};
+                             .cpu = -1, .stack_size = r->desc.stack_kib * 1024u};
     if ((rc = takt_validator_start(r->ctx, &va)) < 0) return die("validator thread", rc);
   }
   takt_trace_config_t tcfg = {.max_threads = 64, .events_per_thread = o->trace_events};
@@ -705,7 +705,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   takt_thread_attr_t ta = {.name = "takt-exec",
                            .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                            .priority = rt_prio > 0 ? rt_prio : 0,
-                           .cpu = o->cpu};
+                           .cpu = o->cpu, .stack_size = r->desc.stack_kib * 1024u};
   takt_io_t wake;
   if ((rc = takt_io_wake_open(&wake)) < 0) {
     if (any_hard) takt_validator_stop(r->ctx);

@@ -1,6 +1,7 @@
 /* POSIX port: monotonic clock, absolute sleeps, PI mutexes and waits on futexes, events, named
  * real-time threads, critical sections and priority levels (SCHED_FIFO's 99). */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -257,9 +258,19 @@ static void renice_self(int32_t priority);
 static void *noop_thread(void *arg) { return arg; }
 
 static int create_with(pthread_t *t, takt_sched_policy_t policy, int32_t prio, int32_t cpu,
-                       void *(*fn)(void *), void *arg) {
+                       size_t stack, void *(*fn)(void *), void *arg) {
   pthread_attr_t a;
   pthread_attr_init(&a);
+  if (stack > 0) {
+    long page = sysconf(_SC_PAGESIZE);
+    size_t pg = page > 0 ? (size_t)page : 4096u;
+    if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
+    stack = (stack + pg - 1) / pg * pg;
+    if (pthread_attr_setstacksize(&a, stack) != 0) {
+      pthread_attr_destroy(&a);
+      return EINVAL;
+    }
+  }
   if (policy == TAKT_SCHED_FIFO) {
     struct sched_param sp = {.sched_priority = prio};
     pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
@@ -281,7 +292,7 @@ bool takt_port_rt_permitted(void) {
   int state = atomic_load(&rt_probe);
   if (state == 0) {
     pthread_t t;
-    if (create_with(&t, TAKT_SCHED_FIFO, 1, -1, noop_thread, NULL) == 0) {
+    if (create_with(&t, TAKT_SCHED_FIFO, 1, -1, 0, noop_thread, NULL) == 0) {
       pthread_join(t, NULL);
       state = 1;
     } else {
@@ -331,10 +342,10 @@ takt_err_t takt_thread_create(takt_thread_t *t, const takt_thread_attr_t *attr, 
     warn_no_rt();
     policy = TAKT_SCHED_OTHER;
   }
-  int rc = create_with(pt, policy, attr->priority, attr->cpu, thread_trampoline, start);
+  int rc = create_with(pt, policy, attr->priority, attr->cpu, attr->stack_size, thread_trampoline, start);
   if (rc == EPERM && policy == TAKT_SCHED_FIFO) {
     warn_no_rt();
-    rc = create_with(pt, TAKT_SCHED_OTHER, 0, attr->cpu, thread_trampoline, start);
+    rc = create_with(pt, TAKT_SCHED_OTHER, 0, attr->cpu, attr->stack_size, thread_trampoline, start);
   }
   if (rc != 0) {
     free(start);
