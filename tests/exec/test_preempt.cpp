@@ -624,7 +624,19 @@ TEST_F(Preempt, WorkersHaveTheStackSizeOfTheOptions) {
     publish(s, i);
     ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
   }
-  EXPECT_EQ(stacks, (std::vector<size_t>{192 * 1024, 192 * 1024}));
+  // at least what was asked and not the default (8 MiB); not exactly: glibc hands a joined
+  // thread's cached stack to a new one that asks for a quarter of it or more, and the sanitizers
+  // enlarge small stacks
+  pthread_attr_t def;
+  size_t def_size = 0;
+  ASSERT_EQ(pthread_attr_init(&def), 0);
+  pthread_attr_getstacksize(&def, &def_size);
+  pthread_attr_destroy(&def);
+  ASSERT_EQ(stacks.size(), 2u);
+  for (size_t got : stacks) {
+    EXPECT_GE(got, 192u * 1024u);
+    EXPECT_LT(got, def_size);
+  }
 }
 
 // A full pool: jobs wait for a worker, most urgent first; none is lost.
