@@ -183,6 +183,18 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
 }
 
 namespace {
+// text parsed as mem.yaml, or nullptr with the parser's message as the test's failure
+std::unique_ptr<takt_system_desc_t> parsed(const std::string &text) {
+  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
+  char e[512] = "";
+  if (takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()), text.size(),
+                        d.get(), e, sizeof e) != TAKT_OK) {
+    ADD_FAILURE() << e;
+    return nullptr;
+  }
+  return d;
+}
+
 // threads of this process named prefix and a number
 int threads_named(const std::string &prefix) {
   int n = 0;
@@ -207,12 +219,9 @@ TEST(SystemThreads, PreemptHasATimerThreadPerTimerOfTheSystem) {
   const std::string text =
       "executor: preempt\nstack_kib: 128\nnodes:\n  - name: a\n    timers:\n"
       "      - {name: t1, period_ms: 10}\n      - {name: t2, period_ms: 20}\n";
-  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
+  std::unique_ptr<takt_system_desc_t> d = parsed(text);
+  ASSERT_NE(d, nullptr);
   char e[512] = "";
-  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                              text.size(), d.get(), e, sizeof e),
-            TAKT_OK)
-      << e;
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_system_context_config(d.get(), &cfg);
   takt_context_t *ctx = nullptr;
@@ -546,12 +555,8 @@ TEST(SystemDds, TypedRoutesAndServicesTakeTheirRosTypes) {
       "  services:\n"
       "    - {name: set_mode, type: std_srvs/SetBool, direction: import, mapping: plain}\n"
       "    - {name: toggle, type: std_srvs/SetBool, direction: export}\n";
-  std::unique_ptr<takt_system_desc_t> d(new takt_system_desc_t());
-  char e[512] = "";
-  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                              text.size(), d.get(), e, sizeof e),
-            TAKT_OK)
-      << e;
+  std::unique_ptr<takt_system_desc_t> d = parsed(text);
+  ASSERT_NE(d, nullptr);
   const uint32_t string_size = 4 + 256; // std_msgs/String: {uint32 size; char data[256]}
   for (const char *name : {"chatter", "echo"}) {
     int ti = takt_system_desc_find_topic(d.get(), name);
