@@ -316,6 +316,26 @@ static int64_t clock_ns(clockid_t c) {
   return (int64_t)t.tv_sec * TAKT_NS_PER_S + t.tv_nsec;
 }
 
+/* The n bytes at p written whole on fd; false when the peer is gone. */
+static bool write_all(int fd, const uint8_t *p, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t w = write(fd, p + off, n - off);
+    if (w <= 0) return false;
+    off += (size_t)w;
+  }
+  return true;
+}
+
+/* n bytes from fd into p; false when the peer is gone. */
+static bool read_all(int fd, uint8_t *p, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t r = read(fd, p + off, n - off);
+    if (r <= 0) return false;
+    off += (size_t)r;
+  }
+  return true;
+}
+
 static int floor_writer(struct sockaddr_in addr, uint32_t len, long count, long period_us) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
@@ -340,11 +360,7 @@ static int floor_writer(struct sockaddr_in addr, uint32_t len, long count, long 
     }
     int64_t now = clock_ns(CLOCK_MONOTONIC);
     memcpy(frame + 4 + HEADER_BYTES, &now, sizeof now);
-    for (uint32_t off = 0; off < 4u + len;) {
-      ssize_t n = write(fd, frame + off, 4u + len - off);
-      if (n <= 0) return 1;
-      off += (uint32_t)n;
-    }
+    if (!write_all(fd, frame, 4u + len)) return 1;
   }
   free(frame);
   close(fd);
@@ -430,7 +446,7 @@ typedef struct cfloor {
   int64_t stamp[CHAINS_MAX];      /* reader: its time, written before the post */
   int64_t *samples;               /* chain 1's */
   atomic_long got;
-  atomic_bool quit;
+  atomic_bool quit;               /* reader: the chains' threads end */
 } cfloor_t;
 
 typedef struct cfloor_arg {
@@ -438,30 +454,18 @@ typedef struct cfloor_arg {
   int c;
 } cfloor_arg_t;
 
-static bool set_fifo(int prio) {
-  struct sched_param sp = {.sched_priority = prio};
-  return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
-}
-
 static void *cfloor_write(void *arg) {
   cfloor_arg_t *a = arg;
   cfloor_t *f = a->f;
-  (void)set_fifo(30 - 10 * a->c);
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 30 - 10 * a->c);
   uint8_t frame[4 + HEADER_BYTES + CHAIN_BYTES] = {0};
   put32(frame, HEADER_BYTES + CHAIN_BYTES);
   put32(frame + 4 + 8, CHAIN_BYTES);
-  for (long i = 0; !atomic_load(&f->quit) && i < f->count + 100; i++) {
-    int64_t at = f->start + i * f->period_us * 1000;
-    struct timespec ts = {.tv_sec = at / TAKT_NS_PER_S, .tv_nsec = at % TAKT_NS_PER_S};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-    }
+  for (long i = 0; i < f->count + 100; i++) {
+    takt_sleep_until(f->start + i * f->period_us * 1000);
     int64_t now = clock_ns(CLOCK_MONOTONIC);
     memcpy(frame + 4 + HEADER_BYTES, &now, sizeof now);
-    for (size_t off = 0; off < sizeof frame;) {
-      ssize_t n = write(f->fd[a->c], frame + off, sizeof frame - off);
-      if (n <= 0) return NULL; /* the reader has what it wanted and closed */
-      off += (size_t)n;
-    }
+    if (!write_all(f->fd[a->c], frame, sizeof frame)) return NULL; /* the reader has its samples */
   }
   return NULL;
 }
@@ -489,7 +493,7 @@ static int cfloor_writer(struct sockaddr_in addr, cfloor_t *f) {
 static void *cfloor_callback(void *arg) {
   cfloor_arg_t *a = arg;
   cfloor_t *f = a->f;
-  (void)set_fifo(30 - 10 * a->c);
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 30 - 10 * a->c);
   for (;;) {
     while (sem_wait(&f->ready[a->c]) != 0) {
     }
@@ -543,15 +547,7 @@ static int run_chains_floor(int chains, long count, long period_us, long work_us
     if (poll(pf, (nfds_t)chains, 10000) <= 0) break;
     for (int c = 0; c < chains && ok; c++) {
       if (!(pf[c].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      for (size_t off = 0; off < sizeof frame;) { /* a frame comes whole, or the rest soon */
-        ssize_t n = read(pf[c].fd, frame + off, sizeof frame - off);
-        if (n <= 0) {
-          ok = false;
-          break;
-        }
-        off += (size_t)n;
-      }
-      if (!ok) break;
+      if (!(ok = read_all(pf[c].fd, frame, sizeof frame))) break; /* whole, or the rest soon */
       memcpy(&f.stamp[c], frame + 4 + HEADER_BYTES, sizeof f.stamp[c]);
       sem_post(&f.ready[c]);
     }

@@ -80,6 +80,15 @@ static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, 
   return 0;
 }
 
+/* A whole number in [lo, hi] (hi at most UINT32_MAX). */
+static int get_whole(parser_t *p, yaml_node_t *n, const char *what, double lo, double hi, uint32_t *out) {
+  double v;
+  if (get_number(p, n, what, lo, hi, &v) < 0) return -1;
+  if (v != floor(v)) return FAIL(p, n, "%s must be a whole number, not '%s'", what, scalar(n));
+  *out = (uint32_t)v;
+  return 0;
+}
+
 static int get_ms_ns(parser_t *p, yaml_node_t *n, const char *what, double lo_ms, int64_t *out) {
   double v = 0;
   if (get_number(p, n, what, lo_ms, 3.6e6, &v) < 0) return -1;
@@ -884,12 +893,8 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   d->stamp = true;
   d->line = NODE_LINE(map);
   yaml_node_t *n;
-  double v;
-  if ((n = lookup(p, map, "domain")) != NULL) {
-    if (get_number(p, n, "dds.domain", 0, 232, &v) < 0) return -1;
-    if (v != floor(v)) return FAIL(p, n, "dds.domain must be a whole number, not '%s'", scalar(n));
-    d->domain = (uint32_t)v;
-  }
+  if ((n = lookup(p, map, "domain")) != NULL && get_whole(p, n, "dds.domain", 0, 232, &d->domain) < 0)
+    return -1;
   if ((n = lookup(p, map, "interface")) != NULL &&
       get_address(p, n, "dds.interface", d->interface, sizeof d->interface) < 0)
     return -1;
@@ -1204,12 +1209,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     sys->threads = (uint32_t)v;
   }
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
-  if ((n = lookup(p, root, "stack_kib")) != NULL) {
-    double v;
-    if (get_number(p, n, "stack_kib", 64, 65536, &v) < 0) return -1;
-    if (v != (double)(uint32_t)v) return FAIL(p, n, "stack_kib must be a whole number of KiB, not %g", v);
-    sys->stack_kib = (uint32_t)v;
-  }
+  if ((n = lookup(p, root, "stack_kib")) != NULL && get_whole(p, n, "stack_kib", 64, 65536, &sys->stack_kib) < 0)
+    return -1;
   if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "record")) != NULL && parse_record(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "duration_s")) != NULL &&

@@ -179,7 +179,7 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
   EXPECT_EQ(parse_text("stack_kib: 16\n" + nodes), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib = 16 is out of range [64, 65536]");
   EXPECT_EQ(parse_text("stack_kib: 100.5\n" + nodes), TAKT_EINVAL);
-  EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number of KiB, not 100.5");
+  EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number, not '100.5'");
 }
 
 namespace {

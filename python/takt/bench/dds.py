@@ -244,8 +244,8 @@ def chains_rows(count: int, domain: int, blocks: int = 1) -> Dict[str, dict]:
     a part is left out."""
     cells: Dict[str, List[dict]] = {name: [] for name, _, _ in CHAIN_CASES}
     for b in range(blocks):
-        order = list(enumerate(CHAIN_CASES))
-        for k, (i, (name, low_period, extra)) in enumerate(order if b % 2 == 0 else order[::-1]):
+        cases = CHAIN_CASES if b % 2 == 0 else CHAIN_CASES[::-1]
+        for k, (name, low_period, extra) in enumerate(cases):
             r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + k, low_period, extra)
             if r is not None:
                 cells[name].append(r)

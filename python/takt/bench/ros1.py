@@ -137,17 +137,23 @@ def _cell(peers: Peers, master: str, pub: str, sub: str, size: int, count: int, 
             "socket_ns": [x for x in d.get("socket_ns", []) if x >= 0]}  # takt subscribers only
 
 
+def _run_json(argv: List[str], timeout: float) -> Tuple[Optional[dict], List[str]]:
+    """A one-shot program of the benchmark: its last line of output as JSON, or None and why not."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, ["timed out"]
+    if r.returncode != 0 or not r.stdout.strip():
+        return None, r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+    return json.loads(r.stdout.strip().splitlines()[-1]), []
+
+
 def _floor(peers: Peers, size: int, count: int) -> Dict[str, List[float]]:
     """The bare TCP receive (`takt-bench-ros1 floor`): {"publish": ns, "socket": ns}, empty if it failed."""
     period = _period_us(size)
-    try:
-        r = subprocess.run([str(peers.takt), "floor", str(size), str(count), str(period)], capture_output=True,
-                           text=True, timeout=30 + count * period // 1_000_000)
-    except subprocess.TimeoutExpired:
+    d, _ = _run_json([str(peers.takt), "floor", str(size), str(count), str(period)], 30 + count * period // 1_000_000)
+    if d is None:
         return {}
-    if r.returncode != 0 or not r.stdout.strip():
-        return {}
-    d = json.loads(r.stdout.strip().splitlines()[-1])
     return {"publish": d["samples_ns"], "socket": [x for x in d["socket_ns"] if x >= 0]}
 
 
@@ -209,14 +215,10 @@ def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, 
 def _floor_chains_cell(near: Path, chains: int, count: int) -> Dict[str, object]:
     """One run of the floor (`takt-bench-ros1 chains-floor`), as _chains_cell's."""
     work = CHAIN_WORK_US if chains > 1 else 0
-    try:
-        r = subprocess.run([str(near), "chains-floor", str(chains), str(count), str(CHAIN_PERIOD_US), str(work)],
-                           capture_output=True, text=True, timeout=60 + count * CHAIN_PERIOD_US // 1_000_000)
-    except subprocess.TimeoutExpired:
-        return {"error": ["timed out"], "samples_ns": [], "received": 0}
-    if r.returncode != 0 or not r.stdout.strip():
-        return {"error": r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"], "samples_ns": [], "received": 0}
-    d = json.loads(r.stdout.strip().splitlines()[-1])
+    d, why = _run_json([str(near), "chains-floor", str(chains), str(count), str(CHAIN_PERIOD_US), str(work)],
+                       60 + count * CHAIN_PERIOD_US // 1_000_000)
+    if d is None:
+        return {"error": why, "samples_ns": [], "received": 0}
     return {"samples_ns": d["samples_ns"], "received": d["received"]}
 
 
