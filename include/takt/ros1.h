@@ -144,6 +144,14 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const 
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
                                void *user, takt_ros1_sub_t **out);
 
+/** The order in which the node's I/O thread serves this subscription when messages of several
+ * are ready at once: higher priority first (PoDS's priority-based data processing: a message of
+ * the top chain is read and handed on before those of lower ones that arrived with it; equal
+ * priorities in subscription order). The subscription's takt priority, 0..TAKT_PRIORITY_MAX
+ * (takt_ros1_backend_import and the roscpp API set it); 0 until set. TAKT_EINVAL for NULL or a
+ * priority out of range. Thread-safe. */
+takt_err_t takt_ros1_sub_set_priority(takt_ros1_sub_t *sub, int32_t priority);
+
 /** In a subscription's function of node only (its I/O thread): when the message it has reached
  * this host (monotonic ns, the clock of takt_time_now): on Linux the kernel's receive time of the
  * last TCP segment that made it whole, so the time from there to the function is the node's own

@@ -404,6 +404,7 @@ takt_err_t takt_ros1_backend_import(takt_bridge_backend_t be, uint16_t entity, c
   takt_ros1_sub_t *sub;
   takt_err_t rc = takt_ros1_subscribe(rb->node, ros_topic, type, md5, definition, on_ros_message, r, &sub);
   if (rc < 0) r->entity = TAKT_BRIDGE_ANSWER_BIT; /* the slot stays, routing nothing */
+  else (void)takt_ros1_sub_set_priority(sub, priority); /* read first when others are ready too */
   return rc;
 }
 

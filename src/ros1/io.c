@@ -686,10 +686,36 @@ typedef struct {
   uint16_t a, b;
 } wref_t;
 
+/* The order in which a round serves its ready entries (PoDS §5.2, priority-based data
+ * processing): the subscriptions' connections first, higher priority first (equal ones in watch
+ * order), then the rest in watch order. So of messages that arrived together the top chain's is
+ * read and handed on first, and no slave-API request, accept or lower message is served ahead of
+ * it. Insertion of the ready ones only: a round has few. Returns how many. */
+static uint32_t ready_order(const takt_ros1_node_t *n, const wref_t *refs, uint32_t k,
+                            uint16_t *order) {
+  int32_t prio[256];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    if (n->watch[i].ready == 0 || refs[i].kind != W_IN) continue;
+    int32_t p = atomic_load(&n->subs[refs[i].a].priority);
+    uint32_t j = m++;
+    for (; j > 0 && prio[j - 1] < p; j--) {
+      order[j] = order[j - 1];
+      prio[j] = prio[j - 1];
+    }
+    order[j] = (uint16_t)i;
+    prio[j] = p;
+  }
+  for (uint32_t i = 0; i < k; i++)
+    if (n->watch[i].ready != 0 && refs[i].kind != W_IN) order[m++] = (uint16_t)i;
+  return m;
+}
+
 void takt__ros1_io_main(void *arg) {
   takt_ros1_node_t *n = arg;
   const takt_ros1_config_t *cfg = &n->cfg;
   wref_t refs[256];
+  uint16_t order[256];
   while (!atomic_load(&n->stop)) {
     uint32_t k = 0;
     int64_t deadline = TAKT_TIME_INFINITE, now = takt_time_now();
@@ -795,8 +821,9 @@ void takt__ros1_io_main(void *arg) {
 #undef WATCH
     int32_t ready = takt_io_wait(n->watch, k, n->io_wake, deadline);
     if (ready <= 0) continue;
-    for (uint32_t i = 0; i < k; i++) {
-      if (n->watch[i].ready == 0) continue;
+    uint32_t m = ready_order(n, refs, k, order);
+    for (uint32_t at = 0; at < m; at++) {
+      uint32_t i = order[at];
       wref_t r = refs[i];
       switch (r.kind) {
       case W_RPC_LISTEN: rpc_accept(n); break;

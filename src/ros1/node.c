@@ -693,6 +693,12 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
   return true;
 }
 
+takt_err_t takt_ros1_sub_set_priority(takt_ros1_sub_t *sub, int32_t priority) {
+  if (sub == NULL || priority < 0 || priority > TAKT_PRIORITY_MAX) return TAKT_EINVAL;
+  atomic_store(&sub->priority, priority);
+  return TAKT_OK;
+}
+
 takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const char *type,
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
                                void *user, takt_ros1_sub_t **out) {
@@ -715,6 +721,7 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
     sub->definition = definition;
     sub->fn = fn;
     sub->user = user;
+    atomic_store(&sub->priority, 0);
     sub->received = sub->errors = sub->connect_failures = 0;
     sub->last_error[0] = '\0';
     sub->used = true; /* publisherUpdate may name publishers from now on */

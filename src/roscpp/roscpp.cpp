@@ -664,6 +664,7 @@ struct RosSub {
   std::vector<uint8_t> scratch;  // the I/O thread's staging of one message (length + bytes)
   std::atomic<uint64_t> refused{0};
   takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
+  int32_t priority = 0;  // of the ROS 1 subscription: its subscribers' highest (G.reg_mu)
   ~RosSub() {
     Ros1Use use;
     if (!use.n) return;
@@ -826,6 +827,9 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     G.subs[topic] = rs;
   }
   s->rs = rs;
+  // the I/O thread reads the topic at the priority of its most urgent subscriber
+  if (rs->sub && sch.priority > rs->priority && takt_ros1_sub_set_priority(rs->sub, sch.priority) == TAKT_OK)
+    rs->priority = sch.priority;
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;
   o.attr = attr_of(sch, s->group.id);

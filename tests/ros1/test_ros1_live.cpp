@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <atomic>
 #include <functional>
 #include <cstring>
@@ -679,6 +681,80 @@ TEST_F(Ros1Live, TaktToTaktCarriesEmptyMessages) {
   takt_ros1_sub_get_stats(sub, &ss);
   EXPECT_EQ(ss.received, 3u);
   EXPECT_EQ(ss.connections, 1u);
+  takt_ros1_node_destroy(b);
+}
+
+// The I/O thread serves messages that are ready together by their subscriptions' priority
+// (takt_ros1_sub_set_priority; PoDS's priority-based data processing), equal priorities in
+// subscription order. A gate subscription's callback holds the reading node's I/O thread while
+// "/lo" (subscribed first) and "/hi" get a message each, so its next round finds both ready.
+TEST_F(Ros1Live, MessagesReadyTogetherAreServedHighestPriorityFirst) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  const char *names[3] = {"/gate", "/lo", "/hi"};
+  takt_ros1_pub_t *pub[3];
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(takt_ros1_advertise(node, names[i], std_msgs__String__NAME, std_msgs__String__MD5,
+                                  std_msgs__String__DEFINITION, false, &pub[i]),
+              TAKT_OK);
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool inside = false, open = false;
+  } gate;
+  takt_ros1_sub_t *gsub, *lo, *hi;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/gate", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION,
+                                [](void *u, const uint8_t *, uint32_t) {
+                                  auto *g = static_cast<Gate *>(u);
+                                  std::unique_lock<std::mutex> l(g->m);
+                                  g->inside = true;
+                                  g->cv.notify_all();
+                                  g->cv.wait_for(l, std::chrono::seconds(10), [&] { return g->open; });
+                                  g->inside = g->open = false;
+                                },
+                                &gate, &gsub),
+            TAKT_OK);
+  Received rx;
+  ASSERT_EQ(subscribe_string(b, "/lo", &rx, &lo), TAKT_OK);
+  ASSERT_EQ(subscribe_string(b, "/hi", &rx, &hi), TAKT_OK);
+  EXPECT_EQ(takt_ros1_sub_set_priority(nullptr, 1), TAKT_EINVAL);
+  EXPECT_EQ(takt_ros1_sub_set_priority(hi, -1), TAKT_EINVAL);
+  EXPECT_EQ(takt_ros1_sub_set_priority(hi, TAKT_PRIORITY_MAX + 1), TAKT_EINVAL);
+  for (int i = 0; i < 3; i++) ASSERT_TRUE(connections_reach(pub[i], 1, 10000)) << names[i];
+
+  // one round: hold the I/O thread in the gate, publish on /lo then /hi, open the gate
+  auto round = [&](int k) {
+    std::vector<uint8_t> g = ser("gate"), l = ser("lo" + std::to_string(k)),
+                         h = ser("hi" + std::to_string(k));
+    EXPECT_EQ(takt_ros1_publish(pub[0], g.data(), (uint32_t)g.size()), TAKT_OK);
+    {
+      std::unique_lock<std::mutex> lk(gate.m);
+      EXPECT_TRUE(gate.cv.wait_for(lk, std::chrono::seconds(5), [&] { return gate.inside; }));
+    }
+    EXPECT_EQ(takt_ros1_publish(pub[1], l.data(), (uint32_t)l.size()), TAKT_OK);
+    EXPECT_EQ(takt_ros1_publish(pub[2], h.data(), (uint32_t)h.size()), TAKT_OK);
+    // both written whole by this thread (no queue): on loopback they are in the reader's sockets
+    // once the kernel's receive path has run; it is given time to
+    takt_ros1_pub_stats_t st;
+    takt_ros1_pub_get_stats(pub[2], &st);
+    EXPECT_EQ(st.direct, (uint64_t)k + 1);
+    takt_sleep_until(takt_time_now() + 50 * TAKT_NS_PER_MS);
+    {
+      std::lock_guard<std::mutex> lk(gate.m);
+      gate.open = true;
+    }
+    gate.cv.notify_all();
+    EXPECT_TRUE(eventually([&] { return rx.size() == 2u * (size_t)(k + 1); }, 5000));
+  };
+  for (int k = 0; k < 3; k++) round(k);  // equal priorities: subscription order
+  ASSERT_EQ(takt_ros1_sub_set_priority(hi, 9), TAKT_OK);
+  ASSERT_EQ(takt_ros1_sub_set_priority(lo, 1), TAKT_OK);
+  for (int k = 3; k < 6; k++) round(k);  // /hi first
+  std::lock_guard<std::mutex> lk(rx.m);
+  EXPECT_EQ(rx.msgs, (std::vector<std::string>{"lo0", "hi0", "lo1", "hi1", "lo2", "hi2", "hi3",
+                                                "lo3", "hi4", "lo4", "hi5", "lo5"}));
   takt_ros1_node_destroy(b);
 }
 
