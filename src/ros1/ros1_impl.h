@@ -94,7 +94,7 @@ struct takt_ros1_sub {
   const char *md5, *definition;
   takt_ros1_msg_fn fn;
   void *user;
-  _Atomic int32_t priority; /* the I/O thread serves higher ones first (takt_ros1_sub_set_priority) */
+  _Atomic int32_t priority; /* served first among ready ones (takt_ros1_sub_set_priority) */
   /* node->lock */
   uint64_t received, errors, connect_failures;
   char last_error[384];

@@ -828,7 +828,8 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   }
   s->rs = rs;
   // the I/O thread reads the topic at the priority of its most urgent subscriber
-  if (rs->sub && sch.priority > rs->priority && takt_ros1_sub_set_priority(rs->sub, sch.priority) == TAKT_OK)
+  if (rs->sub && sch.priority > rs->priority &&
+      takt_ros1_sub_set_priority(rs->sub, sch.priority) == TAKT_OK)
     rs->priority = sch.priority;
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;

@@ -711,7 +711,8 @@ TEST_F(Ros1Live, MessagesReadyTogetherAreServedHighestPriorityFirst) {
                                   std::unique_lock<std::mutex> l(g->m);
                                   g->inside = true;
                                   g->cv.notify_all();
-                                  g->cv.wait_for(l, std::chrono::seconds(10), [&] { return g->open; });
+                                  g->cv.wait_for(l, std::chrono::seconds(10),
+                                                 [&] { return g->open; });
                                   g->inside = g->open = false;
                                 },
                                 &gate, &gsub),
