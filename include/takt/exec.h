@@ -105,7 +105,7 @@ typedef struct takt_executor_options {
   uint32_t max_callbacks; /* 0: the context's timers + subscriptions + services + clients */
   /* bytes of stack of each thread the executor creates (preempt's workers and timer threads,
    * waitset's helpers), which run the callbacks; 0: the port's default (Linux: the process's,
-   * usually 8 MiB, all of it resident once takt_port_realtime_setup has locked memory) */
+   * usually 8 MiB; TAKT_RT_THREAD_STACK, 1 MiB, once takt_port_realtime_setup has locked memory) */
   uint32_t stack_size;
   union {
     takt_batch_options_t batch;

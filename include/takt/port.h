@@ -98,8 +98,8 @@ typedef struct takt_thread_attr {
   int32_t priority;           /* SCHED_FIFO 1..99; ignored for OTHER */
   int32_t cpu;                /* pin to this CPU, or -1 for any */
   uint32_t stack_size;        /* bytes (rounded up to whole pages, at least the OS minimum); 0: the
-                               * port's default (POSIX: the process's, RLIMIT_STACK, usually 8 MiB,
-                               * all of it resident in a process that locked its memory) */
+                               * port's default (POSIX: the process's, RLIMIT_STACK, usually 8 MiB;
+                               * TAKT_RT_THREAD_STACK after takt_port_realtime_setup) */
 } takt_thread_attr_t;
 
 typedef void (*takt_thread_fn)(void *arg);
@@ -139,13 +139,39 @@ bool takt_port_rt_permitted(void);
  * keep freed memory in the process and large blocks in the heap (glibc: no trimming, no mapping
  * per block, so a buffer freed and allocated again does not fault its pages in again), lock all
  * memory (no page faults later) and ask the CPUs to stay out of deep idle states
- * (/dev/cpu_dma_latency = 0, held until the process exits). Returns a bit set of what worked:
- * 1 memory locked, 2 idle states limited, 4 the allocator set.
+ * (/dev/cpu_dma_latency = 0, held until the process exits). Locked memory makes every thread's
+ * whole stack resident, so threads created afterwards without a stack size of their own (a
+ * takt_thread_attr_t's stack_size 0, and the threads of libraries in the process, Cyclone's among
+ * them) get TAKT_RT_THREAD_STACK instead of the process's default (RLIMIT_STACK, usually 8 MiB;
+ * takt_port_set_default_stack; a smaller default is kept). A thread that needs more asks for it
+ * (stack_size; a system file's stack_kib). Returns a bit set of what worked: 1 memory locked,
+ * 2 idle states limited, 4 the allocator set, 8 the default thread stack bounded.
  */
 uint32_t takt_port_realtime_setup(void);
+/** The stack of every thread made afterwards without a size of its own: a takt_thread_attr_t's
+ * stack_size 0 and the threads libraries in the process make without one (POSIX: glibc's
+ * pthread_setattr_default_np), in bytes (whole pages, at least the OS minimum). TAKT_EINVAL for
+ * 0, TAKT_ENOTSUP where the platform has no such default (Cortex-M: no threads). Threads made
+ * before keep theirs: call it at start-up. */
+takt_err_t takt_port_set_default_stack(uint32_t bytes);
 #define TAKT_RT_SETUP_MLOCK 1u
 #define TAKT_RT_SETUP_DMA_LATENCY 2u
 #define TAKT_RT_SETUP_MALLOC 4u
+#define TAKT_RT_SETUP_STACK 8u
+#ifndef TAKT_RT_THREAD_STACK
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TAKT__SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TAKT__SANITIZED 1
+#endif
+#endif
+#ifdef TAKT__SANITIZED
+#define TAKT_RT_THREAD_STACK (4u << 20) /* the sanitizers' frames are larger */
+#else
+#define TAKT_RT_THREAD_STACK (1u << 20)
+#endif
+#endif
 
 /* ---- critical sections ---------------------------------------------------------------------- */
 

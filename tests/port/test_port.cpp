@@ -312,8 +312,9 @@ size_t stack_of(uint32_t asked) {
   takt_thread_t t;
   takt_thread_attr_t a = {"takt-stack", TAKT_SCHED_OTHER, 0, -1, asked};
   size_t got = 0;
-  EXPECT_EQ(takt_thread_create(&t, &a, stack_fn, &got), TAKT_OK);
-  EXPECT_EQ(takt_thread_join(&t), TAKT_OK);
+  takt_err_t rc = takt_thread_create(&t, &a, stack_fn, &got);
+  EXPECT_EQ(rc, TAKT_OK);
+  if (rc == TAKT_OK) EXPECT_EQ(takt_thread_join(&t), TAKT_OK);
   return got;
 }
 }  // namespace
@@ -352,6 +353,72 @@ TEST(Thread, StackSizeIsTheThreadsStack) {
   EXPECT_STACK(1024 * 1024, 1024 * 1024);
   EXPECT_EQ(stack_of(0), default_stack());
 }
+
+// takt_port_set_default_stack: threads made afterwards with stack_size 0 get that stack; and
+// takt_port_realtime_setup bounds the default to TAKT_RT_THREAD_STACK (it locks memory, which
+// makes every stack resident; in a child process, which it leaves so). The
+// default is read back exactly (glibc's pthread_getattr_default_np); a thread made with it has at
+// least that stack and less than the old default: glibc may hand a joined thread's cached stack
+// up to 4 times larger to a new one, and the parent's cache is the child's.
+namespace {
+int in_child(int (*fn)()) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+size_t default_attr_stack() {
+  pthread_attr_t a;
+  size_t size = 0;
+  if (pthread_getattr_default_np(&a) != 0) return 0;
+  pthread_attr_getstacksize(&a, &size);
+  pthread_attr_destroy(&a);
+  return size;
+}
+}  // namespace
+
+// In this process (ThreadSanitizer cannot make threads in a child forked from a threaded
+// parent), the process's default put back afterwards.
+// ThreadSanitizer refuses threads of a default stack below its own needs (EINVAL) and gives
+// them a stack of its choosing: there a larger size, and only the default read back is checked.
+TEST(Thread, DefaultStackIsTheOneSetForThreadsMadeAfterwards) {
+#if defined(__SANITIZE_THREAD__)
+  const uint32_t want = 4u << 20;
+#else
+  const uint32_t want = 512u * 1024u;
+#endif
+  size_t before = stack_of(0);
+  ASSERT_GT(before, want);  // the test wants a larger default to start with
+  EXPECT_EQ(takt_port_set_default_stack(0), TAKT_EINVAL);
+  ASSERT_EQ(takt_port_set_default_stack(want), TAKT_OK);
+  EXPECT_EQ(default_attr_stack(), want);
+  size_t got = stack_of(0);
+  EXPECT_GE(got, want);
+#if !defined(__SANITIZE_THREAD__)
+  EXPECT_LT(got, before);
+#endif
+  ASSERT_EQ(takt_port_set_default_stack(static_cast<uint32_t>(before)), TAKT_OK);
+  EXPECT_EQ(default_attr_stack(), before);
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// Not under the sanitizers: locking all memory would fault in their shadow memory.
+TEST(Realtime, SetupBoundsTheDefaultStack) {
+  EXPECT_EQ(in_child([]() -> int {
+              size_t before = stack_of(0);
+              uint32_t done = takt_port_realtime_setup();
+              if ((done & TAKT_RT_SETUP_STACK) == 0) return 1;
+              if (before > TAKT_RT_THREAD_STACK) {
+                if (default_attr_stack() != TAKT_RT_THREAD_STACK) return 2;
+                size_t got = stack_of(0);
+                if (got < TAKT_RT_THREAD_STACK || got >= before) return 3;
+              }
+              return 0;
+            }),
+            0);
+}
+#endif
 
 TEST(Thread, BadAttributesAreRejected) {
   takt_thread_t t;

@@ -656,6 +656,11 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
   r->iters_per_ns = takt_busywork_calibrate();
   if (prepare(r) < 0) return die("payload", TAKT_ENOMEM);
+  int rt_prio = o->rt_prio;
+  bool rt = rt_prio > 0 && takt_port_rt_permitted();
+  /* mlockall, shallow CPU idle states, and a bounded default stack for the threads made from
+   * here on (the executor's, the links', Cyclone's): before the system is built */
+  if (rt) (void)takt_port_realtime_setup();
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_system_context_config(&r->desc, &cfg);
   takt_err_t rc = takt_context_create(&cfg, &r->ctx);
@@ -674,9 +679,6 @@ static int run(runner_t *r, const options_t *o, double duration) {
   for (uint32_t i = 0; i < r->desc.n_callbacks; i++)
     if (r->desc.callbacks[i].rt_class == TAKT_RT_HARD) any_hard = true;
 
-  int rt_prio = o->rt_prio;
-  bool rt = rt_prio > 0 && takt_port_rt_permitted();
-  if (rt) (void)takt_port_realtime_setup(); /* mlockall, shallow CPU idle states */
   if (any_hard) {
     /* hard violations are detected at the critical instant by their own thread, above the
      * executor (one priority higher, or SCHED_FIFO 99) */

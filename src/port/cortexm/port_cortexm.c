@@ -361,6 +361,10 @@ void takt_port_thread_name(char *buf, size_t len) {
 bool takt_port_rt_permitted(void) { return false; } /* no threads to give SCHED_FIFO */
 /* Nothing pages and no idle state is deeper than WFI: nothing to set up. */
 uint32_t takt_port_realtime_setup(void) { return 0u; }
+takt_err_t takt_port_set_default_stack(uint32_t bytes) {
+  (void)bytes;
+  return TAKT_ENOTSUP;
+}
 
 /* ---- critical sections and priority levels ---- */
 

@@ -440,6 +440,40 @@ void takt_port_thread_name(char *buf, size_t len) {
   if (pthread_getname_np(pthread_self(), buf, len) != 0) buf[0] = '\0';
 }
 
+/* The stack a thread made without a size of its own gets (bytes; 0 if unknown). */
+static size_t default_stack(void) {
+  size_t size = 0;
+#ifdef __GLIBC__
+  pthread_attr_t a;
+  if (pthread_getattr_default_np(&a) != 0) return 0;
+  if (pthread_attr_getstacksize(&a, &size) != 0) size = 0;
+  pthread_attr_destroy(&a);
+  if (size == 0) { /* glibc's "not set": the limit decides, as at the process's start */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0)
+      size = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
+  }
+#endif
+  return size;
+}
+
+takt_err_t takt_port_set_default_stack(uint32_t bytes) {
+  if (bytes == 0) return TAKT_EINVAL;
+#ifdef __GLIBC__
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  size_t stack = bytes < (size_t)PTHREAD_STACK_MIN ? (size_t)PTHREAD_STACK_MIN : bytes;
+  stack = (stack + pg - 1) / pg * pg;
+  pthread_attr_t a;
+  if (pthread_getattr_default_np(&a) != 0) return TAKT_EOS;
+  int rc = pthread_attr_setstacksize(&a, stack);
+  if (rc == 0) rc = pthread_setattr_default_np(&a);
+  pthread_attr_destroy(&a);
+  return rc == 0 ? TAKT_OK : TAKT_EOS;
+#else
+  return TAKT_ENOTSUP;
+#endif
+}
+
 uint32_t takt_port_realtime_setup(void) {
   static int dma_fd = -1; /* kept open: the request lasts while the file is open */
   uint32_t done = 0;
@@ -449,6 +483,13 @@ uint32_t takt_port_realtime_setup(void) {
      sertype) does not fault its pages in again */
   if (mallopt(M_TRIM_THRESHOLD, -1) == 1 && mallopt(M_MMAP_MAX, 0) == 1) done |= TAKT_RT_SETUP_MALLOC;
 #endif
+  /* with memory locked every thread's whole stack is resident: the process's default
+     (RLIMIT_STACK, usually 8 MiB) would cost that much per thread, takt's own and its libraries'
+     (Cyclone's); a smaller default is kept */
+  size_t cur = default_stack();
+  if (cur != 0 && (cur <= TAKT_RT_THREAD_STACK ||
+                   takt_port_set_default_stack(TAKT_RT_THREAD_STACK) == TAKT_OK))
+    done |= TAKT_RT_SETUP_STACK;
   if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) done |= TAKT_RT_SETUP_MLOCK;
   if (dma_fd < 0) {
     int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
