@@ -80,11 +80,21 @@ static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, 
   return 0;
 }
 
-/* A whole number in [lo, hi] (hi at most UINT32_MAX). */
+/* A whole number in [lo, hi]: sizes, counts, priorities and ids (2.5 is refused, not cut). */
+static int get_integer(parser_t *p, yaml_node_t *n, const char *what, double lo, double hi,
+                       double *out) {
+  if (get_number(p, n, what, lo, hi, out) < 0) return -1;
+  if (*out != floor(*out)) {
+    *out = 0;
+    return FAIL(p, n, "%s must be a whole number, not '%s'", what, scalar(n));
+  }
+  return 0;
+}
+
+/* get_integer into a uint32_t (hi at most UINT32_MAX). */
 static int get_whole(parser_t *p, yaml_node_t *n, const char *what, double lo, double hi, uint32_t *out) {
   double v;
-  if (get_number(p, n, what, lo, hi, &v) < 0) return -1;
-  if (v != floor(v)) return FAIL(p, n, "%s must be a whole number, not '%s'", what, scalar(n));
+  if (get_integer(p, n, what, lo, hi, &v) < 0) return -1;
   *out = (uint32_t)v;
   return 0;
 }
@@ -270,11 +280,11 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
     if (takt_system_desc_find_topic(sys, t->name) >= 0) return FAIL(p, n, "topic '%s' declared twice", t->name);
     double v;
     if ((n = lookup(p, it, "size")) != NULL) {
-      if (get_number(p, n, "size", 1, 1 << 24, &v) < 0) return -1;
+      if (get_integer(p, n, "size", 1, 1 << 24, &v) < 0) return -1;
       t->size = (uint32_t)v;
     }
     if ((n = lookup(p, it, "slots")) != NULL) {
-      if (get_number(p, n, "slots", 1, 1024, &v) < 0) return -1;
+      if (get_integer(p, n, "slots", 1, 1024, &v) < 0) return -1;
       t->slots = (uint32_t)v;
     }
     if ((n = lookup(p, it, "shared")) != NULL) {
@@ -396,11 +406,11 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
     /* a client without sizes takes its service's */
     cb->request_size = cb->response_size = kind == TAKT_SYSTEM_SERVICE ? 64 : 0;
     if ((n = lookup(p, it, "request_size")) != NULL) {
-      if (get_number(p, n, "request_size", 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, "request_size", 1, 65536, &v) < 0) return -1;
       cb->request_size = (uint32_t)v;
     }
     if ((n = lookup(p, it, "response_size")) != NULL) {
-      if (get_number(p, n, "response_size", 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, "response_size", 1, 65536, &v) < 0) return -1;
       cb->response_size = (uint32_t)v;
     }
   }
@@ -408,7 +418,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
       (require(p, it, "service", what, &n) < 0 || get_name(p, n, "service", cb->service) < 0))
     return -1;
   if (kind == TAKT_SYSTEM_SERVICE && (n = lookup(p, it, "depth")) != NULL) {
-    if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
+    if (get_integer(p, n, "depth", 1, 65536, &v) < 0) return -1;
     cb->depth = (uint32_t)v;
   }
   if (kind == TAKT_SYSTEM_TIMER || kind == TAKT_SYSTEM_CYCLIC || kind == TAKT_SYSTEM_CLIENT) {
@@ -422,7 +432,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
         (require(p, it, "topic", "a subscription", &n) < 0 || get_name(p, n, "topic", cb->topic) < 0))
       return -1;
     if ((n = lookup(p, it, "depth")) != NULL) {
-      if (get_number(p, n, "depth", 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, "depth", 1, 65536, &v) < 0) return -1;
       cb->depth = (uint32_t)v;
     }
   }
@@ -431,7 +441,7 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
     cb->work_ns = (int64_t)llround(v * 1e3);
   }
   if ((n = lookup(p, it, "priority")) != NULL) {
-    if (get_number(p, n, "priority", 0, TAKT_PRIORITY_MAX, &v) < 0) return -1;
+    if (get_integer(p, n, "priority", 0, TAKT_PRIORITY_MAX, &v) < 0) return -1;
     cb->priority = (int32_t)v;
     cb->has_priority = true;
   }
@@ -596,7 +606,7 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_syst
     yaml_node_t *n;
     double v;
     if (require(p, it, "topic", what, &n) < 0 || get_name(p, n, "topic", r->topic) < 0) return -1;
-    if (require(p, it, "entity", what, &n) < 0 || get_number(p, n, "entity", 0, 65535, &v) < 0)
+    if (require(p, it, "entity", what, &n) < 0 || get_integer(p, n, "entity", 0, 65535, &v) < 0)
       return -1;
     r->entity = (uint16_t)v;
     for (uint32_t i = 0; i < *count; i++) {
@@ -606,7 +616,7 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_syst
                     is_export ? "export" : "import", l->name);
     }
     if (is_export && (n = lookup(p, it, "priority")) != NULL) {
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     if (is_export && (n = lookup(p, it, "reliable")) != NULL) {
@@ -640,7 +650,7 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
     if (require(p, it, "name", "a bridged service", &n) < 0 || get_name(p, n, "service", r->name) < 0)
       return -1;
     if (require(p, it, "entity", "a bridged service", &n) < 0 ||
-        get_number(p, n, "entity", 0, 32767, &v) < 0)
+        get_integer(p, n, "entity", 0, 32767, &v) < 0)
       return -1;
     r->entity = (uint16_t)v;
     for (uint32_t i = 0; i < l->n_services; i++)
@@ -648,7 +658,7 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
         return FAIL(p, n, "service '%s' or entity %u is bridged twice on link '%s'", r->name,
                     r->entity, l->name);
     if ((n = lookup(p, it, "priority")) != NULL) {
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     if (require(p, it, "direction", "a bridged service", &n) < 0 ||
@@ -671,13 +681,13 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
     if ((n = lookup(p, it, "request_size")) != NULL) {
       if (!r->import) return FAIL(p, n, "request_size belongs to an imported service (an exported "
                                         "one has its service's)");
-      if (get_number(p, n, "request_size", 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, "request_size", 1, 65536, &v) < 0) return -1;
       r->request_size = (uint32_t)v;
     }
     if ((n = lookup(p, it, "response_size")) != NULL) {
       if (!r->import) return FAIL(p, n, "response_size belongs to an imported service (an "
                                         "exported one has its service's)");
-      if (get_number(p, n, "response_size", 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, "response_size", 1, 65536, &v) < 0) return -1;
       r->response_size = (uint32_t)v;
     }
     l->n_services++;
@@ -720,7 +730,7 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
     }
     if ((n = lookup(p, it, "window")) != NULL) {
       double v;
-      if (get_number(p, n, "window", 1, 32, &v) < 0) return -1;
+      if (get_integer(p, n, "window", 1, 32, &v) < 0) return -1;
       l->window = (uint32_t)v;
     }
     if ((n = lookup(p, it, "describe")) != NULL && get_bool(p, n, "describe", &l->describe) < 0)
@@ -789,7 +799,7 @@ static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_
         return -1;
     }
     if ((n = lookup(p, it, "priority")) != NULL) {
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     if ((n = lookup(p, it, "reliable")) != NULL && get_bool(p, n, "reliable", &r->reliable) < 0)
@@ -798,7 +808,7 @@ static int parse_dds_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_
         get_bool(p, n, "transient_local", &r->transient_local) < 0)
       return -1;
     if ((n = lookup(p, it, "depth")) != NULL) {
-      if (get_number(p, n, "depth", 1, 1024, &v) < 0) return -1;
+      if (get_integer(p, n, "depth", 1, 1024, &v) < 0) return -1;
       r->depth = (uint32_t)v;
     }
     (*count)++;
@@ -837,7 +847,7 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
       return FAIL(p, n, "direction must be 'import' (served on another host) or 'export' (a "
                         "service of this system), not '%s'", scalar(n));
     if ((n = lookup(p, it, "priority")) != NULL) {
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     if ((n = lookup(p, it, "mapping")) != NULL) {
@@ -873,7 +883,7 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
       if (tn != NULL) return FAIL(p, n, "%s and type exclude each other (the type gives the sizes)", sizes[k]);
       if (!r->import) return FAIL(p, n, "%s belongs to an imported service (an exported one has "
                                         "its service's)", sizes[k]);
-      if (get_number(p, n, sizes[k], 1, 65536, &v) < 0) return -1;
+      if (get_integer(p, n, sizes[k], 1, 65536, &v) < 0) return -1;
       *(k == 0 ? &r->request_size : &r->response_size) = (uint32_t)v;
     }
     d->n_services++;
@@ -1010,7 +1020,7 @@ static int parse_ros1_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt
       return -1;
     if (!is_export && (n = lookup(p, it, "priority")) != NULL) {
       double v;
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     /* the takt topic takes the ROS type (declared or implicit) */
@@ -1057,7 +1067,7 @@ static int parse_ros1_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t
                         "this system), not '%s'", scalar(n));
     if ((n = lookup(p, it, "priority")) != NULL) {
       double v;
-      if (get_number(p, n, "priority", 0, 255, &v) < 0) return -1;
+      if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
     }
     if ((n = lookup(p, it, "persistent")) != NULL) {
@@ -1123,15 +1133,15 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
     r1->node_given = true;
   }
   if ((n = lookup(p, map, "receive_priority")) != NULL) {
-    if (get_number(p, n, "receive_priority", 0, 99, &v) < 0) return -1;
+    if (get_integer(p, n, "receive_priority", 0, 99, &v) < 0) return -1;
     r1->receive_priority = (int32_t)v;
   }
   if ((n = lookup(p, map, "queue")) != NULL) {
-    if (get_number(p, n, "queue", 1, 4096, &v) < 0) return -1;
+    if (get_integer(p, n, "queue", 1, 4096, &v) < 0) return -1;
     r1->queue = (uint32_t)v;
   }
   if ((n = lookup(p, map, "max_message")) != NULL) {
-    if (get_number(p, n, "max_message", 64, 1 << 24, &v) < 0) return -1;
+    if (get_integer(p, n, "max_message", 64, 1 << 24, &v) < 0) return -1;
     r1->max_message = (uint32_t)v;
   }
   if ((n = lookup(p, map, "export")) != NULL && parse_ros1_routes(p, n, true, sys) < 0) return -1;
@@ -1205,7 +1215,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   }
   if ((n = lookup(p, root, "threads")) != NULL) {
     double v;
-    if (get_number(p, n, "threads", 1, 256, &v) < 0) return -1;
+    if (get_integer(p, n, "threads", 1, 256, &v) < 0) return -1;
     sys->threads = (uint32_t)v;
   }
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;

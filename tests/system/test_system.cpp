@@ -182,6 +182,31 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number, not '100.5'");
 }
 
+// Sizes, counts, priorities and ids are whole numbers: a fraction is refused with the field's
+// name and value, not cut to its whole part.
+TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  EXPECT_EQ(parse_text("threads: 1.5\n" + nodes), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:1:10: threads must be a whole number, not '1.5'");
+  ASSERT_EQ(parse_text("threads: 2\n" + nodes), TAKT_OK) << err;
+  EXPECT_EQ(desc->threads, 2u);
+  EXPECT_EQ(parse_text("nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, priority: 2.5}]\n"),
+            TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("priority must be a whole number, not '2.5'"), std::string::npos)
+      << err;
+  EXPECT_EQ(parse_text("topics: [{name: x, size: 64.5}]\n" + nodes), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("size must be a whole number, not '64.5'"), std::string::npos)
+      << err;
+  // a fraction where one makes sense stays accepted
+  ASSERT_EQ(parse_text("nodes:\n  - name: a\n    timers: [{name: t, period_ms: 2.5, work_us: 1.5}]\n"),
+            TAKT_OK)
+      << err;
+}
+
 namespace {
 // text parsed as mem.yaml, or nullptr with the parser's message as the test's failure
 std::unique_ptr<takt_system_desc_t> parsed(const std::string &text) {
