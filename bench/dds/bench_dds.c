@@ -32,9 +32,18 @@
  * Cyclone's receive thread runs) wakes every PERIOD_US and posts a semaphore (a futex wake-up)
  * that a thread at SCHED_FIFO 60 (the callbacks' priority) waits on; the waiter records its
  * return minus the post (SCHED_OTHER for both without the privilege). Prints the same JSON as
- * sub, with size 0. */
+ * sub, with size 0.
+ *
+ *   takt-bench-dds chains-sub|chains-pub ...  (below: the top chain beside lower chains' load)
+ *   takt-bench-dds chains-floor COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US  (its floor, below) */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <semaphore.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +191,7 @@ static int usage(void) {
                   "       takt-bench-dds chains-sub DOMAIN COUNT LOW_SIZE\n"
                   "       takt-bench-dds chains-pub DOMAIN COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
                   "                          [LANES [WINDOW]]\n"
+                  "       takt-bench-dds chains-floor COUNT PERIOD_US LOW_SIZE LOW_PERIOD_US\n"
                   "(pub-direct: the publishing thread writes to Cyclone itself, direct_write;\n"
                   " pub-job: a forwarding job of the bridge node sends, not the publisher;\n"
                   " chains: LOW_PERIOD_US 0 publishes nothing on the two lower chains; LANES and\n"
@@ -226,6 +236,7 @@ static side_t open_side(const char *name, uint32_t domain, uint32_t routes, uint
 
 static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
                       long low_period_us, int lanes, long window);
+static int run_chains_floor(long count, long period_us, uint32_t low_size, long low_period_us);
 
 int main(int argc, char **argv) {
   /* as takt's runner prepares a real-time process: the allocator keeps freed blocks (Cyclone's
@@ -238,6 +249,8 @@ int main(int argc, char **argv) {
     return run_chains(false, (uint32_t)atoi(argv[2]), atol(argv[3]), atol(argv[4]),
                       (uint32_t)atol(argv[5]), atol(argv[6]), argc >= 8 ? atoi(argv[7]) : 0,
                       argc == 9 ? atol(argv[8]) : -1);
+  if (argc == 6 && strcmp(argv[1], "chains-floor") == 0)
+    return run_chains_floor(atol(argv[2]), atol(argv[3]), (uint32_t)atol(argv[4]), atol(argv[5]));
   if (argc == 4 && strcmp(argv[1], "wake") == 0) return run_wake(atol(argv[2]), atol(argv[3]));
   if (argc < 5) return usage();
   const char *mode = argv[1];
@@ -566,4 +579,207 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
   /* the process ends here: the OS takes the rest (the entities' teardown is tested elsewhere) */
   takt_bridge_stop(bridge);
   return rc;
+}
+
+/* ---- chains-floor: the chains' traffic with no middleware ----
+ *
+ * What this machine allows the top chain while the lower chains' traffic crosses beside it, the
+ * same topology without DDS or takt. Two processes on loopback and, as Cyclone receives a
+ * participant's data on one unicast socket, one UDP socket for all three chains. The writer
+ * (forked) has a thread per chain at the chain's SCHED_FIFO priority (30, 20, 10): chain 1 sends
+ * a 64-byte datagram every PERIOD_US stamped with its release time; chains 2 and 3 send LOW_SIZE
+ * bytes every LOW_PERIOD_US each (0: not at all) as datagrams of FLOOR_DGRAM bytes, as Cyclone
+ * packs a sample's fragments into messages of at most 14,720 bytes (MaxMessageSize). A release
+ * a lower chain is too late for is skipped, as takt skips a timer's. The reader's receive thread
+ * at the DDS receive thread's priority (SCHED_FIFO 90) asks for Cyclone's 1 MiB receive buffer,
+ * reads each datagram with a blocking recv, copies a lower chain's fragments into the sample's
+ * buffer (as the sertype does) and, for a whole sample, and for each of chain 1's datagrams,
+ * posts a semaphore to the chain's thread (SCHED_FIFO 30, 20, 10, as the far callbacks), which
+ * records the time since the release first thing. Nothing acknowledges, nothing paces: a
+ * datagram the socket has no room for is lost. Prints chains-sub's JSON. */
+
+#define FLOOR_DGRAM 14400u
+
+typedef struct floor_hdr {
+  uint32_t chain, frag, nfrag, seq;
+  int64_t stamp; /* chain 1: its release time */
+} floor_hdr_t;
+
+typedef struct cfloor {
+  int fd;
+  long count, period_us, low_period_us;
+  uint32_t low_size;
+  int64_t start;           /* writer: chain 1's first release */
+  atomic_bool done;        /* writer: chain 1 has made its releases */
+  sem_t ready[3];          /* reader: for the chain's thread */
+  int64_t stamp;           /* reader: chain 1's datagram's release, written before the post */
+  int64_t *samples;        /* chain 1's */
+  atomic_long got;
+  atomic_long low_received[2];
+  _Atomic int64_t low_first, low_last;
+  atomic_bool quit;        /* reader: the chains' threads end */
+} cfloor_t;
+
+typedef struct cfloor_arg {
+  cfloor_t *f;
+  int c;
+} cfloor_arg_t;
+
+static void *cfloor_write(void *arg) {
+  cfloor_arg_t *a = arg;
+  cfloor_t *f = a->f;
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 30 - 10 * a->c);
+  static uint8_t bufs[3][sizeof(floor_hdr_t) + FLOOR_DGRAM];
+  uint8_t *buf = bufs[a->c];
+  memset(buf, 0x5a, sizeof bufs[0]);
+  floor_hdr_t h = {.chain = (uint32_t)a->c};
+  if (a->c == 0) {
+    for (long k = 0; k < f->count; k++) {
+      int64_t release = f->start + k * f->period_us * TAKT_NS_PER_US;
+      takt_sleep_until(release);
+      h.seq = (uint32_t)k;
+      h.nfrag = 1;
+      h.stamp = release;
+      memcpy(buf, &h, sizeof h);
+      (void)send(f->fd, buf, CHAIN_TOP_BYTES, 0);
+    }
+    atomic_store(&f->done, true);
+    return NULL;
+  }
+  int64_t period = f->low_period_us * TAKT_NS_PER_US;
+  h.nfrag = (f->low_size + FLOOR_DGRAM - 1) / FLOOR_DGRAM;
+  for (long k = 0; !atomic_load(&f->done); k++) {
+    int64_t release = f->start + k * period, now = takt_time_now();
+    if (release < now - period) { /* too late for it: the next one due */
+      k = (now - f->start) / period + 1;
+      release = f->start + k * period;
+    }
+    takt_sleep_until(release);
+    h.seq = (uint32_t)k;
+    for (uint32_t i = 0; i < h.nfrag; i++) {
+      h.frag = i;
+      memcpy(buf, &h, sizeof h);
+      uint32_t n = i + 1 < h.nfrag ? FLOOR_DGRAM : f->low_size - i * FLOOR_DGRAM;
+      (void)send(f->fd, buf, sizeof h + n, 0);
+    }
+  }
+  return NULL;
+}
+
+static int cfloor_writer(struct sockaddr_in addr, cfloor_t *f) {
+  (void)takt_port_realtime_setup(); /* a fork does not inherit the memory locks */
+  f->fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (f->fd < 0 || connect(f->fd, (struct sockaddr *)&addr, sizeof addr) != 0) return 1;
+  int snd = 1 << 20;
+  (void)setsockopt(f->fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd);
+  f->start = takt_time_now() + 300 * TAKT_NS_PER_MS;
+  pthread_t t[3];
+  cfloor_arg_t a[3];
+  int n = f->low_period_us > 0 ? 3 : 1;
+  for (int c = 0; c < n; c++) {
+    a[c] = (cfloor_arg_t){f, c};
+    if (pthread_create(&t[c], NULL, cfloor_write, &a[c]) != 0) return 1;
+  }
+  for (int c = 0; c < n; c++) pthread_join(t[c], NULL);
+  return 0;
+}
+
+static void *cfloor_callback(void *arg) {
+  cfloor_arg_t *a = arg;
+  cfloor_t *f = a->f;
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, 30 - 10 * a->c);
+  for (;;) {
+    while (sem_wait(&f->ready[a->c]) != 0) {
+    }
+    if (atomic_load(&f->quit)) return NULL;
+    int64_t now = takt_time_now(); /* the first thing the callback does */
+    if (a->c == 0) {
+      long i = atomic_load(&f->got);
+      if (i < f->count) {
+        f->samples[i] = now - f->stamp;
+        atomic_store(&f->got, i + 1);
+      }
+    } else {
+      atomic_fetch_add(&f->low_received[a->c - 1], 1);
+      int64_t zero = 0;
+      (void)atomic_compare_exchange_strong(&f->low_first, &zero, now);
+      atomic_store(&f->low_last, now);
+    }
+  }
+}
+
+static int run_chains_floor(long count, long period_us, uint32_t low_size, long low_period_us) {
+  if (count <= 0 || period_us <= 0 || low_size == 0 || low_size > (16u << 20) || low_period_us < 0)
+    return usage();
+  static cfloor_t f;
+  f.count = count;
+  f.period_us = period_us;
+  f.low_size = low_size;
+  f.low_period_us = low_period_us;
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof addr;
+  int rcv = 1 << 20; /* what Cyclone asks for by default */
+  struct timeval quiet = {.tv_sec = CHAINS_QUIET_NS / TAKT_NS_PER_S};
+  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      getsockname(fd, (struct sockaddr *)&addr, &alen) != 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv) != 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quiet, sizeof quiet) != 0) {
+    perror("takt-bench-dds chains-floor: socket");
+    return 1;
+  }
+  pid_t child = fork();
+  if (child < 0) {
+    perror("takt-bench-dds chains-floor: fork");
+    return 1;
+  }
+  if (child == 0) _exit(cfloor_writer(addr, &f));
+  uint8_t *sample[2] = {malloc(low_size), malloc(low_size)};
+  uint8_t *dgram = malloc(sizeof(floor_hdr_t) + FLOOR_DGRAM);
+  f.samples = calloc((size_t)count, sizeof *f.samples);
+  if (sample[0] == NULL || sample[1] == NULL || dgram == NULL || f.samples == NULL) return 1;
+  pthread_t t[3];
+  cfloor_arg_t a[3];
+  for (int c = 0; c < 3; c++) {
+    sem_init(&f.ready[c], 0, 0);
+    a[c] = (cfloor_arg_t){&f, c};
+    if (pthread_create(&t[c], NULL, cfloor_callback, &a[c]) != 0) return 1;
+  }
+  (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, TAKT_DDS_THREAD_PRIORITY);
+  int64_t start = takt_time_now();
+  while (atomic_load(&f.got) < count) {
+    ssize_t n = recv(fd, dgram, sizeof(floor_hdr_t) + FLOOR_DGRAM, 0);
+    if (n < (ssize_t)sizeof(floor_hdr_t)) break; /* nothing for CHAINS_QUIET_NS: the writer ended */
+    floor_hdr_t h;
+    memcpy(&h, dgram, sizeof h);
+    if (h.chain == 0) {
+      f.stamp = h.stamp;
+      sem_post(&f.ready[0]);
+    } else if (h.chain <= 2 && h.frag < h.nfrag) {
+      size_t at = (size_t)h.frag * FLOOR_DGRAM, len = (size_t)n - sizeof h;
+      if (at + len <= low_size) memcpy(sample[h.chain - 1] + at, dgram + sizeof h, len);
+      if (h.frag + 1 == h.nfrag) sem_post(&f.ready[h.chain]); /* whole, or its last part */
+    }
+  }
+  atomic_store(&f.quit, true);
+  for (int c = 0; c < 3; c++) {
+    sem_post(&f.ready[c]);
+    pthread_join(t[c], NULL);
+  }
+  close(fd); /* the writer's sends fail from here on; it ends after chain 1's last release */
+  int status = 0;
+  (void)waitpid(child, &status, 0);
+  long n = atomic_load(&f.got);
+  printf("{\"samples\": [");
+  for (long k = 0; k < n; k++) printf("%s%lld", k ? "," : "", (long long)f.samples[k]);
+  printf("], \"low\": [");
+  for (int i = 0; i < 2; i++) {
+    long r = atomic_load(&f.low_received[i]);
+    printf("%s{\"received\": %ld, \"bytes\": %llu}", i ? ", " : "", r,
+           (unsigned long long)r * low_size);
+  }
+  printf("], \"low_seconds\": %.3f, \"seconds\": %.3f}\n",
+         (double)(atomic_load(&f.low_last) - atomic_load(&f.low_first)) / 1e9,
+         (double)(takt_time_now() - start) / 1e9);
+  return n == count ? 0 : 3;
 }

@@ -73,6 +73,12 @@ def test_headline_ratios_and_goals(tmp_path, monkeypatch):
     assert r["headline"]["chains_top_lost_loaded"] == 0
     assert "chains_top_p99_loaded_over_unloaded <= 1.2: met" in md
     assert "| loaded, one lane, no window | 150.0 | 10000.0 | 10000.0 | 19 / 20 | 400.0 | 0 | 0 |" in chains
+    # the floor: the same ratio with no middleware, its rows without publisher statistics
+    p99 = lambda us: common.percentiles([150e3, 150e3, us * 1e3])["p99"]  # noqa: E731
+    floor_ratio = round(p99(320.0) / p99(200.0), 2)
+    assert r["headline"]["chains_top_p99_loaded_over_unloaded_floor"] == floor_ratio
+    assert f"| floor, loaded | 150.0 | {p99(320.0) / 1e3:.1f} | 320.0 | 20 / 20 | 1000.0 | — | — |" in chains
+    assert f"the floor: {floor_ratio}." in chains
 
 
 def _chains():
@@ -80,8 +86,10 @@ def _chains():
         return {"top": common.percentiles([150e3, 150e3, p99_us * 1e3]), "top_received": received,
                 "top_published": 20, "low_MBps": mbps, "low_received": [5, 5], "seconds": 1.0,
                 "publisher": {"window_waits": waits, "tx_queue_full": 0}}
+    floor = lambda p99_us, mbps: dict(cell(p99_us, 20, mbps, 0), publisher={})  # noqa: E731
     return {"unloaded": cell(250.0, 20, None, 0), "loaded": cell(275.0, 20, 900.0, 30),
-            "loaded, one lane, no window": cell(10000.0, 19, 400.0, 0)}
+            "loaded, one lane, no window": cell(10000.0, 19, 400.0, 0),
+            "floor, unloaded": floor(200.0, None), "floor, loaded": floor(320.0, 1000.0)}
 
 
 def test_blocks_are_merged(monkeypatch):
@@ -144,17 +152,23 @@ def test_chains_blocks_are_interleaved_and_pooled(monkeypatch):
     calls = []
     def cell(count, domain, low_period, extra):
         calls.append((low_period, tuple(extra), domain))
-        k = len(calls)
+        k = len([c for c in calls if c[2] is not None])  # the takt parts so far
         return {"samples": [k * 1e3] * count, "published": count, "low_bytes": 1000000 * k,
                 "low_seconds": 1.0, "low_received": [k, k], "seconds": 1.0,
                 "publisher": {"window_waits": k, "tx_queue_full": 1, "lanes": 2, "releases": [k, 1, 1]}}
     monkeypatch.setattr(dds, "_chains_cell", cell)
+    monkeypatch.setattr(dds, "_chains_floor_cell",
+                        lambda count, low_period: calls.append((low_period, ("floor",), None)) or
+                        {"samples": [1e3] * count, "published": count, "low_bytes": 0, "low_seconds": 1.0,
+                         "low_received": [0, 0], "seconds": 1.0, "publisher": {}})
     rows = dds.chains_rows(40, 200, blocks=2)
-    # unloaded, loaded, one lane; then the other way round: every part on a domain of its own
-    assert [c[:2] for c in calls] == [(0, ()), (1000, ()), (1000, ("1", "0")),
+    # unloaded, loaded, one lane, the floor's two; then the other way round: every takt part on a
+    # domain of its own
+    assert [c[:2] for c in calls] == [(0, ()), (1000, ()), (1000, ("1", "0")), (0, ("floor",)),
+                                      (1000, ("floor",)), (1000, ("floor",)), (0, ("floor",)),
                                       (1000, ("1", "0")), (1000, ()), (0, ())]
-    assert [c[2] for c in calls] == list(range(200, 206))
-    loaded = rows["loaded"]  # the 2nd and 5th parts
+    assert [c[2] for c in calls if c[2] is not None] == [200, 201, 202, 205, 204, 203]
+    loaded = rows["loaded"]  # the 2nd and 5th takt parts
     assert loaded["top_received"] == 40 and loaded["top_published"] == 40 and loaded["blocks"] == 2
     assert loaded["top"]["min"] == 2e3 and loaded["top"]["max"] == 5e3
     assert loaded["low_MBps"] == 3.5  # (2 + 5) MB over 2 s
@@ -172,6 +186,7 @@ def test_chains_case_missing_a_block_is_left_out(monkeypatch):
         return {"samples": [1e3] * count, "published": count, "low_bytes": 0, "low_seconds": 0.0,
                 "low_received": [0, 0], "seconds": 1.0, "publisher": {}}
     monkeypatch.setattr(dds, "_chains_cell", cell)
+    monkeypatch.setattr(dds, "_chains_floor_cell", lambda count, low_period: None)  # failed
     rows = dds.chains_rows(20, 100, blocks=2)
     assert sorted(rows) == ["loaded", "loaded, one lane, no window"]
     assert rows["loaded"]["low_MBps"] is None

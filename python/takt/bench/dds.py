@@ -5,7 +5,8 @@ round trip) and rclpy -> rclpy (Fast DDS) in the same run; p50, p99, max.
 Headline: p50_takt_over_ddsperf_<size> (goal <= 1.1 at 64 B, <= 1.2 at 1 MB) and
 p99_takt_over_rclpy_p50_<size> (goal <= 1: takt's p99 below rclpy's median). And the chains: the
 top chain's p99 across the DDS hop while two lower-priority chains saturate the link, over its
-p99 alone (chains_top_p99_loaded_over_unloaded, goal <= 1.2)."""
+p99 alone (chains_top_p99_loaded_over_unloaded, goal <= 1.2), beside the same ratio of the same
+traffic with no middleware (chains_top_p99_loaded_over_unloaded_floor)."""
 
 from __future__ import annotations
 
@@ -197,6 +198,10 @@ CHAIN_LOW_PERIOD_US = 1000
 CHAIN_PERIOD_US = 5000
 CHAIN_CASES = (("unloaded", 0, []), ("loaded", CHAIN_LOW_PERIOD_US, []),
                ("loaded, one lane, no window", CHAIN_LOW_PERIOD_US, ["1", "0"]))
+# The same topology and load with no middleware (takt-bench-dds chains-floor: a thread per chain
+# sending raw UDP datagrams into one socket, a receive thread handing each whole sample to the
+# chain's thread): what this machine allows the top chain, unloaded and loaded.
+FLOOR_CASES = (("floor, unloaded", 0), ("floor, loaded", CHAIN_LOW_PERIOD_US))
 
 
 def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> Optional[dict]:
@@ -212,6 +217,25 @@ def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> 
             "low_bytes": sum(l["bytes"] for l in sub["low"]), "low_seconds": sub["low_seconds"],
             "low_received": [l["received"] for l in sub["low"]], "seconds": sub["seconds"],
             "publisher": sub["publisher"]}
+
+
+def _chains_floor_cell(count: int, low_period: int) -> Optional[dict]:
+    """One run of a floor case, in _chains_cell's form (no publisher statistics)."""
+    cmd = [str(native.program("bench/takt-bench-dds")), "chains-floor", str(count), str(CHAIN_PERIOD_US),
+           str(CHAIN_LOW_SIZE), str(low_period)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + count * 0.02)
+        raw = json.loads(p.stdout) if p.returncode in (0, 3) and p.stdout.strip() else None
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        sys.stderr.write(f"takt bench dds: chains-floor: {e}\n")
+        return None
+    if raw is None:
+        sys.stderr.write(f"takt bench dds: chains-floor exited {p.returncode}: {p.stderr.strip()}\n")
+        return None
+    return {"samples": list(raw["samples"]), "published": count,
+            "low_bytes": sum(l["bytes"] for l in raw["low"]), "low_seconds": raw["low_seconds"],
+            "low_received": [l["received"] for l in raw["low"]], "seconds": raw["seconds"],
+            "publisher": {}}
 
 
 def _chains_row(cells: List[dict]) -> dict:
@@ -238,15 +262,19 @@ def _chains_row(cells: List[dict]) -> dict:
 
 
 def chains_rows(count: int, domain: int, blocks: int = 1) -> Dict[str, dict]:
-    """The three cases in `blocks` interleaved parts of count / blocks releases each (unloaded,
-    loaded, one lane in turn; the other way round in every second block, so unloaded and loaded
-    run back to back, each first in turn), every part on a DDS domain of its own; a case missing
-    a part is left out."""
-    cells: Dict[str, List[dict]] = {name: [] for name, _, _ in CHAIN_CASES}
+    """The three cases and the two floor cases in `blocks` interleaved parts of count / blocks
+    releases each (unloaded, loaded, one lane, the floor unloaded and loaded in turn; the other way
+    round in every second block, so each unloaded part runs next to its loaded one, each first in
+    turn), every takt part on a DDS domain of its own; a case missing a part is left out."""
+    cells: Dict[str, List[dict]] = {c[0]: [] for c in CHAIN_CASES + FLOOR_CASES}
+    parts = [(name, k, low_period, extra) for k, (name, low_period, extra) in enumerate(CHAIN_CASES)]
+    parts += [(name, None, low_period, None) for name, low_period in FLOOR_CASES]
     for b in range(blocks):
-        cases = CHAIN_CASES if b % 2 == 0 else CHAIN_CASES[::-1]
-        for k, (name, low_period, extra) in enumerate(cases):
-            r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + k, low_period, extra)
+        for name, k, low_period, extra in (parts if b % 2 == 0 else parts[::-1]):
+            if k is None:
+                r = _chains_floor_cell(count // blocks, low_period)
+            else:
+                r = _chains_cell(count // blocks, domain + b * len(CHAIN_CASES) + k, low_period, extra)
             if r is not None:
                 cells[name].append(r)
     return {name: _chains_row(c) for name, c in cells.items() if len(c) == blocks}
@@ -323,6 +351,12 @@ def run(quick: bool, out: Path) -> int:
         return ratio(a, b) if a is not None and b is not None else None
     headline["chains_top_p99_loaded_over_unloaded"] = over(top(lod, "p99"), top(unl, "p99"))
     headline["chains_top_p99_loaded_over_unloaded_one_lane"] = over(top(one, "p99"), top(unl, "p99"))
+    funl, flod = (chains.get(c[0]) for c in FLOOR_CASES)
+    headline["chains_top_p99_loaded_over_unloaded_floor"] = over(top(flod, "p99"), top(funl, "p99"))
+    headline["chains_top_p50_loaded_minus_unloaded_us"] = (
+        round((top(lod, "p50") - top(unl, "p50")) / 1e3, 1) if top(lod, "p50") and top(unl, "p50") else None)
+    headline["chains_top_p50_loaded_minus_unloaded_us_floor"] = (
+        round((top(flod, "p50") - top(funl, "p50")) / 1e3, 1) if top(flod, "p50") and top(funl, "p50") else None)
     headline["chains_top_lost_loaded"] = lod["top_published"] - lod["top_received"] if lod else None
     headline["chains_low_MBps_loaded"] = lod["low_MBps"] if lod else None
     goals = [("p50_takt_over_ddsperf_64B", 1.1), ("p50_takt_over_ddsperf_1MB", 1.2),
@@ -390,12 +424,19 @@ def run(quick: bool, out: Path) -> int:
            "its callback start in the far process. All topics reliable, keep-last 8. Loaded with the "
            "publisher's defaults (a writer lane per priority, the 1 MiB window: docs/dds.md) and with one lane "
            "and no window (every route through one writer thread, unpaced). "
-           f"The three cases in {1 if quick else CHAIN_BLOCKS} interleaved block(s) (unloaded, loaded, one lane in "
-           "turn, the other way round in every second block), each part a pair of processes of its own.", "",
+           "The floor: the same chains, priorities, sizes and rates with no middleware (`takt-bench-dds "
+           "chains-floor`): a thread per chain sends raw UDP datagrams (a lower sample as datagrams of 14,400 "
+           "bytes, as Cyclone packs fragments) into one socket, as Cyclone receives a participant's data on one; "
+           "a receive thread at the DDS receive thread's priority copies each lower sample together and wakes the "
+           "chain's thread, which records the latency; nothing acknowledges or paces (what does not fit the "
+           "socket's 1 MiB is lost). "
+           f"The five cases in {1 if quick else CHAIN_BLOCKS} interleaved block(s) (unloaded, loaded, one lane, "
+           "floor unloaded, floor loaded in turn, the other way round in every second block), each part a pair of "
+           "processes of its own.", "",
            "| case | top p50 µs | top p99 µs | top max µs | top received / published | lower chains MB/s | "
            "window waits | sends refused |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, _, _ in CHAIN_CASES:
+    for name in [c[0] for c in CHAIN_CASES + FLOOR_CASES]:
         r = chains.get(name)
         if r is None:
             md.append(f"| {name} | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
@@ -404,10 +445,13 @@ def run(quick: bool, out: Path) -> int:
         f = lambda k: f"{t[k] / 1e3:.1f}" if k in t else "n/a"  # noqa: E731
         pub = r["publisher"]
         md.append(f"| {name} | {f('p50')} | {f('p99')} | {f('max')} | {r['top_received']} / {r['top_published']} | "
-                  f"{r['low_MBps'] if r['low_MBps'] is not None else '—'} | {pub.get('window_waits', 'n/a')} | {pub.get('tx_queue_full', 'n/a')} |")
+                  f"{r['low_MBps'] if r['low_MBps'] is not None else '—'} | {pub.get('window_waits', '—')} | {pub.get('tx_queue_full', '—')} |")
     md += ["", "chains_top_p99_loaded_over_unloaded (goal <= 1.2): "
            f"{headline['chains_top_p99_loaded_over_unloaded']}; with one lane and no window: "
-           f"{headline['chains_top_p99_loaded_over_unloaded_one_lane']}.", ""]
+           f"{headline['chains_top_p99_loaded_over_unloaded_one_lane']}; the floor: "
+           f"{headline['chains_top_p99_loaded_over_unloaded_floor']}. The top chain's p50, loaded minus unloaded: "
+           f"takt {headline['chains_top_p50_loaded_minus_unloaded_us']} µs, the floor "
+           f"{headline['chains_top_p50_loaded_minus_unloaded_us_floor']} µs.", ""]
     if not perf:
         md.append("ddsperf (Debian cyclonedds-tools) is not installed: its column is n/a.")
     if not rcl:
@@ -423,4 +467,4 @@ def run(quick: bool, out: Path) -> int:
     write_json(out, NAME, result)
     write_markdown(out, NAME, md)
     return 0 if (len(takt) == len(SIZES) and len(direct) == len(SIZES) and len(pp) == len(SIZES)
-                 and len(chains) == len(CHAIN_CASES)) else 1
+                 and len(chains) == len(CHAIN_CASES) + len(FLOOR_CASES)) else 1
