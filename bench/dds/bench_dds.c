@@ -87,12 +87,29 @@ static uint32_t g_nlanes;
     }                                                                                              \
   } while (0)
 
+/* The executor that receives, spun once for the whole run (not in slices: between two spins its
+ * arrivals would wait, and each spin's start and end takes the executor's lock beside the
+ * callbacks), stopped by the callback that completes the count of every size. */
+static takt_executor_t *g_rx_exec;
+static long g_rx_count;
+
+static bool all_counted(void) {
+  for (uint32_t i = 0; i < g_nlanes; i++)
+    if (atomic_load(&g_lanes[i].n) < g_rx_count) return false;
+  return true;
+}
+
+static void stop_when_all_counted(void) {
+  if (all_counted()) takt_executor_stop(g_rx_exec);
+}
+
 static void on_msg(takt_subscription_t *s, const takt_message_t *m, void *user) {
   (void)s;
   int64_t now = takt_time_now(); /* callback start */
   lane_t *l = user;
   long i = atomic_fetch_add(&l->n, 1);
   if (i < l->cap) l->samples[i] = now - m->header.t_info;
+  if (i + 1 == g_rx_count) stop_when_all_counted();
 }
 
 /* pong: the message back at once, with its origin time */
@@ -100,7 +117,7 @@ static void on_echo(takt_subscription_t *s, const takt_message_t *m, void *user)
   (void)s;
   lane_t *l = user;
   (void)takt_publish_at(l->back_pub, m->data, m->size, m->header.t_info);
-  atomic_fetch_add(&l->n, 1);
+  if (atomic_fetch_add(&l->n, 1) + 1 == g_rx_count) stop_when_all_counted();
 }
 
 /* {"rows": [{"size": S, "samples": [ns, ...]}, ...], ...}: what the callbacks recorded; 3 when
@@ -339,13 +356,10 @@ int main(int argc, char **argv) {
   int rc = 0;
   /* pong answers until ping has had its count (ping ends it otherwise: the runner kills it) */
   int64_t end = takt_time_now() + (pong ? 600 : 60) * TAKT_NS_PER_S;
+  g_rx_exec = exec;
+  g_rx_count = count;
   if (sub) {
-    for (;;) {
-      bool all = true;
-      for (uint32_t i = 0; i < g_nlanes; i++) all = all && atomic_load(&g_lanes[i].n) >= count;
-      if (all || takt_time_now() > end) break;
-      (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
-    }
+    (void)takt_executor_spin_until(exec, end); /* the last count stops it */
     if (pong) { /* the last replies to ping before leaving */
       (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
       for (uint32_t i = 0; i < g_nlanes; i++)
@@ -380,10 +394,7 @@ int main(int argc, char **argv) {
     (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
     free(payload);
     if (ping) { /* the last round trips, then what they measured */
-      int64_t until = takt_time_now() + 5 * TAKT_NS_PER_S;
-      for (uint32_t i = 0; i < g_nlanes; i++)
-        while (atomic_load(&g_lanes[i].n) < count && takt_time_now() < until)
-          (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
+      if (!all_counted()) (void)takt_executor_spin_until(exec, takt_time_now() + 5 * TAKT_NS_PER_S);
       int prc = print_rows(dds, count);
       if (rc == 0) rc = prc;
     }
@@ -464,11 +475,20 @@ static void on_chain_msg(takt_subscription_t *s, const takt_message_t *m, void *
   long i = atomic_fetch_add(&c->received, 1);
   atomic_store(&g_last_rx, now);
   if (c->samples != NULL && i < c->want) c->samples[i] = now - m->header.t_info;
+  if (c->samples != NULL && i + 1 == c->want) takt_executor_stop(c->exec); /* all of them */
   if (c->samples == NULL) {
     int64_t zero = 0;
     (void)atomic_compare_exchange_strong(&g_low_first, &zero, now);
     atomic_store(&g_low_last, now);
   }
+}
+
+/* The subscriber's watchdog: the publisher is done when nothing arrived for CHAINS_QUIET_NS. */
+static void on_chains_quiet(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  int64_t last = atomic_load(&g_last_rx);
+  if (last != 0 && takt_time_now() > last + CHAINS_QUIET_NS) takt_executor_stop(user);
 }
 
 static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
@@ -520,11 +540,15 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
   if (sub) {
     CHECK(takt_executor_add_node(exec, node));
     int64_t end = start + 60 * TAKT_NS_PER_S + count * 20 * TAKT_NS_PER_MS;
-    while (atomic_load(&g_chain[0].received) < count && takt_time_now() < end) {
-      int64_t last = atomic_load(&g_last_rx);
-      if (last != 0 && takt_time_now() > last + CHAINS_QUIET_NS) break;
-      (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
-    }
+    /* spun once (not in slices, whose ends and starts would hold arrivals and take the
+     * executor's lock beside the chains' callbacks): chain 1's last sample stops it, and a
+     * watchdog timer at the lowest priority when nothing came for CHAINS_QUIET_NS */
+    takt_callback_attr_t wa = TAKT_CALLBACK_ATTR_DEFAULT;
+    wa.priority = 1;
+    takt_timer_t *watchdog;
+    CHECK(takt_timer_create(node, "quiet", 500 * TAKT_NS_PER_MS, 0, on_chains_quiet, exec, &wa,
+                            &watchdog));
+    (void)takt_executor_spin_until(exec, end);
     long n = atomic_load(&g_chain[0].received);
     if (n > count) n = count;
     if (n < count) rc = 3;

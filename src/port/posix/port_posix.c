@@ -460,7 +460,8 @@ static size_t default_stack(void) {
 takt_err_t takt_port_set_default_stack(uint32_t bytes) {
   if (bytes == 0) return TAKT_EINVAL;
 #ifdef __GLIBC__
-  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  long page = sysconf(_SC_PAGESIZE);
+  size_t pg = page > 0 ? (size_t)page : 4096u;
   size_t stack = bytes < (size_t)PTHREAD_STACK_MIN ? (size_t)PTHREAD_STACK_MIN : bytes;
   stack = (stack + pg - 1) / pg * pg;
   pthread_attr_t a;
