@@ -45,6 +45,21 @@ TEST_P(Threaded, PublishFromAnotherThreadWakesTheExecutorAndStopEndsTheSpin) {
   ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
 
   std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
+  // the first message goes to an executor asleep waiting for work, so it must wake it (before,
+  // a spin that had not yet waited when the messages came found them all by itself, and no
+  // wait was counted)
+  auto idle_waits = [&] {
+    takt_executor_stats_t s0;
+    takt_executor_get_stats(e, &s0);
+    return s0.idle_waits;
+  };
+  int64_t give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (idle_waits() < 1u && takt_time_now() < give_up) std::this_thread::yield();
+  if (idle_waits() < 1u) {
+    takt_executor_stop(e);
+    spinner.join();
+    FAIL() << "the executor never waited for work";
+  }
   const int kMsgs = 20;
   for (int i = 0; i < kMsgs; i++) {
     Blob8 b{static_cast<uint64_t>(i)};
