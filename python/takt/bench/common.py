@@ -106,6 +106,21 @@ def run_native(exe: Path, args: List[str], timeout: float = 900) -> dict:
     return json.loads(proc.stdout)
 
 
+def run_json(argv: List[str], timeout: float, ok: Sequence[int] = (0,)) -> Tuple[Optional[dict], List[str]]:
+    """A one-shot program of a benchmark: its last line of output as JSON, or None and why not.
+    ok: the exit codes whose output counts (a program may exit 3 with fewer samples than asked)."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, ["timed out"]
+    if r.returncode not in ok or not r.stdout.strip():
+        return None, r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1]), []
+    except json.JSONDecodeError as e:
+        return None, [f"not JSON: {e}"]
+
+
 def cyclictest(count: int, prio: int, interval_us: int = 1000) -> List[float]:
     """cyclictest at SCHED_FIFO prio and an interval: wake-up latencies in ns (µs resolution);
     wake-ups beyond its 20 ms histogram count as 20 ms (a lower bound); empty if cyclictest is

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from takt import native
-from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, write_json,
-                               write_markdown)
+from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, run_json,
+                               write_json, write_markdown)
 
 NAME = "dds"
 SIZES = (64, 4096, 65536, 1048576)
@@ -221,16 +221,11 @@ def _chains_cell(count: int, domain: int, low_period: int, extra: List[str]) -> 
 
 def _chains_floor_cell(count: int, low_period: int) -> Optional[dict]:
     """One run of a floor case, in _chains_cell's form (no publisher statistics)."""
-    cmd = [str(native.program("bench/takt-bench-dds")), "chains-floor", str(count), str(CHAIN_PERIOD_US),
-           str(CHAIN_LOW_SIZE), str(low_period)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + count * 0.02)
-        raw = json.loads(p.stdout) if p.returncode in (0, 3) and p.stdout.strip() else None
-    except (subprocess.TimeoutExpired, json.JSONDecodeError) as e:
-        sys.stderr.write(f"takt bench dds: chains-floor: {e}\n")
-        return None
+    raw, why = run_json([str(native.program("bench/takt-bench-dds")), "chains-floor", str(count),
+                         str(CHAIN_PERIOD_US), str(CHAIN_LOW_SIZE), str(low_period)],
+                        60 + count * 0.02, ok=(0, 3))
     if raw is None:
-        sys.stderr.write(f"takt bench dds: chains-floor exited {p.returncode}: {p.stderr.strip()}\n")
+        sys.stderr.write(f"takt bench dds: chains-floor: {'; '.join(why)}\n")
         return None
     return {"samples": list(raw["samples"]), "published": count,
             "low_bytes": sum(l["bytes"] for l in raw["low"]), "low_seconds": raw["low_seconds"],

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from takt import native
-from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, write_json,
-                               write_markdown)
+from takt.bench.common import (command, cpu_latency_held, machine, machine_line, percentiles, ratio, run_json,
+                               write_json, write_markdown)
 
 NAME = "ros1"
 SIZES: List[Tuple[str, int]] = [("64B", 64), ("4KB", 4096), ("64KB", 65536), ("512KB", 524288), ("1MB", 1048576)]
@@ -137,21 +137,10 @@ def _cell(peers: Peers, master: str, pub: str, sub: str, size: int, count: int, 
             "socket_ns": [x for x in d.get("socket_ns", []) if x >= 0]}  # takt subscribers only
 
 
-def _run_json(argv: List[str], timeout: float) -> Tuple[Optional[dict], List[str]]:
-    """A one-shot program of the benchmark: its last line of output as JSON, or None and why not."""
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, ["timed out"]
-    if r.returncode != 0 or not r.stdout.strip():
-        return None, r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-    return json.loads(r.stdout.strip().splitlines()[-1]), []
-
-
 def _floor(peers: Peers, size: int, count: int) -> Dict[str, List[float]]:
     """The bare TCP receive (`takt-bench-ros1 floor`): {"publish": ns, "socket": ns}, empty if it failed."""
     period = _period_us(size)
-    d, _ = _run_json([str(peers.takt), "floor", str(size), str(count), str(period)], 30 + count * period // 1_000_000)
+    d, _ = run_json([str(peers.takt), "floor", str(size), str(count), str(period)], 30 + count * period // 1_000_000)
     if d is None:
         return {}
     return {"publish": d["samples_ns"], "socket": [x for x in d["socket_ns"] if x >= 0]}
@@ -215,7 +204,7 @@ def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, 
 def _floor_chains_cell(near: Path, chains: int, count: int) -> Dict[str, object]:
     """One run of the floor (`takt-bench-ros1 chains-floor`), as _chains_cell's."""
     work = CHAIN_WORK_US if chains > 1 else 0
-    d, why = _run_json([str(near), "chains-floor", str(chains), str(count), str(CHAIN_PERIOD_US), str(work)],
+    d, why = run_json([str(near), "chains-floor", str(chains), str(count), str(CHAIN_PERIOD_US), str(work)],
                        60 + count * CHAIN_PERIOD_US // 1_000_000)
     if d is None:
         return {"error": why, "samples_ns": [], "received": 0}

@@ -257,16 +257,20 @@ static void renice_self(int32_t priority);
 
 static void *noop_thread(void *arg) { return arg; }
 
+/* A stack size asked for as the OS takes it: at least its minimum, in whole pages. */
+static size_t stack_bytes(size_t stack) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t pg = page > 0 ? (size_t)page : 4096u;
+  if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
+  return (stack + pg - 1) / pg * pg;
+}
+
 static int create_with(pthread_t *t, takt_sched_policy_t policy, int32_t prio, int32_t cpu,
                        size_t stack, void *(*fn)(void *), void *arg) {
   pthread_attr_t a;
   pthread_attr_init(&a);
   if (stack > 0) {
-    long page = sysconf(_SC_PAGESIZE);
-    size_t pg = page > 0 ? (size_t)page : 4096u;
-    if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
-    stack = (stack + pg - 1) / pg * pg;
-    if (pthread_attr_setstacksize(&a, stack) != 0) {
+    if (pthread_attr_setstacksize(&a, stack_bytes(stack)) != 0) {
       pthread_attr_destroy(&a);
       return EINVAL;
     }
@@ -460,13 +464,9 @@ static size_t default_stack(void) {
 takt_err_t takt_port_set_default_stack(uint32_t bytes) {
   if (bytes == 0) return TAKT_EINVAL;
 #ifdef __GLIBC__
-  long page = sysconf(_SC_PAGESIZE);
-  size_t pg = page > 0 ? (size_t)page : 4096u;
-  size_t stack = bytes < (size_t)PTHREAD_STACK_MIN ? (size_t)PTHREAD_STACK_MIN : bytes;
-  stack = (stack + pg - 1) / pg * pg;
   pthread_attr_t a;
   if (pthread_getattr_default_np(&a) != 0) return TAKT_EOS;
-  int rc = pthread_attr_setstacksize(&a, stack);
+  int rc = pthread_attr_setstacksize(&a, stack_bytes(bytes));
   if (rc == 0) rc = pthread_setattr_default_np(&a);
   pthread_attr_destroy(&a);
   return rc == 0 ? TAKT_OK : TAKT_EOS;
