@@ -73,6 +73,18 @@ typedef struct takt_batch_options {
   void *trigger_user;
 } takt_batch_options_t;
 
+/** tide (PoDS). */
+typedef struct takt_tide_options {
+  /* Hold for chains in flight: the head of the ReadyList does not start while a chain whose
+   * next callback is on this executor, above the head's priority, waits for that callback's work
+   * (a reply from the other side of a link) and the work could come before the head would end
+   * (the head's longest job so far against the shortest and longest gaps seen between the
+   * previous callback's end and that work). The CPU waits instead, for at most the longest gap
+   * seen; the chain's callback then runs when its work comes, not after the head. Off: PoDS's
+   * TIDE, which runs whatever is ready. See docs/executors.md. */
+  bool hold_for_chains;
+} takt_tide_options_t;
+
 /** preempt (ROS^RT). */
 typedef struct takt_preempt_options {
   uint32_t threads;        /* worker threads, created at init (0 = 2 per CPU, at least 4) */
@@ -98,7 +110,7 @@ typedef struct takt_waitset_options {
 /**
  * Options of one executor kind: `kind` names the member of the union that applies and must be
  * the kind passed to takt_executor_create (TAKT_EKIND otherwise). Start from
- * takt_executor_options_default(kind). tide has no options of its own.
+ * takt_executor_options_default(kind).
  */
 typedef struct takt_executor_options {
   takt_executor_kind_t kind;
@@ -108,6 +120,7 @@ typedef struct takt_executor_options {
    * usually 8 MiB; TAKT_RT_THREAD_STACK, 1 MiB, once takt_port_realtime_setup has locked memory) */
   uint32_t stack_size;
   union {
+    takt_tide_options_t tide;
     takt_batch_options_t batch;
     takt_preempt_options_t preempt;
     takt_waitset_options_t waitset;
@@ -129,6 +142,8 @@ typedef struct takt_executor_stats {
   uint64_t rounds;     /* collection phases */
   uint64_t executed;   /* callbacks run */
   uint64_t idle_waits; /* times the executor waited for work */
+  uint64_t holds;      /* tide, hold_for_chains: times the head of the ReadyList was held for
+                        * a chain in flight (one hold lasts until that head starts) */
   /* preempt */
   uint64_t dispatched;     /* jobs handed to an idle worker at release */
   uint64_t queued;         /* jobs that found no idle worker and waited for one (pool policy) */

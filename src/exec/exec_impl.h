@@ -38,6 +38,14 @@ typedef struct takt__exec_rec {
   int64_t next_deadline; /* preempt: deadline of its released, not yet started job */
   int64_t last_run_ns;   /* preempt leader mode: how long its last job took */
   int32_t kind_slot;     /* the kind's own index for it (preempt: its timer thread), -1: none */
+  /* tide, hold_for_chains (tide.c) */
+  int64_t run_max_ns;    /* its longest job so far (0: none yet) */
+  int64_t await_since;   /* its chain's previous callback ended then and its work has not come
+                          * (TAKT_TIME_INFINITE: not awaited) */
+  int64_t gap_min, gap_max; /* shortest (from exact arrival times) and longest gap seen between
+                             * that end and its work's arrival; -1: none yet */
+  struct takt__exec_rec *await_next; /* in the executor's list of awaited records */
+  bool awaited;          /* in that list */
   struct takt__exec_rec *next_free;
 } takt__exec_rec_t;
 
@@ -102,6 +110,12 @@ struct takt_executor {
                           * preempt: jobs waiting for a worker, by priority (FP) or deadline */
   takt_executor_source_t sources[TAKT_EXECUTOR_MAX_SOURCES]; /* [exec] */
   uint32_t n_sources;    /* [exec] */
+  /* tide, hold_for_chains: records awaited by a chain in flight; when a held head is looked at
+   * again; whether the last round ran a callback; whether a round is collecting from a source */
+  takt__exec_rec_t *awaited; /* [exec] */
+  const takt__exec_rec_t *held; /* [exec] the head held now, NULL if none */
+  int64_t hold_until;    /* [exec] TAKT_TIME_INFINITE: no hold */
+  bool busy, collecting; /* [exec] */
   void *impl;            /* the kind's own state */
 };
 

@@ -112,6 +112,9 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   r->timer_pos = -1;
   r->kind_slot = -1;
   r->next_deadline = TAKT_TIME_INFINITE;
+  r->await_since = TAKT_TIME_INFINITE;
+  r->gap_min = -1;
+  r->gap_max = -1;
   uint32_t i = e->nrecs;
   while (i > 0 && e->recs[i - 1]->cb->reg_order > cb->reg_order) {
     e->recs[i] = e->recs[i - 1];
@@ -267,6 +270,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   takt__heap_init(&e->ready, tables + 3 * (size_t)cap, cap, takt__exec_prio_less,
                   offsetof(takt__exec_rec_t, heap_pos));
   e->ready_flags = (bool *)(void *)(tables + 4 * (size_t)cap);
+  e->hold_until = TAKT_TIME_INFINITE;
   e->d.arrival = on_arrival;
   e->d.arrivals = on_arrivals;
   e->d.added_locked = on_added;
@@ -413,7 +417,8 @@ int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
 int64_t takt__exec_next_wake_locked(takt_executor_t *e) {
   int64_t wake = takt__exec_next_timer_locked(e);
   int64_t deadline = takt__timing_next(e->ctx);
-  return deadline < wake ? deadline : wake;
+  if (deadline < wake) wake = deadline;
+  return e->hold_until < wake ? e->hold_until : wake;
 }
 
 bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake) {

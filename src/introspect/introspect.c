@@ -372,11 +372,11 @@ static void stats_locked(takt_introspect_t *in) {
     takt__exec_unlock(e);
     out(in,
         "%s{\"kind\": \"%s\", \"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu, "
-        "\"dispatched\": %llu, \"queued\": %llu, \"timer_overruns\": %llu}",
+        "\"dispatched\": %llu, \"queued\": %llu, \"timer_overruns\": %llu, \"holds\": %llu}",
         first ? "" : ", ", e->ops->name, (unsigned long long)s.rounds,
         (unsigned long long)s.executed, (unsigned long long)s.idle_waits,
         (unsigned long long)s.dispatched, (unsigned long long)s.queued,
-        (unsigned long long)s.timer_overruns);
+        (unsigned long long)s.timer_overruns, (unsigned long long)s.holds);
     first = false;
   }
   out(in, "]}\n");
