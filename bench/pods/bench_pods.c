@@ -3,7 +3,10 @@
  * decrease with the chain's index, callback priorities increase along a chain (PoDS). The far
  * side relays with zero work and a 10-byte reply. One run measures the highest-priority chain's
  * end-to-end latency (release of its timer to the end of its sink) for `samples` periods.
- *   variant takt:     TIDE executors, communication daemons in PoDS mode
+ *   variant takt:     TIDE executors holding for chains in flight (tide.hold_for_chains: a lower
+ *                     timer does not start when the top chain's reply could come before it ends),
+ *                     communication daemons in PoDS mode
+ *   variant takt-pods: as takt, TIDE without the hold (PoDS's TIDE as the paper has it)
  *   variant baseline: batch (rclc) executors, daemons in micro-ROS mode (blocking transmit,
  *                     blocking reliable publish, FIFO reception)
  *   variant takt-preempt: as takt, but the microcontroller side's callbacks run on the preempt
@@ -106,9 +109,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   bool preempt_variant = strcmp(argv[1], "takt-preempt") == 0;
-  bool takt_variant = strcmp(argv[1], "takt") == 0 || preempt_variant;
+  bool pods_variant = strcmp(argv[1], "takt-pods") == 0;
+  bool takt_variant = strcmp(argv[1], "takt") == 0 || preempt_variant || pods_variant;
   if (!takt_variant && strcmp(argv[1], "baseline") != 0) {
-    fprintf(stderr, "takt-bench-pods: unknown variant %s (takt, takt-preempt or baseline)\n",
+    fprintf(stderr, "takt-bench-pods: unknown variant %s (takt, takt-pods, takt-preempt or "
+                    "baseline)\n",
             argv[1]);
     return 2;
   }
@@ -165,6 +170,7 @@ int main(int argc, char **argv) {
                                                                          : TAKT_EXEC_BATCH;
   takt_executor_options_t eo = takt_executor_options_default(kind);
   if (preempt) eo.preempt.cpus = first_cpu(); /* one core */
+  if (kind == TAKT_EXEC_TIDE) eo.tide.hold_for_chains = !pods_variant;
   if (takt_executor_create(me.ctx, eo.kind, &eo, &me.exec) < 0) return 1;
   takt_node_t *chain_node[MAX_CHAINS]; /* takt-preempt: a node (an exclusive group) per chain */
   for (int c = 0; c < chains; c++) {
@@ -268,18 +274,22 @@ int main(int argc, char **argv) {
   if (write(stop[1], "s", 1) != 1) return 1;
   int status = 0;
   (void)waitpid(child, &status, 0);
-  takt_chain_stats_t st;
+  takt_chain_stats_t st, low;
   takt_chain_get_stats(top, &st);
+  takt_chain_get_stats(all[chains - 1], &low); /* the lowest chain: what a hold costs it */
   takt_daemon_stats_t ds;
   takt_daemon_get_stats(me.daemon, &ds);
+  takt_executor_stats_t es;
+  takt_executor_get_stats(me.exec, &es);
   printf("{\"variant\": \"%s\", \"chains\": %d, \"payload\": %u, \"work_ms\": %.1f, \"period_ms\": %.1f, "
          "\"reliable\": %s, \"success_pct\": %.0f, \"count\": %llu, \"min_ns\": %lld, \"mean_ns\": %.0f, "
          "\"std_ns\": %.0f, \"p50_ns\": %lld, \"max_ns\": %lld, \"retransmissions\": %llu, "
-         "\"processes\": 2}\n",
+         "\"low_mean_ns\": %.0f, \"low_max_ns\": %lld, \"holds\": %llu, \"processes\": 2}\n",
          argv[1], chains, g_payload, work_ms, period_ms,
          reliable ? "true" : "false", success * 100.0, (unsigned long long)st.latency.count,
          (long long)st.latency.min, st.latency.mean, st.latency.std, (long long)st.latency.p50,
-         (long long)st.latency.max, (unsigned long long)(ds.retransmissions + ds.timeouts));
+         (long long)st.latency.max, (unsigned long long)(ds.retransmissions + ds.timeouts),
+         low.latency.mean, (long long)low.latency.max, (unsigned long long)es.holds);
   if (preempt) takt_bridge_stop(me.bridge); /* its input thread publishes to the executor's jobs */
   takt_link_close(link);
   takt_executor_destroy(me.exec);

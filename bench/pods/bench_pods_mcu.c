@@ -3,7 +3,9 @@
  * the agent's relay on the host (`takt-bench-pods agent SPEC ...`) -> reply -> sink here. Chain
  * priorities as bench_pods.c. One run measures the highest-priority chain's latency (release of
  * its timer to the end of its sink) for SAMPLES periods and prints one JSON line on the console.
- *   variant takt:     tide executor, daemon in PoDS mode
+ *   variant takt:     tide executor holding for chains in flight (tide.hold_for_chains), daemon
+ *                     in PoDS mode
+ *   variant takt-pods: tide without the hold (PoDS's TIDE), daemon in PoDS mode
  *   variant baseline: batch (rclc) executor, daemon in micro-ROS mode
  *   variant takt-preempt: the swi executor (preemption on NVIC levels), a node (a mutually
  *                     exclusive group) per chain, priorities spread over the levels (x6: 1..99
@@ -79,9 +81,10 @@ int main(void) {
   }
   g_payload = (uint32_t)payload;
   bool preempt = strcmp(variant, "takt-preempt") == 0;
-  bool takt_variant = strcmp(variant, "takt") == 0 || preempt;
+  bool pods_variant = strcmp(variant, "takt-pods") == 0; /* tide without the hold */
+  bool takt_variant = strcmp(variant, "takt") == 0 || preempt || pods_variant;
   if (!takt_variant && strcmp(variant, "baseline") != 0) {
-    takt_cortexm_puts("{\"error\": \"unknown variant (takt, takt-preempt or baseline)\"}\n");
+    takt_cortexm_puts("{\"error\": \"unknown variant (takt, takt-pods, takt-preempt or baseline)\"}\n");
     return 2;
   }
   /* swi maps priorities 1..99 onto four NVIC levels: spread the chains' over them */
@@ -113,9 +116,10 @@ int main(void) {
   takt_node_t *node;
   TRY("node", takt_node_create(ctx, "micro", &node));
   takt_executor_t *exec;
-  TRY("executor", takt_executor_create(ctx, preempt ? TAKT_EXEC_SWI : takt_variant ? TAKT_EXEC_TIDE
-                                                                        : TAKT_EXEC_BATCH,
-                                       NULL, &exec));
+  takt_executor_kind_t kind = preempt ? TAKT_EXEC_SWI : takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH;
+  takt_executor_options_t eo = takt_executor_options_default(kind);
+  if (kind == TAKT_EXEC_TIDE) eo.tide.hold_for_chains = !pods_variant;
+  TRY("executor", takt_executor_create(ctx, kind, &eo, &exec));
   static takt_node_t *chain_node[MAX_CHAINS];
   static char node_names[MAX_CHAINS][16];
   for (int c = 0; c < chains; c++) {
@@ -126,7 +130,7 @@ int main(void) {
   static takt_type_support_t req_t, rep_t;
   req_t = (takt_type_support_t){.name = "pods/Request", .size = g_payload};
   rep_t = (takt_type_support_t){.name = "pods/Reply", .size = REPLY_BYTES};
-  takt_chain_t *top = NULL;
+  takt_chain_t *top = NULL, *bottom = NULL;
   static char names[4 * MAX_CHAINS][16];
   for (int c = 0; c < chains; c++) {
     char *rq = names[4 * c], *rp = names[4 * c + 1], *sn = names[4 * c + 2], *sk = names[4 * c + 3];
@@ -156,6 +160,7 @@ int main(void) {
     takt_chain_t *ch;
     TRY("chain", takt_chain_create(ctx, names[4 * c + 2], members, 2, 0, &ch));
     if (c == 0) top = ch;
+    bottom = ch;
   }
   char spec[128];
   snprintf(spec, sizeof spec, "emu:fail_first=0.%02d,seed=%lu/uart:1:115200:paced",
@@ -183,20 +188,25 @@ int main(void) {
     if (stop <= takt_time_now()) stop = takt_time_now() + TAKT_NS_PER_MS;
     TRY("spin", takt_executor_spin_until(exec, stop));
   }
-  takt_chain_stats_t st;
+  takt_chain_stats_t st, low;
   takt_chain_get_stats(top, &st);
+  takt_chain_get_stats(bottom, &low); /* the lowest chain: what a hold costs it */
+  takt_executor_stats_t es;
+  takt_executor_get_stats(exec, &es);
   takt_daemon_stats_t ds;
   takt_daemon_get_stats(daemon, &ds);
   uint32_t us = 1000u;
   snprintf(g_line, sizeof g_line, "{\"variant\": \"%s\", \"chains\": %d, \"payload\": %d, \"work_ms\": %d, "
          "\"period_ms\": %d, \"reliable\": %s, \"success_pct\": %d, \"count\": %lu, "
          "\"min_us\": %lu, \"mean_us\": %lu, \"std_us\": %lu, \"p50_us\": %lu, \"max_us\": %lu, "
-         "\"retransmissions\": %lu}\n",
+         "\"retransmissions\": %lu, \"low_mean_us\": %lu, \"low_max_us\": %lu, \"holds\": %lu}\n",
          variant, chains, payload, work_ms, period_ms,
          reliable ? "true" : "false", success, (unsigned long)st.latency.count,
          (unsigned long)(st.latency.min / us), (unsigned long)(st.latency.mean / us),
          (unsigned long)(st.latency.std / us), (unsigned long)(st.latency.p50 / us),
-         (unsigned long)(st.latency.max / us), (unsigned long)(ds.retransmissions + ds.timeouts));
+         (unsigned long)(st.latency.max / us), (unsigned long)(ds.retransmissions + ds.timeouts),
+         (unsigned long)(low.latency.mean / us), (unsigned long)(low.latency.max / us),
+         (unsigned long)es.holds);
   takt_cortexm_puts(g_line);
   return st.latency.count > 0 ? 0 : 1;
 }

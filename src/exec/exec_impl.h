@@ -44,6 +44,8 @@ typedef struct takt__exec_rec {
                           * (TAKT_TIME_INFINITE: not awaited) */
   int64_t gap_min, gap_max; /* shortest (from exact arrival times) and longest gap seen between
                              * that end and its work's arrival; -1: none yet */
+  int32_t await_prio;    /* the lower of its priority and its chain predecessor's: only
+                          * callbacks below it are held for it */
   struct takt__exec_rec *await_next; /* in the executor's list of awaited records */
   bool awaited;          /* in that list */
   struct takt__exec_rec *next_free;

@@ -10,8 +10,9 @@
  * executor learns the gap between that end and the successor's work (the longest gap, and the
  * shortest from arrivals whose time is exact: not found by a round right after a callback ran,
  * which only bounds it from above). The head of the ReadyList does not start while an awaited
- * record above its priority could get its work before the head would end (its longest job so
- * far), within the longest gap seen; the executor waits instead until the work comes or that gap
+ * record above its priority and its predecessor's (so what carries the chain on, such as the
+ * bridge's export of the request, is not held) could get its work before the head would end
+ * (its longest job so far), within the longest gap seen; the executor waits instead until the work comes or that gap
  * is over. The cost is the lower chain's wait; the head is never held for a record that has
  * never been seen to arrive, nor after the longest gap (a lost reply), nor when its own length
  * is not known yet. O(awaited records) per round, a few: one per chain in flight. */
@@ -61,6 +62,7 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
     return;
   }
   s->await_since = end;
+  s->await_prio = cb->attr.priority < s->cb->attr.priority ? cb->attr.priority : s->cb->attr.priority;
   if (!s->awaited) {
     s->awaited = true;
     s->await_next = e->awaited;
@@ -68,14 +70,16 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
   }
 }
 
-/* May the head h start now? Not while an awaited record above it could get its work before h
- * would end; then e->hold_until says when to look again. */
+/* May the head h start now? Not while an awaited record above it, and above its predecessor,
+ * could get its work before h would end; then e->hold_until says when to look again. What
+ * carries the chain on meanwhile (a bridge's export of the predecessor's request, at a priority
+ * between the two, as PoDS's priorities have it) is never held for it. */
 static bool hold_locked(takt_executor_t *e, const takt__exec_rec_t *h, int64_t now) {
   int64_t len = h->run_max_ns;
   if (len <= 0) return false;
   int64_t until = TAKT_TIME_INFINITE;
   for (const takt__exec_rec_t *a = e->awaited; a != NULL; a = a->await_next) {
-    if (a->cb->attr.priority <= h->cb->attr.priority || a->gap_max < 0) continue;
+    if (a->await_prio <= h->cb->attr.priority || a->gap_max < 0) continue;
     int64_t last = a->await_since + a->gap_max;
     if (now >= last) continue; /* overdue: lost or late, no longer waited for */
     int64_t first = a->await_since + (a->gap_min >= 0 ? a->gap_min : 0);

@@ -1,8 +1,10 @@
 // tide's hold for chains in flight (takt_tide_options_t.hold_for_chains), on the fake clock:
-// PoDS's chains (timer -> request over a link -> the other side's relay -> reply -> sink), the
-// other side played by an executor source that delivers each reply a fixed gap after its
-// request was published, as the daemon's source delivers a frame the receive interrupt took in.
-// Exact starts and latencies are asserted, with and without the hold.
+// PoDS's chains (timer -> request over a link -> the other side's relay -> reply -> sink). As
+// on the MCU, a callback of this executor hands the request to the link (the bridge's export, at
+// a priority between the timer's and the sink's: 1 ms here), and the other side is played by an
+// executor source that delivers each reply a fixed gap after that, as the daemon's source
+// delivers a frame the receive interrupt took in. Exact starts and latencies are asserted, with
+// and without the hold.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -19,7 +21,8 @@ constexpr int64_t kMs = TAKT_NS_PER_MS;
 constexpr int kChains = 3;
 constexpr int64_t kPeriod = 120 * kMs;
 constexpr int64_t kWork = 10 * kMs;  // each timer and each sink
-constexpr int64_t kGap = 14 * kMs;   // request end -> reply ready on this side
+constexpr int64_t kTx = 1 * kMs;     // handing the request to the link
+constexpr int64_t kGap = 13 * kMs;   // request handed over -> reply ready on this side
 
 struct Reply {
   int chain;
@@ -46,7 +49,7 @@ class HoldFixture : public ContextTest {
   takt_topic_t *req[kChains] = {}, *rep[kChains] = {};
   takt_publisher_t *req_pub[kChains] = {}, *rep_pub[kChains] = {};
   takt_timer_t *timers[kChains] = {};
-  takt_subscription_t *sinks[kChains] = {};
+  takt_subscription_t *sinks[kChains] = {}, *tx[kChains] = {};
   takt_chain_t *chains[kChains] = {};
   takt_executor_t *exec = nullptr;
   ChainCb user[kChains];
@@ -59,17 +62,24 @@ class HoldFixture : public ContextTest {
 
   int64_t now() { return takt_clock_now(&clock); }
 
-  static void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *u) {
+  static void on_timer(takt_timer_t *, const takt_timer_event_t *, void *u) {
     auto *c = static_cast<ChainCb *>(u);
     HoldFixture *f = c->f;
     f->starts.push_back({"t" + std::to_string(c->chain), (f->now() - f->t0) / kMs});
     takt_clock_advance(&f->clock, kWork);
     Blob8 b{static_cast<uint64_t>(c->chain)};
     ASSERT_EQ(takt_publish(f->req_pub[c->chain], &b, sizeof b), TAKT_OK);
-    int64_t index = (ev->release - f->t0) / kPeriod;
+  }
+
+  // The link's export: the request goes out; its reply comes kGap later (or never).
+  static void on_tx(takt_subscription_t *, const takt_message_t *msg, void *u) {
+    auto *c = static_cast<ChainCb *>(u);
+    HoldFixture *f = c->f;
+    takt_clock_advance(&f->clock, kTx);
+    int64_t index = (msg->header.t_info - f->t0) / kPeriod;
     bool lost = c->chain < 2 &&
                 std::find(f->lose.begin(), f->lose.end(), index) != f->lose.end();
-    f->replies.push_back({c->chain, f->now() + kGap, ev->release, lost});
+    f->replies.push_back({c->chain, f->now() + kGap, msg->header.t_info, lost});
   }
 
   static void on_sink(takt_subscription_t *, const takt_message_t *msg, void *u) {
@@ -119,17 +129,25 @@ class HoldFixture : public ContextTest {
       ASSERT_EQ(takt_publisher_create(node, req[c], &req_pub[c]), TAKT_OK);
       ASSERT_EQ(takt_publisher_create(node, rep[c], &rep_pub[c]), TAKT_OK);
       std::string tn = "sense" + std::to_string(c), sn = "sink" + std::to_string(c);
-      ASSERT_EQ(takt_timer_create(node, tn.c_str(), kPeriod, 0, on_timer, &user[c], nullptr,
+      // PoDS's priorities: chain rank major; timer, export, sink increasing along the chain
+      takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+      a.priority = 10 * (n - c) + 1;
+      ASSERT_EQ(takt_timer_create(node, tn.c_str(), kPeriod, 0, on_timer, &user[c], &a,
                                   &timers[c]),
                 TAKT_OK);
-      ASSERT_EQ(takt_subscription_create(node, rep[c], sn.c_str(), on_sink, &user[c], nullptr,
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = 10 * (n - c) + 2;
+      std::string xn = "tx" + std::to_string(c);
+      ASSERT_EQ(takt_subscription_create(node, req[c], xn.c_str(), on_tx, &user[c], &so, &tx[c]),
+                TAKT_OK);
+      so.attr.priority = 10 * (n - c) + 3;
+      ASSERT_EQ(takt_subscription_create(node, rep[c], sn.c_str(), on_sink, &user[c], &so,
                                          &sinks[c]),
                 TAKT_OK);
       takt_callback_t *members[2] = {takt_timer_callback(timers[c]),
                                      takt_subscription_callback(sinks[c])};
       ASSERT_EQ(takt_chain_create(ctx, tn.c_str(), members, 2, 0, &chains[c]), TAKT_OK);
     }
-    ASSERT_EQ(takt_chain_assign_priorities(chains, static_cast<uint32_t>(n), 0), TAKT_OK);
     takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_TIDE);
     o.tide.hold_for_chains = hold;
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, &o, &exec), TAKT_OK);
@@ -173,7 +191,7 @@ class HoldFixture : public ContextTest {
 
 class TideHold : public HoldFixture {};
 
-// One chain: 10 ms timer, 14 ms to the reply, 10 ms sink: 34 ms, with or without the hold.
+// One chain: 10 ms timer, 1 ms export, 13 ms to the reply, 10 ms sink: 34 ms.
 TEST_F(TideHold, OneChainIsTheReference) {
   build(1, true);
   run(4);
@@ -184,49 +202,51 @@ TEST_F(TideHold, OneChainIsTheReference) {
   EXPECT_EQ(st.holds, 0u);
 }
 
-// PoDS's TIDE without the hold: chain 2's timer starts at 20 ms, before the top chain's reply
-// (24 ms), and the top sink waits for it to end: 40 ms instead of 34.
+// PoDS's TIDE without the hold: chain 2's timer starts at 22 ms, before the top chain's reply
+// (24 ms), and the top sink waits for it to end: 42 ms instead of 34.
 TEST_F(TideHold, WithoutTheHoldTheTopSinkWaitsBehindALowerTimer) {
   build(3, false);
   run(4);
-  for (int p = 0; p < 4; p++) EXPECT_EQ(period(p), "t0@0 t1@10 t2@20 s0@30 s1@40 s2@50") << p;
-  for (int64_t l : top_latency) EXPECT_EQ(l, 40 * kMs);
+  for (int p = 0; p < 4; p++) EXPECT_EQ(period(p), "t0@0 t1@11 t2@22 s0@32 s1@42 s2@66") << p;
+  for (int64_t l : top_latency) EXPECT_EQ(l, 42 * kMs);
 }
 
 // With the hold: period 0 learns (chain 2's timer has never run, so its length is unknown);
 // period 1 holds both lower timers (the top reply's earliest time is not known yet: only an
-// upper bound of 20 ms from period 0, where it was found after a run); from period 2 on the
-// executor knows the reply comes 14 ms after the request, runs chain 1's timer (it ends at 20,
-// before 24) and holds chain 2's: the top chain takes 34 ms, as alone.
+// upper bound of 22 ms from period 0, where it was found after a run); from period 2 on the
+// executor knows the reply comes 14 ms after the timer's end, runs chain 1's timer (it ends at
+// 21, before 24) and holds chain 2's, for the top reply and then for chain 1's: the top chain
+// takes 34 ms, as alone. The exports (between timer and sink) are never held.
 TEST_F(TideHold, TheTopChainIsAsFastAsAloneOnceTheGapsAreLearned) {
   build(3, true);
   run(5);
-  EXPECT_EQ(period(0), "t0@0 t1@10 t2@20 s0@30 s1@40 s2@50");
+  EXPECT_EQ(period(0), "t0@0 t1@11 t2@22 s0@32 s1@42 s2@66");
   EXPECT_EQ(period(1), "t0@0 s0@24 t1@34 s1@58 t2@68 s2@92");
-  for (int p = 2; p < 5; p++) EXPECT_EQ(period(p), "t0@0 t1@10 s0@24 s1@34 t2@44 s2@68") << p;
+  for (int p = 2; p < 5; p++) EXPECT_EQ(period(p), "t0@0 t1@11 s0@24 s1@35 t2@45 s2@69") << p;
   ASSERT_EQ(top_latency.size(), 5u);
-  EXPECT_EQ(top_latency[0], 40 * kMs);
+  EXPECT_EQ(top_latency[0], 42 * kMs);
   for (size_t i = 1; i < top_latency.size(); i++) EXPECT_EQ(top_latency[i], 34 * kMs) << i;
   takt_executor_stats_t st;
   takt_executor_get_stats(exec, &st);
-  EXPECT_EQ(st.holds, 2u + 1 + 1 + 1);  // period 1: both lower timers; then chain 2's
+  EXPECT_EQ(st.holds, 2u + 2 + 2 + 2);  // period 1: both lower timers; then chain 2's, twice
 }
 
-// Replies that never come hold the lower timer no longer than the longest gap seen (20 ms,
-// from period 0): chain 2's timer waits for the top chain's reply until 30 ms, then for chain
-// 1's until 40 ms, and runs; the next period is as fast as before.
+// Replies that never come hold the lower timer no longer than the longest gaps seen (from
+// period 0: 22 ms after the top timer's end, 21 ms after chain 1's): chain 2's timer waits for
+// the top chain's reply until 32 ms, then for chain 1's until 42 ms, and runs; the next period
+// is as fast as before.
 TEST_F(TideHold, ALostReplyHoldsNoLongerThanTheLongestGapSeen) {
   lose = {3};
   build(3, true);
   run(5);
-  EXPECT_EQ(period(2), "t0@0 t1@10 s0@24 s1@34 t2@44 s2@68");
-  EXPECT_EQ(period(3), "t0@0 t1@10 t2@40 s2@64");
-  EXPECT_EQ(period(4), "t0@0 t1@10 s0@24 s1@34 t2@44 s2@68");
+  EXPECT_EQ(period(2), "t0@0 t1@11 s0@24 s1@35 t2@45 s2@69");
+  EXPECT_EQ(period(3), "t0@0 t1@11 t2@42 s2@66");
+  EXPECT_EQ(period(4), "t0@0 t1@11 s0@24 s1@35 t2@45 s2@69");
   ASSERT_EQ(top_latency.size(), 4u);
   EXPECT_EQ(top_latency.back(), 34 * kMs);
   takt_executor_stats_t st;
   takt_executor_get_stats(exec, &st);
-  EXPECT_EQ(st.holds, 2u + 1 + 1 + 1); /* periods 1 (both timers) to 4 (3: one hold, two replies) */
+  EXPECT_EQ(st.holds, 2u + 2 + 1 + 2);  // period 3: one hold of chain 2's timer, for two replies
 }
 
 }  // namespace

@@ -27,14 +27,16 @@ def frame_time_ms(payload: int) -> float:
 
 def goals(get, hi: int, reliable_points, preempt: str) -> tuple:
     """The issue's goals for takt: the top chain at hi chains (5; 3 in the smoke mode) against 1
-    chain — takt as PoDS (tide: the keys the issue names) and with the MCU side preemptive (variant
-    `preempt`, keys `preempt_...`) —, and the reliable sweep at 0 % first-try success.
+    chain — takt (tide holding for chains in flight: the keys the issue names), tide without the
+    hold as PoDS has it (variant `takt-pods`, keys `pods_...`) and with the MCU side preemptive
+    (variant `preempt`, keys `preempt_...`) —, and the reliable sweep at 0 % first-try success.
     (headline entries, goal rows)."""
     ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
     frame = round(frame_time_ms(100), 2)
     head: Dict[str, object] = {"chains_frame_time_ms": frame}
     rows = []
-    for variant, prefix, label in (("takt", "", "takt (tide, non-preemptive)"),
+    for variant, prefix, label in (("takt", "", "takt (tide holding for chains, non-preemptive)"),
+                                   ("takt-pods", "pods_", "takt-pods (tide without the hold, as PoDS)"),
                                    (preempt, "preempt_", f"{preempt} (MCU side preemptive)")):
         one, top = get("chains", 1, variant), get("chains", hi, variant)
         dmax = ms(top["max_ns"] - one["max_ns"])
@@ -53,17 +55,28 @@ def goals(get, hi: int, reliable_points, preempt: str) -> tuple:
     return head, rows
 
 
-def preempt_lines(points, get, variant: str, what: str) -> List[str]:
-    """The chains sweep of the preemptive variant beside takt's (tide)."""
+CHAINS_VARIANTS = ("takt", "takt-pods", "takt-preempt", "baseline")
+
+
+def chains_lines(points, get, preempt_what: str) -> List[str]:
+    """The chains sweep of the three takt variants side by side: the top chain, and the lowest
+    chain's mean (what holding for the top chain costs the others)."""
     ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
-    md = [f"Chains sweep with `{variant}`: {what}.", "",
-          f"| chains | {variant} min | mean | max | std | takt (tide) mean | max |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    md = ["Chains sweep of takt's three variants: `takt` (tide holding for chains in flight: a lower "
+          "callback does not start when a higher chain's reply could come before it ends; "
+          "docs/executors.md), `takt-pods` (tide without the hold: PoDS's TIDE) and `takt-preempt` "
+          f"({preempt_what}). Top: the highest-priority chain; low: the lowest chain's mean; holds: "
+          "times the MCU side's tide held the head of its ReadyList.", "",
+          "| chains | takt top mean | max | low mean | holds | takt-pods top mean | max | low mean | "
+          "takt-preempt top mean | max | low mean |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for sweep, x, *_ in points:
         if sweep != "chains":
             continue
-        p, t = get(sweep, x, variant), get(sweep, x, "takt")
-        md.append(f"| {x} | {ms(p['min_ns'])} | {ms(p['mean_ns'])} | {ms(p['max_ns'])} | {ms(p['std_ns'])} | "
-                  f"{ms(t['mean_ns'])} | {ms(t['max_ns'])} |")
+        t, p, q = get(sweep, x, "takt"), get(sweep, x, "takt-pods"), get(sweep, x, "takt-preempt")
+        md.append(f"| {x} | {ms(t['mean_ns'])} | {ms(t['max_ns'])} | {ms(t['low_mean_ns'])} | {t['holds']} | "
+                  f"{ms(p['mean_ns'])} | {ms(p['max_ns'])} | {ms(p['low_mean_ns'])} | "
+                  f"{ms(q['mean_ns'])} | {ms(q['max_ns'])} | {ms(q['low_mean_ns'])} |")
     return md + [""]
 
 
@@ -93,7 +106,7 @@ def run(quick: bool, out: Path) -> int:
     points = sweep_points(quick)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
-        variants = ("takt", "takt-preempt", "baseline") if sweep == "chains" else ("takt", "baseline")
+        variants = CHAINS_VARIANTS if sweep == "chains" else ("takt", "baseline")
         for variant in variants:  # interleaved, point by point
             r = run_native(exe, [variant, str(chains), str(payload), str(work), "500", str(samples),
                                  str(rel), str(sp), str(1000 + i)])
@@ -124,7 +137,7 @@ def run(quick: bool, out: Path) -> int:
     write_json(out, NAME, result)
     md = ["# pods: PoDS's experiments on takt", "",
           f"Command: `{result['command']}` on {m['cpus']} CPUs ({m['cpu_model']}, kernel {m['kernel']}). Each point "
-          "runs takt (TIDE executors, daemons in PoDS mode) and the baseline (batch = rclc executors, daemons in "
+          "runs takt (TIDE executors holding for chains in flight, daemons in PoDS mode) and the baseline (batch = rclc executors, daemons in "
           "micro-ROS mode: blocking transmit, blocking reliable publish, FIFO reception), one after the other. "
           "Chains timer -> relay on the far side (zero work, 10-byte reply) -> sink, period 500 ms, over an "
           "emulated line at 115200 baud (10 bit times per byte); the two sides are two processes, each with its "
@@ -142,11 +155,11 @@ def run(quick: bool, out: Path) -> int:
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
                   f"{t['max_ns'] / b['max_ns']:.2f} |")
     md += ["", "Latency in ms. x: number of chains, payload bytes, callback work in ms, or success probability in %.", ""]
-    md += preempt_lines(points, get, "takt-preempt",
-                        "the microcontroller side's callbacks on the preempt executor (fixed priorities, its "
-                        "SCHED_FIFO workers all on one CPU: one core, as the MCU has), a node (a mutually exclusive "
-                        "group) per chain, so the top chain's sink preempts a lower chain's running timer callback; "
-                        "the agent side and the daemons as takt's")
+    md += chains_lines(points, get,
+                       "the microcontroller side's callbacks on the preempt executor (fixed priorities, its "
+                       "SCHED_FIFO workers all on one CPU: one core, as the MCU has), a node (a mutually exclusive "
+                       "group) per chain, so the top chain's sink preempts a lower chain's running timer callback; "
+                       "the agent side and the daemons as takt's")
     md += goal_lines(goal_rows)
     write_markdown(out, NAME, md)
     return 0
@@ -183,7 +196,7 @@ def run_mcu_point(exe: Path, elf: Path, args: List[str], workdir: Path) -> dict:
             r = json.loads(line)
             if "error" in r:
                 raise BenchFailed(f"firmware: {r['error']}")
-            for k in ("min", "mean", "std", "p50", "max"):
+            for k in ("min", "mean", "std", "p50", "max", "low_mean", "low_max"):
                 r[f"{k}_ns"] = r.pop(f"{k}_us") * 1000
             r["processes"] = "mcu in QEMU + agent"
             return r
@@ -206,7 +219,7 @@ def run_mcu(quick: bool, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
-        variants = ("takt", "takt-preempt", "baseline") if sweep == "chains" else ("takt", "baseline")
+        variants = CHAINS_VARIANTS if sweep == "chains" else ("takt", "baseline")
         for variant in variants:
             r = run_mcu_point(exe, elf, [variant, str(chains), str(payload), str(work), "500", str(samples),
                                          str(rel), str(sp), str(1000 + i)], out)
@@ -240,7 +253,7 @@ def run_mcu(quick: bool, out: Path) -> int:
     write_json(out, name, result)
     md = ["# pods --mcu: PoDS's experiments with the MCU side on a Cortex-M7 in QEMU", "",
           f"Command: `{result['command']}` on {m['cpus']} CPUs ({m['cpu_model']}). The MCU side "
-          "(bench/pods/bench_pods_mcu.c: timers and sinks, tide + PoDS daemon or batch + micro-ROS-like daemon) "
+          "(bench/pods/bench_pods_mcu.c: timers and sinks, tide holding for chains in flight + PoDS daemon, or batch + micro-ROS-like daemon) "
           "runs on QEMU's mps2-an500 with its UART paced at 115200 baud (10 bit times per byte); the agent side "
           "(takt-bench-pods agent: the relays) runs on the host on QEMU's pseudo-terminal, its transmissions "
           "paced at 115200 baud by its link emulator. QEMU runs with -icount shift=5,sleep=on (guest time by "
@@ -254,11 +267,11 @@ def run_mcu(quick: bool, out: Path) -> int:
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
                   f"{t['max_ns'] / max(1, b['max_ns']):.2f} |")
     md += ["", "Latency in ms of the highest-priority chain. x: chains, payload bytes, work in ms, or success %.", ""]
-    md += preempt_lines(points, get, "takt-preempt",
-                        "the MCU side on the swi executor (preemption on NVIC levels, one stack), a node (a "
-                        "mutually exclusive group) per chain, the chains' priorities spread over the four levels, "
-                        "so the top chain's sink preempts a lower chain's running timer callback; the agent side "
-                        "and the daemons as takt's")
+    md += chains_lines(points, get,
+                       "the MCU side on the swi executor (preemption on NVIC levels, one stack), a node (a "
+                       "mutually exclusive group) per chain, the chains' priorities spread over the four levels, "
+                       "so the top chain's sink preempts a lower chain's running timer callback; the agent side "
+                       "and the daemons as takt's")
     md += goal_lines(goal_rows)
     write_markdown(out, name, md)
     return 0
