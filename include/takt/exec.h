@@ -137,6 +137,10 @@ typedef struct takt_executor_options {
  * thread at 98); waitset one thread per CPU at 80. */
 takt_executor_options_t takt_executor_options_default(takt_executor_kind_t kind);
 
+/** The options the executor was made with, its defaults filled in (max_callbacks: its table's
+ * size). TAKT_EINVAL for NULL arguments. */
+takt_err_t takt_executor_get_options(const takt_executor_t *exec, takt_executor_options_t *out);
+
 /** Counters of an executor (read under the executor's lock; thread-safe). */
 typedef struct takt_executor_stats {
   uint64_t rounds;     /* collection phases */

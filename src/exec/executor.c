@@ -559,6 +559,12 @@ bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, 
   return true;
 }
 
+takt_err_t takt_executor_get_options(const takt_executor_t *exec, takt_executor_options_t *out) {
+  if (exec == NULL || out == NULL) return TAKT_EINVAL;
+  *out = exec->opts; /* [const] after init */
+  return TAKT_OK;
+}
+
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out) {
   takt__exec_lock(exec);
   *out = exec->stats;

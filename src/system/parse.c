@@ -1184,7 +1184,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   "record",     "shared_domain",
-                                     "dds",     "ros1",     "stack_kib",  NULL};
+                                     "dds",     "ros1",     "stack_kib",  "hold_for_chains", NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -1220,6 +1220,9 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   }
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
   if ((n = lookup(p, root, "stack_kib")) != NULL && get_whole(p, n, "stack_kib", 64, 65536, &sys->stack_kib) < 0)
+    return -1;
+  if ((n = lookup(p, root, "hold_for_chains")) != NULL &&
+      get_bool(p, n, "hold_for_chains", &sys->hold_for_chains) < 0)
     return -1;
   if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "record")) != NULL && parse_record(p, n, sys) < 0) return -1;
