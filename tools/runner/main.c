@@ -341,9 +341,10 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     fprintf(f, "null,\n");
   }
   fprintf(f, "  \"violations_total\": %llu,\n", (unsigned long long)takt_timing_violations(r->ctx));
-  fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu},\n",
+  fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu, "
+             "\"holds\": %llu},\n",
           (unsigned long long)es.rounds, (unsigned long long)es.executed,
-          (unsigned long long)es.idle_waits);
+          (unsigned long long)es.idle_waits, (unsigned long long)es.holds);
   fprintf(f, "  \"links\": [");
   for (uint32_t i = 0; i < d->n_links; i++) {
     takt_daemon_stats_t ds;
