@@ -84,7 +84,8 @@ int main(void) {
   bool pods_variant = strcmp(variant, "takt-pods") == 0; /* tide without the hold */
   bool takt_variant = strcmp(variant, "takt") == 0 || preempt || pods_variant;
   if (!takt_variant && strcmp(variant, "baseline") != 0) {
-    takt_cortexm_puts("{\"error\": \"unknown variant (takt, takt-pods, takt-preempt or baseline)\"}\n");
+    takt_cortexm_puts(
+        "{\"error\": \"unknown variant (takt, takt-pods, takt-preempt or baseline)\"}\n");
     return 2;
   }
   /* swi maps priorities 1..99 onto four NVIC levels: spread the chains' over them */
@@ -116,7 +117,9 @@ int main(void) {
   takt_node_t *node;
   TRY("node", takt_node_create(ctx, "micro", &node));
   takt_executor_t *exec;
-  takt_executor_kind_t kind = preempt ? TAKT_EXEC_SWI : takt_variant ? TAKT_EXEC_TIDE : TAKT_EXEC_BATCH;
+  takt_executor_kind_t kind = preempt        ? TAKT_EXEC_SWI
+                              : takt_variant ? TAKT_EXEC_TIDE
+                                             : TAKT_EXEC_BATCH;
   takt_executor_options_t eo = takt_executor_options_default(kind);
   if (kind == TAKT_EXEC_TIDE) eo.tide.hold_for_chains = !pods_variant;
   TRY("executor", takt_executor_create(ctx, kind, &eo, &exec));

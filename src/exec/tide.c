@@ -12,10 +12,11 @@
  * which only bounds it from above). The head of the ReadyList does not start while an awaited
  * record above its priority and its predecessor's (so what carries the chain on, such as the
  * bridge's export of the request, is not held) could get its work before the head would end
- * (its longest job so far), within the longest gap seen; the executor waits instead until the work comes or that gap
- * is over. The cost is the lower chain's wait; the head is never held for a record that has
- * never been seen to arrive, nor after the longest gap (a lost reply), nor when its own length
- * is not known yet. O(awaited records) per round, a few: one per chain in flight. */
+ * (its longest job so far), within the longest gap seen; the executor waits instead until the
+ * work comes or that gap is over. The cost is the lower chain's wait; the head is never held
+ * for a record that has never been seen to arrive, nor after the longest gap (a lost reply),
+ * nor when its own length is not known yet. O(awaited records) per round, a few: one per chain
+ * in flight. */
 #include "exec_impl.h"
 
 static void await_unlink_locked(takt_executor_t *e, takt__exec_rec_t *r) {
@@ -62,7 +63,8 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
     return;
   }
   s->await_since = end;
-  s->await_prio = cb->attr.priority < s->cb->attr.priority ? cb->attr.priority : s->cb->attr.priority;
+  int32_t mine = cb->attr.priority, its = s->cb->attr.priority;
+  s->await_prio = mine < its ? mine : its;
   if (!s->awaited) {
     s->awaited = true;
     s->await_next = e->awaited;
