@@ -302,6 +302,145 @@ static void threaded_kinds(void) {
   context_down();
 }
 
+/* ---- tide's hold for chains in flight (tests/exec/test_tide_hold.cpp on Linux) ----
+ * PoDS's chains across a link: timer (10 ms) -> the export (1 ms) hands the request to the link
+ * -> the reply is in 13 ms later -> sink (10 ms); the other side is an executor source that
+ * delivers each reply when its time has come, as the daemon's source delivers a frame. */
+
+#define H_CHAINS 3
+#define H_PERIOD (120 * MS)
+#define H_REPLIES 8
+
+typedef struct {
+  int chain;
+  int64_t due, t_info;
+} h_reply_t;
+
+static takt_topic_t *h_req[H_CHAINS], *h_rep[H_CHAINS];
+static takt_publisher_t *h_req_pub[H_CHAINS], *h_rep_pub[H_CHAINS];
+static takt_timer_t *h_timers[H_CHAINS];
+static takt_subscription_t *h_tx[H_CHAINS], *h_sinks[H_CHAINS];
+static takt_chain_t *h_chain[H_CHAINS];
+static h_reply_t h_replies[H_REPLIES];
+static uint32_t h_n_replies;
+static int64_t h_top_latency[8];
+static uint32_t h_n_top;
+
+static void h_on_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  int c = (int)(uintptr_t)user;
+  takt_clock_advance(&clock, 10 * MS);
+  blob8_t b = {(uint64_t)c};
+  CHECK_EQ(takt_publish(h_req_pub[c], &b, sizeof b), TAKT_OK);
+}
+
+static void h_on_tx(takt_subscription_t *s, const takt_message_t *msg, void *user) {
+  (void)s;
+  takt_clock_advance(&clock, MS);
+  CHECK(h_n_replies < H_REPLIES);
+  if (h_n_replies < H_REPLIES)
+    h_replies[h_n_replies++] = (h_reply_t){(int)(uintptr_t)user, takt_clock_now(&clock) + 13 * MS,
+                                           msg->header.t_info};
+}
+
+static void h_on_sink(takt_subscription_t *s, const takt_message_t *msg, void *user) {
+  (void)s;
+  takt_clock_advance(&clock, 10 * MS);
+  if ((int)(uintptr_t)user == 0 && h_n_top < 8)
+    h_top_latency[h_n_top++] = takt_clock_now(&clock) - msg->header.t_info;
+}
+
+static int32_t h_prio(int c) { return 10 * (H_CHAINS - c) + 3; } /* the sink's */
+
+static int h_due(void) { /* the most urgent reply that is in, -1 if none */
+  int best = -1;
+  for (uint32_t i = 0; i < h_n_replies; i++) {
+    if (h_replies[i].due > takt_clock_now(&clock)) continue;
+    if (best < 0 || h_replies[i].chain < h_replies[best].chain) best = (int)i;
+  }
+  return best;
+}
+
+static int32_t h_peek(void *user) {
+  (void)user;
+  int i = h_due();
+  return i < 0 ? -1 : h_prio(h_replies[i].chain);
+}
+
+static void h_deliver(void *user) {
+  (void)user;
+  int i = h_due();
+  if (i < 0) return;
+  h_reply_t r = h_replies[i];
+  h_replies[i] = h_replies[--h_n_replies];
+  blob8_t b = {(uint64_t)r.chain};
+  CHECK_EQ(takt_publish_at(h_rep_pub[r.chain], &b, sizeof b, r.t_info), TAKT_OK);
+}
+
+static void hold_scenario(bool hold, int64_t want_top) {
+  fw_printf("tide: %s\n", hold ? "holding for chains in flight, the top chain as fast as alone"
+                                 : "without the hold, the top sink waits behind a lower timer");
+  if (!context_up()) return;
+  h_n_replies = 0;
+  h_n_top = 0;
+  char nm[32];
+  node = NULL;
+  exec = NULL;
+  bool ok = takt_node_create(ctx, "micro", &node) == TAKT_OK;
+  for (int c = 0; ok && c < H_CHAINS; c++) {
+    ok = takt_topic_create(ctx, name2(nm, "req", c, "", -1), &blob8, 4, &h_req[c]) == TAKT_OK &&
+         takt_topic_create(ctx, name2(nm, "rep", c, "", -1), &blob8, 4, &h_rep[c]) == TAKT_OK &&
+         takt_publisher_create(node, h_req[c], &h_req_pub[c]) == TAKT_OK &&
+         takt_publisher_create(node, h_rep[c], &h_rep_pub[c]) == TAKT_OK;
+    takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+    a.priority = 10 * (H_CHAINS - c) + 1;
+    ok = ok && takt_timer_create(node, name2(nm, "sense", c, "", -1), H_PERIOD, 0, h_on_timer,
+                                 (void *)(uintptr_t)c, &a, &h_timers[c]) == TAKT_OK;
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.attr.priority = 10 * (H_CHAINS - c) + 2;
+    ok = ok && takt_subscription_create(node, h_req[c], name2(nm, "tx", c, "", -1), h_on_tx,
+                                        (void *)(uintptr_t)c, &so, &h_tx[c]) == TAKT_OK;
+    so.attr.priority = h_prio(c);
+    ok = ok && takt_subscription_create(node, h_rep[c], name2(nm, "sink", c, "", -1), h_on_sink,
+                                        (void *)(uintptr_t)c, &so, &h_sinks[c]) == TAKT_OK;
+    takt_callback_t *members[2] = {ok ? takt_timer_callback(h_timers[c]) : NULL,
+                                   ok ? takt_subscription_callback(h_sinks[c]) : NULL};
+    ok = ok && takt_chain_create(ctx, name2(nm, "chain", c, "", -1), members, 2, 0, &h_chain[c]) ==
+                   TAKT_OK;
+  }
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_TIDE);
+  o.tide.hold_for_chains = hold;
+  takt_executor_source_t src = {h_peek, h_deliver, NULL};
+  ok = ok && takt_executor_create(ctx, TAKT_EXEC_TIDE, &o, &exec) == TAKT_OK &&
+       takt_executor_add_node(exec, node) == TAKT_OK &&
+       takt_executor_add_source(exec, &src) == TAKT_OK;
+  CHECK(ok);
+  if (ok) {
+    /* 1 ms at a time: each reply is taken in at its time when the executor is idle */
+    int64_t end = takt_clock_now(&clock) + 5 * H_PERIOD;
+    while (takt_clock_now(&clock) < end)
+      CHECK_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + MS), TAKT_OK);
+    CHECK_EQ(h_n_top, 5);
+    /* period 0 learns; from period 1 on the hold keeps the top chain at 34 ms */
+    for (uint32_t i = 1; i < h_n_top; i++) CHECK_EQ(h_top_latency[i], want_top);
+    char v[24];
+    fw_printf("  top chain, last period: %s ms\n", fw_i64(h_top_latency[h_n_top - 1] / MS, v));
+  }
+  if (exec != NULL) CHECK_EQ(takt_executor_destroy(exec), TAKT_OK);
+  for (int c = 0; c < H_CHAINS; c++) {
+    if (h_chain[c] != NULL) CHECK_EQ(takt_chain_destroy(h_chain[c]), TAKT_OK);
+    h_chain[c] = NULL;
+  }
+  if (node != NULL) CHECK_EQ(takt_node_destroy(node), TAKT_OK);
+  for (int c = 0; c < H_CHAINS; c++) {
+    if (h_req[c] != NULL) CHECK_EQ(takt_topic_destroy(h_req[c]), TAKT_OK);
+    if (h_rep[c] != NULL) CHECK_EQ(takt_topic_destroy(h_rep[c]), TAKT_OK);
+    h_req[c] = h_rep[c] = NULL;
+  }
+  context_down();
+}
+
 void test_tide_batch(void) {
   scenario("pods priorities: chain rank major, position minor", TAKT_EXEC_TIDE, 0,
            pods_priorities);
@@ -315,5 +454,7 @@ void test_tide_batch(void) {
   scenario("batch: the whole ready set in one round", TAKT_EXEC_BATCH, 0, batch_whole_set);
   scenario("tide: publications inherit the releasing job's origin time", TAKT_EXEC_TIDE, 0,
            origin_times);
+  hold_scenario(false, 42 * MS);
+  hold_scenario(true, 34 * MS);
   threaded_kinds();
 }
