@@ -46,6 +46,8 @@ typedef struct takt__exec_rec {
                              * that end and its work's arrival; -1: none yet */
   int32_t await_prio;    /* the lower of its priority and its chain predecessor's: only
                           * callbacks below it are held for it */
+  int64_t held_since;    /* its pending work was first held then (TAKT_TIME_INFINITE: not held
+                          * since it last started) */
   struct takt__exec_rec *await_next; /* in the executor's list of awaited records */
   bool awaited;          /* in that list */
   struct takt__exec_rec *next_free;
@@ -115,7 +117,6 @@ struct takt_executor {
   /* tide, hold_for_chains: records awaited by a chain in flight; when a held head is looked at
    * again; whether the last round ran a callback; whether a round is collecting from a source */
   takt__exec_rec_t *awaited; /* [exec] */
-  const takt__exec_rec_t *held; /* [exec] the head held now, NULL if none */
   int64_t hold_until;    /* [exec] TAKT_TIME_INFINITE: no hold */
   bool busy, collecting; /* [exec] */
   void *impl;            /* the kind's own state */

@@ -113,6 +113,7 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   r->kind_slot = -1;
   r->next_deadline = TAKT_TIME_INFINITE;
   r->await_since = TAKT_TIME_INFINITE;
+  r->held_since = TAKT_TIME_INFINITE;
   r->gap_min = -1;
   r->gap_max = -1;
   uint32_t i = e->nrecs;

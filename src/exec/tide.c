@@ -15,8 +15,9 @@
  * (its longest job so far), within the longest gap seen; the executor waits instead until the
  * work comes or that gap is over. The cost is the lower chain's wait; the head is never held
  * for a record that has never been seen to arrive, nor after the longest gap (a lost reply),
- * nor when its own length is not known yet. O(awaited records) per round, a few: one per chain
- * in flight. */
+ * nor when its own length is not known yet, nor, over all the holds of one piece of its work,
+ * longer than one longest gap (no starving). O(awaited records) per round, a few: one per
+ * chain in flight. */
 #include "exec_impl.h"
 
 static void await_unlink_locked(takt_executor_t *e, takt__exec_rec_t *r) {
@@ -52,9 +53,14 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
   takt__lock_take(&ctx->stats_lock); /* the chain's links */
   takt_chain_t *ch = atomic_load_explicit(&cb->chain, memory_order_relaxed);
   if (ch != NULL && cb->chain_pos + 1 < ch->n && ch->cbs[cb->chain_pos + 1] != NULL) {
-    takt__exec_rec_t *x = ch->cbs[cb->chain_pos + 1]->exec_rec;
-    /* only a record of this executor's pool is read (exec_rec changes under its lock) */
-    if (x >= e->rec_pool && x < e->rec_pool + e->cap && x->e == e) s = x;
+    /* The successor's record, if it is one of this executor's: only then is it read. Another
+     * executor may be changing the pointer (under its own lock); a record of ours changes only
+     * under ours, which is held. Compared as integers: it may point anywhere else. */
+    void *x = __atomic_load_n(&ch->cbs[cb->chain_pos + 1]->exec_rec, __ATOMIC_RELAXED);
+    uintptr_t at = (uintptr_t)x, lo = (uintptr_t)e->rec_pool;
+    if (at >= lo && at < lo + (uintptr_t)e->cap * sizeof *e->rec_pool &&
+        (at - lo) % sizeof *e->rec_pool == 0 && ((takt__exec_rec_t *)x)->e == e)
+      s = x;
   }
   takt__lock_give(&ctx->stats_lock);
   if (s == NULL || s->cb->kind == TAKT_CB_TIMER) return;
@@ -75,29 +81,34 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
 /* May the head h start now? Not while an awaited record above it, and above its predecessor,
  * could get its work before h would end; then e->hold_until says when to look again. What
  * carries the chain on meanwhile (a bridge's export of the predecessor's request, at a priority
- * between the two, as PoDS's priorities have it) is never held for it. */
-static bool hold_locked(takt_executor_t *e, const takt__exec_rec_t *h, int64_t now) {
+ * at or above the predecessor's, as PoDS's priorities have it) is never held for it. Nor is h
+ * held, over all the holds of its pending work, longer than the longest gap of the record it
+ * is held for: higher chains always in flight cannot starve it. */
+static bool hold_locked(takt_executor_t *e, takt__exec_rec_t *h, int64_t now) {
   int64_t len = h->run_max_ns;
   if (len <= 0) return false;
+  int64_t since = h->held_since < now ? h->held_since : now;
   int64_t until = TAKT_TIME_INFINITE;
   for (const takt__exec_rec_t *a = e->awaited; a != NULL; a = a->await_next) {
     if (a->await_prio <= h->cb->attr.priority || a->gap_max < 0) continue;
     int64_t last = a->await_since + a->gap_max;
-    if (now >= last) continue; /* overdue: lost or late, no longer waited for */
+    if (since + a->gap_max < last) last = since + a->gap_max; /* h's own bound */
+    if (now >= last) continue; /* overdue (lost or late), or h held long enough */
     int64_t first = a->await_since + (a->gap_min >= 0 ? a->gap_min : 0);
     if (first >= now + len) continue; /* h ends before it can come */
     if (last < until) until = last;
   }
   if (until == TAKT_TIME_INFINITE) return false;
   e->hold_until = until;
-  if (e->held != h) e->stats.holds++; /* one hold over the rounds until h starts */
-  e->held = h;
+  if (h->held_since == TAKT_TIME_INFINITE) {
+    h->held_since = now;
+    e->stats.holds++; /* one hold, over the rounds until h starts */
+  }
   return true;
 }
 
 static void tide_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   if (r->awaited) await_unlink_locked(e, r);
-  if (e->held == r) e->held = NULL;
 }
 
 static void tide_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
@@ -153,7 +164,7 @@ static uint32_t tide_round_locked(takt_executor_t *e) {
   (void)takt__heap_pop(&e->ready);
   r->state &= ~TAKT__ST_READY;
   e->busy = true;
-  e->held = NULL;
+  r->held_since = TAKT_TIME_INFINITE;
   int64_t start = hold ? takt_clock_now(ctx->clock) : 0;
   bool ran = true, timer = r->cb->kind == TAKT_CB_TIMER;
   if (timer) takt__exec_run_timer_locked(e, r, now);

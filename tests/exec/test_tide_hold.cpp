@@ -59,6 +59,12 @@ class HoldFixture : public ContextTest {
   std::vector<int64_t> lose;  // periods whose requests of chains 0 and 1 get no reply
   int64_t t0 = 0;
   int n_chains = kChains;
+  // per chain, set before build: timer period, timer and sink work, reply gap
+  int64_t period_of[kChains] = {kPeriod, kPeriod, kPeriod};
+  int64_t timer_work[kChains] = {kWork, kWork, kWork};
+  int64_t sink_work[kChains] = {kWork, kWork, kWork};
+  int64_t gap_of[kChains] = {kGap, kGap, kGap};
+  std::vector<int64_t> runs_of_timer[kChains];  // start times, ms since t0
 
   int64_t now() { return takt_clock_now(&clock); }
 
@@ -66,7 +72,8 @@ class HoldFixture : public ContextTest {
     auto *c = static_cast<ChainCb *>(u);
     HoldFixture *f = c->f;
     f->starts.push_back({"t" + std::to_string(c->chain), (f->now() - f->t0) / kMs});
-    takt_clock_advance(&f->clock, kWork);
+    f->runs_of_timer[c->chain].push_back((f->now() - f->t0) / kMs);
+    takt_clock_advance(&f->clock, f->timer_work[c->chain]);
     Blob8 b{static_cast<uint64_t>(c->chain)};
     ASSERT_EQ(takt_publish(f->req_pub[c->chain], &b, sizeof b), TAKT_OK);
   }
@@ -76,17 +83,17 @@ class HoldFixture : public ContextTest {
     auto *c = static_cast<ChainCb *>(u);
     HoldFixture *f = c->f;
     takt_clock_advance(&f->clock, kTx);
-    int64_t index = (msg->header.t_info - f->t0) / kPeriod;
+    int64_t index = (msg->header.t_info - f->t0) / f->period_of[c->chain];
     bool lost = c->chain < 2 &&
                 std::find(f->lose.begin(), f->lose.end(), index) != f->lose.end();
-    f->replies.push_back({c->chain, f->now() + kGap, msg->header.t_info, lost});
+    f->replies.push_back({c->chain, f->now() + f->gap_of[c->chain], msg->header.t_info, lost});
   }
 
   static void on_sink(takt_subscription_t *, const takt_message_t *msg, void *u) {
     auto *c = static_cast<ChainCb *>(u);
     HoldFixture *f = c->f;
     f->starts.push_back({"s" + std::to_string(c->chain), (f->now() - f->t0) / kMs});
-    takt_clock_advance(&f->clock, kWork);
+    takt_clock_advance(&f->clock, f->sink_work[c->chain]);
     if (c->chain == 0) f->top_latency.push_back(f->now() - msg->header.t_info);
   }
 
@@ -132,7 +139,7 @@ class HoldFixture : public ContextTest {
       // PoDS's priorities: chain rank major; timer, export, sink increasing along the chain
       takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
       a.priority = 10 * (n - c) + 1;
-      ASSERT_EQ(takt_timer_create(node, tn.c_str(), kPeriod, 0, on_timer, &user[c], &a,
+      ASSERT_EQ(takt_timer_create(node, tn.c_str(), period_of[c], 0, on_timer, &user[c], &a,
                                   &timers[c]),
                 TAKT_OK);
       takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
@@ -228,7 +235,7 @@ TEST_F(TideHold, TheTopChainIsAsFastAsAloneOnceTheGapsAreLearned) {
   for (size_t i = 1; i < top_latency.size(); i++) EXPECT_EQ(top_latency[i], 34 * kMs) << i;
   takt_executor_stats_t st;
   takt_executor_get_stats(exec, &st);
-  EXPECT_EQ(st.holds, 2u + 2 + 2 + 2);  // period 1: both lower timers; then chain 2's, twice
+  EXPECT_EQ(st.holds, 2u + 1 + 1 + 1);  // period 1: both lower timers; then chain 2's
 }
 
 // Replies that never come hold the lower timer no longer than the longest gaps seen (from
@@ -246,7 +253,35 @@ TEST_F(TideHold, ALostReplyHoldsNoLongerThanTheLongestGapSeen) {
   EXPECT_EQ(top_latency.back(), 34 * kMs);
   takt_executor_stats_t st;
   takt_executor_get_stats(exec, &st);
-  EXPECT_EQ(st.holds, 2u + 2 + 1 + 2);  // period 3: one hold of chain 2's timer, for two replies
+  EXPECT_EQ(st.holds, 2u + 1 + 1 + 1);  // period 3: one hold of chain 2's timer, for two replies
+}
+
+// Higher chains always in flight do not starve a lower callback: the top chain every 10 ms
+// (1 ms timer, 1 ms export, its reply 7 ms later, 1 ms sink) keeps a reply awaited most of the
+// time, and an 8 ms timer every 50 ms never fits before the next reply could come. Held at most
+// one longest gap (8 ms) over all its holds, it runs every period, at most that late.
+TEST_F(TideHold, HigherChainsAlwaysInFlightDoNotStarveALowerCallback) {
+  period_of[0] = 10 * kMs;
+  timer_work[0] = sink_work[0] = kMs;
+  gap_of[0] = 7 * kMs;
+  period_of[1] = 50 * kMs;
+  timer_work[1] = 8 * kMs;
+  sink_work[1] = kMs;
+  build(2, true);
+  run(10);  // 10 periods of kPeriod: 1200 ms, 24 releases of the 8 ms timer
+  takt_executor_stats_t st;
+  takt_executor_get_stats(exec, &st);
+  EXPECT_GT(st.holds, 0u);
+  ASSERT_EQ(runs_of_timer[1].size(), 24u);
+  // the first release: its length unknown, it runs after the top timer and export (2 ms). Then
+  // (the top chain runs sink, timer, export from 0 ms to 3 ms each period) it is held from 3 ms
+  // until the top reply at 10 ms, within one longest gap, and is not held again: it runs after
+  // the top sink, timer and export, 13 ms late, every period; without the bound it would wait
+  // for ever, the top reply awaited whenever it could start
+  EXPECT_EQ(runs_of_timer[1][0], 2);
+  for (size_t k = 1; k < runs_of_timer[1].size(); k++)
+    EXPECT_EQ(runs_of_timer[1][k] - static_cast<int64_t>(k) * 50, 2 + 8 + 3) << k;
+  EXPECT_EQ(runs_of_timer[0].size(), 120u);  // and the top chain lost no release
 }
 
 }  // namespace
