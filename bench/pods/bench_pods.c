@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
     chain_node[c] = me.node;
     if (preempt && c > 0 && takt_node_create(me.ctx, name, &chain_node[c]) < 0) return 1;
   }
-  takt_chain_t *top = NULL, *all[MAX_CHAINS];
+  takt_chain_t *top = NULL, *all[MAX_CHAINS] = {NULL};
   for (int c = 0; c < chains; c++) {
     char name[32];
     takt_topic_t *req, *rep;
@@ -276,7 +276,8 @@ int main(int argc, char **argv) {
   (void)waitpid(child, &status, 0);
   takt_chain_stats_t st, low;
   takt_chain_get_stats(top, &st);
-  takt_chain_get_stats(all[chains - 1], &low); /* the lowest chain: what a hold costs it */
+  low = st;
+  if (all[chains - 1] != NULL) takt_chain_get_stats(all[chains - 1], &low); /* what a hold costs */
   takt_daemon_stats_t ds;
   takt_daemon_get_stats(me.daemon, &ds);
   takt_executor_stats_t es;

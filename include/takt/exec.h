@@ -176,10 +176,11 @@ takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node);
 takt_err_t takt_executor_spin(takt_executor_t *exec);
 /** Run until the clock reaches abs_ns (or stop). */
 takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns);
-/** Run rounds until one finds nothing ready now; never waits. */
+/** Run rounds until one finds nothing ready now; never waits. Under tide with hold_for_chains a
+ * held head counts as nothing ready: it runs in a later spin, once its hold ends. */
 takt_err_t takt_executor_spin_some(takt_executor_t *exec);
-/** One round: collect, then run what the policy runs (TIDE: at most one callback). Sets *ran to
- * the number of callbacks run (may be NULL). Never waits. */
+/** One round: collect, then run what the policy runs (TIDE: at most one callback; none when its
+ * head is held). Sets *ran to the number of callbacks run (may be NULL). Never waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
 /** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
  * the next spin (spin, spin_until, spin_some) returns at once and clears it, so a thread that is

@@ -241,7 +241,8 @@ typedef struct takt_system_desc {
   uint32_t threads;     /* preempt workers / waitset threads (0 = the executor's default) */
   uint64_t cpus;        /* CPUs of the executor's threads (0 = all) */
   uint32_t stack_kib;   /* stack of each thread the executor creates, KiB (0 = the OS default) */
-  bool hold_for_chains; /* tide: hold for chains in flight (takt_tide_options_t) */
+  bool hold_for_chains; /* tide: hold for chains in flight (takt_tide_options_t); refused with
+                         * another executor in the file, dropped when one replaces tide */
   takt_system_group_t groups[TAKT_SYSTEM_MAX_GROUPS];
   uint32_t n_groups;
   double duration_s;

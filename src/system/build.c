@@ -553,12 +553,9 @@ static takt_err_t build_executor(takt_system_t *s) {
                 s->desc.executor);
   takt_executor_options_t eo = takt_executor_options_default(s->kind);
   eo.stack_size = s->desc.stack_kib * 1024u;
-  if (s->desc.hold_for_chains) {
-    if (s->kind != TAKT_EXEC_TIDE)
-      return fail(s, 0, TAKT_EINVAL, "hold_for_chains is tide's, not the %s executor's",
-                  s->desc.executor);
-    eo.tide.hold_for_chains = true;
-  }
+  /* the file's tide holds for chains; another executor put in its place (takt run --executor)
+   * has no such thing */
+  if (s->kind == TAKT_EXEC_TIDE) eo.tide.hold_for_chains = s->desc.hold_for_chains;
   if (s->kind == TAKT_EXEC_PREEMPT) {
     eo.preempt.sched = s->desc.edf ? TAKT_SCHED_EDF : TAKT_SCHED_FP;
     if (s->desc.threads > 0) eo.preempt.threads = s->desc.threads;

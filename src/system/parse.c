@@ -1221,9 +1221,11 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
   if ((n = lookup(p, root, "stack_kib")) != NULL && get_whole(p, n, "stack_kib", 64, 65536, &sys->stack_kib) < 0)
     return -1;
-  if ((n = lookup(p, root, "hold_for_chains")) != NULL &&
-      get_bool(p, n, "hold_for_chains", &sys->hold_for_chains) < 0)
-    return -1;
+  if ((n = lookup(p, root, "hold_for_chains")) != NULL) {
+    if (get_bool(p, n, "hold_for_chains", &sys->hold_for_chains) < 0) return -1;
+    if (sys->hold_for_chains && strcmp(sys->executor, "tide") != 0)
+      return FAIL(p, n, "hold_for_chains is tide's, not the %s executor's", sys->executor);
+  }
   if ((n = lookup(p, root, "groups")) != NULL && parse_groups(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "record")) != NULL && parse_record(p, n, sys) < 0) return -1;
   if ((n = lookup(p, root, "duration_s")) != NULL &&
