@@ -158,6 +158,7 @@ int main(int argc, char **argv) {
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.mode = takt_variant ? TAKT_DAEMON_PODS : TAKT_DAEMON_MICROROS;
   dc.retransmit_timeout_ns = 40 * TAKT_NS_PER_MS;
+  dc.keep_line_for_nacks = takt_variant; /* a copy sent again does not wait for a lower frame */
   if (takt_context_create(&cfg, &me.ctx) < 0 || takt_daemon_create(&dc, &me.daemon) < 0 ||
       takt_bridge_create(me.ctx, me.daemon, is_micro ? "micro_bridge" : "agent_bridge", &me.bridge) < 0 ||
       takt_node_create(me.ctx, is_micro ? "micro" : "agent", &me.node) < 0 ||

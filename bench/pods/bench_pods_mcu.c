@@ -106,6 +106,7 @@ int main(void) {
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.mode = takt_variant ? TAKT_DAEMON_PODS : TAKT_DAEMON_MICROROS;
   dc.retransmit_timeout_ns = 40 * TAKT_NS_PER_MS; /* as bench_pods.c */
+  dc.keep_line_for_nacks = takt_variant; /* a copy sent again does not wait for a lower frame */
   dc.max_payload = g_payload > 64 ? g_payload : 64;
   dc.tx_nodes = 8;
   dc.rx_frames = 17;

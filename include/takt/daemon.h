@@ -97,6 +97,12 @@ typedef struct takt_daemon_config {
    * (0: only once reliable frames have left): a lost HEARTBEAT or ACKNACK then costs this
    * period instead of a retransmit_timeout that sends every unacknowledged frame again. */
   int64_t heartbeat_period_ns;
+  /** PODS mode, on a line that loses frames (one of the last eight ACKNACKs named a frame
+   * missing): after a reliable frame left, a data frame of a lower priority does not start until
+   * that frame's ACKNACK came or the longest HEARTBEAT-to-ACKNACK time seen passed, so a copy
+   * sent again does not wait for a lower frame on the line. It costs the lower frames that
+   * wait, on a lossy line only. Default off. */
+  bool keep_line_for_nacks;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
@@ -118,6 +124,7 @@ typedef struct takt_daemon_stats {
   uint64_t rx_duplicates, rx_out_of_order;      /* reliable receiver */
   uint64_t rx_malformed;                        /* control frames of the wrong length */
   uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
+  uint64_t line_kept;                           /* keep_line_for_nacks: lower frames kept back */
 } takt_daemon_stats_t;
 
 /**

@@ -83,6 +83,9 @@ struct takt_daemon {
   uint32_t left_since_hb;    /* reliable frames that left since the last HEARTBEAT did */
   struct { uint32_t last; int64_t at; } hb_hist[HB_HISTORY]; /* HEARTBEATs that left, a ring */
   uint32_t hb_n;
+  uint8_t nack_recent;  /* keep_line_for_nacks: the last eight ACKNACKs, bit set: named one missing */
+  int64_t rtt_max;      /* keep_line_for_nacks: longest HEARTBEAT left -> its ACKNACK came */
+  int64_t keep_until;   /* keep_line_for_nacks: the line is kept until then (INFINITE: it is not) */
   tx_node_t hb_node, ack_node; /* control frames, queued at most once each */
   uint8_t hb_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
   uint8_t ack_wire[TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD)];
@@ -140,11 +143,46 @@ static bool rx_before_fifo(const void *x, const void *y) {
   return ((const rx_slot_t *)x)->seq < ((const rx_slot_t *)y)->seq;
 }
 
+/* When the HEARTBEAT announcing reliable frame p left (the latest that did after p, announcing
+ * it), or TAKT_TIME_INFINITE if none has yet. */
+static int64_t announced_at_locked(const takt_daemon_t *d, const tx_node_t *p) {
+  for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
+    uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
+    if (d->hb_hist[k].at < p->sent_at) break;
+    if ((int32_t)(d->hb_hist[k].last - p->rseq) >= 0) return d->hb_hist[k].at;
+  }
+  return TAKT_TIME_INFINITE;
+}
+
+/* keep_line_for_nacks: must data frame n wait for the answer about a more urgent reliable frame
+ * that left? Sets d->keep_until. Lock held. */
+static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
+  d->keep_until = TAKT_TIME_INFINITE;
+  if (!d->cfg.keep_line_for_nacks || d->cfg.mode != TAKT_DAEMON_PODS || n->control ||
+      d->nack_recent == 0 || d->rtt_max <= 0)
+    return false;
+  int64_t now = now_of(d), until = now;
+  for (uint32_t i = 0; i < d->pending.n; i++) {
+    const tx_node_t *p = d->pending.a[i];
+    if (p->priority <= n->priority) continue;
+    int64_t at = announced_at_locked(d, p);
+    /* its HEARTBEAT still to leave: wait at most one round trip from now (it leaves first) */
+    int64_t end = (at == TAKT_TIME_INFINITE ? now : at) + d->rtt_max;
+    if (end > until) until = end;
+  }
+  if (until <= now) return false;
+  d->keep_until = until;
+  d->stats.line_kept++;
+  if (d->timer_running) dwake(&d->timer_wake);
+  return true;
+}
+
 /* Put the head of the execution queue on the line if it is free. Lock held. */
 static void start_next_locked(takt_daemon_t *d) {
   if (d->current != NULL || d->link == NULL) return;
-  tx_node_t *n = takt__heap_pop(&d->exec_queue);
-  if (n == NULL) return;
+  tx_node_t *n = takt__heap_top(&d->exec_queue);
+  if (n == NULL || keep_for_nack_locked(d, n)) return;
+  (void)takt__heap_pop(&d->exec_queue);
   d->current = n;
   n->sent_at = now_of(d);
   if (n == &d->ack_node) d->stats.acknacks++;
@@ -202,6 +240,7 @@ static void wake_senders_locked(takt_daemon_t *d) {
 }
 
 static int64_t due_locked(takt_daemon_t *d, int64_t now);
+static int64_t due_pending_locked(takt_daemon_t *d, int64_t now);
 
 /* Wait (MICROROS sender) until something changes. Lock held; let go while waiting. A polled
  * daemon on the monotonic clock has no timer thread, and its owner is the one waiting here (a
@@ -301,6 +340,18 @@ static void on_sent(void *user) {
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
+  if (d->cfg.keep_line_for_nacks) { /* how long an answer takes, and whether the line loses */
+    for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
+      uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
+      if (d->hb_hist[k].last != upto - 1u) continue;
+      int64_t rtt = now_of(d) - d->hb_hist[k].at;
+      if (rtt > d->rtt_max && rtt < d->cfg.retransmit_timeout_ns) d->rtt_max = rtt;
+      break;
+    }
+    uint32_t span = upto - base; /* the frames this ACKNACK speaks of, from base */
+    uint32_t named = span >= 32 ? bitmap : bitmap & ((1u << span) - 1u);
+    d->nack_recent = (uint8_t)((d->nack_recent << 1) | (named != 0));
+  }
   /* the receiver answered a HEARTBEAT announcing upto - 1; a frame sent again after the latest
    * such HEARTBEAT left had not reached it (the line keeps order): its NACK is stale */
   int64_t answered = TAKT_TIME_INFINITE;
@@ -344,6 +395,13 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
 /* Send again every reliable frame unacknowledged for retransmit_timeout; return when the next
  * one falls due. */
 static int64_t due_locked(takt_daemon_t *d, int64_t now) {
+  if (d->keep_until <= now) start_next_locked(d); /* the line was kept long enough */
+  int64_t kept = d->keep_until;
+  int64_t next = due_pending_locked(d, now);
+  return kept < next ? kept : next;
+}
+
+static int64_t due_pending_locked(takt_daemon_t *d, int64_t now) {
   for (;;) {
     tx_node_t *oldest = takt__heap_top(&d->pending);
     if (oldest == NULL) return TAKT_TIME_INFINITE;
@@ -585,6 +643,7 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
   d->hb_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .wire = d->hb_wire};
   d->ack_node = (tx_node_t){.pos = -1, .pend_pos = -1, .control = true, .first = true,
                             .priority = 255, .wire = d->ack_wire};
+  d->keep_until = TAKT_TIME_INFINITE;
   takt_wakeup_init(&d->timer_wake);
   if (!d->cfg.polled) {
     d->timer_running = true;

@@ -365,11 +365,12 @@ struct Line {
   std::function<bool(const Seen &)> drop = [](const Seen &) { return false; };
 
   explicit Line(uint32_t max_payload = 64, int64_t heartbeat_period = 0,
-                uint32_t window = TAKT_DAEMON_WINDOW_DEFAULT) {
-    open(max_payload, heartbeat_period, window);
+                uint32_t window = TAKT_DAEMON_WINDOW_DEFAULT, bool keep = false) {
+    open(max_payload, heartbeat_period, window, keep);
   }
-  void open(uint32_t max_payload, int64_t heartbeat_period, uint32_t window) {
+  void open(uint32_t max_payload, int64_t heartbeat_period, uint32_t window, bool keep) {
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.keep_line_for_nacks = keep;
     c.max_payload = max_payload;
     c.window = window;
     c.retransmit_timeout_ns = kTimeout;
@@ -580,6 +581,49 @@ TEST(DaemonFakeClock, AHeartbeatWaitsForHigherPriorityDataAndThenAnnouncesIt) {
   };
   EXPECT_EQ(line.log, expected);
   line.expect_resent(1, 0);
+}
+
+// keep_line_for_nacks: on a line that lost a frame, a lower frame queued beside a more urgent
+// reliable one waits for the urgent one's ACKNACK, so the urgent copy sent again goes first;
+// without it (or on a line that loses nothing) the lower frame leaves at once.
+TEST(DaemonFakeClock, KeepingTheLineForANackSendsTheUrgentCopyBeforeLowerData) {
+  for (int variant = 0; variant < 3; variant++) {  // keep on a lossy line; keep, no loss; off
+    bool keep = variant < 2, lossy = variant != 1;
+    Line line(64, 0, TAKT_DAEMON_WINDOW_DEFAULT, keep);
+    std::vector<uint32_t> copies(4, 0);
+    line.drop = [&](const Seen &e) {
+      return lossy && e.kind == TAKT_FRAME_DATA && e.y != 3 && copies[e.y]++ == 0;
+    };
+    takt_frame_header_t high = reliable_hdr(), low = reliable_hdr();
+    high.priority = 9;
+    low.priority = 1;
+    // first the line shows what it does: a frame lost (when lossy), sent again on the NACK
+    const uint32_t v1 = 1, v2 = 2, v3 = 3;
+    ASSERT_EQ(takt_daemon_send(line.a, &high, reinterpret_cast<const uint8_t *>(&v1), 4), TAKT_OK);
+    line.run_until(10 * kTimeout);
+    line.log.clear();
+    // then an urgent frame and a lower one together; the urgent one's first copy is lost
+    ASSERT_EQ(takt_daemon_send(line.a, &high, reinterpret_cast<const uint8_t *>(&v2), 4), TAKT_OK);
+    ASSERT_EQ(takt_daemon_send(line.a, &low, reinterpret_cast<const uint8_t *>(&v3), 4), TAKT_OK);
+    line.run_until(line.tc.now() + 10 * kTimeout);
+    std::vector<uint32_t> data;  // DATA values as b saw them, lost ones too
+    for (const Seen &e : line.log)
+      if (e.kind == TAKT_FRAME_DATA && e.to == 'b') data.push_back(e.y);
+    takt_daemon_stats_t sa;
+    takt_daemon_get_stats(line.a, &sa);
+    if (variant == 0) {
+      EXPECT_EQ(data, (std::vector<uint32_t>{2, 2, 3}));  // the copy before the lower frame
+      EXPECT_GT(sa.line_kept, 0u);
+    } else if (variant == 1) {
+      EXPECT_EQ(data, (std::vector<uint32_t>{2, 3}));  // nothing lost: nothing kept back
+      EXPECT_EQ(sa.line_kept, 0u);
+    } else {
+      // the lower frame first; its HEARTBEAT's ACKNACK, crossing the copy, names 2 again
+      EXPECT_EQ(data, (std::vector<uint32_t>{2, 3, 2, 2}));
+      EXPECT_EQ(sa.line_kept, 0u);
+    }
+    line.expect_resent(variant == 0 ? 2 : variant == 1 ? 0 : 3, 0);
+  }
 }
 
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
