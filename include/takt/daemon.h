@@ -124,7 +124,7 @@ typedef struct takt_daemon_stats {
   uint64_t rx_duplicates, rx_out_of_order;      /* reliable receiver */
   uint64_t rx_malformed;                        /* control frames of the wrong length */
   uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
-  uint64_t line_kept;                           /* keep_line_for_nacks: lower frames kept back */
+  uint64_t line_kept;                           /* keep_line_for_nacks: times the line was kept */
 } takt_daemon_stats_t;
 
 /**

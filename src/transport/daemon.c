@@ -157,6 +157,7 @@ static int64_t announced_at_locked(const takt_daemon_t *d, const tx_node_t *p) {
 /* keep_line_for_nacks: must data frame n wait for the answer about a more urgent reliable frame
  * that left? Sets d->keep_until. Lock held. */
 static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
+  bool kept = d->keep_until != TAKT_TIME_INFINITE; /* already: counted when it began */
   d->keep_until = TAKT_TIME_INFINITE;
   if (!d->cfg.keep_line_for_nacks || d->cfg.mode != TAKT_DAEMON_PODS || n->control ||
       d->nack_recent == 0 || d->rtt_max <= 0)
@@ -172,7 +173,7 @@ static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
   }
   if (until <= now) return false;
   d->keep_until = until;
-  d->stats.line_kept++;
+  if (!kept) d->stats.line_kept++;
   if (d->timer_running) dwake(&d->timer_wake);
   return true;
 }
