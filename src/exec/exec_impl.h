@@ -48,8 +48,8 @@ typedef struct takt__exec_rec {
                           * callbacks below it are held for it */
   int64_t held_since;    /* its pending work was first held then (TAKT_TIME_INFINITE: not held
                           * since it last started) */
-  struct takt__exec_rec *await_next; /* in the executor's list of awaited records */
-  bool awaited;          /* in that list */
+  struct takt__exec_rec *await_next; /* in the executor's list of awaited records (those
+                                      * whose await_since is not TAKT_TIME_INFINITE) */
   struct takt__exec_rec *next_free;
 } takt__exec_rec_t;
 

@@ -20,6 +20,10 @@
  * chain in flight. */
 #include "exec_impl.h"
 
+static inline bool awaited(const takt__exec_rec_t *r) {
+  return r->await_since != TAKT_TIME_INFINITE;
+}
+
 static void await_unlink_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   for (takt__exec_rec_t **p = &e->awaited; *p != NULL; p = &(*p)->await_next) {
     if (*p == r) {
@@ -27,7 +31,6 @@ static void await_unlink_locked(takt_executor_t *e, takt__exec_rec_t *r) {
       break;
     }
   }
-  r->awaited = false;
   r->await_next = NULL;
   r->await_since = TAKT_TIME_INFINITE;
 }
@@ -65,17 +68,16 @@ static void await_successor_locked(takt_executor_t *e, takt__exec_rec_t *r, int6
   takt__lock_give(&ctx->stats_lock);
   if (s == NULL || s->cb->kind == TAKT_CB_TIMER) return;
   if ((s->state & (TAKT__ST_ARRIVED | TAKT__ST_READY)) != 0 || takt__callback_has_work(s->cb)) {
-    if (s->awaited) await_unlink_locked(e, s); /* came during the run: no gap to learn */
+    if (awaited(s)) await_unlink_locked(e, s); /* came during the run: no gap to learn */
     return;
+  }
+  if (!awaited(s)) {
+    s->await_next = e->awaited;
+    e->awaited = s;
   }
   s->await_since = end;
   int32_t mine = cb->attr.priority, its = s->cb->attr.priority;
   s->await_prio = mine < its ? mine : its;
-  if (!s->awaited) {
-    s->awaited = true;
-    s->await_next = e->awaited;
-    e->awaited = s;
-  }
 }
 
 /* May the head h start now? Not while an awaited record above it, and above its predecessor,
@@ -108,11 +110,11 @@ static bool hold_locked(takt_executor_t *e, takt__exec_rec_t *h, int64_t now) {
 }
 
 static void tide_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
-  if (r->awaited) await_unlink_locked(e, r);
+  if (awaited(r)) await_unlink_locked(e, r);
 }
 
 static void tide_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
-  if (r->awaited) await_arrived_locked(e, r);
+  if (awaited(r)) await_arrived_locked(e, r);
   if (!(r->state & (TAKT__ST_ARRIVED | TAKT__ST_READY))) {
     r->state |= TAKT__ST_ARRIVED;
     r->seq = ++e->seq;

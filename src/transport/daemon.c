@@ -341,29 +341,26 @@ static void on_sent(void *user) {
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
-  if (d->cfg.keep_line_for_nacks) { /* how long an answer takes, and whether the line loses */
-    for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
-      uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
-      if (d->hb_hist[k].last != upto - 1u) continue;
-      int64_t rtt = now_of(d) - d->hb_hist[k].at;
-      if (rtt > d->rtt_max && rtt < d->cfg.retransmit_timeout_ns) d->rtt_max = rtt;
+  /* the receiver answered a HEARTBEAT announcing upto - 1: when the latest such one left */
+  int64_t answered = TAKT_TIME_INFINITE;
+  bool look = d->cfg.keep_line_for_nacks || d->cfg.suppress_stale_nacks;
+  for (uint32_t i = 0; look && i < HB_HISTORY && i < d->hb_n; i++) {
+    uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
+    if (d->hb_hist[k].last == upto - 1u) {
+      answered = d->hb_hist[k].at;
       break;
     }
+  }
+  if (d->cfg.keep_line_for_nacks) { /* how long an answer takes, and whether the line loses */
+    int64_t rtt = answered == TAKT_TIME_INFINITE ? 0 : now_of(d) - answered;
+    if (rtt > d->rtt_max && rtt < d->cfg.retransmit_timeout_ns) d->rtt_max = rtt;
     uint32_t span = upto - base; /* the frames this ACKNACK speaks of, from base */
     uint32_t named = span >= 32 ? bitmap : bitmap & ((1u << span) - 1u);
     d->nack_recent = (uint8_t)((d->nack_recent << 1) | (named != 0));
   }
-  /* the receiver answered a HEARTBEAT announcing upto - 1; a frame sent again after the latest
-   * such HEARTBEAT left had not reached it (the line keeps order): its NACK is stale */
-  int64_t answered = TAKT_TIME_INFINITE;
-  if (d->cfg.suppress_stale_nacks)
-    for (uint32_t i = 0; i < HB_HISTORY && i < d->hb_n; i++) {
-      uint32_t k = (d->hb_n - 1u - i) % HB_HISTORY;
-      if (d->hb_hist[k].last == upto - 1u) {
-        answered = d->hb_hist[k].at;
-        break;
-      }
-    }
+  /* a frame sent again after that HEARTBEAT left had not reached the receiver (the line keeps
+   * order): its NACK is stale */
+  if (!d->cfg.suppress_stale_nacks) answered = TAKT_TIME_INFINITE;
   if ((int32_t)(base - d->acked) > 0) {
     d->acked = base;
     wake_senders_locked(d);
