@@ -56,6 +56,10 @@ foreach(board ${TAKT_FW_BOARDS})
     add_test(NAME fw_link_bad_input_${board}
              COMMAND ${link_run} --group link_bad_input --workdir ${fw_bin}/run-link_bad_input)
     set_tests_properties(fw_link_bad_input_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
+    # frame preemption on the paced UART: a long frame cut for an urgent one (the host reads the line)
+    add_test(NAME fw_link_cut_${board}
+             COMMAND ${link_run} --group link_cut --workdir ${fw_bin}/run-link_cut)
+    set_tests_properties(fw_link_cut_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
     # The agent's ACKNACKs paced at 38400 baud for the long run rather than 115200: a byte into
     # the guest costs QEMU about 60 µs of its own time (docs/mcu.md), and at 115200 the
     # acknowledgement direction is full; at 38400 the stream is as fast (20,000 messages in 29 s

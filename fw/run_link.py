@@ -212,12 +212,68 @@ def bad_input(fd: int, q: Qemu) -> bool:
     return True
 
 
+def deframe(raw: bytes) -> list:
+    """The line's bytes as takt's deframer sees them: [("frame", kind, entity, payload, crc_ok)] for
+    each flag-delimited frame, ("aborted", unstuffed bytes) for one ended by the abort sequence
+    ESC FLAG, ("torn", bytes) for any other that is not a frame."""
+    out, buf, esc, started = [], bytearray(), False, False
+    for b in raw:
+        if b == 0x7E:
+            if started and (buf or esc):
+                if esc:
+                    out.append(("aborted", bytes(buf)))
+                elif len(buf) >= 22:
+                    kind_ver, _s, _p, _f, _seq, entity, n, _t = struct.unpack("<BBBBHHHq", buf[:18])
+                    ok = len(buf) == 22 + n and zlib.crc32(bytes(buf[:-4])) == struct.unpack("<I", buf[-4:])[0]
+                    out.append(("frame", kind_ver & 0x0F, entity, bytes(buf[18:-4]), ok))
+                else:
+                    out.append(("torn", bytes(buf)))
+            buf, esc, started = bytearray(), False, True
+        elif not started:
+            continue
+        elif b == 0x7D:
+            esc = True
+        else:
+            buf.append(b ^ 0x20 if esc else b)
+            esc = False
+    return out
+
+
+def link_cut(fd: int, q: "Qemu") -> bool:
+    """The firmware's link_cut: read the line until QEMU ends; the long frame's torn start ended by
+    the abort sequence, then the urgent frame, then the long frame whole."""
+    raw = bytearray()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        chunk = b""
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+        raw += chunk
+        if not chunk and q.p.poll() is not None:
+            break
+    got = deframe(bytes(raw))
+    shape = [(g[0], g[2] if g[0] == "frame" else None) for g in got]
+    print(f"run_link: link_cut: {len(raw)} bytes on the line: {shape}")
+    low = bytes((i * 7) & 0xFF for i in range(200))
+    if len(got) != 3 or got[0][0] != "aborted" or not low.startswith(got[0][1][18:]):
+        print("run_link: link_cut: FAILED: the long frame's torn start, ended by ESC FLAG, does not come first")
+        return False
+    if got[1][:5] != ("frame", 0, 2, b"urgent!!", True) or got[2][:5] != ("frame", 0, 1, low, True):
+        print("run_link: link_cut: FAILED: not the urgent frame, then the long one, both intact")
+        return False
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--qemu", required=True)
     ap.add_argument("--board", required=True)
     ap.add_argument("--elf", required=True)
-    ap.add_argument("--group", required=True, choices=["link_reliable", "link_bad_input"])
+    ap.add_argument("--group", required=True, choices=["link_reliable", "link_bad_input", "link_cut"])
     ap.add_argument("--agent", help="takt-run (link_reliable)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--count", type=int, default=0)
@@ -246,7 +302,7 @@ def main() -> int:
         else:
             time.sleep(1.2)
             q.cont()
-            ok = bad_input(fd, q)
+            ok = bad_input(fd, q) if a.group == "link_bad_input" else link_cut(fd, q)
         rc = q.wait(a.timeout)
     finally:
         if agent is not None:

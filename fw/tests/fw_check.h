@@ -40,5 +40,6 @@ void test_hard(void);
 void test_serial_measure(void);
 void test_link_reliable(void);
 void test_link_bad_input(void);
+void test_link_cut(void);
 
 #endif

@@ -278,3 +278,65 @@ void test_link_bad_input(void) {
   CHECK_EQ(takt_node_destroy(node), TAKT_OK);
   takt_context_destroy(ctx);
 }
+
+/* link_cut — frame preemption on the paced UART (takt_daemon_config_t.preempt_frames): a
+ * 200-byte frame of priority 1 starts on the line; 3 ms later (about 35 bytes in at 115200 baud)
+ * a frame of priority 9 is sent. The daemon cuts the first (the link drops the bytes still queued
+ * and puts the abort byte ESC in their place), the urgent frame follows at once, then the cut
+ * frame goes again whole. Here: one frame cut, both sent, the link idle after them; the host's
+ * reader (fw/run_link.py) checks the bytes on the line: the torn start of the long frame ended
+ * by ESC FLAG, then the urgent frame, then the long one, both intact. */
+void test_link_cut(void) {
+  takt_context_t *ctx = make_context();
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.max_payload = 200;
+  dc.tx_nodes = 4;
+  dc.rx_frames = 2;
+  dc.polled = true;
+  dc.preempt_frames = true;
+  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
+  g_dh = takt_daemon_link_handlers(g_daemon);
+  takt_wakeup_init(&g_progress);
+  takt_link_handlers_t h = {link_rx, link_sent, NULL};
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(200u);
+  takt_link_t *link = NULL;
+  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
+  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  CHECK_EQ(takt_link_cancel(link), TAKT_ESTATE); /* nothing on the line */
+
+  static uint8_t low[200];
+  for (uint32_t i = 0; i < sizeof low; i++) low[i] = (uint8_t)(i * 7u); /* stuffed bytes too */
+  const uint8_t high[8] = {'u', 'r', 'g', 'e', 'n', 't', '!', '!'};
+  takt_frame_header_t lh = {.priority = 1, .entity = 1}, hh = {.priority = 9, .entity = 2};
+  int64_t t0 = takt_time_now();
+  CHECK_EQ(takt_daemon_send(g_daemon, &lh, low, sizeof low), TAKT_OK);
+  takt_sleep_until(t0 + 3 * 1000000LL);
+  CHECK(takt_link_busy(link)); /* the long frame is still on the line */
+  CHECK_EQ(takt_daemon_send(g_daemon, &hh, high, sizeof high), TAKT_OK);
+  takt_daemon_stats_t ds;
+  int64_t limit = t0 + 5 * TAKT_NS_PER_S;
+  for (;;) {
+    takt_daemon_get_stats(g_daemon, &ds);
+    if ((ds.tx_frames >= 2u && !takt_link_busy(link)) || takt_time_now() >= limit) break;
+    wait_progress(limit);
+  }
+  int64_t took = takt_time_now() - t0;
+  takt_link_stats_t ls;
+  takt_link_get_stats(link, &ls);
+  fw_printf("link_cut: cut %lu, link cut %lu, sent %lu frames, %lu bytes, %lu us\n",
+            (unsigned long)ds.frames_cut, (unsigned long)ls.cut_frames,
+            (unsigned long)ds.tx_frames, (unsigned long)ls.sent_bytes, (unsigned long)(took / 1000));
+  CHECK_EQ(ds.frames_cut, 1);
+  CHECK_EQ(ls.cut_frames, 1);
+  CHECK_EQ(ds.tx_frames, 2);
+  CHECK_EQ(ls.sent_frames, 2); /* the cut frame counts once: when it left whole */
+  CHECK(!takt_link_busy(link));
+  /* the line holds both frames whole, the torn start and its abort byte: more than 210 bytes'
+   * time, less than a frame more (the paced line: 86.8 us a byte) */
+  CHECK(took > 210 * 86800LL && took < 500 * 86800LL);
+  takt_sleep_until(takt_time_now() + 200 * 1000000LL); /* QEMU hands the bytes to the terminal */
+  takt_link_close(link);
+  takt_daemon_destroy(g_daemon);
+  takt_context_destroy(ctx);
+}

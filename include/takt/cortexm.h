@@ -67,6 +67,9 @@ void takt_uart_fini(takt_uart_t *u);
  * context at a time: the main loop or one handler). O(n).
  */
 takt_err_t takt_uart_write(takt_uart_t *u, const uint8_t *p, uint32_t n);
+/** Drop the bytes still queued for transmission (the byte on the line finishes); returns how
+ * many were dropped. Interrupt-safe, as takt_uart_write. */
+uint32_t takt_uart_tx_discard(takt_uart_t *u);
 /** Room in the transmit ring, bytes. */
 uint32_t takt_uart_tx_space(const takt_uart_t *u);
 /** Take up to cap received bytes; returns how many (0: none). Never waits. O(n). */

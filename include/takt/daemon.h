@@ -103,6 +103,14 @@ typedef struct takt_daemon_config {
    * sent again does not wait for a lower frame on the line. It costs the lower frames that
    * wait, on a lossy line only. Default off. */
   bool keep_line_for_nacks;
+  /** PODS mode: frame preemption. When a frame of a higher priority than the data frame on the
+   * line is queued (an ACKNACK goes above all data), the link cuts the frame on the line
+   * (takt_link_cancel: on a byte stream the abort sequence ESC FLAG ends it, one byte) and the
+   * urgent frame goes at once; the cut frame goes again, whole, after it. A top-priority frame
+   * then waits for one byte on the line, not for the longest frame of a lower priority. It costs
+   * the cut frames their partial transmission. Links that cannot cut (UDP, ttys) keep the frame
+   * on the line, as without it. Default off. */
+  bool preempt_frames;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
@@ -125,6 +133,8 @@ typedef struct takt_daemon_stats {
   uint64_t rx_malformed;                        /* control frames of the wrong length */
   uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
   uint64_t line_kept;                           /* keep_line_for_nacks: times the line was kept */
+  uint64_t frames_cut;                          /* preempt_frames: frames cut on the line */
+  uint64_t rx_aborted;                          /* frames the peer cut (abort sequence received) */
 } takt_daemon_stats_t;
 
 /**

@@ -15,6 +15,9 @@ extern "C" {
 
 #define TAKT_FRAME_FLAG 0x7E
 #define TAKT_FRAME_ESC 0x7D
+/* A frame cut on the line (takt_link_cancel) ends with an escape right before a flag: the abort
+ * sequence ESC FLAG. The receiver drops what it had of that frame (counted as aborted, not as
+ * garbage) and the flag starts the next frame. No encoded frame contains it. */
 #define TAKT_FRAME_VERSION 1
 #define TAKT_FRAME_HEADER_SIZE 18
 #define TAKT_FRAME_CRC_SIZE 4
@@ -78,6 +81,7 @@ typedef struct takt_deframer_stats {
   uint64_t bad_header;    /* between two flags, but not a frame (garbage, torn, bad length) */
   uint64_t too_long;      /* longer than the buffer: dropped until the next flag */
   uint64_t garbage_bytes; /* bytes dropped in all of the above */
+  uint64_t aborted;       /* cut by their sender (the abort sequence ESC FLAG): dropped, not garbage */
 } takt_deframer_stats_t;
 
 /** Called for each candidate frame with its unstuffed bytes (header + payload + CRC) and parsed

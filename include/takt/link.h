@@ -133,6 +133,18 @@ int64_t takt_link_poll(takt_link_t *l);
  * is posted when the caller lets go of its last lock. */
 takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n);
 bool takt_link_busy(takt_link_t *l);
+/**
+ * Cut the frame on its way if part of it has not left yet (frame preemption: a more urgent frame
+ * need not wait for a long one on a slow line). TAKT_OK: the frame will not reach the peer (on a
+ * byte stream the link ends it with the abort sequence, ESC FLAG, which the peer's deframer drops
+ * and counts as aborted; an emulator delivers nothing of it), on_sent is not called for it, and
+ * the link takes the next frame at once (on the line after the one abort byte). TAKT_ESTATE: no
+ * frame is on its way, or all of it has left (on_sent comes or came). TAKT_ENOTSUP: this kind of
+ * link cannot cut a frame once given (UDP, ttys, ptys, socketpairs: the bytes are the kernel's).
+ * Cuttable: emulators (pairs and emu: specifications) and the Cortex-M UART link. Same context
+ * and locking as takt_link_send.
+ */
+takt_err_t takt_link_cancel(takt_link_t *l);
 /** The largest frame takt_link_send accepts. */
 uint32_t takt_link_max_frame(const takt_link_t *l);
 /** A name for the link (the pty slave path for "pty"). */
@@ -141,6 +153,7 @@ const char *takt_link_name(const takt_link_t *l);
 typedef struct takt_link_stats {
   uint64_t sent_frames, sent_bytes, received_bytes;
   uint64_t dropped, corrupted_bytes, duplicated, failed_first; /* emulator faults injected */
+  uint64_t cut_frames; /* frames cut on their way (takt_link_cancel) */
 } takt_link_stats_t;
 void takt_link_get_stats(takt_link_t *l, takt_link_stats_t *out);
 /** Stop the link's threads and give its memory back. Not from the link's own handlers. */

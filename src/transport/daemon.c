@@ -178,9 +178,32 @@ static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
   return true;
 }
 
-/* Put the head of the execution queue on the line if it is free. Lock held. */
+static void free_node_locked(takt_daemon_t *d, tx_node_t *n);
+
+/* preempt_frames: cut the data frame on the line if the head of the execution queue is of a
+ * higher priority and the link can still cut it. It goes again, whole, in its place in the queue
+ * (a reliable frame acknowledged meanwhile, a copy sent again, is done with). Not for a reliable
+ * head numbered after a reliable frame on the line: the receiver would hold it until the cut one
+ * came whole, later than if it had waited. Lock held. */
+static bool cut_current_locked(takt_daemon_t *d) {
+  tx_node_t *c = d->current, *head = takt__heap_top(&d->exec_queue);
+  if (!d->cfg.preempt_frames || d->cfg.mode != TAKT_DAEMON_PODS || c->control || head == NULL ||
+      head->priority <= c->priority)
+    return false;
+  if (!head->control && head->reliable && c->reliable && (int32_t)(head->rseq - c->rseq) > 0)
+    return false;
+  if (takt_link_cancel(d->link) != TAKT_OK) return false;
+  d->current = NULL;
+  d->stats.frames_cut++;
+  if (c->reliable && (int32_t)(c->rseq - d->acked) < 0) free_node_locked(d, c);
+  else takt__heap_push(&d->exec_queue, c);
+  return true;
+}
+
+/* Put the head of the execution queue on the line if it is free (or, with preempt_frames, made
+ * free for it). Lock held. */
 static void start_next_locked(takt_daemon_t *d) {
-  if (d->current != NULL || d->link == NULL) return;
+  if (d->link == NULL || (d->current != NULL && !cut_current_locked(d))) return;
   tx_node_t *n = takt__heap_top(&d->exec_queue);
   if (n == NULL || keep_for_nack_locked(d, n)) return;
   (void)takt__heap_pop(&d->exec_queue);
@@ -542,6 +565,7 @@ static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   uint64_t before = d->stats.rx_frames;
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
   d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
+  d->stats.rx_aborted = d->deframer.stats.aborted;
   void (*notify)(void *) = d->stats.rx_frames != before ? d->on_data : NULL;
   void *notify_user = d->on_data_user;
   if (notify != NULL) d->in_notify++;

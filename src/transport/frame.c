@@ -171,12 +171,14 @@ void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap) {
 }
 
 static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *user) {
-  if (d->overflow) {
+  if (d->escaped) {
+    d->stats.aborted++; /* ESC FLAG: its sender cut it on the line */
+  } else if (d->overflow) {
     d->stats.too_long++;
     d->stats.garbage_bytes += d->len;
   } else if (d->len > 0) {
     takt_frame_header_t h;
-    if (!d->escaped && takt_frame_parse_header(d->buf, d->len, &h) == TAKT_OK) {
+    if (takt_frame_parse_header(d->buf, d->len, &h) == TAKT_OK) {
       d->stats.frames++;
       on_frame(user, d->buf, d->len, &h);
     } else {

@@ -49,6 +49,10 @@ struct takt_link {
   int64_t tx_due;               /* lock: polled, when the frame in flight has left the line */
   faults_t tx_faults;           /* lock: polled, the faults of the frame in flight */
   bool tx_pending, tx_busy;     /* lock: a frame waits for the transmit thread; not yet sent */
+  int64_t tx_end;               /* lock: emulator, when the frame in flight has all left the line */
+  bool cut;                     /* lock: emulator, the frame in flight was cut (takt_link_cancel) */
+  bool leaving;                 /* lock: emulator, the frame in flight is being handed over */
+  bool abort_owed;              /* lock: emulator, the next frame follows a cut one's abort byte */
   bool stop;                    /* lock */
   bool delivering;              /* lock: handing bytes to the peer right now */
   takt_wakeup_t *close_waiter;  /* lock: the peer's close, waiting for delivering to end */
@@ -79,16 +83,21 @@ static int64_t line_time(const takt_link_t *l, uint32_t n) {
   return t;
 }
 
-/* Sleep until abs unless the link is closed meanwhile (returns false then). A link with threads
+/* Line time of n bytes alone (no latency). */
+static int64_t bytes_time(const takt_link_t *l, uint32_t n) {
+  return l->emu.baud > 0 ? (int64_t)n * 10 * TAKT_NS_PER_S / (int64_t)l->emu.baud : 0;
+}
+
+/* Sleep until abs unless the link is closed or its frame cut meanwhile (returns false then). A link with threads
  * runs on the monotonic clock (l->clock NULL), the one takt_wakeup_wait waits on. */
 static bool line_wait(takt_link_t *l, int64_t abs) {
   takt__lock_take(&l->lock);
-  while (!l->stop && takt_clock_now(l->clock) < abs) {
+  while (!l->stop && !l->cut && takt_clock_now(l->clock) < abs) {
     takt__lock_give(&l->lock);
     (void)takt_wakeup_wait(&l->tx_wake, abs);
     takt__lock_take(&l->lock);
   }
-  bool ok = !l->stop;
+  bool ok = !l->stop && !l->cut;
   takt__lock_give(&l->lock);
   return ok;
 }
@@ -222,6 +231,7 @@ static int64_t held_for(const takt_link_t *l, uint32_t n, faults_t f) {
 static void finish_send(takt_link_t *l, uint32_t n) {
   takt__lock_take(&l->lock);
   l->tx_busy = false;
+  l->leaving = false;
   l->stats.sent_frames++;
   l->stats.sent_bytes += n;
   takt__lock_give(&l->lock);
@@ -242,13 +252,24 @@ static void tx_main(void *arg) {
     bool stop = l->stop;
     uint32_t n = l->tx_len;
     l->tx_pending = false;
+    l->leaving = true; /* tx_buf is this thread's while it injects: no cut meanwhile */
     takt__lock_give(&l->lock);
     if (stop) return;
     if (l->emulated) {
-      int64_t start = takt_clock_now(l->clock);
       faults_t f = inject(l, l->tx_buf, n);
-      /* the bytes are on the line until then */
-      if (!line_wait(l, start + held_for(l, n, f))) return;
+      /* the bytes are on the line until then (tx_end: set by takt_link_send) */
+      takt__lock_take(&l->lock);
+      int64_t end = held_for(l, n, f) == 0 ? takt_clock_now(l->clock) : l->tx_end;
+      l->leaving = false;
+      takt__lock_give(&l->lock);
+      bool whole = line_wait(l, end);
+      takt__lock_take(&l->lock);
+      bool stop_now = l->stop, cut = l->cut;
+      l->cut = false;
+      l->leaving = whole && !cut; /* too late to cut it now */
+      takt__lock_give(&l->lock);
+      if (stop_now) return;
+      if (cut) continue; /* nothing of it reaches the peer, and no on_sent */
       hand_over(l, l->tx_buf, n, f);
     } else {
       (void)takt_io_write(l->io, l->tx_buf, n);
@@ -482,10 +503,16 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   memcpy(l->tx_buf, data, n);
   l->tx_len = n;
   l->tx_busy = true;
+  /* an emulated frame after a cut one starts behind that one's abort byte */
+  int64_t start = takt_clock_now(l->clock) + (l->abort_owed ? bytes_time(l, 1) : 0);
+  l->abort_owed = false;
   if (l->cfg.polled) { /* the faults decided now: a failed first transmission sets the time */
     l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
-    l->tx_due = takt_clock_now(l->clock) + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
+    l->tx_due = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
+    l->tx_end = l->tx_due;
   } else {
+    /* the transmit thread's faults are decided when it takes the frame; the line time here */
+    l->tx_end = start + line_time(l, n);
     l->tx_pending = true;
     takt__defer_wake(&l->tx_wake); /* posted once the caller holds no lock */
   }
@@ -508,6 +535,31 @@ int64_t takt_link_poll(takt_link_t *l) {
   int64_t next = l->tx_busy ? l->tx_due : TAKT_TIME_INFINITE;
   takt__lock_give(&l->lock);
   return next;
+}
+
+takt_err_t takt_link_cancel(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  if (!l->emulated) return TAKT_ENOTSUP;
+  takt__lock_take(&l->lock);
+  /* the last byte has left once the frame's bytes (not the latency after them) have */
+  int64_t last_byte = l->tx_end - l->emu.latency_ns;
+  bool can = l->tx_busy && !l->leaving && !l->cut && !l->stop &&
+             takt_clock_now(l->clock) < last_byte;
+  if (can) {
+    l->tx_busy = false;
+    l->stats.cut_frames++;
+    if (l->tx_pending) {
+      l->tx_pending = false; /* the transmit thread has not taken it: nothing is on the line */
+    } else {
+      l->abort_owed = true;
+      if (!l->cfg.polled) {
+        l->cut = true;
+        takt__defer_wake(&l->tx_wake); /* the transmit thread drops it */
+      }
+    }
+  }
+  takt__lock_give(&l->lock);
+  return can ? TAKT_OK : TAKT_ESTATE;
 }
 
 bool takt_link_busy(takt_link_t *l) {

@@ -51,6 +51,7 @@ struct takt_link {
 
   volatile uint32_t pend;   /* PEND_*: set by the UART's interrupts, taken by the link's */
   volatile bool tx_busy;    /* a frame is on its way (set by send, cleared by the link IRQ) */
+  volatile bool tx_lost;    /* the frame on its way was lost by the injector: it has "left" */
   volatile uint32_t tx_len;
   takt_link_stats_t stats;  /* written by the link interrupt and by send (never at once) */
 };
@@ -84,10 +85,13 @@ static void serve(takt_link_t *l) {
   uint32_t what = l->pend;
   l->pend = 0u;
   cortexm_primask_restore(p);
-  if (what & PEND_TX) {
+  /* the frame's last byte has left when the UART's ring drained (after a cut frame's abort byte
+   * the ring may drain with no frame on its way: nothing to report then) */
+  if ((what & PEND_TX) && l->tx_busy && (l->tx_lost || !l->uart.tx_busy)) {
     l->stats.sent_frames++;
     l->stats.sent_bytes += l->tx_len;
     l->tx_busy = false;
+    l->tx_lost = false;
     if (l->h.on_sent != NULL) l->h.on_sent(l->h.user); /* may send the next frame */
   }
   if (what & PEND_RX) {
@@ -245,6 +249,7 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   }
   if (fail_first || (l->faulty && l->p_drop > 0 && uniform(l) < l->p_drop)) {
     l->stats.dropped++; /* lost on the line: it "left" all the same */
+    l->tx_lost = true;
     uart_tx_done(l);
     return TAKT_OK;
   }
@@ -259,6 +264,24 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   takt_err_t rc = takt_uart_write(&l->uart, p, n); /* the ring holds max_frame: it fits */
   if (rc < 0) l->tx_busy = false;
   if (rc == TAKT_OK && n == 0u) uart_tx_done(l);
+  return rc;
+}
+
+/* The bytes of the frame still in the UART's ring are dropped and the abort byte takes their
+ * place: the byte on the line, then ESC, then the flag that opens the next frame (or, if none
+ * follows, the peer's deframer closes the torn frame at the next flag it sees). */
+takt_err_t takt_link_cancel(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  takt_irq_state_t s = takt_critical_enter();
+  takt_err_t rc = TAKT_ESTATE;
+  if (l->tx_busy && !l->tx_lost && takt_uart_tx_discard(&l->uart) > 0u) {
+    static const uint8_t esc = TAKT_FRAME_ESC;
+    (void)takt_uart_write(&l->uart, &esc, 1u); /* the ring had that room a moment ago */
+    l->tx_busy = false;
+    l->stats.cut_frames++;
+    rc = TAKT_OK;
+  }
+  takt_critical_exit(s);
   return rc;
 }
 

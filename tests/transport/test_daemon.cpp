@@ -626,6 +626,112 @@ TEST(DaemonFakeClock, KeepingTheLineForANackSendsTheUrgentCopyBeforeLowerData) {
   }
 }
 
+// preempt_frames: a frame of a higher priority sent while a long lower one is on the line cuts
+// it. The urgent frame arrives one abort byte and its own line time after it was sent; the cut
+// frame goes again whole right after it, and arrives intact (the receiver never saw a byte of the
+// cut copy on the emulated line). Without preempt_frames the urgent frame waits for the long one.
+// A reliable frame cut on the line is not "sent": it goes again with its sequence number, and
+// nothing is retransmitted or lost. A reliable frame numbered after the reliable one on the line
+// does not cut it: the receiver would hold it until the cut one came whole.
+TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
+  // preempt best effort; off; preempt, the long one reliable; preempt, both reliable
+  for (int variant = 0; variant < 4; variant++) {
+    bool preempt = variant != 1, cuts = preempt && variant != 3;
+    TestContext tc{true};
+    struct Rx {
+      TestContext *tc;
+      std::vector<int64_t> at;
+    } rx{&tc, {}};
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.max_payload = 64;
+    c.preempt_frames = preempt;
+    takt_daemon_t *a, *b;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
+    c.on_data = [](void *u) {
+      auto *r = static_cast<Rx *>(u);
+      r->at.push_back(r->tc->now());
+    };
+    c.user = &rx;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.polled = true;
+    takt_link_emulation_t emu{};
+    emu.baud = 10000;  // 1 ms a byte
+    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
+    takt_link_t *la, *lb;
+    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+    auto settle = [&] {
+      for (int64_t prev = -1;;) {
+        int64_t next = std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a),
+                                 takt_daemon_poll(b)});
+        if (next > tc.now() && next == prev) return next;
+        prev = next;
+      }
+    };
+    takt_frame_header_t low{}, high{};
+    low.priority = 1;
+    low.entity = 1;
+    high.priority = 9;
+    high.entity = 2;
+    if (variant >= 2) low.flags = TAKT_FRAME_RELIABLE;
+    if (variant == 3) high.flags = TAKT_FRAME_RELIABLE;
+    std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
+    // the bytes each frame takes on the line (no byte of these needs stuffing)
+    takt_frame_header_t hl = low, hh = high;
+    hl.length = 64;
+    hh.length = 4;
+    hl.flags = low.flags;
+    hh.flags = high.flags;
+    if (low.flags != 0) hl.stream = 1;
+    if (high.flags != 0) hh.stream = 1, hh.seq = 1;
+    std::vector<uint8_t> wire(TAKT_FRAME_WIRE_MAX(64));
+    const int64_t ms = TAKT_NS_PER_MS;
+    const int64_t long_ms = takt_frame_encode(&hl, long_payload.data(), wire.data(), 200);
+    const int64_t short_ms = takt_frame_encode(&hh, short_payload.data(), wire.data(), 200);
+    ASSERT_GT(long_ms, 80);
+    ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);  // at 0
+    for (int64_t next = settle(); next <= 10 * ms; next = settle()) tc.advance_to(next);
+    tc.advance_to(10 * ms);
+    ASSERT_EQ(takt_daemon_send(a, &high, short_payload.data(), 4), TAKT_OK);  // 10 bytes in
+    for (int64_t next = settle(); next != TAKT_TIME_INFINITE && next < 10 * TAKT_NS_PER_S;
+         next = settle())
+      tc.advance_to(next);
+    std::vector<uint16_t> order;
+    takt_frame_header_t h;
+    uint8_t got[64];
+    while (takt_daemon_take(b, &h, got, sizeof got) >= 0) order.push_back(h.entity);
+    takt_daemon_stats_t sa, sb;
+    takt_daemon_get_stats(a, &sa);
+    takt_daemon_get_stats(b, &sb);
+    ASSERT_GE(rx.at.size(), 2u);
+    if (cuts) {
+      // the urgent frame: sent at 10 ms, behind one abort byte; then the long one, whole
+      EXPECT_EQ(rx.at[0], 10 * ms + 1 * ms + short_ms * ms);
+      EXPECT_EQ(rx.at[1], rx.at[0] + long_ms * ms);
+      EXPECT_EQ(sa.frames_cut, 1u);
+    } else {
+      EXPECT_EQ(rx.at[0], long_ms * ms);
+      EXPECT_EQ(rx.at[1], long_ms * ms + short_ms * ms);
+      EXPECT_EQ(sa.frames_cut, 0u);
+    }
+    EXPECT_EQ(sb.rx_aborted, 0u);  // an emulator delivers nothing of a cut frame
+    // PODS reception hands the higher priority out first either way; both arrived intact
+    EXPECT_EQ(order, (std::vector<uint16_t>{2, 1}));
+    EXPECT_EQ(sb.rx_frames, 2u);
+    EXPECT_EQ(sb.rx_crc_errors, 0u);
+    EXPECT_EQ(sa.tx_frames, 2u);
+    EXPECT_EQ(sa.retransmissions, 0u);
+    EXPECT_EQ(sa.timeouts, 0u);
+    EXPECT_EQ(sb.rx_duplicates + sb.rx_out_of_order, 0u);
+    takt_link_close(la);
+    takt_link_close(lb);
+    takt_daemon_destroy(a);
+    takt_daemon_destroy(b);
+  }
+}
+
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
 // data still queued: with a window of 4, after the second frame, so the sender is acknowledged
 // before the window is full and never stalls. It announces what has left, not what is queued

@@ -124,6 +124,37 @@ TEST(Frame, TornFrameIsDroppedAndTheNextOneArrives) {
   EXPECT_EQ(d.stats.bad_header, 1u);
 }
 
+// A frame cut on the line (takt_link_cancel) ends with the abort sequence ESC FLAG: dropped and
+// counted as aborted, not as garbage or a bad header, and the flag opens the next frame. An
+// escape that was the last byte on the line before the abort (ESC ESC FLAG) aborts too.
+TEST(Frame, TheAbortSequenceDropsTheCutFrameAndTheFlagOpensTheNext) {
+  std::vector<uint8_t> p(50, 0x7D);  // every payload byte stuffed: ESC pairs on the line
+  auto a = encode(header(50, 1), p), b = encode(header(50, 2), p), c = encode(header(50, 3), p);
+  std::vector<uint8_t> stream(a.begin(), a.begin() + 31);  // cut after 30 bytes of the frame
+  stream.push_back(TAKT_FRAME_ESC);                         // the abort byte; b's flag follows
+  stream.insert(stream.end(), b.begin(), b.end());
+  size_t esc_at = 0;  // cut c right after an escape byte of its own
+  for (size_t i = 20; i < c.size() && esc_at == 0; i++)
+    if (c[i] == TAKT_FRAME_ESC) esc_at = i;
+  ASSERT_GT(esc_at, 0u);
+  stream.insert(stream.end(), c.begin(), c.begin() + static_cast<long>(esc_at) + 1);
+  stream.push_back(TAKT_FRAME_ESC);
+  stream.insert(stream.end(), a.begin(), a.end());  // then a whole, again
+  uint8_t buf[TAKT_FRAME_SIZE(64)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  Sink s;
+  for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &s);  // any split
+  ASSERT_EQ(s.frames.size(), 2u);
+  EXPECT_EQ(s.headers[0].seq, 2);
+  EXPECT_EQ(s.headers[1].seq, 1);
+  EXPECT_TRUE(takt_frame_crc_ok(s.frames[0].data(), static_cast<uint32_t>(s.frames[0].size())));
+  EXPECT_EQ(d.stats.aborted, 2u);
+  EXPECT_EQ(d.stats.bad_header, 0u);
+  EXPECT_EQ(d.stats.garbage_bytes, 0u);
+  EXPECT_EQ(d.stats.frames, 2u);
+}
+
 TEST(Frame, OverlongFrameIsDroppedUntilTheNextFlag) {
   std::vector<uint8_t> big(200, 0x01), small(10, 0x02);
   auto a = encode(header(200, 1), big), b = encode(header(10, 2), small);

@@ -246,6 +246,49 @@ TEST(Link, BadSpecificationsAreRefused) {
   EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, nullptr, nullptr, &l, &l), TAKT_EINVAL);
 }
 
+// The threaded emulator cuts a frame its transmit thread holds on the line: it never arrives
+// and has no on_sent; the frame sent next arrives. A socketpair cannot cut (the bytes are the
+// kernel's): TAKT_ENOTSUP, and the frame arrives as sent.
+TEST(LinkEmulator, ACutFrameNeverArrivesAndTheNextDoes) {
+  TestContext tc;
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.baud = 1000;  // 10 ms a byte: a 100-byte frame holds the line for about a second
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto slow = frame_of(1, payload_of(1, 80)), next = frame_of(2, payload_of(2, 1));
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
+  takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);  // taken by the transmit thread, or not
+  ASSERT_EQ(takt_link_cancel(a), TAKT_OK);
+  ASSERT_EQ(takt_link_send(a, next.data(), static_cast<uint32_t>(next.size())), TAKT_OK);
+  ASSERT_TRUE(ra.wait_sent(1, 20));
+  ASSERT_TRUE(rb.wait_frames(1, 20));
+  {
+    std::lock_guard<std::mutex> g(rb.m);
+    ASSERT_EQ(rb.payloads.size(), 1u);
+    EXPECT_EQ(rb.payloads[0], payload_of(2, 1));
+    EXPECT_EQ(rb.d.stats.aborted + rb.d.stats.bad_header, 0u);  // nothing of the cut one
+  }
+  EXPECT_EQ(ra.sent.load(), 1);
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.cut_frames, 1u);
+  takt_link_close(a);
+  takt_link_close(b);
+
+  Receiver pa, pb;
+  ha = pa.handlers();
+  hb = pb.handlers();
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
+  EXPECT_EQ(takt_link_cancel(a), TAKT_ENOTSUP);
+  ASSERT_TRUE(pb.wait_frames(1));
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
 TEST(LinkEmulator, LineRateIsNeverExceeded) {
   TestContext tc;
   Receiver ra, rb;
@@ -435,6 +478,55 @@ TEST(LinkPolled, FramesArriveAtTheTimeTheLineRateGives) {
   EXPECT_EQ(ta.sent, 1);
   EXPECT_FALSE(takt_link_busy(a));
   EXPECT_TRUE(ta.received.empty());  // the other direction carried nothing
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+// takt_link_cancel on a polled emulator: a frame cut while its bytes are on the line never
+// reaches the peer and its on_sent never comes; the next frame starts at once, behind the one
+// abort byte, and arrives whole at the time the line rate gives. Once a frame's last byte has
+// left (only the latency remains) it can no longer be cut. Links that are not emulated cannot
+// cut at all.
+TEST(LinkPolled, ACutFrameNeverArrivesAndTheNextFollowsBehindOneAbortByte) {
+  TestContext tc(true);
+  Tap ta{&tc}, tb{&tc};
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  takt_link_emulation_t emu{};
+  emu.baud = 10000;  // 1 ms a byte
+  emu.latency_ns = 50 * TAKT_NS_PER_US;
+  takt_link_t *a, *b;
+  auto ha = ta.handlers(), hb = tb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  EXPECT_EQ(takt_link_cancel(a), TAKT_ESTATE);  // nothing on its way
+  std::vector<uint8_t> bytes(100, 0x55), urgent(10, 0x66);
+  ASSERT_EQ(takt_link_send(a, bytes.data(), 100), TAKT_OK);  // at 0: 100 ms on the line
+  tc.advance_to(30 * TAKT_NS_PER_MS);
+  EXPECT_EQ(takt_link_poll(a), 100 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US);
+  ASSERT_EQ(takt_link_cancel(a), TAKT_OK);
+  EXPECT_FALSE(takt_link_busy(a));
+  EXPECT_EQ(takt_link_cancel(a), TAKT_ESTATE);  // cut already
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  ASSERT_EQ(takt_link_send(a, urgent.data(), 10), TAKT_OK);
+  const int64_t due = 30 * TAKT_NS_PER_MS + 11 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US;  // abort + 10
+  EXPECT_EQ(takt_link_poll(a), due);
+  tc.advance_to(due - 50 * TAKT_NS_PER_US);  // its last byte has left: too late to cut
+  EXPECT_EQ(takt_link_cancel(a), TAKT_ESTATE);
+  tc.advance_to(due);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  ASSERT_EQ(tb.received.size(), 1u);  // the urgent frame only, whole
+  EXPECT_EQ(tb.received[0], std::make_pair(due, 10u));
+  EXPECT_EQ(ta.sent, 1);  // the cut frame has no on_sent
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.cut_frames, 1u);
+  EXPECT_EQ(st.sent_frames, 1u);
+  // the next frame after an uncut one starts at once (no abort byte owed)
+  ASSERT_EQ(takt_link_send(a, urgent.data(), 10), TAKT_OK);
+  EXPECT_EQ(takt_link_poll(a), due + 10 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US);
+  tc.advance_to(due + 10 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  EXPECT_EQ(tb.received.size(), 2u);
   takt_link_close(a);
   takt_link_close(b);
 }

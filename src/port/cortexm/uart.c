@@ -79,6 +79,14 @@ static void tx_next(takt_uart_t *u, bool continues) {
   u->stats.tx_bytes++;
 }
 
+uint32_t takt_uart_tx_discard(takt_uart_t *u) {
+  takt_irq_state_t s = takt_critical_enter();
+  uint32_t n = u->tx_head - u->tx_tail;
+  u->tx_head = u->tx_tail;
+  takt_critical_exit(s);
+  return n;
+}
+
 uint32_t takt_uart_tx_space(const takt_uart_t *u) {
   return u->cfg.tx_cap - (u->tx_head - u->tx_tail);
 }
