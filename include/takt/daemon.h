@@ -178,6 +178,9 @@ uint32_t takt_daemon_max_payload(const takt_daemon_t *d);
  */
 takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
                             uint32_t n);
+/** The configuration d was created with (read-only after creation: no lock). */
+void takt_daemon_get_config(const takt_daemon_t *d, takt_daemon_config_t *out);
+
 /**
  * Take the next received data frame: PODS the highest priority (FIFO among equals), MICROROS the
  * oldest. Its CRC is verified now and its payload copied to payload (cap bytes); frames that fail

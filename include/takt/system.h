@@ -142,6 +142,7 @@ typedef struct takt_system_link {
   char name[TAKT_SYSTEM_NAME];
   char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
   bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
+  bool preempt_frames; /* the daemon cuts a lower frame on the line for a higher one (PoDS mode) */
   uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
   bool describe;   /* the far side describes its node and topics (takt_system_describe_links) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];

@@ -681,6 +681,7 @@ static takt_err_t build_links(takt_system_t *s) {
     takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
     dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
     if (l->window > 0) dc.window = l->window;
+    dc.preempt_frames = l->preempt_frames;
     /* frames held out of order take receive slots: with fewer slots than the window they could
      * take them all, and the frame they wait for would find none */
     if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;

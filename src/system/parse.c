@@ -705,8 +705,8 @@ static bool any_described(const takt_system_desc_t *sys) {
 }
 
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"name",   "spec",   "mode",     "window",
-                                     "export", "import", "services", "describe", NULL};
+  static const char *const keys[] = {"name",   "spec",     "mode",     "window",        "export",
+                                     "import", "services", "describe", "preempt_frames", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -735,6 +735,11 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
     }
     if ((n = lookup(p, it, "describe")) != NULL && get_bool(p, n, "describe", &l->describe) < 0)
       return -1;
+    if ((n = lookup(p, it, "preempt_frames")) != NULL) {
+      if (get_bool(p, n, "preempt_frames", &l->preempt_frames) < 0) return -1;
+      if (l->preempt_frames && l->microros)
+        return FAIL(p, n, "preempt_frames needs mode 'pods' (a micro-ROS-like daemon sends in order)");
+    }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;
     if ((n = lookup(p, it, "services")) != NULL && parse_service_routes(p, n, sys, l) < 0) return -1;

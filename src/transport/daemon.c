@@ -847,6 +847,8 @@ uint32_t takt_daemon_pending(takt_daemon_t *d, int32_t *next_priority) {
   return n;
 }
 
+void takt_daemon_get_config(const takt_daemon_t *d, takt_daemon_config_t *out) { *out = d->cfg; }
+
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
   dlock_take(d);
   *out = d->stats;

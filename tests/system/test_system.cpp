@@ -210,6 +210,35 @@ TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
   }
 }
 
+// A link's preempt_frames reaches its daemon; it is a boolean, and a micro-ROS-like daemon (which
+// sends in order) refuses it.
+TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string head =
+      "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
+      "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
+  ASSERT_EQ(parse_text(head), TAKT_OK) << err;
+  EXPECT_FALSE(desc->links[0].preempt_frames);
+  EXPECT_EQ(parse_text(head + "    preempt_frames: sometimes\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:21: preempt_frames must be true or false, not 'sometimes'");
+  EXPECT_EQ(parse_text(head + "    mode: microros\n    preempt_frames: true\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:9:21: preempt_frames needs mode 'pods' (a micro-ROS-like daemon sends in order)");
+  for (bool on : {false, true}) {
+    ASSERT_EQ(parse_text(head + (on ? "    preempt_frames: true\n" : "")), TAKT_OK) << err;
+    EXPECT_EQ(desc->links[0].preempt_frames, on);
+    if (ctx == nullptr) make_context();  // the same capacities both times
+    takt_system_t *sys = nullptr;
+    ASSERT_EQ(build(&sys), TAKT_OK) << err;
+    takt_daemon_config_t dc;
+    takt_daemon_get_config(takt_system_daemon(sys, 0), &dc);
+    EXPECT_EQ(dc.preempt_frames, on);
+    takt_system_destroy(sys);
+  }
+}
+
 // Sizes, counts, priorities and ids are whole numbers: a fraction is refused with the field's
 // name and value, not cut to its whole part.
 TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {
