@@ -210,8 +210,8 @@ TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
   }
 }
 
-// A link's preempt_frames reaches its daemon; it is a boolean, and a micro-ROS-like daemon (which
-// sends in order) refuses it.
+// A link's preempt_frames reaches its daemon; it is a boolean, a micro-ROS-like daemon (which
+// sends in order) refuses it, and so does a link that cannot cut a frame (a UDP socket's).
 TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
   auto parse_text = [&](const std::string &text) {
     return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
@@ -219,13 +219,18 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
   };
   const std::string head =
       "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
-      "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
+      "links:\n  - name: l\n    spec: \"emu:baud=115200/udp:127.0.0.1:0:127.0.0.1:9\"\n";
   ASSERT_EQ(parse_text(head), TAKT_OK) << err;
   EXPECT_FALSE(desc->links[0].preempt_frames);
   EXPECT_EQ(parse_text(head + "    preempt_frames: sometimes\n"), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:8:21: preempt_frames must be true or false, not 'sometimes'");
   EXPECT_EQ(parse_text(head + "    mode: microros\n    preempt_frames: true\n"), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:9:21: preempt_frames needs mode 'pods' (a micro-ROS-like daemon sends in order)");
+  std::string udp = head;
+  udp.replace(udp.find("emu:baud=115200/"), 16, "");
+  EXPECT_EQ(parse_text(udp + "    preempt_frames: true\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:21: preempt_frames needs a link that can cut a frame on its way: an "
+                    "emu: or uart: specification, not 'udp:127.0.0.1:0:127.0.0.1:9'");
   for (bool on : {false, true}) {
     ASSERT_EQ(parse_text(head + (on ? "    preempt_frames: true\n" : "")), TAKT_OK) << err;
     EXPECT_EQ(desc->links[0].preempt_frames, on);

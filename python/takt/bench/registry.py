@@ -11,12 +11,14 @@ from takt.bench import detection, pods, rosrt, scale, serialize, tide_overhead, 
 from takt.bench import ros1
 from takt.bench import shm
 from takt.bench import dds
+from takt.bench import frames
 
 BENCHMARKS: Dict[str, ModuleType] = {m.NAME: m for m in (tide_overhead, urt, detection, serialize, pods, rosrt,
                                                           scale, trace,
                                                           ros1,
                                                           shm,
-                                                          dds)}
+                                                          dds,
+                                                          frames)}
 NAMES: List[str] = list(BENCHMARKS)
 
 
