@@ -101,7 +101,7 @@ test-configs: deps tree-minimal tree-partial
 
 # the benchmarks `make test` runs in their --quick mode, in lanes side by side (tools/bench_smoke.sh):
 # a smoke run checks that each runs and writes its result, its numbers mean nothing
-BENCH_SMOKE_LANES = "pods rosrt scale tide_overhead urt detection serialize trace" "ros1 shm dds"
+BENCH_SMOKE_LANES = "pods frames rosrt scale tide_overhead urt detection serialize trace" "ros1 shm dds"
 # the firmware's (QEMU, when it is built) in a lane of its own: it mostly waits on its paced line
 BENCH_SMOKE_MCU   = $(if $(wildcard $(BUILD)/release/fw/mps2-an500/takt-fw-bench-pods.elf),$(if $(shell command -v qemu-system-arm),"pods:--mcu"))
 
