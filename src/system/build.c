@@ -682,6 +682,11 @@ static takt_err_t build_links(takt_system_t *s) {
     dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
     if (l->window > 0) dc.window = l->window;
     dc.preempt_frames = l->preempt_frames;
+    /* checked here, not when parsing: takt run/agent --link replaces the specification */
+    if (l->preempt_frames && strncmp(l->spec, "emu:", 4) != 0 && strncmp(l->spec, "uart:", 5) != 0)
+      return fail(s, l->line, TAKT_EINVAL,
+                  "%s: preempt_frames needs a link that can cut a frame on its way (an emu: or "
+                  "uart: specification)", what);
     /* frames held out of order take receive slots: with fewer slots than the window they could
      * take them all, and the frame they wait for would find none */
     if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;

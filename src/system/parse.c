@@ -739,9 +739,6 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       if (get_bool(p, n, "preempt_frames", &l->preempt_frames) < 0) return -1;
       if (l->preempt_frames && l->microros)
         return FAIL(p, n, "preempt_frames needs mode 'pods' (a micro-ROS-like daemon sends in order)");
-      if (l->preempt_frames && strncmp(l->spec, "emu:", 4) != 0 && strncmp(l->spec, "uart:", 5) != 0)
-        return FAIL(p, n, "preempt_frames needs a link that can cut a frame on its way: an emu: or "
-                          "uart: specification, not '%s'", l->spec);
     }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;
