@@ -258,7 +258,7 @@ def link_cut(fd: int, q: "Qemu") -> bool:
     got = deframe(bytes(raw))
     shape = [(g[0], g[2] if g[0] == "frame" else None) for g in got]
     print(f"run_link: link_cut: {len(raw)} bytes on the line: {shape}")
-    low = bytes((i * 7) & 0xFF for i in range(200))
+    low = bytes((i * 7) & 0xFF for i in range(1000))
     if len(got) != 3 or got[0][0] != "aborted" or not low.startswith(got[0][1][18:]):
         print("run_link: link_cut: FAILED: the long frame's torn start, ended by ESC FLAG, does not come first")
         return False
