@@ -51,6 +51,13 @@ static void link_sent(void *user) {
   (void)user;
 }
 
+/* The daemon of a test, with the link handlers that wake the main loop (link_rx, link_sent). */
+static void start_daemon(takt_context_t *ctx, const takt_daemon_config_t *dc) {
+  CHECK_EQ(takt_daemon_create_in(ctx, dc, &g_daemon), TAKT_OK);
+  g_dh = takt_daemon_link_handlers(g_daemon);
+  takt_wakeup_init(&g_progress);
+}
+
 /* Sleep until the line makes progress or a retransmission falls due (then send it), at most
  * until limit. */
 static void wait_progress(int64_t limit) {
@@ -87,9 +94,7 @@ void test_link_reliable(void) {
   dc.suppress_stale_nacks = true;
   dc.heartbeat_period_ns = 10 * 1000000LL;
   if (microros) dc.mode = TAKT_DAEMON_MICROROS;
-  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
-  g_dh = takt_daemon_link_handlers(g_daemon);
-  takt_wakeup_init(&g_progress);
+  start_daemon(ctx, &dc);
   takt_link_handlers_t h = {link_rx, link_sent, NULL};
   takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
   lc.max_frame = TAKT_FRAME_WIRE_MAX(16u);
@@ -199,9 +204,7 @@ void test_link_bad_input(void) {
   dc.tx_nodes = 4;
   dc.rx_frames = 4; /* the pool the feeder overfills */
   dc.polled = true;
-  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
-  g_dh = takt_daemon_link_handlers(g_daemon);
-  takt_wakeup_init(&g_progress);
+  start_daemon(ctx, &dc);
   takt_node_t *node = NULL;
   CHECK_EQ(takt_node_create(ctx, "mcu", &node), TAKT_OK);
   takt_type_support_t cmd_type = {.name = "takt/Bytes8", .size = 8};
@@ -294,9 +297,7 @@ void test_link_cut(void) {
   dc.rx_frames = 2;
   dc.polled = true;
   dc.preempt_frames = true;
-  CHECK_EQ(takt_daemon_create_in(ctx, &dc, &g_daemon), TAKT_OK);
-  g_dh = takt_daemon_link_handlers(g_daemon);
-  takt_wakeup_init(&g_progress);
+  start_daemon(ctx, &dc);
   takt_link_handlers_t h = {link_rx, link_sent, NULL};
   takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
   lc.max_frame = TAKT_FRAME_WIRE_MAX(1000u);

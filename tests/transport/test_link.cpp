@@ -450,17 +450,23 @@ struct Tap {  // what reached one side, and when (the context's FAKE clock)
   takt_link_handlers_t handlers() { return {on_receive, on_sent, this}; }
 };
 
+// A polled emulator pair on tc's FAKE clock, each side's frames reaching the other's tap.
+void open_polled(TestContext &tc, Tap &ta, Tap &tb, const takt_link_emulation_t &emu, takt_link_t **a,
+                 takt_link_t **b) {
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  auto ha = ta.handlers(), hb = tb.handlers();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, a, b), TAKT_OK);
+}
+
 TEST(LinkPolled, FramesArriveAtTheTimeTheLineRateGives) {
   TestContext tc(true);
   Tap ta{&tc}, tb{&tc};
-  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
-  cfg.polled = true;
   takt_link_emulation_t emu{};
   emu.baud = 115200;
   emu.latency_ns = 50 * TAKT_NS_PER_US;
   takt_link_t *a, *b;
-  auto ha = ta.handlers(), hb = tb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(open_polled(tc, ta, tb, emu, &a, &b));
   std::vector<uint8_t> bytes(288, 0x55);  // 288 bytes: 25 ms at 115200 baud, 10 bit times each
   tc.advance_to(1000);
   EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);  // idle
@@ -490,14 +496,11 @@ TEST(LinkPolled, FramesArriveAtTheTimeTheLineRateGives) {
 TEST(LinkPolled, ACutFrameNeverArrivesAndTheNextFollowsBehindOneAbortByte) {
   TestContext tc(true);
   Tap ta{&tc}, tb{&tc};
-  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
-  cfg.polled = true;
   takt_link_emulation_t emu{};
   emu.baud = 10000;  // 1 ms a byte
   emu.latency_ns = 50 * TAKT_NS_PER_US;
   takt_link_t *a, *b;
-  auto ha = ta.handlers(), hb = tb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(open_polled(tc, ta, tb, emu, &a, &b));
   EXPECT_EQ(takt_link_cancel(a), TAKT_ESTATE);  // nothing on its way
   std::vector<uint8_t> bytes(100, 0x55), urgent(10, 0x66);
   ASSERT_EQ(takt_link_send(a, bytes.data(), 100), TAKT_OK);  // at 0: 100 ms on the line
@@ -537,15 +540,12 @@ TEST(LinkPolled, ACutFrameNeverArrivesAndTheNextFollowsBehindOneAbortByte) {
 TEST(LinkPolled, AFailedFirstTransmissionDoesNotHoldTheLineADropDoes) {
   TestContext tc(true);
   Tap ta{&tc}, tb{&tc};
-  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
-  cfg.polled = true;
   takt_link_emulation_t emu{};
   emu.baud = 115200;
   emu.p_fail_first = 1.0;
   emu.fail_first_data_only = true;
   takt_link_t *a, *b;
-  auto ha = ta.handlers(), hb = tb.handlers();
-  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(open_polled(tc, ta, tb, emu, &a, &b));
   auto f = frame_of(3, payload_of(3, 40));
   const uint32_t n = static_cast<uint32_t>(f.size());
   const int64_t line = static_cast<int64_t>(n) * 10 * TAKT_NS_PER_S / 115200;
@@ -568,7 +568,7 @@ TEST(LinkPolled, AFailedFirstTransmissionDoesNotHoldTheLineADropDoes) {
 
   emu.p_fail_first = 0;
   emu.p_drop = 1.0;
-  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(open_polled(tc, ta, tb, emu, &a, &b));
   const int64_t t0 = tc.now();
   ASSERT_EQ(takt_link_send(a, f.data(), n), TAKT_OK);
   EXPECT_EQ(takt_link_poll(a), t0 + line);  // lost on the line: it holds it until then
