@@ -28,6 +28,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   static uint8_t wire[TAKT_FRAME_WIRE_MAX(4096)], buf2[TAKT_FRAME_SIZE(4096)];
   int32_t n = takt_frame_encode(h, takt_frame_payload(f), wire, sizeof wire);
   if (n < 0) __builtin_trap();
+  for (int32_t i = 0; i + 1 < n; i++) /* the abort sequence never appears in an encoded frame */
+    if (wire[i] == TAKT_FRAME_ESC && wire[i + 1] == TAKT_FRAME_FLAG) __builtin_trap();
   takt_deframer_t d2;
   takt_deframer_init(&d2, buf2, sizeof buf2);
   ctx_t c2 = {0};
