@@ -35,6 +35,11 @@ takt_err_t takt_io_serial_open(const char *path, uint32_t baud, takt_io_t *out);
 
 /** Write all n bytes (one datagram for datagram sockets). TAKT_EOS on failure. */
 takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n);
+/** Wait until what was written to a tty has left it (tcdrain: on a real UART, until its
+ * transmitter is empty; a pseudo-terminal returns at once); at once for other kinds. TAKT_EOS on
+ * failure. No deadline: a tty opened by takt_io_serial_open ignores modem lines (CLOCAL, no
+ * hardware flow control), so what was written always leaves, at the line rate. */
+takt_err_t takt_io_drain(takt_io_t io);
 /** Read what is available, waiting until abs_ns (monotonic; TAKT_TIME_INFINITE: no deadline)
  * or until wake is signalled. Returns bytes read (> 0), 0 on deadline or wake, or TAKT_EOS
  * (the peer closed or an error). */

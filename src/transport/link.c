@@ -30,6 +30,7 @@ struct takt_link {
   takt_io_t io, wake;
   bool emulated;
   bool over_io; /* emulated transmission onto a real link (spec "emu:OPTIONS/SPEC") */
+  bool tty;     /* a "serial:" link (not emulated): a frame has left once the tty has sent it */
   takt_link_emulation_t emu;
   takt_clock_t *clock; /* the line's: the context's when polled, else NULL (monotonic) */
   bool tx_running, rx_running;
@@ -273,6 +274,9 @@ static void tx_main(void *arg) {
       hand_over(l, l->tx_buf, n, f);
     } else {
       (void)takt_io_write(l->io, l->tx_buf, n);
+      /* a tty takes the bytes into its buffer at once: on_sent when they have left the wire, so
+       * the frames still waiting keep the daemon's priority order (not the kernel's FIFO) */
+      if (l->tty) (void)takt_io_drain(l->io);
     }
     finish_send(l, n);
   }
@@ -402,6 +406,7 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
     link_free(l);
     return rc;
   }
+  l->tty = !emulated && strncmp(spec, "serial:", 7) == 0;
   TAKT_RETURN_IF_ERR(start(l));
   *out = l;
   return TAKT_OK;

@@ -143,6 +143,13 @@ takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n) {
   return TAKT_OK;
 }
 
+takt_err_t takt_io_drain(takt_io_t io) {
+  if (!isatty(io.fd)) return TAKT_OK;
+  while (tcdrain(io.fd) != 0)
+    if (errno != EINTR) return TAKT_EOS;
+  return TAKT_OK;
+}
+
 int32_t takt_io_read(takt_io_t io, takt_io_t wake, uint8_t *buf, uint32_t cap, int64_t abs_ns) {
   for (;;) {
     struct pollfd p[2] = {{.fd = io.fd, .events = POLLIN}, {.fd = wake.fd, .events = POLLIN}};
