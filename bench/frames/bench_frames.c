@@ -5,7 +5,9 @@
  * urgent frame (priority 9, URGENT bytes) sent every PERIOD_MS at a random phase within the
  * period. Measured: the urgent frame's send -> its arrival at the far daemon (its on_data), from
  * the origin time the frame carries (t_info).
- *   mode preempt:  daemons in PoDS mode with preempt_frames (the bulk frame on the line is cut)
+ *   mode preempt:  daemons in PoDS mode with preempt_frames (the bulk frame on the line is cut;
+ *                  each frame at most once: preempt_cuts_max's default)
+ *   mode preempt-unlimited: the same, a frame cut however often (preempt_cuts_max 0)
  *   mode pods:     daemons in PoDS mode without it (the urgent frame waits for the frame on the
  *                  line, and for nothing else: the queue is ordered by priority)
  *   mode microros: micro-ROS-like daemons (each send waits until its frame has left; the urgent
@@ -91,14 +93,15 @@ static double uniform(void) {
 
 int main(int argc, char **argv) {
   if (argc != 8) {
-    fprintf(stderr, "usage: takt-bench-frames preempt|pods|microros BAUD BULK URGENT PERIOD_MS SAMPLES SEED\n");
+    fprintf(stderr, "usage: takt-bench-frames preempt|preempt-unlimited|pods|microros BAUD BULK URGENT PERIOD_MS SAMPLES SEED\n");
     return 2;
   }
   const char *mode = argv[1];
   long baud = atol(argv[2]), bulk = atol(argv[3]), urgent = atol(argv[4]), period_ms = atol(argv[5]),
        samples = atol(argv[6]);
   rng_state = (uint64_t)atoll(argv[7]) * 2654435761u + 1u;
-  bool preempt = strcmp(mode, "preempt") == 0, microros = strcmp(mode, "microros") == 0;
+  bool unlimited = strcmp(mode, "preempt-unlimited") == 0;
+  bool preempt = unlimited || strcmp(mode, "preempt") == 0, microros = strcmp(mode, "microros") == 0;
   if ((!preempt && !microros && strcmp(mode, "pods") != 0) || baud <= 0 || bulk < 1 ||
       bulk > 4096 || urgent < 1 || urgent > 64 || period_ms < 1 || samples < 1) {
     fprintf(stderr, "takt-bench-frames: bad arguments\n");
@@ -115,6 +118,7 @@ int main(int argc, char **argv) {
   dc.tx_nodes = 8;
   dc.rx_frames = 8;
   dc.preempt_frames = preempt;
+  if (unlimited) dc.preempt_cuts_max = 0;
   static rx_state_t rx;
   rx.want = samples;
   rx.samples = calloc((size_t)samples, sizeof *rx.samples);

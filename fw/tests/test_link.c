@@ -283,8 +283,8 @@ void test_link_bad_input(void) {
 }
 
 /* link_cut — frame preemption on the paced UART (takt_daemon_config_t.preempt_frames): a
- * 1000-byte frame of priority 1 starts on the line (about 90 ms at 115200 baud); 3 ms later
- * (about 35 bytes in) a frame of priority 9 is sent. The daemon cuts the first (the link drops the bytes still queued
+ * 1000-byte frame of priority 1 starts on the line (about 90 ms at 115200 baud); once about 35
+ * bytes have left, a frame of priority 9 is sent. The daemon cuts the first (the link drops the bytes still queued
  * and puts the abort byte ESC in their place), the urgent frame follows at once, then the cut
  * frame goes again whole. Here: one frame cut, both sent, the link idle after them; the host's
  * reader (fw/run_link.py) checks the bytes on the line: the torn start of the long frame ended
@@ -312,7 +312,13 @@ void test_link_cut(void) {
   takt_frame_header_t lh = {.priority = 1, .entity = 1}, hh = {.priority = 9, .entity = 2};
   int64_t t0 = takt_time_now();
   CHECK_EQ(takt_daemon_send(g_daemon, &lh, low, sizeof low), TAKT_OK);
-  takt_sleep_until(t0 + 3 * 1000000LL);
+  /* about 35 bytes in (3 ms at 115200 baud), by the line's count rather than the clock: a stall
+   * of the emulator then delays both alike */
+  takt_uart_stats_t us;
+  do {
+    takt_sleep_until(takt_time_now() + 500000LL);
+    takt_uart_get_stats(takt_link_uart(link), &us);
+  } while (us.tx_bytes < 35u && takt_time_now() - t0 < TAKT_NS_PER_S);
   CHECK(takt_link_busy(link)); /* the long frame is still on the line */
   CHECK_EQ(takt_daemon_send(g_daemon, &hh, high, sizeof high), TAKT_OK);
   takt_daemon_stats_t ds;

@@ -103,14 +103,19 @@ typedef struct takt_daemon_config {
    * sent again does not wait for a lower frame on the line. It costs the lower frames that
    * wait, on a lossy line only. Default off. */
   bool keep_line_for_nacks;
-  /** PODS mode: frame preemption. When a frame of a higher priority than the data frame on the
-   * line is queued (an ACKNACK goes above all data), the link cuts the frame on the line
-   * (takt_link_cancel: on a byte stream the abort sequence ESC FLAG ends it, one byte) and the
-   * urgent frame goes at once; the cut frame goes again, whole, after it. A top-priority frame
-   * then waits for one byte on the line, not for the longest frame of a lower priority. It costs
-   * the cut frames their partial transmission. Links that cannot cut (UDP, ttys) keep the frame
-   * on the line, as without it. Default off. */
+  /** PODS mode: frame preemption. When a data frame of a higher priority than the data frame
+   * on the line is queued, the link cuts the frame on the line (takt_link_cancel: on a byte
+   * stream the abort sequence ESC FLAG ends it, behind the byte being sent) and the urgent frame
+   * goes at once; the cut frame goes again, whole, after it. A top-priority frame then waits for
+   * one or two bytes on the line, not for the longest frame of a lower priority. It costs the cut
+   * frames their partial transmission; control frames (HEARTBEAT, ACKNACK) never cut. Links that
+   * cannot cut (UDP, ttys) keep the frame on the line, as without it. Default off. */
   bool preempt_frames;
+  /** preempt_frames: how often one frame may be cut (0: no limit). A cut frame starts again from
+   * its first byte, so one longer than the time between higher frames would never get through
+   * if it could be cut every time; with a limit it goes whole at its limit + 1st try (and a
+   * higher frame may then wait for it, as without preemption). Default 1. */
+  uint8_t preempt_cuts_max;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
@@ -121,7 +126,7 @@ typedef struct takt_daemon_config {
    .on_data = NULL, .user = NULL,                                                                  \
    .timer_thread = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO,                           \
                     .priority = TAKT_DAEMON_TIMER_PRIORITY, .cpu = -1, .stack_size = 0},           \
-   .polled = false}
+   .polled = false, .preempt_cuts_max = 1}
 
 typedef struct takt_daemon_stats {
   uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */

@@ -138,7 +138,8 @@ bool takt_link_busy(takt_link_t *l);
  * need not wait for a long one on a slow line). TAKT_OK: the frame will not reach the peer (on a
  * byte stream the link ends it with the abort sequence, ESC FLAG, which the peer's deframer drops
  * and counts as aborted; an emulator delivers nothing of it), on_sent is not called for it, and
- * the link takes the next frame at once (on the line after the one abort byte). TAKT_ESTATE: no
+ * the link takes the next frame at once (on the line after the byte being sent and the abort
+ * byte). TAKT_ESTATE: no
  * frame is on its way, or all of it has left (on_sent comes or came). TAKT_ENOTSUP: this kind of
  * link cannot cut a frame once given (UDP, ttys, ptys, socketpairs: the bytes are the kernel's).
  * Cuttable: emulators (pairs and emu: specifications) and the Cortex-M UART link. Same context

@@ -682,6 +682,7 @@ static takt_err_t build_links(takt_system_t *s) {
     dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
     if (l->window > 0) dc.window = l->window;
     dc.preempt_frames = l->preempt_frames;
+    if (l->preempt_cuts_set) dc.preempt_cuts_max = l->preempt_cuts_max;
     /* checked here, not when parsing: takt run/agent --link replaces the specification */
     if (l->preempt_frames && strncmp(l->spec, "emu:", 4) != 0 && strncmp(l->spec, "uart:", 5) != 0)
       return fail(s, l->line, TAKT_EINVAL,

@@ -23,6 +23,7 @@ typedef struct tx_node {
   bool reliable, control;
   bool first;       /* goes before every data frame: the ACKNACK; a HEARTBEAT due at once */
   bool stale;       /* control: news came while it was on the line; send another after it */
+  uint8_t cuts;     /* preempt_frames: times it was cut on the line */
   uint64_t order;   /* FIFO among equal priorities */
   uint32_t rseq;    /* reliable sequence number (32-bit; 16 on the wire) */
   int64_t sent_at;  /* when it last went on the line (context clock) */
@@ -180,20 +181,24 @@ static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n);
 
-/* preempt_frames: cut the data frame on the line if the head of the execution queue is of a
- * higher priority and the link can still cut it. It goes again, whole, in its place in the queue
- * (a reliable frame acknowledged meanwhile, a copy sent again, is done with). Not for a reliable
- * head numbered after a reliable frame on the line: the receiver would hold it until the cut one
- * came whole, later than if it had waited. Lock held. */
+/* preempt_frames: cut the data frame on the line if the head of the execution queue is a data
+ * frame of a higher priority and the link can still cut it. It goes again, whole, in its place
+ * in the queue (a reliable frame acknowledged meanwhile, a copy sent again, is done with). Not:
+ * for a control frame (an ACKNACK answering every frame of the peer's would keep a long frame
+ * from ever getting through); for a reliable head numbered after a reliable frame on the line
+ * (the receiver would hold it until the cut one came whole, later than if it had waited); for a
+ * frame cut preempt_cuts_max times already; for a head the line is kept from anyway
+ * (keep_line_for_nacks). Lock held. */
 static bool cut_current_locked(takt_daemon_t *d) {
   tx_node_t *c = d->current, *head = takt__heap_top(&d->exec_queue);
   if (!d->cfg.preempt_frames || d->cfg.mode != TAKT_DAEMON_PODS || c->control || head == NULL ||
-      head->priority <= c->priority)
+      head->control || head->priority <= c->priority)
     return false;
-  if (!head->control && head->reliable && c->reliable && (int32_t)(head->rseq - c->rseq) > 0)
-    return false;
-  if (takt_link_cancel(d->link) != TAKT_OK) return false;
+  if (head->reliable && c->reliable && (int32_t)(head->rseq - c->rseq) > 0) return false;
+  if (d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
+  if (keep_for_nack_locked(d, head) || takt_link_cancel(d->link) != TAKT_OK) return false;
   d->current = NULL;
+  c->cuts++;
   d->stats.frames_cut++;
   if (c->reliable && (int32_t)(c->rseq - d->acked) < 0) free_node_locked(d, c);
   else takt__heap_push(&d->exec_queue, c);
@@ -217,7 +222,9 @@ static void start_next_locked(takt_daemon_t *d) {
     d->hb_hist[d->hb_n % HB_HISTORY].at = n->sent_at;
     d->hb_n++;
   }
-  (void)takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
+  takt_err_t sent = takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
+  TAKT_ASSERT(sent == TAKT_OK);
+  (void)sent;
   takt__trace_t *tr = takt__trace_of(d->ctx);
   if (tr != NULL) {
     takt_frame_header_t h;
@@ -778,6 +785,7 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   }
   node->reliable = reliable;
   node->control = node->first = false;
+  node->cuts = 0;
   if (reliable) {
     node->rseq = d->next_rseq++;
     fh.seq = (uint16_t)node->rseq;

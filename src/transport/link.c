@@ -53,7 +53,9 @@ struct takt_link {
   int64_t tx_end;               /* lock: emulator, when the frame in flight has all left the line */
   bool cut;                     /* lock: emulator, the frame in flight was cut (takt_link_cancel) */
   bool leaving;                 /* lock: emulator, the frame in flight is being handed over */
-  bool abort_owed;              /* lock: emulator, the next frame follows a cut one's abort byte */
+  int64_t tx_start;             /* lock: emulator, when the frame in flight started on the line */
+  int64_t line_free;            /* lock: emulator, after a cut: when its last byte and the abort
+                                 * byte have left (the next frame starts no sooner) */
   bool stop;                    /* lock */
   bool delivering;              /* lock: handing bytes to the peer right now */
   takt_wakeup_t *close_waiter;  /* lock: the peer's close, waiting for delivering to end */
@@ -509,8 +511,8 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   l->tx_len = n;
   l->tx_busy = true;
   /* an emulated frame after a cut one starts behind that one's abort byte */
-  int64_t start = takt_clock_now(l->clock) + (l->abort_owed ? bytes_time(l, 1) : 0);
-  l->abort_owed = false;
+  int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
+  l->tx_start = start;
   if (l->cfg.polled) { /* the faults decided now: a failed first transmission sets the time */
     l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
     l->tx_due = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
@@ -556,7 +558,11 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
     if (l->tx_pending) {
       l->tx_pending = false; /* the transmit thread has not taken it: nothing is on the line */
     } else {
-      l->abort_owed = true;
+      /* the byte on the line finishes, then the abort byte */
+      int64_t now = takt_clock_now(l->clock), bt = bytes_time(l, 1);
+      int64_t sent = now > l->tx_start ? now - l->tx_start : 0;
+      int64_t on_line = bt > 0 ? (sent + bt - 1) / bt * bt : 0;
+      l->line_free = l->tx_start + on_line + bt;
       if (!l->cfg.polled) {
         l->cut = true;
         takt__defer_wake(&l->tx_wake); /* the transmit thread drops it */

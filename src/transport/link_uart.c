@@ -166,7 +166,7 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
   if (k < 1 || index >= N_LINKS || index == 0u || (k == 3 && strcmp(mode, "paced") != 0))
     return TAKT_EINVAL; /* UART0 is the console */
   if (links[index] != NULL) return TAKT_EBUSY;
-  uint32_t tx_cap = pow2_at_least(cfg->max_frame);
+  uint32_t tx_cap = pow2_at_least(cfg->max_frame + 1u); /* a frame behind a cut one's abort byte */
   uint32_t rx_cap = pow2_at_least(cfg->rx_chunk);
   size_t end = sizeof(takt_link_t);
   size_t tx_at = takt__carve(&end, tx_cap), rx_at = takt__carve(&end, rx_cap);

@@ -227,8 +227,13 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
   EXPECT_STREQ(err, "mem.yaml:8:21: preempt_frames must be true or false, not 'sometimes'");
   EXPECT_EQ(parse_text(head + "    mode: microros\n    preempt_frames: true\n"), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:9:21: preempt_frames needs mode 'pods' (a micro-ROS-like daemon sends in order)");
+  EXPECT_EQ(parse_text(head + "    preempt_cuts_max: 2\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:23: preempt_cuts_max needs preempt_frames: true");
+  EXPECT_EQ(parse_text(head + "    preempt_frames: true\n    preempt_cuts_max: 256\n"), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("preempt_cuts_max"), std::string::npos) << err;
   for (bool on : {false, true}) {
-    ASSERT_EQ(parse_text(head + (on ? "    preempt_frames: true\n" : "")), TAKT_OK) << err;
+    ASSERT_EQ(parse_text(head + (on ? "    preempt_frames: true\n    preempt_cuts_max: 3\n" : "")), TAKT_OK)
+        << err;
     EXPECT_EQ(desc->links[0].preempt_frames, on);
     if (ctx == nullptr) make_context();  // the same capacities both times
     takt_system_t *sys = nullptr;
@@ -236,6 +241,7 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
     takt_daemon_config_t dc;
     takt_daemon_get_config(takt_system_daemon(sys, 0), &dc);
     EXPECT_EQ(dc.preempt_frames, on);
+    EXPECT_EQ(dc.preempt_cuts_max, on ? 3 : 1);  // 1: the default
     takt_system_destroy(sys);
   }
   // the link's specification as built (takt run --link may replace it): a UDP socket cannot cut

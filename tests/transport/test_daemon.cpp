@@ -732,6 +732,59 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
   }
 }
 
+// preempt_cuts_max: a frame is cut at most that often (default 1), so a long frame gets through
+// even when higher frames come more often than its line time; the higher frame that finds it on
+// the line after its last cut waits for it. 0: no limit (it is cut every time).
+TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
+  for (uint8_t max_cuts : {1, 2, 0}) {
+    TestContext tc{true};
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.max_payload = 64;
+    c.preempt_frames = true;
+    c.preempt_cuts_max = max_cuts;
+    takt_daemon_t *a, *b;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.polled = true;
+    takt_link_emulation_t emu{};
+    emu.baud = 10000;  // 1 ms a byte: the long frame about 90 ms, a short one about 26
+    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
+    takt_link_t *la, *lb;
+    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+    auto run_to = [&](int64_t end) {
+      for (int64_t next = std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a),
+                                    takt_daemon_poll(b)});
+           next <= end; next = std::min({takt_link_poll(la), takt_link_poll(lb),
+                                         takt_daemon_poll(a), takt_daemon_poll(b)}))
+        tc.advance_to(next);
+      tc.advance_to(end);
+    };
+    takt_frame_header_t low{}, high{};
+    low.priority = 1;
+    high.priority = 9;
+    std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
+    ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);
+    // a short frame every 40 ms, each while the long one is on the line again
+    for (int k = 1; k <= 3; k++) {
+      run_to(k * 40 * TAKT_NS_PER_MS);
+      ASSERT_EQ(takt_daemon_send(a, &high, short_payload.data(), 4), TAKT_OK);
+    }
+    run_to(2 * TAKT_NS_PER_S);
+    takt_daemon_stats_t sa, sb;
+    takt_daemon_get_stats(a, &sa);
+    takt_daemon_get_stats(b, &sb);
+    EXPECT_EQ(sa.frames_cut, max_cuts == 0 ? 3u : static_cast<uint64_t>(max_cuts)) << int(max_cuts);
+    EXPECT_EQ(sb.rx_frames, 4u) << int(max_cuts);  // the long frame got through in every case
+    takt_link_close(la);
+    takt_link_close(lb);
+    takt_daemon_destroy(a);
+    takt_daemon_destroy(b);
+  }
+}
+
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
 // data still queued: with a window of 4, after the second frame, so the sender is acknowledged
 // before the window is full and never stalls. It announces what has left, not what is queued

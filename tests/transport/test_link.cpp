@@ -253,18 +253,21 @@ TEST(LinkEmulator, ACutFrameNeverArrivesAndTheNextDoes) {
   TestContext tc;
   Receiver ra, rb;
   takt_link_emulation_t emu{};
-  emu.baud = 1000;  // 10 ms a byte: a 100-byte frame holds the line for about a second
+  emu.baud = 1000;  // 10 ms a byte
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
   takt_link_config_t cfg = big_frames();
   ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
-  auto slow = frame_of(1, payload_of(1, 80)), next = frame_of(2, payload_of(2, 1));
+  auto slow = frame_of(1, payload_of(1, 30)), next = frame_of(2, payload_of(2, 1));
+  const int64_t t0 = takt_time_now();  // the slow frame: about 0.55 s on the line
   ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
-  takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);  // taken by the transmit thread, or not
+  takt_sleep_until(t0 + 20 * TAKT_NS_PER_MS);  // on the line by now (the thread takes it at once)
   ASSERT_EQ(takt_link_cancel(a), TAKT_OK);
   ASSERT_EQ(takt_link_send(a, next.data(), static_cast<uint32_t>(next.size())), TAKT_OK);
   ASSERT_TRUE(ra.wait_sent(1, 20));
   ASSERT_TRUE(rb.wait_frames(1, 20));
+  // past the time the cut frame would have left: still no on_sent for it, nothing of it arrived
+  takt_sleep_until(t0 + static_cast<int64_t>(slow.size() + 20) * 10 * TAKT_NS_PER_MS);
   {
     std::lock_guard<std::mutex> g(rb.m);
     ASSERT_EQ(rb.payloads.size(), 1u);
