@@ -785,6 +785,51 @@ TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
   }
 }
 
+// Control frames never cut: the ACKNACK a daemon owes its peer waits for its own long data frame
+// on the line (with preempt_frames, and the same without), so a peer's reliable traffic cannot
+// keep restarting it.
+TEST(DaemonFakeClock, AnAcknackDoesNotCutTheDataFrameOnTheLine) {
+  TestContext tc{true};
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.max_payload = 64;
+  c.preempt_frames = true;
+  c.preempt_cuts_max = 0;  // no limit: only the kind of frame keeps it from cutting
+  takt_daemon_t *a, *b;
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.polled = true;
+  takt_link_emulation_t emu{};
+  emu.baud = 10000;  // 1 ms a byte
+  takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
+  takt_link_t *la, *lb;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+  auto next_due = [&] {
+    return std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a), takt_daemon_poll(b)});
+  };
+  takt_frame_header_t low{}, rel = reliable_hdr();
+  low.priority = 1;
+  std::vector<uint8_t> long_payload(64, 0x11);
+  const uint32_t v = 5;
+  ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);  // a: 90 ms on the line
+  ASSERT_EQ(takt_daemon_send(b, &rel, reinterpret_cast<const uint8_t *>(&v), 4), TAKT_OK);  // b -> a
+  for (int64_t next = next_due(); next <= 2 * TAKT_NS_PER_S; next = next_due()) tc.advance_to(next);
+  takt_daemon_stats_t sa, sb;
+  takt_daemon_get_stats(a, &sa);
+  takt_daemon_get_stats(b, &sb);
+  EXPECT_EQ(sa.frames_cut, 0u);
+  EXPECT_GE(sa.acknacks, 1u);       // a answered b's HEARTBEAT...
+  EXPECT_EQ(sb.rx_frames, 1u);      // ...after its long frame, which arrived whole
+  EXPECT_EQ(sb.rx_aborted, 0u);
+  EXPECT_EQ(takt_daemon_unacknowledged(b), 0u);  // b's frame acknowledged
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(a);
+  takt_daemon_destroy(b);
+}
+
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
 // data still queued: with a window of 4, after the second frame, so the sender is acknowledged
 // before the window is full and never stalls. It announces what has left, not what is queued
