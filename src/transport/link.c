@@ -550,8 +550,10 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
   takt__lock_take(&l->lock);
   /* the last byte has left once the frame's bytes (not the latency after them) have */
   int64_t last_byte = l->tx_end - l->emu.latency_ns;
-  bool can = l->tx_busy && !l->leaving && !l->cut && !l->stop &&
-             takt_clock_now(l->clock) < last_byte;
+  /* a frame the transmit thread has not taken yet (it may still be dropping a cut one) has not
+   * started; one it holds can be cut until its last byte has left */
+  bool can = l->tx_busy && !l->stop &&
+             (l->tx_pending || (!l->leaving && !l->cut && takt_clock_now(l->clock) < last_byte));
   if (can) {
     l->tx_busy = false;
     l->stats.cut_frames++;
