@@ -261,7 +261,9 @@ def run(quick: bool, out: Path) -> int:
     with cpu_latency_held() as latency_held, _rosmaster() as master:
         for b in range(blocks):
             order = pairs if b % 2 == 0 else list(reversed(pairs))
-            for label, size in sizes:
+            # sizes in turn too (ascending, then descending): whatever a block's first cells pay
+            # (the machine after the last block's largest messages) falls on every size alike
+            for label, size in (sizes if b % 2 == 0 else list(reversed(sizes))):
                 for pub, sub in order:
                     key = f"{pub}>{sub} {label}"
                     n += 1
@@ -373,7 +375,7 @@ def run(quick: bool, out: Path) -> int:
           f"Command: `{result['command']}` on {machine_line(m)}; took {took:.0f} s. A rosmaster on loopback; "
           "std_msgs/UInt8MultiArray whose first 8 data bytes carry the publish time (CLOCK_MONOTONIC, taken just "
           "before the publish call); the subscriber's callback records the time since it, first thing. "
-          f"{blocks} block(s) x {per_block} messages per cell, pairs in alternating order per block; one message "
+          f"{blocks} block(s) x {per_block} messages per cell, pairs and sizes in alternating order per block; one message "
           "every 5 ms (10 ms from 512 KB). takt: its ROS 1 node (`takt_ros1_publish` from a thread at SCHED_FIFO 60, "
           "where a takt callback that publishes runs; the subscription's callback on the node's I/O thread at "
           "SCHED_FIFO 90, its default; both processes set up as takt's runner sets up a real-time process: "
