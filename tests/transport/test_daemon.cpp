@@ -626,6 +626,62 @@ TEST(DaemonFakeClock, KeepingTheLineForANackSendsTheUrgentCopyBeforeLowerData) {
   }
 }
 
+// Two daemons of one configuration joined by a polled emulated line of 1 ms a byte on a FAKE
+// clock, for the frame preemption tests; arrived: when each data frame reached b (its on_data).
+struct SlowLine {
+  TestContext tc{true};
+  takt_daemon_t *a = nullptr, *b = nullptr;
+  takt_link_t *la = nullptr, *lb = nullptr;
+  std::vector<int64_t> arrived;
+
+  static void on_data(void *u) {
+    auto *s = static_cast<SlowLine *>(u);
+    s->arrived.push_back(s->tc.now());
+  }
+  void open(takt_daemon_config_t c) {
+    c.max_payload = 64;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
+    c.on_data = on_data;
+    c.user = this;
+    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.polled = true;
+    takt_link_emulation_t emu{};
+    emu.baud = 10000;  // 1 ms a byte: a 64-byte frame about 90 ms, a 4-byte one about 26
+    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
+    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+  }
+  // Move the clock from one due time to the next until end, then to end.
+  void run_to(int64_t end) {
+    auto next_due = [&] {
+      return std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a), takt_daemon_poll(b)});
+    };
+    for (int64_t next = next_due(); next <= end; next = next_due()) tc.advance_to(next);
+    if (tc.now() < end) tc.advance_to(end);
+  }
+  takt_daemon_stats_t stats(takt_daemon_t *d) {
+    takt_daemon_stats_t st;
+    takt_daemon_get_stats(d, &st);
+    return st;
+  }
+  ~SlowLine() {
+    takt_link_close(la);
+    takt_link_close(lb);
+    takt_daemon_destroy(a);
+    takt_daemon_destroy(b);
+  }
+};
+
+// Bytes a frame of this header and payload takes on the line.
+int64_t wire_bytes(takt_frame_header_t h, const std::vector<uint8_t> &payload) {
+  h.length = static_cast<uint16_t>(payload.size());
+  if (h.flags != 0) h.stream = 1;
+  std::vector<uint8_t> wire(TAKT_FRAME_WIRE_MAX(64));
+  return takt_frame_encode(&h, payload.data(), wire.data(), static_cast<uint32_t>(wire.size()));
+}
+
 // preempt_frames: a frame of a higher priority sent while a long lower one is on the line cuts
 // it. The urgent frame arrives one abort byte and its own line time after it was sent; the cut
 // frame goes again whole right after it, and arrives intact (the receiver never saw a byte of the
@@ -637,39 +693,10 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
   // preempt best effort; off; preempt, the long one reliable; preempt, both reliable
   for (int variant = 0; variant < 4; variant++) {
     bool preempt = variant != 1, cuts = preempt && variant != 3;
-    TestContext tc{true};
-    struct Rx {
-      TestContext *tc;
-      std::vector<int64_t> at;
-    } rx{&tc, {}};
+    SlowLine line;
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
-    c.max_payload = 64;
     c.preempt_frames = preempt;
-    takt_daemon_t *a, *b;
-    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
-    c.on_data = [](void *u) {
-      auto *r = static_cast<Rx *>(u);
-      r->at.push_back(r->tc->now());
-    };
-    c.user = &rx;
-    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
-    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-    lc.polled = true;
-    takt_link_emulation_t emu{};
-    emu.baud = 10000;  // 1 ms a byte
-    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
-    takt_link_t *la, *lb;
-    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
-    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
-    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
-    auto settle = [&] {
-      for (int64_t prev = -1;;) {
-        int64_t next = std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a),
-                                 takt_daemon_poll(b)});
-        if (next > tc.now() && next == prev) return next;
-        prev = next;
-      }
-    };
+    ASSERT_NO_FATAL_FAILURE(line.open(c));
     takt_frame_header_t low{}, high{};
     low.priority = 1;
     low.entity = 1;
@@ -678,42 +705,29 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
     if (variant >= 2) low.flags = TAKT_FRAME_RELIABLE;
     if (variant == 3) high.flags = TAKT_FRAME_RELIABLE;
     std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
-    // the bytes each frame takes on the line (no byte of these needs stuffing)
-    takt_frame_header_t hl = low, hh = high;
-    hl.length = 64;
-    hh.length = 4;
-    hl.flags = low.flags;
-    hh.flags = high.flags;
-    if (low.flags != 0) hl.stream = 1;
-    if (high.flags != 0) hh.stream = 1, hh.seq = 1;
-    std::vector<uint8_t> wire(TAKT_FRAME_WIRE_MAX(64));
     const int64_t ms = TAKT_NS_PER_MS;
-    const int64_t long_ms = takt_frame_encode(&hl, long_payload.data(), wire.data(), 200);
-    const int64_t short_ms = takt_frame_encode(&hh, short_payload.data(), wire.data(), 200);
+    takt_frame_header_t hh = high;
+    if (high.flags != 0) hh.seq = 1;
+    const int64_t long_ms = wire_bytes(low, long_payload), short_ms = wire_bytes(hh, short_payload);
     ASSERT_GT(long_ms, 80);
-    ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);  // at 0
-    for (int64_t next = settle(); next <= 10 * ms; next = settle()) tc.advance_to(next);
-    tc.advance_to(10 * ms);
-    ASSERT_EQ(takt_daemon_send(a, &high, short_payload.data(), 4), TAKT_OK);  // 10 bytes in
-    for (int64_t next = settle(); next != TAKT_TIME_INFINITE && next < 10 * TAKT_NS_PER_S;
-         next = settle())
-      tc.advance_to(next);
+    ASSERT_EQ(takt_daemon_send(line.a, &low, long_payload.data(), 64), TAKT_OK);  // at 0
+    line.run_to(10 * ms);
+    ASSERT_EQ(takt_daemon_send(line.a, &high, short_payload.data(), 4), TAKT_OK);  // 10 bytes in
+    line.run_to(10 * TAKT_NS_PER_S);
     std::vector<uint16_t> order;
     takt_frame_header_t h;
     uint8_t got[64];
-    while (takt_daemon_take(b, &h, got, sizeof got) >= 0) order.push_back(h.entity);
-    takt_daemon_stats_t sa, sb;
-    takt_daemon_get_stats(a, &sa);
-    takt_daemon_get_stats(b, &sb);
-    ASSERT_GE(rx.at.size(), 2u);
+    while (takt_daemon_take(line.b, &h, got, sizeof got) >= 0) order.push_back(h.entity);
+    takt_daemon_stats_t sa = line.stats(line.a), sb = line.stats(line.b);
+    ASSERT_GE(line.arrived.size(), 2u);
     if (cuts) {
       // the urgent frame: sent at 10 ms, behind one abort byte; then the long one, whole
-      EXPECT_EQ(rx.at[0], 10 * ms + 1 * ms + short_ms * ms);
-      EXPECT_EQ(rx.at[1], rx.at[0] + long_ms * ms);
+      EXPECT_EQ(line.arrived[0], 10 * ms + 1 * ms + short_ms * ms);
+      EXPECT_EQ(line.arrived[1], line.arrived[0] + long_ms * ms);
       EXPECT_EQ(sa.frames_cut, 1u);
     } else {
-      EXPECT_EQ(rx.at[0], long_ms * ms);
-      EXPECT_EQ(rx.at[1], long_ms * ms + short_ms * ms);
+      EXPECT_EQ(line.arrived[0], long_ms * ms);
+      EXPECT_EQ(line.arrived[1], long_ms * ms + short_ms * ms);
       EXPECT_EQ(sa.frames_cut, 0u);
     }
     EXPECT_EQ(sb.rx_aborted, 0u);  // an emulator delivers nothing of a cut frame
@@ -725,10 +739,6 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
     EXPECT_EQ(sa.retransmissions, 0u);
     EXPECT_EQ(sa.timeouts, 0u);
     EXPECT_EQ(sb.rx_duplicates + sb.rx_out_of_order, 0u);
-    takt_link_close(la);
-    takt_link_close(lb);
-    takt_daemon_destroy(a);
-    takt_daemon_destroy(b);
   }
 }
 
@@ -737,51 +747,25 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
 // the line after its last cut waits for it. 0: no limit (it is cut every time).
 TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
   for (uint8_t max_cuts : {1, 2, 0}) {
-    TestContext tc{true};
+    SlowLine line;
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
-    c.max_payload = 64;
     c.preempt_frames = true;
     c.preempt_cuts_max = max_cuts;
-    takt_daemon_t *a, *b;
-    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
-    ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
-    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-    lc.polled = true;
-    takt_link_emulation_t emu{};
-    emu.baud = 10000;  // 1 ms a byte: the long frame about 90 ms, a short one about 26
-    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
-    takt_link_t *la, *lb;
-    ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
-    ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
-    ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
-    auto run_to = [&](int64_t end) {
-      for (int64_t next = std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a),
-                                    takt_daemon_poll(b)});
-           next <= end; next = std::min({takt_link_poll(la), takt_link_poll(lb),
-                                         takt_daemon_poll(a), takt_daemon_poll(b)}))
-        tc.advance_to(next);
-      tc.advance_to(end);
-    };
+    ASSERT_NO_FATAL_FAILURE(line.open(c));
     takt_frame_header_t low{}, high{};
     low.priority = 1;
     high.priority = 9;
     std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
-    ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);
+    ASSERT_EQ(takt_daemon_send(line.a, &low, long_payload.data(), 64), TAKT_OK);
     // a short frame every 40 ms, each while the long one is on the line again
     for (int k = 1; k <= 3; k++) {
-      run_to(k * 40 * TAKT_NS_PER_MS);
-      ASSERT_EQ(takt_daemon_send(a, &high, short_payload.data(), 4), TAKT_OK);
+      line.run_to(k * 40 * TAKT_NS_PER_MS);
+      ASSERT_EQ(takt_daemon_send(line.a, &high, short_payload.data(), 4), TAKT_OK);
     }
-    run_to(2 * TAKT_NS_PER_S);
-    takt_daemon_stats_t sa, sb;
-    takt_daemon_get_stats(a, &sa);
-    takt_daemon_get_stats(b, &sb);
-    EXPECT_EQ(sa.frames_cut, max_cuts == 0 ? 3u : static_cast<uint64_t>(max_cuts)) << int(max_cuts);
-    EXPECT_EQ(sb.rx_frames, 4u) << int(max_cuts);  // the long frame got through in every case
-    takt_link_close(la);
-    takt_link_close(lb);
-    takt_daemon_destroy(a);
-    takt_daemon_destroy(b);
+    line.run_to(2 * TAKT_NS_PER_S);
+    EXPECT_EQ(line.stats(line.a).frames_cut, max_cuts == 0 ? 3u : static_cast<uint64_t>(max_cuts))
+        << int(max_cuts);
+    EXPECT_EQ(line.stats(line.b).rx_frames, 4u) << int(max_cuts);  // the long one got through
   }
 }
 
@@ -789,45 +773,24 @@ TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
 // on the line (with preempt_frames, and the same without), so a peer's reliable traffic cannot
 // keep restarting it.
 TEST(DaemonFakeClock, AnAcknackDoesNotCutTheDataFrameOnTheLine) {
-  TestContext tc{true};
+  SlowLine line;
   takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
-  c.max_payload = 64;
   c.preempt_frames = true;
   c.preempt_cuts_max = 0;  // no limit: only the kind of frame keeps it from cutting
-  takt_daemon_t *a, *b;
-  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
-  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &b), TAKT_OK);
-  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-  lc.polled = true;
-  takt_link_emulation_t emu{};
-  emu.baud = 10000;  // 1 ms a byte
-  takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(b);
-  takt_link_t *la, *lb;
-  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
-  ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
-  ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
-  auto next_due = [&] {
-    return std::min({takt_link_poll(la), takt_link_poll(lb), takt_daemon_poll(a), takt_daemon_poll(b)});
-  };
+  ASSERT_NO_FATAL_FAILURE(line.open(c));
   takt_frame_header_t low{}, rel = reliable_hdr();
   low.priority = 1;
   std::vector<uint8_t> long_payload(64, 0x11);
   const uint32_t v = 5;
-  ASSERT_EQ(takt_daemon_send(a, &low, long_payload.data(), 64), TAKT_OK);  // a: 90 ms on the line
-  ASSERT_EQ(takt_daemon_send(b, &rel, reinterpret_cast<const uint8_t *>(&v), 4), TAKT_OK);  // b -> a
-  for (int64_t next = next_due(); next <= 2 * TAKT_NS_PER_S; next = next_due()) tc.advance_to(next);
-  takt_daemon_stats_t sa, sb;
-  takt_daemon_get_stats(a, &sa);
-  takt_daemon_get_stats(b, &sb);
+  ASSERT_EQ(takt_daemon_send(line.a, &low, long_payload.data(), 64), TAKT_OK);  // a: 90 ms on the line
+  ASSERT_EQ(takt_daemon_send(line.b, &rel, reinterpret_cast<const uint8_t *>(&v), 4), TAKT_OK);  // b -> a
+  line.run_to(2 * TAKT_NS_PER_S);
+  takt_daemon_stats_t sa = line.stats(line.a), sb = line.stats(line.b);
   EXPECT_EQ(sa.frames_cut, 0u);
-  EXPECT_GE(sa.acknacks, 1u);       // a answered b's HEARTBEAT...
-  EXPECT_EQ(sb.rx_frames, 1u);      // ...after its long frame, which arrived whole
+  EXPECT_GE(sa.acknacks, 1u);   // a answered b's HEARTBEAT...
+  EXPECT_EQ(sb.rx_frames, 1u);  // ...after its long frame, which arrived whole
   EXPECT_EQ(sb.rx_aborted, 0u);
-  EXPECT_EQ(takt_daemon_unacknowledged(b), 0u);  // b's frame acknowledged
-  takt_link_close(la);
-  takt_link_close(lb);
-  takt_daemon_destroy(a);
-  takt_daemon_destroy(b);
+  EXPECT_EQ(takt_daemon_unacknowledged(line.b), 0u);  // b's frame acknowledged
 }
 
 // When half a window of frames has left since the last HEARTBEAT, the HEARTBEAT goes before the
