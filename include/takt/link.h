@@ -146,6 +146,8 @@ bool takt_link_busy(takt_link_t *l);
  * and locking as takt_link_send.
  */
 takt_err_t takt_link_cancel(takt_link_t *l);
+/** Whether takt_link_cancel can cut this link's frames (false: it returns TAKT_ENOTSUP). */
+bool takt_link_can_cut(const takt_link_t *l);
 /** The largest frame takt_link_send accepts. */
 uint32_t takt_link_max_frame(const takt_link_t *l);
 /** A name for the link (the pty slave path for "pty"). */

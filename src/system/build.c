@@ -683,11 +683,6 @@ static takt_err_t build_links(takt_system_t *s) {
     if (l->window > 0) dc.window = l->window;
     dc.preempt_frames = l->preempt_frames;
     if (l->preempt_cuts_set) dc.preempt_cuts_max = l->preempt_cuts_max;
-    /* checked here, not when parsing: takt run/agent --link replaces the specification */
-    if (l->preempt_frames && strncmp(l->spec, "emu:", 4) != 0 && strncmp(l->spec, "uart:", 5) != 0)
-      return fail(s, l->line, TAKT_EINVAL,
-                  "%s: preempt_frames needs a link that can cut a frame on its way (an emu: or "
-                  "uart: specification)", what);
     /* frames held out of order take receive slots: with fewer slots than the window they could
      * take them all, and the frame they wait for would find none */
     if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;
@@ -743,6 +738,10 @@ static takt_err_t build_links(takt_system_t *s) {
         (rc = takt_daemon_attach(s->daemons[i], s->links[i])) < 0 ||
         (rc = takt_executor_add_node(s->exec, takt_bridge_node(s->bridges[i]))) < 0)
       return fail(s, l->line, rc, "%s: %s", what, takt_strerror(rc));
+    if (l->preempt_frames && !takt_link_can_cut(s->links[i]))
+      return fail(s, l->line, TAKT_EINVAL,
+                  "%s: preempt_frames needs a link that can cut a frame on its way (an emu: or "
+                  "uart: specification)", what);
     /* tide and batch take received frames in their collection phase (PoDS §5.2); the others
      * have none: the bridge's input thread takes them as they come */
     rc = takt_bridge_serve(s->bridges[i], s->exec);

@@ -571,8 +571,6 @@ static void on_receive(void *user, const uint8_t *data, uint32_t n) {
   dlock_take(d);
   uint64_t before = d->stats.rx_frames;
   takt_deframer_feed(&d->deframer, data, n, on_frame, d);
-  d->stats.rx_garbage_bytes = d->deframer.stats.garbage_bytes;
-  d->stats.rx_aborted = d->deframer.stats.aborted;
   void (*notify)(void *) = d->stats.rx_frames != before ? d->on_data : NULL;
   void *notify_user = d->on_data_user;
   if (notify != NULL) d->in_notify++;
@@ -860,5 +858,7 @@ void takt_daemon_get_config(const takt_daemon_t *d, takt_daemon_config_t *out) {
 void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
   dlock_take(d);
   *out = d->stats;
+  out->rx_garbage_bytes = d->deframer.stats.garbage_bytes; /* the deframer's own counts */
+  out->rx_aborted = d->deframer.stats.aborted;
   dlock_give(d);
 }

@@ -47,10 +47,10 @@ struct takt_link {
   takt__lock_t lock;            /* level LINK: a leaf, never held while calling out */
   struct takt_link *peer;       /* lock: emulator, who receives what we transmit */
   uint32_t tx_len;              /* lock */
-  int64_t tx_due;               /* lock: polled, when the frame in flight has left the line */
   faults_t tx_faults;           /* lock: polled, the faults of the frame in flight */
   bool tx_pending, tx_busy;     /* lock: a frame waits for the transmit thread; not yet sent */
-  int64_t tx_end;               /* lock: emulator, when the frame in flight has all left the line */
+  int64_t tx_end;               /* lock: emulator, when the frame in flight has all left the line
+                                 * and arrived (polled: when it is due) */
   bool cut;                     /* lock: emulator, the frame in flight was cut (takt_link_cancel) */
   bool leaving;                 /* lock: emulator, the frame in flight is being handed over */
   int64_t tx_start;             /* lock: emulator, when the frame in flight started on the line */
@@ -79,17 +79,13 @@ static uint32_t fnv1a(const uint8_t *p, uint32_t n) {
   return h;
 }
 
-/* Time n bytes take on the emulated line, 10 bit times per byte, plus its latency. */
-static int64_t line_time(const takt_link_t *l, uint32_t n) {
-  int64_t t = l->emu.latency_ns;
-  if (l->emu.baud > 0) t += (int64_t)n * 10 * TAKT_NS_PER_S / (int64_t)l->emu.baud;
-  return t;
-}
-
-/* Line time of n bytes alone (no latency). */
+/* Time n bytes take on the emulated line, 10 bit times per byte. */
 static int64_t bytes_time(const takt_link_t *l, uint32_t n) {
   return l->emu.baud > 0 ? (int64_t)n * 10 * TAKT_NS_PER_S / (int64_t)l->emu.baud : 0;
 }
+
+/* ...and until the last of them arrives: plus the line's latency. */
+static int64_t line_time(const takt_link_t *l, uint32_t n) { return bytes_time(l, n) + l->emu.latency_ns; }
 
 /* Sleep until abs unless the link is closed or its frame cut meanwhile (returns false then). A link with threads
  * runs on the monotonic clock (l->clock NULL), the one takt_wakeup_wait waits on. */
@@ -515,8 +511,7 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   l->tx_start = start;
   if (l->cfg.polled) { /* the faults decided now: a failed first transmission sets the time */
     l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
-    l->tx_due = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
-    l->tx_end = l->tx_due;
+    l->tx_end = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
   } else {
     /* the transmit thread's faults are decided when it takes the frame; the line time here */
     l->tx_end = start + line_time(l, n);
@@ -531,7 +526,7 @@ int64_t takt_link_poll(takt_link_t *l) {
   if (l == NULL || !l->cfg.polled) return TAKT_TIME_INFINITE;
   int64_t now = takt_clock_now(l->clock);
   takt__lock_take(&l->lock);
-  bool due = l->tx_busy && l->tx_due <= now;
+  bool due = l->tx_busy && l->tx_end <= now;
   uint32_t n = l->tx_len;
   takt__lock_give(&l->lock);
   if (due) {
@@ -539,14 +534,16 @@ int64_t takt_link_poll(takt_link_t *l) {
     finish_send(l, n); /* on_sent may start the next frame */
   }
   takt__lock_take(&l->lock);
-  int64_t next = l->tx_busy ? l->tx_due : TAKT_TIME_INFINITE;
+  int64_t next = l->tx_busy ? l->tx_end : TAKT_TIME_INFINITE;
   takt__lock_give(&l->lock);
   return next;
 }
 
+bool takt_link_can_cut(const takt_link_t *l) { return l->emulated; }
+
 takt_err_t takt_link_cancel(takt_link_t *l) {
   if (l == NULL) return TAKT_EINVAL;
-  if (!l->emulated) return TAKT_ENOTSUP;
+  if (!takt_link_can_cut(l)) return TAKT_ENOTSUP;
   takt__lock_take(&l->lock);
   /* the last byte has left once the frame's bytes (not the latency after them) have */
   int64_t last_byte = l->tx_end - l->emu.latency_ns;

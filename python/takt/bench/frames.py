@@ -23,6 +23,11 @@ URGENT = 16    # payload bytes of the urgent frame
 PERIOD_MS = 100
 
 
+def key(mode: str) -> str:
+    """A mode's name in the headline's keys."""
+    return mode.replace("-", "_")
+
+
 def wire_bytes(payload: int, header: int = 18, crc: int = 4) -> int:
     """Bytes of a frame on the line before stuffing: two flags, header, payload, CRC
     (docs/protocol.md). Stuffed bytes add a few (the bulk payload holds every byte value)."""
@@ -63,7 +68,7 @@ def run(quick: bool, out: Path) -> int:
         "urgent_frame_ms": round(urgent_ms, 3), "bulk_frame_ms": round(bulk_ms, 3),
         "abort_byte_ms": round(abort_ms, 4)}
     for m, s in stats.items():
-        k = m.replace("-", "_")
+        k = key(m)
         headline[f"{k}_p50_ms"] = round(s["p50"] / 1e6, 3)
         headline[f"{k}_p99_ms"] = round(s["p99"] / 1e6, 3)
         headline[f"{k}_max_ms"] = round(s["max"] / 1e6, 3)
@@ -102,7 +107,7 @@ def run(quick: bool, out: Path) -> int:
             continue
         md.append(f"| {LABELS[m]} | {s['count']} | {s['p50'] / 1e6:.2f} | {s['p90'] / 1e6:.2f} | "
                   f"{s['p99'] / 1e6:.2f} | {s['max'] / 1e6:.2f} | {cut[m]} | "
-                  f"{headline[m.replace('-', '_') + '_bulk_kB_per_s']} |")
+                  f"{headline[key(m) + '_bulk_kB_per_s']} |")
     md += ["", "## Goal", "", "| | goal | measured | met |", "|---|---|---:|---|"]
     for g in goals:
         md.append(f"| urgent frame max with preempt_frames and no limit of cuts, ms (`{g['name']}`) | {g['goal']} | "
