@@ -5,9 +5,10 @@
  * `pkg__msg__Type__type_cdr`: XCDR1 little endian after the 4-byte encapsulation), handed to Cyclone
  * as serialized data through a sertype of takt's own, never converted through a sample type.
  *
- * Threads: a send that finds nothing queued and no other send writing writes to Cyclone itself,
- * in the sending thread (direct_write: the publishing job with the bridge's send_in_publisher, else
- * the bridge's forwarding job); otherwise it queues for the writer thread (a
+ * Threads: a best-effort topic's send (of up to direct_max bytes; with direct_write every send)
+ * that finds nothing queued and no other send writing writes to Cyclone itself, in the sending
+ * thread (the publishing job with the bridge's send_in_publisher, else the bridge's forwarding
+ * job); otherwise it queues for the writer thread (a
  * bounded queue: full refuses the newest message, TAKT_EFULL, counted; order is kept). A publish
  * never waits for DDS: takt's writers are KEEP_LAST, which Cyclone never blocks. Received
  * samples (topics, services' requests and replies) are handed on by each reader's listener, in
@@ -19,8 +20,9 @@
  * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
  * context's arena, sized at creation; an imported topic's receive buffer is taken from it at the
  * import. Cyclone allocates its own entities and each sample's serialized copy (serdata) on its
- * threads, on the writer thread and, for a direct write, in the sending job (direct_write
- * false: in no takt callback). */
+ * threads and on the writer thread; a best-effort topic's direct write takes its serdata from its
+ * route's pool, made with the route (Cyclone's heap, at the export), so no takt callback
+ * allocates (direct_write true: Cyclone's write allocates in the sending job). */
 #ifndef TAKT_DDS_H
 #define TAKT_DDS_H
 
@@ -58,6 +60,10 @@ typedef struct takt_dds_qos {
 #endif
 #ifndef TAKT_DDS_TX_QUEUE_DEFAULT
 #define TAKT_DDS_TX_QUEUE_DEFAULT 16u
+#endif
+/** The largest message a direct write takes, by default (direct_max). */
+#ifndef TAKT_DDS_DIRECT_MAX_DEFAULT
+#define TAKT_DDS_DIRECT_MAX_DEFAULT 4096u
 #endif
 /** Writer lanes by default: one writer thread per route priority, up to this many. */
 #ifndef TAKT_DDS_TX_LANES_DEFAULT
@@ -103,7 +109,7 @@ typedef struct takt_dds_config {
                             that offers more than the receivers take is paced by them instead
                             of overflowing their sockets, where the higher routes' samples
                             would be lost with its own. Heartbeats go every 2 ms then (the
-                            domain's configuration). Direct writes (direct_write) are not paced */
+                            domain's configuration). Direct writes are not paced */
   int64_t call_timeout_ns; /* a call to a DDS service not answered within this fails (its slot
                               is free again: a server that died or lost the request does not
                               hold it for ever); 0: calls wait for ever. Default 1 s */
@@ -114,14 +120,22 @@ typedef struct takt_dds_config {
   const char *graph_node; /* the ROS 2 node this backend shows in `ros_discovery_info` (the ROS 2
                             graph: node name, its readers' and writers' gids); NULL: the
                             bridge node's name; "": nothing is published */
-  bool direct_write;     /* a send that finds the writer thread's queue empty and no other send
-                            in progress writes to Cyclone itself, from the sending job (the
-                            publishing job, or the bridge's forwarding callback without the
-                            bridge's send_in_publisher): no hand-off to the writer thread, but
-                            Cyclone's write (its allocations, the socket sends) runs in that job,
-                            which takt's rule of no allocation on a callback's path forbids by
-                            default. false: every send goes through the writer thread (default
-                            false; takt bench dds measures both) */
+  bool direct_write;     /* every send that finds its writer lane's queue empty and no other
+                            send in progress writes to Cyclone itself, from the sending job (the
+                            publishing job with the bridge's send_in_publisher, else the bridge's
+                            forwarding callback): no hand-off to the writer thread, but Cyclone's
+                            write runs in that job, and for a reliable topic or a service it
+                            allocates (its writer history's nodes; the serdata too, for services
+                            and messages above direct_max), which takt's rule of no allocation on
+                            a callback's path forbids by default. Best-effort topics write
+                            directly without it (direct_max). Default false */
+  uint32_t direct_max;   /* a best-effort topic's message of at most this many bytes (as the
+                            bridge sends it) is written directly as above, in a serdata of its
+                            route's pool (depth + 2 of them, made at the export, Cyclone's heap):
+                            Cyclone keeps no history for a best-effort writer, so nothing is
+                            allocated on the way (test_dds_alloc); with no serdata free (Cyclone
+                            still holds them) it queues. Default TAKT_DDS_DIRECT_MAX_DEFAULT, at
+                            most max_payload; 0: best-effort topics queue too */
   takt_thread_attr_t rx_thread; /* the reader thread, which expires calls (name NULL:
                                    "takt-dds-in"); its policy and priority also go to Cyclone's
                                    receive thread, which delivers (SCHED_FIFO, when permitted) */
@@ -137,6 +151,7 @@ typedef struct takt_dds_config {
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
    .tx_lanes = TAKT_DDS_TX_LANES_DEFAULT, .tx_window = TAKT_DDS_TX_WINDOW_DEFAULT,              \
    .call_timeout_ns = 1000000000, .stamp = true, .direct_write = false,                         \
+   .direct_max = TAKT_DDS_DIRECT_MAX_DEFAULT,                                                   \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},            \
    .tx_thread = {.name = "takt-dds-out", .policy = TAKT_SCHED_FIFO,                             \
@@ -160,7 +175,8 @@ typedef struct takt_dds_stats {
                                 another type name: DDS never matches them (each reported on
                                 stderr once) */
   uint64_t calls_expired;    /* calls to DDS services failed for no answer within call_timeout_ns */
-  uint64_t direct;           /* of written: written by the sending thread itself (direct_write) */
+  uint64_t direct;           /* of written: written by the sending thread itself (a best-effort
+                                topic's in a serdata of its route's pool; direct_write) */
   uint64_t lanes;            /* writer lanes made (tx_lanes at most): one per route priority */
   uint64_t window_waits;     /* writes that first waited for acknowledgements (tx_window) */
   uint64_t window_timeouts;  /* of those, waits that ended unacknowledged after 100 ms */

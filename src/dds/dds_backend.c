@@ -58,7 +58,7 @@ static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
 static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
 
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
-                      int64_t t_info, int64_t deadline);
+                      int64_t t_info, int64_t deadline, void *block);
 
 static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
   takt_dds_t *d = self;
@@ -78,21 +78,30 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
     takt__dds_count(&d->stats.not_cdr);
     return TAKT_EINVAL;
   }
-  /* nothing queued and no send in progress: this thread writes to Cyclone itself (nothing can
-     overtake it, nor it anything queued). Not under a takt lock (the bridge's receive side sends
-     answers holding the bridge's): the write makes system calls. */
+  /* Nothing queued and no send in progress: this thread writes to Cyclone itself (nothing can
+     overtake it, nor it anything queued), no hand-off. A best-effort topic's message that fits a
+     free serdata of its route's pool goes in that: nothing is allocated on the way. Other sends
+     only with direct_write (their serdata from the pool where one fits, else the heap; Cyclone's
+     history allocates for reliable writers). Not under a takt lock (the bridge's receive side
+     sends answers holding the bridge's): the write makes system calls. */
   bool may_direct = r->direct && takt__locks_held() == 0;
+  void *block = NULL;
+  if (may_direct && r->pool != NULL && len <= d->direct_max)
+    block = takt__dds_pool_take(r->pool, takt__dds_sample_bytes(len, r->raw, d->stamp));
+  /* without a pooled serdata only direct_write lets this thread allocate one */
+  if (block == NULL && !d->direct_write) may_direct = false;
   takt__dds_lane_t *l = &d->lanes[r->lane];
   takt__lock_take(&l->lock);
   if (l->stopping || l->head - l->tail == d->tx_cap) {
     takt__lock_give(&l->lock);
+    if (block != NULL) takt__dds_pool_put(r->pool, block);
     takt__dds_count(&d->stats.tx_queue_full);
     return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
   }
   if (may_direct && !l->direct && l->head == l->tail) {
     l->direct = true;
     takt__lock_give(&l->lock);
-    write_one(d, m->entity, bytes, len, m->t_info, m->deadline);
+    write_one(d, m->entity, bytes, len, m->t_info, m->deadline, block);
     takt__dds_count(&d->stats.direct);
     takt__lock_take(&l->lock);
     l->direct = false;
@@ -111,6 +120,7 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   l->head++;
   bool direct = l->direct; /* a direct send in progress wakes the writer when it ends */
   takt__lock_give(&l->lock);
+  if (block != NULL) takt__dds_pool_put(r->pool, block); /* queued: the writer makes its own */
   /* after the lock; deferred while the caller holds one of its own (an answer from the bridge's
      receive side): the futex call is made holding none */
   if (!direct) takt__defer_wake(&l->wake);
@@ -225,7 +235,7 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
  * sender holding the lane's `direct`), and a route sends through one lane only: the service
  * routes' sequence numbers and request order are written here. */
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
-                      int64_t t_info, int64_t deadline) {
+                      int64_t t_info, int64_t deadline, void *block) {
   bool answer = (entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
   takt__dds_route_t *r = &d->routes[entity & ~TAKT_BRIDGE_ANSWER_BIT];
   struct ddsi_serdata *sd;
@@ -251,12 +261,12 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
       (void)dds_set_guardcondition(d->call_guard, true);
     plain_request = r->mapping == TAKT_DDS_SERVICE_PLAIN && get_u32(bytes) < TAKT_DDS_MAX_CALLS;
     if (plain_request) numbered = &r->req_seq;
-  } else if (r->raw) {
-    sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline);
+  } else if (r->raw) { /* topics: in block (a direct write's, from the route's pool) or the heap */
+    sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline, r->pool, block);
   } else if (d->stamp) {
-    sd = takt__dds_serdata_stamped(r->st, bytes, len, t_info, deadline);
+    sd = takt__dds_serdata_stamped(r->st, bytes, len, t_info, deadline, r->pool, block);
   } else {
-    sd = takt__dds_serdata_new(r->st, bytes, len);
+    sd = takt__dds_serdata_copy(r->st, bytes, len, r->pool, block);
   }
   if (sd == NULL || dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
     takt__dds_count(&d->stats.write_errors);
@@ -298,7 +308,7 @@ static void tx_main(void *arg) {
         }
         r->unacked += s->len;
       }
-      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline);
+      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline, NULL);
     }
     takt__lock_take(&l->lock);
     l->tail = head;
@@ -856,6 +866,7 @@ static void be_destroy(void *self) {
   for (uint32_t i = 0; i < nr; i++) {
     if (d->routes[i].ids_registered) takt__dds_replyid_unregister(&d->routes[i].reply_ids);
     if (d->routes[i].rx_buf != NULL) takt__context_free(d->ctx, d->routes[i].rx_buf);
+    takt__dds_pool_release(d->routes[i].pool); /* freed when Cyclone has given every block back */
   }
   for (uint32_t i = 0; i < d->n_lanes; i++) {
     takt__lock_fini(&d->lanes[i].lock);
@@ -991,6 +1002,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->max_payload = cfg->max_payload;
   d->stamp = cfg->stamp;
   d->direct_write = cfg->direct_write;
+  d->direct_max = cfg->direct_max < cfg->max_payload ? cfg->direct_max : cfg->max_payload;
   d->call_timeout = cfg->call_timeout_ns;
   d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
   if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
@@ -1141,7 +1153,24 @@ static void decide_direct(takt_dds_t *d, takt__dds_route_t *r) {
   uint64_t per_sample = (uint64_t)d->max_payload + TAKT__DDS_STAMP_ROOM + 64u + 16u;
   /* a fragment of Cyclone's (1344 bytes by default) carries some overhead in its accounting */
   per_sample += per_sample / 8u;
-  r->direct = d->direct_write && (uint64_t)r->qos.depth * per_sample <= DIRECT_UNACKED_MAX;
+  bool cannot_block = (uint64_t)r->qos.depth * per_sample <= DIRECT_UNACKED_MAX;
+  /* best-effort topics: Cyclone keeps no history for them, so a write in a pooled serdata
+     allocates nothing (test_dds_alloc); anything else only when asked for (direct_write) */
+  bool pooled = r->kind == TAKT__DDS_TOPIC_OUT && !r->qos.reliable && d->direct_max > 0;
+  r->direct = (d->direct_write || pooled) && cannot_block;
+}
+
+/* An exported topic that writes directly gets its pool of serdatas: depth + 2 (the writer's
+ * history, one being written, one on its way back), at most TAKT__DDS_POOL_MAX. When Cyclone
+ * holds more (local readers' caches, retransmissions), a send finds none free and queues.
+ * Creation time. */
+static takt_err_t route_pool(takt_dds_t *d, takt__dds_route_t *r) {
+  decide_direct(d, r);
+  if (!r->direct || d->direct_max == 0) return TAKT_OK;
+  uint32_t n = r->qos.depth + 2u < TAKT__DDS_POOL_MAX ? r->qos.depth + 2u : TAKT__DDS_POOL_MAX;
+  size_t most = takt__dds_sample_bytes(d->direct_max, r->raw, d->stamp);
+  r->pool = takt__dds_pool_new(n, (uint32_t)most);
+  return r->pool != NULL ? TAKT_OK : TAKT_ENOMEM;
 }
 
 /* Count the route: from now on send and the reader thread may use it; the graph shows it. */
@@ -1193,9 +1222,13 @@ takt_err_t takt_dds_export_as(takt_dds_t *d, takt_bridge_t *b, takt_topic_t *top
   if (wire != NULL && wire->size != takt_topic_type(topic)->size) return TAKT_EINVAL;
   uint16_t e = 0;
   TAKT_RETURN_IF_ERR(add_route(d, topic, wire, priority, qos, true, &e));
-  takt_err_t rc = takt_bridge_export_as(b, topic, wire, e, priority, d->routes[e].qos.reliable);
+  takt_err_t rc = route_pool(d, &d->routes[e]);
+  if (rc == TAKT_OK)
+    rc = takt_bridge_export_as(b, topic, wire, e, priority, d->routes[e].qos.reliable);
   if (rc != TAKT_OK) {
     drop_route(d, e);
+    takt__dds_pool_release(d->routes[e].pool);
+    d->routes[e].pool = NULL;
     return rc;
   }
   publish_route(d); /* a send for e before this is refused (TAKT_ENOENT) */

@@ -22,9 +22,13 @@
 #define TAKT__DDS_ID_BYTES 24u
 
 /** A sample as Cyclone carries it: the serialized bytes, encapsulation header included. */
+typedef struct takt__dds_pool takt__dds_pool_t;
+
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
+  takt__dds_pool_t *pool; /* a block of this direct-write pool (its last unref gives it back), or
+                             NULL: Cyclone's heap */
   /* received samples (from_ser), read from their DATA / DATA_FRAG submessage (sertype.c) */
   bool has_id;          /* writer_guid and seq were read */
   uint8_t writer_guid[16]; /* the writer's GUID (the datagram's prefix, the writerId) */
@@ -45,6 +49,29 @@ typedef struct takt__dds_serdata {
 struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 /** A serdata of st holding a copy of len bytes (Cyclone's heap: freed by the last unref). */
 struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len);
+
+/* ---- serdatas for the direct write, without allocation ---- */
+
+/* The direct write (be_send) of an exported topic takes its serdata from the route's pool instead
+ * of the heap: `count` blocks (at most TAKT__DDS_POOL_MAX) of one size, allocated at the export,
+ * each a serdata for a sample of up to max_sample serialized bytes (wrapping and stamp included).
+ * Cyclone's last unref gives a block back, in whatever thread drops it (a bit of an atomic mask:
+ * no lock). The pool is freed when the route has let go of it and every block is back, so a
+ * sample Cyclone still holds after its writer was deleted (its garbage collector frees writer
+ * histories later) never points into freed memory. */
+#define TAKT__DDS_POOL_MAX 64u
+/** NULL if out of memory or count is 0 or above TAKT__DDS_POOL_MAX. Creation time. */
+takt__dds_pool_t *takt__dds_pool_new(uint32_t count, uint32_t max_sample);
+/** The route lets go of the pool (freed now, or when its last block comes back). */
+void takt__dds_pool_release(takt__dds_pool_t *p);
+/** A free block for a serialized sample of `bytes`, or NULL (none free, or too large). Any thread;
+ * no lock, no system call. Hand it to one of the serdata makers below, or back with
+ * takt__dds_pool_put. */
+void *takt__dds_pool_take(takt__dds_pool_t *p, size_t bytes);
+/** A block taken and not used. */
+void takt__dds_pool_put(takt__dds_pool_t *p, void *block);
+/** Blocks free right now (tests). */
+uint32_t takt__dds_pool_free(const takt__dds_pool_t *p);
 /** A serdata of st holding head (hlen bytes) followed by body (blen bytes). */
 struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
                                             const uint8_t *body, uint32_t blen);
@@ -123,13 +150,27 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
 /* what a stamped sample may exceed max_payload by: padding and the stamp */
 #define TAKT__DDS_STAMP_ROOM (3u + TAKT__DDS_STAMP_BYTES)
 
+/* The serdata makers of an exported topic's sample take `block`, a block of `pool`
+ * (takt__dds_pool_take, for at least takt__dds_sample_bytes of the sample), or NULL: the heap. */
 /** A serdata of st: len bytes of CDR (encapsulation first), zero padding to 4, then the stamp. */
 struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const uint8_t *bytes,
-                                               uint32_t len, int64_t t_info, int64_t deadline);
+                                               uint32_t len, int64_t t_info, int64_t deadline,
+                                               takt__dds_pool_t *pool, void *block);
 /** A serdata of st carrying len raw bytes as CDR `uint8[] data` (encapsulation, u32 len, the
  * bytes), then the stamp if stamp. */
 struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
-                                           bool stamp, int64_t t_info, int64_t deadline);
+                                           bool stamp, int64_t t_info, int64_t deadline,
+                                           takt__dds_pool_t *pool, void *block);
+/** A serdata of st holding a copy of len bytes, in block of pool (or the heap: NULL). */
+struct ddsi_serdata *takt__dds_serdata_copy(struct ddsi_sertype *st, const uint8_t *bytes,
+                                            uint32_t len, takt__dds_pool_t *pool, void *block);
+/** The serialized bytes the makers above give a message of len bytes: raw (CDR uint8[]) or not,
+ * stamped or not. */
+static inline size_t takt__dds_sample_bytes(uint32_t len, bool raw, bool stamp) {
+  size_t n = raw ? (((size_t)len + 11u) & ~(size_t)3u)
+                 : (stamp ? (((size_t)len + 3u) & ~(size_t)3u) : (size_t)len);
+  return n + (stamp ? TAKT__DDS_STAMP_BYTES : 0u);
+}
 /** If the sample p (len bytes) carries takt's stamp: its fields out, *len shortened to the CDR
  * payload (with its padding, at most 3 bytes: the CDR decoders accept that), true. p is not
  * written (it may be Cyclone's sample, shared by the readers of this process): the options byte
@@ -189,6 +230,8 @@ typedef struct takt__dds_route {
                           counted meanwhile is answered) */
   bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
                       writer cannot block (keep-last, bounded unacknowledged bytes) */
+  takt__dds_pool_t *pool; /* exported topics with direct writes: the serdatas they write with
+                             (depth + 2 of them, direct_max bytes), from the export on */
   uint64_t guid;   /* client routes: the id our requests carry */
   /* client routes, rmw_cyclonedds mapping: the last sequence number its requests carried
      (writer thread) */
@@ -271,6 +314,7 @@ struct takt_dds {
   bool rx_running;           /* [creation/stop thread] */
   bool started;              /* [creation/stop thread] a lane made now starts its writer at once */
   bool direct_write;         /* [const] sends may write from the sending thread */
+  uint32_t direct_max;       /* [const] the largest message a direct write takes (its pool's) */
   size_t slot_stride;
   uint32_t tx_cap, max_lanes;
   uint64_t tx_window;

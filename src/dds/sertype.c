@@ -14,18 +14,26 @@
 
 /* ---- serdata -------------------------------------------------------------------------------- */
 
-static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
-                                     size_t size) {
+/* A serdata for size bytes at mem (a block of pool), or on the heap (mem NULL). */
+static takt__dds_serdata_t *sd_init(void *mem, takt__dds_pool_t *pool,
+                                    const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                    size_t size) {
   if (size > UINT32_MAX - 8u) return NULL;
   size_t room = (size + 3u) & ~(size_t)3u; /* to_ser may be asked up to the next multiple of 4 */
-  takt__dds_serdata_t *d = ddsrt_malloc(sizeof *d + room);
+  takt__dds_serdata_t *d = mem != NULL ? mem : ddsrt_malloc(sizeof *d + room);
   if (d == NULL) return NULL;
   ddsi_serdata_init(&d->c, type, kind);
   d->c.hash = type->serdata_basehash; /* keyless: one instance */
+  d->pool = mem != NULL ? pool : NULL;
   d->has_id = false;
   d->has_related = false;
   memset(d->bytes + size, 0, room - size);
   return d;
+}
+
+static takt__dds_serdata_t *sd_alloc(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                     size_t size) {
+  return sd_init(NULL, NULL, type, kind, size);
 }
 
 /* The size is stored last, with release, and read with acquire: a serdata made on one thread is
@@ -50,7 +58,13 @@ static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b)
   return true; /* keyless */
 }
 
-static void sd_free(struct ddsi_serdata *dcmn) { ddsrt_free(dcmn); }
+static void sd_free(struct ddsi_serdata *dcmn) {
+  takt__dds_serdata_t *d = (takt__dds_serdata_t *)dcmn;
+  if (d->pool != NULL)
+    takt__dds_pool_put(d->pool, d);
+  else
+    ddsrt_free(d);
+}
 
 static const struct ddsi_serdata_ops k_serdata_ops;
 
@@ -225,13 +239,19 @@ static const struct ddsi_serdata_ops k_serdata_ops = {
     .untyped_to_sample = sd_untyped_to_sample, .free = sd_free, .print = sd_print,
     .get_keyhash = sd_get_keyhash};
 
-struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len) {
-  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, len);
+struct ddsi_serdata *takt__dds_serdata_copy(struct ddsi_sertype *st, const uint8_t *bytes,
+                                            uint32_t len, takt__dds_pool_t *pool, void *block) {
+  takt__dds_serdata_t *d = sd_init(block, pool, st, SDK_DATA, len);
   if (d == NULL) return NULL;
   memcpy(d->bytes, bytes, len);
   d->c.timestamp.v = dds_time();
   d->c.statusinfo = 0;
   return sd_publish(d, len);
+}
+
+struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes,
+                                           uint32_t len) {
+  return takt__dds_serdata_copy(st, bytes, len, NULL, NULL);
 }
 
 struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8_t *head, uint32_t hlen,
@@ -245,46 +265,107 @@ struct ddsi_serdata *takt__dds_serdata_new2(struct ddsi_sertype *st, const uint8
   return sd_publish(d, (size_t)hlen + blen);
 }
 
+static void put_stamp(uint8_t *p, size_t padded, int64_t t_info, int64_t deadline) {
+  uint32_t magic = TAKT__DDS_STAMP_MAGIC;
+  p[2] |= TAKT__DDS_STAMP_OPT;
+  memcpy(p + padded, &t_info, 8); /* little endian hosts only (as the CDR codecs) */
+  memcpy(p + padded + 8, &deadline, 8);
+  memcpy(p + padded + 16, &magic, 4);
+}
+
 struct ddsi_serdata *takt__dds_serdata_stamped(struct ddsi_sertype *st, const uint8_t *bytes,
-                                               uint32_t len, int64_t t_info, int64_t deadline) {
-  if (len < 4) return NULL;
+                                               uint32_t len, int64_t t_info, int64_t deadline,
+                                               takt__dds_pool_t *pool, void *block) {
+  if (len < 4) {
+    if (block != NULL) takt__dds_pool_put(pool, block);
+    return NULL;
+  }
   size_t padded = ((size_t)len + 3u) & ~(size_t)3u;
-  size_t total = padded + TAKT__DDS_STAMP_BYTES;
-  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, total);
+  size_t total = takt__dds_sample_bytes(len, false, true);
+  takt__dds_serdata_t *d = sd_init(block, pool, st, SDK_DATA, total);
   if (d == NULL) return NULL;
   memcpy(d->bytes, bytes, len);
   memset(d->bytes + len, 0, padded - len);
-  d->bytes[2] |= TAKT__DDS_STAMP_OPT;
-  uint32_t magic = TAKT__DDS_STAMP_MAGIC;
-  memcpy(d->bytes + padded, &t_info, 8); /* little endian hosts only (as the CDR codecs) */
-  memcpy(d->bytes + padded + 8, &deadline, 8);
-  memcpy(d->bytes + padded + 16, &magic, 4);
+  put_stamp(d->bytes, padded, t_info, deadline);
   d->c.timestamp.v = dds_time();
   d->c.statusinfo = 0;
   return sd_publish(d, total);
 }
 
 struct ddsi_serdata *takt__dds_serdata_raw(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len,
-                                           bool stamp, int64_t t_info, int64_t deadline) {
+                                           bool stamp, int64_t t_info, int64_t deadline,
+                                           takt__dds_pool_t *pool, void *block) {
   size_t padded = ((size_t)len + 11u) & ~(size_t)3u;
-  size_t total = padded + (stamp ? TAKT__DDS_STAMP_BYTES : 0u);
-  takt__dds_serdata_t *d = sd_alloc(st, SDK_DATA, total);
+  size_t total = takt__dds_sample_bytes(len, true, stamp);
+  takt__dds_serdata_t *d = sd_init(block, pool, st, SDK_DATA, total);
   if (d == NULL) return NULL;
   static const uint8_t encapsulation[4] = {0x00, 0x01, 0x00, 0x00};
   memcpy(d->bytes, encapsulation, 4);
   memcpy(d->bytes + 4, &len, 4);
   memcpy(d->bytes + 8, bytes, len);
   memset(d->bytes + 8 + len, 0, padded - 8u - len);
-  if (stamp) {
-    uint32_t magic = TAKT__DDS_STAMP_MAGIC;
-    d->bytes[2] |= TAKT__DDS_STAMP_OPT;
-    memcpy(d->bytes + padded, &t_info, 8);
-    memcpy(d->bytes + padded + 8, &deadline, 8);
-    memcpy(d->bytes + padded + 16, &magic, 4);
-  }
+  if (stamp) put_stamp(d->bytes, padded, t_info, deadline);
   d->c.timestamp.v = dds_time();
   d->c.statusinfo = 0;
   return sd_publish(d, total);
+}
+
+/* ---- the direct write's pool ----------------------------------------------------------------- */
+
+struct takt__dds_pool {
+  uint64_t free_mask; /* atomic: block i is free when bit i is set */
+  uint32_t refs;      /* atomic: the route's one, and one per block out */
+  uint32_t count;
+  size_t stride;      /* bytes per block, a multiple of 16 */
+  size_t max_sample;  /* serialized bytes a block's sample may have */
+  _Alignas(16) uint8_t blocks[];
+};
+
+takt__dds_pool_t *takt__dds_pool_new(uint32_t count, uint32_t max_sample) {
+  if (count == 0 || count > TAKT__DDS_POOL_MAX) return NULL;
+  size_t room = ((size_t)max_sample + 3u) & ~(size_t)3u;
+  size_t stride = (sizeof(takt__dds_serdata_t) + room + 15u) & ~(size_t)15u;
+  takt__dds_pool_t *p = ddsrt_malloc(sizeof *p + stride * count); /* 16-aligned (glibc) */
+  if (p == NULL) return NULL;
+  p->free_mask = count == 64u ? UINT64_MAX : ((uint64_t)1 << count) - 1u;
+  p->refs = 1;
+  p->count = count;
+  p->stride = stride;
+  p->max_sample = max_sample;
+  return p;
+}
+
+static void pool_unref(takt__dds_pool_t *p) {
+  if (__atomic_sub_fetch(&p->refs, 1u, __ATOMIC_ACQ_REL) == 0) ddsrt_free(p);
+}
+
+void takt__dds_pool_release(takt__dds_pool_t *p) {
+  if (p != NULL) pool_unref(p);
+}
+
+void *takt__dds_pool_take(takt__dds_pool_t *p, size_t bytes) {
+  if (p == NULL || bytes > p->max_sample) return NULL;
+  uint64_t m = __atomic_load_n(&p->free_mask, __ATOMIC_ACQUIRE);
+  while (m != 0) {
+    uint64_t bit = m & (~m + 1u);
+    if (__atomic_compare_exchange_n(&p->free_mask, &m, m & ~bit, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      __atomic_add_fetch(&p->refs, 1u, __ATOMIC_RELAXED); /* the route's reference is still held */
+      return p->blocks + (size_t)__builtin_ctzll(bit) * p->stride;
+    }
+  }
+  return NULL;
+}
+
+void takt__dds_pool_put(takt__dds_pool_t *p, void *block) {
+  size_t i = (size_t)((uint8_t *)block - p->blocks) / p->stride;
+  __atomic_fetch_or(&p->free_mask, (uint64_t)1 << i, __ATOMIC_RELEASE);
+  pool_unref(p);
+}
+
+uint32_t takt__dds_pool_free(const takt__dds_pool_t *p) {
+  if (p == NULL) return 0;
+  return (uint32_t)__builtin_popcountll(__atomic_load_n(&p->free_mask, __ATOMIC_ACQUIRE));
 }
 
 bool takt__dds_unstamp(const uint8_t *p, uint32_t *len, int64_t *t_info, int64_t *deadline) {

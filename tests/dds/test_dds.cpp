@@ -20,6 +20,13 @@
 extern "C" struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 extern "C" struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes,
                                                       uint32_t len);
+// the direct write's pool of serdatas (src/dds/sertype.c)
+struct takt__dds_pool;
+extern "C" struct takt__dds_pool *takt__dds_pool_new(uint32_t count, uint32_t max_sample);
+extern "C" void takt__dds_pool_release(struct takt__dds_pool *p);
+extern "C" void *takt__dds_pool_take(struct takt__dds_pool *p, size_t bytes);
+extern "C" void takt__dds_pool_put(struct takt__dds_pool *p, void *block);
+extern "C" uint32_t takt__dds_pool_free(const struct takt__dds_pool *p);
 // the reply identity's rewrite of outgoing datagrams (src/dds/reply_id.c, via replyid_helper.c)
 extern "C" int replyid_test_register(const uint8_t guid[16]);
 extern "C" void replyid_test_unregister(void);
@@ -186,6 +193,40 @@ TEST(DdsNames, Ros2Conventions) {
   EXPECT_EQ(takt_dds_topic_name("/", buf, sizeof buf), TAKT_EINVAL);
 }
 
+// The direct write's pool: count blocks, each taken once until put back, 16-aligned, none for a
+// sample above its size; a pool released while blocks are out lives until the last comes back
+// (AddressSanitizer checks that nothing is used after it is freed, and nothing leaks).
+TEST(DdsPool, BlocksAreTakenOnceAndComeBack) {
+  EXPECT_EQ(takt__dds_pool_new(0, 64), nullptr);
+  EXPECT_EQ(takt__dds_pool_new(65, 64), nullptr);
+  struct takt__dds_pool *p = takt__dds_pool_new(3, 100);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(takt__dds_pool_free(p), 3u);
+  EXPECT_EQ(takt__dds_pool_take(p, 101), nullptr); // too large: not taken
+  void *a = takt__dds_pool_take(p, 100), *b = takt__dds_pool_take(p, 1);
+  void *c = takt__dds_pool_take(p, 0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(a != b && b != c && a != c);
+  for (void *x : {a, b, c}) EXPECT_EQ(reinterpret_cast<uintptr_t>(x) % 16u, 0u);
+  EXPECT_EQ(takt__dds_pool_take(p, 1), nullptr); // all out
+  EXPECT_EQ(takt__dds_pool_free(p), 0u);
+  memset(b, 0xAB, 100); // a block holds what its size promises
+  takt__dds_pool_put(p, b);
+  EXPECT_EQ(takt__dds_pool_free(p), 1u);
+  EXPECT_EQ(takt__dds_pool_take(p, 50), b); // the one put back
+  takt__dds_pool_release(p); // blocks still out: the pool stays
+  memset(a, 0xCD, 100);
+  takt__dds_pool_put(p, a);
+  takt__dds_pool_put(p, b);
+  takt__dds_pool_put(p, c); // the last: freed now
+  struct takt__dds_pool *full = takt__dds_pool_new(64, 8); // every bit of the mask
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(takt__dds_pool_free(full), 64u);
+  takt__dds_pool_release(full);
+}
+
 TEST(DdsConfig, OutOfRangeIsRefused) {
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   takt_context_t *ctx;
@@ -272,11 +313,12 @@ TEST(DdsConfig, OpenByName) {
 // publishes "<prefix> 0".."<prefix> 11", the sides in `spun` spun 2 ms after each; b then has
 // all 12, in order, with their contents, and nothing more arrives.
 void twelve_in_order(Side &a, Side &b, const char *topic, const std::string &prefix,
-                     std::initializer_list<Side *> spun) {
+                     std::initializer_list<Side *> spun, bool reliable = true) {
   a.open(topic, &std_msgs__String__type_cdr);
   b.open(topic, &std_msgs__String__type_cdr);
   takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
   qos.depth = 32;
+  qos.reliable = reliable;
   b.listen(&qos);
   a.talk(&qos);
   ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, spun));
@@ -309,6 +351,24 @@ TEST(DdsBridge, TaktToTaktOverDds) {
   takt_bridge_get_stats(b.bridge, &bs);
   EXPECT_EQ(bs.imported, 12u);
   EXPECT_EQ(bs.decode_errors, 0u);
+}
+
+// A best-effort topic with direct_write off (the default): the forwarding job still writes each
+// message itself, in a serdata of the route's pool (tests/dds/test_dds_alloc.cpp: without
+// allocating); a reliable one's go through the writer thread.
+TEST(DdsBridge, BestEffortTopicWritesDirectlyByDefault) {
+  Side a, b;
+  a.direct_write = false;
+  twelve_in_order(a, b, "dds_test/best_effort", "be", {&a, &b}, false);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(a.stats().written, 12u);
+  EXPECT_EQ(a.stats().direct, 12u);
+  Side c, d;
+  c.direct_write = false;
+  twelve_in_order(c, d, "dds_test/reliable_queued", "rq", {&c, &d});
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(c.stats().written, 12u);
+  EXPECT_EQ(c.stats().direct, 0u);
 }
 
 // The bridge sending from the publishing thread (send_in_publisher, as system files make it): the
