@@ -18,6 +18,14 @@ extern "C" {
 /* A frame cut on the line (takt_link_cancel) ends with an escape right before a flag: the abort
  * sequence ESC FLAG. The receiver drops what it had of that frame (counted as aborted, not as
  * garbage) and the flag starts the next frame. No encoded frame contains it. */
+/* A frame set aside on the line (takt_link_suspend) is followed by the suspend sequence ESC
+ * TAKT_FRAME_SUSPEND; the frames sent meanwhile follow as usual, and the rest of it comes after
+ * the resume sequence ESC TAKT_FRAME_RESUME, which follows a flag (the closing flag of the last
+ * frame sent meanwhile). The receiver keeps what it had of the suspended frame and goes on with it
+ * at the resume, so nothing is sent twice. One frame at a time is suspended. No encoded frame
+ * contains either sequence (an escape is always followed by 0x5D or 0x5E). */
+#define TAKT_FRAME_SUSPEND 0x01
+#define TAKT_FRAME_RESUME 0x02
 #define TAKT_FRAME_VERSION 1
 #define TAKT_FRAME_HEADER_SIZE 18
 #define TAKT_FRAME_CRC_SIZE 4
@@ -81,7 +89,11 @@ typedef struct takt_deframer_stats {
   uint64_t bad_header;    /* between two flags, but not a frame (garbage, torn, bad length) */
   uint64_t too_long;      /* longer than the buffer: dropped until the next flag */
   uint64_t garbage_bytes; /* bytes dropped in all of the above */
-  uint64_t aborted;       /* cut by their sender (the abort sequence ESC FLAG): dropped, not garbage */
+  uint64_t aborted;       /* cut by their sender (the abort sequence ESC FLAG): dropped, not
+                             garbage; also a suspended frame replaced by a newer one before its
+                             resume */
+  uint64_t suspended;     /* frames set aside by their sender (ESC SUSPEND) */
+  uint64_t resumed;       /* ...and continued (ESC RESUME) */
 } takt_deframer_stats_t;
 
 /** Called for each candidate frame with its unstuffed bytes (header + payload + CRC) and parsed
@@ -93,10 +105,14 @@ typedef struct takt_deframer {
   uint8_t *buf;
   uint32_t cap, len;
   bool in_frame, escaped, overflow;
+  bool suspended, susp_overflow; /* a frame set aside: its bytes are buf[0, susp_len) */
+  uint32_t susp_len;             /* (the frame being received then starts at buf + susp_len) */
   takt_deframer_stats_t stats;
 } takt_deframer_t;
 
-/** buf (cap bytes) holds one unstuffed frame: TAKT_FRAME_SIZE(largest payload) is enough. */
+/** buf (cap bytes) holds one unstuffed frame: TAKT_FRAME_SIZE(largest payload) is enough; twice
+ * that to also take every frame sent while one is suspended (a frame that does not fit beside the
+ * suspended part is dropped as too long). */
 void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap);
 /** Feed received bytes; on_frame runs for every complete frame. O(n). Interrupt-safe with
  * respect to other deframers (no shared state). */

@@ -170,6 +170,9 @@ void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap) {
   d->cap = cap;
 }
 
+/* Where the frame being received starts: after a suspended one's bytes. */
+static uint32_t base_of(const takt_deframer_t *d) { return d->suspended ? d->susp_len : 0u; }
+
 static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *user) {
   if (d->escaped) {
     d->stats.aborted++; /* ESC FLAG: its sender cut it on the line */
@@ -177,10 +180,11 @@ static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *use
     d->stats.too_long++;
     d->stats.garbage_bytes += d->len;
   } else if (d->len > 0) {
+    const uint8_t *f = d->buf + base_of(d);
     takt_frame_header_t h;
-    if (takt_frame_parse_header(d->buf, d->len, &h) == TAKT_OK) {
+    if (takt_frame_parse_header(f, d->len, &h) == TAKT_OK) {
       d->stats.frames++;
-      on_frame(user, d->buf, d->len, &h);
+      on_frame(user, f, d->len, &h);
     } else {
       d->stats.bad_header++;
       d->stats.garbage_bytes += d->len;
@@ -189,6 +193,42 @@ static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *use
   d->len = 0;
   d->escaped = false;
   d->overflow = false;
+}
+
+/* ESC SUSPEND: the frame being received is set aside, its bytes at the buffer's start; what
+ * follows is a new frame (normally opened by a flag at once). A frame suspended already and not
+ * resumed is dropped (its sender gave it up). */
+static void suspend(takt_deframer_t *d) {
+  if (d->suspended) {
+    d->stats.aborted++;
+    if (d->len > 0 && !d->overflow) memmove(d->buf, d->buf + d->susp_len, d->len);
+  }
+  d->suspended = true;
+  d->susp_len = d->overflow ? 0u : d->len;
+  d->susp_overflow = d->overflow;
+  d->len = 0;
+  d->overflow = false;
+  d->stats.suspended++;
+}
+
+/* ESC RESUME (after a flag): the suspended frame goes on. Bytes of another frame since that flag
+ * are garbage; a resume with nothing suspended starts nothing: hunt for the next flag. */
+static void resume(takt_deframer_t *d) {
+  if (d->len > 0) {
+    d->stats.bad_header++;
+    d->stats.garbage_bytes += d->len;
+  }
+  if (!d->suspended) {
+    d->stats.garbage_bytes += 2u;
+    d->len = 0;
+    d->overflow = false;
+    d->in_frame = false;
+    return;
+  }
+  d->suspended = false;
+  d->len = d->susp_len;
+  d->overflow = d->susp_overflow;
+  d->stats.resumed++;
 }
 
 void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, takt_deframer_fn on_frame,
@@ -209,14 +249,22 @@ void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, tak
       continue;
     }
     if (d->escaped) {
-      b ^= 0x20u;
       d->escaped = false;
+      if (b == TAKT_FRAME_SUSPEND) {
+        suspend(d);
+        continue;
+      }
+      if (b == TAKT_FRAME_RESUME) {
+        resume(d);
+        continue;
+      }
+      b ^= 0x20u;
     }
-    if (d->len >= d->cap) {
+    if (base_of(d) + d->len >= d->cap) {
       d->overflow = true; /* the frame is dropped when the next flag closes it */
       d->stats.garbage_bytes++;
       continue;
     }
-    d->buf[d->len++] = b;
+    d->buf[base_of(d) + d->len++] = b;
   }
 }

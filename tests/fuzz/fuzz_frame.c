@@ -25,11 +25,17 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       len != TAKT_FRAME_SIZE((uint32_t)h->length))
     __builtin_trap();
   if (!takt_frame_crc_ok(f, len)) return;
-  static uint8_t wire[TAKT_FRAME_WIRE_MAX(4096)], buf2[TAKT_FRAME_SIZE(4096)];
+  /* a frame as long as the deframer's buffer (two frames of 4096) */
+  static uint8_t wire[TAKT_FRAME_WIRE_MAX(2 * TAKT_FRAME_SIZE(4096))];
+  static uint8_t buf2[2 * TAKT_FRAME_SIZE(4096)];
   int32_t n = takt_frame_encode(h, takt_frame_payload(f), wire, sizeof wire);
   if (n < 0) __builtin_trap();
-  for (int32_t i = 0; i + 1 < n; i++) /* the abort sequence never appears in an encoded frame */
-    if (wire[i] == TAKT_FRAME_ESC && wire[i + 1] == TAKT_FRAME_FLAG) __builtin_trap();
+  /* the abort, suspend and resume sequences never appear in an encoded frame */
+  for (int32_t i = 0; i + 1 < n; i++)
+    if (wire[i] == TAKT_FRAME_ESC && (wire[i + 1] == TAKT_FRAME_FLAG ||
+                                      wire[i + 1] == TAKT_FRAME_SUSPEND ||
+                                      wire[i + 1] == TAKT_FRAME_RESUME))
+      __builtin_trap();
   takt_deframer_t d2;
   takt_deframer_init(&d2, buf2, sizeof buf2);
   ctx_t c2 = {0};
@@ -44,7 +50,7 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static uint8_t buf[TAKT_FRAME_SIZE(4096)];
+  static uint8_t buf[2 * TAKT_FRAME_SIZE(4096)]; /* a suspended frame and one sent meanwhile */
   takt_deframer_t d;
   takt_deframer_init(&d, buf, sizeof buf);
   ctx_t c = {0};

@@ -155,6 +155,132 @@ TEST(Frame, TheAbortSequenceDropsTheCutFrameAndTheFlagOpensTheNext) {
   EXPECT_EQ(d.stats.frames, 2u);
 }
 
+// A frame suspended on the line after its first k bytes (as takt_link_suspend leaves it: never
+// between an escape and the byte it escapes): those bytes and ESC SUSPEND, and the rest after ESC
+// RESUME.
+struct Parts {
+  std::vector<uint8_t> head, rest;
+};
+Parts suspend_at(const std::vector<uint8_t> &wire, size_t k) {
+  if (k > 0 && wire[k - 1] == TAKT_FRAME_ESC) k++;  // the escaped byte goes with its escape
+  Parts p{std::vector<uint8_t>(wire.begin(), wire.begin() + static_cast<long>(k)),
+          {TAKT_FRAME_ESC, TAKT_FRAME_RESUME}};
+  p.head.push_back(TAKT_FRAME_ESC);
+  p.head.push_back(TAKT_FRAME_SUSPEND);
+  p.rest.insert(p.rest.end(), wire.begin() + static_cast<long>(k), wire.end());
+  return p;
+}
+
+// A frame suspended on the line goes on where it stopped: the frames sent meanwhile arrive
+// first, then it, whole, with its CRC; nothing is garbage. Cut at every byte of a frame full of
+// stuffed bytes (escapes never split from their byte), fed a byte at a time; with one frame and
+// with two between suspend and resume.
+TEST(Frame, ASuspendedFrameGoesOnAfterTheFramesSentMeanwhile) {
+  std::vector<uint8_t> p(40);
+  for (size_t i = 0; i < p.size(); i++) p[i] = i % 3 == 0 ? 0x7E : i % 3 == 1 ? 0x7D : 0x42;
+  auto a = encode(header(40, 1), p), b = encode(header(40, 2), p), c = encode(header(3, 3), {1, 2, 3});
+  for (int between : {1, 2}) {
+    for (size_t k = 1; k < a.size(); k++) {
+      Parts parts = suspend_at(a, k);
+      std::vector<uint8_t> stream(parts.head);
+      stream.insert(stream.end(), b.begin(), b.end());
+      if (between == 2) stream.insert(stream.end(), c.begin(), c.end());
+      stream.insert(stream.end(), parts.rest.begin(), parts.rest.end());
+      uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+      takt_deframer_t d;
+      takt_deframer_init(&d, buf, sizeof buf);
+      Sink s;
+      for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &s);
+      ASSERT_EQ(s.frames.size(), static_cast<size_t>(between + 1)) << "cut after " << k;
+      EXPECT_EQ(s.headers[0].seq, 2);
+      if (between == 2) EXPECT_EQ(s.headers[1].seq, 3);
+      EXPECT_EQ(s.headers.back().seq, 1) << "cut after " << k;
+      for (auto &f : s.frames) EXPECT_TRUE(takt_frame_crc_ok(f.data(), static_cast<uint32_t>(f.size())));
+      EXPECT_EQ(std::vector<uint8_t>(s.frames.back().begin() + TAKT_FRAME_HEADER_SIZE,
+                                     s.frames.back().end() - TAKT_FRAME_CRC_SIZE), p);
+      EXPECT_EQ(d.stats.suspended, 1u);
+      EXPECT_EQ(d.stats.resumed, 1u);
+      EXPECT_EQ(d.stats.garbage_bytes, 0u) << "cut after " << k;
+      EXPECT_EQ(d.stats.bad_header + d.stats.aborted + d.stats.too_long, 0u);
+    }
+  }
+}
+
+// What goes wrong around a suspension is dropped and counted, and loses nothing else: a frame
+// cut (ESC FLAG) while another is suspended is aborted and the suspended one still resumes; a
+// resume with nothing suspended starts nothing (the next flag does); a second suspend gives up the
+// first suspended frame (aborted); a frame sent meanwhile that does not fit beside the suspended
+// part is too long, and the suspended one resumes intact.
+TEST(Frame, BadSuspensionsAreCountedAndLoseNothingElse) {
+  std::vector<uint8_t> p(30, 0x11);
+  auto a = encode(header(30, 1), p), b = encode(header(30, 2), p), c = encode(header(30, 3), p);
+  Parts pa = suspend_at(a, 10);
+  {  // b cut while a is suspended, then c, then a's rest
+    std::vector<uint8_t> stream(pa.head);
+    stream.insert(stream.end(), b.begin(), b.begin() + 12);
+    stream.push_back(TAKT_FRAME_ESC);  // the abort byte; c's flag follows
+    stream.insert(stream.end(), c.begin(), c.end());
+    stream.insert(stream.end(), pa.rest.begin(), pa.rest.end());
+    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+    takt_deframer_t d;
+    takt_deframer_init(&d, buf, sizeof buf);
+    Sink s;
+    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
+    ASSERT_EQ(s.frames.size(), 2u);
+    EXPECT_EQ(s.headers[0].seq, 3);
+    EXPECT_EQ(s.headers[1].seq, 1);
+    EXPECT_TRUE(takt_frame_crc_ok(s.frames[1].data(), static_cast<uint32_t>(s.frames[1].size())));
+    EXPECT_EQ(d.stats.aborted, 1u);
+    EXPECT_EQ(d.stats.garbage_bytes, 0u);
+  }
+  {  // a resume with nothing suspended, then b whole
+    std::vector<uint8_t> stream = {TAKT_FRAME_FLAG, TAKT_FRAME_ESC, TAKT_FRAME_RESUME, 0x33, 0x44};
+    stream.insert(stream.end(), b.begin(), b.end());
+    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+    takt_deframer_t d;
+    takt_deframer_init(&d, buf, sizeof buf);
+    Sink s;
+    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
+    ASSERT_EQ(s.frames.size(), 1u);
+    EXPECT_EQ(s.headers[0].seq, 2);
+    EXPECT_EQ(d.stats.resumed, 0u);
+    EXPECT_EQ(d.stats.garbage_bytes, 4u);  // the resume sequence and the two bytes after it
+  }
+  {  // a suspended, then b suspended too (a given up), c, b's rest: c, b
+    Parts pb = suspend_at(b, 20);
+    std::vector<uint8_t> stream(pa.head);
+    stream.insert(stream.end(), pb.head.begin(), pb.head.end());
+    stream.insert(stream.end(), c.begin(), c.end());
+    stream.insert(stream.end(), pb.rest.begin(), pb.rest.end());
+    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+    takt_deframer_t d;
+    takt_deframer_init(&d, buf, sizeof buf);
+    Sink s;
+    for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &s);
+    ASSERT_EQ(s.frames.size(), 2u);
+    EXPECT_EQ(s.headers[0].seq, 3);
+    EXPECT_EQ(s.headers[1].seq, 2);
+    EXPECT_TRUE(takt_frame_crc_ok(s.frames[1].data(), static_cast<uint32_t>(s.frames[1].size())));
+    EXPECT_EQ(d.stats.aborted, 1u);
+    EXPECT_EQ(d.stats.suspended, 2u);
+    EXPECT_EQ(d.stats.resumed, 1u);
+  }
+  {  // room for one frame only: b does not fit beside a's part; a resumes intact
+    std::vector<uint8_t> stream(pa.head);
+    stream.insert(stream.end(), b.begin(), b.end());
+    stream.insert(stream.end(), pa.rest.begin(), pa.rest.end());
+    uint8_t buf[TAKT_FRAME_SIZE(30)];
+    takt_deframer_t d;
+    takt_deframer_init(&d, buf, sizeof buf);
+    Sink s;
+    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
+    ASSERT_EQ(s.frames.size(), 1u);
+    EXPECT_EQ(s.headers[0].seq, 1);
+    EXPECT_TRUE(takt_frame_crc_ok(s.frames[0].data(), static_cast<uint32_t>(s.frames[0].size())));
+    EXPECT_EQ(d.stats.too_long, 1u);
+  }
+}
+
 TEST(Frame, OverlongFrameIsDroppedUntilTheNextFlag) {
   std::vector<uint8_t> big(200, 0x01), small(10, 0x02);
   auto a = encode(header(200, 1), big), b = encode(header(10, 2), small);
