@@ -148,6 +148,28 @@ bool takt_link_busy(takt_link_t *l);
 takt_err_t takt_link_cancel(takt_link_t *l);
 /** Whether takt_link_cancel can cut this link's frames (false: it returns TAKT_ENOTSUP). */
 bool takt_link_can_cut(const takt_link_t *l);
+/**
+ * Set the frame on its way aside if part of it has not left yet, to go on later where it stopped
+ * (resumable frame preemption: a more urgent frame need not wait for a long one, and the long one
+ * loses no line time). TAKT_OK: the link ends what has left of it with the suspend sequence (ESC
+ * TAKT_FRAME_SUSPEND, after the byte being sent; never between an escape and its byte), keeps the
+ * rest, and is free at once: frames sent now go on the line after the suspend sequence, and the
+ * peer's deframer (given room for two frames) takes them beside the part it holds. on_sent is not
+ * called for the suspended frame until it has left whole, after takt_link_resume. One frame at a
+ * time: TAKT_ESTATE while one is suspended, or if no frame is on its way or all of it has left.
+ * TAKT_ENOTSUP: the link cannot (takt_link_can_suspend). Same context and locking as
+ * takt_link_send.
+ */
+takt_err_t takt_link_suspend(takt_link_t *l);
+/** Send the rest of the suspended frame (the resume sequence ESC TAKT_FRAME_RESUME, then its
+ * bytes from where it stopped; a frame suspended before any of it left goes whole); on_sent when
+ * it has left. TAKT_EBUSY while a frame is on its way, TAKT_ESTATE if none is suspended. */
+takt_err_t takt_link_resume(takt_link_t *l);
+/** Whether a frame is suspended (takt_link_suspend) and not resumed yet. */
+bool takt_link_suspended(takt_link_t *l);
+/** Whether takt_link_suspend can set this link's frames aside: the emulators (pairs and emu:
+ * specifications). Others return TAKT_ENOTSUP (a daemon cuts instead, where the link can). */
+bool takt_link_can_suspend(const takt_link_t *l);
 /** The largest frame takt_link_send accepts. */
 uint32_t takt_link_max_frame(const takt_link_t *l);
 /** A name for the link (the pty slave path for "pty"). */
@@ -157,6 +179,7 @@ typedef struct takt_link_stats {
   uint64_t sent_frames, sent_bytes, received_bytes;
   uint64_t dropped, corrupted_bytes, duplicated, failed_first; /* emulator faults injected */
   uint64_t cut_frames; /* frames cut on their way (takt_link_cancel) */
+  uint64_t suspended_frames; /* frames set aside on their way (takt_link_suspend) */
 } takt_link_stats_t;
 void takt_link_get_stats(takt_link_t *l, takt_link_stats_t *out);
 /** Stop the link's threads and give its memory back. Not from the link's own handlers. */

@@ -17,6 +17,7 @@
 /* The emulator's dice for one frame. */
 typedef struct faults {
   bool drop, fail_first, dup;
+  bool quiet; /* a suspended frame's first part: its frame's faults are counted with its rest */
   uint64_t corrupted;
 } faults_t;
 
@@ -38,6 +39,8 @@ struct takt_link {
   uint8_t *tx_buf; /* the frame in flight: written by takt_link_send while !tx_busy (under
                     * lock), then the transmit thread's (or poller's) until tx_busy clears */
   uint8_t *rx_buf; /* the receive thread's */
+  uint8_t *susp_buf; /* emulator: the rest of the suspended frame (lock) */
+  uint8_t *part_buf; /* emulator: a suspended frame's first part, on its way (lock until taken) */
   /* the emulator's fault generator: the transmit thread's (polled: takt_link_send's, under lock) */
   uint64_t rng;
   uint32_t seen[SEEN_MAX];
@@ -47,7 +50,20 @@ struct takt_link {
   takt__lock_t lock;            /* level LINK: a leaf, never held while calling out */
   struct takt_link *peer;       /* lock: emulator, who receives what we transmit */
   uint32_t tx_len;              /* lock */
-  faults_t tx_faults;           /* lock: polled, the faults of the frame in flight */
+  faults_t tx_faults;           /* lock: the faults of the frame in flight (threaded: once the
+                                 * transmit thread has decided them) */
+  bool tx_resumed;              /* lock: the frame in flight has its faults decided already (a
+                                 * suspended frame's rest: when it first went) */
+  bool tx_prefixed;             /* lock: ...and starts with the resume code */
+  bool susp_held;               /* lock: emulator, a frame is suspended: its rest in susp_buf */
+  bool susp_fresh;              /* lock: ...and nothing of it had left (it goes again whole) */
+  bool susp_faulted;            /* lock: ...its faults are decided (susp_faults) */
+  uint32_t susp_len;            /* lock */
+  faults_t susp_faults;         /* lock */
+  bool part_pending;            /* lock: part_buf waits to reach the peer at part_due */
+  uint32_t part_len;            /* lock */
+  int64_t part_due;             /* lock */
+  faults_t part_faults;         /* lock */
   bool tx_pending, tx_busy;     /* lock: a frame waits for the transmit thread; not yet sent */
   int64_t tx_end;               /* lock: emulator, when the frame in flight has all left the line
                                  * and arrived (polled: when it is due) */
@@ -101,10 +117,14 @@ static bool line_wait(takt_link_t *l, int64_t abs) {
   return ok;
 }
 
-static size_t link_bytes(const takt_link_config_t *cfg, size_t *tx_at, size_t *rx_at) {
+/* The link and its buffers: the frame in flight (a suspended frame's rest goes behind the 2-byte
+ * resume code), the receive chunk, and, for emulators, a suspended frame's rest and first part. */
+static size_t link_bytes(const takt_link_config_t *cfg, bool emulated, size_t *tx_at, size_t *rx_at,
+                         size_t *susp_at) {
   size_t end = sizeof(takt_link_t);
-  *tx_at = takt__carve(&end, cfg->max_frame);
+  *tx_at = takt__carve(&end, (size_t)cfg->max_frame + 2u);
   *rx_at = takt__carve(&end, cfg->polled ? 0 : cfg->rx_chunk);
+  *susp_at = takt__carve(&end, emulated ? 2u * ((size_t)cfg->max_frame + 2u) : 0u);
   return end;
 }
 
@@ -114,11 +134,11 @@ static bool config_valid(const takt_link_config_t *cfg) {
          takt__thread_attr_valid(&cfg->rx_thread);
 }
 
-static takt_err_t link_new(takt_context_t *ctx, const takt_link_config_t *cfg,
+static takt_err_t link_new(takt_context_t *ctx, const takt_link_config_t *cfg, bool emulated,
                            const takt_link_handlers_t *h, takt_link_t **out) {
   if (ctx == NULL || !config_valid(cfg)) return TAKT_EINVAL;
-  size_t tx_at, rx_at;
-  uint8_t *mem = takt__context_alloc(ctx, link_bytes(cfg, &tx_at, &rx_at));
+  size_t tx_at, rx_at, susp_at;
+  uint8_t *mem = takt__context_alloc(ctx, link_bytes(cfg, emulated, &tx_at, &rx_at, &susp_at));
   if (mem == NULL) return TAKT_ENOMEM;
   takt_link_t *l = (takt_link_t *)(void *)mem; /* zeroed by the arena */
   if (takt__lock_init(&l->lock, TAKT__LEVEL_LINK, "link") < 0) {
@@ -132,6 +152,8 @@ static takt_err_t link_new(takt_context_t *ctx, const takt_link_config_t *cfg,
   l->clock = cfg->polled ? takt_context_clock(ctx) : NULL;
   l->tx_buf = mem + tx_at;
   l->rx_buf = cfg->polled ? NULL : mem + rx_at;
+  l->susp_buf = emulated ? mem + susp_at : NULL;
+  l->part_buf = emulated ? mem + susp_at + cfg->max_frame + 2u : NULL;
   if (h != NULL) l->h = *h;
   l->io = TAKT_IO_CLOSED;
   l->wake = TAKT_IO_CLOSED;
@@ -195,10 +217,12 @@ static faults_t inject(takt_link_t *l, uint8_t *p, uint32_t n) {
 static void hand_over(takt_link_t *l, const uint8_t *p, uint32_t n, faults_t f) {
   bool lost = f.drop || f.fail_first;
   takt__lock_take(&l->lock);
-  l->stats.dropped += f.drop ? 1u : 0u;
-  l->stats.failed_first += f.fail_first && !f.drop ? 1u : 0u;
-  l->stats.duplicated += f.dup && !lost ? 1u : 0u;
-  l->stats.corrupted_bytes += f.corrupted;
+  if (!f.quiet) {
+    l->stats.dropped += f.drop ? 1u : 0u;
+    l->stats.failed_first += f.fail_first && !f.drop ? 1u : 0u;
+    l->stats.duplicated += f.dup && !lost ? 1u : 0u;
+    l->stats.corrupted_bytes += f.corrupted;
+  }
   takt_link_t *peer = lost || l->over_io ? NULL : l->peer;
   l->delivering = peer != NULL; /* the peer's close waits for us */
   takt__lock_give(&l->lock);
@@ -239,25 +263,55 @@ static void finish_send(takt_link_t *l, uint32_t n) {
 
 /* ---- threads ---- */
 
+/* Emulator, transmit thread: a suspended frame's first part reaches the peer when its last byte
+ * (the suspend code) has left, plus the latency. Lock held on entry and return (let go while it
+ * waits and delivers). False if the link stops meanwhile. */
+static bool deliver_part_locked(takt_link_t *l) {
+  l->part_pending = false;
+  int64_t due = l->part_due;
+  uint32_t n = l->part_len;
+  faults_t f = l->part_faults;
+  while (!l->stop && takt_clock_now(l->clock) < due) {
+    takt__lock_give(&l->lock);
+    (void)takt_wakeup_wait(&l->tx_wake, due);
+    takt__lock_take(&l->lock);
+  }
+  bool stop = l->stop;
+  takt__lock_give(&l->lock);
+  if (!stop) hand_over(l, l->part_buf, n, f);
+  takt__lock_take(&l->lock);
+  return !stop;
+}
+
 static void tx_main(void *arg) {
   takt_link_t *l = arg;
   for (;;) {
     takt__lock_take(&l->lock);
-    while (!l->tx_pending && !l->stop) {
+    while (!l->tx_pending && !l->part_pending && !l->stop) {
       takt__lock_give(&l->lock);
       (void)takt_wakeup_wait(&l->tx_wake, TAKT_TIME_INFINITE);
       takt__lock_take(&l->lock);
     }
-    bool stop = l->stop;
+    if (l->part_pending && !l->stop && !deliver_part_locked(l)) {
+      takt__lock_give(&l->lock);
+      return;
+    }
+    if (!l->tx_pending && !l->stop) { /* only the part: the next frame may come later */
+      takt__lock_give(&l->lock);
+      continue;
+    }
+    bool stop = l->stop, resumed = l->tx_resumed;
     uint32_t n = l->tx_len;
     l->tx_pending = false;
     l->leaving = true; /* tx_buf is this thread's while it injects: no cut meanwhile */
     takt__lock_give(&l->lock);
     if (stop) return;
     if (l->emulated) {
-      faults_t f = inject(l, l->tx_buf, n);
+      /* a suspended frame's rest keeps the faults its frame got when it first went */
+      faults_t f = resumed ? l->tx_faults : inject(l, l->tx_buf, n);
       /* the bytes are on the line until then (tx_end: set by takt_link_send) */
       takt__lock_take(&l->lock);
+      l->tx_faults = f;
       int64_t end = held_for(l, n, f) == 0 ? takt_clock_now(l->clock) : l->tx_end;
       l->leaving = false;
       takt__lock_give(&l->lock);
@@ -268,7 +322,8 @@ static void tx_main(void *arg) {
       l->leaving = whole && !cut; /* too late to cut it now */
       takt__lock_give(&l->lock);
       if (stop_now) return;
-      if (cut) continue; /* nothing of it reaches the peer, and no on_sent */
+      if (cut) continue; /* cut: nothing of it reaches the peer, and no on_sent (suspended: its
+                            first part is delivered as the loop goes on) */
       hand_over(l, l->tx_buf, n, f);
     } else {
       (void)takt_io_write(l->io, l->tx_buf, n);
@@ -391,7 +446,7 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
       return TAKT_EINVAL;
   }
   takt_link_t *l;
-  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, h, &l));
+  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, emulated, h, &l));
   snprintf(l->name, sizeof l->name, "%s", spec);
   if (emulated) {
     l->emulated = l->over_io = true;
@@ -413,9 +468,11 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
 takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_link_t **out) {
   takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
   cfg.max_frame = TAKT_LINK_MAX_SEND;
-  size_t tx_at, rx_at;
+  size_t tx_at, rx_at, susp_at;
   takt_context_t *ctx;
-  TAKT_RETURN_IF_ERR(takt__transport_own_context(link_bytes(&cfg, &tx_at, &rx_at), &ctx));
+  bool emulated = spec != NULL && strncmp(spec, "emu:", 4) == 0;
+  size_t bytes = link_bytes(&cfg, emulated, &tx_at, &rx_at, &susp_at);
+  TAKT_RETURN_IF_ERR(takt__transport_own_context(bytes, &ctx));
   takt_err_t rc = takt_link_open_in(ctx, spec, &cfg, h, out);
   if (rc < 0) takt_context_destroy(ctx);
   else (*out)->own_ctx = true;
@@ -423,11 +480,11 @@ takt_err_t takt_link_open(const char *spec, const takt_link_handlers_t *h, takt_
 }
 
 /* Two links of one configuration, not started; nothing is left of either on failure. */
-static takt_err_t new_two(takt_context_t *ctx, const takt_link_config_t *cfg,
+static takt_err_t new_two(takt_context_t *ctx, const takt_link_config_t *cfg, bool emulated,
                           const takt_link_handlers_t *ha, const takt_link_handlers_t *hb,
                           takt_link_t **la, takt_link_t **lb) {
-  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, ha, la));
-  takt_err_t rc = link_new(ctx, cfg, hb, lb);
+  TAKT_RETURN_IF_ERR(link_new(ctx, cfg, emulated, ha, la));
+  takt_err_t rc = link_new(ctx, cfg, emulated, hb, lb);
   if (rc < 0) link_free(*la);
   return rc;
 }
@@ -455,7 +512,7 @@ takt_err_t takt_link_pair_in(takt_context_t *ctx, const takt_link_config_t *cfg,
   if (cfg == NULL) cfg = &def;
   if (a == NULL || b == NULL || cfg->polled) return TAKT_EINVAL;
   takt_link_t *la, *lb;
-  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, false, ha, hb, &la, &lb));
   snprintf(la->name, sizeof la->name, "pair:a");
   snprintf(lb->name, sizeof lb->name, "pair:b");
   takt_err_t rc = takt_io_socketpair(false, &la->io, &lb->io);
@@ -478,7 +535,7 @@ takt_err_t takt_link_emulator_pair_in(takt_context_t *ctx, const takt_link_confi
   if (cfg == NULL) cfg = &def;
   if (emu == NULL || a == NULL || b == NULL || !emulation_valid(emu)) return TAKT_EINVAL;
   takt_link_t *la, *lb;
-  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, ha, hb, &la, &lb));
+  TAKT_RETURN_IF_ERR(new_two(ctx, cfg, true, ha, hb, &la, &lb));
   la->emulated = lb->emulated = true;
   la->emu = lb->emu = *emu;
   la->rng = emu->seed * 2 + 1;
@@ -506,6 +563,7 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   memcpy(l->tx_buf, data, n);
   l->tx_len = n;
   l->tx_busy = true;
+  l->tx_resumed = l->tx_prefixed = false;
   /* an emulated frame after a cut one starts behind that one's abort byte */
   int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
   l->tx_start = start;
@@ -526,15 +584,22 @@ int64_t takt_link_poll(takt_link_t *l) {
   if (l == NULL || !l->cfg.polled) return TAKT_TIME_INFINITE;
   int64_t now = takt_clock_now(l->clock);
   takt__lock_take(&l->lock);
+  /* a suspended frame's first part first: it left before the frame that follows it */
+  bool part = l->part_pending && l->part_due <= now;
+  uint32_t pn = l->part_len;
+  faults_t pf = l->part_faults;
+  l->part_pending = l->part_pending && !part;
   bool due = l->tx_busy && l->tx_end <= now;
   uint32_t n = l->tx_len;
   takt__lock_give(&l->lock);
+  if (part) hand_over(l, l->part_buf, pn, pf);
   if (due) {
     hand_over(l, l->tx_buf, n, l->tx_faults);
     finish_send(l, n); /* on_sent may start the next frame */
   }
   takt__lock_take(&l->lock);
   int64_t next = l->tx_busy ? l->tx_end : TAKT_TIME_INFINITE;
+  if (l->part_pending && l->part_due < next) next = l->part_due;
   takt__lock_give(&l->lock);
   return next;
 }
@@ -570,6 +635,127 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
   }
   takt__lock_give(&l->lock);
   return can ? TAKT_OK : TAKT_ESTATE;
+}
+
+bool takt_link_can_suspend(const takt_link_t *l) { return l->emulated; }
+
+/* The emulator's suspension point: how many bytes of the frame in flight have left or are
+ * leaving (the byte on the line finishes, and an escape takes the byte it escapes along): 0 if
+ * it has not started; the frame's length if nothing would be left to suspend. Lock held. */
+static uint32_t suspend_point_locked(const takt_link_t *l) {
+  uint32_t n = l->tx_len;
+  int64_t now = takt_clock_now(l->clock), bt = bytes_time(l, 1);
+  if (l->tx_pending || now < l->tx_start) return 0;
+  if (bt <= 0) return n;
+  int64_t sent = (now - l->tx_start + bt - 1) / bt;
+  uint32_t k = sent >= (int64_t)n ? n : (uint32_t)sent;
+  if (k == 0) k = 1; /* the first byte is on its way the moment the frame starts */
+  if (k < n && l->tx_buf[k - 1] == TAKT_FRAME_ESC) k++;
+  return k;
+}
+
+/* Set the frame in flight aside at byte k (suspend_point_locked, below its length): its first k
+ * bytes and the suspend code reach the peer as one part when that code has left (plus the
+ * latency); the rest waits in susp_buf. k 0: nothing of it has left, it waits whole (without a
+ * resume code then, unless it is a rest already). The transmit thread lets go of it. Lock held. */
+static void suspend_locked(takt_link_t *l, uint32_t k) {
+  uint32_t n = l->tx_len;
+  /* faults are decided when a frame goes (polled: at the send; threaded: when the transmit
+   * thread takes it), a rest keeps its frame's */
+  l->susp_faulted = l->cfg.polled || !l->tx_pending || l->tx_resumed;
+  l->susp_faults = l->tx_faults;
+  l->susp_faults.dup = false; /* a frame delivered in parts is delivered once */
+  bool held = !l->tx_pending; /* the transmit thread has it */
+  l->tx_pending = false;
+  if (k == 0) {
+    uint32_t skip = l->tx_prefixed ? 2u : 0u;
+    memcpy(l->susp_buf, l->tx_buf + skip, n - skip);
+    l->susp_len = n - skip;
+    l->susp_fresh = !l->tx_prefixed;
+  } else {
+    memcpy(l->part_buf, l->tx_buf, k);
+    l->part_buf[k] = TAKT_FRAME_ESC;
+    l->part_buf[k + 1] = TAKT_FRAME_SUSPEND;
+    l->part_len = k + 2u;
+    l->part_faults = l->susp_faults;
+    l->part_faults.quiet = true;
+    l->line_free = l->tx_start + bytes_time(l, k + 2u);
+    l->part_due = l->line_free + l->emu.latency_ns;
+    l->part_pending = true;
+    memcpy(l->susp_buf, l->tx_buf + k, n - k);
+    l->susp_len = n - k;
+    l->susp_fresh = false;
+  }
+  if (held && !l->cfg.polled) {
+    l->cut = true; /* the transmit thread lets go of it (and delivers the part) */
+    takt__defer_wake(&l->tx_wake);
+  }
+}
+
+takt_err_t takt_link_suspend(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  if (!takt_link_can_suspend(l)) return TAKT_ENOTSUP;
+  takt__lock_take(&l->lock);
+  int64_t now = takt_clock_now(l->clock), last_byte = l->tx_end - l->emu.latency_ns;
+  /* as a cut: a frame not taken yet, or one whose last byte has not left; one at a time, and
+   * not while an earlier suspension's part is still on its way (its buffer) */
+  bool can = l->tx_busy && !l->stop && !l->susp_held && !l->part_pending &&
+             (l->tx_pending || (!l->leaving && !l->cut && now < last_byte));
+  uint32_t k = can ? suspend_point_locked(l) : 0;
+  can = can && k < l->tx_len;
+  if (can) {
+    suspend_locked(l, k);
+    l->tx_busy = false;
+    l->susp_held = true;
+    l->stats.suspended_frames++;
+  }
+  takt__lock_give(&l->lock);
+  return can ? TAKT_OK : TAKT_ESTATE;
+}
+
+takt_err_t takt_link_resume(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  if (!takt_link_can_suspend(l)) return TAKT_ENOTSUP;
+  takt__lock_take(&l->lock);
+  takt_err_t rc = TAKT_OK;
+  if (!l->susp_held || l->stop) {
+    rc = TAKT_ESTATE;
+  } else if (l->tx_busy) {
+    rc = TAKT_EBUSY;
+  } else {
+    uint32_t n = 0;
+    if (!l->susp_fresh) { /* the peer holds its first part: the rest follows the resume code */
+      l->tx_buf[0] = TAKT_FRAME_ESC;
+      l->tx_buf[1] = TAKT_FRAME_RESUME;
+      n = 2;
+    }
+    memcpy(l->tx_buf + n, l->susp_buf, l->susp_len);
+    n += l->susp_len;
+    l->susp_held = false;
+    l->tx_len = n;
+    l->tx_busy = true;
+    l->tx_prefixed = !l->susp_fresh;
+    l->tx_resumed = l->susp_faulted;
+    l->tx_faults = l->susp_faults;
+    int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
+    l->tx_start = start;
+    if (l->cfg.polled) {
+      l->tx_end = start + held_for(l, n, l->tx_faults);
+    } else {
+      l->tx_end = start + line_time(l, n);
+      l->tx_pending = true;
+      takt__defer_wake(&l->tx_wake);
+    }
+  }
+  takt__lock_give(&l->lock);
+  return rc;
+}
+
+bool takt_link_suspended(takt_link_t *l) {
+  takt__lock_take(&l->lock);
+  bool b = l->susp_held;
+  takt__lock_give(&l->lock);
+  return b;
 }
 
 bool takt_link_busy(takt_link_t *l) {

@@ -290,6 +290,19 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
   return rc;
 }
 
+/* Frames are cut (takt_link_cancel), not suspended, on the UART: the bytes still in the ring
+ * would have to be kept aside for the resume. */
+bool takt_link_can_suspend(const takt_link_t *l) {
+  (void)l;
+  return false;
+}
+takt_err_t takt_link_suspend(takt_link_t *l) { return l == NULL ? TAKT_EINVAL : TAKT_ENOTSUP; }
+takt_err_t takt_link_resume(takt_link_t *l) { return l == NULL ? TAKT_EINVAL : TAKT_ENOTSUP; }
+bool takt_link_suspended(takt_link_t *l) {
+  (void)l;
+  return false;
+}
+
 bool takt_link_busy(takt_link_t *l) { return l->tx_busy; }
 
 uint32_t takt_link_max_frame(const takt_link_t *l) { return l->cfg.max_frame; }

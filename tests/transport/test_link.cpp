@@ -84,6 +84,16 @@ std::vector<uint8_t> frame_of(uint16_t seq, const std::vector<uint8_t> &payload)
   return out;
 }
 
+// Payloads of the frames a deframer delivered whole (CRC checked).
+struct Sink {
+  std::vector<std::vector<uint8_t>> payloads;
+  static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
+    if (takt_frame_crc_ok(f, len))
+      static_cast<Sink *>(user)->payloads.emplace_back(takt_frame_payload(f),
+                                                       takt_frame_payload(f) + h->length);
+  }
+};
+
 std::vector<uint8_t> payload_of(int i, size_t n) {
   std::vector<uint8_t> p(n);
   for (size_t k = 0; k < n; k++) p[k] = static_cast<uint8_t>(i * 31 + k);  // includes 0x7E/0x7D
@@ -292,6 +302,73 @@ TEST(LinkEmulator, ACutFrameNeverArrivesAndTheNextDoes) {
   takt_link_close(b);
 }
 
+// The threaded emulator suspends a frame its transmit thread holds on the line: the frame sent
+// next arrives first, and after takt_link_resume the suspended one arrives whole (the peer's
+// deframer joins its two parts), with one on_sent each. A socketpair cannot suspend.
+TEST(LinkEmulator, ASuspendedFrameArrivesWholeAfterTheNextOne) {
+  TestContext tc;
+  Receiver ra, rb;
+  takt_link_emulation_t emu{};
+  emu.baud = 1000;  // 10 ms a byte
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  EXPECT_TRUE(takt_link_can_suspend(a));
+  EXPECT_EQ(takt_link_resume(a), TAKT_ESTATE);  // nothing suspended
+  auto slow = frame_of(1, payload_of(1, 30)), next = frame_of(2, payload_of(2, 1));
+  const int64_t t0 = takt_time_now();  // the slow frame: about 0.55 s on the line
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
+  takt_sleep_until(t0 + 100 * TAKT_NS_PER_MS);  // about 10 bytes of it have left
+  ASSERT_EQ(takt_link_suspend(a), TAKT_OK);
+  EXPECT_TRUE(takt_link_suspended(a));
+  EXPECT_FALSE(takt_link_busy(a));
+  ASSERT_EQ(takt_link_send(a, next.data(), static_cast<uint32_t>(next.size())), TAKT_OK);
+  EXPECT_EQ(takt_link_suspend(a), TAKT_ESTATE);  // one at a time
+  EXPECT_EQ(takt_link_resume(a), TAKT_EBUSY);    // the next frame is on its way
+  ASSERT_TRUE(ra.wait_sent(1, 20));
+  ASSERT_TRUE(rb.wait_frames(1, 20));
+  {
+    std::lock_guard<std::mutex> g(rb.m);
+    EXPECT_EQ(rb.payloads[0], payload_of(2, 1));
+    EXPECT_EQ(rb.d.stats.suspended, 1u);  // the part that left, set aside by the peer
+  }
+  ASSERT_EQ(takt_link_resume(a), TAKT_OK);
+  EXPECT_FALSE(takt_link_suspended(a));
+  ASSERT_TRUE(rb.wait_frames(2, 20));
+  ASSERT_TRUE(ra.wait_sent(2, 20));
+  {
+    std::lock_guard<std::mutex> g(rb.m);
+    ASSERT_EQ(rb.payloads.size(), 2u);
+    EXPECT_EQ(rb.payloads[1], payload_of(1, 30));  // whole, from its two parts
+    EXPECT_EQ(rb.crc_failures, 0);
+    EXPECT_EQ(rb.d.stats.resumed, 1u);
+    EXPECT_EQ(rb.d.stats.aborted + rb.d.stats.bad_header + rb.d.stats.garbage_bytes, 0u);
+  }
+  // the line carried each byte once: about slow + next + 4 code bytes, not slow twice
+  const int64_t took = takt_time_now() - t0;
+  EXPECT_LT(took, static_cast<int64_t>(slow.size() + next.size() + 4 + 20) * 10 * TAKT_NS_PER_MS);
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.suspended_frames, 1u);
+  EXPECT_EQ(st.sent_frames, 2u);
+  EXPECT_EQ(st.cut_frames, 0u);
+  takt_link_close(a);
+  takt_link_close(b);
+
+  Receiver pa, pb;
+  ha = pa.handlers();
+  hb = pb.handlers();
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, &ha, &hb, &a, &b), TAKT_OK);
+  EXPECT_FALSE(takt_link_can_suspend(a));
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
+  EXPECT_EQ(takt_link_suspend(a), TAKT_ENOTSUP);
+  EXPECT_EQ(takt_link_resume(a), TAKT_ENOTSUP);
+  ASSERT_TRUE(pb.wait_frames(1));
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
 TEST(LinkEmulator, LineRateIsNeverExceeded) {
   TestContext tc;
   Receiver ra, rb;
@@ -431,7 +508,9 @@ TEST(LinkCapacities, AnArenaTooSmallIsENOMEM) {
   EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_ENOMEM);
   EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &a), TAKT_ENOMEM);
   EXPECT_EQ(tc.used(), tc.baseline);  // the first link of the pair was given back
-  cfg.max_frame = static_cast<uint32_t>(free_bytes / 3);  // two fit, a third does not
+  // an emulated link holds three frames (in flight, a suspended one's rest and first part), a
+  // pty one: the pair fits, a pty link after it does not
+  cfg.max_frame = static_cast<uint32_t>((free_bytes - 16 * 1024) / 6);
   ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, nullptr, nullptr, &a, &b), TAKT_OK);
   takt_link_t *c = nullptr;
   EXPECT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, nullptr, &c), TAKT_ENOMEM);
@@ -533,6 +612,90 @@ TEST(LinkPolled, ACutFrameNeverArrivesAndTheNextFollowsBehindOneAbortByte) {
   tc.advance_to(due + 10 * TAKT_NS_PER_MS + 50 * TAKT_NS_PER_US);
   EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
   EXPECT_EQ(tb.received.size(), 2u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
+// takt_link_suspend on a polled emulator, at exact times: the bytes that have left (the one on
+// the line finishes) and the suspend code reach the peer when that code has left; the urgent
+// frame follows at once behind it; after the resume (at the urgent frame's on_sent) the rest,
+// behind the resume code, arrives when its last byte has left: the line carried every byte once,
+// the whole takes the two frames' times, four code bytes and the latency twice. The peer's deframer gets the urgent frame, then the
+// suspended one whole.
+TEST(LinkPolled, ASuspendedFrameGoesOnWhereItStopped) {
+  TestContext tc(true);
+  struct Bytes {
+    TestContext *tc;
+    std::vector<std::pair<int64_t, std::vector<uint8_t>>> got;
+    int sent = 0;
+    static void on_receive(void *u, const uint8_t *p, uint32_t n) {
+      auto *t = static_cast<Bytes *>(u);
+      t->got.emplace_back(t->tc->now(), std::vector<uint8_t>(p, p + n));
+    }
+    static void on_sent(void *u) { static_cast<Bytes *>(u)->sent++; }
+  } ta{&tc, {}, 0}, tb{&tc, {}, 0};
+  takt_link_emulation_t emu{};
+  emu.baud = 10000;  // 1 ms a byte
+  emu.latency_ns = 50 * TAKT_NS_PER_US;
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  takt_link_handlers_t ha{Bytes::on_receive, Bytes::on_sent, &ta};
+  takt_link_handlers_t hb{Bytes::on_receive, Bytes::on_sent, &tb};
+  takt_link_t *a, *b;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto slow = frame_of(1, payload_of(1, 60)), urgent = frame_of(2, payload_of(2, 5));
+  const int64_t ms = TAKT_NS_PER_MS, lat = 50 * TAKT_NS_PER_US;
+  const int64_t n = static_cast<int64_t>(slow.size()), nu = static_cast<int64_t>(urgent.size());
+  for (int64_t i = 0; i < 31; i++) ASSERT_NE(slow[static_cast<size_t>(i)], TAKT_FRAME_ESC);
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(n)), TAKT_OK);  // at 0
+  tc.advance_to(30 * ms + 500 * TAKT_NS_PER_US);  // the 31st byte is on the line
+  ASSERT_EQ(takt_link_suspend(a), TAKT_OK);
+  EXPECT_EQ(takt_link_suspend(a), TAKT_ESTATE);
+  const int64_t part_due = 33 * ms + lat;  // 31 bytes and the 2-byte suspend code
+  EXPECT_EQ(takt_link_poll(a), part_due);
+  ASSERT_EQ(takt_link_send(a, urgent.data(), static_cast<uint32_t>(nu)), TAKT_OK);
+  const int64_t urgent_due = 33 * ms + nu * ms + lat;  // right behind the suspend code
+  EXPECT_EQ(takt_link_poll(a), part_due);
+  EXPECT_EQ(takt_link_resume(a), TAKT_EBUSY);
+  tc.advance_to(part_due);
+  EXPECT_EQ(takt_link_poll(a), urgent_due);
+  ASSERT_EQ(tb.got.size(), 1u);
+  EXPECT_EQ(tb.got[0].second.size(), 33u);
+  EXPECT_EQ(tb.got[0].second[31], TAKT_FRAME_ESC);
+  EXPECT_EQ(tb.got[0].second[32], TAKT_FRAME_SUSPEND);
+  EXPECT_EQ(ta.sent, 0);  // no on_sent for a suspended frame
+  tc.advance_to(urgent_due);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  EXPECT_EQ(ta.sent, 1);
+  ASSERT_EQ(takt_link_resume(a), TAKT_OK);
+  // resumed at the urgent frame's on_sent (its arrival): the rest goes from then
+  const int64_t rest_due = urgent_due + (2 + n - 31) * ms + lat;
+  EXPECT_EQ(takt_link_poll(a), rest_due);
+  EXPECT_EQ(rest_due, (n + nu + 4) * ms + 2 * lat);  // every byte once, plus the four code bytes
+  tc.advance_to(rest_due);
+  EXPECT_EQ(takt_link_poll(a), TAKT_TIME_INFINITE);
+  EXPECT_EQ(ta.sent, 2);
+  ASSERT_EQ(tb.got.size(), 3u);
+  EXPECT_EQ(tb.got[2].first, rest_due);
+  EXPECT_EQ(tb.got[2].second[0], TAKT_FRAME_ESC);
+  EXPECT_EQ(tb.got[2].second[1], TAKT_FRAME_RESUME);
+  Sink sink;
+  uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  for (auto &g : tb.got)
+    takt_deframer_feed(&d, g.second.data(), static_cast<uint32_t>(g.second.size()), Sink::on_frame,
+                       &sink);
+  ASSERT_EQ(sink.payloads.size(), 2u);
+  EXPECT_EQ(sink.payloads[0], payload_of(2, 5));
+  EXPECT_EQ(sink.payloads[1], payload_of(1, 60));
+  EXPECT_EQ(d.stats.suspended, 1u);
+  EXPECT_EQ(d.stats.resumed, 1u);
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.suspended_frames, 1u);
+  EXPECT_EQ(st.sent_frames, 2u);
+  EXPECT_EQ(st.sent_bytes, static_cast<uint64_t>(nu + 2 + n - 31));  // what on_sent reported
   takt_link_close(a);
   takt_link_close(b);
 }
