@@ -104,18 +104,26 @@ typedef struct takt_daemon_config {
    * wait, on a lossy line only. Default off. */
   bool keep_line_for_nacks;
   /** PODS mode: frame preemption. When a data frame of a higher priority than the data frame
-   * on the line is queued, the link cuts the frame on the line (takt_link_cancel: on a byte
-   * stream the abort sequence ESC FLAG ends it, behind the byte being sent) and the urgent frame
-   * goes at once; the cut frame goes again, whole, after it. A top-priority frame then waits for
-   * one or two bytes on the line, not for the longest frame of a lower priority. It costs the cut
-   * frames their partial transmission; control frames (HEARTBEAT, ACKNACK) never cut. Links that
-   * cannot cut (UDP, ttys) keep the frame on the line, as without it. Default off. */
+   * on the line is queued, the frame on the line makes way and the urgent frame goes at once: a
+   * top-priority frame then waits for one or two bytes on the line, not for the longest frame of
+   * a lower priority. The frame that made way is suspended (preempt_resume, on a link that can:
+   * takt_link_suspend) and goes on where it stopped once no queued frame is more urgent, or else
+   * cut (takt_link_cancel: on a byte stream the abort sequence ESC FLAG ends it, behind the byte
+   * being sent) and sent again, whole, after the urgent one, at the cost of its partial
+   * transmission. Control frames (HEARTBEAT, ACKNACK) never make way for data. Links that can
+   * do neither (UDP, ttys) keep the frame on the line, as without it. Default off. */
   bool preempt_frames;
   /** preempt_frames: how often one frame may be cut (0: no limit). A cut frame starts again from
    * its first byte, so one longer than the time between higher frames would never get through
    * if it could be cut every time; with a limit it goes whole at its limit + 1st try (and a
-   * higher frame may then wait for it, as without preemption). Default 1. */
+   * higher frame may then wait for it, as without preemption). Suspensions lose nothing and are
+   * not limited. Default 1. */
   uint8_t preempt_cuts_max;
+  /** preempt_frames: suspend the frame that makes way rather than cut it, where the link can
+   * (takt_link_can_suspend: the link emulators; a frame is cut while another is suspended, one
+   * being the most a link holds). The peer's deframer must know the suspend and resume sequences
+   * (takt's does, with room for two frames: a daemon's has). Default true. */
+  bool preempt_resume;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
@@ -126,7 +134,7 @@ typedef struct takt_daemon_config {
    .on_data = NULL, .user = NULL,                                                                  \
    .timer_thread = {.name = "takt-daemon-rt", .policy = TAKT_SCHED_FIFO,                           \
                     .priority = TAKT_DAEMON_TIMER_PRIORITY, .cpu = -1, .stack_size = 0},           \
-   .polled = false, .preempt_cuts_max = 1}
+   .polled = false, .preempt_cuts_max = 1, .preempt_resume = true}
 
 typedef struct takt_daemon_stats {
   uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */
@@ -139,7 +147,10 @@ typedef struct takt_daemon_stats {
   uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
   uint64_t line_kept;                           /* keep_line_for_nacks: times the line was kept */
   uint64_t frames_cut;                          /* preempt_frames: frames cut on the line */
+  uint64_t frames_suspended;                    /* preempt_frames: frames suspended on the line
+                                                   (and resumed where they stopped) */
   uint64_t rx_aborted;                          /* frames the peer cut (abort sequence received) */
+  uint64_t rx_resumed;                          /* frames the peer suspended and resumed */
 } takt_daemon_stats_t;
 
 /**

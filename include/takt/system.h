@@ -142,9 +142,11 @@ typedef struct takt_system_link {
   char name[TAKT_SYSTEM_NAME];
   char spec[128]; /* takt_link_open specification: udp:..., serial:..., pty */
   bool microros;  /* daemon mode: micro-ROS-like instead of PoDS */
-  bool preempt_frames; /* the daemon cuts a lower frame on the line for a higher one (PoDS mode) */
+  bool preempt_frames; /* the daemon suspends or cuts a lower frame on the line for a higher one
+                          (PoDS mode) */
   bool preempt_cuts_set;    /* preempt_cuts_max given (else the daemon's default) */
   uint8_t preempt_cuts_max; /* how often one frame may be cut (0: no limit) */
+  bool preempt_cut_only;    /* preempt_resume: false given: cut, never suspend */
   uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
   bool describe;   /* the far side describes its node and topics (takt_system_describe_links) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];

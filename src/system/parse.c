@@ -707,7 +707,8 @@ static bool any_described(const takt_system_desc_t *sys) {
 static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",     "spec",           "mode",   "window",
                                      "export",   "import",         "services", "describe",
-                                     "preempt_frames", "preempt_cuts_max", NULL};
+                                     "preempt_frames", "preempt_cuts_max", "preempt_resume",
+                                     NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -747,6 +748,12 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       if (!l->preempt_frames) return FAIL(p, n, "preempt_cuts_max needs preempt_frames: true");
       l->preempt_cuts_max = (uint8_t)v;
       l->preempt_cuts_set = true;
+    }
+    if ((n = lookup(p, it, "preempt_resume")) != NULL) {
+      bool resume = true;
+      if (get_bool(p, n, "preempt_resume", &resume) < 0) return -1;
+      if (!l->preempt_frames) return FAIL(p, n, "preempt_resume needs preempt_frames: true");
+      l->preempt_cut_only = !resume;
     }
     if ((n = lookup(p, it, "export")) != NULL && parse_routes(p, n, true, l) < 0) return -1;
     if ((n = lookup(p, it, "import")) != NULL && parse_routes(p, n, false, l) < 0) return -1;

@@ -73,6 +73,7 @@ struct takt_daemon {
   sender_wait_t *senders;     /* MICROROS senders waiting for progress */
   /* transmission */
   tx_node_t *free_nodes, *current;
+  tx_node_t *suspended; /* preempt_frames: the data frame the link holds set aside (one at most) */
   takt__heap_t exec_queue;
   uint64_t tx_seq, tx_done_seq;
   /* reliable sender */
@@ -181,22 +182,34 @@ static bool keep_for_nack_locked(takt_daemon_t *d, const tx_node_t *n) {
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n);
 
-/* preempt_frames: cut the data frame on the line if the head of the execution queue is a data
- * frame of a higher priority and the link can still cut it. It goes again, whole, in its place
- * in the queue (a reliable frame acknowledged meanwhile, a copy sent again, is done with). Not:
- * for a control frame (an ACKNACK answering every frame of the peer's would keep a long frame
- * from ever getting through); for a reliable head numbered after a reliable frame on the line
- * (the receiver would hold it until the cut one came whole, later than if it had waited); for a
- * frame cut preempt_cuts_max times already; for a head the line is kept from anyway
- * (keep_line_for_nacks). Lock held. */
-static bool cut_current_locked(takt_daemon_t *d) {
+/* preempt_frames: move the data frame on the line out of the way if the head of the execution
+ * queue is a data frame of a higher priority. With preempt_resume, and a link that can
+ * (takt_link_can_suspend), it is suspended: the link keeps its rest and it goes on where it
+ * stopped once no queued frame is more urgent (start_next_locked), losing no line time; one frame
+ * at a time. Otherwise, if the link can still cut it, it is cut and goes again, whole, in its
+ * place in the queue (a reliable frame acknowledged meanwhile, a copy sent again, is done with).
+ * Not: for a control frame (an ACKNACK answering every frame of the peer's would keep a long
+ * frame from ever getting through); for a reliable head numbered after a reliable frame on the
+ * line (the receiver would hold it until the preempted one came whole, later than if it had
+ * waited); for a frame cut preempt_cuts_max times already; for a head the line is kept from
+ * anyway (keep_line_for_nacks). Lock held. */
+static bool preempt_current_locked(takt_daemon_t *d) {
   tx_node_t *c = d->current, *head = takt__heap_top(&d->exec_queue);
   if (!d->cfg.preempt_frames || d->cfg.mode != TAKT_DAEMON_PODS || c->control || head == NULL ||
       head->control || head->priority <= c->priority)
     return false;
   if (head->reliable && c->reliable && (int32_t)(head->rseq - c->rseq) > 0) return false;
+  bool suspend = d->cfg.preempt_resume && d->suspended == NULL && takt_link_can_suspend(d->link);
+  if (!suspend && d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
+  if (keep_for_nack_locked(d, head)) return false;
+  if (suspend && takt_link_suspend(d->link) == TAKT_OK) {
+    d->current = NULL;
+    d->suspended = c;
+    d->stats.frames_suspended++;
+    return true;
+  }
   if (d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
-  if (keep_for_nack_locked(d, head) || takt_link_cancel(d->link) != TAKT_OK) return false;
+  if (takt_link_cancel(d->link) != TAKT_OK) return false;
   d->current = NULL;
   c->cuts++;
   d->stats.frames_cut++;
@@ -205,10 +218,24 @@ static bool cut_current_locked(takt_daemon_t *d) {
   return true;
 }
 
+/* The suspended frame goes on when the line is free and no queued frame goes before it (by the
+ * execution queue's order: a more urgent frame, a control frame that goes first). Lock held. */
+static bool resume_suspended_locked(takt_daemon_t *d) {
+  tx_node_t *s = d->suspended, *head = takt__heap_top(&d->exec_queue);
+  if (s == NULL || (head != NULL && tx_before(head, s)) || keep_for_nack_locked(d, s)) return false;
+  takt_err_t rc = takt_link_resume(d->link); /* the line is free: it accepts */
+  TAKT_ASSERT(rc == TAKT_OK);
+  (void)rc;
+  d->suspended = NULL;
+  d->current = s;
+  return true;
+}
+
 /* Put the head of the execution queue on the line if it is free (or, with preempt_frames, made
- * free for it). Lock held. */
+ * free for it); or resume the suspended frame if it goes first. Lock held. */
 static void start_next_locked(takt_daemon_t *d) {
-  if (d->link == NULL || (d->current != NULL && !cut_current_locked(d))) return;
+  if (d->link == NULL || (d->current != NULL && !preempt_current_locked(d))) return;
+  if (d->current == NULL && d->suspended != NULL && resume_suspended_locked(d)) return;
   tx_node_t *n = takt__heap_top(&d->exec_queue);
   if (n == NULL || keep_for_nack_locked(d, n)) return;
   (void)takt__heap_pop(&d->exec_queue);
@@ -600,7 +627,8 @@ static uint32_t buffer_payload(const takt_daemon_config_t *cfg) {
 /* One arena block: the daemon, its buffer nodes and receive slots, their heaps, the frames. */
 static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
   uint64_t wire = TAKT_FRAME_WIRE_MAX(buffer_payload(cfg)), frame = TAKT_FRAME_SIZE(buffer_payload(cfg));
-  uint64_t tx = wire * cfg->tx_nodes, rx = frame * (cfg->rx_frames + 1u);
+  /* the deframer's two frames (one the peer suspended, one it sent meanwhile), then the slots */
+  uint64_t tx = wire * cfg->tx_nodes, rx = frame * (cfg->rx_frames + 2u);
   if (tx + rx > SIZE_MAX / 2) return false;
   size_t end = sizeof(takt_daemon_t);
   lay->nodes = takt__carve(&end, cfg->tx_nodes * sizeof(tx_node_t));
@@ -653,12 +681,12 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
   }
   d->free_nodes = &d->nodes[0];
   for (uint32_t i = 0; i < cfg->rx_frames; i++) {
-    d->slots[i].frame = mem + lay.rx + (size_t)(i + 1) * frame;
+    d->slots[i].frame = mem + lay.rx + (size_t)(i + 2) * frame;
     d->slots[i].pos = -1;
     d->slots[i].next_free = i + 1 < cfg->rx_frames ? &d->slots[i + 1] : NULL;
   }
   d->free_slots = &d->slots[0];
-  takt_deframer_init(&d->deframer, mem + lay.rx, frame);
+  takt_deframer_init(&d->deframer, mem + lay.rx, 2u * frame);
   void **heaps = (void **)(void *)(mem + lay.heaps);
   d->scratch = (tx_node_t **)(heaps + 2 * (size_t)cfg->tx_nodes + 2 + cfg->rx_frames);
   takt__heap_init(&d->exec_queue, heaps, cfg->tx_nodes + 2, tx_before, offsetof(tx_node_t, pos));
@@ -860,5 +888,6 @@ void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
   *out = d->stats;
   out->rx_garbage_bytes = d->deframer.stats.garbage_bytes; /* the deframer's own counts */
   out->rx_aborted = d->deframer.stats.aborted;
+  out->rx_resumed = d->deframer.stats.resumed;
   dlock_give(d);
 }

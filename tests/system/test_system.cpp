@@ -210,9 +210,9 @@ TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
   }
 }
 
-// A link's preempt_frames reaches its daemon; it is a boolean, a micro-ROS-like daemon (which
-// sends in order) refuses it, and so does building it on a link that cannot cut a frame (a UDP
-// socket's).
+// A link's preempt_frames (and preempt_cuts_max, preempt_resume) reaches its daemon; it is a
+// boolean, a micro-ROS-like daemon (which sends in order) refuses it, and so does building it on
+// a link that cannot cut a frame (a UDP socket's).
 TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
   auto parse_text = [&](const std::string &text) {
     return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
@@ -231,17 +231,24 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
   EXPECT_STREQ(err, "mem.yaml:8:23: preempt_cuts_max needs preempt_frames: true");
   EXPECT_EQ(parse_text(head + "    preempt_frames: true\n    preempt_cuts_max: 256\n"), TAKT_EINVAL);
   EXPECT_NE(std::string(err).find("preempt_cuts_max"), std::string::npos) << err;
-  for (bool on : {false, true}) {
-    ASSERT_EQ(parse_text(head + (on ? "    preempt_frames: true\n    preempt_cuts_max: 3\n" : "")), TAKT_OK)
-        << err;
-    EXPECT_EQ(desc->links[0].preempt_frames, on);
-    if (ctx == nullptr) make_context();  // the same capacities both times
+  EXPECT_EQ(parse_text(head + "    preempt_resume: false\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:21: preempt_resume needs preempt_frames: true");
+  EXPECT_EQ(parse_text(head + "    preempt_frames: true\n    preempt_resume: 2\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:9:21: preempt_resume must be true or false, not '2'");
+  // off; on (suspending, the default); on, cutting only
+  for (int on : {0, 1, 2}) {
+    std::string keys = on == 0 ? "" : "    preempt_frames: true\n    preempt_cuts_max: 3\n";
+    if (on == 2) keys += "    preempt_resume: false\n";
+    ASSERT_EQ(parse_text(head + keys), TAKT_OK) << err;
+    EXPECT_EQ(desc->links[0].preempt_frames, on != 0);
+    if (ctx == nullptr) make_context();  // the same capacities every time
     takt_system_t *sys = nullptr;
     ASSERT_EQ(build(&sys), TAKT_OK) << err;
     takt_daemon_config_t dc;
     takt_daemon_get_config(takt_system_daemon(sys, 0), &dc);
-    EXPECT_EQ(dc.preempt_frames, on);
-    EXPECT_EQ(dc.preempt_cuts_max, on ? 3 : 1);  // 1: the default
+    EXPECT_EQ(dc.preempt_frames, on != 0);
+    EXPECT_EQ(dc.preempt_cuts_max, on != 0 ? 3 : 1);  // 1: the default
+    EXPECT_EQ(dc.preempt_resume, on != 2);
     takt_system_destroy(sys);
   }
   // the link's specification as built (takt run --link may replace it): a UDP socket cannot cut

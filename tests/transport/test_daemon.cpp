@@ -696,6 +696,7 @@ TEST(DaemonFakeClock, PreemptFramesCutsALowerFrameOnTheLineForAHigherOne) {
     SlowLine line;
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
     c.preempt_frames = preempt;
+    c.preempt_resume = false;  // cut (suspension: the test after the next)
     ASSERT_NO_FATAL_FAILURE(line.open(c));
     takt_frame_header_t low{}, high{};
     low.priority = 1;
@@ -751,6 +752,7 @@ TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
     takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
     c.preempt_frames = true;
     c.preempt_cuts_max = max_cuts;
+    c.preempt_resume = false;
     ASSERT_NO_FATAL_FAILURE(line.open(c));
     takt_frame_header_t low{}, high{};
     low.priority = 1;
@@ -769,6 +771,100 @@ TEST(DaemonFakeClock, AFrameIsCutAtMostPreemptCutsMaxTimes) {
   }
 }
 
+// preempt_frames with preempt_resume (the default) on a link that can suspend: the long frame on
+// the line is suspended after the byte being sent, the urgent frame goes behind the two-byte
+// suspend code, and the long frame goes on where it stopped behind the resume code: it loses no
+// line time (it arrives the two frames' times and four code bytes after it started), and the
+// receiver gets both intact. A reliable long frame is not "sent" while suspended: nothing is
+// retransmitted or lost. A reliable frame numbered after the reliable one on the line does not
+// preempt it.
+TEST(DaemonFakeClock, PreemptFramesSuspendsALowerFrameAndResumesItWhereItStopped) {
+  // the long one best effort; reliable; both reliable
+  for (int variant = 0; variant < 3; variant++) {
+    SlowLine line;
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.preempt_frames = true;
+    ASSERT_NO_FATAL_FAILURE(line.open(c));
+    takt_frame_header_t low{}, high{};
+    low.priority = 1;
+    low.entity = 1;
+    high.priority = 9;
+    high.entity = 2;
+    if (variant >= 1) low.flags = TAKT_FRAME_RELIABLE;
+    if (variant == 2) high.flags = TAKT_FRAME_RELIABLE;
+    std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
+    const int64_t ms = TAKT_NS_PER_MS;
+    takt_frame_header_t hh = high;
+    if (high.flags != 0) hh.seq = 1;
+    const int64_t long_ms = wire_bytes(low, long_payload), short_ms = wire_bytes(hh, short_payload);
+    ASSERT_EQ(takt_daemon_send(line.a, &low, long_payload.data(), 64), TAKT_OK);  // at 0
+    line.run_to(10 * ms);  // 10 bytes have left (none of them an escape: no byte is added)
+    ASSERT_EQ(takt_daemon_send(line.a, &high, short_payload.data(), 4), TAKT_OK);
+    line.run_to(10 * TAKT_NS_PER_S);
+    std::vector<uint16_t> order;
+    takt_frame_header_t h;
+    uint8_t got[64];
+    while (takt_daemon_take(line.b, &h, got, sizeof got) >= 0) order.push_back(h.entity);
+    takt_daemon_stats_t sa = line.stats(line.a), sb = line.stats(line.b);
+    ASSERT_EQ(line.arrived.size(), 2u) << variant;
+    if (variant < 2) {
+      // the urgent frame behind the 10 bytes and the suspend code; the long one's rest behind it
+      EXPECT_EQ(line.arrived[0], (10 + 2 + short_ms) * ms) << variant;
+      EXPECT_EQ(line.arrived[1], (long_ms + short_ms + 4) * ms) << variant;
+      EXPECT_EQ(sa.frames_suspended, 1u);
+      EXPECT_EQ(sb.rx_resumed, 1u);
+    } else {
+      EXPECT_EQ(line.arrived[0], long_ms * ms);
+      EXPECT_EQ(line.arrived[1], long_ms * ms + short_ms * ms);
+      EXPECT_EQ(sa.frames_suspended, 0u);
+    }
+    EXPECT_EQ(sa.frames_cut, 0u);
+    EXPECT_EQ(sb.rx_aborted, 0u);
+    EXPECT_EQ(order, (std::vector<uint16_t>{2, 1}));
+    EXPECT_EQ(sb.rx_frames, 2u);
+    EXPECT_EQ(sb.rx_crc_errors, 0u);
+    EXPECT_EQ(sb.rx_garbage_bytes, 0u);
+    EXPECT_EQ(sa.tx_frames, 2u);
+    EXPECT_EQ(sa.retransmissions + sa.timeouts, 0u);
+    EXPECT_EQ(sb.rx_duplicates + sb.rx_out_of_order, 0u);
+  }
+}
+
+// Suspensions are not limited as cuts are (preempt_cuts_max), because they lose nothing: with an
+// urgent frame every 40 ms, each suspends the long frame again where it goes on, each urgent
+// frame waits only for the byte on the line, and the long frame arrives the sum of all the
+// frames' times and four code bytes a suspension after it started.
+TEST(DaemonFakeClock, ALongFrameSuspendedOverAndOverLosesNoLineTime) {
+  SlowLine line;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.preempt_frames = true;  // preempt_cuts_max 1: it does not limit suspensions
+  ASSERT_NO_FATAL_FAILURE(line.open(c));
+  takt_frame_header_t low{}, high{};
+  low.priority = 1;
+  low.entity = 1;
+  high.priority = 9;
+  high.entity = 2;
+  std::vector<uint8_t> long_payload(64, 0x11), short_payload(4, 0x22);
+  const int64_t ms = TAKT_NS_PER_MS;
+  const int64_t long_ms = wire_bytes(low, long_payload), short_ms = wire_bytes(high, short_payload);
+  ASSERT_EQ(takt_daemon_send(line.a, &low, long_payload.data(), 64), TAKT_OK);
+  for (int k = 1; k <= 3; k++) {
+    line.run_to(k * 40 * ms);  // the long frame on the line (resumed), on a byte boundary
+    ASSERT_EQ(takt_daemon_send(line.a, &high, short_payload.data(), 4), TAKT_OK);
+  }
+  line.run_to(2 * TAKT_NS_PER_S);
+  takt_daemon_stats_t sa = line.stats(line.a), sb = line.stats(line.b);
+  EXPECT_EQ(sa.frames_suspended, 3u);
+  EXPECT_EQ(sa.frames_cut, 0u);
+  ASSERT_EQ(line.arrived.size(), 4u);
+  for (int k = 0; k < 3; k++)  // each urgent frame: the suspend code, then itself
+    EXPECT_EQ(line.arrived[static_cast<size_t>(k)], ((k + 1) * 40 + 2 + short_ms) * ms) << k;
+  EXPECT_EQ(line.arrived[3], (long_ms + 3 * (short_ms + 4)) * ms);
+  EXPECT_EQ(sb.rx_frames, 4u);
+  EXPECT_EQ(sb.rx_resumed, 3u);
+  EXPECT_EQ(sb.rx_crc_errors + sb.rx_garbage_bytes + sb.rx_aborted, 0u);
+}
+
 // Control frames never cut: the ACKNACK a daemon owes its peer waits for its own long data frame
 // on the line (with preempt_frames, and the same without), so a peer's reliable traffic cannot
 // keep restarting it.
@@ -777,7 +873,7 @@ TEST(DaemonFakeClock, AnAcknackDoesNotCutTheDataFrameOnTheLine) {
   takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
   c.preempt_frames = true;
   c.preempt_cuts_max = 0;  // no limit: only the kind of frame keeps it from cutting
-  ASSERT_NO_FATAL_FAILURE(line.open(c));
+  ASSERT_NO_FATAL_FAILURE(line.open(c));  // (and none suspends: preempt_resume is on)
   takt_frame_header_t low{}, rel = reliable_hdr();
   low.priority = 1;
   std::vector<uint8_t> long_payload(64, 0x11);
@@ -787,6 +883,7 @@ TEST(DaemonFakeClock, AnAcknackDoesNotCutTheDataFrameOnTheLine) {
   line.run_to(2 * TAKT_NS_PER_S);
   takt_daemon_stats_t sa = line.stats(line.a), sb = line.stats(line.b);
   EXPECT_EQ(sa.frames_cut, 0u);
+  EXPECT_EQ(sa.frames_suspended, 0u);
   EXPECT_GE(sa.acknacks, 1u);   // a answered b's HEARTBEAT...
   EXPECT_EQ(sb.rx_frames, 1u);  // ...after its long frame, which arrived whole
   EXPECT_EQ(sb.rx_aborted, 0u);

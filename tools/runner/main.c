@@ -355,14 +355,16 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "%s\n    {\"name\": \"%s\", \"spec\": \"%s\", \"mode\": \"%s\", \"tx_frames\": %llu, "
             "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
-            "\"frames_cut\": %llu, \"rx_aborted\": %llu}",
+            "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
+            "\"rx_resumed\": %llu}",
             i ? "," : "", d->links[i].name, d->links[i].spec,
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
             (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
             (unsigned long long)(ds.retransmissions + ds.timeouts), (unsigned long long)bs.forwarded,
             (unsigned long long)bs.imported, (unsigned long long)bs.forward_refused,
-            (unsigned long long)ds.frames_cut, (unsigned long long)ds.rx_aborted);
+            (unsigned long long)ds.frames_cut, (unsigned long long)ds.rx_aborted,
+            (unsigned long long)ds.frames_suspended, (unsigned long long)ds.rx_resumed);
   }
   fprintf(f, "%s],\n", d->n_links ? "\n  " : "");
   fprintf(f, "  \"chains\": [\n");
