@@ -5,9 +5,12 @@
  * urgent frame (priority 9, URGENT bytes) sent every PERIOD_MS at a random phase within the
  * period. Measured: the urgent frame's send -> its arrival at the far daemon (its on_data), from
  * the origin time the frame carries (t_info).
- *   mode preempt:  daemons in PoDS mode with preempt_frames (the bulk frame on the line is cut;
- *                  each frame at most once: preempt_cuts_max's default)
- *   mode preempt-unlimited: the same, a frame cut however often (preempt_cuts_max 0)
+ *   mode preempt:  daemons in PoDS mode with preempt_frames (the bulk frame on the line is
+ *                  suspended and goes on where it stopped: preempt_resume, the default)
+ *   mode preempt-cut: the same cutting instead (preempt_resume false: the bulk frame on the line
+ *                  is cut and sent again whole; each frame at most once: preempt_cuts_max's
+ *                  default)
+ *   mode preempt-cut-unlimited: cutting, a frame cut however often (preempt_cuts_max 0)
  *   mode pods:     daemons in PoDS mode without it (the urgent frame waits for the frame on the
  *                  line, and for nothing else: the queue is ordered by priority)
  *   mode microros: micro-ROS-like daemons (each send waits until its frame has left; the urgent
@@ -93,15 +96,17 @@ static double uniform(void) {
 
 int main(int argc, char **argv) {
   if (argc != 8) {
-    fprintf(stderr, "usage: takt-bench-frames preempt|preempt-unlimited|pods|microros BAUD BULK URGENT PERIOD_MS SAMPLES SEED\n");
+    fprintf(stderr, "usage: takt-bench-frames preempt|preempt-cut|preempt-cut-unlimited|pods|microros "
+                    "BAUD BULK URGENT PERIOD_MS SAMPLES SEED\n");
     return 2;
   }
   const char *mode = argv[1];
   long baud = atol(argv[2]), bulk = atol(argv[3]), urgent = atol(argv[4]), period_ms = atol(argv[5]),
        samples = atol(argv[6]);
   rng_state = (uint64_t)atoll(argv[7]) * 2654435761u + 1u;
-  bool unlimited = strcmp(mode, "preempt-unlimited") == 0;
-  bool preempt = unlimited || strcmp(mode, "preempt") == 0, microros = strcmp(mode, "microros") == 0;
+  bool unlimited = strcmp(mode, "preempt-cut-unlimited") == 0;
+  bool cut = unlimited || strcmp(mode, "preempt-cut") == 0;
+  bool preempt = cut || strcmp(mode, "preempt") == 0, microros = strcmp(mode, "microros") == 0;
   if ((!preempt && !microros && strcmp(mode, "pods") != 0) || baud <= 0 || bulk < 1 ||
       bulk > 4096 || urgent < 1 || urgent > 64 || period_ms < 1 || samples < 1) {
     fprintf(stderr, "takt-bench-frames: bad arguments\n");
@@ -118,6 +123,7 @@ int main(int argc, char **argv) {
   dc.tx_nodes = 8;
   dc.rx_frames = 8;
   dc.preempt_frames = preempt;
+  dc.preempt_resume = !cut;
   if (unlimited) dc.preempt_cuts_max = 0;
   static rx_state_t rx;
   rx.want = samples;
@@ -172,9 +178,10 @@ int main(int argc, char **argv) {
   takt_daemon_get_stats(a, &sa);
   long got = atomic_load(&rx.got);
   printf("{\"mode\": \"%s\", \"baud\": %ld, \"bulk\": %ld, \"urgent\": %ld, \"received\": %ld, "
-         "\"frames_cut\": %llu, \"bulk_arrived\": %llu, \"bulk_before\": %llu, \"measured_ns\": %lld, "
-         "\"samples_ns\": [",
+         "\"frames_cut\": %llu, \"frames_suspended\": %llu, \"bulk_arrived\": %llu, "
+         "\"bulk_before\": %llu, \"measured_ns\": %lld, \"samples_ns\": [",
          mode, baud, bulk, urgent, got, (unsigned long long)sa.frames_cut,
+         (unsigned long long)sa.frames_suspended,
          (unsigned long long)bulk_arrived, (unsigned long long)bulk_before, (long long)took);
   for (long i = 0; i < got; i++) printf("%s%lld", i ? ", " : "", (long long)rx.samples[i]);
   printf("]}\n");
