@@ -60,6 +60,10 @@ foreach(board ${TAKT_FW_BOARDS})
     add_test(NAME fw_link_cut_${board}
              COMMAND ${link_run} --group link_cut --workdir ${fw_bin}/run-link_cut)
     set_tests_properties(fw_link_cut_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
+    # ...and suspended and resumed where it stopped
+    add_test(NAME fw_link_suspend_${board}
+             COMMAND ${link_run} --group link_suspend --workdir ${fw_bin}/run-link_suspend)
+    set_tests_properties(fw_link_suspend_${board} PROPERTIES TIMEOUT 60 LABELS firmware)
     # The agent's ACKNACKs paced at 38400 baud for the long run rather than 115200: a byte into
     # the guest costs QEMU about 60 µs of its own time (docs/mcu.md), and at 115200 the
     # acknowledgement direction is full; at 38400 the stream is as fast (20,000 messages in 29 s

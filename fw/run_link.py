@@ -215,8 +215,11 @@ def bad_input(fd: int, q: Qemu) -> bool:
 def deframe(raw: bytes) -> list:
     """The line's bytes as takt's deframer sees them: [("frame", kind, entity, payload, crc_ok)] for
     each flag-delimited frame, ("aborted", unstuffed bytes) for one ended by the abort sequence
-    ESC FLAG, ("torn", bytes) for any other that is not a frame."""
+    ESC FLAG, ("torn", bytes) for any other that is not a frame. A frame set aside by the suspend
+    sequence (ESC 0x01) is held and goes on at the resume sequence (ESC 0x02); each is also listed
+    as ("suspended",) and ("resumed",) where it came."""
     out, buf, esc, started = [], bytearray(), False, False
+    held = None
     for b in raw:
         if b == 0x7E:
             if started and (buf or esc):
@@ -233,15 +236,22 @@ def deframe(raw: bytes) -> list:
             continue
         elif b == 0x7D:
             esc = True
+        elif esc and b == 0x01:  # suspend: the frame so far is held
+            held, buf, esc = buf, bytearray(), False
+            out.append(("suspended",))
+        elif esc and b == 0x02:  # resume: the held frame goes on
+            if held is not None:
+                buf, held = held, None
+                out.append(("resumed",))
+            esc = False
         else:
             buf.append(b ^ 0x20 if esc else b)
             esc = False
     return out
 
 
-def link_cut(fd: int, q: "Qemu") -> bool:
-    """The firmware's link_cut: read the line until QEMU ends; the long frame's torn start ended by
-    the abort sequence, then the urgent frame, then the long frame whole."""
+def read_line(fd: int, q: "Qemu") -> bytes:
+    """Everything the firmware sends on the line until QEMU ends (60 s at most)."""
     raw = bytearray()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -255,15 +265,47 @@ def link_cut(fd: int, q: "Qemu") -> bool:
         raw += chunk
         if not chunk and q.p.poll() is not None:
             break
-    got = deframe(bytes(raw))
+    return bytes(raw)
+
+
+LOW = bytes((i * 7) & 0xFF for i in range(1000))  # the long frame's payload (fw/tests/test_link.c)
+
+
+def link_cut(fd: int, q: "Qemu") -> bool:
+    """The firmware's link_cut: the long frame's torn start ended by the abort sequence, then the
+    urgent frame, then the long frame whole."""
+    raw = read_line(fd, q)
+    got = deframe(raw)
     shape = [(g[0], g[2] if g[0] == "frame" else None) for g in got]
     print(f"run_link: link_cut: {len(raw)} bytes on the line: {shape}")
-    low = bytes((i * 7) & 0xFF for i in range(1000))
-    if len(got) != 3 or got[0][0] != "aborted" or not low.startswith(got[0][1][18:]):
+    if len(got) != 3 or got[0][0] != "aborted" or not LOW.startswith(got[0][1][18:]):
         print("run_link: link_cut: FAILED: the long frame's torn start, ended by ESC FLAG, does not come first")
         return False
-    if got[1][:5] != ("frame", 0, 2, b"urgent!!", True) or got[2][:5] != ("frame", 0, 1, low, True):
+    if got[1][:5] != ("frame", 0, 2, b"urgent!!", True) or got[2][:5] != ("frame", 0, 1, LOW, True):
         print("run_link: link_cut: FAILED: not the urgent frame, then the long one, both intact")
+        return False
+    return True
+
+
+def link_suspend(fd: int, q: "Qemu") -> bool:
+    """The firmware's link_suspend: the long frame suspended, the urgent frame, the long frame
+    resumed and whole; the line carried each of its bytes once (the two frames and four code
+    bytes, nothing sent twice)."""
+    raw = read_line(fd, q)
+    got = deframe(raw)
+    shape = [(g[0], g[2] if g[0] == "frame" else None) for g in got]
+    print(f"run_link: link_suspend: {len(raw)} bytes on the line: {shape}")
+    want = [("suspended",), ("frame", 0, 2, b"urgent!!", True), ("resumed",), ("frame", 0, 1, LOW, True)]
+    if [g[:5] for g in got] != want:
+        print("run_link: link_suspend: FAILED: not the suspension, the urgent frame, the resume and the "
+              "long frame whole")
+        return False
+    stuffed = lambda p: sum(2 if x in (0x7D, 0x7E) else 1 for x in p)  # noqa: E731 (bytes, stuffed)
+    # flags, headers and CRCs (stuffing of header and CRC bytes aside: a few bytes of slack)
+    frames = 2 * (2 + 18 + 4) + stuffed(LOW) + stuffed(b"urgent!!")
+    if not frames + 4 <= len(raw) <= frames + 4 + 16:
+        print(f"run_link: link_suspend: FAILED: {len(raw)} bytes on the line, the frames and codes "
+              f"take about {frames + 4}: something was sent twice")
         return False
     return True
 
@@ -273,7 +315,8 @@ def main() -> int:
     ap.add_argument("--qemu", required=True)
     ap.add_argument("--board", required=True)
     ap.add_argument("--elf", required=True)
-    ap.add_argument("--group", required=True, choices=["link_reliable", "link_bad_input", "link_cut"])
+    ap.add_argument("--group", required=True,
+                    choices=["link_reliable", "link_bad_input", "link_cut", "link_suspend"])
     ap.add_argument("--agent", help="takt-run (link_reliable)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--count", type=int, default=0)
@@ -302,7 +345,8 @@ def main() -> int:
         else:
             time.sleep(1.2)
             q.cont()
-            ok = bad_input(fd, q) if a.group == "link_bad_input" else link_cut(fd, q)
+            readers = {"link_bad_input": bad_input, "link_cut": link_cut, "link_suspend": link_suspend}
+            ok = readers[a.group](fd, q)
         rc = q.wait(a.timeout)
     finally:
         if agent is not None:

@@ -41,5 +41,6 @@ void test_serial_measure(void);
 void test_link_reliable(void);
 void test_link_bad_input(void);
 void test_link_cut(void);
+void test_link_suspend(void);
 
 #endif

@@ -22,6 +22,7 @@ static const group_t groups[] = {
     {"link_reliable", test_link_reliable},
     {"link_bad_input", test_link_bad_input},
     {"link_cut", test_link_cut},
+    {"link_suspend", test_link_suspend},
     {"serial_measure", test_serial_measure},
     /* these two end the program (fw/tests/test_fail.c): only when named */
     {"fault", test_fault},
@@ -54,7 +55,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
     bool ends = groups[i].run == test_fault || groups[i].run == test_mutex_twice ||
                 groups[i].run == test_link_reliable || groups[i].run == test_link_bad_input ||
-                groups[i].run == test_link_cut ||
+                groups[i].run == test_link_cut || groups[i].run == test_link_suspend ||
                 groups[i].run == test_serial_measure;
     if ((cmdline[0] == '\0' && ends) || (cmdline[0] != '\0' && !named(cmdline, groups[i].name)))
       continue;

@@ -282,14 +282,18 @@ void test_link_bad_input(void) {
   takt_context_destroy(ctx);
 }
 
-/* link_cut — frame preemption on the paced UART (takt_daemon_config_t.preempt_frames): a
- * 1000-byte frame of priority 1 starts on the line (about 90 ms at 115200 baud); once about 35
- * bytes have left, a frame of priority 9 is sent. The daemon cuts the first (the link drops the bytes still queued
- * and puts the abort byte ESC in their place), the urgent frame follows at once, then the cut
- * frame goes again whole. Here: one frame cut, both sent, the link idle after them; the host's
- * reader (fw/run_link.py) checks the bytes on the line: the torn start of the long frame ended
- * by ESC FLAG, then the urgent frame, then the long one, both intact. */
-void test_link_cut(void) {
+/* link_cut and link_suspend — frame preemption on the paced UART
+ * (takt_daemon_config_t.preempt_frames): a 1000-byte frame of priority 1 starts on the line
+ * (about 90 ms at 115200 baud); once about 35 bytes have left, a frame of priority 9 is sent.
+ * link_cut (preempt_resume false): the daemon cuts the first (the link drops the bytes still
+ * queued and puts the abort byte ESC in their place), the urgent frame follows at once, then the
+ * cut frame goes again whole; the host's reader (fw/run_link.py) finds the torn start of the long
+ * frame ended by ESC FLAG, then the urgent frame, then the long one. link_suspend (the default):
+ * the daemon suspends the first (the link takes the bytes still queued out of the ring and puts
+ * the suspend code in their place), the urgent frame follows at once, then the rest of the long
+ * one behind the resume code; the reader joins its two parts. Here: one frame cut or suspended,
+ * both sent, the link idle after them, the time on the line. */
+static void link_preempt(bool resume) {
   takt_context_t *ctx = make_context();
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 1000;
@@ -297,6 +301,7 @@ void test_link_cut(void) {
   dc.rx_frames = 2;
   dc.polled = true;
   dc.preempt_frames = true;
+  dc.preempt_resume = resume;
   start_daemon(ctx, &dc);
   takt_link_handlers_t h = {link_rx, link_sent, NULL};
   takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
@@ -305,6 +310,8 @@ void test_link_cut(void) {
   CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
   CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
   CHECK_EQ(takt_link_cancel(link), TAKT_ESTATE); /* nothing on the line */
+  CHECK_EQ(takt_link_suspend(link), TAKT_ESTATE);
+  CHECK_EQ(takt_link_resume(link), TAKT_ESTATE);
 
   static uint8_t low[1000];
   for (uint32_t i = 0; i < sizeof low; i++) low[i] = (uint8_t)(i * 7u); /* stuffed bytes too */
@@ -331,15 +338,20 @@ void test_link_cut(void) {
   int64_t took = takt_time_now() - t0;
   takt_link_stats_t ls;
   takt_link_get_stats(link, &ls);
-  fw_printf("link_cut: cut %lu, link cut %lu, sent %lu frames, %lu bytes, %lu us\n",
-            (unsigned long)ds.frames_cut, (unsigned long)ls.cut_frames,
-            (unsigned long)ds.tx_frames, (unsigned long)ls.sent_bytes, (unsigned long)(took / 1000));
-  CHECK_EQ(ds.frames_cut, 1);
-  CHECK_EQ(ls.cut_frames, 1);
+  fw_printf("%s: cut %lu, suspended %lu, link cut %lu, suspended %lu, sent %lu frames, %lu bytes, "
+            "%lu us\n", resume ? "link_suspend" : "link_cut", (unsigned long)ds.frames_cut,
+            (unsigned long)ds.frames_suspended, (unsigned long)ls.cut_frames,
+            (unsigned long)ls.suspended_frames, (unsigned long)ds.tx_frames,
+            (unsigned long)ls.sent_bytes, (unsigned long)(took / 1000));
+  CHECK_EQ(ds.frames_cut, resume ? 0 : 1);
+  CHECK_EQ(ls.cut_frames, resume ? 0 : 1);
+  CHECK_EQ(ds.frames_suspended, resume ? 1 : 0);
+  CHECK_EQ(ls.suspended_frames, resume ? 1 : 0);
   CHECK_EQ(ds.tx_frames, 2);
-  CHECK_EQ(ls.sent_frames, 2); /* the cut frame counts once: when it left whole */
+  CHECK_EQ(ls.sent_frames, 2); /* the frame that made way counts once: when it left whole */
   CHECK(!takt_link_busy(link));
-  /* the line has held both frames whole, the torn start and its abort byte: more than 1030
+  CHECK(!takt_link_suspended(link));
+  /* the line has held both frames whole and the codes (cut: and the torn start): more than 1030
    * bytes' time (the paced line: 86.8 us a byte); the bound above only catches a stall */
   CHECK(took > 1030 * 86800LL && took < 5 * TAKT_NS_PER_S);
   takt_sleep_until(takt_time_now() + 200 * 1000000LL); /* QEMU hands the bytes to the terminal */
@@ -347,3 +359,6 @@ void test_link_cut(void) {
   takt_daemon_destroy(g_daemon);
   takt_context_destroy(ctx);
 }
+
+void test_link_cut(void) { link_preempt(false); }
+void test_link_suspend(void) { link_preempt(true); }

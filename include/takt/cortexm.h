@@ -70,6 +70,10 @@ takt_err_t takt_uart_write(takt_uart_t *u, const uint8_t *p, uint32_t n);
 /** Drop the bytes still queued for transmission (the byte on the line finishes); returns how
  * many were dropped. Interrupt-safe, as takt_uart_write. */
 uint32_t takt_uart_tx_discard(takt_uart_t *u);
+/** Take the bytes still queued for transmission out of the ring into out (the byte on the line
+ * finishes): all of them, or none if more than cap; returns how many. *last: the byte on the line
+ * or the last that left (-1: none ever did). Interrupt-safe, as takt_uart_write. */
+uint32_t takt_uart_tx_take(takt_uart_t *u, uint8_t *out, uint32_t cap, int32_t *last);
 /** Room in the transmit ring, bytes. */
 uint32_t takt_uart_tx_space(const takt_uart_t *u);
 /** Take up to cap received bytes; returns how many (0: none). Never waits. O(n). */

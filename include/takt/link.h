@@ -168,7 +168,8 @@ takt_err_t takt_link_resume(takt_link_t *l);
 /** Whether a frame is suspended (takt_link_suspend) and not resumed yet. */
 bool takt_link_suspended(takt_link_t *l);
 /** Whether takt_link_suspend can set this link's frames aside: the emulators (pairs and emu:
- * specifications). Others return TAKT_ENOTSUP (a daemon cuts instead, where the link can). */
+ * specifications) and the Cortex-M UART link. Others return TAKT_ENOTSUP (UDP, ttys, ptys,
+ * socketpairs: the bytes are the kernel's once written). */
 bool takt_link_can_suspend(const takt_link_t *l);
 /** The largest frame takt_link_send accepts. */
 uint32_t takt_link_max_frame(const takt_link_t *l);

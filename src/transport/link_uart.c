@@ -53,6 +53,10 @@ struct takt_link {
   volatile bool tx_busy;    /* a frame is on its way (set by send, cleared by the link IRQ) */
   volatile bool tx_lost;    /* the frame on its way was lost by the injector: it has "left" */
   volatile uint32_t tx_len;
+  uint8_t *susp_buf;        /* the rest of the suspended frame (its capacity: susp_cap) */
+  uint32_t susp_cap, susp_len;
+  bool susp_held;           /* a frame is suspended */
+  bool susp_fresh;          /* ...and none of it had left: its rest is all of it */
   takt_link_stats_t stats;  /* written by the link interrupt and by send (never at once) */
 };
 
@@ -166,11 +170,13 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
   if (k < 1 || index >= N_LINKS || index == 0u || (k == 3 && strcmp(mode, "paced") != 0))
     return TAKT_EINVAL; /* UART0 is the console */
   if (links[index] != NULL) return TAKT_EBUSY;
-  uint32_t tx_cap = pow2_at_least(cfg->max_frame + 1u); /* a frame behind a cut one's abort byte */
+  /* a frame behind a cut one's abort byte, or behind the suspend and resume codes */
+  uint32_t tx_cap = pow2_at_least(cfg->max_frame + 8u);
   uint32_t rx_cap = pow2_at_least(cfg->rx_chunk);
   size_t end = sizeof(takt_link_t);
   size_t tx_at = takt__carve(&end, tx_cap), rx_at = takt__carve(&end, rx_cap);
-  size_t scratch_at = takt__carve(&end, cfg->max_frame);
+  size_t scratch_at = takt__carve(&end, cfg->max_frame + 8u); /* also what a cut takes out */
+  size_t susp_at = takt__carve(&end, cfg->max_frame + 8u);
   uint8_t *mem = takt__context_alloc(ctx, end);
   if (mem == NULL) return TAKT_ENOMEM;
   takt_link_t *l = (takt_link_t *)(void *)mem; /* zeroed by the arena */
@@ -178,6 +184,8 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
   l->cfg = *cfg;
   if (h != NULL) l->h = *h;
   l->scratch = mem + scratch_at;
+  l->susp_buf = mem + susp_at;
+  l->susp_cap = cfg->max_frame + 8u;
   snprintf(l->name, sizeof l->name, "%s", spec);
   if (opts != NULL && !parse_faults(opts, opts_len, l)) {
     takt__context_free(ctx, mem);
@@ -269,7 +277,8 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
 
 /* The bytes of the frame still in the UART's ring are dropped and the abort byte takes their
  * place: the byte on the line, then ESC, then the flag that opens the next frame (or, if none
- * follows, the peer's deframer closes the torn frame at the next flag it sees). */
+ * follows, the peer's deframer closes the torn frame at the next flag it sees). A frame none of
+ * whose bytes had left is dropped without it. */
 bool takt_link_can_cut(const takt_link_t *l) {
   (void)l;
   return true;
@@ -279,9 +288,18 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
   if (l == NULL) return TAKT_EINVAL;
   takt_irq_state_t s = takt_critical_enter();
   takt_err_t rc = TAKT_ESTATE;
-  if (l->tx_busy && !l->tx_lost && takt_uart_tx_discard(&l->uart) > 0u) {
-    static const uint8_t esc = TAKT_FRAME_ESC;
-    (void)takt_uart_write(&l->uart, &esc, 1u); /* the ring had that room a moment ago */
+  int32_t last = -1;
+  uint32_t r = l->tx_busy && !l->tx_lost
+                   ? takt_uart_tx_take(&l->uart, l->scratch, l->cfg.max_frame + 8u, &last)
+                   : 0u;
+  if (r > 0u) {
+    /* bytes before the frame's (a suspended frame's code, an earlier cut's abort byte) stay */
+    uint32_t before = r > l->tx_len ? r - l->tx_len : 0u;
+    (void)takt_uart_write(&l->uart, l->scratch, before);
+    if (r - before < l->tx_len) { /* part of it has left: the abort byte ends it */
+      static const uint8_t esc = TAKT_FRAME_ESC;
+      (void)takt_uart_write(&l->uart, &esc, 1u); /* the ring had that room a moment ago */
+    }
     l->tx_busy = false;
     l->stats.cut_frames++;
     rc = TAKT_OK;
@@ -290,18 +308,73 @@ takt_err_t takt_link_cancel(takt_link_t *l) {
   return rc;
 }
 
-/* Frames are cut (takt_link_cancel), not suspended, on the UART: the bytes still in the ring
- * would have to be kept aside for the resume. */
+/* Suspending: the bytes of the frame still in the UART's ring are taken out and kept, and the
+ * suspend code takes their place behind the byte on the line (with the byte it escapes, if that
+ * one is an escape); the resume puts the resume code and the kept bytes back in the ring. Bytes
+ * in the ring before the frame's (a cut frame's abort byte) stay there. A frame none of whose
+ * bytes has left yet is kept whole, without a code. */
 bool takt_link_can_suspend(const takt_link_t *l) {
   (void)l;
-  return false;
+  return true;
 }
-takt_err_t takt_link_suspend(takt_link_t *l) { return l == NULL ? TAKT_EINVAL : TAKT_ENOTSUP; }
-takt_err_t takt_link_resume(takt_link_t *l) { return l == NULL ? TAKT_EINVAL : TAKT_ENOTSUP; }
-bool takt_link_suspended(takt_link_t *l) {
-  (void)l;
-  return false;
+
+takt_err_t takt_link_suspend(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  takt_irq_state_t s = takt_critical_enter();
+  takt_err_t rc = TAKT_ESTATE;
+  int32_t last = -1;
+  uint32_t r = l->tx_busy && !l->tx_lost && !l->susp_held
+                   ? takt_uart_tx_take(&l->uart, l->susp_buf, l->susp_cap, &last)
+                   : 0u;
+  if (r > 0u) {
+    uint32_t before = r > l->tx_len ? r - l->tx_len : 0u; /* not the frame's: back they go */
+    uint8_t *rest = l->susp_buf + before;
+    uint32_t n = r - before;
+    (void)takt_uart_write(&l->uart, l->susp_buf, before);
+    bool fresh = n == l->tx_len;
+    if (!fresh && last == TAKT_FRAME_ESC) { /* never split an escape from its byte */
+      (void)takt_uart_write(&l->uart, rest, 1u);
+      rest++;
+      n--;
+    }
+    if (!fresh) {
+      static const uint8_t code[2] = {TAKT_FRAME_ESC, TAKT_FRAME_SUSPEND};
+      (void)takt_uart_write(&l->uart, code, 2u); /* the ring had that room a moment ago */
+    }
+    memmove(l->susp_buf, rest, n);
+    l->susp_len = n;
+    l->susp_fresh = fresh;
+    l->susp_held = true;
+    l->tx_busy = false;
+    l->stats.suspended_frames++;
+    rc = TAKT_OK;
+  }
+  takt_critical_exit(s);
+  return rc;
 }
+
+takt_err_t takt_link_resume(takt_link_t *l) {
+  if (l == NULL) return TAKT_EINVAL;
+  takt_irq_state_t s = takt_critical_enter();
+  takt_err_t rc = TAKT_OK;
+  uint32_t n = l->susp_len + (l->susp_fresh ? 0u : 2u);
+  if (!l->susp_held) {
+    rc = TAKT_ESTATE;
+  } else if (l->tx_busy || takt_uart_tx_space(&l->uart) < n) {
+    rc = TAKT_EBUSY;
+  } else {
+    static const uint8_t code[2] = {TAKT_FRAME_ESC, TAKT_FRAME_RESUME};
+    l->tx_busy = true;
+    l->tx_len = n;
+    l->susp_held = false;
+    if (!l->susp_fresh) (void)takt_uart_write(&l->uart, code, 2u);
+    (void)takt_uart_write(&l->uart, l->susp_buf, l->susp_len);
+  }
+  takt_critical_exit(s);
+  return rc;
+}
+
+bool takt_link_suspended(takt_link_t *l) { return l->susp_held; }
 
 bool takt_link_busy(takt_link_t *l) { return l->tx_busy; }
 

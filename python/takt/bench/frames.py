@@ -138,7 +138,7 @@ def run(quick: bool, out: Path) -> int:
            "limit, a bulk frame longer than the time between urgent frames would never get through; with the "
            "limit (each frame cut at most once) every bulk frame gets through on its second try, and an urgent "
            "frame that finds a frame on its second try waits for it, as without preemption (the p90 and max "
-           "of the second row). A link that cannot suspend (the Cortex-M UART link, for now) cuts."]
+           "of the second row)."]
     if errors:
         md += ["", f"Errors: {errors}"]
     write_markdown(out, NAME, md)

@@ -87,6 +87,21 @@ uint32_t takt_uart_tx_discard(takt_uart_t *u) {
   return n;
 }
 
+uint32_t takt_uart_tx_take(takt_uart_t *u, uint8_t *out, uint32_t cap, int32_t *last) {
+  takt_irq_state_t s = takt_critical_enter();
+  uint32_t n = u->tx_head - u->tx_tail, mask = u->cfg.tx_cap - 1u;
+  if (n <= cap) { /* all or nothing */
+    for (uint32_t i = 0; i < n; i++) out[i] = u->cfg.tx_buf[(u->tx_tail + i) & mask];
+    u->tx_head = u->tx_tail;
+  } else {
+    n = 0u;
+  }
+  /* the byte on the line (or the last that left): still in the ring, behind tx_tail */
+  *last = u->tx_tail != 0u ? (int32_t)u->cfg.tx_buf[(u->tx_tail - 1u) & mask] : -1;
+  takt_critical_exit(s);
+  return n;
+}
+
 uint32_t takt_uart_tx_space(const takt_uart_t *u) {
   return u->cfg.tx_cap - (u->tx_head - u->tx_tail);
 }
