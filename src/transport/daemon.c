@@ -202,13 +202,14 @@ static bool preempt_current_locked(takt_daemon_t *d) {
   bool suspend = d->cfg.preempt_resume && d->suspended == NULL && takt_link_can_suspend(d->link);
   if (!suspend && d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
   if (keep_for_nack_locked(d, head)) return false;
-  if (suspend && takt_link_suspend(d->link) == TAKT_OK) {
+  if (suspend) {
+    /* refused: its last byte is on the line, it is as good as sent (a cut would send it again) */
+    if (takt_link_suspend(d->link) != TAKT_OK) return false;
     d->current = NULL;
     d->suspended = c;
     d->stats.frames_suspended++;
     return true;
   }
-  if (d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
   if (takt_link_cancel(d->link) != TAKT_OK) return false;
   d->current = NULL;
   c->cuts++;
