@@ -1,48 +1,15 @@
 // After init, publish / take / dispatch / timers / request-response must not allocate. The
-// allocator is hooked: by the sanitizer's malloc hooks under ASan/TSan, by interposing malloc
-// otherwise. Counting is armed only around the measured section.
+// allocator is hooked (alloc_hooks.hpp); counting is armed only around the measured section.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
 
+#include "alloc_hooks.hpp"
 #include "common.hpp"
 
-namespace {
-std::atomic<bool> armed{false};
-std::atomic<long> allocations{0};
-}  // namespace
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
-                                                         void (*)(const volatile void *));
-static void on_malloc(const volatile void *, size_t) {
-  if (armed.load(std::memory_order_relaxed)) allocations++;
-}
-static void on_free(const volatile void *) {}
-static bool install_hooks() {
-  return __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0;
-}
-#else
-extern "C" void *__libc_malloc(size_t);
-extern "C" void *__libc_calloc(size_t, size_t);
-extern "C" void *__libc_realloc(void *, size_t);
-extern "C" void __libc_free(void *);
-extern "C" void *malloc(size_t n) {
-  if (armed.load(std::memory_order_relaxed)) allocations++;
-  return __libc_malloc(n);
-}
-extern "C" void *calloc(size_t a, size_t b) {
-  if (armed.load(std::memory_order_relaxed)) allocations++;
-  return __libc_calloc(a, b);
-}
-extern "C" void *realloc(void *p, size_t n) {
-  if (armed.load(std::memory_order_relaxed)) allocations++;
-  return __libc_realloc(p, n);
-}
-extern "C" void free(void *p) { __libc_free(p); }
-static bool install_hooks() { return true; }
-#endif
+using takt_test::allocations;
+using takt_test::armed;
 
 namespace {
 

@@ -16,47 +16,18 @@
 #include <cstring>
 #include <string>
 
+#include "alloc_hooks.hpp"
 #include "std_msgs/String.h"
 #include "takt/bridge.h"
 #include "takt/dds.h"
 
 namespace {
-thread_local bool armed = false; // only the publishing thread's allocations count
-std::atomic<long> allocations{0};
+using takt_test::allocations;
 
 constexpr int kWarm = 100;    // writes before counting: Cyclone's writer history warms up
 constexpr int kCounted = 300; // writes counted
 const char *kTopic = "dds_alloc/chatter";
 }  // namespace
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
-                                                         void (*)(const volatile void *));
-static void on_malloc(const volatile void *, size_t) {
-  if (armed) allocations++;
-}
-static void on_free(const volatile void *) {}
-static bool install_hooks() { return __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0; }
-#else
-extern "C" void *__libc_malloc(size_t);
-extern "C" void *__libc_calloc(size_t, size_t);
-extern "C" void *__libc_realloc(void *, size_t);
-extern "C" void __libc_free(void *);
-extern "C" void *malloc(size_t n) {
-  if (armed) allocations++;
-  return __libc_malloc(n);
-}
-extern "C" void *calloc(size_t a, size_t b) {
-  if (armed) allocations++;
-  return __libc_calloc(a, b);
-}
-extern "C" void *realloc(void *p, size_t n) {
-  if (armed) allocations++;
-  return __libc_realloc(p, n);
-}
-extern "C" void free(void *p) { __libc_free(p); }
-static bool install_hooks() { return true; }
-#endif
 
 namespace {
 
@@ -182,13 +153,13 @@ void publish_and_count(bool reliable) {
   }
   takt_dds_stats_t before = w.stats();
   allocations = 0;
-  armed = true;
+  takt_test::thread_armed = true; // only this thread's allocations count
   takt_err_t rc = TAKT_OK;
   for (int i = kWarm; i < kWarm + kCounted && rc == TAKT_OK; i++) {
     rc = publish(i);
     w.spin_ms(2);
   }
-  armed = false;
+  takt_test::thread_armed = false;
   EXPECT_EQ(rc, TAKT_OK);
   takt_dds_stats_t after = w.stats();
   EXPECT_EQ(allocations.load(), 0) << "allocations in the publishing thread";

@@ -171,6 +171,37 @@ Parts suspend_at(const std::vector<uint8_t> &wire, size_t k) {
   return p;
 }
 
+// The parts joined into one stream.
+std::vector<uint8_t> join(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (const auto &p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// A stream through a deframer of cap bytes (room for two frames of 64 by default), all at once or
+// a byte at a time: what it delivered, and its counts.
+struct Deframed {
+  Sink s;
+  takt_deframer_stats_t stats;
+};
+Deframed deframe(const std::vector<uint8_t> &stream, bool bytewise,
+                 size_t cap = 2 * TAKT_FRAME_SIZE(64)) {
+  std::vector<uint8_t> buf(cap);
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf.data(), static_cast<uint32_t>(cap));
+  Deframed out;
+  if (bytewise)
+    for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &out.s);
+  else
+    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &out.s);
+  out.stats = d.stats;
+  return out;
+}
+
+bool crc_ok(const std::vector<uint8_t> &f) {
+  return takt_frame_crc_ok(f.data(), static_cast<uint32_t>(f.size()));
+}
+
 // A frame suspended on the line goes on where it stopped: the frames sent meanwhile arrive
 // first, then it, whole, with its CRC; nothing is garbage. Cut at every byte of a frame full of
 // stuffed bytes (escapes never split from their byte), fed a byte at a time; with one frame and
@@ -182,26 +213,20 @@ TEST(Frame, ASuspendedFrameGoesOnAfterTheFramesSentMeanwhile) {
   for (int between : {1, 2}) {
     for (size_t k = 1; k < a.size(); k++) {
       Parts parts = suspend_at(a, k);
-      std::vector<uint8_t> stream(parts.head);
-      stream.insert(stream.end(), b.begin(), b.end());
-      if (between == 2) stream.insert(stream.end(), c.begin(), c.end());
-      stream.insert(stream.end(), parts.rest.begin(), parts.rest.end());
-      uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
-      takt_deframer_t d;
-      takt_deframer_init(&d, buf, sizeof buf);
-      Sink s;
-      for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &s);
-      ASSERT_EQ(s.frames.size(), static_cast<size_t>(between + 1)) << "cut after " << k;
-      EXPECT_EQ(s.headers[0].seq, 2);
-      if (between == 2) EXPECT_EQ(s.headers[1].seq, 3);
-      EXPECT_EQ(s.headers.back().seq, 1) << "cut after " << k;
-      for (auto &f : s.frames) EXPECT_TRUE(takt_frame_crc_ok(f.data(), static_cast<uint32_t>(f.size())));
-      EXPECT_EQ(std::vector<uint8_t>(s.frames.back().begin() + TAKT_FRAME_HEADER_SIZE,
-                                     s.frames.back().end() - TAKT_FRAME_CRC_SIZE), p);
-      EXPECT_EQ(d.stats.suspended, 1u);
-      EXPECT_EQ(d.stats.resumed, 1u);
-      EXPECT_EQ(d.stats.garbage_bytes, 0u) << "cut after " << k;
-      EXPECT_EQ(d.stats.bad_header + d.stats.aborted + d.stats.too_long, 0u);
+      auto stream = between == 1 ? join({parts.head, b, parts.rest})
+                                 : join({parts.head, b, c, parts.rest});
+      Deframed r = deframe(stream, true);
+      ASSERT_EQ(r.s.frames.size(), static_cast<size_t>(between + 1)) << "cut after " << k;
+      EXPECT_EQ(r.s.headers[0].seq, 2);
+      if (between == 2) EXPECT_EQ(r.s.headers[1].seq, 3);
+      EXPECT_EQ(r.s.headers.back().seq, 1) << "cut after " << k;
+      for (auto &f : r.s.frames) EXPECT_TRUE(crc_ok(f));
+      EXPECT_EQ(std::vector<uint8_t>(r.s.frames.back().begin() + TAKT_FRAME_HEADER_SIZE,
+                                     r.s.frames.back().end() - TAKT_FRAME_CRC_SIZE), p);
+      EXPECT_EQ(r.stats.suspended, 1u);
+      EXPECT_EQ(r.stats.resumed, 1u);
+      EXPECT_EQ(r.stats.garbage_bytes, 0u) << "cut after " << k;
+      EXPECT_EQ(r.stats.bad_header + r.stats.aborted + r.stats.too_long, 0u);
     }
   }
 }
@@ -215,69 +240,42 @@ TEST(Frame, BadSuspensionsAreCountedAndLoseNothingElse) {
   std::vector<uint8_t> p(30, 0x11);
   auto a = encode(header(30, 1), p), b = encode(header(30, 2), p), c = encode(header(30, 3), p);
   Parts pa = suspend_at(a, 10);
-  {  // b cut while a is suspended, then c, then a's rest
-    std::vector<uint8_t> stream(pa.head);
-    stream.insert(stream.end(), b.begin(), b.begin() + 12);
-    stream.push_back(TAKT_FRAME_ESC);  // the abort byte; c's flag follows
-    stream.insert(stream.end(), c.begin(), c.end());
-    stream.insert(stream.end(), pa.rest.begin(), pa.rest.end());
-    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
-    takt_deframer_t d;
-    takt_deframer_init(&d, buf, sizeof buf);
-    Sink s;
-    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
-    ASSERT_EQ(s.frames.size(), 2u);
-    EXPECT_EQ(s.headers[0].seq, 3);
-    EXPECT_EQ(s.headers[1].seq, 1);
-    EXPECT_TRUE(takt_frame_crc_ok(s.frames[1].data(), static_cast<uint32_t>(s.frames[1].size())));
-    EXPECT_EQ(d.stats.aborted, 1u);
-    EXPECT_EQ(d.stats.garbage_bytes, 0u);
+  {  // b cut while a is suspended (its abort byte, then c's flag), then c, then a's rest
+    std::vector<uint8_t> b_torn(b.begin(), b.begin() + 12);
+    b_torn.push_back(TAKT_FRAME_ESC);
+    Deframed r = deframe(join({pa.head, b_torn, c, pa.rest}), false);
+    ASSERT_EQ(r.s.frames.size(), 2u);
+    EXPECT_EQ(r.s.headers[0].seq, 3);
+    EXPECT_EQ(r.s.headers[1].seq, 1);
+    EXPECT_TRUE(crc_ok(r.s.frames[1]));
+    EXPECT_EQ(r.stats.aborted, 1u);
+    EXPECT_EQ(r.stats.garbage_bytes, 0u);
   }
   {  // a resume with nothing suspended, then b whole
-    std::vector<uint8_t> stream = {TAKT_FRAME_FLAG, TAKT_FRAME_ESC, TAKT_FRAME_RESUME, 0x33, 0x44};
-    stream.insert(stream.end(), b.begin(), b.end());
-    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
-    takt_deframer_t d;
-    takt_deframer_init(&d, buf, sizeof buf);
-    Sink s;
-    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
-    ASSERT_EQ(s.frames.size(), 1u);
-    EXPECT_EQ(s.headers[0].seq, 2);
-    EXPECT_EQ(d.stats.resumed, 0u);
-    EXPECT_EQ(d.stats.garbage_bytes, 4u);  // the resume sequence and the two bytes after it
+    std::vector<uint8_t> stray = {TAKT_FRAME_FLAG, TAKT_FRAME_ESC, TAKT_FRAME_RESUME, 0x33, 0x44};
+    Deframed r = deframe(join({stray, b}), false);
+    ASSERT_EQ(r.s.frames.size(), 1u);
+    EXPECT_EQ(r.s.headers[0].seq, 2);
+    EXPECT_EQ(r.stats.resumed, 0u);
+    EXPECT_EQ(r.stats.garbage_bytes, 4u);  // the resume sequence and the two bytes after it
   }
   {  // a suspended, then b suspended too (a given up), c, b's rest: c, b
     Parts pb = suspend_at(b, 20);
-    std::vector<uint8_t> stream(pa.head);
-    stream.insert(stream.end(), pb.head.begin(), pb.head.end());
-    stream.insert(stream.end(), c.begin(), c.end());
-    stream.insert(stream.end(), pb.rest.begin(), pb.rest.end());
-    uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
-    takt_deframer_t d;
-    takt_deframer_init(&d, buf, sizeof buf);
-    Sink s;
-    for (uint8_t byte : stream) takt_deframer_feed(&d, &byte, 1, collect, &s);
-    ASSERT_EQ(s.frames.size(), 2u);
-    EXPECT_EQ(s.headers[0].seq, 3);
-    EXPECT_EQ(s.headers[1].seq, 2);
-    EXPECT_TRUE(takt_frame_crc_ok(s.frames[1].data(), static_cast<uint32_t>(s.frames[1].size())));
-    EXPECT_EQ(d.stats.aborted, 1u);
-    EXPECT_EQ(d.stats.suspended, 2u);
-    EXPECT_EQ(d.stats.resumed, 1u);
+    Deframed r = deframe(join({pa.head, pb.head, c, pb.rest}), true);
+    ASSERT_EQ(r.s.frames.size(), 2u);
+    EXPECT_EQ(r.s.headers[0].seq, 3);
+    EXPECT_EQ(r.s.headers[1].seq, 2);
+    EXPECT_TRUE(crc_ok(r.s.frames[1]));
+    EXPECT_EQ(r.stats.aborted, 1u);
+    EXPECT_EQ(r.stats.suspended, 2u);
+    EXPECT_EQ(r.stats.resumed, 1u);
   }
   {  // room for one frame only: b does not fit beside a's part; a resumes intact
-    std::vector<uint8_t> stream(pa.head);
-    stream.insert(stream.end(), b.begin(), b.end());
-    stream.insert(stream.end(), pa.rest.begin(), pa.rest.end());
-    uint8_t buf[TAKT_FRAME_SIZE(30)];
-    takt_deframer_t d;
-    takt_deframer_init(&d, buf, sizeof buf);
-    Sink s;
-    takt_deframer_feed(&d, stream.data(), static_cast<uint32_t>(stream.size()), collect, &s);
-    ASSERT_EQ(s.frames.size(), 1u);
-    EXPECT_EQ(s.headers[0].seq, 1);
-    EXPECT_TRUE(takt_frame_crc_ok(s.frames[0].data(), static_cast<uint32_t>(s.frames[0].size())));
-    EXPECT_EQ(d.stats.too_long, 1u);
+    Deframed r = deframe(join({pa.head, b, pa.rest}), false, TAKT_FRAME_SIZE(30));
+    ASSERT_EQ(r.s.frames.size(), 1u);
+    EXPECT_EQ(r.s.headers[0].seq, 1);
+    EXPECT_TRUE(crc_ok(r.s.frames[0]));
+    EXPECT_EQ(r.stats.too_long, 1u);
   }
 }
 
