@@ -267,7 +267,6 @@ static void finish_send(takt_link_t *l, uint32_t n) {
  * (the suspend code) has left, plus the latency. Lock held on entry and return (let go while it
  * waits and delivers). False if the link stops meanwhile. */
 static bool deliver_part_locked(takt_link_t *l) {
-  l->part_pending = false;
   int64_t due = l->part_due;
   uint32_t n = l->part_len;
   faults_t f = l->part_faults;
@@ -280,6 +279,7 @@ static bool deliver_part_locked(takt_link_t *l) {
   takt__lock_give(&l->lock);
   if (!stop) hand_over(l, l->part_buf, n, f);
   takt__lock_take(&l->lock);
+  l->part_pending = false; /* part_buf is free for another suspension only now */
   return !stop;
 }
 
