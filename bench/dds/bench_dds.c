@@ -16,6 +16,9 @@
  * (send_in_publisher: a tap on the topic) into the writer lane's queue; pub-direct: it writes to
  * Cyclone itself when nothing is queued (direct_write; the backend's stat `direct`); pub-job:
  * the bridge node's forwarding job sends (send_in_publisher false), the path before the tap.
+ * TAKT_BENCH_DDS_BEST_EFFORT=1 in both processes' environment: best-effort topics (which the
+ * publishing thread writes itself, in a serdata of the route's pool). pub prints on stderr how
+ * many samples it wrote and how many of them the publishing thread wrote itself.
  *
  *   takt-bench-dds pong|pong-direct DOMAIN COUNT SIZE...
  *   takt-bench-dds ping|ping-direct DOMAIN COUNT PERIOD_US SIZE...
@@ -310,7 +313,11 @@ int main(int argc, char **argv) {
   eo.preempt.threads = 2;
   takt_executor_t *exec;
   CHECK(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &eo, &exec));
-  takt_dds_qos_t qos = {.reliable = true, .transient_local = false, .depth = 8};
+  /* TAKT_BENCH_DDS_BEST_EFFORT=1 (both sides): best-effort topics, which the sending job writes
+     itself (direct_max) */
+  const char *be = getenv("TAKT_BENCH_DDS_BEST_EFFORT");
+  takt_dds_qos_t qos = {.reliable = be == NULL || strcmp(be, "1") != 0, .transient_local = false,
+                        .depth = 8};
   for (uint32_t i = 0; i < g_nlanes; i++) {
     lane_t *l = &g_lanes[i];
     CHECK(takt_topic_create(ctx, l->topic_name, &l->ts, 8, &l->topic));
@@ -393,6 +400,10 @@ int main(int argc, char **argv) {
     (void)takt_executor_spin_until(exec, takt_time_now() + 200 * TAKT_NS_PER_MS);
     (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
     free(payload);
+    takt_dds_stats_t st;
+    takt_dds_get_stats(dds, &st);
+    fprintf(stderr, "takt-bench-dds %s: written %llu, by the publishing thread itself %llu\n", mode,
+            (unsigned long long)st.written, (unsigned long long)st.direct);
     if (ping) { /* the last round trips, then what they measured */
       if (!all_counted()) (void)takt_executor_spin_until(exec, takt_time_now() + 5 * TAKT_NS_PER_S);
       int prc = print_rows(dds, count);
