@@ -229,6 +229,9 @@ static bool resume_suspended_locked(takt_daemon_t *d) {
   (void)rc;
   d->suspended = NULL;
   d->current = s;
+  /* its time on the line ends after this part: the acknowledgement's timeout counts from here,
+   * as for a frame sent again (a HEARTBEAT that left while it waited does not announce it) */
+  s->sent_at = now_of(d);
   return true;
 }
 
