@@ -552,6 +552,23 @@ takt_err_t takt_link_emulator_pair_in(takt_context_t *ctx, const takt_link_confi
 
 /* ---- use ---- */
 
+/* The n bytes in tx_buf go on the line: after a cut or suspended frame's code bytes
+ * (line_free), polled at a due time, else by the transmit thread. A frame's faults are decided
+ * when it goes (polled: now; threaded: when the thread takes it), unless tx_resumed says they
+ * were (a suspended frame's rest keeps its frame's). Lock held. */
+static void go_on_line_locked(takt_link_t *l, uint32_t n) {
+  int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
+  l->tx_start = start;
+  if (l->cfg.polled) { /* a failed first transmission sets the time */
+    if (!l->tx_resumed) l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
+    l->tx_end = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
+  } else {
+    l->tx_end = start + line_time(l, n);
+    l->tx_pending = true;
+    takt__defer_wake(&l->tx_wake); /* posted once the caller holds no lock */
+  }
+}
+
 takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   if (l == NULL || (data == NULL && n > 0)) return TAKT_EINVAL;
   if (n > l->cfg.max_frame) return TAKT_ESIZE;
@@ -564,18 +581,7 @@ takt_err_t takt_link_send(takt_link_t *l, const uint8_t *data, uint32_t n) {
   l->tx_len = n;
   l->tx_busy = true;
   l->tx_resumed = l->tx_prefixed = false;
-  /* an emulated frame after a cut one starts behind that one's abort byte */
-  int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
-  l->tx_start = start;
-  if (l->cfg.polled) { /* the faults decided now: a failed first transmission sets the time */
-    l->tx_faults = l->emulated ? inject(l, l->tx_buf, n) : (faults_t){0};
-    l->tx_end = start + (l->emulated ? held_for(l, n, l->tx_faults) : 0);
-  } else {
-    /* the transmit thread's faults are decided when it takes the frame; the line time here */
-    l->tx_end = start + line_time(l, n);
-    l->tx_pending = true;
-    takt__defer_wake(&l->tx_wake); /* posted once the caller holds no lock */
-  }
+  go_on_line_locked(l, n);
   takt__lock_give(&l->lock);
   return TAKT_OK;
 }
@@ -737,15 +743,7 @@ takt_err_t takt_link_resume(takt_link_t *l) {
     l->tx_prefixed = !l->susp_fresh;
     l->tx_resumed = l->susp_faulted;
     l->tx_faults = l->susp_faults;
-    int64_t now = takt_clock_now(l->clock), start = now > l->line_free ? now : l->line_free;
-    l->tx_start = start;
-    if (l->cfg.polled) {
-      l->tx_end = start + held_for(l, n, l->tx_faults);
-    } else {
-      l->tx_end = start + line_time(l, n);
-      l->tx_pending = true;
-      takt__defer_wake(&l->tx_wake);
-    }
+    go_on_line_locked(l, n);
   }
   takt__lock_give(&l->lock);
   return rc;

@@ -53,8 +53,8 @@ struct takt_link {
   volatile bool tx_busy;    /* a frame is on its way (set by send, cleared by the link IRQ) */
   volatile bool tx_lost;    /* the frame on its way was lost by the injector: it has "left" */
   volatile uint32_t tx_len;
-  uint8_t *susp_buf;        /* the rest of the suspended frame (its capacity: susp_cap) */
-  uint32_t susp_cap, susp_len;
+  uint8_t *susp_buf;        /* the rest of the suspended frame (max_frame + 8 bytes) */
+  uint32_t susp_len;
   bool susp_held;           /* a frame is suspended */
   bool susp_fresh;          /* ...and none of it had left: its rest is all of it */
   takt_link_stats_t stats;  /* written by the link interrupt and by send (never at once) */
@@ -185,7 +185,6 @@ takt_err_t takt_link_open_in(takt_context_t *ctx, const char *spec, const takt_l
   if (h != NULL) l->h = *h;
   l->scratch = mem + scratch_at;
   l->susp_buf = mem + susp_at;
-  l->susp_cap = cfg->max_frame + 8u;
   snprintf(l->name, sizeof l->name, "%s", spec);
   if (opts != NULL && !parse_faults(opts, opts_len, l)) {
     takt__context_free(ctx, mem);
@@ -284,19 +283,27 @@ bool takt_link_can_cut(const takt_link_t *l) {
   return true;
 }
 
+/* The bytes of the frame on its way that are still in the UART's ring, taken out into buf (room
+ * for max_frame + 8): how many, and *rest where they start. Bytes in the ring before the frame's
+ * (a suspended frame's code, an earlier cut's abort byte) go back. *last: the byte on the line. 0
+ * if all of it has left. Interrupts masked. */
+static uint32_t take_unsent(takt_link_t *l, uint8_t *buf, uint8_t **rest, int32_t *last) {
+  uint32_t r = takt_uart_tx_take(&l->uart, buf, l->cfg.max_frame + 8u, last);
+  uint32_t before = r > l->tx_len ? r - l->tx_len : 0u;
+  (void)takt_uart_write(&l->uart, buf, before);
+  *rest = buf + before;
+  return r - before;
+}
+
 takt_err_t takt_link_cancel(takt_link_t *l) {
   if (l == NULL) return TAKT_EINVAL;
   takt_irq_state_t s = takt_critical_enter();
   takt_err_t rc = TAKT_ESTATE;
   int32_t last = -1;
-  uint32_t r = l->tx_busy && !l->tx_lost
-                   ? takt_uart_tx_take(&l->uart, l->scratch, l->cfg.max_frame + 8u, &last)
-                   : 0u;
-  if (r > 0u) {
-    /* bytes before the frame's (a suspended frame's code, an earlier cut's abort byte) stay */
-    uint32_t before = r > l->tx_len ? r - l->tx_len : 0u;
-    (void)takt_uart_write(&l->uart, l->scratch, before);
-    if (r - before < l->tx_len) { /* part of it has left: the abort byte ends it */
+  uint8_t *rest = NULL;
+  uint32_t n = l->tx_busy && !l->tx_lost ? take_unsent(l, l->scratch, &rest, &last) : 0u;
+  if (n > 0u) {
+    if (n < l->tx_len) { /* part of it has left: the abort byte ends it */
       static const uint8_t esc = TAKT_FRAME_ESC;
       (void)takt_uart_write(&l->uart, &esc, 1u); /* the ring had that room a moment ago */
     }
@@ -323,14 +330,11 @@ takt_err_t takt_link_suspend(takt_link_t *l) {
   takt_irq_state_t s = takt_critical_enter();
   takt_err_t rc = TAKT_ESTATE;
   int32_t last = -1;
-  uint32_t r = l->tx_busy && !l->tx_lost && !l->susp_held
-                   ? takt_uart_tx_take(&l->uart, l->susp_buf, l->susp_cap, &last)
+  uint8_t *rest = NULL;
+  uint32_t n = l->tx_busy && !l->tx_lost && !l->susp_held
+                   ? take_unsent(l, l->susp_buf, &rest, &last)
                    : 0u;
-  if (r > 0u) {
-    uint32_t before = r > l->tx_len ? r - l->tx_len : 0u; /* not the frame's: back they go */
-    uint8_t *rest = l->susp_buf + before;
-    uint32_t n = r - before;
-    (void)takt_uart_write(&l->uart, l->susp_buf, before);
+  if (n > 0u) {
     bool fresh = n == l->tx_len;
     if (!fresh && last == TAKT_FRAME_ESC) { /* never split an escape from its byte */
       (void)takt_uart_write(&l->uart, rest, 1u);
