@@ -11,6 +11,7 @@
 #if TAKT_WITH_TIMING
 
 #define PENDING_MAX 32 /* violations found inside a core call, handled on the next dispatch */
+#define USEFULNESS_ONE 65536u /* a usefulness of 1, in the sum of a consumer's usefulnesses */
 
 /* Kinds of validation compiled in (takt/features.h). check_constraints refuses a constraint of
  * a kind compiled out, so its field stays 0 and the code that validates it is left out. */
@@ -46,11 +47,11 @@ typedef struct consumer {
   bool has_last;
   int64_t last_t_info;
   /* statistics */
+  /* integers only: no floating point on a fetch (a Cortex-M4F has none in double) */
   uint64_t received, violations[TAKT_VIOLATION_KINDS], late_on_commit;
-  double usefulness_sum;
+  uint64_t usefulness_sum; /* in units of 1/USEFULNESS_ONE */
   takt_stats_t *hist; /* NULL without histograms */
-  int64_t lat_sum_min, lat_sum_max;
-  double lat_mean, lat_m2;
+  int64_t lat_sum_min, lat_sum_max, lat_total;
   /* requests: one deadline per request slot (clients) */
   struct request_deadline *req;
   uint32_t n_req;
@@ -203,8 +204,15 @@ static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_co
   return con;
 }
 
-static void consumer_free(takt_context_t *ctx, consumer_t *con) {
+/* con let go; the violations still queued for it go to successor's recovery (NULL: none, so a
+ * HARD one is unrecovered). Timing lock held. */
+static void consumer_free(takt_context_t *ctx, consumer_t *con, consumer_t *successor) {
   if (con == NULL) return;
+  timing_t *tm = state(ctx);
+  for (uint32_t i = 0; i < tm->pending_count; i++) {
+    uint32_t at = (tm->pending_head + i) % PENDING_MAX;
+    if (tm->pending_owner[at] == con) tm->pending_owner[at] = successor;
+  }
   takt__arena_free(&ctx->arena, con->hist);
   takt__arena_free(&ctx->arena, con->req);
   takt__arena_free(&ctx->arena, con);
@@ -273,7 +281,7 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   consumer_t *old = sub->timing;
   if (old != NULL) disarm(tm, &old->dl);
   else tm->reserved++;
-  consumer_free(ctx, old);
+  consumer_free(ctx, old, con);
   if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard--;
   sub->rt_class = c->rt_class;
   if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard++;
@@ -307,7 +315,7 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   if (rc == TAKT_OK) {
     con->req = takt__arena_alloc(&ctx->arena, client->max_pending * sizeof(request_deadline_t));
     if (con->req == NULL) {
-      consumer_free(ctx, con);
+      consumer_free(ctx, con, NULL);
       rc = TAKT_ENOMEM;
     }
   }
@@ -329,7 +337,7 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   con->cb_id = client->cb.reg_order;
   con->channel = client->service->name;
   tm->reserved += extra;
-  consumer_free(ctx, client->timing);
+  consumer_free(ctx, client->timing, con);
   client->timing = con;
   client->rt_class = c->rt_class;
   tm_give(ctx);
@@ -340,33 +348,32 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
 
 /* ---- violations ---- */
 
-static void push_violation(timing_t *tm, const takt_violation_t *v, consumer_t *con) {
+static int64_t limit_of(const consumer_t *con, takt_violation_kind_t kind) {
+  return kind == TAKT_VIOLATION_LATENCY ? con->c.latency_ns
+         : kind == TAKT_VIOLATION_RATE  ? con->c.rate_ns /* a topic's: its eps_owner's */
+                                        : con->c.jitter_ns;
+}
+
+/* A violation of con's constraint of this kind: counted, and queued for the next dispatch, where
+ * its handlers run (detected_at is set there). wake: tell the validator thread (not from the
+ * dispatch itself). Lock held. */
+static void found(timing_t *tm, consumer_t *con, takt_violation_kind_t kind, int64_t crit,
+                  int64_t t_info, int64_t value, bool on_commit, bool wake) {
+  tm->total++;
+  con->violations[kind]++;
+  if (on_commit) con->late_on_commit++;
   if (tm->pending_count == PENDING_MAX) {
     tm->pending_overflow++; /* counted in the consumer's stats already */
     return;
   }
   uint32_t at = (tm->pending_head + tm->pending_count) % PENDING_MAX;
-  tm->pending[at] = *v;
+  tm->pending[at] = (takt_violation_t){.kind = kind, .rt_class = con->c.rt_class,
+                                       .consumer = con->name, .channel = con->channel,
+                                       .critical_time = crit, .t_info = t_info, .value = value,
+                                       .limit = limit_of(con, kind), .on_commit = on_commit};
   tm->pending_owner[at] = con;
   tm->pending_count++;
-  if (tm->validator_running) takt__event_signal(&tm->wake);
-}
-
-static void count(timing_t *tm, consumer_t *con, takt_violation_kind_t kind, bool on_commit) {
-  tm->total++;
-  if (con != NULL) {
-    con->violations[kind]++;
-    if (on_commit) con->late_on_commit++;
-  }
-}
-
-static takt_violation_t make(const consumer_t *con, takt_violation_kind_t kind, int64_t critical,
-                             int64_t now, int64_t t_info, int64_t value, int64_t limit,
-                             bool on_commit) {
-  takt_violation_t v = {.kind = kind, .rt_class = con->c.rt_class, .consumer = con->name,
-                        .channel = con->channel, .critical_time = critical, .detected_at = now,
-                        .t_info = t_info, .value = value, .limit = limit, .on_commit = on_commit};
-  return v;
+  if (wake && tm->validator_running) takt__event_signal(&tm->wake);
 }
 
 /* The critical instant of a datum with origin t_info for consumer con, and what violating it
@@ -387,15 +394,9 @@ static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation
   return crit;
 }
 
-static int64_t limit_of(const consumer_t *con, takt_violation_kind_t kind) {
-  return kind == TAKT_VIOLATION_LATENCY ? con->c.latency_ns
-         : kind == TAKT_VIOLATION_RATE  ? con->c.rate_ns
-                                        : con->c.jitter_ns;
-}
-
 /* Arm the HARD deadline for the message h (the oldest pending one), or report it at once if it
  * was already late when published. */
-static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header_t *h, int64_t now) {
+static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header_t *h) {
   takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
   int64_t crit = critical_of(con, h->t_info, &kind);
   if (crit == TAKT_TIME_INFINITE) return;
@@ -404,13 +405,11 @@ static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header
   con->dl_t_info = h->t_info;
   con->dl_seq = h->seq;
   arm(tm, &con->dl, crit);
-  (void)now;
 }
 
 /* ---- core hooks: publish-subscribe ---- */
 
-static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h,
-                     int64_t now) {
+static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_msg_header_t *h) {
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
   if (sub->rt_class != TAKT_RT_HARD) return;
@@ -418,20 +417,18 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
   int64_t crit = critical_of(con, h->t_info, &kind);
   if (crit != TAKT_TIME_INFINITE && crit <= h->t_data) {
     /* late when committed: report at once (µRT Eq. 12) */
-    takt_violation_t v = make(con, kind, crit, now, h->t_info, h->t_data - h->t_info,
-                              limit_of(con, kind), true);
-    if (kind == TAKT_VIOLATION_JITTER_MAX) v.value = h->t_data - h->t_info - con->lat_min;
-    count(tm, con, kind, true);
-    push_violation(tm, &v, con);
+    int64_t value = h->t_data - h->t_info;
+    if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
+    found(tm, con, kind, crit, h->t_info, value, true, true);
     con->reported_seq = h->seq;
     con->reported_valid = true;
     return;
   }
-  if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h, now);
+  if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h);
 }
 
 static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
-                        bool newest, int64_t now) {
+                         bool newest) {
   topic_timing_t *tt = t->timing;
   if (!RATE_ON || tt == NULL) return;
   tt->published++;
@@ -440,12 +437,9 @@ static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_he
   int64_t crit = h->t_info + tt->eps;
   if (crit <= h->t_data) {
     /* the information is older than epsilon' already (µRT Eq. 13) */
-    consumer_t *con = tt->eps_owner->timing;
-    takt_violation_t v = make(con, TAKT_VIOLATION_RATE, crit, now, h->t_info,
-                              h->t_data - h->t_info, tt->eps, true);
     tt->rate_violations++;
-    count(tm, con, TAKT_VIOLATION_RATE, true);
-    push_violation(tm, &v, con);
+    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, crit, h->t_info, h->t_data - h->t_info,
+          true, true);
     disarm(tm, &tt->dl);
     return;
   }
@@ -457,9 +451,7 @@ static void observe_latency(consumer_t *con, int64_t latency) {
   if (con->hist != NULL) takt_stats_add(con->hist, latency);
   if (latency < con->lat_sum_min) con->lat_sum_min = latency;
   if (latency > con->lat_sum_max) con->lat_sum_max = latency;
-  double d = (double)latency - con->lat_mean;
-  con->lat_mean += d / (double)con->received;
-  con->lat_m2 += d * ((double)latency - con->lat_mean);
+  con->lat_total += latency;
 }
 
 /* Validate one fetched datum for consumer con; returns its usefulness. Violations of HARD
@@ -467,68 +459,49 @@ static void observe_latency(consumer_t *con, int64_t latency) {
 static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint32_t seq,
                             int64_t now, bool rate_on_fetch) {
   int64_t latency = now - t_info;
-  bool hard = con->c.rt_class == TAKT_RT_HARD;
-  bool already = con->reported_valid && con->reported_seq == seq;
-  float l = 1.0f, s = 1.0f, r = 1.0f;
-  takt_violation_kind_t kinds[3];
-  int64_t values[3], crits[3];
-  int n = 0;
+  /* a HARD datum already reported at its deadline or on commit is not reported twice for the
+   * kind that fired; the minimum-jitter check is new information */
+  bool again = !(con->c.rt_class == TAKT_RT_HARD && con->reported_valid && con->reported_seq == seq);
+  bool l = true, s = true, r = true;
   if (LAT_ON && con->c.latency_ns > 0 && latency > con->c.latency_ns) {
-    l = 0.0f;
-    kinds[n] = TAKT_VIOLATION_LATENCY;
-    values[n] = latency;
-    crits[n++] = t_info + con->c.latency_ns;
-  }
-  if (JIT_ON && con->c.jitter_ns > 0 && con->has_obs) {
-    if (latency > con->lat_min + con->c.jitter_ns) {
-      s = 0.0f;
-      kinds[n] = TAKT_VIOLATION_JITTER_MAX;
-      values[n] = latency - con->lat_min;
-      crits[n++] = t_info + con->lat_min + con->c.jitter_ns;
-    } else if (latency < con->lat_max - con->c.jitter_ns) {
-      s = 0.0f; /* fetched too early: only checkable now (µRT Eq. 8) */
-      kinds[n] = TAKT_VIOLATION_JITTER_MIN;
-      values[n] = con->lat_max - latency;
-      crits[n++] = now;
-    }
-  }
-  if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
-      t_info - con->last_t_info > con->c.rate_ns) {
-    r = 0.0f;
-    kinds[n] = TAKT_VIOLATION_RATE;
-    values[n] = t_info - con->last_t_info;
-    crits[n++] = con->last_t_info + con->c.rate_ns;
+    l = false;
+    if (again)
+      found(tm, con, TAKT_VIOLATION_LATENCY, t_info + con->c.latency_ns, t_info, latency, false,
+            true);
   }
   if (JIT_ON && con->c.jitter_ns > 0) {
+    if (con->has_obs && latency > con->lat_min + con->c.jitter_ns) {
+      s = false;
+      if (again)
+        found(tm, con, TAKT_VIOLATION_JITTER_MAX, t_info + con->lat_min + con->c.jitter_ns, t_info,
+              latency - con->lat_min, false, true);
+    } else if (con->has_obs && latency < con->lat_max - con->c.jitter_ns) {
+      s = false; /* fetched too early: only checkable now (µRT Eq. 8) */
+      found(tm, con, TAKT_VIOLATION_JITTER_MIN, now, t_info, con->lat_max - latency, false, true);
+    }
     if (!con->has_obs || latency < con->lat_min) con->lat_min = latency;
     if (!con->has_obs || latency > con->lat_max) con->lat_max = latency;
     con->has_obs = true;
   }
+  if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
+      t_info - con->last_t_info > con->c.rate_ns) {
+    r = false;
+    if (again)
+      found(tm, con, TAKT_VIOLATION_RATE, con->last_t_info + con->c.rate_ns, t_info,
+            t_info - con->last_t_info, false, true);
+  }
   if (t_info > con->last_t_info || !con->has_last) con->last_t_info = t_info;
   con->has_last = true;
   observe_latency(con, latency);
-  for (int i = 0; i < n; i++) {
-    /* a HARD datum already reported at its deadline or on commit is not reported twice for the
-     * kind that fired; the minimum-jitter check is new information */
-    if (hard && already && kinds[i] != TAKT_VIOLATION_JITTER_MIN) continue;
-    takt_violation_t v = make(con, kinds[i], crits[i], now, t_info, values[i],
-                              limit_of(con, kinds[i]), false);
-    count(tm, con, kinds[i], false);
-    push_violation(tm, &v, con);
-  }
-  float u;
-  switch (con->c.rt_class) {
-  case TAKT_RT_SOFT: {
+  float u = 1.0f;
+  if (con->c.rt_class == TAKT_RT_SOFT) {
     u = con->c.usefulness(latency, con->c.usefulness_user);
     if (!(u >= 0.0f)) u = 0.0f; /* also NaN */
     if (u > 1.0f) u = 1.0f;
-    break;
+  } else if (con->c.rt_class != TAKT_RT_NONE && !(l && s && r)) {
+    u = 0.0f; /* FIRM and HARD: a violated datum is of no use */
   }
-  case TAKT_RT_FIRM:
-  case TAKT_RT_HARD: u = l * s * r; break;
-  default: u = 1.0f; break;
-  }
-  con->usefulness_sum += (double)u;
+  con->usefulness_sum += (uint32_t)(u * (float)USEFULNESS_ONE + 0.5f);
   return u;
 }
 
@@ -541,7 +514,7 @@ static void fetched_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt
   *usefulness = validate_fetch(tm, con, h->t_info, h->seq, now, !hard);
   if (hard) {
     if (con->dl.pos >= 0 && (next == NULL || con->dl_seq != next->seq)) disarm(tm, &con->dl);
-    if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next, now);
+    if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next);
   }
 }
 
@@ -556,7 +529,7 @@ static void subscription_removed_tl(takt_context_t *ctx, takt_subscription_t *su
   sub->rt_class = TAKT_RT_NONE;
   (void)topic_refresh_locked(ctx, tm, sub->topic);
   sub->rt_class = cls;
-  consumer_free(ctx, con);
+  consumer_free(ctx, con, NULL);
 }
 
 static void topic_removed_tl(takt_context_t *ctx, takt_topic_t *t) {
@@ -609,7 +582,7 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
   for (uint32_t i = 0; i < con->n_req; i++) disarm(tm, &con->req[i].dl);
   tm->reserved -= con->n_req;
   c->timing = NULL;
-  consumer_free(ctx, con);
+  consumer_free(ctx, con, NULL);
 }
 
 /* ---- dispatch ---- */
@@ -618,42 +591,36 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
 static int64_t h_next_deadline(takt_context_t *ctx) { return due_locked(state(ctx)); }
 #endif
 
-/* Turn the head deadline (due) into a violation; lock held. */
-static consumer_t *fire_head(timing_t *tm, int64_t now, takt_violation_t *v) {
+/* Turn the head deadline (due) into a pending violation; lock held, nothing pending (so it is
+ * never lost to a full queue). */
+static void fire_head(timing_t *tm, int64_t now) {
   deadline_t *d = takt__heap_pop(&tm->heap);
-  consumer_t *con = NULL;
   switch ((dl_kind_t)d->kind) {
-  case DL_SUBSCRIPTION:
-    con = d->owner;
-    *v = make(con, con->dl_violation, d->at, now, con->dl_t_info, now - con->dl_t_info,
-              limit_of(con, con->dl_violation), false);
-    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) v->value = now - con->dl_t_info - con->lat_min;
+  case DL_SUBSCRIPTION: {
+    consumer_t *con = d->owner;
+    int64_t value = now - con->dl_t_info;
+    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
     con->reported_seq = con->dl_seq;
     con->reported_valid = true;
-    count(tm, con, con->dl_violation, false);
+    found(tm, con, con->dl_violation, d->at, con->dl_t_info, value, false, false);
     break;
+  }
   case DL_TOPIC_RATE: {
     if (!RATE_ON) break; /* never armed */
     topic_timing_t *tt = d->owner;
-    con = tt->eps_owner->timing;
     int64_t since = d->at - tt->eps;
-    *v = make(con, TAKT_VIOLATION_RATE, d->at, now, since, now - since, tt->eps, false);
     tt->rate_violations++;
-    count(tm, con, TAKT_VIOLATION_RATE, false);
+    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, d->at, since, now - since, false, false);
     break;
   }
   case DL_REQUEST: {
     request_deadline_t *rd = d->owner;
-    con = rd->con;
     takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
-    (void)critical_of(con, rd->r->t_submit, &kind);
-    *v = make(con, kind, d->at, now, rd->r->t_submit, now - rd->r->t_submit, limit_of(con, kind),
-              false);
-    count(tm, con, kind, false);
+    (void)critical_of(rd->con, rd->r->t_submit, &kind);
+    found(tm, rd->con, kind, d->at, rd->r->t_submit, now - rd->r->t_submit, false, false);
     break;
   }
   }
-  return con;
 }
 
 static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
@@ -668,24 +635,20 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
       }
       break;
     }
-    takt_violation_t v;
-    consumer_t *con;
-    if (tm->pending_count > 0) {
-      v = tm->pending[tm->pending_head];
-      con = tm->pending_owner[tm->pending_head];
-      tm->pending_head = (tm->pending_head + 1) % PENDING_MAX;
-      tm->pending_count--;
-    } else if (tm->heap.n > 0 && ((deadline_t *)takt__heap_top(&tm->heap))->at <= now) {
-      con = fire_head(tm, now, &v);
-    } else {
-      break;
+    if (tm->pending_count == 0) {
+      const deadline_t *head = takt__heap_top(&tm->heap);
+      if (head == NULL || head->at > now) break;
+      fire_head(tm, now);
     }
+    takt_violation_t v = tm->pending[tm->pending_head];
+    consumer_t *con = tm->pending_owner[tm->pending_head];
+    tm->pending_head = (tm->pending_head + 1) % PENDING_MAX;
+    tm->pending_count--;
     v.detected_at = now;
     takt_violation_observer_fn obs = tm->observer;
     void *obs_user = tm->observer_user;
     takt_recovery_fn rec = con != NULL ? con->c.recovery : NULL;
     void *rec_user = con != NULL ? con->c.recovery_user : NULL;
-    bool panic_now = false;
     uint32_t cb_id = con != NULL ? con->cb_id : 0;
     /* handlers run without any lock: they may publish, take or shut the system down */
     tm_give(ctx);
@@ -697,11 +660,7 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
       takt__trace_record(tr, &ev);
     }
     if (obs != NULL) obs(&v, obs_user);
-    if (v.rt_class == TAKT_RT_HARD) {
-      bool recovered = rec != NULL && rec(&v, rec_user);
-      if (!recovered) panic_now = true;
-    }
-    if (panic_now) {
+    if (v.rt_class == TAKT_RT_HARD && !(rec != NULL && rec(&v, rec_user))) {
       char detail[192], what[160];
       takt_violation_format(&v, what, sizeof what);
       snprintf(detail, sizeof detail, "hard real-time violation: %s", what);
@@ -720,10 +679,11 @@ static int64_t h_next(takt_context_t *ctx) {
 static void h_published(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                         bool newest, int64_t now) {
   tm_take(ctx);
-  published_tl(ctx, t, h, newest, now);
+  (void)now; /* the header's t_data */
+  published_tl(ctx, t, h, newest);
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
-    if (s->timing != NULL) queued_tl(ctx, s, h, now);
+    if (s->timing != NULL) queued_tl(ctx, s, h);
   }
   tm_give(ctx);
 }
@@ -823,9 +783,10 @@ static void fill_stats(const consumer_t *con, takt_timing_stats_t *out) {
     out->latency.count = con->received;
     out->latency.min = con->lat_sum_min;
     out->latency.max = con->lat_sum_max;
-    out->latency.mean = con->lat_mean;
+    out->latency.mean = (double)con->lat_total / (double)con->received;
   }
-  out->usefulness_mean = con->received ? con->usefulness_sum / (double)con->received : 0.0;
+  if (con->received > 0)
+    out->usefulness_mean = (double)con->usefulness_sum / USEFULNESS_ONE / (double)con->received;
 }
 
 takt_err_t takt_subscription_timing_stats(takt_subscription_t *sub, takt_timing_stats_t *out) {
@@ -878,7 +839,7 @@ takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_
     if (out->received == 0 || con->lat_sum_min < out->latency_min) out->latency_min = con->lat_sum_min;
     if (out->received == 0 || con->lat_sum_max > out->latency_max) out->latency_max = con->lat_sum_max;
     out->received += con->received;
-    weighted += con->lat_mean * (double)con->received;
+    weighted += (double)con->lat_total;
   }
   if (out->received > 0) out->latency_mean = weighted / (double)out->received;
   tm_give(topic->ctx);

@@ -134,6 +134,30 @@ TEST_F(Timing, FetchedInTimeDisarmsAndArmsTheNextMessage) {
   EXPECT_TRUE(rec.seen.empty());
 }
 
+// A violation found on a fetch waits for the next dispatch; constraints set again meanwhile (the
+// queue is empty) hand it to the new recovery, not to the one let go with the old state.
+TEST_F(Timing, AQueuedViolationGoesToTheRecoverySetSinceItWasFound) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  takt_clock_advance(&clock, 7 * kMs);  // past the critical instant, nothing dispatched
+  EXPECT_EQ(take(), 1u);                // late: found on the fetch, queued
+  Recorder later;
+  takt_constraints_t c = hard(5 * kMs);
+  c.recovery = record_and_recover;
+  c.recovery_user = &later;
+  ASSERT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+  takt_timing_dispatch(ctx);
+  EXPECT_TRUE(rec.seen.empty());
+  ASSERT_EQ(later.seen.size(), 1u);
+  EXPECT_EQ(later.seen[0].kind, TAKT_VIOLATION_LATENCY);
+  EXPECT_EQ(later.seen[0].critical_time, t0 + 5 * kMs);
+  EXPECT_EQ(later.seen[0].detected_at, t0 + 7 * kMs);
+  EXPECT_EQ(later.seen[0].value, 7 * kMs);
+  char why[64];
+  EXPECT_FALSE(takt_context_panicked(ctx, why, sizeof why));  // recovered
+}
+
 TEST_F(Timing, DataLateOnArrivalIsReportedAtOnce) {
   make(hard(5 * kMs));
   int64_t t0 = now();
