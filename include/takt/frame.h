@@ -106,7 +106,8 @@ typedef struct takt_deframer {
   uint32_t cap, len;
   bool in_frame, escaped, overflow;
   bool suspended, susp_overflow; /* a frame set aside: its bytes are buf[0, susp_len) */
-  uint32_t susp_len;             /* (the frame being received then starts at buf + susp_len) */
+  uint32_t susp_len;
+  uint32_t base; /* where the frame being received starts: susp_len while one is suspended, else 0 */
   takt_deframer_stats_t stats;
 } takt_deframer_t;
 

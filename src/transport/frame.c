@@ -170,9 +170,6 @@ void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap) {
   d->cap = cap;
 }
 
-/* Where the frame being received starts: after a suspended one's bytes. */
-static uint32_t base_of(const takt_deframer_t *d) { return d->suspended ? d->susp_len : 0u; }
-
 static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *user) {
   if (d->escaped) {
     d->stats.aborted++; /* ESC FLAG: its sender cut it on the line */
@@ -180,7 +177,7 @@ static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *use
     d->stats.too_long++;
     d->stats.garbage_bytes += d->len;
   } else if (d->len > 0) {
-    const uint8_t *f = d->buf + base_of(d);
+    const uint8_t *f = d->buf + d->base;
     takt_frame_header_t h;
     if (takt_frame_parse_header(f, d->len, &h) == TAKT_OK) {
       d->stats.frames++;
@@ -205,6 +202,7 @@ static void suspend(takt_deframer_t *d) {
   }
   d->suspended = true;
   d->susp_len = d->overflow ? 0u : d->len;
+  d->base = d->susp_len;
   d->susp_overflow = d->overflow;
   d->len = 0;
   d->overflow = false;
@@ -226,6 +224,7 @@ static void resume(takt_deframer_t *d) {
     return;
   }
   d->suspended = false;
+  d->base = 0;
   d->len = d->susp_len;
   d->overflow = d->susp_overflow;
   d->stats.resumed++;
@@ -260,11 +259,11 @@ void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, tak
       }
       b ^= 0x20u;
     }
-    if (base_of(d) + d->len >= d->cap) {
+    if (d->base + d->len >= d->cap) {
       d->overflow = true; /* the frame is dropped when the next flag closes it */
       d->stats.garbage_bytes++;
       continue;
     }
-    d->buf[base_of(d) + d->len++] = b;
+    d->buf[d->base + d->len++] = b;
   }
 }
