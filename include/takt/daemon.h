@@ -147,8 +147,10 @@ typedef struct takt_daemon_stats {
   uint64_t nacks_suppressed;                    /* suppress_stale_nacks: NACKs ignored */
   uint64_t line_kept;                           /* keep_line_for_nacks: times the line was kept */
   uint64_t frames_cut;                          /* preempt_frames: frames cut on the line */
-  uint64_t frames_suspended;                    /* preempt_frames: frames suspended on the line
-                                                   (and resumed where they stopped) */
+  uint64_t frames_suspended;                    /* preempt_frames: frames suspended (and resumed
+                                                   where they stopped); also one that had not
+                                                   started, which then goes later whole, without
+                                                   the suspend and resume codes */
   uint64_t rx_aborted;                          /* frames the peer cut (abort sequence received) */
   uint64_t rx_resumed;                          /* frames the peer suspended and resumed */
 } takt_daemon_stats_t;

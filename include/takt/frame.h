@@ -105,6 +105,7 @@ typedef struct takt_deframer {
   uint8_t *buf;
   uint32_t cap, len;
   bool in_frame, escaped, overflow;
+  bool dropped;                  /* the frame being received was cut (ESC ESC), counted already */
   bool suspended, susp_overflow; /* a frame set aside: its bytes are buf[0, susp_len) */
   uint32_t susp_len;
   uint32_t base; /* where the frame being received starts: susp_len while one is suspended, else 0 */

@@ -156,7 +156,9 @@ bool takt_link_can_cut(const takt_link_t *l);
  * rest, and is free at once: frames sent now go on the line after the suspend sequence, and the
  * peer's deframer (given room for two frames) takes them beside the part it holds. on_sent is not
  * called for the suspended frame until it has left whole, after takt_link_resume. One frame at a
- * time: TAKT_ESTATE while one is suspended, or if no frame is on its way or all of it has left.
+ * time: TAKT_ESTATE while one is suspended, or while an earlier suspension's first part is still
+ * on its way to the peer (an emulator with a latency: takt_link_cancel can still cut), or if no
+ * frame is on its way or all of it has left.
  * TAKT_ENOTSUP: the link cannot (takt_link_can_suspend). Same context and locking as
  * takt_link_send.
  */
@@ -180,7 +182,8 @@ typedef struct takt_link_stats {
   uint64_t sent_frames, sent_bytes, received_bytes;
   uint64_t dropped, corrupted_bytes, duplicated, failed_first; /* emulator faults injected */
   uint64_t cut_frames; /* frames cut on their way (takt_link_cancel) */
-  uint64_t suspended_frames; /* frames set aside on their way (takt_link_suspend) */
+  uint64_t suspended_frames; /* frames set aside on their way (takt_link_suspend); also one that
+                                had not started (it goes whole at the resume, with no codes) */
 } takt_link_stats_t;
 void takt_link_get_stats(takt_link_t *l, takt_link_stats_t *out);
 /** Stop the link's threads and give its memory back. Not from the link's own handlers. */

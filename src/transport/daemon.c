@@ -200,17 +200,18 @@ static bool preempt_current_locked(takt_daemon_t *d) {
     return false;
   if (head->reliable && c->reliable && (int32_t)(head->rseq - c->rseq) > 0) return false;
   bool suspend = d->cfg.preempt_resume && d->suspended == NULL && takt_link_can_suspend(d->link);
-  if (!suspend && d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max) return false;
-  if (keep_for_nack_locked(d, head)) return false;
-  if (suspend) {
-    /* refused: its last byte is on the line, it is as good as sent (a cut would send it again) */
-    if (takt_link_suspend(d->link) != TAKT_OK) return false;
+  bool cut = !(d->cfg.preempt_cuts_max > 0 && c->cuts >= d->cfg.preempt_cuts_max);
+  if ((!suspend && !cut) || keep_for_nack_locked(d, head)) return false;
+  if (suspend && takt_link_suspend(d->link) == TAKT_OK) {
     d->current = NULL;
     d->suspended = c;
     d->stats.frames_suspended++;
     return true;
   }
-  if (takt_link_cancel(d->link) != TAKT_OK) return false;
+  /* not suspended: cut, if it may be. The link refuses both for a frame whose last byte is on the
+   * line (it is as good as sent); it refuses only a suspension while an earlier one's first part
+   * is still on its way to the peer (an emulator with a latency), and then the cut goes ahead */
+  if (!cut || takt_link_cancel(d->link) != TAKT_OK) return false;
   d->current = NULL;
   c->cuts++;
   d->stats.frames_cut++;

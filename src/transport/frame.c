@@ -172,7 +172,7 @@ void takt_deframer_init(takt_deframer_t *d, uint8_t *buf, uint32_t cap) {
 
 static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *user) {
   if (d->escaped) {
-    d->stats.aborted++; /* ESC FLAG: its sender cut it on the line */
+    if (!d->dropped) d->stats.aborted++; /* ESC FLAG: its sender cut it on the line */
   } else if (d->overflow) {
     d->stats.too_long++;
     d->stats.garbage_bytes += d->len;
@@ -190,12 +190,14 @@ static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *use
   d->len = 0;
   d->escaped = false;
   d->overflow = false;
+  d->dropped = false;
 }
 
 /* ESC SUSPEND: the frame being received is set aside, its bytes at the buffer's start; what
  * follows is a new frame (normally opened by a flag at once). A frame suspended already and not
  * resumed is dropped (its sender gave it up). */
 static void suspend(takt_deframer_t *d) {
+  if (d->overflow) d->stats.garbage_bytes += d->len; /* too long already: what it held goes */
   if (d->suspended) {
     d->stats.aborted++;
     if (d->len > 0 && !d->overflow) memmove(d->buf, d->buf + d->susp_len, d->len);
@@ -206,13 +208,17 @@ static void suspend(takt_deframer_t *d) {
   d->susp_overflow = d->overflow;
   d->len = 0;
   d->overflow = false;
+  d->dropped = false;
   d->stats.suspended++;
 }
 
 /* ESC RESUME (after a flag): the suspended frame goes on. Bytes of another frame since that flag
  * are garbage; a resume with nothing suspended starts nothing: hunt for the next flag. */
 static void resume(takt_deframer_t *d) {
-  if (d->len > 0) {
+  if (d->overflow) {
+    d->stats.too_long++;
+    d->stats.garbage_bytes += d->len;
+  } else if (d->len > 0) {
     d->stats.bad_header++;
     d->stats.garbage_bytes += d->len;
   }
@@ -223,6 +229,7 @@ static void resume(takt_deframer_t *d) {
     d->in_frame = false;
     return;
   }
+  d->dropped = false;
   d->suspended = false;
   d->base = 0;
   d->len = d->susp_len;
@@ -244,6 +251,14 @@ void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, tak
       continue;
     }
     if (b == TAKT_FRAME_ESC) {
+      if (d->escaped && !d->dropped) {
+        /* ESC ESC, never in an encoded frame: the frame was cut (the first escape was its last
+         * byte on the line, or its abort byte, and a resume code follows this one) */
+        d->stats.aborted++;
+        d->dropped = true;
+        d->len = 0;
+        d->overflow = false;
+      }
       d->escaped = true;
       continue;
     }

@@ -276,6 +276,33 @@ TEST(Frame, BadSuspensionsAreCountedAndLoseNothingElse) {
     EXPECT_EQ(r.s.headers[0].seq, 1);
     EXPECT_TRUE(crc_ok(r.s.frames[0]));
     EXPECT_EQ(r.stats.too_long, 1u);
+    EXPECT_EQ(r.stats.bad_header, 0u);
+  }
+  {  // b cut while a is suspended (its abort escape) and a's resume right behind it, no flag
+     // between (a UART link's cut, then the resume): b aborted, a whole, nothing garbage
+    std::vector<uint8_t> b_torn(b.begin(), b.begin() + 12);
+    b_torn.push_back(TAKT_FRAME_ESC);
+    Deframed r = deframe(join({pa.head, b_torn, pa.rest}), true);
+    ASSERT_EQ(r.s.frames.size(), 1u);
+    EXPECT_EQ(r.s.headers[0].seq, 1);
+    EXPECT_TRUE(crc_ok(r.s.frames[0]));
+    EXPECT_EQ(r.stats.aborted, 1u);
+    EXPECT_EQ(r.stats.resumed, 1u);
+    EXPECT_EQ(r.stats.bad_header + r.stats.garbage_bytes, 0u);
+  }
+  {  // a frame already too long when it is suspended: dropped at its end, every byte counted
+    std::vector<uint8_t> big(200, 0x01);
+    auto g = encode(header(200, 4), big);
+    const size_t cap = 2 * TAKT_FRAME_SIZE(64);  // 172 bytes: g overflows before its suspension
+    Parts pg = suspend_at(g, cap + 20);
+    Deframed r = deframe(join({pg.head, c, pg.rest, b}), false, cap);
+    ASSERT_EQ(r.s.frames.size(), 2u);
+    EXPECT_EQ(r.s.headers[0].seq, 3);
+    EXPECT_EQ(r.s.headers[1].seq, 2);
+    EXPECT_EQ(r.stats.too_long, 1u);
+    EXPECT_EQ(r.stats.suspended, 1u);
+    EXPECT_EQ(r.stats.resumed, 1u);
+    EXPECT_EQ(r.stats.garbage_bytes, TAKT_FRAME_SIZE(200));  // every byte of g, before and after
   }
 }
 

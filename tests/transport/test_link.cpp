@@ -700,6 +700,64 @@ TEST(LinkPolled, ASuspendedFrameGoesOnWhereItStopped) {
   takt_link_close(b);
 }
 
+// While a suspension's first part is still on its way to the peer (a latency longer than the
+// time to the resume), the frame cannot be suspended again (the part's buffer is in use), but it
+// can still be cut: the daemon cuts it then. The peer drops the cut frame, both parts.
+TEST(LinkPolled, WhileTheFirstPartIsOnItsWayAResumedFrameCanBeCutNotSuspended) {
+  TestContext tc(true);
+  takt_link_emulation_t emu{};
+  emu.baud = 10000;  // 1 ms a byte
+  emu.latency_ns = 20 * TAKT_NS_PER_MS;
+  takt_link_config_t cfg = TAKT_LINK_CONFIG_DEFAULT;
+  cfg.polled = true;
+  Sink sink;
+  uint8_t buf[2 * TAKT_FRAME_SIZE(64)];
+  takt_deframer_t d;
+  takt_deframer_init(&d, buf, sizeof buf);
+  struct Feed {
+    takt_deframer_t *d;
+    Sink *sink;
+    static void on_receive(void *u, const uint8_t *p, uint32_t n) {
+      auto *f = static_cast<Feed *>(u);
+      takt_deframer_feed(f->d, p, n, Sink::on_frame, f->sink);
+    }
+    static void on_sent(void *) {}
+  } feed{&d, &sink};
+  takt_link_handlers_t ha{Feed::on_receive, Feed::on_sent, nullptr};
+  takt_link_handlers_t hb{Feed::on_receive, Feed::on_sent, &feed};
+  takt_link_t *a, *b;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &cfg, &emu, &ha, &hb, &a, &b), TAKT_OK);
+  auto slow = frame_of(1, payload_of(1, 60));
+  const int64_t ms = TAKT_NS_PER_MS;
+  ASSERT_EQ(takt_link_send(a, slow.data(), static_cast<uint32_t>(slow.size())), TAKT_OK);
+  tc.advance_to(10 * ms + 500 * TAKT_NS_PER_US);
+  ASSERT_EQ(takt_link_suspend(a), TAKT_OK);  // its part arrives at 13 ms + 20 ms
+  ASSERT_EQ(takt_link_resume(a), TAKT_OK);   // the rest goes on behind the suspend code
+  tc.advance_to(20 * ms);
+  EXPECT_EQ(takt_link_suspend(a), TAKT_ESTATE);  // the part is still on its way
+  EXPECT_TRUE(takt_link_can_cut(a));
+  ASSERT_EQ(takt_link_cancel(a), TAKT_OK);
+  for (int64_t t = takt_link_poll(a); t != TAKT_TIME_INFINITE; t = takt_link_poll(a))
+    tc.advance_to(t);
+  // the emulator delivers nothing of a cut frame (its resumed rest included): the peer holds the
+  // first part, set aside, and the next frame arrives whole beside it
+  EXPECT_TRUE(sink.payloads.empty());
+  EXPECT_EQ(d.stats.suspended, 1u);
+  EXPECT_EQ(d.stats.resumed, 0u);
+  auto next = frame_of(2, payload_of(2, 5));
+  ASSERT_EQ(takt_link_send(a, next.data(), static_cast<uint32_t>(next.size())), TAKT_OK);
+  for (int64_t t = takt_link_poll(a); t != TAKT_TIME_INFINITE; t = takt_link_poll(a))
+    tc.advance_to(t);
+  ASSERT_EQ(sink.payloads.size(), 1u);
+  EXPECT_EQ(sink.payloads[0], payload_of(2, 5));
+  takt_link_stats_t st;
+  takt_link_get_stats(a, &st);
+  EXPECT_EQ(st.suspended_frames, 1u);
+  EXPECT_EQ(st.cut_frames, 1u);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
 // A failed first transmission is lost before the line: it leaves at once and the line is free;
 // its retransmission (the same bytes) takes its line time and arrives. A dropped frame is lost
 // on the line: it holds the line for its time all the same.
