@@ -459,6 +459,7 @@ typedef struct {
   atomic_long received;
   int64_t *samples;
   takt_executor_t *exec;
+  uint32_t group; /* the chain's callback group */
 } chain_t;
 
 static chain_t g_chain[3];
@@ -521,9 +522,16 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
   takt_dds_qos_t qos = {.reliable = true, .transient_local = false, .depth = 8};
   for (int i = 0; i < 3; i++) {
     chain_t *c = &g_chain[i];
+    /* a callback group per chain: the chains' callbacks are independent (in the node's default
+       group, mutually exclusive as in rclcpp, the top chain's would wait for a lower chain's) */
+    char gname[16];
+    snprintf(gname, sizeof gname, "chain%d", i + 1);
+    uint32_t group;
+    CHECK(takt_group_create(ctx, gname, TAKT_GROUP_MUTUALLY_EXCLUSIVE, &group));
     c->size = i == 0 ? CHAIN_TOP_BYTES : low_size;
     c->priority = (uint8_t)(30 - 10 * i);
     c->exec = exec;
+    c->group = group;
     c->want = i == 0 ? count : 0;
     snprintf(c->type_name, sizeof c->type_name, "takt/Bytes%u", c->size);
     snprintf(c->topic_name, sizeof c->topic_name, "bench_dds_chain%d", i + 1);
@@ -533,6 +541,7 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
       if (i == 0 && (c->samples = calloc((size_t)count, sizeof(int64_t))) == NULL) return 1;
       takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
       so.attr.priority = c->priority;
+      so.attr.group = group;
       char name[16];
       snprintf(name, sizeof name, "chain%d", i + 1);
       CHECK(takt_subscription_create(node, c->topic, name, on_chain_msg, c, &so, &c->sub));
@@ -591,6 +600,7 @@ static int run_chains(bool sub, uint32_t domain, long count, long period_us, uin
       if (p == 0) continue;
       takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
       attr.priority = c->priority;
+      attr.group = c->group;
       char name[16];
       snprintf(name, sizeof name, "chain%d", i + 1);
       takt_timer_t *t;
