@@ -290,8 +290,13 @@ static int run_chains(const char *master, int chains, long count, long period_us
   for (int c = 0; c < chains; c++) {
     takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
     attr.priority = 30 - 10 * c;
+    /* a callback group per chain: independent chains (in the node's default group, mutually
+       exclusive as rclcpp's, the top chain's release would wait for a lower chain's publish) */
+    const char *name = c == 0 ? "chain1" : c == 1 ? "chain2" : "chain3";
+    rc = takt_group_create(ctx, name, TAKT_GROUP_MUTUALLY_EXCLUSIVE, &attr.group);
+    if (rc < 0) die("group", rc, NULL);
     takt_timer_t *t;
-    rc = takt_timer_create(tn, c == 0 ? "chain1" : c == 1 ? "chain2" : "chain3", period_us * TAKT_NS_PER_US, 0,
+    rc = takt_timer_create(tn, name, period_us * TAKT_NS_PER_US, 0,
                            on_chain_timer, &ch[c], &attr, &t);
     if (rc < 0) die("timer", rc, NULL);
   }

@@ -440,7 +440,8 @@ def run(quick: bool, out: Path) -> int:
         md.append(f"| {k} | {', '.join(f'{x:.1f}' for x in v)} | {med[k]:.1f} |")
     md += ["", "## Three chains: the top one under load", "",
            "A takt node (`takt-bench-ros1 chains`, preempt executor) releases three timers every "
-           f"{CHAIN_PERIOD_US // 1000} ms at the same instants (priorities 30, 20, 10), each publishing a 64-byte "
+           f"{CHAIN_PERIOD_US // 1000} ms at the same instants (priorities 30, 20, 10; each in a callback group "
+           "of its own, as the far node's callbacks are), each publishing a 64-byte "
            "stamped message over TCPROS to a far node written against the roscpp API (`bench/ros1/roscpp_chains.cpp`), "
            "built against takt (`takt::roscpp`, preempt, the chains' priorities through `ros::takt::Scheduling`) "
            "and, unchanged but for the priorities, against Debian's roscpp; and the floor, the same topology with no "
