@@ -212,8 +212,9 @@ static void suspend(takt_deframer_t *d) {
   d->stats.suspended++;
 }
 
-/* ESC RESUME (after a flag): the suspended frame goes on. Bytes of another frame since that flag
- * are garbage; a resume with nothing suspended starts nothing: hunt for the next flag. */
+/* ESC RESUME (after a flag; or right after the suspension, or after an abort's escape: ESC ESC
+ * RESUME): the suspended frame goes on. Bytes of another frame since that flag are garbage; a
+ * resume with nothing suspended starts nothing: hunt for the next flag. */
 static void resume(takt_deframer_t *d) {
   if (d->overflow) {
     d->stats.too_long++;
