@@ -107,8 +107,7 @@ typedef struct takt_deframer {
   bool in_frame, escaped, overflow;
   bool dropped;                  /* the frame being received was cut (ESC ESC), counted already */
   bool suspended, susp_overflow; /* a frame set aside: its bytes are buf[0, susp_len) */
-  uint32_t susp_len;
-  uint32_t base; /* where the frame being received starts: susp_len while one is suspended, else 0 */
+  uint32_t susp_len; /* 0 when none is: the frame being received starts at buf + susp_len */
   takt_deframer_stats_t stats;
 } takt_deframer_t;
 

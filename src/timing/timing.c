@@ -462,21 +462,21 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
   /* a HARD datum already reported at its deadline or on commit is not reported twice for the
    * kind that fired; the minimum-jitter check is new information */
   bool again = !(con->c.rt_class == TAKT_RT_HARD && con->reported_valid && con->reported_seq == seq);
-  bool l = true, s = true, r = true;
+  bool met = true; /* no constraint violated by this datum */
   if (LAT_ON && con->c.latency_ns > 0 && latency > con->c.latency_ns) {
-    l = false;
+    met = false;
     if (again)
       found(tm, con, TAKT_VIOLATION_LATENCY, t_info + con->c.latency_ns, t_info, latency, false,
             true);
   }
   if (JIT_ON && con->c.jitter_ns > 0) {
     if (con->has_obs && latency > con->lat_min + con->c.jitter_ns) {
-      s = false;
+      met = false;
       if (again)
         found(tm, con, TAKT_VIOLATION_JITTER_MAX, t_info + con->lat_min + con->c.jitter_ns, t_info,
               latency - con->lat_min, false, true);
     } else if (con->has_obs && latency < con->lat_max - con->c.jitter_ns) {
-      s = false; /* fetched too early: only checkable now (µRT Eq. 8) */
+      met = false; /* fetched too early: only checkable now (µRT Eq. 8) */
       found(tm, con, TAKT_VIOLATION_JITTER_MIN, now, t_info, con->lat_max - latency, false, true);
     }
     if (!con->has_obs || latency < con->lat_min) con->lat_min = latency;
@@ -485,7 +485,7 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
   }
   if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
       t_info - con->last_t_info > con->c.rate_ns) {
-    r = false;
+    met = false;
     if (again)
       found(tm, con, TAKT_VIOLATION_RATE, con->last_t_info + con->c.rate_ns, t_info,
             t_info - con->last_t_info, false, true);
@@ -498,7 +498,7 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
     u = con->c.usefulness(latency, con->c.usefulness_user);
     if (!(u >= 0.0f)) u = 0.0f; /* also NaN */
     if (u > 1.0f) u = 1.0f;
-  } else if (con->c.rt_class != TAKT_RT_NONE && !(l && s && r)) {
+  } else if (con->c.rt_class != TAKT_RT_NONE && !met) {
     u = 0.0f; /* FIRM and HARD: a violated datum is of no use */
   }
   con->usefulness_sum += (uint32_t)(u * (float)USEFULNESS_ONE + 0.5f);

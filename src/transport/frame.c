@@ -177,7 +177,7 @@ static void close_frame(takt_deframer_t *d, takt_deframer_fn on_frame, void *use
     d->stats.too_long++;
     d->stats.garbage_bytes += d->len;
   } else if (d->len > 0) {
-    const uint8_t *f = d->buf + d->base;
+    const uint8_t *f = d->buf + d->susp_len;
     takt_frame_header_t h;
     if (takt_frame_parse_header(f, d->len, &h) == TAKT_OK) {
       d->stats.frames++;
@@ -204,7 +204,6 @@ static void suspend(takt_deframer_t *d) {
   }
   d->suspended = true;
   d->susp_len = d->overflow ? 0u : d->len;
-  d->base = d->susp_len;
   d->susp_overflow = d->overflow;
   d->len = 0;
   d->overflow = false;
@@ -232,8 +231,8 @@ static void resume(takt_deframer_t *d) {
   }
   d->dropped = false;
   d->suspended = false;
-  d->base = 0;
   d->len = d->susp_len;
+  d->susp_len = 0;
   d->overflow = d->susp_overflow;
   d->stats.resumed++;
 }
@@ -275,11 +274,11 @@ void takt_deframer_feed(takt_deframer_t *d, const uint8_t *data, uint32_t n, tak
       }
       b ^= 0x20u;
     }
-    if (d->base + d->len >= d->cap) {
+    if (d->susp_len + d->len >= d->cap) {
       d->overflow = true; /* the frame is dropped when the next flag closes it */
       d->stats.garbage_bytes++;
       continue;
     }
-    d->buf[d->base + d->len++] = b;
+    d->buf[d->susp_len + d->len++] = b;
   }
 }
