@@ -62,6 +62,10 @@ typedef struct takt_constraints {
   void *recovery_user;
 } takt_constraints_t;
 
+/* The largest latency, jitter or rate constraint (2^61 ns, 73 years): origin times plus
+ * constraints stay within int64. */
+#define TAKT_CONSTRAINT_MAX_NS (INT64_C(1) << 61)
+
 #define TAKT_CONSTRAINTS_NONE                                                                      \
   {.rt_class = TAKT_RT_NONE, .latency_ns = 0, .jitter_ns = 0, .rate_ns = 0, .usefulness = NULL,   \
    .usefulness_user = NULL, .recovery = NULL, .recovery_user = NULL}
@@ -78,15 +82,19 @@ typedef struct takt_timing_config {
 takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *cfg);
 
 /**
- * Constrain a subscription. Negative values, an unknown class or a SOFT class without a
- * usefulness function are TAKT_EINVAL; a kind compiled out is TAKT_ENOTSUP; TAKT_ESTATE while messages are queued for it.
+ * Constrain a subscription. Negative values or values above TAKT_CONSTRAINT_MAX_NS, an unknown
+ * class or a SOFT class without a usefulness function are TAKT_EINVAL; a kind compiled out is
+ * TAKT_ENOTSUP; TAKT_ESTATE while messages are queued for it; TAKT_EFULL when the deadlines it
+ * needs (its own, and its topic's rate deadline) exceed max_deadlines; TAKT_ENOMEM when the arena
+ * cannot hold its state. A refused call changes nothing.
  * A HARD subscription's unread messages are never overwritten: publishing then fails with
  * TAKT_EBUSY and nothing is lost.
  */
 takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const takt_constraints_t *c);
 /** Constrain the requests a client issues (latency and jitter from submission to retrieval;
  * rate must be 0). The class orders the service queue: HARD by deadline, then FIRM and SOFT
- * first come first served, then NONE. TAKT_ESTATE while requests are outstanding. */
+ * first come first served, then NONE. TAKT_ESTATE while requests are outstanding; TAKT_EFULL
+ * and TAKT_ENOMEM as for subscriptions (a deadline per request slot). */
 takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constraints_t *c);
 
 typedef struct takt_timing_stats {
@@ -115,20 +123,24 @@ typedef struct takt_topic_timing_stats {
 } takt_topic_timing_stats_t;
 takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_t *out);
 
-/** Observer of every violation of every class (after it is handled). One per context. */
+/** Observer of every violation of every class, called as it is handled (before a HARD one's
+ * recovery). One per context. */
 typedef void (*takt_violation_observer_fn)(const takt_violation_t *v, void *user);
 takt_err_t takt_timing_set_observer(takt_context_t *ctx, takt_violation_observer_fn fn, void *user);
 
 /** Handle due validation deadlines and pending violations now (executors call this every
  * round; a validator thread calls it at each critical instant). Thread-safe. */
 void takt_timing_dispatch(takt_context_t *ctx);
-/** The earliest armed critical instant, TAKT_TIME_INFINITE if none. */
+/** When validation has work: INT64_MIN while a found violation waits for its handlers, else
+ * the earliest armed critical instant, TAKT_TIME_INFINITE if none. */
 int64_t takt_timing_next_deadline(takt_context_t *ctx);
 /** Violations counted since the context was created, all consumers together. */
 uint64_t takt_timing_violations(takt_context_t *ctx);
 
 /** A thread that sleeps until the next critical instant and handles it at once, independent
- * of executors (µRT's timer interrupts). One per context; attr NULL: SCHED_FIFO 99. */
+ * of executors (µRT's timer interrupts). One per context; attr NULL: SCHED_FIFO 99. TAKT_ESTATE
+ * on a FAKE clock (nothing can wake it: the executors' rounds dispatch) or when one runs;
+ * TAKT_ENOTSUP on a port without threads. */
 takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *attr);
 takt_err_t takt_validator_stop(takt_context_t *ctx);
 

@@ -47,7 +47,9 @@ static bool takeable(takt__exec_rec_t *r) {
 static uint32_t refresh(takt_executor_t *e, int64_t now) {
   uint32_t n = 0;
   e->stats.rounds++;
-  takt__exec_validate_locked(e, now);
+  /* with several threads, run_loop validates before it takes the wait lock (the handlers run
+   * holding no lock: they may shut the context down, whose lock is below the wait lock) */
+  if (e->opts.waitset.threads <= 1) takt__exec_validate_locked(e, now);
   for (uint32_t i = 0; i < e->nrecs; i++) {
     takt__exec_rec_t *r = e->recs[i];
     e->ready_flags[i] = false;
@@ -116,7 +118,9 @@ static void run_loop(takt_executor_t *e, int64_t until) {
   takt__waitset_t *ws = ws_of(e);
   bool multi = e->opts.waitset.threads > 1;
   while (!stopping(e) && takt_clock_now(ctx->clock) < until) {
+    bool validate = false; /* left the wait to validate without the wait lock */
     if (multi) { /* lock order: wait lock, then the executor's lock */
+      takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
       takt__exec_unlock(e);
       takt__lock_take(&ws->wait_lock);
       takt__exec_lock(e);
@@ -125,6 +129,10 @@ static void run_loop(takt_executor_t *e, int64_t until) {
     while (r == NULL && !stopping(e)) {
       int64_t now = takt_clock_now(ctx->clock);
       if (now >= until) break;
+      if (multi && takt__timing_next(ctx) <= now) {
+        validate = true;
+        break;
+      }
       if (refresh(e, now) > 0) {
         r = next_ready(e);
         if (r != NULL) break;
@@ -140,7 +148,7 @@ static void run_loop(takt_executor_t *e, int64_t until) {
       takt__exec_lock(e);
     }
     if (r != NULL) execute(e, r);
-    else if (ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE) break;
+    else if (!validate && ctx->clock != NULL && ctx->clock->kind == TAKT_CLOCK_FAKE) break;
   }
 }
 

@@ -12,6 +12,8 @@
 
 #define PENDING_MAX 32 /* violations found inside a core call, handled on the next dispatch */
 #define USEFULNESS_ONE 65536u /* a usefulness of 1, in the sum of a consumer's usefulnesses */
+/* the consumer and channel of a queued violation whose subscription or client was destroyed */
+static const char DESTROYED[] = "(destroyed)";
 
 /* Kinds of validation compiled in (takt/features.h). check_constraints refuses a constraint of
  * a kind compiled out, so its field stays 0 and the code that validates it is left out. */
@@ -38,8 +40,12 @@ typedef struct consumer {
   takt_violation_kind_t dl_violation; /* what firing dl means */
   int64_t dl_t_info;
   uint32_t dl_seq;
-  uint32_t reported_seq; /* a message already reported (on commit or at its deadline) */
-  bool reported_valid;
+  /* HARD subscriptions: one bit per queued message (by seq modulo the queue's depth), set when
+   * the message's violation was reported on commit or at its deadline, so its fetch does not
+   * report it again. A HARD queue never drops, so its messages' seqs are consecutive and no two
+   * queued messages share a bit. */
+  uint32_t *reported;
+  uint32_t reported_bits;
   /* observed latencies, for jitter */
   bool has_obs;
   int64_t lat_min, lat_max;
@@ -61,6 +67,7 @@ typedef struct request_deadline {
   deadline_t dl;
   consumer_t *con;
   takt_request_t *r;
+  bool fired; /* dl fired for the request in the slot: reported, not again on its retrieval */
 } request_deadline_t;
 
 typedef struct topic_timing {
@@ -84,6 +91,7 @@ typedef struct timing {
   void *pending_owner[PENDING_MAX]; /* consumer_t for recovery */
   uint32_t pending_head, pending_count;
   uint64_t pending_overflow;
+  uint32_t hard_lost; /* HARD violations found with the queue full of HARD ones: a panic */
   uint64_t total;
   takt_violation_observer_fn observer;
   void *observer_user;
@@ -122,7 +130,7 @@ static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
 static void tm_take(takt_context_t *ctx) { takt__lock_take(&state(ctx)->lock); }
 
 static int64_t due_locked(const timing_t *tm) {
-  if (tm->pending_count > 0) return INT64_MIN;
+  if (tm->pending_count > 0 || tm->hard_lost > 0) return INT64_MIN;
   const deadline_t *head = takt__heap_top(&tm->heap);
   return head != NULL ? head->at : TAKT_TIME_INFINITE;
 }
@@ -171,7 +179,8 @@ static takt_err_t ensure_enabled(takt_context_t *ctx) {
 
 static takt_err_t check_constraints(const takt_constraints_t *c, bool is_request) {
   if (c == NULL || c->rt_class > TAKT_RT_HARD || c->latency_ns < 0 || c->jitter_ns < 0 ||
-      c->rate_ns < 0)
+      c->rate_ns < 0 || c->latency_ns > TAKT_CONSTRAINT_MAX_NS ||
+      c->jitter_ns > TAKT_CONSTRAINT_MAX_NS || c->rate_ns > TAKT_CONSTRAINT_MAX_NS)
     return TAKT_EINVAL;
   if (c->rt_class == TAKT_RT_SOFT && c->usefulness == NULL) return TAKT_EINVAL;
   if (is_request && c->rate_ns != 0) return TAKT_EINVAL;
@@ -184,43 +193,72 @@ static takt_err_t check_constraints(const takt_constraints_t *c, bool is_request
   return TAKT_OK;
 }
 
-static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_constraints_t *c) {
+/* depth: a HARD subscription's queue depth (its reported bits), else 0. */
+static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_constraints_t *c,
+                                uint32_t depth) {
   consumer_t *con = takt__arena_alloc(&ctx->arena, sizeof *con);
   if (con == NULL) return NULL;
   con->c = *c;
   con->dl.pos = -1;
   con->dl.kind = DL_SUBSCRIPTION;
   con->dl.owner = con;
-  if (tm->cfg.histograms && TAKT_WITH_PROFILING) {
-    con->hist = takt__arena_alloc(&ctx->arena, sizeof *con->hist);
-    if (con->hist == NULL) {
-      takt__arena_free(&ctx->arena, con);
-      return NULL;
-    }
-    takt_stats_reset(con->hist);
+  if (depth > 0) {
+    con->reported = takt__arena_alloc(&ctx->arena, (depth + 31u) / 32u * sizeof(uint32_t));
+    con->reported_bits = depth;
   }
+  if (tm->cfg.histograms && TAKT_WITH_PROFILING)
+    con->hist = takt__arena_alloc(&ctx->arena, sizeof *con->hist);
+  if ((depth > 0 && con->reported == NULL) ||
+      (tm->cfg.histograms && TAKT_WITH_PROFILING && con->hist == NULL)) {
+    takt__arena_free(&ctx->arena, con->reported);
+    takt__arena_free(&ctx->arena, con->hist);
+    takt__arena_free(&ctx->arena, con);
+    return NULL;
+  }
+  if (con->hist != NULL) takt_stats_reset(con->hist);
   con->lat_sum_min = INT64_MAX;
   con->lat_sum_max = INT64_MIN;
   return con;
 }
 
 /* con let go; the violations still queued for it go to successor's recovery (NULL: none, so a
- * HARD one is unrecovered). Timing lock held. */
+ * HARD one is unrecovered, and since its consumer and channel are going away they are named
+ * DESTROYED: their names lived in them). Timing lock held. */
 static void consumer_free(takt_context_t *ctx, consumer_t *con, consumer_t *successor) {
   if (con == NULL) return;
   timing_t *tm = state(ctx);
   for (uint32_t i = 0; i < tm->pending_count; i++) {
     uint32_t at = (tm->pending_head + i) % PENDING_MAX;
-    if (tm->pending_owner[at] == con) tm->pending_owner[at] = successor;
+    if (tm->pending_owner[at] != con) continue;
+    tm->pending_owner[at] = successor;
+    if (successor == NULL) tm->pending[at].consumer = tm->pending[at].channel = DESTROYED;
   }
+  takt__arena_free(&ctx->arena, con->reported);
   takt__arena_free(&ctx->arena, con->hist);
   takt__arena_free(&ctx->arena, con->req);
   takt__arena_free(&ctx->arena, con);
 }
 
-/* epsilon' of a topic: the smallest rate constraint among its HARD subscriptions. */
-static takt_err_t topic_refresh_locked(takt_context_t *ctx, timing_t *tm, takt_topic_t *t) {
-  if (!RATE_ON) return TAKT_OK;
+/* A topic's rate state (its deadline reserved), made when its first HARD subscription with a
+ * rate constraint is set; NULL when the arena is full. */
+static topic_timing_t *topic_timing_new(takt_context_t *ctx, timing_t *tm, takt_topic_t *t) {
+  topic_timing_t *tt = takt__arena_alloc(&ctx->arena, sizeof *tt);
+  if (tt == NULL) return NULL;
+  tt->dl.pos = -1;
+  tt->dl.kind = DL_TOPIC_RATE;
+  tt->dl.owner = tt;
+  tt->topic = t;
+  tm->reserved++;
+  t->timing = tt;
+  return tt;
+}
+
+/* epsilon' of a topic: the smallest rate constraint among its HARD subscriptions. A change while
+ * the rate deadline is armed moves it: the deadline is the newest information's origin time plus
+ * epsilon'. (The state exists whenever a HARD subscription has a rate: topic_timing_new.) */
+static void topic_refresh_locked(timing_t *tm, takt_topic_t *t) {
+  topic_timing_t *tt = t->timing;
+  if (!RATE_ON || tt == NULL) return;
   int64_t eps = 0;
   takt_subscription_t *owner = NULL;
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
@@ -232,24 +270,11 @@ static takt_err_t topic_refresh_locked(takt_context_t *ctx, timing_t *tm, takt_t
       owner = s;
     }
   }
-  topic_timing_t *tt = t->timing;
-  if (tt == NULL && eps > 0) {
-    if (tm->reserved >= tm->heap.cap) return TAKT_EFULL;
-    tt = takt__arena_alloc(&ctx->arena, sizeof *tt);
-    if (tt == NULL) return TAKT_ENOMEM;
-    tt->dl.pos = -1;
-    tt->dl.kind = DL_TOPIC_RATE;
-    tt->dl.owner = tt;
-    tt->topic = t;
-    tm->reserved++;
-    t->timing = tt;
-  }
-  if (tt != NULL) {
-    tt->eps = eps;
-    tt->eps_owner = owner;
-    if (eps == 0) disarm(tm, &tt->dl);
-  }
-  return TAKT_OK;
+  int64_t old = tt->eps;
+  tt->eps = eps;
+  tt->eps_owner = owner;
+  if (eps == 0) disarm(tm, &tt->dl);
+  else if (tt->dl.pos >= 0 && eps != old) arm(tm, &tt->dl, tt->dl.at - old + eps);
 }
 
 takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const takt_constraints_t *c) {
@@ -262,12 +287,22 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   tm_take(ctx);
   timing_t *tm = state(ctx);
   takt_err_t rc = TAKT_OK;
+  bool hard = c->rt_class == TAKT_RT_HARD;
+  /* deadlines this call may need: the subscription's, and its topic's rate deadline if this is
+   * the topic's first HARD rate constraint; checked (and the topic's state made) before anything
+   * changes, so a refusal leaves the subscription as it was */
+  bool topic_dl = RATE_ON && hard && c->rate_ns > 0 && sub->topic->timing == NULL;
+  uint32_t need = (sub->timing == NULL ? 1u : 0u) + (topic_dl ? 1u : 0u);
   if (sub->count > 0) rc = TAKT_ESTATE;
-  else if (sub->timing == NULL && tm->reserved >= tm->heap.cap) rc = TAKT_EFULL;
+  else if (tm->reserved + need > tm->heap.cap) rc = TAKT_EFULL;
   consumer_t *con = NULL;
   if (rc == TAKT_OK) {
-    con = consumer_new(ctx, tm, c);
+    con = consumer_new(ctx, tm, c, hard ? sub->depth : 0);
     if (con == NULL) rc = TAKT_ENOMEM;
+  }
+  if (rc == TAKT_OK && topic_dl && topic_timing_new(ctx, tm, sub->topic) == NULL) {
+    consumer_free(ctx, con, NULL);
+    rc = TAKT_ENOMEM;
   }
   if (rc < 0) {
     tm_give(ctx);
@@ -286,7 +321,7 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   sub->rt_class = c->rt_class;
   if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard++;
   sub->timing = con;
-  rc = topic_refresh_locked(ctx, tm, sub->topic);
+  topic_refresh_locked(tm, sub->topic);
   tm_give(ctx);
   takt__lock_give(&sub->topic->lock);
   takt__unlock(ctx);
@@ -309,7 +344,7 @@ takt_err_t takt_client_set_constraints(takt_client_t *client, const takt_constra
   if (rc == TAKT_OK && tm->reserved + extra > tm->heap.cap) rc = TAKT_EFULL;
   consumer_t *con = NULL;
   if (rc == TAKT_OK) {
-    con = consumer_new(ctx, tm, c);
+    con = consumer_new(ctx, tm, c, 0);
     if (con == NULL) rc = TAKT_ENOMEM;
   }
   if (rc == TAKT_OK) {
@@ -356,23 +391,35 @@ static int64_t limit_of(const consumer_t *con, takt_violation_kind_t kind) {
 
 /* A violation of con's constraint of this kind: counted, and queued for the next dispatch, where
  * its handlers run (detected_at is set there). wake: tell the validator thread (not from the
- * dispatch itself). Lock held. */
+ * dispatch itself). With the queue full, a HARD violation takes the place of the newest one that
+ * is not HARD (whose handlers then do not run; it stays counted); with every queued one HARD it
+ * is lost, and the next dispatch panics (its recovery cannot run). Lock held. */
 static void found(timing_t *tm, consumer_t *con, takt_violation_kind_t kind, int64_t crit,
                   int64_t t_info, int64_t value, bool on_commit, bool wake) {
   tm->total++;
   con->violations[kind]++;
   if (on_commit) con->late_on_commit++;
+  uint32_t at = (tm->pending_head + tm->pending_count) % PENDING_MAX;
   if (tm->pending_count == PENDING_MAX) {
     tm->pending_overflow++; /* counted in the consumer's stats already */
-    return;
+    if (con->c.rt_class != TAKT_RT_HARD) return;
+    uint32_t i = PENDING_MAX;
+    do {
+      at = (tm->pending_head + --i) % PENDING_MAX;
+    } while (i > 0 && tm->pending[at].rt_class == TAKT_RT_HARD);
+    if (tm->pending[at].rt_class == TAKT_RT_HARD) {
+      tm->hard_lost++;
+      if (wake && tm->validator_running) takt__event_signal(&tm->wake);
+      return;
+    }
+  } else {
+    tm->pending_count++;
   }
-  uint32_t at = (tm->pending_head + tm->pending_count) % PENDING_MAX;
   tm->pending[at] = (takt_violation_t){.kind = kind, .rt_class = con->c.rt_class,
                                        .consumer = con->name, .channel = con->channel,
                                        .critical_time = crit, .t_info = t_info, .value = value,
                                        .limit = limit_of(con, kind), .on_commit = on_commit};
   tm->pending_owner[at] = con;
-  tm->pending_count++;
   if (wake && tm->validator_running) takt__event_signal(&tm->wake);
 }
 
@@ -394,17 +441,58 @@ static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation
   return crit;
 }
 
-/* Arm the HARD deadline for the message h (the oldest pending one), or report it at once if it
- * was already late when published. */
+/* The reported bit of the message seq of a HARD subscription (reported: its violation was
+ * reported on commit or at its deadline). */
+static bool reported(const consumer_t *con, uint32_t seq) {
+  uint32_t i = seq % con->reported_bits;
+  return (con->reported[i / 32u] >> (i % 32u)) & 1u;
+}
+static void set_reported(consumer_t *con, uint32_t seq, bool on) {
+  uint32_t i = seq % con->reported_bits;
+  uint32_t bit = 1u << (i % 32u);
+  con->reported[i / 32u] = on ? con->reported[i / 32u] | bit : con->reported[i / 32u] & ~bit;
+}
+
+/* Arm the HARD deadline for the message h (the oldest pending one), unless its violation was
+ * reported already (on commit); a critical instant already past fires on the next dispatch. */
 static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header_t *h) {
   takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
   int64_t crit = critical_of(con, h->t_info, &kind);
-  if (crit == TAKT_TIME_INFINITE) return;
-  if (con->reported_valid && con->reported_seq == h->seq) return; /* reported on commit */
+  if (crit == TAKT_TIME_INFINITE || reported(con, h->seq)) return;
   con->dl_violation = kind;
   con->dl_t_info = h->t_info;
   con->dl_seq = h->seq;
   arm(tm, &con->dl, crit);
+}
+
+/* A deadline d, out of the heap, fired at now: its violation is found. */
+static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
+  switch ((dl_kind_t)d->kind) {
+  case DL_SUBSCRIPTION: {
+    consumer_t *con = d->owner;
+    int64_t value = now - con->dl_t_info;
+    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
+    set_reported(con, con->dl_seq, true);
+    found(tm, con, con->dl_violation, d->at, con->dl_t_info, value, false, wake);
+    break;
+  }
+  case DL_TOPIC_RATE: {
+    if (!RATE_ON) break; /* never armed */
+    topic_timing_t *tt = d->owner;
+    int64_t since = d->at - tt->eps;
+    tt->rate_violations++;
+    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, d->at, since, now - since, false, wake);
+    break;
+  }
+  case DL_REQUEST: {
+    request_deadline_t *rd = d->owner;
+    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+    (void)critical_of(rd->con, rd->r->t_submit, &kind);
+    rd->fired = true;
+    found(tm, rd->con, kind, d->at, rd->r->t_submit, now - rd->r->t_submit, false, wake);
+    break;
+  }
+  }
 }
 
 /* ---- core hooks: publish-subscribe ---- */
@@ -413,6 +501,7 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
   if (sub->rt_class != TAKT_RT_HARD) return;
+  set_reported(con, h->seq, false); /* the bit may still say so of an earlier message */
   takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
   int64_t crit = critical_of(con, h->t_info, &kind);
   if (crit != TAKT_TIME_INFINITE && crit <= h->t_data) {
@@ -420,8 +509,7 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
     int64_t value = h->t_data - h->t_info;
     if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
     found(tm, con, kind, crit, h->t_info, value, true, true);
-    con->reported_seq = h->seq;
-    con->reported_valid = true;
+    set_reported(con, h->seq, true);
     return;
   }
   if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h);
@@ -430,9 +518,9 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
 static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                          bool newest) {
   topic_timing_t *tt = t->timing;
-  if (!RATE_ON || tt == NULL) return;
+  if (!RATE_ON || tt == NULL || tt->eps == 0) return;
   tt->published++;
-  if (tt->eps == 0 || !newest) return;
+  if (!newest) return;
   timing_t *tm = state(ctx);
   int64_t crit = h->t_info + tt->eps;
   if (crit <= h->t_data) {
@@ -454,25 +542,23 @@ static void observe_latency(consumer_t *con, int64_t latency) {
   con->lat_total += latency;
 }
 
-/* Validate one fetched datum for consumer con; returns its usefulness. Violations of HARD
- * consumers not yet reported at their deadline are reported now. */
-static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint32_t seq,
-                            int64_t now, bool rate_on_fetch) {
+/* Validate one fetched datum for consumer con; returns its usefulness. reported: a HARD datum
+ * whose violation was reported already (on commit or at its deadline), so the kinds checked then
+ * are not reported again; the minimum-jitter check is new information. */
+static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, int64_t now,
+                            bool rate_on_fetch, bool reported) {
   int64_t latency = now - t_info;
-  /* a HARD datum already reported at its deadline or on commit is not reported twice for the
-   * kind that fired; the minimum-jitter check is new information */
-  bool again = !(con->c.rt_class == TAKT_RT_HARD && con->reported_valid && con->reported_seq == seq);
   bool met = true; /* no constraint violated by this datum */
   if (LAT_ON && con->c.latency_ns > 0 && latency > con->c.latency_ns) {
     met = false;
-    if (again)
+    if (!reported)
       found(tm, con, TAKT_VIOLATION_LATENCY, t_info + con->c.latency_ns, t_info, latency, false,
             true);
   }
   if (JIT_ON && con->c.jitter_ns > 0) {
     if (con->has_obs && latency > con->lat_min + con->c.jitter_ns) {
       met = false;
-      if (again)
+      if (!reported)
         found(tm, con, TAKT_VIOLATION_JITTER_MAX, t_info + con->lat_min + con->c.jitter_ns, t_info,
               latency - con->lat_min, false, true);
     } else if (con->has_obs && latency < con->lat_max - con->c.jitter_ns) {
@@ -486,7 +572,7 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, uint3
   if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
       t_info - con->last_t_info > con->c.rate_ns) {
     met = false;
-    if (again)
+    if (!reported)
       found(tm, con, TAKT_VIOLATION_RATE, con->last_t_info + con->c.rate_ns, t_info,
             t_info - con->last_t_info, false, true);
   }
@@ -509,13 +595,22 @@ static void fetched_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt
                       const takt_msg_header_t *next, int64_t now, float *usefulness) {
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
-  bool hard = sub->rt_class == TAKT_RT_HARD;
-  if (hard && con->dl.pos >= 0 && con->dl_seq == h->seq) disarm(tm, &con->dl);
-  *usefulness = validate_fetch(tm, con, h->t_info, h->seq, now, !hard);
-  if (hard) {
-    if (con->dl.pos >= 0 && (next == NULL || con->dl_seq != next->seq)) disarm(tm, &con->dl);
-    if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next);
+  if (sub->rt_class != TAKT_RT_HARD) {
+    *usefulness = validate_fetch(tm, con, h->t_info, now, true, false);
+    return;
   }
+  if (con->dl.pos >= 0 && con->dl_seq != h->seq && (next == NULL || con->dl_seq != next->seq)) {
+    /* the armed message was skipped (a take of the latest): violated if its critical instant
+     * has passed (no dispatch has come yet), superseded if not */
+    bool due = con->dl.at <= now;
+    disarm(tm, &con->dl);
+    if (due) fire(tm, &con->dl, now, true);
+  }
+  if (con->dl.pos >= 0 && con->dl_seq == h->seq) disarm(tm, &con->dl);
+  bool was_reported = reported(con, h->seq);
+  set_reported(con, h->seq, false);
+  *usefulness = validate_fetch(tm, con, h->t_info, now, false, was_reported);
+  if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next);
 }
 
 static void subscription_removed_tl(takt_context_t *ctx, takt_subscription_t *sub) {
@@ -527,7 +622,7 @@ static void subscription_removed_tl(takt_context_t *ctx, takt_subscription_t *su
   /* remove it from epsilon' as if it were not HARD */
   takt_rt_class_t cls = sub->rt_class;
   sub->rt_class = TAKT_RT_NONE;
-  (void)topic_refresh_locked(ctx, tm, sub->topic);
+  topic_refresh_locked(tm, sub->topic);
   sub->rt_class = cls;
   consumer_free(ctx, con, NULL);
 }
@@ -547,12 +642,13 @@ static void topic_removed_tl(takt_context_t *ctx, takt_topic_t *t) {
 static void request_submitted_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r,
                                 int64_t now) {
   consumer_t *con = c->timing;
+  request_deadline_t *rd = &con->req[r->index];
+  rd->fired = false;
   if (c->rt_class != TAKT_RT_HARD) return;
   takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
   int64_t crit = critical_of(con, now, &kind);
   if (con->c.latency_ns > 0) r->queue_key = now + con->c.latency_ns;
   if (crit == TAKT_TIME_INFINITE) return;
-  request_deadline_t *rd = &con->req[r->index];
   arm(state(ctx), &rd->dl, crit);
 }
 
@@ -561,14 +657,11 @@ static void request_retrieved_tl(takt_context_t *ctx, takt_client_t *c, takt_req
   timing_t *tm = state(ctx);
   consumer_t *con = c->timing;
   request_deadline_t *rd = &con->req[r->index];
-  bool fired = false;
-  if (rd->dl.pos >= 0) disarm(tm, &rd->dl);
-  else fired = c->rt_class == TAKT_RT_HARD && critical_of(con, r->t_submit, &(takt_violation_kind_t){0}) <= now;
-  /* a HARD request whose deadline already fired is not reported twice: mark it reported */
-  con->reported_valid = fired;
-  con->reported_seq = r->generation;
-  *usefulness = validate_fetch(tm, con, r->t_submit, r->generation, now, false);
-  con->reported_valid = false;
+  /* a HARD request whose deadline fired was reported then: not reported twice */
+  bool fired = rd->fired;
+  rd->fired = false;
+  disarm(tm, &rd->dl);
+  *usefulness = validate_fetch(tm, con, r->t_submit, now, false, fired);
 }
 
 static void request_dropped_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {
@@ -591,38 +684,6 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
 static int64_t h_next_deadline(takt_context_t *ctx) { return due_locked(state(ctx)); }
 #endif
 
-/* Turn the head deadline (due) into a pending violation; lock held, nothing pending (so it is
- * never lost to a full queue). */
-static void fire_head(timing_t *tm, int64_t now) {
-  deadline_t *d = takt__heap_pop(&tm->heap);
-  switch ((dl_kind_t)d->kind) {
-  case DL_SUBSCRIPTION: {
-    consumer_t *con = d->owner;
-    int64_t value = now - con->dl_t_info;
-    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
-    con->reported_seq = con->dl_seq;
-    con->reported_valid = true;
-    found(tm, con, con->dl_violation, d->at, con->dl_t_info, value, false, false);
-    break;
-  }
-  case DL_TOPIC_RATE: {
-    if (!RATE_ON) break; /* never armed */
-    topic_timing_t *tt = d->owner;
-    int64_t since = d->at - tt->eps;
-    tt->rate_violations++;
-    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, d->at, since, now - since, false, false);
-    break;
-  }
-  case DL_REQUEST: {
-    request_deadline_t *rd = d->owner;
-    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
-    (void)critical_of(rd->con, rd->r->t_submit, &kind);
-    found(tm, rd->con, kind, d->at, rd->r->t_submit, now - rd->r->t_submit, false, false);
-    break;
-  }
-  }
-}
-
 static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
   timing_t *tm = state(ctx);
   /* nothing due (as of the last change of the deadlines): no lock */
@@ -631,14 +692,31 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
   for (;;) {
     if (atomic_load(&ctx->panicked)) { /* the system is down: later violations are consequences */
       tm->pending_count = 0;
+      tm->hard_lost = 0;
       while (takt__heap_pop(&tm->heap) != NULL) {
       }
       break;
     }
+    if (tm->pending_count == 0 && tm->hard_lost > 0) {
+      /* HARD violations found while the queue was full of HARD ones (now handled): their
+       * recovery cannot run */
+      char detail[128];
+      snprintf(detail, sizeof detail,
+               "%u hard real-time violation(s) lost: the violation queue (%u) was full",
+               (unsigned)tm->hard_lost, (unsigned)PENDING_MAX);
+      tm->hard_lost = 0;
+      tm_give(ctx);
+      if (held != NULL) takt__lock_give(held);
+      (void)takt_context_shutdown(ctx, TAKT_SHUTDOWN_PANIC, detail);
+      if (held != NULL) takt__lock_take(held);
+      tm_take(ctx);
+      continue;
+    }
     if (tm->pending_count == 0) {
-      const deadline_t *head = takt__heap_top(&tm->heap);
+      /* the head deadline becomes a pending violation: nothing pending, so never lost */
+      deadline_t *head = takt__heap_top(&tm->heap);
       if (head == NULL || head->at > now) break;
-      fire_head(tm, now);
+      fire(tm, takt__heap_pop(&tm->heap), now, false);
     }
     takt_violation_t v = tm->pending[tm->pending_head];
     consumer_t *con = tm->pending_owner[tm->pending_head];

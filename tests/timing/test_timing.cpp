@@ -42,7 +42,8 @@ class Timing : public ContextTest {
   takt_executor_t *exec = nullptr;
   Recorder rec;
 
-  void make(const takt_constraints_t &c, uint32_t slots = 4, uint32_t depth = 4) {
+  void make(const takt_constraints_t &c, uint32_t slots = 4, uint32_t depth = 4,
+            takt_executor_kind_t kind = TAKT_EXEC_TIDE) {
     enable_timing();
     ASSERT_EQ(takt_node_create(ctx, "prod", &prod), TAKT_OK);
     ASSERT_EQ(takt_node_create(ctx, "cons", &cons), TAKT_OK);
@@ -57,8 +58,22 @@ class Timing : public ContextTest {
       cc.recovery_user = &rec;
     }
     ASSERT_EQ(takt_subscription_set_constraints(sub, &cc), TAKT_OK);
-    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &exec), TAKT_OK);
     ASSERT_EQ(takt_executor_add_node(exec, prod), TAKT_OK);
+  }
+  // another subscription of the consumer node on the topic, constrained by c
+  takt_subscription_t *another(const char *name, const takt_constraints_t &c, uint32_t depth = 4) {
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.depth = depth;
+    takt_subscription_t *s = nullptr;
+    EXPECT_EQ(takt_subscription_create(cons, topic, name, nullptr, nullptr, &o, &s), TAKT_OK);
+    takt_constraints_t cc = c;
+    if (cc.rt_class == TAKT_RT_HARD && cc.recovery == nullptr) {
+      cc.recovery = record_and_recover;
+      cc.recovery_user = &rec;
+    }
+    EXPECT_EQ(takt_subscription_set_constraints(s, &cc), TAKT_OK);
+    return s;
   }
   void TearDown() override {
     if (exec) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
@@ -73,9 +88,9 @@ class Timing : public ContextTest {
     Blob8 b{v};
     return takt_publish_at(pub, &b, sizeof b, t_info);
   }
-  uint64_t take(takt_err_t expect = TAKT_OK) {
+  uint64_t take(takt_err_t expect = TAKT_OK, takt_subscription_t *from = nullptr) {
     Blob8 b{0};
-    EXPECT_EQ(takt_take_next(sub, &b, sizeof b, nullptr), expect);
+    EXPECT_EQ(takt_take_next(from ? from : sub, &b, sizeof b, nullptr), expect);
     return b.value;
   }
   void spin_for(int64_t d) { ASSERT_EQ(takt_executor_spin_until(exec, now() + d), TAKT_OK); }
@@ -364,6 +379,207 @@ TEST_F(Timing, UnrecoveredHardViolationPanicsAndShutsEveryNodeDownInOrder) {
   EXPECT_EQ(now(), t0 + 5 * kMs);
 }
 
+// ---- the edges of HARD validation: each violation reported once, none lost ----
+
+// epsilon' is the smallest rate of the topic's HARD subscriptions: when that subscription goes,
+// the armed rate deadline moves to the newest information plus the new epsilon' (it does not
+// fire at the old one against a subscription whose rate still holds), and when a smaller one
+// comes, it moves earlier.
+TEST_F(Timing, TheRateDeadlineMovesWithEpsilonPrime) {
+  make(hard(0, 0, 10 * kMs));
+  takt_subscription_t *slow = another("slow", hard(0, 0, 100 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(take(TAKT_OK, slow), 1u);
+  takt_clock_advance(&clock, 5 * kMs);
+  ASSERT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  sub = nullptr;
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 100 * kMs);
+  spin_for(50 * kMs);
+  EXPECT_TRUE(rec.seen.empty());
+  takt_topic_timing_stats_t ts;
+  ASSERT_EQ(takt_topic_timing_stats(topic, &ts), TAKT_OK);
+  EXPECT_EQ(ts.rate_ns, 100 * kMs);
+  EXPECT_EQ(ts.rate_violations, 0u);
+  // a faster one joins: the deadline comes forward, and fires against it
+  takt_subscription_t *fast = another("fast", hard(0, 0, 20 * kMs));
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 20 * kMs);  // already past: fires now
+  spin_for(1 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_STREQ(rec.seen[0].consumer, "fast");
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 20 * kMs);
+  EXPECT_EQ(rec.seen[0].t_info, t0);
+  EXPECT_EQ(rec.seen[0].limit, 20 * kMs);
+  EXPECT_EQ(takt_subscription_destroy(fast), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(slow), TAKT_OK);
+}
+
+// Two messages late when published, each reported on commit: taking them reports neither again
+// (one flag per queued message, not one for the consumer).
+TEST_F(Timing, MessagesReportedOnCommitAreNotReportedAgainWhenTaken) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0 - 8 * kMs), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 - 9 * kMs), TAKT_OK);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(takt_timing_violations(ctx), 2u);
+}
+
+// The oldest message's deadline fires, then a second message arrives late; taking both reports
+// each once.
+TEST_F(Timing, AFiredMessageAndALateOneAreEachReportedOnce) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  spin_for(6 * kMs);  // message 1's critical instant t0 + 5 ms
+  ASSERT_EQ(rec.seen.size(), 1u);
+  ASSERT_EQ(publish(2, now() - 7 * kMs), TAKT_OK);  // late on commit
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_TRUE(rec.seen[1].on_commit);
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+}
+
+// A take of the latest skips the oldest message: if its critical instant has passed (before any
+// dispatch saw it) it was violated and is reported; if not, it was superseded in time.
+TEST_F(Timing, TakingTheLatestReportsASkippedMessageWhoseDeadlinePassed) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 + 3 * kMs), TAKT_OK);
+  takt_clock_advance(&clock, 6 * kMs);
+  Blob8 b{0};
+  ASSERT_EQ(takt_take_latest(sub, &b, sizeof b, nullptr), TAKT_OK);
+  EXPECT_EQ(b.value, 2u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), INT64_MIN);  // found, waiting for its handlers
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_LATENCY);
+  EXPECT_EQ(rec.seen[0].t_info, t0);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 5 * kMs);
+  EXPECT_EQ(rec.seen[0].detected_at, t0 + 6 * kMs);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+  // in time: nothing
+  int64_t t1 = now();
+  ASSERT_EQ(publish(3, t1), TAKT_OK);
+  ASSERT_EQ(publish(4, t1 + 1 * kMs), TAKT_OK);
+  takt_clock_advance(&clock, 4 * kMs);
+  ASSERT_EQ(takt_take_latest(sub, &b, sizeof b, nullptr), TAKT_OK);
+  EXPECT_EQ(b.value, 4u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+  spin_for(20 * kMs);
+  EXPECT_EQ(rec.seen.size(), 1u);
+}
+
+// A violation queue full of FIRM ones still takes a HARD one (in the place of the newest FIRM
+// one); when it is full of HARD ones, the one more is lost and the next dispatch panics, naming
+// why (its recovery cannot run).
+TEST_F(Timing, AFullViolationQueueKeepsHardOnesAndPanicsWhenOneIsLost) {
+  make(hard(5 * kMs), /*slots=*/64, /*depth=*/64);
+  takt_constraints_t fc = TAKT_CONSTRAINTS_NONE;
+  fc.rt_class = TAKT_RT_FIRM;
+  fc.latency_ns = 1 * kMs;
+  takt_subscription_t *firm = another("firm", fc, 64);
+  Recorder all;
+  ASSERT_EQ(takt_timing_set_observer(ctx, observe, &all), TAKT_OK);
+  for (uint64_t i = 0; i < 40; i++) ASSERT_EQ(publish(i, now() - 2 * kMs), TAKT_OK);
+  for (uint64_t i = 0; i < 40; i++) EXPECT_EQ(take(TAKT_OK, firm), i);  // 40 FIRM violations
+  ASSERT_EQ(publish(40, now() - 9 * kMs), TAKT_OK);                       // one HARD on commit
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(all.seen.size(), 32u);  // the queue's size; every violation counted all the same
+  EXPECT_EQ(all.seen.back().rt_class, TAKT_RT_HARD);
+  ASSERT_EQ(rec.seen.size(), 1u);  // its recovery ran
+  EXPECT_EQ(takt_timing_violations(ctx), 41u);
+  EXPECT_FALSE(takt_context_panicked(ctx, nullptr, 0));
+  for (uint64_t i = 0; i <= 40; i++) EXPECT_EQ(take(), i);  // none reported again
+  EXPECT_EQ(takt_timing_violations(ctx), 41u);
+  // 33 HARD violations before a dispatch: the 33rd has no place
+  for (uint64_t i = 0; i < 33; i++) ASSERT_EQ(publish(i, now() - 9 * kMs), TAKT_OK);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 33u);  // the 32 queued ones recovered
+  char why[200];
+  ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
+  EXPECT_STREQ(why, "1 hard real-time violation(s) lost: the violation queue (32) was full");
+  EXPECT_EQ(takt_subscription_destroy(firm), TAKT_OK);
+}
+
+// Constraints whose sums with origin times would leave int64 are refused; the largest allowed
+// one never fires on an ordinary message.
+TEST_F(Timing, ConstraintsBeyondTheLimitAreRefused) {
+  make(TAKT_CONSTRAINTS_NONE);
+  takt_constraints_t c = hard(TAKT_CONSTRAINT_MAX_NS + 1);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = hard(0, INT64_MAX);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = hard(0, 0, INT64_MAX);
+  EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_EINVAL);
+  c = hard(TAKT_CONSTRAINT_MAX_NS, TAKT_CONSTRAINT_MAX_NS, TAKT_CONSTRAINT_MAX_NS);
+  c.recovery = record_and_recover;
+  c.recovery_user = &rec;
+  ASSERT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + TAKT_CONSTRAINT_MAX_NS);
+  spin_for(10 * kMs);
+  EXPECT_EQ(take(), 1u);
+  ASSERT_EQ(publish(2, now()), TAKT_OK);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  EXPECT_TRUE(rec.seen.empty());
+}
+
+// A violation found for a subscription destroyed before its handlers ran: reported, under a name
+// that cannot be another entity's (the subscription's slot may hold a new one by then).
+TEST_F(Timing, AViolationOfADestroyedSubscriptionDoesNotBorrowANewOnesName) {
+  make(TAKT_CONSTRAINTS_NONE);
+  takt_constraints_t fc = TAKT_CONSTRAINTS_NONE;
+  fc.rt_class = TAKT_RT_FIRM;
+  fc.latency_ns = 1 * kMs;
+  takt_subscription_t *firm = another("firm", fc);
+  Recorder all;
+  ASSERT_EQ(takt_timing_set_observer(ctx, observe, &all), TAKT_OK);
+  ASSERT_EQ(publish(1, now() - 2 * kMs), TAKT_OK);
+  EXPECT_EQ(take(TAKT_OK, firm), 1u);  // late: found, not yet handled
+  ASSERT_EQ(takt_subscription_destroy(firm), TAKT_OK);
+  takt_subscription_t *other = another("other", TAKT_CONSTRAINTS_NONE);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(all.seen.size(), 1u);
+  EXPECT_STREQ(all.seen[0].consumer, "(destroyed)");
+  EXPECT_STREQ(all.seen[0].channel, "(destroyed)");
+  EXPECT_EQ(all.seen[0].rt_class, TAKT_RT_FIRM);
+  EXPECT_EQ(takt_subscription_destroy(other), TAKT_OK);
+}
+
+// With several waitset threads, validation runs outside the wait lock: an unrecovered HARD
+// violation shuts the context down (taking its lock, below the wait lock) from there. A Debug
+// build checks the lock order.
+TEST_F(Timing, AMultiThreadedWaitsetHandlesAHardViolationHoldingNoLock) {
+  rec.recover = false;
+  make(hard(5 * kMs), 4, 4, TAKT_EXEC_WAITSET);
+  takt_executor_options_t o;
+  ASSERT_EQ(takt_executor_get_options(exec, &o), TAKT_OK);
+  if (o.waitset.threads < 2) GTEST_SKIP() << "one CPU: the waitset has a single thread";
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_OK);
+  char why[200];
+  ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
+  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+}
+
 // ---- bad input ----
 
 TEST_F(Timing, BadConstraintsAreRejected) {
@@ -385,6 +601,32 @@ TEST_F(Timing, BadConstraintsAreRejected) {
   EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_ESTATE);  // messages queued
   EXPECT_EQ(take(), 1u);
   EXPECT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+}
+
+// A constraint that needs more deadlines than validation has room for is refused whole: the
+// subscription stays unconstrained (not HARD without a rate, say).
+TEST_F(ContextTest, AConstraintWithoutRoomForItsDeadlinesChangesNothing) {
+  takt_timing_config_t cfg = TAKT_TIMING_CONFIG_DEFAULT;
+  cfg.max_deadlines = 1;
+  ASSERT_EQ(takt_timing_enable(ctx, &cfg), TAKT_OK);
+  baseline = pool_usage(ctx);
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_subscription_t *s;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 4, &t), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "s", nullptr, nullptr, nullptr, &s), TAKT_OK);
+  takt_constraints_t c = hard(0, 0, 10 * kMs);  // its deadline and the topic's: two
+  EXPECT_EQ(takt_subscription_set_constraints(s, &c), TAKT_EFULL);
+  takt_timing_stats_t st;
+  EXPECT_EQ(takt_subscription_timing_stats(s, &st), TAKT_ESTATE);  // no validation state
+  takt_topic_timing_stats_t ts;
+  ASSERT_EQ(takt_topic_timing_stats(t, &ts), TAKT_OK);
+  EXPECT_EQ(ts.rate_ns, 0);
+  c = hard(5 * kMs);  // one deadline: fits
+  EXPECT_EQ(takt_subscription_set_constraints(s, &c), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
 }
 
 // ---- RPC: prioritized request queue, per-request deadlines, late answers discarded ----
@@ -573,6 +815,44 @@ TEST_F(ContextTest, HardRequestCanceledWhileServedIsAnsweredLateAndDiscarded) {
   EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_PENDING);
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
+// A HARD client with a jitter constraint only: requests sent before any was retrieved have no
+// deadline (no smallest latency yet), so a late one is found on its retrieval, and reported.
+TEST_F(Rpc, AHardJitterViolationWithoutADeadlineIsReportedOnRetrieval) {
+  make();
+  takt_client_t *c = nullptr;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr, &co,
+                               &c),
+            TAKT_OK);
+  clients.push_back(c);
+  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+  k.rt_class = TAKT_RT_HARD;
+  k.jitter_ns = 2 * kMs;
+  k.recovery = record_and_recover;
+  k.recovery_user = &rec;
+  ASSERT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  Blob8 b{1};
+  takt_future_t f1, f2;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f1), TAKT_OK);
+  b.value = 2;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f2), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  Blob8 out;
+  takt_clock_advance(&clock, 1 * kMs);
+  ASSERT_EQ(takt_future_take(&f1, &out, sizeof out), TAKT_OK);  // latency 1 ms: the smallest
+  takt_clock_advance(&clock, 9 * kMs);
+  ASSERT_EQ(takt_future_take(&f2, &out, sizeof out), TAKT_OK);  // 10 ms > 1 + 2 ms
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_JITTER_MAX);
+  EXPECT_EQ(rec.seen[0].value, 9 * kMs);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 3 * kMs);
 }
 
 TEST_F(Rpc, ClientConstraintsRejectRateAndOutstandingRequests) {
