@@ -25,8 +25,8 @@ typedef struct mreg {
   uint16_t node;
   char name[NAME];
   char extra[NAME]; /* topics: the type; services: the service API */
-  char api[NAME];   /* the node's API when it registered this (a node registering again under
-                       its name at another API keeps its older registrations, as rosmaster) */
+  char api[NAME];   /* the node's API when it registered this (an unregister from another API,
+                       an older process of the node, is not this one's to end) */
 } mreg_t;
 
 typedef struct mparam {
@@ -50,8 +50,15 @@ typedef struct mnote {
 
 typedef struct mconn {
   takt_io_t io;
-  uint8_t *buf;
+  uint8_t *buf; /* max_xmlrpc: what was read and not yet served */
   uint32_t len;
+  /* an answer the socket did not take whole: the rest, sent as the socket takes it; meanwhile
+   * nothing more is read from the connection (TAKT__ROS1_HEAD + max_xmlrpc) */
+  uint8_t *out;
+  uint32_t out_len, out_off;
+  bool close_after; /* once out is sent */
+  /* when the unfinished request's first byte came or the unsent answer was made (each must end
+   * within timeout_ns), else when the connection was last served */
   int64_t since;
 } mconn_t;
 
@@ -157,9 +164,10 @@ static void note_param_locked(takt_ros1_master_t *m, const char *key) {
 
 /* ---- nodes and registrations (lock held) ---- */
 
-/* The node caller at api: found, moved (same name, another API: the old process is told to shut
- * down; its registrations stay with their API, as rosmaster keeps them) or added. -1 when the
- * table is full (or, api NULL, the node is unknown). */
+/* The node caller at api: found, moved (same name, another API: a new process; the old one is
+ * told to shut down and its registrations and parameter subscriptions are dropped, as rosmaster
+ * drops them, the subscribers of its topics told) or added. -1 when the table is full (or, api
+ * NULL, the node is unknown). */
 static int32_t node_locked(takt_ros1_master_t *m, const char *caller, const char *api) {
   int32_t free_id = -1;
   for (uint32_t i = 0; i < m->cfg.max_nodes; i++) {
@@ -172,6 +180,15 @@ static int32_t node_locked(takt_ros1_master_t *m, const char *caller, const char
     if (api == NULL || strcmp(n->uri, api) == 0) return (int32_t)i;
     note_locked(m, NOTE_SHUTDOWN, n->uri, "new node registered with same name");
     takt__ros1_copy(n->uri, sizeof n->uri, api);
+    for (uint32_t j = 0; j < m->cfg.max_regs; j++) {
+      mreg_t *r = &m->regs[j];
+      if (r->kind == REG_FREE || r->node != (uint16_t)i) continue;
+      bool pub = r->kind == REG_PUB;
+      r->kind = REG_FREE;
+      if (pub) note_subscribers_locked(m, r->name); /* the publisher they knew is gone */
+    }
+    for (uint32_t j = 0; j < m->cfg.max_psubs; j++)
+      if (m->psubs[j].used && m->psubs[j].node == (uint16_t)i) m->psubs[j].used = false;
     return (int32_t)i;
   }
   if (api == NULL || free_id < 0) return -1;
@@ -286,6 +303,31 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
   return n;
 }
 
+/* What storing v at key takes: *leaves slots, each leaf's encoding within PARAM_BYTES (false if
+ * one is larger). The same walk as set_param_locked. */
+static bool param_leaves(const char *key, const takt__xr_doc_t *d, const takt__xr_value_t *v,
+                         uint32_t depth, uint32_t *leaves) {
+  if (v->kind == TAKT__XR_STRUCT && depth < 8) {
+    for (uint32_t i = 0; i < v->u.list.count; i++) {
+      const takt__xr_value_t *e = takt__xr_at(d, v, i);
+      if (e == NULL || e->name_len == 0) continue;
+      char child[NAME];
+      snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
+               (int)e->name_len, e->name);
+      canonical(child);
+      if (strcmp(child, key) == 0) continue;
+      if (!param_leaves(child, d, e, depth + 1, leaves)) return false;
+    }
+    return true;
+  }
+  char scratch[PARAM_BYTES];
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, scratch, sizeof scratch);
+  takt__xr_w_value(&w, d, v);
+  (*leaves)++;
+  return !w.overflow;
+}
+
 /* Store value v (of doc) at key: a struct becomes one key per leaf. False when full. */
 static bool set_param_locked(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
                              const takt__xr_value_t *v, uint32_t depth) {
@@ -348,7 +390,15 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
     if (reg) {
       /* registerService(caller, service, service_api, caller_api); the others (caller, name,
        * type, caller_api) */
-      int32_t id = node_locked(m, caller, s3);
+      /* room first: a registration the tables cannot hold changes nothing */
+      int32_t known = node_locked(m, caller, NULL);
+      bool node_room = known >= 0, reg_room = false;
+      for (uint32_t i = 0; !node_room && i < m->cfg.max_nodes; i++) node_room = !m->nodes[i].used;
+      for (uint32_t i = 0; !reg_room && i < m->cfg.max_regs; i++)
+        reg_room = m->regs[i].kind == REG_FREE ||
+                   (known >= 0 && m->regs[i].node == (uint16_t)known && m->regs[i].kind == kind &&
+                    strcmp(m->regs[i].name, s1) == 0);
+      int32_t id = node_room && reg_room ? node_locked(m, caller, s3) : -1;
       if (id < 0 || !add_reg_locked(m, kind, (uint16_t)id, s1, s2, s3)) {
         takt__lock_give(&m->lock);
         answer_int(w, -1, "the master's tables are full", 0);
@@ -489,12 +539,35 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         answer_int(w, -1, "setParam takes caller_id, key, value", 0);
         return true;
       }
+      /* as rosmaster: the root takes only a dictionary; a value below a leaf turns the leaf
+       * into a namespace. Checked whole before anything changes: a refusal loses nothing. */
+      uint32_t leaves = 0, room = 0;
+      bool fits = param_leaves(key, d, a[2], 0, &leaves);
+      for (uint32_t i = 0; i < m->cfg.max_params; i++) {
+        const mparam_t *p = &m->params[i];
+        room += !p->used || strcmp(p->key, key) == 0 || below(p->key, key) || below(key, p->key);
+      }
+      const char *why = NULL;
+      if (strcmp(key, "/") == 0 && a[2]->kind != TAKT__XR_STRUCT)
+        why = "cannot set root of parameter tree to non-dictionary";
+      else if (!fits)
+        why = "a value is larger than the master's parameter size (1024 bytes encoded)";
+      else if (leaves > room)
+        why = "the master's parameter table is full";
+      if (why != NULL) {
+        takt__lock_give(&m->lock);
+        snprintf(status, sizeof status, "parameter %s: %s", key, why);
+        answer_int(w, -1, status, 0);
+        return true;
+      }
+      for (uint32_t i = 0; i < m->cfg.max_params; i++) /* leaves above key become namespaces */
+        if (m->params[i].used && below(key, m->params[i].key)) m->params[i].used = false;
       (void)delete_params_locked(m, key);
-      bool ok = set_param_locked(m, key, d, a[2], 0);
-      note_param_locked(m, key);
+      bool ok = set_param_locked(m, key, d, a[2], 0); /* fits: checked above */
+      if (ok) note_param_locked(m, key);
       takt__lock_give(&m->lock);
       snprintf(status, sizeof status, ok ? "parameter %s set" : "parameter %s: the master's parameter "
-                                                                "table is full (or a value too large)",
+                                                                "table is full",
                key);
       answer_int(w, ok ? 1 : -1, status, 0);
     } else if (strcmp(method, "getParam") == 0) {
@@ -519,34 +592,53 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       takt__xr_w_bool(w, has);
       takt__xr_w_array_end(w);
     } else if (strcmp(method, "deleteParam") == 0) {
-      uint32_t n = delete_params_locked(m, key);
+      /* the root cannot be deleted (rosmaster: "cannot delete root of parameter tree") */
+      uint32_t n = strcmp(key, "/") == 0 ? 0 : delete_params_locked(m, key);
       if (n > 0) note_param_locked(m, key);
       takt__lock_give(&m->lock);
-      snprintf(status, sizeof status, n > 0 ? "parameter %s deleted" : "Parameter [%s] is not set", key);
+      snprintf(status, sizeof status, n > 0 ? "parameter %s deleted" : "parameter [%s] is not set", key);
       answer_int(w, n > 0 ? 1 : -1, status, 0);
     } else if (strcmp(method, "searchParam") == 0) {
-      /* from the caller's namespace up to the root: the first where the key's first name is set */
-      char ns[NAME], cand[NAME], first[NAME];
-      takt__ros1_copy(first, sizeof first, s1[0] == '/' ? s1 + 1 : s1);
-      char *slash = strchr(first, '/');
-      if (slash != NULL) *slash = '\0';
-      takt__ros1_copy(ns, sizeof ns, caller);
-      bool found = false;
+      /* as rosmaster's search_param: a global key is found if set; a relative one from the
+       * caller's own name (its private namespace) up to the root, the first namespace where the
+       * key's first name is set, and the answer is the whole key there (set or not) */
+      char cand[NAME], found_key[NAME] = "";
+      const char *first = s1, *rest = strchr(s1, '/');
+      size_t first_len = rest != NULL ? (size_t)(rest - s1) : strlen(s1);
       takt__xr_writer_t probe;
       char scratch[8];
-      while (!found) {
-        char *cut = strrchr(ns, '/');
-        if (cut == NULL) break;
-        *cut = '\0';
-        snprintf(cand, sizeof cand, "%.60s/%.60s", ns, first);
+      bool found = false, bad = s1[0] == '\0' || s1[0] == '~' || caller[0] != '/';
+      if (!bad && s1[0] == '/') {
         takt__xr_w_init(&probe, scratch, sizeof scratch);
-        found = w_param_locked(m, &probe, cand);
+        if (w_param_locked(m, &probe, key)) {
+          found = true;
+          takt__ros1_copy(found_key, sizeof found_key, key);
+        }
+      }
+      char ns[NAME];
+      takt__ros1_copy(ns, sizeof ns, caller);
+      canonical(ns);
+      while (!bad && s1[0] != '/' && !found) {
+        bool root = strcmp(ns, "/") == 0;
+        int cl = snprintf(cand, sizeof cand, "%s/%.*s", root ? "" : ns, (int)first_len, first);
+        if (cl < 0 || (size_t)cl >= sizeof cand) break;
+        takt__xr_w_init(&probe, scratch, sizeof scratch);
+        if (w_param_locked(m, &probe, cand)) {
+          found = true;
+          int fl = snprintf(found_key, sizeof found_key, "%s/%s", root ? "" : ns, s1);
+          if (fl < 0 || (size_t)fl >= sizeof found_key) found = false;
+          else canonical(found_key);
+          break;
+        }
+        if (root) break;
+        char *cut = strrchr(ns, '/');
+        if (cut == ns) ns[1] = '\0';
+        else *cut = '\0';
       }
       takt__lock_give(&m->lock);
       if (found) {
-        char full[NAME];
-        snprintf(full, sizeof full, "%.60s%.66s", cand, slash != NULL ? s1 + (s1[0] == '/') + strlen(first) : "");
-        answer_str(w, 1, "Found", full);
+        snprintf(status, sizeof status, "Found [%s]", found_key);
+        answer_str(w, 1, status, found_key);
       } else {
         snprintf(status, sizeof status, "Cannot find parameter [%s] in an upwards search", s1);
         answer_str(w, -1, status, "");
@@ -685,28 +777,40 @@ static void serve_request(takt_ros1_master_t *m, char *body, uint32_t len, takt_
 static void conn_close(mconn_t *c) {
   takt_io_close(&c->io);
   c->len = 0;
+  c->out_len = c->out_off = 0;
+  c->close_after = false;
 }
 
-static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
-  const uint32_t cap = m->cfg.max_xmlrpc;
-  int32_t r = takt_io_read_some(c->io, c->buf + c->len, cap - c->len);
-  if (r < 0 || (r == 0 && c->len == cap)) {
-    conn_close(c);
-    return;
+/* The n bytes at p to c's peer, never waiting: what the socket does not take now waits in c->out
+ * (n <= its size). False when the peer is gone. */
+static bool conn_send(mconn_t *c, const uint8_t *p, uint32_t n) {
+  int32_t wr = takt_io_write_some(c->io, p, n);
+  if (wr < 0) return false;
+  if ((uint32_t)wr < n) {
+    memcpy(c->out, p + wr, n - (uint32_t)wr);
+    c->out_len = n - (uint32_t)wr;
+    c->out_off = 0;
+    c->since = takt_time_now();
   }
-  c->len += (uint32_t)r;
-  c->since = takt_time_now();
-  for (;;) {
+  return true;
+}
+
+/* Serve every whole request in c->buf, in order; stops while an answer waits in c->out. */
+static void conn_serve(takt_ros1_master_t *m, mconn_t *c) {
+  const uint32_t cap = m->cfg.max_xmlrpc;
+  while (c->len > 0 && c->out_len == 0) {
     takt__http_info_t info;
     takt_err_t rc = takt__http_parse(c->buf, c->len, cap, false, &info);
     if (rc == TAKT_EAGAIN) return;
     char *out = m->reply;
     if (rc < 0) {
       int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + cap, rc == TAKT_ESIZE ? 413 : 400, info.error);
-      if (el > 0)
-        (void)takt_io_write_until(c->io, (const uint8_t *)out, (uint32_t)el, m->stop_wake,
-                                  takt_time_now() + m->cfg.timeout_ns, NULL);
-      conn_close(c);
+      if (el <= 0 || !conn_send(c, (const uint8_t *)out, (uint32_t)el) || c->out_len == 0) {
+        conn_close(c);
+      } else {
+        c->len = 0;
+        c->close_after = true;
+      }
       return;
     }
     takt__xr_writer_t w;
@@ -720,16 +824,51 @@ static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
     int32_t hl = takt__http_response_head(hd, sizeof hd, w.len, info.keep_alive, info.http10);
     char *msg = out + TAKT__ROS1_HEAD - hl;
     memcpy(msg, hd, (size_t)hl);
-    /* answers go to a socket buffer that holds them; a client that never reads is bounded */
-    takt_err_t wr = takt_io_write_until(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len,
-                                        m->stop_wake, takt_time_now() + m->cfg.timeout_ns, NULL);
-    if (wr < 0 || !info.keep_alive) {
+    /* a client that does not read its answers holds only its own connection */
+    if (!conn_send(c, (const uint8_t *)msg, (uint32_t)hl + w.len)) {
       conn_close(c);
       return;
     }
     memmove(c->buf, c->buf + info.total, c->len - info.total);
     c->len -= info.total;
+    if (c->out_len == 0) c->since = takt_time_now(); /* the next request's bytes, if any, came */
+    if (!info.keep_alive) {
+      if (c->out_len == 0) conn_close(c);
+      else c->close_after = true;
+      return;
+    }
   }
+}
+
+static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
+  const uint32_t cap = m->cfg.max_xmlrpc;
+  int32_t r = takt_io_read_some(c->io, c->buf + c->len, cap - c->len);
+  if (r < 0 || (r == 0 && c->len == cap)) {
+    conn_close(c);
+    return;
+  }
+  if (c->len == 0 && r > 0) c->since = takt_time_now(); /* a request begins */
+  c->len += (uint32_t)r;
+  conn_serve(m, c);
+}
+
+/* The socket takes more of the waiting answer; once it is sent, the requests read meanwhile are
+ * served. */
+static void conn_writable(takt_ros1_master_t *m, mconn_t *c) {
+  int32_t wr = takt_io_write_some(c->io, c->out + c->out_off, c->out_len - c->out_off);
+  if (wr < 0) {
+    conn_close(c);
+    return;
+  }
+  c->out_off += (uint32_t)wr;
+  if (c->out_off < c->out_len) return;
+  c->out_len = c->out_off = 0;
+  if (c->close_after) {
+    conn_close(c);
+    return;
+  }
+  c->since = takt_time_now();
+  conn_serve(m, c);
 }
 
 static void server_main(void *arg) {
@@ -744,12 +883,13 @@ static void server_main(void *arg) {
     for (uint32_t i = 0; i < nc; i++) {
       mconn_t *c = &m->conns[i];
       if (c->io.fd < 0) continue;
-      if (c->len > 0 && now - c->since > m->cfg.timeout_ns) { /* a request that never completes */
+      bool busy = c->len > 0 || c->out_len > 0; /* a request or an answer under way */
+      if (busy && now - c->since > m->cfg.timeout_ns) { /* not whole in time: the peer's loss */
         conn_close(c);
         continue;
       }
-      if (c->len > 0 && c->since + m->cfg.timeout_ns < deadline) deadline = c->since + m->cfg.timeout_ns;
-      m->watch[k] = (takt_io_watch_t){c->io, TAKT_IO_IN, 0};
+      if (busy && c->since + m->cfg.timeout_ns < deadline) deadline = c->since + m->cfg.timeout_ns;
+      m->watch[k] = (takt_io_watch_t){c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, 0};
       refs[k++] = (uint16_t)i;
     }
     int32_t ready = takt_io_wait(m->watch, k, m->wake, deadline);
@@ -757,7 +897,9 @@ static void server_main(void *arg) {
     for (uint32_t i = 0; i < k; i++) {
       if (m->watch[i].ready == 0) continue;
       if (refs[i] != UINT16_MAX) {
-        conn_readable(m, &m->conns[refs[i]]);
+        mconn_t *c = &m->conns[refs[i]];
+        if (c->out_len > 0) conn_writable(m, c);
+        else conn_readable(m, c);
         continue;
       }
       takt_io_t io;
@@ -767,12 +909,13 @@ static void server_main(void *arg) {
         if (m->conns[j].io.fd < 0) slot = &m->conns[j];
         else if (oldest == NULL || m->conns[j].since < oldest->since) oldest = &m->conns[j];
       }
-      if (slot == NULL) { /* every slot held: the least recently served connection ends */
+      if (slot == NULL) { /* every slot held: the longest unfinished or least recently served */
         conn_close(oldest);
         slot = oldest;
       }
       slot->io = io;
-      slot->len = 0;
+      slot->len = slot->out_len = slot->out_off = 0;
+      slot->close_after = false;
       slot->since = takt_time_now();
     }
     /* the notifier may have work now */
@@ -887,6 +1030,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   size_t o_notes = carve(&e, cfg->max_notes * sizeof(mnote_t));
   size_t o_conns = carve(&e, cfg->max_conns * sizeof(mconn_t));
   size_t o_cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
+  size_t o_obufs = carve(&e, (size_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
   size_t o_reply = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
   size_t o_nbuf = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
   size_t o_xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
@@ -908,6 +1052,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   for (uint32_t i = 0; i < cfg->max_conns; i++) {
     m->conns[i].io = TAKT_IO_CLOSED;
     m->conns[i].buf = base + o_cbufs + (size_t)i * cfg->max_xmlrpc;
+    m->conns[i].out = base + o_obufs + (size_t)i * (TAKT__ROS1_HEAD + cfg->max_xmlrpc);
   }
   m->reply = (char *)base + o_reply;
   m->nbuf = (char *)base + o_nbuf;

@@ -147,3 +147,70 @@ TEST_F(Ros1Master, TheSamePortTwiceIsRefused) {
   EXPECT_EQ(takt_ros1_master_create(ctx, &mc, &again), TAKT_EOS);
   EXPECT_EQ(again, nullptr);
 }
+
+namespace {
+
+std::string get_param_request(const std::string &key) {
+  std::string body = "<?xml version=\"1.0\"?><methodCall><methodName>getParam</methodName><params>"
+                     "<param><value><string>/slow</string></value></param><param><value><string>" +
+                     key + "</string></value></param></params></methodCall>";
+  return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+}  // namespace
+
+// A client that sends many requests and reads none of the answers holds only its own connection:
+// what its socket does not take waits in that connection's buffer (and nothing more is read from
+// it meanwhile); the others are served at once. (Before, the server thread waited up to the
+// timeout for each such answer, and the node's calls timed out behind it.)
+TEST_F(Ros1Master, AClientThatReadsNoAnswersHoldsOnlyItsOwnConnection) {
+  const std::string big(900, 'x');
+  for (int i = 0; i < 40; i++)
+    ASSERT_EQ(takt_ros1_param_set_string(node, ("/big/p" + std::to_string(i)).c_str(), big.c_str()),
+              TAKT_OK);
+  takt_io_t greedy = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_tcp_connect("127.0.0.1", takt_ros1_master_port(master), TAKT_IO_CLOSED,
+                                takt_time_now() + TAKT_NS_PER_S, &greedy),
+            TAKT_OK);
+  std::string burst;
+  for (int i = 0; i < 250; i++) burst += get_param_request("/");  // ~40 KB answers each
+  // written as far as the master reads it (it stops reading while answers wait)
+  (void)takt_io_write_until(greedy, (const uint8_t *)burst.data(), (uint32_t)burst.size(),
+                            TAKT_IO_CLOSED, takt_time_now() + TAKT_NS_PER_S / 2, nullptr);
+  char uri[128];
+  for (int i = 0; i < 20; i++) ASSERT_EQ(takt_ros1_get_uri(node, uri, sizeof uri), TAKT_OK) << i;
+  int32_t v = 0;
+  ASSERT_EQ(takt_ros1_param_set_int(node, "/after", 4), TAKT_OK);
+  EXPECT_EQ(takt_ros1_param_get_int(node, "/after", &v), TAKT_OK);
+  EXPECT_EQ(v, 4);
+  takt_io_close(&greedy);
+}
+
+// A request must be whole within the timeout from its first byte: one trickled a byte at a time
+// does not hold its connection open (each byte no longer restarts the clock).
+TEST_F(Ros1Master, ARequestTrickledByteByByteEndsAtTheTimeout) {
+  takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+  mc.port = 0;
+  mc.max_conns = 2;
+  mc.timeout_ns = 200 * TAKT_NS_PER_MS;
+  takt_ros1_master_t *strict = nullptr;
+  ASSERT_EQ(takt_ros1_master_create(ctx, &mc, &strict), TAKT_OK);
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_tcp_connect("127.0.0.1", takt_ros1_master_port(strict), TAKT_IO_CLOSED,
+                                takt_time_now() + TAKT_NS_PER_S, &io),
+            TAKT_OK);
+  const std::string req = get_param_request("/x");
+  int64_t end = takt_time_now() + 1500 * TAKT_NS_PER_MS;
+  size_t sent = 0;
+  while (takt_time_now() < end && sent < req.size() && !takt_io_peer_closed(io)) {
+    if (takt_io_write_some(io, (const uint8_t *)req.data() + sent, 1) < 0) break;
+    sent++;
+    takt_io_watch_t w = {io, TAKT_IO_IN, 0};  // 50 ms between bytes, or the master's close
+    (void)takt_io_wait(&w, 1, TAKT_IO_CLOSED, takt_time_now() + 50 * TAKT_NS_PER_MS);
+  }
+  EXPECT_TRUE(takt_io_peer_closed(io)) << sent << " bytes sent, the connection still open";
+  EXPECT_LT(sent, req.size());
+  takt_io_close(&io);
+  takt_ros1_master_destroy(strict);
+}

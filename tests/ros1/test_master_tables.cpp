@@ -1,0 +1,196 @@
+// The embedded master's tables without its sockets and threads: its answers to XML-RPC bodies,
+// compared with what rosmaster (Debian's 1.15) answers for the same calls — the parameter tree's
+// root, a value set below a leaf, searchParam's order, a node that registers again from a new
+// process — and calls the tables cannot hold, which must change nothing.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ros1/xmlrpc.h"
+#include "takt/ros1.h"
+
+// the master's tables and request handling without sockets or threads (src/ros1/ros1_impl.h,
+// which is C only)
+extern "C" {
+takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
+                                    takt_ros1_master_t **out);
+uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t len, char *out,
+                                  uint32_t cap);
+}
+
+namespace {
+
+std::string xml_escape(const std::string &s) {
+  std::string o;
+  for (char c : s) o += c == '<' ? "&lt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return o;
+}
+
+// <value> of a string, an int, or raw XML given as is
+std::string vs(const std::string &s) { return "<value><string>" + xml_escape(s) + "</string></value>"; }
+std::string vi(int i) { return "<value><i4>" + std::to_string(i) + "</i4></value>"; }
+std::string vstruct(const std::vector<std::pair<std::string, std::string>> &members) {
+  std::string o = "<value><struct>";
+  for (const auto &m : members) o += "<member><name>" + m.first + "</name>" + m.second + "</member>";
+  return o + "</struct></value>";
+}
+
+class MasterTables : public ::testing::Test {
+ protected:
+  void make(uint32_t max_params = 256, uint32_t max_regs = 1024, uint32_t max_nodes = 128) {
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    cc.arena_bytes = 16u << 20;
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+    takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+    mc.max_params = max_params;
+    mc.max_regs = max_regs;
+    mc.max_nodes = max_nodes;
+    mc.max_conns = 1;
+    ASSERT_EQ(takt__ros1_master_tables(ctx, &mc, &m), TAKT_OK);
+  }
+  void TearDown() override {
+    takt_ros1_master_destroy(m);
+    if (ctx != nullptr) takt_context_destroy(ctx);
+  }
+  // The answer to method(params) as [code, status, value-as-XML]
+  struct Answer {
+    int code = 0;
+    std::string status, value;
+  };
+  Answer call(const std::string &method, const std::vector<std::string> &params) {
+    std::string body = "<?xml version=\"1.0\"?><methodCall><methodName>" + method +
+                       "</methodName><params>";
+    for (const auto &p : params) body += "<param>" + p + "</param>";
+    body += "</params></methodCall>";
+    std::vector<char> in(body.begin(), body.end()), out(1 << 20);
+    uint32_t n = takt__ros1_master_handle(m, in.data(), (uint32_t)in.size(), out.data(),
+                                          (uint32_t)out.size());
+    std::string text(out.data(), n);
+    Answer a;
+    takt__xr_value_t vals[256];
+    takt__xr_doc_t d;
+    takt__xr_doc_init(&d, vals, 256);
+    std::vector<char> parse(text.begin(), text.end());
+    EXPECT_EQ(takt__xr_parse(parse.data(), (uint32_t)parse.size(), true, &d), TAKT_OK) << text;
+    const takt__xr_value_t *r = takt__xr_param(&d, 0);
+    if (r == nullptr || r->kind != TAKT__XR_ARRAY || r->u.list.count != 3) {
+      ADD_FAILURE() << "not [code, status, value]: " << text;
+      return a;
+    }
+    const takt__xr_value_t *c = takt__xr_at(&d, r, 0), *s = takt__xr_at(&d, r, 1);
+    a.code = c->kind == TAKT__XR_INT ? c->u.i : -99;
+    a.status = s->kind == TAKT__XR_STRING ? std::string(s->u.str.s, s->u.str.len) : "";
+    size_t v = text.find("<value>", text.find("<value>", text.find("<value>", text.find("<value>") + 1) + 1) + 1);
+    size_t end = text.rfind("</data>");
+    a.value = v != std::string::npos && end != std::string::npos ? text.substr(v, end - v) : "";
+    return a;
+  }
+  Answer set(const std::string &key, const std::string &value, const std::string &caller = "/t") {
+    return call("setParam", {vs(caller), vs(key), value});
+  }
+  Answer get(const std::string &key) { return call("getParam", {vs("/t"), vs(key)}); }
+  Answer search(const std::string &caller, const std::string &key) {
+    return call("searchParam", {vs(caller), vs(key)});
+  }
+  takt_context_t *ctx = nullptr;
+  takt_ros1_master_t *m = nullptr;
+};
+
+TEST_F(MasterTables, TheRootIsNeitherDeletedNorSetToAScalar) {
+  make();
+  ASSERT_EQ(set("/a", vi(1)).code, 1);
+  Answer del = call("deleteParam", {vs("/t"), vs("/")});
+  EXPECT_EQ(del.code, -1);
+  EXPECT_EQ(del.status, "parameter [/] is not set");
+  Answer root = set("/", vi(5));
+  EXPECT_EQ(root.code, -1);
+  EXPECT_EQ(root.status, "parameter /: cannot set root of parameter tree to non-dictionary");
+  EXPECT_EQ(get("/a").code, 1);  // nothing lost
+  EXPECT_EQ(set("/", vstruct({{"b", vi(2)}})).code, 1);  // a dictionary replaces the tree
+  EXPECT_EQ(get("/a").code, -1);
+  EXPECT_EQ(get("/b").value, vi(2));
+}
+
+TEST_F(MasterTables, AValueSetBelowALeafTurnsTheLeafIntoANamespace) {
+  make();
+  ASSERT_EQ(set("/a", vi(1)).code, 1);
+  ASSERT_EQ(set("/a/b", vi(2)).code, 1);
+  EXPECT_EQ(get("/a").value, vstruct({{"b", vi(2)}}));  // rosmaster: {'b': 2}
+  Answer names = call("getParamNames", {vs("/t")});
+  EXPECT_EQ(names.value, "<value><array><data><value><string>/a/b</string></value></data></array></value>");
+}
+
+TEST_F(MasterTables, ASetThatDoesNotFitChangesNothing) {
+  make(/*max_params=*/4);
+  ASSERT_EQ(set("/p", vstruct({{"x", vi(1)}, {"y", vi(2)}})).code, 1);
+  ASSERT_EQ(set("/s", vi(9)).code, 1);
+  Answer full = set("/q", vstruct({{"a", vi(1)}, {"b", vi(2)}}));  // two leaves, one free slot
+  EXPECT_EQ(full.code, -1);
+  EXPECT_EQ(full.status, "parameter /q: the master's parameter table is full");
+  EXPECT_EQ(get("/q").code, -1);
+  EXPECT_EQ(get("/p").value, vstruct({{"x", vi(1)}, {"y", vi(2)}}));
+  // replacing /p needs its own two slots and the free one: three leaves fit
+  ASSERT_EQ(set("/p", vstruct({{"x", vi(3)}, {"y", vi(4)}, {"z", vi(5)}})).code, 1);
+  EXPECT_EQ(get("/p").value, vstruct({{"x", vi(3)}, {"y", vi(4)}, {"z", vi(5)}}));
+  Answer big = set("/s", vs(std::string(2000, 'x')));  // larger than a parameter's 1024 bytes
+  EXPECT_EQ(big.code, -1);
+  EXPECT_EQ(big.status, "parameter /s: a value is larger than the master's parameter size (1024 bytes encoded)");
+  EXPECT_EQ(get("/s").value, vi(9));
+}
+
+// rosmaster's search_param: a relative key from the caller's own name (its private namespace)
+// upwards, matching the key's first name; a global key only where it is set.
+TEST_F(MasterTables, SearchParamLooksWhereRosmasterLooks) {
+  make();
+  ASSERT_EQ(set("/ns/node/own", vi(1)).code, 1);
+  ASSERT_EQ(set("/ns/arm/joint", vi(2)).code, 1);
+  ASSERT_EQ(set("/top", vi(3)).code, 1);
+  Answer a = search("/ns/node", "own");
+  EXPECT_EQ(a.code, 1);
+  EXPECT_EQ(a.status, "Found [/ns/node/own]");
+  EXPECT_EQ(a.value, vs("/ns/node/own"));
+  EXPECT_EQ(search("/ns/node", "arm/elbow").value, vs("/ns/arm/elbow"));  // set or not
+  EXPECT_EQ(search("/ns/node", "top").value, vs("/top"));
+  Answer none = search("/ns/node", "nothing");
+  EXPECT_EQ(none.code, -1);
+  EXPECT_EQ(none.status, "Cannot find parameter [nothing] in an upwards search");
+  EXPECT_EQ(search("/ns/node", "/ns/top").code, -1);  // global: only where it is set
+  EXPECT_EQ(search("/ns/node", "/top").value, vs("/top"));
+  EXPECT_EQ(search("/ns/node", "~own").code, -1);  // private keys are not searched
+}
+
+// A node that registers again from a new process (another API) loses its old process's
+// registrations and parameter subscriptions, as with rosmaster; the old process is told to shut
+// down, and the subscribers of its topics hear of their publishers again.
+TEST_F(MasterTables, ANodeRegisteringFromANewProcessLosesTheOldOnesRegistrations) {
+  make();
+  const std::string type = vs("std_msgs/String");
+  ASSERT_EQ(call("registerPublisher", {vs("/n"), vs("/old_topic"), type, vs("http://h:1/")}).code, 1);
+  ASSERT_EQ(call("registerSubscriber", {vs("/n"), vs("/heard"), type, vs("http://h:1/")}).code, 1);
+  ASSERT_EQ(call("registerPublisher", {vs("/n"), vs("/new_topic"), type, vs("http://h:2/")}).code, 1);
+  Answer state = call("getSystemState", {vs("/t")});
+  EXPECT_EQ(state.value.find("/old_topic"), std::string::npos) << state.value;
+  EXPECT_EQ(state.value.find("/heard"), std::string::npos) << state.value;
+  EXPECT_NE(state.value.find("/new_topic"), std::string::npos) << state.value;
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/n")}).value, vs("http://h:2/"));
+  // the old process's unregister is not the new one's to end
+  EXPECT_EQ(call("unregisterPublisher", {vs("/n"), vs("/new_topic"), vs("http://h:1/")}).value, vi(0));
+}
+
+// A registration the tables cannot hold is refused and changes nothing: no node entry is left,
+// and a node registered from another process is not moved.
+TEST_F(MasterTables, ARegistrationThatDoesNotFitChangesNothing) {
+  make(/*max_params=*/8, /*max_regs=*/2, /*max_nodes=*/8);
+  const std::string type = vs("std_msgs/String");
+  ASSERT_EQ(call("registerPublisher", {vs("/a"), vs("/x"), type, vs("http://h:1/")}).code, 1);
+  ASSERT_EQ(call("registerPublisher", {vs("/b"), vs("/y"), type, vs("http://h:2/")}).code, 1);
+  Answer full = call("registerPublisher", {vs("/c"), vs("/z"), type, vs("http://h:3/")});
+  EXPECT_EQ(full.code, -1);
+  EXPECT_EQ(full.status, "the master's tables are full");
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/c")}).code, -1);  // no node left behind
+  // the same node again at its own API for the topic it has: fits (the same entry)
+  EXPECT_EQ(call("registerPublisher", {vs("/a"), vs("/x"), type, vs("http://h:1/")}).code, 1);
+}
+
+}  // namespace
