@@ -1,9 +1,11 @@
 /* The embedded ROS 1 master (takt/ros1.h, `takt master`): the master API over XML-RPC for rospy,
  * roscpp and the ROS tools — registrations, lookups, the graph, the parameter server with
  * subscribeParam — on one server thread that reads every connection without waiting for any
- * (a slow client holds only its own connection), and a notifier thread that sends
- * publisherUpdate, paramUpdate and shutdown to the nodes from a bounded queue, so a node that
- * does not answer delays no registration. Memory: one block of the context's arena. */
+ * (a slow client holds only its own connection), and notifier threads that send
+ * publisherUpdate, paramUpdate and shutdown to the nodes from a bounded queue (one notice per
+ * node and name: they are composed when sent), one node at a time each, so a node that does not
+ * answer delays no registration and only its own notices. Memory: one block of the context's
+ * arena. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,9 @@
 
 #define NAME TAKT__ROS1_NAME
 #define PARAM_BYTES 1024u /* an encoded parameter value (a leaf: scalar or list) */
+/* notifier threads: a node that does not answer holds one (for up to timeout_ns a notice), the
+ * others go on serving the other nodes */
+#define NOTIFIERS 4
 
 enum { REG_FREE = 0, REG_PUB = 1, REG_SUB = 2, REG_SRV = 3 };
 enum { NOTE_PUBLISHERS = 1, NOTE_PARAM = 2, NOTE_SHUTDOWN = 3 };
@@ -43,10 +48,22 @@ typedef struct mpsub {
 } mpsub_t;
 
 typedef struct mnote {
-  uint8_t kind;
+  uint8_t kind;    /* 0: a free entry */
+  uint32_t seq;    /* queued in this order */
   char uri[NAME];  /* the node told */
   char name[NAME]; /* the topic or the parameter key */
 } mnote_t;
+
+/* A notifier thread and what it serves now. */
+typedef struct mnotifier {
+  takt_ros1_master_t *m;
+  takt_thread_t thread;
+  takt_io_t wake; /* notices queued */
+  takt_io_t stop; /* the master ends: a send under way is given up */
+  bool busy;      /* sending to the node at uri; [lock] */
+  char uri[NAME];
+  char *buf;      /* TAKT__ROS1_HEAD + max_xmlrpc */
+} mnotifier_t;
 
 typedef struct mconn {
   takt_io_t io;
@@ -67,26 +84,26 @@ struct takt_ros1_master {
   takt_ros1_master_config_t cfg;
   char host[64], uri[NAME];
   uint16_t port;
-  takt_io_t listen, wake, note_wake, stop_wake;
-  takt_thread_t server, notifier;
+  takt_io_t listen, wake;
+  takt_thread_t server;
+  uint32_t notifiers_started;
   bool started;
   _Atomic bool stop;
-  _Atomic uint64_t requests, notes_dropped;
+  _Atomic uint64_t requests, notes_dropped, notes_merged;
   takt__lock_t lock; /* level ROS1: the tables and the note queue */
   mnode_t *nodes;
   mreg_t *regs;
   mparam_t *params;
   mpsub_t *psubs;
-  mnote_t *notes;
-  uint32_t note_head, note_count;
+  mnote_t *notes;   /* max_notes entries, each free or queued */
+  uint32_t note_count, note_seq;
+  mnotifier_t notifiers[NOTIFIERS];
   /* the server thread only */
   mconn_t *conns;
   char *reply; /* TAKT__ROS1_HEAD + max_xmlrpc */
   takt__xr_value_t *vals;
   takt__xr_doc_t doc;
   takt_io_watch_t watch[65];
-  /* the notifier thread only */
-  char *nbuf; /* TAKT__ROS1_HEAD + max_xmlrpc */
 };
 
 /* ---- names ---- */
@@ -131,15 +148,27 @@ static bool below(const char *key, const char *ns) {
 
 /* ---- notes (the notifier's queue; lock held) ---- */
 
+/* A notice for the node at uri. One already queued for the same node and name says it: a
+ * notice is composed from the tables when it is sent. */
 static void note_locked(takt_ros1_master_t *m, uint8_t kind, const char *uri, const char *name) {
-  if (m->note_count == m->cfg.max_notes) {
+  mnote_t *free_entry = NULL;
+  for (uint32_t i = 0; i < m->cfg.max_notes; i++) {
+    mnote_t *n = &m->notes[i];
+    if (n->kind == 0) {
+      if (free_entry == NULL) free_entry = n;
+    } else if (n->kind == kind && strcmp(n->uri, uri) == 0 && strcmp(n->name, name) == 0) {
+      atomic_fetch_add(&m->notes_merged, 1);
+      return;
+    }
+  }
+  if (free_entry == NULL) {
     atomic_fetch_add(&m->notes_dropped, 1);
     return;
   }
-  mnote_t *n = &m->notes[(m->note_head + m->note_count) % m->cfg.max_notes];
-  n->kind = kind;
-  takt__ros1_copy(n->uri, sizeof n->uri, uri);
-  takt__ros1_copy(n->name, sizeof n->name, name);
+  free_entry->kind = kind;
+  free_entry->seq = m->note_seq++;
+  takt__ros1_copy(free_entry->uri, sizeof free_entry->uri, uri);
+  takt__ros1_copy(free_entry->name, sizeof free_entry->name, name);
   m->note_count++;
 }
 
@@ -922,32 +951,34 @@ static void server_main(void *arg) {
     takt__lock_take(&m->lock);
     bool notes = m->note_count > 0;
     takt__lock_give(&m->lock);
-    if (notes) takt_io_wake_signal(m->note_wake);
+    for (uint32_t i = 0; notes && i < m->notifiers_started; i++)
+      takt_io_wake_signal(m->notifiers[i].wake);
   }
 }
 
-/* ---- the notifier thread ---- */
+/* ---- the notifier threads ---- */
 
-/* POST the call in nbuf (body of len bytes after TAKT__ROS1_HEAD) to uri; the answer is read and
- * dropped. Bounded by the timeout. */
-static void post(takt_ros1_master_t *m, const char *uri, uint32_t len) {
+/* POST the call in n->buf (body of len bytes after TAKT__ROS1_HEAD) to uri; the answer is read
+ * and dropped. Bounded by the timeout. */
+static void post(mnotifier_t *n, const char *uri, uint32_t len) {
+  takt_ros1_master_t *m = n->m;
   char host[64];
   uint16_t port;
   if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0) return;
   char hd[TAKT__ROS1_HEAD];
   int32_t hl = takt__http_request_head(hd, sizeof hd, host, port, len, false);
   if (hl < 0) return;
-  char *msg = m->nbuf + TAKT__ROS1_HEAD - hl;
+  char *msg = n->buf + TAKT__ROS1_HEAD - hl;
   memcpy(msg, hd, (size_t)hl);
   int64_t deadline = takt_time_now() + m->cfg.timeout_ns;
   takt_io_t io = TAKT_IO_CLOSED;
-  if (takt_io_tcp_connect(host, port, m->stop_wake, deadline, &io) < 0) return;
-  if (takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + len, m->stop_wake, deadline, NULL) == TAKT_OK) {
+  if (takt_io_tcp_connect(host, port, n->stop, deadline, &io) < 0) return;
+  if (takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + len, n->stop, deadline, NULL) == TAKT_OK) {
     uint8_t sink[512];
     uint32_t got = 0;
     takt__http_info_t info;
     while (got < sizeof sink) { /* until the answer is whole or the node closes */
-      int32_t r = takt_io_read(io, m->stop_wake, sink + got, (uint32_t)sizeof sink - got, deadline);
+      int32_t r = takt_io_read(io, n->stop, sink + got, (uint32_t)sizeof sink - got, deadline);
       if (r <= 0) break;
       got += (uint32_t)r;
       if (takt__http_parse(sink, got, sizeof sink, true, &info) != TAKT_EAGAIN) break;
@@ -956,51 +987,72 @@ static void post(takt_ros1_master_t *m, const char *uri, uint32_t len) {
   takt_io_close(&io);
 }
 
-static void notifier_main(void *arg) {
-  takt_ros1_master_t *m = arg;
-  while (!atomic_load(&m->stop)) {
-    mnote_t note;
-    bool have = false;
-    takt__xr_writer_t w;
-    takt__xr_w_init(&w, m->nbuf + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
-    takt__lock_take(&m->lock);
-    if (m->note_count > 0) {
-      note = m->notes[m->note_head];
-      m->note_head = (m->note_head + 1) % m->cfg.max_notes;
-      m->note_count--;
-      have = true;
-      /* composed now, from the tables as they are */
-      const char *method = note.kind == NOTE_PUBLISHERS ? "publisherUpdate"
-                           : note.kind == NOTE_PARAM    ? "paramUpdate"
-                                                        : "shutdown";
-      takt__xr_w_call_begin(&w, method);
-      takt__xr_w_param_begin(&w);
-      takt__xr_w_string(&w, "/master");
-      takt__xr_w_param_end(&w);
-      takt__xr_w_param_begin(&w);
-      takt__xr_w_string(&w, note.name);
-      takt__xr_w_param_end(&w);
-      if (note.kind == NOTE_PUBLISHERS) {
-        takt__xr_w_param_begin(&w);
-        w_uris_locked(m, &w, REG_PUB, note.name);
-        takt__xr_w_param_end(&w);
-      } else if (note.kind == NOTE_PARAM) {
-        takt__xr_w_param_begin(&w);
-        if (!w_param_locked(m, &w, note.name)) {
-          takt__xr_w_struct_begin(&w);
-          takt__xr_w_struct_end(&w);
-        }
-        takt__xr_w_param_end(&w);
-      }
-      takt__xr_w_call_end(&w);
+/* The oldest queued notice for a node no other notifier is sending to (one at a time per node,
+ * in order), taken from the queue and composed into n->buf from the tables as they are now; its
+ * body's length, or -1 if there is none. Lock held. */
+static int32_t take_note_locked(takt_ros1_master_t *m, mnotifier_t *n) {
+  mnote_t *pick = NULL;
+  for (uint32_t i = 0; i < m->cfg.max_notes; i++) {
+    mnote_t *e = &m->notes[i];
+    if (e->kind == 0 || (pick != NULL && (int32_t)(e->seq - pick->seq) > 0)) continue;
+    bool busy = false;
+    for (uint32_t j = 0; j < m->notifiers_started && !busy; j++)
+      busy = m->notifiers[j].busy && strcmp(m->notifiers[j].uri, e->uri) == 0;
+    if (!busy) pick = e;
+  }
+  if (pick == NULL) return -1;
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, n->buf + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
+  const char *method = pick->kind == NOTE_PUBLISHERS ? "publisherUpdate"
+                       : pick->kind == NOTE_PARAM    ? "paramUpdate"
+                                                     : "shutdown";
+  takt__xr_w_call_begin(&w, method);
+  takt__xr_w_param_begin(&w);
+  takt__xr_w_string(&w, "/master");
+  takt__xr_w_param_end(&w);
+  takt__xr_w_param_begin(&w);
+  takt__xr_w_string(&w, pick->name);
+  takt__xr_w_param_end(&w);
+  if (pick->kind == NOTE_PUBLISHERS) {
+    takt__xr_w_param_begin(&w);
+    w_uris_locked(m, &w, REG_PUB, pick->name);
+    takt__xr_w_param_end(&w);
+  } else if (pick->kind == NOTE_PARAM) {
+    takt__xr_w_param_begin(&w);
+    if (!w_param_locked(m, &w, pick->name)) {
+      takt__xr_w_struct_begin(&w);
+      takt__xr_w_struct_end(&w);
     }
-    takt__lock_give(&m->lock);
-    if (!have) {
-      (void)takt_io_wait(NULL, 0, m->note_wake, TAKT_TIME_INFINITE);
+    takt__xr_w_param_end(&w);
+  }
+  takt__xr_w_call_end(&w);
+  takt__ros1_copy(n->uri, sizeof n->uri, pick->uri);
+  n->busy = true;
+  pick->kind = 0;
+  m->note_count--;
+  return w.overflow ? 0 : (int32_t)w.len;
+}
+
+static void notifier_main(void *arg) {
+  mnotifier_t *n = arg;
+  takt_ros1_master_t *m = n->m;
+  takt__lock_take(&m->lock);
+  while (!atomic_load(&m->stop)) {
+    int32_t len = take_note_locked(m, n);
+    if (len < 0) {
+      takt__lock_give(&m->lock);
+      (void)takt_io_wait(NULL, 0, n->wake, TAKT_TIME_INFINITE);
+      takt__lock_take(&m->lock);
       continue;
     }
-    if (!w.overflow) post(m, note.uri, w.len); /* no lock held */
+    char uri[NAME];
+    takt__ros1_copy(uri, sizeof uri, n->uri);
+    takt__lock_give(&m->lock);
+    if (len > 0) post(n, uri, (uint32_t)len); /* no lock held */
+    takt__lock_take(&m->lock);
+    n->busy = false;
   }
+  takt__lock_give(&m->lock);
 }
 
 /* ---- creation ---- */
@@ -1032,7 +1084,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   size_t o_cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
   size_t o_obufs = carve(&e, (size_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
   size_t o_reply = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
-  size_t o_nbuf = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
+  size_t o_nbuf = carve(&e, NOTIFIERS * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc));
   size_t o_xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
   uint8_t *base = takt__context_alloc(ctx, e);
   if (base == NULL) return TAKT_ENOMEM;
@@ -1055,10 +1107,15 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
     m->conns[i].out = base + o_obufs + (size_t)i * (TAKT__ROS1_HEAD + cfg->max_xmlrpc);
   }
   m->reply = (char *)base + o_reply;
-  m->nbuf = (char *)base + o_nbuf;
+  for (uint32_t i = 0; i < NOTIFIERS; i++) {
+    mnotifier_t *n = &m->notifiers[i];
+    n->m = m;
+    n->wake = n->stop = TAKT_IO_CLOSED;
+    n->buf = (char *)base + o_nbuf + i * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
+  }
   m->vals = (takt__xr_value_t *)(base + o_xv);
   takt__xr_doc_init(&m->doc, m->vals, cfg->max_values);
-  m->listen = m->wake = m->note_wake = m->stop_wake = TAKT_IO_CLOSED;
+  m->listen = m->wake = TAKT_IO_CLOSED;
   takt_err_t rc = takt__lock_init(&m->lock, TAKT__LEVEL_ROS1, "ros1-master");
   if (rc < 0) {
     takt__context_free(ctx, base);
@@ -1076,6 +1133,21 @@ uint32_t takt__ros1_master_handle(takt_ros1_master_t *m, char *body, uint32_t le
   return w.overflow ? 0 : w.len;
 }
 
+/* Ends the notifier threads (a send under way is given up) and closes their wake objects. */
+static void stop_notifiers(takt_ros1_master_t *m) {
+  atomic_store(&m->stop, true);
+  for (uint32_t i = 0; i < m->notifiers_started; i++) {
+    takt_io_wake_signal(m->notifiers[i].stop);
+    takt_io_wake_signal(m->notifiers[i].wake);
+  }
+  for (uint32_t i = 0; i < m->notifiers_started; i++) takt_thread_join(&m->notifiers[i].thread);
+  m->notifiers_started = 0;
+  for (uint32_t i = 0; i < NOTIFIERS; i++) {
+    takt_io_close(&m->notifiers[i].wake);
+    takt_io_close(&m->notifiers[i].stop);
+  }
+}
+
 takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
                                    takt_ros1_master_t **out) {
   if (out == NULL) return TAKT_EINVAL;
@@ -1084,28 +1156,25 @@ takt_err_t takt_ros1_master_create(takt_context_t *ctx, const takt_ros1_master_c
   const takt_ros1_master_config_t *c = &m->cfg;
   takt_err_t rc = takt_io_tcp_listen(m->host, c->port, 64, &m->listen);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&m->wake);
-  if (rc == TAKT_OK) rc = takt_io_wake_open(&m->note_wake);
-  if (rc == TAKT_OK) rc = takt_io_wake_open(&m->stop_wake);
+  for (uint32_t i = 0; i < NOTIFIERS && rc == TAKT_OK; i++) {
+    rc = takt_io_wake_open(&m->notifiers[i].wake);
+    if (rc == TAKT_OK) rc = takt_io_wake_open(&m->notifiers[i].stop);
+  }
+  takt_thread_attr_t na = c->thread;
+  na.name = "takt-ros1-note";
+  for (uint32_t i = 0; i < NOTIFIERS && rc == TAKT_OK; i++) {
+    rc = takt_thread_create(&m->notifiers[i].thread, &na, notifier_main, &m->notifiers[i]);
+    if (rc == TAKT_OK) m->notifiers_started++;
+  }
   if (rc == TAKT_OK) {
     m->port = takt_io_local_port(m->listen);
     snprintf(m->uri, sizeof m->uri, "http://%s:%u/", m->host, (unsigned)m->port);
     rc = takt_thread_create(&m->server, &c->thread, server_main, m);
   }
-  if (rc == TAKT_OK) {
-    takt_thread_attr_t na = c->thread;
-    na.name = "takt-ros1-note";
-    rc = takt_thread_create(&m->notifier, &na, notifier_main, m);
-    if (rc < 0) {
-      atomic_store(&m->stop, true);
-      takt_io_wake_signal(m->wake);
-      takt_thread_join(&m->server);
-    }
-  }
   if (rc < 0) {
+    stop_notifiers(m);
     takt_io_close(&m->listen);
     takt_io_close(&m->wake);
-    takt_io_close(&m->note_wake);
-    takt_io_close(&m->stop_wake);
     takt__lock_fini(&m->lock);
     takt__context_free(ctx, m);
     return rc;
@@ -1121,18 +1190,12 @@ uint16_t takt_ros1_master_port(const takt_ros1_master_t *m) { return m->port; }
 void takt_ros1_master_destroy(takt_ros1_master_t *m) {
   if (m == NULL) return;
   atomic_store(&m->stop, true);
-  takt_io_wake_signal(m->stop_wake);
   takt_io_wake_signal(m->wake);
-  takt_io_wake_signal(m->note_wake);
-  if (m->started) {
-    takt_thread_join(&m->server);
-    takt_thread_join(&m->notifier);
-  }
+  if (m->started) takt_thread_join(&m->server);
+  stop_notifiers(m);
   for (uint32_t i = 0; i < m->cfg.max_conns; i++) takt_io_close(&m->conns[i].io);
   takt_io_close(&m->listen);
   takt_io_close(&m->wake);
-  takt_io_close(&m->note_wake);
-  takt_io_close(&m->stop_wake);
   takt__lock_fini(&m->lock);
   takt__context_free(m->ctx, m);
 }

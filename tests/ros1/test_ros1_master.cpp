@@ -2,7 +2,9 @@
 // do not keep others from being served; parameters (scalars, a struct set as one value and read
 // back by namespace, search, names, delete); subscribeParam/paramUpdate to a rospy node; a fault
 // for an unknown method; the port refused when taken.
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -213,4 +215,88 @@ TEST_F(Ros1Master, ARequestTrickledByteByByteEndsAtTheTimeout) {
   EXPECT_LT(sent, req.size());
   takt_io_close(&io);
   takt_ros1_master_destroy(strict);
+}
+
+namespace {
+
+// One XML-RPC call to the master over HTTP/1.0 (it closes after answering): the answer's text.
+std::string master_call(uint16_t port, const std::string &method, const std::vector<std::string> &args) {
+  std::string body = "<?xml version=\"1.0\"?><methodCall><methodName>" + method + "</methodName><params>";
+  for (const auto &a : args) body += "<param><value><string>" + a + "</string></value></param>";
+  body += "</params></methodCall>";
+  std::string req = "POST / HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  takt_io_t io = TAKT_IO_CLOSED;
+  int64_t end = takt_time_now() + 5 * TAKT_NS_PER_S;
+  if (takt_io_tcp_connect("127.0.0.1", port, TAKT_IO_CLOSED, end, &io) != TAKT_OK) return "";
+  std::string answer;
+  if (takt_io_write_until(io, (const uint8_t *)req.data(), (uint32_t)req.size(), TAKT_IO_CLOSED, end,
+                          nullptr) == TAKT_OK) {
+    uint8_t buf[4096];
+    int32_t r;
+    while ((r = takt_io_read(io, TAKT_IO_CLOSED, buf, sizeof buf, end)) > 0) answer.append((char *)buf, (size_t)r);
+  }
+  takt_io_close(&io);
+  return answer;
+}
+
+}  // namespace
+
+// Notices go out from several threads, one node at a time each: a node that accepts the
+// connection but never answers (stopped, say) holds one of them for the timeout, and a live
+// node's publisherUpdate arrives at once all the same. (Before, the one notifier thread waited
+// out the timeout for each notice to the silent node first.)
+TEST_F(Ros1Master, ANodeThatNeverAnswersDelaysOnlyItsOwnNotices) {
+  takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+  mc.port = 0;
+  mc.max_conns = 4;
+  mc.timeout_ns = 20 * TAKT_NS_PER_S;  // a silent node holds its notifier this long
+  takt_ros1_master_t *patient = nullptr;
+  ASSERT_EQ(takt_ros1_master_create(ctx, &mc, &patient), TAKT_OK);
+  uint16_t port = takt_ros1_master_port(patient);
+  takt_io_t silent = TAKT_IO_CLOSED, live = TAKT_IO_CLOSED;  // the kernel accepts for the silent one
+  ASSERT_EQ(takt_io_tcp_listen("127.0.0.1", 0, 16, &silent), TAKT_OK);
+  ASSERT_EQ(takt_io_tcp_listen("127.0.0.1", 0, 16, &live), TAKT_OK);
+  std::string silent_api = "http://127.0.0.1:" + std::to_string(takt_io_local_port(silent)) + "/";
+  std::string live_api = "http://127.0.0.1:" + std::to_string(takt_io_local_port(live)) + "/";
+  // the live node: answers every call, notes when publisherUpdate for /t1 came
+  std::atomic<int64_t> update_at{0};
+  std::thread node_thread([&] {
+    int64_t end = takt_time_now() + 15 * TAKT_NS_PER_S;
+    while (update_at.load() == 0 && takt_time_now() < end) {
+      takt_io_t c = TAKT_IO_CLOSED;
+      if (takt_io_tcp_accept(live, TAKT_IO_CLOSED, end, &c) != TAKT_OK) break;
+      std::string req;
+      uint8_t buf[4096];
+      int32_t r;
+      while (req.find("</methodCall>") == std::string::npos &&
+             (r = takt_io_read(c, TAKT_IO_CLOSED, buf, sizeof buf, end)) > 0)
+        req.append((char *)buf, (size_t)r);
+      const std::string body = "<?xml version=\"1.0\"?><methodResponse><params><param><value><array><data>"
+                               "<value><i4>1</i4></value><value><string></string></value><value><i4>0</i4>"
+                               "</value></data></array></value></param></params></methodResponse>";
+      const std::string ans = "HTTP/1.0 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+      (void)takt_io_write_until(c, (const uint8_t *)ans.data(), (uint32_t)ans.size(), TAKT_IO_CLOSED, end, nullptr);
+      takt_io_close(&c);
+      if (req.find("publisherUpdate") != std::string::npos && req.find("/t1<") != std::string::npos)
+        update_at.store(takt_time_now());
+    }
+  });
+  for (int k = 1; k <= 6; k++)
+    ASSERT_NE(master_call(port, "registerSubscriber", {"/silent", "/t" + std::to_string(k), "std_msgs/String", silent_api})
+                  .find("<i4>1</i4>"),
+              std::string::npos);
+  ASSERT_NE(master_call(port, "registerSubscriber", {"/live", "/t1", "std_msgs/String", live_api}).find("<i4>1</i4>"),
+            std::string::npos);
+  int64_t t0 = takt_time_now();
+  for (int k = 1; k <= 6; k++)  // a notice to the silent node for each topic, one to the live node
+    ASSERT_NE(master_call(port, "registerPublisher", {"/pub", "/t" + std::to_string(k), "std_msgs/String",
+                                                      "http://127.0.0.1:1/"})
+                  .find("<i4>1</i4>"),
+              std::string::npos);
+  node_thread.join();
+  ASSERT_NE(update_at.load(), 0) << "the live node never heard of its publisher";
+  EXPECT_LT(update_at.load() - t0, 5 * TAKT_NS_PER_S);  // not behind the silent node's 20 s
+  takt_ros1_master_destroy(patient);  // gives up the send to the silent node at once
+  takt_io_close(&silent);
+  takt_io_close(&live);
 }
