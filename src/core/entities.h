@@ -263,8 +263,10 @@ struct takt_context {
   _Atomic int64_t start_time; /* [atomic] set once by takt_context_start */
   _Atomic bool panicked;   /* [atomic] */
   char shutdown_detail[192]; /* [ctx] */
-  /* Set by takt_timing_enable, before the context runs; read without a lock afterwards. */
-  const struct takt__timing_hooks *timing;
+  /* Set by takt_timing_enable (the first constraint enables it, at any time): timing_state
+   * first, then timing with release; executors read timing without a lock (acquire), so one that
+   * sees the hooks sees the state. [atomic] */
+  _Atomic(const struct takt__timing_hooks *) timing;
   void *timing_state;
   /* [atomic] the trace recording now (NULL: off); set and cleared by takt_trace_start/stop */
   _Atomic(struct takt__trace *) trace;

@@ -38,11 +38,13 @@ typedef struct takt__timing_hooks {
 
 /** Earliest validation deadline of the context (TAKT_TIME_INFINITE without timing). */
 static inline int64_t takt__timing_next(takt_context_t *ctx) {
-  return ctx->timing != NULL ? ctx->timing->next_deadline(ctx) : TAKT_TIME_INFINITE;
+  const takt__timing_hooks_t *h = atomic_load_explicit(&ctx->timing, memory_order_acquire);
+  return h != NULL ? h->next_deadline(ctx) : TAKT_TIME_INFINITE;
 }
 /** Run due validation work; held (may be NULL) is let go around handlers. */
 static inline void takt__timing_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
-  if (ctx->timing != NULL) ctx->timing->dispatch(ctx, now, held);
+  const takt__timing_hooks_t *h = atomic_load_explicit(&ctx->timing, memory_order_acquire);
+  if (h != NULL) h->dispatch(ctx, now, held);
 }
 
 #endif

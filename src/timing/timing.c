@@ -166,7 +166,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
   atomic_init(&tm->due, TAKT_TIME_INFINITE);
   takt__heap_init(&tm->heap, heap, cap, earlier, offsetof(deadline_t, pos));
   ctx->timing_state = tm;
-  ctx->timing = &hooks;
+  atomic_store_explicit(&ctx->timing, &hooks, memory_order_release); /* after the state */
   takt__unlock(ctx);
   return TAKT_OK;
 }
