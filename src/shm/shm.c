@@ -74,14 +74,17 @@ struct takt_shm_sub {
 };
 #define EMPTY_KNOWN ((uint64_t)1 << 32)
 
+/* A segment's geometry, read once from its header and checked: later writes to it are ignored. */
+typedef struct shm_geo {
+  uint32_t max_topics, max_participants;
+  uint64_t size, parts_offset, dir_offset, area_offset, area_size;
+} shm_geo_t;
+
 struct takt_shm {
   takt_context_t *ctx;
   takt_port_shm_t map;
   shm_hdr_t *h;
-  struct { /* the segment's geometry as checked at attach: later writes to it are ignored */
-    uint32_t max_topics, max_participants;
-    uint64_t size, parts_offset, dir_offset, area_offset, area_size;
-  } geo;
+  shm_geo_t geo;
   uint32_t part, pgen;
   int32_t pid;
   char name[96];
@@ -251,7 +254,16 @@ static takt_err_t init_segment(const takt_shm_config_t *c, takt_port_shm_t *m, u
 }
 
 /* Check a mapped segment before trusting anything in it. */
-static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, const char *name) {
+/* n entries of sz bytes from off lie within [lo, hi]: no sum that could wrap. */
+static bool part_fits(uint64_t off, uint64_t n, uint64_t sz, uint64_t lo, uint64_t hi) {
+  return off >= lo && off <= hi && n <= (hi - off) / sz;
+}
+
+/* The segment in m is a takt segment whose header's geometry fits it; *geo the geometry, read
+ * once (another process may write the header while it is checked: what is checked is what is
+ * used). */
+static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, const char *name,
+                                shm_geo_t *geo) {
   if (m->size < sizeof(shm_hdr_t)) {
     say(c, "shared-memory segment %s: too small for a takt segment%s", name, "");
     return TAKT_EMALFORMED;
@@ -282,18 +294,26 @@ static takt_err_t check_segment(const takt_shm_config_t *c, takt_port_shm_t *m, 
     say(c, "shared-memory segment %s: %s", name, v);
     return TAKT_EMALFORMED;
   }
-  uint64_t parts_end = h->parts_offset + (uint64_t)h->max_participants * sizeof(shm_part_t);
-  uint64_t dir_end = h->dir_offset + (uint64_t)h->max_topics * sizeof(shm_dir_t);
-  if (h->header_size != sizeof(shm_hdr_t) || h->size != m->size || h->max_participants == 0 ||
-      h->max_participants > TAKT_SHM_MAX_PARTICIPANTS || h->max_topics == 0 ||
-      h->max_topics > 65536 || h->parts_offset < sizeof(shm_hdr_t) || parts_end > h->dir_offset ||
-      dir_end > h->area_offset || h->area_offset > h->size ||
-      h->area_size != h->size - h->area_offset || h->area_used > h->area_size ||
-      h->parts_offset % SHM_ALIGN != 0 || h->dir_offset % SHM_ALIGN != 0 ||
-      h->area_offset % SHM_ALIGN != 0) {
+  volatile const shm_hdr_t *vh = h; /* each field read once, into g */
+  shm_geo_t g = {.max_topics = vh->max_topics, .max_participants = vh->max_participants,
+                 .size = vh->size, .parts_offset = vh->parts_offset, .dir_offset = vh->dir_offset,
+                 .area_offset = vh->area_offset, .area_size = vh->area_size};
+  uint32_t header_size = vh->header_size;
+  uint64_t area_used = vh->area_used;
+  if (header_size != sizeof(shm_hdr_t) || g.size != m->size || g.max_participants == 0 ||
+      g.max_participants > TAKT_SHM_MAX_PARTICIPANTS || g.max_topics == 0 ||
+      g.max_topics > 65536 || g.area_offset > g.size ||
+      !part_fits(g.parts_offset, g.max_participants, sizeof(shm_part_t), sizeof(shm_hdr_t),
+                 g.area_offset) ||
+      !part_fits(g.dir_offset, g.max_topics, sizeof(shm_dir_t),
+                 g.parts_offset + g.max_participants * sizeof(shm_part_t), g.area_offset) ||
+      g.area_size != g.size - g.area_offset || area_used > g.area_size ||
+      g.parts_offset % SHM_ALIGN != 0 || g.dir_offset % SHM_ALIGN != 0 ||
+      g.area_offset % SHM_ALIGN != 0) {
     say(c, "shared-memory segment %s: %s", name, "its header's sizes do not fit the segment");
     return TAKT_EMALFORMED;
   }
+  *geo = g;
   return TAKT_OK;
 }
 
@@ -354,20 +374,13 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
     takt_sleep_until(takt_time_now() + 1000000);
     rc = takt_port_shm_open(s->name, &s->map);
   }
-  if (rc == TAKT_OK) rc = check_segment(c, &s->map, s->name);
+  if (rc == TAKT_OK) rc = check_segment(c, &s->map, s->name, &s->geo);
   else if (rc == TAKT_EPERM) say(c, "shared-memory segment %s: %s", s->name, "permission denied");
   else if (rc == TAKT_ENOENT) say(c, "shared-memory segment %s: %s", s->name, "does not exist");
   else if (rc == TAKT_ETIMEDOUT) say(c, "shared-memory segment %s: %s", s->name, "never sized by its creator");
   else if (rc < 0) say(c, "shared-memory segment %s: %s", s->name, takt_strerror(rc));
   if (rc != TAKT_OK) goto fail;
   s->h = (shm_hdr_t *)s->map.addr;
-  s->geo.max_topics = s->h->max_topics;
-  s->geo.max_participants = s->h->max_participants;
-  s->geo.size = s->h->size;
-  s->geo.parts_offset = s->h->parts_offset;
-  s->geo.dir_offset = s->h->dir_offset;
-  s->geo.area_offset = s->h->area_offset;
-  s->geo.area_size = s->h->area_size;
   s->pid = takt_port_pid();
   (void)takt_shm_reclaim(s);
 
@@ -729,9 +742,18 @@ static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
   return e.slot < r->dir.slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq;
 }
 
-/* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan). */
+/* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan), and entries
+ * whose message claims more bytes than the topic's slots hold (written by no takt publisher: the
+ * segment is another process's memory; read as it claims, it would run past the slot). Both are
+ * counted as dropped. */
 static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
-  while (sr->head != sr->tail && !entry_valid(r, sr->ring[sr->head % r->dir.depth])) {
+  while (sr->head != sr->tail) {
+    shm_entry_t e = sr->ring[sr->head % r->dir.depth];
+    if (entry_valid(r, e)) {
+      shm_chunk_t *c = chunk(r, e.slot);
+      if (c->size <= r->dir.msg_size) break;
+      c->queued--; /* the entry's reference */
+    }
     sr->head++;
     sr->dropped++;
   }

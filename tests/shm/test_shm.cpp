@@ -936,6 +936,44 @@ TEST_F(Shm, ModeIsConfigurable) {
   EXPECT_EQ(takt_shm_attach(ctx, &o, &other), TAKT_EPERM);
 }
 
+// A queued message whose size in the segment is beyond the topic's slots (no takt publisher
+// writes that: the segment is other processes' memory) is skipped and counted as dropped, never
+// handed on with a size that runs past its slot.
+TEST_F(Shm, AMessageClaimingMoreBytesThanItsSlotIsDropped) {
+  attach();
+  auto t = topic("sized");
+  takt_shm_pub_t *p;
+  takt_shm_sub_t *q;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &q), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
+  const int64_t mark = 0x5eed5eed5eedLL;  // the first message's origin time: finds its chunk
+  Msg m1{1}, m2{2};
+  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  takt_port_shm_t seg{};
+  ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
+  shm_chunk_t *c = nullptr;
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size && c == nullptr; off += 8) {
+    auto *cand = reinterpret_cast<shm_chunk_t *>(base + off);
+    if (cand->t_info == mark && cand->size == sizeof(Msg)) c = cand;
+  }
+  ASSERT_NE(c, nullptr);
+  c->size = 1u << 20;  // "a message of 1 MiB" in a slot of 8 bytes
+  takt_shm_sample_t smp;
+  ASSERT_EQ(takt_shm_take(q, &smp), TAKT_OK);  // the second one
+  EXPECT_EQ(static_cast<const Msg *>(smp.data)->value, 2u);
+  EXPECT_EQ(smp.header.size, sizeof(Msg));
+  EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+  EXPECT_EQ(takt_shm_dropped(q), 1u);
+  EXPECT_EQ(takt_shm_take(q, &smp), TAKT_EAGAIN);
+  c->size = sizeof(Msg);
+  takt_port_shm_close(&seg);
+  EXPECT_EQ(takt_shm_publisher_destroy(p), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
+  EXPECT_EQ(slots_used("sized"), 0u);  // the dropped entry's slot is free again
+}
+
 TEST_F(Shm, BadSegmentsAndSizes) {
   std::string name = "/takt." + domain;
   takt_shm_config_t c = config(false);
@@ -969,6 +1007,19 @@ TEST_F(Shm, BadSegmentsAndSizes) {
   EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
   EXPECT_NE(std::strstr(why, "sizes"), nullptr) << why;
   *size -= 4096;
+  // offsets whose sums with their tables' sizes wrap around 64 bits: the tables would lie below
+  // the mapping (each field is read once and checked without a sum that can wrap)
+  auto *hdr = static_cast<shm_hdr_t *>(m.addr);
+  uint64_t parts_off = hdr->parts_offset, dir_off = hdr->dir_offset;
+  hdr->parts_offset = ~uint64_t{0} - 63;  // 64-aligned, and + 4 entries wraps to a small value
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
+  EXPECT_NE(std::strstr(why, "sizes"), nullptr) << why;
+  hdr->parts_offset = parts_off;
+  hdr->dir_offset = ~uint64_t{0} - 63;
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
+  hdr->dir_offset = parts_off;  // over the participants' table
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
+  hdr->dir_offset = dir_off;
   ASSERT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_OK) << why;
   EXPECT_EQ(takt_shm_detach(other), TAKT_OK);
   takt_port_shm_close(&m);
