@@ -284,12 +284,22 @@ static uint32_t running_at(takt__preempt_t *pre, int32_t level) {
   return k;
 }
 
+/* A job was queued and no worker is idle: a leader (leader mode) is a worker with nothing to run
+ * until the next timer release; it takes the job (worker_main) and the lead passes on. */
+static void wake_leader(takt_executor_t *e) {
+  takt__preempt_t *pre = pre_of(e);
+  if (pre->leader >= 0) takt__defer_wake(&pre->workers[pre->leader].wake);
+}
+
 /* A job at level was queued: wake an idle worker for it unless one woken at that level or above
  * is on its way and enough are (one per queued job, as long as the workers woken and those
  * running jobs at that level or above leave a CPU free). */
 static void call_worker(takt_executor_t *e, int32_t level) {
   takt__preempt_t *pre = pre_of(e);
-  if (pre->n_idle == 0) return; /* the next worker to finish takes it */
+  if (pre->n_idle == 0) { /* the next worker to finish takes it, or the leader waiting for */
+    wake_leader(e);       /* a timer release, which would otherwise sleep past it */
+    return;
+  }
   bool covered = false;
   for (uint32_t i = 0; pre->woken > 0 && i < pre->n && !covered; i++)
     covered = pre->workers[i].woken && pre->workers[i].level >= level;
@@ -367,6 +377,7 @@ static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline
   if (pre->n_idle == 0) {
     enqueue(e, r, deadline);
     e->stats.queued++;
+    wake_leader(e);
     return;
   }
   takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
@@ -704,6 +715,17 @@ static void worker_main(void *arg) {
     } else if (w->quit) {
       break;
     } else if (pre_of(e)->leader == (int32_t)w->index) {
+      takt__preempt_t *pre = pre_of(e);
+      if (pre->running && takt__heap_top(&e->ready) != NULL) {
+        /* a job waits and no worker was idle for it: the leader takes it, the lead passes on
+         * (to an idle worker, or to the next that finishes) */
+        pre->leader = -1;
+        if (take_queued(e, w)) {
+          promote_leader(e);
+          continue;
+        }
+        pre->leader = (int32_t)w->index;
+      }
       lead(e, w);
     } else { /* idle: the releasing thread posts after it lets go of the lock */
       takt__exec_unlock(e);
@@ -757,6 +779,12 @@ static void timer_thread_main(void *arg) {
           assign(e, w, r, timer_deadline(r));
           e->stats.dispatched++;
           (void)job_ended(e, w, run_job(e, w));
+          if (opt(e)->sched == TAKT_SCHED_EDF) { /* it sleeps at timer_priority again: a job */
+            w->level = opt(e)->timer_priority;   /* level would let an equal one hold it off */
+            apply_level(pre, w);
+          } else {
+            call_next(e); /* this CPU is free: a job queued meanwhile may take it */
+          }
           if (pre->busy == 0) takt__event_signal(&pre->quiet);
         }
         continue;

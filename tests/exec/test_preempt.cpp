@@ -487,6 +487,61 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
   takt_context_destroy(ctx);
 }
 
+// Leader mode with one worker and no timers: after its first job the worker is the leader,
+// waiting for a timer release that never comes. A message published then has no idle worker; the
+// leader is woken for it and takes it (before, it slept on and the message was never run).
+TEST(PreemptRealClock, ALeaderTakesAMessageWhenNoWorkerIsIdle) {
+  for (takt_sched_kind_t sched : {TAKT_SCHED_FP, TAKT_SCHED_EDF}) {
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    takt_context_t *ctx;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    takt_node_t *n;
+    takt_topic_t *t;
+    takt_publisher_t *p;
+    takt_subscription_t *s;
+    struct Count {
+      std::mutex m;
+      std::condition_variable cv;
+      int n = 0;
+    } count;
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 8, &t), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+    ASSERT_EQ(takt_subscription_create(
+                  n, t, "s",
+                  [](takt_subscription_t *sub, const takt_message_t *, void *u) {
+                    (void)sub;
+                    auto *c = static_cast<Count *>(u);
+                    std::lock_guard<std::mutex> g(c->m);
+                    c->n++;
+                    c->cv.notify_all();
+                  },
+                  &count, nullptr, &s),
+              TAKT_OK);
+    takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+    o.preempt.timers = TAKT_TIMERS_LEADER;
+    o.preempt.threads = 1;
+    o.preempt.sched = sched;
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+    std::thread spinner([&] { (void)takt_executor_spin_until(e, takt_time_now() + 20 * TAKT_NS_PER_S); });
+    for (int i = 1; i <= 3; i++) {
+      Blob8 b{static_cast<uint64_t>(i)};
+      ASSERT_EQ(takt_publish(p, &b, sizeof b), TAKT_OK);
+      std::unique_lock<std::mutex> lk(count.m);
+      EXPECT_TRUE(count.cv.wait_for(lk, std::chrono::seconds(5), [&] { return count.n >= i; }))
+          << "message " << i << " never ran (sched " << sched << ")";
+    }
+    takt_executor_stop(e);
+    spinner.join();
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+    takt_context_destroy(ctx);
+  }
+}
+
 // One publication to many subscriptions (FP). Its jobs are queued, and a worker takes the most
 // urgent one when it runs (FIFO among equals), so the order does not depend on which worker was
 // woken first: the source job (10) publishes to the fan-out's subscriptions, released in their
