@@ -54,16 +54,44 @@ static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
   return r->kind == TAKT__DDS_TOPIC_OUT || r->kind == TAKT__DDS_SVC_CLIENT ? r : NULL;
 }
 
+/* The bridge's slot of a client call's state (takt__dds_call_t). */
+#define CALL_SLOT(st) (((st) & 0xffu) - 1u)
+
 /* CDR little endian encapsulation (00 01) at p: anything else is not a CDR type support's output */
 static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
 
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
                       int64_t t_info, int64_t deadline, void *block);
 
+static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                           uint32_t len);
+static uint32_t get_u32(const uint8_t *p);
+
+/* The bridge sends: a topic's message, a request of a takt client, or a takt service's answer. An
+ * answer refused here never reaches reply_out, which frees its call slot: it is freed here (else
+ * every refused answer would keep a slot until all were taken, and every request after that
+ * would be dropped). A request in a slot beyond the backend's TAKT_DDS_MAX_CALLS is refused at
+ * once (the bridge fails the call) instead of being dropped by the writer thread. */
 static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
   takt_dds_t *d = self;
   takt__dds_route_t *r = send_route(d, m->entity);
   if (r == NULL) return TAKT_ENOENT;
+  bool answer = (m->entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
+  if (!answer && r->kind == TAKT__DDS_SVC_CLIENT && len >= 4 && get_u32(bytes) >= TAKT_DDS_MAX_CALLS) {
+    takt__dds_count(&d->stats.write_errors);
+    return TAKT_EFULL;
+  }
+  takt_err_t rc = send_msg(d, m, bytes, len);
+  if (rc < 0 && answer && len >= 4 && get_u32(bytes) < TAKT_DDS_MAX_CALLS) {
+    __atomic_store_n(&r->calls[get_u32(bytes)].state, 0u, __ATOMIC_RELEASE);
+    takt__dds_count(&d->stats.requests_dropped); /* the answer could not be sent */
+  }
+  return rc;
+}
+
+static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                           uint32_t len) {
+  takt__dds_route_t *r = send_route(d, m->entity);
   if (len > d->max_payload || (r->raw && len > d->max_payload - 8u)) return TAKT_ESIZE;
   /* topics: the payload; requests: u32 slot + payload; answers: u32 corr + u8 ok + payload */
   /* (a route without codec sends raw bytes: the writer thread wraps them as CDR uint8[]) */
@@ -189,7 +217,8 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
   takt__dds_call_t *c = &r->calls[slot];
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
-  __atomic_store_n(&c->state, 1u + slot, __ATOMIC_RELEASE); /* before the request can leave */
+  c->gen = (c->gen + 1u) & 0xffffffu;
+  __atomic_store_n(&c->state, c->gen << 8 | (1u + slot), __ATOMIC_RELEASE); /* before it leaves */
   if (plain) return service_sample(r->st, r->raw, cdr, n, NULL);
   uint8_t id[ID_BYTES];
   memcpy(id, &r->guid, 8);
@@ -517,7 +546,7 @@ static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata
     if (best == TAKT_DDS_MAX_CALLS) return best;
     if (__atomic_compare_exchange_n(&r->calls[best].state, &st, 0u, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_RELAXED))
-      return st - 1u;
+      return CALL_SLOT(st);
     /* expired meanwhile: look again */
   }
 }
@@ -542,7 +571,7 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
       uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
       if (st != 0 && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
           __atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-        slot = st - 1u;
+        slot = CALL_SLOT(st);
     }
     if (slot == TAKT_DDS_MAX_CALLS) {
       takt__dds_count(&d->stats.replies_dropped); /* another client's, late or duplicated */
@@ -649,7 +678,7 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
         if (due < next) next = due;
       } else if (__atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED)) {
-        fail_call(d, r, k, st - 1u);
+        fail_call(d, r, k, CALL_SLOT(st));
       }
     }
   }

@@ -195,7 +195,11 @@ enum {
 /* One request in flight on a service route (see dds_backend.c: services). state, guid and seq are
  * handed between the writer and the reader threads: accessed atomically. */
 typedef struct takt__dds_call {
-  uint32_t state; /* client: 0 free, else 1 + the bridge's slot; server: 0 free, 1 taken */
+  /* client: 0 free, else the call's generation << 8 | (1 + the bridge's slot), so a thread that
+   * read the state of a call cannot take or expire the next call in the same slot (its
+   * compare-exchange fails); server: 0 free, 1 taken */
+  uint32_t state;
+  uint32_t gen; /* client: calls made in this slot (the writer thread's) */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;     /* client: the request's (plain mapping: the RTPS sequence number; INT64_MAX
                       when its write failed: it only expires) */

@@ -79,13 +79,24 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   if (sub < TAKT__RTPS_HEADER || payload < sub + 24u || memcmp(msg, "RTPS", 4) != 0) return;
   const uint8_t *sm = msg + sub;
   if (sm[0] != TAKT__RTPS_DATA && sm[0] != TAKT__RTPS_DATA_FRAG) return;
-  bool le = (sm[1] & TAKT__RTPS_FLAG_LE) != 0;
-  memcpy(d->writer_guid, msg + 8, 12);
-  memcpy(d->writer_guid + 12, sm + 12, 4);
-  d->seq = takt__rtps_seq(sm + 16, le);
+  bool le = (sm[1] & TAKT__RTPS_FLAG_LE) != 0; /* the sender's: the inline QoS is as it sent it */
+  /* Cyclone checked the datagram in place before this: the header's GUID prefix and the
+   * writerId are in host order now (three and one 32-bit words, ntoh), and writerSN and
+   * octetsToInlineQos are too (swapped when the sender's order was not the host's). The GUID
+   * goes back to its wire bytes, as GUIDs are compared (dds_get_guid gives those). */
+  bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+  for (uint32_t k = 0; k < 4; k++) {
+    uint32_t word;
+    memcpy(&word, k < 3 ? msg + 8 + 4 * k : sm + 12, 4);
+    d->writer_guid[4 * k] = (uint8_t)(word >> 24);
+    d->writer_guid[4 * k + 1] = (uint8_t)(word >> 16);
+    d->writer_guid[4 * k + 2] = (uint8_t)(word >> 8);
+    d->writer_guid[4 * k + 3] = (uint8_t)word;
+  }
+  d->seq = takt__rtps_seq(sm + 16, host_le);
   d->has_id = true;
   if ((sm[1] & TAKT__RTPS_FLAG_INLINE_QOS) == 0) return;
-  uint32_t at = sub + 8u + takt__rtps_u16(sm + 6, le);
+  uint32_t at = sub + 8u + takt__rtps_u16(sm + 6, host_le);
   while (at + 4u <= payload) {
     uint16_t pid = takt__rtps_u16(msg + at, le), plen = takt__rtps_u16(msg + at + 2, le);
     if (pid == TAKT__RTPS_PID_SENTINEL || at + 4u + plen > payload) return;

@@ -55,6 +55,10 @@ SERVICE_CASES = {
     "rclpy_calls_takt_service": (69, "rclpy", "takt", "plain"),
     # the same with every call in flight at once: each answer is matched to its own call
     "rclpy_calls_takt_service_concurrently": (82, "rclpy", "takt", "plain"),
+    # takt to takt between two processes with the plain mapping: takt's request carries no
+    # related identity, so the server answers with the identity it read from the request's
+    # DATA submessage (its writer GUID and sequence number, as Cyclone left them after checking)
+    "takt_calls_takt_service_plain": (83, "takt", "takt", "plain"),
     "takt_calls_cyclone_service": (70, "takt", "cyclone", "cyclone"),
     "cyclone_calls_takt_service": (71, "cyclone", "takt", "cyclone"),
 }
