@@ -955,6 +955,28 @@ static void wait_quiet(takt_executor_t *e) {
 
 static bool should_stop(takt_executor_t *e) { return e->stop_requested || e->shutdown; }
 
+/* spin_some: the timers that have threads of their own and are due now are released to workers
+ * here (their threads sleep again as soon as they see the spin over, so they would not run them
+ * before it returns). Under the lock, as their threads release: each release happens once. */
+static void release_dedicated_due(takt_executor_t *e, int64_t now) {
+  takt__preempt_t *pre = pre_of(e);
+  for (uint32_t i = 0; i < pre->tt_started; i++) {
+    takt__worker_t *w = &pre->tthreads[i];
+    takt__exec_rec_t *r = w->timer;
+    if (r == NULL || w->rec != NULL || !takt__rec_timer(r)->started) continue;
+    takt_timer_t *t = takt__rec_timer(r);
+    if (t->next_release > now) continue;
+    bool busy = (r->state & TAKT__ST_READY) || (r->inflight > 0 && !is_reentrant(r));
+    uint64_t missed = t->missed;
+    if (takt__timer_release(t, now, busy, &r->job_release)) {
+      if (t->missed > missed) e->stats.timer_overruns += t->missed - missed;
+      release(e, r, timer_deadline(r));
+    } else if (busy) {
+      e->stats.timer_overruns++;
+    }
+  }
+}
+
 static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
   takt__preempt_t *pre = pre_of(e);
   takt_context_t *ctx = e->ctx;
@@ -969,6 +991,7 @@ static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
     /* what is due now, and the work it causes; then return */
     for (;;) {
       takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
+      release_dedicated_due(e, takt_clock_now(ctx->clock));
       release_timers(e, takt_clock_now(ctx->clock), NULL);
       wait_quiet(e);
       if (should_stop(e) || takt__exec_next_timer_locked(e) > takt_clock_now(ctx->clock)) break;

@@ -487,6 +487,39 @@ TEST(PreemptRealClock, TimersFireOnTimerThreadsATimerThreadAndALeader) {
   takt_context_destroy(ctx);
 }
 
+// spin_some releases what is due now, also a timer that has a thread of its own (the default
+// mode): released to a worker and run before spin_some returns (before, its thread saw the spin
+// over and slept again, and the release was lost).
+TEST(PreemptRealClock, SpinSomeRunsADueTimerThatHasAThreadOfItsOwn) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  std::atomic<int> fired{0};
+  takt_node_t *n;
+  takt_timer_t *t;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(
+                n, "tick", 1 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  (*static_cast<std::atomic<int> *>(u))++;
+                },
+                &fired, nullptr, &t),
+            TAKT_OK);
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_PREEMPT);
+  ASSERT_EQ(o.preempt.timers, TAKT_TIMERS_DEDICATED);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);  // the first release: at the start
+  int before = fired.load();
+  takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);  // a release is due now
+  ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+  EXPECT_GT(fired.load(), before);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 // Leader mode with one worker and no timers: after its first job the worker is the leader,
 // waiting for a timer release that never comes. A message published then has no idle worker; the
 // leader is woken for it and takes it (before, it slept on and the message was never run).
