@@ -513,6 +513,9 @@ static void assign_timer_threads(takt_executor_t *e) {
   for (uint32_t i = 0; i < e->nrecs; i++) {
     takt__exec_rec_t *r = e->recs[i];
     if (r->cb->kind != TAKT_CB_TIMER || r->kind_slot >= 0 || r->timer_pos < 0) continue;
+    /* a release of it queued or running: it stays with the timer thread until that job is
+     * done (a thread of its own would release it again meanwhile, or run it beside itself) */
+    if ((r->state & TAKT__ST_READY) || r->inflight > 0) continue;
     takt__worker_t *w = NULL;
     for (uint32_t k = 0; k < pre->tt_started && w == NULL; k++)
       if (pre->tthreads[k].timer == NULL) w = &pre->tthreads[k];
