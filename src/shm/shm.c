@@ -47,6 +47,8 @@ typedef struct {
   shm_dir_t dir; /* a copy of the directory entry */
   shm_topic_t *t;
   shm_layout_t l;
+  shm_part_t *parts; /* the segment's participants (their wake words) */
+  uint32_t n_parts;
 } topic_ref_t;
 
 
@@ -134,6 +136,8 @@ static topic_ref_t topic_ref(takt_shm_t *s, uint32_t idx) {
   /* an offset beyond the segment is refused by dir_fits before r.t is used */
   r.t = (shm_topic_t *)(base(s) + (r.dir.offset <= s->geo.size ? r.dir.offset : 0));
   r.l = layout_of(r.dir.msg_size, r.dir.slots, r.dir.depth, r.dir.max_subs, r.dir.max_pubs);
+  r.parts = parts(s);
+  r.n_parts = s->geo.max_participants;
   return r;
 }
 
@@ -188,6 +192,15 @@ static void repair_locked(const topic_ref_t *r) {
       c->pinned++;
       c->writer = p + 1;
     }
+  }
+  /* A process that died between queuing a message and counting it in its receiver's wake word
+   * left the receiver's count where the receiver last found its queue empty: count one for
+   * every receiver with something queued, so its next take looks (a sleeping one finds it when
+   * its wait ends; no system call here, under the lock). */
+  for (uint32_t s = 0; s < d->max_subs; s++) {
+    shm_subrec_t *q = subrec(r, s);
+    if (q->part == 0 || q->part > r->n_parts || q->head == q->tail) continue;
+    atomic_fetch_add_explicit(&r->parts[q->part - 1].wake, WAKE_STEP, memory_order_acq_rel);
   }
 }
 
