@@ -35,7 +35,8 @@ void takt_port_shm_close(takt_port_shm_t *m);
 /** Remove the name (mappings stay valid). TAKT_ENOENT if there is none. */
 takt_err_t takt_port_shm_unlink(const char *name);
 
-/** True unless the process pid is known to be gone (kill(pid, 0) fails with ESRCH). */
+/** True unless the process pid is known to be gone (kill(pid, 0) fails with ESRCH, or it is a
+ * zombie: dead, not yet reaped by its parent). */
 bool takt_port_pid_alive(int32_t pid);
 /** When the process pid started, in clock ticks since boot (tells a reused pid apart); 0 if it
  * cannot be read. */

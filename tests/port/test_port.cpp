@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "takt/port.h"
+#include "takt/port_shm.h"
 
 TEST(Clock, MonotonicNeverGoesBack) {
   int64_t prev = takt_time_now();
@@ -426,4 +427,18 @@ TEST(Thread, BadAttributesAreRejected) {
   EXPECT_EQ(takt_thread_create(&t, &a, probe_fn, nullptr), TAKT_EINVAL);
   EXPECT_EQ(takt_thread_create(&t, nullptr, nullptr, nullptr), TAKT_EINVAL);
   EXPECT_EQ(takt_thread_set_self_sched(TAKT_SCHED_FIFO, 0), TAKT_EINVAL);
+}
+
+// A process that died and whose parent has not reaped it yet (a zombie) answers kill(pid, 0),
+// but is gone: its shared-memory records must be reclaimable.
+TEST(Process, AZombieIsNotAlive) {
+  EXPECT_TRUE(takt_port_pid_alive(static_cast<int32_t>(getpid())));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  siginfo_t info{};  // wait until it has exited, without reaping it
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_FALSE(takt_port_pid_alive(static_cast<int32_t>(child)));
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(takt_port_pid_alive(static_cast<int32_t>(child)));
 }

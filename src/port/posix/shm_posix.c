@@ -92,7 +92,19 @@ takt_err_t takt_port_shm_unlink(const char *name) {
 
 bool takt_port_pid_alive(int32_t pid) {
   if (pid <= 0) return false;
-  return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
+  /* a process that died and that its parent has not reaped yet (a zombie) still answers kill:
+   * its state in /proc (the field after the command name's ')') says it is dead */
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true; /* no /proc: kill's answer */
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');
+  return !(p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
 uint64_t takt_port_pid_start(int32_t pid) {
