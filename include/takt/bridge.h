@@ -41,6 +41,7 @@ typedef struct takt_bridge_stats {
   uint64_t requests_forwarded, requests_served, answers_returned, requests_refused;
   uint64_t answers_received; /* answers to this side's requests handed to their requesters */
   uint64_t answers_dropped;  /* answers for no request in flight (late, duplicated, unknown) */
+  uint64_t calls_expired;    /* requests failed after call_timeout_ns without an answer */
   uint64_t encode_errors;    /* a serialize hook failed (or the result was too large) */
   uint64_t rx_queue_full;    /* push backends: messages refused by the full receive queue */
   /* send_in_publisher: export routes sent by a forwarding job instead (their topic had a tap
@@ -68,6 +69,13 @@ typedef struct takt_bridge_stats {
 #ifndef TAKT_BRIDGE_THREAD_PRIORITY
 #define TAKT_BRIDGE_THREAD_PRIORITY 90
 #endif
+#ifndef TAKT_BRIDGE_CALL_TIMEOUT_DEFAULT
+#define TAKT_BRIDGE_CALL_TIMEOUT_DEFAULT 5000000000 /* 5 s */
+#endif
+/** A service call's correlation as the bridge makes it: the request's slot (below max_calls) in
+ * the low 12 bits, the slot's generation above them. A backend that keeps its own table by slot
+ * takes TAKT_BRIDGE_CORR_SLOT(corr) and answers with the whole correlation. */
+#define TAKT_BRIDGE_CORR_SLOT(corr) ((corr) & 0xFFFu)
 /** Upper bound of every count in the configuration (a larger one is TAKT_EINVAL). */
 #define TAKT_BRIDGE_MAX_COUNT 4096u
 
@@ -75,6 +83,11 @@ typedef struct takt_bridge_config {
   uint32_t max_topics;   /* topic routes, exported and imported together */
   uint32_t max_services; /* service routes, imported and exported together */
   uint32_t max_calls;    /* requests of one bridged service in flight at once */
+  /* A request without an answer this long fails when its slot is needed (every slot of its
+   * service is in flight: the oldest expired ones are failed and their slots taken), so lost
+   * requests or answers never hold slots for good; 0: never. An answer that comes after its
+   * request failed is dropped (the correlation carries the slot's generation). */
+  int64_t call_timeout_ns;
   uint32_t max_message;  /* bytes of the largest message, request or response in memory (the
                             types' size; serialized sizes are bounded by the backend) */
   uint32_t rx_queue;     /* push backends: received messages waiting at most */
@@ -92,7 +105,8 @@ typedef struct takt_bridge_config {
 
 #define TAKT_BRIDGE_CONFIG_DEFAULT                                                                 \
   {.max_topics = TAKT_BRIDGE_MAX_TOPICS_DEFAULT, .max_services = TAKT_BRIDGE_MAX_SERVICES_DEFAULT, \
-   .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,     \
+   .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .call_timeout_ns = TAKT_BRIDGE_CALL_TIMEOUT_DEFAULT,   \
+   .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,                                                 \
    .rx_queue = TAKT_BRIDGE_RX_QUEUE_DEFAULT,                                                       \
    .thread = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO,                                 \
               .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},                \

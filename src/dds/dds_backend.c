@@ -77,7 +77,8 @@ static takt_err_t be_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
   takt__dds_route_t *r = send_route(d, m->entity);
   if (r == NULL) return TAKT_ENOENT;
   bool answer = (m->entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
-  if (!answer && r->kind == TAKT__DDS_SVC_CLIENT && len >= 4 && get_u32(bytes) >= TAKT_DDS_MAX_CALLS) {
+  if (!answer && r->kind == TAKT__DDS_SVC_CLIENT && len >= 4 &&
+      TAKT_BRIDGE_CORR_SLOT(get_u32(bytes)) >= TAKT_DDS_MAX_CALLS) {
     takt__dds_count(&d->stats.write_errors);
     return TAKT_EFULL;
   }
@@ -206,7 +207,7 @@ static bool unwrap_raw(uint8_t *p, uint32_t *n) {
 /* Writer thread: one request of ours (slot u32 + CDR) to the request writer. */
 static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
                                         uint32_t len) {
-  uint32_t slot = get_u32(p);
+  uint32_t corr = get_u32(p), slot = TAKT_BRIDGE_CORR_SLOT(corr);
   if (slot >= TAKT_DDS_MAX_CALLS) return NULL; /* the bridge's max_calls is above ours */
   const uint8_t *cdr = p + 4;
   uint32_t n = len - 4;
@@ -215,6 +216,7 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
      reply names in its inline QoS; else the number the request carries itself */
   int64_t seq = plain ? r->req_seq + 1 : ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
+  c->corr = corr; /* what the answer to the bridge carries */
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
   c->gen = (c->gen + 1u) & 0xffffffu;
@@ -288,7 +290,8 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     sd = request_out(r, bytes, len);
     if (sd != NULL && d->call_timeout > 0) /* the reader thread arms the call's expiry */
       (void)dds_set_guardcondition(d->call_guard, true);
-    plain_request = r->mapping == TAKT_DDS_SERVICE_PLAIN && get_u32(bytes) < TAKT_DDS_MAX_CALLS;
+    plain_request = r->mapping == TAKT_DDS_SERVICE_PLAIN &&
+                    TAKT_BRIDGE_CORR_SLOT(get_u32(bytes)) < TAKT_DDS_MAX_CALLS;
     if (plain_request) numbered = &r->req_seq;
   } else if (r->raw) { /* topics: in block (a direct write's, from the route's pool) or the heap */
     sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline, r->pool, block);
@@ -300,7 +303,8 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
   if (sd == NULL || dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
     takt__dds_count(&d->stats.write_errors);
     /* no number given: no reply can name this call, which only expires */
-    if (plain_request) __atomic_store_n(&r->calls[get_u32(bytes)].seq, INT64_MAX, __ATOMIC_RELAXED);
+    if (plain_request)
+      __atomic_store_n(&r->calls[TAKT_BRIDGE_CORR_SLOT(get_u32(bytes))].seq, INT64_MAX, __ATOMIC_RELAXED);
   } else {
     if (numbered != NULL) (*numbered)++;
     takt__dds_count(&d->stats.written);
@@ -586,7 +590,7 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
       return;
     }
   }
-  memcpy(buf, &slot, 4);
+  memcpy(buf, &r->calls[slot].corr, 4); /* the bridge's correlation of the call */
   buf[4] = 1;
   if (r->raw && !unwrap_raw(buf + 5, &n))
     buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
@@ -652,7 +656,8 @@ static void on_data(dds_entity_t rd, void *arg) {
 
 /* A call of ours that failed: the bridge gets slot + ok 0, and answers its caller with a failure. */
 static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_t slot) {
-  memcpy(d->rx_buf, &slot, 4);
+  uint32_t corr = r->calls[slot].corr;
+  memcpy(d->rx_buf, &corr, 4);
   d->rx_buf[4] = 0;
   takt__dds_count(&d->stats.calls_expired);
   deliver(d, r, (uint16_t)(idx | TAKT_BRIDGE_ANSWER_BIT), d->rx_buf, 5, NULL);

@@ -200,6 +200,8 @@ typedef struct takt__dds_call {
    * compare-exchange fails); server: 0 free, 1 taken */
   uint32_t state;
   uint32_t gen; /* client: calls made in this slot (the writer thread's) */
+  uint32_t corr; /* client: the bridge's correlation of the call (slot and its generation), set
+                    before the state; read after taking the state */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;     /* client: the request's (plain mapping: the RTPS sequence number; INT64_MAX
                       when its write failed: it only expires) */

@@ -55,7 +55,23 @@ typedef struct call_route {
   takt_client_t *client;   /* export: calls the local service */
   takt_deferred_t *pending; /* import: [max_calls], see CALL_* */
   _Atomic uint32_t *word;  /* [max_calls]: import CALL_* states; export LINK_* words */
+  /* import, [max_calls]: the slot's generation (requests it carried, mod 2^18; its current
+   * request's correlation is slot | gen << 12) and when its request left; the stand-in writes
+   * both before CALL_SENT, the receive side reads them after taking the word */
+  uint32_t *gen;
+  int64_t *sent_at;
 } call_route_t;
+
+#define CORR_SLOT_BITS 12u
+#define CORR_GEN_MASK 0x3FFFFu /* 18 bits: the correlation stays within LINK_CORR_MAX */
+static uint32_t corr_of(const call_route_t *cr, uint32_t slot) {
+  return slot | (cr->gen[slot] & CORR_GEN_MASK) << CORR_SLOT_BITS;
+}
+/* The slot's request ended (answered, failed, expired): the next one is another generation. */
+static void slot_done(call_route_t *cr, uint32_t slot) {
+  cr->gen[slot]++;
+  atomic_store(&cr->word[slot], CALL_FREE);
+}
 
 /* A message a push backend handed over, waiting in the receive queue. */
 typedef struct rx_item {
@@ -71,7 +87,8 @@ typedef struct rx_item {
 typedef struct counters {
   _Atomic uint64_t forwarded, forward_refused, imported, unknown_entity, decode_errors,
       publish_errors, requests_forwarded, requests_served, answers_returned, requests_refused,
-      answers_received, answers_dropped, encode_errors, rx_queue_full, exports_by_job;
+      answers_received, answers_dropped, encode_errors, rx_queue_full, exports_by_job,
+      calls_expired;
 } counters_t;
 
 enum { WAKE_NONE = 0, WAKE_THREAD = 1, WAKE_EXECUTOR = 2 };
@@ -236,6 +253,25 @@ static uint32_t get_u32(const uint8_t *p) {
   return takt_r_u32(&r);
 }
 
+/* import: every slot of cr is in flight; those whose request left call_timeout_ns ago or more
+ * fail (their answers were lost, or their requests) and are free again. True if one was. */
+static bool expire_calls(takt_bridge_t *b, call_route_t *cr) {
+  if (b->cfg.call_timeout_ns <= 0) return false;
+  int64_t now = takt_context_now(b->ctx);
+  bool freed = false;
+  for (uint32_t i = 0; i < b->cfg.max_calls; i++) {
+    uint32_t sent = CALL_SENT;
+    if (atomic_load(&cr->word[i]) != CALL_SENT || now - cr->sent_at[i] < b->cfg.call_timeout_ns ||
+        !atomic_compare_exchange_strong(&cr->word[i], &sent, CALL_ANSWERING))
+      continue;
+    (void)takt_service_respond(&cr->pending[i], NULL, 0, false);
+    slot_done(cr, i);
+    COUNT(b, calls_expired);
+    freed = true;
+  }
+  return freed;
+}
+
 /* import: the local stand-in sends the request and answers when the remote answer comes back
  * (a bridge node callback) */
 static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp, void *user) {
@@ -244,9 +280,12 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
   call_route_t *cr = user;
   takt_bridge_t *b = cr->b;
   uint32_t slot = b->cfg.max_calls;
-  for (uint32_t i = 0; i < b->cfg.max_calls && slot == b->cfg.max_calls; i++) {
-    uint32_t want = CALL_FREE;
-    if (atomic_compare_exchange_strong(&cr->word[i], &want, CALL_CLAIMED)) slot = i;
+  for (int pass = 0; pass < 2 && slot == b->cfg.max_calls; pass++) {
+    if (pass == 1 && !expire_calls(b, cr)) break; /* every slot in flight: any expired? */
+    for (uint32_t i = 0; i < b->cfg.max_calls && slot == b->cfg.max_calls; i++) {
+      uint32_t want = CALL_FREE;
+      if (atomic_compare_exchange_strong(&cr->word[i], &want, CALL_CLAIMED)) slot = i;
+    }
   }
   if (slot == b->cfg.max_calls) {
     COUNT(b, requests_refused);
@@ -258,8 +297,9 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
     COUNT(b, requests_refused);
     return rc;
   }
-  put_u32(b->cb_out, slot); /* the correlation: the slot the answer comes back to */
+  put_u32(b->cb_out, corr_of(cr, slot)); /* the correlation: the slot and its generation */
   int32_t n = encode(cr->req, req->data, b->cb_out + 4, b->max_payload - 4);
+  cr->sent_at[slot] = takt_context_now(b->ctx);
   atomic_store(&cr->word[slot], CALL_SENT); /* pending[slot] is the receive side's from now on */
   rc = n < 0 ? n : send_msg(b, cr->entity, cr->priority, false, req->header.t_info, b->cb_out,
                             4u + (uint32_t)n);
@@ -272,7 +312,7 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
   uint32_t sent = CALL_SENT; /* no answer can come: fail the request now */
   if (atomic_compare_exchange_strong(&cr->word[slot], &sent, CALL_ANSWERING)) {
     (void)takt_service_respond(&cr->pending[slot], NULL, 0, false);
-    atomic_store(&cr->word[slot], CALL_FREE);
+    slot_done(cr, slot);
   }
   return TAKT_OK;
 }
@@ -280,19 +320,25 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
 /* import: an answer to one of our requests (receive side, bridge lock held) */
 static void on_answer_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *p, uint32_t len) {
   uint32_t corr = len >= 5 ? get_u32(p) : UINT32_MAX;
-  uint32_t sent = CALL_SENT;
-  if (corr >= b->cfg.max_calls ||
-      !atomic_compare_exchange_strong(&cr->word[corr], &sent, CALL_ANSWERING)) {
+  uint32_t slot = TAKT_BRIDGE_CORR_SLOT(corr), sent = CALL_SENT;
+  if (corr > LINK_CORR_MAX || slot >= b->cfg.max_calls ||
+      !atomic_compare_exchange_strong(&cr->word[slot], &sent, CALL_ANSWERING)) {
     COUNT(b, answers_dropped); /* no such request in flight */
     return;
   }
+  if (corr != corr_of(cr, slot)) { /* an earlier request of the slot's: it failed already */
+    atomic_store(&cr->word[slot], CALL_SENT);
+    COUNT(b, answers_dropped);
+    return;
+  }
+  corr = slot;
   bool ok = p[4] == 1;
   if (ok && decode(cr->resp, p + 5, len - 5, b->in_msg) < 0) {
     COUNT(b, decode_errors);
     ok = false;
   }
   (void)takt_service_respond(&cr->pending[corr], ok ? b->in_msg : NULL, ok ? cr->resp->size : 0, ok);
-  atomic_store(&cr->word[corr], CALL_FREE);
+  slot_done(cr, corr);
   COUNT(b, answers_received);
 }
 
@@ -583,15 +629,15 @@ static void input_main(void *arg) {
 /* ---- creation ---- */
 
 typedef struct layout {
-  size_t routes, calls, pending, words, in_frame, in_msg, cb_out, cb_msg, tx_out, items, heap, bytes,
-      total;
+  size_t routes, calls, pending, words, gens, sent_at, in_frame, in_msg, cb_out, cb_msg, tx_out,
+      items, heap, bytes, total;
 } layout_t;
 
 static bool config_valid(const takt_bridge_config_t *c) {
   return c->max_topics <= TAKT_BRIDGE_MAX_COUNT && c->max_services <= TAKT_BRIDGE_MAX_COUNT &&
          c->max_calls >= 1 && c->max_calls <= TAKT_BRIDGE_MAX_COUNT && c->max_message >= 1 &&
          c->max_message <= (1u << 30) && c->rx_queue >= 1 && c->rx_queue <= TAKT_BRIDGE_MAX_COUNT &&
-         takt__thread_attr_valid(&c->thread);
+         c->call_timeout_ns >= 0 && takt__thread_attr_valid(&c->thread);
 }
 
 /* One arena block: the bridge, its routes, the services' request slots, the scratch buffers and,
@@ -602,6 +648,8 @@ static void layout_of(const takt_bridge_config_t *c, uint32_t max_payload, bool 
   l->calls = takt__carve(&end, c->max_services * sizeof(call_route_t));
   l->pending = takt__carve(&end, calls * sizeof(takt_deferred_t));
   l->words = takt__carve(&end, calls * sizeof(_Atomic uint32_t));
+  l->gens = takt__carve(&end, calls * sizeof(uint32_t));
+  l->sent_at = takt__carve(&end, calls * sizeof(int64_t));
   l->in_frame = takt__carve(&end, max_payload);
   l->in_msg = takt__carve(&end, c->max_message);
   l->cb_out = takt__carve(&end, max_payload);
@@ -665,6 +713,8 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   for (uint32_t i = 0; i < cfg->max_services; i++) {
     b->calls[i].pending = (takt_deferred_t *)(void *)(mem + lay.pending) + (size_t)i * cfg->max_calls;
     b->calls[i].word = (_Atomic uint32_t *)(void *)(mem + lay.words) + (size_t)i * cfg->max_calls;
+    b->calls[i].gen = (uint32_t *)(void *)(mem + lay.gens) + (size_t)i * cfg->max_calls;
+    b->calls[i].sent_at = (int64_t *)(void *)(mem + lay.sent_at) + (size_t)i * cfg->max_calls;
   }
   b->in_frame = mem + lay.in_frame;
   b->in_msg = mem + lay.in_msg;
@@ -925,6 +975,7 @@ void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out) {
       .requests_refused = atomic_load(&c->requests_refused),
       .answers_received = atomic_load(&c->answers_received),
       .answers_dropped = atomic_load(&c->answers_dropped),
+      .calls_expired = atomic_load(&c->calls_expired),
       .encode_errors = atomic_load(&c->encode_errors), .rx_queue_full = atomic_load(&c->rx_queue_full),
       .exports_by_job = atomic_load(&c->exports_by_job)};
 }

@@ -725,6 +725,66 @@ TEST(BridgeServices, RequestsAndAnswersTravelSerialized) {
   EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
 }
 
+// Requests or answers lost on the way (a lossy link carries both best effort) do not hold their
+// slots for good: once every slot is in flight, those sent call_timeout_ns ago or more fail and
+// are taken again. An answer that comes after its request failed carries the slot's older
+// generation and is dropped, never given to the slot's next request.
+TEST(BridgeServices, LostCallsExpireWhenTheirSlotsAreNeededAndLateAnswersAreDropped) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.max_calls = 2;
+  cfg.call_timeout_ns = 100 * TAKT_NS_PER_MS;
+  Bench k(&cfg);
+  ASSERT_EQ(takt_bridge_import_service(k.b, "remote", &kReading, &kReading, 20, 3), TAKT_OK);
+  takt_client_t *cli;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 4;
+  ASSERT_EQ(takt_client_create(k.app, "remote", &kReading, &kReading, nullptr, nullptr, &co, &cli),
+            TAKT_OK);
+  k.attach();
+  const Reading req{7, 1};
+  takt_future_t f[4];
+  k.tc.advance_to(1000);
+  for (int i = 0; i < 2; i++) ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 2u);  // both left; no answer will come
+  std::vector<uint8_t> first_corr(k.fake.sent[0].bytes.begin(), k.fake.sent[0].bytes.begin() + 4);
+  EXPECT_EQ(first_corr, u32_le(0));  // slot 0, generation 0
+  // every slot in flight, none expired: the third call fails at once
+  k.tc.advance_to(50 * TAKT_NS_PER_MS);
+  ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[2]), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f[2]), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(takt_future_status(&f[0]), TAKT_FUTURE_PENDING);
+  // past the timeout: the fourth call fails the two lost ones and takes slot 0 again
+  k.tc.advance_to(200 * TAKT_NS_PER_MS);
+  ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[3]), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f[0]), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(takt_future_status(&f[1]), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(k.stats().calls_expired, 2u);
+  ASSERT_EQ(k.fake.sent.size(), 3u);
+  std::vector<uint8_t> corr4(k.fake.sent[2].bytes.begin(), k.fake.sent[2].bytes.begin() + 4);
+  EXPECT_EQ(corr4, u32_le(0 | 1u << 12));  // slot 0, generation 1
+  EXPECT_EQ(takt_future_status(&f[3]), TAKT_FUTURE_PENDING);
+  // the first call's answer comes late: dropped, the fourth call still waits for its own
+  ASSERT_EQ(k.fake.hand_over(20 | TAKT_BRIDGE_ANSWER_BIT, 3, 0,
+                             cat(u32_le(0), cat({1}, serialized(Reading{1, 11})))),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f[3]), TAKT_FUTURE_PENDING);
+  EXPECT_EQ(k.stats().answers_dropped, 1u);
+  ASSERT_EQ(k.fake.hand_over(20 | TAKT_BRIDGE_ANSWER_BIT, 3, 0,
+                             cat(corr4, cat({1}, serialized(Reading{4, 44})))),
+            TAKT_OK);
+  ASSERT_EQ(takt_bridge_poll(k.b, nullptr), TAKT_OK);
+  Reading got{};
+  ASSERT_EQ(takt_future_take(&f[3], &got, sizeof got), TAKT_OK);
+  EXPECT_EQ(got.value, 44u);
+  Reading none{};
+  for (int i = 0; i < 3; i++) EXPECT_NE(takt_future_take(&f[i], &none, sizeof none), TAKT_OK);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+}
+
 // ---- capacities: beyond the configuration, an error; nothing is taken ----
 
 TEST(BridgeCapacities, RoutesAndTypesBeyondTheConfiguration) {
