@@ -153,6 +153,12 @@ typedef struct takt_daemon_stats {
                                                    the suspend and resume codes */
   uint64_t rx_aborted;                          /* frames the peer cut (abort sequence received) */
   uint64_t rx_resumed;                          /* frames the peer suspended and resumed */
+  uint64_t peer_restarts;   /* reliable receiver: the far sender restarted (its numbering began
+                               again): the stream went on from its oldest frame */
+  uint64_t rx_skipped;      /* reliable receiver: frames the far sender no longer had (given up:
+                               abandon_after_ns), skipped */
+  uint64_t acknacks_ignored; /* reliable sender: ACKNACKs naming frames it never sent (answers to
+                               an earlier incarnation of it) */
 } takt_daemon_stats_t;
 
 /**

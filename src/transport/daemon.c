@@ -94,6 +94,8 @@ struct takt_daemon {
   /* reliable receiver */
   uint32_t expected;
   uint32_t last_announced; /* the sender's last rseq from its latest HEARTBEAT */
+  uint32_t incarnation;      /* this daemon's, in its HEARTBEATs: tells a restart apart */
+  uint32_t peer_incarnation; /* the far sender's, from its latest HEARTBEAT (0: none yet) */
   struct rx_slot *reorder[32];
   /* reception */
   takt_deframer_t deframer;
@@ -364,7 +366,7 @@ static void heartbeat_locked(takt_daemon_t *d, uint8_t priority, bool at_once) {
   else if (hb->pos >= 0 && (hb->first != was_first || hb->priority != was_priority))
     takt__heap_update(&d->exec_queue, hb);
   d->hb_last = d->sent_next - 1;
-  queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, d->acked, d->sent_next - 1, 0);
+  queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, d->acked, d->sent_next - 1, d->incarnation);
 }
 
 static void ack_locked(takt_daemon_t *d);
@@ -403,6 +405,12 @@ static void on_sent(void *user) {
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
 static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
+  if ((int32_t)(base - d->sent_next) > 0 || (int32_t)(upto - d->sent_next) > 1) {
+    /* it speaks of frames this daemon has not sent: an answer to an earlier incarnation of it
+     * (it restarted, its numbers began again): taken, it would free frames never received */
+    d->stats.acknacks_ignored++;
+    return;
+  }
   /* the receiver answered a HEARTBEAT announcing upto - 1: when the latest such one left */
   int64_t answered = TAKT_TIME_INFINITE;
   bool look = d->cfg.keep_line_for_nacks || d->cfg.suppress_stale_nacks;
@@ -523,6 +531,53 @@ static void deliver_locked(takt_daemon_t *d, struct rx_slot *s) {
   d->stats.rx_frames++;
 }
 
+/* The frames held for order from expected on that are now in order: delivered. */
+static void deliver_held_locked(takt_daemon_t *d) {
+  while (d->reorder[d->expected % 32] != NULL) {
+    rx_slot_t *next = d->reorder[d->expected % 32];
+    d->reorder[d->expected % 32] = NULL;
+    deliver_locked(d, next);
+    d->expected++;
+  }
+}
+
+/* A HEARTBEAT of the far sender: first, its oldest frame not acknowledged; last, its newest that
+ * left; inc, its incarnation.
+ * - The sender restarted (another incarnation, or numbers below what was received from it: its
+ *   numbering began again): the frames held for order belong to the old numbering and go; the
+ *   stream goes on from its first.
+ * - first beyond expected: the sender no longer has the frames before first (it gave them up:
+ *   abandon_after_ns; or this daemon restarted and the frames went to its earlier incarnation):
+ *   they can never come, so the held ones from first on are delivered and the stream goes on
+ *   from there (counted as skipped when the sender was heard before). */
+static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last, uint32_t inc) {
+  bool known = d->peer_incarnation != 0;
+  bool restarted = (known && inc != 0 && inc != d->peer_incarnation) ||
+                   (d->last_announced != 0 && (int32_t)(last + 1u - d->expected) < 0);
+  if (restarted) {
+    for (uint32_t i = 0; i < 32; i++) {
+      if (d->reorder[i] != NULL) release_slot_locked(d, d->reorder[i]);
+      d->reorder[i] = NULL;
+    }
+    d->expected = first;
+    d->last_announced = last;
+    d->stats.peer_restarts++;
+  } else if ((int32_t)(first - d->expected) > 0) {
+    if (known) d->stats.rx_skipped += first - d->expected;
+    for (uint32_t i = 0; i < 32 && (int32_t)(d->expected - first) < 0; i++) {
+      rx_slot_t *held = d->reorder[d->expected % 32]; /* received before the gap: in order */
+      d->reorder[d->expected % 32] = NULL;
+      if (held != NULL) deliver_locked(d, held);
+      d->expected++;
+    }
+    d->expected = first;
+    deliver_held_locked(d);
+  }
+  if (inc != 0) d->peer_incarnation = inc;
+  if ((int32_t)(last - d->last_announced) > 0 || d->last_announced == 0 || restarted)
+    d->last_announced = last;
+}
+
 static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
   takt_daemon_t *d = user; /* lock held by on_receive */
   takt__trace_t *tr = takt__trace_of(d->ctx);
@@ -543,8 +598,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       return;
     }
     if (h->kind == TAKT_FRAME_HEARTBEAT) {
-      uint32_t last = get_u32(takt_frame_payload(f) + 4);
-      if ((int32_t)(last - d->last_announced) > 0 || d->last_announced == 0) d->last_announced = last;
+      const uint8_t *p = takt_frame_payload(f);
+      on_heartbeat_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
       ack_locked(d);
       return;
     }
@@ -590,12 +645,7 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   }
   deliver_locked(d, s); /* in order: then whatever it unblocks */
   d->expected++;
-  while (d->reorder[d->expected % 32] != NULL) {
-    rx_slot_t *next = d->reorder[d->expected % 32];
-    d->reorder[d->expected % 32] = NULL;
-    deliver_locked(d, next);
-    d->expected++;
-  }
+  deliver_held_locked(d);
 }
 
 static void on_receive(void *user, const uint8_t *data, uint32_t n) {
@@ -669,6 +719,15 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
   d->ctx = ctx;
   d->clock = takt_context_clock(ctx);
   d->cfg = *cfg;
+  {
+    /* differs between incarnations: the time (ns since boot on Linux: differs between process
+     * starts), where this one lies, and how many were made in this program */
+    static _Atomic uint32_t made;
+    uint64_t t = (uint64_t)takt_time_now();
+    uint32_t inc = (uint32_t)t ^ (uint32_t)(t >> 32) ^ (uint32_t)(uintptr_t)d ^
+                   (atomic_fetch_add(&made, 1u) + 1u) * 0x9E3779B9u;
+    d->incarnation = inc != 0 ? inc : 1u;
+  }
   if (d->cfg.timer_thread.name == NULL) d->cfg.timer_thread.name = "takt-daemon-rt";
   /* a thread cannot wait on a FAKE clock without racing the test that drives it */
   if (d->clock != NULL && d->clock->kind == TAKT_CLOCK_FAKE) d->cfg.polled = true;
