@@ -67,9 +67,13 @@ struct takt_ros1_pub {
 enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2, IN_RETRY = 3 };
 
 /* A lost publisher still listed by the master is connected again after a back-off that doubles
- * from the first to the last value (bounded below one second). */
+ * from the first to the last value: 100, 200, 400, 800 ms, ... 32 s, as rospy backs off. A
+ * publisher that died stays listed by rosmaster for good, and each try of a host that is gone
+ * holds the one connector thread for the timeout: tried every 800 ms for ever, two such
+ * publishers kept it busy and new connections waited. A restarted publisher registers again,
+ * and the master's publisherUpdate naming it makes it tried at once, whatever its back-off. */
 #define TAKT__ROS1_RETRY_FIRST_NS (100 * 1000000LL)
-#define TAKT__ROS1_RETRY_MAX_NS (800 * 1000000LL)
+#define TAKT__ROS1_RETRY_MAX_NS (32000 * 1000000LL)
 
 /* A publisher one of our subscriptions reads. */
 typedef struct takt__ros1_in {

@@ -437,14 +437,12 @@ takt_err_t takt_ros1_client_call(takt_ros1_client_t *cl, const uint8_t *req, uin
   if (atomic_exchange(&cl->busy, true)) return TAKT_EBUSY;
   int64_t deadline = takt_time_now() + timeout_ns;
   takt_err_t rc = TAKT_OK;
-  /* a persistent connection may have broken since its last call (the server restarted): one
-   * more try on a fresh connection */
-  for (int attempt = 0; attempt < 2; attempt++) {
-    bool reused = cl->io.fd >= 0;
-    if (!reused) rc = client_connect(cl, deadline);
-    if (rc == TAKT_OK) rc = exchange(cl, req, len, resp, cap, resp_len, deadline);
-    if (!(reused && (rc == TAKT_EOS))) break;
-  }
+  /* A persistent connection the server closed since the last call (it restarted) is replaced
+   * before the request goes. Never after: a request that was written may have been served, and
+   * sending it again would run the call twice (roscpp and rospy report the failure). */
+  if (cl->io.fd >= 0 && takt_io_peer_closed(cl->io)) takt_io_close(&cl->io);
+  if (cl->io.fd < 0) rc = client_connect(cl, deadline);
+  if (rc == TAKT_OK) rc = exchange(cl, req, len, resp, cap, resp_len, deadline);
   atomic_store(&cl->busy, false);
   return rc;
 }
