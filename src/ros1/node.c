@@ -573,7 +573,7 @@ static int direct_write(takt__ros1_out_t *o, const uint8_t *bytes, uint32_t len,
   return 0;
 }
 
-static void wake_io(void *arg, int64_t a, int64_t b) {
+void takt__ros1_wake_io(void *arg, int64_t a, int64_t b) {
   (void)a;
   (void)b;
   takt_io_wake_signal(((takt_ros1_node_t *)arg)->io_wake);
@@ -636,7 +636,7 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
     if (r <= 0 || o->count > 0 || o->closing) wake = true;
     takt__lock_give(&pub->lock);
   }
-  if (wake && locked) takt__defer_call(wake_io, n, 0, 0);
+  if (wake && locked) takt__defer_call(takt__ros1_wake_io, n, 0, 0);
   else if (wake) takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
   return TAKT_OK;
 }
@@ -732,9 +732,10 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
   const takt__xr_value_t *uris;
   takt_err_t rc = register_topic(n, "registerSubscriber", topic, type, &c, &uris);
   if (rc < 0) {
-    takt__lock_take(&n->lock);
-    sub->used = false;
-    takt__lock_give(&n->lock);
+    /* the master may have the registration (its answer came too late), and a publisherUpdate
+     * may have named publishers meanwhile: closed as at an unsubscribe (the I/O thread made
+     * connections for them), so no callback runs after this refusal */
+    (void)takt_ros1_unsubscribe(sub);
     return rc;
   }
   bool queued = false;

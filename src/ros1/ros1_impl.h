@@ -275,6 +275,8 @@ void takt__ros1_note_error(takt_ros1_node_t *n, const char *text);
 /** Write the first parameter every master call takes (caller_id). */
 void takt__ros1_w_caller(takt_ros1_node_t *n, takt__xr_writer_t *w);
 
+/** Deferred work (takt__defer_call): signal node arg's I/O thread. */
+void takt__ros1_wake_io(void *arg, int64_t a, int64_t b);
 /** Read exactly n bytes before abs_ns (stop_wake ends it): TAKT_OK, TAKT_ETIMEDOUT,
  * TAKT_ECANCELED, TAKT_EOS (closed: the bytes were truncated). */
 takt_err_t takt__ros1_read_exact(takt_io_t io, takt_io_t stop, uint8_t *buf, uint32_t n,

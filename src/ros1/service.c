@@ -246,7 +246,10 @@ takt_err_t takt_ros1_service_respond(takt_ros1_srv_t *srv, uint32_t call, bool o
   if (ok) srv->answered++;
   else srv->failed++;
   takt__lock_give(&n->lock);
-  takt_io_wake_signal(n->io_wake); /* after the lock: no system call under it */
+  /* no system call under a takt lock: a caller holding one (the bridge answers under its own)
+   * has the wake-up made when it lets go */
+  if (takt__locks_held() > 0) takt__defer_call(takt__ros1_wake_io, n, 0, 0);
+  else takt_io_wake_signal(n->io_wake);
   return rc;
 }
 
