@@ -943,7 +943,10 @@ static takt_err_t build_ros1(takt_system_t *s) {
   bc.thread.policy = rc1.io_thread.policy;
   bc.thread.priority = r1->receive_priority;
   rc = takt_bridge_create_on(s->ctx, "bridge_ros1", &bc, be, &s->ros1_bridge);
-  if (rc < 0) return fail(s, r1->line, rc, "%s: bridge: %s", what, takt_strerror(rc));
+  if (rc < 0) { /* the backend is still ours (bridge.h): its node and threads go with it */
+    be.ops->destroy(be.self);
+    return fail(s, r1->line, rc, "%s: bridge: %s", what, takt_strerror(rc));
+  }
   takt_ros1_node_t *node = takt_ros1_backend_node(be);
   uint16_t entity = 1;
   for (uint32_t i = 0; i < r1->n_exports + r1->n_imports; i++, entity++) {

@@ -9,6 +9,11 @@
 
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "common.hpp"
 #include "takt/system.h"
 
@@ -441,6 +446,34 @@ TEST_F(SystemTest, UnknownTopicInASubscriptionNamesTheLine) {
   EXPECT_STREQ(err, "mem.yaml:14: callback 'filter': no topic named 'nowhere'");
   // TearDown: nothing built stays behind
 }
+
+#if TAKT_TEST_HAVE_MSGS
+// A ros1: section whose bridge cannot be made (a node of the file already has its name): the
+// failure is named, and the ROS 1 backend made before it goes too (its threads and sockets;
+// before, they were left running on the context's memory). TearDown: nothing stays behind.
+TEST_F(SystemTest, AFailedRos1BridgeLeavesNoBackendBehind) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);  // a free port for the embedded master
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t al = sizeof a;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &al), 0);
+  unsigned port = ntohs(a.sin_port);
+  close(fd);
+  std::string text = "nodes:\n"
+                     "  - name: bridge_ros1\n"
+                     "    timers: [{name: t, period_ms: 10, publish: x}]\n"
+                     "ros1: {master: embedded:" + std::to_string(port) +
+                     ", export: [{topic: x, type: std_msgs/String}]}\n";
+  parse(text.c_str());
+  make_context();
+  takt_system_t *sys = nullptr;
+  EXPECT_LT(build(&sys), 0);
+  EXPECT_EQ(sys, nullptr);
+  EXPECT_NE(std::string(err).find("bridge"), std::string::npos) << err;
+}
+#endif
 
 TEST_F(SystemTest, PreemptPriorityOutsideItsRangeNamesTheCallback) {
   parse("executor: preempt\npriorities: explicit\nnodes:\n  - name: a\n    timers:\n"

@@ -594,6 +594,15 @@ static int apply_link_overrides(runner_t *r, const options_t *o) {
   return -1;
 }
 
+/* A run that cannot go on stops what it started (the introspection endpoint, the validator, the
+ * trace) before the context they run on is destroyed. */
+static void stop_started(runner_t *r, bool validator, bool trace) {
+  takt_introspect_stop(r->introspect);
+  r->introspect = NULL;
+  if (validator) takt_validator_stop(r->ctx);
+  if (trace) takt_trace_stop(r->ctx);
+}
+
 /* Build, run for the duration (or until Ctrl-C or a panic), report. Returns the exit status. */
 static int file_sink(const void *p, size_t n, void *user) {
   return fwrite(p, 1, n, user) == n ? 0 : -1;
@@ -698,8 +707,12 @@ static int run(runner_t *r, const options_t *o, double duration) {
     /* memory for the trace is taken now, before anything runs */
     size_t bytes = takt_trace_memory_size(&tcfg);
     r->trace_mem = malloc(bytes);
-    if (r->trace_mem == NULL) return die("trace memory", TAKT_ENOMEM);
-    if ((rc = takt_trace_start(r->ctx, &tcfg, r->trace_mem, bytes)) < 0) return die("trace", rc);
+    if (r->trace_mem == NULL) rc = TAKT_ENOMEM;
+    else rc = takt_trace_start(r->ctx, &tcfg, r->trace_mem, bytes);
+    if (rc < 0) { /* what runs already stops before the context goes */
+      if (any_hard) takt_validator_stop(r->ctx);
+      return die(r->trace_mem == NULL ? "trace memory" : "trace", rc);
+    }
   }
   if (!o->no_introspect) {
     /* a replay (takt play) publishes like the sensors it stands for: just below the executor */
@@ -715,7 +728,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
                            .cpu = o->cpu, .stack_size = r->desc.stack_kib * 1024u};
   takt_io_t wake;
   if ((rc = takt_io_wake_open(&wake)) < 0) {
-    if (any_hard) takt_validator_stop(r->ctx);
+    stop_started(r, any_hard, o->trace != NULL);
     return die("wake object", rc);
   }
   g_wake_fd = wake.fd;
@@ -723,7 +736,8 @@ static int run(runner_t *r, const options_t *o, double duration) {
   spin_arg_t arg = {r, (int64_t)(duration * 1e9), wake, TAKT_OK};
   takt_thread_t th;
   if ((rc = takt_thread_create(&th, &ta, spin_thread, &arg)) < 0) {
-    if (any_hard) takt_validator_stop(r->ctx);
+    takt_io_close(&wake);
+    stop_started(r, any_hard, o->trace != NULL);
     return die("thread", rc);
   }
 
