@@ -515,7 +515,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (strcmp(a, "--duration") == 0 && has_val) {
       char *end;
       o->duration = strtod(argv[++i], &end);
-      if (*end != '\0' || o->duration <= 0 || o->duration > 86400) {
+      if (*end != '\0' || !(o->duration > 0 && o->duration <= 86400)) { /* NaN too */
         fprintf(stderr, "takt run: --duration must be a number of seconds in (0, 86400]\n");
         return 2;
       }
@@ -540,7 +540,15 @@ static int parse_args(int argc, char **argv, options_t *o) {
         return 2;
       }
       o->rt_prio = (int)v;
-    } else if (strcmp(a, "--cpu") == 0 && has_val) o->cpu = atoi(argv[++i]);
+    } else if (strcmp(a, "--cpu") == 0 && has_val) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end != '\0' || argv[i][0] == '\0' || v < 0 || v > 1023) {
+        fprintf(stderr, "takt run: --cpu must be a CPU number 0..1023, not '%s'\n", argv[i]);
+        return 2;
+      }
+      o->cpu = (int)v;
+    }
     else if (strcmp(a, "--link") == 0 && has_val) {
       if (o->n_link_overrides == TAKT_SYSTEM_MAX_LINKS) {
         fprintf(stderr, "takt run: at most %d --link options\n", TAKT_SYSTEM_MAX_LINKS);
