@@ -17,6 +17,10 @@ typedef struct takt__swi {
   takt__heap_t ready[TAKT_PORT_PRIO_LEVELS]; /* [exec] released jobs of each level */
   int64_t until; /* [exec] the end of the current spin */
   bool attached[TAKT_SWI_RELEASE + 1];
+  /* [exec] the callbacks the cached ceilings were found among: a callback created on an
+   * attached node (or one gone) changes a group's ceiling, so they are found anew (UINT32_MAX:
+   * none cached) */
+  uint32_t ceilings_of;
 } takt__swi_t;
 
 static takt__swi_t *swi_of(takt_executor_t *e) { return e->impl; }
@@ -41,6 +45,7 @@ static takt_err_t swi_init(takt_executor_t *e) {
     s->attached[l] = false;
   }
   s->attached[TAKT_SWI_RELEASE] = false;
+  s->ceilings_of = UINT32_MAX;
   e->impl = s;
   for (uint32_t l = 0; l <= TAKT_SWI_RELEASE; l++) {
     takt_err_t rc = takt_swi_attach(l, l == TAKT_SWI_RELEASE ? release_handler : level_handler, e);
@@ -78,6 +83,8 @@ static void swi_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
 }
 
 static void swi_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  if (swi_of(e) != NULL) swi_of(e)->ceilings_of = UINT32_MAX; /* its group's ceiling may be
+                                                                  lower now (NULL: after fini) */
   if (r->state & TAKT__ST_READY) {
     takt__heap_remove(&swi_of(e)->ready[level_of(r)], r);
     r->state &= ~TAKT__ST_READY;
@@ -91,6 +98,11 @@ static void swi_timer_added_locked(takt_executor_t *e) {
 /* The ceiling of r's group: the level of its most urgent member on this executor (kept in
  * r->kind_slot, found once; -1 for a reentrant group). O(n) the first time. */
 static int32_t ceiling_of(takt_executor_t *e, takt__exec_rec_t *r) {
+  takt__swi_t *s = swi_of(e);
+  if (s->ceilings_of != e->nrecs) { /* a callback came or went since they were found */
+    for (uint32_t i = 0; i < e->nrecs; i++) e->recs[i]->kind_slot = -1;
+    s->ceilings_of = e->nrecs;
+  }
   if (r->kind_slot != -1) return r->kind_slot;
   takt__group_t *g = takt__callback_group(r->cb);
   if (g->kind == TAKT_GROUP_REENTRANT) return r->kind_slot = -2;
@@ -164,7 +176,7 @@ static void level_handler(void *arg, uint32_t level) {
 static void swi_spin_locked(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran) {
   uint64_t before = e->stats.executed;
   swi_of(e)->until = until;
-  for (uint32_t i = 0; i < e->nrecs; i++) e->recs[i]->kind_slot = -1; /* ceilings anew */
+  swi_of(e)->ceilings_of = UINT32_MAX; /* ceilings anew */
   takt_swi_pend(TAKT_SWI_RELEASE); /* timers due now, and the alarm for the next */
   for (uint32_t l = 0; l < TAKT_PORT_PRIO_LEVELS; l++) /* jobs released while not spinning */
     if (takt__heap_top(&swi_of(e)->ready[l]) != NULL) takt_swi_pend(l);
