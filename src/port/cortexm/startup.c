@@ -78,7 +78,8 @@ static void console_write(const uint8_t *p, uint32_t n) {
       cortexm_primask_restore(s);
       continue;
     }
-    (void)takt_uart_write(&console, p, k);
+    /* a more urgent level may have written in between: all or nothing, so again if refused */
+    if (takt_uart_write(&console, p, k) != TAKT_OK) continue;
     p += k;
     n -= k;
   }

@@ -72,7 +72,11 @@ static void tx_next(takt_uart_t *u, bool continues) {
   u->tx_tail = u->tx_tail + 1u;
   u->tx_busy = true;
   if (u->cfg.paced) {
+    /* back to back: the byte starts where the last one ended; but after a stall of more than a
+     * byte time, no earlier than a byte time ago (a real UART's holding register lets one byte
+     * catch up, not the whole stall) */
     int64_t now = takt_time_now(), line_free = u->tx_byte_start + u->byte_ns;
+    if (line_free < now - u->byte_ns) line_free = now - u->byte_ns;
     u->tx_byte_start = continues && line_free < now ? line_free : now;
   }
   UART_DATA(u->base) = byte;
