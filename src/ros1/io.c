@@ -319,8 +319,8 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     rpc_close(c);
     return;
   }
+  if (c->len == 0 && r > 0) c->since = takt_time_now(); /* a request begins: whole by its timeout */
   c->len += (uint32_t)r;
-  c->since = takt_time_now();
   for (;;) {
     takt__http_info_t info;
     takt_err_t rc = takt__http_parse(c->buf, c->len, n->cfg.max_xmlrpc, false, &info);
@@ -329,9 +329,7 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     if (rc < 0) { /* one line naming the problem, then the connection ends */
       int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + n->cfg.max_xmlrpc,
                                     rc == TAKT_ESIZE ? 413 : 400, info.error);
-      if (el > 0)
-        (void)takt_io_write_until(c->io, (const uint8_t *)out, (uint32_t)el, n->stop_wake,
-                                  takt_time_now() + n->cfg.timeout_ns, NULL);
+      if (el > 0) (void)takt_io_write_some(c->io, (const uint8_t *)out, (uint32_t)el);
       rpc_close(c);
       return;
     }
@@ -346,15 +344,18 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     int32_t hl = takt__http_response_head(head, sizeof head, w.len, info.keep_alive, info.http10);
     char *msg = out + TAKT__ROS1_HEAD - hl;
     memcpy(msg, head, (size_t)hl);
-    /* answers are small: they fit the socket's buffer; a client that never reads is bounded */
-    takt_err_t wr = takt_io_write_until(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len,
-                                        n->stop_wake, takt_time_now() + n->cfg.timeout_ns, NULL);
-    if (wr < 0 || !info.keep_alive) {
+    /* Answers are small and a socket's buffer takes them whole. One it does not take whole
+     * comes from a client that has stopped reading its answers (it sent request after request):
+     * it loses the connection rather than hold this thread, which carries every topic, for the
+     * timeout of each answer. */
+    int32_t wr = takt_io_write_some(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len);
+    if (wr < 0 || (uint32_t)wr < (uint32_t)hl + w.len || !info.keep_alive) {
       rpc_close(c);
       return;
     }
     memmove(c->buf, c->buf + info.total, c->len - info.total);
     c->len -= info.total;
+    if (c->len > 0) c->since = takt_time_now(); /* the next request's bytes came already */
   }
 }
 
