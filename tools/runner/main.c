@@ -315,6 +315,17 @@ static int print_table(runner_t *r, FILE *out, double t, double total) {
   return lines;
 }
 
+/* s as a JSON string: quoted, with '"', '\\' and control characters escaped. */
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
 static int write_json(runner_t *r, const char *path, double duration, bool rt, const char *panic) {
   FILE *f = fopen(path, "w");
   if (f == NULL) {
@@ -331,12 +342,8 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
           (unsigned long)atomic_load(&r->publish_errors));
   fprintf(f, "  \"panic\": ");
   if (panic != NULL) {
-    fputc('"', f);
-    for (const char *c = panic; *c; c++) {
-      if (*c == '"' || *c == '\\') fputc('\\', f);
-      fputc(*c, f);
-    }
-    fprintf(f, "\",\n");
+    json_str(f, panic);
+    fprintf(f, ",\n");
   } else {
     fprintf(f, "null,\n");
   }
@@ -352,12 +359,14 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     takt_daemon_get_stats(takt_system_daemon(sys, i), &ds);
     takt_bridge_get_stats(takt_system_bridge(sys, i), &bs);
     fprintf(f,
-            "%s\n    {\"name\": \"%s\", \"spec\": \"%s\", \"mode\": \"%s\", \"tx_frames\": %llu, "
+            "%s\n    {\"name\": \"%s\", \"spec\": ", i ? "," : "", d->links[i].name);
+    json_str(f, d->links[i].spec);
+    fprintf(f,
+            ", \"mode\": \"%s\", \"tx_frames\": %llu, "
             "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
             "\"rx_resumed\": %llu}",
-            i ? "," : "", d->links[i].name, d->links[i].spec,
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
             (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
@@ -445,7 +454,11 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     fprintf(f, "}%s\n", i + 1 < d->n_callbacks ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
-  fclose(f);
+  bool failed = ferror(f) != 0;
+  if (fclose(f) != 0 || failed) { /* a full disk, say: not a result */
+    fprintf(stderr, "takt run: cannot write %s: %s\n", path, strerror(errno));
+    return -1;
+  }
   return 0;
 }
 
