@@ -295,7 +295,7 @@ static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const ch
   bool any = false;
   for (uint32_t i = 0; i < m->cfg.max_params && !any; i++)
     any = m->params[i].used && below(m->params[i].key, key);
-  if (!any) return false;
+  if (!any && strcmp(key, "/") != 0) return false; /* the root is always there, {} when empty */
   takt__xr_w_struct_begin(w);
   size_t base = strcmp(key, "/") == 0 ? 1 : strlen(key) + 1;
   for (uint32_t i = 0; i < m->cfg.max_params; i++) {
@@ -904,10 +904,14 @@ static void server_main(void *arg) {
   takt_ros1_master_t *m = arg;
   const uint32_t nc = m->cfg.max_conns;
   uint16_t refs[65];
+  int64_t accept_again = 0; /* after an accept failed (out of descriptors): not before then */
   while (!atomic_load(&m->stop)) {
     uint32_t k = 0;
     int64_t now = takt_time_now(), deadline = TAKT_TIME_INFINITE;
-    m->watch[k] = (takt_io_watch_t){m->listen, TAKT_IO_IN, 0};
+    /* a listener whose accept fails stays readable: watched again only after a pause, else
+     * this thread would spin */
+    m->watch[k] = (takt_io_watch_t){now >= accept_again ? m->listen : TAKT_IO_CLOSED, TAKT_IO_IN, 0};
+    if (now < accept_again) deadline = accept_again;
     refs[k++] = UINT16_MAX;
     for (uint32_t i = 0; i < nc; i++) {
       mconn_t *c = &m->conns[i];
@@ -932,7 +936,9 @@ static void server_main(void *arg) {
         continue;
       }
       takt_io_t io;
-      if (takt_io_tcp_accept(m->listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) continue;
+      takt_err_t ar = takt_io_tcp_accept(m->listen, TAKT_IO_CLOSED, takt_time_now(), &io);
+      if (ar == TAKT_EOS) accept_again = takt_time_now() + 100 * 1000000LL;
+      if (ar < 0) continue;
       mconn_t *slot = NULL, *oldest = NULL;
       for (uint32_t j = 0; j < nc && slot == NULL; j++) {
         if (m->conns[j].io.fd < 0) slot = &m->conns[j];

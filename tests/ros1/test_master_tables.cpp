@@ -99,6 +99,10 @@ class MasterTables : public ::testing::Test {
 
 TEST_F(MasterTables, TheRootIsNeitherDeletedNorSetToAScalar) {
   make();
+  Answer empty = get("/");  // rosmaster: [1, 'Parameter [/]', {}] on a fresh server
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_EQ(empty.value, "<value><struct></struct></value>");
+  EXPECT_EQ(call("hasParam", {vs("/t"), vs("/")}).value, "<value><boolean>1</boolean></value>");
   ASSERT_EQ(set("/a", vi(1)).code, 1);
   Answer del = call("deleteParam", {vs("/t"), vs("/")});
   EXPECT_EQ(del.code, -1);
