@@ -651,6 +651,9 @@ takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config
 
 /* Free a subscriber record: its queued entries and held views stop counting. */
 static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
+  /* at most depth entries, as repair_locked clamps (a corrupted tail would otherwise walk 2^32
+   * entries under the topic's lock) */
+  if (sr->tail - sr->head > r->dir.depth) sr->head = sr->tail - r->dir.depth;
   for (uint32_t k = sr->head; k != sr->tail; k++) {
     shm_entry_t e = sr->ring[k % r->dir.depth];
     if (e.slot < r->dir.slots && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued--;
