@@ -1011,12 +1011,20 @@ takt_err_t takt_shm_wait(takt_shm_t *s, int64_t abs_ns) {
 /* ---- reclaim ---- */
 
 /* Free every record of participant p (generation gen) in every topic. Registry lock held. */
-static void free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
+/* Free participant p's records (generation gen) in every topic. False when a topic's lock could
+ * not be taken: its records stay, so the participant must not be freed yet (its slot reused
+ * with a new generation, they would never be matched again, their slots held for good). */
+static bool free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
+  bool all = true;
   for (uint32_t i = 0; i < s->geo.max_topics; i++) {
     if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
     topic_ref_t r = topic_ref(s, i);
     const shm_dir_t *d = &r.dir;
-    if (!dir_fits(s, d) || topic_lock(&r) != TAKT_OK) continue;
+    if (!dir_fits(s, d)) continue; /* a directory entry no process can use */
+    if (topic_lock(&r) != TAKT_OK) {
+      all = false;
+      continue;
+    }
     bool any = false;
     for (uint32_t q = 0; q < d->max_subs; q++) {
       shm_subrec_t *sr = subrec(&r, q);
@@ -1037,6 +1045,7 @@ static void free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
     }
     topic_unlock(&r);
   }
+  return all;
 }
 
 takt_err_t takt_shm_reclaim(takt_shm_t *s) {
@@ -1066,8 +1075,8 @@ takt_err_t takt_shm_reclaim(takt_shm_t *s) {
     if (!dead[i]) continue;
     TAKT_RETURN_IF_ERR(reg_lock(s));
     shm_part_t *p = &parts(s)[i];
-    if (atomic_load(&p->pid) == dead_pid[i] && atomic_load(&p->gen) == dead_gen[i]) {
-      free_participant_locked(s, i, dead_gen[i]);
+    if (atomic_load(&p->pid) == dead_pid[i] && atomic_load(&p->gen) == dead_gen[i] &&
+        free_participant_locked(s, i, dead_gen[i])) { /* else: the next reclaim tries again */
       atomic_store(&p->pid, 0);
       s->h->reclaimed++;
       found++;
@@ -1357,8 +1366,9 @@ takt_err_t takt_shm_detach(takt_shm_t *s) {
     if (s->subs[i].used) (void)takt_shm_subscriber_destroy(&s->subs[i]);
   takt_err_t rc = reg_lock(s);
   if (rc == TAKT_OK) {
-    free_participant_locked(s, s->part, s->pgen); /* anything a failed call left behind */
-    atomic_store(&parts(s)[s->part].pid, 0);
+    /* anything a failed call left behind; if a topic could not be locked, the slot stays taken
+     * by this pid, which the next process's reclaim finds dead and frees */
+    if (free_participant_locked(s, s->part, s->pgen)) atomic_store(&parts(s)[s->part].pid, 0);
     reg_unlock(s);
   }
   (void)takt_shm_reclaim(s);
