@@ -332,34 +332,11 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
   return n;
 }
 
-/* What storing v at key takes: *leaves slots, each leaf's encoding within PARAM_BYTES (false if
- * one is larger). The same walk as set_param_locked. */
-static bool param_leaves(const char *key, const takt__xr_doc_t *d, const takt__xr_value_t *v,
-                         uint32_t depth, uint32_t *leaves) {
-  if (v->kind == TAKT__XR_STRUCT && depth < 8) {
-    for (uint32_t i = 0; i < v->u.list.count; i++) {
-      const takt__xr_value_t *e = takt__xr_at(d, v, i);
-      if (e == NULL || e->name_len == 0) continue;
-      char child[NAME];
-      snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
-               (int)e->name_len, e->name);
-      canonical(child);
-      if (strcmp(child, key) == 0) continue;
-      if (!param_leaves(child, d, e, depth + 1, leaves)) return false;
-    }
-    return true;
-  }
-  char scratch[PARAM_BYTES];
-  takt__xr_writer_t w;
-  takt__xr_w_init(&w, scratch, sizeof scratch);
-  takt__xr_w_value(&w, d, v);
-  (*leaves)++;
-  return !w.overflow;
-}
-
-/* Store value v (of doc) at key: a struct becomes one key per leaf. False when full. */
-static bool set_param_locked(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
-                             const takt__xr_value_t *v, uint32_t depth) {
+/* Walk value v (of doc) at key as the table keeps it: a struct as one key per leaf (8 levels at
+ * most). m NULL: only count the leaves into *leaves and check that each leaf's encoding fits
+ * PARAM_BYTES (false if one does not); else store them (false when the table is full). */
+static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
+                       const takt__xr_value_t *v, uint32_t depth, uint32_t *leaves) {
   if (v->kind == TAKT__XR_STRUCT && depth < 8) {
     for (uint32_t i = 0; i < v->u.list.count; i++) {
       const takt__xr_value_t *e = takt__xr_at(d, v, i);
@@ -369,9 +346,17 @@ static bool set_param_locked(takt_ros1_master_t *m, const char *key, const takt_
                (int)e->name_len, e->name);
       canonical(child); /* a member name may hold slashes */
       if (strcmp(child, key) == 0) continue; /* a member named "/" or "": no child */
-      if (!set_param_locked(m, child, d, e, depth + 1)) return false;
+      if (!walk_param(m, child, d, e, depth + 1, leaves)) return false;
     }
     return true;
+  }
+  (*leaves)++;
+  if (m == NULL) {
+    char scratch[PARAM_BYTES];
+    takt__xr_writer_t w;
+    takt__xr_w_init(&w, scratch, sizeof scratch);
+    takt__xr_w_value(&w, d, v);
+    return !w.overflow;
   }
   mparam_t *slot = NULL;
   for (uint32_t i = 0; i < m->cfg.max_params && slot == NULL; i++)
@@ -571,7 +556,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       /* as rosmaster: the root takes only a dictionary; a value below a leaf turns the leaf
        * into a namespace. Checked whole before anything changes: a refusal loses nothing. */
       uint32_t leaves = 0, room = 0;
-      bool fits = param_leaves(key, d, a[2], 0, &leaves);
+      bool fits = walk_param(NULL, key, d, a[2], 0, &leaves);
       for (uint32_t i = 0; i < m->cfg.max_params; i++) {
         const mparam_t *p = &m->params[i];
         room += !p->used || strcmp(p->key, key) == 0 || below(p->key, key) || below(key, p->key);
@@ -592,7 +577,8 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       for (uint32_t i = 0; i < m->cfg.max_params; i++) /* leaves above key become namespaces */
         if (m->params[i].used && below(key, m->params[i].key)) m->params[i].used = false;
       (void)delete_params_locked(m, key);
-      bool ok = set_param_locked(m, key, d, a[2], 0); /* fits: checked above */
+      uint32_t stored = 0;
+      bool ok = walk_param(m, key, d, a[2], 0, &stored); /* fits: checked above */
       if (ok) note_param_locked(m, key);
       takt__lock_give(&m->lock);
       snprintf(status, sizeof status, ok ? "parameter %s set" : "parameter %s: the master's parameter "
