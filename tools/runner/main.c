@@ -556,8 +556,9 @@ static int parse_args(int argc, char **argv, options_t *o) {
     } else if (strcmp(a, "--cpu") == 0 && has_val) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
-      if (*end != '\0' || argv[i][0] == '\0' || v < 0 || v > 1023) {
-        fprintf(stderr, "takt run: --cpu must be a CPU number 0..1023, not '%s'\n", argv[i]);
+      if (*end != '\0' || argv[i][0] == '\0' || v < -1 || v > 1023) {
+        fprintf(stderr, "takt run: --cpu must be a CPU number 0..1023 (-1: any), not '%s'\n",
+                argv[i]);
         return 2;
       }
       o->cpu = (int)v;
