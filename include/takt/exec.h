@@ -153,6 +153,8 @@ typedef struct takt_executor_stats {
   uint64_t queued;         /* jobs that found no idle worker and waited for one (pool policy) */
   uint64_t timer_overruns; /* timer releases skipped: the previous job had not finished */
   uint64_t renumbered;     /* EDF: times the deadline ranks were spread out again */
+  uint64_t level_changes;  /* priority changes asked of worker threads (with SCHED_FIFO, a system
+                            * call each; a release prefers an idle worker at the level already) */
   uint64_t late_releases;  /* timer releases found overdue because no worker was free to wait
                             * for them (every worker busy, or a job ran past its estimate) */
 } takt_executor_stats_t;

@@ -1,6 +1,7 @@
 /* The preempt executor (ROS^RT §IV): no executor thread and no wait set. A publish, a message
- * from a link or a timer release wakes an idle worker thread (the top of a LIFO stack: the most
- * recently used worker has the warmest cache), after giving that worker the job's OS priority.
+ * from a link or a timer release wakes an idle worker thread (from a LIFO stack: the most
+ * recently used worker has the warmest cache; one already at the job's level is preferred, see
+ * take_idle), after giving that worker the job's OS priority.
  * The OS then preempts: a more urgent job runs the moment it is released.
  *
  * Fixed priority: the callback's priority is the worker's SCHED_FIFO priority. A released job is
@@ -140,9 +141,10 @@ static void apply_sched(void *arg, int64_t unused_a, int64_t unused_b) {
   takt_mutex_unlock(&w->sched_lock);
 }
 
-static void apply_level(takt__preempt_t *pre, takt__worker_t *w) {
+static void apply_level(takt_executor_t *e, takt__preempt_t *pre, takt__worker_t *w) {
   if (w->requested == w->level) return;
   w->requested = w->level;
+  e->stats.level_changes++;
   atomic_store(&w->want_level, w->level);
   /* without permission the worker renices itself when it starts the job */
   if (pre->rt) takt__defer_call(apply_sched, w, 0, 0);
@@ -155,11 +157,55 @@ static void apply_cpus(takt__worker_t *w, uint64_t cpus) {
   takt__defer_call(apply_sched, w, 0, 0);
 }
 
+/* Take an idle worker for a job that runs at level on cpus: the most recently used one that has
+ * both already, else the most recently used with the level, else the top of the stack (the
+ * warmest cache). A priority or affinity change is a system call, and one that can sleep on a
+ * kernel lock every process changing priorities or affinities takes; while the releasing thread
+ * sleeps there, its CPU is free and a less urgent job may start first. Workers keep their
+ * levels when they go idle, so a periodic system soon releases without any such change
+ * (`level_changes` counts them). The others keep their order in the stack. */
+static takt__worker_t *take_idle(takt__preempt_t *pre, int32_t level, uint64_t cpus) {
+  uint32_t best = pre->n_idle - 1;
+  int score = -1;
+  for (uint32_t i = pre->n_idle; i-- > 0 && score < 3;) {
+    const takt__worker_t *w = &pre->workers[pre->idle[i]];
+    int sc = 2 * (w->requested == level) + (w->cpus == cpus);
+    if (sc > score) {
+      score = sc;
+      best = i;
+    }
+  }
+  uint32_t index = pre->idle[best];
+  for (uint32_t i = best; i + 1 < pre->n_idle; i++) pre->idle[i] = pre->idle[i + 1];
+  pre->n_idle--;
+  return &pre->workers[index];
+}
+
 /* ---- EDF: deadline ranks onto SCHED_FIFO levels ---- */
 
-static bool edf_before(const takt__worker_t *a, const takt__worker_t *b) {
-  if (a->deadline != b->deadline) return a->deadline < b->deadline;
-  return a->seq < b->seq;
+static bool edf_key_before(int64_t deadline, uint64_t seq, const takt__worker_t *b) {
+  if (deadline != b->deadline) return deadline < b->deadline;
+  return seq < b->seq;
+}
+
+/* Where a job (deadline, seq) goes in the active list, and the level it gets there: the midpoint
+ * of its neighbours' levels, or (neighbours adjacent) its place when all are spread out again. */
+static uint32_t edf_place(takt_executor_t *e, int64_t deadline, uint64_t seq, int32_t *level) {
+  takt__preempt_t *pre = pre_of(e);
+  int32_t lo = opt(e)->prio_min, hi = opt(e)->prio_max;
+  uint32_t i = pre->n_active;
+  while (i > 0 && edf_key_before(deadline, seq, pre->active[i - 1])) i--;
+  int32_t upper = i > 0 ? pre->active[i - 1]->level : hi + 1;
+  int32_t lower = i < pre->n_active ? pre->active[i]->level : lo - 1;
+  if (upper - lower >= 2) {
+    *level = lower + (upper - lower) / 2;
+  } else {
+    uint32_t k = pre->n_active + 1;
+    int64_t span = (int64_t)hi - lo + 1;
+    int64_t lvl = k <= (uint32_t)span ? hi - (int64_t)i * span / (int64_t)k : hi - (int64_t)i;
+    *level = (int32_t)(lvl < lo ? lo : lvl);
+  }
+  return i;
 }
 
 static void edf_spread(takt_executor_t *e) {
@@ -172,25 +218,23 @@ static void edf_spread(takt_executor_t *e) {
     int64_t lvl = k <= (uint32_t)span ? hi - (int64_t)j * span / (int64_t)k : hi - (int64_t)j;
     if (lvl < lo) lvl = lo;
     pre->active[j]->level = (int32_t)lvl;
-    apply_level(pre, pre->active[j]);
+    apply_level(e, pre, pre->active[j]);
   }
   e->stats.renumbered++;
 }
 
 static void edf_insert(takt_executor_t *e, takt__worker_t *w) {
   takt__preempt_t *pre = pre_of(e);
-  uint32_t i = pre->n_active;
-  while (i > 0 && edf_before(w, pre->active[i - 1])) {
-    pre->active[i] = pre->active[i - 1];
-    i--;
-  }
-  pre->active[i] = w;
+  int32_t level;
+  uint32_t at = edf_place(e, w->deadline, w->seq, &level);
+  int32_t upper = at > 0 ? pre->active[at - 1]->level : opt(e)->prio_max + 1;
+  int32_t lower = at < pre->n_active ? pre->active[at]->level : opt(e)->prio_min - 1;
+  for (uint32_t i = pre->n_active; i > at; i--) pre->active[i] = pre->active[i - 1];
+  pre->active[at] = w;
   pre->n_active++;
-  int32_t upper = i > 0 ? pre->active[i - 1]->level : opt(e)->prio_max + 1;
-  int32_t lower = i + 1 < pre->n_active ? pre->active[i + 1]->level : opt(e)->prio_min - 1;
   if (upper - lower >= 2) {
-    w->level = lower + (upper - lower) / 2;
-    apply_level(pre, w);
+    w->level = level;
+    apply_level(e, pre, w);
   } else {
     edf_spread(e);
   }
@@ -213,6 +257,19 @@ static int64_t timer_deadline(takt__exec_rec_t *r) {
   return r->job_release + rel;
 }
 
+static uint64_t job_cpus(takt_executor_t *e, const takt__exec_rec_t *r) {
+  return r->cb->attr.cpus != 0 ? r->cb->attr.cpus : opt(e)->cpus;
+}
+
+/* An idle worker for r's job with the given deadline, released now (EDF: the level it will get
+ * among the active jobs; FP: the callback's priority). */
+static takt__worker_t *idle_for(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
+  int32_t level;
+  if (opt(e)->sched == TAKT_SCHED_EDF) (void)edf_place(e, deadline, e->seq + 1, &level);
+  else level = fp_level(e, r);
+  return take_idle(pre_of(e), level, job_cpus(e, r));
+}
+
 /* Hand r's job to worker w (idle, or the worker that just finished). */
 static void assign(takt_executor_t *e, takt__worker_t *w, takt__exec_rec_t *r, int64_t deadline) {
   takt__preempt_t *pre = pre_of(e);
@@ -222,12 +279,12 @@ static void assign(takt_executor_t *e, takt__worker_t *w, takt__exec_rec_t *r, i
   w->seq = ++e->seq;
   r->inflight++;
   pre->busy++;
-  apply_cpus(w, r->cb->attr.cpus != 0 ? r->cb->attr.cpus : opt(e)->cpus);
+  apply_cpus(w, job_cpus(e, r));
   if (opt(e)->sched == TAKT_SCHED_EDF) {
     edf_insert(e, w);
   } else {
     w->level = fp_level(e, r);
-    apply_level(pre, w);
+    apply_level(e, pre, w);
   }
 }
 
@@ -263,13 +320,14 @@ static void post_woken(void *arg, int64_t unused_a, int64_t unused_b) {
 /* Wake the idle worker on top of the stack, at level, to take the most urgent queued job. */
 static void wake_idle(takt_executor_t *e, int32_t level) {
   takt__preempt_t *pre = pre_of(e);
-  takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+  takt__exec_rec_t *top = takt__heap_top(&e->ready);
+  takt__worker_t *w = take_idle(pre, level, top != NULL ? job_cpus(e, top) : opt(e)->cpus);
   w->woken = true;
   atomic_store_explicit(&w->posted, false, memory_order_relaxed);
   pre->woken++;
   pre->busy++;
   w->level = level;
-  apply_level(pre, w);
+  apply_level(e, pre, w);
   takt__defer_after_wakes(post_woken, w, 0, 0);
 }
 
@@ -380,7 +438,7 @@ static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline
     wake_leader(e);
     return;
   }
-  takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+  takt__worker_t *w = idle_for(e, r, deadline);
   assign(e, w, r, deadline);
   e->stats.dispatched++;
   takt__defer_wake(&w->wake);
@@ -462,8 +520,8 @@ static void release_waiting(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
   takt__exec_rec_t *top = takt__heap_top(&e->ready);
   if (late_binding(e) && top != NULL) call_worker(e, fp_level(e, top));
-  while (!late_binding(e) && pre->n_idle > 0 && takt__heap_top(&e->ready) != NULL) {
-    takt__worker_t *w = &pre->workers[pre->idle[--pre->n_idle]];
+  while (!late_binding(e) && pre->n_idle > 0 && (top = takt__heap_top(&e->ready)) != NULL) {
+    takt__worker_t *w = idle_for(e, top, top->next_deadline);
     (void)assign_queued(e, w);
     e->stats.dispatched++;
     takt__defer_wake(&w->wake);
@@ -525,7 +583,7 @@ static void assign_timer_threads(takt_executor_t *e) {
     w->timer = r;
     if (opt(e)->sched == TAKT_SCHED_FP) { /* it sleeps at the priority its jobs run at */
       w->level = fp_level(e, r);
-      apply_level(pre, w);
+      apply_level(e, pre, w);
     }
     takt__defer_wake(&w->wake);
   }
@@ -682,7 +740,7 @@ static void lead(takt_executor_t *e, takt__worker_t *w) {
     }
     if (w->level != level) {
       w->level = level;
-      apply_level(pre, w);
+      apply_level(e, pre, w);
     }
     takt__exec_unlock(e);
     (void)takt_wakeup_wait(&w->wake, wake);
@@ -784,7 +842,7 @@ static void timer_thread_main(void *arg) {
           (void)job_ended(e, w, run_job(e, w));
           if (opt(e)->sched == TAKT_SCHED_EDF) { /* it sleeps at timer_priority again: a job */
             w->level = opt(e)->timer_priority;   /* level would let an equal one hold it off */
-            apply_level(pre, w);
+            apply_level(e, pre, w);
           } else {
             call_next(e); /* this CPU is free: a job queued meanwhile may take it */
           }
