@@ -37,6 +37,19 @@ def test_node_and_topic_lists(robot):
     r = cli("node", "list")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ROBOT_NODES
+    # an endpoint file left by a process that died, whose pid runs something else now (pid 1):
+    # nobody answers there, and the running system is still listed
+    stale = robot.parent / "ghost.1.sock"
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(stale))
+    s.close()
+    try:
+        r = cli("node", "list")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ROBOT_NODES
+    finally:
+        stale.unlink()
     r = cli("topic", "list")
     assert r.stdout.split() == ROBOT_TOPICS
     r = cli("topic", "info", "/bumper_raw")

@@ -27,13 +27,16 @@
  * process that locked its memory */
 #define INTROSPECT_STACK (256u * 1024u)
 #define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
-#define MAX_PUBS 16u
+#define ACCEPT_RETRY_NS (100 * TAKT_NS_PER_MS)
+#define MAX_PUBS 64u /* topics one play publishes to (pub: one; the publishers end with the request) */
 #define MAX_ECHO 16u /* topics one echo samples at once */
 #define PLAY_LINE_MAX (64u << 20)
 
 struct takt_introspect {
   takt_context_t *ctx;
   takt_introspect_config_t cfg;
+  char name[TAKT_NAME_MAX]; /* cfg.name, copied: the caller's string may not outlive the start */
+  long pid;
   char path[108];
   takt_io_t listener, wake, conn;
   takt_thread_t thread;
@@ -69,13 +72,14 @@ struct takt_introspect {
   takt_subscription_t *echo_sub[MAX_ECHO];
   takt_topic_t *echo_topic[MAX_ECHO];
 #if TAKT_WITH_RPC
-  /* clients made by `call`, one per service */
+  /* the client made by `call` (destroyed at the end of the request) */
   takt_service_t *cli_srv[MAX_PUBS];
   takt_client_t *cli[MAX_PUBS];
   uint32_t n_clis;
   bool answered;
 #endif
-  /* publishers made by `pub`, one per topic */
+  /* publishers made by `pub` and `play`, one per topic, destroyed at the end of the request: the
+   * application can destroy its topics and services again once the tool is done */
   takt_topic_t *pub_topic[MAX_PUBS];
   takt_publisher_t *pub[MAX_PUBS];
   uint32_t n_pubs;
@@ -178,31 +182,38 @@ static const char *kind_name(takt_callback_kind_t k) {
 }
 
 /* The executor scheduling cb: its index in the context's list, -1 if none. Context lock held. */
-static int32_t executor_index(takt_context_t *ctx, takt_callback_t *cb) {
+static bool is_own(const takt_introspect_t *in, const takt_node_t *n) {
+  return n == in->node || n == in->echo_node;
+}
+
+static bool is_own_exec(const takt_introspect_t *in, const takt_executor_t *e) {
+  return e == in->exec || e == in->echo_exec;
+}
+
+/* The executor scheduling cb: its index in the "executors" list of the graph (which leaves out
+ * the endpoint's own), -1 if none. Context lock held. */
+static int32_t executor_index(const takt_introspect_t *in, takt_callback_t *cb) {
   takt__exec_rec_t *r = cb->exec_rec;
   if (r == NULL) return -1;
   int32_t i = 0;
-  TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
-    if ((takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link) == r->e)
-      return i;
+  TAKT__LIST_FOREACH(it, &in->ctx->dispatchers) {
+    takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
+    if (is_own_exec(in, e)) continue;
+    if (e == r->e) return i;
     i++;
   }
   return -1;
 }
 
-static bool is_own(const takt_introspect_t *in, const takt_node_t *n) {
-  return n == in->node || n == in->echo_node;
-}
-
 static void graph_locked(takt_introspect_t *in) {
   takt_context_t *ctx = in->ctx;
   out(in, "{\"name\": ");
-  out_str(in, in->cfg.name);
-  out(in, ", \"pid\": %ld, \"executors\": [", (long)getpid());
+  out_str(in, in->name);
+  out(in, ", \"pid\": %ld, \"executors\": [", in->pid);
   bool first = true;
   TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
     takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
-    if (e == in->exec || e == in->echo_exec) continue;
+    if (is_own_exec(in, e)) continue;
     out(in, "%s{\"kind\": \"%s\", \"callbacks\": %u}", first ? "" : ", ", e->ops->name,
         (unsigned)e->nrecs);
     first = false;
@@ -224,7 +235,7 @@ static void graph_locked(takt_introspect_t *in) {
       out(in, ", \"kind\": \"%s\", \"priority\": %d, \"deadline_ns\": %lld, \"executor\": %d, "
               "\"runs\": %llu",
           kind_name(cb->kind), (int)cb->attr.priority, (long long)cb->attr.deadline_ns,
-          (int)executor_index(ctx, cb),
+          (int)executor_index(in, cb),
           (unsigned long long)atomic_load_explicit(&cb->runs, memory_order_relaxed));
       if (cb->kind == TAKT_CB_TIMER)
         out(in, ", \"period_ns\": %lld", (long long)((takt_timer_t *)(void *)cb)->period);
@@ -323,7 +334,8 @@ static void graph_locked(takt_introspect_t *in) {
     out(in, ", \"deadline_ns\": %lld, \"callbacks\": [", (long long)c->deadline);
     for (uint32_t i = 0; i < c->n; i++) {
       if (i > 0) out(in, ", ");
-      out(in, "\"%s/%s\"", c->cbs[i]->node->name, c->cbs[i]->name);
+      if (c->cbs[i] == NULL) out(in, "null"); /* a member destroyed since */
+      else out(in, "\"%s/%s\"", c->cbs[i]->node->name, c->cbs[i]->name);
     }
     out(in, "]}");
     first = false;
@@ -334,7 +346,7 @@ static void graph_locked(takt_introspect_t *in) {
 static void stats_locked(takt_introspect_t *in) {
   takt_context_t *ctx = in->ctx;
   out(in, "{\"name\": ");
-  out_str(in, in->cfg.name);
+  out_str(in, in->name);
   out(in, ", \"now_ns\": %lld, \"callbacks\": [", (long long)takt_clock_now(ctx->clock));
   bool first = true;
   TAKT__LIST_FOREACH(n_it, &ctx->node_list) {
@@ -366,7 +378,7 @@ static void stats_locked(takt_introspect_t *in) {
   first = true;
   TAKT__LIST_FOREACH(it, &ctx->dispatchers) {
     takt_executor_t *e = (takt_executor_t *)(void *)TAKT__CONTAINER(it, takt__dispatcher_t, ctx_link);
-    if (e == in->exec || e == in->echo_exec) continue;
+    if (is_own_exec(in, e)) continue;
     takt__exec_lock(e);
     takt_executor_stats_t s = e->stats;
     takt__exec_unlock(e);
@@ -712,6 +724,25 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
  * published at AT_NS (absolute, the monotonic clock; HEX "-": an empty message) with an origin
  * time AGE_NS before the instant it is published (a replay keeps the data's recorded age). The
  * lines may run ahead of time: the endpoint reads on while it waits. */
+/* Wait until at (monotonic) for a play line's instant, reading the stream ahead meanwhile while
+ * buf has room. False when the client left (the rest of the stream is not played: nobody wants
+ * it any more) or the endpoint stops. */
+static bool play_wait(takt_introspect_t *in, int64_t at, char *buf, uint32_t cap, uint32_t *len) {
+  for (;;) {
+    if (atomic_load(&in->stop)) return false;
+    if (takt_time_now() >= at) return true;
+    /* a full buffer: watched for the client's hang-up only */
+    takt_io_watch_t w = {.io = in->conn, .want = *len < cap ? TAKT_IO_IN : 0};
+    int32_t r = takt_io_wait(&w, 1, in->wake, at);
+    if (r < 0) return false;
+    if (r == 0) continue; /* the instant, or the stop's wake (checked above) */
+    if (*len == cap) return false; /* hung up */
+    int32_t got = takt_io_read_some(in->conn, (uint8_t *)buf + *len, cap - *len);
+    if (got < 0) return false;
+    *len += (uint32_t)got;
+  }
+}
+
 static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len) {
   uint32_t cap = 1u << 16, len = 0;
   char *buf = malloc(cap);
@@ -788,18 +819,22 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
                  rc < 0 ? takt_strerror(rc) : "too many topics published to");
       break;
     }
-    takt_sleep_until((int64_t)at);
+    /* the line is done with (the wait reads on into the buffer behind it) */
+    memmove(buf, buf + used, len - used);
+    len -= used;
+    if (!play_wait(in, (int64_t)at, buf, cap, &len)) {
+      free(msg);
+      break;
+    }
     int64_t now = takt_time_now();
     if (now - at > late_max) late_max = now - at;
     rc = takt_publish_at(p, msg, t->type->size, now - (int64_t)age);
     free(msg);
     if (rc < 0) {
-      send_error(in, "publishing on '%s': %s", topic, takt_strerror(rc));
+      send_error(in, "publishing on '%s': %s", t->name, takt_strerror(rc));
       break;
     }
     played++;
-    memmove(buf, buf + used, len - used);
-    len -= used;
   }
   if (in->cfg.play_priority > 0) (void)takt_thread_set_self_sched(TAKT_SCHED_OTHER, 0);
   free(buf);
@@ -914,6 +949,19 @@ static bool read_request(takt_introspect_t *in, char *req, uint32_t cap) {
   return false;
 }
 
+/* The publishers and clients a request made end with it (they would keep the application from
+ * destroying the topics and services, and fill the endpoint's tables). */
+static void end_request(takt_introspect_t *in) {
+#if TAKT_WITH_PUBSUB
+  for (uint32_t i = 0; i < in->n_pubs; i++) (void)takt_publisher_destroy(in->pub[i]);
+  in->n_pubs = 0;
+#endif
+#if TAKT_WITH_RPC
+  for (uint32_t i = 0; i < in->n_clis; i++) (void)takt_client_destroy(in->cli[i]);
+  in->n_clis = 0;
+#endif
+}
+
 static void echo_main(void *arg) {
   takt_introspect_t *in = arg;
   for (;;) {
@@ -940,10 +988,16 @@ static void serve(void *arg) {
       takt_io_wake_clear(in->wake);
       continue; /* stop is checked above */
     }
-    if (rc < 0) break;
+    if (rc < 0) {
+      /* out of descriptors or memory for a moment (a burst of connections elsewhere in the
+       * process): the endpoint lives on and tries again shortly; only a stop ends it */
+      (void)takt_io_wait(NULL, 0, in->wake, takt_time_now() + ACCEPT_RETRY_NS);
+      continue;
+    }
     if (read_request(in, req, REQUEST_MAX)) {
       memcpy(in->req_copy, req, in->req_len);
       handle(in, req);
+      end_request(in);
     }
     takt_io_close(&in->conn);
   }
@@ -993,6 +1047,9 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (in == NULL) return TAKT_ENOMEM;
   in->ctx = ctx;
   in->cfg = *cfg;
+  snprintf(in->name, sizeof in->name, "%s", cfg->name); /* takt_name_valid: it fits */
+  in->cfg.name = in->name;
+  in->pid = (long)getpid();
   if (in->cfg.mode == 0) in->cfg.mode = 0600;
   if (in->cfg.buffer_bytes == 0) in->cfg.buffer_bytes = 256u * 1024u;
   if (in->cfg.sample_depth == 0) in->cfg.sample_depth = 64;
@@ -1003,22 +1060,25 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   takt_wakeup_init(&in->echo_go);
   in->cap = in->cfg.buffer_bytes;
   in->buf = malloc(in->cap);
-  char dir[96];
-  if (cfg->dir != NULL) snprintf(dir, sizeof dir, "%s", cfg->dir);
-  else takt_introspect_default_dir(dir, sizeof dir);
-  takt_err_t rc = in->buf == NULL ? TAKT_ENOMEM : own_dir(dir);
-  if (rc == TAKT_OK) {
-    int n = snprintf(in->path, sizeof in->path, "%s/%s.%ld.sock", dir, cfg->name, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof in->path) {
-      in->path[0] = '\0';
-      rc = TAKT_ENAME;
-    }
+  /* the whole path fits a socket address, or nothing is made (no directory either) */
+  char dir[sizeof in->path];
+  int dn = cfg->dir != NULL ? snprintf(dir, sizeof dir, "%s", cfg->dir) : 0;
+  if (cfg->dir == NULL) {
+    takt_introspect_default_dir(dir, sizeof dir);
+    dn = (int)strlen(dir);
   }
+  takt_err_t rc = in->buf == NULL ? TAKT_ENOMEM : TAKT_OK;
+  int n = snprintf(in->path, sizeof in->path, "%s/%s.%ld.sock", dir, in->name, in->pid);
+  if (rc == TAKT_OK && (dn < 0 || (size_t)dn >= sizeof dir - 1 || n < 0 ||
+                        (size_t)n >= sizeof in->path))
+    rc = TAKT_ENAME;
+  if (rc != TAKT_OK) in->path[0] = '\0';
+  if (rc == TAKT_OK) rc = own_dir(dir);
   char node_name[TAKT_NAME_MAX];
   snprintf(node_name, sizeof node_name, "takt_introspect_%ld", (long)getpid() % 100000);
   if (rc == TAKT_OK) rc = takt_node_create(ctx, node_name, &in->node);
   takt_executor_options_t eo = takt_executor_options_default(TAKT_EXEC_TIDE);
-  eo.max_callbacks = 4; /* the echo subscription */
+  eo.max_callbacks = 4; /* call's client (one per request) */
   if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->exec);
   if (rc == TAKT_OK) rc = takt_executor_add_node(in->exec, in->node);
   char echo_name[TAKT_NAME_MAX];

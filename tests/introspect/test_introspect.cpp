@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -227,6 +228,106 @@ TEST_F(Introspect, TheEndpointIsOwnerOnly) {
   ic.dir = dir.c_str();
   ic.name = "bad name!";
   EXPECT_EQ(takt_introspect_start(ctx, &ic, &other), TAKT_EINVAL);
+}
+
+// A chain whose member was destroyed since lists it as null (it was a NULL dereference in the
+// endpoint: a graph request took the whole process down).
+TEST_F(Introspect, AChainWithADestroyedMemberListsItAsNull) {
+  auto tick = [](takt_timer_t *, const takt_timer_event_t *, void *) {};
+  takt_timer_t *a = nullptr, *b = nullptr;
+  ASSERT_EQ(takt_timer_create(talker, "a", TAKT_NS_PER_S, 0, tick, nullptr, nullptr, &a), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(talker, "b", TAKT_NS_PER_S, 0, tick, nullptr, nullptr, &b), TAKT_OK);
+  takt_callback_t *cbs[2] = {takt_timer_callback(a), takt_timer_callback(b)};
+  takt_chain_t *chain = nullptr;
+  ASSERT_EQ(takt_chain_create(ctx, "c", cbs, 2, 0, &chain), TAKT_OK);
+  ASSERT_EQ(takt_timer_destroy(b), TAKT_OK);
+  std::string g = ask(path(), "graph");
+  EXPECT_NE(g.find("\"callbacks\": [\"talker/a\", null]"), std::string::npos) << g;
+  EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+  EXPECT_EQ(takt_timer_destroy(a), TAKT_OK);
+}
+
+// What a tool made for a request ends with it: the application destroys its topic afterwards,
+// and one tool after another publishes on more topics than the endpoint's tables hold at once.
+TEST_F(Introspect, ARequestsPublishersEndWithIt) {
+  for (int i = 0; i < 70; i++) {
+    takt_topic_t *t = nullptr;
+    std::string name = "extra" + std::to_string(i);
+    ASSERT_EQ(takt_topic_create(ctx, name.c_str(), &std_msgs__String__type, 2, &t), TAKT_OK);
+    EXPECT_EQ(ask(path(), "pub " + name + " " + serialized_hex("x")),
+              "{\"published\": \"" + name + "\"}\n");
+    ASSERT_EQ(takt_topic_destroy(t), TAKT_OK) << "the endpoint still publishes on " << name;
+  }
+}
+
+// The graph's "executor" of a callback indexes its "executors" list, which leaves out the
+// endpoint's own executors, also for executors created after the endpoint started.
+TEST_F(Introspect, ACallbacksExecutorIndexesTheListedExecutors) {
+  takt_node_t *late = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "late", &late), TAKT_OK);
+  takt_timer_t *t = nullptr;
+  ASSERT_EQ(takt_timer_create(
+                late, "tick", TAKT_NS_PER_S, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *) {}, nullptr, nullptr, &t),
+            TAKT_OK);
+  takt_executor_t *second = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, nullptr, &second), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(second, late), TAKT_OK);
+  std::string g = ask(path(), "graph");
+  EXPECT_NE(g.find("\"executors\": [{\"kind\": \"tide\", \"callbacks\": 1}, {\"kind\": \"batch\""),
+            std::string::npos)
+      << g;
+  EXPECT_NE(g.find("{\"name\": \"tick\", \"kind\": \"timer\", \"priority\": 0, \"deadline_ns\": 0, "
+                   "\"executor\": 1"),
+            std::string::npos)
+      << g;
+  EXPECT_EQ(takt_executor_destroy(second), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(late), TAKT_OK);
+}
+
+// A play waiting for a line's instant notices its client leaving: the lines it still holds are
+// not played, and the endpoint answers the next tool at once (it slept until the instant).
+TEST_F(Introspect, APlayEndsWhenItsClientLeaves) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  int64_t t0 = takt_time_now() + 600 * TAKT_NS_PER_S;
+  std::string stream = "play\n";
+  for (int i = 0; i < 3; i++)
+    stream += std::to_string(t0 + i) + " chatter " + serialized_hex("late") + " 0\n";
+  stream += "end\n";
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(stream.data()),
+                          static_cast<uint32_t>(stream.size())),
+            TAKT_OK);
+  usleep(100000);  // the endpoint waits for the first instant, 10 minutes ahead
+  takt_io_close(&io);
+  EXPECT_NE(ask(path(), "graph").find("\"chatter\""), std::string::npos);
+  EXPECT_EQ(got.count.load(), 0);
+}
+
+// The name is copied at the start (the caller's string may go), and a directory whose endpoint
+// path would not fit a socket address is refused before anything is made.
+TEST_F(Introspect, TheNameIsCopiedAndALongDirectoryIsRefusedBeforeItIsMade) {
+  takt_context_t *ctx2 = nullptr;  // one endpoint per context (its node has the pid's name)
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx2), TAKT_OK);
+  char *name = strdup("copied");
+  takt_introspect_config_t ic = {};
+  ic.name = name;
+  ic.dir = dir.c_str();
+  takt_introspect_t *other = nullptr;
+  ASSERT_EQ(takt_introspect_start(ctx2, &ic, &other), TAKT_OK);
+  std::string other_path = takt_introspect_path(other);
+  memset(name, 'x', strlen(name));
+  free(name);
+  EXPECT_NE(ask(other_path, "graph").find("{\"name\": \"copied\""), std::string::npos);
+  takt_introspect_stop(other);
+  std::string long_dir = std::string(dir_template) + "/" + std::string(100, 'd');
+  ic.name = "long";
+  ic.dir = long_dir.c_str();
+  EXPECT_EQ(takt_introspect_start(ctx2, &ic, &other), TAKT_ENAME);
+  struct stat st {};
+  EXPECT_NE(stat(long_dir.c_str(), &st), 0) << "the directory was made";
+  takt_context_destroy(ctx2);
 }
 
 }  // namespace

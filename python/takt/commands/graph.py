@@ -110,7 +110,19 @@ def one(path: Path, line: str, timeout: float = 5.0) -> dict:
 
 
 def graphs(system: Optional[str]) -> List[Tuple[Path, dict]]:
-    return [(p, one(p, "graph")) for p in endpoints(system)]
+    """The graph of each running system. An endpoint that refuses the connection (left by a
+    process that died, its pid in use again) is skipped while another answers."""
+    found, refused = [], []
+    for p in endpoints(system):
+        try:
+            found.append((p, one(p, "graph")))
+        except NoSystem as e:
+            if "no system answers there" not in str(e):
+                raise
+            refused.append(e)
+    if not found and refused:
+        raise refused[0]
+    return found
 
 
 def _find_topic(system: Optional[str], name: str) -> Tuple[Path, dict]:
@@ -384,7 +396,8 @@ def chain_list(args: argparse.Namespace) -> int:
     for _, g in graphs(args.system):
         for c in g["chains"]:
             dl = f"deadline {c['deadline_ns'] / 1e6:g} ms" if c["deadline_ns"] > 0 else "no deadline"
-            print(f"{c['name']} ({dl}): {' -> '.join(c['callbacks'])}")
+            members = [m if m is not None else "(destroyed)" for m in c["callbacks"]]
+            print(f"{c['name']} ({dl}): {' -> '.join(members)}")
     return 0
 
 
