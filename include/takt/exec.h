@@ -53,7 +53,9 @@ typedef enum {
   TAKT_SCHED_EDF = 1  /* earliest absolute deadline first, enforced through SCHED_FIFO levels */
 } takt_sched_kind_t;
 
-/** rclc trigger conditions, evaluated over the round's wait set (batch only). */
+/** rclc trigger conditions, evaluated over the round's wait set (batch only). What a round
+ * collected and the trigger held back stays collected until it runs (rclc's data_available): a
+ * timer's release, a handle's message (one new message is collected per round, the oldest). */
 typedef enum {
   TAKT_TRIGGER_ANY = 0,    /* any callback ready */
   TAKT_TRIGGER_ALL = 1,    /* every callback of the executor ready */

@@ -1,7 +1,9 @@
 /* The rclc executor's semantics (PoDS §2.2), kept as the baseline: each round clears the wait
  * set, checks every timer in registration order, takes at most one incoming message (the oldest
  * arrival, FIFO), evaluates the trigger condition, then runs every ready callback in
- * registration order. A round costs O(n) in the number of callbacks, as in rclc.
+ * registration order. What a round collected and did not run (the trigger said no) stays
+ * collected until it runs, as rclc keeps a handle's data_available: a timer's release, a
+ * handle's message. A round costs O(n) in the number of callbacks, as in rclc.
  * The smallest executor kind: options, a round, and the registration below (see
  * docs/executors.md, "Writing an executor"). */
 #include "exec_impl.h"
@@ -50,6 +52,9 @@ static uint32_t batch_round_locked(takt_executor_t *e) {
         e->ready_flags[i] = true;
         n_ready++;
       }
+    } else if (r->state & TAKT__ST_COLLECTED) { /* by an earlier round the trigger held */
+      e->ready_flags[i] = true;
+      n_ready++;
     } else {
       uint64_t a = takt__callback_oldest_arrival(r->cb);
       if (a < oldest) {
@@ -61,17 +66,26 @@ static uint32_t batch_round_locked(takt_executor_t *e) {
   /* At most one incoming message per round, first in first out. */
   if (oldest_i != UINT32_MAX) {
     e->ready_flags[oldest_i] = true;
+    e->recs[oldest_i]->state |= TAKT__ST_COLLECTED;
     n_ready++;
   }
   if (!trigger_ok(e, n_ready)) return 0;
+  e->progressed = n_ready > 0; /* a handle whose work was gone meanwhile (a canceled answer) */
 
   /* Execute the ready set in registration order. The set is fixed for the round: work that
-   * arrives while it runs waits for the next refresh. A callback removed meanwhile is skipped. */
+   * arrives while it runs waits for the next refresh. A callback removed meanwhile is gone from
+   * the set (its flag leaves with it, the others' move down a place: the set is looked at from
+   * its start again after each run). */
   uint32_t ran = 0;
-  for (uint32_t i = 0; i < e->nrecs; i++) {
-    if (!e->ready_flags[i]) continue;
+  for (uint32_t i = 0; i < e->nrecs;) {
+    if (!e->ready_flags[i]) {
+      i++;
+      continue;
+    }
     e->ready_flags[i] = false;
     takt__exec_rec_t *r = e->recs[i];
+    i = 0;
+    r->state &= ~TAKT__ST_COLLECTED;
     if (r->cb->kind == TAKT_CB_TIMER) {
       r->state &= ~TAKT__ST_TIMER_PENDING;
       takt__exec_run_timer_locked(e, r, takt_clock_now(e->ctx->clock));

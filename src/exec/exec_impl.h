@@ -20,6 +20,7 @@
 #define TAKT__ST_READY 2u         /* in the ReadyList (TIDE) / in the wait set (batch) / queued */
 #define TAKT__ST_TIMER_PENDING 4u /* a timer release collected but not yet run */
 #define TAKT__ST_AGAIN 8u         /* preempt: work arrived while its (non-reentrant) job ran */
+#define TAKT__ST_COLLECTED 16u    /* batch: a message collected into the wait set, not yet run */
 
 /** The executor's record of one callback it schedules (cb->exec_rec points here). [exec] */
 typedef struct takt__exec_rec {
@@ -32,6 +33,7 @@ typedef struct takt__exec_rec {
   int64_t job_release;   /* timers: the release of the pending job */
   uint32_t inflight;     /* jobs of it handed to a thread or running now (every kind) */
   uint32_t running;      /* of those, jobs that started: their callback's function runs */
+  uint32_t claimed;      /* waitset: taken from the snapshot by a thread, not started yet */
   bool gone;             /* its callback left the executor while a job of it was in flight:
                           * the record stays out of the free list until inflight is 0 */
   takt_node_t *node;     /* its callback's node (a gone record's callback may be freed) */
@@ -79,7 +81,8 @@ typedef struct takt__exec_ops {
   /** Either spin: dispatch until stop/until (wait) or until nothing is due (!wait), returning
    * after the jobs in flight finished; *ran: jobs run (may be NULL). Executor lock held. */
   void (*spin_locked)(takt_executor_t *e, int64_t until, bool wait, uint32_t *ran);
-  /** Or round: one collection and execution phase; returns callbacks run. Executor lock held. */
+  /** Or round: one collection and execution phase; returns callbacks run, and sets
+   * e->progressed when it took work. Executor lock held. */
   uint32_t (*round_locked)(takt_executor_t *e);
   /** takt_executor_wake_isr: interrupt-safe, no lock. NULL: the executor's event is posted. */
   void (*wake_isr)(takt_executor_t *e);
@@ -119,6 +122,9 @@ struct takt_executor {
   takt__exec_rec_t *awaited; /* [exec] */
   int64_t hold_until;    /* [exec] TAKT_TIME_INFINITE: no hold */
   bool busy, collecting; /* [exec] */
+  /* [exec] the last round took work, whether or not a callback ran (a request canceled or a
+   * message taken meanwhile): the spin goes on with another round, it does not wait */
+  bool progressed;
   void *impl;            /* the kind's own state */
 };
 

@@ -130,7 +130,9 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   if (cb->kind == TAKT_CB_TIMER) {
     if (e->started) {
       arm_timer_locked(e, r, takt_clock_now(e->ctx->clock));
+      /* a spin waiting for the old earliest release (or for ever) looks again */
       if (e->ops->timer_added_locked != NULL) e->ops->timer_added_locked(e);
+      else takt__event_signal(&e->wake);
     }
   } else if (takt__callback_has_work_exact(cb)) {
     arrival_locked(e, r);
@@ -430,8 +432,11 @@ bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake) {
 
 static uint32_t round_locked(takt_executor_t *e) {
   e->stats.rounds++;
-  /* validation first: a violated hard constraint is handled before any callback runs */
+  e->progressed = false;
+  /* validation first: a violated hard constraint is handled before any callback runs (a panic
+   * shuts the context down: the round runs nothing) */
   takt__exec_validate_locked(e, takt_clock_now(e->ctx->clock));
+  if (e->shutdown) return 0;
   uint32_t ran = e->ops->round_locked(e);
   e->stats.executed += ran;
   return ran;
@@ -453,7 +458,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   } else {
     while (!e->stop_requested && !e->shutdown) {
       if (takt_clock_now(ctx->clock) >= until) break;
-      if (round_locked(e) > 0) continue;
+      if (round_locked(e) > 0 || e->progressed) continue;
       /* items a round left (e.g. one per round under batch) */
       if (sources_pending_locked(e) && !e->stop_requested && !e->shutdown) continue;
       if (!wait || e->stop_requested || e->shutdown) break;
@@ -497,8 +502,12 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
   exec->spinning = true;
   start_locked(exec);
   uint32_t n = 0;
-  if (exec->ops->spin_locked != NULL) exec->ops->spin_locked(exec, TAKT_TIME_INFINITE, false, &n);
-  else n = round_locked(exec);
+  if (exec->shutdown) { /* the context shut down: nothing runs any more */
+  } else if (exec->ops->spin_locked != NULL) {
+    exec->ops->spin_locked(exec, TAKT_TIME_INFINITE, false, &n);
+  } else {
+    n = round_locked(exec);
+  }
   exec->spinning = false;
   takt__exec_unlock(exec);
   if (ran != NULL) *ran = n;

@@ -166,6 +166,7 @@ static uint32_t tide_round_locked(takt_executor_t *e) {
   (void)takt__heap_pop(&e->ready);
   r->state &= ~TAKT__ST_READY;
   e->busy = true;
+  e->progressed = true; /* its work may be gone (canceled, taken): the next head is looked at */
   r->held_since = TAKT_TIME_INFINITE;
   int64_t start = hold ? takt_clock_now(ctx->clock) : 0;
   bool ran = true, timer = r->cb->kind == TAKT_CB_TIMER;

@@ -38,6 +38,10 @@ static takt_err_t waitset_configure(takt_executor_options_t *o) {
   return TAKT_OK;
 }
 
+static bool stopping(takt_executor_t *e) {
+  return e->stop_requested || e->shutdown || ws_of(e)->quit;
+}
+
 static bool takeable(takt__exec_rec_t *r) {
   takt__group_t *g = takt__callback_group(r->cb);
   return g->kind == TAKT_GROUP_REENTRANT || g->running == 0;
@@ -50,6 +54,7 @@ static uint32_t refresh(takt_executor_t *e, int64_t now) {
   /* with several threads, run_loop validates before it takes the wait lock (the handlers run
    * holding no lock: they may shut the context down, whose lock is below the wait lock) */
   if (e->opts.waitset.threads <= 1) takt__exec_validate_locked(e, now);
+  if (stopping(e)) return 0; /* a panic of that validation: nothing runs */
   for (uint32_t i = 0; i < e->nrecs; i++) {
     takt__exec_rec_t *r = e->recs[i];
     e->ready_flags[i] = false;
@@ -87,10 +92,27 @@ static takt__exec_rec_t *next_ready(takt_executor_t *e) {
 static void claim(takt__exec_rec_t *r) {
   takt__callback_group(r->cb)->running++;
   r->inflight++;
+  r->claimed++;
+}
+
+/* A claimed callback left the executor before the thread that claimed it could start it (that
+ * thread lets go of the lock between the two): its group stops counting the claims now, while
+ * the callback is still there; the thread then drops its job without touching the callback,
+ * which may be gone by then. */
+static void waitset_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
+  (void)e;
+  if (r->claimed > 0) takt__callback_group(r->cb)->running -= r->claimed;
+  r->claimed = 0;
 }
 
 /* Run a claimed callback. */
 static void execute(takt_executor_t *e, takt__exec_rec_t *r) {
+  if (r->e != e) { /* it left since the claim (waitset_removed_locked) */
+    r->inflight--;
+    takt__exec_rec_done_locked(e, r);
+    return;
+  }
+  r->claimed--;
   takt__group_t *g = takt__callback_group(r->cb);
   if (r->cb->kind == TAKT_CB_TIMER) {
     r->state &= ~TAKT__ST_TIMER_PENDING;
@@ -107,10 +129,6 @@ static void execute(takt_executor_t *e, takt__exec_rec_t *r) {
   if (e->opts.waitset.threads > 1) takt__event_signal(&e->wake);
 }
 
-static bool stopping(takt_executor_t *e) {
-  return e->stop_requested || e->shutdown || ws_of(e)->quit;
-}
-
 /* One thread's loop (rclcpp MultiThreadedExecutor::run / SingleThreadedExecutor::spin). Called
  * and returns with the executor's lock held. */
 static void run_loop(takt_executor_t *e, int64_t until) {
@@ -125,7 +143,7 @@ static void run_loop(takt_executor_t *e, int64_t until) {
       takt__lock_take(&ws->wait_lock);
       takt__exec_lock(e);
     }
-    takt__exec_rec_t *r = next_ready(e);
+    takt__exec_rec_t *r = stopping(e) ? NULL : next_ready(e); /* stopping: a panic, say */
     while (r == NULL && !stopping(e)) {
       int64_t now = takt_clock_now(ctx->clock);
       if (now >= until) break;
@@ -133,7 +151,9 @@ static void run_loop(takt_executor_t *e, int64_t until) {
         validate = true;
         break;
       }
-      if (refresh(e, now) > 0) {
+      uint32_t n = refresh(e, now);
+      if (stopping(e)) break;
+      if (n > 0) {
         r = next_ready(e);
         if (r != NULL) break;
       }
@@ -223,7 +243,9 @@ static void waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
   takt_context_t *ctx = e->ctx;
   uint64_t ran0 = ws->ran;
   if (!wait) {
-    /* spin_some: one refresh, then everything of that snapshot */
+    /* spin_some: one refresh, then everything of that snapshot (with several threads the
+     * refresh does not validate: run_loop does that before it takes the wait lock) */
+    if (e->opts.waitset.threads > 1) takt__exec_validate_locked(e, takt_clock_now(ctx->clock));
     refresh(e, takt_clock_now(ctx->clock));
     for (takt__exec_rec_t *r; !stopping(e) && (r = next_ready(e)) != NULL;) {
       claim(r);
@@ -261,5 +283,6 @@ const takt__exec_ops_t takt__exec_waitset = {
     .init = waitset_init,
     .start = waitset_start,
     .fini = waitset_fini,
+    .removed_locked = waitset_removed_locked,
     .spin_locked = waitset_spin_locked,
 };

@@ -1,6 +1,7 @@
 // Executors on the real clock with other threads: wake-up on publish, stop from another thread.
 // Runs under ThreadSanitizer in CI. Asserts events, never durations.
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -218,10 +219,97 @@ TEST_P(Threaded, ClientDestroyedAsItsAnswerArrivesWaitsForTheNotification) {
 }
 #endif  // TAKT_WITH_RPC
 
+// A timer created on an attached node while the executor sleeps with nothing to wait for (no
+// timer: it waits for ever) is armed at once: the spin looks at the new earliest release.
+TEST_P(Threaded, ATimerCreatedWhileTheExecutorSleepsFires) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
+  for (;;) { // until the spin waits
+    takt_executor_stats_t st;
+    takt_executor_get_stats(e, &st);
+    if (st.idle_waits > 0) break;
+    std::this_thread::yield();
+  }
+  std::atomic<int> fired{0};
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                n, "late", 2 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  (*static_cast<std::atomic<int> *>(u))++;
+                },
+                &fired, nullptr, &t),
+            TAKT_OK);
+  int64_t give_up = takt_time_now() + 5 * TAKT_NS_PER_S; // a bound for a hang, not a timing
+  while (fired.load() == 0 && takt_time_now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GT(fired.load(), 0) << takt_executor_kind_name(GetParam());
+  takt_executor_stop(e);
+  spinner.join();
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, Threaded, ::testing::Values(TAKT_EXEC_TIDE, TAKT_EXEC_BATCH,
                                                            TAKT_EXEC_PREEMPT, TAKT_EXEC_WAITSET),
                          [](const auto &info) {
                            return std::string(takt_executor_kind_name(info.param));
                          });
+
+#if TAKT_WITH_PUBSUB
+// waitset with several threads: a thread claims a callback from the snapshot, lets go of the
+// lock, and takes it again to run it. A subscription destroyed in that gap went back to its pool
+// while the claim still read it (a crash, or a group counted busy for ever). The one
+// subscription slot is reused at once, so a stale read meets another subscription's memory.
+// Every message delivered is counted once by the executor, and nothing else is.
+std::atomic<uint64_t> g_delivered{0};
+
+TEST(WaitsetClaim, ASubscriptionDestroyedBetweenClaimAndRunIsDropped) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_subscriptions = 1;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_publisher_t *p;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "x", blob8_type(), 4, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_WAITSET);
+  o.waitset.threads = 3;
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
+  g_delivered = 0;
+  for (int i = 0; i < 20000; i++) {
+    takt_subscription_t *s;
+    ASSERT_EQ(takt_subscription_create(
+                  n, t, "s", [](takt_subscription_t *, const takt_message_t *, void *) { g_delivered++; },
+                  nullptr, nullptr, &s),
+              TAKT_OK);
+    Blob8 v{1};
+    ASSERT_EQ(takt_publish(p, &v, sizeof v), TAKT_OK);
+    for (int k = 0; k < i % 50; k++) std::this_thread::yield();
+    ASSERT_EQ(takt_subscription_destroy(s), TAKT_OK);
+  }
+  takt_executor_stop(e);
+  spinner.join();
+  takt_executor_stats_t st;
+  takt_executor_get_stats(e, &st);
+  EXPECT_EQ(st.executed, g_delivered.load());
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+#endif
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Deterministic scheduling tests on the fake clock: the two priority inversions PoDS describes
 // (§3.1 Figure 3, §3.2.2 Figure 4), reproduced under `batch` and removed by `tide`, plus the
 // rules of timers, triggers and ReadyList ordering. Exact execution orders are asserted.
+#include <cstring>
 #include <vector>
 
 #include "common.hpp"
+#include "takt/timing.h"
 
 using namespace takt_test;
 
@@ -476,6 +478,222 @@ TEST_F(SwiKind, RefusedWithoutSoftwareInterrupts) {
   EXPECT_EQ(takt_executor_create(ctx, TAKT_EXEC_SWI, nullptr, &e), TAKT_ENOTSUP);
   EXPECT_EQ(e, nullptr);
   EXPECT_EQ(takt_swi_attach(0, nullptr, nullptr), TAKT_ENOTSUP);
+}
+
+// ---- work that is gone, a panic in the round's validation, a removal during a round ----
+
+struct Ids {
+  int id;
+  std::vector<int> *log;
+};
+
+void log_timer(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  auto *c = static_cast<Ids *>(user);
+  c->log->push_back(c->id);
+}
+
+#if TAKT_WITH_PUBSUB
+void log_msg(takt_subscription_t *, const takt_message_t *, void *user) {
+  auto *c = static_cast<Ids *>(user);
+  c->log->push_back(c->id);
+}
+
+// rclc keeps what a round collected until it runs (data_available): with two message handles,
+// ALL fires once both have a message, though a round collects one message (the oldest); ONE
+// fires once the named handle's message is collected, with the other's collected before it.
+TEST_F(TriggerFixture, AllAndOneSeeMessagesCollectedByEarlierRounds) {
+  for (int mode = 0; mode < 2; mode++) {
+    std::vector<int> got;
+    Ids ia{1, &got}, ib{2, &got};
+    takt_node_t *m;
+    takt_topic_t *ta, *tb;
+    takt_publisher_t *pa, *pb;
+    takt_subscription_t *sa, *sb;
+    ASSERT_EQ(takt_node_create(ctx, "m", &m), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "a", blob8_type(), 4, &ta), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "b", blob8_type(), 4, &tb), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(m, ta, &pa), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(m, tb, &pb), TAKT_OK);
+    ASSERT_EQ(takt_subscription_create(m, ta, "sa", log_msg, &ia, nullptr, &sa), TAKT_OK);
+    ASSERT_EQ(takt_subscription_create(m, tb, "sb", log_msg, &ib, nullptr, &sb), TAKT_OK);
+    takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_BATCH);
+    o.batch.trigger = mode == 0 ? TAKT_TRIGGER_ALL : TAKT_TRIGGER_ONE;
+    o.batch.trigger_one = takt_subscription_callback(sb);
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, &o, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(e, m), TAKT_OK);
+    Blob8 v{1};
+    ASSERT_EQ(takt_publish(pa, &v, sizeof v), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_until(e, takt_clock_now(&clock) + kMs), TAKT_OK);
+    EXPECT_TRUE(got.empty()) << "mode " << mode << ": ran before b had a message";
+    ASSERT_EQ(takt_publish(pb, &v, sizeof v), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_until(e, takt_clock_now(&clock) + 50 * kMs), TAKT_OK);
+    EXPECT_EQ(got, (std::vector<int>{1, 2})) << "mode " << mode;
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(m), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(ta), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(tb), TAKT_OK);
+  }
+}
+#endif
+
+#if TAKT_WITH_PUBSUB && TAKT_WITH_RPC
+takt_err_t echo_blob(takt_service_t *, const takt_message_t *req, void *resp, void *) {
+  memcpy(resp, req->data, sizeof(Blob8));
+  return TAKT_OK;
+}
+
+void log_answer(takt_client_t *, takt_future_t, void *user) {
+  static_cast<std::vector<int> *>(user)->push_back(100);
+}
+
+// Answers whose calls were canceled (a caller's timeout) are work that is gone when the
+// executor looks at it: the round that finds one runs nothing, and the spin goes on with the
+// next round, to the less urgent message waiting behind them (it used to end spin_some there,
+// and a spin on the FAKE clock with two of them: the message was left behind).
+class GoneWork : public ContextTest {};
+
+TEST_F(GoneWork, CanceledAnswersDoNotEndTheSpinBeforeTheWorkBehindThem) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH}) {
+    for (int canceled = 1; canceled <= 2; canceled++) {
+      std::vector<int> got;
+      Ids low{2, &got};
+      takt_node_t *n, *sn;
+      takt_topic_t *t;
+      takt_publisher_t *p;
+      takt_subscription_t *s;
+      takt_service_t *srv;
+      takt_client_t *cl[2] = {};
+      takt_future_t f[2];
+      ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+      ASSERT_EQ(takt_node_create(ctx, "server", &sn), TAKT_OK);
+      ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 4, &t), TAKT_OK);
+      ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+      takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+      so.attr.priority = 1;
+      ASSERT_EQ(takt_subscription_create(n, t, "low", log_msg, &low, &so, &s), TAKT_OK);
+      ASSERT_EQ(takt_service_create(sn, "svc", blob8_type(), blob8_type(), echo_blob, nullptr,
+                                    nullptr, &srv),
+                TAKT_OK);
+      takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+      co.attr.priority = 9;
+      for (int i = 0; i < canceled; i++)
+        ASSERT_EQ(takt_client_create(n, "svc", blob8_type(), blob8_type(), log_answer, &got, &co,
+                                     &cl[i]),
+                  TAKT_OK);
+      takt_executor_t *e, *es;
+      ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
+      ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &es), TAKT_OK);
+      ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+      ASSERT_EQ(takt_executor_add_node(es, sn), TAKT_OK);
+      Blob8 v{1};
+      for (int i = 0; i < canceled; i++)
+        ASSERT_EQ(takt_client_call(cl[i], &v, sizeof v, &f[i]), TAKT_OK);
+      ASSERT_EQ(takt_executor_spin_some(es), TAKT_OK); // the answers wait for e now
+      takt_clock_advance(&clock, kMs);
+      ASSERT_EQ(takt_publish(p, &v, sizeof v), TAKT_OK);
+      for (int i = 0; i < canceled; i++) ASSERT_EQ(takt_future_cancel(&f[i]), TAKT_OK);
+      if (canceled == 1) ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+      else ASSERT_EQ(takt_executor_spin(e), TAKT_OK); // FAKE clock: returns when all is done
+      EXPECT_EQ(got, std::vector<int>{2}) << takt_executor_kind_name(kind) << ", " << canceled;
+      EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+      EXPECT_EQ(takt_executor_destroy(es), TAKT_OK);
+      EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+      EXPECT_EQ(takt_node_destroy(sn), TAKT_OK);
+      EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+    }
+  }
+}
+#endif
+
+#if TAKT_WITH_PUBSUB && TAKT_WITH_TIMING && TAKT_WITH_TIMING_LATENCY
+// A HARD latency constraint without recovery, violated before the executor's first round: that
+// round's validation panics, and the round runs nothing (the late message's callback would act
+// on data already declared too old), nor does any spin_once after it. Every kind that rounds.
+TEST(Panic, ARoundWhoseValidationPanicsRunsNothing) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH, TAKT_EXEC_WAITSET}) {
+    for (uint32_t threads : {1u, 2u}) {
+      if (kind != TAKT_EXEC_WAITSET && threads == 2) continue;
+      takt_clock_t clock{};
+      takt_clock_init_fake(&clock, 1000 * kMs);
+      takt_context_t *ctx;
+      takt_context_config_t cfg = small_config(&clock);
+      ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+      ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+      std::vector<int> got;
+      Ids brake{7, &got};
+      takt_node_t *n;
+      takt_topic_t *t;
+      takt_publisher_t *p;
+      takt_subscription_t *s;
+      ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+      ASSERT_EQ(takt_topic_create(ctx, "scan", blob8_type(), 4, &t), TAKT_OK);
+      ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+      ASSERT_EQ(takt_subscription_create(n, t, "brake", log_msg, &brake, nullptr, &s), TAKT_OK);
+      takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+      c.rt_class = TAKT_RT_HARD;
+      c.latency_ns = 5 * kMs;
+      ASSERT_EQ(takt_subscription_set_constraints(s, &c), TAKT_OK);
+      takt_executor_options_t o = takt_executor_options_default(kind);
+      if (kind == TAKT_EXEC_WAITSET) o.waitset.threads = threads;
+      takt_executor_t *e;
+      ASSERT_EQ(takt_executor_create(ctx, kind, &o, &e), TAKT_OK);
+      ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+      ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+      Blob8 v{1};
+      ASSERT_EQ(takt_publish(p, &v, sizeof v), TAKT_OK);
+      takt_clock_advance(&clock, 10 * kMs);
+      if (threads == 1) ASSERT_EQ(takt_executor_spin_until(e, takt_clock_now(&clock) + 10 * kMs), TAKT_OK);
+      else ASSERT_EQ(takt_executor_spin_some(e), TAKT_OK);
+      EXPECT_EQ(takt_context_phase(ctx), TAKT_PHASE_SHUTDOWN) << takt_executor_kind_name(kind);
+      uint32_t ran = 99;
+      ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+      EXPECT_EQ(ran, 0u);
+      EXPECT_TRUE(got.empty()) << takt_executor_kind_name(kind) << " (" << threads
+                               << " threads): the callback ran after the panic";
+      EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+      EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+      EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+      takt_context_destroy(ctx);
+    }
+  }
+}
+#endif
+
+// A callback of the ready set that destroys one registered before it: the rest of the set
+// still runs in that round (the tables moved down a place; the next ready one was skipped).
+TEST_F(TriggerFixture, BatchRunsTheRestOfTheSetWhenACallbackRemovesAnEarlierOne) {
+  std::vector<int> got;
+  takt_node_t *m;
+  ASSERT_EQ(takt_node_create(ctx, "m", &m), TAKT_OK);
+  struct Remover {
+    std::vector<int> *log;
+    takt_timer_t **victim;
+  };
+  takt_timer_t *t1 = nullptr, *t2 = nullptr, *t3 = nullptr;
+  Ids i1{1, &got}, i3{3, &got};
+  Remover r2{&got, &t1};
+  ASSERT_EQ(takt_timer_create(m, "t1", 10 * kMs, 0, log_timer, &i1, nullptr, &t1), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(
+                m, "t2", 10 * kMs, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *r = static_cast<Remover *>(u);
+                  r->log->push_back(2);
+                  ASSERT_EQ(takt_timer_destroy(*r->victim), TAKT_OK);
+                  *r->victim = nullptr;
+                },
+                &r2, nullptr, &t2),
+            TAKT_OK);
+  ASSERT_EQ(takt_timer_create(m, "t3", 10 * kMs, 0, log_timer, &i3, nullptr, &t3), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_BATCH, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, m), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+  EXPECT_EQ(got, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(ran, 3u);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(m), TAKT_OK);
 }
 
 }  // namespace
