@@ -120,11 +120,22 @@ static void run_one(const deferred_t *d) {
   else d->fn(d->arg, d->a, d->b);
 }
 
+static void event_wake(void *ev, int64_t unused_a, int64_t unused_b);
+
 static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
   deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b, .wake = wake};
   if (t_depth == 0 && t_scopes == 0) {
     run_one(&d);
-  } else if (t_n_deferred < DEFERRED_MAX) {
+    return;
+  }
+  /* A wake-up of an object already due to be woken in this hold is that same wake-up (a
+   * publication to many subscriptions of one executor wakes it once): the list keeps room for
+   * the calls that must keep their place. Other calls may not repeat (a reference let go twice is
+   * two references). */
+  if (fn == NULL || fn == event_wake)
+    for (uint32_t i = 0; i < t_n_deferred; i++)
+      if (t_deferred[i].fn == fn && t_deferred[i].arg == arg) return;
+  if (t_n_deferred < DEFERRED_MAX) {
     t_deferred[t_n_deferred++] = d;
   } else {
     run_one(&d); /* more than DEFERRED_MAX under one hold: correct, only earlier than asked */

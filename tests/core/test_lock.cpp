@@ -80,4 +80,31 @@ TEST(Lock, RightOrderAndDeferredWork) {
   takt__lock_fini(&ctx_lock);
 }
 
+// A publication to many subscriptions of one executor signals its event once per subscription,
+// all under one hold: those are one wake-up, and the list keeps room for the calls after them
+// (they ran at once, under the lock, once the signals had filled it).
+TEST(Lock, RepeatedWakeUpsOfOneObjectTakeOnePlace) {
+  takt__lock_t l;
+  ASSERT_EQ(takt__lock_init(&l, TAKT__LEVEL_CONTEXT, "context"), TAKT_OK);
+  takt_event_t ev;
+  ASSERT_EQ(takt_event_init(&ev), TAKT_OK);
+  takt_wakeup_t w;
+  takt_wakeup_init(&w);
+  static int calls;
+  calls = 0;
+  takt__lock_take(&l);
+  for (int i = 0; i < 200; i++) {
+    takt__event_signal(&ev);
+    takt__defer_wake(&w);
+  }
+  for (int i = 0; i < 40; i++)
+    takt__defer_after_wakes([](void *, int64_t, int64_t) { calls++; }, nullptr, 0, 0);
+  EXPECT_EQ(calls, 0) << "a call ran under the lock: the list was full";
+  takt__lock_give(&l);
+  EXPECT_EQ(calls, 40) << "each call runs, repeated or not";
+  EXPECT_EQ(takt_wakeup_wait(&w, 0), TAKT_OK) << "the wake-up was posted";
+  takt_event_fini(&ev);
+  takt__lock_fini(&l);
+}
+
 } // namespace
