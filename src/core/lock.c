@@ -18,6 +18,7 @@ typedef struct deferred {
   takt__deferred_fn fn; /* NULL: a wake-up of w */
   void *arg;
   int64_t a, b;
+  takt__rank_fn rank; /* ranked wake-ups run first, highest rank first */
   bool wake; /* a wake-up: runs after every other deferred call of the same hold */
 } deferred_t;
 
@@ -94,7 +95,21 @@ void takt__lock_give(takt__lock_t *l) {
 }
 
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns) {
-  if (t_n_deferred > 0) takt__run_deferred(); /* wake-ups only: cheap, and must not wait */
+  if (t_n_deferred > 0) {
+    if (t_depth == 1 && t_scopes == 0) {
+      /* the system calls with l let go; a signal of ev meanwhile sets it, the wait finds it */
+      held_pop(l);
+      t_depth--;
+      takt_mutex_unlock(&l->m);
+      takt__run_deferred();
+      order_check(l);
+      takt_mutex_lock(&l->m);
+      held_push(l);
+      t_depth++;
+    } else {
+      takt__run_deferred(); /* another lock is held across the wait: done under it */
+    }
+  }
   return takt_event_wait_locked(ev, &l->m, clock, abs_ns);
 }
 
@@ -122,8 +137,9 @@ static void run_one(const deferred_t *d) {
 
 static void event_wake(void *ev, int64_t unused_a, int64_t unused_b);
 
-static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
-  deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b, .wake = wake};
+static void defer_ranked(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake,
+                         takt__rank_fn rank) {
+  deferred_t d = {.fn = fn, .arg = arg, .a = a, .b = b, .rank = rank, .wake = wake};
   if (t_depth == 0 && t_scopes == 0) {
     run_one(&d);
     return;
@@ -142,7 +158,15 @@ static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wa
   }
 }
 
+static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
+  defer_ranked(fn, arg, a, b, wake, NULL);
+}
+
 void takt__defer_wake(takt_wakeup_t *w) { defer(NULL, w, 0, 0, true); }
+
+void takt__defer_wake_ranked(takt__deferred_fn fn, void *arg, takt__rank_fn rank) {
+  defer_ranked(fn, arg, 0, 0, true, rank);
+}
 
 static void event_wake(void *ev, int64_t unused_a, int64_t unused_b) {
   (void)unused_a;
@@ -164,12 +188,27 @@ void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
 }
 
 void takt__run_deferred(void) {
-  /* Calls first (thread priorities and affinities decided under the lock), then wake-ups: a
-   * woken thread already runs at the priority its job was given. A deferred call that defers
-   * more appends to the list (it holds no lock, so only when called from takt__lock_wait). */
+  /* Calls first (thread priorities and affinities decided under the lock), then the ranked
+   * wake-ups, most urgent first, then the others in order: a woken thread already runs at the
+   * priority its job was given. A deferred call that defers more appends to the list (only when
+   * called under a lock, from takt__lock_wait holding another). */
   for (uint32_t i = 0; i < t_n_deferred; i++)
     if (!t_deferred[i].wake) run_one(&t_deferred[i]);
+  uint32_t order[DEFERRED_MAX], n = 0;
+  int32_t rank[DEFERRED_MAX];
+  for (uint32_t i = 0; i < t_n_deferred && n < DEFERRED_MAX; i++) {
+    if (!t_deferred[i].wake || t_deferred[i].rank == NULL) continue;
+    int32_t r = t_deferred[i].rank(t_deferred[i].arg);
+    uint32_t j = n++;
+    for (; j > 0 && rank[j - 1] < r; j--) { /* stable: equal ranks keep their order */
+      order[j] = order[j - 1];
+      rank[j] = rank[j - 1];
+    }
+    order[j] = i;
+    rank[j] = r;
+  }
+  for (uint32_t k = 0; k < n; k++) run_one(&t_deferred[order[k]]);
   for (uint32_t i = 0; i < t_n_deferred; i++)
-    if (t_deferred[i].wake) run_one(&t_deferred[i]);
+    if (t_deferred[i].wake && t_deferred[i].rank == NULL) run_one(&t_deferred[i]);
   t_n_deferred = 0;
 }

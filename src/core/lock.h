@@ -46,7 +46,9 @@ takt_err_t takt__lock_try(takt__lock_t *l);
  * run the deferred calls (takt__defer_wake, takt__defer_call). */
 void takt__lock_give(takt__lock_t *l);
 /** Wait on ev with l held (l is let go while waiting and held again on return). The thread's
- * deferred work is done first, so a woken thread never waits on a lock this one holds. */
+ * deferred work is done first, with l let go when it is the only takt lock the thread holds (no
+ * system call under it; a signal of ev meanwhile is not lost: the wait finds ev set), so a woken
+ * thread never waits on a lock this one holds. */
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns);
 /** True when the lock-order check is compiled in (TAKT_DEBUG builds). */
 bool takt__lock_order_checked(void);
@@ -63,6 +65,12 @@ typedef void (*takt__deferred_fn)(void *arg, int64_t a, int64_t b);
 void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
 /** Like takt__defer_call, but run after the deferred wake-ups (in order with them). */
 void takt__defer_after_wakes(takt__deferred_fn fn, void *arg, int64_t a, int64_t b);
+/** A wake-up of a thread that runs at a priority: fn(arg, 0, 0) as takt__defer_after_wakes,
+ * but before the other wake-ups of the hold, the highest rank(arg) first (asked when they run:
+ * it may change after the deferral). Made in that order with no lock held, the most urgent of a
+ * batch of released jobs starts first, as when they all waited for the releasing thread's lock. */
+typedef int32_t (*takt__rank_fn)(void *arg);
+void takt__defer_wake_ranked(takt__deferred_fn fn, void *arg, takt__rank_fn rank);
 /** A deferral scope without a lock: work deferred inside it runs at its end (or later, when the
  * thread still holds a lock then). A publication's notification walk is one: the executors it
  * releases jobs on are all told before the first woken worker can preempt the publisher. */

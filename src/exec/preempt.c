@@ -124,6 +124,18 @@ static int32_t fp_level(takt_executor_t *e, takt__exec_rec_t *r) {
   return p;
 }
 
+/* Deferred wake-ups of workers are made most urgent first (takt__defer_wake_ranked): the level
+ * each runs at when they are made. */
+static int32_t worker_rank(void *arg) {
+  return atomic_load_explicit(&((takt__worker_t *)arg)->want_level, memory_order_relaxed);
+}
+
+static void post_worker(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_wakeup_post(&((takt__worker_t *)arg)->wake);
+}
+
 /* Deferred until the executor's lock is let go: give the thread what it should have now. */
 static void apply_sched(void *arg, int64_t unused_a, int64_t unused_b) {
   (void)unused_a;
@@ -328,7 +340,7 @@ static void wake_idle(takt_executor_t *e, int32_t level) {
   pre->busy++;
   w->level = level;
   apply_level(e, pre, w);
-  takt__defer_after_wakes(post_woken, w, 0, 0);
+  takt__defer_wake_ranked(post_woken, w, worker_rank);
 }
 
 /* Threads of the executor that hold a job at level or above and are not waiting for a group's
@@ -383,7 +395,7 @@ static void post_owed(takt_executor_t *e, takt__worker_t *w) {
     takt__worker_t *o = &pre->workers[i];
     if (!o->woken || atomic_load_explicit(&o->posted, memory_order_acquire)) continue;
     if (runs < pre->ncpu) {
-      takt__defer_after_wakes(post_woken, o, 0, 0);
+      takt__defer_wake_ranked(post_woken, o, worker_rank);
       runs++;
     } else { /* the releasing thread's late post finds it resting: it waits again */
       o->woken = false;
@@ -441,7 +453,7 @@ static void release_to(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline
   takt__worker_t *w = idle_for(e, r, deadline);
   assign(e, w, r, deadline);
   e->stats.dispatched++;
-  takt__defer_wake(&w->wake);
+  takt__defer_wake_ranked(post_worker, w, worker_rank);
 }
 
 static void release(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
@@ -524,7 +536,7 @@ static void release_waiting(takt_executor_t *e) {
     takt__worker_t *w = idle_for(e, top, top->next_deadline);
     (void)assign_queued(e, w);
     e->stats.dispatched++;
-    takt__defer_wake(&w->wake);
+    takt__defer_wake_ranked(post_worker, w, worker_rank);
   }
   for (uint32_t i = 0; i < e->nrecs; i++) {
     takt__exec_rec_t *r = e->recs[i];
