@@ -28,6 +28,7 @@
 #define INTROSPECT_STACK (256u * 1024u)
 #define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
 #define ACCEPT_RETRY_NS (100 * TAKT_NS_PER_MS)
+#define ECHO_PEND_MAX (4u << 20) /* lines an echo's client may be behind (at least one line) */
 #define MAX_PUBS 64u /* topics one play publishes to (pub: one; the publishers end with the request) */
 #define MAX_ECHO 16u /* topics one echo samples at once */
 #define PLAY_LINE_MAX (64u << 20)
@@ -39,6 +40,7 @@ struct takt_introspect {
   long pid;
   char path[108];
   takt_io_t listener, wake, conn;
+  takt_io_t echo_wake; /* signalled by the echo thread when an echo ended */
   takt_thread_t thread;
   bool thread_running;
   _Atomic bool stop, done;
@@ -52,7 +54,10 @@ struct takt_introspect {
   _Atomic bool echo_done;
   takt_wakeup_t echo_go;   /* posted when the server hands an echo over (or at stop) */
   _Atomic bool echo_busy;  /* an echo is handed over or running */
-  takt_io_t echo_conn;     /* the echo's client; the echo thread's while echo_busy */
+  _Atomic bool echo_ended; /* the echo thread is done with echo_conn: the server closes it */
+  takt_io_t echo_conn;     /* the echo's client: written by the echo thread while echo_busy,
+                            * watched for its hang-up and closed by the server thread */
+  bool echo_hup_seen;      /* [server] the echo's client hung up: the echo was stopped */
   char echo_req[REQUEST_MAX];
   uint32_t req_len;        /* bytes read with the request line (a play stream's first lines) */
   char req_copy[REQUEST_MAX]; /* those bytes as read (handle() cuts the request into words) */
@@ -67,8 +72,14 @@ struct takt_introspect {
   uint32_t ser_cap;
   char *line;        /* one sample's JSON line */
   uint32_t line_cap;
-  uint32_t echo_left, echo_sent;
+  uint32_t echo_left, echo_sent, echo_dropped;
   bool echo_headers_only, echo_failed;
+  /* what the client has not taken yet of the lines sent (a sample callback never waits for the
+   * client: the message it reads stays pinned while it runs, and a pinned slot is one a
+   * publisher cannot reuse) */
+  char *pend;
+  uint32_t pend_len, pend_cap;
+  int64_t pend_since; /* when the client last took nothing of a non-empty pend */
   takt_subscription_t *echo_sub[MAX_ECHO];
   takt_topic_t *echo_topic[MAX_ECHO];
 #if TAKT_WITH_RPC
@@ -414,7 +425,38 @@ static void hex(char *dst, const uint8_t *p, uint32_t n) {
   dst[2 * n] = '\0';
 }
 
-/* Runs on the endpoint's thread, inside its own executor's spin. */
+/* Send what the client takes now of the pending lines; with wait, until all is sent or it took
+ * nothing for SEND_TIMEOUT_NS. False when the client left or stopped reading for that long (the
+ * echo ends). */
+static bool echo_flush(takt_introspect_t *in, bool wait) {
+  if (in->pend_len > 0 && wait) {
+    uint32_t written = 0;
+    takt_err_t rc = takt_io_write_until(in->echo_conn, (const uint8_t *)in->pend, in->pend_len,
+                                        TAKT_IO_CLOSED, takt_time_now() + SEND_TIMEOUT_NS, &written);
+    in->pend_len = 0;
+    return rc == TAKT_OK;
+  }
+  while (in->pend_len > 0) {
+    int32_t n = takt_io_write_some(in->echo_conn, (const uint8_t *)in->pend, in->pend_len);
+    if (n < 0) {
+      in->echo_failed = true; /* the client left */
+      return false;
+    }
+    int64_t now = takt_time_now();
+    if (n == 0) {
+      if (in->pend_since == 0) in->pend_since = now;
+      if (now - in->pend_since < SEND_TIMEOUT_NS) return true;
+      in->echo_failed = true; /* it stopped reading */
+      return false;
+    }
+    in->pend_since = 0;
+    memmove(in->pend, in->pend + n, in->pend_len - (uint32_t)n);
+    in->pend_len -= (uint32_t)n;
+  }
+  return true;
+}
+
+/* Runs on the endpoint's echo thread, inside its own executor's spin. */
 static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *user) {
   takt_introspect_t *in = user;
   if (in->echo_left == 0 || in->echo_failed) return;
@@ -450,14 +492,14 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
     }
   }
   at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "}\n");
-  if (takt_io_write_until(in->echo_conn, (const uint8_t *)in->line, at, TAKT_IO_CLOSED,
-                          takt_time_now() + SEND_TIMEOUT_NS, NULL) < 0) {
-    in->echo_failed = true; /* the client left or stopped reading */
-    takt_executor_stop(in->echo_exec);
+  if (in->pend_len + at > in->pend_cap) { /* the client is behind by more than pend holds */
+    in->echo_dropped++;
     return;
   }
+  memcpy(in->pend + in->pend_len, in->line, at);
+  in->pend_len += at;
   in->echo_sent++;
-  if (--in->echo_left == 0) takt_executor_stop(in->echo_exec);
+  if (!echo_flush(in, false) || --in->echo_left == 0) takt_executor_stop(in->echo_exec);
 }
 
 /* Sample the comma-separated topics of names until count samples were sent or timeout_ms. */
@@ -503,10 +545,28 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     in->line = p;
     in->line_cap = line_cap;
   }
+  /* room for the lines of a whole queue of samples the client has not taken yet */
+  uint64_t want = (uint64_t)line_cap * (in->cfg.sample_depth < 4 ? 4u : in->cfg.sample_depth);
+  uint32_t pend_cap = want < ECHO_PEND_MAX ? (uint32_t)want : ECHO_PEND_MAX;
+  if (pend_cap < line_cap) pend_cap = line_cap;
+  if (pend_cap > in->pend_cap) {
+    char *p = realloc(in->pend, pend_cap);
+    if (p == NULL) {
+      send_error_to(in, in->echo_conn, "no memory for %u bytes of samples", (unsigned)pend_cap);
+      return;
+    }
+    in->pend = p;
+    in->pend_cap = pend_cap;
+  }
+  in->pend_len = 0;
+  in->pend_since = 0;
+  /* a stop of the last echo that came after it ended (its client's hang-up) is used up here */
+  (void)takt_executor_spin_some(in->echo_exec);
   takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   so.depth = in->cfg.sample_depth;
   in->echo_left = (uint32_t)count;
   in->echo_sent = 0;
+  in->echo_dropped = 0;
   in->echo_failed = false;
   in->echo_headers_only = headers_only;
   takt_err_t rc = TAKT_OK;
@@ -531,10 +591,11 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     in->echo_sub[i] = NULL;
     in->echo_topic[i] = NULL;
   }
-  if (rc < 0 || in->echo_failed) return;
-  char end[96];
-  int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u}\n",
-                   in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent);
+  if (rc < 0 || in->echo_failed || !echo_flush(in, true)) return;
+  char end[128];
+  int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u, \"dropped\": %u}\n",
+                   in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent,
+                   (unsigned)in->echo_dropped);
   send_on(in->echo_conn, end, (uint32_t)k);
 }
 
@@ -849,6 +910,20 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
 
 /* ---- requests ---- */
 
+static void echo_reap(takt_introspect_t *in);
+
+/* An echo whose client hung up is ending: its end is waited for (briefly: its thread only
+ * destroys its subscriptions), so the next echo is not refused. */
+static void echo_settle(takt_introspect_t *in) {
+  int64_t deadline = takt_time_now() + SEND_TIMEOUT_NS;
+  while (atomic_load(&in->echo_busy) && in->echo_hup_seen && !atomic_load(&in->echo_ended)) {
+    takt_io_watch_t w = {.io = in->echo_wake, .want = TAKT_IO_IN};
+    if (takt_io_wait(&w, 1, TAKT_IO_CLOSED, deadline) <= 0) break;
+    takt_io_wake_clear(in->echo_wake);
+  }
+  echo_reap(in);
+}
+
 static void handle(takt_introspect_t *in, char *req) {
   char *save = NULL;
   char *verb = strtok_r(req, " \t\r\n", &save);
@@ -879,6 +954,7 @@ static void handle(takt_introspect_t *in, char *req) {
       send_error(in, "usage: echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]");
       return;
     }
+    echo_settle(in);
     if (atomic_exchange(&in->echo_busy, true)) {
       send_error(in, "another echo or recording is running on this endpoint: one at a time");
       return;
@@ -967,15 +1043,25 @@ static void echo_main(void *arg) {
   for (;;) {
     (void)takt_wakeup_wait(&in->echo_go, TAKT_TIME_INFINITE);
     if (atomic_load(&in->stop)) break;
-    if (!atomic_load(&in->echo_busy)) continue;
+    if (!atomic_load(&in->echo_busy) || atomic_load(&in->echo_ended)) continue;
 #if TAKT_WITH_PUBSUB
     do_echo(in, in->echo_req, in->echo_count, in->echo_timeout_ms, in->echo_hdr);
 #endif
-    takt_io_close(&in->echo_conn);
-    atomic_store(&in->echo_busy, false);
+    /* the server thread closes the connection (it watches it for the client's hang-up) */
+    atomic_store(&in->echo_ended, true);
+    takt_io_wake_signal(in->echo_wake);
   }
-  if (atomic_load(&in->echo_busy)) takt_io_close(&in->echo_conn);
   atomic_store(&in->echo_done, true);
+}
+
+/* Server thread: an echo that ended gives its client back (closed here, so the descriptor the
+ * server watches cannot be reused meanwhile), and the endpoint takes the next echo. */
+static void echo_reap(takt_introspect_t *in) {
+  if (!atomic_load(&in->echo_busy) || !atomic_load(&in->echo_ended)) return;
+  takt_io_close(&in->echo_conn);
+  in->echo_hup_seen = false;
+  atomic_store(&in->echo_ended, false);
+  atomic_store(&in->echo_busy, false);
 }
 
 static void serve(void *arg) {
@@ -983,11 +1069,22 @@ static void serve(void *arg) {
   char *req = malloc(REQUEST_MAX);
   if (req == NULL) return;
   while (!atomic_load(&in->stop)) {
-    takt_err_t rc = takt_io_accept(in->listener, in->wake, TAKT_TIME_INFINITE, &in->conn);
-    if (rc == TAKT_ECANCELED) {
-      takt_io_wake_clear(in->wake);
-      continue; /* stop is checked above */
+    echo_reap(in);
+    /* a new client, or the hang-up of a running echo's client (a Ctrl-C: it ends the echo, which
+     * would otherwise sample a quiet topic until its timeout, refusing every other echo) */
+    bool watch_echo = atomic_load(&in->echo_busy) && !in->echo_hup_seen;
+    takt_io_watch_t w[3] = {{.io = in->listener, .want = TAKT_IO_IN},
+                            {.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = 0},
+                            {.io = in->echo_wake, .want = TAKT_IO_IN}};
+    int32_t ready = takt_io_wait(w, 3, in->wake, TAKT_TIME_INFINITE);
+    if (ready >= 0 && (w[1].ready & TAKT_IO_HUP)) {
+      in->echo_hup_seen = true;
+      takt_executor_stop(in->echo_exec);
     }
+    if (ready >= 0 && (w[2].ready & TAKT_IO_IN)) takt_io_wake_clear(in->echo_wake);
+    if (ready == 0 || (ready > 0 && !(w[0].ready & TAKT_IO_IN))) continue; /* flags above */
+    takt_err_t rc = ready < 0 ? TAKT_EOS : takt_io_accept(in->listener, in->wake, 0, &in->conn);
+    if (rc == TAKT_ECANCELED || rc == TAKT_ETIMEDOUT) continue;
     if (rc < 0) {
       /* out of descriptors or memory for a moment (a burst of connections elsewhere in the
        * process): the endpoint lives on and tries again shortly; only a stop ends it */
@@ -1025,16 +1122,19 @@ static takt_err_t own_dir(const char *dir) {
 }
 
 static void destroy(takt_introspect_t *in) {
+  if (atomic_load(&in->echo_busy)) takt_io_close(&in->echo_conn);
   if (in->exec != NULL) (void)takt_executor_destroy(in->exec);
   if (in->echo_exec != NULL) (void)takt_executor_destroy(in->echo_exec);
   if (in->node != NULL) (void)takt_node_destroy(in->node);
   if (in->echo_node != NULL) (void)takt_node_destroy(in->echo_node);
   takt_io_close(&in->listener);
   takt_io_close(&in->wake);
+  takt_io_close(&in->echo_wake);
   if (in->path[0] != '\0') (void)unlink(in->path);
   free(in->buf);
   free(in->ser);
   free(in->line);
+  free(in->pend);
   free(in);
 }
 
@@ -1055,6 +1155,7 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (in->cfg.sample_depth == 0) in->cfg.sample_depth = 64;
   in->listener = TAKT_IO_CLOSED;
   in->wake = TAKT_IO_CLOSED;
+  in->echo_wake = TAKT_IO_CLOSED;
   in->conn = TAKT_IO_CLOSED;
   in->echo_conn = TAKT_IO_CLOSED;
   takt_wakeup_init(&in->echo_go);
@@ -1088,6 +1189,7 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->echo_exec);
   if (rc == TAKT_OK) rc = takt_executor_add_node(in->echo_exec, in->echo_node);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&in->wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&in->echo_wake);
   if (rc == TAKT_OK) rc = takt_io_unix_listen(in->path, in->cfg.mode, &in->listener);
   if (rc == TAKT_OK) {
     takt_thread_attr_t ta = {.name = "takt-introspect", .policy = TAKT_SCHED_OTHER,

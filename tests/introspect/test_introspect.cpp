@@ -156,7 +156,8 @@ TEST_F(Introspect, EchoSendsTheSerializedFormOfEachMessage) {
   size_t first = answer.find(want);
   ASSERT_NE(first, std::string::npos) << answer;
   EXPECT_NE(answer.find(want, first + 1), std::string::npos) << answer;
-  EXPECT_NE(answer.find("{\"end\": \"count\", \"sent\": 2}\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("{\"end\": \"count\", \"sent\": 2, \"dropped\": 0}\n"), std::string::npos)
+      << answer;
 }
 
 TEST_F(Introspect, WrongRequestsGetAOneLineError) {
@@ -168,7 +169,8 @@ TEST_F(Introspect, WrongRequestsGetAOneLineError) {
             "{\"error\": \"usage: echo TOPIC[,TOPIC...] COUNT TIMEOUT_MS [headers]\"}\n");
   EXPECT_EQ(ask(path(), "reboot"),
             "{\"error\": \"unknown request 'reboot' (graph, stats, echo, pub, call, play)\"}\n");
-  EXPECT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0}\n");
+  EXPECT_EQ(ask(path(), "echo chatter 1 50"),
+            "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n");
   std::string longline(9000, 'a');
   EXPECT_EQ(ask(path(), longline), "{\"error\": \"request longer than 8191 bytes\"}\n");
   EXPECT_EQ(got.count.load(), 0) << "nothing was published by the refused requests";
@@ -328,6 +330,53 @@ TEST_F(Introspect, TheNameIsCopiedAndALongDirectoryIsRefusedBeforeItIsMade) {
   struct stat st {};
   EXPECT_NE(stat(long_dir.c_str(), &st), 0) << "the directory was made";
   takt_context_destroy(ctx2);
+}
+
+// The echo's callback never waits for its client: the message it reads is pinned while it runs,
+// and a topic of one slot has no other to publish into. A client that reads nothing: once its
+// socket is full the echo drops what it is too far behind for, and every publication, made
+// after the last one's sample was surely handled (3 ms), finds the slot free. (The callback
+// waited up to 2 s for the client, the slot pinned: publications failed with TAKT_EBUSY.)
+TEST_F(Introspect, AnEchoClientThatReadsNothingNeverHoldsTheSlot) {
+  takt_topic_t *one = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "one", &std_msgs__String__type, 1, &one), TAKT_OK);
+  takt_publisher_t *p = nullptr;
+  ASSERT_EQ(takt_publisher_create(talker, one, &p), TAKT_OK);
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  const char req[] = "echo one 10000000 60000\n";
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req), sizeof req - 1), TAKT_OK);
+  usleep(100000); // the echo samples now
+  std_msgs::String m;
+  std::string text(200, 'x');
+  m.data = text.c_str();
+  int busy = 0;
+  for (int i = 0; i < 600; i++) { // 600 lines of ~500 bytes: more than the socket holds
+    takt_err_t rc = takt_publish(p, &m, sizeof m);
+    if (rc == TAKT_EBUSY) busy++;
+    else ASSERT_EQ(rc, TAKT_OK);
+    usleep(3000);
+  }
+  EXPECT_EQ(busy, 0) << "publications refused while the echo held their slot";
+  takt_io_close(&io);
+  EXPECT_EQ(takt_publisher_destroy(p), TAKT_OK);
+  // the endpoint serves the next tool, and a new echo
+  EXPECT_EQ(ask(path(), "echo chatter 1 50"),
+            "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n");
+  EXPECT_EQ(takt_topic_destroy(one), TAKT_OK);
+}
+
+// A client that hangs up (Ctrl-C) during an echo of a quiet topic ends that echo: the next echo
+// is served (it was refused until the first one's timeout, an hour by default).
+TEST_F(Introspect, AnEchoEndsWhenItsClientHangsUp) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  const char req[] = "echo chatter 1000000 3600000\n";
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req), sizeof req - 1), TAKT_OK);
+  usleep(100000); // sampling a topic nobody publishes on
+  takt_io_close(&io);
+  EXPECT_EQ(ask(path(), "echo chatter 1 50"),
+            "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n");
 }
 
 }  // namespace

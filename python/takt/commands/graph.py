@@ -255,6 +255,9 @@ def topic_echo(args: argparse.Namespace) -> int:
             print(f"takt topic echo: {s['error']}", file=sys.stderr)
             return 1
         if "end" in s:
+            if s.get("dropped"):
+                print(f"takt topic echo: {s['dropped']} message(s) not shown: this tool fell behind",
+                      file=sys.stderr)
             break
         if args.header:
             print(f"header:\n  seq: {s['seq']}\n  t_info_ns: {s['t_info_ns']}\n  t_data_ns: {s['t_data_ns']}")

@@ -98,6 +98,9 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
                 if "error" in s:
                     raise NoSystem(s["error"])
                 if "end" in s:
+                    if s.get("dropped"):
+                        print(f"takt record: {s['dropped']} message(s) not recorded: the recorder "
+                              f"fell behind the system", file=sys.stderr)
                     break
                 data = bytes.fromhex(s.get("serialized", s.get("bytes", "")))
                 w.add_message(channels[s["topic"]], log_time=s["t_data_ns"], data=data,
