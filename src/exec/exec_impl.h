@@ -117,6 +117,7 @@ struct takt_executor {
                           * preempt: jobs waiting for a worker, by priority (FP) or deadline */
   takt_executor_source_t sources[TAKT_EXECUTOR_MAX_SOURCES]; /* [exec] */
   uint32_t n_sources;    /* [exec] */
+  uint32_t source_next;  /* [exec] the source asked first next time (turns: none starves) */
   /* tide, hold_for_chains: records awaited by a chain in flight; when a held head is looked at
    * again; whether the last round ran a callback; whether a round is collecting from a source */
   takt__exec_rec_t *awaited; /* [exec] */

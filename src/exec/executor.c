@@ -552,7 +552,10 @@ void takt_executor_wake_isr(takt_executor_t *exec) {
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo) {
   int32_t best = fifo ? -1 : min_priority;
   int32_t which = -1;
-  for (uint32_t i = 0; i < e->n_sources; i++) {
+  /* asked in turns from the one after the last that delivered: a busy source does not keep the
+   * others waiting (fifo: the next one with an item; by priority: the first of the most urgent) */
+  for (uint32_t k = 0; k < e->n_sources; k++) {
+    uint32_t i = (e->source_next + k) % e->n_sources;
     int32_t p = e->sources[i].peek(e->sources[i].user);
     if (p < 0) continue;
     if (fifo || p > best) {
@@ -562,6 +565,7 @@ bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, 
     }
   }
   if (which < 0) return false;
+  e->source_next = ((uint32_t)which + 1u) % e->n_sources;
   takt_executor_source_t src = e->sources[which];
   takt__exec_unlock(e);
   src.deliver(src.user); /* verifies, copies and publishes: an arrival */

@@ -606,6 +606,46 @@ TEST_F(GoneWork, CanceledAnswersDoNotEndTheSpinBeforeTheWorkBehindThem) {
 }
 #endif
 
+
+// Executor sources are asked in turns: one that always has an item (a link flooded by a peer)
+// does not keep another's waiting, under batch (one item per round) and under tide (equal
+// priorities). Each delivery takes 1 ms of the fake clock.
+struct Source {
+  takt_clock_t *clock;
+  int items; // -1: never runs out
+  int delivered = 0;
+};
+
+int32_t source_peek(void *u) {
+  auto *s = static_cast<Source *>(u);
+  return s->items != 0 ? 5 : -1;
+}
+
+void source_deliver(void *u) {
+  auto *s = static_cast<Source *>(u);
+  if (s->items > 0) s->items--;
+  s->delivered++;
+  takt_clock_advance(s->clock, kMs);
+}
+
+class Sources : public ContextTest {};
+
+TEST_F(Sources, ABusySourceDoesNotStarveTheOthers) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_BATCH, TAKT_EXEC_TIDE}) {
+    Source busy{&clock, -1}, quiet{&clock, 3};
+    takt_executor_source_t a{source_peek, source_deliver, &busy};
+    takt_executor_source_t b{source_peek, source_deliver, &quiet};
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_source(e, &a), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_source(e, &b), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_until(e, takt_clock_now(&clock) + 20 * kMs), TAKT_OK);
+    EXPECT_EQ(quiet.delivered, 3) << takt_executor_kind_name(kind);
+    EXPECT_GE(busy.delivered, 10) << takt_executor_kind_name(kind);
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  }
+}
+
 #if TAKT_WITH_PUBSUB && TAKT_WITH_TIMING && TAKT_WITH_TIMING_LATENCY
 // A HARD latency constraint without recovery, violated before the executor's first round: that
 // round's validation panics, and the round runs nothing (the late message's callback would act
