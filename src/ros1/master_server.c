@@ -410,9 +410,15 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       for (uint32_t i = 0; !node_room && i < m->cfg.max_nodes; i++) node_room = !m->nodes[i].used;
       for (uint32_t i = 0; !reg_room && i < m->cfg.max_regs; i++)
         reg_room = m->regs[i].kind == REG_FREE ||
-                   (known >= 0 && m->regs[i].node == (uint16_t)known && m->regs[i].kind == kind &&
-                    strcmp(m->regs[i].name, s1) == 0);
+                   (m->regs[i].kind == kind && strcmp(m->regs[i].name, s1) == 0 &&
+                    ((known >= 0 && m->regs[i].node == (uint16_t)known) || kind == REG_SRV));
       int32_t id = node_room && reg_room ? node_locked(m, caller, s3) : -1;
+      /* a service has one provider, the latest to register (rosmaster): an earlier provider's
+       * registration ends (its node stays known: lookupNode still finds it) */
+      for (uint32_t i = 0; id >= 0 && kind == REG_SRV && i < m->cfg.max_regs; i++)
+        if (m->regs[i].kind == REG_SRV && m->regs[i].node != (uint16_t)id &&
+            strcmp(m->regs[i].name, s1) == 0)
+          m->regs[i].kind = REG_FREE;
       if (id < 0 || !add_reg_locked(m, kind, (uint16_t)id, s1, s2, s3)) {
         takt__lock_give(&m->lock);
         answer_int(w, -1, "the master's tables are full", 0);

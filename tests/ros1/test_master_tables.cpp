@@ -184,6 +184,24 @@ TEST_F(MasterTables, ANodeRegisteringFromANewProcessLosesTheOldOnesRegistrations
 
 // A registration the tables cannot hold is refused and changes nothing: no node entry is left,
 // and a node registered from another process is not moved.
+// A service has one provider: the latest node to register it (rosmaster replaces the earlier
+// one, whose node it still knows). lookupService answered the first provider's URI.
+TEST_F(MasterTables, AServiceIsProvidedByTheLatestNodeToRegisterIt) {
+  make(/*max_params=*/16, /*max_regs=*/2);
+  ASSERT_EQ(call("registerService", {vs("/a"), vs("/add"), vs("rosrpc://h:1"), vs("http://h:11/")}).code, 1);
+  ASSERT_EQ(call("registerService", {vs("/b"), vs("/add"), vs("rosrpc://h:2"), vs("http://h:12/")}).code, 1);
+  EXPECT_EQ(call("lookupService", {vs("/t"), vs("/add")}).value, vs("rosrpc://h:2"));
+  Answer state = call("getSystemState", {vs("/t")});
+  EXPECT_NE(state.value.find("/add</string></value><value><array><data><value><string>/b<"),
+            std::string::npos)
+      << state.value;
+  EXPECT_EQ(state.value.find("<string>/a</string>"), std::string::npos) << state.value;
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/a")}).value, vs("http://h:11/"));
+  // the first provider's unregistration (its URI is not the service's any more) ends nothing
+  EXPECT_EQ(call("unregisterService", {vs("/a"), vs("/add"), vs("rosrpc://h:1")}).value, vi(0));
+  EXPECT_EQ(call("lookupService", {vs("/t"), vs("/add")}).value, vs("rosrpc://h:2"));
+}
+
 TEST_F(MasterTables, ARegistrationThatDoesNotFitChangesNothing) {
   make(/*max_params=*/8, /*max_regs=*/2, /*max_nodes=*/8);
   const std::string type = vs("std_msgs/String");
