@@ -36,6 +36,7 @@ typedef struct mreg {
 
 typedef struct mparam {
   bool used;
+  bool empty_ns; /* the value is an empty dictionary: a namespace with nothing in it yet */
   char key[NAME];
   uint32_t len;
   char *val; /* PARAM_BYTES: the encoded <value> */
@@ -337,7 +338,10 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
  * PARAM_BYTES (false if one does not); else store them (false when the table is full). */
 static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
                        const takt__xr_value_t *v, uint32_t depth, uint32_t *leaves) {
-  if (v->kind == TAKT__XR_STRUCT && depth < 8) {
+  /* an empty dictionary below the root is kept as it is (rosmaster: getParam gives {}, hasParam
+   * true, getParamNames leaves it out) */
+  bool empty = v->kind == TAKT__XR_STRUCT && v->u.list.count == 0;
+  if (v->kind == TAKT__XR_STRUCT && depth < 8 && !(empty && strcmp(key, "/") != 0)) {
     for (uint32_t i = 0; i < v->u.list.count; i++) {
       const takt__xr_value_t *e = takt__xr_at(d, v, i);
       if (e == NULL || e->name_len == 0) continue;
@@ -368,6 +372,7 @@ static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_do
   if (w.overflow) return false;
   slot->len = w.len;
   takt__ros1_copy(slot->key, sizeof slot->key, key);
+  slot->empty_ns = empty;
   slot->used = true;
   return true;
 }
@@ -706,7 +711,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
     takt__xr_w_array_begin(w);
     takt__lock_take(&m->lock);
     for (uint32_t i = 0; i < m->cfg.max_params; i++)
-      if (m->params[i].used) takt__xr_w_string(w, m->params[i].key);
+      if (m->params[i].used && !m->params[i].empty_ns) takt__xr_w_string(w, m->params[i].key);
     takt__lock_give(&m->lock);
     takt__xr_w_array_end(w);
     takt__xr_w_array_end(w);

@@ -202,6 +202,23 @@ TEST_F(MasterTables, AServiceIsProvidedByTheLatestNodeToRegisterIt) {
   EXPECT_EQ(call("lookupService", {vs("/t"), vs("/add")}).value, vs("rosrpc://h:2"));
 }
 
+// An empty dictionary is kept as a namespace with nothing in it (rosmaster 1.15: getParam gives
+// {}, hasParam true, getParamNames leaves it out, a value below it fills it). It was not stored.
+TEST_F(MasterTables, AnEmptyDictionaryIsKeptAsAnEmptyNamespace) {
+  make();
+  ASSERT_EQ(set("/k", vstruct({})).code, 1);
+  EXPECT_EQ(get("/k").value, vstruct({}));
+  EXPECT_EQ(call("hasParam", {vs("/t"), vs("/k")}).value, "<value><boolean>1</boolean></value>");
+  EXPECT_EQ(get("/").value, vstruct({{"k", vstruct({})}}));
+  ASSERT_EQ(set("/j", vstruct({{"a", vstruct({})}, {"b", vi(1)}})).code, 1);
+  EXPECT_EQ(get("/j").value, vstruct({{"a", vstruct({})}, {"b", vi(1)}}));
+  EXPECT_EQ(call("getParamNames", {vs("/t")}).value,
+            "<value><array><data><value><string>/j/b</string></value></data></array></value>");
+  ASSERT_EQ(set("/k/z", vi(3)).code, 1);
+  EXPECT_EQ(get("/k").value, vstruct({{"z", vi(3)}}));
+  EXPECT_EQ(search("/n", "k").value, vs("/k"));
+}
+
 TEST_F(MasterTables, ARegistrationThatDoesNotFitChangesNothing) {
   make(/*max_params=*/8, /*max_regs=*/2, /*max_nodes=*/8);
   const std::string type = vs("std_msgs/String");
