@@ -1388,9 +1388,36 @@ takt_err_t takt_system_parse(const char *source, const unsigned char *data, size
   }
   p.doc = &doc;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
-  int rc;
-  if (root == NULL) rc = fail_at(&p, 1, 0, "empty file: a system description needs 'nodes'");
-  else rc = parse_root(&p, root, sys);
+  int rc = 0;
+  /* a scalar with a NUL in it ("a\0b") would be read as its part before the NUL */
+  for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top && rc == 0; n++)
+    if (n->type == YAML_SCALAR_NODE && strlen(scalar(n)) != n->data.scalar.length)
+      rc = FAIL(&p, n, "a value holds a NUL character ('%s' and more)", scalar(n));
+  if (rc < 0) {
+  } else if (root == NULL) {
+    rc = fail_at(&p, 1, 0, "empty file: a system description needs 'nodes'");
+  } else {
+    rc = parse_root(&p, root, sys);
+  }
+  /* one document: a second one (after '---') would be ignored */
+  yaml_document_t next;
+  if (rc == 0) {
+    if (!yaml_parser_load(&yp, &next)) {
+      const yaml_mark_t *m = yp.problem_mark.line || yp.problem_mark.column ? &yp.problem_mark
+                                                                            : &yp.context_mark;
+      rc = fail_at(&p, (int)m->line + 1, (int)m->column + 1, "YAML: %s%s%s",
+                   yp.problem ? yp.problem : "malformed document", yp.context ? " " : "",
+                   yp.context ? yp.context : "");
+    } else {
+      yaml_node_t *second = yaml_document_get_root_node(&next);
+      bool empty = second == NULL ||
+                   (second->type == YAML_SCALAR_NODE && second->data.scalar.length == 0);
+      if (!empty)
+        rc = fail_at(&p, NODE_LINE(second), 0,
+                     "a second YAML document: a system description is one document");
+      yaml_document_delete(&next);
+    }
+  }
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);
   return rc < 0 ? TAKT_EINVAL : TAKT_OK;

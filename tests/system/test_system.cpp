@@ -187,6 +187,23 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number, not '100.5'");
 }
 
+// A file is one YAML document: a second one (after '---') was ignored. A value with a NUL in it
+// ("\0" in a double-quoted scalar) was read as its part before the NUL.
+TEST_F(SystemTest, ASecondDocumentAndANulInAValueAreRefused) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  ASSERT_EQ(parse_text(nodes + "---\n"), TAKT_OK) << err; // an empty second document is none
+  ASSERT_EQ(parse_text(nodes + "...\n"), TAKT_OK) << err;
+  EXPECT_EQ(parse_text(nodes + "---\nnodes:\n  - name: b\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:5: a second YAML document: a system description is one document");
+  EXPECT_EQ(parse_text("nodes:\n  - name: \"a\\0b\"\n    timers: [{name: t, period_ms: 10}]\n"),
+            TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:2:11: a value holds a NUL character ('a' and more)");
+}
+
 // hold_for_chains: a boolean, tide's: a file with another executor is refused at the key; an
 // executor put in tide's place after parsing (takt run --executor) builds without it.
 TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
