@@ -75,6 +75,11 @@ CASES = [
      "constraints need a class"),
     ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: hard, on_violation: ignore}\n",
      4, "on_violation must be 'panic' or 'continue'"),
+    # a key of another class would be ignored
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: firm, latency_ms: 5, on_violation: panic}\n",
+     4, "on_violation is for class hard, not firm"),
+    ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: hard, latency_ms: 5, usefulness_zero_ms: 9}\n",
+     4, "usefulness_zero_ms is for class soft, not hard"),
 ]
 
 

@@ -334,6 +334,13 @@ static int parse_constraints(parser_t *p, yaml_node_t *it, takt_system_callback_
   if (cb->rt_class == 1 && cb->usefulness_zero_ns == 0)
     return FAIL(p, it, "a soft subscription needs usefulness_zero_ms (its usefulness falls "
                        "linearly to 0 at that latency)");
+  /* a key of another class would be ignored: the file says something that does not happen */
+  if ((n = lookup(p, it, "usefulness_zero_ms")) != NULL && cb->rt_class != 1)
+    return FAIL(p, n, "usefulness_zero_ms is for class soft, not %s", classes[cb->rt_class]);
+  if ((n = lookup(p, it, "on_violation")) != NULL && cb->rt_class != 3)
+    return FAIL(p, n, "on_violation is for class hard, not %s (the violations of a %s "
+                      "subscription show in its usefulness)", classes[cb->rt_class],
+                classes[cb->rt_class]);
   bool constrained = cb->latency_ns || cb->jitter_ns || cb->rate_ns;
   if (constrained && cb->rt_class == 0)
     return FAIL(p, it, "constraints need a class (firm, hard or soft); class none has none");
