@@ -52,6 +52,14 @@ CASES = [
     ("nodes:\n  - name: a\n    services:\n      - {name: s}\n"
      "links:\n  - name: l\n    spec: pty\n    services:\n      - {name: s, entity: 1, direction: up}\n",
      9, "direction must be 'import'"),
+    # a link's topics and services share its entities, below the bridge's own (0x7FF0 up)
+    ("nodes:\n  - name: a\n    services:\n      - {name: s}\n"
+     "links:\n  - name: l\n    spec: pty\n    export: [{topic: x, entity: 3}]\n"
+     "    services:\n      - {name: s, entity: 3, direction: export}\n",
+     10, "entity 3 of link 'l' is taken (the export of 'x')"),
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 10}\n"
+     "links:\n  - name: l\n    spec: pty\n    import: [{topic: x, entity: 40000}]\n",
+     8, "entity = 40000 is out of range [0, 32751]"),
     ("nodes:\n  - name: a\n    services:\n      - {name: s}\n    clients:\n      - {name: c, service: s, period_ms: 5}\n"
      "chains:\n  - {name: k, callbacks: [c]}\n", 8, "client 'c' cannot be a chain member"),
     ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: -1}\n", 4, "out of range"),

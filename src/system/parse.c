@@ -596,6 +596,25 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
   return 0;
 }
 
+/* A link's topics and services share its entity numbers (the bridge's own are the top ones:
+ * TAKT_BRIDGE_ENTITY_RESERVED up). Fails at n if entity is taken on l already. */
+#define ENTITY_MAX (TAKT_BRIDGE_ENTITY_RESERVED - 1u)
+static int entity_free(parser_t *p, yaml_node_t *n, const takt_system_link_t *l, uint16_t entity) {
+  for (uint32_t i = 0; i < l->n_exports; i++)
+    if (l->exports[i].entity == entity)
+      return FAIL(p, n, "entity %u of link '%s' is taken (the export of '%s')", entity, l->name,
+                  l->exports[i].topic);
+  for (uint32_t i = 0; i < l->n_imports; i++)
+    if (l->imports[i].entity == entity)
+      return FAIL(p, n, "entity %u of link '%s' is taken (the import of '%s')", entity, l->name,
+                  l->imports[i].topic);
+  for (uint32_t i = 0; i < l->n_services; i++)
+    if (l->services[i].entity == entity)
+      return FAIL(p, n, "entity %u of link '%s' is taken (the service '%s')", entity, l->name,
+                  l->services[i].name);
+  return 0;
+}
+
 static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_system_link_t *l) {
   static const char *const export_keys[] = {"topic", "entity", "priority", "reliable", NULL};
   static const char *const import_keys[] = {"topic", "entity", NULL};
@@ -613,15 +632,10 @@ static int parse_routes(parser_t *p, yaml_node_t *seq, bool is_export, takt_syst
     yaml_node_t *n;
     double v;
     if (require(p, it, "topic", what, &n) < 0 || get_name(p, n, "topic", r->topic) < 0) return -1;
-    if (require(p, it, "entity", what, &n) < 0 || get_integer(p, n, "entity", 0, 65535, &v) < 0)
+    if (require(p, it, "entity", what, &n) < 0 ||
+        get_integer(p, n, "entity", 0, ENTITY_MAX, &v) < 0 || entity_free(p, n, l, (uint16_t)v) < 0)
       return -1;
     r->entity = (uint16_t)v;
-    for (uint32_t i = 0; i < *count; i++) {
-      takt_system_route_t *o = is_export ? &l->exports[i] : &l->imports[i];
-      if (o->entity == r->entity)
-        return FAIL(p, n, "entity %u is used twice in the %ss of link '%s'", r->entity,
-                    is_export ? "export" : "import", l->name);
-    }
     if (is_export && (n = lookup(p, it, "priority")) != NULL) {
       if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
@@ -657,13 +671,12 @@ static int parse_service_routes(parser_t *p, yaml_node_t *seq, takt_system_desc_
     if (require(p, it, "name", "a bridged service", &n) < 0 || get_name(p, n, "service", r->name) < 0)
       return -1;
     if (require(p, it, "entity", "a bridged service", &n) < 0 ||
-        get_integer(p, n, "entity", 0, 32767, &v) < 0)
+        get_integer(p, n, "entity", 0, ENTITY_MAX, &v) < 0 || entity_free(p, n, l, (uint16_t)v) < 0)
       return -1;
     r->entity = (uint16_t)v;
     for (uint32_t i = 0; i < l->n_services; i++)
-      if (l->services[i].entity == r->entity || strcmp(l->services[i].name, r->name) == 0)
-        return FAIL(p, n, "service '%s' or entity %u is bridged twice on link '%s'", r->name,
-                    r->entity, l->name);
+      if (strcmp(l->services[i].name, r->name) == 0)
+        return FAIL(p, n, "service '%s' is bridged twice on link '%s'", r->name, l->name);
     if ((n = lookup(p, it, "priority")) != NULL) {
       if (get_integer(p, n, "priority", 0, 255, &v) < 0) return -1;
       r->priority = (uint8_t)v;
