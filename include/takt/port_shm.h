@@ -19,6 +19,7 @@ extern "C" {
 typedef struct takt_port_shm {
   void *addr;
   size_t size;
+  bool foreign; /* takt_port_shm_open: the object belongs to another user than the caller */
 } takt_port_shm_t;
 
 /**

@@ -387,6 +387,14 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
     takt_sleep_until(takt_time_now() + 1000000);
     rc = takt_port_shm_open(s->name, &s->map);
   }
+  if (rc == TAKT_OK && s->map.foreign && (c->mode & 0077u) == 0) {
+    /* another user made it (and gave it a mode that lets this one in): with a mode that shares
+     * with nobody, this process expects its own user's segment, not one prepared for it */
+    say(c, "shared-memory segment %s: %s", s->name,
+        "belongs to another user, and this process's mode shares with no other (refused)");
+    rc = TAKT_EPERM;
+    goto fail;
+  }
   if (rc == TAKT_OK) rc = check_segment(c, &s->map, s->name, &s->geo);
   else if (rc == TAKT_EPERM) say(c, "shared-memory segment %s: %s", s->name, "permission denied");
   else if (rc == TAKT_ENOENT) say(c, "shared-memory segment %s: %s", s->name, "does not exist");

@@ -926,6 +926,32 @@ TEST_F(Shm, WrongPermissionsRefused) {
   EXPECT_EQ(code, 0);
 }
 
+// A segment another user made, with a mode that lets this one in (or this one is root): with
+// the default mode 0600 a process expects its own user's segment and refuses it (another user
+// could have prepared it); a process whose mode shares with its group or others joins it.
+TEST_F(Shm, AnotherUsersSegmentIsJoinedOnlyByAModeThatShares) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: cannot become another user to test";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(80);
+    takt_context_t *cctx;
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    if (takt_context_create(&cc, &cctx) != TAKT_OK) _exit(90);
+    takt_shm_config_t c = config();
+    c.mode = 0666;
+    takt_shm_t *s = nullptr;
+    if (takt_shm_attach(cctx, &c, &s) != TAKT_OK) _exit(81);
+    _exit(0); // the segment stays
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  takt_shm_config_t mine = config(false);
+  EXPECT_EQ(takt_shm_attach(ctx, &mine, &shm), TAKT_EPERM);
+  EXPECT_NE(std::strstr(why, "belongs to another user"), nullptr) << why;
+  mine.mode = 0660;
+  ASSERT_EQ(takt_shm_attach(ctx, &mine, &shm), TAKT_OK) << why;
+}
+
 TEST_F(Shm, ModeIsConfigurable) {
   takt_shm_config_t c = config();
   c.mode = 0000; // nobody may open it again, but its creator keeps its mapping

@@ -52,6 +52,7 @@ takt_err_t takt_port_shm_create(const char *name, size_t size, uint32_t mode, ta
   }
   out->addr = p;
   out->size = size;
+  out->foreign = false;
   return TAKT_OK;
 }
 
@@ -75,6 +76,7 @@ takt_err_t takt_port_shm_open(const char *name, takt_port_shm_t *out) {
   if (p == MAP_FAILED) return from_errno(e);
   out->addr = p;
   out->size = (size_t)st.st_size;
+  out->foreign = st.st_uid != geteuid();
   return TAKT_OK;
 }
 
