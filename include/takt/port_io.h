@@ -100,7 +100,8 @@ int32_t takt_io_writev_some(takt_io_t io, const takt_io_vec_t *v, uint32_t n);
 enum { TAKT_IO_IN = 1, TAKT_IO_OUT = 2, TAKT_IO_HUP = 4 };
 typedef struct takt_io_watch {
   takt_io_t io;  /* TAKT_IO_CLOSED: ignored */
-  uint8_t want;  /* TAKT_IO_IN | TAKT_IO_OUT */
+  uint8_t want;  /* TAKT_IO_IN | TAKT_IO_OUT | TAKT_IO_HUP (also the peer closing its sending
+                  * side, which a stream socket otherwise reports as readable only) */
   uint8_t ready; /* set by takt_io_wait: TAKT_IO_IN, _OUT, _HUP (closed or failed) */
 } takt_io_watch_t;
 /** Wait until one of n objects is ready, the deadline passes or wake is signalled (the wake is

@@ -793,7 +793,7 @@ static bool play_wait(takt_introspect_t *in, int64_t at, char *buf, uint32_t cap
     if (atomic_load(&in->stop)) return false;
     if (takt_time_now() >= at) return true;
     /* a full buffer: watched for the client's hang-up only */
-    takt_io_watch_t w = {.io = in->conn, .want = *len < cap ? TAKT_IO_IN : 0};
+    takt_io_watch_t w = {.io = in->conn, .want = *len < cap ? TAKT_IO_IN : TAKT_IO_HUP};
     int32_t r = takt_io_wait(&w, 1, in->wake, at);
     if (r < 0) return false;
     if (r == 0) continue; /* the instant, or the stop's wake (checked above) */
@@ -1074,7 +1074,7 @@ static void serve(void *arg) {
      * would otherwise sample a quiet topic until its timeout, refusing every other echo) */
     bool watch_echo = atomic_load(&in->echo_busy) && !in->echo_hup_seen;
     takt_io_watch_t w[3] = {{.io = in->listener, .want = TAKT_IO_IN},
-                            {.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = 0},
+                            {.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = TAKT_IO_HUP},
                             {.io = in->echo_wake, .want = TAKT_IO_IN}};
     int32_t ready = takt_io_wait(w, 3, in->wake, TAKT_TIME_INFINITE);
     if (ready >= 0 && (w[1].ready & TAKT_IO_HUP)) {

@@ -813,10 +813,10 @@ void takt__ros1_io_main(void *arg) {
           takt__lock_give(&n->lock);
           if (state == SC_FREE) continue;
         }
-        /* SC_CALL: the function has the request; a client closing meanwhile is seen when the
-         * answer is written */
-        if (state == SC_CALL) continue;
-        WATCH(sc->io, state == SC_WRITE ? TAKT_IO_OUT : TAKT_IO_IN, W_SRV, v, c);
+        /* SC_CALL: the function has the request (it may answer later, or never); watched for
+         * the client's hang-up only, which frees the connection (a late answer is refused) */
+        WATCH(sc->io, state == SC_WRITE ? TAKT_IO_OUT : state == SC_CALL ? TAKT_IO_HUP : TAKT_IO_IN,
+              W_SRV, v, c);
       }
     }
 #undef WATCH
@@ -852,7 +852,7 @@ void takt__ros1_io_main(void *arg) {
         uint8_t state = sc->state;
         takt__lock_give(&n->lock);
         if (state == SC_READ) takt__ros1_srv_readable(n, srv, sc);
-        else if (state == SC_WRITE && (n->watch[i].ready & TAKT_IO_HUP)) takt__ros1_srv_close(n, sc);
+        else if (state != SC_FREE && (n->watch[i].ready & TAKT_IO_HUP)) takt__ros1_srv_close(n, sc);
         break; /* writable: flushed at the top of the next round */
       }
       default: break;

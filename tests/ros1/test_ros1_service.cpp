@@ -278,6 +278,58 @@ takt_err_t takt_flag(takt_service_t *, const takt_message_t *req, void *resp, vo
 // The bridge backend carries services both ways: a takt service exported to ROS 1 (rosservice
 // call on it, exact reply; a failing request), a rospy service imported as a takt service that
 // an ordinary takt client calls (exact results, persistent connection).
+// A service that does not answer (it may answer later, from another thread) keeps a caller's
+// connection only while that caller is there: a client that gives up and hangs up frees it. Six
+// calls abandoned at their timeout on a node with 4 connections per service; the seventh is
+// answered. (The connections stayed taken: the later calls found no free one.)
+struct LateService {
+  std::atomic<bool> answer{false};
+  std::atomic<int> calls{0};
+  static void on(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *, uint32_t) {
+    auto *self = static_cast<LateService *>(user);
+    self->calls++;
+    if (!self->answer.load()) return; // kept for later, and never answered
+    std_srvs__SetBoolResponse r;
+    std_srvs__SetBoolResponse__init(&r);
+    r.success = true;
+    uint8_t buf[300];
+    int32_t bl = std_srvs__SetBoolResponse__ros1_serialize(&r, buf, sizeof buf);
+    EXPECT_EQ(takt_ros1_service_respond(srv, call, true, buf, (uint32_t)bl), TAKT_OK);
+  }
+};
+
+TEST_F(Ros1Live, ACallerThatHangsUpFreesItsConnectionToAServiceThatHasNotAnswered) {
+  ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK); // 4 connections per service
+  LateService ls;
+  takt_ros1_srv_t *srv;
+  ASSERT_EQ(takt_ros1_advertise_service(node, "/late", std_srvs__SetBool__NAME,
+                                        std_srvs__SetBool__MD5, LateService::on, &ls, &srv),
+            TAKT_OK);
+  uint8_t resp[512];
+  uint32_t rl = 0;
+  std::vector<uint8_t> yes = setbool_request(true);
+  for (int i = 0; i < 6; i++) {
+    takt_ros1_client_t *cl;
+    ASSERT_EQ(takt_ros1_client_create(probe, "/late", std_srvs__SetBool__NAME, "*", false, &cl),
+              TAKT_OK);
+    EXPECT_EQ(takt_ros1_client_call(cl, yes.data(), (uint32_t)yes.size(), resp, sizeof resp, &rl,
+                                    300 * TAKT_NS_PER_MS),
+              TAKT_ETIMEDOUT)
+        << i << ": " << takt_ros1_client_error(cl);
+    takt_ros1_client_destroy(cl);
+  }
+  EXPECT_EQ(ls.calls.load(), 6);
+  ls.answer = true;
+  takt_ros1_client_t *cl;
+  ASSERT_EQ(takt_ros1_client_create(probe, "/late", std_srvs__SetBool__NAME, "*", false, &cl),
+            TAKT_OK);
+  EXPECT_EQ(takt_ros1_client_call(cl, yes.data(), (uint32_t)yes.size(), resp, sizeof resp, &rl,
+                                  5 * TAKT_NS_PER_S),
+            TAKT_OK)
+      << takt_ros1_client_error(cl);
+  takt_ros1_client_destroy(cl);
+}
+
 TEST_F(Ros1Live, BridgeBackendCarriesServicesBothWays) {
   Proc server;
   ASSERT_TRUE(server.start({"/usr/bin/python3", kPeers + "setbool_server.py", "/rospy_flag"}));

@@ -395,7 +395,8 @@ int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs
       w[i].ready = 0;
       p[i] = (struct pollfd){.fd = w[i].io.fd,
                              .events = (short)(((w[i].want & TAKT_IO_IN) ? POLLIN : 0) |
-                                               ((w[i].want & TAKT_IO_OUT) ? POLLOUT : 0))};
+                                               ((w[i].want & TAKT_IO_OUT) ? POLLOUT : 0) |
+                                               ((w[i].want & TAKT_IO_HUP) ? POLLRDHUP : 0))};
     }
     p[n] = (struct pollfd){.fd = wake.fd, .events = POLLIN};
     int timeout = poll_timeout(abs_ns);
@@ -409,7 +410,7 @@ int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs
       short r = p[i].revents;
       if (r & POLLIN) w[i].ready |= TAKT_IO_IN;
       if (r & POLLOUT) w[i].ready |= TAKT_IO_OUT;
-      if (r & (POLLHUP | POLLERR | POLLNVAL)) w[i].ready |= TAKT_IO_HUP;
+      if (r & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP)) w[i].ready |= TAKT_IO_HUP;
       if (w[i].ready != 0) ready++;
     }
     if (wake.fd >= 0 && (p[n].revents & POLLIN)) {
