@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "takt/core.h"
 #include "takt/wire.h"
 
 namespace takt {
@@ -101,6 +102,56 @@ struct Array {
   const T *begin() const { return data_; }
   const T *end() const { return data_ + N; }
 };
+
+/* The identity and C form of a generated message type M (or of a service type, for datatype and
+ * md5sum). Free functions, as roscpp's ros::message_traits: a member of M would collide with a
+ * field of the same name (sensor_msgs/PointField has `datatype`); the generated members they call
+ * are named __takt_*, which no field or constant name can be. */
+
+/** "pkg/Type" */
+template <class M>
+const char *datatype() {
+  return M::__takt_datatype();
+}
+template <class M>
+const char *datatype(const M &) {
+  return M::__takt_datatype();
+}
+/** The ROS 1 md5sum. */
+template <class M>
+const char *md5sum() {
+  return M::__takt_md5sum();
+}
+template <class M>
+const char *md5sum(const M &) {
+  return M::__takt_md5sum();
+}
+/** The full ROS 1 definition (TCPROS message_definition). */
+template <class M>
+const char *definition() {
+  return M::__takt_definition();
+}
+template <class M>
+const char *definition(const M &) {
+  return M::__takt_definition();
+}
+/** The type support for the core (ROS 1 encoding), as takt_topic_create takes it. */
+template <class M>
+const takt_type_support_t *type_support() {
+  return M::__takt_type_support();
+}
+/** The C struct of M (pkg__Type), which has M's memory layout. */
+template <class M>
+using CStruct = typename M::__takt_c_struct;
+/** A message as its C struct, for the C API: pkg__Type__ros1_serialize(&takt::c_struct(m), ...). */
+template <class M>
+CStruct<M> &c_struct(M &m) {
+  return *reinterpret_cast<CStruct<M> *>(&m);
+}
+template <class M>
+const CStruct<M> &c_struct(const M &m) {
+  return *reinterpret_cast<const CStruct<M> *>(&m);
+}
 
 }  // namespace takt
 

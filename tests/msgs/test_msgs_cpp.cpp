@@ -4,12 +4,15 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "geometry_msgs/PoseStamped.h"
 #include "sensor_msgs/JointState.h"
+#include "sensor_msgs/PointCloud2.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
+#include "takt_test_msgs/Names.h"
 
 #include "../common.hpp"  // msgs/CMakeLists.txt builds this test without tests/ on the path
 
@@ -18,8 +21,8 @@ TEST(MessagesCpp, ReadLikeRoscpp) {
   msg.data = "hi";
   EXPECT_EQ(msg.data, "hi");
   EXPECT_EQ(msg.data.size(), 2u);
-  EXPECT_STREQ(std_msgs::String::datatype(), "std_msgs/String");
-  EXPECT_STREQ(std_msgs::String::md5sum(), "992ce8a1687cec8c8bd883ec73ca41d1");
+  EXPECT_STREQ(takt::datatype<std_msgs::String>(), "std_msgs/String");
+  EXPECT_STREQ(takt::md5sum<std_msgs::String>(), "992ce8a1687cec8c8bd883ec73ca41d1");
 
   sensor_msgs::JointState js;
   js.header.frame_id = std::string("base_link");
@@ -36,7 +39,50 @@ TEST(MessagesCpp, ReadLikeRoscpp) {
   srv.request.data = true;
   srv.response.message = "done";
   EXPECT_TRUE(srv.request.data);
-  EXPECT_STREQ(std_srvs::SetBool::md5sum(), "09fb03525b03e7ea1fd3992bafd87e16");
+  EXPECT_STREQ(takt::md5sum<std_srvs::SetBool>(), "09fb03525b03e7ea1fd3992bafd87e16");
+}
+
+// Fields named as the helpers of a generated type could be (sensor_msgs/PointField's datatype, a
+// plane's c): the types compile as C++, the fields are plain fields, and the helpers are reached
+// through takt::datatype<T>() and friends.
+TEST(MessagesCpp, FieldsNamedLikeTheHelpers) {
+  static sensor_msgs::PointCloud2 pc;
+  sensor_msgs::PointField f;
+  f.name = "x";
+  f.datatype = sensor_msgs::PointField::FLOAT32;
+  f.count = 1;
+  ASSERT_TRUE(pc.fields.push_back(f));
+  EXPECT_STREQ(takt::datatype<sensor_msgs::PointField>(), "sensor_msgs/PointField");
+  EXPECT_STREQ(takt::datatype(pc), "sensor_msgs/PointCloud2");
+  EXPECT_STREQ(takt::md5sum(pc), sensor_msgs__PointCloud2__MD5);
+  EXPECT_EQ(takt::c_struct(pc).fields.data[0].datatype, 7);
+
+  takt_test_msgs::Names n;
+  n.c = 2.5;
+  n.datatype = 3;
+  n.md5sum = "m";
+  n.definition = "d";
+  n.type_support = 4;
+  n.CType = 5;
+  n.c_struct = 6;
+  EXPECT_STREQ(takt::datatype(n), "takt_test_msgs/Names");
+  EXPECT_STREQ(takt::md5sum<takt_test_msgs::Names>(), takt_test_msgs__Names__MD5);
+  EXPECT_STREQ(takt::definition(n), takt_test_msgs__Names__DEFINITION);
+  EXPECT_EQ(takt::type_support<takt_test_msgs::Names>(), &takt_test_msgs__Names__type);
+  uint8_t buf[128];
+  int32_t len = takt_test_msgs__Names__ros1_serialize(&takt::c_struct(n), buf, sizeof buf);
+  ASSERT_GT(len, 0);
+  takt_test_msgs::Names back;
+  ASSERT_EQ(takt_test_msgs__Names__ros1_deserialize(&takt::c_struct(back), buf,
+                                                     static_cast<uint32_t>(len)),
+            TAKT_OK);
+  EXPECT_DOUBLE_EQ(back.c, 2.5);
+  EXPECT_EQ(back.datatype, 3);
+  EXPECT_EQ(back.md5sum, "m");
+  EXPECT_EQ(back.definition, "d");
+  EXPECT_EQ(back.type_support, 4);
+  EXPECT_EQ(back.CType, 5);
+  EXPECT_EQ(back.c_struct, 6);
 }
 
 TEST(MessagesCpp, BoundedContainersRefuseToOverflow) {
@@ -58,19 +104,22 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   p.pose.position.x = 1.5;
   p.pose.orientation.w = 1.0;
   uint8_t buf[512];
-  int32_t n = geometry_msgs__PoseStamped__ros1_serialize(&p.c(), buf, sizeof buf);
+  geometry_msgs__PoseStamped &pc = takt::c_struct(p);  // the C struct, in place
+  static_assert(std::is_same_v<takt::CStruct<decltype(p)>, geometry_msgs__PoseStamped>);
+  int32_t n = geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, sizeof buf);
   ASSERT_GT(n, 0);
   geometry_msgs::PoseStamped q;
-  ASSERT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(&q.c(), buf, static_cast<uint32_t>(n)), TAKT_OK);
+  geometry_msgs__PoseStamped *qc = &takt::c_struct(q);
+  const uint32_t len = static_cast<uint32_t>(n);
+  ASSERT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_OK);
   EXPECT_EQ(q.header.frame_id, "map");
   EXPECT_EQ(q.header.stamp, (takt::Time{12, 34}));
   EXPECT_DOUBLE_EQ(q.pose.position.x, 1.5);
   // malformed input: an error, never an overflow
-  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(&q.c(), buf, static_cast<uint32_t>(n) - 1),
-            TAKT_EMALFORMED);
+  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len - 1), TAKT_EMALFORMED);
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
-  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(&q.c(), buf, static_cast<uint32_t>(n)), TAKT_ESIZE);
-  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&p.c(), buf, 10), TAKT_ESIZE);
+  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_ESIZE);
+  EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, 10), TAKT_ESIZE);
 }
 
 // A message filled from raw bytes (a peer's, a synthetic payload) may hold any byte in a bool:
@@ -105,7 +154,8 @@ TEST(MessagesCpp, ThroughTheCoreWithTheGeneratedTypeSupport) {
   takt_subscription_t *s;
   std::string got;
   ASSERT_EQ(takt_node_create(ctx, "talker", &n), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(ctx, "chatter", std_msgs::String::type_support(), 2, &t), TAKT_OK);
+  const takt_type_support_t *ts = takt::type_support<std_msgs::String>();
+  ASSERT_EQ(takt_topic_create(ctx, "chatter", ts, 2, &t), TAKT_OK);
   EXPECT_STREQ(takt_topic_type(t)->hash, "992ce8a1687cec8c8bd883ec73ca41d1");
   ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
   ASSERT_EQ(takt_subscription_create(n, t, "listener", on_string, &got, nullptr, &s), TAKT_OK);

@@ -76,8 +76,9 @@ int main() {
   takt_subscription_t *watch_sub, *print_sub;
   TRY(takt_context_create(&cfg, &ctx));
   TRY(takt_node_create(ctx, "monitor", &node));
-  TRY(takt_topic_create(ctx, "cmd_drive", my_robot_msgs::DriveCommand::type_support(), 4, &cmd));
-  TRY(takt_topic_create(ctx, "status", std_msgs::String::type_support(), 4, &status));
+  TRY(takt_topic_create(ctx, "cmd_drive", takt::type_support<my_robot_msgs::DriveCommand>(), 4,
+                        &cmd));
+  TRY(takt_topic_create(ctx, "status", takt::type_support<std_msgs::String>(), 4, &status));
   TRY(takt_publisher_create(node, cmd, &m.cmd_pub));
   TRY(takt_publisher_create(node, status, &m.status_pub));
   TRY(takt_timer_create(node, "plan", 10 * TAKT_NS_PER_MS, 0, plan, &m, nullptr, &timer));
@@ -86,8 +87,9 @@ int main() {
   TRY(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &m.exec));
   TRY(takt_executor_add_node(m.exec, node));
   takt_executor_spin_until(m.exec, takt_time_now() + 5 * TAKT_NS_PER_S);  // stops after kLines
-  std::printf("monitor: %u status lines (%s, md5 %s)\n", m.printed,
-              my_robot_msgs::DriveCommand::datatype(), my_robot_msgs::DriveCommand::md5sum());
+  using my_robot_msgs::DriveCommand;
+  std::printf("monitor: %u status lines (%s, md5 %s)\n", m.printed, takt::datatype<DriveCommand>(),
+              takt::md5sum<DriveCommand>());
   takt_executor_destroy(m.exec);
   takt_context_destroy(ctx);
   return m.printed == kLines ? 0 : 1;

@@ -36,14 +36,14 @@ def cpp_block(gen: CGen, spec: MsgSpec) -> str:
         else:
             lines.append(f"  {e} {fname(f)}{{}};")
     if not spec.fields:
-        lines.append("  uint8_t structure_needs_at_least_one_member = 0;")
-    lines += [f"  typedef {n} CType;",
-              f"  static const char *datatype() {{ return {n}__NAME; }}",
-              f"  static const char *md5sum() {{ return {n}__MD5; }}",
-              f"  static const char *definition() {{ return {n}__DEFINITION; }}",
-              f"  static const takt_type_support_t *type_support() {{ return &{n}__type; }}",
-              f"  CType &c() {{ return *reinterpret_cast<CType *>(this); }}",
-              f"  const CType &c() const {{ return *reinterpret_cast<const CType *>(this); }}",
+        lines.append("  uint8_t __takt_empty = 0;  // the C struct's structure_needs_at_least_one_member")
+    # helpers in names no field or constant can have (they start with a letter): takt::datatype<T>(),
+    # takt::md5sum<T>(), takt::definition<T>(), takt::type_support<T>(), takt::c_struct(m) call them
+    lines += [f"  typedef {n} __takt_c_struct;",
+              f"  static const char *__takt_datatype() {{ return {n}__NAME; }}",
+              f"  static const char *__takt_md5sum() {{ return {n}__MD5; }}",
+              f"  static const char *__takt_definition() {{ return {n}__DEFINITION; }}",
+              f"  static const takt_type_support_t *__takt_type_support() {{ return &{n}__type; }}",
               "};", f"static_assert(sizeof({spec.short_name}) == sizeof({n}), \"layout of {spec.full_name}\");",
               f"}}  // namespace {spec.package.replace('/', '::')}"]
     return "\n".join(lines)

@@ -118,8 +118,8 @@ def srv_header(reg: Registry, srv: SrvSpec, cache: Dict[str, str]) -> str:
         f"  typedef {srv.request.short_name} Request;",
         f"  typedef {srv.response.short_name} Response;",
         "  Request request;", "  Response response;",
-        f"  static const char *md5sum() {{ return {n}__MD5; }}",
-        f"  static const char *datatype() {{ return {n}__NAME; }}",
+        f"  static const char *__takt_md5sum() {{ return {n}__MD5; }}",
+        f"  static const char *__takt_datatype() {{ return {n}__NAME; }}",
         "};", f"}}  // namespace {srv.package}", "#endif", "", "#endif", ""])
 
 
