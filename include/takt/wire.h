@@ -25,7 +25,7 @@ typedef struct takt_ros_duration {
   int32_t nsec;
 } takt_ros_duration_t;
 
-/** Writer: buf may be NULL to only count (then cap is ignored). base: CDR alignment origin. */
+/** Writer: buf may be NULL to only count (up to cap bytes). base: CDR alignment origin. */
 typedef struct takt_wcur {
   uint8_t *buf;
   uint32_t cap, pos, base;
@@ -40,14 +40,30 @@ typedef struct takt_rcur {
 
 static inline void takt_w_put(takt_wcur_t *w, const void *src, uint32_t n) {
   if (w->err) return;
-  if (w->buf != NULL) {
-    if (n > w->cap - w->pos) {
-      w->err = TAKT_ESIZE;
-      return;
-    }
-    if (n) memcpy(w->buf + w->pos, src, n);
+  if (n > w->cap - w->pos) {
+    w->err = TAKT_ESIZE;
+    return;
   }
+  if (w->buf != NULL && n) memcpy(w->buf + w->pos, src, n);
   w->pos += n;
+}
+
+/** n elements of size bytes each (n * size is never formed before it is known to fit, so it
+ * cannot wrap, on 32-bit hosts either). size > 0. */
+static inline void takt_w_put_n(takt_wcur_t *w, const void *src, uint32_t n, uint32_t size) {
+  if (w->err) return;
+  if (n > (w->cap - w->pos) / size) {
+    w->err = TAKT_ESIZE;
+    return;
+  }
+  takt_w_put(w, src, n * size);
+}
+
+/** The size of a string or sequence as the caller set it, before anything of it is read: more than
+ * the field's capacity is TAKT_ESIZE. False then, or after an earlier error (the caller stops). */
+static inline bool takt_w_fits(takt_wcur_t *w, uint32_t size, uint32_t capacity) {
+  if (size > capacity && !w->err) w->err = TAKT_ESIZE;
+  return !w->err;
 }
 
 static inline void takt_w_align(takt_wcur_t *w, uint32_t a) {

@@ -2,6 +2,7 @@
 // go through the core with their type support.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -9,6 +10,7 @@
 #include "geometry_msgs/PoseStamped.h"
 #include "sensor_msgs/JointState.h"
 #include "sensor_msgs/PointCloud2.h"
+#include "std_msgs/Float64MultiArray.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
@@ -120,6 +122,56 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_ESIZE);
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, 10), TAKT_ESIZE);
+}
+
+// A C caller sets .size by hand. More than the capacity is TAKT_ESIZE from every encoder and size
+// function, of either encoding: nothing past the field is read (the sanitizer build checks it) and
+// no length wraps (8 * 0x20000001 is 8 in 32 bits).
+static uint8_t out[1 << 16];
+static int32_t err_of(int32_t n) { return n < 0 ? n : TAKT_OK; }
+// The outcome of T's size and serialize functions, ROS 1 and CDR: TAKT_OK (a length) or the error.
+#define ENCODE_ALL(T, m)                                                                         \
+  (std::array<int32_t, 4>{err_of(T##__ros1_size(&(m))), err_of(T##__cdr_size(&(m))),             \
+                          err_of(T##__ros1_serialize(&(m), out, sizeof out)),                     \
+                          err_of(T##__cdr_serialize(&(m), out, sizeof out))})
+static const std::array<int32_t, 4> kAllOk{TAKT_OK, TAKT_OK, TAKT_OK, TAKT_OK};
+static const std::array<int32_t, 4> kAllEsize{TAKT_ESIZE, TAKT_ESIZE, TAKT_ESIZE, TAKT_ESIZE};
+
+TEST(MessagesCpp, EncodersRefuseASizeBeyondTheCapacity) {
+  std_msgs__String s;
+  std_msgs__String__init(&s);
+  s.data.size = 255;  // the capacity
+  EXPECT_EQ(ENCODE_ALL(std_msgs__String, s), kAllOk);
+  EXPECT_EQ(std_msgs__String__ros1_size(&s), 4 + 255);
+  s.data.size = 300;
+  EXPECT_EQ(ENCODE_ALL(std_msgs__String, s), kAllEsize);
+
+  static std_msgs__Float64MultiArray a;
+  std_msgs__Float64MultiArray__init(&a);
+  a.data.size = 4096;  // the capacity
+  EXPECT_EQ(ENCODE_ALL(std_msgs__Float64MultiArray, a), kAllOk);
+  for (uint32_t size : {4097u, 0x20000001u, 0xffffffffu}) {
+    a.data.size = size;
+    EXPECT_EQ(ENCODE_ALL(std_msgs__Float64MultiArray, a), kAllEsize);
+  }
+  a.data.size = 0;
+  a.layout.dim.size = 9;  // a nested sequence of structs (capacity 8)
+  EXPECT_EQ(ENCODE_ALL(std_msgs__Float64MultiArray, a), kAllEsize);
+  a.layout.dim.size = 1;
+  a.layout.dim.data[0].label.size = 64;  // a string in it (capacity 63)
+  EXPECT_EQ(ENCODE_ALL(std_msgs__Float64MultiArray, a), kAllEsize);
+
+  static sensor_msgs__JointState js;
+  sensor_msgs__JointState__init(&js);
+  js.name.size = 40;  // capacity 32: the loop would read the next fields as strings
+  EXPECT_EQ(ENCODE_ALL(sensor_msgs__JointState, js), kAllEsize);
+  js.name.size = 1;
+  js.name.data[0].size = 64;  // a string in a string array (capacity 63)
+  EXPECT_EQ(ENCODE_ALL(sensor_msgs__JointState, js), kAllEsize);
+  js.name.data[0].size = 63;
+  EXPECT_EQ(ENCODE_ALL(sensor_msgs__JointState, js), kAllOk);
+  js.header.frame_id.size = 256;  // in a nested struct
+  EXPECT_EQ(ENCODE_ALL(sensor_msgs__JointState, js), kAllEsize);
 }
 
 // A message filled from raw bytes (a peer's, a synthetic payload) may hold any byte in a bool:

@@ -156,10 +156,12 @@ class CGen:
             al = [f"{ind}takt_w_align(w, 4);"] if enc == "cdr" else []
             return al + [f"{ind}takt_w_put(w, &{expr}, 8);"]
         if b == "string":
+            cap = self.bounds.string_cap(spec, f, f.array is not None)
+            fits = f"{ind}if (!takt_w_fits(w, {expr}.size, {cap}u)) return;"
             if enc == "cdr":
-                return [f"{ind}takt_w_align(w, 4);", f"{ind}takt_w_u32(w, {expr}.size + 1);",
+                return [fits, f"{ind}takt_w_align(w, 4);", f"{ind}takt_w_u32(w, {expr}.size + 1);",
                         f"{ind}takt_w_put(w, {expr}.data, {expr}.size);", f"{ind}takt_w_u8(w, 0);"]
-            return [f"{ind}takt_w_u32(w, {expr}.size);", f"{ind}takt_w_put(w, {expr}.data, {expr}.size);"]
+            return [fits, f"{ind}takt_w_u32(w, {expr}.size);", f"{ind}takt_w_put(w, {expr}.data, {expr}.size);"]
         return [f"{ind}{cname(b)}__{enc}_write(&{expr}, w);"]
 
     def bulk(self, f: Field) -> bool:
@@ -173,18 +175,20 @@ class CGen:
             return self.write_elem(spec, f, m, enc, ind)
         lines = []
         if f.array == "var":
+            # the size as the caller set it: never trusted beyond the capacity (the struct's end)
+            lines.append(f"{ind}if (!takt_w_fits(w, {m}.size, {self.bounds.array_cap(spec, f)}u)) return;")
             if enc == "cdr":
                 lines.append(f"{ind}takt_w_align(w, 4);")
             lines.append(f"{ind}takt_w_u32(w, {m}.size);")
             count, data = f"{m}.size", f"{m}.data"
         else:
-            count, data = str(f.length), m
+            count, data = f"{f.length}u", m
         if self.bulk(f):
             esize = PRIMITIVES[f.base][1] if f.base in PRIMITIVES else 8
             ealign = esize if f.base in PRIMITIVES else 4
             if enc == "cdr" and ealign > 1:
                 lines.append(f"{ind}if ({count} > 0) takt_w_align(w, {ealign});")
-            lines.append(f"{ind}takt_w_put(w, {data}, (uint32_t)({count} * {esize}u));")
+            lines.append(f"{ind}takt_w_put_n(w, {data}, {count}, {esize});")
             return lines
         lines.append(f"{ind}for (uint32_t i = 0; i < {count}; i++) {{")
         lines += self.write_elem(spec, f, f"{data}[i]", enc, ind + "  ")
@@ -326,7 +330,8 @@ class CGen:
                   f"/** Type support with the CDR encoding (ROS 2 over DDS). */",
                   f"extern const takt_type_support_t {n}__type_cdr;", "",
                   f"void {n}__init({n} *m);",
-                  f"/** ROS 1: bytes needed; bytes written or a negative takt_err_t (TAKT_ESIZE: cap too small). */",
+                  f"/** ROS 1: bytes needed; bytes written. Or a negative takt_err_t: TAKT_ESIZE when cap is too",
+                  f" * small, or a string or array's size is more than its capacity. */",
                   f"int32_t {n}__ros1_size(const {n} *m);",
                   f"int32_t {n}__ros1_serialize(const {n} *m, uint8_t *buf, uint32_t cap);",
                   f"/** ROS 1: TAKT_OK, TAKT_EMALFORMED (truncated or trailing bytes) or TAKT_ESIZE (a string or",
@@ -382,12 +387,14 @@ class CGen:
             for f in fields:
                 L += self.read_field(spec, f, enc)
             L += ["}", ""]
+        # counting stops at INT32_MAX bytes and serializing at the same, so a length always
+        # fits the int32_t result (TAKT_ESIZE beyond)
         L += [f"int32_t {n}__ros1_size(const {n} *m) {{",
-              "  takt_wcur_t w = {NULL, 0, 0, 0, TAKT_OK};",
-              f"  {n}__ros1_write(m, &w);", "  return (int32_t)w.pos;", "}", "",
+              "  takt_wcur_t w = {NULL, INT32_MAX, 0, 0, TAKT_OK};",
+              f"  {n}__ros1_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
               f"int32_t {n}__ros1_serialize(const {n} *m, uint8_t *buf, uint32_t cap) {{",
               "  if (m == NULL || buf == NULL) return TAKT_EINVAL;",
-              "  takt_wcur_t w = {buf, cap, 0, 0, TAKT_OK};",
+              "  takt_wcur_t w = {buf, cap < INT32_MAX ? cap : INT32_MAX, 0, 0, TAKT_OK};",
               f"  {n}__ros1_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
               f"takt_err_t {n}__ros1_deserialize({n} *m, const uint8_t *buf, uint32_t len) {{",
               "  if (m == NULL || (buf == NULL && len > 0)) return TAKT_EINVAL;",
@@ -396,12 +403,12 @@ class CGen:
               "  if (!r.err && r.pos != len) r.err = TAKT_EMALFORMED; /* trailing bytes */",
               "  return r.err;", "}", "",
               f"int32_t {n}__cdr_size(const {n} *m) {{",
-              "  takt_wcur_t w = {NULL, 0, 4, 4, TAKT_OK};",
-              f"  {n}__cdr_write(m, &w);", "  return (int32_t)w.pos;", "}", "",
+              "  takt_wcur_t w = {NULL, INT32_MAX, 4, 4, TAKT_OK};",
+              f"  {n}__cdr_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
               f"int32_t {n}__cdr_serialize(const {n} *m, uint8_t *buf, uint32_t cap) {{",
               "  static const uint8_t encapsulation[4] = {0x00, 0x01, 0x00, 0x00}; /* CDR_LE */",
               "  if (m == NULL || buf == NULL) return TAKT_EINVAL;",
-              "  takt_wcur_t w = {buf, cap, 0, 4, TAKT_OK};",
+              "  takt_wcur_t w = {buf, cap < INT32_MAX ? cap : INT32_MAX, 0, 4, TAKT_OK};",
               "  takt_w_put(&w, encapsulation, 4);",
               f"  {n}__cdr_write(m, &w);", "  return w.err ? w.err : (int32_t)w.pos;", "}", "",
               f"takt_err_t {n}__cdr_deserialize({n} *m, const uint8_t *buf, uint32_t len) {{",
