@@ -93,6 +93,15 @@ struct In {
     }
     return true;
   }
+  /** n elements of at least size bytes each (size > 0) fit in what is left. Compared by division:
+   * n * size wraps a 32-bit size_t (n = 2^30 floats is 0), and a resize(n) would follow. */
+  bool take_n(uint32_t n, size_t size) {
+    if (!ok || n > static_cast<size_t>(end - p) / size) {
+      ok = false;
+      return false;
+    }
+    return true;
+  }
   template <class T>
   void get(T &v) {
     if constexpr (std::is_arithmetic_v<T>) {
@@ -114,7 +123,7 @@ struct In {
       if (!ok) return;
       using E = typename T::value_type;
       if constexpr (std::is_arithmetic_v<E>) {
-        if (!take(static_cast<size_t>(n) * sizeof(E))) return;  // bounded before anything is sized
+        if (!take_n(n, sizeof(E))) return;  // bounded before anything is sized
         v.resize(n);
         if (n) std::memcpy(v.data(), p, n * sizeof(E));
         p += n * sizeof(E);
@@ -122,7 +131,7 @@ struct In {
         // a default element's length is the least any element takes: the claimed count must fit
         // in the bytes left before anything is sized (empty messages: at most 2^20)
         size_t least = length(E{});
-        if (least ? static_cast<size_t>(n) * least > static_cast<size_t>(end - p) : n > (1u << 20)) {
+        if (least ? !take_n(n, least) : n > (1u << 20)) {
           ok = false;
           return;
         }
