@@ -138,3 +138,27 @@ def test_ros2_services_are_refused_for_now(tmp_path):
     (d / "Go.srv").write_text("bool go\n---\nbool ok\n")
     r = msggen("--ros2", "--out", tmp_path / "out", d / "Go.srv", cwd=tmp_path)
     assert r.returncode == 1 and "ROS 2 services are not generated yet" in r.stderr
+
+
+def test_question_marks_are_escaped_against_trigraphs(tmp_path):
+    """`??!` in a C11 (or pre-C++17) literal is a trigraph: definitions and string constants keep
+    their question marks only escaped, in the C headers and the roscpp ones."""
+    make_pkg(tmp_path, {"Tri.msg": "# range (in meters??)\nstring NOTE=why??!\nfloat32 range\n"})
+    search = f"demo_msgs={tmp_path}/demo_msgs/msg"
+    for extra in ([], ["--roscpp"]):
+        out = tmp_path / ("out" + "".join(extra))
+        r = msggen("--out", out, "--search", search, *extra, "demo_msgs", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        for f in out.rglob("*.[ch]"):
+            assert "??" not in f.read_text(), f
+    src = tmp_path / "main.c"
+    src.write_text('#include <string.h>\n#include "demo_msgs/Tri.h"\n'
+                   'int main(void) { return strcmp(demo_msgs__Tri__NOTE, "why?" "?!") != 0 ||\n'
+                   '  strcmp(demo_msgs__Tri__DEFINITION, "# range (in meters?" "?)\\nstring NOTE=why?" "?!\\n"\n'
+                   '         "float32 range\\n") != 0; }\n')
+    out = tmp_path / "out"
+    cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", "-I", str(out / "include"), "-I", str(REPO / "include"),
+                         "-I", str(BUILD / "include"), str(src), *map(str, (out / "src").rglob("*.c")),
+                         "-o", str(tmp_path / "a.out")], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    assert subprocess.run([str(tmp_path / "a.out")]).returncode == 0

@@ -15,6 +15,7 @@
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
 #include "takt_test_msgs/Names.h"
+#include "takt_test_msgs/Trigraphs.h"
 
 #include "../common.hpp"  // msgs/CMakeLists.txt builds this test without tests/ on the path
 
@@ -122,6 +123,20 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_ESIZE);
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, 10), TAKT_ESIZE);
+}
+
+extern "C" const char *takt_test_c_note(void);  // test_msgs_c.c
+
+// Question marks in a definition or a string constant stay question marks in C11, where ??! and
+// the like are trigraphs.
+TEST(MessagesCpp, QuestionMarksAreNotTrigraphs) {
+  EXPECT_STREQ(takt_test_c_note(), "why\?\?! or \?\?/ or \?\?=");
+  EXPECT_STREQ(takt_test_msgs::Trigraphs::NOTE, "why\?\?! or \?\?/ or \?\?=");
+  EXPECT_STREQ(takt_test_msgs__Trigraphs__DEFINITION,
+               "# A range (in meters\?\?) of the sensor: in C11 a literal's "
+               "\?\?) \?\?! \?\?< \?\?> \?\?( \?\?= \?\?' \?\?/ \?\?-\n"
+               "# are trigraphs unless the question marks are escaped.\n"
+               "string NOTE=why\?\?! or \?\?/ or \?\?=\nfloat32 range\n");
 }
 
 // A C caller sets .size by hand. More than the capacity is TAKT_ESIZE from every encoder and size

@@ -37,13 +37,13 @@ def fname(f: Field) -> str:
 
 
 def c_literal(text: str) -> str:
+    """A C string literal of text (UTF-8). `?` is escaped: under -std=c11 `??!` and the like are
+    trigraphs, which would change a definition or a string constant."""
     out = []
     for ch in text.encode("utf-8"):
         c = chr(ch)
-        if c == "\\":
-            out.append("\\\\")
-        elif c == '"':
-            out.append('\\"')
+        if c in ("\\", '"', "?"):
+            out.append("\\" + c)
         elif c == "\n":
             out.append("\\n")
         elif 32 <= ch < 127:

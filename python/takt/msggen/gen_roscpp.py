@@ -19,10 +19,8 @@ _ELEM = {"bool": "uint8_t", "byte": "int8_t", "char": "uint8_t"}
 def _c_string(s: str) -> str:
     out = []
     for ch in s:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
+        if ch in ("\\", '"', "?"):  # `?`: trigraphs, in C++ before C++17
+            out.append("\\" + ch)
         elif ch == "\n":
             out.append("\\n")
         elif ch == "\t":
