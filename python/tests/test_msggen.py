@@ -34,6 +34,8 @@ BAD = [
     ({"A.msg": "time T=1\n"}, "A.msg:1:", "cannot be a constant"),
     ({"A.msg": "B b\n", "B.msg": "A a\n"}, ".msg:1:", "contains itself"),
     ({"A.msg": "int32<=4 x\n"}, "A.msg:1:", "'<=' bounds only strings"),
+    ({"A.msg": "int32 and\n# and_ would be the C name of and\nint32 and_\n"}, "A.msg:3:",
+     "field 'and_' clashes with field 'and' (line 1): both are 'and_' in C and C++"),
 ]
 
 

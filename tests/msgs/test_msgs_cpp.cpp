@@ -14,6 +14,7 @@
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
+#include "takt_test_msgs/Keywords.h"
 #include "takt_test_msgs/Names.h"
 #include "takt_test_msgs/Trigraphs.h"
 
@@ -123,6 +124,36 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_ESIZE);
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, 10), TAKT_ESIZE);
+}
+
+extern "C" double takt_test_c_keywords(void);  // test_msgs_c.c
+
+// Fields named as keywords of C or C++ (and, or, not, true, class, typeof, ...) or as macros the
+// headers see (NULL, errno) are name_ in C and C++; on the wire and in the definition they are
+// what the .msg file says.
+TEST(MessagesCpp, FieldsNamedAsKeywords) {
+  static takt_test_msgs::Keywords k, back;
+  k.and_ = 1.5;
+  k.errno_ = 2.5;
+  k.true_ = true;
+  k.NULL_ = true;
+  k.int_ = "int";
+  ASSERT_TRUE(k.or_.push_back(7));
+  ASSERT_TRUE(k.not_.push_back(8));
+  uint8_t buf[4096];
+  int32_t n = takt_test_msgs__Keywords__cdr_serialize(&takt::c_struct(k), buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(takt_test_msgs__Keywords__cdr_deserialize(&takt::c_struct(back), buf,
+                                                       static_cast<uint32_t>(n)),
+            TAKT_OK);
+  EXPECT_DOUBLE_EQ(back.and_, 1.5);
+  EXPECT_DOUBLE_EQ(back.errno_, 2.5);
+  EXPECT_TRUE(back.true_ && back.NULL_ && !back.false_);
+  EXPECT_EQ(back.int_, "int");
+  EXPECT_EQ(back.or_[0], 7);
+  EXPECT_EQ(back.not_[0], 8);
+  EXPECT_NE(std::strstr(takt::definition(k), "\nuint8[] or\n"), nullptr);
+  EXPECT_DOUBLE_EQ(takt_test_c_keywords(), 4.0);  // the C struct's names
 }
 
 extern "C" const char *takt_test_c_note(void);  // test_msgs_c.c

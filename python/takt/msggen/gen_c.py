@@ -8,16 +8,33 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import ros1
-from .spec import PRIMITIVES, Field, MsgSpec, Registry
+from .spec import PRIMITIVES, Field, MsgError, MsgSpec, Registry
 
 DEFAULT_STRING = 255
 DEFAULT_ARRAY = 64
-C_KEYWORDS = {
+# Names a field or constant cannot keep in the generated C and C++ (they get a trailing `_`): the
+# keywords of C11, C23 and C++20 (alternative tokens such as `and` and `not` included), the macros
+# <stdbool.h> defines (bool, true, false), and object-like macros the generated headers' own
+# includes define (NULL; EOF and errno come with C++'s <string>).
+KEYWORDS = {
+    # C11
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
     "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
     "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
-    "volatile", "while", "bool", "class", "delete", "new", "operator", "private", "protected",
-    "public", "template", "this", "throw", "try", "catch", "namespace", "using", "virtual", "friend",
+    "volatile", "while",
+    # C23 (and C11's macros of the same names: bool, true, false, alignas, alignof, static_assert,
+    # thread_local)
+    "alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert", "thread_local",
+    "true", "typeof", "typeof_unqual",
+    # C++20 besides the above
+    "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class",
+    "compl", "concept", "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace",
+    "new", "noexcept", "not", "not_eq", "operator", "or", "or_eq", "private", "protected", "public",
+    "reinterpret_cast", "requires", "static_cast", "template", "this", "throw", "try", "typeid",
+    "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
+    # macros
+    "NULL", "EOF", "errno",
 }
 
 
@@ -33,7 +50,18 @@ def _bounds_name(spec: MsgSpec) -> str:
 
 
 def fname(f: Field) -> str:
-    return f.name + "_" if f.name in C_KEYWORDS else f.name
+    """A field's name in the C struct and the C++ wrapper."""
+    return f.name + "_" if f.name in KEYWORDS else f.name
+
+
+def check_names(spec: MsgSpec) -> None:
+    """MsgError (`file:line:`) for two fields that end up with one C name (`and` is and_)."""
+    seen: Dict[str, Field] = {}
+    for f in spec.fields:
+        other = seen.setdefault(fname(f), f)
+        if other is not f:
+            raise MsgError(spec.path, f.line, f"field '{f.name}' clashes with field '{other.name}' (line "
+                                              f"{other.line}): both are '{fname(f)}' in C and C++")
 
 
 def c_literal(text: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import ros1
-from .gen_c import Bounds, CGen, cname
+from .gen_c import Bounds, CGen, check_names, cname
 from .gen_cpp import cpp_block
 from . import gen_roscpp
 from .spec import MsgError, MsgSpec, Registry, SrvSpec, parse_msg_file, parse_srv_file
@@ -216,10 +216,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         for b in args.bound:
             bounds.add(b)
         reg, msgs, srvs = load(args.targets, search, args.ros2)
+        specs = all_specs(reg, msgs, srvs)
+        if not args.roscpp:  # the names of the C and C++ types (roscpp's keep the .msg's names)
+            for s in specs:
+                check_names(s)
     except (MsgError, ValueError, OSError) as e:
         print(f"{e}", file=sys.stderr)
         return 1
-    specs = all_specs(reg, msgs, srvs)
     reg_name = "takt_ros2_msgs" if args.ros2 else "takt_msgs"
     if args.roscpp:
         files = gen_roscpp.generate(reg, specs, srvs)
