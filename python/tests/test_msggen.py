@@ -35,7 +35,11 @@ BAD = [
     ({"A.msg": "B b\n", "B.msg": "A a\n"}, ".msg:1:", "contains itself"),
     ({"A.msg": "int32<=4 x\n"}, "A.msg:1:", "'<=' bounds only strings"),
     ({"A.msg": "int32 and\n# and_ would be the C name of and\nint32 and_\n"}, "A.msg:3:",
-     "field 'and_' clashes with field 'and' (line 1): both are 'and_' in C and C++"),
+     "field 'and_' clashes with field 'and' (line 1): both would be 'and_' in the generated code"),
+    ({"A.msg": "uint8 X=1\nuint8 X=2\n"}, "A.msg:2:", "constant 'X' clashes with constant 'X' (line 1)"),
+    ({"A.msg": "uint8 NAME=1\nuint8 NAME_=2\n"}, "A.msg:2:",
+     "constant 'NAME_' clashes with constant 'NAME' (line 1): both would be 'NAME_'"),
+    ({"A.msg": "uint8 level\nuint8 level=2\n"}, "A.msg:2:", "constant 'level' clashes with field 'level' (line 1)"),
 ]
 
 

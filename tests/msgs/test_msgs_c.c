@@ -1,10 +1,14 @@
 /* Generated constants as C11 code sees them (they are macros: C++ code expands them differently),
  * for test_msgs_cpp.cpp to check. */
+#include <string.h>
+
+#include "takt_test_msgs/Constants.h"
 #include "takt_test_msgs/Keywords.h"
 #include "takt_test_msgs/Trigraphs.h"
 
 const char *takt_test_c_note(void);
 double takt_test_c_keywords(void);
+int takt_test_c_constants(void);
 
 const char *takt_test_c_note(void) { return takt_test_msgs__Trigraphs__NOTE; }
 
@@ -16,4 +20,21 @@ double takt_test_c_keywords(void) {
   k.false_ = false;
   k.NULL_ = true;
   return k.and_ + k.errno_ + (k.true_ && k.NULL_ && !k.false_ ? 0.0 : 100.0);
+}
+
+/* 0, or the line of the first constant that is not what the .msg file says */
+int takt_test_c_constants(void) {
+#define CHECK(cond) \
+  if (!(cond)) return __LINE__
+  CHECK(takt_test_msgs__Constants__NAME_ == 1);
+  CHECK(strcmp(takt_test_msgs__Constants__NAME, "takt_test_msgs/Constants") == 0);
+  CHECK(takt_test_msgs__Constants__MD5_ == 5 && strlen(takt_test_msgs__Constants__MD5) == 32);
+  CHECK(strcmp(takt_test_msgs__Constants__DEFINITION_, "def") == 0);
+  CHECK(strncmp(takt_test_msgs__Constants__DEFINITION, "# Constants named", 17) == 0);
+  CHECK(takt_test_msgs__Constants__DDS_NAME_ == 2);
+  CHECK(takt_test_msgs__Constants__type_ == 3 && takt_test_msgs__Constants__type.size > 0);
+  CHECK(takt_test_msgs__Constants__init_ == 4 && takt_test_msgs__Constants__randomize_ == 5);
+  CHECK(takt_test_msgs__Constants__and_ == 6);
+  return 0;
+#undef CHECK
 }

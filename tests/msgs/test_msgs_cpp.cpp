@@ -14,6 +14,7 @@
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
 #include "takt/takt.h"
+#include "takt_test_msgs/Constants.h"
 #include "takt_test_msgs/Keywords.h"
 #include "takt_test_msgs/Names.h"
 #include "takt_test_msgs/Trigraphs.h"
@@ -124,6 +125,19 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
   buf[15] = 0xff;  // top byte of frame_id's length (offset 12): far beyond the capacity
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_deserialize(qc, buf, len), TAKT_ESIZE);
   EXPECT_EQ(geometry_msgs__PoseStamped__ros1_serialize(&pc, buf, 10), TAKT_ESIZE);
+}
+
+extern "C" int takt_test_c_constants(void);  // test_msgs_c.c
+
+// Constants named as the type's generated identifiers (NAME is NAME_ in C and C++; the type's name
+// stays pkg__Type__NAME), in C (test_msgs_c.c) and in C++, where every constant is a member.
+TEST(MessagesCpp, ConstantsOfEveryName) {
+  EXPECT_EQ(takt_test_c_constants(), 0) << "the line in test_msgs_c.c";
+  using C = takt_test_msgs::Constants;
+  static_assert(C::NAME_ == 1 && C::MD5_ == 5 && C::DDS_NAME_ == 2 && C::type_ == 3);
+  static_assert(C::init_ == 4 && C::randomize_ == 5 && C::and_ == 6);
+  EXPECT_STREQ(C::DEFINITION_, "def");
+  EXPECT_STREQ(takt::datatype<C>(), "takt_test_msgs/Constants");
 }
 
 extern "C" double takt_test_c_keywords(void);  // test_msgs_c.c

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import ros1
-from .spec import PRIMITIVES, Field, MsgError, MsgSpec, Registry
+from .spec import PRIMITIVES, Constant, Field, MsgError, MsgSpec, Registry
 
 DEFAULT_STRING = 255
 DEFAULT_ARRAY = 64
@@ -54,14 +54,35 @@ def fname(f: Field) -> str:
     return f.name + "_" if f.name in KEYWORDS else f.name
 
 
+# What the generator names pkg__Type__<name> besides the constants (the functions of the .c file
+# included): a constant named so gets a trailing `_` in C and C++, as a keyword does, and so does one
+# with `__` in its name (pkg__Type__<field>__seq_t is the type of a sequence).
+GENERATED = {
+    "NAME", "MD5", "DDS_NAME", "DEFINITION", "type", "type_cdr", "init", "randomize",
+    "ros1_size", "ros1_serialize", "ros1_deserialize", "ros1_write", "ros1_read",
+    "cdr_size", "cdr_serialize", "cdr_deserialize", "cdr_write", "cdr_read",
+    "ts_ser", "ts_de", "ts_ser_cdr", "ts_de_cdr",
+}
+
+
+def const_name(c: Constant) -> str:
+    """A constant's name: the macro pkg__Type__<name> in C, the member Type::<name> in C++."""
+    return c.name + "_" if c.name in KEYWORDS or c.name in GENERATED or "__" in c.name else c.name
+
+
 def check_names(spec: MsgSpec) -> None:
-    """MsgError (`file:line:`) for two fields that end up with one C name (`and` is and_)."""
-    seen: Dict[str, Field] = {}
-    for f in spec.fields:
-        other = seen.setdefault(fname(f), f)
-        if other is not f:
-            raise MsgError(spec.path, f.line, f"field '{f.name}' clashes with field '{other.name}' (line "
-                                              f"{other.line}): both are '{fname(f)}' in C and C++")
+    """MsgError (`file:line:`) for two fields or constants that would have one name in the generated
+    code: a constant given twice, `and` and `and_` (and is and_), a constant and a field of the
+    same name (both members of the C++ type)."""
+    seen: Dict[str, Tuple[str, str, int]] = {}
+    items = [("field", f.name, fname(f), f.line) for f in spec.fields]
+    items += [("constant", c.name, const_name(c), c.line) for c in spec.constants]
+    for kind, name, gen, line in sorted(items, key=lambda i: i[3]):
+        if gen in seen:
+            okind, oname, oline = seen[gen]
+            raise MsgError(spec.path, line, f"{kind} '{name}' clashes with {okind} '{oname}' (line {oline}): "
+                                            f"both would be '{gen}' in the generated code")
+        seen[gen] = (kind, name, line)
 
 
 def c_literal(text: str) -> str:
@@ -319,8 +340,8 @@ class CGen:
         return lines
 
     # ---- files ----
-    def constant(self, spec: MsgSpec, c) -> str:
-        n = f"{cname(spec)}__{c.name}"
+    def constant(self, spec: MsgSpec, c: Constant) -> str:
+        n = f"{cname(spec)}__{const_name(c)}"
         if c.type == "string":
             return f"#define {n} {c_literal(str(c.value))}"
         if c.type == "bool":

@@ -4,7 +4,7 @@ C struct a C++ struct with the same layout, whose strings and arrays are bounded
 
 from __future__ import annotations
 
-from .gen_c import CGen, cname, fname
+from .gen_c import CGen, cname, const_name, fname
 from .spec import PRIMITIVES, Field, MsgSpec
 
 
@@ -26,7 +26,7 @@ def cpp_block(gen: CGen, spec: MsgSpec) -> str:
              f"struct {spec.short_name} {{"]
     for c in spec.constants:
         ctype = "const char *" if c.type == "string" else ("bool" if c.type == "bool" else PRIMITIVES[c.type][0])
-        lines.append(f"  static constexpr {ctype} {c.name} = {n}__{c.name};")
+        lines.append(f"  static constexpr {ctype} {const_name(c)} = {n}__{const_name(c)};")
     for f in spec.fields:
         e = _cpp_elem(gen, spec, f)
         if f.array == "var":
