@@ -1,5 +1,6 @@
 /* Generated constants as C11 code sees them (they are macros: C++ code expands them differently),
  * for test_msgs_cpp.cpp to check. */
+#include <math.h>
 #include <string.h>
 
 #include "takt_test_msgs/Constants.h"
@@ -26,11 +27,19 @@ double takt_test_c_keywords(void) {
 int takt_test_c_constants(void) {
 #define CHECK(cond) \
   if (!(cond)) return __LINE__
+  CHECK(isinf(takt_test_msgs__Constants__INF) && takt_test_msgs__Constants__INF > 0);
+  CHECK(isinf(takt_test_msgs__Constants__NEG_INF) && takt_test_msgs__Constants__NEG_INF < 0);
+  CHECK(isnan(takt_test_msgs__Constants__NOT_A_NUMBER));
+  CHECK(isinf(takt_test_msgs__Constants__BEYOND_FLOAT));
+  CHECK(takt_test_msgs__Constants__FLOAT_MAX == 3.4028234663852886e38f);
+  CHECK(takt_test_msgs__Constants__MIN == INT64_MIN);
+  CHECK(takt_test_msgs__Constants__MAX == UINT64_MAX);
+  CHECK(takt_test_msgs__Constants__I32_MIN == INT32_MIN);
   CHECK(takt_test_msgs__Constants__NAME_ == 1);
   CHECK(strcmp(takt_test_msgs__Constants__NAME, "takt_test_msgs/Constants") == 0);
   CHECK(takt_test_msgs__Constants__MD5_ == 5 && strlen(takt_test_msgs__Constants__MD5) == 32);
   CHECK(strcmp(takt_test_msgs__Constants__DEFINITION_, "def") == 0);
-  CHECK(strncmp(takt_test_msgs__Constants__DEFINITION, "# Constants named", 17) == 0);
+  CHECK(strncmp(takt_test_msgs__Constants__DEFINITION, "# Constants", 11) == 0);
   CHECK(takt_test_msgs__Constants__DDS_NAME_ == 2);
   CHECK(takt_test_msgs__Constants__type_ == 3 && takt_test_msgs__Constants__type.size > 0);
   CHECK(takt_test_msgs__Constants__init_ == 4 && takt_test_msgs__Constants__randomize_ == 5);

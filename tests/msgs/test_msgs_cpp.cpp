@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -129,11 +130,17 @@ TEST(MessagesCpp, SameBytesAsTheCStructAndBack) {
 
 extern "C" int takt_test_c_constants(void);  // test_msgs_c.c
 
-// Constants named as the type's generated identifiers (NAME is NAME_ in C and C++; the type's name
-// stays pkg__Type__NAME), in C (test_msgs_c.c) and in C++, where every constant is a member.
-TEST(MessagesCpp, ConstantsOfEveryName) {
+// Constants at the edges of their types (inf, nan, INT64_MIN, a float32 beyond float's range) and
+// constants named as the type's generated identifiers (NAME is NAME_ in C and C++; the type's
+// name stays pkg__Type__NAME), in C (test_msgs_c.c) and in C++, where every constant is a member.
+TEST(MessagesCpp, ConstantsOfEveryValueAndName) {
   EXPECT_EQ(takt_test_c_constants(), 0) << "the line in test_msgs_c.c";
   using C = takt_test_msgs::Constants;
+  static_assert(C::INF > 0 && C::NEG_INF < 0);
+  EXPECT_TRUE(std::isinf(C::INF) && std::isinf(C::NEG_INF) && std::isinf(C::BEYOND_FLOAT));
+  EXPECT_TRUE(std::isnan(C::NOT_A_NUMBER));
+  static_assert(C::FLOAT_MAX == 3.4028234663852886e38f);
+  static_assert(C::MIN == INT64_MIN && C::MAX == UINT64_MAX && C::I32_MIN == INT32_MIN);
   static_assert(C::NAME_ == 1 && C::MD5_ == 5 && C::DDS_NAME_ == 2 && C::type_ == 3);
   static_assert(C::init_ == 4 && C::randomize_ == 5 && C::and_ == 6);
   EXPECT_STREQ(C::DEFINITION_, "def");

@@ -4,6 +4,8 @@ descriptor for the core, the ROS 1 identity (md5sum, full definition) and the RO
 
 from __future__ import annotations
 
+import math
+import struct
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -11,6 +13,7 @@ from . import ros1
 from .spec import PRIMITIVES, Constant, Field, MsgError, MsgSpec, Registry
 
 DEFAULT_STRING = 255
+FLT_MAX = 3.4028234663852886e38
 DEFAULT_ARRAY = 64
 # Names a field or constant cannot keep in the generated C and C++ (they get a trailing `_`): the
 # keywords of C11, C23 and C++20 (alternative tokens such as `and` and `not` included), the macros
@@ -83,6 +86,24 @@ def check_names(spec: MsgSpec) -> None:
             raise MsgError(spec.path, line, f"{kind} '{name}' clashes with {okind} '{oname}' (line {oline}): "
                                             f"both would be '{gen}' in the generated code")
         seen[gen] = (kind, name, line)
+
+
+def float_literal(ctype: str, v: float) -> str:
+    """A float or double constant that C and C++ (constexpr) accept: infinities and NaN through the
+    builtins of GCC and clang (<math.h>'s INFINITY would bring its macros into every message
+    header), and a float32 beyond float's range as the float it rounds to (converting such a double
+    to float is undefined; genmsg takes `float32 X=1e40`)."""
+    f = "f" if ctype == "float" else ""
+    if f and math.isfinite(v) and abs(v) > FLT_MAX:
+        try:
+            v = struct.unpack("<f", struct.pack("<f", v))[0]
+        except OverflowError:
+            v = math.copysign(math.inf, v)
+    if math.isnan(v):
+        return f'(__builtin_nan{f}(""))'
+    if math.isinf(v):
+        return f"({'-' if v < 0 else ''}__builtin_inf{f}())"
+    return f"(({ctype}){v!r})"
 
 
 def c_literal(text: str) -> str:
@@ -346,9 +367,11 @@ class CGen:
             return f"#define {n} {c_literal(str(c.value))}"
         if c.type == "bool":
             return f"#define {n} ((bool){1 if c.value else 0})"
-        if c.type in ("float32", "float64"):
-            return f"#define {n} (({PRIMITIVES[c.type][0]}){repr(float(c.value))})"
         t = PRIMITIVES[c.type][0]
+        if c.type in ("float32", "float64"):
+            return f"#define {n} {float_literal(t, float(c.value))}"
+        if c.value == -2**63:  # 9223372036854775808LL is out of range before the minus applies
+            return f"#define {n} (({t})(-9223372036854775807LL - 1))"
         suffix = "ULL" if t.startswith("uint") else "LL"
         return f"#define {n} (({t}){c.value}{suffix})"
 
