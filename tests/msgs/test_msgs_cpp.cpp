@@ -14,6 +14,7 @@
 #include "std_msgs/Float64MultiArray.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
+#include "std_srvs/Trigger.h"
 #include "takt/takt.h"
 #include "takt_test_msgs/Constants.h"
 #include "takt_test_msgs/Keywords.h"
@@ -89,6 +90,17 @@ TEST(MessagesCpp, FieldsNamedLikeTheHelpers) {
   EXPECT_EQ(back.type_support, 4);
   EXPECT_EQ(back.CType, 5);
   EXPECT_EQ(back.c_struct, 6);
+}
+
+// A service's halves are named on DDS as ROS 2 names them and the DDS backend types a service's
+// topics (pkg::srv::dds_::Srv_Request_): the macros and the hash of the CDR type supports.
+TEST(MessagesCpp, ServiceHalvesHaveTheDdsNamesOfRos2) {
+  EXPECT_STREQ(std_srvs__SetBool__DDS_REQUEST_NAME, "std_srvs::srv::dds_::SetBool_Request_");
+  EXPECT_STREQ(std_srvs__SetBool__DDS_RESPONSE_NAME, "std_srvs::srv::dds_::SetBool_Response_");
+  EXPECT_STREQ(std_srvs__SetBoolRequest__DDS_NAME, "std_srvs::srv::dds_::SetBool_Request_");
+  EXPECT_STREQ(std_srvs__SetBoolResponse__type_cdr.hash, "std_srvs::srv::dds_::SetBool_Response_");
+  EXPECT_STREQ(std_srvs__TriggerRequest__type_cdr.hash, "std_srvs::srv::dds_::Trigger_Request_");
+  EXPECT_STREQ(std_msgs__String__DDS_NAME, "std_msgs::msg::dds_::String_");
 }
 
 TEST(MessagesCpp, BoundedContainersRefuseToOverflow) {

@@ -80,6 +80,13 @@ def ros2_full_text(reg: Registry, spec: MsgSpec) -> str:
 
 
 def dds_type_name(spec: MsgSpec) -> str:
-    """The DDS type name ROS 2 gives the type: pkg::msg::dds_::Type_ (srv halves: pkg::srv::...)."""
+    """The DDS type name ROS 2 gives the type: pkg::msg::dds_::Type_; a service Srv's halves
+    (SrvRequest, SrvResponse) pkg::srv::dds_::Srv_Request_ and Srv_Response_, as rosidl names them
+    and the DDS backend types a service's topics."""
     pkg = spec.package.split("/")[0]  # a ROS 2 type's package is pkg/msg
-    return f"{pkg}::{spec.kind}::dds_::{spec.short_name}_"
+    name = spec.short_name
+    if spec.kind == "srv":
+        for half in ("Request", "Response"):
+            if name.endswith(half):
+                name = f"{name[:-len(half)]}_{half}"
+    return f"{pkg}::{spec.kind}::dds_::{name}_"
