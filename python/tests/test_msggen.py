@@ -168,3 +168,25 @@ def test_question_marks_are_escaped_against_trigraphs(tmp_path):
                          "-o", str(tmp_path / "a.out")], capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
     assert subprocess.run([str(tmp_path / "a.out")]).returncode == 0
+
+
+def test_ros2_string_constants_are_unquoted_as_rosidl_does(tmp_path):
+    """ROS 2's parser (rosidl_adapter) ends every line at `#` and takes the quotes off a string
+    constant ('...' or "...", an escaped quote inside is the quote); the values here are
+    rosidl_adapter's."""
+    d = tmp_path / "share" / "p" / "msg"
+    d.mkdir(parents=True)
+    (d / "M.msg").write_text('string S="hello"  # a comment\nstring Q=\'say "hi"\'\nstring E="a \\"b\\""\n'
+                             "string U=plain text\nstring P=' padded '\nint32 value\n")
+    out = tmp_path / "out"
+    r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (out / "include" / "p" / "msg" / "M.h").read_text()
+    assert '#define p__msg__M__S "hello"\n' in h
+    assert '#define p__msg__M__Q "say \\"hi\\""\n' in h
+    assert '#define p__msg__M__E "a \\"b\\""\n' in h
+    assert '#define p__msg__M__U "plain text"\n' in h
+    assert '#define p__msg__M__P " padded "\n' in h
+    (d / "M.msg").write_text('string S="a"b"\n')
+    r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
+    assert r.returncode == 1 and "M.msg:1: bad constant: the quote inside" in r.stderr, r.stderr

@@ -120,9 +120,21 @@ def _strip_comment(line: str) -> str:
     return line.split("#", 1)[0].strip()
 
 
-def _convert_constant(ctype: str, val: str, path: str, lineno: int) -> object:
+def _ros2_string(v: str, path: str, lineno: int) -> str:
+    """A ROS 2 string constant's value as rosidl_adapter reads it: in '...' or "..." the quotes
+    come off and an escaped quote of the same kind inside is the quote; unquoted text stays."""
+    for q in ('"', "'"):
+        if len(v) >= 2 and v[0] == q and v[-1] == q:
+            inner = v[1:-1]
+            if re.search(r"(?<!\\)" + q, inner):
+                raise MsgError(path, lineno, f"bad constant: the quote inside {v} is not escaped (\\{q})")
+            return inner.replace("\\" + q, q)
+    return v
+
+
+def _convert_constant(ctype: str, val: str, path: str, lineno: int, ros2: bool = False) -> object:
     if ctype == "string":
-        return val.strip()
+        return _ros2_string(val.strip(), path, lineno) if ros2 else val.strip()
     v = val.strip()
     if ctype in ("float32", "float64"):
         try:
@@ -199,7 +211,10 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
             if ctype not in CONSTANT_TYPES:
                 raise MsgError(path, lineno, f"bad constant: type '{ctype}' cannot be a constant "
                                              "(only builtin numbers, bool and string)")
-            if ctype == "string":  # everything right of '=' is the value, comments included
+            if ctype == "string" and ros2:  # rosidl: `#` ends the line here too; quotes come off
+                name, _, val = clean[len(ctype):].partition("=")
+                name = name.strip()
+            elif ctype == "string":  # ROS 1: everything right of '=' is the value, comments included
                 idx = orig.find("=")
                 name = orig[orig.find(" ") + 1:idx].strip()
                 val = orig[idx + 1:]
@@ -211,7 +226,7 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
                 name, val = nv
             if not _FIELD_NAME_RE.match(name):
                 raise MsgError(path, lineno, f"bad constant: '{name}' is not a valid name")
-            value = _convert_constant(ctype, val, path, lineno)
+            value = _convert_constant(ctype, val, path, lineno, ros2)
             constants.append(Constant(ctype, name, value, val.strip(), lineno))
             continue
         parts = clean.split()
