@@ -133,6 +133,9 @@ def _cdr_one(reg: Registry, base: str, r: CdrReader):
 
 
 def _cdr_msg(reg: Registry, spec: MsgSpec, r: CdrReader) -> Dict[str, object]:
+    if not spec.fields:  # an empty message carries one uint8, as ROS 2's generator adds a member
+        r.take(1)
+        return {}
     return _read_fields(reg, spec, r, _cdr_one, cdr=True)
 
 
