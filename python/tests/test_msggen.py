@@ -23,7 +23,9 @@ def make_pkg(tmp_path, files):
 
 BAD = [
     ({"A.msg": "int32 x\nFoo y\n"}, "A.msg:2:", "unknown type 'demo_msgs/Foo'"),
-    ({"A.msg": "# comment\nint32 X=abc\n"}, "A.msg:2:", "bad constant: 'abc' is not an integer"),
+    ({"A.msg": "# comment\nint32 X=abc\n"}, "A.msg:2:", "bad constant: 'abc' is not a decimal integer"),
+    ({"A.msg": "uint8 X=0x10\n"}, "A.msg:1:", "bad constant: '0x10' is not a decimal integer"),  # as genmsg
+    ({"A.msg": "bool X=yes\n"}, "A.msg:1:", "bad constant: 'yes' is not a bool"),
     ({"A.msg": "uint8 X=300\n"}, "A.msg:1:", "out of range for uint8"),
     ({"A.msg": "float64[abc] v\n"}, "A.msg:1:", "bad array syntax"),
     ({"A.msg": "float64[3 v\n"}, "A.msg:1:", "bad array syntax"),
@@ -190,3 +192,21 @@ def test_ros2_string_constants_are_unquoted_as_rosidl_does(tmp_path):
     (d / "M.msg").write_text('string S="a"b"\n')
     r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
     assert r.returncode == 1 and "M.msg:1: bad constant: the quote inside" in r.stderr, r.stderr
+
+
+def test_ros2_integer_and_bool_constants_as_rosidl_reads_them(tmp_path):
+    """rosidl_adapter: an integer in decimal, else with a 0x/0o/0b prefix; a bool true/false/1/0 in
+    any case (ROS 1 takes decimal only, and a bool by Python's truth, as genmsg)."""
+    d = tmp_path / "share" / "p" / "msg"
+    d.mkdir(parents=True)
+    (d / "M.msg").write_text("int32 H=0x10\nuint8 D=07\nbool B=TRUE\nbool F=0\nint32 value\n")
+    out = tmp_path / "out"
+    r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (out / "include" / "p" / "msg" / "M.h").read_text()
+    for line in ["p__msg__M__H ((int32_t)16LL)", "p__msg__M__D ((uint8_t)7ULL)", "p__msg__M__B ((bool)1)",
+                 "p__msg__M__F ((bool)0)"]:
+        assert f"#define {line}\n" in h, line
+    (d / "M.msg").write_text("bool B=2\n")
+    r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
+    assert r.returncode == 1 and "M.msg:1: bad constant: '2' is not a bool" in r.stderr, r.stderr

@@ -5,6 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from takt.msggen.spec import parse_msg_file
+
 from conftest import BUILD, REPO
 
 SYSTEM_PY = "/usr/bin/python3"
@@ -23,6 +25,20 @@ def test_md5sums_and_definitions_equal_genmsg():
     assert r["failures"] == []
     assert r["messages"] >= 85  # every message of the four packages
     assert r["services"] >= 4   # std_srvs/Empty, SetBool, Trigger, sensor_msgs/SetCameraInfo
+
+
+def test_constants_genmsg_takes_are_taken_with_its_md5sum(tmp_path):
+    """Constants as genmsg parses them: integers in decimal (int(): `07`, `+5`), a bool by
+    literal_eval's truth (`2` is true); the md5sum hashes the text as written."""
+    d = tmp_path / "c_msgs" / "msg"
+    d.mkdir(parents=True)
+    (d / "Odd.msg").write_text("uint8 U=07\nint32 P=+5\nint16 N= -0012\nbool B=2\nbool Z=0\nbool T=True\n"
+                               "char C=010\nuint8 value\n")
+    (d / "Uses.msg").write_text("Odd odd\nstring s\n")
+    r = run_json([HERE / "md5_genmsg.py", REPO / "python", "--root", tmp_path, "c_msgs"])
+    assert r["failures"] == [] and r["messages"] == 2
+    spec = parse_msg_file(d / "Odd.msg", "c_msgs")
+    assert [c.value for c in spec.constants] == [7, 5, -12, True, False, True, 10]
 
 
 def test_bytes_identical_to_rospy_both_ways():

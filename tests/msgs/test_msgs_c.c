@@ -35,6 +35,7 @@ int takt_test_c_constants(void) {
   CHECK(takt_test_msgs__Constants__MIN == INT64_MIN);
   CHECK(takt_test_msgs__Constants__MAX == UINT64_MAX);
   CHECK(takt_test_msgs__Constants__I32_MIN == INT32_MIN);
+  CHECK(takt_test_msgs__Constants__DECIMAL == 10 && takt_test_msgs__Constants__TWO == true);
   CHECK(takt_test_msgs__Constants__NAME_ == 1);
   CHECK(strcmp(takt_test_msgs__Constants__NAME, "takt_test_msgs/Constants") == 0);
   CHECK(takt_test_msgs__Constants__MD5_ == 5 && strlen(takt_test_msgs__Constants__MD5) == 32);

@@ -7,6 +7,7 @@ forms `string<=N` and `T[<=N]` are accepted too (they give the capacity of the f
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,15 +143,24 @@ def _convert_constant(ctype: str, val: str, path: str, lineno: int, ros2: bool =
         except ValueError:
             raise MsgError(path, lineno, f"bad constant: '{v}' is not a {ctype}") from None
     if ctype == "bool":
-        if v in ("True", "true", "1"):
-            return True
-        if v in ("False", "false", "0"):
-            return False
-        raise MsgError(path, lineno, f"bad constant: '{v}' is not a bool (true, false, 1, 0)")
-    try:
-        n = int(v, 0)
+        if ros2 or v in ("true", "false"):  # rosidl: true, false, 1, 0 in any case
+            if v.lower() in ("true", "1", "false", "0"):
+                return v.lower() in ("true", "1")
+            raise MsgError(path, lineno, f"bad constant: '{v}' is not a bool (true, false, 1, 0)")
+        try:  # genmsg: a Python literal's truth (True, 0, 2)
+            return bool(ast.literal_eval(v))
+        except Exception:  # literal_eval raises what the text makes it raise
+            raise MsgError(path, lineno, f"bad constant: '{v}' is not a bool (true, false, 1, 0)") from None
+    try:  # genmsg: int(), decimal only (07 is 7; 0x10 is refused); rosidl: also 0x10, 0o7, 0b1
+        n = int(v)
     except ValueError:
-        raise MsgError(path, lineno, f"bad constant: '{v}' is not an integer") from None
+        try:
+            if not ros2:
+                raise
+            n = int(v, 0)
+        except ValueError:
+            raise MsgError(path, lineno, f"bad constant: '{v}' is not a{'n' if ros2 else ' decimal'} "
+                                         "integer") from None
     lo, hi = _INT_RANGES[ctype]
     if not lo <= n <= hi:
         raise MsgError(path, lineno, f"bad constant: {n} is out of range for {ctype} [{lo}, {hi}]")
