@@ -69,7 +69,7 @@ def test_link_errors_are_named(tmp_path):
     proc = subprocess.run([str(BUILD / "tools" / "takt-run"), str(bad), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 1
-    assert "bad.yaml:10:" in proc.stderr and "entity 1 is used twice" in proc.stderr
+    assert "bad.yaml:10:" in proc.stderr and "entity 1 of link 'l' is taken" in proc.stderr
     bad.write_text("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 10, publish: x}\n"
                    "links:\n  - name: l\n    spec: tcp:nowhere\n")
     proc = subprocess.run([str(BUILD / "tools" / "takt-run"), str(bad), "--duration", "0.1",
