@@ -104,8 +104,12 @@ typedef struct takt_io_watch {
                   * side, which a stream socket otherwise reports as readable only) */
   uint8_t ready; /* set by takt_io_wait: TAKT_IO_IN, _OUT, _HUP (closed or failed) */
 } takt_io_watch_t;
+/** The most objects one takt_io_wait watches (a ROS 1 node's I/O thread watches every connection
+ * of its topics and services: ros1.h). */
+#define TAKT_IO_MAX_WATCH 1024
 /** Wait until one of n objects is ready, the deadline passes or wake is signalled (the wake is
- * consumed). Returns how many are ready (0: deadline or wake), TAKT_EOS on failure. */
+ * consumed). n at most TAKT_IO_MAX_WATCH (TAKT_EINVAL beyond). Returns how many are ready (0:
+ * deadline or wake), TAKT_EOS on failure. */
 int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs_ns);
 /** The peer's IPv4 address as text (at least 16 bytes), and its port. */
 takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *port);

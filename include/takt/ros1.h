@@ -49,7 +49,9 @@ typedef struct takt_ros1_config {
   const char *host;       /* address bound and advertised; NULL: "127.0.0.1" */
   uint32_t max_pubs, max_subs;
   uint32_t max_conns;     /* connections per topic: subscribers of a publication, publishers of a
-                             subscription */
+                             subscription (at most 64; 2 + max_rpc_conns + max_conns +
+                             (max_pubs + max_subs + max_services) * max_conns, what the I/O thread
+                             watches at most, within TAKT_IO_MAX_WATCH) */
   uint32_t max_message;   /* bytes of the largest serialized message either way */
   uint32_t queue;         /* messages queued per subscriber of a publication */
   takt_ros1_full_policy_t full_policy;
@@ -86,6 +88,10 @@ typedef struct takt_ros1_config {
  */
 takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
                                  takt_ros1_node_t **out);
+/** The bytes takt_ros1_node_create takes from the context's arena for cfg (0 for a bad
+ * configuration), to size the arena. The largest share: per connection of a publication, queue
+ * messages of 4 + max_message bytes. Pages never written (connections never made) stay virtual. */
+size_t takt_ros1_node_bytes(const takt_ros1_config_t *cfg);
 /** Unregister every publication and subscription from the master (one system.multicall), close
  * every connection, stop the threads and give the memory back. */
 void takt_ros1_node_destroy(takt_ros1_node_t *node);

@@ -694,7 +694,7 @@ typedef struct {
  * it. Insertion of the ready ones only: a round has few. Returns how many. */
 static uint32_t ready_order(const takt_ros1_node_t *n, const wref_t *refs, uint32_t k,
                             uint16_t *order) {
-  int32_t prio[256];
+  int32_t prio[TAKT_IO_MAX_WATCH];
   uint32_t m = 0;
   for (uint32_t i = 0; i < k; i++) {
     if (n->watch[i].ready == 0 || refs[i].kind != W_IN) continue;
@@ -715,8 +715,8 @@ static uint32_t ready_order(const takt_ros1_node_t *n, const wref_t *refs, uint3
 void takt__ros1_io_main(void *arg) {
   takt_ros1_node_t *n = arg;
   const takt_ros1_config_t *cfg = &n->cfg;
-  wref_t refs[256];
-  uint16_t order[256];
+  wref_t refs[TAKT_IO_MAX_WATCH]; /* with the other arrays here, 16 KiB of the I/O thread's stack */
+  uint16_t order[TAKT_IO_MAX_WATCH];
   while (!atomic_load(&n->stop)) {
     uint32_t k = 0;
     int64_t deadline = TAKT_TIME_INFINITE, now = takt_time_now();

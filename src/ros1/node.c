@@ -24,7 +24,7 @@ static bool config_ok(const takt_ros1_config_t *c) {
   /* everything the I/O thread watches at once */
   uint32_t watches = 2 + c->max_rpc_conns + c->max_conns +
                      (c->max_pubs + c->max_subs + c->max_services) * c->max_conns;
-  return watches <= 256;
+  return watches <= TAKT_IO_MAX_WATCH;
 }
 
 /* The layout of the node's block: offsets carved in order. */
@@ -64,7 +64,7 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.stx = carve(&e, nsc * (1u + msg_bytes(c)));
   l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (size_t)c->max_xmlrpc));
   l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (size_t)c->max_values * sizeof(takt__xr_value_t));
-  l.watch = carve(&e, 256 * sizeof(takt_io_watch_t));
+  l.watch = carve(&e, TAKT_IO_MAX_WATCH * sizeof(takt_io_watch_t));
   l.hdr = carve(&e, c->max_header);
   l.fields = carve(&e, TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
   l.pcache = carve(&e, c->max_cached_params * sizeof(takt__ros1_pcache_t));
@@ -85,6 +85,10 @@ static void close_all(takt_ros1_node_t *n) {
   takt_io_close(&n->io_wake);
   takt_io_close(&n->conn_wake);
   takt_io_close(&n->stop_wake);
+}
+
+size_t takt_ros1_node_bytes(const takt_ros1_config_t *cfg) {
+  return cfg != NULL && config_ok(cfg) ? lay_out(cfg).end : 0;
 }
 
 takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,

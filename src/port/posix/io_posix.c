@@ -387,9 +387,8 @@ takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, takt_
 }
 
 int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs_ns) {
-  enum { MAX_WATCH = 256 };
-  if ((w == NULL && n > 0) || n > MAX_WATCH) return TAKT_EINVAL;
-  struct pollfd p[MAX_WATCH + 1];
+  if ((w == NULL && n > 0) || n > TAKT_IO_MAX_WATCH) return TAKT_EINVAL;
+  struct pollfd p[TAKT_IO_MAX_WATCH + 1]; /* 8 KiB of the caller's stack */
   for (;;) {
     for (uint32_t i = 0; i < n; i++) {
       w[i].ready = 0;
