@@ -43,8 +43,11 @@ class Publisher {
   std::string getTopic() const { return impl_ ? takt_impl::pub_topic(*impl_) : std::string(); }
   uint32_t getNumSubscribers() const { return impl_ ? takt_impl::pub_subscribers(*impl_) : 0; }
   bool isLatched() const { return impl_ && takt_impl::pub_latched(*impl_); }
-  void shutdown() { impl_.reset(); }
-  explicit operator bool() const { return impl_ != nullptr; }
+  /** Ends the publication for every copy of this Publisher (they share it, as roscpp's do). */
+  void shutdown() {
+    if (impl_) takt_impl::pub_shutdown(*impl_);
+  }
+  explicit operator bool() const { return impl_ && takt_impl::pub_valid(*impl_); }
   bool operator==(const Publisher &o) const { return impl_ == o.impl_; }
   bool operator!=(const Publisher &o) const { return impl_ != o.impl_; }
   bool operator<(const Publisher &o) const { return impl_ < o.impl_; }
@@ -59,8 +62,11 @@ class Subscriber {
   explicit Subscriber(std::shared_ptr<takt_impl::SubImpl> s) : impl_(std::move(s)) {}
   std::string getTopic() const { return impl_ ? takt_impl::sub_topic(*impl_) : std::string(); }
   uint32_t getNumPublishers() const { return impl_ ? takt_impl::sub_publishers(*impl_) : 0; }
-  void shutdown() { impl_.reset(); }
-  explicit operator bool() const { return impl_ != nullptr; }
+  /** Ends the subscription for every copy of this Subscriber (they share it, as roscpp's do). */
+  void shutdown() {
+    if (impl_) takt_impl::sub_shutdown(*impl_);
+  }
+  explicit operator bool() const { return impl_ && takt_impl::sub_valid(*impl_); }
   bool operator==(const Subscriber &o) const { return impl_ == o.impl_; }
   bool operator!=(const Subscriber &o) const { return impl_ != o.impl_; }
   bool operator<(const Subscriber &o) const { return impl_ < o.impl_; }
@@ -93,8 +99,13 @@ class ServiceServer {
   ServiceServer() = default;
   explicit ServiceServer(std::shared_ptr<takt_impl::SrvImpl> s) : impl_(std::move(s)) {}
   std::string getService() const { return impl_ ? takt_impl::srv_name(*impl_) : std::string(); }
-  void shutdown() { impl_.reset(); }
-  explicit operator bool() const { return impl_ != nullptr; }
+  /** Ends the service for every copy of this ServiceServer (they share it, as roscpp's do): its
+   * callback runs no more once this returns (but for a call of it that is running this), clients
+   * of it in this process fail their calls, and the name may be advertised again. */
+  void shutdown() {
+    if (impl_) takt_impl::srv_shutdown(*impl_);
+  }
+  explicit operator bool() const { return impl_ && takt_impl::srv_valid(*impl_); }
 
  private:
   std::shared_ptr<takt_impl::SrvImpl> impl_;
@@ -118,11 +129,14 @@ class ServiceClient {
   }
   bool exists() { return impl_ && takt_impl::client_exists(*impl_); }
   bool waitForExistence(Duration timeout = Duration(-1)) { return impl_ && takt_impl::client_wait(*impl_, timeout); }
-  bool isValid() const { return impl_ != nullptr; }
+  bool isValid() const { return impl_ && takt_impl::client_valid(*impl_); }
   bool isPersistent() const { return impl_ && takt_impl::client_persistent(*impl_); }
-  void shutdown() { impl_.reset(); }
+  /** Ends the client for every copy: their calls fail from then on. */
+  void shutdown() {
+    if (impl_) takt_impl::client_shutdown(*impl_);
+  }
   std::string getService() const { return impl_ ? takt_impl::client_name(*impl_) : std::string(); }
-  explicit operator bool() const { return impl_ != nullptr; }
+  explicit operator bool() const { return isValid(); }
 
  private:
   std::shared_ptr<takt_impl::ClientImpl> impl_;
@@ -207,23 +221,32 @@ struct SubscribeExtra {
 class NodeHandle {
  public:
   explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
-      : impl_(takt_impl::node_open(ns, remappings)) {}
+      : impl_(takt_impl::node_open(ns, remappings)), made_(takt_impl::collection_new()) {}
   NodeHandle(const NodeHandle &parent, const std::string &ns)
-      : impl_(takt_impl::node_open(child_ns(parent, ns), M_string())) {}
-  NodeHandle(const NodeHandle &) = default;
-  NodeHandle &operator=(const NodeHandle &) = default;
+      : impl_(takt_impl::node_open(child_ns(parent, ns), M_string())), made_(takt_impl::collection_new()) {}
+  // as roscpp's: a copy names the same namespace, and what it creates is its own (its shutdown
+  // ends only that); an assignment keeps what the handle created
+  NodeHandle(const NodeHandle &o) : impl_(o.impl_), made_(takt_impl::collection_new()) {}
+  NodeHandle &operator=(const NodeHandle &o) {
+    impl_ = o.impl_;
+    return *this;
+  }
 
   const std::string &getNamespace() const { return takt_impl::node_namespace(*impl_); }
   const std::string &getUnresolvedNamespace() const { return getNamespace(); }
   std::string resolveName(const std::string &name, bool remap = true) const {
     return takt_impl::resolve(impl_.get(), name, remap);
   }
+  /** False once ros::ok() is, or once this handle was shut down. */
   bool ok() const;
-  void shutdown() { impl_.reset(); }
+  /** Shuts down every Publisher, Subscriber, Timer, ServiceServer and ServiceClient created
+   * through this handle (and their copies); ok() is false from then on. The handle stays usable:
+   * its namespace, parameters, and handles created later (as roscpp's). */
+  void shutdown() { takt_impl::collection_shutdown(*made_); }
 
   template <class M>
   Publisher advertise(const std::string &topic, uint32_t queue_size, bool latch = false) {
-    return Publisher(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch));
+    return Publisher(keep(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch)));
   }
 
   // subscribe: free function
@@ -299,19 +322,19 @@ class NodeHandle {
                               const M_string &header_values = M_string()) {
     (void)header_values;
     takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
-    return ServiceClient(takt_impl::service_client(impl_, resolveName(service), t, persistent));
+    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
   }
 
   // timers
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
-    return Timer(takt_impl::timer(impl_, period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s));
+    return Timer(keep(takt_impl::timer(impl_, period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
   }
   // free functions, lambdas, std::bind
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
-    return Timer(takt_impl::timer(impl_, period, fn, oneshot, autostart, s));
+    return Timer(keep(takt_impl::timer(impl_, period, fn, oneshot, autostart, s)));
   }
 
   // wall-clock and steady timers: takt timers like createTimer's (the executor's monotonic
@@ -399,7 +422,7 @@ class NodeHandle {
   Timer event_timer(WallDuration period, const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
                     const takt::Scheduling &s) {
     auto last = std::make_shared<E>();
-    return Timer(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
+    return Timer(keep(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
       E ev;
       ev.last_expected = last->current_expected;
       ev.last_real = last->current_real;
@@ -408,7 +431,7 @@ class NodeHandle {
       ev.profile.last_duration = e.profile.last_duration;
       *last = ev;
       fn(ev);
-    }, oneshot, autostart, s));
+    }, oneshot, autostart, s)));
   }
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (!ns.empty() && ns[0] == '/') return ns;
@@ -416,15 +439,22 @@ class NodeHandle {
   }
   template <class M>
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {
-    return Subscriber(takt_impl::subscribe(impl_, resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched));
+    return Subscriber(keep(takt_impl::subscribe(impl_, resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched)));
   }
   template <class Req, class Resp>
   ServiceServer srv(const std::string &service, std::function<bool(Req &, Resp &)> fn, const takt::Scheduling &s) {
     takt_impl::Type t{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
-    return ServiceServer(takt_impl::advertise_service(impl_, resolveName(service), t,
-                                                      takt_impl::service_fn<Req, Resp>(fn), s));
+    return ServiceServer(keep(takt_impl::advertise_service(impl_, resolveName(service), t,
+                                                           takt_impl::service_fn<Req, Resp>(fn), s)));
+  }
+  // an entity this handle created, remembered for shutdown() (an empty one: a failure)
+  template <class I>
+  std::shared_ptr<I> keep(std::shared_ptr<I> p) const {
+    if (p) takt_impl::collect(*made_, p);
+    return p;
   }
   std::shared_ptr<takt_impl::NodeImpl> impl_;
+  std::shared_ptr<takt_impl::Collection> made_;  // what this handle created (not its copies)
 };
 
 }  // namespace ros

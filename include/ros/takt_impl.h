@@ -60,7 +60,19 @@ class SubImpl;
 class TimerImpl;
 class SrvImpl;
 class ClientImpl;
+class Collection;
 typedef std::vector<uint8_t> Bytes;
+
+/** What one NodeHandle created (weak references), for NodeHandle::shutdown. */
+std::shared_ptr<Collection> collection_new();
+void collect(Collection &c, const std::shared_ptr<PubImpl> &p);
+void collect(Collection &c, const std::shared_ptr<SubImpl> &s);
+void collect(Collection &c, const std::shared_ptr<TimerImpl> &t);
+void collect(Collection &c, const std::shared_ptr<SrvImpl> &s);
+void collect(Collection &c, const std::shared_ptr<ClientImpl> &cl);
+/** Shut down everything collected; collection_ok is false from then on. */
+void collection_shutdown(Collection &c);
+bool collection_ok(const Collection &c);
 
 std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings);
 const std::string &node_namespace(const NodeImpl &n);
@@ -69,6 +81,9 @@ std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, bool latch);
 void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len);
+/** Ends p for every handle that shares it (idempotent); pub_valid is false from then on. */
+void pub_shutdown(PubImpl &p);
+bool pub_valid(const PubImpl &p);
 std::string pub_topic(const PubImpl &p);
 uint32_t pub_subscribers(PubImpl &p);
 bool pub_latched(const PubImpl &p);
@@ -92,6 +107,8 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
                                    const takt::Scheduling &s);
 std::string sub_topic(const SubImpl &s);
 uint32_t sub_publishers(SubImpl &s);
+void sub_shutdown(SubImpl &s);
+bool sub_valid(const SubImpl &s);
 
 typedef std::function<void(const TimerEvent &)> TimerFn;
 std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
@@ -99,6 +116,7 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
 void timer_start(TimerImpl &t);
 void timer_stop(TimerImpl &t);
 bool timer_valid(const TimerImpl &t);
+void timer_shutdown(TimerImpl &t);
 
 /** A service handler: request bytes in, response bytes out; false fails the call. */
 typedef std::function<bool(const uint8_t *, uint32_t, Bytes &)> SrvFn;
@@ -106,6 +124,8 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n,
                                            const std::string &service, const Type &srv,
                                            SrvFn fn, const takt::Scheduling &s);
 std::string srv_name(const SrvImpl &s);
+void srv_shutdown(SrvImpl &s);
+bool srv_valid(const SrvImpl &s);
 std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n,
                                            const std::string &service, const Type &srv,
                                            bool persistent = false);
@@ -114,6 +134,8 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp);
 bool client_exists(ClientImpl &c);
 bool client_wait(ClientImpl &c, Duration timeout);
 std::string client_name(const ClientImpl &c);
+void client_shutdown(ClientImpl &c);
+bool client_valid(const ClientImpl &c);
 
 /** Parameters on the master: scalars, and lists and dictionaries of scalars (XML-RPC arrays and
  * structs). A list or dictionary is read whole or not at all: false if an element is not of the

@@ -33,13 +33,17 @@ namespace ros {
 namespace takt_impl {
 struct RosSub;
 struct PubShared;
+struct SrvCore;
+class ClientImpl;
 }  // namespace takt_impl
 namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
 constexpr uint32_t kCalleridRoom = 128;       // a received message's callerid: u8 length + bytes
+using takt_impl::ClientImpl;
 using takt_impl::PubShared;
 using takt_impl::RosSub;
+using takt_impl::SrvCore;
 
 struct Global {
   // reg_mu serializes registrations (advertise, subscribe, advertiseService: each a master call,
@@ -69,6 +73,10 @@ struct Global {
   bool groups_warned = false;
   std::map<std::string, std::weak_ptr<RosSub>> subs;
   std::map<std::string, std::weak_ptr<PubShared>> pubs;
+  std::map<std::string, std::weak_ptr<SrvCore>> cores;      // the services served, by name
+  std::map<ClientImpl *, std::weak_ptr<ClientImpl>> clients;  // every ServiceClient's
+  std::mutex closing_mu;  // guards closing (taken before no other lock of this file)
+  std::vector<std::shared_ptr<SrvCore>> closing;  // shut down; a client call still holds them
   std::atomic<bool> started{false}, down{false}, sigint{false};
   std::atomic<int> inflight{0}, spinning{0};
   std::mutex sleep_mu;
@@ -133,6 +141,7 @@ int64_t env_int(const char *name, int64_t def) {
   const char *v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : def;
 }
+
 
 }  // namespace
 
@@ -495,7 +504,7 @@ bool setExecutor(const std::string &kind) {
 }
 }  // namespace takt
 
-bool NodeHandle::ok() const { return ros::ok(); }
+bool NodeHandle::ok() const { return ros::ok() && takt_impl::collection_ok(*made_); }
 
 namespace service {
 bool exists(const std::string &name, bool print_failure_reason) {
@@ -572,10 +581,14 @@ struct PubShared {
   }
 };
 
+// One advertise call's Publisher and its copies. shutdown lets go of the publication: the last
+// Publisher of the topic unadvertises it.
 class PubImpl {
  public:
+  mutable std::mutex mu;  // guards shared (publish takes a reference under it)
   std::shared_ptr<PubShared> shared;
   std::shared_ptr<NodeImpl> node;
+  std::atomic<bool> down{false}, warned{false};
 };
 
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
@@ -627,8 +640,18 @@ Bytes &publish_buffer() {
 
 void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
   Global &G = g();
-  PubShared *s = p.shared.get();
-  if (!s || !s->pub) return;
+  std::shared_ptr<PubShared> keep;
+  {
+    std::lock_guard<std::mutex> lk(p.mu);
+    keep = p.shared;
+  }
+  PubShared *s = keep.get();
+  if (!s) {
+    if (p.down.load() && !p.warned.exchange(true))
+      std::fprintf(stderr, "takt roscpp: publish() on a Publisher that was shut down: not sent\n");
+    return;
+  }
+  if (!s->pub) return;
   if (std::strcmp(s->type.md5, t.md5) != 0) {
     if (!s->warned.exchange(true))
       std::fprintf(stderr, "takt roscpp: publishing %s on %s, advertised as %s: not sent\n", t.datatype,
@@ -643,15 +666,41 @@ void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
                  len, s->topic.c_str(), G.max_message);
 }
 
-std::string pub_topic(const PubImpl &p) { return p.shared ? p.shared->topic : std::string(); }
+void pub_shutdown(PubImpl &p) {
+  // the last Publisher of the topic unadvertises it as `gone` goes, under reg_mu: an advertise of
+  // the topic meanwhile finds it whole or gone
+  std::lock_guard<std::mutex> reg(g().reg_mu);
+  std::shared_ptr<PubShared> gone;
+  {
+    std::lock_guard<std::mutex> lk(p.mu);
+    p.down.store(true);
+    gone.swap(p.shared);
+  }
+}
+bool pub_valid(const PubImpl &p) { return !p.down.load(); }
+
+namespace {
+std::shared_ptr<PubShared> shared_of(const PubImpl &p) {
+  std::lock_guard<std::mutex> lk(p.mu);
+  return p.shared;
+}
+}  // namespace
+std::string pub_topic(const PubImpl &p) {
+  auto s = shared_of(p);
+  return s ? s->topic : std::string();
+}
 uint32_t pub_subscribers(PubImpl &p) {
+  auto s = shared_of(p);
   Ros1Use use;
-  if (!p.shared || !p.shared->pub || !use.n) return 0;
+  if (!s || !s->pub || !use.n) return 0;
   takt_ros1_pub_stats_t st;
-  takt_ros1_pub_get_stats(p.shared->pub, &st);
+  takt_ros1_pub_get_stats(s->pub, &st);
   return st.connections;
 }
-bool pub_latched(const PubImpl &p) { return p.shared && p.shared->latch; }
+bool pub_latched(const PubImpl &p) {
+  auto s = shared_of(p);
+  return s && s->latch;
+}
 
 // -- subscriptions: one ROS 1 subscription and one takt topic per ROS topic; each Subscriber is
 // a takt subscription on that topic, run by the executor at its own priority.
@@ -733,20 +782,26 @@ struct OwnGroup {  // a member declared before the takt entity's: given back aft
   }
 };
 
+// One subscribe call's Subscriber and its copies.
 class SubImpl {
  public:
   OwnGroup group;
+  mutable std::mutex mu;  // guards rs and sub against shutdown (the callback reads rs unlocked:
+                          // shutdown lets go of rs only once no call of the callback runs)
   std::shared_ptr<RosSub> rs;
   std::shared_ptr<NodeImpl> node;
   takt_subscription_t *sub = nullptr;
   RawFn fn;
+  std::atomic<bool> down{false};
   // after ros::shutdown too (the context lives as long as the process): a job of it may still
   // run on a preempt worker, and destroying the takt entity waits for it to end
-  ~SubImpl() {
-    if (sub) takt_subscription_destroy(sub);
-    sub = nullptr;
-  }
+  ~SubImpl() { sub_shutdown(*this); }
 };
+
+namespace {
+thread_local SubImpl *tl_sub = nullptr;           // whose callback this thread runs
+thread_local std::shared_ptr<RosSub> tl_sub_gone;  // let go of once that callback returns
+}  // namespace
 
 void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
@@ -756,7 +811,11 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   // t_info is when it reached the host (on_ros1_message)
   MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], msg->header.t_info,
                &s->rs->topic, &s->rs->type};
+  SubImpl *outer = tl_sub;
+  tl_sub = s;
   s->fn(b + 4, len, info);
+  tl_sub = outer;
+  tl_sub_gone.reset();  // the callback shut its Subscriber down: its topic goes now
 }
 
 int64_t receipt_wall_ns(const MsgInfo &i) {
@@ -842,14 +901,51 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   return s;
 }
 
-std::string sub_topic(const SubImpl &s) { return s.rs ? s.rs->topic : std::string(); }
+std::string sub_topic(const SubImpl &s) {
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.rs ? s.rs->topic : std::string();
+}
 uint32_t sub_publishers(SubImpl &s) {
+  std::shared_ptr<RosSub> rs;
+  {
+    std::lock_guard<std::mutex> lk(s.mu);
+    rs = s.rs;
+  }
   Ros1Use use;
-  if (!s.rs || !s.rs->sub || !use.n) return 0;
+  if (!rs || !rs->sub || !use.n) return 0;
   takt_ros1_sub_stats_t st;
-  takt_ros1_sub_get_stats(s.rs->sub, &st);
+  takt_ros1_sub_get_stats(rs->sub, &st);
   return st.connections;
 }
+
+void sub_shutdown(SubImpl &s) {
+  takt_subscription_t *sub;
+  {
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (s.down.exchange(true) && !s.sub) return;
+    sub = s.sub;
+    s.sub = nullptr;
+  }
+  // returns once no call of the callback runs (but this thread's, if it is in one)
+  if (sub) {
+    takt_err_t rc = takt_subscription_destroy(sub);
+    if (rc != TAKT_OK) fail("Subscriber::shutdown", rc);
+  }
+  std::shared_ptr<RosSub> rs;
+  {
+    std::lock_guard<std::mutex> lk(s.mu);
+    rs.swap(s.rs);
+  }
+  // the last Subscriber of the topic unsubscribes (reg_mu: a subscribe meanwhile finds it whole
+  // or gone); inside its own callback, once the callback has returned
+  if (tl_sub == &s) {
+    tl_sub_gone = std::move(rs);
+    return;
+  }
+  std::lock_guard<std::mutex> reg(g().reg_mu);
+  rs.reset();
+}
+bool sub_valid(const SubImpl &s) { return !s.down.load(); }
 
 // -- timers
 class TimerImpl {
@@ -905,6 +1001,11 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
 void timer_start(TimerImpl &t) { t.running.store(true); }
 void timer_stop(TimerImpl &t) { t.running.store(false); }
 bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
+void timer_shutdown(TimerImpl &t) {
+  t.running.store(false);
+  if (t.timer) takt_timer_destroy(t.timer);  // in its own callback too, as ~TimerImpl
+  t.timer = nullptr;
+}
 
 // -- services: takt services carrying serialized requests and responses. In one process a
 // client calls the takt service directly. Across processes (TCPROS services of takt/ros1.h,
@@ -921,13 +1022,20 @@ bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
 constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the executor at once
 #endif
 
-class SrvImpl {
- public:
+// The takt side of an advertised service: the takt service (and, over TCPROS, the wire service
+// and its relay client) with the handler they call. Apart from the SrvImpl its handles share: a
+// ServiceServer's shutdown ends the service at once (no handler runs after it, the name is free
+// again), but while a client call of this process is still in flight on the takt service, the
+// takt entities (whose callbacks point here) stay until that call has let go (G.closing).
+struct SrvCore {
   OwnGroup group, relay_group;
-  std::shared_ptr<NodeImpl> node;
   std::string name;
-  takt_service_t *srv = nullptr;
   SrvFn fn;
+  std::mutex mu;               // guards open, running
+  std::condition_variable cv;  // running fell
+  bool open = true;            // the handler may run
+  uint32_t running = 0;        // calls of the handler under way
+  takt_service_t *srv = nullptr;
 #if TAKT_ROSCPP_TCPROS_SERVICES
   struct WireCall {
     bool used = false, issued = false;
@@ -936,29 +1044,45 @@ class SrvImpl {
   };
   takt_ros1_srv_t *wire = nullptr;
   takt_client_t *relay = nullptr;
-  std::mutex mu;                // guards calls
+  std::mutex wire_mu;           // guards calls
   WireCall calls[kWireCalls];   // requests from the wire waiting for their answer
   std::vector<uint8_t> staging; // the I/O thread's copy of a request (length + bytes)
 #endif
-  ~SrvImpl() {
-#if TAKT_ROSCPP_TCPROS_SERVICES
-    {
-      Ros1Use use;
-      if (wire && use.n) takt_ros1_unadvertise_service(wire);
-    }
-    if (relay) takt_client_destroy(relay);  // after shutdown too, as ~SubImpl
-#endif
-    if (srv) takt_service_destroy(srv);
-  }
 };
 
+class SrvImpl {
+ public:
+  std::shared_ptr<SrvCore> core;
+  std::shared_ptr<NodeImpl> node;
+  std::atomic<bool> down{false};
+  ~SrvImpl() { srv_shutdown(*this); }
+};
+
+namespace {
+thread_local std::vector<const SrvCore *> tl_serving;  // the handlers this thread runs, innermost last
+thread_local uint32_t tl_calls = 0;                   // in-process client calls this thread is in
+}  // namespace
+
 takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *response, void *user) {
-  SrvImpl *s = static_cast<SrvImpl *>(user);
+  SrvCore *s = static_cast<SrvCore *>(user);
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    if (!s->open) return TAKT_ESTATE;  // shut down: the call fails
+    s->running++;
+  }
   const uint8_t *b = static_cast<const uint8_t *>(req->data);
   uint32_t len;
   std::memcpy(&len, b, 4);
   Bytes out;
-  if (!s->fn(b + 4, len, out)) return TAKT_ESTATE;
+  tl_serving.push_back(s);
+  bool ok = s->fn(b + 4, len, out);
+  tl_serving.pop_back();
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    s->running--;
+  }
+  s->cv.notify_all();
+  if (!ok) return TAKT_ESTATE;
   if (out.size() + 4 > g().blob.size) {
     std::fprintf(stderr, "takt roscpp: the response of %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", s->name.c_str());
     return TAKT_ESIZE;
@@ -977,14 +1101,14 @@ void wire_fail(takt_ros1_srv_t *srv, uint32_t call, const char *why) {
 
 /** Answer every wire request whose takt call has finished (from the relay's callback on the
  * executor, or from the I/O thread right after issuing it: whichever sees it first answers). */
-void settle(SrvImpl *s) {
+void settle(SrvCore *s) {
   thread_local Bytes answer;
   answer.resize(g().blob.size);
   for (;;) {
-    SrvImpl::WireCall done;
+    SrvCore::WireCall done;
     takt_future_status_t st = TAKT_FUTURE_PENDING;
     {
-      std::lock_guard<std::mutex> lk(s->mu);
+      std::lock_guard<std::mutex> lk(s->wire_mu);
       for (auto &c : s->calls) {
         if (!c.used || !c.issued) continue;
         st = takt_future_status(&c.f);
@@ -1006,14 +1130,14 @@ void settle(SrvImpl *s) {
   }
 }
 
-void on_relay_answer(takt_client_t *, takt_future_t, void *user) { settle(static_cast<SrvImpl *>(user)); }
+void on_relay_answer(takt_client_t *, takt_future_t, void *user) { settle(static_cast<SrvCore *>(user)); }
 
 void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
-  SrvImpl *s = static_cast<SrvImpl *>(user);
+  SrvCore *s = static_cast<SrvCore *>(user);
   if (len + 4 > s->staging.size()) return wire_fail(srv, call, "request exceeds TAKT_ROSCPP_MAX_MESSAGE");
-  SrvImpl::WireCall *slot = nullptr;
+  SrvCore::WireCall *slot = nullptr;
   {
-    std::lock_guard<std::mutex> lk(s->mu);
+    std::lock_guard<std::mutex> lk(s->wire_mu);
     for (auto &c : s->calls)
       if (!c.used) {
         slot = &c;
@@ -1029,7 +1153,7 @@ void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint
   takt_future_t f;
   takt_err_t rc = takt_client_call(s->relay, s->staging.data(), static_cast<uint32_t>(s->staging.size()), &f);
   {
-    std::lock_guard<std::mutex> lk(s->mu);
+    std::lock_guard<std::mutex> lk(s->wire_mu);
     if (rc == TAKT_OK) {
       slot->f = f;
       slot->issued = true;
@@ -1042,52 +1166,18 @@ void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint
 }
 #endif
 
-std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, const std::string &service,
-                                           const Type &type, SrvFn fn, const takt::Scheduling &sch) {
-  Global &G = g();
-  auto s = std::make_shared<SrvImpl>();
-  s->node = n;
-  s->name = service;
-  s->fn = std::move(fn);
-  std::lock_guard<std::mutex> reg(G.reg_mu);
-  if (G.down.load() || !n->node) return s;
-  takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
-  o.attr = attr_of(sch, s->group.id);
-  takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.blob, &G.blob, on_request, s.get(), &o, &s->srv);
-  if (rc != TAKT_OK) {
-    std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
-    s->srv = nullptr;
-    return s;
-  }
-#if TAKT_ROSCPP_TCPROS_SERVICES
-  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
-  co.max_pending = kWireCalls;
-  co.attr = attr_of(sch, s->relay_group.id);
-  s->staging.resize(G.blob.size);
-  rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
-  Ros1Use use;
-  if (rc == TAKT_OK)
-    rc = use.n ? takt_ros1_advertise_service(use.n, service.c_str(), type.datatype, type.md5, on_wire_request,
-                                             s.get(), &s->wire)
-               : TAKT_ESTATE;
-  if (rc != TAKT_OK) {
-    std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
-                 takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
-    s->wire = nullptr;
-  }
-#else
-  (void)type;
-#endif
-  return s;
-}
-std::string srv_name(const SrvImpl &s) { return s.name; }
-
 class ClientImpl {
  public:
   std::shared_ptr<NodeImpl> node;
   std::string name;
   Type type{"", "", ""};
+  std::mutex bind_mu;               // guards client, bound_to, calls, stale
+  std::condition_variable bind_cv;  // client let go
   takt_client_t *client = nullptr;  // made once the service exists in this process
+  const SrvCore *bound_to = nullptr;
+  uint32_t calls = 0;               // in-process calls using client now
+  std::atomic<bool> stale{false};   // its service shut down: client goes once calls is 0
+  std::atomic<bool> down{false};    // shut down: every call fails
   std::mutex mu;
   std::condition_variable cv;
   uint64_t answers = 0;  // guarded by mu
@@ -1096,14 +1186,197 @@ class ClientImpl {
   std::mutex wire_mu;                // one wire call at a time (guards wire)
   takt_ros1_client_t *wire = nullptr;
 #endif
-  ~ClientImpl() {
+  ~ClientImpl();
+};
+
+namespace {
+/** Destroy c's takt client (c.bind_mu held, no call of c using it). A request of c being served
+ * on another thread (a call abandoned at ros::shutdown) is waited for. */
+void client_unbind_locked(ClientImpl &c) {
+  if (!c.client) return;
+  takt_err_t rc;
+  while ((rc = takt_client_destroy(c.client)) == TAKT_EBUSY) std::this_thread::yield();
+  if (rc != TAKT_OK) fail("ServiceClient", rc);
+  c.client = nullptr;
+  c.bound_to = nullptr;
+  c.stale.store(false);
+  c.bind_cv.notify_all();
+}
+
+/** The in-process clients (their handles kept for the caller) of the service called name. */
+std::vector<std::shared_ptr<ClientImpl>> clients_of(const std::string &name) {
+  Global &G = g();
+  std::vector<std::shared_ptr<ClientImpl>> all, out;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);  // (no handle is let go under it: ~ClientImpl takes it)
+    for (auto &kv : G.clients)
+      if (auto c = kv.second.lock()) all.push_back(std::move(c));
+  }
+  for (auto &c : all)
+    if (c->name == name) out.push_back(c);
+  return out;
+}
+
+/** Destroy what is left of a shut-down service: its relay and takt service. False while a
+ * client call still holds the takt service (the core then waits in G.closing). */
+bool srv_teardown(SrvCore &s) {
 #if TAKT_ROSCPP_TCPROS_SERVICES
+  if (s.relay) {
+    takt_err_t rc = takt_client_destroy(s.relay);
+    if (rc == TAKT_EBUSY) return false;
+    if (rc != TAKT_OK) fail(("shutting down service " + s.name).c_str(), rc);
+    s.relay = nullptr;
+  }
+#endif
+  if (!s.srv) return true;
+  takt_err_t rc = takt_service_destroy(s.srv);
+  if (rc == TAKT_EBUSY) return false;
+  if (rc != TAKT_OK) fail(("shutting down service " + s.name).c_str(), rc);
+  s.srv = nullptr;
+  return true;
+}
+
+/** The services whose teardown waited for a call: ended once it has. */
+void reap_closing() {
+  Global &G = g();
+  std::vector<std::shared_ptr<SrvCore>> gone;
+  std::lock_guard<std::mutex> lk(G.closing_mu);
+  for (auto it = G.closing.begin(); it != G.closing.end();) {
+    if (srv_teardown(**it)) {
+      gone.push_back(std::move(*it));
+      it = G.closing.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+}  // namespace
+
+ClientImpl::~ClientImpl() {
+  {
+    std::lock_guard<std::mutex> lk(g().mu);
+    g().clients.erase(this);
+  }
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  {
     Ros1Use use;
     if (wire && use.n) takt_ros1_client_destroy(wire);
-#endif
-    if (client) takt_client_destroy(client);  // after shutdown too, as ~SubImpl
   }
-};
+#endif
+  {
+    std::lock_guard<std::mutex> lk(bind_mu);
+    client_unbind_locked(*this);  // after shutdown too, as ~SubImpl
+  }
+  reap_closing();
+}
+
+std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, const std::string &service,
+                                           const Type &type, SrvFn fn, const takt::Scheduling &sch) {
+  Global &G = g();
+  auto impl = std::make_shared<SrvImpl>();
+  impl->node = n;
+  auto s = std::make_shared<SrvCore>();
+  s->name = service;
+  s->fn = std::move(fn);
+  std::lock_guard<std::mutex> reg(G.reg_mu);
+  if (G.down.load() || !n->node) return nullptr;
+  reap_closing();  // a shut-down service of this name whose last call has ended since
+  takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
+  o.attr = attr_of(sch, s->group.id);
+  takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.blob, &G.blob, on_request, s.get(), &o, &s->srv);
+  if (rc != TAKT_OK) {
+    s->srv = nullptr;
+    bool closing = false;
+    {
+      std::lock_guard<std::mutex> lk(G.closing_mu);
+      for (auto &c : G.closing) closing = closing || c->name == service;
+    }
+    if (rc == TAKT_EEXIST && closing)
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: a call to its previous server, shut down, is still "
+                   "in progress\n", service.c_str());
+    else
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
+    return nullptr;
+  }
+  impl->core = s;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    G.cores[service] = s;
+  }
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = kWireCalls;
+  co.attr = attr_of(sch, s->relay_group.id);
+  s->staging.resize(G.blob.size);
+  rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
+  if (rc != TAKT_OK) s->relay = nullptr;
+  Ros1Use use;
+  if (rc == TAKT_OK)
+    rc = use.n ? takt_ros1_advertise_service(use.n, service.c_str(), type.datatype, type.md5, on_wire_request,
+                                             s.get(), &s->wire)
+               : TAKT_ESTATE;
+  if (rc != TAKT_OK) {  // served in this process only
+    std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
+                 takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
+    s->wire = nullptr;
+  }
+#else
+  (void)type;
+#endif
+  return impl;
+}
+std::string srv_name(const SrvImpl &s) { return s.core ? s.core->name : std::string(); }
+bool srv_valid(const SrvImpl &s) { return s.core && !s.down.load(); }
+
+void srv_shutdown(SrvImpl &impl) {
+  if (impl.down.exchange(true) || !impl.core) return;
+  std::shared_ptr<SrvCore> s = impl.core;
+  // 1. its handler runs no more: calls from now on fail; the calls under way are waited for
+  //    (but this thread's, when the handler shuts its own server down)
+  {
+    std::lock_guard<std::mutex> lk(g().mu);
+    auto it = g().cores.find(s->name);
+    if (it != g().cores.end() && it->second.lock() == s) g().cores.erase(it);
+  }
+  {
+    std::unique_lock<std::mutex> lk(s->mu);
+    s->open = false;
+    uint32_t mine = static_cast<uint32_t>(std::count(tl_serving.begin(), tl_serving.end(), s.get()));
+    s->cv.wait(lk, [&] { return s->running <= mine; });
+  }
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  {  // 2. off the master and the wire
+    Ros1Use use;
+    if (s->wire && use.n) takt_ros1_unadvertise_service(s->wire);  // (settle answers into it no more)
+  }
+#endif
+  // 3. the in-process clients bound to it let go of it: now if idle, else when their call ends
+  //    (told to give up at once: each waits at most a slice of 100 ms)
+  auto clients = clients_of(s->name);
+  for (auto &c : clients) {
+    std::lock_guard<std::mutex> lk(c->bind_mu);
+    if (c->bound_to != s.get()) continue;
+    if (c->calls == 0) {
+      client_unbind_locked(*c);
+    } else {
+      c->stale.store(true);
+      c->cv.notify_all();
+    }
+  }
+  // 4. the takt entities, once the bound clients are gone. A thread in a client call (this one's
+  //    may be the call that holds the service) does not wait: the service ends when that call has
+  //    let go (reap_closing)
+  if (tl_calls == 0 && tl_serving.empty()) {
+    for (auto &c : clients) {
+      std::unique_lock<std::mutex> lk(c->bind_mu);
+      c->bind_cv.wait(lk, [&] { return c->bound_to != s.get(); });
+    }
+  }
+  if (!srv_teardown(*s)) {
+    std::lock_guard<std::mutex> lk(g().closing_mu);
+    g().closing.push_back(s);
+  }
+}
 
 void on_response(takt_client_t *, takt_future_t, void *user) {
   ClientImpl *c = static_cast<ClientImpl *>(user);
@@ -1121,20 +1394,52 @@ std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n, c
   c->node = n ? n : node_open(std::string(), M_string());
   c->name = service;
   c->type = type;
+  std::lock_guard<std::mutex> lk(g().mu);
+  g().clients[c.get()] = c;
   return c;
 }
 
 namespace {
-/** The service is served in this process (a takt client to it exists then). */
-bool local_exists(ClientImpl &c) {
+/** c's takt client to the service of this process called c.name (c.bind_mu held), made at the
+ * first use; nullptr if there is none (or the one c was bound to has just shut down). */
+takt_client_t *bind_locked(ClientImpl &c) {
   Global &G = g();
-  std::lock_guard<std::mutex> lk(G.mu);
-  if (c.client) return true;
-  if (G.down.load() || !c.node->node) return false;
+  if (c.client && c.stale.load()) {
+    if (c.calls > 0) return nullptr;  // another call still holds the old one
+    client_unbind_locked(c);
+  }
+  if (c.client) return c.client;
+  if (G.down.load() || !c.node->node) return nullptr;
   takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
   takt_err_t rc = takt_client_create(c.node->node, c.name.c_str(), &G.blob, &G.blob, on_response, &c, &o, &c.client);
-  if (rc != TAKT_OK) c.client = nullptr;
-  return rc == TAKT_OK;
+  if (rc != TAKT_OK) {
+    c.client = nullptr;
+    return nullptr;
+  }
+  // the server it reached, unless that is shutting down (it then waits for no call of ours)
+  std::shared_ptr<SrvCore> s;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    auto it = G.cores.find(c.name);
+    if (it != G.cores.end()) s = it->second.lock();
+  }
+  bool open = false;
+  if (s) {
+    std::lock_guard<std::mutex> lk(s->mu);
+    open = s->open;
+  }
+  if (!open) {
+    client_unbind_locked(c);
+    return nullptr;
+  }
+  c.bound_to = s.get();
+  return c.client;
+}
+
+/** The service is served in this process (a takt client to it exists then). */
+bool local_exists(ClientImpl &c) {
+  std::lock_guard<std::mutex> lk(c.bind_mu);
+  return bind_locked(c) != nullptr;
 }
 
 #if TAKT_ROSCPP_TCPROS_SERVICES
@@ -1165,38 +1470,10 @@ bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   return true;
 }
 #endif
-}  // namespace
 
-bool client_exists(ClientImpl &c) {
-  if (local_exists(c)) return true;
-#if TAKT_ROSCPP_TCPROS_SERVICES
-  Ros1Use use;
-  char uri[256];
-  return use.n && takt_ros1_lookup_service(use.n, c.name.c_str(), uri, sizeof uri) == TAKT_OK;
-#else
-  return false;
-#endif
-}
-
-bool client_wait(ClientImpl &c, Duration timeout) {
-  int64_t end = timeout.toNSec() < 0 ? INT64_MAX : takt_time_now() + timeout.toNSec();
-  while (ok()) {
-    if (client_exists(c)) return true;
-    if (takt_time_now() >= end) return false;
-    takt_time::sleep_for_ns(20 * 1000000);  // roscpp polls the master at this period too
-  }
-  return false;
-}
-
-bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
+/** One in-process call through client (counted in c.calls by the caller): the answer into resp. */
+bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &resp) {
   Global &G = g();
-  if (!local_exists(c)) {
-#if TAKT_ROSCPP_TCPROS_SERVICES
-    return wire_call(c, req, resp);
-#else
-    return false;  // TCPROS services: not in this ros1 layer yet
-#endif
-  }
   if (req.size() + 4 > G.blob.size) {
     std::fprintf(stderr, "takt roscpp: a request to %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", c.name.c_str());
     return false;
@@ -1211,8 +1488,9 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
     std::lock_guard<std::mutex> lk(c.mu);
     seen = c.answers;
   }
-  if (takt_client_call(c.client, blob.data(), G.blob.size, &f) != TAKT_OK) return false;
-  while (ok()) {
+  if (takt_client_call(client, blob.data(), G.blob.size, &f) != TAKT_OK) return false;
+  // until the answer, ros::shutdown, or the server's shutdown (which wakes this)
+  while (ok() && !c.stale.load() && !c.down.load()) {
     takt_future_status_t st = takt_future_status(&f);
     if (st == TAKT_FUTURE_READY) {
       if (takt_future_take(&f, answer.data(), G.blob.size) != TAKT_OK) return false;
@@ -1229,14 +1507,130 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
       continue;
     }
     std::unique_lock<std::mutex> lk(c.mu);
-    c.cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return c.answers != seen; });
+    c.cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return c.answers != seen || c.stale.load(); });
     seen = c.answers;
   }
   takt_future_cancel(&f);
   return false;
 }
+}  // namespace
+
+bool client_exists(ClientImpl &c) {
+  if (c.down.load()) return false;
+  if (local_exists(c)) return true;
+#if TAKT_ROSCPP_TCPROS_SERVICES
+  Ros1Use use;
+  char uri[256];
+  return use.n && takt_ros1_lookup_service(use.n, c.name.c_str(), uri, sizeof uri) == TAKT_OK;
+#else
+  return false;
+#endif
+}
+
+bool client_wait(ClientImpl &c, Duration timeout) {
+  int64_t end = timeout.toNSec() < 0 ? INT64_MAX : takt_time_now() + timeout.toNSec();
+  while (ok() && !c.down.load()) {
+    if (client_exists(c)) return true;
+    if (takt_time_now() >= end) return false;
+    takt_time::sleep_for_ns(20 * 1000000);  // roscpp polls the master at this period too
+  }
+  return false;
+}
+
+bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
+  if (c.down.load()) return false;
+  takt_client_t *client;
+  {
+    std::lock_guard<std::mutex> lk(c.bind_mu);
+    client = bind_locked(c);
+    if (client) c.calls++;
+  }
+  if (!client) {
+#if TAKT_ROSCPP_TCPROS_SERVICES
+    return wire_call(c, req, resp);
+#else
+    return false;  // TCPROS services: not in this ros1 layer yet
+#endif
+  }
+  tl_calls++;
+  bool ok = local_call(c, client, req, resp);
+  tl_calls--;
+  {
+    std::lock_guard<std::mutex> lk(c.bind_mu);
+    c.calls--;
+    if (c.calls == 0 && c.stale.load()) client_unbind_locked(c);  // its server has shut down
+  }
+  reap_closing();
+  return ok;
+}
 std::string client_name(const ClientImpl &c) { return c.name; }
 bool client_persistent(const ClientImpl &c) { return c.persistent; }
+bool client_valid(const ClientImpl &c) { return !c.down.load(); }
+void client_shutdown(ClientImpl &c) {
+  c.down.store(true);
+  c.cv.notify_all();
+  {
+    std::lock_guard<std::mutex> lk(c.bind_mu);
+    if (c.calls == 0) client_unbind_locked(c);
+    else c.stale.store(true);
+  }
+  reap_closing();
+}
+
+// -- what a NodeHandle created (NodeHandle::shutdown)
+class Collection {
+ public:
+  mutable std::mutex mu;  // guards everything below
+  bool down = false;
+  std::vector<std::weak_ptr<PubImpl>> pubs;
+  std::vector<std::weak_ptr<SubImpl>> subs;
+  std::vector<std::weak_ptr<TimerImpl>> timers;
+  std::vector<std::weak_ptr<SrvImpl>> srvs;
+  std::vector<std::weak_ptr<ClientImpl>> clients;
+};
+
+namespace {
+template <class T>
+void add(Collection &c, std::vector<std::weak_ptr<T>> &v, const std::shared_ptr<T> &p) {
+  std::lock_guard<std::mutex> lk(c.mu);
+  // the handles let go of are forgotten: a handle that creates and drops entities stays bounded
+  v.erase(std::remove_if(v.begin(), v.end(), [](const std::weak_ptr<T> &w) { return w.expired(); }), v.end());
+  v.emplace_back(p);
+}
+template <class T, class F>
+void end_all(std::vector<std::weak_ptr<T>> &v, F shut) {
+  for (auto &w : v)
+    if (auto p = w.lock()) shut(*p);
+}
+}  // namespace
+
+std::shared_ptr<Collection> collection_new() { return std::make_shared<Collection>(); }
+void collect(Collection &c, const std::shared_ptr<PubImpl> &p) { add(c, c.pubs, p); }
+void collect(Collection &c, const std::shared_ptr<SubImpl> &s) { add(c, c.subs, s); }
+void collect(Collection &c, const std::shared_ptr<TimerImpl> &t) { add(c, c.timers, t); }
+void collect(Collection &c, const std::shared_ptr<SrvImpl> &s) { add(c, c.srvs, s); }
+void collect(Collection &c, const std::shared_ptr<ClientImpl> &cl) { add(c, c.clients, cl); }
+void collection_shutdown(Collection &c) {
+  Collection gone;
+  {
+    std::lock_guard<std::mutex> lk(c.mu);
+    c.down = true;
+    gone.pubs.swap(c.pubs);
+    gone.subs.swap(c.subs);
+    gone.timers.swap(c.timers);
+    gone.srvs.swap(c.srvs);
+    gone.clients.swap(c.clients);
+  }
+  end_all(gone.subs, sub_shutdown);
+  end_all(gone.timers, timer_shutdown);
+  end_all(gone.srvs, srv_shutdown);
+  end_all(gone.clients, client_shutdown);
+  end_all(gone.pubs, pub_shutdown);
+}
+bool collection_ok(const Collection &c) {
+  std::lock_guard<std::mutex> lk(c.mu);
+  return !c.down;
+}
 
 // -- parameters
 namespace {

@@ -1,0 +1,306 @@
+// The roscpp-compatible API's handles and node settings against a real rosmaster, one process
+// (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
+// while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
+// handle (tests/CMakeLists.txt: test_roscpp_api).
+#include <gtest/gtest.h>
+
+#include <ros/ros.h>
+#include <std_msgs/Int32.h>
+#include <std_msgs/String.h>
+#include <std_srvs/Trigger.h>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ros1/ros1_peers.hpp"
+
+namespace {
+
+// cond() within timeout_s (polled every 10 ms)
+bool eventually(const std::function<bool()> &cond, double timeout_s = 20.0) {
+  ros::WallTime end = ros::WallTime::now() + ros::WallDuration(timeout_s);
+  while (!cond()) {
+    if (ros::WallTime::now() > end) return false;
+    ros::WallDuration(0.01).sleep();
+  }
+  return true;
+}
+
+void pause(double s) { ros::WallDuration(s).sleep(); }
+
+// What a file descriptor (1 or 2) gets while this lives.
+class Capture {
+ public:
+  explicit Capture(int fd) : fd_(fd) {
+    std::fflush(nullptr);
+    char path[] = "/tmp/takt_roscpp_capXXXXXX";
+    tmp_ = mkstemp(path);
+    unlink(path);
+    saved_ = dup(fd);
+    dup2(tmp_, fd);
+  }
+  ~Capture() {
+    std::fflush(nullptr);
+    dup2(saved_, fd_);
+    close(saved_);
+    close(tmp_);
+  }
+  std::string text() const {
+    std::fflush(nullptr);
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    off_t at = 0;
+    while ((n = pread(tmp_, buf, sizeof buf, at)) > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      at += n;
+    }
+    return out;
+  }
+  Capture(const Capture &) = delete;
+  Capture &operator=(const Capture &) = delete;
+
+ private:
+  int fd_, tmp_, saved_;
+};
+
+struct Server {
+  std::string word;
+  bool cb(std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+    r.success = true;
+    r.message = word;
+    return true;
+  }
+};
+
+bool answer_second(std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+  r.success = true;
+  r.message = "second";
+  return true;
+}
+
+std::atomic<int> g_msgs{0};
+void count_msg(const std_msgs::Int32::ConstPtr &) { g_msgs++; }
+
+// until p has n subscribers
+bool connected(const ros::Publisher &p, uint32_t n = 1) {
+  return eventually([&] { return p.getNumSubscribers() >= n; });
+}
+
+// ---- ServiceServer::shutdown with an in-process client bound to it -----------------------------
+
+TEST(RoscppService, CallAfterServerShutdownFails) {
+  ros::NodeHandle nh;
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("svc_gone");
+  auto *obj = new Server{"first"};
+  ros::ServiceServer s = nh.advertiseService("svc_gone", &Server::cb, obj);
+  ASSERT_TRUE(s);
+  std_srvs::Trigger t;
+  ASSERT_TRUE(c.call(t));  // binds c to the service
+  EXPECT_EQ(t.response.message, "first");
+  s.shutdown();
+  delete obj;  // as roscpp allows: nothing calls it any more
+  t.response = std_srvs::Trigger::Response();
+  EXPECT_FALSE(c.call(t));
+  EXPECT_EQ(t.response.message, "");
+  EXPECT_FALSE(c.exists());
+}
+
+TEST(RoscppService, ReadvertisedServiceAnswersTheBoundClient) {
+  ros::NodeHandle nh;
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("svc_again");
+  Server first{"first"};
+  ros::ServiceServer s = nh.advertiseService("svc_again", &Server::cb, &first);
+  std_srvs::Trigger t;
+  ASSERT_TRUE(c.call(t));
+  s.shutdown();
+  s = nh.advertiseService("svc_again", answer_second);
+  ASSERT_TRUE(s);
+  t.response = std_srvs::Trigger::Response();
+  EXPECT_TRUE(c.call(t));
+  EXPECT_EQ(t.response.message, "second");
+}
+
+TEST(RoscppService, ServerDestroyedWithBoundClient) {
+  ros::NodeHandle nh;
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("svc_dropped");
+  std_srvs::Trigger t;
+  {
+    Server srv{"scoped"};
+    ros::ServiceServer s = nh.advertiseService("svc_dropped", &Server::cb, &srv);
+    ASSERT_TRUE(c.call(t));
+  }  // the last handle let go of: as shutdown
+  EXPECT_FALSE(c.call(t));
+  ros::ServiceServer s2 = nh.advertiseService("svc_dropped", answer_second);
+  EXPECT_TRUE(s2);
+}
+
+// ---- NodeHandle::shutdown ------------------------------------------------------------------
+
+TEST(RoscppNodeHandle, ShutdownEndsWhatItCreated) {
+  ros::NodeHandle nh;
+  ros::NodeHandle nh2("ns2");
+  std::atomic<int> ticks{0}, served{0};
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_nh", 10);
+  ros::Subscriber s = nh2.subscribe("/t_nh", 10, count_msg);
+  ros::Timer tm = nh2.createTimer(ros::Duration(0.02), [&](const ros::TimerEvent &) { ticks++; });
+  ros::ServiceServer sv = nh2.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      "nh2_svc", [&](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        served++;
+        r.success = true;
+        return true;
+      });
+  ros::Publisher p2 = nh2.advertise<std_msgs::Int32>("/t_nh2", 10);
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/ns2/nh2_svc");
+  ASSERT_TRUE(connected(p));
+  ASSERT_TRUE(eventually([&] { return ticks.load() > 0; }));
+  std_srvs::Trigger t;
+  ASSERT_TRUE(c.call(t));
+  ros::NodeHandle copy = nh2;  // its own handles: untouched by nh2's shutdown
+  ros::Timer other = copy.createTimer(ros::Duration(0.02), [](const ros::TimerEvent &) {});
+
+  nh2.shutdown();
+  EXPECT_FALSE(nh2.ok());
+  EXPECT_TRUE(nh.ok());
+  EXPECT_TRUE(copy.ok());
+  EXPECT_EQ(nh2.getNamespace(), "/ns2");
+  EXPECT_FALSE(s);
+  EXPECT_FALSE(sv);
+  EXPECT_FALSE(p2);
+  EXPECT_TRUE(p);
+  int ticks_then = ticks.load(), msgs_then = g_msgs.load();
+  std_msgs::Int32 m;
+  for (int i = 0; i < 5; i++) p.publish(m);
+  pause(0.5);
+  EXPECT_EQ(g_msgs.load(), msgs_then);  // its Subscriber's callback runs no more
+  EXPECT_EQ(ticks.load(), ticks_then);  // nor its Timer's
+  EXPECT_FALSE(c.call(t));              // its service is gone
+  EXPECT_EQ(served.load(), 1);
+  other.stop();
+}
+
+TEST(RoscppNodeHandle, UsableAfterShutdown) {
+  ros::NodeHandle nh2("ns3");
+  nh2.shutdown();
+  EXPECT_EQ(nh2.getNamespace(), "/ns3");
+  EXPECT_EQ(nh2.resolveName("x"), "/ns3/x");
+  ros::Subscriber s = nh2.subscribe("/t_after", 10, count_msg);  // as roscpp: works
+  EXPECT_TRUE(s);
+  ros::Publisher p = nh2.advertise<std_msgs::Int32>("/t_after", 10);
+  EXPECT_TRUE(p);
+  nh2.setParam("after", 3);
+  int v = 0;
+  EXPECT_TRUE(nh2.getParam("after", v));
+  EXPECT_EQ(v, 3);
+}
+
+// ---- shutdown through one copy of a handle -------------------------------------------------
+
+TEST(RoscppCopies, SubscriberShutdownEndsEveryCopy) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_subcopy", 10);
+  ros::Subscriber a = nh.subscribe("/t_subcopy", 10, count_msg);
+  std::vector<ros::Subscriber> held{a};  // a copy, as a container or a class member holds one
+  ros::Subscriber b = a;
+  ASSERT_TRUE(connected(p));
+  a.shutdown();
+  EXPECT_FALSE(a);
+  EXPECT_FALSE(b);
+  EXPECT_FALSE(held[0]);
+  EXPECT_EQ(b.getNumPublishers(), 0u);
+  int then = g_msgs.load();
+  std_msgs::Int32 m;
+  for (int i = 0; i < 5; i++) p.publish(m);
+  pause(0.5);
+  EXPECT_EQ(g_msgs.load(), then);
+}
+
+TEST(RoscppCopies, PublisherShutdownEndsEveryCopy) {
+  ros::NodeHandle nh;
+  std::atomic<int> got{0};
+  ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
+      "/t_pubcopy", 10, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &) { got++; }));
+  ros::Publisher a = nh.advertise<std_msgs::Int32>("/t_pubcopy", 10);
+  ros::Publisher b = a;
+  ASSERT_TRUE(connected(b));
+  std_msgs::Int32 m;
+  b.publish(m);
+  ASSERT_TRUE(eventually([&] { return got.load() == 1; }));
+  a.shutdown();
+  EXPECT_FALSE(a);
+  EXPECT_FALSE(b);
+  EXPECT_EQ(b.getNumSubscribers(), 0u);
+  for (int i = 0; i < 5; i++) b.publish(m);
+  pause(0.5);
+  EXPECT_EQ(got.load(), 1);
+}
+
+TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
+  ros::NodeHandle nh;
+  Server srv{"copy"};
+  ros::ServiceServer a = nh.advertiseService("svc_copy", &Server::cb, &srv);
+  ros::ServiceServer b = a;
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("svc_copy");
+  std_srvs::Trigger t;
+  ASSERT_TRUE(c.call(t));
+  a.shutdown();
+  EXPECT_FALSE(a);
+  EXPECT_FALSE(b);
+  EXPECT_FALSE(c.call(t));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
+  std::string home = "/tmp/takt-roscpp-api-" + std::to_string(getpid());
+  setenv("ROS_HOME", home.c_str(), 1);
+  setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
+  // a rosmaster of this test's own on a free port (once more on another if it lost the port)
+  ros1_test::Proc master;
+  bool up = false;
+  for (int attempt = 0; attempt < 3 && !up; attempt++) {
+    uint16_t port = ros1_test::free_port();
+    if (port == 0 || !master.start({"rosmaster", "--core", "-p", std::to_string(port)})) continue;
+    up = eventually([&] {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(port);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
+      close(fd);
+      return ok || master.exited();
+    }, 30.0) && !master.exited();
+    if (up) setenv("ROS_MASTER_URI", ("http://127.0.0.1:" + std::to_string(port) + "/").c_str(), 1);
+  }
+  if (!up) {
+    std::fprintf(stderr, "no rosmaster started: %s\n", master.drain().c_str());
+    return 1;
+  }
+  ros::init(argc, argv, "roscpp_api", ros::init_options::NoSigintHandler);
+  ros::NodeHandle nh;
+  ros::AsyncSpinner spinner(1);
+  spinner.start();
+  int rc = RUN_ALL_TESTS();
+  spinner.stop();
+  ros::shutdown();
+  master.stop();
+  std::error_code ec;
+  std::filesystem::remove_all(home, ec);
+  return rc;
+}
