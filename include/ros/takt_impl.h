@@ -78,6 +78,7 @@ std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remap
 const std::string &node_namespace(const NodeImpl &n);
 std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
 
+// advertise, subscribe, timer, advertise_service: nullptr on failure (a message on stderr says why)
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, bool latch);
 void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len);

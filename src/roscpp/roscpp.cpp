@@ -27,6 +27,7 @@
 #include "takt/core.h"
 #include "takt/exec.h"
 #include "takt/port.h"
+#include "takt/port_io.h"
 #include "takt/ros1.h"
 
 namespace ros {
@@ -77,6 +78,8 @@ struct Global {
   std::map<ClientImpl *, std::weak_ptr<ClientImpl>> clients;  // every ServiceClient's
   std::mutex closing_mu;  // guards closing (taken before no other lock of this file)
   std::vector<std::shared_ptr<SrvCore>> closing;  // shut down; a client call still holds them
+  // the ROS 1 node's limits (start: TAKT_ROSCPP_MAX_*)
+  uint32_t max_pubs = 0, max_subs = 0, max_conns = 0, max_services = 0;
   std::atomic<bool> started{false}, down{false}, sigint{false};
   std::atomic<int> inflight{0}, spinning{0};
   std::mutex sleep_mu;
@@ -142,6 +145,20 @@ int64_t env_int(const char *name, int64_t def) {
   return v && *v ? std::strtoll(v, nullptr, 10) : def;
 }
 
+// The ROS 1 node's default limits (start; docs/ros1.md, "Limits"): a topic's connections,
+// subscribed topics, user publications (/rosout is one more), services served over TCPROS. Each
+// connection of a publication reserves TAKT_ROSCPP_QUEUE messages of TAKT_ROSCPP_MAX_MESSAGE
+// bytes, written at start: 16 connections take an idle node from 25 MiB resident to 60 (docs/ros1.md).
+constexpr uint32_t kMaxConnections = 4, kMaxTopics = 16, kMaxPublications = 16, kMaxServices = 4;
+
+/** $name if set (clamped to lo..hi, with a message), else def. */
+uint32_t limit(const char *name, uint32_t def, uint32_t lo, uint32_t hi) {
+  int64_t v = env_int(name, def);
+  if (v >= lo && v <= hi) return static_cast<uint32_t>(v);
+  uint32_t c = v < lo ? lo : hi;
+  std::fprintf(stderr, "takt roscpp: %s=%lld is outside %u..%u: %u\n", name, static_cast<long long>(v), lo, hi, c);
+  return c;
+}
 
 }  // namespace
 
@@ -265,26 +282,45 @@ void start() {
   G.max_message = static_cast<uint32_t>(env_int("TAKT_ROSCPP_MAX_MESSAGE", 16384));
   G.blob.size = 4 + G.max_message;
   G.received.size = G.blob.size + kCalleridRoom;
-  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", 24 << 20));
-  // a group for each callback under a multi-threaded executor (take_group)
-  cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
-  takt_err_t rc = takt_context_create(&cc, &G.ctx);
-  if (rc != TAKT_OK) {
-    fail("cannot create the takt context", rc);
-    std::exit(1);
-  }
+  // the ROS 1 node's limits (docs/ros1.md, "Limits"): each has its variable
+  G.max_conns = limit("TAKT_ROSCPP_MAX_CONNECTIONS", kMaxConnections, 1, 64);
+  G.max_subs = limit("TAKT_ROSCPP_MAX_TOPICS", kMaxTopics, 1, 256);
+  G.max_pubs = limit("TAKT_ROSCPP_MAX_PUBLICATIONS", kMaxPublications, 1, 255) + 1;  // and /rosout
+  G.max_services = limit("TAKT_ROSCPP_MAX_SERVICES", kMaxServices, 1, 64);
   takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
   rc1.name = G.name.c_str();
   rc1.master_uri = G.master_uri.empty() ? nullptr : G.master_uri.c_str();
   rc1.host = G.host.empty() ? nullptr : G.host.c_str();
-  rc1.max_pubs = 16;
-  rc1.max_subs = 16;
+  rc1.max_pubs = G.max_pubs;
+  rc1.max_subs = G.max_subs;
+  rc1.max_conns = G.max_conns;
+  rc1.max_services = G.max_services;
   rc1.max_message = G.max_message;
   G.pub_queue = static_cast<uint32_t>(std::clamp<int64_t>(env_int("TAKT_ROSCPP_QUEUE", 8), 1, 4096));
   rc1.queue = G.pub_queue;
   rc1.max_values = 4096;
   rc1.max_xmlrpc = 65536;
+  size_t ros1_bytes = takt_ros1_node_bytes(&rc1);
+  if (ros1_bytes == 0) {
+    std::fprintf(stderr, "takt roscpp: the ROS 1 node's limits are too large: 2 + %u + (%u publications + %u topics + "
+                 "%u services) x %u connections must be at most %u (TAKT_ROSCPP_MAX_PUBLICATIONS, _TOPICS, "
+                 "_SERVICES, _CONNECTIONS; TAKT_ROSCPP_MAX_MESSAGE at most 64 MiB)\n", rc1.max_rpc_conns + G.max_conns,
+                 G.max_pubs, G.max_subs, G.max_services, G.max_conns, static_cast<unsigned>(TAKT_IO_MAX_WATCH));
+    std::exit(1);
+  }
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  // the ROS 1 node's block and 16 MiB for the rest (the Subscribers' topics, services, clients);
+  // pages no connection writes stay virtual
+  cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", static_cast<int64_t>(ros1_bytes + (16u << 20))));
+  cc.max_services = std::max<uint32_t>(cc.max_services, G.max_services);
+  cc.max_clients = std::max<uint32_t>(cc.max_clients, G.max_services + 16);  // the TCPROS relays and 16
+  // a group for each callback under a multi-threaded executor (take_group)
+  cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
+  takt_err_t rc = takt_context_create(&cc, &G.ctx);
+  if (rc != TAKT_OK) {
+    fail("cannot create the takt context (TAKT_ROSCPP_ARENA)", rc);
+    std::exit(1);
+  }
   rc = takt_ros1_node_create(G.ctx, &rc1, &G.ros1);
   if (rc != TAKT_OK) {
     fail("cannot create the ROS 1 node", rc);
@@ -365,6 +401,10 @@ void waitForShutdown() {
   while (ok()) takt_time::sleep_for_ns(kSliceNs);
 }
 
+namespace takt_impl {
+void report_connections();
+}  // namespace takt_impl
+
 namespace {
 /** preempt runs callbacks on its own workers once spinning: from the first spin (when a node has
  * made its timers and subscriptions, which preempt arms as it starts) to shutdown it spins on a
@@ -389,11 +429,15 @@ void spin_loop(const std::atomic<bool> *stop) {
   start();
   if (G.kind == TAKT_EXEC_PREEMPT) {  // the executor spins on its own thread: wait
     preempt_run();
-    while (ok() && !(stop && stop->load())) takt_time::sleep_for_ns(kSliceNs);
+    while (ok() && !(stop && stop->load())) {
+      takt_impl::report_connections();
+      takt_time::sleep_for_ns(kSliceNs);
+    }
     return;
   }
   G.spinning++;
   while (ok() && !(stop && stop->load())) {
+    takt_impl::report_connections();
     takt_err_t rc = takt_executor_spin_until(G.exec, takt_time_now() + kSliceNs);
     if (rc != TAKT_OK && rc != TAKT_ETIMEDOUT) {
       fail("spin", rc);
@@ -409,6 +453,7 @@ void spin() { spin_loop(nullptr); }
 void spinOnce() {
   start();
   if (!ok()) return;
+  takt_impl::report_connections();
   if (g().kind == TAKT_EXEC_PREEMPT) {  // preempt runs callbacks as they come
     preempt_run();
     return;
@@ -575,6 +620,7 @@ struct PubShared {
   bool latch = false;
   takt_ros1_pub_t *pub = nullptr;
   std::atomic<bool> warned{false};
+  uint64_t refused = 0;  // subscribers refused so far, as reported (report_connections' lock)
   ~PubShared() {
     Ros1Use use;
     if (pub && use.n) takt_ros1_unadvertise(pub);
@@ -599,7 +645,7 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   std::lock_guard<std::mutex> reg(G.reg_mu);
   {
     std::lock_guard<std::mutex> lk(G.mu);
-    if (G.down.load()) return p;
+    if (G.down.load()) return nullptr;
     auto it = G.pubs.find(topic);
     if (it != G.pubs.end()) p->shared = it->second.lock();
   }
@@ -622,9 +668,14 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
     if (rc == TAKT_OK)  // in range: cannot fail
       (void)takt_ros1_pub_set_queue(s->pub, queue == 0 || queue > G.pub_queue ? G.pub_queue : queue);
     if (rc != TAKT_OK) {
-      std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
-                   use.n ? takt_ros1_last_error(use.n) : "shut down");
       s->pub = nullptr;
+      if (rc == TAKT_EFULL)
+        std::fprintf(stderr, "takt roscpp: advertise %s: no room: the node has %u publications "
+                     "(TAKT_ROSCPP_MAX_PUBLICATIONS, /rosout included)\n", topic.c_str(), G.max_pubs);
+      else
+        std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
+                     use.n ? takt_ros1_last_error(use.n) : "shut down");
+      return nullptr;
     }
   }
   std::lock_guard<std::mutex> lk(G.mu);
@@ -714,6 +765,7 @@ struct RosSub {
   std::atomic<uint64_t> refused{0};
   takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
   int32_t priority = 0;  // of the ROS 1 subscription: its subscribers' highest (G.reg_mu)
+  uint64_t errors = 0, connect_failures = 0;  // as reported so far (report_connections' lock)
   ~RosSub() {
     Ros1Use use;
     if (!use.n) return;
@@ -855,7 +907,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   char tname[32], sname[32];
   {
     std::lock_guard<std::mutex> lk(G.mu);
-    if (G.down.load() || !n->node) return s;
+    if (G.down.load() || !n->node) return nullptr;
     auto it = G.subs.find(topic);
     if (it != G.subs.end()) rs = it->second.lock();
     std::snprintf(tname, sizeof tname, "roscpp_t%u", G.next_id++);
@@ -869,8 +921,8 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     takt_err_t rc = takt_topic_create(G.ctx, tname, &G.received, depth + 2, &rs->ttopic);
     if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, rs->ttopic, &rs->tpub);
     if (rc != TAKT_OK) {
-      fail(("subscribe " + topic + ": no room in the takt context").c_str(), rc);
-      return s;
+      fail(("subscribe " + topic + ": no room in the takt context (TAKT_ROSCPP_ARENA)").c_str(), rc);
+      return nullptr;
     }
     Ros1Use use;
     rs->node = use.n;
@@ -878,9 +930,14 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
                                      rs.get(), &rs->sub)
                : TAKT_ESTATE;
     if (rc != TAKT_OK) {
-      std::fprintf(stderr, "takt roscpp: subscribe %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
-                   use.n ? takt_ros1_last_error(use.n) : "shut down");
       rs->sub = nullptr;
+      if (rc == TAKT_EFULL)
+        std::fprintf(stderr, "takt roscpp: subscribe %s: no room: the node subscribes to %u topics "
+                     "(TAKT_ROSCPP_MAX_TOPICS)\n", topic.c_str(), G.max_subs);
+      else
+        std::fprintf(stderr, "takt roscpp: subscribe %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
+                     use.n ? takt_ros1_last_error(use.n) : "shut down");
+      return nullptr;
     }
     std::lock_guard<std::mutex> lk(G.mu);
     G.subs[topic] = rs;
@@ -895,8 +952,9 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   o.attr = attr_of(sch, s->group.id);
   takt_err_t rc = takt_subscription_create(n->node, rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
   if (rc != TAKT_OK) {
-    fail(("subscribe " + topic).c_str(), rc);
+    fail(("subscribe " + topic + " (the takt context's subscriptions: TAKT_ROSCPP_ARENA)").c_str(), rc);
     s->sub = nullptr;
+    return nullptr;
   }
   return s;
 }
@@ -946,6 +1004,57 @@ void sub_shutdown(SubImpl &s) {
   rs.reset();
 }
 bool sub_valid(const SubImpl &s) { return !s.down.load(); }
+
+// What the ROS 1 node's statistics tell of connections lost or refused, one line each time:
+// a message above TAKT_ROSCPP_MAX_MESSAGE (the ros1 layer closes that publisher's connection:
+// nothing more arrives from it), a publisher or subscriber beyond TAKT_ROSCPP_MAX_CONNECTIONS.
+// From the spinning threads, at most every 100 ms (an I/O thread may print nothing).
+void report_connections() {
+  Global &G = g();
+  static std::mutex mu;  // guards next and the counts reported so far (RosSub, PubShared)
+  static int64_t next = 0;
+  std::unique_lock<std::mutex> one(mu, std::try_to_lock);
+  int64_t now = takt_time_now();
+  if (!one.owns_lock() || now < next) return;
+  next = now + kSliceNs;
+  std::vector<std::shared_ptr<RosSub>> subs;
+  std::vector<std::shared_ptr<PubShared>> pubs;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    for (auto &kv : G.subs)
+      if (auto rs = kv.second.lock()) subs.push_back(std::move(rs));
+    for (auto &kv : G.pubs)
+      if (auto ps = kv.second.lock()) pubs.push_back(std::move(ps));
+  }
+  Ros1Use use;
+  if (!use.n) return;
+  for (auto &rs : subs) {
+    if (!rs->sub) continue;
+    takt_ros1_sub_stats_t st;
+    takt_ros1_sub_get_stats(rs->sub, &st);
+    unsigned long size = 0, max = 0;
+    if (st.errors > rs->errors &&
+        std::sscanf(st.last_error, "TCPROS message of %lu bytes exceeds max_message (%lu)", &size, &max) == 2)
+      std::fprintf(stderr, "takt roscpp: a message of %lu bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%lu): the "
+                   "connection to its publisher is closed, nothing more arrives from it; raise TAKT_ROSCPP_MAX_MESSAGE\n",
+                   size, rs->topic.c_str(), max);
+    if (st.connect_failures > rs->connect_failures && std::strstr(st.last_error, "no room") != nullptr &&
+        rs->connect_failures == 0)
+      std::fprintf(stderr, "takt roscpp: %s has more publishers than TAKT_ROSCPP_MAX_CONNECTIONS (%u): the others "
+                   "are not heard\n", rs->topic.c_str(), G.max_conns);
+    rs->errors = st.errors;
+    rs->connect_failures = st.connect_failures;
+  }
+  for (auto &ps : pubs) {
+    if (!ps->pub) continue;
+    takt_ros1_pub_stats_t st;
+    takt_ros1_pub_get_stats(ps->pub, &st);
+    if (st.refused > ps->refused && st.connections >= G.max_conns)
+      std::fprintf(stderr, "takt roscpp: %s has more subscribers than TAKT_ROSCPP_MAX_CONNECTIONS (%u): a subscriber "
+                   "was refused\n", ps->topic.c_str(), G.max_conns);
+    ps->refused = st.refused;
+  }
+}
 
 // -- timers
 class TimerImpl {
@@ -1294,8 +1403,11 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
     if (rc == TAKT_EEXIST && closing)
       std::fprintf(stderr, "takt roscpp: advertiseService %s: a call to its previous server, shut down, is still "
                    "in progress\n", service.c_str());
+    else if (rc == TAKT_EEXIST)
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: this process advertises it already\n", service.c_str());
     else
-      std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(), takt_strerror(rc));
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: %s (the takt context's services: TAKT_ROSCPP_ARENA)\n",
+                   service.c_str(), takt_strerror(rc));
     return nullptr;
   }
   impl->core = s;
@@ -1315,10 +1427,15 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
     rc = use.n ? takt_ros1_advertise_service(use.n, service.c_str(), type.datatype, type.md5, on_wire_request,
                                              s.get(), &s->wire)
                : TAKT_ESTATE;
-  if (rc != TAKT_OK) {  // served in this process only
-    std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
-                 takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
+  if (rc != TAKT_OK) {
     s->wire = nullptr;
+    if (rc == TAKT_EFULL && s->relay)
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: no room: the node serves %u services over TCPROS "
+                   "(TAKT_ROSCPP_MAX_SERVICES)\n", service.c_str(), G.max_services);
+    else
+      std::fprintf(stderr, "takt roscpp: advertiseService %s over TCPROS: %s (%s)\n", service.c_str(),
+                   takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
+    return nullptr;  // ~SrvImpl ends the takt service
   }
 #else
   (void)type;

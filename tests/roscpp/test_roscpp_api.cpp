@@ -1,7 +1,10 @@
 // The roscpp-compatible API's handles and node settings against a real rosmaster, one process
 // (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
 // while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
-// handle (tests/CMakeLists.txt: test_roscpp_api).
+// handle, the node's limits (empty handles and one-line messages naming the variable;
+// run again under small limits: the RoscppLimits tests) and a message above
+// TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC COUNT` and
+// `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
 #include <gtest/gtest.h>
 
 #include <ros/ros.h>
@@ -28,6 +31,12 @@
 #include "ros1/ros1_peers.hpp"
 
 namespace {
+
+std::string self_path() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
 
 // cond() within timeout_s (polled every 10 ms)
 bool eventually(const std::function<bool()> &cond, double timeout_s = 20.0) {
@@ -262,9 +271,167 @@ TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
   EXPECT_FALSE(c.call(t));
 }
 
+// ---- connections per topic: TAKT_ROSCPP_MAX_CONNECTIONS=16 (test_roscpp_api's environment) holds
+// rviz, rostopic echo, rosbag and a dozen nodes on one topic
+
+TEST(RoscppConnections, SixteenSubscribersOfOneTopic) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/fan", 100);
+  std::vector<std::unique_ptr<ros1_test::Proc>> listeners;
+  const int kListeners = 15;  // and this process's own Subscriber: 16
+  ros::Subscriber own = nh.subscribe("/fan", 100, count_msg);
+  for (int i = 0; i < kListeners; i++) {
+    listeners.emplace_back(new ros1_test::Proc);
+    ASSERT_TRUE(listeners.back()->start({self_path(), "--listen", "/fan", "3", "__name:=fan" + std::to_string(i)}));
+  }
+  ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() >= kListeners + 1; }, 60.0))
+      << p.getNumSubscribers() << " subscribers";
+  std_msgs::Int32 m;
+  int finished = 0;
+  for (int round = 0; round < 300 && finished < kListeners; round++) {
+    p.publish(m);
+    pause(0.1);
+    finished = 0;
+    for (auto &l : listeners) finished += l->exited();
+  }
+  for (auto &l : listeners) EXPECT_EQ(l->wait_exit(30000), 0) << l->drain();
+}
+
+// ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
+
+bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
+
+TEST(RoscppLimits, SubscribeBeyondTopicsIsAnEmptyHandle) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  ros::Subscriber a = nh.subscribe("/lim_t1", 1, count_msg);
+  ros::Subscriber b = nh.subscribe("/lim_t2", 1, count_msg);
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(b);
+  Capture cap(2);
+  ros::Subscriber c = nh.subscribe("/lim_t3", 1, count_msg);
+  EXPECT_FALSE(c);
+  EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_TOPICS"), std::string::npos) << cap.text();
+  ros::Subscriber again = nh.subscribe("/lim_t1", 1, count_msg);  // a topic it has: no new one
+  EXPECT_TRUE(again);
+}
+
+TEST(RoscppLimits, AdvertiseBeyondPublicationsIsAnEmptyHandle) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  ros::Publisher a = nh.advertise<std_msgs::Int32>("/lim_p1", 1);
+  ros::Publisher b = nh.advertise<std_msgs::Int32>("/lim_p2", 1);
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(b);
+  Capture cap(2);
+  ros::Publisher c = nh.advertise<std_msgs::Int32>("/lim_p3", 1);
+  EXPECT_FALSE(c);
+  EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_PUBLICATIONS"), std::string::npos) << cap.text();
+}
+
+TEST(RoscppLimits, AdvertiseServiceBeyondServicesIsAnEmptyHandle) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  ros::ServiceServer a = nh.advertiseService("lim_s1", answer_second);
+  EXPECT_TRUE(a);
+  {
+    Capture cap(2);
+    ros::ServiceServer dup = nh.advertiseService("lim_s1", answer_second);  // as roscpp: empty
+    EXPECT_FALSE(dup);
+    EXPECT_NE(cap.text().find("lim_s1"), std::string::npos) << cap.text();
+  }
+  ros::ServiceServer b = nh.advertiseService("lim_s2", answer_second);
+  EXPECT_TRUE(b);
+  Capture cap(2);
+  ros::ServiceServer c = nh.advertiseService("lim_s3", answer_second);
+  EXPECT_FALSE(c);
+  EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_SERVICES"), std::string::npos) << cap.text();
+  b.shutdown();  // room again
+  ros::ServiceServer d = nh.advertiseService("lim_s3", answer_second);
+  EXPECT_TRUE(d);
+}
+
+TEST(RoscppLimits, SubscriberBeyondConnectionsIsReported) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/lim_fan", 10);
+  ros1_test::Proc first, second;
+  Capture cap(2);
+  ASSERT_TRUE(first.start({self_path(), "--listen", "/lim_fan", "1000", "__name:=lim_fan1"}));
+  ASSERT_TRUE(connected(p));
+  ASSERT_TRUE(second.start({self_path(), "--listen", "/lim_fan", "1000", "__name:=lim_fan2"}));
+  EXPECT_TRUE(eventually([&] { return cap.text().find("TAKT_ROSCPP_MAX_CONNECTIONS") != std::string::npos; }, 30.0))
+      << cap.text();
+  EXPECT_NE(cap.text().find("/lim_fan"), std::string::npos);
+}
+
+TEST(RoscppLimits, MessageAboveMaxMessageIsReported) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  std::atomic<int> got{0};
+  ros::Subscriber s = nh.subscribe<std_msgs::String>(
+      "/lim_big", 10, std::function<void(const std_msgs::String &)>([&](const std_msgs::String &) { got++; }));
+  Capture cap(2);
+  ros1_test::Proc talker;  // messages of 4000 bytes, this process takes 1024 (TAKT_ROSCPP_MAX_MESSAGE)
+  ASSERT_TRUE(talker.start({"env", "TAKT_ROSCPP_MAX_MESSAGE=16384", self_path(), "--talk", "/lim_big", "4000",
+                            "__name:=lim_talker"}));
+  auto said = [&] { return cap.text().find("TAKT_ROSCPP_MAX_MESSAGE") != std::string::npos; };
+  EXPECT_TRUE(eventually(said, 30.0)) << cap.text();
+  std::string text = cap.text();
+  EXPECT_NE(text.find("/lim_big"), std::string::npos) << text;
+  EXPECT_NE(text.find("4004 bytes"), std::string::npos) << text;  // the serialized size
+  EXPECT_EQ(got.load(), 0);
+}
+
 }  // namespace
 
+// --listen TOPIC COUNT: exit 0 once COUNT std_msgs/Int32 messages arrived (1 after 60 s);
+// --talk TOPIC BYTES: publish a std_msgs/String of BYTES characters every 0.1 s until killed;
+// --memory: an idle node with one publication prints its resident and virtual memory (the
+// figures of docs/ros1.md, "Limits", under each TAKT_ROSCPP_* setting).
+int memory(int argc, char **argv) {
+  ros::init(argc, argv, "memory", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/memory", 10);
+  ros::WallDuration(0.5).sleep();
+  FILE *f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "VmRSS", 5) == 0 || std::strncmp(line, "VmSize", 6) == 0) std::fputs(line, stdout);
+  if (f) std::fclose(f);
+  return 0;
+}
+
+int peer(int argc, char **argv) {
+  std::string mode = argv[1], topic = argv[2];
+  long n = std::strtol(argv[3], nullptr, 10);
+  ros::init(argc, argv, "peer", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  if (mode == "--listen") {
+    std::atomic<long> got{0};
+    ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
+        topic, 100, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &) { got++; }));
+    ros::WallTime end = ros::WallTime::now() + ros::WallDuration(60.0);
+    while (got.load() < n && ros::WallTime::now() < end) {
+      ros::spinOnce();
+      ros::WallDuration(0.01).sleep();
+    }
+    std::printf("listener %s: %ld messages\n", ros::this_node::getName().c_str(), got.load());
+    return got.load() >= n ? 0 : 1;
+  }
+  ros::Publisher p = nh.advertise<std_msgs::String>(topic, 10);
+  std_msgs::String m;
+  m.data.assign(static_cast<size_t>(n), 'b');
+  while (ros::ok()) {
+    p.publish(m);
+    ros::WallDuration(0.1).sleep();
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
   std::string home = "/tmp/takt-roscpp-api-" + std::to_string(getpid());
