@@ -79,6 +79,8 @@ class Timer {
  public:
   Timer() = default;
   explicit Timer(std::shared_ptr<takt_impl::TimerImpl> t) : impl_(std::move(t)) {}
+  /** As roscpp's: starts a stopped (or not autostarted) timer, its first call one period after
+   * this call; does nothing to a timer already started (a one-shot that has fired included). */
   void start() {
     if (impl_) takt_impl::timer_start(*impl_);
   }

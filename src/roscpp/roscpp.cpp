@@ -81,6 +81,7 @@ struct Global {
   // the ROS 1 node's limits (start: TAKT_ROSCPP_MAX_*)
   uint32_t max_pubs = 0, max_subs = 0, max_conns = 0, max_services = 0;
   std::atomic<bool> started{false}, down{false}, sigint{false};
+  std::atomic<bool> exec_started{false};  // the executor arms a new timer now, not at its start
   std::atomic<int> inflight{0}, spinning{0};
   std::mutex sleep_mu;
   std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
@@ -333,6 +334,12 @@ void start() {
     fail("cannot create the executor", rc);
     std::exit(1);
   }
+  // the executor started now (a spin that ends at once, running nothing): a timer armed from here
+  // on is phased from its creation (timer_arm_locked). preempt starts at its first spin (preempt_run)
+  if (G.kind != TAKT_EXEC_PREEMPT) {
+    takt_executor_spin_until(G.exec, 0);
+    G.exec_started.store(true);
+  }
   // as roscpp's: wait for the master (a node may start before roscore), retrying every 0.5 s
   char uri[256];
   bool warned = false;
@@ -422,6 +429,13 @@ void preempt_run() {
   }
   G.exec_thread_running = true;
   G.spinning++;
+  // started once its thread has spun a round: from then on a new timer is phased from its creation
+  takt_executor_stats_t st;
+  do {
+    std::this_thread::yield();
+    takt_executor_get_stats(G.exec, &st);
+  } while (st.rounds == 0 && !G.down.load());
+  G.exec_started.store(true);
 }
 
 void spin_loop(const std::atomic<bool> *stop) {
@@ -1056,25 +1070,33 @@ void report_connections() {
   }
 }
 
-// -- timers
+// -- timers: a takt timer each, made when the timer starts (roscpp's start: the first call one
+// period later) and destroyed when it stops
 class TimerImpl {
  public:
   OwnGroup group;
   std::shared_ptr<NodeImpl> node;
-  takt_timer_t *timer = nullptr;
   TimerFn fn;
+  int64_t period = 0;
+  takt_callback_attr_t attr{};
   bool oneshot = false;
-  std::atomic<bool> running{false};
+  std::mutex mu;                  // guards timer, started, down (start/stop from any thread)
+  takt_timer_t *timer = nullptr;
+  bool started = false;           // roscpp's: start() of a started timer does nothing
+  bool down = false;              // NodeHandle::shutdown: starts no more
+  std::atomic<bool> armed{false}; // calls fn when released (a one-shot disarms itself)
   Time last_expected, last_real;
-  ~TimerImpl() {
-    if (timer) takt_timer_destroy(timer);  // after shutdown too, as ~SubImpl
-  }
+  ~TimerImpl() { timer_shutdown(*this); }  // after ros::shutdown too, as ~SubImpl
 };
+
+namespace {
+thread_local TimerImpl *tl_timer = nullptr;  // whose callback this thread runs
+}  // namespace
 
 void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
-  if (!t->running.load()) return;
-  if (t->oneshot) t->running.store(false);
+  if (!t->armed.load()) return;
+  if (t->oneshot) t->armed.store(false);
   TimerEvent e;
   int64_t wall = takt_time::wall_now_ns();
   e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
@@ -1083,8 +1105,54 @@ void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
   e.last_real = t->last_real;
   t->last_expected = e.current_expected;
   t->last_real = e.current_real;
+  TimerImpl *outer = tl_timer;
+  tl_timer = t;
   t->fn(e);
+  tl_timer = outer;
 }
+
+namespace {
+/** The takt timer of t gone (t.mu held): once no call of it runs, but this thread's. */
+void timer_disarm_locked(TimerImpl &t) {
+  t.armed.store(false);
+  if (!t.timer || tl_timer == &t) return;  // in its own callback: kept, disarmed (start re-arms it)
+  takt_err_t rc = takt_timer_destroy(t.timer);
+  if (rc != TAKT_OK) fail("Timer::stop", rc);
+  t.timer = nullptr;
+}
+
+/** Arm t (t.mu held): its first call one period from now. */
+void timer_arm_locked(TimerImpl &t) {
+  Global &G = g();
+  if (t.timer && tl_timer == &t) {  // in its own callback: the next release is a period away
+    t.armed.store(true);
+    return;
+  }
+  timer_disarm_locked(t);
+  if (G.down.load() || !t.node->node) return;
+  char name[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_tm%u", G.next_id++);
+  }
+  // the first release a period from now: a started executor arms the timer now; one not started
+  // yet (preempt before its first spin, which takes reg_mu) from the context's start instant
+  std::unique_lock<std::mutex> reg(G.reg_mu, std::defer_lock);
+  if (!G.exec_started.load()) reg.lock();
+  int64_t phase = t.period;
+  if (!G.exec_started.load()) {
+    int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
+    phase += since > 0 ? since : 0;
+  }
+  t.armed.store(true);
+  takt_err_t rc = takt_timer_create(t.node->node, name, t.period, phase, on_timer, &t, &t.attr, &t.timer);
+  if (rc != TAKT_OK) {
+    t.armed.store(false);
+    t.timer = nullptr;
+    fail("createTimer (the takt context's timers: TAKT_ROSCPP_ARENA)", rc);
+  }
+}
+}  // namespace
 
 std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
                                  bool oneshot, bool autostart, const takt::Scheduling &sch) {
@@ -1093,26 +1161,39 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   t->node = n;
   t->fn = std::move(fn);
   t->oneshot = oneshot;
-  t->running.store(autostart);
-  std::lock_guard<std::mutex> lk(G.mu);
-  if (G.down.load() || !n->node) return t;
-  char name[32];
-  std::snprintf(name, sizeof name, "roscpp_tm%u", G.next_id++);
-  takt_callback_attr_t a = attr_of(sch, t->group.id);
-  int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
-  // as roscpp's: the first call one period after creation (releases are phased from the
-  // context's start instant)
-  int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
-  takt_err_t rc = takt_timer_create(n->node, name, p, (since > 0 ? since : 0) + p, on_timer, t.get(), &a, &t->timer);
-  if (rc != TAKT_OK) fail("createTimer", rc);
+  t->period = period.toNSec() > 0 ? period.toNSec() : 1000000;
+  t->attr = attr_of(sch, t->group.id);
+  if (G.down.load() || !n->node) return nullptr;
+  if (autostart) {
+    std::lock_guard<std::mutex> lk(t->mu);
+    t->started = true;
+    timer_arm_locked(*t);
+    if (!t->timer) return nullptr;
+  }
   return t;
 }
-void timer_start(TimerImpl &t) { t.running.store(true); }
-void timer_stop(TimerImpl &t) { t.running.store(false); }
-bool timer_valid(const TimerImpl &t) { return t.timer != nullptr; }
+void timer_start(TimerImpl &t) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  if (t.started || t.down) return;
+  t.started = true;
+  timer_arm_locked(t);
+}
+void timer_stop(TimerImpl &t) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  if (!t.started) return;
+  t.started = false;
+  timer_disarm_locked(t);
+}
+bool timer_valid(const TimerImpl &t) { return t.period > 0; }
 void timer_shutdown(TimerImpl &t) {
-  t.running.store(false);
-  if (t.timer) takt_timer_destroy(t.timer);  // in its own callback too, as ~TimerImpl
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.down = true;
+  t.started = false;
+  t.armed.store(false);
+  if (!t.timer) return;
+  // in its own callback too (the core lets a job's callback go during the job)
+  takt_err_t rc = takt_timer_destroy(t.timer);
+  if (rc != TAKT_OK) fail("Timer", rc);
   t.timer = nullptr;
 }
 

@@ -1,7 +1,7 @@
 // The roscpp-compatible API's handles and node settings against a real rosmaster, one process
 // (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
 // while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
-// handle, the node's limits (empty handles and one-line messages naming the variable;
+// handle, Timer::start restarting the period, the node's limits (empty handles and one-line messages naming the variable;
 // run again under small limits: the RoscppLimits tests) and a message above
 // TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC COUNT` and
 // `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
@@ -269,6 +269,41 @@ TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
   EXPECT_FALSE(a);
   EXPECT_FALSE(b);
   EXPECT_FALSE(c.call(t));
+}
+
+// ---- Timer::start restarts the period -------------------------------------------------------
+
+TEST(RoscppTimer, KickedWatchdogNeverFires) {
+  ros::NodeHandle nh;
+  std::atomic<int> fires{0};
+  // a one-shot of 1 s kicked (stop, start) every 0.1 s for 2 s: never due
+  ros::Timer wd = nh.createTimer(ros::Duration(1.0), [&](const ros::TimerEvent &) { fires++; }, true, true);
+  for (int i = 0; i < 20; i++) {
+    pause(0.1);
+    wd.stop();
+    wd.start();
+  }
+  EXPECT_EQ(fires.load(), 0);
+  EXPECT_TRUE(eventually([&] { return fires.load() == 1; }, 10.0));  // once no longer kicked
+  pause(0.3);
+  EXPECT_EQ(fires.load(), 1);
+}
+
+TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
+  ros::NodeHandle nh;
+  std::atomic<int64_t> fired_ns{0};
+  ros::Timer t = nh.createTimer(
+      ros::Duration(1.0), [&](const ros::TimerEvent &) { fired_ns = ros::WallTime::now().toNSec(); }, true, false);
+  pause(0.7);
+  EXPECT_EQ(fired_ns.load(), 0);  // not started
+  int64_t started = ros::WallTime::now().toNSec();
+  t.start();
+  ASSERT_TRUE(eventually([&] { return fired_ns.load() != 0; }, 10.0));
+  EXPECT_GE(fired_ns.load() - started, 950 * 1000000LL);  // a period after start(), not after creation
+  int64_t first = fired_ns.load();
+  t.start();  // as roscpp: a started one-shot that has fired is not started again by start()
+  pause(1.3);
+  EXPECT_EQ(fired_ns.load(), first);
 }
 
 // ---- connections per topic: TAKT_ROSCPP_MAX_CONNECTIONS=16 (test_roscpp_api's environment) holds
