@@ -11,6 +11,7 @@
 #include <rosgraph_msgs/Log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -79,7 +80,7 @@ struct Global {
   std::mutex closing_mu;  // guards closing (taken before no other lock of this file)
   std::vector<std::shared_ptr<SrvCore>> closing;  // shut down; a client call still holds them
   // the ROS 1 node's limits (start: TAKT_ROSCPP_MAX_*)
-  uint32_t max_pubs = 0, max_subs = 0, max_conns = 0, max_services = 0;
+  uint32_t max_pubs = 0, max_subs = 0, max_conns = 0, max_services = 0, max_param = 0;
   std::atomic<bool> started{false}, down{false}, sigint{false};
   std::atomic<bool> exec_started{false};  // the executor arms a new timer now, not at its start
   std::atomic<int> inflight{0}, spinning{0};
@@ -300,7 +301,10 @@ void start() {
   G.pub_queue = static_cast<uint32_t>(std::clamp<int64_t>(env_int("TAKT_ROSCPP_QUEUE", 8), 1, 4096));
   rc1.queue = G.pub_queue;
   rc1.max_values = 4096;
-  rc1.max_xmlrpc = 65536;
+  // a parameter's value travels in one XML-RPC call, escaped (`<` is 4 bytes there): the calls'
+  // buffers (4 of them, and 4 for the slave API) hold TAKT_ROSCPP_MAX_PARAM bytes and 64 KiB more
+  G.max_param = limit("TAKT_ROSCPP_MAX_PARAM", 1u << 20, 4096, 15u << 20);
+  rc1.max_xmlrpc = G.max_param + 65536;
   size_t ros1_bytes = takt_ros1_node_bytes(&rc1);
   if (ros1_bytes == 0) {
     std::fprintf(stderr, "takt roscpp: the ROS 1 node's limits are too large: 2 + %u + (%u publications + %u topics + "
@@ -1838,23 +1842,59 @@ struct Started {
   Started() { ros::start(); }
 };
 }  // namespace
+// A string: into a buffer on the stack when it fits, else into one of the largest size the
+// node's XML-RPC calls carry. That allocates: parameters are read at configuration time, off the
+// callbacks' real-time paths (a callback reads getParamCached's scalars, which do not).
 bool param_get(const std::string &key, std::string &v) {
-  char buf[4096];
+  char small[4096];
   Started st;
   ParamUse use;
   takt_ros1_node_t *n = use.n;
-  if (!n || takt_ros1_param_get_string(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
-  v = buf;
+  if (!n) return false;
+  takt_err_t rc = takt_ros1_param_get_string(n, key.c_str(), small, sizeof small);
+  if (rc == TAKT_OK) {
+    v = small;
+    return true;
+  }
+  if (rc != TAKT_ESIZE) return false;
+  std::vector<char> big(g().max_param + 1);
+  rc = takt_ros1_param_get_string(n, key.c_str(), big.data(), static_cast<uint32_t>(big.size()));
+  if (rc == TAKT_ESIZE) {
+    std::fprintf(stderr, "takt roscpp: getParam %s: the value exceeds TAKT_ROSCPP_MAX_PARAM (%u bytes, 64 KiB more "
+                 "as XML-RPC text); raise TAKT_ROSCPP_MAX_PARAM\n", key.c_str(), g().max_param);
+    return false;
+  }
+  if (rc != TAKT_OK) return false;
+  v = big.data();
   return true;
 }
+
+namespace {
+/** A double parameter read as an int, as roscpp's getParam rounds it (a fraction below .5 down,
+ * else up: -10.4 gives -11, as there); false outside int's range, where roscpp's conversion is
+ * undefined. */
+bool int_of(double d, int &v) {
+  if (!std::isfinite(d)) return false;
+  double r = std::fmod(d, 1.0) < 0.5 ? std::floor(d) : std::ceil(d);
+  if (r < INT32_MIN || r > INT32_MAX) return false;
+  v = static_cast<int>(r);
+  return true;
+}
+}  // namespace
+
 bool param_get(const std::string &key, int &v) {
   int32_t x;
   Started st;
   ParamUse use;
   takt_ros1_node_t *n = use.n;
-  if (!n || takt_ros1_param_get_int(n, key.c_str(), &x) != TAKT_OK) return false;
-  v = x;
-  return true;
+  if (!n) return false;
+  takt_err_t rc = takt_ros1_param_get_int(n, key.c_str(), &x);
+  if (rc == TAKT_OK) {
+    v = x;
+    return true;
+  }
+  double d;
+  return rc == TAKT_ETYPE && takt_ros1_param_get_double(n, key.c_str(), &d) == TAKT_OK && int_of(d, v);
 }
 bool param_get(const std::string &key, double &v) {
   Started st;
@@ -1890,9 +1930,14 @@ bool param_get_cached(const std::string &key, int &v) {
   Started st;
   ParamUse use;
   takt_ros1_node_t *n = use.n;
-  if (!n || takt_ros1_param_get_cached_int(n, key.c_str(), &x) != TAKT_OK) return false;
-  v = x;
-  return true;
+  if (!n) return false;
+  takt_err_t rc = takt_ros1_param_get_cached_int(n, key.c_str(), &x);
+  if (rc == TAKT_OK) {
+    v = x;
+    return true;
+  }
+  double d;  // a double, rounded as getParam does
+  return rc == TAKT_ETYPE && takt_ros1_param_get_cached_double(n, key.c_str(), &d) == TAKT_OK && int_of(d, v);
 }
 bool param_get_cached(const std::string &key, double &v) {
   Started st;
@@ -1914,7 +1959,10 @@ bool param_get_cached(const std::string &key, bool &v) {
 void param_set(const std::string &key, const std::string &v) {
   Started st;
   ParamUse use;
-  if (takt_ros1_node_t *n = use.n) takt_ros1_param_set_string(n, key.c_str(), v.c_str());
+  takt_ros1_node_t *n = use.n;
+  if (n && (v.size() > g().max_param || takt_ros1_param_set_string(n, key.c_str(), v.c_str()) == TAKT_ESIZE))
+    std::fprintf(stderr, "takt roscpp: setParam %s: a value of %zu bytes exceeds TAKT_ROSCPP_MAX_PARAM (%u bytes, "
+                 "64 KiB more as XML-RPC text); raise TAKT_ROSCPP_MAX_PARAM\n", key.c_str(), v.size(), g().max_param);
 }
 void param_set(const std::string &key, int v) {
   Started st;

@@ -1,7 +1,7 @@
 // The roscpp-compatible API's handles and node settings against a real rosmaster, one process
 // (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
 // while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
-// handle, Timer::start restarting the period, the node's limits (empty handles and one-line messages naming the variable;
+// handle, Timer::start restarting the period, long string and rounded int parameters, the node's limits (empty handles and one-line messages naming the variable;
 // run again under small limits: the RoscppLimits tests) and a message above
 // TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC COUNT` and
 // `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
@@ -306,6 +306,49 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
   EXPECT_EQ(fired_ns.load(), first);
 }
 
+// ---- parameters -------------------------------------------------------------------------------
+
+TEST(RoscppParam, LongStrings) {
+  ros::NodeHandle nh;
+  for (size_t n : {size_t(5000), size_t(200 * 1024), size_t(1 << 20)}) {
+    std::string big(n, 'x');
+    big[n / 2] = '<';  // escaped on the wire
+    nh.setParam("/robot_description_" + std::to_string(n), big);
+    std::string back;
+    ASSERT_TRUE(nh.getParam("/robot_description_" + std::to_string(n), back)) << n;
+    EXPECT_EQ(back.size(), n);
+    EXPECT_TRUE(back == big);
+    std::string cached;
+    ASSERT_TRUE(nh.getParamCached("/robot_description_" + std::to_string(n), cached)) << n;
+    EXPECT_TRUE(cached == big);
+  }
+}
+
+TEST(RoscppParam, IntOfADoubleRoundsAsRoscpp) {
+  ros::NodeHandle nh;
+  // roscpp 1.15 (Debian): a fraction below .5 rounds down, else up (-10.4 gives -11 there too)
+  struct {
+    double d;
+    int want;
+  } cases[] = {{10.0, 10}, {10.6, 11}, {10.4, 10}, {10.5, 11}, {-10.6, -11}, {-10.4, -11}, {2147483647.4, 2147483647}};
+  for (auto c : cases) {
+    std::string key = "/rate_" + std::to_string(&c - cases);
+    nh.setParam(key, c.d);
+    int v = 0;
+    EXPECT_TRUE(nh.getParam(key, v)) << c.d;
+    EXPECT_EQ(v, c.want) << c.d;
+    int w = 0;
+    EXPECT_TRUE(nh.getParamCached(key, w)) << c.d;
+    EXPECT_EQ(w, c.want) << c.d;
+    EXPECT_EQ(nh.param(key, 5), c.want) << c.d;
+  }
+  nh.setParam("/rate_huge", 1e12);  // outside int: refused (roscpp's conversion is undefined)
+  int v = 7;
+  EXPECT_FALSE(nh.getParam("/rate_huge", v));
+  EXPECT_FALSE(nh.getParamCached("/rate_huge", v));
+  EXPECT_EQ(v, 7);
+}
+
 // ---- connections per topic: TAKT_ROSCPP_MAX_CONNECTIONS=16 (test_roscpp_api's environment) holds
 // rviz, rostopic echo, rosbag and a dozen nodes on one topic
 
@@ -384,6 +427,26 @@ TEST(RoscppLimits, AdvertiseServiceBeyondServicesIsAnEmptyHandle) {
   b.shutdown();  // room again
   ros::ServiceServer d = nh.advertiseService("lim_s3", answer_second);
   EXPECT_TRUE(d);
+}
+
+TEST(RoscppLimits, ParameterAboveMaxParamIsReported) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  ros::NodeHandle nh;
+  std::string big(10000, 'x');  // TAKT_ROSCPP_MAX_PARAM=4096 there
+  {
+    Capture cap(2);
+    nh.setParam("/lim_param", big);
+    EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_PARAM"), std::string::npos) << cap.text();
+  }
+  ros1_test::Proc setter;  // set by another node (rospy's master client)
+  ASSERT_TRUE(setter.start({"/usr/bin/python3", "-c",
+                            "import rosgraph; rosgraph.Master('/lim_setter').setParam('/lim_param', 'x' * 10000)"}));
+  ASSERT_EQ(setter.wait_exit(30000), 0) << setter.drain();
+  Capture cap(2);
+  std::string back;
+  EXPECT_FALSE(nh.getParam("/lim_param", back));
+  EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_PARAM"), std::string::npos) << cap.text();
+  EXPECT_NE(cap.text().find("/lim_param"), std::string::npos) << cap.text();
 }
 
 TEST(RoscppLimits, SubscriberBeyondConnectionsIsReported) {
