@@ -88,7 +88,7 @@ struct Global {
   std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
   std::mutex log_mu;
   uint32_t log_seq = 0;
-  console::Level level = console::levels::Info;
+  std::atomic<int> level{-1};  // set_logger_level's (-1: not called, $ROSCONSOLE_MIN_SEVERITY's)
 };
 
 Global &g() {
@@ -2165,14 +2165,17 @@ Level min_level() {
     if (s == "FATAL") return levels::Fatal;
     return levels::Info;
   }();
-  return g().level < lvl ? lvl : g().level;
+  // set_logger_level's level, once it has been called (lower than the environment's too)
+  int set = g().level.load();
+  return set >= 0 ? static_cast<Level>(set) : lvl;
 }
 }  // namespace
 
 bool takt_enabled(Level level) { return level >= min_level(); }
 
 bool set_logger_level(const std::string &, Level level) {
-  g().level = level;
+  if (level < levels::Debug || level >= levels::Count) return false;
+  g().level.store(level);
   return true;
 }
 void notifyLoggerLevelsChanged() {}

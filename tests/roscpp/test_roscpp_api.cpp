@@ -1,7 +1,8 @@
 // The roscpp-compatible API's handles and node settings against a real rosmaster, one process
 // (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
 // while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
-// handle, Timer::start restarting the period, long string and rounded int parameters, the node's limits (empty handles and one-line messages naming the variable;
+// handle, Timer::start restarting the period, long string and rounded int parameters,
+// set_logger_level, the node's limits (empty handles and one-line messages naming the variable;
 // run again under small limits: the RoscppLimits tests) and a message above
 // TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC COUNT` and
 // `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
@@ -347,6 +348,27 @@ TEST(RoscppParam, IntOfADoubleRoundsAsRoscpp) {
   EXPECT_FALSE(nh.getParam("/rate_huge", v));
   EXPECT_FALSE(nh.getParamCached("/rate_huge", v));
   EXPECT_EQ(v, 7);
+}
+
+// ---- logging -----------------------------------------------------------------------------------
+
+TEST(RoscppConsole, SetLoggerLevelDebugShowsDebug) {
+  std::string out;
+  {
+    Capture cap(1);
+    ROS_DEBUG("hidden-before");
+    if (ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Debug))
+      ros::console::notifyLoggerLevelsChanged();
+    ROS_DEBUG("debug-visible");
+    ROS_DEBUG_STREAM("stream-" << 42);
+    ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Info);
+    ROS_DEBUG("hidden-after");
+    out = cap.text();
+  }
+  EXPECT_EQ(out.find("hidden-before"), std::string::npos);
+  EXPECT_NE(out.find("debug-visible"), std::string::npos) << out;
+  EXPECT_NE(out.find("stream-42"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hidden-after"), std::string::npos);
 }
 
 // ---- connections per topic: TAKT_ROSCPP_MAX_CONNECTIONS=16 (test_roscpp_api's environment) holds
