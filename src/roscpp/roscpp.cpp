@@ -960,6 +960,11 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     std::lock_guard<std::mutex> lk(G.mu);
     G.subs[topic] = rs;
   }
+  if (std::strcmp(rs->type.md5, t.md5) != 0) {  // roscpp throws ConflictingSubscriptionException
+    std::fprintf(stderr, "takt roscpp: subscribe %s as %s: this process subscribes to it as %s already\n",
+                 topic.c_str(), t.datatype, rs->type.datatype);
+    return nullptr;
+  }
   s->rs = rs;
   // the I/O thread reads the topic at the priority of its most urgent subscriber
   if (rs->sub && sch.priority > rs->priority &&
@@ -1223,7 +1228,7 @@ constexpr uint32_t kWireCalls = 8;  // wire requests of one service in the execu
 // takt entities (whose callbacks point here) stay until that call has let go (G.closing).
 struct SrvCore {
   OwnGroup group, relay_group;
-  std::string name;
+  std::string name, md5;  // its service type's md5sum (an in-process client of another type is refused)
   SrvFn fn;
   std::mutex mu;               // guards open, running
   std::condition_variable cv;  // running fell
@@ -1471,6 +1476,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   impl->node = n;
   auto s = std::make_shared<SrvCore>();
   s->name = service;
+  s->md5 = type.md5;
   s->fn = std::move(fn);
   std::lock_guard<std::mutex> reg(G.reg_mu);
   if (G.down.load() || !n->node) return nullptr;
@@ -1522,8 +1528,6 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
                    takt_strerror(rc), use.n ? takt_ros1_last_error(use.n) : "shut down");
     return nullptr;  // ~SrvImpl ends the takt service
   }
-#else
-  (void)type;
 #endif
   return impl;
 }
@@ -1603,8 +1607,9 @@ std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n, c
 
 namespace {
 /** c's takt client to the service of this process called c.name (c.bind_mu held), made at the
- * first use; nullptr if there is none (or the one c was bound to has just shut down). */
-takt_client_t *bind_locked(ClientImpl &c) {
+ * first use; nullptr if there is none (or the one c was bound to has just shut down), or if it is
+ * of another type than c's (*other: its md5sum, as roscpp's connection header check refuses it). */
+takt_client_t *bind_locked(ClientImpl &c, std::string *other = nullptr) {
   Global &G = g();
   if (c.client && c.stale.load()) {
     if (c.calls > 0) return nullptr;  // another call still holds the old one
@@ -1634,6 +1639,11 @@ takt_client_t *bind_locked(ClientImpl &c) {
     client_unbind_locked(c);
     return nullptr;
   }
+  if (c.type.md5[0] && s->md5 != c.type.md5) {  // (service::exists asks with no type)
+    client_unbind_locked(c);
+    if (other) *other = s->md5;
+    return nullptr;
+  }
   c.bound_to = s.get();
   return c.client;
 }
@@ -1641,7 +1651,8 @@ takt_client_t *bind_locked(ClientImpl &c) {
 /** The service is served in this process (a takt client to it exists then). */
 bool local_exists(ClientImpl &c) {
   std::lock_guard<std::mutex> lk(c.bind_mu);
-  return bind_locked(c) != nullptr;
+  std::string other;
+  return bind_locked(c, &other) != nullptr || !other.empty();  // (exists, of whatever type, as roscpp's)
 }
 
 #if TAKT_ROSCPP_TCPROS_SERVICES
@@ -1742,10 +1753,16 @@ bool client_wait(ClientImpl &c, Duration timeout) {
 bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   if (c.down.load()) return false;
   takt_client_t *client;
+  std::string other;
   {
     std::lock_guard<std::mutex> lk(c.bind_mu);
-    client = bind_locked(c);
+    client = bind_locked(c, &other);
     if (client) c.calls++;
+  }
+  if (!other.empty()) {
+    ROS_ERROR("Service call failed: client wants service [%s] to have md5sum [%s], but it has [%s]", c.name.c_str(),
+              c.type.md5, other.c_str());
+    return false;
   }
   if (!client) {
 #if TAKT_ROSCPP_TCPROS_SERVICES

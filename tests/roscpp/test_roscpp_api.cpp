@@ -1,16 +1,17 @@
 // The roscpp-compatible API's handles and node settings against a real rosmaster, one process
 // (ros::init once; an AsyncSpinner runs the callbacks throughout): shutting a ServiceServer down
 // while an in-process client is bound to it, NodeHandle::shutdown, shutdown through a copy of a
-// handle, Timer::start restarting the period, long string and rounded int parameters,
-// set_logger_level, the node's limits (empty handles and one-line messages naming the variable;
-// run again under small limits: the RoscppLimits tests) and a message above
-// TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC COUNT` and
-// `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
+// handle, service and topic types checked in one process, Timer::start restarting the period,
+// long string and rounded int parameters, set_logger_level, the node's limits (empty handles and
+// one-line messages naming the variable; run again under small limits: the RoscppLimits tests)
+// and a message above TAKT_ROSCPP_MAX_MESSAGE. The program is also its own peer: `--listen TOPIC
+// COUNT` and `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
 #include <gtest/gtest.h>
 
 #include <ros/ros.h>
 #include <std_msgs/Int32.h>
 #include <std_msgs/String.h>
+#include <std_srvs/SetBool.h>
 #include <std_srvs/Trigger.h>
 
 #include <fcntl.h>
@@ -156,6 +157,40 @@ TEST(RoscppService, ServerDestroyedWithBoundClient) {
   EXPECT_FALSE(c.call(t));
   ros::ServiceServer s2 = nh.advertiseService("svc_dropped", answer_second);
   EXPECT_TRUE(s2);
+}
+
+// ---- types checked in one process, as roscpp checks them on its connections --------------------
+
+TEST(RoscppTypes, ClientOfAnotherTypeIsRefused) {
+  ros::NodeHandle nh;
+  Server srv{"trigger"};
+  ros::ServiceServer s = nh.advertiseService("svc_typed", &Server::cb, &srv);
+  ros::ServiceClient wrong = nh.serviceClient<std_srvs::SetBool>("svc_typed");
+  std_srvs::SetBool sb;
+  sb.request.data = true;
+  {
+    Capture cap(2);
+    EXPECT_FALSE(wrong.call(sb));
+    EXPECT_NE(cap.text().find("md5sum"), std::string::npos) << cap.text();
+  }
+  EXPECT_TRUE(wrong.exists());  // as roscpp's: the service exists, whatever its type
+  ros::ServiceClient right = nh.serviceClient<std_srvs::Trigger>("svc_typed");
+  std_srvs::Trigger t;
+  EXPECT_TRUE(right.call(t));
+  EXPECT_EQ(t.response.message, "trigger");
+}
+
+TEST(RoscppTypes, SubscribeAsAnotherTypeIsAnEmptyHandle) {
+  ros::NodeHandle nh;
+  ros::Subscriber a = nh.subscribe("/t_typed", 10, count_msg);
+  ASSERT_TRUE(a);
+  Capture cap(2);
+  ros::Subscriber b = nh.subscribe<std_msgs::String>(
+      "/t_typed", 10, std::function<void(const std_msgs::String &)>([](const std_msgs::String &) {}));
+  EXPECT_FALSE(b);  // roscpp throws ConflictingSubscriptionException
+  EXPECT_NE(cap.text().find("std_msgs/Int32"), std::string::npos) << cap.text();
+  ros::Subscriber c = nh.subscribe("/t_typed", 10, count_msg);  // the same type: shared
+  EXPECT_TRUE(c);
 }
 
 // ---- NodeHandle::shutdown ------------------------------------------------------------------
