@@ -21,7 +21,8 @@ inline void normalize(int64_t &sec, int64_t &nsec) {
 }
 int64_t wall_now_ns();          // CLOCK_REALTIME
 int64_t steady_now_ns();        // CLOCK_MONOTONIC
-void sleep_for_ns(int64_t ns);  // returns early only at ros::shutdown
+// false if ros::shutdown ended it early; one begun after ros::shutdown sleeps whole, as roscpp's
+bool sleep_for_ns(int64_t ns);
 }  // namespace takt_time
 
 template <class D>
@@ -62,7 +63,8 @@ class DurationBase {
   bool operator>(const D &o) const { return toNSec() > o.toNSec(); }
   bool operator<=(const D &o) const { return toNSec() <= o.toNSec(); }
   bool operator>=(const D &o) const { return toNSec() >= o.toNSec(); }
-  /** Sleep this long (returns false if ros::shutdown ended the sleep early). */
+  /** Sleep this long (returns false if ros::shutdown ended the sleep early; after ros::shutdown
+   * it sleeps the whole time, as roscpp's: a cleanup loop does not spin). */
   bool sleep() const;
 };
 
@@ -147,8 +149,7 @@ class SteadyTime : public TimeBase<SteadyTime, WallDuration> {
 template <class D>
 bool DurationBase<D>::sleep() const {
   if (toNSec() <= 0) return true;
-  takt_time::sleep_for_ns(toNSec());
-  return true;
+  return takt_time::sleep_for_ns(toNSec());
 }
 
 inline bool Time::sleepUntil(const Time &t) {

@@ -175,9 +175,13 @@ int64_t steady_now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-void sleep_for_ns(int64_t ns) {
+bool sleep_for_ns(int64_t ns) {
+  if (g().down.load()) {  // after ros::shutdown: the whole time
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+    return true;
+  }
   std::unique_lock<std::mutex> lk(g().sleep_mu);
-  g().sleep_cv.wait_for(lk, std::chrono::nanoseconds(ns), [] { return g().down.load(); });
+  return !g().sleep_cv.wait_for(lk, std::chrono::nanoseconds(ns), [] { return g().down.load(); });
 }
 }  // namespace takt_time
 
@@ -192,9 +196,9 @@ bool Rate::sleep() {
     else start_ = expected;
     return false;
   }
-  left.sleep();
+  bool whole = left.sleep();
   start_ = expected;
-  return true;
+  return whole;
 }
 
 // ---- init, start, shutdown ------------------------------------------------------------------

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ros1/ros1_peers.hpp"
@@ -432,6 +433,25 @@ TEST(RoscppConnections, SixteenSubscribersOfOneTopic) {
   for (auto &l : listeners) EXPECT_EQ(l->wait_exit(30000), 0) << l->drain();
 }
 
+// ---- sleeping around ros::shutdown (its own process: the shutdown is the process's) ----------
+
+TEST(RoscppShutdown, SleepAfterShutdownSleepsWhole) {
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--sleeps", "x", "x"}));
+  ASSERT_EQ(p.wait_exit(60000), 0) << p.drain();
+  double during = -1, after = -1;
+  int during_ok = -1, after_ok = -1;
+  const std::string &out = p.output();
+  size_t at = out.find("sleeps:");
+  ASSERT_NE(at, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + at, "sleeps: during %lf %d after %lf %d", &during, &during_ok, &after, &after_ok),
+            4) << out;
+  EXPECT_LT(during, 4.0);   // a 5 s sleep ended by ros::shutdown 0.2 s in
+  EXPECT_EQ(during_ok, 0);  // ... says so
+  EXPECT_GE(after, 0.45);   // a 0.5 s sleep begun after it sleeps whole, as roscpp's
+  EXPECT_EQ(after_ok, 1);
+}
+
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
 
 bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
@@ -557,6 +577,25 @@ int memory(int argc, char **argv) {
   return 0;
 }
 
+// --sleeps: a 5 s Duration::sleep ended by ros::shutdown, then a 0.5 s one begun after it:
+// "sleeps: during SECONDS RESULT after SECONDS RESULT".
+int sleeps(int argc, char **argv) {
+  ros::init(argc, argv, "sleeps", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  std::atomic<bool> during_ok{true};
+  ros::WallTime t0 = ros::WallTime::now();
+  std::thread sleeper([&] { during_ok = ros::Duration(5.0).sleep(); });
+  ros::WallDuration(0.2).sleep();
+  ros::shutdown();
+  sleeper.join();
+  double during = (ros::WallTime::now() - t0).toSec();
+  ros::WallTime t1 = ros::WallTime::now();
+  bool after_ok = ros::Duration(0.5).sleep();
+  double after = (ros::WallTime::now() - t1).toSec();
+  std::printf("sleeps: during %.3f %d after %.3f %d\n", during, during_ok.load() ? 1 : 0, after, after_ok ? 1 : 0);
+  return 0;
+}
+
 int peer(int argc, char **argv) {
   std::string mode = argv[1], topic = argv[2];
   long n = std::strtol(argv[3], nullptr, 10);
@@ -587,6 +626,7 @@ int peer(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   setenv("ROS_IP", "127.0.0.1", 1);  // loopback only
   std::string home = "/tmp/takt-roscpp-api-" + std::to_string(getpid());
