@@ -301,7 +301,12 @@ takt_err_t takt_ros1_param_get_bool(takt_ros1_node_t *node, const char *key, boo
 takt_err_t takt_ros1_param_get_string(takt_ros1_node_t *node, const char *key, char *v, uint32_t cap);
 takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has);
 takt_err_t takt_ros1_param_delete(takt_ros1_node_t *node, const char *key);
+/** searchParam from the node's name (its private namespace first); TAKT_ENOENT if none is found. */
 takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char *found, uint32_t cap);
+/** searchParam from namespace ns (absolute, e.g. "/robot1": "/robot1/key", then "/key"), as
+ * roscpp's NodeHandle::searchParam asks it (ns as the caller_id). */
+takt_err_t takt_ros1_param_search_from(takt_ros1_node_t *node, const char *ns, const char *key, char *found,
+                                       uint32_t cap);
 /* Cached parameters (roscpp's getParamCached). The first get of a key subscribes the node to it
  * at the master (subscribeParam, which answers its value) and keeps the value; the master's
  * paramUpdate calls keep it current (the node's I/O thread), and so do this node's own sets and

@@ -141,11 +141,11 @@ takt_err_t takt__ros1_result(takt__ros1_call_t *c, const takt__xr_value_t **valu
 
 typedef void (*params_fn)(takt__xr_writer_t *w, const void *a);
 
-/* One master call: caller_id then the parameters params writes; the ROS value in *value of the
- * slot, which the caller gives back. */
-static takt_err_t master_call(takt_ros1_node_t *n, const char *method, params_fn params,
-                              const void *a, takt__ros1_call_t **slot,
-                              const takt__xr_value_t **value) {
+/* One master call: caller_id (the node's name unless caller) then the parameters params writes;
+ * the ROS value in *value of the slot, which the caller gives back. */
+static takt_err_t master_call_as(takt_ros1_node_t *n, const char *caller, const char *method,
+                                 params_fn params, const void *a, takt__ros1_call_t **slot,
+                                 const takt__xr_value_t **value) {
   takt__ros1_call_t *c;
   takt_err_t rc = takt__ros1_call_take(n, &c);
   if (rc < 0) {
@@ -153,7 +153,13 @@ static takt_err_t master_call(takt_ros1_node_t *n, const char *method, params_fn
     return rc;
   }
   takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
-  takt__ros1_w_caller(n, w);
+  if (caller == NULL) {
+    takt__ros1_w_caller(n, w);
+  } else {
+    takt__xr_w_param_begin(w);
+    takt__xr_w_string(w, caller);
+    takt__xr_w_param_end(w);
+  }
   if (params != NULL) params(w, a);
   rc = takt__ros1_call_end(n, c, n->master_uri);
   if (rc == TAKT_OK) rc = takt__ros1_result(c, value);
@@ -166,6 +172,12 @@ static takt_err_t master_call(takt_ros1_node_t *n, const char *method, params_fn
   }
   *slot = c;
   return TAKT_OK;
+}
+
+static takt_err_t master_call(takt_ros1_node_t *n, const char *method, params_fn params,
+                              const void *a, takt__ros1_call_t **slot,
+                              const takt__xr_value_t **value) {
+  return master_call_as(n, NULL, method, params, a, slot, value);
 }
 
 static void w_str(takt__xr_writer_t *w, const char *s) {
@@ -717,6 +729,18 @@ takt_err_t takt_ros1_param_search(takt_ros1_node_t *node, const char *key, char 
   if (node == NULL || key == NULL || found == NULL) return TAKT_EINVAL;
   takt_err_t rc = string_call(node, "searchParam", p_one, key, found, cap);
   return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
+}
+
+takt_err_t takt_ros1_param_search_from(takt_ros1_node_t *node, const char *ns, const char *key, char *found,
+                                       uint32_t cap) {
+  if (node == NULL || ns == NULL || ns[0] != '/' || key == NULL || found == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  takt_err_t rc = master_call_as(node, ns, "searchParam", p_one, key, &c, &v);
+  if (rc < 0) return rc == TAKT_ESTATE ? TAKT_ENOENT : rc;
+  rc = takt__xr_str_copy(v, found, cap);
+  takt__ros1_call_give(node, c);
+  return rc;
 }
 
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user) {

@@ -2159,12 +2159,15 @@ bool param_del(const std::string &key) {
   takt_ros1_node_t *n = use.n;
   return n && takt_ros1_param_delete(n, key.c_str()) == TAKT_OK;
 }
-bool param_search(const std::string &, const std::string &key, std::string &found) {
+// from the NodeHandle's namespace, as roscpp's (not the node's name: its private parameters are
+// not searched first)
+bool param_search(const std::string &ns, const std::string &key, std::string &found) {
   char buf[512];
   Started st;
   ParamUse use;
   takt_ros1_node_t *n = use.n;
-  if (!n || takt_ros1_param_search(n, key.c_str(), buf, sizeof buf) != TAKT_OK) return false;
+  if (!n || takt_ros1_param_search_from(n, ns.empty() ? "/" : ns.c_str(), key.c_str(), buf, sizeof buf) != TAKT_OK)
+    return false;
   found = buf;
   return true;
 }

@@ -386,6 +386,24 @@ TEST(RoscppParam, IntOfADoubleRoundsAsRoscpp) {
   EXPECT_EQ(v, 7);
 }
 
+TEST(RoscppParam, SearchFromTheHandlesNamespace) {
+  ros::NodeHandle nh;
+  ros::NodeHandle r1("/robot1");
+  nh.setParam("/robot1/arm_len", 1.0);
+  std::string found;
+  EXPECT_TRUE(r1.searchParam("arm_len", found));
+  EXPECT_EQ(found, "/robot1/arm_len");
+  nh.setParam("/x_s", 1);
+  nh.setParam(ros::this_node::getName() + "/x_s", 2);
+  found.clear();
+  EXPECT_TRUE(nh.searchParam("x_s", found));  // from "/", as roscpp: not the private one
+  EXPECT_EQ(found, "/x_s");
+  ros::NodeHandle pnh("~");
+  EXPECT_TRUE(pnh.searchParam("x_s", found));
+  EXPECT_EQ(found, ros::this_node::getName() + "/x_s");
+  EXPECT_FALSE(r1.searchParam("nowhere_at_all", found));
+}
+
 // ---- logging -----------------------------------------------------------------------------------
 
 TEST(RoscppConsole, SetLoggerLevelDebugShowsDebug) {
