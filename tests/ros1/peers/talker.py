@@ -23,7 +23,9 @@ def main() -> int:
     for i in range(count):
         pub.publish(String(data=f"{prefix} {i}"))
         rate.sleep()
-    time.sleep(0.5)
+    # rospy writes a queued publisher's messages from a thread of its own: on a loaded machine
+    # the last ones may still wait there (a shutdown drops them)
+    time.sleep(2.0)
     print("talker: done", flush=True)
     rospy.signal_shutdown("done")
     return 0
