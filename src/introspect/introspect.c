@@ -910,6 +910,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
 
 /* ---- requests ---- */
 
+#if TAKT_WITH_PUBSUB
 static void echo_reap(takt_introspect_t *in);
 
 /* An echo whose client hung up is ending: its end is waited for (briefly: its thread only
@@ -923,6 +924,7 @@ static void echo_settle(takt_introspect_t *in) {
   }
   echo_reap(in);
 }
+#endif
 
 static void handle(takt_introspect_t *in, char *req) {
   char *save = NULL;
@@ -1028,6 +1030,7 @@ static bool read_request(takt_introspect_t *in, char *req, uint32_t cap) {
 /* The publishers and clients a request made end with it (they would keep the application from
  * destroying the topics and services, and fill the endpoint's tables). */
 static void end_request(takt_introspect_t *in) {
+  (void)in;
 #if TAKT_WITH_PUBSUB
   for (uint32_t i = 0; i < in->n_pubs; i++) (void)takt_publisher_destroy(in->pub[i]);
   in->n_pubs = 0;
