@@ -361,8 +361,10 @@ takt_err_t takt_timer_create(takt_node_t *node, const char *name, int64_t period
                              const takt_callback_attr_t *attr, takt_timer_t **out);
 takt_err_t takt_timer_destroy(takt_timer_t *timer);
 takt_callback_t *takt_timer_callback(takt_timer_t *timer);
-/** Fix the timer's start time (first release at start + phase). Executors call it on attach. */
-void takt_timer_start(takt_timer_t *timer, int64_t start_ns);
+/** Fix the timer's start time (first release at start + phase) before its node is attached to an
+ * executor (which otherwise starts it when it attaches it). TAKT_EBUSY once attached: the
+ * executor keeps its timers ordered by their next releases and alone moves them. */
+takt_err_t takt_timer_start(takt_timer_t *timer, int64_t start_ns);
 uint64_t takt_timer_missed(const takt_timer_t *timer);
 
 #if TAKT_WITH_RPC

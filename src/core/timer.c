@@ -41,11 +41,22 @@ takt_err_t takt_timer_destroy(takt_timer_t *timer) {
 
 takt_callback_t *takt_timer_callback(takt_timer_t *timer) { return &timer->cb; }
 
-void takt_timer_start(takt_timer_t *timer, int64_t start_ns) {
+void takt__timer_start(takt_timer_t *timer, int64_t start_ns) {
   timer->start = start_ns;
   timer->started = true;
   timer->k = 0;
   timer->next_release = start_ns + timer->phase;
+}
+
+takt_err_t takt_timer_start(takt_timer_t *timer, int64_t start_ns) {
+  if (timer == NULL) return TAKT_EINVAL;
+  takt_context_t *ctx = timer->cb.node->ctx;
+  takt__lock(ctx);
+  /* an executor keeps its timers ordered by their next release: it alone moves them */
+  bool attached = timer->cb.exec_rec != NULL;
+  if (!attached) takt__timer_start(timer, start_ns);
+  takt__unlock(ctx);
+  return attached ? TAKT_EBUSY : TAKT_OK;
 }
 
 uint64_t takt_timer_missed(const takt_timer_t *timer) { return timer->missed; }

@@ -66,7 +66,7 @@ static takt__exec_rec_t *rec_of(takt_executor_t *e, takt_callback_t *cb) {
 
 static void arm_timer_locked(takt_executor_t *e, takt__exec_rec_t *r, int64_t start) {
   takt_timer_t *t = takt__rec_timer(r);
-  if (!t->started) takt_timer_start(t, start);
+  if (!t->started) takt__timer_start(t, start);
   if (e->ops->timer_heap) takt__heap_push(&e->timers, r);
 }
 

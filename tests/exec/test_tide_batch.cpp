@@ -628,6 +628,31 @@ void source_deliver(void *u) {
   takt_clock_advance(s->clock, kMs);
 }
 
+// A timer's start is fixed before its executor attaches it, not after: tide keeps its timers in
+// a heap by next release, and moving one there without it made another timer's releases vanish
+// (a's at 10..40 ms, with b moved from the head to 105 ms). takt_timer_start is refused then.
+TEST_F(Timers, StartingAnAttachedTimerIsRefused) {
+  std::vector<int> got;
+  Ids ia{1, &got}, ib{2, &got};
+  takt_node_t *n;
+  takt_timer_t *ta, *tb;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(n, "a", 10 * kMs, 0, log_timer, &ia, nullptr, &ta), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(n, "b", 10 * kMs, 5 * kMs, log_timer, &ib, nullptr, &tb), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_timer_start(ta, t0), TAKT_OK); // before the executor: taken
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(e, t0 + kMs), TAKT_OK); // a at t0
+  got.clear();
+  EXPECT_EQ(takt_timer_start(tb, t0 + 100 * kMs), TAKT_EBUSY);
+  ASSERT_EQ(takt_executor_spin_until(e, t0 + 41 * kMs), TAKT_OK);
+  EXPECT_EQ(got, (std::vector<int>{2, 1, 2, 1, 2, 1, 2, 1}));
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 class Sources : public ContextTest {};
 
 TEST_F(Sources, ABusySourceDoesNotStarveTheOthers) {
