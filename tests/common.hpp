@@ -4,6 +4,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +27,16 @@ inline takt_context_config_t small_config(takt_clock_t *clock) {
   takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   cfg.clock = clock;
   return cfg;
+}
+
+// Until an executor spinning on another thread has waited for work once (takt/exec.h stats).
+inline void wait_until_idle(takt_executor_t *e) {
+  for (;;) {
+    takt_executor_stats_t st;
+    takt_executor_get_stats(e, &st);
+    if (st.idle_waits > 0) return;
+    std::this_thread::yield();
+  }
 }
 
 inline takt_pool_usage_t pool_usage(takt_context_t *ctx) {

@@ -200,36 +200,34 @@ static bool edf_key_before(int64_t deadline, uint64_t seq, const takt__worker_t 
   return seq < b->seq;
 }
 
-/* Where a job (deadline, seq) goes in the active list, and the level it gets there: the midpoint
- * of its neighbours' levels, or (neighbours adjacent) its place when all are spread out again. */
-static uint32_t edf_place(takt_executor_t *e, int64_t deadline, uint64_t seq, int32_t *level) {
-  takt__preempt_t *pre = pre_of(e);
+/* The level of rank j of k active jobs when all are spread out evenly: j = 0 (earliest) gets
+ * prio_max; past the levels, prio_min. */
+static int32_t spread_level(takt_executor_t *e, uint32_t j, uint32_t k) {
   int32_t lo = opt(e)->prio_min, hi = opt(e)->prio_max;
+  int64_t span = (int64_t)hi - lo + 1;
+  int64_t lvl = k <= (uint32_t)span ? hi - (int64_t)j * span / (int64_t)k : hi - (int64_t)j;
+  return (int32_t)(lvl < lo ? lo : lvl);
+}
+
+/* Where a job (deadline, seq) goes in the active list, and the level it gets there: the midpoint
+ * of its neighbours' levels, or (neighbours adjacent: *spread set) its place when all are spread
+ * out again. */
+static uint32_t edf_place(takt_executor_t *e, int64_t deadline, uint64_t seq, int32_t *level,
+                          bool *spread) {
+  takt__preempt_t *pre = pre_of(e);
   uint32_t i = pre->n_active;
   while (i > 0 && edf_key_before(deadline, seq, pre->active[i - 1])) i--;
-  int32_t upper = i > 0 ? pre->active[i - 1]->level : hi + 1;
-  int32_t lower = i < pre->n_active ? pre->active[i]->level : lo - 1;
-  if (upper - lower >= 2) {
-    *level = lower + (upper - lower) / 2;
-  } else {
-    uint32_t k = pre->n_active + 1;
-    int64_t span = (int64_t)hi - lo + 1;
-    int64_t lvl = k <= (uint32_t)span ? hi - (int64_t)i * span / (int64_t)k : hi - (int64_t)i;
-    *level = (int32_t)(lvl < lo ? lo : lvl);
-  }
+  int32_t upper = i > 0 ? pre->active[i - 1]->level : opt(e)->prio_max + 1;
+  int32_t lower = i < pre->n_active ? pre->active[i]->level : opt(e)->prio_min - 1;
+  *spread = upper - lower < 2;
+  *level = *spread ? spread_level(e, i, pre->n_active + 1) : lower + (upper - lower) / 2;
   return i;
 }
 
 static void edf_spread(takt_executor_t *e) {
   takt__preempt_t *pre = pre_of(e);
-  int32_t lo = opt(e)->prio_min, hi = opt(e)->prio_max;
-  uint32_t k = pre->n_active;
-  int64_t span = (int64_t)hi - lo + 1;
-  for (uint32_t j = 0; j < k; j++) {
-    /* j = 0 (earliest) gets hi; evenly spaced; past the levels: lo */
-    int64_t lvl = k <= (uint32_t)span ? hi - (int64_t)j * span / (int64_t)k : hi - (int64_t)j;
-    if (lvl < lo) lvl = lo;
-    pre->active[j]->level = (int32_t)lvl;
+  for (uint32_t j = 0; j < pre->n_active; j++) {
+    pre->active[j]->level = spread_level(e, j, pre->n_active);
     apply_level(e, pre, pre->active[j]);
   }
   e->stats.renumbered++;
@@ -238,17 +236,16 @@ static void edf_spread(takt_executor_t *e) {
 static void edf_insert(takt_executor_t *e, takt__worker_t *w) {
   takt__preempt_t *pre = pre_of(e);
   int32_t level;
-  uint32_t at = edf_place(e, w->deadline, w->seq, &level);
-  int32_t upper = at > 0 ? pre->active[at - 1]->level : opt(e)->prio_max + 1;
-  int32_t lower = at < pre->n_active ? pre->active[at]->level : opt(e)->prio_min - 1;
+  bool spread;
+  uint32_t at = edf_place(e, w->deadline, w->seq, &level, &spread);
   for (uint32_t i = pre->n_active; i > at; i--) pre->active[i] = pre->active[i - 1];
   pre->active[at] = w;
   pre->n_active++;
-  if (upper - lower >= 2) {
+  if (spread) {
+    edf_spread(e);
+  } else {
     w->level = level;
     apply_level(e, pre, w);
-  } else {
-    edf_spread(e);
   }
 }
 
@@ -277,7 +274,8 @@ static uint64_t job_cpus(takt_executor_t *e, const takt__exec_rec_t *r) {
  * among the active jobs; FP: the callback's priority). */
 static takt__worker_t *idle_for(takt_executor_t *e, takt__exec_rec_t *r, int64_t deadline) {
   int32_t level;
-  if (opt(e)->sched == TAKT_SCHED_EDF) (void)edf_place(e, deadline, e->seq + 1, &level);
+  bool spread;
+  if (opt(e)->sched == TAKT_SCHED_EDF) (void)edf_place(e, deadline, e->seq + 1, &level, &spread);
   else level = fp_level(e, r);
   return take_idle(pre_of(e), level, job_cpus(e, r));
 }

@@ -231,12 +231,7 @@ TEST_P(Threaded, ATimerCreatedWhileTheExecutorSleepsFires) {
   ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
   std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
-  for (;;) { // until the spin waits
-    takt_executor_stats_t st;
-    takt_executor_get_stats(e, &st);
-    if (st.idle_waits > 0) break;
-    std::this_thread::yield();
-  }
+  wait_until_idle(e);
   std::atomic<int> fired{0};
   takt_timer_t *t;
   ASSERT_EQ(takt_timer_create(

@@ -111,12 +111,7 @@ TEST(WakesOutsideLocksThreaded, OnePublicationToManySubscriptionsWakesTheExecuto
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, &o, &e), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
   std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(e), TAKT_OK); });
-  for (;;) { // until it sleeps
-    takt_executor_stats_t st;
-    takt_executor_get_stats(e, &st);
-    if (st.idle_waits > 0) break;
-    std::this_thread::yield();
-  }
+  wait_until_idle(e);
   g_wakes = 0;
   g_wakes_locked = 0;
   Blob8 v{1};
