@@ -66,6 +66,16 @@ takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t s
  * takt_topic_destroy does, and the context's destruction for the topics left. */
 void takt__topic_release_refs(takt_topic_t *t);
 #endif
+/** takt_publisher_create and takt_subscription_create on the topic named topic, found under the
+ * same hold of the context's lock as the publisher or subscription is made (TAKT_ENOENT when
+ * there is none): for a caller that does not own the topic (the introspection endpoint), which
+ * could otherwise reach a topic destroyed between finding and using it. Once made, the publisher
+ * or subscription keeps the topic (its destruction is refused while they exist). */
+takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic, takt_publisher_t **out);
+takt_err_t takt__subscription_create_named(takt_node_t *node, const char *topic, const char *name,
+                                           takt_subscription_cb cb, void *user,
+                                           const takt_subscription_options_t *opts,
+                                           takt_subscription_t **out);
 bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run);
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
 /** The same without the lock-free first answer (always under the topic lock). */

@@ -91,20 +91,22 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   return TAKT_OK;
 }
 
-takt_err_t takt_topic_find(takt_context_t *ctx, const char *name, takt_topic_t **out) {
-  if (ctx == NULL || name == NULL || out == NULL) return TAKT_EINVAL;
-  takt_err_t rc = TAKT_ENOENT;
-  takt__lock(ctx);
+static takt_topic_t *find_locked(takt_context_t *ctx, const char *name) {
   TAKT__LIST_FOREACH(it, &ctx->topic_list) {
     takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
-    if (strcmp(t->name, name) == 0) {
-      *out = t;
-      rc = TAKT_OK;
-      break;
-    }
+    if (strcmp(t->name, name) == 0) return t;
   }
+  return NULL;
+}
+
+takt_err_t takt_topic_find(takt_context_t *ctx, const char *name, takt_topic_t **out) {
+  if (ctx == NULL || name == NULL || out == NULL) return TAKT_EINVAL;
+  takt__lock(ctx);
+  takt_topic_t *t = find_locked(ctx, name);
   takt__unlock(ctx);
-  return rc;
+  if (t == NULL) return TAKT_ENOENT;
+  *out = t;
+  return TAKT_OK;
 }
 
 const char *takt_topic_name(const takt_topic_t *topic) { return topic->name; }
@@ -112,23 +114,36 @@ const takt_type_support_t *takt_topic_type(const takt_topic_t *topic) { return t
 
 /* ---- publishers ---- */
 
-takt_err_t takt_publisher_create(takt_node_t *node, takt_topic_t *topic, takt_publisher_t **out) {
-  if (node == NULL || topic == NULL || out == NULL || node->ctx != topic->ctx) return TAKT_EINVAL;
+static takt_err_t publisher_create_locked(takt_node_t *node, takt_topic_t *topic,
+                                          takt_publisher_t **out) {
   takt_context_t *ctx = node->ctx;
-  takt__lock(ctx);
   takt_publisher_t *p = takt__pool_alloc(&ctx->publishers);
-  if (p == NULL) {
-    takt__unlock(ctx);
-    return TAKT_EFULL;
-  }
+  if (p == NULL) return TAKT_EFULL;
   p->node = node;
   p->topic = topic;
   p->id = ++ctx->publisher_ids;
   topic->n_publishers++;
   takt__list_push_back(&node->publishers, &p->node_link);
-  takt__unlock(ctx);
   *out = p;
   return TAKT_OK;
+}
+
+takt_err_t takt_publisher_create(takt_node_t *node, takt_topic_t *topic, takt_publisher_t **out) {
+  if (node == NULL || topic == NULL || out == NULL || node->ctx != topic->ctx) return TAKT_EINVAL;
+  takt__lock(node->ctx);
+  takt_err_t rc = publisher_create_locked(node, topic, out);
+  takt__unlock(node->ctx);
+  return rc;
+}
+
+takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic,
+                                        takt_publisher_t **out) {
+  if (node == NULL || topic == NULL || out == NULL) return TAKT_EINVAL;
+  takt__lock(node->ctx);
+  takt_topic_t *t = find_locked(node->ctx, topic);
+  takt_err_t rc = t != NULL ? publisher_create_locked(node, t, out) : TAKT_ENOENT;
+  takt__unlock(node->ctx);
+  return rc;
 }
 
 takt_err_t takt_publisher_destroy(takt_publisher_t *pub) {
@@ -407,18 +422,25 @@ takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size) 
 
 /* ---- subscriptions ---- */
 
-takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, const char *name,
-                                    takt_subscription_cb cb, void *user,
-                                    const takt_subscription_options_t *opts,
-                                    takt_subscription_t **out) {
+/* topic NULL: the topic named topic_name (TAKT_ENOENT when there is none), found under the
+ * same hold of the context's lock as the subscription is made */
+static takt_err_t subscription_create(takt_node_t *node, takt_topic_t *topic,
+                                      const char *topic_name, const char *name,
+                                      takt_subscription_cb cb, void *user,
+                                      const takt_subscription_options_t *opts,
+                                      takt_subscription_t **out) {
   takt_subscription_options_t def = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   if (opts == NULL) opts = &def;
-  if (node == NULL || topic == NULL || out == NULL || node->ctx != topic->ctx || opts->depth == 0 ||
-      opts->depth > 65536)
+  if (node == NULL || (topic == NULL && topic_name == NULL) || out == NULL ||
+      (topic != NULL && node->ctx != topic->ctx) || opts->depth == 0 || opts->depth > 65536)
     return TAKT_EINVAL;
   if (!takt_name_valid(name)) return TAKT_ENAME;
   takt_context_t *ctx = node->ctx;
   takt__lock(ctx);
+  if (topic == NULL && (topic = find_locked(ctx, topic_name)) == NULL) {
+    takt__unlock(ctx);
+    return TAKT_ENOENT;
+  }
   takt_subscription_t *s = takt__pool_alloc(&ctx->subscriptions);
   if (s == NULL) {
     takt__unlock(ctx);
@@ -450,6 +472,22 @@ takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, cons
   takt__unlock(ctx);
   *out = s;
   return TAKT_OK;
+}
+
+takt_err_t takt_subscription_create(takt_node_t *node, takt_topic_t *topic, const char *name,
+                                    takt_subscription_cb cb, void *user,
+                                    const takt_subscription_options_t *opts,
+                                    takt_subscription_t **out) {
+  if (topic == NULL) return TAKT_EINVAL;
+  return subscription_create(node, topic, NULL, name, cb, user, opts, out);
+}
+
+takt_err_t takt__subscription_create_named(takt_node_t *node, const char *topic, const char *name,
+                                           takt_subscription_cb cb, void *user,
+                                           const takt_subscription_options_t *opts,
+                                           takt_subscription_t **out) {
+  if (topic == NULL) return TAKT_EINVAL;
+  return subscription_create(node, NULL, topic, name, cb, user, opts, out);
 }
 
 takt_err_t takt_subscription_destroy(takt_subscription_t *sub) {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/callbacks.h"
 #include "../exec/exec_impl.h"
 #include "takt/exec.h"
 #include "takt/port.h"
@@ -81,17 +82,14 @@ struct takt_introspect {
   uint32_t pend_len, pend_cap;
   int64_t pend_since; /* when the client last took nothing of a non-empty pend */
   takt_subscription_t *echo_sub[MAX_ECHO];
-  takt_topic_t *echo_topic[MAX_ECHO];
 #if TAKT_WITH_RPC
   /* the client made by `call` (destroyed at the end of the request) */
-  takt_service_t *cli_srv[MAX_PUBS];
   takt_client_t *cli[MAX_PUBS];
   uint32_t n_clis;
   bool answered;
 #endif
   /* publishers made by `pub` and `play`, one per topic, destroyed at the end of the request: the
    * application can destroy its topics and services again once the tool is done */
-  takt_topic_t *pub_topic[MAX_PUBS];
   takt_publisher_t *pub[MAX_PUBS];
   uint32_t n_pubs;
 };
@@ -408,14 +406,6 @@ static void stats_locked(takt_introspect_t *in) {
 /* ---- echo and pub ---- */
 
 #if TAKT_WITH_PUBSUB
-static takt_topic_t *find_topic_locked(takt_context_t *ctx, const char *name) {
-  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
-    takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
-    if (strcmp(t->name, name) == 0) return t;
-  }
-  return NULL;
-}
-
 static void hex(char *dst, const uint8_t *p, uint32_t n) {
   static const char digits[] = "0123456789abcdef";
   for (uint32_t i = 0; i < n; i++) {
@@ -460,10 +450,7 @@ static bool echo_flush(takt_introspect_t *in, bool wait) {
 static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *user) {
   takt_introspect_t *in = user;
   if (in->echo_left == 0 || in->echo_failed) return;
-  takt_topic_t *t = NULL;
-  for (uint32_t i = 0; i < MAX_ECHO && t == NULL; i++)
-    if (in->echo_sub[i] == s) t = in->echo_topic[i];
-  if (t == NULL) return;
+  takt_topic_t *t = s->topic; /* kept by the subscription */
   const uint8_t *bytes = m->data;
   int32_t n = (int32_t)m->size;
   bool serialized = false;
@@ -502,28 +489,13 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
   if (!echo_flush(in, false) || --in->echo_left == 0) takt_executor_stop(in->echo_exec);
 }
 
-/* Sample the comma-separated topics of names until count samples were sent or timeout_ms. */
-static void do_echo(takt_introspect_t *in, char *names, long count, long timeout_ms,
-                    bool headers_only) {
-  takt_context_t *ctx = in->ctx;
-  uint32_t n_topics = 0;
+/* Room for the lines of a sample of each echoed topic (the subscriptions exist: their topics
+ * stay). False after answering the error. */
+static bool echo_buffers(takt_introspect_t *in, uint32_t n_topics) {
   uint32_t ser_cap = 0;
-  char *save = NULL;
-  for (char *name = strtok_r(names, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
-    if (n_topics == MAX_ECHO) {
-      send_error_to(in, in->echo_conn, "more than %u topics in one echo", (unsigned)MAX_ECHO);
-      return;
-    }
-    takt__lock(ctx);
-    takt_topic_t *t = find_topic_locked(ctx, name);
-    takt__unlock(ctx);
-    if (t == NULL) {
-      send_error_to(in, in->echo_conn, "no topic named '%s'", name);
-      return;
-    }
-    in->echo_topic[n_topics++] = t;
+  for (uint32_t i = 0; i < n_topics; i++) {
     /* room for the largest sample: its serialized form may outgrow the in-memory struct */
-    uint32_t need = t->type->size * 4u + 4096u;
+    uint32_t need = in->echo_sub[i]->topic->type->size * 4u + 4096u;
     if (need > ser_cap) ser_cap = need;
   }
   uint32_t line_cap = 2u * ser_cap + 256u + TAKT_NAME_MAX;
@@ -531,7 +503,7 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     uint8_t *p = realloc(in->ser, ser_cap);
     if (p == NULL) {
       send_error_to(in, in->echo_conn, "no memory for a sample of %u bytes", (unsigned)ser_cap);
-      return;
+      return false;
     }
     in->ser = p;
     in->ser_cap = ser_cap;
@@ -540,7 +512,7 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     char *p = realloc(in->line, line_cap);
     if (p == NULL) {
       send_error_to(in, in->echo_conn, "no memory for a sample of %u bytes", (unsigned)line_cap);
-      return;
+      return false;
     }
     in->line = p;
     in->line_cap = line_cap;
@@ -553,45 +525,67 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     char *p = realloc(in->pend, pend_cap);
     if (p == NULL) {
       send_error_to(in, in->echo_conn, "no memory for %u bytes of samples", (unsigned)pend_cap);
-      return;
+      return false;
     }
     in->pend = p;
     in->pend_cap = pend_cap;
   }
-  in->pend_len = 0;
-  in->pend_since = 0;
-  /* a stop of the last echo that came after it ended (its client's hang-up) is used up here */
+  return true;
+}
+
+/* Sample the comma-separated topics of names until count samples were sent or timeout_ms. Each
+ * topic is found and subscribed to under one hold of the context's lock, and its subscription
+ * keeps it until the echo ends: the application may destroy its topics meanwhile. */
+static void do_echo(takt_introspect_t *in, char *names, long count, long timeout_ms,
+                    bool headers_only) {
+  /* a stop of the last echo that came after it ended (its client's hang-up) is used up here,
+   * before any subscription of this one exists */
   (void)takt_executor_spin_some(in->echo_exec);
-  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  so.depth = in->cfg.sample_depth;
   in->echo_left = (uint32_t)count;
   in->echo_sent = 0;
   in->echo_dropped = 0;
   in->echo_failed = false;
   in->echo_headers_only = headers_only;
-  takt_err_t rc = TAKT_OK;
-  uint32_t made = 0;
-  for (; made < n_topics && rc == TAKT_OK; made++) {
-    char sub_name[16];
-    snprintf(sub_name, sizeof sub_name, "echo%u", (unsigned)made);
-    rc = takt_subscription_create(in->echo_node, in->echo_topic[made], sub_name, on_sample, in, &so,
-                                  &in->echo_sub[made]);
-    if (rc < 0) {
-      send_error_to(in, in->echo_conn, "cannot sample '%s': %s (the context has no free subscription or memory)",
-                 in->echo_topic[made]->name, takt_strerror(rc));
-      in->echo_sub[made] = NULL;
+  in->pend_len = 0;
+  in->pend_since = 0;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.depth = in->cfg.sample_depth;
+  bool ok = true;
+  uint32_t n_topics = 0;
+  char *save = NULL;
+  for (char *name = strtok_r(names, ",", &save); name != NULL && ok;
+       name = strtok_r(NULL, ",", &save)) {
+    if (n_topics == MAX_ECHO) {
+      send_error_to(in, in->echo_conn, "more than %u topics in one echo", (unsigned)MAX_ECHO);
+      ok = false;
       break;
     }
+    char sub_name[16];
+    snprintf(sub_name, sizeof sub_name, "echo%u", (unsigned)n_topics);
+    takt_err_t rc = takt__subscription_create_named(in->echo_node, name, sub_name, on_sample, in,
+                                                    &so, &in->echo_sub[n_topics]);
+    if (rc == TAKT_OK) {
+      n_topics++;
+    } else {
+      in->echo_sub[n_topics] = NULL;
+      ok = false;
+      if (rc == TAKT_ENOENT)
+        send_error_to(in, in->echo_conn, "no topic named '%s'", name);
+      else
+        send_error_to(in, in->echo_conn,
+                      "cannot sample '%s': %s (the context has no free subscription or memory)",
+                      name, takt_strerror(rc));
+    }
   }
-  if (rc == TAKT_OK && !atomic_load(&in->stop))
+  if (ok) ok = echo_buffers(in, n_topics);
+  if (ok && !atomic_load(&in->stop))
     (void)takt_executor_spin_until(in->echo_exec,
                                    takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS);
   for (uint32_t i = 0; i < MAX_ECHO; i++) {
     if (in->echo_sub[i] != NULL) (void)takt_subscription_destroy(in->echo_sub[i]);
     in->echo_sub[i] = NULL;
-    in->echo_topic[i] = NULL;
   }
-  if (rc < 0 || in->echo_failed || !echo_flush(in, true)) return;
+  if (!ok || in->echo_failed || !echo_flush(in, true)) return;
   char end[128];
   int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u, \"dropped\": %u}\n",
                    in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent,
@@ -654,36 +648,38 @@ static int unhex(char c) {
   return -1;
 }
 
-/* The endpoint's publisher on t, made at its first use (NULL and *rc set when none can be). */
-static takt_publisher_t *publisher_for(takt_introspect_t *in, takt_topic_t *t, takt_err_t *rc) {
+/* The request's publisher on the topic named name, made at its first use (NULL and *rc set when
+ * none can be: TAKT_ENOENT for no such topic, TAKT_OK when the request has MAX_PUBS already). The topic is found and published to under one hold
+ * of the context's lock, and the publisher keeps it (p->topic) until the request ends: the
+ * application may destroy its topics meanwhile. */
+static takt_publisher_t *publisher_for(takt_introspect_t *in, const char *name, takt_err_t *rc) {
   for (uint32_t i = 0; i < in->n_pubs; i++)
-    if (in->pub_topic[i] == t) return in->pub[i];
+    if (strcmp(in->pub[i]->topic->name, name) == 0) return in->pub[i];
   takt_publisher_t *p = NULL;
-  if (in->n_pubs < MAX_PUBS && (*rc = takt_publisher_create(in->node, t, &p)) == TAKT_OK) {
-    in->pub_topic[in->n_pubs] = t;
-    in->pub[in->n_pubs++] = p;
-  }
+  if (in->n_pubs == MAX_PUBS) *rc = TAKT_OK; /* the request's own limit */
+  else if ((*rc = takt__publisher_create_named(in->node, name, &p)) == TAKT_OK) in->pub[in->n_pubs++] = p;
   return p;
 }
 
+/* The one-line answer for a publisher publisher_for could not make. */
+static void send_no_publisher(takt_introspect_t *in, const char *name, takt_err_t rc) {
+  if (rc == TAKT_ENOENT) send_error(in, "no topic named '%s'", name);
+  else if (rc == TAKT_OK) send_error(in, "cannot publish on '%s': too many topics published to", name);
+  else send_error(in, "cannot publish on '%s': %s", name, takt_strerror(rc));
+}
+
 static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx, int64_t t_info) {
-  takt_context_t *ctx = in->ctx;
-  takt__lock(ctx);
-  takt_topic_t *t = find_topic_locked(ctx, topic_name);
-  takt__unlock(ctx);
-  if (t == NULL) {
-    send_error(in, "no topic named '%s'", topic_name);
+  takt_err_t rc = TAKT_OK;
+  takt_publisher_t *p = publisher_for(in, topic_name, &rc);
+  if (p == NULL) {
+    send_no_publisher(in, topic_name, rc);
     return;
   }
+  takt_topic_t *t = p->topic;
   void *msg = message_from_hex(in, t->type, hx, topic_name);
   if (msg == NULL) return;
-  takt_err_t rc = TAKT_OK;
-  takt_publisher_t *p = publisher_for(in, t, &rc);
-  if (p == NULL) {
-    send_error(in, "cannot publish on '%s': %s", topic_name,
-               rc < 0 ? takt_strerror(rc) : "too many topics published to");
-  } else if ((rc = t_info > 0 ? takt_publish_at(p, msg, t->type->size, t_info)
-                              : takt_publish(p, msg, t->type->size)) < 0) {
+  if ((rc = t_info > 0 ? takt_publish_at(p, msg, t->type->size, t_info)
+                       : takt_publish(p, msg, t->type->size)) < 0) {
     send_error(in, "publishing on '%s': %s", topic_name, takt_strerror(rc));
   } else {
     char line[64 + TAKT_NAME_MAX];
@@ -705,41 +701,43 @@ static void on_answer(takt_client_t *c, takt_future_t f, void *user) {
 
 static void do_call(takt_introspect_t *in, const char *name, const char *hx, long timeout_ms) {
   takt_context_t *ctx = in->ctx;
-  takt_service_t *srv = NULL;
+  /* the service's types, read under the lock: the application may destroy the service at any
+   * time (the client below calls it by name, and a call to no service fails) */
+  const takt_type_support_t *req_type = NULL, *resp_type = NULL;
   takt__lock(ctx);
   TAKT__LIST_FOREACH(it, &ctx->service_list) {
     takt_service_t *s = TAKT__CONTAINER(it, takt_service_t, ctx_link);
-    if (strcmp(s->name, name) == 0) srv = s;
+    if (strcmp(s->name, name) == 0) {
+      req_type = s->req_type;
+      resp_type = s->resp_type;
+    }
   }
   takt__unlock(ctx);
-  if (srv == NULL) {
+  if (req_type == NULL) {
     send_error(in, "no service named '%s'", name);
     return;
   }
-  void *req = message_from_hex(in, srv->req_type, hx, name);
+  void *req = message_from_hex(in, req_type, hx, name);
   if (req == NULL) return;
-  void *resp = calloc(1, srv->resp_type->size);
-  uint32_t ser_cap = srv->resp_type->size * 4u + 4096u;
+  void *resp = calloc(1, resp_type->size);
+  uint32_t ser_cap = resp_type->size * 4u + 4096u;
   uint8_t *ser = malloc(ser_cap);
   char *line = malloc(2u * ser_cap + 128u);
   takt_client_t *c = NULL;
   for (uint32_t i = 0; i < in->n_clis; i++)
-    if (in->cli_srv[i] == srv) c = in->cli[i];
+    if (strcmp(in->cli[i]->service->name, name) == 0) c = in->cli[i];
   takt_err_t rc = TAKT_OK;
   if (resp == NULL || ser == NULL || line == NULL) {
     rc = TAKT_ENOMEM;
   } else if (c == NULL && in->n_clis < MAX_PUBS) {
     takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
     co.max_pending = 1;
-    rc = takt_client_create(in->node, name, srv->req_type, srv->resp_type, on_answer, in, &co, &c);
-    if (rc == TAKT_OK) {
-      in->cli_srv[in->n_clis] = srv;
-      in->cli[in->n_clis++] = c;
-    }
+    rc = takt_client_create(in->node, name, req_type, resp_type, on_answer, in, &co, &c);
+    if (rc == TAKT_OK) in->cli[in->n_clis++] = c;
   }
   takt_future_t f;
   if (rc == TAKT_OK && c == NULL) rc = TAKT_EFULL;
-  if (rc == TAKT_OK) rc = takt_client_call(c, req, srv->req_type->size, &f);
+  if (rc == TAKT_OK) rc = takt_client_call(c, req, req_type->size, &f);
   if (rc < 0) {
     send_error(in, "cannot call '%s': %s", name, takt_strerror(rc));
   } else {
@@ -748,12 +746,12 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
       (void)takt_executor_spin_until(in->exec,
                                      takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS);
     takt_future_status_t st = takt_future_status(&f);
-    if (st == TAKT_FUTURE_READY && takt_future_take(&f, resp, srv->resp_type->size) == TAKT_OK) {
+    if (st == TAKT_FUTURE_READY && takt_future_take(&f, resp, resp_type->size) == TAKT_OK) {
       const uint8_t *bytes = resp;
-      int32_t n = (int32_t)srv->resp_type->size;
-      bool serialized = srv->resp_type->serialize != NULL;
+      int32_t n = (int32_t)resp_type->size;
+      bool serialized = resp_type->serialize != NULL;
       if (serialized) {
-        n = srv->resp_type->serialize(resp, ser, ser_cap);
+        n = resp_type->serialize(resp, ser, ser_cap);
         bytes = ser;
       }
       if (n < 0) {
@@ -863,23 +861,15 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
                  (unsigned long long)played + 1u);
       break;
     }
-    takt__lock(in->ctx);
-    takt_topic_t *t = find_topic_locked(in->ctx, topic);
-    takt__unlock(in->ctx);
-    if (t == NULL) {
-      send_error(in, "no topic named '%s'", topic);
+    takt_err_t rc = TAKT_OK;
+    takt_publisher_t *p = publisher_for(in, topic, &rc);
+    if (p == NULL) {
+      send_no_publisher(in, topic, rc);
       break;
     }
+    takt_topic_t *t = p->topic;
     void *msg = message_from_hex(in, t->type, strcmp(hx, "-") == 0 ? "" : hx, topic);
     if (msg == NULL) break;
-    takt_err_t rc = TAKT_OK;
-    takt_publisher_t *p = publisher_for(in, t, &rc);
-    if (p == NULL) {
-      free(msg);
-      send_error(in, "cannot publish on '%s': %s", topic,
-                 rc < 0 ? takt_strerror(rc) : "too many topics published to");
-      break;
-    }
     /* the line is done with (the wait reads on into the buffer behind it) */
     memmove(buf, buf + used, len - used);
     len -= used;

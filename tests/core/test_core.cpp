@@ -3,6 +3,16 @@
 
 using namespace takt_test;
 
+#if TAKT_WITH_PUBSUB
+extern "C" {
+takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic, takt_publisher_t **out);
+takt_err_t takt__subscription_create_named(takt_node_t *node, const char *topic, const char *name,
+                                           takt_subscription_cb cb, void *user,
+                                           const takt_subscription_options_t *opts,
+                                           takt_subscription_t **out);
+}
+#endif
+
 #if TAKT_WITH_PUBSUB && TAKT_WITH_TOPIC_REF
 extern "C" {
 typedef void (*ref_release_fn)(void *arg, int64_t a, int64_t b);
@@ -139,6 +149,39 @@ class Topic : public ContextTest {
     return b.value;
   }
 };
+
+// A tool that does not own the topics (the introspection endpoint) finds a topic and publishes
+// to or subscribes to it under one hold of the context's lock: a missing topic is TAKT_ENOENT,
+// and what it made keeps the topic from being destroyed until it is gone.
+TEST_F(Topic, PublishersAndSubscriptionsMadeByNameKeepTheirTopic) {
+  make(4, 4);
+  takt_publisher_t *p2 = nullptr;
+  takt_subscription_t *s2 = nullptr;
+  EXPECT_EQ(takt__publisher_create_named(node, "nope", &p2), TAKT_ENOENT);
+  EXPECT_EQ(takt__subscription_create_named(node, "nope", "s2", nullptr, nullptr, nullptr, &s2),
+            TAKT_ENOENT);
+  EXPECT_EQ(takt__publisher_create_named(node, nullptr, &p2), TAKT_EINVAL);
+  EXPECT_EQ(takt__subscription_create_named(node, "t", "bad name", nullptr, nullptr, nullptr, &s2),
+            TAKT_ENAME);
+  ASSERT_EQ(takt__publisher_create_named(node, "t", &p2), TAKT_OK);
+  ASSERT_EQ(takt__subscription_create_named(node, "t", "s2", nullptr, nullptr, nullptr, &s2), TAKT_OK);
+  Blob8 b{7};
+  ASSERT_EQ(takt_publish(p2, &b, sizeof b), TAKT_OK);
+  Blob8 got{0};
+  EXPECT_EQ(takt_take_next(s2, &got, sizeof got, nullptr), TAKT_OK);
+  EXPECT_EQ(got.value, 7u);
+  EXPECT_EQ(take(), 7u);  // the topic's own subscription too: one topic
+  // the application's own publisher and subscription gone, the tool's keep the topic
+  ASSERT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_EBUSY);
+  ASSERT_EQ(takt_publisher_destroy(p2), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_EBUSY);
+  ASSERT_EQ(takt_subscription_destroy(s2), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 4, &topic), TAKT_OK);  // for TearDown
+  ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+}
 
 TEST_F(Topic, PublishAndTakeInOrderWithHeaders) {
   make(4, 4);
