@@ -88,10 +88,22 @@ struct takt_introspect {
   uint32_t n_clis;
   bool answered;
 #endif
-  /* publishers made by `pub` and `play`, one per topic, destroyed at the end of the request: the
-   * application can destroy its topics and services again once the tool is done */
+  /* publishers made by `pub`, destroyed at the end of the request: the application can destroy
+   * its topics and services again once the tool is done */
   takt_publisher_t *pub[MAX_PUBS];
   uint32_t n_pubs;
+  /* play runs on a thread of its own too: a replay takes as long as its recording, and the
+   * endpoint answers every other request meanwhile */
+  takt_thread_t play_thread;
+  bool play_running;
+  takt_wakeup_t play_go;   /* posted when the server hands a play over (or at stop) */
+  _Atomic bool play_busy;  /* a play is handed over or running; cleared by the play thread */
+  _Atomic bool play_ready; /* set once the play's fields below are written; taken by the thread */
+  takt_io_t play_conn;     /* the play's client: the play thread's while play_busy (it closes it) */
+  char play_first[REQUEST_MAX]; /* the stream's first bytes, read with the request line */
+  uint32_t play_first_len;
+  takt_publisher_t *play_pub[MAX_PUBS]; /* one per topic played, destroyed when the play ends */
+  uint32_t play_n_pubs;
 };
 
 /* ---- the answer buffer ---- */
@@ -596,12 +608,12 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
 static int unhex(char c);
 
 /* HEX into a message of type (deserialized, or exactly its size). Returns the message (malloc'd,
- * the caller frees it) or NULL after answering the error. */
-static void *message_from_hex(takt_introspect_t *in, const takt_type_support_t *type,
+ * the caller frees it) or NULL after answering the error on conn. */
+static void *message_from_hex(takt_introspect_t *in, takt_io_t conn, const takt_type_support_t *type,
                               const char *hx, const char *what) {
   size_t hn = strlen(hx);
   if (hn % 2 != 0) {
-    send_error(in, "the message is not hex (odd number of digits)");
+    send_error_to(in, conn, "the message is not hex (odd number of digits)");
     return NULL;
   }
   uint32_t n = (uint32_t)(hn / 2);
@@ -610,7 +622,7 @@ static void *message_from_hex(takt_introspect_t *in, const takt_type_support_t *
   if (raw == NULL || msg == NULL) {
     free(raw);
     free(msg);
-    send_error(in, "no memory for a message of %u bytes", (unsigned)type->size);
+    send_error_to(in, conn, "no memory for a message of %u bytes", (unsigned)type->size);
     return NULL;
   }
   bool ok = true;
@@ -621,14 +633,14 @@ static void *message_from_hex(takt_introspect_t *in, const takt_type_support_t *
   }
   takt_err_t rc;
   if (!ok) {
-    send_error(in, "the message is not hex");
+    send_error_to(in, conn, "the message is not hex");
   } else if (type->deserialize != NULL) {
     if ((rc = type->deserialize(msg, raw, n)) < 0) {
-      send_error(in, "not a serialized %s: %s", type->name, takt_strerror(rc));
+      send_error_to(in, conn, "not a serialized %s: %s", type->name, takt_strerror(rc));
       ok = false;
     }
   } else if (n != type->size) {
-    send_error(in, "'%s' takes %u bytes, got %u", what, (unsigned)type->size, (unsigned)n);
+    send_error_to(in, conn, "'%s' takes %u bytes, got %u", what, (unsigned)type->size, (unsigned)n);
     ok = false;
   } else {
     memcpy(msg, raw, n);
@@ -652,31 +664,32 @@ static int unhex(char c) {
  * none can be: TAKT_ENOENT for no such topic, TAKT_OK when the request has MAX_PUBS already). The topic is found and published to under one hold
  * of the context's lock, and the publisher keeps it (p->topic) until the request ends: the
  * application may destroy its topics meanwhile. */
-static takt_publisher_t *publisher_for(takt_introspect_t *in, const char *name, takt_err_t *rc) {
-  for (uint32_t i = 0; i < in->n_pubs; i++)
-    if (strcmp(in->pub[i]->topic->name, name) == 0) return in->pub[i];
+static takt_publisher_t *publisher_for(takt_introspect_t *in, takt_publisher_t **pubs, uint32_t *n,
+                                       const char *name, takt_err_t *rc) {
+  for (uint32_t i = 0; i < *n; i++)
+    if (strcmp(pubs[i]->topic->name, name) == 0) return pubs[i];
   takt_publisher_t *p = NULL;
-  if (in->n_pubs == MAX_PUBS) *rc = TAKT_OK; /* the request's own limit */
-  else if ((*rc = takt__publisher_create_named(in->node, name, &p)) == TAKT_OK) in->pub[in->n_pubs++] = p;
+  if (*n == MAX_PUBS) *rc = TAKT_OK; /* the request's own limit */
+  else if ((*rc = takt__publisher_create_named(in->node, name, &p)) == TAKT_OK) pubs[(*n)++] = p;
   return p;
 }
 
 /* The one-line answer for a publisher publisher_for could not make. */
-static void send_no_publisher(takt_introspect_t *in, const char *name, takt_err_t rc) {
-  if (rc == TAKT_ENOENT) send_error(in, "no topic named '%s'", name);
-  else if (rc == TAKT_OK) send_error(in, "cannot publish on '%s': too many topics published to", name);
-  else send_error(in, "cannot publish on '%s': %s", name, takt_strerror(rc));
+static void send_no_publisher(takt_introspect_t *in, takt_io_t conn, const char *name, takt_err_t rc) {
+  if (rc == TAKT_ENOENT) send_error_to(in, conn, "no topic named '%s'", name);
+  else if (rc == TAKT_OK) send_error_to(in, conn, "cannot publish on '%s': too many topics published to", name);
+  else send_error_to(in, conn, "cannot publish on '%s': %s", name, takt_strerror(rc));
 }
 
 static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx, int64_t t_info) {
   takt_err_t rc = TAKT_OK;
-  takt_publisher_t *p = publisher_for(in, topic_name, &rc);
+  takt_publisher_t *p = publisher_for(in, in->pub, &in->n_pubs, topic_name, &rc);
   if (p == NULL) {
-    send_no_publisher(in, topic_name, rc);
+    send_no_publisher(in, in->conn, topic_name, rc);
     return;
   }
   takt_topic_t *t = p->topic;
-  void *msg = message_from_hex(in, t->type, hx, topic_name);
+  void *msg = message_from_hex(in, in->conn, t->type, hx, topic_name);
   if (msg == NULL) return;
   if ((rc = t_info > 0 ? takt_publish_at(p, msg, t->type->size, t_info)
                        : takt_publish(p, msg, t->type->size)) < 0) {
@@ -717,7 +730,7 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
     send_error(in, "no service named '%s'", name);
     return;
   }
-  void *req = message_from_hex(in, req_type, hx, name);
+  void *req = message_from_hex(in, in->conn, req_type, hx, name);
   if (req == NULL) return;
   void *resp = calloc(1, resp_type->size);
   uint32_t ser_cap = resp_type->size * 4u + 4096u;
@@ -791,12 +804,12 @@ static bool play_wait(takt_introspect_t *in, int64_t at, char *buf, uint32_t cap
     if (atomic_load(&in->stop)) return false;
     if (takt_time_now() >= at) return true;
     /* a full buffer: watched for the client's hang-up only */
-    takt_io_watch_t w = {.io = in->conn, .want = *len < cap ? TAKT_IO_IN : TAKT_IO_HUP};
+    takt_io_watch_t w = {.io = in->play_conn, .want = *len < cap ? TAKT_IO_IN : TAKT_IO_HUP};
     int32_t r = takt_io_wait(&w, 1, in->wake, at);
     if (r < 0) return false;
     if (r == 0) continue; /* the instant, or the stop's wake (checked above) */
     if (*len == cap) return false; /* hung up */
-    int32_t got = takt_io_read_some(in->conn, (uint8_t *)buf + *len, cap - *len);
+    int32_t got = takt_io_read_some(in->play_conn, (uint8_t *)buf + *len, cap - *len);
     if (got < 0) return false;
     *len += (uint32_t)got;
   }
@@ -806,7 +819,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
   uint32_t cap = 1u << 16, len = 0;
   char *buf = malloc(cap);
   if (buf == NULL) {
-    send_error(in, "no memory for the play stream");
+    send_error_to(in, in->play_conn, "no memory for the play stream");
     return;
   }
   memcpy(buf, first, first_len);
@@ -821,21 +834,21 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     if (nl == NULL) {
       if (len == cap) {
         if (cap >= PLAY_LINE_MAX) {
-          send_error(in, "a play line longer than %u bytes", (unsigned)PLAY_LINE_MAX);
+          send_error_to(in, in->play_conn, "a play line longer than %u bytes", (unsigned)PLAY_LINE_MAX);
           break;
         }
         char *b = realloc(buf, cap * 2u);
         if (b == NULL) {
-          send_error(in, "no memory for a play line of %u bytes", (unsigned)cap * 2u);
+          send_error_to(in, in->play_conn, "no memory for a play line of %u bytes", (unsigned)cap * 2u);
           break;
         }
         buf = b;
         cap *= 2u;
       }
-      int32_t r = takt_io_read(in->conn, in->wake, (uint8_t *)buf + len, cap - len,
+      int32_t r = takt_io_read(in->play_conn, in->wake, (uint8_t *)buf + len, cap - len,
                                takt_time_now() + 30 * TAKT_NS_PER_S);
       if (r <= 0) {
-        send_error(in, "the play stream ended without its 'end' line");
+        send_error_to(in, in->play_conn, "the play stream ended without its 'end' line");
         break;
       }
       len += (uint32_t)r;
@@ -857,18 +870,18 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     long long age = age_s != NULL ? strtoll(age_s, &e2, 10) : -1;
     if (topic == NULL || hx == NULL || age_s == NULL || *e1 != '\0' || *e2 != '\0' || at <= 0 ||
         age < 0) {
-      send_error(in, "play line %llu: expected AT_NS TOPIC HEX AGE_NS",
+      send_error_to(in, in->play_conn, "play line %llu: expected AT_NS TOPIC HEX AGE_NS",
                  (unsigned long long)played + 1u);
       break;
     }
     takt_err_t rc = TAKT_OK;
-    takt_publisher_t *p = publisher_for(in, topic, &rc);
+    takt_publisher_t *p = publisher_for(in, in->play_pub, &in->play_n_pubs, topic, &rc);
     if (p == NULL) {
-      send_no_publisher(in, topic, rc);
+      send_no_publisher(in, in->play_conn, topic, rc);
       break;
     }
     takt_topic_t *t = p->topic;
-    void *msg = message_from_hex(in, t->type, strcmp(hx, "-") == 0 ? "" : hx, topic);
+    void *msg = message_from_hex(in, in->play_conn, t->type, strcmp(hx, "-") == 0 ? "" : hx, topic);
     if (msg == NULL) break;
     /* the line is done with (the wait reads on into the buffer behind it) */
     memmove(buf, buf + used, len - used);
@@ -882,7 +895,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     rc = takt_publish_at(p, msg, t->type->size, now - (int64_t)age);
     free(msg);
     if (rc < 0) {
-      send_error(in, "publishing on '%s': %s", t->name, takt_strerror(rc));
+      send_error_to(in, in->play_conn, "publishing on '%s': %s", t->name, takt_strerror(rc));
       break;
     }
     played++;
@@ -893,7 +906,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     char line[128];
     int n = snprintf(line, sizeof line, "{\"played\": %llu, \"late_max_ns\": %lld}\n",
                      (unsigned long long)played, (long long)late_max);
-    send_all(in, line, (uint32_t)n);
+    send_on(in->play_conn, line, (uint32_t)n);
   }
 }
 #endif
@@ -991,10 +1004,19 @@ static void handle(takt_introspect_t *in, char *req) {
 #endif
 #if TAKT_WITH_PUBSUB
   if (strcmp(verb, "play") == 0) {
+    if (atomic_exchange(&in->play_busy, true)) {
+      send_error(in, "another play is running on this endpoint: one at a time");
+      return;
+    }
     /* what was read beyond the request line belongs to the stream */
     char *rest = memchr(in->req_copy, '\n', in->req_len);
     uint32_t off = rest != NULL ? (uint32_t)(rest - in->req_copy) + 1u : in->req_len;
-    do_play(in, in->req_copy + off, in->req_len - off);
+    in->play_first_len = in->req_len - off;
+    memcpy(in->play_first, in->req_copy + off, in->play_first_len);
+    in->play_conn = in->conn; /* the play thread's now: it closes it */
+    in->conn = TAKT_IO_CLOSED;
+    atomic_store(&in->play_ready, true);
+    takt_wakeup_post(&in->play_go);
     return;
   }
 #endif
@@ -1045,6 +1067,26 @@ static void echo_main(void *arg) {
     takt_io_wake_signal(in->echo_wake);
   }
   atomic_store(&in->echo_done, true);
+}
+
+/* The play thread: one play at a time, handed over by the server thread; its client's connection
+ * and the publishers it made end with it. */
+static void play_main(void *arg) {
+  takt_introspect_t *in = arg;
+  for (;;) {
+    if (!atomic_exchange(&in->play_ready, false)) {
+      if (atomic_load(&in->stop)) break;
+      (void)takt_wakeup_wait(&in->play_go, TAKT_TIME_INFINITE);
+      continue;
+    }
+#if TAKT_WITH_PUBSUB
+    do_play(in, in->play_first, in->play_first_len);
+    for (uint32_t i = 0; i < in->play_n_pubs; i++) (void)takt_publisher_destroy(in->play_pub[i]);
+    in->play_n_pubs = 0;
+#endif
+    takt_io_close(&in->play_conn);
+    atomic_store(&in->play_busy, false);
+  }
 }
 
 /* Server thread: an echo that ended gives its client back (closed here, so the descriptor the
@@ -1116,6 +1158,7 @@ static takt_err_t own_dir(const char *dir) {
 
 static void destroy(takt_introspect_t *in) {
   if (atomic_load(&in->echo_busy)) takt_io_close(&in->echo_conn);
+  if (atomic_load(&in->play_busy)) takt_io_close(&in->play_conn); /* handed over as it stopped */
   if (in->exec != NULL) (void)takt_executor_destroy(in->exec);
   if (in->echo_exec != NULL) (void)takt_executor_destroy(in->echo_exec);
   if (in->node != NULL) (void)takt_node_destroy(in->node);
@@ -1151,7 +1194,9 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   in->echo_wake = TAKT_IO_CLOSED;
   in->conn = TAKT_IO_CLOSED;
   in->echo_conn = TAKT_IO_CLOSED;
+  in->play_conn = TAKT_IO_CLOSED;
   takt_wakeup_init(&in->echo_go);
+  takt_wakeup_init(&in->play_go);
   in->cap = in->cfg.buffer_bytes;
   in->buf = malloc(in->cap);
   /* the whole path fits a socket address, or nothing is made (no directory either) */
@@ -1195,12 +1240,22 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
                              .priority = 0, .cpu = -1, .stack_size = INTROSPECT_STACK};
     rc = takt_thread_create(&in->echo_thread, &ea, echo_main, in);
     in->echo_running = rc == TAKT_OK;
-    if (rc < 0) { /* the server thread runs: stop it as takt_introspect_stop does */
-      atomic_store(&in->stop, true);
-      takt_io_wake_signal(in->wake);
-      takt_thread_join(&in->thread);
-      in->thread_running = false;
-    }
+  }
+  if (rc == TAKT_OK) {
+    takt_thread_attr_t pa = {.name = "takt-introspect-play", .policy = TAKT_SCHED_OTHER,
+                             .priority = 0, .cpu = -1, .stack_size = INTROSPECT_STACK};
+    rc = takt_thread_create(&in->play_thread, &pa, play_main, in);
+    in->play_running = rc == TAKT_OK;
+  }
+  if (rc < 0 && in->thread_running) { /* the threads made run: stop them as takt_introspect_stop does */
+    atomic_store(&in->stop, true);
+    takt_io_wake_signal(in->wake);
+    takt_executor_stop(in->echo_exec);
+    takt_wakeup_post(&in->echo_go);
+    takt_thread_join(&in->thread);
+    in->thread_running = false;
+    if (in->echo_running) takt_thread_join(&in->echo_thread);
+    in->echo_running = false;
   }
   if (rc < 0) {
     if (in->listener.fd < 0) in->path[0] = '\0'; /* not ours to remove */
@@ -1222,7 +1277,9 @@ void takt_introspect_stop(takt_introspect_t *in) {
   takt_executor_stop(in->exec);
   takt_executor_stop(in->echo_exec);
   takt_wakeup_post(&in->echo_go);
+  takt_wakeup_post(&in->play_go);
   if (in->thread_running) takt_thread_join(&in->thread);
   if (in->echo_running) takt_thread_join(&in->echo_thread);
+  if (in->play_running) takt_thread_join(&in->play_thread);
   destroy(in);
 }

@@ -306,6 +306,39 @@ TEST_F(Introspect, APlayEndsWhenItsClientLeaves) {
   EXPECT_EQ(got.count.load(), 0);
 }
 
+// A play runs on a thread of its own: while one waits for its next line's instant (a replay lasts
+// as long as its recording), the endpoint answers every other request and refuses a second play
+// with one line; once the first has ended (its client left) the next play is taken.
+TEST_F(Introspect, OtherRequestsAreAnsweredWhileAPlayRuns) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  std::string stream = "play\n" + std::to_string(takt_time_now() + 600 * TAKT_NS_PER_S) +
+                       " chatter " + serialized_hex("late") + " 0\n";  // no end: it goes on
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(stream.data()),
+                          static_cast<uint32_t>(stream.size())),
+            TAKT_OK);
+  // the endpoint takes its clients in turn: the play's first
+  EXPECT_NE(ask(path(), "graph").find("\"chatter\""), std::string::npos);
+  EXPECT_EQ(ask(path(), "pub chatter " + serialized_hex("meanwhile")),
+            "{\"published\": \"chatter\"}\n");
+  ASSERT_TRUE(wait_count(1));
+  EXPECT_EQ(got.last, "meanwhile");
+  const std::string busy = "{\"error\": \"another play is running on this endpoint: one at a time\"}\n";
+  EXPECT_EQ(ask(path(), "play\n1 chatter " + serialized_hex("second") + " 0\nend"), busy);
+  takt_io_close(&io);
+  // the play notices its client leaving and ends; the next is taken (a bound, not a timing)
+  std::string a;
+  for (int i = 0; i < 500; i++) {
+    a = ask(path(), "play\n1 chatter " + serialized_hex("third") + " 0\nend");
+    if (a != busy) break;
+    usleep(10000);
+  }
+  EXPECT_EQ(a.rfind("{\"played\": 1, ", 0), 0u) << a;
+  ASSERT_TRUE(wait_count(2));
+  EXPECT_EQ(got.last, "third");
+  EXPECT_EQ(got.count.load(), 2) << "the first play's line was never played";
+}
+
 // The name is copied at the start (the caller's string may go), and a directory whose endpoint
 // path would not fit a socket address is refused before anything is made.
 TEST_F(Introspect, TheNameIsCopiedAndALongDirectoryIsRefusedBeforeItIsMade) {
