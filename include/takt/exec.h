@@ -153,7 +153,8 @@ typedef struct takt_executor_stats {
   /* preempt */
   uint64_t dispatched;     /* jobs handed to an idle worker at release */
   uint64_t queued;         /* jobs that found no idle worker and waited for one (pool policy) */
-  uint64_t timer_overruns; /* timer releases skipped: the previous job had not finished */
+  uint64_t timer_overruns; /* timer releases skipped (the previous job had not finished, or a later
+                            * release was already due): the sum of its timers' takt_timer_missed */
   uint64_t renumbered;     /* EDF: times the deadline ranks were spread out again */
   uint64_t level_changes;  /* priority changes asked of worker threads (with SCHED_FIFO, a system
                             * call each; a release prefers an idle worker at the level already) */

@@ -46,7 +46,7 @@ static uint32_t batch_round_locked(takt_executor_t *e) {
     e->ready_flags[i] = false;
     if (r->cb->kind == TAKT_CB_TIMER) {
       bool pending = (r->state & TAKT__ST_TIMER_PENDING) != 0;
-      if (takt__timer_release(takt__rec_timer(r), now, pending, &r->job_release))
+      if (takt__exec_timer_release(e, r, now, pending))
         r->state |= TAKT__ST_TIMER_PENDING;
       if (r->state & TAKT__ST_TIMER_PENDING) {
         e->ready_flags[i] = true;

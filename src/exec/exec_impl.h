@@ -138,6 +138,11 @@ bool takt__exec_prio_less(const void *a, const void *b);
  * (the best pending arrival; -1: none); batch (fifo) delivers one item if any. Lock held; let go
  * around the delivery. Returns true if an item was delivered. */
 bool takt__exec_collect_source_locked(takt_executor_t *e, int32_t min_priority, bool fifo);
+/** takt__timer_release for the timer of r (lock held; pending: its last release has not run yet):
+ * every release skipped, because that one was still pending or because a later one was already
+ * due, is counted in the executor's timer_overruns as in the timer's takt_timer_missed. True when
+ * a release is due (r->job_release). */
+bool takt__exec_timer_release(takt_executor_t *e, takt__exec_rec_t *r, int64_t now, bool pending);
 /** Earliest time a timer of the executor is due (TAKT_TIME_INFINITE if none). */
 int64_t takt__exec_next_timer_locked(takt_executor_t *e);
 /** When the executor must look again: its earliest timer release or the context's earliest

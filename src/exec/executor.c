@@ -401,6 +401,14 @@ static void start_locked(takt_executor_t *e) {
     if (e->recs[i]->cb->kind == TAKT_CB_TIMER) arm_timer_locked(e, e->recs[i], e->t0);
 }
 
+bool takt__exec_timer_release(takt_executor_t *e, takt__exec_rec_t *r, int64_t now, bool pending) {
+  takt_timer_t *t = takt__rec_timer(r);
+  uint64_t missed = t->missed;
+  bool due = takt__timer_release(t, now, pending, &r->job_release);
+  e->stats.timer_overruns += t->missed - missed;
+  return due;
+}
+
 int64_t takt__exec_next_timer_locked(takt_executor_t *e) {
   if (e->ops->timer_heap) {
     takt__exec_rec_t *top = takt__heap_top(&e->timers);

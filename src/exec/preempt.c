@@ -491,11 +491,9 @@ static uint32_t release_timers(takt_executor_t *e, int64_t now, takt__worker_t *
     takt_timer_t *t = takt__rec_timer(top);
     if (t->next_release > now) break;
     bool busy = (top->state & TAKT__ST_READY) || (top->inflight > 0 && !is_reentrant(top));
-    if (takt__timer_release(t, now, busy, &top->job_release)) {
+    if (takt__exec_timer_release(e, top, now, busy)) {
       release_to(e, top, timer_deadline(top), self);
       n++;
-    } else if (busy) {
-      e->stats.timer_overruns++;
     }
     takt__heap_update(&e->timers, top);
   }
@@ -843,9 +841,7 @@ static void timer_thread_main(void *arg) {
       takt_timer_t *t = takt__rec_timer(r);
       int64_t now = takt_clock_now(e->ctx->clock);
       if (t->next_release <= now) {
-        uint64_t missed = t->missed;
-        if (takt__timer_release(t, now, false, &r->job_release)) {
-          if (t->missed > missed) e->stats.timer_overruns += t->missed - missed;
+        if (takt__exec_timer_release(e, r, now, false)) {
           r->next_deadline = TAKT_TIME_INFINITE;
           assign(e, w, r, timer_deadline(r));
           e->stats.dispatched++;
@@ -1038,13 +1034,7 @@ static void release_dedicated_due(takt_executor_t *e, int64_t now) {
     takt_timer_t *t = takt__rec_timer(r);
     if (t->next_release > now) continue;
     bool busy = (r->state & TAKT__ST_READY) || (r->inflight > 0 && !is_reentrant(r));
-    uint64_t missed = t->missed;
-    if (takt__timer_release(t, now, busy, &r->job_release)) {
-      if (t->missed > missed) e->stats.timer_overruns += t->missed - missed;
-      release(e, r, timer_deadline(r));
-    } else if (busy) {
-      e->stats.timer_overruns++;
-    }
+    if (takt__exec_timer_release(e, r, now, busy)) release(e, r, timer_deadline(r));
   }
 }
 

@@ -132,7 +132,7 @@ static void release_handler(void *arg, uint32_t level) {
       takt_timer_t *t = takt__rec_timer(top);
       if (t->next_release > now) break;
       bool pending = (top->state & TAKT__ST_READY) != 0;
-      if (takt__timer_release(t, now, pending, &top->job_release)) release_locked(e, top);
+      if (takt__exec_timer_release(e, top, now, pending)) release_locked(e, top);
       takt__heap_update(&e->timers, top);
     }
     /* items of the sources (a link's received frames), most urgent first, each published

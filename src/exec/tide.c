@@ -140,7 +140,7 @@ static uint32_t tide_round_locked(takt_executor_t *e) {
     takt_timer_t *t = takt__rec_timer(top);
     if (t->next_release > now) break;
     bool pending = (top->state & TAKT__ST_READY) != 0;
-    if (takt__timer_release(t, now, pending, &top->job_release)) make_ready(e, top);
+    if (takt__exec_timer_release(e, top, now, pending)) make_ready(e, top);
     takt__heap_update(&e->timers, top);
   }
   /* Collection: a received frame more urgent than every pending arrival is taken from its

@@ -61,7 +61,7 @@ static uint32_t refresh(takt_executor_t *e, int64_t now) {
     if (!takeable(r)) continue;
     if (r->cb->kind == TAKT_CB_TIMER) {
       bool pending = (r->state & TAKT__ST_TIMER_PENDING) != 0 || r->inflight > 0;
-      if (takt__timer_release(takt__rec_timer(r), now, pending, &r->job_release))
+      if (takt__exec_timer_release(e, r, now, pending))
         r->state |= TAKT__ST_TIMER_PENDING;
       e->ready_flags[i] = (r->state & TAKT__ST_TIMER_PENDING) != 0;
     } else {
