@@ -224,8 +224,11 @@ class NodeHandle {
  public:
   explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
       : impl_(takt_impl::node_open(ns, remappings)), made_(takt_impl::collection_new()) {}
-  NodeHandle(const NodeHandle &parent, const std::string &ns)
-      : impl_(takt_impl::node_open(child_ns(parent, ns), M_string())), made_(takt_impl::collection_new()) {}
+  /** As roscpp's: the child keeps its parent's remappings (and adds these, resolved in its
+   * namespace). */
+  NodeHandle(const NodeHandle &parent, const std::string &ns, const M_string &remappings = M_string())
+      : impl_(takt_impl::node_open(child_ns(parent, ns), remappings, parent.impl_.get())),
+        made_(takt_impl::collection_new()) {}
   // as roscpp's: a copy names the same namespace, and what it creates is its own (its shutdown
   // ends only that); an assignment keeps what the handle created
   NodeHandle(const NodeHandle &o) : impl_(o.impl_), made_(takt_impl::collection_new()) {}

@@ -74,7 +74,10 @@ void collect(Collection &c, const std::shared_ptr<ClientImpl> &cl);
 void collection_shutdown(Collection &c);
 bool collection_ok(const Collection &c);
 
-std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings);
+/** A handle's namespace and its remappings (resolved in ns); a child handle's are its parent's
+ * and then these (parent may be null). */
+std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings,
+                                    const NodeImpl *parent = nullptr);
 const std::string &node_namespace(const NodeImpl &n);
 std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
 

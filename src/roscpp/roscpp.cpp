@@ -605,11 +605,12 @@ class NodeImpl {
   }
 };
 
-std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings) {
+std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings, const NodeImpl *parent) {
   Global &G = g();
   ros::start();
   auto n = std::make_shared<NodeImpl>();
   n->ns = ns.empty() ? G.ns : resolve_in(G.ns, ns);
+  if (parent) n->remaps = parent->remaps;  // as roscpp's: a child handle remaps as its parent
   for (const auto &kv : remappings) n->remaps[resolve_in(n->ns, kv.first)] = resolve_in(n->ns, kv.second);
   if (G.down.load()) return n;
   char name[32];

@@ -253,6 +253,18 @@ TEST(RoscppNodeHandle, UsableAfterShutdown) {
   EXPECT_EQ(v, 3);
 }
 
+// as Debian's roscpp 1.15 resolves them: a child handle keeps its parent's remappings (resolved
+// names, in the parent's namespace) and adds its own
+TEST(RoscppNodeHandle, ChildKeepsItsParentsRemappings) {
+  ros::NodeHandle nh("", {{"image", "/camera/image_raw"}});
+  ros::NodeHandle child(nh, "");
+  EXPECT_EQ(child.resolveName("image"), "/camera/image_raw");
+  ros::NodeHandle left(nh, "left", {{"info", "/camera/info"}});
+  EXPECT_EQ(left.resolveName("info"), "/camera/info");
+  EXPECT_EQ(left.resolveName("/image"), "/camera/image_raw");
+  EXPECT_EQ(left.resolveName("image"), "/left/image");
+}
+
 // ---- shutdown through one copy of a handle -------------------------------------------------
 
 TEST(RoscppCopies, SubscriberShutdownEndsEveryCopy) {
