@@ -778,12 +778,26 @@ bool pub_latched(const PubImpl &p) {
 
 // -- subscriptions: one ROS 1 subscription and one takt topic per ROS topic; each Subscriber is
 // a takt subscription on that topic, run by the executor at its own priority.
+// A takt topic that carries a ROS 1 topic's messages to Subscribers whose queue_size fits it: a
+// subscription's queue points into its topic's slots, so a topic of queue_size + 2 slots would
+// lose messages of a later Subscriber with a larger queue_size (roscpp keeps every Subscriber's
+// queue_size messages). Lanes are made by subscribe only, each larger than the one before, the
+// last of kMaxLanes holding the largest queue.
+struct Lane {
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  uint32_t slots = 0;
+  std::atomic<uint32_t> users{0};  // its Subscribers: the I/O thread publishes to no lane without
+};
+constexpr uint32_t kMaxLanes = 4;
+constexpr uint32_t kMaxQueue = 64;  // a Subscriber's queue_size above it (or 0) is this
+
 struct RosSub {
   std::string topic;
   Type type;
   takt_ros1_sub_t *sub = nullptr;
-  takt_topic_t *ttopic = nullptr;
-  takt_publisher_t *tpub = nullptr;
+  Lane lanes[kMaxLanes];
+  std::atomic<uint32_t> n_lanes{0};  // lanes[0, n_lanes) made (written under G.reg_mu)
   std::vector<uint8_t> scratch;  // the I/O thread's staging of one message (length + bytes)
   std::atomic<uint64_t> refused{0};
   takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
@@ -793,8 +807,10 @@ struct RosSub {
     Ros1Use use;
     if (!use.n) return;
     if (sub) takt_ros1_unsubscribe(sub);
-    if (tpub) takt_publisher_destroy(tpub);
-    if (ttopic) takt_topic_destroy(ttopic);
+    for (uint32_t i = 0; i < n_lanes.load(); i++) {
+      if (lanes[i].pub) takt_publisher_destroy(lanes[i].pub);
+      if (lanes[i].topic) takt_topic_destroy(lanes[i].topic);
+    }
   }
 };
 
@@ -816,7 +832,12 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   int64_t now = takt_time_now(), at = takt_ros1_received_at(rs->node);
   if (at <= 0 || at > now) at = now;
   uint32_t size = static_cast<uint32_t>(rs->scratch.size());
-  if (takt_publish_at(rs->tpub, rs->scratch.data(), size, at) != TAKT_OK) rs->refused++;
+  uint32_t n = rs->n_lanes.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++) {
+    Lane &l = rs->lanes[i];
+    if (l.users.load(std::memory_order_relaxed) > 0 && takt_publish_at(l.pub, rs->scratch.data(), size, at) != TAKT_OK)
+      rs->refused++;
+  }
 }
 
 // roscpp runs a callback one call at a time but different callbacks side by side (a
@@ -864,6 +885,7 @@ class SubImpl {
   mutable std::mutex mu;  // guards rs and sub against shutdown (the callback reads rs unlocked:
                           // shutdown lets go of rs only once no call of the callback runs)
   std::shared_ptr<RosSub> rs;
+  uint32_t lane = 0;  // rs->lanes[lane] carries its messages
   std::shared_ptr<NodeImpl> node;
   takt_subscription_t *sub = nullptr;
   RawFn fn;
@@ -924,7 +946,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   auto s = std::make_shared<SubImpl>();
   s->node = n;
   s->fn = std::move(fn);
-  uint32_t depth = queue == 0 ? 64 : (queue > 64 ? 64 : queue);
+  uint32_t depth = queue == 0 || queue > kMaxQueue ? kMaxQueue : queue;
   std::lock_guard<std::mutex> reg(G.reg_mu);
   std::shared_ptr<RosSub> rs;
   char tname[32], sname[32];
@@ -941,15 +963,9 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     rs->topic = topic;
     rs->type = t;
     rs->scratch.resize(G.received.size);
-    takt_err_t rc = takt_topic_create(G.ctx, tname, &G.received, depth + 2, &rs->ttopic);
-    if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, rs->ttopic, &rs->tpub);
-    if (rc != TAKT_OK) {
-      fail(("subscribe " + topic + ": no room in the takt context (TAKT_ROSCPP_ARENA)").c_str(), rc);
-      return nullptr;
-    }
     Ros1Use use;
     rs->node = use.n;
-    rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
+    takt_err_t rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
                                      rs.get(), &rs->sub)
                : TAKT_ESTATE;
     if (rc != TAKT_OK) {
@@ -970,7 +986,28 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
                  topic.c_str(), t.datatype, rs->type.datatype);
     return nullptr;
   }
+  // the first lane that holds this Subscriber's queue, else a new one
+  uint32_t n_lanes = rs->n_lanes.load();
+  uint32_t li = 0;
+  while (li < n_lanes && rs->lanes[li].slots < depth + 2) li++;
+  if (li == n_lanes) {
+    Lane &l = rs->lanes[li];  // (there is room: the last lane holds kMaxQueue)
+    l.slots = li + 1 == kMaxLanes ? kMaxQueue + 2 : depth + 2;
+    takt_err_t rc = takt_topic_create(G.ctx, tname, &G.received, l.slots, &l.topic);
+    if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, l.topic, &l.pub);
+    if (rc != TAKT_OK) {
+      fail(("subscribe " + topic + ": no room in the takt context (TAKT_ROSCPP_ARENA)").c_str(), rc);
+      if (l.topic) takt_topic_destroy(l.topic);
+      l.topic = nullptr;
+      l.slots = 0;
+      return nullptr;
+    }
+    rs->n_lanes.store(li + 1, std::memory_order_release);
+  }
+  Lane &lane = rs->lanes[li];
+  lane.users++;
   s->rs = rs;
+  s->lane = li;
   // the I/O thread reads the topic at the priority of its most urgent subscriber
   if (rs->sub && sch.priority > rs->priority &&
       takt_ros1_sub_set_priority(rs->sub, sch.priority) == TAKT_OK)
@@ -978,10 +1015,11 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;
   o.attr = attr_of(sch, s->group.id);
-  takt_err_t rc = takt_subscription_create(n->node, rs->ttopic, sname, on_takt_message, s.get(), &o, &s->sub);
+  takt_err_t rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
   if (rc != TAKT_OK) {
     fail(("subscribe " + topic + " (the takt context's subscriptions: TAKT_ROSCPP_ARENA)").c_str(), rc);
     s->sub = nullptr;
+    lane.users--;
     return nullptr;
   }
   return s;
@@ -1022,6 +1060,7 @@ void sub_shutdown(SubImpl &s) {
     std::lock_guard<std::mutex> lk(s.mu);
     rs.swap(s.rs);
   }
+  if (rs && sub) rs->lanes[s.lane].users--;
   // the last Subscriber of the topic unsubscribes (reg_mu: a subscribe meanwhile finds it whole
   // or gone); inside its own callback, once the callback has returned
   if (tl_sub == &s) {

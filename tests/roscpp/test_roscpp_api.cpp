@@ -20,13 +20,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -482,6 +485,22 @@ TEST(RoscppShutdown, SleepAfterShutdownSleepsWhole) {
   EXPECT_EQ(after_ok, 1);
 }
 
+// ---- queue_size per Subscriber of one topic (its own process: preempt, its callbacks side by side)
+
+TEST(RoscppQueues, LaterSubscriberKeepsItsQueueSize) {
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--queues", "x", "x"}));
+  ASSERT_EQ(p.wait_exit(60000), 0) << p.drain();
+  int a = -1, b = -1, c = -1;
+  const std::string &out = p.output();
+  size_t at = out.find("queues:");
+  ASSERT_NE(at, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + at, "queues: a %d b %d c %d", &a, &b, &c), 3) << out;
+  EXPECT_EQ(c, 6);  // every message reached the node while b held its first
+  EXPECT_EQ(b, 6);  // queue_size 50: as Debian's roscpp 1.15, all 6 (the first Subscriber's 1 sized it: 3)
+  EXPECT_GE(a, 1);
+}
+
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
 
 bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
@@ -653,7 +672,45 @@ int peer(int argc, char **argv) {
   return 0;
 }
 
+// --queues: on /t_lanes a Subscriber with queue_size 1, then b and c with 50. b holds its first
+// message until c has had all 6 the node publishes, then takes the rest; prints how many each had.
+int queues(int argc, char **argv) {
+  ros::takt::setExecutor("preempt");
+  ros::init(argc, argv, "queues", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  std::atomic<int> na{0}, nb{0}, nc{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+  using Fn = std::function<void(const std_msgs::Int32 &)>;
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32>("/t_lanes", 1, Fn([&](const std_msgs::Int32 &) { na++; }));
+  ros::Subscriber b = nh.subscribe<std_msgs::Int32>("/t_lanes", 50, Fn([&](const std_msgs::Int32 &) {
+    if (nb++ > 0) return;
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait_for(lk, std::chrono::seconds(30), [&] { return released; });
+  }));
+  ros::Subscriber c = nh.subscribe<std_msgs::Int32>("/t_lanes", 50, Fn([&](const std_msgs::Int32 &) { nc++; }));
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_lanes", 10);
+  ros::spinOnce();  // preempt runs the callbacks from here on
+  if (!connected(p)) return 2;
+  std_msgs::Int32 m;
+  for (int i = 0; i < 6; i++) {
+    m.data = i;
+    p.publish(m);
+  }
+  bool all = eventually([&] { return nc.load() == 6; });
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    released = true;
+  }
+  cv.notify_all();
+  if (all) eventually([&] { return nb.load() == 6; }, 5.0);
+  std::printf("queues: a %d b %d c %d\n", na.load(), nb.load(), nc.load());
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--queues") return queues(argc, argv);
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
