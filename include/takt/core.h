@@ -280,7 +280,8 @@ bool takt_context_panicked(takt_context_t *ctx, char *buf, size_t len);
  */
 takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
                              const takt_type_support_t *type, uint32_t slots, takt_topic_t **out);
-/** TAKT_EBUSY while publishers or subscriptions use the topic. */
+/** TAKT_EBUSY while publishers or subscriptions use the topic, or while a callback reads one of
+ * its messages (one that destroyed its own subscription: until it returns). O(slots). */
 takt_err_t takt_topic_destroy(takt_topic_t *topic);
 takt_err_t takt_topic_find(takt_context_t *ctx, const char *name, takt_topic_t **out);
 const char *takt_topic_name(const takt_topic_t *topic);

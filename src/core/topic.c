@@ -69,7 +69,12 @@ takt_err_t takt_topic_destroy(takt_topic_t *topic) {
   tapped = topic->tap != NULL;
   takt__lock_give(&topic->lock);
 #endif
-  if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions) || tapped) {
+  /* a callback that destroyed its own subscription may still read one of its slots: the
+     executor lets go of that slot (its pin) after the callback returns */
+  bool pinned = false;
+  for (uint32_t i = 0; i < topic->nslots && !pinned; i++)
+    pinned = atomic_load_explicit(&topic->slots[i].pins, memory_order_acquire) != 0;
+  if (topic->n_publishers > 0 || !takt__list_empty(&topic->subscriptions) || tapped || pinned) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }

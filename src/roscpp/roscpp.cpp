@@ -74,6 +74,9 @@ struct Global {
   std::vector<uint32_t> free_groups;  // callback groups given back (take_group)
   bool groups_warned = false;
   std::map<std::string, std::weak_ptr<RosSub>> subs;
+  // takt topics a callback still read when their last Subscriber went (inside that callback):
+  // destroyed by a later subscribe or unsubscribe (reap_topics)
+  std::vector<takt_topic_t *> doomed;
   std::map<std::string, std::weak_ptr<PubShared>> pubs;
   std::map<std::string, std::weak_ptr<SrvCore>> cores;      // the services served, by name
   std::map<ClientImpl *, std::weak_ptr<ClientImpl>> clients;  // every ServiceClient's
@@ -803,16 +806,39 @@ struct RosSub {
   takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
   int32_t priority = 0;  // of the ROS 1 subscription: its subscribers' highest (G.reg_mu)
   uint64_t errors = 0, connect_failures = 0;  // as reported so far (report_connections' lock)
-  ~RosSub() {
-    Ros1Use use;
-    if (!use.n) return;
-    if (sub) takt_ros1_unsubscribe(sub);
-    for (uint32_t i = 0; i < n_lanes.load(); i++) {
-      if (lanes[i].pub) takt_publisher_destroy(lanes[i].pub);
-      if (lanes[i].topic) takt_topic_destroy(lanes[i].topic);
+  ~RosSub();
+};
+
+// Destroy the topics of `doomed` that no callback reads any more.
+void reap_topics() {
+  Global &G = g();
+  std::vector<takt_topic_t *> left;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.doomed.empty()) return;
+    left.swap(G.doomed);
+  }
+  left.erase(std::remove_if(left.begin(), left.end(), [](takt_topic_t *t) { return takt_topic_destroy(t) == TAKT_OK; }),
+             left.end());
+  std::lock_guard<std::mutex> lk(G.mu);
+  G.doomed.insert(G.doomed.end(), left.begin(), left.end());
+}
+
+RosSub::~RosSub() {
+  Ros1Use use;
+  if (!use.n) return;
+  if (sub) takt_ros1_unsubscribe(sub);
+  for (uint32_t i = 0; i < n_lanes.load(); i++) {
+    if (lanes[i].pub) takt_publisher_destroy(lanes[i].pub);
+    // the last Subscriber shut down in its own callback: the executor lets go of the slot that
+    // callback read only after it returns
+    if (lanes[i].topic && takt_topic_destroy(lanes[i].topic) == TAKT_EBUSY) {
+      std::lock_guard<std::mutex> lk(g().mu);
+      g().doomed.push_back(lanes[i].topic);
     }
   }
-};
+  reap_topics();
+}
 
 // The slot of a received message in its takt topic: u32 length, the message, u8 length and the
 // callerid of its publisher (MessageEvent::getPublisherName).
@@ -986,6 +1012,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
                  topic.c_str(), t.datatype, rs->type.datatype);
     return nullptr;
   }
+  reap_topics();
   // the first lane that holds this Subscriber's queue, else a new one
   uint32_t n_lanes = rs->n_lanes.load();
   uint32_t li = 0;

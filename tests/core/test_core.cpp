@@ -512,6 +512,44 @@ TEST_F(Pinning, ASlotBeingReadIsNeverOverwritten) {
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
 }
 
+struct SelfEnd {
+  takt_subscription_t *sub = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_err_t destroyed = TAKT_OK;
+};
+
+// the callback ends its own subscription and tries to destroy the topic it is reading from
+void end_while_reading(takt_subscription_t *, const takt_message_t *, void *user) {
+  auto *p = static_cast<SelfEnd *>(user);
+  EXPECT_EQ(takt_subscription_destroy(p->sub), TAKT_OK);
+  p->destroyed = takt_topic_destroy(p->topic);
+}
+
+TEST_F(Pinning, ATopicBeingReadIsNotDestroyed) {
+  takt_node_t *n;
+  takt_publisher_t *pub;
+  SelfEnd probe;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &probe.topic), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, probe.topic, &pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, probe.topic, "s", end_while_reading, &probe, nullptr,
+                                     &probe.sub),
+            TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 b{1};
+  ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  ASSERT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  ASSERT_EQ(probe.destroyed, TAKT_EBUSY);  // its slot was still being read
+  EXPECT_EQ(takt_topic_destroy(probe.topic), TAKT_OK);  // the callback has returned
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 #endif  // TAKT_WITH_PUBSUB
 
 TEST_F(Core, ChainsRejectBadInput) {

@@ -485,6 +485,34 @@ TEST(RoscppShutdown, SleepAfterShutdownSleepsWhole) {
   EXPECT_EQ(after_ok, 1);
 }
 
+// ---- a Subscriber shut down in its own callback ----------------------------------------------
+
+// The last Subscriber of a topic shut down in its callback: its takt topic goes once the callback
+// has returned (the executor still reads a slot of it until then), so one-shot Subscribers made
+// again and again do not use up the takt context's 64 topics.
+TEST(RoscppSelfShutdown, OneShotSubscribersAgainAndAgain) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_oneshot", 10);
+  std_msgs::Int32 m;
+  for (int i = 0; i < 80; i++) {
+    std::atomic<int> hits{0};
+    ros::Subscriber s;
+    s = nh.subscribe<std_msgs::Int32>(
+        "/t_oneshot", 1, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &) {
+          s.shutdown();
+          hits++;
+        }));
+    ASSERT_TRUE(s) << "subscribe " << i;
+    ASSERT_TRUE(eventually([&] {
+      p.publish(m);
+      return hits.load() > 0;
+    })) << "subscriber " << i;
+    // its unsubscription (after the callback) has closed the connection
+    ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() == 0; })) << "subscriber " << i;
+    EXPECT_EQ(hits.load(), 1);
+  }
+}
+
 // ---- queue_size per Subscriber of one topic (its own process: preempt, its callbacks side by side)
 
 TEST(RoscppQueues, LaterSubscriberKeepsItsQueueSize) {
