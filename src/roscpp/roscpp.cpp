@@ -155,6 +155,8 @@ int64_t env_int(const char *name, int64_t def) {
 // connection of a publication reserves TAKT_ROSCPP_QUEUE messages of TAKT_ROSCPP_MAX_MESSAGE
 // bytes, written at start: 16 connections take an idle node from 25 MiB resident to 60 (docs/ros1.md).
 constexpr uint32_t kMaxConnections = 4, kMaxTopics = 16, kMaxPublications = 16, kMaxServices = 4;
+// takt topics a subscribed ROS topic may take (Lane, subscribe): its Subscribers' queue sizes
+constexpr uint32_t kMaxLanes = 4;
 
 /** $name if set (clamped to lo..hi, with a message), else def. */
 uint32_t limit(const char *name, uint32_t def, uint32_t lo, uint32_t hi) {
@@ -324,6 +326,9 @@ void start() {
   // the ROS 1 node's block and 16 MiB for the rest (the Subscribers' topics, services, clients);
   // pages no connection writes stay virtual
   cc.arena_bytes = static_cast<size_t>(env_int("TAKT_ROSCPP_ARENA", static_cast<int64_t>(ros1_bytes + (16u << 20))));
+  // every subscribed topic's lanes, each a topic and a publisher
+  cc.max_topics = std::max<uint32_t>(cc.max_topics, G.max_subs * kMaxLanes);
+  cc.max_publishers = std::max<uint32_t>(cc.max_publishers, G.max_subs * kMaxLanes + 64);
   cc.max_services = std::max<uint32_t>(cc.max_services, G.max_services);
   cc.max_clients = std::max<uint32_t>(cc.max_clients, G.max_services + 16);  // the TCPROS relays and 16
   // a group for each callback under a multi-threaded executor (take_group)
@@ -792,7 +797,6 @@ struct Lane {
   uint32_t slots = 0;
   std::atomic<uint32_t> users{0};  // its Subscribers: the I/O thread publishes to no lane without
 };
-constexpr uint32_t kMaxLanes = 4;
 constexpr uint32_t kMaxQueue = 64;  // a Subscriber's queue_size above it (or 0) is this
 
 struct RosSub {

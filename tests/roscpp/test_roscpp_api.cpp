@@ -485,6 +485,18 @@ TEST(RoscppShutdown, SleepAfterShutdownSleepsWhole) {
   EXPECT_EQ(after_ok, 1);
 }
 
+// Each queue_size of a topic may take a takt topic: the context holds them for every topic the
+// node may subscribe to (TAKT_ROSCPP_MAX_TOPICS).
+TEST(RoscppQueues, EveryTopicHasRoomForItsQueueSizes) {
+  ros1_test::Proc p;
+  setenv("TAKT_ROSCPP_MAX_TOPICS", "22", 1);
+  bool started = p.start({self_path(), "--lanes"});
+  unsetenv("TAKT_ROSCPP_MAX_TOPICS");
+  ASSERT_TRUE(started);
+  ASSERT_EQ(p.wait_exit(60000), 0) << p.drain();
+  EXPECT_NE(p.output().find("lanes: 66 of 66"), std::string::npos) << p.output();
+}
+
 // ---- a Subscriber shut down in its own callback ----------------------------------------------
 
 // The last Subscriber of a topic shut down in its callback: its takt topic goes once the callback
@@ -700,6 +712,22 @@ int peer(int argc, char **argv) {
   return 0;
 }
 
+// --lanes: 22 topics with 3 Subscribers each of queue_size 1, 2 and 3 (TAKT_ROSCPP_MAX_TOPICS=22):
+// prints how many Subscribers are valid.
+int lanes(int argc, char **argv) {
+  ros::init(argc, argv, "lanes", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  std::vector<ros::Subscriber> subs;
+  int valid = 0;
+  for (int t = 0; t < 22; t++)
+    for (uint32_t q = 1; q <= 3; q++) {
+      subs.push_back(nh.subscribe("/t_lanes" + std::to_string(t), q, count_msg));
+      valid += subs.back() ? 1 : 0;
+    }
+  std::printf("lanes: %d of %zu\n", valid, subs.size());
+  return 0;
+}
+
 // --queues: on /t_lanes a Subscriber with queue_size 1, then b and c with 50. b holds its first
 // message until c has had all 6 the node publishes, then takes the rest; prints how many each had.
 int queues(int argc, char **argv) {
@@ -739,6 +767,7 @@ int queues(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--queues") return queues(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--lanes") return lanes(argc, argv);
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
