@@ -70,18 +70,22 @@ takt__job_t *takt__job_begin(takt__job_t *job, const takt__run_t *run) {
 
 void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run) {
   if (run->job_lock != NULL) takt_mutex_unlock(run->job_lock);
-  takt__trace_t *tr = takt__trace_any() ? takt__trace_of(job->cb->node->ctx) : NULL;
+  /* a callback that destroyed itself in this job: its record is freed (and may be another's by
+   * now), so nothing of it is read or counted; the trace still shows the job */
+  bool gone = job->gone;
+  takt_context_t *ctx = gone ? job->gone_ctx : job->cb->node->ctx;
+  takt__trace_t *tr = takt__trace_any() ? takt__trace_of(ctx) : NULL;
   if (tr != NULL) { /* no takt lock held here: the caller's was let go by takt__job_begin */
-    takt_context_t *ctx = job->cb->node->ctx;
     takt_trace_event_t ev = {.ts = takt__trace_now(ctx), .a = job->release,
                              .b = job->start != 0 ? job->start : job->release,
                              .c = job->abs_deadline == TAKT_TIME_INFINITE ? 0 : job->abs_deadline,
-                             .t_info = job->t_info, .id = job->cb->reg_order, .flow = job->flow,
-                             .flow_seq = job->flow_seq, .kind = TAKT_TRACE_JOB};
+                             .t_info = job->t_info, .id = gone ? job->gone_id : job->cb->reg_order,
+                             .flow = job->flow, .flow_seq = job->flow_seq, .kind = TAKT_TRACE_JOB};
     takt__trace_record(tr, &ev);
   }
   if (run->held != NULL) takt__lock_take(run->held);
   takt__current_job = saved;
+  if (gone) return;
   atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
 #if TAKT_WITH_CHAINS
   if (atomic_load_explicit(&job->cb->chain, memory_order_acquire) != NULL)

@@ -552,6 +552,11 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
   takt__lock_give(&ctx->stats_lock);
 #endif
   takt__job_t *job = takt__current_job;
+  if (job != NULL && job->cb == cb) { /* from its own job: freed before the job ends */
+    job->gone = true;
+    job->gone_ctx = ctx;
+    job->gone_id = cb->reg_order;
+  }
   if (d != NULL && d->wait_gone != NULL && (job == NULL || job->cb != cb)) {
     takt__unlock(ctx);
     d->wait_gone(d, cb);

@@ -13,6 +13,11 @@ typedef struct takt__job {
   int64_t start;        /* when it started, stamped only while a trace records */
   uint32_t flow;        /* the consumed message's topic trace id (0: none) ... */
   uint32_t flow_seq;    /* ... and its sequence number: links the job to the publication */
+  /* set when the callback destroyed itself in this job (its record is freed, job_end must not
+   * read it): what job_end needs of it, kept by the destruction */
+  bool gone;
+  takt_context_t *gone_ctx;
+  uint32_t gone_id;
 } takt__job_t;
 
 extern TAKT_THREAD_LOCAL takt__job_t *takt__current_job;

@@ -550,6 +550,44 @@ TEST_F(Pinning, ATopicBeingReadIsNotDestroyed) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+// A callback that destroys its own subscription: its record is freed while the job still runs,
+// and a subscription made meanwhile may take it. The end of the job must not count the run on it.
+struct Replace {
+  takt_node_t *node = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_subscription_t *sub = nullptr, *next = nullptr;
+};
+void replace_self(takt_subscription_t *, const takt_message_t *, void *user) {
+  auto *p = static_cast<Replace *>(user);
+  EXPECT_EQ(takt_subscription_destroy(p->sub), TAKT_OK);
+  EXPECT_EQ(takt_subscription_create(p->node, p->topic, "next", nullptr, nullptr, nullptr, &p->next),
+            TAKT_OK);
+}
+
+TEST_F(Pinning, TheEndOfAJobWhoseCallbackDestroyedItselfCountsNothingOnItsRecord) {
+  Replace r;
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_node_create(ctx, "n", &r.node), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &r.topic), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(r.node, r.topic, &pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(r.node, r.topic, "s", replace_self, &r, nullptr, &r.sub), TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, r.node), TAKT_OK);
+  Blob8 b{1};
+  ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+  EXPECT_EQ(ran, 1u);
+  ASSERT_NE(r.next, nullptr);
+  EXPECT_EQ(takt_callback_runs(takt_subscription_callback(r.next)), 0u) << "it never ran";
+  EXPECT_EQ(takt_subscription_destroy(r.next), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(r.node), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(r.topic), TAKT_OK);
+}
+
 #endif  // TAKT_WITH_PUBSUB
 
 TEST_F(Core, ChainsRejectBadInput) {
