@@ -942,7 +942,10 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   tl_sub = s;
   s->fn(b + 4, len, info);
   tl_sub = outer;
-  tl_sub_gone.reset();  // the callback shut its Subscriber down: its topic goes now
+  if (tl_sub_gone) {  // the callback shut its Subscriber down: its topic goes now, under reg_mu
+    std::lock_guard<std::mutex> reg(g().reg_mu);  // as sub_shutdown: a subscribe meanwhile finds
+    tl_sub_gone.reset();                          // the topic whole or gone
+  }
 }
 
 int64_t receipt_wall_ns(const MsgInfo &i) {
