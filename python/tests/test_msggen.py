@@ -210,3 +210,64 @@ def test_ros2_integer_and_bool_constants_as_rosidl_reads_them(tmp_path):
     (d / "M.msg").write_text("bool B=2\n")
     r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
     assert r.returncode == 1 and "M.msg:1: bad constant: '2' is not a bool" in r.stderr, r.stderr
+
+
+def test_registry_option_names_the_registry(tmp_path):
+    """--registry NAME: the registry's files and symbols take the name, so two generated libraries
+    (here demo_msgs as demo_reg, other_msgs as takt_msgs, the default) are linked into one program
+    and their registry headers included in one translation unit, each finding its own types."""
+    make_pkg(tmp_path, {"A.msg": "int32 a\n"})
+    other = tmp_path / "other_msgs"
+    (other / "msg").mkdir(parents=True)
+    (other / "msg" / "B.msg").write_text("float64 b\n")
+    (other / "srv").mkdir()
+    (other / "srv" / "Ask.srv").write_text("int32 q\n---\nint32 r\n")
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    args1 = ["--out", out1, "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "--registry", "demo_reg", "demo_msgs"]
+    listed = msggen(*args1, "--list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    names = {p.rpartition("/")[2] for p in listed.stdout.split()}
+    assert {"demo_reg_registry.h", "demo_reg_registry.c"} <= names and "takt_msgs_registry.h" not in names
+    r = msggen(*args1, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out1.rglob("*_registry.*")) == ["demo_reg_registry.c", "demo_reg_registry.h"]
+    h = (out1 / "include" / "demo_reg_registry.h").read_text()
+    assert "#ifndef DEMO_REG_REGISTRY_H" in h and "const takt_msg_entry_t *demo_reg_find(const char *name);" in h
+    r = msggen("--out", out2, "--search-root", tmp_path, "other_msgs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (out2 / "include" / "takt_msgs_registry.h").is_file()  # the default is unchanged
+    src = tmp_path / "main.c"
+    src.write_text('#include "demo_reg_registry.h"\n#include "takt_msgs_registry.h"\n'
+                   "int main(void) {\n"
+                   '  if (demo_reg_count != 1 || demo_reg_find("demo_msgs/A") == NULL) return 1;\n'
+                   '  if (demo_reg_find("other_msgs/B") != NULL || demo_reg_srvs_count != 0) return 2;\n'
+                   '  if (takt_msgs_find("other_msgs/B") == NULL || takt_msgs_find("demo_msgs/A") != NULL) return 3;\n'
+                   '  const takt_srv_entry_t *s = takt_msgs_srvs_find("other_msgs/Ask");\n'
+                   '  return s == NULL || s->request != takt_msgs_find("other_msgs/AskRequest") ? 4 : 0;\n'
+                   "}\n")
+    cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(out1 / "include"), "-I",
+                         str(out2 / "include"), "-I", str(REPO / "include"), "-I", str(BUILD / "include"), str(src),
+                         *map(str, (out1 / "src").rglob("*.c")), *map(str, (out2 / "src").rglob("*.c")),
+                         "-o", str(tmp_path / "a.out")], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    run = subprocess.run([str(tmp_path / "a.out")], capture_output=True, text=True)
+    assert run.returncode == 0, f"exit {run.returncode}"
+
+
+@pytest.mark.parametrize("name,what", [
+    ("my-msgs", "is not a usable C identifier"), ("1msgs", "is not a usable C identifier"),
+    ("_msgs", "is not a usable C identifier"), ("my__msgs", "is not a usable C identifier"),
+    ("", "is not a usable C identifier"), ("int", "is a C or C++ keyword"),
+])
+def test_bad_registry_name_is_refused(tmp_path, name, what):
+    make_pkg(tmp_path, {"A.msg": "int32 a\n"})
+    for extra in ([], ["--list"]):
+        r = msggen("--out", tmp_path / "out", "--search", f"demo_msgs={tmp_path}/demo_msgs/msg",
+                   "--registry", name, *extra, "demo_msgs", cwd=tmp_path)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.strip() == r.stderr.strip().splitlines()[0], r.stderr  # one line
+        assert f"--registry '{name}' {what}" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+    r = msggen("--out", tmp_path / "out", "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "--roscpp",
+               "--registry", "my_msgs", "demo_msgs", cwd=tmp_path)
+    assert r.returncode == 1 and "--registry and --roscpp exclude each other" in r.stderr, r.stderr

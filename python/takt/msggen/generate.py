@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import ros1
-from .gen_c import Bounds, CGen, check_names, cname
+from .gen_c import KEYWORDS, Bounds, CGen, check_names, cname
 from .gen_cpp import cpp_block
 from . import gen_roscpp
 from .spec import MsgError, MsgSpec, Registry, SrvSpec, parse_msg_file, parse_srv_file
 
 DEFAULT_BOUNDS = Path(__file__).with_name("bounds.txt")
+# A registry's name begins its symbols (NAME, NAME_count, NAME_find, NAME_srvs...), which have
+# external linkage: a C identifier that starts with a letter (a leading `_` is reserved at file
+# scope), without `__` (reserved in C++, and the generated types' separator, pkg__Type).
+REGISTRY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def check_registry_name(name: str) -> None:
+    """ValueError (one line) unless name can name a registry."""
+    if not REGISTRY_NAME.fullmatch(name) or "__" in name:
+        raise ValueError(f"--registry '{name}' is not a usable C identifier (a letter, then letters, digits "
+                         f"and single '_'): it names the registry's files and symbols "
+                         f"(NAME_registry.h, NAME_find)")
+    if name in KEYWORDS:
+        raise ValueError(f"--registry '{name}' is a C or C++ keyword")
 
 
 def _search_paths(items: List[str], roots: List[str], ros2: bool = False) -> Dict[str, List[Path]]:
@@ -143,8 +158,9 @@ def registry(specs: List[MsgSpec], name: str = "takt_msgs", srvs: Sequence[SrvSp
         f"const takt_msg_entry_t *{name}_find(const char *name);", "",
         "/* Services: the name, the service's md5sum (request and response text hashed together)",
         " * and the entries of its halves. */",
+        "#ifndef TAKT_SRV_ENTRY_DEFINED", "#define TAKT_SRV_ENTRY_DEFINED",
         "typedef struct takt_srv_entry {", "  const char *name, *md5;",
-        "  const takt_msg_entry_t *request, *response;", "} takt_srv_entry_t;",
+        "  const takt_msg_entry_t *request, *response;", "} takt_srv_entry_t;", "#endif",
         f"extern const takt_srv_entry_t {name}_srvs[];", f"extern const uint32_t {name}_srvs_count;",
         "/** The entry of a service type by its name (\"pkg/Type\"), or NULL. */",
         f"const takt_srv_entry_t *{name}_srvs_find(const char *name);", "",
@@ -201,6 +217,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="ROS 2 definitions (e.g. the share/ folder of the PyPI ROS 2 message wheels): "
                          "types pkg/msg/Type, C names pkg__msg__Type, headers <pkg/msg/Type.h>, "
                          "registry takt_ros2_msgs")
+    ap.add_argument("--registry", metavar="NAME",
+                    help="name of the registry of the generated types: files NAME_registry.h and "
+                         "NAME_registry.c, symbols NAME, NAME_count, NAME_find, NAME_srvs... "
+                         "(default takt_msgs, with --ros2 takt_ros2_msgs); two libraries linked into "
+                         "one program need two names")
     ap.add_argument("--roscpp", action="store_true",
                     help="headers in roscpp's layout (std::string, std::vector; include/<pkg>/<Type>.h) "
                          "for the roscpp-compatible API (include/ros/), instead of the C types")
@@ -208,7 +229,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.roscpp and args.ros2:
         print("--roscpp and --ros2 exclude each other (roscpp's layout is ROS 1's)", file=sys.stderr)
         return 1
+    if args.roscpp and args.registry is not None:
+        print("--registry and --roscpp exclude each other (roscpp's headers have no registry)", file=sys.stderr)
+        return 1
+    reg_name = args.registry if args.registry is not None else "takt_ros2_msgs" if args.ros2 else "takt_msgs"
     try:
+        check_registry_name(reg_name)
         search = _search_paths(args.search, args.search_root, args.ros2)
         bounds = Bounds()
         for b in [DEFAULT_BOUNDS] + args.bounds:
@@ -223,7 +249,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (MsgError, ValueError, OSError) as e:
         print(f"{e}", file=sys.stderr)
         return 1
-    reg_name = "takt_ros2_msgs" if args.ros2 else "takt_msgs"
     if args.roscpp:
         files = gen_roscpp.generate(reg, specs, srvs)
         if args.list:
