@@ -1,8 +1,11 @@
 # takt_generate_messages(TARGET
 #     PACKAGES pkg... | FILES path/pkg/msg/Type.msg ...
 #     [SEARCH_ROOT dir...] [SEARCH pkg=dir ...] [BOUNDS file...] [BOUND pkg/Type.field=N ...]
-#     [ROS2 | ROSCPP])
+#     [ROS2 | ROSCPP] [REGISTRY name])
 # ROS2: the definitions are ROS 2's (types pkg/msg/Type, headers <pkg/msg/Type.h>).
+# REGISTRY: the name of the library's registry of its types (<name>_registry.h, <name>_find, ...),
+# by default TARGET's, which must then be a C identifier: every library has its own, so that two
+# linked into one program do not define the same symbols (`takt msggen --registry`).
 # ROSCPP: headers in roscpp's layout for the roscpp-compatible API (`takt msggen --roscpp`):
 # TARGET is then an interface library of headers that links takt::roscpp (docs/ros1.md).
 # Runs `takt msggen` at build time (again whenever a definition or the generator changes) and
@@ -20,7 +23,10 @@ set_property(GLOBAL PROPERTY TAKT_MSGGEN_PYTHONPATH "${_takt_pydir}")
 unset(_takt_pydir)
 
 function(takt_generate_messages target)
-  cmake_parse_arguments(G "ROS2;ROSCPP" "" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
+  cmake_parse_arguments(G "ROS2;ROSCPP" "REGISTRY" "PACKAGES;FILES;SEARCH_ROOT;SEARCH;BOUNDS;BOUND" ${ARGN})
+  if("REGISTRY" IN_LIST G_KEYWORDS_MISSING_VALUES)
+    set(G_REGISTRY "")
+  endif()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${target})
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   set(args --out ${out})
@@ -28,7 +34,22 @@ function(takt_generate_messages target)
     list(APPEND args --ros2)
   endif()
   if(G_ROSCPP)
+    if(DEFINED G_REGISTRY)
+      message(FATAL_ERROR "takt_generate_messages(${target}): REGISTRY and ROSCPP exclude each other "
+                          "(roscpp's headers have no registry)")
+    endif()
     list(APPEND args --roscpp)
+  else()
+    if(NOT DEFINED G_REGISTRY)
+      set(G_REGISTRY ${target})
+    endif()
+    # as `takt msggen --registry` checks it (keywords left to it), but naming what to change here
+    if(NOT G_REGISTRY MATCHES "^[A-Za-z][A-Za-z0-9_]*$" OR G_REGISTRY MATCHES "__")
+      message(FATAL_ERROR "takt_generate_messages(${target}): the registry name '${G_REGISTRY}' is not "
+                          "a C identifier (a letter, then letters, digits and single '_'); it is the "
+                          "target's name unless REGISTRY <name> gives another")
+    endif()
+    list(APPEND args --registry ${G_REGISTRY})
   endif()
   foreach(r ${G_SEARCH_ROOT})
     list(APPEND args --search-root ${r})
@@ -52,6 +73,14 @@ function(takt_generate_messages target)
   endif()
   string(REPLACE "\n" ";" files "${files}")
   list(FILTER files EXCLUDE REGEX "^$")
+  # a registry generated under another name before (REGISTRY changed, or a takt that named every
+  # registry takt_msgs) would stay in the include directory beside the new one
+  file(GLOB stale ${out}/include/*_registry.h ${out}/src/*_registry.c)
+  foreach(f ${stale})
+    if(NOT f IN_LIST files)
+      file(REMOVE ${f})
+    endif()
+  endforeach()
   set(sources ${files})
   list(FILTER sources INCLUDE REGEX "\\.c$")
   # what the generation depends on: the generator and every definition it reads

@@ -1,5 +1,6 @@
 """takt msggen on bad and unusual input: every problem is `file:line: what is wrong`, exit 1."""
 
+import shutil
 import subprocess
 import sys
 
@@ -271,3 +272,34 @@ def test_bad_registry_name_is_refused(tmp_path, name, what):
     r = msggen("--out", tmp_path / "out", "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "--roscpp",
                "--registry", "my_msgs", "demo_msgs", cwd=tmp_path)
     assert r.returncode == 1 and "--registry and --roscpp exclude each other" in r.stderr, r.stderr
+
+
+def test_cmake_names_the_registry_after_the_target(tmp_path):
+    """takt_generate_messages(TARGET ...) passes --registry TARGET, or REGISTRY's name; a target
+    whose name is no C identifier is refused at configure time, naming REGISTRY."""
+    make_pkg(tmp_path, {"A.msg": "int32 a\n"})
+
+    def configure(args):
+        (tmp_path / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.20)\nproject(p C)\n"
+            f"add_library(stand_in INTERFACE)\nadd_library(takt::takt ALIAS stand_in)\n"
+            f"target_include_directories(stand_in INTERFACE {REPO}/include {BUILD}/include)\n"
+            f"include({REPO}/cmake/TaktMessages.cmake)\n"
+            f"takt_generate_messages({args} PACKAGES demo_msgs SEARCH_ROOT {tmp_path})\n")
+        shutil.rmtree(tmp_path / "b", ignore_errors=True)
+        return subprocess.run(["cmake", "-G", "Ninja", "-S", str(tmp_path), "-B", str(tmp_path / "b")],
+                              capture_output=True, text=True)
+
+    for args, registry in [("demo_msgs", "demo_msgs"), ("my-msgs REGISTRY my_msgs", "my_msgs")]:
+        r = configure(args)
+        assert r.returncode == 0, r.stderr
+        b = subprocess.run(["cmake", "--build", str(tmp_path / "b")], capture_output=True, text=True)
+        assert b.returncode == 0, b.stdout + b.stderr
+        gen = tmp_path / "b" / args.split()[0]
+        assert sorted(p.name for p in gen.rglob("*_registry.*")) == [f"{registry}_registry.c",
+                                                                     f"{registry}_registry.h"]
+    r = configure("my-msgs")
+    err = " ".join(r.stderr.split())  # CMake wraps the message
+    assert r.returncode != 0
+    assert "takt_generate_messages(my-msgs): the registry name 'my-msgs' is not a C identifier" in err, err
+    assert "unless REGISTRY <name> gives another" in err, err
