@@ -6,6 +6,8 @@
 # REGISTRY: the name of the library's registry of its types (<name>_registry.h, <name>_find, ...),
 # by default TARGET's, which must then be a C identifier: every library has its own, so that two
 # linked into one program do not define the same symbols (`takt msggen --registry`).
+# Every type the definitions depend on is generated into TARGET too; with another library of them
+# in the same program, see docs/messages.md ("Registries, and two libraries in one program").
 # ROSCPP: headers in roscpp's layout for the roscpp-compatible API (`takt msggen --roscpp`):
 # TARGET is then an interface library of headers that links takt::roscpp (docs/ros1.md).
 # Runs `takt msggen` at build time (again whenever a definition or the generator changes) and
