@@ -71,7 +71,8 @@ void takt__topic_release_refs(takt_topic_t *t);
  * there is none): for a caller that does not own the topic (the introspection endpoint), which
  * could otherwise reach a topic destroyed between finding and using it. Once made, the publisher
  * or subscription keeps the topic (its destruction is refused while they exist). */
-takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic, takt_publisher_t **out);
+takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic,
+                                        takt_publisher_t **out);
 takt_err_t takt__subscription_create_named(takt_node_t *node, const char *topic, const char *name,
                                            takt_subscription_cb cb, void *user,
                                            const takt_subscription_options_t *opts,

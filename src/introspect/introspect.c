@@ -609,8 +609,8 @@ static int unhex(char c);
 
 /* HEX into a message of type (deserialized, or exactly its size). Returns the message (malloc'd,
  * the caller frees it) or NULL after answering the error on conn. */
-static void *message_from_hex(takt_introspect_t *in, takt_io_t conn, const takt_type_support_t *type,
-                              const char *hx, const char *what) {
+static void *message_from_hex(takt_introspect_t *in, takt_io_t conn,
+                              const takt_type_support_t *type, const char *hx, const char *what) {
   size_t hn = strlen(hx);
   if (hn % 2 != 0) {
     send_error_to(in, conn, "the message is not hex (odd number of digits)");
@@ -660,10 +660,11 @@ static int unhex(char c) {
   return -1;
 }
 
-/* The request's publisher on the topic named name, made at its first use (NULL and *rc set when
- * none can be: TAKT_ENOENT for no such topic, TAKT_OK when the request has MAX_PUBS already). The topic is found and published to under one hold
- * of the context's lock, and the publisher keeps it (p->topic) until the request ends: the
- * application may destroy its topics meanwhile. */
+/* The request's publisher (one of pubs[0, *n)) on the topic named name, made at its first use;
+ * NULL and *rc set when none can be: TAKT_ENOENT for no such topic, TAKT_OK when the request has
+ * MAX_PUBS already. The topic is found and published to under one hold of the context's lock,
+ * and the publisher keeps it (p->topic) until the request ends: the application may destroy its
+ * topics meanwhile. */
 static takt_publisher_t *publisher_for(takt_introspect_t *in, takt_publisher_t **pubs, uint32_t *n,
                                        const char *name, takt_err_t *rc) {
   for (uint32_t i = 0; i < *n; i++)
@@ -675,10 +676,14 @@ static takt_publisher_t *publisher_for(takt_introspect_t *in, takt_publisher_t *
 }
 
 /* The one-line answer for a publisher publisher_for could not make. */
-static void send_no_publisher(takt_introspect_t *in, takt_io_t conn, const char *name, takt_err_t rc) {
-  if (rc == TAKT_ENOENT) send_error_to(in, conn, "no topic named '%s'", name);
-  else if (rc == TAKT_OK) send_error_to(in, conn, "cannot publish on '%s': too many topics published to", name);
-  else send_error_to(in, conn, "cannot publish on '%s': %s", name, takt_strerror(rc));
+static void send_no_publisher(takt_introspect_t *in, takt_io_t conn, const char *name,
+                              takt_err_t rc) {
+  if (rc == TAKT_ENOENT)
+    send_error_to(in, conn, "no topic named '%s'", name);
+  else if (rc == TAKT_OK)
+    send_error_to(in, conn, "cannot publish on '%s': too many topics published to", name);
+  else
+    send_error_to(in, conn, "cannot publish on '%s': %s", name, takt_strerror(rc));
 }
 
 static void do_pub(takt_introspect_t *in, const char *topic_name, const char *hx, int64_t t_info) {
@@ -834,12 +839,14 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
     if (nl == NULL) {
       if (len == cap) {
         if (cap >= PLAY_LINE_MAX) {
-          send_error_to(in, in->play_conn, "a play line longer than %u bytes", (unsigned)PLAY_LINE_MAX);
+          send_error_to(in, in->play_conn, "a play line longer than %u bytes",
+                        (unsigned)PLAY_LINE_MAX);
           break;
         }
         char *b = realloc(buf, cap * 2u);
         if (b == NULL) {
-          send_error_to(in, in->play_conn, "no memory for a play line of %u bytes", (unsigned)cap * 2u);
+          send_error_to(in, in->play_conn, "no memory for a play line of %u bytes",
+                        (unsigned)cap * 2u);
           break;
         }
         buf = b;
@@ -1247,7 +1254,7 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
     rc = takt_thread_create(&in->play_thread, &pa, play_main, in);
     in->play_running = rc == TAKT_OK;
   }
-  if (rc < 0 && in->thread_running) { /* the threads made run: stop them as takt_introspect_stop does */
+  if (rc < 0 && in->thread_running) { /* stop the threads made as takt_introspect_stop does */
     atomic_store(&in->stop, true);
     takt_io_wake_signal(in->wake);
     takt_executor_stop(in->echo_exec);

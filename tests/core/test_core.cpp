@@ -5,7 +5,8 @@ using namespace takt_test;
 
 #if TAKT_WITH_PUBSUB
 extern "C" {
-takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic, takt_publisher_t **out);
+takt_err_t takt__publisher_create_named(takt_node_t *node, const char *topic,
+                                        takt_publisher_t **out);
 takt_err_t takt__subscription_create_named(takt_node_t *node, const char *topic, const char *name,
                                            takt_subscription_cb cb, void *user,
                                            const takt_subscription_options_t *opts,
@@ -164,7 +165,8 @@ TEST_F(Topic, PublishersAndSubscriptionsMadeByNameKeepTheirTopic) {
   EXPECT_EQ(takt__subscription_create_named(node, "t", "bad name", nullptr, nullptr, nullptr, &s2),
             TAKT_ENAME);
   ASSERT_EQ(takt__publisher_create_named(node, "t", &p2), TAKT_OK);
-  ASSERT_EQ(takt__subscription_create_named(node, "t", "s2", nullptr, nullptr, nullptr, &s2), TAKT_OK);
+  ASSERT_EQ(takt__subscription_create_named(node, "t", "s2", nullptr, nullptr, nullptr, &s2),
+            TAKT_OK);
   Blob8 b{7};
   ASSERT_EQ(takt_publish(p2, &b, sizeof b), TAKT_OK);
   Blob8 got{0};
@@ -560,8 +562,9 @@ struct Replace {
 void replace_self(takt_subscription_t *, const takt_message_t *, void *user) {
   auto *p = static_cast<Replace *>(user);
   EXPECT_EQ(takt_subscription_destroy(p->sub), TAKT_OK);
-  EXPECT_EQ(takt_subscription_create(p->node, p->topic, "next", nullptr, nullptr, nullptr, &p->next),
-            TAKT_OK);
+  EXPECT_EQ(
+      takt_subscription_create(p->node, p->topic, "next", nullptr, nullptr, nullptr, &p->next),
+      TAKT_OK);
 }
 
 TEST_F(Pinning, TheEndOfAJobWhoseCallbackDestroyedItselfCountsNothingOnItsRecord) {
@@ -570,7 +573,8 @@ TEST_F(Pinning, TheEndOfAJobWhoseCallbackDestroyedItselfCountsNothingOnItsRecord
   ASSERT_EQ(takt_node_create(ctx, "n", &r.node), TAKT_OK);
   ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &r.topic), TAKT_OK);
   ASSERT_EQ(takt_publisher_create(r.node, r.topic, &pub), TAKT_OK);
-  ASSERT_EQ(takt_subscription_create(r.node, r.topic, "s", replace_self, &r, nullptr, &r.sub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(r.node, r.topic, "s", replace_self, &r, nullptr, &r.sub),
+            TAKT_OK);
   takt_executor_t *e;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(e, r.node), TAKT_OK);

@@ -323,7 +323,8 @@ TEST_F(Introspect, OtherRequestsAreAnsweredWhileAPlayRuns) {
             "{\"published\": \"chatter\"}\n");
   ASSERT_TRUE(wait_count(1));
   EXPECT_EQ(got.last, "meanwhile");
-  const std::string busy = "{\"error\": \"another play is running on this endpoint: one at a time\"}\n";
+  const std::string busy =
+      "{\"error\": \"another play is running on this endpoint: one at a time\"}\n";
   EXPECT_EQ(ask(path(), "play\n1 chatter " + serialized_hex("second") + " 0\nend"), busy);
   takt_io_close(&io);
   // the play notices its client leaving and ends; the next is taken (a bound, not a timing)
