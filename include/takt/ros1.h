@@ -136,7 +136,8 @@ takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth);
  * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
  * (unregisterPublisher), and the subscribers' connections are closed before this returns
  * (bounded by 3 * timeout_ns: TAKT_ETIMEDOUT). The publication's slot can then be advertised
- * again. TAKT_ESTATE if not advertised. Caller's thread; configuration time.
+ * again; a subscriber's connection still being set up for this topic is closed, never attached
+ * to the slot's next topic. TAKT_ESTATE if not advertised. Caller's thread; configuration time.
  */
 takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub);
 

@@ -392,12 +392,19 @@ static void send_error_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const c
                               takt_time_now() + n->cfg.timeout_ns, NULL);
 }
 
-/* A whole connection header arrived from a subscriber: answer it, and adopt the connection. */
+/* A whole connection header arrived from a subscriber: answer it, and adopt the connection.
+ * The publication is looked up, checked and its answer written under the node's lock, where its
+ * strings are stable, noting its generation; the answer goes out holding no lock (it may wait
+ * for the subscriber). Meanwhile the topic may be unadvertised and its slot advertised again for
+ * another topic: the connection is adopted only if the slot still has that generation. */
 static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__tcpros_header_t h = {.f = n->io_fields, .cap = TAKT__ROS1_FIELDS};
   static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
   takt_ros1_pub_t *pub = NULL;
-  uint32_t tl = 0, cl = 0, ml = 0, yl = 0;
+  uint32_t tl = 0, cl = 0, ml = 0, yl = 0, gen = 0;
+  int32_t hl = -1;
+  bool nodelay = false;
+  char callerid[TAKT__ROS1_NAME] = "";
   const char *topic = NULL, *caller = NULL, *md5 = NULL, *type = NULL;
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
     takt__ros1_copy(text, sizeof text, h.error);
@@ -410,11 +417,12 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     snprintf(text, sizeof text, "connection header lacks topic, callerid or md5sum");
   } else {
     type = takt__tcpros_get(&h, "type", &yl);
+    nodelay = takt__tcpros_is(&h, "tcp_nodelay", "1");
+    (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
     takt__lock_take(&n->lock);
     for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
       if (n->pubs[i].used && strlen(n->pubs[i].topic) == tl && memcmp(n->pubs[i].topic, topic, tl) == 0)
         pub = &n->pubs[i];
-    takt__lock_give(&n->lock);
     if (pub == NULL) {
       snprintf(text, sizeof text, "received a connection for a nonexistent topic [%.*s] from [%.*s]",
                (int)(tl > 200 ? 200 : tl), topic, (int)(cl > 100 ? 100 : cl), caller);
@@ -430,8 +438,19 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       takt__lock_give(&pub->lock);
       pub = NULL;
     } else {
-      text[0] = '\0';
+      gen = pub->gen;
+      /* the answer replaces the subscriber's header in c->buf: nothing of h is read after it */
+      takt__tcpros_writer_t hw;
+      takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
+      takt__tcpros_w_field(&hw, "callerid", n->name);
+      takt__tcpros_w_field(&hw, "topic", pub->topic);
+      takt__tcpros_w_field(&hw, "type", pub->type);
+      takt__tcpros_w_field(&hw, "md5sum", pub->md5);
+      takt__tcpros_w_field(&hw, "message_definition", pub->definition);
+      takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
+      hl = takt__tcpros_w_end(&hw);
     }
+    takt__lock_give(&n->lock);
   }
   if (pub == NULL) {
     send_error_header(n, c, text);
@@ -439,15 +458,12 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     c->len = 0;
     return;
   }
-  bool nodelay = takt__tcpros_is(&h, "tcp_nodelay", "1");
-  char callerid[TAKT__ROS1_NAME];
-  (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
   /* a free connection of the publication */
   takt__ros1_out_t *o = NULL;
   takt__lock_take(&pub->lock);
   for (uint32_t k = 0; k < n->cfg.max_conns && o == NULL; k++)
     if (!pub->out[k].active && pub->out[k].io.fd < 0) o = &pub->out[k];
-  if (o == NULL) pub->refused++;
+  if (o == NULL && pub->gen == gen) pub->refused++;
   takt__lock_give(&pub->lock);
   if (o == NULL) {
     send_error_header(n, c, "too many subscribers: no connection of the publication is free");
@@ -455,15 +471,6 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     c->len = 0;
     return;
   }
-  takt__tcpros_writer_t hw;
-  takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
-  takt__tcpros_w_field(&hw, "callerid", n->name);
-  takt__tcpros_w_field(&hw, "topic", pub->topic);
-  takt__tcpros_w_field(&hw, "type", pub->type);
-  takt__tcpros_w_field(&hw, "md5sum", pub->md5);
-  takt__tcpros_w_field(&hw, "message_definition", pub->definition);
-  takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
-  int32_t hl = takt__tcpros_w_end(&hw);
   if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
                                     takt_time_now() + n->cfg.timeout_ns, NULL) < 0) {
     takt_io_close(&c->io);
@@ -475,7 +482,8 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;
   takt__lock_take(&pub->lock);
-  bool open = pub->open; /* not unadvertised meanwhile */
+  /* neither unadvertised nor advertised again (for another topic, perhaps) meanwhile */
+  bool open = pub->open && pub->gen == gen;
   if (open) {
     o->io = c->io;
     o->head = o->count = 0;

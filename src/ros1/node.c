@@ -471,6 +471,7 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     pub->latched_len = 0;
     pub->published = pub->dropped = pub->refused = pub->direct = 0;
     pub->depth = n->cfg.queue;
+    pub->gen++; /* connections being set up for the slot's earlier topic are not adopted */
     pub->open = true;
     takt__lock_give(&pub->lock);
     pub->used = true; /* subscribers may connect from now on */

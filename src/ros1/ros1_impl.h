@@ -57,6 +57,9 @@ struct takt_ros1_pub {
   takt__lock_t lock; /* level ROS1_PUB */
   /* lock */
   bool open;         /* publish accepted, subscribers adopted (advertise .. unadvertise) */
+  uint32_t gen;      /* advertisements of this slot so far (written holding node->lock too, so
+                        either lock reads it): a subscriber's connection whose header named an
+                        earlier one is not adopted */
   uint8_t *latched;  /* the last message, when latching */
   uint32_t latched_len;
   uint32_t depth;    /* messages queued per subscriber at most: 1..cfg.queue */

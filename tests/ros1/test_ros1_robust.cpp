@@ -1,8 +1,16 @@
 // Robustness against the real Debian ROS 1: a rospy publisher SIGKILLed and started again is
 // connected again within a second of its registration; a restarted rosmaster gets the node's
 // registrations back (publications, subscriptions, services) and a peer started afterwards
-// reaches the node through it; the node unregisters at its end (rosnode list clean).
+// reaches the node through it; the node unregisters at its end (rosnode list clean); a
+// subscriber's connection set up while its topic is unadvertised and another advertised in the
+// same slot is closed, never attached to the other topic.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -40,7 +48,147 @@ void no_answer(void *, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *, uin
   takt_ros1_service_respond(srv, call, true, nullptr, 0);
 }
 
+// A TCP connection to 127.0.0.1:port whose receive buffer is the smallest the kernel gives (set
+// before connecting: the window it offers stays that small). -1 if it fails.
+int small_window_connect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  int small = 1;
+  timeval tv{20, 0};  // a read that gets nothing fails after 20 s instead of hanging the test
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+      connect(fd, (sockaddr *)&a, sizeof a) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Read exactly n bytes: n, 0 at the end of the stream, -1 on an error or the timeout.
+ssize_t read_all(int fd, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)buf + got, n - got);
+    if (r <= 0) return r;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+// A TCPROS connection header (u32 length, then u32-prefixed "key=value" fields).
+std::string tcpros_header(const std::vector<std::string> &fields) {
+  std::string body;
+  auto u32 = [](uint32_t v) { return std::string{(char)v, (char)(v >> 8), (char)(v >> 16), (char)(v >> 24)}; };
+  for (auto &f : fields) body += u32((uint32_t)f.size()) + f;
+  return u32((uint32_t)body.size()) + body;
+}
+
+// The TCPROS port of node's publication of topic, asked of its slave API as a subscriber asks
+// (requestTopic over HTTP); 0 if it gives none.
+uint16_t request_topic_port(takt_ros1_node_t *node, const std::string &topic) {
+  std::smatch m;
+  std::string uri = takt_ros1_node_uri(node);
+  if (!std::regex_search(uri, m, std::regex(":([0-9]+)/"))) return 0;
+  std::string body =
+      "<?xml version=\"1.0\"?><methodCall><methodName>requestTopic</methodName><params>"
+      "<param><value><string>/raw_subscriber</string></value></param>"
+      "<param><value><string>" + topic + "</string></value></param>"
+      "<param><value><array><data><value><array><data><value><string>TCPROS</string></value>"
+      "</data></array></value></data></array></value></param></params></methodCall>";
+  std::string req = "POST / HTTP/1.0\r\nContent-Type: text/xml\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  int fd = small_window_connect((uint16_t)std::stoi(m[1]));
+  if (fd < 0) return 0;
+  std::string answer;
+  char buf[4096];
+  ssize_t r = write(fd, req.data(), req.size());
+  while (r > 0 && (r = read(fd, buf, sizeof buf)) > 0) answer.append(buf, (size_t)r);
+  close(fd);
+  // [1, status, ["TCPROS", host, port]]: the last integer
+  uint16_t port = 0;
+  std::regex num("<(?:i4|int)>([0-9]+)</");
+  for (auto it = std::sregex_iterator(answer.begin(), answer.end(), num); it != std::sregex_iterator(); ++it)
+    port = (uint16_t)std::stoi((*it)[1]);
+  return port;
+}
+
+// Lower the send buffer of this process's listening TCP socket on port to the smallest the kernel
+// gives; the connections it accepts from now on inherit it. False if there is no such socket.
+bool small_send_buffer_of_listener(uint16_t port) {
+  for (int fd = 3; fd < 4096; fd++) {
+    sockaddr_in a{};
+    socklen_t al = sizeof a;
+    int listening = 0;
+    socklen_t ll = sizeof listening;
+    if (getsockname(fd, (sockaddr *)&a, &al) < 0 || a.sin_family != AF_INET || ntohs(a.sin_port) != port ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) < 0 || !listening)
+      continue;
+    int small = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0;
+  }
+  return false;
+}
+
 }  // namespace
+
+// A subscriber's connection to /a whose connection header was read, while the node's answer to it
+// is still being written (the subscriber does not read it yet: the node's I/O thread waits in
+// that write), sees /a unadvertised and /b advertised in the same publication slot with a latched
+// message. Once the answer is read, the connection is closed: it is not attached to /b (which
+// would have sent it /b's latched message). The answer is larger than both socket buffers hold
+// (a message definition of 60 KB, the node's send buffer and the subscriber's receive buffer the
+// smallest the kernel gives), so the write lasts until the subscriber reads.
+TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTopic) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_node";
+  cfg.max_pubs = 1;
+  cfg.max_header = 64 * 1024;
+  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // the answer's write waits for the subscriber this long
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  static const std::string definition = "string data\n#" + std::string(60000, 'x');
+  takt_ros1_pub_t *a, *b;
+  ASSERT_EQ(takt_ros1_advertise(node, "/a", std_msgs__String__NAME, std_msgs__String__MD5,
+                                definition.c_str(), false, &a),
+            TAKT_OK);
+  uint16_t port = request_topic_port(node, "/a");
+  ASSERT_NE(port, 0);
+  ASSERT_TRUE(small_send_buffer_of_listener(port));
+  int fd = small_window_connect(port);
+  ASSERT_GE(fd, 0);
+  std::string hdr = tcpros_header({"callerid=/raw_subscriber", "topic=/a",
+                                   std::string("md5sum=") + std_msgs__String__MD5,
+                                   std::string("type=") + std_msgs__String__NAME});
+  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  uint8_t len4[4];
+  ASSERT_EQ(read_all(fd, len4, 4), 4);  // the answer began: the I/O thread is writing it
+  uint32_t answer_len = len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24;
+  ASSERT_GT(answer_len, 60000u);
+
+  ASSERT_EQ(takt_ros1_unadvertise(a), TAKT_OK);
+  ASSERT_EQ(takt_ros1_advertise(node, "/b", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, true, &b),
+            TAKT_OK);
+  ASSERT_EQ(b, a);  // the one slot, advertised again
+  auto latched = ser("for /b only");
+  ASSERT_EQ(takt_ros1_publish(b, latched.data(), (uint32_t)latched.size()), TAKT_OK);
+
+  std::string answer(answer_len, '\0');
+  ASSERT_EQ(read_all(fd, answer.data(), answer_len), (ssize_t)answer_len);
+  EXPECT_NE(answer.find("topic=/a"), std::string::npos);
+  char more[64];
+  ssize_t r = read(fd, more, sizeof more);
+  EXPECT_EQ(r, 0) << "the connection for /a was attached to /b: it got " << r << " bytes";
+  close(fd);
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(b, &st);
+  EXPECT_EQ(st.connections, 0u);
+}
 
 TEST_F(Ros1Live, AKilledPublisherStartedAgainIsConnectedWithinASecond) {
   ASSERT_EQ(make_node("/takt_listener", &node), TAKT_OK);
