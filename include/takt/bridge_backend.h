@@ -47,14 +47,22 @@ typedef struct takt_bridge_msg {
 /** Bit 15 of an entity marks a service's answer; routes use entities below it. */
 #define TAKT_BRIDGE_ANSWER_BIT 0x8000u
 
+/** What a sender waits for after a backend's queue (the backend's own record: a daemon's ticket). */
+typedef struct takt_bridge_wait {
+  uint64_t words[3];
+} takt_bridge_wait_t;
+
 typedef struct takt_bridge_backend_ops {
   const char *name; /* "daemon" */
   /**
    * Carry len serialized bytes for m->entity and return without waiting for the line (copy
-   * them). The backend's full policy decides what a full queue returns (the daemon: TAKT_EFULL,
-   * or TAKT_EBUSY for a full reliable window); TAKT_ESIZE above max_payload. Called from the
-   * bridge node's callbacks and from the bridge's receive side (service answers), holding no
-   * lock of a level at or above TAKT__LEVEL_DAEMON. Thread-safe.
+   * them), unless the backend's mode waits by definition (the daemon's micro-ROS mode: until the
+   * frame has left the line); such a backend also offers queue and wait. The backend's full
+   * policy decides what a full queue returns (the daemon: TAKT_EFULL, or TAKT_EBUSY for a full
+   * reliable window); TAKT_ESIZE above max_payload. Called from the bridge node's callbacks (and
+   * from publishing threads for raw bytes) holding no takt lock; where the bridge holds one (a
+   * publishing thread's send buffer, the receive side's service answers and descriptions), it
+   * calls queue if there is one, else send. Thread-safe.
    */
   takt_err_t (*send)(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len);
   /** Pull receiving (both or neither): the priority of the message take would return, -1 if
@@ -71,6 +79,17 @@ typedef struct takt_bridge_backend_ops {
   void (*destroy)(void *self);
   /** Largest len send accepts and take may return. */
   uint32_t (*max_payload)(void *self);
+  /**
+   * Optional, with wait (both or neither): send in two halves, for a backend whose send waits.
+   * queue copies and queues as send does but never waits, and records in *w what the sender is
+   * to wait for; the bridge calls it holding a lock (of a level below TAKT__LEVEL_DAEMON), and
+   * wait(self, w) once it holds none, so the sender is held as long as with send but no other
+   * thread waits for the bridge's lock meanwhile. TAKT_EAGAIN: nothing was queued yet (the
+   * daemon's micro-ROS mode with a full reliable window): the bridge waits, then queues again.
+   */
+  takt_err_t (*queue)(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len,
+                      takt_bridge_wait_t *w);
+  void (*wait)(void *self, const takt_bridge_wait_t *w);
 } takt_bridge_backend_ops_t;
 
 /** A backend instance: its operations and their first argument. */

@@ -197,11 +197,33 @@ uint32_t takt_daemon_max_payload(const takt_daemon_t *d);
  * and return. A reliable frame (flags & TAKT_FRAME_RELIABLE) gets the stream's next sequence
  * number.
  * PODS: never waits for the line; frames leave in priority order (FIFO among equals).
- * MICROROS: returns when the frame has left the line, and a reliable one when it is acknowledged.
+ * MICROROS: returns when the frame has left the line, and a reliable one when it is acknowledged
+ * (call it holding no takt lock: it waits; takt_daemon_send_queue is for a caller that holds one).
  * TAKT_EFULL without a free buffer node, TAKT_ESIZE above max_payload. Thread-safe.
  */
 takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
                             uint32_t n);
+
+/** What the sender of a frame queued by takt_daemon_send_queue waits for. */
+typedef struct takt_daemon_ticket {
+  uint64_t order; /* the frame's place in the order of sends (0: no frame, room in the window) */
+  uint32_t rseq;  /* its reliable sequence number */
+  bool reliable;
+} takt_daemon_ticket_t;
+
+/**
+ * takt_daemon_send in two halves, for a caller that holds a lock where it sends (its payload in a
+ * buffer the lock guards): takt_daemon_send_queue copies and queues the frame as send does and
+ * returns at once in both modes; takt_daemon_send_wait, called once the caller holds no takt
+ * lock, waits for what send would have waited for (MICROROS: the frame has left the line, and a
+ * reliable one is acknowledged; PODS: nothing). A full reliable window is TAKT_EBUSY in PODS, as
+ * for send; in MICROROS it is TAKT_EAGAIN with nothing queued, and send_wait with that ticket
+ * waits until the window has room (then queue again). Other errors as send. Thread-safe; queue
+ * never waits, send_wait must be called holding no takt lock.
+ */
+takt_err_t takt_daemon_send_queue(takt_daemon_t *d, const takt_frame_header_t *h,
+                                  const uint8_t *payload, uint32_t n, takt_daemon_ticket_t *t);
+void takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t);
 /** The configuration d was created with (read-only after creation: no lock). */
 void takt_daemon_get_config(const takt_daemon_t *d, takt_daemon_config_t *out);
 

@@ -1,6 +1,8 @@
 /* The communication daemon as a bridge backend (see takt/bridge_backend.h): a message's entity,
  * priority, reliability and origin time become a frame header; received frames stay filed by
  * priority in the daemon, payloads unverified, until the bridge takes them (pull). */
+#include <string.h>
+
 #include "takt/bridge_backend.h"
 #include "transport_impl.h"
 
@@ -14,12 +16,36 @@ typedef struct daemon_backend {
   bool owns_daemon;
 } daemon_backend_t;
 
+static takt_frame_header_t header_of(const takt_bridge_msg_t *m) {
+  return (takt_frame_header_t){.kind = TAKT_FRAME_DATA, .priority = m->priority,
+                               .flags = m->reliable ? TAKT_FRAME_RELIABLE : 0, .entity = m->entity,
+                               .t_info = m->t_info};
+}
+
 static takt_err_t db_send(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len) {
   daemon_backend_t *db = self;
-  takt_frame_header_t h = {.kind = TAKT_FRAME_DATA, .priority = m->priority,
-                           .flags = m->reliable ? TAKT_FRAME_RELIABLE : 0, .entity = m->entity,
-                           .t_info = m->t_info};
+  takt_frame_header_t h = header_of(m);
   return takt_daemon_send(db->d, &h, bytes, len);
+}
+
+_Static_assert(sizeof(takt_daemon_ticket_t) <= sizeof(takt_bridge_wait_t), "a ticket fits a wait");
+
+/* The micro-ROS mode's send, split where the bridge holds a lock: queued there, waited for after */
+static takt_err_t db_queue(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len,
+                           takt_bridge_wait_t *w) {
+  daemon_backend_t *db = self;
+  takt_frame_header_t h = header_of(m);
+  takt_daemon_ticket_t t;
+  takt_err_t rc = takt_daemon_send_queue(db->d, &h, bytes, len, &t);
+  memcpy(w->words, &t, sizeof t);
+  return rc;
+}
+
+static void db_wait(void *self, const takt_bridge_wait_t *w) {
+  daemon_backend_t *db = self;
+  takt_daemon_ticket_t t;
+  memcpy(&t, w->words, sizeof t);
+  takt_daemon_send_wait(db->d, &t);
 }
 
 static int32_t db_peek(void *self) {
@@ -65,7 +91,8 @@ static uint32_t db_max_payload(void *self) {
 
 static const takt_bridge_backend_ops_t k_daemon_ops = {
     .name = "daemon", .send = db_send, .peek = db_peek, .take = db_take, .start = db_start,
-    .stop = db_stop, .destroy = db_destroy, .max_payload = db_max_payload};
+    .stop = db_stop, .destroy = db_destroy, .max_payload = db_max_payload, .queue = db_queue,
+    .wait = db_wait};
 
 takt_err_t takt_bridge_backend_daemon(takt_context_t *ctx, takt_daemon_t *d,
                                       takt_bridge_backend_t *out) {

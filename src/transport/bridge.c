@@ -128,13 +128,36 @@ struct takt_bridge {
 
 #define COUNT(b, field) atomic_fetch_add_explicit(&(b)->stats.field, 1, memory_order_relaxed)
 
+/* A send made holding a bridge lock, waited for once the sender holds none (a backend whose
+ * sends wait: the daemon's micro-ROS mode waits until the frame has left the line). */
+typedef struct sent_wait {
+  bool due;
+  takt_bridge_wait_t w;
+} sent_wait_t;
+
+/* sw: NULL when the caller holds no takt lock (the backend's send, which may wait), else where a
+ * backend with queue records what to wait for after the lock (the last frame queued: those before
+ * it, of one sender, left before it). */
 static takt_err_t send_msg(takt_bridge_t *b, uint16_t entity, uint8_t priority, bool reliable,
-                           int64_t t_info, const uint8_t *bytes, uint32_t len) {
+                           int64_t t_info, const uint8_t *bytes, uint32_t len, sent_wait_t *sw) {
   /* the job sending it (a bridge node callback) carries the publishing job's deadline */
   int64_t dl = takt_job_deadline();
   takt_bridge_msg_t m = {.entity = entity, .priority = priority, .reliable = reliable, .t_info = t_info,
                          .deadline = dl == TAKT_TIME_INFINITE ? 0 : dl};
-  return b->be.ops->send(b->be.self, &m, bytes, len);
+  if (sw == NULL || b->be.ops->queue == NULL) return b->be.ops->send(b->be.self, &m, bytes, len);
+  takt_bridge_wait_t w;
+  takt_err_t rc = b->be.ops->queue(b->be.self, &m, bytes, len, &w);
+  if (rc == TAKT_OK || rc == TAKT_EAGAIN) {
+    sw->due = true;
+    sw->w = w;
+  }
+  return rc;
+}
+
+/* Wait for what a send made under a lock left to wait for. Holding no takt lock. */
+static void wait_sent(takt_bridge_t *b, sent_wait_t *sw) {
+  if (sw->due) b->be.ops->wait(b->be.self, &sw->w);
+  sw->due = false;
 }
 
 /* A message as it travels: its type's serialize hook, or its raw bytes. */
@@ -154,11 +177,12 @@ static takt_err_t decode(const takt_type_support_t *ts, const uint8_t *bytes, ui
 
 /* ---- topics ---- */
 
-/* An exported message to the backend: its bytes, or serialized into out. */
-static void send_export(route_t *r, const takt_message_t *m, uint8_t *out) {
+/* An exported message to the backend: its bytes, or serialized into out (sw: as send_msg).
+ * TAKT_EAGAIN: not queued yet, to be sent again after wait_sent. */
+static takt_err_t send_export(route_t *r, const takt_message_t *m, uint8_t *out, sent_wait_t *sw) {
   takt_bridge_t *b = r->b;
   uint32_t echo = atomic_load_explicit(&r->echo_source, memory_order_relaxed);
-  if (echo != 0 && m->header.source == echo) return; /* this bridge imported it */
+  if (echo != 0 && m->header.source == echo) return TAKT_OK; /* this bridge imported it */
   const uint8_t *bytes = m->data;
   int32_t n = (int32_t)m->size;
   if (r->type->serialize != NULL) {
@@ -167,18 +191,20 @@ static void send_export(route_t *r, const takt_message_t *m, uint8_t *out) {
   }
   if (n < 0) {
     COUNT(b, encode_errors);
-    return;
+    return n;
   }
-  takt_err_t rc = send_msg(b, r->entity, r->priority, r->reliable, m->header.t_info, bytes, (uint32_t)n);
+  takt_err_t rc =
+      send_msg(b, r->entity, r->priority, r->reliable, m->header.t_info, bytes, (uint32_t)n, sw);
   if (rc == TAKT_OK) COUNT(b, forwarded);
-  else COUNT(b, forward_refused);
+  else if (rc != TAKT_EAGAIN) COUNT(b, forward_refused);
+  return rc;
 }
 
 /* export: a bridge node callback (executor thread) */
 static void forward(takt_subscription_t *sub, const takt_message_t *m, void *user) {
   (void)sub;
   route_t *r = user;
-  send_export(r, m, r->b->cb_out);
+  (void)send_export(r, m, r->b->cb_out, NULL);
 }
 
 #if TAKT_WITH_TOPIC_TAP
@@ -187,13 +213,18 @@ static void forward(takt_subscription_t *sub, const takt_message_t *m, void *use
 static void tap_send(void *user, const takt_message_t *m) {
   route_t *r = user;
   if (r->type->serialize == NULL) {
-    send_export(r, m, NULL);
+    (void)send_export(r, m, NULL, NULL);
     return;
   }
   takt_bridge_t *b = r->b;
-  takt__lock_take(&b->tx_lock);
-  send_export(r, m, b->tx_out);
-  takt__lock_give(&b->tx_lock);
+  sent_wait_t sw = {.due = false};
+  takt_err_t rc;
+  do { /* the wait (micro-ROS mode: the frame on the line) with the send buffer let go */
+    takt__lock_take(&b->tx_lock);
+    rc = send_export(r, m, b->tx_out, &sw);
+    takt__lock_give(&b->tx_lock);
+    wait_sent(b, &sw);
+  } while (rc == TAKT_EAGAIN);
 }
 #endif
 
@@ -302,7 +333,7 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
   cr->sent_at[slot] = takt_context_now(b->ctx);
   atomic_store(&cr->word[slot], CALL_SENT); /* pending[slot] is the receive side's from now on */
   rc = n < 0 ? n : send_msg(b, cr->entity, cr->priority, false, req->header.t_info, b->cb_out,
-                            4u + (uint32_t)n);
+                            4u + (uint32_t)n, NULL);
   if (rc == TAKT_OK) {
     COUNT(b, requests_forwarded);
     return TAKT_OK;
@@ -343,9 +374,9 @@ static void on_answer_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *
 }
 
 /* export: send the answer of the local service (or a failure when f is NULL) to corr, with the
- * scratch of the calling side */
+ * scratch of the calling side (sw: as send_msg) */
 static void answer(takt_bridge_t *b, call_route_t *cr, takt_future_t *f, uint32_t corr,
-                   uint8_t *msg, uint8_t *out) {
+                   uint8_t *msg, uint8_t *out, sent_wait_t *sw) {
   bool ok = f != NULL && takt_future_take(f, msg, cr->resp->size) == TAKT_OK;
   int32_t n = 0;
   if (ok && (n = encode(cr->resp, msg, out + 5, b->max_payload - 5)) < 0) {
@@ -356,7 +387,7 @@ static void answer(takt_bridge_t *b, call_route_t *cr, takt_future_t *f, uint32_
   put_u32(out, corr);
   out[4] = ok ? 1 : 0;
   takt_err_t rc = send_msg(b, (uint16_t)(cr->entity | TAKT_BRIDGE_ANSWER_BIT), cr->priority, false,
-                           takt_context_now(b->ctx), out, 5u + (uint32_t)n);
+                           takt_context_now(b->ctx), out, 5u + (uint32_t)n, sw);
   if (rc == TAKT_OK && ok) COUNT(b, answers_returned);
 }
 
@@ -368,28 +399,29 @@ static void answered(takt_client_t *c, takt_future_t f, void *user) {
   if (atomic_compare_exchange_strong(&cr->word[f.index], &word, LINK_ANSWERED))
     return; /* before its correlation was recorded: the receive side sends it */
   atomic_store(&cr->word[f.index], 0);
-  answer(cr->b, cr, &f, word & LINK_CORR_MAX, cr->b->cb_msg, cr->b->cb_out);
+  answer(cr->b, cr, &f, word & LINK_CORR_MAX, cr->b->cb_msg, cr->b->cb_out, NULL);
 }
 
-/* export: a request to serve (receive side, bridge lock held) */
-static void on_request_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *p, uint32_t len) {
+/* export: a request to serve (receive side, bridge lock held; sw: as send_msg) */
+static void on_request_locked(takt_bridge_t *b, call_route_t *cr, const uint8_t *p, uint32_t len,
+                              sent_wait_t *sw) {
   uint32_t corr = len >= 4 ? get_u32(p) : UINT32_MAX;
   if (corr > LINK_CORR_MAX || decode(cr->req, p + 4, len - 4, b->in_msg) < 0) {
     COUNT(b, decode_errors);
-    if (corr <= LINK_CORR_MAX) answer(b, cr, NULL, corr, b->in_msg, b->in_frame);
+    if (corr <= LINK_CORR_MAX) answer(b, cr, NULL, corr, b->in_msg, b->in_frame, sw);
     return;
   }
   takt_future_t f;
   if (takt_client_call(cr->client, b->in_msg, cr->req->size, &f) < 0) {
     COUNT(b, requests_refused);
-    answer(b, cr, NULL, corr, b->in_msg, b->in_frame); /* the requester learns at once */
+    answer(b, cr, NULL, corr, b->in_msg, b->in_frame, sw); /* the requester learns at once */
     return;
   }
   COUNT(b, requests_served);
   uint32_t word = 0;
   if (!atomic_compare_exchange_strong(&cr->word[f.index], &word, LINK_MAPPED | corr)) {
     atomic_store(&cr->word[f.index], 0); /* the answer came first: it is ours to send */
-    answer(b, cr, &f, corr, b->in_msg, b->in_frame);
+    answer(b, cr, &f, corr, b->in_msg, b->in_frame, sw);
   }
 }
 
@@ -448,8 +480,9 @@ static void described_locked(const takt_bridge_t *b, uint32_t i, takt_bridge_des
 
 /* The description of the topic and service routes in parts of at most max_payload bytes, each
  * part sent as it is made (in in_msg, which no message occupies between dispatches). Best effort:
- * the asker asks again for what it misses. pass 0 counts the parts, pass 1 sends them. */
-static void send_description_locked(takt_bridge_t *b) {
+ * the asker asks again for what it misses. pass 0 counts the parts, pass 1 sends them (sw: as
+ * send_msg). */
+static void send_description_locked(takt_bridge_t *b, sent_wait_t *sw) {
   uint8_t *out = b->in_msg;
   uint32_t cap = b->max_payload < b->cfg.max_message ? b->max_payload : b->cfg.max_message;
   uint32_t parts = 1;
@@ -467,7 +500,7 @@ static void send_description_locked(takt_bridge_t *b) {
       if (next < 0 && out[3] > 0 && part + 1 < TAKT_BRIDGE_DESCRIPTION_MAX_PARTS) {
         /* this part is full: send it and begin the next */
         if (pass == 1) (void)send_msg(b, TAKT_BRIDGE_ENTITY_DESCRIPTION, 0, false,
-                                      takt_context_now(b->ctx), out, (uint32_t)at);
+                                      takt_context_now(b->ctx), out, (uint32_t)at, sw);
         at = takt__describe_part_begin(out, cap, b->describe_node, (uint8_t)++part, (uint8_t)parts);
         next = at < 0 ? at : takt__describe_put_route(out, cap, (uint32_t)at, &d);
       }
@@ -478,13 +511,15 @@ static void send_description_locked(takt_bridge_t *b) {
       return;
     }
     if (pass == 1) (void)send_msg(b, TAKT_BRIDGE_ENTITY_DESCRIPTION, 0, false,
-                                  takt_context_now(b->ctx), out, (uint32_t)at);
+                                  takt_context_now(b->ctx), out, (uint32_t)at, sw);
     parts = part + 1;
   }
 }
 
+/* sw: what the sends it made (a service's answer, a description) leave the caller to wait for
+ * once it has let go of the bridge lock (wait_sent) */
 static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const uint8_t *p,
-                            uint32_t len, takt__deferred_fn *release, void *arg) {
+                            uint32_t len, takt__deferred_fn *release, void *arg, sent_wait_t *sw) {
 #if TAKT_WITH_RPC
   bool is_answer = (m->entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
   call_route_t *cr = find_call_locked(b, (uint16_t)(m->entity & ~TAKT_BRIDGE_ANSWER_BIT));
@@ -493,14 +528,14 @@ static void dispatch_locked(takt_bridge_t *b, const takt_bridge_msg_t *m, const 
     return;
   }
   if (cr != NULL && !is_answer && cr->client != NULL) {
-    on_request_locked(b, cr, p, len);
+    on_request_locked(b, cr, p, len, sw);
     return;
   }
 #endif
   route_t *r = find_route_locked(b, m->entity);
   if (r != NULL && !r->exported) publish_locked(b, r, m, p, len, release, arg);
   else if (m->entity == TAKT_BRIDGE_ENTITY_DESCRIBE && b->describe_node[0] != '\0')
-    send_description_locked(b);
+    send_description_locked(b, sw);
   else COUNT(b, unknown_entity);
 }
 
@@ -543,8 +578,10 @@ static bool process_one(takt_bridge_t *b) {
   uint32_t len = 0;
   bool got = !b->stop && rx_take_locked(b, &m, b->in_frame, &len) == TAKT_OK;
   takt__deferred_fn none = NULL;
-  if (got) dispatch_locked(b, &m, b->in_frame, len, &none, NULL);
+  sent_wait_t sw = {.due = false};
+  if (got) dispatch_locked(b, &m, b->in_frame, len, &none, NULL, &sw);
   takt__lock_give(&b->lock);
+  wait_sent(b, &sw);
   return got;
 }
 
@@ -590,8 +627,10 @@ takt_err_t takt_bridge_dispatch(takt_bridge_t *b, const takt_bridge_msg_t *m, co
   takt__lock_take(&b->lock);
   bool stopped = b->stop;
   takt__deferred_fn none = NULL;
-  if (!stopped) dispatch_locked(b, m, bytes, len, &none, NULL); /* as process_one, no queue */
+  sent_wait_t sw = {.due = false};
+  if (!stopped) dispatch_locked(b, m, bytes, len, &none, NULL, &sw); /* as process_one, no queue */
   takt__lock_give(&b->lock); /* the publication's wake-ups are posted here */
+  wait_sent(b, &sw);
   return stopped ? TAKT_ESTATE : TAKT_OK;
 }
 
@@ -600,13 +639,15 @@ takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *
                                      const uint8_t *bytes, uint32_t len, takt__deferred_fn release,
                                      void *arg) {
   takt_err_t rc = TAKT_OK;
+  sent_wait_t sw = {.due = false};
   if (b == NULL || m == NULL || bytes == NULL || release == NULL) rc = TAKT_EINVAL;
   else if (len > b->max_payload) rc = TAKT_ESIZE;
   if (rc == TAKT_OK) {
     takt__lock_take(&b->lock);
     if (b->stop) rc = TAKT_ESTATE;
-    else dispatch_locked(b, m, bytes, len, &release, arg);
+    else dispatch_locked(b, m, bytes, len, &release, arg, &sw);
     takt__lock_give(&b->lock);
+    wait_sent(b, &sw);
   }
   if (release != NULL) takt__defer_after_wakes(release, arg, 0, 0); /* not kept: let go now */
   return rc;
@@ -670,7 +711,7 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   const takt_bridge_backend_ops_t *ops = backend.ops;
   if (ctx == NULL || out == NULL || !config_valid(cfg) || ops == NULL || ops->send == NULL ||
       ops->start == NULL || ops->stop == NULL || ops->destroy == NULL || ops->max_payload == NULL ||
-      (ops->peek == NULL) != (ops->take == NULL))
+      (ops->peek == NULL) != (ops->take == NULL) || (ops->queue == NULL) != (ops->wait == NULL))
     return TAKT_EINVAL;
   uint32_t max_payload = ops->max_payload(backend.self);
   if (max_payload == 0 || max_payload > (1u << 30)) return TAKT_EINVAL;

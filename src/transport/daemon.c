@@ -836,23 +836,18 @@ void takt_daemon_destroy(takt_daemon_t *d) {
 
 uint32_t takt_daemon_max_payload(const takt_daemon_t *d) { return d->cfg.max_payload; }
 
-takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
-                            uint32_t n) {
-  if (d == NULL || h == NULL || (payload == NULL && n > 0)) return TAKT_EINVAL;
-  if (n > d->cfg.max_payload) return TAKT_ESIZE;
+/* Queue one data frame (lock held) and say in *t what a micro-ROS sender waits for. Never waits:
+ * a full reliable window is TAKT_EBUSY in PODS, TAKT_EAGAIN in MICROROS (nothing queued; *t names
+ * room in the window). */
+static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
+                               uint32_t n, takt_daemon_ticket_t *t) {
   takt_frame_header_t fh = *h;
   fh.kind = TAKT_FRAME_DATA;
   fh.length = (uint16_t)n;
   bool reliable = (fh.flags & TAKT_FRAME_RELIABLE) != 0;
-  bool blocking = d->cfg.mode == TAKT_DAEMON_MICROROS;
-  dlock_take(d);
-  while (reliable && d->next_rseq - d->acked >= d->cfg.window) {
-    if (!blocking) {
-      dlock_give(d);
-      return TAKT_EBUSY; /* the window is full: try again after acknowledgements */
-    }
-    wait_progress_locked(d);
-  }
+  *t = (takt_daemon_ticket_t){.order = 0, .rseq = 0, .reliable = reliable};
+  if (reliable && d->next_rseq - d->acked >= d->cfg.window) /* try again after acknowledgements */
+    return d->cfg.mode == TAKT_DAEMON_MICROROS ? TAKT_EAGAIN : TAKT_EBUSY;
   tx_node_t *node = d->free_nodes;
   if (node == NULL && d->cfg.abandon_after_ns > 0) {
     /* PoDS: an expired pending node is reclaimed when the pool runs dry */
@@ -870,7 +865,6 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   }
   if (node == NULL) {
     d->stats.tx_full++;
-    dlock_give(d);
     return TAKT_EFULL;
   }
   node->reliable = reliable;
@@ -885,18 +879,64 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   node->len = (uint32_t)len; /* cannot fail: the node holds the worst case */
   node->priority = fh.priority;
   node->order = ++d->tx_seq;
-  uint64_t mine = node->order;
-  uint32_t my_rseq = node->rseq;
+  t->order = node->order;
+  t->rseq = node->rseq;
   takt__heap_push(&d->exec_queue, node);
   start_next_locked(d);
-  if (blocking) {
-    /* micro-ROS: the sender waits until its frame has left the line, and until it is
-     * acknowledged if it is reliable */
-    while (d->tx_done_seq < mine) wait_progress_locked(d);
-    while (reliable && (int32_t)(my_rseq - d->acked) >= 0) wait_progress_locked(d);
-  }
-  dlock_give(d);
   return TAKT_OK;
+}
+
+/* micro-ROS: wait (lock held, let go while waiting) until the frame of t has left the line, and
+ * until it is acknowledged if it is reliable; or, for a ticket of no frame, until the reliable
+ * window has room. The daemon's lock is the only takt lock the sender may hold: the wait lasts a
+ * frame's time on the line or a round trip, and any other lock would stop its other takers (and
+ * the wake-ups deferred until the sender holds none) that long. */
+static void wait_locked(takt_daemon_t *d, const takt_daemon_ticket_t *t) {
+  if (d->cfg.mode != TAKT_DAEMON_MICROROS) return;
+#if !TAKT_PORT_CORTEXM
+  TAKT_ASSERT(takt__locks_held() == 1);
+#endif
+  if (t->order == 0) {
+    while (t->reliable && d->next_rseq - d->acked >= d->cfg.window) wait_progress_locked(d);
+    return;
+  }
+  while (d->tx_done_seq < t->order) wait_progress_locked(d);
+  while (t->reliable && (int32_t)(t->rseq - d->acked) >= 0) wait_progress_locked(d);
+}
+
+static takt_err_t send_args_ok(const takt_daemon_t *d, const takt_frame_header_t *h,
+                               const uint8_t *payload, uint32_t n) {
+  if (d == NULL || h == NULL || (payload == NULL && n > 0)) return TAKT_EINVAL;
+  return n > d->cfg.max_payload ? TAKT_ESIZE : TAKT_OK;
+}
+
+takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
+                            uint32_t n) {
+  TAKT_RETURN_IF_ERR(send_args_ok(d, h, payload, n));
+  takt_daemon_ticket_t t;
+  dlock_take(d);
+  takt_err_t rc;
+  while ((rc = queue_locked(d, h, payload, n, &t)) == TAKT_EAGAIN) wait_locked(d, &t);
+  if (rc == TAKT_OK) wait_locked(d, &t);
+  dlock_give(d);
+  return rc;
+}
+
+takt_err_t takt_daemon_send_queue(takt_daemon_t *d, const takt_frame_header_t *h,
+                                  const uint8_t *payload, uint32_t n, takt_daemon_ticket_t *t) {
+  TAKT_RETURN_IF_ERR(send_args_ok(d, h, payload, n));
+  if (t == NULL) return TAKT_EINVAL;
+  dlock_take(d);
+  takt_err_t rc = queue_locked(d, h, payload, n, t);
+  dlock_give(d);
+  return rc;
+}
+
+void takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t) {
+  if (d == NULL || t == NULL) return;
+  dlock_take(d);
+  wait_locked(d, t);
+  dlock_give(d);
 }
 
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap) {

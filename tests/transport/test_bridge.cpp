@@ -5,8 +5,10 @@
 // a FAKE clock. Every context's arena returns to where it started when the test is done.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -987,4 +989,159 @@ TEST(BridgeDescribe, MalformedPartsAreRefusedAndChangeNothing) {
   other[5] = 'm';
   EXPECT_EQ(add(other), TAKT_EMALFORMED);
   EXPECT_EQ(d.n_routes, 1u);
+}
+
+namespace {
+
+// ---- the daemon's micro-ROS mode behind a bridge: the wait for the line holds no bridge lock ----
+
+std::atomic<int> g_counted_serializations{0};
+int32_t counted_serialize(const void *msg, uint8_t *buf, uint32_t cap) {
+  g_counted_serializations++;  // under the bridge's send buffer lock
+  return reading_serialize(msg, buf, cap);
+}
+const takt_type_support_t kCountedReading = {"test/Reading", nullptr, sizeof(Reading),
+                                             counted_serialize, reading_deserialize};
+
+// A bridge over daemon a in the micro-ROS mode, joined to daemon peer by a polled emulated line on
+// a FAKE clock: a frame leaves only when the test moves the clock and polls the line, so a sender
+// waiting for the line waits exactly until then.
+struct MicroRosLine {
+  TestContext tc{true};
+  takt_daemon_t *a = nullptr, *peer = nullptr;
+  takt_link_t *la = nullptr, *lb = nullptr;
+  takt_bridge_t *b = nullptr;
+  takt_node_t *app = nullptr;
+  std::vector<takt_topic_t *> topics;
+
+  explicit MicroRosLine(bool send_in_publisher) {
+    takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+    c.mode = TAKT_DAEMON_MICROROS;
+    c.max_payload = 256;
+    EXPECT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
+    c.mode = TAKT_DAEMON_PODS;
+    EXPECT_EQ(takt_daemon_create_in(tc.ctx, &c, &peer), TAKT_OK);
+    takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+    lc.polled = true;
+    lc.max_frame = TAKT_FRAME_WIRE_MAX(256);
+    takt_link_emulation_t emu{};
+    emu.baud = 9600;  // a frame of this test: a few ms of the FAKE clock on the line
+    takt_link_handlers_t ha = takt_daemon_link_handlers(a), hb = takt_daemon_link_handlers(peer);
+    EXPECT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+    EXPECT_EQ(takt_daemon_attach(a, la), TAKT_OK);
+    EXPECT_EQ(takt_daemon_attach(peer, lb), TAKT_OK);
+    takt_bridge_backend_t be;
+    EXPECT_EQ(takt_bridge_backend_daemon(tc.ctx, a, &be), TAKT_OK);
+    takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
+    bc.send_in_publisher = send_in_publisher;
+    EXPECT_EQ(takt_bridge_create_on(tc.ctx, "bridge", &bc, be, &b), TAKT_OK);
+    EXPECT_EQ(takt_node_create(tc.ctx, "app", &app), TAKT_OK);
+  }
+  takt_topic_t *topic(const char *name, const takt_type_support_t *t) {
+    takt_topic_t *tp = nullptr;
+    EXPECT_EQ(takt_topic_create(tc.ctx, name, t, 4, &tp), TAKT_OK);
+    topics.push_back(tp);
+    return tp;
+  }
+  // Wait (real time, at most 5 s) until cond holds; the line does not move meanwhile.
+  static bool within_5s(const std::function<bool()> &cond) {
+    int64_t give_up = takt_time_now() + 5 * TAKT_NS_PER_S;
+    while (!cond() && takt_time_now() < give_up) std::this_thread::yield();
+    return cond();
+  }
+  // Move the line (the FAKE clock from one due time to the next) until done holds (at most 20 s).
+  bool run_line_until(const std::function<bool()> &done) {
+    int64_t give_up = takt_time_now() + 20 * TAKT_NS_PER_S;
+    while (!done() && takt_time_now() < give_up) {
+      int64_t next = std::min(takt_link_poll(la), takt_link_poll(lb));
+      (void)takt_daemon_poll(a);
+      (void)takt_daemon_poll(peer);
+      if (next != TAKT_TIME_INFINITE && next > tc.now()) tc.advance_to(next);
+      else std::this_thread::yield();
+    }
+    return done();
+  }
+  ~MicroRosLine() {
+    takt_bridge_destroy(b);  // first: the bridge owns the backend, which calls the daemon
+    takt_link_close(la);
+    takt_link_close(lb);
+    takt_daemon_destroy(a);
+    takt_daemon_destroy(peer);
+    EXPECT_EQ(takt_node_destroy(app), TAKT_OK);
+    for (takt_topic_t *t : topics) EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  }
+};
+
+}  // namespace
+
+// send_in_publisher over the micro-ROS mode: a publishing thread's send waits until its frame has
+// left the line (the mode's definition), and meanwhile a second publishing thread serializes its
+// message in the bridge's send buffer and queues it: the first waits holding no bridge lock (it
+// held the send buffer's lock, and the second waited for the line of the first to end before it
+// could even serialize).
+TEST(BridgeMicroRos, APublisherWaitingForTheLineHoldsNoBridgeLock) {
+  MicroRosLine k(true);
+  takt_topic_t *t = k.topic("reading", &kCountedReading);
+  takt_publisher_t *pub;
+  ASSERT_EQ(takt_publisher_create(k.app, t, &pub), TAKT_OK);
+  ASSERT_EQ(takt_bridge_export(k.b, t, 3, 5, false), TAKT_OK);
+  g_counted_serializations = 0;
+  std::atomic<bool> first_done{false}, second_done{false};
+  std::thread first([&] {
+    Reading r{1, 11};
+    EXPECT_EQ(takt_publish(pub, &r, sizeof r), TAKT_OK);
+    first_done = true;
+  });
+  // the first frame is on the line; its sender waits for it to leave
+  ASSERT_TRUE(MicroRosLine::within_5s([&] { return takt_link_busy(k.la); }));
+  std::thread second([&] {
+    Reading r{2, 22};
+    EXPECT_EQ(takt_publish(pub, &r, sizeof r), TAKT_OK);
+    second_done = true;
+  });
+  EXPECT_TRUE(MicroRosLine::within_5s([&] { return g_counted_serializations.load() == 2; }))
+      << "the second publishing thread could not serialize while the first waited for the line";
+  EXPECT_FALSE(first_done.load());  // the line has not moved: both still wait, as the mode says
+  EXPECT_FALSE(second_done.load());
+  EXPECT_TRUE(k.run_line_until([&] { return first_done && second_done; }));
+  first.join();
+  second.join();
+  // both frames crossed, in the order they were queued
+  takt_frame_header_t h;
+  uint8_t buf[256];
+  std::vector<std::vector<uint8_t>> got;
+  while (takt_daemon_take(k.peer, &h, buf, sizeof buf) == TAKT_OK) got.emplace_back(buf, buf + h.length);
+  EXPECT_EQ(got, (std::vector<std::vector<uint8_t>>{serialized(Reading{1, 11}), serialized(Reading{2, 22})}));
+  takt_bridge_stats_t st;
+  takt_bridge_get_stats(k.b, &st);
+  EXPECT_EQ(st.forwarded, 2u);
+}
+
+// The receive side over the micro-ROS mode: the description it sends when asked waits until it has
+// left the line, and meanwhile the bridge's configuration (which takes the bridge's lock) goes on:
+// the receive side waits holding no bridge lock.
+TEST(BridgeMicroRos, TheReceiveSideWaitingForTheLineHoldsNoBridgeLock) {
+  MicroRosLine k(false);
+  takt_topic_t *t1 = k.topic("one", &kReading), *t2 = k.topic("two", &kReading);
+  ASSERT_EQ(takt_bridge_export(k.b, t1, 3, 5, false), TAKT_OK);
+  ASSERT_EQ(takt_bridge_describe(k.b, "mcu_node"), TAKT_OK);
+  ASSERT_EQ(takt_bridge_start(k.b), TAKT_OK);  // the receive thread
+  takt_frame_header_t ask{};
+  ask.entity = TAKT_BRIDGE_ENTITY_DESCRIBE;
+  ASSERT_EQ(takt_daemon_send(k.peer, &ask, nullptr, 0), TAKT_OK);
+  // the request crosses; the receive thread answers with the description, which goes on the line
+  ASSERT_TRUE(k.run_line_until([&] { return takt_link_busy(k.la); }));
+  std::atomic<bool> configured{false};
+  std::thread config([&] {
+    EXPECT_EQ(takt_bridge_export(k.b, t2, 4, 5, false), TAKT_OK);
+    configured = true;
+  });
+  EXPECT_TRUE(MicroRosLine::within_5s([&] { return configured.load(); }))
+      << "the bridge's configuration waited for the receive side's frame to leave the line";
+  EXPECT_TRUE(k.run_line_until([&] { return configured.load() && takt_daemon_pending(k.peer, nullptr) > 0; }));
+  config.join();
+  takt_frame_header_t h;
+  uint8_t buf[256];
+  ASSERT_EQ(takt_daemon_take(k.peer, &h, buf, sizeof buf), TAKT_OK);
+  EXPECT_EQ(h.entity, TAKT_BRIDGE_ENTITY_DESCRIPTION);
 }
