@@ -47,7 +47,8 @@ typedef struct takt_bridge_msg {
 /** Bit 15 of an entity marks a service's answer; routes use entities below it. */
 #define TAKT_BRIDGE_ANSWER_BIT 0x8000u
 
-/** What a sender waits for after a backend's queue (the backend's own record: a daemon's ticket). */
+/** What a sender waits for after a backend's queue (the backend's own record: the daemon's
+ * ticket). */
 typedef struct takt_bridge_wait {
   uint64_t words[3];
 } takt_bridge_wait_t;

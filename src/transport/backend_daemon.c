@@ -31,13 +31,13 @@ static takt_err_t db_send(void *self, const takt_bridge_msg_t *m, const uint8_t 
 _Static_assert(sizeof(takt_daemon_ticket_t) <= sizeof(takt_bridge_wait_t), "a ticket fits a wait");
 
 /* The micro-ROS mode's send, split where the bridge holds a lock: queued there, waited for after */
-static takt_err_t db_queue(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len,
-                           takt_bridge_wait_t *w) {
+static takt_err_t db_queue(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes,
+                           uint32_t len, takt_bridge_wait_t *w) {
   daemon_backend_t *db = self;
   takt_frame_header_t h = header_of(m);
   takt_daemon_ticket_t t;
   takt_err_t rc = takt_daemon_send_queue(db->d, &h, bytes, len, &t);
-  memcpy(w->words, &t, sizeof t);
+  if (rc == TAKT_OK || rc == TAKT_EAGAIN) memcpy(w->words, &t, sizeof t);
   return rc;
 }
 

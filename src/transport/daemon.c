@@ -839,8 +839,8 @@ uint32_t takt_daemon_max_payload(const takt_daemon_t *d) { return d->cfg.max_pay
 /* Queue one data frame (lock held) and say in *t what a micro-ROS sender waits for. Never waits:
  * a full reliable window is TAKT_EBUSY in PODS, TAKT_EAGAIN in MICROROS (nothing queued; *t names
  * room in the window). */
-static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
-                               uint32_t n, takt_daemon_ticket_t *t) {
+static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
+                               const uint8_t *payload, uint32_t n, takt_daemon_ticket_t *t) {
   takt_frame_header_t fh = *h;
   fh.kind = TAKT_FRAME_DATA;
   fh.length = (uint16_t)n;
