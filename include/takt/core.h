@@ -206,6 +206,15 @@ typedef struct takt_chain_stats {
 } takt_chain_stats_t;
 /** Snapshot of the chain's latency statistics (thread-safe). */
 void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out);
+/** Told of each run of a chain that missed its deadline, the moment its sink's job ends:
+ * latency_ns (> the deadline) since t_info, the origin time of the run. In the sink's thread, at
+ * its priority, holding no takt lock: keep it short and never block (count, or wake a thread
+ * that reports). It is given user, not the chain: a call for a run that ended just before the
+ * chain's destruction may still be under way after takt_chain_destroy returns, so user must
+ * outlive the chain by that much (the application's own data, or its system's). */
+typedef void (*takt_chain_miss_fn)(int64_t latency_ns, int64_t t_info, void *user);
+/** Set (fn) or clear (NULL) the chain's miss handler. TAKT_ENOTSUP without TAKT_WITH_CHAINS. */
+takt_err_t takt_chain_set_miss_handler(takt_chain_t *chain, takt_chain_miss_fn fn, void *user);
 /** A copy of the chain's latency histogram (takt/stats.h; thread-safe). TAKT_ENOTSUP without
  * TAKT_WITH_PROFILING. */
 takt_err_t takt_chain_get_histogram(takt_chain_t *chain, struct takt_stats *out);

@@ -328,6 +328,11 @@ typedef struct takt_system_hooks {
    * consumer's callback in the description, -1 if it is none of them (a bridge's). */
   void (*violation)(takt_system_t *sys, int32_t index, const takt_violation_t *v, void *user);
   void *user;
+  /** A run of chain (its index in the description; one with a deadline) missed the deadline: the
+   * moment its last callback ended, latency_ns after the run's origin time t_info. In that
+   * callback's thread, at its priority: count, or wake a thread that reports (optional). */
+  void (*chain_miss)(takt_system_t *sys, uint32_t chain, int64_t latency_ns, int64_t t_info,
+                     void *user);
 } takt_system_hooks_t;
 
 /** Told of each described link (its routes added), e.g. to say what the far side is. */

@@ -132,3 +132,35 @@ def test_firm_violations_are_counted_and_the_run_goes_on(takt, write, tmp_path):
     assert act["received"] > 0
     assert act["violations"]["latency"] == act["received"]  # every datum is 2 ms old: all late
     assert act["usefulness_mean"] == 0.0
+
+
+CHAIN_MISSES = """name: miss
+executor: tide
+duration_s: 0.5
+nodes:
+  - name: drivers
+    timers:
+      - {name: bumper_sample, period_ms: 50, work_us: 300, publish: bumper_raw}
+  - name: control
+    subscriptions:
+      - {name: brake, topic: bumper_raw, work_us: 5000}
+chains:
+  - {name: safety, deadline_ms: 3, callbacks: [bumper_sample, brake]}
+"""
+
+
+def test_a_chain_deadline_miss_is_told_as_it_happens(takt, write, tmp_path):
+    # brake alone takes 5 ms: every run of the 3 ms chain misses. The first three misses are
+    # told one line each as they happen (before the first once-a-second status line); the
+    # others are counted.
+    proc = takt("run", write("miss.yaml", CHAIN_MISSES), "--rt-priority", "0", "--out", tmp_path,
+                check=True)
+    lines = proc.stdout.splitlines()
+    told = [ln for ln in lines if ln.startswith("deadline miss ")]
+    assert len(told) == 3, proc.stdout
+    for ln in told:
+        assert "chain safety missed its deadline: " in ln and " > 3.000 ms" in ln, ln
+        assert "its last callback, brake, ended" in ln, ln
+    assert told[-1].endswith("[further ones of this chain counted only]")
+    result = json.loads((tmp_path / "run_miss_file.json").read_text())
+    assert result["chains"][0]["deadline_misses"] == result["chains"][0]["count"] > 3

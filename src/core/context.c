@@ -698,14 +698,30 @@ void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
   takt_context_t *ctx = cb->node->ctx;
   takt__lock_take(&ctx->stats_lock);
   takt_chain_t *ch = cb->chain;
+  takt_chain_miss_fn miss = NULL;
+  void *miss_user = NULL;
+  int64_t latency = now - t_info;
   if (ch != NULL && cb->chain_pos + 1 == ch->n) {
-    int64_t latency = now - t_info;
 #if TAKT_WITH_PROFILING
     takt_stats_add(&ch->stats, latency);
 #endif
-    if (ch->deadline > 0 && latency > ch->deadline) ch->misses++;
+    if (ch->deadline > 0 && latency > ch->deadline) {
+      ch->misses++;
+      miss = ch->miss_fn;
+      miss_user = ch->miss_user;
+    }
   }
   takt__lock_give(&ctx->stats_lock);
+  if (miss != NULL) miss(latency, t_info, miss_user); /* the chain itself may be gone by now */
+}
+
+takt_err_t takt_chain_set_miss_handler(takt_chain_t *chain, takt_chain_miss_fn fn, void *user) {
+  if (chain == NULL) return TAKT_EINVAL;
+  takt__lock_take(&chain->ctx->stats_lock);
+  chain->miss_fn = fn;
+  chain->miss_user = user;
+  takt__lock_give(&chain->ctx->stats_lock);
+  return TAKT_OK;
 }
 
 #else /* chains compiled out (takt/features.h): none can be created */
@@ -743,5 +759,10 @@ void takt_chain_reset_stats(takt_chain_t *chain) { (void)chain; }
 
 void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
   (void)cb, (void)t_info, (void)now;
+}
+
+takt_err_t takt_chain_set_miss_handler(takt_chain_t *chain, takt_chain_miss_fn fn, void *user) {
+  (void)chain, (void)fn, (void)user;
+  return TAKT_ENOTSUP;
 }
 #endif /* TAKT_WITH_CHAINS */

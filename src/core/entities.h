@@ -240,6 +240,8 @@ struct takt_chain {
   takt_stats_t stats; /* [stats] */
 #endif
   uint64_t misses;        /* [stats] */
+  takt_chain_miss_fn miss_fn; /* [stats] */
+  void *miss_user;            /* [stats] */
   takt__link_t ctx_link;  /* [ctx] */
 };
 

@@ -76,6 +76,10 @@ struct takt_system {
   takt_node_t *nodes[MAX_NODES];
   sys_cb_t cbs[MAX_CALLBACKS];
   takt_chain_t *chains[MAX_CHAINS];
+  struct chain_miss_arg { /* what a chain's miss handler is given (hooks.chain_miss) */
+    struct takt_system *s;
+    uint32_t index;
+  } chain_miss[MAX_CHAINS];
   takt_executor_t *exec;
   takt_daemon_t *daemons[MAX_LINKS];
   takt_bridge_t *bridges[MAX_LINKS];
@@ -209,6 +213,11 @@ static bool recover_by_counting(const takt_violation_t *v, void *user) {
   (void)v;
   (void)user;
   return true; /* on_violation: continue */
+}
+
+static void on_chain_miss(int64_t latency_ns, int64_t t_info, void *user) {
+  struct chain_miss_arg *a = user;
+  a->s->hooks.chain_miss(a->s, a->index, latency_ns, t_info, a->s->hooks.user);
 }
 
 static void on_violation(const takt_violation_t *v, void *user) {
@@ -486,6 +495,11 @@ static takt_err_t build_chains(takt_system_t *s) {
     takt_err_t rc =
         takt_chain_create(s->ctx, ch->name, members, ch->n, ch->deadline_ns, &s->chains[i]);
     if (rc < 0) return fail(s, ch->line, rc, "chain '%s': %s", ch->name, takt_strerror(rc));
+    if (s->hooks.chain_miss != NULL && ch->deadline_ns > 0) {
+      s->chain_miss[i].s = s;
+      s->chain_miss[i].index = i;
+      (void)takt_chain_set_miss_handler(s->chains[i], on_chain_miss, &s->chain_miss[i]);
+    }
   }
   return TAKT_OK;
 }

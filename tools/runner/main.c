@@ -19,6 +19,7 @@
 #include "takt/takt.h"
 
 #define RECENT 4 /* violations shown in the live table */
+#define MISS_LINES 3 /* a chain's deadline misses told one by one; the others are counted */
 
 /* What the runner adds to one callback: its synthetic work and what it publishes. */
 typedef struct runner_cb {
@@ -51,6 +52,12 @@ typedef struct runner {
   unsigned recent_n;
   bool tty;
   atomic_int done; /* the spin thread has returned */
+  /* chains' deadline misses, told by their sinks' threads (on_chain_miss) and reported by the
+   * main thread, which they wake for the first MISS_LINES of each chain */
+  atomic_ulong chain_misses[TAKT_SYSTEM_MAX_CHAINS];
+  _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
+  _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
+  unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
 } runner_t;
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
@@ -200,6 +207,48 @@ static void on_violation(takt_system_t *sys, int32_t index, const takt_violation
     printf("violation %s%s\n", line, nth == 3 ? " [further ones of this consumer counted only]" : "");
     fflush(stdout);
   }
+}
+
+/* A chain's run ended after its deadline: in its last callback's thread, so it only notes the
+ * miss and, for the first few, wakes the main thread, which tells them (tell_chain_misses). */
+static void on_chain_miss(takt_system_t *sys, uint32_t chain, int64_t latency_ns, int64_t t_info,
+                          void *user) {
+  (void)sys;
+  runner_t *r = user;
+  unsigned long nth = atomic_fetch_add(&r->chain_misses[chain], 1) + 1;
+  if (nth > MISS_LINES) return;
+  atomic_store(&r->miss_latency[chain][nth - 1], latency_ns);
+  atomic_store(&r->miss_origin[chain][nth - 1], t_info);
+  if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
+}
+
+/* The main thread: a line for each chain deadline miss not told yet (the first MISS_LINES of each
+ * chain; the live table and the result count them all). */
+static void tell_chain_misses(runner_t *r) {
+  for (uint32_t i = 0; i < r->desc.n_chains; i++) {
+    unsigned long n = atomic_load(&r->chain_misses[i]);
+    for (; r->misses_told[i] < n && r->misses_told[i] < MISS_LINES; r->misses_told[i]++) {
+      unsigned long k = r->misses_told[i];
+      int64_t lat = atomic_load(&r->miss_latency[i][k]);
+      int64_t origin = atomic_load(&r->miss_origin[i][k]);
+      if (lat == 0) break; /* counted, its values not stored yet: told at the next wake */
+      const takt_system_chain_t *ch = &r->desc.chains[i];
+      char line[260];
+      snprintf(line, sizeof line,
+               "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
+               "callback, %s, ended)",
+               (double)(origin - takt_context_start_time(r->ctx)) / 1e9, ch->name,
+               (double)lat / 1e6, (double)ch->deadline_ns / 1e6, ch->callbacks[ch->n - 1]);
+      takt_mutex_lock(&r->recent_lock);
+      snprintf(r->recent[r->recent_n % RECENT], sizeof r->recent[0], "%s", line);
+      r->recent_n++;
+      takt_mutex_unlock(&r->recent_lock);
+      if (!r->tty)
+        printf("deadline miss %s%s\n", line,
+               k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
+    }
+  }
+  if (!r->tty) fflush(stdout);
 }
 
 /* Work and payload buffers of every callback (before the build: jobs may run once it is done). */
@@ -702,7 +751,8 @@ static int run(runner_t *r, const options_t *o, double duration) {
   takt_err_t rc = takt_context_create(&cfg, &r->ctx);
   if (rc < 0) return die("creating the context", rc);
   r->tty = isatty(STDOUT_FILENO) != 0;
-  takt_system_hooks_t hooks = {.job = on_job, .violation = on_violation, .user = r};
+  takt_system_hooks_t hooks = {.job = on_job, .violation = on_violation, .user = r,
+                               .chain_miss = on_chain_miss};
   if ((rc = takt_system_build(r->ctx, &r->desc, &hooks, &r->sys, err, sizeof err)) < 0) {
     fprintf(stderr, "takt run: %s\n", err);
     return 1;
@@ -778,6 +828,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
         if (again < until) until = again;
       }
       (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
+      if (!o->quiet) tell_chain_misses(r);
     }
     if (o->quiet || atomic_load(&r->done)) continue;
     if (r->tty && drawn > 0) printf("\033[%dA", drawn);
@@ -834,6 +885,7 @@ int main(int argc, char **argv) {
   atomic_init(&r->publish_errors, 0ul);
   atomic_init(&r->done, 0);
   for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CALLBACKS; i++) atomic_init(&r->violations[i], 0ul);
+  for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CHAINS; i++) atomic_init(&r->chain_misses[i], 0ul);
   takt_mutex_init(&r->recent_lock);
   char err[512];
   if (takt_system_load(o.file, &r->desc, err, sizeof err) < 0) {
