@@ -1022,9 +1022,14 @@ const char *takt_rt_class_name(takt_rt_class_t c) {
 }
 
 void takt_violation_format(const takt_violation_t *v, char *buf, size_t len) {
-  snprintf(buf, len, "%s of '%s' on '%s': %.3f ms > %.3f ms%s", takt_violation_kind_name(v->kind),
-           v->consumer ? v->consumer : "?", v->channel ? v->channel : "?", (double)v->value / 1e6,
-           (double)v->limit / 1e6, v->on_commit ? " (late when published)" : "");
+  /* detected at the critical instant, before the data came: the value is at least the limit;
+   * a value just above it gets the digits that tell them apart */
+  bool at_instant = v->value <= v->limit;
+  int digits = !at_instant && v->value - v->limit < 1000 ? 6 : 3;
+  snprintf(buf, len, "%s of '%s' on '%s': %.*f ms %s %.*f ms%s", takt_violation_kind_name(v->kind),
+           v->consumer ? v->consumer : "?", v->channel ? v->channel : "?", digits,
+           (double)v->value / 1e6, at_instant ? ">=" : ">", digits, (double)v->limit / 1e6,
+           v->on_commit ? " (late when published)" : "");
 }
 
 /* Sizes of the validation state, for `takt sizes` (not part of the public API). */

@@ -105,6 +105,27 @@ takt_constraints_t hard(int64_t tau, int64_t delta = 0, int64_t eps = 0) {
   return c;
 }
 
+// A violation reads as what was measured: at the critical instant (no data yet) the latency is at
+// least the limit; one just above the limit shows the digits that tell them apart.
+TEST(ViolationText, SaysAtLeastAtTheInstantAndShowsTheDigitsThatDiffer) {
+  takt_violation_t v{};
+  v.kind = TAKT_VIOLATION_LATENCY;
+  v.consumer = "brake";
+  v.channel = "scan";
+  v.limit = 3 * kMs;
+  char buf[160];
+  v.value = 3 * kMs;
+  takt_violation_format(&v, buf, sizeof buf);
+  EXPECT_STREQ(buf, "latency of 'brake' on 'scan': 3.000 ms >= 3.000 ms");
+  v.value = 3 * kMs + 400;
+  takt_violation_format(&v, buf, sizeof buf);
+  EXPECT_STREQ(buf, "latency of 'brake' on 'scan': 3.000400 ms > 3.000000 ms");
+  v.value = 5565 * 1000;
+  v.on_commit = true;
+  takt_violation_format(&v, buf, sizeof buf);
+  EXPECT_STREQ(buf, "latency of 'brake' on 'scan': 5.565 ms > 3.000 ms (late when published)");
+}
+
 TEST_F(Timing, HardLatencyIsDetectedAtTheCriticalInstant) {
   make(hard(5 * kMs));
   int64_t t0 = now();
@@ -121,7 +142,7 @@ TEST_F(Timing, HardLatencyIsDetectedAtTheCriticalInstant) {
   EXPECT_FALSE(v.on_commit);
   EXPECT_STREQ(v.consumer, "brake");
   EXPECT_STREQ(v.channel, "scan");
-  EXPECT_EQ(rec.text[0], "latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+  EXPECT_EQ(rec.text[0], "latency of 'brake' on 'scan': 5.000 ms >= 5.000 ms");
   // fetched late afterwards: not reported a second time, usefulness 0
   EXPECT_EQ(take(), 1u);
   EXPECT_EQ(rec.seen.size(), 1u);
@@ -370,7 +391,7 @@ TEST_F(Timing, UnrecoveredHardViolationPanicsAndShutsEveryNodeDownInOrder) {
   EXPECT_EQ(takt_context_phase(ctx), TAKT_PHASE_SHUTDOWN);
   char why[200];
   ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
-  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms >= 5.000 ms");
   EXPECT_EQ(log.order, (std::vector<std::string>{"cons", "prod"}));  // reverse registration
   EXPECT_EQ(log.reasons[0], TAKT_SHUTDOWN_PANIC);
   EXPECT_EQ(log.detail, why);
@@ -577,7 +598,7 @@ TEST_F(Timing, AMultiThreadedWaitsetHandlesAHardViolationHoldingNoLock) {
   ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_OK);
   char why[200];
   ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
-  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms > 5.000 ms");
+  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms >= 5.000 ms");
 }
 
 // ---- bad input ----
