@@ -22,7 +22,7 @@ AGENT = REPO / "examples" / "mcu" / "agent.yaml"
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or not FIRMWARE.is_file(),
                                 reason="qemu-system-arm or the firmware build missing (tools/deps.sh, make)")
 
-ROW = re.compile(r"^chain(\d)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)ms\s+(\d+)\s+(\S+)$")
+ROW = re.compile(r"^chain(\d)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)ms\s+(\d+)\s+(\d+ of \d+|-)$")
 
 
 def children_of(pid: int):
@@ -72,7 +72,10 @@ def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
     assert all(c >= 10 for c in counts), shown
     assert means[0] < means[2], shown
     assert [int(m.group(6)) for m in table] == [30, 60, 90]
-    assert re.fullmatch(r"\d+/\d+", table[0].group(8))  # chain 0's sink is validated (FIRM)
+    assert re.fullmatch(r"\d+ of \d+", table[0].group(8))  # chain 0's sink is validated (FIRM)
+    # every report shown, none lost between two of them
+    seqs = [int(l.split()[2].rstrip(":")) for l in lines if l.startswith("mcu report ")]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
     assert any(l.startswith("[mcu] pods_mcu: running") for l in lines)
 
 
@@ -113,7 +116,8 @@ def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
     p.wait(30)
     shown = "\n".join(lines)
     assert p.returncode == 0, shown
-    assert f"the MCU's node is ROS 1 node named by the MCU on master http://127.0.0.1:{port}/ (embedded)" in shown
+    assert ("the MCU's node is the ROS 1 node its description names (the example firmware's: /mcu_node) "
+            f"on master http://127.0.0.1:{port}/ (embedded)") in shown
     # the agent asked the MCU what it is (describe: true)
     assert ("takt run: link 'uart': the far side is node 'mcu_node' with 3 topics and 1 service: "
             "out chatter (std_msgs/String) out echo (std_msgs/String) in cmd (std_msgs/String) "

@@ -80,21 +80,24 @@ def ros1_node(agent: Path) -> Optional[str]:
     if master.startswith("embedded"):
         port = master.split(":", 1)[1] if ":" in master else "11311"
         master = f"http://127.0.0.1:{port}/ (embedded)"
-    node = r1.get("node") or ("named by the MCU" if describes(agent) else "/takt_" + _system_name(agent))
-    return f"ROS 1 node {node} on master {master}"
+    if r1.get("node"):
+        return f"ROS 1 node {r1['node']} on master {master}"
+    if describes(agent):
+        return f"the ROS 1 node its description names (the example firmware's: /mcu_node) on master {master}"
+    return f"ROS 1 node /takt_{_system_name(agent)} on master {master}"
 
 
 def format_report(data: bytes) -> List[str]:
     seq = struct.unpack_from("<I", data, 0)[0]
     lines = [f"mcu report {seq}: chain latency on the MCU (sensor release -> actuator end, across the link)",
              f"{'chain':<8} {'count':>6} {'mean ms':>8} {'p50 ms':>8} {'max ms':>8} {'deadline':>9} "
-             f"{'misses':>7} {'validated':>10}"]
+             f"{'misses':>7} {'violations':>13}"]
     for i in range(REPORT_CHAINS):
         c = CHAIN.unpack_from(data, 4 + i * CHAIN.size)
         count, misses, mean, p50, mx, deadline, violations, received = c
-        val = f"{violations}/{received}" if received else "-"
+        val = f"{violations} of {received}" if received else "-"  # of the data validated
         lines.append(f"chain{i:<3} {count:>6} {mean / 1e3:>8.2f} {p50 / 1e3:>8.2f} {mx / 1e3:>8.2f} "
-                     f"{deadline / 1e3:>7.0f}ms {misses:>7} {val:>10}")
+                     f"{deadline / 1e3:>7.0f}ms {misses:>7} {val:>13}")
     return lines
 
 
@@ -230,7 +233,13 @@ def run(args: argparse.Namespace) -> int:
             stop.wait(0.5)
         while not stop.is_set():
             try:
-                for s in request(sock, "echo mcu_report 1 1000", timeout=3):
+                # one echo for every report (an echo per report missed those published while it
+                # reconnected); a report comes every second, so a stop is seen within one
+                for s in request(sock, "echo mcu_report 10000000 86400000", timeout=3):
+                    if stop.is_set():
+                        break
+                    if "error" in s:
+                        raise NoSystem(s["error"])
                     if "bytes" in s or "serialized" in s:
                         data = bytes.fromhex(s.get("bytes", s.get("serialized", "")))
                         if len(data) >= 4 + REPORT_CHAINS * CHAIN.size:
