@@ -41,6 +41,8 @@ class ClientImpl;
 namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
+// the master without __master:= or ROS_MASTER_URI: roscpp's default
+constexpr const char *kDefaultMaster = "http://localhost:11311";
 constexpr uint32_t kCalleridRoom = 128;       // a received message's callerid: u8 length + bytes
 using takt_impl::ClientImpl;
 using takt_impl::PubShared;
@@ -224,6 +226,11 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
     else if (kv.first[0] == '_') G.private_params[kv.first.substr(1)] = kv.second;
     else plain[kv.first] = kv.second;
   }
+  // as roscpp's: __master, else $ROS_MASTER_URI (set, even empty), else its default
+  if (G.master_uri.empty()) {
+    const char *e = std::getenv("ROS_MASTER_URI");
+    G.master_uri = e ? e : kDefaultMaster;
+  }
   if (G.host.empty()) {
     if (const char *e = std::getenv("ROS_IP")) G.host = e;
     else if (const char *e2 = std::getenv("ROS_HOSTNAME")) G.host = e2;
@@ -300,7 +307,7 @@ void start() {
   G.max_services = limit("TAKT_ROSCPP_MAX_SERVICES", kMaxServices, 1, 64);
   takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
   rc1.name = G.name.c_str();
-  rc1.master_uri = G.master_uri.empty() ? nullptr : G.master_uri.c_str();
+  rc1.master_uri = G.master_uri.c_str();
   rc1.host = G.host.empty() ? nullptr : G.host.c_str();
   rc1.max_pubs = G.max_pubs;
   rc1.max_subs = G.max_subs;
@@ -362,9 +369,7 @@ void start() {
   while (!G.sigint.load() && takt_ros1_get_uri(G.ros1, uri, sizeof uri) != TAKT_OK) {
     if (!warned)
       std::fprintf(stderr, "takt roscpp: failed to contact the master at [%s] (%s). Retrying...\n",
-                   G.master_uri.empty() ? (std::getenv("ROS_MASTER_URI") ? std::getenv("ROS_MASTER_URI") : "?")
-                                        : G.master_uri.c_str(),
-                   takt_ros1_last_error(G.ros1));
+                   G.master_uri.c_str(), takt_ros1_last_error(G.ros1));
     warned = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
@@ -555,12 +560,10 @@ const M_string &getRemappings() { return g().remaps; }
 
 namespace master {
 const std::string &getURI() {
-  static std::string uri;
-  if (uri.empty()) {
-    const char *e = std::getenv("ROS_MASTER_URI");
-    uri = !g().master_uri.empty() ? g().master_uri : (e ? e : "http://localhost:11311/");
-  }
-  return uri;
+  if (g().initialized) return g().master_uri;  // ros::init's: __master, $ROS_MASTER_URI or default
+  static const std::string before_init =
+      std::getenv("ROS_MASTER_URI") ? std::getenv("ROS_MASTER_URI") : kDefaultMaster;
+  return before_init;
 }
 bool check() {
   start();
