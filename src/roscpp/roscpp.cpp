@@ -50,13 +50,17 @@ using takt_impl::RosSub;
 using takt_impl::SrvCore;
 
 struct Global {
+  // start_mu serializes ros::start, held across its wait for the master (taken before mu and
+  // reg_mu, and never held by ros::shutdown, which std::exit runs);
   // reg_mu serializes registrations (advertise, subscribe, advertiseService: each a master call,
   // made holding reg_mu but not mu); mu is only ever held briefly, never across a system call
+  std::mutex start_mu;
   std::mutex reg_mu;
   std::mutex mu;  // guards everything below but the atomics
   bool initialized = false;
   uint32_t options = 0;
   std::string name = "/", ns = "/", master_uri, host;
+  const char *master_from = "ROS_MASTER_URI";  // what set master_uri, for a message on a bad one
   M_string remaps;  // resolved from -> resolved to
   M_string private_params;  // `_name:=value` arguments, set on the master at start
   takt_context_t *ctx = nullptr;
@@ -220,7 +224,7 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
   for (const auto &kv : remappings) {
     if (kv.first == "__name") node = kv.second;
     else if (kv.first == "__ns") ns = kv.second;
-    else if (kv.first == "__master") G.master_uri = kv.second;
+    else if (kv.first == "__master") G.master_uri = kv.second, G.master_from = "__master";
     else if (kv.first == "__ip" || kv.first == "__hostname") G.host = kv.second;
     else if (kv.first.rfind("__", 0) == 0) continue;
     else if (kv.first[0] == '_') G.private_params[kv.first.substr(1)] = kv.second;
@@ -230,6 +234,7 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
   if (G.master_uri.empty()) {
     const char *e = std::getenv("ROS_MASTER_URI");
     G.master_uri = e ? e : kDefaultMaster;
+    G.master_from = "ROS_MASTER_URI";
   }
   if (G.host.empty()) {
     if (const char *e = std::getenv("ROS_IP")) G.host = e;
@@ -289,11 +294,18 @@ bool ok() {
   return G.initialized;
 }
 
-void start() {
+namespace {
+/** start's work, under start_mu: false, with the reason in why, if the node cannot be made. A
+ * shutdown (SIGINT, SIGTERM, ros::shutdown) while it waits for the master ends it quietly, the
+ * node shut down, as roscpp's. */
+bool start_locked(std::string &why) {
   Global &G = g();
-  std::lock_guard<std::mutex> lk(G.mu);
-  if (G.started.load() || G.down.load()) return;
-  if (!G.initialized) {
+  bool initialized;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    initialized = G.initialized;
+  }
+  if (!initialized) {
     std::fprintf(stderr, "takt roscpp: a NodeHandle was made before ros::init\n");
     std::abort();
   }
@@ -323,11 +335,16 @@ void start() {
   rc1.max_xmlrpc = G.max_param + 65536;
   size_t ros1_bytes = takt_ros1_node_bytes(&rc1);
   if (ros1_bytes == 0) {
-    std::fprintf(stderr, "takt roscpp: the ROS 1 node's limits are too large: 2 + %u + (%u publications + %u topics + "
-                 "%u services) x %u connections must be at most %u (TAKT_ROSCPP_MAX_PUBLICATIONS, _TOPICS, "
-                 "_SERVICES, _CONNECTIONS; TAKT_ROSCPP_MAX_MESSAGE at most 64 MiB)\n", rc1.max_rpc_conns + G.max_conns,
-                 G.max_pubs, G.max_subs, G.max_services, G.max_conns, static_cast<unsigned>(TAKT_IO_MAX_WATCH));
-    std::exit(1);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "the ROS 1 node's limits are too large: 2 + %u + (%u publications + %u topics + "
+                  "%u services) x %u connections must be at most %u "
+                  "(TAKT_ROSCPP_MAX_PUBLICATIONS, _TOPICS, _SERVICES, _CONNECTIONS; "
+                  "TAKT_ROSCPP_MAX_MESSAGE at most 64 MiB)",
+                  rc1.max_rpc_conns + G.max_conns, G.max_pubs, G.max_subs, G.max_services,
+                  G.max_conns, static_cast<unsigned>(TAKT_IO_MAX_WATCH));
+    why = line;
+    return false;
   }
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
   // the ROS 1 node's block and 16 MiB for the rest (the Subscribers' topics, services, clients);
@@ -342,20 +359,30 @@ void start() {
   cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
   takt_err_t rc = takt_context_create(&cc, &G.ctx);
   if (rc != TAKT_OK) {
-    fail("cannot create the takt context (TAKT_ROSCPP_ARENA)", rc);
-    std::exit(1);
+    why = std::string("cannot create the takt context (TAKT_ROSCPP_ARENA): ") + takt_strerror(rc);
+    return false;
   }
   rc = takt_ros1_node_create(G.ctx, &rc1, &G.ros1);
+  if (rc == TAKT_EINVAL && G.host.size() >= 64) {  // the limits are valid (takt_ros1_node_bytes)
+    why = "the node's host (ROS_IP, ROS_HOSTNAME, __ip, __hostname) '" + G.host +
+          "' is longer than 63 bytes";
+    return false;
+  }
+  if (rc == TAKT_EINVAL) {  // else the master's URI is not one
+    why = std::string(G.master_from) + " '" + G.master_uri + "' is not a valid http URI (such as " +
+          kDefaultMaster + ")";
+    return false;
+  }
   if (rc != TAKT_OK) {
-    fail("cannot create the ROS 1 node", rc);
-    std::exit(1);
+    why = std::string("cannot create the ROS 1 node: ") + takt_strerror(rc);
+    return false;
   }
   rc = takt_executor_create(G.ctx, G.kind, nullptr, &G.exec);
   if (rc == TAKT_OK) rc = takt_node_create(G.ctx, "roscpp_io", &G.io_node);
   if (rc == TAKT_OK) rc = takt_context_start(G.ctx);  // one start instant: timers are phased from it
   if (rc != TAKT_OK) {
-    fail("cannot create the executor", rc);
-    std::exit(1);
+    why = std::string("cannot create the executor: ") + takt_strerror(rc);
+    return false;
   }
   // the executor started now (a spin that ends at once, running nothing): a timer armed from here
   // on is phased from its creation (timer_arm_locked). preempt starts at its first spin (preempt_run)
@@ -363,18 +390,21 @@ void start() {
     takt_executor_spin_until(G.exec, 0);
     G.exec_started.store(true);
   }
-  // as roscpp's: wait for the master (a node may start before roscore), retrying every 0.5 s
+  // as roscpp's: wait for the master (a node may start before roscore), retrying every 0.5 s and
+  // looking for a shutdown every 50 ms
+  auto stopping = [&G] { return G.sigint.load() || G.down.load(); };
   char uri[256];
-  bool warned = false;
-  while (!G.sigint.load() && takt_ros1_get_uri(G.ros1, uri, sizeof uri) != TAKT_OK) {
+  bool warned = false, connected = false;
+  while (!stopping() && !(connected = takt_ros1_get_uri(G.ros1, uri, sizeof uri) == TAKT_OK)) {
     if (!warned)
       std::fprintf(stderr, "takt roscpp: failed to contact the master at [%s] (%s). Retrying...\n",
                    G.master_uri.c_str(), takt_ros1_last_error(G.ros1));
     warned = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    for (int i = 0; i < 10 && !stopping(); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (warned && !G.sigint.load()) std::fprintf(stderr, "takt roscpp: connected to the master\n");
-  if (!(G.options & init_options::NoRosout)) {
+  if (warned && connected) std::fprintf(stderr, "takt roscpp: connected to the master\n");
+  if (connected && !(G.options & init_options::NoRosout)) {
     rc = takt_ros1_advertise(G.ros1, "/rosout", rosgraph_msgs::Log::__takt_datatype(),
                              rosgraph_msgs::Log::__takt_md5sum(), rosgraph_msgs::Log::__takt_definition(),
                              false, &G.rosout);
@@ -384,7 +414,18 @@ void start() {
       G.rosout = nullptr;
     }
   }
-  G.started.store(true);
+  bool quit;
+  {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
+    std::lock_guard<std::mutex> lk(G.mu);
+    quit = !connected || G.down.load();
+    if (quit) G.down.store(true);
+    else G.started.store(true);
+  }
+  if (quit) {
+    G.sleep_cv.notify_all();
+    takt_ros1_node_destroy(G.ros1);
+    return true;
+  }
   // `_name:=value` sets the private parameter ~name, typed as YAML reads a scalar (as roscpp does)
   for (const auto &kv : G.private_params) {
     std::string key = G.name + "/" + kv.first;
@@ -401,6 +442,21 @@ void start() {
     else if (v == "false" || v == "False") takt_ros1_param_set_bool(G.ros1, key.c_str(), false);
     else takt_ros1_param_set_string(G.ros1, key.c_str(), v.c_str());
   }
+  return true;
+}
+}  // namespace
+
+void start() {
+  Global &G = g();
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lk(G.start_mu);
+    if (G.started.load() || G.down.load()) return;
+    if (start_locked(why)) return;
+  }
+  // no lock held: std::exit runs ros::shutdown (init's std::atexit), which takes them
+  std::fprintf(stderr, "takt roscpp: %s\n", why.c_str());
+  std::exit(1);
 }
 
 void requestShutdown() { shutdown(); }
