@@ -423,7 +423,13 @@ bool start_locked(std::string &why) {
   }
   if (quit) {
     G.sleep_cv.notify_all();
-    takt_ros1_node_destroy(G.ros1);
+    takt_ros1_node_t *n;
+    {
+      std::lock_guard<std::mutex> lk(G.mu);
+      n = G.ros1;
+      G.ros1 = nullptr;  // nothing reaches it any more (started is false)
+    }
+    takt_ros1_node_destroy(n);
     return true;
   }
   // `_name:=value` sets the private parameter ~name, typed as YAML reads a scalar (as roscpp does)
