@@ -123,6 +123,15 @@ void fail(const char *what, takt_err_t rc) {
   std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
 }
 
+// Why the takt context refused an entity: a Scheduling priority the executor does not schedule,
+// else its room (pools, arena).
+std::string refused(const char *entities, takt_err_t rc) {
+  if (rc == TAKT_ERANGE)
+    return std::string(takt_strerror(rc)) + " (ros::takt::Scheduling: preempt schedules priorities " +
+           std::to_string(TAKT_PREEMPT_PRIO_MIN) + ".." + std::to_string(TAKT_PREEMPT_PRIO_MAX) + ")";
+  return std::string(takt_strerror(rc)) + " (the takt context's " + entities + ": TAKT_ROSCPP_ARENA)";
+}
+
 std::string join(const std::string &ns, const std::string &name) {
   if (ns.empty() || ns == "/") return "/" + name;
   return ns + "/" + name;
@@ -1116,7 +1125,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   o.attr = attr_of(sch, s->group.id);
   takt_err_t rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
   if (rc != TAKT_OK) {
-    fail(("subscribe " + topic + " (the takt context's subscriptions: TAKT_ROSCPP_ARENA)").c_str(), rc);
+    std::fprintf(stderr, "takt roscpp: subscribe %s: %s\n", topic.c_str(), refused("subscriptions", rc).c_str());
     s->sub = nullptr;
     lane.users--;
     return nullptr;
@@ -1301,7 +1310,7 @@ void timer_arm_locked(TimerImpl &t) {
   if (rc != TAKT_OK) {
     t.armed.store(false);
     t.timer = nullptr;
-    fail("createTimer (the takt context's timers: TAKT_ROSCPP_ARENA)", rc);
+    std::fprintf(stderr, "takt roscpp: createTimer: %s\n", refused("timers", rc).c_str());
   }
 }
 }  // namespace
@@ -1640,8 +1649,8 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
     else if (rc == TAKT_EEXIST)
       std::fprintf(stderr, "takt roscpp: advertiseService %s: this process advertises it already\n", service.c_str());
     else
-      std::fprintf(stderr, "takt roscpp: advertiseService %s: %s (the takt context's services: TAKT_ROSCPP_ARENA)\n",
-                   service.c_str(), takt_strerror(rc));
+      std::fprintf(stderr, "takt roscpp: advertiseService %s: %s\n", service.c_str(),
+                   refused("services", rc).c_str());
     return nullptr;
   }
   impl->core = s;

@@ -293,10 +293,13 @@ class Registry:
                 self.msgs[full_name] = spec
                 self.resolve(spec)
                 return spec
-        where = ", ".join(str(d) for d in self.search.get(pkg, [])) or f"no search path for package '{pkg}'"
+        dirs = self.search.get(pkg, [])
+        why = (f"not found in {', '.join(str(d) for d in dirs)}" if dirs else
+               f"no search path has package '{pkg}': add its root with --search-root "
+               f"(Debian's ROS messages: --search-root /usr/share)")
         if path is not None:
-            raise MsgError(path, line, f"unknown type '{full_name}' (not found in {where})")
-        raise MsgError(full_name, 0, f"unknown type '{full_name}' (not found in {where})")
+            raise MsgError(path, line, f"unknown type '{full_name}' ({why})")
+        raise MsgError(full_name, 0, f"unknown type '{full_name}' ({why})")
 
     def resolve(self, spec: MsgSpec, stack: Tuple[str, ...] = ()) -> None:
         for f in spec.fields:
