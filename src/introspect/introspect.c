@@ -1091,8 +1091,12 @@ static void play_main(void *arg) {
     for (uint32_t i = 0; i < in->play_n_pubs; i++) (void)takt_publisher_destroy(in->play_pub[i]);
     in->play_n_pubs = 0;
 #endif
-    takt_io_close(&in->play_conn);
+    /* the next play may be taken before its client sees this one end (its tool may start the
+     * next at once): the connection is closed once play_busy is clear */
+    takt_io_t conn = in->play_conn;
+    in->play_conn = TAKT_IO_CLOSED;
     atomic_store(&in->play_busy, false);
+    takt_io_close(&conn);
   }
 }
 
