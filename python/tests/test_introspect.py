@@ -151,6 +151,38 @@ nodes:
         stop_system(proc)
 
 
+def test_a_typed_service_is_called_with_its_srv_types(runtime_dir, tmp_path):
+    # a service typed by a ROS service type (here exported to ROS 1 on an embedded master): its
+    # request and response halves come from the type's .srv file, not from .msg files
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    system = tmp_path / "typed.yaml"
+    system.write_text(f"""name: typed
+duration_s: 30
+nodes:
+  - name: n
+    services:
+      - {{name: toggle}}
+ros1:
+  master: embedded:{port}
+  services:
+    - {{name: toggle, type: std_srvs/SetBool, direction: export}}
+""")
+    proc, sock = start_system(system, runtime_dir, duration=30)
+    try:
+        r = cli("service", "call", "toggle", "{data: true}")
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert any(l.startswith("success: ") for l in lines) and any(l.startswith("message: ") for l in lines), r.stdout
+        r = cli("service", "call", "toggle", "{nosuch: 1}")
+        assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "nosuch" in r.stderr
+    finally:
+        stop_system(proc)
+
+
 def test_no_running_system(runtime_dir):
     r = cli("node", "list")
     assert r.returncode == 1

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import statistics
+import struct
 import sys
 import time
 from pathlib import Path
@@ -310,16 +311,34 @@ def _print_rate(stamps: List[int]) -> None:
           f"std dev: {st['std']:.5f}s window: {st['window']}", flush=True)
 
 
+def _encode_fields(reg, spec, data: str) -> str:
+    """The fields given as YAML/JSON (rostopic's form: "{data: 1}") serialized as spec, in hex;
+    anything wrong with them said in one line (NoSystem)."""
+    import yaml  # PyYAML: rostopic pub takes YAML, so does this
+    try:
+        value = yaml.safe_load(data) if data else {}
+    except yaml.YAMLError as e:
+        raise NoSystem(f"cannot read the fields of {spec.full_name} as YAML: {str(e).splitlines()[0]}")
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise NoSystem(f"give the fields of {spec.full_name} as YAML, e.g. \"{{data: 1}}\"")
+    try:
+        return msgcodec.encode(reg, spec, value).hex()
+    except (ValueError, TypeError, OverflowError, struct.error) as e:
+        raise NoSystem(f"{spec.full_name}: {e}")
+
+
 def _message_hex(type_name: str, serialized: bool, size: int, data: str) -> str:
     """The message to publish or send, as the endpoint takes it: YAML/JSON fields of a generated
     type serialized here, or hex of exactly the type's size for a byte-blob type."""
     if serialized and "/" in type_name:
-        import yaml  # PyYAML: rostopic pub takes YAML, so does this
-        value = yaml.safe_load(data) if data else {}
-        if not isinstance(value, dict):
-            raise NoSystem(f"give the fields of {type_name} as YAML, e.g. \"{{data: 1}}\"")
         reg = msgcodec.registry()
-        return msgcodec.encode(reg, reg.load_msg(type_name), value).hex()
+        try:
+            spec = reg.load_msg(type_name)
+        except msgcodec.MsgError as e:
+            raise NoSystem(str(e))
+        return _encode_fields(reg, spec, data)
     raw = data.replace(" ", "")
     if raw.startswith("0x"):
         raw = raw[2:]
@@ -360,7 +379,26 @@ def service_list(args: argparse.Namespace) -> int:
     return _print_names(s["name"] for _, g in graphs(args.system) for s in g["services"])
 
 
+def _service_spec(reg, type_name: str):
+    """The message spec of one half of a service ('pkg/NameRequest' or 'pkg/NameResponse'): the
+    halves live in the service's .srv file, not in .msg files."""
+    for half in ("Request", "Response"):
+        if type_name.endswith(half) and type_name not in reg.msgs:
+            try:
+                msgcodec.load_srv(reg, type_name[:-len(half)])  # registers both halves
+            except msgcodec.MsgError:
+                pass  # a message of that name, perhaps: load_msg says what is missing
+    return reg.load_msg(type_name)
+
+
 def service_call(args: argparse.Namespace) -> int:
+    try:
+        return _service_call(args)
+    except msgcodec.MsgError as e:
+        raise NoSystem(str(e))
+
+
+def _service_call(args: argparse.Namespace) -> int:
     name = args.service.lstrip("/")
     for path, g in graphs(args.system):
         for s in g["services"]:
@@ -370,15 +408,14 @@ def service_call(args: argparse.Namespace) -> int:
             typed = "/" in req_t and not req_t.startswith("takt/")
             if typed:
                 reg = msgcodec.registry()
-                import yaml
-                value = yaml.safe_load(args.data) if args.data else {}
-                hx = msgcodec.encode(reg, reg.load_msg(req_t), value or {}).hex()
+                hx = _encode_fields(reg, _service_spec(reg, req_t), args.data)
             else:
                 hx = _message_hex(req_t, False, _blob_size(req_t), args.data)
             ans = one(path, f"call {name} {hx or '-'} {int(args.timeout * 1000)}", timeout=args.timeout + 5)
             if "serialized" in ans and typed:
                 reg = msgcodec.registry()
-                for line in msgcodec.to_yaml(msgcodec.decode(reg, reg.load_msg(resp_t), bytes.fromhex(ans["serialized"]))):
+                spec = _service_spec(reg, resp_t)
+                for line in msgcodec.to_yaml(msgcodec.decode(reg, spec, bytes.fromhex(ans["serialized"]))):
                     print(line)
             else:
                 b = bytes.fromhex(ans.get("bytes", ans.get("serialized", "")))
