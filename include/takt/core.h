@@ -206,13 +206,40 @@ typedef struct takt_chain_stats {
 } takt_chain_stats_t;
 /** Snapshot of the chain's latency statistics (thread-safe). */
 void takt_chain_get_stats(takt_chain_t *chain, takt_chain_stats_t *out);
-/** Told of each run of a chain that missed its deadline, the moment its sink's job ends:
- * latency_ns (> the deadline) since t_info, the origin time of the run. In the sink's thread, at
- * its priority, holding no takt lock: keep it short and never block (count, or wake a thread
- * that reports). It is given user, not the chain: a call for a run that ended just before the
- * chain's destruction may still be under way after takt_chain_destroy returns, so user must
- * outlive the chain by that much (the application's own data, or its system's). */
-typedef void (*takt_chain_miss_fn)(int64_t latency_ns, int64_t t_info, void *user);
+/** A run of a chain that missed its deadline, as told to the chain's miss handler. */
+typedef struct takt_chain_miss {
+  int64_t t_info;      /* origin time of the run (its source's release for a timer source) */
+  int64_t deadline_at; /* t_info + the chain's deadline: the critical instant */
+  int64_t detected_at; /* when it was told */
+  /* ended: the run's last callback ended late, latency_ns after t_info. Not ended: told at the
+   * critical instant by the chain's watch (below) while the run had not reached its last
+   * callback's end; latency_ns is the time since t_info when told, and the run, if it still
+   * ends, is not told or counted again. */
+  int64_t latency_ns;
+  bool ended;
+  /* the runs this call tells: 1, or more when the watch finds several consecutive releases past
+   * their deadline at once (after a stall): t_info is the first, the others followed it one
+   * period apart */
+  uint32_t runs;
+} takt_chain_miss_t;
+/** Told of each run of a chain that missed its deadline, once per run and the moment it is
+ * known:
+ * - a chain whose first callback is a timer is watched from the timer's schedule once the
+ *   context has timing validation (takt_timing_enable, the first constraint, or
+ *   takt_validator_start): a run not through its last callback at t_info + deadline is told at
+ *   that instant (ended false) by the validator thread, or by an executor's next round where no
+ *   validator thread runs, also when the release itself is late or never runs (the executor
+ *   busy, the release skipped). A watch follows its timer while the timer's executor spins: a
+ *   spin that ends (takt_executor_spin/spin_until returning) stops it, the next release starts
+ *   it again. A run ended by a later one (its messages overwritten, a fresher run through first)
+ *   is not a miss if the later one got through before its deadline.
+ * - any other chain (its source a subscription or a service, or no timing validation): when its
+ *   sink's job ends late (ended true), in the sink's thread at its priority.
+ * The handler holds no takt lock: keep it short and never block (count, or wake a thread that
+ * reports). It is given user, not the chain: a call for a run that ended just before the chain's
+ * destruction may still be under way after takt_chain_destroy returns, so user must outlive the
+ * chain by that much (the application's own data, or its system's). */
+typedef void (*takt_chain_miss_fn)(const takt_chain_miss_t *miss, void *user);
 /** Set (fn) or clear (NULL) the chain's miss handler. TAKT_ENOTSUP without TAKT_WITH_CHAINS. */
 takt_err_t takt_chain_set_miss_handler(takt_chain_t *chain, takt_chain_miss_fn fn, void *user);
 /** A copy of the chain's latency histogram (takt/stats.h; thread-safe). TAKT_ENOTSUP without

@@ -328,10 +328,12 @@ typedef struct takt_system_hooks {
    * consumer's callback in the description, -1 if it is none of them (a bridge's). */
   void (*violation)(takt_system_t *sys, int32_t index, const takt_violation_t *v, void *user);
   void *user;
-  /** A run of chain (its index in the description; one with a deadline) missed the deadline: the
-   * moment its last callback ended, latency_ns after the run's origin time t_info. In that
-   * callback's thread, at its priority: count, or wake a thread that reports (optional). */
-  void (*chain_miss)(takt_system_t *sys, uint32_t chain, int64_t latency_ns, int64_t t_info,
+  /** A run of chain (its index in the description; one with a deadline) missed the deadline,
+   * told once, the moment it is known (takt_chain_miss_fn: at the critical instant for a chain
+   * from a timer, by the validator thread or an executor round; else when its last callback
+   * ended, in that callback's thread). Holding no takt lock, at a real-time priority: count, or
+   * wake a thread that reports (optional). */
+  void (*chain_miss)(takt_system_t *sys, uint32_t chain, const takt_chain_miss_t *miss,
                      void *user);
 } takt_system_hooks_t;
 
@@ -373,6 +375,15 @@ takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s
 takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc,
                              const takt_system_hooks_t *hooks, takt_system_t **out, char *err,
                              size_t errlen);
+/**
+ * What takt_system_build would refuse without reaching outside the process: desc built on a
+ * context of its own (takt_system_context_config) up to its executor with every node attached
+ * (topics, nodes, callbacks and their constraints, chains, priorities, the executor's ranges),
+ * then torn down; links, shared segments, DDS and ROS 1 are not touched (their peers, devices
+ * and addresses are checked when the system is built). TAKT_OK, or the build's error with its
+ * one line in err. For `takt check`.
+ */
+takt_err_t takt_system_check(const takt_system_desc_t *desc, char *err, size_t errlen);
 /**
  * Tear everything down in order: links closed, bridges and daemons destroyed, the executor
  * destroyed, clients, chains, nodes (with their publishers, subscriptions, timers and services)

@@ -71,7 +71,7 @@ typedef struct takt_constraints {
    .usefulness_user = NULL, .recovery = NULL, .recovery_user = NULL}
 
 typedef struct takt_timing_config {
-  uint32_t max_deadlines;   /* armed at once; 0: subscriptions + topics + 8 per client */
+  uint32_t max_deadlines;   /* armed at once; 0: subscriptions + topics + 8 per client + chains */
   bool histograms;          /* latency percentiles per consumer (8 KiB each) */
 } takt_timing_config_t;
 

@@ -88,6 +88,9 @@ CASES = [
      4, "on_violation is for class hard, not firm"),
     ("nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, class: hard, latency_ms: 5, usefulness_zero_ms: 9}\n",
      4, "usefulness_zero_ms is for class soft, not hard"),
+    # what only building the system finds, checked too (takt run would refuse it)
+    ("executor: preempt\nnodes:\n  - name: a\n    timers:\n      - {name: tk, period_ms: 10, priority: 95}\n",
+     5, "callback 'tk': priority 95 is outside the preempt executor's SCHED_FIFO range 1..80"),
 ]
 
 

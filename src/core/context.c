@@ -535,6 +535,13 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
   return TAKT_OK;
 }
 
+#if TAKT_WITH_CHAINS
+/* The timing layer's hooks, or NULL (no timing validation on ctx, or compiled out). */
+static const takt__timing_hooks_t *timing_of(takt_context_t *ctx) {
+  return TAKT_WITH_TIMING ? atomic_load_explicit(&ctx->timing, memory_order_acquire) : NULL;
+}
+#endif
+
 void takt__callback_unregister_locked(takt_callback_t *cb) {
   takt_node_t *node = cb->node;
   takt__dispatcher_t *d = atomic_load(&node->dispatcher);
@@ -542,6 +549,9 @@ void takt__callback_unregister_locked(takt_callback_t *cb) {
   takt__list_remove(&cb->node_link);
   takt_context_t *ctx = node->ctx;
 #if TAKT_WITH_CHAINS
+  /* the chain's watch goes with its source or sink */
+  const takt__timing_hooks_t *th = timing_of(ctx);
+  if (th != NULL && cb->chain != NULL) th->chain_removed(ctx, cb->chain);
   takt__lock_take(&ctx->stats_lock);
   if (cb->chain != NULL) {
     takt_chain_t *ch = cb->chain;
@@ -609,6 +619,8 @@ takt_err_t takt_chain_create(takt_context_t *ctx, const char *name, takt_callbac
   }
   takt__lock_give(&ctx->stats_lock);
   takt__list_push_back(&ctx->chain_list, &ch->ctx_link);
+  const takt__timing_hooks_t *th = timing_of(ctx);
+  if (th != NULL) th->chain_added(ctx, ch);
   takt__unlock(ctx);
   *out = ch;
   return TAKT_OK;
@@ -618,6 +630,8 @@ takt_err_t takt_chain_destroy(takt_chain_t *chain) {
   if (chain == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = chain->ctx;
   takt__lock(ctx);
+  const takt__timing_hooks_t *th = timing_of(ctx);
+  if (th != NULL) th->chain_removed(ctx, chain);
   takt__lock_take(&ctx->stats_lock);
   for (uint32_t i = 0; i < chain->n; i++)
     if (chain->cbs[i] != NULL) chain->cbs[i]->chain = NULL;
@@ -696,23 +710,33 @@ void takt_chain_reset_stats(takt_chain_t *chain) {
 void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
   if (atomic_load_explicit(&cb->chain, memory_order_acquire) == NULL) return; /* most callbacks */
   takt_context_t *ctx = cb->node->ctx;
+  bool told = false; /* the run's miss was told at its deadline by the chain's watch */
+#if TAKT_WITH_TIMING
+  if (atomic_load_explicit(&cb->watch, memory_order_relaxed) != NULL) {
+    const takt__timing_hooks_t *th = timing_of(ctx);
+    if (th != NULL) told = th->chain_done(ctx, cb, t_info);
+  }
+#endif
   takt__lock_take(&ctx->stats_lock);
   takt_chain_t *ch = cb->chain;
   takt_chain_miss_fn miss = NULL;
   void *miss_user = NULL;
   int64_t latency = now - t_info;
+  takt_chain_miss_t m = {.t_info = t_info, .latency_ns = latency, .detected_at = now,
+                         .ended = true, .runs = 1};
   if (ch != NULL && cb->chain_pos + 1 == ch->n) {
 #if TAKT_WITH_PROFILING
     takt_stats_add(&ch->stats, latency);
 #endif
-    if (ch->deadline > 0 && latency > ch->deadline) {
+    if (ch->deadline > 0 && latency > ch->deadline && !told) {
       ch->misses++;
       miss = ch->miss_fn;
       miss_user = ch->miss_user;
+      m.deadline_at = t_info + ch->deadline;
     }
   }
   takt__lock_give(&ctx->stats_lock);
-  if (miss != NULL) miss(latency, t_info, miss_user); /* the chain itself may be gone by now */
+  if (miss != NULL) miss(&m, miss_user); /* the chain itself may be gone by now */
 }
 
 takt_err_t takt_chain_set_miss_handler(takt_chain_t *chain, takt_chain_miss_fn fn, void *user) {

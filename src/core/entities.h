@@ -37,6 +37,11 @@ struct takt_callback {
   /* [stats] to change; read without it first by takt__chain_job_done (NULL: no statistics) */
   _Atomic(takt_chain_t *) chain;
   uint32_t chain_pos;        /* [stats] */
+#if TAKT_WITH_CHAINS && TAKT_WITH_TIMING
+  /* [timing] the watch of the chain whose source or sink this callback is (timing.c), read
+   * without the lock first by the hooks' callers (NULL: none) */
+  _Atomic(void *) watch;
+#endif
   _Atomic uint64_t runs;     /* [atomic] jobs finished */
 };
 
@@ -242,6 +247,9 @@ struct takt_chain {
   uint64_t misses;        /* [stats] */
   takt_chain_miss_fn miss_fn; /* [stats] */
   void *miss_user;            /* [stats] */
+#if TAKT_WITH_TIMING
+  void *watch;                /* [ctx + timing] its watch (timing.c), or NULL */
+#endif
   takt__link_t ctx_link;  /* [ctx] */
 };
 

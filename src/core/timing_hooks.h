@@ -34,6 +34,20 @@ typedef struct takt__timing_hooks {
   /** Handle due deadlines and pending violations. held: the one lock the caller holds (or NULL);
    * it is let go around the violation handlers, which may publish or shut the system down. */
   void (*dispatch)(takt_context_t *ctx, int64_t now, takt__lock_t *held);
+#if TAKT_WITH_CHAINS
+  /** Chain watches (a chain with a deadline whose source is a timer: its runs' deadlines armed
+   * from the timer's schedule). A chain was made / is going (or one of its callbacks is): its
+   * watch made / dropped. Context lock held. */
+  void (*chain_added)(takt_context_t *ctx, takt_chain_t *ch);
+  void (*chain_removed)(takt_context_t *ctx, takt_chain_t *ch);
+  /** The watched source timer t is released at release (or is due first at it, when its
+   * executor starts it); TAKT_TIME_INFINITE: its executor stops running it. Called only when
+   * t->cb.watch is set; the executor's lock held (t's release state is readable). */
+  void (*chain_source)(takt_context_t *ctx, takt_timer_t *t, int64_t release);
+  /** The watched sink cb ended a job of origin t_info: true if that run's miss was told at its
+   * deadline already. Called only when cb->watch is set; no lock of level >= timing held. */
+  bool (*chain_done)(takt_context_t *ctx, takt_callback_t *cb, int64_t t_info);
+#endif
 } takt__timing_hooks_t;
 
 /** Earliest validation deadline of the context (TAKT_TIME_INFINITE without timing). */
@@ -45,6 +59,18 @@ static inline int64_t takt__timing_next(takt_context_t *ctx) {
 static inline void takt__timing_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
   const takt__timing_hooks_t *h = atomic_load_explicit(&ctx->timing, memory_order_acquire);
   if (h != NULL) h->dispatch(ctx, now, held);
+}
+
+/** Tell the chain watch of timer t (if any) of a release, or that its executor stops running it
+ * (TAKT_TIME_INFINITE). t's executor's lock held. */
+static inline void takt__timing_chain_source(takt_context_t *ctx, takt_timer_t *t, int64_t release) {
+#if TAKT_WITH_CHAINS && TAKT_WITH_TIMING
+  if (atomic_load_explicit(&t->cb.watch, memory_order_relaxed) == NULL) return;
+  const takt__timing_hooks_t *h = atomic_load_explicit(&ctx->timing, memory_order_acquire);
+  if (h != NULL) h->chain_source(ctx, t, release);
+#else
+  (void)ctx, (void)t, (void)release;
+#endif
 }
 
 #endif

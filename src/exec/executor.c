@@ -68,6 +68,7 @@ static void arm_timer_locked(takt_executor_t *e, takt__exec_rec_t *r, int64_t st
   takt_timer_t *t = takt__rec_timer(r);
   if (!t->started) takt__timer_start(t, start);
   if (e->ops->timer_heap) takt__heap_push(&e->timers, r);
+  takt__timing_chain_source(e->ctx, t, t->next_release); /* a chain's watch: its first release */
 }
 
 static void arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
@@ -144,6 +145,7 @@ static takt_err_t insert_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
 static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
   takt__exec_rec_t *r = rec_of(e, cb);
   if (r == NULL) return;
+  if (cb->kind == TAKT_CB_TIMER) takt__timing_chain_source(e->ctx, takt__rec_timer(r), TAKT_TIME_INFINITE);
   takt__heap_remove(&e->timers, r);
   takt__heap_remove(&e->arrived, r);
   takt__heap_remove(&e->ready, r);
@@ -406,6 +408,7 @@ bool takt__exec_timer_release(takt_executor_t *e, takt__exec_rec_t *r, int64_t n
   uint64_t missed = t->missed;
   bool due = takt__timer_release(t, now, pending, &r->job_release);
   e->stats.timer_overruns += t->missed - missed;
+  if (due) takt__timing_chain_source(e->ctx, t, r->job_release);
   return due;
 }
 
@@ -477,6 +480,10 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   }
   e->stop_requested = false;
   e->spinning = false;
+  if (wait) /* the executor stops running its timers: their chains' watches stop with it */
+    for (uint32_t i = 0; i < e->nrecs; i++)
+      if (e->recs[i]->cb->kind == TAKT_CB_TIMER)
+        takt__timing_chain_source(ctx, takt__rec_timer(e->recs[i]), TAKT_TIME_INFINITE);
   return TAKT_OK;
 }
 

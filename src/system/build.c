@@ -215,9 +215,9 @@ static bool recover_by_counting(const takt_violation_t *v, void *user) {
   return true; /* on_violation: continue */
 }
 
-static void on_chain_miss(int64_t latency_ns, int64_t t_info, void *user) {
+static void on_chain_miss(const takt_chain_miss_t *miss, void *user) {
   struct chain_miss_arg *a = user;
-  a->s->hooks.chain_miss(a->s, a->index, latency_ns, t_info, a->s->hooks.user);
+  a->s->hooks.chain_miss(a->s, a->index, miss, a->s->hooks.user);
 }
 
 static void on_violation(const takt_violation_t *v, void *user) {
@@ -495,6 +495,12 @@ static takt_err_t build_chains(takt_system_t *s) {
     takt_err_t rc =
         takt_chain_create(s->ctx, ch->name, members, ch->n, ch->deadline_ns, &s->chains[i]);
     if (rc < 0) return fail(s, ch->line, rc, "chain '%s': %s", ch->name, takt_strerror(rc));
+    if (ch->deadline_ns > 0 && TAKT_WITH_TIMING) {
+      /* a chain from a timer is watched from its schedule: a miss told at its deadline */
+      rc = takt_timing_enable(s->ctx, NULL);
+      if (rc < 0 && rc != TAKT_ESTATE)
+        return fail(s, ch->line, rc, "chain '%s': timing validation: %s", ch->name, takt_strerror(rc));
+    }
     if (s->hooks.chain_miss != NULL && ch->deadline_ns > 0) {
       s->chain_miss[i].s = s;
       s->chain_miss[i].index = i;
@@ -1047,19 +1053,13 @@ static takt_err_t build_clients(takt_system_t *s) {
 
 /* ---- the object ---- */
 
-takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc,
-                             const takt_system_hooks_t *hooks, takt_system_t **out, char *err,
-                             size_t errlen) {
-  if (err != NULL && errlen > 0) err[0] = '\0';
-  if (out != NULL) *out = NULL;
-  if (ctx == NULL || desc == NULL || out == NULL) {
-    if (err != NULL && errlen > 0) snprintf(err, errlen, "takt_system_build: invalid argument");
-    return TAKT_EINVAL;
-  }
+/* A system object for desc on ctx, nothing built yet; NULL (err written) when out of memory. */
+static takt_system_t *system_new(takt_context_t *ctx, const takt_system_desc_t *desc,
+                                 const takt_system_hooks_t *hooks, char *err, size_t errlen) {
   takt_system_t *s = calloc(1, sizeof *s);
   if (s == NULL) {
     if (err != NULL && errlen > 0) snprintf(err, errlen, "%s: out of memory", desc->source);
-    return TAKT_ENOMEM;
+    return NULL;
   }
   s->ctx = ctx;
   s->desc = *desc;
@@ -1075,13 +1075,33 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
     atomic_init(&s->cbs[i].answers, 0ul);
     atomic_init(&s->cbs[i].refused, 0ul);
   }
-  static takt_err_t (*const steps[])(takt_system_t *) = {
-      check_limits,      observe,          build_groups,   build_topics,
-      build_nodes,       build_callbacks,  build_chains,   assign_priorities,
-      build_executor,    build_shared,     build_links,    build_dds,
-      build_ros1,        build_clients};
+  return s;
+}
+
+/* The build steps that stay inside the process (no link, segment, DDS or ROS 1 peer touched). */
+static takt_err_t (*const inner_steps[])(takt_system_t *) = {
+    check_limits, observe,         build_groups,      build_topics, build_nodes,
+    build_callbacks, build_chains, assign_priorities, build_executor};
+/* ... and those that reach out. */
+static takt_err_t (*const outer_steps[])(takt_system_t *) = {
+    build_shared, build_links, build_dds, build_ros1, build_clients};
+
+takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc,
+                             const takt_system_hooks_t *hooks, takt_system_t **out, char *err,
+                             size_t errlen) {
+  if (err != NULL && errlen > 0) err[0] = '\0';
+  if (out != NULL) *out = NULL;
+  if (ctx == NULL || desc == NULL || out == NULL) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "takt_system_build: invalid argument");
+    return TAKT_EINVAL;
+  }
+  takt_system_t *s = system_new(ctx, desc, hooks, err, errlen);
+  if (s == NULL) return TAKT_ENOMEM;
   takt_err_t rc = TAKT_OK;
-  for (size_t i = 0; i < sizeof steps / sizeof steps[0] && rc == TAKT_OK; i++) rc = steps[i](s);
+  for (size_t i = 0; i < sizeof inner_steps / sizeof inner_steps[0] && rc == TAKT_OK; i++)
+    rc = inner_steps[i](s);
+  for (size_t i = 0; i < sizeof outer_steps / sizeof outer_steps[0] && rc == TAKT_OK; i++)
+    rc = outer_steps[i](s);
   s->err = NULL;
   s->errlen = 0;
   if (rc < 0) {
@@ -1090,6 +1110,30 @@ takt_err_t takt_system_build(takt_context_t *ctx, const takt_system_desc_t *desc
   }
   *out = s;
   return TAKT_OK;
+}
+
+takt_err_t takt_system_check(const takt_system_desc_t *desc, char *err, size_t errlen) {
+  if (err != NULL && errlen > 0) err[0] = '\0';
+  if (desc == NULL) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "takt_system_check: invalid argument");
+    return TAKT_EINVAL;
+  }
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_system_context_config(desc, &cfg);
+  takt_context_t *ctx = NULL;
+  takt_err_t rc = takt_context_create(&cfg, &ctx);
+  if (rc < 0) {
+    if (err != NULL && errlen > 0)
+      snprintf(err, errlen, "%s: cannot create its context: %s", desc->source, takt_strerror(rc));
+    return rc;
+  }
+  takt_system_t *s = system_new(ctx, desc, NULL, err, errlen);
+  if (s == NULL) rc = TAKT_ENOMEM;
+  for (size_t i = 0; i < sizeof inner_steps / sizeof inner_steps[0] && rc == TAKT_OK; i++)
+    rc = inner_steps[i](s);
+  takt_system_destroy(s);
+  takt_context_destroy(ctx);
+  return rc;
 }
 
 void takt_system_destroy(takt_system_t *s) {

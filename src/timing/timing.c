@@ -21,7 +21,7 @@ static const char DESTROYED[] = "(destroyed)";
 #define JIT_ON (TAKT_WITH_TIMING_JITTER || TAKT_WITH_RPC_JITTER)
 #define RATE_ON TAKT_WITH_TIMING_RATE
 
-typedef enum { DL_SUBSCRIPTION = 0, DL_TOPIC_RATE = 1, DL_REQUEST = 2 } dl_kind_t;
+typedef enum { DL_SUBSCRIPTION = 0, DL_TOPIC_RATE = 1, DL_REQUEST = 2, DL_CHAIN = 3 } dl_kind_t;
 
 typedef struct deadline {
   int64_t at;
@@ -78,6 +78,21 @@ typedef struct topic_timing {
   uint64_t published, rate_violations;
 } topic_timing_t;
 
+#if TAKT_WITH_CHAINS
+/* A chain watched from its source timer's schedule: the deadline of the oldest run neither
+ * through its sink nor told missed is armed at its release's time plus the chain's deadline, so a
+ * run is told missed at that instant even when its release is late or never runs. */
+typedef struct chain_watch {
+  deadline_t dl;                  /* awaited + deadline; armed while the source's executor runs it */
+  takt_chain_t *chain;            /* [ctx + timing] */
+  takt_callback_t *source, *sink; /* the timer's callback, the chain's last callback */
+  int64_t deadline;
+  int64_t base, period;           /* the source's releases: base + k * period */
+  int64_t awaited;                /* the release of the oldest run not through, not told */
+  int64_t told_upto;              /* runs of origin <= this were told at their deadline */
+} chain_watch_t;
+#endif
+
 typedef struct timing {
   takt__lock_t lock; /* guards everything below and every consumer_t / topic_timing_t */
   takt_timing_config_t cfg;
@@ -124,6 +139,40 @@ static void arm(timing_t *tm, deadline_t *d, int64_t at) {
   if (new_head && tm->validator_running) takt__event_signal(&tm->wake);
 }
 
+/* ---- chain watches ---- */
+
+#if TAKT_WITH_CHAINS
+/* The watch of ch, if it can have one (a deadline, a timer first, a last callback, a deadline
+ * the heap has room for, the arena a watch): made, not armed (its timer's executor arms it).
+ * Context lock held; the timing lock too, or the state not published yet. */
+static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
+  takt_callback_t *src = ch->cbs[0], *sink = ch->cbs[ch->n - 1];
+  if (ch->deadline <= 0 || src == NULL || sink == NULL || src->kind != TAKT_CB_TIMER ||
+      ch->watch != NULL || tm->reserved >= tm->heap.cap)
+    return; /* without a watch a miss is told when the run's sink ends */
+  chain_watch_t *w = takt__arena_alloc(&ctx->arena, sizeof *w);
+  if (w == NULL) return;
+  w->dl.pos = -1;
+  w->dl.kind = DL_CHAIN;
+  w->dl.owner = w;
+  w->chain = ch;
+  w->source = src;
+  w->sink = sink;
+  w->deadline = ch->deadline;
+  w->told_upto = INT64_MIN;
+  tm->reserved++;
+  ch->watch = w;
+  atomic_store_explicit(&src->watch, w, memory_order_relaxed);
+  atomic_store_explicit(&sink->watch, w, memory_order_relaxed);
+}
+
+/* The first release of w's source after t (its releases are base + k * period). */
+static int64_t watch_next_release(const chain_watch_t *w, int64_t t) {
+  if (t < w->base) return w->base;
+  return w->base + ((t - w->base) / w->period + 1) * w->period;
+}
+#endif
+
 /* ---- enabling ---- */
 
 static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
@@ -152,7 +201,8 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
   }
   uint32_t cap = cfg->max_deadlines;
   if (cap == 0)
-    cap = ctx->subscriptions.capacity + ctx->topics.capacity + 8 * ctx->clients.capacity;
+    cap = ctx->subscriptions.capacity + ctx->topics.capacity + 8 * ctx->clients.capacity +
+          (TAKT_WITH_CHAINS ? ctx->chains.capacity : 0);
   timing_t *tm = takt__arena_alloc(&ctx->arena, sizeof *tm);
   void **heap = takt__arena_alloc(&ctx->arena, (size_t)cap * sizeof(void *));
   if (tm == NULL || heap == NULL || takt_event_init(&tm->wake) < 0 ||
@@ -166,6 +216,11 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
   atomic_init(&tm->due, TAKT_TIME_INFINITE);
   takt__heap_init(&tm->heap, heap, cap, earlier, offsetof(deadline_t, pos));
   ctx->timing_state = tm;
+#if TAKT_WITH_CHAINS
+  TAKT__LIST_FOREACH(it, &ctx->chain_list) { /* the chains made before: watched from now on */
+    watch_add(ctx, tm, TAKT__CONTAINER(it, takt_chain_t, ctx_link));
+  }
+#endif
   atomic_store_explicit(&ctx->timing, &hooks, memory_order_release); /* after the state */
   takt__unlock(ctx);
   return TAKT_OK;
@@ -492,6 +547,8 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
     found(tm, rd->con, kind, d->at, rd->r->t_submit, now - rd->r->t_submit, false, wake);
     break;
   }
+  case DL_CHAIN: /* told by the dispatch itself (watch_fire) */
+    break;
   }
 }
 
@@ -678,6 +735,86 @@ static void client_removed_tl(takt_context_t *ctx, takt_client_t *c) {
   consumer_free(ctx, con, NULL);
 }
 
+#if TAKT_WITH_CHAINS
+/* ---- core hooks: chains ---- */
+
+static void h_chain_added(takt_context_t *ctx, takt_chain_t *ch) {
+  tm_take(ctx);
+  watch_add(ctx, state(ctx), ch);
+  tm_give(ctx);
+}
+
+static void h_chain_removed(takt_context_t *ctx, takt_chain_t *ch) {
+  timing_t *tm = state(ctx);
+  tm_take(ctx);
+  chain_watch_t *w = ch->watch;
+  if (w != NULL) {
+    disarm(tm, &w->dl);
+    tm->reserved--;
+    atomic_store_explicit(&w->source->watch, NULL, memory_order_relaxed);
+    atomic_store_explicit(&w->sink->watch, NULL, memory_order_relaxed);
+    ch->watch = NULL;
+    takt__arena_free(&ctx->arena, w);
+  }
+  tm_give(ctx);
+}
+
+static void h_chain_source(takt_context_t *ctx, takt_timer_t *t, int64_t release) {
+  timing_t *tm = state(ctx);
+  tm_take(ctx);
+  chain_watch_t *w = atomic_load_explicit(&t->cb.watch, memory_order_relaxed);
+  if (w != NULL && w->source == &t->cb) {
+    if (release == TAKT_TIME_INFINITE) {
+      disarm(tm, &w->dl); /* its executor stops: so does the watch */
+    } else if (w->dl.pos < 0 && release > w->told_upto) {
+      w->base = t->start + t->phase;
+      w->period = t->period;
+      w->awaited = release;
+      arm(tm, &w->dl, release + w->deadline);
+    }
+  }
+  tm_give(ctx);
+}
+
+static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_info) {
+  timing_t *tm = state(ctx);
+  tm_take(ctx);
+  chain_watch_t *w = atomic_load_explicit(&cb->watch, memory_order_relaxed);
+  bool told = false;
+  if (w != NULL && w->sink == cb) {
+    told = t_info <= w->told_upto;
+    if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release is awaited */
+      w->awaited = watch_next_release(w, t_info);
+      arm(tm, &w->dl, w->awaited + w->deadline);
+    }
+  }
+  tm_give(ctx);
+  return told;
+}
+
+/* The watch w's deadline (out of the heap) passed at now: the awaited run, and every later one
+ * whose deadline has passed too, told missed (counted in the chain, m filled, the chain's
+ * handler returned) and the watch armed for the next. Timing lock held. */
+static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_watch_t *w,
+                                     int64_t now, takt_chain_miss_t *m, void **user) {
+  int64_t first = w->awaited;
+  uint64_t runs = (uint64_t)((now - (first + w->deadline)) / w->period) + 1;
+  if (runs > UINT32_MAX) runs = UINT32_MAX;
+  w->told_upto = first + (int64_t)(runs - 1) * w->period;
+  w->awaited = w->told_upto + w->period;
+  arm(tm, &w->dl, w->awaited + w->deadline);
+  *m = (takt_chain_miss_t){.t_info = first, .deadline_at = first + w->deadline,
+                           .detected_at = now, .latency_ns = now - first, .ended = false,
+                           .runs = (uint32_t)runs};
+  takt__lock_take(&ctx->stats_lock);
+  w->chain->misses += runs;
+  takt_chain_miss_fn fn = w->chain->miss_fn;
+  *user = w->chain->miss_user;
+  takt__lock_give(&ctx->stats_lock);
+  return fn;
+}
+#endif
+
 /* ---- dispatch ---- */
 
 #if !TAKT_PORT_CORTEXM /* the validator thread's */
@@ -716,6 +853,20 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
       /* the head deadline becomes a pending violation: nothing pending, so never lost */
       deadline_t *head = takt__heap_top(&tm->heap);
       if (head == NULL || head->at > now) break;
+#if TAKT_WITH_CHAINS
+      if (head->kind == DL_CHAIN) { /* a chain's run missed its deadline: told to its handler */
+        takt_chain_miss_t m;
+        void *user;
+        takt_chain_miss_fn fn = watch_fire(ctx, tm, takt__heap_pop(&tm->heap), now, &m, &user);
+        if (fn == NULL) continue;
+        tm_give(ctx);
+        if (held != NULL) takt__lock_give(held);
+        fn(&m, user);
+        if (held != NULL) takt__lock_take(held);
+        tm_take(ctx);
+        continue;
+      }
+#endif
       fire(tm, takt__heap_pop(&tm->heap), now, false);
     }
     takt_violation_t v = tm->pending[tm->pending_head];
@@ -815,6 +966,12 @@ static const takt__timing_hooks_t hooks = {
     .client_removed = h_client_removed,
     .next_deadline = h_next,
     .dispatch = h_dispatch,
+#if TAKT_WITH_CHAINS
+    .chain_added = h_chain_added,
+    .chain_removed = h_chain_removed,
+    .chain_source = h_chain_source,
+    .chain_done = h_chain_done,
+#endif
 };
 
 void takt_timing_dispatch(takt_context_t *ctx) {

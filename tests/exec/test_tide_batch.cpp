@@ -132,12 +132,14 @@ TEST_F(ThreeChains, PodsPrioritiesAreChainRankMajorPositionMinor) {
 struct Misses {
   std::vector<std::pair<int64_t, int64_t>> seen;  // latency, t_info
   std::vector<size_t> at_log;                     // how many callbacks had run by then
+  std::vector<takt_chain_miss_t> misses;
   const std::vector<int> *log = nullptr;
 };
-void on_miss(int64_t latency, int64_t t_info, void *user) {
+void on_miss(const takt_chain_miss_t *miss, void *user) {
   auto *m = static_cast<Misses *>(user);
-  m->seen.emplace_back(latency, t_info);
+  m->seen.emplace_back(miss->latency_ns, miss->t_info);
   m->at_log.push_back(m->log->size());
+  m->misses.push_back(*miss);
 }
 
 // (a) Figure 3: three chains released together. The top chain's miss is told the moment its
@@ -165,6 +167,35 @@ TEST_F(ThreeChains, BatchDelaysTheTopChainBehindLowerPriorityTimers) {
   }
 }
 
+#if TAKT_WITH_TIMING
+// With timing validation on, the same system: the chain is watched from its timer's schedule,
+// so its miss is told at the critical instant (5 ms: the executor's first round from then on,
+// after cb5; the fake clock has no validator thread), not when cb3 ends at 7 ms, and it is not
+// told or counted again then.
+TEST_F(ThreeChains, WatchedFromItsTimerAMissIsToldAtTheDeadline) {
+  enable_timing();
+  build(TAKT_EXEC_BATCH, 0, kMs);
+  Misses m;
+  m.log = &log;
+  ASSERT_EQ(takt_chain_set_miss_handler(chains[0], on_miss, &m), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 50 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 4, 7, 2, 5, 8, 3, 6, 9}));
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_FALSE(m.misses[0].ended);
+  EXPECT_EQ(m.misses[0].t_info, t0);
+  EXPECT_EQ(m.misses[0].deadline_at, t0 + 5 * kMs);
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 5 * kMs);
+  EXPECT_EQ(m.misses[0].latency_ns, 5 * kMs);
+  EXPECT_EQ(m.misses[0].runs, 1u);
+  EXPECT_EQ(m.at_log[0], 5u) << "told before cb8 and cb3 ran";
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chains[0], &st);
+  EXPECT_EQ(st.deadline_misses, 1u);
+  if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.max, 7 * kMs);  // the run's end still measured
+}
+#endif
+
 TEST_F(ThreeChains, TideRunsTheTopChainFirst) {
   build(TAKT_EXEC_TIDE, 0, kMs);
   int64_t t0 = takt_clock_now(&clock);
@@ -178,6 +209,130 @@ TEST_F(ThreeChains, TideRunsTheTopChainFirst) {
   takt_chain_get_stats(chains[2], &st);
   if (TAKT_WITH_PROFILING) EXPECT_EQ(st.latency.max, 9 * kMs);
 }
+
+#if TAKT_WITH_TIMING
+// A chain from a timer (sample -> brake, deadline 3 ms, every 10 ms) beside a lower-priority hog
+// that tide cannot preempt: the hog delays the chain's release itself, so the run's miss can
+// only be told on time from the timer's schedule (the fake clock has no validator thread: an
+// executor round tells it, the first one after the instant).
+class ChainWatch : public ContextTest {
+ protected:
+  std::vector<int> log;
+  Cb src, sink, hog;
+  Misses m;
+  takt_node_t *node = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_timer_t *timer = nullptr, *hog_timer = nullptr;
+  takt_subscription_t *sub = nullptr;
+  takt_chain_t *chain = nullptr;
+  takt_executor_t *exec = nullptr;
+  int64_t t0 = 0;
+
+  void build(int64_t hog_ns) {
+    enable_timing();
+    t0 = takt_clock_now(&clock);
+    ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &topic), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+    Cb *all[3] = {&src, &sink, &hog};
+    for (int i = 0; i < 3; i++) {
+      all[i]->id = i + 1;
+      all[i]->log = &log;
+      all[i]->clock = &clock;
+      all[i]->exec_ns = kMs;
+    }
+    src.out = pub;
+    hog.exec_ns = hog_ns;
+    takt_callback_attr_t hi = TAKT_CALLBACK_ATTR_DEFAULT, lo = TAKT_CALLBACK_ATTR_DEFAULT;
+    hi.priority = 10;
+    lo.priority = 1;
+    ASSERT_EQ(takt_timer_create(node, "sample", 10 * kMs, 0, on_timer, &src, &hi, &timer), TAKT_OK);
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.attr = hi;
+    ASSERT_EQ(takt_subscription_create(node, topic, "brake", on_msg, &sink, &so, &sub), TAKT_OK);
+    ASSERT_EQ(takt_timer_create(node, "hog", 100 * kMs, 9 * kMs, on_timer, &hog, &lo, &hog_timer),
+              TAKT_OK);
+    takt_callback_t *members[2] = {takt_timer_callback(timer), takt_subscription_callback(sub)};
+    ASSERT_EQ(takt_chain_create(ctx, "safety", members, 2, 3 * kMs, &chain), TAKT_OK);
+    m.log = &log;
+    ASSERT_EQ(takt_chain_set_miss_handler(chain, on_miss, &m), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  }
+
+  uint64_t misses() {
+    takt_chain_stats_t st;
+    takt_chain_get_stats(chain, &st);
+    return st.deadline_misses;
+  }
+
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (chain != nullptr) EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+    if (node != nullptr) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    if (topic != nullptr) EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+    ContextTest::TearDown();
+  }
+};
+
+TEST_F(ChainWatch, AMissIsToldAtItsDeadlineEvenWhenTheReleaseIsLate) {
+  build(5 * kMs);  // the hog runs 9..14 ms: the release at 10 ms runs at 14
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 25 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 1, 2, 1, 2}));
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_FALSE(m.misses[0].ended);
+  EXPECT_EQ(m.misses[0].t_info, t0 + 10 * kMs);
+  EXPECT_EQ(m.misses[0].deadline_at, t0 + 13 * kMs);
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 14 * kMs);  // the first round after the instant
+  EXPECT_EQ(m.at_log[0], 3u) << "told before the late release ran";
+  EXPECT_EQ(misses(), 1u) << "the run's late end (16 ms) is not counted again";
+  if (TAKT_WITH_PROFILING) {
+    takt_chain_stats_t st;
+    takt_chain_get_stats(chain, &st);
+    EXPECT_EQ(st.latency.count, 3u);
+    EXPECT_EQ(st.latency.max, 6 * kMs);
+  }
+}
+
+TEST_F(ChainWatch, ReleasesSkippedBehindTheHogAreToldInOneCall) {
+  build(25 * kMs);  // the hog runs 9..34 ms: the releases at 10 and 20 are skipped, 30 runs at 34
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 39 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 1, 2}));
+  EXPECT_EQ(takt_timer_missed(timer), 2u);
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_EQ(m.misses[0].t_info, t0 + 10 * kMs);
+  EXPECT_EQ(m.misses[0].runs, 3u);  // 10, 20 and 30: each past its deadline at 34 ms
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 34 * kMs);
+  EXPECT_EQ(misses(), 3u);
+  EXPECT_EQ(src.t_info_seen.back(), t0 + 30 * kMs);
+}
+
+TEST_F(ChainWatch, AStoppedExecutorStopsTheWatchAndTheNextReleaseStartsIt) {
+  build(0);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 25 * kMs), TAKT_OK);
+  EXPECT_TRUE(m.misses.empty());
+  // nothing runs for 95 ms: the executor does not spin, so its chain is not watched (its
+  // releases at 30..110 ms are missed by the timer, not told as the chain's)
+  takt_clock_advance(&clock, 95 * kMs);
+  takt_timing_dispatch(ctx);
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+  // spinning again at the release of 120 ms, the watch starts with it: each run on time, none
+  // told
+  size_t ran = log.size();
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 30 * kMs), TAKT_OK);
+  EXPECT_GT(log.size(), ran);
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+  // and still watching: a stall inside a callback now is told
+  hog.exec_ns = 0;
+  src.exec_ns = 5 * kMs;  // sample alone outlasts the deadline
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 15 * kMs), TAKT_OK);
+  ASSERT_FALSE(m.misses.empty());
+  EXPECT_FALSE(m.misses[0].ended);
+}
+#endif
 
 // (b) Figure 4: three messages waiting, arrived lowest priority first.
 TEST_F(ThreeChains, BatchProcessesWaitingMessagesInArrivalOrder) {

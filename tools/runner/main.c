@@ -48,7 +48,7 @@ typedef struct runner {
   atomic_ulong violations[TAKT_SYSTEM_MAX_CALLBACKS];
   /* the last violations, shown in the live table (written by whichever thread validates) */
   takt_mutex_t recent_lock;
-  char recent[RECENT][260];
+  char recent[RECENT][300];
   unsigned recent_n;
   bool tty;
   atomic_int done; /* the spin thread has returned */
@@ -57,6 +57,8 @@ typedef struct runner {
   atomic_ulong chain_misses[TAKT_SYSTEM_MAX_CHAINS];
   _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
   _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
+  _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* told this long after the deadline */
+  _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* 0: ended late, else runs told */
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
 } runner_t;
 
@@ -209,16 +211,20 @@ static void on_violation(takt_system_t *sys, int32_t index, const takt_violation
   }
 }
 
-/* A chain's run ended after its deadline: in its last callback's thread, so it only notes the
- * miss and, for the first few, wakes the main thread, which tells them (tell_chain_misses). */
-static void on_chain_miss(takt_system_t *sys, uint32_t chain, int64_t latency_ns, int64_t t_info,
+/* A chain's run missed its deadline: told at its deadline (by the validator thread, for a chain
+ * from a timer) or when its last callback ended late (in that callback's thread), so this only
+ * notes the miss and, for the first few, wakes the main thread, which tells them
+ * (tell_chain_misses). */
+static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_miss_t *miss,
                           void *user) {
   (void)sys;
   runner_t *r = user;
   unsigned long nth = atomic_fetch_add(&r->chain_misses[chain], 1) + 1;
   if (nth > MISS_LINES) return;
-  atomic_store(&r->miss_latency[chain][nth - 1], latency_ns);
-  atomic_store(&r->miss_origin[chain][nth - 1], t_info);
+  atomic_store(&r->miss_origin[chain][nth - 1], miss->t_info);
+  atomic_store(&r->miss_after[chain][nth - 1], miss->detected_at - miss->deadline_at);
+  atomic_store(&r->miss_runs[chain][nth - 1], miss->ended ? 0u : miss->runs);
+  atomic_store(&r->miss_latency[chain][nth - 1], miss->latency_ns); /* last: the line is ready */
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
 }
 
@@ -230,15 +236,29 @@ static void tell_chain_misses(runner_t *r) {
     for (; r->misses_told[i] < n && r->misses_told[i] < MISS_LINES; r->misses_told[i]++) {
       unsigned long k = r->misses_told[i];
       int64_t lat = atomic_load(&r->miss_latency[i][k]);
-      int64_t origin = atomic_load(&r->miss_origin[i][k]);
       if (lat == 0) break; /* counted, its values not stored yet: told at the next wake */
+      int64_t origin = atomic_load(&r->miss_origin[i][k]);
+      int64_t after = atomic_load(&r->miss_after[i][k]);
+      uint32_t runs = atomic_load(&r->miss_runs[i][k]);
       const takt_system_chain_t *ch = &r->desc.chains[i];
-      char line[260];
-      snprintf(line, sizeof line,
-               "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
-               "callback, %s, ended)",
-               (double)(origin - takt_context_start_time(r->ctx)) / 1e9, ch->name,
-               (double)lat / 1e6, (double)ch->deadline_ns / 1e6, ch->callbacks[ch->n - 1]);
+      double at = (double)(origin - takt_context_start_time(r->ctx)) / 1e9;
+      char line[300];
+      if (runs == 0)
+        snprintf(line, sizeof line,
+                 "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
+                 "callback, %s, ended)",
+                 at, ch->name, (double)lat / 1e6, (double)ch->deadline_ns / 1e6,
+                 ch->callbacks[ch->n - 1]);
+      else
+        snprintf(line, sizeof line,
+                 "%8.3fs chain %s missed its deadline: not through %s %.3f ms after its release%s "
+                 "(told %.0f us after the deadline)",
+                 at, ch->name, ch->callbacks[ch->n - 1], (double)ch->deadline_ns / 1e6,
+                 runs > 1 ? ", nor the releases after it" : "", (double)after / 1e3);
+      if (runs > 1) {
+        size_t len = strlen(line);
+        snprintf(line + len, sizeof line - len, " [%u releases]", (unsigned)runs);
+      }
       takt_mutex_lock(&r->recent_lock);
       snprintf(r->recent[r->recent_n % RECENT], sizeof r->recent[0], "%s", line);
       r->recent_n++;
@@ -761,13 +781,15 @@ static int run(runner_t *r, const options_t *o, double duration) {
     if (strcmp(r->desc.links[i].spec, "pty") == 0)
       fprintf(stderr, "takt run: link '%s' is the pseudo-terminal %s\n", r->desc.links[i].name,
               takt_link_name(takt_system_link(r->sys, i)));
-  bool any_hard = false;
+  bool any_hard = false; /* or a chain with a deadline: both are told at their critical instant */
   for (uint32_t i = 0; i < r->desc.n_callbacks; i++)
     if (r->desc.callbacks[i].rt_class == TAKT_RT_HARD) any_hard = true;
+  for (uint32_t i = 0; i < r->desc.n_chains; i++)
+    if (r->desc.chains[i].deadline_ns > 0) any_hard = true;
 
   if (any_hard) {
-    /* hard violations are detected at the critical instant by their own thread, above the
-     * executor (one priority higher, or SCHED_FIFO 99) */
+    /* hard violations and chain deadline misses are detected at the critical instant by their
+     * own thread, above the executor (one priority higher, or SCHED_FIFO 99) */
     takt_thread_attr_t va = {.name = "takt-validate",
                              .policy = rt_prio > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER,
                              .priority = rt_prio > 0 ? (rt_prio < 99 ? rt_prio + 1 : 99) : 0,
@@ -906,10 +928,16 @@ int main(int argc, char **argv) {
   r->exec_name = r->desc.executor;
   double duration = o.duration < 0 ? r->desc.duration_s : o.duration;
   if (status < 0 && o.check) {
-    printf("%s: system '%s': %u nodes, %u topics, %u callbacks, %u chains, executor %s\n", o.file,
-           r->desc.name, r->desc.n_nodes, r->desc.n_topics, r->desc.n_callbacks, r->desc.n_chains,
-           r->exec_name);
-    status = 0;
+    char why[512];
+    if (takt_system_check(&r->desc, why, sizeof why) < 0) {
+      fprintf(stderr, "%s\n", why);
+      status = 1;
+    } else {
+      printf("%s: system '%s': %u nodes, %u topics, %u callbacks, %u chains, executor %s\n",
+             o.file, r->desc.name, r->desc.n_nodes, r->desc.n_topics, r->desc.n_callbacks,
+             r->desc.n_chains, r->exec_name);
+      status = 0;
+    }
   }
   if (status < 0) status = run(r, &o, duration);
   takt_system_destroy(r->sys);
