@@ -3,9 +3,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common.hpp"
+#include "takt/timing.h"
 
 using namespace takt_test;
 
@@ -251,6 +254,103 @@ TEST_P(Threaded, ATimerCreatedWhileTheExecutorSleepsFires) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
   takt_context_destroy(ctx);
 }
+
+#if TAKT_WITH_PUBSUB && TAKT_WITH_CHAINS && TAKT_WITH_TIMING
+// A chain's watch on the real clock, with the validator thread telling misses while the
+// executor's threads release, run and end the chain's runs, and the chain destroyed while the
+// validator still runs: each run is told at most once (at its deadline or at its end, never
+// both), and the chain counts exactly the runs told.
+struct Told {
+  std::mutex m;
+  std::vector<takt_chain_miss_t> misses;
+};
+
+TEST_P(Threaded, AChainWatchTellsEachMissedRunOnce) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  ASSERT_EQ(takt_timing_enable(ctx, nullptr), TAKT_OK);
+  takt_thread_attr_t va = {.name = "validate", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
+  ASSERT_EQ(takt_validator_start(ctx, &va), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_publisher_t *p;
+  takt_subscription_t *sub;
+  takt_timer_t *tm;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(
+                n, "sample", 2 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  Blob8 b{0};
+                  EXPECT_EQ(takt_publish(static_cast<takt_publisher_t *>(u), &b, sizeof b), TAKT_OK);
+                },
+                p, nullptr, &tm),
+            TAKT_OK);
+  static std::atomic<int> runs{0};
+  runs = 0;
+  ASSERT_EQ(takt_subscription_create(
+                n, t, "act",
+                [](takt_subscription_t *, const takt_message_t *, void *) {
+                  if (runs++ % 3 == 0)  // every third run outlasts the chain's 1 ms deadline
+                    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+                },
+                nullptr, nullptr, &sub),
+            TAKT_OK);
+  takt_callback_t *members[2] = {takt_timer_callback(tm), takt_subscription_callback(sub)};
+  takt_chain_t *chain;
+  ASSERT_EQ(takt_chain_create(ctx, "c", members, 2, TAKT_NS_PER_MS, &chain), TAKT_OK);
+  Told told;
+  ASSERT_EQ(takt_chain_set_miss_handler(
+                chain,
+                [](const takt_chain_miss_t *m, void *u) {
+                  auto *tt = static_cast<Told *>(u);
+                  std::lock_guard<std::mutex> g(tt->m);
+                  tt->misses.push_back(*m);
+                },
+                &told),
+            TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  int64_t begin = takt_time_now();
+  ASSERT_EQ(takt_executor_spin_until(e, begin + 60 * TAKT_NS_PER_MS), TAKT_OK);
+  int64_t elapsed = takt_time_now() - begin;
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chain, &st);
+  {
+    std::lock_guard<std::mutex> g(told.m);
+    uint64_t counted = 0;
+    for (const auto &m : told.misses) {
+      counted += m.runs;
+      EXPECT_GE(m.runs, 1u);
+      EXPECT_GE(m.detected_at, m.deadline_at);
+      EXPECT_EQ(m.deadline_at, m.t_info + TAKT_NS_PER_MS);
+      if (!m.ended) continue;
+      for (const auto &w : told.misses)  // an ended run was not told at its deadline before
+        if (!w.ended)
+          EXPECT_FALSE(m.t_info >= w.t_info &&
+                       m.t_info <= w.t_info + static_cast<int64_t>(w.runs - 1) * 2 * TAKT_NS_PER_MS)
+              << "run " << m.t_info << " told twice";
+    }
+    EXPECT_GE(counted, 1u);  // the runs that slept 3 ms missed 1 ms
+    EXPECT_EQ(counted, st.deadline_misses);
+    // at most every release of the spin (a starved executor may not have looked at the timer
+    // since: the watch counts the releases of its schedule)
+    EXPECT_LE(counted, static_cast<uint64_t>(elapsed / (2 * TAKT_NS_PER_MS)) + 1);
+  }
+  // the chain goes while the validator still runs; then its members and the rest
+  EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
+  EXPECT_EQ(takt_validator_stop(ctx), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Kinds, Threaded, ::testing::Values(TAKT_EXEC_TIDE, TAKT_EXEC_BATCH,
                                                            TAKT_EXEC_PREEMPT, TAKT_EXEC_WAITSET),
