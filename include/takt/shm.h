@@ -196,6 +196,12 @@ typedef struct takt_shm_stats {
 } takt_shm_stats_t;
 
 takt_err_t takt_shm_topic_stats(takt_shm_t *shm, const char *name, takt_shm_topic_stats_t *out);
+/** How the segment declares topic name (the first process to use it did): its capacities in
+ * *out (out->name and out->type point into type_buf, type_len >= TAKT_SHM_NAME_MAX, and
+ * whatever name it was given), e.g. to say why a declaration was refused with TAKT_ETYPE.
+ * TAKT_ENOENT if the segment has no such topic. */
+takt_err_t takt_shm_topic_declared(takt_shm_t *shm, const char *name, takt_shm_topic_config_t *out,
+                                   char *type_buf, size_t type_len);
 takt_err_t takt_shm_stats(takt_shm_t *shm, takt_shm_stats_t *out);
 
 /* ---- routes: shared topics <-> local topics, through the local executor ---- */

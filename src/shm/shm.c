@@ -1118,6 +1118,25 @@ takt_err_t takt_shm_topic_stats(takt_shm_t *s, const char *name, takt_shm_topic_
   return TAKT_ENOENT;
 }
 
+takt_err_t takt_shm_topic_declared(takt_shm_t *s, const char *name, takt_shm_topic_config_t *out,
+                                   char *type_buf, size_t type_len) {
+  if (s == NULL || name == NULL || out == NULL || type_buf == NULL || type_len < TAKT_SHM_NAME_MAX)
+    return TAKT_EINVAL;
+  for (uint32_t i = 0; i < s->geo.max_topics; i++) {
+    if (atomic_load_explicit(&dirs(s)[i].state, memory_order_acquire) != DIR_READY) continue;
+    topic_ref_t r = topic_ref(s, i); /* a validated copy of the entry */
+    const shm_dir_t *d = &r.dir;
+    if (strncmp(d->name, name, TAKT_SHM_NAME_MAX) != 0) continue;
+    snprintf(type_buf, type_len, "%.*s", (int)TAKT_SHM_NAME_MAX - 1, d->type);
+    *out = (takt_shm_topic_config_t){.name = name, .type = type_buf, .msg_size = d->msg_size,
+                                     .slots = d->slots, .depth = d->depth,
+                                     .max_subs = d->max_subs, .max_pubs = d->max_pubs,
+                                     .policy = (takt_shm_policy_t)d->policy};
+    return TAKT_OK;
+  }
+  return TAKT_ENOENT;
+}
+
 takt_err_t takt_shm_stats(takt_shm_t *s, takt_shm_stats_t *out) {
   if (s == NULL || out == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(reg_lock(s));

@@ -627,6 +627,25 @@ static bool reads(const takt_system_callback_t *d, const char *topic) {
   return false;
 }
 
+/* A shared topic the segment declares otherwise (another system of the domain, or what an earlier
+ * run left in the segment): what differs, and how to clear it. */
+static takt_err_t shared_mismatch(takt_system_t *s, const takt_system_topic_t *t,
+                                  const takt_shm_topic_config_t *want) {
+  takt_shm_topic_config_t have;
+  char type[TAKT_SHM_NAME_MAX];
+  if (takt_shm_topic_declared(s->shm, t->name, &have, type, sizeof type) < 0)
+    return fail(s, t->line, TAKT_ETYPE, "shared topic '%s': %s", t->name, takt_strerror(TAKT_ETYPE));
+  uint32_t extra = want->slots - t->slots; /* the queues' slots the build adds */
+  return fail(s, t->line, TAKT_ETYPE,
+              "shared topic '%s': the segment /takt.%s has it as type %s, size %u, slots %u; this "
+              "file says type %s, size %u, slots %u (every system of the domain must declare it "
+              "alike; if no process uses the segment, remove /dev/shm/takt.%s)",
+              t->name, s->desc.shared_domain, type, (unsigned)have.msg_size,
+              (unsigned)(have.slots >= extra ? have.slots - extra : have.slots),
+              want->type != NULL ? want->type : "", (unsigned)want->msg_size, (unsigned)t->slots,
+              s->desc.shared_domain);
+}
+
 static takt_err_t build_shared(takt_system_t *s) {
   uint32_t shared = 0;
   for (uint32_t i = 0; i < s->desc.n_topics; i++) shared += s->desc.topics[i].shared;
@@ -664,6 +683,7 @@ static takt_err_t build_shared(takt_system_t *s) {
      * subscribers were told: no hand-off on the way out, and the publishing job's deadline travels */
     if (out) rc = takt_shm_route_out(s->shm, &tc, s->shm_node, s->topics[i], NULL, NULL);
     if (rc == TAKT_OK && in) rc = takt_shm_route_in(s->shm, &tc, in_prio, s->shm_node, s->topics[i], NULL);
+    if (rc == TAKT_ETYPE) return shared_mismatch(s, t, &tc);
     if (rc < 0) return fail(s, t->line, rc, "shared topic '%s': %s", t->name, takt_strerror(rc));
   }
   rc = takt_executor_add_node(s->exec, s->shm_node);

@@ -552,6 +552,40 @@ TEST_F(SystemTest, SharedTopicsAreRoutedThroughSharedMemory) {
   EXPECT_EQ(takt_shm_unlink(domain.c_str()), TAKT_OK);
 }
 
+// A shared topic the segment already declares otherwise (another system of the domain, or an
+// earlier run's declaration left in it): refused, naming both declarations and the way out.
+TEST_F(SystemTest, ASharedTopicDeclaredOtherwiseSaysWhatDiffers) {
+  const std::string domain = "gtmis" + std::to_string(getpid());
+  parse("topics:\n  - {name: scan, size: 64, slots: 6, shared: true}\nnodes:\n  - name: n\n"
+        "    timers:\n      - {name: sample, period_ms: 10, publish: scan}\n");
+  snprintf(desc->shared_domain, sizeof desc->shared_domain, "%s", domain.c_str());
+  make_context();
+  takt_system_t *first = nullptr;
+  ASSERT_EQ(build(&first), TAKT_OK) << err;
+  // a second system of the domain (its own context) declaring scan with 32 bytes
+  parse("topics:\n  - {name: scan, size: 32, shared: true}\nnodes:\n  - name: m\n"
+        "    subscriptions:\n      - {name: act, topic: scan}\n");
+  snprintf(desc->shared_domain, sizeof desc->shared_domain, "%s", domain.c_str());
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_system_context_config(desc.get(), &cfg);
+  takt_context_t *ctx2 = nullptr;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx2), TAKT_OK);
+  takt_system_t *second = nullptr;
+  EXPECT_EQ(takt_system_build(ctx2, desc.get(), nullptr, &second, err, sizeof err), TAKT_ETYPE);
+  EXPECT_EQ(second, nullptr);
+  const std::string e = err;
+  EXPECT_EQ(e.rfind("mem.yaml:2: shared topic 'scan': the segment /takt." + domain +
+                        " has it as type takt/Bytes64, size 64, slots 6; this file says type "
+                        "takt/Bytes32, size 32, slots 4",
+                    0),
+            0u)
+      << e;
+  EXPECT_NE(e.find("remove /dev/shm/takt." + domain + ")"), std::string::npos) << e;
+  takt_context_destroy(ctx2);
+  takt_system_destroy(first);
+  EXPECT_EQ(takt_shm_unlink(domain.c_str()), TAKT_OK);
+}
+
 TEST_F(SystemTest, SharedMustBeABoolean) {
   const char text[] = "topics:\n  - {name: a, shared: yes}\nnodes:\n  - name: n\n"
                       "    timers:\n      - {name: t, period_ms: 1, publish: a}\n";
