@@ -2,6 +2,8 @@
  * context, kept in one takt_system_t, torn down in reverse. The behaviour of each callback kind
  * (a fusion waits for all its inputs, a cyclic timer takes the newest inputs, a service answers,
  * a client calls and takes the answer) is here; the work of a job is the caller's hook. */
+#define _POSIX_C_SOURCE 200809L /* getaddrinfo */
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -835,11 +837,36 @@ static takt_type_support_t cdr_support(const takt_msg_entry_t *e) {
 }
 #endif
 
+#if TAKT_SYSTEM_WITH_DDS
+/* A dds.peers entry that names no address (Cyclone only logs it, and with peers given discovery
+ * is unicast only: the system would run on, cut off). "host", "host:port", "[v6]:port", "v6". */
+static takt_err_t check_peer(takt_system_t *s, const char *peer) {
+  char host[sizeof s->desc.dds.peers[0]];
+  snprintf(host, sizeof host, "%s", peer);
+  char *colon = strchr(host, ':');
+  if (host[0] == '[') {
+    char *end = strchr(host, ']');
+    if (end != NULL) *end = '\0';
+    memmove(host, host + 1, strlen(host));
+  } else if (colon != NULL && strchr(colon + 1, ':') == NULL) {
+    *colon = '\0'; /* host:port */
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+  struct addrinfo *res = NULL;
+  int g = getaddrinfo(host, NULL, &hints, &res);
+  if (res != NULL) freeaddrinfo(res);
+  if (g == 0) return TAKT_OK;
+  return fail(s, s->desc.dds.line, TAKT_EINVAL, "dds.peers: '%s' is no address (%s)", peer,
+              gai_strerror(g));
+}
+#endif
+
 /* The dds: section: one bridge over a DDS backend, its routes, its node on the executor. */
 static takt_err_t build_dds(takt_system_t *s) {
   const takt_system_dds_t *d = &s->desc.dds;
   if (!d->enabled) return TAKT_OK;
 #if TAKT_SYSTEM_WITH_DDS
+  for (uint32_t i = 0; i < d->n_peers; i++) TAKT_RETURN_IF_ERR(check_peer(s, d->peers[i]));
   s->dds_xml = takt_system_dds_xml(d);
   if (s->dds_xml == NULL) return fail(s, d->line, TAKT_ENOMEM, "dds: out of memory");
   takt_dds_config_t dc = TAKT_DDS_CONFIG_DEFAULT;

@@ -723,6 +723,23 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "peers, stamp, node, export, import, services)");
 }
 
+#if TAKT_TEST_HAVE_DDS
+// A peer that names no address is refused when the system is built (Cyclone only logs it, and
+// with peers discovery is unicast only: the system would run on, cut off), before any DDS
+// participant exists.
+TEST_F(SystemTest, ADdsPeerThatIsNoAddressIsRefused) {
+  parse("topics: [{name: x, size: 8}]\nnodes:\n  - name: a\n"
+        "    timers: [{name: t, period_ms: 10, publish: x}]\n"
+        "dds: {peers: [127.0.0.1, no-such-host.invalid], export: [{topic: x}]}\n");
+  make_context();
+  takt_system_t *sys = nullptr;
+  EXPECT_EQ(build(&sys), TAKT_EINVAL);
+  EXPECT_EQ(sys, nullptr);
+  EXPECT_EQ(std::string(err).rfind("mem.yaml:5: dds.peers: 'no-such-host.invalid' is no address (", 0), 0u)
+      << err;
+}
+#endif
+
 #if TAKT_TEST_HAVE_MSGS
 // ROS types in the dds: section: a typed route gives its topic (declared or implicit) the type
 // and its size; a typed service gives its local service, or the clients of an imported one, the
