@@ -203,3 +203,15 @@ def test_runner_alone_stops_in_order_with_sigint_ignored(tmp_path, started):
     assert proc.returncode == 0, err
     assert time.monotonic() - t0 < 2.0
     assert 0 < json.loads(path.read_text())["duration_s"] < 30
+
+
+def test_a_runner_killed_outright_is_said(tmp_path, started):
+    # SIGKILL (the OOM killer, a watchdog) gives the runner no chance to say anything: `takt run`
+    # says it, with the status a shell reports for it, and no result is claimed
+    proc, runner = start("run", tmp_path / "out", started)
+    os.kill(runner, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 128 + signal.SIGKILL
+    assert f"takt: takt-run (pid {runner}) was killed by SIGKILL; it wrote no result" in err, err
+    assert "result:" not in out
+    assert not list((tmp_path / "out").glob("run_*.json"))

@@ -31,8 +31,10 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None,
     should this process die first. The signals received are appended to stopped if it is given.
     """
     child: Optional[subprocess.Popen] = None
+    forwarded: List[int] = []
 
     def forward(signum: int, _frame: object) -> None:
+        forwarded.append(signum)
         if stopped is not None:
             stopped.append(signum)
         if child is not None and child.returncode is None:
@@ -54,6 +56,14 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None,
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if rc < 0 and -rc not in forwarded:
+        # killed by a signal nobody here passed on (SIGKILL, a crash): said, not just a status
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        print(f"takt: {Path(cmd[0]).name} (pid {child.pid}) was killed by {name}; "
+              "it wrote no result", file=sys.stderr)
     return 128 - rc if rc < 0 else rc
 
 
