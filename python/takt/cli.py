@@ -20,6 +20,14 @@ COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("takt")
+    except Exception:  # run from a source tree without the package installed
+        return "(source tree)"
+
+
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="system description (YAML)")
     p.add_argument("--executor", choices=["tide", "batch", "preempt", "waitset"], help="override the file's executor")
@@ -38,6 +46,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand except msggen (which parses its own)."""
     p = argparse.ArgumentParser(prog="takt", description="takt real-time robotics middleware")
+    p.add_argument("--version", action="version", version=f"takt {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     p_run = sub.add_parser("run", help="run a system description and show per-chain latency live")

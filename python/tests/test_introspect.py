@@ -183,7 +183,28 @@ ros1:
         stop_system(proc)
 
 
-def test_no_running_system(runtime_dir):
+def test_no_running_system(runtime_dir, tmp_path):
     r = cli("node", "list")
     assert r.returncode == 1
     assert "no running takt system" in r.stderr
+    r = cli("chain", "stats")  # said before any table starts
+    assert r.returncode == 1 and r.stdout == "" and "no running takt system" in r.stderr
+    r = cli("play", tmp_path / "nowhere.mcap")  # the file is what is wrong first
+    assert r.returncode == 2 and r.stderr.strip() == f"takt play: {tmp_path / 'nowhere.mcap'}: no such file"
+
+
+def test_several_systems_are_named_when_one_must_be_chosen(runtime_dir, tmp_path):
+    procs = []
+    try:
+        for name in ("alpha", "beta"):
+            f = tmp_path / f"{name}.yaml"
+            f.write_text(f"name: {name}\nnodes:\n  - name: n\n    timers: [{{name: t, period_ms: 100}}]\n")
+            procs.append(start_system(f, runtime_dir, duration=30))
+        r = cli("record", "-n", "1")
+        assert r.returncode == 1, r.stderr
+        pids = [p.pid for p, _ in procs]
+        assert (f"several systems are running: alpha (pid {pids[0]}), beta (pid {pids[1]}); "
+                "choose one with --system NAME") in r.stderr
+    finally:
+        for p, _ in procs:
+            stop_system(p)

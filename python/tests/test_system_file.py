@@ -112,10 +112,14 @@ def test_good_file_checks(takt, write):
     assert "2 callbacks, 1 chains" in proc.stdout
 
 
-def test_missing_file(takt):
-    proc = takt("run", "nowhere.yaml")
-    assert proc.returncode == 2
-    assert "nowhere.yaml: no such file" in proc.stderr
+def test_missing_file(takt, tmp_path):
+    for command in ("run", "check", "agent"):
+        proc = takt(command, "nowhere.yaml")
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == f"takt {command}: nowhere.yaml: no such file"
+        proc = takt(command, tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == f"takt {command}: {tmp_path}: is a directory, not a file"
 
 
 def test_unknown_benchmark(takt):

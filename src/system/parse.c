@@ -75,7 +75,7 @@ static int get_number(parser_t *p, yaml_node_t *n, const char *what, double lo, 
   double v = strtod(s, &end);
   if (s[0] == '\0' || end == NULL || *end != '\0' || errno != 0 || !isfinite(v))
     return FAIL(p, n, "%s must be a number, not '%s'", what, s);
-  if (v < lo || v > hi) return FAIL(p, n, "%s = %s is out of range [%g, %g]", what, s, lo, hi);
+  if (v < lo || v > hi) return FAIL(p, n, "%s = %s is out of range [%.15g, %.15g]", what, s, lo, hi);
   *out = v;
   return 0;
 }

@@ -41,12 +41,27 @@ def endpoints(system: Optional[str]) -> List[Path]:
             continue
         pid = rest
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            continue  # left by a process that died
+            try:
+                p.unlink()  # left by a process that died: nobody will answer there again
+            except OSError:
+                pass
+            continue
         found.append(p)
     if not found:
         raise NoSystem(f"no running takt system{' named ' + repr(system) if system else ''} "
                        f"(no endpoint in {d}; is it started with introspection on?)")
     return found
+
+
+def one_system(paths: List[Path]) -> Path:
+    """The one endpoint of paths, or NoSystem naming the systems to choose from."""
+    if len(paths) == 1:
+        return paths[0]
+    names = []
+    for p in paths:
+        name, _, pid = p.name.rpartition(".sock")[0].rpartition(".")
+        names.append(f"{name} (pid {pid})")
+    raise NoSystem(f"several systems are running: {', '.join(names)}; choose one with --system NAME")
 
 
 def connect(path: Path, timeout: float) -> socket.socket:
@@ -442,8 +457,9 @@ def chain_list(args: argparse.Namespace) -> int:
 
 
 def chain_stats(args: argparse.Namespace) -> int:
+    paths = endpoints(args.system)  # none: said before any table is started
     print(f"{'chain':<16} {'count':>8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'deadline':>9} {'misses':>7}")
-    for p in endpoints(args.system):
+    for p in paths:
         st = one(p, "stats")
         for c in st["chains"]:
             dl = f"{c['deadline_ns'] / 1e6:g}" if c["deadline_ns"] > 0 else "-"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from takt import msgcodec
-from takt.commands.graph import NoSystem, endpoints, one, request, stream
+from takt.commands.graph import NoSystem, endpoints, one, one_system, request, stream
 from takt.msggen import ros1
 
 MD5 = re.compile(r"^[0-9a-f]{32}$")
@@ -118,11 +118,9 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
 
 
 def record(args: argparse.Namespace) -> int:
-    paths = endpoints(args.system)
-    if len(paths) > 1:
-        raise NoSystem("several systems are running: choose one with --system NAME")
+    path = one_system(endpoints(args.system))
     out: Path = args.output or Path(time.strftime("takt_%Y-%m-%d-%H-%M-%S.mcap"))
-    counts = record_endpoint(paths[0], args.topics, out, args.duration, args.n, args.all)
+    counts = record_endpoint(path, args.topics, out, args.duration, args.n, args.all)
     total = sum(counts.values())
     print(f"recorded {total} messages into {out}: " + ", ".join(f"/{k} {v}" for k, v in counts.items()))
     return 0
@@ -131,10 +129,11 @@ def record(args: argparse.Namespace) -> int:
 def play(args: argparse.Namespace) -> int:
     from mcap.reader import make_reader
 
-    paths = endpoints(args.system)
-    if len(paths) > 1:
-        raise NoSystem("several systems are running: choose one with --system NAME")
-    path = paths[0]
+    if not args.file.is_file():  # before looking for a system: the file is the first thing wrong
+        why = "is a directory, not a file" if args.file.is_dir() else "no such file"
+        print(f"takt play: {args.file}: {why}", file=sys.stderr)
+        return 2
+    path = one_system(endpoints(args.system))
     g = one(path, "graph")
     by_name = {t["name"]: t for t in g["topics"]}
     with open(args.file, "rb") as f:

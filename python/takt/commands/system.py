@@ -147,10 +147,18 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
     return rc, (json_path if rc == 0 and json_path.exists() else None)
 
 
+def not_a_file(command: str, path: Path) -> bool:
+    """Says (one line) why path cannot be read as a file, if it cannot."""
+    if path.is_file():
+        return False
+    why = "is a directory, not a file" if path.is_dir() else "no such file"
+    print(f"takt {command}: {path}: {why}", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """`takt run FILE ...`: run with a live table, print where the result went."""
-    if not args.file.is_file():
-        print(f"takt run: {args.file}: no such file", file=sys.stderr)
+    if not_a_file("run", args.file):
         return 2
     rc, path = run_system(args.file, args.executor, args.duration, args.out, args.rt_priority, args.cpu, args.quiet,
                           trace=args.trace, shared_domain=getattr(args, "shared_domain", None))
@@ -161,8 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
 def agent(args: argparse.Namespace) -> int:
     """`takt agent FILE ...`: serve the file's links until stopped."""
-    if not args.file.is_file():
-        print(f"takt agent: {args.file}: no such file", file=sys.stderr)
+    if not_a_file("agent", args.file):
         return 2
     rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True, args.link,
                           trace=getattr(args, "trace", None))
@@ -173,4 +180,6 @@ def agent(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> int:
     """`takt check FILE`: validate without running."""
+    if not_a_file("check", args.file):
+        return 2
     return subprocess.call([str(native.program("tools/takt-run")), str(args.file), "--check"])
