@@ -129,6 +129,10 @@ struct takt_ros1_srv {
   takt_ros1_node_t *node;
   /* node->lock (the strings written once at advertise, before `used`) */
   bool used;
+  /* node->lock: one more at each advertise, so a client connection being set up for the slot's
+   * earlier service (the I/O thread writes its answer with no lock held) is not adopted by the
+   * next service the slot holds */
+  uint32_t gen;
   char name[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME], api[TAKT__ROS1_NAME];
   const char *md5;
   takt_ros1_srv_fn fn;

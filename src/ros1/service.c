@@ -32,10 +32,21 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
     return;
   }
   takt_ros1_srv_t *srv = NULL;
+  /* what the answer needs, copied under the lock: the slot may be unadvertised and advertised
+   * again (another service) while this thread writes with no lock held */
+  uint32_t gen = 0;
+  const char *srv_md5 = NULL;
+  static char srv_name[TAKT__ROS1_NAME], srv_type[TAKT__ROS1_NAME]; /* the I/O thread only */
   takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_services; i++)
     if (n->srvs[i].used && strlen(n->srvs[i].name) == sl && memcmp(n->srvs[i].name, name, sl) == 0)
       srv = &n->srvs[i];
+  if (srv != NULL) {
+    gen = srv->gen;
+    srv_md5 = srv->md5;
+    memcpy(srv_name, srv->name, sizeof srv_name);
+    memcpy(srv_type, srv->type, sizeof srv_type);
+  }
   takt__lock_give(&n->lock);
   if (srv == NULL) {
     snprintf(text, sizeof text, "received a connection for a nonexistent service [%.*s]",
@@ -44,13 +55,13 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
     return;
   }
   bool probe = takt__tcpros_is(h, "probe", "1");
-  if (!(ml == 1 && md5[0] == '*') && !(strlen(srv->md5) == ml && memcmp(srv->md5, md5, ml) == 0)) {
+  if (!(ml == 1 && md5[0] == '*') && !(strlen(srv_md5) == ml && memcmp(srv_md5, md5, ml) == 0)) {
     /* roscpp's words */
     snprintf(text, sizeof text,
              "client wants service %s to have md5sum %.*s, but it has %s. Dropping connection.",
-             srv->name, (int)(ml > 64 ? 64 : ml), md5, srv->md5);
+             srv_name, (int)(ml > 64 ? 64 : ml), md5, srv_md5);
     takt__lock_take(&n->lock);
-    srv->refused++;
+    if (srv->gen == gen) srv->refused++;
     takt__lock_give(&n->lock);
     refuse(n, c, text);
     return;
@@ -64,7 +75,7 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
         sc = &srv->conn[k];
         break;
       }
-    if (sc == NULL) srv->refused++;
+    if (sc == NULL && srv->gen == gen) srv->refused++;
     takt__lock_give(&n->lock);
     if (sc == NULL) {
       refuse(n, c, "too many clients: no connection of the service is free");
@@ -74,22 +85,22 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
   bool persistent = takt__tcpros_is(h, "persistent", "1");
   /* the answer roscpp gives: callerid, md5sum, request_type, response_type, type */
   char req_type[TAKT__ROS1_NAME + 8], resp_type[TAKT__ROS1_NAME + 9];
-  snprintf(req_type, sizeof req_type, "%sRequest", srv->type);
-  snprintf(resp_type, sizeof resp_type, "%sResponse", srv->type);
+  snprintf(req_type, sizeof req_type, "%sRequest", srv_type);
+  snprintf(resp_type, sizeof resp_type, "%sResponse", srv_type);
   takt__tcpros_writer_t hw;
   takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
   takt__tcpros_w_field(&hw, "callerid", n->name);
-  takt__tcpros_w_field(&hw, "md5sum", srv->md5);
+  takt__tcpros_w_field(&hw, "md5sum", srv_md5);
   takt__tcpros_w_field(&hw, "request_type", req_type);
   takt__tcpros_w_field(&hw, "response_type", resp_type);
-  takt__tcpros_w_field(&hw, "type", srv->type);
+  takt__tcpros_w_field(&hw, "type", srv_type);
   int32_t hl = takt__tcpros_w_end(&hw);
   if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
                                     takt_time_now() + n->cfg.timeout_ns, NULL) < 0 ||
       probe) {
     if (probe && hl > 0) {
       takt__lock_take(&n->lock);
-      srv->probes++;
+      if (srv->gen == gen) srv->probes++;
       takt__lock_give(&n->lock);
     }
     takt_io_close(&c->io);
@@ -99,7 +110,7 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
   (void)takt_io_tcp_nodelay(c->io, true);
   sc->got = sc->tx_off = 0;
   takt__lock_take(&n->lock);
-  bool used = srv->used; /* not unadvertised meanwhile */
+  bool used = srv->used && srv->gen == gen; /* not unadvertised (nor advertised again) meanwhile */
   if (used) {
     sc->io = c->io;
     sc->persistent = persistent;
@@ -204,6 +215,7 @@ takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *n, const char *service,
     srv->fn = fn;
     srv->user = user;
     srv->requests = srv->answered = srv->failed = srv->refused = srv->probes = 0;
+    srv->gen++;
     srv->used = true; /* clients may connect from now on */
   }
   takt__lock_give(&n->lock);
