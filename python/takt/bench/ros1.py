@@ -243,8 +243,10 @@ def _chains(peers: "Peers", master: str, quick: bool) -> Dict[str, object]:
 
 def run(quick: bool, out: Path) -> int:
     peers = Peers()
-    # at least 1000 samples a cell (BENCHMARKS.md): a p99 from fewer moves between runs
-    blocks, per_block = (1, 30) if quick else (4, 300)
+    # at least 1000 samples a cell (BENCHMARKS.md): a p99 from fewer moves between runs. 2400:
+    # with 1200, roscpp's 64 KB p99 alone moved 164-282 µs between runs (its 12th largest value),
+    # and every takt / roscpp ratio with it
+    blocks, per_block = (1, 30) if quick else (8, 300)
     sizes = SIZES[:1] if quick else SIZES
     firsts_reps = 1 if quick else 5
     samples: Dict[str, List[float]] = {}
