@@ -1056,8 +1056,8 @@ static bool free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
   return all;
 }
 
-takt_err_t takt_shm_reclaim(takt_shm_t *s) {
-  if (s == NULL) return TAKT_EINVAL;
+/* takt_shm_reclaim, with the pids of the processes reclaimed in pids (up to cap of them). */
+static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap) {
   uint32_t n = s->geo.max_participants, found = 0;
   int32_t dead_pid[TAKT_SHM_MAX_PARTICIPANTS];
   uint32_t dead_gen[TAKT_SHM_MAX_PARTICIPANTS];
@@ -1087,11 +1087,17 @@ takt_err_t takt_shm_reclaim(takt_shm_t *s) {
         free_participant_locked(s, i, dead_gen[i])) { /* else: the next reclaim tries again */
       atomic_store(&p->pid, 0);
       s->h->reclaimed++;
+      if (found < cap) pids[found] = dead_pid[i];
       found++;
     }
     reg_unlock(s);
   }
   return (takt_err_t)found;
+}
+
+takt_err_t takt_shm_reclaim(takt_shm_t *s) {
+  if (s == NULL) return TAKT_EINVAL;
+  return reclaim(s, NULL, 0);
 }
 
 /* ---- statistics ---- */
@@ -1352,10 +1358,19 @@ static void rx_main(void *arg) {
     }
     (void)takt_shm_wait(s, next_check);
     if (takt_time_now() >= next_check) {
-      takt_err_t n = takt_shm_reclaim(s);
-      if (n > 0)
-        fprintf(stderr, "takt shm: %d process(es) attached to %s died; what they held was reclaimed\n",
-                (int)n, s->name);
+      int32_t pids[4];
+      takt_err_t n = reclaim(s, pids, 4);
+      if (n > 0) {
+        char list[64] = "";
+        size_t len = 0;
+        for (int32_t i = 0; i < n && i < 4; i++)
+          len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0, "%s%d",
+                                  i > 0 ? ", " : "", (int)pids[i]);
+        fprintf(stderr,
+                "takt shm: %d process(es) attached to %s died (pid %s%s); what they held was "
+                "reclaimed\n",
+                (int)n, s->name, list, n > 4 ? ", ..." : "");
+      }
       next_check = takt_time_now() + RX_MONITOR_NS;
     }
   }

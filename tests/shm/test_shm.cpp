@@ -895,7 +895,9 @@ TEST_F(Shm, ReceiveThreadReportsADeadProcess) {
   takt_shm_stop(shm);
   std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(ss.reclaimed, 1u);
-  EXPECT_NE(said.find("1 process(es) attached to /takt." + domain + " died"), std::string::npos)
+  EXPECT_NE(said.find("1 process(es) attached to /takt." + domain + " died (pid " +
+                      std::to_string(child) + "); what they held was reclaimed"),
+            std::string::npos)
       << said;
   ASSERT_EQ(takt_shm_topic_stats(shm, "watched", &st), TAKT_OK);
   EXPECT_EQ(st.subs, 0u);
