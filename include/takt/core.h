@@ -230,9 +230,11 @@ typedef struct takt_chain_miss {
  *   that instant (ended false) by the validator thread, or by an executor's next round where no
  *   validator thread runs, also when the release itself is late or never runs (the executor
  *   busy, the release skipped). A watch follows its timer while the timer's executor spins: a
- *   spin that ends (takt_executor_spin/spin_until returning) stops it, the next release starts
- *   it again. A run ended by a later one (its messages overwritten, a fresher run through first)
- *   is not a miss if the later one got through before its deadline.
+ *   spin that returns (takt_executor_spin, _spin_until, _spin_some, _spin_once) stops it, the
+ *   timer's next release starts it again (so between the spins of a spin_some loop a run is
+ *   told when it ends). A run ended by a later one (its messages overwritten, a fresher run
+ *   through first) is not a miss if the later one got through before its deadline. A deadline
+ *   above TAKT_CONSTRAINT_MAX_NS (2^61 ns, takt/timing.h) has no watch.
  * - any other chain (its source a subscription or a service, or no timing validation): when its
  *   sink's job ends late (ended true), in the sink's thread at its priority.
  * The handler holds no takt lock: keep it short and never block (count, or wake a thread that

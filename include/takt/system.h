@@ -387,7 +387,9 @@ takt_err_t takt_system_check(const takt_system_desc_t *desc, char *err, size_t e
 /**
  * Tear everything down in order: links closed, bridges and daemons destroyed, the executor
  * destroyed, clients, chains, nodes (with their publishers, subscriptions, timers and services)
- * and topics destroyed, the violation observer removed. The executor must not be spinning.
+ * and topics destroyed, the violation observer removed. The executor must not be spinning, and a
+ * validator thread of the context must be stopped first (takt_validator_stop): a chain's miss or
+ * a violation it tells may be under way in the system's handlers.
  * Callback groups stay in the context (the core cannot destroy them); a later build reuses them
  * by name. NULL is a no-op.
  */

@@ -66,9 +66,12 @@ static takt__exec_rec_t *rec_of(takt_executor_t *e, takt_callback_t *cb) {
 
 static void arm_timer_locked(takt_executor_t *e, takt__exec_rec_t *r, int64_t start) {
   takt_timer_t *t = takt__rec_timer(r);
-  if (!t->started) takt__timer_start(t, start);
+  bool fresh = !t->started;
+  if (fresh) takt__timer_start(t, start);
   if (e->ops->timer_heap) takt__heap_push(&e->timers, r);
-  takt__timing_chain_source(e->ctx, t, t->next_release); /* a chain's watch: its first release */
+  /* a chain's watch: its first release, when a spin runs it. A timer started before (attached
+   * again) is watched from its next release: its next_release may be long past. */
+  if (fresh && e->spinning) takt__timing_chain_source(e->ctx, t, t->next_release);
 }
 
 static void arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
@@ -459,6 +462,14 @@ static bool sources_pending_locked(takt_executor_t *e) {
   return false;
 }
 
+/* A spin returns: the executor stops running its timers until the next one, and their chains'
+ * watches stop with it (the next release starts them again). Lock held. */
+static void watches_stop_locked(takt_executor_t *e) {
+  for (uint32_t i = 0; i < e->nrecs; i++)
+    if (e->recs[i]->cb->kind == TAKT_CB_TIMER)
+      takt__timing_chain_source(e->ctx, takt__rec_timer(e->recs[i]), TAKT_TIME_INFINITE);
+}
+
 static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   takt_context_t *ctx = e->ctx;
   if (e->spinning) return TAKT_EBUSY;
@@ -480,10 +491,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   }
   e->stop_requested = false;
   e->spinning = false;
-  if (wait) /* the executor stops running its timers: their chains' watches stop with it */
-    for (uint32_t i = 0; i < e->nrecs; i++)
-      if (e->recs[i]->cb->kind == TAKT_CB_TIMER)
-        takt__timing_chain_source(ctx, takt__rec_timer(e->recs[i]), TAKT_TIME_INFINITE);
+  watches_stop_locked(e);
   return TAKT_OK;
 }
 
@@ -524,6 +532,7 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
     n = round_locked(exec);
   }
   exec->spinning = false;
+  watches_stop_locked(exec);
   takt__exec_unlock(exec);
   if (ran != NULL) *ran = n;
   return TAKT_OK;

@@ -147,9 +147,13 @@ static void arm(timing_t *tm, deadline_t *d, int64_t at) {
  * Context lock held; the timing lock too, or the state not published yet. */
 static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   takt_callback_t *src = ch->cbs[0], *sink = ch->cbs[ch->n - 1];
-  if (ch->deadline <= 0 || src == NULL || sink == NULL || src->kind != TAKT_CB_TIMER ||
-      ch->watch != NULL || tm->reserved >= tm->heap.cap)
+  /* a deadline past TAKT_CONSTRAINT_MAX_NS (2^61 ns) is none a watch could keep: a time plus it
+   * would leave 64 bits */
+  if (ch->deadline <= 0 || ch->deadline > TAKT_CONSTRAINT_MAX_NS || src == NULL ||
+      src->kind != TAKT_CB_TIMER || ch->watch != NULL || tm->reserved >= tm->heap.cap)
     return; /* without a watch a miss is told when the run's sink ends */
+  for (uint32_t i = 0; i < ch->n; i++)
+    if (ch->cbs[i] == NULL) return; /* a member gone: no run gets through any more */
   chain_watch_t *w = takt__arena_alloc(&ctx->arena, sizeof *w);
   if (w == NULL) return;
   w->dl.pos = -1;

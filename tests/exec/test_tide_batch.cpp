@@ -332,6 +332,46 @@ TEST_F(ChainWatch, AStoppedExecutorStopsTheWatchAndTheNextReleaseStartsIt) {
   ASSERT_FALSE(m.misses.empty());
   EXPECT_FALSE(m.misses[0].ended);
 }
+
+// Between spins nothing is watched, whatever the spin was (spin_some, spin_once) or how the timer
+// came back (its node removed and added again, attached while no spin runs): a run is told only
+// for the time an executor ran the timer.
+TEST_F(ChainWatch, NothingIsToldWhileNoSpinRunsTheTimer) {
+  build(0);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 25 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  takt_clock_advance(&clock, 50 * kMs);
+  takt_timing_dispatch(ctx);
+  // the node leaves and comes back while no spin runs, then 60 ms pass
+  ASSERT_EQ(takt_executor_remove_node(exec, node), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  takt_clock_advance(&clock, 60 * kMs);
+  takt_timing_dispatch(ctx);
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+  // a spin again at a release: watched from it, and every run on time
+  int64_t now = takt_clock_now(&clock);
+  int64_t next = t0 + ((now - t0) / (10 * kMs) + 1) * 10 * kMs;
+  takt_clock_advance(&clock, next - now);
+  ASSERT_EQ(takt_executor_spin_until(exec, next + 25 * kMs), TAKT_OK);
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+}
+
+// A deadline no time can be added to (TAKT_TIME_INFINITE, "statistics only") gets no watch, and
+// a chain missing a member when timing is enabled gets none either: neither tells a miss.
+TEST_F(ChainWatch, NoWatchForAnEndlessDeadlineOrABrokenChain) {
+  build(25 * kMs);  // the hog delays the runs by up to 25 ms
+  ASSERT_EQ(takt_chain_destroy(chain), TAKT_OK);
+  takt_callback_t *members[2] = {takt_timer_callback(timer), takt_subscription_callback(sub)};
+  ASSERT_EQ(takt_chain_create(ctx, "endless", members, 2, TAKT_TIME_INFINITE, &chain), TAKT_OK);
+  ASSERT_EQ(takt_chain_set_miss_handler(chain, on_miss, &m), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 60 * kMs), TAKT_OK);
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+}
 #endif
 
 // (b) Figure 4: three messages waiting, arrived lowest priority first.
