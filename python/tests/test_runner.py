@@ -151,15 +151,23 @@ chains:
 
 def test_a_chain_deadline_miss_is_told_as_it_happens(takt, write, tmp_path):
     # brake alone takes 5 ms: every run of the 3 ms chain misses. The chain starts at a timer, so
-    # the validator thread tells each miss at its deadline, while brake still runs (not when it
-    # ends); the first three one line each, the others counted, each run once.
+    # the validator thread tells each miss at its deadline while brake still runs, or, when that
+    # thread (here SCHED_OTHER, on a loaded machine) comes later than brake's end, the end tells
+    # it (which one is timing, not asserted; tests/exec has the order on the fake clock); the
+    # first three one line each, the others counted, each run once.
     proc = takt("run", write("miss.yaml", CHAIN_MISSES), "--rt-priority", "0", "--out", tmp_path,
                 check=True)
     lines = proc.stdout.splitlines()
     told = [ln for ln in lines if ln.startswith("deadline miss ")]
     assert len(told) == 3, proc.stdout
     for ln in told:
-        assert "chain safety missed its deadline: not through brake 3.000 ms after its release (told " in ln, ln
+        at_deadline = "chain safety missed its deadline: not through brake 3.000 ms after its release (told " in ln
+        at_end = ("chain safety missed its deadline: " in ln and " > 3.000 ms (told when its last callback, "
+                  "brake, ended)" in ln)
+        assert at_deadline or at_end, ln
     assert told[-1].endswith("[further ones of this chain counted only]")
     result = json.loads((tmp_path / "run_miss_file.json").read_text())
-    assert result["chains"][0]["deadline_misses"] == result["chains"][0]["count"] > 3
+    chain = result["chains"][0]
+    # every run that ended missed; a run told at its deadline may not have ended when the run
+    # stopped; at most one a release (50 ms over 0.5 s)
+    assert 3 < chain["count"] <= chain["deadline_misses"] <= 11, chain
