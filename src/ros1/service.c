@@ -21,6 +21,11 @@ static void refuse(takt_ros1_node_t *n, takt__ros1_conn_t *c, const char *text) 
   c->len = 0;
 }
 
+/* A client's connection header: answered and the connection adopted. As for a subscriber
+ * (io.c, pending_header): the service is looked up, checked, given a connection slot and its
+ * answer written under the node's lock, where its strings are stable, noting the slot's
+ * generation; the answer goes out holding no lock, and the connection is adopted only if the
+ * slot was neither unadvertised nor advertised again (another service) meanwhile. */
 void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt__tcpros_header_t *h) {
   static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
   uint32_t sl = 0, ml = 0, cl = 0;
@@ -31,70 +36,54 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
     refuse(n, c, "service connection header lacks md5sum or callerid");
     return;
   }
+  bool probe = takt__tcpros_is(h, "probe", "1");
+  bool persistent = takt__tcpros_is(h, "persistent", "1");
   takt_ros1_srv_t *srv = NULL;
-  /* what the answer needs, copied under the lock: the slot may be unadvertised and advertised
-   * again (another service) while this thread writes with no lock held */
+  takt__ros1_sconn_t *sc = NULL;
   uint32_t gen = 0;
-  const char *srv_md5 = NULL;
-  static char srv_name[TAKT__ROS1_NAME], srv_type[TAKT__ROS1_NAME]; /* the I/O thread only */
+  int32_t hl = -1;
+  text[0] = '\0';
   takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_services; i++)
     if (n->srvs[i].used && strlen(n->srvs[i].name) == sl && memcmp(n->srvs[i].name, name, sl) == 0)
       srv = &n->srvs[i];
-  if (srv != NULL) {
-    gen = srv->gen;
-    srv_md5 = srv->md5;
-    memcpy(srv_name, srv->name, sizeof srv_name);
-    memcpy(srv_type, srv->type, sizeof srv_type);
-  }
-  takt__lock_give(&n->lock);
   if (srv == NULL) {
     snprintf(text, sizeof text, "received a connection for a nonexistent service [%.*s]",
              (int)(sl > 200 ? 200 : sl), name);
-    refuse(n, c, text);
-    return;
-  }
-  bool probe = takt__tcpros_is(h, "probe", "1");
-  if (!(ml == 1 && md5[0] == '*') && !(strlen(srv_md5) == ml && memcmp(srv_md5, md5, ml) == 0)) {
+  } else if (!(ml == 1 && md5[0] == '*') && !(strlen(srv->md5) == ml && memcmp(srv->md5, md5, ml) == 0)) {
     /* roscpp's words */
     snprintf(text, sizeof text,
              "client wants service %s to have md5sum %.*s, but it has %s. Dropping connection.",
-             srv_name, (int)(ml > 64 ? 64 : ml), md5, srv_md5);
-    takt__lock_take(&n->lock);
-    if (srv->gen == gen) srv->refused++;
-    takt__lock_give(&n->lock);
+             srv->name, (int)(ml > 64 ? 64 : ml), md5, srv->md5);
+    srv->refused++;
+  } else {
+    gen = srv->gen;
+    for (uint32_t k = 0; k < n->cfg.max_conns && !probe && sc == NULL; k++)
+      if (srv->conn[k].state == SC_FREE && srv->conn[k].io.fd < 0) sc = &srv->conn[k];
+    if (!probe && sc == NULL) {
+      srv->refused++;
+      snprintf(text, sizeof text, "too many clients: no connection of the service is free");
+    } else {
+      /* the answer roscpp gives: callerid, md5sum, request_type, response_type, type. It
+       * replaces the client's header in c->buf: nothing of h is read after it */
+      char req_type[TAKT__ROS1_NAME + 8], resp_type[TAKT__ROS1_NAME + 9];
+      snprintf(req_type, sizeof req_type, "%sRequest", srv->type);
+      snprintf(resp_type, sizeof resp_type, "%sResponse", srv->type);
+      takt__tcpros_writer_t hw;
+      takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
+      takt__tcpros_w_field(&hw, "callerid", n->name);
+      takt__tcpros_w_field(&hw, "md5sum", srv->md5);
+      takt__tcpros_w_field(&hw, "request_type", req_type);
+      takt__tcpros_w_field(&hw, "response_type", resp_type);
+      takt__tcpros_w_field(&hw, "type", srv->type);
+      hl = takt__tcpros_w_end(&hw);
+    }
+  }
+  takt__lock_give(&n->lock);
+  if (text[0] != '\0') {
     refuse(n, c, text);
     return;
   }
-  takt__ros1_sconn_t *sc = NULL;
-  uint32_t k = 0;
-  if (!probe) {
-    takt__lock_take(&n->lock);
-    for (; k < n->cfg.max_conns; k++)
-      if (srv->conn[k].state == SC_FREE && srv->conn[k].io.fd < 0) {
-        sc = &srv->conn[k];
-        break;
-      }
-    if (sc == NULL && srv->gen == gen) srv->refused++;
-    takt__lock_give(&n->lock);
-    if (sc == NULL) {
-      refuse(n, c, "too many clients: no connection of the service is free");
-      return;
-    }
-  }
-  bool persistent = takt__tcpros_is(h, "persistent", "1");
-  /* the answer roscpp gives: callerid, md5sum, request_type, response_type, type */
-  char req_type[TAKT__ROS1_NAME + 8], resp_type[TAKT__ROS1_NAME + 9];
-  snprintf(req_type, sizeof req_type, "%sRequest", srv_type);
-  snprintf(resp_type, sizeof resp_type, "%sResponse", srv_type);
-  takt__tcpros_writer_t hw;
-  takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
-  takt__tcpros_w_field(&hw, "callerid", n->name);
-  takt__tcpros_w_field(&hw, "md5sum", srv_md5);
-  takt__tcpros_w_field(&hw, "request_type", req_type);
-  takt__tcpros_w_field(&hw, "response_type", resp_type);
-  takt__tcpros_w_field(&hw, "type", srv_type);
-  int32_t hl = takt__tcpros_w_end(&hw);
   if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
                                     takt_time_now() + n->cfg.timeout_ns, NULL) < 0 ||
       probe) {
