@@ -183,6 +183,31 @@ void takt_callback_get_attr(const takt_callback_t *cb, takt_callback_attr_t *out
 uint64_t takt_callback_runs(const takt_callback_t *cb);
 
 /**
+ * Deadline misses of callbacks. A job of a callback whose takt_callback_attr_t.deadline_ns is > 0
+ * has an absolute deadline: under preempt the one its executor gave it (EDF: inherited from the
+ * job that published its message, else its release + deadline_ns), elsewhere its release +
+ * deadline_ns (a timer's release; a message's, request's or response's publication into the
+ * context: takt_msg_header_t.t_data). A job that ends after it is a miss: counted on the callback
+ * and told to the context's job miss handler. Told when the job ends (a job that never ends is
+ * never told; for that, a chain's watch or a timing constraint: takt/timing.h). Callbacks without
+ * a deadline of their own are not checked, also when a message gave their job one.
+ */
+typedef struct takt_job_miss {
+  takt_callback_t *cb;  /* the callback; valid during the call */
+  int64_t t_info;       /* origin time of the job's information */
+  int64_t release;      /* the job's release */
+  int64_t deadline_at;  /* its absolute deadline */
+  int64_t ended_at;     /* when it ended */
+} takt_job_miss_t;
+/** Called in the thread that ran the job, at its priority, right after the job, holding no takt
+ * lock: keep it short and never block (count, or hand the miss to a thread that reports). */
+typedef void (*takt_job_miss_fn)(const takt_job_miss_t *miss, void *user);
+/** Set (fn) or clear (NULL) the context's job miss handler; at any time. */
+takt_err_t takt_context_set_job_miss_handler(takt_context_t *ctx, takt_job_miss_fn fn, void *user);
+/** Jobs of this callback that ended after their deadline (above). */
+uint64_t takt_callback_deadline_misses(const takt_callback_t *cb);
+
+/**
  * Declare a chain: callbacks in order (first = the trigger, usually a timer; last = the sink)
  * with an end-to-end deadline (0 = none). A callback belongs to at most one chain.
  * Latency is measured when the sink finishes: now - t_info of the message that released it.

@@ -171,3 +171,37 @@ def test_a_chain_deadline_miss_is_told_as_it_happens(takt, write, tmp_path):
     # every run that ended missed; a run told at its deadline may not have ended when the run
     # stopped; at most one a release (50 ms over 0.5 s)
     assert 3 < chain["count"] <= chain["deadline_misses"] <= 11, chain
+
+
+CALLBACK_MISSES = """name: cbmiss
+executor: tide
+duration_s: 0.5
+nodes:
+  - name: ecu
+    timers:
+      - {name: ctl, period_ms: 50, work_us: 200, publish: cmd}
+    subscriptions:
+      - {name: act, topic: cmd, work_us: 4000, deadline_ms: 2}
+      - {name: log, topic: cmd, work_us: 4000}
+"""
+
+
+def test_a_callback_deadline_miss_is_told_and_counted(takt, write, tmp_path):
+    # act works 4 ms against its own 2 ms deadline: each job misses, told when it ends (the first
+    # three one line each); log, as slow but without a deadline, is never checked
+    proc = takt("run", write("cbmiss.yaml", CALLBACK_MISSES), "--rt-priority", "0", "--out",
+                tmp_path, check=True)
+    told = [ln for ln in proc.stdout.splitlines() if ln.startswith("deadline miss ")]
+    assert len(told) == 3, proc.stdout
+    for ln in told:
+        assert "callback act of ecu missed its deadline: ended " in ln, ln
+        assert ln.split(" ms after its release > ")[1].startswith("2.000 ms"), ln
+        late = float(ln.split("ended ")[1].split(" ms")[0])
+        assert late > 4.0, ln  # at least its own work
+    assert told[-1].endswith("[further ones of this callback counted only]")
+    result = json.loads((tmp_path / "run_cbmiss_file.json").read_text())
+    cbs = {c["name"]: c for c in result["callbacks"]}
+    assert cbs["act"]["deadline_ns"] == 2_000_000
+    assert cbs["act"]["deadline_misses"] == cbs["act"]["runs"] >= 5, cbs["act"]
+    assert cbs["log"]["deadline_misses"] == 0 and cbs["log"]["runs"] >= 5, cbs["log"]
+    assert cbs["ctl"]["deadline_misses"] == 0

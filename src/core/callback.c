@@ -59,6 +59,24 @@ bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run) {
   return false;
 }
 
+/* A job ended after its deadline: counted, and told to the context's handler (no lock held). */
+static void job_missed(takt_context_t *ctx, takt__job_t *job, int64_t end) {
+  takt__lock_take(&ctx->stats_lock);
+  job->cb->deadline_misses++;
+  takt_job_miss_fn fn = ctx->job_miss_fn;
+  void *user = ctx->job_miss_user;
+  takt__lock_give(&ctx->stats_lock);
+  if (fn == NULL) return;
+  takt_job_miss_t m = {.cb = job->cb, .t_info = job->t_info, .release = job->release,
+                       .deadline_at = job->abs_deadline, .ended_at = end};
+  fn(&m, user);
+}
+
+int64_t takt__job_deadline(const takt__run_t *run, const takt_callback_t *cb, int64_t release) {
+  if (run->abs_deadline != TAKT_TIME_INFINITE) return run->abs_deadline;
+  return cb->attr.deadline_ns > 0 ? release + cb->attr.deadline_ns : 0;
+}
+
 takt__job_t *takt__job_begin(takt__job_t *job, const takt__run_t *run) {
   takt__job_t *saved = takt__current_job;
   takt__current_job = job;
@@ -83,14 +101,23 @@ void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run)
                              .flow = job->flow, .flow_seq = job->flow_seq, .kind = TAKT_TRACE_JOB};
     takt__trace_record(tr, &ev);
   }
-  if (run->held != NULL) takt__lock_take(run->held);
   takt__current_job = saved;
-  if (gone) return;
-  atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
+  /* Still no takt lock held: the miss handlers are called here. The callback is still there: one
+   * destroyed by another thread waits for this job's executor to count it out, which it does
+   * only after this returns, under held. */
+  if (!gone) {
+    atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
+    /* attr is read without a lock by the executor running the callback (entities.h) */
+    if (job->cb->attr.deadline_ns > 0 && job->abs_deadline > 0) {
+      int64_t end = takt_clock_now(ctx->clock);
+      if (end > job->abs_deadline) job_missed(ctx, job, end);
+    }
 #if TAKT_WITH_CHAINS
-  if (atomic_load_explicit(&job->cb->chain, memory_order_acquire) != NULL)
-    takt__chain_job_done(job->cb, job->t_info, takt_clock_now(job->cb->node->ctx->clock));
+    if (atomic_load_explicit(&job->cb->chain, memory_order_acquire) != NULL)
+      takt__chain_job_done(job->cb, job->t_info, takt_clock_now(ctx->clock));
 #endif
+  }
+  if (run->held != NULL) takt__lock_take(run->held);
 }
 
 void takt__quiesce_locked(takt__lock_t *l, _Atomic uint32_t *notifiers, _Atomic uint32_t *waiting,

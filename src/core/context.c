@@ -424,6 +424,23 @@ uint64_t takt_callback_runs(const takt_callback_t *cb) {
   return atomic_load_explicit(&((takt_callback_t *)(uintptr_t)cb)->runs, memory_order_relaxed);
 }
 
+uint64_t takt_callback_deadline_misses(const takt_callback_t *cb) {
+  takt_context_t *ctx = cb->node->ctx;
+  takt__lock_take(&ctx->stats_lock);
+  uint64_t n = cb->deadline_misses;
+  takt__lock_give(&ctx->stats_lock);
+  return n;
+}
+
+takt_err_t takt_context_set_job_miss_handler(takt_context_t *ctx, takt_job_miss_fn fn, void *user) {
+  if (ctx == NULL) return TAKT_EINVAL;
+  takt__lock_take(&ctx->stats_lock);
+  ctx->job_miss_fn = fn;
+  ctx->job_miss_user = user;
+  takt__lock_give(&ctx->stats_lock);
+  return TAKT_OK;
+}
+
 static bool attr_valid(takt_context_t *ctx, const takt_callback_attr_t *attr) {
   return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0 &&
          attr->group <= ctx->n_groups;
@@ -524,6 +541,7 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
   cb->reg_order = node->ctx->reg_seq++;
   cb->exec_rec = NULL;
   atomic_store_explicit(&cb->runs, 0, memory_order_relaxed);
+  cb->deadline_misses = 0; /* not reachable yet: no lock needed */
   takt__dispatcher_t *d = atomic_load(&node->dispatcher);
   if (d != NULL) {
     /* the attached node's executor must accept the group and the attributes */

@@ -43,6 +43,7 @@ struct takt_callback {
   _Atomic(void *) watch;
 #endif
   _Atomic uint64_t runs;     /* [atomic] jobs finished */
+  uint64_t deadline_misses;  /* [stats] jobs that ended after their deadline */
 };
 
 /* A callback group. The node's default group (id 0) lives in the node. */
@@ -255,7 +256,7 @@ struct takt_chain {
 
 struct takt_context {
   takt__lock_t lock;       /* entity lists, pools, arena, groups, attachment, phase changes */
-  takt__lock_t stats_lock; /* chain statistics and callback-to-chain links */
+  takt__lock_t stats_lock; /* chain statistics, callback-to-chain links, deadline misses */
   takt_clock_t *clock;     /* [const] */
   void *arena_mem;         /* [const] */
   bool arena_owned;        /* [const] */
@@ -282,6 +283,8 @@ struct takt_context {
   _Atomic(struct takt__trace *) trace;
   struct takt__trace *trace_last; /* [ctx] the last trace started, readable after its stop */
   uint32_t topic_ids;             /* [ctx] trace ids of topics, in creation order */
+  takt_job_miss_fn job_miss_fn;   /* [stats] told of each job that ends after its deadline */
+  void *job_miss_user;            /* [stats] */
 };
 
 #endif

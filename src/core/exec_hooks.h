@@ -106,9 +106,8 @@ takt__job_t *takt__job_begin(takt__job_t *job, const takt__run_t *run);
 /** Leave it: let go of run->job_lock, take run->held again, restore the previous job, count the
  * run, record chain latency. */
 void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run);
-/** The deadline a job records (0: none). */
-static inline int64_t takt__run_deadline(const takt__run_t *run) {
-  return run->abs_deadline == TAKT_TIME_INFINITE ? 0 : run->abs_deadline;
-}
+/** The deadline of a job of cb released at release (0: none): run's, else the callback's own
+ * relative deadline from its release. */
+int64_t takt__job_deadline(const takt__run_t *run, const takt_callback_t *cb, int64_t release);
 
 #endif

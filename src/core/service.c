@@ -484,7 +484,7 @@ bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
   takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size,
                         .usefulness = 1.0f};
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                     .abs_deadline = takt__run_deadline(run)};
+                     .abs_deadline = takt__job_deadline(run, &s->cb, r->hdr.t_data)};
   takt_context_t *ctx = s->ctx;
   r->deferred = false;
   s->serving = r;
@@ -557,7 +557,7 @@ bool takt__client_execute(takt_client_t *c, const takt__run_t *run) {
     if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* canceled */
     takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
     takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                       .abs_deadline = takt__run_deadline(run)};
+                       .abs_deadline = takt__job_deadline(run, &c->cb, r->hdr.t_data)};
     takt__lock_give(&srv->lock);
     takt__job_t *saved = takt__job_begin(&job, run);
     c->fn(c, f, c->user);

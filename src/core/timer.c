@@ -85,8 +85,7 @@ void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t now, const ta
   takt_timer_event_t ev = {.release = release, .now = now, .k = t->pending_k,
                            .missed = t->missed_since_run};
   t->missed_since_run = 0;
-  int64_t deadline = takt__run_deadline(run);
-  if (deadline == 0 && t->cb.attr.deadline_ns > 0) deadline = release + t->cb.attr.deadline_ns;
+  int64_t deadline = takt__job_deadline(run, &t->cb, release);
   takt__job_t job = {.cb = &t->cb, .t_info = release, .release = release, .abs_deadline = deadline};
   takt__job_t *saved = takt__job_begin(&job, run);
   if (t->fn != NULL) t->fn(t, &ev, t->user);

@@ -636,7 +636,8 @@ bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) 
   msg.usefulness = fetched_locked(s, &sl->hdr);
   takt__lock_give(&t->lock);
   takt__job_t job = {.cb = &s->cb, .t_info = msg.header.t_info, .release = msg.header.t_data,
-                     .abs_deadline = takt__run_deadline(run), .flow = t->trace_id,
+                     .abs_deadline = takt__job_deadline(run, &s->cb, msg.header.t_data),
+                     .flow = t->trace_id,
                      .flow_seq = msg.header.seq};
   takt__job_t *saved = takt__job_begin(&job, run);
   if (s->fn != NULL) s->fn(s, &msg, s->user);

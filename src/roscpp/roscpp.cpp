@@ -97,6 +97,9 @@ struct Global {
   std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
   std::mutex log_mu;
   uint32_t log_seq = 0;
+  // what each callback with a Scheduling deadline is, by its takt name, for the deadline miss
+  // warnings ("subscriber of /chatter"); mu
+  std::map<std::string, std::string> deadline_what;
   std::atomic<int> level{-1};  // set_logger_level's (-1: not called, $ROSCONSOLE_MIN_SEVERITY's)
 };
 
@@ -304,6 +307,117 @@ bool ok() {
 }
 
 namespace {
+/** Deadline misses of callbacks with a Scheduling deadline (takt_job_miss_fn): noted by the late
+ * job's thread into a fixed table (no allocation, one short lock), warned about by a spinning
+ * thread (report_deadline_misses, from report_connections): at most one line a second per
+ * callback, with the count since the last. */
+struct MissSlot {
+  char name[TAKT_NAME_MAX];  // the callback's takt name; "" = free
+  uint64_t pending = 0;      // misses not warned about yet
+  int64_t late_ns = 0;       // the last one's end - release, and its deadline
+  int64_t deadline_ns = 0;
+  int64_t told = 0;          // when the last warning was given (takt_time_now), 0 = never
+};
+constexpr uint32_t kMissSlots = 32;
+std::mutex miss_mu;  // guards the table (taken by a late job's thread: held for a copy only)
+MissSlot miss_slots[kMissSlots];
+uint64_t miss_unnamed = 0;  // misses that found the table full
+
+void on_job_miss(const takt_job_miss_t *m, void *) {
+  const char *name = takt_callback_name(m->cb);
+  std::lock_guard<std::mutex> lk(miss_mu);
+  MissSlot *slot = nullptr, *free_slot = nullptr;
+  for (MissSlot &ms : miss_slots) {
+    if (ms.name[0] == '\0') {
+      if (!free_slot) free_slot = &ms;
+    } else if (std::strncmp(ms.name, name, sizeof ms.name) == 0) {
+      slot = &ms;
+      break;
+    }
+  }
+  if (!slot && free_slot) {
+    slot = free_slot;
+    std::snprintf(slot->name, sizeof slot->name, "%s", name);
+    slot->told = 0;
+  }
+  if (!slot) {
+    miss_unnamed++;
+    return;
+  }
+  slot->pending++;
+  slot->late_ns = m->ended_at - m->release;
+  slot->deadline_ns = m->deadline_at - m->release;
+}
+}  // namespace
+
+namespace takt_impl {
+/** Name what a takt callback with a deadline is, for the warnings (or forget it: what empty). */
+void note_deadline(const char *takt_name, const std::string &what) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  if (what.empty()) G.deadline_what.erase(takt_name);
+  else G.deadline_what[takt_name] = what;
+}
+
+/** Forget what cb is (before its destruction), if it has a deadline. */
+void forget_deadline(takt_callback_t *cb) {
+  takt_callback_attr_t a;
+  takt_callback_get_attr(cb, &a);
+  if (a.deadline_ns > 0) note_deadline(takt_callback_name(cb), std::string());
+}
+
+/** Warn (ROS_WARN, to the console and /rosout) about the misses noted since the last call. */
+void report_deadline_misses() {
+  struct Told {
+    std::string name;
+    uint64_t n;
+    int64_t late, deadline;
+  };
+  Told told[kMissSlots];
+  uint32_t k = 0;
+  uint64_t unnamed;
+  int64_t now = takt_time_now();
+  {
+    std::lock_guard<std::mutex> lk(miss_mu);
+    for (MissSlot &ms : miss_slots) {
+      if (ms.name[0] == '\0') continue;
+      if (ms.pending == 0) {
+        if (now - ms.told > 10 * TAKT_NS_PER_S) ms.name[0] = '\0';  // quiet for 10 s: slot freed
+        continue;
+      }
+      if (ms.told != 0 && now - ms.told < TAKT_NS_PER_S) continue;
+      told[k++] = {ms.name, ms.pending, ms.late_ns, ms.deadline_ns};
+      ms.pending = 0;
+      ms.told = now;
+    }
+    unnamed = miss_unnamed;
+    miss_unnamed = 0;
+  }
+  Global &G = g();
+  for (uint32_t i = 0; i < k; i++) {
+    std::string what;
+    {
+      std::lock_guard<std::mutex> lk(G.mu);
+      auto it = G.deadline_what.find(told[i].name);
+      what = it != G.deadline_what.end() ? it->second : "callback " + told[i].name;
+    }
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "deadline miss: the callback of %s ended %.3f ms after its release (deadline %.3f ms)",
+                  what.c_str(), static_cast<double>(told[i].late) / 1e6,
+                  static_cast<double>(told[i].deadline) / 1e6);
+    std::string line = text;
+    if (told[i].n > 1) line += " [" + std::to_string(told[i].n) + " misses since the last warning]";
+    console::takt_write(console::levels::Warn, __FILE__, __LINE__, "deadline", line);
+  }
+  if (unnamed > 0)
+    console::takt_write(console::levels::Warn, __FILE__, __LINE__, "deadline",
+                        "deadline miss: " + std::to_string(unnamed) + " more, of callbacks not named (more than " +
+                            std::to_string(kMissSlots) + " callbacks missed their deadlines at once)");
+}
+}  // namespace takt_impl
+
+namespace {
 /** start's work, under start_mu: false, with the reason in why, if the node cannot be made. A
  * shutdown (SIGINT, SIGTERM, ros::shutdown) while it waits for the master ends it quietly, the
  * node shut down, as roscpp's. */
@@ -386,6 +500,7 @@ bool start_locked(std::string &why) {
     why = std::string("cannot create the ROS 1 node: ") + takt_strerror(rc);
     return false;
   }
+  takt_context_set_job_miss_handler(G.ctx, on_job_miss, nullptr);
   rc = takt_executor_create(G.ctx, G.kind, nullptr, &G.exec);
   if (rc == TAKT_OK) rc = takt_node_create(G.ctx, "roscpp_io", &G.io_node);
   if (rc == TAKT_OK) rc = takt_context_start(G.ctx);  // one start instant: timers are phased from it
@@ -1130,6 +1245,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     lane.users--;
     return nullptr;
   }
+  if (o.attr.deadline_ns > 0) note_deadline(sname, "subscriber " + rs->topic);
   return s;
 }
 
@@ -1160,6 +1276,7 @@ void sub_shutdown(SubImpl &s) {
   }
   // returns once no call of the callback runs (but this thread's, if it is in one)
   if (sub) {
+    forget_deadline(takt_subscription_callback(sub));
     takt_err_t rc = takt_subscription_destroy(sub);
     if (rc != TAKT_OK) fail("Subscriber::shutdown", rc);
   }
@@ -1192,6 +1309,7 @@ void report_connections() {
   int64_t now = takt_time_now();
   if (!one.owns_lock() || now < next) return;
   next = now + kSliceNs;
+  report_deadline_misses();
   std::vector<std::shared_ptr<RosSub>> subs;
   std::vector<std::shared_ptr<PubShared>> pubs;
   {
@@ -1277,6 +1395,7 @@ namespace {
 void timer_disarm_locked(TimerImpl &t) {
   t.armed.store(false);
   if (!t.timer || tl_timer == &t) return;  // in its own callback: kept, disarmed (start re-arms it)
+  forget_deadline(takt_timer_callback(t.timer));
   takt_err_t rc = takt_timer_destroy(t.timer);
   if (rc != TAKT_OK) fail("Timer::stop", rc);
   t.timer = nullptr;
@@ -1311,6 +1430,10 @@ void timer_arm_locked(TimerImpl &t) {
     t.armed.store(false);
     t.timer = nullptr;
     std::fprintf(stderr, "takt roscpp: createTimer: %s\n", refused("timers", rc).c_str());
+  } else if (t.attr.deadline_ns > 0) {
+    char what[64];
+    std::snprintf(what, sizeof what, "a timer of period %.3f s", static_cast<double>(t.period) / 1e9);
+    note_deadline(name, what);
   }
 }
 }  // namespace
@@ -1353,6 +1476,7 @@ void timer_shutdown(TimerImpl &t) {
   t.armed.store(false);
   if (!t.timer) return;
   // in its own callback too (the core lets a job's callback go during the job)
+  forget_deadline(takt_timer_callback(t.timer));
   takt_err_t rc = takt_timer_destroy(t.timer);
   if (rc != TAKT_OK) fail("Timer", rc);
   t.timer = nullptr;
@@ -1580,6 +1704,7 @@ bool srv_teardown(SrvCore &s) {
   }
 #endif
   if (!s.srv) return true;
+  forget_deadline(takt_service_callback(s.srv));
   takt_err_t rc = takt_service_destroy(s.srv);
   if (rc == TAKT_EBUSY) return false;
   if (rc != TAKT_OK) fail(("shutting down service " + s.name).c_str(), rc);
@@ -1654,6 +1779,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
     return nullptr;
   }
   impl->core = s;
+  if (o.attr.deadline_ns > 0) note_deadline(service.c_str(), "service " + service);
   {
     std::lock_guard<std::mutex> lk(G.mu);
     G.cores[service] = s;

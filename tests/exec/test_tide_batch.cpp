@@ -9,6 +9,8 @@
 
 using namespace takt_test;
 
+extern "C" uint32_t takt__locks_held(void);  // src/core/lock.h: takt locks this thread holds
+
 namespace {
 
 constexpr int64_t kMs = TAKT_NS_PER_MS;
@@ -137,6 +139,7 @@ struct Misses {
 };
 void on_miss(const takt_chain_miss_t *miss, void *user) {
   auto *m = static_cast<Misses *>(user);
+  EXPECT_EQ(takt__locks_held(), 0u) << "a miss handler is called holding no takt lock";
   m->seen.emplace_back(miss->latency_ns, miss->t_info);
   m->at_log.push_back(m->log->size());
   m->misses.push_back(*miss);
@@ -373,6 +376,131 @@ TEST_F(ChainWatch, NoWatchForAnEndlessDeadlineOrABrokenChain) {
   EXPECT_EQ(misses(), 0u);
 }
 #endif
+
+// Callbacks with a deadline of their own: each job that ends after its release + deadline is
+// counted on the callback and told to the context's handler once, when it ends (a timer's
+// release; a message's publication into the topic). A callback without a deadline is never
+// checked, however late it ends.
+struct JobMisses {
+  std::vector<takt_job_miss_t> seen;
+  std::vector<size_t> at_log;
+  const std::vector<int> *log = nullptr;
+};
+void on_job_miss(const takt_job_miss_t *miss, void *user) {
+  auto *m = static_cast<JobMisses *>(user);
+  EXPECT_EQ(takt__locks_held(), 0u) << "a miss handler is called holding no takt lock";
+  m->seen.push_back(*miss);
+  m->at_log.push_back(m->log->size());
+}
+
+class CallbackDeadlines : public ContextTest {
+ protected:
+  std::vector<int> log;
+  Cb ctl, plain, act, hog;
+  JobMisses m;
+  takt_node_t *node = nullptr;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *pub = nullptr;
+  takt_timer_t *ctl_timer = nullptr, *hog_timer = nullptr;
+  takt_subscription_t *plain_sub = nullptr, *act_sub = nullptr;
+  takt_executor_t *exec = nullptr;
+  int64_t t0 = 0;
+
+  // ctl: a 10 ms timer (deadline 3 ms, 1 ms of work) publishing to plain (priority 6, 2 ms, no
+  // deadline) and act (priority 5, 1 ms, deadline 2 ms), so act always waits for plain; a hog
+  // (priority 1, 5 ms, at 9 ms) holds the executor when ctl's second release comes.
+  void build(takt_executor_kind_t kind) {
+    t0 = takt_clock_now(&clock);
+    ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "cmd", blob8_type(), 4, &topic), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(node, topic, &pub), TAKT_OK);
+    Cb *all[4] = {&ctl, &plain, &act, &hog};
+    const int64_t work[4] = {kMs, 2 * kMs, kMs, 5 * kMs};
+    for (int i = 0; i < 4; i++) {
+      all[i]->id = i + 1;
+      all[i]->log = &log;
+      all[i]->clock = &clock;
+      all[i]->exec_ns = work[i];
+    }
+    ctl.out = pub;
+    takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+    a.priority = 10;
+    a.deadline_ns = 3 * kMs;
+    ASSERT_EQ(takt_timer_create(node, "ctl", 10 * kMs, 0, on_timer, &ctl, &a, &ctl_timer), TAKT_OK);
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.attr.priority = 6;
+    ASSERT_EQ(takt_subscription_create(node, topic, "plain", on_msg, &plain, &so, &plain_sub),
+              TAKT_OK);
+    so.attr.priority = 5;
+    so.attr.deadline_ns = 2 * kMs;
+    ASSERT_EQ(takt_subscription_create(node, topic, "act", on_msg, &act, &so, &act_sub), TAKT_OK);
+    a.priority = 1;
+    a.deadline_ns = 0;
+    ASSERT_EQ(takt_timer_create(node, "hog", 100 * kMs, 9 * kMs, on_timer, &hog, &a, &hog_timer),
+              TAKT_OK);
+    m.log = &log;
+    ASSERT_EQ(takt_context_set_job_miss_handler(ctx, on_job_miss, &m), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  }
+
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (node != nullptr) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    if (topic != nullptr) EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+    ContextTest::TearDown();
+  }
+};
+
+TEST_F(CallbackDeadlines, TideTellsEachLateJobOnceWhenItEnds) {
+  build(TAKT_EXEC_TIDE);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 25 * kMs), TAKT_OK);
+  // 0 ctl, 1-3 plain, 3-4 act; 9-14 hog; 14-15 ctl (released at 10), 15-17 plain, 17-18 act;
+  // 20 ctl, 21-23 plain, 23-24 act
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 1, 2, 3, 1, 2, 3}));
+  ASSERT_EQ(m.seen.size(), 4u);
+  const takt_callback_t *act_cb = takt_subscription_callback(act_sub);
+  const takt_callback_t *ctl_cb = takt_timer_callback(ctl_timer);
+  const struct {
+    const takt_callback_t *cb;
+    int64_t t_info, release, deadline_at, ended_at;
+    size_t at_log;
+  } want[4] = {{act_cb, 0, 1, 3, 4, 3},
+               {ctl_cb, 10, 10, 13, 15, 5},
+               {act_cb, 10, 15, 17, 18, 7},
+               {act_cb, 20, 21, 23, 24, 10}};
+  for (size_t i = 0; i < 4; i++) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(m.seen[i].cb, want[i].cb);
+    EXPECT_EQ(m.seen[i].t_info, t0 + want[i].t_info * kMs);
+    EXPECT_EQ(m.seen[i].release, t0 + want[i].release * kMs);
+    EXPECT_EQ(m.seen[i].deadline_at, t0 + want[i].deadline_at * kMs);
+    EXPECT_EQ(m.seen[i].ended_at, t0 + want[i].ended_at * kMs);
+    EXPECT_EQ(m.at_log[i], want[i].at_log) << "told right after the late job, before the next";
+  }
+  EXPECT_EQ(takt_callback_deadline_misses(act_cb), 3u);
+  EXPECT_EQ(takt_callback_deadline_misses(ctl_cb), 1u);
+  EXPECT_EQ(takt_callback_deadline_misses(takt_subscription_callback(plain_sub)), 0u)
+      << "no deadline of its own: never checked";
+  EXPECT_EQ(takt_callback_deadline_misses(takt_timer_callback(hog_timer)), 0u);
+
+  // without a handler the misses are still counted
+  ASSERT_EQ(takt_context_set_job_miss_handler(ctx, nullptr, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 35 * kMs), TAKT_OK);
+  EXPECT_EQ(m.seen.size(), 4u);
+  EXPECT_EQ(takt_callback_deadline_misses(act_cb), 4u);
+}
+
+TEST_F(CallbackDeadlines, BatchCountsTheSameLateJobs) {
+  build(TAKT_EXEC_BATCH);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 25 * kMs), TAKT_OK);
+  // batch takes the ready set in registration order: the same jobs end at the same instants here
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(takt_callback_deadline_misses(takt_subscription_callback(act_sub)), 3u);
+  EXPECT_EQ(takt_callback_deadline_misses(takt_timer_callback(ctl_timer)), 1u);
+  ASSERT_EQ(m.seen.size(), 4u);
+  EXPECT_EQ(m.seen[1].deadline_at, t0 + 13 * kMs);
+}
 
 // (b) Figure 4: three messages waiting, arrived lowest priority first.
 TEST_F(ThreeChains, BatchProcessesWaitingMessagesInArrivalOrder) {

@@ -77,7 +77,9 @@ int main(int argc, char **argv) {
   CHECK(client.call(srv) && srv.response.sum == -2);  // served by the spinner's thread
   spinner.stop();
 
-  // takt's extension: two timers of one period, the higher priority created second. spinOnce runs
+  // takt's extension: two timers of one period, the higher priority created second (and with a
+  // 10 ms deadline, which each of its runs misses: test_roscpp_examples.py checks the one
+  // warning the spinning thread gives). spinOnce runs
   // half a period after the second timer's start or later, so it finds both released: the higher
   // priority must run first every time (the executor's order, not creation order). The times are
   // counted from after both exist: a slow creation (a sanitizer on a busy host) must not make the

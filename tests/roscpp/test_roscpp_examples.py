@@ -317,6 +317,16 @@ def main() -> int:
             print("note: the Debian-only pairings (no takt code) run in the build without sanitizers")
         inp = run([str(bins / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
         ok = inp.returncode == 0
+        # the 10 ms-deadline timer runs 50 ms after its release at each spinOnce: warned about once
+        # (one line a second per callback), by the spinning thread, as ROS_WARN; the timer
+        # without a deadline never
+        miss = [ln for ln in inp.stderr.splitlines() if "deadline miss: " in ln]
+        want = "deadline miss: the callback of a timer of period 0.100 s ended "
+        if len(miss) != 1 or not miss[0].startswith("[ WARN] [") or want not in miss[0] or \
+                not miss[0].endswith(" ms after its release (deadline 10.000 ms)") or \
+                float(miss[0].split(" ended ")[1].split(" ms")[0]) < 40:
+            print(f"FAIL inproc: one deadline miss warning expected, got {miss}")
+            ok = False
         print(f"{'ok  ' if ok else 'FAIL'} inproc (takt services, parameters, remapping, priorities):\n{inp.stdout}{inp.stderr[-2000:]}")
         failures += not ok
         pre = run([str(bins / "preempt")], env=env, timeout=60)

@@ -60,6 +60,12 @@ typedef struct runner {
   _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* told this long after the deadline */
   _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* 0: ended late, else runs told */
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
+  /* callbacks' own deadline misses (deadline_ms), told by the late job's thread (on_job_miss)
+   * and reported by the main thread as the chains' are */
+  atomic_ulong job_misses[TAKT_SYSTEM_MAX_CALLBACKS];
+  _Atomic int64_t job_miss_release[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES];
+  _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES]; /* ended - release; 0: not stored yet */
+  unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
 } runner_t;
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
@@ -228,6 +234,53 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
 }
 
+/* A job of a callback with a deadline of its own ended after it (takt/core.h), in that job's
+ * thread: noted, and the main thread woken for the first few of each callback (tell_job_misses). */
+static void on_job_miss(const takt_job_miss_t *miss, void *user) {
+  runner_t *r = user;
+  uint32_t i = 0;
+  while (i < r->desc.n_callbacks && takt_system_callback(r->sys, i) != miss->cb) i++;
+  if (i == r->desc.n_callbacks) return; /* not one of the file's (none of takt's own has one) */
+  unsigned long nth = atomic_fetch_add(&r->job_misses[i], 1) + 1;
+  if (nth > MISS_LINES) return;
+  atomic_store(&r->job_miss_release[i][nth - 1], miss->release);
+  int64_t late = miss->ended_at - miss->release;
+  atomic_store(&r->job_miss_late[i][nth - 1], late > 0 ? late : 1); /* last: the line is ready */
+  if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
+}
+
+static void tell_recent(runner_t *r, const char *line) {
+  takt_mutex_lock(&r->recent_lock);
+  snprintf(r->recent[r->recent_n % RECENT], sizeof r->recent[0], "%s", line);
+  r->recent_n++;
+  takt_mutex_unlock(&r->recent_lock);
+}
+
+/* The main thread: a line for each callback deadline miss not told yet (the first MISS_LINES of
+ * each callback; the result counts them all). */
+static void tell_job_misses(runner_t *r) {
+  for (uint32_t i = 0; i < r->desc.n_callbacks; i++) {
+    unsigned long n = atomic_load(&r->job_misses[i]);
+    for (; r->job_misses_told[i] < n && r->job_misses_told[i] < MISS_LINES; r->job_misses_told[i]++) {
+      unsigned long k = r->job_misses_told[i];
+      int64_t late = atomic_load(&r->job_miss_late[i][k]);
+      if (late == 0) break; /* counted, its values not stored yet: told at the next wake */
+      const takt_system_callback_t *cb = &r->desc.callbacks[i];
+      double at = (double)(atomic_load(&r->job_miss_release[i][k]) - takt_context_start_time(r->ctx)) / 1e9;
+      char line[300];
+      snprintf(line, sizeof line,
+               "%8.3fs callback %s of %s missed its deadline: ended %.3f ms after its release > "
+               "%.3f ms",
+               at, cb->name, cb->node, (double)late / 1e6, (double)cb->deadline_ns / 1e6);
+      tell_recent(r, line);
+      if (!r->tty)
+        printf("deadline miss %s%s\n", line,
+               k + 1 == MISS_LINES ? " [further ones of this callback counted only]" : "");
+    }
+  }
+  if (!r->tty) fflush(stdout);
+}
+
 /* The main thread: a line for each chain deadline miss not told yet (the first MISS_LINES of each
  * chain; the live table and the result count them all). */
 static void tell_chain_misses(runner_t *r) {
@@ -259,10 +312,7 @@ static void tell_chain_misses(runner_t *r) {
         size_t len = strlen(line);
         snprintf(line + len, sizeof line - len, " [%u releases]", (unsigned)runs);
       }
-      takt_mutex_lock(&r->recent_lock);
-      snprintf(r->recent[r->recent_n % RECENT], sizeof r->recent[0], "%s", line);
-      r->recent_n++;
-      takt_mutex_unlock(&r->recent_lock);
+      tell_recent(r, line);
       if (!r->tty)
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
@@ -485,9 +535,11 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     takt_callback_get_attr(c, &a);
     fprintf(f,
             "    {\"name\": \"%s\", \"node\": \"%s\", \"kind\": \"%s\", \"priority\": %d, "
-            "\"runs\": %llu, \"timer_missed\": %llu, \"dropped\": %llu",
+            "\"runs\": %llu, \"deadline_ns\": %lld, \"deadline_misses\": %llu, "
+            "\"timer_missed\": %llu, \"dropped\": %llu",
             cb->name, cb->node, kind_names[cb->kind], a.priority,
-            (unsigned long long)takt_callback_runs(c),
+            (unsigned long long)takt_callback_runs(c), (long long)a.deadline_ns,
+            (unsigned long long)takt_callback_deadline_misses(c),
             (unsigned long long)(timer ? takt_timer_missed(timer) : 0),
             (unsigned long long)(sub ? takt_subscription_dropped(sub) : 0));
     if (cb->kind == TAKT_SYSTEM_CLIENT) {
@@ -777,6 +829,8 @@ static int run(runner_t *r, const options_t *o, double duration) {
     fprintf(stderr, "takt run: %s\n", err);
     return 1;
   }
+  /* before any executor spins: callbacks with a deadline_ms of their own */
+  (void)takt_context_set_job_miss_handler(r->ctx, on_job_miss, r);
   for (uint32_t i = 0; i < r->desc.n_links; i++)
     if (strcmp(r->desc.links[i].spec, "pty") == 0)
       fprintf(stderr, "takt run: link '%s' is the pseudo-terminal %s\n", r->desc.links[i].name,
@@ -850,7 +904,10 @@ static int run(runner_t *r, const options_t *o, double duration) {
         if (again < until) until = again;
       }
       (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
-      if (!o->quiet) tell_chain_misses(r);
+      if (!o->quiet) {
+        tell_chain_misses(r);
+        tell_job_misses(r);
+      }
     }
     if (o->quiet || atomic_load(&r->done)) continue;
     if (r->tty && drawn > 0) printf("\033[%dA", drawn);
@@ -871,6 +928,10 @@ static int run(runner_t *r, const options_t *o, double duration) {
     }
   }
   takt_thread_join(&th);
+  if (!o->quiet) { /* what the last moments of the run missed */
+    tell_chain_misses(r);
+    tell_job_misses(r);
+  }
   takt_introspect_stop(r->introspect);
   r->introspect = NULL;
   if (any_hard) takt_validator_stop(r->ctx);
@@ -908,6 +969,7 @@ int main(int argc, char **argv) {
   atomic_init(&r->done, 0);
   for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CALLBACKS; i++) atomic_init(&r->violations[i], 0ul);
   for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CHAINS; i++) atomic_init(&r->chain_misses[i], 0ul);
+  for (uint32_t i = 0; i < TAKT_SYSTEM_MAX_CALLBACKS; i++) atomic_init(&r->job_misses[i], 0ul);
   takt_mutex_init(&r->recent_lock);
   char err[512];
   if (takt_system_load(o.file, &r->desc, err, sizeof err) < 0) {
