@@ -162,9 +162,10 @@ takt_err_t takt_group_create(takt_context_t *ctx, const char *name, takt_group_k
 /** Find a group by name: TAKT_ENOENT if none. */
 takt_err_t takt_group_find(takt_context_t *ctx, const char *name, uint32_t *id);
 
-/** Absolute deadline of the job the calling thread runs (a timer's release + its deadline, or
- * the deadline a message inherited from the job that published it); TAKT_TIME_INFINITE outside
- * a job or for a job without a deadline. */
+/** Absolute deadline of the job the calling thread runs: the one its executor gave it (preempt;
+ * under EDF a message's job inherits the deadline of the job that published it), else its
+ * release + its callback's deadline_ns (a timer's release; a message's, request's or response's
+ * t_data); TAKT_TIME_INFINITE outside a job or for a job without a deadline. */
 int64_t takt_job_deadline(void);
 
 typedef enum {
