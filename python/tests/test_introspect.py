@@ -127,6 +127,7 @@ nodes:
   - name: server
     subscriptions:
       - {name: sink, topic: cmd, work_us: 10}
+      - {name: slow, topic: cmd, work_us: 3000, deadline_ms: 1}
     services:
       - {name: add, request_size: 8, response_size: 8, work_us: 10}
 """)
@@ -138,8 +139,13 @@ nodes:
         # published is not yet run: the executor takes the five in its own time (the topic holds
         # eight: with its default four, a busy executor would see the newest four, as declared)
         wait_for(lambda: ", 5 runs" in cli("node", "info", "/server").stdout, 20, "sink's five runs")
+        wait_for(lambda: ", 5 runs, 5 deadline misses" in cli("node", "info", "/server").stdout, 20,
+                 "slow's five late runs")
         r = cli("node", "info", "/server")
-        assert "sink: subscription" in r.stdout and ", 5 runs" in r.stdout, r.stdout
+        assert "sink: subscription" in r.stdout and ", 5 runs\n" in r.stdout, r.stdout
+        # slow works 3 ms against its own 1 ms deadline: each run counted late
+        assert "slow: subscription, priority 0, deadline 1 ms, executor tide, 5 runs, 5 deadline misses" \
+            in r.stdout, r.stdout
         r = cli("service", "list")
         assert r.stdout.split() == ["/add"]
         r = cli("service", "call", "add", "07")

@@ -254,10 +254,11 @@ static void graph_locked(takt_introspect_t *in) {
       out(in, "%s{\"name\": ", cfirst ? "" : ", ");
       out_str(in, cb->name);
       out(in, ", \"kind\": \"%s\", \"priority\": %d, \"deadline_ns\": %lld, \"executor\": %d, "
-              "\"runs\": %llu",
+              "\"runs\": %llu, \"deadline_misses\": %llu",
           kind_name(cb->kind), (int)cb->attr.priority, (long long)cb->attr.deadline_ns,
           (int)executor_index(in, cb),
-          (unsigned long long)atomic_load_explicit(&cb->runs, memory_order_relaxed));
+          (unsigned long long)atomic_load_explicit(&cb->runs, memory_order_relaxed),
+          (unsigned long long)takt_callback_deadline_misses(cb));
       if (cb->kind == TAKT_CB_TIMER)
         out(in, ", \"period_ns\": %lld", (long long)((takt_timer_t *)(void *)cb)->period);
 #if TAKT_WITH_PUBSUB
