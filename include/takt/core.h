@@ -185,19 +185,19 @@ uint64_t takt_callback_runs(const takt_callback_t *cb);
 
 /**
  * Deadline misses of callbacks. A job of a callback whose takt_callback_attr_t.deadline_ns is > 0
- * has an absolute deadline: under preempt the one its executor gave it (EDF: inherited from the
- * job that published its message, else its release + deadline_ns), elsewhere its release +
- * deadline_ns (a timer's release; a message's, request's or response's publication into the
- * context: takt_msg_header_t.t_data). A job that ends after it is a miss: counted on the callback
- * and told to the context's job miss handler. Told when the job ends (a job that never ends is
+ * that ends more than deadline_ns after its release (a timer's release; a message's, request's or
+ * response's publication into the context: takt_msg_header_t.t_data) is a miss: counted on the
+ * callback and told to the context's job miss handler, on every executor alike. The deadline an
+ * EDF executor inherited along a chain orders jobs but is not what this checks (a chain's own
+ * deadline is: takt_chain_set_miss_handler). Told when the job ends (a job that never ends is
  * never told; for that, a chain's watch or a timing constraint: takt/timing.h). Callbacks without
- * a deadline of their own are not checked, also when a message gave their job one.
+ * a deadline of their own are not checked.
  */
 typedef struct takt_job_miss {
   takt_callback_t *cb;  /* the callback; valid during the call */
   int64_t t_info;       /* origin time of the job's information */
   int64_t release;      /* the job's release */
-  int64_t deadline_at;  /* its absolute deadline */
+  int64_t deadline_at;  /* release + the callback's deadline_ns */
   int64_t ended_at;     /* when it ended */
 } takt_job_miss_t;
 /** Called in the thread that ran the job, at its priority, right after the job, holding no takt

@@ -60,7 +60,7 @@ bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run) {
 }
 
 /* A job ended after its deadline: counted, and told to the context's handler (no lock held). */
-static void job_missed(takt_context_t *ctx, takt__job_t *job, int64_t end) {
+static void job_missed(takt_context_t *ctx, takt__job_t *job, int64_t due, int64_t end) {
   takt__lock_take(&ctx->stats_lock);
   job->cb->deadline_misses++;
   takt_job_miss_fn fn = ctx->job_miss_fn;
@@ -68,7 +68,7 @@ static void job_missed(takt_context_t *ctx, takt__job_t *job, int64_t end) {
   takt__lock_give(&ctx->stats_lock);
   if (fn == NULL) return;
   takt_job_miss_t m = {.cb = job->cb, .t_info = job->t_info, .release = job->release,
-                       .deadline_at = job->abs_deadline, .ended_at = end};
+                       .deadline_at = due, .ended_at = end};
   fn(&m, user);
 }
 
@@ -108,9 +108,10 @@ void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run)
   if (!gone) {
     atomic_fetch_add_explicit(&job->cb->runs, 1, memory_order_relaxed);
     /* attr is read without a lock by the executor running the callback (entities.h) */
-    if (job->cb->attr.deadline_ns > 0 && job->abs_deadline > 0) {
+    if (job->cb->attr.deadline_ns > 0) {
       int64_t end = takt_clock_now(ctx->clock);
-      if (end > job->abs_deadline) job_missed(ctx, job, end);
+      int64_t due = job->release + job->cb->attr.deadline_ns;
+      if (end > due) job_missed(ctx, job, due, end);
     }
 #if TAKT_WITH_CHAINS
     if (atomic_load_explicit(&job->cb->chain, memory_order_acquire) != NULL)

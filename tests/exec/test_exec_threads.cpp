@@ -12,6 +12,8 @@
 
 using namespace takt_test;
 
+extern "C" uint32_t takt__locks_held(void);  // src/core/lock.h: takt locks this thread holds
+
 namespace {
 
 struct Counter {
@@ -348,6 +350,86 @@ TEST_P(Threaded, AChainWatchTellsEachMissedRunOnce) {
   EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
   EXPECT_TRUE(pools_empty(ctx, baseline));
   EXPECT_EQ(takt_validator_stop(ctx), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+#endif
+
+#if TAKT_WITH_PUBSUB
+struct JobTold {
+  std::mutex m;
+  std::vector<takt_job_miss_t> misses;
+  int locked = 0;  // calls made holding a takt lock
+};
+
+// A subscription with a 1 ms deadline of its own, every third run 3 ms long: on every executor
+// each late run is told once, in the job's thread with no takt lock held, against release + 1 ms;
+// the count on the callback equals the calls; the timer, without a deadline, is never checked.
+TEST_P(Threaded, ACallbackDeadlineMissIsToldOncePerLateRun) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
+  takt_node_t *n;
+  takt_topic_t *t;
+  takt_publisher_t *p;
+  takt_subscription_t *sub;
+  takt_timer_t *tm;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+  ASSERT_EQ(takt_timer_create(
+                n, "sample", 2 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  Blob8 b{0};
+                  EXPECT_EQ(takt_publish(static_cast<takt_publisher_t *>(u), &b, sizeof b), TAKT_OK);
+                },
+                p, nullptr, &tm),
+            TAKT_OK);
+  static std::atomic<int> runs{0};
+  runs = 0;
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr.priority = 10;
+  so.attr.deadline_ns = TAKT_NS_PER_MS;
+  ASSERT_EQ(takt_subscription_create(
+                n, t, "act",
+                [](takt_subscription_t *, const takt_message_t *, void *) {
+                  if (runs++ % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+                },
+                nullptr, &so, &sub),
+            TAKT_OK);
+  JobTold told;
+  ASSERT_EQ(takt_context_set_job_miss_handler(
+                ctx,
+                [](const takt_job_miss_t *m, void *u) {
+                  auto *tt = static_cast<JobTold *>(u);
+                  std::lock_guard<std::mutex> g(tt->m);
+                  tt->locked += takt__locks_held() != 0;
+                  tt->misses.push_back(*m);
+                },
+                &told),
+            TAKT_OK);
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 40 * TAKT_NS_PER_MS), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);  // every job has ended
+  {
+    std::lock_guard<std::mutex> g(told.m);
+    EXPECT_EQ(told.locked, 0);
+    EXPECT_GE(told.misses.size(), 1u);  // the runs that slept 3 ms
+    EXPECT_EQ(told.misses.size(), takt_callback_deadline_misses(takt_subscription_callback(sub)));
+    for (size_t i = 0; i < told.misses.size(); i++) {
+      const takt_job_miss_t &m = told.misses[i];
+      EXPECT_EQ(m.cb, takt_subscription_callback(sub));
+      EXPECT_EQ(m.deadline_at, m.release + TAKT_NS_PER_MS);
+      EXPECT_GT(m.ended_at, m.deadline_at);
+      if (i > 0) EXPECT_GT(m.release, told.misses[i - 1].release) << "each run told once";
+    }
+  }
+  EXPECT_EQ(takt_callback_deadline_misses(takt_timer_callback(tm)), 0u);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
 #endif
