@@ -1419,24 +1419,24 @@ takt_err_t takt_system_parse(const char *source, const unsigned char *data, size
   } else {
     rc = parse_root(&p, root, sys);
   }
-  /* one document: a second one (after '---') would be ignored */
-  yaml_document_t next;
-  if (rc == 0) {
+  /* one document: any other one (after '---') would be ignored; empty ones ('---' alone) are
+   * none, up to the end of the stream (a document without a root node) */
+  for (bool end = false; rc == 0 && !end;) {
+    yaml_document_t next;
     if (!yaml_parser_load(&yp, &next)) {
       const yaml_mark_t *m = yp.problem_mark.line || yp.problem_mark.column ? &yp.problem_mark
                                                                             : &yp.context_mark;
       rc = fail_at(&p, (int)m->line + 1, (int)m->column + 1, "YAML: %s%s%s",
                    yp.problem ? yp.problem : "malformed document", yp.context ? " " : "",
                    yp.context ? yp.context : "");
-    } else {
-      yaml_node_t *second = yaml_document_get_root_node(&next);
-      bool empty = second == NULL ||
-                   (second->type == YAML_SCALAR_NODE && second->data.scalar.length == 0);
-      if (!empty)
-        rc = fail_at(&p, NODE_LINE(second), 0,
-                     "a second YAML document: a system description is one document");
-      yaml_document_delete(&next);
+      break;
     }
+    yaml_node_t *other = yaml_document_get_root_node(&next);
+    end = other == NULL;
+    if (!end && !(other->type == YAML_SCALAR_NODE && other->data.scalar.length == 0))
+      rc = fail_at(&p, NODE_LINE(other), 0,
+                   "a second YAML document: a system description is one document");
+    yaml_document_delete(&next);
   }
   yaml_document_delete(&doc);
   yaml_parser_delete(&yp);

@@ -204,6 +204,21 @@ TEST_F(SystemTest, ASecondDocumentAndANulInAValueAreRefused) {
   EXPECT_STREQ(err, "mem.yaml:2:11: a value holds a NUL character ('a' and more)");
 }
 
+// Documents after an empty one are read too: a third document behind an empty second one ('---'
+// alone) was ignored, as the second one was before.
+TEST_F(SystemTest, ADocumentAfterAnEmptyOneIsRefused) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  ASSERT_EQ(parse_text(nodes + "---\n---\n...\n"), TAKT_OK) << err; // empty ones are none
+  EXPECT_EQ(parse_text(nodes + "---\n---\nnodes:\n  - name: b\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:6: a second YAML document: a system description is one document");
+  EXPECT_EQ(parse_text(nodes + "---\n...\n---\n---\nexecutor: batch\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8: a second YAML document: a system description is one document");
+}
+
 // hold_for_chains: a boolean, tide's: a file with another executor is refused at the key; an
 // executor put in tide's place after parsing (takt run --executor) builds without it.
 TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
