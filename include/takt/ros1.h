@@ -43,8 +43,13 @@ typedef enum {
 #define TAKT_ROS1_IO_PRIORITY 90 /* with the links' and bridges' receive threads */
 #endif
 
+/** The master a node with no master_uri and no $ROS_MASTER_URI talks to: roscpp's and rospy's
+ * default. */
+#define TAKT_ROS1_MASTER_URI_DEFAULT "http://localhost:11311"
+
 typedef struct takt_ros1_config {
-  const char *master_uri; /* "http://127.0.0.1:11311/"; NULL: $ROS_MASTER_URI */
+  const char *master_uri; /* "http://127.0.0.1:11311/"; NULL: $ROS_MASTER_URI, or
+                             TAKT_ROS1_MASTER_URI_DEFAULT when it is not set */
   const char *name;       /* the node's ROS name, e.g. "/takt_node" */
   const char *host;       /* address bound and advertised; NULL: "127.0.0.1" */
   uint32_t max_pubs, max_subs;
@@ -82,9 +87,12 @@ typedef struct takt_ros1_config {
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
- * threads started. It registers nothing until a topic is advertised or subscribed. TAKT_EINVAL
- * for a bad configuration or master URI, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if a
- * port cannot be opened. Creation time only.
+ * threads started. It registers nothing until a topic is advertised or subscribed. Its master is
+ * cfg->master_uri; when that is NULL, $ROS_MASTER_URI; when that is not set either,
+ * TAKT_ROS1_MASTER_URI_DEFAULT (http://localhost:11311), as in roscpp and rospy (a set but empty
+ * or malformed $ROS_MASTER_URI is TAKT_EINVAL). TAKT_EINVAL for a bad configuration or master
+ * URI, TAKT_ENOMEM if the arena cannot hold it, TAKT_EOS if a port cannot be opened. Creation
+ * time only.
  */
 takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
                                  takt_ros1_node_t **out);

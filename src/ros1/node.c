@@ -94,10 +94,12 @@ size_t takt_ros1_node_bytes(const takt_ros1_config_t *cfg) {
 takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
                                  takt_ros1_node_t **out) {
   if (ctx == NULL || cfg == NULL || out == NULL || !config_ok(cfg)) return TAKT_EINVAL;
+  /* as roscpp and rospy: the configured URI, else $ROS_MASTER_URI, else the default master */
   const char *master = cfg->master_uri != NULL ? cfg->master_uri : getenv("ROS_MASTER_URI");
+  if (master == NULL) master = TAKT_ROS1_MASTER_URI_DEFAULT;
   char mhost[64];
   uint16_t mport;
-  if (master == NULL || strlen(master) >= TAKT__ROS1_NAME ||
+  if (strlen(master) >= TAKT__ROS1_NAME ||
       takt__http_split_uri(master, "http", mhost, sizeof mhost, &mport) < 0)
     return TAKT_EINVAL;
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";

@@ -3,6 +3,7 @@
 // back by namespace, search, names, delete); subscribeParam/paramUpdate to a rospy node; a fault
 // for an unknown method; the port refused when taken.
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 #include <set>
@@ -299,4 +300,54 @@ TEST_F(Ros1Master, ANodeThatNeverAnswersDelaysOnlyItsOwnNotices) {
   takt_ros1_master_destroy(patient);  // gives up the send to the silent node at once
   takt_io_close(&silent);
   takt_io_close(&live);
+}
+
+// A node given no master URI, with $ROS_MASTER_URI not set, talks to http://localhost:11311 as
+// roscpp and rospy do (it was refused, TAKT_EINVAL). A master of this test listens there when
+// the port is free; when it is taken, a call either reaches what listens there or fails naming
+// the default URI.
+TEST(Ros1NodeMaster, NoMasterUriAndNoRosMasterUriMeansLocalhost11311) {
+  const char *env = std::getenv("ROS_MASTER_URI");
+  const std::string saved = env != nullptr ? env : "";
+  unsetenv("ROS_MASTER_URI");
+  takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cc.arena_bytes = 32u << 20;
+  takt_context_t *ctx = nullptr;
+  ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+  takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+  ASSERT_EQ(mc.port, 11311);
+  takt_ros1_master_t *master = nullptr;
+  takt_err_t mrc = takt_ros1_master_create(ctx, &mc, &master);
+  ASSERT_TRUE(mrc == TAKT_OK || mrc == TAKT_EOS) << takt_strerror(mrc);
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  ASSERT_EQ(rc.master_uri, nullptr);
+  rc.name = "/takt_default_master";
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  rc.master_check_ns = 0;
+  rc.timeout_ns = 2 * TAKT_NS_PER_S;
+  takt_ros1_node_t *node = nullptr;
+  EXPECT_EQ(takt_ros1_node_create(ctx, &rc, &node), TAKT_OK);
+  if (node != nullptr) {
+    char uri[128] = "";
+    takt_err_t grc = takt_ros1_get_uri(node, uri, sizeof uri);
+    if (master != nullptr) {
+      EXPECT_EQ(grc, TAKT_OK) << takt_ros1_last_error(node);
+      EXPECT_STREQ(uri, takt_ros1_master_uri(master));
+    } else if (grc == TAKT_OK) {
+      EXPECT_NE(std::string(uri).find(":11311"), std::string::npos) << uri;
+    } else {
+      EXPECT_NE(std::string(takt_ros1_last_error(node)).find("(http://localhost:11311)"),
+                std::string::npos)
+          << takt_ros1_last_error(node);
+    }
+    takt_ros1_node_destroy(node);
+  }
+  // set, even empty: the variable is used as it is (roscpp refuses an empty one too)
+  setenv("ROS_MASTER_URI", "", 1);
+  node = nullptr;
+  EXPECT_EQ(takt_ros1_node_create(ctx, &rc, &node), TAKT_EINVAL);
+  if (master != nullptr) takt_ros1_master_destroy(master);
+  takt_context_destroy(ctx);
+  if (env != nullptr) setenv("ROS_MASTER_URI", saved.c_str(), 1);
+  else unsetenv("ROS_MASTER_URI");
 }
