@@ -31,6 +31,7 @@ typedef int32_t takt_err_t;
 #define TAKT_EMALFORMED (-18) /* serialized bytes are truncated, have trailing bytes, or a bad header */
 #define TAKT_ERANGE (-19)   /* a priority outside the range the executor schedules */
 #define TAKT_EKIND (-20)    /* options given to an executor of another kind */
+#define TAKT_EPANIC (-21)   /* the context panicked (an unrecovered hard real-time violation) */
 
 /** A constant, human-readable description of an error code ("unknown error" otherwise). */
 const char *takt_strerror(takt_err_t err);

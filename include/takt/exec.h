@@ -177,15 +177,22 @@ takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node);
  * whose job is still in flight counts against max_callbacks until that job ends. */
 takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node);
 
+/* Every spin below returns TAKT_EPANIC once the context has panicked (an unrecovered HARD
+ * violation, takt/timing.h): the spin during which it panicked returns at the panic, and any
+ * later spin returns at once, running nothing (takt_context_panicked gives the reason). A spin
+ * that ends otherwise returns TAKT_OK (TAKT_EBUSY while another spin of exec runs, TAKT_EINVAL
+ * for a NULL exec). */
+
 /** Run until takt_executor_stop. On a FAKE clock returns when nothing can ever happen. */
 takt_err_t takt_executor_spin(takt_executor_t *exec);
-/** Run until the clock reaches abs_ns (or stop). */
+/** Run until the clock reaches abs_ns (or stop, or a panic: TAKT_EPANIC). */
 takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns);
 /** Run rounds until one finds nothing ready now; never waits. Under tide with hold_for_chains a
  * held head counts as nothing ready: it runs in a later spin, once its hold ends. */
 takt_err_t takt_executor_spin_some(takt_executor_t *exec);
 /** One round: collect, then run what the policy runs (TIDE: at most one callback; none when its
- * head is held). Sets *ran to the number of callbacks run (may be NULL). Never waits. */
+ * head is held). Sets *ran to the number of callbacks run (may be NULL; 0 after a panic). Never
+ * waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
 /** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
  * the next spin (spin, spin_until, spin_some) returns at once and clears it, so a thread that is

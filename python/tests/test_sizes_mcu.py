@@ -73,7 +73,7 @@ def test_strerror_without_sentences(tmp_path):
     root = mcu_sizes.repo_root()
     main = tmp_path / "main.c"
     main.write_text('#include <stdio.h>\n#include "takt/err.h"\n'
-                    "int main(void) { for (int e = 1; e >= -21; e--) puts(takt_strerror(e)); return 0; }\n")
+                    "int main(void) { for (int e = 1; e >= -22; e--) puts(takt_strerror(e)); return 0; }\n")
     exe = tmp_path / "strerror"
     subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-DTAKT_WITH_ERROR_STRINGS=0",
                     f"-I{root / 'include'}", str(main), str(root / "src/port/err.c"), "-o", str(exe)],
@@ -82,7 +82,7 @@ def test_strerror_without_sentences(tmp_path):
     assert out[0] == "E?" and out[1] == "OK" and out[-1] == "E?"
     assert out[2:-1] == ["EINVAL", "ENAME", "EFULL", "ENOMEM", "ESIZE", "EEXIST", "ENOENT", "EAGAIN",
                          "EBUSY", "ETIMEDOUT", "ECANCELED", "ESTATE", "ETYPE", "EPERM", "EOS",
-                         "ELATE", "ENOTSUP", "EMALFORMED", "ERANGE", "EKIND"]
+                         "ELATE", "ENOTSUP", "EMALFORMED", "ERANGE", "EKIND", "EPANIC"]
 
 
 def test_firmware_flags_off_on_the_host(tmp_path):

@@ -470,6 +470,13 @@ static void watches_stop_locked(takt_executor_t *e) {
       takt__timing_chain_source(e->ctx, takt__rec_timer(e->recs[i]), TAKT_TIME_INFINITE);
 }
 
+/* What a spin returns when it ends: TAKT_EPANIC once the context has panicked (it shut down:
+ * nothing runs any more), so a caller can tell a panic from the end of its time or a stop. The
+ * flag is set before the context stops its executors. */
+static takt_err_t spun(takt_executor_t *e) {
+  return atomic_load(&e->ctx->panicked) ? TAKT_EPANIC : TAKT_OK;
+}
+
 static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   takt_context_t *ctx = e->ctx;
   if (e->spinning) return TAKT_EBUSY;
@@ -492,7 +499,7 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   e->stop_requested = false;
   e->spinning = false;
   watches_stop_locked(e);
-  return TAKT_OK;
+  return spun(e);
 }
 
 takt_err_t takt_executor_spin(takt_executor_t *exec) {
@@ -533,9 +540,10 @@ takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
   }
   exec->spinning = false;
   watches_stop_locked(exec);
+  takt_err_t rc = spun(exec);
   takt__exec_unlock(exec);
   if (ran != NULL) *ran = n;
-  return TAKT_OK;
+  return rc;
 }
 
 void takt_executor_stop(takt_executor_t *exec) {

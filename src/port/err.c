@@ -26,6 +26,7 @@ const char *takt_strerror(takt_err_t err) {
   case TAKT_EMALFORMED: return "malformed serialized message";
   case TAKT_ERANGE: return "priority outside the executor's range";
   case TAKT_EKIND: return "options of another executor kind";
+  case TAKT_EPANIC: return "the context panicked (an unrecovered hard real-time violation)";
   default: return "unknown error";
   }
 }
@@ -36,7 +37,7 @@ const char *takt_strerror(takt_err_t err) {
                                    "ESIZE",  "EEXIST",     "ENOENT",    "EAGAIN",    "EBUSY",
                                    "ETIMEDOUT", "ECANCELED", "ESTATE",  "ETYPE",     "EPERM",
                                    "EOS",    "ELATE",      "ENOTSUP",   "EMALFORMED", "ERANGE",
-                                   "EKIND"};
+                                   "EKIND",  "EPANIC"};
   return err <= 0 && -err < (int32_t)(sizeof names / sizeof names[0]) ? names[-err] : "E?";
 }
 #endif

@@ -386,7 +386,7 @@ TEST_F(Timing, UnrecoveredHardViolationPanicsAndShutsEveryNodeDownInOrder) {
   ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
   int64_t t0 = now();
   ASSERT_EQ(publish(1, t0), TAKT_OK);
-  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_EPANIC);
   EXPECT_EQ(now(), t0 + 5 * kMs);  // the spin ended at the panic, not at its end time
   EXPECT_EQ(takt_context_phase(ctx), TAKT_PHASE_SHUTDOWN);
   char why[200];
@@ -396,8 +396,66 @@ TEST_F(Timing, UnrecoveredHardViolationPanicsAndShutsEveryNodeDownInOrder) {
   EXPECT_EQ(log.reasons[0], TAKT_SHUTDOWN_PANIC);
   EXPECT_EQ(log.detail, why);
   // an executor of a context that shut down does not spin again
-  ASSERT_EQ(takt_executor_spin_until(exec, now() + 10 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, now() + 10 * kMs), TAKT_EPANIC);
   EXPECT_EQ(now(), t0 + 5 * kMs);
+}
+
+// Every spin tells a panic (TAKT_EPANIC), under every executor: the spin during which the context
+// panics and every later one, each running nothing. They returned TAKT_OK, as at the end of
+// their time, so the caller had to ask takt_context_panicked to tell the two apart.
+class TimingPanic : public Timing, public ::testing::WithParamInterface<takt_executor_kind_t> {};
+
+TEST_P(TimingPanic, EverySpinReturnsEpanicOnceTheContextPanicked) {
+  rec.recover = false;
+  make(hard(5 * kMs), 4, 4, GetParam());
+  std::vector<int64_t> ticks;
+  takt_timer_t *tick = nullptr;
+  ASSERT_EQ(takt_timer_create(prod, "tick", 2 * kMs, 0,
+                              [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                                static_cast<std::vector<int64_t> *>(u)->push_back(0);
+                              },
+                              &ticks, nullptr, &tick),
+            TAKT_OK);
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_EPANIC);
+  char why[200];
+  ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
+  EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms >= 5.000 ms");
+  EXPECT_LT(now(), t0 + 1000 * kMs);  // at the panic, not at the end of its time
+  const size_t ran = ticks.size();
+  EXPECT_GT(ran, 0u);  // the timer ran before the panic
+  EXPECT_EQ(takt_executor_spin_until(exec, now() + 10 * kMs), TAKT_EPANIC);
+  EXPECT_EQ(takt_executor_spin(exec), TAKT_EPANIC);  // at once: nothing runs any more
+  EXPECT_EQ(takt_executor_spin_some(exec), TAKT_EPANIC);
+  uint32_t n = 99;
+  EXPECT_EQ(takt_executor_spin_once(exec, &n), TAKT_EPANIC);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ticks.size(), ran);
+  EXPECT_STREQ(takt_strerror(TAKT_EPANIC),
+               "the context panicked (an unrecovered hard real-time violation)");
+  EXPECT_EQ(takt_timer_destroy(tick), TAKT_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Executors, TimingPanic,
+                         ::testing::Values(TAKT_EXEC_TIDE, TAKT_EXEC_BATCH, TAKT_EXEC_WAITSET,
+                                           TAKT_EXEC_PREEMPT),
+                         [](const ::testing::TestParamInfo<takt_executor_kind_t> &i) {
+                           return std::string(takt_executor_kind_name(i.param));
+                         });
+
+// A shutdown the application asks for is no panic: the spins after it return TAKT_OK.
+TEST_F(Timing, SpinsAfterARequestedShutdownReturnOk) {
+  make(hard(5 * kMs));
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  ASSERT_EQ(takt_context_shutdown(ctx, TAKT_SHUTDOWN_REQUESTED, "done"), TAKT_OK);
+  EXPECT_EQ(takt_executor_spin_until(exec, now() + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  uint32_t n = 99;
+  EXPECT_EQ(takt_executor_spin_once(exec, &n), TAKT_OK);
+  EXPECT_EQ(n, 0u);
+  EXPECT_FALSE(takt_context_panicked(ctx, nullptr, 0));
 }
 
 // ---- the edges of HARD validation: each violation reported once, none lost ----
@@ -595,7 +653,7 @@ TEST_F(Timing, AMultiThreadedWaitsetHandlesAHardViolationHoldingNoLock) {
   ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
   int64_t t0 = now();
   ASSERT_EQ(publish(1, t0), TAKT_OK);
-  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 1000 * kMs), TAKT_EPANIC);
   char why[200];
   ASSERT_TRUE(takt_context_panicked(ctx, why, sizeof why));
   EXPECT_STREQ(why, "hard real-time violation: latency of 'brake' on 'scan': 5.000 ms >= 5.000 ms");
