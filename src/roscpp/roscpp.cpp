@@ -42,7 +42,7 @@ namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
 // the master without __master:= or ROS_MASTER_URI: roscpp's default
-constexpr const char *kDefaultMaster = "http://localhost:11311";
+constexpr const char *kDefaultMaster = TAKT_ROS1_MASTER_URI_DEFAULT;
 constexpr uint32_t kCalleridRoom = 128;       // a received message's callerid: u8 length + bytes
 using takt_impl::ClientImpl;
 using takt_impl::PubShared;

@@ -987,8 +987,6 @@ static takt_err_t build_ros1(takt_system_t *s) {
   rc1.max_services = r1->n_services;
   rc1.io_thread.policy = r1->receive_priority > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER;
   rc1.io_thread.priority = r1->receive_priority;
-  if (rc1.master_uri == NULL && getenv("ROS_MASTER_URI") == NULL)
-    return fail(s, r1->line, TAKT_EINVAL, "%s: no master: give ros1: master or set ROS_MASTER_URI", what);
   takt_err_t rc;
   if (r1->embedded_master) { /* the system's own master, before its node registers */
     takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
@@ -1002,9 +1000,11 @@ static takt_err_t build_ros1(takt_system_t *s) {
   uint32_t routes = r1->n_exports + r1->n_imports + r1->n_services;
   takt_bridge_backend_t be;
   rc = takt_bridge_backend_ros1(s->ctx, &rc1, routes, &be);
-  if (rc < 0)
+  if (rc < 0) {
+    const char *master = rc1.master_uri != NULL ? rc1.master_uri : getenv("ROS_MASTER_URI");
     return fail(s, r1->line, rc, "%s: %s (master %s)", what, takt_strerror(rc),
-                rc1.master_uri != NULL ? rc1.master_uri : getenv("ROS_MASTER_URI"));
+                master != NULL ? master : TAKT_ROS1_MASTER_URI_DEFAULT);
+  }
   takt_bridge_config_t bc = TAKT_BRIDGE_CONFIG_DEFAULT;
   if (bc.max_message < r1->max_message) bc.max_message = r1->max_message;
   bc.thread.policy = rc1.io_thread.policy;
