@@ -261,7 +261,15 @@ typedef struct takt_chain_miss {
  *   told when it ends). A run ended by a later one (its messages overwritten, a fresher run
  *   through first) is not a miss if the later one got through before its deadline. A deadline
  *   above TAKT_CONSTRAINT_MAX_NS (2^61 ns, takt/timing.h) has no watch.
- * - any other chain (its source a subscription or a service, or no timing validation): when its
+ * - a chain whose first callback is a subscription is watched, with timing validation on, from
+ *   the messages queued for that subscription: each is a run of origin t_info (its
+ *   takt_msg_header_t.t_info), told at t_info + deadline (ended false) if not through the last
+ *   callback by then, whether or not an executor runs it; a run whose message was overwritten
+ *   is not a miss if a fresher one got through before its deadline. Up to 16 runs in flight are
+ *   watched at once; one beyond them, or one older than a run told already, is told when it
+ *   ends. A message that never comes is no run: a rate constraint on the subscription
+ *   (takt/timing.h) tells that.
+ * - any other chain (its source a service or a client, or no timing validation): when its
  *   sink's job ends late (ended true), in the sink's thread at its priority.
  * The handler holds no takt lock: keep it short and never block (count, or wake a thread that
  * reports). It is given user, not the chain: a call for a run that ended just before the chain's

@@ -35,9 +35,10 @@ typedef struct takt__timing_hooks {
    * it is let go around the violation handlers, which may publish or shut the system down. */
   void (*dispatch)(takt_context_t *ctx, int64_t now, takt__lock_t *held);
 #if TAKT_WITH_CHAINS
-  /** Chain watches (a chain with a deadline whose source is a timer: its runs' deadlines armed
-   * from the timer's schedule). A chain was made / is going (or one of its callbacks is): its
-   * watch made / dropped. Context lock held. */
+  /** Chain watches (a chain with a deadline whose source is a timer or a subscription: its runs'
+   * deadlines armed from the timer's schedule or from the messages queued for the subscription).
+   * A chain was made / is going (or one of its callbacks is): its watch made / dropped. Context
+   * lock held. */
   void (*chain_added)(takt_context_t *ctx, takt_chain_t *ch);
   void (*chain_removed)(takt_context_t *ctx, takt_chain_t *ch);
   /** The watched source timer t is released at release (or is due first at it, when its
@@ -47,6 +48,10 @@ typedef struct takt__timing_hooks {
   /** The watched sink cb ended a job of origin t_info: true if that run's miss was told at its
    * deadline already. Called only when cb->watch is set; no lock of level >= timing held. */
   bool (*chain_done)(takt_context_t *ctx, takt_callback_t *cb, int64_t t_info);
+  /** A message of origin t_info was queued for the watched source subscription s (a chain from
+   * a subscription: each message a run). Called only when s->cb.watch is set; its topic's lock
+   * held. */
+  void (*chain_arrival)(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info);
 #endif
 } takt__timing_hooks_t;
 

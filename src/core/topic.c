@@ -301,6 +301,10 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
   TAKT__LIST_FOREACH(it, &t->subscriptions) {
     takt_subscription_t *s = TAKT__CONTAINER(it, takt_subscription_t, topic_link);
     enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
+#if TAKT_WITH_CHAINS && TAKT_WITH_TIMING
+    if (tm != NULL && atomic_load_explicit(&s->cb.watch, memory_order_relaxed) != NULL)
+      tm->chain_arrival(ctx, s, t_info); /* the source of a watched chain: a run begins */
+#endif
     timed = timed || s->timing != NULL;
     notify = notify || s->fn != NULL;
   }

@@ -79,17 +79,26 @@ typedef struct topic_timing {
 } topic_timing_t;
 
 #if TAKT_WITH_CHAINS
-/* A chain watched from its source timer's schedule: the deadline of the oldest run neither
- * through its sink nor told missed is armed at its release's time plus the chain's deadline, so a
- * run is told missed at that instant even when its release is late or never runs. */
+/* Runs of a chain from a subscription that a watch follows at once (messages queued for the
+ * source and not through the sink yet); a run beyond them is told when its sink ends. */
+#define WATCH_RUNS 16
+
+/* A chain watched from its source: the deadline of the oldest run neither through its sink nor
+ * told missed is armed at its origin plus the chain's deadline, so a run is told missed at that
+ * instant even when it is late to start or never does. A timer source: from the timer's schedule
+ * (its releases), while its executor runs it. A subscription source: from the messages queued
+ * for it (their t_info), up to WATCH_RUNS in flight. */
 typedef struct chain_watch {
-  deadline_t dl;                  /* awaited + deadline; armed while the source's executor runs it */
+  deadline_t dl;                  /* awaited + deadline, while a run is awaited */
   takt_chain_t *chain;            /* [ctx + timing] */
-  takt_callback_t *source, *sink; /* the timer's callback, the chain's last callback */
+  takt_callback_t *source, *sink; /* the first callback (timer or subscription), the last */
   int64_t deadline;
-  int64_t base, period;           /* the source's releases: base + k * period */
-  int64_t awaited;                /* the release of the oldest run not through, not told */
+  int64_t base, period;           /* a timer source's releases: base + k * period */
+  int64_t awaited;                /* the origin of the oldest run not through, not told */
   int64_t told_upto;              /* runs of origin <= this were told at their deadline */
+  bool from_topic;                /* the source is a subscription: runs[] holds the runs */
+  uint32_t n_runs;                /* runs[0..n_runs): origins of runs in flight, ascending */
+  int64_t runs[WATCH_RUNS];
 } chain_watch_t;
 #endif
 
@@ -150,7 +159,8 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   /* a deadline past TAKT_CONSTRAINT_MAX_NS (2^61 ns) is none a watch could keep: a time plus it
    * would leave 64 bits */
   if (ch->deadline <= 0 || ch->deadline > TAKT_CONSTRAINT_MAX_NS || src == NULL ||
-      src->kind != TAKT_CB_TIMER || ch->watch != NULL || tm->reserved >= tm->heap.cap)
+      (src->kind != TAKT_CB_TIMER && src->kind != TAKT_CB_SUBSCRIPTION) || ch->watch != NULL ||
+      tm->reserved >= tm->heap.cap)
     return; /* without a watch a miss is told when the run's sink ends */
   for (uint32_t i = 0; i < ch->n; i++)
     if (ch->cbs[i] == NULL) return; /* a member gone: no run gets through any more */
@@ -164,6 +174,8 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   w->sink = sink;
   w->deadline = ch->deadline;
   w->told_upto = INT64_MIN;
+  w->from_topic = src->kind == TAKT_CB_SUBSCRIPTION;
+  w->n_runs = 0;
   tm->reserved++;
   ch->watch = w;
   atomic_store_explicit(&src->watch, w, memory_order_relaxed);
@@ -780,6 +792,43 @@ static void h_chain_source(takt_context_t *ctx, takt_timer_t *t, int64_t release
   tm_give(ctx);
 }
 
+/* A watch from a subscription: its oldest run in flight awaited (armed), or none. */
+static void watch_await_first(timing_t *tm, chain_watch_t *w) {
+  if (w->n_runs == 0) {
+    disarm(tm, &w->dl);
+    return;
+  }
+  w->awaited = w->runs[0];
+  arm(tm, &w->dl, w->awaited + w->deadline);
+}
+
+/* The runs of a watch from a subscription of origin <= t_info leave it (through, or overtaken by
+ * a fresher run that got through), n of them. */
+static void watch_drop_runs(chain_watch_t *w, uint32_t n) {
+  for (uint32_t i = n; i < w->n_runs; i++) w->runs[i - n] = w->runs[i];
+  w->n_runs -= n;
+}
+
+static void h_chain_arrival(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info) {
+  timing_t *tm = state(ctx);
+  tm_take(ctx);
+  chain_watch_t *w = atomic_load_explicit(&s->cb.watch, memory_order_relaxed);
+  /* a run older than one told already is not watched (its end tells it, if late); nor is one
+   * beyond WATCH_RUNS in flight */
+  if (w != NULL && w->source == &s->cb && w->from_topic && t_info > w->told_upto &&
+      w->n_runs < WATCH_RUNS) {
+    uint32_t i = w->n_runs; /* kept in origin order: a topic delivers in t_info order mostly */
+    while (i > 0 && w->runs[i - 1] > t_info) {
+      w->runs[i] = w->runs[i - 1];
+      i--;
+    }
+    w->runs[i] = t_info;
+    w->n_runs++;
+    if (i == 0) watch_await_first(tm, w);
+  }
+  tm_give(ctx);
+}
+
 static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_info) {
   timing_t *tm = state(ctx);
   tm_take(ctx);
@@ -787,7 +836,14 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
   bool told = false;
   if (w != NULL && w->sink == cb) {
     told = t_info <= w->told_upto;
-    if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release is awaited */
+    if (w->from_topic) {
+      uint32_t n = 0;
+      while (n < w->n_runs && w->runs[n] <= t_info) n++;
+      if (n > 0) {
+        watch_drop_runs(w, n);
+        watch_await_first(tm, w);
+      }
+    } else if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release awaited */
       w->awaited = watch_next_release(w, t_info);
       arm(tm, &w->dl, w->awaited + w->deadline);
     }
@@ -802,11 +858,21 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
 static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_watch_t *w,
                                      int64_t now, takt_chain_miss_t *m, void **user) {
   int64_t first = w->awaited;
-  uint64_t runs = (uint64_t)((now - (first + w->deadline)) / w->period) + 1;
-  if (runs > UINT32_MAX) runs = UINT32_MAX;
-  w->told_upto = first + (int64_t)(runs - 1) * w->period;
-  w->awaited = w->told_upto + w->period;
-  arm(tm, &w->dl, w->awaited + w->deadline);
+  uint64_t runs;
+  if (w->from_topic) { /* the runs in flight whose deadlines have passed */
+    uint32_t n = 1;
+    while (n < w->n_runs && w->runs[n] + w->deadline <= now) n++;
+    runs = n;
+    w->told_upto = w->runs[n - 1];
+    watch_drop_runs(w, n);
+    watch_await_first(tm, w);
+  } else {
+    runs = (uint64_t)((now - (first + w->deadline)) / w->period) + 1;
+    if (runs > UINT32_MAX) runs = UINT32_MAX;
+    w->told_upto = first + (int64_t)(runs - 1) * w->period;
+    w->awaited = w->told_upto + w->period;
+    arm(tm, &w->dl, w->awaited + w->deadline);
+  }
   *m = (takt_chain_miss_t){.t_info = first, .deadline_at = first + w->deadline,
                            .detected_at = now, .latency_ns = now - first, .ended = false,
                            .runs = (uint32_t)runs};
@@ -975,6 +1041,7 @@ static const takt__timing_hooks_t hooks = {
     .chain_removed = h_chain_removed,
     .chain_source = h_chain_source,
     .chain_done = h_chain_done,
+    .chain_arrival = h_chain_arrival,
 #endif
 };
 

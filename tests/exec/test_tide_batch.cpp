@@ -377,6 +377,156 @@ TEST_F(ChainWatch, NoWatchForAnEndlessDeadlineOrABrokenChain) {
 }
 #endif
 
+#if TAKT_WITH_TIMING
+// A chain whose first callback is a subscription: each message queued for it is a run, watched
+// from its origin time (t_info) + the chain's deadline, whoever published it and whether or not
+// an executor runs.
+class TopicChainWatch : public ContextTest {
+ protected:
+  std::vector<int> log;
+  Cb filter, brake, hog;
+  Misses m;
+  takt_node_t *node = nullptr;
+  takt_topic_t *scan = nullptr, *cmd = nullptr;
+  takt_publisher_t *drv = nullptr, *out = nullptr;
+  takt_subscription_t *filter_sub = nullptr, *brake_sub = nullptr;
+  takt_timer_t *hog_timer = nullptr;
+  takt_chain_t *chain = nullptr;
+  takt_executor_t *exec = nullptr;
+  int64_t t0 = 0;
+
+  // scan (published by the test, as a driver thread would) -> filter -> cmd -> brake, 1 ms each,
+  // a 3 ms chain; a hog timer of a higher priority, hog_ns long, released at t0 (none if 0)
+  void build(int64_t hog_ns, uint32_t depth) {
+    enable_timing();
+    t0 = takt_clock_now(&clock);
+    ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "scan", blob8_type(), depth + 4, &scan), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "cmd", blob8_type(), 4, &cmd), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(node, scan, &drv), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(node, cmd, &out), TAKT_OK);
+    Cb *all[3] = {&filter, &brake, &hog};
+    for (int i = 0; i < 3; i++) {
+      all[i]->id = i + 1;
+      all[i]->log = &log;
+      all[i]->clock = &clock;
+      all[i]->exec_ns = kMs;
+    }
+    filter.out = out;
+    hog.exec_ns = hog_ns;
+    takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    so.depth = depth;
+    so.attr.priority = 10;
+    ASSERT_EQ(takt_subscription_create(node, scan, "filter", on_msg, &filter, &so, &filter_sub),
+              TAKT_OK);
+    so.depth = 4;
+    ASSERT_EQ(takt_subscription_create(node, cmd, "brake", on_msg, &brake, &so, &brake_sub),
+              TAKT_OK);
+    if (hog_ns > 0) {
+      takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+      a.priority = 20;
+      ASSERT_EQ(takt_timer_create(node, "hog", 100 * kMs, 0, on_timer, &hog, &a, &hog_timer),
+                TAKT_OK);
+    }
+    takt_callback_t *members[2] = {takt_subscription_callback(filter_sub),
+                                   takt_subscription_callback(brake_sub)};
+    ASSERT_EQ(takt_chain_create(ctx, "safety", members, 2, 3 * kMs, &chain), TAKT_OK);
+    m.log = &log;
+    ASSERT_EQ(takt_chain_set_miss_handler(chain, on_miss, &m), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  }
+
+  void publish_scan(int64_t t_info) {
+    Blob8 b{0};
+    ASSERT_EQ(takt_publish_at(drv, &b, sizeof b, t_info), TAKT_OK);
+  }
+
+  uint64_t misses() {
+    takt_chain_stats_t st;
+    takt_chain_get_stats(chain, &st);
+    return st.deadline_misses;
+  }
+
+  void TearDown() override {
+    if (exec != nullptr) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    if (chain != nullptr) EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+    if (node != nullptr) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+    if (scan != nullptr) EXPECT_EQ(takt_topic_destroy(scan), TAKT_OK);
+    if (cmd != nullptr) EXPECT_EQ(takt_topic_destroy(cmd), TAKT_OK);
+    ContextTest::TearDown();
+  }
+};
+
+TEST_F(TopicChainWatch, AMessageBehindABusyExecutorIsToldAtItsDeadline) {
+  build(5 * kMs, 4);
+  publish_scan(t0);  // the hog (0..5 ms) runs first: filter 5..6, brake 6..7
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{3, 1, 2}));
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_FALSE(m.misses[0].ended);
+  EXPECT_EQ(m.misses[0].t_info, t0);
+  EXPECT_EQ(m.misses[0].deadline_at, t0 + 3 * kMs);
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 5 * kMs);  // the first round after the instant
+  EXPECT_EQ(m.misses[0].runs, 1u);
+  EXPECT_EQ(m.at_log[0], 1u) << "told before filter ran";
+  EXPECT_EQ(misses(), 1u) << "the run's late end (7 ms) is not counted again";
+  // a message on time afterwards: through, nothing told
+  publish_scan(takt_clock_now(&clock));
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 20 * kMs), TAKT_OK);
+  EXPECT_EQ(m.misses.size(), 1u);
+  EXPECT_EQ(misses(), 1u);
+}
+
+TEST_F(TopicChainWatch, RunsInFlightAreToldWithoutAnyExecutorRunning) {
+  build(0, 4);
+  publish_scan(t0);
+  takt_clock_advance(&clock, kMs);
+  publish_scan(t0 + kMs);
+  takt_clock_advance(&clock, kMs);
+  publish_scan(t0 + 2 * kMs);
+  takt_clock_advance(&clock, 8 * kMs);  // no spin: the three deadlines (3, 4, 5 ms) pass
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_EQ(m.misses[0].t_info, t0);
+  EXPECT_EQ(m.misses[0].runs, 3u);
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 10 * kMs);
+  EXPECT_EQ(misses(), 3u);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 20 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(misses(), 3u) << "their late ends are not counted again";
+  EXPECT_EQ(m.misses.size(), 1u);
+}
+
+TEST_F(TopicChainWatch, AnOverwrittenMessageIsNoMissWhenAFresherOneGetsThrough) {
+  build(0, 1);  // filter keeps the newest message only
+  publish_scan(t0);
+  takt_clock_advance(&clock, kMs);
+  publish_scan(t0 + kMs);  // overwrites the first: its run ends with this one's
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(m.misses.empty());
+  EXPECT_EQ(misses(), 0u);
+}
+
+TEST_F(TopicChainWatch, RunsBeyondTheWatchedOnesAreToldAtTheirEnd) {
+  build(0, 4);
+  for (int i = 0; i < 20; i++) {  // 16 watched in flight; filter's queue keeps the newest 4
+    publish_scan(takt_clock_now(&clock));
+    takt_clock_advance(&clock, 100 * TAKT_NS_PER_US);
+  }
+  takt_clock_advance(&clock, 10 * kMs);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_EQ(m.misses[0].runs, 16u);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 20 * kMs), TAKT_OK);
+  // the 4 messages kept, none of them watched: each told as it ends, late
+  ASSERT_EQ(m.misses.size(), 5u);
+  for (size_t i = 1; i < 5; i++) EXPECT_TRUE(m.misses[i].ended) << i;
+  EXPECT_EQ(misses(), 20u);
+}
+#endif
+
 // Callbacks with a deadline of their own: each job that ends after its release + deadline is
 // counted on the callback and told to the context's handler once, when it ends (a timer's
 // release; a message's publication into the topic). A callback without a deadline is never
