@@ -64,7 +64,8 @@ typedef struct runner {
    * and reported by the main thread as the chains' are */
   atomic_ulong job_misses[TAKT_SYSTEM_MAX_CALLBACKS];
   _Atomic int64_t job_miss_release[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES];
-  _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES]; /* ended - release; 0: not stored yet */
+  /* ended - release; 0: not stored yet */
+  _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES];
   unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
 } runner_t;
 
@@ -261,12 +262,14 @@ static void tell_recent(runner_t *r, const char *line) {
 static void tell_job_misses(runner_t *r) {
   for (uint32_t i = 0; i < r->desc.n_callbacks; i++) {
     unsigned long n = atomic_load(&r->job_misses[i]);
-    for (; r->job_misses_told[i] < n && r->job_misses_told[i] < MISS_LINES; r->job_misses_told[i]++) {
-      unsigned long k = r->job_misses_told[i];
+    unsigned long *told = &r->job_misses_told[i];
+    for (; *told < n && *told < MISS_LINES; (*told)++) {
+      unsigned long k = *told;
       int64_t late = atomic_load(&r->job_miss_late[i][k]);
       if (late == 0) break; /* counted, its values not stored yet: told at the next wake */
       const takt_system_callback_t *cb = &r->desc.callbacks[i];
-      double at = (double)(atomic_load(&r->job_miss_release[i][k]) - takt_context_start_time(r->ctx)) / 1e9;
+      int64_t release = atomic_load(&r->job_miss_release[i][k]);
+      double at = (double)(release - takt_context_start_time(r->ctx)) / 1e9;
       char line[300];
       snprintf(line, sizeof line,
                "%8.3fs callback %s of %s missed its deadline: ended %.3f ms after its release > "
