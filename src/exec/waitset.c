@@ -72,6 +72,21 @@ static uint32_t refresh(takt_executor_t *e, int64_t now) {
   return n;
 }
 
+/* When a thread that found nothing ready looks again: the next release of a timer it could take,
+ * or a validation deadline. A timer whose group runs a job now is not waited for: its release
+ * may be past already (the job outlasts its period), which would make the wait return at once,
+ * again and again, holding the lock the job needs to end; the thread that ends the group's job
+ * refreshes the snapshot before it waits, and finds the release then. */
+static int64_t next_wake(takt_executor_t *e) {
+  int64_t wake = takt__timing_next(e->ctx);
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    takt__exec_rec_t *r = e->recs[i];
+    if (r->cb->kind != TAKT_CB_TIMER || !takt__rec_timer(r)->started || !takeable(r)) continue;
+    if (takt__rec_timer(r)->next_release < wake) wake = takt__rec_timer(r)->next_release;
+  }
+  return wake;
+}
+
 /* The next executable of the snapshot: timers, subscriptions, services, clients. */
 static takt__exec_rec_t *next_ready(takt_executor_t *e) {
   static const takt_callback_kind_t order[4] = {TAKT_CB_TIMER, TAKT_CB_SUBSCRIPTION,
@@ -157,7 +172,7 @@ static void run_loop(takt_executor_t *e, int64_t until) {
         r = next_ready(e);
         if (r != NULL) break;
       }
-      int64_t wake = takt__exec_next_wake_locked(e);
+      int64_t wake = next_wake(e);
       if (wake > until) wake = until;
       if (!takt__exec_idle_wait_locked(e, wake)) break; /* FAKE clock, nothing can happen */
     }

@@ -489,4 +489,42 @@ TEST(WaitsetClaim, ASubscriptionDestroyedBetweenClaimAndRunIsDropped) {
 }
 #endif
 
+// waitset with two threads: a timer whose job outlasts its period. While the job runs (its group,
+// the node's mutually exclusive one, busy), the other thread found the timer's release already
+// past and waited for it: a wait that returned at once, again and again, holding the executor's
+// lock, which the job needs to end (the job was held up for minutes in CI). The other thread
+// now waits for work it can take.
+TEST(WaitsetWake, ATimerWhoseJobOutlastsItsPeriodDoesNotSpinTheOtherThread) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  static std::atomic<int> runs{0};
+  runs = 0;
+  takt_timer_t *tm;
+  ASSERT_EQ(takt_timer_create(
+                n, "slow", TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *) {
+                  runs++;
+                  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                },
+                nullptr, nullptr, &tm),
+            TAKT_OK);
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_WAITSET);
+  o.waitset.threads = 2;
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_WAITSET, &o, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(e, takt_time_now() + 55 * TAKT_NS_PER_MS), TAKT_OK);
+  takt_executor_stats_t st;
+  takt_executor_get_stats(e, &st);
+  EXPECT_GE(runs.load(), 3);
+  // each job ends and the next begins: a few waits per job, not one per turn of a loop
+  EXPECT_LT(st.idle_waits, 50u * static_cast<uint64_t>(runs.load()) + 100u) << st.idle_waits;
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 }  // namespace
