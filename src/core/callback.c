@@ -17,6 +17,15 @@ uint64_t takt__callback_oldest_arrival(takt_callback_t *cb) {
   return UINT64_MAX;
 }
 
+int64_t takt__callback_head_deadline(takt_callback_t *cb) {
+#if TAKT_WITH_PUBSUB
+  if (cb->kind == TAKT_CB_SUBSCRIPTION)
+    return takt__subscription_head_deadline((takt_subscription_t *)(void *)cb);
+#endif
+  (void)cb;
+  return TAKT_TIME_INFINITE;
+}
+
 uint32_t takt__callback_queued(takt_callback_t *cb) {
   switch (cb->kind) {
 #if TAKT_WITH_PUBSUB

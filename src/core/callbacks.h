@@ -82,6 +82,9 @@ uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s);
 /** The same without the lock-free first answer (always under the topic lock). */
 uint64_t takt__subscription_oldest_arrival_exact(takt_subscription_t *s);
 uint32_t takt__subscription_queued(takt_subscription_t *s);
+/** The deadline its oldest queued message inherited from the job that published it
+ * (TAKT_TIME_INFINITE: none, or nothing queued). */
+int64_t takt__subscription_head_deadline(takt_subscription_t *s);
 #endif
 #if TAKT_WITH_RPC
 bool takt__service_execute(takt_service_t *s, const takt__run_t *run);

@@ -74,6 +74,9 @@ struct takt_node {
 #if TAKT_WITH_PUBSUB
 typedef struct takt__slot {
   takt_msg_header_t hdr; /* [topic] */
+  /* [topic] the absolute deadline of the job that published it (0: none): a job it releases
+   * later inherits it (EDF), whatever was published in between */
+  int64_t deadline;
   /* [topic] to raise; lowered without it (release) by a callback done reading the slot, so a
    * stale non-zero only makes a publication pass the slot over */
   _Atomic uint16_t pins;

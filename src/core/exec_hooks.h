@@ -73,6 +73,9 @@ uint32_t takt__callback_queued(takt_callback_t *cb);
 /** Arrival sequence number of the callback's oldest queued work, UINT64_MAX if none; the same
  * lock-free first answer as takt__callback_has_work for a subscription with nothing queued. */
 uint64_t takt__callback_oldest_arrival(takt_callback_t *cb);
+/** The deadline the work the callback's next job takes inherited from the job that published it
+ * (a subscription's oldest queued message); TAKT_TIME_INFINITE if none. */
+int64_t takt__callback_head_deadline(takt_callback_t *cb);
 /** How a job runs: its absolute deadline (TAKT_TIME_INFINITE: none); held, the one lock the
  * caller holds (its executor's, or NULL), let go around the user function and held again on
  * return; job_lock, a group's job lock the caller took (or NULL), let go when the user function

@@ -270,6 +270,8 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
   sl->hdr.t_data = now;
   sl->hdr.seq = ++t->next_seq;
   sl->hdr.source = pub->id;
+  takt__job_t *job = takt__current_job;
+  sl->deadline = job != NULL && job->abs_deadline > 0 ? job->abs_deadline : 0;
   /* a message reaches a reader of this process only through a subscription's queue entry, made
      below: with no subscription nothing can read the slot (a route out reads `data` itself),
      so a publisher whose readers are all in other processes does not copy it here */
@@ -654,6 +656,14 @@ bool takt__subscription_execute(takt_subscription_t *s, const takt__run_t *run) 
 uint64_t takt__subscription_oldest_arrival(takt_subscription_t *s) {
   if (atomic_load_explicit(&s->cb.queued, memory_order_relaxed) == 0) return UINT64_MAX;
   return takt__subscription_oldest_arrival_exact(s);
+}
+
+int64_t takt__subscription_head_deadline(takt_subscription_t *s) {
+  takt__lock_take(&s->topic->lock);
+  takt__entry_t *e = head_valid_locked(s);
+  int64_t d = e == NULL ? 0 : s->topic->slots[e->slot].deadline;
+  takt__lock_give(&s->topic->lock);
+  return d > 0 ? d : TAKT_TIME_INFINITE;
 }
 
 uint64_t takt__subscription_oldest_arrival_exact(takt_subscription_t *s) {

@@ -466,6 +466,19 @@ static int64_t message_deadline(takt_executor_t *e, takt__exec_rec_t *r) {
   return TAKT_TIME_INFINITE;
 }
 
+/* The deadline of r's next job for work that waited (it arrived while r ran, or before the spin):
+ * the earliest its waiting arrivals inherited (next_deadline), or the one its oldest queued
+ * message inherited (a message behind the one that set next_deadline keeps its own: the job
+ * that took the first consumed next_deadline), else its own relative deadline from now. */
+static int64_t queued_deadline(takt_executor_t *e, takt__exec_rec_t *r) {
+  int64_t d = r->next_deadline;
+  int64_t head = takt__callback_head_deadline(r->cb);
+  if (head < d) d = head;
+  if (d == TAKT_TIME_INFINITE && r->cb->attr.deadline_ns > 0)
+    d = takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
+  return d;
+}
+
 static void preempt_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   takt__preempt_t *pre = pre_of(e);
   int64_t d = message_deadline(e, r);
@@ -539,9 +552,7 @@ static void release_waiting(takt_executor_t *e) {
     if (r->cb->kind == TAKT_CB_TIMER || (r->state & TAKT__ST_READY) || r->inflight > 0) continue;
     if (!takt__callback_has_work(r->cb)) continue;
     r->state &= ~TAKT__ST_AGAIN;
-    int64_t d = r->next_deadline;
-    if (d == TAKT_TIME_INFINITE && r->cb->attr.deadline_ns > 0)
-      d = takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
+    int64_t d = queued_deadline(e, r);
     /* a reentrant callback gets a job per queued item, while workers are idle */
     uint32_t jobs = is_reentrant(r) ? takt__callback_queued(r->cb) : 1;
     for (uint32_t k = 0; k < jobs && !(r->state & TAKT__ST_READY); k++) {
@@ -696,9 +707,7 @@ static void finish_job(takt_executor_t *e, takt__worker_t *w, bool ran) {
   if (r->e == e && r->cb->kind != TAKT_CB_TIMER && !(r->state & TAKT__ST_READY) &&
       (r->inflight == 0 || is_reentrant(r)) && takt__callback_has_work(r->cb)) {
     r->state &= ~TAKT__ST_AGAIN;
-    int64_t d = r->next_deadline;
-    if (d == TAKT_TIME_INFINITE && r->cb->attr.deadline_ns > 0)
-      d = takt_clock_now(e->ctx->clock) + r->cb->attr.deadline_ns;
+    int64_t d = queued_deadline(e, r);
     if (pre->running) {
       enqueue(e, r, d); /* competes with the other waiting jobs for this worker */
     } else {

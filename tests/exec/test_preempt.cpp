@@ -281,6 +281,68 @@ TEST_F(Preempt, EdfRunsTheEarlierDeadlineFirstAndChainsInheritDeadlines) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+// EDF: every message a job publishes carries that job's deadline to the job it releases, also
+// when several wait behind a running one: a timer (deadline 5 ms) publishes three messages in one
+// job to a subscription without a deadline of its own, whose first job holds on until all three
+// are queued. Each of the three jobs has the timer's deadline (the third ran without one: the
+// executor kept one inherited deadline per callback, and the second job used it up).
+struct Inherit {
+  takt_publisher_t *to_x = nullptr;
+  std::mutex m;
+  std::condition_variable cv;
+  int published = 0;
+  std::vector<int64_t> timer_deadline, x_deadline;
+};
+
+TEST_F(Preempt, EdfEveryQueuedMessageKeepsTheDeadlineItInherited) {
+  NEED_RT();
+  Inherit in;
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "src", &n), TAKT_OK);
+  takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+  a.deadline_ns = 5 * TAKT_NS_PER_MS;
+  takt_timer_t *tm;
+  ASSERT_EQ(takt_timer_create(
+                n, "burst", 100 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *c = static_cast<Inherit *>(u);
+                  c->timer_deadline.push_back(takt_job_deadline());
+                  for (int i = 0; i < 3; i++) {
+                    Blob8 v{static_cast<uint64_t>(i)};
+                    EXPECT_EQ(takt_publish(c->to_x, &v, sizeof v), TAKT_OK);
+                    std::lock_guard<std::mutex> g(c->m);
+                    c->published++;
+                  }
+                  c->cv.notify_all();
+                },
+                &in, &a, &tm),
+            TAKT_OK);
+  Sub &x = add_sub(
+      "x",
+      [](takt_subscription_t *, const takt_message_t *, void *u) {
+        auto *c = static_cast<Inherit *>(u);
+        std::unique_lock<std::mutex> lk(c->m);
+        c->x_deadline.push_back(takt_job_deadline());
+        // the first job waits for the other two messages to queue behind it (bounded: a job that
+        // did not preempt the timer finds them queued already)
+        c->cv.wait_for(lk, std::chrono::seconds(2), [c] { return c->published == 3; });
+      },
+      &in, 0);
+  ASSERT_EQ(takt_publisher_create(n, x.topic, &in.to_x), TAKT_OK);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_EDF, 1);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, x.node), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 50 * TAKT_NS_PER_MS), TAKT_OK);
+  ASSERT_EQ(in.timer_deadline.size(), 1u);
+  EXPECT_EQ(in.timer_deadline[0], t0 + 5 * TAKT_NS_PER_MS);
+  EXPECT_EQ(in.x_deadline, std::vector<int64_t>(3, in.timer_deadline[0]));
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 // EDF with more active jobs than SCHED_FIFO levels: five timers released together, deadlines
 // 10..50 ms, on three levels. The ranks are spread again as jobs arrive (registered latest deadline
 // first, every insertion lands between adjacent levels); the two earliest deadlines keep levels of
