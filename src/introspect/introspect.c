@@ -1031,22 +1031,6 @@ static void handle(takt_introspect_t *in, char *req) {
   send_error(in, "unknown request '%s' (graph, stats, echo, pub, call, play)", verb);
 }
 
-/* Read one request line (bounded), waiting at most 5 s for it. */
-static bool read_request(takt_introspect_t *in, char *req, uint32_t cap) {
-  uint32_t n = 0;
-  int64_t deadline = takt_time_now() + 5 * TAKT_NS_PER_S;
-  while (n + 1 < cap) {
-    int32_t r = takt_io_read(in->conn, in->wake, (uint8_t *)req + n, cap - 1 - n, deadline);
-    if (r <= 0) return false; /* closed, stopped or too slow */
-    n += (uint32_t)r;
-    req[n] = '\0';
-    in->req_len = n;
-    if (memchr(req, '\n', n) != NULL) return true;
-  }
-  send_error(in, "request longer than %u bytes", (unsigned)(cap - 1));
-  return false;
-}
-
 /* The publishers and clients a request made end with it (they would keep the application from
  * destroying the topics and services, and fill the endpoint's tables). */
 static void end_request(takt_introspect_t *in) {
@@ -1111,40 +1095,108 @@ static void echo_reap(takt_introspect_t *in) {
   atomic_store(&in->echo_busy, false);
 }
 
+/* Connections accepted whose request line has not come whole yet (at most PENDING_MAX, each for
+ * up to PENDING_NS): served in the order their lines complete, so a client that connects and
+ * sends nothing holds only its own place, not the endpoint. */
+#define PENDING_MAX 4
+#define PENDING_NS (5 * TAKT_NS_PER_S)
+typedef struct pending {
+  takt_io_t io;
+  uint32_t len;
+  int64_t deadline;
+  char buf[REQUEST_MAX];
+} pending_t;
+
+/* p's request line came whole (or filled the buffer): served on in->conn, then closed (unless
+ * handed to the echo or play thread). */
+static void serve_pending(takt_introspect_t *in, pending_t *p, char *req) {
+  in->conn = p->io;
+  p->io = TAKT_IO_CLOSED;
+  if (memchr(p->buf, '\n', p->len) == NULL) {
+    send_error(in, "request longer than %u bytes", (unsigned)(REQUEST_MAX - 1));
+  } else {
+    memcpy(req, p->buf, p->len + 1);
+    in->req_len = p->len;
+    memcpy(in->req_copy, req, in->req_len);
+    handle(in, req);
+    end_request(in);
+  }
+  p->len = 0;
+  takt_io_close(&in->conn);
+}
+
 static void serve(void *arg) {
   takt_introspect_t *in = arg;
   char *req = malloc(REQUEST_MAX);
-  if (req == NULL) return;
+  pending_t *pend = calloc(PENDING_MAX, sizeof *pend);
+  if (req == NULL || pend == NULL) {
+    free(req);
+    free(pend);
+    return;
+  }
+  for (uint32_t i = 0; i < PENDING_MAX; i++) pend[i].io = TAKT_IO_CLOSED;
   while (!atomic_load(&in->stop)) {
     echo_reap(in);
-    /* a new client, or the hang-up of a running echo's client (a Ctrl-C: it ends the echo, which
-     * would otherwise sample a quiet topic until its timeout, refusing every other echo) */
+    /* a new client (while a place is free), a pending client's bytes, or the hang-up of a running
+     * echo's client (a Ctrl-C: it ends the echo, which would otherwise sample a quiet topic until
+     * its timeout, refusing every other echo) */
     bool watch_echo = atomic_load(&in->echo_busy) && !in->echo_hup_seen;
-    takt_io_watch_t w[3] = {{.io = in->listener, .want = TAKT_IO_IN},
-                            {.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = TAKT_IO_HUP},
-                            {.io = in->echo_wake, .want = TAKT_IO_IN}};
-    int32_t ready = takt_io_wait(w, 3, in->wake, TAKT_TIME_INFINITE);
-    if (ready >= 0 && (w[1].ready & TAKT_IO_HUP)) {
-      in->echo_hup_seen = true;
-      takt_executor_stop(in->echo_exec);
+    uint32_t free_place = PENDING_MAX;
+    int64_t until = TAKT_TIME_INFINITE;
+    takt_io_watch_t w[3 + PENDING_MAX];
+    for (uint32_t i = 0; i < PENDING_MAX; i++) {
+      bool open = pend[i].io.fd >= 0;
+      if (!open && free_place == PENDING_MAX) free_place = i;
+      if (open && pend[i].deadline < until) until = pend[i].deadline;
+      w[3 + i] = (takt_io_watch_t){.io = pend[i].io, .want = TAKT_IO_IN};
     }
-    if (ready >= 0 && (w[2].ready & TAKT_IO_IN)) takt_io_wake_clear(in->echo_wake);
-    if (ready == 0 || (ready > 0 && !(w[0].ready & TAKT_IO_IN))) continue; /* flags above */
-    takt_err_t rc = ready < 0 ? TAKT_EOS : takt_io_accept(in->listener, in->wake, 0, &in->conn);
-    if (rc == TAKT_ECANCELED || rc == TAKT_ETIMEDOUT) continue;
-    if (rc < 0) {
-      /* out of descriptors or memory for a moment (a burst of connections elsewhere in the
-       * process): the endpoint lives on and tries again shortly; only a stop ends it */
+    w[0] = (takt_io_watch_t){.io = free_place < PENDING_MAX ? in->listener : TAKT_IO_CLOSED,
+                             .want = TAKT_IO_IN};
+    w[1] = (takt_io_watch_t){.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = TAKT_IO_HUP};
+    w[2] = (takt_io_watch_t){.io = in->echo_wake, .want = TAKT_IO_IN};
+    int32_t ready = takt_io_wait(w, 3 + PENDING_MAX, in->wake, until);
+    if (ready < 0) { /* out of descriptors or memory for a moment: try again shortly */
       (void)takt_io_wait(NULL, 0, in->wake, takt_time_now() + ACCEPT_RETRY_NS);
       continue;
     }
-    if (read_request(in, req, REQUEST_MAX)) {
-      memcpy(in->req_copy, req, in->req_len);
-      handle(in, req);
-      end_request(in);
+    if (w[1].ready & TAKT_IO_HUP) {
+      in->echo_hup_seen = true;
+      takt_executor_stop(in->echo_exec);
     }
-    takt_io_close(&in->conn);
+    if (w[2].ready & TAKT_IO_IN) takt_io_wake_clear(in->echo_wake);
+    int64_t now = takt_time_now();
+    for (uint32_t i = 0; i < PENDING_MAX && !atomic_load(&in->stop); i++) {
+      pending_t *p = &pend[i];
+      if (p->io.fd < 0) continue;
+      if (w[3 + i].ready == 0) {
+        if (now >= p->deadline) takt_io_close(&p->io); /* too slow: its place goes */
+        continue;
+      }
+      int32_t r = takt_io_read_some(p->io, (uint8_t *)p->buf + p->len, REQUEST_MAX - 1 - p->len);
+      if (r < 0) { /* gone before its request came */
+        takt_io_close(&p->io);
+        p->len = 0;
+        continue;
+      }
+      p->len += (uint32_t)r;
+      p->buf[p->len] = '\0';
+      if (memchr(p->buf, '\n', p->len) != NULL || p->len == REQUEST_MAX - 1)
+        serve_pending(in, p, req);
+    }
+    if (!(w[0].ready & TAKT_IO_IN) || free_place == PENDING_MAX) continue;
+    takt_io_t conn = TAKT_IO_CLOSED;
+    takt_err_t rc = takt_io_accept(in->listener, in->wake, 0, &conn);
+    if (rc == TAKT_ECANCELED || rc == TAKT_ETIMEDOUT) continue;
+    if (rc < 0) {
+      (void)takt_io_wait(NULL, 0, in->wake, takt_time_now() + ACCEPT_RETRY_NS);
+      continue;
+    }
+    pend[free_place].io = conn;
+    pend[free_place].len = 0;
+    pend[free_place].deadline = takt_time_now() + PENDING_NS;
   }
+  for (uint32_t i = 0; i < PENDING_MAX; i++) takt_io_close(&pend[i].io);
+  free(pend);
   free(req);
   atomic_store(&in->done, true);
 }

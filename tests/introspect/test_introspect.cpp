@@ -404,6 +404,34 @@ TEST_F(Introspect, AnEchoClientThatReadsNothingNeverHoldsTheSlot) {
   EXPECT_EQ(takt_topic_destroy(one), TAKT_OK);
 }
 
+// Clients that connect and send nothing (or half a line) hold only their own places: a request
+// that comes whole meanwhile is answered while they are still connected, waiting (it waited for
+// the first one's 5 s). Four such places; a further client waits for one, it is not refused.
+TEST_F(Introspect, AnIdleClientDoesNotHoldTheOthers) {
+  takt_io_t idle = TAKT_IO_CLOSED, half = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &idle), TAKT_OK);
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &half), TAKT_OK);
+  const char part[] = "gra";
+  ASSERT_EQ(takt_io_write(half, reinterpret_cast<const uint8_t *>(part), sizeof part - 1), TAKT_OK);
+  std::string a = ask(path(), "graph");
+  EXPECT_EQ(a.rfind("{\"name\": ", 0), 0u) << a;
+  uint8_t b[64];
+  // both still connected, their requests still awaited: nothing to read, no end of stream
+  EXPECT_EQ(takt_io_read(idle, TAKT_IO_CLOSED, b, sizeof b, takt_time_now()), 0);
+  EXPECT_EQ(takt_io_read(half, TAKT_IO_CLOSED, b, sizeof b, takt_time_now()), 0);
+  // the half line completed later is served too
+  const char rest[] = "ph\n";
+  ASSERT_EQ(takt_io_write(half, reinterpret_cast<const uint8_t *>(rest), sizeof rest - 1), TAKT_OK);
+  std::string h;
+  for (int32_t n; (n = takt_io_read(half, TAKT_IO_CLOSED, b, sizeof b,
+                                    takt_time_now() + 10 * TAKT_NS_PER_S)) > 0;)
+    h.append(reinterpret_cast<char *>(b), static_cast<size_t>(n));
+  EXPECT_EQ(h.rfind("{\"name\": ", 0), 0u) << h;
+  takt_io_close(&half);
+  takt_io_close(&idle);
+  EXPECT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n");
+}
+
 // A client that hangs up (Ctrl-C) during an echo of a quiet topic ends that echo: the next echo
 // is served (it was refused until the first one's timeout, an hour by default).
 TEST_F(Introspect, AnEchoEndsWhenItsClientHangsUp) {
