@@ -233,7 +233,7 @@ def test_registry_option_names_the_registry(tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out1.rglob("*_registry.*")) == ["demo_reg_registry.c", "demo_reg_registry.h"]
     h = (out1 / "include" / "demo_reg_registry.h").read_text()
-    assert "#ifndef DEMO_REG_REGISTRY_H" in h and "const takt_msg_entry_t *demo_reg_find(const char *name);" in h
+    assert "#ifndef TAKT_REGISTRY_demo_reg_H" in h and "const takt_msg_entry_t *demo_reg_find(const char *name);" in h
     r = msggen("--out", out2, "--search-root", tmp_path, "other_msgs", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (out2 / "include" / "takt_msgs_registry.h").is_file()  # the default is unchanged
@@ -259,6 +259,7 @@ def test_registry_option_names_the_registry(tmp_path):
     ("my-msgs", "is not a usable C identifier"), ("1msgs", "is not a usable C identifier"),
     ("_msgs", "is not a usable C identifier"), ("my__msgs", "is not a usable C identifier"),
     ("", "is not a usable C identifier"), ("int", "is a C or C++ keyword"),
+    ("my_srvs", "ends in '_srvs'"), ("my_count", "ends in '_count'"), ("my_find", "ends in '_find'"),
 ])
 def test_bad_registry_name_is_refused(tmp_path, name, what):
     make_pkg(tmp_path, {"A.msg": "int32 a\n"})
