@@ -421,10 +421,29 @@ static int print_table(runner_t *r, FILE *out, double t, double total) {
             mx, (unsigned long long)ts.violations_total, ts.usefulness_mean * 100.0, eol);
     lines++;
   }
-  if (any && r->tty) {
+  /* callbacks with a deadline of their own: their jobs, and those that ended after it */
+  bool any_deadline = false;
+  for (uint32_t i = 0; i < d->n_callbacks; i++) {
+    const takt_system_callback_t *cb = &d->callbacks[i];
+    if (cb->deadline_ns <= 0) continue;
+    if (!any_deadline) {
+      fprintf(out, "%-16s %9s %8s %8s%s", "callback", "deadline", "runs", "misses", eol);
+      lines++;
+      any_deadline = true;
+    }
+    takt_callback_t *c = takt_system_callback(r->sys, i);
+    char dl[16];
+    fmt_ns(dl, sizeof dl, cb->deadline_ns);
+    fprintf(out, "%-16s %9s %8llu %8llu%s", cb->name, dl, (unsigned long long)takt_callback_runs(c),
+            (unsigned long long)takt_callback_deadline_misses(c), eol);
+    lines++;
+  }
+  bool any_chain_deadline = false;
+  for (uint32_t i = 0; i < d->n_chains; i++) any_chain_deadline |= d->chains[i].deadline_ns > 0;
+  if ((any || any_deadline || any_chain_deadline) && r->tty) {
     takt_mutex_lock(&r->recent_lock);
     unsigned n = r->recent_n < RECENT ? r->recent_n : RECENT;
-    fprintf(out, "last violations:%s", eol);
+    fprintf(out, "last violations and deadline misses:%s", eol);
     lines++;
     for (unsigned k = 0; k < RECENT; k++) {
       if (k < n) fprintf(out, "  %s%s", r->recent[(r->recent_n - n + k) % RECENT], eol);
