@@ -262,6 +262,44 @@ TEST_P(Threaded, ATimerCreatedWhileTheExecutorSleepsFires) {
 // executor's threads release, run and end the chain's runs, and the chain destroyed while the
 // validator still runs: each run is told at most once (at its deadline or at its end, never
 // both), and the chain counts exactly the runs told.
+// A 2 ms timer "sample" publishing to a subscription "act" that sleeps 3 ms every third run
+// (the late runs of the two tests below), in a node of their own.
+struct SampleAct {
+  takt_node_t *n = nullptr;
+  takt_topic_t *t = nullptr;
+  takt_publisher_t *p = nullptr;
+  takt_subscription_t *sub = nullptr;
+  takt_timer_t *tm = nullptr;
+
+  void make(takt_context_t *ctx, const takt_subscription_options_t *so) {
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &t), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
+    ASSERT_EQ(takt_timer_create(
+                  n, "sample", 2 * TAKT_NS_PER_MS, 0,
+                  [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                    Blob8 b{0};
+                    EXPECT_EQ(takt_publish(static_cast<takt_publisher_t *>(u), &b, sizeof b), TAKT_OK);
+                  },
+                  p, nullptr, &tm),
+              TAKT_OK);
+    static std::atomic<int> runs{0};
+    runs = 0;
+    ASSERT_EQ(takt_subscription_create(
+                  n, t, "act",
+                  [](takt_subscription_t *, const takt_message_t *, void *) {
+                    if (runs++ % 3 == 0)  // every third run outlasts a 1 ms deadline
+                      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+                  },
+                  nullptr, so, &sub),
+              TAKT_OK);
+  }
+  void destroy() {
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  }
+};
+
 struct Told {
   std::mutex m;
   std::vector<takt_chain_miss_t> misses;
@@ -275,32 +313,12 @@ TEST_P(Threaded, AChainWatchTellsEachMissedRunOnce) {
   takt_thread_attr_t va = {.name = "validate", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1};
   ASSERT_EQ(takt_validator_start(ctx, &va), TAKT_OK);
   const takt_pool_usage_t baseline = pool_usage(ctx);
-  takt_node_t *n;
-  takt_topic_t *t;
-  takt_publisher_t *p;
-  takt_subscription_t *sub;
-  takt_timer_t *tm;
-  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &t), TAKT_OK);
-  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
-  ASSERT_EQ(takt_timer_create(
-                n, "sample", 2 * TAKT_NS_PER_MS, 0,
-                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
-                  Blob8 b{0};
-                  EXPECT_EQ(takt_publish(static_cast<takt_publisher_t *>(u), &b, sizeof b), TAKT_OK);
-                },
-                p, nullptr, &tm),
-            TAKT_OK);
-  static std::atomic<int> runs{0};
-  runs = 0;
-  ASSERT_EQ(takt_subscription_create(
-                n, t, "act",
-                [](takt_subscription_t *, const takt_message_t *, void *) {
-                  if (runs++ % 3 == 0)  // every third run outlasts the chain's 1 ms deadline
-                    std::this_thread::sleep_for(std::chrono::milliseconds(3));
-                },
-                nullptr, nullptr, &sub),
-            TAKT_OK);
+  SampleAct sa;
+  sa.make(ctx, nullptr);
+  if (HasFatalFailure()) return;
+  takt_node_t *n = sa.n;
+  takt_timer_t *tm = sa.tm;
+  takt_subscription_t *sub = sa.sub;
   takt_callback_t *members[2] = {takt_timer_callback(tm), takt_subscription_callback(sub)};
   takt_chain_t *chain;
   ASSERT_EQ(takt_chain_create(ctx, "c", members, 2, TAKT_NS_PER_MS, &chain), TAKT_OK);
@@ -346,8 +364,7 @@ TEST_P(Threaded, AChainWatchTellsEachMissedRunOnce) {
   // the chain goes while the validator still runs; then its members and the rest
   EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  sa.destroy();
   EXPECT_TRUE(pools_empty(ctx, baseline));
   EXPECT_EQ(takt_validator_stop(ctx), TAKT_OK);
   takt_context_destroy(ctx);
@@ -369,34 +386,15 @@ TEST_P(Threaded, ACallbackDeadlineMissIsToldOncePerLateRun) {
   takt_context_t *ctx;
   ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
   const takt_pool_usage_t baseline = pool_usage(ctx);
-  takt_node_t *n;
-  takt_topic_t *t;
-  takt_publisher_t *p;
-  takt_subscription_t *sub;
-  takt_timer_t *tm;
-  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(ctx, "raw", blob8_type(), 4, &t), TAKT_OK);
-  ASSERT_EQ(takt_publisher_create(n, t, &p), TAKT_OK);
-  ASSERT_EQ(takt_timer_create(
-                n, "sample", 2 * TAKT_NS_PER_MS, 0,
-                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
-                  Blob8 b{0};
-                  EXPECT_EQ(takt_publish(static_cast<takt_publisher_t *>(u), &b, sizeof b), TAKT_OK);
-                },
-                p, nullptr, &tm),
-            TAKT_OK);
-  static std::atomic<int> runs{0};
-  runs = 0;
   takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   so.attr.priority = 10;
   so.attr.deadline_ns = TAKT_NS_PER_MS;
-  ASSERT_EQ(takt_subscription_create(
-                n, t, "act",
-                [](takt_subscription_t *, const takt_message_t *, void *) {
-                  if (runs++ % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-                },
-                nullptr, &so, &sub),
-            TAKT_OK);
+  SampleAct sa;
+  sa.make(ctx, &so);
+  if (HasFatalFailure()) return;
+  takt_node_t *n = sa.n;
+  takt_timer_t *tm = sa.tm;
+  takt_subscription_t *sub = sa.sub;
   JobTold told;
   ASSERT_EQ(takt_context_set_job_miss_handler(
                 ctx,
@@ -427,8 +425,7 @@ TEST_P(Threaded, ACallbackDeadlineMissIsToldOncePerLateRun) {
     }
   }
   EXPECT_EQ(takt_callback_deadline_misses(takt_timer_callback(tm)), 0u);
-  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+  sa.destroy();
   EXPECT_TRUE(pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
