@@ -23,8 +23,12 @@ def main() -> int:
     for i in range(count):
         pub.publish(String(data=f"{prefix} {i}"))
         rate.sleep()
-    # rospy writes a queued publisher's messages from a thread of its own: on a loaded machine
-    # the last ones may still wait there (a shutdown drops them)
+    # rospy writes a queued publisher's messages from a thread of its own per connection: on a
+    # loaded machine the last ones may still wait there (a shutdown drops them). Wait until each
+    # connection's thread has taken its queue (bounded), then for its write.
+    end = time.monotonic() + 10
+    while time.monotonic() < end and any(getattr(c, "_queue", None) for c in pub.impl.connections):
+        time.sleep(0.02)
     time.sleep(2.0)
     print("talker: done", flush=True)
     rospy.signal_shutdown("done")
