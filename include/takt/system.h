@@ -417,6 +417,9 @@ takt_chain_t *takt_system_chain(const takt_system_t *sys, uint32_t index);
 takt_bridge_t *takt_system_bridge(const takt_system_t *sys, uint32_t index);
 /** The shared-memory attachment of a system with shared topics (NULL without). */
 takt_shm_t *takt_system_shm(const takt_system_t *sys);
+/** The `ros1:` section's node was asked to shut down through its slave API (`rosnode kill`):
+ * a runner ends the run, as a ROS node does. false without a ros1 section. */
+bool takt_system_ros1_shutdown_requested(const takt_system_t *sys);
 /** How many DDS endpoints of other participants the dds: route of topic matched (readers of an
  * export, writers of an import); -1 without such a route or without DDS. Thread-safe. */
 int32_t takt_system_dds_matched(const takt_system_t *sys, const char *topic);

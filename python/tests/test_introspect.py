@@ -189,6 +189,43 @@ ros1:
         stop_system(proc)
 
 
+def test_rosnode_kill_ends_a_run_with_a_ros1_node(runtime_dir, tmp_path):
+    # rosnode kill asks a node to shut down through its slave API: the run stops in order, saying
+    # so, as a ROS node ends (it was ignored: the run went on to its end)
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    system = tmp_path / "killme.yaml"
+    system.write_text(f"""name: killme
+duration_s: 60
+nodes:
+  - name: n
+    timers:
+      - {{name: t, period_ms: 100, publish: chatter}}
+ros1:
+  master: embedded:{port}
+  node: /killme
+  export:
+    - {{topic: chatter, type: std_msgs/String}}
+""")
+    proc, sock = start_system(system, runtime_dir, duration=60)
+    try:
+        env = dict(os.environ, ROS_MASTER_URI=f"http://127.0.0.1:{port}/")
+        r = subprocess.run(["/usr/bin/rosnode", "kill", "/killme"], env=env, capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == 0, r.stdout + r.stderr
+        code = proc.wait(timeout=15)
+        err = proc.stderr.read().decode()
+        assert code == 0, err
+        assert (f"takt run: ROS 1 node /killme on the master at http://127.0.0.1:{port}/ "
+                "(embedded: this run's own)") in err, err
+        assert "takt run: the ROS 1 node /killme was asked to shut down (rosnode kill): stopping" in err, err
+    finally:
+        if proc.poll() is None:
+            stop_system(proc)
+
+
 def test_no_running_system(runtime_dir, tmp_path):
     r = cli("node", "list")
     assert r.returncode == 1

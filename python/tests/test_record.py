@@ -103,6 +103,11 @@ def test_record_then_play_into_another_system(tmp_path, runtime_dir):
         assert f"played {total} messages" in pout
         out, err = rec.communicate(timeout=30)
         assert rec.returncode == 0, err
+        # a topic the recording does not have is named, with those it has
+        bad = takt("play", first, "nosuch", "--system", "sink")
+        bout, berr = bad.communicate(timeout=30)
+        assert bad.returncode == 1 and berr.strip() == (f"takt play: {first} has no topic /nosuch "
+                                                        "(its topics: /odom, /scan)"), berr
     finally:
         stop_system(sink)
     again, _ = read(second)

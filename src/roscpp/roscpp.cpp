@@ -372,6 +372,7 @@ void report_deadline_misses() {
     std::string name;
     uint64_t n;
     int64_t late, deadline;
+    bool first;  // the callback's first warning
   };
   Told told[kMissSlots];
   uint32_t k = 0;
@@ -386,7 +387,7 @@ void report_deadline_misses() {
         continue;
       }
       if (ms.told != 0 && now - ms.told < TAKT_NS_PER_S) continue;
-      told[k++] = {ms.name, ms.pending, ms.late_ns, ms.deadline_ns};
+      told[k++] = {ms.name, ms.pending, ms.late_ns, ms.deadline_ns, ms.told == 0};
       ms.pending = 0;
       ms.told = now;
     }
@@ -407,11 +408,12 @@ void report_deadline_misses() {
                   what.c_str(), static_cast<double>(told[i].late) / 1e6,
                   static_cast<double>(told[i].deadline) / 1e6);
     std::string line = text;
-    if (told[i].n > 1) line += " [" + std::to_string(told[i].n) + " misses since the last warning]";
-    console::takt_write(console::levels::Warn, __FILE__, __LINE__, "deadline", line);
+    if (told[i].n > 1)
+      line += " [" + std::to_string(told[i].n) + (told[i].first ? " misses]" : " misses since the last warning]");
+    console::takt_write(console::levels::Warn, "takt_roscpp", 0, "deadline", line);
   }
   if (unnamed > 0)
-    console::takt_write(console::levels::Warn, __FILE__, __LINE__, "deadline",
+    console::takt_write(console::levels::Warn, "takt_roscpp", 0, "deadline",
                         "deadline miss: " + std::to_string(unnamed) + " more, of callbacks not named (more than " +
                             std::to_string(kMissSlots) + " callbacks missed their deadlines at once)");
 }

@@ -90,6 +90,7 @@ struct takt_system {
   takt_type_support_t ros_types[SVC_TYPES];
   uint32_t n_ros_types;
   takt_bridge_t *ros1_bridge;
+  takt_ros1_node_t *ros1_node; /* the ros1 backend's node, or NULL */
 #if TAKT_SYSTEM_HAVE_MSGS
   takt_ros1_master_t *ros1_master; /* master: embedded */
 #endif
@@ -702,6 +703,15 @@ static takt_err_t build_shared(takt_system_t *s) {
 
 takt_shm_t *takt_system_shm(const takt_system_t *s) { return s->shm; }
 
+bool takt_system_ros1_shutdown_requested(const takt_system_t *s) {
+#if TAKT_SYSTEM_HAVE_MSGS && TAKT_WITH_RPC
+  return s != NULL && s->ros1_node != NULL && takt_ros1_shutdown_requested(s->ros1_node);
+#else
+  (void)s;
+  return false;
+#endif
+}
+
 int32_t takt_system_dds_matched(const takt_system_t *s, const char *topic) {
 #if TAKT_SYSTEM_WITH_DDS
   if (s == NULL || topic == NULL || s->dds == NULL) return -1;
@@ -1015,6 +1025,7 @@ static takt_err_t build_ros1(takt_system_t *s) {
     return fail(s, r1->line, rc, "%s: bridge: %s", what, takt_strerror(rc));
   }
   takt_ros1_node_t *node = takt_ros1_backend_node(be);
+  s->ros1_node = node;
   uint16_t entity = 1;
   for (uint32_t i = 0; i < r1->n_exports + r1->n_imports; i++, entity++) {
     bool is_export = i < r1->n_exports;

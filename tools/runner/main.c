@@ -489,10 +489,15 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     fprintf(f, "null,\n");
   }
   fprintf(f, "  \"violations_total\": %llu,\n", (unsigned long long)takt_timing_violations(r->ctx));
-  fprintf(f, "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu, "
-             "\"holds\": %llu},\n",
+  fprintf(f,
+          "  \"executor_stats\": {\"rounds\": %llu, \"executed\": %llu, \"idle_waits\": %llu, "
+          "\"holds\": %llu, \"dispatched\": %llu, \"queued\": %llu, \"timer_overruns\": %llu, "
+          "\"renumbered\": %llu, \"level_changes\": %llu, \"late_releases\": %llu},\n",
           (unsigned long long)es.rounds, (unsigned long long)es.executed,
-          (unsigned long long)es.idle_waits, (unsigned long long)es.holds);
+          (unsigned long long)es.idle_waits, (unsigned long long)es.holds,
+          (unsigned long long)es.dispatched, (unsigned long long)es.queued,
+          (unsigned long long)es.timer_overruns, (unsigned long long)es.renumbered,
+          (unsigned long long)es.level_changes, (unsigned long long)es.late_releases);
   fprintf(f, "  \"links\": [");
   for (uint32_t i = 0; i < d->n_links; i++) {
     takt_daemon_stats_t ds;
@@ -790,10 +795,10 @@ static int write_trace(runner_t *r, const char *path) {
     return 1;
   }
   fprintf(stderr,
-          "takt run: trace written to %s (%llu events from %u threads; %llu overwritten, %llu "
+          "takt run: trace written to %s (%llu events from %u thread%s; %llu overwritten, %llu "
           "from threads without a ring)\n",
-          path, (unsigned long long)c.recorded, c.threads, (unsigned long long)c.overwritten,
-          (unsigned long long)c.no_ring);
+          path, (unsigned long long)c.recorded, c.threads, c.threads == 1 ? "" : "s",
+          (unsigned long long)c.overwritten, (unsigned long long)c.no_ring);
   return 0;
 }
 
@@ -853,6 +858,12 @@ static int run(runner_t *r, const options_t *o, double duration) {
   }
   /* before any executor spins: callbacks with a deadline_ms of their own */
   (void)takt_context_set_job_miss_handler(r->ctx, on_job_miss, r);
+  if (r->desc.ros1.enabled) {
+    const char *master = r->desc.ros1.master[0] != '\0' ? r->desc.ros1.master : getenv("ROS_MASTER_URI");
+    fprintf(stderr, "takt run: ROS 1 node %s on the master at %s%s\n", r->desc.ros1.node,
+            master != NULL ? master : "http://localhost:11311",
+            r->desc.ros1.embedded_master ? " (embedded: this run's own)" : "");
+  }
   for (uint32_t i = 0; i < r->desc.n_links; i++)
     if (strcmp(r->desc.links[i].spec, "pty") == 0)
       fprintf(stderr, "takt run: link '%s' is the pseudo-terminal %s\n", r->desc.links[i].name,
@@ -926,6 +937,12 @@ static int run(runner_t *r, const options_t *o, double duration) {
         if (again < until) until = again;
       }
       (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
+      if (!g_interrupted && takt_system_ros1_shutdown_requested(r->sys)) {
+        /* rosnode kill: a ROS node ends; the run stops in order, as on SIGINT */
+        fprintf(stderr, "takt run: the ROS 1 node %s was asked to shut down (rosnode kill): "
+                "stopping\n", r->desc.ros1.node);
+        g_interrupted = 1;
+      }
       if (!o->quiet) {
         tell_chain_misses(r);
         tell_job_misses(r);

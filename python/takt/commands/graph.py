@@ -192,7 +192,9 @@ def node_info(args: argparse.Namespace) -> int:
                 ex = execs[c["executor"]]["kind"] if 0 <= c["executor"] < len(execs) else "none"
                 extra = f", period {c['period_ns'] / 1e6:g} ms" if "period_ns" in c else ""
                 dl = f", deadline {c['deadline_ns'] / 1e6:g} ms" if c["deadline_ns"] > 0 else ""
-                misses = f", {c['deadline_misses']} deadline misses" if c["deadline_ns"] > 0 else ""
+                n_miss = c["deadline_misses"]
+                misses = (f", {n_miss} deadline miss{'' if n_miss == 1 else 'es'}"
+                          if c["deadline_ns"] > 0 else "")
                 print(f" * {c['name']}: {c['kind']}, priority {c['priority']}{dl}{extra}, "
                       f"executor {ex}, {c['runs']} runs{misses}")
             return 0

@@ -139,8 +139,10 @@ def play(args: argparse.Namespace) -> int:
     with open(args.file, "rb") as f:
         reader = make_reader(f)
         msgs = []
+        recorded = set()
         for schema, channel, message in reader.iter_messages(log_time_order=True):
             name = channel.topic.lstrip("/")
+            recorded.add(name)
             if args.topics and name not in [t.lstrip("/") for t in args.topics]:
                 continue
             t = by_name.get(name)
@@ -150,8 +152,14 @@ def play(args: argparse.Namespace) -> int:
                 raise NoSystem(f"/{name}: recorded messages of {len(message.data)} bytes, the system's "
                                f"topic takes {t['size']}")
             msgs.append((message.log_time, message.publish_time, name, message.data))
+    missing = [t for t in (args.topics or []) if t.lstrip("/") not in recorded]
+    if missing:
+        have = ", ".join(f"/{n}" for n in sorted(recorded)) or "none"
+        print(f"takt play: {args.file} has no topic {', '.join('/' + t.lstrip('/') for t in missing)} "
+              f"(its topics: {have})", file=sys.stderr)
+        return 1
     if not msgs:
-        print("takt play: nothing to play", file=sys.stderr)
+        print(f"takt play: {args.file} holds no messages", file=sys.stderr)
         return 1
     rate = args.rate if args.rate > 0 else 1.0
     first = msgs[0][0]
