@@ -1152,7 +1152,8 @@ static void serve(void *arg) {
     }
     w[0] = (takt_io_watch_t){.io = free_place < PENDING_MAX ? in->listener : TAKT_IO_CLOSED,
                              .want = TAKT_IO_IN};
-    w[1] = (takt_io_watch_t){.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED, .want = TAKT_IO_HUP};
+    w[1] = (takt_io_watch_t){.io = watch_echo ? in->echo_conn : TAKT_IO_CLOSED,
+                             .want = TAKT_IO_HUP};
     w[2] = (takt_io_watch_t){.io = in->echo_wake, .want = TAKT_IO_IN};
     int32_t ready = takt_io_wait(w, 3 + PENDING_MAX, in->wake, until);
     if (ready < 0) { /* out of descriptors or memory for a moment: try again shortly */

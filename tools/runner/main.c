@@ -859,7 +859,8 @@ static int run(runner_t *r, const options_t *o, double duration) {
   /* before any executor spins: callbacks with a deadline_ms of their own */
   (void)takt_context_set_job_miss_handler(r->ctx, on_job_miss, r);
   if (r->desc.ros1.enabled) {
-    const char *master = r->desc.ros1.master[0] != '\0' ? r->desc.ros1.master : getenv("ROS_MASTER_URI");
+    const char *master = r->desc.ros1.master;
+    if (master[0] == '\0') master = getenv("ROS_MASTER_URI");
     fprintf(stderr, "takt run: ROS 1 node %s on the master at %s%s\n", r->desc.ros1.node,
             master != NULL ? master : "http://localhost:11311",
             r->desc.ros1.embedded_master ? " (embedded: this run's own)" : "");
