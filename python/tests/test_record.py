@@ -122,10 +122,11 @@ def test_record_then_play_into_another_system(tmp_path, runtime_dir):
     errors = sorted(abs((y - tb[0]) - (x - ta[0])) for x, y in zip(ta, tb))
     # the replay publishes from a SCHED_FIFO thread sleeping until each instant: within 1 ms of
     # the recorded pace; a wake-up the machine delays (a hypervisor pause, a loaded CI machine)
-    # may take one message beyond that, never far (the figures of a quiet run: docs/recording.md)
+    # may take one message beyond that, never far: 8 ms was seen once in CI, a replay that lost
+    # its pace is off by a period (50 ms) or more (the figures of a quiet run: docs/recording.md)
     within = sum(e <= 1_000_000 for e in errors) / len(errors)
     assert within >= 0.95, f"only {within:.0%} of the messages within 1 ms of the recorded pace"
-    assert errors[-1] <= 5_000_000, f"replayed {errors[-1] / 1e6:.3f} ms off the recorded pace"
+    assert errors[-1] <= 20_000_000, f"replayed {errors[-1] / 1e6:.3f} ms off the recorded pace"
 
 
 def test_record_errors(tmp_path, runtime_dir):
