@@ -1,5 +1,6 @@
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -10,6 +11,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 # the native build under test: the release build, or the one TAKT_BUILD_DIR names (sanitizers)
 BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a master a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_for(predicate, timeout, what):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import start_system, stop_system, wait_for
+from conftest import free_port, start_system, stop_system, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TAKT_BUILD_DIR", REPO / "build" / "release"))
@@ -160,10 +160,7 @@ nodes:
 def test_a_typed_service_is_called_with_its_srv_types(runtime_dir, tmp_path):
     # a service typed by a ROS service type (here exported to ROS 1 on an embedded master): its
     # request and response halves come from the type's .srv file, not from .msg files
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     system = tmp_path / "typed.yaml"
     system.write_text(f"""name: typed
 duration_s: 30
@@ -192,10 +189,7 @@ ros1:
 def test_rosnode_kill_ends_a_run_with_a_ros1_node(runtime_dir, tmp_path):
     # rosnode kill asks a node to shut down through its slave API: the run stops in order, saying
     # so, as a ROS node ends (it was ignored: the run went on to its end)
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     system = tmp_path / "killme.yaml"
     system.write_text(f"""name: killme
 duration_s: 60

@@ -2,19 +2,11 @@
 dump and delete, scalars, lists and dictionaries (a dictionary stored as a namespace), and the
 parameter size limit refused with rosparam's own error, not a hang."""
 import os
-import signal
-import socket
 import subprocess
 
-from conftest import BUILD, wait_for
+from conftest import BUILD, free_port, stop_system, wait_for
 
 ROSPARAM = "/usr/bin/rosparam"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_rosparam_against_takt_master():
@@ -52,10 +44,5 @@ def test_rosparam_against_takt_master():
         assert "larger than the master's parameter size" in r.stdout + r.stderr, r.stdout + r.stderr
         assert rosparam("get", "/rate").stdout.strip() == "50"  # nothing accepted was lost
     finally:
-        master.send_signal(signal.SIGINT)
-        try:
-            master.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            master.kill()
-            raise
-    assert master.returncode == 0, master.stderr
+        stop_system(master)  # SIGINT: it ends in order
+    assert master.returncode == 0, master.stderr.read()
