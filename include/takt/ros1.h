@@ -386,22 +386,33 @@ typedef struct takt_ros1_master_config {
   const char *host;        /* address bound; NULL: "127.0.0.1" */
   uint16_t port;           /* 11311; 0: any free port */
   uint32_t max_nodes, max_regs; /* nodes; registrations (a topic or service of one node each) */
-  uint32_t max_params;     /* parameter leaves, each up to 1 KiB encoded */
+  uint32_t max_params;     /* parameter leaves (a scalar or a list each; a dictionary is a key per
+                              leaf) */
+  uint32_t param_bytes;    /* the parameter store: the leaves' values, XML-RPC encoded, together
+                              (`<` and `>` take four bytes each: a URDF of 317 KB took 443 KB) */
   uint32_t max_psubs;      /* parameter subscriptions */
   uint32_t max_notes;      /* notifications waiting (full: dropped and counted) */
   uint32_t max_conns;      /* client connections open at once (full: the least recent ends) */
-  uint32_t max_xmlrpc;     /* bytes of the largest request or answer */
+  uint32_t max_xmlrpc;     /* bytes of a request or answer each connection holds */
+  /* bytes of the largest request or answer: one larger than max_xmlrpc takes one of
+   * large_buffers for its time (all in use: refused, HTTP 503, or an XML-RPC fault for an
+   * answer). 0: max_xmlrpc is the largest */
+  uint32_t max_large, large_buffers;
   uint32_t max_values;     /* values of the largest request */
   int64_t timeout_ns;      /* a request not whole by then is closed; a notification's bound */
   takt_thread_attr_t thread;
 } takt_ros1_master_config_t;
 
 #define TAKT_ROS1_MASTER_CONFIG_DEFAULT                                                            \
-  {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 256,            \
-   .max_psubs = 128, .max_notes = 512, .max_conns = 32, .max_xmlrpc = 65536, .max_values = 8192,   \
+  {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 1024,           \
+   .param_bytes = 4u << 20, .max_psubs = 128, .max_notes = 512, .max_conns = 32,                   \
+   .max_xmlrpc = 65536, .max_large = 2u << 20, .large_buffers = 2, .max_values = 8192,             \
    .timeout_ns = 2000000000,                                                                       \
    .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1,  \
               .stack_size = 0}}
+
+/** Bytes of the context's arena a master with configuration cfg takes (0: cfg is invalid). */
+size_t takt_ros1_master_bytes(const takt_ros1_master_config_t *cfg);
 
 /** Start a master listening on cfg->host:cfg->port. TAKT_EOS if the port cannot be opened (in
  * use), TAKT_EINVAL, TAKT_ENOMEM. */

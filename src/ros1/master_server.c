@@ -12,7 +12,6 @@
 #include "ros1_impl.h"
 
 #define NAME TAKT__ROS1_NAME
-#define PARAM_BYTES 1024u /* an encoded parameter value (a leaf: scalar or list) */
 /* notifier threads: a node that does not answer holds one (for up to timeout_ns a notice), the
  * others go on serving the other nodes */
 #define NOTIFIERS 4
@@ -38,8 +37,7 @@ typedef struct mparam {
   bool used;
   bool empty_ns; /* the value is an empty dictionary: a namespace with nothing in it yet */
   char key[NAME];
-  uint32_t len;
-  char *val; /* PARAM_BYTES: the encoded <value> */
+  uint32_t off, len; /* the encoded <value>, in the store */
 } mparam_t;
 
 typedef struct mpsub {
@@ -55,6 +53,13 @@ typedef struct mnote {
   char name[NAME]; /* the topic or the parameter key */
 } mnote_t;
 
+/* A pair of buffers of max_large bytes lent to a connection for a request or answer larger than
+ * its own. */
+typedef struct mbig {
+  int32_t owner; /* the connection's index, or -1 */
+  uint8_t *in, *out;
+} mbig_t;
+
 /* A notifier thread and what it serves now. */
 typedef struct mnotifier {
   takt_ros1_master_t *m;
@@ -68,12 +73,15 @@ typedef struct mnotifier {
 
 typedef struct mconn {
   takt_io_t io;
-  uint8_t *buf; /* max_xmlrpc: what was read and not yet served */
-  uint32_t len;
+  uint8_t *buf; /* cap bytes: what was read and not yet served */
+  uint32_t len, cap;
   /* an answer the socket did not take whole: the rest, sent as the socket takes it; meanwhile
-   * nothing more is read from the connection (TAKT__ROS1_HEAD + max_xmlrpc) */
+   * nothing more is read from the connection (TAKT__ROS1_HEAD + cap) */
   uint8_t *out;
   uint32_t out_len, out_off;
+  uint32_t discard;            /* bytes still to come of a request declined unread */
+  uint8_t *own_buf, *own_out; /* the connection's own (max_xmlrpc) */
+  int32_t big;                /* the large buffers it holds instead (buf and out), or -1 */
   bool close_after; /* once out is sent */
   /* when the unfinished request's first byte came or the unsent answer was made (each must end
    * within timeout_ns), else when the connection was last served */
@@ -95,13 +103,17 @@ struct takt_ros1_master {
   mnode_t *nodes;
   mreg_t *regs;
   mparam_t *params;
+  char *store;         /* param_bytes + 1: the values, packed from its start */
+  uint32_t store_used;
   mpsub_t *psubs;
   mnote_t *notes;   /* max_notes entries, each free or queued */
   uint32_t note_count, note_seq;
   mnotifier_t notifiers[NOTIFIERS];
   /* the server thread only */
   mconn_t *conns;
-  char *reply; /* TAKT__ROS1_HEAD + max_xmlrpc */
+  mbig_t *bigs;
+  uint32_t big_cap; /* max_large, or max_xmlrpc when there are none */
+  char *reply;      /* TAKT__ROS1_HEAD + big_cap */
   takt__xr_value_t *vals;
   takt__xr_doc_t doc;
   takt_io_watch_t watch[65];
@@ -290,7 +302,7 @@ static void w_uris_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, uint8_t k
 static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const char *key) {
   for (uint32_t i = 0; i < m->cfg.max_params; i++)
     if (m->params[i].used && strcmp(m->params[i].key, key) == 0) {
-      takt__xr_w_raw(w, m->params[i].val, m->params[i].len);
+      takt__xr_w_raw(w, m->store + m->params[i].off, m->params[i].len);
       return true;
     }
   bool any = false;
@@ -321,12 +333,23 @@ static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const ch
   return true;
 }
 
+/* p leaves the table; the values after its own move down over it (the store stays packed). */
+static void param_drop_locked(takt_ros1_master_t *m, mparam_t *p) {
+  uint32_t end = p->off + p->len;
+  memmove(m->store + p->off, m->store + end, m->store_used - end);
+  m->store_used -= p->len;
+  for (uint32_t i = 0; i < m->cfg.max_params; i++)
+    if (m->params[i].used && m->params[i].off >= end) m->params[i].off -= p->len;
+  p->used = false;
+  p->off = p->len = 0;
+}
+
 static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < m->cfg.max_params; i++) {
     mparam_t *p = &m->params[i];
     if (p->used && (strcmp(p->key, key) == 0 || below(p->key, key))) {
-      p->used = false;
+      param_drop_locked(m, p);
       n++;
     }
   }
@@ -334,10 +357,10 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
 }
 
 /* Walk value v (of doc) at key as the table keeps it: a struct as one key per leaf (8 levels at
- * most). m NULL: only count the leaves into *leaves and check that each leaf's encoding fits
- * PARAM_BYTES (false if one does not); else store them (false when the table is full). */
+ * most). m NULL: only count the leaves into *leaves and their encoded bytes into *bytes; else
+ * store them (false when the table or the store is full). */
 static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
-                       const takt__xr_value_t *v, uint32_t depth, uint32_t *leaves) {
+                       const takt__xr_value_t *v, uint32_t depth, uint32_t *leaves, uint64_t *bytes) {
   /* an empty dictionary below the root is kept as it is (rosmaster: getParam gives {}, hasParam
    * true, getParamNames leaves it out) */
   bool empty = v->kind == TAKT__XR_STRUCT && v->u.list.count == 0;
@@ -350,27 +373,29 @@ static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_do
                (int)e->name_len, e->name);
       canonical(child); /* a member name may hold slashes */
       if (strcmp(child, key) == 0) continue; /* a member named "/" or "": no child */
-      if (!walk_param(m, child, d, e, depth + 1, leaves)) return false;
+      if (!walk_param(m, child, d, e, depth + 1, leaves, bytes)) return false;
     }
     return true;
   }
   (*leaves)++;
+  takt__xr_writer_t w;
   if (m == NULL) {
-    char scratch[PARAM_BYTES];
-    takt__xr_writer_t w;
-    takt__xr_w_init(&w, scratch, sizeof scratch);
+    takt__xr_w_init(&w, NULL, UINT32_MAX);
     takt__xr_w_value(&w, d, v);
-    return !w.overflow;
+    *bytes += w.overflow ? UINT32_MAX : w.len;
+    return true;
   }
   mparam_t *slot = NULL;
   for (uint32_t i = 0; i < m->cfg.max_params && slot == NULL; i++)
     if (!m->params[i].used) slot = &m->params[i];
   if (slot == NULL) return false;
-  takt__xr_writer_t w;
-  takt__xr_w_init(&w, slot->val, PARAM_BYTES);
+  /* the store has one byte more than param_bytes: the writer ends what it wrote with a '\0' */
+  takt__xr_w_init(&w, m->store + m->store_used, m->cfg.param_bytes + 1u - m->store_used);
   takt__xr_w_value(&w, d, v);
   if (w.overflow) return false;
+  slot->off = m->store_used;
   slot->len = w.len;
+  m->store_used += w.len;
   takt__ros1_copy(slot->key, sizeof slot->key, key);
   slot->empty_ns = empty;
   slot->used = true;
@@ -381,7 +406,7 @@ static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_do
  * False for an unknown method. */
 static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_t *d,
                   const takt__xr_value_t *const *a, uint32_t na, takt__xr_writer_t *w) {
-  char caller[NAME] = "", s1[NAME] = "", s2[NAME] = "", s3[NAME] = "", status[2 * NAME + 64];
+  char caller[NAME] = "", s1[NAME] = "", s2[NAME] = "", s3[NAME] = "", status[2 * NAME + 192];
   if (na < 1 || !get_str(a[0], caller)) {
     if (strcmp(method, "getPid") == 0 || strcmp(method, "getUri") == 0) {
       /* tolerated without caller_id */
@@ -567,18 +592,29 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       /* as rosmaster: the root takes only a dictionary; a value below a leaf turns the leaf
        * into a namespace. Checked whole before anything changes: a refusal loses nothing. */
       uint32_t leaves = 0, room = 0;
-      bool fits = walk_param(NULL, key, d, a[2], 0, &leaves);
+      uint64_t need = 0, freed = 0;
+      (void)walk_param(NULL, key, d, a[2], 0, &leaves, &need);
       for (uint32_t i = 0; i < m->cfg.max_params; i++) {
         const mparam_t *p = &m->params[i];
-        room += !p->used || strcmp(p->key, key) == 0 || below(p->key, key) || below(key, p->key);
+        bool goes = p->used && (strcmp(p->key, key) == 0 || below(p->key, key) || below(key, p->key));
+        room += !p->used || goes;
+        freed += goes ? p->len : 0;
       }
+      uint64_t after = (uint64_t)m->store_used - freed + need;
       const char *why = NULL;
-      if (strcmp(key, "/") == 0 && a[2]->kind != TAKT__XR_STRUCT)
+      char whyb[160];
+      if (strcmp(key, "/") == 0 && a[2]->kind != TAKT__XR_STRUCT) {
         why = "cannot set root of parameter tree to non-dictionary";
-      else if (!fits)
-        why = "a value is larger than the master's parameter size (1024 bytes encoded)";
-      else if (leaves > room)
+      } else if (after > m->cfg.param_bytes) {
+        snprintf(whyb, sizeof whyb,
+                 "the master's parameter store is full (the value takes %llu bytes encoded, "
+                 "%llu of %lu are free)",
+                 (unsigned long long)need, (unsigned long long)(m->cfg.param_bytes - m->store_used + freed),
+                 (unsigned long)m->cfg.param_bytes);
+        why = whyb;
+      } else if (leaves > room) {
         why = "the master's parameter table is full";
+      }
       if (why != NULL) {
         takt__lock_give(&m->lock);
         snprintf(status, sizeof status, "parameter %s: %s", key, why);
@@ -586,10 +622,11 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         return true;
       }
       for (uint32_t i = 0; i < m->cfg.max_params; i++) /* leaves above key become namespaces */
-        if (m->params[i].used && below(key, m->params[i].key)) m->params[i].used = false;
+        if (m->params[i].used && below(key, m->params[i].key)) param_drop_locked(m, &m->params[i]);
       (void)delete_params_locked(m, key);
       uint32_t stored = 0;
-      bool ok = walk_param(m, key, d, a[2], 0, &stored); /* fits: checked above */
+      uint64_t unused = 0;
+      bool ok = walk_param(m, key, d, a[2], 0, &stored, &unused); /* fits: checked above */
       if (ok) note_param_locked(m, key);
       takt__lock_give(&m->lock);
       snprintf(status, sizeof status, ok ? "parameter %s set" : "parameter %s: the master's parameter "
@@ -800,15 +837,45 @@ static void serve_request(takt_ros1_master_t *m, char *body, uint32_t len, takt_
 
 /* ---- the server thread ---- */
 
-static void conn_close(mconn_t *c) {
+/* c takes a pair of large buffers, its request so far (and nothing else) moved in; false if
+ * every pair is lent. */
+static bool conn_grow(takt_ros1_master_t *m, mconn_t *c) {
+  if (c->big >= 0) return true;
+  for (uint32_t i = 0; i < m->cfg.large_buffers; i++) {
+    mbig_t *b = &m->bigs[i];
+    if (b->owner >= 0) continue;
+    b->owner = (int32_t)(c - m->conns);
+    memcpy(b->in, c->buf, c->len);
+    c->buf = b->in;
+    c->out = b->out;
+    c->cap = m->big_cap;
+    c->big = (int32_t)i;
+    return true;
+  }
+  return false;
+}
+
+/* c gives its large buffers back once nothing in them needs more than its own. */
+static void conn_shrink(takt_ros1_master_t *m, mconn_t *c) {
+  if (c->big < 0 || c->out_len > 0 || c->len > m->cfg.max_xmlrpc) return;
+  memcpy(c->own_buf, c->buf, c->len);
+  m->bigs[c->big].owner = -1;
+  c->big = -1;
+  c->buf = c->own_buf;
+  c->out = c->own_out;
+  c->cap = m->cfg.max_xmlrpc;
+}
+
+static void conn_close(takt_ros1_master_t *m, mconn_t *c) {
   takt_io_close(&c->io);
-  c->len = 0;
+  c->len = c->discard = 0;
   c->out_len = c->out_off = 0;
   c->close_after = false;
+  conn_shrink(m, c);
 }
 
 /* The n bytes at p to c's peer, never waiting: what the socket does not take now waits in c->out
- * (n <= its size). False when the peer is gone. */
+ * (n <= TAKT__ROS1_HEAD + c->cap). False when the peer is gone. */
 static bool conn_send(mconn_t *c, const uint8_t *p, uint32_t n) {
   int32_t wr = takt_io_write_some(c->io, p, n);
   if (wr < 0) return false;
@@ -821,30 +888,82 @@ static bool conn_send(mconn_t *c, const uint8_t *p, uint32_t n) {
   return true;
 }
 
+/* An HTTP error for c's request, then the connection ends (once the socket took it). */
+static void conn_refuse(takt_ros1_master_t *m, mconn_t *c, int32_t status, const char *why) {
+  char *out = m->reply;
+  int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + m->cfg.max_xmlrpc, status, why);
+  if (el <= 0 || !conn_send(c, (const uint8_t *)out, (uint32_t)el) || c->out_len == 0) {
+    conn_close(m, c);
+  } else {
+    c->len = 0;
+    c->close_after = true;
+  }
+}
+
+/* c's request (info: its head; what came of it is in c->buf) is answered [-1, why, 0] as a master
+ * call refused, at once; the rest of it is read and dropped as it comes, then the connection goes
+ * on (or ends, if the request asked that). */
+static void conn_decline(takt_ros1_master_t *m, mconn_t *c, const takt__http_info_t *info, const char *why) {
+  c->discard = info->total - c->len;
+  c->len = 0;
+  c->since = takt_time_now();
+  char *out = m->reply;
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
+  takt__xr_w_response_begin(&w);
+  takt__xr_w_param_begin(&w);
+  answer_int(&w, -1, why, 0);
+  takt__xr_w_param_end(&w);
+  takt__xr_w_response_end(&w);
+  char hd[TAKT__ROS1_HEAD];
+  int32_t hl = takt__http_response_head(hd, sizeof hd, w.len, info->keep_alive, info->http10);
+  char *msg = out + TAKT__ROS1_HEAD - hl;
+  memcpy(msg, hd, (size_t)hl);
+  if (!conn_send(c, (const uint8_t *)msg, (uint32_t)hl + w.len)) {
+    conn_close(m, c);
+    return;
+  }
+  c->close_after = !info->keep_alive;
+}
+
 /* Serve every whole request in c->buf, in order; stops while an answer waits in c->out. */
 static void conn_serve(takt_ros1_master_t *m, mconn_t *c) {
-  const uint32_t cap = m->cfg.max_xmlrpc;
-  while (c->len > 0 && c->out_len == 0) {
+  while (c->len > 0 && c->out_len == 0 && c->discard == 0) {
     takt__http_info_t info;
-    takt_err_t rc = takt__http_parse(c->buf, c->len, cap, false, &info);
-    if (rc == TAKT_EAGAIN) return;
-    char *out = m->reply;
-    if (rc < 0) {
-      int32_t el = takt__http_error(out, TAKT__ROS1_HEAD + cap, rc == TAKT_ESIZE ? 413 : 400, info.error);
-      if (el <= 0 || !conn_send(c, (const uint8_t *)out, (uint32_t)el) || c->out_len == 0) {
-        conn_close(c);
-      } else {
-        c->len = 0;
-        c->close_after = true;
+    takt_err_t rc = takt__http_parse(c->buf, c->len, c->cap, false, &info);
+    if (rc == TAKT_ESIZE) {
+      /* larger than the connection's buffer: a large one lent, if the whole request fits it */
+      takt__http_info_t whole;
+      takt_err_t wr = takt__http_parse(c->buf, c->len, UINT32_MAX, false, &whole);
+      if (wr == TAKT_EAGAIN && whole.total <= m->big_cap && c->big < 0) {
+        if (conn_grow(m, c)) continue;
+        conn_decline(m, c, &whole, "every large-request buffer of the master is in use; try again");
+        return;
       }
+      if (wr == TAKT_EAGAIN && whole.total > m->big_cap) {
+        char why[128];
+        snprintf(why, sizeof why, "a request of %lu bytes is larger than the master's largest (%lu)",
+                 (unsigned long)whole.total, (unsigned long)m->big_cap);
+        conn_decline(m, c, &whole, why);
+        return;
+      }
+    }
+    if (rc == TAKT_EAGAIN) return;
+    if (rc < 0) {
+      conn_refuse(m, c, rc == TAKT_ESIZE ? 413 : 400, info.error);
       return;
     }
+    char *out = m->reply;
     takt__xr_writer_t w;
-    takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, cap);
+    takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, m->big_cap);
     serve_request(m, (char *)c->buf + info.header_len, info.body_len, &w);
-    if (w.overflow) {
-      takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, cap);
-      takt__xr_w_fault(&w, -1, "answer larger than the master's max_xmlrpc");
+    const char *fault = NULL;
+    if (w.overflow) fault = "answer larger than the master's largest (max_large)";
+    else if (w.len > c->cap && !conn_grow(m, c))
+      fault = "the answer needs one of the master's large buffers, every one in use; try again";
+    if (fault != NULL) {
+      takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
+      takt__xr_w_fault(&w, -1, fault);
     }
     char hd[TAKT__ROS1_HEAD];
     int32_t hl = takt__http_response_head(hd, sizeof hd, w.len, info.keep_alive, info.http10);
@@ -852,29 +971,41 @@ static void conn_serve(takt_ros1_master_t *m, mconn_t *c) {
     memcpy(msg, hd, (size_t)hl);
     /* a client that does not read its answers holds only its own connection */
     if (!conn_send(c, (const uint8_t *)msg, (uint32_t)hl + w.len)) {
-      conn_close(c);
+      conn_close(m, c);
       return;
     }
     memmove(c->buf, c->buf + info.total, c->len - info.total);
     c->len -= info.total;
     if (c->out_len == 0) c->since = takt_time_now(); /* the next request's bytes, if any, came */
     if (!info.keep_alive) {
-      if (c->out_len == 0) conn_close(c);
+      if (c->out_len == 0) conn_close(m, c);
       else c->close_after = true;
       return;
     }
   }
+  conn_shrink(m, c);
 }
 
 static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
-  const uint32_t cap = m->cfg.max_xmlrpc;
-  int32_t r = takt_io_read_some(c->io, c->buf + c->len, cap - c->len);
-  if (r < 0 || (r == 0 && c->len == cap)) {
-    conn_close(c);
+  int32_t r = takt_io_read_some(c->io, c->buf + c->len, c->cap - c->len);
+  if (r < 0 || (r == 0 && c->len == c->cap)) {
+    conn_close(m, c);
     return;
   }
-  if (c->len == 0 && r > 0) c->since = takt_time_now(); /* a request begins */
+  if (c->len == 0 && c->discard == 0 && r > 0) c->since = takt_time_now(); /* a request begins */
   c->len += (uint32_t)r;
+  if (c->discard > 0) { /* of a declined request: dropped */
+    uint32_t d = c->discard < c->len ? c->discard : c->len;
+    memmove(c->buf, c->buf + d, c->len - d);
+    c->len -= d;
+    c->discard -= d;
+    if (c->discard > 0) return;
+    c->since = takt_time_now();
+    if (c->close_after && c->out_len == 0) {
+      conn_close(m, c);
+      return;
+    }
+  }
   conn_serve(m, c);
 }
 
@@ -883,14 +1014,14 @@ static void conn_readable(takt_ros1_master_t *m, mconn_t *c) {
 static void conn_writable(takt_ros1_master_t *m, mconn_t *c) {
   int32_t wr = takt_io_write_some(c->io, c->out + c->out_off, c->out_len - c->out_off);
   if (wr < 0) {
-    conn_close(c);
+    conn_close(m, c);
     return;
   }
   c->out_off += (uint32_t)wr;
   if (c->out_off < c->out_len) return;
   c->out_len = c->out_off = 0;
-  if (c->close_after) {
-    conn_close(c);
+  if (c->close_after && c->discard == 0) {
+    conn_close(m, c);
     return;
   }
   c->since = takt_time_now();
@@ -913,9 +1044,9 @@ static void server_main(void *arg) {
     for (uint32_t i = 0; i < nc; i++) {
       mconn_t *c = &m->conns[i];
       if (c->io.fd < 0) continue;
-      bool busy = c->len > 0 || c->out_len > 0; /* a request or an answer under way */
+      bool busy = c->len > 0 || c->out_len > 0 || c->discard > 0; /* a request or answer under way */
       if (busy && now - c->since > m->cfg.timeout_ns) { /* not whole in time: the peer's loss */
-        conn_close(c);
+        conn_close(m, c);
         continue;
       }
       if (busy && c->since + m->cfg.timeout_ns < deadline) deadline = c->since + m->cfg.timeout_ns;
@@ -942,11 +1073,11 @@ static void server_main(void *arg) {
         else if (oldest == NULL || m->conns[j].since < oldest->since) oldest = &m->conns[j];
       }
       if (slot == NULL) { /* every slot held: the longest unfinished or least recently served */
-        conn_close(oldest);
+        conn_close(m, oldest);
         slot = oldest;
       }
       slot->io = io;
-      slot->len = slot->out_len = slot->out_off = 0;
+      slot->len = slot->out_len = slot->out_off = slot->discard = 0;
       slot->close_after = false;
       slot->since = takt_time_now();
     }
@@ -1033,6 +1164,7 @@ static int32_t take_note_locked(takt_ros1_master_t *m, mnotifier_t *n) {
   n->busy = true;
   pick->kind = 0;
   m->note_count--;
+  if (w.overflow) atomic_fetch_add(&m->notes_dropped, 1); /* larger than max_xmlrpc: not sent */
   return w.overflow ? 0 : (int32_t)w.len;
 }
 
@@ -1066,29 +1198,56 @@ static size_t carve(size_t *end, size_t bytes) {
   return at;
 }
 
+/* Where each table lies in the master's block (offsets from its start); end: its size. */
+typedef struct mlayout {
+  size_t nodes, regs, params, store, psubs, notes, conns, cbufs, obufs, bigs, bigbufs, reply, nbuf,
+      xv, end;
+  uint32_t big_cap;
+} mlayout_t;
+
+static bool layout(const takt_ros1_master_config_t *cfg, mlayout_t *l) {
+  if (cfg == NULL || cfg->max_nodes == 0 || cfg->max_nodes > 4096 || cfg->max_regs == 0 ||
+      cfg->max_regs > 65536 || cfg->max_params > 65536 || cfg->param_bytes > (256u << 20) ||
+      cfg->max_psubs > 4096 || cfg->max_notes == 0 || cfg->max_conns == 0 || cfg->max_conns > 64 ||
+      cfg->max_xmlrpc < 4096 || cfg->max_xmlrpc > (16u << 20) || cfg->max_large > (64u << 20) ||
+      (cfg->max_large > 0 && cfg->max_large <= cfg->max_xmlrpc) || cfg->large_buffers > 16 ||
+      (cfg->max_large > 0 && cfg->large_buffers == 0) || cfg->max_values < 64 ||
+      cfg->timeout_ns <= 0)
+    return false;
+  const uint32_t nb = cfg->max_large > 0 ? cfg->large_buffers : 0;
+  l->big_cap = cfg->max_large > 0 ? cfg->max_large : cfg->max_xmlrpc;
+  size_t e = sizeof(takt_ros1_master_t);
+  l->nodes = carve(&e, cfg->max_nodes * sizeof(mnode_t));
+  l->regs = carve(&e, cfg->max_regs * sizeof(mreg_t));
+  l->params = carve(&e, cfg->max_params * sizeof(mparam_t));
+  l->store = carve(&e, (size_t)cfg->param_bytes + 1u);
+  l->psubs = carve(&e, cfg->max_psubs * sizeof(mpsub_t));
+  l->notes = carve(&e, cfg->max_notes * sizeof(mnote_t));
+  l->conns = carve(&e, cfg->max_conns * sizeof(mconn_t));
+  l->cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
+  l->obufs = carve(&e, (size_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
+  l->bigs = carve(&e, (nb + 1u) * sizeof(mbig_t));
+  l->bigbufs = carve(&e, (size_t)nb * (TAKT__ROS1_HEAD + 2u * (size_t)l->big_cap));
+  l->reply = carve(&e, TAKT__ROS1_HEAD + (size_t)l->big_cap);
+  l->nbuf = carve(&e, NOTIFIERS * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc));
+  l->xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
+  l->end = e;
+  return true;
+}
+
+size_t takt_ros1_master_bytes(const takt_ros1_master_config_t *cfg) {
+  mlayout_t l;
+  /* and what the arena keeps around each block */
+  return layout(cfg, &l) ? l.end + 4096u : 0;
+}
+
 takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
                                     takt_ros1_master_t **out) {
-  if (ctx == NULL || cfg == NULL || out == NULL || cfg->max_nodes == 0 || cfg->max_nodes > 4096 ||
-      cfg->max_regs == 0 || cfg->max_regs > 65536 || cfg->max_params > 65536 ||
-      cfg->max_psubs > 4096 || cfg->max_notes == 0 || cfg->max_conns == 0 || cfg->max_conns > 64 ||
-      cfg->max_xmlrpc < 4096 || cfg->max_xmlrpc > (16u << 20) || cfg->max_values < 64 ||
-      cfg->timeout_ns <= 0)
-    return TAKT_EINVAL;
+  mlayout_t l;
+  if (ctx == NULL || out == NULL || !layout(cfg, &l)) return TAKT_EINVAL;
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
   if (strlen(host) >= 64) return TAKT_EINVAL;
-  size_t e = sizeof(takt_ros1_master_t);
-  size_t o_nodes = carve(&e, cfg->max_nodes * sizeof(mnode_t));
-  size_t o_regs = carve(&e, cfg->max_regs * sizeof(mreg_t));
-  size_t o_params = carve(&e, cfg->max_params * sizeof(mparam_t));
-  size_t o_vals = carve(&e, (size_t)cfg->max_params * PARAM_BYTES);
-  size_t o_psubs = carve(&e, cfg->max_psubs * sizeof(mpsub_t));
-  size_t o_notes = carve(&e, cfg->max_notes * sizeof(mnote_t));
-  size_t o_conns = carve(&e, cfg->max_conns * sizeof(mconn_t));
-  size_t o_cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
-  size_t o_obufs = carve(&e, (size_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
-  size_t o_reply = carve(&e, TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
-  size_t o_nbuf = carve(&e, NOTIFIERS * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc));
-  size_t o_xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
+  size_t e = l.end;
   uint8_t *base = takt__context_alloc(ctx, e);
   if (base == NULL) return TAKT_ENOMEM;
   memset(base, 0, e);
@@ -1097,26 +1256,36 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   m->cfg = *cfg;
   takt__ros1_copy(m->host, sizeof m->host, host);
   m->cfg.host = m->host;
-  m->nodes = (mnode_t *)(base + o_nodes);
-  m->regs = (mreg_t *)(base + o_regs);
-  m->params = (mparam_t *)(base + o_params);
-  for (uint32_t i = 0; i < cfg->max_params; i++) m->params[i].val = (char *)base + o_vals + (size_t)i * PARAM_BYTES;
-  m->psubs = (mpsub_t *)(base + o_psubs);
-  m->notes = (mnote_t *)(base + o_notes);
-  m->conns = (mconn_t *)(base + o_conns);
+  m->nodes = (mnode_t *)(base + l.nodes);
+  m->regs = (mreg_t *)(base + l.regs);
+  m->params = (mparam_t *)(base + l.params);
+  m->store = (char *)base + l.store;
+  m->psubs = (mpsub_t *)(base + l.psubs);
+  m->notes = (mnote_t *)(base + l.notes);
+  m->conns = (mconn_t *)(base + l.conns);
   for (uint32_t i = 0; i < cfg->max_conns; i++) {
-    m->conns[i].io = TAKT_IO_CLOSED;
-    m->conns[i].buf = base + o_cbufs + (size_t)i * cfg->max_xmlrpc;
-    m->conns[i].out = base + o_obufs + (size_t)i * (TAKT__ROS1_HEAD + cfg->max_xmlrpc);
+    mconn_t *c = &m->conns[i];
+    c->io = TAKT_IO_CLOSED;
+    c->buf = c->own_buf = base + l.cbufs + (size_t)i * cfg->max_xmlrpc;
+    c->out = c->own_out = base + l.obufs + (size_t)i * (TAKT__ROS1_HEAD + cfg->max_xmlrpc);
+    c->cap = cfg->max_xmlrpc;
+    c->big = -1;
   }
-  m->reply = (char *)base + o_reply;
+  m->bigs = (mbig_t *)(base + l.bigs);
+  m->big_cap = l.big_cap;
+  if (cfg->max_large == 0) m->cfg.large_buffers = 0;
+  for (uint32_t i = 0; i < m->cfg.large_buffers; i++) {
+    uint8_t *b = base + l.bigbufs + (size_t)i * (TAKT__ROS1_HEAD + 2u * (size_t)l.big_cap);
+    m->bigs[i] = (mbig_t){.owner = -1, .in = b, .out = b + l.big_cap};
+  }
+  m->reply = (char *)base + l.reply;
   for (uint32_t i = 0; i < NOTIFIERS; i++) {
     mnotifier_t *n = &m->notifiers[i];
     n->m = m;
     n->wake = n->stop = TAKT_IO_CLOSED;
-    n->buf = (char *)base + o_nbuf + i * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
+    n->buf = (char *)base + l.nbuf + i * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc);
   }
-  m->vals = (takt__xr_value_t *)(base + o_xv);
+  m->vals = (takt__xr_value_t *)(base + l.xv);
   takt__xr_doc_init(&m->doc, m->vals, cfg->max_values);
   m->listen = m->wake = TAKT_IO_CLOSED;
   takt_err_t rc = takt__lock_init(&m->lock, TAKT__LEVEL_ROS1, "ros1-master");

@@ -414,12 +414,16 @@ void takt__xr_w_init(takt__xr_writer_t *w, char *buf, uint32_t cap) {
   w->cap = cap;
   w->len = 0;
   w->overflow = cap == 0;
-  if (cap > 0) buf[0] = '\0';
+  if (cap > 0 && buf != NULL) buf[0] = '\0';
 }
 
 static void put_n(takt__xr_writer_t *w, const char *s, size_t n) {
   if (w->overflow || n >= (size_t)(w->cap - w->len)) {
     w->overflow = true;
+    return;
+  }
+  if (w->buf == NULL) { /* counting only */
+    w->len += (uint32_t)n;
     return;
   }
   memcpy(w->buf + w->len, s, n);

@@ -89,6 +89,7 @@ typedef struct takt__xr_writer {
   bool overflow; /* something did not fit: the result is unusable */
 } takt__xr_writer_t;
 
+/* buf NULL: nothing is written, len counts what would be (up to cap) */
 void takt__xr_w_init(takt__xr_writer_t *w, char *buf, uint32_t cap);
 void takt__xr_w_call_begin(takt__xr_writer_t *w, const char *method);
 void takt__xr_w_call_end(takt__xr_writer_t *w);

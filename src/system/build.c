@@ -1269,7 +1269,12 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
     size_t m = (size_t)r1->max_message + 16u;
     size_t conns = 4u * ((size_t)r1->n_exports + r1->n_imports + r1->n_services + 2u);
     bytes += conns * m * ((size_t)r1->queue + 3u) + 24u * m + (2u << 20);
-    if (r1->embedded_master) bytes += 8u << 20; /* its tables and 32 connections' buffers */
+#if TAKT_SYSTEM_HAVE_MSGS
+    if (r1->embedded_master) { /* its tables, parameter store and connections' buffers */
+      takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
+      bytes += takt_ros1_master_bytes(&mc);
+    }
+#endif
   }
   bytes += 192u * ((size_t)cfg->max_timers + cfg->max_subscriptions + cfg->max_services +
                    cfg->max_clients);

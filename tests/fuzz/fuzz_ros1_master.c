@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cc.arena_bytes = 16u << 20;
     takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
     mc.max_nodes = 8, mc.max_regs = 32, mc.max_params = 32, mc.max_psubs = 8, mc.max_notes = 16;
-    mc.max_conns = 1, mc.max_xmlrpc = CAP;
+    mc.max_conns = 1, mc.max_xmlrpc = CAP, mc.max_large = 0;
+    mc.param_bytes = CAP; /* every answer fits OUT: the whole tree at most CAP and its structure */
     if (takt_context_create(&cc, &ctx) != TAKT_OK || takt__ros1_master_tables(ctx, &mc, &m) != TAKT_OK)
       abort();
   }

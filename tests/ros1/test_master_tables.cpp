@@ -38,15 +38,17 @@ std::string vstruct(const std::vector<std::pair<std::string, std::string>> &memb
 
 class MasterTables : public ::testing::Test {
  protected:
-  void make(uint32_t max_params = 256, uint32_t max_regs = 1024, uint32_t max_nodes = 128) {
-    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-    cc.arena_bytes = 16u << 20;
-    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+  void make(uint32_t max_params = 256, uint32_t max_regs = 1024, uint32_t max_nodes = 128,
+            uint32_t param_bytes = 1u << 20) {
     takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
     mc.max_params = max_params;
     mc.max_regs = max_regs;
     mc.max_nodes = max_nodes;
+    mc.param_bytes = param_bytes;
     mc.max_conns = 1;
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    cc.arena_bytes = takt_ros1_master_bytes(&mc) + (1u << 20);
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
     ASSERT_EQ(takt__ros1_master_tables(ctx, &mc, &m), TAKT_OK);
   }
   void TearDown() override {
@@ -137,10 +139,40 @@ TEST_F(MasterTables, ASetThatDoesNotFitChangesNothing) {
   // replacing /p needs its own two slots and the free one: three leaves fit
   ASSERT_EQ(set("/p", vstruct({{"x", vi(3)}, {"y", vi(4)}, {"z", vi(5)}})).code, 1);
   EXPECT_EQ(get("/p").value, vstruct({{"x", vi(3)}, {"y", vi(4)}, {"z", vi(5)}}));
-  Answer big = set("/s", vs(std::string(2000, 'x')));  // larger than a parameter's 1024 bytes
-  EXPECT_EQ(big.code, -1);
-  EXPECT_EQ(big.status, "parameter /s: a value is larger than the master's parameter size (1024 bytes encoded)");
   EXPECT_EQ(get("/s").value, vi(9));
+}
+
+// Values of any size share one store (param_bytes), packed: a set is refused, whole, when the
+// store cannot hold it (counting what the set itself replaces), and what a delete frees is
+// usable at once. rosmaster has no bound; a robot_description of hundreds of KB is usual.
+TEST_F(MasterTables, ParameterStoreHoldsLargeValuesAndStaysPacked) {
+  make(/*max_params=*/16, 1024, 128, /*param_bytes=*/8192);
+  const std::string a(3000, 'a'), b(3000, 'b'), c(3000, 'c'), b2(3500, 'B');
+  ASSERT_EQ(set("/a", vs(a)).code, 1);
+  ASSERT_EQ(set("/b", vs(b)).code, 1);
+  Answer full = set("/c", vs(c));  // 3032 bytes encoded; 8192 - 2 x 3032 = 2128 free
+  EXPECT_EQ(full.code, -1);
+  EXPECT_EQ(full.status, "parameter /c: the master's parameter store is full (the value takes 3032 "
+                         "bytes encoded, 2128 of 8192 are free)");
+  EXPECT_EQ(get("/c").code, -1);
+  EXPECT_EQ(get("/a").value, vs(a));
+  EXPECT_EQ(get("/b").value, vs(b));
+  // replacing /b counts the bytes it frees: 3532 fit in 2128 + 3032
+  ASSERT_EQ(set("/b", vs(b2)).code, 1);
+  EXPECT_EQ(get("/b").value, vs(b2));
+  // a delete frees its bytes for the next set; the values after it are intact
+  ASSERT_EQ(call("deleteParam", {vs("/t"), vs("/a")}).code, 1);
+  ASSERT_EQ(set("/c", vs(c)).code, 1);
+  EXPECT_EQ(get("/b").value, vs(b2));
+  EXPECT_EQ(get("/c").value, vs(c));
+  // a dictionary's leaves, and a namespace replaced by a leaf
+  ASSERT_EQ(call("deleteParam", {vs("/t"), vs("/b")}).code, 1);
+  ASSERT_EQ(set("/n", vstruct({{"x", vs(std::string(1000, 'x'))}, {"y", vs(std::string(1000, 'y'))}})).code, 1);
+  EXPECT_EQ(get("/n/y").value, vs(std::string(1000, 'y')));
+  ASSERT_EQ(set("/n", vs(std::string(4000, 'n'))).code, 1);  // x and y leave, their bytes with them
+  EXPECT_EQ(get("/n").value, vs(std::string(4000, 'n')));
+  EXPECT_EQ(get("/c").value, vs(c));
+  EXPECT_EQ(get("/n/x").code, -1);
 }
 
 // rosmaster's search_param: a relative key from the caller's own name (its private namespace)

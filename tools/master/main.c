@@ -1,6 +1,8 @@
 /* takt-master: the embedded ROS 1 master as a program (`takt master [--port 11311]`): serves
  * rospy, roscpp and the ROS tools until SIGINT, SIGTERM or SIGHUP. */
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +10,25 @@
 #include "takt/ros1.h"
 
 static int usage(FILE *f, int status) {
-  fprintf(f, "usage: takt-master [--port PORT] [--host ADDRESS]\n"
-             "  a ROS 1 master (master API and parameter server); default 127.0.0.1:11311\n");
+  fprintf(f, "usage: takt-master [--port PORT] [--host ADDRESS] [--param-bytes N] [--max-request N]\n"
+             "  a ROS 1 master (master API and parameter server); default 127.0.0.1:11311\n"
+             "  --param-bytes N   room for the parameters' values, XML-RPC encoded (default 4M)\n"
+             "  --max-request N   the largest request or answer, e.g. a robot_description being\n"
+             "                    set or read (default 2M; at most 2 such at once)\n"
+             "  N in bytes, or with a K or M suffix\n");
   return status;
+}
+
+/* "N", "NK" or "NM" as bytes into *out; false if s is not one, or not in [lo, hi]. */
+static bool parse_bytes(const char *s, uint64_t lo, uint64_t hi, uint32_t *out) {
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || s[0] == '-') return false;
+  if (*end == 'K' || *end == 'k') v <<= 10, end++;
+  else if (*end == 'M' || *end == 'm') v <<= 20, end++;
+  if (*end != '\0' || v < lo || v > hi) return false;
+  *out = (uint32_t)v;
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -35,13 +53,27 @@ int main(int argc, char **argv) {
       cfg.port = (uint16_t)p;
     } else if (strcmp(argv[i], "--host") == 0) {
       cfg.host = argv[++i];
+    } else if (strcmp(argv[i], "--param-bytes") == 0) {
+      if (!parse_bytes(argv[++i], 0, 256u << 20, &cfg.param_bytes)) {
+        fprintf(stderr, "takt-master: --param-bytes %s is not a size (0 .. 256M)\n", argv[i]);
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--max-request") == 0) {
+      if (!parse_bytes(argv[++i], 4096, 64u << 20, &cfg.max_large)) {
+        fprintf(stderr, "takt-master: --max-request %s is not a size (4K .. 64M)\n", argv[i]);
+        return 2;
+      }
+      if (cfg.max_large <= cfg.max_xmlrpc) { /* every connection's own buffer is as large */
+        cfg.max_xmlrpc = cfg.max_large;
+        cfg.max_large = 0;
+      }
     } else {
       fprintf(stderr, "takt-master: unknown argument '%s'\n", argv[i]);
       return usage(stderr, 2);
     }
   }
   takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-  cc.arena_bytes = 16u << 20;
+  cc.arena_bytes = takt_ros1_master_bytes(&cfg) + (1u << 20);
   takt_context_t *ctx = NULL;
   takt_err_t rc = takt_context_create(&cc, &ctx);
   if (rc < 0) {
