@@ -395,8 +395,9 @@ typedef struct takt_ros1_master_config {
   uint32_t max_conns;      /* client connections open at once (full: the least recent ends) */
   uint32_t max_xmlrpc;     /* bytes of a request or answer each connection holds */
   /* bytes of the largest request or answer: one larger than max_xmlrpc takes one of
-   * large_buffers for its time (all in use: refused, HTTP 503, or an XML-RPC fault for an
-   * answer). 0: max_xmlrpc is the largest */
+   * large_buffers for its time (all in use: a request is declined, [-1, "... try again", 0], an
+   * answer is an XML-RPC fault). Up to max_xmlrpc (0 too): max_xmlrpc is the largest. Reading
+   * the whole tree (getParam "/", rosparam dump) needs it as large as param_bytes */
   uint32_t max_large, large_buffers;
   uint32_t max_values;     /* values of the largest request */
   int64_t timeout_ns;      /* a request not whole by then is closed; a notification's bound */
@@ -405,7 +406,7 @@ typedef struct takt_ros1_master_config {
 
 #define TAKT_ROS1_MASTER_CONFIG_DEFAULT                                                            \
   {.host = NULL, .port = 11311, .max_nodes = 128, .max_regs = 1024, .max_params = 1024,           \
-   .param_bytes = 4u << 20, .max_psubs = 128, .max_notes = 512, .max_conns = 32,                   \
+   .param_bytes = 2u << 20, .max_psubs = 128, .max_notes = 512, .max_conns = 32,                   \
    .max_xmlrpc = 65536, .max_large = 2u << 20, .large_buffers = 2, .max_values = 8192,             \
    .timeout_ns = 2000000000,                                                                       \
    .thread = {.name = "takt-ros1-mstr", .policy = TAKT_SCHED_OTHER, .priority = 0, .cpu = -1,  \

@@ -35,6 +35,7 @@ typedef struct mreg {
 
 typedef struct mparam {
   bool used;
+  bool dead; /* dropped, its bytes still in the store until it is packed again */
   bool empty_ns; /* the value is an empty dictionary: a namespace with nothing in it yet */
   char key[NAME];
   uint32_t off, len; /* the encoded <value>, in the store */
@@ -333,15 +334,34 @@ static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const ch
   return true;
 }
 
-/* p leaves the table; the values after its own move down over it (the store stays packed). */
+/* p leaves the table; its bytes stay in the store until store_pack_locked. */
 static void param_drop_locked(takt_ros1_master_t *m, mparam_t *p) {
-  uint32_t end = p->off + p->len;
-  memmove(m->store + p->off, m->store + end, m->store_used - end);
-  m->store_used -= p->len;
-  for (uint32_t i = 0; i < m->cfg.max_params; i++)
-    if (m->params[i].used && m->params[i].off >= end) m->params[i].off -= p->len;
+  (void)m;
   p->used = false;
-  p->off = p->len = 0;
+  p->dead = true;
+}
+
+/* The values still used moved down over the dropped ones, in the order they lie, once for any
+ * number dropped: the store is packed from its start again. */
+static void store_pack_locked(takt_ros1_master_t *m) {
+  uint32_t from = 0, to = 0;
+  while (from < m->store_used) {
+    mparam_t *p = NULL; /* the entry whose value lies at from (every byte below store_used is one's) */
+    for (uint32_t i = 0; i < m->cfg.max_params && p == NULL; i++)
+      if ((m->params[i].used || m->params[i].dead) && m->params[i].off == from && m->params[i].len > 0)
+        p = &m->params[i];
+    if (p == NULL) break; /* not reached: a value lies at every offset below store_used */
+    from += p->len;
+    if (p->dead) {
+      p->dead = false;
+      p->off = p->len = 0;
+      continue;
+    }
+    if (p->off != to) memmove(m->store + to, m->store + p->off, p->len);
+    p->off = to;
+    to += p->len;
+  }
+  m->store_used = to;
 }
 
 static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
@@ -353,6 +373,7 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
       n++;
     }
   }
+  store_pack_locked(m); /* and any dropped before */
   return n;
 }
 
@@ -387,7 +408,7 @@ static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_do
   }
   mparam_t *slot = NULL;
   for (uint32_t i = 0; i < m->cfg.max_params && slot == NULL; i++)
-    if (!m->params[i].used) slot = &m->params[i];
+    if (!m->params[i].used && !m->params[i].dead) slot = &m->params[i];
   if (slot == NULL) return false;
   /* the store has one byte more than param_bytes: the writer ends what it wrote with a '\0' */
   takt__xr_w_init(&w, m->store + m->store_used, m->cfg.param_bytes + 1u - m->store_used);
@@ -904,9 +925,10 @@ static void conn_refuse(takt_ros1_master_t *m, mconn_t *c, int32_t status, const
  * call refused, at once; the rest of it is read and dropped as it comes, then the connection goes
  * on (or ends, if the request asked that). */
 static void conn_decline(takt_ros1_master_t *m, mconn_t *c, const takt__http_info_t *info, const char *why) {
-  c->discard = info->total - c->len;
+  c->discard = info->total - c->len; /* the head was whole and the rest is still to come */
   c->len = 0;
   c->since = takt_time_now();
+  conn_shrink(m, c);
   char *out = m->reply;
   takt__xr_writer_t w;
   takt__xr_w_init(&w, out + TAKT__ROS1_HEAD, m->cfg.max_xmlrpc);
@@ -935,12 +957,13 @@ static void conn_serve(takt_ros1_master_t *m, mconn_t *c) {
       /* larger than the connection's buffer: a large one lent, if the whole request fits it */
       takt__http_info_t whole;
       takt_err_t wr = takt__http_parse(c->buf, c->len, UINT32_MAX, false, &whole);
-      if (wr == TAKT_EAGAIN && whole.total <= m->big_cap && c->big < 0) {
+      bool head = wr == TAKT_EAGAIN && whole.header_len > 0; /* its length known */
+      if (head && whole.total <= m->big_cap && c->big < 0) {
         if (conn_grow(m, c)) continue;
         conn_decline(m, c, &whole, "every large-request buffer of the master is in use; try again");
         return;
       }
-      if (wr == TAKT_EAGAIN && whole.total > m->big_cap) {
+      if (head && whole.total > m->big_cap) {
         char why[128];
         snprintf(why, sizeof why, "a request of %lu bytes is larger than the master's largest (%lu)",
                  (unsigned long)whole.total, (unsigned long)m->big_cap);
@@ -1210,12 +1233,12 @@ static bool layout(const takt_ros1_master_config_t *cfg, mlayout_t *l) {
       cfg->max_regs > 65536 || cfg->max_params > 65536 || cfg->param_bytes > (256u << 20) ||
       cfg->max_psubs > 4096 || cfg->max_notes == 0 || cfg->max_conns == 0 || cfg->max_conns > 64 ||
       cfg->max_xmlrpc < 4096 || cfg->max_xmlrpc > (16u << 20) || cfg->max_large > (64u << 20) ||
-      (cfg->max_large > 0 && cfg->max_large <= cfg->max_xmlrpc) || cfg->large_buffers > 16 ||
-      (cfg->max_large > 0 && cfg->large_buffers == 0) || cfg->max_values < 64 ||
+      cfg->large_buffers > 16 || cfg->max_values < 64 ||
       cfg->timeout_ns <= 0)
     return false;
-  const uint32_t nb = cfg->max_large > 0 ? cfg->large_buffers : 0;
-  l->big_cap = cfg->max_large > 0 ? cfg->max_large : cfg->max_xmlrpc;
+  /* none when a connection's own buffer is as large */
+  const uint32_t nb = cfg->max_large > cfg->max_xmlrpc ? cfg->large_buffers : 0;
+  l->big_cap = nb > 0 ? cfg->max_large : cfg->max_xmlrpc;
   size_t e = sizeof(takt_ros1_master_t);
   l->nodes = carve(&e, cfg->max_nodes * sizeof(mnode_t));
   l->regs = carve(&e, cfg->max_regs * sizeof(mreg_t));
@@ -1273,7 +1296,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   }
   m->bigs = (mbig_t *)(base + l.bigs);
   m->big_cap = l.big_cap;
-  if (cfg->max_large == 0) m->cfg.large_buffers = 0;
+  if (l.big_cap == cfg->max_xmlrpc) m->cfg.large_buffers = 0;
   for (uint32_t i = 0; i < m->cfg.large_buffers; i++) {
     uint8_t *b = base + l.bigbufs + (size_t)i * (TAKT__ROS1_HEAD + 2u * (size_t)l.big_cap);
     m->bigs[i] = (mbig_t){.owner = -1, .in = b, .out = b + l.big_cap};

@@ -173,6 +173,23 @@ TEST_F(MasterTables, ParameterStoreHoldsLargeValuesAndStaysPacked) {
   EXPECT_EQ(get("/n").value, vs(std::string(4000, 'n')));
   EXPECT_EQ(get("/c").value, vs(c));
   EXPECT_EQ(get("/n/x").code, -1);
+  // a namespace whose leaves lie between others' values: deleted in one go, the others intact and
+  // the store packed (the whole of it usable again)
+  ASSERT_EQ(call("deleteParam", {vs("/t"), vs("/n")}).code, 1);
+  ASSERT_EQ(call("deleteParam", {vs("/t"), vs("/c")}).code, 1);
+  const std::string q(1500, 'q'), r(1500, 'r');
+  ASSERT_EQ(set("/p/a", vs(std::string(1500, '1'))).code, 1);
+  ASSERT_EQ(set("/q", vs(q)).code, 1);
+  ASSERT_EQ(set("/p/b", vs(std::string(1500, '2'))).code, 1);
+  ASSERT_EQ(set("/r", vs(r)).code, 1);
+  ASSERT_EQ(call("deleteParam", {vs("/t"), vs("/p")}).code, 1);
+  EXPECT_EQ(get("/q").value, vs(q));
+  EXPECT_EQ(get("/r").value, vs(r));
+  // 8192 - 2 x 1532 = 5128 free: a value of exactly 5128 encoded fits, then nothing more
+  EXPECT_EQ(set("/last", vs(std::string(5128 - 32, 'l'))).code, 1);
+  EXPECT_EQ(get("/last").value, vs(std::string(5128 - 32, 'l')));
+  EXPECT_EQ(get("/q").value, vs(q));
+  EXPECT_EQ(set("/over", vs("")).code, -1);
 }
 
 // rosmaster's search_param: a relative key from the caller's own name (its private namespace)

@@ -398,8 +398,9 @@ std::string read_answer(takt_io_t io) {
 
 // A request or answer larger than a connection's own buffer (max_xmlrpc) — a robot_description
 // being set or read — is served from one of the master's large buffers, lent for its time; with
-// every one lent, another such request is refused at once (HTTP 503, naming why), the small ones
-// go on, and once a large buffer is free the refused request is served.
+// every one lent, another such request is declined at once as a master call naming why (its body
+// read and dropped, the connection kept), the small ones go on, and once a large buffer is free
+// the first request is served.
 TEST_F(Ros1Master, LargeRequestsAndAnswersUseLentBuffers) {
   takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
   mc.port = 0;
@@ -449,5 +450,10 @@ TEST_F(Ros1Master, LargeRequestsAndAnswersUseLentBuffers) {
   std::string no = read_answer(huge);
   EXPECT_NE(no.find("is larger than the master's largest (2097152)"), std::string::npos) << no.substr(0, 400);
   takt_io_close(&huge);
+  // a head larger than a connection's buffer is no reason to lend a large one: 413, closed
+  takt_io_t heady = connect_to(port);
+  ASSERT_TRUE(send_all(heady, "POST / HTTP/1.1\r\nX-Long: " + std::string(70000, 'h')));
+  EXPECT_NE(read_answer(heady).find("413 HTTP head larger than the buffer"), std::string::npos);
+  takt_io_close(&heady);
   takt_ros1_master_destroy(lm);
 }

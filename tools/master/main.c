@@ -12,7 +12,8 @@
 static int usage(FILE *f, int status) {
   fprintf(f, "usage: takt-master [--port PORT] [--host ADDRESS] [--param-bytes N] [--max-request N]\n"
              "  a ROS 1 master (master API and parameter server); default 127.0.0.1:11311\n"
-             "  --param-bytes N   room for the parameters' values, XML-RPC encoded (default 4M)\n"
+             "  --param-bytes N   room for the parameters' values, XML-RPC encoded (default 2M;\n"
+             "                    reading them all at once needs --max-request as large)\n"
              "  --max-request N   the largest request or answer, e.g. a robot_description being\n"
              "                    set or read (default 2M; at most 2 such at once)\n"
              "  N in bytes, or with a K or M suffix\n");
@@ -24,8 +25,10 @@ static bool parse_bytes(const char *s, uint64_t lo, uint64_t hi, uint32_t *out) 
   char *end = NULL;
   unsigned long long v = strtoull(s, &end, 10);
   if (end == s || s[0] == '-') return false;
-  if (*end == 'K' || *end == 'k') v <<= 10, end++;
-  else if (*end == 'M' || *end == 'm') v <<= 20, end++;
+  unsigned shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : 0;
+  if (shift > 0) end++;
+  if (v > (hi >> shift)) return false;
+  v <<= shift;
   if (*end != '\0' || v < lo || v > hi) return false;
   *out = (uint32_t)v;
   return true;
@@ -63,10 +66,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "takt-master: --max-request %s is not a size (4K .. 64M)\n", argv[i]);
         return 2;
       }
-      if (cfg.max_large <= cfg.max_xmlrpc) { /* every connection's own buffer is as large */
-        cfg.max_xmlrpc = cfg.max_large;
-        cfg.max_large = 0;
-      }
+      if (cfg.max_large <= cfg.max_xmlrpc) cfg.max_xmlrpc = cfg.max_large; /* no large buffers */
     } else {
       fprintf(stderr, "takt-master: unknown argument '%s'\n", argv[i]);
       return usage(stderr, 2);
