@@ -205,3 +205,47 @@ def test_a_callback_deadline_miss_is_told_and_counted(takt, write, tmp_path):
     assert cbs["act"]["deadline_misses"] == cbs["act"]["runs"] >= 5, cbs["act"]
     assert cbs["log"]["deadline_misses"] == 0 and cbs["log"]["runs"] >= 5, cbs["log"]
     assert cbs["ctl"]["deadline_misses"] == 0
+
+
+def test_the_live_table_shows_the_latest_misses(write, tmp_path):
+    # On a terminal the live table's last misses show, after a callback's first three, its latest
+    # one at each refresh (they showed the first three for the rest of the run).
+    import os
+    import pty
+    import re
+    import select
+    import subprocess
+    import sys
+
+    system = write("cbmiss.yaml", CALLBACK_MISSES.replace("duration_s: 0.5", "duration_s: 1.5"))
+    env = dict(os.environ)
+    env.setdefault("TAKT_BUILD_DIR", str(Path(__file__).resolve().parents[2] / "build" / "release"))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "takt", "run", str(system), "--rt-priority", "0",
+                             "--out", str(tmp_path)], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal's other side closed: the run ended
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    text = out.decode(errors="replace")
+    final = text[text.rindex("last violations and deadline misses:"):]
+    shown = [int(n) for n in re.findall(r"callback act of ecu missed its deadline: ended [0-9.]+ ms "
+                                        r"after its release > 2\.000 ms \[miss (\d+)\]", final)]
+    result = json.loads((tmp_path / "run_cbmiss_file.json").read_text())
+    misses = {c["name"]: c for c in result["callbacks"]}["act"]["deadline_misses"]
+    assert misses >= 10, misses
+    # the final table: the latest miss (the last one, or one the last redraw found) beyond the third
+    assert shown and 3 < shown[-1] <= misses, final

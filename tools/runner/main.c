@@ -54,20 +54,35 @@ typedef struct runner {
   atomic_int done; /* the spin thread has returned */
   /* chains' deadline misses, told by their sinks' threads (on_chain_miss) and reported by the
    * main thread, which they wake for the first MISS_LINES of each chain */
+  /* Entry MISS_LINES of each is the latest miss after those, for the live table: written by a
+   * thread that wins its latest_busy flag (one that finds it taken leaves it: the other's is as
+   * recent), latest_nth last; read by the main thread under the same flag. */
   atomic_ulong chain_misses[TAKT_SYSTEM_MAX_CHAINS];
-  _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
-  _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES];
-  _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* told this long after the deadline */
-  _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES]; /* 0: ended late, else runs told */
+  _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
+  _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
+  _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* told this long after the deadline */
+  _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* 0: ended late, else runs told */
+  atomic_int chain_latest_busy[TAKT_SYSTEM_MAX_CHAINS];
+  atomic_ulong chain_latest_nth[TAKT_SYSTEM_MAX_CHAINS];
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
+  unsigned long chain_latest_shown[TAKT_SYSTEM_MAX_CHAINS];
   /* callbacks' own deadline misses (deadline_ms), told by the late job's thread (on_job_miss)
    * and reported by the main thread as the chains' are */
   atomic_ulong job_misses[TAKT_SYSTEM_MAX_CALLBACKS];
-  _Atomic int64_t job_miss_release[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES];
+  _Atomic int64_t job_miss_release[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES + 1];
   /* ended - release; 0: not stored yet */
-  _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES];
+  _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES + 1];
+  atomic_int job_latest_busy[TAKT_SYSTEM_MAX_CALLBACKS];
+  atomic_ulong job_latest_nth[TAKT_SYSTEM_MAX_CALLBACKS];
   unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
+  unsigned long job_latest_shown[TAKT_SYSTEM_MAX_CALLBACKS];
 } runner_t;
+
+/* The flag of a latest-miss entry, if no other thread holds it (never waits). */
+static bool latest_take(atomic_int *busy) {
+  int idle = 0;
+  return atomic_compare_exchange_strong(busy, &idle, 1);
+}
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
  * executor and writes the result); a second one ends the process at once. File-scope state
@@ -227,11 +242,17 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   (void)sys;
   runner_t *r = user;
   unsigned long nth = atomic_fetch_add(&r->chain_misses[chain], 1) + 1;
-  if (nth > MISS_LINES) return;
-  atomic_store(&r->miss_origin[chain][nth - 1], miss->t_info);
-  atomic_store(&r->miss_after[chain][nth - 1], miss->detected_at - miss->deadline_at);
-  atomic_store(&r->miss_runs[chain][nth - 1], miss->ended ? 0u : miss->runs);
-  atomic_store(&r->miss_latency[chain][nth - 1], miss->latency_ns); /* last: the line is ready */
+  unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
+  if (k == MISS_LINES && !latest_take(&r->chain_latest_busy[chain])) return;
+  atomic_store(&r->miss_origin[chain][k], miss->t_info);
+  atomic_store(&r->miss_after[chain][k], miss->detected_at - miss->deadline_at);
+  atomic_store(&r->miss_runs[chain][k], miss->ended ? 0u : miss->runs);
+  atomic_store(&r->miss_latency[chain][k], miss->latency_ns); /* last: the line is ready */
+  if (k == MISS_LINES) { /* the live table shows it at its next redraw */
+    atomic_store(&r->chain_latest_nth[chain], nth);
+    atomic_store(&r->chain_latest_busy[chain], 0);
+    return;
+  }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
 }
 
@@ -243,10 +264,16 @@ static void on_job_miss(const takt_job_miss_t *miss, void *user) {
   while (i < r->desc.n_callbacks && takt_system_callback(r->sys, i) != miss->cb) i++;
   if (i == r->desc.n_callbacks) return; /* not one of the file's (none of takt's own has one) */
   unsigned long nth = atomic_fetch_add(&r->job_misses[i], 1) + 1;
-  if (nth > MISS_LINES) return;
-  atomic_store(&r->job_miss_release[i][nth - 1], miss->release);
+  unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
+  if (k == MISS_LINES && !latest_take(&r->job_latest_busy[i])) return;
+  atomic_store(&r->job_miss_release[i][k], miss->release);
   int64_t late = miss->ended_at - miss->release;
-  atomic_store(&r->job_miss_late[i][nth - 1], late > 0 ? late : 1); /* last: the line is ready */
+  atomic_store(&r->job_miss_late[i][k], late > 0 ? late : 1); /* last: the line is ready */
+  if (k == MISS_LINES) { /* the live table shows it at its next redraw */
+    atomic_store(&r->job_latest_nth[i], nth);
+    atomic_store(&r->job_latest_busy[i], 0);
+    return;
+  }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
 }
 
@@ -257,68 +284,105 @@ static void tell_recent(runner_t *r, const char *line) {
   takt_mutex_unlock(&r->recent_lock);
 }
 
+/* The line of callback i's miss in entry k (0 if its values are not stored yet). */
+static int64_t job_miss_line(runner_t *r, uint32_t i, unsigned long k, char *line, size_t cap) {
+  int64_t late = atomic_load(&r->job_miss_late[i][k]);
+  if (late == 0) return 0;
+  const takt_system_callback_t *cb = &r->desc.callbacks[i];
+  int64_t release = atomic_load(&r->job_miss_release[i][k]);
+  double at = (double)(release - takt_context_start_time(r->ctx)) / 1e9;
+  snprintf(line, cap,
+           "%8.3fs callback %s of %s missed its deadline: ended %.3f ms after its release > %.3f ms",
+           at, cb->name, cb->node, (double)late / 1e6, (double)cb->deadline_ns / 1e6);
+  return late;
+}
+
 /* The main thread: a line for each callback deadline miss not told yet (the first MISS_LINES of
- * each callback; the result counts them all). */
+ * each callback; the result counts them all); on a terminal, the latest one after those too, into
+ * the live table's last misses. */
 static void tell_job_misses(runner_t *r) {
+  char line[300];
   for (uint32_t i = 0; i < r->desc.n_callbacks; i++) {
     unsigned long n = atomic_load(&r->job_misses[i]);
     unsigned long *told = &r->job_misses_told[i];
     for (; *told < n && *told < MISS_LINES; (*told)++) {
       unsigned long k = *told;
-      int64_t late = atomic_load(&r->job_miss_late[i][k]);
-      if (late == 0) break; /* counted, its values not stored yet: told at the next wake */
-      const takt_system_callback_t *cb = &r->desc.callbacks[i];
-      int64_t release = atomic_load(&r->job_miss_release[i][k]);
-      double at = (double)(release - takt_context_start_time(r->ctx)) / 1e9;
-      char line[300];
-      snprintf(line, sizeof line,
-               "%8.3fs callback %s of %s missed its deadline: ended %.3f ms after its release > "
-               "%.3f ms",
-               at, cb->name, cb->node, (double)late / 1e6, (double)cb->deadline_ns / 1e6);
+      if (job_miss_line(r, i, k, line, sizeof line) == 0)
+        break; /* counted, its values not stored yet: told at the next wake */
       tell_recent(r, line);
       if (!r->tty)
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this callback counted only]" : "");
     }
+    if (r->tty && n > MISS_LINES && latest_take(&r->job_latest_busy[i])) {
+      unsigned long nth = atomic_load(&r->job_latest_nth[i]);
+      bool fresh = nth > r->job_latest_shown[i] && job_miss_line(r, i, MISS_LINES, line, sizeof line) != 0;
+      atomic_store(&r->job_latest_busy[i], 0);
+      if (fresh) {
+        r->job_latest_shown[i] = nth;
+        size_t len = strlen(line);
+        snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
+        tell_recent(r, line);
+      }
+    }
   }
   if (!r->tty) fflush(stdout);
 }
 
+/* The line of chain i's miss in entry k (0 if its values are not stored yet). */
+static int64_t chain_miss_line(runner_t *r, uint32_t i, unsigned long k, char *line, size_t cap) {
+  int64_t lat = atomic_load(&r->miss_latency[i][k]);
+  if (lat == 0) return 0;
+  int64_t origin = atomic_load(&r->miss_origin[i][k]);
+  int64_t after = atomic_load(&r->miss_after[i][k]);
+  uint32_t runs = atomic_load(&r->miss_runs[i][k]);
+  const takt_system_chain_t *ch = &r->desc.chains[i];
+  double at = (double)(origin - takt_context_start_time(r->ctx)) / 1e9;
+  if (runs == 0)
+    snprintf(line, cap,
+             "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
+             "callback, %s, ended)",
+             at, ch->name, (double)lat / 1e6, (double)ch->deadline_ns / 1e6,
+             ch->callbacks[ch->n - 1]);
+  else
+    snprintf(line, cap,
+             "%8.3fs chain %s missed its deadline: not through %s %.3f ms after its release%s "
+             "(told %.0f us after the deadline)",
+             at, ch->name, ch->callbacks[ch->n - 1], (double)ch->deadline_ns / 1e6,
+             runs > 1 ? ", nor the releases after it" : "", (double)after / 1e3);
+  if (runs > 1) {
+    size_t len = strlen(line);
+    snprintf(line + len, cap - len, " [%u releases]", (unsigned)runs);
+  }
+  return lat;
+}
+
 /* The main thread: a line for each chain deadline miss not told yet (the first MISS_LINES of each
- * chain; the live table and the result count them all). */
+ * chain; the live table and the result count them all); on a terminal, the latest one after
+ * those too, into the live table's last misses. */
 static void tell_chain_misses(runner_t *r) {
+  char line[300];
   for (uint32_t i = 0; i < r->desc.n_chains; i++) {
     unsigned long n = atomic_load(&r->chain_misses[i]);
     for (; r->misses_told[i] < n && r->misses_told[i] < MISS_LINES; r->misses_told[i]++) {
       unsigned long k = r->misses_told[i];
-      int64_t lat = atomic_load(&r->miss_latency[i][k]);
-      if (lat == 0) break; /* counted, its values not stored yet: told at the next wake */
-      int64_t origin = atomic_load(&r->miss_origin[i][k]);
-      int64_t after = atomic_load(&r->miss_after[i][k]);
-      uint32_t runs = atomic_load(&r->miss_runs[i][k]);
-      const takt_system_chain_t *ch = &r->desc.chains[i];
-      double at = (double)(origin - takt_context_start_time(r->ctx)) / 1e9;
-      char line[300];
-      if (runs == 0)
-        snprintf(line, sizeof line,
-                 "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
-                 "callback, %s, ended)",
-                 at, ch->name, (double)lat / 1e6, (double)ch->deadline_ns / 1e6,
-                 ch->callbacks[ch->n - 1]);
-      else
-        snprintf(line, sizeof line,
-                 "%8.3fs chain %s missed its deadline: not through %s %.3f ms after its release%s "
-                 "(told %.0f us after the deadline)",
-                 at, ch->name, ch->callbacks[ch->n - 1], (double)ch->deadline_ns / 1e6,
-                 runs > 1 ? ", nor the releases after it" : "", (double)after / 1e3);
-      if (runs > 1) {
-        size_t len = strlen(line);
-        snprintf(line + len, sizeof line - len, " [%u releases]", (unsigned)runs);
-      }
+      if (chain_miss_line(r, i, k, line, sizeof line) == 0)
+        break; /* counted, its values not stored yet: told at the next wake */
       tell_recent(r, line);
       if (!r->tty)
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
+    }
+    if (r->tty && n > MISS_LINES && latest_take(&r->chain_latest_busy[i])) {
+      unsigned long nth = atomic_load(&r->chain_latest_nth[i]);
+      bool fresh = nth > r->chain_latest_shown[i] && chain_miss_line(r, i, MISS_LINES, line, sizeof line) != 0;
+      atomic_store(&r->chain_latest_busy[i], 0);
+      if (fresh) {
+        r->chain_latest_shown[i] = nth;
+        size_t len = strlen(line);
+        snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
+        tell_recent(r, line);
+      }
     }
   }
   if (!r->tty) fflush(stdout);
