@@ -100,6 +100,7 @@ struct Global {
   // what each callback with a Scheduling deadline is, by its takt name, for the deadline miss
   // warnings ("subscriber of /chatter"); mu
   std::map<std::string, std::string> deadline_what;
+  unsigned timers_made = 0;  // createTimer calls so far [mu]
   std::atomic<int> level{-1};  // set_logger_level's (-1: not called, $ROSCONSOLE_MIN_SEVERITY's)
 };
 
@@ -1359,6 +1360,7 @@ class TimerImpl {
   std::shared_ptr<NodeImpl> node;
   TimerFn fn;
   int64_t period = 0;
+  unsigned seq = 0;  // the process's timers in the order created, from 1: names it in warnings
   takt_callback_attr_t attr{};
   bool oneshot = false;
   std::mutex mu;                  // guards timer, started, down (start/stop from any thread)
@@ -1434,7 +1436,7 @@ void timer_arm_locked(TimerImpl &t) {
     std::fprintf(stderr, "takt roscpp: createTimer: %s\n", refused("timers", rc).c_str());
   } else if (t.attr.deadline_ns > 0) {
     char what[64];
-    std::snprintf(what, sizeof what, "a timer of period %.3f s", static_cast<double>(t.period) / 1e9);
+    std::snprintf(what, sizeof what, "timer #%u (period %.3f s)", t.seq, static_cast<double>(t.period) / 1e9);
     note_deadline(name, what);
   }
 }
@@ -1448,6 +1450,10 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   t->fn = std::move(fn);
   t->oneshot = oneshot;
   t->period = period.toNSec() > 0 ? period.toNSec() : 1000000;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    t->seq = ++G.timers_made;
+  }
   t->attr = attr_of(sch, t->group.id);
   if (G.down.load() || !n->node) return nullptr;
   if (autostart) {

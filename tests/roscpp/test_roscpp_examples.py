@@ -321,7 +321,7 @@ def main() -> int:
         # (one line a second per callback), by the spinning thread, as ROS_WARN; the timer
         # without a deadline never
         miss = [ln for ln in inp.stderr.splitlines() if "deadline miss: " in ln]
-        want = "deadline miss: the callback of a timer of period 0.100 s ended "
+        want = "deadline miss: the callback of timer #2 (period 0.100 s) ended "  # the second created
         if len(miss) != 1 or not miss[0].startswith("[ WARN] [") or want not in miss[0] or \
                 not miss[0].endswith(" ms after its release (deadline 10.000 ms)") or \
                 float(miss[0].split(" ended ")[1].split(" ms")[0]) < 40:
