@@ -247,6 +247,9 @@ typedef struct takt_chain_miss {
    * their deadline at once (after a stall): t_info is the first, the others followed it one
    * period apart */
   uint32_t runs;
+  /* not ended, a chain from a subscription: the run's message was published into the process
+   * after its deadline had passed (told at once; the lateness is upstream, not the chain's) */
+  bool late_when_published;
 } takt_chain_miss_t;
 /** Told of each run of a chain that missed its deadline, once per run and the moment it is
  * known:

@@ -99,6 +99,7 @@ typedef struct chain_watch {
   bool from_topic;                /* the source is a subscription: runs[] holds the runs */
   uint32_t n_runs;                /* runs[0..n_runs): origins of runs in flight, ascending */
   int64_t runs[WATCH_RUNS];
+  uint32_t late_runs;             /* bit i: runs[i] was published after its deadline had passed */
 } chain_watch_t;
 #endif
 
@@ -176,6 +177,7 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   w->told_upto = INT64_MIN;
   w->from_topic = src->kind == TAKT_CB_SUBSCRIPTION;
   w->n_runs = 0;
+  w->late_runs = 0;
   tm->reserved++;
   ch->watch = w;
   atomic_store_explicit(&src->watch, w, memory_order_relaxed);
@@ -807,9 +809,11 @@ static void watch_await_first(timing_t *tm, chain_watch_t *w) {
 static void watch_drop_runs(chain_watch_t *w, uint32_t n) {
   for (uint32_t i = n; i < w->n_runs; i++) w->runs[i - n] = w->runs[i];
   w->n_runs -= n;
+  w->late_runs >>= n; /* n <= WATCH_RUNS < 32 */
 }
 
-static void h_chain_arrival(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info) {
+static void h_chain_arrival(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info,
+                            int64_t now) {
   timing_t *tm = state(ctx);
   tm_take(ctx);
   chain_watch_t *w = atomic_load_explicit(&s->cb.watch, memory_order_relaxed);
@@ -823,6 +827,8 @@ static void h_chain_arrival(takt_context_t *ctx, takt_subscription_t *s, int64_t
       i--;
     }
     w->runs[i] = t_info;
+    uint32_t below = w->late_runs & ((1u << i) - 1u); /* the late bits follow their runs */
+    w->late_runs = below | ((w->late_runs & ~below) << 1) | (now > t_info + w->deadline ? 1u << i : 0u);
     w->n_runs++;
     if (i == 0) watch_await_first(tm, w);
   }
@@ -859,7 +865,9 @@ static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_wa
                                      int64_t now, takt_chain_miss_t *m, void **user) {
   int64_t first = w->awaited;
   uint64_t runs;
+  bool late = false;
   if (w->from_topic) { /* the runs in flight whose deadlines have passed */
+    late = (w->late_runs & 1u) != 0;
     uint32_t n = 1;
     while (n < w->n_runs && w->runs[n] + w->deadline <= now) n++;
     runs = n;
@@ -875,7 +883,7 @@ static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_wa
   }
   *m = (takt_chain_miss_t){.t_info = first, .deadline_at = first + w->deadline,
                            .detected_at = now, .latency_ns = now - first, .ended = false,
-                           .runs = (uint32_t)runs};
+                           .runs = (uint32_t)runs, .late_when_published = late};
   takt__lock_take(&ctx->stats_lock);
   w->chain->misses += runs;
   takt_chain_miss_fn fn = w->chain->miss_fn;

@@ -525,6 +525,31 @@ TEST_F(TopicChainWatch, RunsBeyondTheWatchedOnesAreToldAtTheirEnd) {
   for (size_t i = 1; i < 5; i++) EXPECT_TRUE(m.misses[i].ended) << i;
   EXPECT_EQ(misses(), 20u);
 }
+
+// A message whose origin is older than the chain's deadline when it is published (a driver's
+// stamp from a stalled upstream) is told at once as late when published: the lateness is
+// upstream. Its late bit follows its run through the ordered insert and the drops.
+TEST_F(TopicChainWatch, AMessagePublishedPastItsDeadlineIsToldLateWhenPublished) {
+  build(0, 8);
+  takt_clock_advance(&clock, 10 * kMs);
+  const int64_t now = takt_clock_now(&clock);
+  publish_scan(now - kMs);      // on time (deadline now + 2 ms)
+  publish_scan(now - 5 * kMs);  // origin 5 ms ago: 2 ms past its deadline, ordered first
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_TRUE(m.misses[0].late_when_published);
+  EXPECT_FALSE(m.misses[0].ended);
+  EXPECT_EQ(m.misses[0].t_info, now - 5 * kMs);
+  EXPECT_EQ(m.misses[0].runs, 1u);
+  EXPECT_EQ(m.misses[0].detected_at, now);
+  // the on-time one, stalled past its deadline here, is a miss of the chain's own
+  takt_clock_advance(&clock, 5 * kMs);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(m.misses.size(), 2u);
+  EXPECT_FALSE(m.misses[1].late_when_published);
+  EXPECT_EQ(m.misses[1].t_info, now - kMs);
+  EXPECT_EQ(misses(), 2u);
+}
 #endif
 
 // Callbacks with a deadline of their own: each job that ends after its release + deadline is

@@ -62,6 +62,7 @@ typedef struct runner {
   _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* told this long after the deadline */
   _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* 0: ended late, else runs told */
+  atomic_bool miss_late_published[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   atomic_int chain_latest_busy[TAKT_SYSTEM_MAX_CHAINS];
   atomic_ulong chain_latest_nth[TAKT_SYSTEM_MAX_CHAINS];
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
@@ -247,6 +248,7 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   atomic_store(&r->miss_origin[chain][k], miss->t_info);
   atomic_store(&r->miss_after[chain][k], miss->detected_at - miss->deadline_at);
   atomic_store(&r->miss_runs[chain][k], miss->ended ? 0u : miss->runs);
+  atomic_store(&r->miss_late_published[chain][k], miss->late_when_published);
   atomic_store(&r->miss_latency[chain][k], miss->latency_ns); /* last: the line is ready */
   if (k == MISS_LINES) { /* the live table shows it at its next redraw */
     atomic_store(&r->chain_latest_nth[chain], nth);
@@ -338,7 +340,12 @@ static int64_t chain_miss_line(runner_t *r, uint32_t i, unsigned long k, char *l
   uint32_t runs = atomic_load(&r->miss_runs[i][k]);
   const takt_system_chain_t *ch = &r->desc.chains[i];
   double at = (double)(origin - takt_context_start_time(r->ctx)) / 1e9;
-  if (runs == 0)
+  if (runs > 0 && atomic_load(&r->miss_late_published[i][k]))
+    snprintf(line, cap,
+             "%8.3fs chain %s missed its deadline: its message was published into the process "
+             "%.0f us after the deadline (late when published; told then)",
+             at, ch->name, (double)after / 1e3);
+  else if (runs == 0)
     snprintf(line, cap,
              "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
              "callback, %s, ended)",
