@@ -271,8 +271,13 @@ typedef struct takt_chain_miss {
  *   is not a miss if a fresher one got through before its deadline. Up to 16 runs in flight are
  *   watched at once; one beyond them, or one older than a run told already, is told when it
  *   ends. A message that never comes is no run: a rate constraint on the subscription
- *   (takt/timing.h) tells that.
- * - any other chain (its source a service or a client, or no timing validation): when its
+ *   (takt/timing.h) tells that. A message published after its run's deadline had passed is
+ *   told at once, late_when_published.
+ * - a chain whose first callback is a service is watched the same way from the requests queued
+ *   for it (a request's t_info: its client job's origin, or its submission); a request served
+ *   after a later one (a HARD deadline's order) or canceled is told at its deadline if not
+ *   through by then.
+ * - any other chain (its source a client, or no timing validation): when its
  *   sink's job ends late (ended true), in the sink's thread at its priority.
  * The handler holds no takt lock: keep it short and never block (count, or wake a thread that
  * reports). It is given user, not the chain: a call for a run that ended just before the chain's

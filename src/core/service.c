@@ -330,6 +330,10 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   r->hdr.source = r->index;
   /* the timing layer sets queue_key (the HARD deadline) and arms validation */
   if (ctx->timing != NULL && c->timing != NULL) ctx->timing->request_submitted(ctx, c, r, now);
+#if TAKT_WITH_CHAINS && TAKT_WITH_TIMING
+  if (ctx->timing != NULL && atomic_load_explicit(&srv->cb.watch, memory_order_relaxed) != NULL)
+    ctx->timing->chain_arrival(ctx, &srv->cb, r->hdr.t_info, now); /* a watched chain's run */
+#endif
   queue_push(srv, r);
   if (future != NULL) {
     future->client = c;

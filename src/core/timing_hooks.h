@@ -51,7 +51,7 @@ typedef struct takt__timing_hooks {
   /** A message of origin t_info was queued for the watched source subscription s (a chain from
    * a subscription: each message a run). Called only when s->cb.watch is set; its topic's lock
    * held. */
-  void (*chain_arrival)(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info, int64_t now);
+  void (*chain_arrival)(takt_context_t *ctx, takt_callback_t *source, int64_t t_info, int64_t now);
 #endif
 } takt__timing_hooks_t;
 

@@ -305,7 +305,7 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
     enqueue_locked(s, slot, sl->hdr.seq, takt__arrival_stamp(ctx, now));
 #if TAKT_WITH_CHAINS && TAKT_WITH_TIMING
     if (tm != NULL && atomic_load_explicit(&s->cb.watch, memory_order_relaxed) != NULL)
-      tm->chain_arrival(ctx, s, t_info, now); /* the source of a watched chain: a run begins */
+      tm->chain_arrival(ctx, &s->cb, t_info, now); /* the source of a watched chain: a run begins */
 #endif
     timed = timed || s->timing != NULL;
     notify = notify || s->fn != NULL;

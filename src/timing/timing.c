@@ -86,8 +86,8 @@ typedef struct topic_timing {
 /* A chain watched from its source: the deadline of the oldest run neither through its sink nor
  * told missed is armed at its origin plus the chain's deadline, so a run is told missed at that
  * instant even when it is late to start or never does. A timer source: from the timer's schedule
- * (its releases), while its executor runs it. A subscription source: from the messages queued
- * for it (their t_info), up to WATCH_RUNS in flight. */
+ * (its releases), while its executor runs it. A subscription or service source: from the
+ * messages or requests queued for it (their t_info), up to WATCH_RUNS in flight. */
 typedef struct chain_watch {
   deadline_t dl;                  /* awaited + deadline, while a run is awaited */
   takt_chain_t *chain;            /* [ctx + timing] */
@@ -96,7 +96,7 @@ typedef struct chain_watch {
   int64_t base, period;           /* a timer source's releases: base + k * period */
   int64_t awaited;                /* the origin of the oldest run not through, not told */
   int64_t told_upto;              /* runs of origin <= this were told at their deadline */
-  bool from_topic;                /* the source is a subscription: runs[] holds the runs */
+  bool from_topic;                /* the source is a subscription or a service: runs[] holds the runs */
   uint32_t n_runs;                /* runs[0..n_runs): origins of runs in flight, ascending */
   int64_t runs[WATCH_RUNS];
   uint32_t late_runs;             /* bit i: runs[i] was published after its deadline had passed */
@@ -160,7 +160,9 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   /* a deadline past TAKT_CONSTRAINT_MAX_NS (2^61 ns) is none a watch could keep: a time plus it
    * would leave 64 bits */
   if (ch->deadline <= 0 || ch->deadline > TAKT_CONSTRAINT_MAX_NS || src == NULL ||
-      (src->kind != TAKT_CB_TIMER && src->kind != TAKT_CB_SUBSCRIPTION) || ch->watch != NULL ||
+      (src->kind != TAKT_CB_TIMER && src->kind != TAKT_CB_SUBSCRIPTION &&
+       src->kind != TAKT_CB_SERVICE) ||
+      ch->watch != NULL ||
       tm->reserved >= tm->heap.cap)
     return; /* without a watch a miss is told when the run's sink ends */
   for (uint32_t i = 0; i < ch->n; i++)
@@ -175,7 +177,7 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   w->sink = sink;
   w->deadline = ch->deadline;
   w->told_upto = INT64_MIN;
-  w->from_topic = src->kind == TAKT_CB_SUBSCRIPTION;
+  w->from_topic = src->kind != TAKT_CB_TIMER;
   w->n_runs = 0;
   w->late_runs = 0;
   tm->reserved++;
@@ -812,14 +814,14 @@ static void watch_drop_runs(chain_watch_t *w, uint32_t n) {
   w->late_runs >>= n; /* n <= WATCH_RUNS < 32 */
 }
 
-static void h_chain_arrival(takt_context_t *ctx, takt_subscription_t *s, int64_t t_info,
+static void h_chain_arrival(takt_context_t *ctx, takt_callback_t *source, int64_t t_info,
                             int64_t now) {
   timing_t *tm = state(ctx);
   tm_take(ctx);
-  chain_watch_t *w = atomic_load_explicit(&s->cb.watch, memory_order_relaxed);
+  chain_watch_t *w = atomic_load_explicit(&source->watch, memory_order_relaxed);
   /* a run older than one told already is not watched (its end tells it, if late); nor is one
    * beyond WATCH_RUNS in flight */
-  if (w != NULL && w->source == &s->cb && w->from_topic && t_info > w->told_upto &&
+  if (w != NULL && w->source == source && w->from_topic && t_info > w->told_upto &&
       w->n_runs < WATCH_RUNS) {
     uint32_t i = w->n_runs; /* kept in origin order: a topic delivers in t_info order mostly */
     while (i > 0 && w->runs[i - 1] > t_info) {

@@ -550,6 +550,75 @@ TEST_F(TopicChainWatch, AMessagePublishedPastItsDeadlineIsToldLateWhenPublished)
   EXPECT_EQ(m.misses[1].t_info, now - kMs);
   EXPECT_EQ(misses(), 2u);
 }
+
+#if TAKT_WITH_RPC
+takt_err_t serve_blob(takt_service_t *, const takt_message_t *req, void *resp, void *user) {
+  run_body(static_cast<Cb *>(user), req->header.t_info);
+  std::memcpy(resp, req->data, sizeof(Blob8));
+  return TAKT_OK;
+}
+
+// A chain whose source is a service is watched from the requests queued for it, as one from a
+// subscription is from its messages: a request stuck behind a busy executor is told at its
+// deadline, not when its late reply is done (before, only then).
+TEST_F(ContextTest, AChainFromAServiceIsToldAtItsRequestsDeadline) {
+  enable_timing();
+  const int64_t t0 = takt_clock_now(&clock);
+  std::vector<int> log;
+  Cb srv_cb, hog;
+  srv_cb.id = 1, hog.id = 3;
+  srv_cb.log = hog.log = &log;
+  srv_cb.clock = hog.clock = &clock;
+  srv_cb.exec_ns = kMs;
+  hog.exec_ns = 5 * kMs;
+  takt_node_t *node = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+  takt_service_options_t sopt = TAKT_SERVICE_OPTIONS_DEFAULT;
+  sopt.attr.priority = 10;
+  takt_service_t *srv = nullptr;
+  ASSERT_EQ(takt_service_create(node, "plan", blob8_type(), blob8_type(), serve_blob, &srv_cb,
+                                &sopt, &srv),
+            TAKT_OK);
+  takt_client_t *cl = nullptr;
+  ASSERT_EQ(takt_client_create(node, "plan", blob8_type(), blob8_type(), nullptr, nullptr, nullptr,
+                               &cl),
+            TAKT_OK);
+  takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+  a.priority = 20;
+  takt_timer_t *hog_timer = nullptr;
+  ASSERT_EQ(takt_timer_create(node, "hog", 100 * kMs, 0, on_timer, &hog, &a, &hog_timer), TAKT_OK);
+  takt_callback_t *members[1] = {takt_service_callback(srv)};
+  takt_chain_t *chain = nullptr;
+  ASSERT_EQ(takt_chain_create(ctx, "planning", members, 1, 3 * kMs, &chain), TAKT_OK);
+  Misses m;
+  m.log = &log;
+  ASSERT_EQ(takt_chain_set_miss_handler(chain, on_miss, &m), TAKT_OK);
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  Blob8 v{7};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(cl, &v, sizeof v, &f), TAKT_OK);  // t_info t0: the hog runs 0..5 ms
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{3, 1}));
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_FALSE(m.misses[0].ended);
+  EXPECT_EQ(m.misses[0].t_info, t0);
+  EXPECT_EQ(m.misses[0].deadline_at, t0 + 3 * kMs);
+  EXPECT_EQ(m.misses[0].detected_at, t0 + 5 * kMs);  // the first round after the instant
+  EXPECT_EQ(m.at_log[0], 1u) << "told before the service ran";
+  // a request on time afterwards: through, nothing told
+  ASSERT_EQ(takt_client_call(cl, &v, sizeof v, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t0 + 20 * kMs), TAKT_OK);
+  EXPECT_EQ(m.misses.size(), 1u);
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chain, &st);
+  EXPECT_EQ(st.deadline_misses, 1u) << "the late reply (6 ms) is not counted again";
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+#endif
 #endif
 
 // Callbacks with a deadline of their own: each job that ends after its release + deadline is
