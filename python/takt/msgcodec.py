@@ -197,6 +197,66 @@ def encode(reg: Registry, spec: MsgSpec, value: Dict[str, object]) -> bytes:
     return bytes(out)
 
 
+class CdrWriter:
+    """XCDR1 little-endian as ROS 2 writes it (CdrReader's layout): the encapsulation header, then
+    each primitive aligned to its size (at most 8) from the first byte after it."""
+
+    def __init__(self) -> None:
+        self.out = bytearray(b"\x00\x01\x00\x00")
+
+    def pack(self, fmt: str, v) -> None:
+        size = struct.calcsize("<" + fmt)
+        self.out += bytes((-(len(self.out) - 4)) % min(size, 8))
+        self.out += struct.pack("<" + fmt, v)
+
+
+def _cdr_write_one(reg: Registry, base: str, v, w: CdrWriter) -> None:
+    if base in PRIMITIVES:
+        w.pack(PRIMITIVES[base][2], v)
+    elif base in ("time", "duration"):  # builtin_interfaces' {sec, nanosec}
+        v = v or {}
+        w.pack("i", int(v.get("sec", v.get("secs", 0))))
+        w.pack("I", int(v.get("nanosec", v.get("nsecs", 0))))
+    elif base == "string":
+        b = str(v).encode() + b"\0"
+        w.pack("I", len(b))
+        w.out += b
+    else:
+        _cdr_write_msg(reg, reg.load_msg(base), v or {}, w)
+
+
+def _cdr_write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], w: CdrWriter) -> None:
+    fields = spec.cdr_fields
+    unknown = set(value) - {f.name for f in fields}
+    if unknown:
+        raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(unknown))}")
+    if not fields:  # an empty message carries one uint8, as ROS 2's generator adds a member
+        w.out += b"\0"
+        return
+    for f in fields:
+        v = value.get(f.name)
+        if f.array is None:
+            _cdr_write_one(reg, f.base, _default(f.base) if v is None else v, w)
+            continue
+        items = list(v or [])
+        if f.array == "fixed":
+            if v is None:
+                items = [_default(f.base)] * int(f.length or 0)
+            if len(items) != f.length:
+                raise ValueError(f"{spec.full_name}.{f.name} takes {f.length} items, got {len(items)}")
+        else:
+            w.pack("I", len(items))
+        for it in items:
+            _cdr_write_one(reg, f.base, it, w)
+
+
+def encode_cdr(reg: Registry, spec: MsgSpec, value: Dict[str, object]) -> bytes:
+    """Serialize a message given as a dict of its fields as CDR (ROS 2; missing fields: zero)."""
+    w = CdrWriter()
+    _cdr_write_msg(reg, spec, value, w)
+    return bytes(w.out)
+
+
 def to_yaml(value, indent: int = 0) -> List[str]:
     """rostopic echo's layout: `field: value`, nested messages indented, lists inline for
     numbers and as `-` items for messages."""

@@ -5,8 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dds/version.h>
+
 #include "dds_impl.h"
 #include "takt/dds.h"
+
+/* ---- Cyclone 0.10's TypeLookup replies -------------------------------------------------------
+ * Cyclone DDS 0.10 (Debian 12's libddsc 0.10.2) parses every XTypes TypeLookup reply on the wire,
+ * also those one Fast DDS participant sends another (it does not correlate replies with requests
+ * of its own), and dies of SIGSEGV on the type objects of ordinary ROS 2 services: its validation
+ * has no case for (u)int8, a sequence of uint8 (rcl_interfaces' GetParameterTypes_Response, in
+ * every rclpy node) is left with a NULL element type that is then read. takt never asks for a type
+ * (its sertype has no type information, peers match it by name), so the replies are dropped here:
+ * this definition takes the place of libddsc's (it calls the function through its PLT; takt_dds
+ * exports the symbol from the program, CMakeLists.txt). The caller keeps the serdata. Later
+ * Cyclone releases validate (u)int8. docs/dds.md, "Cyclone 0.10 and Fast DDS's type lookup". */
+#if DDS_VERSION_MAJOR == 0 && DDS_VERSION_MINOR == 10
+struct ddsi_domaingv;
+struct ddsi_serdata;
+void ddsi_tl_handle_reply(struct ddsi_domaingv *gv, struct ddsi_serdata *d);
+void ddsi_tl_handle_reply(struct ddsi_domaingv *gv, struct ddsi_serdata *d) {
+  (void)gv;
+  (void)d;
+}
+#endif
 
 #if TAKT_WITH_PUBSUB
 

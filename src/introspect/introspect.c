@@ -343,6 +343,11 @@ static void graph_locked(takt_introspect_t *in) {
     out_str(in, s->req_type->name);
     out(in, ", \"response_type\": ");
     out_str(in, s->resp_type->name);
+    /* as a topic's: an md5 sum (ROS 1 serialization) or a DDS type name (CDR) */
+    out(in, ", \"request_hash\": ");
+    out_str(in, s->req_type->hash != NULL ? s->req_type->hash : "");
+    out(in, ", \"response_hash\": ");
+    out_str(in, s->resp_type->hash != NULL ? s->resp_type->hash : "");
     out(in, ", \"clients\": %u}", (unsigned)s->n_clients);
     first = false;
   }

@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -72,6 +73,38 @@ GRAPH_CASES = {"takt_node_in_rclpy_graph": 74}
 # calls an rclpy std_srvs/SetBool server, and an rclpy client calls the file's service as a
 # std_srvs/SetBool (the plain mapping: rmw_fastrtps's, both ways)
 SYSTEM_CASES = {"system_file_with_rclpy": 78}
+# `takt service call` on a service the file imports from rclpy: the tool sends the request as CDR
+# and reads the CDR answer (the service's type support is the generated CDR codec, its hash a DDS
+# type name); it sent ROS 1 bytes, which the endpoint refused
+CLI_CASES = {"takt_cli_calls_rclpy_service": 84}
+# rclpy nodes as they start by default (Fast DDS 3 with type propagation on: no fastdds_peers.xml)
+# beside takt-run: Cyclone 0.10 parses the TypeLookup replies they send one another and died of
+# SIGSEGV on them (2 to 8 runs in 10 with four nodes); takt drops them (src/dds/dds_backend.c)
+LOOKUP_CASES = {"takt_survives_fastdds_type_lookup": 85}
+LOOKUP_NODES, LOOKUP_COUNT = 6, 60
+LOOKUP_YAML = """\
+name: ros2_lookup
+duration_s: 60
+nodes:
+  - name: n
+    subscriptions:
+      - {{name: take, topic: chatter, depth: 32}}
+dds:
+  domain: {domain}
+{interface}  import: [{{topic: chatter, type: std_msgs/String}}]
+"""
+CLI_YAML = """\
+name: ros2_cli
+duration_s: 60
+nodes:
+  - name: n
+    timers:
+      - {{name: idle, period_ms: 1000}}
+dds:
+  domain: {domain}
+{interface}  services:
+    - {{name: set_mode, type: std_srvs/SetBool, direction: import, mapping: plain}}
+"""
 SYSTEM_COUNT, SYSTEM_CALLS = 20, 3
 SYSTEM_YAML = """\
 name: ros2_typed
@@ -339,13 +372,97 @@ def system_case(a) -> int:
     return 0
 
 
+def lookup_case(a) -> int:
+    domain = LOOKUP_CASES[a.case]
+    env = peer_env(domain)
+    env.pop("FASTDDS_DEFAULT_PROFILES_FILE")  # Fast DDS as a user's rclpy starts it
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    with tempfile.TemporaryDirectory(prefix="takt_ros2_lookup_") as tmp:
+        yaml, result = Path(tmp) / "system.yaml", Path(tmp) / "result.json"
+        yaml.write_text(LOOKUP_YAML.format(domain=domain, interface="  interface: lo\n"
+                                           if os.environ.get(NETNS_ENV) else ""))
+        run = subprocess.Popen([a.run, str(yaml), "--json", str(result), "--no-introspect", "--quiet"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        talkers = [subprocess.Popen(ros2 + ["talk", "chatter", "string", str(LOOKUP_COUNT), "0.1", f"n{i}-"],
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                   for i in range(LOOKUP_NODES)]
+        try:
+            touts = [t.communicate(timeout=60)[0] for t in talkers]
+            alive = run.poll() is None
+            if alive:
+                run.send_signal(signal.SIGINT)  # an orderly stop: the result is written
+            rout = run.communicate(timeout=15)[0]
+        finally:
+            for p in talkers + [run]:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        doc = json.loads(result.read_text()) if result.exists() else {"callbacks": []}
+    runs = {c["name"]: c for c in doc["callbacks"]}.get("take", {}).get("runs", 0)
+    print(f"--- takt-run rc={run.returncode}\n{rout}--- rclpy talkers rc={[t.returncode for t in talkers]}\n"
+          + "".join(o[-300:] for o in touts))
+    if not alive or run.returncode != 0 or runs < LOOKUP_COUNT:
+        print(f"{a.case}: FAILED: takt-run {'alive' if alive else 'ended early'}, rc {run.returncode}, "
+              f"took {runs} messages from {LOOKUP_NODES} rclpy nodes", file=sys.stderr)
+        return 1
+    print(f"{a.case}: takt-run ran beside {LOOKUP_NODES} default rclpy nodes and took {runs} messages")
+    return 0
+
+
+def cli_case(a) -> int:
+    domain = CLI_CASES[a.case]
+    env = peer_env(domain)
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    build = Path(a.run).resolve().parents[1]  # <build>/tools/takt-run
+    with tempfile.TemporaryDirectory(prefix="takt_ros2_cli_") as tmp:
+        yaml = Path(tmp) / "system.yaml"
+        yaml.write_text(CLI_YAML.format(domain=domain, interface="  interface: lo\n"
+                                        if os.environ.get(NETNS_ENV) else ""))
+        tool_env = dict(env, XDG_RUNTIME_DIR=tmp, TAKT_BUILD_DIR=str(build))
+        tool_py = HERE.parents[1] / ".venv" / "bin" / "python"  # the takt CLI's (tools/deps.sh)
+        server = subprocess.Popen(ros2 + ["serve", "set_mode", "setbool", "1", "40"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.Popen([a.run, str(yaml), "--quiet"], env=tool_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        out, ok = "", False
+        try:
+            end = time.monotonic() + 30
+            while time.monotonic() < end and not ok:  # until the service is matched and answers
+                r = subprocess.run([str(tool_py), "-m", "takt", "service", "call", "set_mode",
+                                    "{data: true}", "--timeout", "2"], env=tool_env,
+                                   capture_output=True, text=True, timeout=30)
+                out = r.stdout + r.stderr
+                ok = r.returncode == 0
+                if not ok:
+                    time.sleep(0.5)
+            sout = server.communicate(timeout=30)[0]
+        finally:
+            for p in (server, run):
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            rout = run.communicate(timeout=15)[0] if run.poll() is None else run.communicate()[0]
+            if server.poll() is None:
+                server.kill()
+                server.communicate()
+    print(f"--- takt service call\n{out}--- rclpy server rc={server.returncode}\n{sout}--- takt-run\n{rout}")
+    lines = out.splitlines()
+    # the server answers a true with success false, "was on" (ros2_peer.answer_of)
+    if not ok or "success: False" not in lines or 'message: "was on"' not in lines or \
+            "served on" not in sout.splitlines():
+        print(f"{a.case}: FAILED: the call's answer {lines}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: takt service call set_mode {{data: true}} answered by rclpy: {lines}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--peer", help="takt-dds-peer (the peer cases)")
     ap.add_argument("--run", help="takt-run (the system file cases)")
     ap.add_argument("--venv", required=True)
     ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES)
-                    + sorted(GRAPH_CASES) + sorted(SYSTEM_CASES))
+                    + sorted(GRAPH_CASES) + sorted(SYSTEM_CASES) + sorted(CLI_CASES)
+                    + sorted(LOOKUP_CASES))
     a = ap.parse_args()
     rc = in_loopback_namespace()
     if rc is not None:
@@ -359,6 +476,14 @@ def main() -> int:
         return refuse_case(a)
     if a.case in GRAPH_CASES:
         return graph_case(a)
+    if a.case in LOOKUP_CASES:
+        if not a.run:
+            ap.error("this case needs --run TAKT_RUN")
+        return lookup_case(a)
+    if a.case in CLI_CASES:
+        if not a.run:
+            ap.error("a tool case needs --run TAKT_RUN")
+        return cli_case(a)
     if a.case in SYSTEM_CASES:
         if not a.run:
             ap.error("a system file case needs --run TAKT_RUN")

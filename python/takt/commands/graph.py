@@ -141,12 +141,20 @@ def graphs(system: Optional[str]) -> List[Tuple[Path, dict]]:
     return found
 
 
+def _only(found: List[Tuple[Path, dict, dict]], what: str) -> Tuple[Path, dict]:
+    """The one (endpoint, entry) of found, or NoSystem naming the systems that have it: a tool
+    never acts on whichever system it happened to list first."""
+    if len(found) == 1:
+        return found[0][0], found[0][2]
+    if not found:
+        raise NoSystem(f"no {what} in the running systems")
+    names = ", ".join(f"{g['name']} (pid {g['pid']})" for _, g, _ in found)
+    raise NoSystem(f"{what} is in several running systems: {names}; choose one with --system NAME")
+
+
 def _find_topic(system: Optional[str], name: str) -> Tuple[Path, dict]:
-    for path, g in graphs(system):
-        for t in g["topics"]:
-            if t["name"] == name:
-                return path, t
-    raise NoSystem(f"no topic named '{name}' in the running systems")
+    return _only([(path, g, t) for path, g in graphs(system) for t in g["topics"] if t["name"] == name],
+                 f"topic '/{name}'")
 
 
 # ---- node ----
@@ -163,7 +171,8 @@ def node_list(args: argparse.Namespace) -> int:
 
 def node_info(args: argparse.Namespace) -> int:
     name = args.node.lstrip("/")
-    for _, g in graphs(args.system):
+    shown = 0
+    for _, g in graphs(args.system):  # a node of that name in each system that has one
         for n in g["nodes"]:
             if n["name"] != name:
                 continue
@@ -197,7 +206,9 @@ def node_info(args: argparse.Namespace) -> int:
                           if c["deadline_ns"] > 0 else "")
                 print(f" * {c['name']}: {c['kind']}, priority {c['priority']}{dl}{extra}, "
                       f"executor {ex}, {c['runs']} runs{misses}")
-            return 0
+            shown += 1
+    if shown:
+        return 0
     print(f"takt node info: unknown node [/{name}]", file=sys.stderr)
     return 1
 
@@ -212,11 +223,14 @@ def _topic_type(g: dict, topic: str) -> str:
 # ---- topic ----
 
 def topic_list(args: argparse.Namespace) -> int:
-    rows = sorted((t["name"], t) for _, g in graphs(args.system) for t in g["topics"])
-    for name, t in rows:
+    gs = graphs(args.system)
+    rows = sorted(((t["name"], g["name"], t) for _, g in gs for t in g["topics"]), key=lambda r: r[:2])
+    for i, (name, system, t) in enumerate(rows):
         if args.verbose:
-            print(f" * /{name} [{t['type']}] {len(t['publishers'])} publishers, {len(t['subscribers'])} subscribers")
-        else:
+            where = f"  (system {system})" if len(gs) > 1 else ""
+            print(f" * /{name} [{t['type']}] {len(t['publishers'])} publishers, "
+                  f"{len(t['subscribers'])} subscribers{where}")
+        elif i == 0 or rows[i - 1][0] != name:  # once, as rostopic lists a graph's topics
             print(f"/{name}")
     return 0
 
@@ -329,9 +343,9 @@ def _print_rate(stamps: List[int]) -> None:
           f"std dev: {st['std']:.5f}s window: {st['window']}", flush=True)
 
 
-def _encode_fields(reg, spec, data: str) -> str:
-    """The fields given as YAML/JSON (rostopic's form: "{data: 1}") serialized as spec, in hex;
-    anything wrong with them said in one line (NoSystem)."""
+def _fields(spec, data: str) -> dict:
+    """The fields given as YAML/JSON (rostopic's form: "{data: 1}"); anything wrong with them said
+    in one line (NoSystem)."""
     import yaml  # PyYAML: rostopic pub takes YAML, so does this
     try:
         value = yaml.safe_load(data) if data else {}
@@ -341,6 +355,12 @@ def _encode_fields(reg, spec, data: str) -> str:
         value = {}
     if not isinstance(value, dict):
         raise NoSystem(f"give the fields of {spec.full_name} as YAML, e.g. \"{{data: 1}}\"")
+    return value
+
+
+def _encode_fields(reg, spec, data: str) -> str:
+    """The fields (_fields) serialized as spec (ROS 1), in hex; anything wrong said in one line."""
+    value = _fields(spec, data)
     try:
         return msgcodec.encode(reg, spec, value).hex()
     except (ValueError, TypeError, OverflowError, struct.error) as e:
@@ -418,29 +438,38 @@ def service_call(args: argparse.Namespace) -> int:
 
 def _service_call(args: argparse.Namespace) -> int:
     name = args.service.lstrip("/")
-    for path, g in graphs(args.system):
-        for s in g["services"]:
-            if s["name"] != name:
-                continue
-            req_t, resp_t = s["request_type"], s["response_type"]
-            typed = "/" in req_t and not req_t.startswith("takt/")
-            if typed:
-                reg = msgcodec.registry()
-                hx = _encode_fields(reg, _service_spec(reg, req_t), args.data)
-            else:
-                hx = _message_hex(req_t, False, _blob_size(req_t), args.data)
-            ans = one(path, f"call {name} {hx or '-'} {int(args.timeout * 1000)}", timeout=args.timeout + 5)
-            if "serialized" in ans and typed:
-                reg = msgcodec.registry()
-                spec = _service_spec(reg, resp_t)
-                for line in msgcodec.to_yaml(msgcodec.decode(reg, spec, bytes.fromhex(ans["serialized"]))):
-                    print(line)
-            else:
-                b = bytes.fromhex(ans.get("bytes", ans.get("serialized", "")))
-                print(f"data: [{', '.join(str(x) for x in b)}]")
-            return 0
-    print(f"takt service call: no service named '/{name}'", file=sys.stderr)
-    return 1
+    found = [(path, g, s) for path, g in graphs(args.system) for s in g["services"] if s["name"] == name]
+    if not found:
+        print(f"takt service call: no service named '/{name}'", file=sys.stderr)
+        return 1
+    path, s = _only(found, f"service '/{name}'")
+    req_t, resp_t = s["request_type"], s["response_type"]
+    typed = "/" in req_t and not req_t.startswith("takt/")
+    # a service imported from ROS 2 takes and gives CDR (its type's hash a DDS type name)
+    cdr_req, cdr_resp = "::" in s.get("request_hash", ""), "::" in s.get("response_hash", "")
+    if typed:
+        reg = msgcodec.registry()
+        spec = _service_spec(reg, req_t)
+        if cdr_req:
+            try:
+                hx = msgcodec.encode_cdr(reg, spec, _fields(spec, args.data)).hex()
+            except (ValueError, TypeError, OverflowError, struct.error) as e:
+                raise NoSystem(f"{spec.full_name}: {e}")
+        else:
+            hx = _encode_fields(reg, spec, args.data)
+    else:
+        hx = _message_hex(req_t, False, _blob_size(req_t), args.data)
+    ans = one(path, f"call {name} {hx or '-'} {int(args.timeout * 1000)}", timeout=args.timeout + 5)
+    if "serialized" in ans and typed:
+        reg = msgcodec.registry()
+        spec = _service_spec(reg, resp_t)
+        decode = msgcodec.decode_cdr if cdr_resp else msgcodec.decode
+        for line in msgcodec.to_yaml(decode(reg, spec, bytes.fromhex(ans["serialized"]))):
+            print(line)
+    else:
+        b = bytes.fromhex(ans.get("bytes", ans.get("serialized", "")))
+        print(f"data: [{', '.join(str(x) for x in b)}]")
+    return 0
 
 
 def _blob_size(type_name: str) -> int:
