@@ -245,3 +245,28 @@ def test_several_systems_are_named_when_one_must_be_chosen(runtime_dir, tmp_path
     finally:
         for p, _ in procs:
             stop_system(p)
+
+
+def test_a_name_in_two_systems_is_not_picked_at_random(runtime_dir):
+    # two systems with the same topics: a tool that acts on one topic names both systems and asks
+    # for --system (it used the first it listed: a `topic pub` went into another user's system);
+    # `topic list -v` lists each system's (it crashed comparing them)
+    a, sock_a = start_system(REPO / "examples" / "robot.yaml", runtime_dir, duration=30)
+    b, sock_b = start_system(REPO / "examples" / "robot.yaml", runtime_dir, duration=30)
+    try:
+        r = cli("topic", "info", "/bumper_raw")
+        assert r.returncode != 0
+        assert (f"topic '/bumper_raw' is in several running systems: robot (pid {a.pid}), robot (pid {b.pid}); "
+                "choose one with --system NAME") in r.stderr or \
+               (f"topic '/bumper_raw' is in several running systems: robot (pid {b.pid}), robot (pid {a.pid}); "
+                "choose one with --system NAME") in r.stderr, r.stderr
+        r = cli("topic", "pub", "/bumper_raw", "00")
+        assert r.returncode != 0 and "several running systems" in r.stderr, r.stdout + r.stderr
+        r = cli("topic", "list")
+        assert r.returncode == 0 and r.stdout.split() == ROBOT_TOPICS, r.stdout + r.stderr
+        r = cli("topic", "list", "-v")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count("/bumper_raw [takt/Bytes16]") == 2 and "(system robot)" in r.stdout, r.stdout
+    finally:
+        stop_system(a)
+        stop_system(b)

@@ -153,8 +153,10 @@ def _only(found: List[Tuple[Path, dict, dict]], what: str) -> Tuple[Path, dict]:
 
 
 def _find_topic(system: Optional[str], name: str) -> Tuple[Path, dict]:
-    return _only([(path, g, t) for path, g in graphs(system) for t in g["topics"] if t["name"] == name],
-                 f"topic '/{name}'")
+    found = [(path, g, t) for path, g in graphs(system) for t in g["topics"] if t["name"] == name]
+    if not found:
+        raise NoSystem(f"no topic named '{name}' in the running systems")
+    return _only(found, f"topic '/{name}'")
 
 
 # ---- node ----
