@@ -33,6 +33,7 @@ typedef struct report {
 } report_t;
 
 static _Alignas(16) uint8_t arena[160 * 1024];
+#define POLL_NS (20 * TAKT_NS_PER_MS) /* the daemon polled at least this often */
 static takt_publisher_t *requests[N_CHAINS], *report_pub;
 static takt_subscription_t *actuators[N_CHAINS];
 static takt_chain_t *chains[N_CHAINS];
@@ -153,6 +154,15 @@ int main(void) {
   TRY("add bridge", takt_executor_add_node(exec, takt_bridge_node(bridge)));
   TRY("serve", takt_bridge_serve(bridge, exec));
   takt_cortexm_puts("pods_mcu: running (3 chains over uart:1:115200:paced)\n");
-  TRY("spin", takt_executor_spin(exec));
+  /* The one main loop: the executor's rounds, and the polled daemon's retransmissions and
+   * HEARTBEATs at the times takt_daemon_poll asks for (this port has no timer thread). A reliable
+   * frame that leaves from the link interrupt arms a timeout the loop learns of only at its next
+   * poll (the spin does not return for it): at least every POLL_NS, or a lost frame would wait
+   * for the next one sent (docs/mcu.md, "A firmware of its own"). */
+  for (;;) {
+    int64_t now = takt_time_now(), next = takt_daemon_poll(daemon);
+    if (next > now + POLL_NS) next = now + POLL_NS;
+    TRY("spin", takt_executor_spin_until(exec, next));
+  }
   return 0;
 }

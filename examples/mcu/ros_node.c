@@ -39,6 +39,7 @@ enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2, ENTITY_LED = 3 };
 enum { PRIO_TIMER = 5, PRIO_CMD = 20 };
 
 static _Alignas(16) uint8_t arena[96 * 1024];
+#define POLL_NS (20 * TAKT_NS_PER_MS) /* the daemon polled at least this often */
 static takt_publisher_t *chatter_pub, *echo_pub;
 static uint32_t hello_seq;
 static bool led;
@@ -156,6 +157,15 @@ int main(void) {
   TRY("serve", takt_bridge_serve(bridge, exec));
   takt_cortexm_puts("ros_node: running (mcu_node: chatter, echo out; cmd in; led served; "
                     "uart:1:115200:paced)\n");
-  TRY("spin", takt_executor_spin(exec));
+  /* The one main loop: the executor's rounds, and the polled daemon's retransmissions and
+   * HEARTBEATs at the times takt_daemon_poll asks for (this port has no timer thread). A reliable
+   * frame that leaves from the link interrupt arms a timeout the loop learns of only at its next
+   * poll (the spin does not return for it): at least every POLL_NS, or a lost frame would wait
+   * for the next one sent (docs/mcu.md, "A firmware of its own"). */
+  for (;;) {
+    int64_t now = takt_time_now(), next = takt_daemon_poll(daemon);
+    if (next > now + POLL_NS) next = now + POLL_NS;
+    TRY("spin", takt_executor_spin_until(exec, next));
+  }
   return 0;
 }

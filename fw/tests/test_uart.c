@@ -3,6 +3,8 @@
  * waking the executor (takt_executor_wake_isr) whose source takes the bytes, under tide and
  * under swi. The runner (fw/run_qemu.cmake) connects UART1 to nothing and feeds UART2
  * FW_RX_BYTES bytes of fw_rx_byte(i): tide takes the first half, swi the second. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fw_check.h"
@@ -176,7 +178,21 @@ static void receive(void) {
   takt_uart_fini(&uart);
 }
 
+/* The C library's stdio on the console: the first printf allocates stdout's buffer from the C
+ * library's bounded heap (a lockup before: no heap at all, stdout left NULL); that heap ends
+ * where it says (a large malloc is refused, not carved from the stack). */
+static void c_stdio(void) {
+  int n = printf("uart: printf %d\n", 42);
+  fflush(stdout);
+  CHECK(n == 16);
+  void *big = malloc(64 * 1024);
+  CHECK(big == NULL);
+  free(big);
+}
+
 void test_uart(void) {
+  fw_printf("uart: the C library's printf\n");
+  c_stdio();
   fw_printf("uart: transmit-complete interrupts\n");
   transmit();
   fw_printf("uart: paced mode\n");

@@ -127,3 +127,18 @@ def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
     assert publishers.get("/chatter") == ["/mcu_node"] and publishers.get("/echo") == ["/mcu_node"], state
     assert subscribers.get("/cmd") == ["/mcu_node"], state
     assert lines[-1] == "takt mcu run: stopped", shown
+
+
+def test_mcu_run_fails_when_the_firmware_faults_or_is_no_image(tmp_path):
+    # the fault group of the test firmware runs an undefined instruction: the port's handler prints
+    # `takt: fault: ...` and QEMU ends with status 4; the run said "stopped" and exited 0
+    tests_elf = BUILD / "fw" / "mps2-an500" / "takt-fw-tests.elf"
+    env = dict(os.environ, TAKT_BUILD_DIR=str(BUILD))
+    r = subprocess.run([sys.executable, "-m", "takt", "mcu", "run", str(tests_elf), "--agent", str(AGENT),
+                        "--append", "fault", "--duration", "20", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=90, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "takt mcu run: the firmware faulted: takt: fault: exception 0x00000003" in r.stderr, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "takt", "mcu", "run", str(REPO / "README.md"), "--agent",
+                        str(AGENT), "--out", str(tmp_path)], capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 2 and "not a firmware image" in r.stderr, r.stderr

@@ -42,6 +42,8 @@ def add_parser(sub) -> None:
     r.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: at Ctrl-C)")
     r.add_argument("--out", type=Path, default=Path("results"))
     r.add_argument("--qemu", default="qemu-system-arm")
+    r.add_argument("--append", default="", help="the firmware's command line (QEMU's -append), e.g. "
+                   "a test group of takt-fw-tests.elf")
 
 
 def first_link(agent: Path) -> str:
@@ -175,6 +177,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.firmware.is_file():
         print(f"takt mcu run: {args.firmware}: no such file", file=sys.stderr)
         return 2
+    with open(args.firmware, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            print(f"takt mcu run: {args.firmware}: not a firmware image (an ELF file, such as "
+                  "build/release/fw/<board>/takt-fw-ros.elf)", file=sys.stderr)
+            return 2
     if not args.agent.is_file():
         print(f"takt mcu run: {args.agent}: no such file", file=sys.stderr)
         return 2
@@ -190,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     qemu = agent = None
     reports = 0
     try:
-        qemu = Qemu(args.qemu, args.board, args.firmware, args.out)
+        qemu = Qemu(args.qemu, args.board, args.firmware, args.out, append=args.append)
         result = args.out / f"mcu_{args.agent.stem}.json"
         agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
                                   "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}"],
@@ -248,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
             except (NoSystem, OSError, ValueError):
                 if stop.wait(0.2):
                     break
-        return 0 if reports > 0 or args.duration == 0 or not reporting else 1
+        status = 0 if reports > 0 or args.duration == 0 or not reporting else 1
+        ended_itself = qemu.p.poll() is not None  # before we stop it: the firmware ended or died
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
@@ -259,9 +267,20 @@ def run(args: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 agent.kill()
                 agent.wait()
-        if qemu is not None:
-            qemu.stop()
+        qemu_status = qemu.stop() if qemu is not None else 0
         print(f"takt mcu run: stopped ({reports} reports from the MCU)" if reports else "takt mcu run: stopped")
+    # a firmware that faulted (the port's fault handler prints `takt: fault: ...`) or a QEMU that
+    # ended with an error (a lockup, a bad image) fails the run, as a crashed program would
+    faults = [ln.strip() for ln in qemu.console if ln.startswith("takt: fault:")]
+    if faults:
+        print(f"takt mcu run: the firmware faulted: {faults[0]}", file=sys.stderr)
+        return 1
+    if ended_itself and qemu_status not in (0, None):
+        tail = next((ln.strip() for ln in reversed(qemu.console) if ln.strip()), "")
+        print(f"takt mcu run: QEMU ended with status {qemu_status}{': ' + tail if tail else ''}",
+              file=sys.stderr)
+        return 1
+    return status
 
 
 def _system_name(agent: Path) -> str:

@@ -146,11 +146,21 @@ int _kill(int pid, int sig) {
 }
 _Noreturn void _exit(int status);
 _Noreturn void _exit(int status) { takt_cortexm_exit(status); }
+/* The C library's heap: __libc_heap_size bytes after .bss (mps2.ld), for what newlib allocates
+ * itself (stdout's buffer at the first printf); none of takt's memory comes from it (the
+ * context's arena does). Beyond it, ENOMEM: newlib-nano's stdio found no heap at all before, left
+ * stdout NULL and wrote into the vector table at address 0 (a lockup). */
+extern uint8_t __libc_heap_start[], __libc_heap_end[];
 void *_sbrk(ptrdiff_t incr);
 void *_sbrk(ptrdiff_t incr) {
-  (void)incr;
-  errno = ENOMEM; /* no heap: memory comes from the context's arena */
-  return (void *)-1;
+  static uint8_t *brk = __libc_heap_start;
+  if (incr < 0 || incr > __libc_heap_end - brk) {
+    errno = ENOMEM;
+    return (void *)-1;
+  }
+  uint8_t *at = brk;
+  brk += incr;
+  return at;
 }
 void _init(void);
 void _init(void) {}
