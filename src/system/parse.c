@@ -807,7 +807,7 @@ static int get_address(parser_t *p, yaml_node_t *n, const char *what, char *out,
 }
 
 static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out);
-static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, const char *type,
+static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, char *type,
                          const char *suffix, uint32_t *size);
 static int take_ros_type(parser_t *p, takt_system_desc_t *sys, const char *section,
                          const char *topic, const char *type, uint32_t size, int line, int col);
@@ -1002,9 +1002,15 @@ static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out
 }
 
 /* The in-memory size of generated ROS type `type` (a message, or a service's half when suffix
- * is "Request" / "Response"); -1 with the error written, which section ("ros1", "dds") begins. */
-static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, const char *type,
+ * is "Request" / "Response"); -1 with the error written, which section ("ros1", "dds") begins.
+ * ROS 2's form of a name, "pkg/msg/Type" or "pkg/srv/Type", is rewritten "pkg/Type" in place
+ * (the generated types' names; the DDS names are made from either). */
+static int ros_type_size(parser_t *p, yaml_node_t *n, const char *section, char *type,
                          const char *suffix, uint32_t *size) {
+  char *slash = strchr(type, '/');
+  if (slash != NULL && (strncmp(slash, "/msg/", 5) == 0 || strncmp(slash, "/srv/", 5) == 0) &&
+      strchr(slash + 5, '/') == NULL)
+    memmove(slash + 1, slash + 5, strlen(slash + 5) + 1);
 #if TAKT_SYSTEM_HAVE_MSGS
   char full[TAKT_SYSTEM_ROS_NAME + 16];
   snprintf(full, sizeof full, "%s%s", type, suffix);
@@ -1306,8 +1312,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     for (uint32_t j = 0; j < sys->dds.n_imports; j++)
       if (add_implicit_topic(p, sys, sys->dds.imports[j].topic, sys->dds.imports[j].line) < 0) return -1;
     for (uint32_t j = 0; j < sys->dds.n_exports + sys->dds.n_imports; j++) { /* typed routes */
-      const takt_system_dds_route_t *r = j < sys->dds.n_exports ? &sys->dds.exports[j]
-                                                                 : &sys->dds.imports[j - sys->dds.n_exports];
+      takt_system_dds_route_t *r = j < sys->dds.n_exports ? &sys->dds.exports[j]
+                                                           : &sys->dds.imports[j - sys->dds.n_exports];
       uint32_t size = 0;
       if (r->type[0] != '\0' &&
           (ros_type_size(p, n, "dds", r->type, "", &size) < 0 ||
@@ -1331,7 +1337,7 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       memmove(cb->type, sys->callbacks[s].type, sizeof cb->type); /* another callback: a service */
     }
     for (uint32_t k = 0; k < sys->ros1.n_services && !found; k++) {
-      const takt_system_ros1_service_t *rs = &sys->ros1.services[k];
+      takt_system_ros1_service_t *rs = &sys->ros1.services[k];
       if (!rs->import || strcmp(rs->name, cb->service) != 0) continue;
       found = true;
       snprintf(cb->type, sizeof cb->type, "%s", rs->type);

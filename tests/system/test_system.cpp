@@ -798,6 +798,29 @@ TEST(SystemDds, TypedRoutesAndServicesTakeTheirRosTypes) {
   EXPECT_EQ(d->dds.services[1].request_size, 1u);
 }
 
+// ROS 2's form of a type name (docs/ros2.md's table writes std_msgs/msg/String) is taken as the
+// generated type's: it was refused as an unknown type that the message itself listed.
+TEST(SystemDds, Ros2TypeNamesAreTakenAsTheGeneratedTypes) {
+  const std::string text =
+      "nodes:\n"
+      "  - name: a\n"
+      "    subscriptions: [{name: fwd, topic: chatter}]\n"
+      "dds:\n"
+      "  import: [{topic: chatter, type: std_msgs/msg/String}]\n"
+      "  export: [{topic: pose, type: geometry_msgs/msg/PointStamped}]\n"
+      "  services:\n"
+      "    - {name: set_mode, type: std_srvs/srv/SetBool, direction: import}\n";
+  std::unique_ptr<takt_system_desc_t> d = parsed(text);
+  ASSERT_NE(d, nullptr);
+  EXPECT_STREQ(d->dds.imports[0].type, "std_msgs/String");
+  EXPECT_STREQ(d->dds.exports[0].type, "geometry_msgs/PointStamped");
+  EXPECT_STREQ(d->dds.services[0].type, "std_srvs/SetBool");
+  int ti = takt_system_desc_find_topic(d.get(), "chatter");
+  ASSERT_GE(ti, 0);
+  EXPECT_STREQ(d->topics[ti].type, "std_msgs/String");
+  EXPECT_EQ(d->dds.services[0].request_size, 1u);
+}
+
 TEST(SystemDds, TypedErrorsNameTheKeyAndLine) {
   std::string base = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, publish: x}]\n";
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, type: std_msgs/Nope}]}\n"),
