@@ -423,6 +423,15 @@ bool takt_system_ros1_shutdown_requested(const takt_system_t *sys);
 /** How many DDS endpoints of other participants the dds: route of topic matched (readers of an
  * export, writers of an import); -1 without such a route or without DDS. Thread-safe. */
 int32_t takt_system_dds_matched(const takt_system_t *sys, const char *topic);
+/** The dds: section's counters (takt_dds_stats_t, takt/dds.h: the ones a user acts on). */
+typedef struct takt_system_dds_counts {
+  uint64_t written, received, incompatible_qos, type_mismatch;
+  uint64_t requests_dropped; /* DDS requests not served (malformed for the mapping, or no slot) */
+  uint64_t replies_dropped;  /* DDS replies for no call of ours */
+  uint64_t calls_expired;    /* calls to DDS services not answered in time */
+} takt_system_dds_counts_t;
+/** Fill *out; false without a dds: section or without DDS. Thread-safe. */
+bool takt_system_dds_counts(const takt_system_t *sys, takt_system_dds_counts_t *out);
 takt_daemon_t *takt_system_daemon(const takt_system_t *sys, uint32_t index);
 takt_link_t *takt_system_link(const takt_system_t *sys, uint32_t index);
 

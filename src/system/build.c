@@ -712,6 +712,25 @@ bool takt_system_ros1_shutdown_requested(const takt_system_t *s) {
 #endif
 }
 
+bool takt_system_dds_counts(const takt_system_t *s, takt_system_dds_counts_t *out) {
+#if TAKT_SYSTEM_WITH_DDS
+  if (s == NULL || out == NULL || s->dds == NULL) return false;
+  takt_dds_stats_t st;
+  takt_dds_get_stats(s->dds, &st);
+  *out = (takt_system_dds_counts_t){.written = st.written, .received = st.received,
+                                    .incompatible_qos = st.incompatible_qos,
+                                    .type_mismatch = st.type_mismatch,
+                                    .requests_dropped = st.requests_dropped,
+                                    .replies_dropped = st.replies_dropped,
+                                    .calls_expired = st.calls_expired};
+  return true;
+#else
+  (void)s;
+  (void)out;
+  return false;
+#endif
+}
+
 int32_t takt_system_dds_matched(const takt_system_t *s, const char *topic) {
 #if TAKT_SYSTEM_WITH_DDS
   if (s == NULL || topic == NULL || s->dds == NULL) return -1;

@@ -82,6 +82,21 @@ CLI_CASES = {"takt_cli_calls_rclpy_service": 84}
 # SIGSEGV on them (2 to 8 runs in 10 with four nodes); takt drops them (src/dds/dds_backend.c)
 LOOKUP_CASES = {"takt_survives_fastdds_type_lookup": 85}
 LOOKUP_NODES, LOOKUP_COUNT = 6, 60
+# a file's client calls an rclpy server with the default (cyclone) mapping, which rclpy does not
+# speak: both sides failed silently; takt-run says what to check, once, and counts it in its result
+MISMATCH_CASES = {"dds_service_mapping_mismatch_is_told": 86}
+MISMATCH_YAML = """\
+name: ros2_mismatch
+duration_s: 60
+nodes:
+  - name: n
+    clients:
+      - {{name: ask, service: set_mode, period_ms: 300}}
+dds:
+  domain: {domain}
+{interface}  services:
+    - {{name: set_mode, type: std_srvs/SetBool, direction: import}}
+"""
 LOOKUP_YAML = """\
 name: ros2_lookup
 duration_s: 60
@@ -409,6 +424,36 @@ def lookup_case(a) -> int:
     return 0
 
 
+def mismatch_case(a) -> int:
+    domain = MISMATCH_CASES[a.case]
+    env = peer_env(domain)
+    ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
+    with tempfile.TemporaryDirectory(prefix="takt_ros2_mismatch_") as tmp:
+        yaml, result = Path(tmp) / "system.yaml", Path(tmp) / "result.json"
+        yaml.write_text(MISMATCH_YAML.format(domain=domain, interface="  interface: lo\n"
+                                             if os.environ.get(NETNS_ENV) else ""))
+        server = subprocess.Popen(ros2 + ["serve", "set_mode", "setbool", "1", "12"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.Popen([a.run, str(yaml), "--json", str(result), "--no-introspect", "--duration", "8"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            rout = run.communicate(timeout=30)[0]
+        finally:
+            for p in (run, server):
+                if p.poll() is None:
+                    p.kill()
+            sout = server.communicate()[0]
+        doc = json.loads(result.read_text()) if result.exists() else {}
+    print(f"--- takt-run rc={run.returncode}\n{rout}--- rclpy server\n{sout[-500:]}")
+    told = [l for l in rout.splitlines() if l.startswith("dds: a call to a DDS service got no answer in time")]
+    expired = doc.get("dds", {}).get("calls_expired", 0)
+    if run.returncode != 0 or len(told) != 1 or expired < 1 or "(rclpy/rmw_fastrtps: mapping: plain;" not in told[0]:
+        print(f"{a.case}: FAILED: {len(told)} hint line(s), calls_expired {expired}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: told once ({told[0]}); {expired} calls expired in the result")
+    return 0
+
+
 def cli_case(a) -> int:
     domain = CLI_CASES[a.case]
     env = peer_env(domain)
@@ -462,7 +507,7 @@ def main() -> int:
     ap.add_argument("--venv", required=True)
     ap.add_argument("case", choices=sorted(CASES) + sorted(SERVICE_CASES) + sorted(REFUSE_CASES)
                     + sorted(GRAPH_CASES) + sorted(SYSTEM_CASES) + sorted(CLI_CASES)
-                    + sorted(LOOKUP_CASES))
+                    + sorted(LOOKUP_CASES) + sorted(MISMATCH_CASES))
     a = ap.parse_args()
     rc = in_loopback_namespace()
     if rc is not None:
@@ -476,6 +521,10 @@ def main() -> int:
         return refuse_case(a)
     if a.case in GRAPH_CASES:
         return graph_case(a)
+    if a.case in MISMATCH_CASES:
+        if not a.run:
+            ap.error("this case needs --run TAKT_RUN")
+        return mismatch_case(a)
     if a.case in LOOKUP_CASES:
         if not a.run:
             ap.error("this case needs --run TAKT_RUN")

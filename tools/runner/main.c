@@ -77,6 +77,7 @@ typedef struct runner {
   atomic_ulong job_latest_nth[TAKT_SYSTEM_MAX_CALLBACKS];
   unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
   unsigned long job_latest_shown[TAKT_SYSTEM_MAX_CALLBACKS];
+  bool told_calls_expired, told_requests_dropped; /* the dds: hints, once each */
 } runner_t;
 
 /* The flag of a latest-miss entry, if no other thread holds it (never waits). */
@@ -443,6 +444,22 @@ static void report_dds_matches(runner_t *r, int32_t *last) {
       *was = m;
     }
   }
+  /* a service whose two ends use different mappings fails silently on both sides: say so the first
+   * time its signs show (rclpy on Fast DDS, rmw_fastrtps: mapping plain; rmw_cyclonedds: cyclone) */
+  takt_system_dds_counts_t c;
+  if (d->n_services == 0 || !takt_system_dds_counts(r->sys, &c)) return;
+  if (c.calls_expired > 0 && !r->told_calls_expired) {
+    r->told_calls_expired = true;
+    printf("dds: a call to a DDS service got no answer in time (%llu so far): is the server running, "
+           "and does it use the route's mapping? (rclpy/rmw_fastrtps: mapping: plain; "
+           "rmw_cyclonedds: mapping: cyclone)\n", (unsigned long long)c.calls_expired);
+  }
+  if (c.requests_dropped > 0 && !r->told_requests_dropped) {
+    r->told_requests_dropped = true;
+    printf("dds: %llu DDS request(s) not served: malformed for the route's mapping (a client of "
+           "rclpy/rmw_fastrtps needs mapping: plain; of rmw_cyclonedds, cyclone) or every call "
+           "slot taken\n", (unsigned long long)c.requests_dropped);
+  }
 }
 
 static int print_table(runner_t *r, FILE *out, double t, double total) {
@@ -593,6 +610,16 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             (unsigned long long)ds.frames_suspended, (unsigned long long)ds.rx_resumed);
   }
   fprintf(f, "%s],\n", d->n_links ? "\n  " : "");
+  takt_system_dds_counts_t dc;
+  if (takt_system_dds_counts(sys, &dc))
+    fprintf(f,
+            "  \"dds\": {\"written\": %llu, \"received\": %llu, \"incompatible_qos\": %llu, "
+            "\"type_mismatch\": %llu, \"requests_dropped\": %llu, \"replies_dropped\": %llu, "
+            "\"calls_expired\": %llu},\n",
+            (unsigned long long)dc.written, (unsigned long long)dc.received,
+            (unsigned long long)dc.incompatible_qos, (unsigned long long)dc.type_mismatch,
+            (unsigned long long)dc.requests_dropped, (unsigned long long)dc.replies_dropped,
+            (unsigned long long)dc.calls_expired);
   fprintf(f, "  \"chains\": [\n");
   for (uint32_t i = 0; i < d->n_chains; i++) {
     takt_chain_t *chain = takt_system_chain(sys, i);
