@@ -1,6 +1,7 @@
 /* Runtime validation of timing constraints (see takt/timing.h): per-consumer state, one deadline
  * heap per context, the core's timing hooks, violation handling, the validator thread. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/callbacks.h"
 #include "../core/timing_hooks.h"
@@ -100,6 +101,12 @@ typedef struct chain_watch {
   uint32_t n_runs;                /* runs[0..n_runs): origins of runs in flight, ascending */
   int64_t runs[WATCH_RUNS];
   uint32_t late_runs;             /* bit i: runs[i] was published after its deadline had passed */
+  /* a service source: each request is a run of its own (several may share a t_info, and one
+   * served later than another is not overtaken by it); the runs told at their deadline, until
+   * they end (their end then tells nothing more) */
+  bool from_service;
+  uint32_t n_told;
+  int64_t told[WATCH_RUNS];
 } chain_watch_t;
 #endif
 
@@ -178,6 +185,8 @@ static void watch_add(takt_context_t *ctx, timing_t *tm, takt_chain_t *ch) {
   w->deadline = ch->deadline;
   w->told_upto = INT64_MIN;
   w->from_topic = src->kind != TAKT_CB_TIMER;
+  w->from_service = src->kind == TAKT_CB_SERVICE;
+  w->n_told = 0;
   w->n_runs = 0;
   w->late_runs = 0;
   tm->reserved++;
@@ -821,8 +830,8 @@ static void h_chain_arrival(takt_context_t *ctx, takt_callback_t *source, int64_
   chain_watch_t *w = atomic_load_explicit(&source->watch, memory_order_relaxed);
   /* a run older than one told already is not watched (its end tells it, if late); nor is one
    * beyond WATCH_RUNS in flight */
-  if (w != NULL && w->source == source && w->from_topic && t_info > w->told_upto &&
-      w->n_runs < WATCH_RUNS) {
+  if (w != NULL && w->source == source && w->from_topic &&
+      (w->from_service || t_info > w->told_upto) && w->n_runs < WATCH_RUNS) {
     uint32_t i = w->n_runs; /* kept in origin order: a topic delivers in t_info order mostly */
     while (i > 0 && w->runs[i - 1] > t_info) {
       w->runs[i] = w->runs[i - 1];
@@ -842,7 +851,26 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
   tm_take(ctx);
   chain_watch_t *w = atomic_load_explicit(&cb->watch, memory_order_relaxed);
   bool told = false;
-  if (w != NULL && w->sink == cb) {
+  if (w != NULL && w->sink == cb && w->from_service) {
+    /* this request's run: told already (one of that origin), or through (one of that origin
+     * leaves the runs in flight); a run beyond those watched is neither, its end tells it */
+    uint32_t k = 0;
+    while (k < w->n_told && w->told[k] != t_info) k++;
+    if (k < w->n_told) {
+      told = true;
+      w->told[k] = w->told[--w->n_told];
+    } else {
+      uint32_t i = 0;
+      while (i < w->n_runs && w->runs[i] != t_info) i++;
+      if (i < w->n_runs) {
+        for (uint32_t j = i + 1; j < w->n_runs; j++) w->runs[j - 1] = w->runs[j];
+        uint32_t below = w->late_runs & ((1u << i) - 1u);
+        w->late_runs = below | ((w->late_runs >> 1) & ~((1u << i) - 1u));
+        w->n_runs--;
+        if (i == 0) watch_await_first(tm, w);
+      }
+    }
+  } else if (w != NULL && w->sink == cb) {
     told = t_info <= w->told_upto;
     if (w->from_topic) {
       uint32_t n = 0;
@@ -874,6 +902,16 @@ static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_wa
     while (n < w->n_runs && w->runs[n] + w->deadline <= now) n++;
     runs = n;
     w->told_upto = w->runs[n - 1];
+    /* a service's runs told are remembered until they end, the latest WATCH_RUNS of them (one
+     * that never ends, its request canceled, is forgotten by then; one forgotten that ends late
+     * is told again at its end) */
+    for (uint32_t i = 0; w->from_service && i < n; i++) {
+      if (w->n_told == WATCH_RUNS) {
+        memmove(&w->told[0], &w->told[1], (WATCH_RUNS - 1) * sizeof w->told[0]);
+        w->n_told--;
+      }
+      w->told[w->n_told++] = w->runs[i];
+    }
     watch_drop_runs(w, n);
     watch_await_first(tm, w);
   } else {

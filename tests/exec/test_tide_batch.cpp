@@ -614,6 +614,19 @@ TEST_F(ContextTest, AChainFromAServiceIsToldAtItsRequestsDeadline) {
   takt_chain_stats_t st;
   takt_chain_get_stats(chain, &st);
   EXPECT_EQ(st.deadline_misses, 1u) << "the late reply (6 ms) is not counted again";
+  // two requests of one origin (as two calls from one job are) behind the hog: each its own run,
+  // told together at their deadline, neither counted again when its late reply ends
+  const int64_t t1 = t0 + 100 * kMs;  // the hog's next release
+  takt_clock_advance(&clock, t1 - takt_clock_now(&clock));
+  ASSERT_EQ(takt_client_call(cl, &v, sizeof v, &f), TAKT_OK);
+  ASSERT_EQ(takt_client_call(cl, &v, sizeof v, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, t1 + 20 * kMs), TAKT_OK);
+  ASSERT_EQ(m.misses.size(), 2u);
+  EXPECT_EQ(m.misses[1].t_info, t1);
+  EXPECT_EQ(m.misses[1].runs, 2u);
+  EXPECT_FALSE(m.misses[1].ended);
+  takt_chain_get_stats(chain, &st);
+  EXPECT_EQ(st.deadline_misses, 3u) << "two runs told once each, their ends not again";
   EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
   EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);

@@ -56,7 +56,9 @@ typedef struct runner {
    * main thread, which they wake for the first MISS_LINES of each chain */
   /* Entry MISS_LINES of each is the latest miss after those, for the live table: written by a
    * thread that wins its latest_busy flag (one that finds it taken leaves it: the other's is as
-   * recent), latest_nth last; read by the main thread under the same flag. */
+   * recent; an older miss than the one stored is not stored), between two increments of
+   * latest_seq; the main thread reads it without the flag, and keeps what it read only if
+   * latest_seq was even and unchanged around it (a writer never waits for the reader). */
   atomic_ulong chain_misses[TAKT_SYSTEM_MAX_CHAINS];
   _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
@@ -64,6 +66,7 @@ typedef struct runner {
   _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* 0: ended late, else runs told */
   atomic_bool miss_late_published[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   atomic_int chain_latest_busy[TAKT_SYSTEM_MAX_CHAINS];
+  atomic_uint chain_latest_seq[TAKT_SYSTEM_MAX_CHAINS];
   atomic_ulong chain_latest_nth[TAKT_SYSTEM_MAX_CHAINS];
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
   unsigned long chain_latest_shown[TAKT_SYSTEM_MAX_CHAINS];
@@ -74,16 +77,30 @@ typedef struct runner {
   /* ended - release; 0: not stored yet */
   _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES + 1];
   atomic_int job_latest_busy[TAKT_SYSTEM_MAX_CALLBACKS];
+  atomic_uint job_latest_seq[TAKT_SYSTEM_MAX_CALLBACKS];
   atomic_ulong job_latest_nth[TAKT_SYSTEM_MAX_CALLBACKS];
   unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
   unsigned long job_latest_shown[TAKT_SYSTEM_MAX_CALLBACKS];
   bool told_calls_expired, told_requests_dropped; /* the dds: hints, once each */
 } runner_t;
 
-/* The flag of a latest-miss entry, if no other thread holds it (never waits). */
-static bool latest_take(atomic_int *busy) {
+/* The latest-miss entry for the nth miss, if no other thread writes it now (never waits) and it
+ * holds no later miss: its flag taken and its sequence made odd; latest_done ends the writing. */
+static bool latest_begin(atomic_int *busy, atomic_uint *seq, const atomic_ulong *stored, unsigned long nth) {
   int idle = 0;
-  return atomic_compare_exchange_strong(busy, &idle, 1);
+  if (!atomic_compare_exchange_strong(busy, &idle, 1)) return false;
+  if (nth < atomic_load(stored)) { /* a later miss got there first */
+    atomic_store(busy, 0);
+    return false;
+  }
+  atomic_fetch_add(seq, 1u);
+  return true;
+}
+
+static void latest_done(atomic_int *busy, atomic_uint *seq, atomic_ulong *stored, unsigned long nth) {
+  atomic_store(stored, nth);
+  atomic_fetch_add(seq, 1u);
+  atomic_store(busy, 0);
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
@@ -245,15 +262,16 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   runner_t *r = user;
   unsigned long nth = atomic_fetch_add(&r->chain_misses[chain], 1) + 1;
   unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
-  if (k == MISS_LINES && !latest_take(&r->chain_latest_busy[chain])) return;
+  if (k == MISS_LINES &&
+      !latest_begin(&r->chain_latest_busy[chain], &r->chain_latest_seq[chain], &r->chain_latest_nth[chain], nth))
+    return;
   atomic_store(&r->miss_origin[chain][k], miss->t_info);
   atomic_store(&r->miss_after[chain][k], miss->detected_at - miss->deadline_at);
   atomic_store(&r->miss_runs[chain][k], miss->ended ? 0u : miss->runs);
   atomic_store(&r->miss_late_published[chain][k], miss->late_when_published);
   atomic_store(&r->miss_latency[chain][k], miss->latency_ns); /* last: the line is ready */
   if (k == MISS_LINES) { /* the live table shows it at its next redraw */
-    atomic_store(&r->chain_latest_nth[chain], nth);
-    atomic_store(&r->chain_latest_busy[chain], 0);
+    latest_done(&r->chain_latest_busy[chain], &r->chain_latest_seq[chain], &r->chain_latest_nth[chain], nth);
     return;
   }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
@@ -268,13 +286,13 @@ static void on_job_miss(const takt_job_miss_t *miss, void *user) {
   if (i == r->desc.n_callbacks) return; /* not one of the file's (none of takt's own has one) */
   unsigned long nth = atomic_fetch_add(&r->job_misses[i], 1) + 1;
   unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
-  if (k == MISS_LINES && !latest_take(&r->job_latest_busy[i])) return;
+  if (k == MISS_LINES && !latest_begin(&r->job_latest_busy[i], &r->job_latest_seq[i], &r->job_latest_nth[i], nth))
+    return;
   atomic_store(&r->job_miss_release[i][k], miss->release);
   int64_t late = miss->ended_at - miss->release;
   atomic_store(&r->job_miss_late[i][k], late > 0 ? late : 1); /* last: the line is ready */
   if (k == MISS_LINES) { /* the live table shows it at its next redraw */
-    atomic_store(&r->job_latest_nth[i], nth);
-    atomic_store(&r->job_latest_busy[i], 0);
+    latest_done(&r->job_latest_busy[i], &r->job_latest_seq[i], &r->job_latest_nth[i], nth);
     return;
   }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
@@ -317,10 +335,12 @@ static void tell_job_misses(runner_t *r) {
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this callback counted only]" : "");
     }
-    if (r->tty && n > MISS_LINES && latest_take(&r->job_latest_busy[i])) {
+    if (r->tty && n > MISS_LINES) {
+      unsigned s1 = atomic_load(&r->job_latest_seq[i]);
       unsigned long nth = atomic_load(&r->job_latest_nth[i]);
-      bool fresh = nth > r->job_latest_shown[i] && job_miss_line(r, i, MISS_LINES, line, sizeof line) != 0;
-      atomic_store(&r->job_latest_busy[i], 0);
+      bool fresh = (s1 & 1u) == 0 && nth > r->job_latest_shown[i] &&
+                   job_miss_line(r, i, MISS_LINES, line, sizeof line) != 0 &&
+                   atomic_load(&r->job_latest_seq[i]) == s1; /* else read again at the next redraw */
       if (fresh) {
         r->job_latest_shown[i] = nth;
         size_t len = strlen(line);
@@ -343,8 +363,8 @@ static int64_t chain_miss_line(runner_t *r, uint32_t i, unsigned long k, char *l
   double at = (double)(origin - takt_context_start_time(r->ctx)) / 1e9;
   if (runs > 0 && atomic_load(&r->miss_late_published[i][k]))
     snprintf(line, cap,
-             "%8.3fs chain %s missed its deadline: its message was published into the process "
-             "%.0f us after the deadline (late when published; told then)",
+             "%8.3fs chain %s missed its deadline: its message came after the deadline (late when "
+             "published; told %.0f us after the deadline)",
              at, ch->name, (double)after / 1e3);
   else if (runs == 0)
     snprintf(line, cap,
@@ -381,10 +401,12 @@ static void tell_chain_misses(runner_t *r) {
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
     }
-    if (r->tty && n > MISS_LINES && latest_take(&r->chain_latest_busy[i])) {
+    if (r->tty && n > MISS_LINES) {
+      unsigned s1 = atomic_load(&r->chain_latest_seq[i]);
       unsigned long nth = atomic_load(&r->chain_latest_nth[i]);
-      bool fresh = nth > r->chain_latest_shown[i] && chain_miss_line(r, i, MISS_LINES, line, sizeof line) != 0;
-      atomic_store(&r->chain_latest_busy[i], 0);
+      bool fresh = (s1 & 1u) == 0 && nth > r->chain_latest_shown[i] &&
+                   chain_miss_line(r, i, MISS_LINES, line, sizeof line) != 0 &&
+                   atomic_load(&r->chain_latest_seq[i]) == s1; /* else read again at the next redraw */
       if (fresh) {
         r->chain_latest_shown[i] = nth;
         size_t len = strlen(line);
@@ -444,22 +466,34 @@ static void report_dds_matches(runner_t *r, int32_t *last) {
       *was = m;
     }
   }
-  /* a service whose two ends use different mappings fails silently on both sides: say so the first
-   * time its signs show (rclpy on Fast DDS, rmw_fastrtps: mapping plain; rmw_cyclonedds: cyclone) */
+}
+
+static void tell_recent(runner_t *r, const char *line);
+
+/* A service whose two ends use different mappings fails silently on both sides: said once, the
+ * first time its signs show (rclpy on Fast DDS, rmw_fastrtps: mapping plain; rmw_cyclonedds:
+ * cyclone), as a line, or on a terminal in the live table's last lines. */
+static void report_dds_hints(runner_t *r) {
   takt_system_dds_counts_t c;
-  if (d->n_services == 0 || !takt_system_dds_counts(r->sys, &c)) return;
+  if (r->desc.dds.n_services == 0 || !takt_system_dds_counts(r->sys, &c)) return;
+  char line[300];
+  line[0] = '\0';
   if (c.calls_expired > 0 && !r->told_calls_expired) {
     r->told_calls_expired = true;
-    printf("dds: a call to a DDS service got no answer in time (%llu so far): is the server running, "
-           "and does it use the route's mapping? (rclpy/rmw_fastrtps: mapping: plain; "
-           "rmw_cyclonedds: mapping: cyclone)\n", (unsigned long long)c.calls_expired);
-  }
-  if (c.requests_dropped > 0 && !r->told_requests_dropped) {
+    snprintf(line, sizeof line,
+             "dds: a call to a DDS service got no answer in time (%llu so far): is the server "
+             "running, and does it use the route's mapping? (rclpy/rmw_fastrtps: mapping: plain; "
+             "rmw_cyclonedds: mapping: cyclone)", (unsigned long long)c.calls_expired);
+  } else if (c.requests_dropped > 0 && !r->told_requests_dropped) {
     r->told_requests_dropped = true;
-    printf("dds: %llu DDS request(s) not served: malformed for the route's mapping (a client of "
-           "rclpy/rmw_fastrtps needs mapping: plain; of rmw_cyclonedds, cyclone) or every call "
-           "slot taken\n", (unsigned long long)c.requests_dropped);
+    snprintf(line, sizeof line,
+             "dds: %llu DDS request(s) not served: malformed for the route's mapping (a client of "
+             "rclpy/rmw_fastrtps needs mapping: plain; of rmw_cyclonedds, cyclone) or every call "
+             "slot taken", (unsigned long long)c.requests_dropped);
   }
+  if (line[0] == '\0') return;
+  if (r->tty) tell_recent(r, line);
+  else printf("%s\n", line);
 }
 
 static int print_table(runner_t *r, FILE *out, double t, double total) {
@@ -528,7 +562,9 @@ static int print_table(runner_t *r, FILE *out, double t, double total) {
   }
   bool any_chain_deadline = false;
   for (uint32_t i = 0; i < d->n_chains; i++) any_chain_deadline |= d->chains[i].deadline_ns > 0;
-  if ((any || any_deadline || any_chain_deadline) && r->tty) {
+  /* (with a dds: service section too: its hints come here on a terminal) */
+  bool any_service_hint = d->dds.enabled && d->dds.n_services > 0;
+  if ((any || any_deadline || any_chain_deadline || any_service_hint) && r->tty) {
     takt_mutex_lock(&r->recent_lock);
     unsigned n = r->recent_n < RECENT ? r->recent_n : RECENT;
     fprintf(out, "last violations and deadline misses:%s", eol);
@@ -1048,6 +1084,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
       }
     }
     if (o->quiet || atomic_load(&r->done)) continue;
+    report_dds_hints(r);
     if (r->tty && drawn > 0) printf("\033[%dA", drawn);
     double t = (double)(takt_time_now() - start) / 1e9;
     if (r->tty) drawn = print_table(r, stdout, t, duration);
