@@ -65,3 +65,17 @@ def test_nested_empty_messages_decode_as_the_c_codec_writes_them(tmp_path):
     assert msgcodec.decode(reg, spec, ros1) == want
     assert msgcodec.decode_cdr(reg, spec, cdr) == want
     assert msgcodec.encode(reg, spec, want) == ros1
+    # and written as CDR as the C codec writes it (what `takt service call` sends a ROS 2 service)
+    assert msgcodec.encode_cdr(reg, spec, want) == cdr
+
+
+def test_cdr_encoding_matches_ros2s_bytes():
+    # the bytes rclpy's serialize_message gives for these (rclpy 3.12 venv, Fast DDS), padding zero
+    reg = msgcodec.registry()
+    assert msgcodec.encode_cdr(reg, reg.load_msg("std_msgs/String"), {"data": "hello"}).hex() == \
+        "000100000600000068656c6c6f00"
+    point = {"header": {"stamp": {"sec": 3, "nanosec": 7}, "frame_id": "map"}, "point": {"x": 1.5, "y": 2, "z": -1}}
+    b = msgcodec.encode_cdr(reg, reg.load_msg("geometry_msgs/PointStamped"), point)
+    assert b[:40].hex() == "000100000300000007000000040000006d617000000000000000f83f000000000000004000000000"
+    assert msgcodec.decode_cdr(reg, reg.load_msg("geometry_msgs/PointStamped"), b)["point"] == \
+        {"x": 1.5, "y": 2.0, "z": -1.0}
