@@ -197,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
     qemu = agent = None
     reports = 0
     try:
+        end = time.monotonic() + args.duration if args.duration > 0 else float("inf")  # --duration
         qemu = Qemu(args.qemu, args.board, args.firmware, args.out, append=args.append)
         result = args.out / f"mcu_{args.agent.stem}.json"
         agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
@@ -219,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
             return 1
         time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
         qemu.monitor("cont")
-        if described and not wait_for_agent(40):
+        # (within --duration, when one is given: the run ends then however far it got)
+        if described and not wait_for_agent(min(40.0, max(0.0, end - time.monotonic()))):
             return 1
         print(f"takt mcu run: {args.firmware.name} on {args.board}, UART1 = {qemu.pty}, agent {args.agent} "
               f"(pid {agent.pid}); Ctrl-C stops both")
@@ -227,7 +229,6 @@ def run(args: argparse.Namespace) -> int:
         if ros:
             print(f"takt mcu run: the MCU's node is {ros}", flush=True)
         reporting = has_reports(args.agent)
-        end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
 
         def watch() -> None:
             while not stop.is_set():
