@@ -169,14 +169,16 @@ def _default(base: str):
     return {}
 
 
-def _write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], out: bytearray) -> None:
-    unknown = set(value) - {f.name for f in spec.fields}
+def _write_fields(spec: MsgSpec, fields, value: Dict[str, object], one, count) -> None:
+    """value's fields in order, each element by one(base, v), a sequence's length by count(n): the
+    layout of arrays is the same in ROS 1 and in CDR."""
+    unknown = set(value) - {f.name for f in fields}
     if unknown:
         raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(unknown))}")
-    for f in spec.fields:
+    for f in fields:
         v = value.get(f.name)
         if f.array is None:
-            _write_one(reg, f.base, _default(f.base) if v is None else v, out)
+            one(f.base, _default(f.base) if v is None else v)
             continue
         items = list(v or [])
         if f.array == "fixed":
@@ -185,9 +187,14 @@ def _write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], out: byte
             if len(items) != f.length:
                 raise ValueError(f"{spec.full_name}.{f.name} takes {f.length} items, got {len(items)}")
         else:
-            out += struct.pack("<I", len(items))
+            count(len(items))
         for it in items:
-            _write_one(reg, f.base, it, out)
+            one(f.base, it)
+
+
+def _write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], out: bytearray) -> None:
+    _write_fields(spec, spec.fields, value, lambda base, v: _write_one(reg, base, v, out),
+                  lambda n: out.extend(struct.pack("<I", n)))
 
 
 def encode(reg: Registry, spec: MsgSpec, value: Dict[str, object]) -> bytes:
@@ -226,28 +233,13 @@ def _cdr_write_one(reg: Registry, base: str, v, w: CdrWriter) -> None:
 
 
 def _cdr_write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], w: CdrWriter) -> None:
-    fields = spec.cdr_fields
-    unknown = set(value) - {f.name for f in fields}
-    if unknown:
-        raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(unknown))}")
-    if not fields:  # an empty message carries one uint8, as ROS 2's generator adds a member
+    if not spec.cdr_fields:  # an empty message carries one uint8, as ROS 2's generator adds a member
+        if value:
+            raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(value))}")
         w.out += b"\0"
         return
-    for f in fields:
-        v = value.get(f.name)
-        if f.array is None:
-            _cdr_write_one(reg, f.base, _default(f.base) if v is None else v, w)
-            continue
-        items = list(v or [])
-        if f.array == "fixed":
-            if v is None:
-                items = [_default(f.base)] * int(f.length or 0)
-            if len(items) != f.length:
-                raise ValueError(f"{spec.full_name}.{f.name} takes {f.length} items, got {len(items)}")
-        else:
-            w.pack("I", len(items))
-        for it in items:
-            _cdr_write_one(reg, f.base, it, w)
+    _write_fields(spec, spec.cdr_fields, value, lambda base, v: _cdr_write_one(reg, base, v, w),
+                  lambda n: w.pack("I", n))
 
 
 def encode_cdr(reg: Registry, spec: MsgSpec, value: Dict[str, object]) -> bytes:

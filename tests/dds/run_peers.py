@@ -387,15 +387,21 @@ def system_case(a) -> int:
     return 0
 
 
+def system_file(tmp: str, text: str, domain: int) -> tuple[Path, Path]:
+    """A case's system file (text with {domain} and {interface}: `lo` in the loopback namespace)
+    written in tmp, and where its result goes."""
+    yaml = Path(tmp) / "system.yaml"
+    yaml.write_text(text.format(domain=domain, interface="  interface: lo\n" if os.environ.get(NETNS_ENV) else ""))
+    return yaml, Path(tmp) / "result.json"
+
+
 def lookup_case(a) -> int:
     domain = LOOKUP_CASES[a.case]
     env = peer_env(domain)
     env.pop("FASTDDS_DEFAULT_PROFILES_FILE")  # Fast DDS as a user's rclpy starts it
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     with tempfile.TemporaryDirectory(prefix="takt_ros2_lookup_") as tmp:
-        yaml, result = Path(tmp) / "system.yaml", Path(tmp) / "result.json"
-        yaml.write_text(LOOKUP_YAML.format(domain=domain, interface="  interface: lo\n"
-                                           if os.environ.get(NETNS_ENV) else ""))
+        yaml, result = system_file(tmp, LOOKUP_YAML, domain)
         run = subprocess.Popen([a.run, str(yaml), "--json", str(result), "--no-introspect", "--quiet"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         talkers = [subprocess.Popen(ros2 + ["talk", "chatter", "string", str(LOOKUP_COUNT), "0.1", f"n{i}-"],
@@ -429,9 +435,7 @@ def mismatch_case(a) -> int:
     env = peer_env(domain)
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     with tempfile.TemporaryDirectory(prefix="takt_ros2_mismatch_") as tmp:
-        yaml, result = Path(tmp) / "system.yaml", Path(tmp) / "result.json"
-        yaml.write_text(MISMATCH_YAML.format(domain=domain, interface="  interface: lo\n"
-                                             if os.environ.get(NETNS_ENV) else ""))
+        yaml, result = system_file(tmp, MISMATCH_YAML, domain)
         server = subprocess.Popen(ros2 + ["serve", "set_mode", "setbool", "1", "12"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         run = subprocess.Popen([a.run, str(yaml), "--json", str(result), "--no-introspect", "--duration", "8"],
@@ -460,9 +464,7 @@ def cli_case(a) -> int:
     ros2 = [str(Path(a.venv) / "bin" / "python"), str(HERE / "ros2_peer.py")]
     build = Path(a.run).resolve().parents[1]  # <build>/tools/takt-run
     with tempfile.TemporaryDirectory(prefix="takt_ros2_cli_") as tmp:
-        yaml = Path(tmp) / "system.yaml"
-        yaml.write_text(CLI_YAML.format(domain=domain, interface="  interface: lo\n"
-                                        if os.environ.get(NETNS_ENV) else ""))
+        yaml, _ = system_file(tmp, CLI_YAML, domain)
         tool_env = dict(env, XDG_RUNTIME_DIR=tmp, TAKT_BUILD_DIR=str(build))
         tool_py = HERE.parents[1] / ".venv" / "bin" / "python"  # the takt CLI's (tools/deps.sh)
         server = subprocess.Popen(ros2 + ["serve", "set_mode", "setbool", "1", "40"], env=env,

@@ -305,6 +305,24 @@ static void tell_recent(runner_t *r, const char *line) {
   takt_mutex_unlock(&r->recent_lock);
 }
 
+typedef int64_t (*miss_line_fn)(runner_t *r, uint32_t i, unsigned long k, char *line, size_t cap);
+
+/* The main thread: the latest miss of source i after its first MISS_LINES into the live table's
+ * last lines, once, if a writer was not storing it meanwhile (else at the next redraw). */
+static void show_latest(runner_t *r, uint32_t i, const atomic_uint *seq, const atomic_ulong *stored,
+                        unsigned long *shown, miss_line_fn line_of) {
+  char line[300];
+  unsigned s1 = atomic_load(seq);
+  unsigned long nth = atomic_load(stored);
+  if ((s1 & 1u) != 0 || nth <= *shown || line_of(r, i, MISS_LINES, line, sizeof line) == 0 ||
+      atomic_load(seq) != s1)
+    return;
+  *shown = nth;
+  size_t len = strlen(line);
+  snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
+  tell_recent(r, line);
+}
+
 /* The line of callback i's miss in entry k (0 if its values are not stored yet). */
 static int64_t job_miss_line(runner_t *r, uint32_t i, unsigned long k, char *line, size_t cap) {
   int64_t late = atomic_load(&r->job_miss_late[i][k]);
@@ -335,19 +353,9 @@ static void tell_job_misses(runner_t *r) {
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this callback counted only]" : "");
     }
-    if (r->tty && n > MISS_LINES) {
-      unsigned s1 = atomic_load(&r->job_latest_seq[i]);
-      unsigned long nth = atomic_load(&r->job_latest_nth[i]);
-      bool fresh = (s1 & 1u) == 0 && nth > r->job_latest_shown[i] &&
-                   job_miss_line(r, i, MISS_LINES, line, sizeof line) != 0 &&
-                   atomic_load(&r->job_latest_seq[i]) == s1; /* else read again at the next redraw */
-      if (fresh) {
-        r->job_latest_shown[i] = nth;
-        size_t len = strlen(line);
-        snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
-        tell_recent(r, line);
-      }
-    }
+    if (r->tty && n > MISS_LINES)
+      show_latest(r, i, &r->job_latest_seq[i], &r->job_latest_nth[i], &r->job_latest_shown[i],
+                  job_miss_line);
   }
   if (!r->tty) fflush(stdout);
 }
@@ -401,19 +409,9 @@ static void tell_chain_misses(runner_t *r) {
         printf("deadline miss %s%s\n", line,
                k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
     }
-    if (r->tty && n > MISS_LINES) {
-      unsigned s1 = atomic_load(&r->chain_latest_seq[i]);
-      unsigned long nth = atomic_load(&r->chain_latest_nth[i]);
-      bool fresh = (s1 & 1u) == 0 && nth > r->chain_latest_shown[i] &&
-                   chain_miss_line(r, i, MISS_LINES, line, sizeof line) != 0 &&
-                   atomic_load(&r->chain_latest_seq[i]) == s1; /* else read again at the next redraw */
-      if (fresh) {
-        r->chain_latest_shown[i] = nth;
-        size_t len = strlen(line);
-        snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
-        tell_recent(r, line);
-      }
-    }
+    if (r->tty && n > MISS_LINES)
+      show_latest(r, i, &r->chain_latest_seq[i], &r->chain_latest_nth[i], &r->chain_latest_shown[i],
+                  chain_miss_line);
   }
   if (!r->tty) fflush(stdout);
 }
