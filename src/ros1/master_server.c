@@ -335,8 +335,7 @@ static bool w_param_locked(takt_ros1_master_t *m, takt__xr_writer_t *w, const ch
 }
 
 /* p leaves the table; its bytes stay in the store until store_pack_locked. */
-static void param_drop_locked(takt_ros1_master_t *m, mparam_t *p) {
-  (void)m;
+static void param_drop_locked(mparam_t *p) {
   p->used = false;
   p->dead = true;
 }
@@ -369,7 +368,7 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
   for (uint32_t i = 0; i < m->cfg.max_params; i++) {
     mparam_t *p = &m->params[i];
     if (p->used && (strcmp(p->key, key) == 0 || below(p->key, key))) {
-      param_drop_locked(m, p);
+      param_drop_locked(p);
       n++;
     }
   }
@@ -643,7 +642,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         return true;
       }
       for (uint32_t i = 0; i < m->cfg.max_params; i++) /* leaves above key become namespaces */
-        if (m->params[i].used && below(key, m->params[i].key)) param_drop_locked(m, &m->params[i]);
+        if (m->params[i].used && below(key, m->params[i].key)) param_drop_locked(&m->params[i]);
       (void)delete_params_locked(m, key);
       uint32_t stored = 0;
       uint64_t unused = 0;

@@ -815,12 +815,13 @@ static void watch_await_first(timing_t *tm, chain_watch_t *w) {
   arm(tm, &w->dl, w->awaited + w->deadline);
 }
 
-/* The runs of a watch from a subscription of origin <= t_info leave it (through, or overtaken by
- * a fresher run that got through), n of them. */
-static void watch_drop_runs(chain_watch_t *w, uint32_t n) {
-  for (uint32_t i = n; i < w->n_runs; i++) w->runs[i - n] = w->runs[i];
+/* Runs at..at+n of a watch from a subscription or service leave it (through, told, or overtaken
+ * by a fresher run that got through); the later ones and their late bits move down. */
+static void watch_remove_runs(chain_watch_t *w, uint32_t at, uint32_t n) {
+  for (uint32_t i = at + n; i < w->n_runs; i++) w->runs[i - n] = w->runs[i];
   w->n_runs -= n;
-  w->late_runs >>= n; /* n <= WATCH_RUNS < 32 */
+  uint32_t below = w->late_runs & ((1u << at) - 1u); /* at + n <= WATCH_RUNS < 32 */
+  w->late_runs = below | ((w->late_runs >> n) & ~((1u << at) - 1u));
 }
 
 static void h_chain_arrival(takt_context_t *ctx, takt_callback_t *source, int64_t t_info,
@@ -863,10 +864,7 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
       uint32_t i = 0;
       while (i < w->n_runs && w->runs[i] != t_info) i++;
       if (i < w->n_runs) {
-        for (uint32_t j = i + 1; j < w->n_runs; j++) w->runs[j - 1] = w->runs[j];
-        uint32_t below = w->late_runs & ((1u << i) - 1u);
-        w->late_runs = below | ((w->late_runs >> 1) & ~((1u << i) - 1u));
-        w->n_runs--;
+        watch_remove_runs(w, i, 1);
         if (i == 0) watch_await_first(tm, w);
       }
     }
@@ -876,7 +874,7 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
       uint32_t n = 0;
       while (n < w->n_runs && w->runs[n] <= t_info) n++;
       if (n > 0) {
-        watch_drop_runs(w, n);
+        watch_remove_runs(w, 0, n);
         watch_await_first(tm, w);
       }
     } else if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release awaited */
@@ -912,7 +910,7 @@ static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_wa
       }
       w->told[w->n_told++] = w->runs[i];
     }
-    watch_drop_runs(w, n);
+    watch_remove_runs(w, 0, n);
     watch_await_first(tm, w);
   } else {
     runs = (uint64_t)((now - (first + w->deadline)) / w->period) + 1;

@@ -22,6 +22,14 @@
 #define MISS_LINES 3 /* a chain's deadline misses told one by one; the others are counted */
 
 /* What the runner adds to one callback: its synthetic work and what it publishes. */
+/* A source's latest miss after its first MISS_LINES (runner_t below says how it is shared). */
+typedef struct latest {
+  atomic_int busy;     /* a writer is storing it */
+  atomic_uint seq;     /* odd while a writer stores */
+  atomic_ulong nth;    /* which miss it is */
+  unsigned long shown; /* the main thread's: the last one it showed */
+} latest_t;
+
 typedef struct runner_cb {
   uint64_t work_iters;
   uint64_t runs;
@@ -55,52 +63,46 @@ typedef struct runner {
   /* chains' deadline misses, told by their sinks' threads (on_chain_miss) and reported by the
    * main thread, which they wake for the first MISS_LINES of each chain */
   /* Entry MISS_LINES of each is the latest miss after those, for the live table: written by a
-   * thread that wins its latest_busy flag (one that finds it taken leaves it: the other's is as
+   * thread that wins its busy flag (one that finds it taken leaves it: the other's is as
    * recent; an older miss than the one stored is not stored), between two increments of
-   * latest_seq; the main thread reads it without the flag, and keeps what it read only if
-   * latest_seq was even and unchanged around it (a writer never waits for the reader). */
+   * seq; the main thread reads it without the flag, and keeps what it read only if seq was even
+   * and unchanged around it (a writer never waits for the reader). */
   atomic_ulong chain_misses[TAKT_SYSTEM_MAX_CHAINS];
   _Atomic int64_t miss_latency[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   _Atomic int64_t miss_origin[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
   _Atomic int64_t miss_after[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* told this long after the deadline */
   _Atomic uint32_t miss_runs[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1]; /* 0: ended late, else runs told */
   atomic_bool miss_late_published[TAKT_SYSTEM_MAX_CHAINS][MISS_LINES + 1];
-  atomic_int chain_latest_busy[TAKT_SYSTEM_MAX_CHAINS];
-  atomic_uint chain_latest_seq[TAKT_SYSTEM_MAX_CHAINS];
-  atomic_ulong chain_latest_nth[TAKT_SYSTEM_MAX_CHAINS];
+  latest_t chain_latest[TAKT_SYSTEM_MAX_CHAINS];
   unsigned long misses_told[TAKT_SYSTEM_MAX_CHAINS]; /* the main thread's */
-  unsigned long chain_latest_shown[TAKT_SYSTEM_MAX_CHAINS];
   /* callbacks' own deadline misses (deadline_ms), told by the late job's thread (on_job_miss)
    * and reported by the main thread as the chains' are */
   atomic_ulong job_misses[TAKT_SYSTEM_MAX_CALLBACKS];
   _Atomic int64_t job_miss_release[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES + 1];
   /* ended - release; 0: not stored yet */
   _Atomic int64_t job_miss_late[TAKT_SYSTEM_MAX_CALLBACKS][MISS_LINES + 1];
-  atomic_int job_latest_busy[TAKT_SYSTEM_MAX_CALLBACKS];
-  atomic_uint job_latest_seq[TAKT_SYSTEM_MAX_CALLBACKS];
-  atomic_ulong job_latest_nth[TAKT_SYSTEM_MAX_CALLBACKS];
+  latest_t job_latest[TAKT_SYSTEM_MAX_CALLBACKS];
   unsigned long job_misses_told[TAKT_SYSTEM_MAX_CALLBACKS]; /* the main thread's */
-  unsigned long job_latest_shown[TAKT_SYSTEM_MAX_CALLBACKS];
   bool told_calls_expired, told_requests_dropped; /* the dds: hints, once each */
 } runner_t;
 
 /* The latest-miss entry for the nth miss, if no other thread writes it now (never waits) and it
  * holds no later miss: its flag taken and its sequence made odd; latest_done ends the writing. */
-static bool latest_begin(atomic_int *busy, atomic_uint *seq, const atomic_ulong *stored, unsigned long nth) {
+static bool latest_begin(latest_t *l, unsigned long nth) {
   int idle = 0;
-  if (!atomic_compare_exchange_strong(busy, &idle, 1)) return false;
-  if (nth < atomic_load(stored)) { /* a later miss got there first */
-    atomic_store(busy, 0);
+  if (!atomic_compare_exchange_strong(&l->busy, &idle, 1)) return false;
+  if (nth < atomic_load(&l->nth)) { /* a later miss got there first */
+    atomic_store(&l->busy, 0);
     return false;
   }
-  atomic_fetch_add(seq, 1u);
+  atomic_fetch_add(&l->seq, 1u);
   return true;
 }
 
-static void latest_done(atomic_int *busy, atomic_uint *seq, atomic_ulong *stored, unsigned long nth) {
-  atomic_store(stored, nth);
-  atomic_fetch_add(seq, 1u);
-  atomic_store(busy, 0);
+static void latest_done(latest_t *l, unsigned long nth) {
+  atomic_store(&l->nth, nth);
+  atomic_fetch_add(&l->seq, 1u);
+  atomic_store(&l->busy, 0);
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the run in order (the main thread is woken, stops the
@@ -263,7 +265,7 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   unsigned long nth = atomic_fetch_add(&r->chain_misses[chain], 1) + 1;
   unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
   if (k == MISS_LINES &&
-      !latest_begin(&r->chain_latest_busy[chain], &r->chain_latest_seq[chain], &r->chain_latest_nth[chain], nth))
+      !latest_begin(&r->chain_latest[chain], nth))
     return;
   atomic_store(&r->miss_origin[chain][k], miss->t_info);
   atomic_store(&r->miss_after[chain][k], miss->detected_at - miss->deadline_at);
@@ -271,7 +273,7 @@ static void on_chain_miss(takt_system_t *sys, uint32_t chain, const takt_chain_m
   atomic_store(&r->miss_late_published[chain][k], miss->late_when_published);
   atomic_store(&r->miss_latency[chain][k], miss->latency_ns); /* last: the line is ready */
   if (k == MISS_LINES) { /* the live table shows it at its next redraw */
-    latest_done(&r->chain_latest_busy[chain], &r->chain_latest_seq[chain], &r->chain_latest_nth[chain], nth);
+    latest_done(&r->chain_latest[chain], nth);
     return;
   }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
@@ -286,13 +288,13 @@ static void on_job_miss(const takt_job_miss_t *miss, void *user) {
   if (i == r->desc.n_callbacks) return; /* not one of the file's (none of takt's own has one) */
   unsigned long nth = atomic_fetch_add(&r->job_misses[i], 1) + 1;
   unsigned long k = nth <= MISS_LINES ? nth - 1 : MISS_LINES;
-  if (k == MISS_LINES && !latest_begin(&r->job_latest_busy[i], &r->job_latest_seq[i], &r->job_latest_nth[i], nth))
+  if (k == MISS_LINES && !latest_begin(&r->job_latest[i], nth))
     return;
   atomic_store(&r->job_miss_release[i][k], miss->release);
   int64_t late = miss->ended_at - miss->release;
   atomic_store(&r->job_miss_late[i][k], late > 0 ? late : 1); /* last: the line is ready */
   if (k == MISS_LINES) { /* the live table shows it at its next redraw */
-    latest_done(&r->job_latest_busy[i], &r->job_latest_seq[i], &r->job_latest_nth[i], nth);
+    latest_done(&r->job_latest[i], nth);
     return;
   }
   if (g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd});
@@ -309,15 +311,14 @@ typedef int64_t (*miss_line_fn)(runner_t *r, uint32_t i, unsigned long k, char *
 
 /* The main thread: the latest miss of source i after its first MISS_LINES into the live table's
  * last lines, once, if a writer was not storing it meanwhile (else at the next redraw). */
-static void show_latest(runner_t *r, uint32_t i, const atomic_uint *seq, const atomic_ulong *stored,
-                        unsigned long *shown, miss_line_fn line_of) {
+static void show_latest(runner_t *r, uint32_t i, latest_t *l, miss_line_fn line_of) {
   char line[300];
-  unsigned s1 = atomic_load(seq);
-  unsigned long nth = atomic_load(stored);
-  if ((s1 & 1u) != 0 || nth <= *shown || line_of(r, i, MISS_LINES, line, sizeof line) == 0 ||
-      atomic_load(seq) != s1)
+  unsigned s1 = atomic_load(&l->seq);
+  unsigned long nth = atomic_load(&l->nth);
+  if ((s1 & 1u) != 0 || nth <= l->shown || line_of(r, i, MISS_LINES, line, sizeof line) == 0 ||
+      atomic_load(&l->seq) != s1)
     return;
-  *shown = nth;
+  l->shown = nth;
   size_t len = strlen(line);
   snprintf(line + len, sizeof line - len, " [miss %lu]", nth);
   tell_recent(r, line);
@@ -354,8 +355,7 @@ static void tell_job_misses(runner_t *r) {
                k + 1 == MISS_LINES ? " [further ones of this callback counted only]" : "");
     }
     if (r->tty && n > MISS_LINES)
-      show_latest(r, i, &r->job_latest_seq[i], &r->job_latest_nth[i], &r->job_latest_shown[i],
-                  job_miss_line);
+      show_latest(r, i, &r->job_latest[i], job_miss_line);
   }
   if (!r->tty) fflush(stdout);
 }
@@ -410,8 +410,7 @@ static void tell_chain_misses(runner_t *r) {
                k + 1 == MISS_LINES ? " [further ones of this chain counted only]" : "");
     }
     if (r->tty && n > MISS_LINES)
-      show_latest(r, i, &r->chain_latest_seq[i], &r->chain_latest_nth[i], &r->chain_latest_shown[i],
-                  chain_miss_line);
+      show_latest(r, i, &r->chain_latest[i], chain_miss_line);
   }
   if (!r->tty) fflush(stdout);
 }
