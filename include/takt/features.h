@@ -94,6 +94,12 @@
 #define TAKT_WITH_TOPIC_REF (!TAKT_PORT_CORTEXM)
 #endif
 
+/* A link daemon that maps the far side's clock onto its own (takt_daemon_config_t.peer_clock): on
+ * the host side of a link, not on the Cortex-M port (a microcontroller's clock is the one mapped). */
+#ifndef TAKT_WITH_PEER_CLOCK
+#define TAKT_WITH_PEER_CLOCK (!TAKT_PORT_CORTEXM)
+#endif
+
 #if TAKT_WITH_TIMING && !(TAKT_WITH_PUBSUB && TAKT_WITH_RPC)
 #error "TAKT_WITH_TIMING validates publish-subscribe and RPC: it needs both compiled in"
 #endif

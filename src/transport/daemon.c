@@ -36,6 +36,9 @@ typedef struct rx_slot {
   int32_t pos;
   uint8_t priority;
   uint64_t seq; /* arrival order */
+#if TAKT_WITH_PEER_CLOCK
+  int64_t arrived; /* peer_clock: when it arrived (a best-effort frame is verified when taken) */
+#endif
   uint32_t len;
   uint8_t *frame; /* unstuffed header + payload + CRC */
   struct rx_slot *next_free;
@@ -102,6 +105,16 @@ struct takt_daemon {
   rx_slot_t *free_slots;
   takt__heap_t rx_table;
   uint64_t rx_seq;
+#if TAKT_WITH_PEER_CLOCK
+  struct {
+    int64_t offset;     /* this clock minus the far one, as applied (when known) */
+    int64_t least;      /* the least arrival - origin of the current period */
+    int64_t period_end; /* this clock's time the current period ends */
+    int64_t above_from; /* when the first of the frames in a row far older than offset arrived */
+    uint32_t above;     /* how many */
+    bool known;
+  } pc;
+#endif
   takt_daemon_stats_t stats;
 };
 
@@ -285,7 +298,8 @@ static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind
   put_u32(payload + 4, b);
   put_u32(payload + 8, c);
   takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
-                           .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD, .t_info = 0};
+                           .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD,
+                           .t_info = now_of(d)}; /* the far side may map this clock with it */
   if (d->current == n) { /* on the line: another goes once it has left, with the news then */
     n->stale = true;
     return;
@@ -541,6 +555,65 @@ static void deliver_held_locked(takt_daemon_t *d) {
   }
 }
 
+/* ---- the far side's clock (peer_clock) ---- */
+
+#if TAKT_WITH_PEER_CLOCK
+/* A verified frame that left the far side at or after t_info (its clock) arrived at `arrived`
+ * (this clock): one sample of the offset between the clocks (takt_daemon_config_t.peer_clock). */
+static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, int64_t t_info) {
+  int64_t s, over;
+  if (!d->cfg.peer_clock || t_info <= 0 || __builtin_sub_overflow(arrived, t_info, &s)) return;
+  if (d->pc.known && (__builtin_sub_overflow(s, d->pc.offset, &over) ||
+                      over > TAKT_DAEMON_PEER_CLOCK_JUMP_NS)) {
+    /* far older than the offset says: an old origin (a frame sent again, a chain's inherited
+     * time), or the far clock went back. Back only if it lasts: frames in a row, for a while */
+    if (d->pc.above++ == 0) d->pc.above_from = arrived;
+    if (d->pc.above < TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES ||
+        arrived - d->pc.above_from < TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN)
+      return;
+    d->pc.known = false;
+    d->stats.peer_clock_jumps++;
+  }
+  d->pc.above = 0;
+  if (!d->pc.known) {
+    d->pc.known = true;
+    d->pc.offset = d->pc.least = s;
+    d->pc.period_end = arrived + TAKT_DAEMON_PEER_CLOCK_PERIOD;
+    d->stats.peer_clock_estimates++;
+  } else if (arrived >= d->pc.period_end) { /* the period's least is the offset from now on */
+    d->pc.offset = d->pc.least;
+    d->pc.least = s;
+    d->pc.period_end = arrived + TAKT_DAEMON_PEER_CLOCK_PERIOD;
+  } else if (s < d->pc.least) {
+    d->pc.least = s;
+  }
+  if (s < d->pc.offset) d->pc.offset = s; /* sooner than the offset allows: lowered at once */
+  d->stats.peer_clock_offset = d->pc.offset;
+}
+
+/* A received origin time on this clock (unknown, 0 or less, stays so). */
+static int64_t peer_clock_in_locked(const takt_daemon_t *d, int64_t t_info) {
+  int64_t t;
+  if (!d->cfg.peer_clock || t_info <= 0 || !d->pc.known) return t_info;
+  return __builtin_add_overflow(t_info, d->pc.offset, &t) ? INT64_MAX : t;
+}
+
+/* An origin time to send, on the far clock: 0 (unknown there) before the far side was heard or
+ * for a time before its clock began. */
+static int64_t peer_clock_out_locked(takt_daemon_t *d, int64_t t_info) {
+  int64_t t;
+  if (!d->cfg.peer_clock || t_info <= 0) return t_info;
+  if (!d->pc.known) {
+    d->stats.tx_unmapped++;
+    return 0;
+  }
+  return __builtin_sub_overflow(t_info, d->pc.offset, &t) || t <= 0 ? 0 : t;
+}
+#define PEER_CLOCK_SAMPLE(d, arrived, t_info) peer_clock_sample_locked(d, arrived, t_info)
+#else
+#define PEER_CLOCK_SAMPLE(d, arrived, t_info) ((void)0)
+#endif
+
 /* A HEARTBEAT of the far sender: first, its oldest frame not acknowledged; last, its newest that
  * left; inc, its incarnation.
  * - The sender restarted (another incarnation, or numbers below what was received from it: its
@@ -562,6 +635,9 @@ static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last,
     d->expected = first;
     d->last_announced = last;
     d->stats.peer_restarts++;
+#if TAKT_WITH_PEER_CLOCK
+    d->pc.known = false; /* its clock began again too: estimated from this HEARTBEAT on */
+#endif
   } else if ((int32_t)(first - d->expected) > 0) {
     if (known) d->stats.rx_skipped += first - d->expected;
     for (uint32_t i = 0; i < 32 && (int32_t)(d->expected - first) < 0; i++) {
@@ -600,11 +676,13 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     if (h->kind == TAKT_FRAME_HEARTBEAT) {
       const uint8_t *p = takt_frame_payload(f);
       on_heartbeat_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
+      PEER_CLOCK_SAMPLE(d, now_of(d), h->t_info); /* after: a restart forgets the old clock */
       ack_locked(d);
       return;
     }
     if (h->kind == TAKT_FRAME_ACKNACK) {
       const uint8_t *p = takt_frame_payload(f);
+      PEER_CLOCK_SAMPLE(d, now_of(d), h->t_info);
       on_acknack_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
       return;
     }
@@ -634,6 +712,12 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   memcpy(s->frame, f, len); /* the header was parsed once, by the deframer */
   s->len = len;
   s->priority = h->priority;
+#if TAKT_WITH_PEER_CLOCK
+  if (d->cfg.peer_clock) {
+    s->arrived = now_of(d);
+    if (reliable) peer_clock_sample_locked(d, s->arrived, h->t_info); /* verified: CRC above */
+  }
+#endif
   if (!reliable) {
     deliver_locked(d, s);
     return;
@@ -707,6 +791,7 @@ static bool config_valid(const takt_daemon_config_t *cfg) {
 takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t *cfg,
                                  takt_daemon_t **out) {
   if (ctx == NULL || cfg == NULL || out == NULL || !config_valid(cfg)) return TAKT_EINVAL;
+  if (cfg->peer_clock && !TAKT_WITH_PEER_CLOCK) return TAKT_ENOTSUP;
   layout_t lay;
   if (!layout_of(cfg, &lay)) return TAKT_ENOMEM;
   uint8_t *mem = takt__context_alloc(ctx, lay.total);
@@ -867,6 +952,9 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
     d->stats.tx_full++;
     return TAKT_EFULL;
   }
+#if TAKT_WITH_PEER_CLOCK
+  fh.t_info = peer_clock_out_locked(d, fh.t_info);
+#endif
   node->reliable = reliable;
   node->control = node->first = false;
   node->cuts = 0;
@@ -962,6 +1050,12 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
     }
     takt__heap_pop(&d->rx_table);
     memcpy(payload, takt_frame_payload(s->frame), fh.length);
+#if TAKT_WITH_PEER_CLOCK
+    if (d->cfg.peer_clock) {
+      if ((fh.flags & TAKT_FRAME_RELIABLE) == 0) peer_clock_sample_locked(d, s->arrived, fh.t_info);
+      fh.t_info = peer_clock_in_locked(d, fh.t_info);
+    }
+#endif
     *h = fh;
     release_slot_locked(d, s);
     dlock_give(d);

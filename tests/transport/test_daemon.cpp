@@ -1015,6 +1015,176 @@ TEST(DaemonFakeClock, ATinyMaxPayloadStillCarriesTheControlFrames) {
 
 // ---- capacities ----
 
+// ---- peer_clock: the far side's clock mapped onto this one ----
+//
+// b is the host side (peer_clock on); a stands for a microcontroller whose clock began kMcuBoot
+// after the host's: a's frames are best effort with origin times set by the test on that clock
+// (no control frames from a, whose clock here is the host's). Every frame takes kLine.
+
+constexpr int64_t kMcuBoot = 1995 * TAKT_NS_PER_S;
+
+struct PeerClockLine : Line {
+  int64_t boot = kMcuBoot;  // where the MCU's clock began, on the host's
+  PeerClockLine() {
+    tc.advance_to(2000 * TAKT_NS_PER_S);  // the MCU has run 5 s
+    cfg.peer_clock = true;
+    restart(b, to_b, lb);
+  }
+  int64_t mcu_now() const { return tc.now() - boot; }
+  void wait(int64_t dt) {  // the time passes whether or not anything is due
+    int64_t end = tc.now() + dt;
+    run_until(end);
+    tc.advance_to(end);
+  }
+  void mcu_reset() { boot = tc.now() - TAKT_NS_PER_MS; }  // 1 ms before its first frame
+  // a sends one best-effort frame with this origin on its clock; b takes it: its origin on b's
+  void send(takt_daemon_t *from, int64_t t_info, uint32_t value = 1) {
+    takt_frame_header_t h{};
+    h.priority = 5;
+    h.entity = 3;
+    h.t_info = t_info;
+    ASSERT_EQ(takt_daemon_send(from, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
+  }
+  int64_t take(takt_daemon_t *to) {
+    takt_frame_header_t got{};
+    uint32_t v = 0;
+    EXPECT_EQ(takt_daemon_take(to, &got, reinterpret_cast<uint8_t *>(&v), sizeof v), TAKT_OK);
+    return got.t_info;
+  }
+  int64_t from_mcu(int64_t t_info) {  // a -> b over the line, b's time for it
+    send(a, t_info);
+    run_until(tc.now() + kLine);
+    return take(b);
+  }
+  // a frame of the MCU whose origin is `age` before it is sent: its origin on b's clock minus its
+  // arrival (-age when the offset is right)
+  int64_t age_of(int64_t age) {
+    int64_t t = from_mcu(mcu_now() - age);
+    return t - tc.now();
+  }
+  takt_daemon_stats_t stats() {
+    takt_daemon_stats_t s;
+    takt_daemon_get_stats(b, &s);
+    return s;
+  }
+};
+
+// The MCU's times come in on the host's clock and the host's go out on the MCU's: before the MCU
+// was heard a host frame goes with origin 0 (unknown there, counted); then the offset is the
+// least arrival - origin, so a fresh frame's origin maps to its arrival and an older origin keeps
+// its age; a host origin goes out as the MCU's time of it.
+TEST(DaemonFakeClock, PeerClockMapsOriginTimesBothWays) {
+  PeerClockLine line;
+  line.send(line.b, line.tc.now() - 7 * TAKT_NS_PER_MS);
+  line.run_until(line.tc.now() + kLine);
+  EXPECT_EQ(line.take(line.a), 0);  // not heard yet: unknown
+  EXPECT_EQ(line.stats().tx_unmapped, 1u);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 0u);
+
+  EXPECT_EQ(line.age_of(0), 0);  // fresh: at its arrival
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + kLine);
+  EXPECT_EQ(line.age_of(3 * TAKT_NS_PER_MS), -3 * TAKT_NS_PER_MS);
+  // one much older (queued on the MCU, an inherited origin) keeps its age, the offset unmoved
+  EXPECT_EQ(line.age_of(2 * TAKT_NS_PER_S), -2 * TAKT_NS_PER_S);
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + kLine);
+
+  int64_t host_origin = line.tc.now() - 5 * TAKT_NS_PER_MS;
+  line.send(line.b, host_origin);
+  line.run_until(line.tc.now() + kLine);
+  EXPECT_EQ(line.take(line.a), host_origin - kMcuBoot - kLine);  // on the MCU's clock
+  EXPECT_EQ(line.stats().tx_unmapped, 1u);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 1u);
+  EXPECT_EQ(line.stats().peer_clock_jumps, 0u);
+}
+
+// The MCU resets: its clock begins again. Its frames then look far older than the offset says;
+// once that has lasted TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES frames over JUMP_SPAN the offset is
+// estimated anew, and the MCU's times are on the host's clock again. Before, they came in as the
+// MCU's time since its reset, older than anything a host topic held: refused as late until the
+// MCU had run as long again.
+TEST(DaemonFakeClock, PeerClockIsEstimatedAnewWhenTheFarClockGoesBack) {
+  PeerClockLine line;
+  EXPECT_EQ(line.age_of(0), 0);
+  line.wait(3 * TAKT_NS_PER_S);
+  int64_t before = line.boot;
+  line.mcu_reset();  // 8 s after the MCU began
+  std::vector<int64_t> mapped;
+  for (uint32_t i = 0; i < TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES + 1; i++) {
+    mapped.push_back(line.age_of(0));  // 0: right
+    line.wait(40 * TAKT_NS_PER_MS);
+  }
+  // three frames in the 100 ms of the jump's span keep the old offset (8 s early), the fourth
+  // (120 ms after the first) is the new estimate's first, and the fifth on it
+  const int64_t early = -(line.boot - before);
+  EXPECT_EQ(mapped, (std::vector<int64_t>{early, early, early, 0, 0}));
+  EXPECT_EQ(line.stats().peer_clock_jumps, 1u);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 2u);
+  EXPECT_EQ(line.stats().peer_clock_offset, line.boot + kLine);
+}
+
+// Old origins alone do not make a jump (frames sent again after an outage, a burst of a chain's
+// inherited times): three in a row, a fresh one, three more within 100 ms keep the offset, and so
+// do three spread over more than 100 ms.
+TEST(DaemonFakeClock, PeerClockKeepsItsOffsetForABurstOfOldOrigins) {
+  PeerClockLine line;
+  EXPECT_EQ(line.age_of(0), 0);
+  for (int i = 0; i < 6; i++) {
+    EXPECT_EQ(line.age_of(2 * TAKT_NS_PER_S), -2 * TAKT_NS_PER_S);
+    if (i == 2) EXPECT_EQ(line.age_of(0), 0);
+  }
+  EXPECT_EQ(line.age_of(0), 0);
+  for (int i = 0; i < 3; i++) {  // three over more than the span
+    EXPECT_EQ(line.age_of(2 * TAKT_NS_PER_S), -2 * TAKT_NS_PER_S);
+    line.wait(60 * TAKT_NS_PER_MS);
+  }
+  EXPECT_EQ(line.age_of(0), 0);
+  EXPECT_EQ(line.stats().peer_clock_jumps, 0u);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 1u);
+}
+
+// Drift: the MCU's clock falls 50 us behind. Within a period the offset is the least of the last
+// period and this one; at the end of the period in which every frame showed the lag, it follows.
+// A frame sooner than the offset allows lowers it at once.
+TEST(DaemonFakeClock, PeerClockFollowsDriftAtThePeriod) {
+  PeerClockLine line;
+  const int64_t lag = 50 * TAKT_NS_PER_US;
+  EXPECT_EQ(line.age_of(0), 0);
+  const int64_t first_period_end = line.tc.now() + TAKT_DAEMON_PEER_CLOCK_PERIOD;
+  line.boot += lag;  // from here on the MCU's clock reads 50 us less
+  while (line.tc.now() < first_period_end + TAKT_DAEMON_PEER_CLOCK_PERIOD - TAKT_NS_PER_S) {
+    line.age_of(0);
+    EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + kLine) << line.tc.now();
+    line.wait(TAKT_NS_PER_S);
+  }
+  // a period ends at its first frame P or more after the one that began it (at most 1 s here)
+  line.wait(first_period_end + TAKT_DAEMON_PEER_CLOCK_PERIOD + TAKT_NS_PER_S - line.tc.now());
+  EXPECT_EQ(line.age_of(0), 0);  // the lag's period ended: followed
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + lag + kLine);
+  line.boot -= 2 * lag;  // and 50 us ahead: lowered at the first frame
+  EXPECT_EQ(line.age_of(0), 0);
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot - lag + kLine);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 1u);
+}
+
+// The far side restarts with a reliable stream: its HEARTBEAT's new incarnation starts the estimate
+// anew at once (both sides on one clock here: the offset is the line's time). Control frames carry
+// their sender's time, so they are samples too.
+TEST(DaemonFakeClock, PeerClockIsEstimatedAnewWhenTheFarSideRestarts) {
+  PeerClockLine line;
+  send_values(line.a, {1, 2});
+  line.run_until(line.tc.now() + 10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(line.stats().peer_clock_offset, kLine);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 1u);
+  line.restart(line.a, line.to_a, line.la);
+  send_values(line.a, {3});
+  line.run_until(line.tc.now() + 10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(line.stats().peer_restarts, 1u);
+  EXPECT_EQ(line.stats().peer_clock_estimates, 2u);
+  EXPECT_EQ(line.stats().peer_clock_jumps, 0u);
+}
+
 TEST(DaemonCapacities, ConfigurationsOutOfRangeAreRefused) {
   TestContext tc;
   takt_daemon_t *d = nullptr;
