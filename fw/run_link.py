@@ -124,6 +124,13 @@ class Qemu:
             s.sendall(b"cont\n")
             time.sleep(0.1)
 
+    def monitor(self, command: str) -> None:
+        """One command to QEMU's monitor (system_reset, quit, ...)."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(self.mon))
+            s.sendall(command.encode() + b"\n")
+            time.sleep(0.1)
+
     def wait(self, timeout: float) -> int:
         try:
             rc = self.p.wait(timeout)

@@ -11,7 +11,8 @@ ctest runs it (fw/TaktFirmware.cmake); by hand:
 Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
 order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
 /echo, exactly once and in order; `rosservice call /led` is answered by the MCU's service;
-rosnode/rostopic show /mcu_node with its topics and service; and
+rosnode/rostopic show /mcu_node with its topics and service; after the MCU is reset (QEMU's
+system_reset) its messages come through again within seconds, counted from 0; and
 (with rosmaster) the node is gone from `rosnode list` once the agent stops.
 """
 
@@ -34,6 +35,8 @@ from run_link import Qemu, end_all, firmware_args, open_raw  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "tests" / "ros1" / "peers"
 ROSPY = "/usr/bin/python3"
+RUN_BEFORE_RESET = 10.0  # s the MCU has run before it is reset (longer than RESET_WITHIN)
+RESET_WITHIN = 6.0       # s from the reset to three messages on a rospy listener
 
 
 def free_port() -> int:
@@ -106,6 +109,7 @@ def main() -> int:
         procs.append(agent)
         time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
         q.cont()
+        started = time.monotonic()
         # the agent asks the MCU for its description, then registers the MCU's node
         if not wait_for("the MCU's node /mcu_node", lambda: node_registered(uri, "/mcu_node"), 40):
             return 1
@@ -158,6 +162,30 @@ def main() -> int:
                 or "/chatter [std_msgs/String]" not in pubs or "/echo [std_msgs/String]" not in pubs
                 or "/cmd" not in subs or "/led" not in srvs):
             print(f"run_ros1: FAIL: the graph does not show /mcu_node with /chatter, /echo, /cmd and /led:\n{ninfo}")
+            return 1
+
+        # the MCU resets (QEMU's system_reset) after running for a while: its clock begins again,
+        # and its messages come through again within seconds, counting from 0 (the agent maps the
+        # MCU's clock onto its own: peer_clock). Without the mapping they came in as the MCU's
+        # time since its reset, older than anything the agent's topic held: refused as late
+        # until the MCU had run as long as before the reset.
+        ran = time.monotonic() - started
+        if ran < RUN_BEFORE_RESET:
+            time.sleep(RUN_BEFORE_RESET - ran)
+        q.monitor("system_reset")
+        reset_at = time.monotonic()
+        ran = reset_at - started
+        out = subprocess.run([ROSPY, str(PEERS / "listener.py"), "/chatter", "3"], env=env,
+                             capture_output=True, text=True, timeout=60).stdout
+        took = time.monotonic() - reset_at
+        got = re.findall(r"^got: (.*)$", out, re.M)
+        nums = [int(m.group(1)) for m in (re.fullmatch(r"hello from the MCU (\d+)", g) for g in got) if m]
+        print(f"run_ros1: after the MCU's reset ({ran:.1f} s after it started): {got} within {took:.1f} s")
+        if len(nums) != 3 or nums != list(range(nums[0], nums[0] + 3)) or nums[0] > took * 10 + 10:
+            print("run_ros1: FAIL: expected 3 consecutive 'hello from the MCU N', counted from its reset")
+            return 1
+        if took > RESET_WITHIN:
+            print(f"run_ros1: FAIL: the MCU's messages came {took:.1f} s after its reset (at most {RESET_WITHIN} s)")
             return 1
 
         # an orderly stop: the node unregisters (with rosmaster, which outlives the agent)

@@ -149,6 +149,9 @@ typedef struct takt_system_link {
   bool preempt_cut_only;    /* preempt_resume: false given: cut, never suspend */
   uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
   bool describe;   /* the far side describes its node and topics (takt_system_describe_links) */
+  bool peer_clock; /* the far side's clock is its own (a microcontroller's): origin times mapped
+                      (takt_daemon_config_t.peer_clock) */
+  bool peer_clock_set; /* peer_clock given in the file (takt run --peer-clock leaves it then) */
   takt_system_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   takt_system_service_route_t services[TAKT_SYSTEM_MAX_ROUTES];

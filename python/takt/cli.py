@@ -56,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
     p_agent.add_argument("file", type=Path, help="system description with its links and the callbacks it hosts")
     p_agent.add_argument("--link", action="append", default=[], metavar="NAME=SPEC",
                          help="replace a link's spec (udp:..., serial:PATH:BAUD, pty)")
+    p_agent.add_argument("--peer-clock", action="append", default=[], metavar="NAME",
+                         help="map the origin times of link NAME's far clock (a microcontroller's; "
+                         "unless the file says peer_clock: false)")
     p_agent.add_argument("--duration", type=float, default=86400.0, help="seconds (default: a day)")
     p_agent.add_argument("--out", type=Path, default=Path("results"))
     p_agent.add_argument("--rt-priority", type=int, default=70)

@@ -29,7 +29,7 @@ def test_chains_cross_two_processes(tmp_path):
     env_cmd = [sys.executable, "-m", "takt"]
     agent = subprocess.Popen(env_cmd + ["agent", str(REPO / "examples" / "link_agent.yaml"),
                                         "--link", f"uart=udp:127.0.0.1:{a}:127.0.0.1:{m}",
-                                        "--rt-priority", "0", "--out", str(tmp_path / "agent")],
+                                        "--peer-clock", "uart", "--rt-priority", "0", "--out", str(tmp_path / "agent")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # the agent's socket is bound before the micro side sends (python and takt-run starting
@@ -52,7 +52,13 @@ def test_chains_cross_two_processes(tmp_path):
     for chain in r["chains"]:
         assert chain["count"] > 0, chain  # every chain went out, through the agent, and back
     agent_result = json.loads(next((tmp_path / "agent").glob("run_*.json")).read_text())
-    assert agent_result["links"][0]["imported"] >= link["forwarded"] - 3  # what was sent arrived
+    agent_link = agent_result["links"][0]
+    assert agent_link["imported"] >= link["forwarded"] - 3  # what was sent arrived
+    # the agent mapped the micro side's clock (the same CLOCK_MONOTONIC here): the offset is the
+    # least one-way time on loopback, never negative, well under a millisecond on an idle machine
+    assert agent_link["peer_clock"] is True and link["peer_clock"] is False
+    assert agent_link["peer_clock_estimates"] == 1 and agent_link["peer_clock_jumps"] == 0, agent_link
+    assert 0 <= agent_link["peer_clock_offset_ns"] < 20_000_000, agent_link
     # the micro side's client called the agent's service across the link and got answers
     client = next(c for c in r["callbacks"] if c["name"] == "ask_plan")
     assert client["kind"] == "client" and client["service"] == "plan"
@@ -76,3 +82,7 @@ def test_link_errors_are_named(tmp_path):
                            "--quiet", "--rt-priority", "0"], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "link 'l' (tcp:nowhere): invalid argument" in proc.stderr
+    proc = subprocess.run([str(BUILD / "tools" / "takt-run"), str(bad), "--peer-clock", "uart",
+                           "--duration", "0.1", "--quiet"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"takt run: --peer-clock uart: {bad} has no link of that name"

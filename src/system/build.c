@@ -755,6 +755,7 @@ static takt_err_t build_links(takt_system_t *s) {
     dc.preempt_frames = l->preempt_frames;
     if (l->preempt_cuts_set) dc.preempt_cuts_max = l->preempt_cuts_max;
     dc.preempt_resume = !l->preempt_cut_only;
+    dc.peer_clock = l->peer_clock;
     /* frames held out of order take receive slots: with fewer slots than the window they could
      * take them all, and the frame they wait for would find none */
     if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;

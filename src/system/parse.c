@@ -728,7 +728,7 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",     "spec",           "mode",   "window",
                                      "export",   "import",         "services", "describe",
                                      "preempt_frames", "preempt_cuts_max", "preempt_resume",
-                                     NULL};
+                                     "peer_clock", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -757,6 +757,10 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
     }
     if ((n = lookup(p, it, "describe")) != NULL && get_bool(p, n, "describe", &l->describe) < 0)
       return -1;
+    if ((n = lookup(p, it, "peer_clock")) != NULL) {
+      if (get_bool(p, n, "peer_clock", &l->peer_clock) < 0) return -1;
+      l->peer_clock_set = true;
+    }
     if ((n = lookup(p, it, "preempt_frames")) != NULL) {
       if (get_bool(p, n, "preempt_frames", &l->preempt_frames) < 0) return -1;
       if (l->preempt_frames && l->microros)

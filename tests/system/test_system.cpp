@@ -296,6 +296,33 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
                     "that can cut a frame on its way (an emu: or uart: specification)");
 }
 
+// A link's peer_clock (the far side's clock is its own: a microcontroller's) reaches its daemon;
+// it is a boolean, and whether the file gave it is kept (takt run --peer-clock leaves it then).
+TEST_F(SystemTest, PeerClockIsALinksBoolean) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string head =
+      "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
+      "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
+  EXPECT_EQ(parse_text(head + "    peer_clock: mcu\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:17: peer_clock must be true or false, not 'mcu'");
+  for (const char *given : {"", "    peer_clock: false\n", "    peer_clock: true\n"}) {
+    ASSERT_EQ(parse_text(head + given), TAKT_OK) << err;
+    bool on = strstr(given, "true") != nullptr;
+    EXPECT_EQ(desc->links[0].peer_clock, on);
+    EXPECT_EQ(desc->links[0].peer_clock_set, given[0] != '\0');
+    if (ctx == nullptr) make_context();
+    takt_system_t *sys = nullptr;
+    ASSERT_EQ(build(&sys), TAKT_OK) << err;
+    takt_daemon_config_t dc;
+    takt_daemon_get_config(takt_system_daemon(sys, 0), &dc);
+    EXPECT_EQ(dc.peer_clock, on);
+    takt_system_destroy(sys);
+  }
+}
+
 // Sizes, counts, priorities and ids are whole numbers: a fraction is refused with the field's
 // name and value, not cut to its whole part.
 TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {

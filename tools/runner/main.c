@@ -633,14 +633,18 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
-            "\"rx_resumed\": %llu}",
+            "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_offset_ns\": %lld, "
+            "\"peer_clock_estimates\": %llu, \"peer_clock_jumps\": %llu, \"tx_unmapped\": %llu}",
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
             (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
             (unsigned long long)(ds.retransmissions + ds.timeouts), (unsigned long long)bs.forwarded,
             (unsigned long long)bs.imported, (unsigned long long)bs.forward_refused,
             (unsigned long long)ds.frames_cut, (unsigned long long)ds.rx_aborted,
-            (unsigned long long)ds.frames_suspended, (unsigned long long)ds.rx_resumed);
+            (unsigned long long)ds.frames_suspended, (unsigned long long)ds.rx_resumed,
+            d->links[i].peer_clock ? "true" : "false", (long long)ds.peer_clock_offset,
+            (unsigned long long)ds.peer_clock_estimates, (unsigned long long)ds.peer_clock_jumps,
+            (unsigned long long)ds.tx_unmapped);
   }
   fprintf(f, "%s],\n", d->n_links ? "\n  " : "");
   takt_system_dds_counts_t dc;
@@ -779,19 +783,24 @@ typedef struct options {
   bool quiet, check, no_introspect;
   const char *link_overrides[TAKT_SYSTEM_MAX_LINKS];
   int n_link_overrides;
+  const char *peer_clocks[TAKT_SYSTEM_MAX_LINKS]; /* --peer-clock NAME */
+  int n_peer_clocks;
   const char *shared_domain; /* replaces the file's shared_domain */
 } options_t;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: takt-run FILE [--executor tide|batch|preempt|waitset] [--duration S] [--json PATH]\n"
-          "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--trace PATH]\n"
+          "                [--rt-priority N] [--cpu N] [--link NAME=SPEC] [--peer-clock NAME]\n"
+          "                [--trace PATH]\n"
           "                [--trace-events N] [--shared-domain NAME] [--no-introspect] [--quiet]\n"
           "                [--check]\n"
           "  --trace PATH     record a scheduling trace, written to PATH as a Perfetto trace\n"
           "  --trace-events N events kept per thread (the newest; default 65536)\n"
           "  --no-introspect  no endpoint for `takt node|topic|service|chain` tools\n"
           "  --link NAME=SPEC replace the spec of the file's link NAME (udp:..., serial:..., pty)\n"
+          "  --peer-clock NAME  map the origin times of link NAME's far clock (a microcontroller's)\n"
+          "                   unless the file says peer_clock: false\n"
           "  --shared-domain NAME  the shared-memory domain of the file's shared topics\n"
           "  --rt-priority N  SCHED_FIFO priority of the executor thread (default 80, 0 = none)\n"
           "  --check          load and validate FILE, print a summary, run nothing\n");
@@ -848,6 +857,12 @@ static int parse_args(int argc, char **argv, options_t *o) {
         return 2;
       }
       o->link_overrides[o->n_link_overrides++] = argv[++i];
+    } else if (strcmp(a, "--peer-clock") == 0 && has_val) {
+      if (o->n_peer_clocks == TAKT_SYSTEM_MAX_LINKS) {
+        fprintf(stderr, "takt run: at most %d --peer-clock options\n", TAKT_SYSTEM_MAX_LINKS);
+        return 2;
+      }
+      o->peer_clocks[o->n_peer_clocks++] = argv[++i];
     } else if (strcmp(a, "--quiet") == 0) o->quiet = true;
     else if (strcmp(a, "--check") == 0) o->check = true;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -866,6 +881,13 @@ static int parse_args(int argc, char **argv, options_t *o) {
   return -1;
 }
 
+static takt_system_link_t *link_named(takt_system_desc_t *d, const char *name, size_t len) {
+  for (uint32_t i = 0; i < d->n_links; i++)
+    if (strncmp(d->links[i].name, name, len) == 0 && d->links[i].name[len] == '\0')
+      return &d->links[i];
+  return NULL;
+}
+
 /* --link NAME=SPEC replaces a link's spec (and --shared-domain the shared-memory domain).
  * Returns -1 to go on, else the exit status. */
 static int apply_link_overrides(runner_t *r, const options_t *o) {
@@ -878,19 +900,22 @@ static int apply_link_overrides(runner_t *r, const options_t *o) {
   }
   for (int k = 0; k < o->n_link_overrides; k++) {
     const char *ov = o->link_overrides[k], *eq = strchr(ov, '=');
-    bool found = false;
-    for (uint32_t i = 0; eq != NULL && i < r->desc.n_links; i++) {
-      takt_system_link_t *l = &r->desc.links[i];
-      if (strncmp(l->name, ov, (size_t)(eq - ov)) == 0 && l->name[eq - ov] == '\0') {
-        snprintf(l->spec, sizeof l->spec, "%s", eq + 1);
-        found = true;
-      }
-    }
-    if (!found) {
+    takt_system_link_t *l = eq != NULL ? link_named(&r->desc, ov, (size_t)(eq - ov)) : NULL;
+    if (l == NULL) {
       fprintf(stderr, "takt run: --link %s: expected NAME=SPEC with a link NAME of %s\n", ov,
               o->file);
       return 2;
     }
+    snprintf(l->spec, sizeof l->spec, "%s", eq + 1);
+  }
+  for (int k = 0; k < o->n_peer_clocks; k++) {
+    const char *name = o->peer_clocks[k];
+    takt_system_link_t *l = link_named(&r->desc, name, strlen(name));
+    if (l == NULL) {
+      fprintf(stderr, "takt run: --peer-clock %s: %s has no link of that name\n", name, o->file);
+      return 2;
+    }
+    if (!l->peer_clock_set) l->peer_clock = true; /* the file's own word stands */
   }
   return -1;
 }

@@ -201,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
         qemu = Qemu(args.qemu, args.board, args.firmware, args.out, append=args.append)
         result = args.out / f"mcu_{args.agent.stem}.json"
         agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
-                                  "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}"],
+                                  "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}",
+                                  "--peer-clock", link],  # the MCU's clock began at its reset
                                  start_new_session=True)
         sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
 

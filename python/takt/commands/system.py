@@ -116,13 +116,15 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
                links: Optional[List[str]] = None,
                stopped: Optional[List[int]] = None,
                trace: Optional[Path] = None,
-               shared_domain: Optional[str] = None) -> Tuple[int, Optional[Path]]:
+               shared_domain: Optional[str] = None,
+               peer_clocks: Optional[List[str]] = None) -> Tuple[int, Optional[Path]]:
     """Run takt-run on file; return (exit status, path of the JSON result or None).
 
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the run in order: the result is written and the
     status is 0; a second one ends it at once. The signals received are appended to stopped if
     it is given (see supervise). trace: record a scheduling trace into this file (Perfetto).
-    shared_domain: the shared-memory domain of the file's shared topics (docs/shm.md)."""
+    shared_domain: the shared-memory domain of the file's shared topics (docs/shm.md).
+    peer_clocks: links whose far clock is mapped (a microcontroller's: docs/transport.md)."""
     exe = native.program("tools/takt-run")
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / f"run_{file.stem}_{executor or 'file'}.json"
@@ -136,6 +138,8 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd.append("--quiet")
     for link in links or []:
         cmd += ["--link", link]
+    for name in peer_clocks or []:
+        cmd += ["--peer-clock", name]
     if trace is not None:
         cmd += ["--trace", str(trace)]
     if shared_domain:
@@ -172,7 +176,7 @@ def agent(args: argparse.Namespace) -> int:
     if not_a_file("agent", args.file):
         return 2
     rc, path = run_system(args.file, None, args.duration, args.out, args.rt_priority, -1, True, args.link,
-                          trace=getattr(args, "trace", None))
+                          trace=getattr(args, "trace", None), peer_clocks=getattr(args, "peer_clock", None))
     if path is not None:
         print(f"result: {path}")
     return rc
