@@ -372,6 +372,8 @@ takt_err_t takt_context_start(takt_context_t *ctx) {
   takt__lock(ctx);
   atomic_store(&ctx->phase, TAKT_PHASE_OPERATION);
   ctx->start_time = takt_clock_now(ctx->clock); /* every executor arms its timers here */
+  const takt__timing_hooks_t *th = atomic_load_explicit(&ctx->timing, memory_order_acquire);
+  if (th != NULL) th->started(ctx, ctx->start_time);
   takt__unlock(ctx);
   return TAKT_OK;
 }

@@ -29,6 +29,8 @@ typedef struct takt__timing_hooks {
   void (*request_dropped)(takt_context_t *ctx, takt_client_t *c, takt_request_t *r);
   /** Context and service locks held. */
   void (*client_removed)(takt_context_t *ctx, takt_client_t *c);
+  /** The context entered operation at now (takt_context_start). Context lock held. */
+  void (*started)(takt_context_t *ctx, int64_t now);
   /** Earliest pending validation deadline (TAKT_TIME_INFINITE if none). Any lock below timing. */
   int64_t (*next_deadline)(takt_context_t *ctx);
   /** Handle due deadlines and pending violations. held: the one lock the caller holds (or NULL);

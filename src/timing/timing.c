@@ -361,6 +361,16 @@ static void topic_refresh_locked(timing_t *tm, takt_topic_t *t) {
   else if (tt->dl.pos >= 0 && eps != old) arm(tm, &tt->dl, tt->dl.at - old + eps);
 }
 
+/* A topic with a HARD rate constraint and no publication yet, once the context runs (from its
+ * start, or from the constraint when set later): its first information is due within epsilon' of
+ * then. µRT arms the rate deadline on a publication only, so a source that never starts would go
+ * untold; its rate violation then reads "no information since then". Topic lock held. */
+static void arm_first_locked(takt_context_t *ctx, timing_t *tm, topic_timing_t *tt, int64_t now) {
+  if (!RATE_ON || tt == NULL || tt->eps == 0 || tt->published > 0 || tt->dl.pos >= 0) return;
+  if (atomic_load(&ctx->phase) != TAKT_PHASE_OPERATION) return;
+  arm(tm, &tt->dl, now + tt->eps);
+}
+
 takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const takt_constraints_t *c) {
   if (sub == NULL) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(check_constraints(c, false));
@@ -406,6 +416,7 @@ takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const tak
   if (sub->rt_class == TAKT_RT_HARD) sub->topic->n_hard++;
   sub->timing = con;
   topic_refresh_locked(tm, sub->topic);
+  arm_first_locked(ctx, tm, sub->topic->timing, takt_clock_now(ctx->clock));
   tm_give(ctx);
   takt__lock_give(&sub->topic->lock);
   takt__unlock(ctx);
@@ -1043,6 +1054,18 @@ static void h_subscription_removed(takt_context_t *ctx, takt_subscription_t *sub
   subscription_removed_tl(ctx, sub);
   tm_give(ctx);
 }
+static void h_started(takt_context_t *ctx, int64_t now) {
+  if (!RATE_ON) return;
+  TAKT__LIST_FOREACH(it, &ctx->topic_list) {
+    takt_topic_t *t = TAKT__CONTAINER(it, takt_topic_t, ctx_link);
+    if (t->timing == NULL) continue; /* set under the context lock, which is held */
+    takt__lock_take(&t->lock);
+    tm_take(ctx);
+    arm_first_locked(ctx, state(ctx), t->timing, now);
+    tm_give(ctx);
+    takt__lock_give(&t->lock);
+  }
+}
 static void h_topic_removed(takt_context_t *ctx, takt_topic_t *t) {
   tm_take(ctx);
   topic_removed_tl(ctx, t);
@@ -1080,6 +1103,7 @@ static const takt__timing_hooks_t hooks = {
     .request_retrieved = h_request_retrieved,
     .request_dropped = h_request_dropped,
     .client_removed = h_client_removed,
+    .started = h_started,
     .next_deadline = h_next,
     .dispatch = h_dispatch,
 #if TAKT_WITH_CHAINS

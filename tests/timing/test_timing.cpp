@@ -214,6 +214,68 @@ TEST_F(Timing, DataLateOnArrivalIsReportedAtOnce) {
   EXPECT_EQ(st.late_on_commit, 1u);
 }
 
+// A source that never starts (a sensor that never comes up, a ROS 2 publisher that never
+// appears): µRT arms the rate deadline on a publication only, so it would never be told. takt
+// arms it at the context's start for a topic that has had no publication: one rate violation
+// epsilon' after the start, "no information since the start", and no more until data comes.
+TEST_F(Timing, RateOfASourceThatNeverStartsIsToldEpsilonAfterTheStart) {
+  make(hard(0, 0, 10 * kMs));
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);  // not running yet: nothing due
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  const int64_t t0 = takt_context_start_time(ctx);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);
+  spin_for(30 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  const takt_violation_t &v = rec.seen[0];
+  EXPECT_EQ(v.kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(v.critical_time, t0 + 10 * kMs);
+  EXPECT_EQ(v.detected_at, t0 + 10 * kMs);
+  EXPECT_EQ(v.t_info, t0);
+  EXPECT_EQ(v.value, 10 * kMs);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);  // told once
+  // the source comes up: watched from its first information on
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), now() + 10 * kMs);
+  takt_topic_timing_stats_t ts;
+  ASSERT_EQ(takt_topic_timing_stats(topic, &ts), TAKT_OK);
+  EXPECT_EQ(ts.rate_violations, 1u);
+}
+
+// A source whose first information comes within epsilon' of the start is not told; a constraint
+// set while the context runs is watched from then.
+TEST_F(Timing, RateOfASourceThatStartsInTimeIsNotTold) {
+  make(hard(0, 0, 10 * kMs));
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  const int64_t t0 = takt_context_start_time(ctx);
+  takt_clock_advance(&clock, 6 * kMs);
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 16 * kMs);
+  EXPECT_EQ(take(), 1u);
+  takt_clock_advance(&clock, 4 * kMs);  // t0 + 10 ms: the start's deadline, moved: nothing told
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  EXPECT_TRUE(rec.seen.empty());
+  // another topic's HARD rate constraint set now, while running: due 20 ms from now
+  takt_topic_t *odom = nullptr;
+  ASSERT_EQ(takt_topic_create(ctx, "odom", blob8_type(), 4, &odom), TAKT_OK);
+  takt_subscription_t *s = nullptr;
+  ASSERT_EQ(takt_subscription_create(cons, odom, "fuse", nullptr, nullptr, nullptr, &s), TAKT_OK);
+  takt_constraints_t c = hard(0, 0, 20 * kMs);
+  c.recovery = record_and_recover;
+  c.recovery_user = &rec;
+  ASSERT_EQ(takt_subscription_set_constraints(s, &c), TAKT_OK);
+  const int64_t set_at = now();
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 16 * kMs);  // scan's, the earlier
+  spin_for(30 * kMs);
+  ASSERT_EQ(rec.seen.size(), 2u);  // scan's at t0 + 16 ms (nothing since), then odom's
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 16 * kMs);
+  EXPECT_EQ(std::string(rec.seen[1].channel), "odom");
+  EXPECT_EQ(rec.seen[1].critical_time, set_at + 20 * kMs);
+  EXPECT_EQ(rec.seen[1].t_info, set_at);
+  EXPECT_EQ(takt_subscription_destroy(s), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(odom), TAKT_OK);
+}
+
 TEST_F(Timing, RateViolationIsFlaggedAlthoughFutureDataWouldBeValid) {
   make(hard(0, 0, 10 * kMs));  // epsilon 10 ms
   int64_t t0 = now();
