@@ -125,25 +125,32 @@ typedef struct takt_daemon_config {
    * (takt's does, with room for two frames: a daemon's has). Default true. */
   bool preempt_resume;
   /** The far side keeps a clock of its own (a microcontroller's, counting from its reset; another
-   * host's): origin times are mapped between its clock and this one. A received frame's t_info
-   * gets offset added, a sent one's has it taken off, where offset is the least (arrival here
-   * minus origin there) over the frames verified in the last TAKT_DAEMON_PEER_CLOCK_PERIOD and
-   * this one: the soonest frame is taken to have crossed in no time, so a mapped origin is never
-   * later than its arrival and a latency measured across the link leaves out the line's least
-   * delay. The offset follows drift both ways; a frame sooner than it allows lowers it at once; it
-   * is estimated anew when the far side restarts (another incarnation in its HEARTBEAT) or its
-   * clock goes back (TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES frames in a row over
+   * host's): origin times are mapped between its clock and this one, by this side alone (the far
+   * side leaves it off: the one whose clock is the reference maps). A received frame's t_info
+   * gets offset added, a sent one's has it taken off (and TAKT_FRAME_MAPPED set), where offset is
+   * the least (arrival here minus origin there) over the frames verified in the last
+   * TAKT_DAEMON_PEER_CLOCK_PERIOD and this one: the soonest frame is taken to have crossed in no
+   * time. So a mapped origin is never later than its arrival: latencies measured here of the far
+   * side's data leave out the line's least delay, and latencies measured there of this side's
+   * data count it once more. A frame sooner than the offset allows lowers it at once; at a
+   * period's end it rises to the period's least by at most TAKT_DAEMON_PEER_CLOCK_RISE (drift:
+   * 100 ppm), so frames that only carry origins this side made (echoes) cannot push it up. It is
+   * estimated anew when the far side restarts (another incarnation in its HEARTBEAT) or its clock
+   * goes back (TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES frames in a row over
    * TAKT_DAEMON_PEER_CLOCK_JUMP_NS older than it, over at least TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN
-   * of arrivals). A data frame sent before the far side was heard carries origin 0 (unknown;
-   * counted: tx_unmapped). Where TAKT_WITH_PEER_CLOCK is 0 (the Cortex-M port) creation refuses it
-   * with TAKT_ENOTSUP. Default off: both sides on one machine share CLOCK_MONOTONIC. */
+   * of arrivals); a frame that arrived before that gets its arrival as origin. A data frame sent
+   * before the far side was heard, or whose origin is before the far clock began, carries origin
+   * 0 (unknown; counted: tx_unmapped). Where TAKT_WITH_PEER_CLOCK is 0 (the Cortex-M port)
+   * creation refuses it with TAKT_ENOTSUP. Default off: both sides on one machine share
+   * CLOCK_MONOTONIC. */
   bool peer_clock;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_PEER_CLOCK_PERIOD (10 * TAKT_NS_PER_S)
 #define TAKT_DAEMON_PEER_CLOCK_JUMP_NS TAKT_NS_PER_S
 #define TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES 4u
-#define TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN (100 * TAKT_NS_PER_MS)
+#define TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN TAKT_NS_PER_S
+#define TAKT_DAEMON_PEER_CLOCK_RISE (TAKT_DAEMON_PEER_CLOCK_PERIOD / 10000)
 
 #define TAKT_DAEMON_CONFIG_DEFAULT                                                                 \
   {.mode = TAKT_DAEMON_PODS, .tx_nodes = TAKT_DAEMON_TX_NODES_DEFAULT,                             \
@@ -182,8 +189,11 @@ typedef struct takt_daemon_stats {
   uint64_t peer_clock_estimates; /* times the offset was estimated anew: the first frame heard,
                                     then after each restart or backward jump of the far clock */
   uint64_t peer_clock_jumps;     /* of those, for the far clock going back (no HEARTBEAT told) */
-  uint64_t tx_unmapped;          /* data frames sent before the far clock was known (origin 0) */
-  int64_t peer_clock_offset;     /* this clock minus the far one, ns, as now applied (0: unknown) */
+  uint64_t tx_unmapped;          /* data frames sent with origin 0: the far clock was not known
+                                    yet, or the origin was before it began */
+  uint64_t rx_unmapped;          /* frames that arrived before a new estimate: given their arrival */
+  int64_t peer_clock_offset;     /* this clock minus the far one, ns, as now applied */
+  bool peer_clock_known;         /* whether peer_clock_offset is (the far side was heard) */
 } takt_daemon_stats_t;
 
 /**

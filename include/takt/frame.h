@@ -43,6 +43,8 @@ typedef enum {
 } takt_frame_kind_t;
 
 #define TAKT_FRAME_RELIABLE 0x01 /* flags: the frame belongs to a reliable stream */
+#define TAKT_FRAME_MAPPED 0x02   /* flags: t_info is on the receiver's clock already (the sender
+                                    maps clocks: takt_daemon_config_t.peer_clock) */
 
 typedef struct takt_frame_header {
   uint8_t kind;     /* takt_frame_kind_t */

@@ -251,6 +251,8 @@ typedef struct takt_system_desc {
   uint32_t stack_kib;   /* stack of each thread the executor creates, KiB (0 = the OS default) */
   bool hold_for_chains; /* tide: hold for chains in flight (takt_tide_options_t); refused with
                          * another executor in the file, dropped when one replaces tide */
+  int64_t start_grace_ns; /* start_grace_ms: takt_timing_config_t.start_grace_ns, when ... */
+  bool start_grace_set;   /* ... given (else the default) */
   takt_system_group_t groups[TAKT_SYSTEM_MAX_GROUPS];
   uint32_t n_groups;
   double duration_s;

@@ -73,9 +73,16 @@ typedef struct takt_constraints {
 typedef struct takt_timing_config {
   uint32_t max_deadlines;   /* armed at once; 0: subscriptions + topics + 8 per client + chains */
   bool histograms;          /* latency percentiles per consumer (8 KiB each) */
+  /** A topic with a HARD rate constraint and no publication yet is due its first information
+   * start_grace_ns + epsilon' after the context's start (or after the constraint, when it is set
+   * while the context runs): a source that never starts is told then, once. The grace covers
+   * sources in other processes, on links or in ROS that come up after this one. */
+  int64_t start_grace_ns;
 } takt_timing_config_t;
 
-#define TAKT_TIMING_CONFIG_DEFAULT {.max_deadlines = 0, .histograms = true}
+#define TAKT_TIMING_START_GRACE_DEFAULT TAKT_NS_PER_S
+#define TAKT_TIMING_CONFIG_DEFAULT                                                                 \
+  {.max_deadlines = 0, .histograms = true, .start_grace_ns = TAKT_TIMING_START_GRACE_DEFAULT}
 
 /** Enable validation on a context (optional: the first set_constraints enables it with the
  * defaults). TAKT_ESTATE if already enabled, TAKT_ENOMEM if the arena cannot hold it. */

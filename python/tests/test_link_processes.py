@@ -57,6 +57,7 @@ def test_chains_cross_two_processes(tmp_path):
     # the agent mapped the micro side's clock (the same CLOCK_MONOTONIC here): the offset is the
     # least one-way time on loopback, never negative, well under a millisecond on an idle machine
     assert agent_link["peer_clock"] is True and link["peer_clock"] is False
+    assert agent_link["peer_clock_known"] is True and link["peer_clock_known"] is False
     assert agent_link["peer_clock_estimates"] == 1 and agent_link["peer_clock_jumps"] == 0, agent_link
     assert 0 <= agent_link["peer_clock_offset_ns"] < 20_000_000, agent_link
     # the micro side's client called the agent's service across the link and got answers

@@ -304,6 +304,14 @@ static takt_err_t check_limits(takt_system_t *s) {
 }
 
 static takt_err_t observe(takt_system_t *s) {
+  if (s->desc.start_grace_set && TAKT_WITH_TIMING) { /* before anything enables it by default */
+    takt_timing_config_t tc = TAKT_TIMING_CONFIG_DEFAULT;
+    tc.start_grace_ns = s->desc.start_grace_ns;
+    takt_err_t rc = takt_timing_enable(s->ctx, &tc);
+    if (rc == TAKT_ESTATE) /* a context validated before this system: its grace stays */
+      return fail(s, 0, rc, "start_grace_ms: the context's timing validation was enabled before");
+    if (rc < 0) return fail(s, 0, rc, "start_grace_ms: %s", takt_strerror(rc));
+  }
   if (s->hooks.violation == NULL) return TAKT_OK;
   takt_err_t rc = takt_timing_set_observer(s->ctx, on_violation, s);
   if (rc < 0) return fail(s, 0, rc, "violation observer: %s", takt_strerror(rc));

@@ -1234,7 +1234,8 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",    "executor", "duration_s", "priorities", "topics",
                                      "nodes",   "chains",   "links",      "scheduling", "threads",
                                      "cpus",    "groups",   "record",     "shared_domain",
-                                     "dds",     "ros1",     "stack_kib",  "hold_for_chains", NULL};
+                                     "dds",     "ros1",     "stack_kib",  "hold_for_chains",
+                                     "start_grace_ms", NULL};
   if (want(p, root, YAML_MAPPING_NODE, "the system description") < 0 ||
       check_keys(p, root, "the system description", keys) < 0)
     return -1;
@@ -1271,6 +1272,12 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
   if ((n = lookup(p, root, "stack_kib")) != NULL && get_whole(p, n, "stack_kib", 64, 65536, &sys->stack_kib) < 0)
     return -1;
+  if ((n = lookup(p, root, "start_grace_ms")) != NULL) {
+    double v;
+    if (get_number(p, n, "start_grace_ms", 0, 3600000, &v) < 0) return -1;
+    sys->start_grace_ns = (int64_t)(v * 1e6);
+    sys->start_grace_set = true;
+  }
   if ((n = lookup(p, root, "hold_for_chains")) != NULL) {
     if (get_bool(p, n, "hold_for_chains", &sys->hold_for_chains) < 0) return -1;
     if (sys->hold_for_chains && strcmp(sys->executor, "tide") != 0)

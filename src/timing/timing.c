@@ -77,6 +77,8 @@ typedef struct topic_timing {
   int64_t eps;                    /* epsilon' */
   takt_subscription_t *eps_owner; /* the HARD subscription that defines it */
   uint64_t published, rate_violations;
+  bool first_armed;               /* its first information was watched for (arm_first_locked) */
+  int64_t first_from;             /* from when: the start, or the constraint */
 } topic_timing_t;
 
 #if TAKT_WITH_CHAINS
@@ -221,8 +223,9 @@ static void tm_give(takt_context_t *ctx) {
 
 takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *cfg) {
   takt_timing_config_t def = TAKT_TIMING_CONFIG_DEFAULT;
-  if (ctx == NULL) return TAKT_EINVAL;
   if (cfg == NULL) cfg = &def;
+  if (ctx == NULL || cfg->start_grace_ns < 0 || cfg->start_grace_ns > TAKT_CONSTRAINT_MAX_NS)
+    return TAKT_EINVAL;
   takt__lock(ctx);
   if (ctx->timing_state != NULL) {
     takt__unlock(ctx);
@@ -366,9 +369,12 @@ static void topic_refresh_locked(timing_t *tm, takt_topic_t *t) {
  * then. µRT arms the rate deadline on a publication only, so a source that never starts would go
  * untold; its rate violation then reads "no information since then". Topic lock held. */
 static void arm_first_locked(takt_context_t *ctx, timing_t *tm, topic_timing_t *tt, int64_t now) {
-  if (!RATE_ON || tt == NULL || tt->eps == 0 || tt->published > 0 || tt->dl.pos >= 0) return;
-  if (atomic_load(&ctx->phase) != TAKT_PHASE_OPERATION) return;
-  arm(tm, &tt->dl, now + tt->eps);
+  if (!RATE_ON || tt == NULL || tt->eps == 0 || tt->published > 0 || tt->dl.pos >= 0 ||
+      tt->first_armed || atomic_load(&ctx->phase) != TAKT_PHASE_OPERATION)
+    return;
+  tt->first_armed = true; /* once: a later constraint does not tell the same silence again */
+  tt->first_from = now;
+  arm(tm, &tt->dl, now + tm->cfg.start_grace_ns + tt->eps);
 }
 
 takt_err_t takt_subscription_set_constraints(takt_subscription_t *sub, const takt_constraints_t *c) {
@@ -574,7 +580,8 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
   case DL_TOPIC_RATE: {
     if (!RATE_ON) break; /* never armed */
     topic_timing_t *tt = d->owner;
-    int64_t since = d->at - tt->eps;
+    /* nothing since the newest information, or since the watch for the first began */
+    int64_t since = tt->published == 0 && tt->first_armed ? tt->first_from : d->at - tt->eps;
     tt->rate_violations++;
     found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, d->at, since, now - since, false, wake);
     break;

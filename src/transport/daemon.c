@@ -38,6 +38,7 @@ typedef struct rx_slot {
   uint64_t seq; /* arrival order */
 #if TAKT_WITH_PEER_CLOCK
   int64_t arrived; /* peer_clock: when it arrived (a best-effort frame is verified when taken) */
+  uint32_t epoch;  /* peer_clock: the estimate it arrived under (pc.epoch then) */
 #endif
   uint32_t len;
   uint8_t *frame; /* unstuffed header + payload + CRC */
@@ -112,6 +113,7 @@ struct takt_daemon {
     int64_t period_end; /* this clock's time the current period ends */
     int64_t above_from; /* when the first of the frames in a row far older than offset arrived */
     uint32_t above;     /* how many */
+    uint32_t epoch;     /* estimates begun: a frame of an earlier one is not on the current */
     bool known;
   } pc;
 #endif
@@ -558,20 +560,33 @@ static void deliver_held_locked(takt_daemon_t *d) {
 /* ---- the far side's clock (peer_clock) ---- */
 
 #if TAKT_WITH_PEER_CLOCK
+/* The estimate is dropped (the far side restarted, or its clock went back): the next sample
+ * begins another, and frames that arrived before are not on it. */
+static void peer_clock_forget_locked(takt_daemon_t *d) {
+  d->pc.known = false;
+  d->pc.above = 0;
+  d->pc.epoch++;
+}
+
 /* A verified frame that left the far side at or after t_info (its clock) arrived at `arrived`
- * (this clock): one sample of the offset between the clocks (takt_daemon_config_t.peer_clock). */
-static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, int64_t t_info) {
+ * (this clock): one sample of the offset between the clocks (takt_daemon_config_t.peer_clock).
+ * A frame the far side mapped (TAKT_FRAME_MAPPED) is on this clock already: no sample. */
+static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, const takt_frame_header_t *h) {
   int64_t s, over;
-  if (!d->cfg.peer_clock || t_info <= 0 || __builtin_sub_overflow(arrived, t_info, &s)) return;
-  if (d->pc.known && (__builtin_sub_overflow(s, d->pc.offset, &over) ||
-                      over > TAKT_DAEMON_PEER_CLOCK_JUMP_NS)) {
-    /* far older than the offset says: an old origin (a frame sent again, a chain's inherited
-     * time), or the far clock went back. Back only if it lasts: frames in a row, for a while */
+  if (!d->cfg.peer_clock || h->t_info <= 0 || (h->flags & TAKT_FRAME_MAPPED) ||
+      __builtin_sub_overflow(arrived, h->t_info, &s))
+    return;
+  bool far_older = d->pc.known && (__builtin_sub_overflow(s, d->pc.offset, &over)
+                                       ? s > d->pc.offset /* beyond int64 either way */
+                                       : over > TAKT_DAEMON_PEER_CLOCK_JUMP_NS);
+  if (far_older) {
+    /* an old origin (a frame sent again, a chain's inherited time), or the far clock went back.
+     * Back only if it lasts: frames in a row, for a while */
     if (d->pc.above++ == 0) d->pc.above_from = arrived;
     if (d->pc.above < TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES ||
         arrived - d->pc.above_from < TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN)
       return;
-    d->pc.known = false;
+    peer_clock_forget_locked(d);
     d->stats.peer_clock_jumps++;
   }
   d->pc.above = 0;
@@ -580,38 +595,53 @@ static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, int64_t 
     d->pc.offset = d->pc.least = s;
     d->pc.period_end = arrived + TAKT_DAEMON_PEER_CLOCK_PERIOD;
     d->stats.peer_clock_estimates++;
-  } else if (arrived >= d->pc.period_end) { /* the period's least is the offset from now on */
-    d->pc.offset = d->pc.least;
+  } else if (arrived >= d->pc.period_end) {
+    /* the period's least is the offset from now on, up by drift at most: samples that only
+     * carry this side's own origins back (echoes) are a round trip above it every period */
+    int64_t cap = d->pc.offset + TAKT_DAEMON_PEER_CLOCK_RISE;
+    d->pc.offset = d->pc.least < cap ? d->pc.least : cap;
     d->pc.least = s;
     d->pc.period_end = arrived + TAKT_DAEMON_PEER_CLOCK_PERIOD;
   } else if (s < d->pc.least) {
     d->pc.least = s;
   }
   if (s < d->pc.offset) d->pc.offset = s; /* sooner than the offset allows: lowered at once */
-  d->stats.peer_clock_offset = d->pc.offset;
 }
 
-/* A received origin time on this clock (unknown, 0 or less, stays so). */
-static int64_t peer_clock_in_locked(const takt_daemon_t *d, int64_t t_info) {
+/* A received frame's origin on this clock, taken now (its payload verified): sampled first if it
+ * is best effort (a reliable frame was sampled when it arrived). A frame that arrived under an
+ * earlier estimate gets its arrival (its origin is on neither: counted); one the far side mapped,
+ * or of an unknown origin (0 or less), stays as it is. */
+static int64_t peer_clock_in_locked(takt_daemon_t *d, const rx_slot_t *slot,
+                                    const takt_frame_header_t *h) {
   int64_t t;
-  if (!d->cfg.peer_clock || t_info <= 0 || !d->pc.known) return t_info;
-  return __builtin_add_overflow(t_info, d->pc.offset, &t) ? INT64_MAX : t;
-}
-
-/* An origin time to send, on the far clock: 0 (unknown there) before the far side was heard or
- * for a time before its clock began. */
-static int64_t peer_clock_out_locked(takt_daemon_t *d, int64_t t_info) {
-  int64_t t;
-  if (!d->cfg.peer_clock || t_info <= 0) return t_info;
-  if (!d->pc.known) {
-    d->stats.tx_unmapped++;
-    return 0;
+  if (!d->cfg.peer_clock || h->t_info <= 0 || (h->flags & TAKT_FRAME_MAPPED)) return h->t_info;
+  if (slot->epoch != d->pc.epoch) {
+    d->stats.rx_unmapped++;
+    return slot->arrived;
   }
-  return __builtin_sub_overflow(t_info, d->pc.offset, &t) || t <= 0 ? 0 : t;
+  if ((h->flags & TAKT_FRAME_RELIABLE) == 0) peer_clock_sample_locked(d, slot->arrived, h);
+  if (!d->pc.known) return slot->arrived; /* cannot be: the sample above made it known */
+  return __builtin_add_overflow(h->t_info, d->pc.offset, &t) ? INT64_MAX : t;
 }
-#define PEER_CLOCK_SAMPLE(d, arrived, t_info) peer_clock_sample_locked(d, arrived, t_info)
+
+/* A data frame's origin to send, on the far clock, and TAKT_FRAME_MAPPED: 0 (unknown there)
+ * before the far side was heard, or for a time before its clock began. */
+static void peer_clock_out_locked(takt_daemon_t *d, takt_frame_header_t *h) {
+  int64_t t;
+  if (!d->cfg.peer_clock) return;
+  h->flags |= TAKT_FRAME_MAPPED;
+  if (h->t_info <= 0) return;
+  if (!d->pc.known || __builtin_sub_overflow(h->t_info, d->pc.offset, &t) || t <= 0) {
+    d->stats.tx_unmapped++;
+    h->t_info = 0;
+    return;
+  }
+  h->t_info = t;
+}
+#define PEER_CLOCK_SAMPLE(d, arrived, h) peer_clock_sample_locked(d, arrived, h)
 #else
-#define PEER_CLOCK_SAMPLE(d, arrived, t_info) ((void)0)
+#define PEER_CLOCK_SAMPLE(d, arrived, h) ((void)0)
 #endif
 
 /* A HEARTBEAT of the far sender: first, its oldest frame not acknowledged; last, its newest that
@@ -636,7 +666,7 @@ static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last,
     d->last_announced = last;
     d->stats.peer_restarts++;
 #if TAKT_WITH_PEER_CLOCK
-    d->pc.known = false; /* its clock began again too: estimated from this HEARTBEAT on */
+    peer_clock_forget_locked(d); /* its clock began again too: estimated from this HEARTBEAT on */
 #endif
   } else if ((int32_t)(first - d->expected) > 0) {
     if (known) d->stats.rx_skipped += first - d->expected;
@@ -676,13 +706,13 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     if (h->kind == TAKT_FRAME_HEARTBEAT) {
       const uint8_t *p = takt_frame_payload(f);
       on_heartbeat_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
-      PEER_CLOCK_SAMPLE(d, now_of(d), h->t_info); /* after: a restart forgets the old clock */
+      PEER_CLOCK_SAMPLE(d, now_of(d), h); /* after: a restart forgets the old clock */
       ack_locked(d);
       return;
     }
     if (h->kind == TAKT_FRAME_ACKNACK) {
       const uint8_t *p = takt_frame_payload(f);
-      PEER_CLOCK_SAMPLE(d, now_of(d), h->t_info);
+      PEER_CLOCK_SAMPLE(d, now_of(d), h);
       on_acknack_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
       return;
     }
@@ -714,8 +744,9 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   s->priority = h->priority;
 #if TAKT_WITH_PEER_CLOCK
   if (d->cfg.peer_clock) {
+    if (reliable) peer_clock_sample_locked(d, now_of(d), h); /* verified: CRC above */
     s->arrived = now_of(d);
-    if (reliable) peer_clock_sample_locked(d, s->arrived, h->t_info); /* verified: CRC above */
+    s->epoch = d->pc.epoch; /* after the sample: a jump it found begins the estimate it is on */
   }
 #endif
   if (!reliable) {
@@ -953,7 +984,7 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
     return TAKT_EFULL;
   }
 #if TAKT_WITH_PEER_CLOCK
-  fh.t_info = peer_clock_out_locked(d, fh.t_info);
+  peer_clock_out_locked(d, &fh);
 #endif
   node->reliable = reliable;
   node->control = node->first = false;
@@ -1051,10 +1082,7 @@ takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *p
     takt__heap_pop(&d->rx_table);
     memcpy(payload, takt_frame_payload(s->frame), fh.length);
 #if TAKT_WITH_PEER_CLOCK
-    if (d->cfg.peer_clock) {
-      if ((fh.flags & TAKT_FRAME_RELIABLE) == 0) peer_clock_sample_locked(d, s->arrived, fh.t_info);
-      fh.t_info = peer_clock_in_locked(d, fh.t_info);
-    }
+    fh.t_info = peer_clock_in_locked(d, s, &fh);
 #endif
     *h = fh;
     release_slot_locked(d, s);
@@ -1087,5 +1115,9 @@ void takt_daemon_get_stats(takt_daemon_t *d, takt_daemon_stats_t *out) {
   out->rx_garbage_bytes = d->deframer.stats.garbage_bytes; /* the deframer's own counts */
   out->rx_aborted = d->deframer.stats.aborted;
   out->rx_resumed = d->deframer.stats.resumed;
+#if TAKT_WITH_PEER_CLOCK
+  out->peer_clock_known = d->pc.known;
+  out->peer_clock_offset = d->pc.known ? d->pc.offset : 0;
+#endif
   dlock_give(d);
 }

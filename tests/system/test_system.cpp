@@ -323,6 +323,38 @@ TEST_F(SystemTest, PeerClockIsALinksBoolean) {
   }
 }
 
+// start_grace_ms reaches the timing layer: a HARD rate constraint whose topic has had no
+// publication is due the grace plus epsilon after the start. On a context whose validation was
+// enabled before the system, the file's grace cannot take effect: refused by name.
+TEST_F(SystemTest, StartGraceSetsWhenASilentSourceIsDue) {
+  const std::string text =
+      "start_grace_ms: 50\ntopics: [{name: scan, size: 8}]\nnodes:\n  - name: n\n"
+      "    subscriptions:\n      - {name: brake, topic: scan, priority: 5, class: hard, "
+      "rate_ms: 10, on_violation: continue}\n";
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                              text.size(), desc.get(), err, sizeof err),
+            TAKT_OK)
+      << err;
+  EXPECT_TRUE(desc->start_grace_set);
+  EXPECT_EQ(desc->start_grace_ns, 50 * kMs);
+  takt_clock_init_fake(&clock, 1000 * kMs);  // make_context without enabling validation
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_system_context_config(desc.get(), &cfg);
+  cfg.clock = &clock;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_context_usage(ctx, &baseline);
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), takt_context_start_time(ctx) + 60 * kMs);
+  takt_system_destroy(sys);
+  takt_context_destroy(ctx);
+  ctx = nullptr;
+  make_context();  // validation enabled before the build
+  EXPECT_EQ(build(&sys), TAKT_ESTATE);
+  EXPECT_STREQ(err, "mem.yaml: start_grace_ms: the context's timing validation was enabled before");
+}
+
 // Sizes, counts, priorities and ids are whole numbers: a fraction is refused with the field's
 // name and value, not cut to its whole part.
 TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {

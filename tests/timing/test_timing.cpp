@@ -217,21 +217,23 @@ TEST_F(Timing, DataLateOnArrivalIsReportedAtOnce) {
 // A source that never starts (a sensor that never comes up, a ROS 2 publisher that never
 // appears): µRT arms the rate deadline on a publication only, so it would never be told. takt
 // arms it at the context's start for a topic that has had no publication: one rate violation
-// epsilon' after the start, "no information since the start", and no more until data comes.
+// the start grace (1 s by default) plus epsilon' after the start, "no information since the
+// start", and no more until data comes.
 TEST_F(Timing, RateOfASourceThatNeverStartsIsToldEpsilonAfterTheStart) {
   make(hard(0, 0, 10 * kMs));
   EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);  // not running yet: nothing due
   ASSERT_EQ(takt_context_start(ctx), TAKT_OK);
   const int64_t t0 = takt_context_start_time(ctx);
-  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);
-  spin_for(30 * kMs);
+  const int64_t due = t0 + TAKT_TIMING_START_GRACE_DEFAULT + 10 * kMs;
+  EXPECT_EQ(takt_timing_next_deadline(ctx), due);
+  spin_for(TAKT_TIMING_START_GRACE_DEFAULT + 30 * kMs);
   ASSERT_EQ(rec.seen.size(), 1u);
   const takt_violation_t &v = rec.seen[0];
   EXPECT_EQ(v.kind, TAKT_VIOLATION_RATE);
-  EXPECT_EQ(v.critical_time, t0 + 10 * kMs);
-  EXPECT_EQ(v.detected_at, t0 + 10 * kMs);
-  EXPECT_EQ(v.t_info, t0);
-  EXPECT_EQ(v.value, 10 * kMs);
+  EXPECT_EQ(v.critical_time, due);
+  EXPECT_EQ(v.detected_at, due);
+  EXPECT_EQ(v.t_info, t0);                 // nothing since the start
+  EXPECT_EQ(v.value, due - t0);
   EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);  // told once
   // the source comes up: watched from its first information on
   ASSERT_EQ(publish(1, now()), TAKT_OK);
@@ -251,7 +253,7 @@ TEST_F(Timing, RateOfASourceThatStartsInTimeIsNotTold) {
   ASSERT_EQ(publish(1, now()), TAKT_OK);
   EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 16 * kMs);
   EXPECT_EQ(take(), 1u);
-  takt_clock_advance(&clock, 4 * kMs);  // t0 + 10 ms: the start's deadline, moved: nothing told
+  takt_clock_advance(&clock, 4 * kMs);  // t0 + 10 ms: nothing due (the start's was moved)
   uint32_t ran = 0;
   ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
   EXPECT_TRUE(rec.seen.empty());
@@ -266,12 +268,19 @@ TEST_F(Timing, RateOfASourceThatStartsInTimeIsNotTold) {
   ASSERT_EQ(takt_subscription_set_constraints(s, &c), TAKT_OK);
   const int64_t set_at = now();
   EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 16 * kMs);  // scan's, the earlier
-  spin_for(30 * kMs);
+  spin_for(TAKT_TIMING_START_GRACE_DEFAULT + 30 * kMs);
   ASSERT_EQ(rec.seen.size(), 2u);  // scan's at t0 + 16 ms (nothing since), then odom's
   EXPECT_EQ(rec.seen[0].critical_time, t0 + 16 * kMs);
   EXPECT_EQ(std::string(rec.seen[1].channel), "odom");
-  EXPECT_EQ(rec.seen[1].critical_time, set_at + 20 * kMs);
+  EXPECT_EQ(rec.seen[1].critical_time, set_at + TAKT_TIMING_START_GRACE_DEFAULT + 20 * kMs);
   EXPECT_EQ(rec.seen[1].t_info, set_at);
+  // a second constraint on odom does not watch for its first information again: told once
+  takt_subscription_t *s2 = nullptr;
+  ASSERT_EQ(takt_subscription_create(cons, odom, "map", nullptr, nullptr, nullptr, &s2), TAKT_OK);
+  ASSERT_EQ(takt_subscription_set_constraints(s2, &c), TAKT_OK);
+  spin_for(TAKT_TIMING_START_GRACE_DEFAULT + 30 * kMs);
+  EXPECT_EQ(rec.seen.size(), 2u);  // nothing more: each silence told once
+  EXPECT_EQ(takt_subscription_destroy(s2), TAKT_OK);
   EXPECT_EQ(takt_subscription_destroy(s), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(odom), TAKT_OK);
 }

@@ -633,8 +633,9 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
-            "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_offset_ns\": %lld, "
-            "\"peer_clock_estimates\": %llu, \"peer_clock_jumps\": %llu, \"tx_unmapped\": %llu}",
+            "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_known\": %s, "
+            "\"peer_clock_offset_ns\": %lld, \"peer_clock_estimates\": %llu, "
+            "\"peer_clock_jumps\": %llu, \"tx_unmapped\": %llu, \"rx_unmapped\": %llu}",
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
             (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
@@ -642,9 +643,10 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             (unsigned long long)bs.imported, (unsigned long long)bs.forward_refused,
             (unsigned long long)ds.frames_cut, (unsigned long long)ds.rx_aborted,
             (unsigned long long)ds.frames_suspended, (unsigned long long)ds.rx_resumed,
-            d->links[i].peer_clock ? "true" : "false", (long long)ds.peer_clock_offset,
-            (unsigned long long)ds.peer_clock_estimates, (unsigned long long)ds.peer_clock_jumps,
-            (unsigned long long)ds.tx_unmapped);
+            d->links[i].peer_clock ? "true" : "false", ds.peer_clock_known ? "true" : "false",
+            (long long)ds.peer_clock_offset, (unsigned long long)ds.peer_clock_estimates,
+            (unsigned long long)ds.peer_clock_jumps, (unsigned long long)ds.tx_unmapped,
+            (unsigned long long)ds.rx_unmapped);
   }
   fprintf(f, "%s],\n", d->n_links ? "\n  " : "");
   takt_system_dds_counts_t dc;
