@@ -1,11 +1,13 @@
-// roscpp's logging macros: ROS_DEBUG/INFO/WARN/ERROR/FATAL, their _STREAM, _NAMED, _ONCE,
-// _THROTTLE and _COND forms. A line goes to the console as roscpp prints it
+// roscpp's logging macros: ROS_DEBUG/INFO/WARN/ERROR/FATAL with every form rosconsole has
+// but _FILTER: _STREAM, _NAMED, _COND, _ONCE, _THROTTLE and _DELAYED_THROTTLE and their
+// combinations (ROS_WARN_STREAM_THROTTLE_NAMED, ...); ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
 // ("[ INFO] [sec.nsec]: text", INFO and DEBUG on stdout, the rest on stderr) and to /rosout as a
 // rosgraph_msgs/Log. The level is INFO unless $ROSCONSOLE_MIN_SEVERITY (DEBUG, INFO, WARN, ERROR,
 // FATAL) or ros::console::set_logger_level says otherwise.
 #ifndef TAKT_ROS_CONSOLE_H
 #define TAKT_ROS_CONSOLE_H
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -19,7 +21,7 @@ bool takt_enabled(Level level);
 void takt_print(Level level, const char *file, int line, const char *function, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void takt_write(Level level, const char *file, int line, const char *function, const std::string &text);
-bool takt_throttle(double *last, double period);
+bool takt_throttle(double *last, double period, bool delayed = false);
 bool set_logger_level(const std::string &name, Level level);
 void notifyLoggerLevelsChanged();
 }  // namespace console
@@ -40,52 +42,169 @@ void notifyLoggerLevelsChanged();
       ::ros::console::takt_write(lvl, __FILE__, __LINE__, __func__, takt_ss__.str());          \
     }                                                                                          \
   } while (0)
-#define ROS_LOG_TAKT_ONCE_(lvl, ...)                                                           \
+/* Each of these runs `stmt` (one of the plain macros above) when its condition holds. */
+#define ROS_LOG_TAKT_COND_(c, stmt)                                                            \
+  do {                                                                                         \
+    if (c) stmt;                                                                               \
+  } while (0)
+#define ROS_LOG_TAKT_ONCE_(stmt)                                                               \
   do {                                                                                         \
     static bool takt_once__ = false;                                                           \
     if (!takt_once__) {                                                                        \
       takt_once__ = true;                                                                      \
-      ROS_LOG_TAKT_(lvl, __VA_ARGS__);                                                         \
+      stmt;                                                                                    \
     }                                                                                          \
   } while (0)
-#define ROS_LOG_TAKT_THROTTLE_(period, lvl, ...)                                               \
+/* At most once per period seconds (delayed: not before a period has passed since the first
+ * time it was reached), as rosconsole's _THROTTLE and _DELAYED_THROTTLE forms. */
+#define ROS_LOG_TAKT_THROTTLE_(period, delayed, stmt)                                          \
   do {                                                                                         \
     static double takt_last__ = 0;                                                             \
-    if (::ros::console::takt_throttle(&takt_last__, period)) ROS_LOG_TAKT_(lvl, __VA_ARGS__);  \
+    if (::ros::console::takt_throttle(&takt_last__, period, delayed)) stmt;                    \
   } while (0)
 
-
+/* DEBUG */
 #define ROS_DEBUG(...) ROS_LOG_TAKT_(::ros::console::levels::Debug, __VA_ARGS__)
-#define ROS_INFO(...) ROS_LOG_TAKT_(::ros::console::levels::Info, __VA_ARGS__)
-#define ROS_WARN(...) ROS_LOG_TAKT_(::ros::console::levels::Warn, __VA_ARGS__)
-#define ROS_ERROR(...) ROS_LOG_TAKT_(::ros::console::levels::Error, __VA_ARGS__)
-#define ROS_FATAL(...) ROS_LOG_TAKT_(::ros::console::levels::Fatal, __VA_ARGS__)
 #define ROS_DEBUG_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Debug, args)
-#define ROS_INFO_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Info, args)
-#define ROS_WARN_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Warn, args)
-#define ROS_ERROR_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Error, args)
-#define ROS_FATAL_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Fatal, args)
 #define ROS_DEBUG_NAMED(name, ...) ROS_DEBUG(__VA_ARGS__)
-#define ROS_INFO_NAMED(name, ...) ROS_INFO(__VA_ARGS__)
-#define ROS_WARN_NAMED(name, ...) ROS_WARN(__VA_ARGS__)
-#define ROS_ERROR_NAMED(name, ...) ROS_ERROR(__VA_ARGS__)
-#define ROS_FATAL_NAMED(name, ...) ROS_FATAL(__VA_ARGS__)
 #define ROS_DEBUG_STREAM_NAMED(name, args) ROS_DEBUG_STREAM(args)
+#define ROS_DEBUG_COND(c, ...) ROS_LOG_TAKT_COND_(c, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_COND_NAMED(c, name, ...) ROS_DEBUG_COND(c, __VA_ARGS__)
+#define ROS_DEBUG_STREAM_COND_NAMED(c, name, args) ROS_DEBUG_STREAM_COND(c, args)
+#define ROS_DEBUG_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_ONCE_NAMED(name, ...) ROS_DEBUG_ONCE(__VA_ARGS__)
+#define ROS_DEBUG_STREAM_ONCE_NAMED(name, args) ROS_DEBUG_STREAM_ONCE(args)
+#define ROS_DEBUG_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_THROTTLE_NAMED(p, name, ...) ROS_DEBUG_THROTTLE(p, __VA_ARGS__)
+#define ROS_DEBUG_STREAM_THROTTLE_NAMED(p, name, args) ROS_DEBUG_STREAM_THROTTLE(p, args)
+#define ROS_DEBUG_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_DEBUG_DELAYED_THROTTLE(p, __VA_ARGS__)
+#define ROS_DEBUG_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_DEBUG_STREAM_DELAYED_THROTTLE(p, args)
+
+/* INFO */
+#define ROS_INFO(...) ROS_LOG_TAKT_(::ros::console::levels::Info, __VA_ARGS__)
+#define ROS_INFO_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Info, args)
+#define ROS_INFO_NAMED(name, ...) ROS_INFO(__VA_ARGS__)
 #define ROS_INFO_STREAM_NAMED(name, args) ROS_INFO_STREAM(args)
+#define ROS_INFO_COND(c, ...) ROS_LOG_TAKT_COND_(c, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_INFO_STREAM(args))
+#define ROS_INFO_COND_NAMED(c, name, ...) ROS_INFO_COND(c, __VA_ARGS__)
+#define ROS_INFO_STREAM_COND_NAMED(c, name, args) ROS_INFO_STREAM_COND(c, args)
+#define ROS_INFO_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_INFO_STREAM(args))
+#define ROS_INFO_ONCE_NAMED(name, ...) ROS_INFO_ONCE(__VA_ARGS__)
+#define ROS_INFO_STREAM_ONCE_NAMED(name, args) ROS_INFO_STREAM_ONCE(args)
+#define ROS_INFO_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_INFO_STREAM(args))
+#define ROS_INFO_THROTTLE_NAMED(p, name, ...) ROS_INFO_THROTTLE(p, __VA_ARGS__)
+#define ROS_INFO_STREAM_THROTTLE_NAMED(p, name, args) ROS_INFO_STREAM_THROTTLE(p, args)
+#define ROS_INFO_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_INFO_STREAM(args))
+#define ROS_INFO_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_INFO_DELAYED_THROTTLE(p, __VA_ARGS__)
+#define ROS_INFO_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_INFO_STREAM_DELAYED_THROTTLE(p, args)
+
+/* WARN */
+#define ROS_WARN(...) ROS_LOG_TAKT_(::ros::console::levels::Warn, __VA_ARGS__)
+#define ROS_WARN_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Warn, args)
+#define ROS_WARN_NAMED(name, ...) ROS_WARN(__VA_ARGS__)
 #define ROS_WARN_STREAM_NAMED(name, args) ROS_WARN_STREAM(args)
+#define ROS_WARN_COND(c, ...) ROS_LOG_TAKT_COND_(c, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_WARN_STREAM(args))
+#define ROS_WARN_COND_NAMED(c, name, ...) ROS_WARN_COND(c, __VA_ARGS__)
+#define ROS_WARN_STREAM_COND_NAMED(c, name, args) ROS_WARN_STREAM_COND(c, args)
+#define ROS_WARN_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_WARN_STREAM(args))
+#define ROS_WARN_ONCE_NAMED(name, ...) ROS_WARN_ONCE(__VA_ARGS__)
+#define ROS_WARN_STREAM_ONCE_NAMED(name, args) ROS_WARN_STREAM_ONCE(args)
+#define ROS_WARN_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_WARN_STREAM(args))
+#define ROS_WARN_THROTTLE_NAMED(p, name, ...) ROS_WARN_THROTTLE(p, __VA_ARGS__)
+#define ROS_WARN_STREAM_THROTTLE_NAMED(p, name, args) ROS_WARN_STREAM_THROTTLE(p, args)
+#define ROS_WARN_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_WARN_STREAM(args))
+#define ROS_WARN_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_WARN_DELAYED_THROTTLE(p, __VA_ARGS__)
+#define ROS_WARN_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_WARN_STREAM_DELAYED_THROTTLE(p, args)
+
+/* ERROR */
+#define ROS_ERROR(...) ROS_LOG_TAKT_(::ros::console::levels::Error, __VA_ARGS__)
+#define ROS_ERROR_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Error, args)
+#define ROS_ERROR_NAMED(name, ...) ROS_ERROR(__VA_ARGS__)
 #define ROS_ERROR_STREAM_NAMED(name, args) ROS_ERROR_STREAM(args)
+#define ROS_ERROR_COND(c, ...) ROS_LOG_TAKT_COND_(c, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_ERROR_STREAM(args))
+#define ROS_ERROR_COND_NAMED(c, name, ...) ROS_ERROR_COND(c, __VA_ARGS__)
+#define ROS_ERROR_STREAM_COND_NAMED(c, name, args) ROS_ERROR_STREAM_COND(c, args)
+#define ROS_ERROR_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_ERROR_STREAM(args))
+#define ROS_ERROR_ONCE_NAMED(name, ...) ROS_ERROR_ONCE(__VA_ARGS__)
+#define ROS_ERROR_STREAM_ONCE_NAMED(name, args) ROS_ERROR_STREAM_ONCE(args)
+#define ROS_ERROR_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_ERROR_STREAM(args))
+#define ROS_ERROR_THROTTLE_NAMED(p, name, ...) ROS_ERROR_THROTTLE(p, __VA_ARGS__)
+#define ROS_ERROR_STREAM_THROTTLE_NAMED(p, name, args) ROS_ERROR_STREAM_THROTTLE(p, args)
+#define ROS_ERROR_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_ERROR_STREAM(args))
+#define ROS_ERROR_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_ERROR_DELAYED_THROTTLE(p, __VA_ARGS__)
+#define ROS_ERROR_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_ERROR_STREAM_DELAYED_THROTTLE(p, args)
+
+/* FATAL */
+#define ROS_FATAL(...) ROS_LOG_TAKT_(::ros::console::levels::Fatal, __VA_ARGS__)
+#define ROS_FATAL_STREAM(args) ROS_LOG_TAKT_STREAM_(::ros::console::levels::Fatal, args)
+#define ROS_FATAL_NAMED(name, ...) ROS_FATAL(__VA_ARGS__)
 #define ROS_FATAL_STREAM_NAMED(name, args) ROS_FATAL_STREAM(args)
-#define ROS_DEBUG_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Debug, __VA_ARGS__)
-#define ROS_INFO_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Info, __VA_ARGS__)
-#define ROS_WARN_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Warn, __VA_ARGS__)
-#define ROS_ERROR_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Error, __VA_ARGS__)
-#define ROS_DEBUG_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, ::ros::console::levels::Debug, __VA_ARGS__)
-#define ROS_INFO_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, ::ros::console::levels::Info, __VA_ARGS__)
-#define ROS_WARN_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, ::ros::console::levels::Warn, __VA_ARGS__)
-#define ROS_ERROR_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, ::ros::console::levels::Error, __VA_ARGS__)
-#define ROS_DEBUG_COND(c, ...) do { if (c) ROS_DEBUG(__VA_ARGS__); } while (0)
-#define ROS_INFO_COND(c, ...) do { if (c) ROS_INFO(__VA_ARGS__); } while (0)
-#define ROS_WARN_COND(c, ...) do { if (c) ROS_WARN(__VA_ARGS__); } while (0)
-#define ROS_ERROR_COND(c, ...) do { if (c) ROS_ERROR(__VA_ARGS__); } while (0)
+#define ROS_FATAL_COND(c, ...) ROS_LOG_TAKT_COND_(c, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_FATAL_STREAM(args))
+#define ROS_FATAL_COND_NAMED(c, name, ...) ROS_FATAL_COND(c, __VA_ARGS__)
+#define ROS_FATAL_STREAM_COND_NAMED(c, name, args) ROS_FATAL_STREAM_COND(c, args)
+#define ROS_FATAL_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_FATAL_STREAM(args))
+#define ROS_FATAL_ONCE_NAMED(name, ...) ROS_FATAL_ONCE(__VA_ARGS__)
+#define ROS_FATAL_STREAM_ONCE_NAMED(name, args) ROS_FATAL_STREAM_ONCE(args)
+#define ROS_FATAL_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_FATAL_STREAM(args))
+#define ROS_FATAL_THROTTLE_NAMED(p, name, ...) ROS_FATAL_THROTTLE(p, __VA_ARGS__)
+#define ROS_FATAL_STREAM_THROTTLE_NAMED(p, name, args) ROS_FATAL_STREAM_THROTTLE(p, args)
+#define ROS_FATAL_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_FATAL_STREAM(args))
+#define ROS_FATAL_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_FATAL_DELAYED_THROTTLE(p, __VA_ARGS__)
+#define ROS_FATAL_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_FATAL_STREAM_DELAYED_THROTTLE(p, args)
+
+/* ROS_ASSERT: the condition checked unless NDEBUG (or ROS_ASSERT_ENABLED says otherwise), as
+ * rosconsole's: a failed one is told as FATAL with the condition, file and line, then aborts. */
+#if defined(ROS_ASSERT_ENABLED) || !defined(NDEBUG)
+#define ROS_ASSERT(cond)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      ROS_FATAL("ASSERTION FAILED\n\tfile = %s\n\tline = %d\n\tcond = %s\n", __FILE__, __LINE__, #cond); \
+      ROS_ISSUE_BREAK()                                                                            \
+    }                                                                                              \
+  } while (0)
+#define ROS_ASSERT_MSG(cond, ...)                                                                  \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      ROS_FATAL("ASSERTION FAILED\n\tfile = %s\n\tline = %d\n\tcond = %s\n\tmessage = ", __FILE__, __LINE__, #cond); \
+      ROS_FATAL(__VA_ARGS__);                                                                      \
+      ROS_ISSUE_BREAK()                                                                            \
+    }                                                                                              \
+  } while (0)
+#define ROS_ASSERT_CMD(cond, cmd)                                                                  \
+  do {                                                                                             \
+    if (!(cond)) { cmd; }                                                                          \
+  } while (0)
+#else
+#define ROS_ASSERT(cond) do { } while (0)
+#define ROS_ASSERT_MSG(cond, ...) do { } while (0)
+#define ROS_ASSERT_CMD(cond, cmd) do { } while (0)
+#endif
+#define ROS_ISSUE_BREAK() ::abort();
+#define ROS_BREAK()                                                                                \
+  do {                                                                                             \
+    ROS_FATAL("BREAKPOINT HIT\n\tfile = %s\n\tline=%d\n", __FILE__, __LINE__);                    \
+    ROS_ISSUE_BREAK()                                                                              \
+  } while (0)
 
 #endif

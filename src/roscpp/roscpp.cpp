@@ -2486,8 +2486,12 @@ bool set_logger_level(const std::string &, Level level) {
 }
 void notifyLoggerLevelsChanged() {}
 
-bool takt_throttle(double *last, double period) {
+bool takt_throttle(double *last, double period, bool delayed) {
   double now = static_cast<double>(takt_time::wall_now_ns()) * 1e-9;
+  if (*last == 0 && delayed) { /* reached the first time: the period starts now */
+    *last = now;
+    return false;
+  }
   if (*last != 0 && now - *last < period) return false;
   *last = now;
   return true;

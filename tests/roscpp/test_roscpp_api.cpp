@@ -440,6 +440,43 @@ TEST(RoscppConsole, SetLoggerLevelDebugShowsDebug) {
   EXPECT_EQ(out.find("hidden-after"), std::string::npos);
 }
 
+// Every form rosconsole has (the combined ones are common in ROS 1 code: a port that does not
+// compile them is not a port with its source unchanged): each called twice in a row.
+TEST(RoscppConsole, CombinedFormsPrintAsRosconsoles) {
+  std::string out;
+  {
+    Capture cap(2);  // WARN and above go to stderr
+    for (int i = 0; i < 2; i++) {
+      ROS_WARN_STREAM_THROTTLE(60.0, "stream-throttle-" << i);  // once: the first
+      ROS_WARN_STREAM_ONCE("stream-once-" << i);
+      ROS_WARN_STREAM_COND(i == 1, "stream-cond-" << i);
+      ROS_WARN_COND_NAMED(i == 0, "ctl", "cond-named-%d", i);
+      ROS_WARN_THROTTLE_NAMED(60.0, "ctl", "throttle-named-%d", i);
+      ROS_WARN_DELAYED_THROTTLE(60.0, "delayed-%d", i);  // not before 60 s have passed
+      ROS_ERROR_STREAM_DELAYED_THROTTLE_NAMED(60.0, "ctl", "delayed-stream-" << i);
+      ROS_ERROR_ONCE_NAMED("ctl", "once-named-%d", i);
+      ROS_FATAL_STREAM_COND_NAMED(i == 1, "ctl", "fatal-cond-" << i);
+      ROS_ASSERT(i < 2);
+      ROS_ASSERT_MSG(i >= 0, "never %d", i);
+    }
+    out = cap.text();
+  }
+  for (const char *want : {"stream-throttle-0", "stream-once-0", "stream-cond-1", "cond-named-0",
+                           "throttle-named-0", "once-named-0", "fatal-cond-1"})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " in:\n" << out;
+  for (const char *not_wanted : {"stream-throttle-1", "stream-once-1", "stream-cond-0",
+                                 "cond-named-1", "throttle-named-1", "once-named-1", "fatal-cond-0",
+                                 "delayed", "ASSERTION"})
+    EXPECT_EQ(out.find(not_wanted), std::string::npos) << not_wanted << " in:\n" << out;
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the node's threads run: re-run, not fork
+  EXPECT_DEATH(ROS_BREAK(), "BREAKPOINT HIT");
+#ifdef NDEBUG
+  ROS_ASSERT(1 + 1 == 3);  // compiled out, as rosconsole's under NDEBUG
+#else
+  EXPECT_DEATH(ROS_ASSERT(1 + 1 == 3), "ASSERTION FAILED");
+#endif
+}
+
 // ---- connections per topic: TAKT_ROSCPP_MAX_CONNECTIONS=16 (test_roscpp_api's environment) holds
 // rviz, rostopic echo, rosbag and a dozen nodes on one topic
 
