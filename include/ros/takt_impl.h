@@ -84,7 +84,8 @@ std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
 // advertise, subscribe, timer, advertise_service: nullptr on failure (a message on stderr says why)
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, bool latch);
-void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len);
+/** bytes: the serialized message (publish_buffer()); a `Header header` first field gets its seq. */
+void publish(PubImpl &p, const Type &t, uint8_t *bytes, uint32_t len);
 /** Ends p for every handle that shares it (idempotent); pub_valid is false from then on. */
 void pub_shutdown(PubImpl &p);
 bool pub_valid(const PubImpl &p);

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <map>
 #include <mutex>
 #include <thread>  // std::this_thread::yield
@@ -837,10 +838,32 @@ std::string resolve(const NodeImpl *n, const std::string &name, bool do_remap) {
 }
 
 // -- publications: one ROS 1 publication per topic, shared by the Publishers of the process
+namespace {
+// Whether a message definition's first field is `Header header` (gencpp's HasHeader: roscpp then
+// writes each publication's number into header.seq). Comments, blank lines and constants skipped.
+bool first_field_is_header(const char *def) {
+  for (const char *line = def; line != nullptr && *line != '\0';) {
+    const char *end = std::strchr(line, '\n');
+    std::string l(line, end ? static_cast<size_t>(end - line) : std::strlen(line));
+    line = end ? end + 1 : nullptr;
+    size_t hash = l.find('#');
+    if (hash != std::string::npos) l.erase(hash);
+    std::istringstream in(l);
+    std::string type, name;
+    if (!(in >> type >> name)) continue;       // blank or a comment
+    if (name.find('=') != std::string::npos || l.find('=') != std::string::npos) continue;  // constant
+    return (type == "Header" || type == "std_msgs/Header") && name == "header";
+  }
+  return false;
+}
+}  // namespace
+
 struct PubShared {
   std::string topic;
   Type type;
   bool latch = false;
+  bool header = false;            // the type begins with `Header header`: seq filled in, as roscpp
+  std::atomic<uint32_t> seq{0};   // the next header.seq (one count per topic, as roscpp's)
   takt_ros1_pub_t *pub = nullptr;
   std::atomic<bool> warned{false};
   uint64_t refused = 0;  // subscribers refused so far, as reported (report_connections' lock)
@@ -881,6 +904,7 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   auto s = std::make_shared<PubShared>();
   s->topic = topic;
   s->type = t;
+  s->header = first_field_is_header(t.definition);
   s->latch = latch;
   {
     Ros1Use use;
@@ -912,7 +936,7 @@ Bytes &publish_buffer() {
   return buf;
 }
 
-void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
+void publish(PubImpl &p, const Type &t, uint8_t *bytes, uint32_t len) {
   Global &G = g();
   std::shared_ptr<PubShared> keep;
   {
@@ -934,6 +958,10 @@ void publish(PubImpl &p, const Type &t, const uint8_t *bytes, uint32_t len) {
   }
   Ros1Use use;
   if (!use.n) return;
+  if (s->header && len >= 4) {  // roscpp numbers the messages of a topic with a Header
+    uint32_t seq = s->seq.fetch_add(1, std::memory_order_relaxed);
+    for (int i = 0; i < 4; i++) bytes[i] = static_cast<uint8_t>(seq >> (8 * i));
+  }
   takt_err_t rc = takt_ros1_publish(s->pub, bytes, len);
   if (rc == TAKT_ESIZE && !s->warned.exchange(true))
     std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <ros/ros.h>
+#include <geometry_msgs/PointStamped.h>
 #include <std_msgs/Int32.h>
 #include <std_msgs/String.h>
 #include <std_srvs/SetBool.h>
@@ -266,6 +267,45 @@ TEST(RoscppNodeHandle, ChildKeepsItsParentsRemappings) {
   EXPECT_EQ(left.resolveName("info"), "/camera/info");
   EXPECT_EQ(left.resolveName("/image"), "/camera/image_raw");
   EXPECT_EQ(left.resolveName("image"), "/left/image");
+}
+
+// ---- header.seq ---------------------------------------------------------------------------------
+
+// roscpp numbers the messages of a topic whose type begins with `Header header` (one count per
+// topic, across its Publishers, from 0) and leaves every other type's bytes alone.
+TEST(RoscppPublish, HeaderSeqCountsEachTopicsMessages) {
+  ros::NodeHandle nh, nh2;
+  std::mutex mu;
+  std::vector<uint32_t> seqs;
+  std::vector<std::string> texts;
+  ros::Subscriber s = nh.subscribe<geometry_msgs::PointStamped>(
+      "/t_seq", 10, [&](const geometry_msgs::PointStamped::ConstPtr &m) {
+        std::lock_guard<std::mutex> lk(mu);
+        seqs.push_back(m->header.seq);
+      });
+  ros::Subscriber t = nh.subscribe<std_msgs::String>("/t_seq_text", 10,
+                                                      [&](const std_msgs::String::ConstPtr &m) {
+                                                        std::lock_guard<std::mutex> lk(mu);
+                                                        texts.push_back(m->data);
+                                                      });
+  ros::Publisher a = nh.advertise<geometry_msgs::PointStamped>("/t_seq", 10);
+  ros::Publisher b = nh2.advertise<geometry_msgs::PointStamped>("/t_seq", 10);
+  ros::Publisher text = nh.advertise<std_msgs::String>("/t_seq_text", 10);
+  ASSERT_TRUE(connected(a));
+  ASSERT_TRUE(connected(text));
+  geometry_msgs::PointStamped m;
+  m.header.seq = 77;  // overwritten, as roscpp does
+  for (int i = 0; i < 4; i++) (i % 2 ? b : a).publish(m);
+  std_msgs::String str;
+  str.data = "abcd";
+  text.publish(str);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return seqs.size() == 4 && texts.size() == 1;
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(seqs, (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(texts[0], "abcd");
 }
 
 // ---- shutdown through one copy of a handle -------------------------------------------------
