@@ -189,6 +189,28 @@ struct Param<const MessageEvent<T> &> {
 };
 template <class T> struct Param<MessageEvent<T>> : Param<const MessageEvent<T> &> {};
 
+/** Whether subscribe<M>(topic, q, F) is the callable form: not a function taking M itself (that
+ * is the free-function form, subscribe(topic, q, void (*)(M))). */
+template <class M, class F>
+struct AnyCallable
+    : std::integral_constant<bool, !std::is_same<typename std::decay<F>::type, void (*)(M)>::value &&
+                                       !std::is_same<typename std::decay<F>::type, void(M)>::value> {};
+
+/** Call fn with m as the first parameter kind it takes, in roscpp's order. */
+template <class M, class F>
+void call_best(F &fn, const std::shared_ptr<const M> &m, const MsgInfo &i) {
+  if constexpr (std::is_invocable<F &, const std::shared_ptr<const M> &>::value) {
+    fn(m);
+  } else if constexpr (std::is_invocable<F &, const MessageEvent<M const> &>::value) {
+    fn(Param<const MessageEvent<M const> &>::arg(m, i));
+  } else {
+    static_assert(std::is_invocable<F &, const M &>::value,
+                  "a subscription callback takes const M::ConstPtr&, const ros::MessageEvent<M const>& "
+                  "or const M&");
+    fn(*m);
+  }
+}
+
 /** A raw-bytes function that deserializes M and calls fn(message, info). */
 template <class M, class F>
 RawFn typed(F fn) {
@@ -197,6 +219,19 @@ RawFn typed(F fn) {
     if (!takt_wire::deserialize(*m, b, n)) return;  // counted by the implementation
     fn(std::shared_ptr<const M>(std::move(m)), i);
   };
+}
+
+/** callable F of a subscription to M, not called once tracked (if given) is gone. */
+template <class M, class F>
+RawFn callable(F &&fn, const std::shared_ptr<void const> &tracked) {
+  std::weak_ptr<void const> weak = tracked;
+  bool track = static_cast<bool>(tracked);
+  return typed<M>([f = typename std::decay<F>::type(std::forward<F>(fn)), weak, track](
+                      const std::shared_ptr<const M> &m, const MsgInfo &i) {
+    std::shared_ptr<void const> hold;
+    if (track && !(hold = weak.lock())) return;  // the tracked object is gone
+    call_best<M>(f, m, i);
+  });
 }
 
 template <class Req, class Resp, class F>
@@ -211,6 +246,10 @@ SrvFn service_fn(F fn) {
   };
 }
 }  // namespace takt_impl
+
+/** roscpp's tracked object of a subscription (subscribe<M>(topic, q, fn, tracked, hints)). */
+typedef std::shared_ptr<void const> VoidConstPtr;
+typedef std::shared_ptr<void> VoidPtr;
 
 /** The last, optional argument of subscribe: roscpp's TransportHints, or takt's Scheduling. */
 struct SubscribeExtra {
@@ -282,28 +321,20 @@ class NodeHandle {
                        const SubscribeExtra &extra = SubscribeExtra()) {
     return subscribe(topic, queue_size, fp, obj.get(), extra);
   }
-  // std::function (lambdas, std::bind) with the message type given: subscribe<M>(topic, q, fn)
-  template <class M>
-  Subscriber subscribe(const std::string &topic, uint32_t queue_size,
-                       const std::function<void(const std::shared_ptr<const M> &)> &fn,
+  // any callable (a lambda, std::bind, boost::bind, std::function) with the message type given:
+  // subscribe<M>(topic, q, fn[, tracked_object][, hints]). Its parameter is taken in roscpp's
+  // order: const M::ConstPtr& (what a boost::bind of such a function takes), then
+  // const MessageEvent<M const>&, then const M&. With tracked_object, fn is not called once the
+  // object is gone, and the object is held while it runs.
+  template <class M, class F, typename std::enable_if<takt_impl::AnyCallable<M, F>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, F &&fn,
                        const SubscribeExtra &extra = SubscribeExtra()) {
-    return sub<M>(topic, queue_size,
-                  takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &) { fn(m); }),
-                  extra);
+    return sub<M>(topic, queue_size, takt_impl::callable<M>(std::forward<F>(fn), VoidConstPtr()), extra);
   }
-  template <class M>
-  Subscriber subscribe(const std::string &topic, uint32_t queue_size,
-                       const std::function<void(const MessageEvent<M const> &)> &fn,
-                       const SubscribeExtra &extra = SubscribeExtra()) {
-    typedef takt_impl::Param<const MessageEvent<M const> &> A;
-    return sub<M>(topic, queue_size,
-                  takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { fn(A::arg(m, i)); }),
-                  extra);
-  }
-  template <class M>
-  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(const M &)> &fn,
-                       const SubscribeExtra &extra = SubscribeExtra()) {
-    return sub<M>(topic, queue_size, takt_impl::typed<M>([fn](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &) { fn(*m); }), extra);
+  template <class M, class F, typename std::enable_if<takt_impl::AnyCallable<M, F>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, F &&fn,
+                       const VoidConstPtr &tracked_object, const SubscribeExtra &extra = SubscribeExtra()) {
+    return sub<M>(topic, queue_size, takt_impl::callable<M>(std::forward<F>(fn), tracked_object), extra);
   }
 
   // services

@@ -8,6 +8,8 @@
 // COUNT` and `--talk TOPIC BYTES` (tests/CMakeLists.txt: test_roscpp_api, test_roscpp_api_limits).
 #include <gtest/gtest.h>
 
+#include <boost/bind/bind.hpp>
+
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
 #include <std_msgs/Int32.h>
@@ -20,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -267,6 +270,49 @@ TEST(RoscppNodeHandle, ChildKeepsItsParentsRemappings) {
   EXPECT_EQ(left.resolveName("info"), "/camera/info");
   EXPECT_EQ(left.resolveName("/image"), "/camera/image_raw");
   EXPECT_EQ(left.resolveName("image"), "/left/image");
+}
+
+// ---- callables: boost::bind and the tracked object ---------------------------------------------
+
+void scan_cb(const std_msgs::Int32::ConstPtr &m, const std::string &side, std::vector<std::string> *seen,
+             std::mutex *mu) {
+  std::lock_guard<std::mutex> lk(*mu);
+  seen->push_back(side + std::to_string(m->data));
+}
+
+// subscribe<M>(topic, q, boost::bind(cb, _1, extra)) as ROS 1 code writes it (it was ambiguous
+// among the std::function forms), and roscpp's tracked object: not called once it is gone.
+TEST(RoscppCallables, BoostBindAndTrackedObject) {
+  using namespace boost::placeholders;
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32>("/t_bind", 10, boost::bind(scan_cb, _1, "left", &seen, &mu));
+  auto owner = std::make_shared<int>(1);
+  ros::Subscriber b = nh.subscribe<std_msgs::Int32>(
+      "/t_bind", 10, boost::bind(scan_cb, _1, "tracked", &seen, &mu), ros::VoidConstPtr(owner),
+      ros::TransportHints().tcpNoDelay());
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_bind", 10);
+  ASSERT_TRUE(connected(p, 1));
+  std_msgs::Int32 m;
+  m.data = 1;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return seen.size() == 2;
+  }));
+  owner.reset();  // the tracked object goes: b's callback is not called any more
+  m.data = 2;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return std::find(seen.begin(), seen.end(), "left2") != seen.end();
+  }));
+  pause(0.2);
+  std::lock_guard<std::mutex> lk(mu);
+  std::vector<std::string> sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"left1", "left2", "tracked1"}));
 }
 
 // ---- header.seq ---------------------------------------------------------------------------------
