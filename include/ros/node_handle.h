@@ -13,6 +13,14 @@
 #include <string>
 #include <type_traits>
 
+#if defined(__has_include)
+#if __has_include(<boost/shared_ptr.hpp>)
+// where boost is (it is wherever roscpp is), messages in boost::shared_ptr as ROS 1 code has them
+#include <boost/shared_ptr.hpp>
+#define TAKT_ROSCPP_BOOST 1
+#endif
+#endif
+
 #include <ros/message_event.h>
 #include <ros/takt_impl.h>
 #include <ros/takt_wire.h>
@@ -40,6 +48,12 @@ class Publisher {
   void publish(const std::shared_ptr<M> &m) const {
     publish(*m);
   }
+#if TAKT_ROSCPP_BOOST
+  template <class M>
+  void publish(const boost::shared_ptr<M> &m) const {
+    publish(*m);
+  }
+#endif
   std::string getTopic() const { return impl_ ? takt_impl::pub_topic(*impl_) : std::string(); }
   uint32_t getNumSubscribers() const { return impl_ ? takt_impl::pub_subscribers(*impl_) : 0; }
   bool isLatched() const { return impl_ && takt_impl::pub_latched(*impl_); }
@@ -178,6 +192,28 @@ struct Param<const std::shared_ptr<T> &> {
 };
 template <class T> struct Param<std::shared_ptr<T>> : Param<const std::shared_ptr<T> &> {};
 
+#if TAKT_ROSCPP_BOOST
+/** A boost::shared_ptr sharing the message with p (p is held until the last copy goes). */
+template <class T>
+boost::shared_ptr<T> to_boost(const std::shared_ptr<T> &p) {
+  return boost::shared_ptr<T>(p.get(), [p](T *) {});
+}
+template <class T>
+struct Param<const boost::shared_ptr<const T> &> {
+  typedef T Msg;
+  static boost::shared_ptr<const T> arg(const std::shared_ptr<const T> &m, const MsgInfo &) { return to_boost(m); }
+};
+template <class T> struct Param<boost::shared_ptr<const T>> : Param<const boost::shared_ptr<const T> &> {};
+template <class T>
+struct Param<const boost::shared_ptr<T> &> {
+  typedef T Msg;
+  static boost::shared_ptr<T> arg(const std::shared_ptr<const T> &m, const MsgInfo &) {
+    return to_boost(std::const_pointer_cast<T>(m));
+  }
+};
+template <class T> struct Param<boost::shared_ptr<T>> : Param<const boost::shared_ptr<T> &> {};
+#endif
+
 /** The connection header's fields a MessageEvent shows: callerid, topic, type, md5sum. */
 std::shared_ptr<M_string> event_header(const MsgInfo &i);
 template <class T>
@@ -201,6 +237,10 @@ template <class M, class F>
 void call_best(F &fn, const std::shared_ptr<const M> &m, const MsgInfo &i) {
   if constexpr (std::is_invocable<F &, const std::shared_ptr<const M> &>::value) {
     fn(m);
+#if TAKT_ROSCPP_BOOST
+  } else if constexpr (std::is_invocable<F &, const boost::shared_ptr<const M> &>::value) {
+    fn(to_boost(m));
+#endif
   } else if constexpr (std::is_invocable<F &, const MessageEvent<M const> &>::value) {
     fn(Param<const MessageEvent<M const> &>::arg(m, i));
   } else {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/bind/bind.hpp>
+#include <boost/make_shared.hpp>
 
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
@@ -313,6 +314,27 @@ TEST(RoscppCallables, BoostBindAndTrackedObject) {
   std::vector<std::string> sorted = seen;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<std::string>{"left1", "left2", "tracked1"}));
+}
+
+std::atomic<int> g_boost_msgs{0};
+void boost_cb(const boost::shared_ptr<const std_msgs::Int32> &m) { g_boost_msgs += m->data; }
+
+// ROS 1 code holds messages in boost::shared_ptr: a callback taking one (free function, or a
+// lambda with the type given) and publish(boost::make_shared<M>(...)).
+TEST(RoscppCallables, BoostSharedPtrMessages) {
+  ros::NodeHandle nh;
+  std::atomic<int> lambda_sum{0};
+  ros::Subscriber a = nh.subscribe("/t_boost", 10, boost_cb);
+  ros::Subscriber b = nh.subscribe<std_msgs::Int32>(
+      "/t_boost", 10, [&](const boost::shared_ptr<const std_msgs::Int32> &m) { lambda_sum += m->data; });
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_boost", 10);
+  ASSERT_TRUE(connected(p, 1));
+  boost::shared_ptr<std_msgs::Int32> m = boost::make_shared<std_msgs::Int32>();
+  m->data = 5;
+  p.publish(m);
+  p.publish(boost::make_shared<std_msgs::Int32>(*m));
+  ASSERT_TRUE(eventually([&] { return g_boost_msgs.load() == 10 && lambda_sum.load() == 10; }))
+      << g_boost_msgs.load() << " " << lambda_sum.load();
 }
 
 // ---- header.seq ---------------------------------------------------------------------------------
