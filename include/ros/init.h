@@ -5,7 +5,9 @@
 #ifndef TAKT_ROS_INIT_H
 #define TAKT_ROS_INIT_H
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <ros/takt_impl.h>
 
@@ -47,7 +49,22 @@ const M_string &getRemappings();
 
 namespace master {
 const std::string &getURI();
+/** The host and port of the master's URI. */
+const std::string &getHost();
+uint32_t getPort();
 bool check();
+/** A topic some node publishes, and its type (getPublishedTopics). */
+struct TopicInfo {
+  TopicInfo() = default;
+  TopicInfo(const std::string &n, const std::string &dt) : name(n), datatype(dt) {}
+  std::string name;
+  std::string datatype;
+};
+typedef std::vector<TopicInfo> V_TopicInfo;
+/** The published topics (false: the master could not be asked). */
+bool getTopics(V_TopicInfo &topics);
+/** Every node the master knows of, from its system state, each once. */
+bool getNodes(std::vector<std::string> &nodes);
 }  // namespace master
 
 namespace takt {

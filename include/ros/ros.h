@@ -10,5 +10,6 @@
 #include <ros/service.h>
 #include <ros/spinner.h>
 #include <ros/time.h>
+#include <ros/topic.h>
 
 #endif

@@ -5,6 +5,7 @@
 #define TAKT_ROS_TAKT_IMPL_H
 
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -113,6 +114,10 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
 std::string sub_topic(const SubImpl &s);
 uint32_t sub_publishers(SubImpl &s);
 void sub_shutdown(SubImpl &s);
+/** ros::topic::waitForMessage: fn on a subscription of its own until got is set, timeout_ns
+ * passes (0: none) or ros::shutdown; whether got was set. */
+bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const std::atomic<bool> &got,
+                      int64_t timeout_ns);
 bool sub_valid(const SubImpl &s);
 
 typedef std::function<void(const TimerEvent &)> TimerFn;

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <sstream>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>  // std::this_thread::yield
 
@@ -67,6 +68,8 @@ struct Global {
   takt_context_t *ctx = nullptr;
   takt_ros1_node_t *ros1 = nullptr;
   takt_executor_t *exec = nullptr;
+  takt_executor_t *wait_exec = nullptr;  // ros::topic::waitForMessage's (made at its first call)
+  std::mutex wait_mu;                    // one waitForMessage at a time runs wait_exec
   takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
   takt_ros1_pub_t *rosout = nullptr;
   takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
@@ -604,6 +607,10 @@ void shutdown() {
   G.sleep_cv.notify_all();
   if (!G.started.load()) return;
   takt_executor_stop(G.exec);
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.wait_exec) takt_executor_stop(G.wait_exec);  // a waitForMessage returns
+  }
   // The ROS 1 node goes now (it unregisters from the master), once no publish is in flight;
   // the executor and the context stay until the spinning threads are gone.
   while (G.inflight.load() > 0) std::this_thread::yield();
@@ -761,6 +768,54 @@ bool check() {
   Ros1Use use;
   return use.n && takt_ros1_get_uri(use.n, buf, sizeof buf) == TAKT_OK;
 }
+namespace {
+// host and port of an http://host:port/ URI (port 0 when it has none)
+std::pair<std::string, uint32_t> host_port(const std::string &uri) {
+  size_t at = uri.find("://");
+  at = at == std::string::npos ? 0 : at + 3;
+  size_t end = uri.find('/', at);
+  std::string hp = uri.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  size_t colon = hp.rfind(':');
+  if (colon == std::string::npos) return {hp, 0};
+  return {hp.substr(0, colon), static_cast<uint32_t>(std::strtoul(hp.c_str() + colon + 1, nullptr, 10))};
+}
+}  // namespace
+const std::string &getHost() {
+  thread_local std::string host;
+  host = host_port(getURI()).first;
+  return host;
+}
+uint32_t getPort() { return host_port(getURI()).second; }
+bool getTopics(V_TopicInfo &topics) {
+  start();
+  Ros1Use use;
+  if (!use.n) return false;
+  V_TopicInfo got;
+  takt_err_t rc = takt_ros1_get_published_topics(
+      use.n, "",
+      [](void *u, const char *name, const char *type) {
+        static_cast<V_TopicInfo *>(u)->emplace_back(name, type);
+      },
+      &got);
+  if (rc != TAKT_OK) return false;
+  topics.swap(got);
+  return true;
+}
+bool getNodes(std::vector<std::string> &nodes) {
+  start();
+  Ros1Use use;
+  if (!use.n) return false;
+  std::set<std::string> seen;
+  takt_err_t rc = takt_ros1_get_system_state(
+      use.n,
+      [](void *u, int, const char *, const char *node) {
+        static_cast<std::set<std::string> *>(u)->insert(node);
+      },
+      &seen);
+  if (rc != TAKT_OK) return false;
+  nodes.assign(seen.begin(), seen.end());
+  return true;
+}
 }  // namespace master
 
 namespace takt {
@@ -798,10 +853,11 @@ class NodeImpl {
   std::string ns;
   M_string remaps;
   takt_node_t *node = nullptr;
+  takt_executor_t *exec = nullptr;  // the executor it is in (the process's, or waitForMessage's)
   ~NodeImpl() {
     Global &G = g();
     if (!node || G.down.load()) return;
-    takt_executor_remove_node(G.exec, node);
+    takt_executor_remove_node(exec ? exec : G.exec, node);
     takt_node_destroy(node);
   }
 };
@@ -826,6 +882,60 @@ std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remap
 }
 
 const std::string &node_namespace(const NodeImpl &n) { return n.ns; }
+
+// ros::topic::waitForMessage: a subscription of a node in an executor of its own (waitset, spun
+// on the caller's thread), so only its callback runs, as with roscpp's private callback queue;
+// the process's spinners need not run. Returns whether got was set (by fn) before the timeout
+// (0: none) or ros::shutdown.
+bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const std::atomic<bool> &got,
+                      int64_t timeout_ns) {
+  Global &G = g();
+  start();
+  if (!ok()) return false;
+  std::lock_guard<std::mutex> one(G.wait_mu);
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    if (G.down.load()) return false;
+    if (!G.wait_exec) {
+      takt_err_t rc = takt_executor_create(G.ctx, TAKT_EXEC_WAITSET, nullptr, &G.wait_exec);
+      if (rc != TAKT_OK) {
+        G.wait_exec = nullptr;
+        fail("waitForMessage: cannot create its executor", rc);
+        return false;
+      }
+    }
+  }
+  auto n = std::make_shared<NodeImpl>();
+  n->ns = G.ns;
+  n->exec = G.wait_exec;
+  char name[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_wait%u", G.next_id++);
+  }
+  takt_err_t rc = takt_node_create(G.ctx, name, &n->node);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(G.wait_exec, n->node);
+  if (rc != TAKT_OK) {
+    fail("waitForMessage: cannot create its takt node", rc);
+    return false;
+  }
+  takt_executor_t *ex = G.wait_exec;
+  RawFn stop_after = [fn, ex](const uint8_t *b, uint32_t len, const MsgInfo &i) {
+    fn(b, len, i);
+    takt_executor_stop(ex);
+  };
+  std::shared_ptr<SubImpl> s = subscribe(n, topic, t, 1, stop_after, takt::Scheduling());
+  if (!s) return false;
+  int64_t end = timeout_ns > 0 ? takt_time_now() + timeout_ns : TAKT_TIME_INFINITE;
+  while (ok() && !got.load()) {
+    int64_t now = takt_time_now();
+    if (now >= end) break;
+    int64_t slice = now + kSliceNs;  // ros::ok is looked at this often
+    takt_executor_spin_until(G.wait_exec, slice < end ? slice : end);
+  }
+  sub_shutdown(*s);
+  return got.load();
+}
 
 std::string resolve(const NodeImpl *n, const std::string &name, bool do_remap) {
   std::string r = resolve_in(n ? n->ns : g().ns, name);

@@ -337,6 +337,43 @@ TEST(RoscppCallables, BoostSharedPtrMessages) {
       << g_boost_msgs.load() << " " << lambda_sum.load();
 }
 
+// ---- ros::topic::waitForMessage, ros::master ------------------------------------------------------
+
+// The next message of a topic on a subscription of its own; an empty pointer after the timeout.
+// And the master's view of the graph: the published topics with their types, the nodes.
+TEST(RoscppTopic, WaitForMessageAndTheMastersGraph) {
+  ros::NodeHandle nh;
+  ros::WallTime t0 = ros::WallTime::now();
+  std_msgs::Int32::ConstPtr none = ros::topic::waitForMessage<std_msgs::Int32>("/t_wait_none", nh, ros::Duration(0.3));
+  EXPECT_FALSE(none);
+  EXPECT_GE((ros::WallTime::now() - t0).toSec(), 0.3);
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_wait", 10);
+  std::atomic<bool> stop{false};
+  std::thread talker([&] {
+    std_msgs::Int32 m;
+    m.data = 42;
+    while (!stop.load()) {
+      p.publish(m);
+      ros::WallDuration(0.05).sleep();
+    }
+  });
+  std_msgs::Int32::ConstPtr got = ros::topic::waitForMessage<std_msgs::Int32>("/t_wait", nh, ros::Duration(10.0));
+  stop.store(true);
+  talker.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->data, 42);
+  ros::master::V_TopicInfo topics;
+  ASSERT_TRUE(ros::master::getTopics(topics));
+  bool listed = false;
+  for (const auto &t : topics) listed = listed || (t.name == "/t_wait" && t.datatype == "std_msgs/Int32");
+  EXPECT_TRUE(listed);
+  std::vector<std::string> nodes;
+  ASSERT_TRUE(ros::master::getNodes(nodes));
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(), ros::this_node::getName()), nodes.end());
+  EXPECT_EQ(ros::master::getPort(), static_cast<uint32_t>(std::stoul(ros::master::getURI().substr(ros::master::getURI().rfind(':') + 1))));
+  EXPECT_FALSE(ros::master::getHost().empty());
+}
+
 // ---- header.seq ---------------------------------------------------------------------------------
 
 // roscpp numbers the messages of a topic whose type begins with `Header header` (one count per
