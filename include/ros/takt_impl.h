@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ros/datatypes.h>
+#include <xmlrpcpp/XmlRpcValue.h>
 #include <ros/time.h>
 
 namespace ros {
@@ -169,6 +170,8 @@ bool param_get(const std::string &key, std::map<std::string, double> &v);
 bool param_get(const std::string &key, std::map<std::string, float> &v);
 bool param_get(const std::string &key, std::map<std::string, int> &v);
 bool param_get(const std::string &key, std::map<std::string, bool> &v);
+/** Any parameter, nested lists and dictionaries too (roscpp's XmlRpc::XmlRpcValue). */
+bool param_get(const std::string &key, XmlRpc::XmlRpcValue &v);
 template <class T>
 bool param_get_cached(const std::string &key, T &v) {
   return param_get(key, v);

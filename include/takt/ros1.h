@@ -370,6 +370,24 @@ takt_err_t takt_ros1_param_set_dict(takt_ros1_node_t *node, const char *key,
  * call the node's master API. */
 takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, takt_ros1_param_fn fn,
                                     void *user);
+/** What takt_ros1_param_walk tells: a scalar, a list or dictionary begins, or ends. */
+typedef enum {
+  TAKT_ROS1_WALK_VALUE = 0,
+  TAKT_ROS1_WALK_LIST,
+  TAKT_ROS1_WALK_DICT,
+  TAKT_ROS1_WALK_END
+} takt_ros1_walk_t;
+/** One step of a walk: name is the dictionary member's name (NULL for a list's element or the
+ * top); v the scalar (TAKT_ROS1_WALK_VALUE only, else NULL). */
+typedef void (*takt_ros1_walk_fn)(void *user, takt_ros1_walk_t what, const char *name,
+                                  const takt_ros1_param_value_t *v);
+/** The parameter at key, whatever it holds (a scalar; lists and dictionaries nested as deep as
+ * the XML-RPC decoder takes them), depth first: a list or dictionary is its begin, its elements
+ * in order, its end (roscpp's XmlRpc::XmlRpcValue is built from it). Errors as get_each, but a
+ * nested list or dictionary is no error; TAKT_ETYPE for a value of another XML-RPC type
+ * (base64, dateTime). fn as get_each's. */
+takt_err_t takt_ros1_param_walk(takt_ros1_node_t *node, const char *key, takt_ros1_walk_fn fn,
+                                void *user);
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 

@@ -704,6 +704,57 @@ takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, tak
   return rc;
 }
 
+/* A value of a decoded document and everything under it, depth first (takt_ros1_param_walk).
+ * Depth is bounded by the decoder (TAKT__XR_MAX_DEPTH); one scratch of 2 KiB for the whole walk:
+ * a string value in its first half, a member's name in its second (handed on before the member's
+ * own members reuse it). */
+#define WALK_TEXT 1024u
+static takt_err_t walk_value(const takt__xr_doc_t *doc, const takt__xr_value_t *e, const char *name,
+                             takt_ros1_walk_fn fn, void *user, char *scratch) {
+  takt_ros1_param_value_t pv = {.kind = TAKT_ROS1_PARAM_INT};
+  switch (e->kind) {
+  case TAKT__XR_INT: pv.i = e->u.i; break;
+  case TAKT__XR_DOUBLE: pv.kind = TAKT_ROS1_PARAM_DOUBLE, pv.d = e->u.d; break;
+  case TAKT__XR_BOOL: pv.kind = TAKT_ROS1_PARAM_BOOL, pv.b = e->u.b; break;
+  case TAKT__XR_STRING:
+    pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = scratch;
+    if (takt__xr_str_copy(e, scratch, WALK_TEXT) < 0) return TAKT_ESIZE;
+    break;
+  case TAKT__XR_ARRAY:
+  case TAKT__XR_STRUCT: {
+    bool dict = e->kind == TAKT__XR_STRUCT;
+    fn(user, dict ? TAKT_ROS1_WALK_DICT : TAKT_ROS1_WALK_LIST, name, NULL);
+    char *member = scratch + WALK_TEXT;
+    for (uint32_t k = e->u.list.first; k != 0; k = doc->v[k].next) {
+      const takt__xr_value_t *m = &doc->v[k];
+      if (dict) {
+        if (m->name_len >= WALK_TEXT) return TAKT_ESIZE;
+        memcpy(member, m->name, m->name_len);
+        member[m->name_len] = '\0';
+      }
+      TAKT_RETURN_IF_ERR(walk_value(doc, m, dict ? member : NULL, fn, user, scratch));
+    }
+    fn(user, TAKT_ROS1_WALK_END, NULL, NULL);
+    return TAKT_OK;
+  }
+  default: return TAKT_ETYPE;
+  }
+  fn(user, TAKT_ROS1_WALK_VALUE, name, &pv);
+  return TAKT_OK;
+}
+
+takt_err_t takt_ros1_param_walk(takt_ros1_node_t *node, const char *key, takt_ros1_walk_fn fn,
+                                void *user) {
+  if (node == NULL || key == NULL || fn == NULL) return TAKT_EINVAL;
+  takt__ros1_call_t *c;
+  const takt__xr_value_t *v;
+  TAKT_RETURN_IF_ERR(get_value(node, key, &c, &v));
+  char scratch[2 * WALK_TEXT];
+  takt_err_t rc = v != NULL ? walk_value(&c->doc, v, NULL, fn, user, scratch) : TAKT_ETYPE;
+  takt__ros1_call_give(node, c);
+  return rc;
+}
+
 takt_err_t takt_ros1_param_has(takt_ros1_node_t *node, const char *key, bool *has) {
   if (node == NULL || key == NULL || has == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;

@@ -2555,6 +2555,51 @@ bool param_get(const std::string &key, std::map<std::string, double> &v) { retur
 bool param_get(const std::string &key, std::map<std::string, float> &v) { return get_dict(key, v); }
 bool param_get(const std::string &key, std::map<std::string, int> &v) { return get_dict(key, v); }
 bool param_get(const std::string &key, std::map<std::string, bool> &v) { return get_dict(key, v); }
+bool param_get(const std::string &key, XmlRpc::XmlRpcValue &v) {
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (!n) return false;
+  struct Build {
+    XmlRpc::XmlRpcValue top;
+    std::vector<XmlRpc::XmlRpcValue *> open;  // the lists and dictionaries being filled
+    // where the next value goes: the top, a list's next element or a dictionary's member
+    XmlRpc::XmlRpcValue &slot(const char *name) {
+      if (open.empty()) return top;
+      XmlRpc::XmlRpcValue &in = *open.back();
+      return name ? in[std::string(name)] : in[in.size()];
+    }
+  } b;
+  takt_err_t rc = takt_ros1_param_walk(
+      n, key.c_str(),
+      [](void *u, takt_ros1_walk_t what, const char *name, const takt_ros1_param_value_t *pv) {
+        Build &w = *static_cast<Build *>(u);
+        if (what == TAKT_ROS1_WALK_END) {
+          w.open.pop_back();
+          return;
+        }
+        XmlRpc::XmlRpcValue &x = w.slot(name);
+        if (what == TAKT_ROS1_WALK_LIST) {
+          x.setSize(0);
+          w.open.push_back(&x);
+        } else if (what == TAKT_ROS1_WALK_DICT) {
+          x = XmlRpc::XmlRpcValue();
+          x.begin();  // a struct, possibly empty
+          w.open.push_back(&x);
+        } else {
+          switch (pv->kind) {
+          case TAKT_ROS1_PARAM_INT: x = XmlRpc::XmlRpcValue(static_cast<int>(pv->i)); break;
+          case TAKT_ROS1_PARAM_DOUBLE: x = XmlRpc::XmlRpcValue(pv->d); break;
+          case TAKT_ROS1_PARAM_BOOL: x = XmlRpc::XmlRpcValue(pv->b); break;
+          case TAKT_ROS1_PARAM_STRING: x = XmlRpc::XmlRpcValue(std::string(pv->s)); break;
+          }
+        }
+      },
+      &b);
+  if (rc != TAKT_OK) return false;
+  v = b.top;
+  return true;
+}
 void param_set(const std::string &key, const std::vector<std::string> &v) { set_list(key, v); }
 void param_set(const std::string &key, const std::vector<double> &v) { set_list(key, v); }
 void param_set(const std::string &key, const std::vector<float> &v) { set_list(key, v); }

@@ -546,6 +546,44 @@ TEST(RoscppParam, IntOfADoubleRoundsAsRoscpp) {
   EXPECT_EQ(v, 7);
 }
 
+// XmlRpc::XmlRpcValue: any parameter, nested (a list of dictionaries set by rosparam, a namespace
+// of the master's tree), with XmlRpc++'s strict types.
+TEST(RoscppParam, XmlRpcValueReadsNestedParameters) {
+  ros::NodeHandle nh;
+  std::string cmd = "/usr/bin/python3 /usr/bin/rosparam set /t_wps \"[{x: 1.5, name: home, ok: true}, "
+                    "{x: 2, name: dock, ok: false}]\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  XmlRpc::XmlRpcValue wps;
+  ASSERT_TRUE(nh.getParam("/t_wps", wps));
+  ASSERT_EQ(wps.getType(), XmlRpc::XmlRpcValue::TypeArray);
+  ASSERT_EQ(wps.size(), 2);
+  EXPECT_EQ(wps[0]["x"].getType(), XmlRpc::XmlRpcValue::TypeDouble);
+  EXPECT_EQ(static_cast<double>(wps[0]["x"]), 1.5);
+  EXPECT_EQ(static_cast<std::string>(wps[0]["name"]), "home");
+  EXPECT_TRUE(static_cast<bool>(wps[0]["ok"]));
+  EXPECT_EQ(wps[1]["x"].getType(), XmlRpc::XmlRpcValue::TypeInt);  // 2: an int, as XmlRpc++ has it
+  EXPECT_EQ(static_cast<int>(wps[1]["x"]), 2);
+  EXPECT_THROW(static_cast<double>(wps[1]["x"]), XmlRpc::XmlRpcException);
+  EXPECT_TRUE(wps[1].hasMember("name"));
+  EXPECT_FALSE(wps[1].hasMember("y"));
+  nh.setParam("/t_ns/arm/len", 0.7);
+  nh.setParam("/t_ns/arm/name", std::string("left"));
+  nh.setParam("/t_ns/gains", std::vector<double>{1.0, 2.0});
+  XmlRpc::XmlRpcValue ns;
+  ASSERT_TRUE(ros::param::get("/t_ns", ns));
+  ASSERT_EQ(ns.getType(), XmlRpc::XmlRpcValue::TypeStruct);
+  EXPECT_EQ(static_cast<double>(ns["arm"]["len"]), 0.7);
+  EXPECT_EQ(static_cast<std::string>(ns["arm"]["name"]), "left");
+  EXPECT_EQ(ns["gains"].size(), 2);
+  EXPECT_EQ(static_cast<double>(ns["gains"][1]), 2.0);
+  int members = 0;
+  for (auto it = ns.begin(); it != ns.end(); ++it) members++;
+  EXPECT_EQ(members, 2);
+  XmlRpc::XmlRpcValue missing;
+  EXPECT_FALSE(nh.getParam("/t_not_set_anywhere", missing));
+  EXPECT_FALSE(missing.valid());
+}
+
 TEST(RoscppParam, SearchFromTheHandlesNamespace) {
   ros::NodeHandle nh;
   ros::NodeHandle r1("/robot1");
