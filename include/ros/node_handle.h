@@ -48,6 +48,10 @@ class Publisher {
   void publish(const std::shared_ptr<M> &m) const {
     publish(*m);
   }
+  template <class M>
+  void publish(const MessagePtr<M> &m) const {
+    publish(*m);
+  }
 #if TAKT_ROSCPP_BOOST
   template <class M>
   void publish(const boost::shared_ptr<M> &m) const {
@@ -191,6 +195,12 @@ struct Param<const std::shared_ptr<T> &> {
   }
 };
 template <class T> struct Param<std::shared_ptr<T>> : Param<const std::shared_ptr<T> &> {};
+// M::ConstPtr and M::Ptr (ros::MessagePtr): as the std::shared_ptr they are
+template <class T> struct Param<const MessagePtr<const T> &> : PtrParam<T> {};
+template <class T> struct Param<MessagePtr<const T>> : PtrParam<T> {};
+template <class T> struct Param<const MessagePtr<const T>> : PtrParam<T> {};
+template <class T> struct Param<const MessagePtr<T> &> : Param<const std::shared_ptr<T> &> {};
+template <class T> struct Param<MessagePtr<T>> : Param<const std::shared_ptr<T> &> {};
 
 #if TAKT_ROSCPP_BOOST
 /** A boost::shared_ptr sharing the message with p (p is held until the last copy goes). */

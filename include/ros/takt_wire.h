@@ -10,14 +10,43 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#if defined(__has_include)
+#if __has_include(<boost/shared_ptr.hpp>)
+#include <boost/shared_ptr.hpp>
+#define TAKT_ROSCPP_BOOST_PTR 1
+#endif
+#endif
+
 #include <ros/time.h>
 
 namespace ros {
+
+/** M::Ptr and M::ConstPtr (and the MPtr, MConstPtr typedefs): a std::shared_ptr that, where
+ * boost is, also takes a boost::shared_ptr, as ROS 1 code assigns boost::make_shared<M>() to an
+ * M::Ptr (roscpp's are boost::shared_ptr). It is a std::shared_ptr<T> in every other respect. */
+template <class T>
+class MessagePtr : public std::shared_ptr<T> {
+ public:
+  using std::shared_ptr<T>::shared_ptr;
+  MessagePtr() = default;
+  MessagePtr(const std::shared_ptr<T> &p) : std::shared_ptr<T>(p) {}        // NOLINT: implicit
+  MessagePtr(std::shared_ptr<T> &&p) : std::shared_ptr<T>(std::move(p)) {}  // NOLINT
+  template <class U, typename std::enable_if<std::is_convertible<U *, T *>::value, int>::type = 0>
+  MessagePtr(const std::shared_ptr<U> &p) : std::shared_ptr<T>(p) {}  // NOLINT
+#if TAKT_ROSCPP_BOOST_PTR
+  /** Shares the message with p: p is held until the last copy goes. */
+  template <class U, typename std::enable_if<std::is_convertible<U *, T *>::value, int>::type = 0>
+  MessagePtr(const boost::shared_ptr<U> &p)  // NOLINT: implicit
+      : std::shared_ptr<T>(p ? std::shared_ptr<T>(p.get(), [p](T *) {}) : std::shared_ptr<T>()) {}
+#endif
+};
+
 namespace takt_wire {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ROS 1 serialization assumes a little-endian host");

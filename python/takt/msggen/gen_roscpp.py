@@ -97,8 +97,8 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
     for f in spec.fields:
         lines.append(f"  {_ftype(f)} {f.name}{{}};")
     lines += ["",
-              f"  typedef std::shared_ptr<{name}> Ptr;",
-              f"  typedef std::shared_ptr<const {name}> ConstPtr;",
+              f"  typedef ::ros::MessagePtr<{name}> Ptr;",
+              f"  typedef ::ros::MessagePtr<const {name}> ConstPtr;",
               f"  static const char *__takt_datatype() {{ return \"{spec.full_name}\"; }}",
               f"  static const char *__takt_md5sum() {{ return \"{md5}\"; }}",
               f"  static const char *__takt_definition() {{ return {_c_string(ros1.full_text(reg, spec))}; }}",
@@ -115,8 +115,8 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
               "  void __takt_print(std::ostream &os, const std::string &indent) const {"]
     lines += [f'    ::ros::takt_wire::print(os, indent, "{f.name}", {f.name});' for f in spec.fields]
     lines += ["    (void)os;", "    (void)indent;", "  }", "};", "",
-              f"typedef std::shared_ptr<{name}> {name}Ptr;",
-              f"typedef std::shared_ptr<const {name}> {name}ConstPtr;", "",
+              f"typedef ::ros::MessagePtr<{name}> {name}Ptr;",
+              f"typedef ::ros::MessagePtr<const {name}> {name}ConstPtr;", "",
               f"inline bool operator==(const {name} &a, const {name} &b) {{",
               "  return ::ros::takt_wire::equal(a, b);", "}",
               f"inline bool operator!=(const {name} &a, const {name} &b) {{ return !(a == b); }}",
