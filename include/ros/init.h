@@ -39,12 +39,19 @@ void removeROSArgs(int argc, const char *const *argv, V_string &args_out);
 namespace this_node {
 const std::string &getName();
 const std::string &getNamespace();
+/** The topics this process advertises / subscribes to, resolved. */
+void getAdvertisedTopics(std::vector<std::string> &topics);
+void getSubscribedTopics(std::vector<std::string> &topics);
 }  // namespace this_node
 
 namespace names {
 std::string resolve(const std::string &name, bool remap = true);
 std::string remap(const std::string &name);
 const M_string &getRemappings();
+/** name without repeated or trailing slashes ("//a//b/" -> "/a/b"), as roscpp's. */
+std::string clean(const std::string &name);
+/** left and right joined by one slash, cleaned. */
+std::string append(const std::string &left, const std::string &right);
 }  // namespace names
 
 namespace master {

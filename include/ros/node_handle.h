@@ -480,6 +480,8 @@ class NodeHandle {
   }
   void setParam(const std::string &key, const char *v) const { setParam(key, std::string(v)); }
   bool hasParam(const std::string &key) const { return takt_impl::param_has(resolveName(key, false)); }
+  /** Every parameter name on the master, as roscpp's (not only this handle's namespace). */
+  bool getParamNames(std::vector<std::string> &keys) const { return takt_impl::param_names(keys); }
   bool deleteParam(const std::string &key) const { return takt_impl::param_del(resolveName(key, false)); }
   bool searchParam(const std::string &key, std::string &result) const {
     return takt_impl::param_search(getNamespace(), key, result);

@@ -23,6 +23,7 @@ void set(const std::string &key, const T &v) {
 }
 inline void set(const std::string &key, const char *v) { set(key, std::string(v)); }
 inline bool has(const std::string &key) { return takt_impl::param_has(names::resolve(key, false)); }
+inline bool getParamNames(std::vector<std::string> &keys) { return takt_impl::param_names(keys); }
 inline bool del(const std::string &key) { return takt_impl::param_del(names::resolve(key, false)); }
 template <class T>
 bool param(const std::string &key, T &out, const T &def) {

@@ -191,6 +191,8 @@ void param_set(const std::string &key, const std::map<std::string, float> &v);
 void param_set(const std::string &key, const std::map<std::string, int> &v);
 void param_set(const std::string &key, const std::map<std::string, bool> &v);
 bool param_has(const std::string &key);
+/** Every parameter name on the master (false: it could not be asked). */
+bool param_names(std::vector<std::string> &names);
 bool param_del(const std::string &key);
 bool param_search(const std::string &ns, const std::string &key, std::string &found);
 

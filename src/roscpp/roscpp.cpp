@@ -741,6 +741,20 @@ void removeROSArgs(int argc, const char *const *argv, V_string &args_out) {
 namespace this_node {
 const std::string &getName() { return g().name; }
 const std::string &getNamespace() { return g().ns; }
+void getAdvertisedTopics(std::vector<std::string> &topics) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  topics.clear();
+  for (const auto &kv : G.pubs)
+    if (!kv.second.expired()) topics.push_back(kv.first);
+}
+void getSubscribedTopics(std::vector<std::string> &topics) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.mu);
+  topics.clear();
+  for (const auto &kv : G.subs)
+    if (!kv.second.expired()) topics.push_back(kv.first);
+}
 }  // namespace this_node
 
 namespace names {
@@ -753,6 +767,14 @@ std::string resolve(const std::string &name, bool do_remap) {
   return do_remap ? remap(r) : r;
 }
 const M_string &getRemappings() { return g().remaps; }
+std::string clean(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    if (c != '/' || out.empty() || out.back() != '/') out += c;
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+std::string append(const std::string &left, const std::string &right) { return clean(left + "/" + right); }
 }  // namespace names
 
 namespace master {
@@ -2555,6 +2577,18 @@ bool param_get(const std::string &key, std::map<std::string, double> &v) { retur
 bool param_get(const std::string &key, std::map<std::string, float> &v) { return get_dict(key, v); }
 bool param_get(const std::string &key, std::map<std::string, int> &v) { return get_dict(key, v); }
 bool param_get(const std::string &key, std::map<std::string, bool> &v) { return get_dict(key, v); }
+bool param_names(std::vector<std::string> &names) {
+  Started st;
+  ParamUse use;
+  if (!use.n) return false;
+  std::vector<std::string> got;
+  takt_err_t rc = takt_ros1_param_names(
+      use.n, [](void *u, const char *name, const char *) { static_cast<std::vector<std::string> *>(u)->push_back(name); },
+      &got);
+  if (rc != TAKT_OK) return false;
+  names.swap(got);
+  return true;
+}
 bool param_get(const std::string &key, XmlRpc::XmlRpcValue &v) {
   Started st;
   ParamUse use;

@@ -374,6 +374,27 @@ TEST(RoscppTopic, WaitForMessageAndTheMastersGraph) {
   EXPECT_FALSE(ros::master::getHost().empty());
 }
 
+// names::clean/append, this_node's topics, the master's parameter names (roscpp's helpers).
+TEST(RoscppNames, CleanAppendTopicsAndParamNames) {
+  EXPECT_EQ(ros::names::clean("//a//b/"), "/a/b");
+  EXPECT_EQ(ros::names::clean("/"), "/");
+  EXPECT_EQ(ros::names::append("/robot/", "/arm"), "/robot/arm");
+  EXPECT_EQ(ros::names::append("robot", "arm"), "robot/arm");
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_names_pub", 1);
+  ros::Subscriber s = nh.subscribe("/t_names_sub", 1, count_msg);
+  std::vector<std::string> adv, sub;
+  ros::this_node::getAdvertisedTopics(adv);
+  ros::this_node::getSubscribedTopics(sub);
+  EXPECT_NE(std::find(adv.begin(), adv.end(), "/t_names_pub"), adv.end());
+  EXPECT_NE(std::find(sub.begin(), sub.end(), "/t_names_sub"), sub.end());
+  EXPECT_EQ(std::find(adv.begin(), adv.end(), "/t_names_sub"), adv.end());
+  nh.setParam("/t_names_param", 3);
+  std::vector<std::string> keys;
+  ASSERT_TRUE(nh.getParamNames(keys));
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "/t_names_param"), keys.end());
+}
+
 // ---- header.seq ---------------------------------------------------------------------------------
 
 // roscpp numbers the messages of a topic whose type begins with `Header header` (one count per
