@@ -1,6 +1,7 @@
 // roscpp's logging macros: ROS_DEBUG/INFO/WARN/ERROR/FATAL with every form rosconsole has
 // but _FILTER: _STREAM, _NAMED, _COND, _ONCE, _THROTTLE and _DELAYED_THROTTLE and their
-// combinations (ROS_WARN_STREAM_THROTTLE_NAMED, ...); ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
+// combinations (ROS_WARN_STREAM_THROTTLE_NAMED, ...), the generic ROS_LOG(level, name, ...) and
+// its _STREAM, _COND, _ONCE, _THROTTLE forms; ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
 // ("[ INFO] [sec.nsec]: text", INFO and DEBUG on stdout, the rest on stderr) and to /rosout as a
 // rosgraph_msgs/Log. The level is INFO unless $ROSCONSOLE_MIN_SEVERITY (DEBUG, INFO, WARN, ERROR,
 // FATAL) or ros::console::set_logger_level says otherwise.
@@ -47,20 +48,24 @@ void notifyLoggerLevelsChanged();
   do {                                                                                         \
     if (c) stmt;                                                                               \
   } while (0)
-#define ROS_LOG_TAKT_ONCE_(stmt)                                                               \
+/* _ONCE and _THROTTLE look at the level first, as rosconsole's: a DEBUG_ONCE reached while
+ * DEBUG is off is not used up. */
+#define ROS_LOG_TAKT_ONCE_(lvl, stmt)                                                          \
   do {                                                                                         \
     static bool takt_once__ = false;                                                           \
-    if (!takt_once__) {                                                                        \
+    if (::ros::console::takt_enabled(lvl) && !takt_once__) {                                   \
       takt_once__ = true;                                                                      \
       stmt;                                                                                    \
     }                                                                                          \
   } while (0)
 /* At most once per period seconds (delayed: not before a period has passed since the first
  * time it was reached), as rosconsole's _THROTTLE and _DELAYED_THROTTLE forms. */
-#define ROS_LOG_TAKT_THROTTLE_(period, delayed, stmt)                                          \
+#define ROS_LOG_TAKT_THROTTLE_(lvl, period, delayed, stmt)                                     \
   do {                                                                                         \
     static double takt_last__ = 0;                                                             \
-    if (::ros::console::takt_throttle(&takt_last__, period, delayed)) stmt;                    \
+    if (::ros::console::takt_enabled(lvl) &&                                                   \
+        ::ros::console::takt_throttle(&takt_last__, period, delayed))                          \
+      stmt;                                                                                    \
   } while (0)
 
 /* DEBUG */
@@ -72,16 +77,16 @@ void notifyLoggerLevelsChanged();
 #define ROS_DEBUG_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_DEBUG_STREAM(args))
 #define ROS_DEBUG_COND_NAMED(c, name, ...) ROS_DEBUG_COND(c, __VA_ARGS__)
 #define ROS_DEBUG_STREAM_COND_NAMED(c, name, args) ROS_DEBUG_STREAM_COND(c, args)
-#define ROS_DEBUG_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_DEBUG(__VA_ARGS__))
-#define ROS_DEBUG_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Debug, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Debug, ROS_DEBUG_STREAM(args))
 #define ROS_DEBUG_ONCE_NAMED(name, ...) ROS_DEBUG_ONCE(__VA_ARGS__)
 #define ROS_DEBUG_STREAM_ONCE_NAMED(name, args) ROS_DEBUG_STREAM_ONCE(args)
-#define ROS_DEBUG_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_DEBUG(__VA_ARGS__))
-#define ROS_DEBUG_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Debug, p, false, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Debug, p, false, ROS_DEBUG_STREAM(args))
 #define ROS_DEBUG_THROTTLE_NAMED(p, name, ...) ROS_DEBUG_THROTTLE(p, __VA_ARGS__)
 #define ROS_DEBUG_STREAM_THROTTLE_NAMED(p, name, args) ROS_DEBUG_STREAM_THROTTLE(p, args)
-#define ROS_DEBUG_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_DEBUG(__VA_ARGS__))
-#define ROS_DEBUG_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_DEBUG_STREAM(args))
+#define ROS_DEBUG_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Debug, p, true, ROS_DEBUG(__VA_ARGS__))
+#define ROS_DEBUG_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Debug, p, true, ROS_DEBUG_STREAM(args))
 #define ROS_DEBUG_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_DEBUG_DELAYED_THROTTLE(p, __VA_ARGS__)
 #define ROS_DEBUG_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_DEBUG_STREAM_DELAYED_THROTTLE(p, args)
 
@@ -94,16 +99,16 @@ void notifyLoggerLevelsChanged();
 #define ROS_INFO_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_INFO_STREAM(args))
 #define ROS_INFO_COND_NAMED(c, name, ...) ROS_INFO_COND(c, __VA_ARGS__)
 #define ROS_INFO_STREAM_COND_NAMED(c, name, args) ROS_INFO_STREAM_COND(c, args)
-#define ROS_INFO_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_INFO(__VA_ARGS__))
-#define ROS_INFO_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_INFO_STREAM(args))
+#define ROS_INFO_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Info, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Info, ROS_INFO_STREAM(args))
 #define ROS_INFO_ONCE_NAMED(name, ...) ROS_INFO_ONCE(__VA_ARGS__)
 #define ROS_INFO_STREAM_ONCE_NAMED(name, args) ROS_INFO_STREAM_ONCE(args)
-#define ROS_INFO_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_INFO(__VA_ARGS__))
-#define ROS_INFO_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_INFO_STREAM(args))
+#define ROS_INFO_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Info, p, false, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Info, p, false, ROS_INFO_STREAM(args))
 #define ROS_INFO_THROTTLE_NAMED(p, name, ...) ROS_INFO_THROTTLE(p, __VA_ARGS__)
 #define ROS_INFO_STREAM_THROTTLE_NAMED(p, name, args) ROS_INFO_STREAM_THROTTLE(p, args)
-#define ROS_INFO_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_INFO(__VA_ARGS__))
-#define ROS_INFO_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_INFO_STREAM(args))
+#define ROS_INFO_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Info, p, true, ROS_INFO(__VA_ARGS__))
+#define ROS_INFO_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Info, p, true, ROS_INFO_STREAM(args))
 #define ROS_INFO_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_INFO_DELAYED_THROTTLE(p, __VA_ARGS__)
 #define ROS_INFO_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_INFO_STREAM_DELAYED_THROTTLE(p, args)
 
@@ -116,16 +121,16 @@ void notifyLoggerLevelsChanged();
 #define ROS_WARN_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_WARN_STREAM(args))
 #define ROS_WARN_COND_NAMED(c, name, ...) ROS_WARN_COND(c, __VA_ARGS__)
 #define ROS_WARN_STREAM_COND_NAMED(c, name, args) ROS_WARN_STREAM_COND(c, args)
-#define ROS_WARN_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_WARN(__VA_ARGS__))
-#define ROS_WARN_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_WARN_STREAM(args))
+#define ROS_WARN_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Warn, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Warn, ROS_WARN_STREAM(args))
 #define ROS_WARN_ONCE_NAMED(name, ...) ROS_WARN_ONCE(__VA_ARGS__)
 #define ROS_WARN_STREAM_ONCE_NAMED(name, args) ROS_WARN_STREAM_ONCE(args)
-#define ROS_WARN_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_WARN(__VA_ARGS__))
-#define ROS_WARN_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_WARN_STREAM(args))
+#define ROS_WARN_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Warn, p, false, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Warn, p, false, ROS_WARN_STREAM(args))
 #define ROS_WARN_THROTTLE_NAMED(p, name, ...) ROS_WARN_THROTTLE(p, __VA_ARGS__)
 #define ROS_WARN_STREAM_THROTTLE_NAMED(p, name, args) ROS_WARN_STREAM_THROTTLE(p, args)
-#define ROS_WARN_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_WARN(__VA_ARGS__))
-#define ROS_WARN_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_WARN_STREAM(args))
+#define ROS_WARN_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Warn, p, true, ROS_WARN(__VA_ARGS__))
+#define ROS_WARN_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Warn, p, true, ROS_WARN_STREAM(args))
 #define ROS_WARN_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_WARN_DELAYED_THROTTLE(p, __VA_ARGS__)
 #define ROS_WARN_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_WARN_STREAM_DELAYED_THROTTLE(p, args)
 
@@ -138,16 +143,16 @@ void notifyLoggerLevelsChanged();
 #define ROS_ERROR_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_ERROR_STREAM(args))
 #define ROS_ERROR_COND_NAMED(c, name, ...) ROS_ERROR_COND(c, __VA_ARGS__)
 #define ROS_ERROR_STREAM_COND_NAMED(c, name, args) ROS_ERROR_STREAM_COND(c, args)
-#define ROS_ERROR_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_ERROR(__VA_ARGS__))
-#define ROS_ERROR_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_ERROR_STREAM(args))
+#define ROS_ERROR_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Error, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Error, ROS_ERROR_STREAM(args))
 #define ROS_ERROR_ONCE_NAMED(name, ...) ROS_ERROR_ONCE(__VA_ARGS__)
 #define ROS_ERROR_STREAM_ONCE_NAMED(name, args) ROS_ERROR_STREAM_ONCE(args)
-#define ROS_ERROR_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_ERROR(__VA_ARGS__))
-#define ROS_ERROR_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_ERROR_STREAM(args))
+#define ROS_ERROR_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Error, p, false, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Error, p, false, ROS_ERROR_STREAM(args))
 #define ROS_ERROR_THROTTLE_NAMED(p, name, ...) ROS_ERROR_THROTTLE(p, __VA_ARGS__)
 #define ROS_ERROR_STREAM_THROTTLE_NAMED(p, name, args) ROS_ERROR_STREAM_THROTTLE(p, args)
-#define ROS_ERROR_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_ERROR(__VA_ARGS__))
-#define ROS_ERROR_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_ERROR_STREAM(args))
+#define ROS_ERROR_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Error, p, true, ROS_ERROR(__VA_ARGS__))
+#define ROS_ERROR_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Error, p, true, ROS_ERROR_STREAM(args))
 #define ROS_ERROR_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_ERROR_DELAYED_THROTTLE(p, __VA_ARGS__)
 #define ROS_ERROR_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_ERROR_STREAM_DELAYED_THROTTLE(p, args)
 
@@ -160,18 +165,28 @@ void notifyLoggerLevelsChanged();
 #define ROS_FATAL_STREAM_COND(c, args) ROS_LOG_TAKT_COND_(c, ROS_FATAL_STREAM(args))
 #define ROS_FATAL_COND_NAMED(c, name, ...) ROS_FATAL_COND(c, __VA_ARGS__)
 #define ROS_FATAL_STREAM_COND_NAMED(c, name, args) ROS_FATAL_STREAM_COND(c, args)
-#define ROS_FATAL_ONCE(...) ROS_LOG_TAKT_ONCE_(ROS_FATAL(__VA_ARGS__))
-#define ROS_FATAL_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(ROS_FATAL_STREAM(args))
+#define ROS_FATAL_ONCE(...) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Fatal, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_ONCE(args) ROS_LOG_TAKT_ONCE_(::ros::console::levels::Fatal, ROS_FATAL_STREAM(args))
 #define ROS_FATAL_ONCE_NAMED(name, ...) ROS_FATAL_ONCE(__VA_ARGS__)
 #define ROS_FATAL_STREAM_ONCE_NAMED(name, args) ROS_FATAL_STREAM_ONCE(args)
-#define ROS_FATAL_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_FATAL(__VA_ARGS__))
-#define ROS_FATAL_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, false, ROS_FATAL_STREAM(args))
+#define ROS_FATAL_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Fatal, p, false, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Fatal, p, false, ROS_FATAL_STREAM(args))
 #define ROS_FATAL_THROTTLE_NAMED(p, name, ...) ROS_FATAL_THROTTLE(p, __VA_ARGS__)
 #define ROS_FATAL_STREAM_THROTTLE_NAMED(p, name, args) ROS_FATAL_STREAM_THROTTLE(p, args)
-#define ROS_FATAL_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_FATAL(__VA_ARGS__))
-#define ROS_FATAL_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(p, true, ROS_FATAL_STREAM(args))
+#define ROS_FATAL_DELAYED_THROTTLE(p, ...) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Fatal, p, true, ROS_FATAL(__VA_ARGS__))
+#define ROS_FATAL_STREAM_DELAYED_THROTTLE(p, args) ROS_LOG_TAKT_THROTTLE_(::ros::console::levels::Fatal, p, true, ROS_FATAL_STREAM(args))
 #define ROS_FATAL_DELAYED_THROTTLE_NAMED(p, name, ...) ROS_FATAL_DELAYED_THROTTLE(p, __VA_ARGS__)
 #define ROS_FATAL_STREAM_DELAYED_THROTTLE_NAMED(p, name, args) ROS_FATAL_STREAM_DELAYED_THROTTLE(p, args)
+
+/* rosconsole's generic forms, the level as an argument (ros::console::levels::Info, ...) */
+#define ROS_LOG(level, name, ...) ROS_LOG_TAKT_(level, __VA_ARGS__)
+#define ROS_LOG_STREAM(level, name, args) ROS_LOG_TAKT_STREAM_(level, args)
+#define ROS_LOG_COND(c, level, name, ...) ROS_LOG_TAKT_COND_(c, ROS_LOG(level, name, __VA_ARGS__))
+#define ROS_LOG_STREAM_COND(c, level, name, args) ROS_LOG_TAKT_COND_(c, ROS_LOG_STREAM(level, name, args))
+#define ROS_LOG_ONCE(level, name, ...) ROS_LOG_TAKT_ONCE_(level, ROS_LOG(level, name, __VA_ARGS__))
+#define ROS_LOG_STREAM_ONCE(level, name, args) ROS_LOG_TAKT_ONCE_(level, ROS_LOG_STREAM(level, name, args))
+#define ROS_LOG_THROTTLE(p, level, name, ...) ROS_LOG_TAKT_THROTTLE_(level, p, false, ROS_LOG(level, name, __VA_ARGS__))
+#define ROS_LOG_STREAM_THROTTLE(p, level, name, args) ROS_LOG_TAKT_THROTTLE_(level, p, false, ROS_LOG_STREAM(level, name, args))
 
 /* ROS_ASSERT: the condition checked unless NDEBUG (or ROS_ASSERT_ENABLED says otherwise), as
  * rosconsole's: a failed one is told as FATAL with the condition, file and line, then aborts. */

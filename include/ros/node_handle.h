@@ -242,10 +242,28 @@ struct AnyCallable
     : std::integral_constant<bool, !std::is_same<typename std::decay<F>::type, void (*)(M)>::value &&
                                        !std::is_same<typename std::decay<F>::type, void(M)>::value> {};
 
-/** Call fn with m as the first parameter kind it takes, in roscpp's order. */
+/** The one parameter of a callable's operator(), where it has exactly one (a lambda, a
+ * std::function, a functor): known false for an overloaded or template one (boost::bind, a
+ * generic lambda). */
+template <class Pmf> struct CallArgOf { static constexpr bool known = false; };
+template <class C, class R, class A> struct CallArgOf<R (C::*)(A)> { static constexpr bool known = true; typedef A type; };
+template <class C, class R, class A> struct CallArgOf<R (C::*)(A) const> : CallArgOf<R (C::*)(A)> {};
+template <class C, class R, class A> struct CallArgOf<R (C::*)(A) noexcept> : CallArgOf<R (C::*)(A)> {};
+template <class C, class R, class A> struct CallArgOf<R (C::*)(A) const noexcept> : CallArgOf<R (C::*)(A)> {};
+template <class F, class = void> struct CallArg { static constexpr bool known = false; };
+template <class F>
+struct CallArg<F, std::void_t<decltype(&F::operator())>> : CallArgOf<decltype(&F::operator())> {};
+
+/** Call fn with m as its parameter asks (as a free function's: Param); a callable whose parameter
+ * cannot be read off (boost::bind) gets the first kind it takes, in roscpp's order. */
 template <class M, class F>
 void call_best(F &fn, const std::shared_ptr<const M> &m, const MsgInfo &i) {
-  if constexpr (std::is_invocable<F &, const std::shared_ptr<const M> &>::value) {
+  if constexpr (CallArg<F>::known) {
+    typedef typename CallArg<F>::type P;
+    static_assert(std::is_same<typename Param<P>::Msg, M>::value,
+                  "the callback's parameter is not of the message type given to subscribe<M>");
+    fn(Param<P>::arg(m, i));
+  } else if constexpr (std::is_invocable<F &, const std::shared_ptr<const M> &>::value) {
     fn(m);
 #if TAKT_ROSCPP_BOOST
   } else if constexpr (std::is_invocable<F &, const boost::shared_ptr<const M> &>::value) {
@@ -276,11 +294,13 @@ template <class M, class F>
 RawFn callable(F &&fn, const std::shared_ptr<void const> &tracked) {
   std::weak_ptr<void const> weak = tracked;
   bool track = static_cast<bool>(tracked);
-  return typed<M>([f = typename std::decay<F>::type(std::forward<F>(fn)), weak, track](
-                      const std::shared_ptr<const M> &m, const MsgInfo &i) {
+  // held by pointer: a mutable lambda or a functor with a non-const operator() is called as such
+  typedef typename std::decay<F>::type Fn;
+  auto f = std::make_shared<Fn>(std::forward<F>(fn));
+  return typed<M>([f, weak, track](const std::shared_ptr<const M> &m, const MsgInfo &i) {
     std::shared_ptr<void const> hold;
     if (track && !(hold = weak.lock())) return;  // the tracked object is gone
-    call_best<M>(f, m, i);
+    call_best<M>(*f, m, i);
   });
 }
 
@@ -370,6 +390,19 @@ class NodeHandle {
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), const std::shared_ptr<T> &obj,
                        const SubscribeExtra &extra = SubscribeExtra()) {
     return subscribe(topic, queue_size, fp, obj.get(), extra);
+  }
+  // the member function forms with the message type given: subscribe<M>(topic, q, &C::cb, this)
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), T *obj,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
+  }
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const, T *obj,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
   }
   // any callable (a lambda, std::bind, boost::bind, std::function) with the message type given:
   // subscribe<M>(topic, q, fn[, tracked_object][, hints]). Its parameter is taken in roscpp's

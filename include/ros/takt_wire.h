@@ -47,6 +47,13 @@ class MessagePtr : public std::shared_ptr<T> {
 #endif
 };
 
+}  // namespace ros
+
+/** M::ConstPtr in an unordered set or map, as a std::shared_ptr (and a boost::shared_ptr) is. */
+template <class T>
+struct std::hash<ros::MessagePtr<T>> : std::hash<std::shared_ptr<T>> {};
+
+namespace ros {
 namespace takt_wire {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ROS 1 serialization assumes a little-endian host");

@@ -351,6 +351,8 @@ typedef struct takt_ros1_param_value {
   double d;
   bool b;
   const char *s; /* STRING; handed to a takt_ros1_param_fn: valid during the call */
+  uint32_t len;  /* STRING handed to a takt_ros1_walk_fn: its length (s is NUL-terminated only
+                    when shorter than 1 KiB: a longer one is handed as it lies in the answer) */
 } takt_ros1_param_value_t;
 /** One element of a list (name NULL) or one member of a dictionary (its name). */
 typedef void (*takt_ros1_param_fn)(void *user, const char *name, const takt_ros1_param_value_t *v);
@@ -384,8 +386,9 @@ typedef void (*takt_ros1_walk_fn)(void *user, takt_ros1_walk_t what, const char 
 /** The parameter at key, whatever it holds (a scalar; lists and dictionaries nested as deep as
  * the XML-RPC decoder takes them), depth first: a list or dictionary is its begin, its elements
  * in order, its end (roscpp's XmlRpc::XmlRpcValue is built from it). Errors as get_each, but a
- * nested list or dictionary is no error; TAKT_ETYPE for a value of another XML-RPC type
- * (base64, dateTime). fn as get_each's. */
+ * nested list or dictionary is no error and a string may be of any length (v->len); TAKT_ESIZE
+ * for a member name of 1 KiB or more, TAKT_ETYPE for a value of another XML-RPC type (base64,
+ * dateTime). fn as get_each's. */
 takt_err_t takt_ros1_param_walk(takt_ros1_node_t *node, const char *key, takt_ros1_walk_fn fn,
                                 void *user);
 /** Every parameter name, one call of fn each (type NULL). */

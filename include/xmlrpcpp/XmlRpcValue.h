@@ -33,8 +33,8 @@ class XmlRpcValue {
   Type getType() const { return type_; }
   bool valid() const { return type_ != TypeInvalid; }
   void clear() { *this = XmlRpcValue(); }
-  /** Elements of an array, members of a struct, characters of a string (0 for a scalar that is
-   * none of them, as XmlRpc++ throws: here a type error). */
+  /** Elements of an array, members of a struct, characters of a string; a type error (thrown)
+   * for any other value, as XmlRpc++'s. */
   int size() const {
     switch (type_) {
     case TypeString: return static_cast<int>(string_.size());
@@ -43,11 +43,8 @@ class XmlRpcValue {
     default: throw XmlRpcException("type error");
     }
   }
-  /** Makes this an array of n elements (those beyond the old size invalid). */
-  void setSize(int n) {
-    assertArray(0);
-    array_.resize(static_cast<size_t>(n < 0 ? 0 : n));
-  }
+  /** Makes this an array of at least n elements (the new ones invalid), as XmlRpc++'s. */
+  void setSize(int n) { assertArray(n); }
   bool hasMember(const std::string &name) const {
     return type_ == TypeStruct && struct_.count(name) > 0;
   }
@@ -59,6 +56,7 @@ class XmlRpcValue {
     return array_[static_cast<size_t>(i)];
   }
   XmlRpcValue &operator[](int i) {
+    if (i < 0) throw XmlRpcException("index error");
     assertArray(i + 1);
     return array_[static_cast<size_t>(i)];
   }
@@ -68,11 +66,12 @@ class XmlRpcValue {
     return struct_[name];
   }
   XmlRpcValue &operator[](const char *name) { return (*this)[std::string(name)]; }
+  /** A missing member of a const struct reads as an invalid value (whose conversions throw). */
   const XmlRpcValue &operator[](const std::string &name) const {
     if (type_ != TypeStruct) throw XmlRpcException("type error: expected a struct");
     auto it = struct_.find(name);
-    if (it == struct_.end()) throw XmlRpcException("no member " + name);
-    return it->second;
+    static const XmlRpcValue none;
+    return it == struct_.end() ? none : it->second;
   }
   const XmlRpcValue &operator[](const char *name) const { return (*this)[std::string(name)]; }
   iterator begin() { assertStruct(); return struct_.begin(); }

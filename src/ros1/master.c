@@ -717,8 +717,8 @@ static takt_err_t walk_value(const takt__xr_doc_t *doc, const takt__xr_value_t *
   case TAKT__XR_DOUBLE: pv.kind = TAKT_ROS1_PARAM_DOUBLE, pv.d = e->u.d; break;
   case TAKT__XR_BOOL: pv.kind = TAKT_ROS1_PARAM_BOOL, pv.b = e->u.b; break;
   case TAKT__XR_STRING:
-    pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = scratch;
-    if (takt__xr_str_copy(e, scratch, WALK_TEXT) < 0) return TAKT_ESIZE;
+    pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = scratch, pv.len = e->u.str.len;
+    if (takt__xr_str_copy(e, scratch, WALK_TEXT) < 0) pv.s = e->u.str.s; /* long: as it lies */
     break;
   case TAKT__XR_ARRAY:
   case TAKT__XR_STRUCT: {

@@ -69,7 +69,7 @@ struct Global {
   takt_ros1_node_t *ros1 = nullptr;
   takt_executor_t *exec = nullptr;
   takt_executor_t *wait_exec = nullptr;  // ros::topic::waitForMessage's (made at its first call)
-  std::mutex wait_mu;                    // one waitForMessage at a time runs wait_exec
+  std::timed_mutex wait_mu;              // one waitForMessage at a time runs wait_exec
   takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
   takt_ros1_pub_t *rosout = nullptr;
   takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
@@ -914,7 +914,11 @@ bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const s
   Global &G = g();
   start();
   if (!ok()) return false;
-  std::lock_guard<std::mutex> one(G.wait_mu);
+  // another thread's wait holds the executor: wait for it, within this call's own timeout
+  int64_t end = timeout_ns > 0 ? takt_time_now() + timeout_ns : TAKT_TIME_INFINITE;
+  std::unique_lock<std::timed_mutex> one(G.wait_mu, std::defer_lock);
+  if (end == TAKT_TIME_INFINITE) one.lock();
+  else if (!one.try_lock_for(std::chrono::nanoseconds(end - takt_time_now()))) return false;
   {
     std::lock_guard<std::mutex> lk(G.mu);
     if (G.down.load()) return false;
@@ -948,7 +952,6 @@ bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const s
   };
   std::shared_ptr<SubImpl> s = subscribe(n, topic, t, 1, stop_after, takt::Scheduling());
   if (!s) return false;
-  int64_t end = timeout_ns > 0 ? takt_time_now() + timeout_ns : TAKT_TIME_INFINITE;
   while (ok() && !got.load()) {
     int64_t now = takt_time_now();
     if (now >= end) break;
@@ -995,7 +998,8 @@ struct PubShared {
   Type type;
   bool latch = false;
   bool header = false;            // the type begins with `Header header`: seq filled in, as roscpp
-  std::atomic<uint32_t> seq{0};   // the next header.seq (one count per topic, as roscpp's)
+  std::mutex seq_mu;              // numbers and sends one message at a time: seqs go out in order
+  uint32_t seq = 0;               // the next header.seq (one count per topic, as roscpp's)
   takt_ros1_pub_t *pub = nullptr;
   std::atomic<bool> warned{false};
   uint64_t refused = 0;  // subscribers refused so far, as reported (report_connections' lock)
@@ -1090,11 +1094,15 @@ void publish(PubImpl &p, const Type &t, uint8_t *bytes, uint32_t len) {
   }
   Ros1Use use;
   if (!use.n) return;
+  takt_err_t rc;
   if (s->header && len >= 4) {  // roscpp numbers the messages of a topic with a Header
-    uint32_t seq = s->seq.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> order(s->seq_mu);  // (not a takt lock: publish may write)
+    uint32_t seq = s->seq++;
     for (int i = 0; i < 4; i++) bytes[i] = static_cast<uint8_t>(seq >> (8 * i));
+    rc = takt_ros1_publish(s->pub, bytes, len);
+  } else {
+    rc = takt_ros1_publish(s->pub, bytes, len);
   }
-  takt_err_t rc = takt_ros1_publish(s->pub, bytes, len);
   if (rc == TAKT_ESIZE && !s->warned.exchange(true))
     std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",
                  len, s->topic.c_str(), G.max_message);
@@ -2625,7 +2633,7 @@ bool param_get(const std::string &key, XmlRpc::XmlRpcValue &v) {
           case TAKT_ROS1_PARAM_INT: x = XmlRpc::XmlRpcValue(static_cast<int>(pv->i)); break;
           case TAKT_ROS1_PARAM_DOUBLE: x = XmlRpc::XmlRpcValue(pv->d); break;
           case TAKT_ROS1_PARAM_BOOL: x = XmlRpc::XmlRpcValue(pv->b); break;
-          case TAKT_ROS1_PARAM_STRING: x = XmlRpc::XmlRpcValue(std::string(pv->s)); break;
+          case TAKT_ROS1_PARAM_STRING: x = XmlRpc::XmlRpcValue(std::string(pv->s, pv->len)); break;
           }
         }
       },

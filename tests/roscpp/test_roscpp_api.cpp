@@ -37,6 +37,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "ros1/ros1_peers.hpp"
@@ -395,6 +396,48 @@ TEST(RoscppNames, CleanAppendTopicsAndParamNames) {
   EXPECT_NE(std::find(keys.begin(), keys.end(), "/t_names_param"), keys.end());
 }
 
+struct Holder {
+  std::atomic<int> got{0};
+  void on(const std_msgs::Int32::ConstPtr &m) { got += m->data; }
+};
+
+// What the review of the callable forms found: a std::function taking a MessageEvent is handed
+// the event (its publisher), a mutable lambda is called as one, a member function with the type
+// given (subscribe<M>(topic, q, &C::cb, this)) subscribes, M::ConstPtr keys an unordered set.
+TEST(RoscppCallables, EventsMutableLambdasAndMemberFunctionsWithTheTypeGiven) {
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::string from;
+  std::function<void(const ros::MessageEvent<std_msgs::Int32 const> &)> on_event =
+      [&](const ros::MessageEvent<std_msgs::Int32 const> &e) {
+        std::lock_guard<std::mutex> lk(mu);
+        from = e.getPublisherName();
+      };
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32>("/t_forms2", 10, on_event);
+  std::atomic<int> calls{0};
+  int mine = 0;  // the lambda's own copy, changed by each call
+  ros::Subscriber b = nh.subscribe<std_msgs::Int32>("/t_forms2", 10, [mine, &calls](const std_msgs::Int32 &) mutable {
+    calls = ++mine;
+  });
+  Holder h;
+  ros::Subscriber c = nh.subscribe<std_msgs::Int32>("/t_forms2", 10, &Holder::on, &h);
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_forms2", 10);
+  ASSERT_TRUE(connected(p, 1));
+  std_msgs::Int32 m;
+  m.data = 3;
+  p.publish(m);
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return calls.load() == 2 && h.got.load() == 6 && !from.empty();
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(from, ros::this_node::getName());
+  std::unordered_set<std_msgs::Int32::ConstPtr> seen;
+  seen.insert(std::make_shared<std_msgs::Int32>(m));
+  EXPECT_EQ(seen.size(), 1u);
+}
+
 // ---- header.seq ---------------------------------------------------------------------------------
 
 // roscpp numbers the messages of a topic whose type begins with `Header header` (one count per
@@ -603,6 +646,15 @@ TEST(RoscppParam, XmlRpcValueReadsNestedParameters) {
   XmlRpc::XmlRpcValue missing;
   EXPECT_FALSE(nh.getParam("/t_not_set_anywhere", missing));
   EXPECT_FALSE(missing.valid());
+  const XmlRpc::XmlRpcValue &cns = ns;  // a missing member of a const struct: invalid, no insert
+  EXPECT_FALSE(cns["nothing"].valid());
+  EXPECT_THROW(static_cast<double>(cns["nothing"]), XmlRpc::XmlRpcException);
+  EXPECT_THROW(wps[-1], XmlRpc::XmlRpcException);
+  std::string urdf(3000, 'u');  // a string of any length (a robot_description in a namespace)
+  nh.setParam("/t_ns2/robot_description", urdf);
+  XmlRpc::XmlRpcValue ns2;
+  ASSERT_TRUE(nh.getParam("/t_ns2", ns2));
+  EXPECT_EQ(static_cast<std::string>(ns2["robot_description"]), urdf);
 }
 
 TEST(RoscppParam, SearchFromTheHandlesNamespace) {
@@ -673,6 +725,22 @@ TEST(RoscppConsole, CombinedFormsPrintAsRosconsoles) {
                                  "delayed", "ASSERTION"})
     EXPECT_EQ(out.find(not_wanted), std::string::npos) << not_wanted << " in:\n" << out;
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the node's threads run: re-run, not fork
+  {
+    Capture cap(1);  // a DEBUG_ONCE reached while DEBUG is off is not used up (rosconsole's)
+    for (int i = 0; i < 2; i++) {
+      ROS_DEBUG_ONCE("debug-once-%d", i);
+      if (i == 0 && ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Debug))
+        ros::console::notifyLoggerLevelsChanged();
+    }
+    ROS_LOG(ros::console::levels::Info, ROSCONSOLE_DEFAULT_NAME, "generic-%d", 7);
+    ROS_LOG_STREAM_ONCE(ros::console::levels::Info, ROSCONSOLE_DEFAULT_NAME, "generic-stream-" << 8);
+    ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Info);
+    out = cap.text();
+  }
+  EXPECT_EQ(out.find("debug-once-0"), std::string::npos) << out;
+  EXPECT_NE(out.find("debug-once-1"), std::string::npos) << out;
+  EXPECT_NE(out.find("generic-7"), std::string::npos) << out;
+  EXPECT_NE(out.find("generic-stream-8"), std::string::npos) << out;
   EXPECT_DEATH(ROS_BREAK(), "BREAKPOINT HIT");
 #ifdef NDEBUG
   ROS_ASSERT(1 + 1 == 3);  // compiled out, as rosconsole's under NDEBUG
