@@ -138,7 +138,10 @@ typedef struct takt_daemon_config {
    * estimated anew when the far side restarts (another incarnation in its HEARTBEAT) or its clock
    * goes back (TAKT_DAEMON_PEER_CLOCK_JUMP_FRAMES frames in a row over
    * TAKT_DAEMON_PEER_CLOCK_JUMP_NS older than it, over at least TAKT_DAEMON_PEER_CLOCK_JUMP_SPAN
-   * of arrivals); a frame that arrived before that gets its arrival as origin. A data frame sent
+   * of arrivals); a frame that arrived before that, or of origin 0, gets its arrival as origin.
+   * Received origins never jump back when the offset falls (a topic refuses one older than all
+   * it holds): they follow a fall at a tenth of the time passing and are never later than their
+   * arrival. A data frame sent
    * before the far side was heard, or whose origin is before the far clock began, carries origin
    * 0 (unknown; counted: tx_unmapped). Where TAKT_WITH_PEER_CLOCK is 0 (the Cortex-M port)
    * creation refuses it with TAKT_ENOTSUP. Default off: both sides on one machine share

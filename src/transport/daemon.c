@@ -109,12 +109,15 @@ struct takt_daemon {
 #if TAKT_WITH_PEER_CLOCK
   struct {
     int64_t offset;     /* this clock minus the far one, as applied (when known) */
+    int64_t offset_in;  /* what received origins get: offset, reached from above by a slew */
+    int64_t slewed_at;  /* the arrival offset_in was last moved at */
     int64_t least;      /* the least arrival - origin of the current period */
     int64_t period_end; /* this clock's time the current period ends */
     int64_t above_from; /* when the first of the frames in a row far older than offset arrived */
     uint32_t above;     /* how many */
     uint32_t epoch;     /* estimates begun: a frame of an earlier one is not on the current */
     bool known;
+    bool ever;          /* an estimate was made before (offset_in then only rises at once) */
   } pc;
 #endif
   takt_daemon_stats_t stats;
@@ -593,6 +596,9 @@ static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, const ta
   if (!d->pc.known) {
     d->pc.known = true;
     d->pc.offset = d->pc.least = s;
+    if (!d->pc.ever || s > d->pc.offset_in) d->pc.offset_in = s; /* else it slews down to it */
+    d->pc.ever = true;
+    d->pc.slewed_at = arrived;
     d->pc.period_end = arrived + TAKT_DAEMON_PEER_CLOCK_PERIOD;
     d->stats.peer_clock_estimates++;
   } else if (arrived >= d->pc.period_end) {
@@ -608,21 +614,40 @@ static void peer_clock_sample_locked(takt_daemon_t *d, int64_t arrived, const ta
   if (s < d->pc.offset) d->pc.offset = s; /* sooner than the offset allows: lowered at once */
 }
 
+/* The offset received origins get at `arrived`. A rise is taken at once (origins only come out
+ * newer). A fall is not: a host topic orders its messages by origin and refuses one older than
+ * all it holds, so received origins must not jump back when a sooner frame lowers the offset
+ * (at the start, the first frames may have waited hundreds of ms). They follow it down by at
+ * most a tenth of the time passing (the far clock, seen here, runs at 0.9 of the rate a while),
+ * and peer_clock_in_locked keeps them no later than their arrival meanwhile. */
+static int64_t offset_in_locked(takt_daemon_t *d, int64_t arrived) {
+  if (d->pc.offset >= d->pc.offset_in) {
+    d->pc.offset_in = d->pc.offset;
+  } else if (arrived > d->pc.slewed_at) {
+    int64_t down = (arrived - d->pc.slewed_at) / 10;
+    d->pc.offset_in = d->pc.offset_in - down > d->pc.offset ? d->pc.offset_in - down : d->pc.offset;
+  }
+  if (arrived > d->pc.slewed_at) d->pc.slewed_at = arrived;
+  return d->pc.offset_in;
+}
+
 /* A received frame's origin on this clock, taken now (its payload verified): sampled first if it
- * is best effort (a reliable frame was sampled when it arrived). A frame that arrived under an
- * earlier estimate gets its arrival (its origin is on neither: counted); one the far side mapped,
- * or of an unknown origin (0 or less), stays as it is. */
+ * is best effort (a reliable frame was sampled when it arrived); never later than its arrival. A
+ * frame that arrived under an earlier estimate, or of an unknown origin (0 or less: sent before
+ * the far side heard this one), gets its arrival (counted: rx_unmapped); one the far side mapped
+ * stays as it is. */
 static int64_t peer_clock_in_locked(takt_daemon_t *d, const rx_slot_t *slot,
                                     const takt_frame_header_t *h) {
   int64_t t;
-  if (!d->cfg.peer_clock || h->t_info <= 0 || (h->flags & TAKT_FRAME_MAPPED)) return h->t_info;
-  if (slot->epoch != d->pc.epoch) {
+  if (!d->cfg.peer_clock || (h->flags & TAKT_FRAME_MAPPED)) return h->t_info;
+  if (h->t_info <= 0 || slot->epoch != d->pc.epoch) {
     d->stats.rx_unmapped++;
     return slot->arrived;
   }
   if ((h->flags & TAKT_FRAME_RELIABLE) == 0) peer_clock_sample_locked(d, slot->arrived, h);
   if (!d->pc.known) return slot->arrived; /* cannot be: the sample above made it known */
-  return __builtin_add_overflow(h->t_info, d->pc.offset, &t) ? INT64_MAX : t;
+  if (__builtin_add_overflow(h->t_info, offset_in_locked(d, slot->arrived), &t)) t = INT64_MAX;
+  return t < slot->arrived ? t : slot->arrived;
 }
 
 /* A data frame's origin to send, on the far clock, and TAKT_FRAME_MAPPED: 0 (unknown there)

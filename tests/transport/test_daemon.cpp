@@ -1204,6 +1204,26 @@ TEST(DaemonFakeClock, PeerClockRisesByDriftAtMostForEchoedOrigins) {
   EXPECT_EQ(line.stats().peer_clock_offset, offset);
 }
 
+// The first frame heard had waited 300 ms on the MCU (its origin that much before it was sent):
+// a fresh one lowers the offset by 300 ms at once. A third, of an origin 250 ms old (a chain's),
+// would then come out older than the first one's (which was taken as crossing in no time): a host
+// topic holding the first refuses it as late. So received origins follow a fall at a tenth of the
+// time passing, never later than their arrival, and are exact again after 3 s.
+TEST(DaemonFakeClock, PeerClockReceivedOriginsNeverJumpBack) {
+  PeerClockLine line;
+  int64_t first = line.from_mcu(line.mcu_now() - 300 * TAKT_NS_PER_MS);
+  EXPECT_EQ(first, line.tc.now());  // taken as crossing in no time: its arrival
+  line.wait(100 * TAKT_NS_PER_MS);
+  EXPECT_EQ(line.age_of(0), 0);
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + kLine);  // the estimate fell at once
+  line.wait(100 * TAKT_NS_PER_MS);
+  int64_t third = line.from_mcu(line.mcu_now() - 250 * TAKT_NS_PER_MS);
+  EXPECT_GT(third, first);  // without the slew: first - 50 ms
+  EXPECT_LE(third, line.tc.now());
+  line.wait(3 * TAKT_NS_PER_S);
+  EXPECT_EQ(line.age_of(250 * TAKT_NS_PER_MS), -250 * TAKT_NS_PER_MS);  // exact again
+}
+
 // Frames fed to the host's daemon as the line would bring them, their clocks chosen by the test:
 // an ACKNACK carries its sender's time (a sample); a frame the far side mapped already
 // (TAKT_FRAME_MAPPED) is neither a sample nor mapped again; a HEARTBEAT of another incarnation
