@@ -666,38 +666,48 @@ takt_err_t takt_ros1_param_set_dict(takt_ros1_node_t *node, const char *key,
   return set_many(node, &p);
 }
 
+/* A decoded scalar as a parameter value into *pv: a string NUL-terminated in text (cap bytes) when
+ * it fits, else (long_ok) as it lies in the answer, else TAKT_ESIZE; TAKT_ETYPE for a list, a
+ * dictionary or another XML-RPC type. */
+static takt_err_t scalar_of(const takt__xr_value_t *e, char *text, uint32_t cap, bool long_ok,
+                            takt_ros1_param_value_t *pv) {
+  *pv = (takt_ros1_param_value_t){.kind = TAKT_ROS1_PARAM_INT};
+  switch (e->kind) {
+  case TAKT__XR_INT: pv->i = e->u.i; return TAKT_OK;
+  case TAKT__XR_DOUBLE: pv->kind = TAKT_ROS1_PARAM_DOUBLE, pv->d = e->u.d; return TAKT_OK;
+  case TAKT__XR_BOOL: pv->kind = TAKT_ROS1_PARAM_BOOL, pv->b = e->u.b; return TAKT_OK;
+  case TAKT__XR_STRING:
+    pv->kind = TAKT_ROS1_PARAM_STRING, pv->s = text, pv->len = e->u.str.len;
+    if (takt__xr_str_copy(e, text, cap) == TAKT_OK) return TAKT_OK;
+    pv->s = e->u.str.s;
+    return long_ok ? TAKT_OK : TAKT_ESIZE;
+  default: return TAKT_ETYPE;
+  }
+}
+
+/* A struct member's name into name (cap bytes), NUL-terminated; TAKT_ESIZE when it does not fit. */
+static takt_err_t member_name(const takt__xr_value_t *e, char *name, uint32_t cap) {
+  if (e->name_len >= cap) return TAKT_ESIZE;
+  memcpy(name, e->name, e->name_len);
+  name[e->name_len] = '\0';
+  return TAKT_OK;
+}
+
 takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, takt_ros1_param_fn fn,
                                     void *user) {
   if (node == NULL || key == NULL || fn == NULL) return TAKT_EINVAL;
   takt__ros1_call_t *c;
   const takt__xr_value_t *v;
   TAKT_RETURN_IF_ERR(get_value(node, key, &c, &v));
-  takt_err_t rc;
   bool dict = v != NULL && v->kind == TAKT__XR_STRUCT;
-  rc = v != NULL && (dict || v->kind == TAKT__XR_ARRAY) ? TAKT_OK : TAKT_ETYPE;
+  takt_err_t rc = v != NULL && (dict || v->kind == TAKT__XR_ARRAY) ? TAKT_OK : TAKT_ETYPE;
   char s[1024], name[1024];
   for (uint32_t k = rc == TAKT_OK ? v->u.list.first : 0; rc == TAKT_OK && k != 0;
        k = c->doc.v[k].next) {
     const takt__xr_value_t *e = &c->doc.v[k];
-    takt_ros1_param_value_t pv = {.kind = TAKT_ROS1_PARAM_INT};
-    switch (e->kind) {
-    case TAKT__XR_INT: pv.i = e->u.i; break;
-    case TAKT__XR_DOUBLE: pv.kind = TAKT_ROS1_PARAM_DOUBLE, pv.d = e->u.d; break;
-    case TAKT__XR_BOOL: pv.kind = TAKT_ROS1_PARAM_BOOL, pv.b = e->u.b; break;
-    case TAKT__XR_STRING:
-      pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = s;
-      rc = takt__xr_str_copy(e, s, sizeof s) < 0 ? TAKT_ESIZE : TAKT_OK;
-      break;
-    default: rc = TAKT_ETYPE; break;
-    }
-    if (rc == TAKT_OK && dict) {
-      if (e->name_len >= sizeof name) {
-        rc = TAKT_ESIZE;
-      } else {
-        memcpy(name, e->name, e->name_len);
-        name[e->name_len] = '\0';
-      }
-    }
+    takt_ros1_param_value_t pv;
+    rc = scalar_of(e, s, sizeof s, false, &pv);
+    if (rc == TAKT_OK && dict) rc = member_name(e, name, sizeof name);
     if (rc == TAKT_OK) fn(user, dict ? name : NULL, &pv);
   }
   takt__ros1_call_give(node, c);
@@ -711,34 +721,20 @@ takt_err_t takt_ros1_param_get_each(takt_ros1_node_t *node, const char *key, tak
 #define WALK_TEXT 1024u
 static takt_err_t walk_value(const takt__xr_doc_t *doc, const takt__xr_value_t *e, const char *name,
                              takt_ros1_walk_fn fn, void *user, char *scratch) {
-  takt_ros1_param_value_t pv = {.kind = TAKT_ROS1_PARAM_INT};
-  switch (e->kind) {
-  case TAKT__XR_INT: pv.i = e->u.i; break;
-  case TAKT__XR_DOUBLE: pv.kind = TAKT_ROS1_PARAM_DOUBLE, pv.d = e->u.d; break;
-  case TAKT__XR_BOOL: pv.kind = TAKT_ROS1_PARAM_BOOL, pv.b = e->u.b; break;
-  case TAKT__XR_STRING:
-    pv.kind = TAKT_ROS1_PARAM_STRING, pv.s = scratch, pv.len = e->u.str.len;
-    if (takt__xr_str_copy(e, scratch, WALK_TEXT) < 0) pv.s = e->u.str.s; /* long: as it lies */
-    break;
-  case TAKT__XR_ARRAY:
-  case TAKT__XR_STRUCT: {
+  if (e->kind == TAKT__XR_ARRAY || e->kind == TAKT__XR_STRUCT) {
     bool dict = e->kind == TAKT__XR_STRUCT;
     fn(user, dict ? TAKT_ROS1_WALK_DICT : TAKT_ROS1_WALK_LIST, name, NULL);
     char *member = scratch + WALK_TEXT;
     for (uint32_t k = e->u.list.first; k != 0; k = doc->v[k].next) {
       const takt__xr_value_t *m = &doc->v[k];
-      if (dict) {
-        if (m->name_len >= WALK_TEXT) return TAKT_ESIZE;
-        memcpy(member, m->name, m->name_len);
-        member[m->name_len] = '\0';
-      }
+      if (dict) TAKT_RETURN_IF_ERR(member_name(m, member, WALK_TEXT));
       TAKT_RETURN_IF_ERR(walk_value(doc, m, dict ? member : NULL, fn, user, scratch));
     }
     fn(user, TAKT_ROS1_WALK_END, NULL, NULL);
     return TAKT_OK;
   }
-  default: return TAKT_ETYPE;
-  }
+  takt_ros1_param_value_t pv;
+  TAKT_RETURN_IF_ERR(scalar_of(e, scratch, WALK_TEXT, true, &pv)); /* a long string as it lies */
   fn(user, TAKT_ROS1_WALK_VALUE, name, &pv);
   return TAKT_OK;
 }
