@@ -69,7 +69,9 @@ struct Global {
   takt_ros1_node_t *ros1 = nullptr;
   takt_executor_t *exec = nullptr;
   takt_executor_t *wait_exec = nullptr;  // ros::topic::waitForMessage's (made at its first call)
-  std::timed_mutex wait_mu;              // one waitForMessage at a time runs wait_exec
+  std::mutex wait_mu;                    // guards wait_busy: one waitForMessage at a time runs
+  std::condition_variable wait_cv;       // wait_exec (a plain mutex and a condition variable:
+  bool wait_busy = false;                // ThreadSanitizer cannot follow timed_mutex's clocklock)
   takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
   takt_ros1_pub_t *rosout = nullptr;
   takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
@@ -916,9 +918,23 @@ bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const s
   if (!ok()) return false;
   // another thread's wait holds the executor: wait for it, within this call's own timeout
   int64_t end = timeout_ns > 0 ? takt_time_now() + timeout_ns : TAKT_TIME_INFINITE;
-  std::unique_lock<std::timed_mutex> one(G.wait_mu, std::defer_lock);
-  if (end == TAKT_TIME_INFINITE) one.lock();
-  else if (!one.try_lock_for(std::chrono::nanoseconds(end - takt_time_now()))) return false;
+  {
+    std::unique_lock<std::mutex> lk(G.wait_mu);
+    auto free = [&G] { return !G.wait_busy; };
+    if (end == TAKT_TIME_INFINITE) G.wait_cv.wait(lk, free);
+    else if (!G.wait_cv.wait_for(lk, std::chrono::nanoseconds(end - takt_time_now()), free)) return false;
+    G.wait_busy = true;
+  }
+  struct Release {
+    Global &G;
+    ~Release() {
+      {
+        std::lock_guard<std::mutex> lk(G.wait_mu);
+        G.wait_busy = false;
+      }
+      G.wait_cv.notify_one();
+    }
+  } release{G};
   {
     std::lock_guard<std::mutex> lk(G.mu);
     if (G.down.load()) return false;
