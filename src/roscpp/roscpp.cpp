@@ -743,20 +743,18 @@ void removeROSArgs(int argc, const char *const *argv, V_string &args_out) {
 namespace this_node {
 const std::string &getName() { return g().name; }
 const std::string &getNamespace() { return g().ns; }
-void getAdvertisedTopics(std::vector<std::string> &topics) {
-  Global &G = g();
-  std::lock_guard<std::mutex> lk(G.mu);
+namespace {
+// the topics of a map of this process's publications or subscriptions still held
+template <class Map>
+void live_topics(const Map &m, std::vector<std::string> &topics) {
+  std::lock_guard<std::mutex> lk(g().mu);
   topics.clear();
-  for (const auto &kv : G.pubs)
+  for (const auto &kv : m)
     if (!kv.second.expired()) topics.push_back(kv.first);
 }
-void getSubscribedTopics(std::vector<std::string> &topics) {
-  Global &G = g();
-  std::lock_guard<std::mutex> lk(G.mu);
-  topics.clear();
-  for (const auto &kv : G.subs)
-    if (!kv.second.expired()) topics.push_back(kv.first);
-}
+}  // namespace
+void getAdvertisedTopics(std::vector<std::string> &topics) { live_topics(g().pubs, topics); }
+void getSubscribedTopics(std::vector<std::string> &topics) { live_topics(g().subs, topics); }
 }  // namespace this_node
 
 namespace names {
