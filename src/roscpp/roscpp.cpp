@@ -1000,7 +1000,7 @@ bool first_field_is_header(const char *def) {
     std::istringstream in(l);
     std::string type, name;
     if (!(in >> type >> name)) continue;       // blank or a comment
-    if (name.find('=') != std::string::npos || l.find('=') != std::string::npos) continue;  // constant
+    if (l.find('=') != std::string::npos) continue;  // a constant
     return (type == "Header" || type == "std_msgs/Header") && name == "header";
   }
   return false;

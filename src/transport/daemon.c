@@ -664,9 +664,13 @@ static void peer_clock_out_locked(takt_daemon_t *d, takt_frame_header_t *h) {
   }
   h->t_info = t;
 }
-#define PEER_CLOCK_SAMPLE(d, arrived, h) peer_clock_sample_locked(d, arrived, h)
+/* a verified control frame, now: a sample (the clock is read only where peer_clock is on) */
+#define PEER_CLOCK_SAMPLE(d, h)                                                                  \
+  do {                                                                                           \
+    if ((d)->cfg.peer_clock) peer_clock_sample_locked(d, now_of(d), h);                          \
+  } while (0)
 #else
-#define PEER_CLOCK_SAMPLE(d, arrived, h) ((void)0)
+#define PEER_CLOCK_SAMPLE(d, h) ((void)0)
 #endif
 
 /* A HEARTBEAT of the far sender: first, its oldest frame not acknowledged; last, its newest that
@@ -731,13 +735,13 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     if (h->kind == TAKT_FRAME_HEARTBEAT) {
       const uint8_t *p = takt_frame_payload(f);
       on_heartbeat_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
-      PEER_CLOCK_SAMPLE(d, now_of(d), h); /* after: a restart forgets the old clock */
+      PEER_CLOCK_SAMPLE(d, h); /* after: a restart forgets the old clock */
       ack_locked(d);
       return;
     }
     if (h->kind == TAKT_FRAME_ACKNACK) {
       const uint8_t *p = takt_frame_payload(f);
-      PEER_CLOCK_SAMPLE(d, now_of(d), h);
+      PEER_CLOCK_SAMPLE(d, h);
       on_acknack_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
       return;
     }
@@ -769,8 +773,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
   s->priority = h->priority;
 #if TAKT_WITH_PEER_CLOCK
   if (d->cfg.peer_clock) {
-    if (reliable) peer_clock_sample_locked(d, now_of(d), h); /* verified: CRC above */
     s->arrived = now_of(d);
+    if (reliable) peer_clock_sample_locked(d, s->arrived, h); /* verified: CRC above */
     s->epoch = d->pc.epoch; /* after the sample: a jump it found begins the estimate it is on */
   }
 #endif
