@@ -83,7 +83,10 @@ def main() -> int:
                              capture_output=True, text=True, timeout=60).stdout
         print(f"run_ros2: graph: {out.strip()}")
         want = ["node /mcu_node", "publishes /chatter std_msgs/msg/String",
-                "publishes /echo std_msgs/msg/String", "subscribes /cmd std_msgs/msg/String"]
+                "publishes /echo std_msgs/msg/String", "subscribes /cmd std_msgs/msg/String",
+                # each endpoint named by the MCU's node, as `ros2 topic info -v` shows it
+                "publisher of /chatter: /mcu_node", "publisher of /echo: /mcu_node",
+                "subscriber of /cmd: /mcu_node"]
         if [l for l in out.splitlines() if l.strip()] != want:
             print(f"run_ros2: FAIL: expected the graph entry {want}")
             return 1

@@ -811,19 +811,34 @@ static void publish_graph(takt_dds_t *d) {
   if (sd == NULL || dds_writecdr(d->graph_writer, sd) < 0) takt__dds_count(&d->stats.write_errors);
 }
 
-static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
-                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
-                                dds_entity_t *tp_out, dds_entity_t *ep_out);
+static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *type_name,
+                             const takt_dds_qos_t *qos, struct ddsi_sertype **st_out, dds_entity_t *tp_out);
+static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out);
+
+/* as ROS 2's rmw layers: reliable, transient-local, keep-last 1 */
+static const takt_dds_qos_t k_graph_qos = {.reliable = true, .transient_local = true, .depth = 1};
+
+/* At creation, before any endpoint of ours: the graph's topic, and the transmit hook that gives
+ * our endpoint announcements their participant (reply_id.c), so rmw_fastrtps joins each endpoint
+ * to the node ros_discovery_info names. Neither is needed for the routes to work. */
+static void prepare_graph(takt_dds_t *d) {
+  if (!d->graph || make_topic(d, GRAPH_TOPIC, GRAPH_TYPE, &k_graph_qos, &d->graph_st, &d->graph_topic) != TAKT_OK)
+    return;
+  if (takt__dds_replyid_hook(d->graph_st) != TAKT_OK)
+    fprintf(stderr, "takt dds: ROS 2 tools will show this process's endpoints as "
+                    "_CREATED_BY_BARE_DDS_APP_ (no hook on Cyclone's transmit connections)\n");
+}
 
 static void start_graph(takt_dds_t *d) {
-  if (!d->graph) return;
+  if (!d->graph || d->graph_topic <= 0) return;
   if (d->graph_node[0] == '\0')
     snprintf(d->graph_node, sizeof d->graph_node, "%s", takt_node_name(takt_bridge_node(d->bridge)));
-  /* as ROS 2's rmw layers: reliable, transient-local, keep-last 1 */
-  takt_dds_qos_t q = {.reliable = true, .transient_local = true, .depth = 1};
-  dds_entity_t tp = 0;
-  if (make_endpoint(d, GRAPH_TOPIC, GRAPH_TYPE, &q, true, &d->graph_st, &tp, &d->graph_writer) !=
-      TAKT_OK) {
+  dds_qos_t *q = dds_create_qos();
+  if (q == NULL) return;
+  qos_of(&k_graph_qos, q);
+  d->graph_writer = dds_create_writer(d->participant, d->graph_topic, q, NULL);
+  dds_delete_qos(q);
+  if (d->graph_writer < 0) {
     d->graph_writer = 0; /* no graph: the routes work all the same */
     return;
   }
@@ -1102,6 +1117,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->builtin[1] = dds_create_reader(d->participant, DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION, NULL, bl);
   dds_delete_listener(bl);
   if (d->builtin[0] < 0 || d->builtin[1] < 0) goto fail;
+  prepare_graph(d);
   *out = (takt_bridge_backend_t){&k_dds_ops, d};
   return TAKT_OK;
 fail:
@@ -1125,10 +1141,9 @@ static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out) {
   dds_qset_data_representation(out, 1, &xcdr1); /* what ROS 2 peers (Fast DDS) offer and accept */
 }
 
-/* A DDS topic of takt's sertype and a writer or reader on it. */
-static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
-                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
-                                dds_entity_t *tp_out, dds_entity_t *ep_out) {
+/* A DDS topic of takt's sertype. */
+static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *type_name,
+                             const takt_dds_qos_t *qos, struct ddsi_sertype **st_out, dds_entity_t *tp_out) {
   struct ddsi_sertype *st = takt__dds_sertype_new(type_name);
   dds_qos_t *q = dds_create_qos();
   if (st == NULL || q == NULL) {
@@ -1139,11 +1154,29 @@ static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const cha
   qos_of(qos, q);
   /* on success st may be replaced by an equal sertype already registered (ours is then freed) */
   dds_entity_t tp = dds_create_topic_sertype(d->participant, topic_name, &st, q, NULL, NULL);
+  dds_delete_qos(q);
   if (tp < 0) {
-    dds_delete_qos(q);
     ddsi_sertype_unref(st);
     return TAKT_EOS;
   }
+  *st_out = st;
+  *tp_out = tp;
+  return TAKT_OK;
+}
+
+/* A DDS topic of takt's sertype and a writer or reader on it. */
+static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
+                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
+                                dds_entity_t *tp_out, dds_entity_t *ep_out) {
+  struct ddsi_sertype *st;
+  dds_entity_t tp;
+  TAKT_RETURN_IF_ERR(make_topic(d, topic_name, type_name, qos, &st, &tp));
+  dds_qos_t *q = dds_create_qos();
+  if (q == NULL) {
+    (void)dds_delete(tp);
+    return TAKT_ENOMEM;
+  }
+  qos_of(qos, q);
   dds_entity_t ep = writer ? dds_create_writer(d->participant, tp, q, NULL)
                            : dds_create_reader(d->participant, tp, q, NULL);
   dds_delete_qos(q);

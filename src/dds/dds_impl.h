@@ -96,6 +96,10 @@ bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], in
 #define TAKT__RTPS_FLAG_INLINE_QOS 0x02u
 #define TAKT__RTPS_PID_SENTINEL 0x0001u
 #define TAKT__RTPS_PID_RELATED_SAMPLE_IDENTITY 0x0083u
+#define TAKT__RTPS_FLAG_DATA 0x04u           /* DATA: a serialized payload follows */
+#define TAKT__RTPS_PID_PARTICIPANT_GUID 0x0050u
+#define TAKT__RTPS_PL_CDR_BE 0x02u           /* a payload's encapsulation (second byte) */
+#define TAKT__RTPS_PL_CDR_LE 0x03u
 
 static inline uint16_t takt__rtps_u16(const uint8_t *p, bool le) {
   return (uint16_t)(le ? (p[0] | p[1] << 8) : (p[0] << 8 | p[1]));
@@ -128,6 +132,9 @@ void takt__dds_replyid_put(takt__dds_replyids_t *t, int64_t seq, const uint8_t i
 /** The hook on the transmit connections of st's domain (st registered with it): TAKT_OK if every
  * connection has it (once per process and domain), TAKT_ENOTSUP if none could take it. */
 takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st);
+/** Endpoint announcements of this process that left with their participant's GUID added, and those
+ * that could not (no room in the datagram's rewrite), since the process started. */
+void takt__dds_sedp_counts(uint64_t *added, uint64_t *missed);
 /** The writer whose outgoing samples get t's identities; TAKT_EFULL past 64 writers a process. */
 takt_err_t takt__dds_replyid_register(const dds_guid_t *writer, takt__dds_replyids_t *t);
 /** t's writer no longer identified (after the writer is deleted: nothing sends for it). */
@@ -307,6 +314,7 @@ struct takt_dds {
                               deadline may be earlier now */
   int64_t call_timeout;
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
+  dds_entity_t graph_topic;     /* its topic, made at creation; 0: none */
   dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
                                    participants' endpoints, checked for a type name mismatch */
   takt_mutex_t types_mx;        /* one reader of them at a time: Cyclone's listener thread (new

@@ -15,9 +15,19 @@
  *   DATA_FRAG submessages in each outgoing datagram and sends them with the parameter added, on
  *   the first transmission and on every retransmission alike.
  *
- * Everything else leaves unchanged. The hook is installed once the first reply writer that needs
- * it exists, and only on connections of the kind it was installed on first (UDP); a datagram it
- * cannot rewrite (more edits or pieces than its fixed room) leaves as it was, counted. */
+ * The same hook gives this process's endpoint announcements their participant. Cyclone's SEDP
+ * samples (DCPSPublication and DCPSSubscription, from the entities 0x3c2 and 0x4c2) leave out
+ * PID_PARTICIPANT_GUID (0x0050), which the DDSI-RTPS specification gives no default; Fast DDS then
+ * files such an endpoint under participant 0, so rmw_fastrtps's graph, which joins an endpoint to
+ * its node through the participant gid in ros_discovery_info, names every takt endpoint
+ * "_CREATED_BY_BARE_DDS_APP_" (`ros2 topic info -v`, rclpy's get_*_info_by_topic). The hook adds
+ * the parameter, the GUID prefix of the datagram with the participant's entity id 0x1c1, at the
+ * start of each such sample's parameter list (one that has it already leaves as it was).
+ *
+ * Everything else leaves unchanged. The hook is installed when the backend starts with a graph
+ * (before any endpoint of its own exists), or once the first reply writer that needs it exists,
+ * and only on connections of the kind it was installed on first (UDP); a datagram it cannot
+ * rewrite (more edits or pieces than its fixed room) leaves as it was, counted. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -41,6 +51,12 @@ static writer_slot_t g_writers[MAX_WRITERS];
 static atomic_uint g_n_used; /* slots ever used: the hook looks at [0, g_n_used) */
 static _Atomic(ddsi_tran_write_fn_t) g_orig; /* the connections' own write function */
 static pthread_mutex_t g_mx = PTHREAD_MUTEX_INITIALIZER; /* installing, registering */
+static atomic_uint_least64_t g_sedp_added, g_sedp_missed; /* announcements given the parameter, not */
+
+void takt__dds_sedp_counts(uint64_t *added, uint64_t *missed) {
+  *added = atomic_load_explicit(&g_sedp_added, memory_order_relaxed);
+  *missed = atomic_load_explicit(&g_sedp_missed, memory_order_relaxed);
+}
 
 /* ---- the table of identities filed per writer ---- */
 
@@ -122,6 +138,60 @@ static void wr32(uint8_t *p, uint32_t v, bool le) {
   for (int i = 0; i < 4; i++) p[le ? i : 3 - i] = (uint8_t)(v >> (8 * i));
 }
 
+/* ---- endpoint announcements (SEDP) ---- */
+
+#define SEDP_PARAM_BYTES 20u /* PID_PARTICIPANT_GUID: its header and the GUID */
+static const uint8_t k_participant_entity[4] = {0x00, 0x00, 0x01, 0xc1};
+
+static bool is_sedp_writer(const uint8_t entity[4]) {
+  return entity[0] == 0 && entity[1] == 0 && (entity[2] == 0x03 || entity[2] == 0x04) &&
+         entity[3] == 0xc2;
+}
+
+/* Walks the parameter list at *at (integers in le) to its sentinel, bounded by end: *at just past
+ * the sentinel; false if it runs past end or has no sentinel; *found: a parameter pid was in it. */
+static bool walk_params(gather_t *g, size_t *at, size_t end, bool le, uint16_t pid, bool *found) {
+  size_t p = *at;
+  *found = false;
+  for (unsigned n = 0; n < 1024u; n++) {
+    uint8_t ph[4];
+    if (p + 4u > end || !peek(g, p, ph, 4)) return false;
+    uint16_t id = takt__rtps_u16(ph, le), plen = takt__rtps_u16(ph + 2, le);
+    p += 4u;
+    if (id == TAKT__RTPS_PID_SENTINEL) {
+      *at = p;
+      return true;
+    }
+    if ((id & ~0x4000u) == pid) *found = true; /* 0x4000: the must-understand flag */
+    if (plen > end - p) return false;
+    p += plen;
+  }
+  return false;
+}
+
+/* Where the participant's GUID goes into the SEDP DATA submessage at off (its first 24 bytes in
+ * sh, end its end): just after the payload's encapsulation, at the start of its parameter list;
+ * SIZE_MAX when it carries no data (a dispose), has the parameter, or is not a parameter list.
+ * *list_le: the list's byte order (its encapsulation's, not the submessage's). */
+static size_t sedp_insert_at(gather_t *g, size_t off, size_t end, const uint8_t sh[24], bool *list_le) {
+  if ((sh[1] & TAKT__RTPS_FLAG_DATA) == 0) return SIZE_MAX;
+  bool le = (sh[1] & TAKT__RTPS_FLAG_LE) != 0, found;
+  size_t p = off + 8u + takt__rtps_u16(sh + 6, le);
+  if ((sh[1] & TAKT__RTPS_FLAG_INLINE_QOS) != 0 &&
+      !walk_params(g, &p, end, le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found))
+    return SIZE_MAX;
+  uint8_t enc[4];
+  if (p + 4u > end || !peek(g, p, enc, 4) || enc[0] != 0 ||
+      (enc[1] != TAKT__RTPS_PL_CDR_LE && enc[1] != TAKT__RTPS_PL_CDR_BE))
+    return SIZE_MAX;
+  size_t list = p + 4u;
+  p = list;
+  *list_le = enc[1] == TAKT__RTPS_PL_CDR_LE;
+  if (!walk_params(g, &p, end, *list_le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found) || found)
+    return SIZE_MAX;
+  return list;
+}
+
 /* ---- the hook ---- */
 
 #define MAX_EDITS 8u    /* submessages of identified writers rewritten in one datagram */
@@ -134,7 +204,7 @@ typedef struct {
 } edit_t;
 
 typedef struct {
-  takt__dds_replyids_t *owner[MAX_EDITS]; /* whose submessage each rewrite is */
+  takt__dds_replyids_t *owner[MAX_EDITS]; /* whose submessage each rewrite is; NULL: an SEDP one */
   uint8_t header[MAX_EDITS][4];
   uint8_t param[MAX_EDITS][PARAM_BYTES + 4];
   edit_t edits[2 * MAX_EDITS];
@@ -200,7 +270,27 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
     bool le = (sh[1] & TAKT__RTPS_FLAG_LE) != 0;
     uint16_t len = takt__rtps_u16(sh + 2, le);
     size_t next = len == 0 ? g.total : off + 4u + len; /* 0: the last, to the datagram's end */
-    if ((sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) && peek(&g, off, sh, sizeof sh)) {
+    if (sh[0] == TAKT__RTPS_DATA && peek(&g, off, sh, sizeof sh) && is_sedp_writer(sh + 12)) {
+      bool ple_le = true;
+      size_t at = sedp_insert_at(&g, off, next < g.total ? next : g.total, sh, &ple_le);
+      if (at == SIZE_MAX) {
+        /* nothing to add: a key-only sample, a parameter list that has it, or not a list */
+      } else if (nsub == MAX_EDITS || (len != 0 && (size_t)len + SEDP_PARAM_BYTES > UINT16_MAX)) {
+        atomic_fetch_add_explicit(&g_sedp_missed, 1, memory_order_relaxed);
+      } else {
+        uint8_t *h = s->header[nsub], *q = s->param[nsub];
+        memcpy(h, sh, 4);
+        if (len != 0) wr16(h + 2, (uint16_t)(len + SEDP_PARAM_BYTES), le);
+        wr16(q, TAKT__RTPS_PID_PARTICIPANT_GUID, ple_le);
+        wr16(q + 2, 16, ple_le);
+        memcpy(q + 4, hdr + 8, 12); /* the GUID prefix: bytes as on the wire */
+        memcpy(q + 16, k_participant_entity, 4);
+        s->edits[nedits++] = (edit_t){.off = off, .del = 4, .ins = h, .ins_len = 4};
+        s->edits[nedits++] = (edit_t){.off = at, .del = 0, .ins = q, .ins_len = SEDP_PARAM_BYTES};
+        s->owner[nsub++] = NULL;
+      }
+    } else if ((sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) &&
+               peek(&g, off, sh, sizeof sh)) {
       takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);
       uint8_t id[TAKT__DDS_ID_BYTES];
       if (t != NULL) {
@@ -239,8 +329,11 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   if (nedits == 0) return niov;
   size_t nout = splice(&g, s->edits, nedits, s);
   for (size_t i = 0; i < nsub; i++) /* the datagram leaves either way: unchanged if no room */
-    atomic_fetch_add_explicit(nout != 0 ? &s->owner[i]->added : &s->owner[i]->missed, 1,
-                              memory_order_relaxed);
+    if (s->owner[i] != NULL)
+      atomic_fetch_add_explicit(nout != 0 ? &s->owner[i]->added : &s->owner[i]->missed, 1,
+                                memory_order_relaxed);
+    else
+      atomic_fetch_add_explicit(nout != 0 ? &g_sedp_added : &g_sedp_missed, 1, memory_order_relaxed);
   if (nout == 0) return niov;
   *out = s->out;
   return nout;

@@ -36,3 +36,5 @@ size_t replyid_test_rewrite(const ddsrt_iovec_t *iov, size_t niov, uint8_t *out,
 
 uint64_t replyid_test_added(void) { return atomic_load(&g_ids.added); }
 uint64_t replyid_test_missed(void) { return atomic_load(&g_ids.missed); }
+
+void replyid_test_sedp_counts(uint64_t *added, uint64_t *missed) { takt__dds_sedp_counts(added, missed); }

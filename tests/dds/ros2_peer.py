@@ -340,6 +340,8 @@ def graph(topic, name, timeout):
             rclpy.spin_once(node, timeout_sec=0.1)
         for t, types in sorted(subs):
             print(f"subscribes {t} {','.join(types)}", flush=True)
+        for line in endpoint_nodes(node, name, [], [t for t, _ in subs], deadline):
+            print(line, flush=True)
         pub = node.create_publisher(String, topic, 10)
         while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.05)
@@ -383,9 +385,33 @@ def node_entry(name, want_pubs, want_subs, timeout):
         print(f"publishes {t} {','.join(types)}", flush=True)
     for t, types in sorted(subs):
         print(f"subscribes {t} {','.join(types)}", flush=True)
+    # each endpoint as `ros2 topic info -v` names it: by the node whose entry lists its gid, found
+    # through its participant's gid (else "_CREATED_BY_BARE_DDS_APP_")
+    named = endpoint_nodes(node, name, [t for t, _ in pubs], [t for t, _ in subs], deadline)
+    for line in named:
+        print(line, flush=True)
     node.destroy_node()
     rclpy.shutdown()
     return 0 if seen and len(pubs) >= want_pubs and len(subs) >= want_subs else 2
+
+
+def endpoint_nodes(node, name, pub_topics, sub_topics, deadline):
+    """For each topic, the nodes rclpy's graph names as its publishers (subscribers) of it, as
+    lines "publisher of /t: /n1 /n2"; waits (to deadline) until /name is among them."""
+    import rclpy
+    lines = []
+    while True:
+        lines, done = [], True
+        for kind, topics, get in (("publisher", pub_topics, node.get_publishers_info_by_topic),
+                                  ("subscriber", sub_topics, node.get_subscriptions_info_by_topic)):
+            for t in sorted(topics):
+                names = sorted({i.node_name if i.node_name == "_CREATED_BY_BARE_DDS_APP_"
+                                else f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in get(t)})
+                done = done and f"/{name}" in names
+                lines.append(f"{kind} of {t}: {' '.join(names)}")
+        if done or time.monotonic() >= deadline:
+            return lines
+        rclpy.spin_once(node, timeout_sec=0.1)
 
 
 def main():

@@ -299,12 +299,13 @@ def graph_case(a) -> int:
         return 1
     trc, tout, prc, pout = res
     print(f"--- takt (listener) rc={trc}\n{tout}--- rclpy (graph) rc={prc}\n{pout}")
-    want = ["node /dds_bridge", f"subscribes /{topic} std_msgs/msg/String"]
+    want = ["node /dds_bridge", f"subscribes /{topic} std_msgs/msg/String",
+            f"subscriber of /{topic}: /dds_bridge"]  # as `ros2 topic info -v` names it
     missing = [w for w in want if w not in pout.splitlines()]
     if trc != 0 or prc != 0 or missing or "got graph-seen" not in tout:
         print(f"{a.case}: FAILED: {missing or 'a peer failed'}", file=sys.stderr)
         return 1
-    print(f"{a.case}: rclpy's graph shows takt's node /dds_bridge and its subscription")
+    print(f"{a.case}: rclpy's graph shows takt's node /dds_bridge and its subscription, named by it")
     return 0
 
 

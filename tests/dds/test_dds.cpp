@@ -35,6 +35,7 @@ extern "C" size_t replyid_test_rewrite(const ddsrt_iovec_t *iov, size_t niov, ui
                                        size_t cap);
 extern "C" uint64_t replyid_test_added(void);
 extern "C" uint64_t replyid_test_missed(void);
+extern "C" void replyid_test_sedp_counts(uint64_t *added, uint64_t *missed);
 #include "std_msgs/Int32.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
@@ -1316,6 +1317,129 @@ TEST_F(ReplyIdentity, OtherWritersAndUnfiledSamplesLeaveUnchanged) {
   f.head[0] = 'X';
   f.payload = {1, 2, 3};
   EXPECT_EQ(f.rewritten(), f.flat());
+}
+
+// An endpoint announcement (SEDP DATA of the writer 0x3c2 or 0x4c2) gets PID_PARTICIPANT_GUID, the
+// datagram's GUID prefix with the participant's entity id, first in its parameter list: Fast DDS
+// names an endpoint's node through it (reply_id.c).
+namespace {
+const uint8_t kSedpPub[4] = {0, 0, 3, 0xc2}, kSedpSub[4] = {0, 0, 4, 0xc2};
+
+// a PL_CDR payload: the encapsulation, a topic name (PID 0x0005) and an endpoint GUID (0x005a),
+// then the sentinel; extra: parameters put before the sentinel
+std::vector<uint8_t> sedp_payload(bool le, const std::vector<uint8_t> &extra = {}) {
+  Datagram d;
+  std::vector<uint8_t> v = {0, (uint8_t)(le ? 3 : 2), 0, 0};
+  d.u16(v, 0x0005, le);
+  d.u16(v, 8, le);
+  d.u32(v, 3, le);
+  v.insert(v.end(), {'r', 't', 0, 0});
+  d.u16(v, 0x005a, le);
+  d.u16(v, 16, le);
+  for (int i = 0; i < 16; i++) v.push_back((uint8_t)(0x40 + i));
+  v.insert(v.end(), extra.begin(), extra.end());
+  d.u16(v, 1, le);
+  d.u16(v, 0, le);
+  return v;
+}
+
+std::vector<uint8_t> participant_param(bool le) {
+  Datagram d;
+  std::vector<uint8_t> v;
+  d.u16(v, 0x0050, le);
+  d.u16(v, 16, le);
+  v.insert(v.end(), kPrefix, kPrefix + 12);
+  v.insert(v.end(), {0, 0, 1, 0xc1});
+  return v;
+}
+
+uint16_t sub_len(const std::vector<uint8_t> &v, size_t sub, bool le) {
+  return le ? (uint16_t)(v[sub + 2] | v[sub + 3] << 8) : (uint16_t)(v[sub + 2] << 8 | v[sub + 3]);
+}
+} // namespace
+
+TEST(SedpParticipant, AnnouncementsGetTheirParticipantFirstInTheirList) {
+  // the submessage's byte order and the list's are each either way
+  for (bool le : {true, false})
+    for (bool ple : {true, false})
+      for (bool iq : {false, true})
+        for (const uint8_t *w : {kSedpPub, kSedpSub}) {
+          Datagram d;
+          d.payload = sedp_payload(ple);
+          d.data(w, 1, le, iq);
+          std::vector<uint8_t> before = d.flat();
+          uint64_t added0, missed0, added, missed;
+          replyid_test_sedp_counts(&added0, &missed0);
+          std::vector<uint8_t> after = d.rewritten();
+          replyid_test_sedp_counts(&added, &missed);
+          SCOPED_TRACE(testing::Message() << "le " << le << " ple " << ple << " iq " << iq);
+          ASSERT_EQ(after.size(), before.size() + 20);
+          EXPECT_EQ(added, added0 + 1);
+          EXPECT_EQ(missed, missed0);
+          size_t sub = 32;
+          EXPECT_EQ(sub_len(after, sub, le), sub_len(before, sub, le) + 20);
+          size_t list = before.size() - d.payload.size() + 4; // after the encapsulation
+          std::vector<uint8_t> want(before.begin(), before.begin() + (long)list);
+          want[sub + 2] = after[sub + 2];
+          want[sub + 3] = after[sub + 3];
+          std::vector<uint8_t> p = participant_param(ple);
+          want.insert(want.end(), p.begin(), p.end());
+          want.insert(want.end(), before.begin() + (long)list, before.end());
+          EXPECT_EQ(after, want);
+        }
+}
+
+TEST(SedpParticipant, OthersLeaveUnchanged) {
+  uint64_t added0, missed0, added, missed;
+  replyid_test_sedp_counts(&added0, &missed0);
+  {
+    Datagram d; // has the parameter already
+    d.payload = sedp_payload(true, participant_param(true));
+    d.data(kSedpPub, 1, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // a dispose: the key only (no D flag)
+    d.payload = sedp_payload(true);
+    d.data(kSedpPub, 2, true, false);
+    d.head[32 + 1] = (uint8_t)((d.head[32 + 1] & ~0x04) | 0x08);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // not a parameter list (CDR_LE)
+    d.payload = sedp_payload(true);
+    d.payload[1] = 1;
+    d.data(kSedpSub, 3, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // a list without its sentinel
+    d.payload = sedp_payload(true);
+    d.payload.resize(d.payload.size() - 4);
+    d.data(kSedpSub, 4, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // a parameter longer than the submessage
+    d.payload = sedp_payload(true);
+    d.payload[6] = 0xff;
+    d.data(kSedpSub, 5, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // another writer's sample, and the SPDP writer's (0x100c2)
+    d.payload = sedp_payload(true);
+    d.data(kWriter, 6, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+    const uint8_t spdp[4] = {0, 1, 0, 0xc2};
+    Datagram e;
+    e.payload = sedp_payload(true);
+    e.data(spdp, 7, true, false);
+    EXPECT_EQ(e.rewritten(), e.flat());
+  }
+  replyid_test_sedp_counts(&added, &missed);
+  EXPECT_EQ(added, added0);
+  EXPECT_EQ(missed, missed0);
 }
 #endif
 
