@@ -179,6 +179,12 @@ int64_t takt_ros1_received_at(const takt_ros1_node_t *node);
  * roscpp's MessageEvent::getPublisherName. */
 const char *takt_ros1_received_from(const takt_ros1_node_t *node);
 
+/** In a subscription's function of node only (its I/O thread): whether the message's publisher
+ * latches the topic (its connection header said latching=1): the message is the last that
+ * publisher sent, and a subscriber that starts later gets it too (roscpp hands it to every
+ * callback added afterwards). */
+bool takt_ros1_received_latched(const takt_ros1_node_t *node);
+
 /** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
  * when this returns its function is not running and is never called again (bounded by
  * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
@@ -202,6 +208,9 @@ typedef struct takt_ros1_sub_stats {
   char last_error[384];   /* the last of those, one line */
 } takt_ros1_sub_stats_t;
 void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out);
+/** Whether sub has a connection up to the publisher callerid (as its connection header named it).
+ * Thread-safe. */
+bool takt_ros1_sub_connected_to(takt_ros1_sub_t *sub, const char *callerid);
 
 /* ---- services over TCPROS ----
  * A service this node serves is registered with the master (registerService, service API

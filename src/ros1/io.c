@@ -650,6 +650,7 @@ static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_
     if (in->got < 4u + len) return true;
     n->rx_at = rx_at; /* the read that made it whole (takt_ros1_received_at) */
     n->rx_from = in->callerid;
+    n->rx_latched = in->latched;
     sub->fn(sub->user, in->rx + 4, len); /* a whole message; no takt lock held */
     in->got -= 4u + len;
     if (in->got > 0) memmove(in->rx, in->rx + 4u + len, in->got);

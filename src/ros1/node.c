@@ -425,6 +425,8 @@ const char *takt_ros1_received_from(const takt_ros1_node_t *node) {
   return node->rx_from != NULL ? node->rx_from : ""; /* as rx_at */
 }
 
+bool takt_ros1_received_latched(const takt_ros1_node_t *node) { return node->rx_latched; }
+
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   if (sub == NULL) return TAKT_EINVAL;
   takt_ros1_node_t *n = sub->node;
@@ -759,6 +761,17 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
   return TAKT_OK;
 }
 
+bool takt_ros1_sub_connected_to(takt_ros1_sub_t *sub, const char *callerid) {
+  if (sub == NULL || callerid == NULL) return false;
+  takt_ros1_node_t *n = sub->node;
+  bool up = false;
+  takt__lock_take(&n->lock);
+  for (uint32_t k = 0; k < n->cfg.max_conns && !up; k++)
+    up = sub->in[k].state == IN_UP && strcmp(sub->in[k].callerid, callerid) == 0;
+  takt__lock_give(&n->lock);
+  return up;
+}
+
 void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
   takt_ros1_node_t *n = sub->node;
   memset(out, 0, sizeof *out);
@@ -846,6 +859,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   int32_t hl = takt__tcpros_w_end(&hw);
   const char *what = NULL;
   char callerid[TAKT__ROS1_NAME] = "";
+  bool latched = false;
   if (hl < 0) {
     rc = TAKT_ESIZE, what = "our connection header is larger than max_header";
   } else if ((rc = takt_io_write_until(io, n->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL)) < 0) {
@@ -874,6 +888,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
         rc = TAKT_ETYPE, what = "the publisher's md5sum differs from ours";
       } else {
         (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
+        latched = takt__tcpros_is(&h, "latching", "1");
       }
     }
   }
@@ -886,6 +901,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   in->io = io;
   in->got = 0;
   memcpy(in->callerid, callerid, sizeof callerid);
+  in->latched = latched;
   in->id = atomic_fetch_add(&n->next_id, 1);
   in->state = IN_UP;
   in->backoff = 0;

@@ -84,6 +84,7 @@ typedef struct takt__ros1_in {
   uint8_t state;
   char uri[TAKT__ROS1_NAME]; /* the publisher's slave API */
   char callerid[TAKT__ROS1_NAME]; /* its connection header's ("" if none); set before IN_UP */
+  bool latched;              /* its connection header said latching=1; set before IN_UP */
   takt_io_t io;              /* owned by the I/O thread while UP */
   int32_t id;
   bool stale;                /* the master no longer lists it: the I/O thread closes it */
@@ -200,6 +201,7 @@ struct takt_ros1_node {
   int64_t rx_at; /* the I/O thread only: the message in a subscription's function reached the
                     host then (takt_ros1_received_at) */
   const char *rx_from; /* the I/O thread only: its publisher's callerid (takt_ros1_received_from) */
+  bool rx_latched;     /* the I/O thread only: its publisher's connection is latched */
   bool threads_started;
   _Atomic bool stop;
   _Atomic bool shutdown_requested;

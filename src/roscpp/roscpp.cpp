@@ -1184,6 +1184,18 @@ struct RosSub {
   takt_ros1_node_t *node = nullptr;  // whose I/O thread calls on_ros1_message (set before)
   int32_t priority = 0;  // of the ROS 1 subscription: its subscribers' highest (G.reg_mu)
   uint64_t errors = 0, connect_failures = 0;  // as reported so far (report_connections' lock)
+  // The last message of each publisher whose connection latches, in the lanes' layout (length,
+  // bytes, callerid): a Subscriber added later gets them first, as roscpp's
+  // Subscription::addCallback hands a new callback the latched messages of its publisher links.
+  // latched_mu orders the I/O thread's storing and publishing of a latched message against a
+  // new Subscriber's creation and copy of them: it gets each either live or replayed, once.
+  struct Latched {
+    std::string from;
+    std::vector<uint8_t> bytes;
+    int64_t at = 0;
+  };
+  std::mutex latched_mu;
+  std::vector<Latched> latched;  // one per publisher (callerid); a copy grows only for a larger one
   ~RosSub();
 };
 
@@ -1236,6 +1248,22 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   int64_t now = takt_time_now(), at = takt_ros1_received_at(rs->node);
   if (at <= 0 || at > now) at = now;
   uint32_t size = static_cast<uint32_t>(rs->scratch.size());
+  std::unique_lock<std::mutex> keep(rs->latched_mu, std::defer_lock);
+  if (takt_ros1_received_latched(rs->node)) {  // kept for Subscribers added later (rare: latched
+    keep.lock();                                // topics publish seldom; storage is reused)
+    auto e = std::find_if(rs->latched.begin(), rs->latched.end(),
+                          [from](const RosSub::Latched &l) { return l.from == from; });
+    if (e == rs->latched.end()) {  // a new publisher: those no longer connected are forgotten
+      rs->latched.erase(std::remove_if(rs->latched.begin(), rs->latched.end(),
+                                       [rs](const RosSub::Latched &l) {
+                                         return !takt_ros1_sub_connected_to(rs->sub, l.from.c_str());
+                                       }),
+                        rs->latched.end());
+      e = rs->latched.insert(rs->latched.end(), RosSub::Latched{from, {}, 0});
+    }
+    e->bytes.assign(rs->scratch.begin(), rs->scratch.begin() + 5 + len + static_cast<long>(fl));
+    e->at = at;
+  }
   uint32_t n = rs->n_lanes.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; i++) {
     Lane &l = rs->lanes[i];
@@ -1294,6 +1322,10 @@ class SubImpl {
   takt_subscription_t *sub = nullptr;
   RawFn fn;
   std::atomic<bool> down{false};
+  // the topic's latched messages when this Subscriber was made, handed to it first by a timer of
+  // its own (its priority, its group: never beside its callback), kept until shutdown (mu)
+  std::vector<RosSub::Latched> replay;
+  takt_timer_t *replay_timer = nullptr;
   // after ros::shutdown too (the context lives as long as the process): a job of it may still
   // run on a preempt worker, and destroying the takt entity waits for it to end
   ~SubImpl() { sub_shutdown(*this); }
@@ -1304,14 +1336,12 @@ thread_local SubImpl *tl_sub = nullptr;           // whose callback this thread 
 thread_local std::shared_ptr<RosSub> tl_sub_gone;  // let go of once that callback returns
 }  // namespace
 
-void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
-  SubImpl *s = static_cast<SubImpl *>(user);
-  const uint8_t *b = static_cast<const uint8_t *>(msg->data);
+/** A message in the lanes' layout (length, bytes, callerid) to s's callback; t_info: when it
+ * reached the host (on_ros1_message). */
+void deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   uint32_t len;
   std::memcpy(&len, b, 4);
-  // t_info is when it reached the host (on_ros1_message)
-  MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], msg->header.t_info,
-               &s->rs->topic, &s->rs->type};
+  MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], t_info, &s->rs->topic, &s->rs->type};
   SubImpl *outer = tl_sub;
   tl_sub = s;
   s->fn(b + 4, len, info);
@@ -1319,6 +1349,25 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   if (tl_sub_gone) {  // the callback shut its Subscriber down: its topic goes now, under reg_mu
     std::lock_guard<std::mutex> reg(g().reg_mu);  // as sub_shutdown: a subscribe meanwhile finds
     tl_sub_gone.reset();                          // the topic whole or gone
+  }
+}
+
+void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  deliver(static_cast<SubImpl *>(user), static_cast<const uint8_t *>(msg->data), msg->header.t_info);
+}
+
+/** The replay timer of a Subscriber: its latched messages, once (the timer stays until shutdown;
+ * its next release is an hour away and finds nothing). */
+void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  SubImpl *s = static_cast<SubImpl *>(user);
+  std::vector<RosSub::Latched> v;
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    v.swap(s->replay);
+  }
+  for (const RosSub::Latched &e : v) {
+    if (s->down.load()) return;
+    deliver(s, e.bytes.data(), e.at);
   }
 }
 
@@ -1423,7 +1472,16 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   o.depth = depth;
   o.attr = attr_of(sch, s->group.id);
-  takt_err_t rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
+  takt_err_t rc;
+  {
+    // a latched message reaches this Subscriber live (stored and published after this) or in
+    // the copy (before): once either way; only from publishers still connected
+    std::lock_guard<std::mutex> keep(rs->latched_mu);
+    rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
+    if (rc == TAKT_OK && rs->sub)
+      for (const RosSub::Latched &e : rs->latched)
+        if (takt_ros1_sub_connected_to(rs->sub, e.from.c_str())) s->replay.push_back(e);
+  }
   if (rc != TAKT_OK) {
     std::fprintf(stderr, "takt roscpp: subscribe %s: %s\n", topic.c_str(), refused("subscriptions", rc).c_str());
     s->sub = nullptr;
@@ -1431,6 +1489,30 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     return nullptr;
   }
   if (o.attr.deadline_ns > 0) note_deadline(sname, "subscriber " + rs->topic);
+  if (!s->replay.empty()) {
+    // released now (a started executor), else at once when it starts (reg_mu is held: preempt's
+    // first spin waits for it)
+    int64_t phase = 0;
+    if (!G.exec_started.load()) {
+      int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
+      phase = since > 0 ? since : 0;
+    }
+    char rname[32];
+    {
+      std::lock_guard<std::mutex> lk(G.mu);
+      std::snprintf(rname, sizeof rname, "roscpp_rp%u", G.next_id++);
+    }
+    takt_callback_attr_t a = o.attr;
+    a.deadline_ns = 0;  // not the Subscriber's deadline: a replay is no release of its chain
+    rc = takt_timer_create(n->node, rname, INT64_C(3600000000000), phase, on_replay, s.get(), &a,
+                           &s->replay_timer);
+    if (rc != TAKT_OK) {
+      s->replay_timer = nullptr;
+      std::fprintf(stderr, "takt roscpp: subscribe %s: its %zu latched message(s) not handed to the new "
+                   "Subscriber: %s\n", topic.c_str(), s->replay.size(), refused("timers", rc).c_str());
+      s->replay.clear();
+    }
+  }
   return s;
 }
 
@@ -1453,13 +1535,21 @@ uint32_t sub_publishers(SubImpl &s) {
 
 void sub_shutdown(SubImpl &s) {
   takt_subscription_t *sub;
+  takt_timer_t *replay;
   {
     std::lock_guard<std::mutex> lk(s.mu);
-    if (s.down.exchange(true) && !s.sub) return;
+    if (s.down.exchange(true) && !s.sub && !s.replay_timer) return;
     sub = s.sub;
     s.sub = nullptr;
+    replay = s.replay_timer;
+    s.replay_timer = nullptr;
+    s.replay.clear();
   }
-  // returns once no call of the callback runs (but this thread's, if it is in one)
+  // each returns once no call of its callback runs (but this thread's, if it is in one)
+  if (replay) {
+    takt_err_t rc = takt_timer_destroy(replay);
+    if (rc != TAKT_OK) fail("Subscriber::shutdown", rc);
+  }
   if (sub) {
     forget_deadline(takt_subscription_callback(sub));
     takt_err_t rc = takt_subscription_destroy(sub);

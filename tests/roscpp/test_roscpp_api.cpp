@@ -375,6 +375,62 @@ TEST(RoscppTopic, WaitForMessageAndTheMastersGraph) {
   EXPECT_FALSE(ros::master::getHost().empty());
 }
 
+// A Subscriber added to a topic the process subscribes to already gets the topic's latched
+// message first, once (roscpp's Subscription::addCallback hands a new callback its publisher
+// links' latched messages); the Subscribers there before do not get it again; waitForMessage on
+// that topic returns it at once; nothing of a publisher that has gone, nothing of a topic that is
+// not latched.
+TEST(RoscppLatch, LaterSubscriberOfASubscribedTopicGetsTheLatchedMessage) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_latched", 1, true);
+  std_msgs::Int32 m;
+  m.data = 7;
+  p.publish(m);
+  std::atomic<int> first{0}, second{0}, first_val{0}, second_val{0};
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32>("/t_latched", 5, [&](const std_msgs::Int32::ConstPtr &x) {
+    first_val = x->data;
+    first++;
+  });
+  ASSERT_TRUE(eventually([&] { return first.load() == 1; }));
+  EXPECT_EQ(first_val.load(), 7);
+  ros::Subscriber b = nh.subscribe<std_msgs::Int32>("/t_latched", 5, [&](const std_msgs::Int32::ConstPtr &x) {
+    second_val = x->data;
+    second++;
+  });
+  ASSERT_TRUE(eventually([&] { return second.load() == 1; }));
+  EXPECT_EQ(second_val.load(), 7);
+  ros::WallTime t0 = ros::WallTime::now();
+  std_msgs::Int32::ConstPtr got = ros::topic::waitForMessage<std_msgs::Int32>("/t_latched", nh, ros::Duration(5.0));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->data, 7);
+  EXPECT_LT((ros::WallTime::now() - t0).toSec(), 2.0);
+  pause(0.3);
+  EXPECT_EQ(first.load(), 1);
+  EXPECT_EQ(second.load(), 1);
+  m.data = 8;  // a new message: to each once
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] { return first.load() == 2 && second.load() == 2; }));
+  EXPECT_EQ(first_val.load(), 8);
+  EXPECT_EQ(second_val.load(), 8);
+  // the publisher gone: a later Subscriber gets nothing of it
+  p.shutdown();
+  ASSERT_TRUE(eventually([&] { return a.getNumPublishers() == 0; }));
+  std::atomic<int> third{0};
+  ros::Subscriber c = nh.subscribe<std_msgs::Int32>("/t_latched", 5, [&](const std_msgs::Int32::ConstPtr &) { third++; });
+  // a topic that is not latched: a later Subscriber gets nothing published before it
+  ros::Publisher q = nh.advertise<std_msgs::Int32>("/t_unlatched", 1);
+  std::atomic<int> early{0}, late{0};
+  ros::Subscriber d = nh.subscribe<std_msgs::Int32>("/t_unlatched", 5, [&](const std_msgs::Int32::ConstPtr &) { early++; });
+  ASSERT_TRUE(connected(q));
+  q.publish(m);
+  ASSERT_TRUE(eventually([&] { return early.load() == 1; }));
+  ros::Subscriber e = nh.subscribe<std_msgs::Int32>("/t_unlatched", 5, [&](const std_msgs::Int32::ConstPtr &) { late++; });
+  pause(0.5);
+  EXPECT_EQ(third.load(), 0);
+  EXPECT_EQ(late.load(), 0);
+  EXPECT_EQ(early.load(), 1);
+}
+
 // names::clean/append, this_node's topics, the master's parameter names (roscpp's helpers).
 TEST(RoscppNames, CleanAppendTopicsAndParamNames) {
   EXPECT_EQ(ros::names::clean("//a//b/"), "/a/b");
