@@ -21,6 +21,10 @@
 #include <boost/shared_ptr.hpp>
 #define TAKT_ROSCPP_BOOST_PTR 1
 #endif
+#if __has_include(<boost/array.hpp>)
+#include <boost/array.hpp>
+#define TAKT_ROSCPP_BOOST_ARRAY 1
+#endif
 #endif
 
 #include <ros/time.h>
@@ -62,6 +66,14 @@ template <class T> struct is_vector : std::false_type {};
 template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {};
 template <class T> struct is_array : std::false_type {};
 template <class T, size_t N> struct is_array<std::array<T, N>> : std::true_type {};
+#if TAKT_ROSCPP_BOOST_ARRAY
+template <class T, size_t N> struct is_array<boost::array<T, N>> : std::true_type {};
+/** A message's fixed-size array: boost::array where boost is, as roscpp's (`assign`, assignment
+ * from a boost::array), else std::array (the same interface but `assign`). */
+template <class T, size_t N> using fixed_array = boost::array<T, N>;
+#else
+template <class T, size_t N> using fixed_array = std::array<T, N>;
+#endif
 template <class T> struct is_time : std::false_type {};
 template <> struct is_time<Time> : std::true_type {};
 template <> struct is_time<Duration> : std::true_type {};

@@ -1,6 +1,7 @@
 """`takt msggen --roscpp` against Debian's roscpp headers (gencpp's output in /usr/include): for
 every type both have, the same md5sum, datatype and fields in the same order with the same C++
-types (boost::array -> std::array, the allocator templates aside); services' md5sums too."""
+types (ros::takt_wire::fixed_array is boost::array where boost is, as here; the allocator templates
+aside); services' md5sums too."""
 
 import re
 import subprocess
@@ -45,7 +46,7 @@ def deb_fields(text: str):
         t = re.sub(r"std::basic_string<char, std::char_traits<char>, typename ContainerAllocator::template "
                    r"rebind<char>::other ?>", "std::string", t)
         t = re.sub(r", typename ContainerAllocator::template rebind<.*>::other ?>$", ">", t)
-        t = t.replace("boost::array", "std::array").replace("::ros::Time", "ros::Time").replace("::ros::Duration", "ros::Duration")
+        t = t.replace("::ros::Time", "ros::Time").replace("::ros::Duration", "ros::Duration")
         t = t.replace("std::vector< ", "std::vector<").replace(" >", ">").replace("  ", " ").strip()
         out.append((name, t))
     return out
@@ -56,6 +57,7 @@ def takt_fields(text: str):
     out = []
     for t, name in re.findall(r"^  (?!static|typedef)(.+) (\w+)\{\};$", body, re.M):
         t = t.replace("::ros::Time", "ros::Time").replace("::ros::Duration", "ros::Duration")
+        t = t.replace("::ros::takt_wire::fixed_array", "boost::array")  # where boost is (takt_wire.h)
         t = re.sub(r"\s+", " ", t).strip()
         out.append((name, t))
     return out

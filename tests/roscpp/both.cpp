@@ -14,9 +14,13 @@
 //   a lambda, a one-shot wall timer and a steady timer stopped in its first call (last_expected is
 //   the previous call's current_expected, expected times a period apart within 5 ms, times on
 //   their own clock; the one-shot runs once, the stopped one never again).
+// - fixed-size arrays of a message (sensor_msgs/Imu's covariances) as roscpp's boost::array:
+//   `assign(value)`, assignment from and to a boost::array.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
+#include <sensor_msgs/Imu.h>
 #include <std_msgs/String.h>
+#include <boost/array.hpp>
 
 #include <cmath>
 #include <map>
@@ -163,8 +167,20 @@ static void timers(ros::NodeHandle &nh) {
   check("the stopped one once", stopped_calls == 1);
 }
 
+static void fixed_arrays() {
+  sensor_msgs::Imu imu;
+  imu.orientation_covariance.assign(-1.0);  // "no orientation", as IMU drivers say it
+  boost::array<double, 9> diag = {{0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1}};
+  imu.angular_velocity_covariance = diag;
+  boost::array<double, 9> back = imu.angular_velocity_covariance;
+  check("fixed array: assign", imu.orientation_covariance.size() == 9 && imu.orientation_covariance[0] == -1.0 &&
+                                   imu.orientation_covariance[8] == -1.0);
+  check("fixed array: to and from a boost::array", back == diag && imu.angular_velocity_covariance[4] == 0.1);
+}
+
 int main(int argc, char **argv) {
   ros::init(argc, argv, "both_check");
+  fixed_arrays();
   ros::NodeHandle nh;
   timers(nh);
   params(nh);

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <boost/bind/bind.hpp>
+#include <boost/array.hpp>
 #include <boost/make_shared.hpp>
 
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
+#include <sensor_msgs/Imu.h>
 #include <std_msgs/Int32.h>
 #include <std_msgs/String.h>
 #include <std_srvs/SetBool.h>
@@ -429,6 +431,37 @@ TEST(RoscppLatch, LaterSubscriberOfASubscribedTopicGetsTheLatchedMessage) {
   EXPECT_EQ(third.load(), 0);
   EXPECT_EQ(late.load(), 0);
   EXPECT_EQ(early.load(), 1);
+}
+
+// A message with fixed-size arrays (boost::array, as roscpp's) crosses the wire intact.
+TEST(RoscppTypes, FixedArraysCrossTheWire) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<sensor_msgs::Imu>("/t_imu", 4);
+  std::mutex mu;
+  std::vector<sensor_msgs::Imu> got;
+  ros::Subscriber s = nh.subscribe<sensor_msgs::Imu>("/t_imu", 4, [&](const sensor_msgs::Imu::ConstPtr &m) {
+    std::lock_guard<std::mutex> lk(mu);
+    got.push_back(*m);
+  });
+  ASSERT_TRUE(connected(p));
+  sensor_msgs::Imu m;
+  m.header.frame_id = "imu";
+  m.orientation_covariance.assign(-1.0);
+  for (size_t i = 0; i < 9; i++) m.angular_velocity_covariance[i] = 0.5 * static_cast<double>(i);
+  boost::array<double, 9> lin = {{1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  m.linear_acceleration_covariance = lin;
+  m.linear_acceleration.z = 9.81;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return !got.empty();
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(got[0].orientation_covariance, m.orientation_covariance);
+  EXPECT_EQ(got[0].angular_velocity_covariance, m.angular_velocity_covariance);
+  EXPECT_EQ(got[0].linear_acceleration_covariance, lin);
+  EXPECT_EQ(got[0].linear_acceleration.z, 9.81);
+  EXPECT_EQ(got[0].header.frame_id, "imu");
 }
 
 // names::clean/append, this_node's topics, the master's parameter names (roscpp's helpers).

@@ -1,6 +1,7 @@
 """Message headers in roscpp's layout (`takt msggen --roscpp`): `#include <std_msgs/String.h>` gives
 `std_msgs::String` with public fields as roscpp's generator declares them (std::string, std::vector
-for variable arrays, std::array for fixed ones, ros::Time/ros::Duration, nested types, uint8_t for
+for variable arrays, boost::array for fixed ones (std::array where boost is not: the alias
+ros::takt_wire::fixed_array), ros::Time/ros::Duration, nested types, uint8_t for
 bool), `::Ptr`/`::ConstPtr`, integer constants, and for a service `pkg::Srv` with `::Request` and
 `::Response`. Each type carries its ROS 1 identity (datatype, md5sum, full definition) and its ROS 1
 serialization, written by the generic walk of <ros/takt_wire.h>, so the headers need no library of
@@ -51,7 +52,7 @@ def _ftype(f: Field) -> str:
     if f.array == "var":
         return f"std::vector<{e}>"
     if f.array == "fixed":
-        return f"std::array<{e}, {f.length}>"
+        return f"::ros::takt_wire::fixed_array<{e}, {f.length}>"
     return e
 
 
