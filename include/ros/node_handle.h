@@ -105,6 +105,15 @@ class Timer {
   void stop() {
     if (impl_) takt_impl::timer_stop(*impl_);
   }
+  /** As roscpp's: reset, the next call a period from now; else a period after the last call (at
+   * once if that has passed; called in the timer's own callback, a period after this call's
+   * expected time); a stopped timer keeps the period for its start(). */
+  void setPeriod(const Duration &period, bool reset = true) {
+    if (impl_) takt_impl::timer_set_period(*impl_, period, reset);
+  }
+  bool hasStarted() const { return impl_ && takt_impl::timer_started(*impl_); }
+  /** A call is due and has not run yet. */
+  bool hasPending() { return impl_ && takt_impl::timer_pending(*impl_); }
   bool isValid() const { return impl_ && takt_impl::timer_valid(*impl_); }
   explicit operator bool() const { return impl_ != nullptr; }
 

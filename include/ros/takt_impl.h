@@ -126,6 +126,9 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
                                  bool oneshot, bool autostart, const takt::Scheduling &s);
 void timer_start(TimerImpl &t);
 void timer_stop(TimerImpl &t);
+void timer_set_period(TimerImpl &t, Duration period, bool reset);
+bool timer_started(const TimerImpl &t);
+bool timer_pending(TimerImpl &t);
 bool timer_valid(const TimerImpl &t);
 void timer_shutdown(TimerImpl &t);
 

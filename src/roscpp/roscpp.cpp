@@ -1635,17 +1635,21 @@ class TimerImpl {
   unsigned seq = 0;  // the process's timers in the order created, from 1: names it in warnings
   takt_callback_attr_t attr{};
   bool oneshot = false;
-  std::mutex mu;                  // guards timer, started, down (start/stop from any thread)
+  mutable std::mutex mu;          // guards timer, started, down (start/stop from any thread)
   takt_timer_t *timer = nullptr;
   bool started = false;           // roscpp's: start() of a started timer does nothing
   bool down = false;              // NodeHandle::shutdown: starts no more
   std::atomic<bool> armed{false}; // calls fn when released (a one-shot disarms itself)
+  int64_t next_wall = 0;          // when its next call is due (wall ns): setPeriod, hasPending
+  int64_t remake_first = -1;      // setPeriod in its own callback: a new timer, its first release
+                                  // this long after the callback returns (mu)
   Time last_expected, last_real;
   ~TimerImpl() { timer_shutdown(*this); }  // after ros::shutdown too, as ~SubImpl
 };
 
 namespace {
 thread_local TimerImpl *tl_timer = nullptr;  // whose callback this thread runs
+void timer_create_locked(TimerImpl &t, int64_t first);
 }  // namespace
 
 void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
@@ -1660,9 +1664,25 @@ void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
   e.last_real = t->last_real;
   t->last_expected = e.current_expected;
   t->last_real = e.current_real;
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    t->next_wall = static_cast<int64_t>(e.current_expected.toNSec()) + t->period;
+  }
   TimerImpl *outer = tl_timer;
   tl_timer = t;
   t->fn(e);
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    if (t->remake_first >= 0 && t->started && !t->down && t->timer) {  // setPeriod in fn
+      takt_timer_t *old = t->timer;
+      t->timer = nullptr;
+      timer_create_locked(*t, t->remake_first);
+      forget_deadline(takt_timer_callback(old));
+      takt_err_t rc = takt_timer_destroy(old);  // its own job: let go when the job ends
+      if (rc != TAKT_OK) fail("Timer::setPeriod", rc);
+    }
+    t->remake_first = -1;
+  }
   tl_timer = outer;
 }
 
@@ -1679,12 +1699,18 @@ void timer_disarm_locked(TimerImpl &t) {
 
 /** Arm t (t.mu held): its first call one period from now. */
 void timer_arm_locked(TimerImpl &t) {
-  Global &G = g();
   if (t.timer && tl_timer == &t) {  // in its own callback: the next release is a period away
     t.armed.store(true);
     return;
   }
   timer_disarm_locked(t);
+  timer_create_locked(t, t.period);
+}
+
+/** A new takt timer for t (t.mu held; t.timer none, or handed back by the caller): its first
+ * release `first` ns from now, then every t.period. */
+void timer_create_locked(TimerImpl &t, int64_t first) {
+  Global &G = g();
   if (G.down.load() || !t.node->node) return;
   char name[32];
   {
@@ -1695,7 +1721,8 @@ void timer_arm_locked(TimerImpl &t) {
   // yet (preempt before its first spin, which takes reg_mu) from the context's start instant
   std::unique_lock<std::mutex> reg(G.reg_mu, std::defer_lock);
   if (!G.exec_started.load()) reg.lock();
-  int64_t phase = t.period;
+  t.next_wall = takt_time::wall_now_ns() + first;
+  int64_t phase = first;
   if (!G.exec_started.load()) {
     int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
     phase += since > 0 ? since : 0;
@@ -1748,7 +1775,43 @@ void timer_stop(TimerImpl &t) {
   t.started = false;
   timer_disarm_locked(t);
 }
+void timer_set_period(TimerImpl &t, Duration period, bool reset) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
+  bool own = tl_timer == &t;
+  // as roscpp's TimerManager::setPeriod: reset, the next call a new period from now; else a new
+  // period after the last call (now if that has passed); in its own callback, a new period after
+  // this call's expected time
+  int64_t first = p;
+  if (!reset && own) {
+    int64_t late = takt_time::wall_now_ns() - static_cast<int64_t>(t.last_expected.toNSec());
+    first = late >= p ? 0 : p - (late > 0 ? late : 0);
+  } else if (!reset) {
+    int64_t now = takt_time::wall_now_ns();
+    int64_t since = t.last_real.isZero() ? -1 : now - static_cast<int64_t>(t.last_real.toNSec());
+    if (since >= 0 && since < t.period)
+      first = since > p ? 0 : p - since;
+    else  // not called yet, or overdue: its next call stays when it was due
+      first = t.next_wall > now ? t.next_wall - now : 0;
+  }
+  t.period = p;
+  if (!t.started || t.down) return;  // start() begins the new period
+  if (own) {  // the running job's timer goes when the callback returns
+    t.remake_first = first;
+    return;
+  }
+  timer_disarm_locked(t);
+  timer_create_locked(t, first);
+}
 bool timer_valid(const TimerImpl &t) { return t.period > 0; }
+bool timer_started(const TimerImpl &t) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  return t.started;
+}
+bool timer_pending(TimerImpl &t) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  return t.started && t.armed.load() && t.timer && t.next_wall <= takt_time::wall_now_ns();
+}
 void timer_shutdown(TimerImpl &t) {
   std::lock_guard<std::mutex> lk(t.mu);
   t.down = true;

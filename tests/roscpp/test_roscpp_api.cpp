@@ -656,6 +656,66 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
   EXPECT_EQ(fired_ns.load(), first);
 }
 
+// Timer::setPeriod as roscpp's: from outside (reset: the next call a new period from now), in
+// the timer's own callback (the timer made anew when the callback returns), on a stopped timer
+// (start() begins the new period); hasStarted follows start and stop.
+TEST(RoscppTimer, SetPeriodFromOutsideInsideAndStopped) {
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::vector<int64_t> calls;
+  ros::Timer slow = nh.createTimer(ros::Duration(30.0), [&](const ros::TimerEvent &) {
+    std::lock_guard<std::mutex> lk(mu);
+    calls.push_back(static_cast<int64_t>(ros::WallTime::now().toNSec()));
+  });
+  EXPECT_TRUE(slow.hasStarted());
+  EXPECT_FALSE(slow.hasPending());
+  int64_t set_at = static_cast<int64_t>(ros::WallTime::now().toNSec());
+  slow.setPeriod(ros::Duration(0.1));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return calls.size() >= 3;
+  }, 10.0));  // 30 s before
+  slow.stop();
+  EXPECT_FALSE(slow.hasStarted());
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    EXPECT_GE(calls[0] - set_at, 95 * 1000000LL);  // a new period from setPeriod, not at once
+    for (size_t i = 1; i < calls.size(); i++) EXPECT_GE(calls[i] - calls[i - 1], 50 * 1000000LL);
+  }
+  // in its own callback: the third call sets a period of 30 s, and no fourth comes
+  std::atomic<int> n{0};
+  std::mutex self_mu;  // the handle, written here and read in the callback
+  ros::Timer self;
+  {
+    std::lock_guard<std::mutex> lk(self_mu);
+    self = nh.createTimer(ros::Duration(0.05), [&](const ros::TimerEvent &) {
+      std::lock_guard<std::mutex> in(self_mu);
+      if (++n == 3) self.setPeriod(ros::Duration(30.0));
+    });
+  }
+  ASSERT_TRUE(eventually([&] { return n.load() >= 3; }, 10.0));
+  pause(0.8);
+  EXPECT_EQ(n.load(), 3);
+  EXPECT_TRUE(self.hasStarted());
+  // stopped: the new period is the one start() begins
+  std::atomic<int64_t> fired{0};
+  ros::Timer later = nh.createTimer(ros::Duration(30.0), [&](const ros::TimerEvent &) {
+    if (fired.load() == 0) fired = static_cast<int64_t>(ros::WallTime::now().toNSec());
+  }, false, false);
+  EXPECT_FALSE(later.hasStarted());
+  later.setPeriod(ros::Duration(0.2));
+  pause(0.4);
+  EXPECT_EQ(fired.load(), 0);  // not started
+  int64_t started = static_cast<int64_t>(ros::WallTime::now().toNSec());
+  later.start();
+  EXPECT_TRUE(later.hasStarted());
+  ASSERT_TRUE(eventually([&] { return fired.load() != 0; }, 10.0));
+  EXPECT_GE(fired.load() - started, 190 * 1000000LL);
+  later.stop();
+  std::lock_guard<std::mutex> lk(self_mu);
+  self.stop();
+}
+
 // ---- parameters -------------------------------------------------------------------------------
 
 TEST(RoscppParam, LongStrings) {
