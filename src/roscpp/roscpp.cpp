@@ -40,6 +40,9 @@ struct PubShared;
 struct SrvCore;
 class ClientImpl;
 }  // namespace takt_impl
+namespace console {
+void takt_serve_loggers(takt_ros1_node_t *n, const std::string &node_name);
+}  // namespace console
 namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000;  // how often a spinning thread looks at SIGINT
@@ -456,7 +459,7 @@ bool start_locked(std::string &why) {
   rc1.max_pubs = G.max_pubs;
   rc1.max_subs = G.max_subs;
   rc1.max_conns = G.max_conns;
-  rc1.max_services = G.max_services;
+  rc1.max_services = G.max_services + 2;  // and ~get_loggers, ~set_logger_level
   rc1.max_message = G.max_message;
   G.pub_queue = static_cast<uint32_t>(std::clamp<int64_t>(env_int("TAKT_ROSCPP_QUEUE", 8), 1, 4096));
   rc1.queue = G.pub_queue;
@@ -473,7 +476,7 @@ bool start_locked(std::string &why) {
                   "%u services) x %u connections must be at most %u "
                   "(TAKT_ROSCPP_MAX_PUBLICATIONS, _TOPICS, _SERVICES, _CONNECTIONS; "
                   "TAKT_ROSCPP_MAX_MESSAGE at most 64 MiB)",
-                  rc1.max_rpc_conns + G.max_conns, G.max_pubs, G.max_subs, G.max_services,
+                  rc1.max_rpc_conns + G.max_conns, G.max_pubs, G.max_subs, rc1.max_services,
                   G.max_conns, static_cast<unsigned>(TAKT_IO_MAX_WATCH));
     why = line;
     return false;
@@ -547,6 +550,7 @@ bool start_locked(std::string &why) {
       G.rosout = nullptr;
     }
   }
+  if (connected) console::takt_serve_loggers(G.ros1, G.name);
   bool quit;
   {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
     std::lock_guard<std::mutex> lk(G.mu);
@@ -2943,6 +2947,92 @@ void takt_print(Level level, const char *file, int line, const char *function, c
   va_end(ap);
   big.resize(static_cast<size_t>(n));
   takt_write(level, file, line, function, big);
+}
+
+// ~get_loggers and ~set_logger_level, which every roscpp node serves (rosservice, rqt_logger_level,
+// `rosnode info`): roscpp/GetLoggers and roscpp/SetLoggerLevel, answered on the ROS 1 node's I/O
+// thread (a level is one atomic store). takt keeps one level for the process: get_loggers names
+// one logger, "ros", at that level; set_logger_level sets it whatever the logger's name.
+namespace {
+// the md5sums of roscpp's srv definitions (GetLoggers: `---` then `Logger[] loggers`, Logger being
+// `string name` `string level`; SetLoggerLevel: `string logger` `string level` then `---`), as
+// Debian's roscpp.srv has them (test_roscpp_api checks them against it through rosservice)
+constexpr const char *kGetLoggersMd5 = "32e97e85527d4678a8f9279894bb64b0";
+constexpr const char *kSetLoggerLevelMd5 = "51da076440d78ca1684d36c868df61ea";
+constexpr const char *kLevelNames[] = {"debug", "info", "warn", "error", "fatal"};
+
+void put_string(uint8_t *b, uint32_t &at, const char *s) {
+  uint32_t n = static_cast<uint32_t>(std::strlen(s));
+  std::memcpy(b + at, &n, 4);
+  std::memcpy(b + at + 4, s, n);
+  at += 4 + n;
+}
+
+/** A string of a request at at (advanced past it) into out; false if it runs past len. */
+bool get_string(const uint8_t *b, uint32_t len, uint32_t &at, char *out, size_t cap) {
+  uint32_t n;
+  if (len - at < 4) return false;
+  std::memcpy(&n, b + at, 4);
+  if (n > len - at - 4 || n >= cap) return false;
+  std::memcpy(out, b + at + 4, n);
+  out[n] = '\0';
+  at += 4 + n;
+  return true;
+}
+
+void on_get_loggers(void *, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *, uint32_t) {
+  uint8_t b[64];
+  uint32_t at = 0, one = 1;
+  std::memcpy(b, &one, 4);
+  at = 4;
+  put_string(b, at, "ros");
+  put_string(b, at, kLevelNames[min_level()]);
+  (void)takt_ros1_service_respond(srv, call, true, b, at);
+}
+
+void on_set_logger_level(void *, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
+  char logger[256], level[32];
+  uint32_t at = 0;
+  const char *why = nullptr;
+  int found = -1;
+  if (!get_string(req, len, at, logger, sizeof logger) || !get_string(req, len, at, level, sizeof level)) {
+    why = "bad request: a logger and a level (strings) are expected";
+  } else {
+    for (char *c = level; *c; c++) *c = static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    for (int i = 0; i < 5; i++)
+      if (std::strcmp(level, kLevelNames[i]) == 0) found = i;
+    if (found < 0) why = "bad level: debug, info, warn, error or fatal";
+  }
+  if (why) {
+    (void)takt_ros1_service_respond(srv, call, false, reinterpret_cast<const uint8_t *>(why),
+                                    static_cast<uint32_t>(std::strlen(why)));
+    return;
+  }
+  set_logger_level(logger, static_cast<Level>(found));
+  (void)takt_ros1_service_respond(srv, call, true, nullptr, 0);
+}
+}  // namespace
+
+void takt_serve_loggers(takt_ros1_node_t *n, const std::string &node_name) {
+#if !TAKT_ROSCPP_TCPROS_SERVICES
+  (void)n;
+  (void)node_name;
+#else
+  struct Svc {
+    const char *suffix, *type, *md5;
+    takt_ros1_srv_fn fn;
+  };
+  static const Svc svcs[] = {{"/get_loggers", "roscpp/GetLoggers", kGetLoggersMd5, on_get_loggers},
+                             {"/set_logger_level", "roscpp/SetLoggerLevel", kSetLoggerLevelMd5, on_set_logger_level}};
+  for (const Svc &v : svcs) {
+    std::string name = (node_name == "/" ? std::string() : node_name) + v.suffix;
+    takt_ros1_srv_t *srv = nullptr;
+    takt_err_t rc = takt_ros1_advertise_service(n, name.c_str(), v.type, v.md5, v.fn, nullptr, &srv);
+    if (rc != TAKT_OK)
+      std::fprintf(stderr, "takt roscpp: cannot serve %s: %s (%s)\n", name.c_str(), takt_strerror(rc),
+                   takt_ros1_last_error(n));
+  }
+#endif
 }
 }  // namespace console
 

@@ -845,6 +845,55 @@ TEST(RoscppConsole, SetLoggerLevelDebugShowsDebug) {
   EXPECT_EQ(out.find("hidden-after"), std::string::npos);
 }
 
+// The logger services every roscpp node serves, called with Debian's rosservice (which loads
+// roscpp.srv's types: the md5sums must be theirs): ~get_loggers names the process's level,
+// ~set_logger_level changes it (DEBUG lines appear, then go again), a bad level is refused.
+namespace {
+std::string rosservice(const std::vector<std::string> &args, int *status) {
+  ros1_test::Proc p;
+  std::vector<std::string> argv = {"rosservice"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (!p.start(argv)) return "(rosservice did not start)";
+  *status = p.wait_exit(30000);
+  return p.drain();
+}
+}  // namespace
+
+TEST(RoscppConsole, LoggerServicesThroughRosservice) {
+  const std::string node = ros::this_node::getName();
+  int st = -1;
+  std::string list = rosservice({"list", node}, &st);
+  EXPECT_EQ(st, 0) << list;
+  EXPECT_NE(list.find(node + "/get_loggers"), std::string::npos) << list;
+  EXPECT_NE(list.find(node + "/set_logger_level"), std::string::npos) << list;
+  std::string got = rosservice({"call", node + "/get_loggers"}, &st);
+  EXPECT_EQ(st, 0) << got;
+  EXPECT_NE(got.find("name: \"ros\""), std::string::npos) << got;
+  EXPECT_NE(got.find("level: \"info\""), std::string::npos) << got;
+  std::string set = rosservice({"call", node + "/set_logger_level", "ros", "DEBUG"}, &st);
+  EXPECT_EQ(st, 0) << set;
+  std::string out;
+  {
+    Capture cap(1);
+    ROS_DEBUG("debug-after-rosservice");
+    out = cap.text();
+  }
+  EXPECT_NE(out.find("debug-after-rosservice"), std::string::npos) << out;
+  got = rosservice({"call", node + "/get_loggers"}, &st);
+  EXPECT_NE(got.find("level: \"debug\""), std::string::npos) << got;
+  std::string bad = rosservice({"call", node + "/set_logger_level", "ros", "loud"}, &st);
+  EXPECT_NE(st, 0) << bad;
+  EXPECT_NE(bad.find("bad level"), std::string::npos) << bad;
+  set = rosservice({"call", node + "/set_logger_level", "ros", "info"}, &st);
+  EXPECT_EQ(st, 0) << set;
+  {
+    Capture cap(1);
+    ROS_DEBUG("debug-hidden-again");
+    out = cap.text();
+  }
+  EXPECT_EQ(out.find("debug-hidden-again"), std::string::npos) << out;
+}
+
 // Every form rosconsole has (the combined ones are common in ROS 1 code: a port that does not
 // compile them is not a port with its source unchanged): each called twice in a row.
 TEST(RoscppConsole, CombinedFormsPrintAsRosconsoles) {
