@@ -12,4 +12,21 @@
 #include <ros/time.h>
 #include <ros/topic.h>
 
+// The boost headers roscpp's own headers bring with <ros/ros.h> (ROS 1 code uses boost::bind,
+// boost::function, boost::make_shared, boost::mutex, boost::lexical_cast, ... without including
+// them), where boost is installed (it is wherever roscpp is).
+#if defined(__has_include)
+#if __has_include(<boost/bind/bind.hpp>) && __has_include(<boost/thread/mutex.hpp>)
+#include <boost/array.hpp>
+#include <boost/bind/bind.hpp>
+#include <boost/function.hpp>
+#include <boost/lexical_cast.hpp>
+#include <boost/make_shared.hpp>
+#include <boost/shared_array.hpp>
+#include <boost/shared_ptr.hpp>
+#include <boost/thread/mutex.hpp>
+#include <boost/weak_ptr.hpp>
+#endif
+#endif
+
 #endif

@@ -15,14 +15,16 @@
 //   the previous call's current_expected, expected times a period apart within 5 ms, times on
 //   their own clock; the one-shot runs once, the stopped one never again).
 // - fixed-size arrays of a message (sensor_msgs/Imu's covariances) as roscpp's boost::array:
-//   `assign(value)`, assignment from and to a boost::array.
+//   `assign(value)`, assignment from and to a boost::array;
+// - the boost names roscpp's headers bring with <ros/ros.h> (no boost header included here):
+//   boost::array, make_shared, weak_ptr, function, bind, mutex, lexical_cast, shared_array.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/String.h>
-#include <boost/array.hpp>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -178,9 +180,21 @@ static void fixed_arrays() {
   check("fixed array: to and from a boost::array", back == diag && imu.angular_velocity_covariance[4] == 0.1);
 }
 
+static void boost_from_ros_h() {
+  boost::shared_ptr<std_msgs::String> m = boost::make_shared<std_msgs::String>();
+  boost::weak_ptr<std_msgs::String> weak = m;
+  boost::mutex mu;
+  boost::mutex::scoped_lock lock(mu);
+  boost::function<int(int)> twice = boost::bind(std::multiplies<int>(), boost::placeholders::_1, 2);
+  boost::shared_array<char> buf(new char[4]);
+  buf[0] = 'x';
+  check("boost from ros.h", !weak.expired() && twice(21) == 42 && boost::lexical_cast<int>("7") == 7 && buf[0] == 'x');
+}
+
 int main(int argc, char **argv) {
   ros::init(argc, argv, "both_check");
   fixed_arrays();
+  boost_from_ros_h();
   ros::NodeHandle nh;
   timers(nh);
   params(nh);
