@@ -41,6 +41,8 @@ struct takt_introspect {
   long pid;
   char path[108];
   takt_io_t listener, wake, conn;
+  takt_io_t play_wake; /* the play thread's own: a wake is consumed by the one wait it ends, so
+                          the serve thread's and the play thread's waits cannot share one */
   takt_io_t echo_wake; /* signalled by the echo thread when an echo ended */
   takt_thread_t thread;
   bool thread_running;
@@ -816,7 +818,7 @@ static bool play_wait(takt_introspect_t *in, int64_t at, char *buf, uint32_t cap
     if (takt_time_now() >= at) return true;
     /* a full buffer: watched for the client's hang-up only */
     takt_io_watch_t w = {.io = in->play_conn, .want = *len < cap ? TAKT_IO_IN : TAKT_IO_HUP};
-    int32_t r = takt_io_wait(&w, 1, in->wake, at);
+    int32_t r = takt_io_wait(&w, 1, in->play_wake, at);
     if (r < 0) return false;
     if (r == 0) continue; /* the instant, or the stop's wake (checked above) */
     if (*len == cap) return false; /* hung up */
@@ -858,7 +860,7 @@ static void do_play(takt_introspect_t *in, const char *first, uint32_t first_len
         buf = b;
         cap *= 2u;
       }
-      int32_t r = takt_io_read(in->play_conn, in->wake, (uint8_t *)buf + len, cap - len,
+      int32_t r = takt_io_read(in->play_conn, in->play_wake, (uint8_t *)buf + len, cap - len,
                                takt_time_now() + 30 * TAKT_NS_PER_S);
       if (r <= 0) {
         send_error_to(in, in->play_conn, "the play stream ended without its 'end' line");
@@ -1235,6 +1237,7 @@ static void destroy(takt_introspect_t *in) {
   if (in->echo_node != NULL) (void)takt_node_destroy(in->echo_node);
   takt_io_close(&in->listener);
   takt_io_close(&in->wake);
+  takt_io_close(&in->play_wake);
   takt_io_close(&in->echo_wake);
   if (in->path[0] != '\0') (void)unlink(in->path);
   free(in->buf);
@@ -1261,6 +1264,7 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (in->cfg.sample_depth == 0) in->cfg.sample_depth = 64;
   in->listener = TAKT_IO_CLOSED;
   in->wake = TAKT_IO_CLOSED;
+  in->play_wake = TAKT_IO_CLOSED;
   in->echo_wake = TAKT_IO_CLOSED;
   in->conn = TAKT_IO_CLOSED;
   in->echo_conn = TAKT_IO_CLOSED;
@@ -1297,6 +1301,7 @@ takt_err_t takt_introspect_start(takt_context_t *ctx, const takt_introspect_conf
   if (rc == TAKT_OK) rc = takt_executor_create(ctx, TAKT_EXEC_TIDE, &eo, &in->echo_exec);
   if (rc == TAKT_OK) rc = takt_executor_add_node(in->echo_exec, in->echo_node);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&in->wake);
+  if (rc == TAKT_OK) rc = takt_io_wake_open(&in->play_wake);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&in->echo_wake);
   if (rc == TAKT_OK) rc = takt_io_unix_listen(in->path, in->cfg.mode, &in->listener);
   if (rc == TAKT_OK) {
@@ -1342,6 +1347,7 @@ void takt_introspect_stop(takt_introspect_t *in) {
   if (in == NULL) return;
   atomic_store(&in->stop, true);
   takt_io_wake_signal(in->wake);
+  takt_io_wake_signal(in->play_wake); /* a play under way waits on its own */
   /* a request or echo in progress spins one of the endpoint's executors: a stop is kept until
    * the next spin when none runs, so one stop each ends whatever either thread does next */
   takt_executor_stop(in->exec);
