@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <ros/exceptions.h>
 #include <ros/takt_impl.h>
 
 namespace ros {
@@ -45,6 +46,10 @@ void getSubscribedTopics(std::vector<std::string> &topics);
 }  // namespace this_node
 
 namespace names {
+/** Whether name is a valid graph resource name, as roscpp's: empty, or a letter, `/` or `~`
+ * first, then letters, digits, `_` and `/`; else false with error saying which character. */
+bool validate(const std::string &name, std::string &error);
+/** name resolved in the node's namespace (and remapped); InvalidNameException for an invalid one. */
 std::string resolve(const std::string &name, bool remap = true);
 std::string remap(const std::string &name);
 const M_string &getRemappings();

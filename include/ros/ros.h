@@ -4,6 +4,7 @@
 #define TAKT_ROS_ROS_H
 
 #include <ros/console.h>
+#include <ros/exceptions.h>
 #include <ros/init.h>
 #include <ros/node_handle.h>
 #include <ros/param.h>

@@ -190,9 +190,16 @@ struct In {
         }
       }
     } else if constexpr (is_array<T>::value) {
-      for (auto &e : v) {
-        get(e);
-        if (!ok) return;
+      using E = typename T::value_type;
+      if constexpr (std::is_arithmetic_v<E>) {  // in one copy, as a vector's
+        if (!take(v.size() * sizeof(E))) return;
+        if (v.size()) std::memcpy(v.data(), p, v.size() * sizeof(E));
+        p += v.size() * sizeof(E);
+      } else {
+        for (auto &e : v) {
+          get(e);
+          if (!ok) return;
+        }
       }
     } else {
       v.__takt_read(*this);

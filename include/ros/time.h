@@ -146,6 +146,12 @@ class SteadyTime : public TimeBase<SteadyTime, WallDuration> {
   static SteadyTime now() { return SteadyTime().fromNSec(static_cast<uint64_t>(takt_time::steady_now_ns())); }
 };
 
+// roscpp's limits of time and duration
+inline const Time TIME_MAX(UINT32_MAX, 999999999);
+inline const Time TIME_MIN(0, 1);
+inline const Duration DURATION_MAX(INT32_MAX, 999999999);
+inline const Duration DURATION_MIN(INT32_MIN, 0);
+
 template <class D>
 bool DurationBase<D>::sleep() const {
   if (toNSec() <= 0) return true;

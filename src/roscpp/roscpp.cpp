@@ -11,6 +11,7 @@
 #include <rosgraph_msgs/Log.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <atomic>
 #include <chrono>
@@ -766,7 +767,27 @@ std::string remap(const std::string &name) {
   auto it = g().remaps.find(name);
   return it == g().remaps.end() ? name : it->second;
 }
+bool validate(const std::string &name, std::string &error) {
+  if (name.empty()) return true;
+  char c = name[0];
+  if (!std::isalpha(static_cast<unsigned char>(c)) && c != '/' && c != '~') {
+    error = std::string("Character [") + c + "] is not valid as the first character in Graph Resource Name [" + name +
+            "].  Valid characters are a-z, A-Z, / and in some cases ~.";
+    return false;
+  }
+  for (size_t i = 1; i < name.size(); i++) {
+    c = name[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '/' && c != '_') {
+      error = std::string("Character [") + c + "] at element [" + std::to_string(i) +
+              "] is not valid in Graph Resource Name [" + name + "].  Valid characters are a-z, A-Z, 0-9, / and _.";
+      return false;
+    }
+  }
+  return true;
+}
 std::string resolve(const std::string &name, bool do_remap) {
+  std::string error;
+  if (!validate(name, error)) throw InvalidNameException(error);
   std::string r = resolve_in(g().ns, name);
   return do_remap ? remap(r) : r;
 }
@@ -890,6 +911,9 @@ class NodeImpl {
 
 std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remappings, const NodeImpl *parent) {
   Global &G = g();
+  std::string error;
+  if (!names::validate(ns, error))  // as roscpp's NodeHandle, before it starts anything
+    throw InvalidNameException("Namespace [" + ns + "] is invalid: " + error);
   ros::start();
   auto n = std::make_shared<NodeImpl>();
   n->ns = ns.empty() ? G.ns : resolve_in(G.ns, ns);
@@ -981,6 +1005,8 @@ bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const s
 }
 
 std::string resolve(const NodeImpl *n, const std::string &name, bool do_remap) {
+  std::string error;
+  if (!names::validate(name, error)) throw InvalidNameException(error);  // as roscpp's names::resolve
   std::string r = resolve_in(n ? n->ns : g().ns, name);
   if (!do_remap) return r;
   if (n) {

@@ -464,6 +464,32 @@ TEST(RoscppTypes, FixedArraysCrossTheWire) {
   EXPECT_EQ(got[0].header.frame_id, "imu");
 }
 
+// Names roscpp refuses throw ros::InvalidNameException (a ros::Exception) where roscpp throws it:
+// a NodeHandle's namespace, a topic, a service, a parameter; ros::names::validate says why; the
+// time and duration limits.
+TEST(RoscppNames, InvalidNamesThrowAsRoscpps) {
+  std::string why;
+  EXPECT_TRUE(ros::names::validate("/a/b_c/d9", why));
+  EXPECT_TRUE(ros::names::validate("~private", why));
+  EXPECT_TRUE(ros::names::validate("", why));
+  EXPECT_FALSE(ros::names::validate("9lives", why));
+  EXPECT_NE(why.find("first character"), std::string::npos) << why;
+  EXPECT_FALSE(ros::names::validate("/a b", why));
+  EXPECT_NE(why.find("Character [ ] at element [2]"), std::string::npos) << why;
+  EXPECT_THROW(ros::NodeHandle("bad name"), ros::InvalidNameException);
+  ros::NodeHandle nh;
+  EXPECT_THROW(nh.advertise<std_msgs::Int32>("odom-raw", 1), ros::InvalidNameException);
+  EXPECT_THROW(nh.subscribe("odom-raw", 1, count_msg), ros::InvalidNameException);
+  EXPECT_THROW(nh.serviceClient<std_srvs::Trigger>("no such"), ros::InvalidNameException);
+  int v = 0;
+  EXPECT_THROW(nh.getParam("rate!", v), ros::Exception);
+  EXPECT_NO_THROW(nh.resolveName("fine/name_2"));
+  EXPECT_TRUE(ros::Time::now() < ros::TIME_MAX);
+  EXPECT_TRUE(ros::TIME_MIN > ros::Time(0, 0));
+  EXPECT_TRUE(ros::Duration(1e6) < ros::DURATION_MAX);
+  EXPECT_TRUE(ros::DURATION_MIN < ros::Duration(-1e6));
+}
+
 // names::clean/append, this_node's topics, the master's parameter names (roscpp's helpers).
 TEST(RoscppNames, CleanAppendTopicsAndParamNames) {
   EXPECT_EQ(ros::names::clean("//a//b/"), "/a/b");
