@@ -464,6 +464,16 @@ class NodeHandle {
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
     return Timer(keep(takt_impl::timer(impl_, period, fn, oneshot, autostart, s)));
   }
+  // at a rate (its expected cycle time), as roscpp's createTimer(Rate, ...)
+  template <class T>
+  Timer createTimer(Rate r, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false, bool autostart = true,
+                    const takt::Scheduling &s = takt::Scheduling()) {
+    return createTimer(r.expectedCycleTime(), fp, obj, oneshot, autostart, s);
+  }
+  Timer createTimer(Rate r, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return createTimer(r.expectedCycleTime(), fn, oneshot, autostart, s);
+  }
 
   // wall-clock and steady timers: takt timers like createTimer's (the executor's monotonic
   // clock), their events' times on the wall clock (WallTimerEvent) or the steady clock

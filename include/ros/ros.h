@@ -13,6 +13,8 @@
 #include <ros/time.h>
 #include <ros/topic.h>
 
+#include <iostream>  // as roscpp's headers bring it (ROS 1 code prints with std::cout)
+
 // The boost headers roscpp's own headers bring with <ros/ros.h> (ROS 1 code uses boost::bind,
 // boost::function, boost::make_shared, boost::mutex, boost::lexical_cast, ... without including
 // them), where boost is installed (it is wherever roscpp is).

@@ -262,6 +262,9 @@ template <class M> struct Definition { static const char *value() { return M::__
 template <class M> const char *datatype() { return M::__takt_datatype(); }
 template <class M> const char *md5sum() { return M::__takt_md5sum(); }
 template <class M> const char *definition() { return M::__takt_definition(); }
+/** A message whose first field is `Header header` (roscpp's HasHeader). */
+template <class M> struct HasHeader { static const bool value = M::__takt_has_header; };
+template <class M> bool hasHeader() { return M::__takt_has_header; }
 }  // namespace message_traits
 
 namespace service_traits {

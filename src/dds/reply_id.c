@@ -264,6 +264,8 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   scratch_t *s = &t_scratch;
   size_t nedits = 0, nsub = 0;
   size_t off = TAKT__RTPS_HEADER;
+  /* no reply writer registered: only announcements (DATA, never fragmented here) are looked at */
+  bool replies = atomic_load_explicit(&g_n_used, memory_order_acquire) != 0;
   while (off + 4u <= g.total) {
     uint8_t sh[24];
     if (!peek(&g, off, sh, 4)) break;
@@ -289,7 +291,7 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
         s->edits[nedits++] = (edit_t){.off = at, .del = 0, .ins = q, .ins_len = SEDP_PARAM_BYTES};
         s->owner[nsub++] = NULL;
       }
-    } else if ((sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) &&
+    } else if (replies && (sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) &&
                peek(&g, off, sh, sizeof sh)) {
       takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);
       uint8_t id[TAKT__DDS_ID_BYTES];

@@ -56,6 +56,12 @@ def _ftype(f: Field) -> str:
     return e
 
 
+def _has_header(spec: MsgSpec) -> bool:
+    """roscpp's HasHeader: the first field is `Header header`."""
+    return bool(spec.fields) and spec.fields[0].name == "header" and spec.fields[0].base == "std_msgs/Header" \
+        and spec.fields[0].array is None
+
+
 def _constant(c) -> str:
     if c.type == "string":
         return f"  static constexpr const char *{c.name} = {_c_string(str(c.value))};"
@@ -103,6 +109,7 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
               f"  static const char *__takt_datatype() {{ return \"{spec.full_name}\"; }}",
               f"  static const char *__takt_md5sum() {{ return \"{md5}\"; }}",
               f"  static const char *__takt_definition() {{ return {_c_string(ros1.full_text(reg, spec))}; }}",
+              f"  static constexpr bool __takt_has_header = {'true' if _has_header(spec) else 'false'};",
               "  uint32_t __takt_length() const {", "    uint32_t n = 0;"]
     if srv is not None:  # a service half knows its service (advertiseService deduces it)
         lines[-2:-2] = [f"  static const char *__takt_service_datatype() {{ return \"{srv.full_name}\"; }}",
