@@ -17,7 +17,8 @@
 // - fixed-size arrays of a message (sensor_msgs/Imu's covariances) as roscpp's boost::array:
 //   `assign(value)`, assignment from and to a boost::array;
 // - the boost names roscpp's headers bring with <ros/ros.h> (no boost header included here):
-//   boost::array, make_shared, weak_ptr, function, bind, mutex, lexical_cast, shared_array.
+//   boost::array, make_shared, weak_ptr, function, bind, mutex, lexical_cast, shared_array; and
+//   std::cout, a timer made from a ros::Rate, message_traits::hasHeader.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
 #include <sensor_msgs/Imu.h>
@@ -140,6 +141,11 @@ struct Counter {
   }
 };
 
+struct RateCount {
+  int calls = 0;
+  void on(const ros::TimerEvent &) { calls++; }
+};
+
 static void timers(ros::NodeHandle &nh) {
   Counter wall;
   int steady_calls = 0, oneshot_calls = 0, stopped_calls = 0;
@@ -159,14 +165,17 @@ static void timers(ros::NodeHandle &nh) {
     stopped_calls++;
     stopped.stop();
   });
+  RateCount rate;  // a timer made from a ros::Rate (roscpp has the member-function form)
+  ros::Timer at_rate = nh.createTimer(ros::Rate(50.0), &RateCount::on, &rate);
   ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(10.0);
-  while (ros::ok() && (wall.calls < 10 || steady_calls < 10) && ros::WallTime::now() < give_up) {
+  while (ros::ok() && (wall.calls < 10 || steady_calls < 10 || rate.calls < 5) && ros::WallTime::now() < give_up) {
     ros::spinOnce();
     ros::WallDuration(0.002).sleep();
   }
   check("10 calls of each periodic timer", wall.calls >= 10 && steady_calls >= 10);
   check("the one-shot once", oneshot_calls == 1);
   check("the stopped one once", stopped_calls == 1);
+  check("a timer at a ros::Rate", rate.calls >= 5);
 }
 
 static void fixed_arrays() {
@@ -188,6 +197,9 @@ static void boost_from_ros_h() {
   boost::function<int(int)> twice = boost::bind(std::multiplies<int>(), boost::placeholders::_1, 2);
   boost::shared_array<char> buf(new char[4]);
   buf[0] = 'x';
+  check("message_traits::hasHeader", ros::message_traits::hasHeader<sensor_msgs::Imu>() &&
+                                         !ros::message_traits::hasHeader<std_msgs::String>());
+  std::cout << "";  // <iostream> with <ros/ros.h>, as roscpp's
   check("boost from ros.h", !weak.expired() && twice(21) == 42 && boost::lexical_cast<int>("7") == 7 && buf[0] == 'x');
 }
 

@@ -767,8 +767,9 @@ TEST(RoscppParam, IntOfADoubleRoundsAsRoscpp) {
     double d;
     int want;
   } cases[] = {{10.0, 10}, {10.6, 11}, {10.4, 10}, {10.5, 11}, {-10.6, -11}, {-10.4, -11}, {2147483647.4, 2147483647}};
-  for (auto c : cases) {
-    std::string key = "/rate_" + std::to_string(&c - cases);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const auto &c = cases[i];
+    std::string key = "/rate_" + std::to_string(i);
     nh.setParam(key, c.d);
     int v = 0;
     EXPECT_TRUE(nh.getParam(key, v)) << c.d;

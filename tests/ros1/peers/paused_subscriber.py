@@ -55,8 +55,18 @@ def main() -> int:
                 node_uri = uri
                 break
             time.sleep(0.05)
-    code, _, proto = xmlrpc.client.ServerProxy(node_uri).requestTopic("/paused", topic, [["TCPROS"]])
+        if node_uri.startswith("/"):
+            print(f"no node {node_uri} on the master", flush=True)
+            return 1
+    # the node is known to the master from its first registration (/rosout, its logger services),
+    # which may come before it advertises TOPIC: ask again until it publishes it (10 s)
+    for _ in range(200):
+        code, status, proto = xmlrpc.client.ServerProxy(node_uri).requestTopic("/paused", topic, [["TCPROS"]])
+        if code == 1:
+            break
+        time.sleep(0.05)
     if code != 1:
+        print(f"requestTopic {topic} at {node_uri}: {status}", flush=True)
         return 1
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     # a fixed receive buffer: the socket buffers hold a bounded amount while it does not read, and
