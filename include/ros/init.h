@@ -57,6 +57,9 @@ const M_string &getRemappings();
 std::string clean(const std::string &name);
 /** left and right joined by one slash, cleaned. */
 std::string append(const std::string &left, const std::string &right);
+/** The namespace name is in, as roscpp's: "/a/b" -> "/a", "/a" -> "/", "a" -> "", "/" -> "/";
+ * InvalidNameException for an invalid name. */
+std::string parentNamespace(const std::string &name);
 }  // namespace names
 
 namespace master {

@@ -800,6 +800,15 @@ std::string clean(const std::string &name) {
   return out;
 }
 std::string append(const std::string &left, const std::string &right) { return clean(left + "/" + right); }
+std::string parentNamespace(const std::string &name) {
+  std::string error;
+  if (!validate(name, error)) throw InvalidNameException(error);
+  if (name.empty() || name == "/") return name;
+  std::string s = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+  size_t last = s.find_last_of('/');
+  if (last == std::string::npos) return "";
+  return last == 0 ? "/" : s.substr(0, last);
+}
 }  // namespace names
 
 namespace master {

@@ -484,6 +484,12 @@ TEST(RoscppNames, InvalidNamesThrowAsRoscpps) {
   int v = 0;
   EXPECT_THROW(nh.getParam("rate!", v), ros::Exception);
   EXPECT_NO_THROW(nh.resolveName("fine/name_2"));
+  EXPECT_EQ(ros::names::parentNamespace("/a/b"), "/a");
+  EXPECT_EQ(ros::names::parentNamespace("/a"), "/");
+  EXPECT_EQ(ros::names::parentNamespace("a"), "");
+  EXPECT_EQ(ros::names::parentNamespace("/"), "/");
+  EXPECT_EQ(ros::names::parentNamespace("/a/b/"), "/a");
+  EXPECT_THROW(ros::names::parentNamespace("/a b"), ros::InvalidNameException);
   EXPECT_TRUE(ros::Time::now() < ros::TIME_MAX);
   EXPECT_TRUE(ros::TIME_MIN > ros::Time(0, 0));
   EXPECT_TRUE(ros::Duration(1e6) < ros::DURATION_MAX);
