@@ -98,6 +98,7 @@ bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], in
 #define TAKT__RTPS_PID_RELATED_SAMPLE_IDENTITY 0x0083u
 #define TAKT__RTPS_FLAG_DATA 0x04u           /* DATA: a serialized payload follows */
 #define TAKT__RTPS_PID_PARTICIPANT_GUID 0x0050u
+#define TAKT__RTPS_PID_ENDPOINT_GUID 0x005au
 #define TAKT__RTPS_PL_CDR_BE 0x02u           /* a payload's encapsulation (second byte) */
 #define TAKT__RTPS_PL_CDR_LE 0x03u
 

@@ -21,8 +21,11 @@
  * files such an endpoint under participant 0, so rmw_fastrtps's graph, which joins an endpoint to
  * its node through the participant gid in ros_discovery_info, names every takt endpoint
  * "_CREATED_BY_BARE_DDS_APP_" (`ros2 topic info -v`, rclpy's get_*_info_by_topic). The hook adds
- * the parameter, the GUID prefix of the datagram with the participant's entity id 0x1c1, at the
- * start of each such sample's parameter list (one that has it already leaves as it was).
+ * the parameter, the GUID prefix of the sample's own PID_ENDPOINT_GUID with the participant's
+ * entity id 0x1c1 (not the datagram's prefix: Cyclone packs several local participants'
+ * submessages in one datagram behind INFO_SRC), at the start of each such sample's parameter list
+ * (one that has it already, or has no endpoint GUID, leaves as it was; one in fragments is
+ * counted as missed).
  *
  * Everything else leaves unchanged. The hook is installed when the backend starts with a graph
  * (before any endpoint of its own exists), or once the first reply writer that needs it exists,
@@ -149,10 +152,13 @@ static bool is_sedp_writer(const uint8_t entity[4]) {
 }
 
 /* Walks the parameter list at *at (integers in le) to its sentinel, bounded by end: *at just past
- * the sentinel; false if it runs past end or has no sentinel; *found: a parameter pid was in it. */
-static bool walk_params(gather_t *g, size_t *at, size_t end, bool le, uint16_t pid, bool *found) {
+ * the sentinel; false if it runs past end or has no sentinel; *found: a parameter pid was in it;
+ * prefix (if not NULL): the GUID prefix of its PID_ENDPOINT_GUID, *has_prefix whether it had one. */
+static bool walk_params(gather_t *g, size_t *at, size_t end, bool le, uint16_t pid, bool *found,
+                        uint8_t prefix[12], bool *has_prefix) {
   size_t p = *at;
   *found = false;
+  if (has_prefix != NULL) *has_prefix = false;
   for (unsigned n = 0; n < 1024u; n++) {
     uint8_t ph[4];
     if (p + 4u > end || !peek(g, p, ph, 4)) return false;
@@ -164,6 +170,9 @@ static bool walk_params(gather_t *g, size_t *at, size_t end, bool le, uint16_t p
     }
     if ((id & ~0x4000u) == pid) *found = true; /* 0x4000: the must-understand flag */
     if (plen > end - p) return false;
+    if (prefix != NULL && (id & ~0x4000u) == TAKT__RTPS_PID_ENDPOINT_GUID && plen >= 16 &&
+        peek(g, p, prefix, 12))
+      *has_prefix = true;
     p += plen;
   }
   return false;
@@ -171,14 +180,17 @@ static bool walk_params(gather_t *g, size_t *at, size_t end, bool le, uint16_t p
 
 /* Where the participant's GUID goes into the SEDP DATA submessage at off (its first 24 bytes in
  * sh, end its end): just after the payload's encapsulation, at the start of its parameter list;
- * SIZE_MAX when it carries no data (a dispose), has the parameter, or is not a parameter list.
- * *list_le: the list's byte order (its encapsulation's, not the submessage's). */
-static size_t sedp_insert_at(gather_t *g, size_t off, size_t end, const uint8_t sh[24], bool *list_le) {
+ * SIZE_MAX when it carries no data (a dispose), has the parameter, or is not a parameter list
+ * with the endpoint's GUID. *list_le: the list's byte order (its encapsulation's, not the
+ * submessage's); prefix: the endpoint's GUID prefix, which is its participant's (not the
+ * datagram's: Cyclone packs several local participants' submessages behind INFO_SRC). */
+static size_t sedp_insert_at(gather_t *g, size_t off, size_t end, const uint8_t sh[24], bool *list_le,
+                             uint8_t prefix[12]) {
   if ((sh[1] & TAKT__RTPS_FLAG_DATA) == 0) return SIZE_MAX;
-  bool le = (sh[1] & TAKT__RTPS_FLAG_LE) != 0, found;
+  bool le = (sh[1] & TAKT__RTPS_FLAG_LE) != 0, found, has_prefix;
   size_t p = off + 8u + takt__rtps_u16(sh + 6, le);
   if ((sh[1] & TAKT__RTPS_FLAG_INLINE_QOS) != 0 &&
-      !walk_params(g, &p, end, le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found))
+      !walk_params(g, &p, end, le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found, NULL, NULL))
     return SIZE_MAX;
   uint8_t enc[4];
   if (p + 4u > end || !peek(g, p, enc, 4) || enc[0] != 0 ||
@@ -187,7 +199,8 @@ static size_t sedp_insert_at(gather_t *g, size_t off, size_t end, const uint8_t 
   size_t list = p + 4u;
   p = list;
   *list_le = enc[1] == TAKT__RTPS_PL_CDR_LE;
-  if (!walk_params(g, &p, end, *list_le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found) || found)
+  if (!walk_params(g, &p, end, *list_le, TAKT__RTPS_PID_PARTICIPANT_GUID, &found, prefix, &has_prefix) ||
+      found || !has_prefix)
     return SIZE_MAX;
   return list;
 }
@@ -274,7 +287,8 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
     size_t next = len == 0 ? g.total : off + 4u + len; /* 0: the last, to the datagram's end */
     if (sh[0] == TAKT__RTPS_DATA && peek(&g, off, sh, sizeof sh) && is_sedp_writer(sh + 12)) {
       bool ple_le = true;
-      size_t at = sedp_insert_at(&g, off, next < g.total ? next : g.total, sh, &ple_le);
+      uint8_t prefix[12];
+      size_t at = sedp_insert_at(&g, off, next < g.total ? next : g.total, sh, &ple_le, prefix);
       if (at == SIZE_MAX) {
         /* nothing to add: a key-only sample, a parameter list that has it, or not a list */
       } else if (nsub == MAX_EDITS || (len != 0 && (size_t)len + SEDP_PARAM_BYTES > UINT16_MAX)) {
@@ -285,12 +299,16 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
         if (len != 0) wr16(h + 2, (uint16_t)(len + SEDP_PARAM_BYTES), le);
         wr16(q, TAKT__RTPS_PID_PARTICIPANT_GUID, ple_le);
         wr16(q + 2, 16, ple_le);
-        memcpy(q + 4, hdr + 8, 12); /* the GUID prefix: bytes as on the wire */
+        memcpy(q + 4, prefix, 12); /* the endpoint's GUID prefix: bytes as on the wire */
         memcpy(q + 16, k_participant_entity, 4);
         s->edits[nedits++] = (edit_t){.off = off, .del = 4, .ins = h, .ins_len = 4};
         s->edits[nedits++] = (edit_t){.off = at, .del = 0, .ins = q, .ins_len = SEDP_PARAM_BYTES};
         s->owner[nsub++] = NULL;
       }
+    } else if (sh[0] == TAKT__RTPS_DATA_FRAG && !replies) {
+      /* an announcement in fragments (large QoS) leaves without its participant: counted */
+      if (peek(&g, off + 12u, sh + 12, 4) && is_sedp_writer(sh + 12))
+        atomic_fetch_add_explicit(&g_sedp_missed, 1, memory_order_relaxed);
     } else if (replies && (sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) &&
                peek(&g, off, sh, sizeof sh)) {
       takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);

@@ -137,6 +137,22 @@ void fail(const char *what, takt_err_t rc) {
   std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
 }
 
+/** Runs a user callback from takt's executor or the ROS 1 node's I/O thread, which are C frames
+ * an exception must not cross: one it throws is told in one line and the callback counts as
+ * done (the next message, release or request is served). False when it threw. */
+template <class F>
+bool guarded(const char *what, F &&f) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "takt roscpp: %s threw: %s\n", what, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "takt roscpp: %s threw an exception that is no std::exception\n", what);
+  }
+  return false;
+}
+
 // Why the takt context refused an entity: a Scheduling priority the executor does not schedule,
 // else its room (pools, arena).
 std::string refused(const char *entities, takt_err_t rc) {
@@ -1294,8 +1310,8 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
                           [from](const RosSub::Latched &l) { return l.from == from; });
     if (e == rs->latched.end()) {  // a new publisher: those no longer connected are forgotten
       rs->latched.erase(std::remove_if(rs->latched.begin(), rs->latched.end(),
-                                       [rs](const RosSub::Latched &l) {
-                                         return !takt_ros1_sub_connected_to(rs->sub, l.from.c_str());
+                                       [rs](const RosSub::Latched &l) {  // (sub unset: kept)
+                                         return rs->sub && !takt_ros1_sub_connected_to(rs->sub, l.from.c_str());
                                        }),
                         rs->latched.end());
       e = rs->latched.insert(rs->latched.end(), RosSub::Latched{from, {}, 0});
@@ -1361,10 +1377,13 @@ class SubImpl {
   takt_subscription_t *sub = nullptr;
   RawFn fn;
   std::atomic<bool> down{false};
-  // the topic's latched messages when this Subscriber was made, handed to it first by a timer of
-  // its own (its priority, its group: never beside its callback), kept until shutdown (mu)
+  // the topic's latched messages when this Subscriber was made, handed to it before anything
+  // else: by a timer of its own due at once (its priority, its group: never beside its callback),
+  // or by the first live message if that runs first; the timer destroys itself once it has run,
+  // shutdown destroys one that has not (mu)
   std::vector<RosSub::Latched> replay;
   takt_timer_t *replay_timer = nullptr;
+  std::atomic<bool> replay_pending{false};  // replay not handed over yet (a live message takes it first)
   // after ros::shutdown too (the context lives as long as the process): a job of it may still
   // run on a preempt worker, and destroying the takt entity waits for it to end
   ~SubImpl() { sub_shutdown(*this); }
@@ -1383,7 +1402,7 @@ void deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], t_info, &s->rs->topic, &s->rs->type};
   SubImpl *outer = tl_sub;
   tl_sub = s;
-  s->fn(b + 4, len, info);
+  guarded("a subscription callback", [&] { s->fn(b + 4, len, info); });
   tl_sub = outer;
   if (tl_sub_gone) {  // the callback shut its Subscriber down: its topic goes now, under reg_mu
     std::lock_guard<std::mutex> reg(g().reg_mu);  // as sub_shutdown: a subscribe meanwhile finds
@@ -1391,23 +1410,39 @@ void deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   }
 }
 
-void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
-  deliver(static_cast<SubImpl *>(user), static_cast<const uint8_t *>(msg->data), msg->header.t_info);
-}
-
-/** The replay timer of a Subscriber: its latched messages, once (the timer stays until shutdown;
- * its next release is an hour away and finds nothing). */
-void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
-  SubImpl *s = static_cast<SubImpl *>(user);
+/** The latched messages s has not had yet, to its callback (its subscription's job or its replay
+ * timer's: one group, never both at once). */
+void deliver_replay(SubImpl *s) {
   std::vector<RosSub::Latched> v;
   {
     std::lock_guard<std::mutex> lk(s->mu);
     v.swap(s->replay);
+    s->replay_pending.store(false);
   }
   for (const RosSub::Latched &e : v) {
     if (s->down.load()) return;
     deliver(s, e.bytes.data(), e.at);
   }
+}
+
+void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  SubImpl *s = static_cast<SubImpl *>(user);
+  if (s->replay_pending.load()) deliver_replay(s);  // older than any live message
+  deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info);
+}
+
+/** The replay timer of a Subscriber: its latched messages, once; then the timer goes (its own
+ * job: let go when the job ends; a shutdown meanwhile waits for this call). */
+void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  SubImpl *s = static_cast<SubImpl *>(user);
+  if (s->replay_pending.load()) deliver_replay(s);
+  takt_timer_t *self;
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    self = s->replay_timer;
+    s->replay_timer = nullptr;
+  }
+  if (self) (void)takt_timer_destroy(self);
 }
 
 int64_t receipt_wall_ns(const MsgInfo &i) {
@@ -1460,9 +1495,14 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     rs->scratch.resize(G.received.size);
     Ros1Use use;
     rs->node = use.n;
+    takt_ros1_sub_t *made = nullptr;  // the I/O thread may call on_ros1_message before this returns
     takt_err_t rc = use.n ? takt_ros1_subscribe(use.n, topic.c_str(), t.datatype, t.md5, t.definition, on_ros1_message,
-                                     rs.get(), &rs->sub)
+                                     rs.get(), &made)
                : TAKT_ESTATE;
+    {
+      std::lock_guard<std::mutex> keep(rs->latched_mu);  // where on_ros1_message reads it
+      rs->sub = rc == TAKT_OK ? made : nullptr;
+    }
     if (rc != TAKT_OK) {
       rs->sub = nullptr;
       if (rc == TAKT_EFULL)
@@ -1512,14 +1552,23 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   o.depth = depth;
   o.attr = attr_of(sch, s->group.id);
   takt_err_t rc;
+  size_t replays = 0;
   {
     // a latched message reaches this Subscriber live (stored and published after this) or in
-    // the copy (before): once either way; only from publishers still connected
+    // the copy (before): once either way; only from publishers still connected. The copy is
+    // pending before the subscription exists, so its first call hands it over first.
     std::lock_guard<std::mutex> keep(rs->latched_mu);
-    rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
-    if (rc == TAKT_OK && rs->sub)
+    std::lock_guard<std::mutex> own(s->mu);
+    if (rs->sub)
       for (const RosSub::Latched &e : rs->latched)
         if (takt_ros1_sub_connected_to(rs->sub, e.from.c_str())) s->replay.push_back(e);
+    replays = s->replay.size();
+    s->replay_pending.store(replays > 0);
+    rc = takt_subscription_create(n->node, lane.topic, sname, on_takt_message, s.get(), &o, &s->sub);
+    if (rc != TAKT_OK) {
+      s->replay.clear();
+      s->replay_pending.store(false);
+    }
   }
   if (rc != TAKT_OK) {
     std::fprintf(stderr, "takt roscpp: subscribe %s: %s\n", topic.c_str(), refused("subscriptions", rc).c_str());
@@ -1528,14 +1577,9 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     return nullptr;
   }
   if (o.attr.deadline_ns > 0) note_deadline(sname, "subscriber " + rs->topic);
-  if (!s->replay.empty()) {
-    // released now (a started executor), else at once when it starts (reg_mu is held: preempt's
-    // first spin waits for it)
-    int64_t phase = 0;
-    if (!G.exec_started.load()) {
-      int64_t since = takt_time_now() - takt_context_start_time(G.ctx);
-      phase = since > 0 ? since : 0;
-    }
+  if (replays > 0) {
+    // due at once: released now by a started executor, at its first spin by one not started yet
+    // (its timers count from the context's start, which has passed)
     char rname[32];
     {
       std::lock_guard<std::mutex> lk(G.mu);
@@ -1543,14 +1587,15 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     }
     takt_callback_attr_t a = o.attr;
     a.deadline_ns = 0;  // not the Subscriber's deadline: a replay is no release of its chain
-    rc = takt_timer_create(n->node, rname, INT64_C(3600000000000), phase, on_replay, s.get(), &a,
-                           &s->replay_timer);
-    if (rc != TAKT_OK) {
-      s->replay_timer = nullptr;
-      std::fprintf(stderr, "takt roscpp: subscribe %s: its %zu latched message(s) not handed to the new "
-                   "Subscriber: %s\n", topic.c_str(), s->replay.size(), refused("timers", rc).c_str());
-      s->replay.clear();
-    }
+    takt_timer_t *rt = nullptr;
+    rc = takt_timer_create(n->node, rname, INT64_C(3600000000000), 0, on_replay, s.get(), &a, &rt);
+    if (rc != TAKT_OK) {  // they still come first with the next live message
+      std::fprintf(stderr, "takt roscpp: subscribe %s: no timer to hand the new Subscriber its %zu latched "
+                   "message(s) before a live one: %s\n", topic.c_str(), replays, refused("timers", rc).c_str());
+    } else {
+      std::lock_guard<std::mutex> lk(s->mu);
+      s->replay_timer = rt;  // (one that ran already found none: it stays, its next call an hour away
+    }                        // finds nothing pending, and shutdown destroys it)
   }
   return s;
 }
@@ -1583,6 +1628,7 @@ void sub_shutdown(SubImpl &s) {
     replay = s.replay_timer;
     s.replay_timer = nullptr;
     s.replay.clear();
+    s.replay_pending.store(false);
   }
   // each returns once no call of its callback runs (but this thread's, if it is in one)
   if (replay) {
@@ -1674,7 +1720,9 @@ class TimerImpl {
   unsigned seq = 0;  // the process's timers in the order created, from 1: names it in warnings
   takt_callback_attr_t attr{};
   bool oneshot = false;
-  mutable std::mutex mu;          // guards timer, started, down (start/stop from any thread)
+  mutable std::mutex mu;          // guards timer, started, down, next_wall, remake_first and the
+                                  // last_ times (start/stop from any thread); never held while a
+                                  // takt timer is destroyed (that waits for a call, which takes it)
   takt_timer_t *timer = nullptr;
   bool started = false;           // roscpp's: start() of a started timer does nothing
   bool down = false;              // NodeHandle::shutdown: starts no more
@@ -1691,63 +1739,75 @@ thread_local TimerImpl *tl_timer = nullptr;  // whose callback this thread runs
 void timer_create_locked(TimerImpl &t, int64_t first);
 }  // namespace
 
-void on_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
+namespace {
+/** A takt timer taken out of its TimerImpl, destroyed once the caller has let go of t.mu:
+ * destroying waits for a call of it that runs on another thread, and that call takes t.mu. */
+void timer_drop(takt_timer_t *old, const char *what) {
+  if (!old) return;
+  forget_deadline(takt_timer_callback(old));
+  takt_err_t rc = takt_timer_destroy(old);  // in its own callback: let go when the job ends
+  if (rc != TAKT_OK) fail(what, rc);
+}
+}  // namespace
+
+void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
-  if (!t->armed.load()) return;
-  if (t->oneshot) t->armed.store(false);
   TimerEvent e;
-  int64_t wall = takt_time::wall_now_ns();
-  e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
-  e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->release)));
-  e.last_expected = t->last_expected;
-  e.last_real = t->last_real;
-  t->last_expected = e.current_expected;
-  t->last_real = e.current_real;
   {
+    // a timer of t taken out a moment ago (being dropped while a new one takes over) calls nothing
     std::lock_guard<std::mutex> lk(t->mu);
+    if (t->timer != tt || !t->armed.load()) return;
+    if (t->oneshot) t->armed.store(false);
+    int64_t wall = takt_time::wall_now_ns();
+    e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
+    e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->release)));
+    e.last_expected = t->last_expected;
+    e.last_real = t->last_real;
+    t->last_expected = e.current_expected;
+    t->last_real = e.current_real;
     t->next_wall = static_cast<int64_t>(e.current_expected.toNSec()) + t->period;
   }
   TimerImpl *outer = tl_timer;
   tl_timer = t;
-  t->fn(e);
+  guarded("a timer callback", [&] { t->fn(e); });
+  takt_timer_t *old = nullptr;
   {
     std::lock_guard<std::mutex> lk(t->mu);
-    if (t->remake_first >= 0 && t->started && !t->down && t->timer) {  // setPeriod in fn
-      takt_timer_t *old = t->timer;
+    if (t->remake_first >= 0 && t->started && !t->down && t->timer == tt) {  // setPeriod in fn
+      old = t->timer;
       t->timer = nullptr;
       timer_create_locked(*t, t->remake_first);
-      forget_deadline(takt_timer_callback(old));
-      takt_err_t rc = takt_timer_destroy(old);  // its own job: let go when the job ends
-      if (rc != TAKT_OK) fail("Timer::setPeriod", rc);
     }
     t->remake_first = -1;
   }
+  timer_drop(old, "Timer::setPeriod");
   tl_timer = outer;
 }
 
 namespace {
-/** The takt timer of t gone (t.mu held): once no call of it runs, but this thread's. */
-void timer_disarm_locked(TimerImpl &t) {
+/** t's takt timer taken out (t.mu held) for timer_drop: none in its own callback, where it is
+ * kept, disarmed (start re-arms it). */
+takt_timer_t *timer_take_locked(TimerImpl &t) {
   t.armed.store(false);
-  if (!t.timer || tl_timer == &t) return;  // in its own callback: kept, disarmed (start re-arms it)
-  forget_deadline(takt_timer_callback(t.timer));
-  takt_err_t rc = takt_timer_destroy(t.timer);
-  if (rc != TAKT_OK) fail("Timer::stop", rc);
+  if (!t.timer || tl_timer == &t) return nullptr;
+  takt_timer_t *old = t.timer;
   t.timer = nullptr;
+  return old;
 }
 
-/** Arm t (t.mu held): its first call one period from now. */
-void timer_arm_locked(TimerImpl &t) {
+/** Arm t (t.mu held): its first call one period from now. The timer it replaces, for timer_drop. */
+takt_timer_t *timer_arm_locked(TimerImpl &t) {
   if (t.timer && tl_timer == &t) {  // in its own callback: the next release is a period away
     t.armed.store(true);
-    return;
+    return nullptr;
   }
-  timer_disarm_locked(t);
+  takt_timer_t *old = timer_take_locked(t);
   timer_create_locked(t, t.period);
+  return old;
 }
 
-/** A new takt timer for t (t.mu held; t.timer none, or handed back by the caller): its first
- * release `first` ns from now, then every t.period. */
+/** A new takt timer for t (t.mu held; t.timer none): its first release `first` ns from now, then
+ * every t.period. */
 void timer_create_locked(TimerImpl &t, int64_t first) {
   Global &G = g();
   if (G.down.load() || !t.node->node) return;
@@ -1795,52 +1855,68 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   t->attr = attr_of(sch, t->group.id);
   if (G.down.load() || !n->node) return nullptr;
   if (autostart) {
-    std::lock_guard<std::mutex> lk(t->mu);
-    t->started = true;
-    timer_arm_locked(*t);
-    if (!t->timer) return nullptr;
+    takt_timer_t *old;
+    {
+      std::lock_guard<std::mutex> lk(t->mu);
+      t->started = true;
+      old = timer_arm_locked(*t);
+      if (!t->timer) return nullptr;
+    }
+    timer_drop(old, "createTimer");
   }
   return t;
 }
 void timer_start(TimerImpl &t) {
-  std::lock_guard<std::mutex> lk(t.mu);
-  if (t.started || t.down) return;
-  t.started = true;
-  timer_arm_locked(t);
+  takt_timer_t *old;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    if (t.started || t.down) return;
+    t.started = true;
+    old = timer_arm_locked(t);
+  }
+  timer_drop(old, "Timer::start");
 }
 void timer_stop(TimerImpl &t) {
-  std::lock_guard<std::mutex> lk(t.mu);
-  if (!t.started) return;
-  t.started = false;
-  timer_disarm_locked(t);
+  takt_timer_t *old;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    if (!t.started) return;
+    t.started = false;
+    old = timer_take_locked(t);
+  }
+  timer_drop(old, "Timer::stop");
 }
 void timer_set_period(TimerImpl &t, Duration period, bool reset) {
-  std::lock_guard<std::mutex> lk(t.mu);
-  int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
-  bool own = tl_timer == &t;
-  // as roscpp's TimerManager::setPeriod: reset, the next call a new period from now; else a new
-  // period after the last call (now if that has passed); in its own callback, a new period after
-  // this call's expected time
-  int64_t first = p;
-  if (!reset && own) {
-    int64_t late = takt_time::wall_now_ns() - static_cast<int64_t>(t.last_expected.toNSec());
-    first = late >= p ? 0 : p - (late > 0 ? late : 0);
-  } else if (!reset) {
-    int64_t now = takt_time::wall_now_ns();
-    int64_t since = t.last_real.isZero() ? -1 : now - static_cast<int64_t>(t.last_real.toNSec());
-    if (since >= 0 && since < t.period)
-      first = since > p ? 0 : p - since;
-    else  // not called yet, or overdue: its next call stays when it was due
-      first = t.next_wall > now ? t.next_wall - now : 0;
+  takt_timer_t *old;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    int64_t p = period.toNSec() > 0 ? period.toNSec() : 1000000;
+    bool own = tl_timer == &t;
+    // as roscpp's TimerManager::setPeriod: reset, the next call a new period from now; else a new
+    // period after the last call (now if that has passed); in its own callback, a new period
+    // after this call's expected time
+    int64_t first = p;
+    if (!reset && own) {
+      int64_t late = takt_time::wall_now_ns() - static_cast<int64_t>(t.last_expected.toNSec());
+      first = late >= p ? 0 : p - (late > 0 ? late : 0);
+    } else if (!reset) {
+      int64_t now = takt_time::wall_now_ns();
+      int64_t since = t.last_real.isZero() ? -1 : now - static_cast<int64_t>(t.last_real.toNSec());
+      if (since >= 0 && since < t.period)
+        first = since > p ? 0 : p - since;
+      else  // not called yet, or overdue: its next call stays when it was due
+        first = t.next_wall > now ? t.next_wall - now : 0;
+    }
+    t.period = p;
+    if (!t.started || t.down) return;  // start() begins the new period
+    if (own) {  // the running job's timer goes when the callback returns
+      t.remake_first = first;
+      return;
+    }
+    old = timer_take_locked(t);
+    timer_create_locked(t, first);
   }
-  t.period = p;
-  if (!t.started || t.down) return;  // start() begins the new period
-  if (own) {  // the running job's timer goes when the callback returns
-    t.remake_first = first;
-    return;
-  }
-  timer_disarm_locked(t);
-  timer_create_locked(t, first);
+  timer_drop(old, "Timer::setPeriod");
 }
 bool timer_valid(const TimerImpl &t) { return t.period > 0; }
 bool timer_started(const TimerImpl &t) {
@@ -1852,16 +1928,16 @@ bool timer_pending(TimerImpl &t) {
   return t.started && t.armed.load() && t.timer && t.next_wall <= takt_time::wall_now_ns();
 }
 void timer_shutdown(TimerImpl &t) {
-  std::lock_guard<std::mutex> lk(t.mu);
-  t.down = true;
-  t.started = false;
-  t.armed.store(false);
-  if (!t.timer) return;
-  // in its own callback too (the core lets a job's callback go during the job)
-  forget_deadline(takt_timer_callback(t.timer));
-  takt_err_t rc = takt_timer_destroy(t.timer);
-  if (rc != TAKT_OK) fail("Timer", rc);
-  t.timer = nullptr;
+  takt_timer_t *old;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    t.down = true;
+    t.started = false;
+    t.armed.store(false);
+    old = t.timer;  // in its own callback too (the core lets a job's callback go during the job)
+    t.timer = nullptr;
+  }
+  timer_drop(old, "Timer");
 }
 
 // -- services: takt services carrying serialized requests and responses. In one process a
@@ -1932,7 +2008,8 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
   std::memcpy(&len, b, 4);
   Bytes out;
   tl_serving.push_back(s);
-  bool ok = s->fn(b + 4, len, out);
+  bool ok = false;  // a handler that throws fails the call, as roscpp's
+  if (!guarded("a service callback", [&] { ok = s->fn(b + 4, len, out); })) ok = false;
   tl_serving.pop_back();
   {
     std::lock_guard<std::mutex> lk(s->mu);

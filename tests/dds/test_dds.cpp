@@ -1343,12 +1343,14 @@ std::vector<uint8_t> sedp_payload(bool le, const std::vector<uint8_t> &extra = {
   return v;
 }
 
+// the parameter added: the endpoint GUID's prefix (0x40...0x4b in sedp_payload, not the
+// datagram's kPrefix: another local participant's announcement behind INFO_SRC) and 0x1c1
 std::vector<uint8_t> participant_param(bool le) {
   Datagram d;
   std::vector<uint8_t> v;
   d.u16(v, 0x0050, le);
   d.u16(v, 16, le);
-  v.insert(v.end(), kPrefix, kPrefix + 12);
+  for (int i = 0; i < 12; i++) v.push_back((uint8_t)(0x40 + i));
   v.insert(v.end(), {0, 0, 1, 0xc1});
   return v;
 }
@@ -1417,6 +1419,12 @@ TEST(SedpParticipant, OthersLeaveUnchanged) {
     d.payload = sedp_payload(true);
     d.payload.resize(d.payload.size() - 4);
     d.data(kSedpSub, 4, true, false);
+    EXPECT_EQ(d.rewritten(), d.flat());
+  }
+  {
+    Datagram d; // no endpoint GUID: whose participant it is cannot be told
+    d.payload = {0, 3, 0, 0, 0x05, 0, 8, 0, 3, 0, 0, 0, 'r', 't', 0, 0, 1, 0, 0, 0};
+    d.data(kSedpSub, 8, true, false);
     EXPECT_EQ(d.rewritten(), d.flat());
   }
   {

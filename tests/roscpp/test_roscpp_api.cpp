@@ -35,6 +35,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -746,6 +747,29 @@ TEST(RoscppTimer, SetPeriodFromOutsideInsideAndStopped) {
   later.stop();
   std::lock_guard<std::mutex> lk(self_mu);
   self.stop();
+}
+
+// A Timer stopped, given a new period or destroyed from another thread while its callback runs
+// (the AsyncSpinner's thread): each returns once the call has ended, none waits for ever.
+TEST(RoscppTimer, StopSetPeriodAndDestroyWhileItsCallbackRuns) {
+  ros::NodeHandle nh;
+  for (int round = 0; round < 3; round++) {
+    std::atomic<int> inside{0};
+    auto t = std::make_unique<ros::Timer>(nh.createTimer(ros::Duration(0.005), [&](const ros::TimerEvent &) {
+      inside = 1;
+      ros::WallDuration(0.05).sleep();
+      inside = 0;
+    }));
+    ASSERT_TRUE(eventually([&] { return inside.load() == 1; }, 10.0)) << round;
+    auto f = std::async(std::launch::async, [&] {
+      if (round == 0) t->setPeriod(ros::Duration(0.01));
+      else if (round == 1) t->stop();
+      else t.reset();  // the last handle: the timer goes
+    });
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "round " << round;
+    f.get();
+    if (t) t->stop();
+  }
 }
 
 // ---- parameters -------------------------------------------------------------------------------
