@@ -92,6 +92,7 @@ bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], in
 #define TAKT__RTPS_HEADER 20u
 #define TAKT__RTPS_DATA 0x15u
 #define TAKT__RTPS_DATA_FRAG 0x16u
+#define TAKT__RTPS_INFO_SRC 0x0cu
 #define TAKT__RTPS_FLAG_LE 0x01u
 #define TAKT__RTPS_FLAG_INLINE_QOS 0x02u
 #define TAKT__RTPS_PID_SENTINEL 0x0001u

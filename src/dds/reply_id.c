@@ -277,8 +277,10 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   scratch_t *s = &t_scratch;
   size_t nedits = 0, nsub = 0;
   size_t off = TAKT__RTPS_HEADER;
-  /* no reply writer registered: only announcements (DATA, never fragmented here) are looked at */
+  /* no reply writer registered: only announcements are looked at */
   bool replies = atomic_load_explicit(&g_n_used, memory_order_acquire) != 0;
+  uint8_t src[12]; /* whose submessages follow: the header's participant, then INFO_SRC's */
+  memcpy(src, hdr + 8, 12);
   while (off + 4u <= g.total) {
     uint8_t sh[24];
     if (!peek(&g, off, sh, 4)) break;
@@ -305,13 +307,17 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
         s->edits[nedits++] = (edit_t){.off = at, .del = 0, .ins = q, .ins_len = SEDP_PARAM_BYTES};
         s->owner[nsub++] = NULL;
       }
-    } else if (sh[0] == TAKT__RTPS_DATA_FRAG && !replies) {
-      /* an announcement in fragments (large QoS) leaves without its participant: counted */
-      if (peek(&g, off + 12u, sh + 12, 4) && is_sedp_writer(sh + 12))
+    } else if (sh[0] == TAKT__RTPS_INFO_SRC) {
+      (void)peek(&g, off + 12u, src, 12); /* the next submessages' source participant */
+    } else if (sh[0] == TAKT__RTPS_DATA_FRAG && peek(&g, off + 12u, sh + 12, 4) && is_sedp_writer(sh + 12)) {
+      /* an announcement in fragments (large QoS) leaves without its participant: counted once,
+       * by its first fragment */
+      uint8_t first[4];
+      if (peek(&g, off + 24u, first, 4) && takt__rtps_u32(first, le) == 1u)
         atomic_fetch_add_explicit(&g_sedp_missed, 1, memory_order_relaxed);
     } else if (replies && (sh[0] == TAKT__RTPS_DATA || sh[0] == TAKT__RTPS_DATA_FRAG) &&
                peek(&g, off, sh, sizeof sh)) {
-      takt__dds_replyids_t *t = writer_of(hdr + 8, sh + 12);
+      takt__dds_replyids_t *t = writer_of(src, sh + 12);
       uint8_t id[TAKT__DDS_ID_BYTES];
       if (t != NULL) {
         int64_t seq = takt__rtps_seq(sh + 16, le);

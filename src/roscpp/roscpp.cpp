@@ -1365,8 +1365,9 @@ struct OwnGroup {  // a member declared before the takt entity's: given back aft
   }
 };
 
-// One subscribe call's Subscriber and its copies.
-class SubImpl {
+// One subscribe call's Subscriber and its copies. Its callbacks hold it while they run (a
+// callback may drop its last handle: the SubImpl then goes when the callback has returned).
+class SubImpl : public std::enable_shared_from_this<SubImpl> {
  public:
   OwnGroup group;
   mutable std::mutex mu;  // guards rs and sub against shutdown (the callback reads rs unlocked:
@@ -1427,7 +1428,12 @@ void deliver_replay(SubImpl *s) {
 
 void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
-  if (s->replay_pending.load()) deliver_replay(s);  // older than any live message
+  std::shared_ptr<SubImpl> keep = s->weak_from_this().lock();
+  if (!keep || s->down.load()) return;  // going: its shutdown waits for this call
+  if (s->replay_pending.load()) {  // older than any live message
+    deliver_replay(s);
+    if (s->down.load()) return;  // a replayed message's callback shut it down
+  }
   deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info);
 }
 
@@ -1435,7 +1441,9 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
  * job: let go when the job ends; a shutdown meanwhile waits for this call). */
 void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
-  if (s->replay_pending.load()) deliver_replay(s);
+  std::shared_ptr<SubImpl> keep = s->weak_from_this().lock();
+  if (!keep) return;
+  if (s->replay_pending.load() && !s->down.load()) deliver_replay(s);
   takt_timer_t *self;
   {
     std::lock_guard<std::mutex> lk(s->mu);
@@ -1711,7 +1719,7 @@ void report_connections() {
 
 // -- timers: a takt timer each, made when the timer starts (roscpp's start: the first call one
 // period later) and destroyed when it stops
-class TimerImpl {
+class TimerImpl : public std::enable_shared_from_this<TimerImpl> {  // held by a running call, as SubImpl
  public:
   OwnGroup group;
   std::shared_ptr<NodeImpl> node;
@@ -1727,6 +1735,8 @@ class TimerImpl {
   bool started = false;           // roscpp's: start() of a started timer does nothing
   bool down = false;              // NodeHandle::shutdown: starts no more
   std::atomic<bool> armed{false}; // calls fn when released (a one-shot disarms itself)
+  uint32_t in_call = 0;           // calls of fn running (mu): stop, setPeriod and shutdown from
+  std::condition_variable calls_done;  // another thread return once they have ended
   int64_t next_wall = 0;          // when its next call is due (wall ns): setPeriod, hasPending
   int64_t remake_first = -1;      // setPeriod in its own callback: a new timer, its first release
                                   // this long after the callback returns (mu)
@@ -1752,11 +1762,14 @@ void timer_drop(takt_timer_t *old, const char *what) {
 
 void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
+  std::shared_ptr<TimerImpl> keep = t->weak_from_this().lock();  // fn may drop the last handle
+  if (!keep) return;
   TimerEvent e;
   {
     // a timer of t taken out a moment ago (being dropped while a new one takes over) calls nothing
     std::lock_guard<std::mutex> lk(t->mu);
     if (t->timer != tt || !t->armed.load()) return;
+    t->in_call++;
     if (t->oneshot) t->armed.store(false);
     int64_t wall = takt_time::wall_now_ns();
     e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
@@ -1779,10 +1792,22 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
       timer_create_locked(*t, t->remake_first);
     }
     t->remake_first = -1;
+    t->in_call--;
   }
+  t->calls_done.notify_all();
   timer_drop(old, "Timer::setPeriod");
   tl_timer = outer;
 }
+
+namespace {
+/** Once no call of t's fn runs (but this thread's own): the caller has taken t's takt timer out,
+ * and one of its calls may still run on another thread. */
+void timer_wait_calls(TimerImpl &t) {
+  if (tl_timer == &t) return;
+  std::unique_lock<std::mutex> lk(t.mu);
+  t.calls_done.wait(lk, [&t] { return t.in_call == 0; });
+}
+}  // namespace
 
 namespace {
 /** t's takt timer taken out (t.mu held) for timer_drop: none in its own callback, where it is
@@ -1885,6 +1910,7 @@ void timer_stop(TimerImpl &t) {
     old = timer_take_locked(t);
   }
   timer_drop(old, "Timer::stop");
+  timer_wait_calls(t);
 }
 void timer_set_period(TimerImpl &t, Duration period, bool reset) {
   takt_timer_t *old;
@@ -1917,6 +1943,7 @@ void timer_set_period(TimerImpl &t, Duration period, bool reset) {
     timer_create_locked(t, first);
   }
   timer_drop(old, "Timer::setPeriod");
+  timer_wait_calls(t);
 }
 bool timer_valid(const TimerImpl &t) { return t.period > 0; }
 bool timer_started(const TimerImpl &t) {
@@ -1938,6 +1965,7 @@ void timer_shutdown(TimerImpl &t) {
     t.timer = nullptr;
   }
   timer_drop(old, "Timer");
+  timer_wait_calls(t);
 }
 
 // -- services: takt services carrying serialized requests and responses. In one process a

@@ -1449,5 +1449,44 @@ TEST(SedpParticipant, OthersLeaveUnchanged) {
   EXPECT_EQ(added, added0);
   EXPECT_EQ(missed, missed0);
 }
+
+// A reply writer of a second participant of the process, whose submessages Cyclone sends behind
+// an INFO_SRC: its reply gets the identity (the writer is found under INFO_SRC's prefix).
+TEST(ReplyIdentitySource, InfoSrcNamesTheWritersParticipant) {
+  const uint8_t other[12] = {1, 15, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+  uint8_t guid[16];
+  memcpy(guid, other, 12);
+  memcpy(guid + 12, kWriter, 4);
+  ASSERT_EQ(replyid_test_register(guid), TAKT_OK);
+  Datagram d;
+  d.head.insert(d.head.end(), {0x0c, 0x01, 20, 0, 0, 0, 0, 0, 2, 1, 1, 16});  // INFO_SRC
+  d.head.insert(d.head.end(), other, other + 12);
+  d.payload = {0, 1, 0, 0, 1, 2, 3, 4};
+  d.data(kWriter, 5, true, false);
+  replyid_test_put(5, kClient, 9);
+  uint64_t added = replyid_test_added();
+  std::vector<uint8_t> after = d.rewritten();
+  EXPECT_EQ(after.size(), d.flat().size() + 32);
+  EXPECT_EQ(replyid_test_added(), added + 1);
+  replyid_test_unregister();
+}
+
+// An announcement sent in fragments leaves as it was and is counted once (by its first fragment).
+TEST(SedpParticipant, FragmentedAnnouncementIsCountedOnce) {
+  uint64_t added0, missed0, added, missed;
+  replyid_test_sedp_counts(&added0, &missed0);
+  Datagram d;
+  d.payload = sedp_payload(true);
+  d.data(kSedpPub, 3, true, false, true);  // fragment 1
+  EXPECT_EQ(d.rewritten(), d.flat());
+  Datagram e;
+  e.payload = sedp_payload(true);
+  e.data(kSedpPub, 3, true, false, true);
+  e.head[32 + 24] = 2;  // fragment 2 of the same sample
+  EXPECT_EQ(e.rewritten(), e.flat());
+  replyid_test_sedp_counts(&added, &missed);
+  EXPECT_EQ(added, added0);
+  EXPECT_EQ(missed, missed0 + 1);
+}
 #endif
 

@@ -772,6 +772,52 @@ TEST(RoscppTimer, StopSetPeriodAndDestroyWhileItsCallbackRuns) {
   }
 }
 
+// Callbacks that end their own handle: a later Subscriber of a latched topic shutting itself down
+// in the replayed message's callback gets nothing more; a Timer whose callback drops its last
+// handle goes once the callback has returned (AddressSanitizer would see a use after free).
+TEST(RoscppSelfShutdown, ReplayedSubscriberAndTimerEndingThemselves) {
+  ros::NodeHandle nh;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_latched_once", 4, true);
+  std_msgs::Int32 m;
+  m.data = 1;
+  p.publish(m);
+  std::atomic<int> first{0};
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32>("/t_latched_once", 4, [&](const std_msgs::Int32::ConstPtr &) { first++; });
+  ASSERT_TRUE(eventually([&] { return first.load() >= 1; }));
+  std::atomic<int> once{0};
+  std::mutex mu;
+  ros::Subscriber b;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    b = nh.subscribe<std_msgs::Int32>("/t_latched_once", 4, [&](const std_msgs::Int32::ConstPtr &) {
+      once++;
+      std::lock_guard<std::mutex> in(mu);
+      b.shutdown();
+    });
+  }
+  for (int i = 0; i < 5; i++) {  // live messages behind the replayed one
+    p.publish(m);
+    pause(0.02);
+  }
+  ASSERT_TRUE(eventually([&] { return first.load() >= 6; }));
+  pause(0.2);
+  EXPECT_EQ(once.load(), 1);
+  std::atomic<int> ticks{0};
+  auto holder = std::make_shared<ros::Timer>();
+  std::mutex tmu;
+  {
+    std::lock_guard<std::mutex> lk(tmu);
+    *holder = nh.createTimer(ros::Duration(0.01), [&, holder](const ros::TimerEvent &) {
+      ticks++;
+      std::lock_guard<std::mutex> in(tmu);
+      *holder = ros::Timer();  // the last handle of this timer, from its own callback
+    });
+  }
+  ASSERT_TRUE(eventually([&] { return ticks.load() >= 1; }));
+  pause(0.2);
+  EXPECT_EQ(ticks.load(), 1);
+}
+
 // ---- parameters -------------------------------------------------------------------------------
 
 TEST(RoscppParam, LongStrings) {
