@@ -1365,9 +1365,8 @@ struct OwnGroup {  // a member declared before the takt entity's: given back aft
   }
 };
 
-// One subscribe call's Subscriber and its copies. Its callbacks hold it while they run (a
-// callback may drop its last handle: the SubImpl then goes when the callback has returned).
-class SubImpl : public std::enable_shared_from_this<SubImpl> {
+// One subscribe call's Subscriber and its copies.
+class SubImpl {
  public:
   OwnGroup group;
   mutable std::mutex mu;  // guards rs and sub against shutdown (the callback reads rs unlocked:
@@ -1387,13 +1386,21 @@ class SubImpl : public std::enable_shared_from_this<SubImpl> {
   std::atomic<bool> replay_pending{false};  // replay not handed over yet (a live message takes it first)
   // after ros::shutdown too (the context lives as long as the process): a job of it may still
   // run on a preempt worker, and destroying the takt entity waits for it to end
-  ~SubImpl() { sub_shutdown(*this); }
+  ~SubImpl();
 };
 
 namespace {
 thread_local SubImpl *tl_sub = nullptr;           // whose callback this thread runs
 thread_local std::shared_ptr<RosSub> tl_sub_gone;  // let go of once that callback returns
+thread_local bool tl_sub_freed = false;            // that callback dropped its last handle
 }  // namespace
+
+// after ros::shutdown too (the context lives as long as the process): a job of it may still run
+// on a preempt worker, and destroying the takt entity waits for it to end
+SubImpl::~SubImpl() {
+  if (tl_sub == this) tl_sub_freed = true;  // in its own callback: the caller touches it no more
+  sub_shutdown(*this);
+}
 
 /** A message in the lanes' layout (length, bytes, callerid) to s's callback; t_info: when it
  * reached the host (on_ros1_message). */
@@ -1412,8 +1419,9 @@ void deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
 }
 
 /** The latched messages s has not had yet, to its callback (its subscription's job or its replay
- * timer's: one group, never both at once). */
-void deliver_replay(SubImpl *s) {
+ * timer's: one group, never both at once). False when a callback ended the Subscriber: shut down
+ * (down) or freed (its last handle dropped: s must not be touched again). */
+bool deliver_replay(SubImpl *s) {
   std::vector<RosSub::Latched> v;
   {
     std::lock_guard<std::mutex> lk(s->mu);
@@ -1421,19 +1429,21 @@ void deliver_replay(SubImpl *s) {
     s->replay_pending.store(false);
   }
   for (const RosSub::Latched &e : v) {
-    if (s->down.load()) return;
+    tl_sub_freed = false;
     deliver(s, e.bytes.data(), e.at);
+    if (tl_sub_freed) {
+      tl_sub_freed = false;
+      return false;
+    }
+    if (s->down.load()) return false;
   }
+  return true;
 }
 
 void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
-  std::shared_ptr<SubImpl> keep = s->weak_from_this().lock();
-  if (!keep || s->down.load()) return;  // going: its shutdown waits for this call
-  if (s->replay_pending.load()) {  // older than any live message
-    deliver_replay(s);
-    if (s->down.load()) return;  // a replayed message's callback shut it down
-  }
+  // older than any live message; a replayed message's callback may end the Subscriber
+  if (s->replay_pending.load() && !deliver_replay(s)) return;
   deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info);
 }
 
@@ -1441,9 +1451,9 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
  * job: let go when the job ends; a shutdown meanwhile waits for this call). */
 void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
-  std::shared_ptr<SubImpl> keep = s->weak_from_this().lock();
-  if (!keep) return;
-  if (s->replay_pending.load() && !s->down.load()) deliver_replay(s);
+  // a replayed message's callback that ended the Subscriber (shut down, or freed: touched no
+  // more) had its shutdown take this timer, which goes when this job ends
+  if (s->replay_pending.load() && !s->down.load() && !deliver_replay(s)) return;
   takt_timer_t *self;
   {
     std::lock_guard<std::mutex> lk(s->mu);
@@ -1719,7 +1729,7 @@ void report_connections() {
 
 // -- timers: a takt timer each, made when the timer starts (roscpp's start: the first call one
 // period later) and destroyed when it stops
-class TimerImpl : public std::enable_shared_from_this<TimerImpl> {  // held by a running call, as SubImpl
+class TimerImpl {
  public:
   OwnGroup group;
   std::shared_ptr<NodeImpl> node;
@@ -1741,13 +1751,19 @@ class TimerImpl : public std::enable_shared_from_this<TimerImpl> {  // held by a
   int64_t remake_first = -1;      // setPeriod in its own callback: a new timer, its first release
                                   // this long after the callback returns (mu)
   Time last_expected, last_real;
-  ~TimerImpl() { timer_shutdown(*this); }  // after ros::shutdown too, as ~SubImpl
+  ~TimerImpl();  // after ros::shutdown too, as ~SubImpl
 };
 
 namespace {
 thread_local TimerImpl *tl_timer = nullptr;  // whose callback this thread runs
+thread_local bool tl_timer_freed = false;    // that callback dropped its timer's last handle
 void timer_create_locked(TimerImpl &t, int64_t first);
 }  // namespace
+
+TimerImpl::~TimerImpl() {
+  if (tl_timer == this) tl_timer_freed = true;  // in its own callback: on_timer touches it no more
+  timer_shutdown(*this);
+}
 
 namespace {
 /** A takt timer taken out of its TimerImpl, destroyed once the caller has let go of t.mu:
@@ -1762,8 +1778,6 @@ void timer_drop(takt_timer_t *old, const char *what) {
 
 void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
-  std::shared_ptr<TimerImpl> keep = t->weak_from_this().lock();  // fn may drop the last handle
-  if (!keep) return;
   TimerEvent e;
   {
     // a timer of t taken out a moment ago (being dropped while a new one takes over) calls nothing
@@ -1782,7 +1796,13 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   }
   TimerImpl *outer = tl_timer;
   tl_timer = t;
+  tl_timer_freed = false;
   guarded("a timer callback", [&] { t->fn(e); });
+  if (tl_timer_freed) {  // fn dropped the last handle: t is gone (its timer with this job)
+    tl_timer_freed = false;
+    tl_timer = outer;
+    return;
+  }
   takt_timer_t *old = nullptr;
   {
     std::lock_guard<std::mutex> lk(t->mu);
