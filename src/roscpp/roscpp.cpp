@@ -1384,6 +1384,8 @@ class SubImpl {
   std::vector<RosSub::Latched> replay;
   takt_timer_t *replay_timer = nullptr;
   std::atomic<bool> replay_pending{false};  // replay not handed over yet (a live message takes it first)
+  uint32_t in_call = 0;                  // its jobs running (mu): a shutdown from another thread
+  std::condition_variable calls_done;    // returns once they have ended
   // after ros::shutdown too (the context lives as long as the process): a job of it may still
   // run on a preempt worker, and destroying the takt entity waits for it to end
   ~SubImpl();
@@ -1398,29 +1400,51 @@ thread_local bool tl_sub_freed = false;            // that callback dropped its 
 // after ros::shutdown too (the context lives as long as the process): a job of it may still run
 // on a preempt worker, and destroying the takt entity waits for it to end
 SubImpl::~SubImpl() {
-  if (tl_sub == this) tl_sub_freed = true;  // in its own callback: the caller touches it no more
+  bool own = tl_sub == this;
   sub_shutdown(*this);
+  if (own) {  // in its own callback: the caller touches it no more, nor takes its address for it
+    tl_sub_freed = true;
+    tl_sub = nullptr;
+  }
 }
 
 /** A message in the lanes' layout (length, bytes, callerid) to s's callback; t_info: when it
- * reached the host (on_ros1_message). */
-void deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
+ * reached the host (on_ros1_message). False when the callback dropped s's last handle (s is gone). */
+bool deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   uint32_t len;
   std::memcpy(&len, b, 4);
   MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], t_info, &s->rs->topic, &s->rs->type};
   SubImpl *outer = tl_sub;
+  bool outer_freed = tl_sub_freed;  // (a callback nested in another, e.g. in waitForMessage)
   tl_sub = s;
+  tl_sub_freed = false;
   guarded("a subscription callback", [&] { s->fn(b + 4, len, info); });
+  bool freed = tl_sub_freed;
   tl_sub = outer;
+  tl_sub_freed = outer_freed;
   if (tl_sub_gone) {  // the callback shut its Subscriber down: its topic goes now, under reg_mu
     std::lock_guard<std::mutex> reg(g().reg_mu);  // as sub_shutdown: a subscribe meanwhile finds
     tl_sub_gone.reset();                          // the topic whole or gone
   }
+  return !freed;
+}
+
+/** A job of s begins: false if s is shut down. */
+bool sub_call_begin(SubImpl *s) {
+  std::lock_guard<std::mutex> lk(s->mu);
+  if (s->down.load()) return false;
+  s->in_call++;
+  return true;
+}
+void sub_call_end(SubImpl *s) {
+  std::lock_guard<std::mutex> lk(s->mu);  // notified under the lock: the waiter frees s after it
+  s->in_call--;
+  s->calls_done.notify_all();
 }
 
 /** The latched messages s has not had yet, to its callback (its subscription's job or its replay
- * timer's: one group, never both at once). False when a callback ended the Subscriber: shut down
- * (down) or freed (its last handle dropped: s must not be touched again). */
+ * timer's: one group, never both at once); those left when a callback shuts s down are not.
+ * False when a callback dropped s's last handle (s is gone). */
 bool deliver_replay(SubImpl *s) {
   std::vector<RosSub::Latched> v;
   {
@@ -1429,38 +1453,37 @@ bool deliver_replay(SubImpl *s) {
     s->replay_pending.store(false);
   }
   for (const RosSub::Latched &e : v) {
-    tl_sub_freed = false;
-    deliver(s, e.bytes.data(), e.at);
-    if (tl_sub_freed) {
-      tl_sub_freed = false;
-      return false;
-    }
-    if (s->down.load()) return false;
+    if (!deliver(s, e.bytes.data(), e.at)) return false;
+    if (s->down.load()) break;
   }
   return true;
 }
 
 void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
+  if (!sub_call_begin(s)) return;
   // older than any live message; a replayed message's callback may end the Subscriber
   if (s->replay_pending.load() && !deliver_replay(s)) return;
-  deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info);
+  if (!s->down.load() && !deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info)) return;
+  sub_call_end(s);
 }
 
 /** The replay timer of a Subscriber: its latched messages, once; then the timer goes (its own
  * job: let go when the job ends; a shutdown meanwhile waits for this call). */
 void on_replay(takt_timer_t *, const takt_timer_event_t *, void *user) {
   SubImpl *s = static_cast<SubImpl *>(user);
-  // a replayed message's callback that ended the Subscriber (shut down, or freed: touched no
-  // more) had its shutdown take this timer, which goes when this job ends
-  if (s->replay_pending.load() && !s->down.load() && !deliver_replay(s)) return;
+  if (!sub_call_begin(s)) return;
+  // a replayed message's callback that freed the Subscriber (touched no more) had its shutdown
+  // take this timer, which goes when this job ends
+  if (s->replay_pending.load() && !deliver_replay(s)) return;
   takt_timer_t *self;
   {
     std::lock_guard<std::mutex> lk(s->mu);
     self = s->replay_timer;
     s->replay_timer = nullptr;
   }
-  if (self) (void)takt_timer_destroy(self);
+  sub_call_end(s);
+  if (self) (void)takt_timer_destroy(self);  // its own job: touches nothing of s
 }
 
 int64_t receipt_wall_ns(const MsgInfo &i) {
@@ -1635,12 +1658,26 @@ uint32_t sub_publishers(SubImpl &s) {
   return st.connections;
 }
 
+namespace {
+/** Once no job of s runs but this thread's own (a callback that shut its Subscriber down ends
+ * its job later, and a drop of the last handle from another thread must wait for it). */
+void sub_wait_calls(SubImpl &s) {
+  std::unique_lock<std::mutex> lk(s.mu);
+  uint32_t mine = tl_sub == &s ? 1u : 0u;
+  s.calls_done.wait(lk, [&s, mine] { return s.in_call <= mine; });
+}
+}  // namespace
+
 void sub_shutdown(SubImpl &s) {
   takt_subscription_t *sub;
   takt_timer_t *replay;
   {
-    std::lock_guard<std::mutex> lk(s.mu);
-    if (s.down.exchange(true) && !s.sub && !s.replay_timer) return;
+    std::unique_lock<std::mutex> lk(s.mu);
+    if (s.down.exchange(true) && !s.sub && !s.replay_timer) {
+      lk.unlock();
+      sub_wait_calls(s);
+      return;
+    }
     sub = s.sub;
     s.sub = nullptr;
     replay = s.replay_timer;
@@ -1658,6 +1695,7 @@ void sub_shutdown(SubImpl &s) {
     takt_err_t rc = takt_subscription_destroy(sub);
     if (rc != TAKT_OK) fail("Subscriber::shutdown", rc);
   }
+  sub_wait_calls(s);
   std::shared_ptr<RosSub> rs;
   {
     std::lock_guard<std::mutex> lk(s.mu);
@@ -1761,8 +1799,12 @@ void timer_create_locked(TimerImpl &t, int64_t first);
 }  // namespace
 
 TimerImpl::~TimerImpl() {
-  if (tl_timer == this) tl_timer_freed = true;  // in its own callback: on_timer touches it no more
+  bool own = tl_timer == this;
   timer_shutdown(*this);
+  if (own) {  // in its own callback: on_timer touches it no more, nor takes its address for it
+    tl_timer_freed = true;
+    tl_timer = nullptr;
+  }
 }
 
 namespace {
@@ -1795,11 +1837,13 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
     t->next_wall = static_cast<int64_t>(e.current_expected.toNSec()) + t->period;
   }
   TimerImpl *outer = tl_timer;
+  bool outer_freed = tl_timer_freed;  // (a callback nested in another's spin)
   tl_timer = t;
   tl_timer_freed = false;
   guarded("a timer callback", [&] { t->fn(e); });
-  if (tl_timer_freed) {  // fn dropped the last handle: t is gone (its timer with this job)
-    tl_timer_freed = false;
+  bool freed = tl_timer_freed;
+  tl_timer_freed = outer_freed;
+  if (freed) {  // fn dropped the last handle: t is gone (its takt timer with this job)
     tl_timer = outer;
     return;
   }
@@ -1812,11 +1856,12 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
       timer_create_locked(*t, t->remake_first);
     }
     t->remake_first = -1;
-    t->in_call--;
   }
-  t->calls_done.notify_all();
-  timer_drop(old, "Timer::setPeriod");
+  timer_drop(old, "Timer::setPeriod");  // this job's own timer: not waited for
   tl_timer = outer;
+  std::lock_guard<std::mutex> lk(t->mu);  // the call ends: a waiter may free t once it has the lock
+  t->in_call--;
+  t->calls_done.notify_all();
 }
 
 namespace {
@@ -1965,7 +2010,10 @@ void timer_set_period(TimerImpl &t, Duration period, bool reset) {
   timer_drop(old, "Timer::setPeriod");
   timer_wait_calls(t);
 }
-bool timer_valid(const TimerImpl &t) { return t.period > 0; }
+bool timer_valid(const TimerImpl &t) {
+  std::lock_guard<std::mutex> lk(t.mu);
+  return t.period > 0;
+}
 bool timer_started(const TimerImpl &t) {
   std::lock_guard<std::mutex> lk(t.mu);
   return t.started;
