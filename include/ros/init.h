@@ -82,6 +82,10 @@ bool getTopics(V_TopicInfo &topics);
 bool getNodes(std::vector<std::string> &nodes);
 }  // namespace master
 
+class CallbackQueue;
+/** The queue ros::spin and ros::spinOnce serve (ros/callback_queue.h). */
+CallbackQueue *getGlobalCallbackQueue();
+
 namespace takt {
 /** takt's extension: the executor kind ("tide", the default, or "preempt"; also from
  * $TAKT_ROSCPP_EXECUTOR), to be chosen before the first NodeHandle. False for another name or

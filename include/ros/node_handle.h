@@ -21,6 +21,7 @@
 #endif
 #endif
 
+#include <ros/callback_queue_interface.h>
 #include <ros/message_event.h>
 #include <ros/takt_impl.h>
 #include <ros/takt_wire.h>
@@ -330,6 +331,54 @@ SrvFn service_fn(F fn) {
 typedef std::shared_ptr<void const> VoidConstPtr;
 typedef std::shared_ptr<void> VoidPtr;
 
+/** roscpp's SubscribeOptions, for NodeHandle::subscribe(ops): the topic, the queue size, the
+ * callback (init<M>, or create<M>), the callback queue that runs it (null: the handle's), the
+ * tracked object; takt's Scheduling as `scheduling`. md5sum and datatype are M's (init sets
+ * them); allow_concurrent_callbacks and transport_hints are kept as given (takt runs one call of
+ * a subscription at a time). */
+struct SubscribeOptions {
+  std::string topic;
+  uint32_t queue_size = 1;
+  std::string md5sum, datatype;
+  CallbackQueueInterface *callback_queue = nullptr;
+  bool allow_concurrent_callbacks = false;
+  VoidConstPtr tracked_object;
+  TransportHints transport_hints;
+  takt::Scheduling scheduling;  // takt's extension
+
+  SubscribeOptions() = default;
+  template <class M>
+  SubscribeOptions(const std::string &t, uint32_t q, const std::function<void(const typename M::ConstPtr &)> &cb)
+      : SubscribeOptions() {
+    init<M>(t, q, cb);
+  }
+  template <class M>
+  void init(const std::string &t, uint32_t q, const std::function<void(const typename M::ConstPtr &)> &cb) {
+    topic = t;
+    queue_size = q;
+    md5sum = M::__takt_md5sum();
+    datatype = M::__takt_datatype();
+    type_ = takt_type<M>();
+    // the tracked object as it is when subscribe is called (it may be set after init)
+    make_ = [cb](const VoidConstPtr &tracked) { return takt_impl::callable<M>(cb, tracked); };
+  }
+  template <class M>
+  static SubscribeOptions create(const std::string &t, uint32_t q,
+                                 const std::function<void(const typename M::ConstPtr &)> &cb,
+                                 const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
+    SubscribeOptions ops;
+    ops.init<M>(t, q, cb);
+    ops.tracked_object = tracked;
+    ops.callback_queue = queue;
+    return ops;
+  }
+
+ private:
+  friend class NodeHandle;
+  takt_impl::Type type_{nullptr, nullptr, nullptr};
+  std::function<takt_impl::RawFn(const VoidConstPtr &)> make_;
+};
+
 /** The last, optional argument of subscribe: roscpp's TransportHints, or takt's Scheduling. */
 struct SubscribeExtra {
   takt::Scheduling sched;
@@ -343,16 +392,33 @@ class NodeHandle {
   explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
       : impl_(takt_impl::node_open(ns, remappings)), made_(takt_impl::collection_new()) {}
   /** As roscpp's: the child keeps its parent's remappings (and adds these, resolved in its
-   * namespace). */
+   * namespace) and its callback queue. */
   NodeHandle(const NodeHandle &parent, const std::string &ns, const M_string &remappings = M_string())
       : impl_(takt_impl::node_open(child_ns(parent, ns), remappings, parent.impl_.get())),
-        made_(takt_impl::collection_new()) {}
-  // as roscpp's: a copy names the same namespace, and what it creates is its own (its shutdown
-  // ends only that); an assignment keeps what the handle created
-  NodeHandle(const NodeHandle &o) : impl_(o.impl_), made_(takt_impl::collection_new()) {}
+        made_(takt_impl::collection_new()) {
+    setCallbackQueue(parent.queue_);
+  }
+  // as roscpp's: a copy names the same namespace and callback queue, and what it creates is its
+  // own (its shutdown ends only that); an assignment keeps what the handle created
+  NodeHandle(const NodeHandle &o)
+      : impl_(o.impl_), queue_(o.queue_), queued_(o.queued_), made_(takt_impl::collection_new()) {}
   NodeHandle &operator=(const NodeHandle &o) {
     impl_ = o.impl_;
+    queue_ = o.queue_;
+    queued_ = o.queued_;
     return *this;
+  }
+
+  /** The callback queue (ros/callback_queue.h) whose server runs the callbacks of the
+   * subscriptions, timers and services this handle creates from now on; null: the global queue.
+   * Only a ros::CallbackQueue (takt's queues are takt executors; another CallbackQueueInterface
+   * is refused with a message on stderr, the global queue kept). */
+  void setCallbackQueue(CallbackQueueInterface *queue) {
+    queued_ = queue ? takt_impl::node_in_queue(impl_, queue) : nullptr;
+    queue_ = queued_ ? queue : nullptr;
+  }
+  CallbackQueueInterface *getCallbackQueue() const {
+    return queue_ ? queue_ : takt_impl::global_queue_interface();
   }
 
   const std::string &getNamespace() const { return takt_impl::node_namespace(*impl_); }
@@ -429,6 +495,15 @@ class NodeHandle {
     return sub<M>(topic, queue_size, takt_impl::callable<M>(std::forward<F>(fn), tracked_object), extra);
   }
 
+  /** roscpp's subscribe(SubscribeOptions&): ops.callback_queue, when set, runs the callback. */
+  Subscriber subscribe(SubscribeOptions &ops) {
+    if (!ops.make_) return Subscriber();  // never initialized (init<M> or create<M>)
+    std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
+    if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Subscriber();
+    return Subscriber(keep(takt_impl::subscribe(n, resolveName(ops.topic), ops.type_, ops.queue_size,
+                                                ops.make_(ops.tracked_object), ops.scheduling)));
+  }
+
   // services
   template <class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, bool (*fp)(Req &, Resp &),
@@ -457,12 +532,12 @@ class NodeHandle {
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
-    return Timer(keep(takt_impl::timer(impl_, period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
+    return Timer(keep(takt_impl::timer(cb_node(), period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
   }
   // free functions, lambdas, std::bind
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
-    return Timer(keep(takt_impl::timer(impl_, period, fn, oneshot, autostart, s)));
+    return Timer(keep(takt_impl::timer(cb_node(), period, fn, oneshot, autostart, s)));
   }
   // at a rate (its expected cycle time), as roscpp's createTimer(Rate, ...)
   template <class T>
@@ -562,7 +637,7 @@ class NodeHandle {
   Timer event_timer(WallDuration period, const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
                     const takt::Scheduling &s) {
     auto last = std::make_shared<E>();
-    return Timer(keep(takt_impl::timer(impl_, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
+    return Timer(keep(takt_impl::timer(cb_node(), Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
       E ev;
       ev.last_expected = last->current_expected;
       ev.last_real = last->current_real;
@@ -579,12 +654,12 @@ class NodeHandle {
   }
   template <class M>
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {
-    return Subscriber(keep(takt_impl::subscribe(impl_, resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched)));
+    return Subscriber(keep(takt_impl::subscribe(cb_node(), resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched)));
   }
   template <class Req, class Resp>
   ServiceServer srv(const std::string &service, std::function<bool(Req &, Resp &)> fn, const takt::Scheduling &s) {
     takt_impl::Type t{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
-    return ServiceServer(keep(takt_impl::advertise_service(impl_, resolveName(service), t,
+    return ServiceServer(keep(takt_impl::advertise_service(cb_node(), resolveName(service), t,
                                                            takt_impl::service_fn<Req, Resp>(fn), s)));
   }
   // an entity this handle created, remembered for shutdown() (an empty one: a failure)
@@ -593,7 +668,11 @@ class NodeHandle {
     if (p) takt_impl::collect(*made_, p);
     return p;
   }
+  // the takt node of the callbacks this handle creates: its queue's, else impl_ (the global queue)
+  const std::shared_ptr<takt_impl::NodeImpl> &cb_node() const { return queued_ ? queued_ : impl_; }
   std::shared_ptr<takt_impl::NodeImpl> impl_;
+  CallbackQueueInterface *queue_ = nullptr;              // setCallbackQueue's (null: the global)
+  std::shared_ptr<takt_impl::NodeImpl> queued_;          // impl_'s namespace in queue_'s executor
   std::shared_ptr<takt_impl::Collection> made_;  // what this handle created (not its copies)
 };
 

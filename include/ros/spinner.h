@@ -1,5 +1,6 @@
-// roscpp's spinners over takt's executor: one executor serves the process's callbacks (by takt
-// priority), driven by ros::spin, spinOnce or a spinner's threads.
+// roscpp's spinners over takt's executors: one executor serves the global callback queue (the
+// process's callbacks, by takt priority), driven by ros::spin, spinOnce or a spinner's threads;
+// a spinner given a ros::CallbackQueue (ros/callback_queue.h) serves that queue's executor.
 #ifndef TAKT_ROS_SPINNER_H
 #define TAKT_ROS_SPINNER_H
 
@@ -10,9 +11,9 @@ namespace ros {
 
 class CallbackQueue;
 
-/** spin() drives the executor on the calling thread until shutdown. With the tide executor the
- * callbacks run one at a time whatever thread_count says (priority order is the point); with
- * the preempt executor they run on its worker threads. */
+/** spin() drives the queue's executor (null: the global queue's) on the calling thread until
+ * shutdown. With the tide executor the callbacks run one at a time whatever thread_count says
+ * (priority order is the point); with the preempt executor they run on its worker threads. */
 class MultiThreadedSpinner {
  public:
   explicit MultiThreadedSpinner(uint32_t thread_count = 0) { (void)thread_count; }
@@ -24,7 +25,8 @@ class SingleThreadedSpinner {
   void spin(CallbackQueue *queue = nullptr);
 };
 
-/** Drives the executor on a thread of its own between start() and stop(). */
+/** Drives the queue's executor (null: the global queue's) on a thread of its own between start()
+ * and stop(). */
 class AsyncSpinner {
  public:
   explicit AsyncSpinner(uint32_t thread_count, CallbackQueue *queue = nullptr);

@@ -7,6 +7,7 @@
 // processes over TCPROS where the ros1 layer has it, below). Logging goes to the console and
 // /rosout.
 #include <ros/ros.h>
+#include <ros/callback_queue.h>
 
 #include <rosgraph_msgs/Log.h>
 
@@ -40,6 +41,7 @@ struct RosSub;
 struct PubShared;
 struct SrvCore;
 class ClientImpl;
+class QueueImpl;
 }  // namespace takt_impl
 namespace console {
 void takt_serve_loggers(takt_ros1_node_t *n, const std::string &node_name);
@@ -73,6 +75,10 @@ struct Global {
   takt_ros1_node_t *ros1 = nullptr;
   takt_executor_t *exec = nullptr;
   takt_executor_t *wait_exec = nullptr;  // ros::topic::waitForMessage's (made at its first call)
+  // the ros::CallbackQueues whose executors exist (each made at the queue's first use), stopped
+  // by ros::shutdown; at most max_queues at once (TAKT_ROSCPP_MAX_QUEUES)
+  std::set<takt_impl::QueueImpl *> queues;
+  uint32_t max_queues = 0;
   std::mutex wait_mu;                    // guards wait_busy: one waitForMessage at a time runs
   std::condition_variable wait_cv;       // wait_exec (a plain mutex and a condition variable:
   bool wait_busy = false;                // ThreadSanitizer cannot follow timed_mutex's clocklock)
@@ -137,20 +143,31 @@ void fail(const char *what, takt_err_t rc) {
   std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
 }
 
+// A CallbackQueue::callOne or callAvailable waiting on this thread for a first callback: the
+// executor it spins, stopped once a callback has run (guarded)
+thread_local takt_executor_t *tl_stop_after_call = nullptr;
+thread_local uint64_t tl_calls = 0;  // user callbacks this thread has run (guarded)
+
 /** Runs a user callback from takt's executor or the ROS 1 node's I/O thread, which are C frames
  * an exception must not cross: one it throws is told in one line and the callback counts as
  * done (the next message, release or request is served). False when it threw. */
 template <class F>
 bool guarded(const char *what, F &&f) {
+  bool ok = false;
   try {
     f();
-    return true;
+    ok = true;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "takt roscpp: %s threw: %s\n", what, e.what());
   } catch (...) {
     std::fprintf(stderr, "takt roscpp: %s threw an exception that is no std::exception\n", what);
   }
-  return false;
+  tl_calls++;
+  if (tl_stop_after_call) {  // a callback has run: the waiting spin returns when this job ends
+    takt_executor_stop(tl_stop_after_call);
+    tl_stop_after_call = nullptr;
+  }
+  return ok;
 }
 
 // Why the takt context refused an entity: a Scheduling priority the executor does not schedule,
@@ -200,6 +217,7 @@ int64_t env_int(const char *name, int64_t def) {
 // connection of a publication reserves TAKT_ROSCPP_QUEUE messages of TAKT_ROSCPP_MAX_MESSAGE
 // bytes, written at start: 16 connections take an idle node from 25 MiB resident to 60 (docs/ros1.md).
 constexpr uint32_t kMaxConnections = 4, kMaxTopics = 16, kMaxPublications = 16, kMaxServices = 4;
+constexpr uint32_t kMaxQueues = 8;  // ros::CallbackQueues with callbacks or served at once
 // takt topics a subscribed ROS topic may take (Lane, subscribe): its Subscribers' queue sizes
 constexpr uint32_t kMaxLanes = 4;
 
@@ -469,6 +487,7 @@ bool start_locked(std::string &why) {
   G.max_subs = limit("TAKT_ROSCPP_MAX_TOPICS", kMaxTopics, 1, 256);
   G.max_pubs = limit("TAKT_ROSCPP_MAX_PUBLICATIONS", kMaxPublications, 1, 255) + 1;  // and /rosout
   G.max_services = limit("TAKT_ROSCPP_MAX_SERVICES", kMaxServices, 1, 64);
+  G.max_queues = limit("TAKT_ROSCPP_MAX_QUEUES", kMaxQueues, 0, 64);
   takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
   rc1.name = G.name.c_str();
   rc1.master_uri = G.master_uri.c_str();
@@ -507,6 +526,8 @@ bool start_locked(std::string &why) {
   cc.max_publishers = std::max<uint32_t>(cc.max_publishers, G.max_subs * kMaxLanes + 64);
   cc.max_services = std::max<uint32_t>(cc.max_services, G.max_services);
   cc.max_clients = std::max<uint32_t>(cc.max_clients, G.max_services + 16);  // the TCPROS relays and 16
+  // the global queue's, waitForMessage's and one for each ros::CallbackQueue in use
+  cc.max_executors = 2 + G.max_queues;
   // a group for each callback under a multi-threaded executor (take_group)
   cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
   takt_err_t rc = takt_context_create(&cc, &G.ctx);
@@ -619,6 +640,38 @@ void start() {
   std::exit(1);
 }
 
+namespace takt_impl {
+class NodeImpl;
+/** A ros::CallbackQueue: a tide executor of its own, made at the queue's first use (the global
+ * queue's is the process's, G.exec). Held by the queue, by the NodeImpls whose callbacks it runs
+ * and by the spinners serving it: the executor goes with the last of them. */
+class QueueImpl {
+ public:
+  bool global = false;
+  std::mutex mu;                    // guards the executor's making, nodes, and writes of exec
+  takt_executor_t *exec = nullptr;  // written under mu and G.mu (G.queues), read under either
+  std::map<std::string, std::weak_ptr<NodeImpl>> nodes;  // the node of each namespace in it
+  std::atomic<int> spinning{0};     // spinners serving it (AsyncSpinner::canStart)
+  ~QueueImpl() {
+    Global &G = g();
+    if (!exec) return;
+    {
+      std::lock_guard<std::mutex> lk(G.mu);
+      G.queues.erase(this);
+      if (G.down.load()) return;  // after ros::shutdown it stays with the context, as G.exec
+    }
+    takt_err_t rc = takt_executor_destroy(exec);
+    if (rc != TAKT_OK) fail("a CallbackQueue went while a thread still served it", rc);
+  }
+};
+/** q's executor, made at its first use after ros::start (nullptr once shut down, or when it
+ * cannot be made: a message says why). */
+takt_executor_t *queue_exec(QueueImpl &q);
+/** Serve q on this thread: its ready callbacks (one: the most urgent only), else wait up to
+ * timeout_ns for one and run it (and, not one, those ready with it). Whether any ran. */
+bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one);
+}  // namespace takt_impl
+
 void requestShutdown() { shutdown(); }
 
 void shutdown() {
@@ -633,6 +686,8 @@ void shutdown() {
   {
     std::lock_guard<std::mutex> lk(G.mu);
     if (G.wait_exec) takt_executor_stop(G.wait_exec);  // a waitForMessage returns
+    for (takt_impl::QueueImpl *q : G.queues)
+      if (q->exec) takt_executor_stop(q->exec);  // (null: being made, stopped once it is)
   }
   // The ROS 1 node goes now (it unregisters from the master), once no publish is in flight;
   // the executor and the context stay until the spinning threads are gone.
@@ -705,6 +760,21 @@ void spin_loop(const std::atomic<bool> *stop) {
 
 void spin() { spin_loop(nullptr); }
 
+CallbackQueue::CallbackQueue(bool enabled) : impl_(std::make_shared<takt_impl::QueueImpl>()) {
+  if (!enabled)
+    std::fprintf(stderr, "takt roscpp: CallbackQueue(false): takt's callback queues are always enabled\n");
+}
+CallbackQueue::CallbackQueue(Global) : impl_(std::make_shared<takt_impl::QueueImpl>()) { impl_->global = true; }
+CallbackQueue::~CallbackQueue() = default;
+CallbackQueue::CallOneResult CallbackQueue::callOne(WallDuration timeout) {
+  return takt_impl::queue_serve(*impl_, timeout.toNSec(), true) ? Called : Empty;
+}
+void CallbackQueue::callAvailable(WallDuration timeout) { takt_impl::queue_serve(*impl_, timeout.toNSec(), false); }
+CallbackQueue *getGlobalCallbackQueue() {
+  static CallbackQueue *q = new CallbackQueue(CallbackQueue::Global{});  // never destroyed, as g()
+  return q;
+}
+
 void spinOnce() {
   start();
   if (!ok()) return;
@@ -716,22 +786,58 @@ void spinOnce() {
   takt_executor_spin_some(g().exec);
 }
 
-void MultiThreadedSpinner::spin(CallbackQueue *) { ros::spin(); }
-void SingleThreadedSpinner::spin(CallbackQueue *) { ros::spin(); }
+namespace {
+/** A ros::CallbackQueue's (not the global one's): serve it on this thread until shutdown or stop. */
+void spin_queue(takt_impl::QueueImpl &q, const std::atomic<bool> *stop) {
+  takt_executor_t *ex = takt_impl::queue_exec(q);
+  if (!ex) return;
+  q.spinning++;
+  while (ok() && !(stop && stop->load())) {
+    takt_err_t rc = takt_executor_spin_until(ex, takt_time_now() + kSliceNs);
+    if (rc != TAKT_OK && rc != TAKT_ETIMEDOUT) {
+      fail("spin of a CallbackQueue", rc);
+      break;
+    }
+  }
+  q.spinning--;
+}
+
+/** The queue a spinner was given, held while it serves it: null for none or the global queue. */
+std::shared_ptr<takt_impl::QueueImpl> own_queue(CallbackQueue *queue) {
+  std::shared_ptr<takt_impl::QueueImpl> q = takt_impl::queue_of(queue);
+  return q && !q->global ? q : nullptr;
+}
+}  // namespace
+
+void MultiThreadedSpinner::spin(CallbackQueue *queue) {
+  if (std::shared_ptr<takt_impl::QueueImpl> q = own_queue(queue)) spin_queue(*q, nullptr);
+  else ros::spin();
+}
+void SingleThreadedSpinner::spin(CallbackQueue *queue) {
+  if (std::shared_ptr<takt_impl::QueueImpl> q = own_queue(queue)) spin_queue(*q, nullptr);
+  else ros::spin();
+}
 void spin(MultiThreadedSpinner &s) { s.spin(); }
 
 struct AsyncSpinner::Impl {
   takt_thread_t th;
   bool running = false;
   std::atomic<bool> stop{false};
-  static void run(void *arg) { spin_loop(&static_cast<Impl *>(arg)->stop); }
+  std::shared_ptr<takt_impl::QueueImpl> queue;  // null: the global queue
+  static void run(void *arg) {
+    Impl *i = static_cast<Impl *>(arg);
+    if (i->queue) spin_queue(*i->queue, &i->stop);
+    else spin_loop(&i->stop);
+  }
+  takt_executor_t *exec() const { return queue ? queue->exec : g().exec; }
 };
-AsyncSpinner::AsyncSpinner(uint32_t, CallbackQueue *) : impl_(new Impl()) {}
+AsyncSpinner::AsyncSpinner(uint32_t, CallbackQueue *queue) : impl_(new Impl()) { impl_->queue = own_queue(queue); }
 AsyncSpinner::~AsyncSpinner() { stop(); }
-bool AsyncSpinner::canStart() { return g().spinning.load() == 0; }
+bool AsyncSpinner::canStart() { return impl_->queue ? impl_->queue->spinning.load() == 0 : g().spinning.load() == 0; }
 void AsyncSpinner::start() {
   if (impl_->running) return;
   ros::start();
+  if (impl_->queue && !takt_impl::queue_exec(*impl_->queue)) return;  // told why
   // the executor's thread of a ported node: SCHED_OTHER like roscpp's spinners (takt's
   // executors give callbacks their priorities among themselves)
   takt_thread_attr_t a = {"takt-roscpp-spin", TAKT_SCHED_OTHER, 0, -1, 0};
@@ -746,11 +852,12 @@ void AsyncSpinner::stop() {
   if (!impl_->running) return;
   impl_->stop.store(true);
   // tide: end the spin now; preempt: the executor spins on for the process (the thread only waits)
-  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_stop(g().exec);
+  bool tide = impl_->queue || g().kind != TAKT_EXEC_PREEMPT;
+  if (g().started.load() && tide) takt_executor_stop(impl_->exec());
   takt_thread_join(&impl_->th);
   // the stop request may have found the thread between two spins: clear it (a spin that ends
   // at once, running nothing), or the next spinOnce would return without running anything
-  if (g().started.load() && g().kind != TAKT_EXEC_PREEMPT) takt_executor_spin_until(g().exec, 0);
+  if (g().started.load() && tide) takt_executor_spin_until(impl_->exec(), 0);
   impl_->running = false;
   impl_->stop.store(false);
 }
@@ -925,7 +1032,9 @@ class NodeImpl {
   std::string ns;
   M_string remaps;
   takt_node_t *node = nullptr;
-  takt_executor_t *exec = nullptr;  // the executor it is in (the process's, or waitForMessage's)
+  takt_executor_t *exec = nullptr;  // the executor it is in (the process's, waitForMessage's, a queue's)
+  std::shared_ptr<QueueImpl> queue;  // the ros::CallbackQueue it is in (null: the global queue);
+                                     // let go of after the node has left its executor
   ~NodeImpl() {
     Global &G = g();
     if (!node || G.down.load()) return;
@@ -957,6 +1066,128 @@ std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remap
 }
 
 const std::string &node_namespace(const NodeImpl &n) { return n.ns; }
+
+// ---- callback queues --------------------------------------------------------------------------
+
+std::shared_ptr<QueueImpl> queue_of(CallbackQueueInterface *q) {
+  CallbackQueue *cq = dynamic_cast<CallbackQueue *>(q);
+  return cq ? cq->impl_ : nullptr;
+}
+
+CallbackQueueInterface *global_queue_interface() { return getGlobalCallbackQueue(); }
+
+takt_executor_t *queue_exec(QueueImpl &q) {
+  Global &G = g();
+  start();
+  if (q.global) return G.started.load() && !G.down.load() ? G.exec : nullptr;
+  std::lock_guard<std::mutex> lk(q.mu);
+  if (q.exec || G.down.load()) return q.exec;
+  takt_executor_t *ex = nullptr;
+  bool room;
+  {  // a place in G.queues is taken first: two queues made at once cannot both take the last
+    std::lock_guard<std::mutex> glk(G.mu);
+    room = G.queues.size() < G.max_queues;
+    if (room) G.queues.insert(&q);
+  }
+  takt_err_t rc = room ? takt_executor_create(G.ctx, TAKT_EXEC_TIDE, nullptr, &ex) : TAKT_EFULL;
+  if (rc != TAKT_OK) {
+    if (room) {
+      std::lock_guard<std::mutex> glk(G.mu);
+      G.queues.erase(&q);
+    }
+    if (rc == TAKT_EFULL)
+      std::fprintf(stderr,
+                   "takt roscpp: a CallbackQueue cannot be served: %u callback queues are in use "
+                   "(TAKT_ROSCPP_MAX_QUEUES)\n",
+                   G.max_queues);
+    else
+      fail("a CallbackQueue cannot make its executor", rc);
+    return nullptr;
+  }
+  // started now (a spin that ends at once, running nothing): a timer armed from here on is phased
+  // from its creation, as in the global queue
+  takt_executor_spin_until(ex, 0);
+  std::lock_guard<std::mutex> glk(G.mu);
+  q.exec = ex;
+  if (G.down.load()) takt_executor_stop(ex);  // shut down meanwhile: its serving returns at once
+  return ex;
+}
+
+std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, CallbackQueueInterface *qi) {
+  std::shared_ptr<QueueImpl> q = queue_of(qi);
+  if (!q) {
+    std::fprintf(stderr,
+                 "takt roscpp: a callback queue that is no ros::CallbackQueue was given (takt's "
+                 "queues are takt executors): refused, the callbacks stay in the %s\n",
+                 qi ? "global queue" : "handle's queue");
+    return nullptr;
+  }
+  if (q->global || !n) return n;
+  takt_executor_t *ex = queue_exec(*q);
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(q->mu);
+  auto it = q->nodes.find(n->ns);
+  if (it != q->nodes.end())
+    if (std::shared_ptr<NodeImpl> m = it->second.lock()) return m;
+  for (auto i = q->nodes.begin(); i != q->nodes.end();) i = i->second.expired() ? q->nodes.erase(i) : std::next(i);
+  auto m = std::make_shared<NodeImpl>();
+  m->ns = n->ns;
+  m->remaps = n->remaps;
+  m->queue = q;
+  m->exec = ex;
+  // without an executor (told above) its entities are refused; a later handle tries again
+  if (!ex || G.down.load()) return m;
+  q->nodes[n->ns] = m;
+  char name[32];
+  {
+    std::lock_guard<std::mutex> glk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_q%u", G.next_id++);
+  }
+  takt_err_t rc = takt_node_create(G.ctx, name, &m->node);
+  if (rc == TAKT_OK) rc = takt_executor_add_node(ex, m->node);
+  if (rc != TAKT_OK) fail("setCallbackQueue: cannot create the queue's takt node", rc);
+  return m;
+}
+
+// The global queue under preempt runs its callbacks on the executor's workers: this waits the
+// timeout.
+bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
+  Global &G = g();
+  takt_executor_t *ex = queue_exec(q);
+  if (!ex || !ok()) return false;
+  if (q.global) {
+    takt_impl::report_connections();
+    if (G.kind == TAKT_EXEC_PREEMPT) {
+      preempt_run();
+      if (timeout_ns > 0) takt_time::sleep_for_ns(timeout_ns);
+      return false;
+    }
+  }
+  // the queue's callbacks run on this thread (tide): counted as they run (a job that calls no user
+  // callback, such as a one-shot timer's release after its stop, is not one)
+  uint64_t before = tl_calls;
+  takt_err_t rc;
+  if (one) {
+    uint32_t ran = 0;
+    do rc = takt_executor_spin_once(ex, &ran);
+    while (rc == TAKT_OK && ran > 0 && tl_calls == before);
+  } else {
+    rc = takt_executor_spin_some(ex);
+  }
+  if (rc == TAKT_EBUSY) {  // another thread serves the queue now: its callbacks run there
+    if (timeout_ns > 0) takt_time::sleep_for_ns(timeout_ns);
+    return false;
+  }
+  if (tl_calls != before || timeout_ns <= 0) return tl_calls != before;
+  // none was ready: wait for the first (guarded stops the spin once it has run)
+  takt_executor_t *outer = tl_stop_after_call;
+  tl_stop_after_call = ex;
+  takt_executor_spin_until(ex, takt_time_now() + timeout_ns);
+  tl_stop_after_call = outer;
+  bool called = tl_calls != before;
+  if (called && !one) takt_executor_spin_some(ex);
+  return called;
+}
 
 // ros::topic::waitForMessage: a subscription of a node in an executor of its own (waitset, spun
 // on the caller's thread), so only its callback runs, as with roscpp's private callback queue;

@@ -18,16 +18,25 @@
 //   `assign(value)`, assignment from and to a boost::array;
 // - the boost names roscpp's headers bring with <ros/ros.h> (no boost header included here):
 //   boost::array, make_shared, weak_ptr, function, bind, mutex, lexical_cast, shared_array; and
-//   std::cout, a timer made from a ros::Rate, message_traits::hasHeader.
+//   std::cout, a timer made from a ros::Rate, message_traits::hasHeader;
+// - callback queues: a NodeHandle (and its child) given a ros::CallbackQueue, whose timer neither
+//   ros::spinOnce nor the global queue's callAvailable runs; callOne runs exactly one call, waiting
+//   for it, and Empty once the timer is stopped; callAvailable runs them on the calling thread;
+//   a SubscribeOptions::create subscription on /event_chatter in a queue an
+//   AsyncSpinner(1, &queue) serves on a thread of its own.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/String.h>
 
+#include <ros/callback_queue.h>
+
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 static std::string g_bad;
@@ -69,18 +78,35 @@ struct Listener {
   }
 };
 
-// /event_chatter, which a real publisher (rostopic pub) feeds: 5 messages to each callback.
+// /event_chatter, which a real publisher (rostopic pub) feeds: 5 messages to each callback (and
+// to one in a callback queue of its own, served by an AsyncSpinner's thread).
 static void message_event(ros::NodeHandle &nh) {
   Listener l;
   ros::Subscriber a = nh.subscribe("event_chatter", 10, on_const);
   ros::Subscriber b = nh.subscribe("event_chatter", 10, &Listener::on_copy, &l);
+  ros::CallbackQueue queue;
+  std::atomic<int> queued{0};
+  std::atomic<bool> off_main{true};
+  std::thread::id main_id = std::this_thread::get_id();
+  ros::SubscribeOptions ops = ros::SubscribeOptions::create<std_msgs::String>(
+      "event_chatter", 10,
+      [&](const std_msgs::String::ConstPtr &m) {
+        if (m->data.compare(0, 5, "hello") != 0 || std::this_thread::get_id() == main_id) off_main = false;
+        queued++;
+      },
+      ros::VoidPtr(), &queue);
+  ros::Subscriber c = nh.subscribe(ops);
+  ros::AsyncSpinner spinner(1, &queue);
+  spinner.start();
   ros::Time give_up = ros::Time::now() + ros::Duration(20.0);
   ros::Rate r(100);
-  while (ros::ok() && (g_const < 5 || g_copy < 5) && ros::Time::now() < give_up) {
+  while (ros::ok() && (g_const < 5 || g_copy < 5 || queued < 5) && ros::Time::now() < give_up) {
     ros::spinOnce();
     r.sleep();
   }
+  spinner.stop();
   check("5 messages to each MessageEvent callback", g_const >= 5 && g_copy >= 5);
+  check("5 messages to a SubscribeOptions callback on its queue's spinner thread", queued >= 5 && off_main);
 }
 
 // /lists/joints ["a", "b", "c"], /lists/ints [1, 2, 3] and /lists/gains {p: 1.5, i: 2}, set
@@ -178,6 +204,35 @@ static void timers(ros::NodeHandle &nh) {
   check("a timer at a ros::Rate", rate.calls >= 5);
 }
 
+static void callback_queues(ros::NodeHandle &nh) {
+  ros::CallbackQueue queue;
+  ros::NodeHandle qnh(nh);
+  qnh.setCallbackQueue(&queue);
+  ros::NodeHandle child(qnh, "child");
+  check("getCallbackQueue", qnh.getCallbackQueue() == &queue && child.getCallbackQueue() == &queue &&
+                                nh.getCallbackQueue() == ros::getGlobalCallbackQueue());
+  std::thread::id main_id = std::this_thread::get_id();
+  int ticks = 0;
+  bool on_main = true;
+  ros::Timer t = child.createTimer(ros::Duration(0.01), [&](const ros::TimerEvent &) {
+    ticks++;
+    on_main = on_main && std::this_thread::get_id() == main_id;
+  });
+  ros::WallTime until = ros::WallTime::now() + ros::WallDuration(0.1);
+  while (ros::WallTime::now() < until) {
+    ros::spinOnce();
+    ros::getGlobalCallbackQueue()->callAvailable(ros::WallDuration(0.01));
+  }
+  check("the global queue does not serve another", ticks == 0);
+  int before = ticks;
+  check("callOne: one call", queue.callOne(ros::WallDuration(1.0)) == ros::CallbackQueue::Called && ticks == before + 1);
+  ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(5.0);
+  while (ros::ok() && ticks < 10 && ros::WallTime::now() < give_up) queue.callAvailable(ros::WallDuration(0.1));
+  check("callAvailable serves the queue on the calling thread", ticks >= 10 && on_main);
+  t.stop();
+  check("callOne with nothing to call", queue.callOne(ros::WallDuration(0.05)) == ros::CallbackQueue::Empty);
+}
+
 static void fixed_arrays() {
   sensor_msgs::Imu imu;
   imu.orientation_covariance.assign(-1.0);  // "no orientation", as IMU drivers say it
@@ -209,6 +264,7 @@ int main(int argc, char **argv) {
   boost_from_ros_h();
   ros::NodeHandle nh;
   timers(nh);
+  callback_queues(nh);
   params(nh);
   message_event(nh);
   if (!g_bad.empty()) {

@@ -13,6 +13,7 @@
 #include <boost/make_shared.hpp>
 
 #include <ros/ros.h>
+#include <ros/callback_queue.h>
 #include <geometry_msgs/PointStamped.h>
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/Int32.h>
@@ -1151,9 +1152,115 @@ TEST(RoscppQueues, LaterSubscriberKeepsItsQueueSize) {
   EXPECT_GE(a, 1);
 }
 
+// ---- callback queues ---------------------------------------------------------------------------
+
+// Three one-shot timers of a handle given a CallbackQueue, due together: nothing runs them until
+// the queue is served (the global queue's spinner runs throughout); callOne runs the most urgent
+// alone, callAvailable the other two, by takt priority.
+TEST(RoscppCallbackQueue, ServedByPriorityOneAtATime) {
+  ros::CallbackQueue q;
+  ros::NodeHandle nh;
+  nh.setCallbackQueue(&q);
+  std::vector<int> order;
+  auto timer = [&](int prio) {
+    return nh.createTimer(ros::Duration(0.01), [&order, prio](const ros::TimerEvent &) { order.push_back(prio); },
+                          true, true, ros::takt::Scheduling(prio));
+  };
+  ros::Timer low = timer(10), high = timer(30), mid = timer(20);
+  pause(0.1);  // all three due, none run
+  EXPECT_TRUE(order.empty());
+  EXPECT_EQ(q.callOne(), ros::CallbackQueue::Called);
+  EXPECT_EQ(order, std::vector<int>({30}));
+  q.callAvailable();
+  EXPECT_EQ(order, std::vector<int>({30, 20, 10}));
+  EXPECT_EQ(q.callOne(ros::WallDuration(0.02)), ros::CallbackQueue::Empty);
+}
+
+// callOne waits for a callback and returns once it has run, long before its timeout; a service
+// of a handle in a queue answers only while the queue is served (here by an AsyncSpinner).
+TEST(RoscppCallbackQueue, CallOneWaitsForTheFirstAndServicesFollowTheirQueue) {
+  ros::CallbackQueue q;
+  ros::NodeHandle nh("queued");
+  nh.setCallbackQueue(&q);
+  int ticks = 0;
+  ros::Timer t = nh.createTimer(ros::Duration(0.05), [&](const ros::TimerEvent &) { ticks++; }, true);
+  ros::WallTime before = ros::WallTime::now();
+  EXPECT_EQ(q.callOne(ros::WallDuration(10.0)), ros::CallbackQueue::Called);
+  EXPECT_EQ(ticks, 1);
+  EXPECT_LT((ros::WallTime::now() - before).toSec(), 5.0);
+  ros::ServiceServer srv = nh.advertiseService("in_queue", answer_second);
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("in_queue");
+  std_srvs::Trigger call;
+  std::future<bool> pending = std::async(std::launch::async, [&] { return c.call(call); });
+  EXPECT_EQ(pending.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);  // not served
+  ros::AsyncSpinner spinner(1, &q);
+  EXPECT_TRUE(spinner.canStart());
+  spinner.start();
+  ASSERT_EQ(pending.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(pending.get());
+  EXPECT_EQ(call.response.message, "second");
+  spinner.stop();
+}
+
+// A callback queue of another kind is refused in one line (the handle keeps the global queue); a
+// queue may go before the handles and Subscribers made in it.
+struct OtherQueue : ros::CallbackQueueInterface {};
+TEST(RoscppCallbackQueue, OtherKindsRefusedAndAQueueMayGoFirst) {
+  ros::NodeHandle nh;
+  OtherQueue other;
+  {
+    Capture cap(2);
+    nh.setCallbackQueue(&other);
+    EXPECT_NE(cap.text().find("no ros::CallbackQueue"), std::string::npos) << cap.text();
+  }
+  EXPECT_EQ(nh.getCallbackQueue(), ros::getGlobalCallbackQueue());
+  ros::Subscriber s;
+  {
+    ros::CallbackQueue q;
+    ros::SubscribeOptions ops;
+    ops.init<std_msgs::Int32>("/t_queue_gone", 5, count_msg);
+    ops.callback_queue = &q;
+    s = nh.subscribe(ops);
+    EXPECT_TRUE(s);
+  }
+  EXPECT_EQ(s.getTopic(), "/t_queue_gone");
+  s.shutdown();
+  ros::SubscribeOptions unset;
+  EXPECT_FALSE(nh.subscribe(unset));  // no callback given: an empty handle, as nothing to call
+}
+
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
 
 bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
+
+// TAKT_ROSCPP_MAX_QUEUES=1: a second queue in use is told and its handles' entities refused; once
+// the first has gone, it serves.
+TEST(RoscppLimits, CallbackQueuesBeyondMaxQueuesAreReported) {
+  if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";
+  auto first = std::make_unique<ros::CallbackQueue>();
+  ros::NodeHandle a, b;
+  a.setCallbackQueue(first.get());
+  ros::Timer ta = a.createTimer(ros::Duration(0.01), [](const ros::TimerEvent &) {}, true);
+  EXPECT_TRUE(ta);
+  ros::CallbackQueue second;
+  {
+    Capture cap(2);
+    b.setCallbackQueue(&second);
+    EXPECT_NE(cap.text().find("TAKT_ROSCPP_MAX_QUEUES"), std::string::npos) << cap.text();
+  }
+  ros::Timer tb = b.createTimer(ros::Duration(0.01), [](const ros::TimerEvent &) {}, true);
+  EXPECT_FALSE(tb);
+  ta = ros::Timer();
+  a = ros::NodeHandle();  // the first queue's node goes: the queue with it
+  first.reset();
+  ros::NodeHandle c;
+  c.setCallbackQueue(&second);
+  int ran = 0;
+  ros::Timer tc = c.createTimer(ros::Duration(0.01), [&](const ros::TimerEvent &) { ran++; }, true);
+  EXPECT_TRUE(tc);
+  EXPECT_EQ(second.callOne(ros::WallDuration(10.0)), ros::CallbackQueue::Called);
+  EXPECT_EQ(ran, 1);
+}
 
 TEST(RoscppLimits, SubscribeBeyondTopicsIsAnEmptyHandle) {
   if (!limited()) GTEST_SKIP() << "test_roscpp_api_limits runs it";

@@ -1,0 +1,50 @@
+// roscpp's CallbackQueue over takt: each queue is a takt executor (tide) of its own. Callbacks of
+// the subscriptions, timers and services a NodeHandle creates after setCallbackQueue(&queue) (or
+// a SubscribeOptions with callback_queue) run only when that queue is served: callAvailable and
+// callOne on the calling thread, or an AsyncSpinner / a spinner given the queue; among themselves
+// by their takt priority (takt::Scheduling). ros::spin and ros::spinOnce serve the global queue
+// only, as roscpp's. docs/ros1.md ("Callback queues").
+#ifndef TAKT_ROS_CALLBACK_QUEUE_H
+#define TAKT_ROS_CALLBACK_QUEUE_H
+
+#include <memory>
+
+#include <ros/callback_queue_interface.h>
+#include <ros/time.h>
+
+namespace ros {
+
+class CallbackQueue : public CallbackQueueInterface {
+ public:
+  /** enabled: as roscpp's signature; takt's queues are always enabled (false is refused with a
+   * message on stderr and ignored). */
+  explicit CallbackQueue(bool enabled = true);
+  ~CallbackQueue() override;
+  CallbackQueue(const CallbackQueue &) = delete;
+  CallbackQueue &operator=(const CallbackQueue &) = delete;
+
+  enum CallOneResult { Called, TryAgain, Disabled, Empty };
+
+  /** Run the most urgent callback that is ready, waiting for one up to timeout (zero: not at
+   * all). Called, or Empty when none became ready in time. */
+  CallOneResult callOne() { return callOne(WallDuration()); }
+  CallOneResult callOne(WallDuration timeout);
+  /** Run every callback that is ready, most urgent first; when none is, wait up to timeout for
+   * one and then run those ready. */
+  void callAvailable() { callAvailable(WallDuration()); }
+  void callAvailable(WallDuration timeout);
+
+ private:
+  struct Global {};
+  explicit CallbackQueue(Global);
+  friend CallbackQueue *getGlobalCallbackQueue();
+  friend std::shared_ptr<takt_impl::QueueImpl> takt_impl::queue_of(CallbackQueueInterface *q);
+  std::shared_ptr<takt_impl::QueueImpl> impl_;
+};
+
+/** The queue ros::spin, ros::spinOnce and the spinners serve when given none. */
+CallbackQueue *getGlobalCallbackQueue();
+
+}  // namespace ros
+
+#endif
