@@ -172,6 +172,43 @@ class ServiceClient {
   std::shared_ptr<takt_impl::ClientImpl> impl_;
 };
 
+/** What a subscriber status callback gets (roscpp's): the topic, the subscriber's node, and a
+ * publish that reaches that subscriber alone (no header.seq given, not kept as the latched
+ * message; nothing once it has gone). */
+class SingleSubscriberPublisher {
+ public:
+  SingleSubscriberPublisher(std::shared_ptr<takt_impl::PubImpl> p, int32_t id, std::string topic, std::string callerid)
+      : impl_(std::move(p)), id_(id), topic_(std::move(topic)), callerid_(std::move(callerid)) {}
+  template <class M>
+  void publish(const M &m) const {
+    takt_impl::Bytes &buf = takt_impl::publish_buffer();
+    takt_wire::serialize(m, buf);
+    takt_impl::publish_to(*impl_, id_, takt_type<M>(), buf.data(), static_cast<uint32_t>(buf.size()));
+  }
+  template <class M>
+  void publish(const std::shared_ptr<M> &m) const {
+    publish(*m);
+  }
+  template <class M>
+  void publish(const MessagePtr<M> &m) const {
+    publish(*m);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class M>
+  void publish(const boost::shared_ptr<M> &m) const {
+    publish(*m);
+  }
+#endif
+  std::string getTopic() const { return topic_; }
+  std::string getSubscriberName() const { return callerid_; }
+
+ private:
+  std::shared_ptr<takt_impl::PubImpl> impl_;
+  int32_t id_;
+  std::string topic_, callerid_;
+};
+typedef std::function<void(const SingleSubscriberPublisher &)> SubscriberStatusCallback;
+
 /** roscpp's transport hints: takt always asks for tcp_nodelay; the hints are accepted and kept. */
 class TransportHints {
  public:
@@ -387,6 +424,47 @@ struct SubscribeExtra {
   SubscribeExtra(const takt::Scheduling &s) : sched(s) {}    // NOLINT
 };
 
+/** roscpp's AdvertiseOptions, for NodeHandle::advertise(ops): topic, queue size, latch, the
+ * subscriber status callbacks, the callback queue that runs them (null: the handle's) and their
+ * tracked object. md5sum, datatype and message_definition are M's (init sets them). */
+struct AdvertiseOptions {
+  std::string topic;
+  uint32_t queue_size = 0;
+  std::string md5sum, datatype, message_definition;
+  SubscriberStatusCallback connect_cb, disconnect_cb;
+  CallbackQueueInterface *callback_queue = nullptr;
+  VoidConstPtr tracked_object;
+  bool latch = false;
+
+  AdvertiseOptions() = default;
+  template <class M>
+  void init(const std::string &t, uint32_t q, const SubscriberStatusCallback &connect = SubscriberStatusCallback(),
+            const SubscriberStatusCallback &disconnect = SubscriberStatusCallback()) {
+    topic = t;
+    queue_size = q;
+    connect_cb = connect;
+    disconnect_cb = disconnect;
+    md5sum = M::__takt_md5sum();
+    datatype = M::__takt_datatype();
+    message_definition = M::__takt_definition();
+    type_ = takt_type<M>();
+  }
+  template <class M>
+  static AdvertiseOptions create(const std::string &t, uint32_t q, const SubscriberStatusCallback &connect,
+                                 const SubscriberStatusCallback &disconnect, const VoidConstPtr &tracked,
+                                 CallbackQueueInterface *queue) {
+    AdvertiseOptions ops;
+    ops.init<M>(t, q, connect, disconnect);
+    ops.tracked_object = tracked;
+    ops.callback_queue = queue;
+    return ops;
+  }
+
+ private:
+  friend class NodeHandle;
+  takt_impl::Type type_{nullptr, nullptr, nullptr};
+};
+
 class NodeHandle {
  public:
   explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
@@ -436,6 +514,49 @@ class NodeHandle {
   template <class M>
   Publisher advertise(const std::string &topic, uint32_t queue_size, bool latch = false) {
     return Publisher(keep(takt_impl::advertise(impl_, resolveName(topic), takt_type<M>(), queue_size, latch)));
+  }
+  /** With subscriber status callbacks (roscpp's): connect_cb for each subscriber connected now
+   * and each that connects from now on, disconnect_cb for each that goes, run by the handle's
+   * callback queue (takt priority 0), not once tracked_object (if given) is gone. */
+  template <class M>
+  Publisher advertise(const std::string &topic, uint32_t queue_size, const SubscriberStatusCallback &connect_cb,
+                      const SubscriberStatusCallback &disconnect_cb = SubscriberStatusCallback(),
+                      const VoidConstPtr &tracked_object = VoidConstPtr(), bool latch = false) {
+    AdvertiseOptions ops;
+    ops.init<M>(topic, queue_size, connect_cb, disconnect_cb);
+    ops.tracked_object = tracked_object;
+    ops.latch = latch;
+    return advertise(ops);
+  }
+  // a free function as the connect callback (a function pointer would otherwise take the `bool
+  // latch` overload)
+  template <class M>
+  Publisher advertise(const std::string &topic, uint32_t queue_size, void (*connect_cb)(const SingleSubscriberPublisher &),
+                      const SubscriberStatusCallback &disconnect_cb = SubscriberStatusCallback(),
+                      const VoidConstPtr &tracked_object = VoidConstPtr(), bool latch = false) {
+    return advertise<M>(topic, queue_size, SubscriberStatusCallback(connect_cb), disconnect_cb, tracked_object, latch);
+  }
+  Publisher advertise(AdvertiseOptions &ops) {
+    if (!ops.type_.datatype) return Publisher();  // never initialized (init<M> or create<M>)
+    std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
+    if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Publisher();
+    takt_impl::StatusFn status;
+    if (ops.connect_cb || ops.disconnect_cb) {
+      std::weak_ptr<void const> weak = ops.tracked_object;
+      bool track = static_cast<bool>(ops.tracked_object);
+      SubscriberStatusCallback on = ops.connect_cb, off = ops.disconnect_cb;
+      std::string topic = resolveName(ops.topic);
+      status = [on, off, weak, track, topic](const std::shared_ptr<takt_impl::PubImpl> &p, int32_t id,
+                                             const std::string &callerid, bool up) {
+        std::shared_ptr<void const> hold;
+        if (track && !(hold = weak.lock())) return;  // the tracked object is gone
+        const SubscriberStatusCallback &cb = up ? on : off;
+        if (cb) cb(SingleSubscriberPublisher(p, id, topic, callerid));
+      };
+    }
+    // the publication belongs to the handle's node; the status callbacks' node is n
+    return Publisher(keep(takt_impl::advertise(n, resolveName(ops.topic), ops.type_, ops.queue_size, ops.latch,
+                                               std::move(status))));
   }
 
   // subscribe: free function

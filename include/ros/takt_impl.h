@@ -83,9 +83,17 @@ std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remap
 const std::string &node_namespace(const NodeImpl &n);
 std::string resolve(const NodeImpl *n, const std::string &name, bool remap);
 
+/** A subscriber status callback's call: the advertise call's Publisher, the subscriber's
+ * connection (publish_to) and node, whether it connected (true) or went. */
+typedef std::function<void(const std::shared_ptr<PubImpl> &, int32_t id, const std::string &callerid, bool up)>
+    StatusFn;
 // advertise, subscribe, timer, advertise_service: nullptr on failure (a message on stderr says why)
+/** status (may be empty): the subscriber status callbacks, run in n's executor (its callback
+ * queue) for each connection up now and each change from now on. */
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
-                                   const Type &t, uint32_t queue, bool latch);
+                                   const Type &t, uint32_t queue, bool latch, StatusFn status = StatusFn());
+/** publish to the one subscriber connection id of p's topic (a SingleSubscriberPublisher). */
+void publish_to(PubImpl &p, int32_t id, const Type &t, uint8_t *bytes, uint32_t len);
 /** bytes: the serialized message (publish_buffer()); a `Header header` first field gets its seq. */
 void publish(PubImpl &p, const Type &t, uint8_t *bytes, uint32_t len);
 /** Ends p for every handle that shares it (idempotent); pub_valid is false from then on. */

@@ -140,6 +140,24 @@ takt_err_t takt_ros1_publish(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_
  */
 takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth);
 
+/** A subscriber's connection to a publication came up (up: its header accepted, the latched
+ * message queued first) or went (up false: closed, by either end or by unadvertise). id names the
+ * connection (takt_ros1_publish_to), callerid is the subscriber's node as its header named it.
+ * Runs on the node's I/O thread holding no takt lock; it must not wait. Each up is followed by
+ * exactly one down for the same id. */
+typedef void (*takt_ros1_link_fn)(void *user, takt_ros1_pub_t *pub, int32_t id, const char *callerid, bool up);
+
+/** Call fn at each subscriber's connection and disconnection of pub (roscpp's subscriber status
+ * callbacks); fn NULL: none. Connections up already are not told. Set before subscribers connect
+ * (right after advertise); pub's memory, and so user, must stay valid until takt_ros1_unadvertise
+ * returns (the downs it causes are told before). TAKT_EINVAL for NULL pub. Thread-safe. */
+takt_err_t takt_ros1_pub_set_link_fn(takt_ros1_pub_t *pub, takt_ros1_link_fn fn, void *user);
+
+/** takt_ros1_publish to the one subscriber connection id (told by the link function) only: not
+ * kept as the latched message. TAKT_ENOENT when that connection is not up (any more). Otherwise
+ * as takt_ros1_publish. */
+takt_err_t takt_ros1_publish_to(takt_ros1_pub_t *pub, int32_t id, const uint8_t *bytes, uint32_t len);
+
 /**
  * Stop publishing topic: publish is refused from now on (TAKT_ESTATE), the master is told
  * (unregisterPublisher), and the subscribers' connections are closed before this returns

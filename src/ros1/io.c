@@ -484,17 +484,25 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__lock_take(&pub->lock);
   /* neither unadvertised nor advertised again (for another topic, perhaps) meanwhile */
   bool open = pub->open && pub->gen == gen;
+  takt_ros1_link_fn fn = NULL;
+  void *user = NULL;
   if (open) {
     o->io = c->io;
     o->head = o->count = 0;
     o->sent = o->bytes = 0;
     o->active = true;
     takt__ros1_enqueue_latched_locked(pub, o);
+    fn = pub->link_fn;
+    user = pub->link_user;
   }
   takt__lock_give(&pub->lock);
   if (!open) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
+  if (open && fn != NULL) { /* told after it is up (a publish_to from the function reaches it) */
+    o->linked = true;
+    fn(user, pub, o->id, o->callerid, true);
+  }
 }
 
 static void pending_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
@@ -555,9 +563,15 @@ static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   o->io = TAKT_IO_CLOSED;
   o->count = 0;
   o->tx_pending = o->closing = false;
+  takt_ros1_link_fn fn = pub->link_fn;
+  void *user = pub->link_user;
   takt__lock_give(&pub->lock);
   takt_io_close(&io);
   o->tx_len = o->tx_off = 0;
+  if (o->linked) { /* its down, once; the slot is free only once this returns (this thread's) */
+    o->linked = false;
+    if (fn != NULL) fn(user, pub, o->id, o->callerid, false);
+  }
   takt__lock_take(&n->lock);
   takt__event_signal(&n->closed); /* an unadvertise may wait for it */
   takt__lock_give(&n->lock);

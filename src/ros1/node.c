@@ -475,6 +475,8 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     pub->latched_len = 0;
     pub->published = pub->dropped = pub->refused = pub->direct = 0;
     pub->depth = n->cfg.queue;
+    pub->link_fn = NULL;
+    pub->link_user = NULL;
     pub->gen++; /* connections being set up for the slot's earlier topic are not adopted */
     pub->open = true;
     takt__lock_give(&pub->lock);
@@ -588,8 +590,27 @@ void takt__ros1_wake_io(void *arg, int64_t a, int64_t b) {
   takt_io_wake_signal(((takt_ros1_node_t *)arg)->io_wake);
 }
 
+takt_err_t takt_ros1_pub_set_link_fn(takt_ros1_pub_t *pub, takt_ros1_link_fn fn, void *user) {
+  if (pub == NULL) return TAKT_EINVAL;
+  takt__lock_take(&pub->lock);
+  pub->link_fn = fn;
+  pub->link_user = user;
+  takt__lock_give(&pub->lock);
+  return TAKT_OK;
+}
+
+takt_err_t takt_ros1_publish_to(takt_ros1_pub_t *pub, int32_t id, const uint8_t *bytes, uint32_t len) {
+  if (id < 0) return TAKT_EINVAL;
+  return takt__ros1_publish_some(pub, bytes, len, NULL, id);
+}
+
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp) {
+  return takt__ros1_publish_some(pub, bytes, len, stamp, -1);
+}
+
+takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                   const uint8_t *stamp, int32_t only) {
   if (pub == NULL || (bytes == NULL && len > 0)) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
   if (len > n->cfg.max_message) return TAKT_ESIZE;
@@ -606,7 +627,7 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
   }
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     takt__ros1_out_t *o = &pub->out[k];
-    if (!o->active) continue;
+    if (!o->active || (only >= 0 && o->id != only)) continue;
     any = true;
     if (!locked && !o->writing && !o->tx_pending && !o->closing && o->count == 0) {
       o->writing = true; /* nothing before this message: it goes out from here */
@@ -618,7 +639,11 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
      * for room; otherwise the I/O thread is told */
     if (!o->writing && !o->tx_pending) wake = true;
   }
-  if (pub->latch) {
+  if (only >= 0 && !any) {
+    takt__lock_give(&pub->lock);
+    return TAKT_ENOENT;
+  }
+  if (pub->latch && only < 0) {
     takt__put_le32(pub->latched, len);
     if (len > 0) memcpy(pub->latched + 4, bytes, len);
     if (stamp != NULL && len >= 12) memcpy(pub->latched + 8, stamp, 8);

@@ -40,6 +40,7 @@ typedef struct takt__ros1_out {
   /* set by the I/O thread before active, read-only while active */
   int32_t id;
   char callerid[TAKT__ROS1_NAME];
+  bool linked;            /* the I/O thread only: its up was told (the link function), not its down */
   uint8_t *ring;          /* queue * (4 + max_message) */
   uint32_t *lens;
   /* the writer only */
@@ -64,6 +65,8 @@ struct takt_ros1_pub {
   uint32_t latched_len;
   uint32_t depth;    /* messages queued per subscriber at most: 1..cfg.queue */
   uint64_t published, dropped, refused, direct;
+  takt_ros1_link_fn link_fn; /* connections and disconnections told (NULL: none) */
+  void *link_user;
   takt__ros1_out_t *out; /* max_conns */
 };
 
@@ -250,6 +253,9 @@ bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_
 void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc);
 
 /** takt_ros1_publish with bytes 4..11 of every copy replaced by stamp (8 bytes; NULL: none). */
+/* only: the connection id to send to alone (not kept as the latched message), -1: every one */
+takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
+                                   const uint8_t *stamp, int32_t only);
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp);
 

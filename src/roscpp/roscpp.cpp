@@ -1293,6 +1293,17 @@ bool first_field_is_header(const char *def) {
 }
 }  // namespace
 
+class StatusWatch;
+
+// A subscriber's connection came up or went, as the ROS 1 node's I/O thread tells it (on_link),
+// into a status watch's takt topic: the slot of takt_roscpp/SubscriberStatus
+struct StatusEvent {
+  int32_t id;
+  uint8_t up;
+  uint8_t len;
+  char callerid[kCalleridRoom];
+};
+
 struct PubShared {
   std::string topic;
   Type type;
@@ -1303,9 +1314,14 @@ struct PubShared {
   takt_ros1_pub_t *pub = nullptr;
   std::atomic<bool> warned{false};
   uint64_t refused = 0;  // subscribers refused so far, as reported (report_connections' lock)
+  // subscriber status callbacks: the connections up now (id -1: a free entry; max_conns of them,
+  // made with the publication: on_link does not allocate) and the watches told of each change
+  std::mutex status_mu;
+  std::vector<StatusEvent> links;
+  std::vector<StatusWatch *> watches;
   ~PubShared() {
     Ros1Use use;
-    if (pub && use.n) takt_ros1_unadvertise(pub);
+    if (pub && use.n) takt_ros1_unadvertise(pub);  // the downs it causes are told before it returns
   }
 };
 
@@ -1313,14 +1329,123 @@ struct PubShared {
 // Publisher of the topic unadvertises it.
 class PubImpl {
  public:
-  mutable std::mutex mu;  // guards shared (publish takes a reference under it)
+  mutable std::mutex mu;  // guards shared and watch (publish takes a reference under it)
   std::shared_ptr<PubShared> shared;
+  std::shared_ptr<StatusWatch> watch;  // its subscriber status callbacks (null: none)
   std::shared_ptr<NodeImpl> node;
   std::atomic<bool> down{false}, warned{false};
 };
 
+namespace {
+/** Publish e into w's takt topic (w->topic's publisher is the I/O node's). */
+void tell_watch(StatusWatch *w, const StatusEvent &e);
+}  // namespace
+
+// Subscriber status callbacks of one advertise call: each connection's up and down, told by the
+// ROS 1 node's I/O thread into a takt topic of the watch, reach the user's callbacks through a
+// takt subscription in the Publisher's NodeHandle (its callback queue, priority 0), in the
+// executor as every callback. Watches its PubShared's links from its making to close_watch.
+class StatusWatch : public std::enable_shared_from_this<StatusWatch> {
+ public:
+  StatusFn fn;
+  std::weak_ptr<PubImpl> owner;
+  std::weak_ptr<PubShared> shared;
+  std::shared_ptr<NodeImpl> node;
+  takt_topic_t *topic = nullptr;
+  takt_publisher_t *tpub = nullptr;
+  takt_subscription_t *sub = nullptr;
+  std::atomic<bool> down{false};
+  ~StatusWatch();
+};
+
+namespace {
+void tell_watch(StatusWatch *w, const StatusEvent &e) {
+  takt_err_t rc = takt_publish(w->tpub, &e, sizeof e);
+  if (rc != TAKT_OK) fail("a subscriber status event was lost", rc);
+}
+
+// the ROS 1 node's I/O thread: a subscriber connected (up) or went
+void on_link(void *user, takt_ros1_pub_t *, int32_t id, const char *callerid, bool up) {
+  PubShared *s = static_cast<PubShared *>(user);
+  StatusEvent e{id, static_cast<uint8_t>(up), 0, {}};
+  size_t len = std::strlen(callerid);
+  e.len = static_cast<uint8_t>(len < sizeof e.callerid ? len : sizeof e.callerid - 1);
+  std::memcpy(e.callerid, callerid, e.len);
+  std::lock_guard<std::mutex> lk(s->status_mu);  // (not a takt lock: publishing may wake)
+  for (StatusEvent &l : s->links) {
+    if (up ? l.id == -1 : l.id == id) {
+      l = e;
+      if (!up) l.id = -1;
+      break;
+    }
+  }
+  for (StatusWatch *w : s->watches) tell_watch(w, e);
+}
+
+// a watch's takt subscription: the user's callback, unless the Publisher or the watch is gone
+void on_status(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  std::shared_ptr<StatusWatch> w = static_cast<StatusWatch *>(user)->weak_from_this().lock();
+  if (!w || w->down.load()) return;
+  std::shared_ptr<PubImpl> p = w->owner.lock();
+  if (!p) return;
+  const StatusEvent *e = static_cast<const StatusEvent *>(msg->data);
+  std::string callerid(e->callerid, e->len);
+  guarded("a subscriber status callback", [&] { w->fn(p, e->id, callerid, e->up != 0); });
+}
+}  // namespace
+
+StatusWatch::~StatusWatch() {
+  // not told any more, then its takt entities go (each waits for a call of its callback on another
+  // thread; in its own callback's thread the topic goes once the callback has returned: doomed)
+  if (std::shared_ptr<PubShared> s = shared.lock()) {
+    std::lock_guard<std::mutex> lk(s->status_mu);
+    s->watches.erase(std::remove(s->watches.begin(), s->watches.end(), this), s->watches.end());
+  }
+  if (g().down.load()) return;  // the context stays as it is after ros::shutdown
+  if (sub) takt_subscription_destroy(sub);
+  if (tpub) takt_publisher_destroy(tpub);
+  if (topic && takt_topic_destroy(topic) == TAKT_EBUSY) {
+    std::lock_guard<std::mutex> lk(g().mu);
+    g().doomed.push_back(topic);
+  }
+}
+
+namespace {
+/** w's takt topic, publisher and subscription (in n, its callback queue), then w told of s's
+ * connections up now and of every change from now on. False (one line said why) if they cannot
+ * be made. */
+bool watch_status(const std::shared_ptr<StatusWatch> &w, PubShared &s, const std::shared_ptr<NodeImpl> &n) {
+  Global &G = g();
+  static takt_type_support_t status_type{"takt_roscpp/SubscriberStatus", nullptr, sizeof(StatusEvent), nullptr,
+                                         nullptr};
+  if (!n->node) return false;
+  char name[40];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_status%u", G.next_id++);
+  }
+  // room for every connection's up and down twice over; past it the oldest are dropped (counted)
+  uint32_t depth = 4 * G.max_conns + 4;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = depth;
+  takt_err_t rc = takt_topic_create(G.ctx, name, &status_type, depth + 2, &w->topic);
+  if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, w->topic, &w->tpub);
+  if (rc == TAKT_OK) rc = takt_subscription_create(n->node, w->topic, name, on_status, w.get(), &o, &w->sub);
+  if (rc != TAKT_OK) {
+    std::fprintf(stderr, "takt roscpp: advertise %s: its subscriber status callbacks cannot be watched: %s\n",
+                 s.topic.c_str(), refused("status watches", rc).c_str());
+    return false;
+  }
+  std::lock_guard<std::mutex> lk(s.status_mu);
+  for (const StatusEvent &l : s.links)  // as roscpp's: a connect callback for each subscriber there
+    if (l.id != -1) tell_watch(w.get(), l);
+  s.watches.push_back(w.get());
+  return true;
+}
+}  // namespace
+
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
-                                   const Type &t, uint32_t queue, bool latch) {
+                                   const Type &t, uint32_t queue, bool latch, StatusFn status) {
   Global &G = g();
   auto p = std::make_shared<PubImpl>();
   p->node = n;
@@ -1331,25 +1456,39 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
     auto it = G.pubs.find(topic);
     if (it != G.pubs.end()) p->shared = it->second.lock();
   }
+  auto watched = [&](const std::shared_ptr<PubImpl> &pi) -> std::shared_ptr<PubImpl> {
+    if (!status) return pi;
+    auto w = std::make_shared<StatusWatch>();
+    w->fn = std::move(status);
+    w->owner = pi;
+    w->shared = pi->shared;
+    w->node = n;
+    if (!watch_status(w, *pi->shared, n)) return nullptr;
+    pi->watch = std::move(w);
+    return pi;
+  };
   if (p->shared) {
     if (std::strcmp(p->shared->type.md5, t.md5) != 0)
       std::fprintf(stderr, "takt roscpp: %s is advertised with type %s already, not %s\n", topic.c_str(),
                    p->shared->type.datatype, t.datatype);
-    return p;
+    return watched(p);
   }
   auto s = std::make_shared<PubShared>();
   s->topic = topic;
   s->type = t;
   s->header = first_field_is_header(t.definition);
   s->latch = latch;
+  s->links.assign(G.max_conns, StatusEvent{-1, 0, 0, {}});
   {
     Ros1Use use;
     takt_err_t rc = use.n ? takt_ros1_advertise(use.n, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub)
                           : TAKT_ESTATE;
     // queue_size bounds the queue per subscriber, within what the node reserves (0: roscpp's
-    // "unbounded" is that reserve)
-    if (rc == TAKT_OK)  // in range: cannot fail
+    // "unbounded" is that reserve); every connection is followed (subscriber status callbacks)
+    if (rc == TAKT_OK) {  // in range, and a publication: cannot fail
       (void)takt_ros1_pub_set_queue(s->pub, queue == 0 || queue > G.pub_queue ? G.pub_queue : queue);
+      (void)takt_ros1_pub_set_link_fn(s->pub, on_link, s.get());
+    }
     if (rc != TAKT_OK) {
       s->pub = nullptr;
       if (rc == TAKT_EFULL)
@@ -1361,10 +1500,12 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
       return nullptr;
     }
   }
-  std::lock_guard<std::mutex> lk(G.mu);
-  G.pubs[topic] = s;
-  p->shared = s;
-  return p;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    G.pubs[topic] = s;
+    p->shared = s;
+  }
+  return watched(p);
 }
 
 Bytes &publish_buffer() {
@@ -1408,9 +1549,38 @@ void publish(PubImpl &p, const Type &t, uint8_t *bytes, uint32_t len) {
                  len, s->topic.c_str(), G.max_message);
 }
 
+namespace {
+std::shared_ptr<PubShared> shared_of(const PubImpl &p) {
+  std::lock_guard<std::mutex> lk(p.mu);
+  return p.shared;
+}
+}  // namespace
+
+void publish_to(PubImpl &p, int32_t id, const Type &t, uint8_t *bytes, uint32_t len) {
+  Global &G = g();
+  std::shared_ptr<PubShared> s = shared_of(p);
+  if (!s || !s->pub || std::strcmp(s->type.md5, t.md5) != 0) return;  // as publish (it tells)
+  Ros1Use use;
+  if (!use.n) return;
+  // as roscpp's SingleSubscriberPublisher: the connection alone, no header.seq, not latched; a
+  // subscriber gone meanwhile is no error
+  takt_err_t rc = takt_ros1_publish_to(s->pub, id, bytes, len);
+  if (rc == TAKT_ESIZE && !s->warned.exchange(true))
+    std::fprintf(stderr, "takt roscpp: a message of %u bytes on %s exceeds TAKT_ROSCPP_MAX_MESSAGE (%u): not sent\n",
+                 len, s->topic.c_str(), G.max_message);
+}
+
 void pub_shutdown(PubImpl &p) {
   // the last Publisher of the topic unadvertises it as `gone` goes, under reg_mu: an advertise of
-  // the topic meanwhile finds it whole or gone
+  // the topic meanwhile finds it whole or gone. Its status callbacks end first, holding no lock:
+  // one running on another thread may advertise or subscribe (reg_mu) before it returns
+  std::shared_ptr<StatusWatch> watch;
+  {
+    std::lock_guard<std::mutex> lk(p.mu);
+    watch.swap(p.watch);
+  }
+  if (watch) watch->down.store(true);
+  watch.reset();
   std::lock_guard<std::mutex> reg(g().reg_mu);
   std::shared_ptr<PubShared> gone;
   {
@@ -1421,12 +1591,6 @@ void pub_shutdown(PubImpl &p) {
 }
 bool pub_valid(const PubImpl &p) { return !p.down.load(); }
 
-namespace {
-std::shared_ptr<PubShared> shared_of(const PubImpl &p) {
-  std::lock_guard<std::mutex> lk(p.mu);
-  return p.shared;
-}
-}  // namespace
 std::string pub_topic(const PubImpl &p) {
   auto s = shared_of(p);
   return s ? s->topic : std::string();

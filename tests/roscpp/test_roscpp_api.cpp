@@ -1229,6 +1229,82 @@ TEST(RoscppCallbackQueue, OtherKindsRefusedAndAQueueMayGoFirst) {
   EXPECT_FALSE(nh.subscribe(unset));  // no callback given: an empty handle, as nothing to call
 }
 
+// ---- subscriber status callbacks ---------------------------------------------------------------
+
+// A real subscriber (rostopic echo -n 1): the connect callback names it and greets it through its
+// SingleSubscriberPublisher (the only message the topic ever carries, which it prints); once it
+// has exited, the disconnect callback names the same node.
+TEST(RoscppStatus, ConnectAndDisconnectCallbacksWithTheirSubscriber) {
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::vector<std::string> ups, downs;
+  std::string topic;
+  auto on = [&](const ros::SingleSubscriberPublisher &p) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      ups.push_back(p.getSubscriberName());
+      topic = p.getTopic();
+    }
+    std_msgs::String m;
+    m.data = "hello " + p.getSubscriberName();
+    p.publish(m);
+  };
+  auto off = [&](const ros::SingleSubscriberPublisher &p) {
+    std::lock_guard<std::mutex> lk(mu);
+    downs.push_back(p.getSubscriberName());
+  };
+  ros::Publisher pub = nh.advertise<std_msgs::String>("/t_status", 5, on, off);
+  ASSERT_TRUE(pub);
+  ros1_test::Proc echo;
+  ASSERT_TRUE(echo.start({"rostopic", "echo", "-n", "1", "/t_status"}));
+  ASSERT_EQ(echo.wait_exit(30000), 0) << echo.drain();
+  std::string out = echo.drain();
+  EXPECT_NE(out.find("data: \"hello /rostopic_"), std::string::npos) << out;
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return !downs.empty();
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  ASSERT_EQ(ups.size(), 1u);
+  ASSERT_EQ(downs.size(), 1u);
+  EXPECT_EQ(ups[0].rfind("/rostopic_", 0), 0u) << ups[0];
+  EXPECT_EQ(downs[0], ups[0]);
+  EXPECT_EQ(topic, "/t_status");
+  EXPECT_EQ(pub.getNumSubscribers(), 0u);
+}
+
+// A Publisher advertised on a topic that has a subscriber already is told of it (as roscpp's
+// addCallbacks), in the callback queue of its handle; its own shutdown ends its callbacks.
+TEST(RoscppStatus, ALaterPublisherIsToldOfTheSubscribersThereInItsQueue) {
+  ros::NodeHandle nh;
+  ros::Publisher first = nh.advertise<std_msgs::Int32>("/t_status_later", 5);
+  ros1_test::Proc listener;
+  ASSERT_TRUE(listener.start({self_path(), "--listen", "/t_status_later", "1000", "__name:=status_listener"}));
+  ASSERT_TRUE(connected(first));
+  ros::CallbackQueue q;
+  ros::NodeHandle qnh;
+  qnh.setCallbackQueue(&q);
+  int ups = 0, downs = 0;
+  std::string name;
+  ros::Publisher second = qnh.advertise<std_msgs::Int32>(
+      "/t_status_later", 5,
+      [&](const ros::SingleSubscriberPublisher &p) {
+        ups++;
+        name = p.getSubscriberName();
+      },
+      [&](const ros::SingleSubscriberPublisher &) { downs++; });
+  ASSERT_TRUE(second);
+  EXPECT_EQ(ups, 0);  // not before its queue is served
+  EXPECT_EQ(q.callOne(ros::WallDuration(10.0)), ros::CallbackQueue::Called);
+  EXPECT_EQ(ups, 1);
+  EXPECT_EQ(name.rfind("/status_listener", 0), 0u) << name;
+  second.shutdown();
+  listener.stop();
+  EXPECT_TRUE(eventually([&] { return first.getNumSubscribers() == 0; }));
+  q.callAvailable(ros::WallDuration(0.2));
+  EXPECT_EQ(downs, 0);  // shut down before its subscriber went
+}
+
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
 
 bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
