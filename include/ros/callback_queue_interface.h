@@ -25,6 +25,10 @@ class NodeImpl;
  * made once for n and a ros::CallbackQueue (kept while anything it made lives); nullptr (a
  * message on stderr) for another CallbackQueueInterface. */
 std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, CallbackQueueInterface *q);
+/** The NodeImpl whose callbacks the queue of model runs, in n's namespace (a child handle's in
+ * its parent's queue, which may be gone as a CallbackQueue); nullptr when model is in the global
+ * queue. */
+std::shared_ptr<NodeImpl> node_in_queue_of(const std::shared_ptr<NodeImpl> &n, const std::shared_ptr<NodeImpl> &model);
 }  // namespace takt_impl
 
 }  // namespace ros

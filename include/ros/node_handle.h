@@ -473,8 +473,10 @@ class NodeHandle {
    * namespace) and its callback queue. */
   NodeHandle(const NodeHandle &parent, const std::string &ns, const M_string &remappings = M_string())
       : impl_(takt_impl::node_open(child_ns(parent, ns), remappings, parent.impl_.get())),
+        queue_(parent.queue_),
+        queued_(takt_impl::node_in_queue_of(impl_, parent.queued_)),
         made_(takt_impl::collection_new()) {
-    setCallbackQueue(parent.queue_);
+    if (!queued_) queue_ = nullptr;
   }
   // as roscpp's: a copy names the same namespace and callback queue, and what it creates is its
   // own (its shutdown ends only that); an assignment keeps what the handle created

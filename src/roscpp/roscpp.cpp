@@ -146,7 +146,7 @@ void fail(const char *what, takt_err_t rc) {
 // A CallbackQueue::callOne or callAvailable waiting on this thread for a first callback: the
 // executor it spins, stopped once a callback has run (guarded)
 thread_local takt_executor_t *tl_stop_after_call = nullptr;
-thread_local uint64_t tl_calls = 0;  // user callbacks this thread has run (guarded)
+thread_local uint64_t tl_user_calls = 0;  // user callbacks this thread has run (guarded)
 
 /** Runs a user callback from takt's executor or the ROS 1 node's I/O thread, which are C frames
  * an exception must not cross: one it throws is told in one line and the callback counts as
@@ -162,7 +162,7 @@ bool guarded(const char *what, F &&f) {
   } catch (...) {
     std::fprintf(stderr, "takt roscpp: %s threw an exception that is no std::exception\n", what);
   }
-  tl_calls++;
+  tl_user_calls++;
   if (tl_stop_after_call) {  // a callback has run: the waiting spin returns when this job ends
     takt_executor_stop(tl_stop_after_call);
     tl_stop_after_call = nullptr;
@@ -528,6 +528,8 @@ bool start_locked(std::string &why) {
   cc.max_clients = std::max<uint32_t>(cc.max_clients, G.max_services + 16);  // the TCPROS relays and 16
   // the global queue's, waitForMessage's and one for each ros::CallbackQueue in use
   cc.max_executors = 2 + G.max_queues;
+  // a takt node per NodeHandle, and one per namespace a callback queue serves
+  cc.max_nodes = std::max<uint32_t>(cc.max_nodes, 64 + 4 * G.max_queues);
   // a group for each callback under a multi-threaded executor (take_group)
   cc.max_groups = cc.max_subscriptions + cc.max_timers + 2 * cc.max_services + cc.max_clients;
   takt_err_t rc = takt_context_create(&cc, &G.ctx);
@@ -655,13 +657,12 @@ class QueueImpl {
   ~QueueImpl() {
     Global &G = g();
     if (!exec) return;
-    {
-      std::lock_guard<std::mutex> lk(G.mu);
-      G.queues.erase(this);
-      if (G.down.load()) return;  // after ros::shutdown it stays with the context, as G.exec
-    }
-    takt_err_t rc = takt_executor_destroy(exec);
+    // its place in G.queues is given back once the executor is (a queue made meanwhile finds the
+    // executor pool with room); after ros::shutdown the executor stays with the context, as G.exec
+    takt_err_t rc = G.down.load() ? TAKT_OK : takt_executor_destroy(exec);
     if (rc != TAKT_OK) fail("a CallbackQueue went while a thread still served it", rc);
+    std::lock_guard<std::mutex> lk(G.mu);
+    G.queues.erase(this);
   }
 };
 /** q's executor, made at its first use after ros::start (nullptr once shut down, or when it
@@ -749,6 +750,10 @@ void spin_loop(const std::atomic<bool> *stop) {
   while (ok() && !(stop && stop->load())) {
     takt_impl::report_connections();
     takt_err_t rc = takt_executor_spin_until(G.exec, takt_time_now() + kSliceNs);
+    if (rc == TAKT_EBUSY) {  // another thread serves the global queue (callOne, a spinner) now
+      takt_time::sleep_for_ns(kSliceNs);
+      continue;
+    }
     if (rc != TAKT_OK && rc != TAKT_ETIMEDOUT) {
       fail("spin", rc);
       break;
@@ -794,6 +799,10 @@ void spin_queue(takt_impl::QueueImpl &q, const std::atomic<bool> *stop) {
   q.spinning++;
   while (ok() && !(stop && stop->load())) {
     takt_err_t rc = takt_executor_spin_until(ex, takt_time_now() + kSliceNs);
+    if (rc == TAKT_EBUSY) {  // another thread serves the queue (callOne, another spinner) now
+      takt_time::sleep_for_ns(kSliceNs);
+      continue;
+    }
     if (rc != TAKT_OK && rc != TAKT_ETIMEDOUT) {
       fail("spin of a CallbackQueue", rc);
       break;
@@ -1113,18 +1122,11 @@ takt_executor_t *queue_exec(QueueImpl &q) {
   return ex;
 }
 
-std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, CallbackQueueInterface *qi) {
-  std::shared_ptr<QueueImpl> q = queue_of(qi);
-  if (!q) {
-    std::fprintf(stderr,
-                 "takt roscpp: a callback queue that is no ros::CallbackQueue was given (takt's "
-                 "queues are takt executors): refused, the callbacks stay in the %s\n",
-                 qi ? "global queue" : "handle's queue");
-    return nullptr;
-  }
+namespace {
+std::shared_ptr<NodeImpl> node_in(const std::shared_ptr<NodeImpl> &n, const std::shared_ptr<QueueImpl> &q) {
+  Global &G = g();
   if (q->global || !n) return n;
   takt_executor_t *ex = queue_exec(*q);
-  Global &G = g();
   std::lock_guard<std::mutex> lk(q->mu);
   auto it = q->nodes.find(n->ns);
   if (it != q->nodes.end())
@@ -1135,9 +1137,8 @@ std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, Call
   m->remaps = n->remaps;
   m->queue = q;
   m->exec = ex;
-  // without an executor (told above) its entities are refused; a later handle tries again
+  // without an executor or a node (told) its entities are refused; a later handle tries again
   if (!ex || G.down.load()) return m;
-  q->nodes[n->ns] = m;
   char name[32];
   {
     std::lock_guard<std::mutex> glk(G.mu);
@@ -1145,9 +1146,33 @@ std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, Call
   }
   takt_err_t rc = takt_node_create(G.ctx, name, &m->node);
   if (rc == TAKT_OK) rc = takt_executor_add_node(ex, m->node);
-  if (rc != TAKT_OK) fail("setCallbackQueue: cannot create the queue's takt node", rc);
+  if (rc != TAKT_OK) {
+    fail("a callback queue cannot take the handle's callbacks: its takt node", rc);
+    if (m->node) takt_node_destroy(m->node);
+    m->node = nullptr;
+    return m;
+  }
+  q->nodes[n->ns] = m;
   return m;
 }
+}  // namespace
+
+std::shared_ptr<NodeImpl> node_in_queue(const std::shared_ptr<NodeImpl> &n, CallbackQueueInterface *qi) {
+  std::shared_ptr<QueueImpl> q = queue_of(qi);
+  if (!q) {
+    std::fprintf(stderr,
+                 "takt roscpp: a callback queue that is no ros::CallbackQueue was given (takt's "
+                 "queues are takt executors): refused\n");
+    return nullptr;
+  }
+  return node_in(n, q);
+}
+
+std::shared_ptr<NodeImpl> node_in_queue_of(const std::shared_ptr<NodeImpl> &n, const std::shared_ptr<NodeImpl> &model) {
+  if (!model || !model->queue) return nullptr;
+  return node_in(n, model->queue);
+}
+
 
 // The global queue under preempt runs its callbacks on the executor's workers: this waits the
 // timeout.
@@ -1165,12 +1190,13 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
   }
   // the queue's callbacks run on this thread (tide): counted as they run (a job that calls no user
   // callback, such as a one-shot timer's release after its stop, is not one)
-  uint64_t before = tl_calls;
+  uint64_t before = tl_user_calls;
+  int64_t end = takt_time_now() + (timeout_ns > 0 ? timeout_ns : 0);
   takt_err_t rc;
   if (one) {
     uint32_t ran = 0;
     do rc = takt_executor_spin_once(ex, &ran);
-    while (rc == TAKT_OK && ran > 0 && tl_calls == before);
+    while (rc == TAKT_OK && ran > 0 && tl_user_calls == before);
   } else {
     rc = takt_executor_spin_some(ex);
   }
@@ -1178,13 +1204,15 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
     if (timeout_ns > 0) takt_time::sleep_for_ns(timeout_ns);
     return false;
   }
-  if (tl_calls != before || timeout_ns <= 0) return tl_calls != before;
-  // none was ready: wait for the first (guarded stops the spin once it has run)
+  if (tl_user_calls != before || timeout_ns <= 0) return tl_user_calls != before;
+  // none was ready: wait for the first (guarded stops the spin once it has run), in slices, so a
+  // ros::shutdown whose stop an earlier spin of this call took ends the wait within one
   takt_executor_t *outer = tl_stop_after_call;
   tl_stop_after_call = ex;
-  takt_executor_spin_until(ex, takt_time_now() + timeout_ns);
+  for (int64_t now = takt_time_now(); ok() && tl_user_calls == before && now < end; now = takt_time_now())
+    takt_executor_spin_until(ex, end - now > kSliceNs ? now + kSliceNs : end);
   tl_stop_after_call = outer;
-  bool called = tl_calls != before;
+  bool called = tl_user_calls != before;
   if (called && !one) takt_executor_spin_some(ex);
   return called;
 }
@@ -2943,9 +2971,10 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
       takt_future_cancel(&f);
       return false;
     }
-    if (G.spinning.load() == 0) {
-      takt_executor_spin_some(G.exec);  // nobody else spins: serve it from this thread
-      continue;
+    if (G.spinning.load() == 0) {  // nobody else spins: serve it from this thread
+      uint64_t before = tl_user_calls;
+      takt_executor_spin_some(G.exec);
+      if (tl_user_calls != before) continue;  // else the answer comes from elsewhere: wait for it
     }
     std::unique_lock<std::mutex> lk(c.mu);
     c.cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return c.answers != seen || c.stale.load(); });

@@ -1191,9 +1191,9 @@ TEST(RoscppCallbackQueue, CallOneWaitsForTheFirstAndServicesFollowTheirQueue) {
   ros::ServiceServer srv = nh.advertiseService("in_queue", answer_second);
   ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("in_queue");
   std_srvs::Trigger call;
+  ros::AsyncSpinner spinner(1, &q);  // declared first: it serves the call until the future has gone
   std::future<bool> pending = std::async(std::launch::async, [&] { return c.call(call); });
   EXPECT_EQ(pending.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);  // not served
-  ros::AsyncSpinner spinner(1, &q);
   EXPECT_TRUE(spinner.canStart());
   spinner.start();
   ASSERT_EQ(pending.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -1225,6 +1225,14 @@ TEST(RoscppCallbackQueue, OtherKindsRefusedAndAQueueMayGoFirst) {
   }
   EXPECT_EQ(s.getTopic(), "/t_queue_gone");
   s.shutdown();
+  ros::NodeHandle parent;
+  {
+    ros::CallbackQueue gone;
+    parent.setCallbackQueue(&gone);
+  }
+  ros::NodeHandle child(parent, "child_of_gone");  // reads nothing of the queue that went
+  EXPECT_EQ(child.getNamespace(), "/child_of_gone");
+  EXPECT_TRUE(child.createTimer(ros::Duration(1.0), [](const ros::TimerEvent &) {}, true));
   ros::SubscribeOptions unset;
   EXPECT_FALSE(nh.subscribe(unset));  // no callback given: an empty handle, as nothing to call
 }
