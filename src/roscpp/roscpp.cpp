@@ -1383,6 +1383,8 @@ class StatusWatch : public std::enable_shared_from_this<StatusWatch> {
   takt_publisher_t *tpub = nullptr;
   takt_subscription_t *sub = nullptr;
   std::atomic<bool> down{false};
+  std::string topic_name;
+  uint64_t dropped_told = 0;  // changes dropped by its queue and told so far (its callback's)
   ~StatusWatch();
 };
 
@@ -1411,9 +1413,15 @@ void on_link(void *user, takt_ros1_pub_t *, int32_t id, const char *callerid, bo
 }
 
 // a watch's takt subscription: the user's callback, unless the Publisher or the watch is gone
-void on_status(takt_subscription_t *, const takt_message_t *msg, void *user) {
+void on_status(takt_subscription_t *sub, const takt_message_t *msg, void *user) {
   std::shared_ptr<StatusWatch> w = static_cast<StatusWatch *>(user)->weak_from_this().lock();
   if (!w || w->down.load()) return;
+  uint64_t dropped = takt_subscription_dropped(sub);
+  if (dropped > w->dropped_told) {
+    std::fprintf(stderr, "takt roscpp: %llu subscriber status changes of %s were dropped: its callbacks fell behind\n",
+                 static_cast<unsigned long long>(dropped - w->dropped_told), w->topic_name.c_str());
+    w->dropped_told = dropped;
+  }
   std::shared_ptr<PubImpl> p = w->owner.lock();
   if (!p) return;
   const StatusEvent *e = static_cast<const StatusEvent *>(msg->data);
@@ -1491,6 +1499,7 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
     w->owner = pi;
     w->shared = pi->shared;
     w->node = n;
+    w->topic_name = topic;
     if (!watch_status(w, *pi->shared, n)) return nullptr;
     pi->watch = std::move(w);
     return pi;
