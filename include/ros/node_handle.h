@@ -435,6 +435,7 @@ struct AdvertiseOptions {
   CallbackQueueInterface *callback_queue = nullptr;
   VoidConstPtr tracked_object;
   bool latch = false;
+  bool has_header = false;  // as roscpp's (takt reads it off the type)
 
   AdvertiseOptions() = default;
   template <class M>
@@ -531,15 +532,18 @@ class NodeHandle {
     return advertise(ops);
   }
   // a free function as the connect callback (a function pointer would otherwise take the `bool
-  // latch` overload)
-  template <class M>
-  Publisher advertise(const std::string &topic, uint32_t queue_size, void (*connect_cb)(const SingleSubscriberPublisher &),
+  // latch` overload); only a function: 0, NULL and lambdas are not deduced here
+  template <class M, class F, typename std::enable_if<std::is_function<F>::value, int>::type = 0>
+  Publisher advertise(const std::string &topic, uint32_t queue_size, F *connect_cb,
                       const SubscriberStatusCallback &disconnect_cb = SubscriberStatusCallback(),
                       const VoidConstPtr &tracked_object = VoidConstPtr(), bool latch = false) {
     return advertise<M>(topic, queue_size, SubscriberStatusCallback(connect_cb), disconnect_cb, tracked_object, latch);
   }
   Publisher advertise(AdvertiseOptions &ops) {
-    if (!ops.type_.datatype) return Publisher();  // never initialized (init<M> or create<M>)
+    if (!ops.type_.datatype) {  // filled in by hand: takt needs the type (init<M> or create<M>)
+      takt_impl::options_not_initialized("advertise", ops.topic);
+      return Publisher();
+    }
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Publisher();
     takt_impl::StatusFn status;
@@ -556,7 +560,7 @@ class NodeHandle {
         if (cb) cb(SingleSubscriberPublisher(p, id, topic, callerid));
       };
     }
-    // the publication belongs to the handle's node; the status callbacks' node is n
+    // n: the status callbacks' node (the handle's, or ops.callback_queue's)
     return Publisher(keep(takt_impl::advertise(n, resolveName(ops.topic), ops.type_, ops.queue_size, ops.latch,
                                                std::move(status))));
   }
@@ -620,7 +624,10 @@ class NodeHandle {
 
   /** roscpp's subscribe(SubscribeOptions&): ops.callback_queue, when set, runs the callback. */
   Subscriber subscribe(SubscribeOptions &ops) {
-    if (!ops.make_) return Subscriber();  // never initialized (init<M> or create<M>)
+    if (!ops.make_) {  // filled in by hand: takt needs the type and callback (init<M> or create<M>)
+      takt_impl::options_not_initialized("subscribe", ops.topic);
+      return Subscriber();
+    }
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Subscriber();
     return Subscriber(keep(takt_impl::subscribe(n, resolveName(ops.topic), ops.type_, ops.queue_size,

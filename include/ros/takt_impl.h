@@ -92,6 +92,8 @@ typedef std::function<void(const std::shared_ptr<PubImpl> &, int32_t id, const s
  * queue) for each connection up now and each change from now on. */
 std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std::string &topic,
                                    const Type &t, uint32_t queue, bool latch, StatusFn status = StatusFn());
+/** One line: subscribe(ops)/advertise(ops) with options not made by init<M> or create<M>. */
+void options_not_initialized(const char *what, const std::string &topic);
 /** publish to the one subscriber connection id of p's topic (a SingleSubscriberPublisher). */
 void publish_to(PubImpl &p, int32_t id, const Type &t, uint8_t *bytes, uint32_t len);
 /** bytes: the serialized message (publish_buffer()); a `Header header` first field gets its seq. */

@@ -1,11 +1,13 @@
-// ROS time for the roscpp-compatible API: ros::Time and ros::WallTime (seconds and nanoseconds
-// since the epoch, the system's real-time clock as roscpp reads it without /use_sim_time),
-// ros::Duration and ros::WallDuration (signed), with roscpp's arithmetic and conversions.
+// ROS time for the roscpp-compatible API: ros::Time (seconds and nanoseconds since the epoch: the
+// system's real-time clock, or /clock's time when the parameter /use_sim_time is true as the node
+// starts, as roscpp's) and ros::WallTime (always the real-time clock), ros::Duration and
+// ros::WallDuration (signed), with roscpp's arithmetic and conversions.
 #ifndef TAKT_ROS_TIME_H
 #define TAKT_ROS_TIME_H
 
 #include <cstdint>
 #include <ostream>
+#include <type_traits>
 
 namespace ros {
 
@@ -23,6 +25,15 @@ int64_t wall_now_ns();          // CLOCK_REALTIME
 int64_t steady_now_ns();        // CLOCK_MONOTONIC
 // false if ros::shutdown ended it early; one begun after ros::shutdown sleeps whole, as roscpp's
 bool sleep_for_ns(int64_t ns);
+// ROS time: /clock's under simulated time (0 until its first message), else wall_now_ns
+int64_t ros_now_ns();
+bool sim_time();  // /use_sim_time was true when the node started
+// ns of ROS time: under simulated time until /clock has advanced that far from the first time
+// the sleep sees (false: ros::shutdown, or the clock went back); else sleep_for_ns
+bool ros_sleep_ns(int64_t ns);
+// simulated time: until /clock has given a time (false: timeout_ns passed first, or shutdown;
+// timeout_ns < 0: none)
+bool wait_for_valid(int64_t timeout_ns);
 }  // namespace takt_time
 
 template <class D>
@@ -64,7 +75,9 @@ class DurationBase {
   bool operator<=(const D &o) const { return toNSec() <= o.toNSec(); }
   bool operator>=(const D &o) const { return toNSec() >= o.toNSec(); }
   /** Sleep this long (returns false if ros::shutdown ended the sleep early; after ros::shutdown
-   * it sleeps the whole time, as roscpp's: a cleanup loop does not spin). */
+   * it sleeps the whole time, as roscpp's: a cleanup loop does not spin). A Duration is ROS time:
+   * under simulated time it lasts until /clock has advanced that much (false if the clock went
+   * back, or at once after ros::shutdown, as roscpp's); a WallDuration is always the wall clock. */
   bool sleep() const;
 };
 
@@ -123,11 +136,17 @@ class Time : public TimeBase<Time, Duration> {
  public:
   using TimeBase<Time, Duration>::TimeBase;
   Time() = default;
-  static Time now() { return Time().fromNSec(static_cast<uint64_t>(takt_time::wall_now_ns())); }
+  /** ROS time: /clock's under simulated time (zero until its first message), else the wall clock. */
+  static Time now() { return Time().fromNSec(static_cast<uint64_t>(takt_time::ros_now_ns())); }
   /** Sleep until t (false if ros::shutdown ended the sleep early). */
   static bool sleepUntil(const Time &t);
-  static bool isValid() { return true; }
-  static bool waitForValid() { return true; }
+  static bool isSimTime() { return takt_time::sim_time(); }
+  static bool isSystemTime() { return !isSimTime(); }
+  static bool useSystemTime() { return !isSimTime(); }
+  /** False under simulated time until /clock has given a time. */
+  static bool isValid() { return !isSimTime() || takt_time::ros_now_ns() != 0; }
+  static bool waitForValid() { return takt_time::wait_for_valid(-1); }
+  static bool waitForValid(const WallDuration &timeout);
   static void init() {}
 };
 
@@ -155,7 +174,12 @@ inline const Duration DURATION_MIN(INT32_MIN, 0);
 template <class D>
 bool DurationBase<D>::sleep() const {
   if (toNSec() <= 0) return true;
+  if (std::is_same<D, Duration>::value) return takt_time::ros_sleep_ns(toNSec());
   return takt_time::sleep_for_ns(toNSec());
+}
+
+inline bool Time::waitForValid(const WallDuration &timeout) {
+  return takt_time::wait_for_valid(timeout.toNSec() > 0 ? timeout.toNSec() : 0);
 }
 
 inline bool Time::sleepUntil(const Time &t) {
@@ -195,9 +219,19 @@ class Rate {
   Time start_;
 };
 
-class WallRate : public Rate {
+/** Rate on the wall clock, whatever ROS time is. */
+class WallRate {
  public:
-  using Rate::Rate;
+  explicit WallRate(double hz) : period_(1.0 / hz), start_(WallTime::now()) {}
+  explicit WallRate(const Duration &d) : period_(d.toSec()), start_(WallTime::now()) {}
+  bool sleep();
+  void reset() { start_ = WallTime::now(); }
+  WallDuration cycleTime() const { return actual_; }
+  WallDuration expectedCycleTime() const { return period_; }
+
+ private:
+  WallDuration period_, actual_;
+  WallTime start_;
 };
 
 }  // namespace ros

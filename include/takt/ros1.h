@@ -143,14 +143,21 @@ takt_err_t takt_ros1_pub_set_queue(takt_ros1_pub_t *pub, uint32_t depth);
 /** A subscriber's connection to a publication came up (up: its header accepted, the latched
  * message queued first) or went (up false: closed, by either end or by unadvertise). id names the
  * connection (takt_ros1_publish_to), callerid is the subscriber's node as its header named it.
- * Runs on the node's I/O thread holding no takt lock; it must not wait. Each up is followed by
- * exactly one down for the same id. */
+ * Runs on the node's I/O thread holding no takt lock; it must not wait. An up is followed by
+ * exactly one down for the same id while the function is set and the node lives. */
 typedef void (*takt_ros1_link_fn)(void *user, takt_ros1_pub_t *pub, int32_t id, const char *callerid, bool up);
 
-/** Call fn at each subscriber's connection and disconnection of pub (roscpp's subscriber status
- * callbacks); fn NULL: none. Connections up already are not told. Set before subscribers connect
- * (right after advertise); pub's memory, and so user, must stay valid until takt_ros1_unadvertise
- * returns (the downs it causes are told before). TAKT_EINVAL for NULL pub. Thread-safe. */
+/** takt_ros1_advertise with fn called at each subscriber's connection and disconnection of the
+ * publication from the first (roscpp's subscriber status callbacks; fn NULL: none). user must
+ * stay valid until takt_ros1_unadvertise returns: the downs it causes are told before, and fn is
+ * not called after (nor once the node is destroyed, which tells no downs). */
+takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *node, const char *topic, const char *type,
+                                      const char *md5, const char *definition, bool latch,
+                                      takt_ros1_link_fn fn, void *user, takt_ros1_pub_t **out);
+
+/** Replace pub's link function (fn NULL: none): connections up already are not told (their
+ * downs are, to the new one). Returns once a call of the old one has ended (unless called from
+ * it). TAKT_EINVAL for NULL pub. Thread-safe; not under a takt lock. */
 takt_err_t takt_ros1_pub_set_link_fn(takt_ros1_pub_t *pub, takt_ros1_link_fn fn, void *user);
 
 /** takt_ros1_publish to the one subscriber connection id (told by the link function) only: not

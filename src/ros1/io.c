@@ -494,14 +494,20 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     takt__ros1_enqueue_latched_locked(pub, o);
     fn = pub->link_fn;
     user = pub->link_user;
+    o->linked = o->telling = fn != NULL;
   }
   takt__lock_give(&pub->lock);
   if (!open) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
   if (open && fn != NULL) { /* told after it is up (a publish_to from the function reaches it) */
-    o->linked = true;
     fn(user, pub, o->id, o->callerid, true);
+    takt__lock_take(&pub->lock);
+    o->telling = false;
+    takt__lock_give(&pub->lock);
+    takt__lock_take(&n->lock);
+    takt__event_signal(&n->closed); /* a set_link_fn may wait for it */
+    takt__lock_give(&n->lock);
   }
 }
 
@@ -563,17 +569,21 @@ static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   o->io = TAKT_IO_CLOSED;
   o->count = 0;
   o->tx_pending = o->closing = false;
-  takt_ros1_link_fn fn = pub->link_fn;
+  takt_ros1_link_fn fn = o->linked ? pub->link_fn : NULL;
   void *user = pub->link_user;
+  o->linked = false;
+  o->telling = fn != NULL; /* the publication is not idle until its down is told */
   takt__lock_give(&pub->lock);
   takt_io_close(&io);
   o->tx_len = o->tx_off = 0;
-  if (o->linked) { /* its down, once; the slot is free only once this returns (this thread's) */
-    o->linked = false;
-    if (fn != NULL) fn(user, pub, o->id, o->callerid, false);
+  if (fn != NULL) { /* its down, once (the slot is this thread's until telling is cleared) */
+    fn(user, pub, o->id, o->callerid, false);
+    takt__lock_take(&pub->lock);
+    o->telling = false;
+    takt__lock_give(&pub->lock);
   }
   takt__lock_take(&n->lock);
-  takt__event_signal(&n->closed); /* an unadvertise may wait for it */
+  takt__event_signal(&n->closed); /* an unadvertise or a set_link_fn may wait for it */
   takt__lock_give(&n->lock);
 }
 
@@ -738,6 +748,7 @@ static uint32_t ready_order(const takt_ros1_node_t *n, const wref_t *refs, uint3
 void takt__ros1_io_main(void *arg) {
   takt_ros1_node_t *n = arg;
   const takt_ros1_config_t *cfg = &n->cfg;
+  atomic_store(&n->io_tid, takt_port_thread_id());
   wref_t refs[TAKT_IO_MAX_WATCH]; /* with the other arrays here, 16 KiB of the I/O thread's stack */
   uint16_t order[TAKT_IO_MAX_WATCH];
   while (!atomic_load(&n->stop)) {

@@ -347,7 +347,7 @@ static bool pub_idle(takt_ros1_pub_t *pub) {
   bool idle = true;
   takt__lock_take(&pub->lock);
   for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++)
-    if (pub->out[k].io.fd >= 0) idle = false;
+    if (pub->out[k].io.fd >= 0 || pub->out[k].telling) idle = false;
   takt__lock_give(&pub->lock);
   return idle;
 }
@@ -414,6 +414,8 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   takt__lock_take(&n->lock);
   takt_err_t wr = wait_closed_locked(n, pub_done, pub);
   takt__lock_give(&n->lock);
+  /* the link function is not called from here on (a connection the wait gave up on included) */
+  (void)takt_ros1_pub_set_link_fn(pub, NULL, NULL);
   return rc < 0 ? rc : wr;
 }
 
@@ -453,6 +455,12 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
 takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const char *type,
                                const char *md5, const char *definition, bool latch,
                                takt_ros1_pub_t **out) {
+  return takt_ros1_advertise_linked(n, topic, type, md5, definition, latch, NULL, NULL, out);
+}
+
+takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, const char *type,
+                                      const char *md5, const char *definition, bool latch,
+                                      takt_ros1_link_fn fn, void *user, takt_ros1_pub_t **out) {
   if (n == NULL || out == NULL || name_ok(topic) < 0 || name_ok(type) < 0 || md5 == NULL ||
       definition == NULL || topic[0] != '/')
     return TAKT_EINVAL;
@@ -475,8 +483,8 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
     pub->latched_len = 0;
     pub->published = pub->dropped = pub->refused = pub->direct = 0;
     pub->depth = n->cfg.queue;
-    pub->link_fn = NULL;
-    pub->link_user = NULL;
+    pub->link_fn = fn; /* before any subscriber can connect */
+    pub->link_user = user;
     pub->gen++; /* connections being set up for the slot's earlier topic are not adopted */
     pub->open = true;
     takt__lock_give(&pub->lock);
@@ -592,10 +600,24 @@ void takt__ros1_wake_io(void *arg, int64_t a, int64_t b) {
 
 takt_err_t takt_ros1_pub_set_link_fn(takt_ros1_pub_t *pub, takt_ros1_link_fn fn, void *user) {
   if (pub == NULL) return TAKT_EINVAL;
+  takt_ros1_node_t *n = pub->node;
   takt__lock_take(&pub->lock);
   pub->link_fn = fn;
   pub->link_user = user;
   takt__lock_give(&pub->lock);
+  /* a call of the function the I/O thread read before this ends before this returns (unless this
+   * is that call), and the old user is not touched after */
+  if (atomic_load(&n->io_tid) == takt_port_thread_id()) return TAKT_OK; /* from the function */
+  takt__lock_take(&n->lock);
+  for (;;) {
+    bool telling = false;
+    takt__lock_take(&pub->lock);
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) telling |= pub->out[k].telling;
+    takt__lock_give(&pub->lock);
+    if (!telling) break;
+    (void)takt__lock_wait(&n->lock, &n->closed, NULL, takt_time_now() + n->cfg.timeout_ns);
+  }
+  takt__lock_give(&n->lock);
   return TAKT_OK;
 }
 
@@ -649,7 +671,7 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
     if (stamp != NULL && len >= 12) memcpy(pub->latched + 8, stamp, 8);
     pub->latched_len = 4 + len;
   }
-  if (any) pub->published++;
+  if (any && only < 0) pub->published++;
   takt__lock_give(&pub->lock);
   for (uint32_t k = 0; mine != 0 && k < n->cfg.max_conns; k++) {
     if ((mine & (1ull << k)) == 0) continue;

@@ -41,6 +41,8 @@ typedef struct takt__ros1_out {
   int32_t id;
   char callerid[TAKT__ROS1_NAME];
   bool linked;            /* the I/O thread only: its up was told (the link function), not its down */
+  bool telling;           /* pub->lock: the I/O thread calls the link function for it now (the
+                             publication is not idle until it returns) */
   uint8_t *ring;          /* queue * (4 + max_message) */
   uint32_t *lens;
   /* the writer only */
@@ -207,6 +209,7 @@ struct takt_ros1_node {
   bool rx_latched;     /* the I/O thread only: its publisher's connection is latched */
   bool threads_started;
   _Atomic bool stop;
+  _Atomic int64_t io_tid; /* the I/O thread's id (takt_port_thread_id), 0 before it runs */
   _Atomic bool shutdown_requested;
   _Atomic int32_t next_id;
   _Atomic uint32_t reregistrations; /* times the master was found restarted and told again */

@@ -9,6 +9,7 @@
 #include <ros/ros.h>
 #include <ros/callback_queue.h>
 
+#include <rosgraph_msgs/Clock.h>
 #include <rosgraph_msgs/Log.h>
 
 #include <algorithm>
@@ -118,6 +119,18 @@ struct Global {
   std::map<std::string, std::string> deadline_what;
   unsigned timers_made = 0;  // createTimer calls so far [mu]
   std::atomic<int> level{-1};  // set_logger_level's (-1: not called, $ROSCONSOLE_MIN_SEVERITY's)
+  // simulated time (/use_sim_time true when the node started, as roscpp's Time::init): ROS time
+  // is /clock's, each message stored by the I/O thread (under sleep_mu: sleeps wait on sleep_cv)
+  std::atomic<bool> sim{false};
+  std::atomic<int64_t> sim_now{0};  // 0 until the first /clock
+  takt_ros1_sub_t *clock_sub = nullptr;
+  std::mutex sim_mu;  // guards sim_timers (taken before a timer's mu, never after)
+  std::vector<takt_impl::TimerImpl *> sim_timers;  // createTimer's timers under simulated time
+  // the publications whose connections the I/O thread may tell (on_link): held across a call,
+  // a publication leaves before it is unadvertised or freed (also after ros::shutdown, when it is
+  // not unadvertised and the node's I/O thread runs until the node is destroyed)
+  std::mutex link_mu;
+  std::set<takt_impl::PubShared *> linked;
 };
 
 Global &g() {
@@ -251,6 +264,53 @@ bool sleep_for_ns(int64_t ns) {
   std::unique_lock<std::mutex> lk(g().sleep_mu);
   return !g().sleep_cv.wait_for(lk, std::chrono::nanoseconds(ns), [] { return g().down.load(); });
 }
+int64_t ros_now_ns() {
+  Global &G = g();
+  return G.sim.load() ? G.sim_now.load() : wall_now_ns();
+}
+bool sim_time() { return g().sim.load(); }
+namespace {
+// Under simulated time, wait (sleep_mu held) until done() or shutdown (or SIGINT, looked at every
+// 100 ms: a paused clock must not keep a node from ending); until `end` (wall ns, -1: none).
+template <class F>
+bool sim_wait(std::unique_lock<std::mutex> &lk, F done, int64_t end = -1) {
+  Global &G = g();
+  for (;;) {
+    if (G.down.load() || G.sigint.load()) return false;
+    if (done()) return true;
+    int64_t slice = kSliceNs;
+    if (end >= 0) {
+      int64_t left = end - steady_now_ns();
+      if (left <= 0) return false;
+      if (left < slice) slice = left;
+    }
+    G.sleep_cv.wait_for(lk, std::chrono::nanoseconds(slice));
+  }
+}
+}  // namespace
+bool ros_sleep_ns(int64_t ns) {
+  Global &G = g();
+  if (!G.sim.load()) return sleep_for_ns(ns);
+  // as roscpp's Duration::sleep under simulated time: from the clock's time now (its first, when
+  // it has none yet) until it has advanced ns; false at once after ros::shutdown, and when the
+  // clock went back
+  std::unique_lock<std::mutex> lk(G.sleep_mu);
+  if (!sim_wait(lk, [&G] { return G.sim_now.load() != 0; })) return false;
+  int64_t start = G.sim_now.load(), end = start + ns;
+  bool back = false;
+  bool done = sim_wait(lk, [&] {
+    int64_t now = G.sim_now.load();
+    back = now < start;
+    return now >= end || back;
+  });
+  return done && !back;
+}
+bool wait_for_valid(int64_t timeout_ns) {
+  Global &G = g();
+  if (!G.sim.load()) return true;
+  std::unique_lock<std::mutex> lk(G.sleep_mu);
+  return sim_wait(lk, [&G] { return G.sim_now.load() != 0; }, timeout_ns < 0 ? -1 : steady_now_ns() + timeout_ns);
+}
 }  // namespace takt_time
 
 bool Rate::sleep() {
@@ -261,6 +321,22 @@ bool Rate::sleep() {
   actual_ = now - start_;
   if (left <= Duration()) {
     if (now > expected + period_) start_ = now;  // more than a period late: start again
+    else start_ = expected;
+    return false;
+  }
+  bool whole = left.sleep();
+  start_ = expected;
+  return whole;
+}
+
+bool WallRate::sleep() {  // Rate::sleep on the wall clock
+  WallTime expected = start_ + period_;
+  WallTime now = WallTime::now();
+  if (now < start_) expected = now + period_;
+  WallDuration left = expected - now;
+  actual_ = now - start_;
+  if (left <= WallDuration()) {
+    if (now > expected + period_) start_ = now;
     else start_ = expected;
     return false;
   }
@@ -1348,8 +1424,12 @@ struct PubShared {
   std::vector<StatusEvent> links;
   std::vector<StatusWatch *> watches;
   ~PubShared() {
+    {  // told nothing more (the watches, each a Publisher's, are gone already)
+      std::lock_guard<std::mutex> lk(g().link_mu);
+      g().linked.erase(this);
+    }
     Ros1Use use;
-    if (pub && use.n) takt_ros1_unadvertise(pub);  // the downs it causes are told before it returns
+    if (pub && use.n) takt_ros1_unadvertise(pub);
   }
 };
 
@@ -1362,17 +1442,21 @@ class PubImpl {
   std::shared_ptr<StatusWatch> watch;  // its subscriber status callbacks (null: none)
   std::shared_ptr<NodeImpl> node;
   std::atomic<bool> down{false}, warned{false};
+  ~PubImpl();
 };
 
 namespace {
 /** Publish e into w's takt topic (w->topic's publisher is the I/O node's). */
 void tell_watch(StatusWatch *w, const StatusEvent &e);
+/** w is told no more changes of s (s still held by the caller: on_link cannot run with w). */
+void unwatch(StatusWatch *w, PubShared &s);
 }  // namespace
 
 // Subscriber status callbacks of one advertise call: each connection's up and down, told by the
 // ROS 1 node's I/O thread into a takt topic of the watch, reach the user's callbacks through a
 // takt subscription in the Publisher's NodeHandle (its callback queue, priority 0), in the
-// executor as every callback. Watches its PubShared's links from its making to close_watch.
+// executor as every callback. Told by its PubShared from watch_status to unwatch (pub_shutdown,
+// ~PubImpl: while the PubShared is held).
 class StatusWatch : public std::enable_shared_from_this<StatusWatch> {
  public:
   StatusFn fn;
@@ -1397,6 +1481,8 @@ void tell_watch(StatusWatch *w, const StatusEvent &e) {
 // the ROS 1 node's I/O thread: a subscriber connected (up) or went
 void on_link(void *user, takt_ros1_pub_t *, int32_t id, const char *callerid, bool up) {
   PubShared *s = static_cast<PubShared *>(user);
+  std::lock_guard<std::mutex> live(g().link_mu);
+  if (!g().linked.count(s)) return;  // going (unadvertised, or after ros::shutdown)
   StatusEvent e{id, static_cast<uint8_t>(up), 0, {}};
   size_t len = std::strlen(callerid);
   e.len = static_cast<uint8_t>(len < sizeof e.callerid ? len : sizeof e.callerid - 1);
@@ -1430,14 +1516,21 @@ void on_status(takt_subscription_t *sub, const takt_message_t *msg, void *user) 
 }
 }  // namespace
 
+namespace {
+void unwatch(StatusWatch *w, PubShared &s) {
+  std::lock_guard<std::mutex> lk(s.status_mu);
+  s.watches.erase(std::remove(s.watches.begin(), s.watches.end(), w), s.watches.end());
+}
+}  // namespace
+
+PubImpl::~PubImpl() {
+  if (watch && shared) unwatch(watch.get(), *shared);
+}
+
 StatusWatch::~StatusWatch() {
-  // not told any more, then its takt entities go (each waits for a call of its callback on another
-  // thread; in its own callback's thread the topic goes once the callback has returned: doomed)
-  if (std::shared_ptr<PubShared> s = shared.lock()) {
-    std::lock_guard<std::mutex> lk(s->status_mu);
-    s->watches.erase(std::remove(s->watches.begin(), s->watches.end(), this), s->watches.end());
-  }
-  if (g().down.load()) return;  // the context stays as it is after ros::shutdown
+  // told no more since unwatch; its takt entities go (each waits for a call of its callback on
+  // another thread; in its own callback's thread the topic goes once the callback has returned:
+  // doomed), after ros::shutdown too (the context lives on, a worker may still run a job)
   if (sub) takt_subscription_destroy(sub);
   if (tpub) takt_publisher_destroy(tpub);
   if (topic && takt_topic_destroy(topic) == TAKT_EBUSY) {
@@ -1517,15 +1610,19 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   s->latch = latch;
   s->links.assign(G.max_conns, StatusEvent{-1, 0, 0, {}});
   {
+    std::lock_guard<std::mutex> lk(G.link_mu);  // told from its first connection on
+    G.linked.insert(s.get());
+  }
+  {
     Ros1Use use;
-    takt_err_t rc = use.n ? takt_ros1_advertise(use.n, topic.c_str(), t.datatype, t.md5, t.definition, latch, &s->pub)
+    // every connection followed from the first (subscriber status callbacks)
+    takt_err_t rc = use.n ? takt_ros1_advertise_linked(use.n, topic.c_str(), t.datatype, t.md5, t.definition,
+                                                       latch, on_link, s.get(), &s->pub)
                           : TAKT_ESTATE;
     // queue_size bounds the queue per subscriber, within what the node reserves (0: roscpp's
-    // "unbounded" is that reserve); every connection is followed (subscriber status callbacks)
-    if (rc == TAKT_OK) {  // in range, and a publication: cannot fail
+    // "unbounded" is that reserve)
+    if (rc == TAKT_OK)  // in range: cannot fail
       (void)takt_ros1_pub_set_queue(s->pub, queue == 0 || queue > G.pub_queue ? G.pub_queue : queue);
-      (void)takt_ros1_pub_set_link_fn(s->pub, on_link, s.get());
-    }
     if (rc != TAKT_OK) {
       s->pub = nullptr;
       if (rc == TAKT_EFULL)
@@ -1607,16 +1704,28 @@ void publish_to(PubImpl &p, int32_t id, const Type &t, uint8_t *bytes, uint32_t 
                  len, s->topic.c_str(), G.max_message);
 }
 
+void options_not_initialized(const char *what, const std::string &topic) {
+  std::fprintf(stderr,
+               "takt roscpp: %s of %s: its options were not made with init<M>() or create<M>() "
+               "(takt needs the message type from them): an empty handle\n",
+               what, topic.c_str());
+}
+
 void pub_shutdown(PubImpl &p) {
   // the last Publisher of the topic unadvertises it as `gone` goes, under reg_mu: an advertise of
   // the topic meanwhile finds it whole or gone. Its status callbacks end first, holding no lock:
   // one running on another thread may advertise or subscribe (reg_mu) before it returns
   std::shared_ptr<StatusWatch> watch;
+  std::shared_ptr<PubShared> held;
   {
     std::lock_guard<std::mutex> lk(p.mu);
     watch.swap(p.watch);
+    held = p.shared;
   }
-  if (watch) watch->down.store(true);
+  if (watch) {
+    watch->down.store(true);
+    if (held) unwatch(watch.get(), *held);
+  }
   watch.reset();
   std::lock_guard<std::mutex> reg(g().reg_mu);
   std::shared_ptr<PubShared> gone;
@@ -1625,6 +1734,7 @@ void pub_shutdown(PubImpl &p) {
     p.down.store(true);
     gone.swap(p.shared);
   }
+  held.reset();  // (gone, or another Publisher's, holds it: it goes here under reg_mu)
 }
 bool pub_valid(const PubImpl &p) { return !p.down.load(); }
 

@@ -864,6 +864,77 @@ TEST_F(Ros1Live, UnadvertiseAndUnsubscribeEndOneTopic) {
 // takt message's t_info (a zero stamp leaves the arrival time), and an exported message's t_info
 // becomes its stamp. The wall clock and the monotonic clock are read a moment apart for each
 // conversion: the figures agree within a few milliseconds, the arrival time is seconds away.
+// The link function (roscpp's subscriber status callbacks): each subscriber's up with its
+// callerid, a message to one of them alone (takt_ros1_publish_to), and every down told before
+// takt_ros1_unadvertise returns, the function never called after.
+struct Links {
+  std::mutex m;
+  std::vector<std::pair<int32_t, std::string>> ups, downs;
+  static void on(void *user, takt_ros1_pub_t *, int32_t id, const char *callerid, bool up) {
+    auto *l = static_cast<Links *>(user);
+    std::lock_guard<std::mutex> g(l->m);
+    (up ? l->ups : l->downs).emplace_back(id, callerid);
+  }
+  size_t count(bool up) {
+    std::lock_guard<std::mutex> g(m);
+    return up ? ups.size() : downs.size();
+  }
+};
+
+TEST_F(Ros1Live, LinkFunctionTellsEachSubscriberAndUnadvertiseWaitsForTheDowns) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr, *c = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  ASSERT_EQ(make_node("/takt_c", &c), TAKT_OK);
+  Links links;
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise_linked(node, "/t_links", std_msgs__String__NAME, std_msgs__String__MD5,
+                                       std_msgs__String__DEFINITION, false, Links::on, &links, &pub),
+            TAKT_OK);
+  Received rb, rc;
+  takt_ros1_sub_t *sb, *sc;
+  ASSERT_EQ(subscribe_string(b, "/t_links", &rb, &sb), TAKT_OK);
+  ASSERT_EQ(subscribe_string(c, "/t_links", &rc, &sc), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return links.count(true) == 2; }, 10000));
+  int32_t to_b = -1;
+  {
+    std::lock_guard<std::mutex> g(links.m);
+    std::set<std::string> names;
+    for (auto &u : links.ups) {
+      names.insert(u.second);
+      if (u.second == "/takt_b") to_b = u.first;
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"/takt_b", "/takt_c"}));
+    EXPECT_TRUE(links.downs.empty());
+  }
+  std::vector<uint8_t> only = ser("only b");
+  ASSERT_EQ(takt_ros1_publish_to(pub, to_b, only.data(), (uint32_t)only.size()), TAKT_OK);
+  EXPECT_EQ(takt_ros1_publish_to(pub, 123456, only.data(), (uint32_t)only.size()), TAKT_ENOENT);
+  ASSERT_TRUE(eventually([&] { return rb.size() == 1; }, 5000));
+  std::vector<uint8_t> all = ser("all");  // after "only b" on b's connection: b has both in order
+  ASSERT_EQ(takt_ros1_publish(pub, all.data(), (uint32_t)all.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rb.size() == 2 && rc.size() == 1; }, 5000));
+  {
+    std::lock_guard<std::mutex> g1(rb.m), g2(rc.m);
+    EXPECT_EQ(rb.msgs, (std::vector<std::string>{"only b", "all"}));
+    EXPECT_EQ(rc.msgs, (std::vector<std::string>{"all"}));
+  }
+  ASSERT_EQ(takt_ros1_unadvertise(pub), TAKT_OK);
+  EXPECT_EQ(links.count(false), 2u);  // told before it returned
+  {
+    std::lock_guard<std::mutex> g(links.m);
+    std::set<int32_t> up_ids, down_ids;
+    for (auto &u : links.ups) up_ids.insert(u.first);
+    for (auto &d : links.downs) down_ids.insert(d.first);
+    EXPECT_EQ(up_ids, down_ids);
+  }
+  takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);  // the subscribers try again: not told
+  EXPECT_EQ(links.count(true), 2u);
+  EXPECT_EQ(links.count(false), 2u);
+  takt_ros1_node_destroy(b);
+  takt_ros1_node_destroy(c);
+}
+
 TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
   takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
   rc.master_uri = master_uri.c_str();

@@ -1233,8 +1233,11 @@ TEST(RoscppCallbackQueue, OtherKindsRefusedAndAQueueMayGoFirst) {
   ros::NodeHandle child(parent, "child_of_gone");  // reads nothing of the queue that went
   EXPECT_EQ(child.getNamespace(), "/child_of_gone");
   EXPECT_TRUE(child.createTimer(ros::Duration(1.0), [](const ros::TimerEvent &) {}, true));
-  ros::SubscribeOptions unset;
-  EXPECT_FALSE(nh.subscribe(unset));  // no callback given: an empty handle, as nothing to call
+  ros::SubscribeOptions unset;  // filled in by hand: no type, no callback
+  unset.topic = "/t_unset";
+  Capture cap(2);
+  EXPECT_FALSE(nh.subscribe(unset));
+  EXPECT_NE(cap.text().find("init<M>()"), std::string::npos) << cap.text();
 }
 
 // ---- subscriber status callbacks ---------------------------------------------------------------
