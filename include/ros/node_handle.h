@@ -776,7 +776,7 @@ class NodeHandle {
       ev.profile.last_duration = e.profile.last_duration;
       *last = ev;
       fn(ev);
-    }, oneshot, autostart, s)));
+    }, oneshot, autostart, s, true)));
   }
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (!ns.empty() && ns[0] == '/') return ns;

@@ -132,8 +132,9 @@ bool wait_for_message(const std::string &topic, const Type &t, RawFn fn, const s
 bool sub_valid(const SubImpl &s);
 
 typedef std::function<void(const TimerEvent &)> TimerFn;
+/** wall: a wall or steady timer (on the wall clock under simulated time too); else ROS time. */
 std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
-                                 bool oneshot, bool autostart, const takt::Scheduling &s);
+                                 bool oneshot, bool autostart, const takt::Scheduling &s, bool wall = false);
 void timer_start(TimerImpl &t);
 void timer_stop(TimerImpl &t);
 void timer_set_period(TimerImpl &t, Duration period, bool reset);

@@ -43,6 +43,7 @@ struct PubShared;
 struct SrvCore;
 class ClientImpl;
 class QueueImpl;
+void sim_tick(int64_t now, bool back);
 }  // namespace takt_impl
 namespace console {
 void takt_serve_loggers(takt_ros1_node_t *n, const std::string &node_name);
@@ -544,6 +545,24 @@ namespace {
 /** start's work, under start_mu: false, with the reason in why, if the node cannot be made. A
  * shutdown (SIGINT, SIGTERM, ros::shutdown) while it waits for the master ends it quietly, the
  * node shut down, as roscpp's. */
+/** /clock (the I/O thread), under simulated time: ROS time is its time from now on; sleeps and
+ * timers follow it. */
+void on_clock(void *, const uint8_t *b, uint32_t len) {
+  if (len < 8) return;
+  uint32_t sec, nsec;
+  std::memcpy(&sec, b, 4);  // rosgraph_msgs/Clock: time clock (u32 secs, u32 nsecs, little-endian)
+  std::memcpy(&nsec, b + 4, 4);
+  int64_t now = static_cast<int64_t>(sec) * 1000000000 + nsec;
+  Global &G = g();
+  int64_t before;
+  {
+    std::lock_guard<std::mutex> lk(G.sleep_mu);  // a sleep looks at sim_now under it: no lost wake-up
+    before = G.sim_now.exchange(now);
+  }
+  G.sleep_cv.notify_all();
+  takt_impl::sim_tick(now, now < before);
+}
+
 bool start_locked(std::string &why) {
   Global &G = g();
   bool initialized;
@@ -602,6 +621,12 @@ bool start_locked(std::string &why) {
   cc.max_publishers = std::max<uint32_t>(cc.max_publishers, G.max_subs * kMaxLanes + 64);
   cc.max_services = std::max<uint32_t>(cc.max_services, G.max_services);
   cc.max_clients = std::max<uint32_t>(cc.max_clients, G.max_services + 16);  // the TCPROS relays and 16
+  // simulated time: a trigger topic (a topic, a publisher, a subscription) per createTimer timer
+  // and subscriber status callbacks: one for each advertise call with them (as many as the
+  // publications, more share what is left)
+  cc.max_topics += cc.max_timers + G.max_pubs;
+  cc.max_publishers += cc.max_timers + G.max_pubs;
+  cc.max_subscriptions += cc.max_timers + G.max_pubs;
   // the global queue's, waitForMessage's and one for each ros::CallbackQueue in use
   cc.max_executors = 2 + G.max_queues;
   // a takt node per NodeHandle, and one per namespace a callback queue serves
@@ -667,6 +692,17 @@ bool start_locked(std::string &why) {
     }
   }
   if (connected) console::takt_serve_loggers(G.ros1, G.name);
+  // as roscpp's Time::init: /use_sim_time true now makes ROS time /clock's (read once)
+  bool use_sim = false;
+  if (connected && takt_ros1_param_get_bool(G.ros1, "/use_sim_time", &use_sim) == TAKT_OK && use_sim) {
+    rc = takt_ros1_subscribe(G.ros1, "/clock", rosgraph_msgs::Clock::__takt_datatype(),
+                             rosgraph_msgs::Clock::__takt_md5sum(), rosgraph_msgs::Clock::__takt_definition(),
+                             on_clock, nullptr, &G.clock_sub);
+    if (rc != TAKT_OK)
+      std::fprintf(stderr, "takt roscpp: /use_sim_time is true but /clock cannot be subscribed (%s): ROS time "
+                   "stays 0\n", takt_strerror(rc));
+    G.sim.store(true);
+  }
   bool quit;
   {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
     std::lock_guard<std::mutex> lk(G.mu);
@@ -2331,6 +2367,14 @@ class TimerImpl {
   int64_t remake_first = -1;      // setPeriod in its own callback: a new timer, its first release
                                   // this long after the callback returns (mu)
   Time last_expected, last_real;
+  // under simulated time (G.sim) no takt timer: /clock's function (the I/O thread) publishes into
+  // sim_topic when the timer is due, and the job of sim_sub (its node, priority, group) calls fn
+  bool sim = false;
+  takt_topic_t *sim_topic = nullptr;
+  takt_publisher_t *sim_pub = nullptr;
+  takt_subscription_t *sim_sub = nullptr;
+  int64_t sim_next = 0;      // the next call's expected ROS time (mu)
+  bool sim_pending = false;  // published, its job not run yet (mu)
   ~TimerImpl();  // after ros::shutdown too, as ~SubImpl
 };
 
@@ -2338,6 +2382,10 @@ namespace {
 thread_local TimerImpl *tl_timer = nullptr;  // whose callback this thread runs
 thread_local bool tl_timer_freed = false;    // that callback dropped its timer's last handle
 void timer_create_locked(TimerImpl &t, int64_t first);
+/** Now on t's clock: ROS time (simulated) or the wall clock. */
+int64_t timer_now(const TimerImpl &t) { return t.sim ? g().sim_now.load() : takt_time::wall_now_ns(); }
+bool sim_timer_make(TimerImpl &t);
+void sim_timer_drop(TimerImpl &t);
 }  // namespace
 
 TimerImpl::~TimerImpl() {
@@ -2407,6 +2455,119 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
 }
 
 namespace {
+/** Under simulated time: the job of t's trigger (published by sim_tick when t was due). */
+void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
+  TimerImpl *t = static_cast<TimerImpl *>(user);
+  TimerEvent e;
+  {
+    std::lock_guard<std::mutex> lk(t->mu);
+    t->sim_pending = false;
+    int64_t now = g().sim_now.load();
+    // stopped, or moved meanwhile (setPeriod, the clock went back)
+    if (!t->started || t->down || !t->armed.load() || t->sim_next > now) return;
+    t->in_call++;
+    if (t->oneshot) t->armed.store(false);
+    e.current_expected = Time().fromNSec(static_cast<uint64_t>(t->sim_next));
+    e.current_real = Time().fromNSec(static_cast<uint64_t>(now));
+    e.last_expected = t->last_expected;
+    e.last_real = t->last_real;
+    t->last_expected = e.current_expected;
+    t->last_real = e.current_real;
+    // a period after this call's expected time; past already (the clock jumped, the calls fell
+    // behind): a period from now, the missed ones not made up
+    t->sim_next += t->period;
+    if (t->sim_next <= now) t->sim_next = now + t->period;
+    t->next_wall = t->sim_next;
+  }
+  TimerImpl *outer = tl_timer;
+  bool outer_freed = tl_timer_freed;
+  tl_timer = t;
+  tl_timer_freed = false;
+  guarded("a timer callback", [&] { t->fn(e); });
+  bool freed = tl_timer_freed;
+  tl_timer_freed = outer_freed;
+  tl_timer = outer;
+  if (freed) return;  // fn dropped the last handle: t is gone
+  std::lock_guard<std::mutex> lk(t->mu);
+  t->in_call--;
+  t->calls_done.notify_all();
+}
+
+bool sim_timer_make(TimerImpl &t) {
+  Global &G = g();
+  static takt_type_support_t trigger{"takt_roscpp/SimTimer", nullptr, 8, nullptr, nullptr};
+  char name[32];
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    std::snprintf(name, sizeof name, "roscpp_st%u", G.next_id++);
+  }
+  t.sim = true;
+  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  o.depth = 1;
+  o.attr = t.attr;
+  takt_err_t rc = takt_topic_create(G.ctx, name, &trigger, 3, &t.sim_topic);
+  if (rc == TAKT_OK) rc = takt_publisher_create(G.io_node, t.sim_topic, &t.sim_pub);
+  if (rc == TAKT_OK) rc = takt_subscription_create(t.node->node, t.sim_topic, name, on_sim_timer, &t, &o, &t.sim_sub);
+  if (rc != TAKT_OK) {
+    std::fprintf(stderr, "takt roscpp: createTimer (simulated time): %s\n", refused("timers", rc).c_str());
+    sim_timer_drop(t);
+    return false;
+  }
+  if (t.attr.deadline_ns > 0) {
+    char what[64];
+    std::snprintf(what, sizeof what, "timer #%u (period %.3f s)", t.seq, static_cast<double>(t.period) / 1e9);
+    note_deadline(name, what);
+  }
+  std::lock_guard<std::mutex> lk(G.sim_mu);
+  G.sim_timers.push_back(&t);
+  return true;
+}
+
+// told no more by sim_tick, then its takt entities go (the subscription waits for a job of it on
+// another thread; in its own job the topic goes once that returns: doomed)
+void sim_timer_drop(TimerImpl &t) {
+  Global &G = g();
+  {
+    std::lock_guard<std::mutex> lk(G.sim_mu);
+    G.sim_timers.erase(std::remove(G.sim_timers.begin(), G.sim_timers.end(), &t), G.sim_timers.end());
+  }
+  takt_subscription_t *sub;
+  takt_publisher_t *pub;
+  takt_topic_t *topic;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    sub = t.sim_sub;
+    pub = t.sim_pub;
+    topic = t.sim_topic;
+    t.sim_sub = nullptr;
+    t.sim_pub = nullptr;
+    t.sim_topic = nullptr;
+  }
+  if (sub) takt_subscription_destroy(sub);
+  if (pub) takt_publisher_destroy(pub);
+  if (topic && takt_topic_destroy(topic) == TAKT_EBUSY) {
+    std::lock_guard<std::mutex> lk(G.mu);
+    G.doomed.push_back(topic);
+  }
+}
+}  // namespace
+
+/** /clock gave `now` (the I/O thread): every simulated-time timer due is triggered, once until
+ * its job has run; when the clock went back (a bag played again) each starts a period from now,
+ * as roscpp's timers do. */
+void sim_tick(int64_t now, bool back) {
+  Global &G = g();
+  std::lock_guard<std::mutex> lk(G.sim_mu);
+  for (TimerImpl *t : G.sim_timers) {
+    std::lock_guard<std::mutex> tl(t->mu);
+    if (back && t->armed.load()) t->sim_next = t->next_wall = now + t->period;
+    if (!t->started || t->down || !t->armed.load() || t->sim_pending || !t->sim_pub || t->sim_next > now) continue;
+    int64_t due = t->sim_next;
+    if (takt_publish(t->sim_pub, &due, sizeof due) == TAKT_OK) t->sim_pending = true;
+  }
+}
+
+namespace {
 /** Once no call of t's fn runs (but this thread's own): the caller has taken t's takt timer out,
  * and one of its calls may still run on another thread. */
 void timer_wait_calls(TimerImpl &t) {
@@ -2421,7 +2582,7 @@ namespace {
  * kept, disarmed (start re-arms it). */
 takt_timer_t *timer_take_locked(TimerImpl &t) {
   t.armed.store(false);
-  if (!t.timer || tl_timer == &t) return nullptr;
+  if (t.sim || !t.timer || tl_timer == &t) return nullptr;
   takt_timer_t *old = t.timer;
   t.timer = nullptr;
   return old;
@@ -2429,7 +2590,8 @@ takt_timer_t *timer_take_locked(TimerImpl &t) {
 
 /** Arm t (t.mu held): its first call one period from now. The timer it replaces, for timer_drop. */
 takt_timer_t *timer_arm_locked(TimerImpl &t) {
-  if (t.timer && tl_timer == &t) {  // in its own callback: the next release is a period away
+  if (t.sim || (t.timer && tl_timer == &t)) {  // in its own callback: the next release is a period away
+    if (t.sim) t.sim_next = t.next_wall = g().sim_now.load() + t.period;
     t.armed.store(true);
     return nullptr;
   }
@@ -2442,6 +2604,11 @@ takt_timer_t *timer_arm_locked(TimerImpl &t) {
  * every t.period. */
 void timer_create_locked(TimerImpl &t, int64_t first) {
   Global &G = g();
+  if (t.sim) {  // due `first` ns of ROS time from now
+    t.sim_next = t.next_wall = G.sim_now.load() + first;
+    t.armed.store(true);
+    return;
+  }
   if (G.down.load() || !t.node->node) return;
   char name[32];
   {
@@ -2473,7 +2640,7 @@ void timer_create_locked(TimerImpl &t, int64_t first) {
 }  // namespace
 
 std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration period, TimerFn fn,
-                                 bool oneshot, bool autostart, const takt::Scheduling &sch) {
+                                 bool oneshot, bool autostart, const takt::Scheduling &sch, bool wall) {
   Global &G = g();
   auto t = std::make_shared<TimerImpl>();
   t->node = n;
@@ -2486,13 +2653,14 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   }
   t->attr = attr_of(sch, t->group.id);
   if (G.down.load() || !n->node) return nullptr;
+  if (G.sim.load() && !wall && !sim_timer_make(*t)) return nullptr;
   if (autostart) {
     takt_timer_t *old;
     {
       std::lock_guard<std::mutex> lk(t->mu);
       t->started = true;
       old = timer_arm_locked(*t);
-      if (!t->timer) return nullptr;
+      if (!t->timer && !t->sim) return nullptr;
     }
     timer_drop(old, "createTimer");
   }
@@ -2530,10 +2698,10 @@ void timer_set_period(TimerImpl &t, Duration period, bool reset) {
     // after this call's expected time
     int64_t first = p;
     if (!reset && own) {
-      int64_t late = takt_time::wall_now_ns() - static_cast<int64_t>(t.last_expected.toNSec());
+      int64_t late = timer_now(t) - static_cast<int64_t>(t.last_expected.toNSec());
       first = late >= p ? 0 : p - (late > 0 ? late : 0);
     } else if (!reset) {
-      int64_t now = takt_time::wall_now_ns();
+      int64_t now = timer_now(t);
       int64_t since = t.last_real.isZero() ? -1 : now - static_cast<int64_t>(t.last_real.toNSec());
       if (since >= 0 && since < t.period)
         first = since > p ? 0 : p - since;
@@ -2542,7 +2710,7 @@ void timer_set_period(TimerImpl &t, Duration period, bool reset) {
     }
     t.period = p;
     if (!t.started || t.down) return;  // start() begins the new period
-    if (own) {  // the running job's timer goes when the callback returns
+    if (own && !t.sim) {  // the running job's timer goes when the callback returns
       t.remake_first = first;
       return;
     }
@@ -2562,9 +2730,10 @@ bool timer_started(const TimerImpl &t) {
 }
 bool timer_pending(TimerImpl &t) {
   std::lock_guard<std::mutex> lk(t.mu);
-  return t.started && t.armed.load() && t.timer && t.next_wall <= takt_time::wall_now_ns();
+  return t.started && t.armed.load() && (t.timer || t.sim) && t.next_wall <= timer_now(t);
 }
 void timer_shutdown(TimerImpl &t) {
+  if (t.sim) sim_timer_drop(t);
   takt_timer_t *old;
   {
     std::lock_guard<std::mutex> lk(t.mu);

@@ -1316,6 +1316,38 @@ TEST(RoscppStatus, ALaterPublisherIsToldOfTheSubscribersThereInItsQueue) {
   EXPECT_EQ(downs, 0);  // shut down before its subscriber went
 }
 
+// ---- simulated time --------------------------------------------------------------------------
+
+// /clock from a rospy node, from 1000 s on, 50 ms every 10 ms of wall time (five times real time).
+const char *kClockPeer = R"(
+import time, rospy
+from rosgraph_msgs.msg import Clock
+rospy.init_node('clock_peer', anonymous=True, disable_signals=True)
+p = rospy.Publisher('/clock', Clock, queue_size=10)
+t = 1000.0
+while True:
+    t += 0.05
+    p.publish(Clock(clock=rospy.Time.from_sec(t)))
+    time.sleep(0.01)
+)";
+
+// A node started while /use_sim_time is true (this program's --sim, below) follows /clock: its
+// ROS time, Duration sleeps, Rate and createTimer timers; WallDuration stays on the wall clock.
+TEST(RoscppSimTime, ANodeStartedUnderUseSimTimeFollowsClock) {
+  ros::param::set("/use_sim_time", true);
+  struct Unset {
+    ~Unset() { ros::param::del("/use_sim_time"); }
+  } unset;
+  ros1_test::Proc clock;
+  ASSERT_TRUE(clock.start({"/usr/bin/python3", "-c", kClockPeer}));
+  ros1_test::Proc node;
+  ASSERT_TRUE(node.start({self_path(), "--sim"}));
+  int rc = node.wait_exit(60000);
+  std::string out = node.drain();
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("sim: ok"), std::string::npos) << out;
+}
+
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
 
 bool limited() { return std::getenv("TAKT_ROSCPP_MAX_TOPICS") != nullptr; }
@@ -1569,7 +1601,65 @@ int queues(int argc, char **argv) {
   return 0;
 }
 
+// --sim: started by RoscppSimTime with /use_sim_time true and /clock running at five times real
+// time from 1000 s: prints "sim: ok ..." or what was wrong (exit 1).
+int sim(int argc, char **argv) {
+  ros::init(argc, argv, "sim_check", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  std::string bad;
+  auto check = [&bad](const char *what, bool ok) {
+    if (!ok && bad.empty()) bad = what;
+  };
+  check("simulated time", ros::Time::isSimTime() && !ros::Time::isSystemTime());
+  check("a /clock within 10 s", ros::Time::waitForValid(ros::WallDuration(10.0)) && ros::Time::isValid());
+  ros::Time t0 = ros::Time::now();
+  check("ROS time is /clock's", t0.sec >= 1000 && t0.sec < 5000);
+  ros::WallTime w0 = ros::WallTime::now();
+  bool whole = ros::Duration(1.0).sleep();
+  double wall = (ros::WallTime::now() - w0).toSec();
+  check("Duration(1.0).sleep: 1 s of ROS time, about 0.2 s of wall time",
+        whole && wall > 0.1 && wall < 0.8 && (ros::Time::now() - t0).toSec() >= 1.0);
+  int calls = 0;
+  bool apart = true, on_ros_time = true;
+  ros::Time last;
+  ros::Timer t = nh.createTimer(ros::Duration(0.5), [&](const ros::TimerEvent &e) {
+    if (calls > 0 && std::fabs((e.current_expected - last).toSec() - 0.5) > 1e-6) apart = false;
+    if (e.current_real < e.current_expected || e.current_real.sec < 1000 || e.current_real.sec > 5000) on_ros_time = false;
+    last = e.current_expected;
+    calls++;
+  });
+  int wall_calls = 0;
+  ros::WallTimer wt = nh.createWallTimer(ros::WallDuration(0.1), [&](const ros::WallTimerEvent &) { wall_calls++; });
+  ros::WallTime until = ros::WallTime::now() + ros::WallDuration(1.0);
+  while (ros::WallTime::now() < until) {
+    ros::spinOnce();
+    ros::WallDuration(0.005).sleep();
+  }
+  check("a 0.5 s timer calls about 10 times in 1 s of wall time", calls >= 5 && calls <= 15);
+  check("a 0.1 s wall timer about 10 times", wall_calls >= 5 && wall_calls <= 12);
+  check("its expected times 0.5 s of ROS time apart", apart);
+  check("its times ROS time", on_ros_time);
+  w0 = ros::WallTime::now();
+  ros::WallDuration(0.3).sleep();
+  wall = (ros::WallTime::now() - w0).toSec();
+  check("WallDuration on the wall clock", wall >= 0.29 && wall < 0.6);
+  ros::Rate r(2.0);
+  w0 = ros::WallTime::now();
+  for (int i = 0; i < 3; i++) r.sleep();
+  wall = (ros::WallTime::now() - w0).toSec();
+  check("Rate(2.0): 3 cycles of ROS time in about 0.3 s of wall time", wall > 0.1 && wall < 0.9);
+  t.stop();
+  if (!bad.empty()) {
+    std::printf("sim: %s (ROS time %.3f, calls %d, wall timer %d)\n", bad.c_str(), ros::Time::now().toSec(), calls,
+                wall_calls);
+    return 1;
+  }
+  std::printf("sim: ok (calls %d)\n", calls);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--sim") return sim(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--queues") return queues(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--lanes") return lanes(argc, argv);
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
