@@ -34,10 +34,34 @@ takt_impl::Type takt_type() {
   return takt_impl::Type{M::__takt_datatype(), M::__takt_md5sum(), M::__takt_definition()};
 }
 
-class Publisher {
+namespace takt_impl {
+/** The forms of publish that take a message by pointer, each publishing *m through D's
+ * publish(const M&): Publisher's and SingleSubscriberPublisher's. */
+template <class D>
+class PublishByPointer {
+ public:
+  template <class M>
+  void publish(const std::shared_ptr<M> &m) const {
+    static_cast<const D *>(this)->publish(*m);
+  }
+  template <class M>
+  void publish(const MessagePtr<M> &m) const {
+    static_cast<const D *>(this)->publish(*m);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class M>
+  void publish(const boost::shared_ptr<M> &m) const {
+    static_cast<const D *>(this)->publish(*m);
+  }
+#endif
+};
+}  // namespace takt_impl
+
+class Publisher : public takt_impl::PublishByPointer<Publisher> {
  public:
   Publisher() = default;
   explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p) : impl_(std::move(p)) {}
+  using PublishByPointer<Publisher>::publish;
   template <class M>
   void publish(const M &m) const {
     if (!impl_) return;
@@ -45,20 +69,6 @@ class Publisher {
     takt_wire::serialize(m, buf);
     takt_impl::publish(*impl_, takt_type<M>(), buf.data(), static_cast<uint32_t>(buf.size()));
   }
-  template <class M>
-  void publish(const std::shared_ptr<M> &m) const {
-    publish(*m);
-  }
-  template <class M>
-  void publish(const MessagePtr<M> &m) const {
-    publish(*m);
-  }
-#if TAKT_ROSCPP_BOOST
-  template <class M>
-  void publish(const boost::shared_ptr<M> &m) const {
-    publish(*m);
-  }
-#endif
   std::string getTopic() const { return impl_ ? takt_impl::pub_topic(*impl_) : std::string(); }
   uint32_t getNumSubscribers() const { return impl_ ? takt_impl::pub_subscribers(*impl_) : 0; }
   bool isLatched() const { return impl_ && takt_impl::pub_latched(*impl_); }
@@ -175,30 +185,17 @@ class ServiceClient {
 /** What a subscriber status callback gets (roscpp's): the topic, the subscriber's node, and a
  * publish that reaches that subscriber alone (no header.seq given, not kept as the latched
  * message; nothing once it has gone). */
-class SingleSubscriberPublisher {
+class SingleSubscriberPublisher : public takt_impl::PublishByPointer<SingleSubscriberPublisher> {
  public:
   SingleSubscriberPublisher(std::shared_ptr<takt_impl::PubImpl> p, int32_t id, std::string topic, std::string callerid)
       : impl_(std::move(p)), id_(id), topic_(std::move(topic)), callerid_(std::move(callerid)) {}
+  using PublishByPointer<SingleSubscriberPublisher>::publish;
   template <class M>
   void publish(const M &m) const {
     takt_impl::Bytes &buf = takt_impl::publish_buffer();
     takt_wire::serialize(m, buf);
     takt_impl::publish_to(*impl_, id_, takt_type<M>(), buf.data(), static_cast<uint32_t>(buf.size()));
   }
-  template <class M>
-  void publish(const std::shared_ptr<M> &m) const {
-    publish(*m);
-  }
-  template <class M>
-  void publish(const MessagePtr<M> &m) const {
-    publish(*m);
-  }
-#if TAKT_ROSCPP_BOOST
-  template <class M>
-  void publish(const boost::shared_ptr<M> &m) const {
-    publish(*m);
-  }
-#endif
   std::string getTopic() const { return topic_; }
   std::string getSubscriberName() const { return callerid_; }
 

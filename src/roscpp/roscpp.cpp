@@ -314,37 +314,29 @@ bool wait_for_valid(int64_t timeout_ns) {
 }
 }  // namespace takt_time
 
-bool Rate::sleep() {
-  Time expected = start_ + period_;
-  Time now = Time::now();
-  if (now < start_) expected = now + period_;  // the clock went back
-  Duration left = expected - now;
-  actual_ = now - start_;
-  if (left <= Duration()) {
-    if (now > expected + period_) start_ = now;  // more than a period late: start again
-    else start_ = expected;
+namespace {
+/** roscpp's Rate::sleep on T's clock (ROS time or the wall clock): until a period after start
+ * (a period from now if the clock went back); false if the cycle overran it. */
+template <class T, class D>
+bool rate_sleep(T &start, D &actual, const D &period) {
+  T expected = start + period;
+  T now = T::now();
+  if (now < start) expected = now + period;  // the clock went back
+  D left = expected - now;
+  actual = now - start;
+  if (left <= D()) {
+    if (now > expected + period) start = now;  // more than a period late: start again
+    else start = expected;
     return false;
   }
   bool whole = left.sleep();
-  start_ = expected;
+  start = expected;
   return whole;
 }
+}  // namespace
 
-bool WallRate::sleep() {  // Rate::sleep on the wall clock
-  WallTime expected = start_ + period_;
-  WallTime now = WallTime::now();
-  if (now < start_) expected = now + period_;
-  WallDuration left = expected - now;
-  actual_ = now - start_;
-  if (left <= WallDuration()) {
-    if (now > expected + period_) start_ = now;
-    else start_ = expected;
-    return false;
-  }
-  bool whole = left.sleep();
-  start_ = expected;
-  return whole;
-}
+bool Rate::sleep() { return rate_sleep(start_, actual_, period_); }
+bool WallRate::sleep() { return rate_sleep(start_, actual_, period_); }
 
 // ---- init, start, shutdown ------------------------------------------------------------------
 
