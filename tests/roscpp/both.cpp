@@ -23,7 +23,11 @@
 //   ros::spinOnce nor the global queue's callAvailable runs; callOne runs exactly one call, waiting
 //   for it, and Empty once the timer is stopped; callAvailable runs them on the calling thread;
 //   a SubscribeOptions::create subscription on /event_chatter in a queue an
-//   AsyncSpinner(1, &queue) serves on a thread of its own.
+//   AsyncSpinner(1, &queue) serves on a thread of its own;
+// - subscriber status callbacks: a Publisher with connect and disconnect callbacks and this
+//   node's own Subscriber of its topic: the connect callback names this node and greets it
+//   through its SingleSubscriberPublisher (the Subscriber gets that greeting), the disconnect
+//   callback runs once the Subscriber is shut down.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
 #include <sensor_msgs/Imu.h>
@@ -233,6 +237,40 @@ static void callback_queues(ros::NodeHandle &nh) {
   check("callOne with nothing to call", queue.callOne(ros::WallDuration(0.05)) == ros::CallbackQueue::Empty);
 }
 
+static std::vector<std::string> g_greetings;
+static void on_greeting(const std_msgs::String::ConstPtr &m) { g_greetings.push_back(m->data); }
+
+static void status_callbacks(ros::NodeHandle &nh) {
+  int ups = 0, downs = 0;
+  std::string who;
+  ros::Publisher p = nh.advertise<std_msgs::String>(
+      "both_status", 5,
+      [&](const ros::SingleSubscriberPublisher &s) {
+        ups++;
+        who = s.getSubscriberName();
+        std_msgs::String m;
+        m.data = "hi " + s.getSubscriberName() + " on " + s.getTopic();
+        s.publish(m);
+      },
+      [&](const ros::SingleSubscriberPublisher &) { downs++; });
+  ros::Subscriber sub = nh.subscribe("both_status", 5, on_greeting);
+  std::string hi = "hi " + ros::this_node::getName() + " on /both_status";
+  ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (ros::ok() && (ups < 1 || g_greetings.empty()) && ros::WallTime::now() < give_up) {
+    ros::spinOnce();
+    ros::WallDuration(0.005).sleep();
+  }
+  check("the connect callback names this node", ups == 1 && who == ros::this_node::getName());
+  check("its greeting reaches the subscriber", g_greetings.size() == 1 && g_greetings[0] == hi);
+  sub.shutdown();
+  give_up = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (ros::ok() && downs < 1 && ros::WallTime::now() < give_up) {
+    ros::spinOnce();
+    ros::WallDuration(0.005).sleep();
+  }
+  check("the disconnect callback once the subscriber went", downs == 1 && ups == 1);
+}
+
 static void fixed_arrays() {
   sensor_msgs::Imu imu;
   imu.orientation_covariance.assign(-1.0);  // "no orientation", as IMU drivers say it
@@ -265,6 +303,7 @@ int main(int argc, char **argv) {
   ros::NodeHandle nh;
   timers(nh);
   callback_queues(nh);
+  status_callbacks(nh);
   params(nh);
   message_event(nh);
   if (!g_bad.empty()) {
