@@ -700,7 +700,7 @@ class NodeHandle {
                                 bool oneshot = false, bool autostart = true,
                                 const takt::Scheduling &s = takt::Scheduling()) {
     auto steady = [](const Time &t) {  // a wall-clock time moved onto the steady clock
-      int64_t off = static_cast<int64_t>(Time::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
+      int64_t off = static_cast<int64_t>(WallTime::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
       return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
     };
     return event_timer<SteadyTimerEvent>(period, fn, steady, oneshot, autostart, s);

@@ -31,6 +31,9 @@ bool sim_time();  // /use_sim_time was true when the node started
 // ns of ROS time: under simulated time until /clock has advanced that far from the first time
 // the sleep sees (false: ros::shutdown, or the clock went back); else sleep_for_ns
 bool ros_sleep_ns(int64_t ns);
+// until ROS time t (ns): under simulated time until /clock reaches it (false: ros::shutdown, or
+// the clock went back); else sleep_for_ns of what is left
+bool ros_sleep_until_ns(int64_t t);
 // simulated time: until /clock has given a time (false: timeout_ns passed first, or shutdown;
 // timeout_ns < 0: none)
 bool wait_for_valid(int64_t timeout_ns);
@@ -178,14 +181,11 @@ bool DurationBase<D>::sleep() const {
   return takt_time::sleep_for_ns(toNSec());
 }
 
-inline bool Time::waitForValid(const WallDuration &timeout) {
-  return takt_time::wait_for_valid(timeout.toNSec() > 0 ? timeout.toNSec() : 0);
+inline bool Time::waitForValid(const WallDuration &timeout) {  // zero or less: no timeout, as roscpp's
+  return takt_time::wait_for_valid(timeout.toNSec() > 0 ? timeout.toNSec() : -1);
 }
 
-inline bool Time::sleepUntil(const Time &t) {
-  Duration d = t - now();
-  return d.sleep();
-}
+inline bool Time::sleepUntil(const Time &t) { return takt_time::ros_sleep_until_ns(static_cast<int64_t>(t.toNSec())); }
 
 template <class T, class D>
 std::ostream &operator<<(std::ostream &os, const TimeBase<T, D> &t) {

@@ -44,6 +44,9 @@ struct SrvCore;
 class ClientImpl;
 class QueueImpl;
 void sim_tick(int64_t now, bool back);
+/** Under simulated time, once started: the node's own Subscriber of /clock (its messages read by
+ * on_clock on the I/O thread; a user's Subscribers of /clock share its ROS 1 subscription). */
+void clock_subscribe();
 }  // namespace takt_impl
 namespace console {
 void takt_serve_loggers(takt_ros1_node_t *n, const std::string &node_name);
@@ -124,7 +127,9 @@ struct Global {
   // is /clock's, each message stored by the I/O thread (under sleep_mu: sleeps wait on sleep_cv)
   std::atomic<bool> sim{false};
   std::atomic<int64_t> sim_now{0};  // 0 until the first /clock
-  takt_ros1_sub_t *clock_sub = nullptr;
+  std::string clock_topic;          // /clock resolved (set before its subscription is made)
+  std::atomic<bool> clock_made{false};
+  std::shared_ptr<takt_impl::SubImpl> clock_keep;  // the node's own Subscriber of it (never run)
   std::mutex sim_mu;  // guards sim_timers (taken before a timer's mu, never after)
   std::vector<takt_impl::TimerImpl *> sim_timers;  // createTimer's timers under simulated time
   // the publications whose connections the I/O thread may tell (on_link): held across a call,
@@ -303,6 +308,23 @@ bool ros_sleep_ns(int64_t ns) {
     int64_t now = G.sim_now.load();
     back = now < start;
     return now >= end || back;
+  });
+  return done && !back;
+}
+bool ros_sleep_until_ns(int64_t t) {
+  Global &G = g();
+  if (!G.sim.load()) {
+    int64_t left = t - wall_now_ns();
+    return left <= 0 || sleep_for_ns(left);
+  }
+  std::unique_lock<std::mutex> lk(G.sleep_mu);
+  if (!sim_wait(lk, [&G] { return G.sim_now.load() != 0; })) return false;
+  int64_t start = G.sim_now.load();
+  bool back = false;
+  bool done = sim_wait(lk, [&] {
+    int64_t now = G.sim_now.load();
+    back = now < start;
+    return now >= t || back;
   });
   return done && !back;
 }
@@ -539,7 +561,7 @@ namespace {
  * node shut down, as roscpp's. */
 /** /clock (the I/O thread), under simulated time: ROS time is its time from now on; sleeps and
  * timers follow it. */
-void on_clock(void *, const uint8_t *b, uint32_t len) {
+void on_clock(const uint8_t *b, uint32_t len) {
   if (len < 8) return;
   uint32_t sec, nsec;
   std::memcpy(&sec, b, 4);  // rosgraph_msgs/Clock: time clock (u32 secs, u32 nsecs, little-endian)
@@ -685,16 +707,10 @@ bool start_locked(std::string &why) {
   }
   if (connected) console::takt_serve_loggers(G.ros1, G.name);
   // as roscpp's Time::init: /use_sim_time true now makes ROS time /clock's (read once)
+  // (clock_subscribe, once started, subscribes to it)
   bool use_sim = false;
-  if (connected && takt_ros1_param_get_bool(G.ros1, "/use_sim_time", &use_sim) == TAKT_OK && use_sim) {
-    rc = takt_ros1_subscribe(G.ros1, "/clock", rosgraph_msgs::Clock::__takt_datatype(),
-                             rosgraph_msgs::Clock::__takt_md5sum(), rosgraph_msgs::Clock::__takt_definition(),
-                             on_clock, nullptr, &G.clock_sub);
-    if (rc != TAKT_OK)
-      std::fprintf(stderr, "takt roscpp: /use_sim_time is true but /clock cannot be subscribed (%s): ROS time "
-                   "stays 0\n", takt_strerror(rc));
+  if (connected && takt_ros1_param_get_bool(G.ros1, "/use_sim_time", &use_sim) == TAKT_OK && use_sim)
     G.sim.store(true);
-  }
   bool quit;
   {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
     std::lock_guard<std::mutex> lk(G.mu);
@@ -736,10 +752,15 @@ bool start_locked(std::string &why) {
 void start() {
   Global &G = g();
   std::string why;
+  bool ok;
   {
     std::lock_guard<std::mutex> lk(G.start_mu);
     if (G.started.load() || G.down.load()) return;
-    if (start_locked(why)) return;
+    ok = start_locked(why);
+  }
+  if (ok) {
+    takt_impl::clock_subscribe();
+    return;
   }
   // no lock held: std::exit runs ros::shutdown (init's std::atexit), which takes them
   std::fprintf(stderr, "takt roscpp: %s\n", why.c_str());
@@ -1801,6 +1822,7 @@ constexpr uint32_t kMaxQueue = 64;  // a Subscriber's queue_size above it (or 0)
 struct RosSub {
   std::string topic;
   Type type;
+  std::atomic<bool> clock{false};  // /clock under simulated time: each message is ROS time (on_clock)
   takt_ros1_sub_t *sub = nullptr;
   Lane lanes[kMaxLanes];
   std::atomic<uint32_t> n_lanes{0};  // lanes[0, n_lanes) made (written under G.reg_mu)
@@ -1859,6 +1881,7 @@ RosSub::~RosSub() {
 // callerid of its publisher (MessageEvent::getPublisherName).
 void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
   RosSub *rs = static_cast<RosSub *>(user);
+  if (rs->clock.load()) on_clock(bytes, len);
   if (len + 4 + kCalleridRoom > rs->scratch.size()) {
     rs->refused++;
     return;
@@ -2103,6 +2126,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     rs = std::make_shared<RosSub>();
     rs->topic = topic;
     rs->type = t;
+    if (G.sim.load() && topic == G.clock_topic) rs->clock.store(true);  // (set before its messages)
     rs->scratch.resize(G.received.size);
     Ros1Use use;
     rs->node = use.n;
@@ -2237,6 +2261,31 @@ void sub_wait_calls(SubImpl &s) {
   s.calls_done.wait(lk, [&s, mine] { return s.in_call <= mine; });
 }
 }  // namespace
+
+void clock_subscribe() {
+  Global &G = g();
+  if (!G.sim.load() || G.clock_made.exchange(true)) return;
+  {
+    std::lock_guard<std::mutex> reg(G.reg_mu);  // read by subscribe under it
+    G.clock_topic = names::resolve("/clock");
+  }
+  // a node of no executor: its subscription is never run (on_clock reads /clock on the I/O thread)
+  auto n = std::make_shared<NodeImpl>();
+  n->ns = G.ns;
+  takt_err_t rc = takt_node_create(G.ctx, "roscpp_clock", &n->node);
+  std::shared_ptr<SubImpl> s;
+  if (rc == TAKT_OK) {
+    s = subscribe(n, G.clock_topic, takt_type<rosgraph_msgs::Clock>(), 1,
+                  [](const uint8_t *, uint32_t, const MsgInfo &) {}, takt::Scheduling());
+  }
+  if (!s) {
+    std::fprintf(stderr, "takt roscpp: /use_sim_time is true but %s cannot be subscribed: ROS time stays 0\n",
+                 G.clock_topic.c_str());
+    return;
+  }
+  if (s->rs) s->rs->clock.store(true);  // a user's Subscriber of it made first: its ROS 1 subscription
+  G.clock_keep = std::move(s);
+}
 
 void sub_shutdown(SubImpl &s) {
   takt_subscription_t *sub;
@@ -2447,6 +2496,13 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
 }
 
 namespace {
+/** t's job, when t is due at `now` and none is on its way (t.mu held). */
+void sim_trigger_locked(TimerImpl &t, int64_t now) {
+  if (!t.started || t.down || !t.armed.load() || t.sim_pending || !t.sim_pub || t.sim_next > now) return;
+  int64_t due = t.sim_next;
+  if (takt_publish(t.sim_pub, &due, sizeof due) == TAKT_OK) t.sim_pending = true;
+}
+
 /** Under simulated time: the job of t's trigger (published by sim_tick when t was due). */
 void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
@@ -2465,10 +2521,10 @@ void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
     e.last_real = t->last_real;
     t->last_expected = e.current_expected;
     t->last_real = e.current_real;
-    // a period after this call's expected time; past already (the clock jumped, the calls fell
-    // behind): a period from now, the missed ones not made up
+    // as roscpp's TimerManager::updateNext: a period after this call's expected time; more than
+    // a period behind (the clock jumped forward, the calls are too slow): due now
     t->sim_next += t->period;
-    if (t->sim_next <= now) t->sim_next = now + t->period;
+    if (t->sim_next + t->period < now) t->sim_next = now;
     t->next_wall = t->sim_next;
   }
   TimerImpl *outer = tl_timer;
@@ -2483,6 +2539,7 @@ void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
   std::lock_guard<std::mutex> lk(t->mu);
   t->in_call--;
   t->calls_done.notify_all();
+  sim_trigger_locked(*t, g().sim_now.load());  // due already: not only at the next /clock
 }
 
 bool sim_timer_make(TimerImpl &t) {
@@ -2535,6 +2592,7 @@ void sim_timer_drop(TimerImpl &t) {
     t.sim_pub = nullptr;
     t.sim_topic = nullptr;
   }
+  if (sub) forget_deadline(takt_subscription_callback(sub));
   if (sub) takt_subscription_destroy(sub);
   if (pub) takt_publisher_destroy(pub);
   if (topic && takt_topic_destroy(topic) == TAKT_EBUSY) {
@@ -2552,10 +2610,10 @@ void sim_tick(int64_t now, bool back) {
   std::lock_guard<std::mutex> lk(G.sim_mu);
   for (TimerImpl *t : G.sim_timers) {
     std::lock_guard<std::mutex> tl(t->mu);
-    if (back && t->armed.load()) t->sim_next = t->next_wall = now + t->period;
-    if (!t->started || t->down || !t->armed.load() || t->sim_pending || !t->sim_pub || t->sim_next > now) continue;
-    int64_t due = t->sim_next;
-    if (takt_publish(t->sim_pub, &due, sizeof due) == TAKT_OK) t->sim_pending = true;
+    // as roscpp's: a timer whose last call is after the new time starts a period from it
+    if (back && t->armed.load() && static_cast<int64_t>(t->last_expected.toNSec()) > now)
+      t->sim_next = t->next_wall = now + t->period;
+    sim_trigger_locked(*t, now);
   }
 }
 
@@ -2596,9 +2654,11 @@ takt_timer_t *timer_arm_locked(TimerImpl &t) {
  * every t.period. */
 void timer_create_locked(TimerImpl &t, int64_t first) {
   Global &G = g();
-  if (t.sim) {  // due `first` ns of ROS time from now
-    t.sim_next = t.next_wall = G.sim_now.load() + first;
+  if (t.sim) {  // due `first` ns of ROS time from now (now: its job at once)
+    int64_t now = G.sim_now.load();
+    t.sim_next = t.next_wall = now + first;
     t.armed.store(true);
+    sim_trigger_locked(t, now);
     return;
   }
   if (G.down.load() || !t.node->node) return;

@@ -18,6 +18,7 @@
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/Int32.h>
 #include <std_msgs/String.h>
+#include <rosgraph_msgs/Clock.h>
 #include <std_srvs/SetBool.h>
 #include <std_srvs/Trigger.h>
 
@@ -1614,40 +1615,55 @@ int sim(int argc, char **argv) {
   check("a /clock within 10 s", ros::Time::waitForValid(ros::WallDuration(10.0)) && ros::Time::isValid());
   ros::Time t0 = ros::Time::now();
   check("ROS time is /clock's", t0.sec >= 1000 && t0.sec < 5000);
+  // (the clock runs five times real time when the machine keeps up; the bounds below hold at any
+  // pace: what is checked is whose clock each follows)
   ros::WallTime w0 = ros::WallTime::now();
   bool whole = ros::Duration(1.0).sleep();
   double wall = (ros::WallTime::now() - w0).toSec();
-  check("Duration(1.0).sleep: 1 s of ROS time, about 0.2 s of wall time",
-        whole && wall > 0.1 && wall < 0.8 && (ros::Time::now() - t0).toSec() >= 1.0);
-  int calls = 0;
-  bool apart = true, on_ros_time = true;
+  check("Duration(1.0).sleep: 1 s of ROS time", whole && wall > 0.02 && (ros::Time::now() - t0).toSec() >= 1.0);
+  ros::Time target = ros::Time::now() + ros::Duration(0.5);
+  check("Time::sleepUntil: until that ROS time", ros::Time::sleepUntil(target) && ros::Time::now() >= target);
+  int calls = 0, wall_calls = 0;
+  bool spaced = true, on_ros_time = true;
   ros::Time last;
   ros::Timer t = nh.createTimer(ros::Duration(0.5), [&](const ros::TimerEvent &e) {
-    if (calls > 0 && std::fabs((e.current_expected - last).toSec() - 0.5) > 1e-6) apart = false;
+    if (calls > 0 && (e.current_expected - last).toSec() < 0.5 - 1e-6) spaced = false;
     if (e.current_real < e.current_expected || e.current_real.sec < 1000 || e.current_real.sec > 5000) on_ros_time = false;
     last = e.current_expected;
     calls++;
   });
-  int wall_calls = 0;
   ros::WallTimer wt = nh.createWallTimer(ros::WallDuration(0.1), [&](const ros::WallTimerEvent &) { wall_calls++; });
-  ros::WallTime until = ros::WallTime::now() + ros::WallDuration(1.0);
-  while (ros::WallTime::now() < until) {
+  // the node's own Subscriber of /clock (it shares the node's ROS 1 subscription of it)
+  int clocks = 0;
+  bool clock_time = true;
+  ros::Subscriber cs = nh.subscribe<rosgraph_msgs::Clock>(
+      "/clock", 1, std::function<void(const rosgraph_msgs::Clock &)>([&](const rosgraph_msgs::Clock &c) {
+        clock_time = clock_time && c.clock.sec >= 1000;
+        clocks++;
+      }));
+  check("a Subscriber of /clock", static_cast<bool>(cs));
+  ros::Time r0 = ros::Time::now();
+  w0 = ros::WallTime::now();
+  ros::WallTime until = w0 + ros::WallDuration(20.0);
+  while (calls < 8 && ros::WallTime::now() < until) {
     ros::spinOnce();
     ros::WallDuration(0.005).sleep();
   }
-  check("a 0.5 s timer calls about 10 times in 1 s of wall time", calls >= 5 && calls <= 15);
-  check("a 0.1 s wall timer about 10 times", wall_calls >= 5 && wall_calls <= 12);
-  check("its expected times 0.5 s of ROS time apart", apart);
-  check("its times ROS time", on_ros_time);
+  double ros_s = (ros::Time::now() - r0).toSec(), wall_s = (ros::WallTime::now() - w0).toSec();
+  int periods = static_cast<int>(ros_s / 0.5), wall_periods = static_cast<int>(wall_s / 0.1);
+  check("a 0.5 s timer: 8 calls", calls >= 8);
+  check("the Subscriber of /clock gets its messages", clocks > 0 && clock_time);
+  check("as many calls as 0.5 s periods of ROS time passed", calls <= periods + 2 && calls >= periods - 2);
+  check("its calls a period of ROS time apart or more, on ROS time", spaced && on_ros_time);
+  check("a 0.1 s wall timer: as many as 0.1 s of wall time passed",
+        wall_calls <= wall_periods + 2 && wall_calls >= wall_periods / 2);
   w0 = ros::WallTime::now();
   ros::WallDuration(0.3).sleep();
-  wall = (ros::WallTime::now() - w0).toSec();
-  check("WallDuration on the wall clock", wall >= 0.29 && wall < 0.6);
+  check("WallDuration on the wall clock", (ros::WallTime::now() - w0).toSec() >= 0.29);
   ros::Rate r(2.0);
-  w0 = ros::WallTime::now();
+  r0 = ros::Time::now();
   for (int i = 0; i < 3; i++) r.sleep();
-  wall = (ros::WallTime::now() - w0).toSec();
-  check("Rate(2.0): 3 cycles of ROS time in about 0.3 s of wall time", wall > 0.1 && wall < 0.9);
+  check("Rate(2.0): 3 cycles of ROS time", (ros::Time::now() - r0).toSec() >= 1.4);
   t.stop();
   if (!bad.empty()) {
     std::printf("sim: %s (ROS time %.3f, calls %d, wall timer %d)\n", bad.c_str(), ros::Time::now().toSec(), calls,
