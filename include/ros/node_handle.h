@@ -463,6 +463,73 @@ struct AdvertiseOptions {
   takt_impl::Type type_{nullptr, nullptr, nullptr};
 };
 
+/** roscpp's AdvertiseServiceOptions, for NodeHandle::advertiseService(ops): the service, its
+ * callback (init<Service> or init<Req, Resp>, or create<Service>), the callback queue that runs
+ * it (null: the handle's) and the tracked object (gone: a call fails without calling it). The
+ * type's names are the service's (init sets them); takt's Scheduling as `scheduling`. */
+struct AdvertiseServiceOptions {
+  std::string service, md5sum, datatype, req_datatype, res_datatype;
+  CallbackQueueInterface *callback_queue = nullptr;
+  VoidConstPtr tracked_object;
+  takt::Scheduling scheduling;  // takt's extension
+
+  template <class Req, class Resp>
+  void init(const std::string &name, const std::function<bool(Req &, Resp &)> &cb) {
+    service = name;
+    md5sum = Req::__takt_service_md5sum();
+    datatype = Req::__takt_service_datatype();
+    req_datatype = Req::__takt_datatype();
+    res_datatype = Resp::__takt_datatype();
+    type_ = takt_impl::Type{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
+    make_ = [cb](const VoidConstPtr &tracked) {
+      std::weak_ptr<void const> weak = tracked;
+      bool track = static_cast<bool>(tracked);
+      return takt_impl::service_fn<Req, Resp>([cb, weak, track](Req &a, Resp &b) {
+        std::shared_ptr<void const> hold;
+        if (track && !(hold = weak.lock())) return false;  // the tracked object is gone
+        return cb(a, b);
+      });
+    };
+  }
+  template <class Service>
+  void init(const std::string &name,
+            const std::function<bool(typename Service::Request &, typename Service::Response &)> &cb) {
+    init<typename Service::Request, typename Service::Response>(name, cb);
+  }
+  template <class Service>
+  static AdvertiseServiceOptions create(const std::string &name,
+                                        const std::function<bool(typename Service::Request &, typename Service::Response &)> &cb,
+                                        const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
+    AdvertiseServiceOptions ops;
+    ops.init<Service>(name, cb);
+    ops.tracked_object = tracked;
+    ops.callback_queue = queue;
+    return ops;
+  }
+
+ private:
+  friend class NodeHandle;
+  takt_impl::Type type_{nullptr, nullptr, nullptr};
+  std::function<takt_impl::SrvFn(const VoidConstPtr &)> make_;
+};
+
+/** roscpp's TimerOptions, for NodeHandle::createTimer(ops): period, callback, the callback queue
+ * that runs it (null: the handle's), the tracked object (gone: not called), oneshot, autostart;
+ * takt's Scheduling as `scheduling`. */
+struct TimerOptions {
+  Duration period{0.1};
+  std::function<void(const TimerEvent &)> callback;
+  CallbackQueueInterface *callback_queue = nullptr;
+  VoidConstPtr tracked_object;
+  bool oneshot = false;
+  bool autostart = true;
+  takt::Scheduling scheduling;  // takt's extension
+  TimerOptions() = default;
+  TimerOptions(Duration p, const std::function<void(const TimerEvent &)> &cb, CallbackQueueInterface *queue,
+               bool one = false, bool start = true)
+      : period(p), callback(cb), callback_queue(queue), oneshot(one), autostart(start) {}
+};
+
 class NodeHandle {
  public:
   explicit NodeHandle(const std::string &ns = std::string(), const M_string &remappings = M_string())
@@ -647,6 +714,19 @@ class NodeHandle {
                                  const takt::Scheduling &s = takt::Scheduling()) {
     return srv<Req, Resp>(service, fn, s);
   }
+  /** roscpp's advertiseService(AdvertiseServiceOptions&): ops.callback_queue, when set, runs the
+   * callback. */
+  ServiceServer advertiseService(AdvertiseServiceOptions &ops) {
+    if (!ops.make_) {  // filled in by hand: takt needs the types and callback (init or create)
+      takt_impl::options_not_initialized("advertiseService", ops.service);
+      return ServiceServer();
+    }
+    std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
+    if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return ServiceServer();
+    return ServiceServer(keep(takt_impl::advertise_service(n, resolveName(ops.service), ops.type_,
+                                                           ops.make_(ops.tracked_object), ops.scheduling)));
+  }
+
   template <class Service>
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
@@ -665,6 +745,19 @@ class NodeHandle {
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
     return Timer(keep(takt_impl::timer(cb_node(), period, fn, oneshot, autostart, s)));
+  }
+  /** roscpp's createTimer(TimerOptions&): ops.callback_queue, when set, runs the callback. */
+  Timer createTimer(TimerOptions &ops) {
+    std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
+    if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
+    std::function<void(const TimerEvent &)> cb = ops.callback;
+    if (ops.tracked_object) {
+      std::weak_ptr<void const> weak = ops.tracked_object;
+      cb = [cb, weak](const TimerEvent &e) {
+        if (std::shared_ptr<void const> hold = weak.lock()) cb(e);  // not once the object is gone
+      };
+    }
+    return Timer(keep(takt_impl::timer(n, ops.period, cb, ops.oneshot, ops.autostart, ops.scheduling)));
   }
   // at a rate (its expected cycle time), as roscpp's createTimer(Rate, ...)
   template <class T>

@@ -1203,6 +1203,53 @@ TEST(RoscppCallbackQueue, CallOneWaitsForTheFirstAndServicesFollowTheirQueue) {
   spinner.stop();
 }
 
+// A service and a timer made through AdvertiseServiceOptions and TimerOptions with a queue of
+// their own are served by that queue's spinner only; with their tracked object gone the timer is
+// not called and a call of the service fails.
+TEST(RoscppCallbackQueue, ServiceAndTimerOptionsWithAQueue) {
+  ros::NodeHandle nh;
+  ros::CallbackQueue q;
+  std::atomic<int> ticks{0}, gone_ticks{0};
+  ros::TimerOptions to(ros::Duration(0.01), [&](const ros::TimerEvent &) { ticks++; }, &q);
+  ros::Timer t = nh.createTimer(to);
+  auto answer = [](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+    r.success = true;
+    r.message = "from the queue";
+    return true;
+  };
+  ros::AdvertiseServiceOptions so = ros::AdvertiseServiceOptions::create<std_srvs::Trigger>("opts_srv", answer,
+                                                                                          ros::VoidPtr(), &q);
+  ros::ServiceServer srv = nh.advertiseService(so);
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(srv);
+  auto object = std::make_shared<int>(1);
+  ros::TimerOptions gone(ros::Duration(0.01), [&](const ros::TimerEvent &) { gone_ticks++; }, &q);
+  gone.tracked_object = object;
+  ros::Timer tg = nh.createTimer(gone);
+  ros::AdvertiseServiceOptions gso;
+  gso.init<std_srvs::Trigger>("opts_srv_gone", answer);
+  gso.tracked_object = object;
+  gso.callback_queue = &q;
+  ros::ServiceServer sg = nh.advertiseService(gso);
+  object.reset();  // (and the options' references: the handles keep none)
+  gone.tracked_object.reset();
+  gso.tracked_object.reset();
+  pause(0.1);
+  EXPECT_EQ(ticks.load(), 0);  // the global queue's spinner does not serve q
+  ros::AsyncSpinner spinner(1, &q);
+  spinner.start();
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("opts_srv");
+  std_srvs::Trigger call;
+  EXPECT_TRUE(c.call(call));
+  EXPECT_EQ(call.response.message, "from the queue");
+  EXPECT_TRUE(eventually([&] { return ticks.load() >= 3; }));
+  ros::ServiceClient cg = nh.serviceClient<std_srvs::Trigger>("opts_srv_gone");
+  std_srvs::Trigger gcall;
+  EXPECT_FALSE(cg.call(gcall));
+  spinner.stop();
+  EXPECT_EQ(gone_ticks.load(), 0);
+}
+
 // A callback queue of another kind is refused in one line (the handle keeps the global queue); a
 // queue may go before the handles and Subscribers made in it.
 struct OtherQueue : ros::CallbackQueueInterface {};
@@ -1532,7 +1579,7 @@ int peer(int argc, char **argv) {
     ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
         topic, 100, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &) { got++; }));
     ros::WallTime end = ros::WallTime::now() + ros::WallDuration(60.0);
-    while (got.load() < n && ros::WallTime::now() < end) {
+    while (ros::ok() && got.load() < n && ros::WallTime::now() < end) {
       ros::spinOnce();
       ros::WallDuration(0.01).sleep();
     }

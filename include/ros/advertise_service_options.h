@@ -1,0 +1,2 @@
+// roscpp's <ros/advertise_service_options.h>: declared with the NodeHandle.
+#include <ros/node_handle.h>
