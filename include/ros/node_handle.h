@@ -365,6 +365,18 @@ SrvFn service_fn(F fn) {
 typedef std::shared_ptr<void const> VoidConstPtr;
 typedef std::shared_ptr<void> VoidPtr;
 
+namespace takt_impl {
+// the options' create<...>: init(ops) with the tracked object and callback queue set
+template <class Ops, class Init>
+Ops options_made(Init init, const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
+  Ops ops;
+  init(ops);
+  ops.tracked_object = tracked;
+  ops.callback_queue = queue;
+  return ops;
+}
+}  // namespace takt_impl
+
 /** roscpp's SubscribeOptions, for NodeHandle::subscribe(ops): the topic, the queue size, the
  * callback (init<M>, or create<M>), the callback queue that runs it (null: the handle's), the
  * tracked object; takt's Scheduling as `scheduling`. md5sum and datatype are M's (init sets
@@ -400,11 +412,8 @@ struct SubscribeOptions {
   static SubscribeOptions create(const std::string &t, uint32_t q,
                                  const std::function<void(const typename M::ConstPtr &)> &cb,
                                  const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
-    SubscribeOptions ops;
-    ops.init<M>(t, q, cb);
-    ops.tracked_object = tracked;
-    ops.callback_queue = queue;
-    return ops;
+    auto fill = [&](SubscribeOptions &o) { o.init<M>(t, q, cb); };
+    return takt_impl::options_made<SubscribeOptions>(fill, tracked, queue);
   }
 
  private:
@@ -451,11 +460,8 @@ struct AdvertiseOptions {
   static AdvertiseOptions create(const std::string &t, uint32_t q, const SubscriberStatusCallback &connect,
                                  const SubscriberStatusCallback &disconnect, const VoidConstPtr &tracked,
                                  CallbackQueueInterface *queue) {
-    AdvertiseOptions ops;
-    ops.init<M>(t, q, connect, disconnect);
-    ops.tracked_object = tracked;
-    ops.callback_queue = queue;
-    return ops;
+    auto fill = [&](AdvertiseOptions &o) { o.init<M>(t, q, connect, disconnect); };
+    return takt_impl::options_made<AdvertiseOptions>(fill, tracked, queue);
   }
 
  private:
@@ -500,11 +506,8 @@ struct AdvertiseServiceOptions {
   static AdvertiseServiceOptions create(const std::string &name,
                                         const std::function<bool(typename Service::Request &, typename Service::Response &)> &cb,
                                         const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
-    AdvertiseServiceOptions ops;
-    ops.init<Service>(name, cb);
-    ops.tracked_object = tracked;
-    ops.callback_queue = queue;
-    return ops;
+    auto fill = [&](AdvertiseServiceOptions &o) { o.init<Service>(name, cb); };
+    return takt_impl::options_made<AdvertiseServiceOptions>(fill, tracked, queue);
   }
 
  private:

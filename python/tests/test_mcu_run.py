@@ -110,7 +110,10 @@ def test_mcu_run_puts_the_mcus_node_on_ros1_under_its_name(tmp_path):
                     code, _, state = master.getSystemState("/test")
                 except OSError:
                     code = 0
-                if code == 1 and ["/chatter", ["/mcu_node"]] in state[0]:
+                # the node registers its topics one by one: wait for all three
+                if code == 1 and all(entry in table for entry, table in (
+                        (["/chatter", ["/mcu_node"]], state[0]), (["/echo", ["/mcu_node"]], state[0]),
+                        (["/cmd", ["/mcu_node"]], state[1]))):
                     break
                 time.sleep(0.1)
     p.wait(30)

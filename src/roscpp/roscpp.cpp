@@ -293,16 +293,14 @@ bool sim_wait(std::unique_lock<std::mutex> &lk, F done, int64_t end = -1) {
     G.sleep_cv.wait_for(lk, std::chrono::nanoseconds(slice));
   }
 }
-}  // namespace
-bool ros_sleep_ns(int64_t ns) {
+// Under simulated time, wait for the clock's first time when it has none yet, then until it
+// reaches end_of(its time then); false after ros::shutdown, and when the clock went back.
+template <class F>
+bool sim_sleep(F end_of) {
   Global &G = g();
-  if (!G.sim.load()) return sleep_for_ns(ns);
-  // as roscpp's Duration::sleep under simulated time: from the clock's time now (its first, when
-  // it has none yet) until it has advanced ns; false at once after ros::shutdown, and when the
-  // clock went back
   std::unique_lock<std::mutex> lk(G.sleep_mu);
   if (!sim_wait(lk, [&G] { return G.sim_now.load() != 0; })) return false;
-  int64_t start = G.sim_now.load(), end = start + ns;
+  int64_t start = G.sim_now.load(), end = end_of(start);
   bool back = false;
   bool done = sim_wait(lk, [&] {
     int64_t now = G.sim_now.load();
@@ -311,22 +309,18 @@ bool ros_sleep_ns(int64_t ns) {
   });
   return done && !back;
 }
+}  // namespace
+bool ros_sleep_ns(int64_t ns) {
+  // as roscpp's Duration::sleep under simulated time: until the clock has advanced ns
+  if (!g().sim.load()) return sleep_for_ns(ns);
+  return sim_sleep([ns](int64_t start) { return start + ns; });
+}
 bool ros_sleep_until_ns(int64_t t) {
-  Global &G = g();
-  if (!G.sim.load()) {
+  if (!g().sim.load()) {
     int64_t left = t - wall_now_ns();
     return left <= 0 || sleep_for_ns(left);
   }
-  std::unique_lock<std::mutex> lk(G.sleep_mu);
-  if (!sim_wait(lk, [&G] { return G.sim_now.load() != 0; })) return false;
-  int64_t start = G.sim_now.load();
-  bool back = false;
-  bool done = sim_wait(lk, [&] {
-    int64_t now = G.sim_now.load();
-    back = now < start;
-    return now >= t || back;
-  });
-  return done && !back;
+  return sim_sleep([t](int64_t) { return t; });
 }
 bool wait_for_valid(int64_t timeout_ns) {
   Global &G = g();
