@@ -208,6 +208,59 @@ def queue_size(src: Path, bins: Path, env: dict) -> bool:
     return ok
 
 
+BAG_READ = """
+import sys, rosbag
+with rosbag.Bag(sys.argv[1]) as bag:
+    for c in bag._get_connections():
+        h = c.header
+        print("conn", h["callerid"].decode(), h["topic"].decode(), h["type"].decode(), h["md5sum"].decode(),
+              repr(h["message_definition"].decode()))
+    for topic, m, _ in bag.read_messages():
+        print("msg", topic, repr(m.data))
+"""
+
+
+def rosbag_round_trip(prog: dict, env: dict, work: Path) -> bool:
+    """Debian's `rosbag record` of the takt talker (its connection header as a bag keeps it: the
+    publisher's name, type, md5sum and definition; every message), then `rosbag play` of that bag
+    into the takt listener (every message, in order)."""
+    bag = work / "chatter.bag"
+    rec = subprocess.Popen(["rosbag", "record", "-q", "-O", str(bag), "-l", str(COUNT), "/chatter",
+                            "__name:=bag_record"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)
+    tal = run([str(prog["takt"]("talker")), f"_count:={COUNT}", "_wait_for_listener:=true", "_rate:=20.0",
+               "__name:=t_bag"], env=env, timeout=30)
+    try:
+        rec_out = rec.communicate(timeout=15)[0]  # -l: it ends once it has COUNT messages
+    except subprocess.TimeoutExpired:
+        os.killpg(rec.pid, signal.SIGINT)
+        rec_out = rec.communicate()[0]
+    read = run(["/usr/bin/python3", "-c", BAG_READ, str(bag)], env=env, timeout=30)
+    want_msgs = [f"msg /chatter 'hello world {i}'" for i in range(COUNT)]
+    lines = read.stdout.splitlines()
+    ok = (tal.returncode == 0 and rec.returncode == 0 and read.returncode == 0
+          and lines == ["conn /t_bag /chatter std_msgs/String 992ce8a1687cec8c8bd883ec73ca41d1 'string data\\n'"]
+          + want_msgs)
+    print(f"{'ok  ' if ok else 'FAIL'} rosbag record of the takt talker: {lines[:2]} ... {len(lines) - 1} messages")
+    if not ok:
+        print(rec_out[-800:], read.stderr[-800:], tal.stderr[-800:])
+        return False
+    lis = subprocess.Popen([str(prog["takt"]("listener")), f"_expect:={COUNT}", "__name:=l_bag"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    play = run(["rosbag", "play", "-q", "--wait-for-subscribers", str(bag), "__name:=bag_play"], env=env, timeout=30)
+    try:
+        out = lis.communicate(timeout=15)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(lis.pid, signal.SIGKILL)
+        out = lis.communicate()[0]
+    got = heard(out)
+    ok = play.returncode == 0 and lis.returncode == 0 and got == [f"hello world {i}" for i in range(COUNT)]
+    print(f"{'ok  ' if ok else 'FAIL'} rosbag play of that bag -> takt listener: {len(got)} of {COUNT} {got}")
+    if not ok:
+        print(out[-800:], play.stdout[-800:], play.stderr[-800:])
+    return ok
+
+
 def build_only(src: Path, bld: Path) -> int:
     """--build-only: the takt builds into BUILD_DIR/roscpp-examples (whole or not at all), Debian's
     into their cache."""
@@ -341,6 +394,8 @@ def main() -> int:
         failures += not ok
         failures += not queue_size(src, bins, env)
         failures += not both(prog, env, debian_pairs)
+        if debian_pairs:  # (the talker's and listener's paths are the pairings' above: their sanitized runs too)
+            failures += not rosbag_round_trip(prog, env, work)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()
         ok = nodes == []
         print(f"{'ok  ' if ok else 'FAIL'} every node unregistered at exit: rosnode list {nodes}")
