@@ -9,7 +9,8 @@ PKGS=(cmake ninja-build gcc g++ make pkg-config libyaml-dev libgtest-dev python3
       ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
       python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs
       python3-rosmaster python3-rostopic python3-rosnode python3-rosservice python3-rosparam python3-std-msgs
-      libroscpp-dev libstd-msgs-dev libgeometry-msgs-dev libsensor-msgs-dev libstd-srvs-dev libboost-dev
+      libroscpp-dev libstd-msgs-dev libgeometry-msgs-dev libsensor-msgs-dev libstd-srvs-dev libboost-dev libmessage-filters-dev
+      libmessage-filters-dev
       ros-nav-msgs ros-actionlib-msgs ros-trajectory-msgs ros-visualization-msgs ros-diagnostic-msgs
       python3-nav-msgs libnav-msgs-dev libactionlib-msgs-dev libtrajectory-msgs-dev
       libvisualization-msgs-dev libdiagnostic-msgs-dev

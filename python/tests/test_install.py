@@ -70,7 +70,9 @@ def test_installed_tree(prefix):
                 "lib/cmake/takt/TaktMessages.cmake", "lib/pkgconfig/takt.pc",
                 "lib/takt/python/takt/msggen/generate.py", "lib/takt/python/takt/install_layout.py",
                 "share/takt/examples/robot.yaml",
-                "share/takt/examples/user_project/CMakeLists.txt"]:
+                "share/takt/examples/user_project/CMakeLists.txt",
+                "include/takt/roscpp/ros/ros.h", "include/takt/roscpp/message_filters/time_synchronizer.h",
+                "include/takt/roscpp/message_filters/sync_policies/exact_time.h"]:
         assert (prefix / rel).is_file(), rel
     for layer in ["port", "core", "timing", "exec", "transport", "system", "std_msgs"]:
         assert (prefix / "lib" / f"libtakt_{layer}.a").is_file(), layer

@@ -5,8 +5,10 @@ contents, the add_two_ints server and client in every pairing, and tests/roscpp/
 (takt's in-process services, parameters, remapping, the priority extension) and
 tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging forms roscpp code uses);
 tests/roscpp/both.cpp (ros::MessageEvent callbacks fed by a real `rostopic pub`, list and dictionary
-parameters set and read back through rospy's master client, wall-clock and steady timers) built
-unchanged both ways too.
+parameters set and read back through rospy's master client, wall-clock and steady timers) and
+tests/roscpp/filters.cpp (message_filters: takt's headers, Debian's message_filters) built
+unchanged both ways too; Debian's rosbag recording the takt talker and playing the bag to the
+takt listener.
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs] [--build-only | --prebuilt]
 (exit 0 when every check passes). --build-only builds the programs into BUILD_DIR/roscpp-examples
@@ -46,7 +48,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
-BOTH_TESTS = ("both",)  # tests/roscpp programs built against takt and against Debian's roscpp
+BOTH_TESTS = ("both", "filters")  # tests/roscpp programs built against takt and against Debian's roscpp
 
 
 def compile_all(jobs: list) -> None:
@@ -60,10 +62,11 @@ def compile_all(jobs: list) -> None:
 def debian_builds(ex: Path, bld: Path) -> Path:
     """The examples built with Debian's roscpp (deb_PROGRAM), in their cache directory (built there
     first if it is not there yet)."""
-    deb_flags = run(["pkg-config", "--cflags", "--libs", "roscpp"], check=True).stdout.split()
+    # (Debian's message_filters: its headers, and its library for Connection)
+    deb_flags = run(["pkg-config", "--cflags", "--libs", "roscpp"], check=True).stdout.split() + ["-lmessage_filters"]
     key = hashlib.sha256()
     for part in (deb_flags, [run(["g++", "--version"], check=True).stdout],
-                 [run(["dpkg-query", "-W", "libroscpp-dev", "libstd-msgs-dev"]).stdout]):
+                 [run(["dpkg-query", "-W", "libroscpp-dev", "libstd-msgs-dev", "libmessage-filters-dev"]).stdout]):
         key.update(repr(part).encode())
     sources = {prog: ex / f"{prog}.cpp" for prog in EXAMPLES}
     sources.update({prog: ex.parent.parent / "tests" / "roscpp" / f"{prog}.cpp" for prog in BOTH_TESTS})
@@ -163,6 +166,27 @@ def both(prog: dict, env: dict, debian_pairs: bool) -> bool:
         except subprocess.TimeoutExpired:
             os.killpg(pub.pid, signal.SIGKILL)
             pub.wait()
+    return ok_all
+
+
+# what Debian's message_filters prints for tests/roscpp/filters.cpp's ExactTime by hand (takt's
+# must print the same; with --debian-pairs Debian's build is run and compared too)
+FILTERS_SYNC = ("sync: set1/x=0 set3/x=0 drop2(a-) drop4(a-) drop5(-b) set6/x=0 set8/x=0 drop7(a-) set2/x=0 "
+                "set9/x=2")
+
+
+def filters(prog: dict, env: dict, debian_pairs: bool) -> bool:
+    """tests/roscpp/filters.cpp (takt's message_filters; Debian's too with --debian-pairs): the
+    ExactTime sets and drops of its inputs given by hand, the same line from both builds; its two
+    topics through message_filters::Subscribers into a TimeSynchronizer."""
+    ok_all = True
+    for side in ("takt", "deb") if debian_pairs else ("takt",):
+        r = run([str(prog[side]("filters"))], env=env, timeout=60)
+        sync = [ln for ln in r.stdout.splitlines() if ln.startswith("sync:")]
+        ok = r.returncode == 0 and "ok filters" in r.stdout and sync == [FILTERS_SYNC]
+        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime by hand {sync}, "
+              f"Subscribers into a TimeSynchronizer: {r.stdout.strip()[-40:]} {r.stderr.strip()[-300:]}")
+        ok_all = ok_all and ok
     return ok_all
 
 
@@ -394,6 +418,7 @@ def main() -> int:
         failures += not ok
         failures += not queue_size(src, bins, env)
         failures += not both(prog, env, debian_pairs)
+        failures += not filters(prog, env, debian_pairs)
         if debian_pairs:  # (the talker's and listener's paths are the pairings' above: their sanitized runs too)
             failures += not rosbag_round_trip(prog, env, work)
         nodes = run(["rosnode", "list"], env=env, timeout=20).stdout.split()

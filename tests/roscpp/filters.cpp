@@ -1,0 +1,165 @@
+// message_filters compiled unchanged against takt (its own message_filters headers) and against
+// Debian's roscpp and message_filters (the same source, both builds run by test_roscpp_examples):
+// - ExactTime by hand: a TimeSynchronizer of two inputs with queue size 3 given messages with
+//   add<i> in an order that exercises every rule (a set handed on when complete, the incomplete
+//   sets up to its stamp dropped, more than 3 incomplete sets dropping the oldest, a stamp older
+//   than the last set's still matched, a later message for a stamp replacing the earlier); the
+//   sets and drops it saw printed as one line ("sync: ..."), which the test compares between the
+//   two builds;
+// - message_filters::Subscriber: two of this node's topics through Subscribers into a
+//   TimeSynchronizer, served by an AsyncSpinner of two threads (the two inputs' callbacks may run
+//   at once): stamps 1..5 on one and 1, 2, 4, 5 on the other give the sets 1, 2, 4, 5 in
+//   order (to a free function, a member function taking MessageEvents: this node the publisher),
+//   stamp 3 dropped once 4 matched; a Subscriber's own callback gets every message; a
+//   disconnected callback nothing.
+// Prints "ok filters" and the sync line (exit 0), or the first thing wrong (exit 1).
+#include <ros/ros.h>
+#include <geometry_msgs/PointStamped.h>
+#include <geometry_msgs/Vector3Stamped.h>
+#include <message_filters/subscriber.h>
+#include <message_filters/sync_policies/exact_time.h>
+#include <message_filters/synchronizer.h>
+#include <message_filters/time_synchronizer.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+typedef geometry_msgs::PointStamped A;
+typedef geometry_msgs::Vector3Stamped B;
+
+static std::string g_bad;
+static void check(const std::string &what, bool ok) {
+  if (!ok && g_bad.empty()) g_bad = what;
+}
+
+static std::string g_log;
+static void on_set(const A::ConstPtr &a, const B::ConstPtr &b) {
+  g_log += " set" + std::to_string(a->header.stamp.sec) + "/x=" + std::to_string(static_cast<int>(a->point.x)) +
+           (b->header.stamp == a->header.stamp ? "" : "/MISMATCH");
+}
+static void on_drop(const A::ConstPtr &a, const B::ConstPtr &b) {
+  g_log += " drop" + std::to_string((a ? a->header.stamp : b->header.stamp).sec) + "(" + (a ? "a" : "-") +
+           (b ? "b" : "-") + ")";
+}
+
+static A::Ptr make_a(uint32_t sec, double x = 0) {
+  A::Ptr m(new A);
+  m->header.stamp = ros::Time(sec, 0);
+  m->point.x = x;
+  return m;
+}
+static B::Ptr make_b(uint32_t sec) {
+  B::Ptr m(new B);
+  m->header.stamp = ros::Time(sec, 0);
+  return m;
+}
+
+static void by_hand() {
+  message_filters::TimeSynchronizer<A, B> sync(3);
+  sync.registerCallback(on_set);
+  sync.registerDropCallback(on_drop);
+  sync.add<0>(make_a(1));
+  sync.add<1>(make_b(1));  // set 1
+  sync.add<0>(make_a(2));
+  sync.add<0>(make_a(3));
+  sync.add<1>(make_b(3));  // set 3; 2 dropped
+  sync.add<1>(make_b(5));
+  sync.add<0>(make_a(4));
+  sync.add<1>(make_b(6));
+  sync.add<0>(make_a(7));  // four incomplete: 4 dropped
+  sync.add<1>(make_b(8));  // 5 dropped
+  sync.add<0>(make_a(6));  // set 6
+  sync.add<0>(make_a(8));  // set 8; 7 dropped
+  sync.add<0>(make_a(2));  // older than the last set: kept
+  sync.add<1>(make_b(2));  // set 2
+  sync.add<0>(make_a(9, 1));
+  sync.add<0>(make_a(9, 2));  // replaces the first
+  sync.add<1>(make_b(9));     // set 9 with x=2
+  std::printf("sync:%s\n", g_log.c_str());
+}
+
+// what the live part's callbacks saw (they run on the spinner's threads)
+static std::mutex g_mu;
+
+struct Watcher {
+  std::vector<uint32_t> sets;
+  std::string publishers;
+  void on_events(const ros::MessageEvent<A const> &a, const ros::MessageEvent<B const> &b) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    sets.push_back(a.getMessage()->header.stamp.sec);
+    publishers = a.getPublisherName() + " " + b.getPublisherName();
+  }
+};
+
+static std::vector<uint32_t> g_sets, g_drops;
+static int g_own = 0, g_gone = 0;
+static void live_set(const A::ConstPtr &a, const B::ConstPtr &) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  g_sets.push_back(a->header.stamp.sec);
+}
+static void live_drop(const A::ConstPtr &a, const B::ConstPtr &b) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  g_drops.push_back(a && !b ? a->header.stamp.sec : 0);
+}
+static bool live_done() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return g_sets.size() >= 4 && g_own >= 5;
+}
+
+static void live(ros::NodeHandle &nh) {
+  message_filters::Subscriber<A> sa(nh, "sync_a", 10);
+  message_filters::Subscriber<B> sb(nh, "sync_b", 10);
+  message_filters::TimeSynchronizer<A, B> sync(sa, sb, 10);
+  Watcher w;
+  sync.registerCallback(live_set);
+  sync.registerCallback(&Watcher::on_events, &w);
+  sync.registerDropCallback(live_drop);
+  sa.registerCallback([](const A::ConstPtr &) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_own++;
+  });
+  message_filters::Connection gone = sb.registerCallback([](const B::ConstPtr &) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_gone++;
+  });
+  gone.disconnect();
+  check("Subscriber::getTopic (resolved, as subscribe leaves it): " + sa.getTopic(), sa.getTopic() == "/sync_a");
+
+  ros::AsyncSpinner spinner(2);
+  spinner.start();
+  ros::Publisher pa = nh.advertise<A>("sync_a", 10), pb = nh.advertise<B>("sync_b", 10);
+  ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (ros::ok() && (pa.getNumSubscribers() < 1 || pb.getNumSubscribers() < 1) && ros::WallTime::now() < give_up) {
+    ros::WallDuration(0.005).sleep();
+  }
+  check("the Subscribers connect", pa.getNumSubscribers() == 1 && pb.getNumSubscribers() == 1);
+  for (uint32_t s = 1; s <= 5; s++) {
+    pa.publish(make_a(s));
+    if (s != 3) pb.publish(make_b(s));
+  }
+  give_up = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (ros::ok() && !live_done() && ros::WallTime::now() < give_up) ros::WallDuration(0.005).sleep();
+  spinner.stop();
+  std::lock_guard<std::mutex> lk(g_mu);
+  check("the sets 1, 2, 4, 5", g_sets == std::vector<uint32_t>({1, 2, 4, 5}));
+  check("a member function's events", w.sets == g_sets);
+  std::string me = ros::this_node::getName();
+  check("the events' publisher is this node", w.publishers == me + " " + me);
+  check("stamp 3 (a only) dropped", g_drops == std::vector<uint32_t>({3}));
+  check("the Subscriber's own callback", g_own == 5);
+  check("a disconnected callback is not called", g_gone == 0);
+}
+
+int main(int argc, char **argv) {
+  ros::init(argc, argv, "filters_check");
+  ros::NodeHandle nh;  // (before by_hand: roscpp's events read the clock, which it starts here)
+  by_hand();
+  live(nh);
+  if (!g_bad.empty()) {
+    ROS_ERROR("filters: %s", g_bad.c_str());
+    return 1;
+  }
+  ROS_INFO("ok filters");
+  return 0;
+}
