@@ -62,10 +62,13 @@ auto bind_member(R (T::*f)(P...) const, T *t) {
   return [f, t](P... p) { (t->*f)(std::forward<P>(p)...); };
 }
 
-/** The callbacks of a filter for the events Es, called in the order added. The list is replaced
- * whole when one is added or removed (under its lock) and a call holds the list it began with: a
- * callback may disconnect itself or add another, and a call allocates nothing. Connections hold
- * it weakly (a disconnect after the filter has gone does nothing). */
+/** The callbacks of a filter for the events Es, called in the order added. A call holds the
+ * signal's lock (recursive) while it runs them, so a disconnect from another thread waits for a
+ * call in flight (as message_filters'): once disconnect returns the callback is not running and
+ * is not called again. The list is replaced whole when one is added or removed and a call walks
+ * the list it began with, so a callback may disconnect itself or add another (on its own thread),
+ * and a call allocates nothing. Connections hold it weakly (a disconnect after the filter has
+ * gone does nothing). */
 template <class... Es>
 class Signal {
  public:
@@ -73,7 +76,7 @@ class Signal {
   template <class F>
   Connection add(F fn) {
     auto f = std::make_shared<F>(std::move(fn));  // a mutable callable is called as such
-    std::lock_guard<std::mutex> lk(list_->mu);
+    std::lock_guard<std::recursive_mutex> lk(list_->mu);
     uint64_t id = ++list_->next;
     auto fns = std::make_shared<Fns>(*list_->fns);
     fns->emplace_back(id, [f](const Es &... e) { deliver(*f, e...); });
@@ -81,7 +84,7 @@ class Signal {
     std::weak_ptr<List> weak = list_;
     return Connection([weak, id] {
       if (auto l = weak.lock()) {
-        std::lock_guard<std::mutex> lk2(l->mu);
+        std::lock_guard<std::recursive_mutex> lk2(l->mu);
         auto rest = std::make_shared<Fns>();
         for (const auto &entry : *l->fns) {
           if (entry.first != id) rest->push_back(entry);
@@ -91,18 +94,15 @@ class Signal {
     });
   }
   void call(const Es &... e) const {
-    std::shared_ptr<const Fns> now;
-    {
-      std::lock_guard<std::mutex> lk(list_->mu);
-      now = list_->fns;
-    }
+    std::lock_guard<std::recursive_mutex> lk(list_->mu);
+    std::shared_ptr<const Fns> now = list_->fns;
     for (const auto &entry : *now) entry.second(e...);
   }
 
  private:
   typedef std::vector<std::pair<uint64_t, std::function<void(const Es &...)>>> Fns;
   struct List {
-    std::mutex mu;
+    std::recursive_mutex mu;
     uint64_t next = 0;
     std::shared_ptr<const Fns> fns = std::make_shared<const Fns>();
   };
