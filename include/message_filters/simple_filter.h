@@ -14,7 +14,7 @@ namespace message_filters {
 template <class M>
 class SimpleFilter {
  public:
-  typedef std::shared_ptr<M const> MConstPtr;
+  typedef ros::MessagePtr<M const> MConstPtr;  // M::ConstPtr
   typedef ros::MessageEvent<M const> EventType;
 
   SimpleFilter() = default;

@@ -6,16 +6,22 @@
 //   than the last set's still matched, a later message for a stamp replacing the earlier); the
 //   sets and drops it saw printed as one line ("sync: ..."), which the test compares between the
 //   two builds;
+// - Cache (fed through a PassThrough): messages added out of stamp order, one of a stamp it has,
+//   past its size, then the size lowered; every query (getInterval, getSurroundingInterval,
+//   getElemBeforeTime/AfterTime at, between and beyond its stamps, the oldest and latest time)
+//   printed as one line ("cache: ..."), compared between the builds as the sync line is;
 // - message_filters::Subscriber: two of this node's topics through Subscribers into a
 //   TimeSynchronizer, served by an AsyncSpinner of two threads (the two inputs' callbacks may run
 //   at once): stamps 1..5 on one and 1, 2, 4, 5 on the other give the sets 1, 2, 4, 5 in
 //   order (to a free function, a member function taking MessageEvents: this node the publisher),
 //   stamp 3 dropped once 4 matched; a Subscriber's own callback gets every message; a
 //   disconnected callback nothing.
-// Prints "ok filters" and the sync line (exit 0), or the first thing wrong (exit 1).
+// Prints "ok filters", the sync line and the cache line (exit 0), or the first thing wrong (exit 1).
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
 #include <geometry_msgs/Vector3Stamped.h>
+#include <message_filters/cache.h>
+#include <message_filters/pass_through.h>
 #include <message_filters/subscriber.h>
 #include <message_filters/sync_policies/exact_time.h>
 #include <message_filters/synchronizer.h>
@@ -77,6 +83,47 @@ static void by_hand() {
   sync.add<0>(make_a(9, 2));  // replaces the first
   sync.add<1>(make_b(9));     // set 9 with x=2
   std::printf("sync:%s\n", g_log.c_str());
+}
+
+static std::string show(const A::ConstPtr &m) {
+  if (!m) return "-";
+  return std::to_string(m->header.stamp.sec) + (m->point.x != 0 ? "x" : "");
+}
+static std::string show(const std::vector<A::ConstPtr> &v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); i++) out += (i ? "," : "") + show(v[i]);
+  return out + "]";
+}
+static std::string show(const ros::Time &t) { return std::to_string(t.sec); }
+
+static void cache_by_hand() {
+  message_filters::PassThrough<A> in;
+  message_filters::Cache<A> cache(in, 4);
+  int passed = 0;
+  cache.registerCallback([&passed](const A::ConstPtr &) { passed++; });
+  std::string log = " empty " + show(cache.getOldestTime()) + " " + show(cache.getLatestTime()) + " " +
+                    show(cache.getElemBeforeTime(ros::Time(10, 0))) + " " +
+                    show(cache.getElemAfterTime(ros::Time(0, 0))) + " " +
+                    show(cache.getInterval(ros::Time(0, 0), ros::Time(10, 0)));
+  for (uint32_t s : {5, 3, 7}) in.add(make_a(s));
+  in.add(make_a(5, 1));  // after the first of stamp 5
+  in.add(make_a(1));     // full: 3 (the oldest) makes room, then 1 goes first
+  log += " kept " + show(cache.getInterval(ros::Time(0, 0), ros::Time(100, 0)));
+  in.add(make_a(6));
+  auto t = [](uint32_t s) { return ros::Time(s, 0); };
+  log += " all " + show(cache.getInterval(t(0), t(100))) + " in[5,6] " + show(cache.getInterval(t(5), t(6))) +
+         " in[2,4] " + show(cache.getInterval(t(2), t(4))) + " around[5,6] " +
+         show(cache.getSurroundingInterval(t(5), t(6))) + " around[4,5] " +
+         show(cache.getSurroundingInterval(t(4), t(5))) + " around[0,0] " +
+         show(cache.getSurroundingInterval(t(0), t(0))) + " around[100,200] " +
+         show(cache.getSurroundingInterval(t(100), t(200))) + " before5 " + show(cache.getElemBeforeTime(t(5))) +
+         " after5 " + show(cache.getElemAfterTime(t(5))) + " before4 " + show(cache.getElemBeforeTime(t(4))) +
+         " after6 " + show(cache.getElemAfterTime(t(6))) + " after7 " + show(cache.getElemAfterTime(t(7))) +
+         " oldest " + show(cache.getOldestTime()) + " latest " + show(cache.getLatestTime());
+  cache.setCacheSize(2);
+  in.add(make_a(8));
+  log += " size2 " + show(cache.getInterval(t(0), t(100))) + " passed " + std::to_string(passed);
+  std::printf("cache:%s\n", log.c_str());
 }
 
 // what the live part's callbacks saw (they run on the spinner's threads)
@@ -155,6 +202,7 @@ int main(int argc, char **argv) {
   ros::init(argc, argv, "filters_check");
   ros::NodeHandle nh;  // (before by_hand: roscpp's events read the clock, which it starts here)
   by_hand();
+  cache_by_hand();
   live(nh);
   if (!g_bad.empty()) {
     ROS_ERROR("filters: %s", g_bad.c_str());

@@ -173,18 +173,22 @@ def both(prog: dict, env: dict, debian_pairs: bool) -> bool:
 # must print the same; with --debian-pairs Debian's build is run and compared too)
 FILTERS_SYNC = ("sync: set1/x=0 set3/x=0 drop2(a-) drop4(a-) drop5(-b) set6/x=0 set8/x=0 drop7(a-) set2/x=0 "
                 "set9/x=2")
+# and for its Cache by hand
+FILTERS_CACHE = ("cache: empty 0 0 - - [] kept [1,5,5x,7] all [5,5x,6,7] in[5,6] [5,5x,6] in[2,4] [] "
+                 "around[5,6] [5x,6] around[4,5] [5] around[0,0] [5] around[100,200] [7] before5 - after5 6 "
+                 "before4 - after6 7 after7 - oldest 5 latest 7 size2 [7,8] passed 7")
 
 
 def filters(prog: dict, env: dict, debian_pairs: bool) -> bool:
     """tests/roscpp/filters.cpp (takt's message_filters; Debian's too with --debian-pairs): the
-    ExactTime sets and drops of its inputs given by hand, the same line from both builds; its two
-    topics through message_filters::Subscribers into a TimeSynchronizer."""
+    ExactTime sets and drops of its inputs given by hand and a Cache's answers, the same lines from
+    both builds; its two topics through message_filters::Subscribers into a TimeSynchronizer."""
     ok_all = True
     for side in ("takt", "deb") if debian_pairs else ("takt",):
         r = run([str(prog[side]("filters"))], env=env, timeout=60)
-        sync = [ln for ln in r.stdout.splitlines() if ln.startswith("sync:")]
-        ok = r.returncode == 0 and "ok filters" in r.stdout and sync == [FILTERS_SYNC]
-        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime by hand {sync}, "
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("sync:", "cache:"))]
+        ok = r.returncode == 0 and "ok filters" in r.stdout and lines == [FILTERS_SYNC, FILTERS_CACHE]
+        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime and Cache by hand {lines}, "
               f"Subscribers into a TimeSynchronizer: {r.stdout.strip()[-40:]} {r.stderr.strip()[-300:]}")
         ok_all = ok_all and ok
     return ok_all
