@@ -22,6 +22,8 @@ class SubscriberBase {
   virtual void unsubscribe() = 0;
 };
 
+typedef std::shared_ptr<SubscriberBase> SubscriberBasePtr;
+
 template <class M>
 class Subscriber : public SubscriberBase, public SimpleFilter<M> {
  public:
@@ -35,11 +37,13 @@ class Subscriber : public SubscriberBase, public SimpleFilter<M> {
   Subscriber() = default;
   ~Subscriber() override { unsubscribe(); }
 
-  /** Subscribes (ending a subscription this had); an empty topic: none. */
+  /** Subscribes (ending a subscription this had); an empty topic: only that (a later
+   * subscribe() subscribes to the topic before again, as message_filters'). */
   void subscribe(ros::NodeHandle &nh, const std::string &topic, uint32_t queue_size,
                  const ros::TransportHints & = ros::TransportHints(),
                  ros::CallbackQueueInterface *callback_queue = nullptr) override {
     unsubscribe();
+    if (topic.empty()) return;
     nh_ = nh;
     if (callback_queue) nh_.setCallbackQueue(callback_queue);
     topic_ = topic;

@@ -3,14 +3,19 @@
 // into sets, each set handed to the registered callbacks at once. Inputs are also given by hand
 // with add<i>(message). One lock of the synchronizer's own is held while a policy takes a message
 // and while a set's callbacks run (as message_filters'), so inputs served by different threads
-// are taken one at a time.
+// are taken one at a time; a set's callback must not destroy the synchronizer (one line on stderr
+// and abort, where message_filters' would wait for ever).
 #ifndef TAKT_MESSAGE_FILTERS_SYNCHRONIZER_H
 #define TAKT_MESSAGE_FILTERS_SYNCHRONIZER_H
 
 #include <array>
+#include <atomic>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -53,7 +58,14 @@ class Synchronizer : public Policy {
   }
   Synchronizer(const Synchronizer &) = delete;
   Synchronizer &operator=(const Synchronizer &) = delete;
-  ~Synchronizer() { disconnectAll(); }
+  ~Synchronizer() {
+    if (taking_.load() == std::this_thread::get_id()) {
+      // (message_filters' would wait for itself for ever)
+      std::fprintf(stderr, "message_filters: a Synchronizer destroyed by its own callback: not supported\n");
+      std::abort();
+    }
+    disconnectAll();
+  }
 
   /** The inputs, in the order of the policy's message types (those connected before: no more). */
   template <class... Fs>
@@ -74,15 +86,23 @@ class Synchronizer : public Policy {
     return signal_.add(takt_impl::bind_member(callback, t));
   }
   /** Input i's next message, by hand (an event: its receipt time and connection header kept). */
-  template <int i>
-  void add(const typename std::tuple_element<i, Events>::type &event) {
+  template <int i, class E,
+            typename std::enable_if<std::is_same<E, typename std::tuple_element<i, Events>::type>::value, int>::type = 0>
+  void add(const E &event) {
     std::lock_guard<std::mutex> lk(mu_);
+    struct Taking {  // (also when a callback throws)
+      std::atomic<std::thread::id> &who;
+      explicit Taking(std::atomic<std::thread::id> &w) : who(w) { who.store(std::this_thread::get_id()); }
+      ~Taking() { who.store(std::thread::id()); }
+    } taking(taking_);
     Policy::template take<i>(event, [this](const Events &set) { signal(set); });
   }
+  /** (M::ConstPtr, a std::shared_ptr or a boost::shared_ptr of the message) */
   template <int i>
-  void add(const std::shared_ptr<typename std::tuple_element<i, Messages>::type const> &msg) {
+  void add(const ros::MessagePtr<typename std::tuple_element<i, Messages>::type const> &msg) {
     add<i>(typename std::tuple_element<i, Events>::type(msg));
   }
+  Policy *getPolicy() { return static_cast<Policy *>(this); }
   void setName(const std::string &name) { name_ = name; }
   const std::string &getName() const { return name_; }
 
@@ -101,6 +121,7 @@ class Synchronizer : public Policy {
   }
 
   std::mutex mu_;
+  std::atomic<std::thread::id> taking_{std::thread::id()};  // the thread in add (mu_ held)
   typename takt_impl::SignalOf<Messages>::type signal_;
   std::array<Connection, kInputs> inputs_;
   std::string name_;

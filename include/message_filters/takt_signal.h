@@ -19,37 +19,42 @@
 namespace message_filters {
 namespace takt_impl {
 
-/** Whether F has one operator() whose parameters are known (a lambda, a functor, a
- * std::function), or is a function: false for boost::bind and generic lambdas. */
-template <class F, class = void>
-struct Exact : std::is_function<typename std::remove_pointer<F>::type> {};
-template <class F>
-struct Exact<F, std::void_t<decltype(&F::operator())>> : std::true_type {};
+/** What a filter hands each parameter of a callback: it converts to whichever form the parameter
+ * has (const M::ConstPtr&, M::ConstPtr, std::shared_ptr<M const>, boost::shared_ptr<M const>
+ * where boost is, const ros::MessageEvent<M const>& with the event's publisher, connection header
+ * and receipt time, ros::MessageEvent<M> whose getMessage() is a copy, const M&, M::Ptr), each
+ * parameter on its own, as message_filters adapts them; a generic lambda's `auto` parameter is
+ * this, used as a pointer (->, *, get()). The message is null for an input a drop callback's set
+ * lacks. */
+template <class M>
+class Arg {
+ public:
+  explicit Arg(const ros::MessageEvent<M const> &e) : e_(e) {}
+  operator const ros::MessageEvent<M const> &() const { return e_; }  // NOLINT: implicit
+  operator ros::MessageEvent<M>() const { return ros::MessageEvent<M>(e_); }  // NOLINT
+  operator ros::MessagePtr<M const>() const { return e_.getConstMessage(); }  // NOLINT
+  operator std::shared_ptr<M const>() const { return e_.getConstMessage(); }  // NOLINT
+  operator ros::MessagePtr<M>() const { return std::const_pointer_cast<M>(e_.getConstMessage()); }  // NOLINT
+#if TAKT_ROSCPP_BOOST
+  operator boost::shared_ptr<M const>() const { return ros::takt_impl::to_boost(e_.getConstMessage()); }  // NOLINT
+#endif
+  operator const M &() const { return *e_.getConstMessage(); }  // NOLINT
+  const M *operator->() const { return e_.getConstMessage().get(); }
+  const M &operator*() const { return *e_.getConstMessage(); }
+  const M *get() const { return e_.getConstMessage().get(); }
+  explicit operator bool() const { return static_cast<bool>(e_.getConstMessage()); }
 
-/** Call fn with the events' messages as its parameters ask, for all of them alike: the events
- * (const ros::MessageEvent<M const>&), the messages (const M::ConstPtr&; boost::shared_ptr where
- * boost is) or the messages by reference. A callable whose parameters cannot be read off
- * (boost::bind) gets the first of those it takes in roscpp's order: pointers, then events. An
- * event without a message (a drop callback's missing input) is handed as a null pointer. */
+ private:
+  const ros::MessageEvent<M const> &e_;
+};
+
+/** Call fn with the events, each parameter in the form it asks (Arg). */
 template <class F, class... Ms>
 void deliver(F &fn, const ros::MessageEvent<Ms const> &... e) {
-  constexpr bool events = std::is_invocable<F &, const ros::MessageEvent<Ms const> &...>::value;
-  constexpr bool ptrs = std::is_invocable<F &, const std::shared_ptr<Ms const> &...>::value;
-  if constexpr (events && (Exact<F>::value || !ptrs)) {
-    fn(e...);  // (a ConstPtr converts to an event, never the other way: an exact callable this
-               // takes is one of events)
-  } else if constexpr (ptrs) {
-    fn(e.getConstMessage()...);
-#if TAKT_ROSCPP_BOOST
-  } else if constexpr (std::is_invocable<F &, const boost::shared_ptr<Ms const> &...>::value) {
-    fn(ros::takt_impl::to_boost(e.getConstMessage())...);
-#endif
-  } else {
-    static_assert(std::is_invocable<F &, const Ms &...>::value,
-                  "a message_filters callback takes const M::ConstPtr&, const ros::MessageEvent<M const>& "
-                  "or const M& (for each of its inputs)");
-    fn(*e.getConstMessage()...);
-  }
+  static_assert(std::is_invocable<F &, Arg<Ms>...>::value,
+                "a message_filters callback takes, for each of its inputs, const M::ConstPtr&, "
+                "const ros::MessageEvent<M const>& or const M&");
+  fn(Arg<Ms>(e)...);
 }
 
 /** A member function and its object as one exact callable (the parameters the function has). */
@@ -62,13 +67,15 @@ auto bind_member(R (T::*f)(P...) const, T *t) {
   return [f, t](P... p) { (t->*f)(std::forward<P>(p)...); };
 }
 
-/** The callbacks of a filter for the events Es, called in the order added. A call holds the
- * signal's lock (recursive) while it runs them, so a disconnect from another thread waits for a
- * call in flight (as message_filters'): once disconnect returns the callback is not running and
- * is not called again. The list is replaced whole when one is added or removed and a call walks
- * the list it began with, so a callback may disconnect itself or add another (on its own thread),
- * and a call allocates nothing. Connections hold it weakly (a disconnect after the filter has
- * gone does nothing). */
+/** The callbacks of a filter for the events Es, called in the order added. A call walks the list
+ * as it was when the call began (the list is replaced whole when one is added or removed, under
+ * its lock, which a call holds only to take it) and runs each entry under that entry's own lock
+ * (recursive), if it is still connected. So disconnect, which takes the entry out and marks it
+ * under its lock, returns once a call of it on another thread has ended, and from its own thread
+ * (a callback disconnecting itself or another) at once; either way the entry is not called after
+ * disconnect returns. Callbacks of different entries, and a callback adding another, hold no lock
+ * in common. A call allocates nothing. Connections hold the list weakly (a disconnect after the
+ * filter has gone does nothing). */
 template <class... Es>
 class Signal {
  public:
@@ -76,35 +83,55 @@ class Signal {
   template <class F>
   Connection add(F fn) {
     auto f = std::make_shared<F>(std::move(fn));  // a mutable callable is called as such
-    std::lock_guard<std::recursive_mutex> lk(list_->mu);
-    uint64_t id = ++list_->next;
-    auto fns = std::make_shared<Fns>(*list_->fns);
-    fns->emplace_back(id, [f](const Es &... e) { deliver(*f, e...); });
-    list_->fns = fns;
+    auto entry = std::make_shared<Entry>();
+    entry->fn = [f](const Es &... e) { deliver(*f, e...); };
+    {
+      std::lock_guard<std::mutex> lk(list_->mu);
+      auto fns = std::make_shared<Entries>(*list_->entries);
+      fns->push_back(entry);
+      list_->entries = fns;
+    }
     std::weak_ptr<List> weak = list_;
-    return Connection([weak, id] {
-      if (auto l = weak.lock()) {
-        std::lock_guard<std::recursive_mutex> lk2(l->mu);
-        auto rest = std::make_shared<Fns>();
-        for (const auto &entry : *l->fns) {
-          if (entry.first != id) rest->push_back(entry);
+    std::weak_ptr<Entry> weak_entry = entry;
+    return Connection([weak, weak_entry] {
+      auto l = weak.lock();
+      auto en = weak_entry.lock();
+      if (!l || !en) return;
+      {
+        std::lock_guard<std::mutex> lk(l->mu);
+        auto rest = std::make_shared<Entries>();
+        for (const auto &other : *l->entries) {
+          if (other != en) rest->push_back(other);
         }
-        l->fns = rest;
+        l->entries = rest;
       }
+      std::lock_guard<std::recursive_mutex> run(en->run);  // a call of it on another thread ends first
+      en->connected = false;
     });
   }
   void call(const Es &... e) const {
-    std::lock_guard<std::recursive_mutex> lk(list_->mu);
-    std::shared_ptr<const Fns> now = list_->fns;
-    for (const auto &entry : *now) entry.second(e...);
+    std::shared_ptr<List> l = list_;  // (the filter may go in a callback)
+    std::shared_ptr<const Entries> now;
+    {
+      std::lock_guard<std::mutex> lk(l->mu);
+      now = l->entries;
+    }
+    for (const auto &en : *now) {
+      std::lock_guard<std::recursive_mutex> run(en->run);
+      if (en->connected) en->fn(e...);
+    }
   }
 
  private:
-  typedef std::vector<std::pair<uint64_t, std::function<void(const Es &...)>>> Fns;
+  struct Entry {
+    std::recursive_mutex run;
+    bool connected = true;
+    std::function<void(const Es &...)> fn;
+  };
+  typedef std::vector<std::shared_ptr<Entry>> Entries;
   struct List {
-    std::recursive_mutex mu;
-    uint64_t next = 0;
-    std::shared_ptr<const Fns> fns = std::make_shared<const Fns>();
+    std::mutex mu;
+    std::shared_ptr<const Entries> entries = std::make_shared<const Entries>();
   };
   std::shared_ptr<List> list_;
 };

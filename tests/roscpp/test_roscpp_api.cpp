@@ -14,6 +14,7 @@
 
 #include <ros/ros.h>
 #include <ros/callback_queue.h>
+#include <message_filters/time_synchronizer.h>
 #include <geometry_msgs/PointStamped.h>
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/Int32.h>
@@ -1394,6 +1395,126 @@ TEST(RoscppSimTime, ANodeStartedUnderUseSimTimeFollowsClock) {
   std::string out = node.drain();
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("sim: ok"), std::string::npos) << out;
+}
+
+// ---- message_filters (takt's own headers): what tests/roscpp/filters.cpp cannot check against
+// Debian's (whose signals would wait for themselves here) ----
+
+namespace {
+typedef geometry_msgs::PointStamped Pt;
+// a filter whose output is given by hand
+struct HandFilter : message_filters::SimpleFilter<Pt> {
+  void push(uint32_t sec, const std::string &callerid = "/hand") {
+    Pt::Ptr m(new Pt);
+    m->header.stamp = ros::Time(sec, 0);
+    auto header = std::make_shared<ros::M_string>();
+    (*header)["callerid"] = callerid;
+    signalMessage(ros::MessageEvent<Pt const>(m, header, ros::Time(100 + sec, 0)));
+  }
+};
+}  // namespace
+
+TEST(RoscppMessageFilters, ACallbackDisconnectsItselfAndAnother) {
+  HandFilter in;
+  int first = 0, second = 0, third = 0;
+  message_filters::Connection c1, c3;
+  c1 = in.registerCallback([&](const Pt::ConstPtr &) {
+    first++;
+    c1.disconnect();  // itself, in its own call
+    c3.disconnect();  // one later in the same call: not called after this
+  });
+  in.registerCallback([&](const Pt::ConstPtr &) { second++; });
+  c3 = in.registerCallback([&](const Pt::ConstPtr &) { third++; });
+  in.push(1);
+  in.push(2);
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2);
+  EXPECT_EQ(third, 0);
+}
+
+TEST(RoscppMessageFilters, DisconnectWaitsForACallInFlight) {
+  HandFilter in;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  std::atomic<bool> disconnected{false};
+  int calls = 0;
+  message_filters::Connection c = in.registerCallback([&](const Pt::ConstPtr &) {
+    std::unique_lock<std::mutex> lk(mu);
+    calls++;
+    entered = true;
+    cv.notify_all();
+    cv.wait(lk, [&] { return release; });
+  });
+  std::thread pusher([&] { in.push(1); });
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return entered; }));
+  }
+  std::thread other([&] {
+    c.disconnect();
+    disconnected = true;
+  });
+  pause(0.1);
+  EXPECT_FALSE(disconnected.load()) << "disconnect returned while the callback was running";
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    release = true;
+  }
+  cv.notify_all();
+  pusher.join();
+  other.join();
+  EXPECT_TRUE(disconnected.load());
+  in.push(2);
+  EXPECT_EQ(calls, 1);
+}
+
+struct MixedForms {
+  std::vector<std::string> seen;
+  void on(const Pt::ConstPtr &a, const ros::MessageEvent<Pt const> &b, const Pt &c) {
+    seen.push_back(std::to_string(a->header.stamp.sec) + " " + b.getPublisherName() + " " +
+                   std::to_string(b.getReceiptTime().sec) + " " + std::to_string(c.header.stamp.sec));
+  }
+};
+
+TEST(RoscppMessageFilters, EachParameterInItsOwnForm) {
+  HandFilter a, b, c;
+  message_filters::TimeSynchronizer<Pt, Pt, Pt> sync(a, b, c, 5);
+  MixedForms m;
+  sync.registerCallback(&MixedForms::on, &m);  // a pointer, an event (its header kept), a reference
+  std::vector<uint32_t> generic, bound;
+  sync.registerCallback([&](const auto &x, const auto &, auto z) { generic.push_back(x->header.stamp.sec + z->header.stamp.sec); });
+  sync.registerCallback(boost::bind(+[](std::vector<uint32_t> *out, const boost::shared_ptr<Pt const> &x,
+                                        const Pt::ConstPtr &) { out->push_back(x->header.stamp.sec); },
+                                    &bound, boost::placeholders::_1, boost::placeholders::_3));
+  a.push(7, "/a");
+  b.push(7, "/b");
+  c.push(7, "/c");
+  ASSERT_EQ(m.seen.size(), 1u);
+  EXPECT_EQ(m.seen[0], "7 /b 107 7");
+  EXPECT_EQ(generic, std::vector<uint32_t>({14}));
+  EXPECT_EQ(bound, std::vector<uint32_t>({7}));
+  // by hand: M::ConstPtr, a std::shared_ptr and a boost::shared_ptr of the message
+  Pt::Ptr p(new Pt);
+  p->header.stamp = ros::Time(8, 0);
+  sync.add<0>(p);
+  sync.add<1>(std::shared_ptr<Pt const>(p));
+  sync.add<2>(boost::make_shared<Pt>(*p));
+  EXPECT_EQ(bound, std::vector<uint32_t>({7, 8}));
+  EXPECT_NE(sync.getPolicy(), nullptr);
+}
+
+void destroy_in_own_callback() {
+  auto *sync = new message_filters::TimeSynchronizer<Pt, Pt>(3);
+  sync->registerCallback([sync](const Pt::ConstPtr &, const Pt::ConstPtr &) { delete sync; });
+  Pt::Ptr p(new Pt);
+  sync->add<0>(p);
+  sync->add<1>(p);
+}
+
+TEST(RoscppMessageFilters, ASynchronizerDestroyedByItsOwnCallbackIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the node's threads run: re-run, not fork
+  EXPECT_DEATH(destroy_in_own_callback(), "a Synchronizer destroyed by its own callback: not supported");
 }
 
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------
