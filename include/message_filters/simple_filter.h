@@ -21,13 +21,9 @@ class SimpleFilter {
   SimpleFilter(const SimpleFilter &) = delete;
   SimpleFilter &operator=(const SimpleFilter &) = delete;
 
-  template <class C>
-  Connection registerCallback(const C &callback) {
-    return signal_.add(callback);
-  }
-  template <class C, class T>
-  Connection registerCallback(const C &callback, T *t) {
-    return signal_.add(takt_impl::bind_member(callback, t));
+  template <class C, class... T>
+  Connection registerCallback(const C &callback, T *... t) {  // (or a member function and its object)
+    return signal_.connect(callback, t...);
   }
   void setName(const std::string &name) { name_ = name; }
   const std::string &getName() const { return name_; }

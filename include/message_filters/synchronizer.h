@@ -77,13 +77,9 @@ class Synchronizer : public Policy {
   /** A callback of the sets: parameters for each input in order, all of one form (const
    * M::ConstPtr&, const ros::MessageEvent<M const>&, const M&); or a member function and its
    * object. */
-  template <class C>
-  Connection registerCallback(const C &callback) {
-    return signal_.add(callback);
-  }
-  template <class C, class T>
-  Connection registerCallback(const C &callback, T *t) {
-    return signal_.add(takt_impl::bind_member(callback, t));
+  template <class C, class... T>
+  Connection registerCallback(const C &callback, T *... t) {  // (or a member function and its object)
+    return signal_.connect(callback, t...);
   }
   /** Input i's next message, by hand (an event: its receipt time and connection header kept). */
   template <int i, class E,

@@ -109,6 +109,16 @@ class Signal {
       en->connected = false;
     });
   }
+  /** A callback, or a member function and its object. */
+  template <class C, class... T>
+  Connection connect(const C &callback, T *... t) {
+    static_assert(sizeof...(T) <= 1, "a callback, or a member function and its object");
+    if constexpr (sizeof...(T) == 1) {
+      return add(bind_member(callback, t...));
+    } else {
+      return add(callback);
+    }
+  }
   void call(const Es &... e) const {
     std::shared_ptr<List> l = list_;  // (the filter may go in a callback)
     std::shared_ptr<const Entries> now;

@@ -51,6 +51,15 @@ EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
 BOTH_TESTS = ("both", "filters")  # tests/roscpp programs built against takt and against Debian's roscpp
 
 
+def output_of(p: subprocess.Popen, timeout: float = 15) -> str:
+    """What p printed once it ended (killed after timeout s: what it printed until then)."""
+    try:
+        return p.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        return p.communicate()[0]
+
+
 def compile_all(jobs: list) -> None:
     for i in range(0, len(jobs), 2):  # two compilers at a time (the machine is shared)
         procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs[i:i + 2]]
@@ -258,11 +267,7 @@ def rosbag_round_trip(prog: dict, env: dict, work: Path) -> bool:
                            text=True, start_new_session=True)
     tal = run([str(prog["takt"]("talker")), f"_count:={COUNT}", "_wait_for_listener:=true", "_rate:=20.0",
                "__name:=t_bag"], env=env, timeout=30)
-    try:
-        rec_out = rec.communicate(timeout=15)[0]  # -l: it ends once it has COUNT messages
-    except subprocess.TimeoutExpired:
-        os.killpg(rec.pid, signal.SIGINT)
-        rec_out = rec.communicate()[0]
+    rec_out = output_of(rec)  # -l: it ends once it has COUNT messages
     read = run(["/usr/bin/python3", "-c", BAG_READ, str(bag)], env=env, timeout=30)
     want_msgs = [f"msg /chatter 'hello world {i}'" for i in range(COUNT)]
     lines = read.stdout.splitlines()
@@ -276,12 +281,7 @@ def rosbag_round_trip(prog: dict, env: dict, work: Path) -> bool:
     lis = subprocess.Popen([str(prog["takt"]("listener")), f"_expect:={COUNT}", "__name:=l_bag"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     play = run(["rosbag", "play", "-q", "--wait-for-subscribers", str(bag), "__name:=bag_play"], env=env, timeout=30)
-    try:
-        out = lis.communicate(timeout=15)[0]
-    except subprocess.TimeoutExpired:
-        os.killpg(lis.pid, signal.SIGKILL)
-        out = lis.communicate()[0]
-    got = heard(out)
+    got = heard(output_of(lis))
     ok = play.returncode == 0 and lis.returncode == 0 and got == [f"hello world {i}" for i in range(COUNT)]
     print(f"{'ok  ' if ok else 'FAIL'} rosbag play of that bag -> takt listener: {len(got)} of {COUNT} {got}")
     if not ok:
@@ -343,12 +343,7 @@ def main() -> int:
                                        start_new_session=True)
                 tal = run([str(prog[pub]("talker")), f"_count:={COUNT}", "_wait_for_listener:=true",
                            "_rate:=20.0", f"__name:=t_{pub}_{sub}"], env=env, timeout=30)
-                try:
-                    out = lis.communicate(timeout=15)[0]
-                except subprocess.TimeoutExpired:
-                    os.killpg(lis.pid, signal.SIGKILL)
-                    out = lis.communicate()[0]
-                got = heard(out)
+                got = heard(output_of(lis))
                 ok = got == want and lis.returncode == 0 and tal.returncode == 0
                 print(f"{'ok  ' if ok else 'FAIL'} talker({pub}) -> listener({sub}): {len(got)} of {COUNT} {got}")
                 failures += not ok
@@ -357,11 +352,7 @@ def main() -> int:
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
         time.sleep(1.5)  # rostopic subscribes before the talker starts logging
         tal = run([str(prog["takt"]("talker")), "_count:=40", "_rate:=20.0", "__name:=t_rosout"], env=env, timeout=30)
-        try:
-            out = echo.communicate(timeout=20)[0]
-        except subprocess.TimeoutExpired:
-            os.killpg(echo.pid, signal.SIGKILL)
-            out = echo.communicate()[0]
+        out = output_of(echo, 20)
         ok = (tal.returncode == 0 and out.count('name: "/t_rosout"') == 3 and out.count("msg: \"hello world") == 3
               and "level: 2" in out)
         print(f"{'ok  ' if ok else 'FAIL'} takt talker's ROS_INFO on /rosout (rostopic echo -n 3): {out.count('msg: ')} records")

@@ -31,13 +31,9 @@ class ExactTime {
   ExactTime(const ExactTime &o) : queue_size_(o.queue_size_), reset_(o.reset_) {}  // (not its sets)
   ExactTime &operator=(const ExactTime &) = delete;
 
-  template <class C>
-  Connection registerDropCallback(const C &callback) {
-    return drop_.add(callback);
-  }
-  template <class C, class T>
-  Connection registerDropCallback(const C &callback, T *t) {
-    return drop_.add(takt_impl::bind_member(callback, t));
+  template <class C, class... T>
+  Connection registerDropCallback(const C &callback, T *... t) {  // (or a member function and its object)
+    return drop_.connect(callback, t...);
   }
   void setReset(bool reset) { reset_ = reset; }
 
