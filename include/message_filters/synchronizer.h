@@ -3,8 +3,8 @@
 // into sets, each set handed to the registered callbacks at once. Inputs are also given by hand
 // with add<i>(message). One lock of the synchronizer's own is held while a policy takes a message
 // and while a set's callbacks run (as message_filters'), so inputs served by different threads
-// are taken one at a time; a set's callback must not destroy the synchronizer (one line on stderr
-// and abort, where message_filters' would wait for ever).
+// are taken one at a time; a set's callback must not destroy the synchronizer or give it a
+// message (one line on stderr and abort, where message_filters' would wait for ever).
 #ifndef TAKT_MESSAGE_FILTERS_SYNCHRONIZER_H
 #define TAKT_MESSAGE_FILTERS_SYNCHRONIZER_H
 
@@ -81,10 +81,20 @@ class Synchronizer : public Policy {
   Connection registerCallback(const C &callback, T *... t) {  // (or a member function and its object)
     return signal_.connect(callback, t...);
   }
-  /** Input i's next message, by hand (an event: its receipt time and connection header kept). */
+  /** Input i's next message, by hand: a ros::MessageEvent<M const> (or <M>), its receipt time and
+   * connection header kept; or the message's M::ConstPtr, std::shared_ptr or boost::shared_ptr. */
   template <int i, class E,
-            typename std::enable_if<std::is_same<E, typename std::tuple_element<i, Events>::type>::value, int>::type = 0>
-  void add(const E &event) {
+            typename std::enable_if<
+                std::is_same<E, typename std::tuple_element<i, Events>::type>::value ||
+                    std::is_same<E, ros::MessageEvent<typename std::tuple_element<i, Messages>::type>>::value,
+                int>::type = 0>
+  void add(const E &given) {
+    const typename std::tuple_element<i, Events>::type &event = given;  // (M const: the same one)
+    if (taking_.load() == std::this_thread::get_id()) {
+      // (its lock is held by this thread: message_filters' would wait for itself for ever)
+      std::fprintf(stderr, "message_filters: a Synchronizer given a message by its own callback: not supported\n");
+      std::abort();
+    }
     std::lock_guard<std::mutex> lk(mu_);
     struct Taking {  // (also when a callback throws)
       std::atomic<std::thread::id> &who;

@@ -19,33 +19,33 @@
 namespace message_filters {
 namespace takt_impl {
 
-/** What a filter hands each parameter of a callback: it converts to whichever form the parameter
- * has (const M::ConstPtr&, M::ConstPtr, std::shared_ptr<M const>, boost::shared_ptr<M const>
- * where boost is, const ros::MessageEvent<M const>& with the event's publisher, connection header
- * and receipt time, ros::MessageEvent<M> whose getMessage() is a copy, const M&, M::Ptr), each
- * parameter on its own, as message_filters adapts them; a generic lambda's `auto` parameter is
- * this, used as a pointer (->, *, get()). The message is null for an input a drop callback's set
- * lacks. */
+/** What a filter hands each parameter of a callback: the message's M::ConstPtr itself (so a
+ * generic lambda's `auto` parameter is one, as with message_filters), which also converts to
+ * whichever other form the parameter has: const ros::MessageEvent<M const>& (the event with its
+ * publisher, connection header and receipt time), ros::MessageEvent<M> (getMessage() a copy),
+ * boost::shared_ptr<M const> where boost is, const M&, and the non-const M::Ptr,
+ * std::shared_ptr<M> and boost::shared_ptr<M> as a copy of the message (as message_filters hands
+ * them). Each parameter on its own, as message_filters adapts them. The message is null for an
+ * input a drop callback's set lacks. It holds the event (two shared pointers, no allocation), so
+ * a copy may outlive the call. */
 template <class M>
-class Arg {
+class Arg : public ros::MessagePtr<M const> {
  public:
-  explicit Arg(const ros::MessageEvent<M const> &e) : e_(e) {}
-  operator const ros::MessageEvent<M const> &() const { return e_; }  // NOLINT: implicit
+  explicit Arg(const ros::MessageEvent<M const> &e) : ros::MessagePtr<M const>(e.getConstMessage()), e_(e) {}
+  operator const ros::MessageEvent<M const> &() const { return e_; }          // NOLINT: implicit
   operator ros::MessageEvent<M>() const { return ros::MessageEvent<M>(e_); }  // NOLINT
-  operator ros::MessagePtr<M const>() const { return e_.getConstMessage(); }  // NOLINT
-  operator std::shared_ptr<M const>() const { return e_.getConstMessage(); }  // NOLINT
-  operator ros::MessagePtr<M>() const { return std::const_pointer_cast<M>(e_.getConstMessage()); }  // NOLINT
+  operator ros::MessagePtr<M>() const { return copy(); }                     // NOLINT
 #if TAKT_ROSCPP_BOOST
-  operator boost::shared_ptr<M const>() const { return ros::takt_impl::to_boost(e_.getConstMessage()); }  // NOLINT
+  operator boost::shared_ptr<M const>() const {  // NOLINT
+    return ros::takt_impl::to_boost(std::shared_ptr<M const>(*this));
+  }
+  operator boost::shared_ptr<M>() const { return ros::takt_impl::to_boost(copy()); }  // NOLINT
 #endif
-  operator const M &() const { return *e_.getConstMessage(); }  // NOLINT
-  const M *operator->() const { return e_.getConstMessage().get(); }
-  const M &operator*() const { return *e_.getConstMessage(); }
-  const M *get() const { return e_.getConstMessage().get(); }
-  explicit operator bool() const { return static_cast<bool>(e_.getConstMessage()); }
+  operator const M &() const { return **this; }  // NOLINT
 
  private:
-  const ros::MessageEvent<M const> &e_;
+  std::shared_ptr<M> copy() const { return *this ? std::make_shared<M>(**this) : std::shared_ptr<M>(); }
+  ros::MessageEvent<M const> e_;
 };
 
 /** Call fn with the events, each parameter in the form it asks (Arg). */

@@ -62,7 +62,8 @@ class Publisher : public takt_impl::PublishByPointer<Publisher> {
   Publisher() = default;
   explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p) : impl_(std::move(p)) {}
   using PublishByPointer<Publisher>::publish;
-  template <class M>
+  // (a message type only: a pointer, or anything that is one, takes the pointer forms)
+  template <class M, class = decltype(M::__takt_datatype())>
   void publish(const M &m) const {
     if (!impl_) return;
     takt_impl::Bytes &buf = takt_impl::publish_buffer();
@@ -190,7 +191,7 @@ class SingleSubscriberPublisher : public takt_impl::PublishByPointer<SingleSubsc
   SingleSubscriberPublisher(std::shared_ptr<takt_impl::PubImpl> p, int32_t id, std::string topic, std::string callerid)
       : impl_(std::move(p)), id_(id), topic_(std::move(topic)), callerid_(std::move(callerid)) {}
   using PublishByPointer<SingleSubscriberPublisher>::publish;
-  template <class M>
+  template <class M, class = decltype(M::__takt_datatype())>  // (as Publisher's)
   void publish(const M &m) const {
     takt_impl::Bytes &buf = takt_impl::publish_buffer();
     takt_wire::serialize(m, buf);

@@ -1484,6 +1484,10 @@ TEST(RoscppMessageFilters, EachParameterInItsOwnForm) {
   sync.registerCallback(&MixedForms::on, &m);  // a pointer, an event (its header kept), a reference
   std::vector<uint32_t> generic, bound;
   sync.registerCallback([&](const auto &x, const auto &, auto z) { generic.push_back(x->header.stamp.sec + z->header.stamp.sec); });
+  std::vector<std::function<uint32_t()>> later;  // a generic lambda's parameters kept past the call
+  sync.registerCallback([&](auto x, auto, auto) { later.push_back([x] { return x->header.stamp.sec; }); });
+  // a non-const M::Ptr is a copy of its own (as message_filters'): changing it changes no one else's
+  sync.registerCallback([](const Pt::Ptr &x, const Pt::ConstPtr &, const Pt::ConstPtr &) { x->point.x = 99; });
   sync.registerCallback(boost::bind(+[](std::vector<uint32_t> *out, const boost::shared_ptr<Pt const> &x,
                                         const Pt::ConstPtr &) { out->push_back(x->header.stamp.sec); },
                                     &bound, boost::placeholders::_1, boost::placeholders::_3));
@@ -1501,6 +1505,10 @@ TEST(RoscppMessageFilters, EachParameterInItsOwnForm) {
   sync.add<1>(std::shared_ptr<Pt const>(p));
   sync.add<2>(boost::make_shared<Pt>(*p));
   EXPECT_EQ(bound, std::vector<uint32_t>({7, 8}));
+  EXPECT_EQ(p->point.x, 0.0) << "a callback's M::Ptr was the message itself";
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ(later[0](), 7u);
+  EXPECT_EQ(later[1](), 8u);
   EXPECT_NE(sync.getPolicy(), nullptr);
 }
 
@@ -1512,9 +1520,19 @@ void destroy_in_own_callback() {
   sync->add<1>(p);
 }
 
-TEST(RoscppMessageFilters, ASynchronizerDestroyedByItsOwnCallbackIsRefused) {
+void add_in_own_callback() {
+  message_filters::TimeSynchronizer<Pt, Pt> sync(3);
+  Pt::Ptr p(new Pt), q(new Pt);
+  q->header.stamp = ros::Time(2, 0);
+  sync.registerCallback([&](const Pt::ConstPtr &, const Pt::ConstPtr &) { sync.add<0>(q); });
+  sync.add<0>(p);
+  sync.add<1>(p);
+}
+
+TEST(RoscppMessageFilters, ASynchronizerDestroyedOrGivenAMessageByItsOwnCallbackIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the node's threads run: re-run, not fork
   EXPECT_DEATH(destroy_in_own_callback(), "a Synchronizer destroyed by its own callback: not supported");
+  EXPECT_DEATH(add_in_own_callback(), "a Synchronizer given a message by its own callback: not supported");
 }
 
 // ---- the node's limits (run with small TAKT_ROSCPP_MAX_* by test_roscpp_api_limits) -----------

@@ -54,8 +54,9 @@ class ExactTime {
     Events &set = sets_[stamp];
     std::get<i>(set) = event;
     if (complete(set)) {
-      signal(set);
+      Events done = std::move(set);  // (gone before its callbacks run: a throw does not leave it)
       sets_.erase(stamp);
+      signal(done);
       while (!sets_.empty() && sets_.begin()->first <= stamp) drop_oldest();
     }
     while (queue_size_ > 0 && sets_.size() > queue_size_) drop_oldest();
