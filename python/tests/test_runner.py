@@ -197,7 +197,7 @@ def test_a_callback_deadline_miss_is_told_and_counted(takt, write, tmp_path):
         assert "callback act of ecu missed its deadline: ended " in ln, ln
         assert ln.split(" ms after its release > ")[1].startswith("2.000 ms"), ln
         late = float(ln.split("ended ")[1].split(" ms")[0])
-        assert late > 4.0, ln  # at least its own work
+        assert late >= 4.0, ln  # at least its own work (printed to the µs: 4.0004 ms is "4.000")
     assert told[-1].endswith("[further ones of this callback counted only]")
     result = json.loads((tmp_path / "run_cbmiss_file.json").read_text())
     cbs = {c["name"]: c for c in result["callbacks"]}
