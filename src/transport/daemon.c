@@ -15,6 +15,8 @@
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
 /* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
 #define HB_HISTORY 64u
+/* peer_clock: entities whose newest origin is remembered (the far side's topics: a few) */
+#define PEER_CLOCK_ENTITIES 8
 
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
@@ -118,6 +120,14 @@ struct takt_daemon {
     uint32_t epoch;     /* estimates begun: a frame of an earlier one is not on the current */
     bool known;
     bool ever;          /* an estimate was made before (offset_in then only rises at once) */
+    /* per entity (the last PEER_CLOCK_ENTITIES to arrive): the newest origin received on this
+     * estimate (far clock) and what it was given here; an origin as new is given no less */
+    struct {
+      int64_t far, in;
+      uint32_t used; /* 0: free; else larger for the more recently used */
+      uint16_t entity;
+    } last[PEER_CLOCK_ENTITIES];
+    uint32_t last_tick;
   } pc;
 #endif
   takt_daemon_stats_t stats;
@@ -569,6 +579,31 @@ static void peer_clock_forget_locked(takt_daemon_t *d) {
   d->pc.known = false;
   d->pc.above = 0;
   d->pc.epoch++;
+  memset(d->pc.last, 0, sizeof d->pc.last);
+  d->pc.last_tick = 0;
+}
+
+/* The entry of entity among the last ones received (found, or the least recently used given to
+ * it, empty: far INT64_MIN). */
+static int last_of_locked(takt_daemon_t *d, uint16_t entity) {
+  int lru = 0;
+  if (++d->pc.last_tick == 0) { /* wrapped (2^32 frames): only which entry goes next is lost */
+    for (int i = 0; i < PEER_CLOCK_ENTITIES; i++)
+      if (d->pc.last[i].used != 0) d->pc.last[i].used = 1;
+    d->pc.last_tick = 2;
+  }
+  for (int i = 0; i < PEER_CLOCK_ENTITIES; i++) {
+    if (d->pc.last[i].used != 0 && d->pc.last[i].entity == entity) {
+      d->pc.last[i].used = d->pc.last_tick;
+      return i;
+    }
+    if (d->pc.last[i].used < d->pc.last[lru].used) lru = i;
+  }
+  d->pc.last[lru].entity = entity;
+  d->pc.last[lru].far = INT64_MIN;
+  d->pc.last[lru].in = INT64_MIN;
+  d->pc.last[lru].used = d->pc.last_tick;
+  return lru;
 }
 
 /* A verified frame that left the far side at or after t_info (its clock) arrived at `arrived`
@@ -632,7 +667,8 @@ static int64_t offset_in_locked(takt_daemon_t *d, int64_t arrived) {
 }
 
 /* A received frame's origin on this clock, taken now (its payload verified): sampled first if it
- * is best effort (a reliable frame was sampled when it arrived); never later than its arrival. A
+ * is best effort (a reliable frame was sampled when it arrived); never later than its arrival,
+ * nor earlier than an origin as new of its entity was given before. A
  * frame that arrived under an earlier estimate, or of an unknown origin (0 or less: sent before
  * the far side heard this one), gets its arrival (counted: rx_unmapped); one the far side mapped
  * stays as it is. */
@@ -647,7 +683,18 @@ static int64_t peer_clock_in_locked(takt_daemon_t *d, const rx_slot_t *slot,
   if ((h->flags & TAKT_FRAME_RELIABLE) == 0) peer_clock_sample_locked(d, slot->arrived, h);
   if (!d->pc.known) return slot->arrived; /* cannot be: the sample above made it known */
   if (__builtin_add_overflow(h->t_info, offset_in_locked(d, slot->arrived), &t)) t = INT64_MAX;
-  return t < slot->arrived ? t : slot->arrived;
+  if (t > slot->arrived) t = slot->arrived;
+  /* an origin of an entity as new as one received before is given no less than it was: the
+   * offset falls between frames (a sooner sample, the slew), and a burst of one origin (commands
+   * that came together, answered one by one) would else come out older than its first, refused
+   * by the topic holding that one (TAKT_ELATE) */
+  int k = last_of_locked(d, h->entity);
+  if (h->t_info >= d->pc.last[k].far) {
+    if (t < d->pc.last[k].in) t = d->pc.last[k].in;
+    d->pc.last[k].far = h->t_info;
+    d->pc.last[k].in = t;
+  }
+  return t;
 }
 
 /* A data frame's origin to send, on the far clock, and TAKT_FRAME_MAPPED: 0 (unknown there)

@@ -1038,10 +1038,10 @@ struct PeerClockLine : Line {
   }
   void mcu_reset() { boot = tc.now() - TAKT_NS_PER_MS; }  // 1 ms before its first frame
   // a sends one best-effort frame with this origin on its clock; b takes it: its origin on b's
-  void send(takt_daemon_t *from, int64_t t_info, uint32_t value = 1) {
+  void send(takt_daemon_t *from, int64_t t_info, uint32_t value = 1, uint16_t entity = 3) {
     takt_frame_header_t h{};
     h.priority = 5;
-    h.entity = 3;
+    h.entity = entity;
     h.t_info = t_info;
     ASSERT_EQ(takt_daemon_send(from, &h, reinterpret_cast<const uint8_t *>(&value), 4), TAKT_OK);
   }
@@ -1051,8 +1051,8 @@ struct PeerClockLine : Line {
     EXPECT_EQ(takt_daemon_take(to, &got, reinterpret_cast<uint8_t *>(&v), sizeof v), TAKT_OK);
     return got.t_info;
   }
-  int64_t from_mcu(int64_t t_info) {  // a -> b over the line, b's time for it
-    send(a, t_info);
+  int64_t from_mcu(int64_t t_info, uint16_t entity = 3) {  // a -> b over the line, b's time for it
+    send(a, t_info, 1, entity);
     run_until(tc.now() + kLine);
     return take(b);
   }
@@ -1222,6 +1222,30 @@ TEST(DaemonFakeClock, PeerClockReceivedOriginsNeverJumpBack) {
   EXPECT_LE(third, line.tc.now());
   line.wait(3 * TAKT_NS_PER_S);
   EXPECT_EQ(line.age_of(250 * TAKT_NS_PER_MS), -250 * TAKT_NS_PER_MS);  // exact again
+}
+
+// The MCU answers a burst of commands one by one, each answer (entity 3) with the burst's one
+// origin, 30 ms old, while sooner frames of its other topics (entity 5) lower the offset by 2 ms:
+// every answer gets the time the first got (the slew gave the later ones up to 2 ms less, and a
+// topic holding the first refused them as older than it: TAKT_ELATE, the answers lost). A newer
+// origin of entity 3 follows the offset down again.
+TEST(DaemonFakeClock, PeerClockGivesABurstOfOneOriginOneTime) {
+  PeerClockLine line;
+  line.from_mcu(line.mcu_now() - 2 * TAKT_NS_PER_MS, 5);  // waited 2 ms: the offset 2 ms high
+  const int64_t origin = line.mcu_now() - 30 * TAKT_NS_PER_MS;
+  const int64_t first = line.from_mcu(origin);
+  EXPECT_EQ(first, origin + kMcuBoot + kLine + 2 * TAKT_NS_PER_MS);
+  for (int i = 0; i < 4; i++) {
+    line.wait(20 * TAKT_NS_PER_MS);
+    int64_t fresh = line.from_mcu(line.mcu_now(), 5);  // entity 5: a sooner sample
+    EXPECT_EQ(fresh, line.tc.now());
+    EXPECT_EQ(line.from_mcu(origin), first) << "answer " << i + 1;
+  }
+  EXPECT_EQ(line.stats().peer_clock_offset, kMcuBoot + kLine);  // it fell
+  line.wait(TAKT_NS_PER_S);
+  EXPECT_EQ(line.age_of(0), 0);  // entity 3, newer: on the offset
+  line.wait(10 * TAKT_NS_PER_MS);
+  EXPECT_EQ(line.age_of(3 * TAKT_NS_PER_MS), -3 * TAKT_NS_PER_MS);
 }
 
 // Frames fed to the host's daemon as the line would bring them, their clocks chosen by the test:
