@@ -37,6 +37,7 @@
 /* Entities of the routes on the link: the agent's system file names the same numbers. */
 enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2, ENTITY_LED = 3 };
 enum { PRIO_TIMER = 5, PRIO_CMD = 20 };
+#define CMD_SLOTS 16 /* the agent's window (examples/mcu/ros_agent.yaml) */
 
 static _Alignas(16) uint8_t arena[96 * 1024];
 #define POLL_NS (20 * TAKT_NS_PER_MS) /* the daemon polled at least this often */
@@ -100,8 +101,11 @@ int main(void) {
   TRY("node", takt_node_create(ctx, "mcu_node", &node));
   takt_topic_t *chatter, *cmd, *echo;
   TRY("topic", takt_topic_create(ctx, "chatter", &std_msgs__String__type, 4, &chatter));
-  TRY("topic", takt_topic_create(ctx, "cmd", &std_msgs__String__type, 4, &cmd));
-  TRY("topic", takt_topic_create(ctx, "echo", &std_msgs__String__type, 4, &echo));
+  /* cmd and echo hold what the reliable stream may deliver at once (the agent's window, 16):
+   * commands that came in a burst (the host stalled, or the line ran behind) are all answered —
+   * on_cmd (20) answers each before the echo's forwarding (0) runs, so echo must hold them too */
+  TRY("topic", takt_topic_create(ctx, "cmd", &std_msgs__String__type, CMD_SLOTS, &cmd));
+  TRY("topic", takt_topic_create(ctx, "echo", &std_msgs__String__type, CMD_SLOTS, &echo));
   TRY("publisher", takt_publisher_create(node, chatter, &chatter_pub));
   TRY("publisher", takt_publisher_create(node, echo, &echo_pub));
   takt_callback_attr_t timer_attr = {.priority = PRIO_TIMER};
@@ -122,7 +126,7 @@ int main(void) {
 
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 288; /* a std_msgs/String of 255 characters: 4 + 255 bytes */
-  dc.tx_nodes = 8;
+  dc.tx_nodes = CMD_SLOTS + 4; /* a window of unacknowledged echoes, and room for chatter */
   dc.rx_frames = 17;    /* above the agent's window (16) */
   dc.polled = true;
   takt_daemon_t *daemon;

@@ -420,6 +420,8 @@ void takt_system_client_counts(const takt_system_t *sys, uint32_t index, uint64_
                                uint64_t *refused);
 takt_chain_t *takt_system_chain(const takt_system_t *sys, uint32_t index);
 takt_bridge_t *takt_system_bridge(const takt_system_t *sys, uint32_t index);
+/** The bridge of the `ros1:` section (its routes' counts: takt_bridge_get_stats), NULL without. */
+takt_bridge_t *takt_system_ros1_bridge(const takt_system_t *sys);
 /** The shared-memory attachment of a system with shared topics (NULL without). */
 takt_shm_t *takt_system_shm(const takt_system_t *sys);
 /** The `ros1:` section's node was asked to shut down through its slave API (`rosnode kill`):

@@ -1368,6 +1368,8 @@ takt_bridge_t *takt_system_bridge(const takt_system_t *s, uint32_t index) {
   return index < s->desc.n_links ? s->bridges[index] : NULL;
 }
 
+takt_bridge_t *takt_system_ros1_bridge(const takt_system_t *s) { return s->ros1_bridge; }
+
 takt_daemon_t *takt_system_daemon(const takt_system_t *s, uint32_t index) {
   return index < s->desc.n_links ? s->daemons[index] : NULL;
 }

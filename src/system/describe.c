@@ -256,6 +256,11 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
                   "the far side", src, l->line, l->name, t->name, t->type, r->type);
     snprintf(t->type, sizeof t->type, "%s", r->type);
     t->size = size;
+    /* a reliable route to the far side keeps what its window may hold back: a burst (a host
+     * that stalled, a line slower than the messages) is sent whole, not cut to the last 4 */
+    uint32_t window = l->window > 0 ? l->window : TAKT_DAEMON_WINDOW_DEFAULT;
+    if (!published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0 && t->slots < window)
+      t->slots = window;
     uint32_t *count = published ? &l->n_imports : &l->n_exports;
     if (*count == TAKT_SYSTEM_MAX_ROUTES)
       return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d routes each way", src,

@@ -635,7 +635,10 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
             "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_known\": %s, "
             "\"peer_clock_offset_ns\": %lld, \"peer_clock_estimates\": %llu, "
-            "\"peer_clock_jumps\": %llu, \"tx_unmapped\": %llu, \"rx_unmapped\": %llu}",
+            "\"peer_clock_jumps\": %llu, \"tx_unmapped\": %llu, \"rx_unmapped\": %llu, "
+            "\"rx_overflow\": %llu, \"rx_duplicates\": %llu, \"rx_skipped\": %llu, "
+            "\"peer_restarts\": %llu, \"unknown_entity\": %llu, \"decode_errors\": %llu, "
+            "\"publish_errors\": %llu}",
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
             (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
@@ -646,9 +649,24 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             d->links[i].peer_clock ? "true" : "false", ds.peer_clock_known ? "true" : "false",
             (long long)ds.peer_clock_offset, (unsigned long long)ds.peer_clock_estimates,
             (unsigned long long)ds.peer_clock_jumps, (unsigned long long)ds.tx_unmapped,
-            (unsigned long long)ds.rx_unmapped);
+            (unsigned long long)ds.rx_unmapped, (unsigned long long)ds.rx_overflow,
+            (unsigned long long)ds.rx_duplicates, (unsigned long long)ds.rx_skipped,
+            (unsigned long long)ds.peer_restarts, (unsigned long long)bs.unknown_entity,
+            (unsigned long long)bs.decode_errors, (unsigned long long)bs.publish_errors);
   }
   fprintf(f, "%s],\n", d->n_links ? "\n  " : "");
+  takt_bridge_t *ros1 = takt_system_ros1_bridge(sys);
+  if (ros1 != NULL) { /* the ros1 section's routes: ROS 1 messages in, takt messages out */
+    takt_bridge_stats_t bs;
+    takt_bridge_get_stats(ros1, &bs);
+    fprintf(f,
+            "  \"ros1\": {\"imported\": %llu, \"rx_queue_full\": %llu, \"forwarded\": %llu, "
+            "\"forward_refused\": %llu, \"publish_errors\": %llu, \"requests_served\": %llu, "
+            "\"requests_forwarded\": %llu},\n",
+            (unsigned long long)bs.imported, (unsigned long long)bs.rx_queue_full,
+            (unsigned long long)bs.forwarded, (unsigned long long)bs.forward_refused,
+            (unsigned long long)bs.publish_errors, (unsigned long long)bs.requests_served, (unsigned long long)bs.requests_forwarded);
+  }
   takt_system_dds_counts_t dc;
   if (takt_system_dds_counts(sys, &dc))
     fprintf(f,
