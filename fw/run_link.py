@@ -169,6 +169,7 @@ def end_all(who: str, procs: list, q: "Qemu | None", fd: "int | None", ok: bool)
     QEMU and the held terminal; show the firmware's console when the test failed."""
     for p in reversed(procs):
         if p.poll() is None:
+            p.send_signal(signal.SIGCONT)  # one a test stopped (SIGSTOP) takes the SIGINT too
             p.send_signal(signal.SIGINT)
             try:
                 p.wait(10)

@@ -10,8 +10,8 @@ ctest runs it (fw/TaktFirmware.cmake); by hand:
 
 Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
 order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
-/echo, exactly once and in order, though the agent is stopped for a second while they come (a
-burst of commands of one origin time, answered faster than the line carries the answers); `rosservice call /led` is answered by the MCU's service;
+/echo, exactly once and in order, though the agent is stopped for a second as they are sent
+(they come as a burst of one origin time, answered faster than the line carries the answers); `rosservice call /led` is answered by the MCU's service;
 rosnode/rostopic show /mcu_node with its topics and service; after the MCU is reset (QEMU's
 system_reset) its messages come through again within seconds, counted from 0; and
 (with rosmaster) the node is gone from `rosnode list` once the agent stops.
@@ -39,8 +39,7 @@ PEERS = REPO / "tests" / "ros1" / "peers"
 ROSPY = "/usr/bin/python3"
 RUN_BEFORE_RESET = 10.0  # s the MCU has run before it is reset (longer than RESET_WITHIN)
 RESET_WITHIN = 6.0       # s from the reset to three messages on a rospy listener
-STALL_AFTER = 0.5        # s after the talker starts, the agent is stopped
-STALL_S = 1.0            # s it stays stopped
+STALL_S = 1.0            # s the agent is stopped as the commands come
 
 
 def free_port() -> int:
@@ -151,15 +150,22 @@ def main() -> int:
         if not wait_for("the /echo connection",
                         lambda: "/rospy_listener" in tool(env, "/usr/bin/rostopic", "info", "/echo"), 15):
             return 1
-        # the agent stops for STALL_S while the talker starts and talks (a host busy elsewhere):
-        # the commands that waited come as a burst, all of one origin time, and the MCU's
-        # answers leave more slowly than they are made; still each one is answered
+        # the agent stops for STALL_S as the talker begins to publish (a host busy elsewhere):
+        # the ten commands wait in the connection and come as a burst, read at once (one origin
+        # time), and the MCU answers them faster than the line carries the answers; still each
+        # one is answered
         talker = subprocess.Popen([ROSPY, str(PEERS / "talker.py"), "/cmd", "10", "ping"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(STALL_AFTER)
+        procs.append(talker)
+        started_line = talker.stdout.readline().strip()
+        if started_line != "talker: publishing":
+            print(f"run_ros1: FAIL: the talker did not begin to publish: {started_line!r}")
+            return 1
         agent.send_signal(signal.SIGSTOP)
-        time.sleep(STALL_S)
-        agent.send_signal(signal.SIGCONT)
+        try:
+            time.sleep(STALL_S)
+        finally:
+            agent.send_signal(signal.SIGCONT)
         talk_out, _ = talker.communicate(timeout=40)
         echo_out, _ = listener.communicate(timeout=30)
         echoes = re.findall(r"^got: (.*)$", echo_out, re.M)

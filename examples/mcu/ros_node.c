@@ -37,7 +37,7 @@
 /* Entities of the routes on the link: the agent's system file names the same numbers. */
 enum { ENTITY_CHATTER = 0, ENTITY_CMD = 1, ENTITY_ECHO = 2, ENTITY_LED = 3 };
 enum { PRIO_TIMER = 5, PRIO_CMD = 20 };
-#define CMD_SLOTS 16 /* the agent's window (examples/mcu/ros_agent.yaml) */
+#define CMD_SLOTS 16 /* the reliable window: the agent's (examples/mcu/ros_agent.yaml) and ours */
 
 static _Alignas(16) uint8_t arena[96 * 1024];
 #define POLL_NS (20 * TAKT_NS_PER_MS) /* the daemon polled at least this often */
@@ -87,6 +87,43 @@ static takt_err_t on_led(takt_service_t *srv, const takt_message_t *request, voi
   return TAKT_OK;
 }
 
+/* Losses on the link, told on the console when they grow (at most once a second): what was
+ * dropped and where, as the agent's `takt run --json` tells its side's. */
+typedef struct losses {
+  uint64_t rx_overflow, rx_crc_errors, rx_garbage_bytes, tx_full, tx_evicted, forward_refused,
+      publish_errors, unknown_entity;
+  uint32_t uart_dropped, uart_overruns;
+} losses_t;
+
+static losses_t losses_now(takt_daemon_t *d, takt_bridge_t *b, takt_link_t *l) {
+  takt_daemon_stats_t ds;
+  takt_bridge_stats_t bs;
+  takt_uart_stats_t us;
+  takt_daemon_get_stats(d, &ds);
+  takt_bridge_get_stats(b, &bs);
+  takt_uart_get_stats(takt_link_uart(l), &us);
+  return (losses_t){.rx_overflow = ds.rx_overflow, .rx_crc_errors = ds.rx_crc_errors,
+                    .rx_garbage_bytes = ds.rx_garbage_bytes, .tx_full = ds.tx_full, .tx_evicted = ds.tx_evicted,
+                    .forward_refused = bs.forward_refused, .publish_errors = bs.publish_errors,
+                    .unknown_entity = bs.unknown_entity, .uart_dropped = us.rx_dropped,
+                    .uart_overruns = us.rx_overruns};
+}
+
+static void tell_losses(const losses_t *x) {
+  char line[200];
+  snprintf(line, sizeof line,
+           "ros_node: losses: rx_overflow %lu crc %lu garbage_bytes %lu tx_full %lu "
+           "tx_evicted %lu forward_refused %lu publish_errors %lu unknown_entity %lu uart_dropped %lu "
+           "uart_overruns %lu\n",
+           (unsigned long)x->rx_overflow, (unsigned long)x->rx_crc_errors,
+           (unsigned long)x->rx_garbage_bytes, (unsigned long)x->tx_full,
+           (unsigned long)x->tx_evicted,
+           (unsigned long)x->forward_refused, (unsigned long)x->publish_errors,
+           (unsigned long)x->unknown_entity, (unsigned long)x->uart_dropped,
+           (unsigned long)x->uart_overruns);
+  takt_cortexm_puts(line);
+}
+
 #define TRY(what, call) TAKT_CORTEXM_TRY("ros_node", what, call)
 
 int main(void) {
@@ -101,9 +138,9 @@ int main(void) {
   TRY("node", takt_node_create(ctx, "mcu_node", &node));
   takt_topic_t *chatter, *cmd, *echo;
   TRY("topic", takt_topic_create(ctx, "chatter", &std_msgs__String__type, 4, &chatter));
-  /* cmd and echo hold what the reliable stream may deliver at once (the agent's window, 16):
-   * commands that came in a burst (the host stalled, or the line ran behind) are all answered —
-   * on_cmd (20) answers each before the echo's forwarding (0) runs, so echo must hold them too */
+  /* cmd and echo hold what a reliable window lets through (16, the agent's and this side's):
+   * commands that came in a burst (the host stalled) are all answered, and answers made faster
+   * than the line carries them (on_cmd, 20, runs before the echo's forwarding, 0) all leave */
   TRY("topic", takt_topic_create(ctx, "cmd", &std_msgs__String__type, CMD_SLOTS, &cmd));
   TRY("topic", takt_topic_create(ctx, "echo", &std_msgs__String__type, CMD_SLOTS, &echo));
   TRY("publisher", takt_publisher_create(node, chatter, &chatter_pub));
@@ -113,6 +150,7 @@ int main(void) {
   TRY("timer", takt_timer_create(node, "tick", 100 * MS, 0, on_tick, NULL, &timer_attr, &tick));
   takt_subscription_options_t cmd_opts = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
   cmd_opts.attr.priority = PRIO_CMD;
+  cmd_opts.depth = CMD_SLOTS;
   takt_subscription_t *cmd_sub;
   TRY("subscription", takt_subscription_create(node, cmd, "on_cmd", on_cmd, NULL, &cmd_opts,
                                                &cmd_sub));
@@ -126,7 +164,8 @@ int main(void) {
 
   takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
   dc.max_payload = 288; /* a std_msgs/String of 255 characters: 4 + 255 bytes */
-  dc.tx_nodes = CMD_SLOTS + 4; /* a window of unacknowledged echoes, and room for chatter */
+  dc.window = CMD_SLOTS;        /* unacknowledged echoes at most */
+  dc.tx_nodes = CMD_SLOTS + 4; /* a window of them, and room for chatter and answers */
   dc.rx_frames = 17;    /* above the agent's window (16) */
   dc.polled = true;
   takt_daemon_t *daemon;
@@ -166,10 +205,18 @@ int main(void) {
    * frame that leaves from the link interrupt arms a timeout the loop learns of only at its next
    * poll (the spin does not return for it): at least every POLL_NS, or a lost frame would wait
    * for the next one sent (docs/mcu.md, "A firmware of its own"). */
+  losses_t told = losses_now(daemon, bridge, link);
+  int64_t look_at = takt_time_now() + TAKT_NS_PER_S;
   for (;;) {
     int64_t now = takt_time_now(), next = takt_daemon_poll(daemon);
     if (next > now + POLL_NS) next = now + POLL_NS;
     TRY("spin", takt_executor_spin_until(exec, next));
+    if (takt_time_now() >= look_at) { /* a line when a loss counter grew */
+      losses_t x = losses_now(daemon, bridge, link);
+      if (memcmp(&x, &told, sizeof x) != 0) tell_losses(&x);
+      told = x;
+      look_at = takt_time_now() + TAKT_NS_PER_S;
+    }
   }
   return 0;
 }

@@ -6,8 +6,8 @@
  * types without hooks, for topics, requests and answers alike.
  *
  * An exported topic is forwarded by a subscription of the bridge node (run by the executor the
- * node is attached to; the backend never makes it wait for the line; its queue as deep as the
- * topic's slots, at least the default 8), or from the publishing
+ * node is attached to; the backend never makes it wait for the line; its queue 8 deep, or for a
+ * reliable route as deep as the topic's slots if more), or from the publishing
  * thread itself (send_in_publisher); a message the bridge itself imported into a topic is never
  * sent back out by the same bridge's export of that topic; an imported one is
  * published locally, with the origin time t_info the message carries, by the bridge's receive

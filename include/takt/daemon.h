@@ -21,8 +21,11 @@
  * of TAKT_FRAME_SIZE(max_payload) bytes (never less than a HEARTBEAT's or ACKNACK's 12-byte
  * payload), with their queues. Full policies: a send with no free
  * buffer node first reclaims the oldest pending reliable node if it has waited longer than
- * abandon_after (counted, as PoDS reclaims expired pending nodes), else fails with TAKT_EFULL
- * (nothing queued, nothing lost); a reliable send beyond the window fails with TAKT_EBUSY (PODS)
+ * abandon_after (counted, as PoDS reclaims expired pending nodes); then (PODS) takes the node of
+ * the least urgent best-effort data frame still queued, if it is less urgent than the send (the
+ * oldest of that priority; that frame dropped, counted: tx_evicted), so frames waiting for the
+ * line never keep a more urgent one out; else fails with TAKT_EFULL (nothing queued, nothing
+ * lost); a reliable send beyond the window fails with TAKT_EBUSY (PODS)
  * or waits (MICROROS); a data frame arriving when every receive slot is taken is dropped and
  * counted (rx_overflow) — a reliable one is then sent again.
  *
@@ -167,6 +170,7 @@ typedef struct takt_daemon_config {
 
 typedef struct takt_daemon_stats {
   uint64_t tx_frames, tx_full;                  /* sent; refused for want of a node */
+  uint64_t tx_evicted; /* PODS: queued best-effort frames dropped for a more urgent frame's node */
   uint64_t rx_frames, rx_crc_errors, rx_overflow; /* data frames accepted, failed, dropped */
   uint64_t rx_garbage_bytes;                    /* dropped by the deframer */
   uint64_t retransmissions, timeouts, abandoned; /* reliable sender */

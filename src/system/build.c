@@ -767,6 +767,10 @@ static takt_err_t build_links(takt_system_t *s) {
     /* frames held out of order take receive slots: with fewer slots than the window they could
      * take them all, and the frame they wait for would find none */
     if (dc.rx_frames < dc.window + 1u) dc.rx_frames = dc.window + 1u;
+    /* reliable frames hold a buffer node until acknowledged: with fewer nodes than the window,
+     * unacknowledged ones could take them all, and a send within the window be refused (EFULL);
+     * 4 more for best-effort frames and answers meanwhile */
+    if (dc.tx_nodes < dc.window + 4u) dc.tx_nodes = dc.window + 4u;
     if (s->max_payload > dc.max_payload) dc.max_payload = s->max_payload;
     if (dc.max_payload > TAKT_FRAME_MAX_PAYLOAD)
       return fail(s, l->line, TAKT_ESIZE, "%s: a topic of %u bytes is larger than a frame (%u)",

@@ -246,6 +246,7 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     return fail(err, errlen, TAKT_ENOTSUP, "%s:%d: link '%s': described topics need the ROS message "
                 "types, and this build of takt has none", src, l->line, l->name);
 #endif
+    bool declared = takt_system_desc_find_topic(desc, r->topic) >= 0; /* its slots the file's */
     int ti = find_or_add_topic(desc, r->topic, l->line);
     if (ti < 0)
       return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d topics", src, l->line,
@@ -259,7 +260,8 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     /* a reliable route to the far side keeps what its window may hold back: a burst (a host
      * that stalled, a line slower than the messages) is sent whole, not cut to the last 4 */
     uint32_t window = l->window > 0 ? l->window : TAKT_DAEMON_WINDOW_DEFAULT;
-    if (!published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0 && t->slots < window)
+    if (!declared && !published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0 &&
+        t->slots < window)
       t->slots = window;
     uint32_t *count = published ? &l->n_imports : &l->n_exports;
     if (*count == TAKT_SYSTEM_MAX_ROUTES)

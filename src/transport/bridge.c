@@ -838,13 +838,14 @@ static takt_err_t add_route(takt_bridge_t *b, takt_topic_t *topic, const takt_ty
       }
 #endif
       if (rc != TAKT_OK) {
-        /* the forwarding callback runs at the priority of the frame it makes; its queue holds
-         * as many messages as the topic does (a burst the topic keeps is forwarded whole) */
+        /* the forwarding callback runs at the priority of the frame it makes; a reliable
+         * route's queue holds as many messages as the topic does (a burst the topic keeps is
+         * forwarded whole; a best-effort one keeps the latest 8) */
         char name[32];
         snprintf(name, sizeof name, "export_%u", entity);
         takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
         o.attr.priority = priority;
-        if (topic->nslots > o.depth) o.depth = topic->nslots;
+        if (reliable && topic->nslots > o.depth) o.depth = topic->nslots;
         takt_subscription_t *sub;
         rc = takt_subscription_create(b->node, topic, name, forward, r, &o, &sub);
         if (rc == TAKT_OK && b->cfg.send_in_publisher) COUNT(b, exports_by_job);

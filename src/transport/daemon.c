@@ -15,7 +15,9 @@
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
 /* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
 #define HB_HISTORY 64u
-/* peer_clock: entities whose newest origin is remembered (the far side's topics: a few) */
+/* peer_clock: entities whose newest origin is remembered (the far side's topics: a few; with
+ * more taking turns, the least recently received is forgotten and its next origin mapped as if
+ * it were its first) */
 #define PEER_CLOCK_ENTITIES 8
 
 typedef struct tx_node {
@@ -690,7 +692,8 @@ static int64_t peer_clock_in_locked(takt_daemon_t *d, const rx_slot_t *slot,
    * by the topic holding that one (TAKT_ELATE) */
   int k = last_of_locked(d, h->entity);
   if (h->t_info >= d->pc.last[k].far) {
-    if (t < d->pc.last[k].in) t = d->pc.last[k].in;
+    int64_t floor = d->pc.last[k].in < slot->arrived ? d->pc.last[k].in : slot->arrived;
+    if (t < floor) t = floor; /* still no later than its arrival */
     d->pc.last[k].far = h->t_info;
     d->pc.last[k].in = t;
   }
@@ -1031,6 +1034,8 @@ uint32_t takt_daemon_max_payload(const takt_daemon_t *d) { return d->cfg.max_pay
 /* Queue one data frame (lock held) and say in *t what a micro-ROS sender waits for. Never waits:
  * a full reliable window is TAKT_EBUSY in PODS, TAKT_EAGAIN in MICROROS (nothing queued; *t names
  * room in the window). */
+static tx_node_t *evict_locked(takt_daemon_t *d, uint8_t priority);
+
 static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
                                const uint8_t *payload, uint32_t n, takt_daemon_ticket_t *t) {
   takt_frame_header_t fh = *h;
@@ -1055,6 +1060,7 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
   } else if (node != NULL) {
     d->free_nodes = node->next_free;
   }
+  if (node == NULL && d->cfg.mode == TAKT_DAEMON_PODS) node = evict_locked(d, fh.priority);
   if (node == NULL) {
     d->stats.tx_full++;
     return TAKT_EFULL;
@@ -1079,6 +1085,26 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
   takt__heap_push(&d->exec_queue, node);
   start_next_locked(d);
   return TAKT_OK;
+}
+
+/* No free node for a frame of `priority`: the node of the least urgent best-effort data frame
+ * still queued below that priority (the oldest of them), its frame dropped and counted, so that
+ * frames waiting for the line never keep a more urgent one out of it. A reliable frame (numbered:
+ * its loss would stall the stream), a control frame and the frame on the line or set aside on it
+ * are never taken. At most tx_nodes looked at. */
+static tx_node_t *evict_locked(takt_daemon_t *d, uint8_t priority) {
+  tx_node_t *victim = NULL;
+  for (uint32_t i = 0; i < d->exec_queue.n; i++) {
+    tx_node_t *n = d->exec_queue.a[i];
+    if (n->control || n->reliable || n->priority >= priority) continue;
+    if (victim == NULL || n->priority < victim->priority ||
+        (n->priority == victim->priority && n->order < victim->order))
+      victim = n;
+  }
+  if (victim == NULL) return NULL;
+  takt__heap_remove(&d->exec_queue, victim);
+  d->stats.tx_evicted++;
+  return victim;
 }
 
 /* micro-ROS: wait (lock held, let go while waiting) until the frame of t has left the line, and

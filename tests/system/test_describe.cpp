@@ -78,8 +78,9 @@ struct DescribeTest : ::testing::Test {
   std::string far_spec() const {
     return "udp:127.0.0.1:" + std::to_string(there) + ":127.0.0.1:" + std::to_string(here);
   }
-  void parse(bool ros1, bool dds = false, const char *dds_node = nullptr) {
-    std::string text = "name: agent\nnodes:\n  - name: agent\nlinks:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
+  void parse(bool ros1, bool dds = false, const char *dds_node = nullptr, const char *topics = "") {
+    std::string text = std::string("name: agent\n") + topics +
+                       "nodes:\n  - name: agent\nlinks:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
                        std::to_string(here) + ":127.0.0.1:" + std::to_string(there) +
                        "', describe: true}\n";
     if (ros1) text += "ros1:\n  master: http://127.0.0.1:1/\n";
@@ -113,6 +114,12 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   EXPECT_EQ(l.exports[0].entity, 1);
   EXPECT_EQ(l.exports[0].priority, 20);
   EXPECT_TRUE(l.exports[0].reliable);  // as the far side asked
+  // chatter (in) has the 4 slots of a topic only named; cmd (out, reliable) the link's window:
+  // a burst the window lets through is kept whole
+  EXPECT_STREQ(desc->topics[0].name, "chatter");
+  EXPECT_EQ(desc->topics[0].slots, 4u);
+  EXPECT_STREQ(desc->topics[1].name, "cmd");
+  EXPECT_EQ(desc->topics[1].slots, TAKT_DAEMON_WINDOW_DEFAULT);
   ASSERT_EQ(desc->ros1.n_exports, 1u);
   EXPECT_STREQ(desc->ros1.exports[0].ros_name, "/chatter");
   EXPECT_STREQ(desc->ros1.exports[0].type, "std_msgs/String");
@@ -122,6 +129,19 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   takt_bridge_stats_t st;
   takt_bridge_get_stats(far.bridge, &st);
   EXPECT_EQ(st.unknown_entity, 0u);
+}
+
+// a topic the file declares keeps its slots (a shared one must match the domain's other
+// processes): the window's rule is for topics only described
+TEST_F(DescribeTest, ADeclaredTopicKeepsItsSlots) {
+  parse(true, false, nullptr, "topics:\n  - {name: cmd, slots: 2}\n");
+  FarSide far(far_spec(), &std_msgs__String__type);
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
+      << err;
+  int ti = takt_system_desc_find_topic(desc.get(), "cmd");
+  ASSERT_GE(ti, 0);
+  EXPECT_EQ(desc->topics[ti].slots, 2u);
+  EXPECT_STREQ(desc->topics[ti].type, "std_msgs/String");
 }
 
 // with a dds: section the same topics go to DDS too (ROS 2's rt/<topic>), at the same priorities

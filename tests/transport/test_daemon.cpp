@@ -3,9 +3,9 @@
 // Orders and counts are asserted, not durations: the slow emulated line makes each order certain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <ostream>
@@ -192,6 +192,51 @@ TEST(Daemon, FullPoolsRefuseAndCount) {
   EXPECT_EQ(st.tx_full, 1u);
   uint8_t big[5000] = {0};
   EXPECT_EQ(takt_daemon_send(p.tx, &(const takt_frame_header_t &)hdr(1, 1), big, sizeof big), TAKT_ESIZE);
+}
+
+// A full pool and a more urgent frame (PODS): it takes the node of the least urgent best-effort
+// frame still queued (the oldest of that priority), which is dropped and counted; a reliable
+// frame (numbered: a gap would stall the stream) and the frame on the line are never taken, and
+// a frame no more urgent than any queued one is refused as before.
+TEST(Daemon, FullPoolGivesAMoreUrgentFrameTheNodeOfTheLeastUrgent) {
+  Pair p;
+  p.open(TAKT_DAEMON_PODS, 9600, /*tx_nodes=*/5, /*rx_frames=*/8);
+  uint8_t payload[50] = {0};
+  auto send = [&](uint8_t prio, uint16_t entity, bool reliable = false) {
+    takt_frame_header_t h = hdr(prio, entity);
+    if (reliable) h.flags |= TAKT_FRAME_RELIABLE;
+    return takt_daemon_send(p.tx, &h, payload, sizeof payload);
+  };
+  ASSERT_EQ(send(1, 0), TAKT_OK);        // on the line
+  ASSERT_EQ(send(0, 3, true), TAKT_OK);  // queued, reliable, the least urgent
+  ASSERT_EQ(send(1, 1), TAKT_OK);        // queued: the oldest of the least urgent best effort
+  ASSERT_EQ(send(1, 4), TAKT_OK);
+  ASSERT_EQ(send(2, 2), TAKT_OK);        // the pool is full
+  EXPECT_EQ(send(5, 9), TAKT_OK);        // takes entity 1's node
+  EXPECT_EQ(send(1, 7), TAKT_EFULL);     // no less urgent one queued: refused
+  takt_daemon_stats_t st;
+  takt_daemon_get_stats(p.tx, &st);
+  EXPECT_EQ(st.tx_evicted, 1u);
+  EXPECT_EQ(st.tx_full, 1u);
+  p.wait_arrived(5);
+  std::vector<uint16_t> got = take_all(p.rx);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint16_t>{0, 2, 3, 4, 9}));
+}
+
+// micro-ROS's mode keeps micro-ROS's policy: a full pool refuses whatever the priority
+TEST(Daemon, MicroRosModeNeverEvicts) {
+  Pair p;
+  p.open(TAKT_DAEMON_MICROROS, 9600, /*tx_nodes=*/2, /*rx_frames=*/8);
+  uint8_t payload[50] = {0};
+  takt_daemon_ticket_t t;
+  takt_frame_header_t lo = hdr(1, 0), lo2 = hdr(1, 1), hi = hdr(5, 9);
+  ASSERT_EQ(takt_daemon_send_queue(p.tx, &lo, payload, sizeof payload, &t), TAKT_OK);
+  ASSERT_EQ(takt_daemon_send_queue(p.tx, &lo2, payload, sizeof payload, &t), TAKT_OK);
+  EXPECT_EQ(takt_daemon_send_queue(p.tx, &hi, payload, sizeof payload, &t), TAKT_EFULL);
+  takt_daemon_stats_t st;
+  takt_daemon_get_stats(p.tx, &st);
+  EXPECT_EQ(st.tx_evicted, 0u);
 }
 
 }  // namespace

@@ -630,7 +630,7 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     json_str(f, d->links[i].spec);
     fprintf(f,
             ", \"mode\": \"%s\", \"tx_frames\": %llu, "
-            "\"tx_full\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
+            "\"tx_full\": %llu, \"tx_evicted\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
             "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_known\": %s, "
@@ -640,7 +640,8 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "\"peer_restarts\": %llu, \"unknown_entity\": %llu, \"decode_errors\": %llu, "
             "\"publish_errors\": %llu}",
             d->links[i].microros ? "microros" : "pods", (unsigned long long)ds.tx_frames,
-            (unsigned long long)ds.tx_full, (unsigned long long)ds.rx_frames,
+            (unsigned long long)ds.tx_full, (unsigned long long)ds.tx_evicted,
+            (unsigned long long)ds.rx_frames,
             (unsigned long long)ds.rx_crc_errors,
             (unsigned long long)(ds.retransmissions + ds.timeouts), (unsigned long long)bs.forwarded,
             (unsigned long long)bs.imported, (unsigned long long)bs.forward_refused,

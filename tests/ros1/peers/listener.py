@@ -14,6 +14,8 @@ def main() -> int:
     got = []
 
     def on_msg(msg: String) -> None:
+        if len(got) == count:  # after the COUNT-th, until the shutdown takes effect: not printed
+            return
         got.append(msg.data)
         print(f"got: {msg.data}", flush=True)
         if len(got) == count:

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """rospy talker for the ROS 1 tests: waits (at most 15 s) for a subscriber, then publishes
-COUNT std_msgs/String messages "PREFIX i" on TOPIC at 50 Hz and exits."""
+COUNT std_msgs/String messages "PREFIX i" on TOPIC at 50 Hz (after a line "talker: publishing")
+and exits."""
 import sys
 import time
 
@@ -19,6 +20,7 @@ def main() -> int:
             return 1
         time.sleep(0.02)
     time.sleep(0.2)  # the subscriber's side of the connection settles
+    print("talker: publishing", flush=True)
     rate = rospy.Rate(50)
     for i in range(count):
         pub.publish(String(data=f"{prefix} {i}"))
