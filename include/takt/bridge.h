@@ -84,10 +84,11 @@ typedef struct takt_bridge_config {
   uint32_t max_topics;   /* topic routes, exported and imported together */
   uint32_t max_services; /* service routes, imported and exported together */
   uint32_t max_calls;    /* requests of one bridged service in flight at once */
-  /* A request without an answer this long fails when its slot is needed (every slot of its
-   * service is in flight: the oldest expired ones are failed and their slots taken), so lost
-   * requests or answers never hold slots for good; 0: never. An answer that comes after its
-   * request failed is dropped (the correlation carries the slot's generation). */
+  /* A request without an answer this long fails: at the latest call_timeout_ns / 2 later (a
+   * timer of the bridge node, made with the first imported service, at its priority), or when
+   * its slot is needed (every slot of its service in flight); so a lost request or answer never
+   * holds a slot or its caller for good; 0: never. An answer that comes after its request failed
+   * is dropped (the correlation carries the slot's generation). */
   int64_t call_timeout_ns;
   uint32_t max_message;  /* bytes of the largest message, request or response in memory (the
                             types' size; serialized sizes are bounded by the backend) */

@@ -116,6 +116,10 @@ struct takt_bridge {
 
   takt__lock_t lock;       /* level BRIDGE: configuration and the receive side */
   uint32_t n_routes, n_calls;
+  /* imported services: a timer of the bridge node fails their requests unanswered for
+   * call_timeout_ns; it reads calls[] below calls_ready (stored once a route is complete) */
+  takt_timer_t *expiry;
+  _Atomic uint32_t calls_ready;
   char describe_node[TAKT_NAME_MAX]; /* takt_bridge_describe's ("": no description) */
   uint8_t *in_frame, *in_msg; /* the receive side's scratch */
   bool running, stop;      /* the receive thread */
@@ -301,6 +305,17 @@ static bool expire_calls(takt_bridge_t *b, call_route_t *cr) {
     freed = true;
   }
   return freed;
+}
+
+/* import: every call_timeout_ns / 2, the requests unanswered for call_timeout_ns fail (a lost
+ * request or answer: the caller learns of it then, not only when its slot is needed) */
+static void on_expiry(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  takt_bridge_t *b = user;
+  uint32_t n = atomic_load_explicit(&b->calls_ready, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++)
+    if (b->calls[i].proxy != NULL) (void)expire_calls(b, &b->calls[i]);
 }
 
 /* import: the local stand-in sends the request and answers when the remote answer comes back
@@ -775,6 +790,7 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   }
   takt_wakeup_init(&b->rx_wake);
   atomic_init(&b->waker, WAKE_NONE);
+  atomic_init(&b->calls_ready, 0);
   if ((rc = ops->start(backend.self, b)) < 0) {
     (void)takt_node_destroy(b->node);
     takt__lock_fini(&b->tx_lock);
@@ -919,17 +935,27 @@ static takt_err_t add_call(takt_bridge_t *b, const char *name, const takt_type_s
     cr->client = NULL;
     for (uint32_t i = 0; i < b->cfg.max_calls; i++) atomic_init(&cr->word[i], 0);
     if (import) {
+      if (b->expiry == NULL && b->cfg.call_timeout_ns > 0) { /* the first import: its timer */
+        int64_t period = b->cfg.call_timeout_ns / 2 > TAKT_NS_PER_MS ? b->cfg.call_timeout_ns / 2
+                                                                     : TAKT_NS_PER_MS;
+        takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
+        attr.priority = priority;
+        rc = takt_timer_create(b->node, "expire_calls", period, 0, on_expiry, b, &attr, &b->expiry);
+      }
       takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
       o.depth = b->cfg.max_calls;
       o.attr.priority = priority;
-      rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
+      if (rc == TAKT_OK) rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
     } else {
       takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
       o.max_pending = b->cfg.max_calls;
       o.attr.priority = priority;
       rc = takt_client_create(b->node, name, req, resp, answered, cr, &o, &cr->client);
     }
-    if (rc == TAKT_OK) b->n_calls++;
+    if (rc == TAKT_OK) {
+      b->n_calls++;
+      atomic_store_explicit(&b->calls_ready, b->n_calls, memory_order_release);
+    }
   }
   takt__lock_give(&b->lock);
   return rc;

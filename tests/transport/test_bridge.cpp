@@ -787,6 +787,36 @@ TEST(BridgeServices, LostCallsExpireWhenTheirSlotsAreNeededAndLateAnswersAreDrop
   EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
 }
 
+// A lost request or answer fails its call after call_timeout_ns, also while slots are free: the
+// bridge node's timer (every call_timeout_ns / 2) fails what waited that long, so a caller — a
+// ROS 1 client served through the bridge — hears of it instead of waiting for ever.
+TEST(BridgeServices, LostCallsFailAfterTheTimeoutWithSlotsFree) {
+  takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
+  cfg.max_calls = 4;
+  cfg.call_timeout_ns = 100 * TAKT_NS_PER_MS;
+  Bench k(&cfg);
+  ASSERT_EQ(takt_bridge_import_service(k.b, "remote", &kReading, &kReading, 20, 3), TAKT_OK);
+  takt_client_t *cli;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_client_create(k.app, "remote", &kReading, &kReading, nullptr, nullptr, &co, &cli),
+            TAKT_OK);
+  k.attach();
+  const Reading req{7, 1};
+  takt_future_t f;
+  k.tc.advance_to(1000);
+  ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  ASSERT_EQ(k.fake.sent.size(), 1u);  // it left; no answer will come
+  k.tc.advance_to(60 * TAKT_NS_PER_MS);  // the timer ran at 50 ms: not yet
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_PENDING);
+  k.tc.advance_to(160 * TAKT_NS_PER_MS);  // at 150 ms: 149 ms unanswered
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(k.stats().calls_expired, 1u);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+}
+
 // ---- capacities: beyond the configuration, an error; nothing is taken ----
 
 TEST(BridgeCapacities, RoutesAndTypesBeyondTheConfiguration) {
