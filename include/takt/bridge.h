@@ -84,12 +84,17 @@ typedef struct takt_bridge_config {
   uint32_t max_topics;   /* topic routes, exported and imported together */
   uint32_t max_services; /* service routes, imported and exported together */
   uint32_t max_calls;    /* requests of one bridged service in flight at once */
-  /* A request without an answer this long fails: at the latest call_timeout_ns / 2 later (a
-   * timer of the bridge node, made with the first imported service, at its priority), or when
-   * its slot is needed (every slot of its service in flight); so a lost request or answer never
-   * holds a slot or its caller for good; 0: never. An answer that comes after its request failed
-   * is dropped (the correlation carries the slot's generation). */
+  /* A request without an answer this long fails when its slot is needed (every slot of its
+   * service in flight), and with call_timer also once it has waited that long (a timer of the
+   * bridge node, every call_timeout_ns / 2, made with the first imported service, at its
+   * priority: the failure comes within 1.5 call_timeout_ns when the executor runs it on time);
+   * so a lost request or answer never holds a slot, or with call_timer its caller, for good;
+   * 0: never. An answer that comes after its request failed is dropped (the correlation carries
+   * the slot's generation). */
   int64_t call_timeout_ns;
+  bool call_timer; /* see call_timeout_ns: for a backend that can lose requests or answers (the
+                      daemon's: takt_bridge_create sets it); an import then needs a timer of the
+                      context too */
   uint32_t max_message;  /* bytes of the largest message, request or response in memory (the
                             types' size; serialized sizes are bounded by the backend) */
   uint32_t rx_queue;     /* push backends: received messages waiting at most */
@@ -108,7 +113,7 @@ typedef struct takt_bridge_config {
 #define TAKT_BRIDGE_CONFIG_DEFAULT                                                                 \
   {.max_topics = TAKT_BRIDGE_MAX_TOPICS_DEFAULT, .max_services = TAKT_BRIDGE_MAX_SERVICES_DEFAULT, \
    .max_calls = TAKT_BRIDGE_MAX_CALLS_DEFAULT, .call_timeout_ns = TAKT_BRIDGE_CALL_TIMEOUT_DEFAULT,   \
-   .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,                                                 \
+   .call_timer = false, .max_message = TAKT_BRIDGE_MAX_MESSAGE_DEFAULT,                            \
    .rx_queue = TAKT_BRIDGE_RX_QUEUE_DEFAULT,                                                       \
    .thread = {.name = "takt-bridge-in", .policy = TAKT_SCHED_FIFO,                                 \
               .priority = TAKT_BRIDGE_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},                \

@@ -598,6 +598,12 @@ static takt_err_t build_executor(takt_system_t *s) {
       takt_system_cb_kind_t k = s->desc.callbacks[i].kind;
       timers += k == TAKT_SYSTEM_TIMER || k == TAKT_SYSTEM_CYCLIC || k == TAKT_SYSTEM_CLIENT;
     }
+    for (uint32_t i = 0; i < s->desc.n_links; i++) { /* a link's bridge importing a service: */
+      bool imports = false;                         /* its timer expiring calls (bridge.h) */
+      for (uint32_t k = 0; k < s->desc.links[i].n_services; k++)
+        imports = imports || s->desc.links[i].services[k].import;
+      timers += imports;
+    }
     if (timers < eo.preempt.timer_threads) eo.preempt.timer_threads = timers;
   } else if (s->kind == TAKT_EXEC_WAITSET) {
     if (s->desc.threads > 0) eo.waitset.threads = s->desc.threads;
@@ -1285,7 +1291,7 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
    * subscriptions (one per topic sampled or recorded), its publishers and its executor
    * (takt/introspect.h) */
   cfg->max_nodes = MAX_NODES + MAX_LINKS + 5; /* the shared topics' routes, the dds: and ros1: bridges' */
-  cfg->max_timers = MAX_CALLBACKS + 1;
+  cfg->max_timers = MAX_CALLBACKS + 1 + MAX_LINKS; /* the probe; each link's bridge's call timer */
   cfg->max_subscriptions = MAX_CALLBACKS * MAX_INPUTS + routes + MAX_TOPICS + 16;
   cfg->max_publishers = MAX_CALLBACKS * MAX_PUBLISH + routes + MAX_TOPICS + 16;
   cfg->max_groups = TAKT_SYSTEM_MAX_GROUPS;

@@ -809,6 +809,7 @@ takt_err_t takt_bridge_create(takt_context_t *ctx, takt_daemon_t *d, const char 
   TAKT_RETURN_IF_ERR(takt_bridge_backend_daemon(ctx, d, &be));
   takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
   if (takt_daemon_max_payload(d) > cfg.max_message) cfg.max_message = takt_daemon_max_payload(d);
+  cfg.call_timer = true; /* requests and answers go best effort: either may be lost */
   takt_err_t rc = takt_bridge_create_on(ctx, node_name, &cfg, be, out);
   if (rc < 0) be.ops->destroy(be.self);
   return rc;
@@ -935,17 +936,23 @@ static takt_err_t add_call(takt_bridge_t *b, const char *name, const takt_type_s
     cr->client = NULL;
     for (uint32_t i = 0; i < b->cfg.max_calls; i++) atomic_init(&cr->word[i], 0);
     if (import) {
-      if (b->expiry == NULL && b->cfg.call_timeout_ns > 0) { /* the first import: its timer */
+      takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
+      o.depth = b->cfg.max_calls;
+      o.attr.priority = priority;
+      rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
+      if (rc == TAKT_OK && b->expiry == NULL && b->cfg.call_timer && b->cfg.call_timeout_ns > 0) {
+        /* the first import: the timer, in the node's default group as the stand-ins (mutually
+         * exclusive: expire_calls never runs beside a proxy, which claims and fills slots) */
         int64_t period = b->cfg.call_timeout_ns / 2 > TAKT_NS_PER_MS ? b->cfg.call_timeout_ns / 2
                                                                      : TAKT_NS_PER_MS;
         takt_callback_attr_t attr = TAKT_CALLBACK_ATTR_DEFAULT;
         attr.priority = priority;
         rc = takt_timer_create(b->node, "expire_calls", period, 0, on_expiry, b, &attr, &b->expiry);
+        if (rc < 0) { /* nothing half made */
+          (void)takt_service_destroy(cr->proxy);
+          cr->proxy = NULL;
+        }
       }
-      takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
-      o.depth = b->cfg.max_calls;
-      o.attr.priority = priority;
-      if (rc == TAKT_OK) rc = takt_service_create(b->node, name, req, resp, proxy, cr, &o, &cr->proxy);
     } else {
       takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
       o.max_pending = b->cfg.max_calls;

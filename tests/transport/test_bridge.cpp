@@ -787,13 +787,15 @@ TEST(BridgeServices, LostCallsExpireWhenTheirSlotsAreNeededAndLateAnswersAreDrop
   EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
 }
 
-// A lost request or answer fails its call after call_timeout_ns, also while slots are free: the
-// bridge node's timer (every call_timeout_ns / 2) fails what waited that long, so a caller — a
-// ROS 1 client served through the bridge — hears of it instead of waiting for ever.
+// With call_timer (the daemon's bridges) a lost request or answer fails its call after
+// call_timeout_ns, also while slots are free: the bridge node's timer (every call_timeout_ns / 2)
+// fails what waited that long, so a caller — a ROS 1 client served through the bridge — hears of
+// it instead of waiting for ever.
 TEST(BridgeServices, LostCallsFailAfterTheTimeoutWithSlotsFree) {
   takt_bridge_config_t cfg = TAKT_BRIDGE_CONFIG_DEFAULT;
   cfg.max_calls = 4;
   cfg.call_timeout_ns = 100 * TAKT_NS_PER_MS;
+  cfg.call_timer = true;
   Bench k(&cfg);
   ASSERT_EQ(takt_bridge_import_service(k.b, "remote", &kReading, &kReading, 20, 3), TAKT_OK);
   takt_client_t *cli;
