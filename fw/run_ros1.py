@@ -11,7 +11,8 @@ ctest runs it (fw/TaktFirmware.cmake); by hand:
 Pass: the MCU's node registers as /mcu_node; a rospy listener gets its `chatter` messages, in
 order and intact; every command a rospy talker sends on /cmd comes back from the MCU on
 /echo, exactly once and in order, though the agent is stopped for a second as they are sent
-(they come as a burst of one origin time, answered faster than the line carries the answers); `rosservice call /led` is answered by the MCU's service;
+(they come as a burst of one origin time, answered faster than the line carries the answers);
+`rosservice call /led` is answered by the MCU's service;
 rosnode/rostopic show /mcu_node with its topics and service; after the MCU is reset (QEMU's
 system_reset) its messages come through again within seconds, counted from 0; and
 (with rosmaster) the node is gone from `rosnode list` once the agent stops.

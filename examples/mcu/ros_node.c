@@ -103,7 +103,8 @@ static losses_t losses_now(takt_daemon_t *d, takt_bridge_t *b, takt_link_t *l) {
   takt_bridge_get_stats(b, &bs);
   takt_uart_get_stats(takt_link_uart(l), &us);
   return (losses_t){.rx_overflow = ds.rx_overflow, .rx_crc_errors = ds.rx_crc_errors,
-                    .rx_garbage_bytes = ds.rx_garbage_bytes, .tx_full = ds.tx_full, .tx_evicted = ds.tx_evicted,
+                    .rx_garbage_bytes = ds.rx_garbage_bytes, .tx_full = ds.tx_full,
+                    .tx_evicted = ds.tx_evicted,
                     .forward_refused = bs.forward_refused, .publish_errors = bs.publish_errors,
                     .unknown_entity = bs.unknown_entity, .uart_dropped = us.rx_dropped,
                     .uart_overruns = us.rx_overruns};

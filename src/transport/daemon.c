@@ -15,10 +15,15 @@
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
 /* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
 #define HB_HISTORY 64u
-/* peer_clock: entities whose newest origin is remembered (the far side's topics: a few; with
- * more taking turns, the least recently received is forgotten and its next origin mapped as if
- * it were its first) */
+/* peer_clock: entries remembering an entity's newest origin, entity % PEER_CLOCK_ENTITIES (the
+ * far side's topics: a few, numbered from 0; two entities of one entry take turns, each origin
+ * then mapped as if it were the entity's first) */
 #define PEER_CLOCK_ENTITIES 8
+typedef struct peer_last {
+  int64_t far, in;
+  bool used;
+  uint16_t entity;
+} peer_last_t;
 
 typedef struct tx_node {
   int32_t pos;      /* in the execution queue */
@@ -122,14 +127,9 @@ struct takt_daemon {
     uint32_t epoch;     /* estimates begun: a frame of an earlier one is not on the current */
     bool known;
     bool ever;          /* an estimate was made before (offset_in then only rises at once) */
-    /* per entity (the last PEER_CLOCK_ENTITIES to arrive): the newest origin received on this
+    /* per entity (entry entity % PEER_CLOCK_ENTITIES): the newest origin received on this
      * estimate (far clock) and what it was given here; an origin as new is given no less */
-    struct {
-      int64_t far, in;
-      uint32_t used; /* 0: free; else larger for the more recently used */
-      uint16_t entity;
-    } last[PEER_CLOCK_ENTITIES];
-    uint32_t last_tick;
+    peer_last_t last[PEER_CLOCK_ENTITIES];
   } pc;
 #endif
   takt_daemon_stats_t stats;
@@ -582,30 +582,6 @@ static void peer_clock_forget_locked(takt_daemon_t *d) {
   d->pc.above = 0;
   d->pc.epoch++;
   memset(d->pc.last, 0, sizeof d->pc.last);
-  d->pc.last_tick = 0;
-}
-
-/* The entry of entity among the last ones received (found, or the least recently used given to
- * it, empty: far INT64_MIN). */
-static int last_of_locked(takt_daemon_t *d, uint16_t entity) {
-  int lru = 0;
-  if (++d->pc.last_tick == 0) { /* wrapped (2^32 frames): only which entry goes next is lost */
-    for (int i = 0; i < PEER_CLOCK_ENTITIES; i++)
-      if (d->pc.last[i].used != 0) d->pc.last[i].used = 1;
-    d->pc.last_tick = 2;
-  }
-  for (int i = 0; i < PEER_CLOCK_ENTITIES; i++) {
-    if (d->pc.last[i].used != 0 && d->pc.last[i].entity == entity) {
-      d->pc.last[i].used = d->pc.last_tick;
-      return i;
-    }
-    if (d->pc.last[i].used < d->pc.last[lru].used) lru = i;
-  }
-  d->pc.last[lru].entity = entity;
-  d->pc.last[lru].far = INT64_MIN;
-  d->pc.last[lru].in = INT64_MIN;
-  d->pc.last[lru].used = d->pc.last_tick;
-  return lru;
 }
 
 /* A verified frame that left the far side at or after t_info (its clock) arrived at `arrived`
@@ -690,13 +666,14 @@ static int64_t peer_clock_in_locked(takt_daemon_t *d, const rx_slot_t *slot,
    * offset falls between frames (a sooner sample, the slew), and a burst of one origin (commands
    * that came together, answered one by one) would else come out older than its first, refused
    * by the topic holding that one (TAKT_ELATE) */
-  int k = last_of_locked(d, h->entity);
-  if (h->t_info >= d->pc.last[k].far) {
-    int64_t floor = d->pc.last[k].in < slot->arrived ? d->pc.last[k].in : slot->arrived;
+  peer_last_t *e = &d->pc.last[h->entity % PEER_CLOCK_ENTITIES];
+  bool same = e->used && e->entity == h->entity;
+  if (same && h->t_info >= e->far) {
+    int64_t floor = e->in < slot->arrived ? e->in : slot->arrived;
     if (t < floor) t = floor; /* still no later than its arrival */
-    d->pc.last[k].far = h->t_info;
-    d->pc.last[k].in = t;
   }
+  if (!same || h->t_info >= e->far)
+    *e = (peer_last_t){.far = h->t_info, .in = t, .used = true, .entity = h->entity};
   return t;
 }
 

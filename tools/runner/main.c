@@ -630,7 +630,8 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
     json_str(f, d->links[i].spec);
     fprintf(f,
             ", \"mode\": \"%s\", \"tx_frames\": %llu, "
-            "\"tx_full\": %llu, \"tx_evicted\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, \"retransmissions\": %llu, "
+            "\"tx_full\": %llu, \"tx_evicted\": %llu, \"rx_frames\": %llu, \"rx_crc_errors\": %llu, "
+            "\"retransmissions\": %llu, "
             "\"forwarded\": %llu, \"imported\": %llu, \"forward_refused\": %llu, "
             "\"frames_cut\": %llu, \"rx_aborted\": %llu, \"frames_suspended\": %llu, "
             "\"rx_resumed\": %llu, \"peer_clock\": %s, \"peer_clock_known\": %s, "
@@ -666,7 +667,8 @@ static int write_json(runner_t *r, const char *path, double duration, bool rt, c
             "\"requests_forwarded\": %llu},\n",
             (unsigned long long)bs.imported, (unsigned long long)bs.rx_queue_full,
             (unsigned long long)bs.forwarded, (unsigned long long)bs.forward_refused,
-            (unsigned long long)bs.publish_errors, (unsigned long long)bs.requests_served, (unsigned long long)bs.requests_forwarded);
+            (unsigned long long)bs.publish_errors, (unsigned long long)bs.requests_served,
+            (unsigned long long)bs.requests_forwarded);
   }
   takt_system_dds_counts_t dc;
   if (takt_system_dds_counts(sys, &dc))
