@@ -19,10 +19,12 @@
  *
  * Memory: the backend, its routes, sertypes, queue and scratch buffer are one block of the
  * context's arena, sized at creation; an imported topic's receive buffer is taken from it at the
- * import. Cyclone allocates its own entities and each sample's serialized copy (serdata) on its
- * threads and on the writer thread; a best-effort topic's direct write takes its serdata from its
- * route's pool, made with the route (Cyclone's heap, at the export), so no takt callback
- * allocates (direct_write true: Cyclone's write allocates in the sending job). */
+ * import. Cyclone allocates its own entities on its threads and on the writer thread. An exported
+ * topic's send serializes its message into a serdata of its route's pool, made with the route
+ * (Cyclone's heap, at the export), whether it writes directly or queues for the writer thread; with
+ * none free (Cyclone still holds them all) a queued message is copied into the queue and the writer
+ * thread makes its serdata on the heap. So no takt callback allocates (direct_write true: Cyclone's
+ * write allocates its history's nodes in the sending job). */
 #ifndef TAKT_DDS_H
 #define TAKT_DDS_H
 
@@ -131,7 +133,7 @@ typedef struct takt_dds_config {
                             directly without it (direct_max). Default false */
   uint32_t direct_max;   /* a best-effort topic's message of at most this many bytes (as the
                             bridge sends it) is written directly as above, in a serdata of its
-                            route's pool (depth + 2 of them, made at the export, Cyclone's heap):
+                            route's pool (made at the export, Cyclone's heap; docs/dds.md):
                             Cyclone keeps no history for a best-effort writer, so nothing is
                             allocated on the way (test_dds_alloc); with no serdata free (Cyclone
                             still holds them) it queues. Default TAKT_DDS_DIRECT_MAX_DEFAULT, at
@@ -187,6 +189,11 @@ typedef struct takt_dds_stats {
                                 rmw_fastrtps clients match replies by */
   uint64_t reply_ids_missed; /* of those services' reply submessages, sent without it (its
                                 request had none, or it was retransmitted after 64 newer ones) */
+  uint64_t pooled;           /* of written: topics' messages the sending thread serialized into a
+                                serdata of its route's pool (the one copy on the sending side:
+                                nothing copied into the writer lane's queue, nothing allocated
+                                for the sample); the others were copied into the lane's queue
+                                (no block free: Cyclone still held them all) */
 } takt_dds_stats_t;
 
 /**

@@ -83,7 +83,10 @@ static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
 static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
 
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
-                      int64_t t_info, int64_t deadline, void *block);
+                      int64_t t_info, int64_t deadline, struct ddsi_serdata *made);
+static struct ddsi_serdata *topic_serdata(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *bytes,
+                                          uint32_t len, int64_t t_info, int64_t deadline,
+                                          void *block);
 
 static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint8_t *bytes,
                            uint32_t len);
@@ -134,25 +137,32 @@ static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint
      free serdata of its route's pool goes in that: nothing is allocated on the way. Other sends
      only with direct_write (their serdata from the pool where one fits, else the heap; Cyclone's
      history allocates for reliable writers). Not under a takt lock (the bridge's receive side
-     sends answers holding the bridge's): the write makes system calls. */
+     sends answers holding the bridge's): the write makes system calls.
+     An exported topic's message that is queued instead goes in a serdata of its route's pool too,
+     made here (the one copy of the message on this side): the lane's slot refers to it, and the
+     writer thread hands it to Cyclone as it is. With no block free (Cyclone still holds them) the
+     message is copied into the slot, and the writer thread makes its serdata. */
   bool may_direct = r->direct && takt__locks_held() == 0;
   void *block = NULL;
-  if (may_direct && r->pool != NULL && len <= d->direct_max)
+  if (r->pool != NULL && !(m->entity & TAKT_BRIDGE_ANSWER_BIT))
     block = takt__dds_pool_take(r->pool, takt__dds_sample_bytes(len, r->raw, d->stamp));
-  /* without a pooled serdata only direct_write lets this thread allocate one */
-  if (block == NULL && !d->direct_write) may_direct = false;
+  /* without a pooled serdata (or above direct_max) only direct_write lets this thread write */
+  if (!d->direct_write && (block == NULL || len > d->direct_max)) may_direct = false;
+  struct ddsi_serdata *made = NULL; /* made in block before the lane's lock: it copies */
+  if (block != NULL) made = topic_serdata(d, r, bytes, len, m->t_info, m->deadline, block);
+  if (made == NULL && !d->direct_write) may_direct = false; /* (a failed make gave block back) */
   takt__dds_lane_t *l = &d->lanes[r->lane];
   takt__lock_take(&l->lock);
   if (l->stopping || l->head - l->tail == d->tx_cap) {
     takt__lock_give(&l->lock);
-    if (block != NULL) takt__dds_pool_put(r->pool, block);
+    if (made != NULL) ddsi_serdata_unref(made); /* its block back to the pool */
     takt__dds_count(&d->stats.tx_queue_full);
     return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
   }
   if (may_direct && !l->direct && l->head == l->tail) {
     l->direct = true;
     takt__lock_give(&l->lock);
-    write_one(d, m->entity, bytes, len, m->t_info, m->deadline, block);
+    write_one(d, m->entity, bytes, len, m->t_info, m->deadline, made);
     takt__dds_count(&d->stats.direct);
     takt__lock_take(&l->lock);
     l->direct = false;
@@ -167,11 +177,11 @@ static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint
   s->len = len;
   s->t_info = m->t_info;
   s->deadline = m->deadline;
-  memcpy(s->bytes, bytes, len);
+  s->sd = made;
+  if (made == NULL) memcpy(s->bytes, bytes, len);
   l->head++;
   bool direct = l->direct; /* a direct send in progress wakes the writer when it ends */
   takt__lock_give(&l->lock);
-  if (block != NULL) takt__dds_pool_put(r->pool, block); /* queued: the writer makes its own */
   /* after the lock; deferred while the caller holds one of its own (an answer from the bridge's
      receive side): the futex call is made holding none */
   if (!direct) takt__defer_wake(&l->wake);
@@ -283,12 +293,25 @@ static struct ddsi_serdata *reply_out(takt_dds_t *d, takt__dds_route_t *r, const
   return sd;
 }
 
+/* An exported topic's sample as a serdata: in block (of the route's pool) or, NULL, the heap. */
+static struct ddsi_serdata *topic_serdata(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *bytes,
+                                          uint32_t len, int64_t t_info, int64_t deadline,
+                                          void *block) {
+  if (r->raw)
+    return takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline, r->pool, block);
+  if (d->stamp)
+    return takt__dds_serdata_stamped(r->st, bytes, len, t_info, deadline, r->pool, block);
+  return takt__dds_serdata_copy(r->st, bytes, len, r->pool, block);
+}
+
 /* One message to its DDS writer: its lane's writer thread's, or a direct send's (be_send). Only
  * one thread at a time per lane (the writer thread while the lane's queue is not empty, else the
  * sender holding the lane's `direct`), and a route sends through one lane only: the service
- * routes' sequence numbers and request order are written here. */
+ * routes' sequence numbers and request order are written here. made: an exported topic's serdata
+ * the sender made already (topic_serdata; bytes unused, the reference handed on), or NULL: made
+ * here. */
 static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
-                      int64_t t_info, int64_t deadline, void *block) {
+                      int64_t t_info, int64_t deadline, struct ddsi_serdata *made) {
   bool answer = (entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
   takt__dds_route_t *r = &d->routes[entity & ~TAKT_BRIDGE_ANSWER_BIT];
   struct ddsi_serdata *sd;
@@ -315,12 +338,10 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     plain_request = r->mapping == TAKT_DDS_SERVICE_PLAIN &&
                     TAKT_BRIDGE_CORR_SLOT(get_u32(bytes)) < TAKT_DDS_MAX_CALLS;
     if (plain_request) numbered = &r->req_seq;
-  } else if (r->raw) { /* topics: in block (a direct write's, from the route's pool) or the heap */
-    sd = takt__dds_serdata_raw(r->st, bytes, len, d->stamp, t_info, deadline, r->pool, block);
-  } else if (d->stamp) {
-    sd = takt__dds_serdata_stamped(r->st, bytes, len, t_info, deadline, r->pool, block);
+  } else if (made != NULL) { /* topics: made by the sender in a block of the route's pool */
+    sd = made;
   } else {
-    sd = takt__dds_serdata_copy(r->st, bytes, len, r->pool, block);
+    sd = topic_serdata(d, r, bytes, len, t_info, deadline, NULL); /* on the heap */
   }
   if (sd == NULL || dds_writecdr(wr, sd) < 0) { /* writecdr takes the reference */
     takt__dds_count(&d->stats.write_errors);
@@ -329,6 +350,7 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
       __atomic_store_n(&r->calls[TAKT_BRIDGE_CORR_SLOT(get_u32(bytes))].seq, INT64_MAX, __ATOMIC_RELAXED);
   } else {
     if (numbered != NULL) (*numbered)++;
+    if (made != NULL) takt__dds_count(&d->stats.pooled);
     takt__dds_count(&d->stats.written);
   }
 }
@@ -363,7 +385,7 @@ static void tx_main(void *arg) {
         }
         r->unacked += s->len;
       }
-      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline, NULL);
+      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline, s->sd);
     }
     takt__lock_take(&l->lock);
     l->tail = head;
@@ -933,6 +955,10 @@ static void be_destroy(void *self) {
   takt_dds_t *d = self;
   be_stop(d);
   (void)dds_delete(d->participant); /* its topics, readers, writers, waitset and guard */
+  /* serdatas queued and never written (the lanes never started): their blocks back */
+  for (uint32_t i = 0; i < d->n_lanes; i++)
+    for (uint32_t j = d->lanes[i].tail; j != d->lanes[i].head; j++)
+      if (slot_at(&d->lanes[i], j)->sd != NULL) ddsi_serdata_unref(slot_at(&d->lanes[i], j)->sd);
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++) {
     if (d->routes[i].ids_registered) takt__dds_replyid_unregister(&d->routes[i].reply_ids);
@@ -1249,15 +1275,27 @@ static void decide_direct(takt_dds_t *d, takt__dds_route_t *r) {
   r->direct = (d->direct_write || pooled) && cannot_block;
 }
 
-/* An exported topic that writes directly gets its pool of serdatas: depth + 2 (the writer's
- * history, one being written, one on its way back), at most TAKT__DDS_POOL_MAX. When Cyclone
- * holds more (local readers' caches, retransmissions), a send finds none free and queues.
- * Creation time. */
+/* An exported topic gets its pool of serdatas, made at the export (Cyclone's heap): a send
+ * serializes its message into a free block (the direct write, or a serdata the writer thread hands
+ * to Cyclone as it is), and Cyclone's last unref gives it back. min(depth, 4) + 2 blocks: what
+ * the writer's history holds while it is being acknowledged, one being written, one on its way
+ * back; when Cyclone holds more (retransmissions, a transient-local history) a send finds none
+ * free and its message is copied into the lane's queue instead. A block holds the largest
+ * message of the route: a bytes topic's size, else max_payload. Creation time. */
+#define ROUTE_POOL_DEPTH_MAX 4u
+
 static takt_err_t route_pool(takt_dds_t *d, takt__dds_route_t *r) {
   decide_direct(d, r);
-  if (!r->direct || d->direct_max == 0) return TAKT_OK;
-  uint32_t n = r->qos.depth + 2u < TAKT__DDS_POOL_MAX ? r->qos.depth + 2u : TAKT__DDS_POOL_MAX;
-  size_t most = takt__dds_sample_bytes(d->direct_max, r->raw, d->stamp);
+  if (r->kind != TAKT__DDS_TOPIC_OUT) return TAKT_OK;
+  uint32_t n = (r->qos.depth < ROUTE_POOL_DEPTH_MAX ? r->qos.depth : ROUTE_POOL_DEPTH_MAX) + 2u;
+  uint32_t largest = d->max_payload;
+  if (r->raw) {
+    largest = d->max_payload - 8u; /* send_msg's bound for a bytes topic */
+    uint32_t size = takt_topic_type(r->topic)->size;
+    if (size < largest) largest = size;
+  }
+  size_t most = takt__dds_sample_bytes(largest, r->raw, d->stamp);
+  if (most > UINT32_MAX - 64u) return TAKT_ESIZE;
   r->pool = takt__dds_pool_new(n, (uint32_t)most);
   return r->pool != NULL ? TAKT_OK : TAKT_ENOMEM;
 }
@@ -1534,7 +1572,8 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .type_mismatch = takt__dds_read(&c->type_mismatch),
       .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct),
       .lanes = d->n_lanes, .window_waits = takt__dds_read(&c->window_waits),
-      .window_timeouts = takt__dds_read(&c->window_timeouts)};
+      .window_timeouts = takt__dds_read(&c->window_timeouts),
+      .pooled = takt__dds_read(&c->pooled)};
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++) {
     out->reply_ids_added += atomic_load_explicit(&d->routes[i].reply_ids.added, memory_order_relaxed);

@@ -27,7 +27,7 @@ typedef struct takt__dds_pool takt__dds_pool_t;
 typedef struct takt__dds_serdata {
   struct ddsi_serdata c; /* first: Cyclone's view */
   uint32_t size;
-  takt__dds_pool_t *pool; /* a block of this direct-write pool (its last unref gives it back), or
+  takt__dds_pool_t *pool; /* a block of this route's pool (its last unref gives it back), or
                              NULL: Cyclone's heap */
   /* received samples (from_ser), read from their DATA / DATA_FRAG submessage (sertype.c) */
   bool has_id;          /* writer_guid and seq were read */
@@ -50,10 +50,10 @@ struct ddsi_sertype *takt__dds_sertype_new(const char *type_name);
 /** A serdata of st holding a copy of len bytes (Cyclone's heap: freed by the last unref). */
 struct ddsi_serdata *takt__dds_serdata_new(struct ddsi_sertype *st, const uint8_t *bytes, uint32_t len);
 
-/* ---- serdatas for the direct write, without allocation ---- */
+/* ---- serdatas of exported topics' sends, without allocation ---- */
 
-/* The direct write (be_send) of an exported topic takes its serdata from the route's pool instead
- * of the heap: `count` blocks (at most TAKT__DDS_POOL_MAX) of one size, allocated at the export,
+/* A send of an exported topic (be_send) makes its serdata in a block of the route's pool instead
+ * of the heap, for its direct write or for the writer lane: `count` blocks (at most TAKT__DDS_POOL_MAX) of one size, allocated at the export,
  * each a serdata for a sample of up to max_sample serialized bytes (wrapping and stamp included).
  * Cyclone's last unref gives a block back, in whatever thread drops it (a bit of an atomic mask:
  * no lock). The pool is freed when the route has let go of it and every block is back, so a
@@ -245,8 +245,8 @@ typedef struct takt__dds_route {
                           counted meanwhile is answered) */
   bool direct;     /* a send may write to Cyclone from the sending thread (see be_send): its
                       writer cannot block (keep-last, bounded unacknowledged bytes) */
-  takt__dds_pool_t *pool; /* exported topics with direct writes: the serdatas they write with
-                             (depth + 2 of them, direct_max bytes), from the export on */
+  takt__dds_pool_t *pool; /* exported topics: the serdatas their sends are made in (route_pool),
+                             from the export on */
   uint64_t guid;   /* client routes: the id our requests carry */
   /* client routes, rmw_cyclonedds mapping: the last sequence number its requests carried
      (writer thread) */
@@ -269,6 +269,8 @@ typedef struct takt__dds_route {
 typedef struct takt__dds_slot {
   uint32_t route, len;
   int64_t t_info, deadline; /* the stamp of an exported topic's message */
+  struct ddsi_serdata *sd;  /* an exported topic's message the sender made into a serdata of its
+                               route's pool (the slot holds its reference; bytes unused), or NULL */
   uint8_t bytes[]; /* max_payload */
 } takt__dds_slot_t;
 
@@ -297,7 +299,8 @@ typedef struct takt__dds_lane {
 typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
-      malformed, type_mismatch, calls_expired, direct, window_waits, window_timeouts; /* atomic */
+      malformed, type_mismatch, calls_expired, direct, window_waits, window_timeouts,
+      pooled; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }

@@ -536,6 +536,9 @@ TEST(DdsBridge, WriterThreadPathAndReceiveWithoutTheBridgeQueue) {
   EXPECT_EQ(b.got, want);
   EXPECT_EQ(a.stats().written, 12u);
   EXPECT_EQ(a.stats().direct, 0u);
+  // serialized by the sender into a serdata of the route's pool, none copied into the queue:
+  // each is acknowledged within the 2 ms before the next (wait_acked above), its block back
+  EXPECT_EQ(a.stats().pooled, 12u);
   EXPECT_EQ(b.stats().received, 12u);
   EXPECT_EQ(b.stats().deliver_refused, 0u);
   takt_bridge_stats_t bs;
@@ -677,6 +680,36 @@ TEST(DdsBridge, TransientLocalServesLateJoiners) {
       << takt_dds_matched(b.dds, b.topic);
   b.spin_ms(100);
   EXPECT_EQ(b.got, (std::vector<std::string>{"state 2", "state 3", "state 4"}));
+}
+
+// A send serializes its message into a serdata of its route's pool (min(depth, 4) + 2 blocks),
+// which the writer history holds; when the history holds every block (a transient-local depth of
+// 8), the next messages are copied and their serdatas made on the heap as before, and the blocks
+// come back as the history lets the oldest go. A late joiner gets the last 8 intact, pooled and
+// not alike.
+TEST(DdsBridge, SendsUseThePoolAndFallBackWhenTheHistoryHoldsIt) {
+  Side a, b;
+  a.open("dds_test/latched8", &std_msgs__String__type_cdr);
+  takt_dds_qos_t latched = {.reliable = true, .transient_local = true, .depth = 8};
+  a.talk(&latched);
+  std::vector<std::string> want;
+  for (int i = 0; i < 14; i++) {
+    a.publish("state " + std::to_string(i));
+    if (i >= 6) want.push_back("state " + std::to_string(i));
+    a.spin_ms(2);
+  }
+  ASSERT_TRUE(spin_until([&] { return a.stats().written == 14; }, {&a}));
+  takt_dds_stats_t st = a.stats();
+  RecordProperty("pooled", static_cast<int>(st.pooled));
+  EXPECT_GE(st.pooled, 6u);  // the pool's blocks, one each, before the history filled them
+  EXPECT_LT(st.pooled, 14u); // and the ones sent while the history held all six
+  EXPECT_EQ(st.write_errors, 0u);
+  b.open("dds_test/latched8", &std_msgs__String__type_cdr);
+  b.listen(&latched);
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= 8; }, {&a, &b}))
+      << b.got.size() << " taken, dds received " << b.stats().received;
+  b.spin_ms(100);
+  EXPECT_EQ(b.got, want);
 }
 
 // DDS refuses a reliable reader for a best-effort writer: no match, and the refusal is counted
