@@ -1281,19 +1281,21 @@ static void decide_direct(takt_dds_t *d, takt__dds_route_t *r) {
  * the writer's history holds while it is being acknowledged, one being written, one on its way
  * back; when Cyclone holds more (retransmissions, a transient-local history) a send finds none
  * free and its message is copied into the lane's queue instead. A block holds the largest
- * message of the route: a bytes topic's size, else max_payload. Creation time. */
+ * message of the route: a bytes topic's size; a serialized type's in-memory size and 64 bytes;
+ * max_payload at most. Creation time. */
 #define ROUTE_POOL_DEPTH_MAX 4u
 
 static takt_err_t route_pool(takt_dds_t *d, takt__dds_route_t *r) {
   decide_direct(d, r);
   if (r->kind != TAKT__DDS_TOPIC_OUT) return TAKT_OK;
   uint32_t n = (r->qos.depth < ROUTE_POOL_DEPTH_MAX ? r->qos.depth : ROUTE_POOL_DEPTH_MAX) + 2u;
-  uint32_t largest = d->max_payload;
-  if (r->raw) {
-    largest = d->max_payload - 8u; /* send_msg's bound for a bytes topic */
-    uint32_t size = takt_topic_type(r->topic)->size;
-    if (size < largest) largest = size;
-  }
+  /* a bytes topic's message is its type's size at most (and send_msg's bound); a serialized
+     one's CDR, of fixed capacities, hardly exceeds the in-memory size: the rare one that does
+     finds no block large enough and is copied into the lane */
+  uint32_t size = takt_topic_type(r->topic)->size;
+  uint32_t largest = r->raw ? d->max_payload - 8u : d->max_payload;
+  uint32_t bound = r->raw ? size : (size > UINT32_MAX - 64u ? UINT32_MAX : size + 64u);
+  if (bound < largest) largest = bound;
   size_t most = takt__dds_sample_bytes(largest, r->raw, d->stamp);
   if (most > UINT32_MAX - 64u) return TAKT_ESIZE;
   r->pool = takt__dds_pool_new(n, (uint32_t)most);
