@@ -7,7 +7,9 @@
  *
  * The topics are bytes of SIZE (takt/BytesSIZE, CDR uint8[] on DDS), reliable, keep-last 8. The
  * publisher waits until every topic matched, then publishes COUNT messages of each size, one
- * every PERIOD_US, sizes one after another, each with t_info = the time of its publish; the
+ * every PERIOD_US, sizes one after another, each with t_info = the time of its publish, from the
+ * callback of a takt timer (priority CB_PRIO, a callback group of its own: in the preempt
+ * executor a thread of its own at SCHED_FIFO 60 runs its jobs, as a periodic publisher's); the
  * subscriber's callback records now - t_info (the stamp carries t_info across the hop) and
  * prints {"rows": [{"size": S, "samples": [ns, ...]}, ...]} when it has COUNT of each, or at its
  * 60 s timeout. Executors: preempt (callbacks at SCHED_FIFO 60), the DDS threads (and Cyclone's
@@ -256,6 +258,32 @@ static side_t open_side(const char *name, uint32_t domain, uint32_t routes, uint
 
 static int run_chains(bool sub, uint32_t domain, long count, long period_us, uint32_t low_size,
                       long low_period_us, int lanes, long window);
+
+/* The publishing side's timer: each release publishes the next message (count of each size, the
+ * sizes in turn), its t_info the time of the publish; the last one stops the executor. */
+typedef struct publisher {
+  takt_executor_t *exec;
+  long count, k;
+  uint32_t lane;
+  bool failed;
+  uint8_t *payload;
+} publisher_t;
+
+static void on_publish_timer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  publisher_t *pb = user;
+  if (pb->lane >= g_nlanes) return;
+  pb->payload[0] = (uint8_t)pb->k;
+  if (takt_publish_at(g_lanes[pb->lane].pub, pb->payload, g_lanes[pb->lane].size,
+                      takt_time_now()) != TAKT_OK)
+    pb->failed = true;
+  if (++pb->k == pb->count) {
+    pb->k = 0;
+    if (++pb->lane == g_nlanes) takt_executor_stop(pb->exec);
+  }
+}
+
 static int run_chains_floor(long count, long period_us, uint32_t low_size, long low_period_us);
 
 int main(int argc, char **argv) {
@@ -381,25 +409,26 @@ int main(int argc, char **argv) {
              takt_time_now() < end)
         (void)takt_executor_spin_until(exec, takt_time_now() + 20 * TAKT_NS_PER_MS);
     (void)takt_executor_spin_until(exec, takt_time_now() + 300 * TAKT_NS_PER_MS);
-    uint8_t *payload = calloc(1, largest);
-    if (payload == NULL) return 1;
-    /* the publishing thread at a callback's real-time priority, where a takt callback that
-       publishes runs (the context's threads, made before, keep theirs; without the privilege:
-       as it was) */
-    (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, CB_PRIO);
-    int64_t next = takt_time_now();
-    for (uint32_t i = 0; i < g_nlanes; i++) {
-      for (long k = 0; k < count; k++) {
-        next += period_us * 1000;
-        (void)takt_executor_spin_until(exec, next);
-        payload[0] = (uint8_t)k;
-        if (takt_publish_at(g_lanes[i].pub, payload, g_lanes[i].size, takt_time_now()) != TAKT_OK)
-          rc = 3;
-      }
-    }
+    /* a takt timer's callback publishes, as a periodic publisher of a takt system does: in the
+       preempt executor a timer's jobs run in a thread of its own at its priority (SCHED_FIFO
+       CB_PRIO), in a callback group of its own; its last publication stops the spin */
+    publisher_t pb = {.exec = exec, .count = count, .payload = calloc(1, largest)};
+    if (pb.payload == NULL) return 1;
+    uint32_t group;
+    CHECK(takt_group_create(ctx, "publisher", TAKT_GROUP_MUTUALLY_EXCLUSIVE, &group));
+    takt_callback_attr_t ta = TAKT_CALLBACK_ATTR_DEFAULT;
+    ta.priority = CB_PRIO;
+    ta.group = group;
+    takt_timer_t *timer;
+    CHECK(takt_timer_create(node, "publisher", period_us * TAKT_NS_PER_US, 0, on_publish_timer,
+                            &pb, &ta, &timer));
+    int64_t bound = (int64_t)(g_nlanes * count + 1000) * period_us * TAKT_NS_PER_US;
+    (void)takt_executor_spin_until(exec, takt_time_now() + bound);
+    CHECK(takt_timer_destroy(timer));
+    if (pb.lane < g_nlanes || pb.failed) rc = 3;
     (void)takt_executor_spin_until(exec, takt_time_now() + 200 * TAKT_NS_PER_MS);
     (void)takt_dds_wait_acked(dds, 10 * TAKT_NS_PER_S);
-    free(payload);
+    free(pb.payload);
     takt_dds_stats_t st;
     takt_dds_get_stats(dds, &st);
     fprintf(stderr, "takt-bench-dds %s: written %llu, by the publishing thread itself %llu\n", mode,
