@@ -16,17 +16,28 @@
 //   order (to a free function, a member function taking MessageEvents: this node the publisher),
 //   stamp 3 dropped once 4 matched; a Subscriber's own callback gets every message; a
 //   disconnected callback nothing.
-// Prints "ok filters", the sync line and the cache line (exit 0), or the first thing wrong (exit 1).
+// - ApproximateTime by hand: the sets a Synchronizer with that policy makes of inputs given with
+//   add<i>: two inputs with jittered stamps; three inputs at different rates, arriving late by
+//   different delays (pseudo-random, each input's in stamp order) with queue sizes that make it
+//   drop, with the default settings, with an age penalty of 0 and a max interval, with
+//   inter-message lower bounds (sets proved best before the next message comes), and with stamps on
+//   a 10 ms grid (many equal: which input ends or starts an interval); printed as one
+//   line ("approx: ..."), compared between the two builds as the others are.
+// Prints "ok filters", the sync line, the cache line and the approx line (exit 0), or the first
+// thing wrong (exit 1).
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
+#include <geometry_msgs/PoseStamped.h>
 #include <geometry_msgs/Vector3Stamped.h>
 #include <message_filters/cache.h>
 #include <message_filters/pass_through.h>
 #include <message_filters/subscriber.h>
+#include <message_filters/sync_policies/approximate_time.h>
 #include <message_filters/sync_policies/exact_time.h>
 #include <message_filters/synchronizer.h>
 #include <message_filters/time_synchronizer.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -126,6 +137,103 @@ static void cache_by_hand() {
   std::printf("cache:%s\n", log.c_str());
 }
 
+// ApproximateTime: a set printed as its stamps in ms ("a/b" or "a/b/c")
+typedef geometry_msgs::PoseStamped C;
+static uint64_t ms_of(const ros::Time &t) { return t.toNSec() / 1000000u; }
+static std::string g_approx;
+static void on_approx2(const A::ConstPtr &a, const B::ConstPtr &b) {
+  g_approx += " " + std::to_string(ms_of(a->header.stamp)) + "/" + std::to_string(ms_of(b->header.stamp));
+}
+static std::string g_sets3;
+static size_t g_n3 = 0;
+static void on_approx3(const A::ConstPtr &a, const B::ConstPtr &b, const C::ConstPtr &c) {
+  g_n3++;
+  g_sets3 += " " + std::to_string(ms_of(a->header.stamp)) + "/" + std::to_string(ms_of(b->header.stamp)) + "/" +
+             std::to_string(ms_of(c->header.stamp));
+}
+template <class M>
+static boost::shared_ptr<M> at_ms(uint64_t ms) {
+  boost::shared_ptr<M> m(new M);
+  m->header.stamp.fromNSec(ms * 1000000u);
+  return m;
+}
+
+// Three inputs: periods 30, 47 and 100 ms with up to 9 ms of jitter, each message arriving 0-40 ms
+// after its stamp (input 2 later by 60 ms), handed to the synchronizer in arrival order.
+typedef message_filters::sync_policies::ApproximateTime<A, B, C> Approx3;
+static std::string approx3(uint32_t queue_size, void (*setup)(Approx3 *), uint32_t seed, bool grid = false) {
+  struct Msg {
+    uint64_t arrive, stamp;
+    int input;
+  };
+  std::vector<Msg> all;
+  uint32_t x = seed;
+  auto rnd = [&x](uint32_t n) {
+    x = x * 1103515245u + 12345u;
+    return (x >> 16) % n;
+  };
+  // grid: periods 20, 30 and 50 ms, stamps on a 10 ms grid (0 or 10 ms late): many equal stamps
+  const uint64_t period[3] = {grid ? 20u : 30u, grid ? 30u : 47u, grid ? 50u : 100u};
+  for (int i = 0; i < 3; i++) {
+    uint64_t last_arrive = 0;
+    for (uint64_t t = 1000 + period[i]; t < 4000; t += period[i]) {
+      uint64_t stamp = t + (grid ? 10 * rnd(2) : rnd(10));
+      uint64_t arrive = stamp + rnd(41) + (i == 2 ? 60 : 0);
+      if (arrive < last_arrive) arrive = last_arrive;  // an input's messages come in order
+      last_arrive = arrive;
+      all.push_back({arrive, stamp, i});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Msg &a, const Msg &b) { return a.arrive < b.arrive; });
+  message_filters::Synchronizer<Approx3> sync{Approx3(queue_size)};
+  if (setup != nullptr) setup(sync.getPolicy());
+  sync.registerCallback(on_approx3);
+  g_sets3.clear();
+  g_n3 = 0;
+  for (const Msg &m : all) {
+    if (m.input == 0) sync.add<0>(at_ms<A>(m.stamp));
+    if (m.input == 1) sync.add<1>(at_ms<B>(m.stamp));
+    if (m.input == 2) sync.add<2>(at_ms<C>(m.stamp));
+  }
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the sets
+  for (char ch : g_sets3) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return std::to_string(g_n3) + " sets" + g_sets3.substr(0, g_sets3.find(' ', 1) == std::string::npos
+                                                                 ? g_sets3.size()
+                                                                 : g_sets3.find(' ', g_sets3.find(' ', 1) + 1)) +
+         " ... #" + std::to_string(h % 1000000007u);
+}
+
+static void approx_by_hand() {
+  typedef message_filters::sync_policies::ApproximateTime<A, B> Approx2;
+  message_filters::Synchronizer<Approx2> sync{Approx2(5)};
+  sync.registerCallback(on_approx2);
+  const uint64_t a[] = {100, 200, 300, 400, 500, 600, 700, 800};
+  const uint64_t b[] = {130, 180, 310, 420, 445, 590, 760, 790};
+  for (int i = 0; i < 8; i++) {  // b a little behind a
+    sync.add<0>(at_ms<A>(a[i]));
+    if (i > 0) sync.add<1>(at_ms<B>(b[i - 1]));
+  }
+  sync.add<1>(at_ms<B>(b[7]));
+  sync.add<0>(at_ms<A>(900));
+  sync.add<1>(at_ms<B>(905));
+  std::string log = " two" + g_approx;
+  log += " | q10 " + approx3(10, nullptr, 7u);
+  log += " | q3 " + approx3(3, nullptr, 11u);
+  log += " | q10,age0,max20 " + approx3(10, [](Approx3 *p) {
+           p->setAgePenalty(0);
+           p->setMaxIntervalDuration(ros::Duration(0.020));
+         }, 13u);
+  log += " | q10,bounds " + approx3(10, [](Approx3 *p) {
+           p->setInterMessageLowerBound(0, ros::Duration(0.020));
+           p->setInterMessageLowerBound(1, ros::Duration(0.037));
+           p->setInterMessageLowerBound(2, ros::Duration(0.090));
+         }, 17u);
+  log += " | q4,grid " + approx3(4, nullptr, 19u, true);
+  log += " | q6,grid,bounds " + approx3(6, [](Approx3 *p) { p->setInterMessageLowerBound(ros::Duration(0.010)); },
+                                        23u, true);
+  std::printf("approx:%s\n", log.c_str());
+}
+
 // what the live part's callbacks saw (they run on the spinner's threads)
 static std::mutex g_mu;
 
@@ -203,6 +311,7 @@ int main(int argc, char **argv) {
   ros::NodeHandle nh;  // (before by_hand: roscpp's events read the clock, which it starts here)
   by_hand();
   cache_by_hand();
+  approx_by_hand();
   live(nh);
   if (!g_bad.empty()) {
     ROS_ERROR("filters: %s", g_bad.c_str());

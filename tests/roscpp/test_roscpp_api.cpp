@@ -14,6 +14,7 @@
 
 #include <ros/ros.h>
 #include <ros/callback_queue.h>
+#include <message_filters/sync_policies/approximate_time.h>
 #include <message_filters/time_synchronizer.h>
 #include <geometry_msgs/PointStamped.h>
 #include <sensor_msgs/Imu.h>
@@ -1527,6 +1528,48 @@ void add_in_own_callback() {
   sync.registerCallback([&](const Pt::ConstPtr &, const Pt::ConstPtr &) { sync.add<0>(q); });
   sync.add<0>(p);
   sync.add<1>(p);
+}
+
+// ApproximateTime (tests/roscpp/filters.cpp checks its sets are Debian's; here, in every tree, what
+// any of its sets must be): two HandFilters at 100 and 70 ms with jitter into a Synchronizer of
+// that policy: each message in one set at most, the sets in stamp order on both inputs, none
+// spanning more than the max interval set; and a queue size of 0 told and taken as 1.
+TEST(RoscppMessageFilters, ApproximateTimeSetsAreDisjointOrderedAndWithinTheMaxInterval) {
+  struct MsFilter : message_filters::SimpleFilter<Pt> {
+    void push(uint64_t ms) {
+      Pt::Ptr m(new Pt);
+      m->header.stamp.fromNSec(ms * 1000000u);
+      signalMessage(ros::MessageEvent<Pt const>(m));
+    }
+  } a, b;
+  typedef message_filters::sync_policies::ApproximateTime<Pt, Pt> Policy;
+  message_filters::Synchronizer<Policy> sync(Policy(4), a, b);
+  sync.getPolicy()->setMaxIntervalDuration(ros::Duration(0.030));
+  std::vector<std::pair<uint64_t, uint64_t>> sets;
+  sync.registerCallback([&](const Pt::ConstPtr &x, const Pt::ConstPtr &y) {
+    sets.emplace_back(x->header.stamp.toNSec() / 1000000u, y->header.stamp.toNSec() / 1000000u);
+  });
+  uint32_t r = 5;
+  auto jitter = [&r] {
+    r = r * 1103515245u + 12345u;
+    return (r >> 16) % 25u;
+  };
+  for (uint64_t t = 0; t < 3000; t += 10) {
+    if (t % 100 == 0) a.push(t + jitter());
+    if (t % 70 == 0) b.push(t + jitter());
+  }
+  ASSERT_GT(sets.size(), 20u);
+  for (size_t i = 0; i < sets.size(); i++) {
+    uint64_t lo = std::min(sets[i].first, sets[i].second), hi = std::max(sets[i].first, sets[i].second);
+    EXPECT_LE(hi - lo, 30u) << i;
+    if (i > 0) {  // strictly later on both inputs: no message twice, no crossing
+      EXPECT_GT(sets[i].first, sets[i - 1].first) << i;
+      EXPECT_GT(sets[i].second, sets[i - 1].second) << i;
+    }
+  }
+  Capture cap(2);
+  Policy zero(0);
+  EXPECT_NE(cap.text().find("a queue size of 0 keeps nothing; 1 is used"), std::string::npos) << cap.text();
 }
 
 TEST(RoscppMessageFilters, ASynchronizerDestroyedOrGivenAMessageByItsOwnCallbackIsRefused) {

@@ -195,16 +195,25 @@ FILTERS_CACHE = ("cache: empty 0 0 - - [] kept [1,5,5x,7] all [5,5x,6,7] in[5,6]
                  "before4 - after6 7 after7 - oldest 5 latest 7 size2 [7,8] passed 7")
 
 
+# and for its ApproximateTime by hand (the sets of two inputs, then of three in four runs: how many,
+# the first two, a hash of them all)
+FILTERS_APPROX = ("approx: two 100/130 200/180 300/310 400/420 500/445 600/590 800/760 900/905 | q10 29 sets "
+                  "1091/1095/1103 1210/1193/1206 ... #967478752 | q3 21 sets 1092/1103/1105 1181/1193/1206 ... "
+                  "#725872673 | q10,age0,max20 21 sets 1093/1097/1105 1187/1197/1205 ... #500979491 | q10,bounds 29 "
+                  "sets 1090/1095/1107 1215/1197/1205 ... #426213484 | q4,grid 53 sets 1060/1070/1060 1140/1150/1150 "
+                  "... #992053263 | q6,grid,bounds 59 sets 1040/1040/1050 1090/1090/1100 ... #207620871")
+
+
 def filters(prog: dict, env: dict) -> bool:
     """tests/roscpp/filters.cpp (takt's message_filters and Debian's; with --debian-pairs only): the
-    ExactTime sets and drops of its inputs given by hand and a Cache's answers, the same lines from
-    both builds; its two topics through message_filters::Subscribers into a TimeSynchronizer."""
+    ExactTime sets and drops of its inputs given by hand, a Cache's answers and ApproximateTime's
+    sets, the same lines from both builds; its two topics through message_filters::Subscribers into a TimeSynchronizer."""
     ok_all = True
     for side in ("takt", "deb"):
         r = run([str(prog[side]("filters"))], env=env, timeout=60)
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("sync:", "cache:"))]
-        ok = r.returncode == 0 and "ok filters" in r.stdout and lines == [FILTERS_SYNC, FILTERS_CACHE]
-        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime and Cache by hand {lines}, "
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("sync:", "cache:", "approx:"))]
+        ok = r.returncode == 0 and "ok filters" in r.stdout and lines == [FILTERS_SYNC, FILTERS_CACHE, FILTERS_APPROX]
+        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime, Cache and ApproximateTime by hand {lines}, "
               f"Subscribers into a TimeSynchronizer: {r.stdout.strip()[-40:]} {r.stderr.strip()[-300:]}")
         ok_all = ok_all and ok
     return ok_all
