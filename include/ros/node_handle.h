@@ -9,6 +9,7 @@
 #ifndef TAKT_ROS_NODE_HANDLE_H
 #define TAKT_ROS_NODE_HANDLE_H
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -17,6 +18,7 @@
 #if __has_include(<boost/shared_ptr.hpp>)
 // where boost is (it is wherever roscpp is), messages in boost::shared_ptr as ROS 1 code has them
 #include <boost/shared_ptr.hpp>
+#include <boost/weak_ptr.hpp>
 #define TAKT_ROSCPP_BOOST 1
 #endif
 #endif
@@ -28,6 +30,47 @@
 #include <ros/time.h>
 
 namespace ros {
+
+/** roscpp's tracked object (a boost::shared_ptr<void const> there): a std::shared_ptr or, where
+ * boost is, a boost::shared_ptr of any object, held as roscpp's is (the options keep it alive). A
+ * callback made with one tracks it weakly: not called once the object is gone, holding it while it
+ * runs. */
+class VoidConstPtr : public std::shared_ptr<void const> {
+ public:
+  VoidConstPtr() = default;
+  VoidConstPtr(std::nullptr_t) {}  // NOLINT: implicit
+  template <class U>
+  VoidConstPtr(const std::shared_ptr<U> &p) : std::shared_ptr<void const>(p) {}  // NOLINT: implicit
+#if TAKT_ROSCPP_BOOST
+  template <class U>
+  VoidConstPtr(const boost::shared_ptr<U> &p)  // NOLINT: implicit (owning, as roscpp's)
+      : std::shared_ptr<void const>(p ? std::shared_ptr<void const>(p.get(), [p](void const *) {})
+                                      : std::shared_ptr<void const>()),
+        boost_(p), from_boost_(static_cast<bool>(p)) {}
+#endif
+  /** What a callback calls before it runs: the object held for the call, or empty (it is gone:
+   * the callback is not called); an empty function when nothing is tracked. */
+  std::function<std::shared_ptr<void const>()> locker() const {
+    if (!*this) return {};
+#if TAKT_ROSCPP_BOOST
+    if (from_boost_) {
+      boost::weak_ptr<void const> w = boost_;
+      return [w] {
+        boost::shared_ptr<void const> p = w.lock();
+        return p ? std::shared_ptr<void const>(p.get(), [p](void const *) {}) : std::shared_ptr<void const>();
+      };
+    }
+#endif
+    std::weak_ptr<void const> w = *this;
+    return [w] { return w.lock(); };
+  }
+
+ private:
+#if TAKT_ROSCPP_BOOST
+  boost::weak_ptr<void const> boost_;
+  bool from_boost_ = false;
+#endif
+};
 
 template <class M>
 takt_impl::Type takt_type() {
@@ -134,6 +177,10 @@ class Timer {
 };
 typedef Timer WallTimer;
 typedef Timer SteadyTimer;
+// roscpp's callback types of the timers (std::function: a boost::function converts to it)
+typedef std::function<void(const TimerEvent &)> TimerCallback;
+typedef std::function<void(const WallTimerEvent &)> WallTimerCallback;
+typedef std::function<void(const SteadyTimerEvent &)> SteadyTimerCallback;
 
 class ServiceServer {
  public:
@@ -336,15 +383,14 @@ RawFn typed(F fn) {
 
 /** callable F of a subscription to M, not called once tracked (if given) is gone. */
 template <class M, class F>
-RawFn callable(F &&fn, const std::shared_ptr<void const> &tracked) {
-  std::weak_ptr<void const> weak = tracked;
-  bool track = static_cast<bool>(tracked);
+RawFn callable(F &&fn, const VoidConstPtr &tracked) {
+  auto lock = tracked.locker();
   // held by pointer: a mutable lambda or a functor with a non-const operator() is called as such
   typedef typename std::decay<F>::type Fn;
   auto f = std::make_shared<Fn>(std::forward<F>(fn));
-  return typed<M>([f, weak, track](const std::shared_ptr<const M> &m, const MsgInfo &i) {
+  return typed<M>([f, lock](const std::shared_ptr<const M> &m, const MsgInfo &i) {
     std::shared_ptr<void const> hold;
-    if (track && !(hold = weak.lock())) return;  // the tracked object is gone
+    if (lock && !(hold = lock())) return;  // the tracked object is gone
     call_best<M>(*f, m, i);
   });
 }
@@ -362,8 +408,6 @@ SrvFn service_fn(F fn) {
 }
 }  // namespace takt_impl
 
-/** roscpp's tracked object of a subscription (subscribe<M>(topic, q, fn, tracked, hints)). */
-typedef std::shared_ptr<void const> VoidConstPtr;
 typedef std::shared_ptr<void> VoidPtr;
 
 namespace takt_impl {
@@ -489,11 +533,10 @@ struct AdvertiseServiceOptions {
     res_datatype = Resp::__takt_datatype();
     type_ = takt_impl::Type{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
     make_ = [cb](const VoidConstPtr &tracked) {
-      std::weak_ptr<void const> weak = tracked;
-      bool track = static_cast<bool>(tracked);
-      return takt_impl::service_fn<Req, Resp>([cb, weak, track](Req &a, Resp &b) {
+      auto lock = tracked.locker();
+      return takt_impl::service_fn<Req, Resp>([cb, lock](Req &a, Resp &b) {
         std::shared_ptr<void const> hold;
-        if (track && !(hold = weak.lock())) return false;  // the tracked object is gone
+        if (lock && !(hold = lock())) return false;  // the tracked object is gone
         return cb(a, b);
       });
     };
@@ -533,6 +576,25 @@ struct TimerOptions {
                bool one = false, bool start = true)
       : period(p), callback(cb), callback_queue(queue), oneshot(one), autostart(start) {}
 };
+
+/** roscpp's WallTimerOptions and SteadyTimerOptions, for NodeHandle::createWallTimer(ops) and
+ * createSteadyTimer(ops): as TimerOptions, with a wall-clock period and their events. */
+template <class E>
+struct ClockTimerOptions {
+  WallDuration period{0.1};
+  std::function<void(const E &)> callback;
+  CallbackQueueInterface *callback_queue = nullptr;
+  VoidConstPtr tracked_object;
+  bool oneshot = false;
+  bool autostart = true;
+  takt::Scheduling scheduling;  // takt's extension
+  ClockTimerOptions() = default;
+  ClockTimerOptions(WallDuration p, const std::function<void(const E &)> &cb, CallbackQueueInterface *queue,
+                    bool one = false, bool start = true)
+      : period(p), callback(cb), callback_queue(queue), oneshot(one), autostart(start) {}
+};
+typedef ClockTimerOptions<WallTimerEvent> WallTimerOptions;
+typedef ClockTimerOptions<SteadyTimerEvent> SteadyTimerOptions;
 
 class NodeHandle {
  public:
@@ -616,14 +678,13 @@ class NodeHandle {
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Publisher();
     takt_impl::StatusFn status;
     if (ops.connect_cb || ops.disconnect_cb) {
-      std::weak_ptr<void const> weak = ops.tracked_object;
-      bool track = static_cast<bool>(ops.tracked_object);
+      auto lock = ops.tracked_object.locker();
       SubscriberStatusCallback on = ops.connect_cb, off = ops.disconnect_cb;
       std::string topic = resolveName(ops.topic);
-      status = [on, off, weak, track, topic](const std::shared_ptr<takt_impl::PubImpl> &p, int32_t id,
-                                             const std::string &callerid, bool up) {
+      status = [on, off, lock, topic](const std::shared_ptr<takt_impl::PubImpl> &p, int32_t id,
+                                      const std::string &callerid, bool up) {
         std::shared_ptr<void const> hold;
-        if (track && !(hold = weak.lock())) return;  // the tracked object is gone
+        if (lock && !(hold = lock())) return;  // the tracked object is gone
         const SubscriberStatusCallback &cb = up ? on : off;
         if (cb) cb(SingleSubscriberPublisher(p, id, topic, callerid));
       };
@@ -755,10 +816,9 @@ class NodeHandle {
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
     std::function<void(const TimerEvent &)> cb = ops.callback;
-    if (ops.tracked_object) {
-      std::weak_ptr<void const> weak = ops.tracked_object;
-      cb = [cb, weak](const TimerEvent &e) {
-        if (std::shared_ptr<void const> hold = weak.lock()) cb(e);  // not once the object is gone
+    if (auto lock = ops.tracked_object.locker()) {
+      cb = [cb, lock](const TimerEvent &e) {
+        if (std::shared_ptr<void const> hold = lock()) cb(e);  // not once the object is gone
       };
     }
     return Timer(keep(takt_impl::timer(n, ops.period, cb, ops.oneshot, ops.autostart, ops.scheduling)));
@@ -784,9 +844,11 @@ class NodeHandle {
   WallTimer createWallTimer(WallDuration period, const std::function<void(const WallTimerEvent &)> &fn,
                             bool oneshot = false, bool autostart = true,
                             const takt::Scheduling &s = takt::Scheduling()) {
-    return event_timer<WallTimerEvent>(period, fn, [](const Time &t) { return WallTime().fromNSec(t.toNSec()); },
-                                       oneshot, autostart, s);
+    return event_timer<WallTimerEvent>(cb_node(), period, fn, wall_time_of, oneshot, autostart, s);
   }
+  /** roscpp's createWallTimer(WallTimerOptions&): ops.callback_queue, when set, runs the callback;
+   * a tracked object gone, it is not called. */
+  WallTimer createWallTimer(WallTimerOptions &ops) { return options_timer(ops, wall_time_of); }
   template <class T>
   SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &), T *obj,
                                 bool oneshot = false, bool autostart = true,
@@ -796,12 +858,10 @@ class NodeHandle {
   SteadyTimer createSteadyTimer(WallDuration period, const std::function<void(const SteadyTimerEvent &)> &fn,
                                 bool oneshot = false, bool autostart = true,
                                 const takt::Scheduling &s = takt::Scheduling()) {
-    auto steady = [](const Time &t) {  // a wall-clock time moved onto the steady clock
-      int64_t off = static_cast<int64_t>(WallTime::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
-      return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
-    };
-    return event_timer<SteadyTimerEvent>(period, fn, steady, oneshot, autostart, s);
+    return event_timer<SteadyTimerEvent>(cb_node(), period, fn, steady_time_of, oneshot, autostart, s);
   }
+  /** roscpp's createSteadyTimer(SteadyTimerOptions&), as createWallTimer(ops). */
+  SteadyTimer createSteadyTimer(SteadyTimerOptions &ops) { return options_timer(ops, steady_time_of); }
 
   // parameters (names resolved in this handle's namespace; "~x" is the node's private x)
   template <class T>
@@ -858,10 +918,11 @@ class NodeHandle {
   // A createTimer timer whose events are E (WallTimerEvent, SteadyTimerEvent): the call's times
   // through to(), last_* the previous call's (one call of a timer at a time)
   template <class E, class To>
-  Timer event_timer(WallDuration period, const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
+  Timer event_timer(const std::shared_ptr<takt_impl::NodeImpl> &n, WallDuration period,
+                    const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
                     const takt::Scheduling &s) {
     auto last = std::make_shared<E>();
-    return Timer(keep(takt_impl::timer(cb_node(), Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
+    return Timer(keep(takt_impl::timer(n, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
       E ev;
       ev.last_expected = last->current_expected;
       ev.last_real = last->current_real;
@@ -871,6 +932,23 @@ class NodeHandle {
       *last = ev;
       fn(ev);
     }, oneshot, autostart, s, true)));
+  }
+  static WallTime wall_time_of(const Time &t) { return WallTime().fromNSec(t.toNSec()); }
+  static SteadyTime steady_time_of(const Time &t) {  // a wall-clock time moved onto the steady clock
+    int64_t off = static_cast<int64_t>(WallTime::now().toNSec()) - static_cast<int64_t>(SteadyTime::now().toNSec());
+    return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
+  }
+  template <class E, class To>
+  Timer options_timer(ClockTimerOptions<E> &ops, To to) {
+    std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
+    if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
+    std::function<void(const E &)> cb = ops.callback;
+    if (auto lock = ops.tracked_object.locker()) {
+      cb = [cb, lock](const E &e) {
+        if (std::shared_ptr<void const> hold = lock()) cb(e);  // not once the object is gone
+      };
+    }
+    return event_timer<E>(n, ops.period, cb, to, ops.oneshot, ops.autostart, ops.scheduling);
   }
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (!ns.empty() && ns[0] == '/') return ns;

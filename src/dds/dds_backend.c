@@ -63,7 +63,7 @@ static dds_entity_t route_reader(const takt__dds_route_t *r) {
   return r->kind == TAKT__DDS_SVC_CLIENT ? r->endpoint2 : r->endpoint;
 }
 
-static takt__dds_slot_t *slot_at(takt__dds_lane_t *l, uint32_t i) {
+static takt__dds_slot_t *slot_at(takt__dds_lane_t *l, uint64_t i) {
   return (takt__dds_slot_t *)(l->slots + (size_t)(i % l->owner->tx_cap) * l->owner->slot_stride);
 }
 
@@ -150,7 +150,7 @@ static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint
   if (!d->direct_write && (block == NULL || len > d->direct_max)) may_direct = false;
   struct ddsi_serdata *made = NULL; /* made in block before the lane's lock: it copies */
   if (block != NULL) made = topic_serdata(d, r, bytes, len, m->t_info, m->deadline, block);
-  if (made == NULL && !d->direct_write) may_direct = false; /* (a failed make gave block back) */
+  if (made == NULL && !d->direct_write) may_direct = false; /* (a failed make gives block back) */
   takt__dds_lane_t *l = &d->lanes[r->lane];
   takt__lock_take(&l->lock);
   if (l->stopping || l->head - l->tail == d->tx_cap) {
@@ -360,7 +360,7 @@ static void tx_main(void *arg) {
   takt_dds_t *d = l->owner;
   for (;;) {
     takt__lock_take(&l->lock);
-    uint32_t head = l->head, tail = l->tail;
+    uint64_t head = l->head, tail = l->tail;
     bool stopping = l->stopping, direct = l->direct;
     takt__lock_give(&l->lock);
     if (head == tail || direct) {
@@ -371,7 +371,7 @@ static void tx_main(void *arg) {
       continue;
     }
     /* slots [tail, head) are the writer's until tail moves: senders only write at head */
-    for (uint32_t i = tail; i != head; i++) {
+    for (uint64_t i = tail; i != head; i++) {
       takt__dds_slot_t *s = slot_at(l, i);
       takt__dds_route_t *r = &d->routes[s->route & ~TAKT_BRIDGE_ANSWER_BIT];
       if (d->tx_window > 0 && r->kind == TAKT__DDS_TOPIC_OUT && r->qos.reliable) {
@@ -957,7 +957,7 @@ static void be_destroy(void *self) {
   (void)dds_delete(d->participant); /* its topics, readers, writers, waitset and guard */
   /* serdatas queued and never written (the lanes never started): their blocks back */
   for (uint32_t i = 0; i < d->n_lanes; i++)
-    for (uint32_t j = d->lanes[i].tail; j != d->lanes[i].head; j++)
+    for (uint64_t j = d->lanes[i].tail; j != d->lanes[i].head; j++)
       if (slot_at(&d->lanes[i], j)->sd != NULL) ddsi_serdata_unref(slot_at(&d->lanes[i], j)->sd);
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++) {

@@ -288,7 +288,7 @@ typedef struct takt__dds_lane {
   /* the queue: slots [tail, head) are queued, a ring of the backend's tx_cap slots */
   takt__lock_t lock;
   uint8_t *slots;         /* the context's arena, taken when the lane is made */
-  uint32_t head, tail;    /* [lock] */
+  uint64_t head, tail;    /* [lock] (64 bits: never wrap, whatever tx_cap divides) */
   bool stopping;          /* [lock] */
   bool direct;            /* [lock] a sender writes to Cyclone itself: the writer thread waits
                              for it (nothing overtakes), and so does every other send */

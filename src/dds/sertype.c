@@ -18,7 +18,10 @@
 static takt__dds_serdata_t *sd_init(void *mem, takt__dds_pool_t *pool,
                                     const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                     size_t size) {
-  if (size > UINT32_MAX - 8u) return NULL;
+  if (size > UINT32_MAX - 8u) {
+    if (mem != NULL) takt__dds_pool_put(pool, mem); /* the block back: nothing made in it */
+    return NULL;
+  }
   size_t room = (size + 3u) & ~(size_t)3u; /* to_ser may be asked up to the next multiple of 4 */
   takt__dds_serdata_t *d = mem != NULL ? mem : ddsrt_malloc(sizeof *d + room);
   if (d == NULL) return NULL;

@@ -23,7 +23,9 @@
 //   ros::spinOnce nor the global queue's callAvailable runs; callOne runs exactly one call, waiting
 //   for it, and Empty once the timer is stopped; callAvailable runs them on the calling thread;
 //   a SubscribeOptions::create subscription on /event_chatter in a queue an
-//   AsyncSpinner(1, &queue) serves on a thread of its own;
+//   AsyncSpinner(1, &queue) serves on a thread of its own; one-shot timers made from
+//   WallTimerOptions and SteadyTimerOptions naming the queue (the wall one run by its callOne, the
+//   steady one not called once its tracked object is gone);
 // - subscriber status callbacks: a Publisher with connect and disconnect callbacks and this
 //   node's own Subscriber of its topic: the connect callback names this node and greets it
 //   through its SingleSubscriberPublisher (the Subscriber gets that greeting), the disconnect
@@ -235,6 +237,27 @@ static void callback_queues(ros::NodeHandle &nh) {
   check("callAvailable serves the queue on the calling thread", ticks >= 10 && on_main);
   t.stop();
   check("callOne with nothing to call", queue.callOne(ros::WallDuration(0.05)) == ros::CallbackQueue::Empty);
+  // WallTimerOptions and SteadyTimerOptions: one-shots run by the queue they name; the steady one's
+  // tracked object gone before it is due, so it is not called
+  int wall_calls = 0, steady_calls = 0;
+  ros::WallTimerOptions wops(ros::WallDuration(0.01), [&](const ros::WallTimerEvent &) { wall_calls++; }, &queue,
+                             true);
+  ros::WallTimer wt = nh.createWallTimer(wops);
+  check("WallTimerOptions: its queue runs it", queue.callOne(ros::WallDuration(5.0)) == ros::CallbackQueue::Called &&
+                                                  wall_calls == 1);
+  ros::SteadyTimerOptions sops;
+  sops.period = ros::WallDuration(0.01);
+  sops.callback = [&](const ros::SteadyTimerEvent &) { steady_calls++; };
+  sops.callback_queue = &queue;
+  sops.oneshot = true;
+  boost::shared_ptr<int> tracked(new int(0));
+  sops.tracked_object = tracked;
+  ros::SteadyTimer st = nh.createSteadyTimer(sops);
+  tracked.reset();
+  sops.tracked_object.reset();  // (the options hold it too, as roscpp's do)
+  ros::WallDuration(0.05).sleep();
+  queue.callAvailable(ros::WallDuration(0.1));
+  check("SteadyTimerOptions: not called once its tracked object is gone", steady_calls == 0 && wall_calls == 1);
 }
 
 static std::vector<std::string> g_greetings;

@@ -42,6 +42,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -1533,7 +1534,8 @@ void add_in_own_callback() {
 // ApproximateTime (tests/roscpp/filters.cpp checks its sets are Debian's; here, in every tree, what
 // any of its sets must be): two HandFilters at 100 and 70 ms with jitter into a Synchronizer of
 // that policy: each message in one set at most, the sets in stamp order on both inputs, none
-// spanning more than the max interval set; and a queue size of 0 told and taken as 1.
+// spanning more than the max interval set; a set whose callback throws gone and the next ones
+// still made; and a queue size of 0 told and taken as 1.
 TEST(RoscppMessageFilters, ApproximateTimeSetsAreDisjointOrderedAndWithinTheMaxInterval) {
   struct MsFilter : message_filters::SimpleFilter<Pt> {
     void push(uint64_t ms) {
@@ -1567,6 +1569,35 @@ TEST(RoscppMessageFilters, ApproximateTimeSetsAreDisjointOrderedAndWithinTheMaxI
       EXPECT_GT(sets[i].second, sets[i - 1].second) << i;
     }
   }
+  // a set's callback that throws: that set is gone, the next ones are still made (here it throws
+  // with messages queued on both inputs: nothing else would start the search again)
+  message_filters::Synchronizer<Policy> thrower{Policy(10)};
+  std::vector<uint64_t> later;
+  thrower.registerCallback([&](const Pt::ConstPtr &x, const Pt::ConstPtr &) {
+    later.push_back(x->header.stamp.toNSec() / 1000000u);
+    if (later.size() == 1) throw std::runtime_error("first set");
+  });
+  auto at = [](uint64_t ms) {
+    Pt::Ptr m(new Pt);
+    m->header.stamp.fromNSec(ms * 1000000u);
+    return Pt::ConstPtr(m);
+  };
+  for (uint64_t t : {105, 205, 305}) thrower.add<1>(at(t));
+  thrower.add<0>(at(100));
+  int threw = 0;
+  try {
+    thrower.add<0>(at(200));  // hands on 100/105, whose callback throws
+  } catch (const std::runtime_error &) {
+    threw++;
+  }
+  for (uint64_t t = 300; t <= 1000; t += 100) {
+    thrower.add<0>(at(t));
+    if (t >= 400) thrower.add<1>(at(t + 5));
+  }
+  EXPECT_EQ(threw, 1);
+  ASSERT_GE(later.size(), 8u) << "no set after the callback threw";
+  EXPECT_EQ(later[0], 100u);
+  EXPECT_EQ(later[1], 200u);
   Capture cap(2);
   Policy zero(0);
   EXPECT_NE(cap.text().find("a queue size of 0 keeps nothing; 1 is used"), std::string::npos) << cap.text();

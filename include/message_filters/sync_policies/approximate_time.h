@@ -107,8 +107,11 @@ class ApproximateTime {
     in.queue.push_back(event);
     if (in.queue.size() == 1) {
       if (++filled_ == kInputs) search(signal);
-    } else if (!bound_kept(k) && reset_ && ros::Time::isSimTime()) {
-      drop_head(k);
+    } else {
+      if (!bound_kept(k) && reset_ && ros::Time::isSimTime()) drop_head(k);
+      // every queue holding one only when a set's callback threw out of the search (a set is out
+      // of the policy before its callbacks run): the search goes on with the next message
+      if (filled_ == kInputs) search(signal);
     }
     // too many of this input kept (the search may have left queue_size + 1): start again
     // without its oldest
