@@ -1603,6 +1603,40 @@ TEST(RoscppMessageFilters, ApproximateTimeSetsAreDisjointOrderedAndWithinTheMaxI
   EXPECT_NE(cap.text().find("a queue size of 0 keeps nothing; 1 is used"), std::string::npos) << cap.text();
 }
 
+// ApproximateTime of nine inputs (the most message_filters takes): one message each, a ms apart,
+// and the next round 100 ms later, make one set of the nine, handed on in input order.
+TEST(RoscppMessageFilters, ApproximateTimeOfNineInputs) {
+  typedef message_filters::sync_policies::ApproximateTime<Pt, Pt, Pt, Pt, Pt, Pt, Pt, Pt, Pt> Policy;
+  message_filters::Synchronizer<Policy> sync{Policy(3)};
+  std::vector<std::vector<uint64_t>> sets;
+  sync.registerCallback([&](const Pt::ConstPtr &a, const Pt::ConstPtr &b, const Pt::ConstPtr &c,
+                            const Pt::ConstPtr &d, const Pt::ConstPtr &e, const Pt::ConstPtr &f,
+                            const Pt::ConstPtr &g, const Pt::ConstPtr &h, const Pt::ConstPtr &i) {
+    std::vector<uint64_t> v;
+    for (const Pt::ConstPtr &m : {a, b, c, d, e, f, g, h, i}) v.push_back(m->header.stamp.toNSec() / 1000000u);
+    sets.push_back(v);
+  });
+  auto at = [](uint64_t ms) {
+    Pt::Ptr m(new Pt);
+    m->header.stamp.fromNSec(ms * 1000000u);
+    return Pt::ConstPtr(m);
+  };
+  for (uint64_t round : {1000u, 1100u, 1200u}) {
+    sync.add<0>(at(round + 0));
+    sync.add<1>(at(round + 1));
+    sync.add<2>(at(round + 2));
+    sync.add<3>(at(round + 3));
+    sync.add<4>(at(round + 4));
+    sync.add<5>(at(round + 5));
+    sync.add<6>(at(round + 6));
+    sync.add<7>(at(round + 7));
+    sync.add<8>(at(round + 8));
+  }
+  ASSERT_GE(sets.size(), 2u);
+  EXPECT_EQ(sets[0], (std::vector<uint64_t>{1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}));
+  EXPECT_EQ(sets[1], (std::vector<uint64_t>{1100, 1101, 1102, 1103, 1104, 1105, 1106, 1107, 1108}));
+}
+
 TEST(RoscppMessageFilters, ASynchronizerDestroyedOrGivenAMessageByItsOwnCallbackIsRefused) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the node's threads run: re-run, not fork
   EXPECT_DEATH(destroy_in_own_callback(), "a Synchronizer destroyed by its own callback: not supported");
