@@ -411,6 +411,16 @@ SrvFn service_fn(F fn) {
 typedef std::shared_ptr<void> VoidPtr;
 
 namespace takt_impl {
+/** A timer's callback cb, not called once tracked (if given) is gone, holding it while it runs. */
+template <class E>
+std::function<void(const E &)> tracking(std::function<void(const E &)> cb, const VoidConstPtr &tracked) {
+  auto lock = tracked.locker();
+  if (!lock) return cb;
+  return [cb, lock](const E &e) {
+    if (std::shared_ptr<void const> hold = lock()) cb(e);  // not once the object is gone
+  };
+}
+
 // the options' create<...>: init(ops) with the tracked object and callback queue set
 template <class Ops, class Init>
 Ops options_made(Init init, const VoidConstPtr &tracked, CallbackQueueInterface *queue) {
@@ -815,13 +825,8 @@ class NodeHandle {
   Timer createTimer(TimerOptions &ops) {
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
-    std::function<void(const TimerEvent &)> cb = ops.callback;
-    if (auto lock = ops.tracked_object.locker()) {
-      cb = [cb, lock](const TimerEvent &e) {
-        if (std::shared_ptr<void const> hold = lock()) cb(e);  // not once the object is gone
-      };
-    }
-    return Timer(keep(takt_impl::timer(n, ops.period, cb, ops.oneshot, ops.autostart, ops.scheduling)));
+    return Timer(keep(takt_impl::timer(n, ops.period, takt_impl::tracking(ops.callback, ops.tracked_object),
+                                       ops.oneshot, ops.autostart, ops.scheduling)));
   }
   // at a rate (its expected cycle time), as roscpp's createTimer(Rate, ...)
   template <class T>
@@ -942,13 +947,8 @@ class NodeHandle {
   Timer options_timer(ClockTimerOptions<E> &ops, To to) {
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
-    std::function<void(const E &)> cb = ops.callback;
-    if (auto lock = ops.tracked_object.locker()) {
-      cb = [cb, lock](const E &e) {
-        if (std::shared_ptr<void const> hold = lock()) cb(e);  // not once the object is gone
-      };
-    }
-    return event_timer<E>(n, ops.period, cb, to, ops.oneshot, ops.autostart, ops.scheduling);
+    return event_timer<E>(n, ops.period, takt_impl::tracking(ops.callback, ops.tracked_object), to, ops.oneshot,
+                          ops.autostart, ops.scheduling);
   }
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (!ns.empty() && ns[0] == '/') return ns;
