@@ -27,7 +27,10 @@ int64_t steady_now_ns();        // CLOCK_MONOTONIC
 bool sleep_for_ns(int64_t ns);
 // ROS time: /clock's under simulated time (0 until its first message), else wall_now_ns
 int64_t ros_now_ns();
-bool sim_time();  // /use_sim_time was true when the node started
+bool sim_time();  // /use_sim_time was true when the node started, or set_now_ns was called
+// ROS time is simulated from now on, and now ns: as a /clock message (sleeps and ROS-time timers
+// follow it)
+void set_now_ns(int64_t ns);
 // ns of ROS time: under simulated time until /clock has advanced that far from the first time
 // the sleep sees (false: ros::shutdown, or the clock went back); else sleep_for_ns
 bool ros_sleep_ns(int64_t ns);
@@ -150,6 +153,12 @@ class Time : public TimeBase<Time, Duration> {
   static bool isValid() { return !isSimTime() || takt_time::ros_now_ns() != 0; }
   static bool waitForValid() { return takt_time::wait_for_valid(-1); }
   static bool waitForValid(const WallDuration &timeout);
+  /** As roscpp's: ROS time becomes simulated (isSimTime() true from now on) and is new_now until
+   * the next setNow (or /clock message, with /use_sim_time); sleeps on ROS time and the timers of
+   * createTimer made under simulated time follow it, as they follow /clock. A timer made before
+   * the first setNow keeps the wall clock. It does not subscribe to /clock (roscpp's does that
+   * only for /use_sim_time). */
+  static void setNow(const Time &new_now) { takt_time::set_now_ns(static_cast<int64_t>(new_now.toNSec())); }
   static void init() {}
 };
 

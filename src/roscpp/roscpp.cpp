@@ -44,6 +44,8 @@ struct SrvCore;
 class ClientImpl;
 class QueueImpl;
 void sim_tick(int64_t now, bool back);
+/** Simulated ROS time is now now (/clock's message, ros::Time::setNow): sleeps and timers told. */
+void sim_advance(int64_t now);
 /** Under simulated time, once started: the node's own Subscriber of /clock (its messages read by
  * on_clock on the I/O thread; a user's Subscribers of /clock share its ROS 1 subscription). */
 void clock_subscribe();
@@ -126,6 +128,7 @@ struct Global {
   // simulated time (/use_sim_time true when the node started, as roscpp's Time::init): ROS time
   // is /clock's, each message stored by the I/O thread (under sleep_mu: sleeps wait on sleep_cv)
   std::atomic<bool> sim{false};
+  std::atomic<bool> sim_param{false};  // simulated because of /use_sim_time: /clock subscribed
   std::atomic<int64_t> sim_now{0};  // 0 until the first /clock
   std::string clock_topic;          // /clock resolved (set before its subscription is made)
   std::atomic<bool> clock_made{false};
@@ -275,6 +278,10 @@ int64_t ros_now_ns() {
   return G.sim.load() ? G.sim_now.load() : wall_now_ns();
 }
 bool sim_time() { return g().sim.load(); }
+void set_now_ns(int64_t ns) {
+  g().sim.store(true);
+  takt_impl::sim_advance(ns);
+}
 namespace {
 // Under simulated time, wait (sleep_mu held) until done() or shutdown (or SIGINT, looked at every
 // 100 ms: a paused clock must not keep a node from ending); until `end` (wall ns, -1: none).
@@ -560,15 +567,7 @@ void on_clock(const uint8_t *b, uint32_t len) {
   uint32_t sec, nsec;
   std::memcpy(&sec, b, 4);  // rosgraph_msgs/Clock: time clock (u32 secs, u32 nsecs, little-endian)
   std::memcpy(&nsec, b + 4, 4);
-  int64_t now = static_cast<int64_t>(sec) * 1000000000 + nsec;
-  Global &G = g();
-  int64_t before;
-  {
-    std::lock_guard<std::mutex> lk(G.sleep_mu);  // a sleep looks at sim_now under it: no lost wake-up
-    before = G.sim_now.exchange(now);
-  }
-  G.sleep_cv.notify_all();
-  takt_impl::sim_tick(now, now < before);
+  takt_impl::sim_advance(static_cast<int64_t>(sec) * 1000000000 + nsec);
 }
 
 bool start_locked(std::string &why) {
@@ -703,8 +702,10 @@ bool start_locked(std::string &why) {
   // as roscpp's Time::init: /use_sim_time true now makes ROS time /clock's (read once)
   // (clock_subscribe, once started, subscribes to it)
   bool use_sim = false;
-  if (connected && takt_ros1_param_get_bool(G.ros1, "/use_sim_time", &use_sim) == TAKT_OK && use_sim)
+  if (connected && takt_ros1_param_get_bool(G.ros1, "/use_sim_time", &use_sim) == TAKT_OK && use_sim) {
+    G.sim_param.store(true);
     G.sim.store(true);
+  }
   bool quit;
   {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
     std::lock_guard<std::mutex> lk(G.mu);
@@ -2120,7 +2121,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
     rs = std::make_shared<RosSub>();
     rs->topic = topic;
     rs->type = t;
-    if (G.sim.load() && topic == G.clock_topic) rs->clock.store(true);  // (set before its messages)
+    if (G.sim_param.load() && topic == G.clock_topic) rs->clock.store(true);  // (set before its messages)
     rs->scratch.resize(G.received.size);
     Ros1Use use;
     rs->node = use.n;
@@ -2258,7 +2259,7 @@ void sub_wait_calls(SubImpl &s) {
 
 void clock_subscribe() {
   Global &G = g();
-  if (!G.sim.load() || G.clock_made.exchange(true)) return;
+  if (!G.sim_param.load() || G.clock_made.exchange(true)) return;
   {
     std::lock_guard<std::mutex> reg(G.reg_mu);  // read by subscribe under it
     G.clock_topic = names::resolve("/clock");
@@ -2599,6 +2600,16 @@ void sim_timer_drop(TimerImpl &t) {
 /** /clock gave `now` (the I/O thread): every simulated-time timer due is triggered, once until
  * its job has run; when the clock went back (a bag played again) each starts a period from now,
  * as roscpp's timers do. */
+void sim_advance(int64_t now) {
+  Global &G = g();
+  int64_t before;
+  {
+    std::lock_guard<std::mutex> lk(G.sleep_mu);  // a sleep looks at sim_now under it: no lost wake-up
+    before = G.sim_now.exchange(now);
+  }
+  G.sleep_cv.notify_all();
+  sim_tick(now, now < before);
+}
 void sim_tick(int64_t now, bool back) {
   Global &G = g();
   std::lock_guard<std::mutex> lk(G.sim_mu);

@@ -23,19 +23,32 @@
 //   inter-message lower bounds (sets proved best before the next message comes), and with stamps on
 //   a 10 ms grid (many equal: which input ends or starts an interval); printed as one
 //   line ("approx: ..."), compared between the two builds as the others are.
-// Prints "ok filters", the sync line, the cache line and the approx line (exit 0), or the first
-// thing wrong (exit 1).
+// - Chain by hand: a chain fed by a PassThrough, given messages before it has a filter, then
+//   with a Cache it holds (boost::shared_ptr), a PassThrough it does not own and a chain of its
+//   own inside; what its callback and a tap on each filter saw, the indexes, getFilter (the same
+//   objects, null past the end, through ChainBase too) printed as one line ("chain: ...");
+// - TimeSequencer by hand, last (it makes ROS time simulated: ros::Time::setNow): messages given
+//   out of stamp order, none handed on before its stamp + delay, the due ones in stamp order
+//   (ties in arrival order), one older than the last handed on dropped, one of the same stamp
+//   taken, more than queue_size held dropping the oldest stamp's; what its callback saw printed
+//   as one line ("seq: ...").
+// Prints "ok filters", the sync, cache, approx, chain and seq lines (exit 0), or the first thing
+// wrong (exit 1).
 #include <ros/ros.h>
 #include <geometry_msgs/PointStamped.h>
 #include <geometry_msgs/PoseStamped.h>
 #include <geometry_msgs/Vector3Stamped.h>
 #include <message_filters/cache.h>
+#include <message_filters/chain.h>
 #include <message_filters/pass_through.h>
 #include <message_filters/subscriber.h>
 #include <message_filters/sync_policies/approximate_time.h>
 #include <message_filters/sync_policies/exact_time.h>
 #include <message_filters/synchronizer.h>
+#include <message_filters/time_sequencer.h>
 #include <message_filters/time_synchronizer.h>
+
+#include <boost/make_shared.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -306,13 +319,110 @@ static void live(ros::NodeHandle &nh) {
   check("a disconnected callback is not called", g_gone == 0);
 }
 
+static std::string g_chain;
+static void chain_by_hand() {
+  using message_filters::Cache;
+  using message_filters::PassThrough;
+  PassThrough<A> input;
+  message_filters::Chain<A> c(input);
+  c.registerCallback([](const A::ConstPtr &m) { g_chain += " out" + show(m); });
+  c.add(make_a(1));  // no filter yet: nowhere to go
+  // (the Cache first: Debian's Cache disconnects its input when destroyed, and the chain destroys
+  // its filters in order, the PassThrough behind the one before first)
+  boost::shared_ptr<Cache<A> > cache = boost::make_shared<Cache<A> >(2);
+  cache->registerCallback([](const A::ConstPtr &m) { g_chain += " cache" + show(m); });
+  size_t i0 = c.addFilter(cache);
+  c.add(make_a(2));
+  PassThrough<A> middle;
+  middle.registerCallback([](const A::ConstPtr &m) { g_chain += " middle" + show(m); });
+  size_t i1 = c.addFilter(&middle);
+  input.add(make_a(3));
+  boost::shared_ptr<message_filters::Chain<A> > inner = boost::make_shared<message_filters::Chain<A> >();
+  inner->addFilter(boost::make_shared<PassThrough<A> >());
+  inner->registerCallback([](const A::ConstPtr &m) { g_chain += " inner" + show(m); });
+  size_t i2 = c.addFilter(inner);
+  input.add(make_a(5, 1));
+  input.add(make_a(4));
+  g_chain += " | idx " + std::to_string(i0) + std::to_string(i1) + std::to_string(i2);
+  g_chain += " kept" + show(cache->getInterval(ros::Time(0, 0), ros::Time(10, 0)));
+  message_filters::ChainBase &base = c;
+  g_chain += std::string(" get") + (c.getFilter<Cache<A> >(0).get() == cache.get() ? "=" : "!") +
+             (c.getFilter<PassThrough<A> >(1).get() == &middle ? "=" : "!") +
+             (base.getFilter<message_filters::Chain<A> >(2).get() == inner.get() ? "=" : "!") +
+             (c.getFilter<PassThrough<A> >(3) ? "!" : "0") + (base.getFilter<PassThrough<A> >(7) ? "!" : "0");
+  std::printf("chain:%s\n", g_chain.c_str());
+}
+
+static std::mutex g_seq_mu;
+static std::string g_seq;
+static size_t g_seq_n = 0;
+static bool seq_wait(size_t n, double wall_s) {  // spins the global queue until n handed on
+  ros::WallTime give_up = ros::WallTime::now() + ros::WallDuration(wall_s);
+  for (;;) {
+    ros::spinOnce();
+    {
+      std::lock_guard<std::mutex> lk(g_seq_mu);
+      if (g_seq_n >= n) return true;
+    }
+    if (ros::WallTime::now() >= give_up) return false;
+    ros::WallDuration(0.002).sleep();
+  }
+}
+static A::Ptr a_ms(uint64_t ms, double x = 0) {
+  A::Ptr m = at_ms<A>(ms);
+  m->point.x = x;
+  return m;
+}
+static void sequencer_by_hand(ros::NodeHandle &nh) {
+  ros::Time::setNow(ros::Time(100, 0));
+  check("setNow makes ROS time simulated", ros::Time::isSimTime() && ros::Time::now() == ros::Time(100, 0));
+  message_filters::PassThrough<A> input;
+  // delay 0.5 s, the timer every 5 ms (wall), at most 4 held
+  message_filters::TimeSequencer<A> seq(input, ros::Duration(0.5), ros::Duration(0.005), 4, nh);
+  seq.registerCallback([](const A::ConstPtr &m) {
+    std::lock_guard<std::mutex> lk(g_seq_mu);
+    g_seq += " " + std::to_string(ms_of(m->header.stamp)) + (m->point.x != 0 ? "x" : "");
+    g_seq_n++;
+  });
+  input.add(a_ms(100300));
+  input.add(a_ms(100100));
+  input.add(a_ms(100200));
+  seq_wait(1, 0.1);  // due at 100.6 s and later: none yet
+  g_seq += " |";
+  ros::Time::setNow(ros::Time(100, 650000000));  // 100.1 due
+  check("TimeSequencer hands on 100.1 at 100.65", seq_wait(1, 10.0));
+  g_seq += " |";
+  seq.add(a_ms(100150));     // after the last handed on: kept
+  seq.add(a_ms(100050));     // older than it: dropped
+  seq.add(a_ms(100100, 1));  // its stamp: kept
+  ros::Time::setNow(ros::Time(101, 0));
+  check("TimeSequencer hands on four at 101", seq_wait(5, 10.0));
+  g_seq += " |";
+  input.add(a_ms(102000));
+  input.add(a_ms(102000, 1));
+  input.add(a_ms(102200));
+  input.add(a_ms(102100));
+  input.add(a_ms(102300));  // five held: both of 102.0 dropped (all of the oldest stamp)
+  ros::Time::setNow(ros::Time(103, 0));
+  check("TimeSequencer hands on three at 103", seq_wait(8, 10.0));
+  g_seq += " |";
+  for (uint64_t ms : {103500, 103600, 103700, 103800, 103300}) input.add(a_ms(ms));  // 103.3: five, dropped
+  ros::Time::setNow(ros::Time(105, 0));
+  check("TimeSequencer hands on four at 105", seq_wait(12, 10.0));
+  seq_wait(13, 0.05);  // nothing more
+  std::lock_guard<std::mutex> lk(g_seq_mu);
+  std::printf("seq:%s\n", g_seq.c_str());
+}
+
 int main(int argc, char **argv) {
   ros::init(argc, argv, "filters_check");
   ros::NodeHandle nh;  // (before by_hand: roscpp's events read the clock, which it starts here)
   by_hand();
   cache_by_hand();
   approx_by_hand();
+  chain_by_hand();
   live(nh);
+  sequencer_by_hand(nh);  // last: ROS time simulated from there on
   if (!g_bad.empty()) {
     ROS_ERROR("filters: %s", g_bad.c_str());
     return 1;

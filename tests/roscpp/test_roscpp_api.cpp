@@ -14,7 +14,11 @@
 
 #include <ros/ros.h>
 #include <ros/callback_queue.h>
+#include <message_filters/cache.h>
+#include <message_filters/chain.h>
+#include <message_filters/pass_through.h>
 #include <message_filters/sync_policies/approximate_time.h>
+#include <message_filters/time_sequencer.h>
 #include <message_filters/time_synchronizer.h>
 #include <geometry_msgs/PointStamped.h>
 #include <sensor_msgs/Imu.h>
@@ -1399,6 +1403,19 @@ TEST(RoscppSimTime, ANodeStartedUnderUseSimTimeFollowsClock) {
   EXPECT_NE(out.find("sim: ok"), std::string::npos) << out;
 }
 
+// ros::Time::setNow in a node without /use_sim_time (this program's --setnow, below): ROS time
+// becomes simulated and follows each setNow (no /clock subscribed); Duration sleeps and a
+// createTimer timer made after it follow it, a WallTimer does not; a TimeSequencer hands on
+// what the model of its rules says, in stamp order, none before its stamp + delay.
+TEST(RoscppSimTime, SetNowMakesROSTimeSimulatedAndDrivesATimeSequencer) {
+  ros1_test::Proc node;
+  ASSERT_TRUE(node.start({self_path(), "--setnow"}));
+  int rc = node.wait_exit(60000);
+  std::string out = node.drain();
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("setnow: ok"), std::string::npos) << out;
+}
+
 // ---- message_filters (takt's own headers): what tests/roscpp/filters.cpp cannot check against
 // Debian's (whose signals would wait for themselves here) ----
 
@@ -1635,6 +1652,47 @@ TEST(RoscppMessageFilters, ApproximateTimeOfNineInputs) {
   ASSERT_GE(sets.size(), 2u);
   EXPECT_EQ(sets[0], (std::vector<uint64_t>{1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}));
   EXPECT_EQ(sets[1], (std::vector<uint64_t>{1100, 1101, 1102, 1103, 1104, 1105, 1106, 1107, 1108}));
+}
+
+// A Chain takes filters held by std:: and boost::shared_ptr and by plain pointer, hands every
+// message through all of them in order, gives each back by index (a boost::shared_ptr that keeps
+// it alive); its filters and the chain itself may go in any order (message_filters' Cache would
+// disconnect from a PassThrough the chain destroyed before it: takt's connections hold their
+// filter weakly).
+TEST(RoscppMessageFilters, AChainOfFiltersHeldEveryWayGoesInAnyOrder) {
+  HandFilter in;
+  std::vector<std::string> seen;
+  boost::shared_ptr<message_filters::Cache<Pt>> kept;
+  {
+    auto chain = std::make_unique<message_filters::Chain<Pt>>(in);
+    chain->registerCallback([&](const Pt::ConstPtr &m) { seen.push_back("out" + std::to_string(m->header.stamp.sec)); });
+    in.push(1);  // no filter: nothing
+    auto first = std::make_shared<message_filters::PassThrough<Pt>>();
+    first->registerCallback([&](const Pt::ConstPtr &m) { seen.push_back("a" + std::to_string(m->header.stamp.sec)); });
+    EXPECT_EQ(chain->addFilter(first), 0u);
+    EXPECT_EQ(chain->addFilter(boost::make_shared<message_filters::Cache<Pt>>(3)), 1u);
+    auto plain = std::make_unique<message_filters::PassThrough<Pt>>();
+    plain->registerCallback([&](const Pt::ConstPtr &m) { seen.push_back("c" + std::to_string(m->header.stamp.sec)); });
+    EXPECT_EQ(chain->addFilter(plain.get()), 2u);
+    in.push(2);
+    in.push(3);
+    EXPECT_EQ(seen, (std::vector<std::string>{"a2", "c2", "out2", "a3", "c3", "out3"}));
+    kept = chain->getFilter<message_filters::Cache<Pt>>(1);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->getLatestTime(), ros::Time(3, 0));
+    message_filters::ChainBase &base = *chain;
+    EXPECT_EQ(base.getFilter<message_filters::PassThrough<Pt>>(0).get(), first.get());
+    EXPECT_EQ(base.getFilter<message_filters::PassThrough<Pt>>(2).get(), plain.get());
+    EXPECT_FALSE(base.getFilter<message_filters::PassThrough<Pt>>(3));
+    plain.reset();  // a filter the chain does not own goes first: the chain ends at it
+    in.push(4);
+    first.reset();
+    chain.reset();  // the Cache it held stays with getFilter's pointer
+    in.push(5);     // the chain has gone: nowhere to go
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"a2", "c2", "out2", "a3", "c3", "out3", "a4"}));
+  EXPECT_EQ(kept->getLatestTime(), ros::Time(4, 0));
+  EXPECT_EQ(kept->getOldestTime(), ros::Time(2, 0));
 }
 
 TEST(RoscppMessageFilters, ASynchronizerDestroyedOrGivenAMessageByItsOwnCallbackIsRefused) {
@@ -1968,8 +2026,100 @@ int sim(int argc, char **argv) {
   return 0;
 }
 
+// --setnow (RoscppSimTime.SetNowMakesROSTimeSimulatedAndDrivesATimeSequencer): prints
+// "setnow: ok" or the first thing wrong.
+int setnow(int argc, char **argv) {
+  ros::init(argc, argv, "setnow_check", ros::init_options::AnonymousName);
+  std::string bad;
+  auto check = [&bad](const char *what, bool ok) {
+    if (!ok && bad.empty()) bad = what;
+  };
+  check("system time before setNow", !ros::Time::isSimTime());
+  ros::Time::setNow(ros::Time(50, 0));
+  check("setNow: simulated, its time", ros::Time::isSimTime() && ros::Time::isValid() && ros::Time::now() == ros::Time(50, 0));
+  ros::NodeHandle nh;
+  check("still its time once the node started (no /clock)", ros::Time::now() == ros::Time(50, 0));
+  // a Duration sleep in another thread ends when setNow has passed it
+  std::atomic<bool> slept{false};
+  std::thread sleeper([&] { slept = ros::Duration(1.0).sleep(); });
+  pause(0.05);
+  check("a sleep of 1 s waits for ROS time", !slept.load());
+  for (int i = 1; i <= 6 && !slept.load(); i++) {
+    ros::Time::setNow(ros::Time(50, 0) + ros::Duration(0.25 * i));
+    pause(0.02);
+  }
+  sleeper.join();
+  check("the sleep ends once setNow passed 51", slept.load() && ros::Time::now() >= ros::Time(51, 0));
+  // a ROS-time timer made now follows setNow: as many calls as 0.5 s periods given
+  std::atomic<int> calls{0};
+  ros::Timer t = nh.createTimer(ros::Duration(0.5), [&](const ros::TimerEvent &) { calls++; });
+  ros::Time base = ros::Time::now();
+  for (int i = 1; i <= 20; i++) {  // 2 s of ROS time in 0.1 s steps
+    ros::Time::setNow(base + ros::Duration(0.1 * i));
+    eventually([&] { ros::spinOnce(); return calls.load() >= i / 5; }, 5.0);
+  }
+  ros::spinOnce();
+  check("a 0.5 s timer: 4 calls in 2 s of setNow", calls.load() == 4);
+  t.stop();
+  // a TimeSequencer (delay 0.3 s, no bound): 20 rounds of 10 messages with pseudo-random stamps
+  // around ROS time, given in a shuffled order, then ROS time 0.1 s on; the model: a message
+  // older than the last handed on is dropped, the rest handed on in stamp order (ties in order
+  // of arrival) once ROS time reaches stamp + delay
+  message_filters::PassThrough<Pt> in;
+  message_filters::TimeSequencer<Pt> seq(in, ros::Duration(0.3), ros::Duration(0.002), 0, nh);
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, int>> got;  // stamp (ns), the message's number
+  bool early = false;
+  seq.registerCallback([&](const Pt::ConstPtr &m) {
+    std::lock_guard<std::mutex> lk(mu);
+    early = early || m->header.stamp + ros::Duration(0.3) > ros::Time::now();
+    got.emplace_back(m->header.stamp.toNSec(), static_cast<int>(m->point.x));
+  });
+  std::multimap<uint64_t, int> held;  // the model
+  std::vector<std::pair<uint64_t, int>> want;
+  uint64_t last = 0;
+  uint32_t rnd = 12345;
+  auto next = [&rnd] { return rnd = rnd * 1103515245u + 12345u, (rnd >> 8) % 1000u; };
+  int number = 0;
+  ros::Time now = ros::Time::now();
+  for (int round = 0; round < 20; round++) {
+    for (int k = 0; k < 10; k++) {  // stamps from 0.5 s before now to 0.5 s after, 10 ms apart
+      Pt::Ptr m(new Pt);
+      m->header.stamp = now - ros::Duration(0.5) + ros::Duration(0.01 * (next() % 100));
+      m->point.x = ++number;
+      uint64_t st = m->header.stamp.toNSec();
+      if (st >= last) held.emplace(st, number);
+      in.add(m);
+    }
+    now += ros::Duration(0.1);
+    ros::Time::setNow(now);
+    while (!held.empty() && held.begin()->first + 300000000u <= now.toNSec()) {
+      last = held.begin()->first;
+      want.push_back(*held.begin());
+      held.erase(held.begin());
+    }
+    size_t n = want.size();
+    eventually([&] { ros::spinOnce(); std::lock_guard<std::mutex> lk(mu); return got.size() >= n; }, 5.0);
+  }
+  pause(0.02);
+  ros::spinOnce();
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    check("a TimeSequencer hands on what its rules say, in stamp order", got == want);
+    check("none before its stamp + delay", !early);
+    check("some dropped as older than the last handed on, some held", number > static_cast<int>(want.size() + held.size()) && !held.empty());
+  }
+  if (!bad.empty()) {
+    std::printf("setnow: %s (ROS time %.3f, timer calls %d)\n", bad.c_str(), ros::Time::now().toSec(), calls.load());
+    return 1;
+  }
+  std::printf("setnow: ok (%zu handed on of %d)\n", want.size(), number);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--sim") return sim(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--setnow") return setnow(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--queues") return queues(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--lanes") return lanes(argc, argv);
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);

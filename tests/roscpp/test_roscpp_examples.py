@@ -203,17 +203,28 @@ FILTERS_APPROX = ("approx: two 100/130 200/180 300/310 400/420 500/445 600/590 8
                   "sets 1090/1095/1107 1215/1197/1205 ... #426213484 | q4,grid 53 sets 1060/1070/1060 1140/1150/1150 "
                   "... #992053263 | q6,grid,bounds 59 sets 1040/1040/1050 1090/1090/1100 ... #207620871")
 
+# and for its Chain by hand (what the chain's callback and a tap on each filter saw; indexes;
+# getFilter's answers)
+FILTERS_CHAIN = ("chain: cache2 out2 cache3 middle3 out3 cache5x middle5x inner5x out5x cache4 middle4 inner4 out4 "
+                 "| idx 012 kept[4,5x] get===00")
+# and for its TimeSequencer by hand (ms stamps handed on, each step's after a ros::Time::setNow)
+FILTERS_SEQ = ("seq: | 100100 | 100100x 100150 100200 100300 | 102100 102200 102300 | 103500 103600 103700 "
+               "103800")
+
 
 def filters(prog: dict, env: dict) -> bool:
     """tests/roscpp/filters.cpp (takt's message_filters and Debian's; with --debian-pairs only): the
-    ExactTime sets and drops of its inputs given by hand, a Cache's answers and ApproximateTime's
-    sets, the same lines from both builds; its two topics through message_filters::Subscribers into a TimeSynchronizer."""
+    ExactTime sets and drops of its inputs given by hand, a Cache's answers, ApproximateTime's
+    sets, a Chain's and a TimeSequencer's output, the same lines from both builds; its two topics
+    through message_filters::Subscribers into a TimeSynchronizer."""
     ok_all = True
     for side in ("takt", "deb"):
         r = run([str(prog[side]("filters"))], env=env, timeout=60)
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("sync:", "cache:", "approx:"))]
-        ok = r.returncode == 0 and "ok filters" in r.stdout and lines == [FILTERS_SYNC, FILTERS_CACHE, FILTERS_APPROX]
-        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime, Cache and ApproximateTime by hand {lines}, "
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("sync:", "cache:", "approx:", "chain:", "seq:"))]
+        ok = r.returncode == 0 and "ok filters" in r.stdout and lines == [FILTERS_SYNC, FILTERS_CACHE, FILTERS_APPROX,
+                                                                          FILTERS_CHAIN, FILTERS_SEQ]
+        print(f"{'ok  ' if ok else 'FAIL'} filters({side}): message_filters ExactTime, Cache, ApproximateTime, Chain and "
+              f"TimeSequencer by hand {lines}, "
               f"Subscribers into a TimeSynchronizer: {r.stdout.strip()[-40:]} {r.stderr.strip()[-300:]}")
         ok_all = ok_all and ok
     return ok_all
