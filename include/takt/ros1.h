@@ -72,6 +72,14 @@ typedef struct takt_ros1_config {
                               the master was unreachable or its pid changed (restarted), every
                               registration of the node is made again. 0: never */
   uint32_t max_cached_params; /* parameters kept by takt_ros1_param_get_cached_* (0..1024) */
+  bool shm;               /* a subscription offers each publisher a same-host transport (a shared
+                             memory object of min(queue, 16) slots of max_message bytes, named
+                             in its TCPROS connection header), and a publication takes it when
+                             a subscriber offers it: between two takt nodes on one host the
+                             messages go through shared memory and the connection carries a
+                             4-byte doorbell each (docs/ros1.md, "Shared memory between takt
+                             nodes"); other peers never see it. Ignored where the port has no
+                             shared memory. Default true */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -83,7 +91,7 @@ typedef struct takt_ros1_config {
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1, .stack_size = 0},                   \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
                       .cpu = -1, .stack_size = 0},                                         \
-   .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16}
+   .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16, .shm = true}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -196,7 +204,8 @@ takt_err_t takt_ros1_sub_set_priority(takt_ros1_sub_t *sub, int32_t priority);
  * this host (monotonic ns, the clock of takt_time_now): on Linux the kernel's receive time of the
  * last TCP segment that made it whole, so the time from there to the function is the node's own
  * (socket to callback); where the platform keeps no receive times, the time the I/O thread read
- * it. Messages made whole by one read share the time of the last segment that read took. */
+ * it. Messages made whole by one read share the time of the last segment that read took. A
+ * message that came through shared memory (cfg.shm): when the publisher wrote it there. */
 int64_t takt_ros1_received_at(const takt_ros1_node_t *node);
 
 /** In a subscription's function of node only (its I/O thread): the callerid of the publisher the
@@ -222,11 +231,13 @@ typedef struct takt_ros1_pub_stats {
   uint64_t dropped;     /* messages dropped by full queues */
   uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
   uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */
+  uint32_t shm_connections; /* of connections, those through shared memory (cfg.shm) */
 } takt_ros1_pub_stats_t;
 void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
 
 typedef struct takt_ros1_sub_stats {
   uint32_t connections;   /* publishers connected now */
+  uint32_t shm_connections; /* of them, through shared memory (cfg.shm) */
   uint64_t received;      /* messages handed to the callback */
   uint64_t errors;        /* connections closed for bad input (oversized length, bad header) */
   uint64_t connect_failures; /* requestTopic or TCPROS set-up failed or was refused */

@@ -4,6 +4,7 @@
  * socket took in part, those published meanwhile) without waiting for any peer, and reads
  * length-prefixed messages from publishers, handing each to its subscription's callback. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ros1_impl.h"
@@ -57,11 +58,12 @@ static void reply_topics(takt_ros1_node_t *n, takt__xr_writer_t *w, bool pubs) {
   w_ros_tail(w);
 }
 
-/* getBusInfo rows: [id, peer, 'o'/'i', "TCPROS", topic, true, text], as roscpp gives them. */
+/* getBusInfo rows: [id, peer, 'o'/'i', "TCPROS", topic, true, text], as roscpp gives them (a
+ * connection whose messages go through shared memory is a TCPROS one: its text says so). */
 static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
   w_ros_head(w, 1, "bus info");
   takt__xr_w_array_begin(w);
-  char text[TAKT__ROS1_NAME + 48];
+  char text[TAKT__ROS1_NAME + 96];
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
     takt_ros1_pub_t *pub = &n->pubs[i];
     takt__lock_take(&pub->lock);
@@ -75,8 +77,8 @@ static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
       takt__xr_w_string(w, "TCPROS");
       takt__xr_w_string(w, pub->topic);
       takt__xr_w_bool(w, true);
-      snprintf(text, sizeof text, "TCPROS connection on port %u to [%s]", (unsigned)n->tcpros_port,
-               o->callerid);
+      snprintf(text, sizeof text, "TCPROS connection on port %u to [%s]%s", (unsigned)n->tcpros_port,
+               o->callerid, o->shm.map != NULL ? ", messages through shared memory" : "");
       takt__xr_w_string(w, text);
       takt__xr_w_array_end(w);
     }
@@ -95,7 +97,8 @@ static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
       takt__xr_w_string(w, "TCPROS");
       takt__xr_w_string(w, sub->topic);
       takt__xr_w_bool(w, true);
-      snprintf(text, sizeof text, "TCPROS connection to [%s]", in->uri);
+      snprintf(text, sizeof text, "TCPROS connection to [%s]%s", in->uri,
+               in->shm.map != NULL ? ", messages through shared memory" : "");
       takt__xr_w_string(w, text);
       takt__xr_w_array_end(w);
     }
@@ -406,6 +409,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   bool nodelay = false;
   char callerid[TAKT__ROS1_NAME] = "";
   const char *topic = NULL, *caller = NULL, *md5 = NULL, *type = NULL;
+  takt__r1shm_t ring = {0};
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
     takt__ros1_copy(text, sizeof text, h.error);
   } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
@@ -419,6 +423,16 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     type = takt__tcpros_get(&h, "type", &yl);
     nodelay = takt__tcpros_is(&h, "tcp_nodelay", "1");
     (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
+    /* a takt subscriber's same-host transport: taken when its object maps here with its token
+     * (no lock held: system calls) */
+    char ring_name[TAKT__R1SHM_NAME], token[24];
+    if (TAKT__ROS1_SHM && n->cfg.shm &&
+        takt__tcpros_copy(&h, "takt_shm", ring_name, sizeof ring_name) && ring_name[0] == '/' &&
+        takt__tcpros_copy(&h, "takt_shm_token", token, sizeof token) && strlen(token) == 16) {
+      char *end = NULL;
+      unsigned long long tok = strtoull(token, &end, 16);
+      if (end == token + 16) (void)takt__r1shm_open(&ring, ring_name, (uint64_t)tok);
+    }
     takt__lock_take(&n->lock);
     for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
       if (n->pubs[i].used && strlen(n->pubs[i].topic) == tl && memcmp(n->pubs[i].topic, topic, tl) == 0)
@@ -448,11 +462,13 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       takt__tcpros_w_field(&hw, "md5sum", pub->md5);
       takt__tcpros_w_field(&hw, "message_definition", pub->definition);
       takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
+      if (ring.map != NULL) takt__tcpros_w_field(&hw, "takt_shm", "1");
       hl = takt__tcpros_w_end(&hw);
     }
     takt__lock_give(&n->lock);
   }
   if (pub == NULL) {
+    takt__r1shm_close(&ring);
     send_error_header(n, c, text);
     takt_io_close(&c->io);
     c->len = 0;
@@ -466,6 +482,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   if (o == NULL && pub->gen == gen) pub->refused++;
   takt__lock_give(&pub->lock);
   if (o == NULL) {
+    takt__r1shm_close(&ring);
     send_error_header(n, c, "too many subscribers: no connection of the publication is free");
     takt_io_close(&c->io);
     c->len = 0;
@@ -473,6 +490,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
   if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
                                     takt_time_now() + n->cfg.timeout_ns, NULL) < 0) {
+    takt__r1shm_close(&ring);
     takt_io_close(&c->io);
     c->len = 0;
     return;
@@ -488,6 +506,8 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   void *user = NULL;
   if (open) {
     o->io = c->io;
+    o->shm = ring;
+    ring.map = NULL;
     o->head = o->count = 0;
     o->sent = o->bytes = 0;
     o->active = true;
@@ -497,6 +517,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     o->linked = o->telling = fn != NULL;
   }
   takt__lock_give(&pub->lock);
+  takt__r1shm_close(&ring); /* not adopted */
   if (!open) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
@@ -569,12 +590,15 @@ static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   o->io = TAKT_IO_CLOSED;
   o->count = 0;
   o->tx_pending = o->closing = false;
+  takt__r1shm_t ring = o->shm; /* nobody writes it once inactive and not writing */
+  o->shm.map = NULL;
   takt_ros1_link_fn fn = o->linked ? pub->link_fn : NULL;
   void *user = pub->link_user;
   o->linked = false;
   o->telling = fn != NULL; /* the publication is not idle until its down is told */
   takt__lock_give(&pub->lock);
   takt_io_close(&io);
+  takt__r1shm_close(&ring);
   o->tx_len = o->tx_off = 0;
   if (fn != NULL) { /* its down, once (the slot is this thread's until telling is cleared) */
     fn(user, pub, o->id, o->callerid, false);
@@ -631,8 +655,10 @@ static bool out_flush(takt_ros1_node_t *n, takt_ros1_pub_t *pub, takt__ros1_out_
     }
     takt__lock_take(&pub->lock);
     o->tx_pending = false;
-    o->sent++;
-    o->bytes += o->tx_len;
+    if (o->shm.map == NULL) { /* a doorbell's message was counted when it went into its slot */
+      o->sent++;
+      o->bytes += o->tx_len;
+    }
     takt__lock_give(&pub->lock);
   }
 }
@@ -649,11 +675,14 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   }
   io = in->io;
   in->io = TAKT_IO_CLOSED;
+  takt__r1shm_t ring = in->shm;
+  in->shm.map = NULL;
   takt__ros1_lost_locked(n, sub, in, retry);
   takt__event_signal(&n->closed); /* an unsubscribe may wait for it */
   bool again = in->state == IN_RETRY;
   takt__lock_give(&n->lock);
   takt_io_close(&io);
+  takt__r1shm_close(&ring);
   if (again) takt_io_wake_signal(n->conn_wake);
 }
 
@@ -685,7 +714,46 @@ static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_
   return true;
 }
 
+/* A connection of the same-host transport: its bytes are doorbells (empty frames), read and
+ * dropped whatever they are; then every message in the slots is handed on, oldest first, each
+ * copied into rx first (the object is another process's memory: the function sees bytes nobody
+ * changes under it). */
+static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  const uint32_t cap = 4u + n->cfg.max_message + TAKT__ROS1_READ_AHEAD;
+  for (int reads = 0; reads < 64; reads++) {
+    int32_t r = takt_io_read_some(in->io, in->rx, cap);
+    if (r < 0) { /* the publisher went away: as a TCPROS connection's end */
+      in_fail(n, sub, in, NULL, true);
+      return;
+    }
+    if ((uint32_t)r < cap) break;
+  }
+  uint32_t len;
+  bool big;
+  int64_t at;
+  while (takt__r1shm_take(&in->shm, in->rx, n->cfg.max_message, &len, &big, &at)) {
+    if (big) {
+      char what[112];
+      snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu) (shared memory)",
+               (unsigned long)len, (unsigned long)n->cfg.max_message);
+      in_fail(n, sub, in, what, false);
+      return;
+    }
+    n->rx_at = at;
+    n->rx_from = in->callerid;
+    n->rx_latched = in->latched;
+    sub->fn(sub->user, in->rx, len); /* no takt lock held */
+    takt__lock_take(&n->lock);
+    sub->received++;
+    takt__lock_give(&n->lock);
+  }
+}
+
 static void in_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
+  if (in->shm.map != NULL) {
+    in_shm_readable(n, sub, in);
+    return;
+  }
   /* at most 64 reads, then the other sockets get their turn; a message is delivered as soon as it
    * is whole, so none waits in the buffer for bytes that may never come. Each read asks for the
    * rest of the message and TAKT__ROS1_READ_AHEAD more (the buffer has that room beyond the
@@ -815,12 +883,15 @@ void takt__ros1_io_main(void *arg) {
         if (in->stale) { /* the master no longer lists this publisher */
           takt_io_t io = in->io;
           in->io = TAKT_IO_CLOSED;
+          takt__r1shm_t ring = in->shm;
+          in->shm.map = NULL;
           in->state = IN_FREE;
           in->stale = false;
           in->uri[0] = '\0';
           takt__event_signal(&n->closed);
           takt__lock_give(&n->lock);
           takt_io_close(&io);
+          takt__r1shm_close(&ring);
           takt__lock_take(&n->lock);
           continue;
         }

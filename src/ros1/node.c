@@ -120,6 +120,10 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   n->cfg.master_uri = n->master_uri;
   n->rpc_listen = n->tcpros_listen = n->io_wake = n->conn_wake = n->stop_wake = TAKT_IO_CLOSED;
   atomic_store(&n->next_id, 1);
+  /* tokens a publisher must name to use one of our shared-memory objects: not guessable from
+   * the name alone (an object of that name on another host, or left by another run, is not ours) */
+  n->shm_salt = ((uint64_t)takt_time_now() ^ ((uint64_t)(uint32_t)takt_port_pid() << 32) ^
+                 (uint64_t)(uintptr_t)n) * 0xbf58476d1ce4e5b9ull;
   n->pubs = (takt_ros1_pub_t *)(base + l.pubs);
   n->subs = (takt_ros1_sub_t *)(base + l.subs);
   n->work = (takt__ros1_work_t *)(base + l.work);
@@ -294,11 +298,17 @@ void takt_ros1_node_destroy(takt_ros1_node_t *n) {
   }
   unregister_all(n);
   for (uint32_t p = 0; p < n->cfg.max_pubs; p++) {
-    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->pubs[p].out[k].io);
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      takt_io_close(&n->pubs[p].out[k].io);
+      takt__r1shm_close(&n->pubs[p].out[k].shm);
+    }
     takt__lock_fini(&n->pubs[p].lock);
   }
   for (uint32_t s = 0; s < n->cfg.max_subs; s++)
-    for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->subs[s].in[k].io);
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
+      takt_io_close(&n->subs[s].in[k].io);
+      takt__r1shm_close(&n->subs[s].in[k].shm);
+    }
   for (uint32_t v = 0; v < n->cfg.max_services; v++)
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) takt_io_close(&n->srvs[v].conn[k].io);
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
@@ -540,7 +550,15 @@ void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o
 void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
   if (pub->latch && pub->latched_len > 0) {
     uint32_t len = takt__le32(pub->latched);
-    enqueue_locked(pub, o, pub->latched + 4, len);
+    if (o->shm.map != NULL) { /* into a slot (the first: the connection is new), and its doorbell */
+      if (takt__r1shm_put(&o->shm, pub->latched + 4, len, NULL, takt_time_now(), false) != TAKT_EFULL) {
+        o->sent++;
+        o->bytes += 4u + len;
+      }
+      enqueue_locked(pub, o, NULL, 0);
+    } else {
+      enqueue_locked(pub, o, pub->latched + 4, len);
+    }
   }
 }
 
@@ -642,6 +660,7 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
   bool locked = takt__locks_held() > 0;
   bool any = false, wake = false;
   uint64_t mine = 0; /* connections this thread writes itself (max_conns <= 64) */
+  int64_t at = takt_time_now(); /* a slot's write time (takt_ros1_received_at) */
   takt__lock_take(&pub->lock);
   if (!pub->open) {
     takt__lock_give(&pub->lock);
@@ -651,12 +670,22 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
     takt__ros1_out_t *o = &pub->out[k];
     if (!o->active || (only >= 0 && o->id != only)) continue;
     any = true;
+    if (o->shm.map != NULL) { /* the message into a slot, by this thread; a doorbell follows */
+      takt_err_t r = takt__r1shm_put(&o->shm, bytes, len, stamp, at, n->cfg.full_policy == TAKT_ROS1_DROP_NEWEST);
+      if (r == 1 || r == TAKT_EFULL) pub->dropped++;
+      if (r == TAKT_EFULL) continue;
+      if (r == 1) o->sent--; /* the message written over was counted when it went in */
+      o->sent++;
+      o->bytes += 4u + len;
+      pub->direct++;
+    }
     if (!locked && !o->writing && !o->tx_pending && !o->closing && o->count == 0) {
       o->writing = true; /* nothing before this message: it goes out from here */
       mine |= 1ull << k;
       continue;
     }
-    enqueue_stamped_locked(pub, o, bytes, len, stamp);
+    if (o->shm.map == NULL) enqueue_stamped_locked(pub, o, bytes, len, stamp);
+    else if (o->count == 0) enqueue_locked(pub, o, NULL, 0); /* one doorbell waiting is enough */
     /* a writer drains the queue before it lets go; a frame in tx has the I/O thread watching
      * for room; otherwise the I/O thread is told */
     if (!o->writing && !o->tx_pending) wake = true;
@@ -676,13 +705,17 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
   for (uint32_t k = 0; mine != 0 && k < n->cfg.max_conns; k++) {
     if ((mine & (1ull << k)) == 0) continue;
     takt__ros1_out_t *o = &pub->out[k];
-    int r = direct_write(o, bytes, len, stamp); /* no lock held */
+    /* (o->shm is this thread's to read while it writes: unmapped only once it let go) */
+    int r = o->shm.map != NULL ? direct_write(o, NULL, 0, NULL) /* the doorbell */
+                               : direct_write(o, bytes, len, stamp); /* no lock held */
     takt__lock_take(&pub->lock);
     o->writing = false;
     if (r > 0) {
-      o->sent++;
-      o->bytes += 4u + len;
-      pub->direct++;
+      if (o->shm.map == NULL) { /* (a doorbell's message was counted when it went into its slot) */
+        o->sent++;
+        o->bytes += 4u + len;
+        pub->direct++;
+      }
     } else if (r == 0) {
       o->tx_pending = true;
     } else {
@@ -702,6 +735,7 @@ void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
   takt__lock_take(&pub->lock);
   for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++) {
     if (pub->out[k].active) out->connections++;
+    if (pub->out[k].active && pub->out[k].shm.map != NULL) out->shm_connections++;
     out->sent += pub->out[k].sent;
   }
   out->published = pub->published;
@@ -823,8 +857,10 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
   takt_ros1_node_t *n = sub->node;
   memset(out, 0, sizeof *out);
   takt__lock_take(&n->lock);
-  for (uint32_t k = 0; k < n->cfg.max_conns; k++)
+  for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     if (sub->in[k].state == IN_UP) out->connections++;
+    if (sub->in[k].state == IN_UP && sub->in[k].shm.map != NULL) out->shm_connections++;
+  }
   out->received = sub->received;
   out->errors = sub->errors;
   out->connect_failures = sub->connect_failures;
@@ -895,6 +931,25 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   rc = takt_io_tcp_connect(host, (uint16_t)port->u.i, n->stop_wake, deadline, &io);
   if (rc < 0) return connect_fail(n, sub, in, rc, "TCPROS connection failed");
   (void)takt_io_tcp_nodelay(io, true);
+  /* the same-host transport offered: an object of ours the publisher maps if it can (a takt
+   * node on this host); its name goes once the answer came, taken or not */
+  takt__r1shm_t ring = {0};
+  char ring_name[TAKT__R1SHM_NAME] = "", token[24] = "";
+  if (TAKT__ROS1_SHM && n->cfg.shm) {
+    uint32_t made = n->shm_made++;
+    uint64_t tok = n->shm_salt ^ ((uint64_t)made * 0x9e3779b97f4a7c15ull);
+    /* as many slots as the queue a publication would keep for us, within the bounds */
+    uint64_t fit = TAKT__R1SHM_MAX_BYTES / (64u + ((uint64_t)n->cfg.max_message + 63u) / 64u * 64u);
+    uint64_t slots = n->cfg.queue;
+    if (slots > fit) slots = fit;
+    if (slots > TAKT__R1SHM_MAX_SLOTS) slots = TAKT__R1SHM_MAX_SLOTS;
+    if (slots < 2) slots = 2;
+    snprintf(ring_name, sizeof ring_name, "/takt-r1.%ld.%08lx.%lu", (long)takt_port_pid(),
+             (unsigned long)(uint32_t)(n->shm_salt >> 32), (unsigned long)made);
+    snprintf(token, sizeof token, "%016llx", (unsigned long long)tok);
+    if (takt__r1shm_create(&ring, ring_name, (uint32_t)slots, n->cfg.max_message, tok) != TAKT_OK)
+      ring_name[0] = '\0';
+  }
   takt__tcpros_writer_t hw;
   takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
   takt__tcpros_w_field(&hw, "callerid", n->name);
@@ -903,7 +958,12 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__tcpros_w_field(&hw, "type", sub->type);
   takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
   takt__tcpros_w_field(&hw, "message_definition", sub->definition);
+  if (ring_name[0] != '\0') {
+    takt__tcpros_w_field(&hw, "takt_shm", ring_name);
+    takt__tcpros_w_field(&hw, "takt_shm_token", token);
+  }
   int32_t hl = takt__tcpros_w_end(&hw);
+  bool shm_taken = false;
   const char *what = NULL;
   char callerid[TAKT__ROS1_NAME] = "";
   bool latched = false;
@@ -936,9 +996,12 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
       } else {
         (void)takt__tcpros_copy(&h, "callerid", callerid, sizeof callerid);
         latched = takt__tcpros_is(&h, "latching", "1");
+        shm_taken = ring_name[0] != '\0' && takt__tcpros_is(&h, "takt_shm", "1");
       }
     }
   }
+  if (ring_name[0] != '\0') takt__r1shm_unlink(ring_name); /* mapped by both, or by nobody else */
+  if (!shm_taken) takt__r1shm_close(&ring);
   if (rc < 0) {
     takt_io_close(&io);
     return connect_fail(n, sub, in, rc, what);
@@ -947,6 +1010,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__lock_take(&n->lock);
   in->io = io;
   in->got = 0;
+  in->shm = ring;
   memcpy(in->callerid, callerid, sizeof callerid);
   in->latched = latched;
   in->id = atomic_fetch_add(&n->next_id, 1);

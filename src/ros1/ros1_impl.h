@@ -11,6 +11,7 @@
 #include "http.h"
 #include "takt/port_io.h"
 #include "takt/ros1.h"
+#include "shmring.h"
 #include "tcpros.h"
 #include "xmlrpc.h"
 
@@ -48,6 +49,10 @@ typedef struct takt__ros1_out {
   /* the writer only */
   uint8_t *tx;            /* the rest of the frame being written: up to 4 + max_message */
   uint32_t tx_len, tx_off;
+  /* the same-host transport (shmring.h), mapped by the I/O thread before active and unmapped by
+   * it once the connection is closed; while active its slots are written under pub->lock, and
+   * each message's frame on the connection is an empty one, its doorbell */
+  takt__r1shm_t shm;
 } takt__ros1_out_t;
 
 struct takt_ros1_pub {
@@ -97,6 +102,10 @@ typedef struct takt__ros1_in {
   /* the I/O thread only */
   uint8_t *rx;               /* 4 + max_message + TAKT__ROS1_READ_AHEAD */
   uint32_t got;
+  /* the same-host transport the publisher took (mapped by the connector before IN_UP, then the
+   * I/O thread's, unmapped where the connection is closed): the bytes of the connection are
+   * doorbells, each message is in a slot */
+  takt__r1shm_t shm;
 } takt__ros1_in_t;
 
 struct takt_ros1_sub {
@@ -213,6 +222,8 @@ struct takt_ros1_node {
   _Atomic bool shutdown_requested;
   _Atomic int32_t next_id;
   _Atomic uint32_t reregistrations; /* times the master was found restarted and told again */
+  uint64_t shm_salt;  /* set at creation: tokens of this node's shared-memory objects */
+  uint32_t shm_made;  /* the connector thread only: objects made so far (their names) */
   takt__lock_t lock; /* level ROS1 */
   /* lock */
   takt_ros1_pub_t *pubs;

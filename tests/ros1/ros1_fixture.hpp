@@ -139,12 +139,16 @@ class Ros1Live : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(home, ec);  // the master's and the peers' logs
   }
+  // the nodes' same-host transport (a takt subscriber of a takt publisher: shared memory) unless
+  // a test of the TCPROS path itself turns it off
+  bool shm = true;
   takt_err_t make_node(const char *name, takt_ros1_node_t **out, uint32_t max_message = 4096) {
     takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
     cfg.master_uri = master_uri.c_str();
     cfg.name = name;
     cfg.max_message = max_message;
     cfg.io_thread.policy = TAKT_SCHED_OTHER;  // tests need no SCHED_FIFO
+    cfg.shm = shm;
     return takt_ros1_node_create(ctx, &cfg, out);
   }
   // A bridge over the ros1 backend between takt topics and rospy peers (test_ros1_live.cpp).

@@ -58,8 +58,11 @@ bool last_run(const std::string &out, uint32_t *a, uint32_t *b) {
   return std::sscanf(last.c_str(), "%u-%u", a, b) == 2;
 }
 
+// The TCPROS path itself (frames, queues, direct writes): the same-host transport off, so the
+// takt subscribers here read frames from their sockets as rospy's and roscpp's would.
 class Ros1Send : public Ros1Live {
  protected:
+  Ros1Send() { shm = false; }
   // Publish n messages into a subscriber that reads nothing, then let it read: the publisher
   // never waits (the loop ends), drops are counted, every frame the peer gets is intact and in
   // order, and the last `depth` messages published are what it gets after the last gap.
@@ -325,4 +328,182 @@ TEST_F(Ros1Send, APublishHoldingATaktLockLeavesTheWriteToTheIoThread) {
                                                  "locked 3", "locked 4"}));
   }
   takt_ros1_node_destroy(subn);
+}
+
+// ---- the same-host transport between takt nodes (docs/ros1.md, "Shared memory between takt
+// nodes") ----
+
+namespace {
+// Messages made by frame_body: each intact, in increasing order (gaps: drops).
+struct InOrder {
+  std::mutex m;
+  int64_t last = -1;
+  uint64_t got = 0;
+  std::string bad;
+  static void on(void *user, const uint8_t *b, uint32_t len) {
+    auto *c = static_cast<InOrder *>(user);
+    std::string why;
+    int64_t seq = frame_seq(b, len, &why);
+    std::lock_guard<std::mutex> g(c->m);
+    if (seq < 0 && c->bad.empty()) c->bad = why;
+    if (seq >= 0 && seq <= c->last && c->bad.empty())
+      c->bad = "message " + std::to_string(seq) + " after " + std::to_string(c->last);
+    c->last = seq;
+    c->got++;
+  }
+};
+}  // namespace
+
+class Ros1Shm : public Ros1Live {
+ protected:
+  // a node of few connections (large messages in the context's arena), the transport on
+  takt_err_t small_node(const char *name, takt_ros1_node_t **out, uint32_t max_message) {
+    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+    cfg.master_uri = master_uri.c_str();
+    cfg.name = name;
+    cfg.max_pubs = cfg.max_subs = cfg.max_conns = 2;
+    cfg.max_message = max_message;
+    cfg.max_services = 1;
+    cfg.queue = 4;  // 4 slots a subscription offers
+    cfg.io_thread.policy = TAKT_SCHED_OTHER;
+    return takt_ros1_node_create(ctx, &cfg, out);
+  }
+};
+
+// Two takt nodes of one host: the subscriber offers its shared memory, the publisher takes it
+// (both count the connection as one through shared memory; the graph shows a TCPROS connection);
+// messages of 0 to 60,000 bytes arrive intact and in order, every one while the reader keeps up,
+// and in a burst past the slots the oldest are dropped and counted: what the subscriber got is
+// what the publisher counted sent, in order.
+TEST_F(Ros1Shm, TaktNodesOnOneHostSendThroughSharedMemory) {
+  ASSERT_EQ(small_node("/takt_pub", &node, 65536), TAKT_OK);
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(small_node("/takt_sub", &subn, 65536), TAKT_OK);
+  InOrder check;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(subn, "/shm", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, InOrder::on, &check, &sub),
+            TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/shm", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
+  takt_ros1_pub_stats_t st;
+  takt_ros1_sub_stats_t ss;
+  takt_ros1_pub_get_stats(pub, &st);
+  ASSERT_TRUE(eventually([&] { takt_ros1_sub_get_stats(sub, &ss); return ss.connections == 1; }, 10000));
+  EXPECT_EQ(st.shm_connections, 1u);
+  EXPECT_EQ(ss.shm_connections, 1u);
+  // paced: three at a time (the subscriber offers 4 slots), then the reader catches up
+  uint32_t seq = 0;
+  for (; seq < 300; seq++) {
+    std::vector<uint8_t> m = frame_body(seq, seq == 0 ? 13 : (seq * 7919u) % 60000u + 13u);
+    ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+    if (seq % 3 == 2 || seq == 299) {
+      uint64_t want = seq + 1;
+      ASSERT_TRUE(eventually([&] { std::lock_guard<std::mutex> g(check.m); return check.got == want; }, 10000))
+          << check.got << " of " << want;
+    }
+  }
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.sent, 300u);
+  EXPECT_EQ(st.dropped, 0u);
+  // a burst: more than the slots before the reader gets a turn, now and then
+  for (; seq < 2300; seq++) {
+    std::vector<uint8_t> m = frame_body(seq, 13u + seq % 3000u);
+    ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+  }
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    takt_ros1_sub_get_stats(sub, &ss);
+    return st.sent + st.dropped == 2300 && ss.received == st.sent;
+  }, 10000)) << st.sent << " sent, " << st.dropped << " dropped, " << ss.received << " received";
+  {
+    std::lock_guard<std::mutex> g(check.m);
+    EXPECT_EQ(check.bad, "");
+    EXPECT_EQ(check.last, 2299);  // the newest always arrives
+    EXPECT_EQ(check.got, ss.received);
+  }
+  EXPECT_EQ(ss.errors, 0u);
+  takt_ros1_node_destroy(subn);
+}
+
+// A message larger than the subscriber's max_message ends the connection as TCPROS's frame would
+// (its words, the count of errors), and it is not tried again; the publisher counts no drop.
+TEST_F(Ros1Shm, AMessageAboveTheSubscribersMaxMessageEndsTheConnection) {
+  ASSERT_EQ(small_node("/takt_pub", &node, 65536), TAKT_OK);
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(small_node("/takt_sub", &subn, 4096), TAKT_OK);
+  InOrder check;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(takt_ros1_subscribe(subn, "/big", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, InOrder::on, &check, &sub),
+            TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/big", "std_msgs/String", std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(pub, &st);
+  ASSERT_EQ(st.shm_connections, 1u);
+  std::vector<uint8_t> small = frame_body(0, 4000), big = frame_body(1, 6000);
+  ASSERT_EQ(takt_ros1_publish(pub, small.data(), (uint32_t)small.size()), TAKT_OK);
+  ASSERT_EQ(takt_ros1_publish(pub, big.data(), (uint32_t)big.size()), TAKT_OK);
+  takt_ros1_sub_stats_t ss;
+  ASSERT_TRUE(eventually([&] { takt_ros1_sub_get_stats(sub, &ss); return ss.errors == 1; }, 10000));
+  EXPECT_NE(std::string(ss.last_error).find("TCPROS message of 6004 bytes exceeds max_message (4096)"),
+            std::string::npos) << ss.last_error;
+  EXPECT_EQ(ss.received, 1u);  // the one before it
+  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.connections, 0u);  // not tried again
+  EXPECT_TRUE(connections_reach(pub, 0, 5000));
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.dropped, 0u);
+  takt_ros1_node_destroy(subn);
+}
+
+// Either side without it (cfg.shm false) connects over TCPROS as before; a latched message
+// reaches a late subscriber through shared memory too.
+TEST_F(Ros1Shm, WithoutItOnEitherSideTCPROSCarriesTheMessages) {
+  ASSERT_EQ(make_node("/takt_pub", &node), TAKT_OK);
+  shm = false;
+  takt_ros1_node_t *plain = nullptr;
+  ASSERT_EQ(make_node("/takt_plain", &plain), TAKT_OK);
+  shm = true;
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(subscribe_string(plain, "/latched", &rx, &sub), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/latched", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, true, &pub),
+            TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.shm_connections, 0u);
+  std::vector<uint8_t> m = ser("kept");
+  ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 1; }, 5000));
+  // a late takt subscriber with it: the latched message through shared memory
+  takt_ros1_node_t *late = nullptr;
+  ASSERT_EQ(make_node("/takt_late", &late), TAKT_OK);
+  Received rx2;
+  takt_ros1_sub_t *sub2;
+  ASSERT_EQ(subscribe_string(late, "/latched", &rx2, &sub2), TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 2, 10000));
+  ASSERT_TRUE(eventually([&] { return rx2.size() == 1; }, 5000));
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.shm_connections, 1u);
+  {
+    std::lock_guard<std::mutex> g(rx2.m);
+    EXPECT_EQ(rx2.msgs, std::vector<std::string>{"kept"});
+  }
+  std::vector<uint8_t> m2 = ser("both");
+  ASSERT_EQ(takt_ros1_publish(pub, m2.data(), (uint32_t)m2.size()), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return rx.size() == 2 && rx2.size() == 2; }, 5000));
+  takt_ros1_node_destroy(late);
+  takt_ros1_node_destroy(plain);
 }

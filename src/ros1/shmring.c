@@ -1,0 +1,181 @@
+/* The slots of a TCPROS connection's same-host transport (shmring.h). */
+#include "shmring.h"
+
+#include <string.h>
+
+#if TAKT__ROS1_SHM
+
+#include "takt/port_shm.h"
+
+#define MAGIC 0x474e495231544b54ull /* "TKT1RING" */
+
+typedef struct head {
+  uint64_t magic, token;
+  uint32_t slots, cap;
+  _Atomic uint64_t head; /* the number of the last message written (the producer's) */
+  uint8_t pad[32];
+} head_t;
+
+_Static_assert(sizeof(head_t) == 64 && sizeof(takt__r1shm_slot_t) == 64, "64-byte lines");
+
+static uint64_t round64(uint64_t x) { return (x + 63u) & ~(uint64_t)63u; }
+static uint64_t bytes_of(uint32_t slots, uint32_t cap) {
+  return sizeof(head_t) + (uint64_t)slots * (sizeof(takt__r1shm_slot_t) + round64(cap));
+}
+static head_t *head(const takt__r1shm_t *r) { return r->map; }
+static takt__r1shm_slot_t *slot(const takt__r1shm_t *r, uint64_t number) {
+  return (takt__r1shm_slot_t *)((uint8_t *)r->map + sizeof(head_t)) + number % r->slots;
+}
+static uint8_t *payload(const takt__r1shm_t *r, uint64_t number) {
+  return (uint8_t *)r->map + sizeof(head_t) + (uint64_t)r->slots * sizeof(takt__r1shm_slot_t) +
+         (number % r->slots) * round64(r->cap);
+}
+
+takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
+                              uint64_t token) {
+  memset(r, 0, sizeof *r);
+  if (slots < 2 || slots > TAKT__R1SHM_MAX_SLOTS) return TAKT_EINVAL;
+  takt_port_shm_t m;
+  takt_err_t rc = takt_port_shm_create(name, bytes_of(slots, cap), 0600, &m);
+  if (rc != TAKT_OK) return rc;
+  head_t *h = m.addr; /* zero-filled: every slot FREE, nothing written */
+  h->token = token;
+  h->slots = slots;
+  h->cap = cap;
+  atomic_thread_fence(memory_order_release);
+  h->magic = MAGIC; /* last: the publisher maps it only after our header names it */
+  r->map = m.addr;
+  r->size = m.size;
+  r->slots = slots;
+  r->cap = cap;
+  r->seq = 1; /* the consumer's next number */
+  return TAKT_OK;
+}
+
+takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token) {
+  memset(r, 0, sizeof *r);
+  takt_port_shm_t m;
+  takt_err_t rc = takt_port_shm_open(name, &m);
+  if (rc != TAKT_OK) return rc;
+  const head_t *h = m.addr;
+  uint32_t slots = h->slots, cap = h->cap; /* read once: another process's memory */
+  if (m.size < sizeof(head_t) || h->magic != MAGIC || h->token != token || slots < 2 ||
+      slots > TAKT__R1SHM_MAX_SLOTS || bytes_of(slots, cap) > m.size ||
+      atomic_load(&((head_t *)m.addr)->head) != 0) { /* a fresh object only */
+    takt_port_shm_close(&m);
+    return TAKT_ETYPE;
+  }
+  r->map = m.addr;
+  r->size = m.size;
+  r->slots = slots;
+  r->cap = cap;
+  r->seq = 0; /* the producer's last number */
+  return TAKT_OK;
+}
+
+void takt__r1shm_close(takt__r1shm_t *r) {
+  if (r->map == NULL) return;
+  takt_port_shm_t m = {.addr = r->map, .size = (size_t)r->size};
+  takt_port_shm_close(&m);
+  r->map = NULL;
+}
+
+void takt__r1shm_unlink(const char *name) { (void)takt_port_shm_unlink(name); }
+
+takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
+                           const uint8_t *stamp, int64_t at, bool newest) {
+  uint64_t m = r->seq + 1; /* message m goes into slot m % slots */
+  takt__r1shm_slot_t *s = slot(r, m);
+  takt_err_t rc = TAKT_OK;
+  uint32_t st = TAKT__R1SHM_FREE;
+  if (!atomic_compare_exchange_strong(&s->state, &st, TAKT__R1SHM_WRITING)) {
+    /* st: READY (message m - slots, unread), or READING (the consumer copies it now), or
+     * anything else a broken peer left: then nothing is written */
+    if (st != TAKT__R1SHM_READY || newest) return TAKT_EFULL; /* this one is dropped */
+    if (!atomic_compare_exchange_strong(&s->state, &st, TAKT__R1SHM_WRITING))
+      return TAKT_EFULL; /* the consumer took it meanwhile */
+    rc = 1;                /* the oldest is dropped for it */
+  }
+  r->seq = m;
+  s->len = len;
+  s->at = at;
+  if (len <= r->cap) {
+    uint8_t *p = payload(r, m);
+    if (len > 0) memcpy(p, bytes, len);
+    if (stamp != NULL && len >= 12) memcpy(p + 4, stamp, 8);
+  } else {
+    rc = TAKT_ESIZE; /* the length alone: the subscriber fails the connection with it */
+  }
+  atomic_store_explicit(&s->seq, m, memory_order_relaxed);
+  atomic_store_explicit(&s->state, TAKT__R1SHM_READY, memory_order_release);
+  atomic_store_explicit(&head(r)->head, m, memory_order_release);
+  return rc;
+}
+
+bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len_out, bool *big,
+                      int64_t *at) {
+  *big = false;
+  for (uint32_t tries = 0; tries < 4u * r->slots + 4u; tries++) { /* each turn moves past one */
+    uint64_t n = r->seq, h = atomic_load_explicit(&head(r)->head, memory_order_acquire);
+    if (n > h) return false; /* nothing new */
+    if (h - n >= r->slots) { /* lapped: the older ones were written over */
+      r->seq = h - r->slots + 1;
+      continue;
+    }
+    takt__r1shm_slot_t *s = slot(r, n);
+    uint32_t st = TAKT__R1SHM_READY;
+    if (!atomic_compare_exchange_strong_explicit(&s->state, &st, TAKT__R1SHM_READING,
+                                                 memory_order_acquire, memory_order_relaxed)) {
+      /* WRITING: message n is being written over (its number is at most head): dropped */
+      r->seq = n + 1;
+      continue;
+    }
+    uint64_t got = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    if (got != n) { /* written over before we took it: n is gone; what is there is newer */
+      atomic_store_explicit(&s->state, TAKT__R1SHM_READY, memory_order_release);
+      r->seq = n + 1;
+      continue;
+    }
+    uint32_t len = s->len;
+    *at = s->at;
+    if (len > cap || len > r->cap) {
+      *big = true;
+    } else if (len > 0) {
+      memcpy(out, payload(r, n), len);
+    }
+    atomic_store_explicit(&s->state, TAKT__R1SHM_FREE, memory_order_release);
+    r->seq = n + 1;
+    *len_out = len;
+    return true;
+  }
+  return false; /* a peer that keeps writing over everything: the next doorbell comes */
+}
+
+#else /* no shared memory on this port: never offered, never taken */
+
+takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
+                              uint64_t token) {
+  (void)name, (void)slots, (void)cap, (void)token;
+  memset(r, 0, sizeof *r);
+  return TAKT_ENOTSUP;
+}
+takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token) {
+  (void)name, (void)token;
+  memset(r, 0, sizeof *r);
+  return TAKT_ENOTSUP;
+}
+void takt__r1shm_close(takt__r1shm_t *r) { r->map = NULL; }
+void takt__r1shm_unlink(const char *name) { (void)name; }
+takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
+                           const uint8_t *stamp, int64_t at, bool newest) {
+  (void)r, (void)bytes, (void)len, (void)stamp, (void)at, (void)newest;
+  return TAKT_ENOTSUP;
+}
+bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len, bool *big,
+                      int64_t *at) {
+  (void)r, (void)out, (void)cap, (void)len, (void)at;
+  *big = false;
+  return false;
+}
+
+#endif

@@ -1,0 +1,80 @@
+/* The same-host transport of a TCPROS connection between two takt nodes (docs/ros1.md, "Shared
+ * memory between takt nodes"): the subscriber makes a named shared-memory object of a few message
+ * slots and names it in its connection header; a publisher on the same host that can map it
+ * answers `takt_shm=1`, and from then on writes each message into a slot and sends a four-byte
+ * doorbell on the connection instead of the message. The connection stays what it was for
+ * everything else (its end tells either side the other has gone; the graph shows it).
+ *
+ * One producer (the publication, under its lock) and one consumer (the subscriber's I/O thread)
+ * per object. Messages are numbered 1, 2, ... and message m goes into slot m % slots. A slot is
+ * FREE, WRITING (the producer fills it), READY (a message, its number in seq) or READING (the
+ * consumer copies it out); each change of hands is a compare-and-swap, so neither side touches
+ * bytes the other owns. The producer writes message m when m's slot is FREE; when it is READY (a
+ * message not read, a lap behind) it writes over it, the oldest dropped as a full TCPROS queue
+ * drops it (with drop-newest, or when the consumer is copying that one out, the new message is
+ * dropped instead). The consumer reads the messages in number order, skipping the ones written
+ * over, and copies each out before it frees its slot.
+ * Both sides check what they read from the object: it is another process's memory. */
+#ifndef TAKT_ROS1_SHMRING_H
+#define TAKT_ROS1_SHMRING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "takt/err.h"
+#include "takt/features.h"
+
+/* where the port has named shared memory (not on the Cortex-M port) */
+#ifndef TAKT__ROS1_SHM
+#define TAKT__ROS1_SHM (!TAKT_PORT_CORTEXM)
+#endif
+
+#define TAKT__R1SHM_NAME 64 /* "/takt-r1.<pid>.<n>" */
+#define TAKT__R1SHM_MAX_SLOTS 4096u
+#define TAKT__R1SHM_MAX_BYTES (64u << 20) /* an object's slots at most, whatever the queue */
+
+typedef struct takt__r1shm_slot {
+  _Atomic uint32_t state; /* TAKT__R1SHM_FREE .. _READING */
+  uint32_t len;           /* the message's bytes (READY, READING) */
+  _Atomic uint64_t seq;   /* its number: 1, 2, ... in publish order */
+  int64_t at;             /* CLOCK_REALTIME ns when it was written (takt_ros1_received_at) */
+  uint8_t pad[40];
+} takt__r1shm_slot_t;
+
+enum { TAKT__R1SHM_FREE = 0, TAKT__R1SHM_WRITING = 1, TAKT__R1SHM_READY = 2, TAKT__R1SHM_READING = 3 };
+
+/* A mapping of one connection's object, in either process. */
+typedef struct takt__r1shm {
+  void *map;       /* NULL: none */
+  uint64_t size;
+  uint32_t slots;  /* checked against the object's size when mapped */
+  uint32_t cap;    /* bytes a slot holds */
+  uint64_t seq;    /* the producer's last number; the consumer's next */
+} takt__r1shm_t;
+
+/** The subscriber: make the object `name` of slots slots of cap bytes each, tagged with token
+ * (a publisher must name the same token to use it). System calls: no takt lock held. */
+takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
+                              uint64_t token);
+/** The publisher: map the object `name`; TAKT_ETYPE unless it is one (its magic, its token, a size
+ * that holds its slots). System calls. */
+takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token);
+/** Unmap (nothing when not mapped). */
+void takt__r1shm_close(takt__r1shm_t *r);
+/** Remove the name (the mappings stay). */
+void takt__r1shm_unlink(const char *name);
+/** The producer: one message (stamp, if not NULL, replaces bytes 4..11 of it, as TCPROS sends a
+ * stamped publish). TAKT_OK; 1 when the oldest queued message was dropped for it; TAKT_EFULL when
+ * no slot could take it (dropped; with newest, whenever no slot is free); TAKT_ESIZE when it exceeds a slot (the slot is written with
+ * the length and no bytes, so the subscriber learns why, as TCPROS's frame would tell it). No
+ * system call. */
+takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
+                           const uint8_t *stamp, int64_t at, bool newest);
+/** The consumer: the oldest message copied into out (cap bytes), its length in *len; false when
+ * none is queued. *big set (nothing copied) when its length exceeds cap or a slot; *at its write
+ * time. */
+bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len, bool *big,
+                      int64_t *at);
+
+#endif
