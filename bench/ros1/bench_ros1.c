@@ -104,6 +104,9 @@ static takt_ros1_node_t *open_node_pubs(const char *master, const char *name, ui
   cfg.max_conns = 2 * pubs;
   cfg.max_pubs = pubs;
   cfg.max_subs = 1;
+  /* TAKT_BENCH_ROS1_SHM=0: no same-host transport (both sides of `takt-tcp` cells): TCPROS alone */
+  const char *shm = getenv("TAKT_BENCH_ROS1_SHM");
+  cfg.shm = shm == NULL || strcmp(shm, "0") != 0;
   /* the node's per-connection buffers and queues: an arena that holds them, found by doubling */
   for (size_t arena = 24u * (size_t)max_message + (8u << 20);; arena *= 2) {
     takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;

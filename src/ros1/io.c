@@ -715,9 +715,8 @@ static bool in_deliver(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_
 }
 
 /* A connection of the same-host transport: its bytes are doorbells (empty frames), read and
- * dropped whatever they are; then every message in the slots is handed on, oldest first, each
- * copied into rx first (the object is another process's memory: the function sees bytes nobody
- * changes under it). */
+ * dropped whatever they are; then every message in the slots is handed on, oldest first, the
+ * function reading it in its slot. */
 static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
   const uint32_t cap = 4u + n->cfg.max_message + TAKT__ROS1_READ_AHEAD;
   for (int reads = 0; reads < 64; reads++) {
@@ -728,11 +727,13 @@ static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
     }
     if ((uint32_t)r < cap) break;
   }
+  const uint8_t *p;
   uint32_t len;
   bool big;
   int64_t at;
-  while (takt__r1shm_take(&in->shm, in->rx, n->cfg.max_message, &len, &big, &at)) {
-    if (big) {
+  while (takt__r1shm_borrow(&in->shm, &p, &len, &big, &at)) {
+    if (big || len > n->cfg.max_message) {
+      takt__r1shm_release(&in->shm);
       char what[112];
       snprintf(what, sizeof what, "TCPROS message of %lu bytes exceeds max_message (%lu) (shared memory)",
                (unsigned long)len, (unsigned long)n->cfg.max_message);
@@ -742,7 +743,8 @@ static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
     n->rx_at = at;
     n->rx_from = in->callerid;
     n->rx_latched = in->latched;
-    sub->fn(sub->user, in->rx, len); /* no takt lock held */
+    sub->fn(sub->user, p, len); /* in its slot; no takt lock held */
+    takt__r1shm_release(&in->shm);
     takt__lock_take(&n->lock);
     sub->received++;
     takt__lock_give(&n->lock);

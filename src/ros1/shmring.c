@@ -112,8 +112,8 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
   return rc;
 }
 
-bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len_out, bool *big,
-                      int64_t *at) {
+bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len_out, bool *big,
+                        int64_t *at) {
   *big = false;
   for (uint32_t tries = 0; tries < 4u * r->slots + 4u; tries++) { /* each turn moves past one */
     uint64_t n = r->seq, h = atomic_load_explicit(&head(r)->head, memory_order_acquire);
@@ -130,25 +130,25 @@ bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *le
       r->seq = n + 1;
       continue;
     }
-    uint64_t got = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    if (got != n) { /* written over before we took it: n is gone; what is there is newer */
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) != n) {
+      /* written over before we took it: n is gone; what is there is newer */
       atomic_store_explicit(&s->state, TAKT__R1SHM_READY, memory_order_release);
       r->seq = n + 1;
       continue;
     }
     uint32_t len = s->len;
     *at = s->at;
-    if (len > cap || len > r->cap) {
-      *big = true;
-    } else if (len > 0) {
-      memcpy(out, payload(r, n), len);
-    }
-    atomic_store_explicit(&s->state, TAKT__R1SHM_FREE, memory_order_release);
-    r->seq = n + 1;
+    *big = len > r->cap;
+    *p = payload(r, n);
     *len_out = len;
-    return true;
+    return true; /* READING until takt__r1shm_release: the producer writes other slots */
   }
   return false; /* a peer that keeps writing over everything: the next doorbell comes */
+}
+
+void takt__r1shm_release(takt__r1shm_t *r) {
+  atomic_store_explicit(&slot(r, r->seq)->state, TAKT__R1SHM_FREE, memory_order_release);
+  r->seq++;
 }
 
 #else /* no shared memory on this port: never offered, never taken */
@@ -171,11 +171,12 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
   (void)r, (void)bytes, (void)len, (void)stamp, (void)at, (void)newest;
   return TAKT_ENOTSUP;
 }
-bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len, bool *big,
-                      int64_t *at) {
-  (void)r, (void)out, (void)cap, (void)len, (void)at;
+bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len, bool *big,
+                        int64_t *at) {
+  (void)r, (void)p, (void)len, (void)at;
   *big = false;
   return false;
 }
+void takt__r1shm_release(takt__r1shm_t *r) { (void)r; }
 
 #endif

@@ -13,7 +13,11 @@
  * message not read, a lap behind) it writes over it, the oldest dropped as a full TCPROS queue
  * drops it (with drop-newest, or when the consumer is copying that one out, the new message is
  * dropped instead). The consumer reads the messages in number order, skipping the ones written
- * over, and copies each out before it frees its slot.
+ * over, each in place (the subscription's function gets the slot's bytes: one copy of a message
+ * on the way, the publisher's), and frees its slot after. The object is the subscriber's, mode
+ * 0600: only processes of its user map it, as with every shared-memory transport (takt/shm.h's
+ * borrowed views, iceoryx's); they could change a message under the function, as they could
+ * change anything of the process.
  * Both sides check what they read from the object: it is another process's memory. */
 #ifndef TAKT_ROS1_SHMRING_H
 #define TAKT_ROS1_SHMRING_H
@@ -71,10 +75,12 @@ void takt__r1shm_unlink(const char *name);
  * system call. */
 takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
                            const uint8_t *stamp, int64_t at, bool newest);
-/** The consumer: the oldest message copied into out (cap bytes), its length in *len; false when
- * none is queued. *big set (nothing copied) when its length exceeds cap or a slot; *at its write
- * time. */
-bool takt__r1shm_take(takt__r1shm_t *r, uint8_t *out, uint32_t cap, uint32_t *len, bool *big,
-                      int64_t *at);
+/** The consumer: the oldest message not read yet, in place (*p, *len bytes; *at its write
+ * time), held (READING: the producer writes other slots) until takt__r1shm_release; false when
+ * none is queued. *big set when its length exceeds a slot (no bytes). */
+bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len, bool *big,
+                        int64_t *at);
+/** The consumer: the borrowed message's slot back to the producer. */
+void takt__r1shm_release(takt__r1shm_t *r);
 
 #endif
