@@ -186,6 +186,8 @@ typedef struct sub_state {
   _Atomic long got;
   int64_t first;
   takt_wakeup_t done;
+  _Atomic(takt_ros1_sub_t *) sub; /* set once subscribe returned */
+  uint32_t shm; /* the first message's: connections through shared memory then */
 } sub_state_t;
 
 static void on_msg(void *user, const uint8_t *bytes, uint32_t len) {
@@ -199,6 +201,12 @@ static void on_msg(void *user, const uint8_t *bytes, uint32_t len) {
   if (i == 0) s->first = now - s->start;
   s->samples[i] = now - stamp;
   s->socket[i] = now - takt_ros1_received_at(s->node);
+  takt_ros1_sub_t *sub = atomic_load(&s->sub);
+  if (i == 0 && sub != NULL) { /* (after the sample) */
+    takt_ros1_sub_stats_t ss;
+    takt_ros1_sub_get_stats(sub, &ss);
+    s->shm = ss.shm_connections;
+  }
   atomic_store_explicit(&s->got, i + 1, memory_order_release);
   if (i + 1 == s->want) takt_wakeup_post(&s->done);
 }
@@ -219,11 +227,12 @@ static int run_sub(const char *master, const char *topic, long count, long timeo
                            std_msgs__UInt8MultiArray__MD5, std_msgs__UInt8MultiArray__DEFINITION,
                            on_msg, &s, &sub);
   if (rc < 0) die("subscribe", rc, node);
+  atomic_store(&s.sub, sub);
   (void)takt_wakeup_wait(&s.done, takt_time_now() + timeout_s * TAKT_NS_PER_S);
   (void)takt_ros1_unsubscribe(sub);
   long got = atomic_load_explicit(&s.got, memory_order_acquire);
-  printf("{\"received\": %ld, \"first_ns\": %lld, \"samples_ns\": [", got,
-         (long long)(got > 0 ? s.first : -1));
+  printf("{\"received\": %ld, \"first_ns\": %lld, \"shm_connections\": %u, \"samples_ns\": [", got,
+         (long long)(got > 0 ? s.first : -1), (unsigned)s.shm);
   for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)s.samples[i]);
   printf("], \"socket_ns\": [");
   for (long i = 0; i < got; i++) printf("%s%lld", i ? "," : "", (long long)s.socket[i]);

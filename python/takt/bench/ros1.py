@@ -24,8 +24,12 @@ NAME = "ros1"
 SIZES: List[Tuple[str, int]] = [("64B", 64), ("4KB", 4096), ("64KB", 65536), ("512KB", 524288), ("1MB", 1048576)]
 # (publisher, subscriber); roscpp-rt: Debian's roscpp with both processes under `chrt -f 90`, the
 # priority takt's I/O thread runs at by default (for a fair look at the tail)
+# takt-tcp: takt with its same-host transport off (TAKT_BENCH_ROS1_SHM=0), messages through the
+# TCPROS connection as between a takt node and roscpp (takt↔takt on one host goes through shared
+# memory: docs/ros1.md, "Shared memory between takt nodes"); its socket → callback is the one of
+# the goal (a message that came through shared memory has no socket time)
 PAIRS: List[Tuple[str, str]] = [("takt", "takt"), ("roscpp", "roscpp"), ("takt", "roscpp"), ("roscpp", "takt"),
-                                ("rospy", "rospy"), ("roscpp-rt", "roscpp-rt")]
+                                ("rospy", "rospy"), ("roscpp-rt", "roscpp-rt"), ("takt-tcp", "takt-tcp")]
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 
@@ -104,6 +108,8 @@ class Peers:
     def argv(self, impl: str, args: List[str]) -> List[str]:
         if impl == "takt":
             return [str(self.takt)] + args
+        if impl == "takt-tcp":
+            return ["env", "TAKT_BENCH_ROS1_SHM=0", str(self.takt)] + args
         if impl == "roscpp":
             return [str(self.roscpp)] + args
         if impl == "roscpp-rt":
@@ -134,7 +140,8 @@ def _cell(peers: Peers, master: str, pub: str, sub: str, size: int, count: int, 
                 "samples_ns": [], "received": 0}
     d = json.loads(out.strip().splitlines()[-1])
     return {"samples_ns": d["samples_ns"], "received": d["received"],
-            "socket_ns": [x for x in d.get("socket_ns", []) if x >= 0]}  # takt subscribers only
+            "socket_ns": [x for x in d.get("socket_ns", []) if x >= 0],  # takt subscribers only
+            "shm": d.get("shm_connections")}  # takt subscribers: through shared memory (1) or not (0)
 
 
 def _floor(peers: Peers, size: int, count: int) -> Dict[str, List[float]]:
@@ -257,6 +264,7 @@ def run(quick: bool, out: Path) -> int:
     pairs = [pq for pq in PAIRS if peers.available(pq[0]) and peers.available(pq[1])]
     firsts: Dict[str, List[float]] = {}
     floor: Dict[str, List[float]] = {}  # "publish|socket LABEL": the bare TCP receive
+    shm_runs: Dict[str, List[int]] = {}  # cell -> [runs through shared memory, runs]
     t0 = time.monotonic()
     n = 0
     # every cell on a machine in one idle state: takt's processes request it themselves
@@ -274,6 +282,10 @@ def run(quick: bool, out: Path) -> int:
                     if r.get("socket_ns"):
                         sock.setdefault(key, []).extend(r["socket_ns"])
                     received[key] = received.get(key, 0) + int(r["received"])
+                    if r.get("shm") is not None:  # runs of the cell whose subscriber had shared memory
+                        shm_runs.setdefault(key, [0, 0])
+                        shm_runs[key][0] += int(r["shm"] > 0)
+                        shm_runs[key][1] += 1
                     expected[key] = expected.get(key, 0) + per_block
                     if "error" in r:
                         errors.setdefault(key, []).extend(r["error"])
@@ -323,11 +335,14 @@ def run(quick: bool, out: Path) -> int:
         rt = p("roscpp-rt", "roscpp-rt", label, "p99")
         if tt and rt:
             headline[f"p99_takt_over_roscpp_fifo90_{label}"] = ratio(tt, rt)
+        tcp = p("takt-tcp", "takt-tcp", label, "p99")
+        if tcp and rr:  # takt↔takt over TCPROS alone (no goal of its own: the one before shared memory)
+            headline[f"p99_takt_tcp_over_roscpp_{label}"] = ratio(tcp, rr)
     small = p("takt", "takt", "64B", "p99")
     if small:
         headline["p99_publish_to_callback_us_64B"] = round(small / 1e3, 1)
     for label, _ in sizes:
-        d = sstats.get(f"takt>takt {label}")
+        d = sstats.get(f"takt-tcp>takt-tcp {label}")
         if d:
             headline[f"p99_socket_to_callback_us_{label}"] = round(d["p99"] / 1e3, 1)
     for label, _ in sizes:
@@ -341,7 +356,7 @@ def run(quick: bool, out: Path) -> int:
     if key in headline:
         fl = headline.get("p99_socket_floor_us_64B")
         goals.append((f"a 64 B message from the socket to its takt callback, p99 µs (`{key}`: the kernel's receive "
-                      "time to the callback's start, takt→takt" +
+                      "time to the callback's start, takt→takt over TCPROS (`takt-tcp`)" +
                       (f"; a bare TCP receive on this machine, same run: {fl} µs" if fl is not None else "") + ")",
                       "≤ 100", headline[key], headline[key] <= 100))
     med = {k: sorted(v)[len(v) // 2] for k, v in firsts.items() if v}
@@ -371,7 +386,7 @@ def run(quick: bool, out: Path) -> int:
     result = {"benchmark": NAME, "command": command(NAME, quick), "machine": m, "quick": quick, "took_s": round(took, 1),
               "blocks": blocks, "per_block": per_block, "headline": headline, "stats_ns": stats,
               "socket_to_callback_stats_ns": sstats, "floor_stats_ns": fstats,
-              "first_message_ms": firsts, "lost": lost, "errors": errors,
+              "first_message_ms": firsts, "lost": lost, "errors": errors, "shm_runs": shm_runs,
               "chains": {"count": chains["count"], "blocks": chains["blocks"], "period_us": CHAIN_PERIOD_US,
                          "work_us": CHAIN_WORK_US, "stats_ns": cstats, "received": chains["received"],
                          "errors": chains["errors"], "roscpp": chains["roscpp"]},
@@ -413,10 +428,18 @@ def run(quick: bool, out: Path) -> int:
             else:
                 md.append(f"| {label} | {pub} → {sub} | 0/{expected.get(key, 0)} | failed: "
                           f"{'; '.join(errors.get(key, ['no samples']))} | | | | |")
-    md += ["", "## socket → callback start (takt subscribers)", "",
+    md += ["", "takt → takt goes through shared memory (both nodes on this host: the subscriber offers it, the "
+           "publisher writes each message into a slot and a 4-byte doorbell on the TCPROS connection; docs/ros1.md, "
+           "\"Shared memory between takt nodes\"); takt-tcp → takt-tcp is the same programs with it off "
+           "(`TAKT_BENCH_ROS1_SHM=0`), every message through the TCPROS connection, as takt ↔ roscpp. Runs whose "
+           "subscriber had its connection through shared memory, of all runs: " +
+           ", ".join(f"{k.replace('>', ' → ')} {v[0]}/{v[1]}" for k, v in sorted(shm_runs.items())
+                     if k.startswith(("takt>", "takt-tcp>"))) + ".",
+           "", "## socket → callback start (takt subscribers)", "",
            "From the time the message reached the subscriber's host (the kernel's receive time of the TCP segment "
            "that made it whole, `takt_ros1_received_at`) to the start of its callback: what the subscribing "
-           "node itself adds (the I/O thread's wake-up, the read, the dispatch), in the same runs as above.", "",
+           "node itself adds (the I/O thread's wake-up, the read, the dispatch), in the same runs as above. "
+           "(takt → takt: from the publisher's write into shared memory, the same clock.)", "",
            "| size | publisher → subscriber | min µs | p50 µs | p90 µs | p99 µs | max µs |",
            "|---:|---|---:|---:|---:|---:|---:|"]
     for label, _ in sizes:
