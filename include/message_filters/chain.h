@@ -4,9 +4,13 @@
 // given to the chain (add, or from its input) goes into the first filter, and what the last one
 // hands on reaches the chain's callbacks. getFilter<F>(i) gives the i-th filter back (null when
 // there is none; ChainBase's too, for code that holds chains of different types), as a
-// boost::shared_ptr where boost is (roscpp's type), else a std::shared_ptr. As message_filters',
-// a filter added after others is fed by a PassThrough behind the one before it, and the chain
-// has no lock of its own: put it together before messages flow.
+// boost::shared_ptr where boost is (roscpp's type: it shares the chain's ownership, so a weak_ptr
+// of it lives as long as the chain holds the filter), else a std::shared_ptr. As
+// message_filters', a filter added after others is fed by a PassThrough behind the one before
+// it, the first is given each message directly (its own input, if it has one, stays), and the
+// chain has no lock of its own: put it together before messages flow. A filter given by plain
+// pointer must outlive the chain when it is the first (one further on may go first: it is
+// disconnected from the PassThrough before it as it goes).
 #ifndef TAKT_MESSAGE_FILTERS_CHAIN_H
 #define TAKT_MESSAGE_FILTERS_CHAIN_H
 
@@ -29,16 +33,30 @@ namespace takt_chain {
 #if TAKT_MESSAGE_FILTERS_CHAIN_BOOST
 template <class F>
 using Ptr = boost::shared_ptr<F>;
-/** A boost::shared_ptr sharing the filter with p (p is held until the last copy goes). */
+/** What the chain holds of a filter: roscpp's type, so getFilter shares its ownership. */
+typedef boost::shared_ptr<void> Held;
 template <class F>
-Ptr<F> of(const std::shared_ptr<void> &p) {
-  return Ptr<F>(static_cast<F *>(p.get()), [p](F *) {});
+Held hold(const std::shared_ptr<F> &p) {  // the std::shared_ptr kept by the boost one's deleter
+  return Held(static_cast<void *>(p.get()), [p](void *) {});
+}
+template <class F>
+Held hold(const boost::shared_ptr<F> &p) {
+  return Held(p);
+}
+template <class F>
+Ptr<F> of(const Held &p) {
+  return boost::static_pointer_cast<F>(p);
 }
 #else
 template <class F>
 using Ptr = std::shared_ptr<F>;
+typedef std::shared_ptr<void> Held;
 template <class F>
-Ptr<F> of(const std::shared_ptr<void> &p) {
+Held hold(const std::shared_ptr<F> &p) {
+  return Held(p);
+}
+template <class F>
+Ptr<F> of(const Held &p) {
   return std::static_pointer_cast<F>(p);
 }
 #endif
@@ -50,12 +68,12 @@ class ChainBase {
   /** The filter at index, or null when there is none (its type is the caller's word). */
   template <typename F>
   takt_chain::Ptr<F> getFilter(size_t index) const {
-    std::shared_ptr<void> f = getFilterForIndex(index);
+    takt_chain::Held f = getFilterForIndex(index);
     return f ? takt_chain::of<F>(f) : takt_chain::Ptr<F>();
   }
 
  protected:
-  virtual std::shared_ptr<void> getFilterForIndex(size_t index) const = 0;
+  virtual takt_chain::Held getFilterForIndex(size_t index) const = 0;
 };
 typedef takt_chain::Ptr<ChainBase> ChainBasePtr;
 
@@ -80,17 +98,17 @@ class Chain : public ChainBase, public SimpleFilter<M> {
   /** Appends filter, not owned: the caller keeps it alive as long as the chain. Its index. */
   template <class F>
   size_t addFilter(F *filter) {
-    return add_filter(filter, std::shared_ptr<void>(filter, [](void *) {}));
+    return add_filter(filter, takt_chain::Held(static_cast<void *>(filter), [](void *) {}));
   }
   /** Appends filter, held by the chain. Its index. */
   template <class F>
   size_t addFilter(const std::shared_ptr<F> &filter) {
-    return add_filter(filter.get(), std::shared_ptr<void>(filter));
+    return add_filter(filter.get(), takt_chain::hold(filter));
   }
 #if TAKT_MESSAGE_FILTERS_CHAIN_BOOST
   template <class F>
   size_t addFilter(const boost::shared_ptr<F> &filter) {
-    return add_filter(filter.get(), std::shared_ptr<void>(filter.get(), [filter](void *) {}));
+    return add_filter(filter.get(), takt_chain::hold(filter));
   }
 #endif
 
@@ -112,18 +130,18 @@ class Chain : public ChainBase, public SimpleFilter<M> {
   }
 
  protected:
-  std::shared_ptr<void> getFilterForIndex(size_t index) const override {
-    return index < filters_.size() ? filters_[index].filter : std::shared_ptr<void>();
+  takt_chain::Held getFilterForIndex(size_t index) const override {
+    return index < filters_.size() ? filters_[index].filter : takt_chain::Held();
   }
 
  private:
   struct Link {
     std::function<void(const EventType &)> add;  // the filter's add(const EventType &)
-    std::shared_ptr<void> filter;
+    takt_chain::Held filter;
     std::shared_ptr<PassThrough<M>> out;  // behind the filter: the next one's input
   };
   template <class F>
-  size_t add_filter(F *f, std::shared_ptr<void> held) {
+  size_t add_filter(F *f, takt_chain::Held held) {
     Link l;
     l.add = [f](const EventType &e) { f->add(e); };
     l.filter = std::move(held);

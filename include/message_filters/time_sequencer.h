@@ -21,8 +21,7 @@
 #include <vector>
 
 #include <message_filters/simple_filter.h>
-#include <ros/node_handle.h>
-#include <ros/time.h>
+#include <ros/ros.h>  // (as message_filters' header: code that includes only it may use all of roscpp)
 
 namespace message_filters {
 

@@ -129,6 +129,7 @@ struct Global {
   // is /clock's, each message stored by the I/O thread (under sleep_mu: sleeps wait on sleep_cv)
   std::atomic<bool> sim{false};
   std::atomic<bool> sim_param{false};  // simulated because of /use_sim_time: /clock subscribed
+  std::mutex advance_mu;  // one sim_advance at a time (taken before sleep_mu and sim_mu)
   std::atomic<int64_t> sim_now{0};  // 0 until the first /clock
   std::string clock_topic;          // /clock resolved (set before its subscription is made)
   std::atomic<bool> clock_made{false};
@@ -279,8 +280,8 @@ int64_t ros_now_ns() {
 }
 bool sim_time() { return g().sim.load(); }
 void set_now_ns(int64_t ns) {
+  takt_impl::sim_advance(ns);  // the time first: a thread that sees sim sees it
   g().sim.store(true);
-  takt_impl::sim_advance(ns);
 }
 namespace {
 // Under simulated time, wait (sleep_mu held) until done() or shutdown (or SIGINT, looked at every
@@ -2597,11 +2598,13 @@ void sim_timer_drop(TimerImpl &t) {
 }
 }  // namespace
 
-/** /clock gave `now` (the I/O thread): every simulated-time timer due is triggered, once until
- * its job has run; when the clock went back (a bag played again) each starts a period from now,
- * as roscpp's timers do. */
+/** Simulated time is now `now` (a /clock message on the I/O thread, or ros::Time::setNow on any
+ * thread; one at a time, so the timers see the times in the order they were set): sleeps are
+ * woken, and every simulated-time timer due is triggered, once until its job has run; when the
+ * clock went back (a bag played again) each starts a period from now, as roscpp's timers do. */
 void sim_advance(int64_t now) {
   Global &G = g();
+  std::lock_guard<std::mutex> order(G.advance_mu);
   int64_t before;
   {
     std::lock_guard<std::mutex> lk(G.sleep_mu);  // a sleep looks at sim_now under it: no lost wake-up

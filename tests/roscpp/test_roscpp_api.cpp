@@ -1404,9 +1404,9 @@ TEST(RoscppSimTime, ANodeStartedUnderUseSimTimeFollowsClock) {
 }
 
 // ros::Time::setNow in a node without /use_sim_time (this program's --setnow, below): ROS time
-// becomes simulated and follows each setNow (no /clock subscribed); Duration sleeps and a
-// createTimer timer made after it follow it, a WallTimer does not; a TimeSequencer hands on
-// what the model of its rules says, in stamp order, none before its stamp + delay.
+// becomes simulated and follows each setNow; Duration sleeps and a createTimer timer made after
+// it follow it, a WallTimer does not; a TimeSequencer hands on what the model of its rules says,
+// in stamp order, none before its stamp + delay.
 TEST(RoscppSimTime, SetNowMakesROSTimeSimulatedAndDrivesATimeSequencer) {
   ros1_test::Proc node;
   ASSERT_TRUE(node.start({self_path(), "--setnow"}));
@@ -1655,10 +1655,11 @@ TEST(RoscppMessageFilters, ApproximateTimeOfNineInputs) {
 }
 
 // A Chain takes filters held by std:: and boost::shared_ptr and by plain pointer, hands every
-// message through all of them in order, gives each back by index (a boost::shared_ptr that keeps
-// it alive); its filters and the chain itself may go in any order (message_filters' Cache would
-// disconnect from a PassThrough the chain destroyed before it: takt's connections hold their
-// filter weakly).
+// message through all of them in order, gives each back by index (a boost::shared_ptr sharing
+// the chain's ownership: a weak_ptr of it lives while the chain holds the filter); a filter after
+// the first, given by plain pointer, may go before the chain, and the chain before the filters it
+// holds (message_filters' Cache would disconnect from a PassThrough the chain destroyed before
+// it: takt's connections hold their filter weakly).
 TEST(RoscppMessageFilters, AChainOfFiltersHeldEveryWayGoesInAnyOrder) {
   HandFilter in;
   std::vector<std::string> seen;
@@ -1679,6 +1680,9 @@ TEST(RoscppMessageFilters, AChainOfFiltersHeldEveryWayGoesInAnyOrder) {
     EXPECT_EQ(seen, (std::vector<std::string>{"a2", "c2", "out2", "a3", "c3", "out3"}));
     kept = chain->getFilter<message_filters::Cache<Pt>>(1);
     ASSERT_TRUE(kept);
+    boost::weak_ptr<message_filters::Cache<Pt>> weak = chain->getFilter<message_filters::Cache<Pt>>(1);
+    EXPECT_FALSE(weak.expired());  // the chain's ownership, not a copy of its own
+    EXPECT_GE(kept.use_count(), 2);
     EXPECT_EQ(kept->getLatestTime(), ros::Time(3, 0));
     message_filters::ChainBase &base = *chain;
     EXPECT_EQ(base.getFilter<message_filters::PassThrough<Pt>>(0).get(), first.get());
@@ -2044,12 +2048,19 @@ int setnow(int argc, char **argv) {
   std::thread sleeper([&] { slept = ros::Duration(1.0).sleep(); });
   pause(0.05);
   check("a sleep of 1 s waits for ROS time", !slept.load());
-  for (int i = 1; i <= 6 && !slept.load(); i++) {
+  // (the sleep's second starts when the thread first reads ROS time: steps until it ends)
+  for (int i = 1; i <= 400 && !slept.load(); i++) {
     ros::Time::setNow(ros::Time(50, 0) + ros::Duration(0.25 * i));
     pause(0.02);
   }
+  check("the sleep ends once setNow passed its second", slept.load() && ros::Time::now() >= ros::Time(51, 0));
+  if (!slept.load()) ros::shutdown();  // (ends the sleep: the thread can be joined)
   sleeper.join();
-  check("the sleep ends once setNow passed 51", slept.load() && ros::Time::now() >= ros::Time(51, 0));
+  // a WallTimer keeps the wall clock while ROS time stands still
+  std::atomic<int> wall_calls{0};
+  ros::WallTimer wt = nh.createWallTimer(ros::WallDuration(0.01), [&](const ros::WallTimerEvent &) { wall_calls++; });
+  check("a WallTimer runs while setNow stands", eventually([&] { ros::spinOnce(); return wall_calls.load() >= 3; }, 10.0));
+  wt.stop();
   // a ROS-time timer made now follows setNow: as many calls as 0.5 s periods given
   std::atomic<int> calls{0};
   ros::Timer t = nh.createTimer(ros::Duration(0.5), [&](const ros::TimerEvent &) { calls++; });
