@@ -23,9 +23,10 @@ typedef struct takt_port_shm {
 } takt_port_shm_t;
 
 /**
- * Create the object `name` ("/x") of size bytes with permission bits mode, zero-filled, and map
- * it. TAKT_EEXIST if it exists, TAKT_EPERM if the OS refuses access, TAKT_ENOMEM if it cannot be
- * sized, TAKT_EOS otherwise. System calls: not under a takt lock.
+ * Create the object `name` ("/x") of size bytes with permission bits mode, zero-filled, its pages
+ * allocated, and map it. TAKT_EEXIST if it exists, TAKT_EPERM if the OS refuses access,
+ * TAKT_ENOMEM if it cannot be sized or its pages cannot be had (a full /dev/shm), TAKT_EOS
+ * otherwise. System calls: not under a takt lock.
  */
 takt_err_t takt_port_shm_create(const char *name, size_t size, uint32_t mode, takt_port_shm_t *out);
 /** Map the existing object `name` read-write: TAKT_ENOENT if there is none, TAKT_EPERM if its

@@ -73,8 +73,9 @@ typedef struct takt_ros1_config {
                               registration of the node is made again. 0: never */
   uint32_t max_cached_params; /* parameters kept by takt_ros1_param_get_cached_* (0..1024) */
   bool shm;               /* a subscription offers each publisher a same-host transport (a shared
-                             memory object of min(queue, 16) slots of max_message bytes, named
-                             in its TCPROS connection header), and a publication takes it when
+                             memory object of `queue` slots of max_message bytes, at least 2, as
+                             many as 64 MiB hold beyond that, named in its TCPROS connection
+                             header), and a publication takes it when
                              a subscriber offers it: between two takt nodes on one host the
                              messages go through shared memory and the connection carries a
                              4-byte doorbell each (docs/ros1.md, "Shared memory between takt

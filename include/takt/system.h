@@ -232,6 +232,7 @@ typedef struct takt_system_ros1 {
   int32_t receive_priority;          /* the node's I/O thread: SCHED_FIFO priority, 0 = OTHER */
   uint32_t queue;                    /* messages queued per ROS subscriber */
   uint32_t max_message;              /* bytes of the largest serialized message */
+  bool shared_memory;                /* takt_ros1_config_t.shm (default true) */
   takt_system_ros1_route_t exports[TAKT_SYSTEM_MAX_ROUTES], imports[TAKT_SYSTEM_MAX_ROUTES];
   uint32_t n_exports, n_imports;
   takt_system_ros1_service_t services[TAKT_SYSTEM_MAX_ROUTES];

@@ -410,6 +410,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   char callerid[TAKT__ROS1_NAME] = "";
   const char *topic = NULL, *caller = NULL, *md5 = NULL, *type = NULL;
   takt__r1shm_t ring = {0};
+  bool shm_dropped = false;
   if (takt__tcpros_parse(c->buf + 4, c->len - 4, &h) < 0) {
     takt__ros1_copy(text, sizeof text, h.error);
   } else if (takt__tcpros_get(&h, "service", NULL) != NULL) {
@@ -464,9 +465,21 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
       if (ring.map != NULL) takt__tcpros_w_field(&hw, "takt_shm", "1");
       hl = takt__tcpros_w_end(&hw);
+      if (hl < 0 && ring.map != NULL) { /* no room for the field: a plain TCPROS answer */
+        takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
+        takt__tcpros_w_field(&hw, "callerid", n->name);
+        takt__tcpros_w_field(&hw, "topic", pub->topic);
+        takt__tcpros_w_field(&hw, "type", pub->type);
+        takt__tcpros_w_field(&hw, "md5sum", pub->md5);
+        takt__tcpros_w_field(&hw, "message_definition", pub->definition);
+        takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
+        hl = takt__tcpros_w_end(&hw);
+        shm_dropped = true;
+      }
     }
     takt__lock_give(&n->lock);
   }
+  if (shm_dropped) takt__r1shm_close(&ring); /* (a system call: after the lock) */
   if (pub == NULL) {
     takt__r1shm_close(&ring);
     send_error_header(n, c, text);
@@ -729,9 +742,10 @@ static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
   }
   const uint8_t *p;
   uint32_t len;
-  bool big;
+  bool big, more = true;
   int64_t at;
-  while (takt__r1shm_borrow(&in->shm, &p, &len, &big, &at)) {
+  while (takt__r1shm_borrow(&in->shm, &p, &len, &big, &at, &more) || more) {
+    if (more) continue; /* numbers written over while it looked: on from where it got */
     if (big || len > n->cfg.max_message) {
       takt__r1shm_release(&in->shm);
       char what[112];

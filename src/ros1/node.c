@@ -674,7 +674,10 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
       takt_err_t r = takt__r1shm_put(&o->shm, bytes, len, stamp, at, n->cfg.full_policy == TAKT_ROS1_DROP_NEWEST);
       if (r == 1 || r == TAKT_EFULL) pub->dropped++;
       if (r == TAKT_EFULL) continue;
-      if (r == 1) o->sent--; /* the message written over was counted when it went in */
+      if (r == 1) { /* the message written over was counted when it went in */
+        o->sent--;
+        pub->direct--;
+      }
       o->sent++;
       o->bytes += 4u + len;
       pub->direct++;
@@ -963,6 +966,19 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     takt__tcpros_w_field(&hw, "takt_shm_token", token);
   }
   int32_t hl = takt__tcpros_w_end(&hw);
+  if (hl < 0 && ring_name[0] != '\0') { /* no room for the offer: a plain TCPROS header */
+    takt__r1shm_unlink(ring_name);
+    takt__r1shm_close(&ring);
+    ring_name[0] = '\0';
+    takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
+    takt__tcpros_w_field(&hw, "callerid", n->name);
+    takt__tcpros_w_field(&hw, "topic", sub->topic);
+    takt__tcpros_w_field(&hw, "md5sum", sub->md5);
+    takt__tcpros_w_field(&hw, "type", sub->type);
+    takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
+    takt__tcpros_w_field(&hw, "message_definition", sub->definition);
+    hl = takt__tcpros_w_end(&hw);
+  }
   bool shm_taken = false;
   const char *what = NULL;
   char callerid[TAKT__ROS1_NAME] = "";

@@ -7,7 +7,23 @@
 
 #include "takt/port_shm.h"
 
+#include <stdatomic.h>
+
 #define MAGIC 0x474e495231544b54ull /* "TKT1RING" */
+
+/* the two sides' atomics must work across processes: no lock of a library in between */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2, "lock-free atomics");
+
+typedef struct takt__r1shm_slot {
+  _Atomic uint32_t state; /* TAKT__R1SHM_FREE .. _READING */
+  uint32_t len;           /* the message's bytes (READY, READING) */
+  _Atomic uint64_t seq;   /* its number: 1, 2, ... in publish order */
+  int64_t at;             /* takt_time_now() when it was written (takt_ros1_received_at) */
+  uint8_t pad[40];
+} takt__r1shm_slot_t;
+
+enum { TAKT__R1SHM_FREE = 0, TAKT__R1SHM_WRITING = 1, TAKT__R1SHM_READY = 2, TAKT__R1SHM_READING = 3 };
+
 
 typedef struct head {
   uint64_t magic, token;
@@ -54,17 +70,22 @@ takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots
 
 takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token) {
   memset(r, 0, sizeof *r);
+  if (strncmp(name, TAKT__R1SHM_PREFIX, strlen(TAKT__R1SHM_PREFIX)) != 0) return TAKT_ETYPE;
   takt_port_shm_t m;
   takt_err_t rc = takt_port_shm_open(name, &m);
   if (rc != TAKT_OK) return rc;
-  const head_t *h = m.addr;
-  uint32_t slots = h->slots, cap = h->cap; /* read once: another process's memory */
-  if (m.size < sizeof(head_t) || h->magic != MAGIC || h->token != token || slots < 2 ||
-      slots > TAKT__R1SHM_MAX_SLOTS || bytes_of(slots, cap) > m.size ||
-      atomic_load(&((head_t *)m.addr)->head) != 0) { /* a fresh object only */
+  if (m.foreign || m.size < sizeof(head_t)) { /* another user's: not ours to trust */
     takt_port_shm_close(&m);
     return TAKT_ETYPE;
   }
+  const head_t *h = m.addr;
+  uint32_t slots = h->slots, cap = h->cap; /* read once: another process's memory */
+  if (h->magic != MAGIC || h->token != token || slots < 2 || slots > TAKT__R1SHM_MAX_SLOTS ||
+      bytes_of(slots, cap) > m.size || atomic_load(&((head_t *)m.addr)->head) != 0) { /* fresh */
+    takt_port_shm_close(&m);
+    return TAKT_ETYPE;
+  }
+  (void)takt_port_shm_unlink(name); /* mapped by both now: the name is not needed any more */
   r->map = m.addr;
   r->size = m.size;
   r->slots = slots;
@@ -84,18 +105,31 @@ void takt__r1shm_unlink(const char *name) { (void)takt_port_shm_unlink(name); }
 
 takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
                            const uint8_t *stamp, int64_t at, bool newest) {
-  uint64_t m = r->seq + 1; /* message m goes into slot m % slots */
-  takt__r1shm_slot_t *s = slot(r, m);
   takt_err_t rc = TAKT_OK;
-  uint32_t st = TAKT__R1SHM_FREE;
-  if (!atomic_compare_exchange_strong(&s->state, &st, TAKT__R1SHM_WRITING)) {
-    /* st: READY (message m - slots, unread), or READING (the consumer copies it now), or
-     * anything else a broken peer left: then nothing is written */
-    if (st != TAKT__R1SHM_READY || newest) return TAKT_EFULL; /* this one is dropped */
-    if (!atomic_compare_exchange_strong(&s->state, &st, TAKT__R1SHM_WRITING))
-      return TAKT_EFULL; /* the consumer took it meanwhile */
-    rc = 1;                /* the oldest is dropped for it */
+  uint64_t m = 0;
+  takt__r1shm_slot_t *s = NULL;
+  /* message m goes into slot m % slots; the consumer holds one slot at most (READING): its
+   * number is skipped, the next one's slot is another */
+  for (uint32_t tries = 0; s == NULL && tries < 8u; tries++) {
+    m = r->seq + 1;
+    takt__r1shm_slot_t *c = slot(r, m);
+    uint32_t st = atomic_load(&c->state);
+    if (st == TAKT__R1SHM_FREE) {
+      if (atomic_compare_exchange_strong(&c->state, &st, TAKT__R1SHM_WRITING)) s = c;
+    } else if (st == TAKT__R1SHM_READY) { /* message m - slots, not read */
+      if (newest) return TAKT_EFULL;      /* this one is dropped */
+      if (atomic_compare_exchange_strong(&c->state, &st, TAKT__R1SHM_WRITING)) {
+        s = c;
+        rc = 1; /* the oldest is dropped for it */
+      }
+    } else if (st == TAKT__R1SHM_READING) {
+      r->seq = m; /* the consumer is on message m - slots: m is not used (it skips it) */
+    } else {
+      return TAKT_EFULL; /* WRITING: a broken peer; nothing is written */
+    }
+    /* a failed compare-and-swap: the consumer took or freed it meanwhile; look again */
   }
+  if (s == NULL) return TAKT_EFULL;
   r->seq = m;
   s->len = len;
   s->at = at;
@@ -113,8 +147,9 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
 }
 
 bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len_out, bool *big,
-                        int64_t *at) {
+                        int64_t *at, bool *more) {
   *big = false;
+  *more = false;
   for (uint32_t tries = 0; tries < 4u * r->slots + 4u; tries++) { /* each turn moves past one */
     uint64_t n = r->seq, h = atomic_load_explicit(&head(r)->head, memory_order_acquire);
     if (n > h) return false; /* nothing new */
@@ -143,7 +178,8 @@ bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len_out, 
     *len_out = len;
     return true; /* READING until takt__r1shm_release: the producer writes other slots */
   }
-  return false; /* a peer that keeps writing over everything: the next doorbell comes */
+  *more = true; /* many written over while we looked: the caller calls again */
+  return false;
 }
 
 void takt__r1shm_release(takt__r1shm_t *r) {
@@ -172,9 +208,9 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
   return TAKT_ENOTSUP;
 }
 bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len, bool *big,
-                        int64_t *at) {
+                        int64_t *at, bool *more) {
   (void)r, (void)p, (void)len, (void)at;
-  *big = false;
+  *big = *more = false;
   return false;
 }
 void takt__r1shm_release(takt__r1shm_t *r) { (void)r; }

@@ -8,21 +8,23 @@
  * One producer (the publication, under its lock) and one consumer (the subscriber's I/O thread)
  * per object. Messages are numbered 1, 2, ... and message m goes into slot m % slots. A slot is
  * FREE, WRITING (the producer fills it), READY (a message, its number in seq) or READING (the
- * consumer copies it out); each change of hands is a compare-and-swap, so neither side touches
- * bytes the other owns. The producer writes message m when m's slot is FREE; when it is READY (a
- * message not read, a lap behind) it writes over it, the oldest dropped as a full TCPROS queue
- * drops it (with drop-newest, or when the consumer is copying that one out, the new message is
- * dropped instead). The consumer reads the messages in number order, skipping the ones written
- * over, each in place (the subscription's function gets the slot's bytes: one copy of a message
- * on the way, the publisher's), and frees its slot after. The object is the subscriber's, mode
- * 0600: only processes of its user map it, as with every shared-memory transport (takt/shm.h's
- * borrowed views, iceoryx's); they could change a message under the function, as they could
- * change anything of the process.
- * Both sides check what they read from the object: it is another process's memory. */
+ * consumer's function reads it in place); each change of hands is a compare-and-swap, so neither
+ * side touches bytes the other holds. The producer writes message m when m's slot is FREE; when
+ * it is READY (a message not read, a lap behind) it writes over it, the oldest dropped as a full
+ * TCPROS queue drops it (with drop-newest the new message is dropped instead); when it is
+ * READING (the consumer is still on the message a lap behind) the number m is skipped and the
+ * message takes the next. The consumer reads the messages in number order, skipping the numbers
+ * written over or skipped, each in place (the subscription's function gets the slot's bytes: one
+ * copy of a message on the way, the publisher's), and frees its slot after. The object is the
+ * subscriber's, mode 0600, and a publisher maps only one of its own user named
+ * `/takt-r1.*`: only processes of that user touch it, as with every shared-memory transport
+ * (takt/shm.h's borrowed views, iceoryx's); they could change a message under the function, as
+ * they could change anything of the process. Its pages are allocated when it is made (no fault
+ * for want of memory later). Both sides check what they read from the object: it is another
+ * process's memory. */
 #ifndef TAKT_ROS1_SHMRING_H
 #define TAKT_ROS1_SHMRING_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,19 +36,10 @@
 #define TAKT__ROS1_SHM (!TAKT_PORT_CORTEXM)
 #endif
 
-#define TAKT__R1SHM_NAME 64 /* "/takt-r1.<pid>.<n>" */
+#define TAKT__R1SHM_NAME 64 /* "/takt-r1.<pid>.<node>.<n>" */
+#define TAKT__R1SHM_PREFIX "/takt-r1."
 #define TAKT__R1SHM_MAX_SLOTS 4096u
 #define TAKT__R1SHM_MAX_BYTES (64u << 20) /* an object's slots at most, whatever the queue */
-
-typedef struct takt__r1shm_slot {
-  _Atomic uint32_t state; /* TAKT__R1SHM_FREE .. _READING */
-  uint32_t len;           /* the message's bytes (READY, READING) */
-  _Atomic uint64_t seq;   /* its number: 1, 2, ... in publish order */
-  int64_t at;             /* CLOCK_REALTIME ns when it was written (takt_ros1_received_at) */
-  uint8_t pad[40];
-} takt__r1shm_slot_t;
-
-enum { TAKT__R1SHM_FREE = 0, TAKT__R1SHM_WRITING = 1, TAKT__R1SHM_READY = 2, TAKT__R1SHM_READING = 3 };
 
 /* A mapping of one connection's object, in either process. */
 typedef struct takt__r1shm {
@@ -61,8 +54,9 @@ typedef struct takt__r1shm {
  * (a publisher must name the same token to use it). System calls: no takt lock held. */
 takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
                               uint64_t token);
-/** The publisher: map the object `name`; TAKT_ETYPE unless it is one (its magic, its token, a size
- * that holds its slots). System calls. */
+/** The publisher: map the object `name` and remove its name (the subscriber's mapping stays);
+ * TAKT_ETYPE unless it is one (named TAKT__R1SHM_PREFIX..., of this process's user, its magic,
+ * its token, a size that holds its slots, nothing written yet). System calls. */
 takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token);
 /** Unmap (nothing when not mapped). */
 void takt__r1shm_close(takt__r1shm_t *r);
@@ -70,16 +64,17 @@ void takt__r1shm_close(takt__r1shm_t *r);
 void takt__r1shm_unlink(const char *name);
 /** The producer: one message (stamp, if not NULL, replaces bytes 4..11 of it, as TCPROS sends a
  * stamped publish). TAKT_OK; 1 when the oldest queued message was dropped for it; TAKT_EFULL when
- * no slot could take it (dropped; with newest, whenever no slot is free); TAKT_ESIZE when it exceeds a slot (the slot is written with
+ * no slot could take it (dropped: with newest, when its slot holds a message not read); TAKT_ESIZE when it exceeds a slot (the slot is written with
  * the length and no bytes, so the subscriber learns why, as TCPROS's frame would tell it). No
  * system call. */
 takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
                            const uint8_t *stamp, int64_t at, bool newest);
 /** The consumer: the oldest message not read yet, in place (*p, *len bytes; *at its write
  * time), held (READING: the producer writes other slots) until takt__r1shm_release; false when
- * none is queued. *big set when its length exceeds a slot (no bytes). */
+ * none is queued, or (*more set) after many numbers were found written over meanwhile: call
+ * again. *big set when its length exceeds a slot (no bytes). */
 bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len, bool *big,
-                        int64_t *at);
+                        int64_t *at, bool *more);
 /** The consumer: the borrowed message's slot back to the producer. */
 void takt__r1shm_release(takt__r1shm_t *r);
 

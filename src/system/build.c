@@ -1030,6 +1030,7 @@ static takt_err_t build_ros1(takt_system_t *s) {
   rc1.name = r1->node;
   rc1.queue = r1->queue;
   rc1.max_message = r1->max_message;
+  rc1.shm = r1->shared_memory;
   rc1.max_pubs = r1->n_exports > 0 ? r1->n_exports : 1;
   rc1.max_subs = r1->n_imports > 0 ? r1->n_imports : 1;
   rc1.max_services = r1->n_services;

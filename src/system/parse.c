@@ -990,7 +990,8 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   return 0;
 }
 
-/* ---- ros1: {master, node, receive_priority, queue, max_message, export, import, services} ---- */
+/* ---- ros1: {master, node, receive_priority, queue, max_message, shared_memory, export, import,
+ * services} ---- */
 
 /* A ROS name ("/chatter"), type ("std_msgs/String") or URI: printable, no spaces, bounded. */
 static int get_ros_text(parser_t *p, yaml_node_t *n, const char *what, char *out) {
@@ -1146,7 +1147,7 @@ static int parse_ros1_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t
 
 static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   static const char *const keys[] = {"master", "node", "receive_priority", "queue", "max_message",
-                                     "export", "import", "services", NULL};
+                                     "shared_memory", "export", "import", "services", NULL};
   if (want(p, map, YAML_MAPPING_NODE, "'ros1'") < 0 || check_keys(p, map, "'ros1'", keys) < 0)
     return -1;
   takt_system_ros1_t *r1 = &sys->ros1;
@@ -1155,6 +1156,7 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
   r1->receive_priority = 90;
   r1->queue = 8;
   r1->max_message = 4096;
+  r1->shared_memory = true;
   snprintf(r1->node, sizeof r1->node, "/takt_%s", sys->name);
   yaml_node_t *n;
   double v;
@@ -1194,6 +1196,9 @@ static int parse_ros1(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
     if (get_integer(p, n, "max_message", 64, 1 << 24, &v) < 0) return -1;
     r1->max_message = (uint32_t)v;
   }
+  if ((n = lookup(p, map, "shared_memory")) != NULL &&
+      get_bool(p, n, "shared_memory", &r1->shared_memory) < 0)
+    return -1;
   if ((n = lookup(p, map, "export")) != NULL && parse_ros1_routes(p, n, true, sys) < 0) return -1;
   if ((n = lookup(p, map, "import")) != NULL && parse_ros1_routes(p, n, false, sys) < 0) return -1;
   if ((n = lookup(p, map, "services")) != NULL && parse_ros1_services(p, n, sys) < 0) return -1;

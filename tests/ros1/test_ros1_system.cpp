@@ -47,7 +47,9 @@ TEST(Ros1SystemFile, ErrorsNameTheKey) {
             "<parsed>");
   EXPECT_EQ(parse_error(base + "  mastr: x\n"),
             "t.yaml:10:3: unknown key 'mastr' in 'ros1' (expected one of: master, node, "
-            "receive_priority, queue, max_message, export, import, services)");
+            "receive_priority, queue, max_message, shared_memory, export, import, services)");
+  EXPECT_EQ(parse_error(base + "  shared_memory: sometimes\n  export: [{topic: out, type: std_msgs/Int32}]\n"),
+            "t.yaml:10:18: shared_memory must be true or false, not 'sometimes'");
   EXPECT_EQ(parse_error(base + "  master: ftp://x/\n  export: [{topic: out, type: std_msgs/Int32}]\n"),
             "t.yaml:10:11: master must be an http:// URI such as http://127.0.0.1:11311/ (or embedded), "
             "not 'ftp://x/'");
@@ -84,6 +86,14 @@ TEST(Ros1SystemFile, ErrorsNameTheKey) {
   EXPECT_EQ(d->topics[ti].size, 4u);
   EXPECT_STREQ(d->ros1.exports[0].ros_name, "/out");
   EXPECT_STREQ(d->ros1.node, "/takt_system");
+  EXPECT_TRUE(d->ros1.shared_memory);  // the default
+  std::string off = ok + "  shared_memory: false\n";
+  takt_system_desc_t *d2 = new takt_system_desc_t;
+  ASSERT_EQ(takt_system_parse("t.yaml", (const unsigned char *)off.data(), off.size(), d2, err, sizeof err),
+            TAKT_OK)
+      << err;
+  EXPECT_FALSE(d2->ros1.shared_memory);
+  delete d2;
   int si = takt_system_desc_find_callback(d, "set_flag");
   ASSERT_GE(si, 0);
   EXPECT_STREQ(d->callbacks[si].type, "std_srvs/SetBool");

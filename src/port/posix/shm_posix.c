@@ -43,6 +43,14 @@ takt_err_t takt_port_shm_create(const char *name, size_t size, uint32_t mode, ta
     shm_unlink(name);
     return from_errno(e);
   }
+  /* its pages now: a full /dev/shm (a container's 64 MiB) refuses it here, instead of a SIGBUS
+   * when a page is first written */
+  int fe = posix_fallocate(fd, 0, (off_t)size);
+  if (fe != 0 && fe != EOPNOTSUPP && fe != EINVAL) {
+    close(fd);
+    shm_unlink(name);
+    return fe == ENOSPC ? TAKT_ENOMEM : from_errno(fe);
+  }
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int e = errno;
   close(fd);

@@ -1,0 +1,155 @@
+// The slots of the ROS 1 layer's same-host transport (src/ros1/shmring.c), both sides in one
+// process through two mappings of one object, deterministic: messages in number order; a full
+// ring drops the oldest (or, drop-newest, the new one); the slot the consumer holds is never
+// written (its turn's message takes the next number, which the consumer skips to); a message
+// above a slot reaches the consumer as its length alone; an object that is not one (another
+// prefix, token, magic, size, or written before) is refused.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "ros1/shmring.h"
+#include "takt/port_shm.h"
+}
+
+namespace {
+
+std::string name_of(const char *what) {
+  return std::string(TAKT__R1SHM_PREFIX) + "test." + std::to_string(getpid()) + "." + what;
+}
+
+struct Pair {
+  takt__r1shm_t sub{}, pub{};
+  std::string name;
+  Pair(const char *what, uint32_t slots, uint32_t cap) : name(name_of(what)) {
+    EXPECT_EQ(takt__r1shm_create(&sub, name.c_str(), slots, cap, 0x1234u), TAKT_OK);
+    EXPECT_EQ(takt__r1shm_open(&pub, name.c_str(), 0x1234u), TAKT_OK);
+    takt__r1shm_unlink(name.c_str());
+  }
+  ~Pair() {
+    takt__r1shm_close(&pub);
+    takt__r1shm_close(&sub);
+  }
+  takt_err_t put(uint8_t v, uint32_t len = 8, bool newest = false) {
+    std::vector<uint8_t> b(len, v);
+    return takt__r1shm_put(&pub, b.data(), len, nullptr, 1000 + v, newest);
+  }
+  // every message queued: its first byte (or 255 + length for one above a slot)
+  std::vector<int> drain() {
+    std::vector<int> got;
+    const uint8_t *p;
+    uint32_t len;
+    bool big, more;
+    int64_t at;
+    while (takt__r1shm_borrow(&sub, &p, &len, &big, &at, &more) || more) {
+      if (more) continue;
+      got.push_back(big ? 255 + (int)len : p[0]);
+      takt__r1shm_release(&sub);
+    }
+    return got;
+  }
+};
+
+TEST(Ros1ShmRing, MessagesInOrderAndTheOldestDroppedWhenFull) {
+  Pair r("order", 4, 64);
+  for (uint8_t v = 1; v <= 3; v++) EXPECT_EQ(r.put(v), TAKT_OK);
+  EXPECT_EQ(r.drain(), (std::vector<int>{1, 2, 3}));
+  for (uint8_t v = 10; v < 14; v++) EXPECT_EQ(r.put(v), TAKT_OK);
+  EXPECT_EQ(r.put(14), 1);  // written over 10
+  EXPECT_EQ(r.put(15), 1);  // over 11
+  EXPECT_EQ(r.drain(), (std::vector<int>{12, 13, 14, 15}));
+  EXPECT_EQ(r.drain(), std::vector<int>{});
+}
+
+TEST(Ros1ShmRing, DropNewestKeepsWhatIsQueued) {
+  Pair r("newest", 2, 64);
+  EXPECT_EQ(r.put(1, 8, true), TAKT_OK);
+  EXPECT_EQ(r.put(2, 8, true), TAKT_OK);
+  EXPECT_EQ(r.put(3, 8, true), TAKT_EFULL);
+  EXPECT_EQ(r.drain(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(r.put(4, 8, true), TAKT_OK);
+  EXPECT_EQ(r.drain(), (std::vector<int>{4}));
+}
+
+// The consumer holds message 1 (its function runs) while the producer laps it: the held slot is
+// not written, the message whose turn it was takes the next number; once let go, the consumer
+// goes on with the newest ones in order and no message is handed on twice.
+TEST(Ros1ShmRing, TheHeldSlotIsNeverWrittenAndItsNumberIsSkipped) {
+  Pair r("held", 3, 64);
+  EXPECT_EQ(r.put(1), TAKT_OK);
+  const uint8_t *p;
+  uint32_t len;
+  bool big, more;
+  int64_t at;
+  ASSERT_TRUE(takt__r1shm_borrow(&r.sub, &p, &len, &big, &at, &more));
+  EXPECT_EQ(p[0], 1);
+  EXPECT_EQ(at, 1001);
+  EXPECT_EQ(r.put(2), TAKT_OK);
+  EXPECT_EQ(r.put(3), TAKT_OK);
+  EXPECT_EQ(r.put(4), 1);  // number 4 is the held slot's: skipped; 4 takes 5, over 2
+  EXPECT_EQ(p[0], 1);      // the held message is intact
+  EXPECT_EQ(r.put(5), 1);  // over 3
+  EXPECT_EQ(p[0], 1);
+  takt__r1shm_release(&r.sub);
+  EXPECT_EQ(r.drain(), (std::vector<int>{4, 5}));
+  EXPECT_EQ(r.put(6), TAKT_OK);
+  EXPECT_EQ(r.drain(), (std::vector<int>{6}));
+}
+
+TEST(Ros1ShmRing, AMessageAboveASlotArrivesAsItsLengthAlone) {
+  Pair r("big", 2, 16);
+  EXPECT_EQ(r.put(1, 16), TAKT_OK);
+  EXPECT_EQ(r.put(2, 17), TAKT_ESIZE);
+  EXPECT_EQ(r.drain(), (std::vector<int>{1, 255 + 17}));
+}
+
+TEST(Ros1ShmRing, AStampReplacesBytesFourToEleven) {
+  Pair r("stamp", 2, 64);
+  uint8_t msg[16], stamp[8];
+  std::memset(msg, 7, sizeof msg);
+  std::memset(stamp, 9, sizeof stamp);
+  EXPECT_EQ(takt__r1shm_put(&r.pub, msg, sizeof msg, stamp, 0, false), TAKT_OK);
+  const uint8_t *p;
+  uint32_t len;
+  bool big, more;
+  int64_t at;
+  ASSERT_TRUE(takt__r1shm_borrow(&r.sub, &p, &len, &big, &at, &more));
+  ASSERT_EQ(len, 16u);
+  for (uint32_t i = 0; i < 16; i++) EXPECT_EQ(p[i], i >= 4 && i < 12 ? 9 : 7) << i;
+  takt__r1shm_release(&r.sub);
+}
+
+TEST(Ros1ShmRing, WhatIsNotOneIsRefused) {
+  takt__r1shm_t sub{}, pub{};
+  // another prefix: never opened
+  EXPECT_EQ(takt__r1shm_open(&pub, "/etc-passwd", 1), TAKT_ETYPE);
+  std::string name = name_of("refused");
+  ASSERT_EQ(takt__r1shm_create(&sub, name.c_str(), 2, 64, 42), TAKT_OK);
+  EXPECT_EQ(takt__r1shm_open(&pub, name.c_str(), 43), TAKT_ETYPE);  // another token
+  EXPECT_EQ(pub.map, nullptr);
+  // taken once: its name is gone (the publisher removed it), no second publisher maps it
+  takt__r1shm_t first{};
+  ASSERT_EQ(takt__r1shm_open(&first, name.c_str(), 42), TAKT_OK);  // and removes the name
+  EXPECT_EQ(takt__r1shm_open(&pub, name.c_str(), 42), TAKT_ENOENT);
+  takt__r1shm_close(&first);
+  takt__r1shm_close(&sub);
+  EXPECT_EQ(takt__r1shm_create(&sub, "/takt-r1.bad", 1, 64, 1), TAKT_EINVAL);  // one slot
+  // an object of the prefix that is not one: too small, a bad magic, slots beyond its size
+  std::string other = name_of("other");
+  takt_port_shm_t m;
+  ASSERT_EQ(takt_port_shm_create(other.c_str(), 64, 0600, &m), TAKT_OK);
+  EXPECT_EQ(takt__r1shm_open(&pub, other.c_str(), 0), TAKT_ETYPE);  // magic 0
+  std::memcpy(m.addr, "TKT1RING", 8);  // the magic, little-endian: "TKT1RING" read as u64
+  uint32_t slots = 4000, cap = 1u << 20;
+  std::memcpy(static_cast<uint8_t *>(m.addr) + 16, &slots, 4);
+  std::memcpy(static_cast<uint8_t *>(m.addr) + 20, &cap, 4);
+  EXPECT_EQ(takt__r1shm_open(&pub, other.c_str(), 0), TAKT_ETYPE);  // its slots beyond 64 bytes
+  takt_port_shm_close(&m);
+  (void)takt_port_shm_unlink(other.c_str());
+}
+
+}  // namespace
