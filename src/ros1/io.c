@@ -395,6 +395,21 @@ static void send_error_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const c
                               takt_time_now() + n->cfg.timeout_ns, NULL);
 }
 
+/* A publication's connection header into buf (n->lock held: its strings), with takt_shm=1 when
+ * it takes the subscriber's shared memory; its length, or < 0 when it exceeds max_header. */
+static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8_t *buf, bool shm) {
+  takt__tcpros_writer_t hw;
+  takt__tcpros_w_init(&hw, buf, n->cfg.max_header);
+  takt__tcpros_w_field(&hw, "callerid", n->name);
+  takt__tcpros_w_field(&hw, "topic", pub->topic);
+  takt__tcpros_w_field(&hw, "type", pub->type);
+  takt__tcpros_w_field(&hw, "md5sum", pub->md5);
+  takt__tcpros_w_field(&hw, "message_definition", pub->definition);
+  takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
+  if (shm) takt__tcpros_w_field(&hw, "takt_shm", "1");
+  return takt__tcpros_w_end(&hw);
+}
+
 /* A whole connection header arrived from a subscriber: answer it, and adopt the connection.
  * The publication is looked up, checked and its answer written under the node's lock, where its
  * strings are stable, noting its generation; the answer goes out holding no lock (it may wait
@@ -455,25 +470,9 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     } else {
       gen = pub->gen;
       /* the answer replaces the subscriber's header in c->buf: nothing of h is read after it */
-      takt__tcpros_writer_t hw;
-      takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
-      takt__tcpros_w_field(&hw, "callerid", n->name);
-      takt__tcpros_w_field(&hw, "topic", pub->topic);
-      takt__tcpros_w_field(&hw, "type", pub->type);
-      takt__tcpros_w_field(&hw, "md5sum", pub->md5);
-      takt__tcpros_w_field(&hw, "message_definition", pub->definition);
-      takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
-      if (ring.map != NULL) takt__tcpros_w_field(&hw, "takt_shm", "1");
-      hl = takt__tcpros_w_end(&hw);
+      hl = pub_answer(n, pub, c->buf, ring.map != NULL);
       if (hl < 0 && ring.map != NULL) { /* no room for the field: a plain TCPROS answer */
-        takt__tcpros_w_init(&hw, c->buf, n->cfg.max_header);
-        takt__tcpros_w_field(&hw, "callerid", n->name);
-        takt__tcpros_w_field(&hw, "topic", pub->topic);
-        takt__tcpros_w_field(&hw, "type", pub->type);
-        takt__tcpros_w_field(&hw, "md5sum", pub->md5);
-        takt__tcpros_w_field(&hw, "message_definition", pub->definition);
-        takt__tcpros_w_field(&hw, "latching", pub->latch ? "1" : "0");
-        hl = takt__tcpros_w_end(&hw);
+        hl = pub_answer(n, pub, c->buf, false);
         shm_dropped = true;
       }
     }

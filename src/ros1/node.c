@@ -900,6 +900,25 @@ static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__
   return rc;
 }
 
+/* The subscription's connection header into n->hdr, offering the shared-memory object ring_name
+ * ("": none); its length, or < 0 when it exceeds max_header. */
+static int32_t sub_header(takt_ros1_node_t *n, const takt_ros1_sub_t *sub, const char *ring_name,
+                          const char *token) {
+  takt__tcpros_writer_t hw;
+  takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
+  takt__tcpros_w_field(&hw, "callerid", n->name);
+  takt__tcpros_w_field(&hw, "topic", sub->topic);
+  takt__tcpros_w_field(&hw, "md5sum", sub->md5);
+  takt__tcpros_w_field(&hw, "type", sub->type);
+  takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
+  takt__tcpros_w_field(&hw, "message_definition", sub->definition);
+  if (ring_name[0] != '\0') {
+    takt__tcpros_w_field(&hw, "takt_shm", ring_name);
+    takt__tcpros_w_field(&hw, "takt_shm_token", token);
+  }
+  return takt__tcpros_w_end(&hw);
+}
+
 static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
   takt__ros1_call_t *c = &n->calls[0];
   char uri[TAKT__ROS1_NAME];
@@ -953,31 +972,12 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     if (takt__r1shm_create(&ring, ring_name, (uint32_t)slots, n->cfg.max_message, tok) != TAKT_OK)
       ring_name[0] = '\0';
   }
-  takt__tcpros_writer_t hw;
-  takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
-  takt__tcpros_w_field(&hw, "callerid", n->name);
-  takt__tcpros_w_field(&hw, "topic", sub->topic);
-  takt__tcpros_w_field(&hw, "md5sum", sub->md5);
-  takt__tcpros_w_field(&hw, "type", sub->type);
-  takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
-  takt__tcpros_w_field(&hw, "message_definition", sub->definition);
-  if (ring_name[0] != '\0') {
-    takt__tcpros_w_field(&hw, "takt_shm", ring_name);
-    takt__tcpros_w_field(&hw, "takt_shm_token", token);
-  }
-  int32_t hl = takt__tcpros_w_end(&hw);
+  int32_t hl = sub_header(n, sub, ring_name, token);
   if (hl < 0 && ring_name[0] != '\0') { /* no room for the offer: a plain TCPROS header */
     takt__r1shm_unlink(ring_name);
     takt__r1shm_close(&ring);
     ring_name[0] = '\0';
-    takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
-    takt__tcpros_w_field(&hw, "callerid", n->name);
-    takt__tcpros_w_field(&hw, "topic", sub->topic);
-    takt__tcpros_w_field(&hw, "md5sum", sub->md5);
-    takt__tcpros_w_field(&hw, "type", sub->type);
-    takt__tcpros_w_field(&hw, "tcp_nodelay", "1");
-    takt__tcpros_w_field(&hw, "message_definition", sub->definition);
-    hl = takt__tcpros_w_end(&hw);
+    hl = sub_header(n, sub, ring_name, token);
   }
   bool shm_taken = false;
   const char *what = NULL;
