@@ -507,3 +507,39 @@ TEST_F(Ros1Shm, WithoutItOnEitherSideTCPROSCarriesTheMessages) {
   takt_ros1_node_destroy(late);
   takt_ros1_node_destroy(plain);
 }
+
+// A subscriber whose max_header holds its plain connection header but not the offer besides
+// (256 bytes, a long topic name) connects over TCPROS: no shared memory, no failure, every message.
+TEST_F(Ros1Shm, AnOfferThatDoesNotFitTheHeaderIsLeftOut) {
+  ASSERT_EQ(make_node("/takt_pub", &node), TAKT_OK);
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_sub";
+  cfg.max_header = 256;
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_ros1_node_t *subn = nullptr;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &subn), TAKT_OK);
+  // the plain header: about 215 bytes with this topic; the offer adds about 75
+  const std::string topic = "/a_topic_name_long_enough_that_the_offer_does_not_fit_beside_it";
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(subscribe_string(subn, topic.c_str(), &rx, &sub), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, topic.c_str(), std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.shm_connections, 0u);
+  for (int i = 0; i < 3; i++) {
+    std::vector<uint8_t> m = ser("m" + std::to_string(i));
+    ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+  }
+  ASSERT_TRUE(eventually([&] { return rx.size() == 3; }, 5000));
+  takt_ros1_sub_stats_t ss;
+  takt_ros1_sub_get_stats(sub, &ss);
+  EXPECT_EQ(ss.connect_failures, 0u) << ss.last_error;
+  EXPECT_EQ(ss.shm_connections, 0u);
+  takt_ros1_node_destroy(subn);
+}
