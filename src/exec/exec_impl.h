@@ -103,6 +103,9 @@ struct takt_executor {
   bool spinning;        /* [exec] */
   bool started;         /* [exec] timers armed */
   bool shutdown;        /* [exec] the context shut down: never spin again */
+  uint32_t validating;  /* [exec] threads in takt__exec_validate_locked (its handlers run with
+                         * the lock let go) */
+  uint32_t validate_waiters; /* [exec] threads waiting on wake for validating to reach 0 */
   int64_t t0;           /* [exec] */
   uint64_t seq;         /* [exec] */
   takt_executor_stats_t stats; /* [exec] */
@@ -151,9 +154,13 @@ int64_t takt__exec_next_wake_locked(takt_executor_t *e);
 /** Wait on the executor's event until signalled or wake (counted as an idle wait). False when
  * nothing can ever happen: a FAKE clock asked to wait for ever. */
 bool takt__exec_idle_wait_locked(takt_executor_t *e, int64_t wake);
-/** Run validation work that is due, letting go of the executor's lock around the handlers. */
+/** Run validation work that is due, letting go of the executor's lock around the handlers. A
+ * thread that finds another one in the handlers (validating > 0) may wait for them to end
+ * (validate_waiters counted, wake signalled when the last one leaves). */
 static inline void takt__exec_validate_locked(takt_executor_t *e, int64_t now) {
+  e->validating++;
   takt__timing_dispatch(e->ctx, now, &e->lock);
+  if (--e->validating == 0 && e->validate_waiters > 0) takt__event_signal(&e->wake);
 }
 /** A job of r ended or was dropped (inflight, and running if it had started, were just
  * lowered): whoever waits for the jobs of a callback that left to end is woken, and its record

@@ -172,6 +172,16 @@ static void run_loop(takt_executor_t *e, int64_t until) {
         r = next_ready(e);
         if (r != NULL) break;
       }
+      if (multi && e->validating > 0 && ctx->clock != NULL &&
+          ctx->clock->kind == TAKT_CLOCK_FAKE) {
+        /* another thread is in a violation's handlers with the lock let go (the deadline it
+         * handles is no longer among the next wakes): simulated time waits for it, which may
+         * shut everything down (a panic) before the clock moves on */
+        e->validate_waiters++;
+        (void)takt__lock_wait(&e->lock, &e->wake, NULL, TAKT_TIME_INFINITE);
+        e->validate_waiters--;
+        continue;
+      }
       int64_t wake = next_wake(e);
       if (wake > until) wake = until;
       if (!takt__exec_idle_wait_locked(e, wake)) break; /* FAKE clock, nothing can happen */
