@@ -961,15 +961,11 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     uint32_t made = n->shm_made++;
     uint64_t tok = n->shm_salt ^ ((uint64_t)made * 0x9e3779b97f4a7c15ull);
     /* as many slots as the queue a publication would keep for us, within the bounds */
-    uint64_t fit = TAKT__R1SHM_MAX_BYTES / (64u + ((uint64_t)n->cfg.max_message + 63u) / 64u * 64u);
-    uint64_t slots = n->cfg.queue;
-    if (slots > fit) slots = fit;
-    if (slots > TAKT__R1SHM_MAX_SLOTS) slots = TAKT__R1SHM_MAX_SLOTS;
-    if (slots < 2) slots = 2;
+    uint32_t slots = takt__r1shm_slots_for(n->cfg.queue, n->cfg.max_message);
     snprintf(ring_name, sizeof ring_name, "/takt-r1.%ld.%08lx.%lu", (long)takt_port_pid(),
              (unsigned long)(uint32_t)(n->shm_salt >> 32), (unsigned long)made);
     snprintf(token, sizeof token, "%016llx", (unsigned long long)tok);
-    if (takt__r1shm_create(&ring, ring_name, (uint32_t)slots, n->cfg.max_message, tok) != TAKT_OK)
+    if (takt__r1shm_create(&ring, ring_name, slots, n->cfg.max_message, tok) != TAKT_OK)
       ring_name[0] = '\0';
   }
   int32_t hl = sub_header(n, sub, ring_name, token);

@@ -47,6 +47,14 @@ static uint8_t *payload(const takt__r1shm_t *r, uint64_t number) {
          (number % r->slots) * round64(r->cap);
 }
 
+uint32_t takt__r1shm_slots_for(uint32_t queue, uint32_t cap) {
+  uint64_t fit = (TAKT__R1SHM_MAX_BYTES - sizeof(head_t)) / (sizeof(takt__r1shm_slot_t) + round64(cap));
+  uint64_t slots = queue;
+  if (slots > fit) slots = fit;
+  if (slots > TAKT__R1SHM_MAX_SLOTS) slots = TAKT__R1SHM_MAX_SLOTS;
+  return slots < 2 ? 2u : (uint32_t)slots;
+}
+
 takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
                               uint64_t token) {
   memset(r, 0, sizeof *r);
@@ -188,6 +196,11 @@ void takt__r1shm_release(takt__r1shm_t *r) {
 }
 
 #else /* no shared memory on this port: never offered, never taken */
+
+uint32_t takt__r1shm_slots_for(uint32_t queue, uint32_t cap) {
+  (void)queue, (void)cap;
+  return 2;
+}
 
 takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,
                               uint64_t token) {

@@ -50,6 +50,9 @@ typedef struct takt__r1shm {
   uint64_t seq;    /* the producer's last number; the consumer's next */
 } takt__r1shm_t;
 
+/** How many slots of cap bytes an object for a queue of `queue` messages has: the queue, within
+ * [2, TAKT__R1SHM_MAX_SLOTS] and as many as TAKT__R1SHM_MAX_BYTES hold (but 2 at least). */
+uint32_t takt__r1shm_slots_for(uint32_t queue, uint32_t cap);
 /** The subscriber: make the object `name` of slots slots of cap bytes each, tagged with token
  * (a publisher must name the same token to use it). System calls: no takt lock held. */
 takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots, uint32_t cap,

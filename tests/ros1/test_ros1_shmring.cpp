@@ -123,6 +123,22 @@ TEST(Ros1ShmRing, AStampReplacesBytesFourToEleven) {
   takt__r1shm_release(&r.sub);
 }
 
+// An object has the queue's slots, at least 2, at most 4096 and as many as 64 MiB hold (each
+// slot: a 64-byte line and its bytes rounded to 64), and it can be made.
+TEST(Ros1ShmRing, TheSlotsAreTheQueueWithinTheirBounds) {
+  EXPECT_EQ(takt__r1shm_slots_for(8, 65536), 8u);
+  EXPECT_EQ(takt__r1shm_slots_for(0, 64), 2u);
+  EXPECT_EQ(takt__r1shm_slots_for(1, 64), 2u);
+  EXPECT_EQ(takt__r1shm_slots_for(100000, 64), TAKT__R1SHM_MAX_SLOTS);
+  const uint32_t mb = 1u << 20;  // 64 MiB less the object's head hold 63 slots of 1 MiB + 64
+  EXPECT_EQ(takt__r1shm_slots_for(1000, mb), 63u);
+  EXPECT_EQ(takt__r1shm_slots_for(1000, 64u << 20), 2u);  // one slot alone is too big: still 2
+  EXPECT_EQ(takt__r1shm_slots_for(1000, mb - 64), 63u);
+  Pair p("bounds", takt__r1shm_slots_for(1000, 1000), 1000);
+  EXPECT_EQ(p.sub.slots, 1000u);
+  EXPECT_EQ(p.pub.slots, 1000u);
+}
+
 TEST(Ros1ShmRing, WhatIsNotOneIsRefused) {
   takt__r1shm_t sub{}, pub{};
   // another prefix: never opened
