@@ -175,10 +175,23 @@ static int run_service(char **argv) {
   takt_dds_get_stats(dds, &st);
   fprintf(stderr,
           "dds: written %llu received %llu requests_dropped %llu replies_dropped %llu "
-          "reply_ids_added %llu reply_ids_missed %llu\n",
+          "reply_ids_added %llu reply_ids_missed %llu calls_expired %llu\n",
           (unsigned long long)st.written, (unsigned long long)st.received,
           (unsigned long long)st.requests_dropped, (unsigned long long)st.replies_dropped,
-          (unsigned long long)st.reply_ids_added, (unsigned long long)st.reply_ids_missed);
+          (unsigned long long)st.reply_ids_added, (unsigned long long)st.reply_ids_missed,
+          (unsigned long long)st.calls_expired);
+  /* where the calls went on the bridge's side (a call without an answer is told apart: the
+   * answer never came, came for no call in flight, failed to decode, or the call expired) */
+  takt_bridge_stats_t bs;
+  takt_bridge_get_stats(bridge, &bs);
+  fprintf(stderr,
+          "bridge: requests_forwarded %llu requests_refused %llu answers_received %llu "
+          "answers_dropped %llu calls_expired %llu decode_errors %llu requests_served %llu "
+          "answers_returned %llu\n",
+          (unsigned long long)bs.requests_forwarded, (unsigned long long)bs.requests_refused,
+          (unsigned long long)bs.answers_received, (unsigned long long)bs.answers_dropped,
+          (unsigned long long)bs.calls_expired, (unsigned long long)bs.decode_errors,
+          (unsigned long long)bs.requests_served, (unsigned long long)bs.answers_returned);
   takt_bridge_stop(bridge);
   if (cli != NULL) CHECK(takt_client_destroy(cli));
   CHECK(takt_executor_destroy(exec));

@@ -165,8 +165,13 @@ def rclpy_service(mode, name, count, timeout):
     node = rclpy.create_node(f"takt_peer_{mode}".replace("-", "_"))
     rc = 0
     if mode == "serve-busy":
-        # a server whose own client keeps calling it (data always true, one call in flight): its
-        # replies reach every client's reply reader, takt's too, which must take only its own
+        # a server whose own client keeps calling it (data always true, one call in flight, at
+        # most one every 5 ms): its replies reach every client's reply reader, takt's too, which
+        # must take only its own. (Unpaced, ~2,200 replies a second: the server's reply writer
+        # keeps 10 (ROS 2's service depth), so a caller slowed down (ThreadSanitizer, a loaded
+        # machine) that has not taken its reply within ~5 ms loses it, as an rclpy caller
+        # would: once seen in CI, both of takt's calls expired. That tests the load, not the
+        # mapping.)
         served = [0]
 
         def cb_busy(req, resp):
@@ -176,15 +181,16 @@ def rclpy_service(mode, name, count, timeout):
         node.create_service(SetBool, name, cb_busy)
         own = node.create_client(SetBool, name)
         print("serving", flush=True)
-        own_sent, fut = 0, None
+        own_sent, fut, next_call = 0, None, 0.0
         deadline = time.monotonic() + timeout
         while served[0] - own_sent < count and time.monotonic() < deadline:
-            if fut is None or fut.done():
+            if (fut is None or fut.done()) and time.monotonic() >= next_call:
                 req = SetBool.Request()
                 req.data = True
                 fut = own.call_async(req)
                 own_sent += 1
-            rclpy.spin_once(node, timeout_sec=0.02)
+                next_call = time.monotonic() + 0.005
+            rclpy.spin_once(node, timeout_sec=0.005)
         end = time.monotonic() + 0.5  # the last replies leave
         while time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.1)
