@@ -15,6 +15,11 @@ set(TAKT_TRANSPORT_SOURCES src/transport/transport.c src/transport/frame.c
     src/transport/link.c src/transport/daemon.c src/transport/bridge.c src/transport/describe.c
     src/transport/backends.c src/transport/backend_daemon.c)
 set(TAKT_SHM_SOURCES src/shm/shm.c)
+# ROS 1 (XML-RPC master and slave APIs, TCPROS, the ros1 bridge backend): portable C on the port
+# contract, so the firmware build compiles it too.
+set(TAKT_ROS1_SOURCES src/ros1/xmlrpc.c src/ros1/http.c src/ros1/tcpros.c src/ros1/master.c
+    src/ros1/node.c src/ros1/io.c src/ros1/service.c src/ros1/master_server.c
+    src/ros1/backend_ros1.c src/ros1/shmring.c)
 # The transport layer on the Cortex-M port: the link over the UART driver instead of the one over
 # the POSIX port's I/O (threads, sockets, ttys).
 set(TAKT_TRANSPORT_CORTEXM_SOURCES src/transport/transport.c src/transport/frame.c
