@@ -428,6 +428,10 @@ TEST(SystemThreads, PreemptHasATimerThreadPerTimerOfTheSystem) {
   takt_system_t *sys = nullptr;
   takt_system_hooks_t hooks = {nullptr, nullptr, nullptr};
   ASSERT_EQ(takt_system_build(ctx, d.get(), &hooks, &sys, e, sizeof e), TAKT_OK) << e;
+  // each thread names itself when it first runs: wait (bounded) for the names
+  int64_t give_up = takt_time_now() + 5 * TAKT_NS_PER_S;
+  while (threads_named("takt-t") - before < 3 && takt_time_now() < give_up)
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
   EXPECT_EQ(threads_named("takt-t") - before, 3);
   takt_system_destroy(sys);
   takt_context_destroy(ctx);
