@@ -134,10 +134,18 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
     ASSERT_EQ(takt_executor_add_node(s->exec, takt_bridge_node(s->bridge)), TAKT_OK);
     ASSERT_EQ(takt_bridge_start(s->bridge), TAKT_OK);
   }
-  int64_t end = takt_time_now() + 400 * TAKT_NS_PER_MS;
-  std::thread ta([&] { takt_executor_spin_until(agent.exec, end + 100 * TAKT_NS_PER_MS); });
-  std::thread tm([&] { takt_executor_spin_until(micro.exec, end); });
+  // both sides spin until five round trips came back (bounded: a fixed window of 400 ms was
+  // tight under ThreadSanitizer on a loaded machine); the agent 100 ms longer, for what is on
+  // its way
+  std::thread ta([&] { takt_executor_spin(agent.exec); });
+  std::thread tm([&] { takt_executor_spin(micro.exec); });
+  int64_t give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (g_sink_runs.load() < 5 && takt_time_now() < give_up)
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  takt_executor_stop(micro.exec);
   tm.join();
+  takt_sleep_until(takt_time_now() + 100 * TAKT_NS_PER_MS);
+  takt_executor_stop(agent.exec);
   ta.join();
 
   const uint64_t runs = static_cast<uint64_t>(g_sink_runs.load());
@@ -241,9 +249,19 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
     Reading req{static_cast<uint8_t>(i), 1000 + i};
     ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
   }
-  int64_t end = takt_time_now() + 300 * TAKT_NS_PER_MS;
-  std::thread ta([&] { takt_executor_spin_until(agent.exec, end); });
-  std::thread tm([&] { takt_executor_spin_until(micro.exec, end); });
+  // both sides spin until every call is answered (bounded: a fixed window was tight under
+  // ThreadSanitizer on a loaded machine)
+  std::thread ta([&] { takt_executor_spin(agent.exec); });
+  std::thread tm([&] { takt_executor_spin(micro.exec); });
+  int64_t give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+  auto pending = [&] {
+    for (auto &x : f)
+      if (takt_future_status(&x) == TAKT_FUTURE_PENDING) return true;
+    return false;
+  };
+  while (pending() && takt_time_now() < give_up) takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  takt_executor_stop(micro.exec);
+  takt_executor_stop(agent.exec);
   tm.join();
   ta.join();
   for (uint64_t i = 0; i < 5; i++) {
