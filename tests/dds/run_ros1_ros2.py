@@ -70,22 +70,30 @@ STAMP = (1700000000, 5000)  # what the rospy PointStamped talker stamps
 
 
 def wait_line(p: subprocess.Popen, want: str | set[str], timeout: float, seen: list[str]) -> bool:
-    """Read p's output lines (kept in seen) until one equals want (every one of a set of lines,
-    in any order); False at EOF or timeout."""
+    """Read p's output (kept in seen, whole lines and the start of the next) until a line equals
+    want (every one of a set of lines, in any order); False at EOF or timeout. Reads the pipe
+    itself, not through p.stdout: a line that readline left in p.stdout's buffer is not seen by
+    a select on the pipe (two lines written at once, the second waited for until the timeout)."""
     missing = {want} if isinstance(want, str) else set(want)
+    fd = p.stdout.fileno()
+    part = ""
     end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        r, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))
-        if not r:
-            break
-        line = p.stdout.readline()
-        if not line:
-            return False
-        seen.append(line)
-        missing.discard(line.strip())
-        if not missing:
-            return True
-    return False
+    try:
+        while missing and time.monotonic() < end:
+            r, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
+            if not r:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            *lines, part = (part + chunk.decode(errors="replace")).split("\n")
+            for line in lines:
+                seen.append(line + "\n")
+                missing.discard(line.strip())
+    finally:
+        if part:
+            seen.append(part)  # the rest of this line comes with the rest of the output
+    return not missing
 
 
 def main() -> int:
@@ -136,11 +144,11 @@ def main() -> int:
         p2_listener = start(ros2 + [listen, "p_r1_to_r2", "point", str(COUNT), "60"])
         p1_echo = start(["/usr/bin/python3", str(ROS1_PEERS / "stamped.py"), "echo", "/p_r2_to_r1", str(COUNT)])
         # the talkers start once the far sides listen: the bridge's DDS writer has matched the
-        # rclpy listener, and the rospy listener has subscribed (then its TCPROS connection to
-        # the bridge needs a moment); each talker waits for the bridge's subscriber itself
+        # rclpy listener, and the rospy listeners' TCPROS connections to the bridge are up; each
+        # talker waits for the bridge's subscriber itself
         early: dict[str, list[str]] = {"takt bridge": [], "rospy listener": [], "rospy stamped echo": [],
                                        "rclpy listener": [], "rclpy stamped listener": []}
-        ready = [(r1_listener, "ready", "rospy listener"), (p1_echo, "stamped: subscribed", "rospy stamped echo")]
+        ready = [(r1_listener, "connected", "rospy listener"), (p1_echo, "stamped: connected", "rospy stamped echo")]
         if a.run:  # takt-run says when its DDS writers matched the rclpy listeners' readers
             ready.insert(0, (bridge, {"dds: export r1_to_r2 matched 1 reader(s)",
                                       "dds: export p_r1_to_r2 matched 1 reader(s)"}, "takt bridge"))

@@ -537,7 +537,7 @@ void Ros1Live::bridge_roundtrip(bool in_publisher) {
     return c.yes;
   }, 20000);
   ASSERT_TRUE(connected) << listener.output();
-  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
+  ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();  // its TCPROS connection
   for (int i = 0; i < 20; i++) {
     std_msgs__String m;
     std_msgs__String__init(&m);
@@ -1029,7 +1029,7 @@ TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
   ASSERT_TRUE(echo.start({"/usr/bin/python3", kPeers + "stamped.py", "echo", "/stamped_out", "3"}));
   ASSERT_TRUE(echo.wait_for("stamped: subscribed", 20000)) << echo.output();
   ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped_echo") == 1; }, 10000));
-  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // its TCPROS connection is set up
+  ASSERT_TRUE(echo.wait_for("stamped: connected", 20000)) << echo.output();  // its TCPROS connection
   int64_t t_info = takt_time_now() - 3 * TAKT_NS_PER_S;
   for (int i = 0; i < 3; i++) {
     geometry_msgs__PointStamped m;

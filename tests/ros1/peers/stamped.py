@@ -2,7 +2,9 @@
 """geometry_msgs/PointStamped peer for the ROS 1 tests.
   stamped.py pub TOPIC SEC NSEC COUNT: waits (at most 15 s) for a subscriber, publishes COUNT
       messages stamped SEC.NSEC (frame_id rospy<i>, point.x = i), then exits.
-  stamped.py echo TOPIC COUNT: prints "stamp SEC NSEC x X" for COUNT messages, then exits."""
+  stamped.py echo TOPIC COUNT: prints "stamped: subscribed", "stamped: connected" once a
+      publisher's TCPROS connection is up, then "stamp SEC NSEC x X" for COUNT messages, and
+      exits."""
 import sys
 import threading
 import time
@@ -38,14 +40,27 @@ def main() -> int:
     got = []
     done = threading.Event()
 
+    lines = threading.Lock()  # a line of its own each: print writes the text and the newline apart
+
     def on(m):
         got.append(m)
-        print(f"stamp {m.header.stamp.secs} {m.header.stamp.nsecs} x {m.point.x:g}", flush=True)
+        with lines:
+            print(f"stamp {m.header.stamp.secs} {m.header.stamp.nsecs} x {m.point.x:g}", flush=True)
         if len(got) >= count:
             done.set()
 
-    rospy.Subscriber(topic, PointStamped, on)
+    sub = rospy.Subscriber(topic, PointStamped, on)
     print("stamped: subscribed", flush=True)
+
+    def say_connected():  # rospy tells no event: looked at every 10 ms, for 20 s at most
+        end = time.monotonic() + 20
+        while sub.get_num_connections() == 0 and time.monotonic() < end:
+            time.sleep(0.01)
+        if sub.get_num_connections() > 0:
+            with lines:
+                print("stamped: connected", flush=True)
+
+    threading.Thread(target=say_connected, daemon=True).start()
     ok = done.wait(30)
     rospy.signal_shutdown("done")
     return 0 if ok else 1
