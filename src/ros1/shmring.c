@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#define MAGIC 0x474e495231544b54ull /* "TKT1RING" */
+#define MAGIC 0x474e495232544b54ull /* "TKT2RING" (1: before the buffers were apart from the slots) */
 
 /* the two sides' atomics must work across processes: no lock of a library in between */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2, "lock-free atomics");
@@ -19,7 +19,8 @@ typedef struct takt__r1shm_slot {
   uint32_t len;           /* the message's bytes (READY, READING) */
   _Atomic uint64_t seq;   /* its number: 1, 2, ... in publish order */
   int64_t at;             /* takt_time_now() when it was written (takt_ros1_received_at) */
-  uint8_t pad[40];
+  uint32_t buf;           /* the payload buffer holding its bytes (its owner's to change) */
+  uint8_t pad[36];
 } takt__r1shm_slot_t;
 
 enum { TAKT__R1SHM_FREE = 0, TAKT__R1SHM_WRITING = 1, TAKT__R1SHM_READY = 2, TAKT__R1SHM_READING = 3 };
@@ -42,9 +43,10 @@ static head_t *head(const takt__r1shm_t *r) { return r->map; }
 static takt__r1shm_slot_t *slot(const takt__r1shm_t *r, uint64_t number) {
   return (takt__r1shm_slot_t *)((uint8_t *)r->map + sizeof(head_t)) + number % r->slots;
 }
-static uint8_t *payload(const takt__r1shm_t *r, uint64_t number) {
+/* payload buffer b (taken modulo: the index comes from another process's memory) */
+static uint8_t *payload(const takt__r1shm_t *r, uint32_t b) {
   return (uint8_t *)r->map + sizeof(head_t) + (uint64_t)r->slots * sizeof(takt__r1shm_slot_t) +
-         (number % r->slots) * round64(r->cap);
+         (uint64_t)(b % r->slots) * round64(r->cap);
 }
 
 uint32_t takt__r1shm_slots_for(uint32_t queue, uint32_t cap) {
@@ -63,6 +65,8 @@ takt_err_t takt__r1shm_create(takt__r1shm_t *r, const char *name, uint32_t slots
   takt_err_t rc = takt_port_shm_create(name, bytes_of(slots, cap), 0600, &m);
   if (rc != TAKT_OK) return rc;
   head_t *h = m.addr; /* zero-filled: every slot FREE, nothing written */
+  for (uint32_t i = 0; i < slots; i++) /* slot i's buffer, until the producer exchanges them */
+    ((takt__r1shm_slot_t *)((uint8_t *)m.addr + sizeof(head_t)))[i].buf = i;
   h->token = token;
   h->slots = slots;
   h->cap = cap;
@@ -99,6 +103,7 @@ takt_err_t takt__r1shm_open(takt__r1shm_t *r, const char *name, uint64_t token) 
   r->slots = slots;
   r->cap = cap;
   r->seq = 0; /* the producer's last number */
+  r->written = 0;
   return TAKT_OK;
 }
 
@@ -139,10 +144,26 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
   }
   if (s == NULL) return TAKT_EFULL;
   r->seq = m;
+  /* The warmest buffer is the last message's: when the consumer has let go of it (its slot FREE)
+   * this message takes it and the last slot this one's, so a consumer that keeps up sees every
+   * message in one buffer, in the caches, not each in the next of `slots` cold ones. The last
+   * slot is held WRITING for the exchange: its number is read, or skipped, already. */
+  uint32_t b = s->buf;
+  takt__r1shm_slot_t *last = r->written != 0 ? slot(r, r->written) : NULL;
+  uint32_t st = TAKT__R1SHM_FREE;
+  if (last != NULL && last != s &&
+      atomic_compare_exchange_strong_explicit(&last->state, &st, TAKT__R1SHM_WRITING,
+                                              memory_order_acquire, memory_order_relaxed)) {
+    s->buf = last->buf;
+    last->buf = b;
+    b = s->buf;
+    atomic_store_explicit(&last->state, TAKT__R1SHM_FREE, memory_order_release);
+  }
+  r->written = m;
   s->len = len;
   s->at = at;
   if (len <= r->cap) {
-    uint8_t *p = payload(r, m);
+    uint8_t *p = payload(r, b);
     if (len > 0) memcpy(p, bytes, len);
     if (stamp != NULL && len >= 12) memcpy(p + 4, stamp, 8);
   } else {
@@ -182,7 +203,7 @@ bool takt__r1shm_borrow(takt__r1shm_t *r, const uint8_t **p, uint32_t *len_out, 
     uint32_t len = s->len;
     *at = s->at;
     *big = len > r->cap;
-    *p = payload(r, n);
+    *p = payload(r, s->buf);
     *len_out = len;
     return true; /* READING until takt__r1shm_release: the producer writes other slots */
   }

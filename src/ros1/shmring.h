@@ -6,7 +6,9 @@
  * everything else (its end tells either side the other has gone; the graph shows it).
  *
  * One producer (the publication, under its lock) and one consumer (the subscriber's I/O thread)
- * per object. Messages are numbered 1, 2, ... and message m goes into slot m % slots. A slot is
+ * per object. Messages are numbered 1, 2, ... and message m goes into slot m % slots; its bytes
+ * into one of as many payload buffers, the slot's (the last message's, exchanged, when the
+ * consumer has freed that one: a consumer that keeps up reads one warm buffer). A slot is
  * FREE, WRITING (the producer fills it), READY (a message, its number in seq) or READING (the
  * consumer's function reads it in place); each change of hands is a compare-and-swap, so neither
  * side touches bytes the other holds. The producer writes message m when m's slot is FREE; when
@@ -48,6 +50,7 @@ typedef struct takt__r1shm {
   uint32_t slots;  /* checked against the object's size when mapped */
   uint32_t cap;    /* bytes a slot holds */
   uint64_t seq;    /* the producer's last number; the consumer's next */
+  uint64_t written; /* the producer's last number written (0: none yet) */
 } takt__r1shm_t;
 
 /** How many slots of cap bytes an object for a queue of `queue` messages has: the queue, within

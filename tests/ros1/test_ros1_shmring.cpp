@@ -100,6 +100,46 @@ TEST(Ros1ShmRing, TheHeldSlotIsNeverWrittenAndItsNumberIsSkipped) {
   EXPECT_EQ(r.drain(), (std::vector<int>{6}));
 }
 
+// A consumer that keeps up (each message freed before the next is written) reads every message
+// from one buffer, the last one's: the warm one. One that lags reads each from a buffer of its
+// own, every message intact; once it has caught up, one buffer again.
+TEST(Ros1ShmRing, AConsumerThatKeepsUpReadsOneBuffer) {
+  Pair r("warm", 4, 64);
+  auto one = [&](uint8_t v) {  // put v, borrow it: where its bytes are
+    EXPECT_EQ(r.put(v), TAKT_OK);
+    const uint8_t *p = nullptr;
+    uint32_t len;
+    bool big, more;
+    int64_t at;
+    EXPECT_TRUE(takt__r1shm_borrow(&r.sub, &p, &len, &big, &at, &more));
+    EXPECT_EQ(p[0], v);
+    takt__r1shm_release(&r.sub);
+    return p;
+  };
+  const uint8_t *first = one(1);
+  for (uint8_t v = 2; v < 12; v++) EXPECT_EQ(one(v), first) << int(v);
+  // lagging: three queued at once, each in a buffer of its own, then drained in order
+  for (uint8_t v = 20; v < 23; v++) EXPECT_EQ(r.put(v), TAKT_OK);
+  std::vector<const uint8_t *> where;
+  for (uint8_t v = 20; v < 23; v++) {
+    const uint8_t *p = nullptr;
+    uint32_t len;
+    bool big, more;
+    int64_t at;
+    ASSERT_TRUE(takt__r1shm_borrow(&r.sub, &p, &len, &big, &at, &more));
+    EXPECT_EQ(p[0], v);
+    EXPECT_EQ(std::vector<uint8_t>(p, p + len), std::vector<uint8_t>(8, v));
+    where.push_back(p);
+    takt__r1shm_release(&r.sub);
+  }
+  EXPECT_NE(where[0], where[1]);
+  EXPECT_NE(where[1], where[2]);
+  EXPECT_NE(where[0], where[2]);
+  const uint8_t *warm = one(30);
+  EXPECT_EQ(warm, where[2]);  // the last message's buffer, freed
+  EXPECT_EQ(one(31), warm);
+}
+
 TEST(Ros1ShmRing, AMessageAboveASlotArrivesAsItsLengthAlone) {
   Pair r("big", 2, 16);
   EXPECT_EQ(r.put(1, 16), TAKT_OK);
