@@ -11,18 +11,26 @@ import rospy
 from std_msgs.msg import String
 
 
-PRINT = threading.Lock()
+PRINT = threading.Lock()  # a line of its own each: print writes the text and the newline apart
+said = [False]  # "connected" printed (before any message's line)
+
+
+def connected() -> None:
+    """Print "connected" once (PRINT held)."""
+    if not said[0]:
+        said[0] = True
+        print("connected", flush=True)
 
 
 def say_connected(sub) -> None:
     """Print "connected" once sub has a publisher's connection (rospy tells no event: looked at
-    every 10 ms, for 20 s at most)."""
+    every 10 ms, for 20 s at most), or before the first message if that comes first."""
     end = time.monotonic() + 20
     while sub.get_num_connections() == 0 and time.monotonic() < end:
         time.sleep(0.01)
     if sub.get_num_connections() > 0:
-        with PRINT:  # a line of its own: print writes the text and the newline apart
-            print("connected", flush=True)
+        with PRINT:
+            connected()
 
 
 def main() -> int:
@@ -35,6 +43,7 @@ def main() -> int:
             return
         got.append(msg.data)
         with PRINT:
+            connected()
             print(f"got: {msg.data}", flush=True)
         if len(got) == count:
             done.set()

@@ -41,10 +41,17 @@ def main() -> int:
     done = threading.Event()
 
     lines = threading.Lock()  # a line of its own each: print writes the text and the newline apart
+    said = [False]  # "stamped: connected" printed (before any message's line)
+
+    def connected():  # lines held
+        if not said[0]:
+            said[0] = True
+            print("stamped: connected", flush=True)
 
     def on(m):
         got.append(m)
         with lines:
+            connected()
             print(f"stamp {m.header.stamp.secs} {m.header.stamp.nsecs} x {m.point.x:g}", flush=True)
         if len(got) >= count:
             done.set()
@@ -58,7 +65,7 @@ def main() -> int:
             time.sleep(0.01)
         if sub.get_num_connections() > 0:
             with lines:
-                print("stamped: connected", flush=True)
+                connected()
 
     threading.Thread(target=say_connected, daemon=True).start()
     ok = done.wait(30)
