@@ -414,7 +414,8 @@ static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8
  * The publication is looked up, checked and its answer written under the node's lock, where its
  * strings are stable, noting its generation; the answer goes out holding no lock (it may wait
  * for the subscriber). Meanwhile the topic may be unadvertised and its slot advertised again for
- * another topic: the connection is adopted only if the slot still has that generation. */
+ * another topic: the connection, adopted before its answer goes out (messages published
+ * meanwhile queue for it), is kept only if the slot still has that generation once it is out. */
 static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__tcpros_header_t h = {.f = n->io_fields, .cap = TAKT__ROS1_FIELDS};
   static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
@@ -500,40 +501,62 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     c->len = 0;
     return;
   }
-  if (hl < 0 || takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
-                                    takt_time_now() + n->cfg.timeout_ns, NULL) < 0) {
-    takt__r1shm_close(&ring);
-    takt_io_close(&c->io);
-    c->len = 0;
-    return;
-  }
-  (void)takt_io_tcp_nodelay(c->io, nodelay);
+  /* adopted before the answer goes out: a subscriber (rospy) counts the connection once it has
+   * read the answer, and a message published from then on must reach it. Until the answer is
+   * out the connection is marked written (publishers queue for it) and has no socket (an
+   * unadvertise does not wait for it, the slot may be advertised again meanwhile). */
+  bool adopted = false;
+  takt_ros1_link_fn fn = NULL;
+  void *user = NULL;
   o->id = atomic_fetch_add(&n->next_id, 1);
   takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;
-  takt__lock_take(&pub->lock);
-  /* neither unadvertised nor advertised again (for another topic, perhaps) meanwhile */
-  bool open = pub->open && pub->gen == gen;
-  takt_ros1_link_fn fn = NULL;
-  void *user = NULL;
-  if (open) {
-    o->io = c->io;
-    o->shm = ring;
-    ring.map = NULL;
-    o->head = o->count = 0;
-    o->sent = o->bytes = 0;
-    o->active = true;
-    takt__ros1_enqueue_latched_locked(pub, o);
-    fn = pub->link_fn;
-    user = pub->link_user;
-    o->linked = o->telling = fn != NULL;
+  if (hl >= 0) {
+    takt__lock_take(&pub->lock);
+    if (pub->open && pub->gen == gen) { /* neither unadvertised nor advertised again meanwhile */
+      o->shm = ring;
+      ring.map = NULL;
+      o->head = o->count = 0;
+      o->sent = o->bytes = 0;
+      o->tx_pending = o->closing = false;
+      o->writing = true;
+      o->active = true;
+      takt__ros1_enqueue_latched_locked(pub, o);
+      adopted = true;
+    }
+    takt__lock_give(&pub->lock);
   }
-  takt__lock_give(&pub->lock);
+  bool written = adopted && takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
+                                                takt_time_now() + n->cfg.timeout_ns, NULL) >= 0;
+  bool up = false;
+  if (adopted) {
+    takt__lock_take(&pub->lock);
+    /* still the same topic's (another advertise of the slot counts again), not closed */
+    up = written && pub->open && pub->gen == gen && o->active && !o->closing;
+    if (up) {
+      o->io = c->io; /* what publishers queued meanwhile goes out at the I/O loop's next round */
+      fn = pub->link_fn;
+      user = pub->link_user;
+      o->linked = o->telling = fn != NULL;
+    } else {
+      o->active = false;
+      o->count = 0;
+      o->closing = o->tx_pending = false;
+      ring = o->shm; /* nobody writes it once inactive and not writing */
+      o->shm.map = NULL;
+    }
+    o->writing = false;
+    takt__lock_give(&pub->lock);
+  }
   takt__r1shm_close(&ring); /* not adopted */
-  if (!open) takt_io_close(&c->io);
+  if (up) {
+    (void)takt_io_tcp_nodelay(c->io, nodelay);
+  } else {
+    takt_io_close(&c->io);
+  }
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
-  if (open && fn != NULL) { /* told after it is up (a publish_to from the function reaches it) */
+  if (up && fn != NULL) { /* told after it is up (a publish_to from the function reaches it) */
     fn(user, pub, o->id, o->callerid, true);
     takt__lock_take(&pub->lock);
     o->telling = false;

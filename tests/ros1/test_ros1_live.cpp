@@ -538,9 +538,7 @@ void Ros1Live::bridge_roundtrip(bool in_publisher) {
   }, 20000);
   ASSERT_TRUE(connected) << listener.output();
   ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();  // its TCPROS connection
-  // takt's side counts the connection a moment after its answer is out (the subscriber may have
-  // read the answer first; a message published in between would be missed: docs/ros1.md)
-  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);
+  // (takt adopts the connection before its answer goes out: the first message reaches it)
   for (int i = 0; i < 20; i++) {
     std_msgs__String m;
     std_msgs__String__init(&m);
@@ -1033,7 +1031,6 @@ TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
   ASSERT_TRUE(echo.wait_for("stamped: subscribed", 20000)) << echo.output();
   ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped_echo") == 1; }, 10000));
   ASSERT_TRUE(echo.wait_for("stamped: connected", 20000)) << echo.output();  // its TCPROS connection
-  takt_sleep_until(takt_time_now() + 500 * TAKT_NS_PER_MS);  // takt's side counts it (as above)
   int64_t t_info = takt_time_now() - 3 * TAKT_NS_PER_S;
   for (int i = 0; i < 3; i++) {
     geometry_msgs__PointStamped m;

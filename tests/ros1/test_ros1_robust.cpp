@@ -190,6 +190,57 @@ TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTop
   EXPECT_EQ(st.connections, 0u);
 }
 
+// A message published while the answer to a subscriber's connection header is still being written
+// reaches that subscriber, right after the answer: the connection is the publication's before its
+// answer goes out (a subscriber such as rospy counts it as soon as it has read the answer, and
+// expects what is published from then on). The answer outlasts the socket buffers as above.
+TEST_F(Ros1Live, AMessagePublishedWhileTheAnswerIsWrittenFollowsIt) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_node";
+  cfg.max_header = 64 * 1024;
+  cfg.timeout_ns = 60 * TAKT_NS_PER_S;
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  static const std::string definition = "string data\n#" + std::string(60000, 'x');
+  takt_ros1_pub_t *a;
+  ASSERT_EQ(takt_ros1_advertise(node, "/a", std_msgs__String__NAME, std_msgs__String__MD5,
+                                definition.c_str(), false, &a),
+            TAKT_OK);
+  uint16_t port = request_topic_port(node, "/a");
+  ASSERT_NE(port, 0);
+  ASSERT_TRUE(small_send_buffer_of_listener(port));
+  int fd = small_window_connect(port);
+  ASSERT_GE(fd, 0);
+  std::string hdr = tcpros_header({"callerid=/raw_subscriber", "topic=/a",
+                                   std::string("md5sum=") + std_msgs__String__MD5,
+                                   std::string("type=") + std_msgs__String__NAME});
+  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  uint8_t len4[4];
+  ASSERT_EQ(read_all(fd, len4, 4), 4);  // the answer began: the I/O thread is writing it
+  uint32_t answer_len = len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24;
+  ASSERT_GT(answer_len, 60000u);
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(a, &st);
+  EXPECT_EQ(st.connections, 1u);
+  auto msg = ser("published during the answer");
+  ASSERT_EQ(takt_ros1_publish(a, msg.data(), (uint32_t)msg.size()), TAKT_OK);
+
+  std::string answer(answer_len, '\0');
+  ASSERT_EQ(read_all(fd, answer.data(), answer_len), (ssize_t)answer_len);
+  uint8_t frame_len[4];
+  ASSERT_EQ(read_all(fd, frame_len, 4), 4) << "the message published during the answer was lost";
+  uint32_t fl = frame_len[0] | frame_len[1] << 8 | frame_len[2] << 16 | (uint32_t)frame_len[3] << 24;
+  ASSERT_EQ(fl, msg.size());
+  std::vector<uint8_t> body(fl);
+  ASSERT_EQ(read_all(fd, body.data(), fl), (ssize_t)fl);
+  EXPECT_EQ(body, msg);
+  close(fd);
+  takt_ros1_pub_get_stats(a, &st);
+  EXPECT_EQ(st.published, 1u);
+  EXPECT_EQ(st.dropped, 0u);
+}
+
 TEST_F(Ros1Live, AKilledPublisherStartedAgainIsConnectedWithinASecond) {
   ASSERT_EQ(make_node("/takt_listener", &node), TAKT_OK);
   Timed got;
