@@ -226,7 +226,7 @@ bool takt_ros1_received_latched(const takt_ros1_node_t *node);
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);
 
 typedef struct takt_ros1_pub_stats {
-  uint32_t connections; /* subscribers connected now */
+  uint32_t connections; /* subscribers connected now (their answer header is out) */
   uint64_t published;   /* takt_ros1_publish calls that queued for at least one subscriber */
   uint64_t sent;        /* messages written whole to subscribers */
   uint64_t dropped;     /* messages dropped by full queues */

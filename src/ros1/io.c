@@ -161,7 +161,7 @@ static void reply_bus_stats(takt_ros1_node_t *n, takt__xr_writer_t *w) {
   }
   takt__lock_give(&n->lock);
   takt__xr_w_array_end(w);
-  takt__xr_w_array_begin(w); /* services: none over TCPROS yet */
+  takt__xr_w_array_begin(w); /* services: an empty list, as roscpp sends it */
   takt__xr_w_array_end(w);
   takt__xr_w_array_end(w);
   w_ros_tail(w);
@@ -517,7 +517,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       o->shm = ring;
       ring.map = NULL;
       o->head = o->count = 0;
-      o->sent = o->bytes = 0;
+      o->sent = o->bytes = o->latched_seq = 0;
       o->tx_pending = o->closing = false;
       o->writing = true;
       o->active = true;

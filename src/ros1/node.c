@@ -352,6 +352,15 @@ static takt_err_t register_topic(takt_ros1_node_t *n, const char *method, const 
   return TAKT_OK;
 }
 
+/* A connection whose answer header the I/O thread is writing (active, no socket yet) is not
+ * the publication's any more (pub->lock held): nothing is queued for it from now on, and the I/O
+ * thread closes it once the answer is out. So a slot advertised again meanwhile does not count
+ * it or send the new topic's messages to it. */
+static void drop_setting_up_locked(takt_ros1_pub_t *pub) {
+  for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++)
+    if (pub->out[k].active && pub->out[k].io.fd < 0) pub->out[k].active = false;
+}
+
 /* No connection of pub is open (n->lock held; takes pub->lock). */
 static bool pub_idle(takt_ros1_pub_t *pub) {
   bool idle = true;
@@ -415,6 +424,7 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   if (!used) return TAKT_ESTATE;
   takt__lock_take(&pub->lock);
   pub->open = false; /* publish refused, no subscriber adopted from now on */
+  drop_setting_up_locked(pub);
   takt__lock_give(&pub->lock);
   takt_err_t rc = unregister_topic(n, "unregisterPublisher", pub->topic);
   takt__lock_take(&n->lock);
@@ -509,6 +519,7 @@ takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, co
     takt__lock_take(&n->lock);
     takt__lock_take(&pub->lock);
     pub->open = false;
+    drop_setting_up_locked(pub);
     takt__lock_give(&pub->lock);
     pub->used = false; /* the I/O thread closes a connection adopted meanwhile */
     takt__lock_give(&n->lock);
@@ -554,6 +565,7 @@ void takt__ros1_enqueue_latched_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o
       if (takt__r1shm_put(&o->shm, pub->latched + 4, len, NULL, takt_time_now(), false) != TAKT_EFULL) {
         o->sent++;
         o->bytes += 4u + len;
+        o->latched_seq = o->shm.written; /* not the publishing thread's (pub->direct) */
       }
       enqueue_locked(pub, o, NULL, 0);
     } else {
@@ -672,11 +684,16 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
     any = true;
     if (o->shm.map != NULL) { /* the message into a slot, by this thread; a doorbell follows */
       takt_err_t r = takt__r1shm_put(&o->shm, bytes, len, stamp, at, n->cfg.full_policy == TAKT_ROS1_DROP_NEWEST);
-      if (r == 1 || r == TAKT_EFULL) pub->dropped++;
+      /* (r is 1, or TAKT_ESIZE for a message above a slot, when one was written over) */
+      if (r == TAKT_EFULL || o->shm.overwrote) pub->dropped++;
       if (r == TAKT_EFULL) continue;
-      if (r == 1) { /* the message written over was counted when it went in */
-        o->sent--;
-        pub->direct--;
+      if (o->shm.overwrote) { /* it was counted when it went in (the latched one by the I/O
+                               * thread, not as the publishing thread's); its number and length
+                               * are read from shared memory: bounded here */
+        uint64_t over = 4u + (uint64_t)o->shm.dropped_len;
+        o->bytes = o->bytes > over ? o->bytes - over : 0;
+        if (o->sent > 0) o->sent--;
+        if (o->shm.dropped_seq != o->latched_seq && pub->direct > 0) pub->direct--;
       }
       o->sent++;
       o->bytes += 4u + len;
@@ -737,8 +754,10 @@ void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
   memset(out, 0, sizeof *out);
   takt__lock_take(&pub->lock);
   for (uint32_t k = 0; k < pub->node->cfg.max_conns; k++) {
-    if (pub->out[k].active) out->connections++;
-    if (pub->out[k].active && pub->out[k].shm.map != NULL) out->shm_connections++;
+    /* up: its answer is out (a connection being set up is active, and queues, before) */
+    bool up = pub->out[k].active && pub->out[k].io.fd >= 0;
+    if (up) out->connections++;
+    if (up && pub->out[k].shm.map != NULL) out->shm_connections++;
     out->sent += pub->out[k].sent;
   }
   out->published = pub->published;

@@ -35,6 +35,7 @@ typedef struct takt__ros1_out {
   bool closing;           /* to be closed by the I/O thread once nobody writes */
   uint32_t head, count;   /* the queue: ring of `queue` slots, each u32 length + bytes */
   uint64_t sent, bytes;
+  uint64_t latched_seq;    /* through shared memory: the latched message's number in it (0: none) */
   /* written by the I/O thread under pub->lock while nobody writes, read by it without and by
    * the writer (CLOSED: the slot is free) */
   takt_io_t io;

@@ -121,6 +121,7 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
   takt_err_t rc = TAKT_OK;
   uint64_t m = 0;
   takt__r1shm_slot_t *s = NULL;
+  r->overwrote = false;
   /* message m goes into slot m % slots; the consumer holds one slot at most (READING): its
    * number is skipped, the next one's slot is another */
   for (uint32_t tries = 0; s == NULL && tries < 8u; tries++) {
@@ -134,6 +135,9 @@ takt_err_t takt__r1shm_put(takt__r1shm_t *r, const uint8_t *bytes, uint32_t len,
       if (atomic_compare_exchange_strong(&c->state, &st, TAKT__R1SHM_WRITING)) {
         s = c;
         rc = 1; /* the oldest is dropped for it */
+        r->overwrote = true;
+        r->dropped_seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+        r->dropped_len = c->len;
       }
     } else if (st == TAKT__R1SHM_READING) {
       r->seq = m; /* the consumer is on message m - slots: m is not used (it skips it) */

@@ -51,6 +51,9 @@ typedef struct takt__r1shm {
   uint32_t cap;    /* bytes a slot holds */
   uint64_t seq;    /* the producer's last number; the consumer's next */
   uint64_t written; /* the producer's last number written (0: none yet) */
+  bool overwrote;        /* the producer's: the last put wrote over a message not read (it */
+  uint64_t dropped_seq;  /* returned 1, or TAKT_ESIZE), that message's number and length as */
+  uint32_t dropped_len;  /* its slot holds them (the subscriber can write there: not trusted) */
 } takt__r1shm_t;
 
 /** How many slots of cap bytes an object for a queue of `queue` messages has: the queue, within
@@ -69,7 +72,8 @@ void takt__r1shm_close(takt__r1shm_t *r);
 /** Remove the name (the mappings stay). */
 void takt__r1shm_unlink(const char *name);
 /** The producer: one message (stamp, if not NULL, replaces bytes 4..11 of it, as TCPROS sends a
- * stamped publish). TAKT_OK; 1 when the oldest queued message was dropped for it; TAKT_EFULL when
+ * stamped publish). TAKT_OK; 1 when the oldest queued message was dropped for it (r->overwrote,
+ * its number and length in r->dropped_seq, r->dropped_len); TAKT_EFULL when
  * no slot could take it (dropped: with newest, when its slot holds a message not read); TAKT_ESIZE when it exceeds a slot (the slot is written with
  * the length and no bytes, so the subscriber learns why, as TCPROS's frame would tell it). No
  * system call. */

@@ -177,6 +177,9 @@ TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTop
   ASSERT_EQ(b, a);  // the one slot, advertised again
   auto latched = ser("for /b only");
   ASSERT_EQ(takt_ros1_publish(b, latched.data(), (uint32_t)latched.size()), TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(b, &st);
+  EXPECT_EQ(st.published, 0u) << "/b's message was queued for the connection of /a being set up";
 
   std::string answer(answer_len, '\0');
   ASSERT_EQ(read_all(fd, answer.data(), answer_len), (ssize_t)answer_len);
@@ -185,7 +188,6 @@ TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTop
   ssize_t r = read(fd, more, sizeof more);
   EXPECT_EQ(r, 0) << "the connection for /a was attached to /b: it got " << r << " bytes";
   close(fd);
-  takt_ros1_pub_stats_t st;
   takt_ros1_pub_get_stats(b, &st);
   EXPECT_EQ(st.connections, 0u);
 }
@@ -222,7 +224,7 @@ TEST_F(Ros1Live, AMessagePublishedWhileTheAnswerIsWrittenFollowsIt) {
   ASSERT_GT(answer_len, 60000u);
   takt_ros1_pub_stats_t st;
   takt_ros1_pub_get_stats(a, &st);
-  EXPECT_EQ(st.connections, 1u);
+  EXPECT_EQ(st.connections, 0u);  // counted once its answer is out
   auto msg = ser("published during the answer");
   ASSERT_EQ(takt_ros1_publish(a, msg.data(), (uint32_t)msg.size()), TAKT_OK);
 

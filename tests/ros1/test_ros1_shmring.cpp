@@ -58,11 +58,32 @@ TEST(Ros1ShmRing, MessagesInOrderAndTheOldestDroppedWhenFull) {
   Pair r("order", 4, 64);
   for (uint8_t v = 1; v <= 3; v++) EXPECT_EQ(r.put(v), TAKT_OK);
   EXPECT_EQ(r.drain(), (std::vector<int>{1, 2, 3}));
-  for (uint8_t v = 10; v < 14; v++) EXPECT_EQ(r.put(v), TAKT_OK);
-  EXPECT_EQ(r.put(14), 1);  // written over 10
+  for (uint8_t v = 10; v < 14; v++) EXPECT_EQ(r.put(v, 8u + (v - 10u)), TAKT_OK);  // messages 4..7
+  EXPECT_FALSE(r.pub.overwrote);
+  EXPECT_EQ(r.put(14), 1);  // written over 10: its number and length told (the publisher's counts)
+  EXPECT_TRUE(r.pub.overwrote);
+  EXPECT_EQ(r.pub.dropped_seq, 4u);
+  EXPECT_EQ(r.pub.dropped_len, 8u);
   EXPECT_EQ(r.put(15), 1);  // over 11
+  EXPECT_EQ(r.pub.dropped_seq, 5u);
+  EXPECT_EQ(r.pub.dropped_len, 9u);
   EXPECT_EQ(r.drain(), (std::vector<int>{12, 13, 14, 15}));
   EXPECT_EQ(r.drain(), std::vector<int>{});
+}
+
+// A message above a slot that takes the slot of one not read: TAKT_ESIZE, and the one written
+// over is told as for any other put.
+TEST(Ros1ShmRing, AMessageAboveASlotWritingOverOneNotReadTellsBoth) {
+  Pair r("esize_over", 2, 64);
+  EXPECT_EQ(r.put(1), TAKT_OK);
+  EXPECT_EQ(r.put(2, 20), TAKT_OK);
+  EXPECT_EQ(r.put(3, 100), TAKT_ESIZE);
+  EXPECT_TRUE(r.pub.overwrote);
+  EXPECT_EQ(r.pub.dropped_seq, 1u);
+  EXPECT_EQ(r.pub.dropped_len, 8u);
+  EXPECT_EQ(r.drain(), (std::vector<int>{2, 255 + 100}));
+  EXPECT_EQ(r.put(4), TAKT_OK);
+  EXPECT_FALSE(r.pub.overwrote);
 }
 
 TEST(Ros1ShmRing, DropNewestKeepsWhatIsQueued) {
