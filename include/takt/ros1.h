@@ -183,6 +183,11 @@ takt_err_t takt_ros1_publish_to(takt_ros1_pub_t *pub, int32_t id, const uint8_t 
  */
 takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub);
 
+/** The node's publication of topic (advertised by takt_ros1_advertise, a bridge's export or the
+ * roscpp API), or NULL if it has none: for its statistics (takt_ros1_pub_get_stats). The pointer
+ * is the publication's until it is unadvertised. Thread-safe. */
+takt_ros1_pub_t *takt_ros1_find_pub(takt_ros1_node_t *node, const char *topic);
+
 /** A message received on a subscription: serialized bytes valid during the call. Runs on the
  * node's I/O thread holding no takt lock; it must not wait. */
 typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);

@@ -439,6 +439,16 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   return rc < 0 ? rc : wr;
 }
 
+takt_ros1_pub_t *takt_ros1_find_pub(takt_ros1_node_t *node, const char *topic) {
+  if (node == NULL || topic == NULL) return NULL;
+  takt_ros1_pub_t *pub = NULL;
+  takt__lock_take(&node->lock);
+  for (uint32_t i = 0; i < node->cfg.max_pubs && pub == NULL; i++)
+    if (node->pubs[i].used && strcmp(node->pubs[i].topic, topic) == 0) pub = &node->pubs[i];
+  takt__lock_give(&node->lock);
+  return pub;
+}
+
 int64_t takt_ros1_received_at(const takt_ros1_node_t *node) {
   return node->rx_at; /* the I/O thread wrote it before it called the function that asks */
 }

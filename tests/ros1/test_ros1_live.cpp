@@ -32,6 +32,19 @@
 
 using ros1_test::Proc;
 
+namespace {
+
+// The subscribers node's publication of topic counts now (0 if it has none).
+uint32_t pub_connections(takt_ros1_node_t *node, const char *topic) {
+  takt_ros1_pub_t *pub = takt_ros1_find_pub(node, topic);
+  if (pub == nullptr) return 0;
+  takt_ros1_pub_stats_t st;
+  takt_ros1_pub_get_stats(pub, &st);
+  return st.connections;
+}
+
+}  // namespace
+
 TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   takt_ros1_pub_t *pub;
@@ -41,6 +54,8 @@ TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
   EXPECT_EQ(takt_ros1_advertise(node, "/takt_chatter", "std_msgs/String", std_msgs__String__MD5,
                                 std_msgs__String__DEFINITION, false, &pub),
             TAKT_EEXIST);
+  EXPECT_EQ(takt_ros1_find_pub(node, "/takt_chatter"), pub);
+  EXPECT_EQ(takt_ros1_find_pub(node, "/takt_chatter_not"), nullptr);
   char uri[128];
   ASSERT_EQ(takt_ros1_lookup_node(probe, "/takt_node", uri, sizeof uri), TAKT_OK);
   EXPECT_STREQ(uri, takt_ros1_node_uri(node));
@@ -537,8 +552,11 @@ void Ros1Live::bridge_roundtrip(bool in_publisher) {
     return c.yes;
   }, 20000);
   ASSERT_TRUE(connected) << listener.output();
-  ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();  // its TCPROS connection
-  // (takt adopts the connection before its answer goes out: the first message reaches it)
+  ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();
+  // rospy counts a connection before it connects (its thread then sends the header): the
+  // connection is up once takt's publication counts it (its answer is out: what is published
+  // from then on reaches the listener)
+  ASSERT_TRUE(eventually([&] { return pub_connections(rn, "/takt_out") == 1; }, 20000)) << listener.output();
   for (int i = 0; i < 20; i++) {
     std_msgs__String m;
     std_msgs__String__init(&m);
@@ -1030,7 +1048,11 @@ TEST_F(Ros1Live, HeaderStampIsTheOriginTimeBothWays) {
   ASSERT_TRUE(echo.start({"/usr/bin/python3", kPeers + "stamped.py", "echo", "/stamped_out", "3"}));
   ASSERT_TRUE(echo.wait_for("stamped: subscribed", 20000)) << echo.output();
   ASSERT_TRUE(eventually([&] { return graph(1, "/stamped_out").count("/rospy_stamped_echo") == 1; }, 10000));
-  ASSERT_TRUE(echo.wait_for("stamped: connected", 20000)) << echo.output();  // its TCPROS connection
+  ASSERT_TRUE(echo.wait_for("stamped: connected", 20000)) << echo.output();
+  takt_ros1_node_t *rn = takt_ros1_backend_node(be);
+  ASSERT_NE(rn, nullptr);
+  ASSERT_TRUE(eventually([&] { return pub_connections(rn, "/stamped_out") == 1; }, 20000))
+      << echo.output();  // its TCPROS connection is up (as above)
   int64_t t_info = takt_time_now() - 3 * TAKT_NS_PER_S;
   for (int i = 0; i < 3; i++) {
     geometry_msgs__PointStamped m;
