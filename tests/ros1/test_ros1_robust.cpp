@@ -133,43 +133,60 @@ bool small_send_buffer_of_listener(uint16_t port) {
   return false;
 }
 
+// A node "/takt_node" (max_pubs publications) advertising /a with a message definition of 60 KB,
+// and a raw subscriber of /a that sent its connection header and read the first 4 bytes of the
+// answer: the node's I/O thread is in the answer's write, which lasts until the subscriber reads
+// on (the answer is larger than both socket buffers hold: the node's send buffer and the
+// subscriber's receive buffer the smallest the kernel gives).
+struct BlockedAnswer {
+  takt_ros1_pub_t *a = nullptr;
+  int fd = -1;
+  uint32_t answer_len = 0;
+};
+
+void start_blocked_answer(takt_context_t *ctx, const std::string &master_uri, uint32_t max_pubs,
+                          takt_ros1_node_t **node, BlockedAnswer *out) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_node";
+  cfg.max_pubs = max_pubs;
+  cfg.max_header = 64 * 1024;
+  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // the answer's write waits for the subscriber this long
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, node), TAKT_OK);
+  static const std::string definition = "string data\n#" + std::string(60000, 'x');
+  ASSERT_EQ(takt_ros1_advertise(*node, "/a", std_msgs__String__NAME, std_msgs__String__MD5,
+                                definition.c_str(), false, &out->a),
+            TAKT_OK);
+  uint16_t port = request_topic_port(*node, "/a");
+  ASSERT_NE(port, 0);
+  ASSERT_TRUE(small_send_buffer_of_listener(port));
+  out->fd = small_window_connect(port);
+  ASSERT_GE(out->fd, 0);
+  std::string hdr = tcpros_header({"callerid=/raw_subscriber", "topic=/a",
+                                   std::string("md5sum=") + std_msgs__String__MD5,
+                                   std::string("type=") + std_msgs__String__NAME});
+  ASSERT_EQ(write(out->fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  uint8_t len4[4];
+  ASSERT_EQ(read_all(out->fd, len4, 4), 4);  // the answer began: the I/O thread is writing it
+  out->answer_len = len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24;
+  ASSERT_GT(out->answer_len, 60000u);
+}
+
 }  // namespace
 
 // A subscriber's connection to /a whose connection header was read, while the node's answer to it
 // is still being written (the subscriber does not read it yet: the node's I/O thread waits in
 // that write), sees /a unadvertised and /b advertised in the same publication slot with a latched
 // message. Once the answer is read, the connection is closed: it is not attached to /b (which
-// would have sent it /b's latched message). The answer is larger than both socket buffers hold
-// (a message definition of 60 KB, the node's send buffer and the subscriber's receive buffer the
-// smallest the kernel gives), so the write lasts until the subscriber reads.
+// would have sent it /b's latched message).
 TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTopic) {
-  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
-  cfg.master_uri = master_uri.c_str();
-  cfg.name = "/takt_node";
-  cfg.max_pubs = 1;
-  cfg.max_header = 64 * 1024;
-  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // the answer's write waits for the subscriber this long
-  cfg.io_thread.policy = TAKT_SCHED_OTHER;
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
-  static const std::string definition = "string data\n#" + std::string(60000, 'x');
-  takt_ros1_pub_t *a, *b;
-  ASSERT_EQ(takt_ros1_advertise(node, "/a", std_msgs__String__NAME, std_msgs__String__MD5,
-                                definition.c_str(), false, &a),
-            TAKT_OK);
-  uint16_t port = request_topic_port(node, "/a");
-  ASSERT_NE(port, 0);
-  ASSERT_TRUE(small_send_buffer_of_listener(port));
-  int fd = small_window_connect(port);
-  ASSERT_GE(fd, 0);
-  std::string hdr = tcpros_header({"callerid=/raw_subscriber", "topic=/a",
-                                   std::string("md5sum=") + std_msgs__String__MD5,
-                                   std::string("type=") + std_msgs__String__NAME});
-  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
-  uint8_t len4[4];
-  ASSERT_EQ(read_all(fd, len4, 4), 4);  // the answer began: the I/O thread is writing it
-  uint32_t answer_len = len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24;
-  ASSERT_GT(answer_len, 60000u);
-
+  BlockedAnswer x;
+  start_blocked_answer(ctx, master_uri, 1, &node, &x);
+  if (HasFatalFailure()) return;
+  takt_ros1_pub_t *a = x.a, *b;
+  int fd = x.fd;
+  uint32_t answer_len = x.answer_len;
   ASSERT_EQ(takt_ros1_unadvertise(a), TAKT_OK);
   ASSERT_EQ(takt_ros1_advertise(node, "/b", std_msgs__String__NAME, std_msgs__String__MD5,
                                 std_msgs__String__DEFINITION, true, &b),
@@ -195,33 +212,14 @@ TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTop
 // A message published while the answer to a subscriber's connection header is still being written
 // reaches that subscriber, right after the answer: the connection is the publication's before its
 // answer goes out (a subscriber such as rospy counts it as soon as it has read the answer, and
-// expects what is published from then on). The answer outlasts the socket buffers as above.
+// expects what is published from then on).
 TEST_F(Ros1Live, AMessagePublishedWhileTheAnswerIsWrittenFollowsIt) {
-  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
-  cfg.master_uri = master_uri.c_str();
-  cfg.name = "/takt_node";
-  cfg.max_header = 64 * 1024;
-  cfg.timeout_ns = 60 * TAKT_NS_PER_S;
-  cfg.io_thread.policy = TAKT_SCHED_OTHER;
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
-  static const std::string definition = "string data\n#" + std::string(60000, 'x');
-  takt_ros1_pub_t *a;
-  ASSERT_EQ(takt_ros1_advertise(node, "/a", std_msgs__String__NAME, std_msgs__String__MD5,
-                                definition.c_str(), false, &a),
-            TAKT_OK);
-  uint16_t port = request_topic_port(node, "/a");
-  ASSERT_NE(port, 0);
-  ASSERT_TRUE(small_send_buffer_of_listener(port));
-  int fd = small_window_connect(port);
-  ASSERT_GE(fd, 0);
-  std::string hdr = tcpros_header({"callerid=/raw_subscriber", "topic=/a",
-                                   std::string("md5sum=") + std_msgs__String__MD5,
-                                   std::string("type=") + std_msgs__String__NAME});
-  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
-  uint8_t len4[4];
-  ASSERT_EQ(read_all(fd, len4, 4), 4);  // the answer began: the I/O thread is writing it
-  uint32_t answer_len = len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24;
-  ASSERT_GT(answer_len, 60000u);
+  BlockedAnswer x;
+  start_blocked_answer(ctx, master_uri, 8, &node, &x);
+  if (HasFatalFailure()) return;
+  takt_ros1_pub_t *a = x.a;
+  int fd = x.fd;
+  uint32_t answer_len = x.answer_len;
   takt_ros1_pub_stats_t st;
   takt_ros1_pub_get_stats(a, &st);
   EXPECT_EQ(st.connections, 0u);  // counted once its answer is out
