@@ -528,6 +528,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
   bool written = adopted && takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
                                                 takt_time_now() + n->cfg.timeout_ns, NULL) >= 0;
+  if (written) (void)takt_io_tcp_nodelay(c->io, nodelay); /* before a publisher may write it */
   bool up = false;
   if (adopted) {
     takt__lock_take(&pub->lock);
@@ -549,11 +550,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     takt__lock_give(&pub->lock);
   }
   takt__r1shm_close(&ring); /* not adopted */
-  if (up) {
-    (void)takt_io_tcp_nodelay(c->io, nodelay);
-  } else {
-    takt_io_close(&c->io);
-  }
+  if (!up) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
   if (up && fn != NULL) { /* told after it is up (a publish_to from the function reaches it) */
