@@ -233,7 +233,8 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);
 typedef struct takt_ros1_pub_stats {
   uint32_t connections; /* subscribers connected now (their answer header is out) */
   uint64_t published;   /* takt_ros1_publish calls that queued for at least one subscriber */
-  uint64_t sent;        /* messages written whole to subscribers */
+  uint64_t sent;        /* messages written whole to subscribers, on every connection since
+                           the advertise (those closed since too) */
   uint64_t dropped;     /* messages dropped by full queues */
   uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
   uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */

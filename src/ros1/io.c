@@ -517,7 +517,8 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       o->shm = ring;
       ring.map = NULL;
       o->head = o->count = 0;
-      o->sent = o->bytes = o->latched_seq = 0;
+      pub->sent_gone += o->sent; /* the slot's earlier connection keeps its part of the sum */
+      o->sent = o->bytes = o->direct = o->latched_seq = 0;
       o->tx_pending = o->closing = false;
       o->writing = true;
       o->active = true;
@@ -539,7 +540,9 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
       fn = pub->link_fn;
       user = pub->link_user;
       o->linked = o->telling = fn != NULL;
-    } else {
+    } else { /* nothing reached the subscriber: what went into its ring is not sent */
+      pub->direct -= o->direct <= pub->direct ? o->direct : pub->direct;
+      o->sent = o->bytes = o->direct = 0;
       o->active = false;
       o->count = 0;
       o->closing = o->tx_pending = false;

@@ -511,7 +511,10 @@ takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, co
     pub->latch = latch;
     takt__lock_take(&pub->lock);
     pub->latched_len = 0;
-    pub->published = pub->dropped = pub->refused = pub->direct = 0;
+    pub->published = pub->dropped = pub->refused = pub->direct = pub->sent_gone = 0;
+    for (uint32_t k = 0; k < n->cfg.max_conns; k++) /* idle: none up; one still being set up for
+                                                       the earlier topic is no longer its own */
+      pub->out[k].sent = pub->out[k].bytes = pub->out[k].direct = 0;
     pub->depth = n->cfg.queue;
     pub->link_fn = fn; /* before any subscriber can connect */
     pub->link_user = user;
@@ -703,10 +706,14 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
         uint64_t over = 4u + (uint64_t)o->shm.dropped_len;
         o->bytes = o->bytes > over ? o->bytes - over : 0;
         if (o->sent > 0) o->sent--;
-        if (o->shm.dropped_seq != o->latched_seq && pub->direct > 0) pub->direct--;
+        if (o->shm.dropped_seq != o->latched_seq && o->direct > 0) {
+          o->direct--;
+          if (pub->direct > 0) pub->direct--;
+        }
       }
       o->sent++;
       o->bytes += 4u + len;
+      o->direct++;
       pub->direct++;
     }
     if (!locked && !o->writing && !o->tx_pending && !o->closing && o->count == 0) {
@@ -744,6 +751,7 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
       if (o->shm.map == NULL) { /* (a doorbell's message was counted when it went into its slot) */
         o->sent++;
         o->bytes += 4u + len;
+        o->direct++;
         pub->direct++;
       }
     } else if (r == 0) {
@@ -770,6 +778,7 @@ void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
     if (up && pub->out[k].shm.map != NULL) out->shm_connections++;
     out->sent += pub->out[k].sent;
   }
+  out->sent += pub->sent_gone;
   out->published = pub->published;
   out->dropped = pub->dropped;
   out->refused = pub->refused;

@@ -34,7 +34,8 @@ typedef struct takt__ros1_out {
   bool tx_pending;        /* tx holds the rest of a frame the socket did not take yet */
   bool closing;           /* to be closed by the I/O thread once nobody writes */
   uint32_t head, count;   /* the queue: ring of `queue` slots, each u32 length + bytes */
-  uint64_t sent, bytes;
+  uint64_t sent, bytes;   /* this connection's (getBusStats); the publication's sum adds sent_gone */
+  uint64_t direct;        /* of sent, those counted in pub->direct (the publishing threads') */
   uint64_t latched_seq;    /* through shared memory: the latched message's number in it (0: none) */
   /* written by the I/O thread under pub->lock while nobody writes, read by it without and by
    * the writer (CLOSED: the slot is free) */
@@ -73,6 +74,7 @@ struct takt_ros1_pub {
   uint32_t latched_len;
   uint32_t depth;    /* messages queued per subscriber at most: 1..cfg.queue */
   uint64_t published, dropped, refused, direct;
+  uint64_t sent_gone; /* sent by the connections whose slot a later subscriber took */
   takt_ros1_link_fn link_fn; /* connections and disconnections told (NULL: none) */
   void *link_user;
   takt__ros1_out_t *out; /* max_conns */

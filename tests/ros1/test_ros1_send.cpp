@@ -120,6 +120,57 @@ TEST_F(Ros1Send, TheQueueBoundIsThePublicationsOwn) {
   EXPECT_EQ(takt_ros1_pub_set_queue(other, 1), TAKT_OK);
 }
 
+// A publication's `sent` counts what went out on every connection since its advertise: a
+// subscriber that comes again (its connection takes the slot of the one before) adds to it, and
+// another topic advertised in the same publication slot starts from nothing.
+TEST_F(Ros1Send, SentCountsEveryConnectionSinceTheAdvertise) {
+  ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/t", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  takt_ros1_pub_stats_t st;
+  auto sent_reaches = [&](takt_ros1_pub_t *p, uint64_t n) {
+    return eventually([&] {
+      takt_ros1_pub_get_stats(p, &st);
+      return st.sent == n;
+    }, 5000);
+  };
+  Received rx;
+  takt_ros1_sub_t *sub;
+  std::vector<uint8_t> m = ser("m");
+  for (int round = 1; round <= 2; round++) {  // the second connection takes the first's slot
+    ASSERT_EQ(subscribe_string(b, "/t", &rx, &sub), TAKT_OK);
+    ASSERT_TRUE(connections_reach(pub, 1, 10000)) << "round " << round;
+    takt_ros1_pub_get_stats(pub, &st);
+    EXPECT_EQ(st.sent, round == 1 ? 0u : 2u) << "the closed connection's messages left the sum";
+    for (int i = 0; i < 2; i++) ASSERT_EQ(takt_ros1_publish(pub, m.data(), (uint32_t)m.size()), TAKT_OK);
+    ASSERT_TRUE(eventually([&] { return rx.size() == 2u * round; }, 5000));
+    EXPECT_TRUE(sent_reaches(pub, 2u * round)) << st.sent << " sent, round " << round;
+    ASSERT_EQ(takt_ros1_unsubscribe(sub), TAKT_OK);
+    ASSERT_TRUE(connections_reach(pub, 0, 5000));
+  }
+  takt_ros1_pub_get_stats(pub, &st);
+  EXPECT_EQ(st.sent, 4u);
+
+  ASSERT_EQ(takt_ros1_unadvertise(pub), TAKT_OK);
+  takt_ros1_pub_t *other;
+  ASSERT_EQ(takt_ros1_advertise(node, "/u", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &other),
+            TAKT_OK);
+  ASSERT_EQ(other, pub);  // the same slot
+  takt_ros1_pub_get_stats(other, &st);
+  EXPECT_EQ(st.sent, 0u) << "/t's messages counted as /u's";
+  EXPECT_EQ(st.direct, 0u);
+  ASSERT_EQ(subscribe_string(b, "/u", &rx, &sub), TAKT_OK);
+  ASSERT_TRUE(connections_reach(other, 1, 10000));
+  ASSERT_EQ(takt_ros1_publish(other, m.data(), (uint32_t)m.size()), TAKT_OK);
+  EXPECT_TRUE(sent_reaches(other, 1)) << st.sent << " sent";
+  takt_ros1_node_destroy(b);
+}
+
 // Two threads publish on one topic at once, messages of 100 B to 60 KB (the socket takes parts
 // of the large ones): a takt subscriber gets every frame intact, each thread's in order, and
 // frames of both.
