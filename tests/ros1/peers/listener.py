@@ -5,32 +5,14 @@ it), then each std_msgs/String received on TOPIC, one a line; exits after COUNT 
 after 20 s without them)."""
 import sys
 import threading
-import time
 
 import rospy
 from std_msgs.msg import String
 
-
-PRINT = threading.Lock()  # a line of its own each: print writes the text and the newline apart
-said = [False]  # "connected" printed (before any message's line)
+from said_once import ConnectedLine
 
 
-def connected() -> None:
-    """Print "connected" once (PRINT held)."""
-    if not said[0]:
-        said[0] = True
-        print("connected", flush=True)
-
-
-def say_connected(sub) -> None:
-    """Print "connected" once sub has a publisher's connection (rospy tells no event: looked at
-    every 10 ms, for 20 s at most), or before the first message if that comes first."""
-    end = time.monotonic() + 20
-    while sub.get_num_connections() == 0 and time.monotonic() < end:
-        time.sleep(0.01)
-    if sub.get_num_connections() > 0:
-        with PRINT:
-            connected()
+LINE = ConnectedLine("connected")
 
 
 def main() -> int:
@@ -42,8 +24,8 @@ def main() -> int:
         if len(got) == count:  # after the COUNT-th, until the shutdown takes effect: not printed
             return
         got.append(msg.data)
-        with PRINT:
-            connected()
+        with LINE.lock:
+            LINE.say_locked()
             print(f"got: {msg.data}", flush=True)
         if len(got) == count:
             done.set()
@@ -51,7 +33,7 @@ def main() -> int:
     rospy.init_node("rospy_listener", disable_signals=True)
     sub = rospy.Subscriber(topic, String, on_msg)
     print("ready", flush=True)
-    threading.Thread(target=say_connected, args=(sub,), daemon=True).start()
+    LINE.watch(sub)
     ok = done.wait(20)
     rospy.signal_shutdown("done")
     return 0 if ok else 1

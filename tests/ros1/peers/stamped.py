@@ -12,6 +12,8 @@ import time
 import rospy
 from geometry_msgs.msg import PointStamped
 
+from said_once import ConnectedLine
+
 
 def main() -> int:
     mode, topic = sys.argv[1], sys.argv[2]
@@ -40,18 +42,12 @@ def main() -> int:
     got = []
     done = threading.Event()
 
-    lines = threading.Lock()  # a line of its own each: print writes the text and the newline apart
-    said = [False]  # "stamped: connected" printed (before any message's line)
-
-    def connected():  # lines held
-        if not said[0]:
-            said[0] = True
-            print("stamped: connected", flush=True)
+    line = ConnectedLine("stamped: connected")
 
     def on(m):
         got.append(m)
-        with lines:
-            connected()
+        with line.lock:
+            line.say_locked()
             print(f"stamp {m.header.stamp.secs} {m.header.stamp.nsecs} x {m.point.x:g}", flush=True)
         if len(got) >= count:
             done.set()
@@ -59,15 +55,7 @@ def main() -> int:
     sub = rospy.Subscriber(topic, PointStamped, on)
     print("stamped: subscribed", flush=True)
 
-    def say_connected():  # rospy tells no event: looked at every 10 ms, for 20 s at most
-        end = time.monotonic() + 20
-        while sub.get_num_connections() == 0 and time.monotonic() < end:
-            time.sleep(0.01)
-        if sub.get_num_connections() > 0:
-            with lines:
-                connected()
-
-    threading.Thread(target=say_connected, daemon=True).start()
+    line.watch(sub)
     ok = done.wait(30)
     rospy.signal_shutdown("done")
     return 0 if ok else 1
