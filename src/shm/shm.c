@@ -510,15 +510,17 @@ static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uin
   }
   if (rc == TAKT_ENOENT) {
     shm_layout_t l = layout_of(c->msg_size, c->slots, c->depth, c->max_subs, c->max_pubs);
-    if (s->h->area_used > s->geo.area_size || s->h->area_used % SHM_ALIGN != 0) {
+    /* read once: what is checked is what is used (another process may write the header) */
+    uint64_t used = *(volatile uint64_t *)&s->h->area_used;
+    if (used > s->geo.area_size || used % SHM_ALIGN != 0) {
       rc = TAKT_EMALFORMED;
-    } else if (free_dir == UINT32_MAX || l.total > s->geo.area_size - s->h->area_used) {
+    } else if (free_dir == UINT32_MAX || l.total > s->geo.area_size - used) {
       rc = TAKT_EFULL;
-    } else if (overlaps_topic(s, s->geo.area_offset + s->h->area_used, l.total)) {
+    } else if (overlaps_topic(s, s->geo.area_offset + used, l.total)) {
       rc = TAKT_EMALFORMED; /* the registry's bump offset was moved back */
     } else {
-      uint64_t off = s->geo.area_offset + s->h->area_used;
-      s->h->area_used += l.total;
+      uint64_t off = s->geo.area_offset + used;
+      s->h->area_used = used + l.total;
       shm_topic_t *t = (shm_topic_t *)(base(s) + off);
       memset(t, 0, (size_t)l.payload); /* records; payload bytes need no clearing */
       t->magic = SHM_TOPIC_MAGIC;
@@ -540,6 +542,7 @@ static takt_err_t topic_get(takt_shm_t *s, const takt_shm_topic_config_t *c, uin
         atomic_store_explicit(&d->state, DIR_READY, memory_order_release);
         *idx = free_dir;
         *out = topic_ref(s, free_dir);
+        if (!dir_fits(s, &out->dir)) rc = TAKT_EMALFORMED; /* rewritten since: not trusted */
       }
     }
   }
@@ -763,24 +766,41 @@ takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
 }
 
 static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
-  return e.slot < r->dir.slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq;
+  if (e.slot >= r->dir.slots || e.seq == 0) return false;
+  const shm_chunk_t *c = chunk(r, e.slot);
+  return c->seq == e.seq && c->queued > 0; /* (a count of 0: no entry names it, it is stale) */
 }
 
 /* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan), and entries
  * whose message claims more bytes than the topic's slots hold (written by no takt publisher: the
  * segment is another process's memory; read as it claims, it would run past the slot). Both are
- * counted as dropped. */
-static void skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr) {
-  while (sr->head != sr->tail) {
-    shm_entry_t e = sr->ring[sr->head % r->dir.depth];
-    if (entry_valid(r, e)) {
-      shm_chunk_t *c = chunk(r, e.slot);
-      if (c->size <= r->dir.msg_size) break;
-      c->queued--; /* the entry's reference */
-    }
-    sr->head++;
-    sr->dropped++;
+ * counted as dropped, as are entries beyond the ring's depth (a tail moved on by another
+ * process: at most depth entries are walked). Returns whether a valid entry heads the ring; if
+ * so *head and *size are the entry and its message's size as checked (read once: the caller
+ * uses these, not the shared memory again). */
+static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_t *head,
+                              uint32_t *size) {
+  uint32_t h = sr->head, t = sr->tail;
+  if (t - h > r->dir.depth) {
+    sr->dropped += t - h - r->dir.depth;
+    h = t - r->dir.depth;
   }
+  bool found = false;
+  for (; h != t; h++, sr->dropped++) {
+    shm_entry_t e = sr->ring[h % r->dir.depth];
+    if (!entry_valid(r, e)) continue;
+    shm_chunk_t *c = chunk(r, e.slot);
+    uint32_t n = *(volatile uint32_t *)&c->size;
+    if (n <= r->dir.msg_size) {
+      *head = e;
+      *size = n;
+      found = true;
+      break;
+    }
+    c->queued--; /* the entry's reference */
+  }
+  sr->head = h;
+  return found;
 }
 
 /* The wake word of a participant (docs/shm.md, wake-ups): bit 0 is set by its receiver before it
@@ -831,7 +851,9 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
     for (uint32_t q = 0; q < r.dir.max_subs; q++) {
       shm_subrec_t *sr = subrec(&r, q);
       if (sr->part == 0 || (skip_own && sr->part == s->part + 1)) continue;
-      skip_stale_locked(&r, sr);
+      shm_entry_t he;
+      uint32_t hs;
+      (void)skip_stale_locked(&r, sr, &he, &hs);
       if (sr->tail - sr->head >= r.dir.depth) {
         r.t->refused++;
         topic_unlock(&r);
@@ -852,8 +874,9 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
   uint64_t wake = 0;
   for (uint32_t q = 0; q < r.dir.max_subs; q++) {
     shm_subrec_t *sr = subrec(&r, q);
-    if (sr->part == 0 || sr->part > s->geo.max_participants) continue;
-    if (skip_own && sr->part == s->part + 1) continue;
+    uint32_t part = *(volatile uint32_t *)&sr->part; /* read once: checked is used */
+    if (part == 0 || part > s->geo.max_participants) continue;
+    if (skip_own && part == s->part + 1) continue;
     if (sr->tail - sr->head >= r.dir.depth) { /* KEEP_LAST: drop the oldest */
       shm_entry_t old = sr->ring[sr->head % r.dir.depth];
       sr->head++;
@@ -863,7 +886,7 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
     sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
     sr->tail++;
     c->queued++;
-    wake |= (uint64_t)1 << (sr->part - 1);
+    wake |= (uint64_t)1 << (part - 1);
   }
   pr->loans[k] = 0;
   c->pinned--;
@@ -907,8 +930,9 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   }
   TAKT_RETURN_IF_ERR(topic_lock(&r));
   shm_subrec_t *sr = subrec(&r, sub->rec);
-  skip_stale_locked(&r, sr);
-  if (sr->head == sr->tail) {
+  shm_entry_t e;
+  uint32_t size;
+  if (!skip_stale_locked(&r, sr, &e, &size)) {
     atomic_store_explicit(&sub->empty_mark, EMPTY_KNOWN | count, memory_order_relaxed);
     topic_unlock(&r);
     return TAKT_EAGAIN;
@@ -921,15 +945,14 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
     topic_unlock(&r);
     return TAKT_EFULL;
   }
-  shm_entry_t e = sr->ring[sr->head % r.dir.depth];
-  shm_chunk_t *c = chunk(&r, e.slot);
+  shm_chunk_t *c = chunk(&r, e.slot); /* the entry skip_stale_locked checked */
   sr->held[hi] = e.slot + 1;
   sr->head++;
   c->queued--;
   c->pinned++;
   out->header = (takt_shm_header_t){.t_info = c->t_info, .t_data = c->t_data,
-                                    .deadline = c->deadline, .seq = c->seq,
-                                    .size = c->size, .priority = c->priority, .pid = c->pid};
+                                    .deadline = c->deadline, .seq = e.seq,
+                                    .size = size, .priority = c->priority, .pid = c->pid};
   topic_unlock(&r);
   out->data = payload(&r, e.slot);
   out->slot = e.slot;
@@ -1310,8 +1333,9 @@ static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
     topic_ref_t r = sub->ref;
     if (topic_lock(&r) != TAKT_OK) continue;
     shm_subrec_t *sr = subrec(&r, sub->rec);
-    skip_stale_locked(&r, sr);
-    bool any = sr->head != sr->tail;
+    shm_entry_t e;
+    uint32_t size;
+    bool any = skip_stale_locked(&r, sr, &e, &size);
     topic_unlock(&r);
     if (any) return sub;
   }

@@ -1002,6 +1002,55 @@ TEST_F(Shm, AMessageClaimingMoreBytesThanItsSlotIsDropped) {
   EXPECT_EQ(slots_used("sized"), 0u);  // the dropped entry's slot is free again
 }
 
+// Another process moves a subscriber's tail beyond what was queued (the ring is shared memory):
+// the receiver walks at most the ring's depth, delivers each message once, and no slot's count
+// of queue entries goes below zero (a slot counted for good would never be loaned again).
+TEST_F(Shm, ATailMovedOnByAnotherProcessDeliversEachMessageOnce) {
+  attach();
+  auto t = topic("tail", 4, 8);
+  takt_shm_pub_t *p;
+  takt_shm_sub_t *q;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &q), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
+  const int64_t mark = 0x7a117a117a11LL;
+  Msg m1{1}, m2{2};
+  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  takt_port_shm_t seg{};
+  ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  uint32_t seq1 = 0;  // the first message's number, from its chunk
+  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size && seq1 == 0; off += 8) {
+    auto *c = reinterpret_cast<shm_chunk_t *>(base + off);
+    if (c->t_info == mark && c->size == sizeof(Msg)) seq1 = c->seq;
+  }
+  ASSERT_NE(seq1, 0u);
+  shm_subrec_t *sr = nullptr;  // the subscriber's record: entries [0, 2) naming the two
+  for (size_t off = 0; off + sizeof(shm_subrec_t) + 2 * sizeof(shm_entry_t) <= seg.size && sr == nullptr;
+       off += 8) {
+    auto *cand = reinterpret_cast<shm_subrec_t *>(base + off);
+    if (cand->part != 0 && cand->head == 0 && cand->tail == 2 && cand->ring[0].seq == seq1 &&
+        cand->ring[1].seq == seq1 + 1)
+      sr = cand;
+  }
+  ASSERT_NE(sr, nullptr);
+  sr->tail = 6;  // entries 2..5: two never written, then ring[0] and ring[1] again
+  std::vector<uint64_t> got;
+  takt_shm_sample_t smp;
+  for (int i = 0; i < 8 && takt_shm_take(q, &smp) == TAKT_OK; i++) {
+    got.push_back(static_cast<const Msg *>(smp.data)->value);
+    EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+  }
+  EXPECT_EQ(got, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(slots_used("tail"), 0u);  // no count left behind, none below zero
+  sr->tail = sr->head + 4;  // a whole ring's worth again, every entry already taken
+  EXPECT_EQ(takt_shm_take(q, &smp), TAKT_EAGAIN);
+  EXPECT_EQ(slots_used("tail"), 0u);
+  takt_port_shm_close(&seg);
+  EXPECT_EQ(takt_shm_publisher_destroy(p), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
+}
+
 TEST_F(Shm, BadSegmentsAndSizes) {
   std::string name = "/takt." + domain;
   takt_shm_config_t c = config(false);
