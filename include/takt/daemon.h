@@ -150,6 +150,12 @@ typedef struct takt_daemon_config {
    * creation refuses it with TAKT_ENOTSUP. Default off: both sides on one machine share
    * CLOCK_MONOTONIC. */
   bool peer_clock;
+  /** This daemon's incarnation, which tells the far side that it restarted (its numbering began
+   * again): in its HEARTBEATs, and its low six bits in its reliable DATA frames. 0 (the default):
+   * made at the start from the time, where the daemon lies and a count. A microcontroller whose
+   * starts look alike (the same time since reset, the same address) may give one of its own that
+   * differs from start to start: a reset count kept in backup RAM, a unique id mixed with one. */
+  uint32_t incarnation;
 } takt_daemon_config_t;
 
 #define TAKT_DAEMON_PEER_CLOCK_PERIOD (10 * TAKT_NS_PER_S)
@@ -192,6 +198,9 @@ typedef struct takt_daemon_stats {
                                abandon_after_ns), skipped */
   uint64_t acknacks_ignored; /* reliable sender: ACKNACKs naming frames it never sent (answers to
                                an earlier incarnation of it) */
+  uint64_t rx_ahead;        /* reliable receiver: frames beyond its window (dropped: sent again) */
+  uint64_t rx_other_incarnation; /* reliable receiver: frames of another incarnation of the far
+                                    sender than its latest HEARTBEAT's (dropped: sent again) */
   /* peer_clock: */
   uint64_t peer_clock_estimates; /* times the offset was estimated anew: the first frame heard,
                                     then after each restart or backward jump of the far clock */

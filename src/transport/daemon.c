@@ -92,7 +92,8 @@ struct takt_daemon {
   /* reliable sender */
   takt__heap_t pending; /* by sent_at */
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
-  uint32_t next_rseq, acked; /* acked: every rseq below it was received */
+  uint32_t next_rseq, acked; /* acked: every rseq below it was received or given up */
+  uint32_t given_up;         /* bit i: rseq acked + i was given up (abandon_after_ns) */
   uint32_t hb_last;          /* the last rseq the queued HEARTBEAT announces */
   uint32_t sent_next;        /* one past the highest rseq that has left the line */
   uint32_t left_since_hb;    /* reliable frames that left since the last HEARTBEAT did */
@@ -308,13 +309,13 @@ static uint32_t get_u32(const uint8_t *p) {
 }
 
 /* (Re)encode a control frame and queue it if it is not queued or on the line already. */
-static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind_t kind, uint32_t a,
-                                 uint32_t b, uint32_t c) {
+static void queue_control_locked(takt_daemon_t *d, tx_node_t *n, takt_frame_kind_t kind,
+                                 uint8_t flags, uint32_t a, uint32_t b, uint32_t c) {
   uint8_t payload[CONTROL_PAYLOAD];
   put_u32(payload, a);
   put_u32(payload + 4, b);
   put_u32(payload + 8, c);
-  takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = 0,
+  takt_frame_header_t h = {.kind = (uint8_t)kind, .stream = 1, .priority = 255, .flags = flags,
                            .seq = 0, .entity = 0, .length = CONTROL_PAYLOAD,
                            .t_info = now_of(d)}; /* the far side may map this clock with it */
   if (d->current == n) { /* on the line: another goes once it has left, with the news then */
@@ -397,7 +398,7 @@ static void heartbeat_locked(takt_daemon_t *d, uint8_t priority, bool at_once) {
   else if (hb->pos >= 0 && (hb->first != was_first || hb->priority != was_priority))
     takt__heap_update(&d->exec_queue, hb);
   d->hb_last = d->sent_next - 1;
-  queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, d->acked, d->sent_next - 1, d->incarnation);
+  queue_control_locked(d, hb, TAKT_FRAME_HEARTBEAT, 0, d->acked, d->sent_next - 1, d->incarnation);
 }
 
 static void ack_locked(takt_daemon_t *d);
@@ -435,10 +436,27 @@ static void on_sent(void *user) {
 
 /* ---- reliable sender: acknowledgements and timeouts ---- */
 
-static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto) {
-  if ((int32_t)(base - d->sent_next) > 0 || (int32_t)(upto - d->sent_next) > 1) {
-    /* it speaks of frames this daemon has not sent: an answer to an earlier incarnation of it
-     * (it restarted, its numbers began again): taken, it would free frames never received */
+/* acked moves to base (if beyond it), then past every frame given up right at it: nobody will
+ * acknowledge those, and a HEARTBEAT's first must name the oldest frame this daemon still has. */
+static void acked_to_locked(takt_daemon_t *d, uint32_t base) {
+  uint32_t k = base - d->acked;
+  if ((int32_t)k > 0) {
+    d->given_up = k >= 32 ? 0 : d->given_up >> k;
+    d->acked = base;
+  }
+  while ((d->given_up & 1u) != 0) {
+    d->given_up >>= 1;
+    d->acked++;
+  }
+}
+
+static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, uint32_t upto,
+                              uint8_t tag) {
+  if ((tag != 0 && tag != takt_frame_inc_tag(d->incarnation)) ||
+      (int32_t)(base - d->sent_next) > 0 || (int32_t)(upto - d->sent_next) > 1) {
+    /* it answers an earlier incarnation of this daemon (it restarted, its numbers began again;
+     * its tag tells, or it speaks of frames this one has not sent): taken, it would free frames
+     * never received */
     d->stats.acknacks_ignored++;
     return;
   }
@@ -462,10 +480,12 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
   /* a frame sent again after that HEARTBEAT left had not reached the receiver (the line keeps
    * order): its NACK is stale */
   if (!d->cfg.suppress_stale_nacks) answered = TAKT_TIME_INFINITE;
-  if ((int32_t)(base - d->acked) > 0) {
-    d->acked = base;
-    wake_senders_locked(d);
-  }
+  uint32_t was = d->acked;
+  acked_to_locked(d, base);
+  if (d->acked != was) wake_senders_locked(d);
+  /* frames given up right above base: the receiver waits for them until a HEARTBEAT names a
+   * first beyond them (the frames after them may all be acknowledged: no other one would come) */
+  bool tell = (int32_t)(d->acked - base) > 0;
   /* free what is acknowledged: below base, or in [base, upto) and not marked missing; put what is
    * missing back in the execution queue, by its priority. Decided on a snapshot: removing from a
    * heap reorders it. */
@@ -488,6 +508,7 @@ static void on_acknack_locked(takt_daemon_t *d, uint32_t base, uint32_t bitmap, 
       d->stats.retransmissions++;
     }
   }
+  if (tell) heartbeat_locked(d, 0, true);
   start_next_locked(d);
 }
 
@@ -553,7 +574,9 @@ static void ack_locked(takt_daemon_t *d) {
   uint32_t bitmap = 0, upto = d->last_announced + 1;
   for (uint32_t i = 0; i < 32 && (int32_t)(d->expected + i - upto) < 0; i++)
     if (d->reorder[(d->expected + i) % 32] == NULL) bitmap |= 1u << i;
-  queue_control_locked(d, &d->ack_node, TAKT_FRAME_ACKNACK, d->expected, bitmap, upto);
+  /* tagged with the incarnation it answers: the sender ignores one meant for an earlier one */
+  queue_control_locked(d, &d->ack_node, TAKT_FRAME_ACKNACK, takt_frame_inc_tag(d->peer_incarnation),
+                       d->expected, bitmap, upto);
 }
 
 static void deliver_locked(takt_daemon_t *d, struct rx_slot *s) {
@@ -769,7 +792,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     if (h->kind == TAKT_FRAME_ACKNACK) {
       const uint8_t *p = takt_frame_payload(f);
       PEER_CLOCK_SAMPLE(d, h);
-      on_acknack_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8));
+      on_acknack_locked(d, get_u32(p), get_u32(p + 4), get_u32(p + 8),
+                        (uint8_t)(h->flags & TAKT_FRAME_INC_MASK));
       return;
     }
   }
@@ -787,7 +811,18 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       d->stats.rx_duplicates++; /* already delivered or held: the sender will learn from the ACK */
       return;
     }
-    if (off >= 32 || off >= (int32_t)d->cfg.window) return; /* beyond the window: it comes again */
+    if (off >= 32 || off >= (int32_t)d->cfg.window) {
+      d->stats.rx_ahead++; /* beyond the window: it comes again */
+      return;
+    }
+    uint8_t tag = h->flags & TAKT_FRAME_INC_MASK;
+    if (tag != 0 && d->peer_incarnation != 0 && tag != takt_frame_inc_tag(d->peer_incarnation)) {
+      /* another incarnation's: of a sender that restarted and whose HEARTBEAT has not come yet
+       * (its numbers began again: taken for the old stream's, it would be delivered twice, or in
+       * the place of another), or the old one's still on the way. Its sender sends it again. */
+      d->stats.rx_other_incarnation++;
+      return;
+    }
   }
   rx_slot_t *s = d->free_slots;
   if (s == NULL) {
@@ -898,7 +933,8 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
     uint64_t t = (uint64_t)takt_time_now();
     uint32_t inc = (uint32_t)t ^ (uint32_t)(t >> 32) ^ (uint32_t)(uintptr_t)d ^
                    (atomic_fetch_add(&made, 1u) + 1u) * 0x9E3779B9u;
-    d->incarnation = inc != 0 ? inc : 1u;
+    if (cfg->incarnation != 0) inc = cfg->incarnation;
+    d->incarnation = (inc & 0x3Fu) != 0 ? inc : inc | 1u; /* its tag (the low six bits) too */
   }
   if (d->cfg.timer_thread.name == NULL) d->cfg.timer_thread.name = "takt-daemon-rt";
   /* a thread cannot wait on a FAKE clock without racing the test that drives it */
@@ -1019,6 +1055,8 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
   fh.kind = TAKT_FRAME_DATA;
   fh.length = (uint16_t)n;
   bool reliable = (fh.flags & TAKT_FRAME_RELIABLE) != 0;
+  fh.flags = (uint8_t)(fh.flags & ~TAKT_FRAME_INC_MASK);
+  if (reliable) fh.flags |= takt_frame_inc_tag(d->incarnation);
   *t = (takt_daemon_ticket_t){.order = 0, .rseq = 0, .reliable = reliable};
   if (reliable && d->next_rseq - d->acked >= d->cfg.window) /* try again after acknowledgements */
     return d->cfg.mode == TAKT_DAEMON_MICROROS ? TAKT_EAGAIN : TAKT_EBUSY;
@@ -1028,7 +1066,12 @@ static takt_err_t queue_locked(takt_daemon_t *d, const takt_frame_header_t *h,
     tx_node_t *oldest = takt__heap_top(&d->pending);
     if (oldest != NULL && oldest->sent_at + d->cfg.abandon_after_ns <= now_of(d)) {
       takt__heap_pop(&d->pending);
-      if (oldest->rseq == d->acked) d->acked++; /* given up: the receiver's gap stays a gap */
+      /* given up: the receiver's gap stays a gap. The oldest by send time need not be the lowest
+       * number (a more urgent frame left first): acked moves past it once every frame below it
+       * is acknowledged or given up too */
+      uint32_t off = oldest->rseq - d->acked;
+      if (off < 32) d->given_up |= 1u << off;
+      acked_to_locked(d, d->acked);
       d->stats.abandoned++;
       node = oldest;
     } else {

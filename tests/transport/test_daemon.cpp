@@ -578,6 +578,128 @@ TEST(DaemonFakeClock, AReceiverThatRestartsGoesOnFromTheSendersOldestFrame) {
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);
 }
 
+// A control or data frame encoded as the line would bring it, handed to d's receive side.
+static void feed_frame(takt_daemon_t *d, uint8_t kind, uint8_t flags, uint16_t seq, uint32_t a,
+                       uint32_t b, uint32_t c) {
+  uint8_t payload[12];
+  memcpy(payload, &a, 4);
+  memcpy(payload + 4, &b, 4);
+  memcpy(payload + 8, &c, 4);
+  takt_frame_header_t h{};
+  h.kind = kind;
+  h.flags = flags;
+  h.seq = seq;
+  h.stream = kind == TAKT_FRAME_DATA ? 0 : 1;
+  h.priority = kind == TAKT_FRAME_DATA ? 5 : 255;
+  h.entity = kind == TAKT_FRAME_DATA ? 7 : 0;
+  h.length = kind == TAKT_FRAME_DATA ? 4 : 12;
+  uint8_t wire[TAKT_FRAME_WIRE_MAX(12)];
+  int32_t n = takt_frame_encode(&h, payload, wire, sizeof wire);
+  ASSERT_GT(n, 0);
+  takt_daemon_link_handlers(d).on_receive(d, wire, static_cast<uint32_t>(n));
+}
+
+// The sender restarts and sends four frames before its first HEARTBEAT reaches the receiver,
+// which expects 3 of the old stream: the new 3 is not taken for the old stream's (it was
+// delivered at once, and again once the HEARTBEAT had told the restart: 7, 4, 5, 6, 7). Its
+// DATA frames carry their incarnation's tag; frames of another are dropped and come again.
+TEST(DaemonFakeClock, ARestartedSendersFramesBeforeItsHeartbeatAreNotTheOldStreams) {
+  Line line;
+  line.cfg.incarnation = 0x11;  // a's incarnations are the test's: their tags differ
+  line.restart(line.a, line.to_a, line.la);
+  send_values(line.a, {1, 2, 3});
+  line.run_until(10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2, 3}));
+  line.cfg.incarnation = 0x22;
+  line.restart(line.a, line.to_a, line.la);
+  send_values(line.a, {4, 5, 6, 7});
+  line.run_until(line.tc.now() + 10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{4, 5, 6, 7}));
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.peer_restarts, 1u);
+  EXPECT_GE(sb.rx_other_incarnation, 1u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);
+}
+
+// An ACKNACK the receiver sent to the sender's earlier incarnation arrives after the restart,
+// when its numbers are within what the new one sent: its tag tells, and it frees nothing (taken,
+// it acknowledged 0 and 1, which the receiver never had).
+TEST(DaemonFakeClock, AnAcknackForTheSendersEarlierIncarnationFreesNothing) {
+  Line line;
+  line.cfg.incarnation = 0x11;
+  line.restart(line.a, line.to_a, line.la);
+  send_values(line.a, {1, 2});
+  line.run_until(10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2}));
+  line.cfg.incarnation = 0x22;
+  line.restart(line.a, line.to_a, line.la);
+  bool lose = true;
+  line.drop = [&](const Seen &e) { return lose && e.to == 'b'; };
+  send_values(line.a, {3, 4});
+  line.run_until(line.tc.now() + 4 * kLine);  // both left the line (and were lost)
+  feed_frame(line.a, TAKT_FRAME_ACKNACK, takt_frame_inc_tag(0x11), 0, 2, 0, 2);  // base 2, upto 2
+  takt_daemon_stats_t sa;
+  takt_daemon_get_stats(line.a, &sa);
+  EXPECT_EQ(sa.acknacks_ignored, 1u);
+  EXPECT_EQ(takt_daemon_unacknowledged(line.a), 2u);
+  lose = false;
+  line.run_until(line.tc.now() + 10 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{3, 4}));
+  EXPECT_EQ(takt_daemon_unacknowledged(line.a), 0u);
+}
+
+// PoDS's reclaim (abandon_after_ns) gives up the oldest pending frame by send time, which need
+// not be the lowest number: a more urgent frame left first. The stream goes on past it once the
+// frames below it are acknowledged (before, acked stopped at it, every HEARTBEAT named it first,
+// nobody had it any more, and the receiver held everything after it for good).
+TEST(DaemonFakeClock, AFrameGivenUpAboveAPendingOneIsSkippedOnceThatOneArrives) {
+  Line line;
+  line.cfg.tx_nodes = 3;
+  line.cfg.abandon_after_ns = kTimeout / 2;
+  line.restart(line.a, line.to_a, line.la);
+  bool lose = true;
+  line.drop = [&](const Seen &e) { return lose && e.to == 'b'; };
+  auto send = [&](uint32_t v, uint8_t priority, bool reliable) {
+    takt_frame_header_t h = reliable_hdr();
+    h.priority = priority;
+    if (!reliable) h.flags = 0;
+    return takt_daemon_send(line.a, &h, reinterpret_cast<const uint8_t *>(&v), 4);
+  };
+  ASSERT_EQ(send(10, 5, false), TAKT_OK);   // on the line first
+  ASSERT_EQ(send(100, 2, true), TAKT_OK);   // number 0, leaves last
+  ASSERT_EQ(send(200, 9, true), TAKT_OK);   // number 1, leaves before 0
+  line.run_until(kTimeout / 2 + 4 * kLine); // all three lost; nothing sent again yet
+  line.tc.advance_to(kTimeout / 2 + 4 * kLine);
+  ASSERT_EQ(send(11, 5, false), TAKT_OK);   // the free node
+  ASSERT_EQ(send(12, 5, false), TAKT_OK);   // the pool is dry: the oldest pending is given up
+  takt_daemon_stats_t sa;
+  takt_daemon_get_stats(line.a, &sa);
+  ASSERT_EQ(sa.abandoned, 1u);
+  lose = false;
+  line.run_until(line.tc.now() + 4 * kLine);
+  send_values(line.a, {300, 400});
+  line.run_until(line.tc.now() + 20 * kTimeout);
+  std::vector<uint32_t> got = taken(line.b);  // (taken by priority: 100's is the lowest)
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{11, 12, 100, 300, 400}));  // 200 was given up
+  EXPECT_EQ(takt_daemon_unacknowledged(line.a), 0u);
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_skipped, 1u);
+}
+
+// A reliable frame beyond the receiver's window (a sender with a larger window, or a number
+// widened wrong) is dropped and counted; its sender sends it again.
+TEST(DaemonFakeClock, AFrameBeyondTheWindowIsCounted) {
+  Line line;
+  feed_frame(line.b, TAKT_FRAME_DATA, TAKT_FRAME_RELIABLE, 40, 1, 2, 3);
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_ahead, 1u);
+  EXPECT_EQ(taken(line.b), std::vector<uint32_t>{});
+}
+
 // DATA 0 and its HEARTBEAT are both lost: nobody answers, and a sends DATA 0 again exactly
 // retransmit_timeout after it first went on the line.
 TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
@@ -745,8 +867,12 @@ struct SlowLine {
     auto *s = static_cast<SlowLine *>(u);
     s->arrived.push_back(s->tc.now());
   }
+  // the incarnation both sides have here: a reliable frame carries its tag in its flags, which
+  // (with its CRC) decides how many bytes are stuffed, and the times here are counted in bytes
+  static constexpr uint32_t kIncarnation = 0x15;
   void open(takt_daemon_config_t c) {
     c.max_payload = 64;
+    c.incarnation = kIncarnation;
     ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &a), TAKT_OK);
     c.on_data = on_data;
     c.user = this;
@@ -785,6 +911,7 @@ struct SlowLine {
 int64_t wire_bytes(takt_frame_header_t h, const std::vector<uint8_t> &payload) {
   h.length = static_cast<uint16_t>(payload.size());
   if (h.flags != 0) h.stream = 1;
+  if ((h.flags & TAKT_FRAME_RELIABLE) != 0) h.flags |= takt_frame_inc_tag(SlowLine::kIncarnation);
   std::vector<uint8_t> wire(TAKT_FRAME_WIRE_MAX(64));
   return takt_frame_encode(&h, payload.data(), wire.data(), static_cast<uint32_t>(wire.size()));
 }
