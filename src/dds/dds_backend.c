@@ -82,7 +82,7 @@ static takt__dds_route_t *send_route(takt_dds_t *d, uint16_t entity) {
 /* CDR little endian encapsulation (00 01) at p: anything else is not a CDR type support's output */
 static bool is_cdr(const uint8_t *p, uint32_t len) { return len >= 4 && p[0] == 0x00 && p[1] == 0x01; }
 
-static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
+static bool write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
                       int64_t t_info, int64_t deadline, struct ddsi_serdata *made);
 static struct ddsi_serdata *topic_serdata(takt_dds_t *d, takt__dds_route_t *r, const uint8_t *bytes,
                                           uint32_t len, int64_t t_info, int64_t deadline,
@@ -154,16 +154,18 @@ static takt_err_t send_msg(takt_dds_t *d, const takt_bridge_msg_t *m, const uint
   takt__dds_lane_t *l = &d->lanes[r->lane];
   takt__lock_take(&l->lock);
   if (l->stopping || l->head - l->tail == d->tx_cap) {
+    bool stopping = l->stopping;
     takt__lock_give(&l->lock);
     if (made != NULL) ddsi_serdata_unref(made); /* its block back to the pool */
+    if (stopping) return TAKT_ESTATE; /* the backend stops: nothing more is sent */
     takt__dds_count(&d->stats.tx_queue_full);
     return TAKT_EFULL; /* declared policy: the newest is refused, everything queued is kept */
   }
   if (may_direct && !l->direct && l->head == l->tail) {
     l->direct = true;
     takt__lock_give(&l->lock);
-    write_one(d, m->entity, bytes, len, m->t_info, m->deadline, made);
-    takt__dds_count(&d->stats.direct);
+    if (write_one(d, m->entity, bytes, len, m->t_info, m->deadline, made))
+      takt__dds_count(&d->stats.direct); /* of written */
     takt__lock_take(&l->lock);
     l->direct = false;
     /* what was queued meanwhile, or a stop waiting for this write, is the writer thread's now */
@@ -309,8 +311,8 @@ static struct ddsi_serdata *topic_serdata(takt_dds_t *d, takt__dds_route_t *r, c
  * sender holding the lane's `direct`), and a route sends through one lane only: the service
  * routes' sequence numbers and request order are written here. made: an exported topic's serdata
  * the sender made already (topic_serdata; bytes unused, the reference handed on), or NULL: made
- * here. */
-static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
+ * here. Whether it was written (counted in written; else in write_errors or where it was refused). */
+static bool write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint32_t len,
                       int64_t t_info, int64_t deadline, struct ddsi_serdata *made) {
   bool answer = (entity & TAKT_BRIDGE_ANSWER_BIT) != 0;
   takt__dds_route_t *r = &d->routes[entity & ~TAKT_BRIDGE_ANSWER_BIT];
@@ -327,7 +329,7 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     bool has_id = false;
     sd = reply_out(d, r, bytes, len, id, &has_id);
     wr = r->endpoint2;
-    if (sd == NULL) return; /* nothing to write (counted) */
+    if (sd == NULL) return false; /* nothing to write (counted) */
     numbered = &r->reply_seq;
     /* filed under the number this sample gets, before it can leave */
     if (has_id && r->ids_registered) takt__dds_replyid_put(&r->reply_ids, r->reply_seq + 1, id);
@@ -348,11 +350,12 @@ static void write_one(takt_dds_t *d, uint16_t entity, const uint8_t *bytes, uint
     /* no number given: no reply can name this call, which only expires */
     if (plain_request)
       __atomic_store_n(&r->calls[TAKT_BRIDGE_CORR_SLOT(get_u32(bytes))].seq, INT64_MAX, __ATOMIC_RELAXED);
-  } else {
-    if (numbered != NULL) (*numbered)++;
-    if (made != NULL) takt__dds_count(&d->stats.pooled);
-    takt__dds_count(&d->stats.written);
+    return false;
   }
+  if (numbered != NULL) (*numbered)++;
+  if (made != NULL) takt__dds_count(&d->stats.pooled);
+  takt__dds_count(&d->stats.written);
+  return true;
 }
 
 static void tx_main(void *arg) {
@@ -385,7 +388,7 @@ static void tx_main(void *arg) {
         }
         r->unacked += s->len;
       }
-      write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline, s->sd);
+      (void)write_one(d, (uint16_t)s->route, s->bytes, s->len, s->t_info, s->deadline, s->sd);
     }
     takt__lock_take(&l->lock);
     l->tail = head;
@@ -657,8 +660,13 @@ static void take_route(takt_dds_t *d, uint32_t idx) {
     if (n <= 0) return;
     if (si.valid_data) {
       uint32_t size = ddsi_serdata_size(sd);
-      /* a topic's sample may carry takt's stamp beyond max_payload (checked again without it) */
-      uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM : d->max_payload - at;
+      /* a topic's sample may carry takt's stamp beyond max_payload (checked again without it); a
+       * service's, rmw_cyclonedds's identity: what the bridge gets is the header and the body
+       * without it, at most max_payload, as a takt peer's send_msg allows (raw bodies as CDR
+       * uint8[] take 8 bytes more on the wire there, and are 8 bytes shorter at most) */
+      uint32_t room = at == 0 ? d->max_payload + TAKT__DDS_STAMP_ROOM
+                              : d->max_payload - at +
+                                    (r->mapping == TAKT_DDS_SERVICE_CYCLONE ? ID_BYTES : 0u);
       if (size > room) {
         takt__dds_count(&d->stats.oversize);
       } else if (r->kind == TAKT__DDS_TOPIC_IN) {
@@ -1316,7 +1324,8 @@ static void publish_route(takt_dds_t *d) {
 static takt_err_t route_buffer(takt_dds_t *d, takt__dds_route_t *r) {
   r->owner = d;
   if (r->kind == TAKT__DDS_TOPIC_IN) return TAKT_OK;
-  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload);
+  /* the header the bridge expects, then the sample with rmw_cyclonedds's identity still in it */
+  r->rx_buf = takt__context_alloc(d->ctx, (size_t)d->max_payload + ID_BYTES);
   return r->rx_buf != NULL ? TAKT_OK : TAKT_ENOMEM;
 }
 
