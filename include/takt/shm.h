@@ -114,7 +114,9 @@ typedef struct takt_shm_sample {
 takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, takt_shm_t **out);
 /** Stop the receive thread, free this process's publishers, subscribers, loans and views in the
  * segment (routes: their local subscriptions and publishers too: after the executor serving their
- * node has stopped), and unmap it (the segment stays for the others). */
+ * node has stopped), and unmap it (the segment stays for the others). An executor this handle
+ * serves (takt_shm_serve) keeps it as a source: destroy that executor first, or never spin it
+ * again (as takt_bridge_destroy asks of a bridge's). */
 takt_err_t takt_shm_detach(takt_shm_t *shm);
 /** Remove the domain's segment name (processes attached keep it). TAKT_ENOENT if none. */
 takt_err_t takt_shm_unlink(const char *domain);
