@@ -185,6 +185,8 @@ int main(int argc, char **argv) {
          (unsigned long long)bulk_arrived, (unsigned long long)bulk_before, (long long)took);
   for (long i = 0; i < got; i++) printf("%s%lld", i ? ", " : "", (long long)rx.samples[i]);
   printf("]}\n");
+  takt_daemon_detach(a); /* nothing more sent on the links */
+  takt_daemon_detach(b);
   takt_link_close(la);
   takt_link_close(lb);
   takt_daemon_destroy(a);

@@ -257,6 +257,7 @@ int main(int argc, char **argv) {
     }
     takt_executor_stop(me.exec);
     takt_thread_join(&th);
+    takt_daemon_detach(me.daemon); /* nothing more sent on the link */
     takt_link_close(link);
     takt_executor_destroy(me.exec);
     takt_bridge_destroy(me.bridge);
@@ -293,6 +294,7 @@ int main(int argc, char **argv) {
          (long long)st.latency.max, (unsigned long long)(ds.retransmissions + ds.timeouts),
          low.latency.mean, (long long)low.latency.max, (unsigned long long)es.holds);
   if (preempt) takt_bridge_stop(me.bridge); /* its input thread publishes to the executor's jobs */
+  takt_daemon_detach(me.daemon); /* nothing more sent on the link */
   takt_link_close(link);
   takt_executor_destroy(me.exec);
   takt_bridge_destroy(me.bridge);

@@ -197,6 +197,7 @@ static takt_shm_t *shm_open_domain(takt_context_t *ctx) {
 }
 
 static void close_side(side_t *s) {
+  takt_daemon_detach(s->d); /* nothing more sent on the link */
   takt_link_close(s->l);
   takt_bridge_destroy(s->b);
   takt_daemon_destroy(s->d);

@@ -217,6 +217,7 @@ static int open_side(takt_context_t *ctx, side_t *s, const char *name, const cha
 }
 
 static void close_side(side_t *s) {
+  takt_daemon_detach(s->d); /* nothing more sent on the link */
   takt_link_close(s->l);
   takt_bridge_destroy(s->b);
   takt_daemon_destroy(s->d);

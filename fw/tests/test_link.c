@@ -167,6 +167,7 @@ void test_link_reliable(void) {
   CHECK(ds.tx_frames >= count);
   CHECK_EQ(us.rx_overruns, 0);
   CHECK_EQ(us.rx_dropped, 0);
+  takt_daemon_detach(g_daemon); /* nothing more sent on the link */
   takt_link_close(link);
   takt_daemon_destroy(g_daemon);
   takt_context_destroy(ctx);
@@ -275,6 +276,7 @@ void test_link_bad_input(void) {
   CHECK_EQ(us.rx_overruns, 0);
 
   CHECK_EQ(takt_executor_destroy(g_exec), TAKT_OK);
+  takt_daemon_detach(g_daemon); /* nothing more sent on the link */
   takt_link_close(link);
   takt_bridge_destroy(bridge);
   takt_daemon_destroy(g_daemon);
@@ -355,6 +357,7 @@ static void link_preempt(bool resume) {
    * bytes' time (the paced line: 86.8 us a byte); the bound above only catches a stall */
   CHECK(took > 1030 * 86800LL && took < 5 * TAKT_NS_PER_S);
   takt_sleep_until(takt_time_now() + 200 * 1000000LL); /* QEMU hands the bytes to the terminal */
+  takt_daemon_detach(g_daemon); /* nothing more sent on the link */
   takt_link_close(link);
   takt_daemon_destroy(g_daemon);
   takt_context_destroy(ctx);

@@ -232,7 +232,13 @@ takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
 /** Start using link (opened with the daemon's handlers). TAKT_ESIZE if the link's max_frame is
  * below TAKT_FRAME_WIRE_MAX(max_payload) (or a control frame's, if that is larger). */
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
-/** Detach and give the memory back (close the link first). */
+/** Stop using the link: nothing more is sent on it (the timer thread's retransmissions, answers
+ * to frames still arriving). Call it before takt_link_close: between the close and
+ * takt_daemon_destroy the timer thread would otherwise send on a link whose memory is gone. What
+ * the link's handlers still bring until it is closed is taken as before. */
+void takt_daemon_detach(takt_daemon_t *d);
+/** Give the memory back (takt_daemon_detach, then close the link, first: the link calls into the
+ * daemon). */
 void takt_daemon_destroy(takt_daemon_t *d);
 /**
  * Do what is due at the clock's now (retransmission timeouts) and return when the next thing is

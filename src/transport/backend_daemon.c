@@ -79,7 +79,10 @@ static void db_stop(void *self) {
 
 static void db_destroy(void *self) {
   daemon_backend_t *db = self;
-  if (db->link != NULL) takt_link_close(db->link); /* first: it calls into the daemon */
+  if (db->link != NULL) { /* first: it calls into the daemon */
+    takt_daemon_detach(db->d); /* and the daemon's timer thread no longer sends on it */
+    takt_link_close(db->link);
+  }
   if (db->owns_daemon) takt_daemon_destroy(db->d);
   takt__context_free(db->ctx, db);
 }

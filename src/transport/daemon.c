@@ -1026,6 +1026,13 @@ takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link) {
   return TAKT_OK;
 }
 
+void takt_daemon_detach(takt_daemon_t *d) {
+  if (d == NULL) return;
+  dlock_take(d);
+  d->link = NULL; /* start_next_locked sends nothing from now on */
+  dlock_give(d);
+}
+
 void takt_daemon_destroy(takt_daemon_t *d) {
   if (d == NULL) return;
   if (d->timer_running) {

@@ -700,6 +700,23 @@ TEST(DaemonFakeClock, AFrameBeyondTheWindowIsCounted) {
   EXPECT_EQ(taken(line.b), std::vector<uint32_t>{});
 }
 
+// A daemon detached from its link sends nothing more on it: a frame left unacknowledged is not
+// sent again at its timeout (its link may be closed by then: its memory gone).
+TEST(DaemonFakeClock, ADetachedDaemonSendsNothingMoreOnItsLink) {
+  Line line;
+  line.drop = [&](const Seen &e) { return e.to == 'b'; };
+  send_values(line.a, {1});
+  line.run_until(4 * kLine);
+  takt_link_stats_t before, after;
+  takt_link_get_stats(line.la, &before);
+  EXPECT_GE(before.sent_frames, 1u);
+  takt_daemon_detach(line.a);
+  line.run_until(10 * kTimeout);
+  takt_link_get_stats(line.la, &after);
+  EXPECT_EQ(after.sent_frames, before.sent_frames);
+  EXPECT_EQ(takt_daemon_unacknowledged(line.a), 1u);
+}
+
 // DATA 0 and its HEARTBEAT are both lost: nobody answers, and a sends DATA 0 again exactly
 // retransmit_timeout after it first went on the line.
 TEST(DaemonFakeClock, AnUnansweredFrameIsResentExactlyAtTheTimeout) {
