@@ -878,55 +878,88 @@ static void start_graph(takt_dds_t *d) {
 /* ---- type names that do not match ----------------------------------------------------------- */
 
 /* A remote endpoint on one of our topics whose type name differs never matches ours (DDS matches
- * by topic and type name): count it and say so once, rather than stay silent. only: the route to
- * check (its creation), or UINT32_MAX for all of them (a newly discovered endpoint). */
-static void check_types(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t only) {
+ * by topic and type name): count it and say so once, rather than stay silent. */
+typedef struct {
+  char text[4][720]; /* said after the lock is let go */
+  int n;
+} type_reports_t;
+
+/* The n endpoints read from rd against route only, or every route (UINT32_MAX). types_mx held. */
+static void check_endpoints(takt_dds_t *d, dds_entity_t rd, void **buf, const dds_sample_info_t *si,
+                            dds_return_t n, uint32_t only, type_reports_t *rep) {
+  uint32_t nr = n_routes(d);
+  for (dds_return_t i = 0; i < n; i++) {
+    const dds_builtintopic_endpoint_t *ep = buf[i];
+    if (!si[i].valid_data || ep->topic_name == NULL || ep->type_name == NULL ||
+        memcmp(&ep->participant_key, &d->self_guid, sizeof d->self_guid) == 0)
+      continue;
+    for (uint32_t k = 0; k < nr; k++) {
+      if (only != UINT32_MAX && k != only) continue;
+      const takt__dds_route_t *r = &d->routes[k];
+      const char *ours = strcmp(r->topic_name, ep->topic_name) == 0   ? r->type_name
+                         : strcmp(r->topic_name2, ep->topic_name) == 0 ? r->type_name2
+                                                                       : NULL;
+      if (ours == NULL || strcmp(ours, ep->type_name) == 0) continue;
+      takt__dds_count(&d->stats.type_mismatch);
+      if (rep->n < 4)
+        snprintf(rep->text[rep->n++], sizeof rep->text[0],
+                 "takt dds: %.150s: a %s of type %.240s elsewhere does not match this side's "
+                 "%.240s (not connected)", ep->topic_name, rd == d->builtin[0] ? "writer" : "reader",
+                 ep->type_name, ours);
+    }
+  }
+}
+
+/* Newly discovered endpoints (not read yet), against every route; each is read once. */
+static void on_discovered(dds_entity_t rd, void *arg) {
+  takt_dds_t *d = arg;
   void *buf[16];
   dds_sample_info_t si[16];
-  char report[4][720]; /* said after the lock is let go */
-  int n_report = 0;
+  type_reports_t rep = {.n = 0};
   takt_mutex_lock(&d->types_mx);
   for (;;) {
     memset(buf, 0, sizeof buf); /* NULL: Cyclone lends its samples */
-    dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, mask);
+    dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, DDS_NOT_READ_SAMPLE_STATE);
     if (n <= 0) break;
-    uint32_t nr = n_routes(d);
-    for (dds_return_t i = 0; i < n; i++) {
-      const dds_builtintopic_endpoint_t *ep = buf[i];
-      if (!si[i].valid_data || ep->topic_name == NULL || ep->type_name == NULL ||
-          memcmp(&ep->participant_key, &d->self_guid, sizeof d->self_guid) == 0)
-        continue;
-      for (uint32_t k = 0; k < nr; k++) {
-        if (only != UINT32_MAX && k != only) continue;
-        const takt__dds_route_t *r = &d->routes[k];
-        const char *ours = strcmp(r->topic_name, ep->topic_name) == 0   ? r->type_name
-                           : strcmp(r->topic_name2, ep->topic_name) == 0 ? r->type_name2
-                                                                         : NULL;
-        if (ours == NULL || strcmp(ours, ep->type_name) == 0)
-          continue;
-        takt__dds_count(&d->stats.type_mismatch);
-        if (n_report < 4)
-          snprintf(report[n_report++], sizeof report[0],
-                   "takt dds: %.150s: a %s of type %.240s elsewhere does not match this side's "
-                   "%.240s (not connected)", ep->topic_name, rd == d->builtin[0] ? "writer" : "reader",
-                   ep->type_name, ours);
-      }
-    }
+    check_endpoints(d, rd, buf, si, n, UINT32_MAX, &rep);
     (void)dds_return_loan(rd, buf, n);
-    if (mask != DDS_NOT_READ_SAMPLE_STATE) break; /* a full scan reads each once */
   }
   takt_mutex_unlock(&d->types_mx);
-  for (int i = 0; i < n_report; i++) fprintf(stderr, "%s\n", report[i]);
+  for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
 
-static void on_discovered(dds_entity_t rd, void *arg) {
-  check_types(arg, rd, DDS_NOT_READ_SAMPLE_STATE, UINT32_MAX);
-}
-
-/* A new route: the endpoints discovered already, against it alone. */
+/* A new route (published already, so on_discovered checks what is not read yet against it too):
+ * the endpoints read before, against it alone. A read of read samples changes nothing, so they
+ * are read in one call, into room that grows until they fit (route creation: not a path a
+ * callback reaches); 16 at most if the context has no room. */
+#define TYPE_SCAN_MAX 16384u
 static void check_route_types(takt_dds_t *d, uint32_t idx) {
-  for (int k = 0; k < 2; k++)
-    if (d->builtin[k] > 0) check_types(d, d->builtin[k], DDS_ANY_STATE, idx);
+  const uint32_t mask = DDS_READ_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ANY_INSTANCE_STATE;
+  type_reports_t rep = {.n = 0};
+  for (int k = 0; k < 2; k++) {
+    dds_entity_t rd = d->builtin[k];
+    if (rd <= 0) continue;
+    void *small_buf[16];
+    dds_sample_info_t small_si[16];
+    for (uint32_t cap = 64;; cap *= 2) {
+      void **buf = takt__context_alloc(d->ctx, cap * sizeof(void *));
+      dds_sample_info_t *si = buf != NULL ? takt__context_alloc(d->ctx, cap * sizeof *si) : NULL;
+      uint32_t room = si != NULL ? cap : 16u;
+      void **b = si != NULL ? buf : small_buf;
+      dds_sample_info_t *s = si != NULL ? si : small_si;
+      memset(b, 0, room * sizeof(void *)); /* NULL: Cyclone lends its samples */
+      takt_mutex_lock(&d->types_mx);
+      dds_return_t n = dds_read_mask(rd, b, s, room, room, mask);
+      bool more = n == (dds_return_t)room && si != NULL && cap < TYPE_SCAN_MAX;
+      if (n > 0 && !more) check_endpoints(d, rd, b, s, n, idx, &rep);
+      if (n > 0) (void)dds_return_loan(rd, b, n);
+      takt_mutex_unlock(&d->types_mx);
+      if (si != NULL) takt__context_free(d->ctx, si);
+      if (buf != NULL) takt__context_free(d->ctx, buf);
+      if (!more) break;
+    }
+  }
+  for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
 
 /* ---- backend operations --------------------------------------------------------------------- */

@@ -820,6 +820,33 @@ TEST(DdsBridge, TypeNameMismatchIsReported) {
   EXPECT_EQ(b.stats().received, 0u);
 }
 
+// A route made after many endpoints were discovered (a ROS 2 graph has dozens: every node's
+// parameter services) is checked against all of them: the one of another type behind 24 others
+// is reported (the scan at a route's creation read the first 16 and stopped).
+TEST(DdsBridge, TypeNameMismatchBehindManyEndpointsIsReported) {
+  Side b;
+  b.open("dds_test/many_mm", &std_msgs__Int32__type_cdr);
+  dds_entity_t pp = dds_create_participant(test_domain(), nullptr, nullptr);
+  ASSERT_GT(pp, 0);
+  dds_qos_t *q = dds_create_qos();
+  dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
+  for (int i = 0; i <= 24; i++) {  // 24 others, then the one on b's topic
+    struct ddsi_sertype *st = takt__dds_sertype_new("takt::msg::dds_::Bytes16_");
+    std::string name = i < 24 ? "rt/dds_test/filler" + std::to_string(i) : "rt/dds_test/many_mm";
+    dds_entity_t tp = dds_create_topic_sertype(pp, name.c_str(), &st, q, nullptr, nullptr);
+    ASSERT_GT(tp, 0) << name;
+    ASSERT_GT(dds_create_writer(pp, tp, q, nullptr), 0) << name;
+  }
+  dds_delete_qos(q);
+  b.spin_ms(200);  // discovered before the route is made
+  EXPECT_EQ(b.stats().type_mismatch, 0u);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  b.listen(&qos);
+  EXPECT_TRUE(spin_until([&] { return b.stats().type_mismatch >= 1; }, {&b}))
+      << b.stats().type_mismatch;
+  dds_delete(pp);
+}
+
 // A topic whose type support has no codec (bytes of its size, as the system file's topics)
 // travels as CDR uint8[]: takt -> takt arrives intact; a sample of another length is refused by
 // the bridge (decode_errors) and one whose count does not fit its length is malformed.
