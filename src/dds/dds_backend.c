@@ -913,52 +913,38 @@ static void check_endpoints(takt_dds_t *d, dds_entity_t rd, void **buf, const dd
 /* Newly discovered endpoints (not read yet), against every route; each is read once. */
 static void on_discovered(dds_entity_t rd, void *arg) {
   takt_dds_t *d = arg;
-  void *buf[16];
-  dds_sample_info_t si[16];
   type_reports_t rep = {.n = 0};
   takt_mutex_lock(&d->types_mx);
   for (;;) {
-    memset(buf, 0, sizeof buf); /* NULL: Cyclone lends its samples */
-    dds_return_t n = dds_read_mask(rd, buf, si, 16, 16, DDS_NOT_READ_SAMPLE_STATE);
+    memset(d->types_buf, 0, sizeof d->types_buf); /* NULL: Cyclone lends its samples */
+    dds_return_t n = dds_read_mask(rd, d->types_buf, d->types_si, TAKT__DDS_TYPE_SCAN,
+                                   TAKT__DDS_TYPE_SCAN, DDS_NOT_READ_SAMPLE_STATE);
     if (n <= 0) break;
-    check_endpoints(d, rd, buf, si, n, UINT32_MAX, &rep);
-    (void)dds_return_loan(rd, buf, n);
+    check_endpoints(d, rd, d->types_buf, d->types_si, n, UINT32_MAX, &rep);
+    (void)dds_return_loan(rd, d->types_buf, n);
   }
   takt_mutex_unlock(&d->types_mx);
   for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
 
 /* A new route (published already, so on_discovered checks what is not read yet against it too):
- * the endpoints read before, against it alone. A read of read samples changes nothing, so they
- * are read in one call, into room that grows until they fit (route creation: not a path a
- * callback reaches); 16 at most if the context has no room. */
-#define TYPE_SCAN_MAX 16384u
+ * the endpoints read before, against it alone (a read of read samples changes nothing: the first
+ * TAKT__DDS_TYPE_SCAN of them). */
 static void check_route_types(takt_dds_t *d, uint32_t idx) {
   const uint32_t mask = DDS_READ_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ANY_INSTANCE_STATE;
   type_reports_t rep = {.n = 0};
+  takt_mutex_lock(&d->types_mx);
   for (int k = 0; k < 2; k++) {
     dds_entity_t rd = d->builtin[k];
     if (rd <= 0) continue;
-    void *small_buf[16];
-    dds_sample_info_t small_si[16];
-    for (uint32_t cap = 64;; cap *= 2) {
-      void **buf = takt__context_alloc(d->ctx, cap * sizeof(void *));
-      dds_sample_info_t *si = buf != NULL ? takt__context_alloc(d->ctx, cap * sizeof *si) : NULL;
-      uint32_t room = si != NULL ? cap : 16u;
-      void **b = si != NULL ? buf : small_buf;
-      dds_sample_info_t *s = si != NULL ? si : small_si;
-      memset(b, 0, room * sizeof(void *)); /* NULL: Cyclone lends its samples */
-      takt_mutex_lock(&d->types_mx);
-      dds_return_t n = dds_read_mask(rd, b, s, room, room, mask);
-      bool more = n == (dds_return_t)room && si != NULL && cap < TYPE_SCAN_MAX;
-      if (n > 0 && !more) check_endpoints(d, rd, b, s, n, idx, &rep);
-      if (n > 0) (void)dds_return_loan(rd, b, n);
-      takt_mutex_unlock(&d->types_mx);
-      if (si != NULL) takt__context_free(d->ctx, si);
-      if (buf != NULL) takt__context_free(d->ctx, buf);
-      if (!more) break;
-    }
+    memset(d->types_buf, 0, sizeof d->types_buf);
+    dds_return_t n = dds_read_mask(rd, d->types_buf, d->types_si, TAKT__DDS_TYPE_SCAN,
+                                   TAKT__DDS_TYPE_SCAN, mask);
+    if (n <= 0) continue;
+    check_endpoints(d, rd, d->types_buf, d->types_si, n, idx, &rep);
+    (void)dds_return_loan(rd, d->types_buf, n);
   }
+  takt_mutex_unlock(&d->types_mx);
   for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
 

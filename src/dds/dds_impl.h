@@ -3,6 +3,10 @@
 #ifndef TAKT_DDS_IMPL_H
 #define TAKT_DDS_IMPL_H
 
+/* Endpoints of other participants read at once from a builtin reader: a new route is checked
+ * against the first this many known already (the discovery listener reads new ones in rounds). */
+#define TAKT__DDS_TYPE_SCAN 256u
+
 #include <dds/dds.h>
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsi/ddsi_sertype.h>
@@ -324,6 +328,10 @@ struct takt_dds {
                                    participants' endpoints, checked for a type name mismatch */
   takt_mutex_t types_mx;        /* one reader of them at a time: Cyclone's listener thread (new
                                    endpoints) and a route's creation (those already known) */
+  /* types_mx: every read of the two readers, with one capacity (Cyclone lends its samples and
+     fills as many pointers as its cached loan holds, which the largest read made) */
+  void *types_buf[TAKT__DDS_TYPE_SCAN];
+  dds_sample_info_t types_si[TAKT__DDS_TYPE_SCAN];
   dds_guid_t self_guid;
   struct ddsi_sertype *graph_st;
   char graph_node[TAKT__DDS_NAME_MAX]; /* "" until start (then the bridge node's name) */
