@@ -1053,6 +1053,29 @@ TEST_P(DdsService, BytesServicesTravelAsOctetSequences) {
   EXPECT_EQ(b.stats().requests_dropped, 0u);
 }
 
+// b's takt service `name` (callback cb) exported over DDS, imported by a with a client of it
+// (*cli): both sides started, the service matched both ways.
+static void served_over_dds(Side &a, Side &b, const std::string &name, const char *srv_type,
+                            const takt_type_support_t *req, const takt_type_support_t *resp,
+                            takt_service_cb cb, takt_dds_service_mapping_t mapping,
+                            takt_client_t **cli) {
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(b.node, name.c_str(), req, resp, cb, nullptr, nullptr, &srv), TAKT_OK);
+  b.service = srv;
+  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), srv_type, req, resp, 5, mapping),
+            TAKT_OK);
+  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), srv_type, req, resp, 5, mapping),
+            TAKT_OK);
+  a.start();
+  b.start();
+  ASSERT_EQ(takt_client_create(a.node, name.c_str(), req, resp, nullptr, nullptr, nullptr, cli), TAKT_OK);
+  a.client = *cli;
+  ASSERT_TRUE(spin_until([&] {
+    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
+           takt_dds_service_matched(b.dds, name.c_str()) == 1;
+  }, {&a, &b}));
+}
+
 // Requests and replies as large as a route sends (max_payload, 4096 here; bytes travel as CDR
 // uint8[], 8 bytes more) reach the other side with either mapping: rmw_cyclonedds's identity
 // (16 bytes in the sample) is room the receiver keeps too (it counted such a request oversize,
@@ -1071,25 +1094,9 @@ TEST_P(DdsService, TheLargestRequestsAndRepliesArrive) {
   b.open("dds_test/unused_lb", &std_msgs__String__type_cdr);
   static const takt_type_support_t big = {"takt/Bytes4080", nullptr, 4080, nullptr, nullptr};
   std::string name = std::string("mirror_") + (GetParam() == TAKT_DDS_SERVICE_CYCLONE ? "c" : "p");
-  takt_service_t *srv;
-  ASSERT_EQ(takt_service_create(b.node, name.c_str(), &big, &big, mirror4080, nullptr, nullptr, &srv),
-            TAKT_OK);
-  b.service = srv;
-  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), "takt/Bytes4080", &big, &big, 5,
-                                    GetParam()),
-            TAKT_OK);
-  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), "takt/Bytes4080", &big, &big, 5,
-                                    GetParam()),
-            TAKT_OK);
-  a.start();
-  b.start();
   takt_client_t *cli;
-  ASSERT_EQ(takt_client_create(a.node, name.c_str(), &big, &big, nullptr, nullptr, nullptr, &cli), TAKT_OK);
-  a.client = cli;
-  ASSERT_TRUE(spin_until([&] {
-    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
-           takt_dds_service_matched(b.dds, name.c_str()) == 1;
-  }, {&a, &b}));
+  ASSERT_NO_FATAL_FAILURE(
+      served_over_dds(a, b, name, "takt/Bytes4080", &big, &big, mirror4080, GetParam(), &cli));
   std::vector<uint8_t> q(4080), r(4080);
   for (int i = 0; i < 4080; i++) q[i] = (uint8_t)(i * 7);
   takt_future_t f;
@@ -1113,30 +1120,11 @@ TEST_P(DdsService, AFailedAnswerIsNotCountedAsWritten) {
   a.open("dds_test/unused_fa", &std_msgs__String__type_cdr);
   b.open("dds_test/unused_fb", &std_msgs__String__type_cdr);
   std::string name = std::string("refuse_") + (GetParam() == TAKT_DDS_SERVICE_CYCLONE ? "c" : "p");
-  takt_service_t *srv;
-  ASSERT_EQ(takt_service_create(b.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
-                                &std_srvs__SetBoolResponse__type_cdr, refuse, nullptr, nullptr, &srv),
-            TAKT_OK);
-  b.service = srv;
-  ASSERT_EQ(takt_dds_export_service(b.dds, b.bridge, name.c_str(), "std_srvs/SetBool",
-                                    &std_srvs__SetBoolRequest__type_cdr,
-                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
-            TAKT_OK);
-  ASSERT_EQ(takt_dds_import_service(a.dds, a.bridge, name.c_str(), "std_srvs/SetBool",
-                                    &std_srvs__SetBoolRequest__type_cdr,
-                                    &std_srvs__SetBoolResponse__type_cdr, 5, GetParam()),
-            TAKT_OK);
-  a.start();
-  b.start();
   takt_client_t *cli;
-  ASSERT_EQ(takt_client_create(a.node, name.c_str(), &std_srvs__SetBoolRequest__type_cdr,
-                               &std_srvs__SetBoolResponse__type_cdr, nullptr, nullptr, nullptr, &cli),
-            TAKT_OK);
-  a.client = cli;
-  ASSERT_TRUE(spin_until([&] {
-    return takt_dds_service_matched(a.dds, name.c_str()) == 1 &&
-           takt_dds_service_matched(b.dds, name.c_str()) == 1;
-  }, {&a, &b}));
+  ASSERT_NO_FATAL_FAILURE(served_over_dds(a, b, name, "std_srvs/SetBool",
+                                          &std_srvs__SetBoolRequest__type_cdr,
+                                          &std_srvs__SetBoolResponse__type_cdr, refuse, GetParam(),
+                                          &cli));
   std_srvs__SetBoolRequest q;
   std_srvs__SetBoolRequest__init(&q);
   takt_future_t f;

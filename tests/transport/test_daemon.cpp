@@ -578,9 +578,10 @@ TEST(DaemonFakeClock, AReceiverThatRestartsGoesOnFromTheSendersOldestFrame) {
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);
 }
 
-// A control or data frame encoded as the line would bring it, handed to d's receive side.
+// A control or data frame encoded as the line would bring it, handed to d's receive side: a
+// DATA frame carries one u32 (a) for entity 7, a control frame its three; t_info its origin.
 static void feed_frame(takt_daemon_t *d, uint8_t kind, uint8_t flags, uint16_t seq, uint32_t a,
-                       uint32_t b, uint32_t c) {
+                       uint32_t b, uint32_t c, int64_t t_info = 0) {
   uint8_t payload[12];
   memcpy(payload, &a, 4);
   memcpy(payload + 4, &b, 4);
@@ -593,6 +594,7 @@ static void feed_frame(takt_daemon_t *d, uint8_t kind, uint8_t flags, uint16_t s
   h.priority = kind == TAKT_FRAME_DATA ? 5 : 255;
   h.entity = kind == TAKT_FRAME_DATA ? 7 : 0;
   h.length = kind == TAKT_FRAME_DATA ? 4 : 12;
+  h.t_info = t_info;
   uint8_t wire[TAKT_FRAME_WIRE_MAX(12)];
   int32_t n = takt_frame_encode(&h, payload, wire, sizeof wire);
   ASSERT_GT(n, 0);
@@ -1444,22 +1446,7 @@ TEST(DaemonFakeClock, PeerClockGivesABurstOfOneOriginOneTime) {
 TEST(DaemonFakeClock, PeerClockSamplesControlFramesAndLeavesMappedOnes) {
   PeerClockLine line;
   auto feed = [&](uint8_t kind, uint8_t flags, int64_t t_info, uint32_t a, uint32_t b, uint32_t c) {
-    uint8_t payload[12];
-    memcpy(payload, &a, 4);
-    memcpy(payload + 4, &b, 4);
-    memcpy(payload + 8, &c, 4);
-    takt_frame_header_t h{};
-    h.kind = kind;
-    h.flags = flags;
-    h.stream = kind == TAKT_FRAME_DATA ? 0 : 1;
-    h.priority = kind == TAKT_FRAME_DATA ? 5 : 255;
-    h.entity = kind == TAKT_FRAME_DATA ? 3 : 0;
-    h.length = kind == TAKT_FRAME_DATA ? 4 : 12;  // a DATA frame: one u32, as take() reads
-    h.t_info = t_info;
-    uint8_t wire[TAKT_FRAME_WIRE_MAX(12)];
-    int32_t n = takt_frame_encode(&h, payload, wire, sizeof wire);
-    ASSERT_GT(n, 0);
-    takt_daemon_link_handlers(line.b).on_receive(line.b, wire, static_cast<uint32_t>(n));
+    feed_frame(line.b, kind, flags, 0, a, b, c, t_info);
   };
   auto stats = [&] { return line.stats(); };
   feed(TAKT_FRAME_ACKNACK, 0, line.mcu_now(), 0, 0, 0);  // arrives now: no line time here
