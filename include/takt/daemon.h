@@ -151,7 +151,8 @@ typedef struct takt_daemon_config {
    * CLOCK_MONOTONIC. */
   bool peer_clock;
   /** This daemon's incarnation, which tells the far side that it restarted (its numbering began
-   * again): in its HEARTBEATs, and its low six bits in its reliable DATA frames. 0 (the default):
+   * again): in its HEARTBEATs, and a six-bit tag of it in its reliable DATA frames
+   * (takt_frame_inc_tag). 0 (the default):
    * made at the start from the time, where the daemon lies and a count. A microcontroller whose
    * starts look alike (the same time since reset, the same address) may give one of its own that
    * differs from start to start: a reset count kept in backup RAM, a unique id mixed with one. */

@@ -45,11 +45,12 @@ typedef enum {
 #define TAKT_FRAME_RELIABLE 0x01 /* flags: the frame belongs to a reliable stream */
 #define TAKT_FRAME_MAPPED 0x02   /* flags: t_info is on the receiver's clock already (the sender
                                     maps clocks: takt_daemon_config_t.peer_clock) */
-/* flags of a reliable DATA frame: the low six bits of its sender's incarnation; of an ACKNACK:
- * those of the incarnation whose frames it acknowledges. 0: not told (an older peer). */
+/* flags of a reliable DATA frame: a six-bit tag of its sender's incarnation (1 + incarnation mod
+ * 63: never 0); of an ACKNACK: that of the incarnation whose frames it acknowledges. 0: not told
+ * (an older peer; an ACKNACK to a sender whose HEARTBEATs carry no incarnation). */
 #define TAKT_FRAME_INC_MASK 0xFCu
 static inline uint8_t takt_frame_inc_tag(uint32_t incarnation) {
-  return (uint8_t)((incarnation & 0x3Fu) << 2);
+  return (uint8_t)((1u + incarnation % 63u) << 2);
 }
 
 typedef struct takt_frame_header {

@@ -117,7 +117,7 @@ static void reply_bus_stats(takt_ros1_node_t *n, takt__xr_writer_t *w) {
     takt_ros1_pub_t *pub = &n->pubs[i];
     takt__lock_take(&pub->lock);
     if (pub->used) {
-      uint64_t total = 0;
+      uint64_t total = pub->sent_gone; /* as takt_ros1_pub_get_stats counts */
       for (uint32_t k = 0; k < n->cfg.max_conns; k++) total += pub->out[k].sent;
       takt__xr_w_array_begin(w);
       takt__xr_w_string(w, pub->topic);

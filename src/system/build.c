@@ -1237,7 +1237,10 @@ void takt_system_destroy(takt_system_t *s) {
   if (s == NULL) return;
   /* shared topics: nothing enters any more */
   if (s->shm != NULL) takt_shm_stop(s->shm);
-  /* links first: nothing arrives any more; the bridges' nodes leave the executor, then go */
+  /* links first: nothing arrives any more (their daemons send nothing more on them: a timer
+   * thread's retransmission, a bridge's forward); the bridges' nodes leave the executor, then go */
+  for (uint32_t i = 0; i < MAX_LINKS; i++)
+    if (s->daemons[i] != NULL) takt_daemon_detach(s->daemons[i]);
   for (uint32_t i = 0; i < MAX_LINKS; i++)
     if (s->links[i] != NULL) takt_link_close(s->links[i]);
   /* the bridges stop (their requests in flight fail) and leave the executor */

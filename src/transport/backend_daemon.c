@@ -125,6 +125,7 @@ takt_err_t takt_bridge_backend_daemon_open(takt_context_t *ctx, const char *spec
   if (rc == TAKT_OK) rc = takt_daemon_attach(d, link);
   if (rc == TAKT_OK) rc = takt_bridge_backend_daemon(ctx, d, out);
   if (rc < 0) {
+    takt_daemon_detach(d);
     takt_link_close(link);
     takt_daemon_destroy(d);
     return rc;

@@ -575,8 +575,8 @@ static void ack_locked(takt_daemon_t *d) {
   for (uint32_t i = 0; i < 32 && (int32_t)(d->expected + i - upto) < 0; i++)
     if (d->reorder[(d->expected + i) % 32] == NULL) bitmap |= 1u << i;
   /* tagged with the incarnation it answers: the sender ignores one meant for an earlier one */
-  queue_control_locked(d, &d->ack_node, TAKT_FRAME_ACKNACK, takt_frame_inc_tag(d->peer_incarnation),
-                       d->expected, bitmap, upto);
+  uint8_t tag = d->peer_incarnation != 0 ? takt_frame_inc_tag(d->peer_incarnation) : 0;
+  queue_control_locked(d, &d->ack_node, TAKT_FRAME_ACKNACK, tag, d->expected, bitmap, upto);
 }
 
 static void deliver_locked(takt_daemon_t *d, struct rx_slot *s) {
@@ -736,6 +736,21 @@ static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last,
   bool known = d->peer_incarnation != 0;
   bool restarted = (known && inc != 0 && inc != d->peer_incarnation) ||
                    (d->last_announced != 0 && (int32_t)(last + 1u - d->expected) < 0);
+  if (!known && inc != 0) {
+    /* the first incarnation heard: frames held for order that another one sent (this daemon
+     * restarted while an earlier sender's frames were on the way) go; they would be delivered in
+     * the place of this one's */
+    for (uint32_t i = 0; i < 32; i++) {
+      takt_frame_header_t fh;
+      rx_slot_t *held = d->reorder[i];
+      if (held == NULL || takt_frame_parse_header(held->frame, held->len, &fh) != TAKT_OK) continue;
+      uint8_t tag = fh.flags & TAKT_FRAME_INC_MASK;
+      if (tag == 0 || tag == takt_frame_inc_tag(inc)) continue;
+      release_slot_locked(d, held);
+      d->reorder[i] = NULL;
+      d->stats.rx_other_incarnation++;
+    }
+  }
   if (restarted) {
     for (uint32_t i = 0; i < 32; i++) {
       if (d->reorder[i] != NULL) release_slot_locked(d, d->reorder[i]);
@@ -933,8 +948,8 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
     uint64_t t = (uint64_t)takt_time_now();
     uint32_t inc = (uint32_t)t ^ (uint32_t)(t >> 32) ^ (uint32_t)(uintptr_t)d ^
                    (atomic_fetch_add(&made, 1u) + 1u) * 0x9E3779B9u;
-    if (cfg->incarnation != 0) inc = cfg->incarnation;
-    d->incarnation = (inc & 0x3Fu) != 0 ? inc : inc | 1u; /* its tag (the low six bits) too */
+    if (cfg->incarnation != 0) inc = cfg->incarnation; /* (a reset count: each differs) */
+    d->incarnation = inc != 0 ? inc : 1u;
   }
   if (d->cfg.timer_thread.name == NULL) d->cfg.timer_thread.name = "takt-daemon-rt";
   /* a thread cannot wait on a FAKE clock without racing the test that drives it */

@@ -167,6 +167,7 @@ TEST(Bridge, ChainAcrossTwoContextsKeepsTheOriginTime) {
   EXPECT_EQ(ba.unknown_entity, 0u);
   EXPECT_EQ(bm.forward_refused, 0u);
 
+  for (Side *s : {&micro, &agent}) takt_daemon_detach(s->daemon);  // nothing more sent on the links
   takt_link_close(lm);
   takt_link_close(la);
   EXPECT_EQ(takt_chain_destroy(chain), TAKT_OK);
@@ -279,6 +280,7 @@ TEST(Bridge, ServiceCalledAcrossTheLink) {
   EXPECT_EQ(ba.answers_returned, 5u);
   EXPECT_EQ(ba.decode_errors + bm.decode_errors, 0u);
   EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);  // before the stand-in service it calls
+  for (Side *s : {&micro, &agent}) takt_daemon_detach(s->daemon);
   takt_link_close(lm);
   takt_link_close(la);
   for (Side *s : {&micro, &agent}) s->close();
@@ -354,6 +356,7 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   takt_bridge_stats_t st;
   takt_bridge_get_stats(rx.bridge, &st);
   EXPECT_EQ(st.imported, 5u);
+  for (Side *s : {&tx, &rx}) takt_daemon_detach(s->daemon);
   takt_link_close(la);
   takt_link_close(lb);
   for (Side *s : {&tx, &rx}) s->close();
@@ -1113,6 +1116,8 @@ struct MicroRosLine {
   }
   ~MicroRosLine() {
     takt_bridge_destroy(b);  // first: the bridge owns the backend, which calls the daemon
+    takt_daemon_detach(a);
+    takt_daemon_detach(peer);
     takt_link_close(la);
     takt_link_close(lb);
     takt_daemon_destroy(a);

@@ -605,14 +605,14 @@ static void feed_frame(takt_daemon_t *d, uint8_t kind, uint8_t flags, uint16_t s
 // which expects 3 of the old stream: the new 3 is not taken for the old stream's (it was
 // delivered at once, and again once the HEARTBEAT had told the restart: 7, 4, 5, 6, 7). Its
 // DATA frames carry their incarnation's tag; frames of another are dropped and come again.
-TEST(DaemonFakeClock, ARestartedSendersFramesBeforeItsHeartbeatAreNotTheOldStreams) {
+static void restarted_sender_sends_four(uint32_t first_inc, uint32_t second_inc) {
   Line line;
-  line.cfg.incarnation = 0x11;  // a's incarnations are the test's: their tags differ
+  line.cfg.incarnation = first_inc;  // a's incarnations are the test's
   line.restart(line.a, line.to_a, line.la);
   send_values(line.a, {1, 2, 3});
   line.run_until(10 * kTimeout);
   EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2, 3}));
-  line.cfg.incarnation = 0x22;
+  line.cfg.incarnation = second_inc;
   line.restart(line.a, line.to_a, line.la);
   send_values(line.a, {4, 5, 6, 7});
   line.run_until(line.tc.now() + 10 * kTimeout);
@@ -622,6 +622,27 @@ TEST(DaemonFakeClock, ARestartedSendersFramesBeforeItsHeartbeatAreNotTheOldStrea
   EXPECT_EQ(sb.peer_restarts, 1u);
   EXPECT_GE(sb.rx_other_incarnation, 1u);
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);
+}
+
+TEST(DaemonFakeClock, ARestartedSendersFramesBeforeItsHeartbeatAreNotTheOldStreams) {
+  restarted_sender_sends_four(0x11, 0x22);
+  restarted_sender_sends_four(64, 65);  // a reset count: neighbours, 64 ends in six 0 bits
+}
+
+// A receiver that has heard no HEARTBEAT yet (it just started) holds a frame of an earlier
+// sender for order; the first HEARTBEAT names another incarnation: that frame goes, and the new
+// sender's frame of the same number takes its place (before, the old one was delivered instead).
+TEST(DaemonFakeClock, AFrameHeldBeforeTheFirstHeartbeatOfAnotherIncarnationGoes) {
+  Line line;
+  const uint8_t rel = TAKT_FRAME_RELIABLE;
+  feed_frame(line.b, TAKT_FRAME_DATA, rel | takt_frame_inc_tag(0x11), 3, 99, 0, 0);  // held
+  feed_frame(line.b, TAKT_FRAME_HEARTBEAT, 0, 0, 0, 3, 0x22);
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_other_incarnation, 1u);
+  for (uint16_t i = 0; i < 4; i++)
+    feed_frame(line.b, TAKT_FRAME_DATA, rel | takt_frame_inc_tag(0x22), i, 1u + i, 0, 0);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2, 3, 4}));
 }
 
 // An ACKNACK the receiver sent to the sender's earlier incarnation arrives after the restart,
