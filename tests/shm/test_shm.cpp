@@ -482,9 +482,9 @@ TEST_F(Shm, SpinningReceiverNeedsNoWakeUpCall) {
     if (takt_shm_attach(cctx, &sc, &s) != TAKT_OK) _exit(91);
     takt_shm_sub_t *sub;
     if (takt_shm_subscriber_create(s, &c, 1, &sub) != TAKT_OK) _exit(92);
-    post(ready[1]);
     takt_shm_sample_t smp;
-    if (takt_shm_take(sub, &smp) != TAKT_EAGAIN) _exit(93);
+    if (takt_shm_take(sub, &smp) != TAKT_EAGAIN) _exit(93);  // before the parent may publish
+    post(ready[1]);
     if (takt_shm_wait(s, takt_time_now() + 20000000000LL) != TAKT_OK) _exit(94);
     if (takt_shm_take(sub, &smp) != TAKT_OK) _exit(95);
     (void)takt_shm_release(sub, &smp);
