@@ -884,9 +884,18 @@ typedef struct {
   int n;
 } type_reports_t;
 
-/* The n endpoints read from rd against route only, or every route (UINT32_MAX). types_mx held. */
-static void check_endpoints(takt_dds_t *d, dds_entity_t rd, void **buf, const dds_sample_info_t *si,
-                            dds_return_t n, uint32_t only, type_reports_t *rep) {
+/* Read at most TAKT__DDS_TYPE_SCAN endpoints of rd in the sample states of mask and check them
+ * against route only, or every route (UINT32_MAX); how many were read. types_mx held (every
+ * read of these readers uses the one array: Cyclone lends its samples and fills as many pointers
+ * as its cached loan holds, which the largest read made). */
+static dds_return_t check_endpoints(takt_dds_t *d, dds_entity_t rd, uint32_t mask, uint32_t only,
+                                    type_reports_t *rep) {
+  void **buf = d->types_buf;
+  const dds_sample_info_t *si = d->types_si;
+  memset(d->types_buf, 0, sizeof d->types_buf); /* NULL: Cyclone lends its samples */
+  dds_return_t n = dds_read_mask(rd, d->types_buf, d->types_si, TAKT__DDS_TYPE_SCAN,
+                                 TAKT__DDS_TYPE_SCAN, mask);
+  if (n <= 0) return n;
   uint32_t nr = n_routes(d);
   for (dds_return_t i = 0; i < n; i++) {
     const dds_builtintopic_endpoint_t *ep = buf[i];
@@ -908,6 +917,8 @@ static void check_endpoints(takt_dds_t *d, dds_entity_t rd, void **buf, const dd
                  ep->type_name, ours);
     }
   }
+  (void)dds_return_loan(rd, d->types_buf, n);
+  return n;
 }
 
 /* Newly discovered endpoints (not read yet), against every route; each is read once. */
@@ -915,14 +926,8 @@ static void on_discovered(dds_entity_t rd, void *arg) {
   takt_dds_t *d = arg;
   type_reports_t rep = {.n = 0};
   takt_mutex_lock(&d->types_mx);
-  for (;;) {
-    memset(d->types_buf, 0, sizeof d->types_buf); /* NULL: Cyclone lends its samples */
-    dds_return_t n = dds_read_mask(rd, d->types_buf, d->types_si, TAKT__DDS_TYPE_SCAN,
-                                   TAKT__DDS_TYPE_SCAN, DDS_NOT_READ_SAMPLE_STATE);
-    if (n <= 0) break;
-    check_endpoints(d, rd, d->types_buf, d->types_si, n, UINT32_MAX, &rep);
-    (void)dds_return_loan(rd, d->types_buf, n);
-  }
+  while (check_endpoints(d, rd, DDS_NOT_READ_SAMPLE_STATE, UINT32_MAX, &rep) > 0)
+    continue; /* a read marks what it read: the next one reads the rest */
   takt_mutex_unlock(&d->types_mx);
   for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
@@ -934,16 +939,8 @@ static void check_route_types(takt_dds_t *d, uint32_t idx) {
   const uint32_t mask = DDS_READ_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ANY_INSTANCE_STATE;
   type_reports_t rep = {.n = 0};
   takt_mutex_lock(&d->types_mx);
-  for (int k = 0; k < 2; k++) {
-    dds_entity_t rd = d->builtin[k];
-    if (rd <= 0) continue;
-    memset(d->types_buf, 0, sizeof d->types_buf);
-    dds_return_t n = dds_read_mask(rd, d->types_buf, d->types_si, TAKT__DDS_TYPE_SCAN,
-                                   TAKT__DDS_TYPE_SCAN, mask);
-    if (n <= 0) continue;
-    check_endpoints(d, rd, d->types_buf, d->types_si, n, idx, &rep);
-    (void)dds_return_loan(rd, d->types_buf, n);
-  }
+  for (int k = 0; k < 2; k++)
+    if (d->builtin[k] > 0) (void)check_endpoints(d, d->builtin[k], mask, idx, &rep);
   takt_mutex_unlock(&d->types_mx);
   for (int i = 0; i < rep.n; i++) fprintf(stderr, "%s\n", rep.text[i]);
 }
