@@ -100,8 +100,10 @@ test-configs: deps tree-minimal tree-partial
 	@$(CTEST) --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS) -E '^test_roscpp_examples(_build)?$$'
 
 # the benchmarks `make test` runs in their --quick mode, in lanes side by side (tools/bench_smoke.sh):
-# a smoke run checks that each runs and writes its result, its numbers mean nothing
-BENCH_SMOKE_LANES = "pods frames rosrt scale tide_overhead urt detection serialize trace" "ros1 shm dds"
+# a smoke run checks that each runs and writes its result, its numbers mean nothing. Most of a
+# smoke run waits (periods, peers' start-up), so lanes of about a minute each share 2 CPUs (ros1,
+# the longest, alone)
+BENCH_SMOKE_LANES = "pods rosrt tide_overhead urt detection serialize trace" "ros1" "shm frames scale dds"
 # the firmware's (QEMU, when it is built) in a lane of its own: it mostly waits on its paced line
 BENCH_SMOKE_MCU   = $(if $(wildcard $(BUILD)/release/fw/mps2-an500/takt-fw-bench-pods.elf),$(if $(shell command -v qemu-system-arm),"pods:--mcu"))
 

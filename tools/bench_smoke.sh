@@ -10,17 +10,18 @@ shift 2
 mkdir -p "$out"
 
 lane() {  # NAME[:--mcu]...: one after another; the status is 1 if any failed
-  local rc=0 b name flag log
+  local rc=0 b name flag log t0
   for b in "$@"; do
+    t0=$SECONDS
     name=${b%%:*} flag=""
     [ "$name" != "$b" ] && flag=${b#*:}
     log="$out/${name}${flag:+_mcu}.log"
     if "$takt" bench "$name" $flag --quick --out "$out" >"$log" 2>&1 &&
        test -s "$out/${name}${flag:+_mcu}.json" && test -s "$out/${name}${flag:+_mcu}.md"; then
-      echo "$name${flag:+ $flag} smoke: ok"
+      echo "$name${flag:+ $flag} smoke: ok ($((SECONDS - t0)) s)"
     else
       tail -20 "$log"
-      echo "$name${flag:+ $flag} smoke: FAILED"
+      echo "$name${flag:+ $flag} smoke: FAILED after $((SECONDS - t0)) s"
       rc=1
     fi
   done

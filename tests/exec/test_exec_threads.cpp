@@ -492,7 +492,10 @@ TEST(WaitsetClaim, ASubscriptionDestroyedBetweenClaimAndRunIsDropped) {
               TAKT_OK);
     Blob8 v{1};
     ASSERT_EQ(takt_publish(p, &v, sizeof v), TAKT_OK);
-    for (int k = 0; k < i % 50; k++) std::this_thread::yield();
+    // a short pause of varying length (a busy one: a yield under load gives the CPU away for a
+    // time slice, and 20,000 of them took a minute in CI)
+    for (volatile int k = 0; k < (i % 50) * 40; k = k + 1) {
+    }
     ASSERT_EQ(takt_subscription_destroy(s), TAKT_OK);
   }
   takt_executor_stop(e);

@@ -102,10 +102,18 @@ def sweep_points(quick: bool):
     return points
 
 
+def smoke_points(points):
+    """The smoke mode's: both ends of the chains and reliable sweeps, one point of the others."""
+    keep = {("chains", 1), ("chains", 3), ("payload", 100), ("work", 10), ("reliable", 0), ("reliable", 100)}
+    return [p for p in points if (p[0], p[1]) in keep]
+
+
 def run(quick: bool, out: Path) -> int:
     exe = native.program("bench/takt-bench-pods")
     samples = 2 if quick else 20
     points = sweep_points(quick)
+    if quick:
+        points = smoke_points(points)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
         variants = CHAINS_VARIANTS if sweep == "chains" else ("takt", "baseline")
@@ -219,9 +227,8 @@ def run_mcu(quick: bool, out: Path) -> int:
         raise native.NativeMissing(f"{elf} is not built (arm-none-eabi-gcc and `make`: tools/deps.sh)")
     samples = 2 if quick else 20
     points = sweep_points(quick)
-    if quick:  # the smoke mode: one point of each sweep
-        points = [p for p in points if (p[0], p[1]) in {("chains", 1), ("chains", 3), ("payload", 100),
-                                                         ("work", 10), ("reliable", 0), ("reliable", 100)}]
+    if quick:
+        points = smoke_points(points)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (sweep, x, chains, payload, work, rel, sp) in enumerate(points):
