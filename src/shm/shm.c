@@ -156,6 +156,22 @@ static uint8_t *payload(const topic_ref_t *r, uint32_t i) {
 
 /* ---- locks and repair ---- */
 
+/* Whether message number a comes after b (the numbers wrap). */
+static bool seq_after(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+
+static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
+  if (e.slot >= r->dir.slots || e.seq == 0) return false;
+  const shm_chunk_t *c = chunk(r, e.slot);
+  return c->seq == e.seq && c->queued > 0; /* (a count of 0: no entry names it, it is stale) */
+}
+
+/* Whether an entry of sr's ring names a message that is there and that this subscriber has not
+ * used up yet (one at or before sr->taken is shown again by a tail moved on: the count the
+ * message still has is another subscriber's). */
+static bool entry_live(const topic_ref_t *r, const shm_subrec_t *sr, shm_entry_t e) {
+  return seq_after(e.seq, sr->taken) && entry_valid(r, e);
+}
+
 /* Recompute every slot's counts from the records (which any single store leaves readable). */
 static void repair_locked(const topic_ref_t *r) {
   const shm_dir_t *d = &r->dir;
@@ -171,7 +187,8 @@ static void repair_locked(const topic_ref_t *r) {
     if (q->tail - q->head > d->depth) q->head = q->tail - d->depth;
     for (uint32_t k = q->head; k != q->tail; k++) {
       shm_entry_t e = q->ring[k % d->depth];
-      if (e.slot < d->slots && e.seq != 0 && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued++;
+      if (e.slot < d->slots && e.seq != 0 && seq_after(e.seq, q->taken) && chunk(r, e.slot)->seq == e.seq)
+        chunk(r, e.slot)->queued++;
     }
     for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
       if (q->held[k] == 0) continue;
@@ -643,6 +660,7 @@ takt_err_t takt_shm_subscriber_create(takt_shm_t *s, const takt_shm_topic_config
     shm_subrec_t *sr = subrec(&r, q);
     if (sr->part != 0) continue;
     sr->head = sr->tail = 0;
+    sr->taken = r.t->last_seq;
     sr->dropped = 0;
     sr->priority = priority;
     memset(sr->held, 0, sizeof sr->held);
@@ -667,7 +685,10 @@ static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
   if (sr->tail - sr->head > r->dir.depth) sr->head = sr->tail - r->dir.depth;
   for (uint32_t k = sr->head; k != sr->tail; k++) {
     shm_entry_t e = sr->ring[k % r->dir.depth];
-    if (e.slot < r->dir.slots && chunk(r, e.slot)->seq == e.seq) chunk(r, e.slot)->queued--;
+    if (entry_live(r, sr, e)) {
+      chunk(r, e.slot)->queued--;
+      sr->taken = e.seq;
+    }
   }
   sr->head = sr->tail;
   for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
@@ -765,12 +786,6 @@ takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
   return k >= 0 ? TAKT_OK : TAKT_EINVAL;
 }
 
-static bool entry_valid(const topic_ref_t *r, shm_entry_t e) {
-  if (e.slot >= r->dir.slots || e.seq == 0) return false;
-  const shm_chunk_t *c = chunk(r, e.slot);
-  return c->seq == e.seq && c->queued > 0; /* (a count of 0: no entry names it, it is stale) */
-}
-
 /* Drop stale entries at a ring's head (their slot was taken by a KEEP_LAST loan), and entries
  * whose message claims more bytes than the topic's slots hold (written by no takt publisher: the
  * segment is another process's memory; read as it claims, it would run past the slot). Both are
@@ -788,7 +803,7 @@ static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_
   bool found = false;
   for (; h != t; h++, sr->dropped++) {
     shm_entry_t e = sr->ring[h % r->dir.depth];
-    if (!entry_valid(r, e)) continue;
+    if (!entry_live(r, sr, e)) continue;
     shm_chunk_t *c = chunk(r, e.slot);
     uint32_t n = *(volatile uint32_t *)&c->size;
     if (n <= r->dir.msg_size) {
@@ -798,6 +813,7 @@ static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_
       break;
     }
     c->queued--; /* the entry's reference */
+    sr->taken = e.seq;
   }
   sr->head = h;
   return found;
@@ -881,7 +897,10 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
       shm_entry_t old = sr->ring[sr->head % r.dir.depth];
       sr->head++;
       sr->dropped++;
-      if (entry_valid(&r, old)) chunk(&r, old.slot)->queued--;
+      if (entry_live(&r, sr, old)) {
+        chunk(&r, old.slot)->queued--;
+        sr->taken = old.seq;
+      }
     }
     sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
     sr->tail++;
@@ -948,6 +967,7 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   shm_chunk_t *c = chunk(&r, e.slot); /* the entry skip_stale_locked checked */
   sr->held[hi] = e.slot + 1;
   sr->head++;
+  sr->taken = e.seq;
   c->queued--;
   c->pinned++;
   out->header = (takt_shm_header_t){.t_info = c->t_info, .t_data = c->t_data,

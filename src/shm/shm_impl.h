@@ -91,7 +91,9 @@ typedef struct {
   uint32_t pgen;
   int32_t priority;
   uint32_t head, tail; /* free-running; entries [head, tail) */
-  uint32_t pad;
+  uint32_t taken;      /* the number of the last message whose entry here was used up (taken or
+                          dropped), or the topic's last at creation: an entry at or before it is
+                          stale (a tail another process moved on shows it again) */
   uint64_t dropped;
   uint32_t held[TAKT_SHM_MAX_HELD]; /* slot + 1 */
   shm_entry_t ring[];

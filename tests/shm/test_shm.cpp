@@ -1051,6 +1051,62 @@ TEST_F(Shm, ATailMovedOnByAnotherProcessDeliversEachMessageOnce) {
   EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
 }
 
+// Two subscribers of a topic, one of them with its tail moved on by another process after it
+// took both messages: its ring shows the two again, while the other subscriber's entries still
+// count them. It takes neither again (each subscriber knows the last message it used up), and
+// the other still gets both, and both get the next.
+TEST_F(Shm, AMovedTailDoesNotTakeAnotherSubscribersMessages) {
+  attach();
+  auto t = topic("tail2", 4, 8);
+  takt_shm_pub_t *p;
+  takt_shm_sub_t *a, *b;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &a), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &b), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
+  const int64_t mark = 0x7a227a227a22LL;
+  Msg m1{1}, m2{2};
+  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  auto take_all = [](takt_shm_sub_t *q) {
+    std::vector<uint64_t> got;
+    takt_shm_sample_t smp;
+    for (int i = 0; i < 8 && takt_shm_take(q, &smp) == TAKT_OK; i++) {
+      got.push_back(static_cast<const Msg *>(smp.data)->value);
+      EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+    }
+    return got;
+  };
+  EXPECT_EQ(take_all(a), (std::vector<uint64_t>{1, 2}));
+  takt_port_shm_t seg{};
+  ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  uint32_t seq1 = 0;
+  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size && seq1 == 0; off += 8) {
+    auto *c = reinterpret_cast<shm_chunk_t *>(base + off);
+    if (c->t_info == mark && c->size == sizeof(Msg)) seq1 = c->seq;
+  }
+  ASSERT_NE(seq1, 0u);
+  shm_subrec_t *ra = nullptr;  // a's record: both taken (b's: none yet)
+  for (size_t off = 0; off + sizeof(shm_subrec_t) + 2 * sizeof(shm_entry_t) <= seg.size && ra == nullptr;
+       off += 8) {
+    auto *cand = reinterpret_cast<shm_subrec_t *>(base + off);
+    if (cand->part != 0 && cand->head == 2 && cand->tail == 2 && cand->ring[0].seq == seq1 &&
+        cand->ring[1].seq == seq1 + 1)
+      ra = cand;
+  }
+  ASSERT_NE(ra, nullptr);
+  ra->tail = 6;  // entries 2..5: two never written, then ring[0] and ring[1] again
+  Msg m3{3};      // (a's next take looks once a message was published for it)
+  ASSERT_EQ(takt_shm_write(p, &m3, sizeof m3, mark + 2, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  EXPECT_EQ(take_all(a), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(take_all(b), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(slots_used("tail2"), 0u);
+  takt_port_shm_close(&seg);
+  EXPECT_EQ(takt_shm_publisher_destroy(p), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(a), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(b), TAKT_OK);
+}
+
 TEST_F(Shm, BadSegmentsAndSizes) {
   std::string name = "/takt." + domain;
   takt_shm_config_t c = config(false);
