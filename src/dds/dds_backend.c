@@ -250,7 +250,11 @@ static struct ddsi_serdata *request_out(takt__dds_route_t *r, const uint8_t *p,
      reply names in its inline QoS; else the number the request carries itself */
   int64_t seq = plain ? r->req_seq + 1 : ++r->next_seq;
   takt__dds_call_t *c = &r->calls[slot];
-  c->corr = corr; /* what the answer to the bridge carries */
+  /* a call still in flight in the slot (one the bridge gave up on: call_timeout 0 or above its
+     own) is taken back first, so that its late reply, which the reader thread takes by the state
+     it read before, cannot answer this call with this call's corr */
+  (void)__atomic_exchange_n(&c->state, 0u, __ATOMIC_ACQ_REL);
+  __atomic_store_n(&c->corr, corr, __ATOMIC_RELAXED); /* what the answer to the bridge carries */
   __atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&c->sent, takt_time_now(), __ATOMIC_RELAXED);
   c->gen = (c->gen + 1u) & 0xffffffu;
@@ -576,8 +580,10 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_
  * A reply whose inline QoS names its request (rmw_fastrtps servers, and takt's: reply_id.c)
  * answers the call of ours with that sequence number, and no other client's; one that names none
  * answers the oldest call in flight (a server answering in order). The reader thread may be
- * expiring a call meanwhile: the state is taken by compare-exchange. */
-static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata *sd) {
+ * expiring a call meanwhile: the state is taken by compare-exchange. *corr: the call's
+ * correlation, read before the state is taken (the writer thread takes a slot's state back
+ * before it writes the next call's). */
+static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata *sd, uint32_t *corr) {
   uint8_t guid[16];
   int64_t want = 0;
   bool named = takt__dds_reply_related(sd, guid, &want);
@@ -595,6 +601,7 @@ static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata
       if (named) break;
     }
     if (best == TAKT_DDS_MAX_CALLS) return best;
+    *corr = __atomic_load_n(&r->calls[best].corr, __ATOMIC_RELAXED);
     if (__atomic_compare_exchange_n(&r->calls[best].state, &st, 0u, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_RELAXED))
       return CALL_SLOT(st);
@@ -611,7 +618,7 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
     takt__dds_count(&d->stats.replies_dropped);
     return;
   }
-  uint32_t slot = TAKT_DDS_MAX_CALLS, n = size;
+  uint32_t slot = TAKT_DDS_MAX_CALLS, n = size, corr = 0;
   if (cyclone) {
     uint64_t guid;
     int64_t seq;
@@ -620,6 +627,7 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
     for (uint32_t i = 0; guid == r->guid && i < TAKT_DDS_MAX_CALLS && slot == TAKT_DDS_MAX_CALLS; i++) {
       takt__dds_call_t *c = &r->calls[i];
       uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+      corr = __atomic_load_n(&c->corr, __ATOMIC_RELAXED); /* the call's, if the state is still st */
       if (st != 0 && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq &&
           __atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         slot = CALL_SLOT(st);
@@ -631,13 +639,13 @@ static void reply_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_t 
     memmove(buf + 9, buf + 9 + ID_BYTES, size - 4 - ID_BYTES);
     n = size - ID_BYTES;
   } else {
-    slot = plain_reply_slot(r, sd);
+    slot = plain_reply_slot(r, sd, &corr);
     if (slot == TAKT_DDS_MAX_CALLS) {
       takt__dds_count(&d->stats.replies_dropped); /* another client's, late or duplicated */
       return;
     }
   }
-  memcpy(buf, &r->calls[slot].corr, 4); /* the bridge's correlation of the call */
+  memcpy(buf, &corr, 4); /* the bridge's correlation of the call */
   buf[4] = 1;
   if (r->raw && !unwrap_raw(buf + 5, &n))
     buf[4] = 0; /* the slot was taken: the call fails rather than waits for ever */
@@ -707,8 +715,7 @@ static void on_data(dds_entity_t rd, void *arg) {
 }
 
 /* A call of ours that failed: the bridge gets slot + ok 0, and answers its caller with a failure. */
-static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_t slot) {
-  uint32_t corr = r->calls[slot].corr;
+static void fail_call(takt_dds_t *d, takt__dds_route_t *r, uint32_t idx, uint32_t corr) {
   memcpy(d->rx_buf, &corr, 4);
   d->rx_buf[4] = 0;
   takt__dds_count(&d->stats.calls_expired);
@@ -733,9 +740,10 @@ static int64_t expire_calls(takt_dds_t *d, int64_t now) {
       int64_t due = __atomic_load_n(&c->sent, __ATOMIC_RELAXED) + d->call_timeout;
       if (due > now) {
         if (due < next) next = due;
-      } else if (__atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL,
-                                             __ATOMIC_RELAXED)) {
-        fail_call(d, r, k, CALL_SLOT(st));
+      } else {
+        uint32_t corr = __atomic_load_n(&c->corr, __ATOMIC_RELAXED); /* before the state is taken */
+        if (__atomic_compare_exchange_n(&c->state, &st, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+          fail_call(d, r, k, corr);
       }
     }
   }

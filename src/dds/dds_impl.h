@@ -97,6 +97,8 @@ bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], in
 #define TAKT__RTPS_DATA 0x15u
 #define TAKT__RTPS_DATA_FRAG 0x16u
 #define TAKT__RTPS_INFO_SRC 0x0cu
+#define TAKT__RTPS_INFO_TS 0x09u
+#define TAKT__RTPS_PAD 0x01u
 #define TAKT__RTPS_FLAG_LE 0x01u
 #define TAKT__RTPS_FLAG_INLINE_QOS 0x02u
 #define TAKT__RTPS_PID_SENTINEL 0x0001u
@@ -213,8 +215,9 @@ typedef struct takt__dds_call {
    * compare-exchange fails); server: 0 free, 1 taken */
   uint32_t state;
   uint32_t gen; /* client: calls made in this slot (the writer thread's) */
-  uint32_t corr; /* client: the bridge's correlation of the call (slot and its generation), set
-                    before the state; read after taking the state */
+  uint32_t corr; /* client: the bridge's correlation of the call (slot and its generation),
+                    written between taking the state back and publishing it; a taker reads it
+                    before its compare-exchange on the state */
   uint64_t guid;  /* the requester's id as the request carried it (rmw_cyclonedds mapping) */
   int64_t seq;     /* client: the request's (plain mapping: the RTPS sequence number; INT64_MAX
                       when its write failed: it only expires) */

@@ -54,6 +54,8 @@ static writer_slot_t g_writers[MAX_WRITERS];
 static atomic_uint g_n_used; /* slots ever used: the hook looks at [0, g_n_used) */
 static _Atomic(ddsi_tran_write_fn_t) g_orig; /* the connections' own write function */
 static pthread_mutex_t g_mx = PTHREAD_MUTEX_INITIALIZER; /* installing, registering */
+/* the tables' use by a datagram's rewrite (read) against their removal (write) */
+static pthread_rwlock_t g_rw = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_uint_least64_t g_sedp_added, g_sedp_missed; /* announcements given the parameter, not */
 
 void takt__dds_sedp_counts(uint64_t *added, uint64_t *missed) {
@@ -268,7 +270,8 @@ static size_t splice(const gather_t *g, const edit_t *edits, size_t nedits, scra
   return e == nedits ? nout : 0;
 }
 
-size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out) {
+/* The rewrite; replies: a reply writer is registered (the caller holds g_rw to read). */
+static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out, bool replies) {
   *out = iov;
   gather_t g = {.iov = iov, .niov = niov, .total = 0, .at = 0, .base = 0};
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
@@ -277,8 +280,6 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   scratch_t *s = &t_scratch;
   size_t nedits = 0, nsub = 0;
   size_t off = TAKT__RTPS_HEADER;
-  /* no reply writer registered: only announcements are looked at */
-  bool replies = atomic_load_explicit(&g_n_used, memory_order_acquire) != 0;
   uint8_t src[12]; /* whose submessages follow: the header's participant, then INFO_SRC's */
   memcpy(src, hdr + 8, 12);
   while (off + 4u <= g.total) {
@@ -365,6 +366,17 @@ size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const dd
   return nout;
 }
 
+size_t takt__dds_replyid_rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t **out) {
+  /* no reply writer registered: only announcements are looked at, and no table is read */
+  if (atomic_load_explicit(&g_n_used, memory_order_acquire) == 0) return rewrite(iov, niov, out, false);
+  /* a writer's table is used until the datagram is made: unregistering waits for that (Cyclone
+     retransmits a lingering reply writer's samples after the backend deleted it) */
+  (void)pthread_rwlock_rdlock(&g_rw);
+  size_t n = rewrite(iov, niov, out, true);
+  (void)pthread_rwlock_unlock(&g_rw);
+  return n;
+}
+
 static ssize_t hooked_write(ddsi_tran_conn_t conn, const ddsi_locator_t *dst, size_t niov,
                             const ddsrt_iovec_t *iov, uint32_t flags) {
   ddsi_tran_write_fn_t orig = atomic_load_explicit(&g_orig, memory_order_acquire);
@@ -416,11 +428,14 @@ takt_err_t takt__dds_replyid_register(const dds_guid_t *writer, takt__dds_replyi
   return rc;
 }
 
+/* Once it returns, no datagram's rewrite uses t: the caller may free it. */
 void takt__dds_replyid_unregister(takt__dds_replyids_t *t) {
   (void)pthread_mutex_lock(&g_mx);
+  (void)pthread_rwlock_wrlock(&g_rw);
   for (uint32_t i = 0; i < MAX_WRITERS; i++)
     if (atomic_load_explicit(&g_writers[i].ids, memory_order_relaxed) == t)
       atomic_store_explicit(&g_writers[i].ids, NULL, memory_order_release);
+  (void)pthread_rwlock_unlock(&g_rw);
   (void)pthread_mutex_unlock(&g_mx);
 }
 

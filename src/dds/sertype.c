@@ -71,11 +71,33 @@ static void sd_free(struct ddsi_serdata *dcmn) {
 
 static const struct ddsi_serdata_ops k_serdata_ops;
 
+/* The INFO_SRC submessage in force at sub (the last one before it), or NULL: the datagram's
+ * header names the source. Cyclone has walked these submessages before the one at sub, each
+ * octetsToNextHeader in host order now; a walk that does not land on sub finds none. */
+static const uint8_t *info_src_before(const uint8_t *msg, uint32_t sub) {
+  const uint8_t *src = NULL;
+  uint32_t at = TAKT__RTPS_HEADER;
+  while (at + 4u <= sub) {
+    uint16_t next;
+    memcpy(&next, msg + at + 2, 2);
+    uint32_t size = 4u + next;
+    if (next == 0u) {
+      if (msg[at] != TAKT__RTPS_PAD && msg[at] != TAKT__RTPS_INFO_TS) return NULL; /* to the end */
+      size = 4u;
+    }
+    if (msg[at] == TAKT__RTPS_INFO_SRC && size >= 24u) src = msg + at;
+    at += size;
+  }
+  return at == sub ? src : NULL;
+}
+
 /* What the DATA or DATA_FRAG submessage rd points into says of the sample (Cyclone has checked
- * the submessage and its inline QoS when it made rd): its writer's GUID (the datagram's GUID
- * prefix and the writerId), its sequence number, and the related sample identity if its inline
- * QoS has one (an rmw_fastrtps request names the client's reply reader there; a reply, the
- * request it answers). The inline QoS lies between the submessage's fixed part and the payload. */
+ * the submessage and its inline QoS when it made rd): its writer's GUID (the source's GUID prefix
+ * and the writerId), its sequence number, and the related sample identity if its inline QoS has
+ * one (an rmw_fastrtps request names the client's reply reader there; a reply, the request it
+ * answers). The source is the datagram header's, or an INFO_SRC's before the submessage (Cyclone
+ * packs several local participants' retransmissions in one datagram behind INFO_SRCs). The
+ * inline QoS lies between the submessage's fixed part and the payload. */
 static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   const uint8_t *msg = NN_RMSG_PAYLOAD(rd->rmsg); /* the datagram: the RTPS header first */
   uint32_t sub = NN_RDATA_SUBMSG_OFF(rd), payload = NN_RDATA_PAYLOAD_OFF(rd);
@@ -85,9 +107,11 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
   bool le = (sm[1] & TAKT__RTPS_FLAG_LE) != 0; /* the sender's: the inline QoS is as it sent it */
   /* Cyclone checked the datagram in place before this: the header's GUID prefix and the
    * writerId are in host order now (three and one 32-bit words, ntoh), and writerSN and
-   * octetsToInlineQos are too (swapped when the sender's order was not the host's). The GUID
-   * goes back to its wire bytes, as GUIDs are compared (dds_get_guid gives those). */
+   * octetsToInlineQos are too (swapped when the sender's order was not the host's); an
+   * INFO_SRC's GUID prefix it copies out, leaving its wire bytes. The GUID goes back to its wire
+   * bytes, as GUIDs are compared (dds_get_guid gives those). */
   bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+  const uint8_t *src = info_src_before(msg, sub);
   for (uint32_t k = 0; k < 4; k++) {
     uint32_t word;
     memcpy(&word, k < 3 ? msg + 8 + 4 * k : sm + 12, 4);
@@ -96,6 +120,7 @@ static void read_identity(takt__dds_serdata_t *d, const struct nn_rdata *rd) {
     d->writer_guid[4 * k + 2] = (uint8_t)(word >> 8);
     d->writer_guid[4 * k + 3] = (uint8_t)word;
   }
+  if (src != NULL) memcpy(d->writer_guid, src + 12, 12);
   d->seq = takt__rtps_seq(sm + 16, host_le);
   d->has_id = true;
   if ((sm[1] & TAKT__RTPS_FLAG_INLINE_QOS) == 0) return;

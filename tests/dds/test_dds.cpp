@@ -36,6 +36,8 @@ extern "C" size_t replyid_test_rewrite(const ddsrt_iovec_t *iov, size_t niov, ui
 extern "C" uint64_t replyid_test_added(void);
 extern "C" uint64_t replyid_test_missed(void);
 extern "C" void replyid_test_sedp_counts(uint64_t *added, uint64_t *missed);
+extern "C" bool replyid_test_received(const uint8_t *dgram, size_t n, uint32_t sub, uint32_t payload,
+                                      uint8_t id[24]);
 #include "std_msgs/Int32.h"
 #include "std_msgs/String.h"
 #include "std_srvs/SetBool.h"
@@ -1463,6 +1465,87 @@ TEST_F(ReplyIdentity, OtherWritersAndUnfiledSamplesLeaveUnchanged) {
   f.head[0] = 'X';
   f.payload = {1, 2, 3};
   EXPECT_EQ(f.rewritten(), f.flat());
+}
+
+// A received request's identity (the plain mapping's reply names it): its writer's GUID prefix is
+// the datagram header's, or the last INFO_SRC's before its DATA (Cyclone packs several local
+// participants' retransmissions in one datagram behind INFO_SRCs). The datagram as Cyclone holds
+// it once checked: the header's prefix, the sizes and the DATA's numbers in host order.
+namespace {
+struct Received {
+  std::vector<uint8_t> v;
+  void host16(uint16_t x) { v.insert(v.end(), (const uint8_t *)&x, (const uint8_t *)&x + 2); }
+  void host32(uint32_t x) { v.insert(v.end(), (const uint8_t *)&x, (const uint8_t *)&x + 4); }
+  void word(const uint8_t *wire) { host32((uint32_t)wire[0] << 24 | wire[1] << 16 | wire[2] << 8 | wire[3]); }
+  Received() {
+    v = {'R', 'T', 'P', 'S', 2, 1, 1, 16};
+    for (int k = 0; k < 3; k++) word(kPrefix + 4 * k); // ntoh'd in place
+  }
+  void info_src(const uint8_t prefix[12]) {
+    v.insert(v.end(), {0x0c, 0x01});
+    host16(20);
+    v.insert(v.end(), {0, 0, 0, 0, 2, 1, 1, 16});
+    v.insert(v.end(), prefix, prefix + 12); // left as on the wire
+  }
+  void info_ts() {
+    v.insert(v.end(), {0x09, 0x01});
+    host16(8);
+    v.insert(v.end(), {1, 2, 3, 4, 5, 6, 7, 8});
+  }
+  // a DATA of kWriter, sequence seq, with a 12-byte payload; where it starts and its payload does
+  std::pair<uint32_t, uint32_t> data(int64_t seq) {
+    uint32_t sub = (uint32_t)v.size();
+    v.insert(v.end(), {0x15, 0x05});
+    host16(20 + 12);
+    v.insert(v.end(), {0, 0});
+    host16(16);
+    v.insert(v.end(), {0, 0, 0, 0});
+    word(kWriter);
+    host32((uint32_t)((uint64_t)seq >> 32));
+    host32((uint32_t)seq);
+    uint32_t payload = (uint32_t)v.size();
+    v.insert(v.end(), {0, 1, 0, 0, 4, 0, 0, 0, 'a', 'b', 'c', 0});
+    return {sub, payload};
+  }
+  // the identity read from it: GUID (16) and sequence number (8, host order)
+  std::vector<uint8_t> identity(std::pair<uint32_t, uint32_t> at) {
+    uint8_t id[24] = {0};
+    if (!replyid_test_received(v.data(), v.size(), at.first, at.second, id)) return {};
+    return std::vector<uint8_t>(id, id + 24);
+  }
+};
+
+std::vector<uint8_t> id_of(const uint8_t prefix[12], int64_t seq) {
+  std::vector<uint8_t> id(prefix, prefix + 12);
+  id.insert(id.end(), kWriter, kWriter + 4);
+  id.insert(id.end(), (const uint8_t *)&seq, (const uint8_t *)&seq + 8);
+  return id;
+}
+} // namespace
+
+TEST(ReceivedIdentity, TheWritersPrefixIsAnInfoSrcsWhenOneComesBefore) {
+  const uint8_t other[12] = {1, 15, 0xcc, 0xdd, 9, 8, 7, 6, 5, 4, 3, 2};
+  const uint8_t third[12] = {1, 15, 0xee, 0xff, 1, 1, 1, 1, 1, 1, 1, 1};
+  Received plain; // the header's, past an INFO_TS
+  plain.info_ts();
+  auto at = plain.data(7);
+  EXPECT_EQ(plain.identity(at), id_of(kPrefix, 7));
+  Received behind; // an INFO_SRC's, the last one before the DATA
+  behind.info_src(third);
+  behind.info_ts();
+  behind.info_src(other);
+  behind.info_ts();
+  at = behind.data((int64_t)3 << 32 | 9);
+  EXPECT_EQ(behind.identity(at), id_of(other, (int64_t)3 << 32 | 9));
+  Received after; // an INFO_SRC after the DATA is another submessage's
+  at = after.data(2);
+  after.info_src(other);
+  EXPECT_EQ(after.identity(at), id_of(kPrefix, 2));
+  Received torn; // a walk that does not land on the DATA names no INFO_SRC
+  torn.info_src(other);
+  torn.v[torn.v.size() - 21] = 30; // its size now runs past the DATA's start
+  at = torn.data(4);
+  EXPECT_EQ(torn.identity(at), id_of(kPrefix, 4));
 }
 
 // An endpoint announcement (SEDP DATA of the writer 0x3c2 or 0x4c2) gets PID_PARTICIPANT_GUID, the

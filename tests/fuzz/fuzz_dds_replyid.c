@@ -6,8 +6,9 @@
  *
  * Send: whatever the bytes, the rewrite reads nothing outside the pieces, and its output is the
  * input with whole parameters added: 28 or 32 bytes per submessage it counted as added.
- * Receive: takt's serdata reads the identity from a DATA submessage at offset 20 with the payload
- * where byte 1 puts it, reading nothing beyond the payload's start. */
+ * Receive: takt's serdata reads the identity from a DATA submessage (the first a walk from offset
+ * 20 finds, else at 20; an INFO_SRC before it names its source) with the payload where byte 1
+ * puts it, reading nothing beyond the payload's start. */
 #include <dds/dds.h>
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsi/q_radmin.h>
@@ -44,8 +45,21 @@ static void send_side(const uint8_t *p, size_t n, uint8_t cuts) {
 static void receive_side(const uint8_t *p, size_t n, uint8_t payload_at) {
   static struct ddsi_sertype *st;
   if (st == NULL) st = takt__dds_sertype_new("std_msgs::msg::dds_::String_");
-  size_t payload = 44u + payload_at; /* the fixed part of a DATA at 20, then up to 255 of QoS */
-  if (n < payload) return;
+  /* the DATA: the first submessage a walk from 20 finds (as Cyclone walks them, sizes in host
+   * order; the ones before it, INFO_SRC among them, are read for its source), else at 20 */
+  size_t sub = 20u;
+  for (size_t at = 20u; at + 4u <= n;) {
+    if (p[at] == 0x15u) {
+      sub = at;
+      break;
+    }
+    uint16_t next;
+    memcpy(&next, p + at + 2, 2);
+    if (next == 0u) break;
+    at += 4u + next;
+  }
+  size_t payload = sub + 24u + payload_at; /* the fixed part of a DATA, then up to 255 of QoS */
+  if (n < payload || payload > 0xffffu) return;
   /* the datagram as Cyclone keeps it: in an rmsg, after its header; exactly as long as it is */
   struct nn_rmsg *m = malloc(sizeof *m + n);
   if (m == NULL) return;
@@ -55,7 +69,7 @@ static void receive_side(const uint8_t *p, size_t n, uint8_t payload_at) {
   rd.rmsg = m;
   rd.min = 0;
   rd.maxp1 = (uint32_t)(n - payload);
-  rd.submsg_zoff = (uint16_t)NN_OFF_TO_ZOFF(20u);
+  rd.submsg_zoff = (uint16_t)NN_OFF_TO_ZOFF(sub);
   rd.payload_zoff = (uint16_t)NN_OFF_TO_ZOFF(payload);
   struct ddsi_serdata *sd = st->serdata_ops->from_ser(st, SDK_DATA, &rd, n - payload);
   if (sd == NULL) __builtin_trap(); /* one fragment covers the sample */
