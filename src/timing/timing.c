@@ -31,22 +31,29 @@ typedef struct deadline {
   void *owner; /* consumer_t (subscription), topic_timing_t, or request_deadline_t */
 } deadline_t;
 
+/* A message queued for a HARD subscription, as its timing state follows it. */
+typedef struct queued_msg {
+  int64_t t_info;
+  uint32_t seq;
+  bool reported; /* its violation was reported (on commit or at its deadline) */
+} queued_msg_t;
+
 typedef struct consumer {
   takt_constraints_t c;
   const char *name;
   uint32_t cb_id; /* its callback's registration number (traces) */
   const char *channel;
-  /* the deadline of the oldest pending message (subscriptions) */
+  /* HARD subscriptions: the deadline of the queued message with the earliest critical instant
+   * whose violation was not reported yet */
   deadline_t dl;
   takt_violation_kind_t dl_violation; /* what firing dl means */
   int64_t dl_t_info;
   uint32_t dl_seq;
-  /* HARD subscriptions: one bit per queued message (by seq modulo the queue's depth), set when
-   * the message's violation was reported on commit or at its deadline, so its fetch does not
-   * report it again. A HARD queue never drops, so its messages' seqs are consecutive and no two
-   * queued messages share a bit. */
-  uint32_t *reported;
-  uint32_t reported_bits;
+  /* HARD subscriptions: the messages queued, in the queue's order (a HARD queue never drops, and
+   * constraints are set on an empty queue), so that a fetch does not report one reported already
+   * and the next deadline armed is the earliest (origins need not come in order) */
+  queued_msg_t *q;
+  uint32_t q_cap, q_head, q_count;
   /* observed latencies, for jitter */
   bool has_obs;
   int64_t lat_min, lat_max;
@@ -280,7 +287,7 @@ static takt_err_t check_constraints(const takt_constraints_t *c, bool is_request
   return TAKT_OK;
 }
 
-/* depth: a HARD subscription's queue depth (its reported bits), else 0. */
+/* depth: a HARD subscription's queue depth (the messages it follows), else 0. */
 static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_constraints_t *c,
                                 uint32_t depth) {
   consumer_t *con = takt__arena_alloc(&ctx->arena, sizeof *con);
@@ -290,14 +297,14 @@ static consumer_t *consumer_new(takt_context_t *ctx, timing_t *tm, const takt_co
   con->dl.kind = DL_SUBSCRIPTION;
   con->dl.owner = con;
   if (depth > 0) {
-    con->reported = takt__arena_alloc(&ctx->arena, (depth + 31u) / 32u * sizeof(uint32_t));
-    con->reported_bits = depth;
+    con->q = takt__arena_alloc(&ctx->arena, depth * sizeof(queued_msg_t));
+    con->q_cap = depth;
   }
   if (tm->cfg.histograms && TAKT_WITH_PROFILING)
     con->hist = takt__arena_alloc(&ctx->arena, sizeof *con->hist);
-  if ((depth > 0 && con->reported == NULL) ||
+  if ((depth > 0 && con->q == NULL) ||
       (tm->cfg.histograms && TAKT_WITH_PROFILING && con->hist == NULL)) {
-    takt__arena_free(&ctx->arena, con->reported);
+    takt__arena_free(&ctx->arena, con->q);
     takt__arena_free(&ctx->arena, con->hist);
     takt__arena_free(&ctx->arena, con);
     return NULL;
@@ -320,7 +327,7 @@ static void consumer_free(takt_context_t *ctx, consumer_t *con, consumer_t *succ
     tm->pending_owner[at] = successor;
     if (successor == NULL) tm->pending[at].consumer = tm->pending[at].channel = DESTROYED;
   }
-  takt__arena_free(&ctx->arena, con->reported);
+  takt__arena_free(&ctx->arena, con->q);
   takt__arena_free(&ctx->arena, con->hist);
   takt__arena_free(&ctx->arena, con->req);
   takt__arena_free(&ctx->arena, con);
@@ -542,28 +549,28 @@ static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation
   return crit;
 }
 
-/* The reported bit of the message seq of a HARD subscription (reported: its violation was
- * reported on commit or at its deadline). */
-static bool reported(const consumer_t *con, uint32_t seq) {
-  uint32_t i = seq % con->reported_bits;
-  return (con->reported[i / 32u] >> (i % 32u)) & 1u;
-}
-static void set_reported(consumer_t *con, uint32_t seq, bool on) {
-  uint32_t i = seq % con->reported_bits;
-  uint32_t bit = 1u << (i % 32u);
-  con->reported[i / 32u] = on ? con->reported[i / 32u] | bit : con->reported[i / 32u] & ~bit;
-}
+/* The i-th message a HARD subscription follows (0: the oldest). */
+static queued_msg_t *q_at(consumer_t *con, uint32_t i) { return &con->q[(con->q_head + i) % con->q_cap]; }
 
-/* Arm the HARD deadline for the message h (the oldest pending one), unless its violation was
- * reported already (on commit); a critical instant already past fires on the next dispatch. */
-static void arm_for_message(timing_t *tm, consumer_t *con, const takt_msg_header_t *h) {
-  takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
-  int64_t crit = critical_of(con, h->t_info, &kind);
-  if (crit == TAKT_TIME_INFINITE || reported(con, h->seq)) return;
-  con->dl_violation = kind;
-  con->dl_t_info = h->t_info;
-  con->dl_seq = h->seq;
-  arm(tm, &con->dl, crit);
+/* Arm con's HARD deadline for the earliest critical instant among its queued messages not
+ * reported yet (disarmed if none); one already past fires on the next dispatch. */
+static void rearm_hard(timing_t *tm, consumer_t *con) {
+  int64_t best = TAKT_TIME_INFINITE;
+  for (uint32_t i = 0; i < con->q_count; i++) {
+    const queued_msg_t *m = q_at(con, i);
+    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+    int64_t crit = m->reported ? TAKT_TIME_INFINITE : critical_of(con, m->t_info, &kind);
+    if (crit < best) {
+      best = crit;
+      con->dl_violation = kind;
+      con->dl_t_info = m->t_info;
+      con->dl_seq = m->seq;
+    }
+  }
+  if (best == TAKT_TIME_INFINITE)
+    disarm(tm, &con->dl);
+  else
+    arm(tm, &con->dl, best);
 }
 
 /* A deadline d, out of the heap, fired at now: its violation is found. */
@@ -573,8 +580,10 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
     consumer_t *con = d->owner;
     int64_t value = now - con->dl_t_info;
     if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
-    set_reported(con, con->dl_seq, true);
+    for (uint32_t i = 0; i < con->q_count; i++)
+      if (q_at(con, i)->seq == con->dl_seq) q_at(con, i)->reported = true;
     found(tm, con, con->dl_violation, d->at, con->dl_t_info, value, false, wake);
+    rearm_hard(tm, con); /* the next queued message's, at once */
     break;
   }
   case DL_TOPIC_RATE: {
@@ -605,18 +614,25 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
   timing_t *tm = state(ctx);
   consumer_t *con = sub->timing;
   if (sub->rt_class != TAKT_RT_HARD) return;
-  set_reported(con, h->seq, false); /* the bit may still say so of an earlier message */
   takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
   int64_t crit = critical_of(con, h->t_info, &kind);
-  if (crit != TAKT_TIME_INFINITE && crit <= h->t_data) {
+  bool late = crit != TAKT_TIME_INFINITE && crit <= h->t_data;
+  if (late) {
     /* late when committed: report at once (µRT Eq. 12) */
     int64_t value = h->t_data - h->t_info;
     if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
     found(tm, con, kind, crit, h->t_info, value, true, true);
-    set_reported(con, h->seq, true);
-    return;
   }
-  if (con->dl.pos < 0 && sub->count == 1) arm_for_message(tm, con, h);
+  if (con->q_count < con->q_cap) /* (always: the queue holds at most q_cap) */
+    *q_at(con, con->q_count++) = (queued_msg_t){.t_info = h->t_info, .seq = h->seq, .reported = late};
+  /* a message can only bring the earliest critical instant forward (its origin may be older than
+   * a message's queued before it) */
+  if (!late && crit != TAKT_TIME_INFINITE && (con->dl.pos < 0 || crit < con->dl.at)) {
+    con->dl_violation = kind;
+    con->dl_t_info = h->t_info;
+    con->dl_seq = h->seq;
+    arm(tm, &con->dl, crit);
+  }
 }
 
 static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
@@ -703,18 +719,28 @@ static void fetched_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt
     *usefulness = validate_fetch(tm, con, h->t_info, now, true, false);
     return;
   }
-  if (con->dl.pos >= 0 && con->dl_seq != h->seq && (next == NULL || con->dl_seq != next->seq)) {
-    /* the armed message was skipped (a take of the latest): violated if its critical instant
-     * has passed (no dispatch has come yet), superseded if not */
-    bool due = con->dl.at <= now;
-    disarm(tm, &con->dl);
-    if (due) fire(tm, &con->dl, now, true);
+  /* the messages out of the queue: the one fetched, and those a take of the latest skipped (each
+   * violated if its critical instant has passed unreported, no dispatch having come yet to tell
+   * it; superseded if not) */
+  bool was_reported = false;
+  while (con->q_count > 0 && (next == NULL || q_at(con, 0)->seq != next->seq)) {
+    queued_msg_t m = *q_at(con, 0);
+    con->q_head = (con->q_head + 1u) % con->q_cap;
+    con->q_count--;
+    if (m.seq == h->seq) {
+      was_reported = m.reported;
+      continue;
+    }
+    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
+    int64_t crit = m.reported ? TAKT_TIME_INFINITE : critical_of(con, m.t_info, &kind);
+    if (crit <= now) {
+      int64_t value = now - m.t_info;
+      if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
+      found(tm, con, kind, crit, m.t_info, value, false, true);
+    }
   }
-  if (con->dl.pos >= 0 && con->dl_seq == h->seq) disarm(tm, &con->dl);
-  bool was_reported = reported(con, h->seq);
-  set_reported(con, h->seq, false);
   *usefulness = validate_fetch(tm, con, h->t_info, now, false, was_reported);
-  if (next != NULL && con->dl.pos < 0) arm_for_message(tm, con, next);
+  rearm_hard(tm, con); /* after the fetch's observation: jitter instants follow it */
 }
 
 static void subscription_removed_tl(takt_context_t *ctx, takt_subscription_t *sub) {

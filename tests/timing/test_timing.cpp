@@ -602,6 +602,57 @@ TEST_F(Timing, AFiredMessageAndALateOneAreEachReportedOnce) {
   EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
 }
 
+// Once the oldest message's violation is told (at its deadline, or on commit), the next queued
+// message's deadline is armed at once: it is told at its own critical instant, not when the first
+// is fetched (before, nothing was armed until a fetch, and a stalled consumer heard of none).
+TEST_F(Timing, TheNextQueuedMessagesDeadlineIsArmedOnceTheFirstIsTold) {
+  make(hard(5 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 + 3 * kMs), TAKT_OK);
+  spin_for(6 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 8 * kMs);
+  spin_for(4 * kMs);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(rec.seen[1].t_info, t0 + 3 * kMs);
+  EXPECT_EQ(rec.seen[1].critical_time, t0 + 8 * kMs);
+  EXPECT_EQ(take(), 1u);  // each told once
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 2u);
+  // the first late on commit: the second's deadline is armed all the same
+  int64_t t1 = now();
+  ASSERT_EQ(publish(3, t1 - 8 * kMs), TAKT_OK);
+  ASSERT_EQ(publish(4, t1), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), INT64_MIN);  // the first found, waiting for handlers
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 3u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t1 + 5 * kMs);
+}
+
+// Messages need not come in the order of their origins (two sources on a topic, a stamp given
+// with takt_publish_at): the deadline armed is the earliest critical instant of those queued.
+TEST_F(Timing, TheEarliestCriticalInstantQueuedIsArmedWhateverTheOrder) {
+  make(hard(10 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  ASSERT_EQ(publish(2, t0 - 5 * kMs), TAKT_OK);  // older, not late yet: due at t0 + 5 ms
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 5 * kMs);
+  spin_for(6 * kMs);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].t_info, t0 - 5 * kMs);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);  // then message 1's
+  spin_for(5 * kMs);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(rec.seen[1].t_info, t0);
+  EXPECT_EQ(take(), 1u);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+}
+
 // A take of the latest skips the oldest message: if its critical instant has passed (before any
 // dispatch saw it) it was violated and is reported; if not, it was superseded in time.
 TEST_F(Timing, TakingTheLatestReportsASkippedMessageWhoseDeadlinePassed) {
