@@ -31,6 +31,8 @@ typedef struct mreg {
   char extra[NAME]; /* topics: the type; services: the service API */
   char api[NAME];   /* the node's API when it registered this (an unregister from another API,
                        an older process of the node, is not this one's to end) */
+  uint32_t order;   /* registrations made before this one (a topic's type is its latest
+                       publisher's) */
 } mreg_t;
 
 typedef struct mparam {
@@ -109,6 +111,7 @@ struct takt_ros1_master {
   mpsub_t *psubs;
   mnote_t *notes;   /* max_notes entries, each free or queued */
   uint32_t note_count, note_seq;
+  uint32_t reg_order; /* registrations made */
   mnotifier_t notifiers[NOTIFIERS];
   /* the server thread only */
   mconn_t *conns;
@@ -139,18 +142,22 @@ static void canonical(char *s) {
   s[j] = '\0';
 }
 
-static void resolve(const char *caller, const char *key, char *out) {
+/* A private key ("~p") lives below the caller's own name, as rosmaster resolves it. False if the
+ * resolved name does not fit a name's room (nothing cut short). */
+static bool resolve(const char *caller, const char *key, char *out) {
+  int n;
   if (key[0] == '/') {
-    takt__ros1_copy(out, NAME, key);
+    n = snprintf(out, NAME, "%s", key);
+  } else if (key[0] == '~') {
+    n = snprintf(out, NAME, "%s/%s", caller, key + 1);
   } else {
-    char ns[NAME];
-    takt__ros1_copy(ns, sizeof ns, caller);
-    char *slash = strrchr(ns, '/');
-    if (slash != NULL) slash[1] = '\0';
-    else takt__ros1_copy(ns, sizeof ns, "/");
-    snprintf(out, NAME, "%.60s%.66s", ns, key);
+    const char *slash = strrchr(caller, '/');
+    int ns = slash != NULL ? (int)(slash - caller) + 1 : 0;
+    n = slash != NULL ? snprintf(out, NAME, "%.*s%s", ns, caller, key) : snprintf(out, NAME, "/%s", key);
   }
+  if (n < 0 || n >= NAME) return false;
   canonical(out);
+  return true;
 }
 
 /* Is key below ns (ns itself excluded)? */
@@ -264,10 +271,29 @@ static bool add_reg_locked(takt_ros1_master_t *m, uint8_t kind, uint16_t node, c
   if (slot == NULL) return false;
   slot->kind = kind;
   slot->node = node;
+  slot->order = m->reg_order++;
   takt__ros1_copy(slot->name, sizeof slot->name, name);
   takt__ros1_copy(slot->extra, sizeof slot->extra, extra);
   takt__ros1_copy(slot->api, sizeof slot->api, api);
   return true;
+}
+
+/* The type of a topic as rosmaster records it: its latest publisher's, unless that one gave
+ * "*" (rospy's AnyMsg, rosbag's ShapeShifter) and another gave a type; with no publisher giving
+ * one, the first subscriber's that is not "*"; else "*". (rosmaster also keeps a type after the
+ * topic's registrations end; here a topic's type lives with its registrations.) */
+static const char *topic_type_locked(const takt_ros1_master_t *m, const char *topic) {
+  const mreg_t *pub = NULL, *sub = NULL;
+  bool any = false;
+  for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
+    const mreg_t *r = &m->regs[i];
+    if ((r->kind != REG_PUB && r->kind != REG_SUB) || strcmp(r->name, topic) != 0) continue;
+    any = true;
+    if (strcmp(r->extra, "*") == 0) continue;
+    if (r->kind == REG_PUB && (pub == NULL || (int32_t)(r->order - pub->order) > 0)) pub = r;
+    if (r->kind == REG_SUB && (sub == NULL || (int32_t)(r->order - sub->order) < 0)) sub = r;
+  }
+  return pub != NULL ? pub->extra : sub != NULL ? sub->extra : any ? "*" : "";
 }
 
 /* ---- answers: each writes [code, status, value] ---- */
@@ -529,12 +555,19 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
   }
   if (strcmp(method, "getPublishedTopics") == 0 || strcmp(method, "getTopicTypes") == 0) {
     bool pubs_only = method[3] == 'P';
+    /* getPublishedTopics(caller, subgraph): the topics in the namespace subgraph (rosmaster
+     * makes it end in '/'; "" is every topic) */
+    char sg[NAME] = "";
+    if (pubs_only && na >= 2 && get_str(a[1], sg) && sg[0] != '\0' && sg[strlen(sg) - 1] != '/' &&
+        strlen(sg) + 1 < sizeof sg)
+      strcat(sg, "/");
     head(w, 1, "current topics");
     takt__xr_w_array_begin(w);
     takt__lock_take(&m->lock);
     for (uint32_t i = 0; i < m->cfg.max_regs; i++) {
       const mreg_t *r = &m->regs[i];
       if (r->kind != REG_PUB && (pubs_only || r->kind != REG_SUB)) continue;
+      if (strncmp(r->name, sg, strlen(sg)) != 0) continue;
       bool seen = false;
       for (uint32_t j = 0; j < i && !seen; j++)
         seen = (m->regs[j].kind == REG_PUB || (!pubs_only && m->regs[j].kind == REG_SUB)) &&
@@ -542,7 +575,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       if (seen) continue;
       takt__xr_w_array_begin(w);
       takt__xr_w_string(w, r->name);
-      takt__xr_w_string(w, r->extra);
+      takt__xr_w_string(w, topic_type_locked(m, r->name));
       takt__xr_w_array_end(w);
     }
     takt__lock_give(&m->lock);
@@ -596,12 +629,18 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
     bool sub = strcmp(method, "subscribeParam") == 0 || strcmp(method, "unsubscribeParam") == 0;
     const takt__xr_value_t *kv = sub ? (na > 2 ? a[2] : NULL) : (na > 1 ? a[1] : NULL);
     if (!get_str(kv, s1) || (sub && !get_str(a[1], s3))) {
-      snprintf(status, sizeof status, "%s: the key must be a string", method);
+      snprintf(status, sizeof status, "%s: the key must be a string of fewer than %d characters",
+               method, NAME);
       answer_int(w, -1, status, 0);
       return true;
     }
     char key[NAME];
-    resolve(caller, s1, key);
+    if (!resolve(caller, s1, key)) {
+      snprintf(status, sizeof status, "%s: the key resolved in %s's namespace is %d characters or more",
+               method, caller, NAME);
+      answer_int(w, -1, status, 0);
+      return true;
+    }
     takt__lock_take(&m->lock);
     if (strcmp(method, "setParam") == 0) {
       if (na < 3) {

@@ -242,6 +242,36 @@ std::string master_call(uint16_t port, const std::string &method, const std::vec
 
 }  // namespace
 
+// As rosmaster: a topic's type is its publisher's, whatever subscribed first ("*": rospy's AnyMsg,
+// rosbag record; `rostopic echo` found "*", no type it could load, and waited for ever);
+// getPublishedTopics lists the topics of its subgraph only; a private key "~p" lives below its
+// caller's name; a key too long once resolved is refused by name, not cut short.
+TEST_F(Ros1Master, TopicTypesSubgraphsAndPrivateKeys) {
+  uint16_t port = takt_ros1_master_port(master);
+  const std::string api = "http://127.0.0.1:9/";
+  auto ok = [](const std::string &a) { return a.find("<i4>1</i4>") != std::string::npos; };  // the code
+  ASSERT_TRUE(ok(master_call(port, "registerSubscriber", {"/rec", "/chatter", "*", api})));
+  ASSERT_TRUE(ok(master_call(port, "registerPublisher", {"/talker", "/chatter", "std_msgs/String", api})));
+  ASSERT_TRUE(ok(master_call(port, "registerPublisher", {"/t9", "/ns9/t", "a/B", api})));
+  std::string types = master_call(port, "getTopicTypes", {"/probe"});
+  EXPECT_NE(types.find("<string>/chatter</string></value><value><string>std_msgs/String</string>"),
+            std::string::npos) << types;
+  EXPECT_EQ(types.find("<string>*</string>"), std::string::npos) << types;
+  std::string ns9 = master_call(port, "getPublishedTopics", {"/probe", "/ns9"});
+  EXPECT_NE(ns9.find("/ns9/t"), std::string::npos) << ns9;
+  EXPECT_EQ(ns9.find("/chatter"), std::string::npos) << ns9;
+  std::string all = master_call(port, "getPublishedTopics", {"/probe", ""});
+  EXPECT_NE(all.find("/chatter"), std::string::npos) << all;
+  EXPECT_NE(all.find("/ns9/t"), std::string::npos) << all;
+  ASSERT_TRUE(ok(master_call(port, "setParam", {"/ns/n", "~p", "seven"})));
+  std::string got = master_call(port, "getParam", {"/probe", "/ns/n/p"});
+  EXPECT_TRUE(ok(got) && got.find("seven") != std::string::npos) << got;
+  std::string caller = "/" + std::string(100, 'c') + "/node";
+  std::string refused = master_call(port, "setParam", {caller, "a_relative_key_of_some_length", "1"});
+  EXPECT_FALSE(ok(refused)) << refused;
+  EXPECT_NE(refused.find("characters or more"), std::string::npos) << refused;
+}
+
 // Notices go out from several threads, one node at a time each: a node that accepts the
 // connection but never answers (stopped, say) holds one of them for the timeout, and a live
 // node's publisherUpdate arrives at once all the same. (Before, the one notifier thread waited
