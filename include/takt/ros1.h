@@ -112,6 +112,13 @@ size_t takt_ros1_node_bytes(const takt_ros1_config_t *cfg);
 /** Unregister every publication and subscription from the master (one system.multicall), close
  * every connection, stop the threads and give the memory back. */
 void takt_ros1_node_destroy(takt_ros1_node_t *node);
+/** The first half of takt_ros1_node_destroy, for a layer that must know no callback of the node
+ * runs any more before it lets go of what they use (roscpp's ros::shutdown): every blocking call
+ * on the node ends at once (a service call, a master call: each fails), and the I/O and
+ * connector threads end; once it returns, no message, request or connection of the node is told
+ * to anyone. The node stays until takt_ros1_node_destroy, which then unregisters it; calls on it
+ * meanwhile fail at once. One thread, not one of the node's own; a second call does nothing. */
+void takt_ros1_node_stop(takt_ros1_node_t *node);
 /** The node's slave API URI ("http://host:port/"). */
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
 /** True once a ROS tool asked the node to shut down (slave API shutdown). */

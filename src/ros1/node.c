@@ -286,16 +286,22 @@ static void unregister_all(takt_ros1_node_t *n) {
   if (rc < 0) fprintf(stderr, "takt ros1 %s: unregistering at shutdown failed: %s\n", n->name, c->error);
 }
 
-void takt_ros1_node_destroy(takt_ros1_node_t *n) {
+void takt_ros1_node_stop(takt_ros1_node_t *n) {
   if (n == NULL) return;
   atomic_store(&n->stop, true);
-  takt_io_wake_signal(n->stop_wake);
+  takt_io_wake_signal(n->stop_wake); /* (readable from now on: every blocking call ends) */
   takt_io_wake_signal(n->io_wake);
   takt_io_wake_signal(n->conn_wake);
   if (n->threads_started) {
     takt_thread_join(&n->conn_thread);
     takt_thread_join(&n->io_thread);
+    n->threads_started = false;
   }
+}
+
+void takt_ros1_node_destroy(takt_ros1_node_t *n) {
+  if (n == NULL) return;
+  takt_ros1_node_stop(n);
   unregister_all(n);
   for (uint32_t p = 0; p < n->cfg.max_pubs; p++) {
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) {

@@ -116,6 +116,12 @@ struct Global {
   std::atomic<bool> started{false}, down{false}, sigint{false};
   std::atomic<bool> exec_started{false};  // the executor arms a new timer now, not at its start
   std::atomic<int> inflight{0}, spinning{0};
+  // ros::shutdown: the ROS 1 node's threads stopped (no callback of it runs any more: a handle
+  // destroyed meanwhile waits for that before it frees what they use), and the last holder of
+  // the node gone (inflight 0); each told on quiet_cv
+  std::mutex quiet_mu;
+  std::condition_variable quiet_cv;
+  bool node_stopped = false;  // quiet_mu
   std::mutex sleep_mu;
   std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
   std::mutex log_mu;
@@ -157,10 +163,26 @@ struct Ros1Use {
     G.inflight++;
     if (G.started.load() && !G.down.load()) n = G.ros1;
   }
-  ~Ros1Use() { g().inflight--; }
+  ~Ros1Use() {
+    Global &G = g();
+    if (--G.inflight == 0 && G.down.load()) {  // ros::shutdown may be waiting for the last one
+      { std::lock_guard<std::mutex> lk(G.quiet_mu); }
+      G.quiet_cv.notify_all();
+    }
+  }
   Ros1Use(const Ros1Use &) = delete;
   Ros1Use &operator=(const Ros1Use &) = delete;
 };
+
+/** A handle going once ros::shutdown has begun (Ros1Use gives no node): its ROS 1 part is not
+ * unregistered, so what the node's callbacks use must stay until the node's threads have ended,
+ * which ros::shutdown does before anything else of the node. Holding no lock a callback takes. */
+void wait_node_stopped() {
+  Global &G = g();
+  if (!G.down.load()) return;
+  std::unique_lock<std::mutex> lk(G.quiet_mu);
+  G.quiet_cv.wait(lk, [&G] { return G.node_stopped || !G.started.load(); });
+}
 
 void fail(const char *what, takt_err_t rc) {
   std::fprintf(stderr, "takt roscpp: %s: %s\n", what, takt_strerror(rc));
@@ -811,14 +833,22 @@ void shutdown() {
     for (takt_impl::QueueImpl *q : G.queues)
       if (q->exec) takt_executor_stop(q->exec);  // (null: being made, stopped once it is)
   }
-  // The ROS 1 node goes now (it unregisters from the master), once no publish is in flight;
-  // the executor and the context stay until the spinning threads are gone.
-  while (G.inflight.load() > 0) std::this_thread::yield();
   takt_ros1_node_t *n;
   {
     std::lock_guard<std::mutex> lk(G.mu);
     n = G.ros1;
   }
+  // The ROS 1 node's blocking calls end (a service call in flight returns false, as roscpp's
+  // does when its connections are dropped) and its threads with them: from then on no message,
+  // request or connection reaches a handle, and a handle destroyed since `down` may free what
+  // they used. The node goes (it unregisters from the master) once no call holds it; the
+  // executor and the context stay until the spinning threads are gone.
+  takt_ros1_node_stop(n);
+  std::unique_lock<std::mutex> lk(G.quiet_mu);
+  G.node_stopped = true;
+  G.quiet_cv.notify_all();
+  G.quiet_cv.wait(lk, [&G] { return G.inflight.load() == 0; });
+  lk.unlock();
   takt_ros1_node_destroy(n);
 }
 
@@ -1859,7 +1889,10 @@ void reap_topics() {
 
 RosSub::~RosSub() {
   Ros1Use use;
-  if (!use.n) return;
+  if (!use.n) {
+    wait_node_stopped();  // its I/O thread may still be handing this a message
+    return;
+  }
   if (sub) takt_ros1_unsubscribe(sub);
   for (uint32_t i = 0; i < n_lanes.load(); i++) {
     if (lanes[i].pub) takt_publisher_destroy(lanes[i].pub);
@@ -3158,6 +3191,7 @@ void srv_shutdown(SrvImpl &impl) {
   {  // 2. off the master and the wire
     Ros1Use use;
     if (s->wire && use.n) takt_ros1_unadvertise_service(s->wire);  // (settle answers into it no more)
+    else if (s->wire) wait_node_stopped();  // its I/O thread may still be handing this a request
   }
 #endif
   // 3. the in-process clients bound to it let go of it: now if idle, else when their call ends

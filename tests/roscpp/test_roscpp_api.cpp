@@ -1104,6 +1104,45 @@ TEST(RoscppShutdown, SleepAfterShutdownSleepsWhole) {
   EXPECT_EQ(after_ok, 1);
 }
 
+// ros::shutdown while a thread waits in a call to a service of another process whose handler takes
+// 3 s, and the process's Subscriber, fed at 1 kHz, dropped as soon as ros::ok() is false: the call
+// ends false at once (as roscpp's, whose connections shutdown drops), the shutdown takes well under
+// the handler's time, and the Subscriber goes while the node may still be handing it messages
+// (the sanitizer trees saw its freed memory written: the node's threads now end first).
+TEST(RoscppShutdown, ShutdownEndsAServiceCallAndHandlesGoSafely) {
+  ros::NodeHandle nh;
+  std::atomic<int> served{0};
+  ros::ServiceServer slow = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      "/slow_trigger", [&](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        served++;
+        ros::WallDuration(3.0).sleep();
+        r.success = true;
+        return true;
+      });
+  ros::Publisher feed = nh.advertise<std_msgs::Int32>("/shutdown_feed", 100);
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--shutdown-call", "/slow_trigger", "/shutdown_feed"}));
+  std_msgs::Int32 m;
+  for (int i = 0; i < 20000 && !p.exited(); i++) {  // 1 kHz while the child runs (at most 20 s)
+    m.data = i;
+    feed.publish(m);
+    ros::WallDuration(0.001).sleep();
+  }
+  ASSERT_EQ(p.wait_exit(30000), 0) << p.drain();
+  const std::string &out = p.output();
+  size_t at = out.find("shutdown-call:");
+  ASSERT_NE(at, std::string::npos) << out;
+  double shutdown_s = -1, call_s = -1;
+  int call_ok = -1, heard = -1;
+  ASSERT_EQ(std::sscanf(out.c_str() + at, "shutdown-call: heard %d shutdown %lf call %d %lf", &heard,
+                        &shutdown_s, &call_ok, &call_s), 4) << out;
+  EXPECT_GT(heard, 0);        // the feed reached it before the shutdown
+  EXPECT_EQ(call_ok, 0);      // the call in flight failed
+  EXPECT_LT(call_s, 2.5);     // ... at the shutdown (0.5 s in), not after the handler's 3 s
+  EXPECT_LT(shutdown_s, 2.0);
+  EXPECT_EQ(served.load(), 1);
+}
+
 // Each queue_size of a topic may take a takt topic: the context holds them for every topic the
 // node may subscribe to (TAKT_ROSCPP_MAX_TOPICS).
 TEST(RoscppQueues, EveryTopicHasRoomForItsQueueSizes) {
@@ -1878,6 +1917,46 @@ int sleeps(int argc, char **argv) {
   return 0;
 }
 
+// --shutdown-call SERVICE TOPIC: a std_srvs/Trigger call from a thread, ros::shutdown from another
+// 0.5 s in, and a Subscriber of TOPIC dropped once ros::ok() is false:
+// "shutdown-call: heard N shutdown SECONDS call RESULT SECONDS".
+int shutdown_call(int argc, char **argv) {
+  std::string service = argv[2], topic = argv[3];
+  ros::init(argc, argv, "shutdown_call", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  std::atomic<int> heard{0};
+  auto sub = std::make_unique<ros::Subscriber>(nh.subscribe<std_msgs::Int32>(
+      topic, 1000, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &) { heard++; })));
+  ros::AsyncSpinner spinner(1);
+  spinner.start();
+  if (!ros::service::waitForService(service, 10000)) return 2;
+  ros::WallTime end = ros::WallTime::now() + ros::WallDuration(10.0);
+  while (heard.load() == 0 && ros::WallTime::now() < end) ros::WallDuration(0.01).sleep();
+  std::atomic<int> call_ok{-1};
+  std::atomic<double> call_s{-1};
+  std::thread caller([&] {
+    ros::WallTime t = ros::WallTime::now();
+    std_srvs::Trigger srv;
+    call_ok = ros::service::call(service, srv) ? 1 : 0;
+    call_s = (ros::WallTime::now() - t).toSec();
+  });
+  ros::WallDuration(0.5).sleep();
+  double shutdown_s = -1;
+  std::thread stopper([&] {
+    ros::WallTime t = ros::WallTime::now();
+    ros::shutdown();
+    shutdown_s = (ros::WallTime::now() - t).toSec();
+  });
+  while (ros::ok()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  sub.reset();  // as ros::shutdown runs: the messages the node hands it must not outlive it
+  ros::WallDuration(0.3).sleep();
+  stopper.join();
+  caller.join();
+  std::printf("shutdown-call: heard %d shutdown %.3f call %d %.3f\n", heard.load(), shutdown_s, call_ok.load(),
+              call_s.load());
+  return 0;
+}
+
 int peer(int argc, char **argv) {
   std::string mode = argv[1], topic = argv[2];
   long n = std::strtol(argv[3], nullptr, 10);
@@ -2136,6 +2215,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
+  if (argc >= 4 && std::string(argv[1]) == "--shutdown-call") return shutdown_call(argc, argv);
   // a death test's child (gtest runs this program again for it): its statement needs no master
   bool death_child = false;
   for (int i = 1; i < argc; i++) death_child |= std::strstr(argv[i], "--gtest_internal_run_death_test") == argv[i];
