@@ -1997,7 +1997,10 @@ class SubImpl {
   uint32_t lane = 0;  // rs->lanes[lane] carries its messages
   std::shared_ptr<NodeImpl> node;
   takt_subscription_t *sub = nullptr;
-  RawFn fn;
+  // the user's callable, held by each call too: a callback that drops the Subscriber's last
+  // handle (a subscribe of another topic into the same member) frees the SubImpl, not the
+  // callable it runs in (its captures, its bound arguments)
+  std::shared_ptr<const RawFn> fn;
   std::atomic<bool> down{false};
   // the topic's latched messages when this Subscriber was made, handed to it before anything
   // else: by a timer of its own due at once (its priority, its group: never beside its callback),
@@ -2040,7 +2043,8 @@ bool deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   bool outer_freed = tl_sub_freed;  // (a callback nested in another, e.g. in waitForMessage)
   tl_sub = s;
   tl_sub_freed = false;
-  guarded("a subscription callback", [&] { s->fn(b + 4, len, info); });
+  std::shared_ptr<const RawFn> fn = s->fn;  // (a reference more: no allocation)
+  guarded("a subscription callback", [&] { (*fn)(b + 4, len, info); });
   bool freed = tl_sub_freed;
   tl_sub = outer;
   tl_sub_freed = outer_freed;
@@ -2138,7 +2142,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   Global &G = g();
   auto s = std::make_shared<SubImpl>();
   s->node = n;
-  s->fn = std::move(fn);
+  s->fn = std::make_shared<const RawFn>(std::move(fn));
   uint32_t depth = queue == 0 || queue > kMaxQueue ? kMaxQueue : queue;
   std::lock_guard<std::mutex> reg(G.reg_mu);
   std::shared_ptr<RosSub> rs;

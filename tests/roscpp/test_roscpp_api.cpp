@@ -1183,6 +1183,46 @@ TEST(RoscppSelfShutdown, OneShotSubscribersAgainAndAgain) {
   }
 }
 
+// A callback that replaces its own Subscriber (subscribes to the next topic into the handle that
+// held it: the first Subscriber's last handle goes) still has its captures as it returns: roscpp
+// keeps the callable for the length of the call. (The SubImpl owned the callable alone: the
+// capture read after the replacement was freed memory, which ASan saw.)
+TEST(RoscppSelfShutdown, SubscriberReplacedInItsOwnCallbackKeepsItsCaptures) {
+  ros::NodeHandle nh;
+  ros::Publisher a = nh.advertise<std_msgs::Int32>("/t_replace_a", 10);
+  ros::Publisher b = nh.advertise<std_msgs::Int32>("/t_replace_b", 10);
+  std::mutex mu;
+  std::vector<std::string> heard;
+  ros::Subscriber s;
+  std::string label_a(64, 'a'), label_b(64, 'b');  // (long: held by the capture on the heap)
+  std::function<void(const std_msgs::Int32 &)> on_b = [&heard, &mu, label_b](const std_msgs::Int32 &) {
+    std::lock_guard<std::mutex> lk(mu);
+    heard.push_back(label_b);
+  };
+  s = nh.subscribe<std_msgs::Int32>(
+      "/t_replace_a", 1,
+      std::function<void(const std_msgs::Int32 &)>([&heard, &mu, &s, &nh, &on_b, label_a](const std_msgs::Int32 &) {
+        s = nh.subscribe<std_msgs::Int32>("/t_replace_b", 1, on_b);  // the first Subscriber goes
+        std::lock_guard<std::mutex> lk(mu);
+        heard.push_back(label_a);  // a capture, read after that
+      }));
+  ASSERT_TRUE(s);
+  std_msgs::Int32 m;
+  ASSERT_TRUE(eventually([&] {
+    a.publish(m);
+    std::lock_guard<std::mutex> lk(mu);
+    return !heard.empty();
+  }));
+  ASSERT_TRUE(eventually([&] {
+    b.publish(m);
+    std::lock_guard<std::mutex> lk(mu);
+    return heard.size() >= 2;
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(heard[0], label_a);
+  EXPECT_EQ(heard.back(), label_b);
+}
+
 // ---- queue_size per Subscriber of one topic (its own process: preempt, its callbacks side by side)
 
 TEST(RoscppQueues, LaterSubscriberKeepsItsQueueSize) {
