@@ -5,8 +5,10 @@
 #ifndef TAKT_ROS_TIME_H
 #define TAKT_ROS_TIME_H
 
+#include <cmath>
 #include <cstdint>
 #include <ostream>
+#include <stdexcept>
 #include <type_traits>
 
 namespace ros {
@@ -20,6 +22,17 @@ inline void normalize(int64_t &sec, int64_t &nsec) {
     nsec += 1000000000;
     sec -= 1;
   }
+}
+/** A Duration's seconds (int32) and a Time's (uint32) out of their range: std::runtime_error with
+ * roscpp's text, as roscpp's arithmetic and conversions throw (a time before 0 does not wrap to
+ * one in 2106). */
+inline int32_t duration_sec(int64_t sec) {
+  if (sec < INT32_MIN || sec > INT32_MAX) throw std::runtime_error("Duration is out of dual 32-bit range");
+  return static_cast<int32_t>(sec);
+}
+inline uint32_t time_sec(int64_t sec) {
+  if (sec < 0 || sec > static_cast<int64_t>(UINT32_MAX)) throw std::runtime_error("Time is out of dual 32-bit range");
+  return static_cast<uint32_t>(sec);
 }
 int64_t wall_now_ns();          // CLOCK_REALTIME
 int64_t steady_now_ns();        // CLOCK_MONOTONIC
@@ -50,18 +63,19 @@ class DurationBase {
   DurationBase(int32_t s, int32_t n) {
     int64_t a = s, b = n;
     takt_time::normalize(a, b);
-    sec = static_cast<int32_t>(a);
+    sec = takt_time::duration_sec(a);
     nsec = static_cast<int32_t>(b);
   }
   explicit DurationBase(double t) { fromSec(t); }
   D &fromSec(double t) {
+    (void)takt_time::duration_sec(static_cast<int64_t>(std::floor(t > -3e9 && t < 3e9 ? t : 3e9)));
     int64_t ns = static_cast<int64_t>(t * 1e9 + (t < 0 ? -0.5 : 0.5));
     return fromNSec(ns);
   }
   D &fromNSec(int64_t ns) {
     int64_t a = 0, b = ns;
     takt_time::normalize(a, b);
-    sec = static_cast<int32_t>(a);
+    sec = takt_time::duration_sec(a);
     nsec = static_cast<int32_t>(b);
     return static_cast<D &>(*this);
   }
@@ -106,13 +120,16 @@ class TimeBase {
   TimeBase(uint32_t s, uint32_t n) {
     int64_t a = s, b = n;
     takt_time::normalize(a, b);
-    sec = static_cast<uint32_t>(a);
+    sec = takt_time::time_sec(a);
     nsec = static_cast<uint32_t>(b);
   }
   explicit TimeBase(double t) { fromSec(t); }
-  T &fromSec(double t) { return fromNSec(static_cast<uint64_t>(t * 1e9 + 0.5)); }
+  T &fromSec(double t) {
+    (void)takt_time::time_sec(static_cast<int64_t>(std::floor(t > -1.0 && t < 5e9 ? t : -1.0)));
+    return fromNSec(static_cast<uint64_t>(t * 1e9 + 0.5));
+  }
   T &fromNSec(uint64_t ns) {
-    sec = static_cast<uint32_t>(ns / 1000000000u);
+    sec = takt_time::time_sec(static_cast<int64_t>(ns / 1000000000u));
     nsec = static_cast<uint32_t>(ns % 1000000000u);
     return static_cast<T &>(*this);
   }
@@ -122,12 +139,8 @@ class TimeBase {
   D operator-(const T &o) const {
     return D().fromNSec(static_cast<int64_t>(toNSec()) - static_cast<int64_t>(o.toNSec()));
   }
-  T operator+(const D &d) const {
-    return T().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(toNSec()) + d.toNSec()));
-  }
-  T operator-(const D &d) const {
-    return T().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(toNSec()) - d.toNSec()));
-  }
+  T operator+(const D &d) const { return from_signed(static_cast<int64_t>(toNSec()) + d.toNSec()); }
+  T operator-(const D &d) const { return from_signed(static_cast<int64_t>(toNSec()) - d.toNSec()); }
   T &operator+=(const D &d) { return *static_cast<T *>(this) = *this + d; }
   T &operator-=(const D &d) { return *static_cast<T *>(this) = *this - d; }
   bool operator==(const T &o) const { return sec == o.sec && nsec == o.nsec; }
@@ -136,6 +149,12 @@ class TimeBase {
   bool operator>(const T &o) const { return toNSec() > o.toNSec(); }
   bool operator<=(const T &o) const { return toNSec() <= o.toNSec(); }
   bool operator>=(const T &o) const { return toNSec() >= o.toNSec(); }
+
+ private:
+  static T from_signed(int64_t ns) {  // before 0: out of range (roscpp throws; it would wrap)
+    if (ns < 0) (void)takt_time::time_sec(-1);
+    return T().fromNSec(static_cast<uint64_t>(ns));
+  }
 };
 
 class Time : public TimeBase<Time, Duration> {

@@ -1673,9 +1673,12 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
     return pi;
   };
   if (p->shared) {
-    if (std::strcmp(p->shared->type.md5, t.md5) != 0)
-      std::fprintf(stderr, "takt roscpp: %s is advertised with type %s already, not %s\n", topic.c_str(),
-                   p->shared->type.datatype, t.datatype);
+    if (std::strcmp(p->shared->type.md5, t.md5) != 0) {  // roscpp's refusal: an empty Publisher
+      std::fprintf(stderr, "takt roscpp: Tried to advertise on topic [%s] with md5sum [%s] and datatype [%s], "
+                   "but the topic is already advertised as md5sum [%s] and datatype [%s]\n", topic.c_str(),
+                   t.md5, t.datatype, p->shared->type.md5, p->shared->type.datatype);
+      return nullptr;
+    }
     return watched(p);
   }
   auto s = std::make_shared<PubShared>();

@@ -215,6 +215,21 @@ TEST(RoscppTypes, SubscribeAsAnotherTypeIsAnEmptyHandle) {
   EXPECT_TRUE(c);
 }
 
+// As roscpp's TopicManager::advertise: a topic advertised already with another type gives an
+// empty Publisher and roscpp's error (it was a handle that looked valid and dropped each publish).
+TEST(RoscppTypes, AdvertiseAsAnotherTypeIsAnEmptyHandle) {
+  ros::NodeHandle nh;
+  ros::Publisher a = nh.advertise<std_msgs::Int32>("/t_adv_typed", 10);
+  ASSERT_TRUE(a);
+  Capture cap(2);
+  ros::Publisher b = nh.advertise<std_msgs::String>("/t_adv_typed", 10);
+  EXPECT_FALSE(b);
+  EXPECT_NE(cap.text().find("already advertised as md5sum"), std::string::npos) << cap.text();
+  EXPECT_NE(cap.text().find("std_msgs/Int32"), std::string::npos) << cap.text();
+  ros::Publisher c = nh.advertise<std_msgs::Int32>("/t_adv_typed", 10);  // the same type: shared
+  EXPECT_TRUE(c);
+}
+
 // ---- NodeHandle::shutdown ------------------------------------------------------------------
 
 TEST(RoscppNodeHandle, ShutdownEndsWhatItCreated) {
@@ -661,6 +676,31 @@ TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
   EXPECT_FALSE(a);
   EXPECT_FALSE(b);
   EXPECT_FALSE(c.call(t));
+}
+
+// ---- Time and Duration out of their range ----------------------------------------------------
+
+// As roscpp's: a Time before 0 or after 2^32 s and a Duration beyond int32 seconds throw
+// std::runtime_error rather than wrap (now - d at simulated time 0 was a time in 2106).
+TEST(RoscppTime, OutOfRangeThrowsAsRoscpp) {
+  EXPECT_THROW(ros::Time(5, 0) - ros::Duration(10, 0), std::runtime_error);
+  EXPECT_THROW(ros::Duration(3e9), std::runtime_error);
+  EXPECT_THROW(ros::Duration(-3e9), std::runtime_error);
+  EXPECT_THROW(ros::Duration(2e9) + ros::Duration(2e9), std::runtime_error);
+  EXPECT_THROW(ros::Time(-0.5), std::runtime_error);
+  EXPECT_THROW(ros::TIME_MAX + ros::Duration(1, 0), std::runtime_error);
+  EXPECT_THROW(ros::Time().fromNSec(UINT64_MAX), std::runtime_error);
+  try {
+    (void)(ros::Time(5, 0) - ros::Duration(10, 0));
+  } catch (const std::runtime_error &e) {
+    EXPECT_STREQ(e.what(), "Time is out of dual 32-bit range");
+  }
+  // within range, as before
+  EXPECT_EQ((ros::Time(5, 0) - ros::Duration(4, 500000000)).toNSec(), 500000000u);
+  EXPECT_EQ(ros::Duration(-1.5).toNSec(), -1500000000);
+  EXPECT_EQ((ros::Duration(2e9) - ros::Duration(2e9)).toNSec(), 0);
+  EXPECT_EQ((ros::Time(1, 0) - ros::Time(2, 0)).toNSec(), -1000000000);
+  EXPECT_EQ(ros::TIME_MAX.sec, UINT32_MAX);
 }
 
 // ---- Timer::start restarts the period -------------------------------------------------------
