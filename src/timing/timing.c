@@ -913,17 +913,28 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
       }
     }
   } else if (w != NULL && w->sink == cb) {
-    told = t_info <= w->told_upto;
     if (w->from_topic) {
+      /* told: one of the runs its watch told (their origins kept until they end; older ones,
+       * never to end in order, go too). A run older than one told was not watched: its end tells
+       * it, if late (the watch's told_upto would take it for told) */
+      uint32_t keep = 0;
+      for (uint32_t k = 0; k < w->n_told; k++) {
+        if (w->told[k] == t_info) told = true;
+        if (w->told[k] > t_info) w->told[keep++] = w->told[k];
+      }
+      w->n_told = keep;
       uint32_t n = 0;
       while (n < w->n_runs && w->runs[n] <= t_info) n++;
       if (n > 0) {
         watch_remove_runs(w, 0, n);
         watch_await_first(tm, w);
       }
-    } else if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release awaited */
-      w->awaited = watch_next_release(w, t_info);
-      arm(tm, &w->dl, w->awaited + w->deadline);
+    } else {
+      told = t_info <= w->told_upto; /* a timer's releases: told in order */
+      if (w->dl.pos >= 0 && t_info >= w->awaited) { /* through: the next release awaited */
+        w->awaited = watch_next_release(w, t_info);
+        arm(tm, &w->dl, w->awaited + w->deadline);
+      }
     }
   }
   tm_give(ctx);
@@ -944,10 +955,10 @@ static takt_chain_miss_fn watch_fire(takt_context_t *ctx, timing_t *tm, chain_wa
     while (n < w->n_runs && w->runs[n] + w->deadline <= now) n++;
     runs = n;
     w->told_upto = w->runs[n - 1];
-    /* a service's runs told are remembered until they end, the latest WATCH_RUNS of them (one
-     * that never ends, its request canceled, is forgotten by then; one forgotten that ends late
-     * is told again at its end) */
-    for (uint32_t i = 0; w->from_service && i < n; i++) {
+    /* the runs told are remembered until they end, the latest WATCH_RUNS of them (one that
+     * never ends, a request canceled, is forgotten by then; one forgotten that ends late is told
+     * again at its end) */
+    for (uint32_t i = 0; i < n; i++) {
       if (w->n_told == WATCH_RUNS) {
         memmove(&w->told[0], &w->told[1], (WATCH_RUNS - 1) * sizeof w->told[0]);
         w->n_told--;

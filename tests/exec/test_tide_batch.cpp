@@ -526,6 +526,24 @@ TEST_F(TopicChainWatch, RunsBeyondTheWatchedOnesAreToldAtTheirEnd) {
   EXPECT_EQ(misses(), 20u);
 }
 
+// A message whose origin is no later than a run told already (a source whose stamps go back, or a
+// stamp given again) is not watched: its end tells it, late. (The watch's mark of the runs it had
+// told took it for told, and it was never told.)
+TEST_F(TopicChainWatch, AnOlderRunAfterAToldOneIsToldAtItsEnd) {
+  build(0, 4);
+  publish_scan(t0);
+  takt_clock_advance(&clock, 4 * kMs);
+  takt_timing_dispatch(ctx);  // t0's run told at its deadline
+  ASSERT_EQ(m.misses.size(), 1u);
+  publish_scan(t0 - kMs);  // older than the run told
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 1, 2}));
+  ASSERT_EQ(m.misses.size(), 2u);
+  EXPECT_TRUE(m.misses[1].ended);
+  EXPECT_EQ(m.misses[1].t_info, t0 - kMs);
+  EXPECT_EQ(misses(), 2u) << "t0's late end is not counted again";
+}
+
 // A message whose origin is older than the chain's deadline when it is published (a driver's
 // stamp from a stalled upstream) is told at once as late when published: the lateness is
 // upstream. Its late bit follows its run through the ordered insert and the drops.
