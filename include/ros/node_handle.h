@@ -868,10 +868,11 @@ class NodeHandle {
   /** roscpp's createSteadyTimer(SteadyTimerOptions&), as createWallTimer(ops). */
   SteadyTimer createSteadyTimer(SteadyTimerOptions &ops) { return options_timer(ops, steady_time_of); }
 
-  // parameters (names resolved in this handle's namespace; "~x" is the node's private x)
+  // parameters (names resolved in this handle's namespace and remapped, as roscpp's; "~x" is the
+  // node's private x)
   template <class T>
   bool getParam(const std::string &key, T &v) const {
-    return takt_impl::param_get(resolveName(key, false), v);
+    return takt_impl::param_get(resolveName(key), v);
   }
   bool getParam(const std::string &key, float &v) const {
     double d;
@@ -882,7 +883,7 @@ class NodeHandle {
   // read from the node's cache after the first get (the master tells it of every change)
   template <class T>
   bool getParamCached(const std::string &key, T &v) const {
-    return takt_impl::param_get_cached(resolveName(key, false), v);
+    return takt_impl::param_get_cached(resolveName(key), v);
   }
   bool getParamCached(const std::string &key, float &v) const {
     double d;
@@ -892,13 +893,13 @@ class NodeHandle {
   }
   template <class T>
   void setParam(const std::string &key, const T &v) const {
-    takt_impl::param_set(resolveName(key, false), v);
+    takt_impl::param_set(resolveName(key), v);
   }
   void setParam(const std::string &key, const char *v) const { setParam(key, std::string(v)); }
-  bool hasParam(const std::string &key) const { return takt_impl::param_has(resolveName(key, false)); }
+  bool hasParam(const std::string &key) const { return takt_impl::param_has(resolveName(key)); }
   /** Every parameter name on the master, as roscpp's (not only this handle's namespace). */
   bool getParamNames(std::vector<std::string> &keys) const { return takt_impl::param_names(keys); }
-  bool deleteParam(const std::string &key) const { return takt_impl::param_del(resolveName(key, false)); }
+  bool deleteParam(const std::string &key) const { return takt_impl::param_del(resolveName(key)); }
   bool searchParam(const std::string &key, std::string &result) const {
     return takt_impl::param_search(getNamespace(), key, result);
   }
@@ -950,9 +951,11 @@ class NodeHandle {
     return event_timer<E>(n, ops.period, takt_impl::tracking(ops.callback, ops.tracked_object), to, ops.oneshot,
                           ops.autostart, ops.scheduling);
   }
+  // as roscpp's: the namespace resolved and remapped (through the parent's remappings too); an
+  // empty one is the parent's
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
-    if (!ns.empty() && ns[0] == '/') return ns;
-    return parent.resolveName(ns, false);
+    if (ns.empty()) return parent.getNamespace();
+    return parent.resolveName(ns);
   }
   template <class M>
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {

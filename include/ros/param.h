@@ -1,4 +1,4 @@
-// roscpp's ros::param free functions (names resolved against the node's namespace).
+// roscpp's ros::param free functions (names resolved against the node's namespace and remapped).
 #ifndef TAKT_ROS_PARAM_H
 #define TAKT_ROS_PARAM_H
 
@@ -11,20 +11,20 @@ namespace ros {
 namespace param {
 template <class T>
 bool get(const std::string &key, T &v) {
-  return takt_impl::param_get(names::resolve(key, false), v);
+  return takt_impl::param_get(names::resolve(key), v);
 }
 template <class T>
 bool getCached(const std::string &key, T &v) {
-  return takt_impl::param_get_cached(names::resolve(key, false), v);
+  return takt_impl::param_get_cached(names::resolve(key), v);
 }
 template <class T>
 void set(const std::string &key, const T &v) {
-  takt_impl::param_set(names::resolve(key, false), v);
+  takt_impl::param_set(names::resolve(key), v);
 }
 inline void set(const std::string &key, const char *v) { set(key, std::string(v)); }
-inline bool has(const std::string &key) { return takt_impl::param_has(names::resolve(key, false)); }
+inline bool has(const std::string &key) { return takt_impl::param_has(names::resolve(key)); }
 inline bool getParamNames(std::vector<std::string> &keys) { return takt_impl::param_names(keys); }
-inline bool del(const std::string &key) { return takt_impl::param_del(names::resolve(key, false)); }
+inline bool del(const std::string &key) { return takt_impl::param_del(names::resolve(key)); }
 template <class T>
 bool param(const std::string &key, T &out, const T &def) {
   if (get(key, out)) return true;

@@ -48,7 +48,10 @@ typedef struct takt_violation {
 
 /** HARD recovery: return true if the system may go on, false to panic. */
 typedef bool (*takt_recovery_fn)(const takt_violation_t *v, void *user);
-/** SOFT usefulness of a datum of the given latency, in [0, 1]. */
+/** SOFT usefulness of a datum of the given latency, in [0, 1]. Called on the fetch, under the
+ * topic's and the timing layer's locks (the executor's too, on an executor's path): a pure
+ * function of its arguments, it must call no takt function (one that takes a lock would deadlock,
+ * or in a debug build stop at the lock-order check) and must not block. */
 typedef float (*takt_usefulness_fn)(int64_t latency_ns, void *user);
 
 typedef struct takt_constraints {

@@ -1210,7 +1210,8 @@ std::shared_ptr<NodeImpl> node_open(const std::string &ns, const M_string &remap
     throw InvalidNameException("Namespace [" + ns + "] is invalid: " + error);
   ros::start();
   auto n = std::make_shared<NodeImpl>();
-  n->ns = ns.empty() ? G.ns : resolve_in(G.ns, ns);
+  // as roscpp's NodeHandle: its namespace remapped (a child's, by child_ns through its parent)
+  n->ns = ns.empty() ? G.ns : parent ? resolve_in(G.ns, ns) : names::remap(resolve_in(G.ns, ns));
   if (parent) n->remaps = parent->remaps;  // as roscpp's: a child handle remaps as its parent
   for (const auto &kv : remappings) n->remaps[resolve_in(n->ns, kv.first)] = resolve_in(n->ns, kv.second);
   if (G.down.load()) return n;

@@ -678,6 +678,23 @@ TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
   EXPECT_FALSE(c.call(t));
 }
 
+// ---- remappings of parameter names and namespaces (a process of its own: they are its arguments)
+
+// As roscpp's: a parameter's name and a NodeHandle's namespace are remapped, as topics are (a
+// multi-robot launch's <remap from="robot_description" to="r1/robot_description"/>).
+TEST(RoscppRemap, ParameterNamesAndNamespacesAreRemapped) {
+  ros::NodeHandle nh;
+  nh.setParam("/robot_description", std::string("A"));
+  nh.setParam("/other_description", std::string("B"));
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--remapped", "robot_description:=/other_description", "camera:=/front"}));
+  ASSERT_EQ(p.wait_exit(30000), 0) << p.drain();
+  const std::string &out = p.output();
+  EXPECT_NE(out.find("remapped: nh B param B ns /front child /front/x"), std::string::npos) << out;
+  nh.deleteParam("/robot_description");
+  nh.deleteParam("/other_description");
+}
+
 // ---- Time and Duration out of their range ----------------------------------------------------
 
 // As roscpp's: a Time before 0 or after 2^32 s and a Duration beyond int32 seconds throw
@@ -2037,6 +2054,21 @@ int shutdown_call(int argc, char **argv) {
   return 0;
 }
 
+// --remapped (run with robot_description:=/other_description camera:=/front): what a handle and
+// ros::param read of robot_description, and the namespaces of NodeHandle("camera") and a child
+// "x" of it: "remapped: nh V param V ns NS child NS".
+int remapped(int argc, char **argv) {
+  ros::init(argc, argv, "remapped", ros::init_options::AnonymousName);
+  ros::NodeHandle nh, cam("camera");
+  ros::NodeHandle child(cam, "x");
+  std::string a = "?", b = "?";
+  nh.getParam("robot_description", a);
+  ros::param::get("robot_description", b);
+  std::printf("remapped: nh %s param %s ns %s child %s\n", a.c_str(), b.c_str(), cam.getNamespace().c_str(),
+              child.getNamespace().c_str());
+  return 0;
+}
+
 int peer(int argc, char **argv) {
   std::string mode = argv[1], topic = argv[2];
   long n = std::strtol(argv[3], nullptr, 10);
@@ -2295,6 +2327,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--remapped") return remapped(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--shutdown-call") return shutdown_call(argc, argv);
   // a death test's child (gtest runs this program again for it): its statement needs no master
   bool death_child = false;
