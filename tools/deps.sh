@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(cmake ninja-build gcc g++ make pkg-config libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests stress-ng
+PKGS=(cmake ninja-build gcc g++ make pkg-config libyaml-dev libgtest-dev python3 python3-venv util-linux rt-tests stress-ng locales
       iceoryx libiceoryx-binding-c-dev
       ros-std-msgs ros-geometry-msgs ros-sensor-msgs ros-std-srvs
       python3-genmsg python3-genpy python3-rospy python3-geometry-msgs python3-sensor-msgs python3-std-srvs

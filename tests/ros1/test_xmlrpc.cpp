@@ -2,8 +2,14 @@
 // roscpp send, bounds (depth, values, sizes) and clear errors for bad input.
 #include <gtest/gtest.h>
 
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <locale.h>
+#include <unistd.h>
 
 #include "ros1/http.h"
 #include "ros1/xmlrpc.h"
@@ -132,6 +138,38 @@ TEST(XmlRpc, WriterOutputParsesBackToTheSameValues) {
   takt__xr_w_init(&small, tiny, sizeof tiny);
   takt__xr_w_call_begin(&small, "getParam");
   EXPECT_TRUE(small.overflow);
+}
+
+// A program that sets a locale with a decimal comma (a Qt application, setlocale(LC_ALL, "")):
+// doubles are still written and read with a '.' as XML-RPC has them (it wrote "0,5", which
+// rosmaster refuses, and took "0.5" for a bad number). The locale is made for the test with
+// Debian's localedef (tools/deps.sh installs `locales`), for this thread only.
+TEST(XmlRpc, DoublesKeepTheirPointUnderADecimalCommaLocale) {
+  std::string dir = "/tmp/takt-locale-" + std::to_string(getpid());
+  std::string cmd = "localedef -i de_DE -f UTF-8 " + dir + "/de_DE.UTF-8 >/dev/null 2>&1";
+  ASSERT_EQ(std::system(("mkdir -p " + dir + " && " + cmd).c_str()), 0) << cmd;
+  setenv("LOCPATH", dir.c_str(), 1);
+  locale_t de = newlocale(LC_ALL_MASK, "de_DE.UTF-8", (locale_t)0);
+  unsetenv("LOCPATH");
+  ASSERT_NE(de, (locale_t)0);
+  locale_t was = uselocale(de);
+  char probe[16];
+  std::snprintf(probe, sizeof probe, "%.1f", 0.5);
+  EXPECT_STREQ(probe, "0,5");  // the locale does what the test is about
+  char buf[256];
+  takt__xr_writer_t w;
+  takt__xr_w_init(&w, buf, sizeof buf);
+  takt__xr_w_double(&w, 0.5);
+  std::string out(buf, w.len);
+  Doc d;
+  takt_err_t rc = d.parse("<?xml version=\"1.0\"?><methodResponse><params><param><value><double>0.25</double>"
+                          "</value></param></params></methodResponse>", true);
+  uselocale(was);
+  freelocale(de);
+  std::system(("rm -rf " + dir).c_str());
+  EXPECT_EQ(out, "<value><double>0.5</double></value>");
+  ASSERT_EQ(rc, TAKT_OK) << d.d.error;
+  EXPECT_EQ(takt__xr_param(&d.d, 0)->u.d, 0.25);
 }
 
 TEST(XmlRpc, FaultResponseHasCodeAndText) {
