@@ -64,7 +64,8 @@ typedef struct takt_ros1_config {
   uint32_t max_values;    /* values of the largest XML-RPC document */
   uint32_t max_rpc_conns; /* slave API connections open at once (keep-alive clients) */
   uint32_t max_header;    /* bytes of the largest TCPROS connection header */
-  int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up */
+  int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up; a service request
+                             begun and not whole */
   takt_thread_attr_t io_thread, connect_thread;
   uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
                              connections, one request and one answer buffer of max_message) */
@@ -303,6 +304,9 @@ typedef struct takt_ros1_srv_stats {
   uint64_t failed;      /* answered with a failure */
   uint64_t refused;     /* clients refused (wrong md5, no free connection) */
   uint64_t probes;      /* probe connections answered */
+  uint64_t stalled;     /* connections closed with a request begun and not whole within
+                           timeout_ns (a client that stalled or vanished mid-request; an idle
+                           persistent connection is kept) */
 } takt_ros1_srv_stats_t;
 void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out);
 

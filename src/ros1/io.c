@@ -950,6 +950,19 @@ void takt__ros1_io_main(void *arg) {
           takt__ros1_srv_close(n, sc);
           continue;
         }
+        if (state == SC_READ && sc->got > 0) {
+          /* a request begun and not whole within the timeout (a client that stalled or vanished
+           * mid-request): its slot is freed, counted, for another client */
+          if (now - sc->since > cfg->timeout_ns) {
+            takt__lock_take(&n->lock);
+            srv->stalled++;
+            takt__lock_give(&n->lock);
+            takt__ros1_srv_close(n, sc);
+            continue;
+          }
+          if (deadline == TAKT_TIME_INFINITE || sc->since + cfg->timeout_ns < deadline)
+            deadline = sc->since + cfg->timeout_ns;
+        }
         if (state == SC_WRITE && !takt__ros1_srv_flush(n, srv, sc)) {
           takt__lock_take(&n->lock);
           state = sc->state;

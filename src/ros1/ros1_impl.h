@@ -139,6 +139,8 @@ typedef struct takt__ros1_sconn {
   takt_io_t io;      /* set and closed by the I/O thread (state changes under node->lock) */
   /* the I/O thread only */
   uint32_t got, tx_off;
+  int64_t since;     /* when the request being read began (got > 0): it must be whole within
+                        the node's timeout_ns (an idle persistent connection may wait for ever) */
   uint8_t *rx;       /* 4 + max_message */
   uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
 } takt__ros1_sconn_t;
@@ -156,7 +158,7 @@ struct takt_ros1_srv {
   takt_ros1_srv_fn fn;
   void *user;
   uint16_t seq;
-  uint64_t requests, answered, failed, refused, probes;
+  uint64_t requests, answered, failed, refused, probes, stalled;
   takt__ros1_sconn_t *conn; /* max_conns */
 };
 

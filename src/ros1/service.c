@@ -149,6 +149,7 @@ void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ro
       return;
     }
     if (r == 0) return;
+    if (sc->got == 0) sc->since = takt_time_now();
     sc->got += (uint32_t)r;
   }
 }
@@ -203,7 +204,7 @@ takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *n, const char *service,
     srv->md5 = md5;
     srv->fn = fn;
     srv->user = user;
-    srv->requests = srv->answered = srv->failed = srv->refused = srv->probes = 0;
+    srv->requests = srv->answered = srv->failed = srv->refused = srv->probes = srv->stalled = 0;
     srv->gen++;
     srv->used = true; /* clients may connect from now on */
   }
@@ -294,6 +295,7 @@ void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out) {
   out->failed = srv->failed;
   out->refused = srv->refused;
   out->probes = srv->probes;
+  out->stalled = srv->stalled;
   takt__lock_give(&n->lock);
 }
 

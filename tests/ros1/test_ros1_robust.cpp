@@ -318,3 +318,61 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
   EXPECT_TRUE(graph(1, "/chatter").empty());
   EXPECT_TRUE(graph(2, "/takt_svc").empty());
 }
+
+// Clients that begin a request and stall (a connection header, then two bytes of the request's
+// length and nothing more: a host gone mid-call) hold a service's connections only for the
+// node's timeout_ns (2 s): then a caller is served again, and the connections are counted as
+// stalled. (Each held its slot for ever: the service's four were gone and every later caller was
+// refused: "no connection of the service is free".) An idle persistent connection, with no
+// request begun, is another client's and stays.
+TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout) {
+  ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);  // 4 connections per service
+  takt_ros1_srv_t *srv;
+  ASSERT_EQ(takt_ros1_advertise_service(node, "/stall", std_srvs__SetBool__NAME, std_srvs__SetBool__MD5,
+                                        no_answer, nullptr, &srv),
+            TAKT_OK);
+  char uri[128];
+  ASSERT_EQ(takt_ros1_lookup_service(probe, "/stall", uri, sizeof uri), TAKT_OK);
+  std::smatch m;
+  std::string u = uri;
+  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
+  uint16_t port = (uint16_t)std::stoi(m[1]);
+  std::vector<int> fds;
+  std::string hdr = tcpros_header({"callerid=/staller", "service=/stall", "md5sum=*", "persistent=1"});
+  for (int i = 0; i < 4; i++) {  // three that stall, one idle persistent: every connection taken
+    int fd = small_window_connect(port);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+    uint8_t len4[4];
+    ASSERT_EQ(read_all(fd, len4, 4), 4);
+    std::vector<uint8_t> answer(len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24);
+    ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
+    if (i == 3) break;
+    const uint8_t part[2] = {5, 0};
+    ASSERT_EQ(write(fd, part, 2), 2);
+  }
+  takt_ros1_srv_stats_t st;
+  takt_ros1_srv_get_stats(srv, &st);
+  EXPECT_EQ(st.connections, 4u);
+  std_srvs__SetBoolRequest q;
+  std_srvs__SetBoolRequest__init(&q);
+  uint8_t req[16], resp[64];
+  int32_t ql = std_srvs__SetBoolRequest__ros1_serialize(&q, req, sizeof req);
+  ASSERT_GT(ql, 0);
+  uint32_t rl = 0;
+  takt_ros1_client_t *cl;
+  ASSERT_EQ(takt_ros1_client_create(probe, "/stall", std_srvs__SetBool__NAME, "*", false, &cl), TAKT_OK);
+  bool served = eventually([&] {
+    return takt_ros1_client_call(cl, req, (uint32_t)ql, resp, sizeof resp, &rl, TAKT_NS_PER_S) == TAKT_OK;
+  }, 10000);
+  EXPECT_TRUE(served) << takt_ros1_client_error(cl);
+  takt_ros1_client_destroy(cl);
+  takt_ros1_srv_get_stats(srv, &st);
+  EXPECT_EQ(st.stalled, 3u);
+  EXPECT_TRUE(eventually([&] {  // the one-shot caller's connection gone, the idle one kept
+    takt_ros1_srv_get_stats(srv, &st);
+    return st.connections == 1u;
+  }, 5000)) << st.connections;
+  for (int fd : fds) close(fd);
+}
