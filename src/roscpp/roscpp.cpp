@@ -92,6 +92,11 @@ struct Global {
   takt_node_t *io_node = nullptr;  // owns the publishers that carry ROS 1 messages into topics
   takt_ros1_pub_t *rosout = nullptr;
   takt_thread_t exec_thread;  // preempt: the thread that keeps the executor spinning
+  // SIGINT and SIGTERM (unless NoSigintHandler): the handler signals sig_wake, and the thread
+  // that waits on it calls ros::shutdown, as roscpp's handler has its own thread shut down: a
+  // main thread inside a service call or a sleep returns at once
+  takt_io_t sig_wake = TAKT_IO_CLOSED;
+  takt_thread_t sig_thread;
   bool exec_thread_running = false;
   takt_executor_kind_t kind = TAKT_EXEC_TIDE;
   uint32_t max_message = 16384;
@@ -250,7 +255,11 @@ std::string resolve_in(const std::string &ns, const std::string &name) {
   return clean(join(ns, name));
 }
 
-void on_sigint(int) { g().sigint.store(true); }
+void on_sigint(int) {
+  Global &G = g();
+  G.sigint.store(true);
+  if (G.sig_wake.fd >= 0) takt_io_wake_signal(G.sig_wake);  // (a write: async-signal-safe)
+}
 
 int64_t env_int(const char *name, int64_t def) {
   const char *v = std::getenv(name);
@@ -420,6 +429,15 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
   for (const auto &kv : plain) G.remaps[resolve_in(G.ns, kv.first)] = resolve_in(G.ns, kv.second);
   G.options = options;
   if (!(options & init_options::NoSigintHandler)) {
+    if (G.sig_wake.fd < 0 && takt_io_wake_open(&G.sig_wake) == TAKT_OK) {
+      takt_thread_attr_t a = {"takt-roscpp-sig", TAKT_SCHED_OTHER, 0, -1, 0};
+      if (takt_thread_create(&G.sig_thread, &a, [](void *) {
+            Global &Gs = g();
+            while (!Gs.sigint.load()) (void)takt_io_wait(nullptr, 0, Gs.sig_wake, TAKT_TIME_INFINITE);
+            shutdown();
+          }, nullptr) != TAKT_OK)
+        takt_io_close(&G.sig_wake);  // (the signals are still looked at by ok() and the loops)
+    }
     std::signal(SIGINT, on_sigint);
     std::signal(SIGTERM, on_sigint);
   }

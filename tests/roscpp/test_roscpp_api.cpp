@@ -1200,6 +1200,33 @@ TEST(RoscppShutdown, ShutdownEndsAServiceCallAndHandlesGoSafely) {
   EXPECT_EQ(served.load(), 1);
 }
 
+// SIGINT to a node whose main thread waits in a service call (the handler takes 3 s): the call
+// returns false at once and the node ends, as roscpp's handler has its shutdown done by a thread
+// of its own (the call ran to its end before: the handler only set a flag).
+TEST(RoscppShutdown, SigintEndsAServiceCallInTheMainThread) {
+  ros::NodeHandle nh;
+  ros::ServiceServer slow = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      "/slow_trigger_sigint", [&](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        ros::WallDuration(3.0).sleep();
+        r.success = true;
+        return true;
+      });
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--sigint-call", "/slow_trigger_sigint", "x"}));
+  ASSERT_TRUE(p.wait_for("calling", 20000)) << p.drain();
+  ros::WallDuration(0.3).sleep();
+  p.signal(SIGINT);
+  ASSERT_EQ(p.wait_exit(20000), 0) << p.drain();
+  const std::string &out = p.output();
+  size_t at = out.find("sigint-call:");
+  ASSERT_NE(at, std::string::npos) << out;
+  int ok = -1;
+  double secs = -1;
+  ASSERT_EQ(std::sscanf(out.c_str() + at, "sigint-call: call %d %lf", &ok, &secs), 2) << out;
+  EXPECT_EQ(ok, 0);
+  EXPECT_LT(secs, 2.0);
+}
+
 // Each queue_size of a topic may take a takt topic: the context holds them for every topic the
 // node may subscribe to (TAKT_ROSCPP_MAX_TOPICS).
 TEST(RoscppQueues, EveryTopicHasRoomForItsQueueSizes) {
@@ -2069,6 +2096,22 @@ int remapped(int argc, char **argv) {
   return 0;
 }
 
+// --sigint-call SERVICE x: a std_srvs/Trigger call from the main thread (SIGINT handled as
+// roscpp's): "calling", then "sigint-call: call RESULT SECONDS".
+int sigint_call(int argc, char **argv) {
+  std::string service = argv[2];
+  ros::init(argc, argv, "sigint_call", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  if (!ros::service::waitForService(service, 10000)) return 2;
+  std::printf("calling\n");
+  std::fflush(stdout);
+  ros::WallTime t = ros::WallTime::now();
+  std_srvs::Trigger srv;
+  bool ok = ros::service::call(service, srv);
+  std::printf("sigint-call: call %d %.3f\n", ok ? 1 : 0, (ros::WallTime::now() - t).toSec());
+  return 0;
+}
+
 int peer(int argc, char **argv) {
   std::string mode = argv[1], topic = argv[2];
   long n = std::strtol(argv[3], nullptr, 10);
@@ -2328,6 +2371,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--memory") return memory(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--remapped") return remapped(argc, argv);
+  if (argc >= 4 && std::string(argv[1]) == "--sigint-call") return sigint_call(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--shutdown-call") return shutdown_call(argc, argv);
   // a death test's child (gtest runs this program again for it): its statement needs no master
   bool death_child = false;
