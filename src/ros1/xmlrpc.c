@@ -3,26 +3,36 @@
 #define _POSIX_C_SOURCE 200809L /* newlocale, uselocale */
 #include "xmlrpc.h"
 
-#include <locale.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "takt/features.h"
+
 /* XML-RPC's doubles are written and read with a '.' whatever locale the process set (a program
  * that calls setlocale with a decimal comma would write "0,5", which rosmaster refuses, and read
  * no "0.5"): the "C" locale's numbers, for the calling thread only, for the length of one
- * conversion. Made once (newlocale allocates), at the first double. */
+ * conversion. Made once (newlocale allocates), at the first double. (A microcontroller's C
+ * library keeps the "C" locale.) */
+#if !TAKT_PORT_CORTEXM
+#include <locale.h>
+#include <pthread.h>
 static locale_t g_c_numeric;
 static pthread_once_t g_c_numeric_once = PTHREAD_ONCE_INIT;
 static void c_numeric_make(void) { g_c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
-static locale_t c_numeric_begin(void) {
+typedef locale_t numeric_was_t;
+static numeric_was_t c_numeric_begin(void) {
   (void)pthread_once(&g_c_numeric_once, c_numeric_make);
   return g_c_numeric != (locale_t)0 ? uselocale(g_c_numeric) : (locale_t)0;
 }
-static void c_numeric_end(locale_t was) {
+static void c_numeric_end(numeric_was_t was) {
   if (was != (locale_t)0) (void)uselocale(was);
 }
+#else
+typedef int numeric_was_t;
+static numeric_was_t c_numeric_begin(void) { return 0; }
+static void c_numeric_end(numeric_was_t was) { (void)was; }
+#endif
 
 typedef struct parser {
   char *p, *end;
@@ -209,7 +219,7 @@ static takt_err_t scalar(parser_t *ps, const char *tag, uint8_t kind, uint32_t *
   num[len] = '\0';
   char *endp = NULL;
   if (kind == TAKT__XR_DOUBLE) {
-    locale_t was = c_numeric_begin();
+    numeric_was_t was = c_numeric_begin();
     v->u.d = strtod(num, &endp);
     c_numeric_end(was);
   } else {
@@ -501,7 +511,7 @@ void takt__xr_w_bool(takt__xr_writer_t *w, bool v) {
 }
 void takt__xr_w_double(takt__xr_writer_t *w, double v) {
   char b[64];
-  locale_t was = c_numeric_begin();
+  numeric_was_t was = c_numeric_begin();
   int n = snprintf(b, sizeof b, "<value><double>%.17g</double></value>", v);
   c_numeric_end(was);
   put_n(w, b, (size_t)n);
