@@ -75,6 +75,7 @@ typedef struct request_deadline {
   deadline_t dl;
   consumer_t *con;
   takt_request_t *r;
+  takt_violation_kind_t kind; /* what firing dl means (its critical instant's kind) */
   bool fired; /* dl fired for the request in the slot: reported, not again on its retrieval */
 } request_deadline_t;
 
@@ -597,10 +598,10 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
   }
   case DL_REQUEST: {
     request_deadline_t *rd = d->owner;
-    takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
-    (void)critical_of(rd->con, rd->r->t_submit, &kind);
+    int64_t value = now - rd->r->t_submit;
+    if (rd->kind == TAKT_VIOLATION_JITTER_MAX) value -= rd->con->lat_min;
     rd->fired = true;
-    found(tm, rd->con, kind, d->at, rd->r->t_submit, now - rd->r->t_submit, false, wake);
+    found(tm, rd->con, rd->kind, d->at, rd->r->t_submit, value, false, wake);
     break;
   }
   case DL_CHAIN: /* told by the dispatch itself (watch_fire) */
@@ -775,8 +776,7 @@ static void request_submitted_tl(takt_context_t *ctx, takt_client_t *c, takt_req
   request_deadline_t *rd = &con->req[r->index];
   rd->fired = false;
   if (c->rt_class != TAKT_RT_HARD) return;
-  takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
-  int64_t crit = critical_of(con, now, &kind);
+  int64_t crit = critical_of(con, now, &rd->kind);
   if (con->c.latency_ns > 0) r->queue_key = now + con->c.latency_ns;
   if (crit == TAKT_TIME_INFINITE) return;
   arm(state(ctx), &rd->dl, crit);
@@ -791,7 +791,20 @@ static void request_retrieved_tl(takt_context_t *ctx, takt_client_t *c, takt_req
   bool fired = rd->fired;
   rd->fired = false;
   disarm(tm, &rd->dl);
+  int64_t lat_min = con->lat_min;
+  bool had_obs = con->has_obs;
   *usefulness = validate_fetch(tm, con, r->t_submit, now, false, fired);
+  /* a jitter constraint's instants follow the smallest latency observed: the requests still
+   * awaited are armed again when it changes (their instant moves earlier) */
+  if (c->rt_class == TAKT_RT_HARD && JIT_ON && con->c.jitter_ns > 0 && (!had_obs || con->lat_min != lat_min))
+    for (uint32_t i = 0; i < con->n_req; i++) {
+      request_deadline_t *o = &con->req[i];
+      uint32_t st = o->r->state; /* (the service's lock is held) */
+      if (o->r == r || o->fired || (st != TAKT__REQ_QUEUED && st != TAKT__REQ_SERVING && st != TAKT__REQ_READY))
+        continue; /* this one, one told already, or a free or failed slot */
+      int64_t crit = critical_of(con, o->r->t_submit, &o->kind);
+      if (crit != TAKT_TIME_INFINITE) arm(tm, &o->dl, crit);
+    }
 }
 
 static void request_dropped_tl(takt_context_t *ctx, takt_client_t *c, takt_request_t *r) {

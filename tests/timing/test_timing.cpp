@@ -1056,6 +1056,51 @@ TEST_F(Rpc, AHardJitterViolationWithoutADeadlineIsReportedOnRetrieval) {
   EXPECT_EQ(rec.seen[0].critical_time, t0 + 3 * kMs);
 }
 
+// A HARD client with latency and jitter constraints: the requests still awaited are armed again
+// when a retrieval brings the smallest latency down (their jitter instant moves earlier), and a
+// deadline that fires tells the kind it was armed for, with that kind's value. (Both were armed
+// once at submission: the jitter instant passed untold, and the latency deadline, firing later,
+// was told as a jitter violation with the latency as its value.)
+TEST_F(Rpc, AwaitedRequestsFollowTheSmallestLatencyAndTellTheirOwnKind) {
+  make();
+  takt_client_t *c = nullptr;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr, &co, &c),
+            TAKT_OK);
+  clients.push_back(c);
+  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
+  k.rt_class = TAKT_RT_HARD;
+  k.latency_ns = 10 * kMs;
+  k.jitter_ns = 2 * kMs;
+  k.recovery = record_and_recover;
+  k.recovery_user = &rec;
+  ASSERT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
+  int64_t t0 = takt_clock_now(&clock);
+  Blob8 b{1};
+  takt_future_t f1, f2;
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f1), TAKT_OK);
+  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f2), TAKT_OK);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);  // latency: no observation yet
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  Blob8 out;
+  takt_clock_advance(&clock, 1 * kMs);
+  ASSERT_EQ(takt_future_take(&f1, &out, sizeof out), TAKT_OK);  // latency 1 ms: the smallest
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 3 * kMs);      // f2's jitter instant
+  takt_clock_advance(&clock, 4 * kMs);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_JITTER_MAX);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 3 * kMs);
+  EXPECT_EQ(rec.seen[0].value, 4 * kMs);  // 5 ms after the call, 1 ms the smallest
+  takt_clock_advance(&clock, 6 * kMs);
+  ASSERT_EQ(takt_future_take(&f2, &out, sizeof out), TAKT_OK);
+  takt_timing_dispatch(ctx);
+  EXPECT_EQ(rec.seen.size(), 1u);  // told once
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+}
+
 TEST_F(Rpc, ClientConstraintsRejectRateAndOutstandingRequests) {
   make();
   takt_client_t *c = client(TAKT_RT_FIRM, 0);
