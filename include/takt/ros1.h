@@ -330,6 +330,13 @@ takt_err_t takt_ros1_client_create(takt_ros1_node_t *node, const char *service, 
 takt_err_t takt_ros1_client_call(takt_ros1_client_t *client, const uint8_t *request, uint32_t len,
                                  uint8_t *response, uint32_t cap, uint32_t *resp_len,
                                  int64_t timeout_ns);
+/**
+ * Whether the service answers, as roscpp's ros::service::exists asks: lookupService, a TCPROS
+ * connection and a probe header (the server answers with its header and closes). A
+ * registration the master keeps for a server that has gone is not taken for one that answers.
+ * TAKT_OK; errors as takt_ros1_client_call's. Blocks the caller up to timeout_ns.
+ */
+takt_err_t takt_ros1_client_probe(takt_ros1_client_t *client, int64_t timeout_ns);
 /** The last failed call's reason, one line (the server's error text, a refusal, a timeout). */
 const char *takt_ros1_client_error(const takt_ros1_client_t *client);
 /** Close the client's connection and give its memory back. */

@@ -350,8 +350,9 @@ static const char *read_fail(takt_err_t rc) {
   return rc == TAKT_EOS ? "the server closed the connection" : "no answer before the timeout";
 }
 
-/* Look the service up, connect and exchange headers. */
-static takt_err_t client_connect(takt_ros1_client_t *cl, int64_t deadline) {
+/* Look the service up, connect and exchange headers (probe: a probe header, which the server
+ * answers and then closes). */
+static takt_err_t client_connect(takt_ros1_client_t *cl, int64_t deadline, bool probe) {
   takt_ros1_node_t *n = cl->node;
   char uri[TAKT__ROS1_NAME], host[64];
   uint16_t port;
@@ -372,7 +373,8 @@ static takt_err_t client_connect(takt_ros1_client_t *cl, int64_t deadline) {
   takt__tcpros_w_field(&hw, "service", cl->service);
   takt__tcpros_w_field(&hw, "md5sum", cl->md5);
   takt__tcpros_w_field(&hw, "type", cl->type);
-  if (cl->persistent) takt__tcpros_w_field(&hw, "persistent", "1");
+  if (probe) takt__tcpros_w_field(&hw, "probe", "1");
+  else if (cl->persistent) takt__tcpros_w_field(&hw, "persistent", "1");
   int32_t hl = takt__tcpros_w_end(&hw);
   if (hl < 0) return fail(cl, TAKT_ESIZE, "our connection header is larger than max_header");
   rc = takt_io_write_until(cl->io, cl->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL);
@@ -447,8 +449,23 @@ takt_err_t takt_ros1_client_call(takt_ros1_client_t *cl, const uint8_t *req, uin
    * before the request goes. Never after: a request that was written may have been served, and
    * sending it again would run the call twice (roscpp and rospy report the failure). */
   if (cl->io.fd >= 0 && takt_io_peer_closed(cl->io)) takt_io_close(&cl->io);
-  if (cl->io.fd < 0) rc = client_connect(cl, deadline);
+  if (cl->io.fd < 0) rc = client_connect(cl, deadline, false);
   if (rc == TAKT_OK) rc = exchange(cl, req, len, resp, cap, resp_len, deadline);
+  atomic_store(&cl->busy, false);
+  return rc;
+}
+
+takt_err_t takt_ros1_client_probe(takt_ros1_client_t *cl, int64_t timeout_ns) {
+  if (cl == NULL || timeout_ns <= 0) return TAKT_EINVAL;
+  if (atomic_exchange(&cl->busy, true)) return TAKT_EBUSY;
+  takt_err_t rc = TAKT_OK;
+  if (cl->io.fd >= 0 && !takt_io_peer_closed(cl->io)) {
+    /* a persistent connection to it is open: it is there */
+  } else {
+    takt_io_close(&cl->io);
+    rc = client_connect(cl, takt_time_now() + timeout_ns, true);
+    takt_io_close(&cl->io); /* (a probe's connection ends with its header) */
+  }
   atomic_store(&cl->busy, false);
   return rc;
 }

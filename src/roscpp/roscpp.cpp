@@ -3043,8 +3043,9 @@ class ClientImpl {
   uint64_t answers = 0;  // guarded by mu
   bool persistent = false;
 #if TAKT_ROSCPP_TCPROS_SERVICES
-  std::mutex wire_mu;                // one wire call at a time (guards wire)
+  std::mutex wire_mu;                // one wire call at a time (guards wire and probe)
   takt_ros1_client_t *wire = nullptr;
+  takt_ros1_client_t *probe = nullptr;  // exists()'s (any type), made at its first use
 #endif
   ~ClientImpl();
 };
@@ -3122,6 +3123,7 @@ ClientImpl::~ClientImpl() {
   {
     Ros1Use use;
     if (wire && use.n) takt_ros1_client_destroy(wire);
+    if (probe && use.n) takt_ros1_client_destroy(probe);
   }
 #endif
   {
@@ -3397,9 +3399,17 @@ bool client_exists(ClientImpl &c) {
   if (c.down.load()) return false;
   if (local_exists(c)) return true;
 #if TAKT_ROSCPP_TCPROS_SERVICES
+  // as roscpp's service::exists: the server must answer a probe (the master keeps the registration
+  // of a server that was killed: taken for one, waitForExistence returned at once and the call failed)
   Ros1Use use;
-  char uri[256];
-  return use.n && takt_ros1_lookup_service(use.n, c.name.c_str(), uri, sizeof uri) == TAKT_OK;
+  if (!use.n) return false;
+  std::lock_guard<std::mutex> lk(c.wire_mu);
+  if (!c.probe && takt_ros1_client_create(use.n, c.name.c_str(), c.type.datatype[0] ? c.type.datatype : "*", "*",
+                                          false, &c.probe) != TAKT_OK) {
+    c.probe = nullptr;
+    return false;
+  }
+  return takt_ros1_client_probe(c.probe, TAKT_NS_PER_S) == TAKT_OK;
 #else
   return false;
 #endif

@@ -695,6 +695,25 @@ TEST(RoscppRemap, ParameterNamesAndNamespacesAreRemapped) {
   nh.deleteParam("/other_description");
 }
 
+// ---- a service whose server was killed ---------------------------------------------------------
+
+// As roscpp's ros::service::exists, which connects with a probe header: the registration the
+// master keeps for a server killed with SIGKILL is not taken for a service that exists (takt asked
+// the master only: waitForExistence returned at once and the call then failed).
+TEST(RoscppService, ExistsAsksTheServerNotTheMasterOnly) {
+  ros::NodeHandle nh;
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--serve", "/killed_trigger", "x"}));
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/killed_trigger");
+  ASSERT_TRUE(c.waitForExistence(ros::Duration(20.0))) << p.drain();
+  std_srvs::Trigger t;
+  EXPECT_TRUE(c.call(t));
+  p.kill_now();
+  EXPECT_FALSE(c.waitForExistence(ros::Duration(1.0)));
+  EXPECT_FALSE(ros::service::exists("/killed_trigger", false));
+  EXPECT_FALSE(c.call(t));
+}
+
 // ---- Time and Duration out of their range ----------------------------------------------------
 
 // As roscpp's: a Time before 0 or after 2^32 s and a Duration beyond int32 seconds throw
@@ -2112,6 +2131,21 @@ int sigint_call(int argc, char **argv) {
   return 0;
 }
 
+// --serve SERVICE x: a std_srvs/Trigger server until it is killed.
+int serve(int argc, char **argv) {
+  std::string service = argv[2];
+  ros::init(argc, argv, "serve", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  ros::ServiceServer s = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      service, [&service](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        r.success = true;
+        r.message = service;
+        return true;
+      });
+  ros::spin();
+  return 0;
+}
+
 int peer(int argc, char **argv) {
   std::string mode = argv[1], topic = argv[2];
   long n = std::strtol(argv[3], nullptr, 10);
@@ -2372,6 +2406,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--sleeps") return sleeps(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--remapped") return remapped(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--sigint-call") return sigint_call(argc, argv);
+  if (argc >= 4 && std::string(argv[1]) == "--serve") return serve(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--shutdown-call") return shutdown_call(argc, argv);
   // a death test's child (gtest runs this program again for it): its statement needs no master
   bool death_child = false;
