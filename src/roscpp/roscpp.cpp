@@ -431,10 +431,14 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
   if (!(options & init_options::NoSigintHandler)) {
     if (G.sig_wake.fd < 0 && takt_io_wake_open(&G.sig_wake) == TAKT_OK) {
       takt_thread_attr_t a = {"takt-roscpp-sig", TAKT_SCHED_OTHER, 0, -1, 0};
+      // (it waits for as long as the process runs: never ended, never joined)
       if (takt_thread_create(&G.sig_thread, &a, [](void *) {
             Global &Gs = g();
-            while (!Gs.sigint.load()) (void)takt_io_wait(nullptr, 0, Gs.sig_wake, TAKT_TIME_INFINITE);
-            shutdown();
+            for (;;) {
+              (void)takt_io_wait(nullptr, 0, Gs.sig_wake, TAKT_TIME_INFINITE);
+              takt_io_wake_clear(Gs.sig_wake);
+              if (Gs.sigint.load()) shutdown();  // (again: nothing more)
+            }
           }, nullptr) != TAKT_OK)
         takt_io_close(&G.sig_wake);  // (the signals are still looked at by ok() and the loops)
     }

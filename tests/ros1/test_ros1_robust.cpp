@@ -353,8 +353,10 @@ TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout
     ASSERT_EQ(write(fd, part, 2), 2);
   }
   takt_ros1_srv_stats_t st;
-  takt_ros1_srv_get_stats(srv, &st);
-  EXPECT_EQ(st.connections, 4u);
+  EXPECT_TRUE(eventually([&] {  // (the last one is the service's once its answer is written)
+    takt_ros1_srv_get_stats(srv, &st);
+    return st.connections == 4u;
+  }, 5000)) << st.connections;
   std_srvs__SetBoolRequest q;
   std_srvs__SetBoolRequest__init(&q);
   uint8_t req[16], resp[64];
