@@ -65,7 +65,7 @@ typedef struct takt_ros1_config {
   uint32_t max_rpc_conns; /* slave API connections open at once (keep-alive clients) */
   uint32_t max_header;    /* bytes of the largest TCPROS connection header */
   int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up; a service request
-                             begun and not whole */
+                             begun and silent */
   takt_thread_attr_t io_thread, connect_thread;
   uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
                              connections, one request and one answer buffer of max_message) */
@@ -120,6 +120,8 @@ void takt_ros1_node_destroy(takt_ros1_node_t *node);
  * to anyone. The node stays until takt_ros1_node_destroy, which then unregisters it; calls on it
  * meanwhile fail at once. One thread, not one of the node's own; a second call does nothing. */
 void takt_ros1_node_stop(takt_ros1_node_t *node);
+/* (takt_ros1_unadvertise, _unsubscribe and _unadvertise_service of a stopped node return
+ * TAKT_ESTATE at once: takt_ros1_node_destroy unregisters what they would have.) */
 /** The node's slave API URI ("http://host:port/"). */
 const char *takt_ros1_node_uri(const takt_ros1_node_t *node);
 /** True once a ROS tool asked the node to shut down (slave API shutdown). */
@@ -304,7 +306,7 @@ typedef struct takt_ros1_srv_stats {
   uint64_t failed;      /* answered with a failure */
   uint64_t refused;     /* clients refused (wrong md5, no free connection) */
   uint64_t probes;      /* probe connections answered */
-  uint64_t stalled;     /* connections closed with a request begun and not whole within
+  uint64_t stalled;     /* connections closed with a request begun and no more of it for
                            timeout_ns (a client that stalled or vanished mid-request; an idle
                            persistent connection is kept) */
 } takt_ros1_srv_stats_t;

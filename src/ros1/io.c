@@ -951,8 +951,8 @@ void takt__ros1_io_main(void *arg) {
           continue;
         }
         if (state == SC_READ && sc->got > 0) {
-          /* a request begun and not whole within the timeout (a client that stalled or vanished
-           * mid-request): its slot is freed, counted, for another client */
+          /* a request begun that made no progress for the timeout (a client that stalled or
+           * vanished mid-request): its slot is freed, counted, for another client */
           if (now - sc->since > cfg->timeout_ns) {
             takt__lock_take(&n->lock);
             srv->stalled++;

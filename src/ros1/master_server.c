@@ -557,10 +557,10 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
     bool pubs_only = method[3] == 'P';
     /* getPublishedTopics(caller, subgraph): the topics in the namespace subgraph (rosmaster
      * makes it end in '/'; "" is every topic) */
-    char sg[NAME] = "";
-    if (pubs_only && na >= 2 && get_str(a[1], sg) && sg[0] != '\0' && sg[strlen(sg) - 1] != '/' &&
-        strlen(sg) + 1 < sizeof sg)
-      strcat(sg, "/");
+    char sg[NAME] = "", given[NAME] = "";
+    if (pubs_only && na >= 2 && get_str(a[1], given) && given[0] != '\0' && resolve(caller, given, sg) &&
+        sg[strlen(sg) - 1] != '/' && strlen(sg) + 1 < sizeof sg)
+      strcat(sg, "/"); /* (resolved in the caller's namespace, as rosmaster's validator does) */
     head(w, 1, "current topics");
     takt__xr_w_array_begin(w);
     takt__lock_take(&m->lock);

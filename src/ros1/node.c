@@ -424,6 +424,9 @@ static takt_err_t unregister_topic(takt_ros1_node_t *n, const char *method, cons
 takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   if (pub == NULL) return TAKT_EINVAL;
   takt_ros1_node_t *n = pub->node;
+  /* a stopped node (takt_ros1_node_stop): its threads are gone and its master calls would fail;
+   * takt_ros1_node_destroy unregisters this and closes its connections */
+  if (atomic_load(&n->stop)) return TAKT_ESTATE;
   takt__lock_take(&n->lock);
   bool used = pub->used;
   takt__lock_give(&n->lock);
@@ -468,6 +471,9 @@ bool takt_ros1_received_latched(const takt_ros1_node_t *node) { return node->rx_
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   if (sub == NULL) return TAKT_EINVAL;
   takt_ros1_node_t *n = sub->node;
+  /* a stopped node (takt_ros1_node_stop): its threads are gone and its master calls would fail;
+   * takt_ros1_node_destroy unregisters this and closes its connections */
+  if (atomic_load(&n->stop)) return TAKT_ESTATE;
   takt__lock_take(&n->lock);
   bool used = sub->used;
   sub->used = false; /* publisherUpdate names no more publishers for it */

@@ -149,7 +149,7 @@ void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ro
       return;
     }
     if (r == 0) return;
-    if (sc->got == 0) sc->since = takt_time_now();
+    sc->since = takt_time_now(); /* (the timeout is one of no progress: a large request is slow) */
     sc->got += (uint32_t)r;
   }
 }
@@ -264,6 +264,9 @@ static bool srv_idle(takt_ros1_srv_t *srv) {
 takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv) {
   if (srv == NULL) return TAKT_EINVAL;
   takt_ros1_node_t *n = srv->node;
+  /* a stopped node (takt_ros1_node_stop): its threads are gone and its master calls would fail;
+   * takt_ros1_node_destroy unregisters this and closes its connections */
+  if (atomic_load(&n->stop)) return TAKT_ESTATE;
   takt__lock_take(&n->lock);
   bool used = srv->used;
   srv->used = false; /* no client adopted, no answer accepted from now on */

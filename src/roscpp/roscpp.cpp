@@ -127,6 +127,7 @@ struct Global {
   std::mutex quiet_mu;
   std::condition_variable quiet_cv;
   bool node_stopped = false;  // quiet_mu
+  bool shutdown_done = false;  // quiet_mu: ros::shutdown has ended (its other callers wait for it)
   std::mutex sleep_mu;
   std::condition_variable sleep_cv;  // ros::shutdown ends sleeps
   std::mutex log_mu;
@@ -840,14 +841,40 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one);
 
 void requestShutdown() { shutdown(); }
 
-void shutdown() {
+namespace {
+thread_local bool tl_shutting_down = false;  // this thread runs ros::shutdown
+/** The end of ros::shutdown, told to the callers that wait for it. */
+void shutdown_finished() {
   Global &G = g();
   {
-    std::lock_guard<std::mutex> lk(G.mu);
-    if (G.down.exchange(true)) return;
+    std::lock_guard<std::mutex> lk(G.quiet_mu);
+    G.shutdown_done = true;
   }
+  G.quiet_cv.notify_all();
+}
+}  // namespace
+
+void shutdown() {
+  Global &G = g();
+  bool first;
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    first = !G.down.exchange(true);
+  }
+  if (!first) {
+    // as roscpp's: a second caller returns once the first has shut the node down (the SIGINT
+    // thread's shutdown and main's at exit: the process must not end while it unregisters)
+    if (tl_shutting_down) return;
+    std::unique_lock<std::mutex> lk(G.quiet_mu);
+    G.quiet_cv.wait(lk, [&G] { return G.shutdown_done; });
+    return;
+  }
+  tl_shutting_down = true;
   G.sleep_cv.notify_all();
-  if (!G.started.load()) return;
+  if (!G.started.load()) {
+    shutdown_finished();
+    return;
+  }
   takt_executor_stop(G.exec);
   {
     std::lock_guard<std::mutex> lk(G.mu);
@@ -872,6 +899,7 @@ void shutdown() {
   G.quiet_cv.wait(lk, [&G] { return G.inflight.load() == 0; });
   lk.unlock();
   takt_ros1_node_destroy(n);
+  shutdown_finished();
 }
 
 void waitForShutdown() {

@@ -803,7 +803,12 @@ static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_
   bool found = false;
   for (; h != t; h++, sr->dropped++) {
     shm_entry_t e = sr->ring[h % r->dir.depth];
-    if (!entry_live(r, sr, e)) continue;
+    if (!entry_live(r, sr, e)) {
+      /* passed: taken follows the ring even through stale entries (a subscriber that never takes
+       * would otherwise fall 2^31 numbers behind and refuse every later message as old) */
+      if (e.seq != 0 && seq_after(e.seq, sr->taken)) sr->taken = e.seq;
+      continue;
+    }
     shm_chunk_t *c = chunk(r, e.slot);
     uint32_t n = *(volatile uint32_t *)&c->size;
     if (n <= r->dir.msg_size) {
@@ -897,10 +902,8 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
       shm_entry_t old = sr->ring[sr->head % r.dir.depth];
       sr->head++;
       sr->dropped++;
-      if (entry_live(&r, sr, old)) {
-        chunk(&r, old.slot)->queued--;
-        sr->taken = old.seq;
-      }
+      if (entry_live(&r, sr, old)) chunk(&r, old.slot)->queued--;
+      if (old.seq != 0 && seq_after(old.seq, sr->taken)) sr->taken = old.seq; /* (stale or not) */
     }
     sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
     sr->tail++;

@@ -800,8 +800,9 @@ static void request_retrieved_tl(takt_context_t *ctx, takt_client_t *c, takt_req
     for (uint32_t i = 0; i < con->n_req; i++) {
       request_deadline_t *o = &con->req[i];
       uint32_t st = o->r->state; /* (the service's lock is held) */
-      if (o->r == r || o->fired || (st != TAKT__REQ_QUEUED && st != TAKT__REQ_SERVING && st != TAKT__REQ_READY))
-        continue; /* this one, one told already, or a free or failed slot */
+      if (o->r == r || o->fired || o->r->canceled ||
+          (st != TAKT__REQ_QUEUED && st != TAKT__REQ_SERVING && st != TAKT__REQ_READY))
+        continue; /* this one, one told already, one canceled (dropped), a free or failed slot */
       int64_t crit = critical_of(con, o->r->t_submit, &o->kind);
       if (crit != TAKT_TIME_INFINITE) arm(tm, &o->dl, crit);
     }
@@ -927,15 +928,16 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
     }
   } else if (w != NULL && w->sink == cb) {
     if (w->from_topic) {
-      /* told: one of the runs its watch told (their origins kept until they end; older ones,
-       * never to end in order, go too). A run older than one told was not watched: its end tells
-       * it, if late (the watch's told_upto would take it for told) */
-      uint32_t keep = 0;
-      for (uint32_t k = 0; k < w->n_told; k++) {
-        if (w->told[k] == t_info) told = true;
-        if (w->told[k] > t_info) w->told[keep++] = w->told[k];
+      /* told: one of the runs its watch told (each origin kept until its run ends: one entry per
+       * run, so two runs of one origin end as two; the latest WATCH_RUNS are kept). A run older
+       * than one told was not watched: its end tells it, if late (the watch's told_upto would
+       * take it for told) */
+      for (uint32_t k = 0; k < w->n_told && !told; k++) {
+        if (w->told[k] != t_info) continue;
+        told = true;
+        memmove(&w->told[k], &w->told[k + 1], (w->n_told - k - 1) * sizeof w->told[0]);
+        w->n_told--;
       }
-      w->n_told = keep;
       uint32_t n = 0;
       while (n < w->n_runs && w->runs[n] <= t_info) n++;
       if (n > 0) {

@@ -544,6 +544,32 @@ TEST_F(TopicChainWatch, AnOlderRunAfterAToldOneIsToldAtItsEnd) {
   EXPECT_EQ(misses(), 2u) << "t0's late end is not counted again";
 }
 
+// Two messages of one origin (one job's two detections), both late: the watch tells two runs,
+// and neither end tells it again; and one told run that ends after a later one (origins out of
+// order on the topic) is not told again either.
+TEST_F(TopicChainWatch, EachToldRunEndsOnceWhateverItsOriginsOrder) {
+  build(0, 8);
+  publish_scan(t0);
+  publish_scan(t0);
+  takt_clock_advance(&clock, 4 * kMs);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(m.misses.size(), 1u);
+  EXPECT_EQ(m.misses[0].runs, 2u);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(misses(), 2u) << "an end of the second run told again";
+  EXPECT_EQ(m.misses.size(), 1u);
+  const int64_t t1 = takt_clock_now(&clock);
+  publish_scan(t1 + kMs);  // queued first, its origin later
+  publish_scan(t1);
+  takt_clock_advance(&clock, 5 * kMs);
+  takt_timing_dispatch(ctx);  // both told (t1's and t1 + 1 ms's deadlines passed)
+  ASSERT_EQ(m.misses.size(), 2u);
+  EXPECT_EQ(m.misses[1].runs, 2u);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 10 * kMs), TAKT_OK);
+  EXPECT_EQ(misses(), 4u) << "t1's run, ending after the later one, told again";
+  EXPECT_EQ(m.misses.size(), 2u);
+}
+
 // A message whose origin is older than the chain's deadline when it is published (a driver's
 // stamp from a stalled upstream) is told at once as late when published: the lateness is
 // upstream. Its late bit follows its run through the ordered insert and the drops.

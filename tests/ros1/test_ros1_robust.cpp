@@ -370,8 +370,10 @@ TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout
   }, 10000);
   EXPECT_TRUE(served) << takt_ros1_client_error(cl);
   takt_ros1_client_destroy(cl);
-  takt_ros1_srv_get_stats(srv, &st);
-  EXPECT_EQ(st.stalled, 3u);
+  EXPECT_TRUE(eventually([&] {  // (each stalled 2 s after its own start)
+    takt_ros1_srv_get_stats(srv, &st);
+    return st.stalled == 3u;
+  }, 5000)) << st.stalled;
   EXPECT_TRUE(eventually([&] {  // the one-shot caller's connection gone, the idle one kept
     takt_ros1_srv_get_stats(srv, &st);
     return st.connections == 1u;
