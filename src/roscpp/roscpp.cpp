@@ -3399,7 +3399,18 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
     std::lock_guard<std::mutex> lk(c.mu);
     seen = c.answers;
   }
-  if (takt_client_call(client, blob.data(), G.blob.size, &f) != TAKT_OK) return false;
+  // a full client (its calls in flight at the most) or service queue: as roscpp's, whose calls
+  // queue without a bound, the call waits for room (an answer to this client wakes it; another
+  // client's, within 10 ms), served from this thread when nobody else spins
+  takt_err_t rc;
+  while ((rc = takt_client_call(client, blob.data(), G.blob.size, &f)) == TAKT_EFULL) {
+    if (!ok() || c.stale.load() || c.down.load()) return false;
+    if (G.spinning.load() == 0) takt_executor_spin_some(G.exec);
+    std::unique_lock<std::mutex> lk(c.mu);
+    c.cv.wait_for(lk, std::chrono::milliseconds(10), [&] { return c.answers != seen || c.stale.load(); });
+    seen = c.answers;
+  }
+  if (rc != TAKT_OK) return false;
   // until the answer, ros::shutdown, or the server's shutdown (which wakes this)
   while (ok() && !c.stale.load() && !c.down.load()) {
     takt_future_status_t st = takt_future_status(&f);

@@ -695,6 +695,32 @@ TEST(RoscppRemap, ParameterNamesAndNamespacesAreRemapped) {
   nh.deleteParam("/other_description");
 }
 
+// Ten threads calling an in-process service through one ServiceClient at once (its handler takes
+// 50 ms): every call is answered, as roscpp queues them (the client's fifth call in flight failed
+// at once, without a word).
+TEST(RoscppService, ConcurrentInProcessCallsAreAllAnswered) {
+  ros::NodeHandle nh;
+  std::atomic<int> served{0};
+  ros::ServiceServer s = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      "/busy_trigger", [&](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        ros::WallDuration(0.05).sleep();
+        served++;
+        r.success = true;
+        return true;
+      });
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/busy_trigger");
+  std::atomic<int> ok{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 10; i++)
+    callers.emplace_back([&] {
+      std_srvs::Trigger t;
+      if (c.call(t) && t.response.success) ok++;
+    });
+  for (auto &t : callers) t.join();
+  EXPECT_EQ(ok.load(), 10);
+  EXPECT_EQ(served.load(), 10);
+}
+
 // ---- a service whose server was killed ---------------------------------------------------------
 
 // As roscpp's ros::service::exists, which connects with a probe header: the registration the
