@@ -1002,6 +1002,29 @@ TEST_F(Shm, AMessageClaimingMoreBytesThanItsSlotIsDropped) {
   EXPECT_EQ(slots_used("sized"), 0u);  // the dropped entry's slot is free again
 }
 
+namespace {
+// The number of the message whose origin is mark, read from its chunk in the segment (0: none).
+uint32_t seq_by_origin(const takt_port_shm_t &seg, int64_t mark) {
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size; off += 8) {
+    auto *c = reinterpret_cast<shm_chunk_t *>(base + off);
+    if (c->t_info == mark && c->size == sizeof(Msg)) return c->seq;
+  }
+  return 0;
+}
+// The subscriber record of entries [head, tail) whose first two name the messages seq1 and
+// seq1 + 1 (nullptr: none).
+shm_subrec_t *record_by_entries(const takt_port_shm_t &seg, uint32_t head, uint32_t tail, uint32_t seq1) {
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  for (size_t off = 0; off + sizeof(shm_subrec_t) + 2 * sizeof(shm_entry_t) <= seg.size; off += 8) {
+    auto *r = reinterpret_cast<shm_subrec_t *>(base + off);
+    if (r->part != 0 && r->head == head && r->tail == tail && r->ring[0].seq == seq1 && r->ring[1].seq == seq1 + 1)
+      return r;
+  }
+  return nullptr;
+}
+}  // namespace
+
 // Another process moves a subscriber's tail beyond what was queued (the ring is shared memory):
 // the receiver walks at most the ring's depth, delivers each message once, and no slot's count
 // of queue entries goes below zero (a slot counted for good would never be loaned again).
@@ -1018,21 +1041,9 @@ TEST_F(Shm, ATailMovedOnByAnotherProcessDeliversEachMessageOnce) {
   ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
   takt_port_shm_t seg{};
   ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
-  auto *base = static_cast<uint8_t *>(seg.addr);
-  uint32_t seq1 = 0;  // the first message's number, from its chunk
-  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size && seq1 == 0; off += 8) {
-    auto *c = reinterpret_cast<shm_chunk_t *>(base + off);
-    if (c->t_info == mark && c->size == sizeof(Msg)) seq1 = c->seq;
-  }
+  uint32_t seq1 = seq_by_origin(seg, mark);  // the first message's number, from its chunk
   ASSERT_NE(seq1, 0u);
-  shm_subrec_t *sr = nullptr;  // the subscriber's record: entries [0, 2) naming the two
-  for (size_t off = 0; off + sizeof(shm_subrec_t) + 2 * sizeof(shm_entry_t) <= seg.size && sr == nullptr;
-       off += 8) {
-    auto *cand = reinterpret_cast<shm_subrec_t *>(base + off);
-    if (cand->part != 0 && cand->head == 0 && cand->tail == 2 && cand->ring[0].seq == seq1 &&
-        cand->ring[1].seq == seq1 + 1)
-      sr = cand;
-  }
+  shm_subrec_t *sr = record_by_entries(seg, 0, 2, seq1);  // the subscriber's: [0, 2) naming the two
   ASSERT_NE(sr, nullptr);
   sr->tail = 6;  // entries 2..5: two never written, then ring[0] and ring[1] again
   std::vector<uint64_t> got;
@@ -1079,21 +1090,9 @@ TEST_F(Shm, AMovedTailDoesNotTakeAnotherSubscribersMessages) {
   EXPECT_EQ(take_all(a), (std::vector<uint64_t>{1, 2}));
   takt_port_shm_t seg{};
   ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
-  auto *base = static_cast<uint8_t *>(seg.addr);
-  uint32_t seq1 = 0;
-  for (size_t off = 0; off + sizeof(shm_chunk_t) <= seg.size && seq1 == 0; off += 8) {
-    auto *c = reinterpret_cast<shm_chunk_t *>(base + off);
-    if (c->t_info == mark && c->size == sizeof(Msg)) seq1 = c->seq;
-  }
+  uint32_t seq1 = seq_by_origin(seg, mark);
   ASSERT_NE(seq1, 0u);
-  shm_subrec_t *ra = nullptr;  // a's record: both taken (b's: none yet)
-  for (size_t off = 0; off + sizeof(shm_subrec_t) + 2 * sizeof(shm_entry_t) <= seg.size && ra == nullptr;
-       off += 8) {
-    auto *cand = reinterpret_cast<shm_subrec_t *>(base + off);
-    if (cand->part != 0 && cand->head == 2 && cand->tail == 2 && cand->ring[0].seq == seq1 &&
-        cand->ring[1].seq == seq1 + 1)
-      ra = cand;
-  }
+  shm_subrec_t *ra = record_by_entries(seg, 2, 2, seq1);  // a's: both taken (b's: none yet)
   ASSERT_NE(ra, nullptr);
   ra->tail = 6;  // entries 2..5: two never written, then ring[0] and ring[1] again
   Msg m3{3};      // (a's next take looks once a message was published for it)

@@ -868,7 +868,7 @@ class Rpc : public ContextTest {
     ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
     ASSERT_EQ(takt_executor_add_node(exec, srv_node), TAKT_OK);
   }
-  takt_client_t *client(takt_rt_class_t cls, int64_t tau) {
+  takt_client_t *client(takt_rt_class_t cls, int64_t tau, int64_t delta = 0) {
     takt_client_t *c = nullptr;
     takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
     EXPECT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr,
@@ -877,6 +877,7 @@ class Rpc : public ContextTest {
     takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
     k.rt_class = cls;
     k.latency_ns = tau;
+    k.jitter_ns = delta;
     k.recovery = record_and_recover;
     k.recovery_user = &rec;
     EXPECT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
@@ -1022,18 +1023,7 @@ TEST_F(ContextTest, HardRequestCanceledWhileServedIsAnsweredLateAndDiscarded) {
 // deadline (no smallest latency yet), so a late one is found on its retrieval, and reported.
 TEST_F(Rpc, AHardJitterViolationWithoutADeadlineIsReportedOnRetrieval) {
   make();
-  takt_client_t *c = nullptr;
-  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
-  ASSERT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr, &co,
-                               &c),
-            TAKT_OK);
-  clients.push_back(c);
-  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
-  k.rt_class = TAKT_RT_HARD;
-  k.jitter_ns = 2 * kMs;
-  k.recovery = record_and_recover;
-  k.recovery_user = &rec;
-  ASSERT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
+  takt_client_t *c = client(TAKT_RT_HARD, 0, 2 * kMs);
   int64_t t0 = takt_clock_now(&clock);
   Blob8 b{1};
   takt_future_t f1, f2;
@@ -1063,18 +1053,7 @@ TEST_F(Rpc, AHardJitterViolationWithoutADeadlineIsReportedOnRetrieval) {
 // was told as a jitter violation with the latency as its value.)
 TEST_F(Rpc, AwaitedRequestsFollowTheSmallestLatencyAndTellTheirOwnKind) {
   make();
-  takt_client_t *c = nullptr;
-  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
-  ASSERT_EQ(takt_client_create(cli_node, "plan", blob8_type(), blob8_type(), nullptr, nullptr, &co, &c),
-            TAKT_OK);
-  clients.push_back(c);
-  takt_constraints_t k = TAKT_CONSTRAINTS_NONE;
-  k.rt_class = TAKT_RT_HARD;
-  k.latency_ns = 10 * kMs;
-  k.jitter_ns = 2 * kMs;
-  k.recovery = record_and_recover;
-  k.recovery_user = &rec;
-  ASSERT_EQ(takt_client_set_constraints(c, &k), TAKT_OK);
+  takt_client_t *c = client(TAKT_RT_HARD, 10 * kMs, 2 * kMs);
   int64_t t0 = takt_clock_now(&clock);
   Blob8 b{1};
   takt_future_t f1, f2;
