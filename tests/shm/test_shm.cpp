@@ -1003,6 +1003,12 @@ TEST_F(Shm, AMessageClaimingMoreBytesThanItsSlotIsDropped) {
 }
 
 namespace {
+// Messages 1 and 2 published with origins mark and mark + 1.
+void write_two(takt_shm_pub_t *p, int64_t mark) {
+  Msg m1{1}, m2{2};
+  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+}
 // The number of the message whose origin is mark, read from its chunk in the segment (0: none).
 uint32_t seq_by_origin(const takt_port_shm_t &seg, int64_t mark) {
   auto *base = static_cast<uint8_t *>(seg.addr);
@@ -1036,9 +1042,7 @@ TEST_F(Shm, ATailMovedOnByAnotherProcessDeliversEachMessageOnce) {
   ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &q), TAKT_OK);
   ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
   const int64_t mark = 0x7a117a117a11LL;
-  Msg m1{1}, m2{2};
-  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
-  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  write_two(p, mark);
   takt_port_shm_t seg{};
   ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
   uint32_t seq1 = seq_by_origin(seg, mark);  // the first message's number, from its chunk
@@ -1075,9 +1079,7 @@ TEST_F(Shm, AMovedTailDoesNotTakeAnotherSubscribersMessages) {
   ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &b), TAKT_OK);
   ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
   const int64_t mark = 0x7a227a227a22LL;
-  Msg m1{1}, m2{2};
-  ASSERT_EQ(takt_shm_write(p, &m1, sizeof m1, mark, TAKT_TIME_INFINITE, 0), TAKT_OK);
-  ASSERT_EQ(takt_shm_write(p, &m2, sizeof m2, mark + 1, TAKT_TIME_INFINITE, 0), TAKT_OK);
+  write_two(p, mark);
   auto take_all = [](takt_shm_sub_t *q) {
     std::vector<uint64_t> got;
     takt_shm_sample_t smp;

@@ -884,6 +884,16 @@ class Rpc : public ContextTest {
     clients.push_back(c);
     return c;
   }
+  // two calls of c, both served (their answers wait to be taken)
+  void two_calls_served(takt_client_t *c, takt_future_t *f1, takt_future_t *f2) {
+    Blob8 b{1};
+    ASSERT_EQ(takt_client_call(c, &b, sizeof b, f1), TAKT_OK);
+    b.value = 2;
+    ASSERT_EQ(takt_client_call(c, &b, sizeof b, f2), TAKT_OK);
+    uint32_t ran = 0;
+    ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
+  }
   void TearDown() override {
     if (exec) EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
     if (cli_node) EXPECT_EQ(takt_node_destroy(cli_node), TAKT_OK);
@@ -1025,15 +1035,9 @@ TEST_F(Rpc, AHardJitterViolationWithoutADeadlineIsReportedOnRetrieval) {
   make();
   takt_client_t *c = client(TAKT_RT_HARD, 0, 2 * kMs);
   int64_t t0 = takt_clock_now(&clock);
-  Blob8 b{1};
   takt_future_t f1, f2;
-  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f1), TAKT_OK);
-  b.value = 2;
-  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f2), TAKT_OK);
+  two_calls_served(c, &f1, &f2);
   EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
-  uint32_t ran = 0;
-  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
-  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
   Blob8 out;
   takt_clock_advance(&clock, 1 * kMs);
   ASSERT_EQ(takt_future_take(&f1, &out, sizeof out), TAKT_OK);  // latency 1 ms: the smallest
@@ -1055,14 +1059,9 @@ TEST_F(Rpc, AwaitedRequestsFollowTheSmallestLatencyAndTellTheirOwnKind) {
   make();
   takt_client_t *c = client(TAKT_RT_HARD, 10 * kMs, 2 * kMs);
   int64_t t0 = takt_clock_now(&clock);
-  Blob8 b{1};
   takt_future_t f1, f2;
-  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f1), TAKT_OK);
-  ASSERT_EQ(takt_client_call(c, &b, sizeof b, &f2), TAKT_OK);
+  two_calls_served(c, &f1, &f2);
   EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 10 * kMs);  // latency: no observation yet
-  uint32_t ran = 0;
-  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
-  ASSERT_EQ(takt_executor_spin_once(exec, &ran), TAKT_OK);
   Blob8 out;
   takt_clock_advance(&clock, 1 * kMs);
   ASSERT_EQ(takt_future_take(&f1, &out, sizeof out), TAKT_OK);  // latency 1 ms: the smallest
