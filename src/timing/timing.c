@@ -550,6 +550,12 @@ static int64_t critical_of(const consumer_t *con, int64_t t_info, takt_violation
   return crit;
 }
 
+/* What a violation of kind found at `at` for information of origin t_info measured: its latency,
+ * or for a jitter violation its excess over the smallest latency observed. */
+static int64_t violation_value(const consumer_t *con, takt_violation_kind_t kind, int64_t t_info, int64_t at) {
+  return kind == TAKT_VIOLATION_JITTER_MAX ? at - t_info - con->lat_min : at - t_info;
+}
+
 /* The i-th message a HARD subscription follows (0: the oldest). */
 static queued_msg_t *q_at(consumer_t *con, uint32_t i) { return &con->q[(con->q_head + i) % con->q_cap]; }
 
@@ -579,11 +585,10 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
   switch ((dl_kind_t)d->kind) {
   case DL_SUBSCRIPTION: {
     consumer_t *con = d->owner;
-    int64_t value = now - con->dl_t_info;
-    if (con->dl_violation == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
     for (uint32_t i = 0; i < con->q_count; i++)
       if (q_at(con, i)->seq == con->dl_seq) q_at(con, i)->reported = true;
-    found(tm, con, con->dl_violation, d->at, con->dl_t_info, value, false, wake);
+    found(tm, con, con->dl_violation, d->at, con->dl_t_info,
+          violation_value(con, con->dl_violation, con->dl_t_info, now), false, wake);
     rearm_hard(tm, con); /* the next queued message's, at once */
     break;
   }
@@ -598,10 +603,9 @@ static void fire(timing_t *tm, deadline_t *d, int64_t now, bool wake) {
   }
   case DL_REQUEST: {
     request_deadline_t *rd = d->owner;
-    int64_t value = now - rd->r->t_submit;
-    if (rd->kind == TAKT_VIOLATION_JITTER_MAX) value -= rd->con->lat_min;
     rd->fired = true;
-    found(tm, rd->con, rd->kind, d->at, rd->r->t_submit, value, false, wake);
+    found(tm, rd->con, rd->kind, d->at, rd->r->t_submit,
+          violation_value(rd->con, rd->kind, rd->r->t_submit, now), false, wake);
     break;
   }
   case DL_CHAIN: /* told by the dispatch itself (watch_fire) */
@@ -620,9 +624,7 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
   bool late = crit != TAKT_TIME_INFINITE && crit <= h->t_data;
   if (late) {
     /* late when committed: report at once (µRT Eq. 12) */
-    int64_t value = h->t_data - h->t_info;
-    if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
-    found(tm, con, kind, crit, h->t_info, value, true, true);
+    found(tm, con, kind, crit, h->t_info, violation_value(con, kind, h->t_info, h->t_data), true, true);
   }
   if (con->q_count < con->q_cap) /* (always: the queue holds at most q_cap) */
     *q_at(con, con->q_count++) = (queued_msg_t){.t_info = h->t_info, .seq = h->seq, .reported = late};
@@ -734,11 +736,7 @@ static void fetched_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt
     }
     takt_violation_kind_t kind = TAKT_VIOLATION_LATENCY;
     int64_t crit = m.reported ? TAKT_TIME_INFINITE : critical_of(con, m.t_info, &kind);
-    if (crit <= now) {
-      int64_t value = now - m.t_info;
-      if (kind == TAKT_VIOLATION_JITTER_MAX) value -= con->lat_min;
-      found(tm, con, kind, crit, m.t_info, value, false, true);
-    }
+    if (crit <= now) found(tm, con, kind, crit, m.t_info, violation_value(con, kind, m.t_info, now), false, true);
   }
   *usefulness = validate_fetch(tm, con, h->t_info, now, false, was_reported);
   rearm_hard(tm, con); /* after the fetch's observation: jitter instants follow it */
@@ -905,6 +903,18 @@ static void h_chain_arrival(takt_context_t *ctx, takt_callback_t *source, int64_
   tm_give(ctx);
 }
 
+/* A run of origin t_info ends: whether its watch told it (one entry per run told, taken here, so
+ * two runs of one origin end as two). */
+static bool told_take(chain_watch_t *w, int64_t t_info) {
+  for (uint32_t k = 0; k < w->n_told; k++) {
+    if (w->told[k] != t_info) continue;
+    memmove(&w->told[k], &w->told[k + 1], (w->n_told - k - 1) * sizeof w->told[0]);
+    w->n_told--;
+    return true;
+  }
+  return false;
+}
+
 static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_info) {
   timing_t *tm = state(ctx);
   tm_take(ctx);
@@ -913,12 +923,8 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
   if (w != NULL && w->sink == cb && w->from_service) {
     /* this request's run: told already (one of that origin), or through (one of that origin
      * leaves the runs in flight); a run beyond those watched is neither, its end tells it */
-    uint32_t k = 0;
-    while (k < w->n_told && w->told[k] != t_info) k++;
-    if (k < w->n_told) {
-      told = true;
-      w->told[k] = w->told[--w->n_told];
-    } else {
+    told = told_take(w, t_info);
+    if (!told) {
       uint32_t i = 0;
       while (i < w->n_runs && w->runs[i] != t_info) i++;
       if (i < w->n_runs) {
@@ -928,16 +934,9 @@ static bool h_chain_done(takt_context_t *ctx, takt_callback_t *cb, int64_t t_inf
     }
   } else if (w != NULL && w->sink == cb) {
     if (w->from_topic) {
-      /* told: one of the runs its watch told (each origin kept until its run ends: one entry per
-       * run, so two runs of one origin end as two; the latest WATCH_RUNS are kept). A run older
-       * than one told was not watched: its end tells it, if late (the watch's told_upto would
-       * take it for told) */
-      for (uint32_t k = 0; k < w->n_told && !told; k++) {
-        if (w->told[k] != t_info) continue;
-        told = true;
-        memmove(&w->told[k], &w->told[k + 1], (w->n_told - k - 1) * sizeof w->told[0]);
-        w->n_told--;
-      }
+      /* a run older than one told was not watched: its end tells it, if late (the watch's
+       * told_upto would take it for told) */
+      told = told_take(w, t_info);
       uint32_t n = 0;
       while (n < w->n_runs && w->runs[n] <= t_info) n++;
       if (n > 0) {
