@@ -5,7 +5,6 @@
 #ifndef TAKT_ROS_TIME_H
 #define TAKT_ROS_TIME_H
 
-#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <stdexcept>
@@ -26,12 +25,16 @@ inline void normalize(int64_t &sec, int64_t &nsec) {
 /** A Duration's seconds (int32) and a Time's (uint32) out of their range: std::runtime_error with
  * roscpp's text, as roscpp's arithmetic and conversions throw (a time before 0 does not wrap to
  * one in 2106). */
+[[noreturn]] inline void duration_out_of_range() {
+  throw std::runtime_error("Duration is out of dual 32-bit range");
+}
+[[noreturn]] inline void time_out_of_range() { throw std::runtime_error("Time is out of dual 32-bit range"); }
 inline int32_t duration_sec(int64_t sec) {
-  if (sec < INT32_MIN || sec > INT32_MAX) throw std::runtime_error("Duration is out of dual 32-bit range");
+  if (sec < INT32_MIN || sec > INT32_MAX) duration_out_of_range();
   return static_cast<int32_t>(sec);
 }
 inline uint32_t time_sec(int64_t sec) {
-  if (sec < 0 || sec > static_cast<int64_t>(UINT32_MAX)) throw std::runtime_error("Time is out of dual 32-bit range");
+  if (sec < 0 || sec > static_cast<int64_t>(UINT32_MAX)) time_out_of_range();
   return static_cast<uint32_t>(sec);
 }
 int64_t wall_now_ns();          // CLOCK_REALTIME
@@ -68,7 +71,7 @@ class DurationBase {
   }
   explicit DurationBase(double t) { fromSec(t); }
   D &fromSec(double t) {
-    (void)takt_time::duration_sec(static_cast<int64_t>(std::floor(t > -3e9 && t < 3e9 ? t : 3e9)));
+    if (!(t >= -2147483648.0 && t < 2147483648.0)) takt_time::duration_out_of_range();  // (NaN too)
     int64_t ns = static_cast<int64_t>(t * 1e9 + (t < 0 ? -0.5 : 0.5));
     return fromNSec(ns);
   }
@@ -125,7 +128,7 @@ class TimeBase {
   }
   explicit TimeBase(double t) { fromSec(t); }
   T &fromSec(double t) {
-    (void)takt_time::time_sec(static_cast<int64_t>(std::floor(t > -1.0 && t < 5e9 ? t : -1.0)));
+    if (!(t >= 0.0 && t < 4294967296.0)) takt_time::time_out_of_range();  // (NaN too)
     return fromNSec(static_cast<uint64_t>(t * 1e9 + 0.5));
   }
   T &fromNSec(uint64_t ns) {
@@ -152,7 +155,7 @@ class TimeBase {
 
  private:
   static T from_signed(int64_t ns) {  // before 0: out of range (roscpp throws; it would wrap)
-    if (ns < 0) (void)takt_time::time_sec(-1);
+    if (ns < 0) takt_time::time_out_of_range();
     return T().fromNSec(static_cast<uint64_t>(ns));
   }
 };

@@ -3382,6 +3382,13 @@ bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
 }
 #endif
 
+/** Wait up to ms for an answer to c (its count past seen, or c gone stale); seen follows it. */
+void wait_answer(ClientImpl &c, uint64_t &seen, int ms) {
+  std::unique_lock<std::mutex> lk(c.mu);
+  c.cv.wait_for(lk, std::chrono::milliseconds(ms), [&] { return c.answers != seen || c.stale.load(); });
+  seen = c.answers;
+}
+
 /** One in-process call through client (counted in c.calls by the caller): the answer into resp. */
 bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &resp) {
   Global &G = g();
@@ -3406,9 +3413,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
   while ((rc = takt_client_call(client, blob.data(), G.blob.size, &f)) == TAKT_EFULL) {
     if (!ok() || c.stale.load() || c.down.load()) return false;
     if (G.spinning.load() == 0) takt_executor_spin_some(G.exec);
-    std::unique_lock<std::mutex> lk(c.mu);
-    c.cv.wait_for(lk, std::chrono::milliseconds(10), [&] { return c.answers != seen || c.stale.load(); });
-    seen = c.answers;
+    wait_answer(c, seen, 10);
   }
   if (rc != TAKT_OK) return false;
   // until the answer, ros::shutdown, or the server's shutdown (which wakes this)
@@ -3429,9 +3434,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
       takt_executor_spin_some(G.exec);
       if (tl_user_calls != before) continue;  // else the answer comes from elsewhere: wait for it
     }
-    std::unique_lock<std::mutex> lk(c.mu);
-    c.cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return c.answers != seen || c.stale.load(); });
-    seen = c.answers;
+    wait_answer(c, seen, 100);
   }
   takt_future_cancel(&f);
   return false;
