@@ -2,9 +2,11 @@
  *
  * Every constraint belongs to a consumer (a subscription, or a client for the requests it
  * issues) and is referenced to the origin time t_info of the information:
- *   latency  tau:     now - t_info <= tau
- *   jitter   delta:   (largest - smallest latency observed by the consumer) <= delta
- *   rate     epsilon: time between successive data on the topic <= epsilon
+ *   latency  tau:     now - t_info < tau
+ *   jitter   delta:   (largest - smallest latency observed by the consumer) < delta
+ *   rate     epsilon: time between successive data on the topic < epsilon
+ * (a constraint is violated once its critical instant, e.g. t_info + tau, is reached: at a
+ * deadline, on commit and on a fetch alike)
  * A value of 0 switches a constraint off. The consumer's real-time class decides what a
  * violation means: HARD ones are detected at the critical instant by one deadline heap per
  * context and handled by the consumer's recovery function, else the system panics (every node is
@@ -26,9 +28,9 @@ extern "C" {
 #endif
 
 typedef enum {
-  TAKT_VIOLATION_LATENCY = 0,    /* now - t_info > tau */
-  TAKT_VIOLATION_JITTER_MAX = 1, /* a latency above smallest + delta (deadline t_info+min+delta) */
-  TAKT_VIOLATION_JITTER_MIN = 2, /* a latency below largest - delta (checked on fetch) */
+  TAKT_VIOLATION_LATENCY = 0,    /* now - t_info >= tau */
+  TAKT_VIOLATION_JITTER_MAX = 1, /* a latency at or above smallest + delta (deadline t_info+min+delta) */
+  TAKT_VIOLATION_JITTER_MIN = 2, /* a latency at or below largest - delta (checked on fetch) */
   TAKT_VIOLATION_RATE = 3,       /* no newer information within epsilon */
   TAKT_VIOLATION_KINDS = 4
 } takt_violation_kind_t;

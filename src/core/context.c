@@ -748,7 +748,7 @@ void takt__chain_job_done(takt_callback_t *cb, int64_t t_info, int64_t now) {
 #if TAKT_WITH_PROFILING
     takt_stats_add(&ch->stats, latency);
 #endif
-    if (ch->deadline > 0 && latency > ch->deadline && !told) {
+    if (ch->deadline > 0 && latency >= ch->deadline && !told) {
       ch->misses++;
       miss = ch->miss_fn;
       miss_user = ch->miss_user;

@@ -672,19 +672,19 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, int64
                             bool rate_on_fetch, bool reported) {
   int64_t latency = now - t_info;
   bool met = true; /* no constraint violated by this datum */
-  if (LAT_ON && con->c.latency_ns > 0 && latency > con->c.latency_ns) {
+  if (LAT_ON && con->c.latency_ns > 0 && latency >= con->c.latency_ns) {
     met = false;
     if (!reported)
       found(tm, con, TAKT_VIOLATION_LATENCY, t_info + con->c.latency_ns, t_info, latency, false,
             true);
   }
   if (JIT_ON && con->c.jitter_ns > 0) {
-    if (con->has_obs && latency > con->lat_min + con->c.jitter_ns) {
+    if (con->has_obs && latency >= con->lat_min + con->c.jitter_ns) {
       met = false;
       if (!reported)
         found(tm, con, TAKT_VIOLATION_JITTER_MAX, t_info + con->lat_min + con->c.jitter_ns, t_info,
               latency - con->lat_min, false, true);
-    } else if (con->has_obs && latency < con->lat_max - con->c.jitter_ns) {
+    } else if (con->has_obs && latency <= con->lat_max - con->c.jitter_ns) {
       met = false; /* fetched too early: only checkable now (µRT Eq. 8) */
       found(tm, con, TAKT_VIOLATION_JITTER_MIN, now, t_info, con->lat_max - latency, false, true);
     }
@@ -693,7 +693,7 @@ static float validate_fetch(timing_t *tm, consumer_t *con, int64_t t_info, int64
     con->has_obs = true;
   }
   if (RATE_ON && rate_on_fetch && con->c.rate_ns > 0 && con->has_last &&
-      t_info - con->last_t_info > con->c.rate_ns) {
+      t_info - con->last_t_info >= con->c.rate_ns) {
     met = false;
     if (!reported)
       found(tm, con, TAKT_VIOLATION_RATE, con->last_t_info + con->c.rate_ns, t_info,

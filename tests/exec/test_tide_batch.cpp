@@ -170,6 +170,43 @@ TEST_F(ThreeChains, BatchDelaysTheTopChainBehindLowerPriorityTimers) {
   }
 }
 
+#if TAKT_WITH_CHAINS
+// A run that takes exactly its chain's deadline has missed it (µRT Eq. 7: missed at t_info +
+// deadline), as the chain's watch tells at that instant; a nanosecond less is in time.
+TEST_F(ContextTest, AChainRunEndingAtItsDeadlineHasMissedIt) {
+  takt_node_t *node = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "ecu", &node), TAKT_OK);
+  std::vector<int> log;
+  Cb cb[2];
+  takt_chain_t *chains[2] = {};
+  for (int i = 0; i < 2; i++) {
+    cb[i].id = i;
+    cb[i].log = &log;
+    cb[i].clock = &clock;
+    cb[i].exec_ns = 5 * kMs - i;
+    std::string n = "c" + std::to_string(i);
+    takt_timer_t *t = nullptr;
+    ASSERT_EQ(takt_timer_create(node, n.c_str(), 100 * kMs, i * 20 * kMs, on_timer, &cb[i], nullptr, &t),
+              TAKT_OK);
+    takt_callback_t *m = takt_timer_callback(t);
+    ASSERT_EQ(takt_chain_create(ctx, n.c_str(), &m, 1, 5 * kMs, &chains[i]), TAKT_OK);
+  }
+  takt_executor_t *exec = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, node), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_until(exec, takt_clock_now(&clock) + 50 * kMs), TAKT_OK);
+  EXPECT_EQ(log, (std::vector<int>{0, 1}));
+  takt_chain_stats_t st;
+  takt_chain_get_stats(chains[0], &st);
+  EXPECT_EQ(st.deadline_misses, 1u) << "5 ms of a 5 ms deadline";
+  takt_chain_get_stats(chains[1], &st);
+  EXPECT_EQ(st.deadline_misses, 0u) << "5 ms - 1 ns";
+  EXPECT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  for (auto *ch : chains) EXPECT_EQ(takt_chain_destroy(ch), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+#endif
+
 #if TAKT_WITH_TIMING
 // With timing validation on, the same system: the chain is watched from its timer's schedule,
 // so its miss is told at the critical instant (5 ms: the executor's first round from then on,

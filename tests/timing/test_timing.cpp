@@ -170,6 +170,64 @@ TEST_F(Timing, FetchedInTimeDisarmsAndArmsTheNextMessage) {
   EXPECT_TRUE(rec.seen.empty());
 }
 
+// A constraint is violated once its critical instant is reached (µRT Eq. 7: the deadline is
+// missed at t_info + tau), on a fetch as at a deadline: a latency equal to its limit is a
+// violation, a nanosecond less is not; likewise a jitter spread equal to delta on either side and
+// a gap between data equal to epsilon.
+TEST_F(Timing, ALimitReachedIsAViolationOnAFetchAsAtADeadline) {
+  takt_constraints_t c = TAKT_CONSTRAINTS_NONE;
+  c.rt_class = TAKT_RT_FIRM;
+  c.latency_ns = 5 * kMs;
+  make(c);
+  ASSERT_EQ(takt_timing_set_observer(ctx, observe, &rec), TAKT_OK);
+  ASSERT_EQ(publish(1, now()), TAKT_OK);
+  takt_clock_advance(&clock, 5 * kMs - 1);
+  EXPECT_EQ(take(), 1u);
+  int64_t t1 = now();
+  ASSERT_EQ(publish(2, t1), TAKT_OK);
+  takt_clock_advance(&clock, 5 * kMs);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_LATENCY);
+  EXPECT_EQ(rec.seen[0].t_info, t1);
+  EXPECT_EQ(rec.seen[0].critical_time, t1 + 5 * kMs);
+  EXPECT_EQ(rec.seen[0].value, 5 * kMs);
+
+  rec.seen.clear();
+  c.latency_ns = 0;
+  c.jitter_ns = 2 * kMs;
+  ASSERT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+  const int64_t lat[] = {1 * kMs, 3 * kMs - 1, 3 * kMs, 1 * kMs};  // smallest 1: late at 3, early at 1
+  for (uint64_t i = 0; i < 4; i++) {
+    ASSERT_EQ(publish(10 + i, now()), TAKT_OK);
+    takt_clock_advance(&clock, lat[i]);
+    EXPECT_EQ(take(), 10 + i);
+  }
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_JITTER_MAX);  // 3 ms = smallest 1 + 2
+  EXPECT_EQ(rec.seen[0].value, 2 * kMs);
+  EXPECT_EQ(rec.seen[1].kind, TAKT_VIOLATION_JITTER_MIN);  // 1 ms = largest 3 - 2
+  EXPECT_EQ(rec.seen[1].value, 2 * kMs);
+
+  rec.seen.clear();
+  c.jitter_ns = 0;
+  c.rate_ns = 10 * kMs;
+  ASSERT_EQ(takt_subscription_set_constraints(sub, &c), TAKT_OK);
+  int64_t t2 = now();
+  ASSERT_EQ(publish(20, t2), TAKT_OK);
+  ASSERT_EQ(publish(21, t2 + 10 * kMs - 1), TAKT_OK);
+  ASSERT_EQ(publish(22, t2 + 20 * kMs - 1), TAKT_OK);  // 10 ms after the last
+  EXPECT_EQ(take(), 20u);
+  EXPECT_EQ(take(), 21u);
+  EXPECT_EQ(take(), 22u);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(rec.seen[0].value, 10 * kMs);
+}
+
 // A violation found on a fetch waits for the next dispatch; constraints set again meanwhile (the
 // queue is empty) hand it to the new recovery, not to the one let go with the old state.
 TEST_F(Timing, AQueuedViolationGoesToTheRecoverySetSinceItWasFound) {
