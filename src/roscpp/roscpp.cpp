@@ -3075,8 +3075,10 @@ class ClientImpl {
   uint64_t answers = 0;  // guarded by mu
   bool persistent = false;
 #if TAKT_ROSCPP_TCPROS_SERVICES
-  std::mutex wire_mu;                // one wire call at a time (guards wire and probe)
+  std::mutex wire_mu;                // one wire call at a time (guards wire)
   takt_ros1_client_t *wire = nullptr;
+  std::mutex probe_mu;               // one probe at a time (guards probe): a call in flight does
+                                     // not hold up exists(), nor a probe a call
   takt_ros1_client_t *probe = nullptr;  // exists()'s (any type), made at its first use
 #endif
   ~ClientImpl();
@@ -3449,7 +3451,7 @@ bool client_exists(ClientImpl &c) {
   // of a server that was killed: taken for one, waitForExistence returned at once and the call failed)
   Ros1Use use;
   if (!use.n) return false;
-  std::lock_guard<std::mutex> lk(c.wire_mu);
+  std::lock_guard<std::mutex> lk(c.probe_mu);
   if (!c.probe && takt_ros1_client_create(use.n, c.name.c_str(), c.type.datatype[0] ? c.type.datatype : "*", "*",
                                           false, &c.probe) != TAKT_OK) {
     c.probe = nullptr;

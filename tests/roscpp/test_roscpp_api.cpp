@@ -740,6 +740,27 @@ TEST(RoscppService, ExistsAsksTheServerNotTheMasterOnly) {
   EXPECT_FALSE(c.call(t));
 }
 
+// exists() on a client whose call is in flight answers at once: its probe does not wait for the
+// call (they shared one lock: exists waited for the whole call, up to the call's 30 s bound).
+TEST(RoscppService, ExistsDoesNotWaitForACallInFlight) {
+  ros::NodeHandle nh;
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({self_path(), "--serve", "/slow_trigger", "slow"}));
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/slow_trigger");
+  ASSERT_TRUE(c.waitForExistence(ros::Duration(20.0))) << p.drain();
+  std::atomic<bool> done{false};
+  std::thread caller([&] {
+    std_srvs::Trigger t;
+    EXPECT_TRUE(c.call(t));
+    done = true;
+  });
+  ASSERT_TRUE(p.wait_for("serving", 20000)) << p.drain();
+  EXPECT_TRUE(c.exists());
+  EXPECT_FALSE(done.load()) << "exists() returned only once the 3 s call had ended";
+  caller.join();
+  EXPECT_TRUE(done.load());
+}
+
 // ---- Time and Duration out of their range ----------------------------------------------------
 
 // As roscpp's: a Time before 0 or after 2^32 s and a Duration beyond int32 seconds throw
@@ -2157,13 +2178,20 @@ int sigint_call(int argc, char **argv) {
   return 0;
 }
 
-// --serve SERVICE x: a std_srvs/Trigger server until it is killed.
+// --serve SERVICE x: a std_srvs/Trigger server until it is killed; --serve SERVICE slow: each
+// request says "serving" on stdout and is answered 3 s later.
 int serve(int argc, char **argv) {
   std::string service = argv[2];
+  bool slow = std::string(argv[3]) == "slow";
   ros::init(argc, argv, "serve", ros::init_options::AnonymousName);
   ros::NodeHandle nh;
   ros::ServiceServer s = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
-      service, [&service](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+      service, [&service, slow](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        if (slow) {
+          std::printf("serving\n");
+          std::fflush(stdout);
+          ros::WallDuration(3.0).sleep();
+        }
         r.success = true;
         r.message = service;
         return true;
