@@ -28,6 +28,7 @@
 #include <map>
 #include <set>
 #include <mutex>
+#include <optional>
 #include <thread>  // std::this_thread::yield
 
 #include "takt/core.h"
@@ -159,6 +160,23 @@ Global &g() {
   static Global *p = new Global();  // never destroyed: handles may outlive main's statics
   return *p;
 }
+
+/** G.reg_mu held for a scope, the thread's holds counted: the last reference to a publication or
+ * a subscription (PubShared, RosSub) can be let go outside reg_mu (a publish's or a report's
+ * copy, a refused advertise), and its destructor's unadvertise or unsubscribe then takes reg_mu
+ * itself, so that an advertise or subscribe of the same topic meanwhile finds it whole or gone
+ * (else the new registration at the master could be undone by the old one's unregistration). */
+thread_local int tl_reg_holds = 0;
+class RegHold {
+ public:
+  RegHold() : lk_(g().reg_mu) { tl_reg_holds++; }
+  ~RegHold() { tl_reg_holds--; }
+  RegHold(const RegHold &) = delete;
+  RegHold &operator=(const RegHold &) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lk_;
+};
 
 /** The ROS 1 node for the length of a call, or nullptr once shut down: ros::shutdown destroys
  * the node only when no call holds it (the count of holders is G.inflight). */
@@ -916,7 +934,7 @@ namespace {
  * thread of its own, and ros::spin/spinOnce/spinners only wait. */
 void preempt_run() {
   Global &G = g();
-  std::lock_guard<std::mutex> lk(G.reg_mu);  // the thread is made once, outside mu
+  RegHold lk;  // the thread is made once, outside mu
   if (G.exec_thread_running || G.down.load()) return;
   takt_thread_attr_t a = {"takt-roscpp-exec", TAKT_SCHED_OTHER, 0, -1, 0};
   takt_err_t rc = takt_thread_create(
@@ -1550,6 +1568,8 @@ struct PubShared {
   std::vector<StatusEvent> links;
   std::vector<StatusWatch *> watches;
   ~PubShared() {
+    std::optional<RegHold> reg;  // (held already when let go by pub_shutdown)
+    if (tl_reg_holds == 0) reg.emplace();
     {  // told nothing more (the watches, each a Publisher's, are gone already)
       std::lock_guard<std::mutex> lk(g().link_mu);
       g().linked.erase(this);
@@ -1704,7 +1724,7 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   Global &G = g();
   auto p = std::make_shared<PubImpl>();
   p->node = n;
-  std::lock_guard<std::mutex> reg(G.reg_mu);
+  RegHold reg;
   {
     std::lock_guard<std::mutex> lk(G.mu);
     if (G.down.load()) return nullptr;
@@ -1856,7 +1876,7 @@ void pub_shutdown(PubImpl &p) {
     if (held) unwatch(watch.get(), *held);
   }
   watch.reset();
-  std::lock_guard<std::mutex> reg(g().reg_mu);
+  RegHold reg;
   std::shared_ptr<PubShared> gone;
   {
     std::lock_guard<std::mutex> lk(p.mu);
@@ -1942,6 +1962,8 @@ void reap_topics() {
 }
 
 RosSub::~RosSub() {
+  std::optional<RegHold> reg;  // (held already when let go by sub_shutdown)
+  if (tl_reg_holds == 0) reg.emplace();
   Ros1Use use;
   if (!use.n) {
     wait_node_stopped();  // its I/O thread may still be handing this a message
@@ -2103,8 +2125,8 @@ bool deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
   tl_sub = outer;
   tl_sub_freed = outer_freed;
   if (tl_sub_gone) {  // the callback shut its Subscriber down: its topic goes now, under reg_mu
-    std::lock_guard<std::mutex> reg(g().reg_mu);  // as sub_shutdown: a subscribe meanwhile finds
-    tl_sub_gone.reset();                          // the topic whole or gone
+    RegHold reg;      // (as sub_shutdown: a subscribe meanwhile finds the topic whole or gone)
+    tl_sub_gone.reset();
   }
   return !freed;
 }
@@ -2198,7 +2220,7 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   s->node = n;
   s->fn = std::make_shared<const RawFn>(std::move(fn));
   uint32_t depth = queue == 0 || queue > kMaxQueue ? kMaxQueue : queue;
-  std::lock_guard<std::mutex> reg(G.reg_mu);
+  RegHold reg;
   std::shared_ptr<RosSub> rs;
   char tname[32], sname[32];
   {
@@ -2353,7 +2375,7 @@ void clock_subscribe() {
   Global &G = g();
   if (!G.sim_param.load() || G.clock_made.exchange(true)) return;
   {
-    std::lock_guard<std::mutex> reg(G.reg_mu);  // read by subscribe under it
+    RegHold reg;  // read by subscribe under it
     G.clock_topic = names::resolve("/clock");
   }
   // a node of no executor: its subscription is never run (on_clock reads /clock on the I/O thread)
@@ -2414,7 +2436,7 @@ void sub_shutdown(SubImpl &s) {
     tl_sub_gone = std::move(rs);
     return;
   }
-  std::lock_guard<std::mutex> reg(g().reg_mu);
+  RegHold reg;
   rs.reset();
 }
 bool sub_valid(const SubImpl &s) { return !s.down.load(); }
@@ -2768,8 +2790,8 @@ void timer_create_locked(TimerImpl &t, int64_t first) {
   }
   // the first release a period from now: a started executor arms the timer now; one not started
   // yet (preempt before its first spin, which takes reg_mu) from the context's start instant
-  std::unique_lock<std::mutex> reg(G.reg_mu, std::defer_lock);
-  if (!G.exec_started.load()) reg.lock();
+  std::optional<RegHold> reg;
+  if (!G.exec_started.load()) reg.emplace();
   t.next_wall = takt_time::wall_now_ns() + first;
   int64_t phase = first;
   if (!G.exec_started.load()) {
@@ -3176,7 +3198,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   s->name = service;
   s->md5 = type.md5;
   s->fn = std::move(fn);
-  std::lock_guard<std::mutex> reg(G.reg_mu);
+  RegHold reg;
   if (G.down.load() || !n->node) return nullptr;
   reap_closing();  // a shut-down service of this name whose last call has ended since
   takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
