@@ -133,10 +133,15 @@ typedef enum {
 
 /* ---- callbacks, attributes, chains --------------------------------------------------------- */
 
+/* The longest duration takt takes for a deadline, a timer's period or phase (2^61 ns, 73
+ * years): a time plus it stays within int64. Above it: TAKT_EINVAL. */
+#define TAKT_DURATION_MAX_NS (INT64_C(1) << 61)
+
 /** Scheduling attributes of a callback. Larger priority = more urgent (as SCHED_FIFO). */
 typedef struct takt_callback_attr {
   int32_t priority;     /* 0..TAKT_PRIORITY_MAX */
-  int64_t deadline_ns;  /* relative deadline; 0 = none (EDF timers: the period) */
+  int64_t deadline_ns;  /* relative deadline, at most TAKT_DURATION_MAX_NS; 0 = none (EDF
+                         * timers: the period) */
   uint32_t group;       /* callback group id (takt_group_create); 0 = the node's default group,
                          * mutually exclusive as in rclcpp */
   uint64_t cpus;        /* preempt: CPUs its worker may run on (bit i = CPU i); 0 = the
@@ -380,7 +385,7 @@ takt_err_t takt_publisher_destroy(takt_publisher_t *pub);
  */
 takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size);
 /** As takt_publish with an explicit origin time. A t_info older than every slot the topic
- * holds while all slots are in use returns TAKT_EBUSY. */
+ * holds while all slots are in use returns TAKT_ELATE. */
 takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info);
 
 /* ---- subscriptions ------------------------------------------------------------------------- */
@@ -436,6 +441,7 @@ typedef void (*takt_timer_cb)(takt_timer_t *timer, const takt_timer_event_t *ev,
  * Drift-free periodic timer: release k happens at start + phase + k*period, where start is the
  * time the timer is first armed by an executor (or takt_timer_start). If a release finds the
  * previous one still pending, it is not queued twice: it is counted as missed (no catch-up burst).
+ * period_ns in (0, TAKT_DURATION_MAX_NS], phase_ns in [0, TAKT_DURATION_MAX_NS]; else TAKT_EINVAL.
  */
 takt_err_t takt_timer_create(takt_node_t *node, const char *name, int64_t period_ns,
                              int64_t phase_ns, takt_timer_cb cb, void *user,
@@ -480,7 +486,8 @@ typedef struct takt_deferred {
  * callback's return value is then ignored. TAKT_ESTATE outside a service callback. */
 takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out);
 /** Answer a deferred request from any thread (ok false: the request fails). TAKT_ESTATE if it was
- * answered already or abandoned by its requester (the answer is discarded, the slot freed). */
+ * answered already or abandoned by its requester (the answer is discarded, the slot freed);
+ * d is spent by the call (d->request NULL), and a spent d gives TAKT_EINVAL. */
 takt_err_t takt_service_respond(takt_deferred_t *d, const void *response, uint32_t size, bool ok);
 takt_callback_t *takt_service_callback(takt_service_t *srv);
 
@@ -521,6 +528,7 @@ takt_callback_t *takt_client_callback(takt_client_t *client);
 /**
  * Send a request (a copy) and get a future for its response. TAKT_EFULL if the client has
  * max_pending requests outstanding or the service queue is full; nothing is queued then.
+ * TAKT_ESTATE while the client is being destroyed (from its own callback, still running).
  */
 takt_err_t takt_client_call(takt_client_t *client, const void *request, uint32_t size,
                             takt_future_t *future);

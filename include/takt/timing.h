@@ -69,7 +69,7 @@ typedef struct takt_constraints {
 
 /* The largest latency, jitter or rate constraint (2^61 ns, 73 years): origin times plus
  * constraints stay within int64. */
-#define TAKT_CONSTRAINT_MAX_NS (INT64_C(1) << 61)
+#define TAKT_CONSTRAINT_MAX_NS TAKT_DURATION_MAX_NS
 
 #define TAKT_CONSTRAINTS_NONE                                                                      \
   {.rt_class = TAKT_RT_NONE, .latency_ns = 0, .jitter_ns = 0, .rate_ns = 0, .usefulness = NULL,   \

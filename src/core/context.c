@@ -445,7 +445,7 @@ takt_err_t takt_context_set_job_miss_handler(takt_context_t *ctx, takt_job_miss_
 
 static bool attr_valid(takt_context_t *ctx, const takt_callback_attr_t *attr) {
   return attr->priority >= 0 && attr->priority <= TAKT_PRIORITY_MAX && attr->deadline_ns >= 0 &&
-         attr->group <= ctx->n_groups;
+         attr->deadline_ns <= TAKT_DURATION_MAX_NS && attr->group <= ctx->n_groups;
 }
 
 /* ---- callback groups ---- */

@@ -4,7 +4,9 @@
 takt_err_t takt_timer_create(takt_node_t *node, const char *name, int64_t period_ns,
                              int64_t phase_ns, takt_timer_cb cb, void *user,
                              const takt_callback_attr_t *attr, takt_timer_t **out) {
-  if (node == NULL || out == NULL || period_ns <= 0 || phase_ns < 0) return TAKT_EINVAL;
+  if (node == NULL || out == NULL || period_ns <= 0 || phase_ns < 0 ||
+      period_ns > TAKT_DURATION_MAX_NS || phase_ns > TAKT_DURATION_MAX_NS)
+    return TAKT_EINVAL;
   if (!takt_name_valid(name)) return TAKT_ENAME;
   takt_context_t *ctx = node->ctx;
   takt__lock(ctx);

@@ -102,6 +102,31 @@ TEST_F(Core, InvalidNamesAndDuplicatesGetCodes) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+// Durations whose sum with a time would leave int64 are refused: "no deadline" written as
+// INT64_MAX made every job a miss (release + deadline wrapped negative) and, under EDF, the most
+// urgent; a period of INT64_MAX made the timer's next release wrap and fire on every round.
+TEST_F(Core, DurationsBeyondTheMaximumAreRefused) {
+  takt_node_t *n = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_timer_t *tm = nullptr;
+  EXPECT_EQ(takt_timer_create(n, "a", INT64_MAX, 0, nullptr, nullptr, nullptr, &tm), TAKT_EINVAL);
+  EXPECT_EQ(takt_timer_create(n, "a", 10, INT64_MAX, nullptr, nullptr, nullptr, &tm), TAKT_EINVAL);
+  EXPECT_EQ(takt_timer_create(n, "a", TAKT_DURATION_MAX_NS + 1, 0, nullptr, nullptr, nullptr, &tm),
+            TAKT_EINVAL);
+  takt_callback_attr_t a = TAKT_CALLBACK_ATTR_DEFAULT;
+  a.deadline_ns = INT64_MAX;
+  EXPECT_EQ(takt_timer_create(n, "a", 10, 0, nullptr, nullptr, &a, &tm), TAKT_EINVAL);
+  a.deadline_ns = TAKT_DURATION_MAX_NS;
+  ASSERT_EQ(takt_timer_create(n, "a", TAKT_DURATION_MAX_NS, TAKT_DURATION_MAX_NS, nullptr, nullptr, &a, &tm),
+            TAKT_OK);
+  a.deadline_ns = TAKT_DURATION_MAX_NS + 1;
+  EXPECT_EQ(takt_callback_set_attr(takt_timer_callback(tm), &a), TAKT_EINVAL);
+  takt_callback_attr_t got;
+  takt_callback_get_attr(takt_timer_callback(tm), &got);
+  EXPECT_EQ(got.deadline_ns, TAKT_DURATION_MAX_NS);  // unchanged
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 TEST_F(Core, FullPoolsReportFullAndRecover) {
   std::vector<takt_node_t *> nodes;
   takt_context_config_t def = TAKT_CONTEXT_CONFIG_DEFAULT;
