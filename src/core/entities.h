@@ -188,6 +188,7 @@ struct takt_request {
   bool forget;
   bool canceled;
   bool deferred; /* the service answers later (takt_service_defer) */
+  bool in_ring;  /* its answer waits in its client's ring for the client's callback */
   uint64_t arrival;
   int64_t t_submit;  /* also checked when the service answers (µRT's re-acquire rule) */
   int64_t queue_key; /* HARD: absolute deadline used to order the service queue */
@@ -210,7 +211,6 @@ struct takt_service {
   uint32_t depth;            /* [const] */
   uint32_t count;            /* [service] */
   takt__heap_t hard;         /* [service] by queue_key, then arrival; position: request->heap_pos */
-  takt_request_t *serving;   /* [service] the request its callback runs for now */
   takt_request_t **fifo[2];  /* [service] [0] FIRM and SOFT, [1] NONE: rings of depth entries */
   uint32_t fifo_head[2], fifo_count[2]; /* [service] */
   uint32_t n_clients;        /* [ctx] */
@@ -236,6 +236,7 @@ struct takt_client {
   uint64_t *ready_arrival;   /* [service] */
   takt_rt_class_t rt_class;  /* [ctx + service] */
   void *timing;              /* [ctx + service] the timing layer's per-client state, or NULL */
+  bool closing;              /* [service] being destroyed: no request is queued any more */
 };
 #endif /* TAKT_WITH_RPC */
 

@@ -13,6 +13,7 @@ typedef struct takt__job {
   int64_t start;        /* when it started, stamped only while a trace records */
   uint32_t flow;        /* the consumed message's topic trace id (0: none) ... */
   uint32_t flow_seq;    /* ... and its sequence number: links the job to the publication */
+  void *serving;        /* a service's job: the request it serves (takt_service_defer) */
   /* set when the callback destroyed itself in this job (its record is freed, job_end must not
    * read it): what job_end needs of it, kept by the destruction */
   bool gone;

@@ -186,11 +186,13 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
+  /* not found by name from now on: unregistering lets go of the context's lock while it waits
+   * for a running job, and a client made meanwhile would be left with the freed service */
+  takt__list_remove(&srv->ctx_link);
   takt__lock_take(&srv->lock);
   quiesce_locked(srv); /* the last client's request may still be notifying our executor */
   takt__lock_give(&srv->lock);
   takt__callback_unregister_locked(&srv->cb);
-  takt__list_remove(&srv->ctx_link);
   takt__lock_fini(&srv->lock);
   takt__arena_free(&ctx->arena, srv->hard.a);
   takt__pool_free(&ctx->services, srv);
@@ -284,7 +286,9 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
       return TAKT_EBUSY; /* its service is running a request of ours right now */
     }
   }
-  /* Remove our queued requests from the service queue, keeping the others in order. */
+  /* Remove our queued requests from the service queue, keeping the others in order; none is
+   * queued after this (a job of our callback may still run while unregistering waits for it). */
+  client->closing = true;
   queue_remove_if(srv, of_client, client);
   if (ctx->timing != NULL && client->timing != NULL) ctx->timing->client_removed(ctx, client);
   takt__lock_give(&srv->lock);
@@ -304,9 +308,9 @@ static takt_err_t submit(takt_client_t *c, const void *request, uint32_t size, b
   if (size != srv->req_type->size) return TAKT_ESIZE;
   takt_context_t *ctx = srv->ctx;
   takt__lock_take(&srv->lock);
-  if (srv->count == srv->depth) {
+  if (c->closing || srv->count == srv->depth) {
     takt__lock_give(&srv->lock);
-    return TAKT_EFULL;
+    return c->closing ? TAKT_ESTATE : TAKT_EFULL;
   }
   takt_request_t *r = NULL;
   for (uint32_t i = 0; i < c->max_pending && r == NULL; i++)
@@ -356,8 +360,26 @@ takt_err_t takt_client_send(takt_client_t *client, const void *request, uint32_t
   return submit(client, request, size, true, NULL);
 }
 
+/* r's entry out of its client's answer ring (r let go before the client's callback ran for it),
+ * the others kept in their order: a slot used again must not find an entry of its own waiting
+ * (it was delivered twice, and the ring, one entry per outstanding request, overflowed). */
+static void ring_remove_locked(takt_client_t *c, takt_request_t *r) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < c->ready_count; i++) {
+    uint32_t from = (c->ready_head + i) % c->max_pending;
+    uint32_t to = (c->ready_head + kept) % c->max_pending;
+    if (c->ready[from] == r->index) continue;
+    c->ready[to] = c->ready[from];
+    c->ready_arrival[to] = c->ready_arrival[from];
+    kept++;
+  }
+  c->ready_count = kept;
+  r->in_ring = false;
+}
+
 static void release_locked(takt_request_t *r) {
   takt_context_t *ctx = r->client->service->ctx;
+  if (r->in_ring) ring_remove_locked(r->client, r);
   if (ctx->timing != NULL && r->client->timing != NULL)
     ctx->timing->request_dropped(ctx, r->client, r);
   r->state = TAKT__REQ_FREE;
@@ -439,8 +461,7 @@ takt_err_t takt_future_cancel(takt_future_t *future) {
         queue_remove_if(srv, is_request, r);
       }
     }
-    /* READY or FAILED: may sit in the client's callback ring; the ring skips stale entries */
-    release_locked(r);
+    release_locked(r); /* READY or FAILED: out of the client's callback ring too */
   }
   future->client = NULL;
   takt__lock_give(&srv->lock);
@@ -463,6 +484,7 @@ static takt_callback_t *complete_locked(takt_context_t *ctx, takt_request_t *r, 
   c->ready[at] = r->index;
   c->ready_arrival[at] = takt__arrival_stamp(ctx, takt_clock_now(ctx->clock));
   c->ready_count++; /* at most max_pending: one entry per outstanding request */
+  r->in_ring = true;
   atomic_fetch_add_explicit(&c->service->notifiers, 1u, memory_order_relaxed);
   return &c->cb;
 }
@@ -487,16 +509,15 @@ bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
   uint32_t dispatched_gen = r->generation;
   takt_message_t req = {.header = r->hdr, .data = r->req_buf, .size = s->req_type->size,
                         .usefulness = 1.0f};
+  /* the request served is the job's own: jobs of a reentrant service run in parallel */
   takt__job_t job = {.cb = &s->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
-                     .abs_deadline = takt__job_deadline(run, &s->cb, r->hdr.t_data)};
+                     .abs_deadline = takt__job_deadline(run, &s->cb, r->hdr.t_data), .serving = r};
   takt_context_t *ctx = s->ctx;
   r->deferred = false;
-  s->serving = r;
   takt__lock_give(&s->lock);
   takt__job_t *saved = takt__job_begin(&job, run);
   takt_err_t rc = s->fn(s, &req, r->resp_buf, s->user);
   takt__lock_take(&s->lock);
-  s->serving = NULL;
   takt_callback_t *notify = NULL;
   if (r->t_submit != dispatched_submit || r->generation != dispatched_gen) {
     /* cannot happen while the slot stays SERVING; kept as µRT's rule: never answer a request
@@ -515,8 +536,10 @@ bool takt__service_execute(takt_service_t *s, const takt__run_t *run) {
 
 takt_err_t takt_service_defer(takt_service_t *srv, takt_deferred_t *out) {
   if (srv == NULL || out == NULL) return TAKT_EINVAL;
+  /* the request of this thread's running job of srv (another thread's job serves another) */
+  takt__job_t *job = takt__current_job;
+  takt_request_t *r = job != NULL && job->cb == &srv->cb ? job->serving : NULL;
   takt__lock_take(&srv->lock);
-  takt_request_t *r = srv->serving;
   if (r != NULL) {
     r->deferred = true;
     out->request = r;
@@ -558,7 +581,9 @@ bool takt__client_execute(takt_client_t *c, const takt__run_t *run) {
     c->ready_head = (c->ready_head + 1) % c->max_pending;
     c->ready_count--;
     takt_request_t *r = &c->requests[idx];
-    if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* canceled */
+    r->in_ring = false;
+    if (r->state != TAKT__REQ_READY && r->state != TAKT__REQ_FAILED) continue; /* (never: let go
+                                                                                 * leaves the ring) */
     takt_future_t f = {.client = c, .index = idx, .generation = r->generation};
     takt__job_t job = {.cb = &c->cb, .t_info = r->hdr.t_info, .release = r->hdr.t_data,
                        .abs_deadline = takt__job_deadline(run, &c->cb, r->hdr.t_data)};

@@ -275,4 +275,63 @@ TEST_F(ContextTest, AnAnswerGivenBeforeTheDeferringCallbackReturnsStands) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+// A client whose caller takes an answer before the client's callback has run for it, then calls
+// again in the same slot: the callback hears each outstanding answer once, in the order they
+// came (the taken one's ring entry stayed: the new answer was delivered twice, and with more
+// takes the ring, one entry per outstanding request, overflowed onto live entries).
+struct Heard {
+  std::vector<uint64_t> values;
+};
+void hear(takt_client_t *, takt_future_t f, void *user) {
+  Blob8 resp{0};
+  EXPECT_EQ(takt_future_take(&f, &resp, sizeof resp), TAKT_OK);
+  static_cast<Heard *>(user)->values.push_back(resp.value);
+}
+
+TEST_F(ContextTest, AnAnswerTakenBeforeItsCallbackLeavesTheRing) {
+  takt_node_t *sn = nullptr, *cn = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "server", &sn), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "caller", &cn), TAKT_OK);
+  Server server;
+  takt_service_t *srv = nullptr;
+  ASSERT_EQ(takt_service_create(sn, "double", blob8_type(), blob8_type(), double_it, &server, nullptr, &srv),
+            TAKT_OK);
+  Heard heard;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  co.max_pending = 2;
+  takt_client_t *cli = nullptr;
+  ASSERT_EQ(takt_client_create(cn, "double", blob8_type(), blob8_type(), hear, &heard, &co, &cli), TAKT_OK);
+  takt_executor_t *serve = nullptr, *answers = nullptr;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &serve), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(serve, sn), TAKT_OK);
+  Blob8 req{0}, resp{0};
+  takt_future_t f[3];
+  for (uint64_t i = 0; i < 2; i++) {
+    req.value = i + 1;
+    ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
+  }
+  ASSERT_EQ(takt_executor_spin_some(serve), TAKT_OK);  // answers 2 and 4 wait for the callback
+  ASSERT_EQ(takt_future_take(&f[0], &resp, sizeof resp), TAKT_OK);  // the caller takes 2 itself
+  EXPECT_EQ(resp.value, 2u);
+  for (uint64_t v = 3; v <= 4; v++) {  // the freed slot again, twice: 6, then (its 6 taken) 8
+    req.value = v;
+    ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[2]), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_some(serve), TAKT_OK);
+    if (v == 3) {
+      ASSERT_EQ(takt_future_take(&f[2], &resp, sizeof resp), TAKT_OK);
+      EXPECT_EQ(resp.value, 6u);
+    }
+  }
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &answers), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(answers, cn), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(answers), TAKT_OK);
+  EXPECT_EQ(heard.values, (std::vector<uint64_t>{4, 8}));
+  EXPECT_EQ(takt_executor_destroy(answers), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(serve), TAKT_OK);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(cn), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(sn), TAKT_OK);
+}
+
 }  // namespace

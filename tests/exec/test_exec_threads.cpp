@@ -230,6 +230,80 @@ TEST_P(Threaded, ClientDestroyedAsItsAnswerArrivesWaitsForTheNotification) {
   EXPECT_TRUE(pools_empty(ctx, baseline));
   takt_context_destroy(ctx);
 }
+
+// A client destroyed while its callback runs and calls again (a client that re-issues a request
+// on each answer): the destruction waits for the callback, whose calls from then on are refused
+// with TAKT_ESTATE (one was queued after the destruction had emptied the queue of the client's
+// requests, and the freed client's request stayed in the service's queue).
+struct Recaller {
+  takt_client_t *c = nullptr;
+  std::atomic<bool> in_cb{false};
+  std::atomic<int> refused{0};
+};
+TEST_P(Threaded, AClientDestroyedWhileItsCallbackCallsAgainQueuesNothingMore) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  takt_context_t *ctx;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  const takt_pool_usage_t baseline = pool_usage(ctx);
+  takt_node_t *server, *caller;
+  ASSERT_EQ(takt_node_create(ctx, "server", &server), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "caller", &caller), TAKT_OK);
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(
+                server, "echo", blob8_type(), blob8_type(),
+                [](takt_service_t *, const takt_message_t *req, void *resp, void *) {
+                  std::memcpy(resp, req->data, sizeof(Blob8));
+                  return TAKT_OK;
+                },
+                nullptr, nullptr, &srv),
+            TAKT_OK);
+  Recaller rc;
+  ASSERT_EQ(takt_client_create(
+                caller, "echo", blob8_type(), blob8_type(),
+                [](takt_client_t *, takt_future_t f, void *user) {
+                  auto *r = static_cast<Recaller *>(user);
+                  Blob8 resp{};
+                  EXPECT_EQ(takt_future_take(&f, &resp, sizeof resp), TAKT_OK);
+                  r->in_cb = true;
+                  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                  while (std::chrono::steady_clock::now() < give_up) {
+                    Blob8 req{7};
+                    takt_future_t g;
+                    takt_err_t e = takt_client_call(r->c, &req, sizeof req, &g);
+                    if (e == TAKT_ESTATE) {
+                      r->refused++;
+                      return;
+                    }
+                    EXPECT_EQ(e, TAKT_OK);
+                    EXPECT_EQ(takt_future_cancel(&g), TAKT_OK);  // (nobody serves it)
+                  }
+                },
+                &rc, nullptr, &rc.c),
+            TAKT_OK);
+  takt_executor_t *serve, *answers;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &serve), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(serve, server), TAKT_OK);
+  ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &answers), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(answers, caller), TAKT_OK);
+  std::thread spinner([&] { EXPECT_EQ(takt_executor_spin(answers), TAKT_OK); });
+  Blob8 req{1};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(rc.c, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(serve), TAKT_OK);  // the answer: the client's callback runs
+  while (!rc.in_cb.load()) std::this_thread::yield();
+  EXPECT_EQ(takt_client_destroy(rc.c), TAKT_OK);  // waits for the callback
+  EXPECT_EQ(rc.refused.load(), 1);
+  ASSERT_EQ(takt_executor_spin_some(serve), TAKT_OK);  // nothing of the client's is left to serve
+  takt_executor_stop(answers);
+  spinner.join();
+  EXPECT_EQ(takt_executor_destroy(answers), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(serve), TAKT_OK);
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(server), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(caller), TAKT_OK);
+  EXPECT_TRUE(pools_empty(ctx, baseline));
+  takt_context_destroy(ctx);
+}
 #endif  // TAKT_WITH_RPC
 
 // A timer created on an attached node while the executor sleeps with nothing to wait for (no

@@ -485,6 +485,68 @@ TEST_F(Preempt, MutuallyExclusiveGroupNeverOverlapsAndReentrantCallbacksDo) {
   EXPECT_EQ(re.max_inside.load(), 2) << "the reentrant callback never ran beside itself";
 }
 
+#if TAKT_WITH_RPC
+// A reentrant service whose jobs run side by side, each deferring its request and answering it
+// later: each job defers the request it serves (the service kept one "request served now", which
+// the second job overwrote: both deferred the second request, the first was answered with nothing
+// and the second with the first's answer).
+struct Deferring {
+  std::atomic<int> inside{0};
+  std::atomic<int> refused{0};
+};
+TEST_F(Preempt, EachJobOfAReentrantServiceDefersItsOwnRequest) {
+  uint32_t reent;
+  ASSERT_EQ(takt_group_create(ctx, "reent", TAKT_GROUP_REENTRANT, &reent), TAKT_OK);
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "srv", &n), TAKT_OK);
+  Deferring d;
+  takt_service_options_t so = TAKT_SERVICE_OPTIONS_DEFAULT;
+  so.attr.group = reent;
+  takt_service_t *srv;
+  ASSERT_EQ(takt_service_create(
+                n, "double", blob8_type(), blob8_type(),
+                [](takt_service_t *s, const takt_message_t *req, void *, void *u) {
+                  auto *dd = static_cast<Deferring *>(u);
+                  dd->inside++;
+                  int64_t end = takt_time_now() + 5 * TAKT_NS_PER_S;  // both jobs inside (bounded)
+                  while (dd->inside.load() < 2 && takt_time_now() < end) std::this_thread::yield();
+                  takt_deferred_t later;
+                  EXPECT_EQ(takt_service_defer(s, &later), TAKT_OK);
+                  Blob8 resp{static_cast<const Blob8 *>(req->data)->value * 2};
+                  if (takt_service_respond(&later, &resp, sizeof resp, true) != TAKT_OK) dd->refused++;
+                  return TAKT_OK;
+                },
+                &d, &so, &srv),
+            TAKT_OK);
+  takt_client_t *cli;
+  ASSERT_EQ(takt_client_create(n, "double", blob8_type(), blob8_type(), nullptr, nullptr, nullptr, &cli),
+            TAKT_OK);
+  takt_executor_options_t o = preempt_opts(TAKT_SCHED_FP, 0);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(exec, n), TAKT_OK);
+  takt_future_t f[2];
+  for (uint64_t i = 0; i < 2; i++) {
+    Blob8 req{i + 1};
+    ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f[i]), TAKT_OK);
+  }
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  EXPECT_EQ(d.inside.load(), 2) << "the two jobs never ran side by side";
+  EXPECT_EQ(d.refused.load(), 0);
+  for (uint64_t i = 0; i < 2; i++) {
+    Blob8 resp{0};
+    ASSERT_EQ(takt_future_take(&f[i], &resp, sizeof resp), TAKT_OK);
+    EXPECT_EQ(resp.value, 2 * (i + 1)) << "request " << i;
+  }
+  takt_deferred_t outside;
+  EXPECT_EQ(takt_service_defer(srv, &outside), TAKT_ESTATE);  // no job of it on this thread
+  ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+  exec = nullptr;
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+#endif
+
 // A timer whose job overran several periods is released once more, not once per missed period.
 TEST_F(Preempt, AnOverrunningTimerIsNotReleasedInABurst) {
   takt_node_t *n;
