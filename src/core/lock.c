@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HELD_MAX 16
 /* Work deferred under one hold. More runs at once (correct, only earlier than asked). One copy
@@ -26,6 +27,7 @@ static TAKT_THREAD_LOCAL uint32_t t_depth;  /* takt locks held */
 static TAKT_THREAD_LOCAL uint32_t t_scopes; /* deferral scopes open (takt__defer_scope_begin) */
 static TAKT_THREAD_LOCAL deferred_t t_deferred[DEFERRED_MAX];
 static TAKT_THREAD_LOCAL uint32_t t_n_deferred;
+static TAKT_THREAD_LOCAL uint32_t t_base; /* the first entry of the running frame's (0: a thread's) */
 #ifdef TAKT_DEBUG
 static TAKT_THREAD_LOCAL const takt__lock_t *t_held[HELD_MAX];
 
@@ -91,11 +93,11 @@ void takt__lock_give(takt__lock_t *l) {
   held_pop(l);
   t_depth--;
   takt_mutex_unlock(&l->m);
-  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > 0) takt__run_deferred();
+  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > t_base) takt__run_deferred();
 }
 
 takt_err_t takt__lock_wait(takt__lock_t *l, takt_event_t *ev, takt_clock_t *clock, int64_t abs_ns) {
-  if (t_n_deferred > 0) {
+  if (t_n_deferred > t_base) {
     if (t_depth == 1 && t_scopes == 0) {
       /* the system calls with l let go; a signal of ev meanwhile sets it, the wait finds it */
       held_pop(l);
@@ -119,7 +121,32 @@ void takt__defer_scope_begin(void) { t_scopes++; }
 
 void takt__defer_scope_end(void) {
   t_scopes--;
-  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > 0) takt__run_deferred();
+  if (t_depth == 0 && t_scopes == 0 && t_n_deferred > t_base) takt__run_deferred();
+}
+
+void takt__lock_frame_enter(takt__lock_frame_t *f) {
+  f->depth = t_depth;
+  f->scopes = t_scopes;
+  f->base = t_base;
+  f->n = t_n_deferred;
+#ifdef TAKT_DEBUG
+  _Static_assert(sizeof f->held == sizeof t_held, "a frame keeps the held locks");
+  memcpy(f->held, t_held, sizeof t_held);
+#endif
+  t_depth = 0;
+  t_scopes = 0;
+  t_base = t_n_deferred;
+}
+
+void takt__lock_frame_exit(const takt__lock_frame_t *f) {
+  if (t_n_deferred > t_base) takt__run_deferred(); /* (none: its last lock ran them) */
+  t_depth = f->depth;
+  t_scopes = f->scopes;
+  t_base = f->base;
+  t_n_deferred = f->n;
+#ifdef TAKT_DEBUG
+  memcpy(t_held, f->held, sizeof t_held);
+#endif
 }
 
 bool takt__lock_order_checked(void) {
@@ -149,7 +176,7 @@ static void defer_ranked(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, 
    * the calls that must keep their place. Other calls may not repeat (a reference let go twice is
    * two references). */
   if (fn == NULL || fn == event_wake)
-    for (uint32_t i = 0; i < t_n_deferred; i++)
+    for (uint32_t i = t_base; i < t_n_deferred; i++)
       if (t_deferred[i].fn == fn && t_deferred[i].arg == arg) return;
   if (t_n_deferred < DEFERRED_MAX) {
     t_deferred[t_n_deferred++] = d;
@@ -192,11 +219,11 @@ void takt__run_deferred(void) {
    * wake-ups, most urgent first, then the others in order: a woken thread already runs at the
    * priority its job was given. A deferred call that defers more appends to the list (only when
    * called under a lock, from takt__lock_wait holding another). */
-  for (uint32_t i = 0; i < t_n_deferred; i++)
+  for (uint32_t i = t_base; i < t_n_deferred; i++)
     if (!t_deferred[i].wake) run_one(&t_deferred[i]);
   uint32_t order[DEFERRED_MAX], n = 0;
   int32_t rank[DEFERRED_MAX];
-  for (uint32_t i = 0; i < t_n_deferred && n < DEFERRED_MAX; i++) {
+  for (uint32_t i = t_base; i < t_n_deferred && n < DEFERRED_MAX; i++) {
     if (!t_deferred[i].wake || t_deferred[i].rank == NULL) continue;
     int32_t r = t_deferred[i].rank(t_deferred[i].arg);
     uint32_t j = n++;
@@ -208,7 +235,7 @@ void takt__run_deferred(void) {
     rank[j] = r;
   }
   for (uint32_t k = 0; k < n; k++) run_one(&t_deferred[order[k]]);
-  for (uint32_t i = 0; i < t_n_deferred; i++)
+  for (uint32_t i = t_base; i < t_n_deferred; i++)
     if (t_deferred[i].wake && t_deferred[i].rank == NULL) run_one(&t_deferred[i]);
-  t_n_deferred = 0;
+  t_n_deferred = t_base;
 }

@@ -79,4 +79,20 @@ void takt__defer_scope_end(void);
 /** Do the deferred work now (the caller holds no takt lock). */
 void takt__run_deferred(void);
 
+/** An interrupt handler's frame of this state, on a port whose interrupts run takt code on the
+ * interrupted context's stack with its one copy of the per-thread state (Cortex-M: the software
+ * interrupts of the swi executor). Inside the frame the handler holds no lock, opens no scope and
+ * sees none of the interrupted context's deferred work (its own runs when its last lock goes, as
+ * a thread's does); the exit leaves the state as the entry found it. Without it a handler ran the
+ * interrupted context's deferred calls a second time (a preempted takt__run_deferred), or never
+ * ran its own (inheriting a depth of 1 from a main loop asleep in takt__lock_wait). */
+typedef struct takt__lock_frame {
+  uint32_t depth, scopes, base, n;
+#ifdef TAKT_DEBUG
+  const void *held[16];
+#endif
+} takt__lock_frame_t;
+void takt__lock_frame_enter(takt__lock_frame_t *f);
+void takt__lock_frame_exit(const takt__lock_frame_t *f);
+
 #endif

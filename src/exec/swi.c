@@ -117,6 +117,8 @@ static int32_t ceiling_of(takt_executor_t *e, takt__exec_rec_t *r) {
 static void release_handler(void *arg, uint32_t level) {
   (void)level;
   takt_executor_t *e = arg;
+  takt__lock_frame_t frame; /* the interrupted context's locks and deferred work are its own */
+  takt__lock_frame_enter(&frame);
   takt__exec_lock(e);
   if (e->spinning && !e->shutdown && !e->stop_requested) {
     int64_t now = takt_clock_now(e->ctx->clock);
@@ -126,6 +128,7 @@ static void release_handler(void *arg, uint32_t level) {
       e->stop_requested = true;
       takt__event_signal(&e->wake);
       takt__exec_unlock(e);
+      takt__lock_frame_exit(&frame);
       return;
     }
     for (takt__exec_rec_t *top; (top = takt__heap_top(&e->timers)) != NULL;) {
@@ -144,12 +147,15 @@ static void release_handler(void *arg, uint32_t level) {
     takt_swi_alarm(next < swi_of(e)->until ? next : swi_of(e)->until);
   }
   takt__exec_unlock(e);
+  takt__lock_frame_exit(&frame);
 }
 
 /* Run the level's jobs, most urgent first; the executor's lock is let go around each, so more
  * urgent levels preempt it and new jobs of this level join the heap. */
 static void level_handler(void *arg, uint32_t level) {
   takt_executor_t *e = arg;
+  takt__lock_frame_t frame;
+  takt__lock_frame_enter(&frame);
   takt__exec_lock(e);
   takt__heap_t *ready = &swi_of(e)->ready[level];
   /* jobs run while the executor spins; released meanwhile, they wait for the next spin */
@@ -170,6 +176,7 @@ static void level_handler(void *arg, uint32_t level) {
     if (ran) e->stats.executed++;
   }
   takt__exec_unlock(e);
+  takt__lock_frame_exit(&frame);
 }
 
 /* The spinning thread sleeps until stop or until: every job runs in a software interrupt. */

@@ -107,4 +107,54 @@ TEST(Lock, RepeatedWakeUpsOfOneObjectTakeOnePlace) {
   takt__lock_fini(&l);
 }
 
+// On a port whose interrupt handlers run takt code on the interrupted context's state (Cortex-M's
+// software interrupts: one copy of the per-thread state), a handler works in a frame of its own.
+// Here the "interrupt" is a call made where the real one could come: inside a deferred call the
+// main loop's takt__run_deferred is running, and while the main loop holds a lock's depth.
+struct Irq {
+  takt__lock_t m;
+  int a = 0, b = 0, c = 0;
+  bool in_frame_c_ran = false;
+};
+Irq *irq;
+
+void interrupt_defers(int64_t which) {
+  takt__lock_frame_t f;
+  takt__lock_frame_enter(&f);
+  EXPECT_EQ(takt__locks_held(), 0u) << "a handler holds none of the interrupted context's locks";
+  takt__lock_take(&irq->m);
+  takt__defer_call([](void *, int64_t w, int64_t) { (w == 0 ? irq->b : irq->c)++; }, nullptr, which, 0);
+  takt__lock_give(&irq->m);  // the handler's own deferred call runs here, and only it
+  if (which == 1) irq->in_frame_c_ran = irq->c == 1;
+  takt__lock_frame_exit(&f);
+}
+
+TEST(Lock, AnInterruptHandlersFrameRunsItsOwnDeferredWorkOnce) {
+  Irq s;
+  irq = &s;
+  ASSERT_EQ(takt__lock_init(&s.m, TAKT__LEVEL_TOPIC, "irq"), TAKT_OK);
+  takt__lock_t l;
+  ASSERT_EQ(takt__lock_init(&l, TAKT__LEVEL_CONTEXT, "main"), TAKT_OK);
+  // 1. the main loop's deferred call A is running when the interrupt comes
+  takt__lock_take(&l);
+  takt__defer_call(
+      [](void *, int64_t, int64_t) {
+        if (irq->a++ == 0) interrupt_defers(0);
+      },
+      nullptr, 0, 0);
+  takt__lock_give(&l);
+  EXPECT_EQ(s.a, 1) << "the handler ran the interrupted list again";
+  EXPECT_EQ(s.b, 1);
+  // 2. the main loop holds a lock (asleep in a wait, its depth kept) when the interrupt comes
+  takt__lock_take(&l);
+  interrupt_defers(1);
+  EXPECT_TRUE(s.in_frame_c_ran) << "the handler's deferred call waited for the main loop's lock";
+  EXPECT_EQ(takt__locks_held(), 1u) << "the frame's exit gave the main loop its depth back";
+  takt__lock_give(&l);
+  EXPECT_EQ(s.c, 1);
+  EXPECT_EQ(takt__locks_held(), 0u);
+  takt__lock_fini(&l);
+  takt__lock_fini(&s.m);
+}
+
 } // namespace
