@@ -68,9 +68,12 @@ static uint32_t batch_round_locked(takt_executor_t *e) {
     e->ready_flags[oldest_i] = true;
     e->recs[oldest_i]->state |= TAKT__ST_COLLECTED;
     n_ready++;
+    /* a round that collected a message progressed, whether the trigger holds or not: the next
+     * round collects the next one (their one event was spent already; the spin slept on them) */
+    e->progressed = true;
   }
   if (!trigger_ok(e, n_ready)) return 0;
-  e->progressed = n_ready > 0; /* a handle whose work was gone meanwhile (a canceled answer) */
+  if (n_ready > 0) e->progressed = true; /* a handle whose work was gone meanwhile (a canceled answer) */
 
   /* Execute the ready set in registration order. The set is fixed for the round: work that
    * arrives while it runs waits for the next refresh. A callback removed meanwhile is gone from
