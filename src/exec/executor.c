@@ -359,7 +359,11 @@ takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node) {
     n++;
   }
   takt__exec_lock(exec);
-  if (exec->nrecs + n > exec->cap) {
+  /* records free: a callback that left while its job was in flight keeps its record until the
+   * job ends (counted against the table, not in nrecs) */
+  uint32_t free_recs = 0;
+  for (takt__exec_rec_t *f = exec->rec_free; f != NULL && free_recs < n; f = f->next_free) free_recs++;
+  if (exec->nrecs + n > exec->cap || free_recs < n) {
     takt__exec_unlock(exec);
     takt__unlock(ctx);
     return TAKT_EFULL;

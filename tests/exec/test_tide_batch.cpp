@@ -207,6 +207,47 @@ TEST_F(ContextTest, AChainRunEndingAtItsDeadlineHasMissedIt) {
 }
 #endif
 
+// A callback whose node leaves while its job runs keeps its record until the job ends: a node
+// added meanwhile that would need that record is refused with TAKT_EFULL (the check counted
+// the table's callbacks only: the call returned TAKT_OK and one of the new callbacks never ran).
+struct Mover {
+  takt_executor_t *exec = nullptr;
+  takt_node_t *self = nullptr, *other = nullptr;
+  takt_err_t removed = TAKT_EINVAL, added = TAKT_EINVAL;
+};
+TEST_F(ContextTest, ANodeAddedWhileALeftCallbacksJobRunsIsRefusedPastTheTable) {
+  Mover mv;
+  ASSERT_EQ(takt_node_create(ctx, "a", &mv.self), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "b", &mv.other), TAKT_OK);
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                mv.self, "mover", 10 * kMs, 0,
+                [](takt_timer_t *, const takt_timer_event_t *, void *u) {
+                  auto *m = static_cast<Mover *>(u);
+                  if (m->removed != TAKT_EINVAL) return;
+                  m->removed = takt_executor_remove_node(m->exec, m->self);
+                  m->added = takt_executor_add_node(m->exec, m->other);
+                },
+                &mv, nullptr, &t),
+            TAKT_OK);
+  for (int i = 0; i < 2; i++)
+    ASSERT_EQ(takt_timer_create(mv.other, ("t" + std::to_string(i)).c_str(), 10 * kMs, 0,
+                                [](takt_timer_t *, const takt_timer_event_t *, void *) {}, nullptr, nullptr, &t),
+              TAKT_OK);
+  takt_executor_options_t o = takt_executor_options_default(TAKT_EXEC_TIDE);
+  o.max_callbacks = 2;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, &o, &mv.exec), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(mv.exec, mv.self), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(mv.exec, &ran), TAKT_OK);
+  EXPECT_EQ(mv.removed, TAKT_OK);
+  EXPECT_EQ(mv.added, TAKT_EFULL) << "one record of two was still the left callback's";
+  EXPECT_EQ(takt_executor_add_node(mv.exec, mv.other), TAKT_OK);  // its job has ended
+  EXPECT_EQ(takt_executor_destroy(mv.exec), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(mv.other), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(mv.self), TAKT_OK);
+}
+
 #if TAKT_WITH_TIMING
 // With timing validation on, the same system: the chain is watched from its timer's schedule,
 // so its miss is told at the critical instant (5 ms: the executor's first round from then on,
