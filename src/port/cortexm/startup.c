@@ -295,10 +295,13 @@ void takt__cortexm_reset(void) {
   for (uint32_t *s = &__data_load, *d = &__data_start; d < &__data_end;) *d++ = *s++;
   for (uint32_t *d = &__bss_start; d < &__bss_end;) *d++ = 0u;
   SCB_VTOR = (uint32_t)(uintptr_t)takt__cortexm_vectors;
-  __libc_init_array();
+  /* the clock, the sleep timer and the console before the static constructors: one that reads
+   * the time or prints (a C++ firmware's global object) found neither running, and the console's
+   * write waited for room with no interrupt that could make it */
   takt__cortexm_clock_init();
   takt__cortexm_sleep_init();
   takt__cortexm_console_init();
+  __libc_init_array();
   __asm__ volatile("cpsie i" ::: "memory");
   takt_cortexm_exit(main());
 }

@@ -129,7 +129,12 @@ uint32_t takt_uart_read(takt_uart_t *u, uint8_t *buf, uint32_t cap) {
   uint32_t n = 0;
   uint32_t tail = u->rx_tail;
   uint32_t head = u->rx_head; /* the interrupt only moves it forward */
+  /* the bytes are plain memory: read after head (the interrupt wrote them before it), and before
+   * tail gives their places back to the interrupt (the compiler may move plain loads across a
+   * volatile access; one core, so no DMB) */
+  __asm__ volatile("" ::: "memory");
   while (tail != head && n < cap) buf[n++] = u->cfg.rx_buf[(tail++) & (u->cfg.rx_cap - 1u)];
+  __asm__ volatile("" ::: "memory");
   u->rx_tail = tail;
   return n;
 }
