@@ -110,8 +110,12 @@ static void quiesce_locked(takt_service_t *s) {
   takt__quiesce_locked(&s->lock, &s->notifiers, &s->quiesce_waiting, &s->quiet);
 }
 
+/* Request and response types: sizes in (0, 2^30], as a topic's. */
 static takt_err_t types_ok(const takt_type_support_t *a, const takt_type_support_t *b) {
-  return (a != NULL && b != NULL && a->size > 0 && b->size > 0) ? TAKT_OK : TAKT_EINVAL;
+  return (a != NULL && b != NULL && a->size > 0 && b->size > 0 && a->size <= (1u << 30) &&
+          b->size <= (1u << 30))
+             ? TAKT_OK
+             : TAKT_EINVAL;
 }
 
 takt_err_t takt_service_create(takt_node_t *node, const char *name,
@@ -226,19 +230,21 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
            strcmp(srv->req_type->name, request_type->name) != 0 ||
            strcmp(srv->resp_type->name, response_type->name) != 0)
     rc = TAKT_ETYPE;
+  uint32_t n = opts->max_pending;
+  /* each request and response buffer starts 16-aligned, whatever the types' sizes (a 1-byte
+     request must not leave the response after it misaligned); the sizes are at most 2^30, the
+     buffers' total checked against size_t (a 32-bit target) */
+  uint64_t req_room = ((uint64_t)request_type->size + 15u) & ~(uint64_t)15u;
+  uint64_t stride = req_room + (((uint64_t)response_type->size + 15u) & ~(uint64_t)15u);
+  if (rc == TAKT_OK && (uint64_t)n * stride > SIZE_MAX) rc = TAKT_ENOMEM;
   takt_client_t *c = NULL;
   if (rc == TAKT_OK && (c = takt__pool_alloc(&ctx->clients)) == NULL) rc = TAKT_EFULL;
   if (rc < 0) {
     takt__unlock(ctx);
     return rc;
   }
-  uint32_t n = opts->max_pending;
-  /* each request and response buffer starts 16-aligned, whatever the types' sizes (a 1-byte
-     request must not leave the response after it misaligned) */
-  size_t req_room = ((size_t)request_type->size + 15u) & ~(size_t)15u;
-  size_t stride = req_room + (((size_t)response_type->size + 15u) & ~(size_t)15u);
   c->requests = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(takt_request_t));
-  uint8_t *bufs = takt__arena_alloc(&ctx->arena, (size_t)n * stride);
+  uint8_t *bufs = takt__arena_alloc(&ctx->arena, (size_t)(n * stride));
   c->ready = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint32_t));
   c->ready_arrival = takt__arena_alloc(&ctx->arena, (size_t)n * sizeof(uint64_t));
   if (c->requests == NULL || bufs == NULL || c->ready == NULL || c->ready_arrival == NULL) {
@@ -252,8 +258,8 @@ takt_err_t takt_client_create(takt_node_t *node, const char *service_name,
     r->index = i;
     r->generation = 1;
     r->heap_pos = -1;
-    r->req_buf = bufs + (size_t)i * stride;
-    r->resp_buf = r->req_buf + req_room;
+    r->req_buf = bufs + (size_t)(i * stride);
+    r->resp_buf = r->req_buf + (size_t)req_room;
   }
   snprintf(c->name, sizeof c->name, "%s", service_name);
   c->service = srv;

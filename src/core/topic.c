@@ -22,6 +22,11 @@ takt_err_t takt_topic_create(takt_context_t *ctx, const char *name,
       return TAKT_EEXIST;
     }
   }
+  /* (a product beyond size_t, on a 32-bit target, must not wrap into a small block) */
+  if ((uint64_t)slots * type->size > SIZE_MAX) {
+    takt__unlock(ctx);
+    return TAKT_ENOMEM;
+  }
   takt_topic_t *t = takt__pool_alloc(&ctx->topics);
   if (t == NULL) {
     takt__unlock(ctx);

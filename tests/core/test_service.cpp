@@ -334,4 +334,20 @@ TEST_F(ContextTest, AnAnswerTakenBeforeItsCallbackLeavesTheRing) {
   EXPECT_EQ(takt_node_destroy(sn), TAKT_OK);
 }
 
+// Request and response types are bounded as a topic's (2^30 bytes): a client's buffers are their
+// sizes rounded up times max_pending, which wrapped past a 32-bit size_t into a small block.
+TEST_F(ContextTest, ServiceTypesBeyondTheTopicBoundAreRefused) {
+  takt_node_t *n = nullptr;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  static const takt_type_support_t huge = {"test/Huge", nullptr, (1u << 30) + 1u, nullptr, nullptr};
+  takt_service_t *srv = nullptr;
+  EXPECT_EQ(takt_service_create(n, "s", &huge, blob8_type(), double_it, nullptr, nullptr, &srv), TAKT_EINVAL);
+  EXPECT_EQ(takt_service_create(n, "s", blob8_type(), &huge, double_it, nullptr, nullptr, &srv), TAKT_EINVAL);
+  ASSERT_EQ(takt_service_create(n, "s", blob8_type(), blob8_type(), double_it, nullptr, nullptr, &srv), TAKT_OK);
+  takt_client_t *c = nullptr;
+  EXPECT_EQ(takt_client_create(n, "s", &huge, blob8_type(), nullptr, nullptr, nullptr, &c), TAKT_EINVAL);
+  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 }  // namespace
