@@ -644,9 +644,14 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   bool exclusive = g->kind == TAKT_GROUP_MUTUALLY_EXCLUSIVE;
   /* Uncontended: taken without letting go of the executor's lock (a trylock cannot deadlock).
    * Contended: wait for it without the lock, which its holder needs to finish. */
+  bool counted = false;
   if (exclusive && takt_mutex_trylock(&g->lock) != TAKT_OK) {
     w->blocked = true; /* its CPU is free meanwhile: the next queued job may use it */
     if (late_binding(e)) call_next(e);
+    /* counted as running: a removal of its node waits for this thread, which takes the group's
+     * lock (in the node, for the default group) when it wakes and lets go of it if it left */
+    r->running++;
+    counted = true;
     takt__exec_unlock(e);
     takt_mutex_lock(&g->lock);
     takt__exec_lock(e);
@@ -655,6 +660,7 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
       takt__exec_unlock(e);
       takt_mutex_unlock(&g->lock);
       takt__exec_lock(e);
+      r->running--; /* (job_ended then wakes the remover) */
       return false;
     }
   }
@@ -663,7 +669,7 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   takt__run_t run = {.abs_deadline = w->deadline, .held = &e->lock,
                      .job_lock = exclusive ? &g->lock : NULL};
   bool ran = true;
-  r->running++;
+  if (!counted) r->running++;
   if (cb->kind == TAKT_CB_TIMER) {
     takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
   } else {
@@ -850,7 +856,10 @@ static void timer_thread_main(void *arg) {
       takt_timer_t *t = takt__rec_timer(r);
       int64_t now = takt_clock_now(e->ctx->clock);
       if (t->next_release <= now) {
-        if (takt__exec_timer_release(e, r, now, false)) {
+        /* a job of it released by spin_some to a worker, queued or running: this release is
+         * skipped and counted, as an overrun is (it ran twice, or beside itself) */
+        bool busy = (r->state & TAKT__ST_READY) || (r->inflight > 0 && !is_reentrant(r));
+        if (takt__exec_timer_release(e, r, now, busy)) {
           r->next_deadline = TAKT_TIME_INFINITE;
           assign(e, w, r, timer_deadline(r));
           e->stats.dispatched++;
