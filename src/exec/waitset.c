@@ -197,13 +197,21 @@ static void run_loop(takt_executor_t *e, int64_t until) {
   }
 }
 
+static void broadcast_go(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_cond_broadcast(&((takt__waitset_t *)arg)->go);
+}
+
 static void helper_main(void *arg) {
   takt_executor_t *e = arg;
   takt__waitset_t *ws = ws_of(e);
   uint64_t seen = 0;
   takt__exec_lock(e);
   for (;;) {
-    takt__run_deferred();
+    /* the work its last round deferred (the parked signal's wake-up), with the lock let go */
+    takt__exec_unlock(e);
+    takt__exec_lock(e);
     while (ws->generation == seen && !ws->quit)
       (void)takt_cond_wait_until(&ws->go, &e->lock.m, TAKT_TIME_INFINITE);
     if (ws->quit) break;
@@ -251,8 +259,8 @@ static void waitset_fini(takt_executor_t *e) {
   if (ws == NULL) return;
   takt__exec_lock(e);
   ws->quit = true;
-  takt_cond_broadcast(&ws->go);
   takt__exec_unlock(e);
+  takt_cond_broadcast(&ws->go); /* (set under the lock: a helper about to wait sees it) */
   for (uint32_t i = 0; i < ws->n_helpers; i++) (void)takt_thread_join(&ws->helpers[i]);
   takt__lock_fini(&ws->wait_lock);
   takt_cond_fini(&ws->go);
@@ -281,7 +289,7 @@ static void waitset_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
       ws->until = until;
       ws->helpers_running = ws->n_helpers;
       ws->generation++;
-      takt_cond_broadcast(&ws->go);
+      takt__defer_call(broadcast_go, ws, 0, 0); /* once the lock is let go: no system call under it */
     }
     run_loop(e, until);
     if (ws->n_helpers > 0) {
