@@ -318,6 +318,12 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
   if (tm != NULL && timed) /* no constraint on the topic or its subscribers: no timing lock */
     tm->published(ctx, t, &sl->hdr, t->order[t->used - 1] == slot, now);
   if (notify || tap != NULL) atomic_fetch_add_explicit(&t->notifiers, 1, memory_order_relaxed);
+#if TAKT_WITH_TOPIC_REF && TAKT_WITH_TOPIC_TAP
+  /* the tap reads the publication's own bytes, which the slot now holds: pinned until it has
+   * read them (another publication could take the slot and release them meanwhile) */
+  takt__slot_t *tap_pin = tap != NULL && sl->ref == data ? sl : NULL;
+  if (tap_pin != NULL) atomic_fetch_add_explicit(&tap_pin->pins, 1, memory_order_relaxed);
+#endif
   uint32_t seq = sl->hdr.seq;
   takt__lock_give(&t->lock);
   takt__trace_t *tr = takt__trace_of(ctx);
@@ -358,6 +364,9 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
     takt_message_t msg = {.header = {.t_info = t_info, .t_data = now, .seq = seq, .source = pub->id},
                           .data = data, .size = size, .usefulness = 1.0f};
     tap(tap_user, &msg);
+#if TAKT_WITH_TOPIC_REF
+    if (tap_pin != NULL) atomic_fetch_sub_explicit(&tap_pin->pins, 1, memory_order_release);
+#endif
     takt__notify_done(t);
   }
 #endif
