@@ -123,6 +123,8 @@ struct takt_bridge {
   char describe_node[TAKT_NAME_MAX]; /* takt_bridge_describe's ("": no description) */
   uint8_t *in_frame, *in_msg; /* the receive side's scratch */
   bool running, stop;      /* the receive thread */
+  _Atomic bool stopped;    /* stop was called: the executor's source reports nothing more (read
+                            * under the executor's lock, below the bridge's in the lock order) */
 
   takt__lock_t q_lock;     /* level DAEMON, a leaf: the receive queue of a push backend */
   rx_item_t *q_free;
@@ -790,6 +792,7 @@ takt_err_t takt_bridge_create_on(takt_context_t *ctx, const char *node_name,
   }
   takt_wakeup_init(&b->rx_wake);
   atomic_init(&b->waker, WAKE_NONE);
+  atomic_init(&b->stopped, false);
   atomic_init(&b->calls_ready, 0);
   if ((rc = ops->start(backend.self, b)) < 0) {
     (void)takt_node_destroy(b->node);
@@ -993,7 +996,12 @@ takt_err_t takt_bridge_export_service(takt_bridge_t *b, const char *name,
 
 /* ---- who takes received messages ---- */
 
-static int32_t source_peek(void *user) { return rx_peek(user); }
+static int32_t source_peek(void *user) {
+  takt_bridge_t *b = user;
+  /* a stopped bridge delivers nothing (process_one): items it still holds are not work, else
+   * the executor's spin went round for ever on them */
+  return atomic_load_explicit(&b->stopped, memory_order_acquire) ? -1 : rx_peek(b);
+}
 
 static void source_deliver(void *user) { (void)process_one(user); }
 
@@ -1062,6 +1070,7 @@ void takt_bridge_stop(takt_bridge_t *b) {
   takt__lock_take(&b->lock);
   bool was = b->stop;
   b->stop = true;
+  atomic_store_explicit(&b->stopped, true, memory_order_release);
   bool running = b->running;
   b->running = false;
 #if TAKT_WITH_TOPIC_TAP

@@ -300,7 +300,8 @@ void log_prio(takt_subscription_t *, const takt_message_t *m, void *u) {
   o->got.push_back(static_cast<int>(static_cast<const Sample *>(m->data)->k));
 }
 
-std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t mode) {
+// stop_first: the receiving bridge is stopped with the frames waiting, before the executor spins
+std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t mode, bool stop_first = false) {
   Side tx, rx;
   Order order;
   for (Side *s : {&tx, &rx}) {
@@ -352,16 +353,37 @@ std::vector<int> collect_in_order(takt_executor_kind_t kind, takt_daemon_mode_t 
   while (takt_daemon_pending(rx.daemon, nullptr) < 5 && takt_time_now() < deadline)
     takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
   EXPECT_EQ(takt_daemon_pending(rx.daemon, nullptr), 5u) << "frames did not all arrive";
-  EXPECT_EQ(takt_executor_spin_some(rx.exec), TAKT_OK);
+  if (stop_first) {
+    // a stopped bridge delivers nothing: its frames are no work for the spin, which returns
+    // (it went round for ever on them; stopped from here after 10 s, the test fails)
+    takt_bridge_stop(rx.bridge);
+    std::atomic<bool> done{false};
+    std::thread spinner([&] {
+      EXPECT_EQ(takt_executor_spin_some(rx.exec), TAKT_OK);
+      done = true;
+    });
+    int64_t give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+    while (!done.load() && takt_time_now() < give_up) takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+    EXPECT_TRUE(done.load()) << "spin_some went round on a stopped bridge's frames";
+    if (!done.load()) takt_executor_stop(rx.exec);
+    spinner.join();
+  } else {
+    EXPECT_EQ(takt_executor_spin_some(rx.exec), TAKT_OK);
+  }
   takt_bridge_stats_t st;
   takt_bridge_get_stats(rx.bridge, &st);
-  EXPECT_EQ(st.imported, 5u);
+  EXPECT_EQ(st.imported, stop_first ? 0u : 5u);
   for (Side *s : {&tx, &rx}) takt_daemon_detach(s->daemon);
   takt_link_close(la);
   takt_link_close(lb);
   for (Side *s : {&tx, &rx}) s->close();
   std::lock_guard<std::mutex> g(order.m);
   return order.got;
+}
+
+TEST(Bridge, ASpinEndsWithAStoppedBridgesFramesLeft) {
+  for (takt_executor_kind_t k : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH})
+    EXPECT_TRUE(collect_in_order(k, TAKT_DAEMON_PODS, true).empty()) << "kind " << k;
 }
 
 TEST(Bridge, TideCollectsReceivedFramesByPriority) {
