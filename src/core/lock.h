@@ -88,9 +88,8 @@ void takt__run_deferred(void);
  * ran its own (inheriting a depth of 1 from a main loop asleep in takt__lock_wait). */
 typedef struct takt__lock_frame {
   uint32_t depth, scopes, base, n;
-#ifdef TAKT_DEBUG
-  const void *held[16];
-#endif
+  const void *held[16]; /* the held locks a Debug build (TAKT_DEBUG) keeps: the same layout in
+                         * every build, whatever a caller's TAKT_DEBUG */
 } takt__lock_frame_t;
 void takt__lock_frame_enter(takt__lock_frame_t *f);
 void takt__lock_frame_exit(const takt__lock_frame_t *f);
