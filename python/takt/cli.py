@@ -41,6 +41,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    "open it at https://ui.perfetto.dev)")
     p.add_argument("--shared-domain", help="shared-memory domain of the file's shared topics "
                    "(default: the file's shared_domain)")
+    p.add_argument("--link", action="append", default=[], metavar="NAME=SPEC",
+                   help="replace a link's spec (udp:..., serial:PATH:BAUD, pty)")
+    p.add_argument("--peer-clock", action="append", default=[], metavar="NAME",
+                   help="map the origin times of link NAME's far clock (a microcontroller's)")
+    p.add_argument("--no-introspect", action="store_true",
+                   help="no endpoint for the `takt node|topic|service|chain` tools")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -115,6 +121,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
+    except OSError as e:  # a file or program a command could not open, make or start: one line
+        print(f"takt {args.command}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

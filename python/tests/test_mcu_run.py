@@ -145,3 +145,8 @@ def test_mcu_run_fails_when_the_firmware_faults_or_is_no_image(tmp_path):
     r = subprocess.run([sys.executable, "-m", "takt", "mcu", "run", str(REPO / "README.md"), "--agent",
                         str(AGENT), "--out", str(tmp_path)], capture_output=True, text=True, timeout=30, env=env)
     assert r.returncode == 2 and "not a firmware image" in r.stderr, r.stderr
+    bad = tmp_path / "bad_agent.yaml"
+    bad.write_text("links: [\n")
+    r = subprocess.run([sys.executable, "-m", "takt", "mcu", "run", str(tests_elf), "--agent", str(bad),
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 2 and f"{bad}:2: not YAML" in r.stderr and "Traceback" not in r.stderr, r.stderr

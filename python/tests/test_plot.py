@@ -62,3 +62,12 @@ def test_plot_errors(takt, tmp_path):
     assert proc.returncode == 1 and "no chain with latency samples" in proc.stderr
     proc = takt("plot", bad, "--out", tmp_path / "x.jpg")
     assert proc.returncode == 2 and "write .png or .svg" in proc.stderr
+    # files that are no result or no trace: one line, no traceback
+    for name, text, says in (("list.json", "[]", "not a takt run result"),
+                             ("zero.json", '{"chains": [{"name": "c", "histogram": [[1000, 0]]}]}',
+                              "a histogram with no samples"),
+                             ("notrace.yaml", "name: x\n", "not a Perfetto trace")):
+        f = tmp_path / name
+        f.write_text(text)
+        proc = takt("plot", f)
+        assert proc.returncode == 1 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

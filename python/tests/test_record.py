@@ -211,6 +211,15 @@ def test_record_section_of_a_system_file(tmp_path, runtime_dir):
     assert list(msgs) == ["/scan"]
     seqs = [s for _, _, s, _ in msgs["/scan"]]
     assert len(seqs) >= 25 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    # without topics: every topic (the recorder was not started at all: no file, no word)
+    every = tmp_path / "every.yaml"
+    every.write_text(SOURCE.replace("duration_s: 60", "duration_s: 1.5") + "record: {file: all.mcap}\n")
+    p = takt("run", every, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert f"into {tmp_path / 'all.mcap'}" in err
+    msgs, _ = read(tmp_path / "all.mcap")
+    assert "/scan" in msgs and len(msgs["/scan"]) >= 25
     bad = tmp_path / "bad.yaml"
     bad.write_text(SOURCE + "record: {file: out.mcap, topics: [nosuch]}\n")
     p = takt("check", bad)

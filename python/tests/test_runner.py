@@ -25,6 +25,14 @@ def test_run_example_writes_result(takt, tmp_path):
     assert "result:" in proc.stdout
 
 
+def test_an_out_that_is_a_file_is_said_in_one_line(takt, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    proc = takt("run", REPO / "examples" / "robot.yaml", "--duration", "0.1", "--quiet", "--out", afile)
+    assert proc.returncode == 1 and "takt run:" in proc.stderr and "File exists" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_executor_override(takt, tmp_path):
     takt("run", REPO / "examples" / "robot.yaml", "--executor", "batch", "--duration", "0.3",
          "--quiet", "--rt-priority", "0", "--out", tmp_path, check=True)

@@ -48,7 +48,12 @@ def add_parser(sub) -> None:
 
 def first_link(agent: Path) -> str:
     import yaml
-    doc = yaml.safe_load(agent.read_text())
+    try:
+        doc = yaml.safe_load(agent.read_text())
+    except yaml.YAMLError as e:  # said in one line: where and what
+        mark = getattr(e, "problem_mark", None)
+        where = f"{agent}:{mark.line + 1}" if mark is not None else str(agent)
+        raise ValueError(f"{where}: not YAML: {getattr(e, 'problem', None) or e}") from None
     links = doc.get("links") if isinstance(doc, dict) else None
     if not links:
         raise ValueError(f"{agent}: no links: the agent needs one for the firmware's serial line")
@@ -103,6 +108,16 @@ def format_report(data: bytes) -> List[str]:
     return lines
 
 
+def _die_with_parent() -> None:
+    """In a child before exec: the kernel sends it SIGTERM when this process dies (killed, its
+    terminal gone), so a QEMU in a session of its own is not left running the firmware."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Qemu:
     """QEMU paused, UART0 to our stdout, UART1 on a pseudo-terminal opened (raw) and held here."""
 
@@ -116,7 +131,8 @@ class Qemu:
              "-serial", "stdio", "-serial", "pty", "-semihosting-config", "enable=on,target=native",
              "-kernel", str(elf)] + (["-append", append] if append else []) + (extra or []),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True)  # Ctrl-C reaches us, and we stop QEMU in order
+            start_new_session=True,  # Ctrl-C reaches us, and we stop QEMU in order
+            preexec_fn=_die_with_parent)
         self.pty: Optional[str] = None
         self.console: List[str] = []
         found = threading.Event()
@@ -187,29 +203,43 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         link = first_link(args.agent)
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         print(f"takt mcu run: {e}", file=sys.stderr)
         return 2
     exe = native.program("tools/takt-run")
     args.out.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a closed terminal (SIGHUP) stops both too, unless SIGHUP was ignored (`nohup`)
+    taken = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+             if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in taken}
     qemu = agent = None
     reports = 0
     try:
         end = time.monotonic() + args.duration if args.duration > 0 else float("inf")  # --duration
-        qemu = Qemu(args.qemu, args.board, args.firmware, args.out, append=args.append)
+        try:
+            qemu = Qemu(args.qemu, args.board, args.firmware, args.out, append=args.append)
+        except RuntimeError as e:
+            print(f"takt mcu run: {e}", file=sys.stderr)
+            return 1
         result = args.out / f"mcu_{args.agent.stem}.json"
+        # the agent runs until this stops it (its own duration past ours, whatever the file says:
+        # a file without duration_s would end it after 10 s), and ends should this process die
+        # (TAKT_SUPERVISOR_PID: the kernel sends it SIGTERM then)
+        agent_s = args.duration + 60 if args.duration > 0 else 86400
         agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
+                                  "--duration", str(agent_s),
                                   "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}",
                                   "--peer-clock", link],  # the MCU's clock began at its reset
+                                 env=dict(os.environ, TAKT_SUPERVISOR_PID=str(os.getpid())),
                                  start_new_session=True)
         sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
 
         def wait_for_agent(seconds: float) -> bool:
             deadline = time.monotonic() + seconds
             while not sock.exists() and agent.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
+                if stop.wait(0.05):  # Ctrl-C while it starts
+                    return False
             if agent.poll() is not None:
                 print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
                 return False

@@ -30,6 +30,8 @@ def quantile(sorted_v: Sequence[float], q: float) -> float:
 def chain_cdf(hist: List[List[int]]) -> Tuple[List[float], List[float]]:
     """Steps of the CDF from [upper_ns, count] buckets: x in ms, y in [0, 1]."""
     total = sum(n for _, n in hist)
+    if total <= 0:
+        raise ValueError("a histogram with no samples")
     xs, ys, seen = [], [], 0
     for upper, n in sorted(hist):
         seen += n
@@ -90,7 +92,9 @@ def _plain_log_ticks(ax) -> None:
 
 
 def plot_result(result: dict, out: Path, plt) -> List[str]:
-    chains = [c for c in result.get("chains", []) if c.get("histogram")]
+    if not isinstance(result, dict) or not isinstance(result.get("chains", []), list):
+        raise ValueError("not a takt run result (a JSON object with its chains)")
+    chains = [c for c in result.get("chains", []) if isinstance(c, dict) and c.get("histogram")]
     if not chains:
         raise ValueError("no chain with latency samples in this result (a chain needs a histogram)")
     lines = []
@@ -175,8 +179,13 @@ def run(args: argparse.Namespace) -> int:
             lines = plot_result(json.loads(f.read_text()), out, plt)
         else:
             lines = plot_trace(f, out, plt)
-    except (ValueError, KeyError, json.JSONDecodeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
         print(f"takt plot: {f}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # the trace reader's own errors (a file that is no Perfetto trace)
+        if type(e).__module__.split(".")[0] not in ("google", "perfetto"):
+            raise
+        print(f"takt plot: {f}: not a Perfetto trace ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
     except ImportError as e:
         print(f"takt plot: {f}: reading a trace needs PyPI perfetto ({e})", file=sys.stderr)

@@ -117,7 +117,8 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
                stopped: Optional[List[int]] = None,
                trace: Optional[Path] = None,
                shared_domain: Optional[str] = None,
-               peer_clocks: Optional[List[str]] = None) -> Tuple[int, Optional[Path]]:
+               peer_clocks: Optional[List[str]] = None,
+               no_introspect: bool = False) -> Tuple[int, Optional[Path]]:
     """Run takt-run on file; return (exit status, path of the JSON result or None).
 
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the run in order: the result is written and the
@@ -144,9 +145,12 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd += ["--trace", str(trace)]
     if shared_domain:
         cmd += ["--shared-domain", shared_domain]
+    if no_introspect:
+        cmd.append("--no-introspect")
     json_path.unlink(missing_ok=True)  # a result left by an earlier run is not this run's
     recorder = Recorder(file)
-    rc = supervise(cmd, stopped, started=recorder.start if recorder.wanted else None)
+    # (`record:` without topics records every topic: wanted is [] then)
+    rc = supervise(cmd, stopped, started=recorder.start if recorder.wanted is not None else None)
     recorder.join()
     return rc, (json_path if rc == 0 and json_path.exists() else None)
 
@@ -165,7 +169,10 @@ def run(args: argparse.Namespace) -> int:
     if not_a_file("run", args.file):
         return 2
     rc, path = run_system(args.file, args.executor, args.duration, args.out, args.rt_priority, args.cpu, args.quiet,
-                          trace=args.trace, shared_domain=getattr(args, "shared_domain", None))
+                          getattr(args, "link", None), trace=args.trace,
+                          shared_domain=getattr(args, "shared_domain", None),
+                          peer_clocks=getattr(args, "peer_clock", None),
+                          no_introspect=getattr(args, "no_introspect", False))
     if path is not None:
         print(f"result: {path}")
     return rc
