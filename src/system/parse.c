@@ -1252,6 +1252,9 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   snprintf(sys->shared_domain, sizeof sys->shared_domain, "takt");
   if ((n = lookup(p, root, "name")) != NULL && get_name(p, n, "system name", sys->name) < 0)
     return -1;
+  if (strchr(sys->name, '/') != NULL) /* it names files: the introspection endpoint, results */
+    return FAIL(p, n, "system name '%s' has a '/': it names files (letters, digits and '_')",
+                sys->name);
   if ((n = lookup(p, root, "shared_domain")) != NULL &&
       get_name(p, n, "shared_domain", sys->shared_domain) < 0)
     return -1;
@@ -1407,11 +1410,44 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   return 0;
 }
 
+/* Nesting deeper than a system description has (its deepest is a handful of levels) is refused
+ * before the document is loaded: libyaml's time grows with the square of the nesting (400 KB of
+ * '[' took minutes), and the walk stops at the first collection past the limit. 0 if the
+ * nesting is within it or the events end in a YAML error (the load says which). */
+#define NESTING_MAX 32
+static int nesting_ok(parser_t *p, const unsigned char *data, size_t len) {
+  yaml_parser_t yp;
+  if (!yaml_parser_initialize(&yp)) return 0;
+  yaml_parser_set_input_string(&yp, data, len);
+  int depth = 0, rc = 0;
+  for (;;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&yp, &ev)) break;
+    yaml_event_type_t t = ev.type;
+    int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+    yaml_event_delete(&ev);
+    if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+      if (++depth > NESTING_MAX) {
+        rc = fail_at(p, line, col, "nesting deeper than %d levels: no system description is",
+                     NESTING_MAX);
+        break;
+      }
+    } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) {
+      depth--;
+    } else if (t == YAML_STREAM_END_EVENT) {
+      break;
+    }
+  }
+  yaml_parser_delete(&yp);
+  return rc;
+}
+
 takt_err_t takt_system_parse(const char *source, const unsigned char *data, size_t len,
                              takt_system_desc_t *sys, char *err, size_t errlen) {
   memset(sys, 0, sizeof *sys);
   snprintf(sys->source, sizeof sys->source, "%s", source);
   parser_t p = {.file = source, .doc = NULL, .err = err, .errlen = errlen};
+  if (nesting_ok(&p, data, len) < 0) return TAKT_EINVAL;
   yaml_parser_t yp;
   yaml_document_t doc;
   if (!yaml_parser_initialize(&yp)) {

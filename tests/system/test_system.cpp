@@ -1,6 +1,7 @@
 // The system layer: a description parsed from memory, built on a fake-clock context, run, and
 // torn down to empty pools; errors name the source line and the item.
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -185,6 +186,29 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib = 16 is out of range [64, 65536]");
   EXPECT_EQ(parse_text("stack_kib: 100.5\n" + nodes), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number, not '100.5'");
+}
+
+// The system's name names files (the introspection endpoint NAME.PID.sock, results): a '/' in it
+// made the endpoint's path a directory that does not exist, and the tools found no system.
+// Nesting deeper than a system description has is refused at once (libyaml's time grows with the
+// square of the nesting: 200,000 '[' took minutes).
+TEST_F(SystemTest, ASystemNameWithASlashAndDeepNestingAreRefused) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  EXPECT_EQ(parse_text("name: robot/arm\n" + nodes), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("mem.yaml:1:7: system name 'robot/arm' has a '/'"), std::string::npos) << err;
+  ASSERT_EQ(parse_text("name: robot_arm\n" + nodes), TAKT_OK) << err;
+  std::string deep = "nodes: " + std::string(200000, '[') + std::string(200000, ']') + "\n";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_text(deep), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("nesting deeper than 32 levels"), std::string::npos) << err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "(minutes before)";
+  std::string fine = "nodes: " + std::string(20, '[') + std::string(20, ']') + "\n";
+  EXPECT_EQ(parse_text(fine), TAKT_EINVAL);  // within the limit: refused for what it is
+  EXPECT_EQ(std::string(err).find("nesting"), std::string::npos) << err;
 }
 
 // A file is one YAML document: a second one (after '---') was ignored. A value with a NUL in it

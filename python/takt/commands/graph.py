@@ -53,6 +53,14 @@ def endpoints(system: Optional[str]) -> List[Path]:
     return found
 
 
+def endpoint_of(pid: int) -> Optional[Path]:
+    """The endpoint of the system process pid, if it has made one (found by its pid, not by a
+    name read again from its file: YAML reads `name: yes` as a boolean)."""
+    d = endpoint_dir()
+    found = sorted(d.glob(f"*.{pid}.sock")) if d.is_dir() else []
+    return found[0] if found else None
+
+
 def one_system(paths: List[Path]) -> Path:
     """The one endpoint of paths, or NoSystem naming the systems to choose from."""
     if len(paths) == 1:

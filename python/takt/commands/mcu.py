@@ -189,7 +189,7 @@ class Qemu:
 
 
 def run(args: argparse.Namespace) -> int:
-    from takt.commands.graph import NoSystem, endpoint_dir, request
+    from takt.commands.graph import NoSystem, endpoint_dir, endpoint_of, request
     if not args.firmware.is_file():
         print(f"takt mcu run: {args.firmware}: no such file", file=sys.stderr)
         return 2
@@ -236,10 +236,13 @@ def run(args: argparse.Namespace) -> int:
         sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
 
         def wait_for_agent(seconds: float) -> bool:
+            nonlocal sock
             deadline = time.monotonic() + seconds
-            while not sock.exists() and agent.poll() is None and time.monotonic() < deadline:
+            while (found := endpoint_of(agent.pid)) is None and agent.poll() is None and time.monotonic() < deadline:
                 if stop.wait(0.05):  # Ctrl-C while it starts
                     return False
+            if found is not None:
+                sock = found  # (its name as the runner wrote it)
             if agent.poll() is not None:
                 print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
                 return False

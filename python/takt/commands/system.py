@@ -80,7 +80,6 @@ class Recorder:
             return  # the runner reports what is wrong with the file
         rec = doc.get("record") if isinstance(doc, dict) else None
         if isinstance(rec, dict) and rec.get("file"):
-            self.name = str(doc.get("name", "system"))
             self.out = (file.parent / str(rec["file"])) if not Path(str(rec["file"])).is_absolute() else Path(str(rec["file"]))
             self.wanted = [str(t) for t in rec.get("topics") or []]
 
@@ -91,10 +90,9 @@ class Recorder:
 
     def _record(self, child: subprocess.Popen) -> None:
         import time
-        from takt.commands.graph import endpoint_dir
+        from takt.commands.graph import endpoint_of
         from takt.commands.record import record_endpoint
-        sock = endpoint_dir() / f"{self.name}.{child.pid}.sock"
-        while not sock.exists():
+        while (sock := endpoint_of(child.pid)) is None:
             if child.poll() is not None:
                 return
             time.sleep(0.01)
