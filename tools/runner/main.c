@@ -19,6 +19,7 @@
 #include "takt/takt.h"
 
 #define RECENT 4 /* violations shown in the live table */
+#define VLOG 16  /* violation lines waiting for the main thread to print them (not a terminal) */
 #define MISS_LINES 3 /* a chain's deadline misses told one by one; the others are counted */
 
 /* What the runner adds to one callback: its synthetic work and what it publishes. */
@@ -58,6 +59,10 @@ typedef struct runner {
   takt_mutex_t recent_lock;
   char recent[RECENT][300];
   unsigned recent_n;
+  /* [recent_lock] the first violations of each consumer, to be printed by the main thread (the
+   * handler runs on the executor's real-time thread: no stdout there, a full pipe would stall it) */
+  char vlog[VLOG][320];
+  unsigned vlog_n, vlog_printed;
   bool tty;
   atomic_int done; /* the spin thread has returned */
   /* chains' deadline misses, told by their sinks' threads (on_chain_miss) and reported by the
@@ -244,14 +249,31 @@ static void on_violation(takt_system_t *sys, int32_t index, const takt_violation
   snprintf(line, sizeof line, "%8.3fs %s: %s (detected %.0f us after the critical instant)",
            (double)t / 1e9, takt_rt_class_name(v->rt_class), what,
            (double)(v->detected_at - v->critical_time) / 1e3);
+  bool log = !r->tty && nth <= 3; /* a log, not a flood: the table counts the rest */
   takt_mutex_lock(&r->recent_lock);
   snprintf(r->recent[r->recent_n % RECENT], sizeof r->recent[0], "%s", line);
   r->recent_n++;
-  takt_mutex_unlock(&r->recent_lock);
-  if (!r->tty && nth <= 3) { /* a log, not a flood: the table counts the rest */
-    printf("violation %s%s\n", line, nth == 3 ? " [further ones of this consumer counted only]" : "");
-    fflush(stdout);
+  if (log) {
+    snprintf(r->vlog[r->vlog_n % VLOG], sizeof r->vlog[0], "violation %s%s", line,
+             nth == 3 ? " [further ones of this consumer counted only]" : "");
+    r->vlog_n++;
   }
+  takt_mutex_unlock(&r->recent_lock);
+  if (log && g_wake_fd >= 0) takt_io_wake_signal((takt_io_t){g_wake_fd}); /* the main thread prints it */
+}
+
+/* The main thread: the violation lines on_violation left, printed (those beyond VLOG waiting at
+ * once are counted in the table only). */
+static void tell_violations(runner_t *r) {
+  char lines[VLOG][320];
+  unsigned n = 0;
+  takt_mutex_lock(&r->recent_lock);
+  if (r->vlog_n - r->vlog_printed > VLOG) r->vlog_printed = r->vlog_n - VLOG;
+  for (; r->vlog_printed != r->vlog_n; r->vlog_printed++)
+    memcpy(lines[n++], r->vlog[r->vlog_printed % VLOG], sizeof lines[0]);
+  takt_mutex_unlock(&r->recent_lock);
+  for (unsigned i = 0; i < n; i++) printf("%s\n", lines[i]);
+  if (n > 0) fflush(stdout);
 }
 
 /* A chain's run missed its deadline: told at its deadline (by the validator thread, for a chain
@@ -1117,6 +1139,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
         if (again < until) until = again;
       }
       (void)takt_io_read(wake, TAKT_IO_CLOSED, count, sizeof count, until);
+      tell_violations(r);
       if (!g_interrupted && takt_system_ros1_shutdown_requested(r->sys)) {
         /* rosnode kill: a ROS node ends; the run stops in order, as on SIGINT */
         fprintf(stderr, "takt run: the ROS 1 node %s was asked to shut down (rosnode kill): "
@@ -1148,6 +1171,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
     }
   }
   takt_thread_join(&th);
+  tell_violations(r);
   if (!o->quiet) { /* what the last moments of the run missed */
     tell_chain_misses(r);
     tell_job_misses(r);
