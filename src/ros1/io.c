@@ -362,9 +362,13 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
 }
 
-static void rpc_accept(takt_ros1_node_t *n) {
+/* TAKT_EOS when the accept failed (out of descriptors): the caller stops watching the listeners
+ * for a while (they stay readable: watched at once again, the thread would spin at its real-time
+ * priority until a descriptor frees) */
+static takt_err_t rpc_accept(takt_ros1_node_t *n) {
   takt_io_t io;
-  if (takt_io_tcp_accept(n->rpc_listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) return;
+  takt_err_t ar = takt_io_tcp_accept(n->rpc_listen, TAKT_IO_CLOSED, takt_time_now(), &io);
+  if (ar < 0) return ar;
   takt__ros1_conn_t *slot = NULL, *oldest = NULL;
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) {
     takt__ros1_conn_t *c = &n->rpc[i];
@@ -381,6 +385,7 @@ static void rpc_accept(takt_ros1_node_t *n) {
   slot->io = io;
   slot->len = 0;
   slot->since = takt_time_now();
+  return TAKT_OK;
 }
 
 /* ---- TCPROS: subscribers connecting to our publications ---- */
@@ -594,18 +599,20 @@ static void pending_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
 }
 
-static void tcpros_accept(takt_ros1_node_t *n) {
+static takt_err_t tcpros_accept(takt_ros1_node_t *n) {
   takt_io_t io;
-  if (takt_io_tcp_accept(n->tcpros_listen, TAKT_IO_CLOSED, takt_time_now(), &io) < 0) return;
+  takt_err_t ar = takt_io_tcp_accept(n->tcpros_listen, TAKT_IO_CLOSED, takt_time_now(), &io);
+  if (ar < 0) return ar;
   for (uint32_t i = 0; i < n->cfg.max_conns; i++) {
     if (n->pending[i].io.fd < 0) {
       n->pending[i].io = io;
       n->pending[i].len = 0;
       n->pending[i].since = takt_time_now();
-      return;
+      return TAKT_OK;
     }
   }
   takt_io_close(&io); /* too many half-open connections at once */
+  return TAKT_OK;
 }
 
 /* ---- outgoing messages ---- */
@@ -857,6 +864,7 @@ void takt__ros1_io_main(void *arg) {
   atomic_store(&n->io_tid, takt_port_thread_id());
   wref_t refs[TAKT_IO_MAX_WATCH]; /* with the other arrays here, 16 KiB of the I/O thread's stack */
   uint16_t order[TAKT_IO_MAX_WATCH];
+  int64_t accept_again = 0; /* after an accept failed (out of descriptors): not before then */
   while (!atomic_load(&n->stop)) {
     uint32_t k = 0;
     int64_t deadline = TAKT_TIME_INFINITE, now = takt_time_now();
@@ -866,8 +874,10 @@ void takt__ros1_io_main(void *arg) {
     refs[k] = (wref_t){(kind_), (uint16_t)(a_), (uint16_t)(b_)};                                   \
     k++;                                                                                           \
   } while (0)
-    WATCH(n->rpc_listen, TAKT_IO_IN, W_RPC_LISTEN, 0, 0);
-    WATCH(n->tcpros_listen, TAKT_IO_IN, W_TCPROS_LISTEN, 0, 0);
+    bool listening = now >= accept_again;
+    if (!listening) deadline = accept_again;
+    WATCH(listening ? n->rpc_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_RPC_LISTEN, 0, 0);
+    WATCH(listening ? n->tcpros_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_TCPROS_LISTEN, 0, 0);
     for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
       takt__ros1_conn_t *c = &n->rpc[i];
       if (c->io.fd < 0) continue;
@@ -983,8 +993,11 @@ void takt__ros1_io_main(void *arg) {
       uint32_t i = order[at];
       wref_t r = refs[i];
       switch (r.kind) {
-      case W_RPC_LISTEN: rpc_accept(n); break;
-      case W_TCPROS_LISTEN: tcpros_accept(n); break;
+      case W_RPC_LISTEN:
+      case W_TCPROS_LISTEN:
+        if ((r.kind == W_RPC_LISTEN ? rpc_accept(n) : tcpros_accept(n)) == TAKT_EOS)
+          accept_again = takt_time_now() + 100 * 1000000LL; /* 100 ms, as the master's */
+        break;
       case W_RPC: rpc_readable(n, &n->rpc[r.a]); break;
       case W_PENDING: pending_readable(n, &n->pending[r.a]); break;
       case W_OUT: {

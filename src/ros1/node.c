@@ -477,6 +477,9 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   takt__lock_take(&n->lock);
   bool used = sub->used;
   sub->used = false; /* publisherUpdate names no more publishers for it */
+  if (used) sub->leaving = true; /* its slot is not taken again before the wait below is done */
+  char topic[TAKT__ROS1_NAME];
+  takt__ros1_copy(topic, sizeof topic, sub->topic);
   for (uint32_t k = 0; k < n->cfg.max_conns; k++) {
     sub->in[k].stale = true;
     if (sub->in[k].state == IN_RETRY) { /* no socket: forgotten at once */
@@ -486,10 +489,11 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   }
   takt__lock_give(&n->lock);
   if (!used) return TAKT_ESTATE;
-  takt_err_t rc = unregister_topic(n, "unregisterSubscriber", sub->topic);
+  takt_err_t rc = unregister_topic(n, "unregisterSubscriber", topic);
   takt_io_wake_signal(n->io_wake);
   takt__lock_take(&n->lock);
   takt_err_t wr = wait_closed_locked(n, sub_done, sub);
+  sub->leaving = false;
   takt__lock_give(&n->lock);
   return rc < 0 ? rc : wr;
 }
@@ -855,7 +859,7 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
       takt__lock_give(&n->lock);
       return TAKT_EEXIST;
     }
-    if (!n->subs[i].used && sub == NULL && sub_idle(&n->subs[i])) sub = &n->subs[i];
+    if (!n->subs[i].used && !n->subs[i].leaving && sub == NULL && sub_idle(&n->subs[i])) sub = &n->subs[i];
   }
   if (sub != NULL) {
     takt__ros1_copy(sub->topic, sizeof sub->topic, topic);

@@ -115,6 +115,8 @@ struct takt_ros1_sub {
   takt_ros1_node_t *node;
   /* written once at subscribe, before `used` (node->lock) */
   bool used;
+  bool leaving; /* node->lock: an unsubscribe is unregistering it and waiting for its
+                 * connections: the slot is not taken again until it is done */
   char topic[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME];
   const char *md5, *definition;
   takt_ros1_msg_fn fn;
@@ -150,6 +152,7 @@ struct takt_ros1_srv {
   takt_ros1_node_t *node;
   /* node->lock (the strings written once at advertise, before `used`) */
   bool used;
+  bool leaving; /* node->lock: being unadvertised (unregistering, waiting for its connections) */
   /* node->lock: one more at each advertise, so a client connection being set up for the slot's
    * earlier service (the I/O thread writes its answer with no lock held) is not adopted by the
    * next service the slot holds */

@@ -195,7 +195,7 @@ takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *n, const char *service,
     bool idle = true;
     for (uint32_t k = 0; k < n->cfg.max_conns; k++)
       if (s->conn[k].state != SC_FREE) idle = false;
-    if (!s->used && srv == NULL && idle) srv = s;
+    if (!s->used && !s->leaving && srv == NULL && idle) srv = s;
   }
   if (srv != NULL) {
     takt__ros1_copy(srv->name, sizeof srv->name, service);
@@ -270,9 +270,13 @@ takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv) {
   takt__lock_take(&n->lock);
   bool used = srv->used;
   srv->used = false; /* no client adopted, no answer accepted from now on */
+  if (used) srv->leaving = true; /* its slot is not taken again before the wait below is done */
+  char name[TAKT__ROS1_NAME], api[sizeof srv->api];
+  takt__ros1_copy(name, sizeof name, srv->name);
+  takt__ros1_copy(api, sizeof api, srv->api);
   takt__lock_give(&n->lock);
   if (!used) return TAKT_ESTATE;
-  takt_err_t rc = takt_ros1_unregister_service(n, srv->name, srv->api);
+  takt_err_t rc = takt_ros1_unregister_service(n, name, api);
   takt_io_wake_signal(n->io_wake);
   int64_t deadline = takt_time_now() + 3 * n->cfg.timeout_ns;
   takt_err_t wr = TAKT_OK;
@@ -283,6 +287,7 @@ takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv) {
       break;
     }
   }
+  srv->leaving = false;
   takt__lock_give(&n->lock);
   return rc < 0 ? rc : wr;
 }

@@ -6,10 +6,12 @@
 // same slot is closed, never attached to the other topic.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <regex>
 #include <string>
 #include <vector>
@@ -325,6 +327,51 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
 // stalled. (Each held its slot for ever: the service's four were gone and every later caller was
 // refused: "no connection of the service is free".) An idle persistent connection, with no
 // request begun, is another client's and stays.
+// The process out of descriptors: the node's XML-RPC listener has a connection waiting that no
+// accept can take (EMFILE). The I/O thread stops watching its listeners for a while instead of
+// going round at once on a listener that stays readable (a core spun at the thread's priority
+// until a descriptor freed); once one is free, the connection is served.
+TEST_F(Ros1Live, AnAcceptThatFindsNoDescriptorDoesNotSpinTheIoThread) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  std::smatch m;
+  std::string u = takt_ros1_node_uri(node);
+  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
+  uint16_t port = (uint16_t)std::stoi(m[1]);
+  std::vector<int> held;  // every descriptor but one taken ...
+  for (int fd; (fd = dup(0)) >= 0;) held.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+  close(held.back());
+  held.pop_back();
+  int client = small_window_connect(port);  // ... and that one: the node's accept finds none
+  ASSERT_GE(client, 0);
+  auto cpu = [] {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+  };
+  double c0 = cpu();
+  int64_t t0 = takt_time_now();
+  takt_sleep_until(t0 + TAKT_NS_PER_S);
+  double used = cpu() - c0, wall = (double)(takt_time_now() - t0) / 1e9;
+  for (int fd : held) close(fd);
+  EXPECT_LT(used, 0.5 * wall) << "the process used " << used << " s of CPU in " << wall
+                              << " s with nothing to do: the I/O thread went round on the listener";
+  // a descriptor free again: the waiting connection is taken and answered
+  std::string req = "POST / HTTP/1.1\r\nContent-Type: text/xml\r\nContent-Length: 126\r\n\r\n"
+                    "<?xml version=\"1.0\"?><methodCall><methodName>getPid</methodName><params>"
+                    "<param><value>/x</value></param></params></methodCall>";
+  ASSERT_EQ(write(client, req.data(), req.size()), (ssize_t)req.size());
+  char buf[512];
+  ssize_t got = 0;
+  for (int64_t end = takt_time_now() + 10 * TAKT_NS_PER_S; got <= 0 && takt_time_now() < end;)
+    got = read(client, buf, sizeof buf - 1);
+  ASSERT_GT(got, 0);
+  buf[got] = '\0';
+  EXPECT_NE(std::string(buf).find("200 OK"), std::string::npos) << buf;
+  close(client);
+}
+
 TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout) {
   ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);  // 4 connections per service
   takt_ros1_srv_t *srv;
