@@ -260,30 +260,78 @@ static void w_call_struct(takt__xr_writer_t *w, takt_ros1_node_t *n, const char 
   takt__xr_w_struct_end(w);
 }
 
+/* The k-th registration the shutdown undoes (publications, subscriptions, services, cached
+ * parameters' subscriptions), written into w as one multicall entry: 1, 0 if slot k holds none,
+ * -1 past the last. */
+static int w_unregister(takt_ros1_node_t *n, takt__xr_writer_t *w, uint32_t k) {
+  const takt_ros1_config_t *cfg = &n->cfg;
+  if (k < cfg->max_pubs) {
+    if (!n->pubs[k].used) return 0;
+    w_call_struct(w, n, "unregisterPublisher", n->pubs[k].topic, n->uri);
+    return 1;
+  }
+  k -= cfg->max_pubs;
+  if (k < cfg->max_subs) {
+    if (!n->subs[k].used) return 0;
+    w_call_struct(w, n, "unregisterSubscriber", n->subs[k].topic, n->uri);
+    return 1;
+  }
+  k -= cfg->max_subs;
+  if (k < cfg->max_services) {
+    if (!n->srvs[k].used) return 0;
+    w_call_struct(w, n, "unregisterService", n->srvs[k].name, n->srvs[k].api);
+    return 1;
+  }
+  k -= cfg->max_services;
+  if (k < cfg->max_cached_params) { /* every entry but a free one subscribed */
+    if (n->pcache[k].state == TAKT__PC_FREE || n->pcache[k].state == TAKT__PC_PENDING) return 0;
+    w_call_struct(w, n, "unsubscribeParam", n->uri, n->pcache[k].key);
+    return 1;
+  }
+  return -1;
+}
+
+/* Room a multicall keeps for its closing tags after its last entry. */
+#define MULTICALL_CLOSE 128u
+
+/* Every registration undone at the master, in as few system.multicall calls as max_xmlrpc allows
+ * (one call for all of them failed as too large from about 45 registrations on: none was
+ * undone). */
 static void unregister_all(takt_ros1_node_t *n) {
   takt__ros1_call_t *c = &n->calls[0]; /* the connector has stopped */
-  takt__xr_writer_t *w = takt__ros1_call_begin(c, "system.multicall");
-  takt__xr_w_param_begin(w);
-  takt__xr_w_array_begin(w);
-  uint32_t count = 0;
-  for (uint32_t i = 0; i < n->cfg.max_pubs; i++)
-    if (n->pubs[i].used) w_call_struct(w, n, "unregisterPublisher", n->pubs[i].topic, n->uri), count++;
-  for (uint32_t i = 0; i < n->cfg.max_subs; i++)
-    if (n->subs[i].used) w_call_struct(w, n, "unregisterSubscriber", n->subs[i].topic, n->uri), count++;
-  for (uint32_t i = 0; i < n->cfg.max_services; i++)
-    if (n->srvs[i].used) w_call_struct(w, n, "unregisterService", n->srvs[i].name, n->srvs[i].api), count++;
-  for (uint32_t i = 0; i < n->cfg.max_cached_params; i++) /* every entry but a free one subscribed */
-    if (n->pcache[i].state != TAKT__PC_FREE && n->pcache[i].state != TAKT__PC_PENDING)
-      w_call_struct(w, n, "unsubscribeParam", n->uri, n->pcache[i].key), count++;
-  takt__xr_w_array_end(w);
-  takt__xr_w_param_end(w);
-  if (count == 0) return;
-  /* the stop wake is signalled by now: calls must not be interrupted by it */
-  takt_io_t stop = n->stop_wake;
-  n->stop_wake = TAKT_IO_CLOSED;
-  takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
-  n->stop_wake = stop;
-  if (rc < 0) fprintf(stderr, "takt ros1 %s: unregistering at shutdown failed: %s\n", n->name, c->error);
+  uint32_t k = 0, lost = 0;
+  for (bool more = true; more;) {
+    takt__xr_writer_t *w = takt__ros1_call_begin(c, "system.multicall");
+    takt__xr_w_param_begin(w);
+    takt__xr_w_array_begin(w);
+    uint32_t count = 0;
+    for (;; k++) {
+      uint32_t len = w->len;
+      int r = w_unregister(n, w, k);
+      if (r < 0) {
+        more = false;
+        break;
+      }
+      if (r > 0 && (w->overflow || w->len + MULTICALL_CLOSE > w->cap)) {
+        w->len = len; /* not this one: it opens the next call */
+        w->overflow = false;
+        if (count > 0) break;
+        lost++; /* (one entry alone larger than a call: names are bounded, so never) */
+        continue;
+      }
+      count += (uint32_t)r;
+    }
+    takt__xr_w_array_end(w);
+    takt__xr_w_param_end(w);
+    if (count == 0) continue;
+    /* the stop wake is signalled by now: calls must not be interrupted by it */
+    takt_io_t stop = n->stop_wake;
+    n->stop_wake = TAKT_IO_CLOSED;
+    takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
+    n->stop_wake = stop;
+    if (rc < 0) fprintf(stderr, "takt ros1 %s: unregistering at shutdown failed: %s\n", n->name, c->error);
+  }
+  if (lost > 0) fprintf(stderr, "takt ros1 %s: %u registrations too large to undo\n", n->name, (unsigned)lost);
 }
 
 void takt_ros1_node_stop(takt_ros1_node_t *n) {

@@ -372,6 +372,36 @@ TEST_F(Ros1Live, AnAcceptThatFindsNoDescriptorDoesNotSpinTheIoThread) {
   close(client);
 }
 
+// A node with many registrations (60 publications of long names: more than one XML-RPC call of
+// max_xmlrpc holds) undoes every one at its end, in as many calls as it takes (one multicall for
+// all was too large: nothing was unregistered, the master kept every topic of the dead node).
+TEST_F(Ros1Live, ANodeWithManyRegistrationsUnregistersThemAllAtItsEnd) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_many";
+  cfg.max_pubs = 64;
+  cfg.max_conns = 1;  // (the fixture's arena: 64 publications of small rings)
+  cfg.queue = 2;
+  cfg.max_message = 256;
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  std::vector<std::string> topics;
+  for (int i = 0; i < 60; i++) {
+    topics.push_back("/many/a_rather_long_topic_name_of_a_real_robot_" + std::to_string(i));
+    takt_ros1_pub_t *p;
+    ASSERT_EQ(takt_ros1_advertise(node, topics.back().c_str(), std_msgs__String__NAME, std_msgs__String__MD5,
+                                  "string data\n", false, &p),
+              TAKT_OK);
+  }
+  EXPECT_EQ(graph(0, topics.front()), std::set<std::string>{"/takt_many"});
+  EXPECT_EQ(graph(0, topics.back()), std::set<std::string>{"/takt_many"});
+  takt_ros1_node_destroy(node);
+  node = nullptr;
+  size_t left = 0;
+  for (const auto &t : topics) left += graph(0, t).size();
+  EXPECT_EQ(left, 0u) << "publications the master still lists for the ended node";
+}
+
 TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout) {
   ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);  // 4 connections per service
   takt_ros1_srv_t *srv;
