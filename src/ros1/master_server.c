@@ -1253,15 +1253,16 @@ static void notifier_main(void *arg) {
 
 /* ---- creation ---- */
 
-static size_t carve(size_t *end, size_t bytes) {
-  size_t at = (*end + 15u) & ~(size_t)15u;
+static uint64_t carve(uint64_t *end, uint64_t bytes) {
+  uint64_t at = (*end + 15u) & ~(uint64_t)15u;
   *end = at + bytes;
   return at;
 }
 
 /* Where each table lies in the master's block (offsets from its start); end: its size. */
+/* (in 64 bits: on a 32-bit target the products would wrap; layout checks the end) */
 typedef struct mlayout {
-  size_t nodes, regs, params, store, psubs, notes, conns, cbufs, obufs, bigs, bigbufs, reply, nbuf,
+  uint64_t nodes, regs, params, store, psubs, notes, conns, cbufs, obufs, bigs, bigbufs, reply, nbuf,
       xv, end;
   uint32_t big_cap;
 } mlayout_t;
@@ -1277,29 +1278,29 @@ static bool layout(const takt_ros1_master_config_t *cfg, mlayout_t *l) {
   /* none when a connection's own buffer is as large */
   const uint32_t nb = cfg->max_large > cfg->max_xmlrpc ? cfg->large_buffers : 0;
   l->big_cap = nb > 0 ? cfg->max_large : cfg->max_xmlrpc;
-  size_t e = sizeof(takt_ros1_master_t);
-  l->nodes = carve(&e, cfg->max_nodes * sizeof(mnode_t));
-  l->regs = carve(&e, cfg->max_regs * sizeof(mreg_t));
-  l->params = carve(&e, cfg->max_params * sizeof(mparam_t));
-  l->store = carve(&e, (size_t)cfg->param_bytes + 1u);
-  l->psubs = carve(&e, cfg->max_psubs * sizeof(mpsub_t));
-  l->notes = carve(&e, cfg->max_notes * sizeof(mnote_t));
-  l->conns = carve(&e, cfg->max_conns * sizeof(mconn_t));
-  l->cbufs = carve(&e, (size_t)cfg->max_conns * cfg->max_xmlrpc);
-  l->obufs = carve(&e, (size_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
-  l->bigs = carve(&e, (nb + 1u) * sizeof(mbig_t));
-  l->bigbufs = carve(&e, (size_t)nb * (TAKT__ROS1_HEAD + 2u * (size_t)l->big_cap));
-  l->reply = carve(&e, TAKT__ROS1_HEAD + (size_t)l->big_cap);
-  l->nbuf = carve(&e, NOTIFIERS * (TAKT__ROS1_HEAD + (size_t)cfg->max_xmlrpc));
-  l->xv = carve(&e, (size_t)cfg->max_values * sizeof(takt__xr_value_t));
+  uint64_t e = sizeof(takt_ros1_master_t);
+  l->nodes = carve(&e, (uint64_t)cfg->max_nodes * sizeof(mnode_t));
+  l->regs = carve(&e, (uint64_t)cfg->max_regs * sizeof(mreg_t));
+  l->params = carve(&e, (uint64_t)cfg->max_params * sizeof(mparam_t));
+  l->store = carve(&e, (uint64_t)cfg->param_bytes + 1u);
+  l->psubs = carve(&e, (uint64_t)cfg->max_psubs * sizeof(mpsub_t));
+  l->notes = carve(&e, (uint64_t)cfg->max_notes * sizeof(mnote_t));
+  l->conns = carve(&e, (uint64_t)cfg->max_conns * sizeof(mconn_t));
+  l->cbufs = carve(&e, (uint64_t)cfg->max_conns * cfg->max_xmlrpc);
+  l->obufs = carve(&e, (uint64_t)cfg->max_conns * (TAKT__ROS1_HEAD + cfg->max_xmlrpc));
+  l->bigs = carve(&e, (uint64_t)(nb + 1u) * sizeof(mbig_t));
+  l->bigbufs = carve(&e, (uint64_t)nb * (TAKT__ROS1_HEAD + 2u * (uint64_t)l->big_cap));
+  l->reply = carve(&e, TAKT__ROS1_HEAD + (uint64_t)l->big_cap);
+  l->nbuf = carve(&e, (uint64_t)NOTIFIERS * (TAKT__ROS1_HEAD + (uint64_t)cfg->max_xmlrpc));
+  l->xv = carve(&e, (uint64_t)cfg->max_values * sizeof(takt__xr_value_t));
   l->end = e;
-  return true;
+  return e + 4096u <= SIZE_MAX; /* (a target that cannot address it: refused) */
 }
 
 size_t takt_ros1_master_bytes(const takt_ros1_master_config_t *cfg) {
   mlayout_t l;
   /* and what the arena keeps around each block */
-  return layout(cfg, &l) ? l.end + 4096u : 0;
+  return layout(cfg, &l) ? (size_t)l.end + 4096u : 0;
 }
 
 takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,
@@ -1308,7 +1309,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   if (ctx == NULL || out == NULL || !layout(cfg, &l)) return TAKT_EINVAL;
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
   if (strlen(host) >= 64) return TAKT_EINVAL;
-  size_t e = l.end;
+  size_t e = (size_t)l.end;
   uint8_t *base = takt__context_alloc(ctx, e);
   if (base == NULL) return TAKT_ENOMEM;
   memset(base, 0, e);

@@ -9,7 +9,7 @@
 
 void takt__ros1_io_main(void *arg); /* io.c */
 
-static size_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (size_t)c->max_message; }
+static uint64_t msg_bytes(const takt_ros1_config_t *c) { return 4u + (uint64_t)c->max_message; }
 
 static bool config_ok(const takt_ros1_config_t *c) {
   if (c->name == NULL || c->name[0] != '/' || strlen(c->name) >= TAKT__ROS1_NAME) return false;
@@ -27,47 +27,49 @@ static bool config_ok(const takt_ros1_config_t *c) {
   return watches <= TAKT_IO_MAX_WATCH;
 }
 
-/* The layout of the node's block: offsets carved in order. */
+/* The layout of the node's block: offsets carved in order, in 64 bits (on a 32-bit target the
+ * products of the configuration's sizes would wrap into a small block; the end is checked
+ * against size_t before anything is made). */
 typedef struct layout {
-  size_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
+  uint64_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
       pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, pcache, end;
 } layout_t;
 
-static size_t carve(size_t *end, size_t bytes) {
-  size_t at = (*end + 15u) & ~(size_t)15u;
+static uint64_t carve(uint64_t *end, uint64_t bytes) {
+  uint64_t at = (*end + 15u) & ~(uint64_t)15u;
   *end = at + bytes;
   return at;
 }
 
 static layout_t lay_out(const takt_ros1_config_t *c) {
   layout_t l;
-  size_t e = sizeof(takt_ros1_node_t);
-  size_t nout = (size_t)c->max_pubs * c->max_conns, nin = (size_t)c->max_subs * c->max_conns;
-  l.pubs = carve(&e, c->max_pubs * sizeof(takt_ros1_pub_t));
-  l.subs = carve(&e, c->max_subs * sizeof(takt_ros1_sub_t));
+  uint64_t e = sizeof(takt_ros1_node_t);
+  uint64_t nout = (uint64_t)c->max_pubs * c->max_conns, nin = (uint64_t)c->max_subs * c->max_conns;
+  l.pubs = carve(&e, (uint64_t)c->max_pubs * sizeof(takt_ros1_pub_t));
+  l.subs = carve(&e, (uint64_t)c->max_subs * sizeof(takt_ros1_sub_t));
   l.outs = carve(&e, nout * sizeof(takt__ros1_out_t));
   l.ins = carve(&e, nin * sizeof(takt__ros1_in_t));
   l.rings = carve(&e, nout * c->queue * msg_bytes(c));
   l.lens = carve(&e, nout * c->queue * sizeof(uint32_t));
   l.txs = carve(&e, nout * msg_bytes(c));
   l.rxs = carve(&e, nin * (msg_bytes(c) + TAKT__ROS1_READ_AHEAD));
-  l.latched = carve(&e, c->max_pubs * msg_bytes(c));
+  l.latched = carve(&e, (uint64_t)c->max_pubs * msg_bytes(c));
   l.work = carve(&e, nin * sizeof(takt__ros1_work_t));
-  l.rpc = carve(&e, c->max_rpc_conns * sizeof(takt__ros1_conn_t));
-  l.rpc_bufs = carve(&e, (size_t)c->max_rpc_conns * c->max_xmlrpc);
-  l.pending = carve(&e, c->max_conns * sizeof(takt__ros1_conn_t));
-  l.pending_bufs = carve(&e, (size_t)c->max_conns * c->max_header);
-  size_t nsc = (size_t)c->max_services * c->max_conns;
-  l.srvs = carve(&e, c->max_services * sizeof(takt_ros1_srv_t));
+  l.rpc = carve(&e, (uint64_t)c->max_rpc_conns * sizeof(takt__ros1_conn_t));
+  l.rpc_bufs = carve(&e, (uint64_t)c->max_rpc_conns * c->max_xmlrpc);
+  l.pending = carve(&e, (uint64_t)c->max_conns * sizeof(takt__ros1_conn_t));
+  l.pending_bufs = carve(&e, (uint64_t)c->max_conns * c->max_header);
+  uint64_t nsc = (uint64_t)c->max_services * c->max_conns;
+  l.srvs = carve(&e, (uint64_t)c->max_services * sizeof(takt_ros1_srv_t));
   l.sconns = carve(&e, nsc * sizeof(takt__ros1_sconn_t));
   l.srx = carve(&e, nsc * msg_bytes(c));
   l.stx = carve(&e, nsc * (1u + msg_bytes(c)));
-  l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (size_t)c->max_xmlrpc));
-  l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (size_t)c->max_values * sizeof(takt__xr_value_t));
+  l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (uint64_t)c->max_xmlrpc));
+  l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (uint64_t)c->max_values * sizeof(takt__xr_value_t));
   l.watch = carve(&e, TAKT_IO_MAX_WATCH * sizeof(takt_io_watch_t));
   l.hdr = carve(&e, c->max_header);
   l.fields = carve(&e, TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
-  l.pcache = carve(&e, c->max_cached_params * sizeof(takt__ros1_pcache_t));
+  l.pcache = carve(&e, (uint64_t)c->max_cached_params * sizeof(takt__ros1_pcache_t));
   l.end = e;
   return l;
 }
@@ -88,7 +90,9 @@ static void close_all(takt_ros1_node_t *n) {
 }
 
 size_t takt_ros1_node_bytes(const takt_ros1_config_t *cfg) {
-  return cfg != NULL && config_ok(cfg) ? lay_out(cfg).end : 0;
+  if (cfg == NULL || !config_ok(cfg)) return 0;
+  uint64_t end = lay_out(cfg).end;
+  return end <= SIZE_MAX ? (size_t)end : 0;
 }
 
 takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *cfg,
@@ -105,7 +109,8 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
   if (strlen(host) >= 64) return TAKT_EINVAL;
   layout_t l = lay_out(cfg);
-  uint8_t *base = takt__context_alloc(ctx, l.end);
+  if (l.end > SIZE_MAX) return TAKT_ENOMEM; /* more than this target can address */
+  uint8_t *base = takt__context_alloc(ctx, (size_t)l.end);
   if (base == NULL) return TAKT_ENOMEM;
   takt_ros1_node_t *n = (takt_ros1_node_t *)base;
   n->ctx = ctx;
@@ -133,7 +138,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   n->hdr = base + l.hdr;
   n->fields = (takt__tcpros_field_t *)(base + l.fields);
   n->pcache = (takt__ros1_pcache_t *)(void *)(base + l.pcache); /* zeroed: every entry FREE */
-  const size_t mb = msg_bytes(cfg);
+  const size_t mb = (size_t)msg_bytes(cfg); /* (the layout fits size_t: so does a message) */
   for (uint32_t p = 0; p < cfg->max_pubs; p++) {
     takt_ros1_pub_t *pub = &n->pubs[p];
     pub->node = n;
@@ -622,7 +627,7 @@ static void enqueue_stamped_locked(takt_ros1_pub_t *pub, takt__ros1_out_t *o, co
     }
   }
   uint32_t slot = (o->head + o->count) % c->queue;
-  uint8_t *dst = o->ring + (size_t)slot * msg_bytes(c);
+  uint8_t *dst = o->ring + (size_t)slot * (size_t)msg_bytes(c);
   takt__put_le32(dst, len);
   if (len > 0) memcpy(dst + 4, b, len);
   if (stamp != NULL && len >= 12) memcpy(dst + 8, stamp, 8);
