@@ -1320,6 +1320,16 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
   }
   bytes += 192u * ((size_t)cfg->max_timers + cfg->max_subscriptions + cfg->max_services +
                    cfg->max_clients);
+  /* each callback's queues as deep as the file asks: a subscription's entries per input (and a
+   * HARD one's record of each queued message), a service's three request lists, a client's
+   * request slots with their buffers (a depth of 65,536 the parser takes did not fit before) */
+  uint32_t ncb = desc->n_callbacks < MAX_CALLBACKS ? desc->n_callbacks : MAX_CALLBACKS;
+  for (uint32_t i = 0; i < ncb; i++) {
+    const takt_system_callback_t *c = &desc->callbacks[i];
+    size_t inputs = c->n_inputs > 0 ? c->n_inputs : 1u;
+    bytes += (size_t)c->depth * (48u * inputs + 3u * sizeof(void *)) +
+             (size_t)c->depth * ((size_t)c->request_size + c->response_size + 128u);
+  }
   uint32_t n = desc->n_topics < MAX_TOPICS ? desc->n_topics : MAX_TOPICS;
   uint32_t largest = TAKT_DAEMON_MAX_PAYLOAD_DEFAULT;
   for (uint32_t i = 0; i < n; i++) {

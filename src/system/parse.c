@@ -287,6 +287,11 @@ static int parse_topics(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
       if (get_integer(p, n, "slots", 1, 1024, &v) < 0) return -1;
       t->slots = (uint32_t)v;
     }
+    /* its messages are held in the context's memory, locked there by takt run: a total a robot
+     * can hold (each bound alone allowed 16 GiB, refused later as "invalid argument") */
+    if ((uint64_t)t->size * t->slots > (UINT64_C(1) << 30))
+      return FAIL(p, it, "topic '%s': size %u x slots %u is more than 1 GiB of messages", t->name,
+                  (unsigned)t->size, (unsigned)t->slots);
     if ((n = lookup(p, it, "shared")) != NULL) {
       if (want(p, n, YAML_SCALAR_NODE, "'shared'") < 0) return -1;
       if (strcmp(scalar(n), "true") == 0) t->shared = true;

@@ -188,6 +188,28 @@ TEST_F(SystemTest, StackKibIsParsedAndChecked) {
   EXPECT_STREQ(err, "mem.yaml:1:12: stack_kib must be a whole number, not '100.5'");
 }
 
+// The deepest queues the parser takes are built: the context's memory counts each callback's
+// queue depth (it counted 192 bytes per entity: "arena too small", naming another item); a topic
+// of more than 1 GiB of messages is refused by the parser, naming it (the context refused it
+// later as "invalid argument").
+TEST_F(SystemTest, TheDeepestQueuesAndTheLargestTopicTheParserTakesAreBuilt) {
+  parse("topics: [{name: t, size: 8}]\n"
+        "nodes:\n  - name: a\n    timers: [{name: tm, period_ms: 10, publish: t}]\n"
+        "    subscriptions: [{name: s1, topic: t, depth: 65536, class: hard, latency_ms: 5}]\n"
+        "    services: [{name: sv, request_size: 8, response_size: 8, depth: 65536}]\n");
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  takt_system_destroy(sys);
+  const std::string big = "topics: [{name: big, size: 2097152, slots: 1024}]\n"
+                          "nodes:\n  - name: a\n    timers: [{name: tm, period_ms: 10}]\n";
+  EXPECT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(big.data()), big.size(),
+                              desc.get(), err, sizeof err),
+            TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("topic 'big': size 2097152 x slots 1024 is more than 1 GiB"),
+            std::string::npos) << err;
+}
+
 // The system's name names files (the introspection endpoint NAME.PID.sock, results): a '/' in it
 // made the endpoint's path a directory that does not exist, and the tools found no system.
 // Nesting deeper than a system description has is refused at once (libyaml's time grows with the
