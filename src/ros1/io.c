@@ -313,10 +313,38 @@ static void serve_call(takt_ros1_node_t *n, char *body, uint32_t len, takt__xr_w
 static void rpc_close(takt__ros1_conn_t *c) {
   takt_io_close(&c->io);
   c->len = 0;
+  c->out_len = c->out_off = 0;
+  c->close_after = false;
+}
+
+static void rpc_serve(takt_ros1_node_t *n, takt__ros1_conn_t *c);
+
+/* The rest of an answer, as far as the socket takes it; once all is sent, the requests that came
+ * meanwhile are served (or the connection ends, if the answer said so). */
+static void rpc_flush(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  int32_t wr = takt_io_write_some(c->io, c->out + c->out_off, c->out_len - c->out_off);
+  if (wr < 0) {
+    rpc_close(c);
+    return;
+  }
+  c->out_off += (uint32_t)wr;
+  if (wr > 0) c->since = takt_time_now(); /* the timeout counts from the last progress */
+  if (c->out_off < c->out_len) return;
+  c->out_len = c->out_off = 0;
+  if (c->close_after) {
+    rpc_close(c);
+    return;
+  }
+  c->since = takt_time_now();
+  rpc_serve(n, c);
 }
 
 /* Bytes arrived on a slave API connection: serve every whole request in them. */
 static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  if (c->out_len > 0) { /* an answer is being sent: writable again */
+    rpc_flush(n, c);
+    return;
+  }
   int32_t r = takt_io_read_some(c->io, c->buf + c->len, n->cfg.max_xmlrpc - c->len);
   if (r < 0 || (r == 0 && c->len == n->cfg.max_xmlrpc)) {
     rpc_close(c);
@@ -324,6 +352,11 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   }
   if (c->len == 0 && r > 0) c->since = takt_time_now(); /* a request begins: whole by its timeout */
   c->len += (uint32_t)r;
+  rpc_serve(n, c);
+}
+
+/* Serve every whole request in c's buffer, until one's answer is not taken whole by the socket. */
+static void rpc_serve(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   for (;;) {
     takt__http_info_t info;
     takt_err_t rc = takt__http_parse(c->buf, c->len, n->cfg.max_xmlrpc, false, &info);
@@ -347,17 +380,29 @@ static void rpc_readable(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     int32_t hl = takt__http_response_head(head, sizeof head, w.len, info.keep_alive, info.http10);
     char *msg = out + TAKT__ROS1_HEAD - hl;
     memcpy(msg, head, (size_t)hl);
-    /* Answers are small and a socket's buffer takes them whole. One it does not take whole
-     * comes from a client that has stopped reading its answers (it sent request after request):
-     * it loses the connection rather than hold this thread, which carries every topic, for the
-     * timeout of each answer. */
-    int32_t wr = takt_io_write_some(c->io, (const uint8_t *)msg, (uint32_t)hl + w.len);
-    if (wr < 0 || (uint32_t)wr < (uint32_t)hl + w.len || !info.keep_alive) {
+    /* What the socket does not take at once (a large getBusInfo, a client slow to read) is kept
+     * and sent as the socket becomes writable, never waited for here (this thread carries every
+     * topic); a client that takes none of it within the timeout loses the connection. */
+    uint32_t total = (uint32_t)hl + w.len;
+    int32_t wr = takt_io_write_some(c->io, (const uint8_t *)msg, total);
+    if (wr < 0) {
       rpc_close(c);
       return;
     }
     memmove(c->buf, c->buf + info.total, c->len - info.total);
     c->len -= info.total;
+    if ((uint32_t)wr < total) {
+      memcpy(c->out, msg + wr, total - (uint32_t)wr);
+      c->out_len = total - (uint32_t)wr;
+      c->out_off = 0;
+      c->close_after = !info.keep_alive;
+      c->since = takt_time_now();
+      return;
+    }
+    if (!info.keep_alive) {
+      rpc_close(c);
+      return;
+    }
     if (c->len > 0) c->since = takt_time_now(); /* the next request's bytes came already */
   }
 }
@@ -876,18 +921,25 @@ void takt__ros1_io_main(void *arg) {
   } while (0)
     bool listening = now >= accept_again;
     if (!listening) deadline = accept_again;
+    /* every slot for a connection whose header is awaited taken: new ones wait in the listener's
+     * backlog (taken, they were closed at once: a burst of subscribers at launch saw resets) */
+    bool pending_room = false;
+    for (uint32_t i = 0; i < cfg->max_conns && !pending_room; i++)
+      pending_room = n->pending[i].io.fd < 0;
     WATCH(listening ? n->rpc_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_RPC_LISTEN, 0, 0);
-    WATCH(listening ? n->tcpros_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_TCPROS_LISTEN, 0, 0);
+    WATCH(listening && pending_room ? n->tcpros_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_TCPROS_LISTEN,
+          0, 0);
     for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
       takt__ros1_conn_t *c = &n->rpc[i];
       if (c->io.fd < 0) continue;
-      if (c->len > 0 && now - c->since > cfg->timeout_ns) { /* a request that never completes */
+      bool busy = c->len > 0 || c->out_len > 0; /* a request being read, an answer being sent */
+      if (busy && now - c->since > cfg->timeout_ns) { /* one that never completes */
         rpc_close(c);
         continue;
       }
-      if (c->len > 0 && (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline))
+      if (busy && (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline))
         deadline = c->since + cfg->timeout_ns;
-      WATCH(c->io, TAKT_IO_IN, W_RPC, i, 0);
+      WATCH(c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, W_RPC, i, 0);
     }
     for (uint32_t i = 0; i < cfg->max_conns; i++) {
       takt__ros1_conn_t *c = &n->pending[i];

@@ -31,7 +31,7 @@ static bool config_ok(const takt_ros1_config_t *c) {
  * products of the configuration's sizes would wrap into a small block; the end is checked
  * against size_t before anything is made). */
 typedef struct layout {
-  uint64_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, pending,
+  uint64_t pubs, subs, outs, ins, rings, lens, txs, rxs, latched, work, rpc, rpc_bufs, rpc_outs, pending,
       pending_bufs, srvs, sconns, srx, stx, calls, call_vals, watch, hdr, fields, pcache, end;
 } layout_t;
 
@@ -57,6 +57,7 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.work = carve(&e, nin * sizeof(takt__ros1_work_t));
   l.rpc = carve(&e, (uint64_t)c->max_rpc_conns * sizeof(takt__ros1_conn_t));
   l.rpc_bufs = carve(&e, (uint64_t)c->max_rpc_conns * c->max_xmlrpc);
+  l.rpc_outs = carve(&e, (uint64_t)c->max_rpc_conns * (TAKT__ROS1_HEAD + (uint64_t)c->max_xmlrpc));
   l.pending = carve(&e, (uint64_t)c->max_conns * sizeof(takt__ros1_conn_t));
   l.pending_bufs = carve(&e, (uint64_t)c->max_conns * c->max_header);
   uint64_t nsc = (uint64_t)c->max_services * c->max_conns;
@@ -178,6 +179,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
     n->rpc[i].io = TAKT_IO_CLOSED;
     n->rpc[i].buf = base + l.rpc_bufs + (size_t)i * cfg->max_xmlrpc;
+    n->rpc[i].out = base + l.rpc_outs + (size_t)i * (TAKT__ROS1_HEAD + cfg->max_xmlrpc);
   }
   for (uint32_t i = 0; i < cfg->max_conns; i++) {
     n->pending[i].io = TAKT_IO_CLOSED;

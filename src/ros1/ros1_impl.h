@@ -183,6 +183,11 @@ typedef struct takt__ros1_conn {
   uint8_t *buf;
   uint32_t len;
   int64_t since; /* when it was accepted or last served */
+  /* slave API connections: the rest of an answer the socket did not take at once, sent as it
+   * becomes writable (no request is read meanwhile); close_after: the connection ends then */
+  uint8_t *out;
+  uint32_t out_len, out_off;
+  bool close_after;
 } takt__ros1_conn_t;
 
 typedef struct takt__ros1_work {

@@ -402,6 +402,57 @@ TEST_F(Ros1Live, ANodeWithManyRegistrationsUnregistersThemAllAtItsEnd) {
   EXPECT_EQ(left, 0u) << "publications the master still lists for the ended node";
 }
 
+// A slave API answer larger than the socket takes at once (getPublications of 256 publications of
+// long names, about 60 KB, to a client with the smallest receive window) reaches the client whole
+// while the I/O thread goes on (it was cut at what the first write took: rosnode info and
+// rqt_graph got a broken reply from a node with many topics or connections).
+TEST_F(Ros1Live, ALargeSlaveApiAnswerIsSentWhole) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_wide";
+  cfg.max_pubs = 256;
+  cfg.max_subs = 1;
+  cfg.max_services = 0;
+  cfg.max_conns = 1;
+  cfg.queue = 2;
+  cfg.max_message = 256;
+  cfg.max_xmlrpc = 256 * 1024;
+  cfg.max_values = 4096;
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  for (int i = 0; i < 256; i++) {
+    std::string t = "/wide/" + std::string(110, 'n') + "_" + std::to_string(i);
+    takt_ros1_pub_t *p;
+    ASSERT_EQ(takt_ros1_advertise(node, t.c_str(), std_msgs__String__NAME, std_msgs__String__MD5, "string data\n",
+                                  false, &p),
+              TAKT_OK);
+  }
+  std::smatch m;
+  std::string u = takt_ros1_node_uri(node);
+  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
+  ASSERT_TRUE(small_send_buffer_of_listener((uint16_t)std::stoi(m[1])));  // (the kernel's smallest)
+  int fd = small_window_connect((uint16_t)std::stoi(m[1]));
+  ASSERT_GE(fd, 0);
+  std::string body = "<?xml version=\"1.0\"?><methodCall><methodName>getPublications</methodName><params>"
+                     "<param><value>/x</value></param></params></methodCall>";
+  std::string req = "POST / HTTP/1.1\r\nContent-Type: text/xml\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(write(fd, req.data(), req.size()), (ssize_t)req.size());
+  std::string got;
+  char buf[4096];
+  for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) got.append(buf, (size_t)r);
+  close(fd);
+  size_t head_end = got.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << got.substr(0, 200);
+  std::smatch cl;
+  std::string head = got.substr(0, head_end);
+  ASSERT_TRUE(std::regex_search(head, cl, std::regex("Content-Length: ([0-9]+)"))) << head;
+  size_t want = std::stoul(cl[1]);
+  EXPECT_GT(want, 50000u);
+  EXPECT_EQ(got.size() - head_end - 4, want) << "the answer was cut";
+  EXPECT_NE(got.find(std::string(110, 'n') + "_255"), std::string::npos);
+}
+
 TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout) {
   ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);  // 4 connections per service
   takt_ros1_srv_t *srv;
