@@ -225,3 +225,8 @@ def test_record_section_of_a_system_file(tmp_path, runtime_dir):
     p = takt("check", bad)
     _, err = p.communicate(timeout=30)
     assert p.returncode != 0 and "record: no topic named 'nosuch' in the system" in err
+    # topics that are no list: the runner names it in one line (the recorder raised a traceback)
+    bad.write_text(SOURCE + "record: {file: out.mcap, topics: 5}\n")
+    p = takt("run", bad, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and "Traceback" not in err and "topics" in err, err

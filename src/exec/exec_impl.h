@@ -33,6 +33,8 @@ typedef struct takt__exec_rec {
   int64_t job_release;   /* timers: the release of the pending job */
   uint32_t inflight;     /* jobs of it handed to a thread or running now (every kind) */
   uint32_t running;      /* of those, jobs that started: their callback's function runs */
+  uint32_t group_waiting; /* preempt: workers waiting for its exclusive group's lock (the node's
+                           * own group lives in the node: a removal of the node waits for them) */
   uint32_t claimed;      /* waitset: taken from the snapshot by a thread, not started yet */
   bool gone;             /* its callback left the executor while a job of it was in flight:
                           * the record stays out of the free list until inflight is 0 */

@@ -175,7 +175,7 @@ static void remove_cb_locked(takt_executor_t *e, takt_callback_t *cb) {
 
 void takt__exec_rec_done_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   if (!r->gone) return;
-  if (r->running == 0 && e->gone_waiters > 0) takt__defer_wake(&e->gone);
+  if (r->running == 0 && r->group_waiting == 0 && e->gone_waiters > 0) takt__defer_wake(&e->gone);
   if (r->inflight > 0) return;
   r->gone = false;
   r->cb = NULL;
@@ -186,11 +186,15 @@ void takt__exec_rec_done_locked(takt_executor_t *e, takt__exec_rec_t *r) {
 
 /* Is a job of cb (or, cb NULL, of any callback of node) still running on e though it left? A
  * job handed to a thread that has not started does not count: that thread finds its record gone
- * and drops it without touching the callback. */
+ * and drops it without touching the callback; for a node, one waiting for its group's lock does
+ * (the node's own group's lock lives in the node). */
 static bool gone_running_locked(takt_executor_t *e, const takt_node_t *node, const takt_callback_t *cb) {
   for (uint32_t i = 0; i < e->cap; i++) {
     const takt__exec_rec_t *r = &e->rec_pool[i];
-    if (r->gone && r->running > 0 && (cb != NULL ? r->cb == cb : r->node == node)) return true;
+    if (!r->gone) continue;
+    if (cb != NULL ? r->cb == cb && r->running > 0
+                   : r->node == node && (r->running > 0 || r->group_waiting > 0))
+      return true;
   }
   return false;
 }

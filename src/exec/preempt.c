@@ -644,14 +644,13 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   bool exclusive = g->kind == TAKT_GROUP_MUTUALLY_EXCLUSIVE;
   /* Uncontended: taken without letting go of the executor's lock (a trylock cannot deadlock).
    * Contended: wait for it without the lock, which its holder needs to finish. */
-  bool counted = false;
   if (exclusive && takt_mutex_trylock(&g->lock) != TAKT_OK) {
     w->blocked = true; /* its CPU is free meanwhile: the next queued job may use it */
     if (late_binding(e)) call_next(e);
-    /* counted as running: a removal of its node waits for this thread, which takes the group's
-     * lock (in the node, for the default group) when it wakes and lets go of it if it left */
-    r->running++;
-    counted = true;
+    /* counted: a removal of its node waits for this thread, which takes the group's lock (in
+     * the node, for the default group) when it wakes and lets go of it if it left; a callback
+     * destroyed meanwhile does not (the group's holder may be the one destroying it) */
+    r->group_waiting++;
     takt__exec_unlock(e);
     takt_mutex_lock(&g->lock);
     takt__exec_lock(e);
@@ -660,16 +659,17 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
       takt__exec_unlock(e);
       takt_mutex_unlock(&g->lock);
       takt__exec_lock(e);
-      r->running--; /* (job_ended then wakes the remover) */
+      r->group_waiting--; /* (job_ended then wakes the remover) */
       return false;
     }
+    r->group_waiting--;
   }
   /* leader mode estimates whether the lead must pass on from the job's last duration */
   int64_t started = pre_of(e)->thread_mode ? 0 : takt_time_now();
   takt__run_t run = {.abs_deadline = w->deadline, .held = &e->lock,
                      .job_lock = exclusive ? &g->lock : NULL};
   bool ran = true;
-  if (!counted) r->running++;
+  r->running++;
   if (cb->kind == TAKT_CB_TIMER) {
     takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
   } else {

@@ -1276,6 +1276,9 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
     if (strcmp(scalar(n), "edf") == 0) sys->edf = true;
     else if (strcmp(scalar(n), "fp") != 0)
       return FAIL(p, n, "scheduling must be 'fp' or 'edf', not '%s'", scalar(n));
+    if (sys->edf && strcmp(sys->executor, "preempt") != 0) /* (the others were silent about it) */
+      return FAIL(p, n, "scheduling: edf is the preempt executor's, not the %s executor's",
+                  sys->executor);
   }
   if ((n = lookup(p, root, "threads")) != NULL) {
     double v;

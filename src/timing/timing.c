@@ -654,6 +654,14 @@ static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_he
     disarm(tm, &tt->dl);
     return;
   }
+  if (tt->dl.pos >= 0 && tt->dl.at <= h->t_data) {
+    /* the armed deadline passed before this publication and no dispatch told it yet: told now,
+     * not replaced by the new one */
+    int64_t since = tt->published == 1 && tt->first_armed ? tt->first_from : tt->dl.at - tt->eps;
+    tt->rate_violations++;
+    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, tt->dl.at, since, h->t_data - since, false,
+          true);
+  }
   arm(tm, &tt->dl, crit);
 }
 
@@ -896,7 +904,7 @@ static void h_chain_arrival(takt_context_t *ctx, takt_callback_t *source, int64_
     }
     w->runs[i] = t_info;
     uint32_t below = w->late_runs & ((1u << i) - 1u); /* the late bits follow their runs */
-    w->late_runs = below | ((w->late_runs & ~below) << 1) | (now > t_info + w->deadline ? 1u << i : 0u);
+    w->late_runs = below | ((w->late_runs & ~below) << 1) | (now >= t_info + w->deadline ? 1u << i : 0u);
     w->n_runs++;
     if (i == 0) watch_await_first(tm, w);
   }

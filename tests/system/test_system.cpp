@@ -223,6 +223,9 @@ TEST_F(SystemTest, ASystemNameWithASlashAndDeepNestingAreRefused) {
   EXPECT_EQ(parse_text("name: robot/arm\n" + nodes), TAKT_EINVAL);
   EXPECT_NE(std::string(err).find("mem.yaml:1:7: system name 'robot/arm' has a '/'"), std::string::npos) << err;
   ASSERT_EQ(parse_text("name: robot_arm\n" + nodes), TAKT_OK) << err;
+  EXPECT_EQ(parse_text("executor: tide\nscheduling: edf\n" + nodes), TAKT_EINVAL);  // (ignored before)
+  EXPECT_NE(std::string(err).find("mem.yaml:2:13: scheduling: edf is the preempt executor's, not the tide"),
+            std::string::npos) << err;
   std::string deep = "nodes: " + std::string(200000, '[') + std::string(200000, ']') + "\n";
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(parse_text(deep), TAKT_EINVAL);

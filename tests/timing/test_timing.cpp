@@ -370,6 +370,26 @@ TEST_F(Timing, RateViolationIsFlaggedAlthoughFutureDataWouldBeValid) {
   EXPECT_EQ(ts.latency_max, 4 * kMs);  // message 2: observed t0+8, fetched t0+12
 }
 
+// A rate deadline that has passed when newer information is published, before any dispatch told
+// it, is told then: the publication does not replace it (the violation was lost; with a source
+// whose period is epsilon, a publication at the deadline's very instant did so every time).
+TEST_F(Timing, ARateDeadlinePassedBeforeAPublicationIsToldNotReplaced) {
+  make(hard(0, 0, 10 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(take(), 1u);
+  takt_clock_advance(&clock, 10 * kMs);  // the deadline t0 + 10 ms is reached; nothing dispatched
+  ASSERT_EQ(publish(2, now()), TAKT_OK);
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 10 * kMs);
+  EXPECT_EQ(rec.seen[0].t_info, t0);
+  EXPECT_EQ(rec.seen[0].value, 10 * kMs);
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 20 * kMs);  // armed from the new information
+}
+
 TEST_F(Timing, RateViolationOnCommitWhenInformationIsAlreadyOlderThanEpsilon) {
   make(hard(0, 0, 10 * kMs));
   ASSERT_EQ(publish(1, now() - 11 * kMs), TAKT_OK);

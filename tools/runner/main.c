@@ -398,10 +398,10 @@ static int64_t chain_miss_line(runner_t *r, uint32_t i, unsigned long k, char *l
              at, ch->name, (double)after / 1e3);
   else if (runs == 0)
     snprintf(line, cap,
-             "%8.3fs chain %s missed its deadline: %.3f ms > %.3f ms (told when its last "
+             "%8.3fs chain %s missed its deadline: %.3f ms %s %.3f ms (told when its last "
              "callback, %s, ended)",
-             at, ch->name, (double)lat / 1e6, (double)ch->deadline_ns / 1e6,
-             ch->callbacks[ch->n - 1]);
+             at, ch->name, (double)lat / 1e6, lat > ch->deadline_ns ? ">" : ">=",
+             (double)ch->deadline_ns / 1e6, ch->callbacks[ch->n - 1]);
   else
     snprintf(line, cap,
              "%8.3fs chain %s missed its deadline: not through %s %.3f ms after its release%s "
@@ -1179,6 +1179,7 @@ static int run(runner_t *r, const options_t *o, double duration) {
   takt_introspect_stop(r->introspect);
   r->introspect = NULL;
   if (any_hard) takt_validator_stop(r->ctx);
+  tell_violations(r); /* (one the validator told before it stopped) */
   if (arg.start_rc < 0) return die("starting the nodes", arg.start_rc);
   int trace_status = o->trace != NULL ? write_trace(r, o->trace) : 0;
   char panic[200];

@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
     r.add_argument("--agent", type=Path, required=True, help="the agent's system file (examples/mcu/agent.yaml)")
     r.add_argument("--board", default="mps2-an500", choices=["mps2-an386", "mps2-an500"])
     r.add_argument("--baud", type=int, default=115200, help="the agent's line rate (default 115200)")
-    r.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: at Ctrl-C)")
+    r.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: at Ctrl-C, within a day)")
     r.add_argument("--out", type=Path, default=Path("results"))
     r.add_argument("--qemu", default="qemu-system-arm")
     r.add_argument("--append", default="", help="the firmware's command line (QEMU's -append), e.g. "
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         # the agent runs until this stops it (its own duration past ours, whatever the file says:
         # a file without duration_s would end it after 10 s), and ends should this process die
         # (TAKT_SUPERVISOR_PID: the kernel sends it SIGTERM then)
-        agent_s = args.duration + 60 if args.duration > 0 else 86400
+        agent_s = min(args.duration + 60, 86400) if args.duration > 0 else 86400  # (takt-run's bound)
         agent = subprocess.Popen([str(exe), str(args.agent), "--json", str(result), "--quiet",
                                   "--duration", str(agent_s),
                                   "--link", f"{link}=emu:baud={args.baud}/serial:{qemu.pty}",

@@ -81,7 +81,8 @@ class Recorder:
         rec = doc.get("record") if isinstance(doc, dict) else None
         if isinstance(rec, dict) and rec.get("file"):
             self.out = (file.parent / str(rec["file"])) if not Path(str(rec["file"])).is_absolute() else Path(str(rec["file"]))
-            self.wanted = [str(t) for t in rec.get("topics") or []]
+            topics = rec.get("topics")
+            self.wanted = [str(t) for t in topics] if isinstance(topics, list) else []  # (the runner names a bad one)
 
     def start(self, child: subprocess.Popen) -> None:
         import threading
@@ -147,6 +148,9 @@ def run_system(file: Path, executor: Optional[str], duration: Optional[float], o
         cmd.append("--no-introspect")
     json_path.unlink(missing_ok=True)  # a result left by an earlier run is not this run's
     recorder = Recorder(file)
+    if no_introspect and recorder.wanted is not None:  # it records through the endpoint
+        print("takt run: --no-introspect: the file's record: section records nothing", file=sys.stderr)
+        recorder.wanted = None
     # (`record:` without topics records every topic: wanted is [] then)
     rc = supervise(cmd, stopped, started=recorder.start if recorder.wanted is not None else None)
     recorder.join()
