@@ -104,6 +104,25 @@ def test_every_feature_generates_and_compiles(tmp_path):
     assert len(run.stdout.split()[0]) == 32
 
 
+def test_a_service_comes_from_the_first_directory_that_has_it(tmp_path):
+    # a package in two search roots (an overlay): its messages came from the first, its services
+    # from the last: the service's md5 did not match the layout generated for its request
+    for root, t in (("a", "int32"), ("b", "int64")):
+        (tmp_path / root / "p" / "msg").mkdir(parents=True)
+        (tmp_path / root / "p" / "msg" / "M.msg").write_text(f"{t} x\n")
+        (tmp_path / root / "p" / "srv").mkdir(parents=True)
+        (tmp_path / root / "p" / "srv" / "S.srv").write_text(f"{t} a\n---\n")
+    def service_headers(*roots):
+        out = tmp_path / ("out" + "".join(roots))
+        args = [a for r in roots for a in ("--search-root", tmp_path / r)]
+        proc = msggen("--out", out, *args, "p", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return {f.name: f.read_text() for f in out.rglob("*.h") if f.stem.startswith("S")}
+
+    alone, overlaid = service_headers("a"), service_headers("a", "b")
+    assert alone and overlaid == alone, "the overlay's service differs from the first root's alone"
+
+
 def test_service_needs_a_separator(tmp_path):
     d = tmp_path / "demo_msgs" / "srv"
     d.mkdir(parents=True)
@@ -171,6 +190,22 @@ def test_question_marks_are_escaped_against_trigraphs(tmp_path):
                          "-o", str(tmp_path / "a.out")], capture_output=True, text=True)
     assert cc.returncode == 0, cc.stderr
     assert subprocess.run([str(tmp_path / "a.out")]).returncode == 0
+
+
+def test_names_the_c_library_and_gnu_modes_define_as_macros_get_an_underscore(tmp_path):
+    # `uint8 EINVAL=1` was a syntax error in the C++ header (C++'s <string> brings <cerrno> in), a
+    # field `linux` one in the struct under gnu++17 (what the project's CMake compiles)
+    make_pkg(tmp_path, {"Errs.msg": "uint8 EINVAL=1\nuint8 EXIT_SUCCESS=0\nint32 linux\nint32 BUFSIZ\n"})
+    out = tmp_path / "out"
+    r = msggen("--out", out, "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "demo_msgs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    src = tmp_path / "main.cpp"
+    src.write_text('#include <cerrno>\n#include <cstdlib>\n#include <string>\n#include "demo_msgs/Errs.h"\n'
+                   "int main() { demo_msgs__Errs m{}; m.linux_ = 1; m.BUFSIZ_ = 2; return m.linux_ + m.BUFSIZ_ == 3 ? 0 : 1; }\n")
+    cc = subprocess.run(["g++", "-std=gnu++17", "-fsyntax-only", "-Wall", "-Werror", "-I", str(out / "include"),
+                         "-I", str(REPO / "include"), "-I", str(BUILD / "include"), str(src)],
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
 
 
 def test_ros2_string_constants_are_unquoted_as_rosidl_does(tmp_path):

@@ -499,6 +499,13 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
     }
   }
   at += (uint32_t)snprintf(in->line + at, in->line_cap - at, "}\n");
+  /* what the client took since the last sample goes first: a full buffer with the client behind
+   * for SEND_TIMEOUT_NS ends the echo (a sample dropped here flushed nothing, so a client that
+   * stopped reading was never found out and held the echo to its timeout) */
+  if (in->pend_len + at > in->pend_cap && !echo_flush(in, false)) {
+    takt_executor_stop(in->echo_exec);
+    return;
+  }
   if (in->pend_len + at > in->pend_cap) { /* the client is behind by more than pend holds */
     in->echo_dropped++;
     return;
@@ -512,12 +519,19 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
 /* Room for the lines of a sample of each echoed topic (the subscriptions exist: their topics
  * stay). False after answering the error. */
 static bool echo_buffers(takt_introspect_t *in, uint32_t n_topics) {
-  uint32_t ser_cap = 0;
+  uint64_t ser_need = 0;
   for (uint32_t i = 0; i < n_topics; i++) {
     /* room for the largest sample: its serialized form may outgrow the in-memory struct */
-    uint32_t need = in->echo_sub[i]->topic->type->size * 4u + 4096u;
-    if (need > ser_cap) ser_cap = need;
+    uint64_t need = (uint64_t)in->echo_sub[i]->topic->type->size * 4u + 4096u;
+    if (need > ser_need) ser_need = need;
   }
+  /* its line is twice that in hex: in 64 bits, a type of 512 MiB wrapped it into a small buffer */
+  if (2u * ser_need + 256u + TAKT_NAME_MAX > UINT32_MAX) {
+    send_error_to(in, in->echo_conn, "a sample of %llu bytes is more than echo sends",
+                  (unsigned long long)(ser_need - 4096u) / 4u);
+    return false;
+  }
+  uint32_t ser_cap = (uint32_t)ser_need;
   uint32_t line_cap = 2u * ser_cap + 256u + TAKT_NAME_MAX;
   if (ser_cap > in->ser_cap) {
     uint8_t *p = realloc(in->ser, ser_cap);
@@ -745,6 +759,11 @@ static void do_call(takt_introspect_t *in, const char *name, const char *hx, lon
   }
   void *req = message_from_hex(in, in->conn, req_type, hx, name);
   if (req == NULL) return;
+  if ((uint64_t)resp_type->size * 8u + 8192u + 128u > UINT32_MAX) { /* (its line, in hex) */
+    free(req);
+    send_error(in, "an answer of %u bytes is more than call sends", (unsigned)resp_type->size);
+    return;
+  }
   void *resp = calloc(1, resp_type->size);
   uint32_t ser_cap = resp_type->size * 4u + 4096u;
   uint8_t *ser = malloc(ser_cap);

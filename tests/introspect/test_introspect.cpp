@@ -211,6 +211,39 @@ TEST_F(Introspect, AClientThatStopsReadingNeverHoldsThePublisher) {
   EXPECT_NE(ask(path(), "graph").find("\"chatter\""), std::string::npos);
 }
 
+// A client that stops reading but stays connected (`takt topic echo X | less`, unscrolled): once
+// its samples have filled the endpoint's buffer and it has taken nothing for the send timeout, the
+// echo ends, and the next client's echo runs (a sample dropped for the full buffer flushed
+// nothing: the stall was never found, the echo held the endpoint to its 60 s timeout and every
+// other echo was refused).
+TEST_F(Introspect, AClientThatStaysButReadsNothingHasItsEchoEnded) {
+  takt_io_t io = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+  const char req[] = "echo chatter 1000000 60000\n";
+  ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req), sizeof req - 1), TAKT_OK);
+  usleep(100000);  // the echo is sampling now; this client reads nothing and stays
+  std_msgs::String m;
+  m.data = std::string(200, 'x').c_str();
+  for (int i = 0; i < 20000; i++) ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+  std::string answer;
+  for (int i = 0; i < 60 && answer.find("\"seq\"") == std::string::npos; i++) {
+    usleep(100000);  // the samples that come find the client still behind: after 2 s it is ended
+    ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
+    if (i >= 25) {
+      std::thread feed([&] {
+        for (int k = 0; k < 20; k++) {
+          usleep(20000);
+          (void)takt_publish(pub, &m, sizeof m);
+        }
+      });
+      answer = ask(path(), "echo chatter 1 2000");
+      feed.join();
+    }
+  }
+  EXPECT_NE(answer.find("\"seq\""), std::string::npos) << answer;
+  takt_io_close(&io);
+}
+
 TEST_F(Introspect, TheEndpointIsOwnerOnly) {
   struct stat st {};
   ASSERT_EQ(stat(path().c_str(), &st), 0);

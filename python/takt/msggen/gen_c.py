@@ -4,6 +4,7 @@ descriptor for the core, the ROS 1 identity (md5sum, full definition) and the RO
 
 from __future__ import annotations
 
+import errno
 import math
 import struct
 from pathlib import Path
@@ -38,6 +39,14 @@ KEYWORDS = {
     "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
     # macros
     "NULL", "EOF", "errno",
+}
+# Object-like macros of the C library headers C++'s <string> brings in (<cerrno>, <cstdio>,
+# <cstdlib>): a constant `uint8 EINVAL=1` was a syntax error in the C++ header; and the names
+# GNU modes predefine (the project's CMake compiles gnu++17): a field `linux` broke the struct.
+KEYWORDS |= set(errno.errorcode.values()) | {
+    "BUFSIZ", "EXIT_FAILURE", "EXIT_SUCCESS", "FILENAME_MAX", "FOPEN_MAX", "L_tmpnam", "MB_CUR_MAX",
+    "RAND_MAX", "SEEK_CUR", "SEEK_END", "SEEK_SET", "TMP_MAX", "stdin", "stdout", "stderr",
+    "linux", "unix", "i386",
 }
 
 

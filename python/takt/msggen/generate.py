@@ -82,11 +82,17 @@ def load(targets: List[str], search: Dict[str, List[Path]],
         dirs = search.get(key)
         if not dirs:
             raise MsgError(t, 0, f"package '{t}' not found (give --search {t}=DIR or --search-root)")
+        taken = set()  # a name found in an earlier (higher-priority) directory is that one
         for d in dirs:
             for f in sorted(Path(d).glob("*.msg")):
-                msgs.append(reg.load_msg(f"{key}/{f.stem}"))
+                if ("msg", f.stem) not in taken:
+                    taken.add(("msg", f.stem))
+                    msgs.append(reg.load_msg(f"{key}/{f.stem}"))
             sd = Path(d).parent / "srv"
             for f in sorted(sd.glob("*.srv")) if sd.is_dir() and not ros2 else []:
+                if ("srv", f.stem) in taken:  # (a later directory's overrode it: md5 and layout differed)
+                    continue
+                taken.add(("srv", f.stem))
                 srv = parse_srv_file(f, t)
                 reg.add_srv(srv)
                 srvs.append(srv)
