@@ -201,24 +201,21 @@ def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
 
 
 def test_record_section_of_a_system_file(tmp_path, runtime_dir):
-    system = tmp_path / "rec.yaml"
-    system.write_text(SOURCE.replace("duration_s: 60", "duration_s: 1.5") + "record: {file: out.mcap, topics: [scan]}\n")
-    p = takt("run", system, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
-    assert f"into {tmp_path / 'out.mcap'}" in err
-    msgs, enc = read(tmp_path / "out.mcap")
+    def run_recording(name: str, record: str):
+        system = tmp_path / f"{name}.yaml"
+        system.write_text(SOURCE.replace("duration_s: 60", "duration_s: 1.5") + f"record: {record}\n")
+        p = takt("run", system, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        assert f"into {tmp_path / (name + '.mcap')}" in err
+        return read(tmp_path / f"{name}.mcap")[0]
+
+    msgs = run_recording("rec", "{file: rec.mcap, topics: [scan]}")
     assert list(msgs) == ["/scan"]
     seqs = [s for _, _, s, _ in msgs["/scan"]]
     assert len(seqs) >= 25 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     # without topics: every topic (the recorder was not started at all: no file, no word)
-    every = tmp_path / "every.yaml"
-    every.write_text(SOURCE.replace("duration_s: 60", "duration_s: 1.5") + "record: {file: all.mcap}\n")
-    p = takt("run", every, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
-    assert f"into {tmp_path / 'all.mcap'}" in err
-    msgs, _ = read(tmp_path / "all.mcap")
+    msgs = run_recording("every", "{file: every.mcap}")
     assert "/scan" in msgs and len(msgs["/scan"]) >= 25
     bad = tmp_path / "bad.yaml"
     bad.write_text(SOURCE + "record: {file: out.mcap, topics: [nosuch]}\n")

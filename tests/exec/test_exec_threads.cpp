@@ -27,6 +27,39 @@ void count_msg(takt_subscription_t *, const takt_message_t *, void *user) {
 
 #endif
 
+#if TAKT_WITH_RPC
+// A context with a node "server" serving "echo" (its answer is the request) and a node "caller";
+// done() destroys them and checks that every pool is back to its first use.
+struct Echo {
+  takt_context_t *ctx = nullptr;
+  takt_pool_usage_t baseline{};
+  takt_node_t *server = nullptr, *caller = nullptr;
+  takt_service_t *srv = nullptr;
+  void make() {
+    takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+    ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+    baseline = pool_usage(ctx);
+    ASSERT_EQ(takt_node_create(ctx, "server", &server), TAKT_OK);
+    ASSERT_EQ(takt_node_create(ctx, "caller", &caller), TAKT_OK);
+    ASSERT_EQ(takt_service_create(
+                  server, "echo", blob8_type(), blob8_type(),
+                  [](takt_service_t *, const takt_message_t *req, void *resp, void *) {
+                    std::memcpy(resp, req->data, sizeof(Blob8));
+                    return TAKT_OK;
+                  },
+                  nullptr, nullptr, &srv),
+              TAKT_OK);
+  }
+  void done() {
+    EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(server), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(caller), TAKT_OK);
+    EXPECT_TRUE(pools_empty(ctx, baseline));
+    takt_context_destroy(ctx);
+  }
+};
+#endif
+
 class Threaded : public ::testing::TestWithParam<takt_executor_kind_t> {};
 
 #if TAKT_WITH_PUBSUB
@@ -178,22 +211,10 @@ TEST_P(Threaded, StopBeforeTheSpinIsKeptForTheNextSpinOnly) {
 // run rarely hits; ThreadSanitizer sees the ordering), every call is answered, and every pool
 // returns to its first use.
 TEST_P(Threaded, ClientDestroyedAsItsAnswerArrivesWaitsForTheNotification) {
-  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-  takt_context_t *ctx;
-  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
-  const takt_pool_usage_t baseline = pool_usage(ctx);
-  takt_node_t *server, *caller;
-  ASSERT_EQ(takt_node_create(ctx, "server", &server), TAKT_OK);
-  ASSERT_EQ(takt_node_create(ctx, "caller", &caller), TAKT_OK);
-  takt_service_t *srv;
-  ASSERT_EQ(takt_service_create(
-                server, "echo", blob8_type(), blob8_type(),
-                [](takt_service_t *, const takt_message_t *req, void *resp, void *) {
-                  std::memcpy(resp, req->data, sizeof(Blob8));
-                  return TAKT_OK;
-                },
-                nullptr, nullptr, &srv),
-            TAKT_OK);
+  Echo w;
+  ASSERT_NO_FATAL_FAILURE(w.make());
+  takt_context_t *ctx = w.ctx;
+  takt_node_t *server = w.server, *caller = w.caller;
   takt_executor_t *e;
   ASSERT_EQ(takt_executor_create(ctx, GetParam(), nullptr, &e), TAKT_OK);
   ASSERT_EQ(takt_executor_add_node(e, server), TAKT_OK);
@@ -224,11 +245,7 @@ TEST_P(Threaded, ClientDestroyedAsItsAnswerArrivesWaitsForTheNotification) {
   spinner.join();
   EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
   EXPECT_EQ(takt_executor_destroy(idle), TAKT_OK);
-  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(server), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(caller), TAKT_OK);
-  EXPECT_TRUE(pools_empty(ctx, baseline));
-  takt_context_destroy(ctx);
+  w.done();
 }
 
 // A client destroyed while its callback runs and calls again (a client that re-issues a request
@@ -241,22 +258,10 @@ struct Recaller {
   std::atomic<int> refused{0};
 };
 TEST_P(Threaded, AClientDestroyedWhileItsCallbackCallsAgainQueuesNothingMore) {
-  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
-  takt_context_t *ctx;
-  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
-  const takt_pool_usage_t baseline = pool_usage(ctx);
-  takt_node_t *server, *caller;
-  ASSERT_EQ(takt_node_create(ctx, "server", &server), TAKT_OK);
-  ASSERT_EQ(takt_node_create(ctx, "caller", &caller), TAKT_OK);
-  takt_service_t *srv;
-  ASSERT_EQ(takt_service_create(
-                server, "echo", blob8_type(), blob8_type(),
-                [](takt_service_t *, const takt_message_t *req, void *resp, void *) {
-                  std::memcpy(resp, req->data, sizeof(Blob8));
-                  return TAKT_OK;
-                },
-                nullptr, nullptr, &srv),
-            TAKT_OK);
+  Echo w;
+  ASSERT_NO_FATAL_FAILURE(w.make());
+  takt_context_t *ctx = w.ctx;
+  takt_node_t *server = w.server, *caller = w.caller;
   Recaller rc;
   ASSERT_EQ(takt_client_create(
                 caller, "echo", blob8_type(), blob8_type(),
@@ -298,11 +303,7 @@ TEST_P(Threaded, AClientDestroyedWhileItsCallbackCallsAgainQueuesNothingMore) {
   spinner.join();
   EXPECT_EQ(takt_executor_destroy(answers), TAKT_OK);
   EXPECT_EQ(takt_executor_destroy(serve), TAKT_OK);
-  EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(server), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(caller), TAKT_OK);
-  EXPECT_TRUE(pools_empty(ctx, baseline));
-  takt_context_destroy(ctx);
+  w.done();
 }
 #endif  // TAKT_WITH_RPC
 
