@@ -195,7 +195,8 @@ def test_question_marks_are_escaped_against_trigraphs(tmp_path):
 def test_names_the_c_library_and_gnu_modes_define_as_macros_get_an_underscore(tmp_path):
     # `uint8 EINVAL=1` was a syntax error in the C++ header (C++'s <string> brings <cerrno> in), a
     # field `linux` one in the struct under gnu++17 (what the project's CMake compiles)
-    make_pkg(tmp_path, {"Errs.msg": "uint8 EINVAL=1\nuint8 EXIT_SUCCESS=0\nint32 linux\nint32 BUFSIZ\n"})
+    make_pkg(tmp_path, {"Errs.msg": "uint8 EINVAL=1\nuint8 EWOULDBLOCK=2\nuint8 LITTLE_ENDIAN=0\n"
+                                    "uint8 EXIT_SUCCESS=0\nint32 linux\nint32 BUFSIZ\n"})
     out = tmp_path / "out"
     r = msggen("--out", out, "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "demo_msgs", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

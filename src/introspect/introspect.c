@@ -526,7 +526,7 @@ static bool echo_buffers(takt_introspect_t *in, uint32_t n_topics) {
     if (need > ser_need) ser_need = need;
   }
   /* its line is twice that in hex: in 64 bits, a type of 512 MiB wrapped it into a small buffer */
-  if (2u * ser_need + 256u + TAKT_NAME_MAX > UINT32_MAX) {
+  if (2u * ser_need + 256u + TAKT_NAME_MAX > INT32_MAX) { /* (the line's length is an int) */
     send_error_to(in, in->echo_conn, "a sample of %llu bytes is more than echo sends",
                   (unsigned long long)(ser_need - 4096u) / 4u);
     return false;

@@ -421,7 +421,10 @@ static takt_err_t rpc_accept(takt_ros1_node_t *n) {
       slot = c;
       break;
     }
-    if (oldest == NULL || c->since < oldest->since) oldest = c;
+    /* an idle one before one with an answer being sent (its answer would be cut) */
+    bool busy = c->out_len > 0, oldest_busy = oldest != NULL && oldest->out_len > 0;
+    if (oldest == NULL || (oldest_busy && !busy) || (busy == oldest_busy && c->since < oldest->since))
+      oldest = c;
   }
   if (slot == NULL) { /* every slot held: the least recently served keep-alive connection ends */
     rpc_close(oldest);
@@ -921,14 +924,9 @@ void takt__ros1_io_main(void *arg) {
   } while (0)
     bool listening = now >= accept_again;
     if (!listening) deadline = accept_again;
-    /* every slot for a connection whose header is awaited taken: new ones wait in the listener's
-     * backlog (taken, they were closed at once: a burst of subscribers at launch saw resets) */
-    bool pending_room = false;
-    for (uint32_t i = 0; i < cfg->max_conns && !pending_room; i++)
-      pending_room = n->pending[i].io.fd < 0;
     WATCH(listening ? n->rpc_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_RPC_LISTEN, 0, 0);
-    WATCH(listening && pending_room ? n->tcpros_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_TCPROS_LISTEN,
-          0, 0);
+    const uint32_t tcpros_watch = k; /* (left out below while no pending slot is free) */
+    WATCH(listening ? n->tcpros_listen : TAKT_IO_CLOSED, TAKT_IO_IN, W_TCPROS_LISTEN, 0, 0);
     for (uint32_t i = 0; i < cfg->max_rpc_conns; i++) {
       takt__ros1_conn_t *c = &n->rpc[i];
       if (c->io.fd < 0) continue;
@@ -941,18 +939,26 @@ void takt__ros1_io_main(void *arg) {
         deadline = c->since + cfg->timeout_ns;
       WATCH(c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, W_RPC, i, 0);
     }
+    bool pending_room = false;
     for (uint32_t i = 0; i < cfg->max_conns; i++) {
       takt__ros1_conn_t *c = &n->pending[i];
-      if (c->io.fd < 0) continue;
+      if (c->io.fd < 0) {
+        pending_room = true;
+        continue;
+      }
       if (now - c->since > cfg->timeout_ns) { /* no whole header in time */
         takt_io_close(&c->io);
         c->len = 0;
+        pending_room = true;
         continue;
       }
       if (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline)
         deadline = c->since + cfg->timeout_ns;
       WATCH(c->io, TAKT_IO_IN, W_PENDING, i, 0);
     }
+    /* every slot for a connection whose header is awaited taken: new ones wait in the listener's
+     * backlog (taken, they were closed at once: a burst of subscribers at launch saw resets) */
+    if (!pending_room) n->watch[tcpros_watch].io = TAKT_IO_CLOSED;
     bool used[256];
     takt__lock_take(&n->lock);
     for (uint32_t p = 0; p < cfg->max_pubs; p++) used[p] = n->pubs[p].used;

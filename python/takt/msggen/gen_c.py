@@ -43,9 +43,13 @@ KEYWORDS = {
 # Object-like macros of the C library headers C++'s <string> brings in (<cerrno>, <cstdio>,
 # <cstdlib>): a constant `uint8 EINVAL=1` was a syntax error in the C++ header; and the names
 # GNU modes predefine (the project's CMake compiles gnu++17): a field `linux` broke the struct.
-KEYWORDS |= set(errno.errorcode.values()) | {
+KEYWORDS |= {n for n in dir(errno) if n.startswith("E") and n.isupper()} | {  # (aliases included)
+    "EWOULDBLOCK", "EDEADLK", "EOPNOTSUPP", "ENOTSUP",
     "BUFSIZ", "EXIT_FAILURE", "EXIT_SUCCESS", "FILENAME_MAX", "FOPEN_MAX", "L_tmpnam", "MB_CUR_MAX",
-    "RAND_MAX", "SEEK_CUR", "SEEK_END", "SEEK_SET", "TMP_MAX", "stdin", "stdout", "stderr",
+    "RAND_MAX", "SEEK_CUR", "SEEK_END", "SEEK_SET", "SEEK_DATA", "SEEK_HOLE", "TMP_MAX", "stdin",
+    "stdout", "stderr", "BIG_ENDIAN", "LITTLE_ENDIAN", "PDP_ENDIAN", "BYTE_ORDER", "WEOF",
+    "WCHAR_MAX", "WCHAR_MIN", "SIZE_MAX", "FD_SETSIZE", "WNOHANG", "WUNTRACED", "LC_ALL",
+    "LC_COLLATE", "LC_CTYPE", "LC_MONETARY", "LC_NUMERIC", "LC_TIME", "LC_MESSAGES",
     "linux", "unix", "i386",
 }
 
