@@ -249,6 +249,21 @@ def test_ros2_integer_and_bool_constants_as_rosidl_reads_them(tmp_path):
     assert r.returncode == 1 and "M.msg:1: bad constant: '2' is not a bool" in r.stderr, r.stderr
 
 
+def test_ros2_byte_is_an_octet(tmp_path):
+    """rosidl reads `byte` as an octet (uint8, 0..255); ROS 1's genmsg as an int8."""
+    d = tmp_path / "share" / "p" / "msg"
+    d.mkdir(parents=True)
+    (d / "M.msg").write_text("byte B=200\nbyte b\nbyte[] bs\n")
+    out = tmp_path / "out"
+    r = msggen("--ros2", "--out", out, "--search-root", tmp_path / "share", "p", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (out / "include" / "p" / "msg" / "M.h").read_text()
+    assert "#define p__msg__M__B ((uint8_t)200ULL)\n" in h
+    assert "  uint8_t b;" in h and " int8_t b;" not in h
+    r1 = msggen("--out", tmp_path / "out1", "--search", f"p={d}", "p", cwd=tmp_path)
+    assert r1.returncode == 1 and "200 is out of range for byte [-128, 127]" in r1.stderr, r1.stderr
+
+
 def test_registry_option_names_the_registry(tmp_path):
     """--registry NAME: the registry's files and symbols take the name, so two generated libraries
     (here demo_msgs as demo_reg, other_msgs as takt_msgs, the default) are linked into one program

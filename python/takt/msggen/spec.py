@@ -18,7 +18,7 @@ PRIMITIVES = {
     "bool": ("bool", 1, "?"),
     "int8": ("int8_t", 1, "b"),
     "uint8": ("uint8_t", 1, "B"),
-    "byte": ("int8_t", 1, "b"),   # ROS 1: deprecated alias of int8
+    "byte": ("int8_t", 1, "b"),   # ROS 1: deprecated alias of int8 (ROS 2: octet, read as uint8)
     "char": ("uint8_t", 1, "B"),  # ROS 1: deprecated alias of uint8
     "int16": ("int16_t", 2, "h"),
     "uint16": ("uint16_t", 2, "H"),
@@ -189,7 +189,9 @@ def _parse_type(text: str, package: str, path: str, lineno: int, ros2: bool = Fa
     string_bound = int(sbound) if sbound else None
     if string_bound is not None and (pkg or name != "string"):
         raise MsgError(path, lineno, f"'<=' bounds only strings, not '{text}'")
-    if pkg is None and name in BUILTINS:
+    if pkg is None and name == "byte" and ros2:
+        base = "uint8"  # rosidl: byte is an octet, 0..255 (ROS 1's byte is an int8)
+    elif pkg is None and name in BUILTINS:
         base = name
     elif pkg is None and name == "Header" and not ros2:
         base = HEADER
@@ -221,6 +223,8 @@ def parse_msg_text(text: str, package: str, short_name: str, path: str, first_li
             if ctype not in CONSTANT_TYPES:
                 raise MsgError(path, lineno, f"bad constant: type '{ctype}' cannot be a constant "
                                              "(only builtin numbers, bool and string)")
+            if ctype == "byte" and ros2:
+                ctype = "uint8"  # rosidl: an octet
             if ctype == "string" and ros2:  # rosidl: `#` ends the line here too; quotes come off
                 name, _, val = clean[len(ctype):].partition("=")
                 name = name.strip()
