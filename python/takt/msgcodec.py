@@ -68,6 +68,20 @@ def _read_one(reg: Registry, base: str, r: Reader):
     return _read_msg(reg, reg.load_msg(base), r)
 
 
+# A ROS 1 sequence of a type of no bytes (std_msgs/Empty[]) is only a count: a hostile count would
+# have the decoder build billions of elements from four bytes. Above this many it is refused.
+MAX_EMPTY_ELEMENTS = 65536
+
+
+def _ros1_takes_bytes(reg: Registry, base: str) -> bool:
+    """Whether an element of base takes any bytes in ROS 1's encoding (not a message of no fields,
+    or of only empty messages)."""
+    if base in PRIMITIVES or base in ("time", "duration", "string"):
+        return True
+    return any(f.array == "var" or (int(f.length or 0) if f.array == "fixed" else 1) > 0
+               and _ros1_takes_bytes(reg, f.base) for f in reg.load_msg(base).fields)
+
+
 def _read_fields(reg: Registry, spec: MsgSpec, r: Reader, one, cdr: bool = False) -> Dict[str, object]:
     """The fields of spec read from r, each element by one(reg, base, r): the layout of arrays
     (a uint32 count unless fixed) is the same in ROS 1 and in CDR; CDR carries spec.cdr_fields."""
@@ -77,6 +91,10 @@ def _read_fields(reg: Registry, spec: MsgSpec, r: Reader, one, cdr: bool = False
             out[f.name] = one(reg, f.base, r)
             continue
         n = f.length if f.array == "fixed" else r.unpack("I")[0]
+        if not cdr and f.array != "fixed" and n > MAX_EMPTY_ELEMENTS and not _ros1_takes_bytes(reg, f.base):
+            # an element of no bytes (a message with no fields): the count alone would make the list
+            raise ValueError(f"{spec.full_name}.{f.name}: {n} elements of {f.base}, which takes no bytes "
+                             f"(more than {MAX_EMPTY_ELEMENTS})")
         if f.base in ("uint8", "char"):  # bytes: no alignment within them in either encoding
             out[f.name] = list(r.take(n))
         else:

@@ -2,9 +2,12 @@
 the generated C codecs, for types whose layout is easy to get wrong: empty messages nested alone,
 in sequences and in fixed arrays (CDR carries one byte for each, ROS 1 none)."""
 
+import struct
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from takt import msgcodec
 from takt.msggen.spec import Registry
@@ -79,3 +82,15 @@ def test_cdr_encoding_matches_ros2s_bytes():
     assert b[:40].hex() == "000100000300000007000000040000006d617000000000000000f83f000000000000004000000000"
     assert msgcodec.decode_cdr(reg, reg.load_msg("geometry_msgs/PointStamped"), b)["point"] == \
         {"x": 1.5, "y": 2.0, "z": -1.0}
+
+
+def test_a_hostile_count_of_empty_elements_is_refused_not_built():
+    # ROS 1: `Nothing[] es` is only its count on the wire; 2^32-1 of them in 4 bytes built a list of
+    # four billion dicts (minutes, then memory). A count past the limit is refused by name.
+    reg = Registry({"takt_test_msgs": [TEST_MSGS]})
+    spec = reg.load_msg("takt_test_msgs/HasEmpty")
+    head, tail = bytes([7]), struct.pack("<dI", 2.5, 0)
+    msg = msgcodec.decode(reg, spec, head + struct.pack("<I", msgcodec.MAX_EMPTY_ELEMENTS) + tail)
+    assert len(msg["es"]) == msgcodec.MAX_EMPTY_ELEMENTS
+    with pytest.raises(ValueError, match=r"HasEmpty\.es: 4294967295 elements of takt_test_msgs/Nothing"):
+        msgcodec.decode(reg, spec, head + struct.pack("<I", 0xFFFFFFFF) + tail)
