@@ -30,6 +30,7 @@
 #define SEND_TIMEOUT_NS (2 * TAKT_NS_PER_S)
 #define ACCEPT_RETRY_NS (100 * TAKT_NS_PER_MS)
 #define ECHO_PEND_MAX (4u << 20) /* lines an echo's client may be behind (at least one line) */
+#define ECHO_KEEP (256u << 10)   /* echo buffers kept between echoes, bytes in all */
 #define MAX_PUBS 64u /* topics one play publishes to (pub: one; the publishers end with the request) */
 #define MAX_ECHO 16u /* topics one echo samples at once */
 #define PLAY_LINE_MAX (64u << 20)
@@ -519,8 +520,8 @@ static void on_sample(takt_subscription_t *s, const takt_message_t *m, void *use
 /* Room for the lines of a sample of each echoed topic (the subscriptions exist: their topics
  * stay). False after answering the error. */
 static bool echo_buffers(takt_introspect_t *in, uint32_t n_topics) {
-  uint64_t ser_need = 0;
-  for (uint32_t i = 0; i < n_topics; i++) {
+  uint64_t ser_need = 0; /* headers only (hz): no sample is serialized or written in hex */
+  for (uint32_t i = 0; i < n_topics && !in->echo_headers_only; i++) {
     /* room for the largest sample: its serialized form may outgrow the in-memory struct */
     uint64_t need = (uint64_t)in->echo_sub[i]->topic->type->size * 4u + 4096u;
     if (need > ser_need) ser_need = need;
@@ -565,6 +566,20 @@ static bool echo_buffers(takt_introspect_t *in, uint32_t n_topics) {
     in->pend_cap = pend_cap;
   }
   return true;
+}
+
+/* After an echo: buffers grown past ECHO_KEEP for a large type are given back (an echo of a big
+ * image topic kept its megabytes for the endpoint's life); the next echo sizes them again. */
+static void echo_buffers_trim(takt_introspect_t *in) {
+  if ((uint64_t)in->ser_cap + in->line_cap + in->pend_cap <= ECHO_KEEP) return;
+  free(in->ser);
+  free(in->line);
+  free(in->pend);
+  in->ser = NULL;
+  in->line = NULL;
+  in->pend = NULL;
+  in->ser_cap = in->line_cap = in->pend_cap = 0;
+  in->pend_len = 0;
 }
 
 /* Sample the comma-separated topics of names until count samples were sent or timeout_ms. Each
@@ -619,12 +634,14 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
     if (in->echo_sub[i] != NULL) (void)takt_subscription_destroy(in->echo_sub[i]);
     in->echo_sub[i] = NULL;
   }
-  if (!ok || in->echo_failed || !echo_flush(in, true)) return;
-  char end[128];
-  int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u, \"dropped\": %u}\n",
-                   in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent,
-                   (unsigned)in->echo_dropped);
-  send_on(in->echo_conn, end, (uint32_t)k);
+  if (ok && !in->echo_failed && echo_flush(in, true)) {
+    char end[128];
+    int k = snprintf(end, sizeof end, "{\"end\": \"%s\", \"sent\": %u, \"dropped\": %u}\n",
+                     in->echo_left == 0 ? "count" : "timeout", (unsigned)in->echo_sent,
+                     (unsigned)in->echo_dropped);
+    send_on(in->echo_conn, end, (uint32_t)k);
+  }
+  echo_buffers_trim(in);
 }
 
 static int unhex(char c);
