@@ -91,6 +91,14 @@ CASES = [
     # what only building the system finds, checked too (takt run would refuse it)
     ("executor: preempt\nnodes:\n  - name: a\n    timers:\n      - {name: tk, period_ms: 10, priority: 95}\n",
      5, "callback 'tk': priority 95 is outside the preempt executor's SCHED_FIFO range 1..80"),
+    # PoDS priorities go above the largest of the callbacks outside chains (a chain member's own is
+    # replaced): said by name, not as "assigning PoDS priorities: invalid argument"
+    ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 10, publish: x, priority: 1000000}\n"
+     "      - {name: u, period_ms: 10, priority: 999999}\n"
+     "    subscriptions:\n      - {name: s, topic: x}\n"
+     "chains:\n  - {name: c, callbacks: [t, s]}\n", 5,
+     "callback 'u' has priority 999999: the chains' PoDS priorities go above it and need 2 more "
+     "(at most 1000000); give callbacks outside chains priorities up to 999998"),
 ]
 
 

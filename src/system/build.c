@@ -521,14 +521,37 @@ static takt_err_t build_chains(takt_system_t *s) {
   return TAKT_OK;
 }
 
+static bool in_a_chain(const takt_system_desc_t *d, const char *cb) {
+  for (uint32_t i = 0; i < d->n_chains; i++)
+    for (uint32_t j = 0; j < d->chains[i].n; j++)
+      if (strcmp(d->chains[i].callbacks[j], cb) == 0) return true;
+  return false;
+}
+
 /* PoDS: chains in file order = rank; callbacks outside chains keep their (default 0) priority,
  * so chains start above the largest explicit priority of a callback. */
 static takt_err_t assign_priorities(takt_system_t *s) {
   if (!s->desc.pods_priorities || s->desc.n_chains == 0) return TAKT_OK;
   int32_t base = 0;
+  uint32_t top_cb = 0, stride = 0;
   for (uint32_t i = 0; i < s->desc.n_callbacks; i++)
-    if (s->desc.callbacks[i].has_priority && s->desc.callbacks[i].priority > base)
+    if (s->desc.callbacks[i].has_priority && s->desc.callbacks[i].priority > base &&
+        !in_a_chain(&s->desc, s->desc.callbacks[i].name)) { /* a member's is replaced */
       base = s->desc.callbacks[i].priority;
+      top_cb = i;
+    }
+  for (uint32_t i = 0; i < s->desc.n_chains; i++)
+    if (s->desc.chains[i].n > stride) stride = s->desc.chains[i].n;
+  /* rank r's callbacks get base + (n_chains - 1 - r) * stride + 1.. (takt_chain_assign_priorities) */
+  int64_t need = (int64_t)s->desc.n_chains * stride;
+  if ((int64_t)base + need > TAKT_PRIORITY_MAX) {
+    const takt_system_callback_t *c = &s->desc.callbacks[top_cb];
+    return fail(s, c->line, TAKT_EINVAL,
+                "callback '%s' has priority %d: the chains' PoDS priorities go above it and need "
+                "%lld more (at most %d); give callbacks outside chains priorities up to %lld",
+                c->name, (int)base, (long long)need, TAKT_PRIORITY_MAX,
+                (long long)TAKT_PRIORITY_MAX - need);
+  }
   takt_err_t rc = takt_chain_assign_priorities(s->chains, s->desc.n_chains, base);
   if (rc < 0)
     return fail(s, s->desc.chains[0].line, rc, "assigning PoDS priorities: %s",
