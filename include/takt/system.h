@@ -302,6 +302,12 @@ int takt_system_desc_find_node(const takt_system_desc_t *desc, const char *name)
  * NULL) to the input index (0 for a subscription). */
 bool takt_system_callback_consumes(const takt_system_callback_t *cb, const char *topic,
                                    uint32_t *input);
+/** Does prev feed cur in a chain: cur consumes a topic prev publishes, or one of prev's topics
+ * is exported (to a link or DDS) and cur consumes an imported one (a remote stage between)?
+ * Sets *input (may be NULL) to the input of cur it feeds: the directly fed one, else the first
+ * imported one. */
+bool takt_system_chain_feeds(const takt_system_desc_t *desc, const takt_system_callback_t *prev,
+                             const takt_system_callback_t *cur, uint32_t *input);
 
 /** The Cyclone DDS XML configuration the builder makes from a `dds:` section (interface, unicast
  * peers): malloc'ed, the caller frees it; NULL if out of memory. */

@@ -497,9 +497,8 @@ static takt_err_t build_chains(takt_system_t *s) {
       if (c->desc->kind == TAKT_SYSTEM_FUSION && j > 0) { /* the input the previous member feeds */
         const takt_system_callback_t *prev =
             &s->desc.callbacks[takt_system_desc_find_callback(&s->desc, ch->callbacks[j - 1])];
-        uint32_t in = 0;
-        for (uint32_t k = 0; k < prev->n_publish; k++)
-          if (takt_system_callback_consumes(c->desc, prev->publish[k], &in)) break;
+        uint32_t in = 0; /* the parser checked that prev feeds it */
+        (void)takt_system_chain_feeds(&s->desc, prev, c->desc, &in);
         members[j] = takt_subscription_callback(c->in_subs[in]);
       }
     }

@@ -190,6 +190,43 @@ bool takt_system_callback_consumes(const takt_system_callback_t *cb, const char 
   return false;
 }
 
+/* Is topic imported from a link or from DDS (published here by a remote stage)? */
+static bool imported(const takt_system_desc_t *d, const char *topic) {
+  for (uint32_t b = 0; b < d->n_links; b++)
+    for (uint32_t k = 0; k < d->links[b].n_imports; k++)
+      if (strcmp(d->links[b].imports[k].topic, topic) == 0) return true;
+  for (uint32_t k = 0; k < d->dds.n_imports; k++)
+    if (strcmp(d->dds.imports[k].topic, topic) == 0) return true;
+  return false;
+}
+
+/* Is topic exported to a link or to DDS? */
+static bool exported(const takt_system_desc_t *d, const char *topic) {
+  for (uint32_t a = 0; a < d->n_links; a++)
+    for (uint32_t e = 0; e < d->links[a].n_exports; e++)
+      if (strcmp(d->links[a].exports[e].topic, topic) == 0) return true;
+  for (uint32_t e = 0; e < d->dds.n_exports; e++)
+    if (strcmp(d->dds.exports[e].topic, topic) == 0) return true;
+  return false;
+}
+
+bool takt_system_chain_feeds(const takt_system_desc_t *d, const takt_system_callback_t *prev,
+                             const takt_system_callback_t *cur, uint32_t *input) {
+  if (cur->kind != TAKT_SYSTEM_SUBSCRIPTION && cur->kind != TAKT_SYSTEM_FUSION) return false;
+  for (uint32_t j = 0; j < prev->n_publish; j++) /* directly */
+    if (takt_system_callback_consumes(cur, prev->publish[j], input)) return true;
+  bool out = false; /* or through a remote stage: one of prev's topics exported, ... */
+  for (uint32_t j = 0; j < prev->n_publish && !out; j++) out = exported(d, prev->publish[j]);
+  if (!out) return false;
+  if (cur->kind == TAKT_SYSTEM_SUBSCRIPTION) return imported(d, cur->topic);
+  for (uint32_t i = 0; i < cur->n_inputs; i++) /* ... and the first of cur's inputs imported */
+    if (imported(d, cur->inputs[i])) {
+      if (input != NULL) *input = i;
+      return true;
+    }
+  return false;
+}
+
 /* A CPU list: [0, 1] -> bit mask. */
 static int get_cpus(parser_t *p, yaml_node_t *n, uint64_t *out) {
   if (want(p, n, YAML_SEQUENCE_NODE, "'cpus'") < 0) return -1;
@@ -572,23 +609,7 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
       if (ch->n > 0) { /* consecutive members must be connected by a topic */
         const takt_system_callback_t *prev = &sys->callbacks[takt_system_desc_find_callback(sys, ch->callbacks[ch->n - 1])];
         const takt_system_callback_t *cur = &sys->callbacks[idx];
-        bool linked = false;
-        for (uint32_t j = 0; j < prev->n_publish; j++) {
-          if (cur->kind != TAKT_SYSTEM_SUBSCRIPTION && cur->kind != TAKT_SYSTEM_FUSION) continue;
-          if (takt_system_callback_consumes(cur, prev->publish[j], NULL)) linked = true;
-          /* or through a link: prev's topic is exported, cur's imported (a remote stage between) */
-          for (uint32_t a = 0; a < sys->n_links; a++)
-            for (uint32_t e = 0; e < sys->links[a].n_exports; e++)
-              if (strcmp(sys->links[a].exports[e].topic, prev->publish[j]) == 0)
-                for (uint32_t b = 0; b < sys->n_links; b++)
-                  for (uint32_t k = 0; k < sys->links[b].n_imports; k++)
-                    if (takt_system_callback_consumes(cur, sys->links[b].imports[k].topic, NULL)) linked = true;
-          /* or over DDS: prev's topic exported, cur's imported (a stage on another host) */
-          for (uint32_t e = 0; e < sys->dds.n_exports; e++)
-            if (strcmp(sys->dds.exports[e].topic, prev->publish[j]) == 0)
-              for (uint32_t k = 0; k < sys->dds.n_imports; k++)
-                if (takt_system_callback_consumes(cur, sys->dds.imports[k].topic, NULL)) linked = true;
-        }
+        bool linked = takt_system_chain_feeds(sys, prev, cur, NULL);
         if (!linked)
           return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
                             "(directly, through a link or over DDS)", ch->name, cur->name, prev->name);

@@ -345,6 +345,37 @@ TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
                     "that can cut a frame on its way (an emu: or uart: specification)");
 }
 
+// A chain through a remote stage into a fusion: its member is the input the link brings back
+// (the first imported one), not input 0 (a local topic here), which keeps its own priority.
+TEST_F(SystemTest, AChainThroughALinkIntoAFusionIsTheImportedInput) {
+  const char text[] =
+      "nodes:\n  - name: a\n    timers: [{name: x, period_ms: 10, publish: out}]\n"
+      "    subscriptions: [{name: s, topic: back}]\n"
+      "    fusions: [{name: f, inputs: [local, back]}]\n"
+      "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n"
+      "    export: [{topic: out, entity: 1}]\n    import: [{topic: back, entity: 2}]\n"
+      "chains:\n  - {name: c, callbacks: [x, f]}\n";
+  parse(text);
+  const takt_system_desc_t *d = desc.get();
+  const takt_system_callback_t *x = &d->callbacks[takt_system_desc_find_callback(d, "x")];
+  const takt_system_callback_t *f = &d->callbacks[takt_system_desc_find_callback(d, "f")];
+  const takt_system_callback_t *sub = &d->callbacks[takt_system_desc_find_callback(d, "s")];
+  uint32_t in = 99;
+  ASSERT_TRUE(takt_system_chain_feeds(d, x, f, &in));
+  EXPECT_EQ(in, 1u);
+  EXPECT_TRUE(takt_system_chain_feeds(d, x, sub, nullptr));
+  EXPECT_FALSE(takt_system_chain_feeds(d, f, sub, nullptr));  // f publishes nothing
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  takt_callback_attr_t a;
+  takt_callback_get_attr(takt_system_callback(sys, takt_system_desc_find_callback(d, "f")), &a);
+  EXPECT_EQ(a.priority, 0);  // input 0 (local): not the chain's member
+  takt_callback_get_attr(takt_system_callback(sys, takt_system_desc_find_callback(d, "x")), &a);
+  EXPECT_EQ(a.priority, 1);
+  takt_system_destroy(sys);
+}
+
 // A link's peer_clock (the far side's clock is its own: a microcontroller's) reaches its daemon;
 // it is a boolean, and whether the file gave it is kept (takt run --peer-clock leaves it then).
 TEST_F(SystemTest, PeerClockIsALinksBoolean) {
