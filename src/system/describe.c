@@ -314,6 +314,12 @@ takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s
   for (uint32_t i = 0; i < desc->n_links; i++) {
     takt_system_link_t *l = &desc->links[i];
     if (!l->describe) continue;
+    if (strcmp(l->spec, "pty") == 0) /* the one asked would be closed before the system's opens */
+      return fail(err, errlen, TAKT_EINVAL,
+                  "%s:%d: link '%s': a pty link cannot be described (each open makes a new "
+                  "pseudo-terminal, so no far side is on it yet): give the far side's routes, or "
+                  "a link it is already on (serial:PATH, udp:...)",
+                  desc->source, l->line, l->name);
     takt_bridge_description_t d;
     takt_err_t rc = ask(desc, l, timeout_s, stop, user, &d, err, errlen);
     if (rc == TAKT_OK) rc = apply(desc, l, &d, err, errlen);

@@ -215,5 +215,17 @@ TEST_F(DescribeTest, NoAnswerIsATimeoutNamingTheLink) {
   EXPECT_EQ(desc->links[0].n_imports + desc->links[0].n_exports, 0u);  // nothing added
 }
 
+// A pty made to ask would be closed before the system opens its own: refused at once by name
+// (it waited the whole timeout, 30 s under takt run).
+TEST_F(DescribeTest, APtyLinkIsRefusedAtOnce) {
+  parse(false);
+  snprintf(desc->links[0].spec, sizeof desc->links[0].spec, "pty");
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 30.0, nullptr, nullptr, nullptr, err, sizeof err),
+            TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:5: link 'uart': a pty link cannot be described (each open makes a new "
+                    "pseudo-terminal, so no far side is on it yet): give the far side's routes, or a "
+                    "link it is already on (serial:PATH, udp:...)");
+}
+
 }  // namespace
 #endif
