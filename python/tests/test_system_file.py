@@ -91,6 +91,9 @@ CASES = [
     # what only building the system finds, checked too (takt run would refuse it)
     ("executor: preempt\nnodes:\n  - name: a\n    timers:\n      - {name: tk, period_ms: 10, priority: 95}\n",
      5, "callback 'tk': priority 95 is outside the preempt executor's SCHED_FIFO range 1..80"),
+    ("groups:\n  - {name: g, kind: reentrant}\nnodes:\n  - name: a\n    subscriptions:\n"
+     "      - {name: s, topic: t, group: g, check: sequence}\n", 6,
+     "check: sequence takes the jobs of 's' one at a time, but its group 'g' is reentrant"),
     # PoDS priorities go above the largest of the callbacks outside chains (a chain member's own is
     # replaced): said by name, not as "assigning PoDS priorities: invalid argument"
     ("nodes:\n  - name: a\n    timers:\n      - {name: t, period_ms: 10, publish: x, priority: 1000000}\n"

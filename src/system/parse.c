@@ -506,6 +506,10 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
   }
   if ((n = lookup(p, it, "cpus")) != NULL && get_cpus(p, n, &cb->cpus) < 0) return -1;
   if (kind == TAKT_SYSTEM_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
+  if (cb->check_sequence && cb->group[0] != '\0' &&
+      sys->groups[takt_system_desc_find_group(sys, cb->group)].reentrant)
+    return FAIL(p, lookup(p, it, "check"), "check: sequence takes the jobs of '%s' one at a time, "
+                "but its group '%s' is reentrant", cb->name, cb->group);
   if ((n = lookup(p, it, "publish")) != NULL) {
     if (n->type == YAML_SCALAR_NODE) {
       if (get_name(p, n, "published topic", cb->publish[0]) < 0) return -1;

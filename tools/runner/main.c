@@ -33,8 +33,12 @@ typedef struct latest {
 
 typedef struct runner_cb {
   uint64_t work_iters;
-  uint64_t runs;
-  uint8_t *payload; /* published to each of its topics (its first byte counts the runs) */
+  _Atomic uint64_t runs;
+  /* published to each of its topics (its first byte counts the runs, but in a reentrant group,
+   * whose jobs overlap: there it stays 0, as a byte written while another job publishes it
+   * would be a data race) */
+  uint8_t *payload;
+  bool overlaps; /* in a reentrant group */
   uint32_t pub_size[TAKT_SYSTEM_MAX_PUBLISH];
   /* a subscription publishing to a topic of its own topic's ROS type relays what it received */
   bool pub_relay[TAKT_SYSTEM_MAX_PUBLISH];
@@ -225,9 +229,10 @@ static void on_job(takt_system_t *sys, const takt_system_job_t *job, void *user)
   runner_t *r = user;
   runner_cb_t *c = &r->cbs[job->index];
   takt_busywork_spin(c->work_iters);
-  c->runs++;
+  uint64_t nth = atomic_fetch_add(&c->runs, 1) + 1;
+  /* a reentrant group's callback has no check (the parser refuses it) */
   if (r->desc.callbacks[job->index].check_sequence && job->msg != NULL) check_sequence(c, job->msg);
-  c->payload[0] = (uint8_t)c->runs; /* the payload's content is not what this measures */
+  if (!c->overlaps) c->payload[0] = (uint8_t)nth; /* the content is not what this measures */
   for (uint32_t i = 0; i < r->desc.callbacks[job->index].n_publish; i++) {
     const void *data = c->pub_relay[i] && job->msg != NULL && job->msg->size == c->pub_size[i]
                            ? job->msg->data
@@ -235,7 +240,7 @@ static void on_job(takt_system_t *sys, const takt_system_job_t *job, void *user)
     if (takt_publish(takt_system_publisher(sys, job->index, i), data, c->pub_size[i]) != TAKT_OK)
       atomic_fetch_add(&r->publish_errors, 1);
   }
-  if (job->response != NULL) ((uint8_t *)job->response)[0] = (uint8_t)c->runs;
+  if (job->response != NULL) ((uint8_t *)job->response)[0] = (uint8_t)nth;
 }
 
 static void on_violation(takt_system_t *sys, int32_t index, const takt_violation_t *v,
@@ -448,6 +453,8 @@ static int prepare(runner_t *r) {
     c->work_iters = (uint64_t)((double)d->work_ns * r->iters_per_ns);
     c->payload = calloc(1, max_payload);
     if (c->payload == NULL) return -1;
+    int g = d->group[0] != '\0' ? takt_system_desc_find_group(&r->desc, d->group) : -1;
+    c->overlaps = g >= 0 && r->desc.groups[g].reentrant;
     int own = d->kind == TAKT_SYSTEM_SUBSCRIPTION ? takt_system_desc_find_topic(&r->desc, d->topic) : -1;
     for (uint32_t p = 0; p < d->n_publish; p++) {
       int ti = takt_system_desc_find_topic(&r->desc, d->publish[p]);
