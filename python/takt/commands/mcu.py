@@ -46,41 +46,41 @@ def add_parser(sub) -> None:
                    "a test group of takt-fw-tests.elf")
 
 
-def first_link(agent: Path) -> str:
+def load_agent(agent: Path) -> dict:
+    """The agent's system file, read once (ValueError in one line: where and what)."""
     import yaml
     try:
         doc = yaml.safe_load(agent.read_text())
-    except yaml.YAMLError as e:  # said in one line: where and what
+    except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{agent}:{mark.line + 1}" if mark is not None else str(agent)
         raise ValueError(f"{where}: not YAML: {getattr(e, 'problem', None) or e}") from None
-    links = doc.get("links") if isinstance(doc, dict) else None
-    if not links:
+    if not isinstance(doc, dict):
+        raise ValueError(f"{agent}: not a system description (a mapping with nodes, links, ...)")
+    links = doc.get("links")
+    if not isinstance(links, list) or not links or not isinstance(links[0], dict) or "name" not in links[0]:
         raise ValueError(f"{agent}: no links: the agent needs one for the firmware's serial line")
-    return str(links[0]["name"])
+    return doc
 
 
-def has_reports(agent: Path) -> bool:
+def first_link(doc: dict) -> str:
+    return str(doc["links"][0]["name"])
+
+
+def has_reports(doc: dict) -> bool:
     """Whether the agent's system has the topic `mcu_report` (examples/mcu/pods_mcu.c's)."""
-    import yaml
-    doc = yaml.safe_load(agent.read_text())
-    topics = doc.get("topics") if isinstance(doc, dict) else None
-    return any(isinstance(t, dict) and t.get("name") == "mcu_report" for t in topics or [])
+    topics = doc.get("topics")
+    return isinstance(topics, list) and any(isinstance(t, dict) and t.get("name") == "mcu_report" for t in topics)
 
 
-def describes(agent: Path) -> bool:
+def describes(doc: dict) -> bool:
     """Whether the agent's first link has `describe: true` (the MCU names its node and topics)."""
-    import yaml
-    doc = yaml.safe_load(agent.read_text())
-    links = doc.get("links") if isinstance(doc, dict) else None
-    return bool(links) and isinstance(links[0], dict) and links[0].get("describe") is True
+    return doc["links"][0].get("describe") is True
 
 
-def ros1_node(agent: Path) -> Optional[str]:
+def ros1_node(doc: dict) -> Optional[str]:
     """`master node` of the agent's ros1: section, for the start line (None without one)."""
-    import yaml
-    doc = yaml.safe_load(agent.read_text())
-    r1 = doc.get("ros1") if isinstance(doc, dict) else None
+    r1 = doc.get("ros1")
     if not isinstance(r1, dict):
         return None
     master = str(r1.get("master", os.environ.get("ROS_MASTER_URI", "?")))
@@ -89,9 +89,9 @@ def ros1_node(agent: Path) -> Optional[str]:
         master = f"http://127.0.0.1:{port}/ (embedded)"
     if r1.get("node"):
         return f"ROS 1 node {r1['node']} on master {master}"
-    if describes(agent):
+    if describes(doc):
         return f"the ROS 1 node its description names (the example firmware's: /mcu_node) on master {master}"
-    return f"ROS 1 node /takt_{_system_name(agent)} on master {master}"
+    return f"ROS 1 node /takt_{doc.get('name', 'system')} on master {master}"
 
 
 def format_report(data: bytes) -> List[str]:
@@ -189,7 +189,8 @@ class Qemu:
 
 
 def run(args: argparse.Namespace) -> int:
-    from takt.commands.graph import NoSystem, endpoint_dir, endpoint_of, request
+    from takt.commands.graph import NoSystem, endpoint_of, request
+    from takt.commands.system import stop_signals
     if not args.firmware.is_file():
         print(f"takt mcu run: {args.firmware}: no such file", file=sys.stderr)
         return 2
@@ -202,17 +203,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"takt mcu run: {args.agent}: no such file", file=sys.stderr)
         return 2
     try:
-        link = first_link(args.agent)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        doc = load_agent(args.agent)
+    except (ValueError, OSError) as e:
         print(f"takt mcu run: {e}", file=sys.stderr)
         return 2
+    link = first_link(doc)
     exe = native.program("tools/takt-run")
     args.out.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     # a closed terminal (SIGHUP) stops both too, unless SIGHUP was ignored (`nohup`)
-    taken = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-             if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in taken}
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in stop_signals()}
     qemu = agent = None
     reports = 0
     try:
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
                                   "--peer-clock", link],  # the MCU's clock began at its reset
                                  env=dict(os.environ, TAKT_SUPERVISOR_PID=str(os.getpid())),
                                  start_new_session=True)
-        sock = endpoint_dir() / f"{_system_name(args.agent)}.{agent.pid}.sock"
+        sock: Optional[Path] = None  # its endpoint, found by the agent's pid
 
         def wait_for_agent(seconds: float) -> bool:
             nonlocal sock
@@ -242,14 +242,14 @@ def run(args: argparse.Namespace) -> int:
                 if stop.wait(0.05):  # Ctrl-C while it starts
                     return False
             if found is not None:
-                sock = found  # (its name as the runner wrote it)
+                sock = found
             if agent.poll() is not None:
                 print(f"takt mcu run: the agent ended with status {agent.returncode}", file=sys.stderr)
                 return False
             return True
 
         # a described link: the agent asks the running MCU what it is before it builds its system
-        described = describes(args.agent)
+        described = describes(doc)
         if not described and not wait_for_agent(10):
             return 1
         time.sleep(1.2)  # QEMU notices an opened pseudo-terminal on a 1 s timer
@@ -259,10 +259,10 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"takt mcu run: {args.firmware.name} on {args.board}, UART1 = {qemu.pty}, agent {args.agent} "
               f"(pid {agent.pid}); Ctrl-C stops both")
-        ros = ros1_node(args.agent)
+        ros = ros1_node(doc)
         if ros:
             print(f"takt mcu run: the MCU's node is {ros}", flush=True)
-        reporting = has_reports(args.agent)
+        reporting = has_reports(doc)
 
         def watch() -> None:
             while not stop.is_set():
@@ -274,6 +274,9 @@ def run(args: argparse.Namespace) -> int:
         while not stop.is_set() and not reporting:  # nothing to show but the console
             stop.wait(0.5)
         while not stop.is_set():
+            if sock is None and (sock := endpoint_of(agent.pid)) is None:  # not made yet
+                stop.wait(0.2)
+                continue
             try:
                 # one echo for every report (an echo per report missed those published while it
                 # reconnected); a report comes every second, so a stop is seen within one
@@ -317,8 +320,3 @@ def run(args: argparse.Namespace) -> int:
         return 1
     return status
 
-
-def _system_name(agent: Path) -> str:
-    import yaml
-    doc = yaml.safe_load(agent.read_text())
-    return str(doc.get("name", "system")) if isinstance(doc, dict) else "system"

@@ -17,6 +17,11 @@ from takt import native
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+def stop_signals() -> List[int]:
+    """STOP_SIGNALS to take, but SIGHUP when inherited as ignored (`nohup`): it stays ignored."""
+    return [s for s in STOP_SIGNALS if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
+
+
 def supervise(cmd: List[str], stopped: Optional[List[int]] = None,
               started: Optional[Callable[[subprocess.Popen], None]] = None) -> int:
     """Run cmd as a child and return its exit status (128 + N when signal N killed it).
@@ -40,8 +45,7 @@ def supervise(cmd: List[str], stopped: Optional[List[int]] = None,
         if child is not None and child.returncode is None:
             child.send_signal(signum)
 
-    # an ignored SIGHUP stays ignored here and in the child (`nohup takt run ...`)
-    taken = [s for s in STOP_SIGNALS if not (s == signal.SIGHUP and signal.getsignal(s) is signal.SIG_IGN)]
+    taken = stop_signals()  # an ignored SIGHUP stays ignored here and in the child
     previous = {s: signal.signal(s, forward) for s in taken}
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
     try:
