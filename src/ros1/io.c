@@ -64,6 +64,8 @@ static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
   w_ros_head(w, 1, "bus info");
   takt__xr_w_array_begin(w);
   char text[TAKT__ROS1_NAME + 96];
+  /* the node's lock as well: a slot's used and topic are written under it (advertise) */
+  takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
     takt_ros1_pub_t *pub = &n->pubs[i];
     takt__lock_take(&pub->lock);
@@ -84,7 +86,6 @@ static void reply_bus_info(takt_ros1_node_t *n, takt__xr_writer_t *w) {
     }
     takt__lock_give(&pub->lock);
   }
-  takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
     takt_ros1_sub_t *sub = &n->subs[i];
     for (uint32_t k = 0; sub->used && k < n->cfg.max_conns; k++) {
@@ -113,6 +114,7 @@ static void reply_bus_stats(takt_ros1_node_t *n, takt__xr_writer_t *w) {
   w_ros_head(w, 1, "bus stats");
   takt__xr_w_array_begin(w);
   takt__xr_w_array_begin(w); /* [topic, messages sent, [[id, bytes, messages, connected]]] */
+  takt__lock_take(&n->lock); /* a slot's used and topic are written under it (advertise) */
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
     takt_ros1_pub_t *pub = &n->pubs[i];
     takt__lock_take(&pub->lock);
@@ -140,7 +142,6 @@ static void reply_bus_stats(takt_ros1_node_t *n, takt__xr_writer_t *w) {
   }
   takt__xr_w_array_end(w);
   takt__xr_w_array_begin(w); /* [topic, [[id, messages received, drops, connected]]] */
-  takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
     takt_ros1_sub_t *sub = &n->subs[i];
     if (!sub->used) continue;
