@@ -189,6 +189,28 @@ TEST(Link, UdpOnLoopback) {
   takt_link_close(b);
 }
 
+// A UDP link whose peer is not up yet when it sends: the ICMP "port unreachable" that comes back
+// is the connected socket's next read's error (ECONNREFUSED), which ended the receive thread:
+// nothing the peer sent once it was up ever arrived.
+TEST(Link, UdpReceivesAfterItsPeerWasDown) {
+  unsigned pa = 0, pb = 0;
+  free_ports(&pa, &pb);
+  char sa[96], sb[96];
+  snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
+  snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  TestContext tc;
+  Receiver ra, rb;
+  takt_link_t *a, *b;
+  auto ha = ra.handlers(), hb = rb.handlers();
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, nullptr, &ha, &a), TAKT_OK);
+  send_all(a, ra, 3, 100);  // nobody at pb yet
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sb, nullptr, &hb, &b), TAKT_OK);
+  send_all(b, rb, 5, 100);
+  expect_in_order(ra, 5, 100);
+  takt_link_close(a);
+  takt_link_close(b);
+}
+
 // emu:OPTIONS/SPEC: each side emulates its own transmissions onto a real link (two processes
 // share an emulated line this way). A line rate, and faults on one direction only.
 TEST(Link, EmulationOverUdp) {

@@ -170,6 +170,9 @@ int32_t takt_io_read(takt_io_t io, takt_io_t wake, uint8_t *buf, uint32_t cap, i
       ssize_t r = read(io.fd, buf, cap);
       if (r > 0) return (int32_t)r;
       if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      /* a connected datagram socket's pending ICMP error (its peer was not up when we sent):
+       * reported once by this read, which cleared it; the socket goes on receiving */
+      if (r < 0 && errno == ECONNREFUSED) continue;
       return TAKT_EOS; /* 0: the peer closed */
     }
   }
