@@ -199,7 +199,9 @@ typedef struct takt_daemon_stats {
                                abandon_after_ns), skipped */
   uint64_t acknacks_ignored; /* reliable sender: ACKNACKs naming frames it never sent (answers to
                                an earlier incarnation of it) */
-  uint64_t rx_ahead;        /* reliable receiver: frames beyond its window (dropped: sent again) */
+  uint64_t rx_ahead;        /* reliable receiver: frames beyond its window, or out of order when
+                               only one slot was free (held, they would leave none for the frame
+                               they wait for): dropped, sent again */
   uint64_t rx_other_incarnation; /* reliable receiver: frames of another incarnation of the far
                                     sender than its latest HEARTBEAT's (dropped: sent again) */
   /* peer_clock: */

@@ -860,6 +860,15 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     return;
   }
   if (rseq != d->expected) {
+    if (d->free_slots == NULL) {
+      /* held, it would take the last slot: held ones keep theirs until the frames before them
+       * come, which would then find none, for good (a receiver with fewer slots than the
+       * sender's window). It comes again. */
+      s->next_free = d->free_slots;
+      d->free_slots = s;
+      d->stats.rx_ahead++;
+      return;
+    }
     d->stats.rx_out_of_order++;
     d->reorder[rseq % 32] = s;
     return;

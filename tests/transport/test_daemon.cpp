@@ -718,6 +718,25 @@ TEST(DaemonFakeClock, AFrameGivenUpAboveAPendingOneIsSkippedOnceThatOneArrives) 
   EXPECT_EQ(sb.rx_skipped, 1u);
 }
 
+// A receiver with fewer slots than the sender's window: frames held out of order never take the
+// last slot, which the frame they wait for needs (they took both here, and 0, sent again and
+// again, found none: nothing was ever delivered). One not held comes again.
+TEST(DaemonFakeClock, FramesHeldForOrderLeaveTheLastSlotFree) {
+  Line line;
+  line.cfg.rx_frames = 2;  // window 16
+  line.restart(line.b, line.to_b, line.lb);
+  const uint8_t rel = TAKT_FRAME_RELIABLE;
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 1, 2, 0, 0);  // 0 was lost: 1 held
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 2, 3, 0, 0);  // not held: the last slot
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_ahead, 1u);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 0, 1, 0, 0);  // sent again: it finds a slot
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2}));
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 2, 3, 0, 0);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{3}));
+}
+
 // A reliable frame beyond the receiver's window (a sender with a larger window, or a number
 // widened wrong) is dropped and counted; its sender sends it again.
 TEST(DaemonFakeClock, AFrameBeyondTheWindowIsCounted) {
