@@ -25,12 +25,22 @@ typedef struct {
 
 static uint64_t align_up(uint64_t v) { return (v + SHM_ALIGN - 1u) & ~(uint64_t)(SHM_ALIGN - 1u); }
 
+/* A subscriber's queue holds depth entries in a ring of the next power of two: its head and
+ * tail count on past 2^32, and only a power of two keeps k % size continuous across the wrap
+ * (depth 10: 2^32 % 10 = 6, the ring's positions jumped and a queued entry was written over). */
+static uint32_t ring_size(uint32_t depth) {
+  uint32_t n = 1;
+  while (n < depth) n <<= 1;
+  return n;
+}
+#define RING_AT(depth, k) ((k) & (ring_size(depth) - 1u))
+
 static shm_layout_t layout_of(uint32_t msg_size, uint32_t slots, uint32_t depth, uint32_t subs,
                               uint32_t pubs) {
   shm_layout_t l;
   l.chunks = align_up(sizeof(shm_topic_t));
   l.subs = l.chunks + align_up((uint64_t)slots * sizeof(shm_chunk_t));
-  l.sub_size = align_up(sizeof(shm_subrec_t) + (uint64_t)depth * sizeof(shm_entry_t));
+  l.sub_size = align_up(sizeof(shm_subrec_t) + (uint64_t)ring_size(depth) * sizeof(shm_entry_t));
   l.pubs = l.subs + (uint64_t)subs * l.sub_size;
   l.pub_size = align_up(sizeof(shm_pubrec_t));
   l.payload = align_up(l.pubs + (uint64_t)pubs * l.pub_size);
@@ -186,7 +196,7 @@ static void repair_locked(const topic_ref_t *r) {
     if (q->part == 0) continue;
     if (q->tail - q->head > d->depth) q->head = q->tail - d->depth;
     for (uint32_t k = q->head; k != q->tail; k++) {
-      shm_entry_t e = q->ring[k % d->depth];
+      shm_entry_t e = q->ring[RING_AT(d->depth, k)];
       if (e.slot < d->slots && e.seq != 0 && seq_after(e.seq, q->taken) && chunk(r, e.slot)->seq == e.seq)
         chunk(r, e.slot)->queued++;
     }
@@ -684,7 +694,7 @@ static void subrec_free_locked(const topic_ref_t *r, shm_subrec_t *sr) {
    * entries under the topic's lock) */
   if (sr->tail - sr->head > r->dir.depth) sr->head = sr->tail - r->dir.depth;
   for (uint32_t k = sr->head; k != sr->tail; k++) {
-    shm_entry_t e = sr->ring[k % r->dir.depth];
+    shm_entry_t e = sr->ring[RING_AT(r->dir.depth, k)];
     if (entry_live(r, sr, e)) {
       chunk(r, e.slot)->queued--;
       sr->taken = e.seq;
@@ -802,7 +812,7 @@ static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_
   }
   bool found = false;
   for (; h != t; h++, sr->dropped++) {
-    shm_entry_t e = sr->ring[h % r->dir.depth];
+    shm_entry_t e = sr->ring[RING_AT(r->dir.depth, h)];
     if (!entry_live(r, sr, e)) {
       /* passed: taken follows the ring even through stale entries (a subscriber that never takes
        * would otherwise fall 2^31 numbers behind and refuse every later message as old) */
@@ -899,13 +909,13 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
     if (part == 0 || part > s->geo.max_participants) continue;
     if (skip_own && part == s->part + 1) continue;
     if (sr->tail - sr->head >= r.dir.depth) { /* KEEP_LAST: drop the oldest */
-      shm_entry_t old = sr->ring[sr->head % r.dir.depth];
+      shm_entry_t old = sr->ring[RING_AT(r.dir.depth, sr->head)];
       sr->head++;
       sr->dropped++;
       if (entry_live(&r, sr, old)) chunk(&r, old.slot)->queued--;
       if (old.seq != 0 && seq_after(old.seq, sr->taken)) sr->taken = old.seq; /* (stale or not) */
     }
-    sr->ring[sr->tail % r.dir.depth] = (shm_entry_t){.slot = loan->slot, .seq = seq};
+    sr->ring[RING_AT(r.dir.depth, sr->tail)] = (shm_entry_t){.slot = loan->slot, .seq = seq};
     sr->tail++;
     c->queued++;
     wake |= (uint64_t)1 << (part - 1);

@@ -1066,6 +1066,45 @@ TEST_F(Shm, ATailMovedOnByAnotherProcessDeliversEachMessageOnce) {
   EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
 }
 
+// A subscriber's head and tail count on past 2^32 (after 4 billion messages): with a depth that
+// is not a power of two (10) the ring's position jumped at the wrap (2^32 % 10 = 6), an entry was
+// written over, the ones between taken for old: 9 never arrived, 6 slots stayed counted.
+TEST_F(Shm, AQueueOfAnyDepthKeepsItsEntriesAcrossTheCountersWrap) {
+  attach();
+  auto t = topic("wrap", 10, 12, TAKT_SHM_HARD);
+  takt_shm_pub_t *p;
+  takt_shm_sub_t *q;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &q), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
+  const int64_t mark = 0x7a337a337a33LL;
+  write_two(p, mark);
+  takt_port_shm_t seg{};
+  ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
+  shm_subrec_t *sr = record_by_entries(seg, 0, 2, seq_by_origin(seg, mark));
+  ASSERT_NE(sr, nullptr);
+  takt_shm_sample_t smp;
+  for (int i = 0; i < 2; i++) {
+    ASSERT_EQ(takt_shm_take(q, &smp), TAKT_OK);
+    EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+  }
+  sr->head = sr->tail = 0xFFFFFFFAu;  // as after 2^32 - 6 entries
+  for (uint64_t v = 3; v <= 9; v++) {
+    Msg m{v};
+    ASSERT_EQ(takt_shm_write(p, &m, sizeof m, TAKT_SHM_NOW, TAKT_TIME_INFINITE, 0), TAKT_OK) << v;
+  }
+  std::vector<uint64_t> got;
+  while (takt_shm_take(q, &smp) == TAKT_OK) {
+    got.push_back(static_cast<const Msg *>(smp.data)->value);
+    EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+  }
+  EXPECT_EQ(got, (std::vector<uint64_t>{3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(takt_shm_dropped(q), 0u);
+  EXPECT_EQ(slots_used("wrap"), 0u);
+  takt_port_shm_close(&seg);
+  EXPECT_EQ(takt_shm_publisher_destroy(p), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
+}
+
 // Two subscribers of a topic, one of them with its tail moved on by another process after it
 // took both messages: its ring shows the two again, while the other subscriber's entries still
 // count them. It takes neither again (each subscriber knows the last message it used up), and
