@@ -822,8 +822,13 @@ static void in_shm_readable(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
   uint32_t len;
   bool big, more = true;
   int64_t at;
-  while (takt__r1shm_borrow(&in->shm, &p, &len, &big, &at, &more) || more) {
+  /* a ring's worth per round, then the node's other sockets get their turn (a publisher faster
+   * than the function held the I/O thread here for good); the rest is taken next round */
+  uint32_t share = in->shm.slots;
+  in->shm_more = false;
+  while (share > 0 && (takt__r1shm_borrow(&in->shm, &p, &len, &big, &at, &more) || more)) {
     if (more) continue; /* numbers written over while it looked: on from where it got */
+    if (--share == 0) in->shm_more = true; /* (perhaps none is left: that round finds out) */
     if (big || len > n->cfg.max_message) {
       takt__r1shm_release(&in->shm);
       char what[112];
@@ -1002,6 +1007,7 @@ void takt__ros1_io_main(void *arg) {
           takt__lock_take(&n->lock);
           continue;
         }
+        if (in->shm_more) deadline = now; /* messages left in its ring: no wait this round */
         WATCH(in->io, TAKT_IO_IN, W_IN, s, c);
       }
     }
@@ -1046,8 +1052,7 @@ void takt__ros1_io_main(void *arg) {
     }
 #undef WATCH
     int32_t ready = takt_io_wait(n->watch, k, n->io_wake, deadline);
-    if (ready <= 0) continue;
-    uint32_t m = ready_order(n, refs, k, order);
+    uint32_t m = ready > 0 ? ready_order(n, refs, k, order) : 0;
     for (uint32_t at = 0; at < m; at++) {
       uint32_t i = order[at];
       wref_t r = refs[i];
@@ -1086,5 +1091,17 @@ void takt__ros1_io_main(void *arg) {
       default: break;
       }
     }
+    /* rings with messages left after their share of the last round (each its share again: the
+     * sockets' readiness was served first) */
+    for (uint32_t s = 0; s < cfg->max_subs; s++)
+      for (uint32_t c = 0; c < cfg->max_conns; c++) {
+        takt__ros1_in_t *in = &n->subs[s].in[c];
+        if (!in->shm_more) continue;
+        takt__lock_take(&n->lock);
+        bool up = in->state == IN_UP;
+        takt__lock_give(&n->lock);
+        if (up && in->shm.map != NULL) in_shm_readable(n, &n->subs[s], in);
+        else in->shm_more = false;
+      }
   }
 }

@@ -109,6 +109,7 @@ typedef struct takt__ros1_in {
    * I/O thread's, unmapped where the connection is closed): the bytes of the connection are
    * doorbells, each message is in a slot */
   takt__r1shm_t shm;
+  bool shm_more; /* the I/O thread only: its last round took its share: the next one looks again */
 } takt__ros1_in_t;
 
 struct takt_ros1_sub {

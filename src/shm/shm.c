@@ -1333,11 +1333,22 @@ static int32_t handoff_priority(int32_t rx_priority, int32_t prio) {
  * only lower and lower, as the arrivals come highest priority first; higher again when a more
  * urgent one came in the meantime, so it never waits behind less urgent jobs) and goes back up
  * before it sleeps. */
-static void drain(takt_shm_t *s) {
+/* At most this many arrivals per turn of the receive thread, which then looks at its stop and
+ * its monitoring before going on (publishers faster than the hand-on held it here for good:
+ * takt_shm_stop waited for ever, dead processes went unseen). */
+#define DRAIN_TURN 256
+
+/* True when arrivals are left for the next turn. */
+static bool drain(takt_shm_t *s) {
   takt_shm_sub_t *sub = NULL;
   takt_shm_sample_t smp;
   int32_t at = s->rx_priority;
-  for (;;) {
+  bool more = false;
+  for (uint32_t turn = 0;; turn++) {
+    if (turn == DRAIN_TURN) {
+      more = true;
+      break;
+    }
     takt_err_t rc = TAKT_EAGAIN;
     for (uint32_t i = 0; i < s->n_order; i++) {
       sub = s->order[i];
@@ -1354,6 +1365,7 @@ static void drain(takt_shm_t *s) {
     hand_on(s, sub, &smp);
   }
   if (at != s->rx_priority) (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, s->rx_priority);
+  return more;
 }
 
 /* ---- served by an executor: routed arrivals as an executor source (PoDS §5.2) ---- */
@@ -1408,12 +1420,13 @@ static void rx_main(void *arg) {
   while (!atomic_load_explicit(&s->rx_stop, memory_order_acquire)) {
     /* served: the executor takes the arrivals itself, by priority, when it collects; else the
      * thread hands them on */
+    bool more = false;
     if (s->serving != NULL) {
       if (most_urgent(s) != NULL) takt_executor_wake(s->serving);
     } else {
-      drain(s);
+      more = drain(s);
     }
-    (void)takt_shm_wait(s, next_check);
+    if (!more) (void)takt_shm_wait(s, next_check);
     if (takt_time_now() >= next_check) {
       int32_t pids[4];
       takt_err_t n = reclaim(s, pids, 4);
