@@ -209,8 +209,12 @@ static size_t sedp_insert_at(gather_t *g, size_t off, size_t end, const uint8_t 
 
 /* ---- the hook ---- */
 
-#define MAX_EDITS 8u    /* submessages of identified writers rewritten in one datagram */
-#define MAX_OUT_IOV 96u /* the rewritten datagram's pieces */
+/* submessages of identified writers rewritten in one datagram: Cyclone packs the samples it
+ * sends again on an ACKNACK (or a late reader's announcements) into datagrams of up to ~14 KB,
+ * dozens of them (at 8, the ninth and later replies left without their identity: their calls
+ * never completed) */
+#define MAX_EDITS 64u
+#define MAX_OUT_IOV 512u /* the rewritten datagram's pieces (Linux takes 1,024 in a sendmsg) */
 
 typedef struct {
   size_t off, del;        /* bytes [off, off + del) of the datagram are replaced by ins */

@@ -1446,6 +1446,33 @@ TEST_F(ReplyIdentity, EverySampleOfTheWriterInOneDatagram) {
   EXPECT_NE(std::search(after.begin(), after.end(), p2.begin(), p2.end()), after.end());
 }
 
+// Cyclone packs the replies it sends again on an ACKNACK into one datagram, dozens of them: each
+// gets its identity (at most 8 did, the rest left without it and their calls never completed).
+TEST_F(ReplyIdentity, ManySamplesOfTheWriterInOneDatagramEachGetTheirs) {
+  const int kSamples = 40;
+  Datagram d;
+  d.payload = {0, 1, 0, 0, 1, 2, 3, 4};
+  d.data(kWriter, 1, true, false);
+  for (int i = 2; i <= kSamples; i++) {
+    Datagram next;
+    next.head.clear();
+    next.payload = {0, 1, 0, 0, (uint8_t)i, 0, 0, 0};
+    next.data(kWriter, i, true, false);
+    d.tail.insert(d.tail.end(), next.head.begin(), next.head.end());
+    d.tail.insert(d.tail.end(), next.payload.begin(), next.payload.end());
+  }
+  for (int i = 1; i <= kSamples; i++) replyid_test_put(i, kClient, 1000 + i);
+  uint64_t added = replyid_test_added(), missed = replyid_test_missed();
+  std::vector<uint8_t> before = d.flat(), after = d.rewritten();
+  ASSERT_EQ(after.size(), before.size() + 32u * kSamples);
+  EXPECT_EQ(replyid_test_added(), added + kSamples);
+  EXPECT_EQ(replyid_test_missed(), missed);
+  for (int i = 1; i <= kSamples; i++) {
+    std::vector<uint8_t> p = identity_param(1000 + i, true);
+    EXPECT_NE(std::search(after.begin(), after.end(), p.begin(), p.end()), after.end()) << i;
+  }
+}
+
 TEST_F(ReplyIdentity, OtherWritersAndUnfiledSamplesLeaveUnchanged) {
   const uint8_t other[4] = {0, 0, 0x13, 0x03};
   Datagram d;
