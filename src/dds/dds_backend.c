@@ -850,7 +850,7 @@ static void publish_graph(takt_dds_t *d) {
 }
 
 static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *type_name,
-                             const takt_dds_qos_t *qos, struct ddsi_sertype **st_out, dds_entity_t *tp_out);
+                             struct ddsi_sertype **st_out, dds_entity_t *tp_out);
 static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out);
 
 /* as ROS 2's rmw layers: reliable, transient-local, keep-last 1 */
@@ -860,7 +860,7 @@ static const takt_dds_qos_t k_graph_qos = {.reliable = true, .transient_local = 
  * our endpoint announcements their participant (reply_id.c), so rmw_fastrtps joins each endpoint
  * to the node ros_discovery_info names. Neither is needed for the routes to work. */
 static void prepare_graph(takt_dds_t *d) {
-  if (!d->graph || make_topic(d, GRAPH_TOPIC, GRAPH_TYPE, &k_graph_qos, &d->graph_st, &d->graph_topic) != TAKT_OK)
+  if (!d->graph || make_topic(d, GRAPH_TOPIC, GRAPH_TYPE, &d->graph_st, &d->graph_topic) != TAKT_OK)
     return;
   if (takt__dds_replyid_hook(d->graph_st) != TAKT_OK)
     fprintf(stderr, "takt dds: ROS 2 tools will show this process's endpoints as "
@@ -1201,18 +1201,14 @@ static void qos_of(const takt_dds_qos_t *q, dds_qos_t *out) {
 
 /* A DDS topic of takt's sertype. */
 static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *type_name,
-                             const takt_dds_qos_t *qos, struct ddsi_sertype **st_out, dds_entity_t *tp_out) {
+                             struct ddsi_sertype **st_out, dds_entity_t *tp_out) {
   struct ddsi_sertype *st = takt__dds_sertype_new(type_name);
-  dds_qos_t *q = dds_create_qos();
-  if (st == NULL || q == NULL) {
-    if (st != NULL) ddsi_sertype_unref(st);
-    if (q != NULL) dds_delete_qos(q);
-    return TAKT_ENOMEM;
-  }
-  qos_of(qos, q);
-  /* on success st may be replaced by an equal sertype already registered (ours is then freed) */
-  dds_entity_t tp = dds_create_topic_sertype(d->participant, topic_name, &st, q, NULL, NULL);
-  dds_delete_qos(q);
+  if (st == NULL) return TAKT_ENOMEM;
+  /* its QoS is on its readers and writers only: a topic carries none of its own, so that routes
+   * of one name with other QoS (best-effort out, reliable in) share it (Cyclone refuses a topic
+   * again with other QoS: INCONSISTENT_POLICY). On success st may be replaced by an equal sertype
+   * already registered (ours is then freed). */
+  dds_entity_t tp = dds_create_topic_sertype(d->participant, topic_name, &st, NULL, NULL, NULL);
   if (tp < 0) {
     ddsi_sertype_unref(st);
     return TAKT_EOS;
@@ -1228,7 +1224,7 @@ static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const cha
                                 dds_entity_t *tp_out, dds_entity_t *ep_out) {
   struct ddsi_sertype *st;
   dds_entity_t tp;
-  TAKT_RETURN_IF_ERR(make_topic(d, topic_name, type_name, qos, &st, &tp));
+  TAKT_RETURN_IF_ERR(make_topic(d, topic_name, type_name, &st, &tp));
   dds_qos_t *q = dds_create_qos();
   if (q == NULL) {
     (void)dds_delete(tp);

@@ -686,6 +686,20 @@ TEST(DdsBridge, TransientLocalServesLateJoiners) {
   EXPECT_EQ(b.got, (std::vector<std::string>{"state 2", "state 3", "state 4"}));
 }
 
+// One topic name routed both ways with different QoS (best-effort out, reliable in): the second
+// route's DDS topic is the first's, and its QoS is on its reader only (set on the topic, Cyclone
+// refused the second as an inconsistent policy: TAKT_EOS).
+TEST(DdsBridge, ATopicRoutedBothWaysWithOtherQosIsAccepted) {
+  Side a;
+  a.open("dds_test/both", &std_msgs__String__type_cdr);
+  takt_dds_qos_t out = TAKT_DDS_QOS_DEFAULT, in = TAKT_DDS_QOS_DEFAULT;
+  out.reliable = false;
+  in.reliable = true;
+  in.depth = 8;
+  a.talk(&out);
+  EXPECT_EQ(takt_dds_import(a.dds, a.bridge, a.topic, 7, &in), TAKT_OK);
+}
+
 // A send serializes its message into a serdata of its route's pool (min(depth, 4) + 2 blocks),
 // which the writer history holds; when the history holds every block (a transient-local depth of
 // 8), the next messages are copied and their serdatas made on the heap as before, and the blocks
