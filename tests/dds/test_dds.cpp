@@ -686,6 +686,19 @@ TEST(DdsBridge, TransientLocalServesLateJoiners) {
   EXPECT_EQ(b.got, (std::vector<std::string>{"state 2", "state 3", "state 4"}));
 }
 
+// A backend made with a configuration makes its DDS domain (dds_create_domain), which outlives
+// its participants: its destroy deletes it once no participant is left (its threads and sockets
+// stayed for the process's life, and a later backend of that id kept the first one's settings).
+TEST(DdsConfig, ADestroyedBackendLeavesNoDomainBehind) {
+  {
+    Side a;
+    a.open("dds_test/domain", &std_msgs__String__type_cdr);
+  }
+  dds_entity_t dom = dds_create_domain(test_domain(), "");
+  EXPECT_GT(dom, 0) << "the domain is still there: " << dom;
+  if (dom > 0) (void)dds_delete(dom);
+}
+
 // One topic name routed both ways with different QoS (best-effort out, reliable in): the second
 // route's DDS topic is the first's, and its QoS is on its reader only (set on the topic, Cyclone
 // refused the second as an inconsistent policy: TAKT_EOS).
