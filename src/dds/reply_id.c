@@ -396,7 +396,9 @@ takt_err_t takt__dds_replyid_hook(struct ddsi_sertype *st) {
   takt_err_t rc = TAKT_ENOTSUP;
   for (int i = 0; i < MAX_XMIT_CONNS; i++) {
     struct ddsi_tran_conn *c = gv->xmit_conns[i];
-    if (c == NULL) continue;
+    /* datagrams only: a stream (TCP) frames each message with its length, which the rewrite
+     * would leave short, and the receiver would lose its place in the stream */
+    if (c == NULL || c->m_stream) continue;
     ddsi_tran_write_fn_t *fp = &c->m_write_fn;
     ddsi_tran_write_fn_t f = __atomic_load_n(fp, __ATOMIC_ACQUIRE);
     if (f == hooked_write) {
