@@ -262,6 +262,9 @@ typedef struct takt__dds_route {
      number Cyclone gave its last request (only the route's lane writes to it: 1, 2, ...) */
   uint8_t req_guid[16];
   int64_t req_seq;
+  /* plain mapping: a reply naming its request came (the reader thread's): from then on one that
+     names none is not taken for the oldest call (with several clients, it may be another's) */
+  bool replies_named;
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   /* server routes, plain mapping: the reply writer's identities (its lane's writer files them)
      and the sequence number of its last sample (Cyclone numbers a writer's samples 1, 2, ...;
