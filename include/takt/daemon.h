@@ -79,11 +79,15 @@ typedef struct takt_daemon_config {
   uint32_t tx_nodes;     /* frames queued for transmission at most (1..TAKT_DAEMON_MAX_QUEUE) */
   uint32_t max_payload;  /* payload bytes per frame at most (1..TAKT_FRAME_MAX_PAYLOAD) */
   uint32_t rx_frames;    /* received data frames waiting for the executor at most; frames held
-                          * out of order take slots too: keep it above window, or those could
-                          * take every slot and the frame they wait for find none */
+                          * out of order take slots too (never the last free one: the frame they
+                          * wait for needs it), so keep it above window */
   uint32_t window;       /* reliable frames sent and not yet acknowledged at most (1..32) */
   int64_t retransmit_timeout_ns; /* a reliable frame unacknowledged that long is sent again */
   int64_t abandon_after_ns;      /* a full pool may reclaim a pending node this old (0: never) */
+  /* MICROROS: the longest a send waits for the line and the acknowledgement (0: for ever); past
+   * it the send returns TAKT_ETIMEDOUT and its frame stays queued (or pending: it may still be
+   * delivered). A peer gone for good otherwise held a reliable sender for ever. */
+  int64_t send_timeout_ns;
   /** A data frame arrived (receive context, no lock held): wake whoever takes frames. May be
    * NULL. */
   void (*on_data)(void *user);
@@ -258,7 +262,9 @@ uint32_t takt_daemon_max_payload(const takt_daemon_t *d);
  * number.
  * PODS: never waits for the line; frames leave in priority order (FIFO among equals).
  * MICROROS: returns when the frame has left the line, and a reliable one when it is acknowledged
- * (call it holding no takt lock: it waits; takt_daemon_send_queue is for a caller that holds one).
+ * (call it holding no takt lock: it waits; takt_daemon_send_queue is for a caller that holds one),
+ * or TAKT_ETIMEDOUT after send_timeout_ns (the frame stays queued; with the reliable window full
+ * that long, nothing was queued).
  * TAKT_EFULL without a free buffer node, TAKT_ESIZE above max_payload. Thread-safe.
  */
 takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, const uint8_t *payload,
@@ -283,7 +289,11 @@ typedef struct takt_daemon_ticket {
  */
 takt_err_t takt_daemon_send_queue(takt_daemon_t *d, const takt_frame_header_t *h,
                                   const uint8_t *payload, uint32_t n, takt_daemon_ticket_t *t);
-void takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t);
+/** Waits as takt_daemon_send does, up to send_timeout_ns (TAKT_ETIMEDOUT past it); the _until
+ * form until deadline (the monotonic clock, TAKT_TIME_INFINITE: for ever). */
+takt_err_t takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t);
+takt_err_t takt_daemon_send_wait_until(takt_daemon_t *d, const takt_daemon_ticket_t *t,
+                                       int64_t deadline);
 /** The configuration d was created with (read-only after creation: no lock). */
 void takt_daemon_get_config(const takt_daemon_t *d, takt_daemon_config_t *out);
 

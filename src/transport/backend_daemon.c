@@ -45,7 +45,7 @@ static void db_wait(void *self, const takt_bridge_wait_t *w) {
   daemon_backend_t *db = self;
   takt_daemon_ticket_t t;
   memcpy(&t, w->words, sizeof t);
-  takt_daemon_send_wait(db->d, &t);
+  (void)takt_daemon_send_wait(db->d, &t); /* (past send_timeout_ns: it stays queued) */
 }
 
 static int32_t db_peek(void *self) {

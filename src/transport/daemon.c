@@ -343,23 +343,26 @@ static int64_t due_pending_locked(takt_daemon_t *d, int64_t now);
  * daemon on the monotonic clock has no timer thread, and its owner is the one waiting here (a
  * firmware's main loop): the wait ends when a retransmission or a HEARTBEAT falls due, and does
  * it, or a lost frame would be waited for for ever. */
-static void wait_progress_locked(takt_daemon_t *d) {
+static bool wait_progress_locked(takt_daemon_t *d, int64_t deadline) {
   sender_wait_t me;
   takt_wakeup_init(&me.w);
   me.next = d->senders;
   d->senders = &me;
-  bool timed = d->cfg.polled && (d->clock == NULL || d->clock->kind != TAKT_CLOCK_FAKE);
-  int64_t until = timed ? due_locked(d, now_of(d)) : TAKT_TIME_INFINITE;
+  bool real = d->clock == NULL || d->clock->kind != TAKT_CLOCK_FAKE;
+  int64_t until = real && d->cfg.polled ? due_locked(d, now_of(d)) : TAKT_TIME_INFINITE;
+  if (!real) deadline = TAKT_TIME_INFINITE; /* (no thread waits on a FAKE clock's time) */
+  if (deadline < until) until = deadline;
   dlock_give(d);
   takt_err_t rc = takt_wakeup_wait(&me.w, until);
   dlock_take(d);
-  if (rc == TAKT_OK) return; /* posted: taken off the list by its poster */
+  if (rc == TAKT_OK) return true; /* posted: taken off the list by its poster */
   for (sender_wait_t **p = &d->senders; *p != NULL; p = &(*p)->next)
     if (*p == &me) {
       *p = me.next;
       break;
     }
-  (void)due_locked(d, now_of(d));
+  if (real && d->cfg.polled) (void)due_locked(d, now_of(d));
+  return deadline == TAKT_TIME_INFINITE || now_of(d) < deadline;
 }
 
 static void free_node_locked(takt_daemon_t *d, tx_node_t *n) {
@@ -928,7 +931,7 @@ static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
 static bool config_valid(const takt_daemon_config_t *cfg) {
   return cfg->tx_nodes >= 1 && cfg->tx_nodes <= TAKT_DAEMON_MAX_QUEUE && cfg->rx_frames >= 1 &&
          cfg->rx_frames <= TAKT_DAEMON_MAX_QUEUE && cfg->window >= 1 && cfg->window <= 32 &&
-         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 &&
+         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 && cfg->send_timeout_ns >= 0 &&
          cfg->heartbeat_period_ns >= 0 && cfg->max_payload >= 1 &&
          cfg->max_payload <= TAKT_FRAME_MAX_PAYLOAD && cfg->mode <= TAKT_DAEMON_MICROROS &&
          (cfg->polled || takt__thread_attr_valid(&cfg->timer_thread));
@@ -1163,17 +1166,27 @@ static tx_node_t *evict_locked(takt_daemon_t *d, uint8_t priority) {
  * window has room. The daemon's lock is the only takt lock the sender may hold: the wait lasts a
  * frame's time on the line or a round trip, and any other lock would stop its other takers (and
  * the wake-ups deferred until the sender holds none) that long. */
-static void wait_locked(takt_daemon_t *d, const takt_daemon_ticket_t *t) {
-  if (d->cfg.mode != TAKT_DAEMON_MICROROS) return;
+static takt_err_t wait_locked(takt_daemon_t *d, const takt_daemon_ticket_t *t, int64_t deadline) {
+  if (d->cfg.mode != TAKT_DAEMON_MICROROS) return TAKT_OK;
 #if !TAKT_PORT_CORTEXM
   TAKT_ASSERT(takt__locks_held() == 1);
 #endif
   if (t->order == 0) {
-    while (t->reliable && d->next_rseq - d->acked >= d->cfg.window) wait_progress_locked(d);
-    return;
+    while (t->reliable && d->next_rseq - d->acked >= d->cfg.window)
+      if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;
+    return TAKT_OK;
   }
-  while (d->tx_done_seq < t->order) wait_progress_locked(d);
-  while (t->reliable && (int32_t)(t->rseq - d->acked) >= 0) wait_progress_locked(d);
+  while (d->tx_done_seq < t->order)
+    if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;
+  while (t->reliable && (int32_t)(t->rseq - d->acked) >= 0)
+    if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;
+  return TAKT_OK;
+}
+
+/* The end of a send's wait by send_timeout_ns (INFINITE: none). */
+static int64_t send_deadline(const takt_daemon_t *d) {
+  int64_t t = d->cfg.send_timeout_ns;
+  return t <= 0 ? TAKT_TIME_INFINITE : takt_time_now() + t;
 }
 
 static takt_err_t send_args_ok(const takt_daemon_t *d, const takt_frame_header_t *h,
@@ -1188,8 +1201,11 @@ takt_err_t takt_daemon_send(takt_daemon_t *d, const takt_frame_header_t *h, cons
   takt_daemon_ticket_t t;
   dlock_take(d);
   takt_err_t rc;
-  while ((rc = queue_locked(d, h, payload, n, &t)) == TAKT_EAGAIN) wait_locked(d, &t);
-  if (rc == TAKT_OK) wait_locked(d, &t);
+  int64_t deadline = send_deadline(d);
+  while ((rc = queue_locked(d, h, payload, n, &t)) == TAKT_EAGAIN)
+    if (wait_locked(d, &t, deadline) != TAKT_OK) break; /* (the window stayed full: nothing queued) */
+  if (rc == TAKT_EAGAIN) rc = TAKT_ETIMEDOUT;
+  else if (rc == TAKT_OK) rc = wait_locked(d, &t, deadline); /* (timed out: it stays queued) */
   dlock_give(d);
   return rc;
 }
@@ -1204,11 +1220,17 @@ takt_err_t takt_daemon_send_queue(takt_daemon_t *d, const takt_frame_header_t *h
   return rc;
 }
 
-void takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t) {
-  if (d == NULL || t == NULL) return;
+takt_err_t takt_daemon_send_wait(takt_daemon_t *d, const takt_daemon_ticket_t *t) {
+  return d == NULL ? TAKT_EINVAL : takt_daemon_send_wait_until(d, t, send_deadline(d));
+}
+
+takt_err_t takt_daemon_send_wait_until(takt_daemon_t *d, const takt_daemon_ticket_t *t,
+                                       int64_t deadline) {
+  if (d == NULL || t == NULL) return TAKT_EINVAL;
   dlock_take(d);
-  wait_locked(d, t);
+  takt_err_t rc = wait_locked(d, t, deadline);
   dlock_give(d);
+  return rc;
 }
 
 takt_err_t takt_daemon_take(takt_daemon_t *d, takt_frame_header_t *h, uint8_t *payload, uint32_t cap) {

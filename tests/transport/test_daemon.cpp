@@ -124,6 +124,41 @@ TEST(Daemon, MicroRosModeWaitsForTheLine) {
   EXPECT_FALSE(takt_link_busy(p.la));
 }
 
+// MICROROS: a reliable send whose peer never answers (nobody on the far side) waits at most
+// send_timeout_ns, then TAKT_ETIMEDOUT (it waited for ever); its frame stays pending and is sent
+// again. The _until form waits to the caller's deadline.
+TEST(Daemon, MicroRosModeAReliableSendToNobodyTimesOut) {
+  TestContext tc;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.mode = TAKT_DAEMON_MICROROS;
+  c.retransmit_timeout_ns = 20 * TAKT_NS_PER_MS;
+  c.send_timeout_ns = 150 * TAKT_NS_PER_MS;
+  takt_daemon_t *d = nullptr;
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_OK);
+  takt_link_emulation_t emu{};
+  takt_link_handlers_t ha = takt_daemon_link_handlers(d);
+  takt_link_handlers_t nobody = {[](void *, const uint8_t *, uint32_t) {}, nullptr, nullptr};
+  takt_link_t *la = nullptr, *lb = nullptr;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, nullptr, &emu, &ha, &nobody, &la, &lb), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(d, la), TAKT_OK);
+  takt_frame_header_t h = hdr(1, 1);
+  h.flags = TAKT_FRAME_RELIABLE;
+  uint8_t payload[8] = {0};
+  int64_t t0 = takt_time_now();
+  EXPECT_EQ(takt_daemon_send(d, &h, payload, sizeof payload), TAKT_ETIMEDOUT);
+  EXPECT_GE(takt_time_now() - t0, c.send_timeout_ns);  // (a lower bound only: sleeps end late)
+  EXPECT_EQ(takt_daemon_unacknowledged(d), 1u);  // still pending
+  takt_daemon_ticket_t t{};
+  ASSERT_EQ(takt_daemon_send_queue(d, &h, payload, sizeof payload, &t), TAKT_OK);
+  EXPECT_EQ(takt_daemon_send_wait_until(d, &t, takt_time_now() + 50 * TAKT_NS_PER_MS), TAKT_ETIMEDOUT);
+  takt_daemon_stats_t st;
+  takt_daemon_get_stats(d, &st);
+  EXPECT_GT(st.retransmissions + st.timeouts, 0u);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(d);
+}
+
 TEST(Daemon, ReceptionByPriorityVersusFifo) {
   for (takt_daemon_mode_t mode : {TAKT_DAEMON_PODS, TAKT_DAEMON_MICROROS}) {
     Pair p;
