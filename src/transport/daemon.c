@@ -88,7 +88,7 @@ struct takt_daemon {
   tx_node_t *free_nodes, *current;
   tx_node_t *suspended; /* preempt_frames: the data frame the link holds set aside (one at most) */
   takt__heap_t exec_queue;
-  uint64_t tx_seq, tx_done_seq;
+  uint64_t tx_seq;
   /* reliable sender */
   takt__heap_t pending; /* by sent_at */
   tx_node_t **scratch;  /* a snapshot of pending while an ACKNACK is applied */
@@ -419,7 +419,6 @@ static void on_sent(void *user) {
       else if (stale && n == &d->ack_node) ack_locked(d);
     } else {
       d->stats.tx_frames++;
-      d->tx_done_seq = n->order > d->tx_done_seq ? n->order : d->tx_done_seq;
       if (n->reliable) {
         d->left_since_hb++;
         if ((int32_t)(n->rseq + 1 - d->sent_next) > 0) d->sent_next = n->rseq + 1;
@@ -1161,6 +1160,17 @@ static tx_node_t *evict_locked(takt_daemon_t *d, uint8_t priority) {
   return victim;
 }
 
+/* Has the frame the send of this order queued left the line? Not while it is queued or on it
+ * (frames leave by priority: the highest order that left says nothing of a lower frame's, which
+ * a later more urgent one passed). A frame sent again is queued with a new order. */
+static bool left_locked(const takt_daemon_t *d, uint64_t order) {
+  if (d->current != NULL && !d->current->control && d->current->order == order) return false;
+  if (d->suspended != NULL && d->suspended->order == order) return false;
+  for (uint32_t i = 0; i < d->exec_queue.n; i++)
+    if (((const tx_node_t *)d->exec_queue.a[i])->order == order) return false;
+  return true;
+}
+
 /* micro-ROS: wait (lock held, let go while waiting) until the frame of t has left the line, and
  * until it is acknowledged if it is reliable; or, for a ticket of no frame, until the reliable
  * window has room. The daemon's lock is the only takt lock the sender may hold: the wait lasts a
@@ -1176,7 +1186,7 @@ static takt_err_t wait_locked(takt_daemon_t *d, const takt_daemon_ticket_t *t, i
       if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;
     return TAKT_OK;
   }
-  while (d->tx_done_seq < t->order)
+  while (!left_locked(d, t->order))
     if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;
   while (t->reliable && (int32_t)(t->rseq - d->acked) >= 0)
     if (!wait_progress_locked(d, deadline)) return TAKT_ETIMEDOUT;

@@ -159,6 +159,28 @@ TEST(Daemon, MicroRosModeAReliableSendToNobodyTimesOut) {
   takt_daemon_destroy(d);
 }
 
+// MICROROS: frames leave by priority, so a more urgent frame queued later can leave before a
+// lower one; the lower one's sender still waits for its own (it returned once the later one had
+// left, its frame still queued).
+TEST(Daemon, MicroRosModeASendWaitsForItsOwnFrame) {
+  Pair p;
+  p.open(TAKT_DAEMON_MICROROS, 9600);  // ~120 ms for each frame below
+  uint8_t payload[100] = {0};
+  takt_daemon_ticket_t ta{}, tb{}, tc{};
+  takt_frame_header_t a = hdr(1, 1), b = hdr(1, 2), c = hdr(9, 3);
+  ASSERT_EQ(takt_daemon_send_queue(p.tx, &a, payload, sizeof payload, &ta), TAKT_OK);  // on the line
+  ASSERT_EQ(takt_daemon_send_queue(p.tx, &b, payload, sizeof payload, &tb), TAKT_OK);
+  ASSERT_EQ(takt_daemon_send_queue(p.tx, &c, payload, sizeof payload, &tc), TAKT_OK);  // passes b
+  ASSERT_EQ(takt_daemon_send_wait(p.tx, &tc), TAKT_OK);  // a, then c left; b is on the line now
+  EXPECT_EQ(takt_daemon_send_wait_until(p.tx, &tb, takt_time_now()), TAKT_ETIMEDOUT);
+  ASSERT_EQ(takt_daemon_send_wait(p.tx, &tb), TAKT_OK);
+  takt_daemon_stats_t st;
+  takt_daemon_get_stats(p.tx, &st);
+  EXPECT_EQ(st.tx_frames, 3u);
+  p.wait_arrived(3);
+  EXPECT_EQ(take_all(p.rx), (std::vector<uint16_t>{1, 3, 2}));
+}
+
 TEST(Daemon, ReceptionByPriorityVersusFifo) {
   for (takt_daemon_mode_t mode : {TAKT_DAEMON_PODS, TAKT_DAEMON_MICROROS}) {
     Pair p;
