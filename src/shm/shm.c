@@ -277,6 +277,9 @@ static bool domain_ok(const char *d) {
 static takt_err_t init_segment(const takt_shm_config_t *c, takt_port_shm_t *m, uint64_t size,
                                uint64_t parts_off, uint64_t dir_off, uint64_t area_off) {
   shm_hdr_t *h = (shm_hdr_t *)m->addr;
+  /* first: one that attaches while this is set up (or after its creator died doing it) is told
+   * "its creator never finished it", not "not a takt segment" */
+  h->magic = SHM_MAGIC;
   h->header_size = (uint32_t)sizeof(shm_hdr_t);
   h->size = size;
   h->max_topics = c->max_topics;
@@ -287,7 +290,6 @@ static takt_err_t init_segment(const takt_shm_config_t *c, takt_port_shm_t *m, u
   h->area_size = size - area_off;
   TAKT_RETURN_IF_ERR(takt_pmutex_init(&h->reg_lock));
   h->version = SHM_VERSION;
-  h->magic = SHM_MAGIC;
   atomic_store_explicit(&h->ready, 1u, memory_order_release);
   takt_futex_wake_shared(FUTEX_WORD(&h->ready), UINT32_MAX);
   return TAKT_OK;
@@ -367,7 +369,8 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   }
   if (c->max_participants == 0 || c->max_participants > TAKT_SHM_MAX_PARTICIPANTS ||
       c->max_topics == 0 || c->max_topics > 65536 || c->max_local == 0 || c->area_bytes == 0 ||
-      c->area_bytes > ((uint64_t)1 << 40) || c->spin_ns < 0 || c->spin_ns > 1000000000) {
+      c->area_bytes > ((uint64_t)1 << 40) || c->spin_ns < 0 || c->spin_ns > 1000000000 ||
+      c->attach_timeout_ns < 0 || c->attach_timeout_ns > TAKT_DURATION_MAX_NS) {
     say(c, "shared-memory domain %s: %s", c->domain, "capacities out of range");
     return TAKT_EINVAL;
   }
@@ -400,6 +403,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
       rc = takt_port_shm_create(s->name, (size_t)size, c->mode, &s->map);
       if (rc == TAKT_OK) {
         rc = init_segment(c, &s->map, size, parts_off, dir_off, area_off);
+        if (rc != TAKT_OK) (void)takt_port_shm_unlink(s->name); /* never ready: not left so */
         break;
       }
       if (rc == TAKT_EEXIST) rc = takt_port_shm_open(s->name, &s->map); /* lost a race */

@@ -1161,6 +1161,19 @@ TEST_F(Shm, BadSegmentsAndSizes) {
   EXPECT_NE(std::strstr(why, "not a takt segment"), nullptr) << why;
   takt_port_shm_close(&m);
   ASSERT_EQ(takt_port_shm_unlink(name.c_str()), TAKT_OK);
+  // a segment whose creator died setting it up (its magic written, never ready): said so after
+  // the attach timeout, not taken for another program's object
+  ASSERT_EQ(takt_port_shm_create(name.c_str(), 4096, 0600, &m), TAKT_OK);
+  std::memset(m.addr, 0, 4096);
+  reinterpret_cast<shm_hdr_t *>(m.addr)->magic = SHM_MAGIC;
+  c.attach_timeout_ns = 50 * TAKT_NS_PER_MS;
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_ETIMEDOUT);
+  EXPECT_NE(std::strstr(why, "its creator never finished it"), nullptr) << why;
+  c.attach_timeout_ns = -1;  // (a sum with now that overflowed for INT64_MAX)
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_EINVAL);
+  c = config(false);
+  takt_port_shm_close(&m);
+  ASSERT_EQ(takt_port_shm_unlink(name.c_str()), TAKT_OK);
   // too small to hold a header
   ASSERT_EQ(takt_port_shm_create(name.c_str(), 16, 0600, &m), TAKT_OK);
   EXPECT_EQ(takt_shm_attach(ctx, &c, &shm), TAKT_EMALFORMED);
