@@ -911,7 +911,13 @@ static takt_err_t publish_try(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32
     shm_subrec_t *sr = subrec(&r, q);
     uint32_t part = *(volatile uint32_t *)&sr->part; /* read once: checked is used */
     if (part == 0 || part > s->geo.max_participants) continue;
-    if (skip_own && part == s->part + 1) continue;
+    if (skip_own && part == s->part + 1) {
+      /* not delivered back to its own process: with nothing queued, this number is used up for
+       * it too (taken stayed behind, and 2^31 such publications later the other processes' next
+       * ones looked older than it and were dropped) */
+      if (sr->tail == sr->head) sr->taken = seq;
+      continue;
+    }
     if (sr->tail - sr->head >= r.dir.depth) { /* KEEP_LAST: drop the oldest */
       shm_entry_t old = sr->ring[RING_AT(r.dir.depth, sr->head)];
       sr->head++;

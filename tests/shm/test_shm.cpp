@@ -1003,6 +1003,16 @@ TEST_F(Shm, AMessageClaimingMoreBytesThanItsSlotIsDropped) {
 }
 
 namespace {
+// The values of what q has queued, taken and released (8 at most).
+std::vector<uint64_t> take_all(takt_shm_sub_t *q) {
+  std::vector<uint64_t> got;
+  takt_shm_sample_t smp;
+  for (int i = 0; i < 8 && takt_shm_take(q, &smp) == TAKT_OK; i++) {
+    got.push_back(static_cast<const Msg *>(smp.data)->value);
+    EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
+  }
+  return got;
+}
 // Messages 1 and 2 published with origins mark and mark + 1.
 void write_two(takt_shm_pub_t *p, int64_t mark) {
   Msg m1{1}, m2{2};
@@ -1119,15 +1129,6 @@ TEST_F(Shm, AMovedTailDoesNotTakeAnotherSubscribersMessages) {
   ASSERT_EQ(takt_shm_publisher_create(shm, &t, &p), TAKT_OK);
   const int64_t mark = 0x7a227a227a22LL;
   write_two(p, mark);
-  auto take_all = [](takt_shm_sub_t *q) {
-    std::vector<uint64_t> got;
-    takt_shm_sample_t smp;
-    for (int i = 0; i < 8 && takt_shm_take(q, &smp) == TAKT_OK; i++) {
-      got.push_back(static_cast<const Msg *>(smp.data)->value);
-      EXPECT_EQ(takt_shm_release(q, &smp), TAKT_OK);
-    }
-    return got;
-  };
   EXPECT_EQ(take_all(a), (std::vector<uint64_t>{1, 2}));
   takt_port_shm_t seg{};
   ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
@@ -1145,6 +1146,49 @@ TEST_F(Shm, AMovedTailDoesNotTakeAnotherSubscribersMessages) {
   EXPECT_EQ(takt_shm_publisher_destroy(p), TAKT_OK);
   EXPECT_EQ(takt_shm_subscriber_destroy(a), TAKT_OK);
   EXPECT_EQ(takt_shm_subscriber_destroy(b), TAKT_OK);
+}
+
+// A publisher routing a topic out of this process (takt_shm_route_out: not delivered back to
+// its own subscribers) moves their "used up" number on when their queue is empty: 2^31 such
+// publications without one from elsewhere made the next of another process look older than
+// what was used up, and it was dropped.
+TEST_F(Shm, OwnPublicationsSkippedDoNotMakeOthersLookOld) {
+  attach();
+  auto t = topic("both", 4, 8);
+  takt_shm_pub_t *own, *other;
+  takt_shm_sub_t *q;
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &t, 1, &q), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &own), TAKT_OK);  // publisher record 0
+  ASSERT_EQ(takt_shm_publisher_create(shm, &t, &other), TAKT_OK);
+  takt_port_shm_t seg{};
+  ASSERT_EQ(takt_port_shm_open(("/takt." + domain).c_str(), &seg), TAKT_OK);
+  auto *base = static_cast<uint8_t *>(seg.addr);
+  auto *h = reinterpret_cast<shm_hdr_t *>(base);
+  auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
+  shm_topic_t *tb = nullptr;
+  uint32_t di = 0;
+  for (; di < h->max_topics && tb == nullptr; di++)
+    if (std::strcmp(dir[di].name, "both") == 0) tb = reinterpret_cast<shm_topic_t *>(base + dir[di].offset);
+  ASSERT_NE(tb, nullptr);
+  const shm_dir_t &d = dir[di - 1];
+  auto up = [](uint64_t v) { return (v + SHM_ALIGN - 1u) & ~uint64_t{SHM_ALIGN - 1u}; };
+  uint64_t subs = up(sizeof(shm_topic_t)) + up(d.slots * sizeof(shm_chunk_t));
+  uint64_t pubs = subs + d.max_subs * up(sizeof(shm_subrec_t) + d.depth * sizeof(shm_entry_t));
+  reinterpret_cast<shm_pubrec_t *>(reinterpret_cast<uint8_t *>(tb) + pubs)->flags |= PUB_SKIP_OWN;
+  Msg m{1};
+  ASSERT_EQ(takt_shm_write(other, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(take_all(q), (std::vector<uint64_t>{1}));
+  tb->last_seq += 0x7ffffffeu;  // as after 2^31 - 2 of own's publications
+  m.value = 2;
+  ASSERT_EQ(takt_shm_write(own, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // not for q
+  m.value = 3;
+  ASSERT_EQ(takt_shm_write(other, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(take_all(q), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(takt_shm_dropped(q), 0u);
+  takt_port_shm_close(&seg);
+  EXPECT_EQ(takt_shm_publisher_destroy(own), TAKT_OK);
+  EXPECT_EQ(takt_shm_publisher_destroy(other), TAKT_OK);
+  EXPECT_EQ(takt_shm_subscriber_destroy(q), TAKT_OK);
 }
 
 TEST_F(Shm, BadSegmentsAndSizes) {
