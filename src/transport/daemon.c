@@ -11,6 +11,9 @@
 #include "../core/trace.h"
 #include "takt/port.h"
 #include "transport_impl.h"
+#if TAKT_PORT_CORTEXM
+#include "../port/cortexm/cortexm_impl.h"
+#endif
 
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
 /* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
@@ -139,15 +142,17 @@ struct takt_daemon {
 /* The daemon's lock. On a port without threads (Cortex-M) the daemon's handlers run in the link
  * interrupt, which preempts callbacks (PoDS §5.3: the daemon lives in interrupt context) — also
  * while they hold their group's job lock, a takt mutex that masks everything below the
- * software interrupts' ceiling. So there the lock is a critical section (held for a heap
- * operation or one frame's copy: microseconds), and wake-ups are posted at once (posting is
- * interrupt-safe there) rather than deferred until no takt lock is held. */
+ * software interrupts' ceiling. So there the lock masks the link interrupt and everything below
+ * it (BASEPRI), not the UARTs' interrupts above it, which move bytes into and out of their rings
+ * meanwhile (held for a frame's encoding or copy: a millisecond for 1000 bytes at 25 MHz, ten
+ * byte times at 115200 baud); and wake-ups are posted at once (posting is interrupt-safe there)
+ * rather than deferred until no takt lock is held. */
 #if TAKT_PORT_CORTEXM
 static inline void dlock_take(takt_daemon_t *d) {
-  takt_irq_state_t s = takt_critical_enter();
+  uint32_t s = takt__cortexm_link_mask();
   d->irq = s;
 }
-static inline void dlock_give(takt_daemon_t *d) { takt_critical_exit(d->irq); }
+static inline void dlock_give(takt_daemon_t *d) { takt__cortexm_link_unmask(d->irq); }
 static inline void dwake(takt_wakeup_t *w) { takt_wakeup_post(w); }
 #else
 static inline void dlock_take(takt_daemon_t *d) { takt__lock_take(&d->lock); }

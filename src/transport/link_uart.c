@@ -5,7 +5,8 @@
  * software interrupts' ceiling (0x60, what every held takt mutex masks), so it preempts every
  * callback, also one holding its group's job lock, as PoDS §5.3 wants of the daemon's receive and
  * transmit-complete contexts: the handlers it calls (a daemon's on_receive and on_sent) take only
- * the daemon's lock, which on this port is a critical section, and wake executors with
+ * the daemon's lock, which on this port masks the link interrupt and what is below it (not the
+ * UARTs'), and wake executors with
  * interrupt-safe posts (takt_executor_wake_isr).
  *
  * Specifications: uart:INDEX[:BAUD[:paced]] (paced: each byte held for 10 bit times at BAUD, as
@@ -27,9 +28,9 @@
 
 #define LINK_IRQ 26u
 /* Between the UARTs' 0x40 and the software interrupts' ceiling 0x60: callbacks holding takt
- * mutexes (their group's job lock) do not mask it; the daemon's lock (a critical section here)
+ * mutexes (their group's job lock) do not mask it; the daemon's lock (BASEPRI at this level)
  * does. */
-#define LINK_PRIO 0x50u
+#define LINK_PRIO TAKT__CORTEXM_LINK_NVIC
 #define N_LINKS 3u /* one per UART */
 #define RX_CHUNK 64u
 #define PEND_RX 1u
