@@ -1,7 +1,7 @@
 /* Links on the Cortex-M port (takt/link.h): a link over one of the CMSDK UARTs, with no threads.
  *
- * The UART's own interrupts (NVIC 0x40) move bytes between the line and two rings and never take
- * a takt lock; they pend the link interrupt (IRQ 26, NVIC 0x50). The link interrupt runs above the
+ * The UART's own interrupts (NVIC 0x20) move bytes between the line and two rings and never take
+ * a takt lock; they pend the link interrupt (IRQ 26, NVIC 0x40). The link interrupt runs above the
  * software interrupts' ceiling (0x60, what every held takt mutex masks), so it preempts every
  * callback, also one holding its group's job lock, as PoDS §5.3 wants of the daemon's receive and
  * transmit-complete contexts: the handlers it calls (a daemon's on_receive and on_sent) take only
@@ -27,7 +27,7 @@
 #include "transport_impl.h"
 
 #define LINK_IRQ 26u
-/* Between the UARTs' 0x40 and the software interrupts' ceiling 0x60: callbacks holding takt
+/* Between the UARTs' 0x20 and the software interrupts' ceiling 0x60: callbacks holding takt
  * mutexes (their group's job lock) do not mask it; the daemon's lock (BASEPRI at this level)
  * does. */
 #define LINK_PRIO TAKT__CORTEXM_LINK_NVIC
@@ -74,7 +74,7 @@ static double uniform(takt_link_t *l) {
 
 static void link_irq_pend(void) { NVIC_ISPR(LINK_IRQ >> 5) = 1u << (LINK_IRQ & 31u); }
 
-/* The UART's interrupts (0x40): note what happened and pend the link interrupt. */
+/* The UART's interrupts (0x20): note what happened and pend the link interrupt. */
 static void note(takt_link_t *l, uint32_t what) {
   uint32_t p = cortexm_primask_save();
   l->pend |= what;

@@ -34,7 +34,7 @@ typedef uint32_t takt_irq_state_t;
 
 /* NVIC priorities, the top 3 bits of a priority register (as AN386 silicon implements them;
  * 0 the most urgent): the port's own interrupts take 0x00 (clock, and the alarm on the same
- * IRQ 10), 0x20 (sleep) and 0x40 (UARTs); takt's software interrupts the five below: callbacks' levels 0..3 at 0xE0, 0xC0, 0xA0,
+ * IRQ 10), 0x20 (sleep, UARTs) and 0x40 (a UART link's serving interrupt); takt's software interrupts the five below: callbacks' levels 0..3 at 0xE0, 0xC0, 0xA0,
  * 0x80 and the release level at 0x60. */
 #define TAKT_PORT_PRIO_LEVELS 4u
 #define TAKT_PORT_NVIC_PRIO_BITS 3u

@@ -16,9 +16,10 @@ uint32_t takt__cortexm_level_nvic(uint32_t level);
 /** With interrupts masked: arm the sleep timer for abs_ns (unless infinite) and WFI. The
  * caller unmasks, lets the interrupt run, and tests its condition again. */
 void takt__cortexm_sleep_step(int64_t abs_ns);
-/** The link interrupt's NVIC priority (transport/link_uart.c): between the UARTs' 0x40 and the
- * software interrupts' ceiling 0x60. */
-#define TAKT__CORTEXM_LINK_NVIC 0x50u
+/** The link interrupt's NVIC priority (transport/link_uart.c): between the UARTs' 0x20 and the
+ * software interrupts' ceiling 0x60, a level the top 3 bits hold (real silicon keeps no more). */
+#define TAKT__CORTEXM_LINK_NVIC 0x40u
+_Static_assert((TAKT__CORTEXM_LINK_NVIC & 0x1Fu) == 0u, "a level 3 priority bits hold");
 /** Mask the link interrupt and everything less urgent (the software interrupts, the main loop),
  * and nothing more urgent (the UARTs, the clock, the sleep timer): BASEPRI raised to the link's
  * level, never lowered. Returns what to give back to takt__cortexm_link_unmask. The daemon's
