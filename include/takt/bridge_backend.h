@@ -90,7 +90,8 @@ typedef struct takt_bridge_backend_ops {
    */
   takt_err_t (*queue)(void *self, const takt_bridge_msg_t *m, const uint8_t *bytes, uint32_t len,
                       takt_bridge_wait_t *w);
-  void (*wait)(void *self, const takt_bridge_wait_t *w);
+  /* TAKT_ETIMEDOUT: the backend's send timeout passed first (its frame may still be queued) */
+  takt_err_t (*wait)(void *self, const takt_bridge_wait_t *w);
 } takt_bridge_backend_ops_t;
 
 /** A backend instance: its operations and their first argument. */

@@ -84,7 +84,8 @@ typedef struct takt_daemon_config {
   uint32_t window;       /* reliable frames sent and not yet acknowledged at most (1..32) */
   int64_t retransmit_timeout_ns; /* a reliable frame unacknowledged that long is sent again */
   int64_t abandon_after_ns;      /* a full pool may reclaim a pending node this old (0: never) */
-  /* MICROROS: the longest a send waits for the line and the acknowledgement (0: for ever); past
+  /* MICROROS: the longest a send waits for the line and the acknowledgement (0: for ever; at
+   * most TAKT_DURATION_MAX_NS); past
    * it the send returns TAKT_ETIMEDOUT and its frame stays queued (or pending: it may still be
    * delivered). A peer gone for good otherwise held a reliable sender for ever. */
   int64_t send_timeout_ns;

@@ -148,6 +148,8 @@ typedef struct takt_system_link {
   uint8_t preempt_cuts_max; /* how often one frame may be cut (0: no limit) */
   bool preempt_cut_only;    /* preempt_resume: false given: cut, never suspend */
   uint32_t window; /* reliable frames unacknowledged at most, 1..32 (0: the daemon's default) */
+  int64_t send_timeout_ns; /* microros: how long a send waits for the line and the
+                              acknowledgement at most (0: for ever; takt_daemon_config_t) */
   bool describe;   /* the far side describes its node and topics (takt_system_describe_links) */
   bool peer_clock; /* the far side's clock is its own (a microcontroller's): origin times mapped
                       (takt_daemon_config_t.peer_clock) */

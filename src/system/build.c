@@ -788,6 +788,7 @@ static takt_err_t build_links(takt_system_t *s) {
     takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
     dc.mode = l->microros ? TAKT_DAEMON_MICROROS : TAKT_DAEMON_PODS;
     if (l->window > 0) dc.window = l->window;
+    dc.send_timeout_ns = l->send_timeout_ns;
     dc.preempt_frames = l->preempt_frames;
     if (l->preempt_cuts_set) dc.preempt_cuts_max = l->preempt_cuts_max;
     dc.preempt_resume = !l->preempt_cut_only;

@@ -758,7 +758,7 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name",     "spec",           "mode",   "window",
                                      "export",   "import",         "services", "describe",
                                      "preempt_frames", "preempt_cuts_max", "preempt_resume",
-                                     "peer_clock", NULL};
+                                     "peer_clock", "send_timeout_ms", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'links'") < 0) return -1;
   FOR_ITEMS(p, seq, it) {
     if (want(p, it, YAML_MAPPING_NODE, "a link") < 0 || check_keys(p, it, "a link", keys) < 0)
@@ -784,6 +784,11 @@ static int parse_links(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
       double v;
       if (get_integer(p, n, "window", 1, 32, &v) < 0) return -1;
       l->window = (uint32_t)v;
+    }
+    if ((n = lookup(p, it, "send_timeout_ms")) != NULL) {
+      if (get_ms_ns(p, n, "send_timeout_ms", 0.001, &l->send_timeout_ns) < 0) return -1;
+      if (!l->microros)
+        return FAIL(p, n, "send_timeout_ms needs mode 'microros' (a PoDS daemon's send never waits)");
     }
     if ((n = lookup(p, it, "describe")) != NULL && get_bool(p, n, "describe", &l->describe) < 0)
       return -1;

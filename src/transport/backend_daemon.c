@@ -41,11 +41,11 @@ static takt_err_t db_queue(void *self, const takt_bridge_msg_t *m, const uint8_t
   return rc;
 }
 
-static void db_wait(void *self, const takt_bridge_wait_t *w) {
+static takt_err_t db_wait(void *self, const takt_bridge_wait_t *w) {
   daemon_backend_t *db = self;
   takt_daemon_ticket_t t;
   memcpy(&t, w->words, sizeof t);
-  (void)takt_daemon_send_wait(db->d, &t); /* (past send_timeout_ns: it stays queued) */
+  return takt_daemon_send_wait(db->d, &t); /* (past send_timeout_ns: it stays queued) */
 }
 
 static int32_t db_peek(void *self) {

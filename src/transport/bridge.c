@@ -160,10 +160,12 @@ static takt_err_t send_msg(takt_bridge_t *b, uint16_t entity, uint8_t priority, 
   return rc;
 }
 
-/* Wait for what a send made under a lock left to wait for. Holding no takt lock. */
-static void wait_sent(takt_bridge_t *b, sent_wait_t *sw) {
-  if (sw->due) b->be.ops->wait(b->be.self, &sw->w);
+/* Wait for what a send made under a lock left to wait for. Holding no takt lock. TAKT_ETIMEDOUT:
+ * the backend's send timeout passed first. */
+static takt_err_t wait_sent(takt_bridge_t *b, sent_wait_t *sw) {
+  takt_err_t rc = sw->due ? b->be.ops->wait(b->be.self, &sw->w) : TAKT_OK;
   sw->due = false;
+  return rc;
 }
 
 /* A message as it travels: its type's serialize hook, or its raw bytes. */
@@ -224,13 +226,16 @@ static void tap_send(void *user, const takt_message_t *m) {
   }
   takt_bridge_t *b = r->b;
   sent_wait_t sw = {.due = false};
-  takt_err_t rc;
+  takt_err_t rc, waited;
   do { /* the wait (micro-ROS mode: the frame on the line) with the send buffer let go */
     takt__lock_take(&b->tx_lock);
     rc = send_export(r, m, b->tx_out, &sw);
     takt__lock_give(&b->tx_lock);
-    wait_sent(b, &sw);
-  } while (rc == TAKT_EAGAIN);
+    waited = wait_sent(b, &sw);
+  } while (rc == TAKT_EAGAIN && waited == TAKT_OK);
+  /* the reliable window stayed full to the send timeout (a peer gone for good): not queued, and
+   * the publishing thread goes on (it queued again for ever) */
+  if (rc == TAKT_EAGAIN) COUNT(b, forward_refused);
 }
 #endif
 
@@ -598,7 +603,7 @@ static bool process_one(takt_bridge_t *b) {
   sent_wait_t sw = {.due = false};
   if (got) dispatch_locked(b, &m, b->in_frame, len, &none, NULL, &sw);
   takt__lock_give(&b->lock);
-  wait_sent(b, &sw);
+  (void)wait_sent(b, &sw);
   return got;
 }
 
@@ -647,7 +652,7 @@ takt_err_t takt_bridge_dispatch(takt_bridge_t *b, const takt_bridge_msg_t *m, co
   sent_wait_t sw = {.due = false};
   if (!stopped) dispatch_locked(b, m, bytes, len, &none, NULL, &sw); /* as process_one, no queue */
   takt__lock_give(&b->lock); /* the publication's wake-ups are posted here */
-  wait_sent(b, &sw);
+  (void)wait_sent(b, &sw);
   return stopped ? TAKT_ESTATE : TAKT_OK;
 }
 
@@ -664,7 +669,7 @@ takt_err_t takt__bridge_dispatch_ref(takt_bridge_t *b, const takt_bridge_msg_t *
     if (b->stop) rc = TAKT_ESTATE;
     else dispatch_locked(b, m, bytes, len, &release, arg, &sw);
     takt__lock_give(&b->lock);
-    wait_sent(b, &sw);
+    (void)wait_sent(b, &sw);
   }
   if (release != NULL) takt__defer_after_wakes(release, arg, 0, 0); /* not kept: let go now */
   return rc;

@@ -935,7 +935,8 @@ static bool layout_of(const takt_daemon_config_t *cfg, layout_t *lay) {
 static bool config_valid(const takt_daemon_config_t *cfg) {
   return cfg->tx_nodes >= 1 && cfg->tx_nodes <= TAKT_DAEMON_MAX_QUEUE && cfg->rx_frames >= 1 &&
          cfg->rx_frames <= TAKT_DAEMON_MAX_QUEUE && cfg->window >= 1 && cfg->window <= 32 &&
-         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 && cfg->send_timeout_ns >= 0 &&
+         cfg->retransmit_timeout_ns > 0 && cfg->abandon_after_ns >= 0 &&
+         cfg->send_timeout_ns >= 0 && cfg->send_timeout_ns <= TAKT_DURATION_MAX_NS &&
          cfg->heartbeat_period_ns >= 0 && cfg->max_payload >= 1 &&
          cfg->max_payload <= TAKT_FRAME_MAX_PAYLOAD && cfg->mode <= TAKT_DAEMON_MICROROS &&
          (cfg->polled || takt__thread_attr_valid(&cfg->timer_thread));

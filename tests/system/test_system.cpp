@@ -376,6 +376,30 @@ TEST_F(SystemTest, AChainThroughALinkIntoAFusionIsTheImportedInput) {
   takt_system_destroy(sys);
 }
 
+// send_timeout_ms: how long a micro-ROS-like link's send waits at most; it reaches the daemon,
+// and a PoDS link (whose send never waits) refuses it.
+TEST_F(SystemTest, SendTimeoutIsAMicroRosLinksAndReachesItsDaemon) {
+  auto parse_text = [&](const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  };
+  const std::string head =
+      "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
+      "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
+  EXPECT_EQ(parse_text(head + "    send_timeout_ms: 50\n"), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:8:22: send_timeout_ms needs mode 'microros' (a PoDS daemon's send never waits)");
+  EXPECT_EQ(parse_text(head + "    mode: microros\n    send_timeout_ms: 0\n"), TAKT_EINVAL);
+  ASSERT_EQ(parse_text(head + "    mode: microros\n    send_timeout_ms: 50\n"), TAKT_OK) << err;
+  EXPECT_EQ(desc->links[0].send_timeout_ns, 50 * kMs);
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  takt_daemon_config_t dc;
+  takt_daemon_get_config(takt_system_daemon(sys, 0), &dc);
+  EXPECT_EQ(dc.send_timeout_ns, 50 * kMs);
+  takt_system_destroy(sys);
+}
+
 // A link's peer_clock (the far side's clock is its own: a microcontroller's) reaches its daemon;
 // it is a boolean, and whether the file gave it is kept (takt run --peer-clock leaves it then).
 TEST_F(SystemTest, PeerClockIsALinksBoolean) {
