@@ -18,7 +18,7 @@
 #endif
 
 #define SHM_MAGIC 0x314d4853544b4154ull /* "TAKTSHM1" as little-endian bytes */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u /* 2: a subscriber ring of the next power of two above its depth */
 #define SHM_ALIGN 64u
 
 enum { DIR_FREE = 0, DIR_READY = 1 };
