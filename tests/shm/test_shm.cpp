@@ -1232,7 +1232,7 @@ TEST_F(Shm, BadSegmentsAndSizes) {
   *version = 99;
   EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
   EXPECT_NE(std::strstr(why, "version 99"), nullptr) << why;
-  *version = 1;
+  *version = SHM_VERSION;
   *size += 4096;
   EXPECT_EQ(takt_shm_attach(ctx, &c, &other), TAKT_EMALFORMED);
   EXPECT_NE(std::strstr(why, "sizes"), nullptr) << why;
