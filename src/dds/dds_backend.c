@@ -579,10 +579,10 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_
 /* The call a plain-mapping reply answers, taken (its state back to free), or TAKT_DDS_MAX_CALLS.
  * A reply whose inline QoS names its request (rmw_fastrtps servers, and takt's: reply_id.c)
  * answers the call of ours with that sequence number, and no other client's; one that names none
- * answers the oldest call in flight (a server answering in order), unless a reply naming its
- * request came before: the servers name theirs, and an unnamed one may be another client's (one
- * that left without its identity, or a server in this process: local samples carry no inline
- * QoS). The reader thread may be
+ * answers the oldest call in flight (a server answering in order), unless its writer was seen
+ * naming its replies: then it may be another client's (the name did not fit its datagram, or
+ * fell out of the writer's ring). A server in this process (local samples carry no inline QoS
+ * and no writer read here) or one that never names answers as before. The reader thread may be
  * expiring a call meanwhile: the state is taken by compare-exchange. *corr: the call's
  * correlation, read before the state is taken (the writer thread takes a slot's state back
  * before it writes the next call's). */
@@ -590,8 +590,13 @@ static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata
   uint8_t guid[16];
   int64_t want = 0;
   bool named = takt__dds_reply_related(sd, guid, &want);
-  if (named) r->replies_named = true;
-  else if (r->replies_named) return TAKT_DDS_MAX_CALLS; /* the servers name theirs: not ours */
+  uint8_t writer[16];
+  if (takt__dds_sample_writer(sd, writer)) {
+    uint32_t k = 0, n = r->n_named < TAKT__DDS_NAMED_WRITERS ? r->n_named : TAKT__DDS_NAMED_WRITERS;
+    while (k < n && memcmp(r->named_writers[k], writer, 16) != 0) k++;
+    if (named && k == n) memcpy(r->named_writers[r->n_named++ % TAKT__DDS_NAMED_WRITERS], writer, 16);
+    if (!named && k < n) return TAKT_DDS_MAX_CALLS; /* this server names its replies: not ours */
+  }
   if (named && memcmp(guid, r->req_guid, 16) != 0) return TAKT_DDS_MAX_CALLS;
   for (;;) {
     uint32_t best = TAKT_DDS_MAX_CALLS, st = 0;

@@ -89,6 +89,8 @@ bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__
 /** The request the reply sd answers, by its inline QoS: the request writer's GUID (16 bytes) and
  * the request's sequence number; false if it had none (or sd is not of takt's sertype). */
 bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], int64_t *seq);
+/** The GUID of the writer of sd, received (false: none read, or sd is not of takt's sertype). */
+bool takt__dds_sample_writer(const struct ddsi_serdata *sd, uint8_t guid[16]);
 
 /* RTPS as takt reads it around Cyclone (sertype.c on receipt, reply_id.c on the way out): the
  * submessages that carry samples, their flags, the inline QoS parameters used, and integers in a
@@ -121,6 +123,7 @@ static inline int64_t takt__rtps_seq(const uint8_t *sn, bool le) {
   return (int64_t)((uint64_t)takt__rtps_u32(sn, le) << 32 | takt__rtps_u32(sn + 4, le));
 }
 
+#define TAKT__DDS_NAMED_WRITERS 4u /* reply writers a plain client route remembers naming theirs */
 #define TAKT__DDS_REPLYIDS 64u /* identities filed per reply writer: retransmissions find theirs
                                   while the reply is among the last 64 written */
 typedef struct takt__dds_replyid {
@@ -262,9 +265,11 @@ typedef struct takt__dds_route {
      number Cyclone gave its last request (only the route's lane writes to it: 1, 2, ...) */
   uint8_t req_guid[16];
   int64_t req_seq;
-  /* plain mapping: a reply naming its request came (the reader thread's): from then on one that
-     names none is not taken for the oldest call (with several clients, it may be another's) */
-  bool replies_named;
+  /* plain mapping: reply writers seen naming the request a reply answers (the reader thread's, a
+     few, the oldest replaced): one of them whose reply names none is not taken for the oldest call
+     (it may be another client's: the name did not fit, or fell out of its ring) */
+  uint8_t named_writers[TAKT__DDS_NAMED_WRITERS][16];
+  uint32_t n_named;
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
   /* server routes, plain mapping: the reply writer's identities (its lane's writer files them)
      and the sequence number of its last sample (Cyclone numbers a writer's samples 1, 2, ...;

@@ -146,6 +146,13 @@ bool takt__dds_request_identity(const struct ddsi_serdata *sd, uint8_t id[TAKT__
   return true;
 }
 
+bool takt__dds_sample_writer(const struct ddsi_serdata *sd, uint8_t guid[16]) {
+  const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)sd;
+  if (sd->ops != &k_serdata_ops || !d->has_id) return false;
+  memcpy(guid, d->writer_guid, 16);
+  return true;
+}
+
 bool takt__dds_reply_related(const struct ddsi_serdata *sd, uint8_t guid[16], int64_t *seq) {
   const takt__dds_serdata_t *d = (const takt__dds_serdata_t *)sd;
   if (sd->ops != &k_serdata_ops || !d->has_related) return false;
