@@ -535,7 +535,9 @@ static takt_err_t assign_priorities(takt_system_t *s) {
   uint32_t top_cb = 0, stride = 0;
   for (uint32_t i = 0; i < s->desc.n_callbacks; i++)
     if (s->desc.callbacks[i].has_priority && s->desc.callbacks[i].priority > base &&
-        !in_a_chain(&s->desc, s->desc.callbacks[i].name)) { /* a member's is replaced */
+        (s->desc.callbacks[i].kind == TAKT_SYSTEM_FUSION ||
+         !in_a_chain(&s->desc, s->desc.callbacks[i].name))) {
+      /* a member's is replaced; but a fusion's inputs other than the one its chain feeds keep it */
       base = s->desc.callbacks[i].priority;
       top_cb = i;
     }

@@ -376,6 +376,23 @@ TEST_F(SystemTest, AChainThroughALinkIntoAFusionIsTheImportedInput) {
   takt_system_destroy(sys);
 }
 
+// A fusion in a chain: only the input its chain feeds takes the chain's PoDS priority; the other
+// keeps the fusion's own (50), and the chain is placed above it (it started at 1, below it).
+TEST_F(SystemTest, AChainIsPlacedAboveTheOwnPriorityOfAFusionInIt) {
+  parse("nodes:\n  - name: a\n    timers: [{name: x, period_ms: 10, publish: out}]\n"
+        "    fusions: [{name: f, inputs: [local, out], priority: 50}]\n"
+        "chains:\n  - {name: c, callbacks: [x, f]}\n");
+  make_context();
+  takt_system_t *sys = nullptr;
+  ASSERT_EQ(build(&sys), TAKT_OK) << err;
+  takt_callback_attr_t a;
+  takt_callback_get_attr(takt_system_callback(sys, takt_system_desc_find_callback(desc.get(), "f")), &a);
+  EXPECT_EQ(a.priority, 50);  // input 0 (local): the fusion's own
+  takt_callback_get_attr(takt_system_callback(sys, takt_system_desc_find_callback(desc.get(), "x")), &a);
+  EXPECT_EQ(a.priority, 51);
+  takt_system_destroy(sys);
+}
+
 // send_timeout_ms: how long a micro-ROS-like link's send waits at most; it reaches the daemon,
 // and a PoDS link (whose send never waits) refuses it.
 TEST_F(SystemTest, SendTimeoutIsAMicroRosLinksAndReachesItsDaemon) {
