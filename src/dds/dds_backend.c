@@ -993,21 +993,19 @@ static void be_stop(void *self) {
   for (uint32_t i = 0; i < d->n_lanes; i++) lane_stop(&d->lanes[i]);
 }
 
-/* The participant (its topics, readers, writers, waitset and guard), and its domain once no
- * participant is left in it: one made with dds_create_domain (a configuration) outlives its
- * participants, with its threads and sockets, and a later backend of its id kept this one's
- * settings. */
-static void delete_participant(dds_entity_t participant) {
-  if (participant <= 0) return;
-  dds_entity_t domain = dds_get_parent(participant);
-  (void)dds_delete(participant);
-  if (domain > 0 && dds_get_children(domain, NULL, 0) == 0) (void)dds_delete(domain);
+/* The participant (its topics, readers, writers, waitset and guard), and the domain made for it
+ * (made: dds_create_domain's handle, 0 if none) once no participant is left in it: a domain
+ * made with a configuration outlives its participants, with its threads and sockets, and a later
+ * backend of its id kept this one's settings. One made by others is theirs. */
+static void delete_participant(dds_entity_t participant, dds_entity_t made) {
+  if (participant > 0) (void)dds_delete(participant);
+  if (made > 0 && dds_get_children(made, NULL, 0) == 0) (void)dds_delete(made);
 }
 
 static void be_destroy(void *self) {
   takt_dds_t *d = self;
   be_stop(d);
-  delete_participant(d->participant);
+  delete_participant(d->participant, d->domain_made);
   /* serdatas queued and never written (the lanes never started): their blocks back */
   for (uint32_t i = 0; i < d->n_lanes; i++)
     for (uint64_t j = d->lanes[i].tail; j != d->lanes[i].head; j++)
@@ -1165,13 +1163,12 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   if (d->tx_attr.name == NULL) d->tx_attr.name = "takt-dds-out";
   char *config = domain_config(cfg);
   const char *use = config != NULL ? config : cfg->config;
-  dds_entity_t made = 0; /* the domain made here (deleted on failure before a participant) */
   if (use != NULL) {
     dds_entity_t domain = dds_create_domain(cfg->domain, use);
     free(config);
     /* an existing domain of this id (another backend in the process) is used as it is */
     if (domain < 0 && domain != DDS_RETCODE_PRECONDITION_NOT_MET) goto fail;
-    if (domain > 0) made = domain;
+    if (domain > 0) d->domain_made = domain;
   }
   dds_listener_t *l = dds_create_listener(d);
   if (l == NULL) goto fail;
@@ -1202,8 +1199,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   *out = (takt_bridge_backend_t){&k_dds_ops, d};
   return TAKT_OK;
 fail:
-  if (d->participant > 0) delete_participant(d->participant);
-  else if (made > 0) (void)dds_delete(made);
+  delete_participant(d->participant, d->domain_made);
   takt__context_free(ctx, d);
   return TAKT_EOS;
 }

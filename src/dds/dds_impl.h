@@ -330,6 +330,7 @@ struct takt_dds {
   bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
+  dds_entity_t domain_made; /* the domain dds_create_domain made for it (0: none, or another's) */
   dds_entity_t call_guard; /* the writer thread sent a request: the reader thread's expiry
                               deadline may be earlier now */
   int64_t call_timeout;
