@@ -230,7 +230,40 @@ typedef struct {
   ddsrt_iovec_t out[MAX_OUT_IOV];
 } scratch_t;
 
-static _Thread_local scratch_t t_scratch;
+/* Each sending thread's scratch (~15 KB), taken from a pool the first time it rewrites and given
+ * back when it ends (a key's destructor): thread-local storage of that size would sit in every
+ * thread of the process, and take that much of each small callback stack. A thread that finds
+ * the pool taken sends its datagrams as they are, without the identities. Only the threads that
+ * write to a hooked connection take one (Cyclone's, a direct write's: a few). */
+#define SCRATCHES 32u
+static scratch_t g_scratch[SCRATCHES];
+static atomic_uint g_scratch_used; /* a bit per scratch */
+static pthread_key_t g_scratch_key;
+static pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
+static _Thread_local scratch_t *t_scratch;
+
+static void scratch_give(void *p) {
+  uint32_t i = (uint32_t)((scratch_t *)p - g_scratch);
+  atomic_fetch_and_explicit(&g_scratch_used, ~(1u << i), memory_order_release);
+}
+static void scratch_key_make(void) { (void)pthread_key_create(&g_scratch_key, scratch_give); }
+
+static scratch_t *scratch_mine(void) {
+  if (t_scratch != NULL) return t_scratch;
+  (void)pthread_once(&g_scratch_once, scratch_key_make);
+  uint32_t used = atomic_load_explicit(&g_scratch_used, memory_order_relaxed);
+  for (;;) {
+    if (used == UINT32_MAX) return NULL; /* (SCRATCHES is 32: one bit each) */
+    uint32_t i = (uint32_t)__builtin_ctz(~used);
+    if (atomic_compare_exchange_weak_explicit(&g_scratch_used, &used, used | (1u << i),
+                                              memory_order_acquire, memory_order_relaxed)) {
+      t_scratch = &g_scratch[i];
+      (void)pthread_setspecific(g_scratch_key, t_scratch);
+      return t_scratch;
+    }
+  }
+}
+_Static_assert(SCRATCHES == 32u, "one bit of g_scratch_used per scratch");
 
 /* The datagram with the edits applied (sorted, not overlapping), as pieces in s->out; 0 when they
  * do not fit. */
@@ -281,7 +314,8 @@ static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
   uint8_t hdr[TAKT__RTPS_HEADER];
   if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0) return niov;
-  scratch_t *s = &t_scratch;
+  scratch_t *s = scratch_mine();
+  if (s == NULL) return niov;
   size_t nedits = 0, nsub = 0;
   size_t off = TAKT__RTPS_HEADER;
   uint8_t src[12]; /* whose submessages follow: the header's participant, then INFO_SRC's */
