@@ -71,3 +71,17 @@ def test_plot_errors(takt, tmp_path):
         f.write_text(text)
         proc = takt("plot", f)
         assert proc.returncode == 1 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_plot_of_a_trace_without_perfetto_says_what_it_needs(tmp_path, monkeypatch, capsys):
+    # the ImportError handler came after `except Exception`, which re-raised it: a traceback
+    import sys
+
+    from takt import cli
+    trace = tmp_path / "x.pftrace"
+    trace.write_bytes(b"\x0a\x00")
+    for mod in ("perfetto", "perfetto.protos", "perfetto.protos.perfetto", "perfetto.protos.perfetto.trace",
+                "perfetto.protos.perfetto.trace.perfetto_trace_pb2"):
+        monkeypatch.setitem(sys.modules, mod, None)
+    assert cli.main(["plot", str(trace), "--out", str(tmp_path / "x.png")]) == 2
+    assert "reading a trace needs PyPI perfetto" in capsys.readouterr().err

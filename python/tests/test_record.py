@@ -136,6 +136,13 @@ def test_record_errors(tmp_path, runtime_dir):
     p = takt("play", tmp_path / "none.mcap")
     _, err = p.communicate(timeout=30)
     assert p.returncode in (1, 2)
+    # a file that is no recording: said in one line, before any system is looked for (it was
+    # mcap's InvalidMagic traceback, and only with a system running)
+    (tmp_path / "garbage.mcap").write_bytes(b"not a recording at all\n")
+    p = takt("play", tmp_path / "garbage.mcap")
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 2 and "not an MCAP recording (InvalidMagic" in err, err
+    assert "Traceback" not in err
 
 
 def test_record_generated_types_with_their_schemas(tmp_path, runtime_dir):
@@ -227,3 +234,16 @@ def test_record_section_of_a_system_file(tmp_path, runtime_dir):
     p = takt("run", bad, "--quiet", "--rt-priority", "0", "--out", tmp_path / "res", cwd=tmp_path)
     _, err = p.communicate(timeout=60)
     assert p.returncode != 0 and "Traceback" not in err and "topics" in err, err
+
+
+def test_a_type_without_its_definition_here_is_said_before_the_file_is_made(tmp_path, monkeypatch):
+    # a ROS 1 type whose .msg this host lacks: MsgError went past record (a traceback) after the
+    # MCAP file was begun (a truncated file left behind)
+    from takt.commands import graph, record
+    topic = {"name": "odd", "type": "no_such_pkg/Odd", "size": 8, "serialized": True,
+             "hash": "0123456789abcdef0123456789abcdef"}
+    monkeypatch.setattr(record, "_topics", lambda path, wanted, all_topics: ("sys", [topic]))
+    out = tmp_path / "odd.mcap"
+    with pytest.raises(graph.NoSystem, match=r"topic /odd: its type's definition is needed"):
+        record.record_endpoint(tmp_path / "sys.sock", [], out)
+    assert not out.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 
 from takt.bench import registry
@@ -17,3 +18,6 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"takt bench: {e}", file=sys.stderr)
         return 2
+    except (RuntimeError, subprocess.TimeoutExpired) as e:  # BenchFailed: a program of the run failed
+        print(f"takt bench {args.name}: {e}", file=sys.stderr)
+        return 1

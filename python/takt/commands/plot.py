@@ -179,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
             lines = plot_result(json.loads(f.read_text()), out, plt)
         else:
             lines = plot_trace(f, out, plt)
+    except ImportError as e:  # (before Exception, which would take it for the reader's own)
+        print(f"takt plot: {f}: reading a trace needs PyPI perfetto ({e})", file=sys.stderr)
+        return 2
     except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
         print(f"takt plot: {f}: {e}", file=sys.stderr)
         return 1
@@ -187,9 +190,6 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"takt plot: {f}: not a Perfetto trace ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
-    except ImportError as e:
-        print(f"takt plot: {f}: reading a trace needs PyPI perfetto ({e})", file=sys.stderr)
-        return 2
     for line in lines:
         print(line)
     print(f"wrote {out}")

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Tuple
 from takt import msgcodec
 from takt.commands.graph import NoSystem, endpoints, one, one_system, request, stream
 from takt.msggen import ros1
+from takt.msggen.spec import MsgError
 
 MD5 = re.compile(r"^[0-9a-f]{32}$")
 
@@ -80,6 +81,13 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
     if len(topics) > 16:
         raise NoSystem(f"{len(topics)} topics: one recording takes at most 16 (name them)")
     counts: Dict[str, int] = {t["name"]: 0 for t in topics}
+    schemas = {}
+    for t in topics:  # before the file is made: a type without its .msg here is said in one line
+        try:
+            schemas[t["name"]] = schema_of(t, encoding_of(t))
+        except MsgError as e:
+            raise NoSystem(f"topic /{t['name']}: its type's definition is needed for the recording's "
+                           f"schema and is not on this host ({e}; TAKT_MSG_PATH adds folders)") from None
     with open(out, "wb") as f:
         w = Writer(f)
         w.start(profile="ros1" if all(encoding_of(t) == "ros1" for t in topics) else "",
@@ -87,7 +95,7 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
         channels: Dict[str, int] = {}
         for t in topics:
             enc = encoding_of(t)
-            sch = schema_of(t, enc)
+            sch = schemas[t["name"]]
             sid = w.register_schema(*sch) if sch else 0
             channels[t["name"]] = w.register_channel(
                 f"/{t['name']}", enc, sid,
@@ -110,10 +118,11 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
             pass
         except (ConnectionError, OSError):
             pass  # the system stopped: what was taken is kept
-        w.add_metadata("takt", {"system": system, "clock": "CLOCK_MONOTONIC ns",
-                                "log_time": "t_data (publication)",
-                                "publish_time": "t_info (origin of the information)"})
-        w.finish()
+        finally:  # also when the recording ends in an error: what was taken stays readable
+            w.add_metadata("takt", {"system": system, "clock": "CLOCK_MONOTONIC ns",
+                                    "log_time": "t_data (publication)",
+                                    "publish_time": "t_info (origin of the information)"})
+            w.finish()
     return counts
 
 
@@ -133,6 +142,14 @@ def play(args: argparse.Namespace) -> int:
         why = "is a directory, not a file" if args.file.is_dir() else "no such file"
         print(f"takt play: {args.file}: {why}", file=sys.stderr)
         return 2
+    from mcap.exceptions import McapError
+
+    with open(args.file, "rb") as f:  # the file first: one that is no recording needs no system
+        try:
+            make_reader(f).get_header()
+        except McapError as e:
+            print(f"takt play: {args.file}: not an MCAP recording ({type(e).__name__}: {e})", file=sys.stderr)
+            return 2
     path = one_system(endpoints(args.system))
     g = one(path, "graph")
     by_name = {t["name"]: t for t in g["topics"]}
