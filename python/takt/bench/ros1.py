@@ -128,13 +128,18 @@ def _cell(peers: Peers, master: str, pub: str, sub: str, size: int, count: int, 
     s = subprocess.Popen(peers.argv(sub, ["sub", master, topic, str(count), str(timeout), str(size)]),
                          stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    p = subprocess.run(peers.argv(pub, ["pub", master, topic, str(size), str(count), str(period)]),
-                       capture_output=True, text=True, timeout=timeout + 20)
-    try:
+    try:  # the subscriber goes with the cell, whatever ends it (a publisher's timeout, Ctrl-C)
+        p = subprocess.run(peers.argv(pub, ["pub", master, topic, str(size), str(count), str(period)]),
+                           capture_output=True, text=True, timeout=timeout + 20)
         out, err = s.communicate(timeout=timeout + 20)
     except subprocess.TimeoutExpired:
         s.kill()
         out, err = s.communicate()
+        return {"error": [f"timed out after {timeout + 20} s"], "samples_ns": [], "received": 0}
+    finally:
+        if s.poll() is None:
+            s.kill()
+            s.wait()
     if p.returncode != 0 or s.returncode != 0:
         return {"error": (p.stderr + err).strip().splitlines()[-1:] or [f"exit {p.returncode}/{s.returncode}"],
                 "samples_ns": [], "received": 0}
@@ -201,6 +206,10 @@ def _chains_cell(near: Path, far: Path, spinner: str, master: str, chains: int, 
         f.kill()
         f.communicate()
         return {"error": ["timed out"], "samples_ns": [], "received": 0}
+    finally:  # the far node goes with the cell (Ctrl-C too)
+        if f.poll() is None:
+            f.kill()
+            f.wait()
     if n.returncode != 0 or f.returncode != 0 or not out.strip():
         return {"error": (n.stderr + err).strip().splitlines()[-1:] or [f"exit {n.returncode}/{f.returncode}"],
                 "samples_ns": [], "received": 0}
