@@ -727,10 +727,27 @@ class NodeHandle {
     typedef typename A::Msg M;
     return sub<M>(topic, queue_size, takt_impl::typed<M>([fp, obj](const std::shared_ptr<const M> &m, const takt_impl::MsgInfo &i) { (obj->*fp)(A::arg(m, i)); }), extra);
   }
+  // member function of an object held by a shared pointer: the object is tracked, as roscpp's
+  // tracked_object (not called once it is gone, held while the function runs); std:: and boost::
   template <class P, class T>
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P), const std::shared_ptr<T> &obj,
                        const SubscribeExtra &extra = SubscribeExtra()) {
-    return subscribe(topic, queue_size, fp, obj.get(), extra);
+    return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
+  }
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const,
+                       const std::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
+  }
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P),
+                       const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
+  }
+  template <class P, class T>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const,
+                       const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
   }
   // the member function forms with the message type given: subscribe<M>(topic, q, &C::cb, this)
   template <class M, class T, class P,
@@ -956,6 +973,21 @@ class NodeHandle {
   static std::string child_ns(const NodeHandle &parent, const std::string &ns) {
     if (ns.empty()) return parent.getNamespace();
     return parent.resolveName(ns);
+  }
+  // fp of obj (a member function, const or not), not called once tracked is gone and holding it
+  // while it runs
+  template <class P, class T, class Fp>
+  Subscriber member_tracked(const std::string &topic, uint32_t q, Fp fp, T *obj, const VoidConstPtr &tracked,
+                            const SubscribeExtra &extra) {
+    typedef takt_impl::Param<P> A;
+    typedef typename A::Msg M;
+    auto lock = tracked.locker();
+    return sub<M>(topic, q, takt_impl::typed<M>([fp, obj, lock](const std::shared_ptr<const M> &m,
+                                                                  const takt_impl::MsgInfo &i) {
+      std::shared_ptr<void const> hold;
+      if (lock && !(hold = lock())) return;  // the object is gone
+      (obj->*fp)(A::arg(m, i));
+    }), extra);
   }
   template <class M>
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {

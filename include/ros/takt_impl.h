@@ -174,6 +174,19 @@ bool param_get_cached(const std::string &key, bool &v);
 bool param_get(const std::string &key, int &v);
 bool param_get(const std::string &key, double &v);
 bool param_get(const std::string &key, bool &v);
+// float: a double parameter narrowed, as roscpp's (ros::param::get(key, float&) did not compile)
+inline bool param_get(const std::string &key, float &v) {
+  double d = 0;
+  if (!param_get(key, d)) return false;
+  v = static_cast<float>(d);
+  return true;
+}
+inline bool param_get_cached(const std::string &key, float &v) {
+  double d = 0;
+  if (!param_get_cached(key, d)) return false;
+  v = static_cast<float>(d);
+  return true;
+}
 bool param_get(const std::string &key, std::vector<std::string> &v);
 bool param_get(const std::string &key, std::vector<double> &v);
 bool param_get(const std::string &key, std::vector<float> &v);

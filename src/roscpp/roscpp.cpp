@@ -316,6 +316,14 @@ int64_t steady_now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+// down is set under mu, a sleep tests it under sleep_mu: taking sleep_mu between the two orders
+// the notify after any sleeper's test (one that had tested before blocked after the notify, and
+// slept its whole time: 30 s after Ctrl-C)
+void wake_sleepers() {
+  Global &G = g();
+  { std::lock_guard<std::mutex> lk(G.sleep_mu); }
+  G.sleep_cv.notify_all();
+}
 bool sleep_for_ns(int64_t ns) {
   if (g().down.load()) {  // after ros::shutdown: the whole time
     std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
@@ -778,7 +786,7 @@ bool start_locked(std::string &why) {
     else G.started.store(true);
   }
   if (quit) {
-    G.sleep_cv.notify_all();
+    takt_time::wake_sleepers();
     takt_ros1_node_t *n;
     {
       std::lock_guard<std::mutex> lk(G.mu);
@@ -888,7 +896,7 @@ void shutdown() {
     return;
   }
   tl_shutting_down = true;
-  G.sleep_cv.notify_all();
+  takt_time::wake_sleepers();
   if (!G.started.load()) {
     shutdown_finished();
     return;

@@ -46,9 +46,12 @@ int main(int argc, char **argv) {
   std::string r = pnh.param<std::string>("s2", "y");
   ros::param::set("/global_x", 3);
   int gx = 0; ros::param::get("/global_x", gx);
+  ros::param::set("/global_f", 2.5);  // float through the free functions (did not compile)
+  float gf = 0; ros::param::get("/global_f", gf); ros::param::getCached("/global_f", gf);
+  gf = ros::param::param<float>("/global_f", 1.0f);
   ROS_INFO_STREAM("ok " << ok1 << " " << sb.response.message << " " << child.getNamespace() << " " << gx << " " << *m);
   ROS_WARN_THROTTLE(1.0, "throttled %d", 1);
   ROS_DEBUG("hidden");
   ros::spinOnce();
-  return ok1 && gx == 3 && child.getNamespace() == "/sub" ? 0 : 1;
+  return ok1 && gx == 3 && gf == 2.5f && child.getNamespace() == "/sub" ? 0 : 1;
 }

@@ -344,6 +344,35 @@ TEST(RoscppCallables, BoostBindAndTrackedObject) {
   EXPECT_EQ(sorted, (std::vector<std::string>{"left1", "left2", "tracked1"}));
 }
 
+// A member function of an object held by a shared pointer (std:: and boost::): roscpp tracks the
+// object, so the callback is not called once it is gone (it was called on the freed object).
+struct Counter {
+  std::atomic<int> *calls;
+  void cb(const std_msgs::Int32::ConstPtr &m) { *calls += m->data; }
+  void const_cb(const std_msgs::Int32::ConstPtr &m) const { *calls += 100 * m->data; }
+};
+
+TEST(RoscppCallables, AMemberOfASharedObjectIsTracked) {
+  ros::NodeHandle nh;
+  std::atomic<int> calls{0};
+  auto a = std::make_shared<Counter>(Counter{&calls});
+  auto b = boost::make_shared<Counter>(Counter{&calls});
+  ros::Subscriber sa = nh.subscribe("/t_tracked", 10, &Counter::cb, a);
+  ros::Subscriber sb = nh.subscribe("/t_tracked", 10, &Counter::const_cb, b);
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_tracked", 10);
+  ASSERT_TRUE(connected(p, 1));
+  std_msgs::Int32 m;
+  m.data = 1;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] { return calls.load() == 101; }));
+  a.reset();  // both objects go: neither callback is called any more
+  b.reset();
+  m.data = 2;
+  p.publish(m);
+  pause(0.3);
+  EXPECT_EQ(calls.load(), 101);
+}
+
 std::atomic<int> g_boost_msgs{0};
 void boost_cb(const boost::shared_ptr<const std_msgs::Int32> &m) { g_boost_msgs += m->data; }
 
