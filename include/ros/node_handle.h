@@ -739,6 +739,7 @@ class NodeHandle {
                        const std::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
     return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
   }
+#if TAKT_ROSCPP_BOOST
   template <class P, class T>
   Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P),
                        const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
@@ -749,6 +750,7 @@ class NodeHandle {
                        const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
     return member_tracked<P>(topic, queue_size, fp, obj.get(), VoidConstPtr(obj), extra);
   }
+#endif
   // the member function forms with the message type given: subscribe<M>(topic, q, &C::cb, this)
   template <class M, class T, class P,
             typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>

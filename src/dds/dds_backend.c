@@ -1,6 +1,7 @@
 /* The DDS bridge backend (takt/dds.h): routes between takt topics and Cyclone DDS readers and
  * writers, the writer thread with its bounded queue, and the reader thread on a waitset. The
  * serialized form Cyclone carries is takt's own (sertype.c); this file never sees a sample type. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,9 +581,10 @@ static void request_in(takt_dds_t *d, takt__dds_route_t *r, uint16_t idx, uint8_
  * A reply whose inline QoS names its request (rmw_fastrtps servers, and takt's: reply_id.c)
  * answers the call of ours with that sequence number, and no other client's; one that names none
  * answers the oldest call in flight (a server answering in order), unless its writer was seen
- * naming its replies: then it may be another client's (the name did not fit its datagram, or
- * fell out of the writer's ring). A server in this process (local samples carry no inline QoS
- * and no writer read here) or one that never names answers as before. The reader thread may be
+ * answering another client's request: then it may be that client's (its name did not fit the
+ * datagram, or fell out of the writer's ring). A server that answers only this client, one in
+ * this process (local samples carry no inline QoS and no writer read here) or one that never
+ * names answers as before. The reader thread may be
  * expiring a call meanwhile: the state is taken by compare-exchange. *corr: the call's
  * correlation, read before the state is taken (the writer thread takes a slot's state back
  * before it writes the next call's). */
@@ -591,13 +593,15 @@ static uint32_t plain_reply_slot(takt__dds_route_t *r, const struct ddsi_serdata
   int64_t want = 0;
   bool named = takt__dds_reply_related(sd, guid, &want);
   uint8_t writer[16];
+  bool others = named && memcmp(guid, r->req_guid, 16) != 0; /* another client's request */
   if (takt__dds_sample_writer(sd, writer)) {
     uint32_t k = 0, n = r->n_named < TAKT__DDS_NAMED_WRITERS ? r->n_named : TAKT__DDS_NAMED_WRITERS;
     while (k < n && memcmp(r->named_writers[k], writer, 16) != 0) k++;
-    if (named && k == n) memcpy(r->named_writers[r->n_named++ % TAKT__DDS_NAMED_WRITERS], writer, 16);
-    if (!named && k < n) return TAKT_DDS_MAX_CALLS; /* this server names its replies: not ours */
+    if (others && k == n) memcpy(r->named_writers[r->n_named++ % TAKT__DDS_NAMED_WRITERS], writer, 16);
+    /* this server answers other clients too: a reply of it naming none may be theirs */
+    if (!named && k < n) return TAKT_DDS_MAX_CALLS;
   }
-  if (named && memcmp(guid, r->req_guid, 16) != 0) return TAKT_DDS_MAX_CALLS;
+  if (others) return TAKT_DDS_MAX_CALLS;
   for (;;) {
     uint32_t best = TAKT_DDS_MAX_CALLS, st = 0;
     int64_t best_seq = INT64_MAX;
@@ -993,19 +997,58 @@ static void be_stop(void *self) {
   for (uint32_t i = 0; i < d->n_lanes; i++) lane_stop(&d->lanes[i]);
 }
 
-/* The participant (its topics, readers, writers, waitset and guard), and the domain made for it
- * (made: dds_create_domain's handle, 0 if none) once no participant is left in it: a domain
- * made with a configuration outlives its participants, with its threads and sockets, and a later
- * backend of its id kept this one's settings. One made by others is theirs. */
-static void delete_participant(dds_entity_t participant, dds_entity_t made) {
-  if (participant > 0) (void)dds_delete(participant);
-  if (made > 0 && dds_get_children(made, NULL, 0) == 0) (void)dds_delete(made);
+/* Domains takt's backends made with a configuration (dds_create_domain), and how many backends
+ * use each (the maker, and those of the same id that found it made): such a domain outlives its
+ * participants, with its threads and sockets, and a later backend of its id kept the first one's
+ * settings; the last user deletes it. A domain made by others is theirs. */
+#define MAX_DOMAINS 8u
+typedef struct {
+  uint32_t id, users;
+  dds_entity_t handle;
+} made_domain_t;
+static made_domain_t g_domains[MAX_DOMAINS];
+static pthread_mutex_t g_domains_mx = PTHREAD_MUTEX_INITIALIZER;
+
+/* Domain id with configuration config, made or found (the caller's reference in d): false if
+ * Cyclone refused it. */
+static bool domain_take(takt_dds_t *d, uint32_t id, const char *config) {
+  (void)pthread_mutex_lock(&g_domains_mx);
+  dds_entity_t h = dds_create_domain(id, config);
+  uint32_t k = 0;
+  if (h > 0) { /* made here: filed (a full table leaves it untracked, as before) */
+    while (k < MAX_DOMAINS && g_domains[k].users != 0) k++;
+    if (k < MAX_DOMAINS) g_domains[k] = (made_domain_t){.id = id, .users = 1, .handle = h};
+  } else if (h == DDS_RETCODE_PRECONDITION_NOT_MET) { /* it exists: ours to share, or another's */
+    while (k < MAX_DOMAINS && !(g_domains[k].users != 0 && g_domains[k].id == id)) k++;
+    if (k < MAX_DOMAINS) g_domains[k].users++;
+  }
+  d->domain_ref = (h > 0 || h == DDS_RETCODE_PRECONDITION_NOT_MET) && k < MAX_DOMAINS;
+  d->domain_id = id;
+  (void)pthread_mutex_unlock(&g_domains_mx);
+  return h > 0 || h == DDS_RETCODE_PRECONDITION_NOT_MET;
+}
+
+static void domain_give(takt_dds_t *d) {
+  if (!d->domain_ref) return;
+  (void)pthread_mutex_lock(&g_domains_mx);
+  for (uint32_t k = 0; k < MAX_DOMAINS; k++)
+    if (g_domains[k].users != 0 && g_domains[k].id == d->domain_id && --g_domains[k].users == 0)
+      (void)dds_delete(g_domains[k].handle);
+  (void)pthread_mutex_unlock(&g_domains_mx);
+  d->domain_ref = false;
+}
+
+/* The participant (its topics, readers, writers, waitset and guard), and the backend's reference
+ * to a domain takt made. */
+static void delete_participant(takt_dds_t *d) {
+  if (d->participant > 0) (void)dds_delete(d->participant);
+  domain_give(d);
 }
 
 static void be_destroy(void *self) {
   takt_dds_t *d = self;
   be_stop(d);
-  delete_participant(d->participant, d->domain_made);
+  delete_participant(d);
   /* serdatas queued and never written (the lanes never started): their blocks back */
   for (uint32_t i = 0; i < d->n_lanes; i++)
     for (uint64_t j = d->lanes[i].tail; j != d->lanes[i].head; j++)
@@ -1164,11 +1207,10 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   char *config = domain_config(cfg);
   const char *use = config != NULL ? config : cfg->config;
   if (use != NULL) {
-    dds_entity_t domain = dds_create_domain(cfg->domain, use);
-    free(config);
     /* an existing domain of this id (another backend in the process) is used as it is */
-    if (domain < 0 && domain != DDS_RETCODE_PRECONDITION_NOT_MET) goto fail;
-    if (domain > 0) d->domain_made = domain;
+    bool ok = domain_take(d, cfg->domain, use);
+    free(config);
+    if (!ok) goto fail;
   }
   dds_listener_t *l = dds_create_listener(d);
   if (l == NULL) goto fail;
@@ -1199,7 +1241,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   *out = (takt_bridge_backend_t){&k_dds_ops, d};
   return TAKT_OK;
 fail:
-  delete_participant(d->participant, d->domain_made);
+  delete_participant(d);
   takt__context_free(ctx, d);
   return TAKT_EOS;
 }

@@ -265,9 +265,9 @@ typedef struct takt__dds_route {
      number Cyclone gave its last request (only the route's lane writes to it: 1, 2, ...) */
   uint8_t req_guid[16];
   int64_t req_seq;
-  /* plain mapping: reply writers seen naming the request a reply answers (the reader thread's, a
+  /* plain mapping: reply writers seen answering another client's request (the reader thread's, a
      few, the oldest replaced): one of them whose reply names none is not taken for the oldest call
-     (it may be another client's: the name did not fit, or fell out of its ring) */
+     (it may be that client's: its name did not fit, or fell out of its ring) */
   uint8_t named_writers[TAKT__DDS_NAMED_WRITERS][16];
   uint32_t n_named;
   takt__dds_call_t calls[TAKT_DDS_MAX_CALLS];
@@ -330,7 +330,9 @@ struct takt_dds {
   bool stamp; /* append the origin stamp to exported topics' samples */
   uint32_t n_routes; /* atomic: written (release) by export/import after the route is complete */
   dds_entity_t participant, waitset, stop_guard;
-  dds_entity_t domain_made; /* the domain dds_create_domain made for it (0: none, or another's) */
+  bool domain_ref; /* it uses a domain takt's backends made (dds_backend.c's table: the last
+                      user deletes it) */
+  uint32_t domain_id;
   dds_entity_t call_guard; /* the writer thread sent a request: the reader thread's expiry
                               deadline may be earlier now */
   int64_t call_timeout;

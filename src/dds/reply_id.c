@@ -232,9 +232,10 @@ typedef struct {
 
 /* Each sending thread's scratch (~15 KB), taken from a pool the first time it rewrites and given
  * back when it ends (a key's destructor): thread-local storage of that size would sit in every
- * thread of the process, and take that much of each small callback stack. A thread that finds
- * the pool taken sends its datagrams as they are, without the identities. Only the threads that
- * write to a hooked connection take one (Cyclone's, a direct write's: a few). */
+ * thread of the process, and take that much of each small callback stack. A thread takes one at
+ * its first edit; one that finds the pool taken sends its datagrams as they are, the identities
+ * counted as missed. Only threads that write a datagram needing an edit take one (Cyclone's, a
+ * reply lane's: a few). */
 #define SCRATCHES 32u
 static scratch_t g_scratch[SCRATCHES];
 static atomic_uint g_scratch_used; /* a bit per scratch */
@@ -244,6 +245,7 @@ static _Thread_local scratch_t *t_scratch;
 
 static void scratch_give(void *p) {
   uint32_t i = (uint32_t)((scratch_t *)p - g_scratch);
+  t_scratch = NULL; /* a send later in this ending thread takes one again */
   atomic_fetch_and_explicit(&g_scratch_used, ~(1u << i), memory_order_release);
 }
 static void scratch_key_make(void) { (void)pthread_key_create(&g_scratch_key, scratch_give); }
@@ -314,8 +316,7 @@ static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t
   for (size_t i = 0; i < niov; i++) g.total += iov[i].iov_len;
   uint8_t hdr[TAKT__RTPS_HEADER];
   if (!peek(&g, 0, hdr, sizeof hdr) || memcmp(hdr, "RTPS", 4) != 0) return niov;
-  scratch_t *s = scratch_mine();
-  if (s == NULL) return niov;
+  scratch_t *s = NULL; /* taken at the first edit: datagrams without one need none */
   size_t nedits = 0, nsub = 0;
   size_t off = TAKT__RTPS_HEADER;
   uint8_t src[12]; /* whose submessages follow: the header's participant, then INFO_SRC's */
@@ -332,7 +333,8 @@ static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t
       size_t at = sedp_insert_at(&g, off, next < g.total ? next : g.total, sh, &ple_le, prefix);
       if (at == SIZE_MAX) {
         /* nothing to add: a key-only sample, a parameter list that has it, or not a list */
-      } else if (nsub == MAX_EDITS || (len != 0 && (size_t)len + SEDP_PARAM_BYTES > UINT16_MAX)) {
+      } else if (nsub == MAX_EDITS || (len != 0 && (size_t)len + SEDP_PARAM_BYTES > UINT16_MAX) ||
+                 (s == NULL && (s = scratch_mine()) == NULL)) {
         atomic_fetch_add_explicit(&g_sedp_missed, 1, memory_order_relaxed);
       } else {
         uint8_t *h = s->header[nsub], *q = s->param[nsub];
@@ -363,7 +365,7 @@ static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t
         bool had = (sh[1] & TAKT__RTPS_FLAG_INLINE_QOS) != 0;
         size_t add = had ? PARAM_BYTES : PARAM_BYTES + 4u; /* a sentinel when it is the list */
         if (nsub == MAX_EDITS || (len != 0 && (size_t)len + add > UINT16_MAX) ||
-            !replyid_get(t, seq, id)) {
+            !replyid_get(t, seq, id) || (s == NULL && (s = scratch_mine()) == NULL)) {
           atomic_fetch_add_explicit(&t->missed, 1, memory_order_relaxed);
         } else {
           uint16_t to_iq = takt__rtps_u16(sh + 6, le);
@@ -391,7 +393,7 @@ static size_t rewrite(const ddsrt_iovec_t *iov, size_t niov, const ddsrt_iovec_t
     if (next <= off) break;
     off = next;
   }
-  if (nedits == 0) return niov;
+  if (nedits == 0) return niov; /* (s is taken once there is an edit) */
   size_t nout = splice(&g, s->edits, nedits, s);
   for (size_t i = 0; i < nsub; i++) /* the datagram leaves either way: unchanged if no room */
     if (s->owner[i] != NULL)

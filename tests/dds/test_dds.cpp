@@ -697,6 +697,19 @@ TEST(DdsConfig, ADestroyedBackendLeavesNoDomainBehind) {
   dds_entity_t dom = dds_create_domain(test_domain(), "");
   EXPECT_GT(dom, 0) << "the domain is still there: " << dom;
   if (dom > 0) (void)dds_delete(dom);
+  // two backends of one id: the one that made the domain goes first, the other still uses it;
+  // the last to go deletes it (the second made nothing, and it stayed)
+  {
+    Side a, b;
+    a.open("dds_test/domain", &std_msgs__String__type_cdr);
+    b.open("dds_test/domain", &std_msgs__String__type_cdr);
+    a.close();
+    takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+    b.talk(&qos);  // b's participant still works in it
+  }
+  dom = dds_create_domain(test_domain(), "");
+  EXPECT_GT(dom, 0) << "the domain is still there: " << dom;
+  if (dom > 0) (void)dds_delete(dom);
 }
 
 // One topic name routed both ways with different QoS (best-effort out, reliable in): the second

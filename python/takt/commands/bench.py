@@ -19,5 +19,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"takt bench: {e}", file=sys.stderr)
         return 2
     except (RuntimeError, subprocess.TimeoutExpired) as e:  # BenchFailed: a program of the run failed
+        if isinstance(e, (NotImplementedError, RecursionError)):
+            raise  # a bug of the benchmark, not a failed run: its traceback
         print(f"takt bench {args.name}: {e}", file=sys.stderr)
         return 1

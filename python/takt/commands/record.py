@@ -118,12 +118,21 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
             pass
         except (ConnectionError, OSError):
             pass  # the system stopped: what was taken is kept
-        finally:  # also when the recording ends in an error: what was taken stays readable
-            w.add_metadata("takt", {"system": system, "clock": "CLOCK_MONOTONIC ns",
-                                    "log_time": "t_data (publication)",
-                                    "publish_time": "t_info (origin of the information)"})
-            w.finish()
+        except BaseException:  # an error: what was taken stays readable, the error is the one told
+            try:
+                _finish(w, system)
+            except Exception:
+                pass
+            raise
+        _finish(w, system)
     return counts
+
+
+def _finish(w, system: str) -> None:
+    w.add_metadata("takt", {"system": system, "clock": "CLOCK_MONOTONIC ns",
+                            "log_time": "t_data (publication)",
+                            "publish_time": "t_info (origin of the information)"})
+    w.finish()
 
 
 def record(args: argparse.Namespace) -> int:
@@ -147,7 +156,7 @@ def play(args: argparse.Namespace) -> int:
     with open(args.file, "rb") as f:  # the file first: one that is no recording needs no system
         try:
             make_reader(f).get_header()
-        except McapError as e:
+        except (McapError, StopIteration) as e:  # (magic alone: no record after it)
             print(f"takt play: {args.file}: not an MCAP recording ({type(e).__name__}: {e})", file=sys.stderr)
             return 2
     path = one_system(endpoints(args.system))
