@@ -92,6 +92,11 @@ class SystemTest : public ::testing::Test {
               TAKT_OK)
         << err;
   }
+  // the parser's answer to text (err says why when it refuses)
+  takt_err_t parse_text(const std::string &text) {
+    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
+                             text.size(), desc.get(), err, sizeof err);
+  }
 
   void make_context() {
     takt_clock_init_fake(&clock, 1000 * kMs);
@@ -152,10 +157,6 @@ TEST_F(SystemTest, BadYamlNamesLineAndColumn) {
 // `check: sequence` on a subscription and `window` on a link (the firmware's link test uses both);
 // values beyond them are refused with the line and what is allowed.
 TEST_F(SystemTest, SequenceCheckAndLinkWindow) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string head = "nodes:\n  - name: a\n    subscriptions:\n      - {name: s, topic: t, check: ";
   const std::string link = "\nlinks:\n  - {name: l, spec: pty, window: ";
   ASSERT_EQ(parse_text(head + "sequence}" + link + "32, import: [{topic: t, entity: 0}]}\n"), TAKT_OK)
@@ -173,10 +174,6 @@ TEST_F(SystemTest, SequenceCheckAndLinkWindow) {
 
 // stack_kib: the stack of each thread the executor creates, in whole KiB from 64.
 TEST_F(SystemTest, StackKibIsParsedAndChecked) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   ASSERT_EQ(parse_text("executor: preempt\nstack_kib: 256\n" + nodes), TAKT_OK) << err;
   EXPECT_EQ(desc->stack_kib, 256u);
@@ -215,10 +212,6 @@ TEST_F(SystemTest, TheDeepestQueuesAndTheLargestTopicTheParserTakesAreBuilt) {
 // Nesting deeper than a system description has is refused at once (libyaml's time grows with the
 // square of the nesting: 200,000 '[' took minutes).
 TEST_F(SystemTest, ASystemNameWithASlashAndDeepNestingAreRefused) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   EXPECT_EQ(parse_text("name: robot/arm\n" + nodes), TAKT_EINVAL);
   EXPECT_NE(std::string(err).find("mem.yaml:1:7: system name 'robot/arm' has a '/'"), std::string::npos) << err;
@@ -239,10 +232,6 @@ TEST_F(SystemTest, ASystemNameWithASlashAndDeepNestingAreRefused) {
 // A file is one YAML document: a second one (after '---') was ignored. A value with a NUL in it
 // ("\0" in a double-quoted scalar) was read as its part before the NUL.
 TEST_F(SystemTest, ASecondDocumentAndANulInAValueAreRefused) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   ASSERT_EQ(parse_text(nodes + "---\n"), TAKT_OK) << err; // an empty second document is none
   ASSERT_EQ(parse_text(nodes + "...\n"), TAKT_OK) << err;
@@ -256,10 +245,6 @@ TEST_F(SystemTest, ASecondDocumentAndANulInAValueAreRefused) {
 // Documents after an empty one are read too: a third document behind an empty second one ('---'
 // alone) was ignored, as the second one was before.
 TEST_F(SystemTest, ADocumentAfterAnEmptyOneIsRefused) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   ASSERT_EQ(parse_text(nodes + "---\n---\n...\n"), TAKT_OK) << err; // empty ones are none
   EXPECT_EQ(parse_text(nodes + "---\n---\nnodes:\n  - name: b\n"), TAKT_EINVAL);
@@ -271,10 +256,6 @@ TEST_F(SystemTest, ADocumentAfterAnEmptyOneIsRefused) {
 // hold_for_chains: a boolean, tide's: a file with another executor is refused at the key; an
 // executor put in tide's place after parsing (takt run --executor) builds without it.
 TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   ASSERT_EQ(parse_text(nodes), TAKT_OK) << err;
   EXPECT_FALSE(desc->hold_for_chains);
@@ -300,10 +281,6 @@ TEST_F(SystemTest, HoldForChainsIsTidesAndABoolean) {
 // boolean, a micro-ROS-like daemon (which sends in order) refuses it, and so does building it on
 // a link that cannot cut a frame (a UDP socket's).
 TEST_F(SystemTest, PreemptFramesIsALinksBooleanInPodsMode) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string head =
       "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
       "links:\n  - name: l\n    spec: \"emu:baud=115200/udp:127.0.0.1:0:127.0.0.1:9\"\n";
@@ -396,10 +373,6 @@ TEST_F(SystemTest, AChainIsPlacedAboveTheOwnPriorityOfAFusionInIt) {
 // send_timeout_ms: how long a micro-ROS-like link's send waits at most; it reaches the daemon,
 // and a PoDS link (whose send never waits) refuses it.
 TEST_F(SystemTest, SendTimeoutIsAMicroRosLinksAndReachesItsDaemon) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string head =
       "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
       "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
@@ -420,10 +393,6 @@ TEST_F(SystemTest, SendTimeoutIsAMicroRosLinksAndReachesItsDaemon) {
 // A link's peer_clock (the far side's clock is its own: a microcontroller's) reaches its daemon;
 // it is a boolean, and whether the file gave it is kept (takt run --peer-clock leaves it then).
 TEST_F(SystemTest, PeerClockIsALinksBoolean) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string head =
       "topics: [{name: t, size: 8}]\nnodes:\n  - name: a\n    timers: [{name: x, period_ms: 10}]\n"
       "links:\n  - name: l\n    spec: \"udp:127.0.0.1:0:127.0.0.1:9\"\n";
@@ -479,10 +448,6 @@ TEST_F(SystemTest, StartGraceSetsWhenASilentSourceIsDue) {
 // Sizes, counts, priorities and ids are whole numbers: a fraction is refused with the field's
 // name and value, not cut to its whole part.
 TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   EXPECT_EQ(parse_text("threads: 1.5\n" + nodes), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:1:10: threads must be a whole number, not '1.5'");
@@ -638,10 +603,6 @@ TEST_F(SystemTest, BuildsEveryEntityRunsAndTearsDownToEmptyPools) {
 // A system that only forwards (an agent between a microcontroller and ROS) has routes and no
 // callbacks of its own; a system with neither is refused with what it lacks.
 TEST_F(SystemTest, ASystemOfRoutesOnlyIsAcceptedOneWithNothingIsNot) {
-  auto parse_text = [&](const std::string &text) {
-    return takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()),
-                             text.size(), desc.get(), err, sizeof err);
-  };
   const std::string nodes = "topics:\n  - {name: t, size: 8}\nnodes:\n  - name: agent\n";
   ASSERT_EQ(parse_text(nodes + "links:\n  - {name: l, spec: pty, import: [{topic: t, entity: 0}]}\n"),
             TAKT_OK)

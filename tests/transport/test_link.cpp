@@ -170,19 +170,24 @@ void free_ports(unsigned *pa, unsigned *pb) {
   takt_io_close(&p2);
 }
 
-TEST(Link, UdpOnLoopback) {
+// Two UDP link specifications on free loopback ports, each the other's peer (prefix: "emu:.../").
+void udp_pair(std::string *sa, std::string *sb, const char *prefix_a = "", const char *prefix_b = "") {
   unsigned pa = 0, pb = 0;
   free_ports(&pa, &pb);
-  char sa[96], sb[96];
-  snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
-  snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  *sa = std::string(prefix_a) + "udp:127.0.0.1:" + std::to_string(pa) + ":127.0.0.1:" + std::to_string(pb);
+  *sb = std::string(prefix_b) + "udp:127.0.0.1:" + std::to_string(pb) + ":127.0.0.1:" + std::to_string(pa);
+}
+
+TEST(Link, UdpOnLoopback) {
+  std::string sa, sb;
+  udp_pair(&sa, &sb);
   TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
   takt_link_config_t cfg = big_frames();
-  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, &cfg, &ha, &a), TAKT_OK);
-  ASSERT_EQ(takt_link_open(sb, &hb, &b), TAKT_OK);  // without a context: one of its own
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa.c_str(), &cfg, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open(sb.c_str(), &hb, &b), TAKT_OK);  // without a context: one of its own
   send_all(a, ra, 30, 1200);
   expect_in_order(rb, 30, 1200);
   takt_link_close(a);
@@ -193,18 +198,15 @@ TEST(Link, UdpOnLoopback) {
 // is the connected socket's next read's error (ECONNREFUSED), which ended the receive thread:
 // nothing the peer sent once it was up ever arrived.
 TEST(Link, UdpReceivesAfterItsPeerWasDown) {
-  unsigned pa = 0, pb = 0;
-  free_ports(&pa, &pb);
-  char sa[96], sb[96];
-  snprintf(sa, sizeof sa, "udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
-  snprintf(sb, sizeof sb, "udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  std::string sa, sb;
+  udp_pair(&sa, &sb);
   TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, nullptr, &ha, &a), TAKT_OK);
-  send_all(a, ra, 3, 100);  // nobody at pb yet
-  ASSERT_EQ(takt_link_open_in(tc.ctx, sb, nullptr, &hb, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa.c_str(), nullptr, &ha, &a), TAKT_OK);
+  send_all(a, ra, 3, 100);  // nobody at b's port yet
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sb.c_str(), nullptr, &hb, &b), TAKT_OK);
   send_all(b, rb, 5, 100);
   expect_in_order(ra, 5, 100);
   takt_link_close(a);
@@ -214,17 +216,14 @@ TEST(Link, UdpReceivesAfterItsPeerWasDown) {
 // emu:OPTIONS/SPEC: each side emulates its own transmissions onto a real link (two processes
 // share an emulated line this way). A line rate, and faults on one direction only.
 TEST(Link, EmulationOverUdp) {
-  unsigned pa = 0, pb = 0;
-  free_ports(&pa, &pb);
-  char sa[160], sb[160];
-  snprintf(sa, sizeof sa, "emu:baud=1000000,seed=3/udp:127.0.0.1:%u:127.0.0.1:%u", pa, pb);
-  snprintf(sb, sizeof sb, "emu:drop=1/udp:127.0.0.1:%u:127.0.0.1:%u", pb, pa);
+  std::string sa, sb;
+  udp_pair(&sa, &sb, "emu:baud=1000000,seed=3/", "emu:drop=1/");
   TestContext tc;
   Receiver ra, rb;
   takt_link_t *a, *b;
   auto ha = ra.handlers(), hb = rb.handlers();
-  ASSERT_EQ(takt_link_open_in(tc.ctx, sa, nullptr, &ha, &a), TAKT_OK);
-  ASSERT_EQ(takt_link_open_in(tc.ctx, sb, nullptr, &hb, &b), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sa.c_str(), nullptr, &ha, &a), TAKT_OK);
+  ASSERT_EQ(takt_link_open_in(tc.ctx, sb.c_str(), nullptr, &hb, &b), TAKT_OK);
   int64_t t0 = takt_time_now();
   send_all(a, ra, 20, 500);
   expect_in_order(rb, 20, 500);
