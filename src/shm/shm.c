@@ -28,10 +28,8 @@ static uint64_t align_up(uint64_t v) { return (v + SHM_ALIGN - 1u) & ~(uint64_t)
 /* A subscriber's queue holds depth entries in a ring of the next power of two: its head and
  * tail count on past 2^32, and only a power of two keeps k % size continuous across the wrap
  * (depth 10: 2^32 % 10 = 6, the ring's positions jumped and a queued entry was written over). */
-static uint32_t ring_size(uint32_t depth) {
-  uint32_t n = 1;
-  while (n < depth) n <<= 1;
-  return n;
+static inline uint32_t ring_size(uint32_t depth) { /* (depth 1..TAKT_SHM_MAX_DEPTH) */
+  return depth <= 1u ? 1u : 1u << (32 - __builtin_clz(depth - 1u));
 }
 #define RING_AT(depth, k) ((k) & (ring_size(depth) - 1u))
 
