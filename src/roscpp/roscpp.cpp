@@ -2602,10 +2602,15 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
       old = t->timer;
       t->timer = nullptr;
       timer_create_locked(*t, t->remake_first);
+    } else if (t->oneshot && !t->armed.load() && t->timer == tt) {
+      // a one-shot that fired and was not armed again in fn: its takt timer goes (it would be
+      // released every period for ever, and keep its pool entry); start/setPeriod make a new one
+      old = t->timer;
+      t->timer = nullptr;
     }
     t->remake_first = -1;
   }
-  timer_drop(old, "Timer::setPeriod");  // this job's own timer: not waited for
+  timer_drop(old, "a timer callback");  // this job's own timer: not waited for
   tl_timer = outer;
   std::lock_guard<std::mutex> lk(t->mu);  // the call ends: a waiter may free t once it has the lock
   t->in_call--;

@@ -850,6 +850,27 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
   EXPECT_EQ(fired_ns.load(), first);
 }
 
+// A one-shot that has fired lets its takt timer go (it was released every period for ever and
+// kept its pool entry): more one-shots than the context has timers, each handle kept, all fire;
+// and one stopped and started again fires again.
+TEST(RoscppTimer, FiredOneShotsGiveTheirTimersBack) {
+  ros::NodeHandle nh;
+  std::atomic<int> fires{0};
+  std::vector<ros::Timer> kept;
+  for (int batch = 0; batch < 5; batch++) {  // 5 x 20 one-shots, more than the 64 timers
+    for (int i = 0; i < 20; i++) {
+      kept.push_back(nh.createTimer(ros::Duration(0.002), [&](const ros::TimerEvent &) { fires++; }, true));
+      ASSERT_TRUE(kept.back()) << "one-shot " << kept.size() << " refused";
+    }
+    ASSERT_TRUE(eventually([&] { return fires.load() == 20 * (batch + 1); }, 10.0)) << fires.load();
+  }
+  pause(0.05);
+  EXPECT_EQ(fires.load(), 100);
+  kept.front().stop();
+  kept.front().start();
+  EXPECT_TRUE(eventually([&] { return fires.load() == 101; }, 10.0));
+}
+
 // Timer::setPeriod as roscpp's: from outside (reset: the next call a new period from now), in
 // the timer's own callback (the timer made anew when the callback returns), on a stopped timer
 // (start() begins the new period); hasStarted follows start and stop.
