@@ -190,14 +190,20 @@ takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns);
 /** Run rounds until one finds nothing ready now; never waits. Under tide with hold_for_chains a
  * held head counts as nothing ready: it runs in a later spin, once its hold ends. */
 takt_err_t takt_executor_spin_some(takt_executor_t *exec);
+/** As spin_some, but it returns once as many callbacks have run as there was work waiting when
+ * it began (queued messages, requests and responses, due timers, one item per executor source;
+ * with none, after one round), in the kind's order: work that keeps coming (a callback slower than its input, one that publishes to
+ * itself) cannot keep it from returning. roscpp's CallbackQueue::callAvailable. Never waits.
+ * preempt, swi and waitset: as spin_some (waitset's runs one snapshot already). */
+takt_err_t takt_executor_spin_available(takt_executor_t *exec);
 /** One round: collect, then run what the policy runs (TIDE: at most one callback; none when its
  * head is held). Sets *ran to the number of callbacks run (may be NULL; 0 after a panic). Never
  * waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
 /** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
- * the next spin (spin, spin_until, spin_some) returns at once and clears it, so a thread that is
- * about to spin can be stopped without waiting for it to begin. takt_executor_spin_once ignores
- * it. */
+ * the next spin (spin, spin_until, spin_some, spin_available) returns at once and clears it, so
+ * a thread that is about to spin can be stopped without waiting for it to begin.
+ * takt_executor_spin_once ignores it. */
 void takt_executor_stop(takt_executor_t *exec);
 void takt_executor_get_stats(takt_executor_t *exec, takt_executor_stats_t *out);
 

@@ -485,7 +485,30 @@ static takt_err_t spun(takt_executor_t *e) {
   return atomic_load(&e->ctx->panicked) ? TAKT_EPANIC : TAKT_OK;
 }
 
-static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
+/* The work waiting now (lock held): queued messages, requests and responses of its callbacks,
+ * one for each timer due or collected and not run, one for each source with an item. */
+static uint64_t available_locked(takt_executor_t *e) {
+  int64_t now = takt_clock_now(e->ctx->clock);
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < e->nrecs; i++) {
+    const takt__exec_rec_t *r = e->recs[i];
+    if (r->cb->kind != TAKT_CB_TIMER) {
+      n += takt__callback_queued(r->cb);
+    } else {
+      const takt_timer_t *t = takt__rec_timer(r);
+      bool due = t->started && t->next_release <= now;
+      n += due || (r->state & (TAKT__ST_READY | TAKT__ST_TIMER_PENDING)) != 0 ? 1u : 0u;
+    }
+  }
+  for (uint32_t i = 0; i < e->n_sources; i++)
+    if (e->sources[i].peek(e->sources[i].user) >= 0) n++;
+  return n;
+}
+
+/* Rounds until until, a stop, or (wait false) a round with nothing ready; bounded: until the
+ * rounds have run as many callbacks as there was work waiting at the start, at least one round
+ * (kinds with their own spin: theirs, without a bound). */
+static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait, bool bounded) {
   takt_context_t *ctx = e->ctx;
   if (e->spinning) return TAKT_EBUSY;
   e->spinning = true;
@@ -493,9 +516,13 @@ static takt_err_t spin_locked(takt_executor_t *e, int64_t until, bool wait) {
   if (e->ops->spin_locked != NULL) {
     if (!e->stop_requested && !e->shutdown) e->ops->spin_locked(e, until, wait, NULL);
   } else {
+    uint64_t budget = bounded ? available_locked(e) : UINT64_MAX;
     while (!e->stop_requested && !e->shutdown) {
       if (takt_clock_now(ctx->clock) >= until) break;
-      if (round_locked(e) > 0 || e->progressed) continue;
+      uint32_t ran = round_locked(e); /* (one round even with nothing waiting: it validates) */
+      if (ran >= budget) break;
+      budget -= ran;
+      if (ran > 0 || e->progressed) continue;
       /* items a round left (e.g. one per round under batch) */
       if (sources_pending_locked(e) && !e->stop_requested && !e->shutdown) continue;
       if (!wait || e->stop_requested || e->shutdown) break;
@@ -517,7 +544,7 @@ takt_err_t takt_executor_spin(takt_executor_t *exec) {
 takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns) {
   if (exec == NULL) return TAKT_EINVAL;
   takt__exec_lock(exec);
-  takt_err_t rc = spin_locked(exec, abs_ns, true);
+  takt_err_t rc = spin_locked(exec, abs_ns, true, false);
   takt__exec_unlock(exec);
   return rc;
 }
@@ -525,7 +552,15 @@ takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns) {
 takt_err_t takt_executor_spin_some(takt_executor_t *exec) {
   if (exec == NULL) return TAKT_EINVAL;
   takt__exec_lock(exec);
-  takt_err_t rc = spin_locked(exec, TAKT_TIME_INFINITE, false);
+  takt_err_t rc = spin_locked(exec, TAKT_TIME_INFINITE, false, false);
+  takt__exec_unlock(exec);
+  return rc;
+}
+
+takt_err_t takt_executor_spin_available(takt_executor_t *exec) {
+  if (exec == NULL) return TAKT_EINVAL;
+  takt__exec_lock(exec);
+  takt_err_t rc = spin_locked(exec, TAKT_TIME_INFINITE, false, true);
   takt__exec_unlock(exec);
   return rc;
 }

@@ -1015,7 +1015,9 @@ void spinOnce() {
     preempt_run();
     return;
   }
-  takt_executor_spin_some(g().exec);
+  // as roscpp's: the callbacks waiting when it was called, so a loop of spinOnce and its own work
+  // goes on under input faster than its callbacks
+  takt_executor_spin_available(g().exec);
 }
 
 namespace {
@@ -1425,8 +1427,9 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
     uint32_t ran = 0;
     do rc = takt_executor_spin_once(ex, &ran);
     while (rc == TAKT_OK && ran > 0 && tl_user_calls == before);
-  } else {
-    rc = takt_executor_spin_some(ex);
+  } else {  // as roscpp's callAvailable: what was waiting when it was called (input that keeps
+             // coming waits for the next call)
+    rc = takt_executor_spin_available(ex);
   }
   if (rc == TAKT_EBUSY) {  // another thread serves the queue now: its callbacks run there
     if (timeout_ns > 0) takt_time::sleep_for_ns(timeout_ns);
@@ -1437,11 +1440,14 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
   // ros::shutdown whose stop an earlier spin of this call took ends the wait within one
   takt_executor_t *outer = tl_stop_after_call;
   tl_stop_after_call = ex;
-  for (int64_t now = takt_time_now(); ok() && tl_user_calls == before && now < end; now = takt_time_now())
-    takt_executor_spin_until(ex, end - now > kSliceNs ? now + kSliceNs : end);
+  for (int64_t now = takt_time_now(); ok() && tl_user_calls == before && now < end; now = takt_time_now()) {
+    int64_t until = end - now > kSliceNs ? now + kSliceNs : end;
+    // another thread began serving the queue meanwhile: its callbacks run there; this waits
+    if (takt_executor_spin_until(ex, until) == TAKT_EBUSY) takt_time::sleep_for_ns(until - now);
+  }
   tl_stop_after_call = outer;
   bool called = tl_user_calls != before;
-  if (called && !one) takt_executor_spin_some(ex);
+  if (called && !one) takt_executor_spin_available(ex);
   return called;
 }
 
@@ -3449,7 +3455,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
   takt_err_t rc;
   while ((rc = takt_client_call(client, blob.data(), G.blob.size, &f)) == TAKT_EFULL) {
     if (!ok() || c.stale.load() || c.down.load()) return false;
-    if (G.spinning.load() == 0) takt_executor_spin_some(G.exec);
+    if (G.spinning.load() == 0) takt_executor_spin_available(G.exec);
     wait_answer(c, seen, 10);
   }
   if (rc != TAKT_OK) return false;
@@ -3468,7 +3474,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
     }
     if (G.spinning.load() == 0) {  // nobody else spins: serve it from this thread
       uint64_t before = tl_user_calls;
-      takt_executor_spin_some(G.exec);
+      takt_executor_spin_available(G.exec);
       if (tl_user_calls != before) continue;  // else the answer comes from elsewhere: wait for it
     }
     wait_answer(c, seen, 100);

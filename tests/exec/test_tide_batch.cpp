@@ -1004,6 +1004,66 @@ TEST_F(Timers, TideFifoAmongEqualPriorities) {
   EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
 }
 
+#if TAKT_WITH_PUBSUB
+// spin_available runs what was waiting when it began and returns, where spin_some would run for
+// ever: a callback that publishes to its own topic (input as fast as it runs), beside a due
+// timer. Three messages and the timer's release waiting: four callbacks run, by the kind's order,
+// and the three messages the callbacks published wait for the next spin.
+struct Echo {
+  takt_publisher_t *pub = nullptr;
+  int runs = 0;
+};
+void on_echo(takt_subscription_t *, const takt_message_t *msg, void *user) {
+  auto *e = static_cast<Echo *>(user);
+  e->runs++;
+  ASSERT_EQ(takt_publish(e->pub, msg->data, sizeof(Blob8)), TAKT_OK);
+}
+
+TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH}) {
+    std::vector<int> log;
+    Cb c;
+    c.id = 1;
+    c.log = &log;
+    c.clock = &clock;
+    Echo echo;
+    takt_node_t *n;
+    takt_topic_t *topic;
+    takt_subscription_t *sub;
+    takt_timer_t *t;
+    takt_executor_t *e;
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "loop", blob8_type(), 8, &topic), TAKT_OK);
+    ASSERT_EQ(takt_publisher_create(n, topic, &echo.pub), TAKT_OK);
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.depth = 8;
+    ASSERT_EQ(takt_subscription_create(n, topic, "echo", on_echo, &echo, &o, &sub), TAKT_OK);
+    ASSERT_EQ(takt_timer_create(n, "tick", 10 * kMs, 0, on_timer, &c, nullptr, &t), TAKT_OK);
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+    for (uint64_t i = 0; i < 3; i++) {
+      Blob8 b{i};
+      ASSERT_EQ(takt_publish(echo.pub, &b, sizeof b), TAKT_OK);
+    }
+    ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK) << takt_executor_kind_name(kind);
+    EXPECT_EQ(echo.runs + static_cast<int>(log.size()), 4) << takt_executor_kind_name(kind);
+    EXPECT_EQ(log.size(), 1u) << "the due timer ran";
+    EXPECT_EQ(takt_subscription_pending(sub), 3u) << "what the callbacks published waits";
+    ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK);
+    EXPECT_EQ(echo.runs, 6);
+    EXPECT_EQ(log.size(), 1u) << "the timer is not due again";
+    // nothing waiting: one round, which finds nothing
+    ASSERT_EQ(takt_subscription_destroy(sub), TAKT_OK);
+    ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK);
+    EXPECT_EQ(echo.runs, 6);
+    EXPECT_EQ(takt_executor_spin_available(nullptr), TAKT_EINVAL);
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(topic), TAKT_OK);
+  }
+}
+#endif
+
 // ---- batch trigger conditions ----
 
 struct TriggerFixture : public ContextTest {

@@ -1463,6 +1463,40 @@ TEST(RoscppCallbackQueue, ServedByPriorityOneAtATime) {
   EXPECT_EQ(q.callOne(ros::WallDuration(0.02)), ros::CallbackQueue::Empty);
 }
 
+// callAvailable runs what was waiting when it was called, as roscpp's: a Subscriber publishing
+// to its own topic (input as fast as its callback) does not keep it running; the next call runs
+// what came meanwhile.
+TEST(RoscppCallbackQueue, CallAvailableReturnsThoughInputKeepsComing) {
+  ros::CallbackQueue q;
+  ros::NodeHandle nh;
+  nh.setCallbackQueue(&q);
+  std::atomic<int> calls{0};
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_self_fed", 10);
+  ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
+      "/t_self_fed", 10, std::function<void(const std_msgs::Int32ConstPtr &)>([&](const std_msgs::Int32ConstPtr &m) {
+        calls++;
+        std_msgs::Int32 next;
+        next.data = m->data + 1;
+        p.publish(next);
+      }));
+  ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() > 0; }));
+  std_msgs::Int32 first;
+  for (int i = 0; i < 3; i++) p.publish(first);
+  std::future<void> served = std::async(std::launch::async, [&] { q.callAvailable(ros::WallDuration(5.0)); });
+  if (served.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "callAvailable still running after 10 s (" << calls.load() << " calls)";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the call never returns: nothing to join
+  }
+  int after_first = calls.load();
+  EXPECT_GE(after_first, 1);
+  // the three (or, when none had come yet, the first, then the two and the one it published)
+  EXPECT_LE(after_first, 4) << "only what was waiting";
+  q.callAvailable(ros::WallDuration(5.0));
+  EXPECT_GT(calls.load(), after_first) << "what came meanwhile, at the next call";
+  s.shutdown();
+}
+
 // callOne waits for a callback and returns once it has run, long before its timeout; a service
 // of a handle in a queue answers only while the queue is served (here by an AsyncSpinner).
 TEST(RoscppCallbackQueue, CallOneWaitsForTheFirstAndServicesFollowTheirQueue) {
