@@ -101,14 +101,14 @@ void takt__job_end(takt__job_t *job, takt__job_t *saved, const takt__run_t *run)
    * now), so nothing of it is read or counted; the trace still shows the job */
   bool gone = job->gone;
   takt_context_t *ctx = gone ? job->gone_ctx : job->cb->node->ctx;
-  takt__trace_t *tr = takt__trace_any() ? takt__trace_of(ctx) : NULL;
-  if (tr != NULL) { /* no takt lock held here: the caller's was let go by takt__job_begin */
+  /* no takt lock held here: the caller's was let go by takt__job_begin */
+  if (takt__trace_of(ctx) != NULL) {
     takt_trace_event_t ev = {.ts = takt__trace_now(ctx), .a = job->release,
                              .b = job->start != 0 ? job->start : job->release,
                              .c = job->abs_deadline == TAKT_TIME_INFINITE ? 0 : job->abs_deadline,
                              .t_info = job->t_info, .id = gone ? job->gone_id : job->cb->reg_order,
                              .flow = job->flow, .flow_seq = job->flow_seq, .kind = TAKT_TRACE_JOB};
-    takt__trace_record(tr, &ev);
+    takt__trace_record(ctx, &ev);
   }
   takt__current_job = saved;
   /* Still no takt lock held: the miss handlers are called here. The callback is still there: one

@@ -286,6 +286,9 @@ struct takt_context {
   /* [atomic] the trace recording now (NULL: off); set and cleared by takt_trace_start/stop */
   _Atomic(struct takt__trace *) trace;
   struct takt__trace *trace_last; /* [ctx] the last trace started, readable after its stop */
+  /* [atomic] trace points between their load of trace and their last store into its memory:
+   * takt_trace_stop waits for none after it cleared trace (the caller may then reuse it) */
+  _Atomic uint32_t trace_users;
   uint32_t topic_ids;             /* [ctx] trace ids of topics, in creation order */
   takt_job_miss_fn job_miss_fn;   /* [stats] told of each job that ends after its deadline */
   void *job_miss_user;            /* [stats] */

@@ -326,11 +326,10 @@ static takt_err_t publish(takt_publisher_t *pub, const void *data, uint32_t size
 #endif
   uint32_t seq = sl->hdr.seq;
   takt__lock_give(&t->lock);
-  takt__trace_t *tr = takt__trace_of(ctx);
-  if (tr != NULL) {
+  if (takt__trace_of(ctx) != NULL) {
     takt_trace_event_t ev = {.ts = now, .a = seq, .b = t_info, .id = t->trace_id,
                              .kind = TAKT_TRACE_PUBLISH};
-    takt__trace_record(tr, &ev);
+    takt__trace_record(ctx, &ev);
   }
   if (notify) {
     /* the list stays as it is until notify_done: changes wait for notifiers == 0. The wake-ups

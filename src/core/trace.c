@@ -1,10 +1,11 @@
 /* Recording traces: a ring per thread in the caller's memory, written only by its thread.
  *
- * A recorder marks its ring busy, checks that the trace is still on, writes the event and
- * clears the mark; takt_trace_stop turns the trace off and then waits for every busy mark to
- * clear (a recorder writes one event: nanoseconds), so after stop no thread touches the memory
- * and the rings are read without locks. The busy mark and the on flag are sequentially
- * consistent: a recorder either sees the trace off or stop sees its mark. */
+ * A recorder counts itself in (the context's trace_users), loads the context's trace, takes its
+ * ring (its first event), writes the event and counts itself out; takt_trace_stop clears the
+ * trace pointer and then waits for the count to be zero (a recorder writes one event:
+ * nanoseconds), so after stop no thread touches the memory and the rings are read without locks.
+ * The count and the pointer are sequentially consistent: a recorder either finds the trace gone
+ * or stop sees it counted. */
 #include "trace.h"
 
 #include <string.h>
@@ -12,7 +13,6 @@
 #include "takt/port.h"
 
 typedef struct ring {
-  _Atomic uint32_t busy;
   uint32_t cap;
   uint64_t head;        /* events written so far (the ring holds the last min(head, cap)) */
   uint64_t overwritten; /* events lost to a full ring */
@@ -25,7 +25,6 @@ struct takt__trace {
   takt_context_t *ctx;
   uint32_t gen; /* distinguishes traces started in the same memory */
   takt_trace_config_t cfg;
-  _Atomic bool on;
   _Atomic uint32_t next_ring;
   _Atomic uint64_t no_ring;
   ring_t *rings;
@@ -83,7 +82,6 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
   tr->ctx = ctx;
   tr->cfg = c;
   tr->gen = atomic_fetch_add(&g_gen, 1) + 1;
-  atomic_store(&tr->on, true);
   ctx->trace_last = tr;
   atomic_store(&ctx->trace, tr);
   atomic_fetch_add(&takt__tracing, 1);
@@ -99,54 +97,67 @@ void takt_trace_stop(takt_context_t *ctx) {
   if (tr != NULL) atomic_fetch_sub(&takt__tracing, 1);
   takt__unlock(ctx);
   if (tr == NULL) return;
-  atomic_store(&tr->on, false);
-  uint32_t n = atomic_load(&tr->next_ring);
-  if (n > tr->cfg.max_threads) n = tr->cfg.max_threads;
-  for (uint32_t i = 0; i < n; i++) {
-    /* a recorder inside its few stores: wait them out (no lock is held here) */
-    while (atomic_load(&tr->rings[i].busy) != 0) takt_sleep_until(takt_time_now() + 1000);
-  }
+  /* a recorder that loaded tr before it was cleared, inside its few stores: wait it out (no
+   * lock is held here) */
+  while (atomic_load(&ctx->trace_users) != 0) takt_sleep_until(takt_time_now() + 1000);
 }
 
-/* Asking the port for the thread's id and name may be system calls: made now, or once the
- * thread lets go of its last takt lock (a trace point inside a locked section). */
-static void name_ring(void *arg, int64_t unused_a, int64_t unused_b) {
-  (void)unused_a;
-  (void)unused_b;
-  ring_t *r = arg;
+/* The trace recording on ctx, the caller counted in (trace_out when done); NULL: none. */
+static takt__trace_t *trace_in(takt_context_t *ctx) {
+  atomic_fetch_add(&ctx->trace_users, 1);
+  takt__trace_t *tr = atomic_load(&ctx->trace);
+  if (tr == NULL) atomic_fetch_sub_explicit(&ctx->trace_users, 1, memory_order_release);
+  return tr;
+}
+
+static void trace_out(takt_context_t *ctx) {
+  atomic_fetch_sub_explicit(&ctx->trace_users, 1, memory_order_release);
+}
+
+static void name_ring(ring_t *r) {
   r->tid = takt_port_thread_id();
   takt_port_thread_name(r->name, sizeof r->name);
 }
 
-static ring_t *claim_ring(takt__trace_t *tr) {
+/* Asking the port for the thread's id and name may be system calls: made once the thread lets
+ * go of its last takt lock (a trace point inside a locked section), and only if the trace it
+ * took the ring in still records then (counted in again: stop may have come meanwhile). */
+static void name_ring_later(void *arg, int64_t ctx_at, int64_t gen) {
+  takt_context_t *ctx = (takt_context_t *)(uintptr_t)ctx_at;
+  takt__trace_t *tr = trace_in(ctx);
+  if (tr == NULL) return;
+  if (tr->gen == (uint32_t)gen) name_ring(arg);
+  trace_out(ctx);
+}
+
+static ring_t *claim_ring(takt_context_t *ctx, takt__trace_t *tr) {
   uint32_t i = atomic_fetch_add(&tr->next_ring, 1);
   if (i >= tr->cfg.max_threads) return NULL;
   ring_t *r = &tr->rings[i];
-  if (takt__locks_held() > 0) takt__defer_call(name_ring, r, 0, 0);
-  else name_ring(r, 0, 0);
+  if (takt__locks_held() > 0) takt__defer_call(name_ring_later, r, (int64_t)(uintptr_t)ctx, tr->gen);
+  else name_ring(r);
   return r;
 }
 
-void takt__trace_record(takt__trace_t *tr, takt_trace_event_t *ev) {
+void takt__trace_record(takt_context_t *ctx, takt_trace_event_t *ev) {
+  takt__trace_t *tr = trace_in(ctx);
+  if (tr == NULL) return;
   if (t_cache.tr != tr || t_cache.gen != tr->gen) {
     t_cache.tr = tr;
     t_cache.gen = tr->gen;
-    t_cache.ring = claim_ring(tr);
+    t_cache.ring = claim_ring(ctx, tr);
   }
   ring_t *r = t_cache.ring;
   if (r == NULL) {
     atomic_fetch_add_explicit(&tr->no_ring, 1, memory_order_relaxed);
-    return;
-  }
-  uint32_t cpu = takt_port_current_cpu();
-  ev->cpu = cpu > UINT16_MAX - 1 ? UINT16_MAX : (uint16_t)cpu;
-  atomic_store(&r->busy, 1u);
-  if (atomic_load(&tr->on)) {
+  } else {
+    uint32_t cpu = takt_port_current_cpu();
+    ev->cpu = cpu > UINT16_MAX - 1 ? UINT16_MAX : (uint16_t)cpu;
     r->ev[r->head % r->cap] = *ev;
     if (r->head >= r->cap) r->overwritten++;
     r->head++;
   }
-  atomic_store_explicit(&r->busy, 0u, memory_order_release);
+  trace_out(ctx);
 }
 
 static takt__trace_t *readable(takt_context_t *ctx) {

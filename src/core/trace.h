@@ -1,10 +1,10 @@
 /* Trace points inside takt (takt/trace.h is the public side). A trace point is
  *
- *   takt__trace_t *tr = takt__trace_of(ctx);
- *   if (tr != NULL) { takt_trace_event_t ev = {...}; takt__trace_record(tr, &ev); }
+ *   if (takt__trace_of(ctx) != NULL) { takt_trace_event_t ev = {...}; takt__trace_record(ctx, &ev); }
  *
  * placed where the thread holds no takt lock: a thread's first event takes its ring and asks the
- * port for its id and name. */
+ * port for its id and name. takt__trace_of only saves building an event nobody records: the
+ * record looks at the trace again, counted in, so a stop cannot free it under the recorder. */
 #ifndef TAKT_CORE_TRACE_H
 #define TAKT_CORE_TRACE_H
 
@@ -31,8 +31,9 @@ static inline takt__trace_t *takt__trace_of(takt_context_t *ctx) {
   return takt__trace_any() ? atomic_load_explicit(&ctx->trace, memory_order_relaxed) : NULL;
 }
 
-/** Record ev (its cpu is filled in) into the calling thread's ring of tr. */
-void takt__trace_record(takt__trace_t *tr, takt_trace_event_t *ev);
+/** Record ev (its cpu is filled in) into the calling thread's ring of the trace recording on ctx
+ * now, if one is. */
+void takt__trace_record(takt_context_t *ctx, takt_trace_event_t *ev);
 
 /** For the writer: the id and name of the thread that took ring i of ctx's last trace; false
  * past the last ring taken. After takt_trace_stop. */

@@ -1075,11 +1075,10 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
     /* handlers run without any lock: they may publish, take or shut the system down */
     tm_give(ctx);
     if (held != NULL) takt__lock_give(held);
-    takt__trace_t *tr = takt__trace_of(ctx);
-    if (tr != NULL) {
+    if (takt__trace_of(ctx) != NULL) {
       takt_trace_event_t ev = {.ts = now, .a = v.kind, .b = v.t_info, .id = cb_id,
                                .kind = TAKT_TRACE_VIOLATION};
-      takt__trace_record(tr, &ev);
+      takt__trace_record(ctx, &ev);
     }
     if (obs != NULL) obs(&v, obs_user);
     if (v.rt_class == TAKT_RT_HARD && !(rec != NULL && rec(&v, rec_user))) {

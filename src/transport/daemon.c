@@ -295,13 +295,12 @@ static void start_next_locked(takt_daemon_t *d) {
   takt_err_t sent = takt_link_send(d->link, n->wire, n->len); /* the line was idle: it accepts */
   TAKT_ASSERT(sent == TAKT_OK);
   (void)sent;
-  takt__trace_t *tr = takt__trace_of(d->ctx);
-  if (tr != NULL) {
+  if (takt__trace_of(d->ctx) != NULL) {
     takt_frame_header_t h;
     if (takt_frame_peek_header(n->wire, n->len, &h) == TAKT_OK) {
       takt_trace_event_t ev = {.ts = n->sent_at, .a = h.entity, .b = h.seq, .c = n->len,
                                .t_info = h.t_info, .kind = TAKT_TRACE_FRAME_TX};
-      takt__trace_record(tr, &ev);
+      takt__trace_record(d->ctx, &ev);
     }
   }
 }
@@ -787,11 +786,10 @@ static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last,
 
 static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_frame_header_t *h) {
   takt_daemon_t *d = user; /* lock held by on_receive */
-  takt__trace_t *tr = takt__trace_of(d->ctx);
-  if (tr != NULL) {
+  if (takt__trace_of(d->ctx) != NULL) {
     takt_trace_event_t ev = {.ts = now_of(d), .a = h->entity, .b = h->seq, .c = len,
                              .t_info = h->t_info, .kind = TAKT_TRACE_FRAME_RX};
-    takt__trace_record(tr, &ev);
+    takt__trace_record(d->ctx, &ev);
   }
   bool reliable = h->kind == TAKT_FRAME_DATA && (h->flags & TAKT_FRAME_RELIABLE);
   if (h->kind != TAKT_FRAME_DATA || reliable) {

@@ -2,6 +2,8 @@
 // chain, the flight-recorder ring, threads beyond the rings, bad arguments, and the Perfetto
 // encoding's framing (its contents are decoded with Perfetto's own protos in
 // python/tests/test_trace.py).
+#include <algorithm>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -181,6 +183,33 @@ TEST_F(Trace, ThreadsBeyondTheRingsAreCountedNotRecorded) {
   EXPECT_EQ(c.recorded, 1u);
   EXPECT_EQ(c.no_ring, 2u);
   ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);  // drain the queued messages
+}
+
+// Once takt_trace_stop returns, no recorder touches the trace's memory (the caller may reuse or
+// free it): a thread publishing without pause while traces are started and stopped in the same
+// memory, which is overwritten after each stop and must stay as written. A recorder that had
+// loaded the trace just before the stop wrote into it afterwards.
+TEST_F(Trace, NothingWritesTheMemoryOnceStopReturned) {
+  takt_trace_config_t cfg = {.max_threads = 4, .events_per_thread = 8};
+  std::atomic<bool> done{false};
+  std::thread publisher([&] {
+    Blob8 b{1};
+    while (!done.load()) EXPECT_EQ(takt_publish(chain.pub, &b, sizeof b), TAKT_OK);
+  });
+  mem.assign(takt_trace_memory_size(&cfg) / 8 + 1, 0);
+  size_t changed = 0;
+  for (int i = 0; i < 2000 && changed == 0; i++) {
+    ASSERT_EQ(takt_trace_start(ctx, &cfg, mem.data(), mem.size() * 8), TAKT_OK);
+    std::this_thread::yield();
+    takt_trace_stop(ctx);
+    std::fill(mem.begin(), mem.end(), 0xa5a5a5a5a5a5a5a5ull);
+    for (int k = 0; k < 50; k++) std::this_thread::yield();
+    for (uint64_t w : mem) changed += w != 0xa5a5a5a5a5a5a5a5ull;
+  }
+  done = true;
+  publisher.join();
+  EXPECT_EQ(changed, 0u) << "words written after the stop";
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
 }
 
 TEST_F(Trace, BadArgumentsAreRefused) {
