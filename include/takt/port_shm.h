@@ -53,10 +53,13 @@ typedef union takt_pmutex {
 
 /** Initialize m in place (once, by the segment's creator). TAKT_EOS on failure. */
 takt_err_t takt_pmutex_init(takt_pmutex_t *m);
-/** Lock: TAKT_OK, or 1 when the previous holder died holding it (the caller now holds it, must
- * repair what it guards and call takt_pmutex_consistent before unlocking); TAKT_EOS if the mutex
- * is unusable (a holder died and nobody repaired it). */
-takt_err_t takt_pmutex_lock(takt_pmutex_t *m);
+/** Lock, waiting at most timeout_ns (TAKT_TIME_INFINITE: no limit; a process stopped while it
+ * holds the mutex holds it until it runs again): TAKT_OK, or 1 when the previous holder died
+ * holding it (the caller now holds it, must repair what it guards and call
+ * takt_pmutex_consistent before unlocking); TAKT_ETIMEDOUT once timeout_ns has passed; TAKT_EOS
+ * if the mutex is unusable (a holder died and nobody repaired it). The clock is read only when
+ * the mutex is held by another. */
+takt_err_t takt_pmutex_lock(takt_pmutex_t *m, int64_t timeout_ns);
 void takt_pmutex_unlock(takt_pmutex_t *m);
 /** Mark a mutex whose holder died as repaired. */
 void takt_pmutex_consistent(takt_pmutex_t *m);

@@ -47,6 +47,9 @@ typedef struct takt_shm_config {
   int64_t attach_timeout_ns; /* how long to wait for a segment being created by another process */
   int64_t spin_ns;           /* takt_shm_wait first watches the wake word this long before it
                                 sleeps (0, the default: it sleeps at once); see docs/shm.md */
+  int64_t lock_timeout_ns;   /* how long a call waits for a topic's or the registry's lock that
+                                another process holds (held for a few stores, unless that process
+                                was stopped inside them): then TAKT_ETIMEDOUT; > 0 */
   char *error;               /* if not NULL: a one-line reason when attach fails */
   size_t error_len;
 } takt_shm_config_t;
@@ -54,7 +57,8 @@ typedef struct takt_shm_config {
 #define TAKT_SHM_CONFIG_DEFAULT                                                                    \
   {.domain = "takt", .mode = 0600, .create = true, .max_topics = 32, .max_participants = 16,      \
    .area_bytes = 16u << 20, .max_local = 32, .rx_priority = 90,                                  \
-   .attach_timeout_ns = 2000000000, .spin_ns = 0, .error = NULL, .error_len = 0}
+   .attach_timeout_ns = 2000000000, .spin_ns = 0, .lock_timeout_ns = 100000000, .error = NULL,     \
+   .error_len = 0}
 
 /** Full-queue policy of a shared topic: KEEP_LAST drops a subscriber's oldest queued message
  * (counted); HARD refuses the publish (TAKT_EFULL) while any subscriber's queue is full, and a

@@ -57,6 +57,7 @@ typedef struct {
   shm_layout_t l;
   shm_part_t *parts; /* the segment's participants (their wake words) */
   uint32_t n_parts;
+  int64_t lock_timeout_ns; /* the attachment's */
 } topic_ref_t;
 
 
@@ -105,6 +106,7 @@ struct takt_shm {
   uint32_t n_order;
   uint32_t seen; /* the wake word's count (WAKE_STEP units) when last looked at */
   int64_t spin_ns;
+  int64_t lock_timeout_ns;
   _Atomic uint64_t wake_calls, wake_skipped, sleeps, empty_unlocked;
   int32_t rx_priority;
   bool rx_sched;                /* the receive thread runs at SCHED_FIFO (may change its level) */
@@ -146,6 +148,7 @@ static topic_ref_t topic_ref(takt_shm_t *s, uint32_t idx) {
   r.l = layout_of(r.dir.msg_size, r.dir.slots, r.dir.depth, r.dir.max_subs, r.dir.max_pubs);
   r.parts = parts(s);
   r.n_parts = s->geo.max_participants;
+  r.lock_timeout_ns = s->lock_timeout_ns;
   return r;
 }
 
@@ -229,8 +232,10 @@ static void repair_locked(const topic_ref_t *r) {
   }
 }
 
+/* A topic's lock, held by another process for at most a few stores unless that process was
+ * stopped (SIGSTOP, a debugger) inside them: waited for lock_timeout_ns, then TAKT_ETIMEDOUT. */
 static takt_err_t topic_lock(const topic_ref_t *r) {
-  takt_err_t rc = takt_pmutex_lock(&r->t->lock);
+  takt_err_t rc = takt_pmutex_lock(&r->t->lock, r->lock_timeout_ns);
   if (rc == 1) { /* its holder died inside a critical section */
     repair_locked(r);
     r->t->repairs++;
@@ -243,7 +248,7 @@ static takt_err_t topic_lock(const topic_ref_t *r) {
 static void topic_unlock(const topic_ref_t *r) { takt_pmutex_unlock(&r->t->lock); }
 
 static takt_err_t reg_lock(takt_shm_t *s) {
-  takt_err_t rc = takt_pmutex_lock(&s->h->reg_lock);
+  takt_err_t rc = takt_pmutex_lock(&s->h->reg_lock, s->lock_timeout_ns);
   if (rc == 1) { /* registry records are written state-last: nothing to recompute */
     takt_pmutex_consistent(&s->h->reg_lock);
     return TAKT_OK;
@@ -368,7 +373,8 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   if (c->max_participants == 0 || c->max_participants > TAKT_SHM_MAX_PARTICIPANTS ||
       c->max_topics == 0 || c->max_topics > 65536 || c->max_local == 0 || c->area_bytes == 0 ||
       c->area_bytes > ((uint64_t)1 << 40) || c->spin_ns < 0 || c->spin_ns > 1000000000 ||
-      c->attach_timeout_ns < 0 || c->attach_timeout_ns > TAKT_DURATION_MAX_NS) {
+      c->attach_timeout_ns < 0 || c->attach_timeout_ns > TAKT_DURATION_MAX_NS ||
+      c->lock_timeout_ns <= 0 || c->lock_timeout_ns > TAKT_DURATION_MAX_NS) {
     say(c, "shared-memory domain %s: %s", c->domain, "capacities out of range");
     return TAKT_EINVAL;
   }
@@ -378,6 +384,7 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
   s->max_local = c->max_local;
   s->rx_priority = c->rx_priority;
   s->spin_ns = c->spin_ns;
+  s->lock_timeout_ns = c->lock_timeout_ns;
   s->pubs = takt__context_alloc(ctx, sizeof(takt_shm_pub_t) * c->max_local);
   s->subs = takt__context_alloc(ctx, sizeof(takt_shm_sub_t) * c->max_local);
   s->order = takt__context_alloc(ctx, sizeof(takt_shm_sub_t *) * c->max_local);

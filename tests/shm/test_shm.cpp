@@ -808,7 +808,7 @@ TEST_F(Shm, DeathInsideACriticalSectionIsRepaired) {
     for (uint32_t i = 0; i < h->max_topics; i++) {
       if (std::strcmp(dir[i].name, "crit") != 0) continue;
       auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
-      if (takt_pmutex_lock(&t->lock) != TAKT_OK) _exit(91);
+      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
       auto *chunks = reinterpret_cast<shm_chunk_t *>(reinterpret_cast<uint8_t *>(t) +
                                                      ((sizeof(shm_topic_t) + 63u) & ~size_t{63}));
       for (uint32_t k = 0; k < dir[i].slots; k++) chunks[k].pinned += 3; // half-done work
@@ -831,6 +831,65 @@ TEST_F(Shm, DeathInsideACriticalSectionIsRepaired) {
     ASSERT_EQ(takt_shm_write(pub, &n, sizeof n, TAKT_SHM_NOW, 0, 0), TAKT_OK);
   }
   EXPECT_EQ(takt_shm_pending(sub), 4u);
+}
+
+// A process stopped while it holds a topic's lock (SIGSTOP, a debugger): the others' calls on
+// that topic wait lock_timeout_ns and return TAKT_ETIMEDOUT (they waited for ever), other topics
+// go on; once the holder runs again, or dies, the topic is usable again.
+TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
+  takt_shm_config_t cfg = config();
+  cfg.lock_timeout_ns = 50 * 1000000;
+  ASSERT_EQ(takt_shm_attach(ctx, &cfg, &shm), TAKT_OK) << why;
+  auto c = topic("stuck", 4, 4);
+  auto other = topic("free", 4, 4);
+  takt_shm_pub_t *pub, *opub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &other, &opub), TAKT_OK);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_port_shm_t map;
+    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
+    auto *base = static_cast<uint8_t *>(map.addr);
+    auto *h = reinterpret_cast<shm_hdr_t *>(base);
+    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
+    for (uint32_t i = 0; i < h->max_topics; i++) {
+      if (std::strcmp(dir[i].name, "stuck") != 0) continue;
+      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
+      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
+      post(ready[1]);
+      raise(SIGSTOP);  // stopped inside the critical section
+      takt_pmutex_unlock(&t->lock);
+      _exit(0);
+    }
+    _exit(92);
+  }
+  ASSERT_TRUE(await(ready[0]));
+  Msg m{7};
+  int64_t t0 = takt_time_now();
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_ETIMEDOUT);
+  int64_t waited = takt_time_now() - t0;
+  EXPECT_GE(waited, 50 * 1000000);
+  EXPECT_LT(waited, 5000 * 1000000LL);
+  takt_shm_topic_stats_t st{};
+  EXPECT_EQ(takt_shm_topic_stats(shm, "stuck", &st), TAKT_ETIMEDOUT);
+  EXPECT_EQ(takt_shm_write(opub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // other topics go on
+  int stopped = 0;
+  ASSERT_EQ(waitpid(child, &stopped, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(stopped));
+  kill(child, SIGCONT);  // it lets go and exits
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  EXPECT_EQ(takt_shm_topic_stats(shm, "stuck", &st), TAKT_OK);
+  EXPECT_EQ(st.repairs, 0u);
+  for (int fd : ready) close(fd);
+  // a lock time-out of zero or less is refused
+  takt_shm_config_t bad = config(false);
+  bad.lock_timeout_ns = 0;
+  takt_shm_t *s2 = nullptr;
+  EXPECT_EQ(takt_shm_attach(ctx, &bad, &s2), TAKT_EINVAL);
 }
 
 // HARD: a dead subscriber's full queue refuses a publish only until the publish finds it dead.

@@ -150,10 +150,20 @@ takt_err_t takt_pmutex_init(takt_pmutex_t *m) {
   return rc == 0 ? TAKT_OK : TAKT_EOS;
 }
 
-takt_err_t takt_pmutex_lock(takt_pmutex_t *m) {
-  int rc = pthread_mutex_lock(PM(m));
+takt_err_t takt_pmutex_lock(takt_pmutex_t *m, int64_t timeout_ns) {
+  int rc = pthread_mutex_trylock(PM(m));
+  if (rc == EBUSY) {
+    if (timeout_ns == TAKT_TIME_INFINITE) {
+      rc = pthread_mutex_lock(PM(m));
+    } else {
+      int64_t abs = takt_time_now() + (timeout_ns > 0 ? timeout_ns : 0);
+      struct timespec ts = {.tv_sec = (time_t)(abs / 1000000000), .tv_nsec = (long)(abs % 1000000000)};
+      rc = pthread_mutex_clocklock(PM(m), CLOCK_MONOTONIC, &ts); /* (PI mutexes too: glibc 2.35) */
+    }
+  }
   if (rc == 0) return TAKT_OK;
   if (rc == EOWNERDEAD) return 1;
+  if (rc == ETIMEDOUT) return TAKT_ETIMEDOUT;
   return TAKT_EOS;
 }
 
