@@ -3,6 +3,8 @@ whether it is met, and every Markdown table row has as many cells as its header.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from takt.bench import common, scale
@@ -101,3 +103,72 @@ def test_cyclictest_counts_wake_ups_beyond_its_histogram(monkeypatch, tmp_path):
 def test_steal_ticks_reads_proc_stat():
     v = common.steal_ticks()
     assert v is None or v >= 0
+
+
+class _Quiet:
+    def sample(self):
+        pass
+
+
+def _fake_throughput(missed):
+    """run_native for takt-bench-scale's throughput runs: every thread 10^6 messages in the whole
+    30 ms window, but the try n (from 1) of a cell for which missed(cell, n): a thread started
+    10 ms late (a third of the window) with 10^9 messages."""
+    tries = {}
+
+    def run(exe, args):
+        op, threads, size, prio = args[1], int(args[2]), int(args[3]), int(args[5])
+        cell = (op, threads, size, prio)
+        tries[cell] = tries.get(cell, 0) + 1
+        late = missed(cell, tries[cell])
+        return {"duration_ns": 30_000_000, "batch": 64, "sched_fifo": bool(prio),
+                "workers": [{"cpu": i, "messages": 10**9 if late else 10**6, "elapsed_ns": 30_000_000,
+                             "late_ns": 10_000_000 if late else 1000, "errors": 0, "batch_ns": [6400, 6400]}
+                            for i in range(threads)]}
+
+    return run
+
+
+def test_a_run_that_missed_its_window_is_no_measurement(monkeypatch):
+    """A block whose every try of a throughput cell missed the window (a thread started more than a
+    tenth of it late) was kept as the cell's run of that block, its messages/s in the figures."""
+    cell = ("takt", 2, 64, scale.THROUGHPUT_PRIO)
+    # the cell's first block: every try late
+    monkeypatch.setattr(scale, "run_native", _fake_throughput(lambda c, n: c == cell and n <= scale.RETRIES))
+    tp = scale._throughput(Path("takt-bench-scale"), quick=False, load=_Quiet())
+    row = scale._tp(tp["rows"], *cell)
+    assert row["msgs_per_s"] == pytest.approx(2 * 10**6 / 0.03)  # the late runs' 10^9 messages left out
+    assert (row["runs"], row["runs_missed"], row["runs_discarded"]) == (tp["blocks"] - 1, 1, scale.RETRIES)
+    assert row["msgs_per_s_per_run"][0] is None and None not in row["msgs_per_s_per_run"][1:]
+    assert row["messages"] == 2 * 10**6 * (tp["blocks"] - 1)
+    # block by block: the other blocks, each against the same block of the 1-thread cell
+    ratio, blocks = scale._scaling(tp["rows"], "takt", 64)
+    assert ratio == 2.0 and blocks == [pytest.approx(2.0)] * (tp["blocks"] - 1)
+    result = _result()
+    result["throughput"] = tp
+    result["headline"] = scale._headline(result)
+    md = scale._markdown(result)
+    line = next(m for m in md if m.startswith("| 64B | takt | FIFO 50 | 2 |"))
+    assert f"| {tp['blocks'] - 1} ({scale.RETRIES}; 1 missed) |" in line, line
+
+
+def test_a_cell_without_a_run_in_its_window_is_not_available(monkeypatch):
+    """--quick: one block; a cell whose tries all missed the window has no figure (n/a), its
+    ratios none, and the report is made all the same."""
+    cell = ("takt", 2, 4096, scale.THROUGHPUT_PRIO)
+    monkeypatch.setattr(scale, "run_native", _fake_throughput(lambda c, n: c == cell))
+    tp = scale._throughput(Path("takt-bench-scale"), quick=True, load=_Quiet())
+    row = scale._tp(tp["rows"], *cell)
+    assert (row["msgs_per_s"], row["messages"]) == (None, 0)  # not the late run's 10^9 messages
+    assert (row["runs"], row["runs_missed"]) == (0, 1)
+    result = _result()
+    result["throughput"] = tp
+    head = scale._headline(result)
+    assert head["two_threads_over_one_4KB"] is None and head["takt_2_threads_msgs_per_s_4KB"] is None
+    assert head["two_threads_over_one_64B"] == 2.0
+    result["headline"] = head
+    md = scale._markdown(result)
+    line = next(m for m in md if m.startswith("| 4KB | takt | FIFO 50 | 2 |"))
+    assert line.startswith("| 4KB | takt | FIFO 50 | 2 | n/a | n/a | 0 (3; 1 missed) |"), line
+    goal = next(m for m in md if "(`two_threads_over_one_4KB`)" in m)
+    assert goal.endswith("| n/a | n/a |"), goal

@@ -3,6 +3,8 @@
 again: the same messages in the same order, their age kept within 1 ms, their spacing within
 1 ms of the recorded one (95 % of them; all within 5 ms on a loaded machine)."""
 
+import errno
+import io
 import os
 import subprocess
 import sys
@@ -247,3 +249,61 @@ def test_a_type_without_its_definition_here_is_said_before_the_file_is_made(tmp_
     with pytest.raises(graph.NoSystem, match=r"topic /odd: its type's definition is needed"):
         record.record_endpoint(tmp_path / "sys.sock", [], out)
     assert not out.exists()
+
+
+class _Disk(io.FileIO):
+    """A file on a disk with room bytes free: a write takes what fits, as write(2) does, and one
+    on the full disk fails with ENOSPC; freed: the disk has room again after that failure (another
+    process made room)."""
+
+    def __init__(self, path, room: int, freed: bool = False):
+        super().__init__(path, "wb")
+        self.room, self.freed = room, freed
+
+    def write(self, b):
+        room = self.room - self.tell()
+        if room <= 0:
+            if self.freed:
+                self.room = 1 << 40
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return super().write(memoryview(b)[:room])
+
+
+def _record_onto(monkeypatch, capsys, tmp_path, freed: bool):
+    """`takt record` of 40 messages of 64 KiB (incompressible: mcap writes its 1 MiB chunk in the
+    recording, not at its end) into a file with 256 KiB of room; its status, stdout, stderr."""
+    from takt import cli
+    from takt.commands import record
+    topic = {"name": "scan", "type": "blob", "size": 65536}
+    msgs = [{"topic": "scan", "t_data_ns": 1000 + i, "t_info_ns": 900 + i, "seq": i,
+             "bytes": os.urandom(65536).hex()} for i in range(40)]
+    monkeypatch.setattr(record, "endpoints", lambda system: [tmp_path / "sys.sock"])
+    monkeypatch.setattr(record, "one_system", lambda found: found[0])
+    monkeypatch.setattr(record, "_topics", lambda path, wanted, all_topics: ("sys", [topic]))
+    monkeypatch.setattr(record, "request", lambda path, line, timeout: iter(msgs + [{"end": True}]))
+    monkeypatch.setattr(record, "open", lambda path, mode: io.BufferedWriter(_Disk(path, 256 << 10, freed)),
+                        raising=False)
+    out = tmp_path / "out.mcap"
+    status = cli.main(["record", "scan", "-o", str(out)])
+    o, e = capsys.readouterr()
+    return status, o, e, out
+
+
+def test_record_a_full_disk_is_an_error_naming_the_file(tmp_path, monkeypatch, capsys):
+    # the file's OSError was taken for the endpoint's (the system stopped): the recording ended
+    # there, and the finishing's own failure came out as "[Errno 28] ..." without the file
+    status, o, e, out = _record_onto(monkeypatch, capsys, tmp_path, freed=False)
+    assert status == 1 and o == "", (status, o, e)
+    assert e == f"takt record: cannot write {out}: No space left on device\n", e
+    assert out.read_bytes()[:8] == b"\x89MCAP0\r\n"  # what was written is kept
+
+
+def test_record_a_write_that_failed_is_no_end_of_the_system(tmp_path, monkeypatch, capsys):
+    # a write that failed once (the disk had room again after it) ended the recording as if the
+    # system had stopped: status 0, "recorded N messages", the chunk lost without a word
+    status, o, e, out = _record_onto(monkeypatch, capsys, tmp_path, freed=True)
+    assert status == 1 and o == "", o
+    assert e == f"takt record: cannot write {out}: No space left on device\n", e
+    with open(out, "rb") as f:  # finished all the same: a footer and its summary (readable)
+        summary = mcap_reader.make_reader(f).get_summary()
+    assert summary is not None and [c.topic for c in summary.channels.values()] == ["/scan"]

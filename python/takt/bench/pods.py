@@ -7,10 +7,10 @@ import json
 import signal
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from takt import native
-from takt.bench.common import BenchFailed, command, machine, run_native, write_json, write_markdown
+from takt.bench.common import BenchFailed, command, machine, ratio, run_native, write_json, write_markdown
 
 NAME = "pods"
 
@@ -82,6 +82,16 @@ def chains_lines(points, get, preempt_what: str) -> List[str]:
     return md + [""]
 
 
+def max_ratio(t: dict, b: dict, digits: int) -> Optional[float]:
+    """takt's max / the baseline's, None (n/a) when the baseline's is 0: a point whose baseline
+    took no sample (the program prints count 0 and zeros) has no ratio, it is not an error."""
+    return ratio(t["max_ns"], b["max_ns"], digits)
+
+
+def _ratio_text(v: Optional[float]) -> str:
+    return "n/a" if v is None else f"{v:.2f}"
+
+
 def goal_lines(rows) -> List[str]:
     md = ["## Goals", "", "| | goal | measured | met |", "|---|---|---:|---|"]
     md += [f"| {w} | {g} | {m} | {'yes' if ok else 'no'} |" for w, g, m, ok in rows]
@@ -132,7 +142,7 @@ def report(rows, quick: bool, out: Path, samples: int, points) -> int:
 
     ms = lambda ns: round(ns / 1e6, 2)
     headline: Dict[str, object] = {
-        "takt_over_baseline_max_at_3_chains": round(get("chains", 3, "takt")["max_ns"] / get("chains", 3, "baseline")["max_ns"], 3),
+        "takt_over_baseline_max_at_3_chains": max_ratio(get("chains", 3, "takt"), get("chains", 3, "baseline"), 3),
         "takt_max_ms_at_3_chains": ms(get("chains", 3, "takt")["max_ns"]),
         "baseline_max_ms_at_3_chains": ms(get("chains", 3, "baseline")["max_ns"]),
     }
@@ -167,7 +177,7 @@ def report(rows, quick: bool, out: Path, samples: int, points) -> int:
         t, b = get(sweep, x, "takt"), get(sweep, x, "baseline")
         md.append(f"| {sweep} | {x} | {ms(t['min_ns'])} | {ms(t['mean_ns'])} | {ms(t['max_ns'])} | {ms(t['std_ns'])} | "
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
-                  f"{t['max_ns'] / b['max_ns']:.2f} |")
+                  f"{_ratio_text(max_ratio(t, b, 2))} |")
     md += ["", "Latency in ms. x: number of chains, payload bytes, callback work in ms, or success probability in %.", ""]
     md += chains_lines(points, get,
                        "the microcontroller side's callbacks on the preempt executor (fixed priorities, its "
@@ -250,7 +260,7 @@ def report_mcu(rows, quick: bool, out: Path, samples: int, points) -> int:
 
     ms = lambda ns: round(ns / 1e6, 2)  # noqa: E731
     headline: Dict[str, object] = {
-        "takt_over_baseline_max_at_3_chains": round(get("chains", 3, "takt")["max_ns"] / max(1, get("chains", 3, "baseline")["max_ns"]), 3),
+        "takt_over_baseline_max_at_3_chains": max_ratio(get("chains", 3, "takt"), get("chains", 3, "baseline"), 3),
         "takt_max_ms_at_3_chains": ms(get("chains", 3, "takt")["max_ns"]),
         "baseline_max_ms_at_3_chains": ms(get("chains", 3, "baseline")["max_ns"]),
     }
@@ -282,7 +292,7 @@ def report_mcu(rows, quick: bool, out: Path, samples: int, points) -> int:
         t, b = get(sweep, x, "takt"), get(sweep, x, "baseline")
         md.append(f"| {sweep} | {x} | {ms(t['min_ns'])} | {ms(t['mean_ns'])} | {ms(t['max_ns'])} | {ms(t['std_ns'])} | "
                   f"{ms(b['min_ns'])} | {ms(b['mean_ns'])} | {ms(b['max_ns'])} | {ms(b['std_ns'])} | "
-                  f"{t['max_ns'] / max(1, b['max_ns']):.2f} |")
+                  f"{_ratio_text(max_ratio(t, b, 2))} |")
     md += ["", "Latency in ms of the highest-priority chain. x: chains, payload bytes, work in ms, or success %.", ""]
     md += chains_lines(points, get,
                        "the MCU side on the swi executor (preemption on NVIC levels, one stack), a node (a "

@@ -60,8 +60,9 @@ def size_label(size: int) -> str:
     return f"{size // 1024}KB" if size >= 1024 and size % 1024 == 0 else f"{size}B"
 
 
-def _ratio(a: float, b: float) -> Optional[float]:
-    return round(a / b, 3) if b > 0 and a == a else None
+def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    """a / b, or None where either is missing (a cell without a run) or b is no divisor."""
+    return round(a / b, 3) if a is not None and b is not None and b > 0 and a == a else None
 
 
 # ---- throughput ------------------------------------------------------------------------------
@@ -73,34 +74,42 @@ def _throughput(exe: Path, quick: bool, load: Neighbours) -> Dict[str, object]:
         for op in ("takt", "memcpy"):
             cells += [(op, 1, size, THROUGHPUT_PRIO), (op, 2, size, THROUGHPUT_PRIO)]
         cells += [("takt", 1, size, 0), ("takt", 2, size, 0)]
-    runs: Dict[tuple, List[dict]] = {c: [] for c in cells}
+    runs: Dict[tuple, List[Optional[dict]]] = {c: [] for c in cells}  # by block, None: missed
     discarded: Dict[tuple, int] = {c: 0 for c in cells}
     for b in range(blocks):
         for cell in (cells if b % 2 == 0 else cells[::-1]):  # interleaved, order alternating
             op, threads, size, prio = cell
+            kept = None
             for _ in range(RETRIES):
                 r = run_native(exe, ["throughput", op, str(threads), str(size), str(duration_ms), str(prio)])
                 load.sample()
                 if _whole_window(r):
+                    kept = r
                     break
                 discarded[cell] += 1
-            runs[cell].append(r)
+            # every try missed the window: no run of the cell in this block (a part-window rate
+            # is no measurement of it); None keeps the blocks in step for the block-by-block ratios
+            runs[cell].append(kept)
     rows = []
-    for (op, threads, size, prio), rs in runs.items():
+    for (op, threads, size, prio), by_block in runs.items():
+        rs = [r for r in by_block if r is not None]
         per_msg = [ns / r["batch"] for r in rs for w in r["workers"] for ns in w["batch_ns"]]
-        rate_per_run = [sum(w["messages"] / max(w["elapsed_ns"], 1) * 1e9 for w in r["workers"]) for r in rs]
+        rate_per_run = [sum(w["messages"] / max(w["elapsed_ns"], 1) * 1e9 for w in r["workers"]) if r else None
+                        for r in by_block]
         rate = sum(sum(w["messages"] for r in rs for w in r["workers"] if w["cpu"] == cpu) /
                    max(sum(w["elapsed_ns"] for r in rs for w in r["workers"] if w["cpu"] == cpu), 1) * 1e9
-                   for cpu in range(threads))
+                   for cpu in range(threads)) if rs else None
         rows.append({"op": op, "threads": threads, "size": size, "priority": prio,
-                     "sched_fifo": all(r["sched_fifo"] for r in rs), "runs": len(rs),
-                     "runs_discarded": discarded[(op, threads, size, prio)],
-                     "max_start_late_us": round(max(w["late_ns"] for r in rs for w in r["workers"]) / 1e3, 1),
+                     "sched_fifo": all(r["sched_fifo"] for r in rs) if rs else None, "runs": len(rs),
+                     "runs_discarded": discarded[(op, threads, size, prio)], "runs_missed": len(by_block) - len(rs),
+                     "max_start_late_us": round(max(w["late_ns"] for r in rs for w in r["workers"]) / 1e3, 1)
+                     if rs else None,
                      "messages": sum(w["messages"] for r in rs for w in r["workers"]),
                      "errors": sum(w["errors"] for r in rs for w in r["workers"]),
                      "msgs_per_s": rate, "msgs_per_s_per_run": rate_per_run,
                      "ns_per_msg": percentiles(per_msg) if per_msg else {"count": 0}})
-    return {"duration_ms": duration_ms, "blocks": blocks, "batch": runs[cells[0]][0]["batch"], "rows": rows}
+    batch = next((r["batch"] for rs in runs.values() for r in rs if r is not None), None)
+    return {"duration_ms": duration_ms, "blocks": blocks, "batch": batch, "rows": rows}
 
 
 def _whole_window(r: dict) -> bool:
@@ -115,9 +124,11 @@ def _tp(rows: List[dict], op: str, threads: int, size: int, prio: int = THROUGHP
 
 
 def _scaling(rows: List[dict], op: str, size: int, prio: int = THROUGHPUT_PRIO) -> Tuple[Optional[float], List[float]]:
-    """(2 threads / 1 thread over the whole run, the same ratio block by block)."""
+    """(2 threads / 1 thread over the whole run, the same ratio block by block: the blocks in
+    which both cells have a run)."""
     one, two = _tp(rows, op, 1, size, prio), _tp(rows, op, 2, size, prio)
-    per_block = [b / a for a, b in zip(one["msgs_per_s_per_run"], two["msgs_per_s_per_run"]) if a > 0]
+    per_block = [b / a for a, b in zip(one["msgs_per_s_per_run"], two["msgs_per_s_per_run"])
+                 if a is not None and b is not None and a > 0]
     return _ratio(two["msgs_per_s"], one["msgs_per_s"]), per_block
 
 
@@ -225,8 +236,9 @@ def _headline(result: Dict[str, object]) -> Dict[str, object]:
         head[f"two_threads_over_one_{lbl}"] = _scaling(tp, "takt", size)[0]
         head[f"memcpy_two_threads_over_one_{lbl}"] = _scaling(tp, "memcpy", size)[0]
         head[f"sched_other_two_threads_over_one_{lbl}"] = _scaling(tp, "takt", size, 0)[0]
-        head[f"takt_1_thread_msgs_per_s_{lbl}"] = round(_tp(tp, "takt", 1, size)["msgs_per_s"])
-        head[f"takt_2_threads_msgs_per_s_{lbl}"] = round(_tp(tp, "takt", 2, size)["msgs_per_s"])
+        for threads, key in ((1, f"takt_1_thread_msgs_per_s_{lbl}"), (2, f"takt_2_threads_msgs_per_s_{lbl}")):
+            rate = _tp(tp, "takt", threads, size)["msgs_per_s"]
+            head[key] = None if rate is None else round(rate)
     ov = result["overhead"]["rows"]
     for loaded in (False, True):
         for scen in SCENARIOS:
@@ -313,7 +325,9 @@ def _markdown(result: Dict[str, object]) -> List[str]:
            f"alternating order. Threads at SCHED_FIFO {THROUGHPUT_PRIO}, and again at SCHED_OTHER for takt. The "
            f"per-message time is a batch of {tp['batch']} messages' duration / {tp['batch']}: its tail shows the "
            "waits. messages/s: sum over the threads of messages / own elapsed time. A run in which a thread "
-           f"started later than a tenth of the window is repeated (up to {RETRIES} tries) and counted as discarded.",
+           f"started later than a tenth of the window is repeated (up to {RETRIES} tries) and counted as discarded; a "
+           "block whose every try started late has no run of that cell and is counted as missed (n/a: a cell "
+           "without a run).",
            "",
            "| size | op | policy | threads | messages/s | per run min-max | runs (discarded) | errors | batches | "
            "min ns | p50 ns | p90 ns | p99 ns | p99.9 ns | max ns |",
@@ -321,19 +335,24 @@ def _markdown(result: Dict[str, object]) -> List[str]:
     for r in tp["rows"]:
         d = r["ns_per_msg"]
         pol = f"FIFO {r['priority']}" if r["priority"] else "OTHER"
-        per = r["msgs_per_s_per_run"]
-        md.append(f"| {size_label(r['size'])} | {r['op']} | {pol} | {r['threads']} | {r['msgs_per_s']:,.0f} | "
-                  f"{min(per):,.0f}-{max(per):,.0f} | {r['runs']} ({r['runs_discarded']}) | {r['errors']} | "
-                  f"{d['count']} | " +
-                  " | ".join(f"{d[k]:.0f}" for k in ("min", "p50", "p90", "p99", "p999", "max")) + " |")
+        per = [v for v in r["msgs_per_s_per_run"] if v is not None]
+        rate = "n/a" if r["msgs_per_s"] is None else f"{r['msgs_per_s']:,.0f}"
+        missed = f"; {r['runs_missed']} missed" if r.get("runs_missed") else ""
+        md.append(f"| {size_label(r['size'])} | {r['op']} | {pol} | {r['threads']} | {rate} | "
+                  f"{f'{min(per):,.0f}-{max(per):,.0f}' if per else 'n/a'} | "
+                  f"{r['runs']} ({r['runs_discarded']}{missed}) | {r['errors']} | {d['count']} | " +
+                  " | ".join(f"{d[k]:.0f}" if d["count"] else "n/a"
+                             for k in ("min", "p50", "p90", "p99", "p999", "max")) + " |")
     md += ["", "| size | policy | takt 2 / 1 threads | block by block min / median / max | memcpy 2 / 1 (floor) |",
            "|---:|---|---:|---|---:|"]
     for size in SIZES:
         for prio in (THROUGHPUT_PRIO, 0):
             ratio, blocks = _scaling(tp["rows"], "takt", size, prio)
             floor = _scaling(tp["rows"], "memcpy", size)[0] if prio else None
+            spread = (f"{min(blocks):.3f} / {statistics.median(blocks):.3f} / {max(blocks):.3f}" if blocks
+                      else "n/a")
             md.append(f"| {size_label(size)} | {'FIFO ' + str(prio) if prio else 'OTHER'} | {_fmt(ratio)} | "
-                      f"{min(blocks):.3f} / {statistics.median(blocks):.3f} / {max(blocks):.3f} | "
+                      f"{spread} | "
                       f"{_fmt(floor) if prio else ''} |")
 
     md += ["", "## publish -> callback start: fan-out and I/O load", "",

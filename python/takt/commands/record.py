@@ -16,6 +16,7 @@ pace (scaled by --rate), each with an origin time that keeps the recorded age (t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
@@ -71,6 +72,34 @@ def _topics(path: Path, wanted: List[str], all_topics: bool) -> Tuple[str, List[
     return g["name"], chosen
 
 
+class _Output:
+    """The recording's file as mcap's Writer writes it, its OSError (a full disk) a NoSystem
+    naming the file: the endpoint's socket raises OSError when the system stops, the recording's
+    ordinary end, and a failed write was taken for that end (success, the messages after it lost
+    without a word)."""
+
+    def __init__(self, f, name: Path):
+        self.f, self.name = f, name
+
+    def _do(self, op, *args):
+        try:
+            return op(*args)
+        except OSError as e:
+            raise NoSystem(f"cannot write {self.name}: {e.strerror or e}") from None
+
+    def write(self, data) -> int:
+        return self._do(self.f.write, data)
+
+    def tell(self) -> int:
+        return self._do(self.f.tell)
+
+    def flush(self) -> None:
+        self._do(self.f.flush)
+
+    def close(self) -> None:  # (its flush writes what is buffered)
+        self._do(self.f.close)
+
+
 def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 86400.0,
                     count: int = 0, all_topics: bool = False) -> Dict[str, int]:
     """Record topics of the system behind endpoint path into the MCAP file out until duration
@@ -88,7 +117,7 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
         except MsgError as e:
             raise NoSystem(f"topic /{t['name']}: its type's definition is needed for the recording's "
                            f"schema and is not on this host ({e}; TAKT_MSG_PATH adds folders)") from None
-    with open(out, "wb") as f:
+    with contextlib.closing(_Output(open(out, "wb"), out)) as f:
         w = Writer(f)
         w.start(profile="ros1" if all(encoding_of(t) == "ros1" for t in topics) else "",
                 library="takt record")
@@ -117,11 +146,15 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
         except KeyboardInterrupt:
             pass
         except (ConnectionError, OSError):
-            pass  # the system stopped: what was taken is kept
+            pass  # the system stopped (the socket's; the file's are NoSystem): what was taken is kept
         except BaseException:  # an error: what was taken stays readable, the error is the one told
             try:
                 _finish(w, system)
             except Exception:
+                pass
+            try:
+                f.f.close()  # now, quietly: on a full disk closing fails too, the error told is the first
+            except OSError:
                 pass
             raise
         _finish(w, system)
