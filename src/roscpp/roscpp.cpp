@@ -216,6 +216,7 @@ void fail(const char *what, takt_err_t rc) {
 // executor it spins, stopped once a callback has run (guarded)
 thread_local takt_executor_t *tl_stop_after_call = nullptr;
 thread_local uint64_t tl_user_calls = 0;  // user callbacks this thread has run (guarded)
+thread_local uint32_t tl_in_callback = 0;  // user callbacks this thread is inside now (guarded)
 
 /** Runs a user callback from takt's executor or the ROS 1 node's I/O thread, which are C frames
  * an exception must not cross: one it throws is told in one line and the callback counts as
@@ -223,6 +224,7 @@ thread_local uint64_t tl_user_calls = 0;  // user callbacks this thread has run 
 template <class F>
 bool guarded(const char *what, F &&f) {
   bool ok = false;
+  tl_in_callback++;
   try {
     f();
     ok = true;
@@ -231,6 +233,7 @@ bool guarded(const char *what, F &&f) {
   } catch (...) {
     std::fprintf(stderr, "takt roscpp: %s threw an exception that is no std::exception\n", what);
   }
+  tl_in_callback--;
   tl_user_calls++;
   if (tl_stop_after_call) {  // a callback has run: the waiting spin returns when this job ends
     takt_executor_stop(tl_stop_after_call);
@@ -481,7 +484,10 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
   std::atexit([] {
     shutdown();
     Global &g0 = g();
-    if (g0.exec_thread_running) takt_thread_join(&g0.exec_thread);  // main's thread, after main
+    // main's thread, after main; not from a callback that called std::exit (under preempt on a
+    // worker: the executor's spin ends once that job has, which it never does)
+    if (!g0.exec_thread_running || tl_in_callback > 0) return;
+    takt_thread_join(&g0.exec_thread);
     g0.exec_thread_running = false;
   });
 }
@@ -2968,6 +2974,10 @@ struct SrvCore {
   bool open = true;            // the handler may run
   uint32_t running = 0;        // calls of the handler under way
   takt_service_t *srv = nullptr;
+  // its node, kept while the takt entities are (parked in G.closing, the ServiceServer and its
+  // NodeHandle may go first: the takt node, whose destroy is refused while a call of another
+  // node holds its service, was left behind for good)
+  std::shared_ptr<NodeImpl> node;
 #if TAKT_ROSCPP_TCPROS_SERVICES
   struct WireCall {
     bool used = false, issued = false;
@@ -3214,6 +3224,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   auto impl = std::make_shared<SrvImpl>();
   impl->node = n;
   auto s = std::make_shared<SrvCore>();
+  s->node = n;
   s->name = service;
   s->md5 = type.md5;
   s->fn = std::move(fn);

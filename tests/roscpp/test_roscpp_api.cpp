@@ -1316,6 +1316,18 @@ TEST(RoscppShutdown, ShutdownEndsAServiceCallAndHandlesGoSafely) {
   EXPECT_EQ(served.load(), 1);
 }
 
+// std::exit from a callback, as a node ends itself: roscpp's at-exit shutdown runs on the
+// callback's thread, which under preempt is one of the executor's workers (the shutdown waited
+// for that callback to end, and the exit for the executor's thread); tide's ros::spin runs on main.
+TEST(RoscppShutdown, ExitFromACallbackEndsTheProcess) {
+  for (const char *kind : {"preempt", "tide"}) {
+    ros1_test::Proc p;
+    ASSERT_TRUE(p.start({self_path(), "--exit-in-callback", kind}));
+    EXPECT_EQ(p.wait_exit(15000), 3) << kind << ": " << p.drain();
+    EXPECT_NE(p.output().find("exiting"), std::string::npos) << kind;
+  }
+}
+
 // SIGINT to a node whose main thread waits in a service call (the handler takes 3 s): the call
 // returns false at once and the node ends, as roscpp's handler has its shutdown done by a thread
 // of its own (the call ran to its end before: the handler only set a flag).
@@ -2194,6 +2206,21 @@ int sleeps(int argc, char **argv) {
 // --shutdown-call SERVICE TOPIC: a std_srvs/Trigger call from a thread, ros::shutdown from another
 // 0.5 s in, and a Subscriber of TOPIC dropped once ros::ok() is false:
 // "shutdown-call: heard N shutdown SECONDS call RESULT SECONDS".
+// --exit-in-callback KIND: a node whose timer's callback calls std::exit(3) under the executor
+// KIND (roscpp's at-exit shutdown runs on that callback's thread).
+int exit_in_callback(int argc, char **argv) {
+  ros::takt::setExecutor(argv[2]);
+  ros::init(argc, argv, "exit_in_callback", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  ros::Timer t = nh.createTimer(ros::Duration(0.05), [](const ros::TimerEvent &) {
+    std::printf("exiting\n");
+    std::fflush(stdout);
+    std::exit(3);
+  });
+  ros::spin();
+  return 0;
+}
+
 int shutdown_call(int argc, char **argv) {
   std::string service = argv[2], topic = argv[3];
   ros::init(argc, argv, "shutdown_call", ros::init_options::AnonymousName);
@@ -2546,6 +2573,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && std::string(argv[1]) == "--sigint-call") return sigint_call(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--serve") return serve(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "--shutdown-call") return shutdown_call(argc, argv);
+  if (argc >= 3 && std::string(argv[1]) == "--exit-in-callback") return exit_in_callback(argc, argv);
   // a death test's child (gtest runs this program again for it): its statement needs no master
   bool death_child = false;
   for (int i = 1; i < argc; i++) death_child |= std::strstr(argv[i], "--gtest_internal_run_death_test") == argv[i];
