@@ -808,6 +808,20 @@ class NodeHandle {
                                  const takt::Scheduling &s = takt::Scheduling()) {
     return srv<Req, Resp>(service, fn, s);
   }
+  // member function of an object held by a shared pointer: tracked, as roscpp's (a call once it
+  // is gone fails without calling it; held while the function runs); std:: and boost::
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(Req &, Resp &),
+                                 const std::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
+    return srv_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(Req &, Resp &),
+                                 const boost::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
+    return srv_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+  }
+#endif
   /** roscpp's advertiseService(AdvertiseServiceOptions&): ops.callback_queue, when set, runs the
    * callback. */
   ServiceServer advertiseService(AdvertiseServiceOptions &ops) {
@@ -835,6 +849,25 @@ class NodeHandle {
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
     return Timer(keep(takt_impl::timer(cb_node(), period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
   }
+  template <class T>
+  Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &) const, T *obj, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return Timer(keep(takt_impl::timer(cb_node(), period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
+  }
+  // member function of an object held by a shared pointer: tracked, as roscpp's (not called once
+  // it is gone, held while the function runs); std:: and boost::
+  template <class T>
+  Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), const std::shared_ptr<T> &obj,
+                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return timer_tracked(period, fp, obj.get(), VoidConstPtr(obj), oneshot, autostart, s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T>
+  Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), const boost::shared_ptr<T> &obj,
+                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+    return timer_tracked(period, fp, obj.get(), VoidConstPtr(obj), oneshot, autostart, s);
+  }
+#endif
   // free functions, lambdas, std::bind
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
                     bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
@@ -870,6 +903,22 @@ class NodeHandle {
                             const takt::Scheduling &s = takt::Scheduling()) {
     return event_timer<WallTimerEvent>(cb_node(), period, fn, wall_time_of, oneshot, autostart, s);
   }
+  template <class T>
+  WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &), const std::shared_ptr<T> &obj,
+                            bool oneshot = false, bool autostart = true,
+                            const takt::Scheduling &s = takt::Scheduling()) {
+    return createWallTimer(period, member_tracking<WallTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
+                           autostart, s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T>
+  WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &),
+                            const boost::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
+                            const takt::Scheduling &s = takt::Scheduling()) {
+    return createWallTimer(period, member_tracking<WallTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
+                           autostart, s);
+  }
+#endif
   /** roscpp's createWallTimer(WallTimerOptions&): ops.callback_queue, when set, runs the callback;
    * a tracked object gone, it is not called. */
   WallTimer createWallTimer(WallTimerOptions &ops) { return options_timer(ops, wall_time_of); }
@@ -884,6 +933,22 @@ class NodeHandle {
                                 const takt::Scheduling &s = takt::Scheduling()) {
     return event_timer<SteadyTimerEvent>(cb_node(), period, fn, steady_time_of, oneshot, autostart, s);
   }
+  template <class T>
+  SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &),
+                                const std::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
+                                const takt::Scheduling &s = takt::Scheduling()) {
+    return createSteadyTimer(period, member_tracking<SteadyTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
+                             autostart, s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T>
+  SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &),
+                                const boost::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
+                                const takt::Scheduling &s = takt::Scheduling()) {
+    return createSteadyTimer(period, member_tracking<SteadyTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
+                             autostart, s);
+  }
+#endif
   /** roscpp's createSteadyTimer(SteadyTimerOptions&), as createWallTimer(ops). */
   SteadyTimer createSteadyTimer(SteadyTimerOptions &ops) { return options_timer(ops, steady_time_of); }
 
@@ -994,6 +1059,27 @@ class NodeHandle {
   template <class M>
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {
     return Subscriber(keep(takt_impl::subscribe(cb_node(), resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched)));
+  }
+  // fp of obj, whose owner tracked is (a call once it is gone fails without calling fp)
+  template <class Req, class Resp, class T>
+  ServiceServer srv_tracked(const std::string &service, bool (T::*fp)(Req &, Resp &), T *obj,
+                            const VoidConstPtr &tracked, const takt::Scheduling &s) {
+    auto lock = tracked.locker();
+    return srv<Req, Resp>(service, [fp, obj, lock](Req &a, Resp &b) {
+      std::shared_ptr<void const> hold = lock ? lock() : nullptr;
+      return hold ? (obj->*fp)(a, b) : false;  // the tracked object is gone (or was none)
+    }, s);
+  }
+  // a timer callback: fp of obj, whose owner tracked is (not called once it is gone)
+  template <class E, class T>
+  static std::function<void(const E &)> member_tracking(void (T::*fp)(const E &), T *obj, const VoidConstPtr &tracked) {
+    return takt_impl::tracking<E>([fp, obj](const E &e) { (obj->*fp)(e); }, tracked);
+  }
+  template <class T>
+  Timer timer_tracked(Duration period, void (T::*fp)(const TimerEvent &), T *obj, const VoidConstPtr &tracked,
+                      bool oneshot, bool autostart, const takt::Scheduling &s) {
+    return Timer(keep(takt_impl::timer(cb_node(), period, member_tracking<TimerEvent>(fp, obj, tracked), oneshot,
+                                       autostart, s)));
   }
   template <class Req, class Resp>
   ServiceServer srv(const std::string &service, std::function<bool(Req &, Resp &)> fn, const takt::Scheduling &s) {

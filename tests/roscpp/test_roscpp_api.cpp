@@ -373,6 +373,52 @@ TEST(RoscppCallables, AMemberOfASharedObjectIsTracked) {
   EXPECT_EQ(calls.load(), 101);
 }
 
+struct Ticker {
+  std::atomic<int> *ticks;
+  void tick(const ros::TimerEvent &) { ++*ticks; }
+  void ctick(const ros::TimerEvent &) const { ++*ticks; }
+  void wall(const ros::WallTimerEvent &) { ++*ticks; }
+  void steady(const ros::SteadyTimerEvent &) { ++*ticks; }
+  bool srv(std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+    r.success = true;
+    return true;
+  }
+};
+
+// roscpp's timer and service forms with the object held by a shared pointer (std:: and boost::):
+// tracked, as roscpp's (a timer's callback not called, a service call failing, once it is gone).
+TEST(RoscppCallables, TimersAndServicesOfASharedObjectAreTracked) {
+  ros::NodeHandle nh;
+  std::atomic<int> ticks{0};
+  auto a = std::make_shared<Ticker>(Ticker{&ticks});
+  auto b = boost::make_shared<Ticker>(Ticker{&ticks});
+  Ticker plain{&ticks};
+  std::vector<ros::Timer> timers{nh.createTimer(ros::Duration(0.02), &Ticker::tick, a),
+                                 nh.createTimer(ros::Duration(0.02), &Ticker::tick, b),
+                                 nh.createTimer(ros::Duration(0.02), &Ticker::ctick, &plain, true)};
+  ros::WallTimer w = nh.createWallTimer(ros::WallDuration(0.02), &Ticker::wall, a);
+  ros::SteadyTimer st = nh.createSteadyTimer(ros::WallDuration(0.02), &Ticker::steady, b);
+  ASSERT_TRUE(eventually([&] { return ticks.load() >= 12; }));
+  auto sa = std::make_shared<Ticker>(Ticker{&ticks});
+  auto sb = boost::make_shared<Ticker>(Ticker{&ticks});
+  ros::ServiceServer s1 = nh.advertiseService("/t_tracked_srv_std", &Ticker::srv, sa);
+  ros::ServiceServer s2 = nh.advertiseService("/t_tracked_srv_boost", &Ticker::srv, sb);
+  std_srvs::Trigger call;
+  EXPECT_TRUE(ros::service::call("/t_tracked_srv_std", call));
+  EXPECT_TRUE(call.response.success);
+  EXPECT_TRUE(ros::service::call("/t_tracked_srv_boost", call));
+  a.reset();  // the objects go: no callback of theirs is called any more
+  b.reset();
+  sa.reset();
+  sb.reset();
+  pause(0.1);  // (a call in flight as they went)
+  int now = ticks.load();
+  pause(0.3);
+  EXPECT_EQ(ticks.load(), now);
+  EXPECT_FALSE(ros::service::call("/t_tracked_srv_std", call));
+  EXPECT_FALSE(ros::service::call("/t_tracked_srv_boost", call));
+}
+
 std::atomic<int> g_boost_msgs{0};
 void boost_cb(const boost::shared_ptr<const std_msgs::Int32> &m) { g_boost_msgs += m->data; }
 
