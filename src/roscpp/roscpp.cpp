@@ -3525,6 +3525,21 @@ bool client_wait(ClientImpl &c, Duration timeout) {
   return false;
 }
 
+namespace {
+/** Is this thread in a callback of the one-thread executor that serves c's bound service (the
+ * global queue under tide, or a ros::CallbackQueue's)? Its request would wait for this call. */
+bool waits_for_itself(ClientImpl &c) {
+  if (tl_in_callback == 0) return false;
+  std::lock_guard<std::mutex> lk(c.bind_mu);
+  const SrvCore *s = c.bound_to;
+  if (!s || !s->node || !s->node->node) return false;
+  // the process's executor is preempt's or tide's; a queue's (tide) and waitForMessage's: one
+  takt_executor_t *ex = s->node->exec ? s->node->exec : g().exec;
+  bool one_thread = ex != g().exec || g().kind != TAKT_EXEC_PREEMPT;
+  return one_thread && takt_job_on_executor_of(s->node->node);
+}
+}  // namespace
+
 bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   if (c.down.load()) return false;
   takt_client_t *client;
@@ -3546,9 +3561,18 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
     return false;  // TCPROS services: not in this ros1 layer yet
 #endif
   }
-  tl_calls++;
-  bool ok = local_call(c, client, req, resp);
-  tl_calls--;
+  bool ok = false;
+  if (waits_for_itself(c)) {
+    // roscpp's call waits for ever here (its one spinner thread is this one)
+    std::fprintf(stderr,
+                 "takt roscpp: the call of %s from a callback of the queue that serves it would wait for "
+                 "itself (its executor has one thread): serve the service in another ros::CallbackQueue, "
+                 "or call it from another thread\n", c.name.c_str());
+  } else {
+    tl_calls++;
+    ok = local_call(c, client, req, resp);
+    tl_calls--;
+  }
   {
     std::lock_guard<std::mutex> lk(c.bind_mu);
     c.calls--;

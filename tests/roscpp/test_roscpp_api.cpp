@@ -1521,6 +1521,46 @@ TEST(RoscppCallbackQueue, ServedByPriorityOneAtATime) {
   EXPECT_EQ(q.callOne(ros::WallDuration(0.02)), ros::CallbackQueue::Empty);
 }
 
+// A service called from a callback of the queue that serves it (one thread: the caller's) would
+// wait for itself, for ever in roscpp: the call fails at once with one line saying why; from a
+// callback of another queue, or another thread, the same call is served.
+TEST(RoscppCallbackQueue, ACallThatWouldWaitForItselfFailsAtOnce) {
+  ros::CallbackQueue q, other;
+  ros::NodeHandle nh("selfcall"), onh("othercall");
+  nh.setCallbackQueue(&q);
+  onh.setCallbackQueue(&other);
+  ros::ServiceServer srv = nh.advertiseService<std_srvs::Trigger::Request, std_srvs::Trigger::Response>(
+      "/t_self_call", [&](std_srvs::Trigger::Request &, std_srvs::Trigger::Response &r) {
+        r.success = true;  // (a lambda that captures: roscpp's overloads, too, leave one that does not ambiguous)
+        return true;
+      });
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/t_self_call");
+  int same = -1, from_other = -1;
+  double took = -1;
+  ros::Timer t1 = nh.createTimer(ros::Duration(0.01), [&](const ros::TimerEvent &) {
+    std_srvs::Trigger call;
+    ros::WallTime at = ros::WallTime::now();
+    same = c.call(call) ? 1 : 0;
+    took = (ros::WallTime::now() - at).toSec();
+  }, true);
+  {
+    Capture err(2);
+    EXPECT_EQ(q.callOne(ros::WallDuration(10.0)), ros::CallbackQueue::Called);
+    EXPECT_NE(err.text().find("would wait for itself"), std::string::npos) << err.text();
+  }
+  EXPECT_EQ(same, 0);
+  EXPECT_LT(took, 1.0);
+  ros::AsyncSpinner serving(1, &q);  // q served by a thread of its own: a call from other's
+  serving.start();
+  ros::Timer t2 = onh.createTimer(ros::Duration(0.01), [&](const ros::TimerEvent &) {
+    std_srvs::Trigger call;
+    from_other = c.call(call) && call.response.success ? 1 : 0;
+  }, true);
+  EXPECT_EQ(other.callOne(ros::WallDuration(10.0)), ros::CallbackQueue::Called);
+  EXPECT_EQ(from_other, 1);
+  serving.stop();
+}
+
 // callAvailable runs what was waiting when it was called, as roscpp's: a Subscriber publishing
 // to its own topic (input as fast as its callback) does not keep it running; the next call runs
 // what came meanwhile.
