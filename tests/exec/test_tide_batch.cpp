@@ -1064,6 +1064,43 @@ TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
 }
 #endif
 
+// takt_job_on_executor_of: inside a job, true for a node on the job's executor (its own or
+// another), false for a node on another executor or on none; outside a job, false.
+struct Where {
+  takt_node_t *same = nullptr, *other = nullptr, *none = nullptr, *own = nullptr;
+  std::vector<int> seen;
+};
+void on_where(takt_timer_t *, const takt_timer_event_t *, void *user) {
+  auto *w = static_cast<Where *>(user);
+  w->seen = {takt_job_on_executor_of(w->own), takt_job_on_executor_of(w->same),
+             takt_job_on_executor_of(w->other), takt_job_on_executor_of(w->none),
+             takt_job_on_executor_of(nullptr)};
+}
+
+TEST_F(Timers, AJobKnowsTheNodesOfItsExecutor) {
+  Where w;
+  takt_node_t *n1, *n2, *n3, *n4;
+  ASSERT_EQ(takt_node_create(ctx, "own", &n1), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "same", &n2), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "other", &n3), TAKT_OK);
+  ASSERT_EQ(takt_node_create(ctx, "none", &n4), TAKT_OK);
+  w = {n2, n3, n4, n1, {}};
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(n1, "where", 10 * kMs, 0, on_where, &w, nullptr, &t), TAKT_OK);
+  takt_executor_t *e1, *e2;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e1), TAKT_OK);
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e2), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e1, n1), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e1, n2), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e2, n3), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(e1), TAKT_OK);
+  EXPECT_EQ(w.seen, (std::vector<int>{1, 1, 0, 0, 0}));
+  EXPECT_FALSE(takt_job_on_executor_of(n1));  // no job
+  EXPECT_EQ(takt_executor_destroy(e1), TAKT_OK);
+  EXPECT_EQ(takt_executor_destroy(e2), TAKT_OK);
+  for (takt_node_t *n : {n1, n2, n3, n4}) EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
+
 // ---- batch trigger conditions ----
 
 struct TriggerFixture : public ContextTest {
