@@ -53,8 +53,8 @@ typedef union takt_pmutex {
 
 /** Initialize m in place (once, by the segment's creator). TAKT_EOS on failure. */
 takt_err_t takt_pmutex_init(takt_pmutex_t *m);
-/** Lock, waiting at most timeout_ns (TAKT_TIME_INFINITE: no limit; a process stopped while it
- * holds the mutex holds it until it runs again): TAKT_OK, or 1 when the previous holder died
+/** Lock, waiting at most timeout_ns (0: not at all; TAKT_TIME_INFINITE: no limit, and a process
+ * stopped while it holds the mutex holds it until it runs again): TAKT_OK, or 1 when the previous holder died
  * holding it (the caller now holds it, must repair what it guards and call
  * takt_pmutex_consistent before unlocking); TAKT_ETIMEDOUT once timeout_ns has passed; TAKT_EOS
  * if the mutex is unusable (a holder died and nobody repaired it). The clock is read only when

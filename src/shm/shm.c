@@ -233,9 +233,9 @@ static void repair_locked(const topic_ref_t *r) {
 }
 
 /* A topic's lock, held by another process for at most a few stores unless that process was
- * stopped (SIGSTOP, a debugger) inside them: waited for lock_timeout_ns, then TAKT_ETIMEDOUT. */
-static takt_err_t topic_lock(const topic_ref_t *r) {
-  takt_err_t rc = takt_pmutex_lock(&r->t->lock, r->lock_timeout_ns);
+ * stopped (SIGSTOP, a debugger) inside them: waited for timeout_ns, then TAKT_ETIMEDOUT. */
+static takt_err_t topic_lock_within(const topic_ref_t *r, int64_t timeout_ns) {
+  takt_err_t rc = takt_pmutex_lock(&r->t->lock, timeout_ns);
   if (rc == 1) { /* its holder died inside a critical section */
     repair_locked(r);
     r->t->repairs++;
@@ -243,6 +243,15 @@ static takt_err_t topic_lock(const topic_ref_t *r) {
     return TAKT_OK;
   }
   return rc;
+}
+
+/* Taking: the attachment's lock_timeout_ns. */
+static takt_err_t topic_lock(const topic_ref_t *r) { return topic_lock_within(r, r->lock_timeout_ns); }
+
+/* Giving back (a release, a loan's return, a subscriber's record): waited for however long, as
+ * what was taken must be given back (a time-out would leave it held for good). */
+static takt_err_t topic_lock_giving(const topic_ref_t *r) {
+  return topic_lock_within(r, TAKT_TIME_INFINITE);
 }
 
 static void topic_unlock(const topic_ref_t *r) { takt_pmutex_unlock(&r->t->lock); }
@@ -721,7 +730,7 @@ takt_err_t takt_shm_subscriber_destroy(takt_shm_sub_t *sub) {
   if (sub == NULL || !sub->used) return TAKT_EINVAL;
   if (sub->shm->rx_running) return TAKT_ESTATE;
   topic_ref_t r = sub->ref;
-  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  TAKT_RETURN_IF_ERR(topic_lock_giving(&r));
   subrec_free_locked(&r, subrec(&r, sub->rec));
   topic_unlock(&r);
   order_remove(sub->shm, sub);
@@ -793,7 +802,7 @@ static int loan_index(shm_pubrec_t *pr, uint32_t slot) {
 takt_err_t takt_shm_loan_return(takt_shm_pub_t *pub, takt_shm_loan_t *loan) {
   if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
   topic_ref_t r = pub->ref;
-  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  TAKT_RETURN_IF_ERR(topic_lock_giving(&r));
   shm_pubrec_t *pr = pubrec(&r, pub->rec);
   int k = loan->slot < r.dir.slots ? loan_index(pr, loan->slot) : -1;
   if (k >= 0) {
@@ -965,8 +974,14 @@ takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, 
 
 /* ---- take, release ---- */
 
+static takt_err_t take_within(takt_shm_sub_t *sub, takt_shm_sample_t *out, int64_t lock_timeout_ns);
+
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
+  return take_within(sub, out, sub->ref.lock_timeout_ns);
+}
+
+static takt_err_t take_within(takt_shm_sub_t *sub, takt_shm_sample_t *out, int64_t lock_timeout_ns) {
   topic_ref_t r = sub->ref;
   /* nothing counted for this process since this queue was last found empty: nothing new in it
    * (a receiver that polls does not contend for the lock its publishers take) */
@@ -975,7 +990,7 @@ takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
     atomic_fetch_add_explicit(&sub->shm->empty_unlocked, 1u, memory_order_relaxed);
     return TAKT_EAGAIN;
   }
-  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  TAKT_RETURN_IF_ERR(topic_lock_within(&r, lock_timeout_ns));
   shm_subrec_t *sr = subrec(&r, sub->rec);
   shm_entry_t e;
   uint32_t size;
@@ -1011,7 +1026,7 @@ takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *smp) {
   if (sub == NULL || smp == NULL || !sub->used) return TAKT_EINVAL;
   topic_ref_t r = sub->ref;
   if (smp->slot >= r.dir.slots) return TAKT_EINVAL;
-  TAKT_RETURN_IF_ERR(topic_lock(&r));
+  TAKT_RETURN_IF_ERR(topic_lock_giving(&r));
   shm_subrec_t *sr = subrec(&r, sub->rec);
   takt_err_t rc = TAKT_EINVAL;
   for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
@@ -1100,7 +1115,9 @@ static bool free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
     topic_ref_t r = topic_ref(s, i);
     const shm_dir_t *d = &r.dir;
     if (!dir_fits(s, d)) continue; /* a directory entry no process can use */
-    if (topic_lock(&r) != TAKT_OK) {
+    /* not waited for (the registry lock is held, which every process's registry calls wait for):
+     * a topic held now keeps the participant for a later reclaim */
+    if (topic_lock_within(&r, 0) != TAKT_OK) {
       all = false;
       continue;
     }
@@ -1348,6 +1365,15 @@ static int32_t handoff_priority(int32_t rx_priority, int32_t prio) {
  * only lower and lower, as the arrivals come highest priority first; higher again when a more
  * urgent one came in the meantime, so it never waits behind less urgent jobs) and goes back up
  * before it sleeps. */
+/* How long the routes' hand-on (the receive thread, an executor's collection, under its lock)
+ * waits for a topic's lock: a topic held by a stopped process costs it at most this, and is
+ * looked at again at the next turn, while the other routes' arrivals go on. */
+#define HANDOFF_WAIT_NS 1000000
+
+static int64_t handoff_wait(const topic_ref_t *r) {
+  return r->lock_timeout_ns < HANDOFF_WAIT_NS ? r->lock_timeout_ns : HANDOFF_WAIT_NS;
+}
+
 /* At most this many arrivals per turn of the receive thread, which then looks at its stop and
  * its monitoring before going on (publishers faster than the hand-on held it here for good:
  * takt_shm_stop waited for ever, dead processes went unseen). */
@@ -1368,8 +1394,11 @@ static bool drain(takt_shm_t *s) {
     for (uint32_t i = 0; i < s->n_order; i++) {
       sub = s->order[i];
       if (sub->local_pub == NULL) continue;
-      rc = takt_shm_take(sub, &smp);
-      if (rc != TAKT_EAGAIN) break;
+      rc = take_within(sub, &smp, handoff_wait(&sub->ref));
+      if (rc == TAKT_OK) break;
+      /* nothing there, its topic held by a stopped process (ETIMEDOUT) or its held table full:
+       * the next route's arrivals are not kept waiting behind it */
+      rc = TAKT_EAGAIN;
     }
     if (rc != TAKT_OK) break;
     int32_t want = handoff_priority(s->rx_priority, sub->priority);
@@ -1391,7 +1420,7 @@ static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
     takt_shm_sub_t *sub = s->order[i];
     if (sub->local_pub == NULL) continue;
     topic_ref_t r = sub->ref;
-    if (topic_lock(&r) != TAKT_OK) continue;
+    if (topic_lock_within(&r, handoff_wait(&r)) != TAKT_OK) continue;
     shm_subrec_t *sr = subrec(&r, sub->rec);
     shm_entry_t e;
     uint32_t size;
@@ -1411,7 +1440,7 @@ static void source_deliver(void *user) {
   takt_shm_t *s = user;
   takt_shm_sub_t *sub = most_urgent(s);
   takt_shm_sample_t smp;
-  if (sub != NULL && takt_shm_take(sub, &smp) == TAKT_OK) hand_on(s, sub, &smp);
+  if (sub != NULL && take_within(sub, &smp, handoff_wait(&sub->ref)) == TAKT_OK) hand_on(s, sub, &smp);
 }
 
 takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {

@@ -9,6 +9,8 @@
 
 #include <sched.h>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <mutex>
 #include <cstring>
 #include <string>
@@ -833,22 +835,13 @@ TEST_F(Shm, DeathInsideACriticalSectionIsRepaired) {
   EXPECT_EQ(takt_shm_pending(sub), 4u);
 }
 
-// A process stopped while it holds a topic's lock (SIGSTOP, a debugger): the others' calls on
-// that topic wait lock_timeout_ns and return TAKT_ETIMEDOUT (they waited for ever), other topics
-// go on; once the holder runs again, or dies, the topic is usable again.
-TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
-  takt_shm_config_t cfg = config();
-  cfg.lock_timeout_ns = 50 * 1000000;
-  ASSERT_EQ(takt_shm_attach(ctx, &cfg, &shm), TAKT_OK) << why;
-  auto c = topic("stuck", 4, 4);
-  auto other = topic("free", 4, 4);
-  takt_shm_pub_t *pub, *opub;
-  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
-  ASSERT_EQ(takt_shm_publisher_create(shm, &other, &opub), TAKT_OK);
+// A child process that takes topic name's lock, as a process of the domain could, and is
+// stopped inside the critical section (SIGSTOP): its pid once it is stopped holding it (-1: it
+// could not). stopped_holder_resume lets it go on: it unlocks and exits 0.
+pid_t stopped_holder(const std::string &domain, const char *name) {
   int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
+  if (pipe(ready) != 0) return -1;
   pid_t child = fork();
-  ASSERT_GE(child, 0);
   if (child == 0) {
     takt_port_shm_t map;
     if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
@@ -856,7 +849,7 @@ TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
     auto *h = reinterpret_cast<shm_hdr_t *>(base);
     auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
     for (uint32_t i = 0; i < h->max_topics; i++) {
-      if (std::strcmp(dir[i].name, "stuck") != 0) continue;
+      if (std::strcmp(dir[i].name, name) != 0) continue;
       auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
       if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
       post(ready[1]);
@@ -866,8 +859,39 @@ TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
     }
     _exit(92);
   }
-  ASSERT_TRUE(await(ready[0]));
+  bool held = child > 0 && await(ready[0]);
+  close(ready[0]);
+  close(ready[1]);
+  int st = 0;
+  if (!held || waitpid(child, &st, WUNTRACED) != child || !WIFSTOPPED(st)) return -1;
+  return child;
+}
+int stopped_holder_resume(pid_t child) {
+  kill(child, SIGCONT);
+  return wait_child(child);
+}
+
+// A process stopped while it holds a topic's lock (SIGSTOP, a debugger): the others' calls on
+// that topic wait lock_timeout_ns and return TAKT_ETIMEDOUT (they waited for ever), other topics
+// go on; a release of a message taken before waits until the holder runs again (what was taken
+// is given back, never left held); once the holder runs again, or dies, the topic is usable.
+TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
+  takt_shm_config_t cfg = config();
+  cfg.lock_timeout_ns = 50 * 1000000;
+  ASSERT_EQ(takt_shm_attach(ctx, &cfg, &shm), TAKT_OK) << why;
+  auto c = topic("stuck", 4, 4);
+  auto other = topic("free", 4, 4);
+  takt_shm_pub_t *pub, *opub;
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &other, &opub), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK);
   Msg m{7};
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  takt_shm_sample_t taken;
+  ASSERT_EQ(takt_shm_take(sub, &taken), TAKT_OK);
+  pid_t child = stopped_holder(domain, "stuck");
+  ASSERT_GT(child, 0);
   int64_t t0 = takt_time_now();
   EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_ETIMEDOUT);
   int64_t waited = takt_time_now() - t0;
@@ -876,15 +900,17 @@ TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
   takt_shm_topic_stats_t st{};
   EXPECT_EQ(takt_shm_topic_stats(shm, "stuck", &st), TAKT_ETIMEDOUT);
   EXPECT_EQ(takt_shm_write(opub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // other topics go on
-  int stopped = 0;
-  ASSERT_EQ(waitpid(child, &stopped, WUNTRACED), child);
-  ASSERT_TRUE(WIFSTOPPED(stopped));
-  kill(child, SIGCONT);  // it lets go and exits
-  EXPECT_EQ(wait_child(child), 0);
+  std::atomic<int> released{1};
+  std::thread giver([&] { released = takt_shm_release(sub, &taken); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(released.load(), 1) << "the release waits for the holder";
+  EXPECT_EQ(stopped_holder_resume(child), 0);  // it lets go and exits
+  giver.join();
+  EXPECT_EQ(released.load(), TAKT_OK);
   EXPECT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
   EXPECT_EQ(takt_shm_topic_stats(shm, "stuck", &st), TAKT_OK);
   EXPECT_EQ(st.repairs, 0u);
-  for (int fd : ready) close(fd);
+  EXPECT_EQ(st.slots_used, 1u);  // the message just written: the one taken was given back
   // a lock time-out of zero or less is refused
   takt_shm_config_t bad = config(false);
   bad.lock_timeout_ns = 0;
@@ -1491,6 +1517,55 @@ TEST_F(Shm, TideTakesRoutedArrivalsAsASourceByPriority) {
   EXPECT_EQ(takt_topic_destroy(tm), TAKT_OK);
   EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(pn), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+}
+
+// Routes served by an executor while a stopped process holds one route's topic: the executor's
+// collection looks at that topic for a millisecond at a time (under its lock), and the other
+// route's arrivals go on; once the holder runs again, the held route's are delivered too.
+TEST_F(Shm, AStoppedHolderOfOneRouteStallsNoOther) {
+  takt_shm_config_t cfg = config();
+  cfg.lock_timeout_ns = 2000 * 1000000LL;  // (the routes' hand-on waits a millisecond, not this)
+  ASSERT_EQ(takt_shm_attach(ctx, &cfg, &shm), TAKT_OK) << why;
+  takt_node_t *node;
+  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
+  takt_topic_t *tl, *th;
+  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
+  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
+  Seen seen;
+  takt_subscription_t *sl, *sh;
+  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, nullptr, &sl), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, nullptr, &sh), TAKT_OK);
+  auto lo = topic("lo_src"), hi = topic("hi_src");
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, nullptr), TAKT_OK);
+  takt_shm_pub_t *pl, *ph;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &lo, &pl), TAKT_OK);
+  ASSERT_EQ(takt_shm_publisher_create(shm, &hi, &ph), TAKT_OK);
+  takt_executor_t *ex;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  ASSERT_EQ(takt_shm_serve(shm, ex), TAKT_OK);
+  Msg a{1}, b{2};
+  ASSERT_EQ(takt_shm_write(ph, &b, sizeof b, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // queued before
+  pid_t child = stopped_holder(domain, "hi_src");  // the higher route's topic held
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(takt_shm_write(pl, &a, sizeof a, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  int64_t t0 = takt_time_now();
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  int64_t took = takt_time_now() - t0;
+  EXPECT_EQ(seen.values, (std::vector<uint64_t>{1}));  // the free route's, not held up
+  EXPECT_LT(took, 1000 * 1000000LL) << "the held topic was waited for";
+  EXPECT_EQ(stopped_holder_resume(child), 0);
+  ASSERT_EQ(takt_executor_spin_some(ex), TAKT_OK);
+  EXPECT_EQ(seen.values, (std::vector<uint64_t>{1, 2}));
+  ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
+  EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
+  shm = nullptr;
+  EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
   EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
 }
 

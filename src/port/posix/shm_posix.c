@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -150,20 +151,39 @@ takt_err_t takt_pmutex_init(takt_pmutex_t *m) {
   return rc == 0 ? TAKT_OK : TAKT_EOS;
 }
 
+/* A priority-inheriting mutex waited for on CLOCK_MONOTONIC needs glibc 2.35 and Linux 5.14
+ * (FUTEX_LOCK_PI2); refused (EINVAL) where they are older, the wait is on CLOCK_REALTIME instead
+ * (FUTEX_LOCK_PI's clock: a step of the wall clock lengthens or shortens it), from then on. */
+#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer sees no lock taken by pthread_mutex_clocklock (it does not intercept it) and
+ * takes the unlock for one of a mutex nobody holds: its builds wait on the wall clock */
+static atomic_bool g_realtime_wait = true;
+#else
+static atomic_bool g_realtime_wait;
+#endif
+
+static int timed_lock(pthread_mutex_t *m, int64_t timeout_ns) {
+  if (!atomic_load_explicit(&g_realtime_wait, memory_order_relaxed)) {
+    int64_t abs = takt_time_now() + timeout_ns;
+    struct timespec ts = {.tv_sec = (time_t)(abs / 1000000000), .tv_nsec = (long)(abs % 1000000000)};
+    int rc = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &ts);
+    if (rc != EINVAL && rc != ENOSYS) return rc;
+    atomic_store_explicit(&g_realtime_wait, true, memory_order_relaxed);
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t abs = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + timeout_ns;
+  struct timespec ts = {.tv_sec = (time_t)(abs / 1000000000), .tv_nsec = (long)(abs % 1000000000)};
+  return pthread_mutex_timedlock(m, &ts);
+}
+
 takt_err_t takt_pmutex_lock(takt_pmutex_t *m, int64_t timeout_ns) {
   int rc = pthread_mutex_trylock(PM(m));
-  if (rc == EBUSY) {
-    if (timeout_ns == TAKT_TIME_INFINITE) {
-      rc = pthread_mutex_lock(PM(m));
-    } else {
-      int64_t abs = takt_time_now() + (timeout_ns > 0 ? timeout_ns : 0);
-      struct timespec ts = {.tv_sec = (time_t)(abs / 1000000000), .tv_nsec = (long)(abs % 1000000000)};
-      rc = pthread_mutex_clocklock(PM(m), CLOCK_MONOTONIC, &ts); /* (PI mutexes too: glibc 2.35) */
-    }
-  }
+  if (rc == EBUSY && timeout_ns == TAKT_TIME_INFINITE) rc = pthread_mutex_lock(PM(m));
+  else if (rc == EBUSY && timeout_ns > 0) rc = timed_lock(PM(m), timeout_ns);
   if (rc == 0) return TAKT_OK;
   if (rc == EOWNERDEAD) return 1;
-  if (rc == ETIMEDOUT) return TAKT_ETIMEDOUT;
+  if (rc == ETIMEDOUT || rc == EBUSY) return TAKT_ETIMEDOUT; /* (EBUSY: a timeout of 0, held) */
   return TAKT_EOS;
 }
 
