@@ -139,7 +139,22 @@ static ring_t *claim_ring(takt_context_t *ctx, takt__trace_t *tr) {
   return r;
 }
 
+static void record(takt_context_t *ctx, takt_trace_event_t *ev);
+
 void takt__trace_record(takt_context_t *ctx, takt_trace_event_t *ev) {
+#if TAKT_PORT_CORTEXM
+  /* one main loop and the interrupt levels that preempt it share t_cache and its ring: a record
+   * is made with interrupts masked (a few stores), so no level finds another's half done, and a
+   * stop in a handler never waits for a recorder it preempted */
+  takt_irq_state_t irq = takt_critical_enter();
+  record(ctx, ev);
+  takt_critical_exit(irq);
+#else
+  record(ctx, ev);
+#endif
+}
+
+static void record(takt_context_t *ctx, takt_trace_event_t *ev) {
   takt__trace_t *tr = trace_in(ctx);
   if (tr == NULL) return;
   if (t_cache.tr != tr || t_cache.gen != tr->gen) {
