@@ -2614,9 +2614,9 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
       old = t->timer;
       t->timer = nullptr;
       timer_create_locked(*t, t->remake_first);
-    } else if (t->oneshot && !t->armed.load() && t->timer == tt) {
-      // a one-shot that fired and was not armed again in fn: its takt timer goes (it would be
-      // released every period for ever, and keep its pool entry); start/setPeriod make a new one
+    } else if (!t->armed.load() && t->timer == tt) {
+      // a one-shot that fired, or a timer stopped in fn, not armed again: its takt timer goes (it
+      // would be released every period for ever, and keep its pool entry); start makes a new one
       old = t->timer;
       t->timer = nullptr;
     }

@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -898,7 +899,7 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
 
 // A one-shot that has fired lets its takt timer go (it was released every period for ever and
 // kept its pool entry): more one-shots than the context has timers, each handle kept, all fire;
-// and one stopped and started again fires again.
+// and one stopped and started again fires again. So does a timer stopped in its own callback.
 TEST(RoscppTimer, FiredOneShotsGiveTheirTimersBack) {
   ros::NodeHandle nh;
   std::atomic<int> fires{0};
@@ -915,6 +916,25 @@ TEST(RoscppTimer, FiredOneShotsGiveTheirTimersBack) {
   kept.front().stop();
   kept.front().start();
   EXPECT_TRUE(eventually([&] { return fires.load() == 101; }, 10.0));
+  // periodic timers stopped in their own first call: theirs go too
+  kept.clear();
+  std::atomic<int> stops{0};
+  std::deque<ros::Timer> periodic;  // (addresses kept as it grows)
+  for (int batch = 0; batch < 5; batch++) {
+    for (int i = 0; i < 20; i++) {
+      ros::Timer *self = &periodic.emplace_back();
+      *self = nh.createTimer(ros::Duration(0.002), [&stops, self](const ros::TimerEvent &) {
+        self->stop();
+        stops++;
+      }, false, false);
+      ASSERT_TRUE(*self) << "timer " << batch * 20 + i << " refused";
+      self->start();
+    }
+    ASSERT_TRUE(eventually([&] { return stops.load() == 20 * (batch + 1); }, 10.0)) << stops.load();
+  }
+  pause(0.05);
+  EXPECT_EQ(stops.load(), 100);
+  for (auto &t : periodic) EXPECT_FALSE(t.hasStarted());
 }
 
 // Timer::setPeriod as roscpp's: from outside (reset: the next call a new period from now), in
