@@ -172,10 +172,6 @@ takt_err_t takt_group_find(takt_context_t *ctx, const char *name, uint32_t *id);
  * release + its callback's deadline_ns (a timer's release; a message's, request's or response's
  * t_data); TAKT_TIME_INFINITE outside a job or for a job without a deadline. */
 int64_t takt_job_deadline(void);
-/** True while the calling thread runs a job of the executor node is attached to: work of node's
- * callbacks that this job waits for can only run once it returns on an executor with one thread
- * (tide, batch): a caller can refuse such a wait rather than wait for itself. */
-bool takt_job_on_executor_of(const takt_node_t *node);
 
 typedef enum {
   TAKT_CB_TIMER = 0,

@@ -200,6 +200,10 @@ takt_err_t takt_executor_spin_available(takt_executor_t *exec);
  * head is held). Sets *ran to the number of callbacks run (may be NULL; 0 after a panic). Never
  * waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
+/** True while the calling thread runs a job of the executor node is attached to: work of node's
+ * callbacks that this job waits for can only run once it returns on an executor with one thread
+ * (tide, batch): a caller can refuse such a wait rather than wait for itself. */
+bool takt_job_on_executor_of(const takt_node_t *node);
 /** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
  * the next spin (spin, spin_until, spin_some, spin_available) returns at once and clears it, so
  * a thread that is about to spin can be stopped without waiting for it to begin.

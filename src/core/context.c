@@ -513,13 +513,6 @@ int64_t takt_job_deadline(void) {
   return job != NULL && job->abs_deadline > 0 ? job->abs_deadline : TAKT_TIME_INFINITE;
 }
 
-bool takt_job_on_executor_of(const takt_node_t *node) {
-  takt__job_t *job = takt__current_job;
-  if (job == NULL || job->gone || node == NULL) return false;
-  takt__dispatcher_t *mine = atomic_load(&job->cb->node->dispatcher);
-  return mine != NULL && mine == atomic_load(&node->dispatcher);
-}
-
 takt_err_t takt_callback_set_attr(takt_callback_t *cb, const takt_callback_attr_t *attr) {
   if (cb == NULL || attr == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = cb->node->ctx;

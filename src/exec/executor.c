@@ -557,6 +557,13 @@ takt_err_t takt_executor_spin_some(takt_executor_t *exec) {
   return rc;
 }
 
+bool takt_job_on_executor_of(const takt_node_t *node) {
+  takt__job_t *job = takt__current_job;
+  if (job == NULL || job->gone || node == NULL) return false;
+  takt__dispatcher_t *mine = atomic_load(&job->cb->node->dispatcher);
+  return mine != NULL && mine == atomic_load(&node->dispatcher);
+}
+
 takt_err_t takt_executor_spin_available(takt_executor_t *exec) {
   if (exec == NULL) return TAKT_EINVAL;
   takt__exec_lock(exec);
