@@ -1383,20 +1383,40 @@ void record_cb(takt_subscription_t *, const takt_message_t *msg, void *user) {
   seen->t_info.push_back(msg->header.t_info);
 }
 
+// A consumer node with two local topics, lo_local and hi_local, and a subscription of each
+// (priorities 1 and 9) recording into seen.
+struct LocalPair {
+  takt_node_t *node = nullptr;
+  takt_topic_t *tl = nullptr, *th = nullptr;
+  takt_subscription_t *sl = nullptr, *sh = nullptr;
+  Seen seen;
+  void make(takt_context_t *ctx) {
+    ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
+    ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
+    takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+    o.attr.priority = 1;
+    ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, &o, &sl), TAKT_OK);
+    o.attr.priority = 9;
+    ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, &o, &sh), TAKT_OK);
+  }
+  void destroy() {
+    EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
+    EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
+    EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  }
+};
+
 TEST_F(Shm, RoutesEnterTheLocalExecutorInPriorityOrder) {
   attach();
-  takt_node_t *node;
-  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
-  takt_topic_t *tl, *th;
-  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
-  Seen seen;
-  takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
-  takt_subscription_t *sl, *sh;
-  o.attr.priority = 1;
-  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, &o, &sl), TAKT_OK);
-  o.attr.priority = 9;
-  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, &o, &sh), TAKT_OK);
+  LocalPair lp;
+  ASSERT_NO_FATAL_FAILURE(lp.make(ctx));
+  takt_node_t *node = lp.node;
+  takt_topic_t *tl = lp.tl, *th = lp.th;
+  takt_subscription_t *sl = lp.sl, *sh = lp.sh;
+  Seen &seen = lp.seen;
   auto lo = topic("lo_shared"), hi = topic("hi_shared");
   ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, nullptr), TAKT_OK);
   ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, nullptr), TAKT_OK);
@@ -1437,11 +1457,7 @@ TEST_F(Shm, RoutesEnterTheLocalExecutorInPriorityOrder) {
   ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
   EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
   shm = nullptr;
-  EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
-  EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  lp.destroy();
 }
 
 // Served by tide (an executor source, PoDS §5.2): routed arrivals compete with local arrivals by
@@ -1527,24 +1543,18 @@ TEST_F(Shm, AStoppedHolderOfOneRouteStallsNoOther) {
   takt_shm_config_t cfg = config();
   cfg.lock_timeout_ns = 2000 * 1000000LL;  // (the routes' hand-on waits a millisecond, not this)
   ASSERT_EQ(takt_shm_attach(ctx, &cfg, &shm), TAKT_OK) << why;
-  takt_node_t *node;
-  ASSERT_EQ(takt_node_create(ctx, "consumer", &node), TAKT_OK);
-  takt_topic_t *tl, *th;
-  ASSERT_EQ(takt_topic_create(ctx, "lo_local", msg_type(), 8, &tl), TAKT_OK);
-  ASSERT_EQ(takt_topic_create(ctx, "hi_local", msg_type(), 8, &th), TAKT_OK);
-  Seen seen;
-  takt_subscription_t *sl, *sh;
-  ASSERT_EQ(takt_subscription_create(node, tl, "lo", record_cb, &seen, nullptr, &sl), TAKT_OK);
-  ASSERT_EQ(takt_subscription_create(node, th, "hi", record_cb, &seen, nullptr, &sh), TAKT_OK);
+  LocalPair lp;
+  ASSERT_NO_FATAL_FAILURE(lp.make(ctx));
+  Seen &seen = lp.seen;
   auto lo = topic("lo_src"), hi = topic("hi_src");
-  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, node, tl, nullptr), TAKT_OK);
-  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, node, th, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &lo, 1, lp.node, lp.tl, nullptr), TAKT_OK);
+  ASSERT_EQ(takt_shm_route_in(shm, &hi, 9, lp.node, lp.th, nullptr), TAKT_OK);
   takt_shm_pub_t *pl, *ph;
   ASSERT_EQ(takt_shm_publisher_create(shm, &lo, &pl), TAKT_OK);
   ASSERT_EQ(takt_shm_publisher_create(shm, &hi, &ph), TAKT_OK);
   takt_executor_t *ex;
   ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &ex), TAKT_OK);
-  ASSERT_EQ(takt_executor_add_node(ex, node), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(ex, lp.node), TAKT_OK);
   ASSERT_EQ(takt_shm_serve(shm, ex), TAKT_OK);
   Msg a{1}, b{2};
   ASSERT_EQ(takt_shm_write(ph, &b, sizeof b, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // queued before
@@ -1562,11 +1572,7 @@ TEST_F(Shm, AStoppedHolderOfOneRouteStallsNoOther) {
   ASSERT_EQ(takt_executor_destroy(ex), TAKT_OK);
   EXPECT_EQ(takt_shm_detach(shm), TAKT_OK);
   shm = nullptr;
-  EXPECT_EQ(takt_subscription_destroy(sl), TAKT_OK);
-  EXPECT_EQ(takt_subscription_destroy(sh), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(tl), TAKT_OK);
-  EXPECT_EQ(takt_topic_destroy(th), TAKT_OK);
-  EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
+  lp.destroy();
 }
 
 // Route out of a local topic: each publication reaches the other process with its origin time.
