@@ -82,6 +82,11 @@ struct takt_shm_sub {
    * this queue empty, 0 if unknown: a take that sees the same count returns TAKT_EAGAIN without
    * the topic's lock (a publisher counts after its entry is queued) */
   _Atomic uint64_t empty_mark;
+  /* routes' hand-on: a sample it could not give back (slot + 1; its topic held by another
+   * process past HANDOFF_WAIT_NS), given back at the route's next take; and when the route's
+   * topic was last found held, not looked at again before this (0: not held) */
+  uint32_t owed;
+  _Atomic int64_t retry_at;
 };
 #define EMPTY_KNOWN ((uint64_t)1 << 32)
 
@@ -976,6 +981,17 @@ takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, 
 
 static takt_err_t take_within(takt_shm_sub_t *sub, takt_shm_sample_t *out, int64_t lock_timeout_ns);
 
+/* The subscriber record's hold of slot given back (topic lock held); false if it holds none. */
+static bool give_back_locked(const topic_ref_t *r, shm_subrec_t *sr, uint32_t slot) {
+  for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
+    if (sr->held[k] != slot + 1) continue;
+    sr->held[k] = 0;
+    chunk(r, slot)->pinned--;
+    return true;
+  }
+  return false;
+}
+
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
   return take_within(sub, out, sub->ref.lock_timeout_ns);
@@ -992,6 +1008,10 @@ static takt_err_t take_within(takt_shm_sub_t *sub, takt_shm_sample_t *out, int64
   }
   TAKT_RETURN_IF_ERR(topic_lock_within(&r, lock_timeout_ns));
   shm_subrec_t *sr = subrec(&r, sub->rec);
+  if (sub->owed != 0) { /* a route's sample its hand-on could not give back */
+    (void)give_back_locked(&r, sr, sub->owed - 1);
+    sub->owed = 0;
+  }
   shm_entry_t e;
   uint32_t size;
   if (!skip_stale_locked(&r, sr, &e, &size)) {
@@ -1027,15 +1047,7 @@ takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *smp) {
   topic_ref_t r = sub->ref;
   if (smp->slot >= r.dir.slots) return TAKT_EINVAL;
   TAKT_RETURN_IF_ERR(topic_lock_giving(&r));
-  shm_subrec_t *sr = subrec(&r, sub->rec);
-  takt_err_t rc = TAKT_EINVAL;
-  for (uint32_t k = 0; k < TAKT_SHM_MAX_HELD; k++) {
-    if (sr->held[k] != smp->slot + 1) continue;
-    sr->held[k] = 0;
-    chunk(&r, smp->slot)->pinned--;
-    rc = TAKT_OK;
-    break;
-  }
+  takt_err_t rc = give_back_locked(&r, subrec(&r, sub->rec), smp->slot) ? TAKT_OK : TAKT_EINVAL;
   topic_unlock(&r);
   return rc;
 }
@@ -1334,6 +1346,41 @@ takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, t
 /* Hand one borrowed message on into its route's local topic, published as if by the remote job: a
  * message-released job inherits its absolute deadline (CLOCK_MONOTONIC is one clock for every
  * process of the computer) and keeps its origin time. */
+/* How long the routes' hand-on (the receive thread, an executor's collection, under its lock)
+ * waits for a topic's lock: a topic held longer (by a process stopped inside its few stores, or
+ * one preempted there) costs it at most this, and the route is left alone for HANDOFF_RETRY_NS
+ * while the other routes' arrivals go on; the receive thread looks at it again then. */
+#define HANDOFF_WAIT_NS 1000000
+#define HANDOFF_RETRY_NS 5000000
+
+static int64_t handoff_wait(const topic_ref_t *r) {
+  return r->lock_timeout_ns < HANDOFF_WAIT_NS ? r->lock_timeout_ns : HANDOFF_WAIT_NS;
+}
+
+/* The route's topic was found held (now: the clock, 0 if not read yet). */
+static void route_held(takt_shm_sub_t *sub, int64_t now) {
+  atomic_store_explicit(&sub->retry_at, (now != 0 ? now : takt_time_now()) + HANDOFF_RETRY_NS,
+                        memory_order_relaxed);
+}
+
+/* May the route be looked at (*now: the clock, read once when first needed)? */
+static bool route_ready(takt_shm_sub_t *sub, int64_t *now) {
+  int64_t at = atomic_load_explicit(&sub->retry_at, memory_order_relaxed);
+  if (at == 0) return true;
+  if (*now == 0) *now = takt_time_now();
+  return *now >= at;
+}
+
+/* The earliest time a held route is to be looked at again (TAKT_TIME_INFINITE: none). */
+static int64_t routes_retry(const takt_shm_t *s) {
+  int64_t at = TAKT_TIME_INFINITE;
+  for (uint32_t i = 0; i < s->n_order; i++) {
+    int64_t r = atomic_load_explicit(&s->order[i]->retry_at, memory_order_relaxed);
+    if (r != 0 && r < at) at = r;
+  }
+  return at;
+}
+
 static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) {
   uint32_t want = sub->local_size;
   takt__job_t remote = {.t_info = smp->header.t_info,
@@ -1347,7 +1394,16 @@ static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) 
       takt_publish_at(sub->local_pub, smp->data, want, smp->header.t_info) != TAKT_OK)
     atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
   takt__current_job = saved;
-  (void)takt_shm_release(sub, smp);
+  /* given back now, or (its topic held by another process: the receive thread or the executor
+   * does not wait for it) at the route's next take */
+  topic_ref_t r = sub->ref;
+  if (topic_lock_within(&r, handoff_wait(&r)) == TAKT_OK) {
+    (void)give_back_locked(&r, subrec(&r, sub->rec), smp->slot);
+    topic_unlock(&r);
+  } else {
+    sub->owed = smp->slot + 1;
+    route_held(sub, 0);
+  }
 }
 
 /* The receive thread's SCHED_FIFO priority while it hands on an arrival of a route of priority
@@ -1365,15 +1421,6 @@ static int32_t handoff_priority(int32_t rx_priority, int32_t prio) {
  * only lower and lower, as the arrivals come highest priority first; higher again when a more
  * urgent one came in the meantime, so it never waits behind less urgent jobs) and goes back up
  * before it sleeps. */
-/* How long the routes' hand-on (the receive thread, an executor's collection, under its lock)
- * waits for a topic's lock: a topic held by a stopped process costs it at most this, and is
- * looked at again at the next turn, while the other routes' arrivals go on. */
-#define HANDOFF_WAIT_NS 1000000
-
-static int64_t handoff_wait(const topic_ref_t *r) {
-  return r->lock_timeout_ns < HANDOFF_WAIT_NS ? r->lock_timeout_ns : HANDOFF_WAIT_NS;
-}
-
 /* At most this many arrivals per turn of the receive thread, which then looks at its stop and
  * its monitoring before going on (publishers faster than the hand-on held it here for good:
  * takt_shm_stop waited for ever, dead processes went unseen). */
@@ -1391,13 +1438,19 @@ static bool drain(takt_shm_t *s) {
       break;
     }
     takt_err_t rc = TAKT_EAGAIN;
+    int64_t now = 0;
     for (uint32_t i = 0; i < s->n_order; i++) {
       sub = s->order[i];
-      if (sub->local_pub == NULL) continue;
+      if (sub->local_pub == NULL || !route_ready(sub, &now)) continue;
       rc = take_within(sub, &smp, handoff_wait(&sub->ref));
-      if (rc == TAKT_OK) break;
-      /* nothing there, its topic held by a stopped process (ETIMEDOUT) or its held table full:
-       * the next route's arrivals are not kept waiting behind it */
+      /* its topic held (left alone for a while), nothing there or its held table full: the
+       * next route's arrivals are not kept waiting behind it */
+      if (rc == TAKT_ETIMEDOUT) {
+        route_held(sub, now);
+      } else {
+        atomic_store_explicit(&sub->retry_at, 0, memory_order_relaxed);
+        if (rc == TAKT_OK) break;
+      }
       rc = TAKT_EAGAIN;
     }
     if (rc != TAKT_OK) break;
@@ -1416,11 +1469,16 @@ static bool drain(takt_shm_t *s) {
 
 /* The routed subscriber of highest priority with a valid message queued, or NULL. */
 static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
+  int64_t now = 0;
   for (uint32_t i = 0; i < s->n_order; i++) {
     takt_shm_sub_t *sub = s->order[i];
-    if (sub->local_pub == NULL) continue;
+    if (sub->local_pub == NULL || !route_ready(sub, &now)) continue;
     topic_ref_t r = sub->ref;
-    if (topic_lock_within(&r, handoff_wait(&r)) != TAKT_OK) continue;
+    if (topic_lock_within(&r, handoff_wait(&r)) != TAKT_OK) {
+      route_held(sub, now); /* the receive thread wakes the executor when it may look again */
+      continue;
+    }
+    atomic_store_explicit(&sub->retry_at, 0, memory_order_relaxed);
     shm_subrec_t *sr = subrec(&r, sub->rec);
     shm_entry_t e;
     uint32_t size;
@@ -1440,7 +1498,10 @@ static void source_deliver(void *user) {
   takt_shm_t *s = user;
   takt_shm_sub_t *sub = most_urgent(s);
   takt_shm_sample_t smp;
-  if (sub != NULL && take_within(sub, &smp, handoff_wait(&sub->ref)) == TAKT_OK) hand_on(s, sub, &smp);
+  if (sub == NULL) return;
+  takt_err_t rc = take_within(sub, &smp, handoff_wait(&sub->ref));
+  if (rc == TAKT_ETIMEDOUT) route_held(sub, 0);
+  else if (rc == TAKT_OK) hand_on(s, sub, &smp);
 }
 
 takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {
@@ -1470,7 +1531,10 @@ static void rx_main(void *arg) {
     } else {
       more = drain(s);
     }
-    if (!more) (void)takt_shm_wait(s, next_check);
+    /* a route whose topic was held is looked at again (and, served, the executor woken for it)
+     * once its wait is over, whether or not anything is published meanwhile */
+    int64_t retry = routes_retry(s);
+    if (!more) (void)takt_shm_wait(s, retry < next_check ? retry : next_check);
     if (takt_time_now() >= next_check) {
       int32_t pids[4];
       takt_err_t n = reclaim(s, pids, 4);

@@ -155,6 +155,13 @@ takt_err_t takt_pmutex_init(takt_pmutex_t *m) {
  * (FUTEX_LOCK_PI2); refused (EINVAL) where they are older, the wait is on CLOCK_REALTIME instead
  * (FUTEX_LOCK_PI's clock: a step of the wall clock lengthens or shortens it), from then on. */
 #if defined(__SANITIZE_THREAD__)
+#define TAKT__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TAKT__TSAN 1
+#endif
+#endif
+#ifdef TAKT__TSAN
 /* ThreadSanitizer sees no lock taken by pthread_mutex_clocklock (it does not intercept it) and
  * takes the unlock for one of a mutex nobody holds: its builds wait on the wall clock */
 static atomic_bool g_realtime_wait = true;
