@@ -134,8 +134,11 @@ static ring_t *claim_ring(takt_context_t *ctx, takt__trace_t *tr) {
   uint32_t i = atomic_fetch_add(&tr->next_ring, 1);
   if (i >= tr->cfg.max_threads) return NULL;
   ring_t *r = &tr->rings[i];
-  if (takt__locks_held() > 0) takt__defer_call(name_ring_later, r, (int64_t)(uintptr_t)ctx, tr->gen);
-  else name_ring(r);
+  /* (Cortex-M: the port's id and name are a register read, made now, with interrupts masked) */
+  if (!TAKT_PORT_CORTEXM && takt__locks_held() > 0)
+    takt__defer_call(name_ring_later, r, (int64_t)(uintptr_t)ctx, tr->gen);
+  else
+    name_ring(r);
   return r;
 }
 

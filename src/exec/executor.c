@@ -559,7 +559,8 @@ takt_err_t takt_executor_spin_some(takt_executor_t *exec) {
 
 bool takt_job_on_executor_of(const takt_node_t *node) {
   takt__job_t *job = takt__current_job;
-  if (job == NULL || job->gone || node == NULL) return false;
+  /* (a stand-in job of no callback: a routed arrival's, a bridge's carried origin) */
+  if (job == NULL || job->gone || job->cb == NULL || node == NULL) return false;
   takt__dispatcher_t *mine = atomic_load(&job->cb->node->dispatcher);
   return mine != NULL && mine == atomic_load(&node->dispatcher);
 }

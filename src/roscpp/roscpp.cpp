@@ -3121,6 +3121,7 @@ class ClientImpl {
   uint32_t calls = 0;               // in-process calls using client now
   std::atomic<bool> stale{false};   // its service shut down: client goes once calls is 0
   std::atomic<bool> down{false};    // shut down: every call fails
+  std::atomic<bool> told_self_call{false};  // a call that would wait for itself was told
   std::mutex mu;
   std::condition_variable cv;
   uint64_t answers = 0;  // guarded by mu
@@ -3533,9 +3534,11 @@ bool waits_for_itself(ClientImpl &c) {
   std::lock_guard<std::mutex> lk(c.bind_mu);
   const SrvCore *s = c.bound_to;
   if (!s || !s->node || !s->node->node) return false;
-  // the process's executor is preempt's or tide's; a queue's (tide) and waitForMessage's: one
-  takt_executor_t *ex = s->node->exec ? s->node->exec : g().exec;
-  bool one_thread = ex != g().exec || g().kind != TAKT_EXEC_PREEMPT;
+  // a service's node is in the process's executor (tide and batch run on the spinning thread,
+  // waitset and preempt on threads of their own) or in a ros::CallbackQueue's (tide)
+  Global &G = g();
+  takt_executor_t *ex = s->node->exec ? s->node->exec : G.exec;
+  bool one_thread = ex != G.exec || G.kind == TAKT_EXEC_TIDE || G.kind == TAKT_EXEC_BATCH;
   return one_thread && takt_job_on_executor_of(s->node->node);
 }
 }  // namespace
@@ -3563,11 +3566,12 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   }
   bool ok = false;
   if (waits_for_itself(c)) {
-    // roscpp's call waits for ever here (its one spinner thread is this one)
-    std::fprintf(stderr,
-                 "takt roscpp: the call of %s from a callback of the queue that serves it would wait for "
-                 "itself (its executor has one thread): serve the service in another ros::CallbackQueue, "
-                 "or call it from another thread\n", c.name.c_str());
+    // roscpp's call waits for ever here (its one spinner thread is this one); told once a client
+    if (!c.told_self_call.exchange(true))
+      std::fprintf(stderr,
+                   "takt roscpp: the call of %s from a callback of the queue that serves it would wait for "
+                   "itself (its executor has one thread): serve the service in another ros::CallbackQueue, "
+                   "or call it from another thread (each such call fails)\n", c.name.c_str());
   } else {
     tl_calls++;
     ok = local_call(c, client, req, resp);
