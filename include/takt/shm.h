@@ -163,7 +163,8 @@ takt_err_t takt_shm_write(takt_shm_pub_t *pub, const void *data, uint32_t size, 
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out);
 /** Give a borrowed view back. TAKT_EINVAL if sub does not hold it. */
 takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *s);
-/** Borrow from this process's subscriber of highest priority that has a message. */
+/** Borrow from this process's subscriber of highest priority that has a message (not a route's:
+ * takt_shm_route_in's receive side takes those). */
 takt_err_t takt_shm_take_any(takt_shm_t *shm, takt_shm_sub_t **sub, takt_shm_sample_t *out);
 /** Queued messages (stale included) and messages lost by sub. */
 uint32_t takt_shm_pending(takt_shm_sub_t *sub);

@@ -85,7 +85,7 @@ struct takt_shm_sub {
   /* routes' hand-on: a sample it could not give back (slot + 1; its topic held by another
    * process past HANDOFF_WAIT_NS), given back at the route's next take; and when the route's
    * topic was last found held, not looked at again before this (0: not held) */
-  uint32_t owed;
+  _Atomic uint32_t owed;
   _Atomic int64_t retry_at;
 };
 #define EMPTY_KNOWN ((uint64_t)1 << 32)
@@ -992,6 +992,12 @@ static bool give_back_locked(const topic_ref_t *r, shm_subrec_t *sr, uint32_t sl
   return false;
 }
 
+/* A route's sample its hand-on could not give back, given back now (topic lock held). */
+static void give_back_owed_locked(const topic_ref_t *r, shm_subrec_t *sr, takt_shm_sub_t *sub) {
+  uint32_t owed = atomic_exchange_explicit(&sub->owed, 0u, memory_order_relaxed);
+  if (owed != 0) (void)give_back_locked(r, sr, owed - 1);
+}
+
 takt_err_t takt_shm_take(takt_shm_sub_t *sub, takt_shm_sample_t *out) {
   if (sub == NULL || out == NULL || !sub->used) return TAKT_EINVAL;
   return take_within(sub, out, sub->ref.lock_timeout_ns);
@@ -1008,10 +1014,7 @@ static takt_err_t take_within(takt_shm_sub_t *sub, takt_shm_sample_t *out, int64
   }
   TAKT_RETURN_IF_ERR(topic_lock_within(&r, lock_timeout_ns));
   shm_subrec_t *sr = subrec(&r, sub->rec);
-  if (sub->owed != 0) { /* a route's sample its hand-on could not give back */
-    (void)give_back_locked(&r, sr, sub->owed - 1);
-    sub->owed = 0;
-  }
+  give_back_owed_locked(&r, sr, sub);
   shm_entry_t e;
   uint32_t size;
   if (!skip_stale_locked(&r, sr, &e, &size)) {
@@ -1055,6 +1058,7 @@ takt_err_t takt_shm_release(takt_shm_sub_t *sub, const takt_shm_sample_t *smp) {
 takt_err_t takt_shm_take_any(takt_shm_t *s, takt_shm_sub_t **sub, takt_shm_sample_t *out) {
   if (s == NULL || sub == NULL || out == NULL) return TAKT_EINVAL;
   for (uint32_t i = 0; i < s->n_order; i++) {
+    if (s->order[i]->local_pub != NULL) continue; /* a route's: its receive side takes them */
     takt_err_t rc = takt_shm_take(s->order[i], out);
     if (rc == TAKT_EAGAIN) continue;
     if (rc == TAKT_OK) *sub = s->order[i];
@@ -1357,10 +1361,21 @@ static int64_t handoff_wait(const topic_ref_t *r) {
   return r->lock_timeout_ns < HANDOFF_WAIT_NS ? r->lock_timeout_ns : HANDOFF_WAIT_NS;
 }
 
-/* The route's topic was found held (now: the clock, 0 if not read yet). */
-static void route_held(takt_shm_sub_t *sub, int64_t now) {
-  atomic_store_explicit(&sub->retry_at, (now != 0 ? now : takt_time_now()) + HANDOFF_RETRY_NS,
-                        memory_order_relaxed);
+static void tell_rx(void *arg, int64_t unused_a, int64_t unused_b) {
+  (void)unused_a;
+  (void)unused_b;
+  takt_shm_t *s = arg;
+  notify(s, &parts(s)[s->part]);
+}
+
+/* The route's topic was found held: left alone for HANDOFF_RETRY_NS. Found by an executor's
+ * collection (on_rx false), the receive thread is told once this thread holds no takt lock, so
+ * that it wakes for the route then (it would sleep until the next publication or its monitor). */
+static void route_held(takt_shm_sub_t *sub, bool on_rx) {
+  atomic_store_explicit(&sub->retry_at, takt_time_now() + HANDOFF_RETRY_NS, memory_order_relaxed);
+  if (on_rx) return;
+  if (takt__locks_held() > 0) takt__defer_call(tell_rx, sub->shm, 0, 0);
+  else tell_rx(sub->shm, 0, 0);
 }
 
 /* May the route be looked at (*now: the clock, read once when first needed)? */
@@ -1381,7 +1396,7 @@ static int64_t routes_retry(const takt_shm_t *s) {
   return at;
 }
 
-static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) {
+static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp, bool on_rx) {
   uint32_t want = sub->local_size;
   takt__job_t remote = {.t_info = smp->header.t_info,
                         .abs_deadline = smp->header.deadline == TAKT_TIME_INFINITE ||
@@ -1401,8 +1416,8 @@ static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp) 
     (void)give_back_locked(&r, subrec(&r, sub->rec), smp->slot);
     topic_unlock(&r);
   } else {
-    sub->owed = smp->slot + 1;
-    route_held(sub, 0);
+    atomic_store_explicit(&sub->owed, smp->slot + 1, memory_order_relaxed);
+    route_held(sub, on_rx);
   }
 }
 
@@ -1446,7 +1461,7 @@ static bool drain(takt_shm_t *s) {
       /* its topic held (left alone for a while), nothing there or its held table full: the
        * next route's arrivals are not kept waiting behind it */
       if (rc == TAKT_ETIMEDOUT) {
-        route_held(sub, now);
+        route_held(sub, true);
       } else {
         atomic_store_explicit(&sub->retry_at, 0, memory_order_relaxed);
         if (rc == TAKT_OK) break;
@@ -1459,7 +1474,7 @@ static bool drain(takt_shm_t *s) {
       at = want;
       atomic_fetch_add_explicit(&s->rx_lowered, 1, memory_order_relaxed);
     }
-    hand_on(s, sub, &smp);
+    hand_on(s, sub, &smp, true);
   }
   if (at != s->rx_priority) (void)takt_thread_set_self_sched(TAKT_SCHED_FIFO, s->rx_priority);
   return more;
@@ -1468,18 +1483,19 @@ static bool drain(takt_shm_t *s) {
 /* ---- served by an executor: routed arrivals as an executor source (PoDS §5.2) ---- */
 
 /* The routed subscriber of highest priority with a valid message queued, or NULL. */
-static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
+static takt_shm_sub_t *most_urgent(takt_shm_t *s, bool on_rx) {
   int64_t now = 0;
   for (uint32_t i = 0; i < s->n_order; i++) {
     takt_shm_sub_t *sub = s->order[i];
     if (sub->local_pub == NULL || !route_ready(sub, &now)) continue;
     topic_ref_t r = sub->ref;
     if (topic_lock_within(&r, handoff_wait(&r)) != TAKT_OK) {
-      route_held(sub, now); /* the receive thread wakes the executor when it may look again */
+      route_held(sub, on_rx); /* the receive thread wakes the executor when it may look again */
       continue;
     }
     atomic_store_explicit(&sub->retry_at, 0, memory_order_relaxed);
     shm_subrec_t *sr = subrec(&r, sub->rec);
+    give_back_owed_locked(&r, sr, sub); /* (a quiet route's, too) */
     shm_entry_t e;
     uint32_t size;
     bool any = skip_stale_locked(&r, sr, &e, &size);
@@ -1490,18 +1506,18 @@ static takt_shm_sub_t *most_urgent(takt_shm_t *s) {
 }
 
 static int32_t source_peek(void *user) {
-  takt_shm_sub_t *sub = most_urgent(user);
+  takt_shm_sub_t *sub = most_urgent(user, false);
   return sub == NULL ? -1 : (sub->priority < 0 ? 0 : sub->priority);
 }
 
 static void source_deliver(void *user) {
   takt_shm_t *s = user;
-  takt_shm_sub_t *sub = most_urgent(s);
+  takt_shm_sub_t *sub = most_urgent(s, false);
   takt_shm_sample_t smp;
   if (sub == NULL) return;
   takt_err_t rc = take_within(sub, &smp, handoff_wait(&sub->ref));
-  if (rc == TAKT_ETIMEDOUT) route_held(sub, 0);
-  else if (rc == TAKT_OK) hand_on(s, sub, &smp);
+  if (rc == TAKT_ETIMEDOUT) route_held(sub, false);
+  else if (rc == TAKT_OK) hand_on(s, sub, &smp, false);
 }
 
 takt_err_t takt_shm_serve(takt_shm_t *s, takt_executor_t *exec) {
@@ -1527,13 +1543,19 @@ static void rx_main(void *arg) {
      * thread hands them on */
     bool more = false;
     if (s->serving != NULL) {
-      if (most_urgent(s) != NULL) takt_executor_wake(s->serving);
+      if (most_urgent(s, true) != NULL) takt_executor_wake(s->serving);
     } else {
       more = drain(s);
     }
     /* a route whose topic was held is looked at again (and, served, the executor woken for it)
      * once its wait is over, whether or not anything is published meanwhile */
     int64_t retry = routes_retry(s);
+    if (retry != TAKT_TIME_INFINITE) {
+      /* (past: served, a more urgent route with an arrival the executor has not taken yet was
+       * found first; the executor, woken, looks at the held one itself) */
+      int64_t now = takt_time_now();
+      if (retry <= now) retry = now + HANDOFF_RETRY_NS;
+    }
     if (!more) (void)takt_shm_wait(s, retry < next_check ? retry : next_check);
     if (takt_time_now() >= next_check) {
       int32_t pids[4];
