@@ -192,17 +192,19 @@ takt_err_t takt_executor_spin_until(takt_executor_t *exec, int64_t abs_ns);
 takt_err_t takt_executor_spin_some(takt_executor_t *exec);
 /** As spin_some, but it returns once as many callbacks have run as there was work waiting when
  * it began (queued messages, requests and responses, due timers, one item per executor source;
- * with none, after one round), in the kind's order: work that keeps coming (a callback slower than its input, one that publishes to
- * itself) cannot keep it from returning. roscpp's CallbackQueue::callAvailable. Never waits.
- * preempt, swi and waitset: as spin_some (waitset's runs one snapshot already). */
+ * with none, after one round), in the kind's order: work that keeps coming (a callback slower
+ * than its input, one that publishes to itself) cannot keep it from returning. roscpp's
+ * CallbackQueue::callAvailable. Never waits. preempt, swi and waitset: as spin_some (waitset's
+ * runs one snapshot already). */
 takt_err_t takt_executor_spin_available(takt_executor_t *exec);
 /** One round: collect, then run what the policy runs (TIDE: at most one callback; none when its
  * head is held). Sets *ran to the number of callbacks run (may be NULL; 0 after a panic). Never
  * waits. */
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran);
-/** True while the calling thread runs a job of the executor node is attached to: work of node's
- * callbacks that this job waits for can only run once it returns on an executor with one thread
- * (tide, batch): a caller can refuse such a wait rather than wait for itself. */
+/** True while the calling thread runs a job of the executor node is attached to (false outside a
+ * job, or in a stand-in job of no callback): work of node's callbacks that this job waits for can
+ * only run once it returns on an executor with one thread (tide, batch), so a caller can refuse
+ * such a wait rather than wait for itself. */
 bool takt_job_on_executor_of(const takt_node_t *node);
 /** Ask a spinning executor to return. Thread-safe. A stop asked while it does not spin is kept:
  * the next spin (spin, spin_until, spin_some, spin_available) returns at once and clears it, so

@@ -246,7 +246,7 @@ takt_err_t takt_shm_start(takt_shm_t *shm);
  * each collection it compares the most urgent routed arrival (the routed subscriber of highest
  * priority with a message) with its own pending arrivals, and only the one it picks is taken from
  * the segment and published into its local topic. The receive thread then only wakes exec when
- * messages arrive. TAKT_ENOTSUP for preempt and waitset (the receive thread hands messages on
+ * messages arrive (or a route found held may be looked at again). TAKT_ENOTSUP for preempt and waitset (the receive thread hands messages on
  * itself). Before takt_shm_start and before exec spins; once.
  */
 takt_err_t takt_shm_serve(takt_shm_t *shm, takt_executor_t *exec);

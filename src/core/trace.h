@@ -2,8 +2,9 @@
  *
  *   if (takt__trace_of(ctx) != NULL) { takt_trace_event_t ev = {...}; takt__trace_record(ctx, &ev); }
  *
- * placed where the thread holds no takt lock: a thread's first event takes its ring and asks the
- * port for its id and name. takt__trace_of only saves building an event nobody records: the
+ * usually placed where the thread holds no takt lock: a thread's first event takes its ring and
+ * asks the port for its id and name (under a lock, once the thread lets go of its last one; at
+ * once on Cortex-M). takt__trace_of only saves building an event nobody records: the
  * record looks at the trace again, counted in, so a stop cannot free it under the recorder. */
 #ifndef TAKT_CORE_TRACE_H
 #define TAKT_CORE_TRACE_H

@@ -83,8 +83,9 @@ struct takt_shm_sub {
    * the topic's lock (a publisher counts after its entry is queued) */
   _Atomic uint64_t empty_mark;
   /* routes' hand-on: a sample it could not give back (slot + 1; its topic held by another
-   * process past HANDOFF_WAIT_NS), given back at the route's next take; and when the route's
-   * topic was last found held, not looked at again before this (0: not held) */
+   * process past HANDOFF_WAIT_NS), given back the next time that topic's lock is held (a take or
+   * a look); and when the route's topic was last found held, not looked at again before this (0:
+   * not held) */
   _Atomic uint32_t owed;
   _Atomic int64_t retry_at;
 };
@@ -1347,9 +1348,6 @@ takt_err_t takt_shm_route_out(takt_shm_t *s, const takt_shm_topic_config_t *c, t
   return TAKT_OK;
 }
 
-/* Hand one borrowed message on into its route's local topic, published as if by the remote job: a
- * message-released job inherits its absolute deadline (CLOCK_MONOTONIC is one clock for every
- * process of the computer) and keeps its origin time. */
 /* How long the routes' hand-on (the receive thread, an executor's collection, under its lock)
  * waits for a topic's lock: a topic held longer (by a process stopped inside its few stores, or
  * one preempted there) costs it at most this, and the route is left alone for HANDOFF_RETRY_NS
@@ -1396,6 +1394,9 @@ static int64_t routes_retry(const takt_shm_t *s) {
   return at;
 }
 
+/* Hand one borrowed message on into its route's local topic, published as if by the remote job: a
+ * message-released job inherits its absolute deadline (CLOCK_MONOTONIC is one clock for every
+ * process of the computer) and keeps its origin time. */
 static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp, bool on_rx) {
   uint32_t want = sub->local_size;
   takt__job_t remote = {.t_info = smp->header.t_info,
@@ -1410,7 +1411,7 @@ static void hand_on(takt_shm_t *s, takt_shm_sub_t *sub, takt_shm_sample_t *smp, 
     atomic_fetch_add_explicit(&s->route_failures, 1, memory_order_relaxed);
   takt__current_job = saved;
   /* given back now, or (its topic held by another process: the receive thread or the executor
-   * does not wait for it) at the route's next take */
+   * does not wait for it) the next time that topic's lock is held */
   topic_ref_t r = sub->ref;
   if (topic_lock_within(&r, handoff_wait(&r)) == TAKT_OK) {
     (void)give_back_locked(&r, subrec(&r, sub->rec), smp->slot);
