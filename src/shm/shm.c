@@ -1371,9 +1371,7 @@ static void tell_rx(void *arg, int64_t unused_a, int64_t unused_b) {
  * that it wakes for the route then (it would sleep until the next publication or its monitor). */
 static void route_held(takt_shm_sub_t *sub, bool on_rx) {
   atomic_store_explicit(&sub->retry_at, takt_time_now() + HANDOFF_RETRY_NS, memory_order_relaxed);
-  if (on_rx) return;
-  if (takt__locks_held() > 0) takt__defer_call(tell_rx, sub->shm, 0, 0);
-  else tell_rx(sub->shm, 0, 0);
+  if (!on_rx) takt__defer_call(tell_rx, sub->shm, 0, 0); /* (at once if it holds none) */
 }
 
 /* May the route be looked at (*now: the clock, read once when first needed)? */
@@ -1552,10 +1550,12 @@ static void rx_main(void *arg) {
      * once its wait is over, whether or not anything is published meanwhile */
     int64_t retry = routes_retry(s);
     if (retry != TAKT_TIME_INFINITE) {
-      /* (past: served, a more urgent route with an arrival the executor has not taken yet was
-       * found first; the executor, woken, looks at the held one itself) */
+      /* past: draining, its time came since the drain (look again now); served, a more urgent
+       * route with an arrival the executor has not taken yet was found first (the executor,
+       * woken, looks at the held one itself) */
       int64_t now = takt_time_now();
-      if (retry <= now) retry = now + HANDOFF_RETRY_NS;
+      if (retry <= now && s->serving == NULL) more = true;
+      else if (retry <= now) retry = now + HANDOFF_RETRY_NS;
     }
     if (!more) (void)takt_shm_wait(s, retry < next_check ? retry : next_check);
     if (takt_time_now() >= next_check) {
