@@ -81,6 +81,30 @@ class Trace : public ContextTest {
     mem.assign(takt_trace_memory_size(cfg) / 8 + 1, 0);
     ASSERT_EQ(takt_trace_start(ctx, cfg, mem.data(), mem.size() * 8), TAKT_OK);
   }
+  // A thread publishing without pause while traces are started and stopped in the same memory,
+  // overwritten after each stop: the words that did not stay as written.
+  size_t publish_while_traces_start_and_stop() {
+    takt_trace_config_t cfg = {.max_threads = 4, .events_per_thread = 8};
+    std::atomic<bool> done{false};
+    std::thread publisher([&] {
+      Blob8 b{1};
+      while (!done.load()) EXPECT_EQ(takt_publish(chain.pub, &b, sizeof b), TAKT_OK);
+    });
+    mem.assign(takt_trace_memory_size(&cfg) / 8 + 1, 0);
+    size_t changed = 0;
+    for (int i = 0; i < 2000 && changed == 0; i++) {
+      EXPECT_EQ(takt_trace_start(ctx, &cfg, mem.data(), mem.size() * 8), TAKT_OK);
+      std::this_thread::yield();
+      takt_trace_stop(ctx);
+      std::fill(mem.begin(), mem.end(), 0xa5a5a5a5a5a5a5a5ull);
+      for (int k = 0; k < 50; k++) std::this_thread::yield();
+      for (uint64_t w : mem) changed += w != 0xa5a5a5a5a5a5a5a5ull;
+    }
+    done = true;
+    publisher.join();
+    EXPECT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+    return changed;
+  }
   // Run the chain for n timer periods.
   void run_periods(int n) {
     for (int i = 0; i < n; i++) {
@@ -190,26 +214,31 @@ TEST_F(Trace, ThreadsBeyondTheRingsAreCountedNotRecorded) {
 // memory, which is overwritten after each stop and must stay as written. A recorder that had
 // loaded the trace just before the stop wrote into it afterwards.
 TEST_F(Trace, NothingWritesTheMemoryOnceStopReturned) {
-  takt_trace_config_t cfg = {.max_threads = 4, .events_per_thread = 8};
-  std::atomic<bool> done{false};
-  std::thread publisher([&] {
-    Blob8 b{1};
-    while (!done.load()) EXPECT_EQ(takt_publish(chain.pub, &b, sizeof b), TAKT_OK);
-  });
-  mem.assign(takt_trace_memory_size(&cfg) / 8 + 1, 0);
-  size_t changed = 0;
-  for (int i = 0; i < 2000 && changed == 0; i++) {
-    ASSERT_EQ(takt_trace_start(ctx, &cfg, mem.data(), mem.size() * 8), TAKT_OK);
-    std::this_thread::yield();
-    takt_trace_stop(ctx);
-    std::fill(mem.begin(), mem.end(), 0xa5a5a5a5a5a5a5a5ull);
-    for (int k = 0; k < 50; k++) std::this_thread::yield();
-    for (uint64_t w : mem) changed += w != 0xa5a5a5a5a5a5a5a5ull;
+  EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
+}
+
+// A recorder marks itself in a slot of its thread's (256 in a process, taken for good); the
+// threads after the last slot count themselves in the context instead: they record as the others
+// do, and a stop waits for them as well.
+TEST_F(Trace, ThreadsPastTheLastRecorderSlotRecordAndAreWaitedFor) {
+  constexpr uint32_t kThreads = 300;  // more than the slots: the last ones have none
+  takt_trace_config_t cfg = {.max_threads = kThreads + 1, .events_per_thread = 4};
+  start(&cfg);
+  for (uint32_t i = 0; i < kThreads; i++) {
+    std::thread([&] {
+      Blob8 b{i};
+      EXPECT_EQ(takt_publish(chain.pub, &b, sizeof b), TAKT_OK);
+    }).join();
+    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);  // one queued at a time
   }
-  done = true;
-  publisher.join();
-  EXPECT_EQ(changed, 0u) << "words written after the stop";
-  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);
+  takt_trace_stop(ctx);
+  takt_trace_counts_t c;
+  takt_trace_counts(ctx, &c);
+  EXPECT_EQ(c.threads, kThreads + 1);
+  // each thread's publication, and the newest 4 of this thread's jobs (its ring holds 4)
+  EXPECT_EQ(c.recorded, kThreads + 4u);
+  EXPECT_EQ(c.no_ring, 0u);
+  EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
 }
 
 TEST_F(Trace, BadArgumentsAreRefused) {
