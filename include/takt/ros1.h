@@ -307,8 +307,9 @@ typedef struct takt_ros1_srv_stats {
   uint64_t refused;     /* clients refused (wrong md5, no free connection) */
   uint64_t probes;      /* probe connections answered */
   uint64_t stalled;     /* connections closed with a request begun and no more of it for
-                           timeout_ns (a client that stalled or vanished mid-request; an idle
-                           persistent connection is kept) */
+                           timeout_ns (a client that stalled or vanished mid-request), or an
+                           answer the client took nothing more of for timeout_ns (it stopped
+                           reading); an idle persistent connection is kept */
 } takt_ros1_srv_stats_t;
 void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out);
 

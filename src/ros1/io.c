@@ -1038,11 +1038,23 @@ void takt__ros1_io_main(void *arg) {
           if (deadline == TAKT_TIME_INFINITE || sc->since + cfg->timeout_ns < deadline)
             deadline = sc->since + cfg->timeout_ns;
         }
-        if (state == SC_WRITE && !takt__ros1_srv_flush(n, srv, sc)) {
-          takt__lock_take(&n->lock);
-          state = sc->state;
-          takt__lock_give(&n->lock);
-          if (state == SC_FREE) continue;
+        if (state == SC_WRITE) {
+          if (!takt__ros1_srv_flush(n, srv, sc)) {
+            takt__lock_take(&n->lock);
+            state = sc->state;
+            takt__lock_give(&n->lock);
+            if (state == SC_FREE) continue;
+          } else if (now - sc->since > cfg->timeout_ns) {
+            /* an answer the client took nothing more of for the timeout (it stopped reading but
+             * keeps the connection): its slot is freed, counted, for another client */
+            takt__lock_take(&n->lock);
+            srv->stalled++;
+            takt__lock_give(&n->lock);
+            takt__ros1_srv_close(n, sc);
+            continue;
+          } else if (deadline == TAKT_TIME_INFINITE || sc->since + cfg->timeout_ns < deadline) {
+            deadline = sc->since + cfg->timeout_ns;
+          }
         }
         /* SC_CALL: the function has the request (it may answer later, or never); watched for
          * the client's hang-up only, which frees the connection (a late answer is refused) */

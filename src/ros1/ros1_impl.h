@@ -142,9 +142,10 @@ typedef struct takt__ros1_sconn {
   takt_io_t io;      /* set and closed by the I/O thread (state changes under node->lock) */
   /* the I/O thread only */
   uint32_t got, tx_off;
-  int64_t since;     /* when the request being read last made progress (got > 0): its next
-                        bytes must come within the node's timeout_ns (an idle persistent
-                        connection, no request begun, may wait for ever) */
+  bool tx_begun;     /* the answer in tx is being written (since counts from its last progress) */
+  int64_t since;     /* when the request being read (got > 0) or the answer being written last
+                        made progress: its next bytes must go within the node's timeout_ns (an
+                        idle persistent connection, no request begun, may wait for ever) */
   uint8_t *rx;       /* 4 + max_message */
   uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
 } takt__ros1_sconn_t;

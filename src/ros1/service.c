@@ -98,6 +98,7 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
   }
   (void)takt_io_tcp_nodelay(c->io, true);
   sc->got = sc->tx_off = 0;
+  sc->tx_begun = false;
   takt__lock_take(&n->lock);
   bool used = srv->used && srv->gen == gen; /* not unadvertised (nor advertised again) meanwhile */
   if (used) {
@@ -157,6 +158,10 @@ void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ro
 bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_sconn_t *sc) {
   (void)srv;
   uint32_t len = sc->tx_len; /* written before SC_WRITE, under the lock this thread read it by */
+  if (!sc->tx_begun) { /* the time-out of the answer counts from now (the call took its time) */
+    sc->tx_begun = true;
+    sc->since = takt_time_now();
+  }
   while (sc->tx_off < len) {
     int32_t w = takt_io_write_some(sc->io, sc->tx + sc->tx_off, len - sc->tx_off);
     if (w < 0) {
@@ -165,8 +170,10 @@ bool takt__ros1_srv_flush(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ros1_
     }
     if (w == 0) return true;
     sc->tx_off += (uint32_t)w;
+    sc->since = takt_time_now();
   }
   sc->tx_off = 0;
+  sc->tx_begun = false;
   takt__lock_take(&n->lock);
   bool persistent = sc->persistent;
   if (persistent) sc->state = SC_READ;

@@ -50,6 +50,13 @@ void no_answer(void *, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *, uin
   takt_ros1_service_respond(srv, call, true, nullptr, 0);
 }
 
+constexpr uint32_t kLargeAnswer = 64 * 1024;  // more than both socket buffers hold here
+
+void large_answer(void *, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *, uint32_t) {
+  static const std::vector<uint8_t> body(kLargeAnswer, 0x5a);
+  takt_ros1_service_respond(srv, call, true, body.data(), (uint32_t)body.size());
+}
+
 // A TCP connection to 127.0.0.1:port whose receive buffer is the smallest the kernel gives (set
 // before connecting: the window it offers stays that small). -1 if it fails.
 int small_window_connect(uint16_t port) {
@@ -321,12 +328,6 @@ TEST_F(Ros1Live, ARestartedMasterGetsTheRegistrationsBack) {
   EXPECT_TRUE(graph(2, "/takt_svc").empty());
 }
 
-// Clients that begin a request and stall (a connection header, then two bytes of the request's
-// length and nothing more: a host gone mid-call) hold a service's connections only for the
-// node's timeout_ns (2 s): then a caller is served again, and the connections are counted as
-// stalled. (Each held its slot for ever: the service's four were gone and every later caller was
-// refused: "no connection of the service is free".) An idle persistent connection, with no
-// request begun, is another client's and stays.
 // The process out of descriptors: the node's XML-RPC listener has a connection waiting that no
 // accept can take (EMFILE). The I/O thread stops watching its listeners for a while instead of
 // going round at once on a listener that stays readable (a core spun at the thread's priority
@@ -453,6 +454,12 @@ TEST_F(Ros1Live, ALargeSlaveApiAnswerIsSentWhole) {
   EXPECT_NE(got.find(std::string(110, 'n') + "_255"), std::string::npos);
 }
 
+// Clients that begin a request and stall (a connection header, then two bytes of the request's
+// length and nothing more: a host gone mid-call) hold a service's connections only for the
+// node's timeout_ns (2 s): then a caller is served again, and the connections are counted as
+// stalled. (Each held its slot for ever: the service's four were gone and every later caller was
+// refused: "no connection of the service is free".) An idle persistent connection, with no
+// request begun, is another client's and stays.
 TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout) {
   ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);  // 4 connections per service
   takt_ros1_srv_t *srv;
@@ -507,4 +514,53 @@ TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout
     return st.connections == 1u;
   }, 5000)) << st.connections;
   for (int fd : fds) close(fd);
+}
+
+// A client that sends a request and then reads no more of its answer (larger than both socket
+// buffers hold), keeping the connection open, holds the service's connection only for the node's
+// timeout_ns (2 s) of no progress: then it is closed and counted as stalled. (It was watched for
+// writability for ever: such clients took every connection of the service in turn.)
+TEST_F(Ros1Live, AnAnswerTheClientStopsReadingFreesItsConnectionAfterTheTimeout) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.name = "/takt_server";
+  cfg.max_pubs = cfg.max_subs = 1;
+  cfg.max_services = 1;
+  cfg.max_message = kLargeAnswer + 64;  // (the context's arena holds a node of few entities)
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  takt_ros1_srv_t *srv;
+  ASSERT_EQ(takt_ros1_advertise_service(node, "/large", std_srvs__SetBool__NAME, std_srvs__SetBool__MD5,
+                                        large_answer, nullptr, &srv),
+            TAKT_OK);
+  char uri[128];
+  ASSERT_EQ(takt_ros1_lookup_service(probe, "/large", uri, sizeof uri), TAKT_OK);
+  std::smatch m;
+  std::string u = uri;
+  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
+  uint16_t port = (uint16_t)std::stoi(m[1]);
+  ASSERT_TRUE(small_send_buffer_of_listener(port));
+  int fd = small_window_connect(port);
+  ASSERT_GE(fd, 0);
+  std::string hdr = tcpros_header({"callerid=/slow_reader", "service=/large", "md5sum=*", "persistent=1"});
+  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  uint8_t len4[4];
+  ASSERT_EQ(read_all(fd, len4, 4), 4);
+  std::vector<uint8_t> answer(len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24);
+  ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
+  const uint8_t request[5] = {1, 0, 0, 0, 1};  // a SetBool request: data = true
+  ASSERT_EQ(write(fd, request, sizeof request), (ssize_t)sizeof request);
+  uint8_t head[5];
+  ASSERT_EQ(read_all(fd, head, 5), 5);  // the answer began ...
+  EXPECT_EQ(head[0], 1);
+  EXPECT_EQ(head[1] | head[2] << 8 | head[3] << 16 | (uint32_t)head[4] << 24, kLargeAnswer);
+  takt_ros1_srv_stats_t st;  // ... and the client reads no more of it
+  takt_ros1_srv_get_stats(srv, &st);
+  EXPECT_EQ(st.answered, 1u);
+  EXPECT_EQ(st.stalled, 0u);
+  EXPECT_TRUE(eventually([&] {
+    takt_ros1_srv_get_stats(srv, &st);
+    return st.stalled == 1u && st.connections == 0u;
+  }, 6000)) << "stalled " << st.stalled << ", connections " << st.connections;
+  close(fd);
 }
