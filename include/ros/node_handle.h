@@ -19,6 +19,7 @@
 // where boost is (it is wherever roscpp is), messages in boost::shared_ptr as ROS 1 code has them
 #include <boost/shared_ptr.hpp>
 #include <boost/weak_ptr.hpp>
+#include <boost/function.hpp>
 #define TAKT_ROSCPP_BOOST 1
 #endif
 #endif
@@ -120,7 +121,8 @@ class Publisher : public takt_impl::PublishByPointer<Publisher> {
   void shutdown() {
     if (impl_) takt_impl::pub_shutdown(*impl_);
   }
-  explicit operator bool() const { return impl_ && takt_impl::pub_valid(*impl_); }
+  // as roscpp's: `bool ok = pub;` and `if (pub)`
+  operator void *() const { return impl_ && takt_impl::pub_valid(*impl_) ? const_cast<Publisher *>(this) : nullptr; }
   bool operator==(const Publisher &o) const { return impl_ == o.impl_; }
   bool operator!=(const Publisher &o) const { return impl_ != o.impl_; }
   bool operator<(const Publisher &o) const { return impl_ < o.impl_; }
@@ -139,7 +141,7 @@ class Subscriber {
   void shutdown() {
     if (impl_) takt_impl::sub_shutdown(*impl_);
   }
-  explicit operator bool() const { return impl_ && takt_impl::sub_valid(*impl_); }
+  operator void *() const { return impl_ && takt_impl::sub_valid(*impl_) ? const_cast<Subscriber *>(this) : nullptr; }
   bool operator==(const Subscriber &o) const { return impl_ == o.impl_; }
   bool operator!=(const Subscriber &o) const { return impl_ != o.impl_; }
   bool operator<(const Subscriber &o) const { return impl_ < o.impl_; }
@@ -166,11 +168,19 @@ class Timer {
   void setPeriod(const Duration &period, bool reset = true) {
     if (impl_) takt_impl::timer_set_period(*impl_, period, reset);
   }
+  /** (a WallTimer's and a SteadyTimer's, which are this class) */
+  void setPeriod(const WallDuration &period, bool reset = true) {
+    setPeriod(Duration().fromNSec(period.toNSec()), reset);
+  }
   bool hasStarted() const { return impl_ && takt_impl::timer_started(*impl_); }
   /** A call is due and has not run yet. */
   bool hasPending() { return impl_ && takt_impl::timer_pending(*impl_); }
   bool isValid() const { return impl_ && takt_impl::timer_valid(*impl_); }
-  explicit operator bool() const { return impl_ != nullptr; }
+  // as roscpp's: `bool made = timer;` and `if (timer)`
+  operator void *() const { return impl_ ? const_cast<Timer *>(this) : nullptr; }
+  bool operator==(const Timer &o) const { return impl_ == o.impl_; }
+  bool operator!=(const Timer &o) const { return impl_ != o.impl_; }
+  bool operator<(const Timer &o) const { return impl_ < o.impl_; }
 
  private:
   std::shared_ptr<takt_impl::TimerImpl> impl_;
@@ -193,7 +203,10 @@ class ServiceServer {
   void shutdown() {
     if (impl_) takt_impl::srv_shutdown(*impl_);
   }
-  explicit operator bool() const { return impl_ && takt_impl::srv_valid(*impl_); }
+  operator void *() const { return impl_ && takt_impl::srv_valid(*impl_) ? const_cast<ServiceServer *>(this) : nullptr; }
+  bool operator==(const ServiceServer &o) const { return impl_ == o.impl_; }
+  bool operator!=(const ServiceServer &o) const { return impl_ != o.impl_; }
+  bool operator<(const ServiceServer &o) const { return impl_ < o.impl_; }
 
  private:
   std::shared_ptr<takt_impl::SrvImpl> impl_;
@@ -206,6 +219,13 @@ class ServiceClient {
   template <class Service>
   bool call(Service &srv) {
     return call(srv.request, srv.response);
+  }
+  /** As roscpp's call with the md5sum of the service's type given: it must be the type's the
+   * client was made with (or "*"); another fails the call, told on stderr. */
+  template <class Req, class Resp>
+  bool call(const Req &req, Resp &resp, const std::string &service_md5sum) {
+    if (!impl_) return false;
+    return takt_impl::client_md5_ok(*impl_, service_md5sum) && call(req, resp);
   }
   template <class Req, class Resp>
   bool call(const Req &req, Resp &resp) {
@@ -224,7 +244,10 @@ class ServiceClient {
     if (impl_) takt_impl::client_shutdown(*impl_);
   }
   std::string getService() const { return impl_ ? takt_impl::client_name(*impl_) : std::string(); }
-  explicit operator bool() const { return isValid(); }
+  operator void *() const { return isValid() ? const_cast<ServiceClient *>(this) : nullptr; }
+  bool operator==(const ServiceClient &o) const { return impl_ == o.impl_; }
+  bool operator!=(const ServiceClient &o) const { return impl_ != o.impl_; }
+  bool operator<(const ServiceClient &o) const { return impl_ < o.impl_; }
 
  private:
   std::shared_ptr<takt_impl::ClientImpl> impl_;
@@ -254,14 +277,40 @@ class SingleSubscriberPublisher : public takt_impl::PublishByPointer<SingleSubsc
 };
 typedef std::function<void(const SingleSubscriberPublisher &)> SubscriberStatusCallback;
 
-/** roscpp's transport hints: takt always asks for tcp_nodelay; the hints are accepted and kept. */
+/** roscpp's transport hints: accepted and kept as roscpp keeps them (getTransports lists what was
+ * asked, in order); takt connects over TCP whatever they say and always asks for tcp_nodelay. */
 class TransportHints {
  public:
-  TransportHints &tcp() { return *this; }
-  TransportHints &tcpNoDelay(bool = true) { return *this; }
-  TransportHints &reliable() { return *this; }
-  TransportHints &unreliable() { return *this; }
-  TransportHints &udp() { return *this; }
+  TransportHints &tcp() { return add("TCP"); }
+  TransportHints &reliable() { return tcp(); }
+  TransportHints &udp() { return add("UDP"); }
+  TransportHints &unreliable() { return udp(); }
+  TransportHints &tcpNoDelay(bool nodelay = true) {
+    options_["tcp_nodelay"] = nodelay ? "true" : "false";
+    return *this;
+  }
+  TransportHints &maxDatagramSize(int size) {
+    options_["max_datagram_size"] = std::to_string(size);
+    return *this;
+  }
+  bool getTCPNoDelay() const {
+    auto it = options_.find("tcp_nodelay");
+    return it != options_.end() && it->second == "true";
+  }
+  int getMaxDatagramSize() const {
+    auto it = options_.find("max_datagram_size");
+    return it != options_.end() ? std::stoi(it->second) : 0;
+  }
+  const std::vector<std::string> &getTransports() const { return transports_; }
+  const M_string &getOptions() const { return options_; }
+
+ private:
+  TransportHints &add(const char *t) {
+    transports_.push_back(t);
+    return *this;
+  }
+  std::vector<std::string> transports_;
+  M_string options_;
 };
 
 namespace takt_impl {
@@ -764,6 +813,32 @@ class NodeHandle {
                        const SubscribeExtra &extra = SubscribeExtra()) {
     return subscribe<P, T>(topic, queue_size, fp, obj, extra);
   }
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P),
+                       const std::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
+  }
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const,
+                       const std::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P),
+                       const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
+  }
+  template <class M, class T, class P,
+            typename std::enable_if<!std::is_same<M, P>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, void (T::*fp)(P) const,
+                       const boost::shared_ptr<T> &obj, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<P, T>(topic, queue_size, fp, obj, extra);
+  }
+#endif
   // any callable (a lambda, std::bind, boost::bind, std::function) with the message type given:
   // subscribe<M>(topic, q, fn[, tracked_object][, hints]). Its parameter is taken in roscpp's
   // order: const M::ConstPtr& (what a boost::bind of such a function takes), then
@@ -808,6 +883,24 @@ class NodeHandle {
                                  const takt::Scheduling &s = takt::Scheduling()) {
     return srv<Req, Resp>(service, fn, s);
   }
+  // as roscpp's advertiseService<MReq, MRes>(service, callback, tracked_object): any callable,
+  // not called once the object is gone (the call fails), held while it runs
+  template <class Req, class Resp, class F,
+            typename std::enable_if<std::is_constructible<std::function<bool(Req &, Resp &)>, F>::value, int>::type = 0>
+  ServiceServer advertiseService(const std::string &service, F &&fn, const VoidConstPtr &tracked_object,
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, fn_tracking(std::function<bool(Req &, Resp &)>(std::forward<F>(fn)), tracked_object), s);
+  }
+#if TAKT_ROSCPP_BOOST
+  // a boost::function: its request and response types deduced from it, as roscpp's (R: bool)
+  template <class R, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, const boost::function<R(Req &, Resp &)> &fn,
+                                 const VoidConstPtr &tracked_object = VoidConstPtr(),
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    static_assert(std::is_same<R, bool>::value, "a service callback returns bool");
+    return srv<Req, Resp>(service, fn_tracking(std::function<bool(Req &, Resp &)>(fn), tracked_object), s);
+  }
+#endif
   // member function of an object held by a shared pointer: tracked, as roscpp's (a call once it
   // is gone fails without calling it; held while the function runs); std:: and boost::
   template <class T, class Req, class Resp>
@@ -842,39 +935,47 @@ class NodeHandle {
     takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
     return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
   }
+  // (its request and response types given, as roscpp's serviceClient<MReq, MRes>)
+  template <class MReq, class MRes>
+  ServiceClient serviceClient(const std::string &service, bool persistent = false,
+                              const M_string &header_values = M_string()) {
+    (void)header_values;
+    takt_impl::Type t{MReq::__takt_service_datatype(), MReq::__takt_service_md5sum(), ""};
+    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
+  }
 
   // timers
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false,
-                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return Timer(keep(takt_impl::timer(cb_node(), period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
   }
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &) const, T *obj, bool oneshot = false,
-                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return Timer(keep(takt_impl::timer(cb_node(), period, [fp, obj](const TimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s)));
   }
   // member function of an object held by a shared pointer: tracked, as roscpp's (not called once
   // it is gone, held while the function runs); std:: and boost::
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), const std::shared_ptr<T> &obj,
-                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return timer_tracked(period, fp, obj.get(), VoidConstPtr(obj), oneshot, autostart, s);
   }
 #if TAKT_ROSCPP_BOOST
   template <class T>
   Timer createTimer(Duration period, void (T::*fp)(const TimerEvent &), const boost::shared_ptr<T> &obj,
-                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool oneshot = false, bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return timer_tracked(period, fp, obj.get(), VoidConstPtr(obj), oneshot, autostart, s);
   }
 #endif
   // free functions, lambdas, std::bind
   Timer createTimer(Duration period, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
-                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return Timer(keep(takt_impl::timer(cb_node(), period, fn, oneshot, autostart, s)));
   }
   /** roscpp's createTimer(TimerOptions&): ops.callback_queue, when set, runs the callback. */
-  Timer createTimer(TimerOptions &ops) {
+  Timer createTimer(TimerOptions &ops) const {
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
     return Timer(keep(takt_impl::timer(n, ops.period, takt_impl::tracking(ops.callback, ops.tracked_object),
@@ -883,30 +984,48 @@ class NodeHandle {
   // at a rate (its expected cycle time), as roscpp's createTimer(Rate, ...)
   template <class T>
   Timer createTimer(Rate r, void (T::*fp)(const TimerEvent &), T *obj, bool oneshot = false, bool autostart = true,
-                    const takt::Scheduling &s = takt::Scheduling()) {
+                    const takt::Scheduling &s = takt::Scheduling()) const {
     return createTimer(r.expectedCycleTime(), fp, obj, oneshot, autostart, s);
   }
   Timer createTimer(Rate r, const std::function<void(const TimerEvent &)> &fn, bool oneshot = false,
-                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return createTimer(r.expectedCycleTime(), fn, oneshot, autostart, s);
   }
+  template <class T>
+  Timer createTimer(Rate r, void (T::*fp)(const TimerEvent &) const, T *obj, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
+    return createTimer(r.expectedCycleTime(), fp, obj, oneshot, autostart, s);
+  }
+  template <class T>
+  Timer createTimer(Rate r, void (T::*fp)(const TimerEvent &), const std::shared_ptr<T> &obj, bool oneshot = false,
+                    bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
+    return createTimer(r.expectedCycleTime(), fp, obj, oneshot, autostart, s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T>
+  Timer createTimer(Rate r, void (T::*fp)(const TimerEvent &), const boost::shared_ptr<T> &obj,
+                    bool oneshot = false, bool autostart = true,
+                    const takt::Scheduling &s = takt::Scheduling()) const {
+    return createTimer(r.expectedCycleTime(), fp, obj, oneshot, autostart, s);
+  }
+#endif
 
   // wall-clock and steady timers: takt timers like createTimer's (the executor's monotonic
   // clock), their events' times on the wall clock (WallTimerEvent) or the steady clock
   template <class T>
   WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &), T *obj, bool oneshot = false,
-                            bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) {
+                            bool autostart = true, const takt::Scheduling &s = takt::Scheduling()) const {
     return createWallTimer(period, [fp, obj](const WallTimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s);
   }
   WallTimer createWallTimer(WallDuration period, const std::function<void(const WallTimerEvent &)> &fn,
                             bool oneshot = false, bool autostart = true,
-                            const takt::Scheduling &s = takt::Scheduling()) {
+                            const takt::Scheduling &s = takt::Scheduling()) const {
     return event_timer<WallTimerEvent>(cb_node(), period, fn, wall_time_of, oneshot, autostart, s);
   }
   template <class T>
   WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &), const std::shared_ptr<T> &obj,
                             bool oneshot = false, bool autostart = true,
-                            const takt::Scheduling &s = takt::Scheduling()) {
+                            const takt::Scheduling &s = takt::Scheduling()) const {
     return createWallTimer(period, member_tracking<WallTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
                            autostart, s);
   }
@@ -914,29 +1033,29 @@ class NodeHandle {
   template <class T>
   WallTimer createWallTimer(WallDuration period, void (T::*fp)(const WallTimerEvent &),
                             const boost::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
-                            const takt::Scheduling &s = takt::Scheduling()) {
+                            const takt::Scheduling &s = takt::Scheduling()) const {
     return createWallTimer(period, member_tracking<WallTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
                            autostart, s);
   }
 #endif
   /** roscpp's createWallTimer(WallTimerOptions&): ops.callback_queue, when set, runs the callback;
    * a tracked object gone, it is not called. */
-  WallTimer createWallTimer(WallTimerOptions &ops) { return options_timer(ops, wall_time_of); }
+  WallTimer createWallTimer(WallTimerOptions &ops) const { return options_timer(ops, wall_time_of); }
   template <class T>
   SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &), T *obj,
                                 bool oneshot = false, bool autostart = true,
-                                const takt::Scheduling &s = takt::Scheduling()) {
+                                const takt::Scheduling &s = takt::Scheduling()) const {
     return createSteadyTimer(period, [fp, obj](const SteadyTimerEvent &e) { (obj->*fp)(e); }, oneshot, autostart, s);
   }
   SteadyTimer createSteadyTimer(WallDuration period, const std::function<void(const SteadyTimerEvent &)> &fn,
                                 bool oneshot = false, bool autostart = true,
-                                const takt::Scheduling &s = takt::Scheduling()) {
+                                const takt::Scheduling &s = takt::Scheduling()) const {
     return event_timer<SteadyTimerEvent>(cb_node(), period, fn, steady_time_of, oneshot, autostart, s);
   }
   template <class T>
   SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &),
                                 const std::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
-                                const takt::Scheduling &s = takt::Scheduling()) {
+                                const takt::Scheduling &s = takt::Scheduling()) const {
     return createSteadyTimer(period, member_tracking<SteadyTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
                              autostart, s);
   }
@@ -944,13 +1063,13 @@ class NodeHandle {
   template <class T>
   SteadyTimer createSteadyTimer(WallDuration period, void (T::*fp)(const SteadyTimerEvent &),
                                 const boost::shared_ptr<T> &obj, bool oneshot = false, bool autostart = true,
-                                const takt::Scheduling &s = takt::Scheduling()) {
+                                const takt::Scheduling &s = takt::Scheduling()) const {
     return createSteadyTimer(period, member_tracking<SteadyTimerEvent>(fp, obj.get(), VoidConstPtr(obj)), oneshot,
                              autostart, s);
   }
 #endif
   /** roscpp's createSteadyTimer(SteadyTimerOptions&), as createWallTimer(ops). */
-  SteadyTimer createSteadyTimer(SteadyTimerOptions &ops) { return options_timer(ops, steady_time_of); }
+  SteadyTimer createSteadyTimer(SteadyTimerOptions &ops) const { return options_timer(ops, steady_time_of); }
 
   // parameters (names resolved in this handle's namespace and remapped, as roscpp's; "~x" is the
   // node's private x)
@@ -1010,7 +1129,7 @@ class NodeHandle {
   template <class E, class To>
   Timer event_timer(const std::shared_ptr<takt_impl::NodeImpl> &n, WallDuration period,
                     const std::function<void(const E &)> &fn, To to, bool oneshot, bool autostart,
-                    const takt::Scheduling &s) {
+                    const takt::Scheduling &s) const {
     auto last = std::make_shared<E>();
     return Timer(keep(takt_impl::timer(n, Duration().fromNSec(period.toNSec()), [fn, to, last](const TimerEvent &e) {
       E ev;
@@ -1029,7 +1148,7 @@ class NodeHandle {
     return SteadyTime().fromNSec(static_cast<uint64_t>(static_cast<int64_t>(t.toNSec()) - off));
   }
   template <class E, class To>
-  Timer options_timer(ClockTimerOptions<E> &ops, To to) {
+  Timer options_timer(ClockTimerOptions<E> &ops, To to) const {
     std::shared_ptr<takt_impl::NodeImpl> n = cb_node();
     if (ops.callback_queue && !(n = takt_impl::node_in_queue(impl_, ops.callback_queue))) return Timer();
     return event_timer<E>(n, ops.period, takt_impl::tracking(ops.callback, ops.tracked_object), to, ops.oneshot,
@@ -1070,6 +1189,17 @@ class NodeHandle {
       return hold ? (obj->*fp)(a, b) : false;  // the tracked object is gone (or was none)
     }, s);
   }
+  // fn, not called once tracked is gone (the call fails) and holding it while it runs
+  template <class Req, class Resp>
+  static std::function<bool(Req &, Resp &)> fn_tracking(std::function<bool(Req &, Resp &)> fn,
+                                                        const VoidConstPtr &tracked) {
+    auto lock = tracked.locker();
+    if (!lock) return fn;  // none given
+    return [fn, lock](Req &a, Resp &b) {
+      std::shared_ptr<void const> hold = lock();
+      return hold ? fn(a, b) : false;
+    };
+  }
   // a timer callback: fp of obj, whose owner tracked is (not called once it is gone)
   template <class E, class T>
   static std::function<void(const E &)> member_tracking(void (T::*fp)(const E &), T *obj, const VoidConstPtr &tracked) {
@@ -1077,7 +1207,7 @@ class NodeHandle {
   }
   template <class T>
   Timer timer_tracked(Duration period, void (T::*fp)(const TimerEvent &), T *obj, const VoidConstPtr &tracked,
-                      bool oneshot, bool autostart, const takt::Scheduling &s) {
+                      bool oneshot, bool autostart, const takt::Scheduling &s) const {
     return Timer(keep(takt_impl::timer(cb_node(), period, member_tracking<TimerEvent>(fp, obj, tracked), oneshot,
                                        autostart, s)));
   }
@@ -1100,6 +1230,11 @@ class NodeHandle {
   std::shared_ptr<takt_impl::NodeImpl> queued_;          // impl_'s namespace in queue_'s executor
   std::shared_ptr<takt_impl::Collection> made_;  // what this handle created (not its copies)
 };
+#if TAKT_ROSCPP_BOOST
+typedef boost::shared_ptr<NodeHandle> NodeHandlePtr;  // roscpp's (ros/forwards.h)
+#else
+typedef std::shared_ptr<NodeHandle> NodeHandlePtr;
+#endif
 
 }  // namespace ros
 

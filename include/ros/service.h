@@ -14,6 +14,12 @@ bool call(const std::string &name, Service &srv) {
   ServiceClient c = nh.serviceClient<Service>(name);
   return c.call(srv);
 }
+template <class MReq, class MRes>
+bool call(const std::string &name, MReq &req, MRes &res) {
+  NodeHandle nh;
+  ServiceClient c = nh.serviceClient<MReq, MRes>(name);
+  return c.call(req, res);
+}
 bool exists(const std::string &name, bool print_failure_reason);
 bool waitForService(const std::string &name, Duration timeout = Duration(-1));
 inline bool waitForService(const std::string &name, int32_t timeout_ms) {

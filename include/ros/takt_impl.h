@@ -161,6 +161,8 @@ bool client_wait(ClientImpl &c, Duration timeout);
 std::string client_name(const ClientImpl &c);
 void client_shutdown(ClientImpl &c);
 bool client_valid(const ClientImpl &c);
+/** Whether md5 is the client's type's (or "*"); told on stderr when not. */
+bool client_md5_ok(const ClientImpl &c, const std::string &md5);
 
 /** Parameters on the master: scalars, and lists and dictionaries of scalars (XML-RPC arrays and
  * structs). A list or dictionary is read whole or not at all: false if an element is not of the
@@ -217,6 +219,9 @@ void param_set(const std::string &key, const std::map<std::string, double> &v);
 void param_set(const std::string &key, const std::map<std::string, float> &v);
 void param_set(const std::string &key, const std::map<std::string, int> &v);
 void param_set(const std::string &key, const std::map<std::string, bool> &v);
+/** Any value, nested lists and dictionaries too (false, told on stderr: one the master cannot
+ * take: an invalid, dateTime or base64 value in it, or nested too deep). */
+void param_set(const std::string &key, const XmlRpc::XmlRpcValue &v);
 bool param_has(const std::string &key);
 /** Every parameter name on the master (false: it could not be asked). */
 bool param_names(std::vector<std::string> &names);

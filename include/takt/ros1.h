@@ -464,6 +464,21 @@ typedef void (*takt_ros1_walk_fn)(void *user, takt_ros1_walk_t what, const char 
  * dateTime). fn as get_each's. */
 takt_err_t takt_ros1_param_walk(takt_ros1_node_t *node, const char *key, takt_ros1_walk_fn fn,
                                 void *user);
+/** One step of a value given to takt_ros1_param_set_tree, as a walk tells it: a scalar (v), a
+ * list or dictionary begins, or ends; name: the member's name inside a dictionary, else NULL. */
+typedef struct takt_ros1_param_step {
+  takt_ros1_walk_t what;
+  const char *name;
+  takt_ros1_param_value_t v; /* TAKT_ROS1_WALK_VALUE only */
+} takt_ros1_param_step_t;
+#define TAKT_ROS1_PARAM_MAX_DEPTH 15 /* as deep as takt reads a parameter back */
+/** key := any value: a scalar, or lists and dictionaries nested up to TAKT_ROS1_PARAM_MAX_DEPTH
+ * deep, given as the steps a walk of it tells (depth first; roscpp's setParam of an
+ * XmlRpc::XmlRpcValue). TAKT_EINVAL for steps that make no one value (an end without its begin, a
+ * begin left open, a dictionary's member without a name, steps after the value, a bad scalar, too
+ * deep), TAKT_ESIZE if the call does not fit max_xmlrpc. */
+takt_err_t takt_ros1_param_set_tree(takt_ros1_node_t *node, const char *key,
+                                    const takt_ros1_param_step_t *steps, uint32_t count);
 /** Every parameter name, one call of fn each (type NULL). */
 takt_err_t takt_ros1_param_names(takt_ros1_node_t *node, takt_ros1_pair_fn fn, void *user);
 

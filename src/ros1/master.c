@@ -666,6 +666,88 @@ takt_err_t takt_ros1_param_set_dict(takt_ros1_node_t *node, const char *key,
   return set_many(node, &p);
 }
 
+/* Any value, as the steps of its walk. */
+typedef struct {
+  const char *key;
+  const takt_ros1_param_step_t *st;
+  uint32_t n;
+} sett_t;
+
+/* Do the steps make one value? */
+static bool steps_ok(const takt_ros1_param_step_t *st, uint32_t n) {
+  bool dict[TAKT_ROS1_PARAM_MAX_DEPTH]; /* the open lists (false) and dictionaries (true) */
+  uint32_t depth = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (i > 0 && depth == 0) return false; /* after the value */
+    if (st[i].what == TAKT_ROS1_WALK_END) {
+      if (depth == 0) return false;
+      depth--;
+      continue;
+    }
+    bool member = depth > 0 && dict[depth - 1];
+    if (member != (st[i].name != NULL)) return false; /* names exactly on a dictionary's members */
+    if (st[i].what == TAKT_ROS1_WALK_VALUE) {
+      if (!scalar_ok(&st[i].v)) return false;
+    } else if (st[i].what == TAKT_ROS1_WALK_LIST || st[i].what == TAKT_ROS1_WALK_DICT) {
+      if (depth == TAKT_ROS1_PARAM_MAX_DEPTH) return false;
+      dict[depth++] = st[i].what == TAKT_ROS1_WALK_DICT;
+    } else {
+      return false;
+    }
+  }
+  return n > 0 && depth == 0;
+}
+
+static void p_set_tree(takt__xr_writer_t *w, const void *a) {
+  const sett_t *p = a;
+  bool dict[TAKT_ROS1_PARAM_MAX_DEPTH];
+  uint32_t depth = 0;
+  w_str(w, p->key);
+  takt__xr_w_param_begin(w);
+  for (uint32_t i = 0; i < p->n; i++) {
+    const takt_ros1_param_step_t *s = &p->st[i];
+    if (s->what == TAKT_ROS1_WALK_END) {
+      if (dict[--depth]) takt__xr_w_struct_end(w);
+      else takt__xr_w_array_end(w);
+      if (depth > 0 && dict[depth - 1]) takt__xr_w_member_end(w);
+      continue;
+    }
+    if (s->name != NULL) takt__xr_w_member_begin(w, s->name);
+    if (s->what == TAKT_ROS1_WALK_VALUE) {
+      w_scalar(w, &s->v);
+      if (s->name != NULL) takt__xr_w_member_end(w);
+    } else if (s->what == TAKT_ROS1_WALK_DICT) {
+      takt__xr_w_struct_begin(w);
+      dict[depth++] = true;
+    } else {
+      takt__xr_w_array_begin(w);
+      dict[depth++] = false;
+    }
+  }
+  takt__xr_w_param_end(w);
+}
+
+takt_err_t takt_ros1_param_set_tree(takt_ros1_node_t *node, const char *key,
+                                    const takt_ros1_param_step_t *steps, uint32_t count) {
+  if (node == NULL || key == NULL || steps == NULL || !steps_ok(steps, count)) return TAKT_EINVAL;
+  if (steps[0].what == TAKT_ROS1_WALK_VALUE) { /* a scalar: cached as the setters' are */
+    const takt_ros1_param_value_t *v = &steps[0].v;
+    switch (v->kind) {
+    case TAKT_ROS1_PARAM_INT: return takt_ros1_param_set_int(node, key, (int32_t)v->i);
+    case TAKT_ROS1_PARAM_DOUBLE: return takt_ros1_param_set_double(node, key, v->d);
+    case TAKT_ROS1_PARAM_BOOL: return takt_ros1_param_set_bool(node, key, v->b);
+    default: return takt_ros1_param_set_string(node, key, v->s);
+    }
+  }
+  sett_t p = {.key = key, .st = steps, .n = count};
+  TAKT_RETURN_IF_ERR(void_call(node, "setParam", p_set_tree, &p));
+  /* a dictionary sets the keys below key: read again; a list is no cacheable scalar */
+  takt__xr_value_t v = {.kind = steps[0].what == TAKT_ROS1_WALK_DICT ? TAKT__XR_STRUCT : TAKT__XR_ARRAY,
+                        .u.list.count = 1};
+  pcache_local(node, key, &v);
+  return TAKT_OK;
+}
+
 /* A decoded scalar as a parameter value into *pv: a string NUL-terminated in text (cap bytes) when
  * it fits, else (long_ok) as it lies in the answer, else TAKT_ESIZE; TAKT_ETYPE for a list, a
  * dictionary or another XML-RPC type. */

@@ -3588,6 +3588,12 @@ bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
 std::string client_name(const ClientImpl &c) { return c.name; }
 bool client_persistent(const ClientImpl &c) { return c.persistent; }
 bool client_valid(const ClientImpl &c) { return !c.down.load(); }
+bool client_md5_ok(const ClientImpl &c, const std::string &md5) {
+  if (md5 == "*" || md5 == c.type.md5) return true;
+  std::fprintf(stderr, "takt roscpp: call of %s with md5sum %s: the client was made for %s (md5sum %s)\n",
+               c.name.c_str(), md5.c_str(), c.type.datatype, c.type.md5);
+  return false;
+}
 void client_shutdown(ClientImpl &c) {
   c.down.store(true);
   c.cv.notify_all();
@@ -4001,6 +4007,71 @@ void param_set(const std::string &key, const std::map<std::string, double> &v) {
 void param_set(const std::string &key, const std::map<std::string, float> &v) { set_dict(key, v); }
 void param_set(const std::string &key, const std::map<std::string, int> &v) { set_dict(key, v); }
 void param_set(const std::string &key, const std::map<std::string, bool> &v) { set_dict(key, v); }
+
+namespace {
+// v as the steps of its walk (false: a value XML-RPC parameters cannot hold, or too deep)
+bool tree_steps(const XmlRpc::XmlRpcValue &v, const char *name, int depth,
+                std::vector<takt_ros1_param_step_t> &out) {
+  takt_ros1_param_step_t st{};
+  st.name = name;
+  switch (v.getType()) {
+  case XmlRpc::XmlRpcValue::TypeBoolean:
+    st.v.kind = TAKT_ROS1_PARAM_BOOL;
+    st.v.b = static_cast<const bool &>(v);
+    break;
+  case XmlRpc::XmlRpcValue::TypeInt:
+    st.v.kind = TAKT_ROS1_PARAM_INT;
+    st.v.i = static_cast<const int &>(v);
+    break;
+  case XmlRpc::XmlRpcValue::TypeDouble:
+    st.v.kind = TAKT_ROS1_PARAM_DOUBLE;
+    st.v.d = static_cast<const double &>(v);
+    break;
+  case XmlRpc::XmlRpcValue::TypeString:
+    st.v.kind = TAKT_ROS1_PARAM_STRING;
+    st.v.s = static_cast<const std::string &>(v).c_str();
+    break;
+  case XmlRpc::XmlRpcValue::TypeArray:
+  case XmlRpc::XmlRpcValue::TypeStruct: {
+    if (depth >= TAKT_ROS1_PARAM_MAX_DEPTH) return false;
+    bool dict = v.getType() == XmlRpc::XmlRpcValue::TypeStruct;
+    st.what = dict ? TAKT_ROS1_WALK_DICT : TAKT_ROS1_WALK_LIST;
+    out.push_back(st);
+    if (dict) {
+      for (const auto &m : v)
+        if (!tree_steps(m.second, m.first.c_str(), depth + 1, out)) return false;
+    } else {
+      for (int i = 0; i < v.size(); i++)
+        if (!tree_steps(v[i], nullptr, depth + 1, out)) return false;
+    }
+    takt_ros1_param_step_t end{};
+    end.what = TAKT_ROS1_WALK_END;
+    out.push_back(end);
+    return true;
+  }
+  default: return false;  // invalid, dateTime, base64
+  }
+  st.what = TAKT_ROS1_WALK_VALUE;
+  out.push_back(st);
+  return true;
+}
+}  // namespace
+
+void param_set(const std::string &key, const XmlRpc::XmlRpcValue &v) {
+  std::vector<takt_ros1_param_step_t> steps;
+  if (!tree_steps(v, nullptr, 0, steps)) {
+    std::fprintf(stderr, "takt roscpp: setParam %s: the value holds what a parameter cannot (an invalid, "
+                 "dateTime or base64 value, or lists and dictionaries nested more than %d deep): not set\n",
+                 key.c_str(), TAKT_ROS1_PARAM_MAX_DEPTH);
+    return;
+  }
+  Started st;
+  ParamUse use;
+  takt_ros1_node_t *n = use.n;
+  if (n && takt_ros1_param_set_tree(n, key.c_str(), steps.data(), static_cast<uint32_t>(steps.size())) == TAKT_ESIZE)
+    std::fprintf(stderr, "takt roscpp: setParam %s: the value exceeds the node's XML-RPC call size; raise "
+                 "TAKT_ROSCPP_MAX_PARAM\n", key.c_str());
+}
 
 bool param_has(const std::string &key) {
   bool h = false;

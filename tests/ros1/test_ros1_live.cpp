@@ -131,6 +131,54 @@ TEST_F(Ros1Live, MasterApiRegistrationsLookupsAndParameters) {
   takt_ros1_param_value_t bad = {};
   bad.kind = TAKT_ROS1_PARAM_STRING;  // without its string
   EXPECT_EQ(takt_ros1_param_set_list(node, "/takt/bad", &bad, 1), TAKT_EINVAL);
+  // any value, nested (roscpp's setParam of an XmlRpcValue), as Debian's rosparam reads it
+  auto step = [](takt_ros1_walk_t w, const char *name) {
+    takt_ros1_param_step_t st = {};
+    st.what = w, st.name = name;
+    return st;
+  };
+  auto scalar = [&](const char *name, const takt_ros1_param_value_t &v) {
+    takt_ros1_param_step_t st = step(TAKT_ROS1_WALK_VALUE, name);
+    st.v = v;
+    return st;
+  };
+  std::vector<takt_ros1_param_step_t> tree = {
+      step(TAKT_ROS1_WALK_DICT, nullptr),
+      step(TAKT_ROS1_WALK_LIST, "a"), scalar(nullptr, vals[0]), step(TAKT_ROS1_WALK_DICT, nullptr),
+      scalar("b", vals[3]), step(TAKT_ROS1_WALK_END, nullptr), step(TAKT_ROS1_WALK_LIST, nullptr),
+      step(TAKT_ROS1_WALK_END, nullptr), step(TAKT_ROS1_WALK_END, nullptr),
+      scalar("c", vals[2]), step(TAKT_ROS1_WALK_END, nullptr)};
+  ASSERT_EQ(takt_ros1_param_set_tree(node, "/takt/tree", tree.data(), (uint32_t)tree.size()), TAKT_OK);
+  std::string check = "ROS_MASTER_URI=" + master_uri + " /usr/bin/python3 -c \"import subprocess, yaml; "
+                      "v = yaml.safe_load(subprocess.check_output(['/usr/bin/python3', '/usr/bin/rosparam', "
+                      "'get', '/takt/tree'])); assert v == {'a': [3, {'b': 'x&y'}, []], 'c': True}, v\"";
+  EXPECT_EQ(std::system(check.c_str()), 0) << check;
+  std::vector<takt_ros1_param_step_t> bad_trees[] = {
+      {},                                                                  // no value
+      {step(TAKT_ROS1_WALK_END, nullptr)},                                 // an end without its begin
+      {step(TAKT_ROS1_WALK_LIST, nullptr)},                                // left open
+      {step(TAKT_ROS1_WALK_DICT, nullptr), scalar(nullptr, vals[0]), step(TAKT_ROS1_WALK_END, nullptr)},
+      {step(TAKT_ROS1_WALK_LIST, nullptr), scalar("n", vals[0]), step(TAKT_ROS1_WALK_END, nullptr)},
+      {scalar(nullptr, vals[0]), scalar(nullptr, vals[0])},                // after the value
+      {scalar(nullptr, bad)},                                              // a bad scalar
+  };
+  for (auto &t : bad_trees)
+    EXPECT_EQ(takt_ros1_param_set_tree(node, "/takt/bad", t.data(), (uint32_t)t.size()), TAKT_EINVAL);
+  std::vector<takt_ros1_param_step_t> deep;  // nested one past the limit
+  for (int d = 0; d <= TAKT_ROS1_PARAM_MAX_DEPTH; d++) deep.push_back(step(TAKT_ROS1_WALK_LIST, nullptr));
+  for (int d = 0; d <= TAKT_ROS1_PARAM_MAX_DEPTH; d++) deep.push_back(step(TAKT_ROS1_WALK_END, nullptr));
+  EXPECT_EQ(takt_ros1_param_set_tree(node, "/takt/bad", deep.data(), (uint32_t)deep.size()), TAKT_EINVAL);
+  deep.erase(deep.begin()), deep.pop_back();  // at the limit
+  EXPECT_EQ(takt_ros1_param_set_tree(node, "/takt/deep", deep.data(), (uint32_t)deep.size()), TAKT_OK);
+  int steps_read = 0;  // and read back as deep
+  EXPECT_EQ(takt_ros1_param_walk(probe, "/takt/deep",
+                                 [](void *u, takt_ros1_walk_t, const char *, const takt_ros1_param_value_t *) {
+                                   ++*static_cast<int *>(u);
+                                 }, &steps_read),
+            TAKT_OK);
+  EXPECT_EQ(steps_read, 2 * TAKT_ROS1_PARAM_MAX_DEPTH);
+  EXPECT_EQ(takt_ros1_param_has(probe, "/takt/bad", &has), TAKT_OK);
+  EXPECT_FALSE(has);
   EXPECT_EQ(takt_ros1_param_delete(node, "/takt/i"), TAKT_OK);
   EXPECT_EQ(takt_ros1_param_has(probe, "/takt/i", &has), TAKT_OK);
   EXPECT_FALSE(has);
