@@ -488,12 +488,22 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
                     uint32_t len, struct ddsi_serdata *sd) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
-  /* a takt peer's sample carries its origin time and deadline; another's starts here, now */
+  /* a takt peer's sample carries its origin time and deadline; another's starts here, now. A
+   * stamp from the future, or with a deadline before its origin, is no time of this clock's (a
+   * peer whose clock runs ahead, or bytes that only look like a stamp): it would set a job's
+   * deadline at the peer's will */
+  int64_t now = takt_clock_now(takt_context_clock(d->ctx));
   if (topic && takt__dds_unstamp(buf, &len, &m.t_info, &m.deadline)) {
-    takt__dds_count(&d->stats.stamped);
-    if (m.deadline < 0) m.deadline = 0;
+    if (m.t_info > now || (m.deadline > 0 && m.deadline < m.t_info)) {
+      takt__dds_count(&d->stats.stamp_refused);
+      m.t_info = now;
+      m.deadline = 0;
+    } else {
+      takt__dds_count(&d->stats.stamped);
+      if (m.deadline < 0) m.deadline = 0;
+    }
   } else {
-    m.t_info = takt_clock_now(takt_context_clock(d->ctx));
+    m.t_info = now;
   }
   if (r->raw && topic) { /* CDR uint8[]: the bytes go to the bridge, which checks them against
                             the size */
@@ -1666,7 +1676,7 @@ void takt_dds_get_stats(takt_dds_t *d, takt_dds_stats_t *out) {
       .calls_expired = takt__dds_read(&c->calls_expired), .direct = takt__dds_read(&c->direct),
       .lanes = d->n_lanes, .window_waits = takt__dds_read(&c->window_waits),
       .window_timeouts = takt__dds_read(&c->window_timeouts),
-      .pooled = takt__dds_read(&c->pooled)};
+      .pooled = takt__dds_read(&c->pooled), .stamp_refused = takt__dds_read(&c->stamp_refused)};
   uint32_t nr = n_routes(d);
   for (uint32_t i = 0; i < nr; i++) {
     out->reply_ids_added += atomic_load_explicit(&d->routes[i].reply_ids.added, memory_order_relaxed);

@@ -315,7 +315,7 @@ typedef struct takt__dds_counters {
   uint64_t written, write_errors, tx_queue_full, not_cdr, received, oversize, deliver_refused,
       incompatible_qos, requests_dropped, replies_dropped, stamped,
       malformed, type_mismatch, calls_expired, direct, window_waits, window_timeouts,
-      pooled; /* atomic */
+      pooled, stamp_refused; /* atomic */
 } takt__dds_counters_t;
 
 static inline void takt__dds_count(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }

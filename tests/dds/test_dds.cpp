@@ -63,6 +63,7 @@ struct Side {
   takt_client_t *client = nullptr;   // of an imported service (RPC builds)
   takt_service_t *service = nullptr; // exported
   std::vector<std::string> got;
+  std::vector<int64_t> t_infos; // of what on_msg got
   int64_t call_timeout_ns = -1; // -1: the default
   uint32_t tx_lanes = TAKT_DDS_TX_LANES_DEFAULT;
   uint32_t tx_window = TAKT_DDS_TX_WINDOW_DEFAULT;
@@ -113,6 +114,7 @@ struct Side {
   static void on_msg(takt_subscription_t *, const takt_message_t *m, void *user) {
     auto *self = static_cast<Side *>(user);
     self->got.emplace_back(static_cast<const std_msgs__String *>(m->data)->data.data);
+    self->t_infos.push_back(m->header.t_info);
   }
   void listen(const takt_dds_qos_t *qos, takt_err_t want = TAKT_OK) {
     takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
@@ -663,6 +665,38 @@ void run_stamped(bool stamp) {
 }  // namespace
 
 TEST(DdsBridge, OriginTimeAndDeadlineCrossTheHop) { run_stamped(true); }
+
+// A stamp whose origin time is later than the receiving host's clock (a peer's clock ahead of
+// ours) is not taken: the message starts at its arrival, without a deadline, counted in
+// stamp_refused (it set the far job's origin and deadline at the peer's will). A stamp of this
+// clock's past is taken as before.
+TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
+  Side a, b;
+  a.open("dds_test/future", &std_msgs__String__type_cdr);
+  b.open("dds_test/future", &std_msgs__String__type_cdr);
+  takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+  b.listen(&qos);
+  a.talk(&qos);
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
+  ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
+  std_msgs__String s;
+  std_msgs__String__init(&s);
+  s.data.size = (uint32_t)snprintf(s.data.data, 16, "ahead");
+  int64_t sent_at = takt_time_now(), future = sent_at + 10 * TAKT_NS_PER_S;
+  ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, future), TAKT_OK);
+  a.spin_ms(5);
+  int64_t past = takt_time_now() - TAKT_NS_PER_MS;
+  s.data.size = (uint32_t)snprintf(s.data.data, 16, "behind");
+  ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= 2; }, {&a, &b})) << b.got.size();
+  int64_t after = takt_time_now();
+  EXPECT_EQ(b.got, (std::vector<std::string>{"ahead", "behind"}));
+  EXPECT_LE(b.t_infos[0], after) << "the origin stays the peer's, 10 s ahead";
+  EXPECT_GE(b.t_infos[0], sent_at) << "its arrival";
+  EXPECT_EQ(b.t_infos[1], past);
+  EXPECT_EQ(b.stats().stamp_refused, 1u);
+  EXPECT_EQ(b.stats().stamped, 1u);
+}
 TEST(DdsBridge, WithoutTheStampArrivalTimeAndNoDeadline) { run_stamped(false); }
 
 // transient_local (a latched topic): a reader that joins after the messages were written still
