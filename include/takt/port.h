@@ -130,6 +130,9 @@ int64_t takt_port_thread_id(void);
 void takt_port_thread_name(char *buf, size_t len);
 /** The process's id (ROS 1's getPid; 1 where there are no processes). */
 int32_t takt_port_pid(void);
+/** The system's boot-time clock now (Linux: CLOCK_BOOTTIME, ns), to align takt's monotonic times
+ * with other tools' traces; -1 where the platform has none. */
+int64_t takt_port_boottime_ns(void);
 
 /** True if this process may use SCHED_FIFO (probed once). */
 bool takt_port_rt_permitted(void);

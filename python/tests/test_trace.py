@@ -16,9 +16,20 @@ REPO = Path(__file__).resolve().parents[2]
 BEGIN, END, INSTANT = 1, 2, 3
 
 
+MONOTONIC, BOOTTIME = 3, 6  # Perfetto's builtin clocks
+
+
 def load(path):
     trace = pb.Trace()
     trace.ParseFromString(path.read_bytes())
+    # takt's times are CLOCK_MONOTONIC's: the first packet relates that clock to BOOTTIME
+    # (Perfetto's default) and makes it the trace's clock; every timestamp says it is MONOTONIC's
+    first = trace.packet[0]
+    assert first.HasField("clock_snapshot"), first
+    clocks = {c.clock_id: c.timestamp for c in first.clock_snapshot.clocks}
+    assert set(clocks) == {MONOTONIC, BOOTTIME} and first.clock_snapshot.primary_trace_clock == MONOTONIC
+    assert clocks[BOOTTIME] > 0 and clocks[MONOTONIC] > 0
+    assert all(p.timestamp_clock_id == MONOTONIC for p in trace.packet[1:] if p.HasField("timestamp"))
     tracks, events = {}, []
     for pkt in trace.packet:
         if pkt.HasField("track_descriptor"):

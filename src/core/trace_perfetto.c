@@ -12,11 +12,18 @@ enum {
   /* Trace */
   F_TRACE_PACKET = 1,
   /* TracePacket */
+  F_PKT_CLOCK_SNAPSHOT = 6,
   F_PKT_TIMESTAMP = 8,
   F_PKT_SEQ_ID = 10,
   F_PKT_TRACK_EVENT = 11,
   F_PKT_SEQ_FLAGS = 13,
+  F_PKT_TIMESTAMP_CLOCK_ID = 58,
   F_PKT_TRACK_DESCRIPTOR = 60,
+  /* ClockSnapshot, ClockSnapshot.Clock */
+  F_CS_CLOCKS = 1,
+  F_CS_PRIMARY_TRACE_CLOCK = 2,
+  F_CLK_ID = 1,
+  F_CLK_TIMESTAMP = 2,
   /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
   F_TD_UUID = 1,
   F_TD_NAME = 2,
@@ -106,11 +113,15 @@ static void annotation(pb_t *ev, const char *name, int64_t v) {
   f_msg(ev, F_TE_ANNOTATION, &a);
 }
 
+/* Perfetto's builtin clocks (ClockSnapshot.Clock.BuiltinClocks) */
+enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+
 typedef struct writer {
   takt_trace_write_fn write;
   void *user;
   bool failed;
   bool first;
+  bool monotonic; /* timestamps are CLOCK_MONOTONIC's (said in each packet), not the default */
 } writer_t;
 
 /* One TracePacket (with its sequence id; ts < 0: none) around body, as field 1 of Trace. */
@@ -118,6 +129,7 @@ static void emit(writer_t *w, int64_t ts, uint32_t body_field, const pb_t *body)
   if (w->failed) return;
   pb_t pkt = {.n = 0};
   if (ts >= 0) f_varint(&pkt, F_PKT_TIMESTAMP, (uint64_t)ts);
+  if (ts >= 0 && w->monotonic) f_varint(&pkt, F_PKT_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC_ID);
   f_varint(&pkt, F_PKT_SEQ_ID, SEQ_ID);
   if (w->first) {
     f_varint(&pkt, F_PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -234,7 +246,27 @@ takt_err_t takt_trace_write_perfetto(takt_context_t *ctx, const char *process_na
                                      takt_trace_write_fn write, void *user) {
   if (ctx == NULL || write == NULL) return TAKT_EINVAL;
   if (atomic_load(&ctx->trace) != NULL || ctx->trace_last == NULL) return TAKT_ESTATE;
-  writer_t w = {.write = write, .user = user, .failed = false, .first = true};
+  writer_t w = {.write = write, .user = user, .failed = false, .first = true, .monotonic = false};
+  /* takt's clock is CLOCK_MONOTONIC (a FAKE clock's times are no system clock's: left as they
+   * are); Perfetto's trace clock is BOOTTIME unless told: a snapshot of both, taken now, lets
+   * the trace processor place the events beside other tools' (a suspend since the recording
+   * would shift them by its length), and makes MONOTONIC the clock the trace is shown in */
+  int64_t boot = takt_port_boottime_ns();
+  const takt_clock_t *clock = takt_context_clock(ctx); /* (NULL: the monotonic clock) */
+  if ((clock == NULL || clock->kind == TAKT_CLOCK_MONOTONIC) && boot >= 0) {
+    int64_t mono = takt_time_now();
+    pb_t cs = {.n = 0}, c = {.n = 0};
+    f_varint(&c, F_CLK_ID, CLOCK_MONOTONIC_ID);
+    f_varint(&c, F_CLK_TIMESTAMP, (uint64_t)mono);
+    f_msg(&cs, F_CS_CLOCKS, &c);
+    c.n = 0;
+    f_varint(&c, F_CLK_ID, CLOCK_BOOTTIME_ID);
+    f_varint(&c, F_CLK_TIMESTAMP, (uint64_t)boot);
+    f_msg(&cs, F_CS_CLOCKS, &c);
+    f_varint(&cs, F_CS_PRIMARY_TRACE_CLOCK, CLOCK_MONOTONIC_ID);
+    emit(&w, boot, F_PKT_CLOCK_SNAPSHOT, &cs); /* (its own timestamp: the default BOOTTIME) */
+    w.monotonic = true;
+  }
   pb_t pd = {.n = 0}, td = {.n = 0};
   f_varint(&pd, F_PD_PID, (uint64_t)(int64_t)pid);
   f_str(&pd, F_PD_NAME, process_name != NULL ? process_name : "takt");

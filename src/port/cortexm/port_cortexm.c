@@ -349,6 +349,7 @@ void takt_thread_self(takt_thread_t *out) { out->unused = 0u; }
 uint32_t takt_port_cpu_count(void) { return 1u; }
 uint32_t takt_port_current_cpu(void) { return 0u; }
 int32_t takt_port_pid(void) { return 1; }
+int64_t takt_port_boottime_ns(void) { return -1; } /* one clock: the port's */
 /* One main loop: the "thread" a trace shows is the interrupt level running (0: thread mode). */
 int64_t takt_port_thread_id(void) {
   uint32_t ipsr;

@@ -438,6 +438,12 @@ uint32_t takt_port_current_cpu(void) {
 
 int64_t takt_port_thread_id(void) { return (int64_t)syscall(SYS_gettid); }
 
+int64_t takt_port_boottime_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0) return -1;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void takt_port_thread_name(char *buf, size_t len) {
   if (len == 0) return;
   buf[0] = '\0';
