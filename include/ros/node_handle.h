@@ -168,8 +168,10 @@ class Timer {
   void setPeriod(const Duration &period, bool reset = true) {
     if (impl_) takt_impl::timer_set_period(*impl_, period, reset);
   }
-  /** (a WallTimer's and a SteadyTimer's, which are this class) */
-  void setPeriod(const WallDuration &period, bool reset = true) {
+  /** (a WallTimer's and a SteadyTimer's, which are this class; a template, so that a braced
+   * setPeriod({sec, nsec}) stays the Duration's, as roscpp's) */
+  template <class D, typename std::enable_if<std::is_same<D, WallDuration>::value, int>::type = 0>
+  void setPeriod(const D &period, bool reset = true) {
     setPeriod(Duration().fromNSec(period.toNSec()), reset);
   }
   bool hasStarted() const { return impl_ && takt_impl::timer_started(*impl_); }
@@ -220,8 +222,8 @@ class ServiceClient {
   bool call(Service &srv) {
     return call(srv.request, srv.response);
   }
-  /** As roscpp's call with the md5sum of the service's type given: it must be the type's the
-   * client was made with (or "*"); another fails the call, told on stderr. */
+  /** As roscpp's call with the md5sum of the service's type given: it must be the one of the
+   * type the client was made with; another fails the call, told on stderr. */
   template <class Req, class Resp>
   bool call(const Req &req, Resp &resp, const std::string &service_md5sum) {
     if (!impl_) return false;

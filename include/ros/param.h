@@ -26,12 +26,13 @@ inline void set(const std::string &key, const char *v) { set(key, std::string(v)
 inline bool has(const std::string &key) { return takt_impl::param_has(names::resolve(key)); }
 inline bool getParamNames(std::vector<std::string> &keys) { return takt_impl::param_names(keys); }
 inline bool del(const std::string &key) { return takt_impl::param_del(names::resolve(key)); }
-/** As roscpp's: key looked for from ns up to the root; result the full name found. */
+/** As roscpp's: key looked for from ns up to the root; result the full name found. Without ns,
+ * from the node's name (its private parameters first), as roscpp's. */
 inline bool search(const std::string &ns, const std::string &key, std::string &result) {
   return takt_impl::param_search(ns, key, result);
 }
 inline bool search(const std::string &key, std::string &result) {
-  return search(this_node::getNamespace(), key, result);
+  return search(this_node::getName(), key, result);
 }
 template <class T>
 bool param(const std::string &key, T &out, const T &def) {

@@ -161,7 +161,7 @@ bool client_wait(ClientImpl &c, Duration timeout);
 std::string client_name(const ClientImpl &c);
 void client_shutdown(ClientImpl &c);
 bool client_valid(const ClientImpl &c);
-/** Whether md5 is the client's type's (or "*"); told on stderr when not. */
+/** Whether md5 is the client's type's; told on stderr when not. */
 bool client_md5_ok(const ClientImpl &c, const std::string &md5);
 
 /** Parameters on the master: scalars, and lists and dictionaries of scalars (XML-RPC arrays and

@@ -270,6 +270,10 @@ template <class M> bool hasHeader() { return M::__takt_has_header; }
 namespace service_traits {
 template <class S> struct DataType { static const char *value() { return S::__takt_datatype(); } };
 template <class S> struct MD5Sum { static const char *value() { return S::__takt_md5sum(); } };
+template <class S> const char *datatype() { return S::__takt_datatype(); }
+template <class S> const char *datatype(const S &) { return S::__takt_datatype(); }
+template <class S> const char *md5sum() { return S::__takt_md5sum(); }
+template <class S> const char *md5sum(const S &) { return S::__takt_md5sum(); }
 }  // namespace service_traits
 
 namespace serialization {

@@ -194,10 +194,10 @@ typedef struct takt_dds_stats {
                                 nothing copied into the writer lane's queue, nothing allocated
                                 for the sample); the others were copied into the lane's queue
                                 (no block free: Cyclone still held them all) */
-  uint64_t stamp_refused;    /* received samples whose origin stamp was not taken: its origin time
-                                later than this host's clock now, or its deadline before its
-                                origin (a peer's clock ahead of ours, or a stamp not takt's):
-                                taken as unstamped (arrival time, no deadline) */
+  uint64_t stamp_refused;    /* received samples whose origin stamp was not taken: its origin more
+                                than 1 ms ahead of this host's clock, none, or its deadline
+                                negative or before its origin (a peer's clock ahead of ours, or a
+                                stamp not takt's): taken as unstamped (arrival time, no deadline) */
 } takt_dds_stats_t;
 
 /**

@@ -56,6 +56,10 @@ takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap) {
 
 /* ---- the writer thread ---------------------------------------------------------------------- */
 
+/* How far a peer's origin stamp may lie ahead of this host's clock (clocks synchronized by PTP
+ * differ by microseconds): taken as its arrival; further ahead, refused. */
+#define STAMP_SKEW_NS (1 * TAKT_NS_PER_MS)
+
 static uint32_t n_routes(takt_dds_t *d) { return __atomic_load_n(&d->n_routes, __ATOMIC_ACQUIRE); }
 
 /* The reader of a route that receives: an imported topic's, a server's requests, a client's
@@ -488,19 +492,22 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
                     uint32_t len, struct ddsi_serdata *sd) {
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
-  /* a takt peer's sample carries its origin time and deadline; another's starts here, now. A
-   * stamp from the future, or with a deadline before its origin, is no time of this clock's (a
-   * peer whose clock runs ahead, or bytes that only look like a stamp): it would set a job's
-   * deadline at the peer's will */
+  /* a takt peer's sample carries its origin time and deadline (0: none); another's starts here,
+   * now. A stamp from further in the future than clocks synchronized across hosts differ
+   * (STAMP_SKEW_NS), with no origin, or with a deadline before its origin is no time of this
+   * clock's (a peer whose clock runs ahead, or bytes that only look like a stamp): it would set a
+   * job's deadline at the peer's will */
   int64_t now = takt_clock_now(takt_context_clock(d->ctx));
   if (topic && takt__dds_unstamp(buf, &len, &m.t_info, &m.deadline)) {
-    if (m.t_info > now || (m.deadline > 0 && m.deadline < m.t_info)) {
+    if (m.t_info <= 0 || m.t_info > now + STAMP_SKEW_NS || m.deadline < 0 ||
+        (m.deadline > 0 && m.deadline < m.t_info)) {
       takt__dds_count(&d->stats.stamp_refused);
       m.t_info = now;
       m.deadline = 0;
     } else {
       takt__dds_count(&d->stats.stamped);
-      if (m.deadline < 0) m.deadline = 0;
+      if (m.t_info > now) m.t_info = now; /* within the skew: not after its arrival */
+      if (m.deadline == TAKT_TIME_INFINITE) m.deadline = 0;
     }
   } else {
     m.t_info = now;

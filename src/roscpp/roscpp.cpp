@@ -3589,8 +3589,8 @@ std::string client_name(const ClientImpl &c) { return c.name; }
 bool client_persistent(const ClientImpl &c) { return c.persistent; }
 bool client_valid(const ClientImpl &c) { return !c.down.load(); }
 bool client_md5_ok(const ClientImpl &c, const std::string &md5) {
-  if (md5 == "*" || md5 == c.type.md5) return true;
-  std::fprintf(stderr, "takt roscpp: call of %s with md5sum %s: the client was made for %s (md5sum %s)\n",
+  if (md5 == c.type.md5) return true;
+  std::fprintf(stderr, "takt roscpp: call of %s with md5sum %s: the client was made for %s, md5sum %s\n",
                c.name.c_str(), md5.c_str(), c.type.datatype, c.type.md5);
   return false;
 }

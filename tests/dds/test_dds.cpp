@@ -666,10 +666,11 @@ void run_stamped(bool stamp) {
 
 TEST(DdsBridge, OriginTimeAndDeadlineCrossTheHop) { run_stamped(true); }
 
-// A stamp whose origin time is later than the receiving host's clock (a peer's clock ahead of
-// ours) is not taken: the message starts at its arrival, without a deadline, counted in
+// A stamp whose origin time is far later than the receiving host's clock (a peer's clock ahead
+// of ours) is not taken: the message starts at its arrival, without a deadline, counted in
 // stamp_refused (it set the far job's origin and deadline at the peer's will). A stamp of this
-// clock's past is taken as before.
+// clock's past is taken as before, and one ahead by less than 1 ms (synchronized clocks differ by
+// that much) is taken, its origin no later than its arrival.
 TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
   Side a, b;
   a.open("dds_test/future", &std_msgs__String__type_cdr);
@@ -688,14 +689,21 @@ TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
   int64_t past = takt_time_now() - TAKT_NS_PER_MS;
   s.data.size = (uint32_t)snprintf(s.data.data, 16, "behind");
   ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
-  ASSERT_TRUE(spin_until([&] { return b.got.size() >= 2; }, {&a, &b})) << b.got.size();
+  a.spin_ms(5);
+  // a clock ahead by less than synchronized clocks differ: taken, no later than its arrival
+  int64_t near_sent = takt_time_now(), near = near_sent + 100 * 1000;
+  s.data.size = (uint32_t)snprintf(s.data.data, 16, "near");
+  ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, near), TAKT_OK);
+  ASSERT_TRUE(spin_until([&] { return b.got.size() >= 3; }, {&a, &b})) << b.got.size();
   int64_t after = takt_time_now();
-  EXPECT_EQ(b.got, (std::vector<std::string>{"ahead", "behind"}));
+  EXPECT_EQ(b.got, (std::vector<std::string>{"ahead", "behind", "near"}));
   EXPECT_LE(b.t_infos[0], after) << "the origin stays the peer's, 10 s ahead";
   EXPECT_GE(b.t_infos[0], sent_at) << "its arrival";
   EXPECT_EQ(b.t_infos[1], past);
+  EXPECT_GE(b.t_infos[2], near_sent);
+  EXPECT_LE(b.t_infos[2], near);
   EXPECT_EQ(b.stats().stamp_refused, 1u);
-  EXPECT_EQ(b.stats().stamped, 1u);
+  EXPECT_EQ(b.stats().stamped, 2u);
 }
 TEST(DdsBridge, WithoutTheStampArrivalTimeAndNoDeadline) { run_stamped(false); }
 

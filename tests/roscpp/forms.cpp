@@ -81,7 +81,8 @@ int main(int argc, char **argv) {
   more &= check(ros::service::call("s1", sb2.request, sb2.response) && sb2.response.message == "ok",
                 "service::call(name, req, res)");
   more &= check(!cl2.call(sb2.request, sb2.response, std::string("0123")), "a call with another md5sum fails");
-  more &= check(cl2.call(sb2.request, sb2.response, std::string("*")), "a call with md5sum *");
+  more &= check(cl2.call(sb2.request, sb2.response, std::string(ros::service_traits::md5sum<std_srvs::SetBool>())),
+                "a call with the type's md5sum");
   ros::ServiceServer s3 = nh.advertiseService<std_srvs::SetBool::Request, std_srvs::SetBool::Response>(
       "s3", boost::bind(&C::srv, bsp.get(), boost::placeholders::_1, boost::placeholders::_2), bsp);
   boost::function<bool(std_srvs::SetBool::Request &, std_srvs::SetBool::Response &)> bf = s1;
@@ -105,6 +106,11 @@ int main(int argc, char **argv) {
   more &= check(ros::param::get("/forms_scalar", seven) && seven == 7, "param::set(XmlRpcValue)");
   std::string found;
   more &= check(ros::param::search("forms_scalar", found) && found == "/forms_scalar", "param::search");
+  pnh.setParam("forms_private", 1);  // the node's own first: search starts from its name
+  more &= check(ros::param::search("forms_private", found) && found == ros::this_node::getName() + "/forms_private",
+                "param::search from the node's name");
+  ros::Timer braced = t1;
+  braced.setPeriod({1, 0});  // a Duration's, as with roscpp
   ros::TransportHints th = ros::TransportHints().unreliable().maxDatagramSize(1000).reliable().tcpNoDelay();
   more &= check(th.getTransports().size() == 2 && th.getTransports()[1] == "TCP" && th.getTCPNoDelay(),
                 "TransportHints kept");
