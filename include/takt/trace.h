@@ -53,7 +53,8 @@ typedef struct takt_trace_config {
 
 #define TAKT_TRACE_CONFIG_DEFAULT {.max_threads = 16, .events_per_thread = 4096}
 
-/** Bytes of memory takt_trace_start needs for cfg (NULL: the default). */
+/** Bytes of memory takt_trace_start needs for cfg (NULL: the default); SIZE_MAX if that is more
+ * than the target addresses (a 32-bit one: takt_trace_start refuses it, TAKT_ESIZE). */
 size_t takt_trace_memory_size(const takt_trace_config_t *cfg);
 
 /**

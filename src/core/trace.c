@@ -5,17 +5,26 @@
  * clears the trace pointer and then waits until no slot names the context (a recorder writes one
  * event: nanoseconds), so after stop no thread touches the memory and the rings are read without
  * locks. The slot's mark and the pointer are sequentially consistent: a recorder either finds
- * the trace gone or stop sees it marked in. A slot is a cache line of its own thread's (a count
- * shared by all recorders cost two contended read-modify-writes per event: 93-128 ns an event
- * with two threads recording against 13 ns with one); a thread past the last slot counts itself
- * in the context's trace_users instead. Rings are cache-line apart for the same reason. */
+ * the trace gone or stop sees it marked in. A slot is a cache line of its own thread's, taken at
+ * its first event and given back when it ends (a count shared by all recorders cost two
+ * contended read-modify-writes per event: 93-128 ns an event with two threads recording against
+ * 13 ns with one); a thread that finds every slot taken counts itself in the context's
+ * trace_users instead. Rings are cache-line apart for the same reason. */
 #include "trace.h"
 
+#include <stdbool.h>
 #include <string.h>
+#if !TAKT_PORT_CORTEXM
+#include <threads.h> /* a thread's slot given back when it ends (tss_create's destructor) */
+#endif
 
 #include "takt/port.h"
 
+#if TAKT_PORT_CORTEXM
+#define LINE 8u /* no cache shared between cores: 8-byte alignment only */
+#else
 #define LINE 64u
+#endif
 
 typedef struct ring {
   uint32_t cap;
@@ -30,8 +39,8 @@ typedef struct ring {
  * written beside ours would bounce the line between their cores at every event */
 #define RING_BYTES ((sizeof(ring_t) + LINE - 1u) / LINE * LINE)
 
-/* The recorders' slots: one per thread that recorded, for good (threads that end leave theirs
- * unused but taken). One main loop and its interrupt levels on Cortex-M: one slot. */
+/* The recorders' slots: one per thread that records (256 at once), given back when it ends. One
+ * main loop and its interrupt levels on Cortex-M: one slot, for good. */
 #if TAKT_PORT_CORTEXM
 #define SLOTS 1u
 #else
@@ -39,9 +48,10 @@ typedef struct ring {
 #endif
 typedef struct slot {
   _Alignas(LINE) _Atomic(takt_context_t *) in; /* the context this thread records into now */
+  _Atomic bool taken;                           /* by a thread */
 } slot_t;
 static slot_t g_slots[SLOTS];
-static _Atomic uint32_t g_slots_taken;
+static _Atomic uint32_t g_slots_seen; /* slots [0, seen) have been taken (what stop looks at) */
 
 struct takt__trace {
   takt_context_t *ctx;
@@ -77,8 +87,13 @@ static takt_trace_config_t config_or_default(const takt_trace_config_t *cfg) {
 size_t takt_trace_memory_size(const takt_trace_config_t *cfg) {
   takt_trace_config_t c = config_or_default(cfg);
   /* (LINE - 8: the rings' array rounded up to a line from an 8-byte aligned start) */
-  return align8(sizeof(takt__trace_t)) + (LINE - 8u) + (size_t)c.max_threads * RING_BYTES +
-         (size_t)c.max_threads * c.events_per_thread * sizeof(takt_trace_event_t);
+  uint64_t n = (uint64_t)align8(sizeof(takt__trace_t)) + (LINE - 8u) +
+               (uint64_t)c.max_threads * RING_BYTES;
+  uint64_t events = (uint64_t)c.max_threads * c.events_per_thread; /* < 2^64: both 32-bit */
+  if (events > (UINT64_MAX - n) / sizeof(takt_trace_event_t)) return SIZE_MAX;
+  n += events * sizeof(takt_trace_event_t);
+  /* more than this target addresses (a 32-bit one): no memory is that large */
+  return n >= SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
 takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg, void *mem,
@@ -88,7 +103,8 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
   if (ctx == NULL || mem == NULL || ((uintptr_t)mem & 7u) != 0 || c.max_threads == 0 ||
       c.events_per_thread == 0 || c.max_threads > 4096)
     return TAKT_EINVAL;
-  if (bytes < takt_trace_memory_size(&c)) return TAKT_ESIZE;
+  size_t need = takt_trace_memory_size(&c);
+  if (need == SIZE_MAX || bytes < need) return TAKT_ESIZE;
   takt__lock(ctx);
   if (atomic_load(&ctx->trace) != NULL) {
     takt__unlock(ctx);
@@ -128,20 +144,49 @@ void takt_trace_stop(takt_context_t *ctx) {
   if (tr == NULL) return;
   /* a recorder that loaded tr before it was cleared, inside its few stores: wait it out (no
    * lock is held here) */
-  uint32_t taken = atomic_load(&g_slots_taken);
-  for (uint32_t i = 0; i < taken && i < SLOTS; i++)
+  uint32_t seen = atomic_load(&g_slots_seen);
+  for (uint32_t i = 0; i < seen && i < SLOTS; i++)
     while (atomic_load(&g_slots[i].in) == ctx) takt_sleep_until(takt_time_now() + 1000);
   while (atomic_load(&ctx->trace_users) != 0) takt_sleep_until(takt_time_now() + 1000);
 }
+
+#if !TAKT_PORT_CORTEXM
+static tss_t g_slot_key;
+static bool g_slot_key_made;
+static once_flag g_slot_once = ONCE_FLAG_INIT;
+
+/* The thread ends (the key's destructor, on that thread): its slot is another's to take, and a
+ * record made after this (by another key's destructor) counts itself in the context instead. */
+static void slot_give(void *p) {
+  t_cache.slot = SLOTS + 1u;
+  atomic_store_explicit(&((slot_t *)p)->taken, false, memory_order_release);
+}
+static void slot_key_make(void) { g_slot_key_made = tss_create(&g_slot_key, slot_give) == thrd_success; }
+#endif
 
 /* The calling thread's slot, taken at its first record; NULL: none was free. */
 static slot_t *my_slot(void) {
   uint32_t k = t_cache.slot;
   if (k == 0) {
-    uint32_t i = atomic_load_explicit(&g_slots_taken, memory_order_relaxed);
-    while (i < SLOTS && !atomic_compare_exchange_weak(&g_slots_taken, &i, i + 1u)) {
+    k = SLOTS + 1u;
+#if !TAKT_PORT_CORTEXM
+    call_once(&g_slot_once, slot_key_make);
+#endif
+    for (uint32_t i = 0; i < SLOTS && k > SLOTS; i++) {
+      bool free_ = false;
+      if (atomic_load_explicit(&g_slots[i].taken, memory_order_relaxed) ||
+          !atomic_compare_exchange_strong(&g_slots[i].taken, &free_, true))
+        continue;
+      /* seen covers it before this thread marks anything in it (stop looks that far) */
+      uint32_t seen = atomic_load(&g_slots_seen);
+      while (seen < i + 1u && !atomic_compare_exchange_weak(&g_slots_seen, &seen, i + 1u)) {
+      }
+#if !TAKT_PORT_CORTEXM
+      if (g_slot_key_made) (void)tss_set(g_slot_key, &g_slots[i]); /* given back at its end */
+#endif
+      k = i + 1u;
     }
-    k = t_cache.slot = i < SLOTS ? i + 1u : SLOTS + 1u;
+    t_cache.slot = k;
   }
   return k <= SLOTS ? &g_slots[k - 1u] : NULL;
 }

@@ -4,6 +4,8 @@
 // python/tests/test_trace.py).
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,28 +219,48 @@ TEST_F(Trace, NothingWritesTheMemoryOnceStopReturned) {
   EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
 }
 
-// A recorder marks itself in a slot of its thread's (256 in a process, taken for good); the
-// threads after the last slot count themselves in the context instead: they record as the others
-// do, and a stop waits for them as well.
+// A recorder marks itself in a slot of its thread's (256 in a process, given back when the thread
+// ends); the threads that find every slot taken count themselves in the context instead: they
+// record as the others do, and a stop waits for them as well. Then the slots are taken again.
 TEST_F(Trace, ThreadsPastTheLastRecorderSlotRecordAndAreWaitedFor) {
-  constexpr uint32_t kThreads = 300;  // more than the slots: the last ones have none
-  takt_trace_config_t cfg = {.max_threads = kThreads + 1, .events_per_thread = 4};
+  constexpr uint32_t kThreads = 300;  // more than the slots, alive at once: the last have none
+  takt_trace_config_t cfg = {.max_threads = kThreads, .events_per_thread = 4};
   start(&cfg);
-  for (uint32_t i = 0; i < kThreads; i++) {
-    std::thread([&] {
+  std::mutex m;
+  std::condition_variable cv;
+  uint32_t published = 0;
+  bool go = false;
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < kThreads; i++)
+    threads.emplace_back([&, i] {
       Blob8 b{i};
       EXPECT_EQ(takt_publish(chain.pub, &b, sizeof b), TAKT_OK);
-    }).join();
-    ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);  // one queued at a time
+      std::unique_lock<std::mutex> l(m);
+      published++;
+      cv.notify_all();
+      cv.wait(l, [&] { return go; });  // alive (holding its slot) until every one has published
+    });
+  {
+    std::unique_lock<std::mutex> l(m);
+    cv.wait(l, [&] { return published == kThreads; });
   }
   takt_trace_stop(ctx);
   takt_trace_counts_t c;
   takt_trace_counts(ctx, &c);
-  EXPECT_EQ(c.threads, kThreads + 1);
-  // each thread's publication, and the newest 4 of this thread's jobs (its ring holds 4)
-  EXPECT_EQ(c.recorded, kThreads + 4u);
+  EXPECT_EQ(c.threads, kThreads);
+  EXPECT_EQ(c.recorded, kThreads);  // each thread's publication
   EXPECT_EQ(c.no_ring, 0u);
+  // every slot is held: this test's publisher counts itself in the context
   EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
+  {
+    std::lock_guard<std::mutex> l(m);
+    go = true;
+  }
+  cv.notify_all();
+  for (auto &t : threads) t.join();
+  // the slots given back: recorders in slots of their own again
+  EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
+  ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);  // drain the queued messages
 }
 
 TEST_F(Trace, BadArgumentsAreRefused) {
