@@ -63,7 +63,8 @@ typedef struct takt_ros1_config {
   uint32_t max_xmlrpc;    /* bytes of the largest XML-RPC request or response */
   uint32_t max_values;    /* values of the largest XML-RPC document */
   uint32_t max_rpc_conns; /* slave API connections open at once (keep-alive clients) */
-  uint32_t max_header;    /* bytes of the largest TCPROS connection header */
+  uint32_t max_header;    /* bytes of the largest TCPROS connection header (256 to 65536: the
+                             message definition is in it, tens of KB for large types) */
   int64_t timeout_ns;     /* every XML-RPC call and TCPROS connection set-up; a service request
                              begun and silent */
   takt_thread_attr_t io_thread, connect_thread;
@@ -87,7 +88,7 @@ typedef struct takt_ros1_config {
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
   {.master_uri = NULL, .name = "/takt", .host = NULL, .max_pubs = 8, .max_subs = 8,                \
    .max_conns = 4, .max_message = 4096, .queue = 8, .full_policy = TAKT_ROS1_DROP_OLDEST,          \
-   .max_xmlrpc = 16384, .max_values = 512, .max_rpc_conns = 4, .max_header = 8192,                 \
+   .max_xmlrpc = 16384, .max_values = 512, .max_rpc_conns = 4, .max_header = 65536,                \
    .timeout_ns = 2000000000,                                                                       \
    .io_thread = {.name = "takt-ros1-io", .policy = TAKT_SCHED_FIFO,                                \
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1, .stack_size = 0},                   \
@@ -134,6 +135,7 @@ uint32_t takt_ros1_master_reregistrations(const takt_ros1_node_t *node);
  * Advertise topic with type (e.g. "std_msgs/String"), md5sum and full definition (the strings
  * `takt msggen` generates: they must outlive the node) and register it with the master.
  * latch: a new subscriber first gets the last message published. TAKT_EFULL past max_pubs,
+ * TAKT_ESIZE when the answer to a subscriber (the definition in it) would not fit max_header,
  * TAKT_EEXIST for a topic advertised already, TAKT_ETIMEDOUT / TAKT_EOS when the master does not
  * answer, TAKT_ESTATE when it refuses. Caller's thread; creation time.
  */

@@ -559,12 +559,26 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
   return takt_ros1_advertise_linked(n, topic, type, md5, definition, latch, NULL, NULL, out);
 }
 
+/* Bytes of a publication's answer to its subscribers (io.c's pub_answer, without takt_shm). */
+static uint64_t answer_bytes(const takt_ros1_node_t *n, const char *topic, const char *type,
+                             const char *md5, const char *definition) {
+  const char *kv[][2] = {{"callerid", n->name}, {"topic", topic}, {"type", type},
+                         {"md5sum", md5}, {"message_definition", definition}, {"latching", "0"}};
+  uint64_t b = 4;
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    b += 4 + strlen(kv[i][0]) + 1 + strlen(kv[i][1]);
+  return b;
+}
+
 takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, const char *type,
                                       const char *md5, const char *definition, bool latch,
                                       takt_ros1_link_fn fn, void *user, takt_ros1_pub_t **out) {
   if (n == NULL || out == NULL || name_ok(topic) < 0 || name_ok(type) < 0 || md5 == NULL ||
       definition == NULL || topic[0] != '/')
     return TAKT_EINVAL;
+  /* every subscriber's connection would be refused: its answer (the message definition in it)
+   * does not fit the connection header's room */
+  if (answer_bytes(n, topic, type, md5, definition) > n->cfg.max_header) return TAKT_ESIZE;
   takt_ros1_pub_t *pub = NULL;
   takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {

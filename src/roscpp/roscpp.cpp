@@ -1797,6 +1797,10 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
       if (rc == TAKT_EFULL)
         std::fprintf(stderr, "takt roscpp: advertise %s: no room: the node has %u publications "
                      "(TAKT_ROSCPP_MAX_PUBLICATIONS, /rosout included)\n", topic.c_str(), G.max_pubs);
+      else if (rc == TAKT_ESIZE)
+        std::fprintf(stderr, "takt roscpp: advertise %s: the message definition of %s (%zu bytes) does not "
+                     "fit a TCPROS connection header of 64 KiB\n", topic.c_str(), t.datatype,
+                     std::strlen(t.definition));
       else
         std::fprintf(stderr, "takt roscpp: advertise %s: %s (%s)\n", topic.c_str(), takt_strerror(rc),
                      use.n ? takt_ros1_last_error(use.n) : "shut down");

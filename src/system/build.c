@@ -1042,6 +1042,23 @@ static takt_err_t build_dds(takt_system_t *s) {
 #endif
 }
 
+#if TAKT_SYSTEM_HAVE_MSGS && TAKT_WITH_RPC
+/* The ros1: section's node, as build_ros1 makes it (and the arena is sized for). */
+static void ros1_config(const takt_system_ros1_t *r1, takt_ros1_config_t *rc1) {
+  *rc1 = (takt_ros1_config_t)TAKT_ROS1_CONFIG_DEFAULT;
+  rc1->master_uri = r1->master[0] != '\0' ? r1->master : NULL;
+  rc1->name = r1->node;
+  rc1->queue = r1->queue;
+  rc1->max_message = r1->max_message;
+  rc1->shm = r1->shared_memory;
+  rc1->max_pubs = r1->n_exports > 0 ? r1->n_exports : 1;
+  rc1->max_subs = r1->n_imports > 0 ? r1->n_imports : 1;
+  rc1->max_services = r1->n_services;
+  rc1->io_thread.policy = r1->receive_priority > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER;
+  rc1->io_thread.priority = r1->receive_priority;
+}
+#endif
+
 /* ros1: a bridge over a ros1 backend (one ROS 1 node) carrying the routed topics and services;
  * entities are numbered here, in file order. */
 static takt_err_t build_ros1(takt_system_t *s) {
@@ -1050,17 +1067,8 @@ static takt_err_t build_ros1(takt_system_t *s) {
 #if TAKT_SYSTEM_HAVE_MSGS && TAKT_WITH_RPC
   char what[TAKT_SYSTEM_ROS_NAME + 16];
   snprintf(what, sizeof what, "ros1 (%s)", r1->node);
-  takt_ros1_config_t rc1 = TAKT_ROS1_CONFIG_DEFAULT;
-  rc1.master_uri = r1->master[0] != '\0' ? r1->master : NULL;
-  rc1.name = r1->node;
-  rc1.queue = r1->queue;
-  rc1.max_message = r1->max_message;
-  rc1.shm = r1->shared_memory;
-  rc1.max_pubs = r1->n_exports > 0 ? r1->n_exports : 1;
-  rc1.max_subs = r1->n_imports > 0 ? r1->n_imports : 1;
-  rc1.max_services = r1->n_services;
-  rc1.io_thread.policy = r1->receive_priority > 0 ? TAKT_SCHED_FIFO : TAKT_SCHED_OTHER;
-  rc1.io_thread.priority = r1->receive_priority;
+  takt_ros1_config_t rc1;
+  ros1_config(r1, &rc1);
   takt_err_t rc;
   if (r1->embedded_master) { /* the system's own master, before its node registers */
     takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;
@@ -1336,6 +1344,11 @@ void takt_system_context_config(const takt_system_desc_t *desc, takt_context_con
     size_t m = (size_t)r1->max_message + 16u;
     size_t conns = 4u * ((size_t)r1->n_exports + r1->n_imports + r1->n_services + 2u);
     bytes += conns * m * ((size_t)r1->queue + 3u) + 24u * m + (2u << 20);
+#if TAKT_SYSTEM_HAVE_MSGS && TAKT_WITH_RPC
+    takt_ros1_config_t rc1; /* the node itself, its header room (64 KiB a connection) included */
+    ros1_config(r1, &rc1);
+    bytes += takt_ros1_node_bytes(&rc1);
+#endif
 #if TAKT_SYSTEM_HAVE_MSGS
     if (r1->embedded_master) { /* its tables, parameter store and connections' buffers */
       takt_ros1_master_config_t mc = TAKT_ROS1_MASTER_CONFIG_DEFAULT;

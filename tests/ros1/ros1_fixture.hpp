@@ -100,7 +100,7 @@ class Ros1Live : public ::testing::Test {
     setenv("ROS_HOME", home.c_str(), 1);
     setenv("ROS_LOG_DIR", (home + "/log").c_str(), 1);
     takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
-    cc.arena_bytes = 8u << 20;
+    cc.arena_bytes = 16u << 20;  // (nodes of 2.3 MB each: 64 KiB header room a connection)
     ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
     baseline = takt_test::pool_usage(ctx);
     // The master is up when it answers the probe node. A master that lost its port to another

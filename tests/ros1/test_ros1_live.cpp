@@ -265,6 +265,41 @@ TEST_F(Ros1Live, RospyTalkerToTaktSubscriptionExactCountAndContents) {
   EXPECT_EQ(st.errors, 0u);
 }
 
+// Large types' message definitions (tens of KB with their dependencies, as moveit's) fit the
+// connection headers both ways: a rospy publisher's header of 40 KB is read, and a takt
+// publication's answer with one is sent (the headers were 8 KB at most: a takt subscription never
+// connected to such a publisher, a takt publication refused every subscriber of such a type
+// without a word). A definition past the header's room is refused at advertise, TAKT_ESIZE.
+TEST_F(Ros1Live, LargeMessageDefinitionsCrossBothWays) {
+  ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
+  Received rx;
+  takt_ros1_sub_t *sub;
+  ASSERT_EQ(subscribe_string(node, "/big_chatter", &rx, &sub), TAKT_OK);
+  Proc talker;
+  ASSERT_TRUE(talker.start({"/usr/bin/python3", kPeers + "talker.py", "/big_chatter", "10", "big", "40000"}));
+  ASSERT_EQ(talker.wait_exit(30000), 0) << talker.output();
+  ASSERT_TRUE(eventually([&] { return rx.size() >= 10; }, 5000)) << rx.size();
+  static const std::string definition = std::string(std_msgs__String__DEFINITION) + "\n#" + std::string(40000, 'y');
+  takt_ros1_pub_t *pub;
+  ASSERT_EQ(takt_ros1_advertise(node, "/big_takt", "std_msgs/String", std_msgs__String__MD5, definition.c_str(),
+                                false, &pub),
+            TAKT_OK);
+  Proc listener;
+  ASSERT_TRUE(listener.start({"/usr/bin/python3", kPeers + "listener.py", "/big_takt", "5"}));
+  ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();
+  for (int i = 0; i < 5; i++) {
+    std::vector<uint8_t> b = ser("big " + std::to_string(i));
+    ASSERT_EQ(takt_ros1_publish(pub, b.data(), (uint32_t)b.size()), TAKT_OK);
+  }
+  EXPECT_EQ(listener.wait_exit(20000), 0) << listener.output();
+  EXPECT_NE(listener.output().find("got: big 4"), std::string::npos) << listener.output();
+  static const std::string huge(70000, 'z');  // past the 64 KiB a header may hold
+  takt_ros1_pub_t *refused = nullptr;
+  EXPECT_EQ(takt_ros1_advertise(node, "/huge", "std_msgs/String", std_msgs__String__MD5, huge.c_str(), false,
+                                &refused),
+            TAKT_ESIZE);
+}
+
 TEST_F(Ros1Live, TaktPublisherToRospyListenerAndRostopicEcho) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   takt_ros1_pub_t *pub;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """rospy talker for the ROS 1 tests: waits (at most 15 s) for a subscriber, then publishes
 COUNT std_msgs/String messages "PREFIX i" on TOPIC at 50 Hz (after a line "talker: publishing")
-and exits."""
+and exits. With a fourth argument N, the message definition it sends in its connection header is
+String's followed by a comment of N bytes (as large types' definitions are)."""
 import sys
 import time
 
@@ -11,8 +12,11 @@ from std_msgs.msg import String
 
 def main() -> int:
     topic, count, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    cls = String
+    if len(sys.argv) > 4:  # the same type and md5sum, a definition of that size
+        cls = type("String", (String,), {"_full_text": String._full_text + "\n#" + "x" * int(sys.argv[4])})
     rospy.init_node("rospy_talker", disable_signals=True)
-    pub = rospy.Publisher(topic, String, queue_size=1000)
+    pub = rospy.Publisher(topic, cls, queue_size=1000)
     end = time.monotonic() + 15
     while pub.get_num_connections() == 0:
         if time.monotonic() > end:
@@ -23,7 +27,7 @@ def main() -> int:
     print("talker: publishing", flush=True)
     rate = rospy.Rate(50)
     for i in range(count):
-        pub.publish(String(data=f"{prefix} {i}"))
+        pub.publish(cls(data=f"{prefix} {i}"))
         rate.sleep()
     # rospy writes a queued publisher's messages from a thread of its own per connection: on a
     # loaded machine the last ones may still wait there (a shutdown drops them). Wait until each
