@@ -29,7 +29,11 @@ typedef struct takt_uart_config {
   uint8_t *rx_buf;     /* receive ring, rx_cap bytes */
   uint32_t rx_cap;     /* a power of two >= 2 */
   takt_uart_isr_fn on_rx;      /* bytes arrived (may be NULL) */
-  takt_uart_isr_fn on_tx_done; /* the transmit ring drained and its last byte left (may be NULL) */
+  takt_uart_isr_fn on_tx_done; /* the transmit ring drained and its last byte went (may be
+                                  NULL): paced, its line time has passed; unpaced, the UART took
+                                  it (the CMSDK UART tells no more: on a real one that byte is
+                                  still shifting out for one byte time, which a bus driver that
+                                  turns the line around on this must wait) */
   void *user;
 } takt_uart_config_t;
 
