@@ -16,8 +16,7 @@ namespace ros {
 
 class CallbackQueue : public CallbackQueueInterface {
  public:
-  /** enabled: as roscpp's signature; takt's queues are always enabled (false is refused with a
-   * message on stderr and ignored). */
+  /** enabled false: made disabled, as roscpp's (enable() to serve it). */
   explicit CallbackQueue(bool enabled = true);
   ~CallbackQueue() override;
   CallbackQueue(const CallbackQueue &) = delete;
@@ -33,6 +32,16 @@ class CallbackQueue : public CallbackQueueInterface {
    * one and then run those ready. */
   void callAvailable() { callAvailable(WallDuration()); }
   void callAvailable(WallDuration timeout);
+  /** No callback is ready (a snapshot). */
+  bool isEmpty();
+  bool empty() { return isEmpty(); }
+  /** As roscpp's: a disabled queue's callOne returns Disabled and callAvailable returns at once,
+   * until enable(). Unlike roscpp's, what arrives meanwhile is not dropped: it waits in its
+   * callbacks' takt queues (bounded by their depths) and runs once the queue is served again; and
+   * a spinner (AsyncSpinner, MultiThreadedSpinner) serving it goes on serving it. */
+  void enable();
+  void disable();
+  bool isEnabled();
 
  private:
   struct Global {};

@@ -197,6 +197,10 @@ takt_err_t takt_executor_spin_some(takt_executor_t *exec);
  * CallbackQueue::callAvailable. Never waits. preempt, swi and waitset: as spin_some (waitset's
  * runs one snapshot already). */
 takt_err_t takt_executor_spin_available(takt_executor_t *exec);
+/** The work waiting now, as spin_available counts it (queued messages, requests and responses,
+ * due timers, one item per executor source): 0 when nothing is ready. Thread-safe; a snapshot.
+ * roscpp's CallbackQueue::isEmpty. */
+uint64_t takt_executor_pending(takt_executor_t *exec);
 /** One round: collect, then run what the policy runs (TIDE: at most one callback; none when its
  * head is held). Sets *ran to the number of callbacks run (may be NULL; 0 after a panic). Never
  * waits. */

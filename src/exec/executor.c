@@ -573,6 +573,14 @@ takt_err_t takt_executor_spin_available(takt_executor_t *exec) {
   return rc;
 }
 
+uint64_t takt_executor_pending(takt_executor_t *exec) {
+  if (exec == NULL) return 0;
+  takt__exec_lock(exec);
+  uint64_t n = available_locked(exec);
+  takt__exec_unlock(exec);
+  return n;
+}
+
 takt_err_t takt_executor_spin_once(takt_executor_t *exec, uint32_t *ran) {
   if (exec == NULL) return TAKT_EINVAL;
   takt__exec_lock(exec);

@@ -852,6 +852,7 @@ class QueueImpl {
   takt_executor_t *exec = nullptr;  // written under mu and G.mu (G.queues), read under either
   std::map<std::string, std::weak_ptr<NodeImpl>> nodes;  // the node of each namespace in it
   std::atomic<int> spinning{0};     // spinners serving it (AsyncSpinner::canStart)
+  std::atomic<bool> enabled{true};  // CallbackQueue::enable/disable: served only when enabled
   ~QueueImpl() {
     Global &G = g();
     if (!exec) return;
@@ -999,15 +1000,24 @@ void spin_loop(const std::atomic<bool> *stop) {
 void spin() { spin_loop(nullptr); }
 
 CallbackQueue::CallbackQueue(bool enabled) : impl_(std::make_shared<takt_impl::QueueImpl>()) {
-  if (!enabled)
-    std::fprintf(stderr, "takt roscpp: CallbackQueue(false): takt's callback queues are always enabled\n");
+  impl_->enabled.store(enabled);
 }
 CallbackQueue::CallbackQueue(Global) : impl_(std::make_shared<takt_impl::QueueImpl>()) { impl_->global = true; }
 CallbackQueue::~CallbackQueue() = default;
 CallbackQueue::CallOneResult CallbackQueue::callOne(WallDuration timeout) {
+  if (!impl_->enabled.load()) return Disabled;
   return takt_impl::queue_serve(*impl_, timeout.toNSec(), true) ? Called : Empty;
 }
-void CallbackQueue::callAvailable(WallDuration timeout) { takt_impl::queue_serve(*impl_, timeout.toNSec(), false); }
+void CallbackQueue::callAvailable(WallDuration timeout) {
+  if (impl_->enabled.load()) takt_impl::queue_serve(*impl_, timeout.toNSec(), false);
+}
+bool CallbackQueue::isEmpty() {
+  takt_executor_t *ex = takt_impl::queue_exec(*impl_);
+  return ex == nullptr || takt_executor_pending(ex) == 0;
+}
+void CallbackQueue::enable() { impl_->enabled.store(true); }
+void CallbackQueue::disable() { impl_->enabled.store(false); }
+bool CallbackQueue::isEnabled() { return impl_->enabled.load(); }
 CallbackQueue *getGlobalCallbackQueue() {
   static CallbackQueue *q = new CallbackQueue(CallbackQueue::Global{});  // never destroyed, as g()
   return q;

@@ -1045,7 +1045,11 @@ TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
       Blob8 b{i};
       ASSERT_EQ(takt_publish(echo.pub, &b, sizeof b), TAKT_OK);
     }
+    // what is waiting (takt_executor_pending): the three messages (the timer is armed by the
+    // executor's first spin)
+    EXPECT_EQ(takt_executor_pending(e), 3u) << takt_executor_kind_name(kind);
     ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK) << takt_executor_kind_name(kind);
+    EXPECT_EQ(takt_executor_pending(e), 3u) << "the published three";
     EXPECT_EQ(echo.runs + static_cast<int>(log.size()), 4) << takt_executor_kind_name(kind);
     EXPECT_EQ(log.size(), 1u) << "the due timer ran";
     EXPECT_EQ(takt_subscription_pending(sub), 3u) << "what the callbacks published waits";
@@ -1056,6 +1060,8 @@ TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
     ASSERT_EQ(takt_subscription_destroy(sub), TAKT_OK);
     ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK);
     EXPECT_EQ(echo.runs, 6);
+    EXPECT_EQ(takt_executor_pending(e), 0u);
+    EXPECT_EQ(takt_executor_pending(nullptr), 0u);
     EXPECT_EQ(takt_executor_spin_available(nullptr), TAKT_EINVAL);
     EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
     EXPECT_EQ(takt_node_destroy(n), TAKT_OK);

@@ -1615,6 +1615,40 @@ TEST(RoscppCallbackQueue, CallAvailableReturnsThoughInputKeepsComing) {
   s.shutdown();
 }
 
+// isEmpty tells whether a callback waits; a disabled queue runs none (callOne: Disabled) and keeps
+// what arrives for when it is enabled again (roscpp's drops it: docs/ros1.md).
+TEST(RoscppCallbackQueue, EmptyAndDisabled) {
+  ros::CallbackQueue q;
+  ros::NodeHandle nh;
+  nh.setCallbackQueue(&q);
+  std::atomic<int> calls{0};
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_queue_state", 10);
+  ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
+      "/t_queue_state", 10, std::function<void(const std_msgs::Int32ConstPtr &)>([&](const std_msgs::Int32ConstPtr &) {
+        calls++;
+      }));
+  ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() > 0; }));
+  EXPECT_TRUE(q.isEmpty());
+  EXPECT_TRUE(q.isEnabled());
+  q.disable();
+  EXPECT_FALSE(q.isEnabled());
+  std_msgs::Int32 m;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] { return !q.empty(); })) << "the message waits in the queue";
+  EXPECT_EQ(q.callOne(ros::WallDuration(0.1)), ros::CallbackQueue::Disabled);
+  q.callAvailable(ros::WallDuration(0.1));
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_FALSE(q.isEmpty());
+  q.enable();
+  EXPECT_EQ(q.callOne(), ros::CallbackQueue::Called);
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_TRUE(q.isEmpty());
+  ros::CallbackQueue made_disabled(false);
+  EXPECT_FALSE(made_disabled.isEnabled());
+  EXPECT_EQ(made_disabled.callOne(), ros::CallbackQueue::Disabled);
+  s.shutdown();
+}
+
 // callOne waits for a callback and returns once it has run, long before its timeout; a service
 // of a handle in a queue answers only while the queue is served (here by an AsyncSpinner).
 TEST(RoscppCallbackQueue, CallOneWaitsForTheFirstAndServicesFollowTheirQueue) {
