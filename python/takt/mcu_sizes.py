@@ -44,6 +44,10 @@ CORE_FILES = ["src/port/err.c", "src/port/portable.c", "src/core/mem.c", "src/co
               "src/core/lock.c", "src/core/stats.c", "src/core/context.c", "src/core/topic.c",
               "src/core/timer.c", "src/core/service.c", "src/core/callback.c", "src/core/sync.c"]
 TIMING_FILES = ["src/timing/timing.c"]
+# takt's trace recorder: linked by a firmware that records (TAKT_WITH_TRACE and takt_trace_start);
+# its Perfetto writer only by one that also writes the trace itself (a host usually does).
+TRACE_FILES = ["src/core/trace.c"]
+PERFETTO_FILES = ["src/core/trace_perfetto.c"]
 # takt's own parts, measured in the complete configuration.
 EXTRA_ROWS: List[Tuple[str, List[str]]] = [
     ("tide executor (+ shared executor code)", ["src/exec/executor.c", "src/exec/tide.c"]),
@@ -155,8 +159,10 @@ def measure(jobs: int = 2) -> dict:
                 out = Path(tmp) / f"{opt[1:]}-{c.name}"
                 out.mkdir()
                 files = CORE_FILES + (TIMING_FILES if "TIMING" in c.on else [])
+                if "TRACE" in c.on:
+                    files = files + TRACE_FILES
                 if c.name == "everything":
-                    files = files + extra_files
+                    files = files + extra_files + PERFETTO_FILES
                 tasks += [(opt, c, out, f) for f in files]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             objs = list(pool.map(lambda t: (t[0], t[1].name, t[3], _compile(root, t[2], t[3], t[0], t[1].on)),
@@ -186,11 +192,14 @@ def measure(jobs: int = 2) -> dict:
             }
             extras = {name: total("everything", fs) for name, fs in EXTRA_ROWS}
             extras["timing validation (timing.c, as in the table)"] = total("complete_qos", TIMING_FILES)
-            for f, what in (("CHAINS", "chains"), ("TRACE", "trace points"),
+            for f, what in (("CHAINS", "chains"), ("TRACE", "trace points + recorder"),
                             ("ERROR_STRINGS", "error sentences")):
                 extras[f"{what} (TAKT_WITH_{f}: what it adds)"] = (
-                    total("qos+" + f, counted) - total("complete_qos", counted))
-            extras["complete with QoS and every takt flag (the CMake build)"] = total("everything", counted)
+                    total("qos+" + f, counted + TRACE_FILES) - total("complete_qos", counted))
+            extras["Perfetto writer (trace_perfetto.c, if it writes)"] = (
+                total("everything", PERFETTO_FILES))
+            extras["complete with QoS and every takt flag (the CMake build)"] = total(
+                "everything", counted + TRACE_FILES)
             extras["complete with QoS of latency only (no jitter, no rate validation)"] = (
                 total("qos_latency", counted))
             result["builds"]["release" if opt == "-Os" else "debug"] = {
