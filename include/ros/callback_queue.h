@@ -32,13 +32,16 @@ class CallbackQueue : public CallbackQueueInterface {
    * one and then run those ready. */
   void callAvailable() { callAvailable(WallDuration()); }
   void callAvailable(WallDuration timeout);
-  /** No callback is ready (a snapshot). */
+  /** No callback is waiting (a snapshot; unlike roscpp's, one running now is not counted). A
+   * query: it makes nothing (a queue never served has nothing waiting). */
   bool isEmpty();
   bool empty() { return isEmpty(); }
-  /** As roscpp's: a disabled queue's callOne returns Disabled and callAvailable returns at once,
-   * until enable(). Unlike roscpp's, what arrives meanwhile is not dropped: it waits in its
-   * callbacks' takt queues (bounded by their depths) and runs once the queue is served again; and
-   * a spinner (AsyncSpinner, MultiThreadedSpinner) serving it goes on serving it. */
+  /** As roscpp's: a disabled queue runs nothing until enable(): callOne returns Disabled,
+   * callAvailable returns at once, a call waiting returns once a callback running now has
+   * ended, ros::spin, spinOnce and the spinners serving it wait. Unlike roscpp's, what arrives
+   * meanwhile is not dropped: it waits in its callbacks' takt queues (bounded by their depths)
+   * and runs once the queue is served again; under the preempt executor the global queue's
+   * callbacks run on its workers whatever this says. */
   void enable();
   void disable();
   bool isEnabled();

@@ -205,7 +205,8 @@ takt_ros1_pub_t *takt_ros1_find_pub(takt_ros1_node_t *node, const char *topic);
 typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);
 
 /** Subscribe to topic (type, md5sum and definition as for advertise; md5 "*" takes any type)
- * and register with the master; publishers it names are connected by the connector thread. */
+ * and register with the master; publishers it names are connected by the connector thread.
+ * TAKT_ESIZE when its connection header (the definition in it) would not fit max_header. */
 takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const char *type,
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
                                void *user, takt_ros1_sub_t **out);

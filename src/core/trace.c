@@ -152,7 +152,7 @@ void takt_trace_stop(takt_context_t *ctx) {
 
 #if !TAKT_PORT_CORTEXM
 static tss_t g_slot_key;
-static bool g_slot_key_made;
+static _Atomic bool g_slot_key_made; /* (atomic: call_once's ordering is not seen by TSan) */
 static once_flag g_slot_once = ONCE_FLAG_INIT;
 
 /* The thread ends (the key's destructor, on that thread): its slot is another's to take, and a
@@ -161,7 +161,9 @@ static void slot_give(void *p) {
   t_cache.slot = SLOTS + 1u;
   atomic_store_explicit(&((slot_t *)p)->taken, false, memory_order_release);
 }
-static void slot_key_make(void) { g_slot_key_made = tss_create(&g_slot_key, slot_give) == thrd_success; }
+static void slot_key_make(void) {
+  atomic_store(&g_slot_key_made, tss_create(&g_slot_key, slot_give) == thrd_success);
+}
 #endif
 
 /* The calling thread's slot, taken at its first record; NULL: none was free. */
@@ -182,7 +184,7 @@ static slot_t *my_slot(void) {
       while (seen < i + 1u && !atomic_compare_exchange_weak(&g_slots_seen, &seen, i + 1u)) {
       }
 #if !TAKT_PORT_CORTEXM
-      if (g_slot_key_made) (void)tss_set(g_slot_key, &g_slots[i]); /* given back at its end */
+      if (atomic_load(&g_slot_key_made)) (void)tss_set(g_slot_key, &g_slots[i]); /* given back */
 #endif
       k = i + 1u;
     }

@@ -559,15 +559,20 @@ takt_err_t takt_ros1_advertise(takt_ros1_node_t *n, const char *topic, const cha
   return takt_ros1_advertise_linked(n, topic, type, md5, definition, latch, NULL, NULL, out);
 }
 
+/* Bytes of a TCPROS connection header of these fields (its length prefix included). */
+static uint64_t header_bytes(const char *const kv[][2], size_t n) {
+  uint64_t b = 4;
+  for (size_t i = 0; i < n; i++) b += 4 + strlen(kv[i][0]) + 1 + strlen(kv[i][1]);
+  return b;
+}
+
 /* Bytes of a publication's answer to its subscribers (io.c's pub_answer, without takt_shm). */
 static uint64_t answer_bytes(const takt_ros1_node_t *n, const char *topic, const char *type,
                              const char *md5, const char *definition) {
-  const char *kv[][2] = {{"callerid", n->name}, {"topic", topic}, {"type", type},
-                         {"md5sum", md5}, {"message_definition", definition}, {"latching", "0"}};
-  uint64_t b = 4;
-  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-    b += 4 + strlen(kv[i][0]) + 1 + strlen(kv[i][1]);
-  return b;
+  const char *const kv[][2] = {{"callerid", n->name}, {"topic", topic}, {"type", type},
+                               {"md5sum", md5}, {"message_definition", definition},
+                               {"latching", "0"}};
+  return header_bytes(kv, sizeof kv / sizeof kv[0]);
 }
 
 takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, const char *type,
@@ -921,6 +926,12 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
   if (n == NULL || out == NULL || fn == NULL || name_ok(topic) < 0 || name_ok(type) < 0 ||
       md5 == NULL || definition == NULL || topic[0] != '/')
     return TAKT_EINVAL;
+  /* every connection to a publisher would fail: its header (sub_header's fields, without the
+   * shared-memory offer) does not fit the connection header's room */
+  const char *const kv[][2] = {{"callerid", n->name}, {"topic", topic}, {"md5sum", md5},
+                               {"type", type}, {"tcp_nodelay", "1"},
+                               {"message_definition", definition}};
+  if (header_bytes(kv, sizeof kv / sizeof kv[0]) > n->cfg.max_header) return TAKT_ESIZE;
   takt_ros1_sub_t *sub = NULL;
   takt__lock_take(&n->lock);
   for (uint32_t i = 0; i < n->cfg.max_subs; i++) {

@@ -853,6 +853,7 @@ class QueueImpl {
   std::map<std::string, std::weak_ptr<NodeImpl>> nodes;  // the node of each namespace in it
   std::atomic<int> spinning{0};     // spinners serving it (AsyncSpinner::canStart)
   std::atomic<bool> enabled{true};  // CallbackQueue::enable/disable: served only when enabled
+  std::atomic<int> waiting{0};      // callOne/callAvailable calls waiting for a first callback
   ~QueueImpl() {
     Global &G = g();
     if (!exec) return;
@@ -867,6 +868,14 @@ class QueueImpl {
 /** q's executor, made at its first use after ros::start (nullptr once shut down, or when it
  * cannot be made: a message says why). */
 takt_executor_t *queue_exec(QueueImpl &q);
+/** q's executor if it was made (none is made here: no node starts, no queue slot is taken). */
+takt_executor_t *queue_exec_made(QueueImpl &q);
+/** Whether the global queue is enabled (CallbackQueue::disable). */
+bool global_enabled();
+/** The global queue is served by the preempt executor's own thread. */
+bool preempt_global();
+/** ros::spin or a spinner serves the global queue now. */
+bool global_spinning();
 /** Serve q on this thread: its ready callbacks (one: the most urgent only), else wait up to
  * timeout_ns for one and run it (and, not one, those ready with it). Whether any ran. */
 bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one);
@@ -983,6 +992,10 @@ void spin_loop(const std::atomic<bool> *stop) {
   G.spinning++;
   while (ok() && !(stop && stop->load())) {
     takt_impl::report_connections();
+    if (!takt_impl::global_enabled()) {  // disabled (CallbackQueue::disable): nothing runs meanwhile
+      takt_time::sleep_for_ns(kSliceNs);
+      continue;
+    }
     takt_err_t rc = takt_executor_spin_until(G.exec, takt_time_now() + kSliceNs);
     if (rc == TAKT_EBUSY) {  // another thread serves the global queue (callOne, a spinner) now
       takt_time::sleep_for_ns(kSliceNs);
@@ -1012,11 +1025,23 @@ void CallbackQueue::callAvailable(WallDuration timeout) {
   if (impl_->enabled.load()) takt_impl::queue_serve(*impl_, timeout.toNSec(), false);
 }
 bool CallbackQueue::isEmpty() {
-  takt_executor_t *ex = takt_impl::queue_exec(*impl_);
+  takt_executor_t *ex = takt_impl::queue_exec_made(*impl_);  // a query: nothing is made for it
   return ex == nullptr || takt_executor_pending(ex) == 0;
 }
 void CallbackQueue::enable() { impl_->enabled.store(true); }
-void CallbackQueue::disable() { impl_->enabled.store(false); }
+void CallbackQueue::disable() {
+  impl_->enabled.store(false);
+  // a serving spin in progress returns (once a callback running now has ended): a waiting
+  // callOne/callAvailable returns without running more, a spinner waits while it is disabled.
+  // Only when one serves it (a stop is kept for the next spin: a later callAvailable would run
+  // nothing; a server that left in the microseconds between this test and the stop leaves it
+  // so, and one callAvailable after enable() runs nothing); not the preempt executor's own
+  // thread (the global queue's under preempt)
+  takt_executor_t *ex = takt_impl::queue_exec_made(*impl_);
+  bool served = impl_->waiting.load() > 0 || impl_->spinning.load() > 0 ||
+                (impl_->global && takt_impl::global_spinning());
+  if (ex && served && !(impl_->global && takt_impl::preempt_global())) takt_executor_stop(ex);
+}
 bool CallbackQueue::isEnabled() { return impl_->enabled.load(); }
 CallbackQueue *getGlobalCallbackQueue() {
   static CallbackQueue *q = new CallbackQueue(CallbackQueue::Global{});  // never destroyed, as g()
@@ -1032,8 +1057,8 @@ void spinOnce() {
     return;
   }
   // as roscpp's: the callbacks waiting when it was called, so a loop of spinOnce and its own work
-  // goes on under input faster than its callbacks
-  takt_executor_spin_available(g().exec);
+  // goes on under input faster than its callbacks (none while the global queue is disabled)
+  if (takt_impl::global_enabled()) takt_executor_spin_available(g().exec);
 }
 
 namespace {
@@ -1043,6 +1068,10 @@ void spin_queue(takt_impl::QueueImpl &q, const std::atomic<bool> *stop) {
   if (!ex) return;
   q.spinning++;
   while (ok() && !(stop && stop->load())) {
+    if (!q.enabled.load()) {  // disabled (CallbackQueue::disable): nothing runs meanwhile
+      takt_time::sleep_for_ns(kSliceNs);
+      continue;
+    }
     takt_err_t rc = takt_executor_spin_until(ex, takt_time_now() + kSliceNs);
     if (rc == TAKT_EBUSY) {  // another thread serves the queue (callOne, another spinner) now
       takt_time::sleep_for_ns(kSliceNs);
@@ -1331,6 +1360,21 @@ std::shared_ptr<QueueImpl> queue_of(CallbackQueueInterface *q) {
 
 CallbackQueueInterface *global_queue_interface() { return getGlobalCallbackQueue(); }
 
+takt_executor_t *queue_exec_made(QueueImpl &q) {
+  Global &G = g();
+  if (q.global) return G.started.load() && !G.down.load() ? G.exec : nullptr;
+  std::lock_guard<std::mutex> lk(q.mu);
+  return q.exec;
+}
+
+bool preempt_global() { return g().kind == TAKT_EXEC_PREEMPT; }
+bool global_spinning() { return g().spinning.load() > 0; }
+
+bool global_enabled() {
+  std::shared_ptr<QueueImpl> q = queue_of(getGlobalCallbackQueue());
+  return !q || q->enabled.load();
+}
+
 takt_executor_t *queue_exec(QueueImpl &q) {
   Global &G = g();
   start();
@@ -1456,11 +1500,14 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
   // ros::shutdown whose stop an earlier spin of this call took ends the wait within one
   takt_executor_t *outer = tl_stop_after_call;
   tl_stop_after_call = ex;
-  for (int64_t now = takt_time_now(); ok() && tl_user_calls == before && now < end; now = takt_time_now()) {
+  q.waiting++;
+  for (int64_t now = takt_time_now(); ok() && q.enabled.load() && tl_user_calls == before && now < end;
+       now = takt_time_now()) {
     int64_t until = end - now > kSliceNs ? now + kSliceNs : end;
     // another thread began serving the queue meanwhile: its callbacks run there; this waits
     if (takt_executor_spin_until(ex, until) == TAKT_EBUSY) takt_time::sleep_for_ns(until - now);
   }
+  q.waiting--;
   tl_stop_after_call = outer;
   bool called = tl_user_calls != before;
   if (called && !one) takt_executor_spin_available(ex);

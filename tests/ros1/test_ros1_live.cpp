@@ -269,7 +269,8 @@ TEST_F(Ros1Live, RospyTalkerToTaktSubscriptionExactCountAndContents) {
 // connection headers both ways: a rospy publisher's header of 40 KB is read, and a takt
 // publication's answer with one is sent (the headers were 8 KB at most: a takt subscription never
 // connected to such a publisher, a takt publication refused every subscriber of such a type
-// without a word). A definition past the header's room is refused at advertise, TAKT_ESIZE.
+// without a word). A definition past the header's room is refused at advertise and subscribe,
+// TAKT_ESIZE.
 TEST_F(Ros1Live, LargeMessageDefinitionsCrossBothWays) {
   ASSERT_EQ(make_node("/takt_node", &node), TAKT_OK);
   Received rx;
@@ -297,6 +298,10 @@ TEST_F(Ros1Live, LargeMessageDefinitionsCrossBothWays) {
   takt_ros1_pub_t *refused = nullptr;
   EXPECT_EQ(takt_ros1_advertise(node, "/huge", "std_msgs/String", std_msgs__String__MD5, huge.c_str(), false,
                                 &refused),
+            TAKT_ESIZE);
+  takt_ros1_sub_t *refused_sub = nullptr;
+  EXPECT_EQ(takt_ros1_subscribe(node, "/huge", "std_msgs/String", std_msgs__String__MD5, huge.c_str(),
+                                [](void *, const uint8_t *, uint32_t) {}, nullptr, &refused_sub),
             TAKT_ESIZE);
 }
 

@@ -1643,9 +1643,24 @@ TEST(RoscppCallbackQueue, EmptyAndDisabled) {
   EXPECT_EQ(q.callOne(), ros::CallbackQueue::Called);
   EXPECT_EQ(calls.load(), 1);
   EXPECT_TRUE(q.isEmpty());
-  ros::CallbackQueue made_disabled(false);
+  // a call waiting for a first callback returns when the queue is disabled, running nothing
+  std::future<ros::CallbackQueue::CallOneResult> waiting =
+      std::async(std::launch::async, [&] { return q.callOne(ros::WallDuration(10.0)); });
+  ASSERT_TRUE(eventually([&] { return waiting.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (it waits: a rate, not a sync)
+  q.disable();
+  ASSERT_EQ(waiting.wait_for(std::chrono::seconds(5)), std::future_status::ready) << "disable ended the wait";
+  EXPECT_EQ(waiting.get(), ros::CallbackQueue::Empty);
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] { return !q.isEmpty(); }));
+  EXPECT_EQ(calls.load(), 1);
+  q.enable();  // and nothing of the disable is left: the next callAvailable runs what waits
+  q.callAvailable();
+  EXPECT_EQ(calls.load(), 2);
+  ros::CallbackQueue made_disabled(false), never_served;
   EXPECT_FALSE(made_disabled.isEnabled());
   EXPECT_EQ(made_disabled.callOne(), ros::CallbackQueue::Disabled);
+  EXPECT_TRUE(never_served.isEmpty());
   s.shutdown();
 }
 
