@@ -193,6 +193,12 @@ static slot_t *my_slot(void) {
   return k <= SLOTS ? &g_slots[k - 1u] : NULL;
 }
 
+uint32_t takt__trace_slots_free(void) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < SLOTS; i++) n += atomic_load(&g_slots[i].taken) ? 0u : 1u;
+  return n;
+}
+
 /* What trace_in marked, for trace_out to undo: the thread's slot, or (NULL) the count. Marks
  * never nest: a record takes no lock, so no deferred call (a ring's naming) runs inside it. */
 typedef struct mark {

@@ -40,6 +40,9 @@ void takt__trace_record(takt_context_t *ctx, takt_trace_event_t *ev);
  * past the last ring taken. After takt_trace_stop. */
 bool takt__trace_thread(takt_context_t *ctx, uint32_t i, int64_t *tid, char name[16]);
 
+/** Recorder slots no thread holds now (for the tests: threads that end give theirs back). */
+uint32_t takt__trace_slots_free(void);
+
 /** The clock time, for a trace point that must stamp a start before the event is recorded. */
 static inline int64_t takt__trace_now(takt_context_t *ctx) { return takt_clock_now(ctx->clock); }
 
