@@ -287,7 +287,11 @@ TEST_F(Ros1Live, LargeMessageDefinitionsCrossBothWays) {
             TAKT_OK);
   Proc listener;
   ASSERT_TRUE(listener.start({"/usr/bin/python3", kPeers + "listener.py", "/big_takt", "5"}));
-  ASSERT_TRUE(listener.wait_for("connected", 20000)) << listener.output();
+  takt_ros1_pub_stats_t st;  // the connection taken on this side (rospy says it before)
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(pub, &st);
+    return st.connections == 1;
+  }, 20000)) << listener.output();
   for (int i = 0; i < 5; i++) {
     std::vector<uint8_t> b = ser("big " + std::to_string(i));
     ASSERT_EQ(takt_ros1_publish(pub, b.data(), (uint32_t)b.size()), TAKT_OK);

@@ -142,6 +142,15 @@ bool small_send_buffer_of_listener(uint16_t port) {
   return false;
 }
 
+// The TCPROS port of service as the master lists it (through probe); 0 if it lists none.
+uint16_t service_port(takt_ros1_node_t *probe, const char *service) {
+  char uri[128];
+  if (takt_ros1_lookup_service(probe, service, uri, sizeof uri) != TAKT_OK) return 0;
+  std::smatch m;
+  std::string u = uri;
+  return std::regex_search(u, m, std::regex(":([0-9]+)")) ? (uint16_t)std::stoi(m[1]) : 0;
+}
+
 // A node "/takt_node" (max_pubs publications) advertising /a with a message definition of 60 KB,
 // and a raw subscriber of /a that sent its connection header and read the first 4 bytes of the
 // answer: the node's I/O thread is in the answer's write, which lasts until the subscriber reads
@@ -466,12 +475,8 @@ TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout
   ASSERT_EQ(takt_ros1_advertise_service(node, "/stall", std_srvs__SetBool__NAME, std_srvs__SetBool__MD5,
                                         no_answer, nullptr, &srv),
             TAKT_OK);
-  char uri[128];
-  ASSERT_EQ(takt_ros1_lookup_service(probe, "/stall", uri, sizeof uri), TAKT_OK);
-  std::smatch m;
-  std::string u = uri;
-  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
-  uint16_t port = (uint16_t)std::stoi(m[1]);
+  uint16_t port = service_port(probe, "/stall");
+  ASSERT_NE(port, 0);
   std::vector<int> fds;
   std::string hdr = tcpros_header({"callerid=/staller", "service=/stall", "md5sum=*", "persistent=1"});
   for (int i = 0; i < 4; i++) {  // three that stall, one idle persistent: every connection taken
@@ -533,12 +538,8 @@ TEST_F(Ros1Live, AnAnswerTheClientStopsReadingFreesItsConnectionAfterTheTimeout)
   ASSERT_EQ(takt_ros1_advertise_service(node, "/large", std_srvs__SetBool__NAME, std_srvs__SetBool__MD5,
                                         large_answer, nullptr, &srv),
             TAKT_OK);
-  char uri[128];
-  ASSERT_EQ(takt_ros1_lookup_service(probe, "/large", uri, sizeof uri), TAKT_OK);
-  std::smatch m;
-  std::string u = uri;
-  ASSERT_TRUE(std::regex_search(u, m, std::regex(":([0-9]+)"))) << u;
-  uint16_t port = (uint16_t)std::stoi(m[1]);
+  uint16_t port = service_port(probe, "/large");
+  ASSERT_NE(port, 0);
   ASSERT_TRUE(small_send_buffer_of_listener(port));
   int fd = small_window_connect(port);
   ASSERT_GE(fd, 0);
