@@ -88,7 +88,7 @@ class Trace : public ContextTest {
   }
   // A thread publishing without pause while traces are started and stopped in the same memory,
   // overwritten after each stop: the words that did not stay as written.
-  size_t publish_while_traces_start_and_stop() {
+  size_t publish_while_traces_start_and_stop(int rounds = 2000) {
     takt_trace_config_t cfg = {.max_threads = 4, .events_per_thread = 8};
     std::atomic<bool> done{false};
     std::thread publisher([&] {
@@ -97,7 +97,7 @@ class Trace : public ContextTest {
     });
     mem.assign(takt_trace_memory_size(&cfg) / 8 + 1, 0);
     size_t changed = 0;
-    for (int i = 0; i < 2000 && changed == 0; i++) {
+    for (int i = 0; i < rounds && changed == 0; i++) {
       EXPECT_EQ(takt_trace_start(ctx, &cfg, mem.data(), mem.size() * 8), TAKT_OK);
       std::this_thread::yield();
       takt_trace_stop(ctx);
@@ -254,8 +254,10 @@ TEST_F(Trace, ThreadsPastTheLastRecorderSlotRecordAndAreWaitedFor) {
   EXPECT_EQ(c.threads, kThreads);
   EXPECT_EQ(c.recorded, kThreads);  // each thread's publication
   EXPECT_EQ(c.no_ring, 0u);
-  // every slot is held: this test's publisher counts itself in the context
-  EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
+  // every slot is held: this test's publisher counts itself in the context (fewer rounds than
+  // NothingWritesTheMemoryOnceStopReturned's, which covers recorders in slots: on a loaded
+  // machine each round's yields are context switches)
+  EXPECT_EQ(publish_while_traces_start_and_stop(500), 0u) << "words written after the stop";
   {
     std::lock_guard<std::mutex> l(m);
     go = true;
@@ -264,8 +266,6 @@ TEST_F(Trace, ThreadsPastTheLastRecorderSlotRecordAndAreWaitedFor) {
   for (auto &t : threads) t.join();
   // the slots given back (this thread and the test's earlier ones may hold a few)
   EXPECT_GE(takt__trace_slots_free(), 250u);
-  // recorders in slots of their own again
-  EXPECT_EQ(publish_while_traces_start_and_stop(), 0u) << "words written after the stop";
   ASSERT_EQ(takt_executor_spin_some(exec), TAKT_OK);  // drain the queued messages
 }
 
