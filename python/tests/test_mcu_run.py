@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -47,13 +48,34 @@ def test_mcu_run_shows_the_mcus_chain_table_and_stops_both_on_ctrl_c(tmp_path):
     lines, reports = [], 0
     deadline = time.monotonic() + 60
     children = []
-    for line in p.stdout:
-        lines.append(line.rstrip())
-        if line.startswith("mcu report"):
-            reports += 1
-            children = children or children_of(p.pid)
-        if reports >= 3 or time.monotonic() > deadline:
+    # each line waited for no later than the deadline (a run that falls silent fails here with
+    # what it said, instead of blocking the suite in a read)
+    fd, pending = p.stdout.fileno(), b""
+    while reports < 3 and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
             break
+        chunk = os.read(fd, 65536)  # (the fd, not the text wrapper: nothing waits in its buffer)
+        if not chunk:
+            break
+        pending += chunk
+        *whole, pending = pending.split(b"\n")
+        for raw in whole:
+            line = raw.decode(errors="replace")
+            lines.append(line.rstrip())
+            if line.startswith("mcu report") and reports < 3:
+                reports += 1
+                children = children or children_of(p.pid)
+    if pending:
+        lines.append(pending.decode(errors="replace").rstrip())
+    if reports < 3:  # nothing left running: QEMU and the agent, then the runner
+        for pid in set(children_of(p.pid) + children):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        p.kill()
+        p.wait(timeout=30)
     assert reports >= 3, "\n".join(lines)
     assert len(children) == 2, (children, lines)  # QEMU and the agent
     p.send_signal(signal.SIGINT)
