@@ -52,6 +52,7 @@ typedef struct slot {
 } slot_t;
 static slot_t g_slots[SLOTS];
 static _Atomic uint32_t g_slots_seen; /* slots [0, seen) have been taken (what stop looks at) */
+static void slot_key_once(void); /* the thread-end key made, once per process */
 
 struct takt__trace {
   takt_context_t *ctx;
@@ -105,6 +106,7 @@ takt_err_t takt_trace_start(takt_context_t *ctx, const takt_trace_config_t *cfg,
     return TAKT_EINVAL;
   size_t need = takt_trace_memory_size(&c);
   if (need == SIZE_MAX || bytes < need) return TAKT_ESIZE;
+  slot_key_once(); /* (before the lock: making the key may be a system call) */
   takt__lock(ctx);
   if (atomic_load(&ctx->trace) != NULL) {
     takt__unlock(ctx);
@@ -164,6 +166,9 @@ static void slot_give(void *p) {
 static void slot_key_make(void) {
   atomic_store(&g_slot_key_made, tss_create(&g_slot_key, slot_give) == thrd_success);
 }
+static void slot_key_once(void) { call_once(&g_slot_once, slot_key_make); }
+#else
+static void slot_key_once(void) {}
 #endif
 
 /* The calling thread's slot, taken at its first record; NULL: none was free. */
@@ -171,9 +176,9 @@ static slot_t *my_slot(void) {
   uint32_t k = t_cache.slot;
   if (k == 0) {
     k = SLOTS + 1u;
-#if !TAKT_PORT_CORTEXM
-    call_once(&g_slot_once, slot_key_make);
-#endif
+    /* (the key was made by the start that set tracing on: this is a load, no system call,
+     * though a record may run under a takt lock) */
+    slot_key_once();
     for (uint32_t i = 0; i < SLOTS && k > SLOTS; i++) {
       bool free_ = false;
       if (atomic_load_explicit(&g_slots[i].taken, memory_order_relaxed) ||
