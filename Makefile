@@ -9,8 +9,10 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 VENV    := .venv
 CMAKE   := cmake -G Ninja -S .
-# ctest with the slots that keep the exclusive tests alone (cmake/TaktTestResources.cmake)
+# ctest with the slots that keep the exclusive tests alone, JOBS tests at a time and one more
+# slot for the tests that run beside them (cmake/TaktTestResources.cmake)
 CTEST   := ctest --resource-spec-file $(CURDIR)/cmake/ctest-resources.json
+CTEST_J := $(shell echo $$(( $(JOBS) + 1 )))
 export TAKT_BUILD_DIR := $(CURDIR)/$(BUILD)/release
 
 all: build
@@ -42,7 +44,7 @@ test: build
 
 test-release: build
 	@echo "== tests: Release"
-	@$(CTEST) --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
+	@$(CTEST) --test-dir $(BUILD)/release --output-on-failure -j $(CTEST_J)
 
 # The other build trees: tree-NAME configures and builds BUILD/NAME with config_NAME
 config_asan    := -DCMAKE_BUILD_TYPE=Debug -DTAKT_DEBUG=ON -DTAKT_SANITIZE=address,undefined
@@ -73,7 +75,7 @@ tree-fuzz:
 test-asan: deps tree-asan
 	@echo "== tests: Debug + AddressSanitizer + UndefinedBehaviorSanitizer"
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(CTEST) --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
+	  $(CTEST) --test-dir $(BUILD)/asan --output-on-failure -j $(CTEST_J)
 	@echo "== tests: Python suites against the sanitized runner"
 	@# (not the release_pass tests: they check nothing the sanitizers see; test-python runs them;
 	@# JOBS at a time, as there)
@@ -82,7 +84,7 @@ test-asan: deps tree-asan
 
 test-tsan: deps tree-tsan
 	@echo "== tests: ThreadSanitizer"
-	@TSAN_OPTIONS=halt_on_error=1 $(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS)
+	@TSAN_OPTIONS=halt_on_error=1 $(CTEST) --test-dir $(BUILD)/tsan --output-on-failure -j $(CTEST_J)
 
 # the Python suites run JOBS tests at a time (pytest-xdist): each test has its own temporary
 # directory, introspection directory and ports
@@ -93,11 +95,11 @@ test-python: build
 # the compile-time configurations (config_minimal, config_partial), each with the tests that apply
 test-configs: deps tree-minimal tree-partial
 	@echo "== tests: minimal configuration (ASan+UBSan)"
-	@$(CTEST) --test-dir $(BUILD)/minimal --output-on-failure -j $(JOBS)
+	@$(CTEST) --test-dir $(BUILD)/minimal --output-on-failure -j $(CTEST_J)
 	@echo "== tests: partial configuration (ASan+UBSan)"
 	@# (not the roscpp examples: their programs are compiled in the test, and nothing of them
 	@# uses the features switched off here; the three suites above run them)
-	@$(CTEST) --test-dir $(BUILD)/partial --output-on-failure -j $(JOBS) -E '^test_roscpp_examples(_build)?$$'
+	@$(CTEST) --test-dir $(BUILD)/partial --output-on-failure -j $(CTEST_J) -E '^test_roscpp_examples(_build)?$$'
 
 # the benchmarks `make test` runs in their --quick mode, in lanes side by side (tools/bench_smoke.sh):
 # a smoke run checks that each runs and writes its result, its numbers mean nothing. Most of a

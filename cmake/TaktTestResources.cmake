@@ -1,15 +1,26 @@
 # Which tests may share the machine, in CTest's resources (cmake/ctest-resources.json, which the
-# Makefile's suites pass to ctest with --resource-spec-file).
+# Makefile's suites pass to ctest with --resource-spec-file, and one parallel slot more than the
+# machine has CPUs: -j N+1).
 #
-# A test declared RUN_SERIAL (the ROS peers' start-up takes whole CPUs and would starve the timing
-# windows of tests beside it) becomes exclusive: it takes all 64 "cpus" slots; every other test
-# takes one. A test labelled "beside_exclusive" takes none and runs beside everything, exclusive
-# tests included: the 100,000-message QEMU link test, which would otherwise hold every exclusive
-# test back for its minutes. Without the resource file (a plain `ctest`), CTest counts no slots,
-# and the exclusive tests run beside others.
+# The machine is 64 "cpus" slots. A test takes 64 / N of them (N: the CPUs of the machine that
+# configures the tree), so N of them run at once. A test declared RUN_SERIAL (the ROS peers'
+# start-up takes whole CPUs and would starve the timing windows of tests beside it) becomes
+# exclusive: it takes all 64. A test labelled "beside_exclusive" takes none and runs beside
+# everything, exclusive tests included, in ctest's extra parallel slot: the 100,000-message QEMU
+# link test, which would otherwise hold every exclusive test back for its minutes, and the roscpp
+# examples' compilers (at the idle scheduling class: they take only the CPU time the tests leave).
+# Without the resource file (a plain `ctest`), CTest counts no slots, and the exclusive tests run
+# beside others.
 #
 # takt_assign_test_resources(): for the tests of the calling directory, at the end of each
 # CMakeLists.txt that adds tests (CMake 3.25 sets test properties of its own directory only).
+cmake_host_system_information(RESULT takt_test_cpus QUERY NUMBER_OF_LOGICAL_CORES)
+if(takt_test_cpus LESS 1)
+  set(takt_test_cpus 1)
+elseif(takt_test_cpus GREATER 64)
+  set(takt_test_cpus 64)
+endif()
+math(EXPR takt_test_share "64 / ${takt_test_cpus}")
 function(takt_assign_test_resources)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(t ${tests})
@@ -27,7 +38,7 @@ function(takt_assign_test_resources)
       endif()
       set_tests_properties(${t} PROPERTIES RUN_SERIAL FALSE RESOURCE_GROUPS "cpus:64" COST ${cost})
     elseif(NOT "beside_exclusive" IN_LIST labels)
-      set_tests_properties(${t} PROPERTIES RESOURCE_GROUPS "cpus:1")
+      set_tests_properties(${t} PROPERTIES RESOURCE_GROUPS "cpus:${takt_test_share}")
     endif()
   endforeach()
 endfunction()

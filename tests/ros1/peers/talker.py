@@ -16,7 +16,10 @@ def main() -> int:
     if len(sys.argv) > 4:  # the same type and md5sum, a definition of that size
         cls = type("String", (String,), {"_full_text": String._full_text + "\n#" + "x" * int(sys.argv[4])})
     rospy.init_node("rospy_talker", disable_signals=True)
-    pub = rospy.Publisher(topic, cls, queue_size=1000)
+    # queue_size None: publish() writes to each connection itself (rospy's synchronous publisher),
+    # so every message is on its socket when the loop ends and the talker may exit at once (with a
+    # queue, rospy's per-connection thread writes later and a shutdown drops what it still holds)
+    pub = rospy.Publisher(topic, cls, queue_size=None)
     end = time.monotonic() + 15
     while pub.get_num_connections() == 0:
         if time.monotonic() > end:
@@ -29,13 +32,6 @@ def main() -> int:
     for i in range(count):
         pub.publish(cls(data=f"{prefix} {i}"))
         rate.sleep()
-    # rospy writes a queued publisher's messages from a thread of its own per connection: on a
-    # loaded machine the last ones may still wait there (a shutdown drops them). Wait until each
-    # connection's thread has taken its queue (bounded), then for its write.
-    end = time.monotonic() + 10
-    while time.monotonic() < end and any(getattr(c, "_queue", None) for c in pub.impl.connections):
-        time.sleep(0.02)
-    time.sleep(2.0)
     print("talker: done", flush=True)
     rospy.signal_shutdown("done")
     return 0
