@@ -867,10 +867,10 @@ TEST(RoscppTime, OutOfRangeThrowsAsRoscpp) {
 TEST(RoscppTimer, KickedWatchdogNeverFires) {
   ros::NodeHandle nh;
   std::atomic<int> fires{0};
-  // a one-shot of 1 s kicked (stop, start) every 0.1 s for 2 s: never due
-  ros::Timer wd = nh.createTimer(ros::Duration(1.0), [&](const ros::TimerEvent &) { fires++; }, true, true);
+  // a one-shot of 0.5 s kicked (stop, start) every 0.05 s for 1 s: never due
+  ros::Timer wd = nh.createTimer(ros::Duration(0.5), [&](const ros::TimerEvent &) { fires++; }, true, true);
   for (int i = 0; i < 20; i++) {
-    pause(0.1);
+    pause(0.05);
     wd.stop();
     wd.start();
   }
@@ -884,16 +884,16 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
   ros::NodeHandle nh;
   std::atomic<int64_t> fired_ns{0};
   ros::Timer t = nh.createTimer(
-      ros::Duration(1.0), [&](const ros::TimerEvent &) { fired_ns = ros::WallTime::now().toNSec(); }, true, false);
-  pause(0.7);
+      ros::Duration(0.5), [&](const ros::TimerEvent &) { fired_ns = ros::WallTime::now().toNSec(); }, true, false);
+  pause(0.35);
   EXPECT_EQ(fired_ns.load(), 0);  // not started
   int64_t started = ros::WallTime::now().toNSec();
   t.start();
   ASSERT_TRUE(eventually([&] { return fired_ns.load() != 0; }, 10.0));
-  EXPECT_GE(fired_ns.load() - started, 950 * 1000000LL);  // a period after start(), not after creation
+  EXPECT_GE(fired_ns.load() - started, 475 * 1000000LL);  // a period after start(), not after creation
   int64_t first = fired_ns.load();
   t.start();  // as roscpp: a started one-shot that has fired is not started again by start()
-  pause(1.3);
+  pause(0.65);
   EXPECT_EQ(fired_ns.load(), first);
 }
 
