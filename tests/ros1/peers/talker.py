@@ -5,6 +5,7 @@ and exits. With a fourth argument N, the message definition it sends in its conn
 String's followed by a comment of N bytes (as large types' definitions are)."""
 import sys
 import time
+import warnings
 
 import rospy
 from std_msgs.msg import String
@@ -18,8 +19,11 @@ def main() -> int:
     rospy.init_node("rospy_talker", disable_signals=True)
     # queue_size None: publish() writes to each connection itself (rospy's synchronous publisher),
     # so every message is on its socket when the loop ends and the talker may exit at once (with a
-    # queue, rospy's per-connection thread writes later and a shutdown drops what it still holds)
-    pub = rospy.Publisher(topic, cls, queue_size=None)
+    # queue, rospy's per-connection thread writes later and a shutdown drops what it still holds).
+    # rospy warns that a queue should be given: not on the output the tests read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        pub = rospy.Publisher(topic, cls, queue_size=None)
     end = time.monotonic() + 15
     while pub.get_num_connections() == 0:
         if time.monotonic() > end:
