@@ -252,6 +252,8 @@ typedef struct takt_ros1_pub_stats {
   uint64_t refused;     /* subscribers refused (wrong md5, unknown topic, no room) */
   uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */
   uint32_t shm_connections; /* of connections, those through shared memory (cfg.shm) */
+  uint64_t stalled;     /* subscribers closed for taking nothing more of their answer header
+                           (the connection header this node sends) for timeout_ns */
 } takt_ros1_pub_stats_t;
 void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
 

@@ -466,10 +466,14 @@ static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8
 
 /* A whole connection header arrived from a subscriber: answer it, and adopt the connection.
  * The publication is looked up, checked and its answer written under the node's lock, where its
- * strings are stable, noting its generation; the answer goes out holding no lock (it may wait
- * for the subscriber). Meanwhile the topic may be unadvertised and its slot advertised again for
+ * strings are stable, noting its generation; the answer goes out holding no lock, as the socket
+ * takes it (pending_answer: the I/O thread serves the other connections while a subscriber is
+ * slow to read it). Meanwhile the topic may be unadvertised and its slot advertised again for
  * another topic: the connection, adopted before its answer goes out (messages published
  * meanwhile queue for it), is kept only if the slot still has that generation once it is out. */
+static void pending_answer(takt_ros1_node_t *n, takt__ros1_conn_t *c);
+static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written);
+
 static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__tcpros_header_t h = {.f = n->io_fields, .cap = TAKT__ROS1_FIELDS};
   static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
@@ -544,8 +548,10 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   /* a free connection of the publication */
   takt__ros1_out_t *o = NULL;
   takt__lock_take(&pub->lock);
+  /* (not one whose answer is still going out for a topic unadvertised meanwhile: inactive, but
+   * its answer's end still resets it) */
   for (uint32_t k = 0; k < n->cfg.max_conns && o == NULL; k++)
-    if (!pub->out[k].active && pub->out[k].io.fd < 0) o = &pub->out[k];
+    if (!pub->out[k].active && pub->out[k].io.fd < 0 && !pub->out[k].writing) o = &pub->out[k];
   if (o == NULL && pub->gen == gen) pub->refused++;
   takt__lock_give(&pub->lock);
   if (o == NULL) {
@@ -560,8 +566,6 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
    * out the connection is marked written (publishers queue for it) and has no socket (an
    * unadvertise does not wait for it, the slot may be advertised again meanwhile). */
   bool adopted = false;
-  takt_ros1_link_fn fn = NULL;
-  void *user = NULL;
   o->id = atomic_fetch_add(&n->next_id, 1);
   takt__ros1_copy(o->callerid, sizeof o->callerid, callerid);
   o->tx_len = o->tx_off = 0;
@@ -581,32 +585,74 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
     }
     takt__lock_give(&pub->lock);
   }
-  bool written = adopted && takt_io_write_until(c->io, c->buf, (uint32_t)hl, n->stop_wake,
-                                                takt_time_now() + n->cfg.timeout_ns, NULL) >= 0;
-  if (written) (void)takt_io_tcp_nodelay(c->io, nodelay); /* before a publisher may write it */
-  bool up = false;
-  if (adopted) {
-    takt__lock_take(&pub->lock);
-    /* still the same topic's (another advertise of the slot counts again), not closed */
-    up = written && pub->open && pub->gen == gen && o->active && !o->closing;
-    if (up) {
-      o->io = c->io; /* what publishers queued meanwhile goes out at the I/O loop's next round */
-      fn = pub->link_fn;
-      user = pub->link_user;
-      o->linked = o->telling = fn != NULL;
-    } else { /* nothing reached the subscriber: what went into its ring is not sent */
-      pub->direct -= o->direct <= pub->direct ? o->direct : pub->direct;
-      o->sent = o->bytes = o->direct = 0;
-      o->active = false;
-      o->count = 0;
-      o->closing = o->tx_pending = false;
-      ring = o->shm; /* nobody writes it once inactive and not writing */
-      o->shm.map = NULL;
-    }
-    o->writing = false;
-    takt__lock_give(&pub->lock);
-  }
   takt__r1shm_close(&ring); /* not adopted */
+  if (!adopted) {
+    takt_io_close(&c->io);
+    c->len = 0;
+    return;
+  }
+  /* the answer goes out as the socket takes it (a definition of tens of KB outlasts the socket's
+   * buffers when the subscriber is slow to read): the I/O thread serves the other connections
+   * meanwhile, and the subscriber has timeout_ns without progress to take it */
+  c->ans_pub = pub;
+  c->ans_out = o;
+  c->ans_gen = gen;
+  c->ans_nodelay = nodelay;
+  c->out_len = (uint32_t)hl;
+  c->out_off = 0;
+  c->since = takt_time_now();
+  pending_answer(n, c);
+}
+
+/* The rest of a publication's answer on c, as much as the socket takes now; when it is out (or
+ * failed), the connection is the publication's (or closed). */
+static void pending_answer(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
+  while (c->out_off < c->out_len) {
+    int32_t w = takt_io_write_some(c->io, c->buf + c->out_off, c->out_len - c->out_off);
+    if (w < 0) {
+      answer_done(n, c, false);
+      return;
+    }
+    if (w == 0) return; /* the socket is full: on with it when it is writable */
+    c->out_off += (uint32_t)w;
+    c->since = takt_time_now(); /* progress */
+  }
+  answer_done(n, c, true);
+}
+
+/* A publication's answer on c written whole, or not (failed, timed out, the node ends): the
+ * connection the publication's, or closed and its slot given back. */
+static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written) {
+  takt_ros1_pub_t *pub = c->ans_pub;
+  takt__ros1_out_t *o = c->ans_out;
+  uint32_t gen = c->ans_gen;
+  takt__r1shm_t ring = {0};
+  takt_ros1_link_fn fn = NULL;
+  void *user = NULL;
+  c->ans_pub = NULL;
+  c->ans_out = NULL;
+  c->out_len = c->out_off = 0;
+  if (written) (void)takt_io_tcp_nodelay(c->io, c->ans_nodelay); /* before a publisher may write it */
+  takt__lock_take(&pub->lock);
+  /* still the same topic's (another advertise of the slot counts again), not closed */
+  bool up = written && pub->open && pub->gen == gen && o->active && !o->closing;
+  if (up) {
+    o->io = c->io; /* what publishers queued meanwhile goes out at the I/O loop's next round */
+    fn = pub->link_fn;
+    user = pub->link_user;
+    o->linked = o->telling = fn != NULL;
+  } else { /* nothing reached the subscriber: what went into its ring is not sent */
+    pub->direct -= o->direct <= pub->direct ? o->direct : pub->direct;
+    o->sent = o->bytes = o->direct = 0;
+    o->active = false;
+    o->count = 0;
+    o->closing = o->tx_pending = false;
+    ring = o->shm; /* nobody writes it once inactive and not writing */
+    o->shm.map = NULL;
+  }
+  o->writing = false;
+  takt__lock_give(&pub->lock);
+  takt__r1shm_close(&ring);
   if (!up) takt_io_close(&c->io);
   c->io = TAKT_IO_CLOSED;
   c->len = 0;
@@ -952,15 +998,23 @@ void takt__ros1_io_main(void *arg) {
         pending_room = true;
         continue;
       }
-      if (now - c->since > cfg->timeout_ns) { /* no whole header in time */
-        takt_io_close(&c->io);
-        c->len = 0;
+      /* no whole header in time, or an answer the subscriber took nothing more of for as long */
+      if (now - c->since > cfg->timeout_ns) {
+        if (c->out_len > 0) {
+          takt__lock_take(&c->ans_pub->lock);
+          if (c->ans_pub->gen == c->ans_gen) c->ans_pub->stalled++;
+          takt__lock_give(&c->ans_pub->lock);
+          answer_done(n, c, false);
+        } else {
+          takt_io_close(&c->io);
+          c->len = 0;
+        }
         pending_room = true;
         continue;
       }
       if (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline)
         deadline = c->since + cfg->timeout_ns;
-      WATCH(c->io, TAKT_IO_IN, W_PENDING, i, 0);
+      WATCH(c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, W_PENDING, i, 0);
     }
     /* every slot for a connection whose header is awaited taken: new ones wait in the listener's
      * backlog (taken, they were closed at once: a burst of subscribers at launch saw resets) */
@@ -1075,7 +1129,10 @@ void takt__ros1_io_main(void *arg) {
           accept_again = takt_time_now() + 100 * 1000000LL; /* 100 ms, as the master's */
         break;
       case W_RPC: rpc_readable(n, &n->rpc[r.a]); break;
-      case W_PENDING: pending_readable(n, &n->pending[r.a]); break;
+      case W_PENDING:
+        if (n->pending[r.a].out_len > 0) pending_answer(n, &n->pending[r.a]);
+        else pending_readable(n, &n->pending[r.a]);
+        break;
       case W_OUT: {
         takt_ros1_pub_t *pub = &n->pubs[r.a];
         takt__ros1_out_t *o = &pub->out[r.b];
@@ -1116,4 +1173,8 @@ void takt__ros1_io_main(void *arg) {
         else in->shm_more = false;
       }
   }
+  /* the node ends: an answer still going out is not finished (its connection's slot given back,
+   * its ring let go) */
+  for (uint32_t i = 0; i < cfg->max_conns; i++)
+    if (n->pending[i].io.fd >= 0 && n->pending[i].out_len > 0) answer_done(n, &n->pending[i], false);
 }

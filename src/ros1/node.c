@@ -601,7 +601,7 @@ takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, co
     pub->latch = latch;
     takt__lock_take(&pub->lock);
     pub->latched_len = 0;
-    pub->published = pub->dropped = pub->refused = pub->direct = pub->sent_gone = 0;
+    pub->published = pub->dropped = pub->refused = pub->direct = pub->sent_gone = pub->stalled = 0;
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) /* idle: none up; one still being set up for
                                                        the earlier topic is no longer its own */
       pub->out[k].sent = pub->out[k].bytes = pub->out[k].direct = 0;
@@ -873,6 +873,7 @@ void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out) {
   out->dropped = pub->dropped;
   out->refused = pub->refused;
   out->direct = pub->direct;
+  out->stalled = pub->stalled;
   takt__lock_give(&pub->lock);
 }
 

@@ -74,6 +74,7 @@ struct takt_ros1_pub {
   uint32_t latched_len;
   uint32_t depth;    /* messages queued per subscriber at most: 1..cfg.queue */
   uint64_t published, dropped, refused, direct;
+  uint64_t stalled;   /* subscribers that took nothing more of their answer for timeout_ns */
   uint64_t sent_gone; /* sent by the connections whose slot a later subscriber took */
   takt_ros1_link_fn link_fn; /* connections and disconnections told (NULL: none) */
   void *link_user;
@@ -186,10 +187,16 @@ typedef struct takt__ros1_conn {
   uint32_t len;
   int64_t since; /* when it was accepted or last served */
   /* slave API connections: the rest of an answer the socket did not take at once, sent as it
-   * becomes writable (no request is read meanwhile); close_after: the connection ends then */
+   * becomes writable (no request is read meanwhile); close_after: the connection ends then.
+   * A subscriber's connection (pending): out_len > 0 while its answer (in buf) is being sent,
+   * the publication's connection ans_out (adopted, writing) taken once it is out */
   uint8_t *out;
   uint32_t out_len, out_off;
   bool close_after;
+  bool ans_nodelay;
+  uint32_t ans_gen;
+  takt_ros1_pub_t *ans_pub;
+  takt__ros1_out_t *ans_out;
 } takt__ros1_conn_t;
 
 typedef struct takt__ros1_work {

@@ -153,9 +153,9 @@ uint16_t service_port(takt_ros1_node_t *probe, const char *service) {
 
 // A node "/takt_node" (max_pubs publications) advertising /a with a message definition of 60 KB,
 // and a raw subscriber of /a that sent its connection header and read the first 4 bytes of the
-// answer: the node's I/O thread is in the answer's write, which lasts until the subscriber reads
-// on (the answer is larger than both socket buffers hold: the node's send buffer and the
-// subscriber's receive buffer the smallest the kernel gives).
+// answer: the rest of the answer waits until the subscriber reads on (it is larger than both
+// socket buffers hold: the node's send buffer and the subscriber's receive buffer the smallest
+// the kernel gives), at most timeout_ns without progress.
 struct BlockedAnswer {
   takt_ros1_pub_t *a = nullptr;
   int fd = -1;
@@ -163,13 +163,14 @@ struct BlockedAnswer {
 };
 
 void start_blocked_answer(takt_context_t *ctx, const std::string &master_uri, uint32_t max_pubs,
-                          takt_ros1_node_t **node, BlockedAnswer *out) {
+                          takt_ros1_node_t **node, BlockedAnswer *out,
+                          int64_t timeout_ns = 60 * TAKT_NS_PER_S) {
   takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
   cfg.master_uri = master_uri.c_str();
   cfg.name = "/takt_node";
   cfg.max_pubs = max_pubs;
   cfg.max_header = 64 * 1024;
-  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // the answer's write waits for the subscriber this long
+  cfg.timeout_ns = timeout_ns;  // the answer's write waits for the subscriber this long
   cfg.io_thread.policy = TAKT_SCHED_OTHER;
   ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, node), TAKT_OK);
   static const std::string definition = "string data\n#" + std::string(60000, 'x');
@@ -257,6 +258,100 @@ TEST_F(Ros1Live, AMessagePublishedWhileTheAnswerIsWrittenFollowsIt) {
   takt_ros1_pub_get_stats(a, &st);
   EXPECT_EQ(st.published, 1u);
   EXPECT_EQ(st.dropped, 0u);
+}
+
+// A subscriber slow to read its answer (a definition of 60 KB) holds nothing else back: while the
+// rest of its answer waits, the node's slave API answers and another subscriber is answered and
+// gets a message (the I/O thread waited in that answer's write, up to timeout_ns: here 60 s, and
+// the slave API call gave up after 20 s); once the first reads on, its answer is whole and the
+// next message follows it.
+TEST_F(Ros1Live, ASubscriberSlowToReadItsAnswerHoldsNothingElseBack) {
+  BlockedAnswer x;
+  start_blocked_answer(ctx, master_uri, 1, &node, &x);
+  if (HasFatalFailure()) return;
+  uint16_t port = request_topic_port(node, "/a");
+  ASSERT_NE(port, 0) << "the slave API was not served while an answer waited for its subscriber";
+  int fd2 = small_window_connect(port);
+  ASSERT_GE(fd2, 0);
+  std::string hdr = tcpros_header({"callerid=/second_subscriber", "topic=/a",
+                                   std::string("md5sum=") + std_msgs__String__MD5,
+                                   std::string("type=") + std_msgs__String__NAME});
+  ASSERT_EQ(write(fd2, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  std::string answer2(4 + x.answer_len, '\0');
+  ASSERT_EQ(read_all(fd2, answer2.data(), answer2.size()), (ssize_t)answer2.size())
+      << "the second subscriber's answer did not come while the first one's waited";
+  EXPECT_NE(answer2.find("callerid=/takt_node"), std::string::npos);
+  takt_ros1_pub_stats_t st;
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(x.a, &st);
+    return st.connections == 1;
+  }, 10000));
+  auto first = ser("while the first waits");
+  ASSERT_EQ(takt_ros1_publish(x.a, first.data(), (uint32_t)first.size()), TAKT_OK);
+  auto read_frame = [](int fd) {
+    uint8_t l[4];
+    if (read_all(fd, l, 4) != 4) return std::vector<uint8_t>();
+    std::vector<uint8_t> body(l[0] | l[1] << 8 | l[2] << 16 | (uint32_t)l[3] << 24);
+    if (read_all(fd, body.data(), body.size()) != (ssize_t)body.size()) return std::vector<uint8_t>();
+    return body;
+  };
+  EXPECT_EQ(read_frame(fd2), first);
+  // the first subscriber reads on: its answer whole, then what is published from then on
+  std::string answer(x.answer_len, '\0');
+  ASSERT_EQ(read_all(x.fd, answer.data(), x.answer_len), (ssize_t)x.answer_len);
+  EXPECT_NE(answer.find("topic=/a"), std::string::npos);
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(x.a, &st);
+    return st.connections == 2;
+  }, 10000));
+  auto second = ser("after the answer");
+  ASSERT_EQ(takt_ros1_publish(x.a, second.data(), (uint32_t)second.size()), TAKT_OK);
+  // (its connection was the publication's before its answer went out: it gets both)
+  EXPECT_EQ(read_frame(x.fd), first);
+  EXPECT_EQ(read_frame(x.fd), second);
+  EXPECT_EQ(read_frame(fd2), second);
+  takt_ros1_pub_get_stats(x.a, &st);
+  EXPECT_EQ(st.stalled, 0u);
+  close(fd2);
+  close(x.fd);
+}
+
+// A subscriber that takes nothing more of its answer for timeout_ns is closed and counted
+// (`stalled`); its connection's slot is free again for another subscriber.
+TEST_F(Ros1Live, AnAnswerTheSubscriberStopsReadingIsClosedAfterTheTimeout) {
+  BlockedAnswer x;
+  start_blocked_answer(ctx, master_uri, 1, &node, &x, TAKT_NS_PER_S);
+  if (HasFatalFailure()) return;
+  takt_ros1_pub_stats_t st;
+  EXPECT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(x.a, &st);
+    return st.stalled == 1u;
+  }, 6000)) << "stalled " << st.stalled;
+  EXPECT_EQ(st.connections, 0u);
+  // what it reads now is what the node had written before it closed: less than the answer, then
+  // the end of the stream
+  std::string rest(x.answer_len, '\0');
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(x.fd, rest.data() + got, rest.size() - got)) > 0) got += (size_t)r;
+  EXPECT_EQ(r, 0) << "no end of the stream: " << strerror(errno);
+  EXPECT_LT(got, (size_t)x.answer_len);
+  close(x.fd);
+  // the slot is free: a subscriber that reads is answered and counted
+  uint16_t port = request_topic_port(node, "/a");
+  ASSERT_NE(port, 0);
+  int fd = small_window_connect(port);
+  ASSERT_GE(fd, 0);
+  std::string hdr = tcpros_header({"callerid=/reader", "topic=/a", std::string("md5sum=") + std_msgs__String__MD5,
+                                   std::string("type=") + std_msgs__String__NAME});
+  ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+  std::string answer(4 + x.answer_len, '\0');
+  ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
+  EXPECT_TRUE(eventually([&] {
+    takt_ros1_pub_get_stats(x.a, &st);
+    return st.connections == 1u;
+  }, 10000));
+  close(fd);
 }
 
 TEST_F(Ros1Live, AKilledPublisherStartedAgainIsConnectedWithinASecond) {
