@@ -253,7 +253,8 @@ typedef struct takt_ros1_pub_stats {
   uint64_t direct;      /* messages the publishing thread wrote whole itself (no queue) */
   uint32_t shm_connections; /* of connections, those through shared memory (cfg.shm) */
   uint64_t stalled;     /* subscribers closed for taking nothing more of their answer header
-                           (the connection header this node sends) for timeout_ns */
+                           (the connection header this node sends) for timeout_ns, or not all
+                           of it within 4 * timeout_ns */
 } takt_ros1_pub_stats_t;
 void takt_ros1_pub_get_stats(takt_ros1_pub_t *pub, takt_ros1_pub_stats_t *out);
 

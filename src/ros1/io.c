@@ -471,6 +471,8 @@ static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8
  * slow to read it). Meanwhile the topic may be unadvertised and its slot advertised again for
  * another topic: the connection, adopted before its answer goes out (messages published
  * meanwhile queue for it), is kept only if the slot still has that generation once it is out. */
+/* A publication's answer header goes out within this many timeout_ns in all */
+#define ANSWER_TIMEOUTS 4
 static void pending_answer(takt_ros1_node_t *n, takt__ros1_conn_t *c);
 static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written);
 
@@ -552,6 +554,21 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
    * its answer's end still resets it) */
   for (uint32_t k = 0; k < n->cfg.max_conns && o == NULL; k++)
     if (!pub->out[k].active && pub->out[k].io.fd < 0 && !pub->out[k].writing) o = &pub->out[k];
+  takt__lock_give(&pub->lock);
+  /* none: one still answering for the topic unadvertised meanwhile is ended for this subscriber
+   * of the current one (only this thread takes slots: the one it frees is there to take) */
+  for (uint32_t i = 0; i < n->cfg.max_conns && o == NULL; i++) {
+    takt__ros1_conn_t *old = &n->pending[i];
+    if (old == c || old->out_len == 0 || old->ans_pub != pub) continue;
+    takt__ros1_out_t *was = old->ans_out;
+    takt__lock_take(&pub->lock);
+    bool stale = !was->active;
+    takt__lock_give(&pub->lock);
+    if (!stale) continue;
+    answer_done(n, old, false);
+    o = was;
+  }
+  takt__lock_take(&pub->lock);
   if (o == NULL && pub->gen == gen) pub->refused++;
   takt__lock_give(&pub->lock);
   if (o == NULL) {
@@ -600,7 +617,7 @@ static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   c->ans_nodelay = nodelay;
   c->out_len = (uint32_t)hl;
   c->out_off = 0;
-  c->since = takt_time_now();
+  c->since = c->ans_begun = takt_time_now();
   pending_answer(n, c);
 }
 
@@ -998,8 +1015,10 @@ void takt__ros1_io_main(void *arg) {
         pending_room = true;
         continue;
       }
-      /* no whole header in time, or an answer the subscriber took nothing more of for as long */
-      if (now - c->since > cfg->timeout_ns) {
+      /* no whole header in time, or an answer the subscriber took nothing more of for as long,
+       * or one it has not taken whole within 4 timeouts (one that reads a little now and then) */
+      if (now - c->since > cfg->timeout_ns ||
+          (c->out_len > 0 && now - c->ans_begun > ANSWER_TIMEOUTS * cfg->timeout_ns)) {
         if (c->out_len > 0) {
           takt__lock_take(&c->ans_pub->lock);
           if (c->ans_pub->gen == c->ans_gen) c->ans_pub->stalled++;
@@ -1012,8 +1031,10 @@ void takt__ros1_io_main(void *arg) {
         pending_room = true;
         continue;
       }
-      if (deadline == TAKT_TIME_INFINITE || c->since + cfg->timeout_ns < deadline)
-        deadline = c->since + cfg->timeout_ns;
+      int64_t due = c->since + cfg->timeout_ns;
+      if (c->out_len > 0 && c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns < due)
+        due = c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns;
+      if (deadline == TAKT_TIME_INFINITE || due < deadline) deadline = due;
       WATCH(c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, W_PENDING, i, 0);
     }
     /* every slot for a connection whose header is awaited taken: new ones wait in the listener's

@@ -195,6 +195,7 @@ typedef struct takt__ros1_conn {
   bool close_after;
   bool ans_nodelay;
   uint32_t ans_gen;
+  int64_t ans_begun; /* when the answer began to go out */
   takt_ros1_pub_t *ans_pub;
   takt__ros1_out_t *ans_out;
 } takt__ros1_conn_t;

@@ -164,13 +164,14 @@ struct BlockedAnswer {
 
 void start_blocked_answer(takt_context_t *ctx, const std::string &master_uri, uint32_t max_pubs,
                           takt_ros1_node_t **node, BlockedAnswer *out,
-                          int64_t timeout_ns = 60 * TAKT_NS_PER_S) {
+                          int64_t timeout_ns = 60 * TAKT_NS_PER_S, uint32_t max_conns = 0) {
   takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
   cfg.master_uri = master_uri.c_str();
   cfg.name = "/takt_node";
   cfg.max_pubs = max_pubs;
   cfg.max_header = 64 * 1024;
   cfg.timeout_ns = timeout_ns;  // the answer's write waits for the subscriber this long
+  if (max_conns > 0) cfg.max_conns = max_conns;
   cfg.io_thread.policy = TAKT_SCHED_OTHER;
   ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, node), TAKT_OK);
   static const std::string definition = "string data\n#" + std::string(60000, 'x');
@@ -195,8 +196,8 @@ void start_blocked_answer(takt_context_t *ctx, const std::string &master_uri, ui
 }  // namespace
 
 // A subscriber's connection to /a whose connection header was read, while the node's answer to it
-// is still being written (the subscriber does not read it yet: the node's I/O thread waits in
-// that write), sees /a unadvertised and /b advertised in the same publication slot with a latched
+// is still being written (the subscriber does not read it yet: the rest waits for the socket),
+// sees /a unadvertised and /b advertised in the same publication slot with a latched
 // message. Once the answer is read, the connection is closed: it is not attached to /b (which
 // would have sent it /b's latched message).
 TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTopic) {
@@ -226,6 +227,53 @@ TEST_F(Ros1Live, AConnectionSetUpWhileItsTopicIsReplacedIsNotAttachedToTheNewTop
   close(fd);
   takt_ros1_pub_get_stats(b, &st);
   EXPECT_EQ(st.connections, 0u);
+}
+
+// With two connections per publication: the connection still answering for /a (its subscriber
+// reads nothing) holds one, and a first subscriber of /b, advertised in /a's place, the other; a
+// second subscriber of /b takes the stale one's: that answer is ended (the second was refused,
+// "too many subscribers", for as long as the stale one's reader kept reading now and then).
+TEST_F(Ros1Live, AnAnswerForAnUnadvertisedTopicGivesItsConnectionToTheNewTopic) {
+  BlockedAnswer x;
+  start_blocked_answer(ctx, master_uri, 1, &node, &x, 60 * TAKT_NS_PER_S, 2);
+  if (HasFatalFailure()) return;
+  takt_ros1_pub_t *b;
+  ASSERT_EQ(takt_ros1_unadvertise(x.a), TAKT_OK);
+  ASSERT_EQ(takt_ros1_advertise(node, "/b", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &b),
+            TAKT_OK);
+  uint16_t port = request_topic_port(node, "/b");
+  ASSERT_NE(port, 0);
+  takt_ros1_pub_stats_t st;
+  int fds[2];
+  for (uint32_t k = 0; k < 2; k++) {
+    fds[k] = small_window_connect(port);
+    ASSERT_GE(fds[k], 0);
+    std::string hdr = tcpros_header({"callerid=/b_subscriber_" + std::to_string(k), "topic=/b",
+                                     std::string("md5sum=") + std_msgs__String__MD5,
+                                     std::string("type=") + std_msgs__String__NAME});
+    ASSERT_EQ(write(fds[k], hdr.data(), hdr.size()), (ssize_t)hdr.size());
+    uint8_t len4[4];
+    ASSERT_EQ(read_all(fds[k], len4, 4), 4);
+    std::string answer(len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24, '\0');
+    ASSERT_EQ(read_all(fds[k], answer.data(), answer.size()), (ssize_t)answer.size());
+    EXPECT_EQ(answer.find("error="), std::string::npos) << "subscriber " << k << ": " << answer;
+    EXPECT_NE(answer.find("topic=/b"), std::string::npos) << answer;
+    EXPECT_TRUE(eventually([&] {
+      takt_ros1_pub_get_stats(b, &st);
+      return st.connections == k + 1;
+    }, 10000)) << "subscriber " << k;
+  }
+  EXPECT_EQ(st.refused, 0u);
+  // the stale answer's reader gets what had been written, then the end of the stream
+  std::string rest(x.answer_len, '\0');
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(x.fd, rest.data() + got, rest.size() - got)) > 0) got += (size_t)r;
+  EXPECT_EQ(r, 0);
+  EXPECT_LT(got, (size_t)x.answer_len);
+  close(x.fd);
+  for (int fd : fds) close(fd);
 }
 
 // A message published while the answer to a subscriber's connection header is still being written
