@@ -3,7 +3,7 @@ SHELL := /bin/bash
 # Both install what is missing first (tools/deps.sh).
 # `make install PREFIX=DIR` installs the Release build (docs/install.md); `make deb` packages it.
 .PHONY: all deps build install deb run test test-release test-asan test-tsan test-python test-configs bench-smoke fuzz fuzz-smoke format clean \
-        tree-asan tree-tsan tree-minimal tree-partial tree-fuzz
+        tree-asan tree-tsan tree-minimal tree-partial tree-fuzz tree-bench-peers
 
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
@@ -65,6 +65,10 @@ FUZZ_TARGETS   := fuzz_system_file fuzz_frame fuzz_daemon_rx fuzz_msg_ros1 fuzz_
 tree-asan tree-tsan tree-minimal tree-partial:
 	@$(CMAKE) -B $(BUILD)/$(@:tree-%=%) $(config_$(@:tree-%=%)) >/dev/null
 	@cmake --build $(BUILD)/$(@:tree-%=%) -j $(JOBS)
+# the programs `takt bench ros1` builds against Debian's roscpp at its first run, built ahead
+tree-bench-peers:
+	@$(VENV)/bin/python -c "from takt.bench.ros1 import roscpp_program; \
+	  import sys; sys.exit(any(roscpp_program(p)[0] is None for p in ('roscpp_bench', 'roscpp_chains')))"
 tree-fuzz:
 	@CC=clang CXX=clang++ $(CMAKE) -B $(BUILD)/fuzz $(config_fuzz) >/dev/null
 	@cmake --build $(BUILD)/fuzz -j $(JOBS) --target $(FUZZ_TARGETS)

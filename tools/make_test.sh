@@ -48,7 +48,7 @@ settle
 background tsan
 suite test-asan
 settle
-background minimal partial fuzz
+background minimal partial fuzz bench-peers
 suite test-tsan
 suite test-python
 settle

@@ -82,11 +82,14 @@ def roscpp_program(name: str = "roscpp_bench") -> Tuple[Optional[Path], str]:
     if flags.returncode != 0:
         return None, "roscpp not found by pkg-config (tools/deps.sh installs libroscpp-dev)"
     exe.parent.mkdir(parents=True, exist_ok=True)
-    build = subprocess.run(["g++", "-O2", "-o", str(exe), str(src)] + flags.stdout.split(), capture_output=True,
+    tmp = exe.with_name(f".{name}.{os.getpid()}")  # whole or not at all: another run may build it too
+    build = subprocess.run(["g++", "-O2", "-o", str(tmp), str(src)] + flags.stdout.split(), capture_output=True,
                            text=True)
     if build.returncode != 0:
+        tmp.unlink(missing_ok=True)
         sys.stderr.write(build.stderr)
         return None, f"building {name} against roscpp failed"
+    os.replace(tmp, exe)
     return exe, ""
 
 
