@@ -10,6 +10,7 @@
 #include <functional>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -866,6 +867,9 @@ TEST_F(Ros1Live, ReceivedAtIsBetweenPublishAndCallbackReceivedFromIsThePublisher
   ASSERT_EQ(make_node("/takt_a", &node), TAKT_OK);
   takt_ros1_node_t *b = nullptr;
   ASSERT_EQ(make_node("/takt_b", &b), TAKT_OK);
+  // b goes before the fixture's context whatever ends the test (an ASSERT returning early left
+  // its threads running into the freed context)
+  std::unique_ptr<takt_ros1_node_t, void (*)(takt_ros1_node_t *)> b_owner(b, takt_ros1_node_destroy);
   takt_ros1_pub_t *pub;
   ASSERT_EQ(takt_ros1_advertise(node, "/stamps", std_msgs__Int64__NAME, std_msgs__Int64__MD5,
                                 std_msgs__Int64__DEFINITION, false, &pub),
@@ -896,10 +900,20 @@ TEST_F(Ros1Live, ReceivedAtIsBetweenPublishAndCallbackReceivedFromIsThePublisher
     ASSERT_EQ(takt_ros1_publish(pub, reinterpret_cast<const uint8_t *>(&t), sizeof t), TAKT_OK);
     takt_sleep_until(takt_time_now() + 2 * TAKT_NS_PER_MS);  // one message a read
   }
-  ASSERT_TRUE(eventually([&] { return seen.n.load() >= 20; }, 5000));
+  ASSERT_TRUE(eventually([&] { return seen.n.load() >= 20; }, 5000))
+      << seen.n.load() << " of 20 received; " << [&] {
+           takt_ros1_pub_stats_t ps;
+           takt_ros1_sub_stats_t ss;
+           takt_ros1_pub_get_stats(pub, &ps);
+           takt_ros1_sub_get_stats(sub, &ss);
+           return "publication: connections " + std::to_string(ps.connections) + " (shm " +
+                  std::to_string(ps.shm_connections) + "), sent " + std::to_string(ps.sent) +
+                  ", dropped " + std::to_string(ps.dropped) + "; subscription: connections " +
+                  std::to_string(ss.connections) + ", received " + std::to_string(ss.received) +
+                  ", errors " + std::to_string(ss.errors) + " (" + ss.last_error + ")";
+         }();
   EXPECT_EQ(seen.in_order.load(), 20);
   EXPECT_EQ(seen.from_a.load(), 20);  // takt_ros1_received_from: the publisher's callerid
-  takt_ros1_node_destroy(b);
 }
 
 // One topic ends while the node lives: unadvertise closes the subscribers' connections and

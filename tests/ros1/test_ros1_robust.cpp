@@ -330,10 +330,7 @@ TEST_F(Ros1Live, ASubscriberSlowToReadItsAnswerHoldsNothingElseBack) {
       << "the second subscriber's answer did not come while the first one's waited";
   EXPECT_NE(answer2.find("callerid=/takt_node"), std::string::npos);
   takt_ros1_pub_stats_t st;
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(x.a, &st);
-    return st.connections == 1;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(x.a, 1, 10000));
   auto first = ser("while the first waits");
   ASSERT_EQ(takt_ros1_publish(x.a, first.data(), (uint32_t)first.size()), TAKT_OK);
   auto read_frame = [](int fd) {
@@ -348,10 +345,7 @@ TEST_F(Ros1Live, ASubscriberSlowToReadItsAnswerHoldsNothingElseBack) {
   std::string answer(x.answer_len, '\0');
   ASSERT_EQ(read_all(x.fd, answer.data(), x.answer_len), (ssize_t)x.answer_len);
   EXPECT_NE(answer.find("topic=/a"), std::string::npos);
-  ASSERT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(x.a, &st);
-    return st.connections == 2;
-  }, 10000));
+  ASSERT_TRUE(connections_reach(x.a, 2, 10000));
   auto second = ser("after the answer");
   ASSERT_EQ(takt_ros1_publish(x.a, second.data(), (uint32_t)second.size()), TAKT_OK);
   // (its connection was the publication's before its answer went out: it gets both)
@@ -395,10 +389,7 @@ TEST_F(Ros1Live, AnAnswerTheSubscriberStopsReadingIsClosedAfterTheTimeout) {
   ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
   std::string answer(4 + x.answer_len, '\0');
   ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
-  EXPECT_TRUE(eventually([&] {
-    takt_ros1_pub_get_stats(x.a, &st);
-    return st.connections == 1u;
-  }, 10000));
+  EXPECT_TRUE(connections_reach(x.a, 1, 10000));
   close(fd);
 }
 
