@@ -464,6 +464,11 @@ static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8
   return takt__tcpros_w_end(&hw);
 }
 
+/* A publication's answer header goes out within this many timeout_ns in all */
+#define ANSWER_TIMEOUTS 4
+static void pending_answer(takt_ros1_node_t *n, takt__ros1_conn_t *c);
+static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written);
+
 /* A whole connection header arrived from a subscriber: answer it, and adopt the connection.
  * The publication is looked up, checked and its answer written under the node's lock, where its
  * strings are stable, noting its generation; the answer goes out holding no lock, as the socket
@@ -471,11 +476,6 @@ static int32_t pub_answer(takt_ros1_node_t *n, const takt_ros1_pub_t *pub, uint8
  * slow to read it). Meanwhile the topic may be unadvertised and its slot advertised again for
  * another topic: the connection, adopted before its answer goes out (messages published
  * meanwhile queue for it), is kept only if the slot still has that generation once it is out. */
-/* A publication's answer header goes out within this many timeout_ns in all */
-#define ANSWER_TIMEOUTS 4
-static void pending_answer(takt_ros1_node_t *n, takt__ros1_conn_t *c);
-static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written);
-
 static void pending_header(takt_ros1_node_t *n, takt__ros1_conn_t *c) {
   takt__tcpros_header_t h = {.f = n->io_fields, .cap = TAKT__ROS1_FIELDS};
   static char text[3 * TAKT__ROS1_NAME + 160]; /* the I/O thread only */
@@ -1017,8 +1017,10 @@ void takt__ros1_io_main(void *arg) {
       }
       /* no whole header in time, or an answer the subscriber took nothing more of for as long,
        * or one it has not taken whole within 4 timeouts (one that reads a little now and then) */
-      if (now - c->since > cfg->timeout_ns ||
-          (c->out_len > 0 && now - c->ans_begun > ANSWER_TIMEOUTS * cfg->timeout_ns)) {
+      int64_t due = c->since + cfg->timeout_ns;
+      if (c->out_len > 0 && c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns < due)
+        due = c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns;
+      if (now > due) {
         if (c->out_len > 0) {
           takt__lock_take(&c->ans_pub->lock);
           if (c->ans_pub->gen == c->ans_gen) c->ans_pub->stalled++;
@@ -1031,9 +1033,6 @@ void takt__ros1_io_main(void *arg) {
         pending_room = true;
         continue;
       }
-      int64_t due = c->since + cfg->timeout_ns;
-      if (c->out_len > 0 && c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns < due)
-        due = c->ans_begun + ANSWER_TIMEOUTS * cfg->timeout_ns;
       if (deadline == TAKT_TIME_INFINITE || due < deadline) deadline = due;
       WATCH(c->io, c->out_len > 0 ? TAKT_IO_OUT : TAKT_IO_IN, W_PENDING, i, 0);
     }

@@ -142,6 +142,15 @@ bool small_send_buffer_of_listener(uint16_t port) {
   return false;
 }
 
+// One TCPROS frame's body (4-byte length, then that many bytes); empty if the stream ended first.
+std::vector<uint8_t> read_frame(int fd) {
+  uint8_t l[4];
+  if (read_all(fd, l, 4) != 4) return {};
+  std::vector<uint8_t> body(l[0] | l[1] << 8 | l[2] << 16 | (uint32_t)l[3] << 24);
+  if (read_all(fd, body.data(), body.size()) != (ssize_t)body.size()) return {};
+  return body;
+}
+
 // The TCPROS port of service as the master lists it (through probe); 0 if it lists none.
 uint16_t service_port(takt_ros1_node_t *probe, const char *service) {
   char uri[128];
@@ -295,13 +304,7 @@ TEST_F(Ros1Live, AMessagePublishedWhileTheAnswerIsWrittenFollowsIt) {
 
   std::string answer(answer_len, '\0');
   ASSERT_EQ(read_all(fd, answer.data(), answer_len), (ssize_t)answer_len);
-  uint8_t frame_len[4];
-  ASSERT_EQ(read_all(fd, frame_len, 4), 4) << "the message published during the answer was lost";
-  uint32_t fl = frame_len[0] | frame_len[1] << 8 | frame_len[2] << 16 | (uint32_t)frame_len[3] << 24;
-  ASSERT_EQ(fl, msg.size());
-  std::vector<uint8_t> body(fl);
-  ASSERT_EQ(read_all(fd, body.data(), fl), (ssize_t)fl);
-  EXPECT_EQ(body, msg);
+  EXPECT_EQ(read_frame(fd), msg) << "the message published during the answer was lost";
   close(fd);
   takt_ros1_pub_get_stats(a, &st);
   EXPECT_EQ(st.published, 1u);
@@ -333,13 +336,6 @@ TEST_F(Ros1Live, ASubscriberSlowToReadItsAnswerHoldsNothingElseBack) {
   ASSERT_TRUE(connections_reach(x.a, 1, 10000));
   auto first = ser("while the first waits");
   ASSERT_EQ(takt_ros1_publish(x.a, first.data(), (uint32_t)first.size()), TAKT_OK);
-  auto read_frame = [](int fd) {
-    uint8_t l[4];
-    if (read_all(fd, l, 4) != 4) return std::vector<uint8_t>();
-    std::vector<uint8_t> body(l[0] | l[1] << 8 | l[2] << 16 | (uint32_t)l[3] << 24);
-    if (read_all(fd, body.data(), body.size()) != (ssize_t)body.size()) return std::vector<uint8_t>();
-    return body;
-  };
   EXPECT_EQ(read_frame(fd2), first);
   // the first subscriber reads on: its answer whole, then what is published from then on
   std::string answer(x.answer_len, '\0');
