@@ -114,7 +114,9 @@ int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs
 /** The peer's IPv4 address as text (at least 16 bytes), and its port. */
 takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *port);
 
-/** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. */
+/** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. Several
+ * threads may wait on one: a signal ends the waits of those waiting, and one takt_io_wait of
+ * them consumes it (the others return too, finding it consumed). */
 takt_err_t takt_io_wake_open(takt_io_t *wake);
 void takt_io_wake_signal(takt_io_t wake);
 /** Consume the signals of a wake object (after a read ended by it), so the next read waits. */

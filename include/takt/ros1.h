@@ -43,6 +43,9 @@ typedef enum {
 #define TAKT_ROS1_IO_PRIORITY 90 /* with the links' and bridges' receive threads */
 #endif
 
+/** Connector threads a node may have (takt_ros1_config_t.connect_threads). */
+#define TAKT_ROS1_MAX_CONNECT_THREADS 8
+
 /** The master a node with no master_uri and no $ROS_MASTER_URI talks to: roscpp's and rospy's
  * default. */
 #define TAKT_ROS1_MASTER_URI_DEFAULT "http://localhost:11311"
@@ -83,6 +86,12 @@ typedef struct takt_ros1_config {
                              4-byte doorbell each (docs/ros1.md, "Shared memory between takt
                              nodes"); other peers never see it. Ignored where the port has no
                              shared memory. Default true */
+  uint32_t connect_threads; /* connector threads (1..TAKT_ROS1_MAX_CONNECT_THREADS, default 2):
+                               publishers connected to at once. A publisher that does not answer
+                               (its host gone) holds one for up to 2 x timeout_ns; tries again of
+                               publishers that failed take at most connect_threads - 1 of them,
+                               so they never keep a new publisher waiting. Each has an XML-RPC call
+                               (max_xmlrpc) and a header buffer (max_header) of its own */
 } takt_ros1_config_t;
 
 #define TAKT_ROS1_CONFIG_DEFAULT                                                                   \
@@ -94,7 +103,8 @@ typedef struct takt_ros1_config {
                  .priority = TAKT_ROS1_IO_PRIORITY, .cpu = -1, .stack_size = 0},                   \
    .connect_thread = {.name = "takt-ros1-conn", .policy = TAKT_SCHED_OTHER, .priority = 0,        \
                       .cpu = -1, .stack_size = 0},                                         \
-   .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16, .shm = true}
+   .max_services = 4, .master_check_ns = 1000000000, .max_cached_params = 16, .shm = true,       \
+   .connect_threads = 2}
 
 /**
  * A ROS 1 node in ctx: its slave API and TCPROS ports open (any free port on host) and its
@@ -238,7 +248,8 @@ const char *takt_ros1_received_from(const takt_ros1_node_t *node);
  * callback added afterwards). */
 bool takt_ros1_received_latched(const takt_ros1_node_t *node);
 
-/** End a subscription: the master is told (unregisterSubscriber) and its connections are closed;
+/** End a subscription: the master is told (unregisterSubscriber), its connections are closed and
+ * those being made to its publishers are ended (a publisher that does not answer holds nothing);
  * when this returns its function is not running and is never called again (bounded by
  * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);

@@ -80,10 +80,10 @@ takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const 
   memcpy(msg, head, (size_t)hl);
   int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
   takt_io_t io = TAKT_IO_CLOSED;
-  takt_err_t rc = takt_io_tcp_connect(host, port, n->stop_wake, deadline, &io);
+  takt_err_t rc = takt_io_tcp_connect(host, port, c->wake, deadline, &io);
   if (rc < 0) return call_fail(c, rc, "cannot connect", uri);
   (void)takt_io_tcp_nodelay(io, true);
-  rc = takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + c->w.len, n->stop_wake,
+  rc = takt_io_write_until(io, (const uint8_t *)msg, (uint32_t)hl + c->w.len, c->wake,
                            deadline, NULL);
   if (rc < 0) {
     takt_io_close(&io);
@@ -96,7 +96,7 @@ takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const 
   for (;;) {
     rc = takt__http_parse(in, len, cap, true, &info);
     if (rc != TAKT_EAGAIN) break;
-    int32_t r = takt_io_read(io, n->stop_wake, in + len, cap - len, deadline);
+    int32_t r = takt_io_read(io, c->wake, in + len, cap - len, deadline);
     if (r <= 0) {
       rc = r < 0 ? TAKT_EOS : (takt_time_now() >= deadline ? TAKT_ETIMEDOUT : TAKT_ECANCELED);
       takt_io_close(&io);

@@ -19,6 +19,7 @@ static bool config_ok(const takt_ros1_config_t *c) {
       c->max_xmlrpc > (16u << 20) || c->max_values < 16 || c->max_rpc_conns == 0 ||
       c->max_rpc_conns > 64 || c->max_header < 256 || c->max_header > TAKT__TCPROS_MAX_HEADER ||
       c->timeout_ns <= 0 || c->max_services > 64 || c->max_cached_params > 1024 ||
+      c->connect_threads == 0 || c->connect_threads > TAKT_ROS1_MAX_CONNECT_THREADS ||
       (c->full_policy != TAKT_ROS1_DROP_OLDEST && c->full_policy != TAKT_ROS1_DROP_NEWEST))
     return false;
   /* everything the I/O thread watches at once */
@@ -65,11 +66,13 @@ static layout_t lay_out(const takt_ros1_config_t *c) {
   l.sconns = carve(&e, nsc * sizeof(takt__ros1_sconn_t));
   l.srx = carve(&e, nsc * msg_bytes(c));
   l.stx = carve(&e, nsc * (1u + msg_bytes(c)));
-  l.calls = carve(&e, (TAKT__ROS1_CALLS + 1) * (TAKT__ROS1_HEAD + (uint64_t)c->max_xmlrpc));
-  l.call_vals = carve(&e, (TAKT__ROS1_CALLS + 1) * (uint64_t)c->max_values * sizeof(takt__xr_value_t));
+  /* the calls, the slave API's reply, the other connectors' calls */
+  uint64_t calls = TAKT__ROS1_CALLS + 1 + (c->connect_threads - 1);
+  l.calls = carve(&e, calls * (TAKT__ROS1_HEAD + (uint64_t)c->max_xmlrpc));
+  l.call_vals = carve(&e, calls * (uint64_t)c->max_values * sizeof(takt__xr_value_t));
   l.watch = carve(&e, TAKT_IO_MAX_WATCH * sizeof(takt_io_watch_t));
-  l.hdr = carve(&e, c->max_header);
-  l.fields = carve(&e, TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
+  l.hdr = carve(&e, (uint64_t)c->connect_threads * c->max_header);
+  l.fields = carve(&e, (uint64_t)c->connect_threads * TAKT__ROS1_FIELDS * sizeof(takt__tcpros_field_t));
   l.pcache = carve(&e, (uint64_t)c->max_cached_params * sizeof(takt__ros1_pcache_t));
   l.end = e;
   return l;
@@ -83,6 +86,7 @@ static void init_call(takt__ros1_call_t *c, char *buf, takt__xr_value_t *vals, c
 }
 
 static void close_all(takt_ros1_node_t *n) {
+  for (uint32_t i = 0; i < n->cfg.connect_threads; i++) takt_io_close(&n->conns[i].cancel);
   takt_io_close(&n->rpc_listen);
   takt_io_close(&n->tcpros_listen);
   takt_io_close(&n->io_wake);
@@ -136,8 +140,6 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   n->rpc = (takt__ros1_conn_t *)(base + l.rpc);
   n->pending = (takt__ros1_conn_t *)(base + l.pending);
   n->watch = (takt_io_watch_t *)(base + l.watch);
-  n->hdr = base + l.hdr;
-  n->fields = (takt__tcpros_field_t *)(base + l.fields);
   n->pcache = (takt__ros1_pcache_t *)(void *)(base + l.pcache); /* zeroed: every entry FREE */
   const size_t mb = (size_t)msg_bytes(cfg); /* (the layout fits size_t: so does a message) */
   for (uint32_t p = 0; p < cfg->max_pubs; p++) {
@@ -191,7 +193,22 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
     init_call(&n->calls[i], (char *)base + l.calls + i * cb, vals + (size_t)i * cfg->max_values, cfg);
   init_call(&n->reply, (char *)base + l.calls + TAKT__ROS1_CALLS * cb,
             vals + (size_t)TAKT__ROS1_CALLS * cfg->max_values, cfg);
-  n->calls[0].busy = true; /* the connector's */
+  n->calls[0].busy = true; /* the first connector's */
+  for (uint32_t i = 0; i < cfg->connect_threads; i++) {
+    takt__ros1_connector_t *cn = &n->conns[i];
+    cn->node = n;
+    cn->index = i;
+    cn->cancel = TAKT_IO_CLOSED;
+    cn->call = &n->calls[0];
+    if (i > 0) {
+      size_t at = TAKT__ROS1_CALLS + i; /* after the reply */
+      init_call(&cn->own_call, (char *)base + l.calls + at * cb, vals + at * cfg->max_values, cfg);
+      cn->own_call.busy = true;
+      cn->call = &cn->own_call;
+    }
+    cn->hdr = base + l.hdr + (size_t)i * cfg->max_header;
+    cn->fields = (takt__tcpros_field_t *)(base + l.fields) + (size_t)i * TAKT__ROS1_FIELDS;
+  }
 
   takt_err_t rc = takt__lock_init(&n->lock, TAKT__LEVEL_ROS1, "ros1");
   if (rc < 0) {
@@ -212,6 +229,9 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   if (rc == TAKT_OK) rc = takt_io_wake_open(&n->io_wake);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&n->conn_wake);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&n->stop_wake);
+  for (uint32_t i = 0; i < cfg->connect_threads && rc == TAKT_OK; i++)
+    rc = takt_io_wake_open(&n->conns[i].cancel);
+  for (uint32_t i = 0; i < TAKT__ROS1_CALLS; i++) n->calls[i].wake = n->stop_wake;
   if (rc == TAKT_OK) {
     n->tcpros_port = takt_io_local_port(n->tcpros_listen);
     snprintf(n->uri, sizeof n->uri, "http://%s:%u/", n->host, (unsigned)takt_io_local_port(n->rpc_listen));
@@ -219,10 +239,23 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   extern void takt__ros1_connector_main(void *arg);
   if (rc == TAKT_OK) rc = takt_thread_create(&n->io_thread, &cfg->io_thread, takt__ros1_io_main, n);
   if (rc == TAKT_OK) {
-    rc = takt_thread_create(&n->conn_thread, &cfg->connect_thread, takt__ros1_connector_main, n);
+    for (; n->conns_started < cfg->connect_threads && rc == TAKT_OK; n->conns_started++) {
+      takt_thread_attr_t attr = cfg->connect_thread;
+      char name[16];
+      if (n->conns_started > 0 && attr.name != NULL) { /* takt-ros1-conn, takt-ros1-conn1, ... */
+        snprintf(name, sizeof name, "%.14s%c", attr.name, (char)('0' + n->conns_started));
+        attr.name = name;
+      }
+      rc = takt_thread_create(&n->conns[n->conns_started].thread, &attr, takt__ros1_connector_main,
+                              &n->conns[n->conns_started]);
+      if (rc < 0) break;
+    }
     if (rc < 0) {
       atomic_store(&n->stop, true);
+      takt_io_wake_signal(n->stop_wake);
       takt_io_wake_signal(n->io_wake);
+      takt_io_wake_signal(n->conn_wake);
+      for (uint32_t i = 0; i < n->conns_started; i++) takt_thread_join(&n->conns[i].thread);
       takt_thread_join(&n->io_thread);
     }
   }
@@ -332,10 +365,9 @@ static void unregister_all(takt_ros1_node_t *n) {
     takt__xr_w_param_end(w);
     if (count == 0) continue;
     /* the stop wake is signalled by now: calls must not be interrupted by it */
-    takt_io_t stop = n->stop_wake;
-    n->stop_wake = TAKT_IO_CLOSED;
+    c->wake = TAKT_IO_CLOSED;
     takt_err_t rc = takt__ros1_call_end(n, c, n->master_uri);
-    n->stop_wake = stop;
+    c->wake = n->stop_wake;
     if (rc < 0) fprintf(stderr, "takt ros1 %s: unregistering at shutdown failed: %s\n", n->name, c->error);
   }
   if (lost > 0) fprintf(stderr, "takt ros1 %s: %u registrations too large to undo\n", n->name, (unsigned)lost);
@@ -347,8 +379,9 @@ void takt_ros1_node_stop(takt_ros1_node_t *n) {
   takt_io_wake_signal(n->stop_wake); /* (readable from now on: every blocking call ends) */
   takt_io_wake_signal(n->io_wake);
   takt_io_wake_signal(n->conn_wake);
+  for (uint32_t i = 0; i < n->conns_started; i++) takt_io_wake_signal(n->conns[i].cancel);
   if (n->threads_started) {
-    takt_thread_join(&n->conn_thread);
+    for (uint32_t i = 0; i < n->conns_started; i++) takt_thread_join(&n->conns[i].thread);
     takt_thread_join(&n->io_thread);
     n->threads_started = false;
   }
@@ -542,7 +575,14 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
       sub->in[k].uri[0] = '\0';
     }
   }
+  /* its connections being made end now (a publisher that does not answer held this call for up
+   * to three timeouts) */
+  takt_io_t cancel[TAKT_ROS1_MAX_CONNECT_THREADS];
+  uint32_t cancels = 0;
+  for (uint32_t i = 0; i < n->conns_started; i++)
+    if (n->conns[i].working == sub) cancel[cancels++] = n->conns[i].cancel;
   takt__lock_give(&n->lock);
+  for (uint32_t i = 0; i < cancels; i++) takt_io_wake_signal(cancel[i]);
   if (!used) return TAKT_ESTATE;
   takt_err_t rc = unregister_topic(n, "unregisterSubscriber", topic);
   takt_io_wake_signal(n->io_wake);
@@ -1025,22 +1065,27 @@ void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
  * be reached (it may be restarting), forgotten when it refused us or answered nonsense. */
 static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
                                takt_err_t rc, const char *what) {
-  bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT;
+  /* (a cancel the connection was not meant for, an unsubscribe's signal that came late: tried
+   * again; at an unsubscribe or the stop, _lost_locked tries nothing again) */
+  bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT || rc == TAKT_ECANCELED;
   takt__lock_take(&n->lock);
-  sub->connect_failures++;
-  snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
+  if (sub->used) { /* (not a connection an unsubscribe ended) */
+    sub->connect_failures++;
+    snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
+  }
   takt__ros1_lost_locked(n, sub, in, retry);
   takt__event_signal(&n->closed);
   takt__lock_give(&n->lock);
   return rc;
 }
 
-/* The subscription's connection header into n->hdr, offering the shared-memory object ring_name
- * ("": none); its length, or < 0 when it exceeds max_header. */
-static int32_t sub_header(takt_ros1_node_t *n, const takt_ros1_sub_t *sub, const char *ring_name,
-                          const char *token) {
+/* The subscription's connection header into the connector's buffer, offering the shared-memory
+ * object ring_name ("": none); its length, or < 0 when it exceeds max_header. */
+static int32_t sub_header(takt__ros1_connector_t *cn, const takt_ros1_sub_t *sub,
+                          const char *ring_name, const char *token) {
+  takt_ros1_node_t *n = cn->node;
   takt__tcpros_writer_t hw;
-  takt__tcpros_w_init(&hw, n->hdr, n->cfg.max_header);
+  takt__tcpros_w_init(&hw, cn->hdr, n->cfg.max_header);
   takt__tcpros_w_field(&hw, "callerid", n->name);
   takt__tcpros_w_field(&hw, "topic", sub->topic);
   takt__tcpros_w_field(&hw, "md5sum", sub->md5);
@@ -1054,12 +1099,18 @@ static int32_t sub_header(takt_ros1_node_t *n, const takt_ros1_sub_t *sub, const
   return takt__tcpros_w_end(&hw);
 }
 
-static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in) {
-  takt__ros1_call_t *c = &n->calls[0];
+static takt_err_t connect_publisher(takt__ros1_connector_t *cn, takt_ros1_sub_t *sub,
+                                    takt__ros1_in_t *in) {
+  takt_ros1_node_t *n = cn->node;
+  takt__ros1_call_t *c = cn->call;
+  c->wake = cn->cancel;
   char uri[TAKT__ROS1_NAME];
   takt__lock_take(&n->lock);
+  /* unsubscribed since it was queued (its cancel may have come before the connector cleared it) */
+  bool gone = !sub->used;
   takt__ros1_copy(uri, sizeof uri, in->uri);
   takt__lock_give(&n->lock);
+  if (gone) return connect_fail(n, sub, in, TAKT_ECANCELED, "unsubscribed");
   /* requestTopic(caller_id, topic, [["TCPROS"]]) */
   takt__xr_writer_t *w = takt__ros1_call_begin(c, "requestTopic");
   takt__ros1_w_caller(n, w);
@@ -1085,7 +1136,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     return connect_fail(n, sub, in, TAKT_EMALFORMED, "requestTopic answer is not [TCPROS, host, port]");
   int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
   takt_io_t io = TAKT_IO_CLOSED;
-  rc = takt_io_tcp_connect(host, (uint16_t)port->u.i, n->stop_wake, deadline, &io);
+  rc = takt_io_tcp_connect(host, (uint16_t)port->u.i, cn->cancel, deadline, &io);
   if (rc < 0) return connect_fail(n, sub, in, rc, "TCPROS connection failed");
   (void)takt_io_tcp_nodelay(io, true);
   /* the same-host transport offered: an object of ours the publisher maps if it can (a takt
@@ -1093,7 +1144,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   takt__r1shm_t ring = {0};
   char ring_name[TAKT__R1SHM_NAME] = "", token[24] = "";
   if (TAKT__ROS1_SHM && n->cfg.shm) {
-    uint32_t made = n->shm_made++;
+    uint32_t made = atomic_fetch_add(&n->shm_made, 1);
     uint64_t tok = n->shm_salt ^ ((uint64_t)made * 0x9e3779b97f4a7c15ull);
     /* as many slots as the queue a publication would keep for us, within the bounds */
     uint32_t slots = takt__r1shm_slots_for(n->cfg.queue, n->cfg.max_message);
@@ -1103,12 +1154,12 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
     if (takt__r1shm_create(&ring, ring_name, slots, n->cfg.max_message, tok) != TAKT_OK)
       ring_name[0] = '\0';
   }
-  int32_t hl = sub_header(n, sub, ring_name, token);
+  int32_t hl = sub_header(cn, sub, ring_name, token);
   if (hl < 0 && ring_name[0] != '\0') { /* no room for the offer: a plain TCPROS header */
     takt__r1shm_unlink(ring_name);
     takt__r1shm_close(&ring);
     ring_name[0] = '\0';
-    hl = sub_header(n, sub, ring_name, token);
+    hl = sub_header(cn, sub, ring_name, token);
   }
   bool shm_taken = false;
   const char *what = NULL;
@@ -1116,27 +1167,26 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
   bool latched = false;
   if (hl < 0) {
     rc = TAKT_ESIZE, what = "our connection header is larger than max_header";
-  } else if ((rc = takt_io_write_until(io, n->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL)) < 0) {
+  } else if ((rc = takt_io_write_until(io, cn->hdr, (uint32_t)hl, cn->cancel, deadline, NULL)) < 0) {
     what = "cannot send the connection header";
-  } else if ((rc = takt__ros1_read_exact(io, n->stop_wake, n->hdr, 4, deadline)) < 0) {
+  } else if ((rc = takt__ros1_read_exact(io, cn->cancel, cn->hdr, 4, deadline)) < 0) {
     what = rc == TAKT_EOS ? "truncated TCPROS header: the publisher closed the connection"
                           : "no TCPROS header before the timeout";
   } else {
-    uint32_t len = takt__le32(n->hdr);
+    uint32_t len = takt__le32(cn->hdr);
     if (len > n->cfg.max_header) {
       rc = TAKT_ESIZE, what = "TCPROS header longer than max_header";
-    } else if ((rc = takt__ros1_read_exact(io, n->stop_wake, n->hdr, len, deadline)) < 0) {
+    } else if ((rc = takt__ros1_read_exact(io, cn->cancel, cn->hdr, len, deadline)) < 0) {
       what = rc == TAKT_EOS ? "truncated TCPROS header" : "no whole TCPROS header before the timeout";
     } else {
-      takt__tcpros_header_t h = {.f = n->fields, .cap = TAKT__ROS1_FIELDS};
+      takt__tcpros_header_t h = {.f = cn->fields, .cap = TAKT__ROS1_FIELDS};
       uint32_t el;
       const char *err;
-      if ((rc = takt__tcpros_parse(n->hdr, len, &h)) < 0) {
+      if ((rc = takt__tcpros_parse(cn->hdr, len, &h)) < 0) {
         what = h.error;
       } else if ((err = takt__tcpros_get(&h, "error", &el)) != NULL) {
-        static char text[300]; /* the connector thread only */
-        snprintf(text, sizeof text, "refused: %.*s", (int)(el > 280 ? 280 : el), err);
-        rc = TAKT_ESTATE, what = text;
+        snprintf(cn->text, sizeof cn->text, "refused: %.*s", (int)(el > 280 ? 280 : el), err);
+        rc = TAKT_ESTATE, what = cn->text;
       } else if (strcmp(sub->md5, "*") != 0 && !takt__tcpros_is(&h, "md5sum", sub->md5) &&
                  !takt__tcpros_is(&h, "md5sum", "*")) {
         rc = TAKT_ETYPE, what = "the publisher's md5sum differs from ours";
@@ -1174,6 +1224,7 @@ static takt_err_t connect_publisher(takt_ros1_node_t *n, takt_ros1_sub_t *sub, t
 static takt_err_t conn_master_call(takt_ros1_node_t *n, const char *method, const char *const *args,
                                    uint32_t nargs, const takt__xr_value_t **v) {
   takt__ros1_call_t *c = &n->calls[0];
+  c->wake = n->stop_wake; /* (not the cancel: an unsubscribe's is not meant for it) */
   takt__xr_writer_t *w = takt__ros1_call_begin(c, method);
   takt__ros1_w_caller(n, w);
   for (uint32_t i = 0; i < nargs; i++) {
@@ -1256,11 +1307,14 @@ static void check_master(takt_ros1_node_t *n, int32_t *pid, bool *lost) {
 
 void takt__ros1_connector_main(void *arg);
 void takt__ros1_connector_main(void *arg) {
-  takt_ros1_node_t *n = arg;
+  takt__ros1_connector_t *cn = arg;
+  takt_ros1_node_t *n = cn->node;
   const uint32_t cap = n->cfg.max_subs * n->cfg.max_conns;
+  /* tries again at once: all connectors but one, so a new publisher never waits behind them */
+  const uint32_t max_retries = n->cfg.connect_threads > 1 ? n->cfg.connect_threads - 1 : 1;
   int32_t master_pid = 0;
   bool master_lost = false;
-  int64_t next_check = n->cfg.master_check_ns > 0 ? takt_time_now() : TAKT_TIME_INFINITE;
+  int64_t next_check = cn->index == 0 && n->cfg.master_check_ns > 0 ? takt_time_now() : TAKT_TIME_INFINITE;
   while (!atomic_load(&n->stop)) {
     int64_t now = takt_time_now();
     if (now >= next_check) {
@@ -1269,6 +1323,8 @@ void takt__ros1_connector_main(void *arg) {
     }
     takt_ros1_sub_t *sub = NULL;
     takt__ros1_in_t *in = NULL;
+    takt__ros1_work_t wk = {0};
+    bool more = false;
     int64_t wake_at = next_check;
     takt__lock_take(&n->lock);
     /* publishers to try again whose back-off is over */
@@ -1280,26 +1336,41 @@ void takt__ros1_connector_main(void *arg) {
           if (r->retry_at < wake_at) wake_at = r->retry_at;
           continue;
         }
-        if (n->work_count == cap) continue;
+        /* (past the limit it waits: the connector whose try ends looks again) */
+        if (n->work_count == cap || n->retries == max_retries) continue;
         r->state = IN_CONNECTING;
-        takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
-        wk->sub = (uint16_t)s;
-        wk->slot = (uint16_t)k;
+        takt__ros1_work_t *w = &n->work[(n->work_head + n->work_count) % cap];
+        *w = (takt__ros1_work_t){.sub = (uint16_t)s, .slot = (uint16_t)k, .retry = true};
         n->work_count++;
+        n->retries++;
       }
     }
     if (n->work_count > 0) {
-      takt__ros1_work_t wk = n->work[n->work_head];
-      n->work_head = (n->work_head + 1) % (n->cfg.max_subs * n->cfg.max_conns);
+      wk = n->work[n->work_head];
+      n->work_head = (n->work_head + 1) % cap;
       n->work_count--;
+      more = n->work_count > 0;
       sub = &n->subs[wk.sub];
       in = &sub->in[wk.slot];
+      cn->working = sub;
     }
     takt__lock_give(&n->lock);
     if (sub == NULL) {
-      (void)takt_io_wait(NULL, 0, n->conn_wake, wake_at);
+      /* (a signal of conn_wake may be consumed by another connector: the stop is watched on
+       * stop_wake, which stays signalled) */
+      takt_io_watch_t stop = {.io = n->stop_wake, .want = TAKT_IO_IN};
+      (void)takt_io_wait(&stop, 1, n->conn_wake, wake_at);
       continue;
     }
-    (void)connect_publisher(n, sub, in);
+    /* one signal wakes the connectors waiting, and this one may have taken it: the rest of the
+     * work is another's if one is free */
+    if (more) takt_io_wake_signal(n->conn_wake);
+    takt_io_wake_clear(cn->cancel); /* (a stop signalled it before: the stop is seen below) */
+    if (atomic_load(&n->stop)) break;
+    (void)connect_publisher(cn, sub, in);
+    takt__lock_take(&n->lock);
+    cn->working = NULL;
+    if (wk.retry) n->retries--;
+    takt__lock_give(&n->lock);
   }
 }

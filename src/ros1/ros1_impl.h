@@ -17,7 +17,8 @@
 
 #define TAKT__ROS1_NAME 128 /* topic, type and node names, URIs */
 #define TAKT__ROS1_HEAD 320 /* room kept in front of an XML-RPC body for its HTTP head */
-#define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the connector's (and destroy's), 1.. users' */
+#define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the first connector's (and destroy's), 1..
+                               users'; the other connectors' in takt__ros1_connector_t */
 #define TAKT__ROS1_FIELDS 32
 /* Bytes a subscription's connection reads past the message it completes, so that a small message
  * and the start of the next come with one system call; its receive buffer has this room beyond
@@ -172,6 +173,8 @@ struct takt_ros1_srv {
 /* An XML-RPC exchange's buffers. */
 typedef struct takt__ros1_call {
   bool busy; /* node->lock */
+  takt_io_t wake; /* ends the call early: the node's stop_wake (a connector's cancel while it
+                     connects to a publisher; none for the unregistration at the end) */
   char *buf; /* TAKT__ROS1_HEAD + cap */
   uint32_t cap; /* max_xmlrpc */
   takt__xr_value_t *vals;
@@ -202,7 +205,28 @@ typedef struct takt__ros1_conn {
 
 typedef struct takt__ros1_work {
   uint16_t sub, slot;
+  bool retry; /* a publisher tried before (counted in the node's retries) */
 } takt__ros1_work_t;
+
+/* One connector thread's own: it connects subscriptions to publishers, one at a time. Several
+ * connect to several publishers at once, so a publisher that does not answer (a host gone)
+ * holds one of them, not every new connection; tries again of publishers that failed take at
+ * most all but one of them. */
+typedef struct takt__ros1_connector {
+  takt_ros1_node_t *node;
+  uint32_t index;             /* 0: also asks the master for its pid (master_check_ns) */
+  takt__ros1_call_t *call;    /* its XML-RPC call (index 0: the node's calls[0]) */
+  takt__ros1_call_t own_call; /* the call of the others */
+  uint8_t *hdr;               /* max_header: the connection headers */
+  takt__tcpros_field_t *fields;
+  char text[300];             /* a publisher's refusal, as the subscription's last error */
+  takt_thread_t thread;
+  /* ends its connection being made: signalled at the node's stop and by an unsubscribe of the
+   * subscription it works for (cleared before each connection; one that comes late, meant for
+   * the connection before, ends the next one early: that publisher is tried again) */
+  takt_io_t cancel;
+  takt_ros1_sub_t *working; /* node->lock: the subscription of the connection being made */
+} takt__ros1_connector_t;
 
 /* A cached parameter (master.c). */
 enum { TAKT__PC_FREE = 0, TAKT__PC_PENDING, TAKT__PC_VALID, TAKT__PC_ABSENT, TAKT__PC_OTHER,
@@ -234,8 +258,10 @@ struct takt_ros1_node {
   char master_host[64];
   uint16_t master_port, tcpros_port;
   takt_io_t rpc_listen, tcpros_listen; /* the I/O thread's after creation */
-  takt_io_t io_wake, conn_wake, stop_wake;
-  takt_thread_t io_thread, conn_thread;
+  takt_io_t io_wake, conn_wake, stop_wake; /* conn_wake: every connector waits on it */
+  takt_thread_t io_thread;
+  takt__ros1_connector_t conns[TAKT_ROS1_MAX_CONNECT_THREADS]; /* cfg.connect_threads */
+  uint32_t conns_started;
   int64_t rx_at; /* the I/O thread only: the message in a subscription's function reached the
                     host then (takt_ros1_received_at) */
   const char *rx_from; /* the I/O thread only: its publisher's callerid (takt_ros1_received_from) */
@@ -247,7 +273,7 @@ struct takt_ros1_node {
   _Atomic int32_t next_id;
   _Atomic uint32_t reregistrations; /* times the master was found restarted and told again */
   uint64_t shm_salt;  /* set at creation: tokens of this node's shared-memory objects */
-  uint32_t shm_made;  /* the connector thread only: objects made so far (their names) */
+  _Atomic uint32_t shm_made; /* the connectors': objects made so far (their names) */
   takt__lock_t lock; /* level ROS1 */
   /* lock */
   takt_ros1_pub_t *pubs;
@@ -255,6 +281,7 @@ struct takt_ros1_node {
   takt_ros1_srv_t *srvs; /* max_services */
   takt__ros1_work_t *work; /* ring: max_subs * max_conns */
   uint32_t work_head, work_count;
+  uint32_t retries; /* tries again queued or being made (at most connect_threads - 1, or 1) */
   char last_error[128];
   takt_event_t closed; /* a connection of a publication or subscription ended (waiters: lock) */
   takt__ros1_pcache_t *pcache; /* max_cached_params */
@@ -265,9 +292,6 @@ struct takt_ros1_node {
   takt__ros1_conn_t *pending;  /* max_conns: TCPROS headers being read */
   takt__ros1_call_t reply;     /* the slave API's request and answer */
   takt_io_watch_t *watch;
-  /* the connector thread only */
-  uint8_t *hdr;                /* max_header */
-  takt__tcpros_field_t *fields;
   takt__tcpros_field_t io_fields[TAKT__ROS1_FIELDS];
 };
 

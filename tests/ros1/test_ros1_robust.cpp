@@ -6,6 +6,7 @@
 // same slot is closed, never attached to the other topic.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -86,6 +87,78 @@ ssize_t read_all(int fd, void *buf, size_t n) {
     got += (size_t)r;
   }
   return (ssize_t)got;
+}
+
+// A publisher's slave API whose host is gone, as a subscriber's connector sees it: connections
+// are accepted (the kernel's backlog) and never answered, until the test hangs them up.
+struct SilentPublisher {
+  int listen_fd = -1;
+  uint16_t port = 0;
+  std::vector<int> held;
+  bool start() {
+    listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (listen_fd < 0 || bind(listen_fd, (sockaddr *)&a, sizeof a) < 0 || listen(listen_fd, 16) < 0 ||
+        getsockname(listen_fd, (sockaddr *)&a, &al) < 0)
+      return false;
+    port = ntohs(a.sin_port);
+    return true;
+  }
+  std::string api() const { return "http://127.0.0.1:" + std::to_string(port) + "/"; }
+  // the next connection within ms (kept open, unanswered): false if none came
+  bool accept_one(int ms) {
+    pollfd p{listen_fd, POLLIN, 0};
+    if (poll(&p, 1, ms) != 1) return false;
+    int fd = accept(listen_fd, nullptr, nullptr);
+    if (fd < 0) return false;
+    held.push_back(fd);
+    return true;
+  }
+  void hang_up() {
+    for (int fd : held) close(fd);
+    held.clear();
+  }
+  // the connecting side closed the last connection within ms (what it sent is read and dropped)
+  bool closed_by_peer(int ms) {
+    if (held.empty()) return false;
+    int64_t end = takt_time_now() + (int64_t)ms * TAKT_NS_PER_MS;
+    char buf[4096];
+    for (;;) {
+      int left = (int)((end - takt_time_now()) / TAKT_NS_PER_MS);
+      pollfd p{held.back(), POLLIN, 0};
+      if (left <= 0 || poll(&p, 1, left) != 1) return false;
+      ssize_t r = read(held.back(), buf, sizeof buf);
+      if (r == 0) return true;
+      if (r < 0) return errno == ECONNRESET;
+    }
+  }
+  ~SilentPublisher() {
+    hang_up();
+    if (listen_fd >= 0) close(listen_fd);
+  }
+};
+
+// registerPublisher at the master on port for caller_id with slave API api, over HTTP as a node
+// calls it: true if the master answered with code 1.
+bool register_publisher(uint16_t master_port, const std::string &caller_id, const std::string &topic,
+                        const std::string &api) {
+  auto param = [](const std::string &v) { return "<param><value><string>" + v + "</string></value></param>"; };
+  std::string body = "<?xml version=\"1.0\"?><methodCall><methodName>registerPublisher</methodName><params>" +
+                     param(caller_id) + param(topic) + param(std_msgs__String__NAME) + param(api) +
+                     "</params></methodCall>";
+  std::string req = "POST / HTTP/1.0\r\nContent-Type: text/xml\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  int fd = small_window_connect(master_port);
+  if (fd < 0) return false;
+  std::string answer;
+  char buf[4096];
+  ssize_t r = write(fd, req.data(), req.size());
+  while (r > 0 && (r = read(fd, buf, sizeof buf)) > 0) answer.append(buf, (size_t)r);
+  close(fd);
+  return std::regex_search(answer, std::regex("<value><(?:i4|int)>1</(?:i4|int)></value>"));
 }
 
 // A TCPROS connection header (u32 length, then u32-prefixed "key=value" fields).
@@ -387,6 +460,144 @@ TEST_F(Ros1Live, AnAnswerTheSubscriberStopsReadingIsClosedAfterTheTimeout) {
   ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
   EXPECT_TRUE(connections_reach(x.a, 1, 10000));
   close(fd);
+}
+
+// connect_threads: 1 to TAKT_ROS1_MAX_CONNECT_THREADS (0 or more is a bad configuration); each
+// thread has its own XML-RPC call and header buffer in the node's block.
+TEST(Ros1Config, ConnectThreadsAreBoundedAndEachHasItsOwnBuffers) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  EXPECT_EQ(cfg.connect_threads, 2u);
+  size_t two = takt_ros1_node_bytes(&cfg);
+  cfg.connect_threads = 1;
+  size_t one = takt_ros1_node_bytes(&cfg);
+  ASSERT_GT(one, 0u);
+  EXPECT_GE(two - one, (size_t)cfg.max_header + cfg.max_xmlrpc);
+  cfg.connect_threads = TAKT_ROS1_MAX_CONNECT_THREADS;
+  EXPECT_GT(takt_ros1_node_bytes(&cfg), two);
+  for (uint32_t bad : {0u, (uint32_t)TAKT_ROS1_MAX_CONNECT_THREADS + 1}) {
+    cfg.connect_threads = bad;
+    EXPECT_EQ(takt_ros1_node_bytes(&cfg), 0u) << bad;
+    takt_context_config_t cc = TAKT_CONTEXT_CONFIG_DEFAULT;
+    takt_context_t *ctx = nullptr;
+    ASSERT_EQ(takt_context_create(&cc, &ctx), TAKT_OK);
+    takt_ros1_node_t *n = nullptr;
+    EXPECT_EQ(takt_ros1_node_create(ctx, &cfg, &n), TAKT_EINVAL) << bad;
+    takt_context_destroy(ctx);
+  }
+}
+
+// A node whose connector threads connect to publishers (a silent one: its host gone) and a takt
+// publisher of /live; each node's connection timeout long enough that only the test ends a try.
+struct Connectors {
+  takt_ros1_node_t *talker = nullptr;
+  takt_ros1_pub_t *live = nullptr;
+  ~Connectors() { takt_ros1_node_destroy(talker); }
+};
+
+// Destroys the node it names when the test ends, however it ends: declared after what the node's
+// callbacks write into, so that no callback runs into it once it is gone.
+struct NodeEnd {
+  takt_ros1_node_t *&node;
+  ~NodeEnd() {
+    takt_ros1_node_destroy(node);
+    node = nullptr;
+  }
+};
+
+// One publisher that does not answer holds one connector thread, not every new connection: a
+// publisher of another topic is connected and delivers while the silent one's requestTopic is
+// still waiting (before, the one connector thread waited out the timeout first: 2 s by default,
+// then again at every try of the gone host). Unsubscribing its topic ends that try at once.
+TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // only the test ends the silent publisher's tries
+  cfg.name = "/takt_listener";
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  Connectors c;
+  cfg.name = "/takt_talker";
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &c.talker), TAKT_OK);
+  ASSERT_EQ(takt_ros1_advertise(c.talker, "/live", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &c.live),
+            TAKT_OK);
+  SilentPublisher silent;
+  ASSERT_TRUE(silent.start());
+  ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", silent.api()));
+  Received gone, live;
+  NodeEnd end{node};
+  takt_ros1_sub_t *gone_sub, *live_sub;
+  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
+  ASSERT_TRUE(silent.accept_one(10000)) << "the connector never asked the silent publisher";
+  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);
+  const std::vector<uint8_t> m = ser("live");
+  EXPECT_TRUE(eventually([&] {
+    (void)takt_ros1_publish(c.live, m.data(), (uint32_t)m.size());
+    return live.size() > 0;
+  }, 10000)) << "/live waited behind the silent publisher";
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(gone_sub, &st);
+  EXPECT_EQ(st.connect_failures, 0u) << "the silent publisher's try ended first: " << st.last_error;
+  // an unsubscribe ends the try being made at once (it waited for it: up to three timeouts)
+  int64_t t0 = takt_time_now();
+  EXPECT_EQ(takt_ros1_unsubscribe(gone_sub), TAKT_OK);
+  EXPECT_LT(takt_time_now() - t0, 10 * TAKT_NS_PER_S);
+  EXPECT_TRUE(silent.closed_by_peer(10000)) << "the connector still holds its requestTopic";
+  takt_ros1_sub_get_stats(live_sub, &st);
+  EXPECT_EQ(st.connections, 1u);
+}
+
+// Tries again of publishers that failed take at most all connector threads but one: two silent
+// publishers hung up and tried again are tried one at a time (the default two threads), and a
+// new publisher is connected while one of those tries waits; the other is tried once it ends.
+TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
+  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+  cfg.master_uri = master_uri.c_str();
+  cfg.io_thread.policy = TAKT_SCHED_OTHER;
+  cfg.timeout_ns = 60 * TAKT_NS_PER_S;
+  cfg.name = "/takt_listener";
+  ASSERT_EQ(cfg.connect_threads, 2u);
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
+  Connectors c;
+  cfg.name = "/takt_talker";
+  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &c.talker), TAKT_OK);
+  ASSERT_EQ(takt_ros1_advertise(c.talker, "/live", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &c.live),
+            TAKT_OK);
+  SilentPublisher a, b;
+  ASSERT_TRUE(a.start() && b.start());
+  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
+  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
+  Received gone, live;
+  NodeEnd end{node};
+  takt_ros1_sub_t *gone_sub, *live_sub;
+  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
+  // first tries: one thread each
+  ASSERT_TRUE(a.accept_one(10000));
+  ASSERT_TRUE(b.accept_one(10000));
+  a.hang_up();
+  b.hang_up();
+  ASSERT_TRUE(eventually([&] {
+    takt_ros1_sub_stats_t st;
+    takt_ros1_sub_get_stats(gone_sub, &st);
+    return st.connect_failures == 2;
+  }, 10000));
+  // tried again after the back-off: one of them, and not the other while that try waits
+  pollfd p[2] = {{a.listen_fd, POLLIN, 0}, {b.listen_fd, POLLIN, 0}};
+  ASSERT_EQ(poll(p, 2, 10000), 1) << "no try again, or both at once";
+  SilentPublisher &first = (p[0].revents & POLLIN) ? a : b;
+  SilentPublisher &second = (p[0].revents & POLLIN) ? b : a;
+  ASSERT_TRUE(first.accept_one(0));
+  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);
+  const std::vector<uint8_t> m = ser("live");
+  EXPECT_TRUE(eventually([&] {
+    (void)takt_ros1_publish(c.live, m.data(), (uint32_t)m.size());
+    return live.size() > 0;
+  }, 10000)) << "/live waited behind the tries again";
+  EXPECT_FALSE(second.accept_one(0)) << "both gone publishers were tried again at once";
+  // the waiting try ends: the other is tried
+  first.hang_up();
+  EXPECT_TRUE(second.accept_one(10000));
 }
 
 TEST_F(Ros1Live, AKilledPublisherStartedAgainIsConnectedWithinASecond) {

@@ -184,7 +184,9 @@ void takt_io_close(takt_io_t *io) {
 }
 
 takt_err_t takt_io_wake_open(takt_io_t *wake) {
-  int fd = eventfd(0, EFD_CLOEXEC);
+  /* non-blocking: threads waiting on one wake object all see its signal, one of them consumes
+   * it, and the others' reads find nothing instead of blocking */
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) return TAKT_EOS;
   wake->fd = fd;
   return TAKT_OK;
@@ -452,12 +454,8 @@ takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *p
 
 void takt_io_wake_clear(takt_io_t wake) {
   uint64_t v;
-  int fl = fcntl(wake.fd, F_GETFL);
-  if (fl < 0) return;
-  (void)fcntl(wake.fd, F_SETFL, fl | O_NONBLOCK);
-  ssize_t r = read(wake.fd, &v, sizeof v);
+  ssize_t r = read(wake.fd, &v, sizeof v); /* (non-blocking: nothing to consume returns at once) */
   (void)r;
-  (void)fcntl(wake.fd, F_SETFL, fl);
 }
 
 /* ---- UNIX-domain stream sockets ---- */
