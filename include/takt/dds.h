@@ -64,6 +64,12 @@ typedef struct takt_dds_qos {
 #define TAKT_DDS_TX_QUEUE_DEFAULT 16u
 #endif
 /** The largest message a direct write takes, by default (direct_max). */
+/* How far a takt peer's origin stamp may lie ahead of this host's clock and still be taken: hosts
+ * synchronized by PTP differ by microseconds; NTP (chrony) keeps them within about a
+ * millisecond on a LAN, tens of milliseconds over the internet. */
+#ifndef TAKT_DDS_STAMP_SKEW_DEFAULT
+#define TAKT_DDS_STAMP_SKEW_DEFAULT (1000000) /* 1 ms */
+#endif
 #ifndef TAKT_DDS_DIRECT_MAX_DEFAULT
 #define TAKT_DDS_DIRECT_MAX_DEFAULT 4096u
 #endif
@@ -119,6 +125,11 @@ typedef struct takt_dds_config {
                             deadline, 20 bytes after the CDR payload) to exported topics'
                             samples: a takt peer importing them inherits both, ROS 2 peers
                             ignore it (default true) */
+  int64_t stamp_skew_ns; /* a received stamp whose origin lies further ahead of this host's
+                            clock than this is not taken (the message starts at its arrival,
+                            without a deadline; counted in stamp_refused); one ahead by less is
+                            taken with its origin at its arrival. The most the hosts' clocks
+                            differ by (default TAKT_DDS_STAMP_SKEW_DEFAULT, 1 ms; 0..1 s) */
   const char *graph_node; /* the ROS 2 node this backend shows in `ros_discovery_info` (the ROS 2
                             graph: node name, its readers' and writers' gids); NULL: the
                             bridge node's name; "": nothing is published */
@@ -152,7 +163,8 @@ typedef struct takt_dds_config {
   {.domain = 0, .config = NULL, .max_routes = TAKT_DDS_MAX_ROUTES_DEFAULT,                     \
    .max_payload = TAKT_DDS_MAX_PAYLOAD_DEFAULT, .tx_queue = TAKT_DDS_TX_QUEUE_DEFAULT,          \
    .tx_lanes = TAKT_DDS_TX_LANES_DEFAULT, .tx_window = TAKT_DDS_TX_WINDOW_DEFAULT,              \
-   .call_timeout_ns = 1000000000, .stamp = true, .direct_write = false,                         \
+   .call_timeout_ns = 1000000000, .stamp = true,                                                \
+   .stamp_skew_ns = TAKT_DDS_STAMP_SKEW_DEFAULT, .direct_write = false,                         \
    .direct_max = TAKT_DDS_DIRECT_MAX_DEFAULT,                                                   \
    .rx_thread = {.name = "takt-dds-in", .policy = TAKT_SCHED_FIFO,                              \
                  .priority = TAKT_DDS_THREAD_PRIORITY, .cpu = -1, .stack_size = 0},            \

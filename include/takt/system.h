@@ -185,6 +185,8 @@ typedef struct takt_system_dds {
   char peers[TAKT_SYSTEM_MAX_DDS_PEERS][64]; /* unicast discovery addresses (multicast off) */
   uint32_t n_peers;
   bool stamp;           /* origin time and deadline after each sample (default true) */
+  int64_t stamp_skew_ns; /* how far a received stamp may lie ahead of this host's clock and be
+                            taken (takt_dds_config_t.stamp_skew_ns; default 1 ms) */
   char node[TAKT_SYSTEM_ROS_NAME]; /* the ROS 2 node ROS 2 tools see (ros_discovery_info), without
                                       namespace; "": the bridge's node, bridge_dds. A described
                                       link's far node names it when the file does not */

@@ -56,10 +56,6 @@ takt_err_t takt_dds_topic_name(const char *takt_name, char *out, uint32_t cap) {
 
 /* ---- the writer thread ---------------------------------------------------------------------- */
 
-/* How far a peer's origin stamp may lie ahead of this host's clock (clocks synchronized by PTP
- * differ by microseconds): taken as its arrival; further ahead, refused. */
-#define STAMP_SKEW_NS (1 * TAKT_NS_PER_MS)
-
 static uint32_t n_routes(takt_dds_t *d) { return __atomic_load_n(&d->n_routes, __ATOMIC_ACQUIRE); }
 
 /* The reader of a route that receives: an imported topic's, a server's requests, a client's
@@ -493,13 +489,13 @@ static void deliver(takt_dds_t *d, takt__dds_route_t *r, uint16_t entity, const 
   takt_bridge_msg_t m = {.entity = entity, .priority = r->priority, .reliable = r->qos.reliable};
   bool topic = r->kind == TAKT__DDS_TOPIC_IN;
   /* a takt peer's sample carries its origin time and deadline (0: none); another's starts here,
-   * now. A stamp from further in the future than clocks synchronized across hosts differ
-   * (STAMP_SKEW_NS), with no origin, or with a deadline before its origin is no time of this
-   * clock's (a peer whose clock runs ahead, or bytes that only look like a stamp): it would set a
-   * job's deadline at the peer's will */
+   * now. A stamp from further in the future than the hosts' clocks differ (stamp_skew_ns), with
+   * no origin, or with a deadline before its origin is no time of this clock's (a peer whose
+   * clock runs ahead, or bytes that only look like a stamp): it would set a job's deadline at
+   * the peer's will */
   int64_t now = takt_clock_now(takt_context_clock(d->ctx));
   if (topic && takt__dds_unstamp(buf, &len, &m.t_info, &m.deadline)) {
-    if (m.t_info <= 0 || m.t_info > now + STAMP_SKEW_NS || m.deadline < 0 ||
+    if (m.t_info <= 0 || m.t_info > now + d->stamp_skew || m.deadline < 0 ||
         (m.deadline > 0 && m.deadline < m.t_info)) {
       takt__dds_count(&d->stats.stamp_refused);
       m.t_info = now;
@@ -1102,7 +1098,7 @@ static bool config_valid(const takt_dds_config_t *c) {
          c->tx_lanes <= TAKT_DDS_MAX_LANES && c->tx_window <= TAKT_DDS_MAX_WINDOW &&
          takt__thread_attr_valid(&c->rx_thread) &&
          (c->graph_node == NULL || strlen(c->graph_node) < TAKT__DDS_NAME_MAX) &&
-         c->call_timeout_ns >= 0 &&
+         c->call_timeout_ns >= 0 && c->stamp_skew_ns >= 0 && c->stamp_skew_ns <= TAKT_NS_PER_S &&
          takt__thread_attr_valid(&c->tx_thread);
 }
 
@@ -1212,6 +1208,7 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
   d->direct_write = cfg->direct_write;
   d->direct_max = cfg->direct_max < cfg->max_payload ? cfg->direct_max : cfg->max_payload;
   d->call_timeout = cfg->call_timeout_ns;
+  d->stamp_skew = cfg->stamp_skew_ns;
   d->graph = cfg->graph_node == NULL || cfg->graph_node[0] != '\0';
   if (cfg->graph_node != NULL) snprintf(d->graph_node, sizeof d->graph_node, "%s", cfg->graph_node);
   d->tx_cap = cfg->tx_queue;

@@ -336,6 +336,7 @@ struct takt_dds {
   dds_entity_t call_guard; /* the writer thread sent a request: the reader thread's expiry
                               deadline may be earlier now */
   int64_t call_timeout;
+  int64_t stamp_skew; /* cfg.stamp_skew_ns */
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
   dds_entity_t graph_topic;     /* its topic, made at creation; 0: none */
   dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other

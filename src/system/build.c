@@ -946,6 +946,7 @@ static takt_err_t build_dds(takt_system_t *s) {
   dc.domain = d->domain;
   dc.config = s->dds_xml;
   dc.stamp = d->stamp;
+  dc.stamp_skew_ns = d->stamp_skew_ns;
   if (d->node[0] != '\0') dc.graph_node = d->node;
   dc.max_routes = d->n_exports + d->n_imports + d->n_services;
   uint32_t largest = s->max_payload;

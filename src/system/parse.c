@@ -970,16 +970,17 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
   return 0;
 }
 
-/* dds: {domain, interface, peers, stamp, node, export, import, services} */
+/* dds: {domain, interface, peers, stamp, stamp_skew_ms, node, export, import, services} */
 static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
-  static const char *const keys[] = {"domain", "interface", "peers",    "stamp", "node",
-                                     "export", "import",    "services", NULL};
+  static const char *const keys[] = {"domain", "interface", "peers",    "stamp",    "stamp_skew_ms",
+                                     "node",   "export",    "import",   "services", NULL};
   takt_system_dds_t *d = &sys->dds;
   if (want(p, map, YAML_MAPPING_NODE, "'dds'") < 0 || check_keys(p, map, "'dds'", keys) < 0)
     return -1;
   memset(d, 0, sizeof *d);
   d->enabled = true;
   d->stamp = true;
+  d->stamp_skew_ns = 1000000; /* the DDS layer's default (TAKT_DDS_STAMP_SKEW_DEFAULT) */
   d->line = NODE_LINE(map);
   yaml_node_t *n;
   if ((n = lookup(p, map, "domain")) != NULL && get_whole(p, n, "dds.domain", 0, 232, &d->domain) < 0)
@@ -998,6 +999,11 @@ static int parse_dds(parser_t *p, yaml_node_t *map, takt_system_desc_t *sys) {
     }
   }
   if ((n = lookup(p, map, "stamp")) != NULL && get_bool(p, n, "dds.stamp", &d->stamp) < 0) return -1;
+  if ((n = lookup(p, map, "stamp_skew_ms")) != NULL) {
+    double ms = 0;
+    if (get_number(p, n, "dds.stamp_skew_ms", 0, 1000, &ms) < 0) return -1;
+    d->stamp_skew_ns = (int64_t)llround(ms * 1e6);
+  }
   if ((n = lookup(p, map, "node")) != NULL) {
     if (get_ros_text(p, n, "dds.node", d->node) < 0) return -1;
     /* a ROS 2 node name: a letter or '_', then letters, digits and '_' (rcl's rule) */

@@ -65,6 +65,7 @@ struct Side {
   std::vector<std::string> got;
   std::vector<int64_t> t_infos; // of what on_msg got
   int64_t call_timeout_ns = -1; // -1: the default
+  int64_t stamp_skew_ns = -1;   // -1: the default
   uint32_t tx_lanes = TAKT_DDS_TX_LANES_DEFAULT;
   uint32_t tx_window = TAKT_DDS_TX_WINDOW_DEFAULT;
   bool direct_write = true;
@@ -93,6 +94,7 @@ struct Side {
     dc.tx_window = tx_window;
     dc.stamp = stamp;
     if (call_timeout_ns >= 0) dc.call_timeout_ns = call_timeout_ns;
+    if (stamp_skew_ns >= 0) dc.stamp_skew_ns = stamp_skew_ns;
     dc.direct_write = direct_write;
     takt_bridge_backend_t be;
     ASSERT_EQ(takt_dds_backend_create(ctx, &dc, &be), TAKT_OK);
@@ -248,6 +250,11 @@ TEST(DdsConfig, OutOfRangeIsRefused) {
   EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
   c = TAKT_DDS_CONFIG_DEFAULT;
   c.max_payload = TAKT_DDS_MAX_PAYLOAD_LIMIT + 1;
+  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
+  c = TAKT_DDS_CONFIG_DEFAULT;
+  c.stamp_skew_ns = -1;
+  EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
+  c.stamp_skew_ns = TAKT_NS_PER_S + 1;
   EXPECT_EQ(takt_dds_backend_create(ctx, &c, &be), TAKT_EINVAL);
   c = TAKT_DDS_CONFIG_DEFAULT;
   c.tx_lanes = 0;
@@ -706,6 +713,42 @@ TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
   EXPECT_EQ(b.stats().stamped, 2u);
 }
 TEST(DdsBridge, WithoutTheStampArrivalTimeAndNoDeadline) { run_stamped(false); }
+
+// The skew a receiver allows is its configuration's (stamp_skew_ns): hosts whose clocks differ
+// by more than 1 ms (NTP over a WAN) keep their stamps with a larger one. A stamp 500 ms ahead
+// is taken by a receiver allowing 1 s (its origin at its arrival, not after), and refused by one
+// allowing none; a stamp of the past is taken by both.
+TEST(DdsBridge, TheStampSkewIsTheReceiversConfiguration) {
+  for (int64_t skew : {TAKT_NS_PER_S, (int64_t)0}) {
+    SCOPED_TRACE(skew);
+    Side a, b;
+    b.stamp_skew_ns = skew;
+    a.open("dds_test/skew", &std_msgs__String__type_cdr);
+    b.open("dds_test/skew", &std_msgs__String__type_cdr);
+    takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
+    b.listen(&qos);
+    a.talk(&qos);
+    ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
+    ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
+    std_msgs__String s;
+    std_msgs__String__init(&s);
+    s.data.size = (uint32_t)snprintf(s.data.data, 16, "ahead");
+    int64_t sent_at = takt_time_now();
+    ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, sent_at + 500 * TAKT_NS_PER_MS), TAKT_OK);
+    a.spin_ms(5);
+    int64_t past = takt_time_now() - TAKT_NS_PER_MS;
+    s.data.size = (uint32_t)snprintf(s.data.data, 16, "behind");
+    ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
+    ASSERT_TRUE(spin_until([&] { return b.got.size() >= 2; }, {&a, &b})) << b.got.size();
+    int64_t after = takt_time_now();
+    EXPECT_EQ(b.got, (std::vector<std::string>{"ahead", "behind"}));
+    EXPECT_GE(b.t_infos[0], sent_at);
+    EXPECT_LE(b.t_infos[0], after) << "an origin ahead of the clock is taken as the arrival";
+    EXPECT_EQ(b.t_infos[1], past);
+    EXPECT_EQ(b.stats().stamped, skew > 0 ? 2u : 1u);
+    EXPECT_EQ(b.stats().stamp_refused, skew > 0 ? 0u : 1u);
+  }
+}
 
 // transient_local (a latched topic): a reader that joins after the messages were written still
 // gets the writer's last `depth` of them, and only those.

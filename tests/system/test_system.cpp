@@ -795,6 +795,7 @@ TEST_F(SystemTest, DdsSectionParsesAndMakesTheCycloneConfiguration) {
   ASSERT_EQ(d.n_peers, 2u);
   EXPECT_STREQ(d.peers[1], "10.77.0.3");
   EXPECT_TRUE(d.stamp);
+  EXPECT_EQ(d.stamp_skew_ns, 1000000); // the DDS layer's default, 1 ms
   ASSERT_EQ(d.n_exports, 1u);
   EXPECT_STREQ(d.exports[0].topic, "ping");
   EXPECT_EQ(d.exports[0].priority, 9u);
@@ -859,6 +860,9 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "mem.yaml:4:13: dds.node '2nd' is not a ROS 2 node name (a letter or '_', then "
             "letters, digits and '_'; no namespace)");
   EXPECT_EQ(dds_error(base + "dds: {node: robot_1, export: [{topic: x}]}\n"), "parsed");
+  EXPECT_EQ(dds_error(base + "dds: {stamp_skew_ms: 2000, export: [{topic: x}]}\n"),
+            "mem.yaml:4:22: dds.stamp_skew_ms = 2000 is out of range [0, 1000]");
+  EXPECT_EQ(dds_error(base + "dds: {stamp_skew_ms: 20, export: [{topic: x}]}\n"), "parsed");
   EXPECT_EQ(dds_error(base + "dds: {domain: 1}\n"),
             "mem.yaml:4:6: 'dds' carries nothing: give it 'export', 'import' or 'services'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x, reliable: maybe}]}\n"),
@@ -880,7 +884,7 @@ TEST(SystemDds, ErrorsNameTheKeyAndLine) {
             "'plain' (rmw_fastrtps's bare request), not 'fast'");
   EXPECT_EQ(dds_error(base + "dds: {export: [{topic: x}], multicast: true}\n"),
             "mem.yaml:4:29: unknown key 'multicast' in 'dds' (expected one of: domain, interface, "
-            "peers, stamp, node, export, import, services)");
+            "peers, stamp, stamp_skew_ms, node, export, import, services)");
 }
 
 #if TAKT_TEST_HAVE_DDS
