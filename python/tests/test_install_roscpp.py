@@ -38,7 +38,8 @@ def test_pkg_config_builds_the_talker_unchanged(prefix, tmp_path):
     flags = run(["pkg-config", "--cflags", "--libs", "takt-roscpp"], env=env).stdout.split()
     assert f"-I{prefix}/include/takt/roscpp" in [f"-I{Path(f[2:]).resolve()}" for f in flags if f.startswith("-I")]
     for prog in ("talker", "listener"):
-        run(["g++", EXAMPLES / f"{prog}.cpp", "-o", tmp_path / prog] + flags, env=env)
+        # (-std=c++11 first, as a ROS 1 package's flags often are: the .pc's C++17 comes after)
+        run(["g++", "-std=c++11", EXAMPLES / f"{prog}.cpp", "-o", tmp_path / prog] + flags, env=env)
         assert (tmp_path / prog).is_file()
     # the custom service through the installed `takt msggen --roscpp`
     run(["takt", "msggen", "--roscpp", "--search", f"takt_tutorials={EXAMPLES / 'takt_tutorials' / 'msg'}",
@@ -51,8 +52,11 @@ def test_cmake_project(prefix, tmp_path):
     env = user_env(prefix)
     proj = tmp_path / "proj"
     proj.mkdir()
+    # add_compile_options(-std=c++11): a ROS 1 package's usual line (takt's headers need C++17,
+    # which takt::roscpp puts after it; it failed at the first header before)
     (proj / "CMakeLists.txt").write_text(f"""cmake_minimum_required(VERSION 3.16)
 project(ported CXX)
+add_compile_options(-std=c++11)
 find_package(takt CONFIG REQUIRED)
 takt_generate_messages(tut_msgs ROSCPP FILES {EXAMPLES}/takt_tutorials/srv/AddTwoInts.srv)
 add_executable(server {EXAMPLES}/add_two_ints_server.cpp)
