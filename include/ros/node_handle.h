@@ -406,8 +406,10 @@ void call_best(F &fn, const std::shared_ptr<const M> &m, const MsgInfo &i) {
     static_assert(std::is_same<typename Param<P>::Msg, M>::value,
                   "the callback's parameter is not of the message type given to subscribe<M>");
     fn(Param<P>::arg(m, i));
-  } else if constexpr (std::is_invocable<F &, const std::shared_ptr<const M> &>::value) {
-    fn(m);
+  } else if constexpr (std::is_invocable<F &, const MessagePtr<const M> &>::value) {
+    // (an M::ConstPtr: it converts to what the callable takes, a std or a boost::shared_ptr; a
+    // boost::bind says it takes anything, whatever its function takes)
+    fn(MessagePtr<const M>(m));
 #if TAKT_ROSCPP_BOOST
   } else if constexpr (std::is_invocable<F &, const boost::shared_ptr<const M> &>::value) {
     fn(to_boost(m));
@@ -856,6 +858,31 @@ class NodeHandle {
                        const VoidConstPtr &tracked_object, const SubscribeExtra &extra = SubscribeExtra()) {
     return sub<M>(topic, queue_size, takt_impl::callable<M>(std::forward<F>(fn), tracked_object), extra);
   }
+
+  // a std::function or boost::function variable, the message type read off its parameter (as
+  // roscpp's subscribe(topic, q, const boost::function<void (const boost::shared_ptr<M const>&)>&)
+  template <class P>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(P)> &fn,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<typename takt_impl::Param<P>::Msg>(topic, queue_size, fn, VoidConstPtr(), extra);
+  }
+  template <class P>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(P)> &fn,
+                       const VoidConstPtr &tracked_object, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<typename takt_impl::Param<P>::Msg>(topic, queue_size, fn, tracked_object, extra);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class P>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const boost::function<void(P)> &fn,
+                       const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<typename takt_impl::Param<P>::Msg>(topic, queue_size, fn, VoidConstPtr(), extra);
+  }
+  template <class P>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const boost::function<void(P)> &fn,
+                       const VoidConstPtr &tracked_object, const SubscribeExtra &extra = SubscribeExtra()) {
+    return subscribe<typename takt_impl::Param<P>::Msg>(topic, queue_size, fn, tracked_object, extra);
+  }
+#endif
 
   /** roscpp's subscribe(SubscribeOptions&): ops.callback_queue, when set, runs the callback. */
   Subscriber subscribe(SubscribeOptions &ops) {

@@ -48,10 +48,37 @@ class MessagePtr : public std::shared_ptr<T> {
   template <class U, typename std::enable_if<std::is_convertible<U *, T *>::value, int>::type = 0>
   MessagePtr(const boost::shared_ptr<U> &p)  // NOLINT: implicit
       : std::shared_ptr<T>(p ? std::shared_ptr<T>(p.get(), [p](T *) {}) : std::shared_ptr<T>()) {}
+  /** And gives one, as roscpp's M::ConstPtr is one: `boost::shared_ptr<M const> last = msg;`, a
+   * helper taking `const boost::shared_ptr<M const>&`, a container of them. It shares the
+   * message: held until the last copy of either goes (the conversion allocates boost's count). */
+  template <class U, typename std::enable_if<std::is_convertible<T *, U *>::value, int>::type = 0>
+  operator boost::shared_ptr<U>() const {  // NOLINT: implicit
+    if (!*this) return boost::shared_ptr<U>();
+    std::shared_ptr<T> keep = *this;
+    return boost::shared_ptr<U>(keep.get(), [keep](U *) {});
+  }
 #endif
 };
 
 }  // namespace ros
+
+#if TAKT_ROSCPP_BOOST_PTR
+namespace boost {
+/** boost's pointer casts of an M::Ptr / M::ConstPtr, as of roscpp's boost::shared_ptr. */
+template <class T, class U>
+shared_ptr<T> static_pointer_cast(const ros::MessagePtr<U> &p) {
+  return static_pointer_cast<T>(shared_ptr<U>(p));
+}
+template <class T, class U>
+shared_ptr<T> const_pointer_cast(const ros::MessagePtr<U> &p) {
+  return const_pointer_cast<T>(shared_ptr<U>(p));
+}
+template <class T, class U>
+shared_ptr<T> dynamic_pointer_cast(const ros::MessagePtr<U> &p) {
+  return dynamic_pointer_cast<T>(shared_ptr<U>(p));
+}
+}  // namespace boost
+#endif
 
 /** M::ConstPtr in an unordered set or map, as a std::shared_ptr (and a boost::shared_ptr) is. */
 template <class T>

@@ -10,6 +10,14 @@
 #include <stdexcept>
 #include <type_traits>
 
+#if defined(__has_include)
+#if __has_include(<boost/date_time/posix_time/posix_time_types.hpp>)
+#include <boost/date_time/posix_time/conversion.hpp>
+#include <boost/date_time/posix_time/posix_time_types.hpp>
+#define TAKT_ROSCPP_BOOST_TIME 1  // toBoost, fromBoost, as roscpp's
+#endif
+#endif
+
 namespace ros {
 
 namespace takt_time {
@@ -89,6 +97,7 @@ class DurationBase {
   D operator-(const D &o) const { return D().fromNSec(toNSec() - o.toNSec()); }
   D operator-() const { return D().fromNSec(-toNSec()); }
   D operator*(double s) const { return D(toSec() * s); }
+  D &operator*=(double s) { return *static_cast<D *>(this) = *static_cast<D *>(this) * s; }
   D &operator+=(const D &o) { return *static_cast<D *>(this) = *static_cast<D *>(this) + o; }
   D &operator-=(const D &o) { return *static_cast<D *>(this) = *static_cast<D *>(this) - o; }
   bool operator==(const D &o) const { return sec == o.sec && nsec == o.nsec; }
@@ -102,17 +111,33 @@ class DurationBase {
    * under simulated time it lasts until /clock has advanced that much (false if the clock went
    * back, or at once after ros::shutdown, as roscpp's); a WallDuration is always the wall clock. */
   bool sleep() const;
+#if TAKT_ROSCPP_BOOST_TIME
+  /** As a boost::posix_time::time_duration (microseconds where boost keeps no nanoseconds). */
+  boost::posix_time::time_duration toBoost() const {
+    namespace pt = boost::posix_time;
+#if defined(BOOST_DATE_TIME_HAS_NANOSECONDS)
+    return pt::seconds(sec) + pt::nanoseconds(nsec);
+#else
+    return pt::seconds(sec) + pt::microseconds(nsec / 1000);
+#endif
+  }
+#endif
 };
 
+class Rate;
 class Duration : public DurationBase<Duration> {
  public:
   using DurationBase<Duration>::DurationBase;
   Duration() = default;
+  /** The rate's period. */
+  explicit Duration(const Rate &rate);
 };
 class WallDuration : public DurationBase<WallDuration> {
  public:
   using DurationBase<WallDuration>::DurationBase;
   WallDuration() = default;
+  /** The rate's period. */
+  explicit WallDuration(const Rate &rate);
 };
 
 template <class T, class D>
@@ -152,6 +177,26 @@ class TimeBase {
   bool operator>(const T &o) const { return toNSec() > o.toNSec(); }
   bool operator<=(const T &o) const { return toNSec() <= o.toNSec(); }
   bool operator>=(const T &o) const { return toNSec() >= o.toNSec(); }
+
+#if TAKT_ROSCPP_BOOST_TIME
+  boost::posix_time::ptime toBoost() const {
+    namespace pt = boost::posix_time;
+#if defined(BOOST_DATE_TIME_HAS_NANOSECONDS)
+    return pt::from_time_t(sec) + pt::nanoseconds(nsec);
+#else
+    return pt::from_time_t(sec) + pt::microseconds(nsec / 1000);
+#endif
+  }
+  static T fromBoost(const boost::posix_time::ptime &t) {
+    return fromBoost(t - boost::posix_time::from_time_t(0));
+  }
+  static T fromBoost(const boost::posix_time::time_duration &d) {
+    int64_t ns = static_cast<int64_t>(d.total_seconds()) * 1000000000 +
+                 static_cast<int64_t>(d.fractional_seconds()) *
+                     (1000000000 / boost::posix_time::time_duration::ticks_per_second());
+    return from_signed(ns);
+  }
+#endif
 
  private:
   static T from_signed(int64_t ns) {  // before 0: out of range (roscpp throws; it would wrap)
@@ -249,6 +294,9 @@ class Rate {
   Duration period_, actual_;
   Time start_;
 };
+
+inline Duration::Duration(const Rate &rate) : Duration(rate.expectedCycleTime()) {}
+inline WallDuration::WallDuration(const Rate &rate) { fromNSec(rate.expectedCycleTime().toNSec()); }
 
 /** Rate on the wall clock, whatever ROS time is. */
 class WallRate {

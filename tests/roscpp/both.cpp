@@ -26,6 +26,13 @@
 //   AsyncSpinner(1, &queue) serves on a thread of its own; one-shot timers made from
 //   WallTimerOptions and SteadyTimerOptions naming the queue (the wall one run by its callOne, the
 //   steady one not called once its tracked object is gone);
+// - M::ConstPtr as the boost::shared_ptr roscpp's is (on /event_chatter too): a boost::bind of a
+//   member taking `const boost::shared_ptr<M const>&` given to subscribe<M>, a boost::function
+//   variable given to subscribe without the type, and in a ConstPtr callback the message kept as
+//   a boost::shared_ptr, in a std::vector of them and through boost::const_pointer_cast (each the
+//   same message);
+// - time: Duration *= 2.0, a Duration and a WallDuration made from a ros::Rate (its period), Time
+//   and Duration to boost::posix_time and back;
 // - subscriber status callbacks: a Publisher with connect and disconnect callbacks and this
 //   node's own Subscriber of its topic: the connect callback names this node and greets it
 //   through its SingleSubscriberPublisher (the Subscriber gets that greeting), the disconnect
@@ -86,8 +93,32 @@ struct Listener {
 
 // /event_chatter, which a real publisher (rostopic pub) feeds: 5 messages to each callback (and
 // to one in a callback queue of its own, served by an AsyncSpinner's thread).
+// Keeps /event_chatter's messages as boost::shared_ptr, as code written for roscpp's does.
+struct Keeper {
+  std::atomic<int> boost_calls{0}, ptr_calls{0};
+  boost::shared_ptr<const std_msgs::String> last;
+  std::vector<boost::shared_ptr<const std_msgs::String>> kept;
+  void on_boost(const boost::shared_ptr<const std_msgs::String> &m) {
+    check("a boost::shared_ptr parameter", m && m->data.compare(0, 5, "hello") == 0);
+    boost_calls++;
+  }
+  void on_ptr(const std_msgs::String::ConstPtr &msg) {
+    last = msg;
+    kept.push_back(msg);
+    boost::shared_ptr<std_msgs::String> mut = boost::const_pointer_cast<std_msgs::String>(msg);
+    check("kept as a boost::shared_ptr", last.get() == msg.get() && kept.back().get() == msg.get() &&
+                                             mut.get() == msg.get() && last->data == msg->data);
+    ptr_calls++;
+  }
+};
+
 static void message_event(ros::NodeHandle &nh) {
   Listener l;
+  Keeper k;
+  ros::Subscriber d = nh.subscribe<std_msgs::String>("event_chatter", 10,
+                                                     boost::bind(&Keeper::on_boost, &k, boost::placeholders::_1));
+  boost::function<void(const std_msgs::String::ConstPtr &)> f = boost::bind(&Keeper::on_ptr, &k, boost::placeholders::_1);
+  ros::Subscriber e = nh.subscribe("event_chatter", 10, f);
   ros::Subscriber a = nh.subscribe("event_chatter", 10, on_const);
   ros::Subscriber b = nh.subscribe("event_chatter", 10, &Listener::on_copy, &l);
   ros::CallbackQueue queue;
@@ -106,13 +137,29 @@ static void message_event(ros::NodeHandle &nh) {
   spinner.start();
   ros::Time give_up = ros::Time::now() + ros::Duration(20.0);
   ros::Rate r(100);
-  while (ros::ok() && (g_const < 5 || g_copy < 5 || queued < 5) && ros::Time::now() < give_up) {
+  while (ros::ok() && (g_const < 5 || g_copy < 5 || queued < 5 || k.boost_calls < 5 || k.ptr_calls < 5) &&
+         ros::Time::now() < give_up) {
     ros::spinOnce();
     r.sleep();
   }
   spinner.stop();
   check("5 messages to each MessageEvent callback", g_const >= 5 && g_copy >= 5);
   check("5 messages to a SubscribeOptions callback on its queue's spinner thread", queued >= 5 && off_main);
+  check("5 messages to the boost callbacks", k.boost_calls >= 5 && k.ptr_calls >= 5 && k.kept.size() >= 5 &&
+                                                k.kept[0]->data.compare(0, 5, "hello") == 0);
+}
+
+static void time_forms() {
+  ros::Duration d(0.5);
+  d *= 2.0;
+  check("Duration *=", d == ros::Duration(1.0));
+  ros::Rate rate(4.0);
+  ros::Duration period(rate);
+  ros::WallDuration wall_period(rate);
+  check("a Duration of a Rate", period == ros::Duration(0.25) && wall_period == ros::WallDuration(0.25));
+  ros::Time t(1700000000, 500000000);
+  check("Time to boost and back", ros::Time::fromBoost(t.toBoost()) == t);
+  check("Duration to boost", ros::Duration(1.5).toBoost().total_milliseconds() == 1500);
 }
 
 // /lists/joints ["a", "b", "c"], /lists/ints [1, 2, 3] and /lists/gains {p: 1.5, i: 2}, set
@@ -324,6 +371,7 @@ int main(int argc, char **argv) {
   fixed_arrays();
   boost_from_ros_h();
   ros::NodeHandle nh;
+  time_forms();  // (roscpp's Rate reads ROS time: after the first NodeHandle)
   timers(nh);
   callback_queues(nh);
   status_callbacks(nh);
