@@ -16,8 +16,9 @@
 #include <iostream>  // as roscpp's headers bring it (ROS 1 code prints with std::cout)
 
 // The boost headers roscpp's own headers bring with <ros/ros.h> (ROS 1 code uses boost::bind,
-// boost::function, boost::make_shared, boost::mutex, boost::lexical_cast, ... without including
-// them), where boost is installed (it is wherever roscpp is).
+// boost::function, boost::make_shared, boost::mutex, boost::condition_variable,
+// boost::shared_mutex, boost::lexical_cast, ... without including them), where boost is installed
+// (it is wherever roscpp is).
 #if defined(__has_include)
 #if __has_include(<boost/bind/bind.hpp>) && __has_include(<boost/thread/mutex.hpp>)
 #include <boost/array.hpp>
@@ -27,7 +28,11 @@
 #include <boost/make_shared.hpp>
 #include <boost/shared_array.hpp>
 #include <boost/shared_ptr.hpp>
+#include <boost/thread/condition_variable.hpp>
+#include <boost/thread/lock_guard.hpp>
 #include <boost/thread/mutex.hpp>
+#include <boost/thread/recursive_mutex.hpp>
+#include <boost/thread/shared_mutex.hpp>
 #include <boost/weak_ptr.hpp>
 #endif
 #endif

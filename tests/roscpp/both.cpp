@@ -17,7 +17,8 @@
 // - fixed-size arrays of a message (sensor_msgs/Imu's covariances) as roscpp's boost::array:
 //   `assign(value)`, assignment from and to a boost::array;
 // - the boost names roscpp's headers bring with <ros/ros.h> (no boost header included here):
-//   boost::array, make_shared, weak_ptr, function, bind, mutex, lexical_cast, shared_array; and
+//   boost::array, make_shared, weak_ptr, function, bind, mutex, condition_variable, lock_guard,
+//   shared_mutex, lexical_cast, shared_array (and boost's thread library linked); and
 //   std::cout, a timer made from a ros::Rate, message_traits::hasHeader;
 // - callback queues: a NodeHandle (and its child) given a ros::CallbackQueue, whose timer neither
 //   ros::spinOnce nor the global queue's callAvailable runs; callOne runs exactly one call, waiting
@@ -362,6 +363,24 @@ static void boost_from_ros_h() {
   buf[0] = 'x';
   check("message_traits::hasHeader", ros::message_traits::hasHeader<sensor_msgs::Imu>() &&
                                          !ros::message_traits::hasHeader<std_msgs::String>());
+  // boost::condition_variable, lock_guard and shared_mutex (their waits need boost's thread
+  // library, which roscpp's link line brings)
+  boost::condition_variable cv;
+  boost::mutex cm;
+  bool ready = false;
+  std::thread notifier([&] {
+    boost::lock_guard<boost::mutex> g(cm);
+    ready = true;
+    cv.notify_one();
+  });
+  {
+    boost::unique_lock<boost::mutex> wait(cm);
+    while (!ready) cv.wait(wait);
+  }
+  notifier.join();
+  boost::shared_mutex sm;
+  { boost::shared_lock<boost::shared_mutex> reading(sm); }
+  check("boost::condition_variable", ready);
   std::cout << "";  // <iostream> with <ros/ros.h>, as roscpp's
   check("boost from ros.h", !weak.expired() && twice(21) == 42 && boost::lexical_cast<int>("7") == 7 && buf[0] == 'x');
 }
