@@ -289,9 +289,63 @@ template <class M> struct Definition { static const char *value() { return M::__
 template <class M> const char *datatype() { return M::__takt_datatype(); }
 template <class M> const char *md5sum() { return M::__takt_md5sum(); }
 template <class M> const char *definition() { return M::__takt_definition(); }
+template <class M> const char *datatype(const M &) { return M::__takt_datatype(); }
+template <class M> const char *md5sum(const M &) { return M::__takt_md5sum(); }
+template <class M> const char *definition(const M &) { return M::__takt_definition(); }
 /** A message whose first field is `Header header` (roscpp's HasHeader). */
 template <class M> struct HasHeader { static const bool value = M::__takt_has_header; };
 template <class M> bool hasHeader() { return M::__takt_has_header; }
+/** A generated message type (roscpp's IsMessage). */
+template <class M, class = void> struct IsMessage : std::false_type {};
+template <class M> struct IsMessage<M, decltype((void)M::__takt_md5sum())> : std::true_type {};
+template <class M> struct IsMessage<const M> : IsMessage<M> {};
+// A message's header, stamp and frame_id (null pointers for a message without a header), as
+// roscpp's Header, TimeStamp and FrameId traits and their functions.
+template <class M, class = void>
+struct Header {
+  static void *pointer(M &) { return nullptr; }
+  static const void *pointer(const M &) { return nullptr; }
+};
+template <class M>
+struct Header<M, typename std::enable_if<M::__takt_has_header>::type> {
+  static auto pointer(M &m) -> decltype(&m.header) { return &m.header; }
+  static auto pointer(const M &m) -> decltype(&m.header) { return &m.header; }
+};
+template <class M, class = void>
+struct FrameId {
+  static std::string *pointer(M &) { return nullptr; }
+  static const std::string *pointer(const M &) { return nullptr; }
+};
+template <class M>
+struct FrameId<M, typename std::enable_if<M::__takt_has_header>::type> {
+  static std::string *pointer(M &m) { return &m.header.frame_id; }
+  static const std::string *pointer(const M &m) { return &m.header.frame_id; }
+  static std::string value(const M &m) { return m.header.frame_id; }
+};
+template <class M, class = void>
+struct TimeStamp {
+  static Time *pointer(M &) { return nullptr; }
+  static const Time *pointer(const M &) { return nullptr; }
+};
+template <class M>
+struct TimeStamp<M, typename std::enable_if<M::__takt_has_header>::type> {
+  static Time *pointer(M &m) { return &m.header.stamp; }
+  static const Time *pointer(const M &m) { return &m.header.stamp; }
+  static Time value(const M &m) { return m.header.stamp; }
+};
+// (M deduced const for a const message: the traits of the message type, their const overloads)
+template <class M>
+auto header(M &m) -> decltype(Header<typename std::remove_const<M>::type>::pointer(m)) {
+  return Header<typename std::remove_const<M>::type>::pointer(m);
+}
+template <class M>
+auto frameId(M &m) -> decltype(FrameId<typename std::remove_const<M>::type>::pointer(m)) {
+  return FrameId<typename std::remove_const<M>::type>::pointer(m);
+}
+template <class M>
+auto timeStamp(M &m) -> decltype(TimeStamp<typename std::remove_const<M>::type>::pointer(m)) {
+  return TimeStamp<typename std::remove_const<M>::type>::pointer(m);
+}
 }  // namespace message_traits
 
 namespace service_traits {

@@ -32,6 +32,8 @@
 //   variable given to subscribe without the type, and in a ConstPtr callback the message kept as
 //   a boost::shared_ptr, in a std::vector of them and through boost::const_pointer_cast (each the
 //   same message);
+// - message traits of an instance (md5sum, datatype, definition), IsMessage, a header's stamp and
+//   frame_id through TimeStamp, FrameId, header, timeStamp and frameId (null without a header);
 // - time: Duration *= 2.0, a Duration and a WallDuration made from a ros::Rate (its period), Time
 //   and Duration to boost::posix_time and back;
 // - subscriber status callbacks: a Publisher with connect and disconnect callbacks and this
@@ -363,6 +365,22 @@ static void boost_from_ros_h() {
   buf[0] = 'x';
   check("message_traits::hasHeader", ros::message_traits::hasHeader<sensor_msgs::Imu>() &&
                                          !ros::message_traits::hasHeader<std_msgs::String>());
+  // the traits' forms generic code uses: of an instance, IsMessage, the header's fields
+  sensor_msgs::Imu imu;
+  imu.header.frame_id = "imu_link";
+  imu.header.stamp = ros::Time(5, 0);
+  const sensor_msgs::Imu &cimu = imu;
+  std_msgs::String s;
+  namespace mt = ros::message_traits;
+  check("message_traits of an instance",
+        std::string(mt::md5sum(imu)) == mt::MD5Sum<sensor_msgs::Imu>::value() &&
+            std::string(mt::datatype(s)) == "std_msgs/String" && std::string(mt::definition(s)).find("string data") == 0);
+  check("message_traits::IsMessage", mt::IsMessage<sensor_msgs::Imu>::value && mt::IsMessage<std_msgs::String>::value);
+  check("message_traits: the header's fields",
+        mt::TimeStamp<sensor_msgs::Imu>::value(imu) == ros::Time(5, 0) &&
+            mt::FrameId<sensor_msgs::Imu>::value(imu) == "imu_link" && *mt::timeStamp(imu) == ros::Time(5, 0) &&
+            *mt::frameId(cimu) == "imu_link" && mt::header(imu)->frame_id == "imu_link" &&
+            mt::header(cimu) == &imu.header && mt::timeStamp(s) == nullptr && mt::frameId(s) == nullptr);
   // boost::condition_variable, lock_guard and shared_mutex (their waits need boost's thread
   // library, which roscpp's link line brings)
   boost::condition_variable cv;
