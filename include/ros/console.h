@@ -4,7 +4,9 @@
 // its _STREAM, _COND, _ONCE, _THROTTLE forms; ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
 // ("[ INFO] [sec.nsec]: text", INFO and DEBUG on stdout, the rest on stderr) and to /rosout as a
 // rosgraph_msgs/Log. The level is INFO unless $ROSCONSOLE_MIN_SEVERITY (DEBUG, INFO, WARN, ERROR,
-// FATAL) or ros::console::set_logger_level says otherwise.
+// FATAL) or ros::console::set_logger_level says otherwise. As rosconsole's, a build may compile
+// out the levels below ROSCONSOLE_MIN_SEVERITY (-DROSCONSOLE_MIN_SEVERITY=ROSCONSOLE_SEVERITY_WARN:
+// a ROS_DEBUG or ROS_INFO line then never prints, and its arguments are not evaluated).
 #ifndef TAKT_ROS_CONSOLE_H
 #define TAKT_ROS_CONSOLE_H
 
@@ -30,14 +32,27 @@ void notifyLoggerLevelsChanged();
 
 #define ROSCONSOLE_DEFAULT_NAME "ros"
 
+#define ROSCONSOLE_SEVERITY_DEBUG 0
+#define ROSCONSOLE_SEVERITY_INFO 1
+#define ROSCONSOLE_SEVERITY_WARN 2
+#define ROSCONSOLE_SEVERITY_ERROR 3
+#define ROSCONSOLE_SEVERITY_FATAL 4
+#define ROSCONSOLE_SEVERITY_NONE 5
+#ifndef ROSCONSOLE_MIN_SEVERITY
+#define ROSCONSOLE_MIN_SEVERITY ROSCONSOLE_SEVERITY_DEBUG
+#endif
+/* the level is on: compiled in (a constant the compiler folds) and enabled now */
+#define ROS_LOG_TAKT_ON_(lvl) \
+  (static_cast<int>(lvl) >= ROSCONSOLE_MIN_SEVERITY && ::ros::console::takt_enabled(lvl))
+
 #define ROS_LOG_TAKT_(lvl, ...)                                                                \
   do {                                                                                         \
-    if (::ros::console::takt_enabled(lvl))                                                     \
+    if (ROS_LOG_TAKT_ON_(lvl))                                                                 \
       ::ros::console::takt_print(lvl, __FILE__, __LINE__, __func__, __VA_ARGS__);              \
   } while (0)
 #define ROS_LOG_TAKT_STREAM_(lvl, args)                                                        \
   do {                                                                                         \
-    if (::ros::console::takt_enabled(lvl)) {                                                   \
+    if (ROS_LOG_TAKT_ON_(lvl)) {                                                               \
       std::stringstream takt_ss__;                                                             \
       takt_ss__ << args;                                                                       \
       ::ros::console::takt_write(lvl, __FILE__, __LINE__, __func__, takt_ss__.str());          \
@@ -53,7 +68,7 @@ void notifyLoggerLevelsChanged();
 #define ROS_LOG_TAKT_ONCE_(lvl, stmt)                                                          \
   do {                                                                                         \
     static bool takt_once__ = false;                                                           \
-    if (::ros::console::takt_enabled(lvl) && !takt_once__) {                                   \
+    if (ROS_LOG_TAKT_ON_(lvl) && !takt_once__) {                                               \
       takt_once__ = true;                                                                      \
       stmt;                                                                                    \
     }                                                                                          \
@@ -63,7 +78,7 @@ void notifyLoggerLevelsChanged();
 #define ROS_LOG_TAKT_THROTTLE_(lvl, period, delayed, stmt)                                     \
   do {                                                                                         \
     static double takt_last__ = 0;                                                             \
-    if (::ros::console::takt_enabled(lvl) &&                                                   \
+    if (ROS_LOG_TAKT_ON_(lvl) &&                                                               \
         ::ros::console::takt_throttle(&takt_last__, period, delayed))                          \
       stmt;                                                                                    \
   } while (0)

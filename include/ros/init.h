@@ -21,6 +21,8 @@ typedef init_options::InitOption InitOption;
 
 void init(int &argc, char **argv, const std::string &name, uint32_t options = 0);
 void init(const M_string &remappings, const std::string &name, uint32_t options = 0);
+/** The remappings as (from, to) pairs, as roscpp's (a later pair of one name wins). */
+void init(const VP_string &remapping_args, const std::string &name, uint32_t options = 0);
 /** True until ros::shutdown, SIGINT (without NoSigintHandler) or `rosnode kill`. */
 bool ok();
 bool isInitialized();
@@ -36,6 +38,10 @@ void spin();
 /** Run the callbacks that are ready now, then return. */
 void spinOnce();
 void removeROSArgs(int argc, const char *const *argv, V_string &args_out);
+/** The value of `arg:=value` among the arguments ("" if none), as roscpp's. */
+std::string getROSArg(int argc, const char *const *argv, const std::string &arg);
+/** The master a node talks to when nothing says another: "http://localhost:11311", as roscpp's. */
+const std::string &getDefaultMasterURI();
 
 namespace this_node {
 const std::string &getName();

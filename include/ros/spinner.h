@@ -11,18 +11,25 @@ namespace ros {
 
 class CallbackQueue;
 
+/** roscpp's spinner interface: spin() serves the queue (null: the global queue) until shutdown. */
+class Spinner {
+ public:
+  virtual ~Spinner() = default;
+  virtual void spin(CallbackQueue *queue = nullptr) = 0;
+};
+
 /** spin() drives the queue's executor (null: the global queue's) on the calling thread until
  * shutdown. With the tide executor the callbacks run one at a time whatever thread_count says
  * (priority order is the point); with the preempt executor they run on its worker threads. */
-class MultiThreadedSpinner {
+class MultiThreadedSpinner : public Spinner {
  public:
   explicit MultiThreadedSpinner(uint32_t thread_count = 0) { (void)thread_count; }
-  void spin(CallbackQueue *queue = nullptr);
+  void spin(CallbackQueue *queue = nullptr) override;
 };
 
-class SingleThreadedSpinner {
+class SingleThreadedSpinner : public Spinner {
  public:
-  void spin(CallbackQueue *queue = nullptr);
+  void spin(CallbackQueue *queue = nullptr) override;
 };
 
 /** Drives the queue's executor (null: the global queue's) on a thread of its own between start()
@@ -40,7 +47,8 @@ class AsyncSpinner {
   std::unique_ptr<Impl> impl_;
 };
 
-void spin(MultiThreadedSpinner &s);
+/** s.spin() on the global queue. */
+void spin(Spinner &s);
 
 }  // namespace ros
 

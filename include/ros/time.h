@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include <ros/exception.h>
+
 #if defined(__has_include)
 #if __has_include(<boost/date_time/posix_time/posix_time_types.hpp>)
 #include <boost/date_time/posix_time/conversion.hpp>
@@ -65,6 +67,44 @@ bool ros_sleep_until_ns(int64_t t);
 // timeout_ns < 0: none)
 bool wait_for_valid(int64_t timeout_ns);
 }  // namespace takt_time
+
+/** roscpp's: ros::Time::now() before the node started. takt's time needs no start, so takt never
+ * throws it; code that catches it compiles. */
+class TimeNotInitializedException : public Exception {
+ public:
+  TimeNotInitializedException()
+      : Exception("Cannot use ros::Time::now() before the first NodeHandle has been created or ros::start() has "
+                  "been called.  If this is a standalone app or test that just uses ros::Time and does not "
+                  "communicate over ROS, you may also call ros::Time::init()") {}
+};
+
+/** roscpp's normalizations of a (sec, nsec) pair: 0 <= nsec < 1e9, the seconds carrying the rest
+ * (a time's out of the unsigned 32-bit range, a duration's of the signed: std::runtime_error). */
+inline void normalizeSecNSec(uint64_t &sec, uint64_t &nsec) {
+  sec += nsec / 1000000000u;
+  nsec %= 1000000000u;
+}
+inline void normalizeSecNSec(uint32_t &sec, uint32_t &nsec) {
+  uint64_t s = sec, n = nsec;
+  normalizeSecNSec(s, n);
+  if (s > UINT32_MAX) takt_time::time_out_of_range();
+  sec = static_cast<uint32_t>(s);
+  nsec = static_cast<uint32_t>(n);
+}
+inline void normalizeSecNSecUnsigned(int64_t &sec, int64_t &nsec) {
+  takt_time::normalize(sec, nsec);
+  if (sec < 0 || sec > static_cast<int64_t>(UINT32_MAX)) takt_time::time_out_of_range();
+}
+inline void normalizeSecNSecSigned(int64_t &sec, int64_t &nsec) {
+  takt_time::normalize(sec, nsec);
+  if (sec < INT32_MIN || sec > INT32_MAX) takt_time::duration_out_of_range();
+}
+inline void normalizeSecNSecSigned(int32_t &sec, int32_t &nsec) {
+  int64_t s = sec, n = nsec;
+  normalizeSecNSecSigned(s, n);
+  sec = static_cast<int32_t>(s);
+  nsec = static_cast<int32_t>(n);
+}
 
 template <class D>
 class DurationBase {
@@ -227,6 +267,8 @@ class Time : public TimeBase<Time, Duration> {
    * only for /use_sim_time). */
   static void setNow(const Time &new_now) { takt_time::set_now_ns(static_cast<int64_t>(new_now.toNSec())); }
   static void init() {}
+  /** roscpp's ends sleeps on ROS time at the node's end; ros::shutdown does that here. */
+  static void shutdown() {}
 };
 
 class WallTime : public TimeBase<WallTime, WallDuration> {
@@ -234,6 +276,12 @@ class WallTime : public TimeBase<WallTime, WallDuration> {
   using TimeBase<WallTime, WallDuration>::TimeBase;
   WallTime() = default;
   static WallTime now() { return WallTime().fromNSec(static_cast<uint64_t>(takt_time::wall_now_ns())); }
+  /** Sleep until the wall clock reads end (false if ros::shutdown ended the sleep early). */
+  static bool sleepUntil(const WallTime &end) {
+    int64_t left = static_cast<int64_t>(end.toNSec()) - takt_time::wall_now_ns();
+    return left <= 0 || takt_time::sleep_for_ns(left);
+  }
+  static bool isSystemTime() { return true; }
 };
 
 /** roscpp's SteadyTime: a monotonic clock (since an unspecified start), for steady timers. */
@@ -242,6 +290,12 @@ class SteadyTime : public TimeBase<SteadyTime, WallDuration> {
   using TimeBase<SteadyTime, WallDuration>::TimeBase;
   SteadyTime() = default;
   static SteadyTime now() { return SteadyTime().fromNSec(static_cast<uint64_t>(takt_time::steady_now_ns())); }
+  /** Sleep until the steady clock reads end (false if ros::shutdown ended the sleep early). */
+  static bool sleepUntil(const SteadyTime &end) {
+    int64_t left = static_cast<int64_t>(end.toNSec()) - takt_time::steady_now_ns();
+    return left <= 0 || takt_time::sleep_for_ns(left);
+  }
+  static bool isSystemTime() { return true; }
 };
 
 // roscpp's limits of time and duration

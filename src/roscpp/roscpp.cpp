@@ -1100,7 +1100,7 @@ void SingleThreadedSpinner::spin(CallbackQueue *queue) {
   if (std::shared_ptr<takt_impl::QueueImpl> q = own_queue(queue)) spin_queue(*q, nullptr);
   else ros::spin();
 }
-void spin(MultiThreadedSpinner &s) { s.spin(); }
+void spin(Spinner &s) { s.spin(); }
 
 struct AsyncSpinner::Impl {
   takt_thread_t th;
@@ -1149,6 +1149,26 @@ void removeROSArgs(int argc, const char *const *argv, V_string &args_out) {
   args_out.clear();
   for (int i = 0; i < argc; i++)
     if (!std::strstr(argv[i], ":=")) args_out.push_back(argv[i]);
+}
+
+std::string getROSArg(int argc, const char *const *argv, const std::string &arg) {
+  for (int i = 0; i < argc; i++) {
+    std::string a = argv[i];
+    size_t at = a.find(":=");
+    if (at != std::string::npos && a.compare(0, at, arg) == 0 && at == arg.size()) return a.substr(at + 2);
+  }
+  return "";
+}
+
+const std::string &getDefaultMasterURI() {
+  static const std::string uri = TAKT_ROS1_MASTER_URI_DEFAULT;
+  return uri;
+}
+
+void init(const VP_string &remapping_args, const std::string &name, uint32_t options) {
+  M_string remappings;
+  for (const auto &p : remapping_args) remappings[p.first] = p.second;
+  init(remappings, name, options);
 }
 
 namespace this_node {

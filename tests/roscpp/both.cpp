@@ -35,12 +35,18 @@
 // - message traits of an instance (md5sum, datatype, definition), IsMessage, a header's stamp and
 //   frame_id through TimeStamp, FrameId, header, timeStamp and frameId (null without a header);
 // - time: Duration *= 2.0, a Duration and a WallDuration made from a ros::Rate (its period), Time
-//   and Duration to boost::posix_time and back;
+//   and Duration to boost::posix_time and back, normalizeSecNSec(Signed), WallTime and SteadyTime
+//   sleepUntil, TimeNotInitializedException a ros::Exception;
+// - init's helpers: getROSArg, getDefaultMasterURI, VP_string/S_string/StringPair, the spinners
+//   as ros::Spinner;
 // - subscriber status callbacks: a Publisher with connect and disconnect callbacks and this
 //   node's own Subscriber of its topic: the connect callback names this node and greets it
 //   through its SingleSubscriberPublisher (the Subscriber gets that greeting), the disconnect
 //   callback runs once the Subscriber is shut down.
+// - ROSCONSOLE_MIN_SEVERITY (INFO here, defined before ros/ros.h): a ROS_DEBUG line is compiled
+//   out (its argument not evaluated) though the logger's level is DEBUG, a ROS_INFO line is not.
 // Prints "ok both <publisher> <topic> <type> <md5sum>" (exit 0), or the first thing wrong (exit 1).
+#define ROSCONSOLE_MIN_SEVERITY ROSCONSOLE_SEVERITY_INFO
 #include <ros/ros.h>
 #include <sensor_msgs/Imu.h>
 #include <std_msgs/String.h>
@@ -163,6 +169,51 @@ static void time_forms() {
   ros::Time t(1700000000, 500000000);
   check("Time to boost and back", ros::Time::fromBoost(t.toBoost()) == t);
   check("Duration to boost", ros::Duration(1.5).toBoost().total_milliseconds() == 1500);
+  uint32_t s = 1, n = 1500000000;
+  ros::normalizeSecNSec(s, n);
+  int32_t ds = 1, dn = -1;
+  ros::normalizeSecNSecSigned(ds, dn);
+  check("normalizeSecNSec", s == 2 && n == 500000000 && ds == 0 && dn == 999999999);
+  check("WallTime::sleepUntil", ros::WallTime::sleepUntil(ros::WallTime::now() + ros::WallDuration(0.01)));
+  check("SteadyTime::sleepUntil", ros::SteadyTime::sleepUntil(ros::SteadyTime::now() + ros::WallDuration(0.01)));
+  bool caught = false;
+  try {
+    throw ros::TimeNotInitializedException();
+  } catch (const ros::Exception &) {
+    caught = true;
+  }
+  check("TimeNotInitializedException is a ros::Exception", caught);
+  void (*time_shutdown)() = &ros::Time::shutdown;  // (not called: it would end ROS time's sleeps)
+  (void)time_shutdown;
+}
+
+// levels below ROSCONSOLE_MIN_SEVERITY are compiled out, whatever the logger's level
+static void compiled_out_levels() {
+  ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Debug);
+  ros::console::notifyLoggerLevelsChanged();
+  int evaluated = 0;
+  ROS_DEBUG("compiled out %d", ++evaluated);
+  ROS_DEBUG_STREAM("compiled out " << ++evaluated);
+  ROS_INFO("compiled in %d", ++evaluated);
+  ros::console::set_logger_level(ROSCONSOLE_DEFAULT_NAME, ros::console::levels::Info);
+  ros::console::notifyLoggerLevelsChanged();
+  check("ROSCONSOLE_MIN_SEVERITY compiles DEBUG out", evaluated == 1);
+}
+
+// the init and argument helpers and typedefs of roscpp's init.h and datatypes.h
+static void init_forms() {
+  ros::VP_string pairs{{"a", "b"}};
+  ros::S_string names{"x", "x"};
+  ros::StringPair pair("k", "v");
+  const char *args[] = {"prog", "__name:=renamed", "plain", "__ns:=/space"};
+  check("getROSArg", ros::getROSArg(4, args, "__name") == "renamed" && ros::getROSArg(4, args, "__ns") == "/space" &&
+                         ros::getROSArg(4, args, "__nam").empty() && ros::getROSArg(4, args, "__log").empty());
+  check("getDefaultMasterURI", ros::getDefaultMasterURI() == "http://localhost:11311");
+  check("the typedefs", pairs.size() == 1 && names.size() == 1 && pair.second == "v");
+  ros::SingleThreadedSpinner single;
+  ros::MultiThreadedSpinner multi(2);
+  ros::Spinner *spinners[] = {&single, &multi};  // (roscpp's base: not spun here)
+  check("spinners are ros::Spinner", spinners[0] != spinners[1]);
 }
 
 // /lists/joints ["a", "b", "c"], /lists/ints [1, 2, 3] and /lists/gains {p: 1.5, i: 2}, set
@@ -409,6 +460,8 @@ int main(int argc, char **argv) {
   boost_from_ros_h();
   ros::NodeHandle nh;
   time_forms();  // (roscpp's Rate reads ROS time: after the first NodeHandle)
+  init_forms();
+  compiled_out_levels();
   timers(nh);
   callback_queues(nh);
   status_callbacks(nh);
