@@ -678,25 +678,39 @@ TEST(DdsBridge, OriginTimeAndDeadlineCrossTheHop) { run_stamped(true); }
 // stamp_refused (it set the far job's origin and deadline at the peer's will). A stamp of this
 // clock's past is taken as before, and one ahead by less than 1 ms (synchronized clocks differ by
 // that much) is taken, its origin no later than its arrival.
-TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
-  Side a, b;
-  a.open("dds_test/future", &std_msgs__String__type_cdr);
-  b.open("dds_test/future", &std_msgs__String__type_cdr);
+// a talks to b on topic (default QoS), both matched
+static void matched_pair(Side &a, Side &b, const char *topic) {
+  a.open(topic, &std_msgs__String__type_cdr);
+  b.open(topic, &std_msgs__String__type_cdr);
   takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
   b.listen(&qos);
   a.talk(&qos);
   ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
   ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
+}
+
+// "ahead" with an origin `ahead` after now, then "behind" with one 1 ms before now (returned)
+static int64_t publish_ahead_and_behind(Side &a, int64_t ahead, int64_t *sent_at) {
   std_msgs__String s;
   std_msgs__String__init(&s);
   s.data.size = (uint32_t)snprintf(s.data.data, 16, "ahead");
-  int64_t sent_at = takt_time_now(), future = sent_at + 10 * TAKT_NS_PER_S;
-  ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, future), TAKT_OK);
+  *sent_at = takt_time_now();
+  EXPECT_EQ(takt_publish_at(a.pub, &s, sizeof s, *sent_at + ahead), TAKT_OK);
   a.spin_ms(5);
   int64_t past = takt_time_now() - TAKT_NS_PER_MS;
   s.data.size = (uint32_t)snprintf(s.data.data, 16, "behind");
-  ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
+  EXPECT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
   a.spin_ms(5);
+  return past;
+}
+
+TEST(DdsBridge, AStampFromTheFutureIsNotTaken) {
+  Side a, b;
+  ASSERT_NO_FATAL_FAILURE(matched_pair(a, b, "dds_test/future"));
+  int64_t sent_at;
+  int64_t past = publish_ahead_and_behind(a, 10 * TAKT_NS_PER_S, &sent_at);
+  std_msgs__String s;
+  std_msgs__String__init(&s);
   // a clock ahead by less than synchronized clocks differ: taken, no later than its arrival
   int64_t near_sent = takt_time_now(), near = near_sent + 100 * 1000;
   s.data.size = (uint32_t)snprintf(s.data.data, 16, "near");
@@ -723,22 +737,9 @@ TEST(DdsBridge, TheStampSkewIsTheReceiversConfiguration) {
     SCOPED_TRACE(skew);
     Side a, b;
     b.stamp_skew_ns = skew;
-    a.open("dds_test/skew", &std_msgs__String__type_cdr);
-    b.open("dds_test/skew", &std_msgs__String__type_cdr);
-    takt_dds_qos_t qos = TAKT_DDS_QOS_DEFAULT;
-    b.listen(&qos);
-    a.talk(&qos);
-    ASSERT_TRUE(spin_until([&] { return takt_dds_matched(a.dds, a.topic) == 1; }, {&a, &b}));
-    ASSERT_TRUE(spin_until([&] { return takt_dds_matched(b.dds, b.topic) == 1; }, {&a, &b}));
-    std_msgs__String s;
-    std_msgs__String__init(&s);
-    s.data.size = (uint32_t)snprintf(s.data.data, 16, "ahead");
-    int64_t sent_at = takt_time_now();
-    ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, sent_at + 500 * TAKT_NS_PER_MS), TAKT_OK);
-    a.spin_ms(5);
-    int64_t past = takt_time_now() - TAKT_NS_PER_MS;
-    s.data.size = (uint32_t)snprintf(s.data.data, 16, "behind");
-    ASSERT_EQ(takt_publish_at(a.pub, &s, sizeof s, past), TAKT_OK);
+    ASSERT_NO_FATAL_FAILURE(matched_pair(a, b, "dds_test/skew"));
+    int64_t sent_at;
+    int64_t past = publish_ahead_and_behind(a, 500 * TAKT_NS_PER_MS, &sent_at);
     ASSERT_TRUE(spin_until([&] { return b.got.size() >= 2; }, {&a, &b})) << b.got.size();
     int64_t after = takt_time_now();
     EXPECT_EQ(b.got, (std::vector<std::string>{"ahead", "behind"}));

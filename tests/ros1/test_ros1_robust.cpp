@@ -492,6 +492,21 @@ struct Connectors {
   takt_ros1_node_t *talker = nullptr;
   takt_ros1_pub_t *live = nullptr;
   ~Connectors() { takt_ros1_node_destroy(talker); }
+  // the listener (into *listener, the default connect_threads) and the talker with /live
+  void make(takt_context_t *ctx, const std::string &master_uri, takt_ros1_node_t **listener) {
+    takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
+    cfg.master_uri = master_uri.c_str();
+    cfg.io_thread.policy = TAKT_SCHED_OTHER;
+    cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // only the test ends a silent publisher's tries
+    cfg.name = "/takt_listener";
+    ASSERT_EQ(cfg.connect_threads, 2u);
+    ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, listener), TAKT_OK);
+    cfg.name = "/takt_talker";
+    ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &talker), TAKT_OK);
+    ASSERT_EQ(takt_ros1_advertise(talker, "/live", std_msgs__String__NAME, std_msgs__String__MD5,
+                                  std_msgs__String__DEFINITION, false, &live),
+              TAKT_OK);
+  }
 };
 
 // Destroys the node it names when the test ends, however it ends: declared after what the node's
@@ -509,18 +524,8 @@ struct NodeEnd {
 // still waiting (before, the one connector thread waited out the timeout first: 2 s by default,
 // then again at every try of the gone host). Unsubscribing its topic ends that try at once.
 TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
-  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
-  cfg.master_uri = master_uri.c_str();
-  cfg.io_thread.policy = TAKT_SCHED_OTHER;
-  cfg.timeout_ns = 60 * TAKT_NS_PER_S;  // only the test ends the silent publisher's tries
-  cfg.name = "/takt_listener";
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
   Connectors c;
-  cfg.name = "/takt_talker";
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &c.talker), TAKT_OK);
-  ASSERT_EQ(takt_ros1_advertise(c.talker, "/live", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, false, &c.live),
-            TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
   SilentPublisher silent;
   ASSERT_TRUE(silent.start());
   ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", silent.api()));
@@ -551,19 +556,8 @@ TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
 // publishers hung up and tried again are tried one at a time (the default two threads), and a
 // new publisher is connected while one of those tries waits; the other is tried once it ends.
 TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
-  takt_ros1_config_t cfg = TAKT_ROS1_CONFIG_DEFAULT;
-  cfg.master_uri = master_uri.c_str();
-  cfg.io_thread.policy = TAKT_SCHED_OTHER;
-  cfg.timeout_ns = 60 * TAKT_NS_PER_S;
-  cfg.name = "/takt_listener";
-  ASSERT_EQ(cfg.connect_threads, 2u);
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &node), TAKT_OK);
   Connectors c;
-  cfg.name = "/takt_talker";
-  ASSERT_EQ(takt_ros1_node_create(ctx, &cfg, &c.talker), TAKT_OK);
-  ASSERT_EQ(takt_ros1_advertise(c.talker, "/live", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION, false, &c.live),
-            TAKT_OK);
+  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
   SilentPublisher a, b;
   ASSERT_TRUE(a.start() && b.start());
   ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
