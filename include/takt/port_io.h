@@ -114,9 +114,11 @@ int32_t takt_io_wait(takt_io_watch_t *w, uint32_t n, takt_io_t wake, int64_t abs
 /** The peer's IPv4 address as text (at least 16 bytes), and its port. */
 takt_err_t takt_io_peer_name(takt_io_t io, char *host, uint32_t len, uint16_t *port);
 
-/** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. Several
- * threads may wait on one: a signal ends the waits of those waiting, and one takt_io_wait of
- * them consumes it (the others return too, finding it consumed). */
+/** A wake object: signalled from any thread, it ends a takt_io_read waiting on it. takt_io_wait
+ * consumes the signal it returns for; takt_io_read and the calls above that take a wake do not,
+ * nor does a wait that watches it as an object. Several threads may takt_io_wait on one: a
+ * signal ends one of those waits (the others may find it consumed and wait on; none blocks on
+ * a signal another took). A wake nobody consumes (a stop) ends every wait. */
 takt_err_t takt_io_wake_open(takt_io_t *wake);
 void takt_io_wake_signal(takt_io_t wake);
 /** Consume the signals of a wake object (after a read ended by it), so the next read waits. */

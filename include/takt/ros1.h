@@ -1,12 +1,12 @@
 /* ROS 1 on the wire (mROS): a takt ROS 1 node registers with a ROS master over XML-RPC, serves
  * the slave API, and carries topics over TCPROS to and from rospy, roscpp and rostopic.
  *
- * Threads (both made by the port, policy and priority from the configuration): the node's I/O
+ * Threads (made by the port, policy and priority from the configuration): the node's I/O
  * thread ("takt-ros1-io") serves the slave API, accepts TCPROS subscribers, writes what a
  * publishing thread could not write itself (takt_ros1_publish) without ever waiting for a peer
  * and reads messages from the publishers it subscribes to, handing each to the subscription's
- * callback; its connector thread ("takt-ros1-conn") calls
- * requestTopic on publishers named by the master and opens the TCPROS connections. Calls to the
+ * callback; its connector threads ("takt-ros1-conn", "takt-ros1-conn1", ...: connect_threads)
+ * call requestTopic on publishers named by the master and open the TCPROS connections. Calls to the
  * master (registration, lookups, parameters) run on the caller's thread with the configured
  * timeout.
  *
@@ -73,7 +73,7 @@ typedef struct takt_ros1_config {
   takt_thread_attr_t io_thread, connect_thread;
   uint32_t max_services;  /* services this node serves over TCPROS (each with max_conns
                              connections, one request and one answer buffer of max_message) */
-  int64_t master_check_ns; /* how often the connector thread asks the master for its pid: when
+  int64_t master_check_ns; /* how often the first connector asks the master for its pid: when
                               the master was unreachable or its pid changed (restarted), every
                               registration of the node is made again. 0: never */
   uint32_t max_cached_params; /* parameters kept by takt_ros1_param_get_cached_* (0..1024) */
@@ -89,8 +89,9 @@ typedef struct takt_ros1_config {
   uint32_t connect_threads; /* connector threads (1..TAKT_ROS1_MAX_CONNECT_THREADS, default 2):
                                publishers connected to at once. A publisher that does not answer
                                (its host gone) holds one for up to 2 x timeout_ns; tries again of
-                               publishers that failed take at most connect_threads - 1 of them,
-                               so they never keep a new publisher waiting. Each has an XML-RPC call
+                               publishers that failed take at most connect_threads - 1 of them
+                               (1 with one), so with two or more they never keep a new publisher
+                               waiting (new publishers that do not answer may). Each has an XML-RPC call
                                (max_xmlrpc) and a header buffer (max_header) of its own */
 } takt_ros1_config_t;
 
@@ -215,7 +216,7 @@ takt_ros1_pub_t *takt_ros1_find_pub(takt_ros1_node_t *node, const char *topic);
 typedef void (*takt_ros1_msg_fn)(void *user, const uint8_t *bytes, uint32_t len);
 
 /** Subscribe to topic (type, md5sum and definition as for advertise; md5 "*" takes any type)
- * and register with the master; publishers it names are connected by the connector thread.
+ * and register with the master; publishers it names are connected by the connector threads.
  * TAKT_ESIZE when its connection header (the definition in it) would not fit max_header. */
 takt_err_t takt_ros1_subscribe(takt_ros1_node_t *node, const char *topic, const char *type,
                                const char *md5, const char *definition, takt_ros1_msg_fn fn,
@@ -248,8 +249,9 @@ const char *takt_ros1_received_from(const takt_ros1_node_t *node);
  * callback added afterwards). */
 bool takt_ros1_received_latched(const takt_ros1_node_t *node);
 
-/** End a subscription: the master is told (unregisterSubscriber), its connections are closed and
- * those being made to its publishers are ended (a publisher that does not answer holds nothing);
+/** End a subscription: the master is told (unregisterSubscriber), its connections are closed,
+ * those being made to its publishers are ended and those waiting for a connector dropped (a
+ * publisher that does not answer holds nothing);
  * when this returns its function is not running and is never called again (bounded by
  * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);

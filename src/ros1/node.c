@@ -1,5 +1,5 @@
 /* A ROS 1 node (takt/ros1.h): creation and memory, registration with the master, publications
- * and subscriptions, and the connector thread that connects subscriptions to publishers. The
+ * and subscriptions, and the connector threads that connect subscriptions to publishers. The
  * I/O thread and the slave API are in io.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -575,8 +575,23 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
       sub->in[k].uri[0] = '\0';
     }
   }
-  /* its connections being made end now (a publisher that does not answer held this call for up
-   * to three timeouts) */
+  /* its connections waiting for a connector are dropped, and those being made end now (a
+   * publisher that does not answer held this call for up to three timeouts; so did the
+   * connections of other subscriptions queued before its own) */
+  const uint32_t cap = n->cfg.max_subs * n->cfg.max_conns;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n->work_count; i++) {
+    takt__ros1_work_t w = n->work[(n->work_head + i) % cap];
+    if (&n->subs[w.sub] == sub) {
+      sub->in[w.slot].state = IN_FREE;
+      sub->in[w.slot].stale = false;
+      sub->in[w.slot].uri[0] = '\0';
+      if (w.retry) n->retries--;
+    } else {
+      n->work[(n->work_head + kept++) % cap] = w;
+    }
+  }
+  n->work_count = kept;
   takt_io_t cancel[TAKT_ROS1_MAX_CONNECT_THREADS];
   uint32_t cancels = 0;
   for (uint32_t i = 0; i < n->conns_started; i++)
@@ -948,9 +963,9 @@ bool takt__ros1_want_publisher_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub,
   in->backoff = 0;
   memcpy(in->uri, uri, len);
   in->uri[len] = '\0';
-  takt__ros1_work_t *wk = &n->work[(n->work_head + n->work_count) % cap];
-  wk->sub = (uint16_t)(sub - n->subs);
-  wk->slot = (uint16_t)free_slot;
+  /* (the whole entry: a ring position keeps what the last item there said) */
+  n->work[(n->work_head + n->work_count) % cap] =
+      (takt__ros1_work_t){.sub = (uint16_t)(sub - n->subs), .slot = (uint16_t)free_slot, .retry = false};
   n->work_count++;
   return true;
 }
@@ -1046,7 +1061,7 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
   takt__lock_give(&n->lock);
 }
 
-/* ---- the connector thread: requestTopic, then the TCPROS set-up, one publisher at a time ---- */
+/* ---- the connectors: requestTopic, then the TCPROS set-up, one publisher at a time each ---- */
 
 void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry) {
   if (retry && sub->used && !in->stale && !atomic_load(&n->stop)) {
@@ -1265,13 +1280,15 @@ static void reregister(takt_ros1_node_t *n) {
         v->kind != TAKT__XR_ARRAY)
       continue;
     takt__ros1_call_t *c = &n->calls[0];
+    bool queued = false;
     takt__lock_take(&n->lock);
     for (uint32_t k = 0; sub->used && k < v->u.list.count; k++) {
       const takt__xr_value_t *u = takt__xr_at(&c->doc, v, k);
       if (u != NULL && u->kind == TAKT__XR_STRING)
-        (void)takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
+        queued |= takt__ros1_want_publisher_locked(n, sub, u->u.str.s, u->u.str.len);
     }
     takt__lock_give(&n->lock);
+    if (queued) takt_io_wake_signal(n->conn_wake); /* the other connectors take them meanwhile */
   }
   for (uint32_t i = 0; i < n->cfg.max_services; i++) {
     takt__lock_take(&n->lock);
@@ -1324,7 +1341,7 @@ void takt__ros1_connector_main(void *arg) {
     takt_ros1_sub_t *sub = NULL;
     takt__ros1_in_t *in = NULL;
     takt__ros1_work_t wk = {0};
-    bool more = false;
+    bool more = false, retry_later = false;
     int64_t wake_at = next_check;
     takt__lock_take(&n->lock);
     /* publishers to try again whose back-off is over */
@@ -1334,6 +1351,7 @@ void takt__ros1_connector_main(void *arg) {
         if (r->state != IN_RETRY) continue;
         if (r->retry_at > now) {
           if (r->retry_at < wake_at) wake_at = r->retry_at;
+          retry_later = true;
           continue;
         }
         /* (past the limit it waits: the connector whose try ends looks again) */
@@ -1357,14 +1375,16 @@ void takt__ros1_connector_main(void *arg) {
     takt__lock_give(&n->lock);
     if (sub == NULL) {
       /* (a signal of conn_wake may be consumed by another connector: the stop is watched on
-       * stop_wake, which stays signalled) */
+       * stop_wake, which stays signalled once signalled) */
       takt_io_watch_t stop = {.io = n->stop_wake, .want = TAKT_IO_IN};
       (void)takt_io_wait(&stop, 1, n->conn_wake, wake_at);
       continue;
     }
-    /* one signal wakes the connectors waiting, and this one may have taken it: the rest of the
-     * work is another's if one is free */
-    if (more) takt_io_wake_signal(n->conn_wake);
+    /* a signal of conn_wake ends one connector's wait (poll looks again once woken: the others
+     * find it consumed and sleep on), and this one may have taken it: the rest of the work is
+     * another's if one is free; and one that is free looks at the tries again due later (a try
+     * again made while it slept, whose signal this one took) */
+    if (more || retry_later) takt_io_wake_signal(n->conn_wake);
     takt_io_wake_clear(cn->cancel); /* (a stop signalled it before: the stop is seen below) */
     if (atomic_load(&n->stop)) break;
     (void)connect_publisher(cn, sub, in);

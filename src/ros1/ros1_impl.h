@@ -87,8 +87,9 @@ enum { IN_FREE = 0, IN_CONNECTING = 1, IN_UP = 2, IN_RETRY = 3 };
 /* A lost publisher still listed by the master is connected again after a back-off that doubles
  * from the first to the last value: 100, 200, 400, 800 ms, ... 32 s, as rospy backs off. A
  * publisher that died stays listed by rosmaster for good, and each try of a host that is gone
- * holds the one connector thread for the timeout: tried every 800 ms for ever, two such
- * publishers kept it busy and new connections waited. A restarted publisher registers again,
+ * holds a connector for the timeout: tried every 800 ms for ever, two such publishers kept the
+ * one connector there was busy and new connections waited (now tries again take at most all
+ * connectors but one). A restarted publisher registers again,
  * and the master's publisherUpdate naming it makes it tried at once, whatever its back-off. */
 #define TAKT__ROS1_RETRY_FIRST_NS (100 * 1000000LL)
 #define TAKT__ROS1_RETRY_MAX_NS (32000 * 1000000LL)
@@ -342,7 +343,8 @@ void takt__ros1_call_give(takt_ros1_node_t *n, takt__ros1_call_t *c);
 /** Start writing a call of method: returns the writer for its parameters. */
 takt__xr_writer_t *takt__ros1_call_begin(takt__ros1_call_t *c, const char *method);
 /** Send the call to uri ("http://host:port/") and parse the answer into c->doc. Interrupted by
- * stop_wake. TAKT_ESTATE for a fault (its text in c->error). */
+ * c->wake (the node's stop_wake; a connector's cancel). TAKT_ESTATE for a fault (its text in
+ * c->error). */
 takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const char *uri);
 /** The value of a ROS answer [code, status, value]: TAKT_OK for code 1; TAKT_ENOENT for 0,
  * TAKT_ESTATE for -1 (status in c->error), TAKT_EMALFORMED for another shape. */
@@ -354,7 +356,7 @@ void takt__ros1_w_caller(takt_ros1_node_t *n, takt__xr_writer_t *w);
 
 /** Deferred work (takt__defer_call): signal node arg's I/O thread. */
 void takt__ros1_wake_io(void *arg, int64_t a, int64_t b);
-/** Read exactly n bytes before abs_ns (stop_wake ends it): TAKT_OK, TAKT_ETIMEDOUT,
+/** Read exactly n bytes before abs_ns (stop ends it: a wake object): TAKT_OK, TAKT_ETIMEDOUT,
  * TAKT_ECANCELED, TAKT_EOS (closed: the bytes were truncated). */
 takt_err_t takt__ros1_read_exact(takt_io_t io, takt_io_t stop, uint8_t *buf, uint32_t n,
                                  int64_t abs_ns);

@@ -552,6 +552,40 @@ TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
   EXPECT_EQ(st.connections, 1u);
 }
 
+// An unsubscribe does not wait for its connections still queued behind others: both connectors
+// held by silent publishers of one topic, a subscription of another topic whose publisher waits
+// in the queue is ended at once (it waited until a connector reached that publisher: up to three
+// timeouts, then TAKT_ETIMEDOUT).
+TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
+  Connectors c;
+  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
+  SilentPublisher a, b;
+  ASSERT_TRUE(a.start() && b.start());
+  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
+  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
+  Received gone, live;
+  NodeEnd end{node};
+  takt_ros1_sub_t *gone_sub, *live_sub;
+  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
+  ASSERT_TRUE(a.accept_one(10000));
+  ASSERT_TRUE(b.accept_one(10000));  // both connectors held
+  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);  // its publisher queued
+  int64_t t0 = takt_time_now();
+  EXPECT_EQ(takt_ros1_unsubscribe(live_sub), TAKT_OK);
+  EXPECT_LT(takt_time_now() - t0, 10 * TAKT_NS_PER_S);
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(gone_sub, &st);
+  EXPECT_EQ(st.connect_failures, 0u) << "a silent publisher's try ended: " << st.last_error;
+  // and its publisher is not connected once a connector is free
+  a.hang_up();
+  b.hang_up();
+  EXPECT_FALSE(eventually([&] {
+    takt_ros1_pub_stats_t ps;
+    takt_ros1_pub_get_stats(c.live, &ps);
+    return ps.connections > 0;
+  }, 500));
+}
+
 // Tries again of publishers that failed take at most all connector threads but one: two silent
 // publishers hung up and tried again are tried one at a time (the default two threads), and a
 // new publisher is connected while one of those tries waits; the other is tried once it ends.
