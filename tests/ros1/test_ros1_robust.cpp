@@ -552,6 +552,18 @@ TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
   EXPECT_EQ(st.connections, 1u);
 }
 
+// Two silent publishers a and b of /gone registered, node subscribed to it (into gone, *gone_sub)
+// and both of its connectors held by them (their requestTopic accepted, unanswered).
+static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, SilentPublisher &a,
+                                 SilentPublisher &b, Received *gone, takt_ros1_sub_t **gone_sub) {
+  ASSERT_TRUE(a.start() && b.start());
+  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
+  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
+  ASSERT_EQ(subscribe_string(node, "/gone", gone, gone_sub), TAKT_OK);
+  ASSERT_TRUE(a.accept_one(10000));
+  ASSERT_TRUE(b.accept_one(10000));
+}
+
 // An unsubscribe does not wait for its connections still queued behind others: both connectors
 // held by silent publishers of one topic, a subscription of another topic whose publisher waits
 // in the queue is ended at once (it waited until a connector reached that publisher: up to three
@@ -560,15 +572,10 @@ TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
   Connectors c;
   ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
   SilentPublisher a, b;
-  ASSERT_TRUE(a.start() && b.start());
-  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
-  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
   Received gone, live;
   NodeEnd end{node};
   takt_ros1_sub_t *gone_sub, *live_sub;
-  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
-  ASSERT_TRUE(a.accept_one(10000));
-  ASSERT_TRUE(b.accept_one(10000));  // both connectors held
+  ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, node, a, b, &gone, &gone_sub));
   ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);  // its publisher queued
   int64_t t0 = takt_time_now();
   EXPECT_EQ(takt_ros1_unsubscribe(live_sub), TAKT_OK);
@@ -593,16 +600,11 @@ TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
   Connectors c;
   ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
   SilentPublisher a, b;
-  ASSERT_TRUE(a.start() && b.start());
-  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
-  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
   Received gone, live;
   NodeEnd end{node};
   takt_ros1_sub_t *gone_sub, *live_sub;
-  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
   // first tries: one thread each
-  ASSERT_TRUE(a.accept_one(10000));
-  ASSERT_TRUE(b.accept_one(10000));
+  ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, node, a, b, &gone, &gone_sub));
   a.hang_up();
   b.hang_up();
   ASSERT_TRUE(eventually([&] {
