@@ -184,8 +184,8 @@ void takt_io_close(takt_io_t *io) {
 }
 
 takt_err_t takt_io_wake_open(takt_io_t *wake) {
-  /* non-blocking: threads waiting on one wake object all see its signal, one of them consumes
-   * it, and the others' reads find nothing instead of blocking */
+  /* non-blocking: of several threads waiting on one wake object, a signal ends one wait, which
+   * consumes it; another woken with it reads nothing instead of blocking (takt/port_io.h) */
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) return TAKT_EOS;
   wake->fd = fd;
