@@ -433,6 +433,8 @@ typedef struct takt_timer_event {
   int64_t now;        /* when the callback started */
   uint64_t k;         /* release index */
   uint64_t missed;    /* releases skipped since the previous run (overrun policy) */
+  int64_t queued;     /* when the executor found the release due and queued its job (the
+                         clock's time then: release <= queued <= now) */
 } takt_timer_event_t;
 
 typedef void (*takt_timer_cb)(takt_timer_t *timer, const takt_timer_event_t *ev, void *user);

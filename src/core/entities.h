@@ -167,6 +167,7 @@ struct takt_timer {
   int64_t next_release;
   uint64_t missed, missed_since_run;
   uint64_t pending_k;
+  int64_t pending_at;      /* when the pending release was found due */
 };
 
 #if TAKT_WITH_RPC

@@ -73,6 +73,7 @@ bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t
     t->missed += due - 1;
     t->missed_since_run += due - 1;
     t->pending_k = kd;
+    t->pending_at = now;
     *release = t->start + t->phase + (int64_t)kd * t->period;
   } else {
     t->missed += due;
@@ -85,7 +86,7 @@ bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t
 
 void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t now, const takt__run_t *run) {
   takt_timer_event_t ev = {.release = release, .now = now, .k = t->pending_k,
-                           .missed = t->missed_since_run};
+                           .missed = t->missed_since_run, .queued = t->pending_at};
   t->missed_since_run = 0;
   int64_t deadline = takt__job_deadline(run, &t->cb, release);
   takt__job_t job = {.cb = &t->cb, .t_info = release, .release = release, .abs_deadline = deadline};

@@ -981,6 +981,54 @@ TEST_F(Timers, ReleasesAreDriftFreeAndOverrunsDoNotBurst) {
   }
 }
 
+// A timer's event tells when its release was found due and its job queued: a release that comes
+// while another callback runs is queued when that callback ends, and runs after what was queued
+// before it. t0 (phase 0), t1 (phase 3) and t2 (phase 5), 7 ms each, equal priorities: t1 and t2
+// fall due while t0 runs (0..7), both queued at 7; t1 runs 7..14, t2 at 14.
+struct Queued {
+  takt_clock_t *clock;
+  std::vector<takt_timer_event_t> events;
+};
+void on_queued_timer(takt_timer_t *, const takt_timer_event_t *ev, void *user) {
+  auto *q = static_cast<Queued *>(user);
+  q->events.push_back(*ev);
+  takt_clock_advance(q->clock, 7 * kMs);
+}
+
+TEST_F(Timers, TheEventSaysWhenTheReleaseWasQueued) {
+  for (takt_executor_kind_t kind : {TAKT_EXEC_TIDE, TAKT_EXEC_BATCH}) {
+    Queued q[3];
+    takt_node_t *n;
+    ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+    const int64_t phase[3] = {0, 3 * kMs, 5 * kMs};
+    for (int i = 0; i < 3; i++) {
+      q[i].clock = &clock;
+      std::string name = "t" + std::to_string(i);
+      takt_timer_t *t;
+      ASSERT_EQ(takt_timer_create(n, name.c_str(), 100 * kMs, phase[i], on_queued_timer, &q[i], nullptr, &t),
+                TAKT_OK);
+    }
+    takt_executor_t *e;
+    ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+    int64_t t0 = takt_clock_now(&clock);
+    ASSERT_EQ(takt_executor_spin_until(e, t0 + 30 * kMs), TAKT_OK);
+    for (int i = 0; i < 3; i++) ASSERT_EQ(q[i].events.size(), 1u) << "timer " << i;
+    const takt_timer_event_t &a = q[0].events[0], &b = q[1].events[0], &c = q[2].events[0];
+    EXPECT_EQ(a.release, t0);
+    EXPECT_EQ(a.queued, t0);
+    EXPECT_EQ(a.now, t0);
+    EXPECT_EQ(b.release, t0 + 3 * kMs);
+    EXPECT_EQ(b.queued, t0 + 7 * kMs) << "found due once t0's callback ended";
+    EXPECT_EQ(b.now, t0 + 7 * kMs);
+    EXPECT_EQ(c.release, t0 + 5 * kMs);
+    EXPECT_EQ(c.queued, t0 + 7 * kMs);
+    EXPECT_EQ(c.now, t0 + 14 * kMs) << "ran after t1, queued at the same time";
+    EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+    EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  }
+}
+
 TEST_F(Timers, TideFifoAmongEqualPriorities) {
   std::vector<int> log;
   Cb c[4];
