@@ -75,7 +75,7 @@ class VoidConstPtr : public std::shared_ptr<void const> {
 
 template <class M>
 takt_impl::Type takt_type() {
-  return takt_impl::Type{M::__takt_datatype(), M::__takt_md5sum(), M::__takt_definition()};
+  return takt_impl::Type{message_traits::datatype<M>(), message_traits::md5sum<M>(), message_traits::definition<M>()};
 }
 
 namespace takt_impl {
@@ -107,7 +107,7 @@ class Publisher : public takt_impl::PublishByPointer<Publisher> {
   explicit Publisher(std::shared_ptr<takt_impl::PubImpl> p) : impl_(std::move(p)) {}
   using PublishByPointer<Publisher>::publish;
   // (a message type only: a pointer, or anything that is one, takes the pointer forms)
-  template <class M, class = decltype(M::__takt_datatype())>
+  template <class M, class = typename std::enable_if<message_traits::IsMessage<M>::value>::type>
   void publish(const M &m) const {
     if (!impl_) return;
     takt_impl::Bytes &buf = takt_impl::publish_buffer();
@@ -263,7 +263,7 @@ class SingleSubscriberPublisher : public takt_impl::PublishByPointer<SingleSubsc
   SingleSubscriberPublisher(std::shared_ptr<takt_impl::PubImpl> p, int32_t id, std::string topic, std::string callerid)
       : impl_(std::move(p)), id_(id), topic_(std::move(topic)), callerid_(std::move(callerid)) {}
   using PublishByPointer<SingleSubscriberPublisher>::publish;
-  template <class M, class = decltype(M::__takt_datatype())>  // (as Publisher's)
+  template <class M, class = typename std::enable_if<message_traits::IsMessage<M>::value>::type>  // (as Publisher's)
   void publish(const M &m) const {
     takt_impl::Bytes &buf = takt_impl::publish_buffer();
     takt_wire::serialize(m, buf);
@@ -510,8 +510,8 @@ struct SubscribeOptions {
   void init(const std::string &t, uint32_t q, const std::function<void(const typename M::ConstPtr &)> &cb) {
     topic = t;
     queue_size = q;
-    md5sum = M::__takt_md5sum();
-    datatype = M::__takt_datatype();
+    md5sum = message_traits::md5sum<M>();
+    datatype = message_traits::datatype<M>();
     type_ = takt_type<M>();
     // the tracked object as it is when subscribe is called (it may be set after init)
     make_ = [cb](const VoidConstPtr &tracked) { return takt_impl::callable<M>(cb, tracked); };
@@ -559,9 +559,9 @@ struct AdvertiseOptions {
     queue_size = q;
     connect_cb = connect;
     disconnect_cb = disconnect;
-    md5sum = M::__takt_md5sum();
-    datatype = M::__takt_datatype();
-    message_definition = M::__takt_definition();
+    md5sum = message_traits::md5sum<M>();
+    datatype = message_traits::datatype<M>();
+    message_definition = message_traits::definition<M>();
     type_ = takt_type<M>();
   }
   template <class M>
@@ -590,11 +590,11 @@ struct AdvertiseServiceOptions {
   template <class Req, class Resp>
   void init(const std::string &name, const std::function<bool(Req &, Resp &)> &cb) {
     service = name;
-    md5sum = Req::__takt_service_md5sum();
-    datatype = Req::__takt_service_datatype();
-    req_datatype = Req::__takt_datatype();
-    res_datatype = Resp::__takt_datatype();
-    type_ = takt_impl::Type{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
+    md5sum = service_traits::md5sum<Req>();
+    datatype = service_traits::datatype<Req>();
+    req_datatype = message_traits::datatype<Req>();
+    res_datatype = message_traits::datatype<Resp>();
+    type_ = takt_impl::Type{service_traits::datatype<Req>(), service_traits::md5sum<Req>(), ""};
     make_ = [cb](const VoidConstPtr &tracked) {
       auto lock = tracked.locker();
       return takt_impl::service_fn<Req, Resp>([cb, lock](Req &a, Resp &b) {
@@ -961,7 +961,7 @@ class NodeHandle {
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
     (void)header_values;
-    takt_impl::Type t{Service::__takt_datatype(), Service::__takt_md5sum(), ""};
+    takt_impl::Type t{service_traits::datatype<Service>(), service_traits::md5sum<Service>(), ""};
     return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
   }
   // (its request and response types given, as roscpp's serviceClient<MReq, MRes>)
@@ -969,7 +969,7 @@ class NodeHandle {
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
     (void)header_values;
-    takt_impl::Type t{MReq::__takt_service_datatype(), MReq::__takt_service_md5sum(), ""};
+    takt_impl::Type t{service_traits::datatype<MReq>(), service_traits::md5sum<MReq>(), ""};
     return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
   }
 
@@ -1164,8 +1164,10 @@ class NodeHandle {
       E ev;
       ev.last_expected = last->current_expected;
       ev.last_real = last->current_real;
+      ev.last_expired = last->current_expired;
       ev.current_expected = to(e.current_expected);
       ev.current_real = to(e.current_real);
+      ev.current_expired = to(e.current_expired);
       ev.profile.last_duration = e.profile.last_duration;
       *last = ev;
       fn(ev);
@@ -1242,7 +1244,7 @@ class NodeHandle {
   }
   template <class Req, class Resp>
   ServiceServer srv(const std::string &service, std::function<bool(Req &, Resp &)> fn, const takt::Scheduling &s) {
-    takt_impl::Type t{Req::__takt_service_datatype(), Req::__takt_service_md5sum(), ""};
+    takt_impl::Type t{service_traits::datatype<Req>(), service_traits::md5sum<Req>(), ""};
     return ServiceServer(keep(takt_impl::advertise_service(cb_node(), resolveName(service), t,
                                                            takt_impl::service_fn<Req, Resp>(fn), s)));
   }

@@ -33,19 +33,25 @@ struct Scheduling {
 }  // namespace takt
 
 struct TimerEvent {
-  Time last_expected, last_real, current_expected, current_real;
+  // expected: when the call was due; real: when it began; expired: when the timer was found
+  // due and its call queued (takt's executor: the release's job entered its queue)
+  Time last_expected, last_real, last_expired, current_expected, current_real, current_expired;
   struct {
     WallDuration last_duration;
   } profile;
 };
 struct WallTimerEvent {
-  WallTime last_expected, last_real, current_expected, current_real;
+  // expected: when the call was due; real: when it began; expired: when the timer was found
+  // due and its call queued (takt's executor: the release's job entered its queue)
+  WallTime last_expected, last_real, last_expired, current_expected, current_real, current_expired;
   struct {
     WallDuration last_duration;
   } profile;
 };
 struct SteadyTimerEvent {
-  SteadyTime last_expected, last_real, current_expected, current_real;
+  // expected: when the call was due; real: when it began; expired: when the timer was found
+  // due and its call queued (takt's executor: the release's job entered its queue)
+  SteadyTime last_expected, last_real, last_expired, current_expected, current_real, current_expired;
   struct {
     WallDuration last_duration;
   } profile;

@@ -3,7 +3,10 @@
 // variable arrays, fixed arrays without a length, time/duration as two 32-bit words, nested
 // messages inline). A generated type supplies __takt_length/__takt_write/__takt_read, which call
 // back into these functions field by field. Reading is bounded: a length that runs past the end
-// of the buffer marks the stream failed instead of reading beyond it.
+// of the buffer marks the stream failed instead of reading beyond it. A message type generated
+// by roscpp's own generator (gencpp, catkin) has no such members: its ros::serialization::Serializer
+// and message traits (<ros/serialization.h>) are used instead, so such a message can be a field
+// of nothing takt generates but is published and received as takt's are.
 #ifndef TAKT_ROS_TAKT_WIRE_H
 #define TAKT_ROS_TAKT_WIRE_H
 
@@ -86,6 +89,24 @@ struct std::hash<ros::MessagePtr<T>> : std::hash<std::shared_ptr<T>> {};
 
 namespace ros {
 namespace takt_wire {
+/** A type `takt msggen --roscpp` generated (it walks its own fields); otherwise a message of
+ * roscpp's generator goes through its ros::serialization::Serializer. */
+template <class T, class = void> struct generated : std::false_type {};
+template <class T> struct generated<T, decltype((void)T::__takt_md5sum())> : std::true_type {};
+}  // namespace takt_wire
+
+namespace serialization {
+// (defined in <ros/serialization.h>, which this header includes at its end: the walk below reaches
+// a message of roscpp's generator through them)
+template <class T> uint32_t serializationLength(const T &t);
+namespace takt_detail {
+template <class T> void write(uint8_t *p, uint32_t n, const T &t);
+template <class T> bool read(const uint8_t *&p, const uint8_t *end, T &t);
+template <class T> void print(std::ostream &os, const std::string &indent, const T &t);
+}  // namespace takt_detail
+}  // namespace serialization
+
+namespace takt_wire {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ROS 1 serialization assumes a little-endian host");
 
@@ -105,6 +126,13 @@ template <class T> struct is_time : std::false_type {};
 template <> struct is_time<Time> : std::true_type {};
 template <> struct is_time<Duration> : std::true_type {};
 
+/** A type the walk writes itself (built-in types, containers, takt's messages); any other it
+ * hands to the type's own ros::serialization::Serializer (a message of roscpp's generator). */
+template <class T>
+struct direct : std::integral_constant<bool, std::is_arithmetic_v<T> || std::is_same_v<T, std::string> ||
+                                                 is_time<T>::value || is_vector<T>::value || is_array<T>::value ||
+                                                 generated<T>::value> {};
+
 template <class T>
 uint32_t length(const T &v) {
   if constexpr (std::is_arithmetic_v<T>) {
@@ -122,8 +150,10 @@ uint32_t length(const T &v) {
       for (const auto &e : v) n += length(e);
     }
     return n;
-  } else {
+  } else if constexpr (generated<T>::value) {
     return v.__takt_length();
+  } else {
+    return ::ros::serialization::serializationLength(v);
   }
 }
 
@@ -151,8 +181,12 @@ struct Out {
       } else {
         for (const auto &e : v) put(e);
       }
-    } else {
+    } else if constexpr (generated<T>::value) {
       v.__takt_write(*this);
+    } else {
+      uint32_t n = ::ros::serialization::serializationLength(v);
+      ::ros::serialization::takt_detail::write(p, n, v);
+      p += n;
     }
   }
 };
@@ -228,8 +262,10 @@ struct In {
           if (!ok) return;
         }
       }
-    } else {
+    } else if constexpr (generated<T>::value) {
       v.__takt_read(*this);
+    } else {
+      if (ok) ok = ::ros::serialization::takt_detail::read(p, end, v);
     }
   }
 };
@@ -248,7 +284,11 @@ void print(std::ostream &os, const std::string &indent, const std::string &name,
     for (const auto &e : v) print(os, indent + "  ", name + "[" + std::to_string(i++) + "]", e);
   } else {
     os << indent << name << ": \n";
-    v.__takt_print(os, indent + "  ");
+    if constexpr (generated<T>::value) {
+      v.__takt_print(os, indent + "  ");
+    } else {
+      ::ros::serialization::takt_detail::print(os, indent + "  ", v);
+    }
   }
 }
 
@@ -283,18 +323,45 @@ bool deserialize(M &m, const uint8_t *bytes, uint32_t len) {
 }  // namespace takt_wire
 
 namespace message_traits {
+/** roscpp's trait bases: the specializations its generator writes derive from them. */
+struct TrueType {
+  static const bool value = true;
+  typedef TrueType type;
+};
+struct FalseType {
+  static const bool value = false;
+  typedef FalseType type;
+};
+// A message's identity. takt's messages give theirs; roscpp's generator specializes these.
 template <class M> struct DataType { static const char *value() { return M::__takt_datatype(); } static const char *value(const M &) { return value(); } };
 template <class M> struct MD5Sum { static const char *value() { return M::__takt_md5sum(); } static const char *value(const M &) { return value(); } };
 template <class M> struct Definition { static const char *value() { return M::__takt_definition(); } static const char *value(const M &) { return value(); } };
-template <class M> const char *datatype() { return M::__takt_datatype(); }
-template <class M> const char *md5sum() { return M::__takt_md5sum(); }
-template <class M> const char *definition() { return M::__takt_definition(); }
-template <class M> const char *datatype(const M &) { return M::__takt_datatype(); }
-template <class M> const char *md5sum(const M &) { return M::__takt_md5sum(); }
-template <class M> const char *definition(const M &) { return M::__takt_definition(); }
+template <class M> using takt_bare = typename std::remove_const<typename std::remove_reference<M>::type>::type;
+template <class M> const char *datatype() { return DataType<takt_bare<M>>::value(); }
+template <class M> const char *md5sum() { return MD5Sum<takt_bare<M>>::value(); }
+template <class M> const char *definition() { return Definition<takt_bare<M>>::value(); }
+template <class M> const char *datatype(const M &) { return datatype<M>(); }
+template <class M> const char *md5sum(const M &) { return md5sum<M>(); }
+template <class M> const char *definition(const M &) { return definition<M>(); }
 /** A message whose first field is `Header header` (roscpp's HasHeader). */
-template <class M> struct HasHeader { static const bool value = M::__takt_has_header; };
-template <class M> bool hasHeader() { return M::__takt_has_header; }
+template <class M, class = void> struct HasHeader : FalseType {};
+template <class M> struct HasHeader<M, typename std::enable_if<M::__takt_has_header>::type> : TrueType {};
+/** Every instance has the same serialized length: no string or variable array in it or any
+ * message nested in it (roscpp's IsFixedSize). */
+template <class M, class = void> struct IsFixedSize : FalseType {};
+template <class M> struct IsFixedSize<M, typename std::enable_if<M::__takt_fixed_size>::type> : TrueType {};
+template <class M> struct IsFixedSize<M, typename std::enable_if<std::is_arithmetic<M>::value>::type> : TrueType {};
+template <> struct IsFixedSize<Time> : TrueType {};
+template <> struct IsFixedSize<Duration> : TrueType {};
+/** Serialized as it lies in memory: the built-in types only, as roscpp's generator marks no
+ * message simple. */
+template <class M, class = void> struct IsSimple : FalseType {};
+template <class M> struct IsSimple<M, typename std::enable_if<std::is_arithmetic<M>::value>::type> : TrueType {};
+template <> struct IsSimple<Time> : TrueType {};
+template <> struct IsSimple<Duration> : TrueType {};
+template <class M> bool hasHeader() { return HasHeader<takt_bare<M>>::value; }
+template <class M> bool isFixedSize() { return IsFixedSize<takt_bare<M>>::value; }
+template <class M> bool isSimple() { return IsSimple<takt_bare<M>>::value; }
 /** A generated message type (roscpp's IsMessage). */
 template <class M, class = void> struct IsMessage : std::false_type {};
 template <class M> struct IsMessage<M, decltype((void)M::__takt_md5sum())> : std::true_type {};
@@ -307,7 +374,7 @@ struct Header {
   static const void *pointer(const M &) { return nullptr; }
 };
 template <class M>
-struct Header<M, typename std::enable_if<M::__takt_has_header>::type> {
+struct Header<M, typename std::enable_if<HasHeader<M>::value>::type> {
   static auto pointer(M &m) -> decltype(&m.header) { return &m.header; }
   static auto pointer(const M &m) -> decltype(&m.header) { return &m.header; }
 };
@@ -317,7 +384,7 @@ struct FrameId {
   static const std::string *pointer(const M &) { return nullptr; }
 };
 template <class M>
-struct FrameId<M, typename std::enable_if<M::__takt_has_header>::type> {
+struct FrameId<M, typename std::enable_if<HasHeader<M>::value>::type> {
   static std::string *pointer(M &m) { return &m.header.frame_id; }
   static const std::string *pointer(const M &m) { return &m.header.frame_id; }
   static std::string value(const M &m) { return m.header.frame_id; }
@@ -328,7 +395,7 @@ struct TimeStamp {
   static const Time *pointer(const M &) { return nullptr; }
 };
 template <class M>
-struct TimeStamp<M, typename std::enable_if<M::__takt_has_header>::type> {
+struct TimeStamp<M, typename std::enable_if<HasHeader<M>::value>::type> {
   static Time *pointer(M &m) { return &m.header.stamp; }
   static const Time *pointer(const M &m) { return &m.header.stamp; }
   static Time value(const M &m) { return m.header.stamp; }
@@ -349,18 +416,26 @@ auto timeStamp(M &m) -> decltype(TimeStamp<typename std::remove_const<M>::type>:
 }  // namespace message_traits
 
 namespace service_traits {
-template <class S> struct DataType { static const char *value() { return S::__takt_datatype(); } };
-template <class S> struct MD5Sum { static const char *value() { return S::__takt_md5sum(); } };
-template <class S> const char *datatype() { return S::__takt_datatype(); }
-template <class S> const char *datatype(const S &) { return S::__takt_datatype(); }
-template <class S> const char *md5sum() { return S::__takt_md5sum(); }
-template <class S> const char *md5sum(const S &) { return S::__takt_md5sum(); }
+// A service's identity, of the service type or of either half (a half gives its service's, as
+// roscpp's). takt's services give theirs; roscpp's generator specializes these.
+template <class S, class = void> struct takt_names {
+  static const char *datatype() { return S::__takt_datatype(); }
+  static const char *md5sum() { return S::__takt_md5sum(); }
+};
+template <class S> struct takt_names<S, decltype((void)S::__takt_service_md5sum())> {
+  static const char *datatype() { return S::__takt_service_datatype(); }
+  static const char *md5sum() { return S::__takt_service_md5sum(); }
+};
+template <class S> struct DataType { static const char *value() { return takt_names<S>::datatype(); } static const char *value(const S &) { return value(); } };
+template <class S> struct MD5Sum { static const char *value() { return takt_names<S>::md5sum(); } static const char *value(const S &) { return value(); } };
+template <class S> const char *datatype() { return DataType<message_traits::takt_bare<S>>::value(); }
+template <class S> const char *datatype(const S &) { return datatype<S>(); }
+template <class S> const char *md5sum() { return MD5Sum<message_traits::takt_bare<S>>::value(); }
+template <class S> const char *md5sum(const S &) { return md5sum<S>(); }
 }  // namespace service_traits
 
-namespace serialization {
-template <class M> uint32_t serializationLength(const M &m) { return takt_wire::length(m); }
-}  // namespace serialization
-
 }  // namespace ros
+
+#include <ros/serialization.h>
 
 #endif

@@ -330,7 +330,23 @@ std::ostream &operator<<(std::ostream &os, const TimeBase<T, D> &t) {
 }
 template <class D>
 std::ostream &operator<<(std::ostream &os, const DurationBase<D> &d) {
-  return os << d.toSec();
+  // as roscpp's: seconds, a point and nine digits of nanoseconds; a negative duration as its
+  // whole seconds towards zero and the nanoseconds left (-0.75 s is "-0.750000000")
+  int64_t sec = d.sec;
+  int64_t ns = d.nsec;
+  bool minus = sec < 0 && ns != 0;
+  if (minus) {
+    sec += 1;
+    ns = 1000000000 - ns;
+  }
+  char digits[10];
+  for (int i = 8; i >= 0; i--) {
+    digits[i] = static_cast<char>('0' + ns % 10);
+    ns /= 10;
+  }
+  digits[9] = '\0';
+  if (minus && sec == 0) os << '-';
+  return os << sec << '.' << digits;
 }
 
 /** Runs a loop at a fixed rate: sleep() waits until the next period boundary (no drift). */

@@ -2617,7 +2617,7 @@ class TimerImpl {
   int64_t next_wall = 0;          // when its next call is due (wall ns): setPeriod, hasPending
   int64_t remake_first = -1;      // setPeriod in its own callback: a new timer, its first release
                                   // this long after the callback returns (mu)
-  Time last_expected, last_real;
+  Time last_expected, last_real, last_expired;
   // under simulated time (G.sim) no takt timer: /clock's function (the I/O thread) publishes into
   // sim_topic when the timer is due, and the job of sim_sub (its node, priority, group) calls fn
   bool sim = false;
@@ -2626,6 +2626,7 @@ class TimerImpl {
   takt_subscription_t *sim_sub = nullptr;
   int64_t sim_next = 0;      // the next call's expected ROS time (mu)
   bool sim_pending = false;  // published, its job not run yet (mu)
+  int64_t sim_queued = 0;    // the ROS time it was published at (mu)
   ~TimerImpl();  // after ros::shutdown too, as ~SubImpl
 };
 
@@ -2671,10 +2672,13 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
     int64_t wall = takt_time::wall_now_ns();
     e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
     e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->release)));
+    e.current_expired = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->queued)));
     e.last_expected = t->last_expected;
     e.last_real = t->last_real;
+    e.last_expired = t->last_expired;
     t->last_expected = e.current_expected;
     t->last_real = e.current_real;
+    t->last_expired = e.current_expired;
     t->next_wall = static_cast<int64_t>(e.current_expected.toNSec()) + t->period;
   }
   TimerImpl *outer = tl_timer;
@@ -2715,7 +2719,10 @@ namespace {
 void sim_trigger_locked(TimerImpl &t, int64_t now) {
   if (!t.started || t.down || !t.armed.load() || t.sim_pending || !t.sim_pub || t.sim_next > now) return;
   int64_t due = t.sim_next;
-  if (takt_publish(t.sim_pub, &due, sizeof due) == TAKT_OK) t.sim_pending = true;
+  if (takt_publish(t.sim_pub, &due, sizeof due) == TAKT_OK) {
+    t.sim_pending = true;
+    t.sim_queued = now;
+  }
 }
 
 /** Under simulated time: the job of t's trigger (published by sim_tick when t was due). */
@@ -2732,10 +2739,13 @@ void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
     if (t->oneshot) t->armed.store(false);
     e.current_expected = Time().fromNSec(static_cast<uint64_t>(t->sim_next));
     e.current_real = Time().fromNSec(static_cast<uint64_t>(now));
+    e.current_expired = Time().fromNSec(static_cast<uint64_t>(t->sim_queued));
     e.last_expected = t->last_expected;
     e.last_real = t->last_real;
+    e.last_expired = t->last_expired;
     t->last_expected = e.current_expected;
     t->last_real = e.current_real;
+    t->last_expired = e.current_expired;
     // as roscpp's TimerManager::updateNext: a period after this call's expected time; more than
     // a period behind (the clock jumped forward, the calls are too slow): due now
     t->sim_next += t->period;

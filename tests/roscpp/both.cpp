@@ -13,7 +13,8 @@
 // - wall-clock and steady timers: createWallTimer with a member function, createSteadyTimer with
 //   a lambda, a one-shot wall timer and a steady timer stopped in its first call (last_expected is
 //   the previous call's current_expected, expected times a period apart within 5 ms, times on
-//   their own clock; the one-shot runs once, the stopped one never again).
+//   their own clock, current_expired (when it was found due) between expected and real and
+//   last_expired the previous call's; the one-shot runs once, the stopped one never again).
 // - fixed-size arrays of a message (sensor_msgs/Imu's covariances) as roscpp's boost::array:
 //   `assign(value)`, assignment from and to a boost::array;
 // - the boost names roscpp's headers bring with <ros/ros.h> (no boost header included here):
@@ -263,9 +264,13 @@ static void params(ros::NodeHandle &nh) {
 
 struct Counter {
   int calls = 0;
-  ros::WallTime prev_expected;
+  ros::WallTime prev_expected, prev_expired;
   void on_wall(const ros::WallTimerEvent &e) {
     check("wall: last_expected", calls == 0 || e.last_expected == prev_expected);
+    check("wall: last_expired", calls == 0 || e.last_expired == prev_expired);
+    check("wall: expired once due", (e.current_expired - e.current_expected).toSec() > -1e-3);
+    check("wall: expired before its call", (e.current_real - e.current_expired).toSec() > -1e-3);
+    prev_expired = e.current_expired;
     if (calls > 0) check("wall: a period apart", std::fabs((e.current_expected - e.last_expected).toSec() - 0.02) < 5e-3);
     check("wall: on the wall clock", std::fabs((ros::WallTime::now() - e.current_real).toSec()) < 1.0);
     check("wall: not before its time", (e.current_real - e.current_expected).toSec() > -1e-3);

@@ -7,8 +7,11 @@ tests/roscpp/forms.cpp (the callback, service, timer, parameter and logging form
 tests/roscpp/both.cpp (ros::MessageEvent callbacks fed by a real `rostopic pub`, list and dictionary
 parameters set and read back through rospy's master client, wall-clock and steady timers) and
 tests/roscpp/filters.cpp (message_filters: takt's headers, Debian's message_filters) built
-unchanged both ways too; Debian's rosbag recording the takt talker and playing the bag to the
-takt listener.
+unchanged both ways too; tests/roscpp/gencpp.cpp with messages Debian's gencpp generated
+(tests/roscpp/robot_msgs, the same headers in both builds): talker and listener, and a service of
+the package, across the two builds, the serialized bytes and the printed text of each build's the
+same; Debian's rosbag
+recording the takt talker and playing the bag to the takt listener.
 
 Usage: test_roscpp_examples.py SOURCE_DIR BUILD_DIR [--debian-pairs] [--build-only | --prebuilt]
 (exit 0 when every check passes). --build-only builds the programs into BUILD_DIR/roscpp-examples
@@ -48,7 +51,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 EXAMPLES = ("talker", "listener", "add_two_ints_server", "add_two_ints_client")
-BOTH_TESTS = ("both", "filters")  # tests/roscpp programs built against takt and against Debian's roscpp
+BOTH_TESTS = ("both", "filters", "gencpp")  # tests/roscpp programs built against takt and against Debian's roscpp
 # of those, built and run only with --debian-pairs (the build without sanitizers): filters.cpp's
 # checks are agreement with Debian's message_filters (the sanitized trees run takt's
 # message_filters in test_roscpp_api, RoscppMessageFilters), and its templates are slow to compile
@@ -62,6 +65,20 @@ def output_of(p: subprocess.Popen, timeout: float = 15) -> str:
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         return p.communicate()[0]
+
+
+ROBOT_MSGS = Path(__file__).resolve().parent / "robot_msgs" / "msg"
+ROBOT_SRVS = ROBOT_MSGS.parent / "srv"
+
+
+def gencpp(out: Path) -> None:
+    """tests/roscpp/robot_msgs in roscpp's layout, by Debian's gencpp (as catkin generates them), in
+    out/robot_msgs: both builds of gencpp.cpp include these."""
+    for msg in sorted(ROBOT_MSGS.glob("*.msg")) + sorted(ROBOT_SRVS.glob("*.srv")):
+        gen = run(["/usr/bin/python3", "/usr/lib/gencpp/gen_cpp.py", str(msg), "-p", "robot_msgs",
+                   "-o", str(out / "robot_msgs"), "-e", "/usr/share/gencpp", "-I", f"robot_msgs:{ROBOT_MSGS}",
+                   "-I", "std_msgs:/usr/share/std_msgs/msg", "-I", "geometry_msgs:/usr/share/geometry_msgs/msg"])
+        assert gen.returncode == 0, f"gencpp {msg.name}: {gen.stderr}"
 
 
 def compile_all(jobs: list) -> None:
@@ -83,7 +100,7 @@ def debian_builds(ex: Path, bld: Path) -> Path:
         key.update(repr(part).encode())
     sources = {prog: ex / f"{prog}.cpp" for prog in EXAMPLES}
     sources.update({prog: ex.parent.parent / "tests" / "roscpp" / f"{prog}.cpp" for prog in BOTH_TESTS})
-    for f in list(sources.values()) + [ex / "takt_tutorials/srv/AddTwoInts.srv"]:
+    for f in list(sources.values()) + [ex / "takt_tutorials/srv/AddTwoInts.srv"] + sorted(ROBOT_MSGS.glob("*.msg")) + sorted(ROBOT_SRVS.glob("*.srv")):
         key.update(f.read_bytes())
     cache = bld.parent / "roscpp-debian"
     done = cache / key.hexdigest()[:16]
@@ -98,6 +115,7 @@ def debian_builds(ex: Path, bld: Path) -> Path:
                    "-p", "takt_tutorials", "-o", str(tmp / "deb_gen/takt_tutorials"), "-e", "/usr/share/gencpp",
                    "-I", "std_msgs:/usr/share/std_msgs/msg"])
         assert gen.returncode == 0, gen.stderr
+        gencpp(tmp / "deb_gen")
         compile_all([["g++", "-O1", f"-I{tmp / 'deb_gen'}", str(f), "-o", str(tmp / f"deb_{prog}")] + deb_flags
                      for prog, f in sources.items()])
     except BaseException:
@@ -123,6 +141,7 @@ def build(src: Path, bld: Path, work: Path, debian_pairs: bool) -> Path:
                f"takt_tutorials={ex / 'takt_tutorials' / 'msg'}", "takt_tutorials", "--out", str(work / "takt_gen")],
               env=dict(os.environ, PYTHONPATH=str(src / "python")))
     assert gen.returncode == 0, gen.stderr
+    gencpp(work / "gencpp_gen")  # roscpp's own generator's headers, used unchanged
     deb = debian_builds(ex, bld)
     jobs = []
     for prog in EXAMPLES:
@@ -131,7 +150,8 @@ def build(src: Path, bld: Path, work: Path, debian_pairs: bool) -> Path:
     for prog in ("inproc", "forms", "preempt", "queue_size") + BOTH_TESTS:
         if prog in RELEASE_ONLY and not debian_pairs:
             continue
-        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(src / f"tests/roscpp/{prog}.cpp"),
+        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", f"-I{work / 'gencpp_gen'}",
+                     str(src / f"tests/roscpp/{prog}.cpp"),
                      "-o", str(work / (f"takt_{prog}" if prog in BOTH_TESTS else prog))] + takt_flags)
     compile_all(jobs)
     print(f"built {len(jobs)} programs (examples unchanged and tests, against takt)")
@@ -210,6 +230,36 @@ FILTERS_CHAIN = ("chain: cache2 out2 cache3 middle3 out3 cache5x middle5x inner5
 # and for its TimeSequencer by hand (ms stamps handed on, each step's after a ros::Time::setNow)
 FILTERS_SEQ = ("seq: | 100100 | 100100x 100150 100200 100300 | 102100 102200 102300 | 103500 103600 103700 "
                "103800")
+
+
+def gencpp_pairs(prog: dict, env: dict) -> bool:
+    """tests/roscpp/gencpp.cpp: messages of roscpp's generator published and received, and its
+    service called, between the two builds both ways and within takt's; each talker's serialized
+    message and printed text (its ros::serialization and message_operations::Printer) the same in
+    both builds."""
+    n = 30
+    ok_all = True
+    shown = {}
+    for pub, sub in (("takt", "deb"), ("deb", "takt"), ("takt", "takt")):
+        lis = subprocess.Popen([str(prog[sub]("gencpp")), "listen", str(n), f"__name:=gl_{pub}_{sub}"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        tal = run([str(prog[pub]("gencpp")), "talk", str(n), f"__name:=gt_{pub}_{sub}"], env=env, timeout=60)
+        heard_out = output_of(lis, 50)
+        lines = [ln for ln in tal.stdout.splitlines() if ln.startswith(("bytes ", "text "))]
+        shown.setdefault(pub, lines)
+        ok = (tal.returncode == 0 and f"ok talk {n}" in tal.stdout and lis.returncode == 0
+              and f"ok listen {n} from /gt_{pub}_{sub}" in heard_out and len(lines) == 2)
+        said = [ln for ln in (tal.stdout + heard_out).splitlines() if ln.startswith(("ok ", "FAIL", "got "))]
+        print(f"{'ok  ' if ok else 'FAIL'} gencpp messages talker({pub}) -> listener({sub}): {said} "
+              f"{tal.stderr.strip()[-300:]}")
+        ok_all = ok_all and ok
+    same = shown.get("takt") == shown.get("deb")
+    print(f"{'ok  ' if same else 'FAIL'} gencpp messages: takt's serialization and printing as Debian's roscpp's "
+          f"({len(shown.get('takt', [''])[0])} hex characters)")
+    if not same:
+        for side in ("takt", "deb"):
+            print(f"  {side}: {shown.get(side)}")
+    return ok_all and same
 
 
 def filters(prog: dict, env: dict) -> bool:
@@ -440,6 +490,7 @@ def main() -> int:
         failures += not ok
         failures += not queue_size(src, bins, env)
         failures += not both(prog, env, debian_pairs)
+        failures += not gencpp_pairs(prog, env)
         if debian_pairs:
             failures += not filters(prog, env)
         if debian_pairs:  # (the talker's and listener's paths are the pairings' above: their sanitized runs too)

@@ -62,6 +62,16 @@ def _has_header(spec: MsgSpec) -> bool:
         and spec.fields[0].array is None
 
 
+def _fixed_size(reg: Registry, spec: MsgSpec) -> bool:
+    """gencpp's IsFixedSize: no string and no variable array, in the message or any nested one."""
+    for f in spec.fields:
+        if f.array == "var" or f.base == "string":
+            return False
+        if not f.is_builtin and not _fixed_size(reg, reg.msgs[f.base]):
+            return False
+    return True
+
+
 def _constant(c) -> str:
     if c.type == "string":
         return f"  static constexpr const char *{c.name} = {_c_string(str(c.value))};"
@@ -110,6 +120,7 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
               f"  static const char *__takt_md5sum() {{ return \"{md5}\"; }}",
               f"  static const char *__takt_definition() {{ return {_c_string(ros1.full_text(reg, spec))}; }}",
               f"  static constexpr bool __takt_has_header = {'true' if _has_header(spec) else 'false'};",
+              f"  static constexpr bool __takt_fixed_size = {'true' if _fixed_size(reg, spec) else 'false'};",
               "  uint32_t __takt_length() const {", "    uint32_t n = 0;"]
     if srv is not None:  # a service half knows its service (advertiseService deduces it)
         lines[-2:-2] = [f"  static const char *__takt_service_datatype() {{ return \"{srv.full_name}\"; }}",
@@ -124,7 +135,11 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
     lines += [f'    ::ros::takt_wire::print(os, indent, "{f.name}", {f.name});' for f in spec.fields]
     lines += ["    (void)os;", "    (void)indent;", "  }", "};", "",
               f"typedef ::ros::MessagePtr<{name}> {name}Ptr;",
-              f"typedef ::ros::MessagePtr<const {name}> {name}ConstPtr;", "",
+              f"typedef ::ros::MessagePtr<const {name}> {name}ConstPtr;",
+              f"/** roscpp's template the type is an instance of ({name} is {name}_<std::allocator<void>>): one",
+              "  * type whatever the allocator, as takt's messages take none. */",
+              f"template <class ContainerAllocator>",
+              f"using {name}_ = {name};", "",
               f"inline bool operator==(const {name} &a, const {name} &b) {{",
               "  return ::ros::takt_wire::equal(a, b);", "}",
               f"inline bool operator!=(const {name} &a, const {name} &b) {{ return !(a == b); }}",
