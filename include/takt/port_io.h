@@ -56,7 +56,9 @@ takt_err_t takt_io_tcp_listen(const char *host, uint16_t port, uint32_t backlog,
 /** Accept one connection. TAKT_ETIMEDOUT at the deadline, TAKT_ECANCELED when wake is
  * signalled, TAKT_EOS on failure. The accepted socket is blocking and closed on exec. */
 takt_err_t takt_io_tcp_accept(takt_io_t listener, takt_io_t wake, int64_t abs_ns, takt_io_t *out);
-/** Connect to host:port. TAKT_ETIMEDOUT, TAKT_ECANCELED as accept; TAKT_EOS when refused. */
+/** Connect to host:port. TAKT_ETIMEDOUT, TAKT_ECANCELED as accept; TAKT_EOS when refused,
+ * TAKT_EINVAL for a host that does not resolve. A host name's lookup is bounded by the deadline
+ * and the wake too (a name server that does not answer holds the caller no longer). */
 takt_err_t takt_io_tcp_connect(const char *host, uint16_t port, takt_io_t wake, int64_t abs_ns,
                                takt_io_t *out);
 /** TCP_NODELAY on or off (Nagle's algorithm off or on). */

@@ -2,9 +2,20 @@
 // deadline and a wake object, TCP_NODELAY, peer-close detection, writes that cannot block forever.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "takt/port.h"
 #include "takt/port_io.h"
@@ -79,6 +90,82 @@ TEST(Tcp, ConnectToAClosedPortIsRefusedAndABadHostIsInvalid) {
             TAKT_EINVAL);
   EXPECT_EQ(takt_io_tcp_connect("127.0.0.1", 0, TAKT_IO_CLOSED, in_ms(10), &c), TAKT_EINVAL);
   EXPECT_EQ(c.fd, -1);
+}
+
+// A host name whose name server never answers: the lookup ends at the connect's deadline, or at
+// once on its wake, not after the resolver's own timeouts (here 5 s, twice). In a child with a
+// network and a mount namespace of its own: loopback up, a UDP socket on 127.0.0.1:53 that never
+// reads, and a resolv.conf naming it bound over /etc/resolv.conf; the query reaching that socket
+// shows the lookup went there. The child is this program run anew (a child forked after lookups
+// of this process inherits glibc's record of lookup threads it does not have). Needs root
+// (CAP_SYS_ADMIN): without it the test says so and skips.
+enum LookupChild { kLookupOk = 0, kNoNamespaces = 10, kSetup, kNotTimedOut, kTooSlow, kNotCancelled, kNoQuery };
+
+static int silent_name_server_child() {
+  if (unshare(CLONE_NEWNS | CLONE_NEWNET) != 0) return kNoNamespaces;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return kSetup;
+  int s = socket(AF_INET, SOCK_DGRAM, 0);
+  struct ifreq ifr = {};
+  std::strcpy(ifr.ifr_name, "lo");
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) return kSetup;
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) return kSetup;
+  struct sockaddr_in dns = {};
+  dns.sin_family = AF_INET;
+  dns.sin_port = htons(53);
+  dns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(s, reinterpret_cast<struct sockaddr *>(&dns), sizeof dns) != 0) return kSetup;
+  char conf[] = "/tmp/takt_resolv_XXXXXX";
+  int fd = mkstemp(conf);
+  const char text[] = "nameserver 127.0.0.1\noptions timeout:5 attempts:2\n";
+  if (fd < 0 || write(fd, text, sizeof text - 1) != static_cast<ssize_t>(sizeof text - 1)) return kSetup;
+  close(fd);
+  bool bound = mount(conf, "/etc/resolv.conf", nullptr, MS_BIND, nullptr) == 0;
+  unlink(conf);
+  if (!bound) return kSetup;
+
+  takt_io_t c = TAKT_IO_CLOSED, wake = TAKT_IO_CLOSED;
+  int64_t t0 = takt_time_now();
+  if (takt_io_tcp_connect("robot.takt-test", 11311, TAKT_IO_CLOSED, in_ms(300), &c) != TAKT_ETIMEDOUT)
+    return kNotTimedOut;
+  if (takt_time_now() - t0 > 3 * TAKT_NS_PER_S) return kTooSlow;  // (the resolver alone: 10 s)
+  char query[512];
+  if (recv(s, query, sizeof query, MSG_DONTWAIT) <= 0) return kNoQuery;
+  if (takt_io_wake_open(&wake) != TAKT_OK) return kSetup;
+  std::thread stop([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    takt_io_wake_signal(wake);
+  });
+  t0 = takt_time_now();
+  takt_err_t rc = takt_io_tcp_connect("other.takt-test", 11311, wake, TAKT_TIME_INFINITE, &c);
+  int64_t took = takt_time_now() - t0;
+  stop.join();
+  if (rc != TAKT_ECANCELED) return kNotCancelled;
+  if (took > 3 * TAKT_NS_PER_S) return kTooSlow;
+  return kLookupOk;  // (the lookups given up on end with the process)
+}
+
+TEST(Tcp, AHostLookupEndsAtTheDeadlineOrTheWakeThoughTheNameServerIsSilent) {
+  if (getenv("TAKT_TEST_LOOKUP_CHILD") != nullptr) _exit(silent_name_server_child());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("TAKT_TEST_LOOKUP_CHILD", "1", 1);
+    execl("/proc/self/exe", "test_port", "--gtest_filter=Tcp.AHostLookupEndsAtTheDeadlineOrTheWakeThoughTheNameServerIsSilent",
+          static_cast<char *>(nullptr));
+    _exit(kSetup);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  int code = WEXITSTATUS(status);
+  if (code == kNoNamespaces) GTEST_SKIP() << "no network and mount namespaces (needs root)";
+  EXPECT_NE(code, kSetup) << "setting up the silent name server failed";
+  EXPECT_NE(code, kNotTimedOut) << "the lookup did not end at the connect's deadline";
+  EXPECT_NE(code, kTooSlow) << "the lookup held the caller past the deadline or the wake";
+  EXPECT_NE(code, kNoQuery) << "the name server was not asked (the test would prove nothing)";
+  EXPECT_NE(code, kNotCancelled) << "the wake did not end the lookup";
+  EXPECT_EQ(code, kLookupOk);
 }
 
 TEST(Tcp, ListeningTwiceOnOnePortFails) {

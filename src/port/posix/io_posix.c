@@ -7,6 +7,8 @@
 #include <netinet/tcp.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,86 @@ static takt_err_t resolve(const char *host, uint16_t port, struct sockaddr_in *s
   sa->sin_addr = ((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
   freeaddrinfo(res);
   return TAKT_OK;
+}
+
+static takt_err_t wait_fd(int fd, short events, takt_io_t wake, int64_t abs_ns);
+
+/* A host name resolved within a deadline and a wake (takt_io_tcp_connect): a name server that does
+ * not answer holds the caller no longer than the deadline, nor beyond a stop. The lookup
+ * (getaddrinfo, which cannot be interrupted) runs on a thread of its own, which signals an
+ * eventfd the caller waits on beside its wake. The lookup is held by both (refs): one given up on
+ * goes on, and whichever of the two lets go last frees it. Connection set-up only: it allocates
+ * and starts a thread. (glibc's getaddrinfo_a would do the same on threads the sanitizers cannot
+ * see.) */
+typedef struct lookup {
+  _Atomic int refs; /* the caller and the lookup's thread */
+  int done_fd;      /* eventfd: signalled when the lookup ended */
+  int err;          /* getaddrinfo's result and address (the thread, before done) */
+  struct in_addr addr;
+  _Atomic int done; /* err and addr are set (release; then done_fd is signalled) */
+  char host[];
+} lookup_t;
+
+static void lookup_release(lookup_t *l) {
+  if (atomic_fetch_sub(&l->refs, 1) != 1) return;
+  close(l->done_fd);
+  free(l);
+}
+
+static void *lookup_main(void *arg) {
+  lookup_t *l = arg;
+  struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
+  l->err = getaddrinfo(l->host, NULL, &hints, &res);
+  if (l->err == 0 && res != NULL) l->addr = ((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+  else if (l->err == 0) l->err = EAI_NONAME;
+  if (res != NULL) freeaddrinfo(res);
+  atomic_store_explicit(&l->done, 1, memory_order_release);
+  uint64_t one = 1;
+  ssize_t w = write(l->done_fd, &one, sizeof one);
+  (void)w;
+  lookup_release(l);
+  return NULL;
+}
+
+static takt_err_t resolve_until(const char *host, uint16_t port, takt_io_t wake, int64_t abs_ns,
+                                struct sockaddr_in *sa) {
+  memset(sa, 0, sizeof *sa);
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons(port);
+  if (host == NULL || host[0] == '\0' || inet_pton(AF_INET, host, &sa->sin_addr) == 1)
+    return resolve(host, port, sa); /* no lookup */
+  size_t hl = strlen(host);
+  lookup_t *l = calloc(1, sizeof *l + hl + 1);
+  if (l == NULL) return TAKT_ENOMEM;
+  memcpy(l->host, host, hl + 1);
+  l->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (l->done_fd < 0) {
+    free(l);
+    return TAKT_EOS;
+  }
+  atomic_init(&l->refs, 2);
+  pthread_attr_t attr;
+  pthread_t th;
+  int made = pthread_attr_init(&attr);
+  if (made == 0) {
+    (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    made = pthread_create(&th, &attr, lookup_main, l);
+    pthread_attr_destroy(&attr);
+  }
+  if (made != 0) {
+    close(l->done_fd);
+    free(l);
+    return TAKT_EOS;
+  }
+  takt_err_t rc = wait_fd(l->done_fd, POLLIN, wake, abs_ns);
+  if (rc == 1 && atomic_load_explicit(&l->done, memory_order_acquire)) {
+    rc = l->err == 0 ? TAKT_OK : TAKT_EINVAL;
+    sa->sin_addr = l->addr;
+  } else if (rc >= 0) {
+    rc = TAKT_EOS;
+  }
+  lookup_release(l); /* given up on (deadline, wake): the thread frees it when it ends */
+  return rc;
 }
 
 takt_err_t takt_io_udp_open(const char *bind_host, uint16_t bind_port, const char *peer_host,
@@ -265,7 +347,7 @@ takt_err_t takt_io_tcp_connect(const char *host, uint16_t port, takt_io_t wake, 
                                takt_io_t *out) {
   if (out == NULL || port == 0) return TAKT_EINVAL;
   struct sockaddr_in sa;
-  TAKT_RETURN_IF_ERR(resolve(host, port, &sa));
+  TAKT_RETURN_IF_ERR(resolve_until(host, port, wake, abs_ns, &sa));
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return TAKT_EOS;
   takt_err_t rc = TAKT_OK;
