@@ -240,7 +240,8 @@ int64_t takt_ros1_received_at(const takt_ros1_node_t *node);
 
 /** In a subscription's function of node only (its I/O thread): the callerid of the publisher the
  * message came from, as its connection header gave it ("" if it gave none; at most 127 bytes).
- * roscpp's MessageEvent::getPublisherName. */
+ * roscpp's MessageEvent::getPublisherName. In a service's function (takt_ros1_srv_fn): the
+ * callerid of the client that sent the request (roscpp's ServiceEvent::getCallerName). */
 const char *takt_ros1_received_from(const takt_ros1_node_t *node);
 
 /** In a subscription's function of node only (its I/O thread): whether the message's publisher

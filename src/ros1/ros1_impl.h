@@ -151,6 +151,8 @@ typedef struct takt__ros1_sconn {
                         idle persistent connection, no request begun, may wait for ever) */
   uint8_t *rx;       /* 4 + max_message */
   uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
+  char callerid[TAKT__ROS1_NAME]; /* the client's, as its connection header gave it (the I/O
+                                     thread: set when the connection is adopted) */
 } takt__ros1_sconn_t;
 
 struct takt_ros1_srv {

@@ -36,6 +36,10 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
     refuse(n, c, "service connection header lacks md5sum or callerid");
     return;
   }
+  char who[TAKT__ROS1_NAME]; /* (h is overwritten by the answer below) */
+  size_t wl = cl < sizeof who - 1 ? cl : sizeof who - 1;
+  memcpy(who, caller, wl);
+  who[wl] = '\0';
   bool probe = takt__tcpros_is(h, "probe", "1");
   bool persistent = takt__tcpros_is(h, "persistent", "1");
   takt_ros1_srv_t *srv = NULL;
@@ -103,6 +107,7 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
   bool used = srv->used && srv->gen == gen; /* not unadvertised (nor advertised again) meanwhile */
   if (used) {
     sc->io = c->io;
+    memcpy(sc->callerid, who, wl + 1);
     sc->persistent = persistent;
     sc->state = SC_READ;
   }
@@ -140,7 +145,9 @@ void takt__ros1_srv_readable(takt_ros1_node_t *n, takt_ros1_srv_t *srv, takt__ro
         srv->requests++;
         takt__lock_give(&n->lock);
         sc->got = 0;
+        n->rx_from = sc->callerid; /* takt_ros1_received_from in the function */
         srv->fn(srv->user, srv, call, sc->rx + 4, len); /* no takt lock held */
+        n->rx_from = NULL;
         return; /* one request at a time per connection: the next is read after the answer */
       }
     }

@@ -3,6 +3,7 @@
 // (one-shot and persistent, exact results, the server's error text, a wrong md5 refused),
 // takt to takt, unregisterService at shutdown.
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,9 +47,16 @@ Answer setbool_answer(const uint8_t *b, uint32_t len) {
 // an error text. Answers from inside the function (the common case).
 struct FlagService {
   std::atomic<int> calls{0};
+  takt_ros1_node_t *node = nullptr;  // given: the callers are kept
+  std::mutex mu;
+  std::vector<std::string> callers;  // takt_ros1_received_from of each call
   static void on(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
     auto *self = static_cast<FlagService *>(user);
     int n = ++self->calls;
+    if (self->node != nullptr) {
+      std::lock_guard<std::mutex> lk(self->mu);
+      self->callers.push_back(takt_ros1_received_from(self->node));
+    }
     std_srvs__SetBoolRequest q;
     if (std_srvs__SetBoolRequest__ros1_deserialize(&q, req, len) != TAKT_OK) {
       const char text[] = "undecodable request";
@@ -89,6 +97,7 @@ std::string run_tool(const std::vector<std::string> &argv, int *status = nullptr
 TEST_F(Ros1Live, RosserviceCallsATaktService) {
   ASSERT_EQ(make_node("/takt_server", &node), TAKT_OK);
   FlagService fs;
+  fs.node = node;
   takt_ros1_srv_t *srv;
   ASSERT_EQ(takt_ros1_advertise_service(node, "/set_flag", std_srvs__SetBool__NAME,
                                         std_srvs__SetBool__MD5, FlagService::on, &fs, &srv),
@@ -126,6 +135,11 @@ TEST_F(Ros1Live, RosserviceCallsATaktService) {
   EXPECT_EQ(s.failed, 1u);
   EXPECT_GE(s.probes, 1u);
   EXPECT_EQ(fs.calls.load(), 2);
+  {  // each call's client as its connection header named it (roscpp's ServiceEvent::getCallerName)
+    std::lock_guard<std::mutex> lk(fs.mu);
+    ASSERT_EQ(fs.callers.size(), 2u);
+    for (const std::string &c : fs.callers) EXPECT_EQ(c.rfind("/rosservice_", 0), 0u) << c;
+  }
 
   // unregisterService at shutdown: the master forgets it, rosservice list is clean
   takt_ros1_node_destroy(node);
