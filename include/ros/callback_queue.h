@@ -45,6 +45,11 @@ class CallbackQueue : public CallbackQueueInterface {
   void enable();
   void disable();
   bool isEnabled();
+  /** As roscpp's: the callbacks waiting now are not called. A message, service request or timer
+   * release queued before this is dropped when its turn comes (a request dropped fails its
+   * call; a timer goes on with its next period). Unlike roscpp's, isEmpty counts them until the
+   * queue is served (they wait in takt's queues as anything else does). */
+  void clear();
 
  private:
   struct Global {};

@@ -1,7 +1,8 @@
-// roscpp's logging macros: ROS_DEBUG/INFO/WARN/ERROR/FATAL with every form rosconsole has
-// but _FILTER: _STREAM, _NAMED, _COND, _ONCE, _THROTTLE and _DELAYED_THROTTLE and their
-// combinations (ROS_WARN_STREAM_THROTTLE_NAMED, ...), the generic ROS_LOG(level, name, ...) and
-// its _STREAM, _COND, _ONCE, _THROTTLE forms; ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
+// roscpp's logging macros: ROS_DEBUG/INFO/WARN/ERROR/FATAL with every form rosconsole has:
+// _STREAM, _NAMED, _COND, _ONCE, _THROTTLE, _DELAYED_THROTTLE and _FILTER (a
+// ros::console::FilterBase) and their combinations (ROS_WARN_STREAM_THROTTLE_NAMED, ...), the
+// generic ROS_LOG(level, name, ...) and its _STREAM, _COND, _ONCE, _THROTTLE, _FILTER forms;
+// ROS_ASSERT, ROS_ASSERT_MSG, ROS_BREAK. A line goes to the console as roscpp prints it
 // ("[ INFO] [sec.nsec]: text", INFO and DEBUG on stdout, the rest on stderr) and to /rosout as a
 // rosgraph_msgs/Log. The level is INFO unless $ROSCONSOLE_MIN_SEVERITY (DEBUG, INFO, WARN, ERROR,
 // FATAL) or ros::console::set_logger_level says otherwise. As rosconsole's, a build may compile
@@ -11,6 +12,7 @@
 #define TAKT_ROS_CONSOLE_H
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -27,6 +29,41 @@ void takt_write(Level level, const char *file, int line, const char *function, c
 bool takt_throttle(double *last, double period, bool delayed = false);
 bool set_logger_level(const std::string &name, Level level);
 void notifyLoggerLevelsChanged();
+/** rosconsole's: every logger and its level. takt keeps one level for the process: one logger,
+ * "ros" (ROSCONSOLE_DEFAULT_NAME), at that level, as ~get_loggers answers. */
+bool get_loggers(std::map<std::string, levels::Level> &loggers);
+/** rosconsole's: takt's console needs nothing made first (its level is read at the first line). */
+void initialize();
+/** rosconsole's: what is written goes out (stdout and stderr flushed). */
+void shutdown();
+
+/** rosconsole's: what a filter is given once a line is formatted (ROS_..._FILTER); it may change
+ * the level and the text (out_message, used when not empty). logger is not used. */
+struct FilterParams {
+  const char *file;
+  int line;
+  const char *function;
+  const char *message;
+  void *logger;
+  Level level;
+  std::string out_message;
+};
+/** rosconsole's filter of the ROS_..._FILTER forms: isEnabled() before the arguments are
+ * evaluated, isEnabled(params) once the line is formatted; false drops the line. */
+class FilterBase {
+ public:
+  virtual ~FilterBase() {}
+  virtual bool isEnabled() { return true; }
+  virtual bool isEnabled(FilterParams &) { return true; }
+};
+std::string takt_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** text of a line at level, through filter (which may drop it or change its level and text). */
+inline void takt_filtered(FilterBase *filter, Level level, const char *file, int line, const char *function,
+                          const std::string &text) {
+  FilterParams p{file, line, function, text.c_str(), nullptr, level, std::string()};
+  if (!filter->isEnabled(p)) return;
+  takt_write(p.level, file, line, function, p.out_message.empty() ? text : p.out_message);
+}
 }  // namespace console
 }  // namespace ros
 
@@ -230,6 +267,43 @@ void notifyLoggerLevelsChanged();
 #define ROS_ASSERT_MSG(cond, ...) do { } while (0)
 #define ROS_ASSERT_CMD(cond, cmd) do { } while (0)
 #endif
+/* _FILTER: a line through a ros::console::FilterBase (isEnabled() before the arguments are
+ * evaluated, isEnabled(params) after formatting), as rosconsole's; the logger name is ignored */
+#define ROS_LOG_FILTER(filter, lvl, name, ...)                                                      \
+  do {                                                                                             \
+    if (ROS_LOG_TAKT_ON_(lvl) && (filter)->isEnabled())                                            \
+      ::ros::console::takt_filtered(filter, lvl, __FILE__, __LINE__, __func__,                     \
+                                    ::ros::console::takt_format(__VA_ARGS__));                     \
+  } while (0)
+#define ROS_LOG_STREAM_FILTER(filter, lvl, name, args)                                              \
+  do {                                                                                             \
+    if (ROS_LOG_TAKT_ON_(lvl) && (filter)->isEnabled()) {                                          \
+      std::stringstream takt_ss__;                                                                 \
+      takt_ss__ << args;                                                                           \
+      ::ros::console::takt_filtered(filter, lvl, __FILE__, __LINE__, __func__, takt_ss__.str());  \
+    }                                                                                              \
+  } while (0)
+#define ROS_DEBUG_FILTER(filter, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Debug, ROSCONSOLE_DEFAULT_NAME, __VA_ARGS__)
+#define ROS_DEBUG_STREAM_FILTER(filter, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Debug, ROSCONSOLE_DEFAULT_NAME, args)
+#define ROS_DEBUG_FILTER_NAMED(filter, name, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Debug, name, __VA_ARGS__)
+#define ROS_DEBUG_STREAM_FILTER_NAMED(filter, name, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Debug, name, args)
+#define ROS_INFO_FILTER(filter, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Info, ROSCONSOLE_DEFAULT_NAME, __VA_ARGS__)
+#define ROS_INFO_STREAM_FILTER(filter, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Info, ROSCONSOLE_DEFAULT_NAME, args)
+#define ROS_INFO_FILTER_NAMED(filter, name, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Info, name, __VA_ARGS__)
+#define ROS_INFO_STREAM_FILTER_NAMED(filter, name, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Info, name, args)
+#define ROS_WARN_FILTER(filter, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Warn, ROSCONSOLE_DEFAULT_NAME, __VA_ARGS__)
+#define ROS_WARN_STREAM_FILTER(filter, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Warn, ROSCONSOLE_DEFAULT_NAME, args)
+#define ROS_WARN_FILTER_NAMED(filter, name, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Warn, name, __VA_ARGS__)
+#define ROS_WARN_STREAM_FILTER_NAMED(filter, name, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Warn, name, args)
+#define ROS_ERROR_FILTER(filter, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Error, ROSCONSOLE_DEFAULT_NAME, __VA_ARGS__)
+#define ROS_ERROR_STREAM_FILTER(filter, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Error, ROSCONSOLE_DEFAULT_NAME, args)
+#define ROS_ERROR_FILTER_NAMED(filter, name, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Error, name, __VA_ARGS__)
+#define ROS_ERROR_STREAM_FILTER_NAMED(filter, name, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Error, name, args)
+#define ROS_FATAL_FILTER(filter, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Fatal, ROSCONSOLE_DEFAULT_NAME, __VA_ARGS__)
+#define ROS_FATAL_STREAM_FILTER(filter, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Fatal, ROSCONSOLE_DEFAULT_NAME, args)
+#define ROS_FATAL_FILTER_NAMED(filter, name, ...) ROS_LOG_FILTER(filter, ::ros::console::levels::Fatal, name, __VA_ARGS__)
+#define ROS_FATAL_STREAM_FILTER_NAMED(filter, name, args) ROS_LOG_STREAM_FILTER(filter, ::ros::console::levels::Fatal, name, args)
+
 #define ROS_ISSUE_BREAK() ::abort();
 #define ROS_BREAK()                                                                                \
   do {                                                                                             \

@@ -58,7 +58,10 @@ bool validate(const std::string &name, std::string &error);
 /** name resolved in the node's namespace (and remapped); InvalidNameException for an invalid one. */
 std::string resolve(const std::string &name, bool remap = true);
 std::string remap(const std::string &name);
+/** The remappings of the command line (`from:=to`) resolved, as applied. */
 const M_string &getRemappings();
+/** And as given, unresolved. */
+const M_string &getUnresolvedRemappings();
 /** name without repeated or trailing slashes ("//a//b/" -> "/a/b"), as roscpp's. */
 std::string clean(const std::string &name);
 /** left and right joined by one slash, cleaned. */

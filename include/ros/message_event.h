@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include <ros/datatypes.h>
+#include <ros/takt_wire.h>
 #include <ros/time.h>
 
 namespace ros {
@@ -35,9 +36,11 @@ class MessageEvent {
       : message_(o.getConstMessage()), header_(o.getConnectionHeaderPtr()), receipt_(o.getReceiptTime()) {}
 
   const ConstMessagePtr &getConstMessage() const { return message_; }
-  /** MessageEvent<M const>: the message itself; MessageEvent<M>: a copy the callback may change. */
-  std::shared_ptr<M> getMessage() const { return get(std::is_const<M>()); }
-  const std::shared_ptr<M_string> &getConnectionHeaderPtr() const { return header_; }
+  /** MessageEvent<M const>: the message itself; MessageEvent<M>: a copy the callback may change.
+   * An M::ConstPtr (M::Ptr): it converts to a std:: or boost::shared_ptr, as roscpp's is one. */
+  ros::MessagePtr<M> getMessage() const { return get(std::is_const<M>()); }
+  /** The connection header (a std::shared_ptr that converts to roscpp's boost::shared_ptr). */
+  ros::MessagePtr<M_string> getConnectionHeaderPtr() const { return header_; }
   M_string &getConnectionHeader() const {
     if (!header_) header_ = std::make_shared<M_string>();
     return *header_;

@@ -26,6 +26,7 @@
 
 #include <ros/callback_queue_interface.h>
 #include <ros/message_event.h>
+#include <ros/service_callback_helper.h>
 #include <ros/takt_impl.h>
 #include <ros/takt_wire.h>
 #include <ros/time.h>
@@ -168,8 +169,8 @@ class Timer {
   void setPeriod(const Duration &period, bool reset = true) {
     if (impl_) takt_impl::timer_set_period(*impl_, period, reset);
   }
-  /** (a WallTimer's and a SteadyTimer's, which are this class; a template, so that a braced
-   * setPeriod({sec, nsec}) stays the Duration's, as roscpp's) */
+  /** (a WallTimer's and a SteadyTimer's; a template, so that a braced setPeriod({sec, nsec})
+   * stays the Duration's, as roscpp's) */
   template <class D, typename std::enable_if<std::is_same<D, WallDuration>::value, int>::type = 0>
   void setPeriod(const D &period, bool reset = true) {
     setPeriod(Duration().fromNSec(period.toNSec()), reset);
@@ -187,8 +188,18 @@ class Timer {
  private:
   std::shared_ptr<takt_impl::TimerImpl> impl_;
 };
-typedef Timer WallTimer;
-typedef Timer SteadyTimer;
+/** roscpp's WallTimer and SteadyTimer: a Timer each, of a type of its own (as roscpp's three
+ * are: overloads on them compile), made by createWallTimer and createSteadyTimer. */
+class WallTimer : public Timer {
+ public:
+  WallTimer() = default;
+  WallTimer(const Timer &t) : Timer(t) {}  // NOLINT: implicit (what createWallTimer makes)
+};
+class SteadyTimer : public Timer {
+ public:
+  SteadyTimer() = default;
+  SteadyTimer(const Timer &t) : Timer(t) {}  // NOLINT: implicit (what createSteadyTimer makes)
+};
 // roscpp's callback types of the timers (std::function: a boost::function converts to it)
 typedef std::function<void(const TimerEvent &)> TimerCallback;
 typedef std::function<void(const WallTimerEvent &)> WallTimerCallback;
@@ -448,6 +459,15 @@ RawFn callable(F &&fn, const VoidConstPtr &tracked) {
   });
 }
 
+/** The connection header of the service call this thread runs (callerid, service, md5sum). */
+std::shared_ptr<M_string> service_event_header();
+/** fn given the ros::ServiceEvent of a call. */
+template <class F, class Req, class Resp>
+bool call_event(const F &fn, Req &a, Resp &b) {
+  ServiceEvent<Req, Resp> e(a, b, service_event_header());
+  return fn(e);
+}
+
 template <class Req, class Resp, class F>
 SrvFn service_fn(F fn) {
   return [fn](const uint8_t *b, uint32_t n, Bytes &out) {
@@ -508,13 +528,13 @@ struct SubscribeOptions {
   }
   template <class M>
   void init(const std::string &t, uint32_t q, const std::function<void(const typename M::ConstPtr &)> &cb) {
-    topic = t;
-    queue_size = q;
-    md5sum = message_traits::md5sum<M>();
-    datatype = message_traits::datatype<M>();
-    type_ = takt_type<M>();
-    // the tracked object as it is when subscribe is called (it may be set after init)
-    make_ = [cb](const VoidConstPtr &tracked) { return takt_impl::callable<M>(cb, tracked); };
+    init_with<M>(t, q, cb);
+  }
+  /** roscpp's: the callback's full parameter type given (P: `const M::ConstPtr&`,
+   * `const ros::MessageEvent<M const>&`, `const M&`, ...), the message type read off it. */
+  template <class P>
+  void initByFullCallbackType(const std::string &t, uint32_t q, const std::function<void(P)> &cb) {
+    init_with<typename takt_impl::Param<P>::Msg>(t, q, cb);
   }
   template <class M>
   static SubscribeOptions create(const std::string &t, uint32_t q,
@@ -526,6 +546,16 @@ struct SubscribeOptions {
 
  private:
   friend class NodeHandle;
+  template <class M, class F>
+  void init_with(const std::string &t, uint32_t q, const F &cb) {
+    topic = t;
+    queue_size = q;
+    md5sum = message_traits::md5sum<M>();
+    datatype = message_traits::datatype<M>();
+    type_ = takt_type<M>();
+    // the tracked object as it is when subscribe is called (it may be set after init)
+    make_ = [cb](const VoidConstPtr &tracked) { return takt_impl::callable<M>(cb, tracked); };
+  }
   takt_impl::Type type_{nullptr, nullptr, nullptr};
   std::function<takt_impl::RawFn(const VoidConstPtr &)> make_;
 };
@@ -574,6 +604,35 @@ struct AdvertiseOptions {
 
  private:
   friend class NodeHandle;
+  takt_impl::Type type_{nullptr, nullptr, nullptr};
+};
+
+/** roscpp's ServiceClientOptions, for NodeHandle::serviceClient(ops): the service, its type (init
+ * sets md5sum), persistent; header is kept but not sent (takt's client header is its own). */
+struct ServiceClientOptions {
+  std::string service, md5sum;
+  bool persistent = false;
+  M_string header;
+
+  ServiceClientOptions() = default;
+  template <class MReq, class MRes>
+  void init(const std::string &name, bool keep, const M_string &h) {
+    fill(name, keep, h, takt_impl::Type{service_traits::datatype<MReq>(), service_traits::md5sum<MReq>(), ""});
+  }
+  template <class Service>
+  void init(const std::string &name, bool keep, const M_string &h) {
+    fill(name, keep, h, takt_impl::Type{service_traits::datatype<Service>(), service_traits::md5sum<Service>(), ""});
+  }
+
+ private:
+  friend class NodeHandle;
+  void fill(const std::string &name, bool keep, const M_string &h, const takt_impl::Type &t) {
+    service = name;
+    persistent = keep;
+    header = h;
+    md5sum = t.md5;
+    type_ = t;
+  }
   takt_impl::Type type_{nullptr, nullptr, nullptr};
 };
 
@@ -883,6 +942,20 @@ class NodeHandle {
     return subscribe<typename takt_impl::Param<P>::Msg>(topic, queue_size, fn, tracked_object, extra);
   }
 #endif
+  // roscpp's subscribe<M, C>(topic, q, const boost::function<void (C)>&[, tracked_object, hints]):
+  // the message type and the callback's parameter type given
+  template <class M, class C, typename std::enable_if<std::is_same<M, typename takt_impl::Param<C>::Msg>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const std::function<void(C)> &fn,
+                       const VoidConstPtr &tracked_object = VoidConstPtr(), const SubscribeExtra &extra = SubscribeExtra()) {
+    return sub<M>(topic, queue_size, takt_impl::callable<M>(fn, tracked_object), extra);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class M, class C, typename std::enable_if<std::is_same<M, typename takt_impl::Param<C>::Msg>::value, int>::type = 0>
+  Subscriber subscribe(const std::string &topic, uint32_t queue_size, const boost::function<void(C)> &fn,
+                       const VoidConstPtr &tracked_object = VoidConstPtr(), const SubscribeExtra &extra = SubscribeExtra()) {
+    return sub<M>(topic, queue_size, takt_impl::callable<M>(fn, tracked_object), extra);
+  }
+#endif
 
   /** roscpp's subscribe(SubscribeOptions&): ops.callback_queue, when set, runs the callback. */
   Subscriber subscribe(SubscribeOptions &ops) {
@@ -944,6 +1017,40 @@ class NodeHandle {
     return srv_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
   }
 #endif
+  // a callback taking roscpp's ros::ServiceEvent<Req, Resp>& (the request, the response, the
+  // caller's connection header): free, member of a plain pointer, of a shared pointer (tracked)
+  template <class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (*fp)(ServiceEvent<Req, Resp> &),
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, [fp](Req &a, Resp &b) { return takt_impl::call_event(fp, a, b); }, s);
+  }
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &), T *obj,
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    return srv<Req, Resp>(service, [fp, obj](Req &a, Resp &b) {
+      return takt_impl::call_event([fp, obj](ServiceEvent<Req, Resp> &e) { return (obj->*fp)(e); }, a, b);
+    }, s);
+  }
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &),
+                                 const std::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
+    return srv_event_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+  }
+#if TAKT_ROSCPP_BOOST
+  template <class T, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &),
+                                 const boost::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
+    return srv_event_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+  }
+  template <class R, class Req, class Resp>
+  ServiceServer advertiseService(const std::string &service, const boost::function<R(ServiceEvent<Req, Resp> &)> &fn,
+                                 const VoidConstPtr &tracked_object = VoidConstPtr(),
+                                 const takt::Scheduling &s = takt::Scheduling()) {
+    static_assert(std::is_same<R, bool>::value, "a service callback returns bool");
+    std::function<bool(Req &, Resp &)> f = [fn](Req &a, Resp &b) { return takt_impl::call_event(fn, a, b); };
+    return srv<Req, Resp>(service, fn_tracking(f, tracked_object), s);
+  }
+#endif
   /** roscpp's advertiseService(AdvertiseServiceOptions&): ops.callback_queue, when set, runs the
    * callback. */
   ServiceServer advertiseService(AdvertiseServiceOptions &ops) {
@@ -963,6 +1070,15 @@ class NodeHandle {
     (void)header_values;
     takt_impl::Type t{service_traits::datatype<Service>(), service_traits::md5sum<Service>(), ""};
     return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
+  }
+  /** roscpp's serviceClient(ServiceClientOptions&); options filled in by hand without init give
+   * an empty client and one line. */
+  ServiceClient serviceClient(ServiceClientOptions &ops) {
+    if (!ops.type_.datatype) {
+      takt_impl::options_not_initialized("serviceClient", ops.service);
+      return ServiceClient();
+    }
+    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(ops.service), ops.type_, ops.persistent)));
   }
   // (its request and response types given, as roscpp's serviceClient<MReq, MRes>)
   template <class MReq, class MRes>
@@ -1218,6 +1334,16 @@ class NodeHandle {
     return srv<Req, Resp>(service, [fp, obj, lock](Req &a, Resp &b) {
       std::shared_ptr<void const> hold = lock ? lock() : nullptr;
       return hold ? (obj->*fp)(a, b) : false;  // the tracked object is gone (or was none)
+    }, s);
+  }
+  template <class Req, class Resp, class T>
+  ServiceServer srv_event_tracked(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &), T *obj,
+                                  const VoidConstPtr &tracked, const takt::Scheduling &s) {
+    auto lock = tracked.locker();
+    return srv<Req, Resp>(service, [fp, obj, lock](Req &a, Resp &b) {
+      std::shared_ptr<void const> hold = lock ? lock() : nullptr;
+      if (!hold) return false;  // the tracked object is gone (or was none)
+      return takt_impl::call_event([fp, obj](ServiceEvent<Req, Resp> &e) { return (obj->*fp)(e); }, a, b);
     }, s);
   }
   // fn, not called once tracked is gone (the call fails) and holding it while it runs

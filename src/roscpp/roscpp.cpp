@@ -78,6 +78,7 @@ struct Global {
   std::string name = "/", ns = "/", master_uri, host;
   const char *master_from = "ROS_MASTER_URI";  // what set master_uri, for a message on a bad one
   M_string remaps;  // resolved from -> resolved to
+  M_string unresolved_remaps;  // as given (names::getUnresolvedRemappings)
   M_string private_params;  // `_name:=value` arguments, set on the master at start
   takt_context_t *ctx = nullptr;
   takt_ros1_node_t *ros1 = nullptr;
@@ -457,6 +458,7 @@ void init(const M_string &remappings, const std::string &name, uint32_t options)
     node += "_" + std::to_string(takt_time::wall_now_ns() / 1000 % 100000000);
   G.name = node[0] == '/' ? clean(node) : clean(join(G.ns, node));
   for (const auto &kv : plain) G.remaps[resolve_in(G.ns, kv.first)] = resolve_in(G.ns, kv.second);
+  G.unresolved_remaps = plain;
   G.options = options;
   if (!(options & init_options::NoSigintHandler)) {
     if (G.sig_wake.fd < 0 && takt_io_wake_open(&G.sig_wake) == TAKT_OK) {
@@ -854,6 +856,9 @@ class QueueImpl {
   std::atomic<int> spinning{0};     // spinners serving it (AsyncSpinner::canStart)
   std::atomic<bool> enabled{true};  // CallbackQueue::enable/disable: served only when enabled
   std::atomic<int> waiting{0};      // callOne/callAvailable calls waiting for a first callback
+  // CallbackQueue::clear: a callback whose message, request or timer release was queued at or
+  // before this (takt's monotonic clock) is dropped when its turn comes
+  std::atomic<int64_t> cleared_at{INT64_MIN};
   ~QueueImpl() {
     Global &G = g();
     if (!exec) return;
@@ -872,6 +877,9 @@ takt_executor_t *queue_exec(QueueImpl &q);
 takt_executor_t *queue_exec_made(QueueImpl &q);
 /** Whether the global queue is enabled (CallbackQueue::disable). */
 bool global_enabled();
+/** Whether a callback of n queued at `queued` (takt's monotonic clock) was cleared from its queue
+ * since (CallbackQueue::clear): it is then dropped instead of called. */
+bool cleared(const NodeImpl &n, int64_t queued);
 /** The global queue is served by the preempt executor's own thread. */
 bool preempt_global();
 /** ros::spin or a spinner serves the global queue now. */
@@ -1043,6 +1051,7 @@ void CallbackQueue::disable() {
   if (ex && served && !(impl_->global && takt_impl::preempt_global())) takt_executor_stop(ex);
 }
 bool CallbackQueue::isEnabled() { return impl_->enabled.load(); }
+void CallbackQueue::clear() { impl_->cleared_at.store(takt_time_now()); }
 CallbackQueue *getGlobalCallbackQueue() {
   static CallbackQueue *q = new CallbackQueue(CallbackQueue::Global{});  // never destroyed, as g()
   return q;
@@ -1218,6 +1227,7 @@ std::string resolve(const std::string &name, bool do_remap) {
   return do_remap ? remap(r) : r;
 }
 const M_string &getRemappings() { return g().remaps; }
+const M_string &getUnresolvedRemappings() { return g().unresolved_remaps; }
 std::string clean(const std::string &name) {
   std::string out;
   for (char c : name)
@@ -1393,6 +1403,12 @@ bool global_spinning() { return g().spinning.load() > 0; }
 bool global_enabled() {
   std::shared_ptr<QueueImpl> q = queue_of(getGlobalCallbackQueue());
   return !q || q->enabled.load();
+}
+
+bool cleared(const NodeImpl &n, int64_t queued) {
+  static QueueImpl *global = queue_of(getGlobalCallbackQueue()).get();  // (never destroyed)
+  const QueueImpl *q = n.queue ? n.queue.get() : global;
+  return queued <= q->cleared_at.load(std::memory_order_relaxed);
 }
 
 takt_executor_t *queue_exec(QueueImpl &q) {
@@ -2267,7 +2283,9 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   if (!sub_call_begin(s)) return;
   // older than any live message; a replayed message's callback may end the Subscriber
   if (s->replay_pending.load() && !deliver_replay(s)) return;
-  if (!s->down.load() && !deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info)) return;
+  if (!s->down.load() && !cleared(*s->node, msg->header.t_data) &&
+      !deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info))
+    return;
   sub_call_end(s);
 }
 
@@ -2663,6 +2681,7 @@ void timer_drop(takt_timer_t *old, const char *what) {
 void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
   TimerEvent e;
+  bool drop = cleared(*t->node, ev->queued);  // CallbackQueue::clear: this call is dropped
   {
     // a timer of t taken out a moment ago (being dropped while a new one takes over) calls nothing
     std::lock_guard<std::mutex> lk(t->mu);
@@ -2685,7 +2704,7 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   bool outer_freed = tl_timer_freed;  // (a callback nested in another's spin)
   tl_timer = t;
   tl_timer_freed = false;
-  guarded("a timer callback", [&] { t->fn(e); });
+  if (!drop) guarded("a timer callback", [&] { t->fn(e); });
   bool freed = tl_timer_freed;
   tl_timer_freed = outer_freed;
   if (freed) {  // fn dropped the last handle: t is gone (its takt timer with this job)
@@ -3093,6 +3112,21 @@ class SrvImpl {
 
 namespace {
 thread_local std::vector<const SrvCore *> tl_serving;  // the handlers this thread runs, innermost last
+thread_local std::vector<std::string> tl_callers;     // and their callers (ServiceEvent), the same
+}  // namespace
+
+// A request in the takt service: u32 length, the request, u8 length and the callerid of the
+// calling node (a ROS client's, or this node's for a call from this process), as a received
+// message's slot has its publisher's.
+namespace {
+/** req (n bytes) and the caller into slot (G.received.size bytes; n + 4 <= G.blob.size). */
+void put_request(uint8_t *slot, const uint8_t *req, uint32_t n, const char *caller) {
+  std::memcpy(slot, &n, 4);
+  if (n) std::memcpy(slot + 4, req, n);
+  size_t cl = strnlen(caller, kCalleridRoom - 1);
+  slot[4 + n] = static_cast<uint8_t>(cl);
+  std::memcpy(slot + 5 + n, caller, cl);
+}
 thread_local uint32_t tl_calls = 0;                   // in-process client calls this thread is in
 }  // namespace
 
@@ -3101,15 +3135,19 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
   {
     std::lock_guard<std::mutex> lk(s->mu);
     if (!s->open) return TAKT_ESTATE;  // shut down: the call fails
+    if (s->node && cleared(*s->node, req->header.t_data)) return TAKT_ESTATE;  // CallbackQueue::clear
     s->running++;
   }
   const uint8_t *b = static_cast<const uint8_t *>(req->data);
   uint32_t len;
   std::memcpy(&len, b, 4);
+  uint32_t cl = b[4 + len];  // (put_request wrote it: len + 5 + cl fits the slot)
   Bytes out;
   tl_serving.push_back(s);
+  tl_callers.emplace_back(reinterpret_cast<const char *>(b) + 5 + len, cl);
   bool ok = false;  // a handler that throws fails the call, as roscpp's
   if (!guarded("a service callback", [&] { ok = s->fn(b + 4, len, out); })) ok = false;
+  tl_callers.pop_back();
   tl_serving.pop_back();
   {
     std::lock_guard<std::mutex> lk(s->mu);
@@ -3125,6 +3163,15 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
   std::memcpy(response, &n, 4);
   if (n) std::memcpy(static_cast<uint8_t *>(response) + 4, out.data(), n);
   return TAKT_OK;
+}
+
+std::shared_ptr<M_string> service_event_header() {
+  auto h = std::make_shared<M_string>();
+  if (tl_serving.empty()) return h;  // (a ServiceEvent is only made in a service callback)
+  (*h)["callerid"] = tl_callers.back();
+  (*h)["service"] = tl_serving.back()->name;
+  (*h)["md5sum"] = tl_serving.back()->md5;
+  return h;
 }
 
 #if TAKT_ROSCPP_TCPROS_SERVICES
@@ -3182,8 +3229,7 @@ void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint
       }
   }
   if (slot == nullptr) return wire_fail(srv, call, "too many requests in progress");
-  std::memcpy(s->staging.data(), &len, 4);
-  if (len) std::memcpy(s->staging.data() + 4, req, len);
+  put_request(s->staging.data(), req, len, takt_ros1_received_from(g().ros1));
   takt_future_t f;
   takt_err_t rc = takt_client_call(s->relay, s->staging.data(), static_cast<uint32_t>(s->staging.size()), &f);
   {
@@ -3325,7 +3371,7 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   reap_closing();  // a shut-down service of this name whose last call has ended since
   takt_service_options_t o = TAKT_SERVICE_OPTIONS_DEFAULT;
   o.attr = attr_of(sch, s->group.id);
-  takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.blob, &G.blob, on_request, s.get(), &o, &s->srv);
+  takt_err_t rc = takt_service_create(n->node, service.c_str(), &G.received, &G.blob, on_request, s.get(), &o, &s->srv);
   if (rc != TAKT_OK) {
     s->srv = nullptr;
     bool closing = false;
@@ -3353,8 +3399,8 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n, c
   takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
   co.max_pending = kWireCalls;
   co.attr = attr_of(sch, s->relay_group.id);
-  s->staging.resize(G.blob.size);
-  rc = takt_client_create(n->node, service.c_str(), &G.blob, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
+  s->staging.resize(G.received.size);
+  rc = takt_client_create(n->node, service.c_str(), &G.received, &G.blob, on_relay_answer, s.get(), &co, &s->relay);
   if (rc != TAKT_OK) s->relay = nullptr;
   Ros1Use use;
   if (rc == TAKT_OK)
@@ -3462,7 +3508,7 @@ takt_client_t *bind_locked(ClientImpl &c, std::string *other = nullptr) {
   if (c.client) return c.client;
   if (G.down.load() || !c.node->node) return nullptr;
   takt_client_options_t o = TAKT_CLIENT_OPTIONS_DEFAULT;
-  takt_err_t rc = takt_client_create(c.node->node, c.name.c_str(), &G.blob, &G.blob, on_response, &c, &o, &c.client);
+  takt_err_t rc = takt_client_create(c.node->node, c.name.c_str(), &G.received, &G.blob, on_response, &c, &o, &c.client);
   if (rc != TAKT_OK) {
     c.client = nullptr;
     return nullptr;
@@ -3542,10 +3588,10 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
     std::fprintf(stderr, "takt roscpp: a request to %s exceeds TAKT_ROSCPP_MAX_MESSAGE\n", c.name.c_str());
     return false;
   }
-  Bytes blob(G.blob.size), answer(G.blob.size);
+  Bytes blob(G.received.size), answer(G.blob.size);
   uint32_t n = static_cast<uint32_t>(req.size());
-  std::memcpy(blob.data(), &n, 4);
-  if (n) std::memcpy(blob.data() + 4, req.data(), n);
+  std::string self = this_node::getName();
+  put_request(blob.data(), req.data(), n, self.c_str());
   takt_future_t f;
   uint64_t seen;
   {
@@ -3556,7 +3602,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
   // queue without a bound, the call waits for room (an answer to this client wakes it; another
   // client's, within 10 ms), served from this thread when nobody else spins
   takt_err_t rc;
-  while ((rc = takt_client_call(client, blob.data(), G.blob.size, &f)) == TAKT_EFULL) {
+  while ((rc = takt_client_call(client, blob.data(), G.received.size, &f)) == TAKT_EFULL) {
     if (!ok() || c.stale.load() || c.down.load()) return false;
     if (G.spinning.load() == 0) takt_executor_spin_available(G.exec);
     wait_answer(c, seen, 10);
@@ -4221,6 +4267,30 @@ bool set_logger_level(const std::string &, Level level) {
   return true;
 }
 void notifyLoggerLevelsChanged() {}
+bool get_loggers(std::map<std::string, levels::Level> &loggers) {
+  loggers.clear();
+  loggers[ROSCONSOLE_DEFAULT_NAME] = min_level();
+  return true;
+}
+void initialize() {}
+void shutdown() {
+  std::lock_guard<std::mutex> lk(g().log_mu);
+  std::fflush(stdout);
+  std::fflush(stderr);
+}
+std::string takt_format(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  if (n <= 0) return std::string();
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(&s[0], s.size(), fmt, ap);
+  va_end(ap);
+  s.resize(static_cast<size_t>(n));
+  return s;
+}
 
 bool takt_throttle(double *last, double period, bool delayed) {
   double now = static_cast<double>(takt_time::wall_now_ns()) * 1e-9;

@@ -6,8 +6,9 @@
 //
 //   gencpp talk N    checks the message API (below), prints "bytes <hex>" (message 0 serialized
 //                    by ros::serialization::serializeMessage) and "text <...>" (its operator<<,
-//                    one line), serves robot_msgs/Describe as /gencpp_describe (the text and
-//                    serialized length of the request's message, its palette), publishes N
+//                    one line), serves robot_msgs/Describe as /gencpp_describe (a callback taking
+//                    ros::ServiceEvent: the caller's name, the text and serialized length of the
+//                    request's message, its palette), publishes N
 //                    messages on /gencpp_chatter once a subscriber is connected, and ends once
 //                    the service has been called
 //   gencpp listen N  receives them (a ConstPtr callback and a MessageEvent one) and checks each
@@ -87,7 +88,10 @@ std::string one_line(const robot_msgs::Sample &m) {
 
 std::atomic<int> described{0};
 
-bool describe(robot_msgs::Describe::Request &req, robot_msgs::Describe::Response &res) {
+bool describe(ros::ServiceEvent<robot_msgs::Describe::Request, robot_msgs::Describe::Response> &e) {
+  const robot_msgs::Describe::Request &req = e.getRequest();
+  robot_msgs::Describe::Response &res = e.getResponse();
+  res.caller = e.getCallerName();
   res.text = one_line(req.sample);
   res.length = ros::serialization::serializationLength(req.sample);
   res.palette = req.sample.palette;
@@ -229,6 +233,7 @@ int listen(uint32_t n) {
   CHECK(client.waitForExistence(ros::Duration(20.0)));
   CHECK(client.call(d));
   CHECK(d.response.text == one_line(sample(3)));
+  CHECK(d.response.caller == ros::this_node::getName());
   CHECK(d.response.length == ros::serialization::serializationLength(sample(3)));
   CHECK(d.response.palette == sample(3).palette);
   if (failures) {

@@ -32,6 +32,9 @@ int main(int argc, char **argv) {
   // names: private handle, remapping given on the command line (chatter:=remapped)
   CHECK(pnh.getNamespace() == ros::this_node::getName());
   CHECK(nh.resolveName("chatter") == "/remapped");
+  CHECK(ros::names::getRemappings().at("/chatter") == "/remapped");
+  CHECK(ros::names::getUnresolvedRemappings().at("chatter") == "remapped");
+  CHECK(ros::names::getUnresolvedRemappings().count("_answer") == 0);  // (a private parameter)
   CHECK(nh.resolveName("~x") == ros::this_node::getName() + "/x");
   int v = 0;
   CHECK(pnh.getParam("answer", v) && v == 42);  // from _answer:=42

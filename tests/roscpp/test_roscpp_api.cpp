@@ -182,6 +182,73 @@ TEST(RoscppService, ServerDestroyedWithBoundClient) {
   EXPECT_TRUE(s2);
 }
 
+// ---- ros::ServiceEvent callbacks: the request, the response, the caller ---------------------------
+
+typedef ros::ServiceEvent<std_srvs::Trigger::Request, std_srvs::Trigger::Response> TriggerEvent;
+bool event_answer(TriggerEvent &e) {
+  e.getResponse().success = true;
+  e.getResponse().message = e.getCallerName() + " " + e.getConnectionHeader()["service"];
+  return true;
+}
+struct EventServer {
+  std::string seen;
+  bool cb(TriggerEvent &e) {
+    seen = e.getCallerName() + " " + e.getConnectionHeader()["md5sum"];
+    return event_answer(e);
+  }
+};
+
+TEST(RoscppService, AServiceEventNamesTheCallerAndTheService) {
+  ros::NodeHandle nh;
+  const std::string self = ros::this_node::getName();
+  const std::string md5 = ros::service_traits::md5sum<std_srvs::Trigger>();
+  std_srvs::Trigger t;
+  {  // a free function
+    ros::ServiceServer s = nh.advertiseService("svc_event", event_answer);
+    ASSERT_TRUE(s);
+    ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("svc_event");
+    ASSERT_TRUE(c.call(t));
+    EXPECT_TRUE(t.response.success);
+    EXPECT_EQ(t.response.message, self + " /svc_event") << "a call of this process: its own node";
+    // the same service through ServiceClientOptions and ros::service::createClient
+    ros::ServiceClientOptions ops;
+    ops.init<std_srvs::Trigger>("svc_event", false, ros::M_string());
+    EXPECT_EQ(ops.md5sum, md5);
+    ros::ServiceClient c2 = nh.serviceClient(ops);
+    t.response = std_srvs::Trigger::Response();
+    ASSERT_TRUE(c2.call(t));
+    EXPECT_EQ(t.response.message, self + " /svc_event");
+    ros::ServiceClient c3 = ros::service::createClient<std_srvs::Trigger>("svc_event");
+    t.response = std_srvs::Trigger::Response();
+    ASSERT_TRUE(c3.call(t));
+    EXPECT_TRUE(t.response.success);
+    ros::ServiceClientOptions by_hand;  // not made by init: refused with one line
+    by_hand.service = "svc_event";
+    EXPECT_FALSE(nh.serviceClient(by_hand));
+  }
+  {  // a member of a plain pointer, and of a shared pointer (tracked: gone, the call fails)
+    EventServer plain;
+    ros::ServiceServer s = nh.advertiseService("svc_event_m", &EventServer::cb, &plain);
+    auto shared = std::make_shared<EventServer>();
+    ros::ServiceServer s2 = nh.advertiseService("svc_event_s", &EventServer::cb, shared);
+    t.response = std_srvs::Trigger::Response();
+    ASSERT_TRUE(ros::service::call("svc_event_m", t));
+    EXPECT_EQ(plain.seen, self + " " + md5);
+    EXPECT_EQ(t.response.message, self + " /svc_event_m");
+    ASSERT_TRUE(ros::service::call("svc_event_s", t));
+    EXPECT_EQ(shared->seen, self + " " + md5);
+    shared.reset();
+    EXPECT_FALSE(ros::service::call("svc_event_s", t));
+  }
+  {  // a boost::function, its types deduced
+    boost::function<bool(TriggerEvent &)> f = event_answer;
+    ros::ServiceServer s = nh.advertiseService("svc_event_f", f);
+    t.response = std_srvs::Trigger::Response();
+    ASSERT_TRUE(ros::service::call("svc_event_f", t));
+    EXPECT_EQ(t.response.message, self + " /svc_event_f");
+  }
+}
+
 // ---- types checked in one process, as roscpp checks them on its connections --------------------
 
 TEST(RoscppTypes, ClientOfAnotherTypeIsRefused) {
@@ -343,6 +410,44 @@ TEST(RoscppCallables, BoostBindAndTrackedObject) {
   std::vector<std::string> sorted = seen;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<std::string>{"left1", "left2", "tracked1"}));
+}
+
+// subscribe<M, C> with the callback's full parameter type given (a boost::function of a
+// MessageEvent), SubscribeOptions::initByFullCallbackType, and a MessageEvent's message and
+// connection header taken as the boost::shared_ptrs roscpp's are.
+TEST(RoscppCallables, TheCallbacksFullParameterTypeGiven) {
+  typedef const ros::MessageEvent<std_msgs::Int32 const> &Event;
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  boost::function<void(Event)> f = [&](Event e) {
+    boost::shared_ptr<std_msgs::Int32 const> m = e.getMessage();
+    boost::shared_ptr<ros::M_string> h = e.getConnectionHeaderPtr();
+    std::lock_guard<std::mutex> lk(mu);
+    seen.push_back("event" + std::to_string(m->data) + " " + (*h)["topic"]);
+  };
+  ros::Subscriber a = nh.subscribe<std_msgs::Int32, Event>("/t_full", 10, f);
+  ros::SubscribeOptions so;
+  so.initByFullCallbackType<const std_msgs::Int32 &>(
+      "/t_full", 10, std::function<void(const std_msgs::Int32 &)>([&](const std_msgs::Int32 &m) {
+        std::lock_guard<std::mutex> lk(mu);
+        seen.push_back("ref" + std::to_string(m.data));
+      }));
+  EXPECT_EQ(so.datatype, "std_msgs/Int32");
+  ros::Subscriber b = nh.subscribe(so);
+  ASSERT_TRUE(a && b);
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_full", 10);
+  ASSERT_TRUE(connected(p, 1));
+  std_msgs::Int32 m;
+  m.data = 7;
+  p.publish(m);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return seen.size() == 2;
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"event7 /t_full", "ref7"}));
 }
 
 // A member function of an object held by a shared pointer (std:: and boost::): roscpp tracks the
@@ -1661,6 +1766,47 @@ TEST(RoscppCallbackQueue, EmptyAndDisabled) {
   EXPECT_FALSE(made_disabled.isEnabled());
   EXPECT_EQ(made_disabled.callOne(), ros::CallbackQueue::Disabled);
   EXPECT_TRUE(never_served.isEmpty());
+  s.shutdown();
+}
+
+// clear(): what waits in the queue is not called, what comes after it is; a service request
+// waiting is dropped (its call fails); the disable-then-clear pattern of roscpp code.
+TEST(RoscppCallbackQueue, ClearDropsWhatWaits) {
+  ros::CallbackQueue q;
+  ros::NodeHandle nh("cleared");
+  nh.setCallbackQueue(&q);
+  std::vector<int> got;
+  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_queue_clear", 10);
+  ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
+      "/t_queue_clear", 10,
+      std::function<void(const std_msgs::Int32ConstPtr &)>([&](const std_msgs::Int32ConstPtr &m) { got.push_back(m->data); }));
+  ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() > 0; }));
+  std_msgs::Int32 m;
+  for (m.data = 1; m.data <= 3; m.data++) p.publish(m);
+  ASSERT_TRUE(eventually([&] { return !q.isEmpty(); }));
+  q.clear();
+  m.data = 4;
+  p.publish(m);
+  q.callAvailable(ros::WallDuration(1.0));
+  EXPECT_EQ(got, std::vector<int>{4}) << "1 to 3 were queued before clear()";
+  // a request waiting in the queue: dropped by clear, the call fails; the next one is answered
+  ros::ServiceServer srv = nh.advertiseService("clear_srv", answer_second);
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("clear_srv");
+  std_srvs::Trigger call;
+  std::future<bool> pending = std::async(std::launch::async, [&] { return c.call(call); });
+  ASSERT_TRUE(eventually([&] { return !q.isEmpty(); })) << "the request waits in the queue";
+  q.disable();
+  q.clear();
+  q.enable();
+  q.callAvailable(ros::WallDuration(1.0));
+  ASSERT_EQ(pending.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_FALSE(pending.get());
+  std::future<bool> next = std::async(std::launch::async, [&] { return c.call(call); });
+  ASSERT_TRUE(eventually([&] { return !q.isEmpty(); }));
+  q.callAvailable(ros::WallDuration(1.0));
+  ASSERT_EQ(next.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(next.get());
+  EXPECT_EQ(call.response.message, "second");
   s.shutdown();
 }
 
