@@ -3141,7 +3141,8 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
   const uint8_t *b = static_cast<const uint8_t *>(req->data);
   uint32_t len;
   std::memcpy(&len, b, 4);
-  uint32_t cl = b[4 + len];  // (put_request wrote it: len + 5 + cl fits the slot)
+  uint32_t cl = 0;  // (put_request wrote it; bounded by the slot all the same)
+  if (len + 5 <= req->size) cl = std::min<uint32_t>(b[4 + len], req->size - 5 - len);
   Bytes out;
   tl_serving.push_back(s);
   tl_callers.emplace_back(reinterpret_cast<const char *>(b) + 5 + len, cl);
@@ -3215,7 +3216,7 @@ void on_relay_answer(takt_client_t *, takt_future_t, void *user) { settle(static
 
 void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint8_t *req, uint32_t len) {
   SrvCore *s = static_cast<SrvCore *>(user);
-  if (len + 4 > s->staging.size()) return wire_fail(srv, call, "request exceeds TAKT_ROSCPP_MAX_MESSAGE");
+  if (len + 4 > g().blob.size) return wire_fail(srv, call, "request exceeds TAKT_ROSCPP_MAX_MESSAGE");
   SrvCore::WireCall *slot = nullptr;
   {
     std::lock_guard<std::mutex> lk(s->wire_mu);

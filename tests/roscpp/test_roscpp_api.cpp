@@ -379,6 +379,22 @@ void scan_cb(const std_msgs::Int32::ConstPtr &m, const std::string &side, std::v
 
 // subscribe<M>(topic, q, boost::bind(cb, _1, extra)) as ROS 1 code writes it (it was ambiguous
 // among the std::function forms), and roscpp's tracked object: not called once it is gone.
+// A publisher of topic that, once a subscriber is connected, publishes an Int32 of value data;
+// ok: seen (under mu) then holds n entries.
+ros::Publisher publish_until_seen(ros::NodeHandle &nh, const std::string &topic, int data, std::mutex &mu,
+                                  const std::vector<std::string> &seen, size_t n, bool &ok) {
+  ros::Publisher p = nh.advertise<std_msgs::Int32>(topic, 10);
+  std_msgs::Int32 m;
+  m.data = data;
+  ok = connected(p, 1);
+  if (ok) p.publish(m);
+  ok = ok && eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return seen.size() == n;
+  });
+  return p;
+}
+
 TEST(RoscppCallables, BoostBindAndTrackedObject) {
   using namespace boost::placeholders;
   ros::NodeHandle nh;
@@ -389,16 +405,11 @@ TEST(RoscppCallables, BoostBindAndTrackedObject) {
   ros::Subscriber b = nh.subscribe<std_msgs::Int32>(
       "/t_bind", 10, boost::bind(scan_cb, _1, "tracked", &seen, &mu), ros::VoidConstPtr(owner),
       ros::TransportHints().tcpNoDelay());
-  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_bind", 10);
-  ASSERT_TRUE(connected(p, 1));
-  std_msgs::Int32 m;
-  m.data = 1;
-  p.publish(m);
-  ASSERT_TRUE(eventually([&] {
-    std::lock_guard<std::mutex> lk(mu);
-    return seen.size() == 2;
-  }));
+  bool ok = false;
+  ros::Publisher p = publish_until_seen(nh, "/t_bind", 1, mu, seen, 2, ok);
+  ASSERT_TRUE(ok);
   owner.reset();  // the tracked object goes: b's callback is not called any more
+  std_msgs::Int32 m;
   m.data = 2;
   p.publish(m);
   ASSERT_TRUE(eventually([&] {
@@ -436,15 +447,9 @@ TEST(RoscppCallables, TheCallbacksFullParameterTypeGiven) {
   EXPECT_EQ(so.datatype, "std_msgs/Int32");
   ros::Subscriber b = nh.subscribe(so);
   ASSERT_TRUE(a && b);
-  ros::Publisher p = nh.advertise<std_msgs::Int32>("/t_full", 10);
-  ASSERT_TRUE(connected(p, 1));
-  std_msgs::Int32 m;
-  m.data = 7;
-  p.publish(m);
-  ASSERT_TRUE(eventually([&] {
-    std::lock_guard<std::mutex> lk(mu);
-    return seen.size() == 2;
-  }));
+  bool ok = false;
+  ros::Publisher p = publish_until_seen(nh, "/t_full", 7, mu, seen, 2, ok);
+  ASSERT_TRUE(ok);
   std::lock_guard<std::mutex> lk(mu);
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::string>{"event7 /t_full", "ref7"}));
