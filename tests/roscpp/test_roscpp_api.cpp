@@ -1785,14 +1785,28 @@ TEST(RoscppCallbackQueue, ClearDropsWhatWaits) {
   ros::Subscriber s = nh.subscribe<std_msgs::Int32>(
       "/t_queue_clear", 10,
       std::function<void(const std_msgs::Int32ConstPtr &)>([&](const std_msgs::Int32ConstPtr &m) { got.push_back(m->data); }));
+  // a witness of the same queue size on a queue of its own: its lane (the takt topic) is the
+  // one above's, so a message it has been given is queued for the one above too
+  ros::CallbackQueue wq;
+  ros::NodeHandle wn("cleared_witness");
+  wn.setCallbackQueue(&wq);
+  int seen = 0;
+  ros::Subscriber w = wn.subscribe<std_msgs::Int32>(
+      "/t_queue_clear", 10, std::function<void(const std_msgs::Int32ConstPtr &)>([&](const std_msgs::Int32ConstPtr &m) { seen = m->data; }));
   ASSERT_TRUE(eventually([&] { return p.getNumSubscribers() > 0; }));
   std_msgs::Int32 m;
   for (m.data = 1; m.data <= 3; m.data++) p.publish(m);
-  ASSERT_TRUE(eventually([&] { return !q.isEmpty(); }));
+  ASSERT_TRUE(eventually([&] {
+    wq.callAvailable();
+    return seen == 3;
+  })) << "the three messages reached this process";
   q.clear();
   m.data = 4;
   p.publish(m);
-  q.callAvailable(ros::WallDuration(1.0));
+  ASSERT_TRUE(eventually([&] {
+    q.callAvailable();
+    return !got.empty();
+  }));
   EXPECT_EQ(got, std::vector<int>{4}) << "1 to 3 were queued before clear()";
   // a request waiting in the queue: dropped by clear, the call fails; the next one is answered
   ros::ServiceServer srv = nh.advertiseService("clear_srv", answer_second);
@@ -1813,6 +1827,7 @@ TEST(RoscppCallbackQueue, ClearDropsWhatWaits) {
   EXPECT_TRUE(next.get());
   EXPECT_EQ(call.response.message, "second");
   s.shutdown();
+  w.shutdown();
 }
 
 // callOne waits for a callback and returns once it has run, long before its timeout; a service
