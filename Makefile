@@ -9,10 +9,10 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 VENV    := .venv
 CMAKE   := cmake -G Ninja -S .
-# ctest with the slots that keep the exclusive tests alone, JOBS tests at a time and one more
-# slot for the tests that run beside them (cmake/TaktTestResources.cmake)
+# ctest with the slots that keep the ROS tests one at a time, JOBS tests at a time and two more
+# parallel slots for the two tests that run beside them (cmake/TaktTestResources.cmake)
 CTEST   := ctest --resource-spec-file $(CURDIR)/cmake/ctest-resources.json
-CTEST_J := $(shell echo $$(( $(JOBS) + 1 )))
+CTEST_J := $(shell echo $$(( $(JOBS) + 2 )))
 export TAKT_BUILD_DIR := $(CURDIR)/$(BUILD)/release
 
 all: build

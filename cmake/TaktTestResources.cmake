@@ -1,16 +1,18 @@
 # Which tests may share the machine, in CTest's resources (cmake/ctest-resources.json, which the
-# Makefile's suites pass to ctest with --resource-spec-file, and one parallel slot more than the
-# machine has CPUs: -j N+1).
+# Makefile's suites pass to ctest with --resource-spec-file, and two parallel slots more than the
+# machine has CPUs: -j N+2).
 #
 # The machine is 64 "cpus" slots. A test takes 64 / N of them (N: the CPUs of the machine that
-# configures the tree), so N of them run at once. A test declared RUN_SERIAL (the ROS peers'
-# start-up takes whole CPUs and would starve the timing windows of tests beside it) becomes
-# exclusive: it takes all 64. A test labelled "beside_exclusive" takes none and runs beside
-# everything, exclusive tests included, in ctest's extra parallel slot: the 100,000-message QEMU
-# link test, which would otherwise hold every exclusive test back for its minutes, and the roscpp
-# examples' compilers (at the idle scheduling class: they take only the CPU time the tests leave).
-# Without the resource file (a plain `ctest`), CTest counts no slots, and the exclusive tests run
-# beside others.
+# configures the tree), so N of them run at once. A test declared RUN_SERIAL (the ROS tests: their
+# peers' start-up — rosmaster, rospy, rostopic — takes a whole CPU at a time) also takes the one
+# "serial" slot: one of them runs at a time, beside N - 1 other tests, so its peers take at most
+# the CPU it was given and never starve the timing windows of a second ROS test. A test labelled
+# "whole_machine" takes all 64 and runs alone. A test labelled "beside_exclusive" takes none and
+# runs beside everything in one of ctest's two extra parallel slots: the 100,000-message QEMU link test, which
+# would otherwise hold the others back for its minutes, and the roscpp examples' compilers (at the
+# idle scheduling class: they take only the CPU time the tests leave).
+# Without the resource file (a plain `ctest`), CTest counts no slots, and the ROS tests run beside
+# each other.
 #
 # takt_assign_test_resources(): for the tests of the calling directory, at the end of each
 # CMakeLists.txt that adds tests (CMake 3.25 sets test properties of its own directory only).
@@ -29,14 +31,17 @@ function(takt_assign_test_resources)
     get_test_property(${t} RESOURCE_GROUPS groups)
     if(groups)
       continue()
+    elseif("whole_machine" IN_LIST labels)
+      set_tests_properties(${t} PROPERTIES RUN_SERIAL FALSE RESOURCE_GROUPS "cpus:64")
     elseif(serial)
-      # COST: started before the others (a fresh tree has no timings of its own to order by), so
-      # they run while the "beside_exclusive" test does, not after it
+      # COST: started before the others (a fresh tree has no timings of its own to order by): one
+      # at a time, they are the suite's longest chain
       get_test_property(${t} COST cost)
       if(NOT cost)
         set(cost 1000)
       endif()
-      set_tests_properties(${t} PROPERTIES RUN_SERIAL FALSE RESOURCE_GROUPS "cpus:64" COST ${cost})
+      set_tests_properties(${t} PROPERTIES RUN_SERIAL FALSE RESOURCE_GROUPS "cpus:${takt_test_share},serial:1"
+                           COST ${cost})
     elseif(NOT "beside_exclusive" IN_LIST labels)
       set_tests_properties(${t} PROPERTIES RESOURCE_GROUPS "cpus:${takt_test_share}")
     endif()
