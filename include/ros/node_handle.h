@@ -978,7 +978,7 @@ class NodeHandle {
   template <class T, class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, bool (T::*fp)(Req &, Resp &), T *obj,
                                  const takt::Scheduling &s = takt::Scheduling()) {
-    return srv<Req, Resp>(service, [fp, obj](Req &a, Resp &b) { return (obj->*fp)(a, b); }, s);
+    return srv<Req, Resp>(service, member_call<Req, Resp>(fp, obj), s);
   }
   template <class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, const std::function<bool(Req &, Resp &)> &fn,
@@ -1027,20 +1027,18 @@ class NodeHandle {
   template <class T, class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &), T *obj,
                                  const takt::Scheduling &s = takt::Scheduling()) {
-    return srv<Req, Resp>(service, [fp, obj](Req &a, Resp &b) {
-      return takt_impl::call_event([fp, obj](ServiceEvent<Req, Resp> &e) { return (obj->*fp)(e); }, a, b);
-    }, s);
+    return srv<Req, Resp>(service, member_call<Req, Resp>(fp, obj), s);
   }
   template <class T, class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &),
                                  const std::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
-    return srv_event_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+    return srv_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
   }
 #if TAKT_ROSCPP_BOOST
   template <class T, class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &),
                                  const boost::shared_ptr<T> &obj, const takt::Scheduling &s = takt::Scheduling()) {
-    return srv_event_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
+    return srv_tracked<Req, Resp>(service, fp, obj.get(), VoidConstPtr(obj), s);
   }
   template <class R, class Req, class Resp>
   ServiceServer advertiseService(const std::string &service, const boost::function<R(ServiceEvent<Req, Resp> &)> &fn,
@@ -1067,9 +1065,8 @@ class NodeHandle {
   template <class Service>
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
-    (void)header_values;
     takt_impl::Type t{service_traits::datatype<Service>(), service_traits::md5sum<Service>(), ""};
-    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
+    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent, header_values)));
   }
   /** roscpp's serviceClient(ServiceClientOptions&); options filled in by hand without init give
    * an empty client and one line. */
@@ -1078,15 +1075,15 @@ class NodeHandle {
       takt_impl::options_not_initialized("serviceClient", ops.service);
       return ServiceClient();
     }
-    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(ops.service), ops.type_, ops.persistent)));
+    return ServiceClient(
+        keep(takt_impl::service_client(impl_, resolveName(ops.service), ops.type_, ops.persistent, ops.header)));
   }
   // (its request and response types given, as roscpp's serviceClient<MReq, MRes>)
   template <class MReq, class MRes>
   ServiceClient serviceClient(const std::string &service, bool persistent = false,
                               const M_string &header_values = M_string()) {
-    (void)header_values;
     takt_impl::Type t{service_traits::datatype<MReq>(), service_traits::md5sum<MReq>(), ""};
-    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent)));
+    return ServiceClient(keep(takt_impl::service_client(impl_, resolveName(service), t, persistent, header_values)));
   }
 
   // timers
@@ -1326,24 +1323,27 @@ class NodeHandle {
   Subscriber sub(const std::string &topic, uint32_t q, takt_impl::RawFn fn, const SubscribeExtra &extra) {
     return Subscriber(keep(takt_impl::subscribe(cb_node(), resolveName(topic), takt_type<M>(), q, std::move(fn), extra.sched)));
   }
-  // fp of obj, whose owner tracked is (a call once it is gone fails without calling fp)
+  // a service member function of obj as a call of request and response: (Req&, Resp&) or
+  // (ServiceEvent<Req, Resp>&)
   template <class Req, class Resp, class T>
-  ServiceServer srv_tracked(const std::string &service, bool (T::*fp)(Req &, Resp &), T *obj,
-                            const VoidConstPtr &tracked, const takt::Scheduling &s) {
-    auto lock = tracked.locker();
-    return srv<Req, Resp>(service, [fp, obj, lock](Req &a, Resp &b) {
-      std::shared_ptr<void const> hold = lock ? lock() : nullptr;
-      return hold ? (obj->*fp)(a, b) : false;  // the tracked object is gone (or was none)
-    }, s);
+  static std::function<bool(Req &, Resp &)> member_call(bool (T::*fp)(Req &, Resp &), T *obj) {
+    return [fp, obj](Req &a, Resp &b) { return (obj->*fp)(a, b); };
   }
   template <class Req, class Resp, class T>
-  ServiceServer srv_event_tracked(const std::string &service, bool (T::*fp)(ServiceEvent<Req, Resp> &), T *obj,
-                                  const VoidConstPtr &tracked, const takt::Scheduling &s) {
-    auto lock = tracked.locker();
-    return srv<Req, Resp>(service, [fp, obj, lock](Req &a, Resp &b) {
-      std::shared_ptr<void const> hold = lock ? lock() : nullptr;
-      if (!hold) return false;  // the tracked object is gone (or was none)
+  static std::function<bool(Req &, Resp &)> member_call(bool (T::*fp)(ServiceEvent<Req, Resp> &), T *obj) {
+    return [fp, obj](Req &a, Resp &b) {
       return takt_impl::call_event([fp, obj](ServiceEvent<Req, Resp> &e) { return (obj->*fp)(e); }, a, b);
+    };
+  }
+  // fp (either form) of obj, whose owner tracked is (a call once it is gone fails without calling fp)
+  template <class Req, class Resp, class Fp, class T>
+  ServiceServer srv_tracked(const std::string &service, Fp fp, T *obj, const VoidConstPtr &tracked,
+                            const takt::Scheduling &s) {
+    auto lock = tracked.locker();
+    std::function<bool(Req &, Resp &)> call = member_call<Req, Resp>(fp, obj);
+    return srv<Req, Resp>(service, [call, lock](Req &a, Resp &b) {
+      std::shared_ptr<void const> hold = lock ? lock() : nullptr;
+      return hold ? call(a, b) : false;  // the tracked object is gone (or was none)
     }, s);
   }
   // fn, not called once tracked is gone (the call fails) and holding it while it runs

@@ -65,6 +65,38 @@ using takt_impl::PubShared;
 using takt_impl::RosSub;
 using takt_impl::SrvCore;
 
+// A slot of the topics of received messages and of the services' requests: u32 length, the
+// bytes, u8 length and the callerid of the node they came from (a message's publisher, a
+// request's caller).
+/** bytes (n) and from into slot (room: n + 4 + kCalleridRoom); the bytes the slot holds then. */
+uint32_t put_slot(uint8_t *slot, const uint8_t *bytes, uint32_t n, const char *from) {
+  std::memcpy(slot, &n, 4);
+  if (n) std::memcpy(slot + 4, bytes, n);
+  size_t fl = strnlen(from, kCalleridRoom - 1);  // (a bounded look: the room the slot has)
+  slot[4 + n] = static_cast<uint8_t>(fl);
+  std::memcpy(slot + 5 + n, from, fl);
+  return 5 + n + static_cast<uint32_t>(fl);
+}
+struct SlotView {
+  const uint8_t *bytes;
+  uint32_t len;
+  const char *from;  // not terminated
+  uint32_t from_len;
+};
+/** What put_slot wrote into slot (size bytes), each length bounded by size. */
+SlotView read_slot(const void *slot, uint32_t size) {
+  const uint8_t *b = static_cast<const uint8_t *>(slot);
+  SlotView v{b + 4, 0, "", 0};
+  if (size < 4) return v;
+  std::memcpy(&v.len, b, 4);
+  v.len = std::min(v.len, size - 4);
+  if (v.len + 5 <= size) {
+    v.from = reinterpret_cast<const char *>(b + 5 + v.len);
+    v.from_len = std::min<uint32_t>(b[4 + v.len], size - 5 - v.len);
+  }
+  return v;
+}
+
 struct Global {
   // start_mu serializes ros::start, held across its wait for the master (taken before mu and
   // reg_mu, and never held by ros::shutdown, which std::exit runs);
@@ -2108,12 +2140,8 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
     rs->refused++;
     return;
   }
-  std::memcpy(rs->scratch.data(), &len, 4);
-  std::memcpy(rs->scratch.data() + 4, bytes, len);
   const char *from = takt_ros1_received_from(rs->node);
-  size_t fl = strnlen(from, kCalleridRoom - 1);  // (a bounded look: the room the slot has)
-  rs->scratch[4 + len] = static_cast<uint8_t>(fl);
-  std::memcpy(rs->scratch.data() + 5 + len, from, fl);
+  uint32_t used = put_slot(rs->scratch.data(), bytes, len, from);
   // its origin time: when it reached the host (the process runs on the real clock)
   int64_t now = takt_time_now(), at = takt_ros1_received_at(rs->node);
   if (at <= 0 || at > now) at = now;
@@ -2131,7 +2159,7 @@ void on_ros1_message(void *user, const uint8_t *bytes, uint32_t len) {
                         rs->latched.end());
       e = rs->latched.insert(rs->latched.end(), RosSub::Latched{from, {}, 0});
     }
-    e->bytes.assign(rs->scratch.begin(), rs->scratch.begin() + 5 + len + static_cast<long>(fl));
+    e->bytes.assign(rs->scratch.begin(), rs->scratch.begin() + used);
     e->at = at;
   }
   uint32_t n = rs->n_lanes.load(std::memory_order_acquire);
@@ -2226,18 +2254,18 @@ SubImpl::~SubImpl() {
   }
 }
 
-/** A message in the lanes' layout (length, bytes, callerid) to s's callback; t_info: when it
- * reached the host (on_ros1_message). False when the callback dropped s's last handle (s is gone). */
-bool deliver(SubImpl *s, const uint8_t *b, int64_t t_info) {
-  uint32_t len;
-  std::memcpy(&len, b, 4);
-  MsgInfo info{reinterpret_cast<const char *>(b + 5 + len), b[4 + len], t_info, &s->rs->topic, &s->rs->type};
+/** A message in a slot's layout (put_slot: length, bytes, callerid; size bytes) to s's callback;
+ * t_info: when it reached the host (on_ros1_message). False when the callback dropped s's last
+ * handle (s is gone). */
+bool deliver(SubImpl *s, const uint8_t *slot, uint32_t size, int64_t t_info) {
+  SlotView v = read_slot(slot, size);
+  MsgInfo info{v.from, v.from_len, t_info, &s->rs->topic, &s->rs->type};
   SubImpl *outer = tl_sub;
   bool outer_freed = tl_sub_freed;  // (a callback nested in another, e.g. in waitForMessage)
   tl_sub = s;
   tl_sub_freed = false;
   std::shared_ptr<const RawFn> fn = s->fn;  // (a reference more: no allocation)
-  guarded("a subscription callback", [&] { (*fn)(b + 4, len, info); });
+  guarded("a subscription callback", [&] { (*fn)(v.bytes, v.len, info); });
   bool freed = tl_sub_freed;
   tl_sub = outer;
   tl_sub_freed = outer_freed;
@@ -2272,7 +2300,7 @@ bool deliver_replay(SubImpl *s) {
     s->replay_pending.store(false);
   }
   for (const RosSub::Latched &e : v) {
-    if (!deliver(s, e.bytes.data(), e.at)) return false;
+    if (!deliver(s, e.bytes.data(), static_cast<uint32_t>(e.bytes.size()), e.at)) return false;
     if (s->down.load()) break;
   }
   return true;
@@ -2284,7 +2312,7 @@ void on_takt_message(takt_subscription_t *, const takt_message_t *msg, void *use
   // older than any live message; a replayed message's callback may end the Subscriber
   if (s->replay_pending.load() && !deliver_replay(s)) return;
   if (!s->down.load() && !cleared(*s->node, msg->header.t_data) &&
-      !deliver(s, static_cast<const uint8_t *>(msg->data), msg->header.t_info))
+      !deliver(s, static_cast<const uint8_t *>(msg->data), msg->size, msg->header.t_info))
     return;
   sub_call_end(s);
 }
@@ -3111,22 +3139,17 @@ class SrvImpl {
 };
 
 namespace {
-thread_local std::vector<const SrvCore *> tl_serving;  // the handlers this thread runs, innermost last
-thread_local std::vector<std::string> tl_callers;     // and their callers (ServiceEvent), the same
+struct Serving {
+  const SrvCore *srv;
+  const char *caller;  // its caller's callerid (ServiceEvent), in the request's slot
+  uint32_t caller_len;
+};
+thread_local std::vector<Serving> tl_serving;  // the handlers this thread runs, innermost last
 }  // namespace
 
-// A request in the takt service: u32 length, the request, u8 length and the callerid of the
-// calling node (a ROS client's, or this node's for a call from this process), as a received
-// message's slot has its publisher's.
+// A request in the takt service is in a slot's layout (put_slot), the caller's callerid after it:
+// a ROS client's, or this node's for a call from this process.
 namespace {
-/** req (n bytes) and the caller into slot (G.received.size bytes; n + 4 <= G.blob.size). */
-void put_request(uint8_t *slot, const uint8_t *req, uint32_t n, const char *caller) {
-  std::memcpy(slot, &n, 4);
-  if (n) std::memcpy(slot + 4, req, n);
-  size_t cl = strnlen(caller, kCalleridRoom - 1);
-  slot[4 + n] = static_cast<uint8_t>(cl);
-  std::memcpy(slot + 5 + n, caller, cl);
-}
 thread_local uint32_t tl_calls = 0;                   // in-process client calls this thread is in
 }  // namespace
 
@@ -3138,17 +3161,11 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
     if (s->node && cleared(*s->node, req->header.t_data)) return TAKT_ESTATE;  // CallbackQueue::clear
     s->running++;
   }
-  const uint8_t *b = static_cast<const uint8_t *>(req->data);
-  uint32_t len;
-  std::memcpy(&len, b, 4);
-  uint32_t cl = 0;  // (put_request wrote it; bounded by the slot all the same)
-  if (len + 5 <= req->size) cl = std::min<uint32_t>(b[4 + len], req->size - 5 - len);
+  SlotView v = read_slot(req->data, req->size);
   Bytes out;
-  tl_serving.push_back(s);
-  tl_callers.emplace_back(reinterpret_cast<const char *>(b) + 5 + len, cl);
+  tl_serving.push_back(Serving{s, v.from, v.from_len});
   bool ok = false;  // a handler that throws fails the call, as roscpp's
-  if (!guarded("a service callback", [&] { ok = s->fn(b + 4, len, out); })) ok = false;
-  tl_callers.pop_back();
+  if (!guarded("a service callback", [&] { ok = s->fn(v.bytes, v.len, out); })) ok = false;
   tl_serving.pop_back();
   {
     std::lock_guard<std::mutex> lk(s->mu);
@@ -3169,9 +3186,10 @@ takt_err_t on_request(takt_service_t *, const takt_message_t *req, void *respons
 std::shared_ptr<M_string> service_event_header() {
   auto h = std::make_shared<M_string>();
   if (tl_serving.empty()) return h;  // (a ServiceEvent is only made in a service callback)
-  (*h)["callerid"] = tl_callers.back();
-  (*h)["service"] = tl_serving.back()->name;
-  (*h)["md5sum"] = tl_serving.back()->md5;
+  const Serving &in = tl_serving.back();
+  (*h)["callerid"] = std::string(in.caller, in.caller_len);
+  (*h)["service"] = in.srv->name;
+  (*h)["md5sum"] = in.srv->md5;
   return h;
 }
 
@@ -3230,7 +3248,7 @@ void on_wire_request(void *user, takt_ros1_srv_t *srv, uint32_t call, const uint
       }
   }
   if (slot == nullptr) return wire_fail(srv, call, "too many requests in progress");
-  put_request(s->staging.data(), req, len, takt_ros1_received_from(g().ros1));
+  put_slot(s->staging.data(), req, len, takt_ros1_received_from(g().ros1));
   takt_future_t f;
   takt_err_t rc = takt_client_call(s->relay, s->staging.data(), static_cast<uint32_t>(s->staging.size()), &f);
   {
@@ -3264,6 +3282,7 @@ class ClientImpl {
   std::condition_variable cv;
   uint64_t answers = 0;  // guarded by mu
   bool persistent = false;
+  M_string header;  // serviceClient's header_values
 #if TAKT_ROSCPP_TCPROS_SERVICES
   std::mutex wire_mu;                // one wire call at a time (guards wire)
   takt_ros1_client_t *wire = nullptr;
@@ -3437,7 +3456,8 @@ void srv_shutdown(SrvImpl &impl) {
   {
     std::unique_lock<std::mutex> lk(s->mu);
     s->open = false;
-    uint32_t mine = static_cast<uint32_t>(std::count(tl_serving.begin(), tl_serving.end(), s.get()));
+    uint32_t mine = static_cast<uint32_t>(
+        std::count_if(tl_serving.begin(), tl_serving.end(), [&](const Serving &in) { return in.srv == s.get(); }));
     s->cv.wait(lk, [&] { return s->running <= mine; });
   }
 #if TAKT_ROSCPP_TCPROS_SERVICES
@@ -3485,9 +3505,10 @@ void on_response(takt_client_t *, takt_future_t, void *user) {
 }
 
 std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n, const std::string &service,
-                                           const Type &type, bool persistent) {
+                                           const Type &type, bool persistent, const M_string &header) {
   auto c = std::make_shared<ClientImpl>();
   c->persistent = persistent;
+  c->header = header;
   c->node = n ? n : node_open(std::string(), M_string());
   c->name = service;
   c->type = type;
@@ -3547,6 +3568,19 @@ bool local_exists(ClientImpl &c) {
 }
 
 #if TAKT_ROSCPP_TCPROS_SERVICES
+/** c.header into its wire client's connection header: roscpp's own fields stay (its map insert
+ * leaves them), the others are sent. */
+takt_err_t send_header_values(ClientImpl &c) {
+  static const std::set<std::string> own{"callerid", "service", "md5sum", "type", "persistent", "probe"};
+  std::vector<const char *> kv;
+  for (const auto &f : c.header) {
+    if (own.count(f.first)) continue;
+    kv.push_back(f.first.c_str());
+    kv.push_back(f.second.c_str());
+  }
+  return takt_ros1_client_set_header(c.wire, kv.data(), static_cast<uint32_t>(kv.size() / 2));
+}
+
 bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
   Global &G = g();
   Ros1Use use;
@@ -3556,6 +3590,13 @@ bool wire_call(ClientImpl &c, const Bytes &req, Bytes &resp) {
     takt_err_t rc = takt_ros1_client_create(use.n, c.name.c_str(), c.type.datatype, c.type.md5, c.persistent, &c.wire);
     if (rc != TAKT_OK) {
       std::fprintf(stderr, "takt roscpp: serviceClient %s: %s\n", c.name.c_str(), takt_strerror(rc));
+      c.wire = nullptr;
+      return false;
+    }
+    if (!c.header.empty() && (rc = send_header_values(c)) != TAKT_OK) {
+      std::fprintf(stderr, "takt roscpp: serviceClient %s: header_values: %s (a key empty or with '=', or more "
+                   "than the connection header holds)\n", c.name.c_str(), takt_strerror(rc));
+      takt_ros1_client_destroy(c.wire);
       c.wire = nullptr;
       return false;
     }
@@ -3592,7 +3633,7 @@ bool local_call(ClientImpl &c, takt_client_t *client, const Bytes &req, Bytes &r
   Bytes blob(G.received.size), answer(G.blob.size);
   uint32_t n = static_cast<uint32_t>(req.size());
   std::string self = this_node::getName();
-  put_request(blob.data(), req.data(), n, self.c_str());
+  put_slot(blob.data(), req.data(), n, self.c_str());
   takt_future_t f;
   uint64_t seen;
   {
@@ -4279,17 +4320,31 @@ void shutdown() {
   std::fflush(stdout);
   std::fflush(stderr);
 }
+namespace {
+/** printf's fmt with ap as a string (empty when fmt is bad). */
+std::string vformat(const char *fmt, va_list ap) {
+  char small[512];
+  va_list again;
+  va_copy(again, ap);
+  int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  std::string s;
+  if (n > 0 && static_cast<size_t>(n) < sizeof small) {
+    s.assign(small, static_cast<size_t>(n));
+  } else if (n > 0) {
+    s.assign(static_cast<size_t>(n) + 1, '\0');
+    std::vsnprintf(&s[0], s.size(), fmt, again);
+    s.resize(static_cast<size_t>(n));
+  }
+  va_end(again);
+  return s;
+}
+}  // namespace
+
 std::string takt_format(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  std::string s = vformat(fmt, ap);
   va_end(ap);
-  if (n <= 0) return std::string();
-  std::string s(static_cast<size_t>(n) + 1, '\0');
-  va_start(ap, fmt);
-  std::vsnprintf(&s[0], s.size(), fmt, ap);
-  va_end(ap);
-  s.resize(static_cast<size_t>(n));
   return s;
 }
 
@@ -4342,22 +4397,11 @@ void takt_write(Level level, const char *file, int line, const char *function, c
 }
 
 void takt_print(Level level, const char *file, int line, const char *function, const char *fmt, ...) {
-  char small[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  std::string text = vformat(fmt, ap);
   va_end(ap);
-  if (n < 0) return;
-  if (static_cast<size_t>(n) < sizeof small) {
-    takt_write(level, file, line, function, std::string(small, static_cast<size_t>(n)));
-    return;
-  }
-  std::string big(static_cast<size_t>(n) + 1, '\0');
-  va_start(ap, fmt);
-  std::vsnprintf(&big[0], big.size(), fmt, ap);
-  va_end(ap);
-  big.resize(static_cast<size_t>(n));
-  takt_write(level, file, line, function, big);
+  takt_write(level, file, line, function, text);
 }
 
 // ~get_loggers and ~set_logger_level, which every roscpp node serves (rosservice, rqt_logger_level,

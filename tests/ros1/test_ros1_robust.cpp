@@ -552,6 +552,31 @@ TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
   EXPECT_EQ(st.connections, 1u);
 }
 
+extern "C" void test_ros1_signal_connector_cancels(takt_ros1_node_t *n);  // connector_cancel.c
+
+// An unsubscribe's cancel that reaches a connector late, after the connection it was meant for
+// ended, ends the connection being made then: that publisher is no failure, tried again at once
+// (it was counted as one, its error "cancelled", and tried again after the back-off).
+TEST_F(Ros1Live, ACancelMeantForTheConnectionBeforeIsNoFailureOfTheNext) {
+  Connectors c;
+  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
+  SilentPublisher silent;
+  ASSERT_TRUE(silent.start());
+  ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", silent.api()));
+  Received gone;
+  NodeEnd end{node};
+  takt_ros1_sub_t *gone_sub;
+  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
+  ASSERT_TRUE(silent.accept_one(10000)) << "the connector never asked the silent publisher";
+  test_ros1_signal_connector_cancels(node);  // (no unsubscribe: the signal meant for none)
+  EXPECT_TRUE(silent.closed_by_peer(10000)) << "the cancel did not end the connection";
+  EXPECT_TRUE(silent.accept_one(10000)) << "not tried again";
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(gone_sub, &st);
+  EXPECT_EQ(st.connect_failures, 0u) << st.last_error;
+  EXPECT_STREQ(st.last_error, "");
+}
+
 // Two silent publishers a and b of /gone registered, node subscribed to it (into gone, *gone_sub)
 // and both of its connectors held by them (their requestTopic accepted, unanswered).
 static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, SilentPublisher &a,
@@ -564,31 +589,41 @@ static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, S
   ASSERT_TRUE(b.accept_one(10000));
 }
 
+// A listener (the fixture's node) whose two connectors are held by silent publishers a and b of
+// /gone (hold_both_connectors), and a talker of /live (c.live) to subscribe to beside them.
+struct HeldConnectors {
+  Connectors c;
+  SilentPublisher a, b;
+  Received gone, live;
+  takt_ros1_sub_t *gone_sub = nullptr, *live_sub = nullptr;
+  NodeEnd end;  // (last: the listener goes before what its callbacks write into)
+  explicit HeldConnectors(takt_ros1_node_t *&node) : end{node} {}
+  void start(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
+    ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, node));
+    ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, *node, a, b, &gone, &gone_sub));
+  }
+};
+
 // An unsubscribe does not wait for its connections still queued behind others: both connectors
 // held by silent publishers of one topic, a subscription of another topic whose publisher waits
 // in the queue is ended at once (it waited until a connector reached that publisher: up to three
 // timeouts, then TAKT_ETIMEDOUT).
 TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
-  Connectors c;
-  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
-  SilentPublisher a, b;
-  Received gone, live;
-  NodeEnd end{node};
-  takt_ros1_sub_t *gone_sub, *live_sub;
-  ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, node, a, b, &gone, &gone_sub));
-  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);  // its publisher queued
+  HeldConnectors h(node);
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node));
+  ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);  // its publisher queued
   int64_t t0 = takt_time_now();
-  EXPECT_EQ(takt_ros1_unsubscribe(live_sub), TAKT_OK);
+  EXPECT_EQ(takt_ros1_unsubscribe(h.live_sub), TAKT_OK);
   EXPECT_LT(takt_time_now() - t0, 10 * TAKT_NS_PER_S);
   takt_ros1_sub_stats_t st;
-  takt_ros1_sub_get_stats(gone_sub, &st);
+  takt_ros1_sub_get_stats(h.gone_sub, &st);
   EXPECT_EQ(st.connect_failures, 0u) << "a silent publisher's try ended: " << st.last_error;
   // and its publisher is not connected once a connector is free
-  a.hang_up();
-  b.hang_up();
+  h.a.hang_up();
+  h.b.hang_up();
   EXPECT_FALSE(eventually([&] {
     takt_ros1_pub_stats_t ps;
-    takt_ros1_pub_get_stats(c.live, &ps);
+    takt_ros1_pub_get_stats(h.c.live, &ps);
     return ps.connections > 0;
   }, 500));
 }
@@ -597,32 +632,27 @@ TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
 // publishers hung up and tried again are tried one at a time (the default two threads), and a
 // new publisher is connected while one of those tries waits; the other is tried once it ends.
 TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
-  Connectors c;
-  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
-  SilentPublisher a, b;
-  Received gone, live;
-  NodeEnd end{node};
-  takt_ros1_sub_t *gone_sub, *live_sub;
+  HeldConnectors h(node);
   // first tries: one thread each
-  ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, node, a, b, &gone, &gone_sub));
-  a.hang_up();
-  b.hang_up();
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node));
+  h.a.hang_up();
+  h.b.hang_up();
   ASSERT_TRUE(eventually([&] {
     takt_ros1_sub_stats_t st;
-    takt_ros1_sub_get_stats(gone_sub, &st);
+    takt_ros1_sub_get_stats(h.gone_sub, &st);
     return st.connect_failures == 2;
   }, 10000));
   // tried again after the back-off: one of them, and not the other while that try waits
-  pollfd p[2] = {{a.listen_fd, POLLIN, 0}, {b.listen_fd, POLLIN, 0}};
+  pollfd p[2] = {{h.a.listen_fd, POLLIN, 0}, {h.b.listen_fd, POLLIN, 0}};
   ASSERT_EQ(poll(p, 2, 10000), 1) << "no try again, or both at once";
-  SilentPublisher &first = (p[0].revents & POLLIN) ? a : b;
-  SilentPublisher &second = (p[0].revents & POLLIN) ? b : a;
+  SilentPublisher &first = (p[0].revents & POLLIN) ? h.a : h.b;
+  SilentPublisher &second = (p[0].revents & POLLIN) ? h.b : h.a;
   ASSERT_TRUE(first.accept_one(0));
-  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);
+  ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);
   const std::vector<uint8_t> m = ser("live");
   EXPECT_TRUE(eventually([&] {
-    (void)takt_ros1_publish(c.live, m.data(), (uint32_t)m.size());
-    return live.size() > 0;
+    (void)takt_ros1_publish(h.c.live, m.data(), (uint32_t)m.size());
+    return h.live.size() > 0;
   }, 10000)) << "/live waited behind the tries again";
   EXPECT_FALSE(second.accept_one(0)) << "both gone publishers were tried again at once";
   // the waiting try ends: the other is tried

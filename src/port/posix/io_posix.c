@@ -24,15 +24,21 @@
 #include "takt/port.h"
 #include "takt/port_io.h"
 
-static takt_err_t resolve(const char *host, uint16_t port, struct sockaddr_in *sa) {
+/* sa for host and port when host needs no lookup (none or empty: any address; a numeric one):
+ * true; else false with the port set. */
+static bool resolve_numeric(const char *host, uint16_t port, struct sockaddr_in *sa) {
   memset(sa, 0, sizeof *sa);
   sa->sin_family = AF_INET;
   sa->sin_port = htons(port);
   if (host == NULL || host[0] == '\0') {
     sa->sin_addr.s_addr = htonl(INADDR_ANY);
-    return TAKT_OK;
+    return true;
   }
-  if (inet_pton(AF_INET, host, &sa->sin_addr) == 1) return TAKT_OK;
+  return inet_pton(AF_INET, host, &sa->sin_addr) == 1;
+}
+
+static takt_err_t resolve(const char *host, uint16_t port, struct sockaddr_in *sa) {
+  if (resolve_numeric(host, port, sa)) return TAKT_OK;
   struct addrinfo hints = {.ai_family = AF_INET}, *res = NULL;
   if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) return TAKT_EINVAL;
   sa->sin_addr = ((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
@@ -81,11 +87,7 @@ static void *lookup_main(void *arg) {
 
 static takt_err_t resolve_until(const char *host, uint16_t port, takt_io_t wake, int64_t abs_ns,
                                 struct sockaddr_in *sa) {
-  memset(sa, 0, sizeof *sa);
-  sa->sin_family = AF_INET;
-  sa->sin_port = htons(port);
-  if (host == NULL || host[0] == '\0' || inet_pton(AF_INET, host, &sa->sin_addr) == 1)
-    return resolve(host, port, sa); /* no lookup */
+  if (resolve_numeric(host, port, sa)) return TAKT_OK; /* no lookup */
   size_t hl = strlen(host);
   lookup_t *l = calloc(1, sizeof *l + hl + 1);
   if (l == NULL) return TAKT_ENOMEM;
