@@ -595,7 +595,10 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   takt_io_t cancel[TAKT_ROS1_MAX_CONNECT_THREADS];
   uint32_t cancels = 0;
   for (uint32_t i = 0; i < n->conns_started; i++)
-    if (n->conns[i].working == sub) cancel[cancels++] = n->conns[i].cancel;
+    if (n->conns[i].working == sub) {
+      cancel[cancels++] = n->conns[i].cancel;
+      n->conns[i].cancel_meant = true;
+    }
   takt__lock_give(&n->lock);
   for (uint32_t i = 0; i < cancels; i++) takt_io_wake_signal(cancel[i]);
   if (!used) return TAKT_ESTATE;
@@ -1078,12 +1081,21 @@ void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros
 
 /* The connection could not be made: tried again after the back-off when the publisher could not
  * be reached (it may be restarting), forgotten when it refused us or answered nonsense. */
-static takt_err_t connect_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
+static takt_err_t connect_fail(takt__ros1_connector_t *cn, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
                                takt_err_t rc, const char *what) {
-  /* (a cancel the connection was not meant for, an unsubscribe's signal that came late: tried
-   * again; at an unsubscribe or the stop, _lost_locked tries nothing again) */
+  takt_ros1_node_t *n = cn->node;
+  /* (at an unsubscribe or the stop, _lost_locked tries nothing again) */
   bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT || rc == TAKT_ECANCELED;
   takt__lock_take(&n->lock);
+  if (rc == TAKT_ECANCELED && sub->used && !in->stale && !cn->cancel_meant && !atomic_load(&n->stop)) {
+    /* a cancel meant for the connector's connection before (an unsubscribe's signal that came
+     * after that one ended): no failure of this publisher, tried again at once */
+    in->retry_at = takt_time_now();
+    in->state = IN_RETRY;
+    takt__event_signal(&n->closed);
+    takt__lock_give(&n->lock);
+    return rc;
+  }
   if (sub->used) { /* (not a connection an unsubscribe ended) */
     sub->connect_failures++;
     snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
@@ -1125,7 +1137,7 @@ static takt_err_t connect_publisher(takt__ros1_connector_t *cn, takt_ros1_sub_t 
   bool gone = !sub->used;
   takt__ros1_copy(uri, sizeof uri, in->uri);
   takt__lock_give(&n->lock);
-  if (gone) return connect_fail(n, sub, in, TAKT_ECANCELED, "unsubscribed");
+  if (gone) return connect_fail(cn, sub, in, TAKT_ECANCELED, "unsubscribed");
   /* requestTopic(caller_id, topic, [["TCPROS"]]) */
   takt__xr_writer_t *w = takt__ros1_call_begin(c, "requestTopic");
   takt__ros1_w_caller(n, w);
@@ -1142,17 +1154,17 @@ static takt_err_t connect_publisher(takt__ros1_connector_t *cn, takt_ros1_sub_t 
   const takt__xr_value_t *proto;
   takt_err_t rc = takt__ros1_call_end(n, c, uri);
   if (rc == TAKT_OK) rc = takt__ros1_result(c, &proto);
-  if (rc < 0) return connect_fail(n, sub, in, rc, c->error);
+  if (rc < 0) return connect_fail(cn, sub, in, rc, c->error);
   char host[64];
   const takt__xr_value_t *port = takt__xr_at(&c->doc, proto, 2);
   if (!takt__xr_str_is(takt__xr_at(&c->doc, proto, 0), "TCPROS") ||
       takt__xr_str_copy(takt__xr_at(&c->doc, proto, 1), host, sizeof host) < 0 || port == NULL ||
       port->kind != TAKT__XR_INT || port->u.i <= 0 || port->u.i > 65535)
-    return connect_fail(n, sub, in, TAKT_EMALFORMED, "requestTopic answer is not [TCPROS, host, port]");
+    return connect_fail(cn, sub, in, TAKT_EMALFORMED, "requestTopic answer is not [TCPROS, host, port]");
   int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
   takt_io_t io = TAKT_IO_CLOSED;
   rc = takt_io_tcp_connect(host, (uint16_t)port->u.i, cn->cancel, deadline, &io);
-  if (rc < 0) return connect_fail(n, sub, in, rc, "TCPROS connection failed");
+  if (rc < 0) return connect_fail(cn, sub, in, rc, "TCPROS connection failed");
   (void)takt_io_tcp_nodelay(io, true);
   /* the same-host transport offered: an object of ours the publisher maps if it can (a takt
    * node on this host); its name goes once the answer came, taken or not */
@@ -1216,7 +1228,7 @@ static takt_err_t connect_publisher(takt__ros1_connector_t *cn, takt_ros1_sub_t 
   if (!shm_taken) takt__r1shm_close(&ring);
   if (rc < 0) {
     takt_io_close(&io);
-    return connect_fail(n, sub, in, rc, what);
+    return connect_fail(cn, sub, in, rc, what);
   }
   (void)takt_io_rx_times(io, true); /* takt_ros1_received_at: the kernel's time, if it has one */
   takt__lock_take(&n->lock);
@@ -1371,6 +1383,7 @@ void takt__ros1_connector_main(void *arg) {
       sub = &n->subs[wk.sub];
       in = &sub->in[wk.slot];
       cn->working = sub;
+      cn->cancel_meant = false;
     }
     takt__lock_give(&n->lock);
     if (sub == NULL) {

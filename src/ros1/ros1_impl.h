@@ -226,9 +226,11 @@ typedef struct takt__ros1_connector {
   takt_thread_t thread;
   /* ends its connection being made: signalled at the node's stop and by an unsubscribe of the
    * subscription it works for (cleared before each connection; one that comes late, meant for
-   * the connection before, ends the next one early: that publisher is tried again) */
+   * the connection before, ends the next one early: that publisher is tried again at once, not
+   * counted as its failure) */
   takt_io_t cancel;
   takt_ros1_sub_t *working; /* node->lock: the subscription of the connection being made */
+  bool cancel_meant;        /* node->lock: an unsubscribe signalled cancel for that connection */
 } takt__ros1_connector_t;
 
 /* A cached parameter (master.c). */
