@@ -157,9 +157,11 @@ std::shared_ptr<SrvImpl> advertise_service(const std::shared_ptr<NodeImpl> &n,
 std::string srv_name(const SrvImpl &s);
 void srv_shutdown(SrvImpl &s);
 bool srv_valid(const SrvImpl &s);
+/** header: fields its TCPROS connection header carries besides roscpp's own (serviceClient's
+ * header_values; a key of roscpp's own is left out, as roscpp's map insert leaves it). */
 std::shared_ptr<ClientImpl> service_client(const std::shared_ptr<NodeImpl> &n,
                                            const std::string &service, const Type &srv,
-                                           bool persistent = false);
+                                           bool persistent = false, const M_string &header = M_string());
 bool client_persistent(const ClientImpl &c);
 bool client_call(ClientImpl &c, const Bytes &req, Bytes &resp);
 bool client_exists(ClientImpl &c);

@@ -342,6 +342,15 @@ void takt_ros1_srv_get_stats(takt_ros1_srv_t *srv, takt_ros1_srv_stats_t *out);
 takt_err_t takt_ros1_client_create(takt_ros1_node_t *node, const char *service, const char *type,
                                    const char *md5, bool persistent, takt_ros1_client_t **out);
 /**
+ * Fields the client's connection header carries besides its own (roscpp's serviceClient
+ * header_values): count pairs in fields, key then value, copied. Replaces those set before;
+ * count 0 removes them; a persistent connection up now keeps the header it was made with.
+ * TAKT_EINVAL for an empty key, a key with '=', or one of the header's own (callerid, service,
+ * md5sum, type, persistent, probe); TAKT_ESIZE when they alone exceed the node's max_header;
+ * TAKT_ENOMEM when the context has no room; TAKT_EBUSY while a call is in progress. Creation time.
+ */
+takt_err_t takt_ros1_client_set_header(takt_ros1_client_t *client, const char *const *fields, uint32_t count);
+/**
  * Call the service: lookupService (each call, or when the persistent connection is made), the
  * TCPROS exchange, the answer into response (cap bytes, *len set). Blocks the caller up to
  * timeout_ns (and the master call up to the node's timeout): not for callbacks. TAKT_OK;

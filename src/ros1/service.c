@@ -332,6 +332,8 @@ struct takt_ros1_client {
   takt_io_t io; /* the persistent connection */
   uint8_t *hdr; /* max_header */
   takt__tcpros_field_t fields[TAKT__ROS1_FIELDS];
+  char *extra;          /* takt_ros1_client_set_header's fields: key\0value\0 each (context) */
+  uint32_t extra_count; /* their pairs */
   char error[384];
 };
 
@@ -357,7 +359,45 @@ takt_err_t takt_ros1_client_create(takt_ros1_node_t *n, const char *service, con
 void takt_ros1_client_destroy(takt_ros1_client_t *cl) {
   if (cl == NULL) return;
   takt_io_close(&cl->io);
+  if (cl->extra != NULL) takt__context_free(cl->node->ctx, cl->extra);
   takt__context_free(cl->node->ctx, cl);
+}
+
+/* The fields a client's header has of its own (client_connect). */
+static bool own_field(const char *key) {
+  static const char *const own[] = {"callerid", "service", "md5sum", "type", "persistent", "probe"};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (strcmp(key, own[i]) == 0) return true;
+  return false;
+}
+
+takt_err_t takt_ros1_client_set_header(takt_ros1_client_t *cl, const char *const *fields, uint32_t count) {
+  if (cl == NULL || (count > 0 && fields == NULL)) return TAKT_EINVAL;
+  size_t size = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const char *k = fields[2 * i], *v = fields[2 * i + 1];
+    if (k == NULL || v == NULL || k[0] == '\0' || strchr(k, '=') != NULL || own_field(k)) return TAKT_EINVAL;
+    size += strlen(k) + strlen(v) + 2;
+    if (size > cl->node->cfg.max_header) return TAKT_ESIZE; /* (it could never be sent) */
+  }
+  char *extra = NULL;
+  if (count > 0 && (extra = takt__context_alloc(cl->node->ctx, size)) == NULL) return TAKT_ENOMEM;
+  if (atomic_exchange(&cl->busy, true)) {
+    if (extra != NULL) takt__context_free(cl->node->ctx, extra);
+    return TAKT_EBUSY;
+  }
+  char *at = extra;
+  for (uint32_t i = 0; i < 2 * count; i++) {
+    size_t n = strlen(fields[i]) + 1;
+    memcpy(at, fields[i], n);
+    at += n;
+  }
+  char *old = cl->extra;
+  cl->extra = extra;
+  cl->extra_count = count;
+  atomic_store(&cl->busy, false);
+  if (old != NULL) takt__context_free(cl->node->ctx, old);
+  return TAKT_OK;
 }
 
 const char *takt_ros1_client_error(const takt_ros1_client_t *cl) { return cl->error; }
@@ -397,6 +437,12 @@ static takt_err_t client_connect(takt_ros1_client_t *cl, int64_t deadline, bool 
   takt__tcpros_w_field(&hw, "type", cl->type);
   if (probe) takt__tcpros_w_field(&hw, "probe", "1");
   else if (cl->persistent) takt__tcpros_w_field(&hw, "persistent", "1");
+  const char *f = cl->extra;
+  for (uint32_t i = 0; i < cl->extra_count; i++) {
+    const char *v = f + strlen(f) + 1;
+    takt__tcpros_w_field(&hw, f, v);
+    f = v + strlen(v) + 1;
+  }
   int32_t hl = takt__tcpros_w_end(&hw);
   if (hl < 0) return fail(cl, TAKT_ESIZE, "our connection header is larger than max_header");
   rc = takt_io_write_until(cl->io, cl->hdr, (uint32_t)hl, n->stop_wake, deadline, NULL);

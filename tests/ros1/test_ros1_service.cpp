@@ -180,11 +180,21 @@ TEST_F(Ros1Live, TaktClientCallsARospyService) {
   EXPECT_NE(std::string(takt_ros1_client_error(once)).find("data must be true"), std::string::npos)
       << takt_ros1_client_error(once);
 
-  // persistent: one connection for every call
+  // persistent: one connection for every call; fields of the caller's own in its header
   takt_ros1_client_t *kept;
   ASSERT_EQ(takt_ros1_client_create(node, "/rospy_flag", std_srvs__SetBool__NAME,
                                     std_srvs__SetBool__MD5, true, &kept),
             TAKT_OK);
+  const char *bad_key[] = {"a=b", "c"}, *own_key[] = {"callerid", "/x"}, *empty_key[] = {"", "c"};
+  EXPECT_EQ(takt_ros1_client_set_header(kept, bad_key, 1), TAKT_EINVAL);
+  EXPECT_EQ(takt_ros1_client_set_header(kept, own_key, 1), TAKT_EINVAL);
+  EXPECT_EQ(takt_ros1_client_set_header(kept, empty_key, 1), TAKT_EINVAL);
+  std::string huge(70000, 'v');
+  const char *too_big[] = {"big", huge.c_str()};
+  EXPECT_EQ(takt_ros1_client_set_header(kept, too_big, 1), TAKT_ESIZE);
+  const char *first[] = {"cookie", "1"}, *fields[] = {"cookie", "42", "robot", "r2"};
+  ASSERT_EQ(takt_ros1_client_set_header(kept, first, 1), TAKT_OK);
+  ASSERT_EQ(takt_ros1_client_set_header(kept, fields, 2), TAKT_OK);  // (replaces the first)
   for (int i = 5; i <= 14; i++) {
     ASSERT_EQ(takt_ros1_client_call(kept, yes.data(), (uint32_t)yes.size(), resp, sizeof resp, &rl,
                                     5 * TAKT_NS_PER_S),
@@ -193,6 +203,8 @@ TEST_F(Ros1Live, TaktClientCallsARospyService) {
     Answer a = setbool_answer(resp, rl);
     EXPECT_EQ(a.message, "rospy got " + std::to_string(i));
   }
+  EXPECT_TRUE(server.wait_for("server: call 14 data=True extra cookie=42,robot=r2", 5000)) << server.output();
+  EXPECT_NE(server.output().find("server: call 1 data=True extra \n"), std::string::npos) << server.output();
   // a response larger than the caller's buffer
   EXPECT_EQ(takt_ros1_client_call(kept, yes.data(), (uint32_t)yes.size(), resp, 4, &rl, 5 * TAKT_NS_PER_S),
             TAKT_ESIZE);

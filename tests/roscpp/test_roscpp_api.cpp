@@ -947,6 +947,44 @@ TEST(RoscppService, ExistsDoesNotWaitForACallInFlight) {
   EXPECT_TRUE(done.load());
 }
 
+// serviceClient's header_values reach the server in the connection header of each call (a
+// rospy server answers with what its request's _connection_header held); a field of roscpp's
+// own among them is left out, as roscpp's map insert leaves it.
+TEST(RoscppService, HeaderValuesReachTheServer) {
+  ros1_test::Proc p;
+  ASSERT_TRUE(p.start({"/usr/bin/python3", "-c", R"(
+import rospy
+from std_srvs.srv import Trigger, TriggerResponse
+rospy.init_node('header_server', anonymous=True, disable_signals=True)
+def answer(req):
+    h = req._connection_header
+    return TriggerResponse(True, ' '.join('%s=%s' % (k, h.get(k)) for k in ('cookie', 'robot', 'callerid')))
+rospy.Service('/t_header_srv', Trigger, answer)
+print('ready', flush=True)
+rospy.spin()
+)"}));
+  ASSERT_TRUE(p.wait_for("ready", 20000)) << p.drain();
+  ros::NodeHandle nh;
+  ros::M_string values{{"cookie", "42"}, {"robot", "r2"}, {"callerid", "/someone_else"}};
+  ros::ServiceClient c = nh.serviceClient<std_srvs::Trigger>("/t_header_srv", false, values);
+  ASSERT_TRUE(c.waitForExistence(ros::Duration(20.0)));
+  std::string expected = "cookie=42 robot=r2 callerid=" + ros::this_node::getName();
+  for (int i = 0; i < 2; i++) {  // (a connection per call: each has them)
+    std_srvs::Trigger t;
+    ASSERT_TRUE(c.call(t));
+    EXPECT_EQ(t.response.message, expected);
+  }
+  ros::ServiceClient plain = nh.serviceClient<std_srvs::Trigger>("/t_header_srv", true);
+  std_srvs::Trigger t;
+  ASSERT_TRUE(plain.call(t));
+  EXPECT_EQ(t.response.message, "cookie=None robot=None callerid=" + ros::this_node::getName());
+  // a key the header cannot carry: the call fails with one line
+  ros::ServiceClient bad = nh.serviceClient<std_srvs::Trigger>("/t_header_srv", false, {{"a=b", "c"}});
+  Capture err(2);
+  EXPECT_FALSE(bad.call(t));
+  EXPECT_NE(err.text().find("header_values: invalid argument"), std::string::npos) << err.text();
+}
+
 // ---- Time and Duration out of their range ----------------------------------------------------
 
 // As roscpp's: a Time before 0 or after 2^32 s and a Duration beyond int32 seconds throw
