@@ -2773,9 +2773,10 @@ void sim_trigger_locked(TimerImpl &t, int64_t now) {
 }
 
 /** Under simulated time: the job of t's trigger (published by sim_tick when t was due). */
-void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
+void on_sim_timer(takt_subscription_t *, const takt_message_t *msg, void *user) {
   TimerImpl *t = static_cast<TimerImpl *>(user);
   TimerEvent e;
+  bool drop = cleared(*t->node, msg->header.t_data);  // CallbackQueue::clear: as on_timer's
   {
     std::lock_guard<std::mutex> lk(t->mu);
     t->sim_pending = false;
@@ -2803,7 +2804,7 @@ void on_sim_timer(takt_subscription_t *, const takt_message_t *, void *user) {
   bool outer_freed = tl_timer_freed;
   tl_timer = t;
   tl_timer_freed = false;
-  guarded("a timer callback", [&] { t->fn(e); });
+  if (!drop) guarded("a timer callback", [&] { t->fn(e); });
   bool freed = tl_timer_freed;
   tl_timer_freed = outer_freed;
   tl_timer = outer;

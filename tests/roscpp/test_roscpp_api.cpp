@@ -2863,6 +2863,15 @@ int setnow(int argc, char **argv) {
   }
   ros::spinOnce();
   check("a 0.5 s timer: 4 calls in 2 s of setNow", calls.load() == 4);
+  // its release queued before CallbackQueue::clear is dropped; the timer goes on
+  ros::Time::setNow(base + ros::Duration(2.5));
+  check("the release at 2.5 s is queued", eventually([&] { return !ros::getGlobalCallbackQueue()->isEmpty(); }, 5.0));
+  ros::getGlobalCallbackQueue()->clear();
+  ros::spinOnce();
+  check("a release queued before clear() is dropped", calls.load() == 4);
+  ros::Time::setNow(base + ros::Duration(3.0));
+  eventually([&] { ros::spinOnce(); return calls.load() >= 5; }, 5.0);
+  check("the timer goes on after clear()", calls.load() == 5);
   t.stop();
   // a TimeSequencer (delay 0.3 s, no bound): 20 rounds of 10 messages with pseudo-random stamps
   // around ROS time, given in a shuffled order, then ROS time 0.1 s on; the model: a message
