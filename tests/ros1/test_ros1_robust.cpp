@@ -519,64 +519,6 @@ struct NodeEnd {
   }
 };
 
-// One publisher that does not answer holds one connector thread, not every new connection: a
-// publisher of another topic is connected and delivers while the silent one's requestTopic is
-// still waiting (before, the one connector thread waited out the timeout first: 2 s by default,
-// then again at every try of the gone host). Unsubscribing its topic ends that try at once.
-TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
-  Connectors c;
-  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
-  SilentPublisher silent;
-  ASSERT_TRUE(silent.start());
-  ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", silent.api()));
-  Received gone, live;
-  NodeEnd end{node};
-  takt_ros1_sub_t *gone_sub, *live_sub;
-  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
-  ASSERT_TRUE(silent.accept_one(10000)) << "the connector never asked the silent publisher";
-  ASSERT_EQ(subscribe_string(node, "/live", &live, &live_sub), TAKT_OK);
-  const std::vector<uint8_t> m = ser("live");
-  EXPECT_TRUE(eventually([&] {
-    (void)takt_ros1_publish(c.live, m.data(), (uint32_t)m.size());
-    return live.size() > 0;
-  }, 10000)) << "/live waited behind the silent publisher";
-  takt_ros1_sub_stats_t st;
-  takt_ros1_sub_get_stats(gone_sub, &st);
-  EXPECT_EQ(st.connect_failures, 0u) << "the silent publisher's try ended first: " << st.last_error;
-  // an unsubscribe ends the try being made at once (it waited for it: up to three timeouts)
-  int64_t t0 = takt_time_now();
-  EXPECT_EQ(takt_ros1_unsubscribe(gone_sub), TAKT_OK);
-  EXPECT_LT(takt_time_now() - t0, 10 * TAKT_NS_PER_S);
-  EXPECT_TRUE(silent.closed_by_peer(10000)) << "the connector still holds its requestTopic";
-  takt_ros1_sub_get_stats(live_sub, &st);
-  EXPECT_EQ(st.connections, 1u);
-}
-
-extern "C" void test_ros1_signal_connector_cancels(takt_ros1_node_t *n);  // connector_cancel.c
-
-// An unsubscribe's cancel that reaches a connector late, after the connection it was meant for
-// ended, ends the connection being made then: that publisher is no failure, tried again at once
-// (it was counted as one, its error "cancelled", and tried again after the back-off).
-TEST_F(Ros1Live, ACancelMeantForTheConnectionBeforeIsNoFailureOfTheNext) {
-  Connectors c;
-  ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, &node));
-  SilentPublisher silent;
-  ASSERT_TRUE(silent.start());
-  ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", silent.api()));
-  Received gone;
-  NodeEnd end{node};
-  takt_ros1_sub_t *gone_sub;
-  ASSERT_EQ(subscribe_string(node, "/gone", &gone, &gone_sub), TAKT_OK);
-  ASSERT_TRUE(silent.accept_one(10000)) << "the connector never asked the silent publisher";
-  test_ros1_signal_connector_cancels(node);  // (no unsubscribe: the signal meant for none)
-  EXPECT_TRUE(silent.closed_by_peer(10000)) << "the cancel did not end the connection";
-  EXPECT_TRUE(silent.accept_one(10000)) << "not tried again";
-  takt_ros1_sub_stats_t st;
-  takt_ros1_sub_get_stats(gone_sub, &st);
-  EXPECT_EQ(st.connect_failures, 0u) << st.last_error;
-  EXPECT_STREQ(st.last_error, "");
-}
-
 // Two silent publishers a and b of /gone registered, node subscribed to it (into gone, *gone_sub)
 // and both of its connectors held by them (their requestTopic accepted, unanswered).
 static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, SilentPublisher &a,
@@ -589,28 +531,79 @@ static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, S
   ASSERT_TRUE(b.accept_one(10000));
 }
 
-// A listener (the fixture's node) whose two connectors are held by silent publishers a and b of
-// /gone (hold_both_connectors), and a talker of /live (c.live) to subscribe to beside them.
-struct HeldConnectors {
+// A listener (the fixture's node) whose connectors silent publishers of /gone hold (their
+// requestTopic taken, unanswered): one (a: start_one) or two (a and b: start_both); a talker of
+// /live (c.live) to subscribe to beside them.
+struct Held {
   Connectors c;
   SilentPublisher a, b;
   Received gone, live;
   takt_ros1_sub_t *gone_sub = nullptr, *live_sub = nullptr;
   NodeEnd end;  // (last: the listener goes before what its callbacks write into)
-  explicit HeldConnectors(takt_ros1_node_t *&node) : end{node} {}
-  void start(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
+  explicit Held(takt_ros1_node_t *&node) : end{node} {}
+  void start_one(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
+    ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, node));
+    ASSERT_TRUE(a.start());
+    ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", a.api()));
+    ASSERT_EQ(subscribe_string(*node, "/gone", &gone, &gone_sub), TAKT_OK);
+    ASSERT_TRUE(a.accept_one(10000)) << "the connector never asked the silent publisher";
+  }
+  void start_both(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
     ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, node));
     ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, *node, a, b, &gone, &gone_sub));
   }
 };
+
+// One publisher that does not answer holds one connector thread, not every new connection: a
+// publisher of another topic is connected and delivers while the silent one's requestTopic is
+// still waiting (before, the one connector thread waited out the timeout first: 2 s by default,
+// then again at every try of the gone host). Unsubscribing its topic ends that try at once.
+TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
+  Held h(node);
+  ASSERT_NO_FATAL_FAILURE(h.start_one(ctx, master_uri, master_port, &node));
+  ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);
+  const std::vector<uint8_t> m = ser("live");
+  EXPECT_TRUE(eventually([&] {
+    (void)takt_ros1_publish(h.c.live, m.data(), (uint32_t)m.size());
+    return h.live.size() > 0;
+  }, 10000)) << "/live waited behind the silent publisher";
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(h.gone_sub, &st);
+  EXPECT_EQ(st.connect_failures, 0u) << "the silent publisher's try ended first: " << st.last_error;
+  // an unsubscribe ends the try being made at once (it waited for it: up to three timeouts)
+  int64_t t0 = takt_time_now();
+  EXPECT_EQ(takt_ros1_unsubscribe(h.gone_sub), TAKT_OK);
+  EXPECT_LT(takt_time_now() - t0, 10 * TAKT_NS_PER_S);
+  EXPECT_TRUE(h.a.closed_by_peer(10000)) << "the connector still holds its requestTopic";
+  takt_ros1_sub_get_stats(h.live_sub, &st);
+  EXPECT_EQ(st.connections, 1u);
+}
+
+extern "C" void test_ros1_signal_connector_cancels(takt_ros1_node_t *n);  // connector_cancel.c
+
+// An unsubscribe's cancel that reaches a connector late, after the connection it was meant for
+// ended, ends the connection being made then: that publisher is no failure, tried again at once
+// (it was counted as one, its error "cancelled", and tried again after the back-off).
+TEST_F(Ros1Live, ACancelMeantForTheConnectionBeforeIsNoFailureOfTheNext) {
+  Held h(node);
+  ASSERT_NO_FATAL_FAILURE(h.start_one(ctx, master_uri, master_port, &node));
+  test_ros1_signal_connector_cancels(node);  // (no unsubscribe: the signal meant for none)
+  EXPECT_TRUE(h.a.closed_by_peer(10000)) << "the cancel did not end the connection";
+  EXPECT_TRUE(h.a.accept_one(10000)) << "not tried again";
+  takt_ros1_sub_stats_t st;
+  takt_ros1_sub_get_stats(h.gone_sub, &st);
+  EXPECT_EQ(st.connect_failures, 0u) << st.last_error;
+  EXPECT_STREQ(st.last_error, "");
+}
+
 
 // An unsubscribe does not wait for its connections still queued behind others: both connectors
 // held by silent publishers of one topic, a subscription of another topic whose publisher waits
 // in the queue is ended at once (it waited until a connector reached that publisher: up to three
 // timeouts, then TAKT_ETIMEDOUT).
 TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
-  HeldConnectors h(node);
-  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node));
+  Held h(node);
+  ASSERT_NO_FATAL_FAILURE(h.start_both(ctx, master_uri, master_port, &node));
   ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);  // its publisher queued
   int64_t t0 = takt_time_now();
   EXPECT_EQ(takt_ros1_unsubscribe(h.live_sub), TAKT_OK);
@@ -632,9 +625,9 @@ TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
 // publishers hung up and tried again are tried one at a time (the default two threads), and a
 // new publisher is connected while one of those tries waits; the other is tried once it ends.
 TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
-  HeldConnectors h(node);
+  Held h(node);
   // first tries: one thread each
-  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node));
+  ASSERT_NO_FATAL_FAILURE(h.start_both(ctx, master_uri, master_port, &node));
   h.a.hang_up();
   h.b.hang_up();
   ASSERT_TRUE(eventually([&] {
