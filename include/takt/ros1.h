@@ -350,6 +350,9 @@ takt_err_t takt_ros1_client_create(takt_ros1_node_t *node, const char *service, 
  * TAKT_ENOMEM when the context has no room; TAKT_EBUSY while a call is in progress. Creation time.
  */
 takt_err_t takt_ros1_client_set_header(takt_ros1_client_t *client, const char *const *fields, uint32_t count);
+/** Whether key is one of the fields a client's connection header has of its own (those
+ * takt_ros1_client_set_header refuses). */
+bool takt_ros1_client_header_own(const char *key);
 /**
  * Call the service: lookupService (each call, or when the persistent connection is made), the
  * TCPROS exchange, the answer into response (cap bytes, *len set). Blocks the caller up to

@@ -831,7 +831,7 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   in->io = TAKT_IO_CLOSED;
   takt__r1shm_t ring = in->shm;
   in->shm.map = NULL;
-  takt__ros1_lost_locked(n, sub, in, retry);
+  takt__ros1_lost_locked(n, sub, in, retry ? TAKT__ROS1_AGAIN_LATER : TAKT__ROS1_FORGET);
   takt__event_signal(&n->closed); /* an unsubscribe may wait for it */
   bool again = in->state == IN_RETRY;
   takt__lock_give(&n->lock);

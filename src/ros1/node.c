@@ -1066,11 +1066,14 @@ void takt_ros1_sub_get_stats(takt_ros1_sub_t *sub, takt_ros1_sub_stats_t *out) {
 
 /* ---- the connectors: requestTopic, then the TCPROS set-up, one publisher at a time each ---- */
 
-void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry) {
-  if (retry && sub->used && !in->stale && !atomic_load(&n->stop)) {
-    in->backoff = in->backoff == 0 ? TAKT__ROS1_RETRY_FIRST_NS : 2 * in->backoff;
-    if (in->backoff > TAKT__ROS1_RETRY_MAX_NS) in->backoff = TAKT__ROS1_RETRY_MAX_NS;
-    in->retry_at = takt_time_now() + in->backoff;
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
+                            takt__ros1_again_t again) {
+  if (again != TAKT__ROS1_FORGET && sub->used && !in->stale && !atomic_load(&n->stop)) {
+    if (again == TAKT__ROS1_AGAIN_LATER) {
+      in->backoff = in->backoff == 0 ? TAKT__ROS1_RETRY_FIRST_NS : 2 * in->backoff;
+      if (in->backoff > TAKT__ROS1_RETRY_MAX_NS) in->backoff = TAKT__ROS1_RETRY_MAX_NS;
+    }
+    in->retry_at = takt_time_now() + (again == TAKT__ROS1_AGAIN_LATER ? in->backoff : 0);
     in->state = IN_RETRY;
     return;
   }
@@ -1087,20 +1090,16 @@ static takt_err_t connect_fail(takt__ros1_connector_t *cn, takt_ros1_sub_t *sub,
   /* (at an unsubscribe or the stop, _lost_locked tries nothing again) */
   bool retry = rc == TAKT_EOS || rc == TAKT_ETIMEDOUT || rc == TAKT_ECANCELED;
   takt__lock_take(&n->lock);
-  if (rc == TAKT_ECANCELED && sub->used && !in->stale && !cn->cancel_meant && !atomic_load(&n->stop)) {
-    /* a cancel meant for the connector's connection before (an unsubscribe's signal that came
-     * after that one ended): no failure of this publisher, tried again at once */
-    in->retry_at = takt_time_now();
-    in->state = IN_RETRY;
-    takt__event_signal(&n->closed);
-    takt__lock_give(&n->lock);
-    return rc;
-  }
-  if (sub->used) { /* (not a connection an unsubscribe ended) */
+  /* a cancel meant for the connector's connection before (an unsubscribe's signal that came after
+   * that one ended): no failure of this publisher, tried again at once */
+  bool stray = rc == TAKT_ECANCELED && !cn->cancel_meant;
+  if (sub->used && !stray) { /* (not a connection an unsubscribe ended) */
     sub->connect_failures++;
     snprintf(sub->last_error, sizeof sub->last_error, "%.100s: %.270s", in->uri, what);
   }
-  takt__ros1_lost_locked(n, sub, in, retry);
+  takt__ros1_lost_locked(n, sub, in, stray ? TAKT__ROS1_AGAIN_NOW
+                                     : retry ? TAKT__ROS1_AGAIN_LATER
+                                             : TAKT__ROS1_FORGET);
   takt__event_signal(&n->closed);
   takt__lock_give(&n->lock);
   return rc;

@@ -326,10 +326,17 @@ takt_err_t takt__ros1_publish_some(takt_ros1_pub_t *pub, const uint8_t *bytes, u
 takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes, uint32_t len,
                                       const uint8_t *stamp);
 
-/** A connection to a publisher ended or could not be made (n->lock held): when retry and the
- * subscription still wants it, try again after the back-off (IN_RETRY: signal conn_wake after
- * letting the lock go); otherwise the slot is free. */
-void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in, bool retry);
+/** What becomes of a publisher whose connection ended or could not be made. */
+typedef enum {
+  TAKT__ROS1_FORGET,      /* the slot is free */
+  TAKT__ROS1_AGAIN_LATER, /* tried again after the back-off, which grows */
+  TAKT__ROS1_AGAIN_NOW,   /* tried again at once, the back-off as it was (no failure of its) */
+} takt__ros1_again_t;
+/** A connection to a publisher ended or could not be made (n->lock held): unless FORGET, and
+ * while the subscription still wants it, it is tried again (IN_RETRY: signal conn_wake after
+ * letting the lock go, unless a connector looks anyway); otherwise the slot is free. */
+void takt__ros1_lost_locked(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *in,
+                            takt__ros1_again_t again);
 
 /* ---- the embedded master without its sockets and threads (master_server.c; fuzz target) ---- */
 takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_config_t *cfg,

@@ -364,9 +364,9 @@ void takt_ros1_client_destroy(takt_ros1_client_t *cl) {
 }
 
 /* The fields a client's header has of its own (client_connect). */
-static bool own_field(const char *key) {
+bool takt_ros1_client_header_own(const char *key) {
   static const char *const own[] = {"callerid", "service", "md5sum", "type", "persistent", "probe"};
-  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+  for (size_t i = 0; key != NULL && i < sizeof own / sizeof own[0]; i++)
     if (strcmp(key, own[i]) == 0) return true;
   return false;
 }
@@ -376,7 +376,7 @@ takt_err_t takt_ros1_client_set_header(takt_ros1_client_t *cl, const char *const
   size_t size = 0;
   for (uint32_t i = 0; i < count; i++) {
     const char *k = fields[2 * i], *v = fields[2 * i + 1];
-    if (k == NULL || v == NULL || k[0] == '\0' || strchr(k, '=') != NULL || own_field(k)) return TAKT_EINVAL;
+    if (k == NULL || v == NULL || k[0] == '\0' || strchr(k, '=') != NULL || takt_ros1_client_header_own(k)) return TAKT_EINVAL;
     size += strlen(k) + strlen(v) + 2;
     if (size > cl->node->cfg.max_header) return TAKT_ESIZE; /* (it could never be sent) */
   }

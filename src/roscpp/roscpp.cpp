@@ -3572,10 +3572,9 @@ bool local_exists(ClientImpl &c) {
 /** c.header into its wire client's connection header: roscpp's own fields stay (its map insert
  * leaves them), the others are sent. */
 takt_err_t send_header_values(ClientImpl &c) {
-  static const std::set<std::string> own{"callerid", "service", "md5sum", "type", "persistent", "probe"};
   std::vector<const char *> kv;
   for (const auto &f : c.header) {
-    if (own.count(f.first)) continue;
+    if (takt_ros1_client_header_own(f.first.c_str())) continue;
     kv.push_back(f.first.c_str());
     kv.push_back(f.second.c_str());
   }

@@ -189,6 +189,10 @@ TEST_F(Ros1Live, TaktClientCallsARospyService) {
   EXPECT_EQ(takt_ros1_client_set_header(kept, bad_key, 1), TAKT_EINVAL);
   EXPECT_EQ(takt_ros1_client_set_header(kept, own_key, 1), TAKT_EINVAL);
   EXPECT_EQ(takt_ros1_client_set_header(kept, empty_key, 1), TAKT_EINVAL);
+  for (const char *own : {"callerid", "service", "md5sum", "type", "persistent", "probe"})
+    EXPECT_TRUE(takt_ros1_client_header_own(own)) << own;
+  EXPECT_FALSE(takt_ros1_client_header_own("cookie"));
+  EXPECT_FALSE(takt_ros1_client_header_own(nullptr));
   std::string huge(70000, 'v');
   const char *too_big[] = {"big", huge.c_str()};
   EXPECT_EQ(takt_ros1_client_set_header(kept, too_big, 1), TAKT_ESIZE);
