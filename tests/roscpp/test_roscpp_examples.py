@@ -116,7 +116,7 @@ def debian_builds(ex: Path, bld: Path) -> Path:
                    "-I", "std_msgs:/usr/share/std_msgs/msg"])
         assert gen.returncode == 0, gen.stderr
         gencpp(tmp / "deb_gen")
-        compile_all([["g++", "-O1", f"-I{tmp / 'deb_gen'}", str(f), "-o", str(tmp / f"deb_{prog}")] + deb_flags
+        compile_all([["g++", "-O0", f"-I{tmp / 'deb_gen'}", str(f), "-o", str(tmp / f"deb_{prog}")] + deb_flags
                      for prog, f in sources.items()])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -145,12 +145,12 @@ def build(src: Path, bld: Path, work: Path, debian_pairs: bool) -> Path:
     deb = debian_builds(ex, bld)
     jobs = []
     for prog in EXAMPLES:
-        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", str(ex / f"{prog}.cpp"),
+        jobs.append(["g++", "-O0", f"-I{work / 'takt_gen/include'}", str(ex / f"{prog}.cpp"),
                      "-o", str(work / f"takt_{prog}")] + takt_flags)
     for prog in ("inproc", "forms", "preempt", "queue_size") + BOTH_TESTS:
         if prog in RELEASE_ONLY and not debian_pairs:
             continue
-        jobs.append(["g++", "-O1", f"-I{work / 'takt_gen/include'}", f"-I{work / 'gencpp_gen'}",
+        jobs.append(["g++", "-O0", f"-I{work / 'takt_gen/include'}", f"-I{work / 'gencpp_gen'}",
                      str(src / f"tests/roscpp/{prog}.cpp"),
                      "-o", str(work / (f"takt_{prog}" if prog in BOTH_TESTS else prog))] + takt_flags)
     compile_all(jobs)
