@@ -330,7 +330,7 @@ takt_err_t takt__ros1_publish_stamped(takt_ros1_pub_t *pub, const uint8_t *bytes
 typedef enum {
   TAKT__ROS1_FORGET,      /* the slot is free */
   TAKT__ROS1_AGAIN_LATER, /* tried again after the back-off, which grows */
-  TAKT__ROS1_AGAIN_NOW,   /* tried again at once, the back-off as it was (no failure of its) */
+  TAKT__ROS1_AGAIN_NOW,   /* tried again at once, the back-off as it was (no failure counted) */
 } takt__ros1_again_t;
 /** A connection to a publisher ended or could not be made (n->lock held): unless FORGET, and
  * while the subscription still wants it, it is tried again (IN_RETRY: signal conn_wake after

@@ -46,7 +46,6 @@ def image_bytes(i):
     return ((np.arange(W * H * 3, dtype=np.uint32) * 31 + i) & 0xFF).astype(np.uint8).tobytes()
 
 
-
 def close(node, rc):
     """node destroyed and rclpy shut down, then rc; a shutdown that takes over 15 s ends the
     process with rc (a Fast DDS participant was seen to hang in its shutdown on a loaded machine,
@@ -64,6 +63,7 @@ def close(node, rc):
     rclpy.shutdown()
     t.cancel()
     return rc
+
 
 def make(kind, prefix, i):
     if kind == "image":

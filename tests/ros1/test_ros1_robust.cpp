@@ -519,21 +519,9 @@ struct NodeEnd {
   }
 };
 
-// Two silent publishers a and b of /gone registered, node subscribed to it (into gone, *gone_sub)
-// and both of its connectors held by them (their requestTopic accepted, unanswered).
-static void hold_both_connectors(uint16_t master_port, takt_ros1_node_t *node, SilentPublisher &a,
-                                 SilentPublisher &b, Received *gone, takt_ros1_sub_t **gone_sub) {
-  ASSERT_TRUE(a.start() && b.start());
-  ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
-  ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
-  ASSERT_EQ(subscribe_string(node, "/gone", gone, gone_sub), TAKT_OK);
-  ASSERT_TRUE(a.accept_one(10000));
-  ASSERT_TRUE(b.accept_one(10000));
-}
-
 // A listener (the fixture's node) whose connectors silent publishers of /gone hold (their
-// requestTopic taken, unanswered): one (a: start_one) or two (a and b: start_both); a talker of
-// /live (c.live) to subscribe to beside them.
+// requestTopic taken, unanswered): one (a) or both (a and b); a talker of /live (c.live) to
+// subscribe to beside them.
 struct Held {
   Connectors c;
   SilentPublisher a, b;
@@ -541,16 +529,15 @@ struct Held {
   takt_ros1_sub_t *gone_sub = nullptr, *live_sub = nullptr;
   NodeEnd end;  // (last: the listener goes before what its callbacks write into)
   explicit Held(takt_ros1_node_t *&node) : end{node} {}
-  void start_one(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
+  void start(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node,
+             bool both) {
     ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, node));
-    ASSERT_TRUE(a.start());
-    ASSERT_TRUE(register_publisher(master_port, "/gone_talker", "/gone", a.api()));
+    ASSERT_TRUE(a.start() && (!both || b.start()));
+    ASSERT_TRUE(register_publisher(master_port, "/gone_a", "/gone", a.api()));
+    if (both) ASSERT_TRUE(register_publisher(master_port, "/gone_b", "/gone", b.api()));
     ASSERT_EQ(subscribe_string(*node, "/gone", &gone, &gone_sub), TAKT_OK);
     ASSERT_TRUE(a.accept_one(10000)) << "the connector never asked the silent publisher";
-  }
-  void start_both(takt_context_t *ctx, const std::string &master_uri, uint16_t master_port, takt_ros1_node_t **node) {
-    ASSERT_NO_FATAL_FAILURE(c.make(ctx, master_uri, node));
-    ASSERT_NO_FATAL_FAILURE(hold_both_connectors(master_port, *node, a, b, &gone, &gone_sub));
+    if (both) ASSERT_TRUE(b.accept_one(10000)) << "the second connector never asked the second one";
   }
 };
 
@@ -560,7 +547,7 @@ struct Held {
 // then again at every try of the gone host). Unsubscribing its topic ends that try at once.
 TEST_F(Ros1Live, APublisherThatDoesNotAnswerHoldsNoOtherConnectionBack) {
   Held h(node);
-  ASSERT_NO_FATAL_FAILURE(h.start_one(ctx, master_uri, master_port, &node));
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node, false));
   ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);
   const std::vector<uint8_t> m = ser("live");
   EXPECT_TRUE(eventually([&] {
@@ -586,7 +573,7 @@ extern "C" void test_ros1_signal_connector_cancels(takt_ros1_node_t *n);  // con
 // (it was counted as one, its error "cancelled", and tried again after the back-off).
 TEST_F(Ros1Live, ACancelMeantForTheConnectionBeforeIsNoFailureOfTheNext) {
   Held h(node);
-  ASSERT_NO_FATAL_FAILURE(h.start_one(ctx, master_uri, master_port, &node));
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node, false));
   test_ros1_signal_connector_cancels(node);  // (no unsubscribe: the signal meant for none)
   EXPECT_TRUE(h.a.closed_by_peer(10000)) << "the cancel did not end the connection";
   EXPECT_TRUE(h.a.accept_one(10000)) << "not tried again";
@@ -596,14 +583,13 @@ TEST_F(Ros1Live, ACancelMeantForTheConnectionBeforeIsNoFailureOfTheNext) {
   EXPECT_STREQ(st.last_error, "");
 }
 
-
 // An unsubscribe does not wait for its connections still queued behind others: both connectors
 // held by silent publishers of one topic, a subscription of another topic whose publisher waits
 // in the queue is ended at once (it waited until a connector reached that publisher: up to three
 // timeouts, then TAKT_ETIMEDOUT).
 TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
   Held h(node);
-  ASSERT_NO_FATAL_FAILURE(h.start_both(ctx, master_uri, master_port, &node));
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node, true));
   ASSERT_EQ(subscribe_string(node, "/live", &h.live, &h.live_sub), TAKT_OK);  // its publisher queued
   int64_t t0 = takt_time_now();
   EXPECT_EQ(takt_ros1_unsubscribe(h.live_sub), TAKT_OK);
@@ -627,7 +613,7 @@ TEST_F(Ros1Live, AnUnsubscribeDropsItsConnectionsStillQueued) {
 TEST_F(Ros1Live, TriesAgainOfGonePublishersLeaveAConnectorForNewOnes) {
   Held h(node);
   // first tries: one thread each
-  ASSERT_NO_FATAL_FAILURE(h.start_both(ctx, master_uri, master_port, &node));
+  ASSERT_NO_FATAL_FAILURE(h.start(ctx, master_uri, master_port, &node, true));
   h.a.hang_up();
   h.b.hang_up();
   ASSERT_TRUE(eventually([&] {
