@@ -646,7 +646,14 @@ void Ros1Live::bridge_roundtrip(bool in_publisher) {
     m.data.size = (uint32_t)t.size();
     std::memcpy(m.data.data, t.data(), t.size());
     ASSERT_EQ(takt_publish(pub, &m, sizeof m), TAKT_OK);
-    takt_sleep_until(takt_time_now() + 5 * TAKT_NS_PER_MS);
+    // the next once this one is written to the listener's connection: neither the export's
+    // queue (the topic's 4 slots) nor the connection's (send_in_publisher queues for the I/O
+    // thread, dropping the oldest when full) fills, however late their threads run
+    ASSERT_TRUE(eventually([&] {
+      takt_ros1_pub_stats_t ps;
+      takt_ros1_pub_get_stats(out_pub, &ps);
+      return ps.sent >= (uint64_t)i + 1;
+    }, 5000)) << i;
   }
   EXPECT_EQ(listener.wait_exit(20000), 0) << listener.output();
   EXPECT_EQ(talker.wait_exit(30000), 0) << talker.output();
