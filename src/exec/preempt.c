@@ -1081,7 +1081,9 @@ static void preempt_spin_locked(takt_executor_t *e, int64_t until, bool wait, ui
       if (should_stop(e)) break;
       int64_t now = takt_clock_now(ctx->clock);
       int64_t next = takt__exec_next_wake_locked(e);
-      if (next > until) {
+      /* nothing due ever (no timer, no deadline) on a clock only the caller moves: returns, as
+       * the other executors' spins do, instead of moving the clock to the end of time */
+      if (next > until || next == TAKT_TIME_INFINITE) {
         if (until != TAKT_TIME_INFINITE && until > now) ctx->clock->fake_now = until;
         break;
       }
