@@ -322,7 +322,6 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec) {
   bool spinning = exec->spinning;
   takt__exec_unlock(exec);
   if (spinning) return TAKT_EBUSY;
-  if (exec->ops->fini != NULL) exec->ops->fini(exec);
   takt__lock(ctx);
   TAKT__LIST_FOREACH(it, &ctx->node_list) {
     takt_node_t *n = TAKT__CONTAINER(it, takt_node_t, ctx_link);
@@ -335,6 +334,9 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec) {
   takt__unlock(ctx);
   /* a publication that read the node's executor before it was cleared may still call it */
   takt__ctx_quiesce_arrivals(ctx);
+  /* the kind's state (a preempt executor's workers, a swi executor's levels) goes only now: an
+   * arrival reaches it until the quiescence above, and one's deferred wake-ups after it */
+  if (exec->ops->fini != NULL) exec->ops->fini(exec);
   takt__lock(ctx);
   takt_event_fini(&exec->wake);
   takt__lock_fini(&exec->lock);

@@ -548,6 +548,68 @@ TEST_F(Preempt, EachJobOfAReentrantServiceDefersItsOwnRequest) {
 #endif
 
 // A timer whose job overran several periods is released once more, not once per missed period.
+// On a fake clock, a spin with no end and nothing ever due (no timer, no deadline) runs what is
+// ready and returns, as the other executors' spins do; the clock stays where it was (it was moved
+// to the end of time, and the spin went round for ever holding the executor's lock).
+TEST_F(Preempt, FakeClockSpinWithNothingDueRunsWhatIsReadyAndReturns) {
+  std::atomic<int> ran{0};
+  Sub &s = add_sub("nothing_due",
+                   [](takt_subscription_t *, const takt_message_t *, void *u) {
+                     static_cast<std::atomic<int> *>(u)->fetch_add(1);
+                   },
+                   &ran, 10);
+  int round = 0;
+  for (takt_sched_kind_t sched : {TAKT_SCHED_FP, TAKT_SCHED_EDF}) {
+    SCOPED_TRACE(sched == TAKT_SCHED_FP ? "FP" : "EDF");
+    takt_executor_options_t o = preempt_opts(sched, 0);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+    publish(s);
+    int64_t t0 = takt_clock_now(&clock);
+    std::atomic<bool> returned{false};
+    std::thread spinner([&] {
+      EXPECT_EQ(takt_executor_spin(exec), TAKT_OK);
+      returned = true;
+    });
+    for (int i = 0; i < 1000 && !returned; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!returned) {
+      ADD_FAILURE() << "the spin did not return within 10 s; the clock is at " << takt_clock_now(&clock);
+      std::_Exit(1); /* it holds the executor's lock for ever: nothing can be cleaned up */
+    }
+    spinner.join();
+    EXPECT_EQ(ran.load(), ++round);
+    EXPECT_EQ(takt_clock_now(&clock), t0);
+    ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    exec = nullptr;
+  }
+}
+
+// An executor destroyed while another thread keeps publishing to its node: the arrivals stop
+// reaching it before its kind's state goes (the preempt executor's was freed first, and an
+// arrival in the window read it: a NULL or freed pointer).
+TEST_F(Preempt, DestroyedWhileAnotherThreadPublishesToItsNode) {
+  Sub &s = add_sub("still_published", [](takt_subscription_t *, const takt_message_t *, void *) {},
+                   nullptr, 10);
+  for (int i = 0; i < 200; i++) {
+    takt_executor_options_t o = preempt_opts(i % 2 ? TAKT_SCHED_EDF : TAKT_SCHED_FP, 0);
+    ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_PREEMPT, &o, &exec), TAKT_OK);
+    ASSERT_EQ(takt_executor_add_node(exec, s.node), TAKT_OK);
+    std::atomic<bool> stop{false}, started{false};
+    std::thread publisher([&] {
+      Blob8 b{0};
+      while (!stop) {
+        (void)takt_publish(s.pub, &b, sizeof b); /* (its queue fills: arrivals go on) */
+        started = true;
+      }
+    });
+    while (!started) std::this_thread::yield();
+    ASSERT_EQ(takt_executor_destroy(exec), TAKT_OK);
+    exec = nullptr;
+    stop = true;
+    publisher.join();
+  }
+}
+
 TEST_F(Preempt, AnOverrunningTimerIsNotReleasedInABurst) {
   takt_node_t *n;
   ASSERT_EQ(takt_node_create(ctx, "slow", &n), TAKT_OK);
