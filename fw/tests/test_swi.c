@@ -178,6 +178,41 @@ static void publication(void) {
   takt_context_destroy(ctx);
 }
 
+/* Work that came before the first spin runs in it: a message queued before its node was added
+ * (found when the node is) and one published after, before the spin (both were ignored: only a
+ * later arrival of the same callback released it). */
+static void before_first_spin(void) {
+  takt_context_t *ctx = up();
+  if (ctx == NULL) return;
+  takt_node_t *a, *b;
+  takt_topic_t *topic;
+  takt_subscription_t *sub;
+  static const char f = 'F';
+  CHECK_EQ(takt_node_create(ctx, "pub", &a), TAKT_OK);
+  CHECK_EQ(takt_node_create(ctx, "sub", &b), TAKT_OK);
+  CHECK_EQ(takt_topic_create(ctx, "early", &u64_type, 4, &topic), TAKT_OK);
+  CHECK_EQ(takt_publisher_create(a, topic, &low_pub), TAKT_OK);
+  takt_subscription_options_t so = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
+  so.attr = prio(50);
+  CHECK_EQ(takt_subscription_create(b, topic, "early", on_sub, (void *)&f, &so, &sub), TAKT_OK);
+  uint64_t v = 1;
+  CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_SWI, NULL, &exec), TAKT_OK);
+  CHECK_EQ(takt_publish(low_pub, &v, sizeof v), TAKT_OK); /* its node not added yet */
+  CHECK_EQ(takt_executor_add_node(exec, b), TAKT_OK);
+  CHECK_EQ(takt_publish(low_pub, &v, sizeof v), TAKT_OK); /* added, no spin yet */
+  CHECK_EQ(takt_executor_spin_until(exec, takt_time_now() + 10 * MS), TAKT_OK);
+  fw_printf("  order %s (want FF)\n", order);
+  CHECK(strcmp(order, "FF") == 0);
+  CHECK_EQ(takt_executor_destroy(exec), TAKT_OK);
+  CHECK_EQ(takt_subscription_destroy(sub), TAKT_OK);
+  CHECK_EQ(takt_publisher_destroy(low_pub), TAKT_OK);
+  low_pub = NULL;
+  CHECK_EQ(takt_node_destroy(a), TAKT_OK);
+  CHECK_EQ(takt_node_destroy(b), TAKT_OK);
+  CHECK_EQ(takt_topic_destroy(topic), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 /* Many releases: three timers of one node (one mutually exclusive group) at three levels, each
  * busy 1 ms every 7, 5 and 3 ms, and a fourth of another node at the top level, busy 0.5 ms
  * every 4 ms (80 % of the CPU), over 200 ms: the group is never entered twice, while the other
@@ -257,6 +292,8 @@ void test_swi(void) {
   two_timers(true, "LlH");
   fw_printf("swi: a publication releases a more urgent subscriber inside the publisher\n");
   publication();
+  fw_printf("swi: work that came before the first spin runs in it\n");
+  before_first_spin();
   fw_printf("swi: under load a group is never entered twice, other nodes still preempt\n");
   exclusive_under_load(1);
   fw_printf("swi: overloaded, the spin still ends on time\n");

@@ -78,8 +78,11 @@ static void release_locked(takt_executor_t *e, takt__exec_rec_t *r) {
   takt_swi_pend(level);
 }
 
+/* Also before the first spin (a message published before it, a node added with work queued):
+ * the level's handler leaves the job in its heap while no spin runs, and the spin pends every
+ * level with jobs. */
 static void swi_arrival_locked(takt_executor_t *e, takt__exec_rec_t *r) {
-  if (e->started && !e->shutdown) release_locked(e, r);
+  if (!e->shutdown) release_locked(e, r);
 }
 
 static void swi_removed_locked(takt_executor_t *e, takt__exec_rec_t *r) {
