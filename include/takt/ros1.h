@@ -202,7 +202,9 @@ takt_err_t takt_ros1_publish_to(takt_ros1_pub_t *pub, int32_t id, const uint8_t 
  * (unregisterPublisher), and the subscribers' connections are closed before this returns
  * (bounded by 3 * timeout_ns: TAKT_ETIMEDOUT). The publication's slot can then be advertised
  * again; a subscriber's connection still being set up for this topic is closed, never attached
- * to the slot's next topic. TAKT_ESTATE if not advertised. Caller's thread; configuration time.
+ * to the slot's next topic. TAKT_ESTATE if not advertised, or if the node stops
+ * (takt_ros1_node_stop) while this waits: it returns once the node's I/O thread has left, the
+ * connections left for takt_ros1_node_destroy. Caller's thread; configuration time.
  */
 takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub);
 
@@ -254,7 +256,8 @@ bool takt_ros1_received_latched(const takt_ros1_node_t *node);
  * those being made to its publishers are ended and those waiting for a connector dropped (a
  * publisher that does not answer holds nothing);
  * when this returns its function is not running and is never called again (bounded by
- * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed. Caller's thread. */
+ * 3 * timeout_ns: TAKT_ETIMEDOUT). TAKT_ESTATE if not subscribed, or if the node stops while
+ * this waits (as takt_ros1_unadvertise). Caller's thread. */
 takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub);
 
 typedef struct takt_ros1_pub_stats {
@@ -316,7 +319,8 @@ takt_err_t takt_ros1_advertise_service(takt_ros1_node_t *node, const char *servi
 takt_err_t takt_ros1_service_respond(takt_ros1_srv_t *srv, uint32_t call, bool ok,
                                      const uint8_t *bytes, uint32_t len);
 /** Stop serving: unregisterService, then every connection is closed before this returns
- * (bounded by 3 * timeout_ns). An unanswered call's answer is refused (TAKT_ESTATE). */
+ * (bounded by 3 * timeout_ns: TAKT_ETIMEDOUT; TAKT_ESTATE if the node stops while this waits, as
+ * takt_ros1_unadvertise). An unanswered call's answer is refused (TAKT_ESTATE). */
 takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv);
 
 typedef struct takt_ros1_srv_stats {

@@ -122,7 +122,7 @@ void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc) {
   takt_io_t io = sc->io;
   sc->io = TAKT_IO_CLOSED;
   sc->state = SC_FREE;
-  takt__event_signal(&n->closed); /* an unadvertise may wait for it */
+  takt__ros1_closed_signal_locked(n); /* an unadvertise may wait for it */
   takt__lock_give(&n->lock);
   takt_io_close(&io);
 }
@@ -296,7 +296,11 @@ takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv) {
   takt_err_t wr = TAKT_OK;
   takt__lock_take(&n->lock);
   while (!srv_idle(srv)) {
-    if (takt__lock_wait(&n->lock, &n->closed, NULL, deadline) == TAKT_ETIMEDOUT && !srv_idle(srv)) {
+    if (n->io_ended) { /* the node stopped meanwhile (as in an unsubscribe) */
+      wr = TAKT_ESTATE;
+      break;
+    }
+    if (takt__ros1_closed_wait(n, deadline) == TAKT_ETIMEDOUT && !srv_idle(srv)) {
       wr = TAKT_ETIMEDOUT;
       break;
     }

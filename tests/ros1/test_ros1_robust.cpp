@@ -946,3 +946,63 @@ TEST_F(Ros1Live, AnAnswerTheClientStopsReadingFreesItsConnectionAfterTheTimeout)
   }, 6000)) << "stalled " << st.stalled << ", connections " << st.connections;
   close(fd);
 }
+
+// takt_ros1_node_stop ends a call waiting for its connections to close: an unsubscribe whose
+// connection the I/O thread (held in a callback) has not closed yet returns once that thread has
+// left at the stop, TAKT_ESTATE (it waited its 3 x timeout_ns out: the thread left without
+// closing the connection, and nothing told the wait; roscpp's ros::shutdown waited for it).
+TEST_F(Ros1Live, AStopEndsAnUnsubscribeWaitingForItsConnectionToClose) {
+  ASSERT_EQ(make_node("/takt_pub", &node), TAKT_OK);
+  takt_ros1_node_t *b = nullptr;
+  ASSERT_EQ(make_node("/takt_held_sub", &b), TAKT_OK);  // timeout_ns 2 s: the wait was 6 s
+  takt_ros1_pub_t *pub = nullptr;
+  ASSERT_EQ(takt_ros1_advertise(node, "/held", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION, false, &pub),
+            TAKT_OK);
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool inside = false, open = false;
+  } gate;
+  takt_ros1_sub_t *sub = nullptr;
+  ASSERT_EQ(takt_ros1_subscribe(b, "/held", std_msgs__String__NAME, std_msgs__String__MD5,
+                                std_msgs__String__DEFINITION,
+                                [](void *u, const uint8_t *, uint32_t) {
+                                  auto *g = static_cast<Gate *>(u);
+                                  std::unique_lock<std::mutex> l(g->m);
+                                  g->inside = true;
+                                  g->cv.notify_all();
+                                  g->cv.wait_for(l, std::chrono::seconds(20), [&] { return g->open; });
+                                },
+                                &gate, &sub),
+            TAKT_OK);
+  ASSERT_TRUE(connections_reach(pub, 1, 10000));
+  std::vector<uint8_t> msg = ser("hold");
+  ASSERT_EQ(takt_ros1_publish(pub, msg.data(), (uint32_t)msg.size()), TAKT_OK);
+  {
+    std::unique_lock<std::mutex> l(gate.m);
+    ASSERT_TRUE(gate.cv.wait_for(l, std::chrono::seconds(10), [&] { return gate.inside; }));
+  }
+  // the I/O thread is in the callback: the unsubscribe unregisters, then waits for it to close
+  // the connection
+  std::atomic<takt_err_t> unsub_rc{TAKT_OK};
+  std::atomic<int64_t> unsub_end{0};
+  std::thread unsub([&] {
+    unsub_rc = takt_ros1_unsubscribe(sub);
+    unsub_end = takt_time_now();
+  });
+  bool unregistered = eventually([&] { return graph(1, "/held").count("/takt_held_sub") == 0; }, 10000);
+  std::thread stopper([&] { takt_ros1_node_stop(b); });
+  int64_t opened = takt_time_now();
+  {
+    std::lock_guard<std::mutex> l(gate.m);
+    gate.open = true;
+  }
+  gate.cv.notify_all();
+  stopper.join();
+  unsub.join();
+  EXPECT_TRUE(unregistered);
+  EXPECT_EQ(unsub_rc.load(), TAKT_ESTATE);
+  EXPECT_LT(unsub_end.load() - opened, 3 * TAKT_NS_PER_S) << "the unsubscribe waited out its timeouts";
+  takt_ros1_node_destroy(b);
+}
