@@ -384,8 +384,9 @@ void takt_ros1_client_destroy(takt_ros1_client_t *client);
 /* ---- the master API (caller's thread, each call bounded by the configured timeout) ----
  * Return TAKT_OK, TAKT_ETIMEDOUT or TAKT_EOS when the master cannot be reached, TAKT_EMALFORMED
  * for an answer that is not XML-RPC, TAKT_ENOENT / TAKT_ESTATE when the master answers with
- * code 0 / -1 (its status text in takt_ros1_last_error), TAKT_EBUSY when two calls of the node
- * are already in flight. Not for callbacks: a call blocks its thread up to the timeout. */
+ * code 0 / -1 (its status text in takt_ros1_last_error). A node makes two calls at once: a
+ * third waits for one of them to end, up to the timeout (TAKT_ETIMEDOUT; TAKT_ESTATE once the
+ * node stops). Not for callbacks: a call blocks its thread up to the timeout. */
 
 /** The last failed master call of this node and the master's status text, one line. Read it on
  * the thread that made the call, before another call of the node (not synchronized). */

@@ -243,7 +243,7 @@ static void reply_publisher_update(takt_ros1_node_t *n, takt__xr_writer_t *w, co
       if (in->state == IN_RETRY && in->stale) {
         in->state = IN_FREE;
         in->uri[0] = '\0';
-        takt__ros1_closed_signal_locked(n);
+        takt__ros1_changed_locked(n);
       }
       /* a connection being made to a publisher no longer listed stays marked: failed, it is not
          tried again; made, the loop below closes it (clearing the mark here made a publisher that
@@ -679,7 +679,7 @@ static void answer_done(takt_ros1_node_t *n, takt__ros1_conn_t *c, bool written)
     o->telling = false;
     takt__lock_give(&pub->lock);
     takt__lock_take(&n->lock);
-    takt__ros1_closed_signal_locked(n); /* a set_link_fn may wait for it */
+    takt__ros1_changed_locked(n); /* a set_link_fn may wait for it */
     takt__lock_give(&n->lock);
   }
 }
@@ -761,7 +761,7 @@ static void out_close(takt_ros1_pub_t *pub, takt__ros1_out_t *o) {
     takt__lock_give(&pub->lock);
   }
   takt__lock_take(&n->lock);
-  takt__ros1_closed_signal_locked(n); /* an unadvertise or a set_link_fn may wait for it */
+  takt__ros1_changed_locked(n); /* an unadvertise or a set_link_fn may wait for it */
   takt__lock_give(&n->lock);
 }
 
@@ -832,7 +832,7 @@ static void in_fail(takt_ros1_node_t *n, takt_ros1_sub_t *sub, takt__ros1_in_t *
   takt__r1shm_t ring = in->shm;
   in->shm.map = NULL;
   takt__ros1_lost_locked(n, sub, in, retry ? TAKT__ROS1_AGAIN_LATER : TAKT__ROS1_FORGET);
-  takt__ros1_closed_signal_locked(n); /* an unsubscribe may wait for it */
+  takt__ros1_changed_locked(n); /* an unsubscribe may wait for it */
   bool again = in->state == IN_RETRY;
   takt__lock_give(&n->lock);
   takt_io_close(&io);
@@ -1074,7 +1074,7 @@ void takt__ros1_io_main(void *arg) {
           in->state = IN_FREE;
           in->stale = false;
           in->uri[0] = '\0';
-          takt__ros1_closed_signal_locked(n);
+          takt__ros1_changed_locked(n);
           takt__lock_give(&n->lock);
           takt_io_close(&io);
           takt__r1shm_close(&ring);
@@ -1201,6 +1201,6 @@ void takt__ros1_io_main(void *arg) {
    * callback of the node runs from here on, and nothing closes them before the destroy */
   takt__lock_take(&n->lock);
   n->io_ended = true;
-  takt__ros1_closed_signal_locked(n);
+  takt__ros1_changed_locked(n);
   takt__lock_give(&n->lock);
 }

@@ -28,15 +28,25 @@ void takt__ros1_note_error(takt_ros1_node_t *n, const char *text) {
 const char *takt_ros1_last_error(const takt_ros1_node_t *node) { return node->last_error; }
 
 takt_err_t takt__ros1_call_take(takt_ros1_node_t *n, takt__ros1_call_t **out) {
-  takt_err_t rc = TAKT_EBUSY;
+  /* every slot taken by calls of other threads: the first given back, within timeout_ns (an
+   * unregistration refused at once was lost for good) */
+  int64_t deadline = takt_time_now() + n->cfg.timeout_ns;
+  takt_err_t rc = TAKT_ETIMEDOUT;
   takt__lock_take(&n->lock);
-  for (uint32_t i = 1; i < TAKT__ROS1_CALLS; i++) {
-    if (!n->calls[i].busy) {
-      n->calls[i].busy = true;
-      *out = &n->calls[i];
-      rc = TAKT_OK;
+  for (;;) {
+    for (uint32_t i = 1; i < TAKT__ROS1_CALLS && rc != TAKT_OK; i++) {
+      if (!n->calls[i].busy) {
+        n->calls[i].busy = true;
+        *out = &n->calls[i];
+        rc = TAKT_OK;
+      }
+    }
+    if (rc == TAKT_OK) break;
+    if (atomic_load(&n->stop)) { /* its calls end, none is made any more */
+      rc = TAKT_ESTATE;
       break;
     }
+    if (takt__ros1_wait_change(n, deadline) == TAKT_ETIMEDOUT) break;
   }
   takt__lock_give(&n->lock);
   return rc;
@@ -45,6 +55,7 @@ takt_err_t takt__ros1_call_take(takt_ros1_node_t *n, takt__ros1_call_t **out) {
 void takt__ros1_call_give(takt_ros1_node_t *n, takt__ros1_call_t *c) {
   takt__lock_take(&n->lock);
   c->busy = false;
+  takt__ros1_changed_locked(n); /* a caller may wait for the slot */
   takt__lock_give(&n->lock);
 }
 
@@ -149,7 +160,8 @@ static takt_err_t master_call_as(takt_ros1_node_t *n, const char *caller, const 
   takt__ros1_call_t *c;
   takt_err_t rc = takt__ros1_call_take(n, &c);
   if (rc < 0) {
-    takt__ros1_note_error(n, "every XML-RPC call slot is in use");
+    takt__ros1_note_error(n, rc == TAKT_ESTATE ? "the node stopped: no master call is made"
+                                               : "every XML-RPC call slot stayed in use for timeout_ns");
     return rc;
   }
   takt__xr_writer_t *w = takt__ros1_call_begin(c, method);

@@ -215,7 +215,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
     takt__context_free(ctx, base);
     return rc;
   }
-  rc = takt_cond_init(&n->closed);
+  rc = takt_cond_init(&n->changed);
   if (rc < 0) {
     takt__lock_fini(&n->lock);
     takt__context_free(ctx, base);
@@ -262,7 +262,7 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   if (rc < 0) {
     close_all(n);
     for (uint32_t i = 0; i < locks; i++) takt__lock_fini(&n->pubs[i].lock);
-    takt_cond_fini(&n->closed);
+    takt_cond_fini(&n->changed);
     takt__lock_fini(&n->lock);
     takt__context_free(ctx, base);
     return rc;
@@ -408,7 +408,7 @@ void takt_ros1_node_destroy(takt_ros1_node_t *n) {
   for (uint32_t i = 0; i < n->cfg.max_rpc_conns; i++) takt_io_close(&n->rpc[i].io);
   for (uint32_t i = 0; i < n->cfg.max_conns; i++) takt_io_close(&n->pending[i].io);
   close_all(n);
-  takt_cond_fini(&n->closed);
+  takt_cond_fini(&n->changed);
   takt__lock_fini(&n->lock);
   takt__context_free(n->ctx, n);
 }
@@ -479,30 +479,30 @@ static takt_err_t wait_closed_locked(takt_ros1_node_t *n, bool (*done)(void *), 
     /* the node stopped meanwhile: its I/O thread, which closes connections and calls their
      * callbacks, has left (takt_ros1_node_destroy closes what is left) */
     if (n->io_ended) return TAKT_ESTATE;
-    if (takt__ros1_closed_wait(n, deadline) == TAKT_ETIMEDOUT && !done(x)) return TAKT_ETIMEDOUT;
+    if (takt__ros1_wait_change(n, deadline) == TAKT_ETIMEDOUT && !done(x)) return TAKT_ETIMEDOUT;
   }
   return TAKT_OK;
 }
 
-static void closed_broadcast(void *arg, int64_t unused_a, int64_t unused_b) {
+static void changed_broadcast(void *arg, int64_t unused_a, int64_t unused_b) {
   (void)unused_a;
   (void)unused_b;
-  takt_cond_broadcast(&((takt_ros1_node_t *)arg)->closed);
+  takt_cond_broadcast(&((takt_ros1_node_t *)arg)->changed);
 }
 
-void takt__ros1_closed_signal_locked(takt_ros1_node_t *n) {
-  n->closed_gen++;
-  takt__defer_call(closed_broadcast, n, 0, 0); /* (a system call: after the locks) */
+void takt__ros1_changed_locked(takt_ros1_node_t *n) {
+  n->changed_gen++;
+  takt__defer_call(changed_broadcast, n, 0, 0); /* (a system call: after the locks) */
 }
 
-takt_err_t takt__ros1_closed_wait(takt_ros1_node_t *n, int64_t abs_ns) {
-  uint64_t gen = n->closed_gen;
+takt_err_t takt__ros1_wait_change(takt_ros1_node_t *n, int64_t abs_ns) {
+  uint64_t gen = n->changed_gen;
   /* what this hold deferred (a wake-up of the I/O thread) runs with the lock let go; a signal
    * meanwhile is seen by its count */
   takt__lock_give(&n->lock);
   takt__lock_take(&n->lock);
-  if (n->closed_gen != gen) return TAKT_OK;
-  return takt_cond_wait_until(&n->closed, &n->lock.m, abs_ns);
+  if (n->changed_gen != gen) return TAKT_OK;
+  return takt_cond_wait_until(&n->changed, &n->lock.m, abs_ns);
 }
 
 static bool pub_done(void *x) { return pub_idle(x); }
@@ -829,7 +829,7 @@ takt_err_t takt_ros1_pub_set_link_fn(takt_ros1_pub_t *pub, takt_ros1_link_fn fn,
     for (uint32_t k = 0; k < n->cfg.max_conns; k++) telling |= pub->out[k].telling;
     takt__lock_give(&pub->lock);
     if (!telling || n->io_ended) break;
-    (void)takt__ros1_closed_wait(n, takt_time_now() + n->cfg.timeout_ns);
+    (void)takt__ros1_wait_change(n, takt_time_now() + n->cfg.timeout_ns);
   }
   takt__lock_give(&n->lock);
   return TAKT_OK;
@@ -1123,7 +1123,7 @@ static takt_err_t connect_fail(takt__ros1_connector_t *cn, takt_ros1_sub_t *sub,
   takt__ros1_lost_locked(n, sub, in, stray ? TAKT__ROS1_AGAIN_NOW
                                      : retry ? TAKT__ROS1_AGAIN_LATER
                                              : TAKT__ROS1_FORGET);
-  takt__ros1_closed_signal_locked(n);
+  takt__ros1_changed_locked(n);
   takt__lock_give(&n->lock);
   return rc;
 }

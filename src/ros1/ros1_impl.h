@@ -288,11 +288,13 @@ struct takt_ros1_node {
   uint32_t work_head, work_count;
   uint32_t retries; /* tries again queued or being made (at most connect_threads - 1, or 1) */
   char last_error[128];
-  /* a connection of a publication, subscription or service ended, or the I/O thread did: every
-   * waiter is woken (several threads may wait at once: an unsubscribe, an unadvertise, a
-   * set_link_fn), each looks at what it waits for (takt__ros1_closed_signal_locked, _wait) */
-  takt_cond_t closed;
-  uint64_t closed_gen; /* n->lock: signals so far */
+  /* what threads of the API wait for changed: a connection of a publication, subscription or
+   * service ended, a call slot was given back, the I/O thread left. Every waiter is woken
+   * (several threads may wait at once: an unsubscribe, an unadvertise, a set_link_fn, callers
+   * of the master), each looks again at what it waits for (takt__ros1_changed_locked,
+   * takt__ros1_wait_change) */
+  takt_cond_t changed;
+  uint64_t changed_gen; /* n->lock: signals so far */
   bool io_ended;       /* n->lock: the I/O thread has left (takt_ros1_node_stop) */
   takt__ros1_pcache_t *pcache; /* max_cached_params */
   _Atomic uint64_t pc_hits, pc_master;
@@ -367,11 +369,11 @@ takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const 
 takt_err_t takt__ros1_result(takt__ros1_call_t *c, const takt__xr_value_t **value);
 /** Record a failed call's text as the node's last error. */
 void takt__ros1_note_error(takt_ros1_node_t *n, const char *text);
-/* n->lock held: wake every thread waiting on n->closed (once the caller holds no takt lock). */
-void takt__ros1_closed_signal_locked(takt_ros1_node_t *n);
-/* n->lock held (and no other takt lock): wait until n->closed is signalled or abs_ns passes
+/* n->lock held: wake every thread waiting on n->changed (once the caller holds no takt lock). */
+void takt__ros1_changed_locked(takt_ros1_node_t *n);
+/* n->lock held (and no other takt lock): wait until n->changed is signalled or abs_ns passes
  * (TAKT_ETIMEDOUT); the caller looks again at what it waits for, and at n->io_ended. */
-takt_err_t takt__ros1_closed_wait(takt_ros1_node_t *n, int64_t abs_ns);
+takt_err_t takt__ros1_wait_change(takt_ros1_node_t *n, int64_t abs_ns);
 /** Write the first parameter every master call takes (caller_id). */
 void takt__ros1_w_caller(takt_ros1_node_t *n, takt__xr_writer_t *w);
 

@@ -122,7 +122,7 @@ void takt__ros1_srv_close(takt_ros1_node_t *n, takt__ros1_sconn_t *sc) {
   takt_io_t io = sc->io;
   sc->io = TAKT_IO_CLOSED;
   sc->state = SC_FREE;
-  takt__ros1_closed_signal_locked(n); /* an unadvertise may wait for it */
+  takt__ros1_changed_locked(n); /* an unadvertise may wait for it */
   takt__lock_give(&n->lock);
   takt_io_close(&io);
 }
@@ -300,7 +300,7 @@ takt_err_t takt_ros1_unadvertise_service(takt_ros1_srv_t *srv) {
       wr = TAKT_ESTATE;
       break;
     }
-    if (takt__ros1_closed_wait(n, deadline) == TAKT_ETIMEDOUT && !srv_idle(srv)) {
+    if (takt__ros1_wait_change(n, deadline) == TAKT_ETIMEDOUT && !srv_idle(srv)) {
       wr = TAKT_ETIMEDOUT;
       break;
     }

@@ -1006,3 +1006,33 @@ TEST_F(Ros1Live, AStopEndsAnUnsubscribeWaitingForItsConnectionToClose) {
   EXPECT_LT(unsub_end.load() - opened, 3 * TAKT_NS_PER_S) << "the unsubscribe waited out its timeouts";
   takt_ros1_node_destroy(b);
 }
+
+// An unsubscribe while both of the node's call slots are busy with other threads' master calls
+// (the master slow to answer: stopped for a moment) waits for a slot and unregisters (it was
+// refused at once, TAKT_EBUSY, and the master kept the registration for good).
+TEST_F(Ros1Live, AnUnregistrationWaitsForACallSlotOtherThreadsHold) {
+  ASSERT_EQ(make_node("/takt_busy_calls", &node), TAKT_OK);  // timeout_ns 2 s
+  Received rx;
+  takt_ros1_sub_t *sub = nullptr;
+  ASSERT_EQ(subscribe_string(node, "/kept_registered", &rx, &sub), TAKT_OK);
+  ASSERT_TRUE(eventually([&] { return graph(1, "/kept_registered").count("/takt_busy_calls") == 1; }, 10000));
+  master.signal(SIGSTOP);
+  std::atomic<int> answered{0};
+  auto state = [&] {
+    if (takt_ros1_get_system_state(node, [](void *, int, const char *, const char *) {}, nullptr) == TAKT_OK)
+      answered++;
+  };
+  std::thread a(state), b(state);
+  // both calls take their slots at once and then wait for the master (no answer comes meanwhile)
+  takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);
+  std::atomic<takt_err_t> unsub_rc{TAKT_EINVAL};
+  std::thread c([&] { unsub_rc = takt_ros1_unsubscribe(sub); });
+  takt_sleep_until(takt_time_now() + 300 * TAKT_NS_PER_MS);
+  master.signal(SIGCONT);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(answered.load(), 2);
+  EXPECT_EQ(unsub_rc.load(), TAKT_OK);
+  EXPECT_EQ(graph(1, "/kept_registered").count("/takt_busy_calls"), 0u);
+}
