@@ -2646,7 +2646,9 @@ class TimerImpl {
  public:
   OwnGroup group;
   std::shared_ptr<NodeImpl> node;
-  TimerFn fn;
+  // shared with each call running (as SubImpl's): a callback that drops its timer's last handle
+  // (a one-shot made again into the same member) frees the TimerImpl, not the function it runs
+  std::shared_ptr<const TimerFn> fn;
   int64_t period = 0;
   unsigned seq = 0;  // the process's timers in the order created, from 1: names it in warnings
   takt_callback_attr_t attr{};
@@ -2732,7 +2734,8 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
   bool outer_freed = tl_timer_freed;  // (a callback nested in another's spin)
   tl_timer = t;
   tl_timer_freed = false;
-  if (!drop) guarded("a timer callback", [&] { t->fn(e); });
+  std::shared_ptr<const TimerFn> fn = t->fn;  // (a reference more: no allocation)
+  if (!drop) guarded("a timer callback", [&] { (*fn)(e); });
   bool freed = tl_timer_freed;
   tl_timer_freed = outer_freed;
   if (freed) {  // fn dropped the last handle: t is gone (its takt timer with this job)
@@ -2804,7 +2807,8 @@ void on_sim_timer(takt_subscription_t *, const takt_message_t *msg, void *user) 
   bool outer_freed = tl_timer_freed;
   tl_timer = t;
   tl_timer_freed = false;
-  if (!drop) guarded("a timer callback", [&] { t->fn(e); });
+  std::shared_ptr<const TimerFn> fn = t->fn;  // (a reference more: no allocation)
+  if (!drop) guarded("a timer callback", [&] { (*fn)(e); });
   bool freed = tl_timer_freed;
   tl_timer_freed = outer_freed;
   tl_timer = outer;
@@ -2981,7 +2985,7 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   Global &G = g();
   auto t = std::make_shared<TimerImpl>();
   t->node = n;
-  t->fn = std::move(fn);
+  t->fn = std::make_shared<const TimerFn>(std::move(fn));
   t->oneshot = oneshot;
   t->period = period.toNSec() > 0 ? period.toNSec() : 1000000;
   {

@@ -1649,6 +1649,39 @@ TEST(RoscppSelfShutdown, SubscriberReplacedInItsOwnCallbackKeepsItsCaptures) {
   EXPECT_EQ(heard.back(), label_b);
 }
 
+// The same for a timer: a one-shot made again into the same member from its own callback (the
+// first Timer's last handle goes while its function runs) reads its captures after that (its
+// function went with the timer: a use after free under AddressSanitizer).
+TEST(RoscppSelfShutdown, TimerReplacedInItsOwnCallbackKeepsItsCaptures) {
+  ros::NodeHandle nh;
+  std::mutex mu;
+  std::vector<std::string> heard;
+  ros::Timer t;
+  std::string label_a(64, 'a'), label_b(64, 'b');  // (long: held by the capture on the heap)
+  std::function<void(const ros::TimerEvent &)> on_b = [&heard, &mu, label_b](const ros::TimerEvent &) {
+    std::lock_guard<std::mutex> lk(mu);
+    heard.push_back(label_b);
+  };
+  {
+    std::lock_guard<std::mutex> lk(mu);  // (t is assigned before its callback assigns it)
+    t = nh.createTimer(
+        ros::Duration(0.01),
+        std::function<void(const ros::TimerEvent &)>([&heard, &mu, &t, &nh, &on_b, label_a](const ros::TimerEvent &) {
+          std::lock_guard<std::mutex> in(mu);
+          t = nh.createTimer(ros::Duration(0.01), on_b, true);  // the first Timer goes
+          heard.push_back(label_a);                              // a capture, read after that
+        }),
+        true);
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return heard.size() >= 2;
+  }));
+  std::lock_guard<std::mutex> lk(mu);
+  EXPECT_EQ(heard[0], label_a);
+  EXPECT_EQ(heard[1], label_b);
+}
+
 // ---- queue_size per Subscriber of one topic (its own process: preempt, its callbacks side by side)
 
 TEST(RoscppQueues, LaterSubscriberKeepsItsQueueSize) {
