@@ -689,6 +689,7 @@ uint64_t takt__subscription_oldest_arrival_exact(takt_subscription_t *s) {
 }
 
 uint32_t takt__subscription_queued(takt_subscription_t *s) {
+  if (s->fn == NULL) return 0; /* read with take only: never work for an executor */
   takt__lock_take(&s->topic->lock);
   uint32_t n = s->count;
   takt__lock_give(&s->topic->lock);

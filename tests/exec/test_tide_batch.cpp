@@ -1086,6 +1086,9 @@ TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
     takt_subscription_options_t o = TAKT_SUBSCRIPTION_OPTIONS_DEFAULT;
     o.depth = 8;
     ASSERT_EQ(takt_subscription_create(n, topic, "echo", on_echo, &echo, &o, &sub), TAKT_OK);
+    // read with take only (no function): its messages are no executor's work, never pending
+    takt_subscription_t *taker;
+    ASSERT_EQ(takt_subscription_create(n, topic, "taker", nullptr, nullptr, &o, &taker), TAKT_OK);
     ASSERT_EQ(takt_timer_create(n, "tick", 10 * kMs, 0, on_timer, &c, nullptr, &t), TAKT_OK);
     ASSERT_EQ(takt_executor_create(ctx, kind, nullptr, &e), TAKT_OK);
     ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
@@ -1109,6 +1112,8 @@ TEST_F(Timers, SpinAvailableEndsWhatWasWaitingThoughInputKeepsComing) {
     ASSERT_EQ(takt_executor_spin_available(e), TAKT_OK);
     EXPECT_EQ(echo.runs, 6);
     EXPECT_EQ(takt_executor_pending(e), 0u);
+    EXPECT_EQ(takt_subscription_pending(taker), 8u) << "the taker's queue, full";
+    ASSERT_EQ(takt_subscription_destroy(taker), TAKT_OK);
     EXPECT_EQ(takt_executor_pending(nullptr), 0u);
     EXPECT_EQ(takt_executor_spin_available(nullptr), TAKT_EINVAL);
     EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
