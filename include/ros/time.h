@@ -5,6 +5,7 @@
 #ifndef TAKT_ROS_TIME_H
 #define TAKT_ROS_TIME_H
 
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <stdexcept>
@@ -120,8 +121,10 @@ class DurationBase {
   explicit DurationBase(double t) { fromSec(t); }
   D &fromSec(double t) {
     if (!(t >= -2147483648.0 && t < 2147483648.0)) takt_time::duration_out_of_range();  // (NaN too)
-    int64_t ns = static_cast<int64_t>(t * 1e9 + (t < 0 ? -0.5 : 0.5));
-    return fromNSec(ns);
+    // as roscpp's: whole seconds, then the fraction rounded to nanoseconds (t * 1e9 whole loses
+    // the nanoseconds a double holds beside a large second count)
+    double s = std::floor(t);
+    return fromNSec(static_cast<int64_t>(s) * 1000000000 + static_cast<int64_t>(std::round((t - s) * 1e9)));
   }
   D &fromNSec(int64_t ns) {
     int64_t a = 0, b = ns;
@@ -194,7 +197,8 @@ class TimeBase {
   explicit TimeBase(double t) { fromSec(t); }
   T &fromSec(double t) {
     if (!(t >= 0.0 && t < 4294967296.0)) takt_time::time_out_of_range();  // (NaN too)
-    return fromNSec(static_cast<uint64_t>(t * 1e9 + 0.5));
+    double s = std::floor(t);  // as DurationBase::fromSec
+    return fromNSec(static_cast<uint64_t>(s) * 1000000000u + static_cast<uint64_t>(std::round((t - s) * 1e9)));
   }
   T &fromNSec(uint64_t ns) {
     sec = takt_time::time_sec(static_cast<int64_t>(ns / 1000000000u));
