@@ -682,6 +682,32 @@ void on_clock(const uint8_t *b, uint32_t len) {
   takt_impl::sim_advance(static_cast<int64_t>(sec) * 1000000000 + nsec);
 }
 
+/** The whole of v as an int32 as roscpp reads one (boost::lexical_cast): a sign, then digits;
+ * nothing else, no space, in range. */
+bool param_int32(const std::string &v, int32_t *out) {
+  size_t i = (!v.empty() && (v[0] == '+' || v[0] == '-')) ? 1 : 0;
+  if (i == v.size() || v.size() - i > 10) return false;
+  for (size_t k = i; k < v.size(); k++)
+    if (v[k] < '0' || v[k] > '9') return false;
+  long long x = std::strtoll(v.c_str(), nullptr, 10);
+  if (x < INT32_MIN || x > INT32_MAX) return false;
+  *out = static_cast<int32_t>(x);
+  return true;
+}
+
+/** The whole of v as a double as roscpp reads one: decimal, with an exponent, inf or nan; no
+ * space, no hexadecimal. */
+bool param_double(const std::string &v, double *out) {
+  if (v.empty()) return false;
+  for (char c : v)
+    if (std::isspace(static_cast<unsigned char>(c)) || c == 'x' || c == 'X' || c == '(') return false;
+  char *end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  if (end != v.c_str() + v.size()) return false;
+  *out = d;
+  return true;
+}
+
 bool start_locked(std::string &why) {
   Global &G = g();
   bool initialized;
@@ -836,21 +862,22 @@ bool start_locked(std::string &why) {
     takt_ros1_node_destroy(n);
     return true;
   }
-  // `_name:=value` sets the private parameter ~name, typed as YAML reads a scalar (as roscpp does)
+  // `_name:=value` sets the private parameter ~name, typed as roscpp's param::init does: an int32,
+  // else a double, else true/True/TRUE or false/False/FALSE, else a string. Held as a use of the
+  // node: a ros::shutdown meanwhile (Ctrl-C while the master is slow) waits for the calls, or
+  // they are not made
+  Ros1Use use;
   for (const auto &kv : G.private_params) {
+    if (use.n == nullptr) break;
     std::string key = G.name + "/" + kv.first;
     const std::string &v = kv.second;
-    char *end = nullptr;
-    long iv = std::strtol(v.c_str(), &end, 10);
-    if (!v.empty() && *end == '\0' && iv >= INT32_MIN && iv <= INT32_MAX) {
-      takt_ros1_param_set_int(G.ros1, key.c_str(), static_cast<int32_t>(iv));
-      continue;
-    }
-    double dv = std::strtod(v.c_str(), &end);
-    if (!v.empty() && *end == '\0') takt_ros1_param_set_double(G.ros1, key.c_str(), dv);
-    else if (v == "true" || v == "True") takt_ros1_param_set_bool(G.ros1, key.c_str(), true);
-    else if (v == "false" || v == "False") takt_ros1_param_set_bool(G.ros1, key.c_str(), false);
-    else takt_ros1_param_set_string(G.ros1, key.c_str(), v.c_str());
+    int32_t iv = 0;
+    double dv = 0;
+    if (param_int32(v, &iv)) takt_ros1_param_set_int(use.n, key.c_str(), iv);
+    else if (param_double(v, &dv)) takt_ros1_param_set_double(use.n, key.c_str(), dv);
+    else if (v == "true" || v == "True" || v == "TRUE") takt_ros1_param_set_bool(use.n, key.c_str(), true);
+    else if (v == "false" || v == "False" || v == "FALSE") takt_ros1_param_set_bool(use.n, key.c_str(), false);
+    else takt_ros1_param_set_string(use.n, key.c_str(), v.c_str());
   }
   return true;
 }

@@ -38,6 +38,16 @@ int main(int argc, char **argv) {
   CHECK(nh.resolveName("~x") == ros::this_node::getName() + "/x");
   int v = 0;
   CHECK(pnh.getParam("answer", v) && v == 42);  // from _answer:=42
+  // typed as roscpp's param::init types them: int32, else double, else a boolean, else a string
+  int neg = 0;
+  CHECK(pnh.getParam("neg", neg) && neg == -7);  // _neg:=-7
+  double ratio = 0;
+  CHECK(pnh.getParam("ratio", ratio) && ratio == 2.5);  // _ratio:=2.5
+  bool up = false;
+  CHECK(pnh.getParam("up", up) && up);  // _up:=TRUE
+  std::string hex, spaced;
+  CHECK(pnh.getParam("hex", hex) && hex == "0x10");  // _hex:=0x10: no number to roscpp
+  CHECK(pnh.getParam("spaced", spaced) && spaced == " 5");  // "_spaced:= 5": nor is this
   pnh.setParam("word", std::string("takt"));
   std::string w;
   CHECK(nh.getParam(ros::this_node::getName() + "/word", w) && w == "takt");

@@ -464,7 +464,8 @@ def main() -> int:
             print("note: the ros1 layer has no TCPROS services: takt's add_two_ints ends are tested in one process")
         if not debian_pairs:
             print("note: the Debian-only pairings (no takt code) run in the build without sanitizers")
-        inp = run([str(bins / "inproc"), "chatter:=remapped", "_answer:=42"], env=env, timeout=60)
+        inp = run([str(bins / "inproc"), "chatter:=remapped", "_answer:=42", "_neg:=-7", "_ratio:=2.5",
+                   "_up:=TRUE", "_hex:=0x10", "_spaced:= 5"], env=env, timeout=60)
         ok = inp.returncode == 0
         # the 10 ms-deadline timer runs 50 ms after its release at each spinOnce: warned about once
         # (one line a second per callback), by the spinning thread, as ROS_WARN; the timer
