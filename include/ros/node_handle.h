@@ -608,7 +608,8 @@ struct AdvertiseOptions {
 };
 
 /** roscpp's ServiceClientOptions, for NodeHandle::serviceClient(ops): the service, its type (init
- * sets md5sum), persistent; header is kept but not sent (takt's client header is its own). */
+ * sets md5sum), persistent, and header: its values go in each call's connection header (roscpp's
+ * own fields among them left out, as roscpp leaves them). */
 struct ServiceClientOptions {
   std::string service, md5sum;
   bool persistent = false;
