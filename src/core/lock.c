@@ -163,6 +163,7 @@ static void run_one(const deferred_t *d) {
 }
 
 static void event_wake(void *ev, int64_t unused_a, int64_t unused_b);
+static void run_range(uint32_t from);
 
 static void defer_ranked(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake,
                          takt__rank_fn rank) {
@@ -178,11 +179,19 @@ static void defer_ranked(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, 
   if (fn == NULL || fn == event_wake)
     for (uint32_t i = t_base; i < t_n_deferred; i++)
       if (t_deferred[i].fn == fn && t_deferred[i].arg == arg) return;
-  if (t_n_deferred < DEFERRED_MAX) {
-    t_deferred[t_n_deferred++] = d;
-  } else {
-    run_one(&d); /* more than DEFERRED_MAX under one hold: correct, only earlier than asked */
+  if (t_n_deferred == DEFERRED_MAX && t_n_deferred > t_base) {
+    /* more than DEFERRED_MAX under one hold: what waits runs now, in its order, then this one
+     * waits (correct, only earlier than asked, under the lock; each still runs after those
+     * deferred before it, as a call deferred after the wake-ups must: running this one at once
+     * put it before them). What they defer while they run runs at once. */
+    uint32_t base = t_base;
+    t_base = t_n_deferred;
+    run_range(base);
+    t_base = base;
+    t_n_deferred = base;
   }
+  if (t_n_deferred < DEFERRED_MAX) t_deferred[t_n_deferred++] = d;
+  else run_one(&d); /* deferred by a call of a full list that runs: at once */
 }
 
 static void defer(takt__deferred_fn fn, void *arg, int64_t a, int64_t b, bool wake) {
@@ -215,15 +224,20 @@ void takt__defer_call(takt__deferred_fn fn, void *arg, int64_t a, int64_t b) {
 }
 
 void takt__run_deferred(void) {
-  /* Calls first (thread priorities and affinities decided under the lock), then the ranked
-   * wake-ups, most urgent first, then the others in order: a woken thread already runs at the
-   * priority its job was given. A deferred call that defers more appends to the list (only when
-   * called under a lock, from takt__lock_wait holding another). */
-  for (uint32_t i = t_base; i < t_n_deferred; i++)
+  run_range(t_base);
+  t_n_deferred = t_base;
+}
+
+/* Run the entries from `from` to the list's end. Calls first (thread priorities and affinities
+ * decided under the lock), then the ranked wake-ups, most urgent first, then the others in order:
+ * a woken thread already runs at the priority its job was given. A deferred call that defers more
+ * appends to the list (only when called under a lock, from takt__lock_wait holding another). */
+static void run_range(uint32_t from) {
+  for (uint32_t i = from; i < t_n_deferred; i++)
     if (!t_deferred[i].wake) run_one(&t_deferred[i]);
   uint32_t order[DEFERRED_MAX], n = 0;
   int32_t rank[DEFERRED_MAX];
-  for (uint32_t i = t_base; i < t_n_deferred && n < DEFERRED_MAX; i++) {
+  for (uint32_t i = from; i < t_n_deferred && n < DEFERRED_MAX; i++) {
     if (!t_deferred[i].wake || t_deferred[i].rank == NULL) continue;
     int32_t r = t_deferred[i].rank(t_deferred[i].arg);
     uint32_t j = n++;
@@ -235,7 +249,6 @@ void takt__run_deferred(void) {
     rank[j] = r;
   }
   for (uint32_t k = 0; k < n; k++) run_one(&t_deferred[order[k]]);
-  for (uint32_t i = t_base; i < t_n_deferred; i++)
+  for (uint32_t i = from; i < t_n_deferred; i++)
     if (t_deferred[i].wake && t_deferred[i].rank == NULL) run_one(&t_deferred[i]);
-  t_n_deferred = t_base;
 }

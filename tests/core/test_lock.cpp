@@ -107,6 +107,31 @@ TEST(Lock, RepeatedWakeUpsOfOneObjectTakeOnePlace) {
   takt__lock_fini(&l);
 }
 
+// More work deferred under one hold than the list holds: what waits runs at once, in its order,
+// and a call deferred after the wake-ups still runs after them (it ran at once, before them: a
+// quiescence count let go before the executor's wake-up it guards).
+TEST(Lock, AFullListKeepsACallAfterTheWakeUpsDeferredBeforeIt) {
+  takt__lock_t l;
+  ASSERT_EQ(takt__lock_init(&l, TAKT__LEVEL_CONTEXT, "context"), TAKT_OK);
+  static std::vector<takt_wakeup_t> w(100);
+  static int posted_when_called;
+  posted_when_called = -1;
+  for (auto &x : w) takt_wakeup_init(&x);
+  takt__lock_take(&l);
+  for (auto &x : w) takt__defer_wake(&x);  // (distinct objects: each takes a place)
+  takt__defer_after_wakes(
+      [](void *, int64_t, int64_t) {
+        int n = 0;
+        for (auto &x : w) n += takt_wakeup_wait(&x, 0) == TAKT_OK;
+        posted_when_called = n;
+      },
+      nullptr, 0, 0);
+  EXPECT_EQ(posted_when_called, -1) << "the call ran under the lock";
+  takt__lock_give(&l);
+  EXPECT_EQ(posted_when_called, 100) << "the call ran before the wake-ups deferred before it";
+  takt__lock_fini(&l);
+}
+
 // On a port whose interrupt handlers run takt code on the interrupted context's state (Cortex-M's
 // software interrupts: one copy of the per-thread state), a handler works in a frame of its own.
 // Here the "interrupt" is a call made where the real one could come: inside a deferred call the
