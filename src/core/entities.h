@@ -166,7 +166,6 @@ struct takt_timer {
   uint64_t k;              /* index of the next release */
   int64_t next_release;
   uint64_t missed, missed_since_run;
-  uint64_t pending_k;
   int64_t pending_at;      /* when the pending release was found due */
 };
 

@@ -99,9 +99,10 @@ bool takt__callback_execute(takt_callback_t *cb, const takt__run_t *run);
 bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t *release);
 /** Fix t's start (first release at start + phase): an executor arming it, its lock held. */
 void takt__timer_start(takt_timer_t *t, int64_t start_ns);
-/** Run the timer's job released at release (run->abs_deadline TAKT_TIME_INFINITE: the timer's
- * own relative deadline, if any). */
-void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t now, const takt__run_t *run);
+/** Run the timer's job released at release, found due and queued at queued (run->abs_deadline
+ * TAKT_TIME_INFINITE: the timer's own relative deadline, if any). */
+void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t queued, int64_t now,
+                         const takt__run_t *run);
 
 /** Enter a job: it becomes the thread's current job; run->held (may be NULL) is let go for the
  * user function. Returns the job to restore. */

@@ -72,7 +72,6 @@ bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t
   if (queue) {
     t->missed += due - 1;
     t->missed_since_run += due - 1;
-    t->pending_k = kd;
     t->pending_at = now;
     *release = t->start + t->phase + (int64_t)kd * t->period;
   } else {
@@ -84,9 +83,13 @@ bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t
   return queue;
 }
 
-void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t now, const takt__run_t *run) {
-  takt_timer_event_t ev = {.release = release, .now = now, .k = t->pending_k,
-                           .missed = t->missed_since_run, .queued = t->pending_at};
+void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t queued, int64_t now,
+                         const takt__run_t *run) {
+  /* this release's index and queued time, not the timer's latest (a reentrant timer's job may
+   * start after the next release was handed to another thread) */
+  takt_timer_event_t ev = {.release = release, .now = now,
+                           .k = (uint64_t)((release - t->start - t->phase) / t->period),
+                           .missed = t->missed_since_run, .queued = queued};
   t->missed_since_run = 0;
   int64_t deadline = takt__job_deadline(run, &t->cb, release);
   takt__job_t job = {.cb = &t->cb, .t_info = release, .release = release, .abs_deadline = deadline};

@@ -52,6 +52,7 @@ typedef struct takt__worker {
   takt__exec_rec_t *timer; /* [exec] a timer thread's timer (TAKT_TIMERS_DEDICATED), or NULL */
   int64_t deadline;      /* [exec] the job's absolute deadline (TAKT_TIME_INFINITE: none) */
   int64_t release;       /* [exec] */
+  int64_t queued;        /* [exec] a timer's job: when its release was found due and queued */
   uint64_t seq;          /* [exec] EDF: FIFO among equal deadlines */
   int32_t level;         /* [exec] SCHED_FIFO priority the job runs at */
   int32_t requested;     /* [exec] level last asked of the thread (0: none yet) */
@@ -286,6 +287,7 @@ static void assign(takt_executor_t *e, takt__worker_t *w, takt__exec_rec_t *r, i
   w->rec = r;
   w->deadline = deadline;
   w->release = r->job_release;
+  if (r->cb->kind == TAKT_CB_TIMER) w->queued = takt__rec_timer(r)->pending_at;
   w->seq = ++e->seq;
   r->inflight++;
   pre->busy++;
@@ -671,7 +673,7 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   bool ran = true;
   r->running++;
   if (cb->kind == TAKT_CB_TIMER) {
-    takt__timer_execute((takt_timer_t *)(void *)cb, w->release, takt_clock_now(ctx->clock), &run);
+    takt__timer_execute((takt_timer_t *)(void *)cb, w->release, w->queued, takt_clock_now(ctx->clock), &run);
   } else {
     ran = takt__callback_execute(cb, &run);
   }

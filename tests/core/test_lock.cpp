@@ -183,3 +183,51 @@ TEST(Lock, AnInterruptHandlersFrameRunsItsOwnDeferredWorkOnce) {
 }
 
 } // namespace
+
+// A timer's job carries its own release's index and queued time: a reentrant timer's release can
+// be handed to a thread before the one before it has started (the preempt executor under EDF),
+// and that job's event took the timer's latest index and queued time.
+// The executors' side of a timer (src/core/exec_hooks.h, a C header): its release and its job.
+extern "C" {
+struct takt__run;  // (its layout: three pointer-sized fields, below)
+void takt__timer_start(takt_timer_t *t, int64_t start_ns);
+bool takt__timer_release(takt_timer_t *t, int64_t now, bool was_pending, int64_t *release);
+void takt__timer_execute(takt_timer_t *t, int64_t release, int64_t queued, int64_t now,
+                         const struct takt__run *run);
+}
+struct RunArgs {  // takt__run_t: no deadline of the executor's, no lock held, no job lock
+  int64_t abs_deadline = TAKT_TIME_INFINITE;
+  void *held = nullptr, *job_lock = nullptr;
+};
+
+class TimerRelease : public takt_test::ContextTest {};
+
+TEST_F(TimerRelease, EachReleaseKeepsItsOwnIndexAndQueuedTime) {
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  static std::vector<takt_timer_event_t> events;
+  events.clear();
+  takt_timer_t *t;
+  ASSERT_EQ(takt_timer_create(
+                n, "tick", 10 * TAKT_NS_PER_MS, 0,
+                [](takt_timer_t *, const takt_timer_event_t *ev, void *) { events.push_back(*ev); },
+                nullptr, nullptr, &t),
+            TAKT_OK);
+  takt__timer_start(t, 0);
+  int64_t r0 = -1, r1 = -1;
+  ASSERT_TRUE(takt__timer_release(t, 1 * TAKT_NS_PER_MS, false, &r0));   // release 0
+  ASSERT_TRUE(takt__timer_release(t, 12 * TAKT_NS_PER_MS, false, &r1));  // release 1, before 0 ran
+  RunArgs args;
+  const auto *run = reinterpret_cast<const struct takt__run *>(&args);
+  takt__timer_execute(t, r0, 1 * TAKT_NS_PER_MS, 15 * TAKT_NS_PER_MS, run);
+  takt__timer_execute(t, r1, 12 * TAKT_NS_PER_MS, 16 * TAKT_NS_PER_MS, run);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].release, 0);
+  EXPECT_EQ(events[0].k, 0u);
+  EXPECT_EQ(events[0].queued, 1 * TAKT_NS_PER_MS);
+  EXPECT_EQ(events[1].release, 10 * TAKT_NS_PER_MS);
+  EXPECT_EQ(events[1].k, 1u);
+  EXPECT_EQ(events[1].queued, 12 * TAKT_NS_PER_MS);
+  EXPECT_EQ(takt_timer_destroy(t), TAKT_OK);
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+}
