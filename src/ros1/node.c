@@ -484,6 +484,23 @@ static takt_err_t wait_closed_locked(takt_ros1_node_t *n, bool (*done)(void *), 
   return TAKT_OK;
 }
 
+/* Wait (n->lock held) while a subscription (sub) or publication of topic is leaving: its
+ * unregistration, still to reach the master, would undo a registration of the topic made now.
+ * TAKT_ETIMEDOUT after 3 * timeout_ns; TAKT_ESTATE once the node stops. */
+static takt_err_t wait_topic_free_locked(takt_ros1_node_t *n, const char *topic, bool sub) {
+  int64_t deadline = takt_time_now() + 3 * n->cfg.timeout_ns;
+  for (;;) {
+    bool leaving = false;
+    uint32_t max = sub ? n->cfg.max_subs : n->cfg.max_pubs;
+    for (uint32_t i = 0; i < max && !leaving; i++)
+      leaving = sub ? n->subs[i].leaving && strcmp(n->subs[i].topic, topic) == 0
+                    : n->pubs[i].leaving && strcmp(n->pubs[i].topic, topic) == 0;
+    if (!leaving) return TAKT_OK;
+    if (n->io_ended || atomic_load(&n->stop)) return TAKT_ESTATE;
+    if (takt__ros1_wait_change(n, deadline) == TAKT_ETIMEDOUT) return TAKT_ETIMEDOUT;
+  }
+}
+
 static void changed_broadcast(void *arg, int64_t unused_a, int64_t unused_b) {
   (void)unused_a;
   (void)unused_b;
@@ -539,7 +556,8 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
    * takt_ros1_node_destroy unregisters this and closes its connections */
   if (atomic_load(&n->stop)) return TAKT_ESTATE;
   takt__lock_take(&n->lock);
-  bool used = pub->used;
+  bool used = pub->used && !pub->leaving;
+  if (used) pub->leaving = true; /* one unadvertise at a time; the slot kept until it is done */
   takt__lock_give(&n->lock);
   if (!used) return TAKT_ESTATE;
   takt__lock_take(&pub->lock);
@@ -556,6 +574,10 @@ takt_err_t takt_ros1_unadvertise(takt_ros1_pub_t *pub) {
   takt__lock_give(&n->lock);
   /* the link function is not called from here on (a connection the wait gave up on included) */
   (void)takt_ros1_pub_set_link_fn(pub, NULL, NULL);
+  takt__lock_take(&n->lock);
+  pub->leaving = false; /* the slot and the topic may be taken again */
+  takt__ros1_changed_locked(n);
+  takt__lock_give(&n->lock);
   return rc < 0 ? rc : wr;
 }
 
@@ -564,7 +586,8 @@ takt_ros1_pub_t *takt_ros1_find_pub(takt_ros1_node_t *node, const char *topic) {
   takt_ros1_pub_t *pub = NULL;
   takt__lock_take(&node->lock);
   for (uint32_t i = 0; i < node->cfg.max_pubs && pub == NULL; i++)
-    if (node->pubs[i].used && strcmp(node->pubs[i].topic, topic) == 0) pub = &node->pubs[i];
+    if (node->pubs[i].used && !node->pubs[i].leaving && strcmp(node->pubs[i].topic, topic) == 0)
+      pub = &node->pubs[i];
   takt__lock_give(&node->lock);
   return pub;
 }
@@ -630,6 +653,7 @@ takt_err_t takt_ros1_unsubscribe(takt_ros1_sub_t *sub) {
   takt__lock_take(&n->lock);
   takt_err_t wr = wait_closed_locked(n, sub_done, sub);
   sub->leaving = false;
+  takt__ros1_changed_locked(n); /* a subscribe of the same topic may wait for it */
   takt__lock_give(&n->lock);
   return rc < 0 ? rc : wr;
 }
@@ -667,12 +691,18 @@ takt_err_t takt_ros1_advertise_linked(takt_ros1_node_t *n, const char *topic, co
   if (answer_bytes(n, topic, type, md5, definition) > n->cfg.max_header) return TAKT_ESIZE;
   takt_ros1_pub_t *pub = NULL;
   takt__lock_take(&n->lock);
+  takt_err_t wr = wait_topic_free_locked(n, topic, false); /* as in subscribe */
+  if (wr < 0) {
+    takt__lock_give(&n->lock);
+    return wr;
+  }
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
-    if (n->pubs[i].used && strcmp(n->pubs[i].topic, topic) == 0) {
+    if (n->pubs[i].used && !n->pubs[i].leaving && strcmp(n->pubs[i].topic, topic) == 0) {
       takt__lock_give(&n->lock);
       return TAKT_EEXIST;
     }
-    if (!n->pubs[i].used && pub == NULL && pub_idle(&n->pubs[i])) pub = &n->pubs[i];
+    if (!n->pubs[i].used && !n->pubs[i].leaving && pub == NULL && pub_idle(&n->pubs[i]))
+      pub = &n->pubs[i];
   }
   if (pub != NULL) {
     takt__ros1_copy(pub->topic, sizeof pub->topic, topic);
@@ -1016,6 +1046,13 @@ takt_err_t takt_ros1_subscribe(takt_ros1_node_t *n, const char *topic, const cha
   if (header_bytes(kv, sizeof kv / sizeof kv[0]) > n->cfg.max_header) return TAKT_ESIZE;
   takt_ros1_sub_t *sub = NULL;
   takt__lock_take(&n->lock);
+  /* an unsubscribe of the topic still under way (its unregisterSubscriber may reach the master
+   * after this one's registerSubscriber and undo it): this waits for it */
+  takt_err_t wr = wait_topic_free_locked(n, topic, true);
+  if (wr < 0) {
+    takt__lock_give(&n->lock);
+    return wr;
+  }
   for (uint32_t i = 0; i < n->cfg.max_subs; i++) {
     if (n->subs[i].used && strcmp(n->subs[i].topic, topic) == 0) {
       takt__lock_give(&n->lock);
@@ -1291,7 +1328,7 @@ static void reregister(takt_ros1_node_t *n) {
   const takt__xr_value_t *v;
   for (uint32_t i = 0; i < n->cfg.max_pubs; i++) {
     takt__lock_take(&n->lock);
-    bool used = n->pubs[i].used;
+    bool used = n->pubs[i].used && !n->pubs[i].leaving; /* (not one being unregistered) */
     if (used) {
       takt__ros1_copy(a, sizeof a, n->pubs[i].topic);
       takt__ros1_copy(b, sizeof b, n->pubs[i].type);

@@ -62,6 +62,9 @@ struct takt_ros1_pub {
   takt_ros1_node_t *node;
   /* node->lock (written once at advertise, before `used`) */
   bool used;
+  bool leaving; /* node->lock: an unadvertise is unregistering it and waiting for its
+                 * connections: the slot is not taken again, nor its topic advertised, until
+                 * it is done (its link function let go) */
   char topic[TAKT__ROS1_NAME], type[TAKT__ROS1_NAME];
   const char *md5, *definition;
   bool latch;
