@@ -646,6 +646,15 @@ static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_he
   if (!newest) return;
   timing_t *tm = state(ctx);
   int64_t crit = h->t_info + tt->eps;
+  if (tt->dl.pos >= 0 && tt->dl.at <= h->t_data) {
+    /* the armed deadline passed before this publication and no dispatch told it yet: told now,
+     * neither replaced by the new one nor dropped with it when it is late itself (the count
+     * would depend on whether a dispatch ran in between) */
+    int64_t since = tt->published == 1 && tt->first_armed ? tt->first_from : tt->dl.at - tt->eps;
+    tt->rate_violations++;
+    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, tt->dl.at, since, h->t_data - since, false,
+          true);
+  }
   if (crit <= h->t_data) {
     /* the information is older than epsilon' already (µRT Eq. 13) */
     tt->rate_violations++;
@@ -653,14 +662,6 @@ static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_he
           true, true);
     disarm(tm, &tt->dl);
     return;
-  }
-  if (tt->dl.pos >= 0 && tt->dl.at <= h->t_data) {
-    /* the armed deadline passed before this publication and no dispatch told it yet: told now,
-     * not replaced by the new one */
-    int64_t since = tt->published == 1 && tt->first_armed ? tt->first_from : tt->dl.at - tt->eps;
-    tt->rate_violations++;
-    found(tm, tt->eps_owner->timing, TAKT_VIOLATION_RATE, tt->dl.at, since, h->t_data - since, false,
-          true);
   }
   arm(tm, &tt->dl, crit);
 }
@@ -1057,6 +1058,7 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
         fn(&m, user);
         if (held != NULL) takt__lock_take(held);
         tm_take(ctx);
+        now = takt_clock_now(ctx->clock); /* the handler took time (or moved a fake clock) */
         continue;
       }
 #endif
@@ -1089,6 +1091,9 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
     }
     if (held != NULL) takt__lock_take(held);
     tm_take(ctx);
+    /* the handlers took time (or moved a fake clock): a violation queued meanwhile is detected
+     * now, never before its critical instant, and a deadline due meanwhile is fired in this round */
+    now = takt_clock_now(ctx->clock);
   }
   tm_give(ctx);
 }

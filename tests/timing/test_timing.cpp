@@ -390,6 +390,66 @@ TEST_F(Timing, ARateDeadlinePassedBeforeAPublicationIsToldNotReplaced) {
   EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 20 * kMs);  // armed from the new information
 }
 
+// The same when the new publication is late itself: both are told, the passed deadline first (it
+// was dropped with the late one's disarm: one violation or two by whether a dispatch ran between).
+TEST_F(Timing, ARateDeadlinePassedBeforeALatePublicationIsToldToo) {
+  make(hard(0, 0, 10 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(take(), 1u);
+  takt_clock_advance(&clock, 12 * kMs);  // t0 + 10 ms passed, nothing dispatched
+  ASSERT_EQ(publish(2, t0 + 1 * kMs), TAKT_OK);  // older than epsilon when published
+  EXPECT_EQ(take(), 2u);
+  takt_timing_dispatch(ctx);
+  ASSERT_EQ(rec.seen.size(), 2u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(rec.seen[0].critical_time, t0 + 10 * kMs);
+  EXPECT_EQ(rec.seen[0].t_info, t0);
+  EXPECT_FALSE(rec.seen[0].on_commit);
+  EXPECT_EQ(rec.seen[1].kind, TAKT_VIOLATION_RATE);
+  EXPECT_EQ(rec.seen[1].critical_time, t0 + 11 * kMs);
+  EXPECT_TRUE(rec.seen[1].on_commit);
+}
+
+// A violation found while the dispatch runs a handler (the observer took time: here it moves the
+// fake clock and fetches late) is detected when the dispatch reaches it, never before its
+// critical instant (the dispatch stamped every one with the time it began).
+TEST_F(Timing, AViolationFoundDuringAHandlerIsDetectedAfterItsCriticalInstant) {
+  make(hard(5 * kMs));
+  takt_constraints_t fc = TAKT_CONSTRAINTS_NONE;
+  fc.rt_class = TAKT_RT_FIRM;
+  fc.latency_ns = 10 * kMs;
+  takt_subscription_t *firm = another("firm", fc);
+  struct Obs {
+    std::vector<takt_violation_t> seen;
+    takt_clock_t *clock;
+    takt_subscription_t *firm;
+  } obs{{}, &clock, firm};
+  ASSERT_EQ(takt_timing_set_observer(
+                ctx,
+                [](const takt_violation_t *v, void *u) {
+                  auto *o = static_cast<Obs *>(u);
+                  o->seen.push_back(*v);
+                  if (o->seen.size() == 1) {  // a slow handler, meanwhile a late fetch
+                    takt_clock_advance(o->clock, 20 * kMs);
+                    Blob8 b{0};
+                    EXPECT_EQ(takt_take_next(o->firm, &b, sizeof b, nullptr), TAKT_OK);
+                  }
+                },
+                &obs),
+            TAKT_OK);
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  takt_clock_advance(&clock, 5 * kMs);
+  takt_timing_dispatch(ctx);  // the HARD deadline at t0 + 5 ms; its handler finds the FIRM one
+  ASSERT_EQ(obs.seen.size(), 2u);
+  EXPECT_EQ(obs.seen[1].rt_class, TAKT_RT_FIRM);
+  EXPECT_EQ(obs.seen[1].critical_time, t0 + 10 * kMs);
+  for (const auto &v : obs.seen) EXPECT_GE(v.detected_at, v.critical_time);
+  EXPECT_EQ(obs.seen[1].detected_at, t0 + 25 * kMs);
+  EXPECT_EQ(take(), 1u);
+}
+
 TEST_F(Timing, RateViolationOnCommitWhenInformationIsAlreadyOlderThanEpsilon) {
   make(hard(0, 0, 10 * kMs));
   ASSERT_EQ(publish(1, now() - 11 * kMs), TAKT_OK);
