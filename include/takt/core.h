@@ -136,6 +136,10 @@ typedef enum {
 /* The longest duration takt takes for a deadline, a timer's period or phase (2^61 ns, 73
  * years): a time plus it stays within int64. Above it: TAKT_EINVAL. */
 #define TAKT_DURATION_MAX_NS (INT64_C(1) << 61)
+/* The range of an origin time t_info takt takes (2^62 ns either way, 146 years): an origin time
+ * plus two durations stays within int64 (a jitter's critical instant, t_info + the smallest
+ * latency + delta). Outside it: TAKT_EINVAL. */
+#define TAKT_T_INFO_MAX_NS (INT64_C(1) << 62)
 
 /** Scheduling attributes of a callback. Larger priority = more urgent (as SCHED_FIFO). */
 typedef struct takt_callback_attr {
@@ -384,8 +388,9 @@ takt_err_t takt_publisher_destroy(takt_publisher_t *pub);
  * TAKT_EBUSY if every slot is being read. Thread-safe.
  */
 takt_err_t takt_publish(takt_publisher_t *pub, const void *data, uint32_t size);
-/** As takt_publish with an explicit origin time. A t_info older than every slot the topic
- * holds while all slots are in use returns TAKT_ELATE. */
+/** As takt_publish with an explicit origin time, within +-TAKT_T_INFO_MAX_NS (TAKT_EINVAL
+ * otherwise). A t_info older than every slot the topic holds while all slots are in use returns
+ * TAKT_ELATE. */
 takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info);
 
 /* ---- subscriptions ------------------------------------------------------------------------- */

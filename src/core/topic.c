@@ -402,7 +402,9 @@ void takt__topic_release_refs(takt_topic_t *t) {
 #endif
 
 takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info) {
-  if (pub == NULL || data == NULL) return TAKT_EINVAL;
+  /* (an origin time out of range would overflow the critical instants made from it) */
+  if (pub == NULL || data == NULL || t_info < -TAKT_T_INFO_MAX_NS || t_info > TAKT_T_INFO_MAX_NS)
+    return TAKT_EINVAL;
   if (size != pub->topic->type->size) return TAKT_ESIZE;
   return publish(pub, data, size, t_info, NULL, NULL);
 }
@@ -411,7 +413,8 @@ takt_err_t takt_publish_at(takt_publisher_t *pub, const void *data, uint32_t siz
 takt_err_t takt__publish_ref(takt_publisher_t *pub, const void *data, uint32_t size, int64_t t_info,
                              takt__deferred_fn release, void *arg) {
   takt_err_t rc = TAKT_EINVAL;
-  if (pub != NULL && data != NULL && release != NULL) {
+  if (pub != NULL && data != NULL && release != NULL && t_info >= -TAKT_T_INFO_MAX_NS &&
+      t_info <= TAKT_T_INFO_MAX_NS) {
     rc = size == pub->topic->type->size ? publish(pub, data, size, t_info, release, arg)
                                         : TAKT_ESIZE;
     if (rc == TAKT_OK) return rc;

@@ -450,6 +450,20 @@ TEST_F(Timing, AViolationFoundDuringAHandlerIsDetectedAfterItsCriticalInstant) {
   EXPECT_EQ(take(), 1u);
 }
 
+// An origin time out of takt's range is refused: its critical instants (t_info + tau) would
+// overflow int64 (undefined; in practice a negative critical time told on commit).
+TEST_F(Timing, AnOriginTimeOutOfRangeIsRefused) {
+  make(hard(10 * kMs, 5 * kMs, 20 * kMs));
+  EXPECT_EQ(publish(1, INT64_MAX - 1), TAKT_EINVAL);
+  EXPECT_EQ(publish(2, INT64_MIN + 1), TAKT_EINVAL);
+  EXPECT_EQ(publish(3, TAKT_T_INFO_MAX_NS + 1), TAKT_EINVAL);
+  EXPECT_EQ(takt_subscription_pending(sub), 0u);
+  takt_timing_dispatch(ctx);
+  EXPECT_TRUE(rec.seen.empty());
+  ASSERT_EQ(publish(4, now()), TAKT_OK);  // within range: as ever
+  EXPECT_EQ(take(), 4u);
+}
+
 TEST_F(Timing, RateViolationOnCommitWhenInformationIsAlreadyOlderThanEpsilon) {
   make(hard(0, 0, 10 * kMs));
   ASSERT_EQ(publish(1, now() - 11 * kMs), TAKT_OK);
