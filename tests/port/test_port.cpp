@@ -4,12 +4,16 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -439,6 +443,48 @@ TEST(Process, AZombieIsNotAlive) {
   siginfo_t info{};  // wait until it has exited, without reaping it
   ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
   EXPECT_FALSE(takt_port_pid_alive(static_cast<int32_t>(child)));
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(takt_port_pid_alive(static_cast<int32_t>(child)));
+}
+
+// A process whose main thread ended (pthread_exit) while another thread runs on is alive, though
+// /proc/<pid>/stat shows its main thread a zombie: its shared-memory records are not reclaimed
+// under it (they were, its loans and borrowed samples handed to others while it used them).
+TEST(Process, AProcessWhoseMainThreadEndedIsAliveWhileAnotherRuns) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pthread_t t;
+    pthread_create(
+        &t, nullptr,
+        [](void *fd) -> void * {
+          // the main thread is gone once its state says so; then tell the parent, live on
+          char path[64], buf[512];
+          snprintf(path, sizeof path, "/proc/%d/stat", (int)getpid());
+          for (int i = 0; i < 5000; i++) {
+            int f = open(path, O_RDONLY);
+            ssize_t n = f >= 0 ? read(f, buf, sizeof buf - 1) : -1;
+            if (f >= 0) close(f);
+            buf[n > 0 ? n : 0] = '\0';
+            const char *p = strrchr(buf, ')');
+            if (p != nullptr && p[1] == ' ' && p[2] == 'Z') break;
+            usleep(1000);
+          }
+          (void)!write(*static_cast<int *>(fd), "x", 1);
+          sleep(30);  // (the parent kills it)
+          return nullptr;
+        },
+        &ready[1]);
+    syscall(SYS_exit, 0);  // this thread alone ends (pthread_exit would unwind through the test)
+  }
+  close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  EXPECT_TRUE(takt_port_pid_alive(static_cast<int32_t>(child)));
+  kill(child, SIGKILL);
   ASSERT_EQ(waitpid(child, nullptr, 0), child);
   EXPECT_FALSE(takt_port_pid_alive(static_cast<int32_t>(child)));
 }

@@ -1,5 +1,6 @@
 /* The POSIX port of takt/port_shm.h: shm_open objects, robust process-shared PI mutexes, shared
  * futexes and process liveness. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -7,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -115,7 +117,18 @@ bool takt_port_pid_alive(int32_t pid) {
   if (n <= 0) return true;
   buf[n] = '\0';
   const char *p = strrchr(buf, ')');
-  return !(p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+  if (!(p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))) return true;
+  /* its main thread has ended, which is all /proc/<pid>/stat tells: the process lives on while
+   * another of its threads does (a program whose main called pthread_exit). /proc/<pid>/task
+   * lists the threads not yet gone: any but the main one, and it is alive */
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *d = opendir(path);
+  if (d == NULL) return false;
+  bool other = false;
+  for (struct dirent *e; !other && (e = readdir(d)) != NULL;)
+    other = e->d_name[0] >= '1' && e->d_name[0] <= '9' && atoi(e->d_name) != pid;
+  closedir(d);
+  return other;
 }
 
 uint64_t takt_port_pid_start(int32_t pid) {
