@@ -20,6 +20,7 @@ typedef struct takt_port_shm {
   void *addr;
   size_t size;
   bool foreign; /* takt_port_shm_open: the object belongs to another user than the caller */
+  uint32_t mode; /* takt_port_shm_open: the object's permission bits (0777 at most) */
 } takt_port_shm_t;
 
 /**

@@ -446,6 +446,16 @@ takt_err_t takt_shm_attach(takt_context_t *ctx, const takt_shm_config_t *cfg, ta
     rc = TAKT_EPERM;
     goto fail;
   }
+  if (rc == TAKT_OK && (s->map.mode & ~(uint32_t)c->mode & 0777u) != 0) {
+    /* it lets in more than this process would (a 0666 segment for a 0600 or 0660 process): who
+     * can write it can stop, mislead or write into the processes that use it */
+    char what[96];
+    snprintf(what, sizeof what, "its mode %03o lets in more than this process's %03o (refused)",
+             (unsigned)s->map.mode, (unsigned)(c->mode & 0777u));
+    say(c, "shared-memory segment %s: %s", s->name, what);
+    rc = TAKT_EPERM;
+    goto fail;
+  }
   if (rc == TAKT_OK) rc = check_segment(c, &s->map, s->name, &s->geo);
   else if (rc == TAKT_EPERM) say(c, "shared-memory segment %s: %s", s->name, "permission denied");
   else if (rc == TAKT_ENOENT) say(c, "shared-memory segment %s: %s", s->name, "does not exist");

@@ -1050,8 +1050,28 @@ TEST_F(Shm, AnotherUsersSegmentIsJoinedOnlyByAModeThatShares) {
   takt_shm_config_t mine = config(false);
   EXPECT_EQ(takt_shm_attach(ctx, &mine, &shm), TAKT_EPERM);
   EXPECT_NE(std::strstr(why, "belongs to another user"), nullptr) << why;
-  mine.mode = 0660;
+  mine.mode = 0660;  // shares with the group only: the segment lets in everyone
+  EXPECT_EQ(takt_shm_attach(ctx, &mine, &shm), TAKT_EPERM);
+  EXPECT_NE(std::strstr(why, "lets in more than this process's 660"), nullptr) << why;
+  mine.mode = 0666;
   ASSERT_EQ(takt_shm_attach(ctx, &mine, &shm), TAKT_OK) << why;
+}
+
+// A segment whose mode lets in more than this process's (made 0666, by another program or an
+// earlier run) is refused: with 0600 this process expects nobody else to write it (it joined,
+// and any local user could write what it reads and the locks it takes).
+TEST_F(Shm, ASegmentThatLetsInMoreThanThisProcesssModeIsRefused) {
+  takt_shm_config_t open = config();
+  open.mode = 0666;
+  ASSERT_EQ(takt_shm_attach(ctx, &open, &shm), TAKT_OK) << why;
+  takt_shm_t *mine = nullptr;
+  takt_shm_config_t c = config(false);
+  c.mode = 0600;
+  EXPECT_EQ(takt_shm_attach(ctx, &c, &mine), TAKT_EPERM);
+  EXPECT_NE(std::strstr(why, "its mode 666 lets in more than this process's 600"), nullptr) << why;
+  c.mode = 0666;
+  ASSERT_EQ(takt_shm_attach(ctx, &c, &mine), TAKT_OK) << why;
+  EXPECT_EQ(takt_shm_detach(mine), TAKT_OK);
 }
 
 TEST_F(Shm, ModeIsConfigurable) {

@@ -64,6 +64,7 @@ takt_err_t takt_port_shm_create(const char *name, size_t size, uint32_t mode, ta
   out->addr = p;
   out->size = size;
   out->foreign = false;
+  out->mode = mode & 0777u;
   return TAKT_OK;
 }
 
@@ -88,6 +89,7 @@ takt_err_t takt_port_shm_open(const char *name, takt_port_shm_t *out) {
   out->addr = p;
   out->size = (size_t)st.st_size;
   out->foreign = st.st_uid != geteuid();
+  out->mode = (uint32_t)(st.st_mode & 0777);
   return TAKT_OK;
 }
 
