@@ -41,6 +41,9 @@ takt_err_t takt_port_shm_unlink(const char *name);
 /** True unless the process pid is known to be gone (kill(pid, 0) fails with ESRCH, or it is a
  * zombie: dead, not yet reaped by its parent). */
 bool takt_port_pid_alive(int32_t pid);
+/** False once the process pid is gone and reaped (kill(pid, 0) fails with ESRCH): one system
+ * call, where takt_port_pid_alive also reads /proc (a zombie, a main thread that ended). */
+bool takt_port_pid_exists(int32_t pid);
 /** When the process pid started, in clock ticks since boot (tells a reused pid apart); 0 if it
  * cannot be read. */
 uint64_t takt_port_pid_start(int32_t pid);

@@ -122,6 +122,7 @@ struct takt_shm {
   takt_executor_t *serving; /* the executor that takes routed arrivals as a source, or NULL */
   _Atomic bool rx_stop;
   _Atomic uint64_t route_failures;
+  _Atomic int64_t refused_scan_at; /* reclaim_refused's last scan (0: none yet) */
   uint32_t route_names;
 };
 
@@ -800,12 +801,28 @@ static takt_err_t loan_try(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
   return TAKT_OK;
 }
 
+static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap, bool thorough);
+
+/* A refused loan or HARD publish looks for dead processes (the subscriber holding the slots may
+ * have died): a process gone and reaped at once (kill, one system call each), a zombie, a main
+ * thread that ended or a reused pid (/proc, six more each) at most once every RECLAIM_GAP_NS per
+ * handle. A live subscriber that stopped reading made every refused call read /proc for every
+ * process, in the publishing thread. */
+#define RECLAIM_GAP_NS (100 * 1000000LL)
+static takt_err_t reclaim_refused(takt_shm_t *s) {
+  int64_t now = takt_time_now();
+  int64_t last = atomic_load_explicit(&s->refused_scan_at, memory_order_relaxed);
+  bool thorough = (last == 0 || now - last >= RECLAIM_GAP_NS) &&
+                  atomic_compare_exchange_strong(&s->refused_scan_at, &last, now);
+  return reclaim(s, NULL, 0, thorough);
+}
+
 takt_err_t takt_shm_loan(takt_shm_pub_t *pub, takt_shm_loan_t *out) {
   if (pub == NULL || out == NULL || !pub->used) return TAKT_EINVAL;
   takt_err_t rc = loan_try(pub, out);
   if (rc != TAKT_EBUSY) return rc;
   /* every slot held: perhaps by a process that died; reclaim (system calls, no lock) and retry */
-  if (takt_shm_reclaim(pub->shm) > 0) rc = loan_try(pub, out);
+  if (reclaim_refused(pub->shm) > 0) rc = loan_try(pub, out);
   return rc;
 }
 
@@ -893,7 +910,7 @@ takt_err_t takt_shm_publish(takt_shm_pub_t *pub, takt_shm_loan_t *loan, uint32_t
   if (pub == NULL || loan == NULL || !pub->used) return TAKT_EINVAL;
   takt_err_t rc = publish_try(pub, loan, size, t_info, deadline, priority);
   /* HARD, a full queue: perhaps a dead subscriber's; reclaim (system calls, no lock), retry */
-  if (rc == TAKT_EFULL && takt_shm_reclaim(pub->shm) > 0)
+  if (rc == TAKT_EFULL && reclaim_refused(pub->shm) > 0)
     rc = publish_try(pub, loan, size, t_info, deadline, priority);
   return rc;
 }
@@ -1171,8 +1188,9 @@ static bool free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
   return all;
 }
 
-/* takt_shm_reclaim, with the pids of the processes reclaimed in pids (up to cap of them). */
-static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap) {
+/* takt_shm_reclaim, with the pids of the processes reclaimed in pids (up to cap of them); not
+ * thorough: only processes gone and reaped (no zombie, reused pid or ended main thread found). */
+static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap, bool thorough) {
   uint32_t n = s->geo.max_participants, found = 0;
   int32_t dead_pid[TAKT_SHM_MAX_PARTICIPANTS];
   uint32_t dead_gen[TAKT_SHM_MAX_PARTICIPANTS];
@@ -1184,8 +1202,8 @@ static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap) {
     if (pid == 0 || (pid == s->pid && i == s->part && s->h != NULL && s->pgen == atomic_load(&p->gen)))
       continue;
     uint64_t start = atomic_load(&p->start);
-    bool alive = takt_port_pid_alive(pid);
-    if (alive && start != 0) {
+    bool alive = thorough ? takt_port_pid_alive(pid) : takt_port_pid_exists(pid);
+    if (alive && start != 0 && thorough) {
       uint64_t now_start = takt_port_pid_start(pid);
       if (now_start != 0 && now_start != start) alive = false; /* the pid was reused */
     }
@@ -1212,7 +1230,7 @@ static takt_err_t reclaim(takt_shm_t *s, int32_t *pids, uint32_t cap) {
 
 takt_err_t takt_shm_reclaim(takt_shm_t *s) {
   if (s == NULL) return TAKT_EINVAL;
-  return reclaim(s, NULL, 0);
+  return reclaim(s, NULL, 0, true);
 }
 
 /* ---- statistics ---- */
@@ -1570,7 +1588,7 @@ static void rx_main(void *arg) {
     if (!more) (void)takt_shm_wait(s, retry < next_check ? retry : next_check);
     if (takt_time_now() >= next_check) {
       int32_t pids[4];
-      takt_err_t n = reclaim(s, pids, 4);
+      takt_err_t n = reclaim(s, pids, 4, true);
       if (n > 0) {
         char list[64] = "";
         size_t len = 0;

@@ -105,6 +105,10 @@ takt_err_t takt_port_shm_unlink(const char *name) {
   return shm_unlink(name) == 0 ? TAKT_OK : from_errno(errno);
 }
 
+bool takt_port_pid_exists(int32_t pid) {
+  return pid > 0 && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+}
+
 bool takt_port_pid_alive(int32_t pid) {
   if (pid <= 0) return false;
   if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
