@@ -85,6 +85,7 @@ typedef struct topic_timing {
   int64_t eps;                    /* epsilon' */
   takt_subscription_t *eps_owner; /* the HARD subscription that defines it */
   uint64_t published, rate_violations;
+  int64_t newest;                 /* the newest information's origin time (once published > 0) */
   bool first_armed;               /* its first information was watched for (arm_first_locked) */
   int64_t first_from;             /* from when: the start, or the constraint */
 } topic_timing_t;
@@ -370,6 +371,9 @@ static void topic_refresh_locked(timing_t *tm, takt_topic_t *t) {
   tt->eps_owner = owner;
   if (eps == 0) disarm(tm, &tt->dl);
   else if (tt->dl.pos >= 0 && eps != old) arm(tm, &tt->dl, tt->dl.at - old + eps);
+  else if (old == 0 && tt->published > 0) /* a rate constraint back (its subscription gone or
+                                             not HARD meanwhile): from the newest information */
+    arm(tm, &tt->dl, tt->newest + eps);
 }
 
 /* A topic with a HARD rate constraint and no publication yet, once the context runs (from its
@@ -641,9 +645,11 @@ static void queued_tl(takt_context_t *ctx, takt_subscription_t *sub, const takt_
 static void published_tl(takt_context_t *ctx, takt_topic_t *t, const takt_msg_header_t *h,
                          bool newest) {
   topic_timing_t *tt = t->timing;
-  if (!RATE_ON || tt == NULL || tt->eps == 0) return;
-  tt->published++;
+  if (!RATE_ON || tt == NULL) return;
+  tt->published++; /* (also while no HARD rate constraint holds: one may come back) */
   if (!newest) return;
+  tt->newest = h->t_info;
+  if (tt->eps == 0) return;
   timing_t *tm = state(ctx);
   int64_t crit = h->t_info + tt->eps;
   if (tt->dl.pos >= 0 && tt->dl.at <= h->t_data) {

@@ -719,6 +719,29 @@ TEST_F(Timing, TheRateDeadlineMovesWithEpsilonPrime) {
   EXPECT_EQ(takt_subscription_destroy(slow), TAKT_OK);
 }
 
+// A HARD rate constraint that comes back (its only subscription gone, then another one made) is
+// armed from the newest information, whether it came while none held: a source silent since is
+// told (it was armed again only by a publication, so a dead source went untold for good).
+TEST_F(Timing, ARateConstraintThatComesBackIsArmedFromTheNewestInformation) {
+  make(hard(0, 0, 10 * kMs));
+  int64_t t0 = now();
+  ASSERT_EQ(publish(1, t0), TAKT_OK);
+  EXPECT_EQ(take(), 1u);
+  ASSERT_EQ(takt_subscription_destroy(sub), TAKT_OK);  // no rate constraint holds
+  sub = nullptr;
+  EXPECT_EQ(takt_timing_next_deadline(ctx), TAKT_TIME_INFINITE);
+  takt_clock_advance(&clock, 2 * kMs);
+  ASSERT_EQ(publish(2, now()), TAKT_OK);  // information meanwhile
+  takt_subscription_t *again = another("again", hard(0, 0, 20 * kMs));
+  EXPECT_EQ(takt_timing_next_deadline(ctx), t0 + 22 * kMs);  // from the newest, t0 + 2 ms
+  spin_for(30 * kMs);  // and the source stays silent
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].kind, TAKT_VIOLATION_RATE);
+  EXPECT_STREQ(rec.seen[0].consumer, "again");
+  EXPECT_EQ(rec.seen[0].t_info, t0 + 2 * kMs);
+  EXPECT_EQ(takt_subscription_destroy(again), TAKT_OK);
+}
+
 // Two messages late when published, each reported on commit: taking them reports neither again
 // (one flag per queued message, not one for the consumer).
 TEST_F(Timing, MessagesReportedOnCommitAreNotReportedAgainWhenTaken) {
