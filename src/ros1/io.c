@@ -1092,16 +1092,17 @@ void takt__ros1_io_main(void *arg) {
         takt__ros1_sconn_t *sc = &srv->conn[c];
         takt__lock_take(&n->lock);
         uint8_t state = sc->state;
-        bool served = srv->used;
+        bool served = srv->used, persistent = sc->persistent;
         takt__lock_give(&n->lock);
         if (state == SC_FREE) continue;
         if (!served) { /* unadvertised */
           takt__ros1_srv_close(n, sc);
           continue;
         }
-        if (state == SC_READ && sc->got > 0) {
+        if (state == SC_READ && (sc->got > 0 || !persistent)) {
           /* a request begun that made no progress for the timeout (a client that stalled or
-           * vanished mid-request): its slot is freed, counted, for another client */
+           * vanished mid-request), or a one-shot client's that never began (only a persistent
+           * connection may wait idle): its slot is freed, counted, for another client */
           if (now - sc->since > cfg->timeout_ns) {
             takt__lock_take(&n->lock);
             srv->stalled++;

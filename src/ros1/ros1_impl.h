@@ -150,8 +150,9 @@ typedef struct takt__ros1_sconn {
   uint32_t got, tx_off;
   bool tx_begun;     /* the answer in tx is being written (since counts from its last progress) */
   int64_t since;     /* when the request being read (got > 0) or the answer being written last
-                        made progress: its next bytes must go within the node's timeout_ns (an
-                        idle persistent connection, no request begun, may wait for ever) */
+                        made progress, or a one-shot connection was adopted: its next bytes
+                        must go within the node's timeout_ns (an idle persistent connection, no
+                        request begun, may wait for ever) */
   uint8_t *rx;       /* 4 + max_message */
   uint8_t *tx;       /* 5 + max_message: ok byte, u32 length, body */
   char callerid[TAKT__ROS1_NAME]; /* the client's, as its connection header gave it (the I/O

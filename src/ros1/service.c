@@ -103,6 +103,7 @@ void takt__ros1_srv_header(takt_ros1_node_t *n, takt__ros1_conn_t *c, const takt
   (void)takt_io_tcp_nodelay(c->io, true);
   sc->got = sc->tx_off = 0;
   sc->tx_begun = false;
+  sc->since = takt_time_now(); /* a one-shot client's request is due within the timeout */
   takt__lock_take(&n->lock);
   bool used = srv->used && srv->gen == gen; /* not unadvertised (nor advertised again) meanwhile */
   if (used) {

@@ -859,16 +859,21 @@ TEST_F(Ros1Live, RequestsBegunAndStalledFreeTheServiceConnectionsAfterTheTimeout
   ASSERT_NE(port, 0);
   std::vector<int> fds;
   std::string hdr = tcpros_header({"callerid=/staller", "service=/stall", "md5sum=*", "persistent=1"});
-  for (int i = 0; i < 4; i++) {  // three that stall, one idle persistent: every connection taken
+  std::string one_shot = tcpros_header({"callerid=/staller", "service=/stall", "md5sum=*"});
+  // two that stall mid-request, a one-shot client that sends no request at all (it held its
+  // connection for ever: only a persistent one may wait idle), one idle persistent: every
+  // connection taken
+  for (int i = 0; i < 4; i++) {
     int fd = small_window_connect(port);
     ASSERT_GE(fd, 0);
     fds.push_back(fd);
-    ASSERT_EQ(write(fd, hdr.data(), hdr.size()), (ssize_t)hdr.size());
+    const std::string &h = i == 2 ? one_shot : hdr;
+    ASSERT_EQ(write(fd, h.data(), h.size()), (ssize_t)h.size());
     uint8_t len4[4];
     ASSERT_EQ(read_all(fd, len4, 4), 4);
     std::vector<uint8_t> answer(len4[0] | len4[1] << 8 | len4[2] << 16 | (uint32_t)len4[3] << 24);
     ASSERT_EQ(read_all(fd, answer.data(), answer.size()), (ssize_t)answer.size());
-    if (i == 3) break;
+    if (i >= 2) continue;
     const uint8_t part[2] = {5, 0};
     ASSERT_EQ(write(fd, part, 2), 2);
   }
