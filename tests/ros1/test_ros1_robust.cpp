@@ -954,8 +954,8 @@ TEST_F(Ros1Live, AnAnswerTheClientStopsReadingFreesItsConnectionAfterTheTimeout)
 
 // takt_ros1_node_stop ends a call waiting for its connections to close: an unsubscribe whose
 // connection the I/O thread (held in a callback) has not closed yet returns once that thread has
-// left at the stop, TAKT_ESTATE (it waited its 3 x timeout_ns out: the thread left without
-// closing the connection, and nothing told the wait; roscpp's ros::shutdown waited for it).
+// left at the stop, TAKT_ESTATE (it waited its 3 x timeout_ns out when the thread left without
+// closing the connection: nothing told the wait; roscpp's ros::shutdown waited for it).
 TEST_F(Ros1Live, AStopEndsAnUnsubscribeWaitingForItsConnectionToClose) {
   ASSERT_EQ(make_node("/takt_pub", &node), TAKT_OK);
   takt_ros1_node_t *b = nullptr;
@@ -1007,7 +1007,8 @@ TEST_F(Ros1Live, AStopEndsAnUnsubscribeWaitingForItsConnectionToClose) {
   stopper.join();
   unsub.join();
   EXPECT_TRUE(unregistered);
-  EXPECT_EQ(unsub_rc.load(), TAKT_ESTATE);
+  // TAKT_ESTATE, or TAKT_OK when the I/O thread's last round closed the connection before it left
+  EXPECT_TRUE(unsub_rc.load() == TAKT_ESTATE || unsub_rc.load() == TAKT_OK) << unsub_rc.load();
   EXPECT_LT(unsub_end.load() - opened, 3 * TAKT_NS_PER_S) << "the unsubscribe waited out its timeouts";
   takt_ros1_node_destroy(b);
 }
