@@ -230,12 +230,18 @@ static void repair_locked(const topic_ref_t *r) {
   }
   /* A process that died between queuing a message and counting it in its receiver's wake word
    * left the receiver's count where the receiver last found its queue empty: count one for
-   * every receiver with something queued, so its next take looks (a sleeping one finds it when
-   * its wait ends; no system call here, under the lock). */
+   * every receiver with something queued, so its next take looks, and wake one asleep on it (as
+   * a publication does: the one system call made under the lock, on this rare path after a
+   * crash; it slept on to its wait's end, for ever in an unbounded takt_shm_wait) */
   for (uint32_t s = 0; s < d->max_subs; s++) {
     shm_subrec_t *q = subrec(r, s);
     if (q->part == 0 || q->part > r->n_parts || q->head == q->tail) continue;
-    atomic_fetch_add_explicit(&r->parts[q->part - 1].wake, WAKE_STEP, memory_order_acq_rel);
+    _Atomic uint32_t *w = &r->parts[q->part - 1].wake;
+    uint32_t old = atomic_load_explicit(w, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(w, &old, (old + WAKE_STEP) & ~WAKE_SLEEPING,
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+    }
+    if ((old & WAKE_SLEEPING) != 0) takt_futex_wake_shared(FUTEX_WORD(w), UINT32_MAX);
   }
 }
 

@@ -784,6 +784,61 @@ TEST_F(Shm, SubscriberKilledHoldingLoans) {
   for (int fd : {ready[0], ready[1], holding[0], holding[1]}) close(fd);
 }
 
+// The repair after a death inside a critical section counts a message for each receiver with
+// something queued, and wakes one asleep on its word (it slept on: an unbounded takt_shm_wait
+// for ever). Here the receiver sleeps with a message queued it was not told of (as after a
+// publisher that died between queuing and counting), and a process dies holding the topic's lock.
+TEST_F(Shm, TheRepairWakesAReceiverAsleep) {
+  attach();
+  auto c = topic("asleep", 4, 4);
+  takt_shm_pub_t *pub;
+  takt_shm_sub_t *sub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);
+  ASSERT_EQ(takt_shm_subscriber_create(shm, &c, 1, &sub), TAKT_OK);
+  Msg m{7};
+  ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
+  ASSERT_EQ(takt_shm_wait(shm, takt_time_now()), TAKT_OK);  // told of it: the next wait sleeps
+  std::atomic<bool> woken{false};
+  std::thread waiter([&] {
+    EXPECT_EQ(takt_shm_wait(shm, TAKT_TIME_INFINITE), TAKT_OK);
+    woken = true;
+  });
+  takt_shm_stats_t ss{};
+  for (int i = 0; i < 500 && ss.sleeps == 0; i++) {
+    takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+    ASSERT_EQ(takt_shm_stats(shm, &ss), TAKT_OK);
+  }
+  ASSERT_GE(ss.sleeps, 1u);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    takt_port_shm_t map;
+    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
+    auto *base = static_cast<uint8_t *>(map.addr);
+    auto *h = reinterpret_cast<shm_hdr_t *>(base);
+    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
+    for (uint32_t i = 0; i < h->max_topics; i++) {
+      if (std::strcmp(dir[i].name, "asleep") != 0) continue;
+      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
+      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
+      _exit(0);  // dies holding the lock
+    }
+    _exit(92);
+  }
+  ASSERT_EQ(wait_child(child), 0);
+  takt_shm_topic_stats_t st{};
+  ASSERT_EQ(takt_shm_topic_stats(shm, "asleep", &st), TAKT_OK);  // the first locker repairs
+  EXPECT_EQ(st.repairs, 1u);
+  for (int i = 0; i < 2000 && !woken; i++) takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  EXPECT_TRUE(woken.load()) << "the receiver slept on after the repair";
+  if (!woken) ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);  // (to end it)
+  waiter.join();
+  takt_shm_sample_t smp;
+  ASSERT_EQ(takt_shm_take(sub, &smp), TAKT_OK);
+  EXPECT_EQ(static_cast<const Msg *>(smp.data)->value, 7u);
+  EXPECT_EQ(takt_shm_release(sub, &smp), TAKT_OK);
+}
+
 // A process that dies inside a critical section (holding a topic's lock, with a slot's counts
 // half-updated): the next locker is told by the robust mutex and recomputes the counts from the
 // records; the survivor goes on with a consistent topic.
