@@ -1166,9 +1166,15 @@ static bool free_participant_locked(takt_shm_t *s, uint32_t p, uint32_t gen) {
     const shm_dir_t *d = &r.dir;
     if (!dir_fits(s, d)) continue; /* a directory entry no process can use */
     /* not waited for (the registry lock is held, which every process's registry calls wait for):
-     * a topic held now keeps the participant for a later reclaim */
+     * a topic held now keeps the participant for a later reclaim, if it has a record there (read
+     * without the lock: a record naming p is made only by p itself, or freed by a reclaim; at a
+     * detach, p's own records are gone already, and a topic it never used, held by another
+     * process, kept its participant for as long as it lived) */
     if (topic_lock_within(&r, 0) != TAKT_OK) {
-      all = false;
+      for (uint32_t q = 0; q < d->max_subs && all; q++)
+        all = !(subrec(&r, q)->part == p + 1 && subrec(&r, q)->pgen == gen);
+      for (uint32_t q = 0; q < d->max_pubs && all; q++)
+        all = !(pubrec(&r, q)->part == p + 1 && pubrec(&r, q)->pgen == gen);
       continue;
     }
     bool any = false;

@@ -945,6 +945,26 @@ struct HolderGuard {
 // that topic wait lock_timeout_ns and return TAKT_ETIMEDOUT (they waited for ever), other topics
 // go on; a release of a message taken before waits until the holder runs again (what was taken
 // is given back, never left held); once the holder runs again, or dies, the topic is usable.
+// A handle detached while a topic it never used is held by a stopped process gives its
+// participant record back (the record stayed taken for as long as the process lived: attaching
+// and detaching again and again filled the domain, TAKT_EFULL).
+TEST_F(Shm, DetachGivesBackItsRecordThoughAnUnusedTopicIsHeld) {
+  attach();
+  auto c = topic("held_elsewhere", 4, 4);
+  takt_shm_pub_t *pub;
+  ASSERT_EQ(takt_shm_publisher_create(shm, &c, &pub), TAKT_OK);  // (the topic exists)
+  HolderGuard child{stopped_holder(domain, "held_elsewhere")};
+  ASSERT_GT(child.pid, 0);
+  for (int i = 0; i < 20; i++) {  // 16 participants at most (this process's first one among them)
+    takt_shm_t *again = nullptr;
+    takt_shm_config_t cfg = config(false);
+    ASSERT_EQ(takt_shm_attach(ctx, &cfg, &again), TAKT_OK) << i << ": " << why;
+    ASSERT_EQ(takt_shm_detach(again), TAKT_OK) << i;
+  }
+  EXPECT_EQ(stopped_holder_resume(child.pid), 0);
+  child.pid = 0;
+}
+
 TEST_F(Shm, ALockHeldByAStoppedProcessTimesOut) {
   takt_shm_config_t cfg = config();
   cfg.lock_timeout_ns = 50 * 1000000;
