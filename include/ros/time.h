@@ -124,7 +124,8 @@ class DurationBase {
     // as roscpp's: whole seconds, then the fraction rounded to nanoseconds (t * 1e9 whole loses
     // the nanoseconds a double holds beside a large second count)
     double s = std::floor(t);
-    return fromNSec(static_cast<int64_t>(s) * 1000000000 + static_cast<int64_t>(std::round((t - s) * 1e9)));
+    return fromNSec(static_cast<int64_t>(s) * 1000000000 +
+                    static_cast<int64_t>(std::round((t - s) * 1e9)));
   }
   D &fromNSec(int64_t ns) {
     int64_t a = 0, b = ns;
@@ -198,7 +199,8 @@ class TimeBase {
   T &fromSec(double t) {
     if (!(t >= 0.0 && t < 4294967296.0)) takt_time::time_out_of_range();  // (NaN too)
     double s = std::floor(t);  // as DurationBase::fromSec
-    return fromNSec(static_cast<uint64_t>(s) * 1000000000u + static_cast<uint64_t>(std::round((t - s) * 1e9)));
+    return fromNSec(static_cast<uint64_t>(s) * 1000000000u +
+                    static_cast<uint64_t>(std::round((t - s) * 1e9)));
   }
   T &fromNSec(uint64_t ns) {
     sec = takt_time::time_sec(static_cast<int64_t>(ns / 1000000000u));

@@ -189,7 +189,8 @@ static inline void takt__exec_run_timer_locked(takt_executor_t *e, takt__exec_re
   takt__run_t run = {.abs_deadline = TAKT_TIME_INFINITE, .held = &e->lock, .job_lock = NULL};
   r->inflight++;
   r->running++;
-  takt__timer_execute(takt__rec_timer(r), r->job_release, takt__rec_timer(r)->pending_at, now, &run);
+  takt_timer_t *t = takt__rec_timer(r);
+  takt__timer_execute(t, r->job_release, t->pending_at, now, &run);
   r->running--;
   r->inflight--;
   takt__exec_rec_done_locked(e, r);

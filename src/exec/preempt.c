@@ -673,7 +673,8 @@ static bool run_job(takt_executor_t *e, takt__worker_t *w) {
   bool ran = true;
   r->running++;
   if (cb->kind == TAKT_CB_TIMER) {
-    takt__timer_execute((takt_timer_t *)(void *)cb, w->release, w->queued, takt_clock_now(ctx->clock), &run);
+    takt__timer_execute((takt_timer_t *)(void *)cb, w->release, w->queued, takt_clock_now(ctx->clock),
+                        &run);
   } else {
     ran = takt__callback_execute(cb, &run);
   }

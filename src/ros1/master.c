@@ -160,8 +160,9 @@ static takt_err_t master_call_as(takt_ros1_node_t *n, const char *caller, const 
   takt__ros1_call_t *c;
   takt_err_t rc = takt__ros1_call_take(n, &c);
   if (rc < 0) {
-    takt__ros1_note_error(n, rc == TAKT_ESTATE ? "the node stopped: no master call is made"
-                                               : "every XML-RPC call slot stayed in use for timeout_ns");
+    takt__ros1_note_error(n, rc == TAKT_ESTATE
+                                 ? "the node stopped: no master call is made"
+                                 : "every XML-RPC call slot stayed in use for timeout_ns");
     return rc;
   }
   takt__xr_writer_t *w = takt__ros1_call_begin(c, method);

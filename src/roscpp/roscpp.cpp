@@ -700,7 +700,8 @@ bool param_int32(const std::string &v, int32_t *out) {
 bool param_double(const std::string &v, double *out) {
   if (v.empty()) return false;
   for (char c : v)
-    if (std::isspace(static_cast<unsigned char>(c)) || c == 'x' || c == 'X' || c == '(') return false;
+    if (std::isspace(static_cast<unsigned char>(c)) || c == 'x' || c == 'X' || c == '(')
+      return false;
   char *end = nullptr;
   double d = std::strtod(v.c_str(), &end);
   if (end != v.c_str() + v.size()) return false;
@@ -875,8 +876,10 @@ bool start_locked(std::string &why) {
     double dv = 0;
     if (param_int32(v, &iv)) takt_ros1_param_set_int(use.n, key.c_str(), iv);
     else if (param_double(v, &dv)) takt_ros1_param_set_double(use.n, key.c_str(), dv);
-    else if (v == "true" || v == "True" || v == "TRUE") takt_ros1_param_set_bool(use.n, key.c_str(), true);
-    else if (v == "false" || v == "False" || v == "FALSE") takt_ros1_param_set_bool(use.n, key.c_str(), false);
+    else if (v == "true" || v == "True" || v == "TRUE")
+      takt_ros1_param_set_bool(use.n, key.c_str(), true);
+    else if (v == "false" || v == "False" || v == "FALSE")
+      takt_ros1_param_set_bool(use.n, key.c_str(), false);
     else takt_ros1_param_set_string(use.n, key.c_str(), v.c_str());
   }
   return true;

@@ -1098,7 +1098,7 @@ static void h_dispatch(takt_context_t *ctx, int64_t now, takt__lock_t *held) {
     if (held != NULL) takt__lock_take(held);
     tm_take(ctx);
     /* the handlers took time (or moved a fake clock): a violation queued meanwhile is detected
-     * now, never before its critical instant, and a deadline due meanwhile is fired in this round */
+     * now, never before its critical instant; a deadline due meanwhile is fired in this round */
     now = takt_clock_now(ctx->clock);
   }
   tm_give(ctx);
