@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -73,6 +75,23 @@ takt_err_t subscribe_string(takt_ros1_node_t *n, const char *topic, Received *rx
   return takt_ros1_subscribe(n, topic, std_msgs__String__NAME, std_msgs__String__MD5,
                              std_msgs__String__DEFINITION, Received::on, rx, out);
 }
+
+// A subscription function (Gate::hold, user the Gate) that holds the node's I/O thread until the
+// test opens the gate: `inside` once it holds it, each message held until `open` (then both are
+// reset for the next); at most 20 s.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool inside = false, open = false;
+  static void hold(void *u, const uint8_t *, uint32_t) {
+    auto *g = static_cast<Gate *>(u);
+    std::unique_lock<std::mutex> l(g->m);
+    g->inside = true;
+    g->cv.notify_all();
+    g->cv.wait_for(l, std::chrono::seconds(20), [&] { return g->open; });
+    g->inside = g->open = false;
+  }
+};
 
 bool eventually(const std::function<bool()> &cond, int timeout_ms) {
   int64_t end = takt_time_now() + (int64_t)timeout_ms * TAKT_NS_PER_MS;

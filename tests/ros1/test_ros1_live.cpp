@@ -811,24 +811,10 @@ TEST_F(Ros1Live, MessagesReadyTogetherAreServedHighestPriorityFirst) {
     ASSERT_EQ(takt_ros1_advertise(node, names[i], std_msgs__String__NAME, std_msgs__String__MD5,
                                   std_msgs__String__DEFINITION, false, &pub[i]),
               TAKT_OK);
-  struct Gate {
-    std::mutex m;
-    std::condition_variable cv;
-    bool inside = false, open = false;
-  } gate;
+  Gate gate;
   takt_ros1_sub_t *gsub, *lo, *hi;
   ASSERT_EQ(takt_ros1_subscribe(b, "/gate", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION,
-                                [](void *u, const uint8_t *, uint32_t) {
-                                  auto *g = static_cast<Gate *>(u);
-                                  std::unique_lock<std::mutex> l(g->m);
-                                  g->inside = true;
-                                  g->cv.notify_all();
-                                  g->cv.wait_for(l, std::chrono::seconds(10),
-                                                 [&] { return g->open; });
-                                  g->inside = g->open = false;
-                                },
-                                &gate, &gsub),
+                                std_msgs__String__DEFINITION, Gate::hold, &gate, &gsub),
             TAKT_OK);
   Received rx;
   ASSERT_EQ(subscribe_string(b, "/lo", &rx, &lo), TAKT_OK);

@@ -964,22 +964,10 @@ TEST_F(Ros1Live, AStopEndsAnUnsubscribeWaitingForItsConnectionToClose) {
   ASSERT_EQ(takt_ros1_advertise(node, "/held", std_msgs__String__NAME, std_msgs__String__MD5,
                                 std_msgs__String__DEFINITION, false, &pub),
             TAKT_OK);
-  struct Gate {
-    std::mutex m;
-    std::condition_variable cv;
-    bool inside = false, open = false;
-  } gate;
+  Gate gate;
   takt_ros1_sub_t *sub = nullptr;
   ASSERT_EQ(takt_ros1_subscribe(b, "/held", std_msgs__String__NAME, std_msgs__String__MD5,
-                                std_msgs__String__DEFINITION,
-                                [](void *u, const uint8_t *, uint32_t) {
-                                  auto *g = static_cast<Gate *>(u);
-                                  std::unique_lock<std::mutex> l(g->m);
-                                  g->inside = true;
-                                  g->cv.notify_all();
-                                  g->cv.wait_for(l, std::chrono::seconds(20), [&] { return g->open; });
-                                },
-                                &gate, &sub),
+                                std_msgs__String__DEFINITION, Gate::hold, &gate, &sub),
             TAKT_OK);
   ASSERT_TRUE(connections_reach(pub, 1, 10000));
   std::vector<uint8_t> msg = ser("hold");

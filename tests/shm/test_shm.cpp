@@ -784,6 +784,33 @@ TEST_F(Shm, SubscriberKilledHoldingLoans) {
   for (int fd : {ready[0], ready[1], holding[0], holding[1]}) close(fd);
 }
 
+// A child process that reaches into the segment as a process of the domain could, takes topic
+// name's lock, does `inside` to the topic's slot records (if given) and dies holding the lock: its
+// exit status (0 when it died so).
+int die_holding(const std::string &domain, const char *name,
+                void (*inside)(shm_chunk_t *chunks, uint32_t slots) = nullptr) {
+  pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    takt_port_shm_t map;
+    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
+    auto *base = static_cast<uint8_t *>(map.addr);
+    auto *h = reinterpret_cast<shm_hdr_t *>(base);
+    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
+    for (uint32_t i = 0; i < h->max_topics; i++) {
+      if (std::strcmp(dir[i].name, name) != 0) continue;
+      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
+      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
+      auto *chunks = reinterpret_cast<shm_chunk_t *>(reinterpret_cast<uint8_t *>(t) +
+                                                     ((sizeof(shm_topic_t) + 63u) & ~size_t{63}));
+      if (inside != nullptr) inside(chunks, dir[i].slots);
+      _exit(0);  // dies holding the lock
+    }
+    _exit(92);
+  }
+  return wait_child(child);
+}
+
 // The repair after a death inside a critical section counts a message for each receiver with
 // something queued, and wakes one asleep on its word (it slept on: an unbounded takt_shm_wait
 // for ever). Here the receiver sleeps with a message queued it was not told of (as after a
@@ -809,23 +836,7 @@ TEST_F(Shm, TheRepairWakesAReceiverAsleep) {
     ASSERT_EQ(takt_shm_stats(shm, &ss), TAKT_OK);
   }
   ASSERT_GE(ss.sleeps, 1u);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    takt_port_shm_t map;
-    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
-    auto *base = static_cast<uint8_t *>(map.addr);
-    auto *h = reinterpret_cast<shm_hdr_t *>(base);
-    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
-    for (uint32_t i = 0; i < h->max_topics; i++) {
-      if (std::strcmp(dir[i].name, "asleep") != 0) continue;
-      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
-      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
-      _exit(0);  // dies holding the lock
-    }
-    _exit(92);
-  }
-  ASSERT_EQ(wait_child(child), 0);
+  ASSERT_EQ(die_holding(domain, "asleep"), 0);
   takt_shm_topic_stats_t st{};
   ASSERT_EQ(takt_shm_topic_stats(shm, "asleep", &st), TAKT_OK);  // the first locker repairs
   EXPECT_EQ(st.repairs, 1u);
@@ -852,28 +863,11 @@ TEST_F(Shm, DeathInsideACriticalSectionIsRepaired) {
   Msg m{5};
   ASSERT_EQ(takt_shm_write(pub, &m, sizeof m, TAKT_SHM_NOW, 0, 0), TAKT_OK);
   EXPECT_EQ(slots_used("crit"), 1u);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // reach into the segment as a process of this domain could, take the topic's lock and die
-    // in the middle of changing a slot's counts
-    takt_port_shm_t map;
-    if (takt_port_shm_open(("/takt." + domain).c_str(), &map) != TAKT_OK) _exit(90);
-    auto *base = static_cast<uint8_t *>(map.addr);
-    auto *h = reinterpret_cast<shm_hdr_t *>(base);
-    auto *dir = reinterpret_cast<shm_dir_t *>(base + h->dir_offset);
-    for (uint32_t i = 0; i < h->max_topics; i++) {
-      if (std::strcmp(dir[i].name, "crit") != 0) continue;
-      auto *t = reinterpret_cast<shm_topic_t *>(base + dir[i].offset);
-      if (takt_pmutex_lock(&t->lock, TAKT_TIME_INFINITE) != TAKT_OK) _exit(91);
-      auto *chunks = reinterpret_cast<shm_chunk_t *>(reinterpret_cast<uint8_t *>(t) +
-                                                     ((sizeof(shm_topic_t) + 63u) & ~size_t{63}));
-      for (uint32_t k = 0; k < dir[i].slots; k++) chunks[k].pinned += 3; // half-done work
-      _exit(0); // dies holding the lock
-    }
-    _exit(92);
-  }
-  ASSERT_EQ(wait_child(child), 0);
+  ASSERT_EQ(die_holding(domain, "crit",
+                        [](shm_chunk_t *chunks, uint32_t slots) {
+                          for (uint32_t k = 0; k < slots; k++) chunks[k].pinned += 3;  // half-done
+                        }),
+            0);
   takt_shm_topic_stats_t st{};
   ASSERT_EQ(takt_shm_topic_stats(shm, "crit", &st), TAKT_OK); // the first locker repairs
   EXPECT_EQ(st.repairs, 1u);
