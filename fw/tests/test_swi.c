@@ -213,6 +213,53 @@ static void before_first_spin(void) {
   takt_context_destroy(ctx);
 }
 
+/* From a callback (an interrupt), a timer whose job a lower level is running is neither destroyed
+ * nor its node taken off the executor: TAKT_EBUSY (the wait for that job never ended: it resumes
+ * only once the caller returns); from the main loop, after the spin, both go. */
+static takt_timer_t *victim;
+static takt_node_t *victim_node;
+static volatile takt_err_t destroy_rc, remove_rc;
+
+static void on_destroyer(takt_timer_t *t, const takt_timer_event_t *ev, void *user) {
+  (void)t;
+  (void)ev;
+  (void)user;
+  mark('D');
+  destroy_rc = takt_timer_destroy(victim);
+  remove_rc = takt_executor_remove_node(exec, victim_node);
+}
+
+static void destroy_from_above(void) {
+  takt_context_t *ctx = up();
+  if (ctx == NULL) return;
+  takt_node_t *b;
+  takt_timer_t *th;
+  CHECK_EQ(takt_node_create(ctx, "low", &victim_node), TAKT_OK);
+  CHECK_EQ(takt_node_create(ctx, "high", &b), TAKT_OK);
+  takt_callback_attr_t lo = prio(10), hi = prio(90);
+  CHECK_EQ(takt_timer_create(victim_node, "low", TAKT_NS_PER_S, 0, on_low, NULL, &lo, &victim),
+           TAKT_OK);
+  CHECK_EQ(takt_timer_create(b, "destroyer", TAKT_NS_PER_S, 3 * MS, on_destroyer, NULL, &hi, &th),
+           TAKT_OK);
+  CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_SWI, NULL, &exec), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(exec, victim_node), TAKT_OK);
+  CHECK_EQ(takt_executor_add_node(exec, b), TAKT_OK);
+  destroy_rc = remove_rc = TAKT_OK;
+  CHECK_EQ(takt_executor_spin_until(exec, takt_time_now() + 30 * MS), TAKT_OK);
+  fw_printf("  order %s (want LDl), destroy %d, remove %d (want %d)\n", order, (int)destroy_rc,
+            (int)remove_rc, (int)TAKT_EBUSY);
+  CHECK(strcmp(order, "LDl") == 0);
+  CHECK_EQ(destroy_rc, TAKT_EBUSY);
+  CHECK_EQ(remove_rc, TAKT_EBUSY);
+  CHECK_EQ(takt_executor_remove_node(exec, victim_node), TAKT_OK); /* the main loop: it goes */
+  CHECK_EQ(takt_timer_destroy(victim), TAKT_OK);
+  CHECK_EQ(takt_executor_destroy(exec), TAKT_OK);
+  CHECK_EQ(takt_timer_destroy(th), TAKT_OK);
+  CHECK_EQ(takt_node_destroy(victim_node), TAKT_OK);
+  CHECK_EQ(takt_node_destroy(b), TAKT_OK);
+  takt_context_destroy(ctx);
+}
+
 /* Many releases: three timers of one node (one mutually exclusive group) at three levels, each
  * busy 1 ms every 7, 5 and 3 ms, and a fourth of another node at the top level, busy 0.5 ms
  * every 4 ms (80 % of the CPU), over 200 ms: the group is never entered twice, while the other
@@ -292,6 +339,8 @@ void test_swi(void) {
   two_timers(true, "LlH");
   fw_printf("swi: a publication releases a more urgent subscriber inside the publisher\n");
   publication();
+  fw_printf("swi: from a callback, one a lower level is running is not destroyed (EBUSY)\n");
+  destroy_from_above();
   fw_printf("swi: work that came before the first spin runs in it\n");
   before_first_spin();
   fw_printf("swi: under load a group is never entered twice, other nodes still preempt\n");

@@ -13,6 +13,10 @@ takt_err_t takt__callback_register_locked(takt_callback_t *cb, takt_node_t *node
  * of it that runs on another thread ends before this returns; the context lock is let go while
  * waiting for that job (not when called from a job of cb itself, which ends after the call). */
 void takt__callback_unregister_locked(takt_callback_t *cb);
+/** Before a destroy (context lock held): TAKT_EBUSY when unregistering cb would wait for ever for
+ * a job of it (from a callback on the swi executor, a job of cb preempted at a lower level cannot
+ * end before the wait would), else TAKT_OK. */
+takt_err_t takt__callback_wait_check_locked(const takt_callback_t *cb);
 
 /** Tell cb's executor (if any) that cb has work. No lock of level >= TAKT__LEVEL_EXECUTOR held. */
 static inline void takt__notify(takt_callback_t *cb) {

@@ -562,6 +562,13 @@ static const takt__timing_hooks_t *timing_of(takt_context_t *ctx) {
 }
 #endif
 
+takt_err_t takt__callback_wait_check_locked(const takt_callback_t *cb) {
+  takt__dispatcher_t *d = atomic_load(&cb->node->dispatcher);
+  return d != NULL && d->cannot_wait_locked != NULL && d->cannot_wait_locked(d, cb->node, cb)
+             ? TAKT_EBUSY
+             : TAKT_OK;
+}
+
 void takt__callback_unregister_locked(takt_callback_t *cb) {
   takt_node_t *node = cb->node;
   takt__dispatcher_t *d = atomic_load(&node->dispatcher);

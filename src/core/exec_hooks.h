@@ -21,6 +21,11 @@ struct takt__dispatcher {
   /** After removed_locked: return once no job of cb is in flight on this executor (one handed
    * to a thread before the removal). No lock held. May be NULL (no job outlives the removal). */
   void (*wait_gone)(takt__dispatcher_t *d, takt_callback_t *cb);
+  /** Would that wait (for cb's jobs, or node's when cb is NULL) never end: the caller runs in an
+   * interrupt above a preempted job of it (the swi executor runs jobs in interrupts)? Context lock
+   * held. May be NULL (never). */
+  bool (*cannot_wait_locked)(takt__dispatcher_t *d, const takt_node_t *node,
+                             const takt_callback_t *cb);
   /** The context shuts down: stop spinning. Context lock held. */
   void (*stop_locked)(takt__dispatcher_t *d);
   /** May attr be used by a callback this executor schedules? TAKT_OK or an error (e.g. a

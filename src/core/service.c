@@ -186,7 +186,7 @@ takt_err_t takt_service_destroy(takt_service_t *srv) {
   if (srv == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = srv->ctx;
   takt__lock(ctx);
-  if (srv->n_clients > 0) {
+  if (srv->n_clients > 0 || takt__callback_wait_check_locked(&srv->cb) < 0) {
     takt__unlock(ctx);
     return TAKT_EBUSY;
   }
@@ -283,6 +283,10 @@ takt_err_t takt_client_destroy(takt_client_t *client) {
   takt_service_t *srv = client->service;
   takt_context_t *ctx = srv->ctx;
   takt__lock(ctx);
+  if (takt__callback_wait_check_locked(&client->cb) < 0) {
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
+  }
   takt__lock_take(&srv->lock);
   quiesce_locked(srv); /* an answer's notification may still be on its way to our callback */
   for (uint32_t i = 0; i < client->max_pending; i++) {

@@ -35,6 +35,11 @@ takt_err_t takt_timer_destroy(takt_timer_t *timer) {
   if (timer == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = timer->cb.node->ctx;
   takt__lock(ctx);
+  takt_err_t rc = takt__callback_wait_check_locked(&timer->cb);
+  if (rc < 0) {
+    takt__unlock(ctx);
+    return rc;
+  }
   takt__callback_unregister_locked(&timer->cb);
   takt__pool_free(&ctx->timers, timer);
   takt__unlock(ctx);

@@ -521,6 +521,11 @@ takt_err_t takt_subscription_destroy(takt_subscription_t *sub) {
   if (sub == NULL) return TAKT_EINVAL;
   takt_context_t *ctx = sub->topic->ctx;
   takt__lock(ctx);
+  takt_err_t busy = takt__callback_wait_check_locked(&sub->cb);
+  if (busy < 0) {
+    takt__unlock(ctx);
+    return busy;
+  }
   takt__callback_unregister_locked(&sub->cb);
   takt_topic_t *t = sub->topic;
   takt__lock_take(&t->lock);

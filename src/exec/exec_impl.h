@@ -89,6 +89,7 @@ typedef struct takt__exec_ops {
   /** takt_executor_wake_isr: interrupt-safe, no lock. NULL: the executor's event is posted. */
   void (*wake_isr)(takt_executor_t *e);
   bool timer_heap;   /* timers kept in the TimerList (else found by scanning every callback) */
+  bool jobs_in_interrupts; /* swi: jobs run in interrupt handlers, preempting one another */
   bool has_sources;  /* takes executor sources (takt_executor_add_source) */
 } takt__exec_ops_t;
 

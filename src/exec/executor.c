@@ -216,6 +216,26 @@ static void on_wait_gone(takt__dispatcher_t *d, takt_callback_t *cb) {
   wait_gone((takt_executor_t *)(void *)d, NULL, cb);
 }
 
+/* Jobs in interrupts (swi): a caller in one (takt_port_thread_id: the active exception, 0 in the
+ * main loop) above a job of cb (or node) cannot wait for it: that job resumes only once the caller
+ * returns (the caller's own job is no such job: it ends after the call). Context lock held. */
+static bool on_cannot_wait(takt__dispatcher_t *d, const takt_node_t *node,
+                           const takt_callback_t *cb) {
+  takt_executor_t *e = (takt_executor_t *)(void *)d;
+  if (!e->ops->jobs_in_interrupts || takt_port_thread_id() == 0) return false;
+  takt__job_t *job = takt__current_job;
+  if (job != NULL && job->cb != NULL && (cb != NULL ? job->cb == cb : job->cb->node == node))
+    return false;
+  bool busy = false;
+  takt__exec_lock(e);
+  for (uint32_t i = 0; i < e->nrecs && !busy; i++) {
+    const takt__exec_rec_t *r = e->recs[i];
+    busy = r->running > 0 && (cb != NULL ? r->cb == cb : r->cb->node == node);
+  }
+  takt__exec_unlock(e);
+  return busy;
+}
+
 static void on_added(takt__dispatcher_t *d, takt_callback_t *cb) {
   /* A full table is reported by takt_executor_add_node; a callback created later on an attached
    * node past capacity is left unscheduled (documented: size max_callbacks for the system). */
@@ -288,6 +308,7 @@ takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
   e->d.added_locked = on_added;
   e->d.removed_locked = on_removed;
   e->d.wait_gone = on_wait_gone;
+  e->d.cannot_wait_locked = on_cannot_wait;
   e->d.stop_locked = on_stop;
   e->d.check_attr_locked = on_check_attr;
   e->shutdown = ctx->phase == TAKT_PHASE_SHUTDOWN;
@@ -391,6 +412,10 @@ takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node) {
   if (atomic_load(&node->dispatcher) != &exec->d) {
     takt__unlock(ctx);
     return TAKT_ENOENT;
+  }
+  if (on_cannot_wait(&exec->d, node, NULL)) { /* (a job of it preempted below the caller) */
+    takt__unlock(ctx);
+    return TAKT_EBUSY;
   }
   atomic_store(&node->dispatcher, NULL);
   takt__exec_lock(exec);

@@ -225,6 +225,7 @@ const takt__exec_ops_t takt__exec_swi = {
     .removed_locked = swi_removed_locked,
     .check_attr = swi_check_attr,
     .spin_locked = swi_spin_locked,
+    .jobs_in_interrupts = true,
     .wake_isr = swi_wake_isr,
     .timer_heap = true,
     .has_sources = true,
