@@ -216,6 +216,12 @@ static int64_t watch_next_release(const chain_watch_t *w, int64_t t) {
 /* ---- enabling ---- */
 
 static timing_t *state(takt_context_t *ctx) { return ctx->timing_state; }
+/* Whether validation is on, for a caller that holds no lock: the hooks are published with release
+ * after the state, so one that sees them sees the state whole (timing_state itself is a plain
+ * pointer, written under the context's lock). */
+static bool enabled(takt_context_t *ctx) {
+  return atomic_load_explicit(&ctx->timing, memory_order_acquire) != NULL;
+}
 static void tm_take(takt_context_t *ctx) { takt__lock_take(&state(ctx)->lock); }
 
 static int64_t due_locked(const timing_t *tm) {
@@ -268,7 +274,7 @@ takt_err_t takt_timing_enable(takt_context_t *ctx, const takt_timing_config_t *c
 }
 
 static takt_err_t ensure_enabled(takt_context_t *ctx) {
-  if (ctx->timing_state != NULL) return TAKT_OK;
+  if (enabled(ctx)) return TAKT_OK;
   takt_err_t rc = takt_timing_enable(ctx, NULL);
   return rc == TAKT_ESTATE ? TAKT_OK : rc;
 }
@@ -1192,17 +1198,17 @@ static const takt__timing_hooks_t hooks = {
 };
 
 void takt_timing_dispatch(takt_context_t *ctx) {
-  if (ctx == NULL || ctx->timing_state == NULL) return;
+  if (ctx == NULL || !enabled(ctx)) return;
   h_dispatch(ctx, takt_clock_now(ctx->clock), NULL);
 }
 
 int64_t takt_timing_next_deadline(takt_context_t *ctx) {
-  if (ctx == NULL || ctx->timing_state == NULL) return TAKT_TIME_INFINITE;
+  if (ctx == NULL || !enabled(ctx)) return TAKT_TIME_INFINITE;
   return h_next(ctx);
 }
 
 uint64_t takt_timing_violations(takt_context_t *ctx) {
-  if (ctx == NULL || ctx->timing_state == NULL) return 0;
+  if (ctx == NULL || !enabled(ctx)) return 0;
   tm_take(ctx);
   uint64_t n = state(ctx)->total;
   tm_give(ctx);
@@ -1272,7 +1278,7 @@ takt_err_t takt_client_timing_stats(takt_client_t *client, takt_timing_stats_t *
 takt_err_t takt_topic_timing_stats(takt_topic_t *topic, takt_topic_timing_stats_t *out) {
   if (topic == NULL || out == NULL) return TAKT_EINVAL;
   memset(out, 0, sizeof *out);
-  if (topic->ctx->timing_state == NULL) return TAKT_OK;
+  if (!enabled(topic->ctx)) return TAKT_OK;
   takt__lock_take(&topic->lock);
   tm_take(topic->ctx);
   topic_timing_t *tt = topic->timing;
@@ -1345,7 +1351,7 @@ takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *a
 }
 
 takt_err_t takt_validator_stop(takt_context_t *ctx) {
-  if (ctx == NULL || ctx->timing_state == NULL) return TAKT_EINVAL;
+  if (ctx == NULL || !enabled(ctx)) return TAKT_EINVAL;
   timing_t *tm = state(ctx);
   tm_take(ctx);
   if (!tm->validator_running) {
@@ -1369,7 +1375,7 @@ takt_err_t takt_validator_start(takt_context_t *ctx, const takt_thread_attr_t *a
 }
 
 takt_err_t takt_validator_stop(takt_context_t *ctx) {
-  return ctx == NULL || ctx->timing_state == NULL ? TAKT_EINVAL : TAKT_ESTATE;
+  return ctx == NULL || !enabled(ctx) ? TAKT_EINVAL : TAKT_ESTATE;
 }
 #endif
 
