@@ -221,9 +221,11 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
     takt__context_free(ctx, base);
     return rc;
   }
-  uint32_t locks = 0;
-  for (; locks < cfg->max_pubs && rc == TAKT_OK; locks++)
+  uint32_t locks = 0; /* made so far: given back if a later step fails */
+  for (; locks < cfg->max_pubs && rc == TAKT_OK; locks++) {
     rc = takt__lock_init(&n->pubs[locks].lock, TAKT__LEVEL_ROS1_PUB, "ros1-pub");
+    if (rc < 0) break; /* (not counted: not made) */
+  }
   if (rc == TAKT_OK) rc = takt_io_tcp_listen(n->host, 0, 16, &n->rpc_listen);
   if (rc == TAKT_OK) rc = takt_io_tcp_listen(n->host, 0, 16, &n->tcpros_listen);
   if (rc == TAKT_OK) rc = takt_io_wake_open(&n->io_wake);
