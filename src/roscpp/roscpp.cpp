@@ -250,6 +250,19 @@ void fail(const char *what, takt_err_t rc) {
 thread_local takt_executor_t *tl_stop_after_call = nullptr;
 thread_local uint64_t tl_user_calls = 0;  // user callbacks this thread has run (guarded)
 thread_local uint32_t tl_in_callback = 0;  // user callbacks this thread is inside now (guarded)
+/** Once per process: a spinOnce, callOne or callAvailable made inside a callback found its queue
+ * served already (under tide, by that callback's own spin): it runs nothing, where roscpp runs
+ * the other callbacks nested; a loop of them waiting for another callback's result would wait for
+ * ever without a word. */
+void warn_nested_spin() {
+  static std::atomic<bool> told{false};
+  if (told.exchange(true)) return;
+  std::fprintf(stderr,
+               "takt roscpp: ros::spinOnce (or callOne, callAvailable) inside a callback of the "
+               "queue being served runs nothing (roscpp would run the other callbacks nested): "
+               "wait for another callback's result on an AsyncSpinner or a queue of its own, or "
+               "run under preempt\n");
+}
 
 /** Runs a user callback from takt's executor or the ROS 1 node's I/O thread, which are C frames
  * an exception must not cross: one it throws is told in one line and the callback counts as
@@ -1129,7 +1142,9 @@ void spinOnce() {
   }
   // as roscpp's: the callbacks waiting when it was called, so a loop of spinOnce and its own work
   // goes on under input faster than its callbacks (none while the global queue is disabled)
-  if (takt_impl::global_enabled()) takt_executor_spin_available(g().exec);
+  if (takt_impl::global_enabled() && takt_executor_spin_available(g().exec) == TAKT_EBUSY &&
+      tl_in_callback > 0)
+    warn_nested_spin();
 }
 
 namespace {
@@ -1590,6 +1605,7 @@ bool queue_serve(QueueImpl &q, int64_t timeout_ns, bool one) {
     rc = takt_executor_spin_available(ex);
   }
   if (rc == TAKT_EBUSY) {  // another thread serves the queue now: its callbacks run there
+    if (tl_in_callback > 0) warn_nested_spin();
     if (timeout_ns > 0) takt_time::sleep_for_ns(timeout_ns);
     return false;
   }

@@ -2151,6 +2151,21 @@ TEST(RoscppSimTime, SetNowMakesROSTimeSimulatedAndDrivesATimeSequencer) {
   EXPECT_NE(out.find("setnow: ok"), std::string::npos) << out;
 }
 
+// ros::spinOnce inside a callback under tide (this program's --nested, below): it runs nothing
+// (the queue is being served by the callback's own spin; roscpp would run the others nested), and
+// says so once on stderr instead of leaving a loop of it waiting in silence.
+TEST(RoscppSpin, SpinOnceInsideACallbackSaysItRunsNothing) {
+  ros1_test::Proc node;
+  ASSERT_TRUE(node.start({self_path(), "--nested"}));
+  int rc = node.wait_exit(60000);
+  std::string out = node.drain();
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("nested: ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("inside a callback of the queue being served runs nothing"), std::string::npos) << out;
+  size_t first = out.find("runs nothing");
+  EXPECT_EQ(out.find("runs nothing", first + 1), std::string::npos) << "told once: " << out;
+}
+
 // ---- message_filters (takt's own headers): what tests/roscpp/filters.cpp cannot check against
 // Debian's (whose signals would wait for themselves here) ----
 
@@ -2875,6 +2890,25 @@ int sim(int argc, char **argv) {
 
 // --setnow (RoscppSimTime.SetNowMakesROSTimeSimulatedAndDrivesATimeSequencer): prints
 // "setnow: ok" or the first thing wrong.
+int nested(int argc, char **argv) {
+  ros::init(argc, argv, "nested_spin", ros::init_options::AnonymousName);
+  ros::NodeHandle nh;
+  int inner = 0, spins = 0;
+  ros::Timer other = nh.createTimer(ros::Duration(0.005), [&](const ros::TimerEvent &) { inner++; });
+  ros::Timer t = nh.createTimer(
+      ros::Duration(0.01),
+      [&](const ros::TimerEvent &) {
+        int before = inner;
+        for (int i = 0; i < 5; i++, spins++) ros::spinOnce();  // (told once, not five times)
+        if (inner != before) std::printf("nested: the other timer ran inside\n");
+        ros::shutdown();
+      },
+      true);
+  ros::spin();
+  std::printf(spins == 5 ? "nested: ok\n" : "nested: spun %d\n", spins);
+  return 0;
+}
+
 int setnow(int argc, char **argv) {
   ros::init(argc, argv, "setnow_check", ros::init_options::AnonymousName);
   std::string bad;
@@ -2983,6 +3017,7 @@ int setnow(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--sim") return sim(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--setnow") return setnow(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--nested") return nested(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--queues") return queues(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--lanes") return lanes(argc, argv);
   if (argc >= 4 && (std::string(argv[1]) == "--listen" || std::string(argv[1]) == "--talk")) return peer(argc, argv);
