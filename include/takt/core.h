@@ -310,7 +310,9 @@ takt_err_t takt_node_create(takt_context_t *ctx, const char *name, takt_node_t *
  * thread ends before the destruction returns (called from that job itself, it does not wait for
  * itself: the job ends after the call); a job handed to a thread but not yet started is dropped.
  * Do not wait, in a callback, for a job that is blocked on what the destroying thread holds.
- * Notifications in flight (a publication's, a request's or an answer's) are waited for too. */
+ * Notifications in flight (a publication's, a request's or an answer's) are waited for too. On the
+ * swi executor (jobs in interrupts) a callback cannot wait for a job it preempted: destroying, from
+ * a callback, an entity whose job a lower level is running returns TAKT_EBUSY, nothing changed. */
 takt_err_t takt_node_destroy(takt_node_t *node);
 const char *takt_node_name(const takt_node_t *node);
 takt_context_t *takt_node_context(const takt_node_t *node);

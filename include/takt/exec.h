@@ -174,7 +174,8 @@ takt_err_t takt_executor_destroy(takt_executor_t *exec);
 takt_err_t takt_executor_add_node(takt_executor_t *exec, takt_node_t *node);
 /** Detach a node: its callbacks are no longer scheduled; jobs of them running on other threads
  * end before this returns (not waited for from a job of the node itself). A callback record
- * whose job is still in flight counts against max_callbacks until that job ends. */
+ * whose job is still in flight counts against max_callbacks until that job ends. On swi, from a
+ * callback above a job of the node that it preempted: TAKT_EBUSY (that job cannot end first). */
 takt_err_t takt_executor_remove_node(takt_executor_t *exec, takt_node_t *node);
 
 /* Every spin below returns TAKT_EPANIC once the context has panicked (an unrecovered HARD
