@@ -722,6 +722,8 @@ bool param_double(const std::string &v, double *out) {
   return true;
 }
 
+void shutdown_finished();
+
 bool start_locked(std::string &why) {
   Global &G = g();
   bool initialized;
@@ -858,11 +860,11 @@ bool start_locked(std::string &why) {
     G.sim_param.store(true);
     G.sim.store(true);
   }
-  bool quit;
+  bool quit, claimed = false;
   {  // started, or shut down: ros::shutdown takes mu to set down, then destroys a started node
     std::lock_guard<std::mutex> lk(G.mu);
     quit = !connected || G.down.load();
-    if (quit) G.down.store(true);
+    if (quit) claimed = !G.down.exchange(true);
     else G.started.store(true);
   }
   if (quit) {
@@ -874,6 +876,10 @@ bool start_locked(std::string &why) {
       G.ros1 = nullptr;  // nothing reaches it any more (started is false)
     }
     takt_ros1_node_destroy(n);
+    // this shut the node down (a SIGINT or SIGTERM seen before any ros::shutdown): the ros::shutdown
+    // calls that come now (the signal's thread, main's at exit) wait for its end, which is now
+    // (they waited for ever: no first caller was there to tell it)
+    if (claimed) shutdown_finished();
     return true;
   }
   // `_name:=value` sets the private parameter ~name, typed as roscpp's param::init does: an int32,
