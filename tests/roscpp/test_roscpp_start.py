@@ -120,7 +120,7 @@ def main() -> int:
     failures += not check("__master:= a closed port (over ROS_MASTER_URI): ends on SIGTERM", ok,
                           detail)
     ok, detail = retry_then(prog, ["--shutdown-thread", f"__master:={closed}"], None, closed,
-                            lambda n: None)
+                            lambda n: n.p.send_signal(signal.SIGUSR1))  # its thread's cue
     failures += not check("ros::shutdown() from another thread ends the wait", ok, detail)
     ok, detail = bad_uri(prog, [], "xyz", "ROS_MASTER_URI 'xyz' is not a valid http URI")
     failures += not check("ROS_MASTER_URI=xyz: status 1, one line", ok, detail)
