@@ -190,6 +190,20 @@ static bool entry_live(const topic_ref_t *r, const shm_subrec_t *sr, shm_entry_t
   return seq_after(e.seq, sr->taken) && entry_valid(r, e);
 }
 
+/* Counts one publication in a participant's wake word (docs/shm.md, wake-ups: bit 0 is set by
+ * its receiver before it sleeps on the word, the bits above count publications for it) and
+ * clears the flag in one atomic exchange; only when the flag was set is the futex woken (the
+ * system call). Returns whether it was. */
+static bool wake_word(_Atomic uint32_t *w) {
+  uint32_t old = atomic_load_explicit(w, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(w, &old, (old + WAKE_STEP) & ~WAKE_SLEEPING,
+                                                memory_order_acq_rel, memory_order_relaxed)) {
+  }
+  if ((old & WAKE_SLEEPING) == 0) return false;
+  takt_futex_wake_shared(FUTEX_WORD(w), UINT32_MAX);
+  return true;
+}
+
 /* Recompute every slot's counts from the records (which any single store leaves readable). */
 static void repair_locked(const topic_ref_t *r) {
   const shm_dir_t *d = &r->dir;
@@ -236,12 +250,7 @@ static void repair_locked(const topic_ref_t *r) {
   for (uint32_t s = 0; s < d->max_subs; s++) {
     shm_subrec_t *q = subrec(r, s);
     if (q->part == 0 || q->part > r->n_parts || q->head == q->tail) continue;
-    _Atomic uint32_t *w = &r->parts[q->part - 1].wake;
-    uint32_t old = atomic_load_explicit(w, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(w, &old, (old + WAKE_STEP) & ~WAKE_SLEEPING,
-                                                  memory_order_acq_rel, memory_order_relaxed)) {
-    }
-    if ((old & WAKE_SLEEPING) != 0) takt_futex_wake_shared(FUTEX_WORD(w), UINT32_MAX);
+    (void)wake_word(&r->parts[q->part - 1].wake);
   }
 }
 
@@ -891,17 +900,10 @@ static bool skip_stale_locked(const topic_ref_t *r, shm_subrec_t *sr, shm_entry_
   return found;
 }
 
-/* The wake word of a participant (docs/shm.md, wake-ups): bit 0 is set by its receiver before it
- * sleeps on the word, the bits above count publications for it. One atomic exchange per
- * receiving process counts and clears the flag; only when the flag was set does the publisher make
- * the futex system call. A receiver that is running (taking, or spinning) costs no system call. */
+/* A publication for a participant: its wake word counted (wake_word), one atomic exchange per
+ * receiving process; a receiver that is running (taking, or spinning) costs no system call. */
 static void notify(takt_shm_t *s, shm_part_t *pt) {
-  uint32_t old = atomic_load_explicit(&pt->wake, memory_order_relaxed);
-  while (!atomic_compare_exchange_weak_explicit(&pt->wake, &old, (old + WAKE_STEP) & ~WAKE_SLEEPING,
-                                                memory_order_acq_rel, memory_order_relaxed)) {
-  }
-  if ((old & WAKE_SLEEPING) != 0) {
-    takt_futex_wake_shared(FUTEX_WORD(&pt->wake), UINT32_MAX);
+  if (wake_word(&pt->wake)) {
     atomic_fetch_add_explicit(&s->wake_calls, 1u, memory_order_relaxed);
   } else {
     atomic_fetch_add_explicit(&s->wake_skipped, 1u, memory_order_relaxed);
