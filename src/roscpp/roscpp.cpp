@@ -104,6 +104,9 @@ struct Global {
   // made holding reg_mu but not mu); mu is only ever held briefly, never across a system call
   std::mutex start_mu;
   std::mutex reg_mu;
+  // told when a publication's or subscription's destructor has unregistered it (RegHold::wait_gone)
+  std::condition_variable reg_cv;
+  int64_t unregister_wait_ns = 0;  // how long an advertise or subscribe waits for that
   std::mutex mu;  // guards everything below but the atomics
   bool initialized = false;
   uint32_t options = 0;
@@ -141,6 +144,8 @@ struct Global {
   uint32_t next_id = 0;
   std::vector<uint32_t> free_groups;  // callback groups given back (take_group)
   bool groups_warned = false;
+  // the topics subscribed and advertised; an entry that has expired is one whose destructor has
+  // not yet unregistered it (it takes reg_mu first) and erases it, under reg_mu, once it has
   std::map<std::string, std::weak_ptr<RosSub>> subs;
   // takt topics a callback still read when their last Subscriber went (inside that callback):
   // destroyed by a later subscribe or unsubscribe (reap_topics)
@@ -206,10 +211,65 @@ class RegHold {
   ~RegHold() { tl_reg_holds--; }
   RegHold(const RegHold &) = delete;
   RegHold &operator=(const RegHold &) = delete;
+  /** Wait, reg_mu let go meanwhile, while topic's entry in regs has expired: its last reference
+   * went on another thread, whose destructor waits for reg_mu to unregister it (a registration
+   * of the topic made before that would be refused, or undone at the master). Whether it has
+   * gone within G.unregister_wait_ns (or ros::shutdown began). */
+  template <class T>
+  bool wait_gone(const std::map<std::string, std::weak_ptr<T>> &regs, const std::string &topic) {
+    Global &G = g();
+    return G.reg_cv.wait_for(lk_, std::chrono::nanoseconds(G.unregister_wait_ns), [&] {
+      std::lock_guard<std::mutex> lk(G.mu);
+      auto it = regs.find(topic);
+      return G.down.load() || it == regs.end() || !it->second.expired();
+    });
+  }
 
  private:
-  std::lock_guard<std::mutex> lk_;
+  std::unique_lock<std::mutex> lk_;
 };
+
+/** The end of a publication's or subscription's destructor (reg_mu held): its expired entry
+ * gone from regs and the registrations waiting for that told (RegHold::wait_gone). An entry
+ * expired while reg_mu is held is this destructor's: a registration of the topic waits for it. */
+template <class T>
+void unregistered(std::map<std::string, std::weak_ptr<T>> &regs, const std::string &topic) {
+  Global &G = g();
+  {
+    std::lock_guard<std::mutex> lk(G.mu);
+    auto it = regs.find(topic);
+    if (it != regs.end() && it->second.expired()) regs.erase(it);
+  }
+  G.reg_cv.notify_all();
+}
+
+/** Under reg_mu: the live registration of topic in regs (null: none); waits while one's
+ * destructor is still to unregister it. false once shut down, or when that takes longer than
+ * G.unregister_wait_ns (said on stderr, `what` the call). */
+template <class T>
+bool registration(RegHold &reg, std::map<std::string, std::weak_ptr<T>> &regs, const std::string &topic,
+                  const char *what, std::shared_ptr<T> *live) {
+  Global &G = g();
+  for (;;) {
+    bool leaving = false;
+    {
+      std::lock_guard<std::mutex> lk(G.mu);
+      if (G.down.load()) return false;
+      auto it = regs.find(topic);
+      if (it != regs.end()) {
+        *live = it->second.lock();
+        leaving = !*live;
+      }
+    }
+    if (!leaving) return true;
+    if (!reg.wait_gone(regs, topic)) {
+      std::fprintf(stderr, "takt roscpp: %s %s: its previous registration, let go on another thread, is still "
+                   "being undone after %.1f s: an empty handle\n", what, topic.c_str(),
+                   static_cast<double>(G.unregister_wait_ns) / 1e9);
+      return false;
+    }
+  }
+}
 
 /** The ROS 1 node for the length of a call, or nullptr once shut down: ros::shutdown destroys
  * the node only when no call holds it (the count of holders is G.inflight). */
@@ -755,6 +815,9 @@ bool start_locked(std::string &why) {
   rc1.max_message = G.max_message;
   G.pub_queue = static_cast<uint32_t>(std::clamp<int64_t>(env_int("TAKT_ROSCPP_QUEUE", 8), 1, 4096));
   rc1.queue = G.pub_queue;
+  // an unadvertise or unsubscribe: its connections closed (3 x timeout_ns at most), a call slot
+  // (timeout_ns) and the master's answer (timeout_ns)
+  G.unregister_wait_ns = 6 * rc1.timeout_ns;
   rc1.max_values = 4096;
   // a parameter's value travels in one XML-RPC call, escaped (`<` is 4 bytes there): the calls'
   // buffers (4 of them, and 4 for the slave API) hold TAKT_ROSCPP_MAX_PARAM bytes and 64 KiB more
@@ -1771,8 +1834,11 @@ struct PubShared {
       std::lock_guard<std::mutex> lk(g().link_mu);
       g().linked.erase(this);
     }
-    Ros1Use use;
-    if (pub && use.n) takt_ros1_unadvertise(pub);
+    {
+      Ros1Use use;
+      if (pub && use.n) takt_ros1_unadvertise(pub);
+    }
+    unregistered(g().pubs, topic);
   }
 };
 
@@ -1922,12 +1988,7 @@ std::shared_ptr<PubImpl> advertise(const std::shared_ptr<NodeImpl> &n, const std
   auto p = std::make_shared<PubImpl>();
   p->node = n;
   RegHold reg;
-  {
-    std::lock_guard<std::mutex> lk(G.mu);
-    if (G.down.load()) return nullptr;
-    auto it = G.pubs.find(topic);
-    if (it != G.pubs.end()) p->shared = it->second.lock();
-  }
+  if (!registration(reg, G.pubs, topic, "advertise", &p->shared)) return nullptr;
   auto watched = [&](const std::shared_ptr<PubImpl> &pi) -> std::shared_ptr<PubImpl> {
     if (!status) return pi;
     auto w = std::make_shared<StatusWatch>();
@@ -2168,6 +2229,7 @@ RosSub::~RosSub() {
   Ros1Use use;
   if (!use.n) {
     wait_node_stopped();  // its I/O thread may still be handing this a message
+    unregistered(g().subs, topic);
     return;
   }
   if (sub) takt_ros1_unsubscribe(sub);
@@ -2181,6 +2243,7 @@ RosSub::~RosSub() {
     }
   }
   reap_topics();
+  unregistered(g().subs, topic);
 }
 
 // The slot of a received message in its takt topic: u32 length, the message, u8 length and the
@@ -2422,11 +2485,10 @@ std::shared_ptr<SubImpl> subscribe(const std::shared_ptr<NodeImpl> &n, const std
   RegHold reg;
   std::shared_ptr<RosSub> rs;
   char tname[32], sname[32];
+  if (!registration(reg, G.subs, topic, "subscribe", &rs)) return nullptr;
   {
     std::lock_guard<std::mutex> lk(G.mu);
     if (G.down.load() || !n->node) return nullptr;
-    auto it = G.subs.find(topic);
-    if (it != G.subs.end()) rs = it->second.lock();
     std::snprintf(tname, sizeof tname, "roscpp_t%u", G.next_id++);
     std::snprintf(sname, sizeof sname, "roscpp_s%u", G.next_id++);
   }

@@ -850,6 +850,60 @@ TEST(RoscppCopies, PublisherShutdownEndsEveryCopy) {
   EXPECT_EQ(got.load(), 1);
 }
 
+// A topic advertised again the moment its Publisher is shut down, while another thread's publish
+// still holds the publication: its last reference goes on that thread, whose unadvertise waits
+// for the registration lock, and a third thread's registrations keep that lock busy, so the new
+// advertise often takes it first. It waits for the unadvertise (it had found the publication
+// gone but still registered: the node refused the topic, an empty handle)
+TEST(RoscppCopies, AdvertisedAgainWhileAnotherThreadLetsTheLastPublicationGo) {
+  ros::NodeHandle nh;
+  std::mutex mu;
+  ros::Publisher cur = nh.advertise<std_msgs::String>("/t_readvertise", 1);
+  ASSERT_TRUE(cur);
+  std::atomic<bool> stop{false};
+  std::atomic<long> sent{0}, other{0};
+  std::thread publisher([&] {
+    std_msgs::String m;
+    m.data.assign(8000, 'x');
+    while (!stop.load()) {
+      ros::Publisher mine;
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        mine = cur;
+      }
+      if (!mine) continue;
+      mine.publish(m);  // (its publication held while it sends, let go after)
+      sent++;
+    }
+  });
+  std::thread registrar([&] {  // registrations of another topic, each holding the lock
+    while (!stop.load()) {
+      ros::Publisher o = nh.advertise<std_msgs::Int32>("/t_readvertise_other", 1);
+      o.shutdown();
+      other++;
+    }
+  });
+  int empty = 0;
+  for (int i = 0; i < 200; i++) {
+    ros::Publisher old;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      old = cur;
+    }
+    old.shutdown();
+    ros::Publisher again = nh.advertise<std_msgs::String>("/t_readvertise", 1);
+    if (!again) empty++;
+    std::lock_guard<std::mutex> lk(mu);
+    cur = again;
+  }
+  stop.store(true);
+  publisher.join();
+  registrar.join();
+  EXPECT_EQ(empty, 0) << "of 200 advertise calls (" << sent.load() << " publications, " << other.load()
+                      << " registrations of another topic beside them)";
+  EXPECT_TRUE(cur);
+}
+
 TEST(RoscppCopies, ServiceServerShutdownEndsEveryCopy) {
   ros::NodeHandle nh;
   Server srv{"copy"};
