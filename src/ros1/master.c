@@ -80,7 +80,7 @@ static takt_err_t call_fail(takt__ros1_call_t *c, takt_err_t rc, const char *wha
 takt_err_t takt__ros1_call_end(takt_ros1_node_t *n, takt__ros1_call_t *c, const char *uri) {
   takt__xr_w_call_end(&c->w);
   if (c->w.overflow) return call_fail(c, TAKT_ESIZE, "XML-RPC call larger than max_xmlrpc", uri);
-  char host[64];
+  char host[TAKT__ROS1_HOST];
   uint16_t port;
   if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0)
     return call_fail(c, TAKT_EINVAL, "not an http://host:port/ URI", uri);

@@ -94,7 +94,7 @@ typedef struct mconn {
 struct takt_ros1_master {
   takt_context_t *ctx;
   takt_ros1_master_config_t cfg;
-  char host[64], uri[NAME];
+  char host[TAKT__ROS1_OWN_HOST_MAX + 1], uri[NAME];
   uint16_t port;
   takt_io_t listen, wake;
   takt_thread_t server;
@@ -128,6 +128,45 @@ struct takt_ros1_master {
 
 static bool get_str(const takt__xr_value_t *v, char *out) {
   return takt__xr_str_copy(v, out, NAME) == TAKT_OK;
+}
+
+/* rosmaster's checks of a registration's arguments (its validators: is_topic, is_service,
+ * valid_type_name, is_api), with its texts: NULL when v is fine, else why into why. */
+static const char *bad_name(const char *param, const char *v, char *why, size_t cap) {
+  if (v[0] == '\0')
+    snprintf(why, cap, "ERROR: parameter [%s] must be a non-empty string", param);
+  else if (strpbrk(v, ": ") != NULL)
+    snprintf(why, cap, "ERROR: parameter [%s] contains illegal chars", param);
+  else if (strcmp(v, "/") == 0)
+    snprintf(why, cap, "ERROR: parameter [%s] cannot be the global namespace", param);
+  else
+    return NULL;
+  return why;
+}
+static const char *bad_type(const char *param, const char *v, char *why, size_t cap) {
+  const char *slash = strchr(v, '/');
+  if (strcmp(v, "*") == 0) return NULL;
+  if (v[0] == '\0')
+    snprintf(why, cap, "ERROR: parameter [%s] must be a non-empty string", param);
+  else if (slash == NULL || strchr(slash + 1, '/') != NULL)
+    snprintf(why, cap, "ERROR: parameter [%s] is not a valid package resource name", param);
+  else
+    return NULL;
+  return why;
+}
+static const char *bad_api(const char *param, const char *v, bool rosrpc, char *why, size_t cap) {
+  char host[TAKT__ROS1_HOST];
+  uint16_t port;
+  if (v[0] == '\0')
+    snprintf(why, cap, "ERROR: parameter [%s] is not an XMLRPC URI", param);
+  else if (strncmp(v, "http://", 7) != 0 && strncmp(v, "rosrpc://", 9) != 0)
+    snprintf(why, cap, "ERROR: parameter [%s] is not an RPC URI", param);
+  /* (rosmaster looks no further; this master calls the node back at it: host and port) */
+  else if (takt__http_split_uri(v, rosrpc ? "rosrpc" : "http", host, sizeof host, &port) < 0)
+    snprintf(why, cap, "ERROR: parameter [%s] is not a %s://host:port/ URI", param, rosrpc ? "rosrpc" : "http");
+  else
+    return NULL;
+  return why;
 }
 
 /* Resolve a parameter key the way rosmaster does: relative keys live in the caller's namespace;
@@ -402,21 +441,23 @@ static uint32_t delete_params_locked(takt_ros1_master_t *m, const char *key) {
   return n;
 }
 
-/* Walk value v (of doc) at key as the table keeps it: a struct as one key per leaf (8 levels at
- * most). m NULL: only count the leaves into *leaves and their encoded bytes into *bytes; else
- * store them (false when the table or the store is full). */
+/* Walk value v (of doc) at key as the table keeps it: a struct as one key per leaf, at every depth
+ * the XML-RPC parser lets through (TAKT__XR_MAX_DEPTH). m NULL: only count the leaves into *leaves
+ * and their encoded bytes into *bytes (false when a member's key does not fit a name's room:
+ * never cut short); else store them (false when the table or the store is full). */
 static bool walk_param(takt_ros1_master_t *m, const char *key, const takt__xr_doc_t *d,
                        const takt__xr_value_t *v, uint32_t depth, uint32_t *leaves, uint64_t *bytes) {
   /* an empty dictionary below the root is kept as it is (rosmaster: getParam gives {}, hasParam
    * true, getParamNames leaves it out) */
   bool empty = v->kind == TAKT__XR_STRUCT && v->u.list.count == 0;
-  if (v->kind == TAKT__XR_STRUCT && depth < 8 && !(empty && strcmp(key, "/") != 0)) {
+  if (v->kind == TAKT__XR_STRUCT && depth <= TAKT__XR_MAX_DEPTH && !(empty && strcmp(key, "/") != 0)) {
     for (uint32_t i = 0; i < v->u.list.count; i++) {
       const takt__xr_value_t *e = takt__xr_at(d, v, i);
       if (e == NULL || e->name_len == 0) continue;
       char child[NAME];
-      snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
-               (int)e->name_len, e->name);
+      int n = snprintf(child, sizeof child, "%s%s%.*s", key, strcmp(key, "/") == 0 ? "" : "/",
+                       (int)e->name_len, e->name);
+      if (n < 0 || n >= NAME) return false;
       canonical(child); /* a member name may hold slashes */
       if (strcmp(child, key) == 0) continue; /* a member named "/" or "": no child */
       if (!walk_param(m, child, d, e, depth + 1, leaves, bytes)) return false;
@@ -471,11 +512,43 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
                                                      : REG_FREE;
     if (kind == REG_FREE) return false;
     uint32_t need = reg ? 4 : 3;
-    if (na < need || !get_str(a[1], s1) || !get_str(a[2], s2) || (reg && !get_str(a[3], s3))) {
-      snprintf(status, sizeof status, "%s takes %u string arguments", method, (unsigned)need);
-      answer_int(w, -1, status, 0);
+    bool srv = kind == REG_SRV;
+    /* rosmaster's answer to a registerPublisher or registerSubscriber it refuses: [] */
+    bool list_answer = reg && !srv;
+    const char *why = NULL;
+    if (na != need || a[1]->kind != TAKT__XR_STRING || a[2]->kind != TAKT__XR_STRING ||
+        (reg && a[3]->kind != TAKT__XR_STRING)) {
+      snprintf(status, sizeof status, "%s takes caller_id and %u string arguments", method, (unsigned)need - 1);
+      why = status;
+    } else if (!get_str(a[1], s1) || !get_str(a[2], s2) || (reg && !get_str(a[3], s3))) {
+      snprintf(status, sizeof status, "%s: an argument is %d characters or more", method, NAME);
+      why = status;
+    } else {
+      const char *name = srv ? "service" : "topic";
+      why = bad_name(name, s1, status, sizeof status);
+      if (why == NULL && srv) why = bad_api("service_api", s2, true, status, sizeof status);
+      if (why == NULL && reg && !srv) why = bad_type("topic_type", s2, status, sizeof status);
+      if (why == NULL && !reg && !srv) why = bad_api("caller_api", s2, false, status, sizeof status);
+      if (why == NULL && reg) why = bad_api("caller_api", s3, false, status, sizeof status);
+    }
+    char resolved[NAME];
+    if (why == NULL && !resolve(caller, s1, resolved)) { /* rosmaster resolves it in the caller's namespace */
+      snprintf(status, sizeof status, "%s: the name resolved in %s's namespace is %d characters or more",
+               method, caller, NAME);
+      why = status;
+    }
+    if (why != NULL) {
+      if (list_answer) {
+        head(w, -1, why);
+        takt__xr_w_array_begin(w);
+        takt__xr_w_array_end(w);
+        takt__xr_w_array_end(w);
+      } else {
+        answer_int(w, -1, why, 0);
+      }
       return true;
     }
+    takt__ros1_copy(s1, sizeof s1, resolved);
     takt__lock_take(&m->lock);
     if (reg) {
       /* registerService(caller, service, service_api, caller_api); the others (caller, name,
@@ -652,7 +725,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
        * into a namespace. Checked whole before anything changes: a refusal loses nothing. */
       uint32_t leaves = 0, room = 0;
       uint64_t need = 0, freed = 0;
-      (void)walk_param(NULL, key, d, a[2], 0, &leaves, &need);
+      bool keys_fit = walk_param(NULL, key, d, a[2], 0, &leaves, &need);
       for (uint32_t i = 0; i < m->cfg.max_params; i++) {
         const mparam_t *p = &m->params[i];
         bool goes = p->used && (strcmp(p->key, key) == 0 || below(p->key, key) || below(key, p->key));
@@ -664,6 +737,9 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
       char whyb[160];
       if (strcmp(key, "/") == 0 && a[2]->kind != TAKT__XR_STRUCT) {
         why = "cannot set root of parameter tree to non-dictionary";
+      } else if (!keys_fit) {
+        snprintf(whyb, sizeof whyb, "a member's name makes a key of %d characters or more", NAME);
+        why = whyb;
       } else if (after > m->cfg.param_bytes) {
         snprintf(whyb, sizeof whyb,
                  "the master's parameter store is full (the value takes %llu bytes encoded, "
@@ -766,6 +842,11 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         answer_str(w, -1, status, "");
       }
     } else if (strcmp(method, "subscribeParam") == 0) {
+      if (bad_api("caller_api", s3, false, status, sizeof status) != NULL) {
+        takt__lock_give(&m->lock);
+        answer_int(w, -1, status, 0);
+        return true;
+      }
       int32_t id = node_locked(m, caller, s3);
       mpsub_t *slot = NULL;
       for (uint32_t i = 0; id >= 0 && i < m->cfg.max_psubs; i++) {
@@ -776,9 +857,10 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         }
         if (!p->used && slot == NULL) slot = p;
       }
-      if (slot == NULL) {
+      if (slot == NULL) { /* (a node known by this call alone is not kept) */
+        if (id >= 0 && !node_in_use_locked(m, (uint16_t)id)) m->nodes[id].used = false;
         takt__lock_give(&m->lock);
-        answer_int(w, -1, "the master's parameter subscriptions are full", 0);
+        answer_int(w, -1, id >= 0 ? "the master's parameter subscriptions are full" : "the master's tables are full", 0);
         return true;
       }
       slot->used = true;
@@ -797,6 +879,8 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         mpsub_t *p = &m->psubs[i];
         if (p->used && p->node == (uint16_t)id && strcmp(p->key, key) == 0) p->used = false, n++;
       }
+      /* a node left with nothing registered is forgotten, as an unregistration's (rosmaster) */
+      if (id >= 0 && !node_in_use_locked(m, (uint16_t)id)) m->nodes[id].used = false;
       takt__lock_give(&m->lock);
       answer_int(w, 1, "Unsubscribed", n);
     }
@@ -1157,9 +1241,12 @@ static void server_main(void *arg) {
  * and dropped. Bounded by the timeout. */
 static void post(mnotifier_t *n, const char *uri, uint32_t len) {
   takt_ros1_master_t *m = n->m;
-  char host[64];
+  char host[TAKT__ROS1_HOST];
   uint16_t port;
-  if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0) return;
+  if (takt__http_split_uri(uri, "http", host, sizeof host, &port) < 0) {
+    atomic_fetch_add(&m->notes_dropped, 1); /* (registrations take only URIs that split) */
+    return;
+  }
   char hd[TAKT__ROS1_HEAD];
   int32_t hl = takt__http_request_head(hd, sizeof hd, host, port, len, false);
   if (hl < 0) return;
@@ -1308,7 +1395,7 @@ takt_err_t takt__ros1_master_tables(takt_context_t *ctx, const takt_ros1_master_
   mlayout_t l;
   if (ctx == NULL || out == NULL || !layout(cfg, &l)) return TAKT_EINVAL;
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
-  if (strlen(host) >= 64) return TAKT_EINVAL;
+  if (strlen(host) > TAKT__ROS1_OWN_HOST_MAX) return TAKT_EINVAL;
   size_t e = (size_t)l.end;
   uint8_t *base = takt__context_alloc(ctx, e);
   if (base == NULL) return TAKT_ENOMEM;

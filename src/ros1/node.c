@@ -106,13 +106,13 @@ takt_err_t takt_ros1_node_create(takt_context_t *ctx, const takt_ros1_config_t *
   /* as roscpp and rospy: the configured URI, else $ROS_MASTER_URI, else the default master */
   const char *master = cfg->master_uri != NULL ? cfg->master_uri : getenv("ROS_MASTER_URI");
   if (master == NULL) master = TAKT_ROS1_MASTER_URI_DEFAULT;
-  char mhost[64];
+  char mhost[TAKT__ROS1_HOST];
   uint16_t mport;
   if (strlen(master) >= TAKT__ROS1_NAME ||
       takt__http_split_uri(master, "http", mhost, sizeof mhost, &mport) < 0)
     return TAKT_EINVAL;
   const char *host = cfg->host != NULL ? cfg->host : "127.0.0.1";
-  if (strlen(host) >= 64) return TAKT_EINVAL;
+  if (strlen(host) > TAKT__ROS1_OWN_HOST_MAX) return TAKT_EINVAL;
   layout_t l = lay_out(cfg);
   if (l.end > SIZE_MAX) return TAKT_ENOMEM; /* more than this target can address */
   uint8_t *base = takt__context_alloc(ctx, (size_t)l.end);
@@ -1216,7 +1216,7 @@ static takt_err_t connect_publisher(takt__ros1_connector_t *cn, takt_ros1_sub_t 
   takt_err_t rc = takt__ros1_call_end(n, c, uri);
   if (rc == TAKT_OK) rc = takt__ros1_result(c, &proto);
   if (rc < 0) return connect_fail(cn, sub, in, rc, c->error);
-  char host[64];
+  char host[TAKT__ROS1_HOST];
   const takt__xr_value_t *port = takt__xr_at(&c->doc, proto, 2);
   if (!takt__xr_str_is(takt__xr_at(&c->doc, proto, 0), "TCPROS") ||
       takt__xr_str_copy(takt__xr_at(&c->doc, proto, 1), host, sizeof host) < 0 || port == NULL ||

@@ -16,6 +16,10 @@
 #include "xmlrpc.h"
 
 #define TAKT__ROS1_NAME 128 /* topic, type and node names, URIs */
+/* a host name as URIs carry it (a URI's room: a fully qualified name such as ROS_HOSTNAME gives);
+ * a node's or master's own host leaves room for its URIs' "rosrpc://" or "http://" and ":65535/" */
+#define TAKT__ROS1_HOST TAKT__ROS1_NAME
+#define TAKT__ROS1_OWN_HOST_MAX (TAKT__ROS1_NAME - sizeof "rosrpc://:65535/")
 #define TAKT__ROS1_HEAD 320 /* room kept in front of an XML-RPC body for its HTTP head */
 #define TAKT__ROS1_CALLS 3  /* XML-RPC call slots: 0 the first connector's (and destroy's), 1..
                                users'; the other connectors' in takt__ros1_connector_t */
@@ -263,8 +267,8 @@ void takt__ros1_param_cache_clear(takt_ros1_node_t *n);
 struct takt_ros1_node {
   takt_context_t *ctx;
   takt_ros1_config_t cfg; /* read-only after creation */
-  char name[TAKT__ROS1_NAME], host[64], master_uri[TAKT__ROS1_NAME], uri[TAKT__ROS1_NAME];
-  char master_host[64];
+  char name[TAKT__ROS1_NAME], host[TAKT__ROS1_OWN_HOST_MAX + 1], master_uri[TAKT__ROS1_NAME], uri[TAKT__ROS1_NAME];
+  char master_host[TAKT__ROS1_HOST];
   uint16_t master_port, tcpros_port;
   takt_io_t rpc_listen, tcpros_listen; /* the I/O thread's after creation */
   takt_io_t io_wake, conn_wake, stop_wake; /* conn_wake: every connector waits on it */

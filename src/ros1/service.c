@@ -421,7 +421,7 @@ static const char *read_fail(takt_err_t rc) {
  * answers and then closes). */
 static takt_err_t client_connect(takt_ros1_client_t *cl, int64_t deadline, bool probe) {
   takt_ros1_node_t *n = cl->node;
-  char uri[TAKT__ROS1_NAME], host[64];
+  char uri[TAKT__ROS1_NAME], host[TAKT__ROS1_HOST];
   uint16_t port;
   takt_err_t rc = takt_ros1_lookup_service(n, cl->service, uri, sizeof uri);
   if (rc < 0) {

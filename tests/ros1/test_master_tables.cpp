@@ -281,4 +281,88 @@ TEST_F(MasterTables, ARegistrationThatDoesNotFitChangesNothing) {
   EXPECT_EQ(call("registerPublisher", {vs("/a"), vs("/x"), type, vs("http://h:1/")}).code, 1);
 }
 
+// A value nested as deep as the XML-RPC parser lets through (16) is kept as one key per leaf at
+// every depth: its leaves are read, listed and set one by one (rosmaster). Below 8 levels the
+// rest was one value: a leaf there was "not set", and setting one lost its siblings.
+TEST_F(MasterTables, ADeeplyNestedValueKeepsEveryLeaf) {
+  make();
+  std::string v = vstruct({{"x", vi(1)}, {"y", vi(2)}}), key = "/d";
+  for (int i = 9; i >= 1; i--) v = vstruct({{"l" + std::to_string(i), v}});
+  for (int i = 1; i <= 9; i++) key += "/l" + std::to_string(i);
+  ASSERT_EQ(set("/d", v).code, 1);
+  EXPECT_EQ(get(key + "/x").value, vi(1));
+  EXPECT_EQ(call("hasParam", {vs("/t"), vs(key + "/y")}).value, "<value><boolean>1</boolean></value>");
+  ASSERT_EQ(set(key + "/x", vi(5)).code, 1);
+  EXPECT_EQ(get(key + "/y").value, vi(2));
+  EXPECT_EQ(get(key).value, vstruct({{"x", vi(5)}, {"y", vi(2)}}));
+  EXPECT_EQ(call("getParamNames", {vs("/t")}).value, "<value><array><data><value><string>" + key +
+                                                         "/x</string></value><value><string>" + key +
+                                                         "/y</string></value></data></array></value>");
+}
+
+// Member names that make a key longer than a name's room are refused whole, by name: two were
+// cut short to the same key, one value lost
+TEST_F(MasterTables, AMemberWhoseKeyWouldBeCutShortIsRefused) {
+  make();
+  std::string k(130, 'k');
+  ASSERT_EQ(set("/keep", vi(7)).code, 1);
+  Answer a = set("/a", vstruct({{k + "1", vi(1)}, {k + "2", vi(2)}}));
+  EXPECT_EQ(a.code, -1);
+  EXPECT_EQ(a.status, "parameter /a: a member's name makes a key of 128 characters or more");
+  EXPECT_EQ(get("/a").code, -1);
+  EXPECT_EQ(get("/keep").value, vi(7));
+}
+
+// A node known only by its parameter subscriptions is forgotten with its last one, as a node
+// with no registration left is (rosmaster): lookupNode went on answering a node that had ended.
+// And one refused for a full table is not kept.
+TEST_F(MasterTables, ANodeIsForgottenWithItsLastParameterSubscription) {
+  make();
+  ASSERT_EQ(call("subscribeParam", {vs("/n"), vs("http://h:1/"), vs("/p")}).code, 1);
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/n")}).value, vs("http://h:1/"));
+  ASSERT_EQ(call("unsubscribeParam", {vs("/n"), vs("http://h:1/"), vs("/p")}).code, 1);
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/n")}).code, -1);
+  Answer bad = call("subscribeParam", {vs("/n"), vs("not-a-uri"), vs("/p")});
+  EXPECT_EQ(bad.code, -1);
+  EXPECT_EQ(bad.status, "ERROR: parameter [caller_api] is not an RPC URI");
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/n")}).code, -1);
+}
+
+// A registration's arguments are checked as rosmaster checks them (its texts; a refused
+// registerPublisher/Subscriber answers []), and a relative name is resolved in the caller's
+// namespace. An empty topic, "/", names with ':' or ' ', a type without its package and a
+// caller_api that is no URI were all registered.
+TEST_F(MasterTables, RegistrationArgumentsAreCheckedAsRosmasterChecksThem) {
+  make();
+  const std::string type = vs("std_msgs/String"), api = vs("http://h:1/");
+  struct Case {
+    std::string method, a1, a2, a3, status;
+  } cases[] = {
+      {"registerPublisher", "", "std_msgs/String", "http://h:1/", "ERROR: parameter [topic] must be a non-empty string"},
+      {"registerPublisher", "/", "std_msgs/String", "http://h:1/", "ERROR: parameter [topic] cannot be the global namespace"},
+      {"registerSubscriber", "/a:b", "std_msgs/String", "http://h:1/", "ERROR: parameter [topic] contains illegal chars"},
+      {"registerSubscriber", "/a b", "std_msgs/String", "http://h:1/", "ERROR: parameter [topic] contains illegal chars"},
+      {"registerPublisher", "/x", "String", "http://h:1/", "ERROR: parameter [topic_type] is not a valid package resource name"},
+      {"registerPublisher", "/x", "std_msgs/String", "not-a-uri", "ERROR: parameter [caller_api] is not an RPC URI"},
+      {"registerService", "/s", "http://h:2", "http://h:1/", "ERROR: parameter [service_api] is not a rosrpc://host:port/ URI"},
+      {"unregisterPublisher", "/x", "h:1", "", "ERROR: parameter [caller_api] is not an RPC URI"},
+  };
+  for (const Case &c : cases) {
+    std::vector<std::string> args = {vs("/n"), vs(c.a1), vs(c.a2)};
+    if (!c.a3.empty()) args.push_back(vs(c.a3));
+    Answer a = call(c.method, args);
+    EXPECT_EQ(a.code, -1) << c.method << " " << c.a1;
+    EXPECT_EQ(a.status, c.status) << c.method << " " << c.a1;
+    if (c.method == "registerPublisher" || c.method == "registerSubscriber")
+      EXPECT_EQ(a.value, "<value><array><data></data></array></value>") << c.method << " " << c.a1;
+  }
+  Answer longname = call("registerPublisher", {vs("/n"), vs("/" + std::string(130, 't')), type, api});
+  EXPECT_EQ(longname.status, "registerPublisher: an argument is 128 characters or more");
+  EXPECT_EQ(call("lookupNode", {vs("/t"), vs("/n")}).code, -1);  // nothing registered
+  EXPECT_EQ(call("registerPublisher", {vs("/ns/n"), vs("rel"), type, api}).code, 1);
+  Answer state = call("getSystemState", {vs("/t")});
+  EXPECT_NE(state.value.find("<string>/ns/rel</string>"), std::string::npos) << state.value;
+  EXPECT_EQ(call("registerPublisher", {vs("/ns/n"), vs("/any"), vs("*"), api}).code, 1);
+}
+
 }  // namespace

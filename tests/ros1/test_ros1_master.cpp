@@ -332,6 +332,48 @@ TEST_F(Ros1Master, ANodeThatNeverAnswersDelaysOnlyItsOwnNotices) {
   takt_io_close(&live);
 }
 
+// Nodes whose host is a long name (a fully qualified ROS_HOSTNAME; here 127.0.0.1 written as
+// 72 characters, which the resolver reads as it): the master's publisherUpdate reaches the
+// subscriber at its URI and the subscriber connects to the publisher's. A node could not be made
+// with a host of 64 characters or more, the master dropped notices to such a URI uncounted, and
+// a requestTopic answer naming one was refused.
+TEST_F(Ros1Master, NodesWithLongHostNamesGetTheirNoticesAndConnect) {
+  const std::string host = "0x" + std::string(64, '0') + "7f.0.0.1";
+  ASSERT_EQ(host.size(), 74u);
+  takt_ros1_config_t rc = TAKT_ROS1_CONFIG_DEFAULT;
+  rc.master_uri = takt_ros1_master_uri(master);
+  rc.host = host.c_str();
+  rc.io_thread.policy = TAKT_SCHED_OTHER;
+  takt_ros1_node_t *sub_node = nullptr, *pub_node = nullptr;
+  rc.name = "/long_sub";
+  ASSERT_EQ(takt_ros1_node_create(ctx, &rc, &sub_node), TAKT_OK);
+  rc.name = "/long_pub";
+  ASSERT_EQ(takt_ros1_node_create(ctx, &rc, &pub_node), TAKT_OK);
+  EXPECT_NE(std::string(takt_ros1_node_uri(sub_node)).find(host), std::string::npos);
+  std::atomic<int> got{0};
+  takt_ros1_sub_t *sub = nullptr;
+  ASSERT_EQ(takt_ros1_subscribe(sub_node, "/long", "std_msgs/Empty", "d41d8cd98f00b204e9800998ecf8427e", "",
+                                [](void *u, const uint8_t *, uint32_t) { (*(std::atomic<int> *)u)++; }, &got, &sub),
+            TAKT_OK);
+  takt_ros1_pub_t *pub = nullptr;  // advertised after: the master tells the subscriber
+  ASSERT_EQ(takt_ros1_advertise(pub_node, "/long", "std_msgs/Empty", "d41d8cd98f00b204e9800998ecf8427e", "", false,
+                                &pub),
+            TAKT_OK);
+  int64_t end = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (got.load() == 0 && takt_time_now() < end) {
+    ASSERT_EQ(takt_ros1_publish(pub, nullptr, 0), TAKT_OK);
+    takt_sleep_until(takt_time_now() + 20 * TAKT_NS_PER_MS);
+  }
+  EXPECT_GT(got.load(), 0) << "nothing reached the subscriber";
+  takt_ros1_node_destroy(pub_node);
+  takt_ros1_node_destroy(sub_node);
+  // a node whose URI would not fit a name's room is refused
+  const std::string too_long = "0x" + std::string(110, '0') + "7f.0.0.1";
+  rc.host = too_long.c_str();
+  takt_ros1_node_t *refused = nullptr;
+  EXPECT_EQ(takt_ros1_node_create(ctx, &rc, &refused), TAKT_EINVAL);
+}
+
 // A node given no master URI, with $ROS_MASTER_URI not set, talks to http://localhost:11311 as
 // roscpp and rospy do (it was refused, TAKT_EINVAL). A master of this test listens there when
 // the port is free; when it is taken, a call either reaches what listens there or fails naming
