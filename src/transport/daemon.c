@@ -360,11 +360,22 @@ static bool wait_progress_locked(takt_daemon_t *d, int64_t deadline) {
   takt_err_t rc = takt_wakeup_wait(&me.w, until);
   dlock_take(d);
   if (rc == TAKT_OK) return true; /* posted: taken off the list by its poster */
+  bool listed = false;
   for (sender_wait_t **p = &d->senders; *p != NULL; p = &(*p)->next)
     if (*p == &me) {
       *p = me.next;
+      listed = true;
       break;
     }
+  if (!listed) {
+    /* a poster took it off the list as the wait ended: its post (deferred until that thread
+     * holds no lock) is still to land on me.w, which must outlive it. It follows the poster's
+     * unlock, so it is waited for without a time limit. */
+    dlock_give(d);
+    (void)takt_wakeup_wait(&me.w, TAKT_TIME_INFINITE);
+    dlock_take(d);
+    return true;
+  }
   if (real && d->cfg.polled) (void)due_locked(d, now_of(d));
   return deadline == TAKT_TIME_INFINITE || now_of(d) < deadline;
 }

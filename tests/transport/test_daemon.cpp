@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+extern "C" {
+#include "core/lock.h"
+}
 #include "takt/daemon.h"
 #include "takt/port.h"
 #include "transport_test.hpp"
@@ -184,6 +187,58 @@ TEST(Daemon, MicroRosModeASendWaitsForItsOwnFrame) {
   EXPECT_EQ(st.tx_frames, 3u);
   p.wait_arrived(3);
   EXPECT_EQ(take_all(p.rx), (std::vector<uint16_t>{1, 3, 2}));
+}
+
+// MICROROS: a sender whose wait ends (its deadline) just as its frame leaves, the wake-up for it
+// deferred until the thread that sent the frame lets go of its last takt lock (here an outer
+// lock held across the poll). The sender, taken off the list of waiters by that thread, waits
+// for the wake-up to land before its stack goes: it returned TAKT_ETIMEDOUT at once and the
+// post wrote into its dead frame (ASan with detect_stack_use_after_return: a write in
+// takt_wakeup_post). Now the send succeeds.
+TEST(Daemon, MicroRosModeASenderWhoseWaitEndsAsItsFrameLeavesWaitsForItsWakeUp) {
+  TestContext tc;
+  takt_daemon_config_t c = TAKT_DAEMON_CONFIG_DEFAULT;
+  c.mode = TAKT_DAEMON_MICROROS;
+  c.max_payload = 64;
+  takt_daemon_t *d = nullptr;
+  ASSERT_EQ(takt_daemon_create_in(tc.ctx, &c, &d), TAKT_OK);
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.polled = true;  // the frame leaves when this thread polls the link
+  takt_link_emulation_t emu{};
+  takt_link_handlers_t ha = takt_daemon_link_handlers(d), hb = {nullptr, nullptr, nullptr};
+  takt_link_t *la = nullptr, *lb = nullptr;
+  ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
+  ASSERT_EQ(takt_daemon_attach(d, la), TAKT_OK);
+  takt_frame_header_t h = hdr(1, 1);
+  uint8_t payload[4] = {1, 2, 3, 4};
+  takt_daemon_ticket_t t{};
+  ASSERT_EQ(takt_daemon_send_queue(d, &h, payload, sizeof payload, &t), TAKT_OK);
+  std::atomic<int> rc{1};
+  std::atomic<bool> waiting{false};
+  std::thread sender([&] {
+    waiting.store(true);
+    rc.store(takt_daemon_send_wait_until(d, &t, takt_time_now() + 200 * TAKT_NS_PER_MS));
+  });
+  while (!waiting.load()) std::this_thread::yield();
+  takt_sleep_until(takt_time_now() + 10 * TAKT_NS_PER_MS);  // (the sender asleep in its wait)
+  takt__lock_t outer;
+  ASSERT_EQ(takt__lock_init(&outer, TAKT__LEVEL_BRIDGE, "outer"), 0);
+  takt__lock_take(&outer);
+  takt_daemon_stats_t st{};
+  for (int i = 0; i < 1000 && st.tx_frames == 0; i++) {  // the frame leaves: the sender's wake-up deferred
+    takt_link_poll(la);
+    takt_daemon_get_stats(d, &st);
+  }
+  ASSERT_EQ(st.tx_frames, 1u);
+  takt_sleep_until(takt_time_now() + 400 * TAKT_NS_PER_MS);  // past the sender's deadline
+  takt__lock_give(&outer);  // the wake-up lands now
+  sender.join();
+  EXPECT_EQ(rc.load(), TAKT_OK);
+  takt__lock_fini(&outer);
+  takt_daemon_detach(d);
+  takt_link_close(la);
+  takt_link_close(lb);
+  takt_daemon_destroy(d);
 }
 
 TEST(Daemon, ReceptionByPriorityVersusFifo) {
