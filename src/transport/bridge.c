@@ -217,21 +217,30 @@ static void forward(takt_subscription_t *sub, const takt_message_t *m, void *use
 
 #if TAKT_WITH_TOPIC_TAP
 /* export, send_in_publisher: the topic's tap (the publishing thread, no takt lock of the topic
- * held). Raw bytes go as they are; a serialization takes the bridge's send buffer. */
+ * held). Raw bytes go as they are; a serialization takes the bridge's send buffer. A publishing
+ * thread that holds a takt lock (another bridge importing the topic under its own: a relay) does
+ * not wait for what the backend leaves to wait for (micro-ROS mode: the frame on the line): the
+ * wake-ups it would wait for are deferred until it holds none. Its frame is queued and it goes on,
+ * as a forwarding job's would be. */
 static void tap_send(void *user, const takt_message_t *m) {
   route_t *r = user;
-  if (r->type->serialize == NULL) {
+  takt_bridge_t *b = r->b;
+  bool may_wait = takt__locks_held() == 0;
+  if (r->type->serialize == NULL && (may_wait || b->be.ops->queue == NULL)) {
     (void)send_export(r, m, NULL, NULL);
     return;
   }
-  takt_bridge_t *b = r->b;
   sent_wait_t sw = {.due = false};
   takt_err_t rc, waited;
   do { /* the wait (micro-ROS mode: the frame on the line) with the send buffer let go */
-    takt__lock_take(&b->tx_lock);
-    rc = send_export(r, m, b->tx_out, &sw);
-    takt__lock_give(&b->tx_lock);
-    waited = wait_sent(b, &sw);
+    if (r->type->serialize == NULL) {
+      rc = send_export(r, m, NULL, &sw); /* (the bytes as they are, queued) */
+    } else {
+      takt__lock_take(&b->tx_lock);
+      rc = send_export(r, m, b->tx_out, &sw);
+      takt__lock_give(&b->tx_lock);
+    }
+    waited = may_wait ? wait_sent(b, &sw) : TAKT_EBUSY;
   } while (rc == TAKT_EAGAIN && waited == TAKT_OK);
   /* the reliable window stayed full to the send timeout (a peer gone for good): not queued, and
    * the publishing thread goes on (it queued again for ever) */

@@ -1194,6 +1194,49 @@ TEST(BridgeMicroRos, APublisherWaitingForTheLineHoldsNoBridgeLock) {
   EXPECT_EQ(st.forwarded, 2u);
 }
 
+// send_in_publisher over the micro-ROS mode, the topic published by another bridge's import (under
+// that bridge's lock, as a relay ROS 1 -> takt -> link publishes): that publishing thread cannot
+// wait for the line (its wake-ups are deferred until it holds no lock), so its frame is queued and
+// the import goes on; the frame leaves as the line moves. Serialized and raw, each waited: for
+// ever on a FAKE clock (on a real one send_timeout_ns, then counted refused), and the debug
+// build's check of the locks a waiting sender holds failed.
+TEST(BridgeMicroRos, ATopicPublishedUnderAnotherBridgesLockIsQueuedNotWaitedFor) {
+  static const takt_type_support_t kRaw = {"test/Raw", nullptr, sizeof(Reading), nullptr, nullptr};
+  for (const takt_type_support_t *type : {&kReading, &kRaw}) {
+    SCOPED_TRACE(type->name);
+    MicroRosLine k(true);
+    takt_topic_t *t = k.topic("reading", type);
+    ASSERT_EQ(takt_bridge_export(k.b, t, 3, 5, false), TAKT_OK);
+    FakeBackend fake;
+    takt_bridge_t *in = nullptr;
+    ASSERT_EQ(takt_bridge_create_on(k.tc.ctx, "in", nullptr, fake.backend(), &in), TAKT_OK);
+    ASSERT_EQ(takt_bridge_import(in, t, 9), TAKT_OK);
+    const Reading r{1, 11};
+    const std::vector<uint8_t> wire = type == &kReading ? serialized(r) : bytes_of(&r, sizeof r);
+    std::atomic<bool> done{false};
+    std::thread relay([&] {
+      takt_bridge_msg_t m{};
+      m.entity = 9;
+      m.t_info = k.tc.now();
+      EXPECT_EQ(takt_bridge_dispatch(in, &m, wire.data(), static_cast<uint32_t>(wire.size())), TAKT_OK);
+      done = true;
+    });
+    EXPECT_TRUE(MicroRosLine::within_5s([&] { return done.load(); })) << "the import waited for the line";
+    EXPECT_TRUE(k.run_line_until([&] { return done.load() && takt_daemon_pending(k.peer, nullptr) > 0; }));
+    relay.join();
+    takt_frame_header_t h;
+    uint8_t buf[256];
+    ASSERT_EQ(takt_daemon_take(k.peer, &h, buf, sizeof buf), TAKT_OK);
+    EXPECT_EQ(h.entity, 3);
+    EXPECT_EQ(std::vector<uint8_t>(buf, buf + h.length), wire);
+    takt_bridge_stats_t st;
+    takt_bridge_get_stats(k.b, &st);
+    EXPECT_EQ(st.forwarded, 1u);
+    EXPECT_EQ(st.forward_refused, 0u);
+    takt_bridge_destroy(in);
+  }
+}
+
 // The receive side over the micro-ROS mode: the description it sends when asked waits until it has
 // left the line, and meanwhile the bridge's configuration (which takes the bridge's lock) goes on:
 // the receive side waits holding no bridge lock.
