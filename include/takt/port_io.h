@@ -28,9 +28,11 @@ takt_err_t takt_io_udp_open(const char *bind_host, uint16_t bind_port, const cha
 uint16_t takt_io_local_port(takt_io_t io);
 /** Two connected endpoints: a byte stream (datagram false) or datagrams. */
 takt_err_t takt_io_socketpair(bool datagram, takt_io_t *a, takt_io_t *b);
-/** A new pseudo-terminal: its master side, and the path of its slave (e.g. /dev/pts/3). */
+/** A new pseudo-terminal: its master side (non-blocking, as the serial lines below), and the path
+ * of its slave (e.g. /dev/pts/3). */
 takt_err_t takt_io_pty_open(takt_io_t *master, char *slave_path, size_t len);
-/** A tty (real or the slave of a pty) in raw mode, 8N1, at baud (0: leave the speed). */
+/** A tty (real or the slave of a pty) in raw mode, 8N1, at baud (0: leave the speed); non-blocking:
+ * takt_io_write waits for it to take the bytes, takt_io_write_until with a deadline and a wake. */
 takt_err_t takt_io_serial_open(const char *path, uint32_t baud, takt_io_t *out);
 
 /** Write all n bytes (one datagram for datagram sockets). TAKT_EOS on failure. */
@@ -72,8 +74,8 @@ bool takt_io_peer_closed(takt_io_t io);
  */
 takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, takt_io_t wake,
                                int64_t abs_ns, uint32_t *written);
-/** Write what the socket takes now without waiting: bytes written (0: it takes nothing now), or
- * TAKT_EOS when the peer closed. */
+/** Write what the socket (or a tty or pty of the calls above) takes now without waiting: bytes
+ * written (0: it takes nothing now), or TAKT_EOS when the peer closed. */
 int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n);
 /** Read what is available now without waiting: bytes read (0: nothing yet) or TAKT_EOS when the
  * peer closed or on an error. */

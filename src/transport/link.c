@@ -214,6 +214,14 @@ static faults_t inject(takt_link_t *l, uint8_t *p, uint32_t n) {
 
 /* The frame has crossed the emulated line: count the faults, then the bytes reach the peer (or
  * the socket, when the far side is another process). */
+/* A frame's bytes to a real link (its transmit thread, or a polled link's caller): written as
+ * the peer takes them, ended by the link's close (its wake object) when the peer takes nothing
+ * more: false then. (A failed write, such as a UDP peer that was not up, loses the frame as the
+ * line would: true.) */
+static bool io_send(takt_link_t *l, const uint8_t *p, uint32_t n) {
+  return takt_io_write_until(l->io, p, n, l->wake, TAKT_TIME_INFINITE, NULL) != TAKT_ECANCELED;
+}
+
 static void hand_over(takt_link_t *l, const uint8_t *p, uint32_t n, faults_t f) {
   bool lost = f.drop || f.fail_first;
   takt__lock_take(&l->lock);
@@ -228,8 +236,7 @@ static void hand_over(takt_link_t *l, const uint8_t *p, uint32_t n, faults_t f) 
   takt__lock_give(&l->lock);
   if (l->over_io) {
     if (lost) return;
-    (void)takt_io_write(l->io, p, n);
-    if (f.dup) (void)takt_io_write(l->io, p, n);
+    if (io_send(l, p, n) && f.dup) (void)io_send(l, p, n);
     return;
   }
   if (peer == NULL) return;
@@ -326,7 +333,7 @@ static void tx_main(void *arg) {
                             first part is delivered as the loop goes on) */
       hand_over(l, l->tx_buf, n, f);
     } else {
-      (void)takt_io_write(l->io, l->tx_buf, n);
+      if (!io_send(l, l->tx_buf, n)) return; /* closed while the peer took nothing more */
       /* a tty takes the bytes into its buffer at once: on_sent when they have left the wire, so
        * the frames still waiting keep the daemon's priority order (not the kernel's FIFO) */
       if (l->tty) (void)takt_io_drain(l->io);
@@ -350,6 +357,7 @@ static void stop_threads(takt_link_t *l) {
   takt__lock_give(&l->lock);
   if (l->tx_running) {
     takt_wakeup_post(&l->tx_wake);
+    if (l->wake.fd >= 0) takt_io_wake_signal(l->wake); /* a write the peer takes nothing of */
     takt_thread_join(&l->tx_thread);
     l->tx_running = false;
   }
@@ -363,11 +371,13 @@ static void stop_threads(takt_link_t *l) {
 /* Start the threads (none for a polled link). On failure the link is freed. */
 static takt_err_t start(takt_link_t *l) {
   if (l->cfg.polled) return TAKT_OK;
-  takt_err_t rc = takt_thread_create(&l->tx_thread, &l->cfg.tx_thread, tx_main, l);
+  takt_err_t rc = TAKT_OK;
+  /* (first: the transmit thread's writes end on it too) */
+  if (!l->emulated || l->over_io) rc = takt_io_wake_open(&l->wake);
+  if (rc == TAKT_OK) rc = takt_thread_create(&l->tx_thread, &l->cfg.tx_thread, tx_main, l);
   l->tx_running = rc == TAKT_OK;
   if (rc == TAKT_OK && (!l->emulated || l->over_io)) {
-    rc = takt_io_wake_open(&l->wake);
-    if (rc == TAKT_OK) rc = takt_thread_create(&l->rx_thread, &l->cfg.rx_thread, rx_main, l);
+    rc = takt_thread_create(&l->rx_thread, &l->cfg.rx_thread, rx_main, l);
     l->rx_running = rc == TAKT_OK;
   }
   if (rc < 0) {

@@ -10,8 +10,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "takt/frame.h"
@@ -261,6 +263,76 @@ TEST(Link, PtyAndSerialSide) {
   expect_in_order(ra, 20, 200);
   takt_link_close(slave);
   takt_link_close(master);
+}
+
+// Fill a link whose peer takes nothing more (2 KB frames until one has not left within 300 ms: its
+// transmit thread waits for the peer), then close it from another thread: the close ends that
+// write and returns. It waited in a blocking write for as long as the peer did not read (here
+// until release, called after 10 s, lets the peer go on).
+void close_while_the_peer_takes_nothing(takt_link_t *a, Receiver &ra, const std::function<void()> &release) {
+  int sent = 0;
+  for (int i = 0; i < 2000; i++) {
+    auto f = frame_of(static_cast<uint16_t>(i), payload_of(i, 2000));
+    ASSERT_EQ(takt_link_send(a, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    std::unique_lock<std::mutex> g(ra.m);
+    if (!ra.cv.wait_for(g, std::chrono::milliseconds(300), [&] { return ra.sent.load() > i; })) break;
+    sent = i + 1;
+  }
+  EXPECT_LT(sent, 2000) << "the peer took everything";
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    takt_link_close(a);
+    closed = true;
+  });
+  int64_t give_up = takt_time_now() + 10 * TAKT_NS_PER_S;
+  while (!closed.load() && takt_time_now() < give_up) takt_sleep_until(takt_time_now() + TAKT_NS_PER_MS);
+  EXPECT_TRUE(closed.load()) << "takt_link_close waited for the peer to read";
+  release();
+  closer.join();
+}
+
+// A receiver that takes nothing until released
+struct Stuck {
+  std::mutex m;
+  std::condition_variable cv;
+  bool released = false;
+  static void on_receive(void *user, const uint8_t *, uint32_t) {
+    auto *s = static_cast<Stuck *>(user);
+    std::unique_lock<std::mutex> g(s->m);
+    s->cv.wait(g, [&] { return s->released; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> g(m);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+TEST(Link, ClosedWhileThePeerReadsNothing) {
+  TestContext tc;
+  Receiver ra;
+  Stuck stuck;
+  takt_link_handlers_t hb = {Stuck::on_receive, nullptr, &stuck};
+  takt_link_t *a = nullptr, *b = nullptr;
+  auto ha = ra.handlers();
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_pair_in(tc.ctx, &cfg, &ha, &hb, &a, &b), TAKT_OK);
+  close_while_the_peer_takes_nothing(a, ra, [&] { stuck.release(); });
+  takt_link_close(b);
+}
+
+// The same on a pty whose far side is open and never read (a firmware that stopped reading its
+// UART): the master side's writes fill the terminal's buffer and wait
+TEST(Link, APtyClosedWhileItsFarSideReadsNothing) {
+  TestContext tc;
+  Receiver ra;
+  takt_link_t *master = nullptr;
+  auto ha = ra.handlers();
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, &ha, &master), TAKT_OK);
+  takt_io_t slave = TAKT_IO_CLOSED;  // open, raw, never read
+  ASSERT_EQ(takt_io_serial_open(takt_link_name(master), 0, &slave), TAKT_OK);
+  close_while_the_peer_takes_nothing(master, ra, [&] { takt_io_close(&slave); });
 }
 
 TEST(Link, BadSpecificationsAreRefused) {

@@ -190,8 +190,9 @@ static takt_err_t make_raw(int fd, uint32_t baud) {
 takt_err_t takt_io_pty_open(takt_io_t *master, char *slave_path, size_t len) {
   int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return TAKT_EOS;
+  /* non-blocking, as a serial line: a write waits with a deadline and a wake (takt_io_write_until) */
   if (grantpt(fd) < 0 || unlockpt(fd) < 0 || ptsname_r(fd, slave_path, len) != 0 ||
-      make_raw(fd, 0) < 0) {
+      make_raw(fd, 0) < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
     close(fd);
     return TAKT_EOS;
   }
@@ -201,7 +202,8 @@ takt_err_t takt_io_pty_open(takt_io_t *master, char *slave_path, size_t len) {
 
 takt_err_t takt_io_serial_open(const char *path, uint32_t baud, takt_io_t *out) {
   if (baud != 0 && baud_const(baud) == 0) return TAKT_EINVAL;
-  int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  /* non-blocking: a write waits with a deadline and a wake (takt_io_write_until), a read polls */
+  int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno == ENOENT ? TAKT_ENOENT : TAKT_EOS;
   takt_err_t rc = make_raw(fd, baud);
   if (rc < 0) {
@@ -220,6 +222,10 @@ takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n) {
     if (w < 0 && errno == ENOTSOCK) w = write(io.fd, p + done, n - done);
     if (w < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking tty or pty: until it takes more */
+        if (wait_fd(io.fd, POLLOUT, TAKT_IO_CLOSED, TAKT_TIME_INFINITE) < 0) return TAKT_EOS;
+        continue;
+      }
       return TAKT_EOS;
     }
     done += (uint32_t)w;
@@ -390,6 +396,8 @@ bool takt_io_peer_closed(takt_io_t io) {
 int32_t takt_io_write_some(takt_io_t io, const uint8_t *p, uint32_t n) {
   for (;;) {
     ssize_t w = send(io.fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    /* a tty or pty (takt_io_serial_open, takt_io_pty_open: non-blocking) */
+    if (w < 0 && errno == ENOTSOCK) w = write(io.fd, p, n);
     if (w >= 0) return (int32_t)w;
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
