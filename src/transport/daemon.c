@@ -828,7 +828,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       return;
     }
   }
-  if (len > TAKT_FRAME_SIZE(d->cfg.max_payload)) {
+  bool oversize = len > TAKT_FRAME_SIZE(d->cfg.max_payload);
+  if (oversize && !reliable) {
     d->stats.rx_overflow++;
     return;
   }
@@ -852,6 +853,17 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
        * (its numbers began again: taken for the old stream's, it would be delivered twice, or in
        * the place of another), or the old one's still on the way. Its sender sends it again. */
       d->stats.rx_other_incarnation++;
+      return;
+    }
+    if (oversize) {
+      /* larger than this side takes (a far side configured with a larger max_payload): dropped
+       * and counted, and taken as received once it is the frame the stream waits for, so the
+       * stream goes on (never acknowledged, it was sent again for ever and held every frame
+       * after it). One ahead of that comes again. */
+      d->stats.rx_overflow++;
+      if (off != 0) return;
+      d->expected++;
+      deliver_held_locked(d);
       return;
     }
   }

@@ -687,6 +687,27 @@ TEST(DaemonFakeClock, ASenderThatRestartsIsHeardFromItsFirstFrame) {
   EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // everything acknowledged
 }
 
+// A reliable frame larger than the receiver takes (its max_payload 16, the sender's 64): counted
+// and dropped, and taken as received once it is the frame the stream waits for, so the frames
+// after it are delivered and everything is acknowledged. It was never acknowledged: sent again
+// for ever, and the frames after it held for order, never delivered.
+TEST(DaemonFakeClock, AReliableFrameLargerThanTheReceiverTakesDoesNotStopTheStream) {
+  Line line;
+  line.cfg.max_payload = 16;
+  line.restart(line.b, line.to_b, line.lb);
+  uint8_t big[32] = {0};
+  takt_frame_header_t h = reliable_hdr();
+  ASSERT_EQ(takt_daemon_send(line.a, &h, big, sizeof big), TAKT_OK);
+  send_values(line.a, {1, 2});
+  line.run_until(20 * kTimeout);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2}));
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_GE(sb.rx_overflow, 1u);
+  EXPECT_EQ(takt_daemon_unacknowledged(line.a), 0u);
+  EXPECT_EQ(takt_daemon_poll(line.a), TAKT_TIME_INFINITE);  // nothing left to send again
+}
+
 // The receiver restarts (it expects 0) while the sender is at 3: the sender's HEARTBEAT names 3 as
 // its oldest frame, so the new receiver goes on from 3. (Before, it held 3 and 4 waiting for 0..2,
 // which were never sent again: nothing more was delivered.)
