@@ -261,8 +261,9 @@ void takt_bridge_get_stats(takt_bridge_t *b, takt_bridge_stats_t *out);
 void takt_bridge_stop(takt_bridge_t *b);
 /** Stop, then free the bridge and its backend (its node is destroyed: detach it first, destroy a
  * serving executor first, and the clients of its imported services — after takt_bridge_stop,
- * which ends their requests). */
-void takt_bridge_destroy(takt_bridge_t *b);
+ * which ends their requests). TAKT_EBUSY, the bridge stopped and nothing freed, while its node is
+ * still attached to an executor or another node still has a client of an imported service. */
+takt_err_t takt_bridge_destroy(takt_bridge_t *b);
 
 #ifdef __cplusplus
 }

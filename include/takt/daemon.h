@@ -237,8 +237,11 @@ takt_err_t takt_daemon_create(const takt_daemon_config_t *cfg, takt_daemon_t **o
 void takt_daemon_set_on_data(takt_daemon_t *d, void (*on_data)(void *user), void *user);
 /** The handlers the daemon's link must be opened with (tests may call them directly). */
 takt_link_handlers_t takt_daemon_link_handlers(takt_daemon_t *d);
+/** The link max_frame a daemon of max_payload needs: its data frames' and its control frames'
+ * (a HEARTBEAT or ACKNACK carries 12 bytes). */
+#define TAKT_DAEMON_LINK_FRAME(max_payload) TAKT_FRAME_WIRE_MAX((max_payload) > 12u ? (max_payload) : 12u)
 /** Start using link (opened with the daemon's handlers). TAKT_ESIZE if the link's max_frame is
- * below TAKT_FRAME_WIRE_MAX(max_payload) (or a control frame's, if that is larger). */
+ * below TAKT_DAEMON_LINK_FRAME(max_payload). */
 takt_err_t takt_daemon_attach(takt_daemon_t *d, takt_link_t *link);
 /** Stop using the link: nothing more is sent on it (the timer thread's retransmissions, answers
  * to frames still arriving). Call it before takt_link_close: between the close and

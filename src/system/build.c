@@ -848,8 +848,8 @@ static takt_err_t build_links(takt_system_t *s) {
     }
     takt_link_handlers_t h = takt_daemon_link_handlers(s->daemons[i]);
     takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-    if (TAKT_FRAME_WIRE_MAX(dc.max_payload) > lc.max_frame)
-      lc.max_frame = TAKT_FRAME_WIRE_MAX(dc.max_payload);
+    if (TAKT_DAEMON_LINK_FRAME(dc.max_payload) > lc.max_frame)
+      lc.max_frame = TAKT_DAEMON_LINK_FRAME(dc.max_payload);
     if ((rc = takt_link_open_in(s->ctx, l->spec, &lc, &h, &s->links[i])) < 0 ||
         (rc = takt_daemon_attach(s->daemons[i], s->links[i])) < 0 ||
         (rc = takt_executor_add_node(s->exec, takt_bridge_node(s->bridges[i]))) < 0)

@@ -114,7 +114,7 @@ takt_err_t takt_bridge_backend_daemon_open(takt_context_t *ctx, const char *spec
   takt_daemon_config_t ddef = TAKT_DAEMON_CONFIG_DEFAULT;
   if (dc == NULL) dc = &ddef;
   takt_link_config_t ldef = TAKT_LINK_CONFIG_DEFAULT;
-  ldef.max_frame = TAKT_FRAME_WIRE_MAX(dc->max_payload);
+  ldef.max_frame = TAKT_DAEMON_LINK_FRAME(dc->max_payload);
   if (lc == NULL) lc = &ldef;
   if (spec == NULL || out == NULL) return TAKT_EINVAL;
   takt_daemon_t *d;

@@ -363,8 +363,12 @@ static takt_err_t proxy(takt_service_t *s, const takt_message_t *req, void *resp
   int32_t n = encode(cr->req, req->data, b->cb_out + 4, b->max_payload - 4);
   cr->sent_at[slot] = takt_context_now(b->ctx);
   atomic_store(&cr->word[slot], CALL_SENT); /* pending[slot] is the receive side's from now on */
-  rc = n < 0 ? n : send_msg(b, cr->entity, cr->priority, false, req->header.t_info, b->cb_out,
-                            4u + (uint32_t)n, NULL);
+  /* a bridge stopped meanwhile answers nothing more: its stop failed what was sent before this
+   * mark, and this one, marked after its failing pass, fails here (else it waited for ever) */
+  if (atomic_load(&b->stopped))
+    rc = TAKT_ESTATE;
+  else
+    rc = n < 0 ? n : send_msg(b, cr->entity, cr->priority, false, req->header.t_info, b->cb_out, 4u + (uint32_t)n, NULL);
   if (rc == TAKT_OK) {
     COUNT(b, requests_forwarded);
     return TAKT_OK;
@@ -1084,7 +1088,9 @@ void takt_bridge_stop(takt_bridge_t *b) {
   takt__lock_take(&b->lock);
   bool was = b->stop;
   b->stop = true;
-  atomic_store_explicit(&b->stopped, true, memory_order_release);
+  /* (sequentially consistent: a stand-in that marks a request sent and then finds the bridge not
+   * stopped has it failed by the loop below, which reads the mark after this store) */
+  atomic_store(&b->stopped, true);
   bool running = b->running;
   b->running = false;
 #if TAKT_WITH_TOPIC_TAP
@@ -1121,15 +1127,17 @@ void takt_bridge_stop(takt_bridge_t *b) {
   }
 }
 
-void takt_bridge_destroy(takt_bridge_t *b) {
-  if (b == NULL) return;
+takt_err_t takt_bridge_destroy(takt_bridge_t *b) {
+  if (b == NULL) return TAKT_EINVAL;
   takt_bridge_stop(b);
-  (void)takt_node_destroy(b->node);
+  /* (refused before it destroys anything: the routes stay while its callbacks may run) */
+  TAKT_RETURN_IF_ERR(takt_node_destroy(b->node));
   b->be.ops->destroy(b->be.self);
   takt__lock_fini(&b->tx_lock);
   takt__lock_fini(&b->q_lock);
   takt__lock_fini(&b->lock);
   takt__context_free(b->ctx, b);
+  return TAKT_OK;
 }
 
 #endif /* TAKT_WITH_PUBSUB */

@@ -16,6 +16,7 @@
 #endif
 
 #define CONTROL_PAYLOAD 12u /* HEARTBEAT and ACKNACK: three u32 */
+_Static_assert(TAKT_DAEMON_LINK_FRAME(0) == TAKT_FRAME_WIRE_MAX(CONTROL_PAYLOAD), "daemon.h says it");
 /* HEARTBEATs remembered for suppress_stale_nacks: more than leave in one round trip */
 #define HB_HISTORY 64u
 /* peer_clock: entries remembering an entity's newest origin, entity % PEER_CLOCK_ENTITIES (the

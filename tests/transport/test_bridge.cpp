@@ -862,6 +862,27 @@ TEST(BridgeServices, LostCallsFailAfterTheTimeoutWithSlotsFree) {
   EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
 }
 
+// A request to an imported service made once the bridge has stopped fails at once: no answer can
+// come (the stop fails what is in flight; one its stand-in marked sent after that pass, or made
+// after the stop, was sent and waited for for ever without call_timer)
+TEST(BridgeServices, ARequestAfterTheStopFailsAtOnce) {
+  Bench k;
+  ASSERT_EQ(takt_bridge_import_service(k.b, "remote", &kReading, &kReading, 20, 3), TAKT_OK);
+  takt_client_t *cli;
+  takt_client_options_t co = TAKT_CLIENT_OPTIONS_DEFAULT;
+  ASSERT_EQ(takt_client_create(k.app, "remote", &kReading, &kReading, nullptr, nullptr, &co, &cli), TAKT_OK);
+  k.attach();
+  takt_bridge_stop(k.b);
+  const Reading req{7, 1};
+  takt_future_t f;
+  ASSERT_EQ(takt_client_call(cli, &req, sizeof req, &f), TAKT_OK);
+  ASSERT_EQ(takt_executor_spin_some(k.exec), TAKT_OK);
+  EXPECT_EQ(takt_future_status(&f), TAKT_FUTURE_FAILED);
+  EXPECT_EQ(k.fake.sent.size(), 0u);
+  EXPECT_EQ(k.stats().requests_refused, 1u);
+  EXPECT_EQ(takt_client_destroy(cli), TAKT_OK);
+}
+
 // ---- capacities: beyond the configuration, an error; nothing is taken ----
 
 TEST(BridgeCapacities, RoutesAndTypesBeyondTheConfiguration) {
@@ -962,8 +983,30 @@ TEST(BridgeBackend, BackendsOpenByName) {
   EXPECT_EQ(takt_bridge_serve(b, preempt), TAKT_ENOTSUP);  // no collection phase: the executor says so
   EXPECT_EQ(takt_bridge_start(b), TAKT_OK);                // and the receive thread takes over
   EXPECT_EQ(takt_bridge_start(b), TAKT_ESTATE);
-  takt_bridge_destroy(b);
+  EXPECT_EQ(takt_bridge_destroy(b), TAKT_OK);
   EXPECT_EQ(takt_executor_destroy(preempt), TAKT_OK);
+  // a daemon's max_payload below its control frames' 12 bytes: the link it opens carries those
+  // too (its frames were sized for the data alone, and the daemon refused the link: TAKT_ESIZE)
+  takt_daemon_config_t small = TAKT_DAEMON_CONFIG_DEFAULT;
+  small.max_payload = 8;
+  ASSERT_EQ(takt_bridge_backend_daemon_open(tc.ctx, "udp:127.0.0.1:0:127.0.0.1:9", &small, nullptr, &be), TAKT_OK);
+  EXPECT_EQ(be.ops->max_payload(be.self), 8u);
+  be.ops->destroy(be.self);
+  EXPECT_EQ(tc.used(), tc.baseline);
+}
+
+// A bridge whose node is still attached to an executor is not destroyed: TAKT_EBUSY, nothing
+// freed (its routes stay while its callbacks may run); once detached it is. Its node's refusal
+// was ignored and the routes freed under the executor.
+TEST(BridgeBackend, ABridgeWhoseNodeIsAttachedIsNotDestroyed) {
+  Bench k;
+  takt_topic_t *t = k.topic("reading", &kReading);
+  ASSERT_EQ(takt_bridge_export(k.b, t, 3, 5, false), TAKT_OK);
+  k.attach();
+  EXPECT_EQ(takt_bridge_destroy(k.b), TAKT_EBUSY);
+  EXPECT_FALSE(k.fake.destroyed);
+  EXPECT_EQ(takt_executor_remove_node(k.exec, takt_bridge_node(k.b)), TAKT_OK);
+  // (the Bench destroys it now)
 }
 
 }  // namespace
