@@ -110,3 +110,41 @@ def test_list_names_headers_only(tmp_path):
     assert str(tmp_path / "include" / "std_srvs" / "SetBool.h") in files
     assert str(tmp_path / "include" / "std_srvs" / "SetBoolRequest.h") in files
     assert all(f.endswith(".h") for f in files) and not any((tmp_path / "include").glob("*"))
+
+
+def test_fields_named_like_the_generated_functions_own_names(tmp_path):
+    """Fields named n, o, i, os and indent are the fields in the generated functions: the length
+    counted `n` as its own local (4 bytes, not the string's 104) and serialize wrote past the buffer
+    it had sized with it; o, i, os and indent did not compile."""
+    pkg = tmp_path / "src" / "clash_msgs" / "msg"
+    pkg.mkdir(parents=True)
+    (pkg / "Clash.msg").write_text("string n\nint32 o\nuint8 i\nstring os\nstring indent\n")
+    r = subprocess.run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search-root", str(tmp_path / "src"),
+                        "--search-root", "/usr/share", "--out", str(tmp_path / "gen"), "clash_msgs"],
+                       capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    prog = tmp_path / "clash.cpp"
+    prog.write_text("""#include <clash_msgs/Clash.h>
+#include <cstdio>
+int main() {
+  clash_msgs::Clash m, back;
+  m.n = std::string(100, 'x');
+  m.o = 7;
+  m.i = 3;
+  m.os = "ab";
+  m.indent = "c";
+  std::vector<uint8_t> buf;
+  ros::takt_wire::serialize(m, buf);
+  bool ok = ros::takt_wire::deserialize(back, buf.data(), static_cast<uint32_t>(buf.size()));
+  std::printf("%zu %d %d\\n", buf.size(), ok ? 1 : 0, back == m ? 1 : 0);
+  return 0;
+}
+""")
+    exe = tmp_path / "clash"
+    c = subprocess.run(["g++", "-std=c++17", "-fsanitize=address", "-g", "-I", str(REPO / "include"),
+                        "-I", str(tmp_path / "gen" / "include"), str(prog), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [str(4 + 100 + 4 + 1 + 4 + 2 + 4 + 1), "1", "1"]

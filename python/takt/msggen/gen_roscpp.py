@@ -121,19 +121,21 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
               f"  static const char *__takt_definition() {{ return {_c_string(ros1.full_text(reg, spec))}; }}",
               f"  static constexpr bool __takt_has_header = {'true' if _has_header(spec) else 'false'};",
               f"  static constexpr bool __takt_fixed_size = {'true' if _fixed_size(reg, spec) else 'false'};",
-              "  uint32_t __takt_length() const {", "    uint32_t n = 0;"]
+              # (the generated functions' own names begin with __takt_: a field's never does, so a
+              # field named n, o, i, os or indent is the field)
+              "  uint32_t __takt_length() const {", "    uint32_t __takt_n = 0;"]
     if srv is not None:  # a service half knows its service (advertiseService deduces it)
         lines[-2:-2] = [f"  static const char *__takt_service_datatype() {{ return \"{srv.full_name}\"; }}",
                         f"  static const char *__takt_service_md5sum() {{ return \"{ros1.srv_md5(reg, srv, cache)}\"; }}"]
-    lines += [f"    n += ::ros::takt_wire::length({f.name});" for f in spec.fields]
-    lines += ["    return n;", "  }", "  void __takt_write(::ros::takt_wire::Out &o) const {"]
-    lines += [f"    o.put({f.name});" for f in spec.fields]
-    lines += ["    (void)o;", "  }", "  void __takt_read(::ros::takt_wire::In &i) {"]
-    lines += [f"    i.get({f.name});" for f in spec.fields]
-    lines += ["    (void)i;", "  }",
-              "  void __takt_print(std::ostream &os, const std::string &indent) const {"]
-    lines += [f'    ::ros::takt_wire::print(os, indent, "{f.name}", {f.name});' for f in spec.fields]
-    lines += ["    (void)os;", "    (void)indent;", "  }", "};", "",
+    lines += [f"    __takt_n += ::ros::takt_wire::length({f.name});" for f in spec.fields]
+    lines += ["    return __takt_n;", "  }", "  void __takt_write(::ros::takt_wire::Out &__takt_o) const {"]
+    lines += [f"    __takt_o.put({f.name});" for f in spec.fields]
+    lines += ["    (void)__takt_o;", "  }", "  void __takt_read(::ros::takt_wire::In &__takt_i) {"]
+    lines += [f"    __takt_i.get({f.name});" for f in spec.fields]
+    lines += ["    (void)__takt_i;", "  }",
+              "  void __takt_print(std::ostream &__takt_os, const std::string &__takt_indent) const {"]
+    lines += [f'    ::ros::takt_wire::print(__takt_os, __takt_indent, "{f.name}", {f.name});' for f in spec.fields]
+    lines += ["    (void)__takt_os;", "    (void)__takt_indent;", "  }", "};", "",
               f"typedef ::ros::MessagePtr<{name}> {name}Ptr;",
               f"typedef ::ros::MessagePtr<const {name}> {name}ConstPtr;",
               f"/** roscpp's template the type is an instance of ({name} is {name}_<std::allocator<void>>): one",
