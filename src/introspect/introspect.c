@@ -62,6 +62,8 @@ struct takt_introspect {
   takt_io_t echo_conn;     /* the echo's client: written by the echo thread while echo_busy,
                             * watched for its hang-up and closed by the server thread */
   bool echo_hup_seen;      /* [server] the echo's client hung up: the echo was stopped */
+  _Atomic bool echo_hup;   /* the same, for the echo thread: an echo whose client hung up before
+                            * it began does not begin (its stop was taken for a stale one) */
   char echo_req[REQUEST_MAX];
   uint32_t req_len;        /* bytes read with the request line (a play stream's first lines) */
   char req_copy[REQUEST_MAX]; /* those bytes as read (handle() cuts the request into words) */
@@ -590,6 +592,7 @@ static void do_echo(takt_introspect_t *in, char *names, long count, long timeout
   /* a stop of the last echo that came after it ended (its client's hang-up) is used up here,
    * before any subscription of this one exists */
   (void)takt_executor_spin_some(in->echo_exec);
+  if (atomic_load(&in->echo_hup)) return; /* this echo's own stop came already: its client left */
   in->echo_left = (uint32_t)count;
   in->echo_sent = 0;
   in->echo_dropped = 0;
@@ -1019,6 +1022,7 @@ static void handle(takt_introspect_t *in, char *req) {
     in->echo_count = c;
     in->echo_timeout_ms = t;
     in->echo_hdr = mode != NULL;
+    atomic_store(&in->echo_hup, false);
     in->echo_conn = in->conn; /* the echo thread's now: it closes it */
     in->conn = TAKT_IO_CLOSED;
     takt_wakeup_post(&in->echo_go);
@@ -1205,6 +1209,7 @@ static void serve(void *arg) {
     }
     if (w[1].ready & TAKT_IO_HUP) {
       in->echo_hup_seen = true;
+      atomic_store(&in->echo_hup, true); /* (before the stop: an echo not begun yet sees it) */
       takt_executor_stop(in->echo_exec);
     }
     if (w[2].ready & TAKT_IO_IN) takt_io_wake_clear(in->echo_wake);

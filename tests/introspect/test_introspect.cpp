@@ -478,4 +478,21 @@ TEST_F(Introspect, AnEchoEndsWhenItsClientHangsUp) {
             "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n");
 }
 
+// The same when the client hangs up at once, before its echo has begun: the hang-up's stop was
+// taken for a stale one by the echo as it began, which then ran to its timeout (an hour here) and
+// refused every other echo (`takt topic echo`, `hz`, `record`) meanwhile. Each round is an echo
+// asked for and left at once, then one that must be served.
+TEST_F(Introspect, AnEchoWhoseClientHangsUpBeforeItBeginsDoesNotBegin) {
+  for (int round = 0; round < 20; round++) {
+    takt_io_t io = TAKT_IO_CLOSED;
+    ASSERT_EQ(takt_io_unix_connect(path().c_str(), &io), TAKT_OK);
+    const char req[] = "echo chatter 1 3600000\n";
+    ASSERT_EQ(takt_io_write(io, reinterpret_cast<const uint8_t *>(req), sizeof req - 1), TAKT_OK);
+    takt_io_close(&io);
+    usleep(20000);  // (the endpoint reads the request and sees the hang-up)
+    ASSERT_EQ(ask(path(), "echo chatter 1 50"), "{\"end\": \"timeout\", \"sent\": 0, \"dropped\": 0}\n")
+        << "round " << round;
+  }
+}
+
 }  // namespace
