@@ -8,6 +8,9 @@
 
 #include <dds/version.h>
 
+#include <dds/ddsi/ddsi_domaingv.h>
+#include <dds/ddsi/ddsi_tkmap.h>
+
 #include "dds_impl.h"
 #include "takt/dds.h"
 
@@ -1041,6 +1044,20 @@ static bool domain_take(takt_dds_t *d, uint32_t id, const char *config) {
   return h > 0 || h == DDS_RETCODE_PRECONDITION_NOT_MET;
 }
 
+/* A backend with no configuration of its own whose domain id one of takt's backends made: it uses
+ * that domain, so it is one of its users (else the maker's destruction deleted the domain under
+ * this one's participant: its writes failed and its receive thread ended, untold). */
+static void domain_join(takt_dds_t *d, uint32_t id) {
+  (void)pthread_mutex_lock(&g_domains_mx);
+  for (uint32_t k = 0; k < MAX_DOMAINS && !d->domain_ref; k++)
+    if (g_domains[k].users != 0 && g_domains[k].id == id) {
+      g_domains[k].users++;
+      d->domain_ref = true;
+      d->domain_id = id;
+    }
+  (void)pthread_mutex_unlock(&g_domains_mx);
+}
+
 static void domain_give(takt_dds_t *d) {
   if (!d->domain_ref) return;
   (void)pthread_mutex_lock(&g_domains_mx);
@@ -1054,6 +1071,8 @@ static void domain_give(takt_dds_t *d) {
 /* The participant (its topics, readers, writers, waitset and guard), and the backend's reference
  * to a domain takt made. */
 static void delete_participant(takt_dds_t *d) {
+  if (d->tk_keep != NULL) ddsi_tkmap_instance_unref(d->tk_gv->m_tkmap, d->tk_keep); /* (its domain's) */
+  d->tk_keep = NULL;
   if (d->participant > 0) (void)dds_delete(d->participant);
   domain_give(d);
 }
@@ -1225,6 +1244,8 @@ takt_err_t takt_dds_backend_create(takt_context_t *ctx, const takt_dds_config_t 
     bool ok = domain_take(d, cfg->domain, use);
     free(config);
     if (!ok) goto fail;
+  } else {
+    domain_join(d, cfg->domain);
   }
   dds_listener_t *l = dds_create_listener(d);
   if (l == NULL) goto fail;
@@ -1289,15 +1310,28 @@ static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *
     ddsi_sertype_unref(st);
     return TAKT_EOS;
   }
+  if (d->tk_keep == NULL) { /* the first topic: creation time, the allocations happen now */
+    struct ddsi_domaingv *gv = ddsrt_atomic_ldvoidp(&st->gv);
+    static const uint8_t empty[4] = {0, 1, 0, 0}; /* a CDR header (little endian), no body */
+    struct ddsi_serdata *sd = gv != NULL ? takt__dds_serdata_new(st, empty, sizeof empty) : NULL;
+    if (sd != NULL) {
+      d->tk_keep = ddsi_tkmap_lookup_instance_ref(gv->m_tkmap, sd);
+      d->tk_gv = d->tk_keep != NULL ? gv : NULL;
+      ddsi_serdata_unref(sd);
+    }
+  }
   *st_out = st;
   *tp_out = tp;
   return TAKT_OK;
 }
 
-/* A DDS topic of takt's sertype and a writer or reader on it. */
+/* A DDS topic of takt's sertype and a writer or reader on it. A topic's reader takes nothing of
+ * this participant's own writers (ignore_local): a topic the backend both exports and imports
+ * would otherwise publish each local message into its topic again (each subscriber ran twice);
+ * a service's readers take their own participant's, a client and server of one backend. */
 static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const char *type_name,
-                                const takt_dds_qos_t *qos, bool writer, struct ddsi_sertype **st_out,
-                                dds_entity_t *tp_out, dds_entity_t *ep_out) {
+                                const takt_dds_qos_t *qos, bool writer, bool ignore_local,
+                                struct ddsi_sertype **st_out, dds_entity_t *tp_out, dds_entity_t *ep_out) {
   struct ddsi_sertype *st;
   dds_entity_t tp;
   TAKT_RETURN_IF_ERR(make_topic(d, topic_name, type_name, &st, &tp));
@@ -1307,6 +1341,7 @@ static takt_err_t make_endpoint(takt_dds_t *d, const char *topic_name, const cha
     return TAKT_ENOMEM;
   }
   qos_of(qos, q);
+  if (ignore_local) dds_qset_ignorelocal(q, DDS_IGNORELOCAL_PARTICIPANT);
   dds_entity_t ep = writer ? dds_create_writer(d->participant, tp, q, NULL)
                            : dds_create_reader(d->participant, tp, q, NULL);
   dds_delete_qos(q);
@@ -1342,7 +1377,7 @@ static takt_err_t add_route(takt_dds_t *d, takt_topic_t *topic, const takt_type_
   }
   if (r->qos.depth == 0) r->qos.depth = topic->nslots;
   if (r->qos.depth == 0) r->qos.depth = 1;
-  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, exported, &r->st,
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, exported, !exported, &r->st,
                                    &r->dds_topic, &r->endpoint));
   *entity = (uint16_t)d->n_routes;
   return TAKT_OK;
@@ -1552,9 +1587,9 @@ static takt_err_t add_service(takt_dds_t *d, takt_bridge_t *b, const char *name,
   if ((resp->serialize == NULL) != r->raw) return TAKT_EINVAL; /* both with codecs or neither */
   r->qos = (takt_dds_qos_t)TAKT_DDS_QOS_DEFAULT; /* ROS 2's services: reliable, volatile, 10 */
   /* a client writes requests and reads replies; a server the other way round */
-  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, &r->st,
+  TAKT_RETURN_IF_ERR(make_endpoint(d, r->topic_name, r->type_name, &r->qos, !server, false, &r->st,
                                    &r->dds_topic, &r->endpoint));
-  takt_err_t rc = make_endpoint(d, r->topic_name2, r->type_name2, &r->qos, server, &r->st2,
+  takt_err_t rc = make_endpoint(d, r->topic_name2, r->type_name2, &r->qos, server, false, &r->st2,
                                 &r->dds_topic2, &r->endpoint2);
   if (rc == TAKT_OK && !server) {
     dds_instance_handle_t ih = 0;
@@ -1639,7 +1674,9 @@ int32_t takt_dds_matched(takt_dds_t *d, const takt_topic_t *topic) {
 
 takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
   if (d == NULL || timeout_ns < 0) return TAKT_EINVAL;
-  int64_t end = takt_time_now() + timeout_ns;
+  int64_t now = takt_time_now();
+  /* (TAKT_TIME_INFINITE, or any timeout past the clock's range: no end) */
+  int64_t end = timeout_ns >= TAKT_TIME_INFINITE - now ? TAKT_TIME_INFINITE : now + timeout_ns;
   /* the queues first: each lane's writer posts its `drained` whenever it has emptied it */
   for (uint32_t i = 0; i < d->n_lanes; i++) {
     takt__dds_lane_t *l = &d->lanes[i];
@@ -1658,7 +1695,7 @@ takt_err_t takt_dds_wait_acked(takt_dds_t *d, int64_t timeout_ns) {
                       : r->kind == TAKT__DDS_SVC_SERVER                                 ? r->endpoint2
                                                                                          : 0;
     if (wr <= 0) continue;
-    int64_t left = end - takt_time_now();
+    int64_t left = end == TAKT_TIME_INFINITE ? DDS_INFINITY : end - takt_time_now();
     if (dds_wait_for_acks(wr, left > 0 ? left : 0) != DDS_RETCODE_OK) return TAKT_ETIMEDOUT;
   }
   return TAKT_OK;

@@ -338,6 +338,11 @@ struct takt_dds {
   int64_t call_timeout;
   int64_t stamp_skew; /* cfg.stamp_skew_ns */
   dds_entity_t graph_writer;    /* ros_discovery_info; 0: none */
+  /* Cyclone's instance of every takt sample (keyless, one key for all: sd_eqkey), held from the
+   * first topic to the participant's end: a write looks it up, and one nobody holds it makes and
+   * frees (three allocations: a best-effort writer keeps no history that would hold it) */
+  struct ddsi_tkmap_instance *tk_keep;
+  struct ddsi_domaingv *tk_gv;
   dds_entity_t graph_topic;     /* its topic, made at creation; 0: none */
   dds_entity_t builtin[2];      /* DCPSPublication and DCPSSubscription readers: other
                                    participants' endpoints, checked for a type name mismatch */
