@@ -263,6 +263,10 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     if (!declared && !published && (r->flags & TAKT_BRIDGE_DESCRIBED_RELIABLE) != 0 &&
         t->slots < window)
       t->slots = window;
+    if ((uint64_t)t->size * t->slots > (UINT64_C(1) << 30)) /* as the file's topics (parse.c) */
+      return fail(err, errlen, TAKT_EINVAL, "%s:%d: link '%s': topic '%s': %s takes %u bytes, x slots "
+                  "%u is more than 1 GiB of messages", src, l->line, l->name, t->name, t->type,
+                  (unsigned)t->size, (unsigned)t->slots);
     uint32_t *count = published ? &l->n_imports : &l->n_exports;
     if (*count == TAKT_SYSTEM_MAX_ROUTES)
       return fail(err, errlen, TAKT_EFULL, "%s:%d: link '%s': more than %d routes each way", src,
@@ -277,7 +281,14 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
     lr->line = l->line;
     (*count)++;
     takt_system_dds_t *dd = &desc->dds;
-    if (dd->enabled) { /* and on DDS, as ROS 2's rt/<topic>, at the same priority */
+    /* a topic the file routes on DDS (or to ROS 1) in this direction already keeps the file's
+     * route (its QoS, its ROS name): a second one carried it twice */
+    bool dds_has = false, ros1_has = false;
+    for (uint32_t k = 0; k < (published ? dd->n_exports : dd->n_imports); k++)
+      dds_has = dds_has || strcmp((published ? dd->exports : dd->imports)[k].topic, r->topic) == 0;
+    for (uint32_t k = 0; k < (published ? r1->n_exports : r1->n_imports); k++)
+      ros1_has = ros1_has || strcmp((published ? r1->exports : r1->imports)[k].topic, r->topic) == 0;
+    if (dd->enabled && !dds_has) { /* and on DDS, as ROS 2's rt/<topic>, at the same priority */
       uint32_t *dcount = published ? &dd->n_exports : &dd->n_imports;
       if (*dcount == TAKT_SYSTEM_MAX_ROUTES)
         return fail(err, errlen, TAKT_EFULL, "%s:%d: dds: more than %d routes each way", src,
@@ -290,7 +301,7 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
       dr->line = l->line;
       (*dcount)++;
     }
-    if (!r1->enabled) continue;
+    if (!r1->enabled || ros1_has) continue;
     uint32_t *rcount = published ? &r1->n_exports : &r1->n_imports;
     if (*rcount == TAKT_SYSTEM_MAX_ROUTES)
       return fail(err, errlen, TAKT_EFULL, "%s:%d: ros1: more than %d routes each way", src, r1->line,

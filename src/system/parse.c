@@ -504,7 +504,12 @@ static int parse_callback(parser_t *p, yaml_node_t *it, takt_system_cb_kind_t ki
     if (takt_system_desc_find_group(sys, cb->group) < 0)
       return FAIL(p, n, "no group named '%s' (declare it under 'groups')", cb->group);
   }
-  if ((n = lookup(p, it, "cpus")) != NULL && get_cpus(p, n, &cb->cpus) < 0) return -1;
+  if ((n = lookup(p, it, "cpus")) != NULL) {
+    if (get_cpus(p, n, &cb->cpus) < 0) return -1;
+    if (strcmp(sys->executor, "preempt") != 0) /* (the file says something that does not happen) */
+      return FAIL(p, n, "a callback's cpus are the preempt executor's, not the %s executor's (its "
+                        "jobs run on the thread that spins it)", sys->executor);
+  }
   if (kind == TAKT_SYSTEM_SUBSCRIPTION && parse_constraints(p, it, cb) < 0) return -1;
   if (cb->check_sequence && cb->group[0] != '\0' &&
       sys->groups[takt_system_desc_find_group(sys, cb->group)].reentrant)
@@ -948,6 +953,8 @@ static int parse_dds_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t 
     if (r->import && local >= 0)
       return FAIL(p, it, "imported DDS service '%s' has the name of a callback of this system", r->name);
     takt_system_callback_t *cb = is_service ? &sys->callbacks[local] : NULL;
+    if (cb != NULL && tn != NULL && cb->type[0] != '\0' && strcmp(cb->type, r->type) != 0)
+      return FAIL(p, it, "dds: service '%s' is '%s' and carried as '%s'", r->name, cb->type, r->type);
     if (cb != NULL && tn != NULL) { /* the service takes the ROS type's sizes */
       snprintf(cb->type, sizeof cb->type, "%s", r->type);
       cb->request_size = r->request_size;
@@ -1177,6 +1184,8 @@ static int parse_ros1_services(parser_t *p, yaml_node_t *seq, takt_system_desc_t
       return FAIL(p, it, "ros1: imported service '%s' has the name of a callback of this system", r->name);
     if (is_service) { /* the service takes the ROS type's sizes */
       takt_system_callback_t *cb = &sys->callbacks[local];
+      if (cb->type[0] != '\0' && strcmp(cb->type, r->type) != 0)
+        return FAIL(p, it, "ros1: service '%s' is '%s' and carried as '%s'", r->name, cb->type, r->type);
       snprintf(cb->type, sizeof cb->type, "%s", r->type);
       cb->request_size = req;
       cb->response_size = resp;
@@ -1273,6 +1282,10 @@ static int take_ros_type(parser_t *p, takt_system_desc_t *sys, const char *secti
                    t->type, type);
   snprintf(t->type, sizeof t->type, "%s", type);
   t->size = size;
+  if ((uint64_t)t->size * t->slots > (UINT64_C(1) << 30)) /* as a declared topic's size */
+    return fail_at(p, line, col, "%s: topic '%s': %s takes %u bytes, x slots %u is more than 1 GiB "
+                                 "of messages (fewer slots)", section, t->name, type,
+                   (unsigned)t->size, (unsigned)t->slots);
   return 0;
 }
 
@@ -1316,12 +1329,23 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
       return FAIL(p, n, "scheduling: edf is the preempt executor's, not the %s executor's",
                   sys->executor);
   }
+  /* the executor's threads: preempt's workers, waitset's; tide and batch run on the thread that
+   * spins them (`takt run --cpu` places it): there they were taken and did nothing */
+  bool threaded = strcmp(sys->executor, "preempt") == 0 || strcmp(sys->executor, "waitset") == 0;
   if ((n = lookup(p, root, "threads")) != NULL) {
     double v;
     if (get_integer(p, n, "threads", 1, 256, &v) < 0) return -1;
+    if (!threaded)
+      return FAIL(p, n, "threads belongs to the preempt and waitset executors, not the %s executor "
+                        "(it runs on the thread that spins it)", sys->executor);
     sys->threads = (uint32_t)v;
   }
-  if ((n = lookup(p, root, "cpus")) != NULL && get_cpus(p, n, &sys->cpus) < 0) return -1;
+  if ((n = lookup(p, root, "cpus")) != NULL) {
+    if (get_cpus(p, n, &sys->cpus) < 0) return -1;
+    if (!threaded)
+      return FAIL(p, n, "cpus belongs to the preempt and waitset executors, not the %s executor (it "
+                        "runs on the thread that spins it: takt run --cpu places that)", sys->executor);
+  }
   if ((n = lookup(p, root, "stack_kib")) != NULL && get_whole(p, n, "stack_kib", 64, 65536, &sys->stack_kib) < 0)
     return -1;
   if ((n = lookup(p, root, "start_grace_ms")) != NULL) {
@@ -1386,6 +1410,20 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
   }
   /* after the topics and services exist: ros1 routes type them */
   if ((n = lookup(p, root, "ros1")) != NULL && parse_ros1(p, n, sys) < 0) return -1;
+  /* an exported service's routes carry it as it is now, typed by its dds or ros1 route (a link's
+   * or an untyped dds route's copy, taken before, kept the sizes it had then: the build refused
+   * the service's route as a type mismatch) */
+  for (uint32_t i = 0; i < sys->n_links + 1; i++) {
+    takt_system_service_route_t *rs = i < sys->n_links ? sys->links[i].services : sys->dds.services;
+    uint32_t count = i < sys->n_links ? sys->links[i].n_services : sys->dds.n_services;
+    for (uint32_t k = 0; k < count; k++) {
+      int local = rs[k].import ? -1 : takt_system_desc_find_callback(sys, rs[k].name);
+      if (local < 0 || sys->callbacks[local].kind != TAKT_SYSTEM_SERVICE) continue;
+      rs[k].request_size = sys->callbacks[local].request_size;
+      rs[k].response_size = sys->callbacks[local].response_size;
+      memmove(rs[k].type, sys->callbacks[local].type, sizeof rs[k].type);
+    }
+  }
   /* a client calls a service of this system or one imported over a link, of its sizes */
   for (uint32_t i = 0; i < sys->n_callbacks; i++) {
     takt_system_callback_t *cb = &sys->callbacks[i];

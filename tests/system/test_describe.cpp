@@ -131,6 +131,34 @@ TEST_F(DescribeTest, TheFarSidesTopicsBecomeRoutesAndItsNodeTheRos1Node) {
   EXPECT_EQ(st.unknown_entity, 0u);
 }
 
+// A topic the file already routes to ROS 1 or over DDS in the same direction keeps the file's
+// route (its ROS name, its QoS): the description added a second one (/chatter beside the file's
+// /robot/chatter: published twice), and a second DDS import.
+TEST_F(DescribeTest, TheFilesOwnRoutesOfADescribedTopicWin) {
+  std::string text = "name: agent\nnodes:\n  - name: agent\nlinks:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
+                     std::to_string(here) + ":127.0.0.1:" + std::to_string(there) +
+                     "', describe: true}\n"
+                     "ros1:\n  master: http://127.0.0.1:1/\n"
+                     "  export: [{topic: chatter, ros_topic: /robot/chatter, type: std_msgs/String}]\n"
+                     "dds:\n  domain: 7\n  import: [{topic: cmd, reliable: false, depth: 3}]\n";
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(text.data()), text.size(),
+                              desc.get(), err, sizeof err),
+            TAKT_OK)
+      << err;
+  FarSide far(far_spec(), &std_msgs__String__type);
+  ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
+      << err;
+  ASSERT_EQ(desc->ros1.n_exports, 1u);
+  EXPECT_STREQ(desc->ros1.exports[0].ros_name, "/robot/chatter");
+  ASSERT_EQ(desc->ros1.n_imports, 1u);  // cmd: the description's (the file routes none to ROS 1)
+  EXPECT_STREQ(desc->ros1.imports[0].ros_name, "/cmd");
+  ASSERT_EQ(desc->dds.n_imports, 1u);
+  EXPECT_FALSE(desc->dds.imports[0].reliable);
+  EXPECT_EQ(desc->dds.imports[0].depth, 3u);
+  ASSERT_EQ(desc->dds.n_exports, 1u);  // chatter: the description's
+  EXPECT_STREQ(desc->dds.exports[0].topic, "chatter");
+}
+
 // a topic the file declares keeps its slots (a shared one must match the domain's other
 // processes): the window's rule is for topics only described
 TEST_F(DescribeTest, ADeclaredTopicKeepsItsSlots) {

@@ -451,7 +451,7 @@ TEST_F(SystemTest, WholeNumberFieldsRefuseFractions) {
   const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
   EXPECT_EQ(parse_text("threads: 1.5\n" + nodes), TAKT_EINVAL);
   EXPECT_STREQ(err, "mem.yaml:1:10: threads must be a whole number, not '1.5'");
-  ASSERT_EQ(parse_text("threads: 2\n" + nodes), TAKT_OK) << err;
+  ASSERT_EQ(parse_text("executor: preempt\nthreads: 2\n" + nodes), TAKT_OK) << err;
   EXPECT_EQ(desc->threads, 2u);
   EXPECT_EQ(parse_text("nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, priority: 2.5}]\n"),
             TAKT_EINVAL);
@@ -986,6 +986,63 @@ TEST(SystemDds, TypedErrorsNameTheKeyAndLine) {
                              "ros1: {master: http://127.0.0.1:11311/, export: [{topic: x, "
                              "type: std_msgs/Int32}]}\n"),
             "mem.yaml:5:50: ros1: topic 'x' is carried as 'std_msgs/String' and as 'std_msgs/Int32'");
+  // one service, two types (topics were refused so, services were not)
+  std::string svc = "nodes:\n  - name: a\n    services: [{name: s}]\n";
+  EXPECT_EQ(dds_error(svc + "dds: {services: [{name: s, direction: export, type: std_srvs/SetBool}]}\n"
+                            "ros1: {master: http://127.0.0.1:11311/, services: [{name: s, "
+                            "type: std_srvs/Trigger, direction: export}]}\n"),
+            "mem.yaml:5:52: ros1: service 's' is 'std_srvs/SetBool' and carried as 'std_srvs/Trigger'");
+  // a topic a ROS type makes larger than 1 GiB with its slots (checked for declared sizes only)
+  EXPECT_EQ(dds_error("topics: [{name: cam, slots: 1024}]\n" + base +
+                      "dds: {import: [{topic: cam, type: sensor_msgs/Image}]}\n").find(
+                "dds: topic 'cam': sensor_msgs/Image takes"),
+            12u);
+}
+
+// A service exported over a link and typed by its ros1 (or dds) route: the link's route carries
+// it as the service now is, its type and sizes. The link's route kept the 64/64 bytes it copied
+// before the ros1 route typed the service, and the build refused it as a type mismatch (while
+// takt run --check passed).
+TEST(SystemDds, AServiceTypedByItsRos1RouteIsCarriedSoOverALink) {
+  const std::string text =
+      "nodes:\n"
+      "  - name: a\n"
+      "    services: [{name: set_mode}]\n"
+      "links:\n"
+      "  - {name: l, spec: \"udp:127.0.0.1:0:127.0.0.1:9\", services: [{name: set_mode, entity: 5, "
+      "direction: export}]}\n"
+      "dds:\n"
+      "  services: [{name: set_mode, direction: export}]\n"
+      "ros1: {master: http://127.0.0.1:11311/, services: [{name: set_mode, type: std_srvs/SetBool, "
+      "direction: export}]}\n";
+  std::unique_ptr<takt_system_desc_t> d = parsed(text);
+  ASSERT_NE(d, nullptr);
+  int cb = takt_system_desc_find_callback(d.get(), "set_mode");
+  ASSERT_GE(cb, 0);
+  EXPECT_STREQ(d->callbacks[cb].type, "std_srvs/SetBool");
+  for (const takt_system_service_route_t *r : {&d->links[0].services[0], &d->dds.services[0]}) {
+    EXPECT_STREQ(r->type, "std_srvs/SetBool") << r->line;
+    EXPECT_EQ(r->request_size, d->callbacks[cb].request_size) << r->line;
+    EXPECT_EQ(r->response_size, d->callbacks[cb].response_size) << r->line;
+  }
 }
 #endif
+
+// cpus and threads are the preempt and waitset executors' (tide and batch run on the thread that
+// spins them): under those they were taken and did nothing. A callback's cpus are preempt's.
+TEST_F(SystemTest, CpusAndThreadsOfAnExecutorThatHasNoneAreRefused) {
+  const std::string nodes = "nodes:\n  - name: a\n    timers: [{name: t, period_ms: 10}]\n";
+  EXPECT_EQ(parse_text("executor: tide\ncpus: [0]\n" + nodes), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("cpus belongs to the preempt and waitset executors, not the tide"), std::string::npos) << err;
+  EXPECT_EQ(parse_text("executor: batch\nthreads: 2\n" + nodes), TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("threads belongs to the preempt and waitset executors"), std::string::npos) << err;
+  EXPECT_EQ(parse_text("executor: waitset\nnodes:\n  - name: a\n    timers: [{name: t, period_ms: 10, cpus: [0]}]\n"),
+            TAKT_EINVAL);
+  EXPECT_NE(std::string(err).find("a callback's cpus are the preempt executor's, not the waitset"), std::string::npos) << err;
+  EXPECT_EQ(parse_text("executor: preempt\ncpus: [0]\nthreads: 2\nnodes:\n  - name: a\n    timers: [{name: t, "
+                       "period_ms: 10, cpus: [0]}]\n"),
+            TAKT_OK)
+      << err;
+  EXPECT_EQ(parse_text("executor: waitset\ncpus: [0]\nthreads: 2\n" + nodes), TAKT_OK) << err;
+}
 
