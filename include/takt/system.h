@@ -107,6 +107,8 @@ typedef struct takt_system_callback {
   int line;
   char type[TAKT_SYSTEM_ROS_NAME]; /* services and clients carried by a ros1 route: the ROS
                                       service type ("std_srvs/SetBool"); "" = bytes */
+  bool described_service; /* clients: the service is none of the file's; a described link's far
+                             side may serve it (looked for by takt_system_describe_links) */
 } takt_system_callback_t;
 
 typedef struct takt_system_chain {
@@ -366,7 +368,9 @@ typedef bool (*takt_system_stop_fn)(void *user);
  * ROS message types, md5 checked), the link's routes (what the far side publishes imported, what
  * it consumes exported at its callback's priority, reliable as it says) and, with a ros1
  * section, the ROS 1 routes ("/" + topic) under the node "/" + the far side's node name unless
- * the file names one. Routes the file gives for an entity win. Call it before the context is made
+ * the file names one. Routes the file gives for an entity win. Then what the file could not check
+ * without the far sides: a chain's members fed through a described route, a client of a service
+ * a far side serves (its sizes and type taken from it). Call it before the context is made
  * (takt_system_context_config sizes it from desc). TAKT_ETIMEDOUT if a far side did not answer;
  * TAKT_ENOENT for a type this build does not know; TAKT_EINVAL for a different md5 or a topic
  * typed otherwise here; TAKT_EFULL past the description's limits; TAKT_ECANCELED when stop (may

@@ -318,6 +318,48 @@ static takt_err_t apply(takt_system_desc_t *desc, takt_system_link_t *l,
   return TAKT_OK;
 }
 
+/* What the file could not check without the far sides (parse.c left it): each chain's members fed
+ * one by the next, through the described routes too, and each client of a service none of the
+ * file's serves: a described link's far side serves it, and the client takes its sizes and type. */
+static takt_err_t check_described(takt_system_desc_t *desc, char *err, size_t errlen) {
+  const char *src = desc->source;
+  for (uint32_t i = 0; i < desc->n_chains; i++) {
+    const takt_system_chain_t *ch = &desc->chains[i];
+    for (uint32_t k = 1; k < ch->n; k++) {
+      int a = takt_system_desc_find_callback(desc, ch->callbacks[k - 1]);
+      int b = takt_system_desc_find_callback(desc, ch->callbacks[k]);
+      if (a < 0 || b < 0) continue; /* (the parser checked the names) */
+      if (!takt_system_chain_feeds(desc, &desc->callbacks[a], &desc->callbacks[b], NULL))
+        return fail(err, errlen, TAKT_EINVAL, "%s:%d: chain '%s': '%s' does not subscribe to a topic "
+                    "'%s' publishes (directly, through a link, described ones included, or over "
+                    "DDS)", src, ch->line, ch->name, ch->callbacks[k], ch->callbacks[k - 1]);
+    }
+  }
+  for (uint32_t i = 0; i < desc->n_callbacks; i++) {
+    takt_system_callback_t *cb = &desc->callbacks[i];
+    if (cb->kind != TAKT_SYSTEM_CLIENT || !cb->described_service) continue;
+    const takt_system_service_route_t *sr = NULL;
+    for (uint32_t a = 0; a < desc->n_links && sr == NULL; a++)
+      for (uint32_t k = 0; k < desc->links[a].n_services && sr == NULL; k++)
+        if (desc->links[a].services[k].import && strcmp(desc->links[a].services[k].name, cb->service) == 0)
+          sr = &desc->links[a].services[k];
+    if (sr == NULL)
+      return fail(err, errlen, TAKT_ENOENT, "%s:%d: client '%s': no service named '%s' (in a node, or "
+                  "imported by a link, described ones included, over DDS or by ros1)", src, cb->line,
+                  cb->name, cb->service);
+    if (cb->request_size == 0) cb->request_size = sr->request_size;
+    if (cb->response_size == 0) cb->response_size = sr->response_size;
+    if (cb->request_size != sr->request_size || cb->response_size != sr->response_size)
+      return fail(err, errlen, TAKT_EINVAL, "%s:%d: client '%s': sizes %u/%u differ from service '%s' "
+                  "(%u/%u, as its far side describes it)", src, cb->line, cb->name,
+                  (unsigned)cb->request_size, (unsigned)cb->response_size, cb->service,
+                  (unsigned)sr->request_size, (unsigned)sr->response_size);
+    memmove(cb->type, sr->type, sizeof cb->type);
+    cb->described_service = false;
+  }
+  return TAKT_OK;
+}
+
 takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s,
                                       takt_system_describe_fn on_described,
                                       takt_system_stop_fn stop, void *user, char *err, size_t errlen) {
@@ -337,5 +379,5 @@ takt_err_t takt_system_describe_links(takt_system_desc_t *desc, double timeout_s
     if (rc < 0) return rc;
     if (on_described != NULL) on_described(user, l, &d);
   }
-  return TAKT_OK;
+  return check_described(desc, err, errlen);
 }

@@ -577,6 +577,8 @@ static int parse_nodes(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   return 0;
 }
 
+static bool any_described(const takt_system_desc_t *sys);
+
 static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) {
   static const char *const keys[] = {"name", "deadline_ms", "callbacks", NULL};
   if (want(p, seq, YAML_SEQUENCE_NODE, "'chains'") < 0) return -1;
@@ -619,7 +621,9 @@ static int parse_chains(parser_t *p, yaml_node_t *seq, takt_system_desc_t *sys) 
         const takt_system_callback_t *prev = &sys->callbacks[takt_system_desc_find_callback(sys, ch->callbacks[ch->n - 1])];
         const takt_system_callback_t *cur = &sys->callbacks[idx];
         bool linked = takt_system_chain_feeds(sys, prev, cur, NULL);
-        if (!linked)
+        /* (through a described link: checked once the far side has described its routes,
+         * takt_system_describe_links) */
+        if (!linked && !any_described(sys))
           return FAIL(p, c, "chain '%s': '%s' does not subscribe to a topic '%s' publishes "
                             "(directly, through a link or over DDS)", ch->name, cur->name, prev->name);
       }
@@ -1462,6 +1466,10 @@ static int parse_root(parser_t *p, yaml_node_t *root, takt_system_desc_t *sys) {
         resp = sys->dds.services[k].response_size;
         memmove(cb->type, sys->dds.services[k].type, sizeof cb->type);
       }
+    if (!found && any_described(sys)) { /* a far side may serve it: looked for once described */
+      cb->described_service = true;
+      continue;
+    }
     if (!found)
       return fail_at(p, cb->line, 0, "client '%s': no service named '%s' (in a node, or imported "
                                      "by a link, over DDS or by ros1)", cb->name, cb->service);

@@ -16,6 +16,9 @@
 
 #if __has_include("std_msgs/String.h")
 #include "std_msgs/String.h"
+#if __has_include("std_srvs/SetBool.h")
+#include "std_srvs/SetBool.h"
+#endif
 
 namespace {
 
@@ -40,8 +43,11 @@ struct FarSide {
   takt_bridge_t *bridge = nullptr;
   takt_link_t *link = nullptr;
   takt_topic_t *chatter = nullptr, *cmd = nullptr;
+  takt_node_t *node = nullptr;
+  takt_service_t *srv = nullptr;
 
-  FarSide(const std::string &spec, const takt_type_support_t *type) {
+  // serves: it also serves `calibrate` (std_srvs/SetBool) at entity 2
+  FarSide(const std::string &spec, const takt_type_support_t *type, bool serves = false) {
     takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
     EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
     takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
@@ -52,6 +58,18 @@ struct FarSide {
     EXPECT_EQ(takt_topic_create(ctx, "cmd", type, 4, &cmd), TAKT_OK);
     EXPECT_EQ(takt_bridge_export(bridge, chatter, 0, 0, false), TAKT_OK);
     EXPECT_EQ(takt_bridge_import_at(bridge, cmd, 1, 20, true), TAKT_OK);
+#if __has_include("std_srvs/SetBool.h")
+    if (serves) {
+      auto answer = [](takt_service_t *, const takt_message_t *, void *, void *) { return TAKT_OK; };
+      EXPECT_EQ(takt_node_create(ctx, "mcu", &node), TAKT_OK);
+      EXPECT_EQ(takt_service_create(node, "calibrate", &std_srvs__SetBoolRequest__type,
+                                    &std_srvs__SetBoolResponse__type, answer, nullptr, nullptr, &srv),
+                TAKT_OK);
+      EXPECT_EQ(takt_bridge_export_service(bridge, "calibrate", &std_srvs__SetBoolRequest__type,
+                                           &std_srvs__SetBoolResponse__type, 2, 5),
+                TAKT_OK);
+    }
+#endif
     EXPECT_EQ(takt_bridge_describe(bridge, "mcu_node"), TAKT_OK);
     takt_link_handlers_t h = takt_daemon_link_handlers(daemon);
     takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
@@ -64,6 +82,8 @@ struct FarSide {
     takt_link_close(link);
     takt_bridge_destroy(bridge);
     takt_daemon_destroy(daemon);
+    if (srv != nullptr) EXPECT_EQ(takt_service_destroy(srv), TAKT_OK);
+    if (node != nullptr) EXPECT_EQ(takt_node_destroy(node), TAKT_OK);
     EXPECT_EQ(takt_topic_destroy(chatter), TAKT_OK);
     EXPECT_EQ(takt_topic_destroy(cmd), TAKT_OK);
     takt_context_destroy(ctx);
@@ -158,6 +178,52 @@ TEST_F(DescribeTest, TheFilesOwnRoutesOfADescribedTopicWin) {
   ASSERT_EQ(desc->dds.n_exports, 1u);  // chatter: the description's
   EXPECT_STREQ(desc->dds.exports[0].topic, "chatter");
 }
+
+#if __has_include("std_srvs/SetBool.h")
+// A chain that crosses a described link (a local timer's topic the far side consumes, a local
+// subscription of what it publishes) and a client of a service the far side serves: the file
+// cannot check them before the far side has described its routes, so they are checked then (the
+// client taking the service's sizes and type). Both were refused by the parser ("does not
+// subscribe", "no service named"). One the description does not connect is refused then.
+TEST_F(DescribeTest, AChainAndAClientThroughADescribedLinkAreCheckedOnceDescribed) {
+  auto text = [&](const char *second) {
+    return "name: agent\nnodes:\n  - name: agent\n"
+           "    timers: [{name: tick, period_ms: 10, publish: cmd}]\n"
+           "    subscriptions: [{name: back, topic: chatter}, {name: other, topic: elsewhere}]\n"
+           "    clients: [{name: ask, service: calibrate, period_ms: 100}]\n"
+           "links:\n  - {name: uart, spec: 'udp:127.0.0.1:" +
+           std::to_string(here) + ":127.0.0.1:" + std::to_string(there) +
+           "', describe: true}\n"
+           "chains: [{name: loop, callbacks: [tick, " + second + "]}]\n";
+  };
+  std::string t = text("back");
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(t.data()), t.size(),
+                              desc.get(), err, sizeof err),
+            TAKT_OK)
+      << err;
+  {
+    FarSide far(far_spec(), &std_msgs__String__type, true);
+    ASSERT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_OK)
+        << err;
+  }
+  int ask = takt_system_desc_find_callback(desc.get(), "ask");
+  ASSERT_GE(ask, 0);
+  EXPECT_EQ(desc->callbacks[ask].request_size, sizeof(std_srvs__SetBoolRequest));
+  EXPECT_EQ(desc->callbacks[ask].response_size, sizeof(std_srvs__SetBoolResponse));
+  EXPECT_STREQ(desc->callbacks[ask].type, "std_srvs/SetBool");
+  // a chain the description does not connect
+  desc.reset(new takt_system_desc_t);
+  t = text("other");
+  ASSERT_EQ(takt_system_parse("mem.yaml", reinterpret_cast<const unsigned char *>(t.data()), t.size(),
+                              desc.get(), err, sizeof err),
+            TAKT_OK)
+      << err;
+  FarSide far(far_spec(), &std_msgs__String__type, true);
+  EXPECT_EQ(takt_system_describe_links(desc.get(), 10.0, nullptr, nullptr, nullptr, err, sizeof err), TAKT_EINVAL);
+  EXPECT_STREQ(err, "mem.yaml:9: chain 'loop': 'other' does not subscribe to a topic 'tick' publishes "
+                    "(directly, through a link, described ones included, or over DDS)");
+}
+#endif
 
 // a topic the file declares keeps its slots (a shared one must match the domain's other
 // processes): the window's rule is for topics only described
