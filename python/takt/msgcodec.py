@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -187,16 +188,48 @@ def _default(base: str):
     return {}
 
 
+_TIME_KEYS = {"secs", "nsecs", "sec", "nanosec"}
+
+
+def _time_value(spec: MsgSpec, f, v) -> Dict[str, int]:
+    """A time or duration field's value as rostopic takes it: {secs: S, nsecs: N} (ROS 2's {sec,
+    nanosec} too), a number of seconds, or `now` for a time (this host's wall clock, as rostopic's
+    rospy.get_rostime() outside simulation); as {secs, nsecs}. ValueError naming the field else."""
+    where = f"{spec.full_name}.{f.name}"
+    if v is None:
+        return {}
+    if isinstance(v, dict):
+        unknown = set(map(str, v)) - _TIME_KEYS
+        if unknown:
+            raise ValueError(f"{where}: a {f.base} has no field {', '.join(sorted(unknown))} (secs, nsecs)")
+        return {"secs": v.get("secs", v.get("sec", 0)), "nsecs": v.get("nsecs", v.get("nanosec", 0))}
+    if v == "now" and f.base == "time":
+        ns = time.time_ns()
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        # whole nanoseconds, the seconds rounded down: -1.5 s is secs -2, nsecs 500000000 (as
+        # rospy normalises a Duration), so that nsecs is always within [0, 1e9)
+        ns = v * 1_000_000_000 if isinstance(v, int) else round(v * 1e9)
+    else:
+        now = "now, " if f.base == "time" else ""
+        raise ValueError(f"{where}: a {f.base} is {now}a number of seconds or {{secs: S, nsecs: N}}, "
+                         f"not {v!r}")
+    return {"secs": ns // 1_000_000_000, "nsecs": ns % 1_000_000_000}
+
+
 def _write_fields(spec: MsgSpec, fields, value: Dict[str, object], one, count) -> None:
     """value's fields in order, each element by one(base, v), a sequence's length by count(n): the
-    layout of arrays is the same in ROS 1 and in CDR."""
+    layout of arrays is the same in ROS 1 and in CDR. A time or duration is given as rostopic takes
+    it (_time_value): one has it as {secs, nsecs}."""
     unknown = set(value) - {f.name for f in fields}
     if unknown:
         raise ValueError(f"{spec.full_name} has no field {', '.join(sorted(unknown))}")
     for f in fields:
+        def put(v, f=f):
+            one(f.base, _time_value(spec, f, v) if f.base in ("time", "duration") else v)
+
         v = value.get(f.name)
         if f.array is None:
-            one(f.base, _default(f.base) if v is None else v)
+            put(_default(f.base) if v is None else v)
             continue
         items = list(v or [])
         if f.array == "fixed":
@@ -207,7 +240,7 @@ def _write_fields(spec: MsgSpec, fields, value: Dict[str, object], one, count) -
         else:
             count(len(items))
         for it in items:
-            one(f.base, it)
+            put(it)
 
 
 def _write_msg(reg: Registry, spec: MsgSpec, value: Dict[str, object], out: bytearray) -> None:

@@ -270,3 +270,108 @@ def test_a_name_in_two_systems_is_not_picked_at_random(runtime_dir):
     finally:
         stop_system(a)
         stop_system(b)
+
+
+BIG = """name: big
+executor: tide
+duration_s: 60
+topics:
+  - {name: big, size: 1048576, slots: 2}
+  - {name: lim, size: 4091}
+  - {name: top, size: 4092}
+  - {name: small, size: 8}
+nodes:
+  - name: server
+    subscriptions:
+      - {name: sink, topic: big, work_us: 10}
+    services:
+      - {name: large, request_size: 65536, response_size: 8, work_us: 10}
+      - {name: add, request_size: 8, response_size: 8, work_us: 10}
+"""
+
+
+def test_a_message_too_large_for_a_request_is_refused_in_one_line(runtime_dir, tmp_path):
+    # a pub of a message longer than the endpoint's request line: the endpoint answered its
+    # error and closed, the send's broken pipe was taken for a closed stdout: nothing published,
+    # nothing said, status 0
+    from takt.commands import graph
+    (tmp_path / "big.yaml").write_text(BIG)
+    proc, sock = start_system(tmp_path / "big.yaml", runtime_dir, duration=60)
+    try:
+        r = cli("topic", "pub", "big", "ff")
+        assert r.returncode == 1 and r.stdout == "", r.stdout
+        assert r.stderr == ("takt topic pub: the message is 1048576 bytes: a pub request on /big carries at "
+                            "most 4091 (the endpoint reads request lines of up to 8191 bytes)\n"), r.stderr
+        r = cli("topic", "pub", "top", "ff")  # one byte past the most of its request
+        assert r.returncode == 1 and "the message is 4092 bytes: a pub request on /top carries at most 4091" \
+            in r.stderr, r.stderr
+        r = cli("topic", "pub", "lim", "ff")  # the most: published
+        assert r.returncode == 0 and "published 1 message on /lim" in r.stdout, r.stderr
+        r = cli("service", "call", "large", "01")
+        assert r.returncode == 1 and r.stderr == (
+            "takt service call: the message is 65536 bytes: a call of /large carries at most 4087 "
+            "(the endpoint reads request lines of up to 8191 bytes)\n"), r.stderr
+        # a request the endpoint refuses while it is being sent: its answer, not a broken pipe
+        assert list(graph.request(sock, "pub big " + "ab" * 1048576)) == \
+            [{"error": "request longer than 8191 bytes"}]
+        # and a play line it refuses while the stream is being sent
+        assert graph.stream(sock, "play", ["bogus\n", "0" * (8 << 20)], 10) == \
+            {"error": "play line 1: expected AT_NS TOPIC HEX AGE_NS"}
+        # limits of the protocol, named as the options they come from (they were its usage line)
+        for args, said in ((["topic", "echo", "small", "--timeout", "0.0001"],
+                            "takt topic echo: --timeout 0.0001: give seconds from 0.001 to 86400"),
+                           (["topic", "echo", "small", "-n", "20000000"],
+                            "takt topic echo: -n 20000000: give 1 to 10000000 messages (0: until Ctrl-C or "
+                            "--timeout)"),
+                           (["topic", "hz", "small", "--duration", "100000"],
+                            "takt topic hz: --duration 100000: give seconds from 0.001 to 86400"),
+                           (["service", "call", "add", "01", "--timeout", "4000"],
+                            "takt service call: --timeout 4000: give seconds from 0.001 to 3600")):
+            r = cli(*args)
+            assert r.returncode == 1 and r.stderr == said + "\n", (args, r.stderr)
+    finally:
+        stop_system(proc)
+
+
+def _echo(monkeypatch, capsys, samples):
+    from takt import cli as takt_cli
+    from takt.commands import graph
+    topic = {"name": "scan", "type": "takt/Bytes4", "size": 4, "serialized": False}
+    monkeypatch.setattr(graph, "_find_topic", lambda system, name: (Path("sys.sock"), topic))
+    monkeypatch.setattr(graph, "request", lambda path, line, timeout: iter(samples))
+    status = takt_cli.main(["topic", "echo", "scan"])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_echo_goes_on_past_a_message_the_endpoint_could_not_serialize(monkeypatch, capsys):
+    # one message the endpoint could not serialize (its line: header and error, no bytes) ended
+    # the echo with status 1; the endpoint's own error line (no topic) still ends it
+    def sample(seq):
+        return {"topic": "scan", "seq": seq, "t_info_ns": 1, "t_data_ns": 2, "taken_ns": 3, "size": 4,
+                "bytes": "01020304"}
+    bad = {"topic": "scan", "seq": 2, "t_info_ns": 1, "t_data_ns": 2, "taken_ns": 3, "size": 4,
+           "error": "message size does not match its type"}
+    status, out, err = _echo(monkeypatch, capsys, [sample(1), bad, sample(3), {"end": "count", "sent": 3}])
+    assert status == 0 and out.count("data: [1, 2, 3, 4]") == 2, out
+    assert err == ("takt topic echo: /scan: message seq 2 left out: the endpoint could not serialize it "
+                   "(message size does not match its type); going on\n"), err
+    status, out, err = _echo(monkeypatch, capsys, [sample(1), {"error": "no topic named 'scan'"}])
+    assert status == 1 and err == "takt topic echo: no topic named 'scan'\n", err
+
+
+def test_a_response_that_does_not_decode_is_said_in_one_line(monkeypatch, capsys):
+    # the system's service type differs from this host's definition: a ValueError traceback
+    from takt import cli as takt_cli
+    from takt.commands import graph
+    service = {"name": "toggle", "node": "n", "request_type": "std_srvs/SetBoolRequest",
+               "response_type": "std_srvs/SetBoolResponse", "request_hash": "", "response_hash": "",
+               "clients": 0}
+    monkeypatch.setattr(graph, "graphs", lambda system: [(Path("sys.sock"), {"services": [service]})])
+    monkeypatch.setattr(graph, "one", lambda path, line, timeout=5.0: {"serialized": "0109000000ab"})
+    status = takt_cli.main(["service", "call", "toggle", "{data: true}"])
+    out, err = capsys.readouterr()
+    assert status == 1 and out == "", out
+    assert len(err.splitlines()) == 1 and err.startswith(
+        "takt service call: the response does not decode as std_srvs/SetBoolResponse (truncated message"), err
+    assert "std_srvs/srv/SetBool.srv" in err

@@ -94,3 +94,43 @@ def test_a_hostile_count_of_empty_elements_is_refused_not_built():
     assert len(msg["es"]) == msgcodec.MAX_EMPTY_ELEMENTS
     with pytest.raises(ValueError, match=r"HasEmpty\.es: 4294967295 elements of takt_test_msgs/Nothing"):
         msgcodec.decode(reg, spec, head + struct.pack("<I", 0xFFFFFFFF) + tail)
+
+
+def test_a_time_is_given_as_rostopic_takes_it():
+    # `{stamp: now}` (rostopic's idiom) and `{stamp: 5}` raised AttributeError in the encoders:
+    # a traceback from `takt topic pub` and `takt service call`
+    import time
+    from takt.commands import graph
+    reg = msgcodec.registry()
+    header = reg.load_msg("std_msgs/Header")
+
+    def stamp(value, cdr=False):
+        if cdr:
+            b = msgcodec.encode_cdr(reg, header, {"stamp": value})
+            return msgcodec.decode_cdr(reg, header, b)["stamp"]
+        return msgcodec.decode(reg, header, msgcodec.encode(reg, header, {"stamp": value}))["stamp"]
+
+    before = int(time.time())
+    now = stamp("now")
+    assert before <= now["secs"] <= time.time() and 0 <= now["nsecs"] < 10**9
+    assert before <= stamp("now", cdr=True)["sec"] <= time.time()
+    assert stamp(5) == {"secs": 5, "nsecs": 0}
+    assert stamp(1.25) == {"secs": 1, "nsecs": 250_000_000}
+    assert stamp({"secs": 3, "nsecs": 7}) == {"secs": 3, "nsecs": 7}
+    assert stamp({"sec": 3, "nanosec": 7}, cdr=True) == {"sec": 3, "nanosec": 7}
+    # a duration: a number of seconds, rospy's normal form for a negative one
+    dur = reg.load_msg("std_msgs/Duration")
+    assert msgcodec.decode(reg, dur, msgcodec.encode(reg, dur, {"data": -1.5}))["data"] == \
+        {"secs": -2, "nsecs": 500_000_000}
+    # anything else: one line naming the field and what it takes
+    for value, what in (("later", r"std_msgs/Header\.stamp: a time is now, a number of seconds or "
+                                  r"\{secs: S, nsecs: N\}, not 'later'"),
+                        ([1, 2], r"std_msgs/Header\.stamp: a time is now"),
+                        ({"secs": 1, "x": 2}, r"std_msgs/Header\.stamp: a time has no field x")):
+        with pytest.raises(graph.NoSystem, match=what):
+            graph._encode_fields(reg, header, f"{{stamp: {value}}}" if not isinstance(value, dict)
+                                 else "{stamp: {secs: 1, x: 2}}")
+    with pytest.raises(ValueError, match=r"std_msgs/Duration\.data: a duration is a number of seconds"):
+        msgcodec.encode(reg, dur, {"data": "now"})
+    with pytest.raises(ValueError, match=r"a time is now"):
+        msgcodec.encode_cdr(reg, header, {"stamp": "later"})

@@ -355,3 +355,33 @@ def test_cmake_names_the_registry_after_the_target(tmp_path):
     assert r.returncode != 0
     assert "takt_generate_messages(my-msgs): the registry name 'my-msgs' is not a C identifier" in err, err
     assert "unless REGISTRY <name> gives another" in err, err
+
+
+@pytest.mark.parametrize("where,name,text,folder", [
+    ("", "Foo.msg", "int32 x\n", "msg"),
+    ("loose/", "Foo.msg", "int32 x\n", "msg"),
+    ("demo_msgs/srv/", "Foo.msg", "int32 x\n", "msg"),
+    ("loose/", "Go.srv", "bool go\n---\nbool ok\n", "srv"),
+    ("demo_msgs/msg/", "Go.srv", "bool go\n---\nbool ok\n", "srv"),
+])
+def test_a_file_outside_a_package_folder_is_refused(tmp_path, where, name, text, folder):
+    # `takt msggen Foo.msg` outside PACKAGE/msg/ generated code without a package: `#include
+    # "/Foo.h"`, C names `__Foo`, the DDS name `::msg::dds_::Foo_`
+    d = tmp_path / where
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(text)
+    out = tmp_path / "out"
+    r = msggen("--out", out, f"{where}{name}", cwd=tmp_path)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert (f"{where}{name}:0: a .{folder} file must be in PACKAGE/{folder}/ (the package is that "
+            f"folder's name), not in {d}/") in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_a_file_given_from_within_its_package_folder(tmp_path):
+    pkg = make_pkg(tmp_path, {"Bar.msg": "int32 x\n"})
+    out = tmp_path / "out"
+    r = msggen("--out", out, "Bar.msg", cwd=pkg)
+    assert r.returncode == 0, r.stderr
+    assert '#define demo_msgs__Bar__DDS_NAME "demo_msgs::msg::dds_::Bar_"' in \
+        (out / "include" / "demo_msgs" / "Bar.h").read_text()

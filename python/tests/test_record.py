@@ -307,3 +307,174 @@ def test_record_a_write_that_failed_is_no_end_of_the_system(tmp_path, monkeypatc
     with open(out, "rb") as f:  # finished all the same: a footer and its summary (readable)
         summary = mcap_reader.make_reader(f).get_summary()
     assert summary is not None and [c.topic for c in summary.channels.values()] == ["/scan"]
+
+
+def _record_stream(monkeypatch, capsys, tmp_path, samples, topics=None):
+    """`takt record` of an endpoint whose echo answers samples (then its end line): its status,
+    stdout, stderr and the messages of the file ({topic: [(log_time, publish_time, seq, data)]})."""
+    from takt import cli
+    from takt.commands import record
+    topics = topics or [{"name": "scan", "type": "blob", "size": 4}]
+    monkeypatch.setattr(record, "endpoints", lambda system: [tmp_path / "sys.sock"])
+    monkeypatch.setattr(record, "one_system", lambda found: found[0])
+    monkeypatch.setattr(record, "_topics", lambda path, wanted, all_topics: ("sys", topics))
+    monkeypatch.setattr(record, "request", lambda path, line, timeout: iter(samples + [{"end": "count"}]))
+    out = tmp_path / "out.mcap"
+    status = cli.main(["record", "-o", str(out)])
+    o, e = capsys.readouterr()
+    return status, o, e, (read(out)[0] if out.exists() else None)
+
+
+def _sample(seq, t_info, topic="scan"):
+    return {"topic": topic, "seq": seq, "t_info_ns": t_info, "t_data_ns": 5_000_000_000 + seq,
+            "taken_ns": 0, "size": 4, "bytes": f"{seq:08x}"}
+
+
+def test_record_an_origin_time_before_the_clock_start_is_written_as_0(tmp_path, monkeypatch, capsys):
+    # an origin time before the clock's start (an old header.stamp from ROS 1, a play line with
+    # an age larger than the clock) went to MCAP's unsigned publish_time: a struct.error traceback
+    # that ended the recording
+    samples = [_sample(1, 4_000_000_000), _sample(2, -3_000_000_000), _sample(3, 4_000_000_003)]
+    status, o, e, msgs = _record_stream(monkeypatch, capsys, tmp_path, samples)
+    assert status == 0 and e == "", e
+    assert "recorded 3 messages" in o
+    assert [(p, s) for _, p, s, _ in msgs["/scan"]] == [(4_000_000_000, 1), (0, 2), (4_000_000_003, 3)]
+
+
+def test_record_a_message_the_endpoint_could_not_serialize_is_left_out(tmp_path, monkeypatch, capsys):
+    # the endpoint's line for a message it could not serialize (its header and an error, no
+    # bytes) ended the whole recording; its own error line (no topic) still ends it
+    bad = {k: v for k, v in _sample(2, 1).items() if k != "bytes"}
+    bad["error"] = "message size does not match its type"
+    samples = [_sample(1, 1), bad, _sample(3, 1), dict(bad, seq=4), _sample(5, 1)]
+    status, o, e, msgs = _record_stream(monkeypatch, capsys, tmp_path, samples)
+    assert status == 0, e
+    assert "recorded 3 messages" in o
+    assert [s for _, _, s, _ in msgs["/scan"]] == [1, 3, 5]
+    assert e.splitlines() == [
+        "takt record: /scan: message seq 2 left out: the endpoint could not serialize it "
+        "(message size does not match its type); going on",
+        "takt record: /scan: 2 messages left out in all: the endpoint could not serialize them"], e
+    status, o, e, msgs = _record_stream(monkeypatch, capsys, tmp_path,
+                                        [_sample(1, 1), {"error": "no topic named 'scan'"}])
+    assert status == 1 and e == "takt record: no topic named 'scan'\n", e
+
+
+def test_record_limits_are_named_as_options_and_no_file_is_made(tmp_path, runtime_dir):
+    # limits of the endpoint's echo came out as its usage line (`usage: echo TOPIC[,TOPIC...]
+    # COUNT TIMEOUT_MS`), an empty .mcap left behind; a system without topics the same
+    (tmp_path / "source.yaml").write_text(SOURCE)
+    (tmp_path / "none.yaml").write_text("name: none\nduration_s: 60\nnodes:\n  - name: n\n"
+                                        "    timers: [{name: t, period_ms: 100}]\n")
+    src, _ = start_system(tmp_path / "source.yaml", runtime_dir)
+    none, _ = start_system(tmp_path / "none.yaml", runtime_dir)
+    out = tmp_path / "x.mcap"
+    try:
+        for args, said in (
+                (["--duration", "100000", "--system", "source"],
+                 "--duration 100000: give seconds from 0.001 to 86400"),
+                (["--duration", "0.0001", "--system", "source"],
+                 "--duration 0.0001: give seconds from 0.001 to 86400"),
+                (["-n", "20000000", "--system", "source"],
+                 "-n 20000000: give 1 to 10000000 messages (0: until --duration or Ctrl-C)"),
+                (["--system", "none"], "system 'none' has no topics to record")):
+            p = takt("record", "-o", out, *args)
+            _, err = p.communicate(timeout=30)
+            assert p.returncode == 1 and err == f"takt record: {said}\n", (args, err)
+            assert not out.exists(), args
+    finally:
+        stop_system(src)
+        stop_system(none)
+
+
+def test_play_fixes_its_start_once_its_lines_are_formatted(tmp_path, monkeypatch):
+    # the start (now + 200 ms) was fixed before the lines were formatted: on a large recording
+    # the first instants had passed when the stream began. Here formatting one message's bytes
+    # takes a second of a fake clock, and the first line's instant must be ahead of that clock
+    # when the stream is sent (no real time is measured)
+    import argparse
+    import mcap.reader
+    from mcap.writer import Writer
+    from takt.commands import record
+    rec = tmp_path / "rec.mcap"
+    with open(rec, "wb") as f:
+        w = Writer(f)
+        w.start()
+        ch = w.register_channel("/scan", "takt-bytes", 0)
+        for i in range(5):
+            w.add_message(ch, log_time=1_000_000_000 + i * 50_000_000, publish_time=1_000_000_000,
+                          data=bytes([i]) * 4, sequence=i)
+        w.finish()
+    clock = [0]
+
+    class SlowBytes(bytes):
+        def hex(self, *a):
+            clock[0] += 1_000_000_000
+            return super().hex(*a)
+
+    real_make_reader = mcap.reader.make_reader
+
+    class Reader:
+        def __init__(self, f):
+            self.r = real_make_reader(f)
+
+        def get_header(self):
+            return self.r.get_header()
+
+        def iter_messages(self, **kw):
+            for schema, channel, m in self.r.iter_messages(**kw):
+                m.data = SlowBytes(m.data)
+                yield schema, channel, m
+
+    sent = {}
+
+    def fake_stream(path, first, chunks, timeout):
+        sent["now"] = clock[0]
+        sent["text"] = "".join(c if isinstance(c, str) else c.decode() for c in chunks)
+        return {"played": 5, "late_max_ns": 0}
+
+    monkeypatch.setattr(mcap.reader, "make_reader", Reader)
+    monkeypatch.setattr(record.time, "monotonic_ns", lambda: clock[0])
+    monkeypatch.setattr(record, "endpoints", lambda system: [tmp_path / "sys.sock"])
+    monkeypatch.setattr(record, "one_system", lambda found: found[0])
+    monkeypatch.setattr(record, "one", lambda path, line: {"name": "sink", "topics": [
+        {"name": "scan", "type": "takt/Bytes4", "size": 4}]})
+    monkeypatch.setattr(record, "stream", fake_stream)
+    args = argparse.Namespace(command="play", file=rec, topics=[], rate=1.0, system=None)
+    assert record.play(args) == 0
+    lines = sent["text"].splitlines()
+    assert lines[-1] == "end" and len(lines) == 6
+    ats = [int(l.split()[0]) for l in lines[:-1]]
+    assert ats[0] == sent["now"] + 200_000_000, "the first instant is 200 ms after the lines are ready"
+    assert [a - ats[0] for a in ats] == [i * 50_000_000 for i in range(5)]
+    assert lines[0].split()[1:] == ["scan", "00000000", "0"]
+
+
+def test_a_cdr_schema_names_its_fields_as_ros2_does(tmp_path):
+    # the ros2msg schema of a CDR topic came from the ROS 1 definition with its field names:
+    # sensor_msgs/CameraInfo's D, K, R, P (ROS 2: d, k, r, p), which mcap-ros2-support refuses
+    mcap_ros2 = pytest.importorskip("mcap_ros2.decoder")
+    from mcap.writer import Writer
+    from takt import msgcodec
+    from takt.commands import record
+    topic = {"name": "camera_info", "type": "sensor_msgs/CameraInfo", "size": 4096, "serialized": True,
+             "hash": "sensor_msgs::msg::dds_::CameraInfo_"}
+    name, encoding, data = record.schema_of(topic, record.encoding_of(topic))
+    assert (name, encoding) == ("sensor_msgs/msg/CameraInfo", "ros2msg")
+    assert "float64[9] k\n" in data.decode() and "float64[12] p\n" in data.decode()
+    reg = msgcodec.registry()
+    value = {"header": {"frame_id": "cam"}, "width": 640, "height": 480, "distortion_model": "plumb_bob",
+             "D": [0.1, -0.2, 0, 0, 0], "K": [500.0, 0, 320, 0, 500, 240, 0, 0, 1]}
+    msg = msgcodec.encode_cdr(reg, reg.load_msg("sensor_msgs/CameraInfo"), value)
+    out = tmp_path / "cam.mcap"
+    with open(out, "wb") as f:
+        w = Writer(f)
+        w.start()
+        ch = w.register_channel("/camera_info", "cdr", w.register_schema(name, encoding, data))
+        w.add_message(ch, log_time=1, publish_time=1, data=msg)
+        w.finish()
+    with open(out, "rb") as f:
+        reader = mcap_reader.make_reader(f, decoder_factories=[mcap_ros2.DecoderFactory()])
+        (_, _, _, decoded), = list(reader.iter_decoded_messages())
+    assert decoded.header.frame_id == "cam" and decoded.width == 640
+    assert list(decoded.d) == [0.1, -0.2, 0, 0, 0] and list(decoded.k)[::4] == [500.0, 500.0, 1.0]

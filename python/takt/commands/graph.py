@@ -12,7 +12,7 @@ import struct
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from takt import msgcodec
 
@@ -87,42 +87,135 @@ def connect(path: Path, timeout: float) -> socket.socket:
     return s
 
 
+# The longest request line the endpoint reads, its newline included (REQUEST_MAX - 1 in
+# src/introspect/introspect.c): a longer one is refused whole, nothing published or called.
+REQUEST_MAX = 8191
+# The endpoint's limits of an echo (its COUNT and TIMEOUT_MS) and of a call (TIMEOUT_MS): checked
+# here, so that a value past them is named as the option it came from, not as the protocol's usage.
+ECHO_COUNT_MAX = 10_000_000
+ECHO_SECONDS_MAX = 86400.0
+CALL_SECONDS_MAX = 3600.0
+
+
+def seconds_ms(option: str, value: float, most: float) -> int:
+    """value seconds in the endpoint's milliseconds (at least 1), or NoSystem naming the option
+    and its range."""
+    if not 0.001 <= value <= most:  # (nan is not in it either)
+        raise NoSystem(f"{option} {value:g}: give seconds from 0.001 to {most:g}")
+    return max(1, int(value * 1000))
+
+
+def check_count(option: str, n: int, until: str) -> None:
+    """NoSystem naming the option unless n messages (0: no limit) is a count an echo takes."""
+    if not 0 <= n <= ECHO_COUNT_MAX:
+        raise NoSystem(f"{option} {n}: give 1 to {ECHO_COUNT_MAX} messages (0: {until})")
+
+
+def fits(line: str, hx: str, what: str) -> None:
+    """NoSystem naming the message's size and the most one request carries, unless the request
+    line (holding the message as the hex hx) is one the endpoint reads."""
+    over = len(line.encode()) + 1 - REQUEST_MAX
+    if over > 0:
+        most = max(0, (len(hx) - over) // 2)
+        raise NoSystem(f"the message is {len(hx) // 2} bytes: {what} carries at most {most} "
+                       f"(the endpoint reads request lines of up to {REQUEST_MAX} bytes)")
+
+
+def _send(s: socket.socket, data: bytes) -> bool:
+    """Send data; False when the endpoint closed the connection before taking all of it."""
+    try:
+        s.sendall(data)
+        return True
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+
+
+def _answer_lines(s: socket.socket, path: Path, sent: bool, timeout: float) -> Iterator[bytes]:
+    """The lines the endpoint answers until it closes. An endpoint that refused the request (a
+    line it does not take) answered why before closing with the rest unread: that answer is read,
+    and the send's broken pipe, which `run` took for a closed stdout (nothing said, status 0), or
+    the reset after it, is no error of its own."""
+    buf = b""
+    answered = False
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            raise NoSystem(f"{path}: no answer within {timeout:.0f} s")
+        except ConnectionResetError:
+            if sent:
+                raise
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            one, buf = buf.split(b"\n", 1)
+            if one.strip():
+                answered = True
+                yield one
+    if buf.strip():
+        answered = True
+        yield buf
+    if not sent and not answered:
+        raise NoSystem(f"{path}: the endpoint closed the connection before taking the whole request")
+
+
 def request(path: Path, line: str, timeout: float = 5.0) -> Iterator[dict]:
     """Send one request line; yield the JSON objects of the answer as they come."""
     with connect(path, timeout) as s:
-        s.sendall(line.encode() + b"\n")
-        buf = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except socket.timeout:
-                raise NoSystem(f"{path}: no answer within {timeout:.0f} s")
-            if not chunk:
-                break
-            buf += chunk
-            while b"\n" in buf:
-                one, buf = buf.split(b"\n", 1)
-                if one.strip():
-                    yield json.loads(one)
-        if buf.strip():
-            yield json.loads(buf)
+        sent = _send(s, line.encode() + b"\n")
+        for one in _answer_lines(s, path, sent, timeout):
+            yield json.loads(one)
 
 
-def stream(path: Path, first: str, lines: List[str], timeout: float) -> dict:
-    """Send a request followed by more lines (a play stream); return the one JSON answer."""
+def stream(path: Path, first: str, chunks: Iterable, timeout: float) -> dict:
+    """Send a request followed by more lines (a play stream; chunks of str or bytes, taken as
+    they are sent, in batches of 64 KiB); return the one JSON answer. A line the endpoint refuses
+    ends its play with its error as the answer."""
     with connect(path, timeout) as s:
-        s.sendall((first + "\n").encode())
-        s.sendall("".join(lines).encode())  # the endpoint reads on as it plays
-        buf = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    line = buf.split(b"\n", 1)[0]
-    if not line.strip():
-        raise NoSystem(f"{path}: no answer to '{first}'")
-    return json.loads(line)
+        sent = _send(s, (first + "\n").encode())
+        out = bytearray()
+        for c in chunks if sent else ():  # the endpoint reads on as it plays
+            out += c.encode() if isinstance(c, str) else c
+            if len(out) >= 1 << 16:
+                sent = _send(s, bytes(out))
+                out.clear()
+                if not sent:
+                    break
+        if sent and out:
+            sent = _send(s, bytes(out))
+        for line in _answer_lines(s, path, sent, timeout):
+            return json.loads(line)
+    raise NoSystem(f"{path}: no answer to '{first}'")
+
+
+class SampleErrors:
+    """Samples an echo sent as an error line: a message the endpoint could not serialize (its
+    line has the topic and header, an "error" and no bytes). One such message is left out, said
+    once per topic as it comes and counted at the end; the echo goes on. (An error line without a
+    topic is the endpoint's own, which ends the echo.)"""
+
+    def __init__(self, tool: str):
+        self.tool = tool
+        self.counts: Dict[str, int] = {}
+
+    @staticmethod
+    def of(s: dict) -> bool:
+        return "error" in s and "topic" in s
+
+    def add(self, s: dict) -> None:
+        t = s["topic"]
+        if t not in self.counts:
+            print(f"{self.tool}: /{t}: message seq {s.get('seq', '?')} left out: the endpoint could not "
+                  f"serialize it ({s['error']}); going on", file=sys.stderr, flush=True)
+        self.counts[t] = self.counts.get(t, 0) + 1
+
+    def report(self) -> None:
+        for t, n in self.counts.items():
+            if n > 1:  # (the first was said as it came)
+                print(f"{self.tool}: /{t}: {n} messages left out in all: the endpoint could not "
+                      f"serialize them", file=sys.stderr)
 
 
 def one(path: Path, line: str, timeout: float = 5.0) -> dict:
@@ -289,11 +382,17 @@ def _decoder(t: dict):
 
 
 def topic_echo(args: argparse.Namespace) -> int:
+    check_count("-n", args.n, "until Ctrl-C or --timeout")
+    ms = seconds_ms("--timeout", args.timeout, ECHO_SECONDS_MAX)
     path, t = _find_topic(args.system, args.topic.lstrip("/"))
     decode = _decoder(t)
     count = args.n if args.n else 1000000
     got = 0
-    for s in request(path, f"echo {t['name']} {count} {int(args.timeout * 1000)}", timeout=args.timeout + 5):
+    left_out = SampleErrors("takt topic echo")
+    for s in request(path, f"echo {t['name']} {count} {ms}", timeout=args.timeout + 5):
+        if SampleErrors.of(s):
+            left_out.add(s)
+            continue
         if "error" in s:
             print(f"takt topic echo: {s['error']}", file=sys.stderr)
             return 1
@@ -308,6 +407,7 @@ def topic_echo(args: argparse.Namespace) -> int:
             print(line)
         print("---", flush=True)
         got += 1
+    left_out.report()
     return 0 if got > 0 or not args.n else 1
 
 
@@ -322,11 +422,12 @@ def rate_stats(t_data_ns: List[int]) -> Dict[str, float]:
 
 
 def topic_hz(args: argparse.Namespace) -> int:
+    ms = seconds_ms("--duration", args.duration, ECHO_SECONDS_MAX)
     path, t = _find_topic(args.system, args.topic.lstrip("/"))
     stamps: List[int] = []
     end = time.monotonic() + args.duration
     last_print = time.monotonic()
-    for s in request(path, f"echo {t['name']} 10000000 {int(args.duration * 1000)} headers",
+    for s in request(path, f"echo {t['name']} {ECHO_COUNT_MAX} {ms} headers",
                      timeout=args.duration + 5):
         if "error" in s:
             print(f"takt topic hz: {s['error']}", file=sys.stderr)
@@ -404,13 +505,15 @@ def _message_hex(type_name: str, serialized: bool, size: int, data: str) -> str:
 def topic_pub(args: argparse.Namespace) -> int:
     path, t = _find_topic(args.system, args.topic.lstrip("/"))
     hx = _message_hex(t["type"], t.get("serialized", False), t["size"], args.data)
+    line = f"pub {t['name']} {hx}"
+    fits(line, hx, f"a pub request on /{t['name']}")
     n = args.n if args.n else (1 if args.rate <= 0 else 0)  # 0: until Ctrl-C
     sent = 0
     period = 1.0 / args.rate if args.rate > 0 else 0.0
     next_at = time.monotonic()
     try:
         while n == 0 or sent < n:
-            one(path, f"pub {t['name']} {hx}")
+            one(path, line)
             sent += 1
             if period > 0:
                 next_at += period
@@ -448,6 +551,7 @@ def service_call(args: argparse.Namespace) -> int:
 
 def _service_call(args: argparse.Namespace) -> int:
     name = args.service.lstrip("/")
+    ms = seconds_ms("--timeout", args.timeout, CALL_SECONDS_MAX)
     found = [(path, g, s) for path, g in graphs(args.system) for s in g["services"] if s["name"] == name]
     if not found:
         print(f"takt service call: no service named '/{name}'", file=sys.stderr)
@@ -469,12 +573,19 @@ def _service_call(args: argparse.Namespace) -> int:
             hx = _encode_fields(reg, spec, args.data)
     else:
         hx = _message_hex(req_t, False, _blob_size(req_t), args.data)
-    ans = one(path, f"call {name} {hx or '-'} {int(args.timeout * 1000)}", timeout=args.timeout + 5)
+    line = f"call {name} {hx or '-'} {ms}"
+    fits(line, hx, f"a call of /{name}")
+    ans = one(path, line, timeout=args.timeout + 5)
     if "serialized" in ans and typed:
         reg = msgcodec.registry()
         spec = _service_spec(reg, resp_t)
         decode = msgcodec.decode_cdr if cdr_resp else msgcodec.decode
-        for line in msgcodec.to_yaml(decode(reg, spec, bytes.fromhex(ans["serialized"]))):
+        try:
+            fields = decode(reg, spec, bytes.fromhex(ans["serialized"]))
+        except ValueError as e:  # the system's type is not the definition read here
+            raise NoSystem(f"the response does not decode as {resp_t} ({e}): the system's definition "
+                           f"of the type differs from this host's ({spec.path})")
+        for line in msgcodec.to_yaml(fields):
             print(line)
     else:
         b = bytes.fromhex(ans.get("bytes", ans.get("serialized", "")))

@@ -21,10 +21,11 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from takt import msgcodec
-from takt.commands.graph import NoSystem, endpoints, one, one_system, request, stream
+from takt.commands.graph import (ECHO_COUNT_MAX, ECHO_SECONDS_MAX, NoSystem, SampleErrors, check_count,
+                                 endpoints, one, one_system, request, seconds_ms, stream)
 from takt.msggen import ros1
 from takt.msggen.spec import MsgError
 
@@ -100,13 +101,23 @@ class _Output:
         self._do(self.f.close)
 
 
+def _limits(duration: float, count: int) -> int:
+    """The recording's duration in the endpoint's milliseconds, after checking it and count
+    against the endpoint's limits of an echo (NoSystem naming the option)."""
+    check_count("-n", count, "until --duration or Ctrl-C")
+    return seconds_ms("--duration", duration, ECHO_SECONDS_MAX)
+
+
 def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 86400.0,
                     count: int = 0, all_topics: bool = False) -> Dict[str, int]:
     """Record topics of the system behind endpoint path into the MCAP file out until duration
     passed, count messages were taken, the system stopped or Ctrl-C; the messages per topic."""
     from mcap.writer import Writer
 
+    ms = _limits(duration, count)
     system, topics = _topics(path, wanted, all_topics)
+    if not topics:  # (before the file is made: an empty recording is no recording)
+        raise NoSystem(f"system '{system}' has no topics to record")
     if len(topics) > 16:
         raise NoSystem(f"{len(topics)} topics: one recording takes at most 16 (name them)")
     counts: Dict[str, int] = {t["name"]: 0 for t in topics}
@@ -129,9 +140,13 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
             channels[t["name"]] = w.register_channel(
                 f"/{t['name']}", enc, sid,
                 {"takt_type": t["type"], "takt_size": str(t["size"]), "takt_hash": t.get("hash", "")})
-        line = f"echo {','.join(t['name'] for t in topics)} {count or 10_000_000} {int(duration * 1000)}"
+        line = f"echo {','.join(t['name'] for t in topics)} {count or ECHO_COUNT_MAX} {ms}"
+        left_out = SampleErrors("takt record")
         try:
             for s in request(path, line, timeout=duration + 10):
+                if SampleErrors.of(s):
+                    left_out.add(s)
+                    continue
                 if "error" in s:
                     raise NoSystem(s["error"])
                 if "end" in s:
@@ -140,8 +155,11 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
                               f"fell behind the system", file=sys.stderr)
                     break
                 data = bytes.fromhex(s.get("serialized", s.get("bytes", "")))
-                w.add_message(channels[s["topic"]], log_time=s["t_data_ns"], data=data,
-                              publish_time=s["t_info_ns"], sequence=s["seq"])
+                # MCAP's times are unsigned: an origin time before the clock's start (an old
+                # header.stamp bridged from ROS 1, a play line older than the clock) is written
+                # as 0, the earliest the file holds (its age as recorded is then t_data)
+                w.add_message(channels[s["topic"]], log_time=max(0, s["t_data_ns"]), data=data,
+                              publish_time=max(0, s["t_info_ns"]), sequence=s["seq"])
                 counts[s["topic"]] += 1
         except KeyboardInterrupt:
             pass
@@ -158,6 +176,7 @@ def record_endpoint(path: Path, wanted: List[str], out: Path, duration: float = 
                 pass
             raise
         _finish(w, system)
+    left_out.report()
     return counts
 
 
@@ -169,6 +188,7 @@ def _finish(w, system: str) -> None:
 
 
 def record(args: argparse.Namespace) -> int:
+    _limits(args.duration, args.n)  # the arguments first: they are wrong with any system
     path = one_system(endpoints(args.system))
     out: Path = args.output or Path(time.strftime("takt_%Y-%m-%d-%H-%M-%S.mcap"))
     counts = record_endpoint(path, args.topics, out, args.duration, args.n, args.all)
@@ -222,25 +242,34 @@ def play(args: argparse.Namespace) -> int:
         return 1
     rate = args.rate if args.rate > 0 else 1.0
     first = msgs[0][0]
+    span = (msgs[-1][0] - first) / 1e9  # recorded
+    # every line is formatted (its hex: the long part) before the start is fixed, so that the
+    # first instants have not passed when the lines are ready (on a large recording the first
+    # messages would go out late and together)
+    rest = []
+    for log_time, publish_time, name, data in msgs:
+        age = log_time - publish_time  # the data's age when it was published: kept
+        rest.append((int((log_time - first) / rate), f" {name} {data.hex() or '-'} {max(0, age)}\n".encode()))
+    msgs.clear()  # (their bytes are in the lines now)
+
+    def lines(start: int) -> Iterator[bytes]:
+        for offset, tail in rest:
+            yield str(start + offset).encode()
+            yield tail
+        yield b"end\n"
+
     # the endpoint publishes each line at its instant: the stream runs ahead of the clock, so
     # this process's own scheduling does not enter the replay's timing
     start = time.monotonic_ns() + 200_000_000
-    lines = []
-    for log_time, publish_time, name, data in msgs:
-        at = start + int((log_time - first) / rate)
-        age = log_time - publish_time  # the data's age when it was published: kept
-        lines.append(f"{at} {name} {data.hex() or '-'} {max(0, age)}\n")
-    lines.append("end\n")
     answer = None
     try:
-        answer = stream(path, "play", lines, timeout=(msgs[-1][0] - first) / 1e9 / rate + 30)
+        answer = stream(path, "play", lines(start), timeout=span / rate + 30)
     except KeyboardInterrupt:
         pass
     if answer is None:
         return 130
     if "error" in answer:
         raise NoSystem(answer["error"])
-    span = (msgs[-1][0] - first) / 1e9
     print(f"played {answer['played']} messages of {args.file} ({span:.3f} s recorded) into system '{g['name']}'; "
           f"latest {answer['late_max_ns'] / 1e6:.3f} ms after its instant")
     return 0

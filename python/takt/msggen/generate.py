@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -64,7 +65,14 @@ def load(targets: List[str], search: Dict[str, List[Path]],
         if p.suffix in (".msg", ".srv"):
             if not p.is_file():
                 raise MsgError(t, 0, "no such file")
-            pkg = p.parent.parent.name  # <pkg>/msg/Type.msg
+            # <pkg>/msg/Type.msg, <pkg>/srv/Type.srv: the package is the folder's name, and names
+            # the generated code (its include path, C names, DDS name); elsewhere there is none
+            folder = Path(os.path.abspath(p)).parent  # (not resolved: a link's own place counts)
+            want = p.suffix[1:]
+            if folder.name != want or not folder.parent.name:
+                raise MsgError(t, 0, f"a {p.suffix} file must be in PACKAGE/{want}/ (the package is "
+                                     f"that folder's name), not in {folder}/")
+            pkg = folder.parent.name
             if ros2 and p.suffix == ".srv":
                 raise MsgError(t, 0, "ROS 2 services are not generated yet (only messages)")
             if ros2:

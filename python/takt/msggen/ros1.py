@@ -53,7 +53,10 @@ def _ros2_lines(spec: MsgSpec) -> str:
     lines = [f"{c.type} {c.name}={c.val_text}" for c in spec.constants]
     for f in spec.cdr_fields:
         base = _ROS2_BUILTIN.get(f.base, f.base)
-        lines.append(f"{base}{f.type_text[len(f.base):]} {f.name}")
+        # ROS 2 field names are lower case (rosidl refuses others): a ROS 1 field is the ROS 2
+        # field of its name in lower case, as ros1_bridge pairs them (sensor_msgs/CameraInfo's
+        # D, K, R, P are d, k, r, p in ROS 2)
+        lines.append(f"{base}{f.type_text[len(f.base):]} {f.name.lower()}")
     return "\n".join(lines)
 
 
