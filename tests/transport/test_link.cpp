@@ -335,6 +335,28 @@ TEST(Link, APtyClosedWhileItsFarSideReadsNothing) {
   close_while_the_peer_takes_nothing(master, ra, [&] { takt_io_close(&slave); });
 }
 
+// A pty whose far side was opened and closed again (QEMU that exited): once its buffer is full
+// each write takes nothing while poll says it may (POLLOUT with POLLHUP), so the transmit thread
+// went round without ever sleeping and the frame never left. Each frame is now given up (lost, as
+// on a line nobody listens to) and the next goes.
+TEST(Link, APtyWhoseFarSideClosedLosesFramesWithoutSpinning) {
+  TestContext tc;
+  Receiver ra;
+  takt_link_t *master = nullptr;
+  auto ha = ra.handlers();
+  takt_link_config_t cfg = big_frames();
+  ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, &ha, &master), TAKT_OK);
+  takt_io_t slave = TAKT_IO_CLOSED;
+  ASSERT_EQ(takt_io_serial_open(takt_link_name(master), 0, &slave), TAKT_OK);
+  takt_io_close(&slave);
+  for (int i = 0; i < 40; i++) {  // 80 KB: well past what the terminal holds
+    auto f = frame_of(static_cast<uint16_t>(i), payload_of(i, 2000));
+    ASSERT_EQ(takt_link_send(master, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    ASSERT_TRUE(ra.wait_sent(i + 1, 5)) << "frame " << i << " never left";
+  }
+  takt_link_close(master);
+}
+
 TEST(Link, BadSpecificationsAreRefused) {
   TestContext tc;
   takt_link_t *l = nullptr;

@@ -47,6 +47,8 @@ static takt_err_t resolve(const char *host, uint16_t port, struct sockaddr_in *s
 }
 
 static takt_err_t wait_fd(int fd, short events, takt_io_t wake, int64_t abs_ns);
+static takt_err_t wait_writable(takt_io_t io, const uint8_t *p, uint32_t n, takt_io_t wake,
+                                int64_t abs_ns, int32_t *took);
 
 /* A host name resolved within a deadline and a wake (takt_io_tcp_connect): a name server that does
  * not answer holds the caller no longer than the deadline, nor beyond a stop. The lookup
@@ -175,7 +177,9 @@ static takt_err_t make_raw(int fd, uint32_t baud) {
   if (tcgetattr(fd, &t) < 0) return TAKT_EOS;
   cfmakeraw(&t);
   t.c_cflag &= (tcflag_t)~(CSTOPB | PARENB | CSIZE);
-  t.c_cflag |= CS8 | CLOCAL | CREAD; /* 8N1 */
+  /* 8N1; no hardware flow control (a CTS held low would hold every write and tcdrain for ever) */
+  t.c_cflag &= (tcflag_t)~CRTSCTS;
+  t.c_cflag |= CS8 | CLOCAL | CREAD;
   t.c_cc[VMIN] = 1;
   t.c_cc[VTIME] = 0;
   if (baud != 0) {
@@ -223,7 +227,10 @@ takt_err_t takt_io_write(takt_io_t io, const uint8_t *p, uint32_t n) {
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking tty or pty: until it takes more */
-        if (wait_fd(io.fd, POLLOUT, TAKT_IO_CLOSED, TAKT_TIME_INFINITE) < 0) return TAKT_EOS;
+        int32_t took = 0;
+        if (wait_writable(io, p + done, n - done, TAKT_IO_CLOSED, TAKT_TIME_INFINITE, &took) < 0)
+          return TAKT_EOS;
+        done += (uint32_t)took;
         continue;
       }
       return TAKT_EOS;
@@ -314,6 +321,23 @@ static takt_err_t wait_fd(int fd, short events, takt_io_t wake, int64_t abs_ns) 
     if (timeout == 0 || (rc == 0 && abs_ns != TAKT_TIME_INFINITE && takt_time_now() >= abs_ns))
       return TAKT_ETIMEDOUT;
   }
+}
+
+/* Wait until fd takes more bytes (a write just took none), before abs_ns or a wake: 1, or as
+ * wait_fd. A peer that hung up (POLLHUP, POLLERR: a pty whose other side was closed keeps saying
+ * POLLOUT while its writes take nothing) is TAKT_EOS once a write after it still takes nothing:
+ * the writer would go round without ever sleeping. */
+static takt_err_t wait_writable(takt_io_t io, const uint8_t *p, uint32_t n, takt_io_t wake,
+                                int64_t abs_ns, int32_t *took) {
+  *took = 0;
+  struct pollfd q = {.fd = io.fd, .events = POLLOUT};
+  takt_err_t rc = wait_fd(io.fd, POLLOUT, wake, abs_ns);
+  if (rc < 0) return rc;
+  if (poll(&q, 1, 0) <= 0 || (q.revents & (POLLHUP | POLLERR)) == 0) return 1;
+  int32_t w = takt_io_write_some(io, p, n);
+  if (w <= 0) return TAKT_EOS;
+  *took = w;
+  return 1;
 }
 
 takt_err_t takt_io_tcp_listen(const char *host, uint16_t port, uint32_t backlog, takt_io_t *out) {
@@ -490,8 +514,10 @@ takt_err_t takt_io_write_until(takt_io_t io, const uint8_t *p, uint32_t n, takt_
     }
     done += (uint32_t)w;
     if (done == n) break;
-    rc = wait_fd(io.fd, POLLOUT, wake, abs_ns);
+    int32_t took = 0;
+    rc = wait_writable(io, p + done, n - done, wake, abs_ns, &took);
     if (rc < 0) break;
+    done += (uint32_t)took;
     rc = TAKT_OK;
   }
   if (written != NULL) *written = done;
