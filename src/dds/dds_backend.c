@@ -10,6 +10,7 @@
 
 #include <dds/ddsi/ddsi_domaingv.h>
 #include <dds/ddsi/ddsi_tkmap.h>
+#include <dds/ddsi/q_thread.h>
 
 #include "dds_impl.h"
 #include "takt/dds.h"
@@ -1071,7 +1072,12 @@ static void domain_give(takt_dds_t *d) {
 /* The participant (its topics, readers, writers, waitset and guard), and the backend's reference
  * to a domain takt made. */
 static void delete_participant(takt_dds_t *d) {
-  if (d->tk_keep != NULL) ddsi_tkmap_instance_unref(d->tk_gv->m_tkmap, d->tk_keep); /* (its domain's) */
+  if (d->tk_keep != NULL) { /* (its domain's; awake, as at the lookup) */
+    struct thread_state *ts = lookup_thread_state();
+    thread_state_awake(ts, d->tk_gv);
+    ddsi_tkmap_instance_unref(d->tk_gv->m_tkmap, d->tk_keep);
+    thread_state_asleep(ts);
+  }
   d->tk_keep = NULL;
   if (d->participant > 0) (void)dds_delete(d->participant);
   domain_give(d);
@@ -1315,7 +1321,11 @@ static takt_err_t make_topic(takt_dds_t *d, const char *topic_name, const char *
     static const uint8_t empty[4] = {0, 1, 0, 0}; /* a CDR header (little endian), no body */
     struct ddsi_serdata *sd = gv != NULL ? takt__dds_serdata_new(st, empty, sizeof empty) : NULL;
     if (sd != NULL) {
+      /* (Cyclone's map is read by a thread it counts awake in the domain, as its own calls do) */
+      struct thread_state *ts = lookup_thread_state();
+      thread_state_awake(ts, gv);
       d->tk_keep = ddsi_tkmap_lookup_instance_ref(gv->m_tkmap, sd);
+      thread_state_asleep(ts);
       d->tk_gv = d->tk_keep != NULL ? gv : NULL;
       ddsi_serdata_unref(sd);
     }
