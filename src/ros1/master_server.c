@@ -154,16 +154,13 @@ static const char *bad_type(const char *param, const char *v, char *why, size_t 
     return NULL;
   return why;
 }
-static const char *bad_api(const char *param, const char *v, bool rosrpc, char *why, size_t cap) {
-  char host[TAKT__ROS1_HOST];
-  uint16_t port;
+static const char *bad_api(const char *param, const char *v, char *why, size_t cap) {
+  /* (rosmaster looks no further: a URI this master cannot call back, an IPv6 one, say, is taken
+   * as rosmaster takes it, and the notices to it are dropped and counted) */
   if (v[0] == '\0')
     snprintf(why, cap, "ERROR: parameter [%s] is not an XMLRPC URI", param);
   else if (strncmp(v, "http://", 7) != 0 && strncmp(v, "rosrpc://", 9) != 0)
     snprintf(why, cap, "ERROR: parameter [%s] is not an RPC URI", param);
-  /* (rosmaster looks no further; this master calls the node back at it: host and port) */
-  else if (takt__http_split_uri(v, rosrpc ? "rosrpc" : "http", host, sizeof host, &port) < 0)
-    snprintf(why, cap, "ERROR: parameter [%s] is not a %s://host:port/ URI", param, rosrpc ? "rosrpc" : "http");
   else
     return NULL;
   return why;
@@ -526,10 +523,10 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
     } else {
       const char *name = srv ? "service" : "topic";
       why = bad_name(name, s1, status, sizeof status);
-      if (why == NULL && srv) why = bad_api("service_api", s2, true, status, sizeof status);
+      if (why == NULL && srv) why = bad_api("service_api", s2, status, sizeof status);
       if (why == NULL && reg && !srv) why = bad_type("topic_type", s2, status, sizeof status);
-      if (why == NULL && !reg && !srv) why = bad_api("caller_api", s2, false, status, sizeof status);
-      if (why == NULL && reg) why = bad_api("caller_api", s3, false, status, sizeof status);
+      if (why == NULL && !reg && !srv) why = bad_api("caller_api", s2, status, sizeof status);
+      if (why == NULL && reg) why = bad_api("caller_api", s3, status, sizeof status);
     }
     char resolved[NAME];
     if (why == NULL && !resolve(caller, s1, resolved)) { /* rosmaster resolves it in the caller's namespace */
@@ -842,7 +839,7 @@ static bool serve(takt_ros1_master_t *m, const char *method, const takt__xr_doc_
         answer_str(w, -1, status, "");
       }
     } else if (strcmp(method, "subscribeParam") == 0) {
-      if (bad_api("caller_api", s3, false, status, sizeof status) != NULL) {
+      if (bad_api("caller_api", s3, status, sizeof status) != NULL) {
         takt__lock_give(&m->lock);
         answer_int(w, -1, status, 0);
         return true;

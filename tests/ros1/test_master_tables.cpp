@@ -344,7 +344,7 @@ TEST_F(MasterTables, RegistrationArgumentsAreCheckedAsRosmasterChecksThem) {
       {"registerSubscriber", "/a b", "std_msgs/String", "http://h:1/", "ERROR: parameter [topic] contains illegal chars"},
       {"registerPublisher", "/x", "String", "http://h:1/", "ERROR: parameter [topic_type] is not a valid package resource name"},
       {"registerPublisher", "/x", "std_msgs/String", "not-a-uri", "ERROR: parameter [caller_api] is not an RPC URI"},
-      {"registerService", "/s", "http://h:2", "http://h:1/", "ERROR: parameter [service_api] is not a rosrpc://host:port/ URI"},
+      {"registerService", "/s", "h:2", "http://h:1/", "ERROR: parameter [service_api] is not an RPC URI"},
       {"unregisterPublisher", "/x", "h:1", "", "ERROR: parameter [caller_api] is not an RPC URI"},
   };
   for (const Case &c : cases) {
