@@ -36,7 +36,11 @@ foreach(board ${TAKT_FW_BOARDS})
     endforeach()
     # failures end QEMU with their status and a line after the console's pending output
     foreach(fail "fault;4;fault: an undefined instruction next\ntakt: fault: exception 0x00000003"
-                 "mutex_twice;70;mutex: taken twice next\ntakt: fatal: a takt mutex taken twice")
+                 "mutex_twice;70;mutex: taken twice next\ntakt: fatal: a takt mutex taken twice"
+                 # a failure from a handler at the UARTs' level or above, or with interrupts masked
+                 "fail_irq_uart_level;1;line 39 of 40 [.]+\nirq6: boom: invalid argument"
+                 "fail_irq_top;1;line 39 of 40 [.]+\nirq6: boom: invalid argument"
+                 "fail_masked;1;line 39 of 40 [.]+\nmasked: boom: invalid argument")
       list(GET fail 0 group)
       list(GET fail 1 status)
       list(GET fail 2 expect)

@@ -24,9 +24,12 @@ static const group_t groups[] = {
     {"link_cut", test_link_cut},
     {"link_suspend", test_link_suspend},
     {"serial_measure", test_serial_measure},
-    /* these two end the program (fw/tests/test_fail.c): only when named */
+    /* these end the program (fw/tests/test_fail.c): only when named */
     {"fault", test_fault},
     {"mutex_twice", test_mutex_twice},
+    {"fail_irq_uart_level", test_fail_irq_uart_level},
+    {"fail_irq_top", test_fail_irq_top},
+    {"fail_masked", test_fail_masked},
 };
 
 static bool named(const char *cmdline, const char *name) {
@@ -54,6 +57,8 @@ int main(void) {
   uint32_t ran = 0;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
     bool ends = groups[i].run == test_fault || groups[i].run == test_mutex_twice ||
+                groups[i].run == test_fail_irq_uart_level || groups[i].run == test_fail_irq_top ||
+                groups[i].run == test_fail_masked ||
                 groups[i].run == test_link_reliable || groups[i].run == test_link_bad_input ||
                 groups[i].run == test_link_cut || groups[i].run == test_link_suspend ||
                 groups[i].run == test_serial_measure;

@@ -35,8 +35,14 @@ static int semihost(int op, void *arg) {
 #define SYS_EXIT_EXTENDED 0x20
 #define ADP_STOPPED_APPLICATION_EXIT 0x20026
 
+static bool console_irq_can_run(void);
+static void console_drain_polled(void);
+
 _Noreturn void takt_cortexm_exit(int status) {
-  (void)takt_uart_flush(takt_cortexm_console(), takt_time_now() + TAKT_NS_PER_S);
+  if (console_irq_can_run())
+    (void)takt_uart_flush(takt_cortexm_console(), takt_time_now() + TAKT_NS_PER_S);
+  else
+    console_drain_polled(); /* (a flush's WFI would wait for an interrupt that cannot come) */
   uint32_t block[2] = {ADP_STOPPED_APPLICATION_EXIT, (uint32_t)status};
   for (;;) (void)semihost(SYS_EXIT_EXTENDED, block);
 }
@@ -71,6 +77,12 @@ static void console_write(const uint8_t *p, uint32_t n) {
   while (n > 0u) {
     uint32_t room = takt_uart_tx_space(&console);
     uint32_t k = n < room ? n : room;
+    if (k == 0u && !console_irq_can_run()) {
+      /* full, and its transmit interrupt cannot run (a handler of its level or above, interrupts
+       * masked): written out by polling, or this would wait for ever */
+      console_drain_polled();
+      continue;
+    }
     if (k == 0u) {
       /* full: wait for the transmit interrupt to make room */
       uint32_t s = cortexm_primask_save();
@@ -241,13 +253,32 @@ static uint32_t active_exception(void) {
   return ipsr & 0x1FFu;
 }
 
+/* Whether the console's transmit interrupt (MPS2_PRIO_UART) can run now and empty its ring: not
+ * in a handler (which may be of its level or above), nor with interrupts masked. */
+static bool console_irq_can_run(void) {
+  uint32_t primask, basepri;
+  __asm__ volatile("mrs %0, primask" : "=r"(primask));
+  __asm__ volatile("mrs %0, basepri" : "=r"(basepri));
+  return active_exception() == 0u && (primask & 1u) == 0u && (basepri == 0u || basepri > MPS2_PRIO_UART);
+}
+
+/* What the console's ring holds, written by polling (at most the ring's size: indices a fault
+ * corrupted end it rather than write for hours). Its interrupt, when it runs later, finds it
+ * empty. */
+static void console_drain_polled(void) {
+  uint32_t s = cortexm_primask_save();
+  for (uint32_t k = 0u; k < sizeof console_tx && console.tx_tail != console.tx_head; k++)
+    poll_putc((char)console_tx[(console.tx_tail++) & (sizeof console_tx - 1u)]);
+  console.tx_tail = console.tx_head;
+  cortexm_primask_restore(s);
+}
+
 /* Interrupts off; what the console still holds goes out first, so the lines before the failure
  * are not lost. */
 static void panic_begin(void) {
   __asm__ volatile("cpsid i" ::: "memory");
   UART_CTRL(MPS2_UART_BASE(0u)) = UART_CTRL_TXEN; /* no more transmit interrupts */
-  while (console.tx_tail != console.tx_head)
-    poll_putc((char)console_tx[(console.tx_tail++) & (sizeof console_tx - 1u)]);
+  console_drain_polled();
 }
 
 _Noreturn static void panic_end(int status) {
