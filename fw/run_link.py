@@ -111,7 +111,9 @@ class Qemu:
         self.out_thread = threading.Thread(target=out_reader, daemon=True)
         self.out_thread.start()
         found.wait(20)
-        if self.pty is None:
+        if self.pty is None:  # (QEMU, paused, would be left running)
+            self.p.kill()
+            self.p.wait()
             raise SystemExit("run_link: QEMU named no pseudo-terminal for UART1")
 
     def cont(self) -> None:
@@ -190,7 +192,10 @@ def read_flags(fd: int, want: int, have: int, deadline: float) -> int:
     while have < want and time.monotonic() < deadline:
         r, _, _ = select.select([fd], [], [], 0.5)
         if r:
-            have += os.read(fd, 4096).count(0x7E)
+            try:
+                have += os.read(fd, 4096).count(0x7E)
+            except OSError:  # QEMU ended (EIO): nothing more comes
+                break
     return have
 
 
@@ -337,7 +342,12 @@ def main() -> int:
     Path(a.workdir).mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     q = Qemu(a)
-    fd = open_raw(q.pty)  # held open: QEMU sees the terminal connected before the guest runs
+    try:
+        fd = open_raw(q.pty)  # held open: QEMU sees the terminal connected before the guest runs
+    except OSError as e:
+        q.p.kill()
+        q.p.wait()
+        raise SystemExit(f"run_link: cannot open {q.pty}: {e}")
     agent = None
     result = Path(a.workdir) / "agent.json"
     result.unlink(missing_ok=True)
