@@ -321,18 +321,26 @@ TEST(Link, ClosedWhileThePeerReadsNothing) {
   takt_link_close(b);
 }
 
-// The same on a pty whose far side is open and never read (a firmware that stopped reading its
-// UART): the master side's writes fill the terminal's buffer and wait
-TEST(Link, APtyClosedWhileItsFarSideReadsNothing) {
+// A pty link (the master side) and its far side opened raw, as a firmware's UART in QEMU is
+struct PtyPair {
   TestContext tc;
   Receiver ra;
   takt_link_t *master = nullptr;
-  auto ha = ra.handlers();
-  takt_link_config_t cfg = big_frames();
-  ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, &ha, &master), TAKT_OK);
-  takt_io_t slave = TAKT_IO_CLOSED;  // open, raw, never read
-  ASSERT_EQ(takt_io_serial_open(takt_link_name(master), 0, &slave), TAKT_OK);
-  close_while_the_peer_takes_nothing(master, ra, [&] { takt_io_close(&slave); });
+  takt_io_t slave = TAKT_IO_CLOSED;
+  void open() {
+    auto ha = ra.handlers();
+    takt_link_config_t cfg = big_frames();
+    ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, &ha, &master), TAKT_OK);
+    ASSERT_EQ(takt_io_serial_open(takt_link_name(master), 0, &slave), TAKT_OK);
+  }
+};
+
+// The same on a pty whose far side is open and never read (a firmware that stopped reading its
+// UART): the master side's writes fill the terminal's buffer and wait
+TEST(Link, APtyClosedWhileItsFarSideReadsNothing) {
+  PtyPair p;
+  ASSERT_NO_FATAL_FAILURE(p.open());
+  close_while_the_peer_takes_nothing(p.master, p.ra, [&] { takt_io_close(&p.slave); });
 }
 
 // A pty whose far side was opened and closed again (QEMU that exited): once its buffer is full
@@ -340,21 +348,15 @@ TEST(Link, APtyClosedWhileItsFarSideReadsNothing) {
 // went round without ever sleeping and the frame never left. Each frame is now given up (lost, as
 // on a line nobody listens to) and the next goes.
 TEST(Link, APtyWhoseFarSideClosedLosesFramesWithoutSpinning) {
-  TestContext tc;
-  Receiver ra;
-  takt_link_t *master = nullptr;
-  auto ha = ra.handlers();
-  takt_link_config_t cfg = big_frames();
-  ASSERT_EQ(takt_link_open_in(tc.ctx, "pty", &cfg, &ha, &master), TAKT_OK);
-  takt_io_t slave = TAKT_IO_CLOSED;
-  ASSERT_EQ(takt_io_serial_open(takt_link_name(master), 0, &slave), TAKT_OK);
-  takt_io_close(&slave);
+  PtyPair p;
+  ASSERT_NO_FATAL_FAILURE(p.open());
+  takt_io_close(&p.slave);
   for (int i = 0; i < 40; i++) {  // 80 KB: well past what the terminal holds
     auto f = frame_of(static_cast<uint16_t>(i), payload_of(i, 2000));
-    ASSERT_EQ(takt_link_send(master, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
-    ASSERT_TRUE(ra.wait_sent(i + 1, 5)) << "frame " << i << " never left";
+    ASSERT_EQ(takt_link_send(p.master, f.data(), static_cast<uint32_t>(f.size())), TAKT_OK);
+    ASSERT_TRUE(p.ra.wait_sent(i + 1, 5)) << "frame " << i << " never left";
   }
-  takt_link_close(master);
+  takt_link_close(p.master);
 }
 
 TEST(Link, BadSpecificationsAreRefused) {
