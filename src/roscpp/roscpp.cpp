@@ -2764,6 +2764,9 @@ class TimerImpl {
   // (a one-shot made again into the same member) frees the TimerImpl, not the function it runs
   std::shared_ptr<const TimerFn> fn;
   int64_t period = 0;
+  int64_t first = 0;  // its first call this long after it is started: the period, but 0 for a
+                      // one-shot of no period (roscpp's fires at once; a periodic one of none
+                      // goes every millisecond, not round without end)
   unsigned seq = 0;  // the process's timers in the order created, from 1: names it in warnings
   takt_callback_attr_t attr{};
   bool oneshot = false;
@@ -3049,7 +3052,7 @@ takt_timer_t *timer_arm_locked(TimerImpl &t) {
     return nullptr;
   }
   takt_timer_t *old = timer_take_locked(t);
-  timer_create_locked(t, t.period);
+  timer_create_locked(t, t.first);
   return old;
 }
 
@@ -3102,6 +3105,7 @@ std::shared_ptr<TimerImpl> timer(const std::shared_ptr<NodeImpl> &n, Duration pe
   t->fn = std::make_shared<const TimerFn>(std::move(fn));
   t->oneshot = oneshot;
   t->period = period.toNSec() > 0 ? period.toNSec() : 1000000;
+  t->first = period.toNSec() <= 0 && oneshot ? 0 : t->period;
   {
     std::lock_guard<std::mutex> lk(G.mu);
     t->seq = ++G.timers_made;
@@ -3164,6 +3168,7 @@ void timer_set_period(TimerImpl &t, Duration period, bool reset) {
         first = t.next_wall > now ? t.next_wall - now : 0;
     }
     t.period = p;
+    t.first = period.toNSec() <= 0 && t.oneshot ? 0 : p;
     if (!t.started || t.down) return;  // start() begins the new period
     if (own && !t.sim) {  // the running job's timer goes when the callback returns
       t.remake_first = first;

@@ -1117,6 +1117,20 @@ TEST(RoscppTimer, StartIsWhereThePeriodBegins) {
   EXPECT_EQ(fired_ns.load(), first);
 }
 
+// A one-shot of no period is due at once, as roscpp's (its expected time is when it was made);
+// it was due a millisecond later, the period a periodic one of none gets
+TEST(RoscppTimer, AOneShotOfNoPeriodIsDueAtOnce) {
+  ros::NodeHandle nh;
+  std::atomic<int64_t> expected{0};
+  ros::Time before = ros::Time::now();
+  ros::Timer t = nh.createTimer(
+      ros::Duration(0), [&](const ros::TimerEvent &ev) { expected = ev.current_expected.toNSec(); }, true);
+  ros::Time after = ros::Time::now();
+  ASSERT_TRUE(eventually([&] { return expected.load() != 0; }, 10.0));
+  EXPECT_GE(expected.load(), static_cast<int64_t>(before.toNSec()));
+  EXPECT_LE(expected.load(), static_cast<int64_t>(after.toNSec()));
+}
+
 // A one-shot that has fired lets its takt timer go (it was released every period for ever and
 // kept its pool entry): more one-shots than the context has timers, each handle kept, all fire;
 // and one stopped and started again fires again. So does a timer stopped in its own callback.
