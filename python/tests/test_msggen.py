@@ -209,6 +209,23 @@ def test_names_the_c_library_and_gnu_modes_define_as_macros_get_an_underscore(tm
     assert cc.returncode == 0, cc.stderr
 
 
+def test_a_member_named_like_its_message_compiles_in_cpp(tmp_path):
+    # `uint8 Mode=1` in Mode.msg, or a field Level in Level.msg (gencpp takes both): the C++
+    # struct of that name could not have such a member ("has the same name as the class")
+    make_pkg(tmp_path, {"Mode.msg": "uint8 Mode=1\nuint8 value\n", "Level.msg": "int32 Level\n"})
+    out = tmp_path / "out"
+    r = msggen("--out", out, "--search", f"demo_msgs={tmp_path}/demo_msgs/msg", "demo_msgs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    src = tmp_path / "main.cpp"
+    src.write_text('#include "demo_msgs/Mode.h"\n#include "demo_msgs/Level.h"\n'
+                   "int main() { demo_msgs::Mode m; m.value = demo_msgs::Mode::Mode; demo_msgs::Level l;\n"
+                   "  l.Level = 3; return m.value + l.Level == 4 ? 0 : 1; }\n")
+    cc = subprocess.run(["g++", "-std=gnu++17", "-fsyntax-only", "-Wall", "-Werror", "-I", str(out / "include"),
+                         "-I", str(REPO / "include"), "-I", str(BUILD / "include"), str(src)],
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+
+
 def test_ros2_string_constants_are_unquoted_as_rosidl_does(tmp_path):
     """ROS 2's parser (rosidl_adapter) ends every line at `#` and takes the quotes off a string
     constant ('...' or "...", an escaped quote inside is the quote); the values here are

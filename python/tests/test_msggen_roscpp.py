@@ -148,3 +148,33 @@ int main() {
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [str(4 + 100 + 4 + 1 + 4 + 2 + 4 + 1), "1", "1"]
+
+
+def test_a_member_named_like_its_message_compiles(tmp_path):
+    """`uint8 Mode=1` in Mode.msg, a field Level in Level.msg (gencpp takes both): the struct of
+    that name could not have such a member, and its Ptr typedef named the field."""
+    pkg = tmp_path / "src" / "clash_msgs" / "msg"
+    pkg.mkdir(parents=True)
+    (pkg / "Mode.msg").write_text("uint8 Mode=1\nuint8 value\n")
+    (pkg / "Level.msg").write_text("int32 Level\n")
+    r = subprocess.run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search-root", str(tmp_path / "src"),
+                        "--search-root", "/usr/share", "--out", str(tmp_path / "gen"), "clash_msgs"],
+                       capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    prog = tmp_path / "clash.cpp"
+    prog.write_text("""#include <clash_msgs/Mode.h>
+#include <clash_msgs/Level.h>
+int main() {
+  clash_msgs::Mode m;
+  m.value = clash_msgs::Mode::Mode;
+  clash_msgs::ModePtr p(new clash_msgs::Mode(m));
+  clash_msgs::Level::Ptr l(new clash_msgs::Level);
+  l->Level = 3;
+  std::vector<uint8_t> buf;
+  ros::takt_wire::serialize(*l, buf);
+  return p->value + l->Level == 4 && buf.size() == 4 ? 0 : 1;
+}
+""")
+    c = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-I", str(REPO / "include"),
+                        "-I", str(tmp_path / "gen" / "include"), str(prog)], capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr

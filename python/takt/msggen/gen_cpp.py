@@ -20,10 +20,18 @@ def _cpp_elem(gen: CGen, spec: MsgSpec, f: Field) -> str:
     return "::" + "::".join(f.base.split("/"))
 
 
+def class_name(spec: MsgSpec, names) -> str:
+    """The C++ struct's name: the message's, unless a member of it (names) has that name, which C++
+    refuses in a class of that name (`uint8 Mode=1` in Mode.msg, as gencpp takes it); then
+    <Type>_takt_, and the message's name a typedef of it (gencpp's is one too)."""
+    return spec.short_name + "_takt_" if spec.short_name in names else spec.short_name
+
+
 def cpp_block(gen: CGen, spec: MsgSpec) -> str:
     n = cname(spec)
+    cls = class_name(spec, [const_name(c) for c in spec.constants] + [fname(f) for f in spec.fields])
     lines = ['#include "takt/msg.hpp"', "", f"namespace {spec.package.replace('/', '::')} {{",
-             f"struct {spec.short_name} {{"]
+             f"struct {cls} {{"]
     for c in spec.constants:
         ctype = "const char *" if c.type == "string" else ("bool" if c.type == "bool" else PRIMITIVES[c.type][0])
         lines.append(f"  static constexpr {ctype} {const_name(c)} = {n}__{const_name(c)};")
@@ -44,6 +52,8 @@ def cpp_block(gen: CGen, spec: MsgSpec) -> str:
               f"  static const char *__takt_md5sum() {{ return {n}__MD5; }}",
               f"  static const char *__takt_definition() {{ return {n}__DEFINITION; }}",
               f"  static const takt_type_support_t *__takt_type_support() {{ return &{n}__type; }}",
-              "};", f"static_assert(sizeof({spec.short_name}) == sizeof({n}), \"layout of {spec.full_name}\");",
-              f"}}  // namespace {spec.package.replace('/', '::')}"]
+              "};", f"static_assert(sizeof({cls}) == sizeof({n}), \"layout of {spec.full_name}\");"]
+    if cls != spec.short_name:
+        lines.append(f"typedef {cls} {spec.short_name};")
+    lines.append(f"}}  // namespace {spec.package.replace('/', '::')}")
     return "\n".join(lines)

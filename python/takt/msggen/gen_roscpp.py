@@ -109,13 +109,16 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
              "#include <vector>", "", "#include <ros/takt_wire.h>"]
     for d in sorted(set(spec.deps())):
         lines.append(f"#include <{d}.h>")
-    lines += ["", f"namespace {ns} {{", "", f"struct {name} {{"]
+    # a member named like the message: the struct is <Type>_takt_, the message's name a typedef of
+    # it (C++ refuses such a member in a class of that name; gencpp's Type is a typedef too)
+    cls = name + "_takt_" if name in [c.name for c in spec.constants] + [f.name for f in spec.fields] else name
+    lines += ["", f"namespace {ns} {{", "", f"struct {cls} {{"]
     lines += [_constant(c) for c in spec.constants]
     for f in spec.fields:
         lines.append(f"  {_ftype(f)} {f.name}{{}};")
     lines += ["",
-              f"  typedef ::ros::MessagePtr<{name}> Ptr;",
-              f"  typedef ::ros::MessagePtr<const {name}> ConstPtr;",
+              f"  typedef ::ros::MessagePtr<{cls}> Ptr;",
+              f"  typedef ::ros::MessagePtr<const {cls}> ConstPtr;",
               f"  static const char *__takt_datatype() {{ return \"{spec.full_name}\"; }}",
               f"  static const char *__takt_md5sum() {{ return \"{md5}\"; }}",
               f"  static const char *__takt_definition() {{ return {_c_string(ros1.full_text(reg, spec))}; }}",
@@ -136,6 +139,7 @@ def msg_header(reg: Registry, spec: MsgSpec, cache: Dict[str, str], source: str,
               "  void __takt_print(std::ostream &__takt_os, const std::string &__takt_indent) const {"]
     lines += [f'    ::ros::takt_wire::print(__takt_os, __takt_indent, "{f.name}", {f.name});' for f in spec.fields]
     lines += ["    (void)__takt_os;", "    (void)__takt_indent;", "  }", "};", "",
+              *([f"typedef {cls} {name};"] if cls != name else []),
               f"typedef ::ros::MessagePtr<{name}> {name}Ptr;",
               f"typedef ::ros::MessagePtr<const {name}> {name}ConstPtr;",
               f"/** roscpp's template the type is an instance of ({name} is {name}_<std::allocator<void>>): one",
