@@ -11,8 +11,13 @@
 #include <ostream>
 #include <cstring>
 #include <mutex>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 extern "C" {
 #include "core/lock.h"
@@ -214,13 +219,23 @@ TEST(Daemon, MicroRosModeASenderWhoseWaitEndsAsItsFrameLeavesWaitsForItsWakeUp) 
   takt_daemon_ticket_t t{};
   ASSERT_EQ(takt_daemon_send_queue(d, &h, payload, sizeof payload, &t), TAKT_OK);
   std::atomic<int> rc{1};
-  std::atomic<bool> waiting{false};
+  std::atomic<pid_t> tid{0};
   std::thread sender([&] {
-    waiting.store(true);
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
     rc.store(takt_daemon_send_wait_until(d, &t, takt_time_now() + 200 * TAKT_NS_PER_MS));
   });
-  while (!waiting.load()) std::this_thread::yield();
-  takt_sleep_until(takt_time_now() + 10 * TAKT_NS_PER_MS);  // (the sender asleep in its wait)
+  while (tid.load() == 0) std::this_thread::yield();
+  // the sender asleep in its wait (its thread's state S), not still on its way to it
+  auto state = [&] {
+    std::ifstream f("/proc/self/task/" + std::to_string(tid.load()) + "/stat");
+    std::string line;
+    std::getline(f, line);
+    size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+  };
+  for (int64_t end = takt_time_now() + 5 * TAKT_NS_PER_S; state() != 'S' && takt_time_now() < end;)
+    std::this_thread::yield();
+  ASSERT_EQ(state(), 'S');
   takt__lock_t outer;
   ASSERT_EQ(takt__lock_init(&outer, TAKT__LEVEL_BRIDGE, "outer"), 0);
   takt__lock_take(&outer);
