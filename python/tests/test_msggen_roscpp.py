@@ -112,17 +112,24 @@ def test_list_names_headers_only(tmp_path):
     assert all(f.endswith(".h") for f in files) and not any((tmp_path / "include").glob("*"))
 
 
-def test_fields_named_like_the_generated_functions_own_names(tmp_path):
-    """Fields named n, o, i, os and indent are the fields in the generated functions: the length
-    counted `n` as its own local (4 bytes, not the string's 104) and serialize wrote past the buffer
-    it had sized with it; o, i, os and indent did not compile."""
+def clash_pkg(tmp_path: Path, files: dict) -> None:
+    """The package clash_msgs of files (name: definition) under tmp_path/src, generated with
+    --roscpp into tmp_path/gen."""
     pkg = tmp_path / "src" / "clash_msgs" / "msg"
     pkg.mkdir(parents=True)
-    (pkg / "Clash.msg").write_text("string n\nint32 o\nuint8 i\nstring os\nstring indent\n")
+    for name, text in files.items():
+        (pkg / name).write_text(text)
     r = subprocess.run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search-root", str(tmp_path / "src"),
                         "--search-root", "/usr/share", "--out", str(tmp_path / "gen"), "clash_msgs"],
                        capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
+
+
+def test_fields_named_like_the_generated_functions_own_names(tmp_path):
+    """Fields named n, o, i, os and indent are the fields in the generated functions: the length
+    counted `n` as its own local (4 bytes, not the string's 104) and serialize wrote past the buffer
+    it had sized with it; o, i, os and indent did not compile."""
+    clash_pkg(tmp_path, {"Clash.msg": "string n\nint32 o\nuint8 i\nstring os\nstring indent\n"})
     prog = tmp_path / "clash.cpp"
     prog.write_text("""#include <clash_msgs/Clash.h>
 #include <cstdio>
@@ -153,14 +160,7 @@ int main() {
 def test_a_member_named_like_its_message_compiles(tmp_path):
     """`uint8 Mode=1` in Mode.msg, a field Level in Level.msg (gencpp takes both): the struct of
     that name could not have such a member, and its Ptr typedef named the field."""
-    pkg = tmp_path / "src" / "clash_msgs" / "msg"
-    pkg.mkdir(parents=True)
-    (pkg / "Mode.msg").write_text("uint8 Mode=1\nuint8 value\n")
-    (pkg / "Level.msg").write_text("int32 Level\n")
-    r = subprocess.run([sys.executable, "-m", "takt.msggen", "--roscpp", "--search-root", str(tmp_path / "src"),
-                        "--search-root", "/usr/share", "--out", str(tmp_path / "gen"), "clash_msgs"],
-                       capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
-    assert r.returncode == 0, r.stderr
+    clash_pkg(tmp_path, {"Mode.msg": "uint8 Mode=1\nuint8 value\n", "Level.msg": "int32 Level\n"})
     prog = tmp_path / "clash.cpp"
     prog.write_text("""#include <clash_msgs/Mode.h>
 #include <clash_msgs/Level.h>
