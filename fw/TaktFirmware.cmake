@@ -86,6 +86,13 @@ foreach(board ${TAKT_FW_BOARDS})
              COMMAND ${link_run} --group link_reliable --count ${count} --agent $<TARGET_FILE:takt-run>
                      --workdir ${fw_bin}/run-link_reliable --timeout ${limit}
                      --host-link-prefix emu:baud=${ack_pace}/)
+    # a firmware that restarts while the agent listens, its starts alike (-icount): the second
+    # start's stream taken as a new one (the port's count of starts in its incarnation)
+    add_test(NAME fw_link_restart_${board}
+             COMMAND ${link_run} --group link_restart --count 35 --icount
+                     --agent $<TARGET_FILE:takt-run> --workdir ${fw_bin}/run-link_restart
+                     --timeout 60)
+    set_tests_properties(fw_link_restart_${board} PROPERTIES TIMEOUT 90 LABELS firmware)
     # the micro-ROS-like mode on the MCU: every send waits for its acknowledgement (in WFI, woken
     # by the link interrupt)
     add_test(NAME fw_link_reliable_microros_${board}

@@ -8,8 +8,8 @@ input. ctest runs it (fw/TaktFirmware.cmake); by hand:
 
 QEMU starts paused (-S) and runs once the terminal is open here (QEMU discards what the guest
 writes to a pseudo-terminal nobody has open, and notices an opened one within a second).
-Pass: QEMU's exit status 0 with a PASSED line and, for link_reliable, the agent's result showing
-every message received exactly once, in order, intact.
+Pass: QEMU's exit status 0 with a PASSED line and, for link_reliable and link_restart, the
+agent's result showing every message received exactly once, in order, intact.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import zlib
 from pathlib import Path
 
 AGENT_YAML = """\
-# The host side of the firmware's link_reliable test (fw/tests/test_link.c).
+# The host side of the firmware's link_reliable and link_restart tests (fw/tests/test_link.c).
 name: fw_link_agent
 executor: tide
 duration_s: 600
@@ -78,6 +78,8 @@ class Qemu:
                "-serial", "stdio", "-serial", "pty",
                "-semihosting-config", "enable=on,target=native",
                "-kernel", a.elf, "-append", append]
+        if getattr(a, "icount", False):  # guest time counted in instructions: a restart's start looks like the first
+            cmd[1:1] = ["-icount", "shift=5,sleep=off"]
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.out: list[str] = []
         self.pty = None
@@ -329,8 +331,10 @@ def main() -> int:
     ap.add_argument("--board", required=True)
     ap.add_argument("--elf", required=True)
     ap.add_argument("--group", required=True,
-                    choices=["link_reliable", "link_bad_input", "link_cut", "link_suspend"])
-    ap.add_argument("--agent", help="takt-run (link_reliable)")
+                    choices=["link_reliable", "link_restart", "link_bad_input", "link_cut", "link_suspend"])
+    ap.add_argument("--agent", help="takt-run (link_reliable, link_restart)")
+    ap.add_argument("--icount", action="store_true",
+                    help="QEMU with -icount shift=5,sleep=off (link_restart: starts alike)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--count", type=int, default=0)
     ap.add_argument("--microros", action="store_true", help="link_reliable: the daemon's micro-ROS-like mode")
@@ -353,7 +357,7 @@ def main() -> int:
     result.unlink(missing_ok=True)
     ok = True
     try:
-        if a.group == "link_reliable":
+        if a.group in ("link_reliable", "link_restart"):
             yaml = Path(a.workdir) / "link_agent.yaml"
             yaml.write_text(AGENT_YAML)
             agent = subprocess.Popen([a.agent, str(yaml), "--json", str(result), "--quiet",
@@ -383,7 +387,7 @@ def main() -> int:
     if rc != 0 or not re.search(r"PASSED: [0-9]+ checks, 0 failed", out) or not ok:
         print("run_link: FAILED (firmware)")
         return 1
-    if a.group == "link_reliable":
+    if a.group in ("link_reliable", "link_restart"):
         if agent is None or agent.returncode != 0 or not result.exists():
             print(f"run_link: FAILED: the agent ended with {agent.returncode if agent else None}, no result")
             return 1

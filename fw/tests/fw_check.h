@@ -42,6 +42,7 @@ void test_fail_masked(void);
 void test_hard(void);
 void test_serial_measure(void);
 void test_link_reliable(void);
+void test_link_restart(void);
 void test_link_bad_input(void);
 void test_link_cut(void);
 void test_link_suspend(void);

@@ -18,8 +18,9 @@ static const group_t groups[] = {
     {"frame", test_frame},
     {"swi", test_swi},
     {"hard", test_hard},
-    /* these two need the host on UART1 (fw/run_link.py): only when named */
+    /* these need the host on UART1 (fw/run_link.py): only when named */
     {"link_reliable", test_link_reliable},
+    {"link_restart", test_link_restart},
     {"link_bad_input", test_link_bad_input},
     {"link_cut", test_link_cut},
     {"link_suspend", test_link_suspend},
@@ -59,7 +60,8 @@ int main(void) {
     bool ends = groups[i].run == test_fault || groups[i].run == test_mutex_twice ||
                 groups[i].run == test_fail_irq_uart_level || groups[i].run == test_fail_irq_top ||
                 groups[i].run == test_fail_masked ||
-                groups[i].run == test_link_reliable || groups[i].run == test_link_bad_input ||
+                groups[i].run == test_link_reliable || groups[i].run == test_link_restart ||
+                groups[i].run == test_link_bad_input ||
                 groups[i].run == test_link_cut || groups[i].run == test_link_suspend ||
                 groups[i].run == test_serial_measure;
     if ((cmdline[0] == '\0' && ends) || (cmdline[0] != '\0' && !named(cmdline, groups[i].name)))

@@ -6,6 +6,12 @@
  *   10 % and drops 5 % of them; the agent checks every message arrives exactly once, in order,
  *   intact (its `check: sequence` subscription). Here: every message acknowledged, faults
  *   injected in the proportions asked, frames sent again.
+ * link_restart — a firmware that restarts (a reset) while the agent listens, its starts alike
+ *   (QEMU with -icount: the same time since reset, the same addresses): the first start sends
+ *   messages 0-4 and, once they are acknowledged, restarts; the second sends 5-34 at once,
+ *   numbered from 0 again and more than the first start sent, ahead of its first HEARTBEAT. The
+ *   agent must take them as a new stream (the port's count of starts makes the incarnation
+ *   differ), not as the first one's continuation: all 35 exactly once, in order.
  * link_bad_input — garbage, a torn frame, a corrupted frame, a frame for an unknown entity, a
  *   control frame of the wrong length, a frame longer than any buffer, and more frames than the
  *   receive pool holds, from the host's feeder: each counted where it belongs, nothing crashes,
@@ -80,6 +86,15 @@ static bool flag_arg(const char *name) {
   return false;
 }
 
+/* Message n of a sequence as the agent's `check: sequence` reads it: n, then a pattern of it. */
+static void sequence_message(uint8_t payload[16], uint32_t n) {
+  payload[0] = (uint8_t)n;
+  payload[1] = (uint8_t)(n >> 8);
+  payload[2] = (uint8_t)(n >> 16);
+  payload[3] = (uint8_t)(n >> 24);
+  for (uint32_t i = 4; i < 16u; i++) payload[i] = (uint8_t)(n * 7u + i);
+}
+
 void test_link_reliable(void) {
   uint32_t count = count_arg(100000u);
   bool microros = flag_arg("microros"); /* the baseline: each send waits for its acknowledgement */
@@ -115,11 +130,7 @@ void test_link_reliable(void) {
   uint32_t sent = 0;
   takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
   while (sent < count && takt_time_now() < limit) {
-    payload[0] = (uint8_t)sent;
-    payload[1] = (uint8_t)(sent >> 8);
-    payload[2] = (uint8_t)(sent >> 16);
-    payload[3] = (uint8_t)(sent >> 24);
-    for (uint32_t i = 4; i < sizeof payload; i++) payload[i] = (uint8_t)(sent * 7u + i);
+    sequence_message(payload, sent);
     fh.t_info = takt_time_now();
     takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
     if (rc == TAKT_OK) {
@@ -168,6 +179,60 @@ void test_link_reliable(void) {
   CHECK_EQ(us.rx_overruns, 0);
   CHECK_EQ(us.rx_dropped, 0);
   takt_daemon_detach(g_daemon); /* nothing more sent on the link */
+  takt_link_close(link);
+  takt_daemon_destroy(g_daemon);
+  takt_context_destroy(ctx);
+}
+
+#define RESTART_FIRST 5u  /* messages of the first start */
+#define RESTART_SECOND 30u /* of the second, at once (the window and the pool hold them) */
+
+void test_link_restart(void) {
+  uint32_t start = takt_port_start_id(); /* 1 at QEMU's start, 2 after the restart */
+  takt_context_t *ctx = make_context();
+  takt_daemon_config_t dc = TAKT_DAEMON_CONFIG_DEFAULT;
+  dc.max_payload = 16;
+  dc.tx_nodes = 40;
+  dc.rx_frames = 2;
+  dc.window = 32; /* the agent's (fw/run_link.py) */
+  dc.polled = true;
+  start_daemon(ctx, &dc);
+  takt_link_handlers_t h = {link_rx, link_sent, NULL};
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(16u);
+  takt_link_t *link = NULL;
+  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
+  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  CHECK(start == 1u || start == 2u);
+  uint32_t from = start == 1u ? 0u : RESTART_FIRST;
+  uint32_t n = start == 1u ? RESTART_FIRST : RESTART_SECOND;
+  int64_t limit = takt_time_now() + 20 * TAKT_NS_PER_S;
+  takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
+  uint8_t payload[16];
+  uint32_t sent = 0;
+  while (sent < n && takt_time_now() < limit) {
+    sequence_message(payload, from + sent);
+    fh.t_info = takt_time_now();
+    takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
+    if (rc == TAKT_OK) {
+      sent++;
+    } else if (rc == TAKT_EBUSY || rc == TAKT_EFULL) {
+      wait_progress(limit);
+    } else {
+      CHECK_EQ(rc, TAKT_OK);
+      break;
+    }
+  }
+  while (takt_daemon_unacknowledged(g_daemon) > 0u && takt_time_now() < limit) wait_progress(limit);
+  CHECK_EQ(sent, n);
+  CHECK_EQ(takt_daemon_unacknowledged(g_daemon), 0);
+  takt_daemon_stats_t ds;
+  takt_daemon_get_stats(g_daemon, &ds);
+  fw_printf("link_restart: start %lu: messages %lu-%lu acknowledged; frames %lu, sent again %lu\n",
+            (unsigned long)start, (unsigned long)from, (unsigned long)(from + sent - 1u),
+            (unsigned long)ds.tx_frames, (unsigned long)ds.retransmissions);
+  if (start == 1u && fw_failures == 0u) takt_cortexm_restart(); /* (a failure ends the run here) */
+  takt_daemon_detach(g_daemon);
   takt_link_close(link);
   takt_daemon_destroy(g_daemon);
   takt_context_destroy(ctx);
@@ -225,7 +290,7 @@ void test_link_bad_input(void) {
   lc.max_frame = TAKT_FRAME_WIRE_MAX(64u);
   lc.rx_chunk = 1024;
   takt_link_t *link = NULL;
-  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200", &lc, &h, &link), TAKT_OK);
+  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
   CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
   CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &g_exec), TAKT_OK);
   CHECK_EQ(takt_executor_add_node(g_exec, node), TAKT_OK);

@@ -125,6 +125,9 @@ _Noreturn void takt_cortexm_fail(const char *who, const char *what, takt_err_t r
     takt_err_t rc_ = (call);                                                                       \
     if (rc_ < 0) takt_cortexm_fail(who, what, rc_);                                                \
   } while (0)
+/** Restart the firmware as a reset does (SYSRESETREQ), after the console's queued output has
+ * gone. The starts are counted over it (takt_port_start_id). */
+_Noreturn void takt_cortexm_restart(void);
 /** The command line (QEMU -append); "" if none. Returns its length. */
 uint32_t takt_cortexm_cmdline(char *buf, uint32_t cap);
 

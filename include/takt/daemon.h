@@ -158,9 +158,11 @@ typedef struct takt_daemon_config {
   /** This daemon's incarnation, which tells the far side that it restarted (its numbering began
    * again): in its HEARTBEATs, and a six-bit tag of it in its reliable DATA frames
    * (takt_frame_inc_tag). 0 (the default):
-   * made at the start from the time, where the daemon lies and a count. A microcontroller whose
-   * starts look alike (the same time since reset, the same address) may give one of its own that
-   * differs from start to start: a reset count kept in backup RAM, a unique id mixed with one. */
+   * made at the start from the time, where the daemon lies, a count, and the port's number of
+   * the start (takt_port_start_id: the process id; on the Cortex-M port a count of starts kept
+   * over resets, which tells apart a microcontroller's starts that otherwise look alike). A
+   * firmware on a port that keeps no such count may give its own that differs from start to
+   * start (a reset count kept in backup RAM). */
   uint32_t incarnation;
 } takt_daemon_config_t;
 

@@ -130,6 +130,11 @@ int64_t takt_port_thread_id(void);
 void takt_port_thread_name(char *buf, size_t len);
 /** The process's id (ROS 1's getPid; 1 where there are no processes). */
 int32_t takt_port_pid(void);
+/** A number that differs from one start of the program to the next where the platform can tell
+ * them apart (a link's daemon mixes it into its incarnation): POSIX, the process id; Cortex-M, a
+ * count of the firmware's starts kept over resets in RAM that no start-up clears (1 at the first
+ * start in QEMU; after a board's power-on it counts on from what that RAM held). */
+uint32_t takt_port_start_id(void);
 /** The system's boot-time clock now (Linux: CLOCK_BOOTTIME, ns), to align takt's monotonic times
  * with other tools' traces; -1 where the platform has none. */
 int64_t takt_port_boottime_ns(void);

@@ -982,11 +982,15 @@ takt_err_t takt_daemon_create_in(takt_context_t *ctx, const takt_daemon_config_t
   d->cfg = *cfg;
   {
     /* differs between incarnations: the time (ns since boot on Linux: differs between process
-     * starts), where this one lies, and how many were made in this program */
+     * starts), where this one lies, how many were made in this program; plus the port's number
+     * of this start (the process id; a microcontroller's count of starts, whose boots otherwise
+     * look alike: the same time since reset, the same address), added: consecutive starts then
+     * differ in their tags too (takt_frame_inc_tag: 1 + incarnation mod 63) */
     static _Atomic uint32_t made;
     uint64_t t = (uint64_t)takt_time_now();
-    uint32_t inc = (uint32_t)t ^ (uint32_t)(t >> 32) ^ (uint32_t)(uintptr_t)d ^
-                   (atomic_fetch_add(&made, 1u) + 1u) * 0x9E3779B9u;
+    uint32_t inc = ((uint32_t)t ^ (uint32_t)(t >> 32) ^ (uint32_t)(uintptr_t)d ^
+                    (atomic_fetch_add(&made, 1u) + 1u) * 0x9E3779B9u) +
+                   takt_port_start_id();
     if (cfg->incarnation != 0) inc = cfg->incarnation; /* (a reset count: each differs) */
     d->incarnation = inc != 0 ? inc : 1u;
   }

@@ -72,6 +72,7 @@
 #define NVIC_ICPR(n) REG32(0xE000E280u + 4u * (n))
 #define NVIC_IPR8(irq) (*(volatile uint8_t *)(uintptr_t)(0xE000E400u + (irq)))
 #define SCB_VTOR REG32(0xE000ED08u)
+#define SCB_AIRCR REG32(0xE000ED0Cu)
 #define SCB_CPACR REG32(0xE000ED88u)
 
 static inline void mps2_irq_enable(uint32_t irq, uint8_t prio) {

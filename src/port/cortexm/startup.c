@@ -15,6 +15,7 @@
 
 extern uint32_t __stack_top;
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end;
+extern uint32_t __kept_ram[]; /* the data RAM's last 32 bytes, in no section (mps2.ld) */
 extern int main(void);
 extern void __libc_init_array(void);
 
@@ -45,6 +46,17 @@ _Noreturn void takt_cortexm_exit(int status) {
     console_drain_polled(); /* (a flush's WFI would wait for an interrupt that cannot come) */
   uint32_t block[2] = {ADP_STOPPED_APPLICATION_EXIT, (uint32_t)status};
   for (;;) (void)semihost(SYS_EXIT_EXTENDED, block);
+}
+
+_Noreturn void takt_cortexm_restart(void) {
+  if (console_irq_can_run())
+    (void)takt_uart_flush(takt_cortexm_console(), takt_time_now() + TAKT_NS_PER_S);
+  else
+    console_drain_polled();
+  __asm__ volatile("dsb" ::: "memory");
+  SCB_AIRCR = 0x05FA0004u; /* VECTKEY, SYSRESETREQ */
+  __asm__ volatile("dsb" ::: "memory");
+  for (;;) __asm__ volatile("nop");
 }
 
 uint32_t takt_cortexm_cmdline(char *buf, uint32_t cap) {
@@ -320,11 +332,21 @@ static void on_unexpected(void) {
 
 /* ---- reset ---- */
 
+/* The starts of this firmware: one more at every start, in RAM that no reset clears (a board's
+ * SRAM keeps its contents over a reset by watchdog or software; QEMU's system reset too). After
+ * a power-on it counts on from whatever that RAM held. */
+static uint32_t starts;
+
+uint32_t takt_port_start_id(void) { return starts; }
+
 void takt__cortexm_reset(void) {
   SCB_CPACR |= 0xFu << 20; /* CP10 and CP11: the FPU, before any floating-point instruction */
   __asm__ volatile("dsb\n isb" ::: "memory");
+  uint32_t started = ((volatile uint32_t *)__kept_ram)[0] + 1u;
+  ((volatile uint32_t *)__kept_ram)[0] = started;
   for (uint32_t *s = &__data_load, *d = &__data_start; d < &__data_end;) *d++ = *s++;
   for (uint32_t *d = &__bss_start; d < &__bss_end;) *d++ = 0u;
+  starts = started;
   SCB_VTOR = (uint32_t)(uintptr_t)takt__cortexm_vectors;
   /* the clock, the sleep timer and the console before the static constructors: one that reads
    * the time or prints (a C++ firmware's global object) found neither running, and the console's

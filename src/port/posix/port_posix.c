@@ -548,3 +548,4 @@ uint32_t takt_swi_ceiling_enter(uint32_t level) { return level; }
 void takt_swi_ceiling_exit(uint32_t prev) { (void)prev; }
 void takt_swi_alarm(int64_t abs_ns) { (void)abs_ns; }
 int32_t takt_port_pid(void) { return (int32_t)getpid(); }
+uint32_t takt_port_start_id(void) { return (uint32_t)getpid(); }
