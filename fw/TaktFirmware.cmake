@@ -21,7 +21,7 @@ foreach(board ${TAKT_FW_BOARDS})
     INSTALL_COMMAND ""
     USES_TERMINAL_BUILD OFF)
   if(TAKT_BUILD_TESTS AND TAKT_QEMU_ARM)
-    foreach(group tide_batch clock uart uart_rx frame swi hard)
+    foreach(group tide_batch clock uart uart_rx frame swi hard urt_app)
       set(sleep off) # guest time independent of the host (fw/run_qemu.cmake)
       if(group STREQUAL "uart_rx" OR group STREQUAL "clock")
         # the host feeds it bytes in real time / it sleeps for long (QEMU 7.2 with sleep=off
@@ -139,6 +139,12 @@ foreach(board ${TAKT_FW_BOARDS})
                        --venv ${CMAKE_SOURCE_DIR}/.venv-ros2 --workdir ${fw_bin}/run-ros2 --domain 97)
       set_tests_properties(fw_ros2_node_${board} PROPERTIES TIMEOUT 150 LABELS "firmware;dds")
     endif()
+    # examples/mcu/pods_mcu.c names tide alone: the other executor kinds stay out of its image
+    add_test(NAME fw_links_named_kinds_${board}
+             COMMAND ${CMAKE_COMMAND} -DMAP=${fw_bin}/takt-fw-pods.map -DLIB=libtakt_exec.a -DWANT=tide.c.obj
+                     -DNOT_WANT=batch.c.obj,preempt.c.obj,waitset.c.obj,swi.c.obj
+                     -P ${CMAKE_SOURCE_DIR}/fw/check_map.cmake)
+    set_tests_properties(fw_links_named_kinds_${board} PROPERTIES TIMEOUT 30 LABELS firmware)
     # the per-entity table on the 32-bit target: one JSON line, 4-byte pointers
     add_test(NAME fw_entity_sizes_${board}
              COMMAND ${TAKT_QEMU_ARM} -M ${board} -display none -monitor none -serial stdio

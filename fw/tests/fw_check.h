@@ -40,6 +40,7 @@ void test_fail_irq_uart_level(void);
 void test_fail_irq_top(void);
 void test_fail_masked(void);
 void test_hard(void);
+void test_urt_app(void);
 void test_serial_measure(void);
 void test_link_reliable(void);
 void test_link_restart(void);

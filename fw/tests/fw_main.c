@@ -18,6 +18,7 @@ static const group_t groups[] = {
     {"frame", test_frame},
     {"swi", test_swi},
     {"hard", test_hard},
+    {"urt_app", test_urt_app},
     /* these need the host on UART1 (fw/run_link.py): only when named */
     {"link_reliable", test_link_reliable},
     {"link_restart", test_link_restart},

@@ -167,6 +167,39 @@ typedef struct takt_executor_stats {
  * max_executors. */
 takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
                                 const takt_executor_options_t *opts, takt_executor_t **out);
+/* (takt_executor_create with the kind's operations table when the caller links it; NULL: look
+ * it up) */
+struct takt__exec_ops;
+takt_err_t takt__executor_create_linked(takt_context_t *ctx, takt_executor_kind_t kind,
+                                       const struct takt__exec_ops *linked,
+                                       const takt_executor_options_t *opts, takt_executor_t **out);
+#if TAKT_PORT_CORTEXM
+/* On the Cortex-M port a firmware links the executor kinds it names and no other (each is several
+ * kilobytes; preempt and waitset, which need threads, could never run there): a call of
+ * takt_executor_create refers to its kind's operations table, which an optimising build reduces
+ * to the one kind named. A kind only ever given at run time (a variable no build can see through)
+ * links every kind (at -Og too: the two functions below are always inlined); one named nowhere is not linked, and (takt_executor_create)(...) or
+ * takt_executor_options_default of it find it missing: TAKT_ENOTSUP, the kind's name kept. */
+extern const struct takt__exec_ops takt__exec_tide, takt__exec_batch, takt__exec_preempt,
+    takt__exec_waitset, takt__exec_swi;
+__attribute__((always_inline)) static inline const struct takt__exec_ops *takt__exec_kind_ops(
+    takt_executor_kind_t kind) {
+  switch (kind) {
+  case TAKT_EXEC_TIDE: return &takt__exec_tide;
+  case TAKT_EXEC_BATCH: return &takt__exec_batch;
+  case TAKT_EXEC_PREEMPT: return &takt__exec_preempt;
+  case TAKT_EXEC_WAITSET: return &takt__exec_waitset;
+  case TAKT_EXEC_SWI: return &takt__exec_swi;
+  }
+  return NULL;
+}
+__attribute__((always_inline)) static inline takt_err_t takt__executor_create_named(
+    takt_context_t *ctx, takt_executor_kind_t kind, const takt_executor_options_t *opts,
+    takt_executor_t **out) {
+  return takt__executor_create_linked(ctx, kind, takt__exec_kind_ops(kind), opts, out);
+}
+#define takt_executor_create(ctx, kind, opts, out) takt__executor_create_named(ctx, kind, opts, out)
+#endif
 /** Detach every node and free the executor. TAKT_EBUSY while it spins. */
 takt_err_t takt_executor_destroy(takt_executor_t *exec);
 /** Attach a node: its callbacks (present and future) are scheduled by this executor.

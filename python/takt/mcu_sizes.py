@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +32,7 @@ from takt.native import build_dir, repo_root
 
 CC = "arm-none-eabi-gcc"
 SIZE = "arm-none-eabi-size"
+AR = "arm-none-eabi-ar"
 CPU = ["-mthumb", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 FEATURES = ["PUBSUB", "RPC", "SYNC", "TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE",
             "RPC_LATENCY", "RPC_JITTER", "PROFILING", "ERROR_STRINGS", "CHAINS", "TRACE"]
@@ -95,9 +97,12 @@ def _flags(on: Sequence[str]) -> List[str]:
     return [f"-DTAKT_WITH_{f}={1 if f in on else 0}" for f in FEATURES] + ["-DTAKT_PORT_CORTEXM=1"]
 
 
-def _compile(root: Path, out: Path, src: str, opt: str, on: Sequence[str]) -> Path:
-    obj = out / (src.replace("/", "_") + ".o")
-    cmd = [CC, *CPU, opt, "-std=c11", *_flags(on), f"-I{root / 'include'}",
+def _compile(root: Path, out: Path, src: str, opt: str, on: Sequence[str],
+             extra: Sequence[str] = ()) -> Path:
+    obj = out / (Path(src).name if Path(src).is_absolute() else src.replace("/", "_") + ".o")
+    if Path(src).is_absolute():
+        obj = obj.with_suffix(".o")
+    cmd = [CC, *CPU, opt, "-std=c11", *_flags(on), *extra, f"-I{root / 'include'}",
            f"-I{root / 'src'}", "-c", str(root / src), "-o", str(obj)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -121,6 +126,83 @@ def _sum(sizes: Dict[str, Footprint], objs: List[Path]) -> Footprint:
         f = sizes[str(o)]
         total = Footprint(total.flash + f.flash, total.ram + f.ram)
     return total
+
+
+# µRT's features as a firmware links them: fw/tests/test_urt_app.c (a firmware test group that
+# uses what µRT's Table 3 counts, and no timer, chain or trace) with the harness and a main, on the
+# complete configuration with QoS, every object compiled with -ffunction-sections and the image
+# linked with --gc-sections against the board's linker script, as fw/CMakeLists.txt links a
+# firmware. What the map keeps of the core's and the timing layer's objects is the floor any
+# configuration of these sources can reach for µRT's features (what no call reaches is gone).
+APP_FILES = ["fw/tests/test_urt_app.c", "fw/tests/fw_check.c"]
+EXEC_FILES = ["src/exec/executor.c", "src/exec/sizes.c", "src/exec/tide.c", "src/exec/batch.c",
+              "src/exec/preempt.c", "src/exec/waitset.c", "src/exec/swi.c"]
+PORT_FILES = ["src/port/cortexm/port_cortexm.c", "src/port/cortexm/uart.c",
+              "src/port/cortexm/startup.c", "src/port/cortexm/atomic64.c",
+              "src/port/cortexm/swi.c"]
+APP_MAIN = """#include "fw_check.h"
+int main(void) {
+  test_urt_app();
+  return fw_failures == 0u ? 0 : 1;
+}
+"""
+
+
+def _kept(map_text: str) -> Dict[str, Footprint]:
+    """Flash (text, rodata, data) and RAM (data, bss) of the input sections a link kept, per object,
+    from its map file (after garbage collection: the discarded ones are listed before the map)."""
+    body = map_text.split("Linker script and memory map", 1)[-1]
+    kept: Dict[str, Footprint] = {}
+    for m in re.finditer(r"^ (\.(?:text|rodata|data|bss)\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+\.o)\)?$",
+                         body, re.M):
+        # an archive's member: LIB.a(MEMBER.o)
+        sec, size, obj = m.group(1), int(m.group(2), 16), Path(m.group(3).split("(")[-1]).name
+        f = kept.setdefault(obj, Footprint())
+        if not sec.startswith(".bss"):
+            f.flash += size
+        if sec.startswith((".data", ".bss")):
+            f.ram += size
+    return kept
+
+
+def linked_app(root: Path, tmp: Path, opt: str, on: Sequence[str]) -> Dict[str, Footprint]:
+    """Link the µRT-like firmware (APP_FILES) at opt; flash and RAM it keeps of the core and
+    timing layer, the executors and the port."""
+    out = tmp / f"linked{opt}"
+    out.mkdir()
+    (out / "main.c").write_text(APP_MAIN)
+    sections = ["-ffunction-sections", "-fdata-sections"]
+    app = [f"-I{root / 'fw' / 'tests'}"]
+    parts = {"core + timing": CORE_FILES + TIMING_FILES, "executors": EXEC_FILES, "port": PORT_FILES}
+    objs: Dict[str, List[Path]] = {k: [_compile(root, out, f, opt, on, sections) for f in fs]
+                                   for k, fs in parts.items()}
+    app_objs = [_compile(root, out, f, opt, on, sections + app) for f in APP_FILES]
+    app_objs.append(_compile(root, out, str(out / "main.c"), opt, on, sections + app))
+    # as fw/CMakeLists.txt links: the port's objects whole (its handlers are reached from the
+    # vector table only), the core and the executors from static libraries (a member nothing
+    # refers to stays out: an executor kind the firmware does not name)
+    libs = []
+    for k in ("executors", "core + timing"):
+        lib = out / ("lib" + k.split()[0] + ".a")
+        subprocess.run([AR, "rcs", str(lib), *map(str, objs[k])], check=True, capture_output=True)
+        libs.append(str(lib))
+    elf, mp = out / "urt_app.elf", out / "urt_app.map"
+    cmd = [CC, *CPU, "--specs=nano.specs", "-nostartfiles", "-Wl,--gc-sections",
+           f"-L{root / 'src' / 'port' / 'cortexm'}", f"-T{root / 'src' / 'port' / 'cortexm' / 'mps2-an386.ld'}",
+           f"-Wl,-Map={mp}", *map(str, app_objs), *map(str, objs["port"]),
+           "-Wl,--start-group", *libs, "-Wl,--end-group", "-o", str(elf), "-lc", "-lm", "-lgcc"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"linking {APP_FILES[0]} ({opt}): {res.stderr.strip()[:600]}")
+    kept = _kept(mp.read_text())
+    result: Dict[str, Footprint] = {}
+    for k, os_ in objs.items():
+        t = Footprint()
+        for o in os_:
+            f = kept.get(o.name, Footprint())
+            t = Footprint(t.flash + f.flash, t.ram + f.ram)
+        result[k] = t
+    return result
 
 
 ALL_TIMING = ["TIMING", "TIMING_LATENCY", "TIMING_JITTER", "TIMING_RATE", "RPC_LATENCY", "RPC_JITTER"]
@@ -207,6 +289,11 @@ def measure(jobs: int = 2) -> dict:
                 "rows": {k: {q: vars(f) for q, f in v.items()} for k, v in rows.items()},
                 "extra": {k: vars(v) for k, v in extras.items()},
             }
+        qos = {x.name: x for x in configs}["complete_qos"].on
+        for opt in ("-Os", "-Og"):
+            got = linked_app(root, Path(tmp), opt, qos)
+            result["builds"]["release" if opt == "-Os" else "debug"]["linked"] = {
+                k: vars(v) for k, v in got.items()}
     result["urt_table3"] = {k: list(v) for k, v in URT_TABLE3.items()}
     entities, why = entity_sizes()
     result["entities"] = entities
@@ -262,6 +349,14 @@ def format_table(r: dict) -> str:
                  "QoS needs publish-subscribe and RPC, so only Complete has it; QoS is all five of "
                  "µRT's validation kinds; the table's rows are without takt's own flags "
                  + ", ".join("TAKT_WITH_" + f for f in TAKT_ONLY) + ")")
+    lines += ["", "µRT's features as a firmware links them (fw/tests/test_urt_app.c on the complete "
+              "configuration with QoS, -ffunction-sections and --gc-sections: what no call reaches is gone):",
+              f"{'':66}{'debug (-Og)':>16}{'release (-Os)':>16}"]
+    for name in dbg["linked"]:
+        d, s = dbg["linked"][name], rel["linked"][name]
+        lines.append(f"{name + ' (RAM: ' + format(s['ram'], ',') + ')':66}{d['flash']:>16,}{s['flash']:>16,}")
+    lines.append(f"{'  µRT: Complete with QoS (no GC: its whole objects)':66}"
+                 f"{r['urt_table3']['Complete'][0]:>16,}{r['urt_table3']['Complete'][2]:>16,}")
     ent = r.get("entities")
     lines.append("")
     if ent is None:

@@ -1,6 +1,7 @@
 """`takt sizes --mcu`: every configuration cross-compiles for the Cortex-M4 and the table holds
 together (each subsystem adds code, the complete configuration holds more than the core plus any
-one subsystem, QoS and debug builds are larger, each of takt's own flags adds code); and
+one subsystem, QoS and debug builds are larger, each of takt's own flags adds code, a µRT-like
+firmware links less than the whole objects and no executor kind it does not name); and
 takt_strerror without its sentences (TAKT_WITH_ERROR_STRINGS=0) gives the codes' names. Skipped
 where the toolchain is not installed."""
 from __future__ import annotations
@@ -49,12 +50,20 @@ def test_footprint_table_on_cortex_m4(takt):
         assert rows["Complete"]["qos_off"]["flash"] < latency_only < qos - 500
         # the core's RAM on the MCU: the 16-entry table of deferred work (one copy, no threads)
         assert rows["Core"]["qos_off"]["ram"] < 1024
+    # µRT's features as a firmware links them (sections garbage-collected): less than the whole
+    # objects, and of the executors only tide and the shared code (the kinds it does not name stay
+    # out: preempt and waitset alone are over 9 KB)
+    for build in (rel, dbg):
+        linked = build["linked"]
+        assert 1000 < linked["core + timing"]["flash"] < build["rows"]["Complete"]["qos_on"]["flash"]
+        assert 0 < linked["executors"]["flash"] < build["extra"]["tide executor (+ shared executor code)"]["flash"]
+        assert linked["port"]["flash"] > 0
     # where µRT's figure is met (deterministic: the same compiler gives the same bytes)
     assert rel["rows"]["Synchronization"]["qos_off"]["flash"] <= t["urt_table3"]["Synchronization"][3]
     # the text form of the same measurement (one compile run for both: it takes half a minute)
     text = mcu_sizes.format_table(t)
     for row in ("Core", "Synchronization", "Publish-subscribe", "RPC", "Complete", "tide executor",
-                "swi executor", "daemon + framing", "Cortex-M port"):
+                "swi executor", "daemon + framing", "Cortex-M port", "as a firmware links them"):
         assert row in text
     assert f"{rel['rows']['Complete']['qos_on']['flash']:,}" in text
     # the per-entity table from the firmware in QEMU, where the main build made it

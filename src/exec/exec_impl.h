@@ -198,7 +198,7 @@ static inline void takt__exec_run_timer_locked(takt_executor_t *e, takt__exec_re
 }
 
 /* ---- the kinds (kinds.h lists them) ---- */
-#define TAKT__EXEC_KIND(name) extern const takt__exec_ops_t takt__exec_##name;
+#define TAKT__EXEC_KIND(name, kind) extern const takt__exec_ops_t takt__exec_##name;
 #include "kinds.h"
 #undef TAKT__EXEC_KIND
 

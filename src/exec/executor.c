@@ -5,33 +5,65 @@
 
 #include "exec_impl.h"
 
-#define TAKT__EXEC_KIND(name) &takt__exec_##name,
+#if TAKT_PORT_CORTEXM
+/* A firmware links the kinds it names and no other: takt_executor_create (takt/exec.h) refers to
+ * its kind's table; this list refers to every table weakly, so a kind nothing else names stays
+ * out of the image (its entry NULL). */
+#define TAKT__EXEC_KIND(name, kind) \
+  extern const takt__exec_ops_t takt__exec_##name __attribute__((weak));
+#include "kinds.h"
+#undef TAKT__EXEC_KIND
+#endif
+
+#define TAKT__EXEC_KIND(name, kind) &takt__exec_##name,
 static const takt__exec_ops_t *const kinds[] = {
+#include "kinds.h"
+};
+#undef TAKT__EXEC_KIND
+#define TAKT__EXEC_KIND(name, kind) {#name, kind},
+static const struct {
+  const char *name;
+  takt_executor_kind_t kind;
+} kind_names[] = {
 #include "kinds.h"
 };
 #undef TAKT__EXEC_KIND
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
+/* NULL: no such kind, or (Cortex-M) not linked */
 static const takt__exec_ops_t *ops_of(takt_executor_kind_t kind) {
   for (size_t i = 0; i < N_KINDS; i++)
-    if (kinds[i]->kind == kind) return kinds[i];
+    if (kinds[i] != NULL && kinds[i]->kind == kind) return kinds[i];
   return NULL;
 }
 
 const char *takt_executor_kind_name(takt_executor_kind_t kind) {
-  const takt__exec_ops_t *ops = ops_of(kind);
-  return ops != NULL ? ops->name : "unknown";
+  for (size_t i = 0; i < N_KINDS; i++)
+    if (kind_names[i].kind == kind) return kind_names[i].name;
+  return "unknown";
 }
 
 takt_err_t takt_executor_kind_parse(const char *name, takt_executor_kind_t *out) {
   if (name == NULL || out == NULL) return TAKT_EINVAL;
   for (size_t i = 0; i < N_KINDS; i++) {
-    if (strcmp(name, kinds[i]->name) == 0) {
-      *out = kinds[i]->kind;
+    if (strcmp(name, kind_names[i].name) == 0) {
+      *out = kind_names[i].kind;
       return TAKT_OK;
     }
   }
   return TAKT_EINVAL;
+}
+
+static bool kind_known(takt_executor_kind_t kind) {
+  for (size_t i = 0; i < N_KINDS; i++)
+    if (kind_names[i].kind == kind) return true;
+  return false;
+}
+
+/* (in parentheses: on the Cortex-M port takt/exec.h makes the name a macro) */
+takt_err_t(takt_executor_create)(takt_context_t *ctx, takt_executor_kind_t kind,
+                                 const takt_executor_options_t *opts, takt_executor_t **out) {
+  return takt__executor_create_linked(ctx, kind, NULL, opts, out);
 }
 
 takt_executor_options_t takt_executor_options_default(takt_executor_kind_t kind) {
@@ -263,11 +295,12 @@ static void on_stop(takt__dispatcher_t *d) {
   takt__exec_unlock(e);
 }
 
-takt_err_t takt_executor_create(takt_context_t *ctx, takt_executor_kind_t kind,
-                                const takt_executor_options_t *opts, takt_executor_t **out) {
+takt_err_t takt__executor_create_linked(takt_context_t *ctx, takt_executor_kind_t kind,
+                                       const struct takt__exec_ops *linked,
+                                       const takt_executor_options_t *opts, takt_executor_t **out) {
   if (ctx == NULL || out == NULL) return TAKT_EINVAL;
-  const takt__exec_ops_t *ops = ops_of(kind);
-  if (ops == NULL) return TAKT_EINVAL;
+  const takt__exec_ops_t *ops = linked != NULL ? linked : ops_of(kind);
+  if (ops == NULL) return kind_known(kind) ? TAKT_ENOTSUP : TAKT_EINVAL;
   takt_executor_options_t o = opts != NULL ? *opts : takt_executor_options_default(kind);
   if (o.kind != kind) return TAKT_EKIND;
   if (ops->configure != NULL) TAKT_RETURN_IF_ERR(ops->configure(&o));
