@@ -2835,10 +2835,13 @@ void on_timer(takt_timer_t *tt, const takt_timer_event_t *ev, void *user) {
     if (t->timer != tt || !t->armed.load()) return;
     t->in_call++;
     if (t->oneshot) t->armed.store(false);
+    // the release and the queueing mapped onto the wall clock from one reading of both clocks
+    // (not from ev->now, the callback's start: the time since then would make them late)
+    int64_t mono = takt_time_now();
     int64_t wall = takt_time::wall_now_ns();
     e.current_real = Time().fromNSec(static_cast<uint64_t>(wall));
-    e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->release)));
-    e.current_expired = Time().fromNSec(static_cast<uint64_t>(wall - (ev->now - ev->queued)));
+    e.current_expected = Time().fromNSec(static_cast<uint64_t>(wall - (mono - ev->release)));
+    e.current_expired = Time().fromNSec(static_cast<uint64_t>(wall - (mono - ev->queued)));
     e.last_expected = t->last_expected;
     e.last_real = t->last_real;
     e.last_expired = t->last_expired;
