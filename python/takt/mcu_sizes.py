@@ -12,7 +12,10 @@ TAKT_WITH_TIMING_*/RPC_* flags). The table's configurations leave out what µRT 
 firmware may leave out (TAKT_WITH_CHAINS, TAKT_WITH_ERROR_STRINGS); the rows after the table
 give what those add, the complete configuration with every flag (as the CMake build compiles
 it), and takt's own parts measured in it: the executors, the communication daemon with framing,
-and the Cortex-M port (the part µRT left to ChibiOS).
+and the Cortex-M port (the part µRT left to ChibiOS). Last, µRT's features as a firmware links
+them: a firmware test group that uses them (fw/tests/test_urt_app.c) linked with garbage
+collection of sections, and what the image keeps of the core and timing layer, the executors and
+the port: the floor any configuration of these sources reaches for those features.
 """
 
 from __future__ import annotations
