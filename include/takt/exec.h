@@ -176,10 +176,12 @@ takt_err_t takt__executor_create_linked(takt_context_t *ctx, takt_executor_kind_
 #if TAKT_PORT_CORTEXM
 /* On the Cortex-M port a firmware links the executor kinds it names and no other (each is several
  * kilobytes; preempt and waitset, which need threads, could never run there): a call of
- * takt_executor_create refers to its kind's operations table, which an optimising build reduces
- * to the one kind named. A kind only ever given at run time (a variable no build can see through)
- * links every kind (at -Og too: the two functions below are always inlined); one named nowhere is not linked, and (takt_executor_create)(...) or
- * takt_executor_options_default of it find it missing: TAKT_ENOTSUP, the kind's name kept. */
+ * takt_executor_create refers to its kind's operations table, which the compiler reduces to the
+ * one kind named when the kind is a constant (at -Og too: the two functions below are always
+ * inlined). A kind only ever given at run time (a variable) links every kind. A kind named
+ * nowhere is not linked: (takt_executor_create)(...) of it returns TAKT_ENOTSUP, and
+ * takt_executor_options_default of it fills in no defaults (takt_executor_kind_name keeps its
+ * name). */
 extern const struct takt__exec_ops takt__exec_tide, takt__exec_batch, takt__exec_preempt,
     takt__exec_waitset, takt__exec_swi;
 __attribute__((always_inline)) static inline const struct takt__exec_ops *takt__exec_kind_ops(
