@@ -95,6 +95,48 @@ static void sequence_message(uint8_t payload[16], uint32_t n) {
   for (uint32_t i = 4; i < 16u; i++) payload[i] = (uint8_t)(n * 7u + i);
 }
 
+/* A link on spec for frames of max_payload, attached to the test's daemon (rx_chunk 0: the
+ * default). */
+static takt_link_t *attach_link(takt_context_t *ctx, const char *spec, uint32_t max_payload,
+                                uint32_t rx_chunk) {
+  takt_link_handlers_t h = {link_rx, link_sent, NULL};
+  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
+  lc.max_frame = TAKT_FRAME_WIRE_MAX(max_payload);
+  if (rx_chunk != 0u) lc.rx_chunk = rx_chunk;
+  takt_link_t *link = NULL;
+  CHECK_EQ(takt_link_open_in(ctx, spec, &lc, &h, &link), TAKT_OK);
+  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  return link;
+}
+
+/* Send messages from..from+n-1 of the sequence as reliable frames, each as soon as the window and
+ * the pool take it, until limit; then wait until all are acknowledged (or limit). Returns how many
+ * were sent; every_print: a line each that many (0: none). */
+static uint32_t send_sequence(uint32_t from, uint32_t n, int64_t limit, uint32_t every_print) {
+  int64_t start = takt_time_now();
+  uint8_t payload[16];
+  uint32_t sent = 0;
+  takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
+  while (sent < n && takt_time_now() < limit) {
+    sequence_message(payload, from + sent);
+    fh.t_info = takt_time_now();
+    takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
+    if (rc == TAKT_OK) {
+      sent++;
+      if (every_print != 0u && sent % every_print == 0u)
+        fw_printf("  %lu sent, %lu ms\n", (unsigned long)sent,
+                  (unsigned long)((takt_time_now() - start) / 1000000));
+    } else if (rc == TAKT_EBUSY || rc == TAKT_EFULL) {
+      wait_progress(limit); /* the window or the pool is full: wait for acknowledgements */
+    } else {
+      CHECK_EQ(rc, TAKT_OK);
+      break;
+    }
+  }
+  while (takt_daemon_unacknowledged(g_daemon) > 0u && takt_time_now() < limit) wait_progress(limit);
+  return sent;
+}
+
 void test_link_reliable(void) {
   uint32_t count = count_arg(100000u);
   bool microros = flag_arg("microros"); /* the baseline: each send waits for its acknowledgement */
@@ -110,15 +152,8 @@ void test_link_reliable(void) {
   dc.heartbeat_period_ns = 10 * 1000000LL;
   if (microros) dc.mode = TAKT_DAEMON_MICROROS;
   start_daemon(ctx, &dc);
-  takt_link_handlers_t h = {link_rx, link_sent, NULL};
-  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-  lc.max_frame = TAKT_FRAME_WIRE_MAX(16u);
-  lc.rx_chunk = 512;
-  takt_link_t *link = NULL;
-  CHECK_EQ(takt_link_open_in(ctx, "emu:corrupt_frame=0.1,drop=0.05,seed=11/uart:1:115200", &lc, &h,
-                             &link),
-           TAKT_OK);
-  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  takt_link_t *link =
+      attach_link(ctx, "emu:corrupt_frame=0.1,drop=0.05,seed=11/uart:1:115200", 16u, 512u);
   fw_printf("link_reliable: %lu messages on %s, %s mode\n", (unsigned long)count, takt_link_name(link),
             microros ? "micro-ROS-like" : "PoDS");
 
@@ -126,26 +161,7 @@ void test_link_reliable(void) {
   /* 430 s for 100,000: QEMU's cost per byte bounds the stream (docs/mcu.md), 125-170 s on a quiet
    * 2-core host, 320 s seen with the other tests and the sanitizer builds beside it */
   int64_t limit = start + (30 + (int64_t)count / 250) * TAKT_NS_PER_S;
-  uint8_t payload[16];
-  uint32_t sent = 0;
-  takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
-  while (sent < count && takt_time_now() < limit) {
-    sequence_message(payload, sent);
-    fh.t_info = takt_time_now();
-    takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
-    if (rc == TAKT_OK) {
-      sent++;
-      if (sent % 20000u == 0u)
-        fw_printf("  %lu sent, %lu ms\n", (unsigned long)sent,
-                  (unsigned long)((takt_time_now() - start) / 1000000));
-    } else if (rc == TAKT_EBUSY || rc == TAKT_EFULL) {
-      wait_progress(limit); /* the window or the pool is full: wait for acknowledgements */
-    } else {
-      CHECK_EQ(rc, TAKT_OK);
-      break;
-    }
-  }
-  while (takt_daemon_unacknowledged(g_daemon) > 0u && takt_time_now() < limit) wait_progress(limit);
+  uint32_t sent = send_sequence(0u, count, limit, 20000u);
   int64_t took = takt_time_now() - start;
   CHECK_EQ(sent, count);
   CHECK_EQ(takt_daemon_unacknowledged(g_daemon), 0);
@@ -202,33 +218,11 @@ void test_link_restart(void) {
    * retransmissions seldom, so that waiting does not flood the line. */
   dc.retransmit_timeout_ns = 2 * TAKT_NS_PER_S;
   start_daemon(ctx, &dc);
-  takt_link_handlers_t h = {link_rx, link_sent, NULL};
-  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-  lc.max_frame = TAKT_FRAME_WIRE_MAX(16u);
-  takt_link_t *link = NULL;
-  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
-  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  takt_link_t *link = attach_link(ctx, "uart:1:115200:paced", 16u, 0u);
   CHECK(start == 1u || start == 2u);
   uint32_t from = start == 1u ? 0u : RESTART_FIRST;
   uint32_t n = start == 1u ? RESTART_FIRST : RESTART_SECOND;
-  int64_t limit = TAKT_TIME_INFINITE;
-  takt_frame_header_t fh = {.priority = 5, .flags = TAKT_FRAME_RELIABLE, .entity = 0};
-  uint8_t payload[16];
-  uint32_t sent = 0;
-  while (sent < n) {
-    sequence_message(payload, from + sent);
-    fh.t_info = takt_time_now();
-    takt_err_t rc = takt_daemon_send(g_daemon, &fh, payload, sizeof payload);
-    if (rc == TAKT_OK) {
-      sent++;
-    } else if (rc == TAKT_EBUSY || rc == TAKT_EFULL) {
-      wait_progress(limit);
-    } else {
-      CHECK_EQ(rc, TAKT_OK);
-      break;
-    }
-  }
-  while (takt_daemon_unacknowledged(g_daemon) > 0u) wait_progress(limit);
+  uint32_t sent = send_sequence(from, n, TAKT_TIME_INFINITE, 0u);
   CHECK_EQ(sent, n);
   CHECK_EQ(takt_daemon_unacknowledged(g_daemon), 0);
   takt_daemon_stats_t ds;
@@ -290,13 +284,7 @@ void test_link_bad_input(void) {
   CHECK_EQ(takt_bridge_create(ctx, g_daemon, "bridge", &bridge), TAKT_OK);
   CHECK_EQ(takt_bridge_import(bridge, cmd, 5), TAKT_OK);
   CHECK_EQ(takt_bridge_import(bridge, end, 6), TAKT_OK);
-  takt_link_handlers_t h = {link_rx, link_sent, NULL};
-  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-  lc.max_frame = TAKT_FRAME_WIRE_MAX(64u);
-  lc.rx_chunk = 1024;
-  takt_link_t *link = NULL;
-  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
-  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  takt_link_t *link = attach_link(ctx, "uart:1:115200:paced", 64u, 1024u);
   CHECK_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, NULL, &g_exec), TAKT_OK);
   CHECK_EQ(takt_executor_add_node(g_exec, node), TAKT_OK);
   CHECK_EQ(takt_executor_add_node(g_exec, takt_bridge_node(bridge)), TAKT_OK);
@@ -375,12 +363,7 @@ static void link_preempt(bool resume) {
   dc.preempt_frames = true;
   dc.preempt_resume = resume;
   start_daemon(ctx, &dc);
-  takt_link_handlers_t h = {link_rx, link_sent, NULL};
-  takt_link_config_t lc = TAKT_LINK_CONFIG_DEFAULT;
-  lc.max_frame = TAKT_FRAME_WIRE_MAX(1000u);
-  takt_link_t *link = NULL;
-  CHECK_EQ(takt_link_open_in(ctx, "uart:1:115200:paced", &lc, &h, &link), TAKT_OK);
-  CHECK_EQ(takt_daemon_attach(g_daemon, link), TAKT_OK);
+  takt_link_t *link = attach_link(ctx, "uart:1:115200:paced", 1000u, 0u);
   CHECK_EQ(takt_link_cancel(link), TAKT_ESTATE); /* nothing on the line */
   CHECK_EQ(takt_link_suspend(link), TAKT_ESTATE);
   CHECK_EQ(takt_link_resume(link), TAKT_ESTATE);
