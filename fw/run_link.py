@@ -78,7 +78,8 @@ class Qemu:
                "-serial", "stdio", "-serial", "pty",
                "-semihosting-config", "enable=on,target=native",
                "-kernel", a.elf, "-append", append]
-        if getattr(a, "icount", False):  # guest time counted in instructions: a restart's start looks like the first
+        # guest time counted in instructions: a restart's start looks like the first
+        if getattr(a, "icount", False):
             cmd[1:1] = ["-icount", "shift=5,sleep=off"]
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.out: list[str] = []

@@ -102,9 +102,8 @@ def _flags(on: Sequence[str]) -> List[str]:
 
 def _compile(root: Path, out: Path, src: str, opt: str, on: Sequence[str],
              extra: Sequence[str] = ()) -> Path:
-    obj = out / (Path(src).name if Path(src).is_absolute() else src.replace("/", "_") + ".o")
-    if Path(src).is_absolute():
-        obj = obj.with_suffix(".o")
+    # (a source of the repository by its path, one generated in out by its name)
+    obj = out / ((Path(src).stem if Path(src).is_absolute() else src.replace("/", "_")) + ".o")
     cmd = [CC, *CPU, opt, "-std=c11", *_flags(on), *extra, f"-I{root / 'include'}",
            f"-I{root / 'src'}", "-c", str(root / src), "-o", str(obj)]
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -132,10 +131,10 @@ def _sum(sizes: Dict[str, Footprint], objs: List[Path]) -> Footprint:
 
 
 # µRT's features as a firmware links them: fw/tests/test_urt_app.c (a firmware test group that
-# uses what µRT's Table 3 counts, and no timer, chain or trace) with the harness and a main, on the
-# complete configuration with QoS, every object compiled with -ffunction-sections and the image
-# linked with --gc-sections against the board's linker script, as fw/CMakeLists.txt links a
-# firmware. What the map keeps of the core's and the timing layer's objects is the floor any
+# uses what µRT's Table 3 counts, and no timer, chain, trace or teardown) with the harness and a
+# main, on the complete configuration with QoS, every object compiled with -ffunction-sections and
+# the image linked with --gc-sections against the board's linker script, as fw/CMakeLists.txt
+# links a firmware. What the map keeps of the core's and the timing layer's objects is the floor any
 # configuration of these sources can reach for µRT's features (what no call reaches is gone).
 APP_FILES = ["fw/tests/test_urt_app.c", "fw/tests/fw_check.c"]
 EXEC_FILES = ["src/exec/executor.c", "src/exec/sizes.c", "src/exec/tide.c", "src/exec/batch.c",
