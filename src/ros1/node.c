@@ -548,6 +548,9 @@ static takt_err_t unregister_topic(takt_ros1_node_t *n, const char *method, cons
     takt__ros1_note_error(n, line);
   }
   takt__ros1_call_give(n, c);
+  /* a call the node's stop ended (TAKT_ECANCELED, its answer cut off: the master may have taken
+   * it): the node stopped while this waited, TAKT_ESTATE, as the wait for the connections says */
+  if (rc < 0 && atomic_load(&n->stop)) rc = TAKT_ESTATE;
   return rc;
 }
 
