@@ -114,6 +114,7 @@ struct takt_daemon {
   uint32_t last_announced; /* the sender's last rseq from its latest HEARTBEAT */
   uint32_t incarnation;      /* this daemon's, in its HEARTBEATs: tells a restart apart */
   uint32_t peer_incarnation; /* the far sender's, from its latest HEARTBEAT (0: none yet) */
+  bool heard;                /* a HEARTBEAT came: until then reorder is indexed by the 16-bit seq */
   struct rx_slot *reorder[32];
   /* reception */
   takt_deframer_t deframer;
@@ -769,7 +770,34 @@ static void on_heartbeat_locked(takt_daemon_t *d, uint32_t first, uint32_t last,
       d->stats.rx_other_incarnation++;
     }
   }
-  if (restarted) {
+  if (!d->heard) {
+    /* the first HEARTBEAT: where the stream stands was unknown until now (a receiver that starts
+     * while the sender is past 65535 would widen a frame's 16 bits around its own 0: taken for
+     * an early number, delivered out of order and again when sent again), so nothing was
+     * delivered; what was held by its 16 bits takes its place from first on, in order */
+    rx_slot_t *held[32] = {0};
+    for (uint32_t i = 0; i < 32; i++) {
+      takt_frame_header_t fh;
+      rx_slot_t *s = d->reorder[i];
+      d->reorder[i] = NULL;
+      if (s == NULL) continue;
+      uint16_t off = 0xFFFFu;
+      if (takt_frame_parse_header(s->frame, s->len, &fh) == TAKT_OK)
+        off = (uint16_t)(fh.seq - (uint16_t)first);
+      if (off < 32 && off < d->cfg.window && (int32_t)(first + off - last) <= 0) {
+        held[(first + off) % 32] = s;
+      } else { /* before first (another receiver took it: this one's earlier start), or */
+        release_slot_locked(d, s); /* beyond the window: it comes again */
+        if (off >= 0x8000u) d->stats.rx_duplicates++;
+        else d->stats.rx_ahead++;
+      }
+    }
+    memcpy(d->reorder, held, sizeof held);
+    d->heard = true;
+    d->expected = first;
+    d->last_announced = last;
+    deliver_held_locked(d);
+  } else if (restarted) {
     for (uint32_t i = 0; i < 32; i++) {
       if (d->reorder[i] != NULL) release_slot_locked(d, d->reorder[i]);
       d->reorder[i] = NULL;
@@ -835,7 +863,25 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     return;
   }
   uint32_t rseq = 0;
-  if (reliable) { /* 16 bits on the wire, widened around the next expected number */
+  /* no HEARTBEAT yet: the 16 bits cannot be widened (around what?); such a frame is held by
+   * them until the first HEARTBEAT, which follows the data that left right after it, says where
+   * it lies */
+  bool early = reliable && !d->heard;
+  if (early) {
+    rx_slot_t *there = d->reorder[h->seq % 32];
+    takt_frame_header_t th;
+    if (oversize) {
+      d->stats.rx_overflow++; /* too long for this side: it comes again, then it is passed */
+      return;
+    }
+    if (there != NULL) { /* its place is held: a duplicate, or one 32 apart (it comes again) */
+      if (takt_frame_parse_header(there->frame, there->len, &th) == TAKT_OK && th.seq == h->seq)
+        d->stats.rx_duplicates++;
+      else
+        d->stats.rx_ahead++;
+      return;
+    }
+  } else if (reliable) { /* 16 bits on the wire, widened around the next expected number */
     uint16_t delta = (uint16_t)(h->seq - (uint16_t)d->expected);
     int32_t diff = delta >= 0x8000u ? (int32_t)delta - 0x10000 : (int32_t)delta;
     rseq = (uint32_t)((int64_t)d->expected + diff);
@@ -888,7 +934,7 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
     deliver_locked(d, s);
     return;
   }
-  if (rseq != d->expected) {
+  if (early || rseq != d->expected) {
     if (d->free_slots == NULL) {
       /* held, it would take the last slot: held ones keep theirs until the frames before them
        * come, which would then find none, for good (a receiver with fewer slots than the
@@ -898,8 +944,8 @@ static void on_frame(void *user, const uint8_t *f, uint32_t len, const takt_fram
       d->stats.rx_ahead++;
       return;
     }
-    d->stats.rx_out_of_order++;
-    d->reorder[rseq % 32] = s;
+    if (!early) d->stats.rx_out_of_order++;
+    d->reorder[(early ? h->seq : rseq) % 32] = s;
     return;
   }
   deliver_locked(d, s); /* in order: then whatever it unblocks */

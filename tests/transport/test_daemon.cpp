@@ -808,6 +808,50 @@ TEST(DaemonFakeClock, AFrameHeldBeforeTheFirstHeartbeatOfAnotherIncarnationGoes)
   EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{1, 2, 3, 4}));
 }
 
+// A receiver that starts while the sender is past 65535 (the agent's stream to a microcontroller
+// that was reset): before the first HEARTBEAT a frame's 16 bits say nothing of where it lies, so
+// nothing is delivered; the HEARTBEAT places what was held, and each frame is delivered once, in
+// order. Before, 65536 (16 bits: 0) was taken for frame 0 and delivered at once, 65540 for frame 4
+// and delivered on the HEARTBEAT ahead of 65534, and both again when sent again:
+// 36, 40, 34, 35, 36, 37, 38, 39, 40.
+TEST(DaemonFakeClock, AReceiverThatStartsWhileTheSenderIsPast65535DeliversEachFrameOnceInOrder) {
+  Line line;
+  const uint8_t rel = TAKT_FRAME_RELIABLE | takt_frame_inc_tag(0x22);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 65540u & 0xFFFFu, 40, 0, 0);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 65536u & 0xFFFFu, 36, 0, 0);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 65536u & 0xFFFFu, 36, 0, 0);  // a duplicate
+  EXPECT_TRUE(taken(line.b).empty());
+  feed_frame(line.b, TAKT_FRAME_HEARTBEAT, 0, 0, 65534, 65540, 0x22);
+  EXPECT_TRUE(taken(line.b).empty());  // 65534 and 65535 still to come
+  for (uint32_t n = 65534; n <= 65540; n++)
+    feed_frame(line.b, TAKT_FRAME_DATA, rel, static_cast<uint16_t>(n), n - 65500, 0, 0);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{34, 35, 36, 37, 38, 39, 40}));
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_duplicates, 3u);  // the early one, 65536 and 65540 sent again
+  EXPECT_EQ(sb.rx_frames, 7u);
+}
+
+// The first HEARTBEAT places what was held before it: a frame before its first (an earlier start
+// of this receiver took it) and one beyond what it announces go (counted); the rest is delivered.
+TEST(DaemonFakeClock, TheFirstHeartbeatPlacesTheFramesHeldBeforeIt) {
+  Line line;
+  const uint8_t rel = TAKT_FRAME_RELIABLE | takt_frame_inc_tag(0x22);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 9, 9, 0, 0);    // before first: taken before
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 10, 10, 0, 0);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 11, 11, 0, 0);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 13, 13, 0, 0);  // beyond last
+  feed_frame(line.b, TAKT_FRAME_HEARTBEAT, 0, 0, 10, 12, 0x22);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{10, 11}));
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 12, 12, 0, 0);
+  feed_frame(line.b, TAKT_FRAME_DATA, rel, 13, 13, 0, 0);
+  EXPECT_EQ(taken(line.b), (std::vector<uint32_t>{12, 13}));
+  takt_daemon_stats_t sb;
+  takt_daemon_get_stats(line.b, &sb);
+  EXPECT_EQ(sb.rx_duplicates, 1u);
+  EXPECT_EQ(sb.rx_ahead, 1u);
+}
+
 // An ACKNACK the receiver sent to the sender's earlier incarnation arrives after the restart,
 // when its numbers are within what the new one sent: its tag tells, and it frees nothing (taken,
 // it acknowledged 0 and 1, which the receiver never had).
@@ -883,6 +927,7 @@ TEST(DaemonFakeClock, FramesHeldForOrderLeaveTheLastSlotFree) {
   line.cfg.rx_frames = 2;  // window 16
   line.restart(line.b, line.to_b, line.lb);
   const uint8_t rel = TAKT_FRAME_RELIABLE;
+  feed_frame(line.b, TAKT_FRAME_HEARTBEAT, 0, 0, 0, UINT32_MAX, 0);  // the stream begins
   feed_frame(line.b, TAKT_FRAME_DATA, rel, 1, 2, 0, 0);  // 0 was lost: 1 held
   feed_frame(line.b, TAKT_FRAME_DATA, rel, 2, 3, 0, 0);  // not held: the last slot
   takt_daemon_stats_t sb;
@@ -898,6 +943,7 @@ TEST(DaemonFakeClock, FramesHeldForOrderLeaveTheLastSlotFree) {
 // widened wrong) is dropped and counted; its sender sends it again.
 TEST(DaemonFakeClock, AFrameBeyondTheWindowIsCounted) {
   Line line;
+  feed_frame(line.b, TAKT_FRAME_HEARTBEAT, 0, 0, 0, UINT32_MAX, 0);  // the stream begins
   feed_frame(line.b, TAKT_FRAME_DATA, TAKT_FRAME_RELIABLE, 40, 1, 2, 3);
   takt_daemon_stats_t sb;
   takt_daemon_get_stats(line.b, &sb);
@@ -1107,6 +1153,10 @@ struct SlowLine {
     ASSERT_EQ(takt_link_emulator_pair_in(tc.ctx, &lc, &emu, &ha, &hb, &la, &lb), TAKT_OK);
     ASSERT_EQ(takt_daemon_attach(a, la), TAKT_OK);
     ASSERT_EQ(takt_daemon_attach(b, lb), TAKT_OK);
+    // b has heard a HEARTBEAT of a's stream before the test (nothing sent yet: last is first - 1);
+    // else it holds a's first reliable frame until the HEARTBEAT after it (it cannot know where
+    // the stream stands), and the times here are the line's
+    feed_frame(b, TAKT_FRAME_HEARTBEAT, 0, 0, 0, UINT32_MAX, kIncarnation);
   }
   // Move the clock from one due time to the next until end, then to end.
   void run_to(int64_t end) {
