@@ -78,9 +78,9 @@ static bool recover(const takt_violation_t *v, void *user) {
 
 void test_urt_app(void) {
   takt_context_config_t cfg = {.max_nodes = 1, .max_topics = 1, .max_publishers = 1,
-                               .max_subscriptions = 2, .max_timers = 1, .max_services = 1,
-                               .max_clients = 1, .max_chains = 1, .max_executors = 1,
-                               .max_groups = 1, .arena_bytes = sizeof arena, .arena = arena,
+                               .max_subscriptions = 2, .max_timers = 0, .max_services = 1,
+                               .max_clients = 1, .max_chains = 0, .max_executors = 1,
+                               .max_groups = 0, .arena_bytes = sizeof arena, .arena = arena,
                                .clock = NULL};
   takt_context_t *ctx = NULL;
   CHECK_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);

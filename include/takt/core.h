@@ -36,7 +36,9 @@ typedef struct takt_callback takt_callback_t;
 
 /* ---- context ------------------------------------------------------------------------------- */
 
-/** Capacities are fixed at init; every entity comes from a pool of this size. */
+/** Capacities are fixed at init; every entity comes from a pool of this size. Each may be 0
+ * (nothing of that kind is reserved; making one is TAKT_EFULL) but max_nodes and max_executors,
+ * which need at least 1; TAKT_MAX_ENTITIES_PER_POOL at most. */
 typedef struct takt_context_config {
   uint32_t max_nodes;
   uint32_t max_topics;

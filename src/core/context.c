@@ -22,12 +22,15 @@ bool takt_name_valid(const char *name) {
   return name[len - 1] != '/' || len == 1;
 }
 
-static bool cap_ok(uint32_t n) { return n > 0 && n <= TAKT_MAX_ENTITIES_PER_POOL; }
+/* A pool of none is allowed (a firmware without timers, services or chains reserves nothing for
+ * them: creating one is TAKT_EFULL); nodes and executors, without which nothing runs, need one. */
+static bool cap_ok(uint32_t n) { return n <= TAKT_MAX_ENTITIES_PER_POOL; }
 
 takt_err_t takt_context_create(const takt_context_config_t *cfg, takt_context_t **out) {
   if (cfg == NULL || out == NULL) return TAKT_EINVAL;
   *out = NULL;
-  if (!cap_ok(cfg->max_nodes) || !cap_ok(cfg->max_topics) || !cap_ok(cfg->max_publishers) ||
+  if (cfg->max_nodes == 0 || cfg->max_executors == 0 || !cap_ok(cfg->max_nodes) ||
+      !cap_ok(cfg->max_topics) || !cap_ok(cfg->max_publishers) ||
       !cap_ok(cfg->max_subscriptions) || !cap_ok(cfg->max_timers) || !cap_ok(cfg->max_services) ||
       !cap_ok(cfg->max_clients) || !cap_ok(cfg->max_chains) || !cap_ok(cfg->max_executors))
     return TAKT_EINVAL;

@@ -34,6 +34,9 @@ TEST(Context, ZeroOrAbsurdCapacitiesAreRejected) {
   cfg.max_nodes = 0;
   EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
   cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_executors = 0;
+  EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
+  cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
   cfg.max_topics = 0xFFFFFFFFu;
   EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_EINVAL);
   cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
@@ -43,6 +46,69 @@ TEST(Context, ZeroOrAbsurdCapacitiesAreRejected) {
   cfg.max_timers = 100000;  // pools do not fit the 1 MiB arena
   EXPECT_EQ(takt_context_create(&cfg, &ctx), TAKT_ENOMEM);
   EXPECT_EQ(ctx, nullptr);
+}
+
+void count_message(takt_subscription_t *, const takt_message_t *, void *user) {
+  ++*static_cast<int *>(user);
+}
+takt_err_t answer_nothing(takt_service_t *, const takt_message_t *, void *, void *) {
+  return TAKT_OK;
+}
+
+// A context may reserve none of an entity it does not use (a firmware without timers, services,
+// clients or chains): making one is TAKT_EFULL, and the rest works. Before, every capacity had to
+// be at least 1 (TAKT_EINVAL), so such a firmware kept a timer, a service, a client and a chain
+// it never made.
+TEST(Context, PoolsOfNoneAreAllowedAndFull) {
+  takt_context_config_t cfg = TAKT_CONTEXT_CONFIG_DEFAULT;
+  cfg.max_timers = 0;
+  cfg.max_services = 0;
+  cfg.max_clients = 0;
+  cfg.max_chains = 0;
+  cfg.max_groups = 0;
+  takt_context_t *ctx = nullptr;
+  ASSERT_EQ(takt_context_create(&cfg, &ctx), TAKT_OK);
+  takt_node_t *n;
+  ASSERT_EQ(takt_node_create(ctx, "n", &n), TAKT_OK);
+  takt_timer_t *tm = nullptr;
+  EXPECT_EQ(takt_timer_create(n, "tm", 1000000, 0, nullptr, nullptr, nullptr, &tm), TAKT_EFULL);
+#if TAKT_WITH_RPC
+  takt_service_t *sv = nullptr;
+  EXPECT_EQ(takt_service_create(n, "sv", blob8_type(), blob8_type(), answer_nothing, nullptr,
+                                nullptr, &sv),
+            TAKT_EFULL);
+#endif
+#if TAKT_WITH_PUBSUB
+  takt_topic_t *t;
+  takt_publisher_t *pub;
+  takt_subscription_t *s;
+  int got = 0;
+  ASSERT_EQ(takt_topic_create(ctx, "t", blob8_type(), 2, &t), TAKT_OK);
+  ASSERT_EQ(takt_publisher_create(n, t, &pub), TAKT_OK);
+  ASSERT_EQ(takt_subscription_create(n, t, "s", count_message, &got, nullptr, &s), TAKT_OK);
+#if TAKT_WITH_CHAINS
+  takt_callback_t *cb = takt_subscription_callback(s);
+  takt_chain_t *ch = nullptr;
+  EXPECT_EQ(takt_chain_create(ctx, "c", &cb, 1, 0, &ch), TAKT_EFULL);
+#endif
+  takt_executor_t *e;
+  ASSERT_EQ(takt_executor_create(ctx, TAKT_EXEC_TIDE, nullptr, &e), TAKT_OK);
+  ASSERT_EQ(takt_executor_add_node(e, n), TAKT_OK);
+  Blob8 b{1};
+  ASSERT_EQ(takt_publish(pub, &b, sizeof b), TAKT_OK);
+  uint32_t ran = 0;
+  ASSERT_EQ(takt_executor_spin_once(e, &ran), TAKT_OK);
+  EXPECT_EQ(got, 1);
+  EXPECT_EQ(takt_executor_destroy(e), TAKT_OK);
+  EXPECT_EQ(takt_subscription_destroy(s), TAKT_OK);
+  EXPECT_EQ(takt_publisher_destroy(pub), TAKT_OK);
+  EXPECT_EQ(takt_topic_destroy(t), TAKT_OK);
+#endif
+  EXPECT_EQ(takt_node_destroy(n), TAKT_OK);
+  takt_pool_usage_t u;
+  takt_context_usage(ctx, &u);
+  EXPECT_TRUE(pools_empty(ctx, u));
+  takt_context_destroy(ctx);
 }
 
 TEST(Context, CallerProvidedArena) {
